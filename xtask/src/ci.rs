@@ -39,7 +39,9 @@ fn cargo(args: &[&str]) -> Command {
 
 fn step(name: &str, mut cmd: Command) -> Result<()> {
     eprintln!("== xtask ci: {name}");
-    let status = cmd.status().with_context(|| format!("could not start {name}"))?;
+    let status = cmd
+        .status()
+        .with_context(|| format!("could not start {name}"))?;
     if !status.success() {
         bail!("{name} failed ({status})");
     }

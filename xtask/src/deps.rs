@@ -67,11 +67,19 @@ impl Layer {
     fn fix(self, to: Layer) -> &'static str {
         use Layer::*;
         match (self, to) {
-            (_, EndToEnd) => "nothing depends on the e2e test crate; move shared test helpers into the crate that needs them",
+            (_, EndToEnd) => {
+                "nothing depends on the e2e test crate; move shared test helpers into the crate that needs them"
+            }
             (_, Xtask) => "nothing depends on xtask; move the code into notesoup-core or a plugin",
-            (Core, Plugin) => "core never depends on a plugin; move the shared code into notesoup-core and let the plugin call it",
-            (Plugin, Plugin) => "a plugin depends on notesoup-core only; move the shared code into notesoup-core, or put the cross-plugin test in tests/notesoup-e2e",
-            (Xtask, Plugin) => "xtask depends on notesoup-core only; expose what it needs from core",
+            (Core, Plugin) => {
+                "core never depends on a plugin; move the shared code into notesoup-core and let the plugin call it"
+            }
+            (Plugin, Plugin) => {
+                "a plugin depends on notesoup-core only; move the shared code into notesoup-core, or put the cross-plugin test in tests/notesoup-e2e"
+            }
+            (Xtask, Plugin) => {
+                "xtask depends on notesoup-core only; expose what it needs from core"
+            }
             _ => "remove the edge",
         }
     }
@@ -156,8 +164,11 @@ impl fmt::Display for Violation {
 /// Checks the member layering and core's closure. Pure over the metadata.
 pub fn check(metadata: &Metadata) -> Vec<Violation> {
     let mut violations = BTreeSet::new();
-    let names: BTreeMap<&str, &Package> =
-        metadata.packages.iter().map(|p| (p.id.as_str(), p)).collect();
+    let names: BTreeMap<&str, &Package> = metadata
+        .packages
+        .iter()
+        .map(|p| (p.id.as_str(), p))
+        .collect();
 
     let mut layers: BTreeMap<&str, Layer> = BTreeMap::new();
     for id in &metadata.workspace_members {
@@ -313,7 +324,16 @@ fn load_metadata() -> Result<Metadata> {
 /// Runs `cargo deny` on bans, licenses and sources, returning its complaint.
 fn cargo_deny() -> Result<Option<Violation>> {
     let output = match cargo()
-        .args(["deny", "--offline", "--log-level", "error", "check", "bans", "licenses", "sources"])
+        .args([
+            "deny",
+            "--offline",
+            "--log-level",
+            "error",
+            "check",
+            "bans",
+            "licenses",
+            "sources",
+        ])
         .current_dir(workspace_root())
         .output()
     {
@@ -378,7 +398,11 @@ mod tests {
             json!({"id": id(name), "name": name,
                    "manifest_path": format!("/registry/{name}/Cargo.toml")})
         }));
-        let all: Vec<&str> = members.iter().map(|(n, _)| *n).chain(external.iter().copied()).collect();
+        let all: Vec<&str> = members
+            .iter()
+            .map(|(n, _)| *n)
+            .chain(external.iter().copied())
+            .collect();
         let nodes: Vec<_> = all
             .iter()
             .map(|name| {
@@ -472,7 +496,9 @@ mod tests {
                 ("notesoup-core", "clap", Some("dev")),
             ],
             &["helper", "tokio", "clap"],
-            &["notesoup-core normal closure contains tokio via notesoup-core -> helper -> tokio: core is synchronous; async belongs in a plugin; drop the dependency or move that code into a plugin"],
+            &[
+                "notesoup-core normal closure contains tokio via notesoup-core -> helper -> tokio: core is synchronous; async belongs in a plugin; drop the dependency or move that code into a plugin",
+            ],
         );
     }
 
@@ -495,6 +521,10 @@ mod tests {
     fn workspace_layering_holds() {
         let found = violations().expect("check-deps could run");
         let lines: Vec<String> = found.iter().map(ToString::to_string).collect();
-        assert!(lines.is_empty(), "layering violations:\n{}", lines.join("\n"));
+        assert!(
+            lines.is_empty(),
+            "layering violations:\n{}",
+            lines.join("\n")
+        );
     }
 }

@@ -7,3 +7,12 @@
 //! runtime or front end (`tokio`, `rmcp`, `clap`). `cargo xtask check-deps`
 //! enforces this. Host words (command names, hook texts, host wire formats)
 //! belong to the plugin that owns the host.
+
+pub mod boot;
+pub mod budget;
+pub mod dream;
+pub mod history;
+pub mod notes;
+pub mod settings;
+pub mod tools;
+pub mod wire;

@@ -1,0 +1,1 @@
+//! Boot: the snapshot of the five homes and the pure renderer of the boot text.

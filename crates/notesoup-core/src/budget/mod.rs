@@ -1,0 +1,1 @@
+//! Budget: constants, thresholds, the countdown and the reminder and warning texts.

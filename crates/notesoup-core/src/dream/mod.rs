@@ -1,0 +1,1 @@
+//! Dream: lock, gates, jail, crumpled-only delete, Git audit, doctor and report.

@@ -1,0 +1,1 @@
+//! History: the host-neutral decoded event model, windows, paging, search and read.

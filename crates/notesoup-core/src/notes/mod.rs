@@ -1,0 +1,1 @@
+//! Notes: identities, addresses, the frontmatter codec and the durable store.

@@ -1,0 +1,1 @@
+//! Settings: the `notesoup` key, the global/project merge and validation.

@@ -1,0 +1,1 @@
+//! Tools: the shared operations behind every host's tools, with bounded results.

@@ -1,0 +1,1 @@
+//! Wire: the serialized types hosts see, with JSON Schemas and TypeScript declarations.

@@ -1,0 +1,10 @@
+//! Integration tests of notesoup-core on real temp directories: one binary,
+//! one module per area.
+
+mod boot;
+mod budget;
+mod dream;
+mod history;
+mod notes;
+mod settings;
+mod tools;
