@@ -32,6 +32,7 @@ pub struct SettingsRecord {
     /// integer, default 24576.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1, max = 9_007_199_254_740_991_u64))]
+    #[typeshare(serialized_as = "Option<U53>")]
     pub reminder_margin_tokens: Option<u64>,
     /// The model pattern the dream runs on: a non-empty string.
     #[serde(default, skip_serializing_if = "Option::is_none")]
