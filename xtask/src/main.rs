@@ -5,6 +5,7 @@
 
 mod ci;
 mod deps;
+mod hosts;
 
 use std::process::ExitCode;
 
@@ -14,6 +15,8 @@ usage: cargo xtask <command>
 commands:
   check-deps   enforce the crate layering (cargo metadata + cargo deny)
   ci           everything CI runs: fmt, clippy, check-deps, tests
+  hosts pi     install Node 22 and the Pi SDK (the conformance oracle) and print env exports
+  golden-pi    regenerate plugins/notesoup-pi/tests/golden with the real Pi SDK
 ";
 
 fn main() -> ExitCode {
@@ -21,6 +24,8 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("check-deps") => deps::run(),
         Some("ci") => ci::run(),
+        Some("hosts") => hosts::run(&args[1..]),
+        Some("golden-pi") => hosts::golden_pi(),
         Some("-h" | "--help" | "help") => {
             print!("{USAGE}");
             return ExitCode::SUCCESS;
