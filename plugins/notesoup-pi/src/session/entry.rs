@@ -279,8 +279,13 @@ pub struct CompactionEntry {
     /// True when an extension produced the compaction.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub from_hook: Option<bool>,
-    /// The replayed prompt and tools at the compaction (1.6.0).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The replayed prompt and tools at the compaction (1.6.0), written
+    /// with its `role`.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "system_with_role"
+    )]
     pub system_message: Option<SystemMessage>,
     /// Unknown keys.
     #[serde(flatten)]
@@ -470,4 +475,36 @@ pub struct ContextReplacement {
     /// Unknown keys.
     #[serde(flatten)]
     pub extra: Extra,
+}
+
+/// A standalone system message keeps its `"role":"system"` first.
+mod system_with_role {
+    use serde::de::Error as _;
+    use serde::{Deserializer, Serialize, Serializer};
+
+    use crate::session::message::{SystemMessage, from_map, tagged_object};
+
+    #[derive(Serialize)]
+    #[serde(tag = "role")]
+    enum WithRole<'a> {
+        #[serde(rename = "system")]
+        System(&'a SystemMessage),
+    }
+
+    pub(super) fn serialize<S: Serializer>(
+        message: &Option<SystemMessage>,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        message.as_ref().map(WithRole::System).serialize(serializer)
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Option<SystemMessage>, D::Error> {
+        let (role, map) = tagged_object(deserializer, "role")?;
+        if role.as_deref() != Some("system") {
+            return Err(D::Error::custom("systemMessage must have role \"system\""));
+        }
+        from_map(map).map(Some).map_err(D::Error::custom)
+    }
 }

@@ -67,15 +67,17 @@ const ZERO_USAGE = {
   totalTokens: 0,
   cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
 };
-function usage(input, output, extra = {}) {
+// Key order as pi-ai's OpenAI and Google providers build usage (reasoning
+// before totalTokens); costs are real doubles such as 0.0012000000000000001.
+function usage(input, output, { cacheRead = 0, reasoning, totalTokens } = {}) {
   return {
     input,
     output,
-    cacheRead: 0,
+    cacheRead,
     cacheWrite: 0,
-    totalTokens: input + output,
+    ...(reasoning === undefined ? {} : { reasoning }),
+    totalTokens: totalTokens ?? input + output + cacheRead,
     cost: { input: input * 0.0000036, output: output * 0.000015, cacheRead: 0, cacheWrite: 0, total: input * 0.0000036 + output * 0.000015 },
-    ...extra,
   };
 }
 const user = (content) => ({ role: "user", content, timestamp: Date.now() });
@@ -179,7 +181,7 @@ function finish({ sm, dir, name }, leaves = [null]) {
         { type: "text", text: "Reading it.", textSignature: "ts-1" },
         { type: "toolCall", id: "call_1", name: "read", arguments: { path: "README.md", limit: 20, ratio: 0.5, nested: { "2": "b", "1": "a", z: [1, 2.25, null, true] } } },
       ],
-      { stopReason: "toolUse", usage: usage(1200, 80, { cacheWrite1h: 0, reasoning: 12 }) },
+      { stopReason: "toolUse", usage: usage(1200, 80, { reasoning: 12 }) },
     ),
   );
   sm.appendMessage(toolResult("call_1", "read", "# notesoup\nA memory system.", { details: { lines: 2, truncated: false } }));
@@ -203,7 +205,7 @@ function finish({ sm, dir, name }, leaves = [null]) {
   sm.appendLabelChange(a, "label on a label");
   sm.appendLabelChange(a, undefined);
   sm.appendSessionInfo("Golden\r\nsession");
-  sm.appendUsage("cache_warm", "faux", "faux-1", usage(0, 0, { cacheRead: 5000, totalTokens: 5000 }), "warm-up");
+  sm.appendUsage("cache_warm", "faux", "faux-1", usage(0, 0, { cacheRead: 5000 }), "warm-up");
   sm.appendUsage("cache_warm", "faux", "faux-1", ZERO_USAGE);
   sm.appendMessage(system("", { sections: { rules: null, skills: "<skills>none</skills>" }, toolsRemoved: [{ name: "bash" }] }));
   sm.appendMessage(user("Thanks."));
