@@ -3,7 +3,7 @@
 use serde_json::{Map, Value};
 
 use crate::json::js_object_order;
-use crate::session::{AgentMessage, Content, Extra, SystemMessage, ToolDeclaration};
+use crate::session::{AgentMessage, Content, Extra, SystemLayout, SystemMessage, ToolDeclaration};
 
 /// pi-ai `getCurrentSystemMessage`: every system message replayed into one
 /// holding the current prompt and tools. Later `content` is appended (joined
@@ -55,6 +55,7 @@ pub fn current_system_message<'m>(
         tools_added: (!tools.is_empty()).then(|| tools.into_iter().map(|(_, tool)| tool).collect()),
         tools_removed: None,
         timestamp: timestamp.unwrap_or(0),
+        layout: SystemLayout::ToolsBeforeTimestamp,
         extra: Extra::new(),
     })
 }

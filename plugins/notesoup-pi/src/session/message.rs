@@ -306,26 +306,106 @@ impl<'de> Deserialize<'de> for StopReason {
 }
 
 /// `SystemMessage` (≥ 0.86): the prompt and tool loadout at one point.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SystemMessage {
     /// Instruction text.
-    #[serde(default = "empty_text", deserialize_with = "system_content")]
     pub content: Content,
     /// Named sections; `null` removes a section.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sections: Option<Map<String, Value>>,
     /// Tools declared from this point on.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tools_added: Option<Vec<ToolDeclaration>>,
     /// Tools no longer available from this point on.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tools_removed: Option<Vec<ToolReference>>,
     /// Milliseconds since the epoch.
     pub timestamp: i64,
+    /// Where the tool lists sit relative to `timestamp`.
+    pub layout: SystemLayout,
     /// Unknown keys.
-    #[serde(flatten)]
     pub extra: Extra,
+}
+
+/// Pi writes system messages in two key orders: `getCurrentSystemMessage`
+/// (compaction checkpoints, replayed heads) puts the tool lists before
+/// `timestamp`; the agent loop's tool patches put them after it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SystemLayout {
+    /// `role, content, sections?, toolsAdded?, toolsRemoved?, timestamp`.
+    #[default]
+    ToolsBeforeTimestamp,
+    /// `role, content, sections?, timestamp, toolsAdded?, toolsRemoved?`.
+    ToolsAfterTimestamp,
+}
+
+/// The fields of a [`SystemMessage`] as serde reads them.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SystemFields {
+    #[serde(default = "empty_text", deserialize_with = "system_content")]
+    content: Content,
+    #[serde(default)]
+    sections: Option<Map<String, Value>>,
+    #[serde(default)]
+    tools_added: Option<Vec<ToolDeclaration>>,
+    #[serde(default)]
+    tools_removed: Option<Vec<ToolReference>>,
+    timestamp: i64,
+    #[serde(flatten)]
+    extra: Extra,
+}
+
+impl<'de> Deserialize<'de> for SystemMessage {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let map = Map::<String, Value>::deserialize(deserializer)?;
+        let position = |key: &str| map.keys().position(|candidate| candidate == key);
+        let tools = position("toolsAdded").or_else(|| position("toolsRemoved"));
+        let layout = match (tools, position("timestamp")) {
+            (Some(tools), Some(timestamp)) if tools > timestamp => {
+                SystemLayout::ToolsAfterTimestamp
+            }
+            _ => SystemLayout::ToolsBeforeTimestamp,
+        };
+        let fields: SystemFields = from_map(map).map_err(D::Error::custom)?;
+        Ok(Self {
+            content: fields.content,
+            sections: fields.sections,
+            tools_added: fields.tools_added,
+            tools_removed: fields.tools_removed,
+            timestamp: fields.timestamp,
+            layout,
+            extra: fields.extra,
+        })
+    }
+}
+
+impl Serialize for SystemMessage {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("content", &self.content)?;
+        if let Some(sections) = &self.sections {
+            map.serialize_entry("sections", sections)?;
+        }
+        let tools = |map: &mut S::SerializeMap| -> Result<(), S::Error> {
+            if let Some(added) = &self.tools_added {
+                map.serialize_entry("toolsAdded", added)?;
+            }
+            if let Some(removed) = &self.tools_removed {
+                map.serialize_entry("toolsRemoved", removed)?;
+            }
+            Ok(())
+        };
+        if self.layout == SystemLayout::ToolsBeforeTimestamp {
+            tools(&mut map)?;
+        }
+        map.serialize_entry("timestamp", &self.timestamp)?;
+        if self.layout == SystemLayout::ToolsAfterTimestamp {
+            tools(&mut map)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
 }
 
 fn empty_text() -> Content {

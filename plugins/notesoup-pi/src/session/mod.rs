@@ -17,8 +17,9 @@ pub use entry::{
 pub use message::{
     AgentMessage, AssistantMessage, BashExecutionMessage, BranchSummaryMessage,
     CompactionSummaryMessage, Content, ContentBlock, Cost, CustomMessage, Extra, ImageContent,
-    NestedToolCall, NestedToolCalls, StopReason, SystemMessage, TextContent, ThinkingContent,
-    ToolCall, ToolDeclaration, ToolReference, ToolResultMessage, Usage, UserMessage,
+    NestedToolCall, NestedToolCalls, StopReason, SystemLayout, SystemMessage, TextContent,
+    ThinkingContent, ToolCall, ToolDeclaration, ToolReference, ToolResultMessage, Usage,
+    UserMessage,
 };
 pub use reader::{Diagnostic, DiagnosticCode, SessionFile};
 pub use tree::{EntryIndex, Leaf};

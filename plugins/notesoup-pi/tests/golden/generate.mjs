@@ -332,4 +332,57 @@ function finish({ sm, dir, name }, leaves = [null]) {
   finish(s);
 }
 
+// Pi's real agent loop with the faux provider: the system message the first
+// request persists, a tool call and its result from the loop, a follow-up
+// turn, thinking-level and model changes made through the session.
+{
+  const s = create("agent-loop");
+  const agentDir = fs.mkdtempSync(path.join(process.env.TMPDIR ?? "/tmp", "notesoup-agent-"));
+  const faux = piAi.fauxProvider({ api: "faux", tokenSize: { min: 1000, max: 1000 } });
+  const modelRuntime = await sdk.ModelRuntime.create({ authPath: path.join(agentDir, "auth.json"), modelsPath: null, refreshOnCreate: false });
+  modelRuntime.registerNativeProvider(faux.provider);
+  const resourceLoader = {
+    getExtensions: () => ({ extensions: [], errors: [], runtime: sdk.createExtensionRuntime() }),
+    getSkills: () => ({ skills: [], diagnostics: [] }),
+    getPrompts: () => ({ prompts: [], diagnostics: [] }),
+    getThemes: () => ({ themes: [], diagnostics: [] }),
+    getAgentsFiles: () => ({ agentsFiles: [] }),
+    getSystemPrompt: () => "You are the golden test agent.",
+    getSystemPromptSource: () => undefined,
+    getAppendSystemPrompt: () => [],
+    getAppendSystemPromptSources: () => [],
+    extendResources: () => {},
+    reload: async () => {},
+  };
+  const echo = {
+    name: "echo",
+    label: "Echo",
+    description: "Echo the text back.",
+    parameters: { type: "object", properties: { text: { type: "string" } }, required: ["text"] },
+    execute: async (_id, params) => ({ content: [{ type: "text", text: `echo: ${params.text}` }], details: { length: params.text.length } }),
+  };
+  const { session } = await sdk.createAgentSession({
+    cwd: CWD,
+    agentDir,
+    model: faux.getModel(),
+    thinkingLevel: "off",
+    modelRuntime,
+    resourceLoader,
+    noTools: "builtin",
+    customTools: [echo],
+    sessionManager: s.sm,
+    settingsManager: sdk.SettingsManager.inMemory({ compaction: { enabled: false }, retry: { enabled: false } }),
+  });
+  faux.setResponses([
+    piAi.fauxAssistantMessage([piAi.fauxThinking("Use the tool."), piAi.fauxToolCall("echo", { text: "héllo 😀" }, { id: "call_echo_1" })], { stopReason: "toolUse" }),
+    piAi.fauxAssistantMessage("The tool said: echo: héllo 😀"),
+    piAi.fauxAssistantMessage("Second answer."),
+  ]);
+  await session.prompt("Please echo something.");
+  await session.prompt("And once more.");
+  session.dispose();
+  fs.rmSync(agentDir, { recursive: true, force: true });
+  finish(s);
+}
+
 fs.writeFileSync(path.join(outDir, "scenarios.txt"), `${scenarios.join("\n")}\n`);
