@@ -10,8 +10,10 @@
 //!   `buildSessionProjection`, `convertToLlm`) and the legacy marker slice.
 //! - [`estimate`]: Pi's two token estimators.
 //! - [`json`]: JSON exactly as JavaScript writes it.
+//! - [`host`]: the `PiExtension` / `PiHost` boundary and Pi's event types.
 
 pub mod estimate;
+pub mod host;
 pub mod json;
 pub mod projection;
 pub mod session;

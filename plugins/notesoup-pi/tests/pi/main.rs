@@ -4,4 +4,5 @@
 
 mod bad_input;
 mod golden;
+mod host;
 mod projection;
