@@ -4,6 +4,7 @@
 //! plugin, and nothing may depend on xtask.
 
 mod ci;
+mod codegen;
 mod deps;
 mod hosts;
 
@@ -15,6 +16,8 @@ usage: cargo xtask <command>
 commands:
   check-deps   enforce the crate layering (cargo metadata + cargo deny)
   ci           everything CI runs: fmt, clippy, check-deps, tests
+  codegen      write generated/ (TypeScript declarations, JSON Schemas);
+               --check only reports stale files
   hosts pi     install Node 22 and the Pi SDK (the conformance oracle) and print env exports
   golden-pi    regenerate plugins/notesoup-pi/tests/golden with the real Pi SDK
 ";
@@ -24,6 +27,7 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("check-deps") => deps::run(),
         Some("ci") => ci::run(),
+        Some("codegen") => codegen::run(&args[1..]),
         Some("hosts") => hosts::run(&args[1..]),
         Some("golden-pi") => hosts::golden_pi(),
         Some("-h" | "--help" | "help") => {
