@@ -5,6 +5,7 @@
 
 mod ci;
 mod deps;
+mod dsh;
 
 use std::process::ExitCode;
 
@@ -14,6 +15,8 @@ usage: cargo xtask <command>
 commands:
   check-deps   enforce the crate layering (cargo metadata + cargo deny)
   ci           everything CI runs: fmt, clippy, check-deps, tests
+  install-dsh  install Node 22, pnpm and the pinned dsh for notesoup-dsh's
+               opt-in tests; prints `export NOTESOUP_DSH_ROOT=...` to eval
 ";
 
 fn main() -> ExitCode {
@@ -21,6 +24,7 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("check-deps") => deps::run(),
         Some("ci") => ci::run(),
+        Some("install-dsh") => dsh::run(),
         Some("-h" | "--help" | "help") => {
             print!("{USAGE}");
             return ExitCode::SUCCESS;
