@@ -1,0 +1,3 @@
+//! The `notesoup-dsh` binary.
+
+fn main() {}
