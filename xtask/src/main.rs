@@ -4,6 +4,7 @@
 //! plugin, and nothing may depend on xtask.
 
 mod ci;
+mod codegen;
 mod deps;
 mod dsh;
 
@@ -15,6 +16,8 @@ usage: cargo xtask <command>
 commands:
   check-deps   enforce the crate layering (cargo metadata + cargo deny)
   ci           everything CI runs: fmt, clippy, check-deps, tests
+  codegen      write generated/ (TypeScript declarations, JSON Schemas);
+               --check only reports stale files
   install-dsh  install Node 22, pnpm and the pinned dsh for notesoup-dsh's
                opt-in tests; prints `export NOTESOUP_DSH_ROOT=...` to eval
 ";
@@ -24,6 +27,7 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("check-deps") => deps::run(),
         Some("ci") => ci::run(),
+        Some("codegen") => codegen::run(&args[1..]),
         Some("install-dsh") => dsh::run(),
         Some("-h" | "--help" | "help") => {
             print!("{USAGE}");
