@@ -1,1 +1,5 @@
 //! Integration tests: notes.
+
+mod listing;
+mod store;
+mod support;
