@@ -7,7 +7,14 @@
 //! Depends on `notesoup-core` only; it must never depend on another plugin
 //! (`notesoup-pi`, `notesoup-claude`). `cargo xtask check-deps` enforces this.
 
+pub mod boot;
+pub mod budget;
+pub mod bundle;
 pub mod decode;
 pub mod messages;
 pub mod mirror;
+pub mod protocol;
+pub mod reset;
+pub mod server;
+pub mod tools;
 pub mod window;
