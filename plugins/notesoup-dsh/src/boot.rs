@@ -4,13 +4,8 @@
 use std::path::PathBuf;
 
 use jiff::Timestamp;
-use notesoup_core::boot::{
-    BootIdentity, BootSnapshot, FreshPage, Home, HomeShelf, MapPage, SHELF_FRESH_LIMIT, page_title,
-    render_boot,
-};
-use notesoup_core::notes::{
-    ListQuery, NoteError, NoteStore, NotesIdentity, Scope, model_slug, project_key,
-};
+use notesoup_core::boot::{BootIdentity, BootSnapshot, render_boot};
+use notesoup_core::notes::{NoteError, NoteStore, NotesIdentity, model_slug, project_key};
 use notesoup_core::wire::ToolBindings;
 
 use crate::window::window_id;
@@ -66,54 +61,8 @@ pub fn render(store: &NoteStore, ordinal: u64, opened_at: Timestamp) -> Result<S
         previous_window_id: (ordinal > 1).then(|| window_id(session, ordinal - 1)),
     };
     Ok(render_boot(
-        &snapshot(store, opened_at)?,
+        &BootSnapshot::load_at(store, opened_at)?,
         &boot,
         &ToolBindings::plain(),
     ))
-}
-
-/// Each home listed once, in load order; a home that fails to list shows as
-/// unavailable.
-fn snapshot(store: &NoteStore, opened_at: Timestamp) -> Result<BootSnapshot, BootError> {
-    let mut homes = Vec::with_capacity(Home::LOAD_ORDER.len());
-    for home in Home::LOAD_ORDER {
-        let query = ListQuery {
-            scope: Some(scope(home)),
-            ..ListQuery::default()
-        };
-        let listed = store.list_with_status(&query)?;
-        if !listed.homes_unavailable.is_empty() {
-            homes.push((home, HomeShelf::Unavailable));
-            continue;
-        }
-        let mut map = None;
-        let mut fresh = Vec::new();
-        for row in listed.rows {
-            if row.rel_path == "MAP.md" {
-                map = Some(MapPage {
-                    address: row.address,
-                    body: row.body,
-                });
-            } else if fresh.len() < SHELF_FRESH_LIMIT {
-                fresh.push(FreshPage {
-                    title: page_title(&row.body),
-                    address: row.address,
-                    updated_at: Timestamp::from_millisecond(row.meta.updated_at)
-                        .unwrap_or(opened_at),
-                });
-            }
-        }
-        homes.push((home, HomeShelf::Loaded { map, fresh }));
-    }
-    Ok(BootSnapshot { opened_at, homes })
-}
-
-fn scope(home: Home) -> Scope {
-    match home {
-        Home::Session => Scope::Session,
-        Home::Project => Scope::Project,
-        Home::Human => Scope::Human,
-        Home::Agent => Scope::Agent,
-        Home::Model => Scope::Model,
-    }
 }
