@@ -11,9 +11,13 @@
 //! - [`estimate`]: Pi's two token estimators.
 //! - [`json`]: JSON exactly as JavaScript writes it.
 //! - [`host`]: the `PiExtension` / `PiHost` boundary and Pi's event types.
+//! - [`reset`]: the reset lifecycle: reducer, windows, boundaries.
+//! - [`overflow`]: pi-ai's context-overflow detection.
 
 pub mod estimate;
 pub mod host;
 pub mod json;
+pub mod overflow;
 pub mod projection;
+pub mod reset;
 pub mod session;

@@ -6,3 +6,4 @@ mod bad_input;
 mod golden;
 mod host;
 mod projection;
+mod reducer;
