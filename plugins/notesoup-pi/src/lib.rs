@@ -12,9 +12,11 @@
 //! - [`json`]: JSON exactly as JavaScript writes it.
 //! - [`host`]: the `PiExtension` / `PiHost` boundary and Pi's event types.
 //! - [`reset`]: the reset lifecycle: reducer, windows, boundaries.
+//! - [`history`]: Pi history decoding into core's history model.
 //! - [`overflow`]: pi-ai's context-overflow detection.
 
 pub mod estimate;
+pub mod history;
 pub mod host;
 pub mod json;
 pub mod overflow;

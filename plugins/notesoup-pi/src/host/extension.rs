@@ -72,6 +72,10 @@ pub struct AgentToolResult {
     /// A non-throwing error result (1.6.0).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub is_error: Option<bool>,
+    /// The result for programmatic callers (1.6.0 `structuredContent`);
+    /// neither sent to the model nor stored in the session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub structured_content: Option<Value>,
 }
 
 impl AgentToolResult {
@@ -83,6 +87,7 @@ impl AgentToolResult {
             usage: None,
             terminate: None,
             is_error: Some(true),
+            structured_content: None,
         }
     }
 }

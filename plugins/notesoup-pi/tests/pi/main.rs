@@ -4,6 +4,7 @@
 
 mod bad_input;
 mod golden;
+mod history;
 mod host;
 mod projection;
 mod reducer;
