@@ -261,8 +261,10 @@ enum Token {
     Star,
     /// `**`: any run of characters.
     AnyRun,
-    /// `**/`: zero or more whole segments.
-    AnySegments,
+    /// `**/`, entry state: may match nothing (zero segments) or start a run.
+    SegmentsEntry,
+    /// `**/`, inside the run: any characters up to and including a `/`.
+    SegmentsInner,
     /// `?`: one character other than `/`.
     One,
 }
@@ -320,20 +322,21 @@ impl NotePattern {
                 if !current[index] {
                     continue;
                 }
-                let (stay, advance) = match *token {
-                    Token::Literal(literal) => (false, literal == c),
-                    Token::Star => (c != '/', false),
-                    Token::AnyRun => (true, false),
-                    Token::AnySegments => (true, c == '/'),
-                    Token::One => (false, c != '/'),
+                // The states this character leads to: stay here, the next
+                // state, or (for `**/`) past the inner state.
+                let (stay, advance, leap) = match *token {
+                    Token::Literal(literal) => (false, literal == c, false),
+                    Token::Star => (c != '/', false, false),
+                    Token::AnyRun => (true, false, false),
+                    Token::SegmentsEntry => (false, true, c == '/'),
+                    Token::SegmentsInner => (true, c == '/', false),
+                    Token::One => (false, c != '/', false),
                 };
-                if stay {
-                    next[index] = true;
-                    alive = true;
-                }
-                if advance {
-                    next[index + 1] = true;
-                    alive = true;
+                for (reached, target) in [(stay, index), (advance, index + 1), (leap, index + 2)] {
+                    if reached {
+                        next[target] = true;
+                        alive = true;
+                    }
                 }
             }
             if !alive {
@@ -346,11 +349,17 @@ impl NotePattern {
     }
 
     /// Adds the states reachable without consuming a character: every
-    /// `*`, `**` and `**/` may match nothing.
+    /// `*`, `**` and `**/` may match nothing. Edges only point forward, so
+    /// one pass suffices.
     fn close(&self, states: &mut [bool]) {
         for (index, token) in self.tokens.iter().enumerate() {
-            if states[index] && matches!(token, Token::Star | Token::AnyRun | Token::AnySegments) {
-                states[index + 1] = true;
+            if !states[index] {
+                continue;
+            }
+            match token {
+                Token::Star | Token::AnyRun => states[index + 1] = true,
+                Token::SegmentsEntry => states[index + 2] = true,
+                _ => {}
             }
         }
     }
@@ -397,8 +406,10 @@ fn tokenize(pattern: &str) -> Vec<Token> {
         let token = match chars[index] {
             '*' if chars.get(index + 1) == Some(&'*') => {
                 if chars.get(index + 2) == Some(&'/') {
-                    index += 2;
-                    Token::AnySegments
+                    index += 3;
+                    tokens.push(Token::SegmentsEntry);
+                    tokens.push(Token::SegmentsInner);
+                    continue;
                 } else {
                     index += 1;
                     Token::AnyRun
