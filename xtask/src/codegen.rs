@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use notesoup_core::boot::BootIdentity;
-use notesoup_core::budget::BudgetStage;
+use notesoup_core::budget::{BudgetStage, ContextRemaining};
 use notesoup_core::settings::SettingsRecord;
 use notesoup_core::tools;
 use notesoup_core::wire::ToolBindings;
@@ -45,6 +45,7 @@ fn schemas() -> Vec<(String, serde_json::Value)> {
         schema::<ToolBindings>("tool-bindings"),
         schema::<BootIdentity>("boot-identity"),
         schema::<BudgetStage>("budget-stage"),
+        schema::<ContextRemaining>("context-remaining"),
         schema::<SettingsRecord>("settings-record"),
     ];
     let tools = tools::schemas::all()
