@@ -4,6 +4,7 @@
 //! plugin, and nothing may depend on xtask.
 
 mod ci;
+mod codegen;
 mod deps;
 
 use std::process::ExitCode;
@@ -14,6 +15,8 @@ usage: cargo xtask <command>
 commands:
   check-deps   enforce the crate layering (cargo metadata + cargo deny)
   ci           everything CI runs: fmt, clippy, check-deps, tests
+  codegen      write generated/ (TypeScript declarations, JSON Schemas);
+               --check only reports stale files
 ";
 
 fn main() -> ExitCode {
@@ -21,6 +24,7 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("check-deps") => deps::run(),
         Some("ci") => ci::run(),
+        Some("codegen") => codegen::run(&args[1..]),
         Some("-h" | "--help" | "help") => {
             print!("{USAGE}");
             return ExitCode::SUCCESS;
