@@ -38,21 +38,32 @@ impl FileTurns {
         keys.sort();
         keys.dedup();
         for key in &keys {
-            let mut map = queue();
-            map.entry(key.clone())
-                .or_insert(Slot {
-                    held: false,
-                    users: 0,
-                })
-                .users += 1;
-            while map.get(key).is_some_and(|slot| slot.held) {
-                map = QUEUE_WAKE.wait(map).unwrap_or_else(PoisonError::into_inner);
-            }
-            if let Some(slot) = map.get_mut(key) {
-                slot.held = true;
-            }
+            take_turn(key);
         }
         FileTurns { keys }
+    }
+}
+
+/// Waits until `key` is free and marks it held.
+fn take_turn(key: &Path) {
+    let mut map = queue();
+    match map.get_mut(key) {
+        Some(slot) => slot.users += 1,
+        None => {
+            map.insert(
+                key.to_path_buf(),
+                Slot {
+                    held: false,
+                    users: 1,
+                },
+            );
+        }
+    }
+    while map.get(key).is_some_and(|slot| slot.held) {
+        map = QUEUE_WAKE.wait(map).unwrap_or_else(PoisonError::into_inner);
+    }
+    if let Some(slot) = map.get_mut(key) {
+        slot.held = true;
     }
 }
 

@@ -880,7 +880,11 @@ impl NoteStore {
                     continue;
                 }
             }
-            let len = match File::open(path).and_then(|file| read_into(file, buffer)) {
+            // Wait for any operation of this process on the file to settle.
+            let turn = FileTurns::take(&[path]);
+            let read = File::open(path).and_then(|file| read_into(file, buffer));
+            drop(turn);
+            let len = match read {
                 Ok(len) => len,
                 // Renamed away since the directory was read.
                 Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
