@@ -6,6 +6,7 @@
 mod ci;
 mod codegen;
 mod deps;
+mod hosts;
 
 use std::process::ExitCode;
 
@@ -17,6 +18,8 @@ commands:
   ci           everything CI runs: fmt, clippy, check-deps, tests
   codegen      write generated/ (TypeScript declarations, JSON Schemas);
                --check only reports stale files
+  hosts pi     install Node 22 and the Pi SDK (the conformance oracle) and print env exports
+  golden-pi    regenerate plugins/notesoup-pi/tests/golden with the real Pi SDK
 ";
 
 fn main() -> ExitCode {
@@ -25,6 +28,8 @@ fn main() -> ExitCode {
         Some("check-deps") => deps::run(),
         Some("ci") => ci::run(),
         Some("codegen") => codegen::run(&args[1..]),
+        Some("hosts") => hosts::run(&args[1..]),
+        Some("golden-pi") => hosts::golden_pi(),
         Some("-h" | "--help" | "help") => {
             print!("{USAGE}");
             return ExitCode::SUCCESS;
