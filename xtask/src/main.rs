@@ -4,6 +4,7 @@
 //! plugin, and nothing may depend on xtask.
 
 mod ci;
+mod claude_hosts;
 mod deps;
 
 use std::process::ExitCode;
@@ -14,6 +15,9 @@ usage: cargo xtask <command>
 commands:
   check-deps   enforce the crate layering (cargo metadata + cargo deny)
   ci           everything CI runs: fmt, clippy, check-deps, tests
+  claude-hosts [claude|mcp|all]
+               install the reference Claude Code and Python MCP client;
+               prints export lines: eval \"$(cargo xtask claude-hosts)\"
 ";
 
 fn main() -> ExitCode {
@@ -21,6 +25,7 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("check-deps") => deps::run(),
         Some("ci") => ci::run(),
+        Some("claude-hosts") => claude_hosts::run(&args[1..]),
         Some("-h" | "--help" | "help") => {
             print!("{USAGE}");
             return ExitCode::SUCCESS;

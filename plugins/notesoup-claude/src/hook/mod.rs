@@ -1,0 +1,3 @@
+//! `notesoup hook <event>`: Claude Code hook handlers.
+
+pub mod io;

@@ -1,0 +1,3 @@
+//! The `notesoup` binary.
+
+fn main() {}

@@ -1,0 +1,3 @@
+//! `notesoup mcp`: the stdio MCP server.
+
+pub mod protocol;
