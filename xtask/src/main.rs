@@ -5,6 +5,7 @@
 
 mod ci;
 mod claude_hosts;
+mod codegen;
 mod deps;
 
 use std::process::ExitCode;
@@ -18,6 +19,8 @@ commands:
   claude-hosts [claude|mcp|all]
                install the reference Claude Code and Python MCP client;
                prints export lines: eval \"$(cargo xtask claude-hosts)\"
+  codegen      write generated/ (TypeScript declarations, JSON Schemas);
+               --check only reports stale files
 ";
 
 fn main() -> ExitCode {
@@ -26,6 +29,7 @@ fn main() -> ExitCode {
         Some("check-deps") => deps::run(),
         Some("ci") => ci::run(),
         Some("claude-hosts") => claude_hosts::run(&args[1..]),
+        Some("codegen") => codegen::run(&args[1..]),
         Some("-h" | "--help" | "help") => {
             print!("{USAGE}");
             return ExitCode::SUCCESS;

@@ -1,1 +1,185 @@
 //! Settings: the `notesoup` key, the global/project merge and validation.
+//!
+//! Hosts read the settings files (and decide whether the project is trusted);
+//! this module takes the parsed JSON records and returns the two settings
+//! notesoup has, with one warning per distinct problem.
+
+use std::collections::BTreeSet;
+use std::fmt;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use typeshare::typeshare;
+
+use crate::budget::DEFAULT_REMINDER_MARGIN_TOKENS;
+
+/// The key of notesoup's record in a settings file (formerly `pi-context`).
+pub const SETTINGS_KEY: &str = "notesoup";
+
+/// The largest integer JavaScript represents exactly, `2^53 - 1`: the bound
+/// of a "safe integer".
+pub const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
+
+/// The shape of the `notesoup` record in a settings file, for documentation
+/// and schema generation. [`resolve`] reads raw JSON, so a wrong value is
+/// reported rather than failing the whole record.
+#[typeshare]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SettingsRecord {
+    /// Tokens between the reserve and the reminder line: a positive safe
+    /// integer, default 24576.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 9_007_199_254_740_991_u64))]
+    #[typeshare(serialized_as = "Option<U53>")]
+    pub reminder_margin_tokens: Option<u64>,
+    /// The model pattern the dream runs on: a non-empty string.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1))]
+    pub dreamer: Option<String>,
+}
+
+/// The effective settings after the merge and validation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Settings {
+    /// The reminder margin in tokens (default [`DEFAULT_REMINDER_MARGIN_TOKENS`]).
+    pub reminder_margin_tokens: u64,
+    /// The dreamer model pattern, trimmed; `None` lets the host choose.
+    pub dreamer: Option<String>,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            reminder_margin_tokens: DEFAULT_REMINDER_MARGIN_TOKENS,
+            dreamer: None,
+        }
+    }
+}
+
+/// A problem with a settings value; the value is ignored and the default used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum SettingsWarning {
+    /// `reminderMarginTokens` is present but not a positive safe integer.
+    InvalidReminderMargin,
+    /// `dreamer` is present but not a non-empty string.
+    InvalidDreamer,
+}
+
+impl fmt::Display for SettingsWarning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::InvalidReminderMargin => {
+                "notesoup: notesoup.reminderMarginTokens must be a positive integer; using the default reminder margin."
+            }
+            Self::InvalidDreamer => {
+                "notesoup: notesoup.dreamer must be a non-empty string; ignoring it."
+            }
+        })
+    }
+}
+
+/// Settings with the warnings their values produced, in field order.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ResolvedSettings {
+    /// The values to use.
+    pub settings: Settings,
+    /// One per distinct problem.
+    pub warnings: Vec<SettingsWarning>,
+}
+
+/// Whether a JSON value is a plain object (not null, an array or a scalar).
+pub fn is_plain_object(value: &Value) -> bool {
+    value.is_object()
+}
+
+/// The `notesoup` record of one parsed settings file; a file or a record that
+/// is not a plain object counts as `{}`.
+pub fn notesoup_record(settings_file: &Value) -> Option<&Map<String, Value>> {
+    settings_file.get(SETTINGS_KEY)?.as_object()
+}
+
+/// `{...global.notesoup, ...project.notesoup}`: project values win per key.
+/// Pass `None` for a file that is absent or not read (an untrusted project).
+pub fn merge(global: Option<&Value>, project: Option<&Value>) -> Map<String, Value> {
+    let mut merged = Map::new();
+    for record in [global, project]
+        .into_iter()
+        .flatten()
+        .filter_map(notesoup_record)
+    {
+        for (key, value) in record {
+            merged.insert(key.clone(), value.clone());
+        }
+    }
+    merged
+}
+
+/// Merges the global and project settings files and validates the result.
+pub fn resolve(global: Option<&Value>, project: Option<&Value>) -> ResolvedSettings {
+    validate(&merge(global, project))
+}
+
+/// Validates a merged `notesoup` record. Unknown keys are ignored.
+pub fn validate(record: &Map<String, Value>) -> ResolvedSettings {
+    let mut resolved = ResolvedSettings::default();
+    if let Some(value) = record.get("reminderMarginTokens") {
+        match positive_safe_integer(value) {
+            Some(margin) => resolved.settings.reminder_margin_tokens = margin,
+            None => resolved
+                .warnings
+                .push(SettingsWarning::InvalidReminderMargin),
+        }
+    }
+    if let Some(value) = record.get("dreamer") {
+        match value.as_str().map(str::trim).filter(|s| !s.is_empty()) {
+            Some(pattern) => resolved.settings.dreamer = Some(pattern.to_owned()),
+            None => resolved.warnings.push(SettingsWarning::InvalidDreamer),
+        }
+    }
+    resolved
+}
+
+/// `Number.isSafeInteger(v) && v > 0`: `24576` and `24576.0` pass; strings,
+/// fractions, zero, negatives, `null` and anything above 2^53 - 1 do not.
+fn positive_safe_integer(value: &Value) -> Option<u64> {
+    let number = value.as_number()?;
+    let integer = match number.as_u64() {
+        Some(n) => n,
+        None => {
+            let float = number.as_f64()?;
+            if float.fract() != 0.0 || !(1.0..=9_007_199_254_740_991.0).contains(&float) {
+                return None;
+            }
+            // An integral float within the safe range converts exactly.
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            let n = float as u64;
+            n
+        }
+    };
+    (1..=MAX_SAFE_INTEGER).contains(&integer).then_some(integer)
+}
+
+/// Remembers which warnings were already shown, so each distinct warning is
+/// shown once even when the settings are resolved live on every decision.
+#[derive(Debug, Default, Clone)]
+pub struct WarnOnce {
+    shown: BTreeSet<String>,
+}
+
+impl WarnOnce {
+    /// An empty memory.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The warnings not shown before, now marked as shown.
+    pub fn fresh<W: fmt::Display>(&mut self, warnings: impl IntoIterator<Item = W>) -> Vec<String> {
+        warnings
+            .into_iter()
+            .map(|w| w.to_string())
+            .filter(|text| self.shown.insert(text.clone()))
+            .collect()
+    }
+}

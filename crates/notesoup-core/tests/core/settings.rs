@@ -1,1 +1,225 @@
 //! Integration tests: settings.
+
+use notesoup_core::settings::{
+    ResolvedSettings, SETTINGS_KEY, Settings, SettingsWarning, WarnOnce, is_plain_object, merge,
+    notesoup_record, resolve, validate,
+};
+use serde_json::{Value, json};
+
+const MARGIN_WARNING: &str = "notesoup: notesoup.reminderMarginTokens must be a positive integer; using the default reminder margin.";
+const DREAMER_WARNING: &str = "notesoup: notesoup.dreamer must be a non-empty string; ignoring it.";
+
+#[test]
+fn warning_texts_are_exact() {
+    assert_eq!(
+        SettingsWarning::InvalidReminderMargin.to_string(),
+        MARGIN_WARNING
+    );
+    assert_eq!(SettingsWarning::InvalidDreamer.to_string(), DREAMER_WARNING);
+}
+
+#[test]
+fn plain_object_test() {
+    assert!(is_plain_object(&json!({})));
+    assert!(is_plain_object(&json!({"a": 1})));
+    for value in [
+        json!(null),
+        json!([]),
+        json!([{}]),
+        json!("x"),
+        json!(1),
+        json!(true),
+    ] {
+        assert!(!is_plain_object(&value), "{value}");
+    }
+}
+
+#[test]
+fn the_notesoup_key() {
+    assert_eq!(SETTINGS_KEY, "notesoup");
+    let file = json!({"notesoup": {"dreamer": "x"}, "pi-context": {"dreamer": "old"}});
+    assert_eq!(
+        notesoup_record(&file).map(|r| r.get("dreamer")),
+        Some(Some(&json!("x")))
+    );
+    // A record or a file that is not a plain object counts as `{}`.
+    for file in [
+        json!({"notesoup": null}),
+        json!({"notesoup": [1]}),
+        json!({"notesoup": "on"}),
+        json!({"other": {}}),
+        json!([{"notesoup": {}}]),
+        json!(null),
+    ] {
+        assert_eq!(notesoup_record(&file), None, "{file}");
+    }
+}
+
+fn settings(margin: u64, dreamer: Option<&str>) -> Settings {
+    Settings {
+        reminder_margin_tokens: margin,
+        dreamer: dreamer.map(str::to_owned),
+    }
+}
+
+fn check_merge(global: Option<Value>, project: Option<Value>, expect: ResolvedSettings) {
+    assert_eq!(
+        resolve(global.as_ref(), project.as_ref()),
+        expect,
+        "global {global:?}, project {project:?}"
+    );
+}
+
+#[test]
+fn project_wins_per_key() {
+    let resolved = |margin, dreamer| ResolvedSettings {
+        settings: settings(margin, dreamer),
+        warnings: vec![],
+    };
+    check_merge(None, None, resolved(24_576, None));
+    check_merge(
+        Some(json!({"notesoup": {"reminderMarginTokens": 1000, "dreamer": "global/model"}})),
+        None,
+        resolved(1000, Some("global/model")),
+    );
+    check_merge(
+        Some(json!({"notesoup": {"reminderMarginTokens": 1000, "dreamer": "global/model"}})),
+        Some(json!({"notesoup": {"dreamer": "project/model"}})),
+        resolved(1000, Some("project/model")),
+    );
+    check_merge(
+        Some(json!({"notesoup": {"dreamer": "global/model"}})),
+        Some(json!({"notesoup": {"reminderMarginTokens": 2048}})),
+        resolved(2048, Some("global/model")),
+    );
+    // A project record that is not a plain object counts as `{}`.
+    check_merge(
+        Some(json!({"notesoup": {"reminderMarginTokens": 1000}})),
+        Some(json!({"notesoup": "nope"})),
+        resolved(1000, None),
+    );
+    // An untrusted project is simply not passed.
+    check_merge(
+        None,
+        Some(json!({"notesoup": {"reminderMarginTokens": 3000}})),
+        resolved(3000, None),
+    );
+    // A valid project value hides an invalid global one: the merge comes first.
+    check_merge(
+        Some(json!({"notesoup": {"reminderMarginTokens": -1, "dreamer": ""}})),
+        Some(json!({"notesoup": {"reminderMarginTokens": 5, "dreamer": "p"}})),
+        resolved(5, Some("p")),
+    );
+}
+
+#[test]
+fn merge_keeps_unknown_keys_and_project_order_of_precedence() {
+    let merged = merge(
+        Some(&json!({"notesoup": {"a": 1, "b": 1}})),
+        Some(&json!({"notesoup": {"b": 2, "c": 2}})),
+    );
+    assert_eq!(Value::Object(merged), json!({"a": 1, "b": 2, "c": 2}));
+}
+
+#[test]
+fn reminder_margin_validation() {
+    fn check(value: Value, expect: Option<u64>) {
+        let record = json!({ "reminderMarginTokens": value.clone() });
+        let resolved = validate(record.as_object().expect("object"));
+        match expect {
+            Some(margin) => {
+                assert_eq!(resolved.settings.reminder_margin_tokens, margin, "{value}");
+                assert!(resolved.warnings.is_empty(), "{value}");
+            }
+            None => {
+                assert_eq!(resolved.settings.reminder_margin_tokens, 24_576, "{value}");
+                assert_eq!(
+                    resolved.warnings,
+                    vec![SettingsWarning::InvalidReminderMargin],
+                    "{value}"
+                );
+            }
+        }
+    }
+    check(json!(1), Some(1));
+    check(json!(24_576), Some(24_576));
+    check(json!(8192.0), Some(8192));
+    check(
+        json!(9_007_199_254_740_991_u64),
+        Some(9_007_199_254_740_991),
+    );
+    check(json!(9_007_199_254_740_992_u64), None);
+    check(json!(1e300), None);
+    check(json!(0), None);
+    check(json!(-1), None);
+    check(json!(1.5), None);
+    check(json!("24576"), None);
+    check(json!(null), None);
+    check(json!(true), None);
+    check(json!([24576]), None);
+    check(json!({"tokens": 1}), None);
+}
+
+#[test]
+fn dreamer_validation() {
+    fn check(value: Value, expect: Option<&str>) {
+        let record = json!({ "dreamer": value.clone() });
+        let resolved = validate(record.as_object().expect("object"));
+        assert_eq!(resolved.settings.dreamer.as_deref(), expect, "{value}");
+        let warnings = if expect.is_some() {
+            vec![]
+        } else {
+            vec![SettingsWarning::InvalidDreamer]
+        };
+        assert_eq!(resolved.warnings, warnings, "{value}");
+    }
+    check(
+        json!("anthropic/claude-sonnet-4-5"),
+        Some("anthropic/claude-sonnet-4-5"),
+    );
+    check(json!("  openai/gpt-5 \n"), Some("openai/gpt-5"));
+    check(json!(""), None);
+    check(json!("   "), None);
+    check(json!(null), None);
+    check(json!(42), None);
+    check(json!(["a", "b"]), None);
+}
+
+#[test]
+fn one_warning_per_distinct_problem_in_field_order() {
+    let resolved = resolve(
+        Some(&json!({"notesoup": {"dreamer": 7, "reminderMarginTokens": "lots", "extra": 1}})),
+        None,
+    );
+    assert_eq!(resolved.settings, Settings::default());
+    let texts: Vec<String> = resolved.warnings.iter().map(ToString::to_string).collect();
+    assert_eq!(texts, [MARGIN_WARNING, DREAMER_WARNING]);
+}
+
+#[test]
+fn spec_example_resolves() {
+    let file = json!({ "compaction": { "reserveTokens": 16384 },
+      "notesoup": { "reminderMarginTokens": 24576, "dreamer": "anthropic/claude-sonnet-4-5" } });
+    assert_eq!(
+        resolve(Some(&file), None),
+        ResolvedSettings {
+            settings: settings(24_576, Some("anthropic/claude-sonnet-4-5")),
+            warnings: vec![],
+        }
+    );
+}
+
+#[test]
+fn each_distinct_warning_is_shown_once() {
+    let mut once = WarnOnce::new();
+    let bad = json!({"notesoup": {"reminderMarginTokens": 0}});
+    let first = resolve(Some(&bad), None).warnings;
+    assert_eq!(once.fresh(first), [MARGIN_WARNING]);
+    // Resolved live again: nothing new to show.
+    assert!(once.fresh(resolve(Some(&bad), None).warnings).is_empty());
+    let worse = json!({"notesoup": {"reminderMarginTokens": 0, "dreamer": ""}});
+    assert_eq!(
+        once.fresh(resolve(Some(&worse), None).warnings),
+        [DREAMER_WARNING]
+    );
+}

@@ -1,0 +1,492 @@
+//! `dream doctor`: a read-only check of a notes store. It never follows
+//! symlinks, creates directories, commits or removes a lock.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use super::lock::{LAST_RUN_FILE, LOCK_FILE};
+use super::scan::{RawField, RawFrontmatter, scan};
+use super::{DreamOutput, OutputLine};
+
+/// One problem, printed as `<relative path>: <message>`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DoctorFinding {
+    /// Path relative to the home, `/`-separated (`.` for the home itself).
+    pub path: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+/// Everything doctor found in one home.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DoctorReport {
+    /// The home that was checked.
+    pub home: PathBuf,
+    /// Findings in walk order (entries sorted by name).
+    pub findings: Vec<DoctorFinding>,
+}
+
+impl DoctorReport {
+    /// 0 when clean, 1 with findings.
+    pub fn exit_code(&self) -> i32 {
+        i32::from(!self.findings.is_empty())
+    }
+
+    /// What the CLI prints: `dream doctor: OK (<home>)` when clean, else one
+    /// `<relative path>: <message>` line per finding.
+    pub fn output(&self) -> DreamOutput {
+        let lines = if self.findings.is_empty() {
+            vec![OutputLine::stdout(format!(
+                "dream doctor: OK ({})",
+                self.home.display()
+            ))]
+        } else {
+            self.findings
+                .iter()
+                .map(|finding| OutputLine::stdout(format!("{}: {}", finding.path, finding.message)))
+                .collect()
+        };
+        DreamOutput {
+            exit_code: self.exit_code(),
+            lines,
+        }
+    }
+}
+
+/// Checks the notes store at `home` without changing it.
+pub fn doctor(home: &Path) -> DoctorReport {
+    let mut doctor = Doctor {
+        root: home.to_path_buf(),
+        findings: Vec::new(),
+    };
+    doctor.check_root();
+    DoctorReport {
+        home: home.to_path_buf(),
+        findings: doctor.findings,
+    }
+}
+
+/// Which home a note lives in, for resolving its links.
+#[derive(Debug, Clone)]
+enum HomeKind {
+    Session,
+    Project(String),
+    Other,
+}
+
+struct Doctor {
+    root: PathBuf,
+    findings: Vec<DoctorFinding>,
+}
+
+/// A directory entry read without following symlinks.
+struct Entry {
+    name: String,
+    path: PathBuf,
+    kind: Kind,
+}
+
+#[derive(PartialEq, Eq)]
+enum Kind {
+    Dir,
+    File,
+    Symlink,
+    Other,
+}
+
+const ROOT_IGNORED: [&str; 5] = [".git", "dreams", "snapshots", "trash", LAST_RUN_FILE];
+
+impl Doctor {
+    fn report(&mut self, path: &Path, message: impl Into<String>) {
+        let relative = path.strip_prefix(&self.root).unwrap_or(path);
+        let parts: Vec<_> = relative
+            .components()
+            .map(|component| component.as_os_str().to_string_lossy())
+            .collect();
+        let path = if parts.is_empty() {
+            ".".to_owned()
+        } else {
+            parts.join("/")
+        };
+        self.findings.push(DoctorFinding {
+            path,
+            message: message.into(),
+        });
+    }
+
+    /// Sorted entries of `dir`; a read error becomes a finding.
+    fn entries(&mut self, dir: &Path) -> Vec<Entry> {
+        let read = match fs::read_dir(dir) {
+            Ok(read) => read,
+            Err(err) => {
+                self.report(dir, format!("cannot read directory: {err}"));
+                return Vec::new();
+            }
+        };
+        let mut entries: Vec<Entry> = read
+            .flatten()
+            .map(|entry| {
+                let kind = match entry.file_type() {
+                    Ok(kind) if kind.is_symlink() => Kind::Symlink,
+                    Ok(kind) if kind.is_dir() => Kind::Dir,
+                    Ok(kind) if kind.is_file() => Kind::File,
+                    _ => Kind::Other,
+                };
+                Entry {
+                    name: entry.file_name().to_string_lossy().into_owned(),
+                    path: entry.path(),
+                    kind,
+                }
+            })
+            .collect();
+        entries.sort_by(|a, b| a.name.cmp(&b.name));
+        entries
+    }
+
+    /// Reports a symlink or non-directory where a directory belongs.
+    fn is_dir(&mut self, entry: &Entry) -> bool {
+        match entry.kind {
+            Kind::Dir => true,
+            Kind::Symlink => {
+                self.report(&entry.path, "symlink");
+                false
+            }
+            Kind::File | Kind::Other => {
+                self.report(&entry.path, "unexpected entry; expected a directory");
+                false
+            }
+        }
+    }
+
+    fn check_root(&mut self) {
+        if let Err(err) = fs::symlink_metadata(&self.root) {
+            let root = self.root.clone();
+            self.report(&root, format!("cannot read notes home: {err}"));
+            return;
+        }
+        let root = self.root.clone();
+        for entry in self.entries(&root) {
+            match entry.name.as_str() {
+                name if ROOT_IGNORED.contains(&name) => {}
+                "global" | "personal" => {
+                    self.report(&entry.path, "legacy home; migrate its notes by hand")
+                }
+                LOCK_FILE => self.check_lock(&entry),
+                "pi" => self.check_pi(&entry),
+                "project" => self.check_namespace(&entry, Namespace::Project),
+                "agents" => self.check_namespace(&entry, Namespace::Agents),
+                "models" => self.check_namespace(&entry, Namespace::Models),
+                "human" => {
+                    if self.is_dir(&entry) {
+                        self.check_home(&entry.path, &entry.path, &HomeKind::Other);
+                    }
+                }
+                _ => self.report(&entry.path, "unexpected root entry"),
+            }
+        }
+    }
+
+    fn check_lock(&mut self, entry: &Entry) {
+        if entry.kind != Kind::File {
+            self.report(
+                &entry.path,
+                "malformed lock; verify no dream is running, then remove it",
+            );
+            return;
+        }
+        let well_formed = fs::read(&entry.path)
+            .ok()
+            .and_then(|bytes| String::from_utf8(bytes).ok())
+            .is_some_and(|content| is_lock_content(&content));
+        let message = if well_formed {
+            "lock present; verify no dream is running, then remove it"
+        } else {
+            "malformed lock; verify no dream is running, then remove it"
+        };
+        self.report(&entry.path, message);
+    }
+
+    fn check_pi(&mut self, pi: &Entry) {
+        if !self.is_dir(pi) {
+            return;
+        }
+        for entry in self.entries(&pi.path) {
+            if entry.name != "session" {
+                self.report(
+                    &entry.path,
+                    "unexpected entry; only pi/session/ is expected",
+                );
+                continue;
+            }
+            if !self.is_dir(&entry) {
+                continue;
+            }
+            for session in self.entries(&entry.path) {
+                if self.is_dir(&session) {
+                    self.check_home(&session.path, &session.path, &HomeKind::Session);
+                }
+            }
+        }
+    }
+
+    fn check_namespace(&mut self, namespace_dir: &Entry, namespace: Namespace) {
+        if !self.is_dir(namespace_dir) {
+            return;
+        }
+        for entry in self.entries(&namespace_dir.path) {
+            if !self.is_dir(&entry) {
+                continue;
+            }
+            let home = match namespace {
+                Namespace::Project => {
+                    if !is_project_key(&entry.name) {
+                        self.report(&entry.path, "invalid project key; expected <name>-<8 hex>");
+                    }
+                    HomeKind::Project(entry.name.clone())
+                }
+                Namespace::Agents | Namespace::Models => {
+                    if !is_slug(&entry.name) {
+                        let what = if namespace == Namespace::Agents {
+                            "agent"
+                        } else {
+                            "model"
+                        };
+                        self.report(&entry.path, format!("invalid {what} slug"));
+                    }
+                    HomeKind::Other
+                }
+            };
+            self.check_home(&entry.path, &entry.path, &home);
+        }
+    }
+
+    /// Checks the notes under `dir`, a home or a folder inside the home at
+    /// `home_dir` (links resolve from the home).
+    fn check_home(&mut self, home_dir: &Path, dir: &Path, home: &HomeKind) {
+        for entry in self.entries(dir) {
+            match entry.kind {
+                Kind::Dir => self.check_home(home_dir, &entry.path, home),
+                Kind::Symlink => self.report(&entry.path, "symlink"),
+                Kind::File if entry.name.ends_with(".md") => {
+                    self.check_note(home_dir, &entry, home)
+                }
+                Kind::File | Kind::Other => self.report(&entry.path, "non-markdown file"),
+            }
+        }
+    }
+
+    fn check_note(&mut self, home_dir: &Path, note: &Entry, home: &HomeKind) {
+        let text = match fs::read(&note.path).map(String::from_utf8) {
+            Ok(Ok(text)) => text,
+            Ok(Err(_)) => return self.report(&note.path, "not UTF-8 text"),
+            Err(err) => return self.report(&note.path, format!("cannot read: {err}")),
+        };
+        let (fields, body) = match scan(&text) {
+            RawFrontmatter::Missing => {
+                self.report(&note.path, "missing frontmatter");
+                (Vec::new(), text.as_str())
+            }
+            RawFrontmatter::Unclosed => {
+                self.report(&note.path, "unclosed frontmatter");
+                (Vec::new(), text.as_str())
+            }
+            RawFrontmatter::Block { fields, body } => (fields, body),
+        };
+        for message in field_problems(&fields) {
+            self.report(&note.path, message);
+        }
+        let project = match home {
+            HomeKind::Project(key) => Some(key.clone()),
+            HomeKind::Session => fields
+                .iter()
+                .find(|field| field.key == "project")
+                .map(RawField::value)
+                .filter(|key| !key.is_empty()),
+            HomeKind::Other => None,
+        };
+        let context = LinkContext {
+            root: &self.root,
+            home_dir,
+            project: project.as_deref(),
+            is_map: note.name == "MAP.md",
+        };
+        for message in link_problems(body, &context) {
+            self.report(&note.path, message);
+        }
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Namespace {
+    Project,
+    Agents,
+    Models,
+}
+
+/// The frontmatter checks, in field order.
+fn field_problems(fields: &[RawField<'_>]) -> Vec<String> {
+    let mut problems = Vec::new();
+    let mut seen: Vec<&str> = Vec::new();
+    for field in fields {
+        if seen.contains(&field.key) {
+            problems.push(format!("duplicate key {}", field.key));
+            continue;
+        }
+        seen.push(field.key);
+        let value = field.value();
+        let valid = match field.key {
+            "origin" => ["user", "self", "external"].contains(&value.as_str()),
+            "accessCount" => !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()),
+            "createdAt" | "updatedAt" | "lastAccessed" | "crumpledAt" => is_iso_timestamp(&value),
+            "status" => ["active", "superseded", "pending", "archived"].contains(&value.as_str()),
+            "stale" => ["true", "false"].contains(&value.as_str()),
+            "scope" => {
+                problems.push("obsolete key scope".to_owned());
+                continue;
+            }
+            key if key.contains('_') => {
+                problems.push(format!("legacy key {key}; manually migrate to camelCase"));
+                continue;
+            }
+            _ => true,
+        };
+        if !valid {
+            problems.push(format!("invalid {} {value:?}", field.key));
+        }
+    }
+    problems
+}
+
+/// ISO 8601 as notes are written (with offset or `Z`), or a bare date or
+/// date-time.
+fn is_iso_timestamp(value: &str) -> bool {
+    value.parse::<jiff::Timestamp>().is_ok()
+        || value.parse::<jiff::civil::DateTime>().is_ok()
+        || value.parse::<jiff::civil::Date>().is_ok()
+}
+
+/// `^[1-9]\d* <uuid>\s*$`
+pub(crate) fn is_lock_content(content: &str) -> bool {
+    let Some((pid, rest)) = content.split_once(' ') else {
+        return false;
+    };
+    let token = rest.trim_end();
+    let pid_ok = pid.starts_with(|c: char| ('1'..='9').contains(&c))
+        && pid.bytes().all(|b| b.is_ascii_digit());
+    pid_ok && is_uuid(token)
+}
+
+fn is_uuid(token: &str) -> bool {
+    let groups: Vec<&str> = token.split('-').collect();
+    groups.len() == 5
+        && groups
+            .iter()
+            .zip([8, 4, 4, 4, 12])
+            .all(|(group, len)| group.len() == len && group.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
+/// `^.+-[\da-f]{8}$`
+fn is_project_key(name: &str) -> bool {
+    let Some((name, hash)) = name.rsplit_once('-') else {
+        return false;
+    };
+    !name.is_empty()
+        && hash.len() == 8
+        && hash
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+/// `^[a-z0-9]+(?:-[a-z0-9]+)*$`
+fn is_slug(name: &str) -> bool {
+    !name.is_empty()
+        && name.split('-').all(|part| {
+            !part.is_empty()
+                && part
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+        })
+}
+
+/// Where a note's links resolve from.
+struct LinkContext<'a> {
+    root: &'a Path,
+    home_dir: &'a Path,
+    /// The project key `@project/` means here, if known.
+    project: Option<&'a str>,
+    /// Bare names are checked only inside `MAP.md`.
+    is_map: bool,
+}
+
+/// Why a link does not resolve.
+enum LinkProblem {
+    Missing,
+    NoProject,
+    Invalid,
+}
+
+/// Checks every backtick-quoted `*.md` string without `<>*?` or whitespace.
+fn link_problems(body: &str, context: &LinkContext<'_>) -> Vec<String> {
+    let mut problems = Vec::new();
+    for link in body.split('`').skip(1).step_by(2) {
+        let candidate = link.ends_with(".md")
+            && !link.contains(['<', '>', '*', '?'])
+            && !link.chars().any(char::is_whitespace);
+        if !candidate || link.starts_with("@self/") || link.starts_with("@model/") {
+            continue;
+        }
+        if !link.starts_with('@') && !context.is_map {
+            continue;
+        }
+        let problem = match resolve_link(link, context) {
+            Ok(path) if fs::symlink_metadata(&path).is_ok() => continue,
+            Ok(_) => LinkProblem::Missing,
+            Err(problem) => problem,
+        };
+        let what = match problem {
+            LinkProblem::Missing => "target missing",
+            LinkProblem::NoProject => "project context unavailable",
+            LinkProblem::Invalid => "invalid address",
+        };
+        problems.push(format!("link {link}: {what}"));
+    }
+    problems
+}
+
+fn resolve_link(link: &str, context: &LinkContext<'_>) -> Result<PathBuf, LinkProblem> {
+    let Some(address) = link.strip_prefix('@') else {
+        return checked_path(link).map(|path| context.home_dir.join(path));
+    };
+    let (head, rest) = address.split_once('/').ok_or(LinkProblem::Invalid)?;
+    let (dir, path) = match head {
+        "project" => {
+            let key = context.project.ok_or(LinkProblem::NoProject)?;
+            (context.root.join("project").join(key), rest)
+        }
+        "human" => (context.root.join("human"), rest),
+        "agents" | "models" => {
+            let (slug, path) = rest.split_once('/').ok_or(LinkProblem::Invalid)?;
+            if !is_slug(slug) {
+                return Err(LinkProblem::Invalid);
+            }
+            (context.root.join(head).join(slug), path)
+        }
+        _ => return Err(LinkProblem::Invalid),
+    };
+    checked_path(path).map(|path| dir.join(path))
+}
+
+/// The virtual path rules: non-empty; no NUL, `\` or `@`; no leading `/`;
+/// no empty, `.` or `..` segments.
+fn checked_path(path: &str) -> Result<&str, LinkProblem> {
+    let valid = !path.is_empty()
+        && !path.contains(['\0', '\\', '@'])
+        && path
+            .split('/')
+            .all(|segment| !matches!(segment, "" | "." | ".."));
+    if valid {
+        Ok(path)
+    } else {
+        Err(LinkProblem::Invalid)
+    }
+}

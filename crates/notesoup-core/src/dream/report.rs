@@ -1,0 +1,105 @@
+//! The dream report `<home>/dreams/<stamp>.md` and `finishDream`: write the
+//! report, run the final audit, decide the exit code.
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use super::audit::audit_commit;
+use super::run::{DreamResult, DreamWrite};
+use super::{DreamOutput, OutputLine};
+
+/// Where the report of the run with `stamp` goes.
+pub fn report_path(home: &Path, stamp: &str) -> PathBuf {
+    home.join("dreams").join(format!("{stamp}.md"))
+}
+
+/// The report text: `# Dream <stamp>[ (failed)]`, a blank line, the body,
+/// a blank line, then one `- <tool>: <path>` line per write, or
+/// `- no changes`.
+pub fn render_report(stamp: &str, failed: bool, body: &str, writes: &[DreamWrite]) -> String {
+    let mut text = format!(
+        "# Dream {stamp}{}\n\n{}\n\n",
+        failed_suffix(failed),
+        body.trim()
+    );
+    if writes.is_empty() {
+        text.push_str("- no changes\n");
+    }
+    for write in writes {
+        text.push_str(&format!("- {}: {}\n", write.tool, write.path));
+    }
+    text
+}
+
+/// What is appended to the report when the final audit fails.
+pub fn audit_failure_section(error: &str) -> String {
+    format!("\n## Final audit failed\n\n{error}\n")
+}
+
+fn failed_suffix(failed: bool) -> &'static str {
+    if failed { " (failed)" } else { "" }
+}
+
+/// Finishes a run: writes the report (the dreamer's report, or its error
+/// when it failed), always runs the final audit commit
+/// `dream <stamp>[ (failed)]`, and appends the audit failure to the report.
+/// Exit code 1 when the run failed, the audit failed or the report could
+/// not be written; otherwise 0 and the report path is printed.
+pub fn finish_dream(home: &Path, stamp: &str, result: &DreamResult) -> DreamOutput {
+    let mut lines = Vec::new();
+    let failed = result.error.is_some();
+    let path = report_path(home, stamp);
+    let body = result.error.as_deref().unwrap_or(&result.report);
+    let text = render_report(stamp, failed, body, &result.writes);
+    let written = write_report(&path, &text);
+    if let Err(err) = &written {
+        lines.push(OutputLine::stderr(format!(
+            "dream: could not write report at {}: {err}",
+            path.display()
+        )));
+    }
+
+    let message = format!("dream {stamp}{}", failed_suffix(failed));
+    let audited = audit_commit(home, &message);
+    if let Err(err) = &audited {
+        lines.push(OutputLine::stderr(format!(
+            "dream: final audit failed: {err}"
+        )));
+        if written.is_ok() {
+            let appended = fs::OpenOptions::new()
+                .append(true)
+                .open(&path)
+                .and_then(|mut file| {
+                    file.write_all(audit_failure_section(&err.to_string()).as_bytes())
+                });
+            if let Err(err) = appended {
+                lines.push(OutputLine::stderr(format!(
+                    "dream: could not write report at {}: {err}",
+                    path.display()
+                )));
+            }
+        }
+    }
+
+    let ok = !failed && written.is_ok() && audited.is_ok();
+    if ok {
+        lines.push(OutputLine::stdout(path.display().to_string()));
+    } else if failed && written.is_ok() {
+        lines.push(OutputLine::stderr(format!(
+            "dream: run failed; see {}",
+            path.display()
+        )));
+    }
+    DreamOutput {
+        exit_code: i32::from(!ok),
+        lines,
+    }
+}
+
+fn write_report(path: &Path, text: &str) -> std::io::Result<()> {
+    if let Some(dir) = path.parent() {
+        fs::create_dir_all(dir)?;
+    }
+    fs::write(path, text)
+}

@@ -1,0 +1,240 @@
+//! The dream run: gates, lock, baseline audit, the host's dreamer, report,
+//! final audit, and release or fail of the lock.
+
+use std::fmt;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use jiff::Timestamp;
+use serde::{Deserialize, Serialize};
+
+use super::audit::audit_commit;
+use super::gates::{DEFAULT_MIN_HOURS, DEFAULT_MIN_SESSIONS, material_gate, time_gate};
+use super::lock::{DreamLock, last_run};
+use super::report::finish_dream;
+use super::tools::DreamTools;
+use super::{DreamError, DreamOutput, OutputLine, PLAYBOOK};
+
+/// A tool that changes the home.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DreamTool {
+    /// The jailed `write` tool.
+    Write,
+    /// The jailed `edit` tool.
+    Edit,
+    /// The crumpled-only `delete` tool.
+    Delete,
+}
+
+impl DreamTool {
+    /// The tool's name: `write`, `edit` or `delete`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DreamTool::Write => "write",
+            DreamTool::Edit => "edit",
+            DreamTool::Delete => "delete",
+        }
+    }
+
+    /// The tool named `name`, if it is one that changes the home.
+    pub fn from_name(name: &str) -> Option<DreamTool> {
+        match name {
+            "write" => Some(DreamTool::Write),
+            "edit" => Some(DreamTool::Edit),
+            "delete" => Some(DreamTool::Delete),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for DreamTool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One recorded write: every write, edit or delete tool event whose
+/// arguments include a `path`, whether or not it succeeded.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DreamWrite {
+    /// Which tool.
+    pub tool: DreamTool,
+    /// The `path` argument as given.
+    pub path: String,
+}
+
+/// What a dreamer session returns.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DreamResult {
+    /// The assistant's final message text.
+    pub report: String,
+    /// The recorded writes, in order.
+    pub writes: Vec<DreamWrite>,
+    /// Set when the run failed, e.g. `dreamer failed: <provider message>`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl DreamResult {
+    /// A failed run with no report and no writes (e.g. the session could not
+    /// be created).
+    pub fn failed(error: impl Into<String>) -> Self {
+        DreamResult {
+            error: Some(error.into()),
+            ..DreamResult::default()
+        }
+    }
+}
+
+/// What a host's dreamer is given.
+#[derive(Debug)]
+pub struct DreamRequest<'a> {
+    /// The single user prompt: the playbook text.
+    pub prompt: &'a str,
+    /// The notes home; the dreamer's working directory.
+    pub home: &'a Path,
+    /// The model pattern to resolve (`--dreamer`, else settings), or `None`
+    /// for the host's automatic choice.
+    pub model_pattern: Option<&'a str>,
+    /// The jailed write/edit/delete and read-only tools to offer.
+    pub tools: &'a DreamTools,
+}
+
+/// A host's dreamer: one agent session over the notes home, with thinking
+/// off and only the tools of [`DreamRequest::tools`].
+pub trait DreamRunner {
+    /// Runs the dreamer to completion. A failure to even start a session is
+    /// reported as [`DreamResult::failed`].
+    fn run(&mut self, request: DreamRequest<'_>) -> DreamResult;
+}
+
+/// The options of `dream` (the CLI flags, resolved by the host).
+#[derive(Debug, Clone)]
+pub struct DreamOptions {
+    /// `--notes-home`, else the notes root.
+    pub home: PathBuf,
+    /// `--min-hours` (default 24).
+    pub min_hours: f64,
+    /// `--min-sessions` (default 3).
+    pub min_sessions: usize,
+    /// `--force`: bypasses the gates, never the lock.
+    pub force: bool,
+    /// `--dreamer`, else the settings pattern.
+    pub model_pattern: Option<String>,
+    /// Warnings from reading the settings pattern, printed to stderr.
+    pub model_warnings: Vec<String>,
+    /// `--playbook`, else the packaged [`PLAYBOOK`].
+    pub playbook: Option<PathBuf>,
+    /// The clock reading this run starts at.
+    pub now: Timestamp,
+}
+
+impl DreamOptions {
+    /// The defaults for `home` at `now`.
+    pub fn new(home: impl Into<PathBuf>, now: Timestamp) -> Self {
+        DreamOptions {
+            home: home.into(),
+            min_hours: DEFAULT_MIN_HOURS,
+            min_sessions: DEFAULT_MIN_SESSIONS,
+            force: false,
+            model_pattern: None,
+            model_warnings: Vec::new(),
+            playbook: None,
+            now,
+        }
+    }
+}
+
+/// Runs one dream per the spec's run sequence and returns the exit code and
+/// the lines to print, in order. The host sets `PI_NOTES_HOME` and prints.
+pub fn run_dream(options: &DreamOptions, runner: &mut dyn DreamRunner) -> DreamOutput {
+    let mut out = DreamOutput::default();
+    let home = options.home.as_path();
+    if let Err(err) = fs::create_dir_all(home) {
+        out.lines.push(OutputLine::stderr(format!(
+            "dream: cannot create notes home {}: {err}",
+            home.display()
+        )));
+        out.exit_code = 1;
+        return out;
+    }
+
+    let since = last_run(home);
+    let time = time_gate(since, options.now, options.min_hours);
+    out.lines.push(OutputLine::stdout(time.reason));
+    if !time.ok && !options.force {
+        return out;
+    }
+    let material = material_gate(home, since, options.min_sessions);
+    out.lines.push(OutputLine::stdout(material.reason));
+    if !material.ok && !options.force {
+        return out;
+    }
+
+    let mut lock = match DreamLock::acquire(home, options.now) {
+        Ok(lock) => lock,
+        Err(DreamError::LockHeld) => {
+            out.lines
+                .push(OutputLine::stdout(DreamError::LockHeld.to_string()));
+            return out;
+        }
+        Err(err) => {
+            out.lines.push(OutputLine::stderr(format!("dream: {err}")));
+            out.exit_code = 1;
+            return out;
+        }
+    };
+    let stamp = lock.stamp();
+    for warning in &options.model_warnings {
+        out.lines.push(OutputLine::stderr(warning.clone()));
+    }
+
+    if let Err(err) = audit_commit(home, &format!("baseline {stamp}")) {
+        out.lines.push(OutputLine::stderr(format!(
+            "dream: baseline audit failed: {err}"
+        )));
+        out.exit_code = 1;
+        settle(&mut lock, &mut out);
+        return out;
+    }
+
+    let result = match read_playbook(options.playbook.as_deref()) {
+        Ok(prompt) => {
+            let tools = DreamTools::new(home);
+            runner.run(DreamRequest {
+                prompt: &prompt,
+                home,
+                model_pattern: options.model_pattern.as_deref(),
+                tools: &tools,
+            })
+        }
+        Err(error) => DreamResult::failed(error),
+    };
+    let finished = finish_dream(home, &stamp, &result);
+    out.exit_code = finished.exit_code;
+    out.lines.extend(finished.lines);
+    settle(&mut lock, &mut out);
+    out
+}
+
+/// Releases the lock after a successful run, fails it otherwise.
+fn settle(lock: &mut DreamLock, out: &mut DreamOutput) {
+    let settled = if out.exit_code == 0 {
+        lock.release()
+    } else {
+        lock.fail()
+    };
+    if let Err(err) = settled {
+        out.lines.push(OutputLine::stderr(format!("dream: {err}")));
+        out.exit_code = 1;
+    }
+}
+
+fn read_playbook(path: Option<&Path>) -> Result<String, String> {
+    match path {
+        None => Ok(PLAYBOOK.to_owned()),
+        Some(path) => fs::read_to_string(path)
+            .map_err(|err| format!("cannot read playbook {}: {err}", path.display())),
+    }
+}
