@@ -1,1 +1,20 @@
 //! History: the host-neutral decoded event model, windows, paging, search and read.
+//!
+//! A host decodes its own transcript into a [`Transcript`] (seqs allocated over
+//! every entry in append order, off-branch spans, the active branch's windows
+//! and items) and builds a [`History`] from it; the history tools in
+//! [`crate::tools::history`] read only that. Building pairs each tool call with
+//! its result into one tool event at the call's seq and computes each event's
+//! document once.
+
+mod document;
+mod matching;
+mod model;
+mod transcript;
+
+pub use matching::LiteralMatcher;
+pub use model::{Event, History, NestedCallSummary, Role, ToolFacts, TranscriptError, Window};
+pub use transcript::{
+    ItemKind, MessageRole, NestedArguments, NestedCall, NestedCalls, SeqSpan, ToolCall, ToolResult,
+    ToolStatus, Transcript, TranscriptItem, TranscriptWindow,
+};

@@ -1,1 +1,49 @@
 //! Tools: the shared operations behind every host's tools, with bounded results.
+//!
+//! Each operation takes its parameter struct (decoded from the host's JSON with
+//! [`parse_arguments`]) and returns a [`ToolOutput`]: the model-facing text, the
+//! flat JSON result (the data itself on success, `{error, code, details?}` on a
+//! refusal) and an error flag. Both the text and the JSON fit
+//! [`TOOL_OUTPUT_MAX_BYTES`], whatever the input. Hosts never re-page or
+//! re-render: they forward `text` (and `json` where the host carries
+//! structured results).
+//!
+//! Internally an operation builds a typed data struct ([`ToolData`]: serde for
+//! the wire, a renderer for the text) as an [`Outcome`], bounding it with the
+//! shared pieces here: [`read_window`] for code-point read windows,
+//! [`fill_while_fits`] for "add rows while the result fits", [`prefix_fit`] for
+//! the longest fitting prefix.
+
+mod fill;
+pub mod history;
+mod outcome;
+mod output;
+mod params;
+pub mod schemas;
+mod window;
+
+pub use fill::{Filled, fill_while_fits};
+pub use outcome::{Outcome, Refusal, RefusalCode, WireRefusal};
+pub use output::{ToolData, ToolOutput, fits};
+pub use params::{SearchQuery, parse_arguments};
+pub use window::{LimitedBy, TextWindow, prefix_fit, read_window, render_window};
+
+/// Both the rendered text (UTF-8 bytes) and the compact JSON of a result must
+/// fit this many bytes.
+pub const TOOL_OUTPUT_MAX_BYTES: usize = 32 * 1024;
+/// Default read window, in code points.
+pub const DEFAULT_READ_WINDOW_CHARS: usize = 12_000;
+/// Largest read window (`limit_chars` maximum), in code points.
+pub const MAX_READ_WINDOW_CHARS: usize = 50_000;
+/// Default history preview per item, in code points.
+pub const HISTORY_PREVIEW_CHARS: usize = 1200;
+/// Longer refusal messages are clipped with `…[truncated N chars]`.
+pub const ERROR_MESSAGE_MAX_CHARS: usize = 2000;
+/// Larger refusal details become `{truncated: true, details_bytes: N}`.
+pub const ERROR_DETAILS_MAX_BYTES: usize = 4096;
+/// Largest single note extra shown by `notes_read`.
+pub const MAX_METADATA_ENTRY_BYTES: usize = 1024;
+/// Largest total of note extras shown by `notes_read`.
+pub const MAX_METADATA_EXTRA_BYTES: usize = 2048;
+/// Line numbers listed in an `ambiguous_edit` refusal.
+pub const MAX_ERROR_LINE_FACTS: usize = 20;

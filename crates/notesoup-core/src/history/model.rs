@@ -1,0 +1,441 @@
+//! The projected history: a transcript's items paired into public events, each
+//! with its document computed once.
+
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+use typeshare::typeshare;
+
+use super::document::tool_document;
+use super::transcript::{
+    ItemKind, MessageRole, SeqSpan, ToolCall, ToolResult, ToolStatus, Transcript, TranscriptItem,
+};
+
+/// The public role of an event.
+#[typeshare]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// Typed by the human.
+    User,
+    /// Written by the model.
+    Assistant,
+    /// A tool call with its result.
+    Tool,
+    /// Injected context: custom messages and summaries.
+    Context,
+}
+
+impl Role {
+    /// The role as texts show it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::User => "user",
+            Self::Assistant => "assistant",
+            Self::Tool => "tool",
+            Self::Context => "context",
+        }
+    }
+}
+
+/// How many nested calls a tool event recorded, and whether the host marked
+/// the record complete.
+#[typeshare]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct NestedCallSummary {
+    /// Nested call records carried on the event.
+    pub call_count: u32,
+    /// The host's completeness flag, as recorded.
+    pub complete: bool,
+}
+
+/// The facts of a tool event beside its document.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolFacts {
+    /// The tool name (`unknown` for an unpaired result that records none).
+    pub name: String,
+    /// How the run ended.
+    pub status: ToolStatus,
+    /// The host truncated the recorded output.
+    pub output_truncated: bool,
+    /// Where the full output is, when the host saved it.
+    pub full_output_path: Option<String>,
+    /// The nested-call record, when there is one.
+    pub nested_calls: Option<NestedCallSummary>,
+}
+
+/// One public event at its seq.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Event {
+    /// The stable address.
+    pub seq: u32,
+    /// Index of the event's window in [`History::windows`].
+    pub window: usize,
+    /// The public role.
+    pub role: Role,
+    /// When it was recorded, if known.
+    pub created_at: Option<String>,
+    /// Tool facts, for tool events.
+    pub tool: Option<ToolFacts>,
+    /// The text search matches, previews show and reads return.
+    pub document: String,
+    /// Code-point length of the document.
+    pub total_chars: usize,
+}
+
+/// One window of the active branch, with the seq range of its events.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Window {
+    /// The window id.
+    pub id: String,
+    /// When the window began, if known.
+    pub created_at: Option<String>,
+    /// Lowest event seq, if the window has events.
+    pub first_seq: Option<u32>,
+    /// Highest event seq, if the window has events.
+    pub last_seq: Option<u32>,
+    /// Number of public events (paired results are inside their calls).
+    pub event_count: u32,
+}
+
+/// A transcript a host built inconsistently; a bug in that host's decoder.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TranscriptError {
+    /// Items must come in strictly ascending seq order across all windows.
+    #[error("history item seq {seq} does not follow seq {previous}")]
+    SeqOutOfOrder {
+        /// The offending seq.
+        seq: u32,
+        /// The seq before it.
+        previous: u32,
+    },
+    /// Seqs start at 1 and end at `highest_seq`.
+    #[error("history item seq {seq} is outside 1..={highest_seq}")]
+    SeqOutOfRange {
+        /// The offending seq.
+        seq: u32,
+        /// The transcript's highest seq.
+        highest_seq: u32,
+    },
+    /// An item on the active branch cannot sit in an off-branch span.
+    #[error("history item seq {seq} lies in an off-branch span")]
+    SeqOffBranch {
+        /// The offending seq.
+        seq: u32,
+    },
+    /// Off-branch spans must be well-formed and within `highest_seq`.
+    #[error("off-branch span {first}..={last} is empty or past the highest seq")]
+    BadSpan {
+        /// First seq of the span.
+        first: u32,
+        /// Last seq of the span.
+        last: u32,
+    },
+    /// Window ids must be unique, since tools address windows by id.
+    #[error("window id {id:?} appears twice")]
+    DuplicateWindowId {
+        /// The repeated id.
+        id: String,
+    },
+}
+
+/// One session's history, ready for the history tools.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct History {
+    session_id: String,
+    highest_seq: u32,
+    off_branch: Vec<SeqSpan>,
+    windows: Vec<Window>,
+    events: Vec<Event>,
+    /// `(result seq, call seq)` for every result shown inside its call, by
+    /// result seq.
+    paired_slots: Vec<(u32, u32)>,
+}
+
+impl History {
+    /// Validates a transcript, pairs tool calls with their results and computes
+    /// every event's document.
+    ///
+    /// Each call takes the first unconsumed result with the same call id and a
+    /// higher seq; the pair is one tool event at the call's seq, and the
+    /// result's seq becomes a paired slot. An unpaired call is `unfinished`; an
+    /// unpaired result stays its own event.
+    pub fn new(transcript: Transcript) -> Result<Self, TranscriptError> {
+        let Transcript {
+            session_id,
+            highest_seq,
+            off_branch,
+            windows: transcript_windows,
+        } = transcript;
+        for span in &off_branch {
+            if span.first == 0 || span.first > span.last || span.last > highest_seq {
+                return Err(TranscriptError::BadSpan {
+                    first: span.first,
+                    last: span.last,
+                });
+            }
+        }
+        let off_branch = merge_spans(off_branch);
+
+        let mut windows = Vec::with_capacity(transcript_windows.len());
+        let mut items: Vec<Option<(usize, TranscriptItem)>> = Vec::new();
+        let mut seen_ids = HashMap::new();
+        for (index, window) in transcript_windows.into_iter().enumerate() {
+            if seen_ids.insert(window.id.clone(), index).is_some() {
+                return Err(TranscriptError::DuplicateWindowId { id: window.id });
+            }
+            items.extend(window.items.into_iter().map(|item| Some((index, item))));
+            windows.push(Window {
+                id: window.id,
+                created_at: window.created_at,
+                first_seq: None,
+                last_seq: None,
+                event_count: 0,
+            });
+        }
+        check_seqs(&items, highest_seq, &off_branch)?;
+
+        let mut history = Self {
+            session_id,
+            highest_seq,
+            off_branch,
+            windows,
+            events: Vec::with_capacity(items.len()),
+            paired_slots: Vec::new(),
+        };
+        history.pair_and_project(items);
+        Ok(history)
+    }
+
+    fn pair_and_project(&mut self, mut items: Vec<Option<(usize, TranscriptItem)>>) {
+        // Result positions per call id, in ascending seq order.
+        let mut results: HashMap<String, Vec<usize>> = HashMap::new();
+        for (position, slot) in items.iter().enumerate() {
+            if let Some((_, item)) = slot
+                && let ItemKind::ToolResult(ToolResult {
+                    call_id: Some(id), ..
+                }) = &item.kind
+            {
+                results.entry(id.clone()).or_default().push(position);
+            }
+        }
+        for position in 0..items.len() {
+            let Some((window, item)) = items[position].take() else {
+                continue; // a result already shown inside its call
+            };
+            let event = match item.kind {
+                ItemKind::Message { role, text } => message_event(item.seq, role, text),
+                ItemKind::ToolResult(result) => unpaired_result_event(item.seq, result),
+                ItemKind::ToolCall(call) => {
+                    let result = results.get(&call.call_id).and_then(|positions| {
+                        // Every position after this one has a higher seq.
+                        let later = positions.partition_point(|&candidate| candidate <= position);
+                        positions[later..]
+                            .iter()
+                            .find_map(|&candidate| take_result(&mut items[candidate]))
+                    });
+                    if let Some((result_seq, _)) = &result {
+                        self.paired_slots.push((*result_seq, item.seq));
+                    }
+                    call_event(item.seq, call, result.map(|(_, result)| result))
+                }
+            };
+            self.push_event(window, item.created_at, event);
+        }
+        self.paired_slots.sort_unstable();
+    }
+
+    fn push_event(&mut self, window: usize, created_at: Option<String>, event: EventParts) {
+        let seq = event.seq;
+        if let Some(info) = self.windows.get_mut(window) {
+            info.first_seq.get_or_insert(seq);
+            info.last_seq = Some(seq);
+            info.event_count += 1;
+        }
+        let total_chars = event.document.chars().count();
+        self.events.push(Event {
+            seq,
+            window,
+            role: event.role,
+            created_at,
+            tool: event.tool,
+            document: event.document,
+            total_chars,
+        });
+    }
+
+    /// The session id.
+    pub fn session_id(&self) -> &str {
+        &self.session_id
+    }
+
+    /// The last seq allocated over all entries, other branches included.
+    pub fn highest_seq(&self) -> u32 {
+        self.highest_seq
+    }
+
+    /// The active branch's windows, oldest first.
+    pub fn windows(&self) -> &[Window] {
+        &self.windows
+    }
+
+    /// Every public event, in ascending seq order.
+    pub fn events(&self) -> &[Event] {
+        &self.events
+    }
+
+    /// The event at `seq`, if one lives there.
+    pub fn event(&self, seq: u32) -> Option<&Event> {
+        self.events
+            .binary_search_by_key(&seq, |event| event.seq)
+            .ok()
+            .map(|index| &self.events[index])
+    }
+
+    /// True when `seq` was allocated to an entry off the active branch.
+    pub fn is_off_branch(&self, seq: u32) -> bool {
+        span_contains(&self.off_branch, seq)
+    }
+
+    /// The call seq whose event shows the result at `seq`, if `seq` is a
+    /// paired result slot.
+    pub fn paired_call(&self, seq: u32) -> Option<u32> {
+        self.paired_slots
+            .binary_search_by_key(&seq, |&(result, _)| result)
+            .ok()
+            .map(|index| self.paired_slots[index].1)
+    }
+}
+
+/// An event before it is placed in its window.
+struct EventParts {
+    seq: u32,
+    role: Role,
+    tool: Option<ToolFacts>,
+    document: String,
+}
+
+fn message_event(seq: u32, role: MessageRole, text: String) -> EventParts {
+    let role = match role {
+        MessageRole::User => Role::User,
+        MessageRole::Assistant => Role::Assistant,
+        MessageRole::Context => Role::Context,
+    };
+    EventParts {
+        seq,
+        role,
+        tool: None,
+        document: text,
+    }
+}
+
+fn take_result(slot: &mut Option<(usize, TranscriptItem)>) -> Option<(u32, ToolResult)> {
+    match slot.take() {
+        Some((
+            _,
+            TranscriptItem {
+                seq,
+                kind: ItemKind::ToolResult(result),
+                ..
+            },
+        )) => Some((seq, result)),
+        other => {
+            *slot = other;
+            None
+        }
+    }
+}
+
+fn call_event(seq: u32, call: ToolCall, result: Option<ToolResult>) -> EventParts {
+    let Some(mut result) = result else {
+        return tool_event(seq, call.name, call.arguments, ToolStatus::Unfinished, None);
+    };
+    let arguments = call.arguments.or_else(|| result.arguments.take());
+    let status = result.status;
+    tool_event(seq, call.name, arguments, status, Some(result))
+}
+
+fn unpaired_result_event(seq: u32, mut result: ToolResult) -> EventParts {
+    let name = result.name.take().unwrap_or_else(|| "unknown".to_owned());
+    let arguments = result.arguments.take();
+    let status = result.status;
+    tool_event(seq, name, arguments, status, Some(result))
+}
+
+fn tool_event(
+    seq: u32,
+    name: String,
+    arguments: Option<String>,
+    status: ToolStatus,
+    result: Option<ToolResult>,
+) -> EventParts {
+    let (output, output_truncated, full_output_path, nested) = match result {
+        Some(result) => (
+            result.output,
+            result.output_truncated,
+            result.full_output_path,
+            result.nested_calls,
+        ),
+        None => (String::new(), false, None, None),
+    };
+    let document = tool_document(&name, arguments.as_deref(), &output, nested.as_ref());
+    EventParts {
+        seq,
+        role: Role::Tool,
+        tool: Some(ToolFacts {
+            name,
+            status,
+            output_truncated,
+            full_output_path,
+            nested_calls: nested.map(|nested| NestedCallSummary {
+                call_count: u32::try_from(nested.calls.len()).unwrap_or(u32::MAX),
+                complete: nested.complete,
+            }),
+        }),
+        document,
+    }
+}
+
+fn check_seqs(
+    items: &[Option<(usize, TranscriptItem)>],
+    highest_seq: u32,
+    off_branch: &[SeqSpan],
+) -> Result<(), TranscriptError> {
+    let mut previous = 0;
+    for (_, item) in items.iter().flatten() {
+        let seq = item.seq;
+        if seq == 0 || seq > highest_seq {
+            return Err(TranscriptError::SeqOutOfRange { seq, highest_seq });
+        }
+        if seq <= previous {
+            return Err(TranscriptError::SeqOutOfOrder { seq, previous });
+        }
+        if span_contains(off_branch, seq) {
+            return Err(TranscriptError::SeqOffBranch { seq });
+        }
+        previous = seq;
+    }
+    Ok(())
+}
+
+/// Sorts spans and merges overlapping or adjacent ones, so lookups can binary
+/// search.
+fn merge_spans(mut spans: Vec<SeqSpan>) -> Vec<SeqSpan> {
+    spans.sort_unstable_by_key(|span| span.first);
+    let mut merged: Vec<SeqSpan> = Vec::with_capacity(spans.len());
+    for span in spans {
+        match merged.last_mut() {
+            Some(last) if span.first <= last.last.saturating_add(1) => {
+                last.last = last.last.max(span.last);
+            }
+            _ => merged.push(span),
+        }
+    }
+    merged
+}
+
+/// True when `seq` lies in one of the sorted, disjoint `spans`.
+fn span_contains(spans: &[SeqSpan], seq: u32) -> bool {
+    let after = spans.partition_point(|span| span.first <= seq);
+    after > 0 && spans[after - 1].contains(seq)
+}
