@@ -9,9 +9,12 @@
 // Tests may unwrap: a panic is how a test fails.
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
+pub mod budget;
+pub mod env;
 pub mod files;
 pub mod hook;
 pub mod mcp;
+pub mod names;
 pub mod state;
 pub mod transcript;
 pub mod window;
