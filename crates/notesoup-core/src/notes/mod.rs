@@ -1,1 +1,98 @@
 //! Notes: identities, addresses, the frontmatter codec and the durable store.
+//!
+//! The standalone notes library. It reads no environment variables: a host
+//! builds a [`NotesIdentity`] explicitly (with [`default_root`],
+//! [`agent_slug`], [`model_slug`] and [`project_key`] to derive the values
+//! from its own environment) and opens a [`NoteStore`] over it.
+//!
+//! # Public API
+//!
+//! - Identity: [`NotesIdentity`] (`new`, `with_model`, getters), [`IdentityError`]
+//!   (`notes context <field> must be …`), [`Scope`], [`slugify`], [`is_slug`],
+//!   [`default_root`], [`agent_slug`], [`model_slug`], [`project_key`].
+//! - Addresses: [`Address`] (`parse`, `new`, `render`, `concrete`, `is_writable`),
+//!   [`Home`] (`dir`, `rendered_prefix`, `concrete_prefix`, `label`, `own`),
+//!   [`NotePattern`] (`parse`, `matches`, `homes`) and [`HomeSelection`].
+//! - Format: [`NoteMeta`], [`Origin`], [`Extra`], [`ParsedNote`], [`parse_note`],
+//!   [`strip_frontmatter`], [`serialize_note`], [`serialize_frontmatter`],
+//!   [`scalar_text`], [`KNOWN_KEYS`]; times via [`local_iso`], [`parse_iso_ms`],
+//!   [`now_ms`], [`next_stamp_ms`].
+//! - Store: [`NoteStore`] with `write`, `read`, `update`, `rename`, `list`,
+//!   `list_with_status`, `search`, `search_with_status`; arguments [`Edit`],
+//!   [`UpdateRequest`], [`ListQuery`]; results [`WriteResult`] ([`WriteOutcome`]),
+//!   [`ReadResult`], [`UpdateResult`] ([`Change`], [`ChangeKind`]),
+//!   [`RenameResult`], [`NoteRow`], [`SearchRow`] ([`LineMatch`]), [`ListStatus`],
+//!   [`SearchStatus`]; limits [`MAX_NOTE_BYTES`], [`MAX_NOTE_PATH_BYTES`].
+//! - Matching: [`LiteralQueries`], the case-insensitive literal matcher that
+//!   `search` uses (also fit for history search).
+//! - Errors: [`NoteError`] with [`NoteErrorCode`] (`code().as_str()`, `message()`,
+//!   `line_numbers()`, `edit_index()`, `path()`, `io_kind()`).
+//!
+//! # Durability and concurrency
+//!
+//! Every write goes to `<path>.<pid>.<uuid>.tmp` in the note's directory, is
+//! fsynced, renamed over the note, and the directory is fsynced, so a crash
+//! leaves either the old or the new note, never a torn one. No operation
+//! deletes a note (a rename removes its source after writing the target).
+//!
+//! Operations on one file are serialized twice:
+//! - inside the process by a process-wide queue keyed by the note's physical
+//!   path (the root is resolved once per store and nothing below it may be a
+//!   link, so the path is physical); a rename takes both paths in sorted
+//!   order;
+//! - across processes by an exclusive advisory lock (`File::lock`, i.e.
+//!   `flock`) on the note's **parent directory**, taken after the queue and,
+//!   for a rename, on both directories in sorted order. The note file itself
+//!   cannot carry the lock: it is replaced by rename on every write, so a
+//!   waiter would hold a lock on a stale inode. A sidecar lock file would be
+//!   visible in the home (and to doctor). The directory is never replaced and
+//!   its descriptor is needed for the directory fsync anyway; the price is
+//!   that writers of different notes in one directory of different processes
+//!   take turns, which costs microseconds.
+//!
+//! `list` and `search` do not take the queue or the lock: every write is an
+//! atomic rename, so each file they read is a whole old or whole new version
+//! (neither operation promises a snapshot across files).
+//!
+//! # Links
+//!
+//! The notes root may itself be a link; below it the store never follows a
+//! symbolic link. A read, write, update or rename whose path crosses a link
+//! (a linked home, directory or note file) is refused with
+//! `invalid_address`; `list` and `search` skip linked entries, and a linked
+//! home is reported unavailable. Nothing outside the root is read or written
+//! through a link. Hard links are ordinary files: a write replaces the
+//! directory entry by rename, so the other name keeps its old content.
+//!
+//! # Matching
+//!
+//! Search folds both sides with the Unicode default lowercase mapping
+//! (`char::to_lowercase`), plus final sigma `ς` → `σ`; see [`LiteralQueries`].
+
+mod address;
+mod error;
+mod frontmatter;
+mod fsio;
+mod identity;
+mod matcher;
+mod paths;
+mod store;
+mod time;
+
+pub use address::{Address, Home, HomeSelection, NotePattern};
+pub use error::{NoteError, NoteErrorCode};
+pub use frontmatter::{
+    Extra, KNOWN_KEYS, NoteMeta, Origin, ParsedNote, parse_note, scalar_text,
+    serialize_frontmatter, serialize_note, strip_frontmatter,
+};
+pub use identity::{
+    IdentityError, NotesIdentity, Scope, agent_slug, default_root, is_slug, model_slug, slugify,
+};
+pub use matcher::{LineMatch, LiteralQueries};
+pub use paths::project_key;
+pub use store::{
+    Change, ChangeKind, Edit, ListQuery, ListStatus, MAX_NOTE_BYTES, MAX_NOTE_PATH_BYTES, NoteRow,
+    NoteStore, ReadResult, RenameResult, SearchRow, SearchStatus, UpdateRequest, UpdateResult,
+    WriteOutcome, WriteResult,
+};
+pub use time::{local_iso, next_stamp_ms, now_ms, parse_iso_ms};

@@ -1,1 +1,11 @@
 //! Integration tests: notes.
+
+mod address;
+mod concurrency;
+mod escape;
+mod format;
+mod identity;
+mod listing;
+mod props;
+mod store;
+mod support;

@@ -1,0 +1,471 @@
+//! The note file format: `---\n<key>: <scalar>\n…\n---\n\n<body>`.
+//!
+//! Parsing is tolerant (BOM, CRLF, block sequences, JSON scalars, a missing
+//! or unclosed block reads as all body). Serialization writes the known keys
+//! first in a fixed order, then every unknown key verbatim and in its
+//! original order.
+
+use jiff::tz::TimeZone;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::error::{NoteError, NoteErrorCode};
+use super::time::{local_iso, parse_iso_ms};
+
+/// Who wrote a note's content.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Origin {
+    /// The human said it.
+    User,
+    /// The agent wrote it (the default).
+    #[default]
+    #[serde(rename = "self")]
+    SelfAuthored,
+    /// It came from an external source.
+    External,
+}
+
+impl Origin {
+    /// The stored form: `user`, `self` or `external`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::User => "user",
+            Self::SelfAuthored => "self",
+            Self::External => "external",
+        }
+    }
+
+    /// Parses `user`, `self` or `external`; anything else is `invalid_origin`.
+    pub fn parse(text: &str) -> Result<Origin, NoteError> {
+        match text {
+            "user" => Ok(Self::User),
+            "self" => Ok(Self::SelfAuthored),
+            "external" => Ok(Self::External),
+            _ => Err(NoteError::new(
+                NoteErrorCode::InvalidOrigin,
+                format!("origin must be user, self, or external (got {text:?})"),
+            )),
+        }
+    }
+}
+
+/// An unknown frontmatter key, kept verbatim: its parsed value (for display)
+/// and the raw line(s) it was read from (for writing back unchanged).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Extra {
+    key: String,
+    value: Value,
+    raw: String,
+}
+
+impl Extra {
+    /// An extra built from a value, written with the bare-or-JSON rule.
+    /// The key must match `^[A-Za-z_][A-Za-z0-9_-]*$` and must not be a known key.
+    pub fn new(key: &str, value: Value) -> Option<Extra> {
+        if !is_key(key) || KNOWN_KEYS.contains(&key) || key == LEGACY_SCOPE_KEY {
+            return None;
+        }
+        let raw = format!("{key}: {}", scalar_text(&value));
+        Some(Extra {
+            key: key.to_owned(),
+            value,
+            raw,
+        })
+    }
+
+    /// The key.
+    pub fn key(&self) -> &str {
+        &self.key
+    }
+
+    /// The parsed value (a block sequence is an array).
+    pub fn value(&self) -> &Value {
+        &self.value
+    }
+
+    /// The exact line(s) written for this key, without a trailing newline.
+    pub fn raw(&self) -> &str {
+        &self.raw
+    }
+}
+
+/// A note's metadata. Times are epoch milliseconds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NoteMeta {
+    /// `origin`: who wrote the content.
+    pub origin: Origin,
+    /// `createdAt`.
+    pub created_at: i64,
+    /// `updatedAt`: bumped when the body or origin changes.
+    pub updated_at: i64,
+    /// `lastAccessed`: set by reads.
+    pub last_accessed: i64,
+    /// `accessCount`: incremented by reads.
+    pub access_count: u64,
+    /// `crumpledAt`: present means the note is in the wastebasket.
+    pub crumpled_at: Option<i64>,
+    /// `project`: the project key of a session note.
+    pub project: Option<String>,
+    /// Every other key, in file order.
+    pub extras: Vec<Extra>,
+}
+
+impl NoteMeta {
+    /// Metadata of a brand-new note: every time is `now`, no accesses.
+    pub fn new_at(now_ms: i64) -> NoteMeta {
+        NoteMeta {
+            origin: Origin::SelfAuthored,
+            created_at: now_ms,
+            updated_at: now_ms,
+            last_accessed: now_ms,
+            access_count: 0,
+            crumpled_at: None,
+            project: None,
+            extras: Vec::new(),
+        }
+    }
+
+    /// Whether the note is crumpled (in the wastebasket).
+    pub fn is_crumpled(&self) -> bool {
+        self.crumpled_at.is_some()
+    }
+
+    /// The value of an extra key, if present (the last one wins).
+    pub fn extra(&self, key: &str) -> Option<&Value> {
+        self.extras
+            .iter()
+            .rev()
+            .find(|extra| extra.key == key)
+            .map(|extra| &extra.value)
+    }
+}
+
+/// The known keys, in the order they are written.
+pub const KNOWN_KEYS: [&str; 7] = [
+    "origin",
+    "createdAt",
+    "updatedAt",
+    "lastAccessed",
+    "accessCount",
+    "crumpledAt",
+    "project",
+];
+
+/// The legacy `scope` key: read past, never written.
+const LEGACY_SCOPE_KEY: &str = "scope";
+
+/// A parsed note file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParsedNote<'a> {
+    /// The metadata, with defaults for missing known keys.
+    pub meta: NoteMeta,
+    /// The body: everything after the frontmatter block and the one blank
+    /// line that follows it (the whole text, less a BOM, when there is no
+    /// closed block).
+    pub body: &'a str,
+    /// Whether a closed frontmatter block was found.
+    pub has_frontmatter: bool,
+}
+
+/// Parses a note file. Missing times default to `now_ms`; times without an
+/// offset are read in `tz`.
+pub fn parse_note<'a>(text: &'a str, now_ms: i64, tz: &TimeZone) -> ParsedNote<'a> {
+    let (lines, body) = split_frontmatter(text);
+    let mut meta = NoteMeta::new_at(now_ms);
+    let Some(lines) = lines else {
+        return ParsedNote {
+            meta,
+            body,
+            has_frontmatter: false,
+        };
+    };
+    for field in read_fields(&lines) {
+        apply_field(&mut meta, field, now_ms, tz);
+    }
+    ParsedNote {
+        meta,
+        body,
+        has_frontmatter: true,
+    }
+}
+
+/// The body of `content`: any leading frontmatter block is stripped.
+pub fn strip_frontmatter(content: &str) -> &str {
+    split_frontmatter(content).1
+}
+
+/// Splits off the frontmatter block: its inner lines (without line
+/// endings) when the block is closed, and the body.
+fn split_frontmatter(text: &str) -> (Option<Vec<&str>>, &str) {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut rest = text;
+    let Some(first) = next_line(&mut rest) else {
+        return (None, text);
+    };
+    if first != "---" {
+        return (None, text);
+    }
+    let mut lines = Vec::new();
+    while let Some(line) = next_line(&mut rest) {
+        if line == "---" {
+            let body = rest
+                .strip_prefix("\r\n")
+                .or_else(|| rest.strip_prefix('\n'))
+                .unwrap_or(rest);
+            return (Some(lines), body);
+        }
+        lines.push(line);
+    }
+    (None, text)
+}
+
+/// Takes the next line off `rest` (without `\n` or `\r\n`); `None` at the end.
+fn next_line<'a>(rest: &mut &'a str) -> Option<&'a str> {
+    if rest.is_empty() {
+        return None;
+    }
+    let (line, tail) = match memchr::memchr(b'\n', rest.as_bytes()) {
+        Some(end) => (&rest[..end], &rest[end + 1..]),
+        None => (*rest, ""),
+    };
+    *rest = tail;
+    Some(line.strip_suffix('\r').unwrap_or(line))
+}
+
+struct Field {
+    key: String,
+    value: Value,
+    raw: String,
+}
+
+fn read_fields(lines: &[&str]) -> Vec<Field> {
+    let mut fields: Vec<Field> = Vec::new();
+    let mut index = 0;
+    while index < lines.len() {
+        let line = lines[index];
+        index += 1;
+        let Some((key, value_text)) = split_key(line) else {
+            // A line before the first key cannot belong to anything; later
+            // stray lines stay attached to the key above them verbatim.
+            if let Some(field) = fields.last_mut() {
+                field.raw.push('\n');
+                field.raw.push_str(line);
+            }
+            continue;
+        };
+        let mut raw = line.to_owned();
+        let value_text = value_text.trim();
+        let value = if value_text.is_empty() {
+            let mut items = Vec::new();
+            while let Some(item) = lines.get(index).and_then(|line| sequence_item(line)) {
+                items.push(parse_scalar(item));
+                raw.push('\n');
+                raw.push_str(lines[index]);
+                index += 1;
+            }
+            Value::Array(items)
+        } else {
+            parse_scalar(value_text)
+        };
+        fields.push(Field {
+            key: key.to_owned(),
+            value,
+            raw,
+        });
+    }
+    fields
+}
+
+/// Splits a key line `^([A-Za-z_][A-Za-z0-9_-]*):(.*)$`.
+fn split_key(line: &str) -> Option<(&str, &str)> {
+    let colon = line.find(':')?;
+    let key = &line[..colon];
+    is_key(key).then(|| (key, &line[colon + 1..]))
+}
+
+fn is_key(key: &str) -> bool {
+    let mut bytes = key.bytes();
+    bytes
+        .next()
+        .is_some_and(|first| first.is_ascii_alphabetic() || first == b'_')
+        && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+/// The item text of a block-sequence line `- item` (leading indentation allowed).
+fn sequence_item(line: &str) -> Option<&str> {
+    let rest = line.trim_start().strip_prefix('-')?;
+    if rest.is_empty() {
+        return Some("");
+    }
+    rest.starts_with([' ', '\t']).then(|| rest.trim())
+}
+
+/// A scalar is JSON-parsed; failing that, surrounding quotes are stripped;
+/// failing that, the trimmed text is used.
+fn parse_scalar(text: &str) -> Value {
+    let text = text.trim();
+    if let Ok(value) = serde_json::from_str::<Value>(text) {
+        return value;
+    }
+    for quote in ['"', '\''] {
+        if text.len() >= 2
+            && let Some(inner) = text
+                .strip_prefix(quote)
+                .and_then(|inner| inner.strip_suffix(quote))
+        {
+            return Value::String(inner.to_owned());
+        }
+    }
+    Value::String(text.to_owned())
+}
+
+fn apply_field(meta: &mut NoteMeta, field: Field, now_ms: i64, tz: &TimeZone) {
+    let time = |value: &Value| time_ms(value, tz).unwrap_or(now_ms);
+    match field.key.as_str() {
+        "origin" => {
+            meta.origin = field
+                .value
+                .as_str()
+                .and_then(|text| Origin::parse(text).ok())
+                .unwrap_or_default();
+        }
+        "createdAt" => meta.created_at = time(&field.value),
+        "updatedAt" => meta.updated_at = time(&field.value),
+        "lastAccessed" => meta.last_accessed = time(&field.value),
+        "accessCount" => meta.access_count = count(&field.value).unwrap_or(0),
+        "crumpledAt" => {
+            meta.crumpled_at = match &field.value {
+                Value::String(text) if !text.is_empty() => Some(time(&field.value)),
+                Value::Number(_) => Some(time(&field.value)),
+                _ => None,
+            };
+        }
+        "project" => {
+            meta.project = match field.value {
+                Value::String(text) if !text.is_empty() => Some(text),
+                Value::Number(number) => Some(number.to_string()),
+                _ => None,
+            };
+        }
+        LEGACY_SCOPE_KEY => {}
+        _ => meta.extras.push(Extra {
+            key: field.key,
+            value: field.value,
+            raw: field.raw,
+        }),
+    }
+}
+
+fn time_ms(value: &Value, tz: &TimeZone) -> Option<i64> {
+    match value {
+        Value::String(text) => parse_iso_ms(text, tz),
+        Value::Number(number) => number
+            .as_i64()
+            .or_else(|| number.as_f64().map(|ms| ms as i64)),
+        _ => None,
+    }
+}
+
+fn count(value: &Value) -> Option<u64> {
+    match value {
+        Value::Number(number) => number.as_u64(),
+        Value::String(text) if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) => {
+            text.parse().ok()
+        }
+        _ => None,
+    }
+}
+
+/// The frontmatter block `---\n…\n---\n` for `meta`, times written as local
+/// ISO in `tz`.
+pub fn serialize_frontmatter(meta: &NoteMeta, tz: &TimeZone) -> String {
+    let mut out = String::with_capacity(256);
+    out.push_str("---\n");
+    let mut line = |key: &str, value: &str| {
+        out.push_str(key);
+        out.push_str(": ");
+        out.push_str(value);
+        out.push('\n');
+    };
+    line("origin", meta.origin.as_str());
+    line("createdAt", &local_iso(meta.created_at, tz));
+    line("updatedAt", &local_iso(meta.updated_at, tz));
+    line("lastAccessed", &local_iso(meta.last_accessed, tz));
+    line("accessCount", &meta.access_count.to_string());
+    if let Some(crumpled_at) = meta.crumpled_at {
+        line("crumpledAt", &local_iso(crumpled_at, tz));
+    }
+    if let Some(project) = &meta.project {
+        line("project", &scalar_text(&Value::String(project.clone())));
+    }
+    for extra in &meta.extras {
+        out.push_str(&extra.raw);
+        out.push('\n');
+    }
+    out.push_str("---\n");
+    out
+}
+
+/// The whole file: the frontmatter block, one blank line, the body.
+pub fn serialize_note(meta: &NoteMeta, body: &str, tz: &TimeZone) -> String {
+    let mut out = serialize_frontmatter(meta, tz);
+    out.reserve(body.len() + 1);
+    out.push('\n');
+    out.push_str(body);
+    out
+}
+
+/// A value as written after `key: `: a string matching
+/// `^[A-Za-z0-9_.+\-:/]+$` that is not `true false null yes no on off ~`
+/// (any case) is written bare; everything else as compact JSON. A bare form
+/// that would read back as a JSON number (e.g. `"123"`) is quoted as well,
+/// so the value keeps its type.
+pub fn scalar_text(value: &Value) -> String {
+    if let Value::String(text) = value
+        && is_bare(text)
+    {
+        return text.clone();
+    }
+    value.to_string()
+}
+
+fn is_bare(text: &str) -> bool {
+    const RESERVED: [&str; 8] = ["true", "false", "null", "yes", "no", "on", "off", "~"];
+    !text.is_empty()
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_.+-:/".contains(&b))
+        && !RESERVED.iter().any(|word| word.eq_ignore_ascii_case(text))
+        && serde_json::from_str::<Value>(text).is_err()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bare_or_quoted() {
+        for (value, expect) in [
+            ("self", "self"),
+            (
+                "2026-09-15T17:31:45.392+08:00",
+                "2026-09-15T17:31:45.392+08:00",
+            ),
+            ("a b", "\"a b\""),
+            ("Yes", "\"Yes\""),
+            ("~", "\"~\""),
+            ("123", "\"123\""),
+            ("", "\"\""),
+            ("naïve", "\"naïve\""),
+        ] {
+            assert_eq!(
+                scalar_text(&Value::String(value.into())),
+                expect,
+                "{value:?}"
+            );
+        }
+    }
+}

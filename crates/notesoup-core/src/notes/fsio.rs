@@ -1,0 +1,268 @@
+//! The filesystem primitives of the store: the per-file queue, the
+//! cross-process directory lock, link-refusing path checks, and the durable
+//! atomic write.
+
+use std::collections::BTreeMap;
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
+
+use super::error::{NoteError, NoteErrorCode};
+
+/// Holders and waiters of each busy file; an idle key is removed.
+static QUEUE: Mutex<BTreeMap<PathBuf, Slot>> = Mutex::new(BTreeMap::new());
+static QUEUE_WAKE: Condvar = Condvar::new();
+
+#[derive(Debug)]
+struct Slot {
+    held: bool,
+    users: usize,
+}
+
+fn queue() -> MutexGuard<'static, BTreeMap<PathBuf, Slot>> {
+    QUEUE.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Exclusive in-process turns on one or more files, taken in sorted order
+/// (so two renames can never deadlock) and released on drop.
+#[derive(Debug)]
+pub(crate) struct FileTurns {
+    keys: Vec<PathBuf>,
+}
+
+impl FileTurns {
+    /// Waits for and takes the turn of every path (duplicates count once).
+    pub(crate) fn take(paths: &[&Path]) -> FileTurns {
+        let mut keys: Vec<PathBuf> = paths.iter().map(|path| path.to_path_buf()).collect();
+        keys.sort();
+        keys.dedup();
+        for key in &keys {
+            let mut map = queue();
+            map.entry(key.clone())
+                .or_insert(Slot {
+                    held: false,
+                    users: 0,
+                })
+                .users += 1;
+            while map.get(key).is_some_and(|slot| slot.held) {
+                map = QUEUE_WAKE.wait(map).unwrap_or_else(PoisonError::into_inner);
+            }
+            if let Some(slot) = map.get_mut(key) {
+                slot.held = true;
+            }
+        }
+        FileTurns { keys }
+    }
+}
+
+impl Drop for FileTurns {
+    fn drop(&mut self) {
+        let mut map = queue();
+        for key in &self.keys {
+            if let Some(slot) = map.get_mut(key) {
+                slot.held = false;
+                slot.users -= 1;
+                if slot.users == 0 {
+                    map.remove(key);
+                }
+            }
+        }
+        drop(map);
+        QUEUE_WAKE.notify_all();
+    }
+}
+
+/// An exclusive advisory lock (`flock`) on a note's directory, shared by
+/// every process; also the handle used to fsync the directory. Released
+/// when dropped (the descriptor closes).
+#[derive(Debug)]
+pub(crate) struct DirLock {
+    dir: File,
+    path: PathBuf,
+}
+
+impl DirLock {
+    /// Locks each distinct directory, in sorted order.
+    pub(crate) fn take(dirs: &[&Path]) -> Result<Vec<DirLock>, NoteError> {
+        let mut dirs: Vec<&Path> = dirs.to_vec();
+        dirs.sort();
+        dirs.dedup();
+        dirs.into_iter()
+            .map(|dir| {
+                let handle =
+                    File::open(dir).map_err(|e| NoteError::io("open directory", dir, &e))?;
+                handle
+                    .lock()
+                    .map_err(|e| NoteError::io("lock directory", dir, &e))?;
+                Ok(DirLock {
+                    dir: handle,
+                    path: dir.to_path_buf(),
+                })
+            })
+            .collect()
+    }
+
+    /// Flushes the directory entry changes (renames, new files) to disk.
+    pub(crate) fn sync(&self) -> Result<(), NoteError> {
+        self.dir
+            .sync_all()
+            .map_err(|e| NoteError::io("sync directory", &self.path, &e))
+    }
+}
+
+/// What lies at a note path.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Presence {
+    /// Nothing (or a missing directory on the way).
+    Missing,
+    /// A regular file.
+    File,
+}
+
+/// The `invalid_address` refusal for a path that crosses a symbolic link.
+fn crosses_link(link: &Path) -> NoteError {
+    NoteError::new(
+        NoteErrorCode::InvalidAddress,
+        format!(
+            "the note path crosses a symbolic link at {}; the notes store never follows links",
+            link.display()
+        ),
+    )
+    .with_path(link)
+}
+
+/// Looks at `target` below `root` without following any link: every
+/// existing component under `root` must be a real directory and the target
+/// a regular file.
+pub(crate) fn inspect(root: &Path, target: &Path) -> Result<Presence, NoteError> {
+    let relative = target.strip_prefix(root).map_err(|_| {
+        NoteError::new(
+            NoteErrorCode::InternalError,
+            format!("{} is not below the notes root", target.display()),
+        )
+    })?;
+    let mut current = root.to_path_buf();
+    let count = relative.components().count();
+    for (index, component) in relative.components().enumerate() {
+        current.push(component);
+        let meta = match fs::symlink_metadata(&current) {
+            Ok(meta) => meta,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Presence::Missing),
+            Err(e) => return Err(NoteError::io("inspect", &current, &e)),
+        };
+        let file_type = meta.file_type();
+        if file_type.is_symlink() {
+            return Err(crosses_link(&current));
+        }
+        let last = index + 1 == count;
+        if last && file_type.is_file() {
+            return Ok(Presence::File);
+        }
+        if !file_type.is_dir() || last {
+            let kind = if last {
+                "is not a regular file"
+            } else {
+                "is not a directory"
+            };
+            return Err(NoteError::new(
+                NoteErrorCode::IoError,
+                format!("{} {kind}", current.display()),
+            )
+            .with_path(&current));
+        }
+    }
+    Ok(Presence::Missing)
+}
+
+/// Whether the directory `dir` below `root` exists, refusing a link or a
+/// non-directory anywhere on the way.
+pub(crate) fn inspect_dir(root: &Path, dir: &Path) -> Result<bool, NoteError> {
+    let relative = dir.strip_prefix(root).map_err(|_| {
+        NoteError::new(
+            NoteErrorCode::InternalError,
+            format!("{} is not below the notes root", dir.display()),
+        )
+    })?;
+    let mut current = root.to_path_buf();
+    for component in relative.components() {
+        current.push(component);
+        let meta = match fs::symlink_metadata(&current) {
+            Ok(meta) => meta,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
+            Err(e) => return Err(NoteError::io("inspect", &current, &e)),
+        };
+        if meta.file_type().is_symlink() {
+            return Err(crosses_link(&current));
+        }
+        if !meta.is_dir() {
+            return Err(NoteError::new(
+                NoteErrorCode::IoError,
+                format!("{} is not a directory", current.display()),
+            )
+            .with_path(&current));
+        }
+    }
+    Ok(true)
+}
+
+/// Creates `dir` and its parents below `root` (and `root` itself), refusing
+/// to pass through a link.
+pub(crate) fn create_dirs(root: &Path, dir: &Path) -> Result<(), NoteError> {
+    fs::create_dir_all(root).map_err(|e| NoteError::io("create directory", root, &e))?;
+    let relative = dir.strip_prefix(root).map_err(|_| {
+        NoteError::new(
+            NoteErrorCode::InternalError,
+            format!("{} is not below the notes root", dir.display()),
+        )
+    })?;
+    let mut current = root.to_path_buf();
+    for component in relative.components() {
+        current.push(component);
+        match fs::create_dir(&current) {
+            Ok(()) => continue,
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(NoteError::io("create directory", &current, &e)),
+        }
+        let meta =
+            fs::symlink_metadata(&current).map_err(|e| NoteError::io("inspect", &current, &e))?;
+        if meta.file_type().is_symlink() {
+            return Err(crosses_link(&current));
+        }
+        if !meta.is_dir() {
+            return Err(NoteError::new(
+                NoteErrorCode::IoError,
+                format!("{} is not a directory", current.display()),
+            )
+            .with_path(&current));
+        }
+    }
+    Ok(())
+}
+
+/// Writes `bytes` to `path` durably and atomically: a temp file
+/// `<path>.<pid>.<uuid>.tmp` in the same directory, fsynced, then renamed
+/// over `path`. The temp file is removed on failure. The caller fsyncs the
+/// directory afterwards.
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), NoteError> {
+    let mut temp_name = path.file_name().unwrap_or_default().to_os_string();
+    temp_name.push(format!(
+        ".{}.{}.tmp",
+        std::process::id(),
+        uuid::Uuid::new_v4()
+    ));
+    let temp = path.with_file_name(temp_name);
+    let written = (|| {
+        let mut file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&temp)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        fs::rename(&temp, path)
+    })();
+    written.map_err(|e| {
+        let _ = fs::remove_file(&temp);
+        NoteError::io("write", path, &e)
+    })
+}

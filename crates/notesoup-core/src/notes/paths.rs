@@ -1,0 +1,55 @@
+//! Filesystem layout: the project key of a working directory.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use super::identity::absolute_lexical;
+
+/// The project key of `cwd`: `<basename(root)>-<first 8 hex of sha1(root)>`,
+/// where `root` is the git root found by walking up to a `.git` entry (a
+/// linked worktree resolves to its main checkout), or `cwd` itself when there
+/// is no git root. The root path is hashed as a UTF-8 string.
+pub fn project_key(cwd: &Path) -> String {
+    let cwd = absolute_lexical(cwd);
+    let root = git_root(&cwd).unwrap_or(cwd);
+    let text = root.to_string_lossy();
+    let digest = sha1_smol::Sha1::from(text.as_bytes()).digest().to_string();
+    let base = root
+        .file_name()
+        .map(|name| name.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    format!("{base}-{}", &digest[..8])
+}
+
+fn git_root(cwd: &Path) -> Option<PathBuf> {
+    for dir in cwd.ancestors() {
+        let dot_git = dir.join(".git");
+        if fs::symlink_metadata(&dot_git).is_err() {
+            continue;
+        }
+        if fs::metadata(&dot_git).is_ok_and(|meta| meta.is_file()) {
+            return Some(linked_worktree_main(dir, &dot_git).unwrap_or_else(|| dir.to_path_buf()));
+        }
+        return Some(dir.to_path_buf());
+    }
+    None
+}
+
+/// For a `.git` file whose `gitdir:` points at `<main>/.git/worktrees/<name>`,
+/// returns `<main>`.
+fn linked_worktree_main(dir: &Path, dot_git: &Path) -> Option<PathBuf> {
+    let text = fs::read_to_string(dot_git).ok()?;
+    let target = text
+        .lines()
+        .find_map(|line| line.strip_prefix("gitdir:"))?
+        .trim();
+    let gitdir = absolute_lexical(&dir.join(target));
+    let worktrees = gitdir.parent()?;
+    let dot_git_dir = worktrees.parent()?;
+    let is_linked = worktrees.file_name()? == "worktrees" && dot_git_dir.file_name()? == ".git";
+    if is_linked {
+        dot_git_dir.parent().map(Path::to_path_buf)
+    } else {
+        None
+    }
+}

@@ -1,0 +1,329 @@
+//! Address parsing, rendering and the glob matcher.
+
+use notesoup_core::notes::{
+    Address, Home, HomeSelection, NoteErrorCode, NotePattern, NotesIdentity,
+};
+
+fn me() -> NotesIdentity {
+    NotesIdentity::new("/notes", "s1", "proj-12345678", "alice", "gpt").expect("identity")
+}
+
+#[test]
+fn parse_and_render() {
+    let id = me();
+    for (input, home, path, rendered, concrete) in [
+        ("todo", Home::Session, "todo.md", "todo.md", "todo.md"),
+        ("a/b.md", Home::Session, "a/b.md", "a/b.md", "a/b.md"),
+        (
+            "notes.txt",
+            Home::Session,
+            "notes.txt.md",
+            "notes.txt.md",
+            "notes.txt.md",
+        ),
+        (
+            "@project/MAP",
+            Home::Project,
+            "MAP.md",
+            "@project/MAP.md",
+            "@project/MAP.md",
+        ),
+        (
+            "@human/x/y",
+            Home::Human,
+            "x/y.md",
+            "@human/x/y.md",
+            "@human/x/y.md",
+        ),
+        (
+            "@self/d",
+            Home::Agent("alice".into()),
+            "d.md",
+            "@self/d.md",
+            "@agents/alice/d.md",
+        ),
+        (
+            "@agents/alice/d",
+            Home::Agent("alice".into()),
+            "d.md",
+            "@self/d.md",
+            "@agents/alice/d.md",
+        ),
+        (
+            "@agents/bob/d",
+            Home::Agent("bob".into()),
+            "d.md",
+            "@agents/bob/d.md",
+            "@agents/bob/d.md",
+        ),
+        (
+            "@model/t",
+            Home::Model("gpt".into()),
+            "t.md",
+            "@model/t.md",
+            "@models/gpt/t.md",
+        ),
+        (
+            "@models/o3/t.md",
+            Home::Model("o3".into()),
+            "t.md",
+            "@models/o3/t.md",
+            "@models/o3/t.md",
+        ),
+        (
+            "ünï code/ok",
+            Home::Session,
+            "ünï code/ok.md",
+            "ünï code/ok.md",
+            "ünï code/ok.md",
+        ),
+    ] {
+        let address = Address::parse(input, &id).expect(input);
+        assert_eq!((address.home(), address.path()), (&home, path), "{input}");
+        assert_eq!(address.render(&id), rendered, "{input}");
+        assert_eq!(address.concrete(), concrete, "{input}");
+        assert_eq!(
+            address.is_writable(&id),
+            home != Home::Agent("bob".into()) && home != Home::Model("o3".into())
+        );
+    }
+    assert_eq!(
+        Address::parse("a/b", &id),
+        Address::parse("a/b.md", &id),
+        "the same note"
+    );
+}
+
+#[test]
+fn invalid_addresses() {
+    let id = me();
+    let prefixes = "invalid note address: legal prefixes are @project/, @human/, @self/, and @model/; bare names are this session";
+    for (input, message) in [
+        ("@global/x", prefixes),
+        ("@personal/x", prefixes),
+        ("@", prefixes),
+        ("@Project/x", prefixes),
+        ("", "invalid note address: the path is empty"),
+        ("@project/", "invalid note address: the path is empty"),
+        ("@project", "invalid note address: the path is empty"),
+        ("@self/", "invalid note address: the path is empty"),
+        ("a\0b", "invalid note address: the path may not contain NUL"),
+        (
+            "a\\b",
+            "invalid note address: the path may not contain \\ (use /)",
+        ),
+        (
+            "a@b",
+            "invalid note address: the path part may not contain @",
+        ),
+        (
+            "@human/@self/x",
+            "invalid note address: the path part may not contain @",
+        ),
+        (
+            "/etc/passwd",
+            "invalid note address: the path may not start with /",
+        ),
+        (
+            "a//b",
+            "invalid note address: the path may not contain empty, . or .. segments",
+        ),
+        (
+            "a/",
+            "invalid note address: the path may not contain empty, . or .. segments",
+        ),
+        (
+            "./a",
+            "invalid note address: the path may not contain empty, . or .. segments",
+        ),
+        (
+            "../a",
+            "invalid note address: the path may not contain empty, . or .. segments",
+        ),
+        (
+            "@project/../../etc",
+            "invalid note address: the path may not contain empty, . or .. segments",
+        ),
+        (
+            "@agents/../x",
+            "invalid note address: @agents/<slug>/ needs a canonical lowercase slug, got \"..\"",
+        ),
+        (
+            "@models/GPT/x",
+            "invalid note address: @models/<slug>/ needs a canonical lowercase slug, got \"GPT\"",
+        ),
+        ("@agents/bob", "invalid note address: the path is empty"),
+    ] {
+        let error = Address::parse(input, &id).expect_err(input);
+        assert_eq!(
+            (error.code(), error.message()),
+            (NoteErrorCode::InvalidAddress, message),
+            "{input:?}"
+        );
+    }
+}
+
+#[test]
+fn homes_render_and_label() {
+    let id = me();
+    for (home, label, dir) in [
+        (Home::Session, "session", "/notes/pi/session/s1"),
+        (Home::Project, "@project", "/notes/project/proj-12345678"),
+        (Home::Human, "@human", "/notes/human"),
+        (Home::Agent("alice".into()), "@self", "/notes/agents/alice"),
+        (Home::Model("gpt".into()), "@model", "/notes/models/gpt"),
+        (
+            Home::Agent("bob".into()),
+            "@agents/bob",
+            "/notes/agents/bob",
+        ),
+        (Home::Model("o3".into()), "@models/o3", "/notes/models/o3"),
+    ] {
+        assert_eq!(home.label(&id), label);
+        assert_eq!(home.dir(id.home(), &id), std::path::Path::new(dir));
+    }
+    assert_eq!(
+        Home::own(&id).map(|home| home.label(&id)),
+        ["session", "@project", "@human", "@self", "@model"]
+    );
+}
+
+fn check_glob(pattern: &str, cases: &[(&str, bool)]) {
+    let compiled = NotePattern::parse(pattern, &me())
+        .expect("valid")
+        .expect("non-empty");
+    for (address, expect) in cases {
+        assert_eq!(compiled.matches(address), *expect, "{pattern} vs {address}");
+    }
+}
+
+#[test]
+fn glob_semantics() {
+    check_glob(
+        "*",
+        &[
+            ("a.md", true),
+            ("a/b.md", false),
+            ("", true),
+            ("@project/a.md", false),
+        ],
+    );
+    check_glob(
+        "*.md",
+        &[
+            ("a.md", true),
+            ("a/b.md", false),
+            (".md", true),
+            ("a.mdx", false),
+        ],
+    );
+    check_glob(
+        "**",
+        &[("a/b/c.md", true), ("", true), ("@agents/x/y.md", true)],
+    );
+    check_glob(
+        "**/c.md",
+        &[
+            ("c.md", true),
+            ("a/c.md", true),
+            ("a/b/c.md", true),
+            ("xc.md", false),
+            ("a/xc.md", false),
+        ],
+    );
+    check_glob(
+        "a/**/c.md",
+        &[
+            ("a/c.md", true),
+            ("a/b/c.md", true),
+            ("a/b/d/c.md", true),
+            ("ac.md", false),
+            ("b/c.md", false),
+        ],
+    );
+    check_glob(
+        "a/**",
+        &[("a/", true), ("a/b", true), ("a/b/c", true), ("a", false)],
+    );
+    check_glob(
+        "a?c.md",
+        &[
+            ("abc.md", true),
+            ("a/c.md", false),
+            ("ac.md", false),
+            ("aéc.md", true),
+        ],
+    );
+    check_glob(
+        "a*c",
+        &[
+            ("ac", true),
+            ("abbbc", true),
+            ("ab/c", false),
+            ("acx", false),
+            ("xac", false),
+        ],
+    );
+    check_glob(
+        "@self/**",
+        &[
+            ("@agents/alice/x.md", true),
+            ("@agents/bob/x.md", false),
+            ("@self/x.md", false),
+        ],
+    );
+    check_glob(
+        "@model/*.md",
+        &[("@models/gpt/x.md", true), ("@models/gpt/a/x.md", false)],
+    );
+    check_glob(
+        "@selfish/**",
+        &[("@selfish/x.md", true), ("@agents/alice/x.md", false)],
+    );
+    check_glob("[a].md", &[("[a].md", true), ("a.md", false)]);
+}
+
+#[test]
+fn glob_heads_narrow_homes() {
+    let id = me();
+    for (pattern, homes) in [
+        ("**", HomeSelection::Own),
+        ("notes/*.md", HomeSelection::Own),
+        ("@project/**", HomeSelection::One(Home::Project)),
+        ("@human", HomeSelection::One(Home::Human)),
+        ("@self/**", HomeSelection::One(Home::Agent("alice".into()))),
+        ("@self", HomeSelection::One(Home::Agent("alice".into()))),
+        ("@model/x", HomeSelection::One(Home::Model("gpt".into()))),
+        (
+            "@agents/bob/**",
+            HomeSelection::One(Home::Agent("bob".into())),
+        ),
+        (
+            "@models/o3/**",
+            HomeSelection::One(Home::Model("o3".into())),
+        ),
+        ("@agents/*/**", HomeSelection::AllAgents),
+        ("@agents/b?b/x", HomeSelection::AllAgents),
+        ("@agents/**", HomeSelection::AllAgents),
+        ("@models/*", HomeSelection::AllModels),
+        ("@agents/Bob/**", HomeSelection::Nothing),
+        ("@agents/../x", HomeSelection::Nothing),
+        ("@agents", HomeSelection::Nothing),
+        ("@global/**", HomeSelection::Nothing),
+        ("@*/**", HomeSelection::Nothing),
+    ] {
+        let compiled = NotePattern::parse(pattern, &id)
+            .expect("valid")
+            .expect("non-empty");
+        assert_eq!(compiled.homes(), &homes, "{pattern}");
+    }
+    assert_eq!(NotePattern::parse("", &id), Ok(None));
+    for bad in ["a\\b", "\0"] {
+        assert_eq!(
+            NotePattern::parse(bad, &id)
+                .map(|_| ())
+                .map_err(|e| e.code()),
+            Err(NoteErrorCode::InvalidPattern)
+        );
+    }
+}

@@ -1,0 +1,425 @@
+//! list and search: ordering, wastebasket, scope/who, patterns, status.
+
+use notesoup_core::notes::{Home, ListQuery, NoteErrorCode, NoteStore, Scope, UpdateRequest};
+
+use super::support::{Fixture, code};
+
+fn pattern(text: &str) -> ListQuery {
+    ListQuery {
+        pattern: Some(text.to_owned()),
+        ..ListQuery::default()
+    }
+}
+
+fn addresses(store: &NoteStore, query: &ListQuery) -> Vec<String> {
+    store
+        .list(query)
+        .expect("list")
+        .into_iter()
+        .map(|row| row.address)
+        .collect()
+}
+
+fn sorted(store: &NoteStore, query: &ListQuery) -> Vec<String> {
+    let mut found = addresses(store, query);
+    found.sort();
+    found
+}
+
+/// One note in each of the five own homes, plus foreign homes and noise.
+fn populated() -> Fixture {
+    let f = Fixture::new();
+    for (address, body) in [
+        ("checkpoint", "goal: ship the store"),
+        ("a/b/deep", "nested session note"),
+        ("@project/MAP", "- @project/decisions.md: what we chose"),
+        ("@project/decisions", "We chose flock on the directory."),
+        ("@human/prefs", "Likes short answers."),
+        ("@self/diary", "Today I learned about FLOCK."),
+        ("@model/tips", "Use rg -i -F."),
+    ] {
+        f.store.write(address, body, None).expect("write");
+    }
+    let bob = f.as_other("bob", "claude");
+    bob.write("@self/bob-notes", "bob likes flock too", None)
+        .expect("bob");
+    bob.write("@model/claude-tips", "claude", None)
+        .expect("bob model");
+    f.put("human/readme.txt", "not a note");
+    f.put("agents/Not_A_Slug/x.md", "unaddressable");
+    f
+}
+
+#[test]
+fn list_is_recent_first_and_renders_own_homes() {
+    let f = populated();
+    assert_eq!(
+        addresses(&f.store, &ListQuery::default()),
+        [
+            "@model/tips.md",
+            "@self/diary.md",
+            "@human/prefs.md",
+            "@project/decisions.md",
+            "@project/MAP.md",
+            "a/b/deep.md",
+            "checkpoint.md",
+        ]
+    );
+    let rows = f.store.list(&ListQuery::default()).expect("list");
+    let diary = rows
+        .iter()
+        .find(|row| row.address == "@self/diary.md")
+        .expect("diary");
+    assert_eq!(diary.scope, Scope::Agent);
+    assert_eq!(diary.home, Home::Agent("alice".into()));
+    assert_eq!(diary.rel_path, "diary.md");
+    assert_eq!(diary.body, "Today I learned about FLOCK.");
+    assert_eq!(
+        diary.size_bytes,
+        std::fs::metadata(&diary.path).expect("meta").len()
+    );
+}
+
+#[test]
+fn list_ties_sort_by_address() {
+    let f = Fixture::new();
+    for name in ["b", "a", "c"] {
+        f.put(
+            &format!("human/{name}.md"),
+            "---\nupdatedAt: 2026-01-01T00:00:00.000+00:00\n---\n\nsame time\n",
+        );
+    }
+    assert_eq!(
+        addresses(&f.store, &ListQuery::default()),
+        ["@human/a.md", "@human/b.md", "@human/c.md"]
+    );
+}
+
+#[test]
+fn wastebasket_and_crumpled_excluded() {
+    let f = populated();
+    let crumple = UpdateRequest {
+        crumpled: Some(true),
+        ..Default::default()
+    };
+    f.store.update("@human/prefs", &crumple).expect("crumple");
+    let live = f
+        .store
+        .list_with_status(&ListQuery::default())
+        .expect("list");
+    assert_eq!(live.crumpled_excluded, 1);
+    assert!(live.rows.iter().all(|row| row.address != "@human/prefs.md"));
+    let basket = ListQuery {
+        wastebasket: true,
+        ..ListQuery::default()
+    };
+    let crumpled = f.store.list_with_status(&basket).expect("wastebasket");
+    assert_eq!(addresses(&f.store, &basket), ["@human/prefs.md"]);
+    assert_eq!(crumpled.crumpled_excluded, 0);
+    assert!(crumpled.homes_unavailable.is_empty());
+}
+
+#[test]
+fn scope_and_who() {
+    let f = populated();
+    let scoped = |scope, who: Option<&str>| ListQuery {
+        scope: Some(scope),
+        who: who.map(str::to_owned),
+        ..ListQuery::default()
+    };
+    assert_eq!(
+        addresses(&f.store, &scoped(Scope::Human, None)),
+        ["@human/prefs.md"]
+    );
+    assert_eq!(
+        sorted(&f.store, &scoped(Scope::Session, None)),
+        ["a/b/deep.md", "checkpoint.md"]
+    );
+    assert_eq!(
+        addresses(&f.store, &scoped(Scope::Agent, None)),
+        ["@self/diary.md"]
+    );
+    assert_eq!(
+        addresses(&f.store, &scoped(Scope::Agent, Some("bob"))),
+        ["@agents/bob/bob-notes.md"]
+    );
+    assert_eq!(
+        addresses(&f.store, &scoped(Scope::Agent, Some("alice"))),
+        ["@self/diary.md"]
+    );
+    assert_eq!(
+        addresses(&f.store, &scoped(Scope::Model, Some("claude"))),
+        ["@models/claude/claude-tips.md"]
+    );
+    assert!(addresses(&f.store, &scoped(Scope::Agent, Some("nobody"))).is_empty());
+    for (query, message) in [
+        (
+            ListQuery {
+                who: Some("bob".into()),
+                ..ListQuery::default()
+            },
+            "who requires agent or model scope",
+        ),
+        (
+            scoped(Scope::Project, Some("bob")),
+            "who is only valid with agent or model scope",
+        ),
+        (
+            scoped(Scope::Agent, Some("Bob")),
+            "who must be a canonical lowercase slug",
+        ),
+        (
+            scoped(Scope::Agent, Some("../x")),
+            "who must be a canonical lowercase slug",
+        ),
+    ] {
+        let error = f.store.list(&query).expect_err("refused");
+        assert_eq!(
+            (error.code(), error.message()),
+            (NoteErrorCode::InvalidScope, message)
+        );
+        assert_eq!(
+            code(f.store.search(&["x"], &query)),
+            NoteErrorCode::InvalidScope
+        );
+    }
+}
+
+#[test]
+fn patterns_match_concrete_addresses_and_narrow_homes() {
+    let f = populated();
+    for (glob, expect) in [
+        ("*", &["checkpoint.md"][..]),
+        (
+            "**",
+            &[
+                "@human/prefs.md",
+                "@model/tips.md",
+                "@project/MAP.md",
+                "@project/decisions.md",
+                "@self/diary.md",
+                "a/b/deep.md",
+                "checkpoint.md",
+            ],
+        ),
+        ("**/deep.md", &["a/b/deep.md"]),
+        ("**/checkpoint.md", &["checkpoint.md"]),
+        ("a/**/deep.md", &["a/b/deep.md"]),
+        ("a/*/deep.md", &["a/b/deep.md"]),
+        ("a/*.md", &[]),
+        ("check?oint.md", &["checkpoint.md"]),
+        ("checkpoint", &[]),
+        ("heckpoint.md", &[]),
+        ("@project/**", &["@project/MAP.md", "@project/decisions.md"]),
+        ("@project/M*", &["@project/MAP.md"]),
+        ("@self/**", &["@self/diary.md"]),
+        ("@self", &[]),
+        ("@agents/alice/*", &["@self/diary.md"]),
+        ("@agents/bob/**", &["@agents/bob/bob-notes.md"]),
+        (
+            "@agents/*/**",
+            &["@agents/bob/bob-notes.md", "@self/diary.md"],
+        ),
+        ("@agents/?ob/*", &["@agents/bob/bob-notes.md"]),
+        (
+            "@models/**",
+            &["@model/tips.md", "@models/claude/claude-tips.md"],
+        ),
+        ("@model/*", &["@model/tips.md"]),
+        (
+            "@agents/**/*.md",
+            &["@agents/bob/bob-notes.md", "@self/diary.md"],
+        ),
+        ("@nope/**", &[]),
+        ("@proj*/**", &[]),
+        (
+            "**/*.md",
+            &[
+                "@human/prefs.md",
+                "@model/tips.md",
+                "@project/MAP.md",
+                "@project/decisions.md",
+                "@self/diary.md",
+                "a/b/deep.md",
+                "checkpoint.md",
+            ],
+        ),
+        (
+            "@agents/**",
+            &["@agents/bob/bob-notes.md", "@self/diary.md"],
+        ),
+    ] {
+        assert_eq!(sorted(&f.store, &pattern(glob)), expect, "{glob}");
+    }
+    let empty = ListQuery {
+        pattern: Some(String::new()),
+        ..ListQuery::default()
+    };
+    assert_eq!(
+        addresses(&f.store, &empty).len(),
+        7,
+        "an empty pattern is no pattern"
+    );
+    let scoped = ListQuery {
+        scope: Some(Scope::Agent),
+        ..pattern("@agents/*/**")
+    };
+    assert_eq!(addresses(&f.store, &scoped), ["@self/diary.md"]);
+    for bad in ["a\\b", "a\0b"] {
+        assert_eq!(
+            code(f.store.list(&pattern(bad))),
+            NoteErrorCode::InvalidPattern
+        );
+        assert_eq!(
+            code(f.store.search(&["x"], &pattern(bad))),
+            NoteErrorCode::InvalidPattern
+        );
+    }
+}
+
+#[test]
+fn search_finds_lines_with_code_point_offsets() {
+    let f = Fixture::new();
+    f.store
+        .write("@project/unicode", "Straße\nÜber FLOCK and flock\n", None)
+        .expect("write");
+    f.store
+        .write("@human/other", "no match here", None)
+        .expect("write");
+    f.store
+        .write("@self/x", "FLOCK\r\nüber", None)
+        .expect("write");
+    let rows = f
+        .store
+        .search(&["flock", "ÜBER"], &ListQuery::default())
+        .expect("search");
+    type Hit = (usize, String, usize);
+    let found: Vec<(String, Vec<Hit>)> = rows
+        .into_iter()
+        .map(|row| {
+            let matches = row
+                .matches
+                .into_iter()
+                .map(|m| (m.line, m.text, m.offset_chars))
+                .collect();
+            (row.address, matches)
+        })
+        .collect();
+    assert_eq!(
+        found,
+        [
+            (
+                "@project/unicode.md".to_owned(),
+                vec![(2, "Über FLOCK and flock".to_owned(), 7)]
+            ),
+            (
+                "@self/x.md".to_owned(),
+                vec![(1, "FLOCK".to_owned(), 0), (2, "über".to_owned(), 7)]
+            ),
+        ]
+    );
+}
+
+#[test]
+fn search_skips_crumpled_notes_and_never_touches_access_metadata() {
+    let f = populated();
+    let crumple = UpdateRequest {
+        crumpled: Some(true),
+        ..Default::default()
+    };
+    f.store
+        .update("@project/decisions", &crumple)
+        .expect("crumple");
+    let before = f.raw("project/proj-12345678/decisions.md");
+    let status = f
+        .store
+        .search_with_status(&["flock"], &ListQuery::default())
+        .expect("search");
+    let found: Vec<&str> = status.rows.iter().map(|row| row.address.as_str()).collect();
+    assert_eq!(found, ["@self/diary.md"]);
+    assert_eq!(status.crumpled_excluded, 1);
+    let basket = ListQuery {
+        wastebasket: true,
+        ..ListQuery::default()
+    };
+    let crumpled = f.store.search(&["flock"], &basket).expect("search");
+    assert_eq!(crumpled.len(), 1);
+    assert_eq!(crumpled[0].address, "@project/decisions.md");
+    f.store.list(&ListQuery::default()).expect("list");
+    assert_eq!(f.raw("project/proj-12345678/decisions.md"), before);
+    let foreign = f
+        .store
+        .search(&["flock"], &pattern("@agents/*/**"))
+        .expect("search");
+    let found: Vec<&str> = foreign.iter().map(|row| row.address.as_str()).collect();
+    assert_eq!(found, ["@agents/bob/bob-notes.md", "@self/diary.md"]);
+}
+
+#[test]
+fn search_refuses_empty_queries() {
+    let f = populated();
+    let none: [&str; 0] = [];
+    assert_eq!(
+        code(f.store.search(&none, &ListQuery::default())),
+        NoteErrorCode::InvalidQuery
+    );
+    let error = f
+        .store
+        .search(&["ok", ""], &ListQuery::default())
+        .expect_err("empty");
+    assert_eq!(
+        (error.code(), error.message()),
+        (
+            NoteErrorCode::InvalidQuery,
+            "an empty query matches everything"
+        )
+    );
+}
+
+#[test]
+fn an_unreadable_home_is_reported_not_fatal() {
+    let f = populated();
+    std::fs::remove_dir_all(f.root().join("pi/session/s1")).expect("remove");
+    f.put("pi/session/s1", "a file where the session home should be");
+    std::fs::remove_dir_all(f.root().join("project")).expect("remove");
+    f.put("project", "a file where the project homes should be");
+    let status = f
+        .store
+        .list_with_status(&ListQuery::default())
+        .expect("status");
+    assert_eq!(status.homes_unavailable, ["session", "@project"]);
+    assert_eq!(status.rows.len(), 3);
+    assert_eq!(
+        code(f.store.list(&ListQuery::default())),
+        NoteErrorCode::IoError
+    );
+    let searched = f
+        .store
+        .search_with_status(&["flock"], &ListQuery::default())
+        .expect("status");
+    assert_eq!(searched.homes_unavailable, ["session", "@project"]);
+    assert_eq!(searched.rows.len(), 1);
+    std::fs::remove_dir_all(f.root().join("agents")).expect("remove");
+    f.put("agents", "not a directory");
+    let agents = f
+        .store
+        .list_with_status(&pattern("@agents/*/**"))
+        .expect("status");
+    assert_eq!(agents.homes_unavailable, ["@agents"]);
+}
+
+#[test]
+fn missing_homes_are_simply_empty() {
+    let f = Fixture::new();
+    let status = f
+        .store
+        .list_with_status(&ListQuery::default())
+        .expect("status");
+    assert!(status.rows.is_empty() && status.homes_unavailable.is_empty());
+    assert!(
+        f.store
+            .list(&pattern("@agents/*/**"))
+            .expect("list")
+            .is_empty()
+    );
+}

@@ -1,0 +1,62 @@
+//! Shared fixture: a store on a fresh temp directory with a fixed identity.
+
+use std::path::{Path, PathBuf};
+
+use jiff::tz::TimeZone;
+use notesoup_core::notes::{NoteErrorCode, NoteStore, NotesIdentity};
+use tempfile::TempDir;
+
+pub const SESSION: &str = "s1";
+pub const PROJECT: &str = "proj-12345678";
+pub const AGENT: &str = "alice";
+pub const MODEL: &str = "gpt";
+
+pub struct Fixture {
+    pub dir: TempDir,
+    pub store: NoteStore,
+}
+
+impl Fixture {
+    pub fn new() -> Fixture {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let store = store_at(&dir.path().join("notes"), AGENT, MODEL);
+        Fixture { dir, store }
+    }
+
+    /// The notes root.
+    pub fn root(&self) -> PathBuf {
+        self.store.root().to_path_buf()
+    }
+
+    /// Another identity (agent, model) over the same root.
+    pub fn as_other(&self, agent: &str, model: &str) -> NoteStore {
+        store_at(&self.dir.path().join("notes"), agent, model)
+    }
+
+    /// Raw file text under the root.
+    pub fn raw(&self, relative: &str) -> String {
+        std::fs::read_to_string(self.root().join(relative)).expect("note file")
+    }
+
+    /// Writes a raw file under the root, creating parents.
+    pub fn put(&self, relative: &str, text: &str) {
+        put(&self.root().join(relative), text);
+    }
+}
+
+pub fn put(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().expect("parent")).expect("dirs");
+    std::fs::write(path, text).expect("write");
+}
+
+pub fn store_at(home: &Path, agent: &str, model: &str) -> NoteStore {
+    let identity = NotesIdentity::new(home, SESSION, PROJECT, agent, model).expect("identity");
+    NoteStore::new(identity).with_time_zone(TimeZone::UTC)
+}
+
+/// The code of an error result.
+pub fn code<T: std::fmt::Debug>(
+    result: Result<T, notesoup_core::notes::NoteError>,
+) -> NoteErrorCode {
+    result.expect_err("expected a refusal").code()
+}
