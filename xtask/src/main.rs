@@ -5,6 +5,7 @@
 
 mod ci;
 mod claude_hosts;
+mod claude_plugin;
 mod codegen;
 mod deps;
 
@@ -19,6 +20,9 @@ commands:
   claude-hosts [claude|mcp|all]
                install the reference Claude Code and Python MCP client;
                prints export lines: eval \"$(cargo xtask claude-hosts)\"
+  claude-plugin [--out DIR] [--debug]
+               build notesoup and assemble the Claude Code plugin marketplace
+               (default target/claude-plugin)
   codegen      write generated/ (TypeScript declarations, JSON Schemas);
                --check only reports stale files
 ";
@@ -29,6 +33,7 @@ fn main() -> ExitCode {
         Some("check-deps") => deps::run(),
         Some("ci") => ci::run(),
         Some("claude-hosts") => claude_hosts::run(&args[1..]),
+        Some("claude-plugin") => claude_plugin::run(&args[1..]),
         Some("codegen") => codegen::run(&args[1..]),
         Some("-h" | "--help" | "help") => {
             print!("{USAGE}");
