@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use super::lock::{LAST_RUN_FILE, LOCK_FILE};
 use super::scan::{RawField, RawFrontmatter, scan};
 use super::{DreamOutput, OutputLine};
+use crate::notes::{Address, Home, is_slug, parse_iso_ms};
 
 /// One problem, printed as `<relative path>: <message>`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -357,12 +358,10 @@ fn field_problems(fields: &[RawField<'_>]) -> Vec<String> {
     problems
 }
 
-/// ISO 8601 as notes are written (with offset or `Z`), or a bare date or
-/// date-time.
+/// A stored timestamp as the notes codec reads it (ISO 8601 with an offset
+/// or `Z`, a local date-time, or a bare date).
 fn is_iso_timestamp(value: &str) -> bool {
-    value.parse::<jiff::Timestamp>().is_ok()
-        || value.parse::<jiff::civil::DateTime>().is_ok()
-        || value.parse::<jiff::civil::Date>().is_ok()
+    parse_iso_ms(value, &jiff::tz::TimeZone::UTC).is_some()
 }
 
 /// `^[1-9]\d* <uuid>\s*$`
@@ -395,17 +394,6 @@ fn is_project_key(name: &str) -> bool {
         && hash
             .bytes()
             .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-}
-
-/// `^[a-z0-9]+(?:-[a-z0-9]+)*$`
-fn is_slug(name: &str) -> bool {
-    !name.is_empty()
-        && name.split('-').all(|part| {
-            !part.is_empty()
-                && part
-                    .bytes()
-                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
-        })
 }
 
 /// Where a note's links resolve from.
@@ -453,40 +441,38 @@ fn link_problems(body: &str, context: &LinkContext<'_>) -> Vec<String> {
     problems
 }
 
+/// The file a link names. The head is dispatched here because doctor has
+/// no current agent, model or session; the path rules are the notes
+/// library's.
 fn resolve_link(link: &str, context: &LinkContext<'_>) -> Result<PathBuf, LinkProblem> {
     let Some(address) = link.strip_prefix('@') else {
-        return checked_path(link).map(|path| context.home_dir.join(path));
+        // Bare names (only checked in MAP.md) name notes of the MAP's home.
+        return note_path(context.home_dir, Home::Session, link);
     };
     let (head, rest) = address.split_once('/').ok_or(LinkProblem::Invalid)?;
-    let (dir, path) = match head {
+    match head {
         "project" => {
             let key = context.project.ok_or(LinkProblem::NoProject)?;
-            (context.root.join("project").join(key), rest)
+            note_path(&context.root.join("project").join(key), Home::Project, rest)
         }
-        "human" => (context.root.join("human"), rest),
+        "human" => note_path(&context.root.join("human"), Home::Human, rest),
         "agents" | "models" => {
             let (slug, path) = rest.split_once('/').ok_or(LinkProblem::Invalid)?;
             if !is_slug(slug) {
                 return Err(LinkProblem::Invalid);
             }
-            (context.root.join(head).join(slug), path)
+            let home = if head == "agents" {
+                Home::Agent(slug.to_owned())
+            } else {
+                Home::Model(slug.to_owned())
+            };
+            note_path(&context.root.join(head).join(slug), home, path)
         }
-        _ => return Err(LinkProblem::Invalid),
-    };
-    checked_path(path).map(|path| dir.join(path))
+        _ => Err(LinkProblem::Invalid),
+    }
 }
 
-/// The virtual path rules: non-empty; no NUL, `\` or `@`; no leading `/`;
-/// no empty, `.` or `..` segments.
-fn checked_path(path: &str) -> Result<&str, LinkProblem> {
-    let valid = !path.is_empty()
-        && !path.contains(['\0', '\\', '@'])
-        && path
-            .split('/')
-            .all(|segment| !matches!(segment, "" | "." | ".."));
-    if valid {
-        Ok(path)
-    } else {
-        Err(LinkProblem::Invalid)
-    }
+fn note_path(dir: &Path, home: Home, path: &str) -> Result<PathBuf, LinkProblem> {
+    let address = Address::new(home, path).map_err(|_| LinkProblem::Invalid)?;
+    Ok(dir.join(address.path()))
 }

@@ -30,8 +30,6 @@ pub use tools::{
     DELETE_TOOL, DREAMER_TOOLS, DreamTools, GrepMatch, TextEdit, delete_crumpled_note,
 };
 
-pub(crate) use scan::frontmatter_has_key;
-
 /// The canonical dream playbook, the dreamer's single prompt. Every host
 /// ships this exact text as `playbook.md`.
 pub const PLAYBOOK: &str = include_str!("../../assets/playbook.md");

@@ -76,14 +76,6 @@ pub(crate) fn scan(text: &str) -> RawFrontmatter<'_> {
     RawFrontmatter::Block { fields, body }
 }
 
-/// Whether the closed frontmatter block of `text` has `key`.
-pub(crate) fn frontmatter_has_key(text: &str, key: &str) -> bool {
-    match scan(text) {
-        RawFrontmatter::Block { fields, .. } => fields.iter().any(|field| field.key == key),
-        RawFrontmatter::Missing | RawFrontmatter::Unclosed => false,
-    }
-}
-
 /// `^([A-Za-z_][A-Za-z0-9_-]*):(.*)$`
 fn key_line(line: &str) -> Option<RawField<'_>> {
     let (key, raw) = line.split_once(':')?;
@@ -159,11 +151,9 @@ mod tests {
         assert!(matches!(scan(""), RawFrontmatter::Missing));
         assert!(matches!(scan("---\nkey: v\n"), RawFrontmatter::Unclosed));
         assert!(matches!(scan("---\n---"), RawFrontmatter::Block { .. }));
-        assert!(frontmatter_has_key(
-            "---\ncrumpledAt: x\n---\n",
-            "crumpledAt"
+        assert!(matches!(
+            scan("---\n1bad: x\n---\n"),
+            RawFrontmatter::Block { fields, .. } if fields.is_empty()
         ));
-        assert!(!frontmatter_has_key("---\ncrumpledAt: x\n", "crumpledAt"));
-        assert!(!frontmatter_has_key("---\n1bad: x\n---\n", "1bad"));
     }
 }

@@ -8,8 +8,9 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use super::DreamError;
 use super::jail::{jail_read, jail_write};
-use super::{DreamError, frontmatter_has_key};
+use crate::notes::parse_note;
 
 /// The dreamer's tool allowlist in the original (`DREAMER_TOOLS`); `write`
 /// and `edit` are the jailed versions. [`DELETE_TOOL`] is offered besides.
@@ -172,7 +173,10 @@ impl DreamTools {
 pub fn delete_crumpled_note(home: &Path, path: &str) -> Result<String, DreamError> {
     let jailed = jail_write(home, path, false)?;
     let text = read_text(&jailed.real, path)?;
-    if !frontmatter_has_key(&text, "crumpledAt") {
+    // Only the presence of `crumpledAt` matters, so the clock and zone the
+    // codec uses for defaults are irrelevant here.
+    let note = parse_note(&text, 0, &jiff::tz::TimeZone::UTC);
+    if !note.meta.is_crumpled() {
         return Err(DreamError::NotCrumpled {
             path: path.to_owned(),
         });

@@ -1,0 +1,271 @@
+//! The Git audit, read back with gix and with the `git` command-line tool.
+
+use std::fs;
+use std::path::Path;
+
+use notesoup_core::dream::{
+    AUDIT_EMAIL, AUDIT_NAME, AuditCommit, LAST_RUN_FILE, LOCK_FILE, audit_commit,
+};
+
+use super::support::{git, put};
+
+/// Every path in the tree of `commit`, with its mode, read with gix.
+fn gix_tree(home: &Path, commit: &str) -> Vec<String> {
+    let repo = gix::open(home).expect("open with gix");
+    let id = gix::ObjectId::from_hex(commit.as_bytes()).expect("commit id");
+    let tree = repo.find_commit(id).expect("commit").tree().expect("tree");
+    let mut recorder = gix::traverse::tree::Recorder::default();
+    tree.traverse()
+        .breadthfirst(&mut recorder)
+        .expect("traverse");
+    let mut paths: Vec<String> = recorder
+        .records
+        .iter()
+        .filter(|entry| !entry.mode.is_tree())
+        .map(|entry| format!("{:o} {}", entry.mode.value(), entry.filepath))
+        .collect();
+    paths.sort();
+    paths
+}
+
+fn gix_message(home: &Path, commit: &str) -> (String, Vec<String>) {
+    let repo = gix::open(home).expect("open with gix");
+    let commit = repo
+        .find_commit(gix::ObjectId::from_hex(commit.as_bytes()).expect("id"))
+        .expect("commit");
+    let message = commit.message_raw().expect("message").to_string();
+    let parents = commit.parent_ids().map(|id| id.to_string()).collect();
+    (message, parents)
+}
+
+#[test]
+fn baseline_and_dream_commits_read_back_with_gix_and_git() {
+    let home = tempfile::tempdir().expect("tempdir");
+    let home = home.path();
+    put(home, "human/MAP.md", "- `@human/prefs.md` prefs\n");
+    put(home, "human/prefs.md", "tabs\n");
+    put(
+        home,
+        "project/p-0123abcd/old.md",
+        "---\ncrumpledAt: 2026-01-01T00:00:00.000+00:00\n---\n\nold\n",
+    );
+    put(home, "pi/session/s1/checkpoint.md", "goal\n");
+    put(home, LOCK_FILE, "1 00000000-0000-0000-0000-000000000000");
+    put(home, LAST_RUN_FILE, "2026-01-01T00:00:00.000Z");
+    let script = put(home, "tools/run.sh", "#!/bin/sh\n");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).expect("chmod");
+        std::os::unix::fs::symlink("prefs.md", home.join("human/alias.md")).expect("symlink");
+    }
+    fs::create_dir_all(home.join("empty/dir")).expect("empty dir");
+
+    let baseline = audit_commit(home, "baseline 2026-09-15T09-31-45-392Z").expect("baseline");
+    assert!(!baseline.empty);
+    let exclude = fs::read_to_string(home.join(".git/info/exclude")).expect("exclude");
+    assert_eq!(
+        exclude
+            .lines()
+            .filter(|line| *line == ".dream.lock*")
+            .count(),
+        1
+    );
+
+    // The dream: a new note, an edit, a deletion, an ignored file.
+    put(home, "human/new.md", "new\n");
+    put(home, "human/prefs.md", "spaces\n");
+    fs::remove_file(home.join("project/p-0123abcd/old.md")).expect("delete");
+    put(home, ".gitignore", "*.tmp\n");
+    put(home, "human/scratch.tmp", "ignored\n");
+    let dream = audit_commit(home, "dream 2026-09-15T09-31-45-392Z").expect("dream");
+    assert!(!dream.empty);
+
+    // gix: messages, parents, trees.
+    assert_eq!(
+        gix_message(home, &baseline.commit),
+        ("baseline 2026-09-15T09-31-45-392Z".to_owned(), vec![])
+    );
+    assert_eq!(
+        gix_message(home, &dream.commit),
+        (
+            "dream 2026-09-15T09-31-45-392Z".to_owned(),
+            vec![baseline.commit.clone()]
+        )
+    );
+    assert_eq!(
+        gix_tree(home, &baseline.commit),
+        [
+            "100644 human/MAP.md",
+            "100644 human/prefs.md",
+            "100644 pi/session/s1/checkpoint.md",
+            "100644 project/p-0123abcd/old.md",
+            "100755 tools/run.sh",
+            "120000 human/alias.md",
+        ]
+    );
+    assert_eq!(
+        gix_tree(home, &dream.commit),
+        [
+            "100644 .gitignore",
+            "100644 human/MAP.md",
+            "100644 human/new.md",
+            "100644 human/prefs.md",
+            "100644 pi/session/s1/checkpoint.md",
+            "100755 tools/run.sh",
+            "120000 human/alias.md",
+        ]
+    );
+
+    // git: the same history, the deletion, the identity, a clean status.
+    assert_eq!(git(home, &["rev-parse", "HEAD"]).trim(), dream.commit);
+    assert_eq!(
+        git(home, &["log", "--format=%H %an <%ae> %s"]),
+        format!(
+            "{} {AUDIT_NAME} <{AUDIT_EMAIL}> dream 2026-09-15T09-31-45-392Z\n{} {AUDIT_NAME} <{AUDIT_EMAIL}> baseline 2026-09-15T09-31-45-392Z\n",
+            dream.commit, baseline.commit
+        )
+    );
+    assert_eq!(
+        git(
+            home,
+            &["diff", "--name-status", &baseline.commit, &dream.commit]
+        ),
+        "A\t.gitignore\nA\thuman/new.md\nM\thuman/prefs.md\nD\tproject/p-0123abcd/old.md\n"
+    );
+    assert_eq!(git(home, &["show", "HEAD:human/prefs.md"]), "spaces\n");
+    assert_eq!(
+        git(
+            home,
+            &["show", &format!("{}:human/prefs.md", baseline.commit)]
+        ),
+        "tabs\n"
+    );
+    assert_eq!(
+        git(home, &["status", "--porcelain", "--untracked-files=all"]),
+        ""
+    );
+    assert_eq!(
+        git(
+            home,
+            &[
+                "status",
+                "--porcelain",
+                "--ignored",
+                "--untracked-files=all"
+            ]
+        ),
+        "!! .dream.lock\n!! .dream.lock.last-run\n!! human/scratch.tmp\n"
+    );
+    git(home, &["fsck", "--strict", "--no-progress"]);
+}
+
+#[test]
+fn empty_commit_rules() {
+    let home = tempfile::tempdir().expect("tempdir");
+    let home = home.path();
+
+    // Clean tree, no HEAD: an empty commit.
+    let first = audit_commit(home, "baseline one").expect("first");
+    assert!(first.empty);
+    assert_eq!(git(home, &["log", "--format=%s"]), "baseline one\n");
+    assert_eq!(git(home, &["ls-tree", "-r", "HEAD"]), "");
+
+    // Clean tree with HEAD: no commit, HEAD returned.
+    let again = audit_commit(home, "dream one").expect("again");
+    assert_eq!(
+        again,
+        AuditCommit {
+            commit: first.commit.clone(),
+            empty: true
+        }
+    );
+    assert_eq!(git(home, &["log", "--format=%s"]), "baseline one\n");
+
+    // Only excluded files changed: still clean.
+    put(home, LOCK_FILE, "1 00000000-0000-0000-0000-000000000000");
+    put(home, LAST_RUN_FILE, "x");
+    let excluded = audit_commit(home, "dream two").expect("excluded");
+    assert_eq!(excluded.commit, first.commit);
+    assert!(excluded.empty);
+
+    // A change: a commit on top.
+    put(home, "human/a.md", "a\n");
+    let changed = audit_commit(home, "dream three").expect("changed");
+    assert!(!changed.empty);
+    assert_eq!(
+        git(home, &["log", "--format=%s"]),
+        "dream three\nbaseline one\n"
+    );
+    assert_eq!(git(home, &["status", "--porcelain"]), "");
+}
+
+#[test]
+fn a_tree_with_content_and_no_head_is_committed_and_an_existing_repo_is_reused() {
+    let home = tempfile::tempdir().expect("tempdir");
+    let home = home.path();
+    git(home, &["init", "-q"]);
+    fs::write(home.join(".git/info/exclude"), "# kept\n*.bak").expect("exclude");
+    put(home, "human/a.md", "a\n");
+    put(home, "human/a.bak", "backup\n");
+    let first = audit_commit(home, "baseline x").expect("first");
+    assert!(!first.empty);
+    assert_eq!(
+        git(home, &["ls-tree", "-r", "--name-only", "HEAD"]),
+        "human/a.md\n"
+    );
+    assert_eq!(
+        fs::read_to_string(home.join(".git/info/exclude")).expect("exclude"),
+        "# kept\n*.bak\n.dream.lock*\n"
+    );
+    // A file tracked before it was ignored stays tracked (as `git add -A`).
+    put(home, "human/b.md", "b\n");
+    git(
+        home,
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "add",
+            "human/b.md",
+        ],
+    );
+    git(
+        home,
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-q",
+            "-m",
+            "human commit",
+        ],
+    );
+    put(home, ".gitignore", "human/b.md\n");
+    put(home, "human/b.md", "b changed\n");
+    let second = audit_commit(home, "dream x").expect("second");
+    assert!(!second.empty);
+    assert_eq!(git(home, &["show", "HEAD:human/b.md"]), "b changed\n");
+    assert_eq!(
+        git(home, &["log", "--format=%s"]),
+        "dream x\nhuman commit\nbaseline x\n"
+    );
+    assert_eq!(git(home, &["status", "--porcelain"]), "");
+}
+
+#[test]
+fn a_broken_repository_is_an_audit_error() {
+    let home = tempfile::tempdir().expect("tempdir");
+    put(home.path(), ".git", "not a repository\n");
+    let refused = audit_commit(home.path(), "baseline x").expect_err("broken");
+    assert_eq!(refused.code(), "audit_failed");
+    assert!(
+        refused
+            .to_string()
+            .starts_with("git audit: cannot open repository: "),
+        "{refused}"
+    );
+}

@@ -1,0 +1,200 @@
+//! `dream doctor` on a crafted broken store and on a clean one.
+
+use std::fs;
+use std::os::unix::fs::symlink;
+use std::path::Path;
+
+use notesoup_core::dream::{LAST_RUN_FILE, LOCK_FILE, doctor};
+
+use super::support::{put, render_output, tree_hash};
+
+const GOOD: &str = "---\norigin: self\ncreatedAt: 2026-09-15T17:31:45.392+08:00\nupdatedAt: 2026-09-15T09:31:45Z\nlastAccessed: 2026-09-15T17:31:45.392+08:00\naccessCount: 3\n---\n\nbody\n";
+
+/// A store with one of every problem doctor knows, plus things it must
+/// accept or ignore.
+fn broken_store(home: &Path) {
+    // Root level.
+    fs::create_dir_all(home.join("global")).expect("global");
+    put(home, "personal/old.md", GOOD);
+    put(home, LOCK_FILE, "garbage\n");
+    put(home, LAST_RUN_FILE, "2026-09-15T09:31:45.392Z");
+    put(home, "random.txt", "?");
+    fs::create_dir_all(home.join("notes-backup")).expect("backup");
+    // Ignored root entries, whatever they hold.
+    put(home, ".git/HEAD", "ref: refs/heads/main\n");
+    put(home, "dreams/2026-09-15T09-31-45-392Z.md", "# Dream\n");
+    put(home, "snapshots/x.bin", "x");
+    put(home, "trash/whatever", "x");
+
+    // Homes and their names.
+    put(
+        home,
+        "agents/ok/diary.md",
+        &format!("{GOOD}See `@agents/ok/diary.md` and `@models/Bad/x.md`.\n"),
+    );
+    put(home, "agents/Bad_Slug/a.md", GOOD);
+    put(home, "agents/stray.md", GOOD);
+    symlink("../human", home.join("agents/linked")).expect("symlink home");
+    put(home, "models/GPT 4/a.md", GOOD);
+    put(home, "project/nohash/a.md", GOOD);
+    put(home, "project/app-0123ABCD/a.md", GOOD);
+    put(
+        home,
+        "project/app-0123abcd/decisions.md",
+        &format!(
+            "{GOOD}`@project/decisions.md` `@project/missing.md` `other.md` `@human/prefs.md`\n"
+        ),
+    );
+    put(home, "pi/other/x.md", GOOD);
+    put(home, "pi/session/loose.md", GOOD);
+    put(
+        home,
+        "pi/session/s1/checkpoint.md",
+        "---\norigin: self\nproject: app-0123abcd\n---\n\n`@project/decisions.md` `@project/nope.md`\n",
+    );
+    put(
+        home,
+        "pi/session/s2/checkpoint.md",
+        "---\norigin: self\n---\n\n`@project/x.md`\n",
+    );
+
+    // Files inside homes.
+    put(home, "human/prefs.md", GOOD);
+    put(home, "human/image.png", "png");
+    symlink("prefs.md", home.join("human/link.md")).expect("symlink note");
+    put(home, "human/no-frontmatter.md", "# Just a body\n");
+    put(home, "human/unclosed.md", "---\norigin: self\n\nbody\n");
+    put(
+        home,
+        "human/dupes.md",
+        "---\norigin: self\norigin: user\n---\n\nbody\n",
+    );
+    put(
+        home,
+        "human/bad-values.md",
+        "---\norigin: robot\naccessCount: 12a\ncreatedAt: yesterday\nupdatedAt: \"2026-13-01T00:00:00Z\"\nlastAccessed: 2026-09-15\nstatus: done\nstale: maybe\ncrumpledAt: soon\n---\n\nbody\n",
+    );
+    put(
+        home,
+        "human/legacy.md",
+        "---\ncreated_at: 2026-01-01\nscope: human\nstatus: archived\nstale: false\nrecurrenceWindows:\n- a\n- b\n---\n\nbody\n",
+    );
+    fs::write(home.join("human/binary.md"), [0xff, 0xfe, 0x00]).expect("binary");
+    put(
+        home,
+        "human/MAP.md",
+        &format!(
+            "{GOOD}- `prefs.md` prefs\n- `missing.md` gone\n- `sub/deep.md` deep\n- `@human/gone.md`\n- `@self/anything.md` `@model/x.md`\n- `@bogus/x.md` `@project/x.md` `@human/../x.md`\n- `notes with space.md` `*.md` `<x>.md` `README.txt`\n"
+        ),
+    );
+    put(
+        home,
+        "human/sub/deep.md",
+        &format!("{GOOD}`deep-bare.md` is not checked outside MAP.md\n"),
+    );
+}
+
+#[test]
+fn finds_every_planted_problem_and_changes_no_byte() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let home = dir.path().join("home");
+    fs::create_dir(&home).expect("home");
+    broken_store(&home);
+    let before = tree_hash(&home);
+
+    let report = doctor(&home);
+    assert_eq!(tree_hash(&home), before, "doctor changed the store");
+    assert_eq!(report.exit_code(), 1);
+    insta::assert_snapshot!(
+        "doctor_broken_store",
+        render_output(&report.output(), &home)
+    );
+}
+
+#[test]
+fn a_present_lock_is_reported_and_kept() {
+    let home = tempfile::tempdir().expect("tempdir");
+    put(
+        home.path(),
+        LOCK_FILE,
+        "4242 0f8fad5b-d9cb-469f-a165-70867728950e\n",
+    );
+    let before = tree_hash(home.path());
+    let report = doctor(home.path());
+    assert_eq!(
+        render_output(&report.output(), home.path()),
+        "stdout: .dream.lock: lock present; verify no dream is running, then remove it\nexit 1\n"
+    );
+    assert_eq!(tree_hash(home.path()), before);
+
+    for malformed in [
+        "0 0f8fad5b-d9cb-469f-a165-70867728950e",
+        "12 not-a-uuid",
+        "12  0f8fad5b-d9cb-469f-a165-70867728950e",
+        "",
+    ] {
+        fs::write(home.path().join(LOCK_FILE), malformed).expect("lock");
+        let report = doctor(home.path());
+        assert_eq!(
+            report.findings[0].message,
+            "malformed lock; verify no dream is running, then remove it",
+            "{malformed:?}"
+        );
+    }
+}
+
+#[test]
+fn a_clean_store_is_ok() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let home = dir.path().join("home");
+    put(
+        &home,
+        "human/MAP.md",
+        &format!("{GOOD}- `prefs.md`\n- `@human/prefs.md`\n"),
+    );
+    put(&home, "human/prefs.md", GOOD);
+    put(
+        &home,
+        "agents/anonymous/MAP.md",
+        &format!("{GOOD}- `@self/x.md` `@agents/anonymous/MAP.md`\n"),
+    );
+    put(&home, "models/claude-4/notes.md", GOOD);
+    put(
+        &home,
+        "project/notesoup-0123abcd/MAP.md",
+        &format!("{GOOD}- `decisions.md` `@project/decisions.md`\n"),
+    );
+    put(&home, "project/notesoup-0123abcd/decisions.md", GOOD);
+    put(
+        &home,
+        "pi/session/abc/checkpoint.md",
+        &format!("{GOOD}`@human/prefs.md`\n"),
+    );
+    put(&home, LAST_RUN_FILE, "2026-09-15T09:31:45.392Z");
+    put(&home, "dreams/x.md", "x");
+    let report = doctor(&home);
+    assert_eq!(
+        render_output(&report.output(), &home),
+        "stdout: dream doctor: OK (<home>)\nexit 0\n"
+    );
+    assert_eq!(report.exit_code(), 0);
+
+    let empty = tempfile::tempdir().expect("tempdir");
+    assert_eq!(doctor(empty.path()).exit_code(), 0);
+}
+
+#[test]
+fn a_missing_home_is_a_finding_and_is_not_created() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let home = dir.path().join("missing");
+    let report = doctor(&home);
+    assert_eq!(report.exit_code(), 1);
+    assert_eq!(report.findings.len(), 1);
+    assert_eq!(report.findings[0].path, ".");
+    assert!(
+        report.findings[0]
+            .message
+            .starts_with("cannot read notes home: ")
+    );
+    assert!(!home.exists());
+}

@@ -1,0 +1,277 @@
+//! The dream lock: exclusion across processes, ownership, idempotence and
+//! the last-run stamp.
+
+use std::fs;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::thread::sleep;
+use std::time::{Duration, Instant, SystemTime};
+
+use jiff::Timestamp;
+use notesoup_core::dream::{
+    DreamError, DreamLock, LAST_RUN_FILE, LOCK_FILE, iso_utc, last_run, run_stamp,
+};
+
+use super::support::{hours_before, put, set_mtime, tree_hash};
+
+/// Set in a child process of the race test: the directory to race in.
+const RACE_DIR_ENV: &str = "NOTESOUP_TEST_DREAM_LOCK_RACE";
+const RACE_TEST: &str = "dream::lock::two_processes_race_for_the_lock_and_exactly_one_wins";
+
+fn now() -> Timestamp {
+    "2026-09-15T09:31:45.392Z".parse().expect("timestamp")
+}
+
+/// Waits for `path` to exist; the deadline only keeps a broken test from
+/// hanging forever.
+fn wait_for(path: &Path) {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !path.exists() {
+        assert!(
+            Instant::now() < deadline,
+            "gave up waiting for {}",
+            path.display()
+        );
+        sleep(Duration::from_millis(2));
+    }
+}
+
+/// The child side of the race: announce readiness, wait for the start
+/// signal, try the lock, report, and (as the winner) hold it until told.
+fn race_child(dir: &Path) {
+    let pid = std::process::id();
+    let home = dir.join("home");
+    fs::write(dir.join(format!("ready-{pid}")), "").expect("ready");
+    wait_for(&dir.join("go"));
+    let outcome = DreamLock::acquire(&home, Timestamp::now());
+    let result = match &outcome {
+        Ok(lock) => format!("won {}", lock.content()),
+        Err(err) => format!("lost {err}"),
+    };
+    fs::write(dir.join(format!("result-{pid}.tmp")), result).expect("result");
+    fs::rename(
+        dir.join(format!("result-{pid}.tmp")),
+        dir.join(format!("result-{pid}")),
+    )
+    .expect("publish result");
+    if let Ok(mut lock) = outcome {
+        wait_for(&dir.join("done"));
+        lock.release().expect("release");
+    }
+}
+
+#[test]
+fn two_processes_race_for_the_lock_and_exactly_one_wins() {
+    if let Ok(dir) = std::env::var(RACE_DIR_ENV) {
+        race_child(Path::new(&dir));
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let home = dir.path().join("home");
+    fs::create_dir(&home).expect("home");
+    let exe = std::env::current_exe().expect("test binary");
+    let children: Vec<_> = (0..2)
+        .map(|_| {
+            Command::new(&exe)
+                .args([RACE_TEST, "--exact", "--nocapture", "--test-threads=1"])
+                .env(RACE_DIR_ENV, dir.path())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("spawn child")
+        })
+        .collect();
+    let pids: Vec<u32> = children.iter().map(std::process::Child::id).collect();
+    for pid in &pids {
+        wait_for(&dir.path().join(format!("ready-{pid}")));
+    }
+    fs::write(dir.path().join("go"), "").expect("go");
+    let results: Vec<String> = pids
+        .iter()
+        .map(|pid| {
+            let path = dir.path().join(format!("result-{pid}"));
+            wait_for(&path);
+            fs::read_to_string(path).expect("read result")
+        })
+        .collect();
+
+    let winners: Vec<&String> = results
+        .iter()
+        .filter(|result| result.starts_with("won "))
+        .collect();
+    let losers: Vec<&String> = results
+        .iter()
+        .filter(|result| result.starts_with("lost "))
+        .collect();
+    assert_eq!(winners.len(), 1, "exactly one winner: {results:?}");
+    assert_eq!(
+        losers,
+        ["lost lock gate: lock already exists"],
+        "{results:?}"
+    );
+    // The loser changed nothing: the lock is the winner's, and only the
+    // winner's lock and stamp exist.
+    let lock = fs::read_to_string(home.join(LOCK_FILE)).expect("lock");
+    assert_eq!(format!("won {lock}"), *winners[0]);
+    let mut names: Vec<String> = fs::read_dir(&home)
+        .expect("list home")
+        .map(|entry| {
+            entry
+                .expect("entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    names.sort();
+    assert_eq!(names, [LOCK_FILE, LAST_RUN_FILE]);
+
+    fs::write(dir.path().join("done"), "").expect("done");
+    for child in children {
+        let output = child.wait_with_output().expect("wait child");
+        assert!(
+            output.status.success(),
+            "child failed:\n{}\n{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    assert!(
+        !home.join(LOCK_FILE).exists(),
+        "the winner released its lock"
+    );
+    assert!(
+        home.join(LAST_RUN_FILE).exists(),
+        "a released run keeps its stamp"
+    );
+}
+
+#[test]
+fn an_existing_lock_refuses_whatever_its_content_and_changes_nothing() {
+    for content in ["", "garbage", "1 00000000-0000-0000-0000-000000000000"] {
+        let home = tempfile::tempdir().expect("tempdir");
+        let lock = put(home.path(), LOCK_FILE, content);
+        set_mtime(&lock, hours_before(SystemTime::now(), 24 * 365));
+        let before = tree_hash(home.path());
+        let refused = DreamLock::acquire(home.path(), now()).expect_err("lock is held");
+        assert!(matches!(refused, DreamError::LockHeld));
+        assert_eq!(refused.to_string(), "lock gate: lock already exists");
+        assert_eq!(refused.code(), "lock_held");
+        assert_eq!(tree_hash(home.path()), before, "content {content:?}");
+    }
+}
+
+#[test]
+fn acquisition_writes_the_lock_and_the_stamp() {
+    let home = tempfile::tempdir().expect("tempdir");
+    let lock = DreamLock::acquire(home.path(), now()).expect("acquire");
+    let content = fs::read_to_string(home.path().join(LOCK_FILE)).expect("lock");
+    assert_eq!(content, lock.content());
+    let (pid, token) = content.split_once(' ').expect("pid and token");
+    assert_eq!(pid, std::process::id().to_string());
+    assert!(uuid::Uuid::parse_str(token).is_ok(), "{token}");
+    assert_eq!(
+        fs::read_to_string(home.path().join(LAST_RUN_FILE)).expect("stamp"),
+        "2026-09-15T09:31:45.392Z"
+    );
+    assert_eq!(
+        last_run(home.path()),
+        Some(SystemTime::try_from(now()).expect("system time"))
+    );
+    assert_eq!(lock.stamp(), "2026-09-15T09-31-45-392Z");
+    assert_eq!(lock.started_at(), now());
+}
+
+#[test]
+fn iso_and_stamp_match_javascript() {
+    let check = |at: &str, iso: &str, stamp: &str| {
+        let at: Timestamp = at.parse().expect("timestamp");
+        assert_eq!(iso_utc(at), iso);
+        assert_eq!(run_stamp(at), stamp);
+    };
+    check(
+        "2026-09-15T09:31:45Z",
+        "2026-09-15T09:31:45.000Z",
+        "2026-09-15T09-31-45-000Z",
+    );
+    check(
+        "2026-09-15T17:31:45.392+08:00",
+        "2026-09-15T09:31:45.392Z",
+        "2026-09-15T09-31-45-392Z",
+    );
+    check(
+        "2026-01-02T03:04:05.678912Z",
+        "2026-01-02T03:04:05.678Z",
+        "2026-01-02T03-04-05-678Z",
+    );
+}
+
+#[test]
+fn release_and_fail_remove_only_this_runs_lock_and_are_idempotent() {
+    let home = tempfile::tempdir().expect("tempdir");
+    let lock_path = home.path().join(LOCK_FILE);
+
+    let mut lock = DreamLock::acquire(home.path(), now()).expect("acquire");
+    lock.release().expect("release");
+    assert!(!lock_path.exists());
+    lock.release().expect("release again");
+    lock.fail().expect("fail after release is a no-op");
+    assert!(
+        home.path().join(LAST_RUN_FILE).exists(),
+        "fail after release keeps the stamp"
+    );
+
+    // A lock whose content changed is someone else's: neither removes it.
+    let mut lock = DreamLock::acquire(home.path(), now()).expect("acquire");
+    fs::write(&lock_path, "4242 someone-else").expect("replace lock");
+    lock.release().expect("release");
+    assert_eq!(
+        fs::read_to_string(&lock_path).expect("lock"),
+        "4242 someone-else"
+    );
+    fs::remove_file(&lock_path).expect("remove");
+
+    let mut lock = DreamLock::acquire(home.path(), now()).expect("acquire");
+    fs::write(&lock_path, "4242 someone-else").expect("replace lock");
+    lock.fail().expect("fail");
+    lock.fail().expect("fail again");
+    assert_eq!(
+        fs::read_to_string(&lock_path).expect("lock"),
+        "4242 someone-else"
+    );
+}
+
+#[test]
+fn a_failed_run_restores_the_previous_stamp() {
+    let home = tempfile::tempdir().expect("tempdir");
+    let stamp = put(home.path(), LAST_RUN_FILE, "2026-09-01T00:00:00.000Z");
+    let previous = hours_before(SystemTime::try_from(now()).expect("system time"), 14 * 24);
+    set_mtime(&stamp, previous);
+
+    let mut lock = DreamLock::acquire(home.path(), now()).expect("acquire");
+    assert_eq!(
+        fs::read_to_string(&stamp).expect("stamp"),
+        "2026-09-15T09:31:45.392Z"
+    );
+    assert_ne!(last_run(home.path()), Some(previous));
+    lock.fail().expect("fail");
+    assert_eq!(
+        fs::read_to_string(&stamp).expect("stamp"),
+        "2026-09-01T00:00:00.000Z"
+    );
+    assert_eq!(last_run(home.path()), Some(previous));
+    assert!(!home.path().join(LOCK_FILE).exists());
+    lock.fail().expect("idempotent");
+    assert_eq!(last_run(home.path()), Some(previous));
+}
+
+#[test]
+fn a_failed_first_run_removes_the_stamp_it_created() {
+    let home = tempfile::tempdir().expect("tempdir");
+    let mut lock = DreamLock::acquire(home.path(), now()).expect("acquire");
+    assert!(home.path().join(LAST_RUN_FILE).exists());
+    lock.fail().expect("fail");
+    assert!(!home.path().join(LAST_RUN_FILE).exists());
+    assert!(!home.path().join(LOCK_FILE).exists());
+    assert_eq!(fs::read_dir(home.path()).expect("list").count(), 0);
+}

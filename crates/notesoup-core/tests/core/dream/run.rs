@@ -1,0 +1,449 @@
+//! The whole dream run driven by a scripted `DreamRunner`, including
+//! failure propagation to the exit code.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use jiff::Timestamp;
+use notesoup_core::dream::{
+    DreamOptions, DreamOutput, DreamRequest, DreamResult, DreamRunner, DreamTool, DreamWrite,
+    LAST_RUN_FILE, LOCK_FILE, PLAYBOOK, TextEdit, last_run, run_dream,
+};
+
+use super::support::{git, hours_before, put, render_output, set_mtime, tree_hash};
+
+const STAMP: &str = "2026-09-15T09-31-45-392Z";
+
+fn now() -> Timestamp {
+    "2026-09-15T09:31:45.392Z".parse().expect("timestamp")
+}
+
+/// One thing the scripted dreamer does.
+enum Step {
+    Write(&'static str, &'static str),
+    Edit(&'static str, &'static str, &'static str),
+    Delete(&'static str),
+    /// Something outside the tools, e.g. breaking the repository.
+    Sabotage(fn(&Path)),
+}
+
+/// A dreamer that follows a script through the jailed tools and records
+/// its writes the way a host does.
+struct ScriptedRunner {
+    steps: Vec<Step>,
+    report: &'static str,
+    error: Option<&'static str>,
+    calls: usize,
+    prompt: String,
+    model_pattern: Option<String>,
+    tool_results: Vec<String>,
+}
+
+impl ScriptedRunner {
+    fn new(steps: Vec<Step>, report: &'static str) -> Self {
+        ScriptedRunner {
+            steps,
+            report,
+            error: None,
+            calls: 0,
+            prompt: String::new(),
+            model_pattern: None,
+            tool_results: Vec::new(),
+        }
+    }
+
+    fn failing(steps: Vec<Step>, error: &'static str) -> Self {
+        ScriptedRunner {
+            error: Some(error),
+            ..ScriptedRunner::new(steps, "partial report")
+        }
+    }
+}
+
+impl DreamRunner for ScriptedRunner {
+    fn run(&mut self, request: DreamRequest<'_>) -> DreamResult {
+        self.calls += 1;
+        self.prompt = request.prompt.to_owned();
+        self.model_pattern = request.model_pattern.map(str::to_owned);
+        let mut writes = Vec::new();
+        for step in &self.steps {
+            let (tool, path, result) = match *step {
+                Step::Write(path, content) => {
+                    (DreamTool::Write, path, request.tools.write(path, content))
+                }
+                Step::Edit(path, old, new) => {
+                    let edit = TextEdit {
+                        old_text: old.into(),
+                        new_text: new.into(),
+                    };
+                    (DreamTool::Edit, path, request.tools.edit(path, &[edit]))
+                }
+                Step::Delete(path) => (DreamTool::Delete, path, request.tools.delete(path)),
+                Step::Sabotage(sabotage) => {
+                    sabotage(request.home);
+                    continue;
+                }
+            };
+            writes.push(DreamWrite {
+                tool,
+                path: path.to_owned(),
+            });
+            self.tool_results.push(match result {
+                Ok(text) => text,
+                Err(err) => format!("error: {}: {err}", err.code()),
+            });
+        }
+        DreamResult {
+            report: self.report.to_owned(),
+            writes,
+            error: self.error.map(str::to_owned),
+        }
+    }
+}
+
+const CRUMPLED: &str = "---\norigin: self\ncrumpledAt: 2026-09-01T10:00:00.000+02:00\nlastAccessed: 2026-09-01T10:00:00.000+02:00\n---\n\nold\n";
+
+/// A home with three fresh sessions and a few human notes.
+fn home_with_material() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let home = dir.path().join("notes");
+    for session in ["s1", "s2", "s3"] {
+        put(
+            &home,
+            &format!("pi/session/{session}/checkpoint.md"),
+            "---\norigin: self\n---\n\ngoal\n",
+        );
+    }
+    put(
+        &home,
+        "human/MAP.md",
+        "- `@human/prefs.md` prefs\n- `@human/old.md` old\n",
+    );
+    put(
+        &home,
+        "human/prefs.md",
+        "---\norigin: user\n---\n\nLikes tabs.\n",
+    );
+    put(&home, "human/old.md", CRUMPLED);
+    put(&home, "human/live.md", "---\norigin: self\n---\n\nlive\n");
+    (dir, home)
+}
+
+fn options(home: &Path) -> DreamOptions {
+    DreamOptions::new(home, now())
+}
+
+fn report_text(home: &Path) -> String {
+    fs::read_to_string(home.join(format!("dreams/{STAMP}.md"))).expect("report")
+}
+
+fn lines(output: &DreamOutput, home: &Path) -> String {
+    render_output(output, home)
+}
+
+#[test]
+fn a_scripted_dream_runs_end_to_end() {
+    let (_dir, home) = home_with_material();
+    let mut runner = ScriptedRunner::new(
+        vec![
+            Step::Write("human/new.md", "---\norigin: self\n---\n\nnew\n"),
+            Step::Edit(
+                "human/prefs.md",
+                "Likes tabs.",
+                "Likes tabs (said 2026-09-14).",
+            ),
+            Step::Edit(
+                "human/MAP.md",
+                "- `@human/old.md` old\n",
+                "- `@human/new.md` new\n",
+            ),
+            Step::Delete("human/old.md"),
+            Step::Delete("human/live.md"),
+            Step::Write("../escape.md", "x"),
+        ],
+        "## human\n\n- inspected: MAP, prefs, old, live\n- changed: prefs (dated)\n- deleted: old\n",
+    );
+    let mut options = options(&home);
+    options.model_pattern = Some("sonnet".to_owned());
+    let output = run_dream(&options, &mut runner);
+
+    insta::assert_snapshot!("run_success_output", lines(&output, &home));
+    insta::assert_snapshot!("run_success_report", report_text(&home));
+    assert_eq!(runner.calls, 1);
+    assert_eq!(runner.prompt, PLAYBOOK);
+    assert_eq!(runner.model_pattern.as_deref(), Some("sonnet"));
+    assert_eq!(
+        runner.tool_results,
+        [
+            "wrote human/new.md (26 bytes)".to_owned(),
+            "edited human/prefs.md (1 edits)".to_owned(),
+            "edited human/MAP.md (1 edits)".to_owned(),
+            "deleted human/old.md".to_owned(),
+            "error: not_crumpled: delete: human/live.md is not a crumpled note; only the wastebasket rule permits deletion"
+                .to_owned(),
+            format!("error: outside_home: write jail: ../escape.md is outside notes home {}", home.display()),
+        ]
+    );
+    assert!(!home.parent().expect("parent").join("escape.md").exists());
+
+    // Lock released, stamp kept.
+    assert!(!home.join(LOCK_FILE).exists());
+    assert_eq!(
+        fs::read_to_string(home.join(LAST_RUN_FILE)).expect("stamp"),
+        "2026-09-15T09:31:45.392Z"
+    );
+
+    // The audit: baseline, then the dream with its report, read with git.
+    assert_eq!(
+        git(&home, &["log", "--format=%s"]),
+        format!("dream {STAMP}\nbaseline {STAMP}\n")
+    );
+    assert_eq!(
+        git(&home, &["diff", "--name-status", "HEAD~1", "HEAD"]),
+        format!(
+            "A\tdreams/{STAMP}.md\nM\thuman/MAP.md\nA\thuman/new.md\nD\thuman/old.md\nM\thuman/prefs.md\n"
+        )
+    );
+    assert_eq!(git(&home, &["status", "--porcelain"]), "");
+}
+
+#[test]
+fn a_dreamer_error_fails_the_run_and_restores_the_stamp() {
+    let (_dir, home) = home_with_material();
+    let stamp = put(&home, LAST_RUN_FILE, "2026-09-01T00:00:00.000Z");
+    let previous = hours_before(SystemTime::try_from(now()).expect("system time"), 48);
+    set_mtime(&stamp, previous);
+    let mut runner = ScriptedRunner::failing(
+        vec![Step::Write("human/half.md", "half\n")],
+        "dreamer failed: provider exploded",
+    );
+    let output = run_dream(&options(&home), &mut runner);
+
+    insta::assert_snapshot!("run_dreamer_error_output", lines(&output, &home));
+    insta::assert_snapshot!("run_dreamer_error_report", report_text(&home));
+    assert_eq!(output.exit_code, 1);
+    assert_eq!(
+        git(&home, &["log", "--format=%s"]),
+        format!("dream {STAMP} (failed)\nbaseline {STAMP}\n")
+    );
+    assert_eq!(git(&home, &["show", "HEAD:human/half.md"]), "half\n");
+    assert!(!home.join(LOCK_FILE).exists());
+    assert_eq!(
+        fs::read_to_string(&stamp).expect("stamp"),
+        "2026-09-01T00:00:00.000Z"
+    );
+    assert_eq!(last_run(&home), Some(previous));
+}
+
+#[test]
+fn a_failed_final_audit_is_appended_to_the_report_and_fails_the_run() {
+    let (_dir, home) = home_with_material();
+    let mut runner = ScriptedRunner::new(
+        vec![
+            Step::Write("human/new.md", "new\n"),
+            Step::Sabotage(|home| {
+                let objects = home.join(".git/objects");
+                fs::remove_dir_all(&objects).expect("remove objects");
+                fs::write(&objects, "not a directory").expect("objects file");
+            }),
+        ],
+        "All tidy.",
+    );
+    let output = run_dream(&options(&home), &mut runner);
+
+    assert_eq!(output.exit_code, 1);
+    let rendered = lines(&output, &home);
+    let rendered: Vec<&str> = rendered.lines().collect();
+    assert_eq!(
+        rendered[..2],
+        [
+            "stdout: time gate: no prior dream",
+            "stdout: material gate: 3 changed sessions"
+        ]
+    );
+    assert!(
+        rendered[2].starts_with("stderr: dream: final audit failed: git audit: "),
+        "{rendered:?}"
+    );
+    assert_eq!(rendered[3..], ["exit 1"]);
+
+    let report = report_text(&home);
+    let (head, failure) = report
+        .split_once("\n## Final audit failed\n\n")
+        .expect("failure section");
+    assert_eq!(
+        head,
+        format!("# Dream {STAMP}\n\nAll tidy.\n\n- write: human/new.md\n")
+    );
+    assert!(
+        failure.starts_with("git audit: ") && failure.ends_with('\n'),
+        "{failure:?}"
+    );
+    assert_eq!(
+        output.lines[2].text,
+        format!("dream: final audit failed: {}", failure.trim_end()),
+        "stderr and report name the same failure"
+    );
+    assert!(!home.join(LOCK_FILE).exists());
+    assert!(
+        !home.join(LAST_RUN_FILE).exists(),
+        "the stamp this run created is removed"
+    );
+}
+
+#[test]
+fn an_unwritable_report_fails_the_run_but_the_final_audit_still_runs() {
+    let (_dir, home) = home_with_material();
+    let mut runner = ScriptedRunner::new(
+        vec![Step::Write(
+            "dreams",
+            "a file where the reports directory belongs\n",
+        )],
+        "All tidy.",
+    );
+    let output = run_dream(&options(&home), &mut runner);
+
+    assert_eq!(output.exit_code, 1);
+    let rendered = lines(&output, &home);
+    let rendered: Vec<&str> = rendered.lines().collect();
+    assert_eq!(rendered.len(), 4, "{rendered:?}");
+    assert!(
+        rendered[2].starts_with(&format!(
+            "stderr: dream: could not write report at <home>/dreams/{STAMP}.md: "
+        )),
+        "{rendered:?}"
+    );
+    assert_eq!(rendered[3], "exit 1");
+    assert_eq!(
+        git(&home, &["log", "--format=%s"]),
+        format!("dream {STAMP}\nbaseline {STAMP}\n")
+    );
+    assert_eq!(
+        git(&home, &["ls-tree", "--name-only", "HEAD", "dreams"]),
+        "dreams\n"
+    );
+    assert!(!home.join(LOCK_FILE).exists());
+    assert!(!home.join(LAST_RUN_FILE).exists());
+}
+
+#[test]
+fn a_failed_baseline_stops_before_the_dreamer() {
+    let (_dir, home) = home_with_material();
+    put(&home, ".git", "gitdir: /nonexistent\n");
+    let mut runner = ScriptedRunner::new(vec![Step::Write("human/x.md", "x")], "never");
+    let output = run_dream(&options(&home), &mut runner);
+
+    assert_eq!(output.exit_code, 1);
+    assert_eq!(runner.calls, 0);
+    let rendered = lines(&output, &home);
+    assert!(
+        rendered.contains(
+            "\nstderr: dream: baseline audit failed: git audit: cannot open repository: "
+        ),
+        "{rendered}"
+    );
+    assert!(rendered.ends_with("\nexit 1\n"));
+    assert!(!home.join("dreams").exists());
+    assert!(!home.join(LOCK_FILE).exists());
+    assert!(!home.join(LAST_RUN_FILE).exists());
+}
+
+#[test]
+fn a_held_lock_stops_the_run_and_changes_nothing_even_with_force() {
+    let (_dir, home) = home_with_material();
+    put(&home, LOCK_FILE, "1 0f8fad5b-d9cb-469f-a165-70867728950e");
+    let before = tree_hash(&home);
+    for force in [false, true] {
+        let mut runner = ScriptedRunner::new(vec![Step::Write("human/x.md", "x")], "never");
+        let mut options = options(&home);
+        options.force = force;
+        let output = run_dream(&options, &mut runner);
+        assert_eq!(
+            lines(&output, &home),
+            "stdout: time gate: no prior dream\nstdout: material gate: 3 changed sessions\nstdout: lock gate: lock already exists\nexit 0\n"
+        );
+        assert_eq!(runner.calls, 0);
+        assert_eq!(tree_hash(&home), before, "force {force}");
+    }
+}
+
+#[test]
+fn gates_stop_the_run_unless_forced() {
+    let (_dir, home) = home_with_material();
+    let stamp = put(&home, LAST_RUN_FILE, "recent");
+    set_mtime(
+        &stamp,
+        hours_before(SystemTime::try_from(now()).expect("system time"), 2),
+    );
+    let check = |options: &DreamOptions, expect: &str| {
+        let before = tree_hash(&home);
+        let mut runner = ScriptedRunner::new(Vec::new(), "never");
+        let output = run_dream(options, &mut runner);
+        assert_eq!(lines(&output, &home), expect);
+        assert_eq!(runner.calls, 0);
+        assert_eq!(tree_hash(&home), before);
+    };
+    check(
+        &options(&home),
+        "stdout: time gate: last dream is too recent\nexit 0\n",
+    );
+
+    let mut wide = options(&home);
+    wide.min_hours = 1.0;
+    wide.min_sessions = 4;
+    check(
+        &wide,
+        "stdout: time gate: stale\nstdout: material gate: only 3 changed sessions\nexit 0\n",
+    );
+
+    let mut forced = options(&home);
+    forced.force = true;
+    forced.min_sessions = 4;
+    let mut runner = ScriptedRunner::new(Vec::new(), "Nothing to do.");
+    let output = run_dream(&forced, &mut runner);
+    assert_eq!(
+        lines(&output, &home),
+        format!(
+            "stdout: time gate: last dream is too recent\nstdout: material gate: only 3 changed sessions\nstdout: <home>/dreams/{STAMP}.md\nexit 0\n"
+        )
+    );
+    assert_eq!(runner.calls, 1);
+    assert_eq!(
+        report_text(&home),
+        format!("# Dream {STAMP}\n\nNothing to do.\n\n- no changes\n")
+    );
+}
+
+#[test]
+fn playbook_override_and_model_warnings() {
+    let (dir, home) = home_with_material();
+    let playbook = dir.path().join("custom-playbook.md");
+    fs::write(&playbook, "Dream differently.\n").expect("playbook");
+    let mut options = options(&home);
+    options.playbook = Some(playbook);
+    options.model_warnings = vec!["notesoup: dreamer setting ignored".to_owned()];
+    let mut runner = ScriptedRunner::new(Vec::new(), "Done.");
+    let output = run_dream(&options, &mut runner);
+    assert_eq!(runner.prompt, "Dream differently.\n");
+    assert_eq!(runner.model_pattern, None);
+    assert_eq!(
+        lines(&output, &home),
+        format!(
+            "stdout: time gate: no prior dream\nstdout: material gate: 3 changed sessions\nstderr: notesoup: dreamer setting ignored\nstdout: <home>/dreams/{STAMP}.md\nexit 0\n"
+        )
+    );
+
+    // A playbook that cannot be read fails the run like a dreamer error.
+    let (_dir, home) = home_with_material();
+    let mut options = self::options(&home);
+    options.playbook = Some(home.join("missing.md"));
+    let mut runner = ScriptedRunner::new(Vec::new(), "never");
+    let output = run_dream(&options, &mut runner);
+    assert_eq!(runner.calls, 0);
+    assert_eq!(output.exit_code, 1);
+    assert!(report_text(&home).starts_with(&format!(
+        "# Dream {STAMP} (failed)\n\ncannot read playbook {}: ",
+        home.join("missing.md").display()
+    )));
+}

@@ -1,0 +1,110 @@
+//! Shared helpers of the dream tests: temp homes, tree hashes, the `git`
+//! command-line tool (tests only) and output rendering.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, SystemTime};
+
+use notesoup_core::dream::{DreamOutput, Stream};
+
+/// Writes `content` to `home/relative`, creating parents.
+pub fn put(home: &Path, relative: &str, content: &str) -> PathBuf {
+    let path = home.join(relative);
+    if let Some(parent) = path.parent() {
+        fs::create_dir_all(parent).expect("create parents");
+    }
+    fs::write(&path, content).expect("write file");
+    path
+}
+
+/// Sets the mtime of `path`.
+pub fn set_mtime(path: &Path, at: SystemTime) {
+    fs::File::options()
+        .write(true)
+        .open(path)
+        .and_then(|file| file.set_modified(at))
+        .expect("set mtime");
+}
+
+/// A time `hours` before `at`.
+pub fn hours_before(at: SystemTime, hours: u64) -> SystemTime {
+    at - Duration::from_secs(hours * 3600)
+}
+
+/// A hash of every entry under `root` (names, kinds, contents, symlink
+/// targets, mtimes), never following symlinks.
+pub fn tree_hash(root: &Path) -> String {
+    let mut hasher = sha1_smol::Sha1::new();
+    let mut entries: Vec<_> = walkdir::WalkDir::new(root)
+        .follow_links(false)
+        .sort_by_file_name()
+        .into_iter()
+        .map(|entry| entry.expect("walk"))
+        .collect();
+    entries.sort_by(|a, b| a.path().cmp(b.path()));
+    for entry in entries {
+        let path = entry.path();
+        let meta = fs::symlink_metadata(path).expect("lstat");
+        hasher.update(
+            path.strip_prefix(root)
+                .expect("under root")
+                .to_string_lossy()
+                .as_bytes(),
+        );
+        hasher.update(format!("{:?}", meta.modified().ok()).as_bytes());
+        if meta.file_type().is_symlink() {
+            hasher.update(b"link:");
+            hasher.update(
+                fs::read_link(path)
+                    .expect("readlink")
+                    .to_string_lossy()
+                    .as_bytes(),
+            );
+        } else if meta.is_file() {
+            hasher.update(b"file:");
+            hasher.update(&fs::read(path).expect("read"));
+        } else {
+            hasher.update(b"dir");
+        }
+    }
+    hasher.digest().to_string()
+}
+
+/// Runs `git <args>` in `dir` and returns its stdout; fails the test on a
+/// non-zero exit.
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let output = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .output()
+        .expect("run git");
+    assert!(
+        output.status.success(),
+        "git {args:?} failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).expect("git output is UTF-8")
+}
+
+/// The output as `stdout: …` / `stderr: …` lines, with `home` shown as
+/// `<home>`, then the exit code.
+pub fn render_output(output: &DreamOutput, home: &Path) -> String {
+    let home = home.display().to_string();
+    let mut text = String::new();
+    for line in &output.lines {
+        let stream = match line.stream {
+            Stream::Stdout => "stdout",
+            Stream::Stderr => "stderr",
+        };
+        text.push_str(&format!(
+            "{stream}: {}\n",
+            line.text.replace(&home, "<home>")
+        ));
+    }
+    text.push_str(&format!("exit {}\n", output.exit_code));
+    text
+}
