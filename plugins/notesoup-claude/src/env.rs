@@ -14,8 +14,9 @@ pub const DISABLE_VAR: &str = "NOTESOUP_DISABLE";
 pub struct HostEnv {
     /// `$HOME`, else `$USERPROFILE`.
     pub home: Option<PathBuf>,
-    /// `PI_NOTES_HOME`, when set and non-empty.
-    pub notes_home: Option<PathBuf>,
+    /// The notes root: `PI_NOTES_HOME`, else `~/.agents/notes` (core's
+    /// rule); `None` when neither is known.
+    pub notes_root: Option<PathBuf>,
     /// `${CLAUDE_PLUGIN_DATA}`: where the plugin keeps its records.
     pub plugin_data: Option<PathBuf>,
     /// `CLAUDE_CONFIG_DIR`, else `~/.claude`.
@@ -47,7 +48,7 @@ fn tokens(value: Option<String>) -> Option<u64> {
     // Bounded to u32 range before the cast, so it is exact.
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
     (raw.is_finite() && raw.fract() == 0.0 && raw >= 1.0 && raw <= f64::from(u32::MAX))
-        .then(|| raw as u64)
+        .then_some(raw as u64)
 }
 
 impl HostEnv {
@@ -58,7 +59,7 @@ impl HostEnv {
         let claude_dir =
             path("CLAUDE_CONFIG_DIR").or_else(|| home.as_ref().map(|h| h.join(".claude")));
         Self {
-            notes_home: path("PI_NOTES_HOME"),
+            notes_root: notesoup_core::notes::default_root(&get),
             plugin_data: path("CLAUDE_PLUGIN_DATA"),
             project_dir: path("CLAUDE_PROJECT_DIR"),
             disabled: flag(get(DISABLE_VAR)),
@@ -76,6 +77,24 @@ impl HostEnv {
     /// The process environment.
     pub fn from_process() -> Self {
         Self::from_lookup(|name| std::env::var(name).ok())
+    }
+
+    /// The plugin's data directory: `${CLAUDE_PLUGIN_DATA}` (always set for
+    /// hooks and the MCP server), else, for the human command line, the
+    /// most recently used `notesoup-*` directory under Claude Code's plugin
+    /// data.
+    pub fn data_dir(&self) -> Option<PathBuf> {
+        if let Some(dir) = &self.plugin_data {
+            return Some(dir.clone());
+        }
+        let parent = self.claude_dir.as_ref()?.join("plugins").join("data");
+        std::fs::read_dir(parent)
+            .ok()?
+            .filter_map(Result::ok)
+            .filter(|e| e.file_name().to_string_lossy().starts_with("notesoup-"))
+            .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
+            .max()
+            .map(|(_, path)| path)
     }
 
     /// Where Claude Code keeps a project's transcripts:
@@ -118,7 +137,7 @@ mod tests {
         let env = HostEnv::from_lookup(|name| vars.get(name).map(|v| (*v).to_owned()));
         assert_eq!(env.claude_dir, Some(PathBuf::from("/home/u/.claude")));
         assert_eq!(env.plugin_data, Some(PathBuf::from("/d")));
-        assert_eq!(env.notes_home, None);
+        assert_eq!(env.notes_root, Some(PathBuf::from("/home/u/.agents/notes")));
         assert!(env.disabled);
         assert_eq!(env.budget.context_window, Some(300_000));
         assert_eq!(env.budget.reserve, Some(-5.0));

@@ -9,7 +9,9 @@
 // Tests may unwrap: a panic is how a test fails.
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
+pub mod boot;
 pub mod budget;
+pub mod cli;
 pub mod env;
 pub mod files;
 pub mod hook;

@@ -87,7 +87,7 @@ fn candidates(dir: &Path) -> io::Result<Vec<(String, PathBuf)>> {
             }
         }
     }
-    found.sort_by(|a, b| b.0.cmp(&a.0));
+    found.sort_by_key(|entry| std::cmp::Reverse(entry.0));
     Ok(found
         .into_iter()
         .take(MAX_FILES)
@@ -143,10 +143,19 @@ mod tests {
             r#"{"type":"user","message":{"content":"see \"toolu_c\""}}"#,
         )
         .unwrap();
-        assert_eq!(find_tool_use(dir.path(), "toolu_a").unwrap().as_deref(), Some("s1"));
-        assert_eq!(find_tool_use(dir.path(), "toolu_b").unwrap().as_deref(), Some("s2"));
+        assert_eq!(
+            find_tool_use(dir.path(), "toolu_a").unwrap().as_deref(),
+            Some("s1")
+        );
+        assert_eq!(
+            find_tool_use(dir.path(), "toolu_b").unwrap().as_deref(),
+            Some("s2")
+        );
         assert_eq!(find_tool_use(dir.path(), "toolu_c").unwrap(), None);
-        assert_eq!(find_tool_use(&dir.path().join("none"), "toolu_a").unwrap(), None);
+        assert_eq!(
+            find_tool_use(&dir.path().join("none"), "toolu_a").unwrap(),
+            None
+        );
     }
 
     #[test]
@@ -154,15 +163,43 @@ mod tests {
         let data = tempfile::tempdir().unwrap();
         let transcripts = tempfile::tempdir().unwrap();
         let states = StateDir::new(data.path());
-        assert_eq!(resolve(&states, Some(transcripts.path()), "p-12345678", Some("toolu_z")).unwrap(), None);
-        let mut a = SessionState::new_chain("sa", "/t/sa.jsonl".into(), "/w".into(), "p-12345678".into());
+        assert_eq!(
+            resolve(
+                &states,
+                Some(transcripts.path()),
+                "p-12345678",
+                Some("toolu_z")
+            )
+            .unwrap(),
+            None
+        );
+        let mut a =
+            SessionState::new_chain("sa", "/t/sa.jsonl".into(), "/w".into(), "p-12345678".into());
         states.save(&a).unwrap();
-        let b = SessionState::new_chain("sb", "/t/sb.jsonl".into(), "/w".into(), "p-12345678".into());
+        let b =
+            SessionState::new_chain("sb", "/t/sb.jsonl".into(), "/w".into(), "p-12345678".into());
         states.save(&b).unwrap();
         std::fs::write(transcripts.path().join("sa.jsonl"), tool_use_row("toolu_a")).unwrap();
-        let (found, how) = resolve(&states, Some(transcripts.path()), "p-12345678", Some("toolu_a")).unwrap().unwrap();
-        assert_eq!((found.session_id.as_str(), how), ("sa", Resolution::ToolUse));
-        let (found, how) = resolve(&states, Some(transcripts.path()), "p-12345678", Some("toolu_unflushed")).unwrap().unwrap();
+        let (found, how) = resolve(
+            &states,
+            Some(transcripts.path()),
+            "p-12345678",
+            Some("toolu_a"),
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(
+            (found.session_id.as_str(), how),
+            ("sa", Resolution::ToolUse)
+        );
+        let (found, how) = resolve(
+            &states,
+            Some(transcripts.path()),
+            "p-12345678",
+            Some("toolu_unflushed"),
+        )
+        .unwrap()
+        .unwrap();
         assert_eq!((found.session_id.as_str(), how), ("sb", Resolution::Latest));
         a.window_ordinal = 2;
         states.save(&a).unwrap();

@@ -1,6 +1,3 @@
 //! The one integration-test binary of notesoup-claude.
 
 #![allow(clippy::unwrap_used)]
-
-mod decode;
-mod support;
