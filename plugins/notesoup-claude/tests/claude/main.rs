@@ -1,3 +1,6 @@
 //! The one integration-test binary of notesoup-claude.
 
 #![allow(clippy::unwrap_used)]
+
+mod decode;
+mod support;
