@@ -218,7 +218,16 @@ impl<'a> Session<'a> {
                     Some(state) => state,
                     None => self.recover(&scan),
                 };
-                state.window.boot_injected |= scan.in_live_window;
+                // Compactions notesoup did not see (it was off) opened
+                // windows after the recorded one.
+                if let Some(ids) = &scan.last_boot
+                    && ids.current == state.window_id()
+                {
+                    for _ in 0..scan.boundaries_after {
+                        state.open_next_window();
+                    }
+                }
+                state.window.boot_injected = scan.in_live_window;
                 Ok((state, false))
             }
             // startup, and any source a later Claude Code adds.

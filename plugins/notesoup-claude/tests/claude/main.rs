@@ -3,4 +3,5 @@
 #![allow(clippy::unwrap_used)]
 
 mod decode;
+mod hooks;
 mod support;
