@@ -276,7 +276,11 @@ mod tests {
             rust_sources(&workspace_root().join("crates/notesoup-core/src")).expect("sources")
         {
             let text = fs::read_to_string(path).expect("readable source");
-            annotated += text.lines().filter(|l| l.trim() == "#[typeshare]").count();
+            // Item attributes start at column 0; field attributes are indented.
+            annotated += text
+                .lines()
+                .filter(|l| l.starts_with("#[typeshare"))
+                .count();
         }
         let files = generate().expect("codegen could run");
         let declarations = &files[Path::new(DECLARATIONS)];

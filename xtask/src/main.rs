@@ -8,6 +8,7 @@ mod claude_hosts;
 mod claude_plugin;
 mod codegen;
 mod deps;
+mod hosts;
 
 use std::process::ExitCode;
 
@@ -25,6 +26,8 @@ commands:
                (default target/claude-plugin)
   codegen      write generated/ (TypeScript declarations, JSON Schemas);
                --check only reports stale files
+  hosts pi     install Node 22 and the Pi SDK (the conformance oracle) and print env exports
+  golden-pi    regenerate plugins/notesoup-pi/tests/golden with the real Pi SDK
 ";
 
 fn main() -> ExitCode {
@@ -35,6 +38,8 @@ fn main() -> ExitCode {
         Some("claude-hosts") => claude_hosts::run(&args[1..]),
         Some("claude-plugin") => claude_plugin::run(&args[1..]),
         Some("codegen") => codegen::run(&args[1..]),
+        Some("hosts") => hosts::run(&args[1..]),
+        Some("golden-pi") => hosts::golden_pi(),
         Some("-h" | "--help" | "help") => {
             print!("{USAGE}");
             return ExitCode::SUCCESS;

@@ -1,0 +1,320 @@
+//! Pi's two token estimators, exact to their arithmetic.
+//!
+//! Lengths are JavaScript string lengths (UTF-16 code units) and every
+//! per-message estimate is rounded up on its own.
+
+use std::borrow::Borrow;
+
+use serde::Serialize;
+
+use crate::json::{js_json_len, js_len};
+use crate::projection::{Projection, current_system_message, system_message_text};
+use crate::session::{AgentMessage, Content, ContentBlock, Entry, StopReason, Usage};
+
+/// What an image counts as, in characters.
+pub const ESTIMATED_IMAGE_CHARS: usize = 4800;
+
+/// `calculateContextTokens`: the provider's total, or the sum of its parts.
+pub fn calculate_context_tokens(usage: &Usage) -> u64 {
+    if usage.total_tokens != 0 {
+        usage.total_tokens
+    } else {
+        usage.input + usage.output + usage.cache_read + usage.cache_write
+    }
+}
+
+/// The result of `estimateContextTokens`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContextEstimate {
+    /// `usage_tokens + trailing_tokens`.
+    pub tokens: u64,
+    /// The trusted assistant usage (0 without one).
+    pub usage_tokens: u64,
+    /// Estimates of the messages after it (all messages without one).
+    pub trailing_tokens: u64,
+    /// Index of the assistant message whose usage was trusted.
+    pub last_usage_index: Option<usize>,
+}
+
+fn usable_usage(message: &AgentMessage) -> Option<&Usage> {
+    match message {
+        AgentMessage::Assistant(assistant)
+            if !matches!(
+                assistant.stop_reason,
+                StopReason::Aborted | StopReason::Error
+            ) && calculate_context_tokens(&assistant.usage) > 0 =>
+        {
+            Some(&assistant.usage)
+        }
+        _ => None,
+    }
+}
+
+fn ceil_div(chars: usize, divisor: usize) -> u64 {
+    chars.div_ceil(divisor) as u64
+}
+
+/// The coding agent's estimator (`compaction.ts`): `ceil(chars / 4)` over
+/// agent messages. It backs `getContextUsage()`, the compaction threshold and
+/// a boundary compaction's `tokensBefore`.
+pub mod coding_agent {
+    use super::*;
+
+    /// Text lengths; images count 4800; other blocks nothing.
+    fn content_chars(content: &Content) -> usize {
+        match content {
+            Content::Text(text) => js_len(text),
+            Content::Blocks(blocks) => block_chars(blocks),
+        }
+    }
+
+    fn block_chars(blocks: &[ContentBlock]) -> usize {
+        blocks
+            .iter()
+            .map(|block| match block {
+                ContentBlock::Text(text) => js_len(&text.text),
+                ContentBlock::Image(_) => ESTIMATED_IMAGE_CHARS,
+                _ => 0,
+            })
+            .sum()
+    }
+
+    /// `estimateTokens(message)`.
+    pub fn estimate_tokens(message: &AgentMessage) -> u64 {
+        let chars = match message {
+            AgentMessage::System(system) => {
+                let sections: usize = system
+                    .sections
+                    .iter()
+                    .flat_map(|sections| sections.values())
+                    .filter_map(|value| value.as_str())
+                    .map(js_len)
+                    .sum();
+                // An empty list is truthy in JavaScript and counts as "[]".
+                let tools = system.tools_added.as_ref().map_or(0, js_json_len);
+                content_chars(&system.content) + sections + tools
+            }
+            AgentMessage::User(user) => content_chars(&user.content),
+            AgentMessage::Assistant(assistant) => assistant
+                .content
+                .iter()
+                .map(|block| match block {
+                    ContentBlock::Text(text) => js_len(&text.text),
+                    ContentBlock::Thinking(thinking) => js_len(&thinking.thinking),
+                    ContentBlock::ToolCall(call) => {
+                        js_len(&call.name) + js_json_len(&call.arguments)
+                    }
+                    _ => 0,
+                })
+                .sum(),
+            AgentMessage::Custom(custom) => content_chars(&custom.content),
+            AgentMessage::ToolResult(result) => block_chars(&result.content),
+            AgentMessage::BashExecution(bash) => js_len(&bash.command) + js_len(&bash.output),
+            AgentMessage::BranchSummary(summary) => js_len(&summary.summary),
+            AgentMessage::CompactionSummary(summary) => js_len(&summary.summary),
+            AgentMessage::Unknown(_) => 0,
+        };
+        ceil_div(chars, 4)
+    }
+
+    /// `estimateContextTokens(messages)`: the last usable assistant usage
+    /// plus estimates of every later message; without one, every message
+    /// estimated.
+    pub fn estimate_context_tokens<M: Borrow<AgentMessage>>(messages: &[M]) -> ContextEstimate {
+        let last_usage = messages
+            .iter()
+            .enumerate()
+            .rev()
+            .find_map(|(index, message)| {
+                usable_usage(message.borrow()).map(|usage| (index, usage))
+            });
+        match last_usage {
+            Some((index, usage)) => {
+                let usage_tokens = calculate_context_tokens(usage);
+                let trailing_tokens = messages[index + 1..]
+                    .iter()
+                    .map(|m| estimate_tokens(m.borrow()))
+                    .sum();
+                ContextEstimate {
+                    tokens: usage_tokens + trailing_tokens,
+                    usage_tokens,
+                    trailing_tokens,
+                    last_usage_index: Some(index),
+                }
+            }
+            None => {
+                let tokens = messages.iter().map(|m| estimate_tokens(m.borrow())).sum();
+                ContextEstimate {
+                    tokens,
+                    usage_tokens: 0,
+                    trailing_tokens: tokens,
+                    last_usage_index: None,
+                }
+            }
+        }
+    }
+
+    /// `estimateProjectedContextTokens(projection, branchEntries)` (1.6.0):
+    /// the usage is trusted only when its assistant entry comes after the
+    /// latest `context_edit` or `compaction` on the branch; otherwise the
+    /// replayed system message plus every non-system message is estimated.
+    pub fn estimate_projected_context_tokens(
+        projection: &Projection<'_>,
+        branch: &[&Entry],
+    ) -> ContextEstimate {
+        let estimate = estimate_context_tokens(&projection.messages);
+        if let Some(usage_index) = estimate.last_usage_index {
+            let usage_entry = projection
+                .entries
+                .iter()
+                .find(|entry| usage_index < entry.messages.1);
+            let usage_position = usage_entry.and_then(|entry| {
+                branch
+                    .iter()
+                    .position(|candidate| candidate.id() == entry.source.id())
+            });
+            let invalidating = branch
+                .iter()
+                .rposition(|entry| matches!(entry, Entry::ContextEdit(_) | Entry::Compaction(_)));
+            let trusted = match (usage_position, invalidating) {
+                (Some(usage), Some(invalidating)) => usage > invalidating,
+                (Some(_), None) => true,
+                (None, _) => false,
+            };
+            if trusted {
+                return estimate;
+            }
+        }
+        let system = current_system_message(projection.message_refs());
+        let mut tokens = system.map_or(0, |system| estimate_tokens(&AgentMessage::System(system)));
+        tokens += projection
+            .message_refs()
+            .filter(|message| !matches!(message, AgentMessage::System(_)))
+            .map(estimate_tokens)
+            .sum::<u64>();
+        ContextEstimate {
+            tokens,
+            usage_tokens: 0,
+            trailing_tokens: tokens,
+            last_usage_index: None,
+        }
+    }
+}
+
+/// pi-ai's estimator (`utils/estimate.ts`, 1.6.0): `ceil(chars / 3.5)` over
+/// LLM messages, i.e. after `convertToLlm`. It backs notesoup's budget.
+pub mod pi_ai {
+    use super::*;
+
+    /// `ceil(chars / 3.5)`, exact in integers: `ceil(2 * chars / 7)`.
+    fn tokens_of_chars(chars: usize) -> u64 {
+        ceil_div(chars * 2, 7)
+    }
+
+    /// Text lengths; any other block counts as an image.
+    fn content_chars(content: &Content) -> usize {
+        match content {
+            Content::Text(text) => js_len(text),
+            Content::Blocks(blocks) => block_chars(blocks),
+        }
+    }
+
+    fn block_chars(blocks: &[ContentBlock]) -> usize {
+        blocks
+            .iter()
+            .map(|block| match block {
+                ContentBlock::Text(text) => js_len(&text.text),
+                _ => ESTIMATED_IMAGE_CHARS,
+            })
+            .sum()
+    }
+
+    fn tools_tokens<T: Serialize>(tools: Option<&Vec<T>>) -> u64 {
+        match tools {
+            Some(tools) if !tools.is_empty() => tokens_of_chars(js_json_len(tools)),
+            _ => 0,
+        }
+    }
+
+    /// `estimateMessageTokens(message)` for an LLM message (system, user,
+    /// assistant, toolResult); other roles count 0, as they never reach it.
+    pub fn estimate_message_tokens(message: &AgentMessage) -> u64 {
+        match message {
+            AgentMessage::System(system) => {
+                tokens_of_chars(js_len(&system_message_text(system)))
+                    + tools_tokens(system.tools_added.as_ref())
+                    + tools_tokens(system.tools_removed.as_ref())
+            }
+            AgentMessage::User(user) => tokens_of_chars(content_chars(&user.content)),
+            AgentMessage::ToolResult(result) => tokens_of_chars(block_chars(&result.content)),
+            AgentMessage::Assistant(assistant) => tokens_of_chars(
+                assistant
+                    .content
+                    .iter()
+                    .map(|block| match block {
+                        ContentBlock::Text(text) => js_len(&text.text),
+                        ContentBlock::Thinking(thinking) => js_len(&thinking.thinking),
+                        ContentBlock::ToolCall(call) => {
+                            js_len(&call.name) + js_json_len(&call.arguments)
+                        }
+                        _ => 0,
+                    })
+                    .sum(),
+            ),
+            _ => 0,
+        }
+    }
+
+    /// `estimateContextTokens(messages)`: like the coding agent's, but an
+    /// assistant's usage counts only if its timestamp is not older than any
+    /// message before it (a later-inserted summary invalidates it).
+    pub fn estimate_context_tokens<M: Borrow<AgentMessage>>(messages: &[M]) -> ContextEstimate {
+        // JavaScript numbers: a message without a timestamp poisons the
+        // running maximum with NaN, after which no usage applies.
+        let mut latest_prefix = f64::NEG_INFINITY;
+        let mut last_usage = None;
+        for (index, message) in messages.iter().enumerate() {
+            let message = message.borrow();
+            let timestamp = message.timestamp().map_or(f64::NAN, |t| t as f64);
+            if let AgentMessage::Assistant(_) = message
+                && timestamp >= latest_prefix
+                && let Some(usage) = usable_usage(message)
+            {
+                last_usage = Some((index, usage));
+            }
+            latest_prefix = if timestamp.is_nan() || latest_prefix.is_nan() {
+                f64::NAN
+            } else {
+                latest_prefix.max(timestamp)
+            };
+        }
+        match last_usage {
+            Some((index, usage)) => {
+                let usage_tokens = calculate_context_tokens(usage);
+                let trailing_tokens = messages[index + 1..]
+                    .iter()
+                    .map(|m| estimate_message_tokens(m.borrow()))
+                    .sum();
+                ContextEstimate {
+                    tokens: usage_tokens + trailing_tokens,
+                    usage_tokens,
+                    trailing_tokens,
+                    last_usage_index: Some(index),
+                }
+            }
+            None => {
+                let tokens = messages
+                    .iter()
+                    .map(|m| estimate_message_tokens(m.borrow()))
+                    .sum();
+                ContextEstimate {
+                    tokens,
+                    usage_tokens: 0,
+                    trailing_tokens: tokens,
+                    last_usage_index: None,
+                }
+            }
+        }
+    }
+}

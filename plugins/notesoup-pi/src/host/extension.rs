@@ -1,0 +1,212 @@
+//! `PiExtension`: the events a host calls, with typed results (pi-host.md §9.1).
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::boundary::{BoundaryResult, BoundaryState};
+use super::events::{
+    AgentSettledEvent, BeforeAgentStartEvent, BeforeAgentStartResult, InputEvent, InputResult,
+    ModelSelectEvent, SessionBeforeCompactEvent, SessionBeforeCompactResult,
+    SessionBeforeTreeEvent, SessionBeforeTreeResult, SessionCompactEvent, SessionShutdownEvent,
+    SessionStartEvent, SessionTreeEvent, ToolResultEvent, ToolResultPatch, TurnEndEvent,
+    TurnStartEvent,
+};
+use super::pi_host::{HostError, PiHost};
+use crate::session::{AgentMessage, ContentBlock, Usage};
+
+/// A tool as registered with `pi.registerTool`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolDescriptor {
+    /// The name the model calls.
+    pub name: String,
+    /// A label for the UI.
+    pub label: String,
+    /// What the model reads about it.
+    pub description: String,
+    /// A one-line prompt snippet.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_snippet: Option<String>,
+    /// Prompt guidelines.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_guidelines: Option<Vec<String>>,
+    /// JSON Schema of the arguments.
+    pub parameters: Value,
+}
+
+/// A command as registered with `pi.registerCommand`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CommandDescriptor {
+    /// The name, without the slash.
+    pub name: String,
+    /// Shown in the command list.
+    pub description: String,
+}
+
+/// One tool call to execute.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolInvocation {
+    /// The call id.
+    pub tool_call_id: String,
+    /// The tool.
+    pub name: String,
+    /// The arguments object.
+    pub params: Value,
+}
+
+/// `AgentToolResult`: what a tool returns.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentToolResult {
+    /// Text and image blocks for the model.
+    pub content: Vec<ContentBlock>,
+    /// Tool details, stored in the session.
+    pub details: Value,
+    /// Usage of the tool's own execution.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+    /// Stop the run after this tool batch (when every result sets it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub terminate: Option<bool>,
+    /// A non-throwing error result (1.6.0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub is_error: Option<bool>,
+}
+
+impl AgentToolResult {
+    /// An error result carrying `message`, as Pi makes of a thrown error.
+    pub fn error(message: impl Into<String>) -> Self {
+        Self {
+            content: vec![ContentBlock::text(message)],
+            details: Value::Object(serde_json::Map::new()),
+            usage: None,
+            terminate: None,
+            is_error: Some(true),
+        }
+    }
+}
+
+/// The handlers a Pi host calls. Every handler has a neutral default, so an
+/// extension implements only what it listens to. A host at
+/// [`PiApiLevel::V0_58`](super::PiApiLevel::V0_58) never calls
+/// `agent_before_settle` or `context_with_system` and ignores `turn_end`
+/// results.
+pub trait PiExtension {
+    /// The tools to register.
+    fn tools(&self) -> Vec<ToolDescriptor> {
+        Vec::new()
+    }
+
+    /// The commands to register.
+    fn commands(&self) -> Vec<CommandDescriptor> {
+        Vec::new()
+    }
+
+    /// Runs one of [`Self::tools`].
+    fn execute_tool(&mut self, _host: &mut dyn PiHost, call: &ToolInvocation) -> AgentToolResult {
+        AgentToolResult::error(format!("Tool {} not found", call.name))
+    }
+
+    /// Runs one of [`Self::commands`] with its argument text.
+    fn run_command(
+        &mut self,
+        _host: &mut dyn PiHost,
+        _name: &str,
+        _args: &str,
+    ) -> Result<(), HostError> {
+        Ok(())
+    }
+
+    /// `session_start`.
+    fn session_start(&mut self, _host: &mut dyn PiHost, _event: &SessionStartEvent) {}
+
+    /// `session_tree`.
+    fn session_tree(&mut self, _host: &mut dyn PiHost, _event: &SessionTreeEvent) {}
+
+    /// `session_before_tree`.
+    fn session_before_tree(
+        &mut self,
+        _host: &mut dyn PiHost,
+        _event: &SessionBeforeTreeEvent,
+    ) -> SessionBeforeTreeResult {
+        SessionBeforeTreeResult::default()
+    }
+
+    /// `session_before_compact`.
+    fn session_before_compact(
+        &mut self,
+        _host: &mut dyn PiHost,
+        _event: &SessionBeforeCompactEvent,
+    ) -> SessionBeforeCompactResult {
+        SessionBeforeCompactResult::default()
+    }
+
+    /// `session_compact`.
+    fn session_compact(&mut self, _host: &mut dyn PiHost, _event: &SessionCompactEvent) {}
+
+    /// `session_shutdown`.
+    fn session_shutdown(&mut self, _host: &mut dyn PiHost, _event: &SessionShutdownEvent) {}
+
+    /// `model_select`.
+    fn model_select(&mut self, _host: &mut dyn PiHost, _event: &ModelSelectEvent) {}
+
+    /// `before_agent_start`.
+    fn before_agent_start(
+        &mut self,
+        _host: &mut dyn PiHost,
+        _event: &BeforeAgentStartEvent,
+    ) -> BeforeAgentStartResult {
+        BeforeAgentStartResult::default()
+    }
+
+    /// `turn_start`.
+    fn turn_start(&mut self, _host: &mut dyn PiHost, _event: &TurnStartEvent) {}
+
+    /// `turn_end` (≥ 0.87 returns boundary drafts).
+    fn turn_end(&mut self, _host: &mut dyn PiHost, _event: &TurnEndEvent) -> BoundaryResult {
+        BoundaryResult::keep()
+    }
+
+    /// `agent_before_settle` (≥ 0.87).
+    fn agent_before_settle(
+        &mut self,
+        _host: &mut dyn PiHost,
+        _state: &BoundaryState,
+    ) -> BoundaryResult {
+        BoundaryResult::keep()
+    }
+
+    /// `agent_settled`.
+    fn agent_settled(&mut self, _host: &mut dyn PiHost, _event: &AgentSettledEvent) {}
+
+    /// `context`: the messages without system messages (≥ 0.87); `Some`
+    /// replaces them.
+    fn context(
+        &mut self,
+        _host: &mut dyn PiHost,
+        _messages: &[AgentMessage],
+    ) -> Option<Vec<AgentMessage>> {
+        None
+    }
+
+    /// `context_with_system` (≥ 0.87): the full transcript; `Some` is sent
+    /// as is and must keep a system message first.
+    fn context_with_system(
+        &mut self,
+        _host: &mut dyn PiHost,
+        _messages: &[AgentMessage],
+    ) -> Option<Vec<AgentMessage>> {
+        None
+    }
+
+    /// `tool_result`: a patch merged field by field.
+    fn tool_result(&mut self, _host: &mut dyn PiHost, _event: &ToolResultEvent) -> ToolResultPatch {
+        ToolResultPatch::default()
+    }
+
+    /// `input`.
+    fn input(&mut self, _host: &mut dyn PiHost, _event: &InputEvent) -> InputResult {
+        InputResult::Continue
+    }
+}

@@ -1,0 +1,52 @@
+//! Pi's session file (version 3): data model, reader, writer and tree.
+
+mod entry;
+mod message;
+mod reader;
+mod tree;
+mod writer;
+
+use std::path::PathBuf;
+
+pub use entry::{
+    BranchSummaryEntry, CURRENT_SESSION_VERSION, CompactionEntry, ContextEditEntry,
+    ContextReplacement, CustomEntry, CustomMessageEntry, Entry, LabelEntry, MessageEntry,
+    ModelChangeEntry, SessionHeader, SessionInfoEntry, ThinkingLevelChangeEntry, UnknownEntry,
+    UsageEntry,
+};
+pub use message::{
+    AgentMessage, AssistantMessage, BashExecutionMessage, BranchSummaryMessage,
+    CompactionSummaryMessage, Content, ContentBlock, Cost, CustomMessage, Extra, ImageContent,
+    NestedToolCall, NestedToolCalls, StopReason, SystemLayout, SystemMessage, TextContent,
+    ThinkingContent, ToolCall, ToolDeclaration, ToolReference, ToolResultMessage, Usage,
+    UserMessage,
+};
+pub use reader::{Diagnostic, DiagnosticCode, SessionFile};
+pub use tree::{EntryIndex, Leaf};
+pub use writer::{append_entry, entry_line, header_line};
+
+/// A session file could not be read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    /// The file system refused.
+    #[error("session file {path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// A value could not be serialised as JSON.
+    #[error("could not serialise a session line: {0}")]
+    Serialize(serde_json::Error),
+}
+
+impl SessionError {
+    /// A stable code for the refusal.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::Io { .. } => "session_io",
+            Self::Serialize(_) => "session_serialize",
+        }
+    }
+}

