@@ -4,4 +4,5 @@
 
 mod decode;
 mod hooks;
+mod mcp;
 mod support;
