@@ -445,13 +445,7 @@ fn a_boot_that_cannot_be_built_falls_back_visibly() {
 #[test]
 fn the_binary_runs_from_a_copied_plugin_directory() {
     let sb = Sandbox::new();
-    let copy = sb.home.join("copied-plugin");
-    copy_dir(
-        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("plugin"),
-        &copy,
-    );
-    std::fs::create_dir_all(copy.join("bin")).unwrap();
-    std::fs::copy(notesoup_bin(), copy.join("bin/notesoup")).unwrap();
+    let copy = sb.plugin_copy();
     let payload = sb.payload("SessionStart-startup", S1);
     let output = sb.run_bin(
         &copy.join("bin/notesoup"),
@@ -460,17 +454,4 @@ fn the_binary_runs_from_a_copied_plugin_directory() {
     );
     let out: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert!(context_of(&out, "SessionStart").contains(&format!("claude:{S1}:1")));
-}
-
-pub fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
 }

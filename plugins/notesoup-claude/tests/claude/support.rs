@@ -141,6 +141,19 @@ impl Sandbox {
         Some(serde_json::from_str(&stdout).unwrap())
     }
 
+    /// A copy of the plugin directory with the built binary in `bin/`, as
+    /// `cargo xtask claude-plugin` lays it out.
+    pub fn plugin_copy(&self) -> PathBuf {
+        let copy = self.home.join("plugin-copy");
+        copy_dir(
+            &PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("plugin"),
+            &copy,
+        );
+        std::fs::create_dir_all(copy.join("bin")).unwrap();
+        std::fs::copy(notesoup_bin(), copy.join("bin/notesoup")).unwrap();
+        copy
+    }
+
     /// Appends transcript rows for `session`.
     pub fn append_transcript(&self, session: &str, rows: &[String]) {
         let path = self.transcript(session);
@@ -205,4 +218,18 @@ pub fn context_of(output: &Value, event: &str) -> String {
         .as_str()
         .unwrap()
         .to_owned()
+}
+
+/// Copies a directory tree.
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
 }
