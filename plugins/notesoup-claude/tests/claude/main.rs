@@ -5,4 +5,5 @@
 mod decode;
 mod hooks;
 mod mcp;
+mod plugin_files;
 mod support;
