@@ -8,6 +8,7 @@ mod claude_hosts;
 mod claude_plugin;
 mod codegen;
 mod deps;
+mod dsh;
 mod hosts;
 
 use std::process::ExitCode;
@@ -28,6 +29,8 @@ commands:
                --check only reports stale files
   hosts pi     install Node 22 and the Pi SDK (the conformance oracle) and print env exports
   golden-pi    regenerate plugins/notesoup-pi/tests/golden with the real Pi SDK
+  install-dsh  install Node 22, pnpm and the pinned dsh for notesoup-dsh's
+               opt-in tests; prints `export NOTESOUP_DSH_ROOT=...` to eval
 ";
 
 fn main() -> ExitCode {
@@ -40,6 +43,7 @@ fn main() -> ExitCode {
         Some("codegen") => codegen::run(&args[1..]),
         Some("hosts") => hosts::run(&args[1..]),
         Some("golden-pi") => hosts::golden_pi(),
+        Some("install-dsh") => dsh::run(),
         Some("-h" | "--help" | "help") => {
             print!("{USAGE}");
             return ExitCode::SUCCESS;
