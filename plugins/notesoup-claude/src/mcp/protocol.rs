@@ -487,7 +487,7 @@ mod tests {
         serve(&input[..], &mut out, &INFO, &mut Echo).unwrap();
         assert_eq!(
             String::from_utf8(out).unwrap(),
-            "{\"id\":1,\"jsonrpc\":\"2.0\",\"result\":{}}\n{\"id\":2,\"jsonrpc\":\"2.0\",\"result\":{}}\n"
+            "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}\n"
         );
     }
 }

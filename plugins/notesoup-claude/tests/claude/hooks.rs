@@ -133,6 +133,7 @@ fn clear_carries_the_hand_off_into_the_next_window() {
         None
     );
     let hand_off: Value = serde_json::from_slice(&std::fs::read(&marker).unwrap()).unwrap();
+    // The marker's fields in the spec's order (claude-code.md 2.8).
     let keys: Vec<&str> = hand_off
         .as_object()
         .unwrap()
@@ -142,14 +143,14 @@ fn clear_carries_the_hand_off_into_the_next_window() {
     assert_eq!(
         keys,
         [
-            "createdAt",
             "notesSessionId",
-            "ordinal",
-            "origin",
             "previousSessionId",
             "previousTranscriptPath",
             "rootWindowId",
-            "windowId"
+            "windowId",
+            "ordinal",
+            "origin",
+            "createdAt"
         ]
     );
     assert_eq!(hand_off["windowId"], format!("claude:{S1}:2"));
