@@ -263,3 +263,23 @@ pub fn inspect_tail(branch: &[&Entry]) -> Tail {
 pub fn has_marker(branch: &[&Entry]) -> bool {
     !reset_markers(branch).is_empty()
 }
+
+/// The entries of window `window_id` on `branch`: after its marker (from the
+/// root for the root window) up to the next marker. `None` when the branch
+/// has no such window.
+pub fn window_entries<'b, 'a>(
+    branch: &'b [&'a Entry],
+    window_id: &str,
+    session_id: &str,
+) -> Option<&'b [&'a Entry]> {
+    let markers = reset_markers(branch);
+    let (start, index) = if window_id == root_window_id(session_id) {
+        (0, None)
+    } else {
+        let index = markers.iter().rposition(|m| m.window_id == window_id)?;
+        (markers[index].position + 1, Some(index))
+    };
+    let next = index.map_or(0, |i| i + 1);
+    let end = markers.get(next).map_or(branch.len(), |m| m.position);
+    branch.get(start..end.max(start))
+}

@@ -8,3 +8,7 @@ mod history;
 mod host;
 mod projection;
 mod reducer;
+#[cfg(feature = "testkit")]
+mod reset_loop;
+#[cfg(feature = "testkit")]
+mod support;
