@@ -17,6 +17,16 @@ export interface BootIdentity {
 	previousWindowId?: string;
 }
 
+/**
+ * The result of the `get_context_remaining` tool, sent to the model as plain
+ * JSON text (`{"remaining_tokens":N}` or `{"remaining_tokens":null}`), not
+ * through the flat refusal protocol.
+ */
+export interface ContextRemaining {
+	/** The countdown to the warning line; `null` when usage is unknown. */
+	remaining_tokens?: number;
+}
+
 /** A run of tool and context events the conversation view folds away. */
 export interface HistoryFoldedRow {
 	/** Always true. */
@@ -82,9 +92,9 @@ export interface HistoryPage {
 	/** Event rows and (in the conversation view) folded rows, ascending. */
 	items: (HistoryPageItem | HistoryFoldedRow)[];
 	/** Pass as before to page older; null when nothing older matches. */
-	older_before?: number;
+	older_before?: number | null;
 	/** Pass as after to page newer; null when nothing newer matches. */
-	newer_after?: number;
+	newer_after?: number | null;
 }
 
 /** How a tool run ended. */
@@ -117,7 +127,7 @@ export interface HistoryPageItem {
 	/** The public role. */
 	role: Role;
 	/** When it was recorded, if known. */
-	created_at?: string;
+	created_at?: string | null;
 	/** Tool name, on tool events (absent when tool_name_omitted is set). */
 	tool?: string;
 	/** The tool name did not fit this page; read the seq to see it. */
@@ -160,7 +170,7 @@ export interface HistoryReadData {
 	/** The public role. */
 	role: Role;
 	/** When it was recorded, if known. */
-	created_at?: string;
+	created_at?: string | null;
 	/** Tool name, on tool events. */
 	tool?: string;
 	/** How the tool run ended, on tool events. */
@@ -178,12 +188,12 @@ export interface HistoryReadData {
 	/** Code-point length of the whole text. */
 	total_chars: number;
 	/** Pass as offset_chars to continue; null at the true end. */
-	next_offset_chars?: number;
+	next_offset_chars?: number | null;
 	/**
 	 * Why the slice stopped early (the limit or the byte budget); null when
 	 * nothing was withheld.
 	 */
-	limited_by?: LimitedBy;
+	limited_by?: LimitedBy | null;
 }
 
 /** Parameters of `history_read`. */
@@ -244,11 +254,11 @@ export interface HistoryWindowRow {
 	/** The window id. */
 	window_id: string;
 	/** When the window began, if known. */
-	created_at?: string;
+	created_at?: string | null;
 	/** Lowest event seq, or null for a window without events. */
-	first_seq?: number;
+	first_seq?: number | null;
 	/** Highest event seq, or null for a window without events. */
-	last_seq?: number;
+	last_seq?: number | null;
 	/** Number of events. */
 	item_count: number;
 }

@@ -64,8 +64,30 @@ fn fold_char(c: char) -> char {
     if c.is_ascii() {
         return c.to_ascii_lowercase();
     }
+    // Only cased characters (lowercase, uppercase or titlecase) have case
+    // mappings; the cheap property test skips CJK, symbols and emoji.
+    if !(c.is_lowercase() || c.is_uppercase() || is_titlecase(c)) {
+        return c;
+    }
     let upper = single(c.to_uppercase()).unwrap_or(c);
     single(upper.to_lowercase()).unwrap_or(c)
+}
+
+/// The titlecase letters (general category Lt).
+fn is_titlecase(c: char) -> bool {
+    matches!(
+        c,
+        '\u{01C5}'
+            | '\u{01C8}'
+            | '\u{01CB}'
+            | '\u{01F2}'
+            | '\u{1F88}'..='\u{1F8F}'
+            | '\u{1F98}'..='\u{1F9F}'
+            | '\u{1FA8}'..='\u{1FAF}'
+            | '\u{1FBC}'
+            | '\u{1FCC}'
+            | '\u{1FFC}'
+    )
 }
 
 fn single(mut chars: impl Iterator<Item = char>) -> Option<char> {
@@ -97,6 +119,8 @@ mod tests {
         check(&["ΣΟΦΟΣ"], "σοφος", Some(0));
         check(&["ς"], "Σ", Some(0));
         check(&["kelvin"], "\u{212A}ELVIN", Some(0));
+        check(&["ǆ"], "xǅ", Some(1));
+        check(&["日本"], "の日本語", Some(1));
         check(&["x"], "abc", None);
     }
 }
