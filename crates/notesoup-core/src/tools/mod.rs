@@ -16,6 +16,7 @@
 
 mod fill;
 pub mod history;
+pub mod notes;
 mod outcome;
 mod output;
 mod params;
