@@ -4,20 +4,35 @@
 use std::path::PathBuf;
 
 use notesoup_core::history::History;
-use notesoup_core::notes::project_key;
+use notesoup_core::notes::{NoteStore, project_key};
 use notesoup_core::tools::history::{history_list, history_read, history_search, history_windows};
+use notesoup_core::tools::notes::{
+    NotesListParams, NotesReadParams, NotesSearchParams, NotesUpdateParams, NotesWriteParams,
+    note_kind_diff, notes_list, notes_read, notes_search, notes_update, notes_write,
+};
 use notesoup_core::tools::{Refusal, RefusalCode, ToolOutput, parse_arguments, schemas};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::caller::{Resolution, resolve};
 use super::protocol::{CallMeta, RpcError, ToolDef, ToolHost, ToolText, code};
+use crate::boot::notes_identity;
 use crate::env::HostEnv;
 use crate::state::{SessionState, StateDir};
 use crate::transcript::decode::{ChainFile, decode_chain};
 
 /// Why history (and session notes) need a session.
 pub const NO_SESSION: &str = "no Claude Code session is known to notesoup here yet (no notesoup hook has run for this project), so this session's notes and history are not available; the durable homes @project/, @human/, @self/ and @model/ are";
+
+/// The notes session id a server with no known Claude session uses for
+/// durable homes only: session addresses are refused before the store is
+/// reached, so its session home is never read or written.
+const NO_SESSION_ID: &str = "claude-no-session";
+
+/// A bare address (no `@`) names a session note.
+fn is_session_address(address: &str) -> bool {
+    !address.is_empty() && !address.starts_with('@')
+}
 
 /// The tool host of one `notesoup mcp` process.
 #[derive(Debug)]
@@ -59,6 +74,72 @@ impl NotesoupTools {
             "history_list" => self.with_history(arguments, meta, history_list),
             "history_search" => self.with_history(arguments, meta, history_search),
             _ => self.with_history(arguments, meta, history_read),
+        }
+    }
+
+    fn notes_call(&self, name: &str, arguments: Value, meta: &CallMeta) -> ToolOutput {
+        match name {
+            "notes_write" => self.with_store(
+                arguments,
+                meta,
+                |p: &NotesWriteParams| vec![&p.address],
+                notes_write,
+            ),
+            "notes_update" => self.with_store(
+                arguments,
+                meta,
+                |p: &NotesUpdateParams| {
+                    let mut addresses = vec![p.address.as_str()];
+                    addresses.extend(p.rename_to.as_deref());
+                    addresses
+                },
+                |store, params| notes_update(store, params, &note_kind_diff),
+            ),
+            "notes_read" => self.with_store(
+                arguments,
+                meta,
+                |p: &NotesReadParams| vec![&p.address],
+                notes_read,
+            ),
+            "notes_list" => {
+                self.with_store(arguments, meta, |_: &NotesListParams| vec![], notes_list)
+            }
+            _ => self.with_store(
+                arguments,
+                meta,
+                |_: &NotesSearchParams| vec![],
+                notes_search,
+            ),
+        }
+    }
+
+    /// Parses the arguments, opens the caller's notes store, runs `op`.
+    /// Without a known session only the durable homes are served: an
+    /// operation on a session address is refused.
+    fn with_store<P: DeserializeOwned>(
+        &self,
+        arguments: Value,
+        meta: &CallMeta,
+        addresses: fn(&P) -> Vec<&str>,
+        op: impl FnOnce(&NoteStore, &P) -> ToolOutput,
+    ) -> ToolOutput {
+        let params = match parse_arguments::<P>(arguments) {
+            Ok(params) => params,
+            Err(refusal) => return ToolOutput::refusal(&refusal),
+        };
+        let (session_id, project_key) = match self.caller(meta) {
+            Ok(Some((state, _))) => (state.notes_session_id, state.project_key),
+            Ok(None) => {
+                if addresses(&params).into_iter().any(is_session_address) {
+                    return refusal(RefusalCode::InvalidScope, NO_SESSION);
+                }
+                (NO_SESSION_ID.to_owned(), self.project_key.clone())
+            }
+            Err(error) => return refusal(RefusalCode::IoError, error),
+        };
+        match notes_identity(&self.env, &session_id, &project_key) {
+            Ok(identity) => op(&NoteStore::new(identity), &params),
+            Err(error) => refusal(RefusalCode::InternalError, error),
         }
     }
 
@@ -108,6 +189,15 @@ fn refusal(code: RefusalCode, message: impl Into<String>) -> ToolOutput {
     ToolOutput::refusal(&Refusal::new(code, message))
 }
 
+/// Names of the notes tools.
+const NOTES_TOOLS: [&str; 5] = [
+    "notes_write",
+    "notes_update",
+    "notes_read",
+    "notes_list",
+    "notes_search",
+];
+
 /// Names of the history tools.
 const HISTORY_TOOLS: [&str; 4] = [
     "history_windows",
@@ -136,6 +226,8 @@ impl ToolHost for NotesoupTools {
     ) -> Result<ToolText, RpcError> {
         let output = if HISTORY_TOOLS.contains(&name) {
             self.history_call(name, arguments, meta)
+        } else if NOTES_TOOLS.contains(&name) {
+            self.notes_call(name, arguments, meta)
         } else {
             return Err(RpcError::new(
                 code::INVALID_PARAMS,
