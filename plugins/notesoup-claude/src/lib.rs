@@ -18,5 +18,6 @@ pub mod hook;
 pub mod mcp;
 pub mod names;
 pub mod state;
+pub mod store;
 pub mod transcript;
 pub mod window;

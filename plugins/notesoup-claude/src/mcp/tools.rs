@@ -16,23 +16,10 @@ use serde_json::Value;
 
 use super::caller::{Resolution, resolve};
 use super::protocol::{CallMeta, RpcError, ToolDef, ToolHost, ToolText, code};
-use crate::boot::notes_identity;
 use crate::env::HostEnv;
 use crate::state::{SessionState, StateDir};
+use crate::store::{self, NO_SESSION, refusal};
 use crate::transcript::decode::{ChainFile, decode_chain};
-
-/// Why history (and session notes) need a session.
-pub const NO_SESSION: &str = "no Claude Code session is known to notesoup here yet (no notesoup hook has run for this project), so this session's notes and history are not available; the durable homes @project/, @human/, @self/ and @model/ are";
-
-/// The notes session id a server with no known Claude session uses for
-/// durable homes only: session addresses are refused before the store is
-/// reached, so its session home is never read or written.
-const NO_SESSION_ID: &str = "claude-no-session";
-
-/// A bare address (no `@`) names a session note.
-fn is_session_address(address: &str) -> bool {
-    !address.is_empty() && !address.starts_with('@')
-}
 
 /// The tool host of one `notesoup mcp` process.
 #[derive(Debug)]
@@ -127,19 +114,20 @@ impl NotesoupTools {
             Ok(params) => params,
             Err(refusal) => return ToolOutput::refusal(&refusal),
         };
-        let (session_id, project_key) = match self.caller(meta) {
-            Ok(Some((state, _))) => (state.notes_session_id, state.project_key),
-            Ok(None) => {
-                if addresses(&params).into_iter().any(is_session_address) {
-                    return refusal(RefusalCode::InvalidScope, NO_SESSION);
-                }
-                (NO_SESSION_ID.to_owned(), self.project_key.clone())
-            }
+        let caller = match self.caller(meta) {
+            Ok(caller) => caller.map(|(state, _)| state),
             Err(error) => return refusal(RefusalCode::IoError, error),
         };
-        match notes_identity(&self.env, &session_id, &project_key) {
-            Ok(identity) => op(&NoteStore::new(identity), &params),
-            Err(error) => refusal(RefusalCode::InternalError, error),
+        let (session, project_key) = match &caller {
+            Some(state) => (
+                Some(state.notes_session_id.as_str()),
+                state.project_key.as_str(),
+            ),
+            None => (None, self.project_key.as_str()),
+        };
+        match store::open(&self.env, session, project_key, &addresses(&params)) {
+            Ok(store) => op(&store, &params),
+            Err(refused) => refused,
         }
     }
 
@@ -183,10 +171,6 @@ impl NotesoupTools {
             Err(refusal) => ToolOutput::refusal(&refusal),
         }
     }
-}
-
-fn refusal(code: RefusalCode, message: impl Into<String>) -> ToolOutput {
-    ToolOutput::refusal(&Refusal::new(code, message))
 }
 
 /// Names of the notes tools.

@@ -2,6 +2,7 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod cli;
 mod decode;
 mod hooks;
 mod mcp;
