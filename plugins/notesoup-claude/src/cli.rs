@@ -309,6 +309,9 @@ fn session_state(
     }
 }
 
+/// A notes tool run on a store with its JSON arguments.
+type NotesOp = fn(&NoteStore, Value) -> ToolOutput;
+
 /// Puts `value` under `key` unless it is null or `false`.
 fn put(params: &mut Map<String, Value>, key: &str, value: Value) {
     if !value.is_null() && value != Value::Bool(false) {
@@ -324,8 +327,7 @@ fn notes(env: &HostEnv, args: NotesArgs) -> Result<String, String> {
         .as_ref()
         .map_or_else(|| project_key(&cwd), |s| s.project_key.clone());
     let mut params = Map::new();
-    let (addresses, output): (Vec<String>, fn(&NoteStore, Value) -> ToolOutput) = match args.command
-    {
+    let (addresses, output): (Vec<String>, NotesOp) = match args.command {
         NotesCommand::List {
             pattern,
             limit,
