@@ -5,7 +5,10 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Parser, Subcommand};
-use notesoup_core::dream::{DreamOutput, OutputLine, Stream};
+use notesoup_core::dream::{
+    DEFAULT_MIN_HOURS, DEFAULT_MIN_SESSIONS, DreamOptions, DreamOutput, DreamTools, OutputLine,
+    Stream, run_dream,
+};
 use notesoup_core::history::History;
 use notesoup_core::notes::{NoteStore, project_key};
 use notesoup_core::tools::history::{history_list, history_read, history_search, history_windows};
@@ -14,9 +17,11 @@ use notesoup_core::tools::{ToolOutput, parse_arguments};
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
+use crate::dream::{ClaudeDreamer, claude_executable};
 use crate::env::HostEnv;
 use crate::hook::{self, io::Event};
-use crate::mcp::protocol::{ServerInfo, serve};
+use crate::mcp::dream_tools::DreamToolHost;
+use crate::mcp::protocol::{ServerInfo, ToolHost, serve};
 use crate::mcp::tools::NotesoupTools;
 use crate::state::{SessionState, StateDir};
 use crate::store;
@@ -54,6 +59,46 @@ enum Command {
     Boot(SessionArgs),
     /// Page, search and read a session's history (its whole /clear chain).
     History(HistoryArgs),
+    /// Check the notes home without changing anything; exit 1 on findings.
+    Doctor(DoctorArgs),
+    /// Tidy the notes home with a headless Claude Code dreamer (gated, locked, audited with Git).
+    Dream(DreamArgs),
+    /// Serve the dreamer's jailed tools over stdio (MCP); `dream` starts this.
+    #[command(hide = true)]
+    DreamTools {
+        /// The notes home the tools are jailed to.
+        #[arg(long)]
+        notes_home: PathBuf,
+    },
+}
+
+#[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
+struct DreamArgs {
+    #[command(subcommand)]
+    command: Option<DreamCommand>,
+    /// The notes home (default: the notes root).
+    #[arg(long)]
+    notes_home: Option<PathBuf>,
+    /// Hours since the last dream before another may run.
+    #[arg(long, default_value_t = DEFAULT_MIN_HOURS)]
+    min_hours: f64,
+    /// Session homes changed since the last dream before another may run.
+    #[arg(long, default_value_t = DEFAULT_MIN_SESSIONS)]
+    min_sessions: usize,
+    /// Run even when the time and material gates say no (never past the lock).
+    #[arg(long)]
+    force: bool,
+    /// The model the dreamer runs on (claude --model).
+    #[arg(long)]
+    dreamer: Option<String>,
+    /// A playbook file instead of the packaged one.
+    #[arg(long)]
+    playbook: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+enum DreamCommand {
     /// Check the notes home without changing anything; exit 1 on findings.
     Doctor(DoctorArgs),
 }
@@ -222,6 +267,10 @@ pub fn run(cli: Cli, env: HostEnv) -> i32 {
         Command::Boot(args) => report(boot(&env, &args)),
         Command::History(args) => report(history(&env, args)),
         Command::Doctor(args) => doctor(&env, args),
+        Command::Dream(args) => dream(&env, args),
+        Command::DreamTools { notes_home } => {
+            serve_tools(DreamToolHost::new(DreamTools::new(notes_home)))
+        }
     }
 }
 
@@ -231,7 +280,10 @@ fn run_mcp(env: HostEnv) -> i32 {
         .clone()
         .or_else(|| std::env::current_dir().ok())
         .unwrap_or_else(|| PathBuf::from("."));
-    let mut tools = NotesoupTools::new(env, project_dir);
+    serve_tools(NotesoupTools::new(env, project_dir))
+}
+
+fn serve_tools(mut tools: impl ToolHost) -> i32 {
     let stdin = std::io::stdin();
     let stdout = std::io::stdout();
     match serve(stdin.lock(), stdout.lock(), &SERVER_INFO, &mut tools) {
@@ -477,6 +529,34 @@ fn run_tool<P: DeserializeOwned>(
         Ok(params) => op(&params),
         Err(refusal) => ToolOutput::refusal(&refusal),
     }
+}
+
+fn dream(env: &HostEnv, args: DreamArgs) -> i32 {
+    if let Some(DreamCommand::Doctor(doctor_args)) = args.command {
+        return doctor(env, doctor_args);
+    }
+    let Some(home) = args.notes_home.or_else(|| env.notes_root.clone()) else {
+        eprintln!("dream: the notes root is unknown: pass --notes-home or set PI_NOTES_HOME");
+        return 1;
+    };
+    let notesoup = match std::env::current_exe() {
+        Ok(path) => path,
+        Err(err) => {
+            eprintln!("dream: cannot find the notesoup binary: {err}");
+            return 1;
+        }
+    };
+    let mut options = DreamOptions::new(home, jiff::Timestamp::now());
+    options.min_hours = args.min_hours;
+    options.min_sessions = args.min_sessions;
+    options.force = args.force;
+    options.model_pattern = args.dreamer;
+    options.playbook = args.playbook;
+    let mut dreamer = ClaudeDreamer {
+        claude: claude_executable(|name| std::env::var(name).ok()),
+        notesoup,
+    };
+    print_output(&run_dream(&options, &mut dreamer))
 }
 
 fn doctor(env: &HostEnv, args: DoctorArgs) -> i32 {

@@ -12,6 +12,7 @@
 pub mod boot;
 pub mod budget;
 pub mod cli;
+pub mod dream;
 pub mod env;
 pub mod files;
 pub mod hook;

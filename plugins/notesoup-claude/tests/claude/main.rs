@@ -4,6 +4,7 @@
 
 mod cli;
 mod decode;
+mod dream;
 mod hooks;
 mod mcp;
 mod plugin_files;
