@@ -209,7 +209,11 @@ impl<'a> Session<'a> {
                 };
                 Ok((state, false))
             }
-            "clear" => self.take_hand_off(),
+            "clear" => match loaded()? {
+                // The window this session opened already has its boot.
+                Some(state) if state.window.boot_injected => Ok((state, false)),
+                _ => self.take_hand_off(),
+            },
             "resume" | "fork" => {
                 // Resume replays old attachments: a boot after the last
                 // boundary means the live window already has one.

@@ -172,6 +172,11 @@ fn clear_carries_the_hand_off_into_the_next_window() {
     );
     assert!(boot.contains("\n\nYou wake up blank, puffy-eyed, and clearly robbed."));
     assert!(!marker.exists(), "the marker is taken");
+    assert_eq!(
+        start(&sb, "clear", S2),
+        None,
+        "a repeated SessionStart(clear) boots nothing"
+    );
     let state: Value = serde_json::from_slice(
         &std::fs::read(sb.data.join(format!("sessions/{S2}.json"))).unwrap(),
     )
