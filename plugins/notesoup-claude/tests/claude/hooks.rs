@@ -408,13 +408,22 @@ fn bad_input_is_reported_to_the_user_and_exits_zero() {
             &json!({"session_id": "../x", "cwd": sb.project, "source": "startup"}),
         )
         .unwrap();
+    assert_eq!(unsafe_id["systemMessage"], "notesoup: Notes boot failed.");
     assert!(
-        unsafe_id["systemMessage"]
-            .as_str()
-            .unwrap()
-            .contains("unsafe session id"),
+        context_of(&unsafe_id, "SessionStart")
+            .starts_with("# notesoup\nunsafe session id \"../x\""),
         "{unsafe_id}"
     );
+}
+
+#[test]
+fn a_torn_session_record_is_rebuilt() {
+    let sb = Sandbox::new();
+    std::fs::create_dir_all(sb.data.join("sessions")).unwrap();
+    std::fs::write(sb.data.join(format!("sessions/{S1}.json")), "{torn").unwrap();
+    let boot = context_of(&start(&sb, "startup", S1).unwrap(), "SessionStart");
+    assert!(boot.contains(&format!("Current context window id: claude:{S1}:1")));
+    assert_eq!(start(&sb, "startup", S1), None);
 }
 
 #[test]
