@@ -470,3 +470,25 @@ fn the_binary_runs_from_a_copied_plugin_directory() {
     let out: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert!(context_of(&out, "SessionStart").contains(&format!("claude:{S1}:1")));
 }
+
+#[test]
+fn a_forked_session_recovers_its_chain_at_its_first_hook() {
+    // `--fork-session` copies the transcript under a new session id and fires
+    // no SessionStart through the plugin's matcher; the first hook rebuilds
+    // the record from the copied boot.
+    let sb = Sandbox::new();
+    let boot = context_of(&start(&sb, "startup", S1).unwrap(), "SessionStart");
+    sb.append_transcript(
+        S2,
+        &[hook_context_row("h1", &boot), reply_row("a1", 150_000)],
+    );
+    let reminder = context_of(&prompt(&sb, S2).unwrap(), "UserPromptSubmit");
+    assert!(reminder.contains("Only 3616 tokens left"));
+    let state: Value = serde_json::from_slice(
+        &std::fs::read(sb.data.join(format!("sessions/{S2}.json"))).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(state["notesSessionId"], S1);
+    assert_eq!(state["windowOrdinal"], 1);
+    assert_eq!(state["window"]["bootInjected"], true);
+}
