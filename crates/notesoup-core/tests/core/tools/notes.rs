@@ -159,6 +159,23 @@ fn write_refusals_pass_the_store_codes_through() {
 }
 
 #[test]
+fn a_filesystem_failure_is_io_error_without_the_path() {
+    let notes = Notes::new();
+    std::fs::create_dir_all(notes.root.join("pi/session")).unwrap();
+    std::fs::write(
+        notes.root.join("pi/session/s1"),
+        "a file where the home should be",
+    )
+    .unwrap();
+    let output = notes.write(json!({"address": "plan", "content": "x"}));
+    assert_eq!(output.text, "error: io_error: notes operation failed");
+    assert_eq!(
+        output.structured(),
+        json!({"error": "notes operation failed", "code": "io_error"})
+    );
+}
+
+#[test]
 fn update_receipts() {
     let notes = Notes::new();
     ok(&notes.write(json!({"address": "plan", "content": "alpha\nbeta\n"})));
