@@ -39,7 +39,7 @@ fn transcript() -> Transcript {
             .map(|i| words[(seed * 7 + i * 13) % words.len()])
             .collect::<Vec<_>>()
             .join(" ");
-        if seed % 10 == 0 {
+        if seed.is_multiple_of(10) {
             text.push(' ');
             text.push_str(&unicode.join(" "));
         }
@@ -67,7 +67,7 @@ fn transcript() -> Transcript {
             });
         };
         turn += 1;
-        if turn % 10 == 0 {
+        if turn.is_multiple_of(10) {
             push(ItemKind::Message {
                 role: MessageRole::Context,
                 text: text(turn, 60),
@@ -95,7 +95,7 @@ fn transcript() -> Transcript {
                 call_id: Some(format!("call-{turn}-{call}")),
                 name: None,
                 arguments: None,
-                status: if turn % 17 == 0 {
+                status: if turn.is_multiple_of(17) {
                     ToolStatus::Error
                 } else {
                     ToolStatus::Ok
