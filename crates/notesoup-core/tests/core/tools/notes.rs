@@ -465,6 +465,55 @@ fn a_huge_matching_line_is_shortened() {
 }
 
 #[test]
+fn notes_tools_are_callable_by_name() {
+    use notesoup_core::tools::{NOTES_TOOLS, call_notes_tool};
+    let notes = Notes::new();
+    let call = |name: &str, arguments: Value| {
+        call_notes_tool(&notes.store, name, arguments, &note_kind_diff)
+    };
+    assert_eq!(
+        call("notes_write", json!({"address": "a", "content": "hello"}))
+            .unwrap()
+            .text,
+        "created a.md (project proj-12345678)"
+    );
+    assert!(
+        call("notes_read", json!({"address": "a"}))
+            .unwrap()
+            .text
+            .ends_with("\n\nhello")
+    );
+    assert_eq!(
+        call("notes_update", json!({"address": "a", "crumpled": true}))
+            .unwrap()
+            .text,
+        "updated a.md (project proj-12345678): 0 edits\ndiff:\nnote metadata"
+    );
+    assert!(
+        call("notes_list", json!({"wastebasket": true}))
+            .unwrap()
+            .text
+            .starts_with("1 note\n- a.md")
+    );
+    assert!(
+        call(
+            "notes_search",
+            json!({"query": "HELLO", "wastebasket": true})
+        )
+        .unwrap()
+        .text
+        .starts_with("1 file\n")
+    );
+    for name in NOTES_TOOLS {
+        assert_eq!(
+            call(name, json!({"unknown": true})).unwrap().structured()["code"],
+            "invalid_arguments"
+        );
+    }
+    assert!(call("history_list", json!({})).is_none());
+}
+
+#[test]
 fn every_notes_result_fits_whatever_the_note() {
     let notes = Notes::new();
     for (index, unit) in ["a", "é", "😀", "\u{1}", "\""].iter().enumerate() {
