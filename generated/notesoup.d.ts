@@ -17,6 +17,16 @@ export interface BootIdentity {
 	previousWindowId?: string;
 }
 
+/**
+ * The result of the `get_context_remaining` tool, sent to the model as plain
+ * JSON text (`{"remaining_tokens":N}` or `{"remaining_tokens":null}`), not
+ * through the flat refusal protocol.
+ */
+export interface ContextRemaining {
+	/** The countdown to the warning line; `null` when usage is unknown. */
+	remaining_tokens?: number;
+}
+
 /** A run of tool and context events the conversation view folds away. */
 export interface HistoryFoldedRow {
 	/** Always true. */

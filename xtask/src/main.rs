@@ -4,8 +4,11 @@
 //! plugin, and nothing may depend on xtask.
 
 mod ci;
+mod claude_hosts;
+mod claude_plugin;
 mod codegen;
 mod deps;
+mod dsh;
 mod hosts;
 
 use std::process::ExitCode;
@@ -16,10 +19,18 @@ usage: cargo xtask <command>
 commands:
   check-deps   enforce the crate layering (cargo metadata + cargo deny)
   ci           everything CI runs: fmt, clippy, check-deps, tests
+  claude-hosts [claude|mcp|all]
+               install the reference Claude Code and Python MCP client;
+               prints export lines: eval \"$(cargo xtask claude-hosts)\"
+  claude-plugin [--out DIR] [--debug]
+               build notesoup and assemble the Claude Code plugin marketplace
+               (default target/claude-plugin)
   codegen      write generated/ (TypeScript declarations, JSON Schemas);
                --check only reports stale files
   hosts pi     install Node 22 and the Pi SDK (the conformance oracle) and print env exports
   golden-pi    regenerate plugins/notesoup-pi/tests/golden with the real Pi SDK
+  install-dsh  install Node 22, pnpm and the pinned dsh for notesoup-dsh's
+               opt-in tests; prints `export NOTESOUP_DSH_ROOT=...` to eval
 ";
 
 fn main() -> ExitCode {
@@ -27,9 +38,12 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("check-deps") => deps::run(),
         Some("ci") => ci::run(),
+        Some("claude-hosts") => claude_hosts::run(&args[1..]),
+        Some("claude-plugin") => claude_plugin::run(&args[1..]),
         Some("codegen") => codegen::run(&args[1..]),
         Some("hosts") => hosts::run(&args[1..]),
         Some("golden-pi") => hosts::golden_pi(),
+        Some("install-dsh") => dsh::run(),
         Some("-h" | "--help" | "help") => {
             print!("{USAGE}");
             return ExitCode::SUCCESS;

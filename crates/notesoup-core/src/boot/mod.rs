@@ -19,7 +19,7 @@ pub use render::{
     BLANK_SLATE, MAP_BOOT_MAX_CHARS, SHELF_FRESH_LIMIT, TITLE_MAX_CHARS, page_title, relative_time,
     render_boot,
 };
-pub use snapshot::{BootSnapshot, FreshPage, Home, HomeShelf, MapPage};
+pub use snapshot::{BootSnapshot, FreshPage, HomeShelf, MapPage, home_label};
 pub use text::continuation_text;
 
 /// The identity block's inputs: who is booting, into which window.

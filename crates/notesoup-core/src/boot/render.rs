@@ -6,10 +6,11 @@ use std::fmt::Write as _;
 
 use jiff::Timestamp;
 
+use crate::notes::Scope;
 use crate::wire::ToolBindings;
 
 use super::BootIdentity;
-use super::snapshot::{BootSnapshot, Home, HomeShelf, MapPage};
+use super::snapshot::{BootSnapshot, FreshPage, HomeShelf, MapPage};
 use super::text::{identity_block, protocol_block};
 
 /// MAP bodies longer than this many code points are cut in the boot.
@@ -41,23 +42,23 @@ pub fn render_boot(
 }
 
 /// The shelf label of a home, as the boot shows it.
-fn shelf_label(home: Home, identity: &BootIdentity) -> String {
-    match home {
-        Home::Session => "THIS SESSION · bare paths".to_owned(),
-        Home::Project => "THIS PROJECT · @project".to_owned(),
-        Home::Agent => format!("YOU · @self → @agents/{}", identity.agent),
-        Home::Model => format!("YOUR MODEL · @model → @models/{}", identity.model),
-        Home::Human => "THE HUMAN · @human".to_owned(),
+fn shelf_label(scope: Scope, identity: &BootIdentity) -> String {
+    match scope {
+        Scope::Session => "THIS SESSION · bare paths".to_owned(),
+        Scope::Project => "THIS PROJECT · @project".to_owned(),
+        Scope::Agent => format!("YOU · @self → @agents/{}", identity.agent),
+        Scope::Model => format!("YOUR MODEL · @model → @models/{}", identity.model),
+        Scope::Human => "THE HUMAN · @human".to_owned(),
     }
 }
 
 /// Shelves appear in this order, which differs from the load order.
-const SHELF_ORDER: [Home; 5] = [
-    Home::Session,
-    Home::Project,
-    Home::Agent,
-    Home::Model,
-    Home::Human,
+const SHELF_ORDER: [Scope; 5] = [
+    Scope::Session,
+    Scope::Project,
+    Scope::Agent,
+    Scope::Model,
+    Scope::Human,
 ];
 
 fn render_shelves(
@@ -68,8 +69,8 @@ fn render_shelves(
 ) {
     push_heading(out, "YOUR NOTES");
     let mut shelves = Vec::new();
-    for home in SHELF_ORDER {
-        let body = match snapshot.home(home) {
+    for scope in SHELF_ORDER {
+        let body = match snapshot.home(scope) {
             Some(HomeShelf::Unavailable) => format!(
                 "  This drawer wouldn't open — ask {} to try again.",
                 bindings.notes_list
@@ -83,7 +84,7 @@ fn render_shelves(
             None => continue,
         };
         let mut shelf = String::new();
-        push_heading(&mut shelf, &shelf_label(home, identity));
+        push_heading(&mut shelf, &shelf_label(scope, identity));
         shelf.push('\n');
         shelf.push_str(&body);
         shelves.push(shelf);
@@ -105,11 +106,7 @@ fn push_heading(out: &mut String, label: &str) {
 }
 
 /// The MAP and fresh pages of one shelf, or `None` when it has neither.
-fn shelf_body(
-    map: Option<&MapPage>,
-    fresh: &[super::snapshot::FreshPage],
-    opened_at: Timestamp,
-) -> Option<String> {
+fn shelf_body(map: Option<&MapPage>, fresh: &[FreshPage], opened_at: Timestamp) -> Option<String> {
     let mut parts = Vec::new();
     if let Some(map) = map.filter(|m| !m.body.trim().is_empty()) {
         parts.push(map_block(map));

@@ -3,42 +3,12 @@
 
 use jiff::Timestamp;
 
-/// One of the five notes homes, in the order the snapshot loads them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Home {
-    /// This session's notes (bare paths).
-    Session,
-    /// `@project/`.
-    Project,
-    /// `@human/`.
-    Human,
-    /// `@self/`, the current agent's home.
-    Agent,
-    /// `@model/`, the current model's home.
-    Model,
-}
+use crate::notes::{ListQuery, NoteError, NoteRow, NoteStore, Scope};
 
-impl Home {
-    /// The load order: session, project, human, agent, model.
-    pub const LOAD_ORDER: [Home; 5] = [
-        Home::Session,
-        Home::Project,
-        Home::Human,
-        Home::Agent,
-        Home::Model,
-    ];
+use super::render::{SHELF_FRESH_LIMIT, page_title};
 
-    /// The short name hosts use in notices (`session`, `@project`, …).
-    pub fn label(self) -> &'static str {
-        match self {
-            Home::Session => "session",
-            Home::Project => "@project",
-            Home::Human => "@human",
-            Home::Agent => "@self",
-            Home::Model => "@model",
-        }
-    }
-}
+/// The file name of a home's table of contents, at the home's root.
+const MAP_FILE: &str = "MAP.md";
 
 /// A home's MAP: its table of contents, inlined in the boot.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -54,7 +24,7 @@ pub struct MapPage {
 pub struct FreshPage {
     /// The rendered address.
     pub address: String,
-    /// See [`super::page_title`]; empty when the body has no text.
+    /// See [`page_title`]; empty when the body has no text.
     pub title: String,
     /// The note's `updatedAt`.
     pub updated_at: Timestamp,
@@ -67,12 +37,37 @@ pub enum HomeShelf {
     Loaded {
         /// The root `MAP.md`, when there is one.
         map: Option<MapPage>,
-        /// Up to [`super::SHELF_FRESH_LIMIT`] of the freshest other notes,
-        /// freshest first.
+        /// Up to [`SHELF_FRESH_LIMIT`] of the freshest other notes, freshest
+        /// first.
         fresh: Vec<FreshPage>,
     },
     /// A filesystem error kept the home from being listed.
     Unavailable,
+}
+
+impl HomeShelf {
+    /// The shelf of one home's live notes, listed recent first (ties by
+    /// address). The root `MAP.md` is the MAP; any other note, nested MAPs
+    /// included, is a page.
+    pub fn from_rows(rows: Vec<NoteRow>) -> HomeShelf {
+        let mut map = None;
+        let mut fresh = Vec::new();
+        for row in rows {
+            if row.rel_path == MAP_FILE {
+                map = Some(MapPage {
+                    address: row.address,
+                    body: row.body,
+                });
+            } else if fresh.len() < SHELF_FRESH_LIMIT {
+                fresh.push(FreshPage {
+                    title: page_title(&row.body),
+                    updated_at: timestamp(row.meta.updated_at),
+                    address: row.address,
+                });
+            }
+        }
+        HomeShelf::Loaded { map, fresh }
+    }
 }
 
 /// Everything a boot shows, read once per window.
@@ -80,25 +75,84 @@ pub enum HomeShelf {
 pub struct BootSnapshot {
     /// When the snapshot was taken; relative times are measured from here.
     pub opened_at: Timestamp,
-    /// Each home once, in [`Home::LOAD_ORDER`].
-    pub homes: Vec<(Home, HomeShelf)>,
+    /// Each home once, in [`Scope::ALL`] order: session, project, human,
+    /// agent, model.
+    pub homes: Vec<(Scope, HomeShelf)>,
 }
 
 impl BootSnapshot {
-    /// What the snapshot holds for `home`.
-    pub fn home(&self, home: Home) -> Option<&HomeShelf> {
+    /// Takes the snapshot now: the time is captured before anything is read.
+    pub fn load(store: &NoteStore) -> Result<BootSnapshot, NoteError> {
+        BootSnapshot::load_at(store, Timestamp::now())
+    }
+
+    /// Takes the snapshot with a given opening time (a host that captured it
+    /// earlier, or a test).
+    ///
+    /// Each of the store identity's five homes is listed once, in order
+    /// session, project, human, agent, model, without crumpled notes and
+    /// without touching access metadata. A home the filesystem refuses is
+    /// recorded as [`HomeShelf::Unavailable`] and the others are kept; a
+    /// missing home is empty. Any other error propagates.
+    pub fn load_at(store: &NoteStore, opened_at: Timestamp) -> Result<BootSnapshot, NoteError> {
+        let mut homes = Vec::with_capacity(Scope::ALL.len());
+        for scope in Scope::ALL {
+            let listed = store.list_with_status(&ListQuery {
+                scope: Some(scope),
+                ..ListQuery::default()
+            })?;
+            let shelf = if listed.homes_unavailable.is_empty() {
+                HomeShelf::from_rows(listed.rows)
+            } else {
+                HomeShelf::Unavailable
+            };
+            homes.push((scope, shelf));
+        }
+        Ok(BootSnapshot { opened_at, homes })
+    }
+
+    /// What the snapshot holds for `scope`.
+    pub fn home(&self, scope: Scope) -> Option<&HomeShelf> {
         self.homes
             .iter()
-            .find(|(h, _)| *h == home)
+            .find(|(s, _)| *s == scope)
             .map(|(_, shelf)| shelf)
     }
 
     /// The homes that could not be read, in load order.
-    pub fn unavailable(&self) -> Vec<Home> {
+    pub fn unavailable(&self) -> Vec<Scope> {
         self.homes
             .iter()
             .filter(|(_, shelf)| *shelf == HomeShelf::Unavailable)
-            .map(|(home, _)| *home)
+            .map(|(scope, _)| *scope)
             .collect()
     }
+
+    /// The labels of [`Self::unavailable`] as hosts name them in notices:
+    /// `session`, `@project`, `@human`, `@self`, `@model`.
+    pub fn unavailable_labels(&self) -> Vec<&'static str> {
+        self.unavailable().into_iter().map(home_label).collect()
+    }
+}
+
+/// The notice name of one of the caller's own homes (the store's
+/// `homes_unavailable` labels).
+pub fn home_label(scope: Scope) -> &'static str {
+    match scope {
+        Scope::Session => "session",
+        Scope::Project => "@project",
+        Scope::Human => "@human",
+        Scope::Agent => "@self",
+        Scope::Model => "@model",
+    }
+}
+
+/// Epoch milliseconds as a timestamp; jiff's range (years -9999..=9999)
+/// covers every parsed note time, anything beyond is pinned to its end.
+fn timestamp(millis: i64) -> Timestamp {
+    Timestamp::from_millisecond(millis).unwrap_or(if millis < 0 {
+        Timestamp::MIN
+    } else {
+        Timestamp::MAX
+    })
 }

@@ -123,12 +123,17 @@ fn audit(home: &Path, message: &str) -> Result<AuditCommit, AuditStep> {
 
 fn open_or_init(home: &Path) -> Result<Repository, AuditStep> {
     // Isolated: the audit must not depend on the user's global Git
-    // configuration (identity, hooks, excludes).
-    let options = || gix::open::Options::isolated();
+    // configuration (identity, hooks, excludes, init templates).
     if fs::symlink_metadata(home.join(".git")).is_err() {
-        gix::init(home).map_err(AuditStep::Open)?;
+        gix::ThreadSafeRepository::init_opts(
+            home,
+            gix::create::Kind::WithWorktree,
+            gix::create::Options::default(),
+            gix::open::Options::isolated(),
+        )
+        .map_err(AuditStep::Open)?;
     }
-    gix::open_opts(home, options()).map_err(AuditStep::Open)
+    gix::open_opts(home, gix::open::Options::isolated()).map_err(AuditStep::Open)
 }
 
 fn ensure_excluded(repo: &Repository) -> Result<(), AuditStep> {

@@ -160,12 +160,11 @@ impl Doctor {
     }
 
     fn check_root(&mut self) {
-        if let Err(err) = fs::symlink_metadata(&self.root) {
-            let root = self.root.clone();
+        let root = self.root.clone();
+        if let Err(err) = fs::symlink_metadata(&root) {
             self.report(&root, format!("cannot read notes home: {err}"));
             return;
         }
-        let root = self.root.clone();
         for entry in self.entries(&root) {
             match entry.name.as_str() {
                 name if ROOT_IGNORED.contains(&name) => {}
@@ -365,7 +364,7 @@ fn is_iso_timestamp(value: &str) -> bool {
 }
 
 /// `^[1-9]\d* <uuid>\s*$`
-pub(crate) fn is_lock_content(content: &str) -> bool {
+fn is_lock_content(content: &str) -> bool {
     let Some((pid, rest)) = content.split_once(' ') else {
         return false;
     };

@@ -27,7 +27,8 @@ pub use run::{
     DreamOptions, DreamRequest, DreamResult, DreamRunner, DreamTool, DreamWrite, run_dream,
 };
 pub use tools::{
-    DELETE_TOOL, DREAMER_TOOLS, DreamTools, GrepMatch, TextEdit, delete_crumpled_note,
+    DELETE_TOOL, DELETE_TOOL_DESCRIPTION, DREAMER_TOOLS, DreamTools, GrepMatch, TextEdit,
+    delete_crumpled_note,
 };
 
 /// The canonical dream playbook, the dreamer's single prompt. Every host

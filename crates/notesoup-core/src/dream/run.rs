@@ -64,6 +64,20 @@ pub struct DreamWrite {
     pub path: String,
 }
 
+impl DreamWrite {
+    /// The write a dreamer's tool event records: one for every event named
+    /// `write`, `edit` or `delete` whose arguments include a string `path`,
+    /// whether or not the tool succeeded.
+    pub fn from_tool_event(tool_name: &str, arguments: &serde_json::Value) -> Option<DreamWrite> {
+        let tool = DreamTool::from_name(tool_name)?;
+        let path = arguments.get("path")?.as_str()?;
+        Some(DreamWrite {
+            tool,
+            path: path.to_owned(),
+        })
+    }
+}
+
 /// What a dreamer session returns.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DreamResult {

@@ -17,6 +17,8 @@ use crate::notes::parse_note;
 pub const DREAMER_TOOLS: [&str; 6] = ["read", "grep", "find", "ls", "write", "edit"];
 /// The custom crumpled-only delete tool.
 pub const DELETE_TOOL: &str = "delete";
+/// The description hosts give the delete tool (its one parameter is `path`).
+pub const DELETE_TOOL_DESCRIPTION: &str = "Delete a crumpled note (one whose frontmatter has crumpledAt) inside the notes home. A live note is refused: only the playbook's wastebasket rule permits deletion.";
 
 /// One exact-text replacement of the `edit` tool.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

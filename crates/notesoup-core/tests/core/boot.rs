@@ -1,11 +1,23 @@
 //! Integration tests: boot.
 
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use jiff::tz::TimeZone;
 use jiff::{Timestamp, ToSpan};
 use notesoup_core::boot::{
-    BootIdentity, BootSnapshot, FreshPage, Home, HomeShelf, MapPage, continuation_text, page_title,
+    BootIdentity, BootSnapshot, FreshPage, HomeShelf, MapPage, continuation_text, page_title,
     relative_time, render_boot,
 };
+use notesoup_core::notes::{NoteStore, NotesIdentity, Scope};
 use notesoup_core::wire::ToolBindings;
+use proptest::prelude::*;
+use tempfile::TempDir;
+
+const SESSION: &str = "0197a1b2-session";
+const PROJECT: &str = "shop-1a2b3c4d";
+const AGENT: &str = "alice";
+const MODEL: &str = "gpt-5";
 
 fn opened_at() -> Timestamp {
     "2026-09-15T09:30:00Z".parse().expect("valid timestamp")
@@ -13,42 +25,115 @@ fn opened_at() -> Timestamp {
 
 fn identity(previous: Option<&str>) -> BootIdentity {
     BootIdentity {
-        agent: "anonymous".into(),
-        model: "gpt-5".into(),
+        agent: AGENT.into(),
+        model: MODEL.into(),
         root_window_id: "pcw:0197a1b2:root".into(),
         window_id: "pcw:0197a1b2:5f3c9d1e".into(),
         previous_window_id: previous.map(str::to_owned),
     }
 }
 
-fn page(address: &str, title: &str, age_seconds: i64) -> FreshPage {
-    FreshPage {
-        address: address.into(),
-        title: title.into(),
-        updated_at: opened_at() - age_seconds.seconds(),
+/// A notes root in a temp dir, written as raw files so every time is fixed.
+struct Notes {
+    _dir: TempDir,
+    root: PathBuf,
+}
+
+impl Notes {
+    fn new() -> Notes {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let root = dir.path().join("notes");
+        Notes { _dir: dir, root }
+    }
+
+    fn store(&self) -> NoteStore {
+        let identity =
+            NotesIdentity::new(&self.root, SESSION, PROJECT, AGENT, MODEL).expect("identity");
+        NoteStore::new(identity).with_time_zone(TimeZone::UTC)
+    }
+
+    /// The directory of a home, as the store lays it out.
+    fn home(&self, scope: Scope) -> PathBuf {
+        match scope {
+            Scope::Session => self.root.join("pi/session").join(SESSION),
+            Scope::Project => self.root.join("project").join(PROJECT),
+            Scope::Human => self.root.join("human"),
+            Scope::Agent => self.root.join("agents").join(AGENT),
+            Scope::Model => self.root.join("models").join(MODEL),
+        }
+    }
+
+    /// A note updated `age` before [`opened_at`], optionally crumpled.
+    fn note(&self, scope: Scope, path: &str, age: jiff::Span, body: &str) {
+        self.raw(scope, path, &note_text(opened_at() - age, None, body));
+    }
+
+    fn raw(&self, scope: Scope, path: &str, text: &str) {
+        put(&self.home(scope).join(path), text);
+    }
+
+    fn boot(&self, bindings: &ToolBindings) -> (BootSnapshot, String) {
+        let snapshot = BootSnapshot::load_at(&self.store(), opened_at()).expect("snapshot");
+        let text = render_boot(&snapshot, &identity(None), bindings);
+        (snapshot, text)
     }
 }
 
-fn map(address: &str, body: &str) -> Option<MapPage> {
-    Some(MapPage {
-        address: address.into(),
-        body: body.into(),
-    })
+fn put(path: &Path, text: &str) {
+    fs::create_dir_all(path.parent().expect("parent")).expect("dirs");
+    fs::write(path, text).expect("write");
 }
 
-fn empty() -> HomeShelf {
-    HomeShelf::Loaded {
-        map: None,
-        fresh: vec![],
+fn note_text(updated: Timestamp, crumpled: Option<Timestamp>, body: &str) -> String {
+    let crumpled = crumpled
+        .map(|t| format!("crumpledAt: {t}\n"))
+        .unwrap_or_default();
+    format!(
+        "---\norigin: self\ncreatedAt: 2026-01-01T00:00:00.000+00:00\nupdatedAt: {updated}\nlastAccessed: 2026-01-01T00:00:00.000+00:00\naccessCount: 0\n{crumpled}---\n\n{body}"
+    )
+}
+
+/// Every file under `dir` with its text, to show a boot changed nothing.
+fn tree(dir: &Path) -> Vec<(PathBuf, String)> {
+    let mut files: Vec<_> = walkdir(dir)
+        .into_iter()
+        .map(|path| {
+            let text = fs::read_to_string(&path).unwrap_or_default();
+            (path, text)
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+fn walkdir(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    for entry in fs::read_dir(dir).expect("readable dir") {
+        let path = entry.expect("entry").path();
+        if path.is_dir() {
+            found.extend(walkdir(&path));
+        } else {
+            found.push(path);
+        }
+    }
+    found
+}
+
+fn memo_bindings() -> ToolBindings {
+    ToolBindings {
+        notes: "memo_*".into(),
+        notes_list: "memo_list".into(),
+        history: "past_*".into(),
+        history_windows: "past_windows".into(),
+        history_list: "past_list".into(),
+        history_search: "past_search".into(),
+        history_read: "past_read".into(),
+        remaining: "room_left".into(),
+        wipe: "forget_all".into(),
     }
 }
 
-fn snapshot(shelves: [HomeShelf; 5]) -> BootSnapshot {
-    BootSnapshot {
-        opened_at: opened_at(),
-        homes: Home::LOAD_ORDER.into_iter().zip(shelves).collect(),
-    }
-}
+// ---- The renderer's pure parts ----
 
 #[test]
 fn relative_times() {
@@ -109,93 +194,432 @@ fn page_titles() {
 
 #[test]
 fn identity_block_with_and_without_previous_window() {
-    let blank = snapshot([empty(), empty(), empty(), empty(), empty()]);
+    let blank = BootSnapshot {
+        opened_at: opened_at(),
+        homes: vec![],
+    };
     let root = render_boot(&blank, &identity(None), &ToolBindings::plain());
-    assert!(root.starts_with(
-        "<context_window>\nAgent name: anonymous (brain: gpt-5)\nFirst context window id: pcw:0197a1b2:root\nCurrent context window id: pcw:0197a1b2:5f3c9d1e\n</context_window>\n\n<context_window_protocol>\n"
-    ), "{root}");
+    assert!(
+        root.starts_with(
+            "<context_window>\nAgent name: alice (brain: gpt-5)\nFirst context window id: pcw:0197a1b2:root\nCurrent context window id: pcw:0197a1b2:5f3c9d1e\n</context_window>\n\n<context_window_protocol>\n"
+        ),
+        "{root}"
+    );
     let reset = render_boot(
         &blank,
         &identity(Some("pcw:0197a1b2:root")),
         &ToolBindings::plain(),
     );
-    assert!(reset.starts_with(
-        "<context_window>\nAgent name: anonymous (brain: gpt-5)\nFirst context window id: pcw:0197a1b2:root\nCurrent context window id: pcw:0197a1b2:5f3c9d1e\nPrevious context window id: pcw:0197a1b2:root\n</context_window>\n\n"
-    ), "{reset}");
+    assert!(
+        reset.starts_with(
+            "<context_window>\nAgent name: alice (brain: gpt-5)\nFirst context window id: pcw:0197a1b2:root\nCurrent context window id: pcw:0197a1b2:5f3c9d1e\nPrevious context window id: pcw:0197a1b2:root\n</context_window>\n\n"
+        ),
+        "{reset}"
+    );
 }
 
 #[test]
-fn blank_slate_boot() {
-    let blank = snapshot([empty(), empty(), empty(), empty(), empty()]);
-    insta::assert_snapshot!(render_boot(&blank, &identity(None), &ToolBindings::plain()));
-}
-
-#[test]
-fn full_boot_from_a_snapshot() {
-    let shelves = [
-        HomeShelf::Loaded {
-            map: map("MAP.md", "- checkpoint.md: where I am\n"),
-            fresh: vec![page("checkpoint.md", "Checkpoint", 30)],
-        },
-        HomeShelf::Loaded {
-            map: map(
-                "@project/MAP.md",
-                "# Project map\n\n- `@project/deploy.md`: how we ship\n- `@project/decisions/db.md`: why Postgres\n",
-            ),
-            fresh: vec![
-                page("@project/deploy.md", "Deploy checklist", 3 * 3600),
-                page("@project/decisions/db.md", "Why Postgres", 2 * 86_400),
-                page("@project/notes/empty.md", "", 45 * 60),
-            ],
-        },
-        HomeShelf::Loaded {
-            map: None,
-            fresh: vec![page("@human/style.md", "Prefers small commits", 12)],
-        },
-        HomeShelf::Loaded {
-            map: map("@self/MAP.md", "- `@self/diary.md`: the diary\n"),
-            fresh: vec![],
-        },
-        HomeShelf::Loaded {
-            map: map("@model/MAP.md", "  \n"),
-            fresh: vec![page("@model/quirks.md", "Tool-call quirks", -120)],
-        },
-    ];
-    insta::assert_snapshot!(render_boot(
-        &snapshot(shelves),
-        &identity(Some("pcw:0197a1b2:root")),
-        &ToolBindings::plain()
-    ));
-}
-
-#[test]
-fn unavailable_home_uses_the_list_binding() {
-    let shelves = [empty(), HomeShelf::Unavailable, empty(), empty(), empty()];
-    let bindings = ToolBindings {
-        notes_list: "memo_list".into(),
-        ..ToolBindings::plain()
+fn protocol_block_uses_every_binding() {
+    let blank = BootSnapshot {
+        opened_at: opened_at(),
+        homes: vec![],
     };
-    let text = render_boot(&snapshot(shelves), &identity(None), &bindings);
-    assert!(text.contains("ask memo_list to try again"), "{text}");
-    assert!(!text.contains("None yet."), "{text}");
+    let text = render_boot(&blank, &identity(None), &memo_bindings());
+    let protocol = &text[text.find("<context_window_protocol>").expect("protocol")..];
+    insta::assert_snapshot!(protocol);
+    for plain in [
+        "notes_*",
+        "history_*",
+        "history_windows",
+        "history_list",
+        "history_search",
+        "history_read",
+        "get_context_remaining",
+        "wipe_memory",
+    ] {
+        assert!(!text.contains(plain), "{plain} left unbound");
+    }
 }
 
 #[test]
-fn snapshot_reports_unavailable_homes_in_load_order() {
-    let shelves = [
-        empty(),
-        HomeShelf::Unavailable,
-        empty(),
-        HomeShelf::Unavailable,
-        empty(),
-    ];
-    let snap = snapshot(shelves);
-    assert_eq!(snap.unavailable(), [Home::Project, Home::Agent]);
-    let labels: Vec<&str> = snap.unavailable().into_iter().map(Home::label).collect();
-    assert_eq!(labels, ["@project", "@self"]);
+fn a_hand_built_snapshot_renders_each_shelf_part() {
+    let page = |address: &str, title: &str, age: jiff::Span| FreshPage {
+        address: address.into(),
+        title: title.into(),
+        updated_at: opened_at() - age,
+    };
+    let empty = || HomeShelf::Loaded {
+        map: None,
+        fresh: vec![],
+    };
+    let snapshot = BootSnapshot {
+        opened_at: opened_at(),
+        homes: vec![
+            (Scope::Session, empty()),
+            (
+                Scope::Project,
+                HomeShelf::Loaded {
+                    map: Some(MapPage {
+                        address: "@project/MAP.md".into(),
+                        body: "\n\n- one\n\n  - nested\n\n\n".into(),
+                    }),
+                    fresh: vec![page("@project/x.md", "", 3.hours())],
+                },
+            ),
+            (Scope::Human, HomeShelf::Unavailable),
+            (
+                Scope::Agent,
+                HomeShelf::Loaded {
+                    map: Some(MapPage {
+                        address: "@self/MAP.md".into(),
+                        body: " \n\t\n".into(),
+                    }),
+                    fresh: vec![],
+                },
+            ),
+            (Scope::Model, empty()),
+        ],
+    };
+    let text = render_boot(&snapshot, &identity(None), &ToolBindings::plain());
+    let shelves = &text[text.find("YOUR NOTES").expect("shelves")..];
+    assert_eq!(
+        shelves,
+        "YOUR NOTES
+──────────
+
+THIS PROJECT · @project
+───────────────────────
+MAP — @project/MAP.md
+  - one
+
+    - nested
+
+New pages
+  - @project/x.md · 3h ago
+
+
+THE HUMAN · @human
+──────────────────
+  This drawer wouldn't open — ask notes_list to try again."
+    );
 }
 
 #[test]
 fn continuation_snapshot() {
     insta::assert_snapshot!(continuation_text(&ToolBindings::plain()));
+}
+
+#[test]
+fn continuation_uses_the_bindings() {
+    let text = continuation_text(&memo_bindings());
+    assert!(text.contains("past_read it"), "{text}");
+    assert!(text.contains("past_search is your shovel"), "{text}");
+}
+
+// ---- Snapshots of real stores ----
+
+/// A store with something in every home, plus notes the boot must not show.
+fn full_store() -> Notes {
+    let notes = Notes::new();
+    notes.note(
+        Scope::Session,
+        "MAP.md",
+        1.hours(),
+        "- `checkpoint.md`: where I am\n",
+    );
+    notes.note(
+        Scope::Session,
+        "checkpoint.md",
+        30.seconds(),
+        "# Checkpoint\n\nGoal: ship the cart fix.\n",
+    );
+    notes.note(
+        Scope::Project,
+        "MAP.md",
+        48.hours(),
+        "# Project map\n\n- `@project/deploy.md`: how we ship\n- `@project/decisions/db.md`: why Postgres\n- `@project/decisions/MAP.md`: the decision log\n",
+    );
+    notes.note(
+        Scope::Project,
+        "deploy.md",
+        3.hours(),
+        "Deploy notes\n\n## Deploy checklist\n\n1. tag\n2. push\n",
+    );
+    notes.note(
+        Scope::Project,
+        "decisions/db.md",
+        48.hours(),
+        "# Why Postgres\n",
+    );
+    notes.note(
+        Scope::Project,
+        "decisions/MAP.md",
+        45.minutes(),
+        "# Decision log\n",
+    );
+    // Older than the three freshest pages: not shown.
+    notes.note(Scope::Project, "old.md", 720.hours(), "# Old news\n");
+    // Crumpled: never shown, however fresh.
+    notes.raw(
+        Scope::Project,
+        "stale.md",
+        &note_text(opened_at(), Some(opened_at()), "# Stale and crumpled\n"),
+    );
+    // Not a note.
+    notes.raw(Scope::Project, "diagram.png", "not markdown");
+    notes.note(
+        Scope::Human,
+        "style.md",
+        12.seconds(),
+        "Prefers small commits and plain words.\n",
+    );
+    notes.note(
+        Scope::Agent,
+        "MAP.md",
+        120.hours(),
+        "- `@self/diary.md`: the diary\n",
+    );
+    notes.note(
+        Scope::Model,
+        "quirks.md",
+        -(2.minutes()),
+        "# Tool-call quirks\n",
+    );
+    // Another agent's diary is not this boot's business.
+    put(
+        &notes.root.join("agents/bob/diary.md"),
+        &note_text(opened_at(), None, "# Bob's secrets\n"),
+    );
+    notes
+}
+
+#[test]
+fn full_boot() {
+    let notes = full_store();
+    let (snapshot, text) = notes.boot(&ToolBindings::plain());
+    assert!(snapshot.unavailable().is_empty());
+    insta::assert_snapshot!(text);
+}
+
+#[test]
+fn snapshot_loads_homes_in_order_and_changes_nothing() {
+    let notes = full_store();
+    let before = tree(&notes.root);
+    let (snapshot, _) = notes.boot(&ToolBindings::plain());
+    let order: Vec<Scope> = snapshot.homes.iter().map(|(scope, _)| *scope).collect();
+    assert_eq!(order, Scope::ALL);
+    assert_eq!(snapshot.opened_at, opened_at());
+    // No access metadata touched, nothing created.
+    assert_eq!(tree(&notes.root), before);
+}
+
+#[test]
+fn load_captures_the_time_before_reading() {
+    let notes = full_store();
+    let before = Timestamp::now();
+    let snapshot = BootSnapshot::load(&notes.store()).expect("snapshot");
+    assert!(snapshot.opened_at >= before);
+    assert!(snapshot.opened_at <= Timestamp::now());
+}
+
+#[test]
+fn empty_store_is_a_blank_slate() {
+    let notes = Notes::new();
+    let (snapshot, text) = notes.boot(&ToolBindings::plain());
+    assert!(!notes.root.exists(), "a boot never creates the root");
+    assert!(snapshot.unavailable().is_empty());
+    insta::assert_snapshot!(text);
+}
+
+#[test]
+fn empty_homes_and_crumpled_notes_are_a_blank_slate() {
+    let notes = Notes::new();
+    for scope in Scope::ALL {
+        fs::create_dir_all(notes.home(scope)).expect("home dir");
+    }
+    notes.raw(
+        Scope::Human,
+        "gone.md",
+        &note_text(opened_at(), Some(opened_at()), "# Crumpled\n"),
+    );
+    notes.raw(
+        Scope::Model,
+        "MAP.md",
+        &note_text(opened_at(), None, "\n  \n"),
+    );
+    let (_, text) = notes.boot(&ToolBindings::plain());
+    assert!(
+        text.ends_with("YOUR NOTES\n──────────\n\nNone yet. A blank slate is a fine place to start — just don't finish there."),
+        "{text}"
+    );
+}
+
+#[test]
+fn one_unreadable_home_keeps_the_others() {
+    let notes = full_store();
+    // A file where the project home's directory should be.
+    let project = notes.home(Scope::Project);
+    fs::remove_dir_all(&project).expect("remove project home");
+    fs::write(&project, "not a directory").expect("file in place of the home");
+    let (snapshot, text) = notes.boot(&ToolBindings::plain());
+    assert_eq!(snapshot.unavailable(), [Scope::Project]);
+    assert_eq!(snapshot.unavailable_labels(), ["@project"]);
+    insta::assert_snapshot!(text);
+}
+
+#[test]
+fn unreadable_homes_use_the_list_binding() {
+    let notes = Notes::new();
+    // The agents namespace itself is a file: the agent home cannot be read.
+    put(&notes.root.join("agents"), "not a directory");
+    notes.note(Scope::Human, "style.md", 24.hours(), "# Plain words\n");
+    let (snapshot, text) = notes.boot(&memo_bindings());
+    assert_eq!(snapshot.unavailable(), [Scope::Agent]);
+    let shelves = &text[text.find("YOUR NOTES").expect("shelves")..];
+    assert_eq!(
+        shelves,
+        "YOUR NOTES
+──────────
+
+YOU · @self → @agents/alice
+───────────────────────────
+  This drawer wouldn't open — ask memo_list to try again.
+
+
+THE HUMAN · @human
+──────────────────
+New pages
+  - Plain words — @human/style.md · 1d ago"
+    );
+}
+
+/// A MAP body of exactly `chars` code points: numbered lines of mixed
+/// one-, two-, three- and four-byte characters.
+fn long_map(chars: usize) -> String {
+    let mut body = String::new();
+    let mut line = 1;
+    while body.chars().count() < chars {
+        body.push_str(&format!(
+            "- `@project/topic-{line}.md`: é ü 漢字 🦀 notes on topic {line}\n"
+        ));
+        line += 1;
+    }
+    body.chars().take(chars).collect()
+}
+
+#[test]
+fn map_over_the_cap_is_cut_with_a_pointer() {
+    let notes = Notes::new();
+    notes.note(Scope::Project, "MAP.md", 24.hours(), &long_map(5_000));
+    let (_, text) = notes.boot(&ToolBindings::plain());
+    let map = &text[text.find("MAP — ").expect("map")..];
+    insta::assert_snapshot!(map);
+}
+
+#[test]
+fn map_cap_counts_code_points() {
+    fn shown_chars(body: &str) -> (usize, bool) {
+        let snapshot = BootSnapshot {
+            opened_at: opened_at(),
+            homes: vec![(
+                Scope::Project,
+                HomeShelf::Loaded {
+                    map: Some(MapPage {
+                        address: "@project/MAP.md".into(),
+                        body: body.into(),
+                    }),
+                    fresh: vec![],
+                },
+            )],
+        };
+        let text = render_boot(&snapshot, &identity(None), &ToolBindings::plain());
+        let block = &text[text.find("MAP — @project/MAP.md\n").expect("map")..];
+        let cut_line = "\n  [MAP cut at 4096 chars — slim it down; full body at @project/MAP.md]";
+        let cut = block.ends_with(cut_line);
+        let body = block
+            .trim_start_matches("MAP — @project/MAP.md\n")
+            .trim_end_matches(cut_line);
+        // Undo the two-space indent to count the body's own characters.
+        let shown: String = body
+            .lines()
+            .map(|l| l.strip_prefix("  ").unwrap_or(l))
+            .collect::<Vec<_>>()
+            .join("\n");
+        (shown.chars().count(), cut)
+    }
+    // What the boot should show of `body`: at most 4096 code points, without
+    // trailing blank space.
+    fn expect(body: &str) -> (usize, bool) {
+        let shown: String = body.chars().take(4_096).collect();
+        (
+            shown.trim_end().chars().count(),
+            body.chars().count() > 4_096,
+        )
+    }
+    let astral = "🦀".repeat(4_096);
+    assert_eq!(shown_chars(&astral), (4_096, false));
+    assert_eq!(shown_chars(&format!("{astral}🦀")), (4_096, true));
+    for chars in [4_095, 4_096, 4_097, 5_000] {
+        let body = long_map(chars);
+        assert_eq!(shown_chars(&body), expect(&body), "{chars} chars");
+    }
+}
+
+#[test]
+fn unicode_titles() {
+    let notes = Notes::new();
+    notes.note(
+        Scope::Session,
+        "日本語/メモ.md",
+        10.minutes(),
+        "# 漢字かな交じり文のとても長いタイトルはここで切られるべきです、本当に長いので念のため\n",
+    );
+    notes.note(
+        Scope::Session,
+        "emoji.md",
+        2.hours(),
+        "\n\n🦀🦀🦀 crabs all the way down: 🦀🦀🦀🦀🦀🦀🦀🦀🦀🦀🦀🦀🦀🦀🦀\n",
+    );
+    notes.note(
+        Scope::Session,
+        "accents.md",
+        72.hours(),
+        "## Ünïcödé façade — naïve café résumé\n",
+    );
+    let (_, text) = notes.boot(&ToolBindings::plain());
+    let shelves = &text[text.find("YOUR NOTES").expect("shelves")..];
+    insta::assert_snapshot!(shelves);
+}
+
+proptest! {
+    #[test]
+    fn titles_are_one_line_of_at_most_41_code_points(body in "(?s).{0,300}") {
+        let title = page_title(&body);
+        prop_assert!(title.chars().count() <= 41);
+        prop_assert!(!title.contains('\n'));
+        prop_assert!(title.chars().count() <= 40 || title.ends_with('…'));
+    }
+
+    #[test]
+    fn any_map_body_is_cut_exactly_when_over_the_cap(
+        line in " {0,3}[^\r\n]{0,80}",
+        repeat in 0usize..120,
+    ) {
+        let body = format!("{line}\n").repeat(repeat);
+        let snapshot = BootSnapshot {
+            opened_at: opened_at(),
+            homes: vec![(
+                Scope::Project,
+                HomeShelf::Loaded {
+                    map: Some(MapPage { address: "@project/MAP.md".into(), body: body.clone() }),
+                    fresh: vec![],
+                },
+            )],
+        };
+        let text = render_boot(&snapshot, &identity(None), &ToolBindings::plain());
+        let cut = text.ends_with("[MAP cut at 4096 chars — slim it down; full body at @project/MAP.md]");
+        // The renderer drops blank lines before and blank space after the body.
+        let kept = body.trim_start_matches(['\n', '\r']).trim_end();
+        prop_assert_eq!(cut, kept.chars().count() > 4_096);
+    }
 }

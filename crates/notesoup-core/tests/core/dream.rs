@@ -2,8 +2,10 @@
 
 mod assets;
 mod audit;
+#[cfg(unix)]
 mod doctor;
 mod gates;
+#[cfg(unix)]
 mod jail;
 mod lock;
 mod run;

@@ -447,3 +447,45 @@ fn playbook_override_and_model_warnings() {
         home.join("missing.md").display()
     )));
 }
+
+#[test]
+fn writes_are_recorded_from_tool_events_with_a_path() {
+    let check = |name: &str, arguments: serde_json::Value, expect: Option<(DreamTool, &str)>| {
+        let expect = expect.map(|(tool, path)| DreamWrite {
+            tool,
+            path: path.to_owned(),
+        });
+        assert_eq!(
+            DreamWrite::from_tool_event(name, &arguments),
+            expect,
+            "{name} {arguments}"
+        );
+    };
+    check(
+        "write",
+        serde_json::json!({"path": "a.md", "content": "x"}),
+        Some((DreamTool::Write, "a.md")),
+    );
+    check(
+        "edit",
+        serde_json::json!({"path": "../x.md"}),
+        Some((DreamTool::Edit, "../x.md")),
+    );
+    check(
+        "delete",
+        serde_json::json!({"path": "old.md"}),
+        Some((DreamTool::Delete, "old.md")),
+    );
+    check("read", serde_json::json!({"path": "a.md"}), None);
+    check("write", serde_json::json!({"file": "a.md"}), None);
+    check("write", serde_json::json!({"path": 7}), None);
+    check("write", serde_json::json!("a.md"), None);
+    assert_eq!(
+        serde_json::to_value(DreamWrite {
+            tool: DreamTool::Delete,
+            path: "a.md".into()
+        })
+        .expect("json"),
+        serde_json::json!({"tool": "delete", "path": "a.md"})
+    );
+}

@@ -1,0 +1,253 @@
+// Cordis row `notesoup/dsh`: notesoup's boot, budget, tools, /fresh-window and
+// resets on dsh. No decisions live here: each dsh event is forwarded to the
+// `notesoup-dsh serve` sidecar with the session events it has not seen yet,
+// and the writes it plans are performed with dsh's public services. When the
+// sidecar is unavailable the window is kept and dsh runs without notesoup.
+import { readFileSync } from 'node:fs'
+import { Sidecar, PROTOCOL_VERSION } from './sidecar.js'
+
+export const name = 'notesoup/dsh'
+export const inject = ['tools', 'systemPrompt', 'tokenMeter', 'sessions']
+
+// Written next to this file by `notesoup-dsh bundle`, from the same binary.
+const manifest = JSON.parse(readFileSync(new URL('./manifest.json', import.meta.url), 'utf8'))
+const SYSTEM_PROMPT_PLUGIN = '@deepseek-ai/dsh-system-prompt'
+
+export function apply(ctx, config = {}) {
+  const binary = config.binary ?? process.env.NOTESOUP_DSH_BIN ?? 'notesoup-dsh'
+  const sidecar = new Sidecar(binary, { ...process.env, ...(config.env ?? {}) }, ctx.logger)
+  const hello = sidecar.request('hello', {
+    protocol: PROTOCOL_VERSION,
+    bundle: manifest.version,
+    dsh: manifest.dsh,
+    settings: config.settings ?? {},
+  })
+  hello.catch((error) => sidecar.fail(`handshake refused: ${error.message}`))
+
+  const agents = new Map() // agent id -> { ready, boot, pending, sent, resetting }
+
+  const state = (agent) => {
+    let entry = agents.get(agent.id)
+    if (!entry) {
+      entry = { ready: undefined, boot: '', pending: undefined, sent: 0, resetting: false }
+      agents.set(agent.id, entry)
+    }
+    return entry
+  }
+
+  // Top-level sessions only: a subagent's context belongs to its parent.
+  const served = (agent) => (agent?.session?.header?.delegationDepth ?? 0) === 0
+
+  // The session events the sidecar has not seen, plus the identity it needs.
+  const session = (agent, from) => {
+    const events = agent.session.events
+    return {
+      id: agent.session.id,
+      cwd: agent.session.header.cwd ?? process.cwd(),
+      model: agent.options.model ?? null,
+      from,
+      events: events.slice(from),
+    }
+  }
+
+  // One session-scoped request; a sidecar that lost track gets the whole log.
+  const ask = async (agent, op, params = {}) => {
+    await hello
+    const entry = state(agent)
+    for (const from of [entry.sent, 0]) {
+      try {
+        const request = session(agent, from)
+        const result = await sidecar.request(op, { ...params, session: request })
+        entry.sent = from + request.events.length
+        return result
+      } catch (error) {
+        if (error.code !== 'resync' || from === 0) throw error
+      }
+    }
+  }
+
+  const warn = (what, error) => ctx.logger.warn(`notesoup: ${what}: ${error.message}`)
+
+  // Window recovery, once per agent: the boot it keeps and a pending reset.
+  const open = (agent) => {
+    const entry = state(agent)
+    entry.ready ??= ask(agent, 'window.open').then(
+      (window) => {
+        entry.boot = window.context_text
+        entry.pending = window.pending_reset ?? undefined
+      },
+      (error) => warn('boot unavailable', error),
+    )
+    return entry.ready
+  }
+
+  // The boot, frozen per window. Prompt callbacks are synchronous, so the
+  // assemble waterfall waits for recovery and fills in the frozen text.
+  ctx.systemPrompt.variable(manifest.templateOpen, () => '{{')
+  ctx.systemPrompt.context({
+    name: manifest.bootSection,
+    order: 50,
+    text: (assembly) => (assembly.agent ? (agents.get(assembly.agent.id)?.boot ?? '') : ''),
+  })
+  ctx.on('system-prompt/assemble', async (assembly, context, next) => {
+    const agent = context.agent
+    if (!served(agent)) return next()
+    await open(agent)
+    const boot = state(agent).boot
+    const result = await next()
+    return {
+      ...result,
+      contexts: result.contexts.map((c) => (c.name === manifest.bootSection ? { ...c, text: boot } : c)),
+    }
+  })
+
+  ctx.on('agent/created', ({ agent }) => {
+    if (served(agent)) open(agent)
+  })
+  ctx.on('agent/disposed', ({ agent }) => agents.delete(agent.id))
+
+  // The reset transaction: one replace append, the boot swap, the durability
+  // barrier, then the continuation. Nothing is written if planning fails.
+  const reset = async (agent, request, midTurn) => {
+    const entry = state(agent)
+    const plan = await ask(agent, 'reset.plan', {
+      surface: [...agent.session.surface.nodes],
+      origin: request.origin,
+      trigger: request.trigger,
+      prompt: request.prompt ?? null,
+    })
+    let marker
+    if (plan.replace) {
+      marker = agent.session.append('user/message', plan.message, {
+        surfaceOp: { op: 'replace', start: plan.replace.start, end: plan.replace.end },
+        sourceEventSeqs: plan.source_event_seqs,
+      })
+    } else {
+      agent.inject(plan.message)
+    }
+    entry.boot = plan.context_text
+    entry.pending = undefined
+    await ctx.sessions.flush(agent.session)
+    // Mid-turn, the caller puts the continuation into the step it proposes.
+    if (plan.followup && !midTurn) agent.followup(plan.followup)
+    ctx.logger.info(`notesoup: memory cleared · ${plan.window_id}`)
+    return { plan, marker }
+  }
+
+  // A reset requested for the end of the turn runs once the agent is idle.
+  const resetWhenIdle = (agent) => {
+    const entry = state(agent)
+    if (!entry.pending || entry.resetting) return
+    let run
+    try {
+      run = agent.runMaintenance(() => reset(agent, entry.pending, false))
+    } catch {
+      return // someone else holds the idle phase; the next idle retries
+    }
+    entry.resetting = true
+    run
+      .catch((error) => {
+        entry.pending = undefined
+        warn('reset failed; keeping the current window', error)
+      })
+      .finally(() => {
+        entry.resetting = false
+      })
+  }
+  ctx.on('agent/status', ({ agent, status }) => {
+    if (status === 'idle' && served(agent)) resetWhenIdle(agent)
+  })
+
+  // The budget, before every step: dsh's meter against the context window.
+  ctx.on('agent/pre-step', async (payload, next) => {
+    const { agent } = payload
+    if (!served(agent) || state(agent).resetting) return next()
+    let decision
+    try {
+      await open(agent)
+      const measurement = ctx.tokenMeter.measure(agent.session)
+      decision = await ask(agent, 'budget.decide', {
+        total_tokens: measurement.totalTokens,
+        context_window: agent.session.requestContext()?.contextWindow ?? null,
+      })
+    } catch (error) {
+      warn('budget unavailable', error)
+      return next()
+    }
+    if (decision.action === 'reset') {
+      const entry = state(agent)
+      entry.resetting = true
+      let done
+      try {
+        done = await reset(agent, { origin: 'forced', trigger: 'budget' }, true)
+      } catch (error) {
+        warn('hard-reserve reset failed; keeping the current window', error)
+        return next()
+      } finally {
+        entry.resetting = false
+      }
+      const stepped = await next()
+      if (stepped.kind !== 'enter') return stepped
+      // The runtime-context snapshot was assembled before the reset; dsh
+      // re-logs it at the next step.
+      const kept = stepped.messages.filter((m) => m.source?.plugin !== SYSTEM_PROMPT_PLUGIN)
+      if (done.plan.followup) kept.push(done.plan.followup)
+      return { kind: 'enter', messages: kept }
+    }
+    const stepped = await next()
+    if (stepped.kind !== 'enter' || !decision.message) return stepped
+    return { kind: 'enter', messages: [...stepped.messages, decision.message] }
+  })
+
+  // The tools, registered under their plain names from the manifest.
+  for (const tool of manifest.tools) {
+    ctx.tools.register({
+      name: tool.name,
+      description: tool.description,
+      parameters: tool.parameters,
+      isConcurrencySafe: () => !tool.sequential,
+      output: {
+        schema: { type: 'object' },
+        render: (_args, value) => [{ type: 'text', text: value.text }],
+      },
+      finalizeContent: (_exec, result) =>
+        result.isError ? [{ type: 'text', text: result.error.message }] : undefined,
+      async execute(args, exec) {
+        const agent = exec.agent
+        if (!agent || !served(agent)) throw new Error('notesoup tools serve top-level agents only')
+        const answer = await ask(agent, 'tool', { name: tool.name, arguments: args ?? {}, call_id: exec.callId })
+        if (answer.reset) state(agent).pending = answer.reset
+        if (answer.conclude_turn) exec.concludeTurn()
+        if (answer.is_error) throw new Error(answer.text)
+        return { text: answer.text, result: answer.result }
+      },
+    })
+  }
+
+  // /fresh-window [prompt]: close out, reset, then stop or continue.
+  const commands = ctx.get('commands')
+  if (commands) {
+    ctx.effect(() =>
+      commands.register({
+        name: 'fresh-window',
+        description: 'Close out notes, then start a fresh context window (with text: continue with it)',
+        async handler(invocation) {
+          const agent = invocation.agent
+          const answer = await ask(agent, 'command.fresh_window', { prompt: invocation.rawInput.trim() || null })
+          if (answer.reset) state(agent).pending = answer.reset
+          if (answer.steer) agent.steer(answer.steer)
+          else if (agent.status === 'idle') resetWhenIdle(agent)
+          return { kind: 'success', text: answer.text }
+        },
+      }),
+    )
+  }
+
+  // The engine row reaches the transaction through this service.
+  ctx.provide('notesoup', {
+    reset: (agent, request, midTurn) => reset(agent, request, midTurn),
+    served,
+  })
+
+  ctx.effect(() => () => sidecar.close(), 'notesoup sidecar')
+}

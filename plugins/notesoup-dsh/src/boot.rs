@@ -1,0 +1,68 @@
+//! The boot for one dsh window: the notes identity of the session, the
+//! snapshot of its five homes and core's renderer with the plain tool names.
+
+use std::path::PathBuf;
+
+use jiff::Timestamp;
+use notesoup_core::boot::{BootIdentity, BootSnapshot, render_boot};
+use notesoup_core::notes::{NoteError, NoteStore, NotesIdentity, model_slug, project_key};
+use notesoup_core::wire::ToolBindings;
+
+use crate::window::window_id;
+
+/// Where notes live and who writes them, from the sidecar's environment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotesPlace {
+    /// The notes root (`PI_NOTES_HOME`, else `~/.agents/notes`).
+    pub root: PathBuf,
+    /// The agent slug (`PI_NOTES_AGENT`, default `anonymous`).
+    pub agent: String,
+}
+
+/// A refusal to build a boot.
+#[derive(Debug, thiserror::Error)]
+pub enum BootError {
+    /// The session cannot name a notes identity.
+    #[error("notes identity: {0}")]
+    Identity(String),
+    /// The notes store failed outside the isolated per-home errors.
+    #[error("notes store: {0}")]
+    Notes(#[from] NoteError),
+}
+
+/// The store of a dsh session: session id, project from its cwd, model home
+/// from the agent's model id.
+pub fn store(
+    place: &NotesPlace,
+    session_id: &str,
+    cwd: &str,
+    model: Option<&str>,
+) -> Result<NoteStore, BootError> {
+    let identity = NotesIdentity::new(
+        &place.root,
+        session_id,
+        &project_key(std::path::Path::new(cwd)),
+        &place.agent,
+        &model_slug(model),
+    )
+    .map_err(|e| BootError::Identity(e.to_string()))?;
+    Ok(NoteStore::new(identity))
+}
+
+/// Renders the boot of window `ordinal` of the session.
+pub fn render(store: &NoteStore, ordinal: u64, opened_at: Timestamp) -> Result<String, BootError> {
+    let identity = store.identity();
+    let session = identity.session_id();
+    let boot = BootIdentity {
+        agent: identity.agent().to_owned(),
+        model: identity.model().to_owned(),
+        root_window_id: window_id(session, 1),
+        window_id: window_id(session, ordinal),
+        previous_window_id: (ordinal > 1).then(|| window_id(session, ordinal - 1)),
+    };
+    Ok(render_boot(
+        &BootSnapshot::load_at(store, opened_at)?,
+        &boot,
+        &ToolBindings::plain(),
+    ))
+}

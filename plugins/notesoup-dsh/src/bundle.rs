@@ -1,0 +1,53 @@
+//! The thin Cordis bundle, embedded in the binary and written out by
+//! `notesoup-dsh bundle --out DIR`.
+//!
+//! Next to the hand-written JS the binary writes `manifest.json`: its version,
+//! the pinned dsh, the tool schemas and the prompt names, so the bundle and
+//! the sidecar it spawns always agree.
+
+use std::fs;
+use std::io;
+use std::path::Path;
+
+use serde_json::json;
+
+use crate::decode::{BOOT_SECTION, PINNED_DSH_VERSION};
+use crate::server::TEMPLATE_OPEN;
+use crate::tools;
+
+/// The bundle's files, name and content.
+pub const FILES: &[(&str, &str)] = &[
+    ("package.json", include_str!("../bundle/package.json")),
+    (
+        "cordis.patch.yml",
+        include_str!("../bundle/cordis.patch.yml"),
+    ),
+    (
+        "engine.patch.yml",
+        include_str!("../bundle/engine.patch.yml"),
+    ),
+    ("index.js", include_str!("../bundle/index.js")),
+    ("engine.js", include_str!("../bundle/engine.js")),
+    ("sidecar.js", include_str!("../bundle/sidecar.js")),
+];
+
+/// The generated `manifest.json`.
+pub fn manifest() -> String {
+    let value = json!({
+        "version": env!("CARGO_PKG_VERSION"),
+        "dsh": PINNED_DSH_VERSION,
+        "bootSection": BOOT_SECTION,
+        "templateOpen": TEMPLATE_OPEN,
+        "tools": tools::manifest(),
+    });
+    format!("{value:#}\n")
+}
+
+/// Writes the bundle into `dir` (created when missing).
+pub fn write(dir: &Path) -> io::Result<()> {
+    fs::create_dir_all(dir)?;
+    for (name, content) in FILES {
+        fs::write(dir.join(name), content)?;
+    }
+    fs::write(dir.join("manifest.json"), manifest())
+}

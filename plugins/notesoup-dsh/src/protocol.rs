@@ -1,0 +1,401 @@
+//! The versioned JSON-lines protocol between the bundle and `notesoup-dsh
+//! serve`.
+//!
+//! One request per line, `{"id": N, "op": "...", "params": {...}}`; one answer
+//! per line, `{"id": N, "result": {...}}` or `{"id": N, "error": {"code",
+//! "message"}}`. The first request is `hello`; a protocol mismatch is refused
+//! and the bundle then runs without notesoup (fail closed). Session-scoped
+//! requests carry the session events the sidecar has not seen yet.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::decode::SessionEvent;
+use crate::messages::ResetOrigin;
+
+/// The protocol version both sides must speak.
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// One request line.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Request {
+    /// Echoed in the answer.
+    pub id: u64,
+    /// The operation and its parameters.
+    #[serde(flatten)]
+    pub call: Call,
+}
+
+/// Every operation, with its parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "op", content = "params")]
+pub enum Call {
+    /// Version and capability handshake.
+    #[serde(rename = "hello")]
+    Hello(HelloParams),
+    /// Window recovery when an agent appears: the boot and a pending reset.
+    #[serde(rename = "window.open")]
+    WindowOpen(SessionParams),
+    /// The budget decision before a step.
+    #[serde(rename = "budget.decide")]
+    BudgetDecide(BudgetParams),
+    /// One notes, history or budget tool call.
+    #[serde(rename = "tool")]
+    Tool(ToolParams),
+    /// The reset transaction's plan.
+    #[serde(rename = "reset.plan")]
+    ResetPlan(ResetParams),
+    /// `/fresh-window [prompt]`.
+    #[serde(rename = "command.fresh_window")]
+    FreshWindow(FreshWindowParams),
+}
+
+/// `hello`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HelloParams {
+    /// The bundle's protocol version.
+    pub protocol: u32,
+    /// The bundle's version (the crate version it was written by).
+    pub bundle: String,
+    /// The dsh version the bundle was written for.
+    pub dsh: String,
+    /// The row's `settings` config: `reserveTokens`, `reminderMarginTokens`,
+    /// `automaticResets`.
+    #[serde(default)]
+    pub settings: Value,
+}
+
+/// The answer to `hello`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HelloResult {
+    /// [`PROTOCOL_VERSION`].
+    pub protocol: u32,
+    /// The sidecar's crate version.
+    pub server: String,
+    /// The pinned dsh version.
+    pub dsh: String,
+    /// Settings problems, each shown once.
+    pub warnings: Vec<String>,
+}
+
+/// The session a request concerns, with the events the sidecar lacks.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SessionInput {
+    /// The dsh session id (`session-<uuid>`), also the notes session id.
+    pub id: String,
+    /// The session's working directory.
+    pub cwd: String,
+    /// The agent's model id (the model home follows its last `/` segment).
+    #[serde(default)]
+    pub model: Option<String>,
+    /// The seq of the first event in `events`; 0 re-sends the whole log.
+    pub from: u64,
+    /// Session events from `from` on.
+    pub events: Vec<SessionEvent>,
+}
+
+/// Parameters that are only a session.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SessionParams {
+    /// The session.
+    pub session: SessionInput,
+}
+
+/// The answer to `window.open`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WindowOpenResult {
+    /// `dsh:<sessionId>:<n>`.
+    pub window_id: String,
+    /// The frozen text of the `notesoup:boot` prompt context (template-escaped;
+    /// empty when the window's reset marker carries the boot).
+    pub context_text: String,
+    /// A reset the log shows was requested but not made.
+    pub pending_reset: Option<PendingReset>,
+}
+
+/// What starts a reset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ResetTrigger {
+    /// `wipe_memory`.
+    Tool,
+    /// `/fresh-window`.
+    Manual,
+    /// The hard reserve.
+    Budget,
+    /// `/compact` through the engine row.
+    Compaction,
+    /// Context-overflow recovery through the engine row.
+    Overflow,
+}
+
+/// A reset the bundle performs at the next safe point.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PendingReset {
+    /// Recorded on the marker.
+    pub origin: ResetOrigin,
+    /// What asked for it.
+    pub trigger: ResetTrigger,
+    /// `/fresh-window <text>`: the text the fresh window continues with.
+    #[serde(default)]
+    pub prompt: Option<String>,
+}
+
+/// `budget.decide`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BudgetParams {
+    /// The session.
+    pub session: SessionInput,
+    /// `tokenMeter.measure(session).totalTokens`.
+    #[serde(default)]
+    pub total_tokens: Option<u64>,
+    /// `session.requestContext()?.contextWindow`.
+    #[serde(default)]
+    pub context_window: Option<u64>,
+}
+
+/// What the bundle does before the step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BudgetAction {
+    /// Nothing.
+    None,
+    /// Add the reminder to the step.
+    Reminder,
+    /// Add the warning (the automatic close-out) to the step.
+    Warning,
+    /// Reset now, before the step (the hard reserve).
+    Reset,
+}
+
+/// The answer to `budget.decide`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BudgetResult {
+    /// What to do.
+    pub action: BudgetAction,
+    /// Tokens left in the window, when known.
+    pub remaining_tokens: Option<u64>,
+    /// The message to add to the step (reminder or warning).
+    pub message: Option<Value>,
+}
+
+/// `tool`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolParams {
+    /// The session.
+    pub session: SessionInput,
+    /// The tool name.
+    pub name: String,
+    /// The model's arguments.
+    pub arguments: Value,
+    /// dsh's call id.
+    #[serde(default)]
+    pub call_id: Option<String>,
+}
+
+/// The answer to `tool`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolResult {
+    /// The model-facing text.
+    pub text: String,
+    /// The flat result (data, or `{error, code, details?}`).
+    pub result: Value,
+    /// A refusal.
+    pub is_error: bool,
+    /// End the turn after this tool batch (`wipe_memory`).
+    pub conclude_turn: bool,
+    /// A reset to make when the agent is idle.
+    pub reset: Option<PendingReset>,
+}
+
+/// `reset.plan`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ResetParams {
+    /// The session.
+    pub session: SessionInput,
+    /// dsh's current surface nodes, checked against the sidecar's fold.
+    pub surface: Vec<u64>,
+    /// Recorded on the marker.
+    pub origin: ResetOrigin,
+    /// What asked for it.
+    pub trigger: ResetTrigger,
+    /// `/fresh-window <text>`.
+    #[serde(default)]
+    pub prompt: Option<String>,
+}
+
+/// An inclusive surface span.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Span {
+    /// First shadowed node.
+    pub start: u64,
+    /// Last shadowed node.
+    pub end: u64,
+}
+
+/// The answer to `reset.plan`: everything the bundle writes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResetPlan {
+    /// The window the reset opens.
+    pub window_id: String,
+    /// The marker: the new window's boot as a `user/message`.
+    pub message: Value,
+    /// The span it replaces; `None` on an empty surface (then the marker is
+    /// injected).
+    pub replace: Option<Span>,
+    /// Every shadowed surface node.
+    pub source_event_seqs: Vec<u64>,
+    /// The prompt context's new frozen text (empty: the marker carries the boot).
+    pub context_text: String,
+    /// What the fresh window continues with; `None` stops (bare `/fresh-window`).
+    pub followup: Option<Value>,
+}
+
+/// `command.fresh_window`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FreshWindowParams {
+    /// The session.
+    pub session: SessionInput,
+    /// The text after the command, if any.
+    #[serde(default)]
+    pub prompt: Option<String>,
+}
+
+/// The answer to `command.fresh_window`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FreshWindowResult {
+    /// The reply shown to the human.
+    pub text: String,
+    /// The close-out message to steer in.
+    pub steer: Option<Value>,
+    /// The reset to make once the close-out turn ends.
+    pub reset: Option<PendingReset>,
+}
+
+/// Why a request was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    /// Not a request line of this protocol.
+    BadRequest,
+    /// `hello` with another protocol version, or a request before `hello`.
+    ProtocolMismatch,
+    /// The events do not continue the sidecar's copy; re-send from 0.
+    Resync,
+    /// The reset cannot be planned on this surface; the window stays.
+    ResetRefused,
+    /// The boot could not be built; the window stays.
+    BootFailed,
+    /// A bug in the sidecar.
+    Internal,
+}
+
+/// A refusal on the wire.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+#[error("{code:?}: {message}")]
+pub struct ProtocolError {
+    /// What kind of refusal.
+    pub code: ErrorCode,
+    /// One line for the log.
+    pub message: String,
+}
+
+impl ProtocolError {
+    /// A refusal with a message.
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+        }
+    }
+}
+
+/// One answer line.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Response {
+    /// The request's id (0 when the line had none).
+    pub id: u64,
+    /// The result or the refusal.
+    #[serde(flatten)]
+    pub outcome: Outcome,
+}
+
+/// A result or a refusal.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// The operation's result.
+    Result(Value),
+    /// The refusal.
+    Error(ProtocolError),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn round_trip(line: Value) -> Request {
+        let request: Request = serde_json::from_value(line.clone()).expect("parse");
+        assert_eq!(serde_json::to_value(&request).expect("serialize"), line);
+        request
+    }
+
+    #[test]
+    fn requests_round_trip() {
+        let hello = round_trip(json!({"id": 1, "op": "hello",
+            "params": {"protocol": 1, "bundle": "0.1.0", "dsh": "0.1.0-rc.8", "settings": {}}}));
+        assert!(matches!(
+            hello.call,
+            Call::Hello(HelloParams { protocol: 1, .. })
+        ));
+        let session = json!({"id": "session-a", "cwd": "/p", "model": "m", "from": 0,
+            "events": [{"type": "turn/start", "seq": 0, "time": 5, "data": {"turn": 1}}]});
+        let reset = round_trip(json!({"id": 2, "op": "reset.plan",
+            "params": {"session": session, "surface": [7, 8], "origin": "forced", "trigger": "budget", "prompt": null}}));
+        let Call::ResetPlan(params) = reset.call else {
+            panic!("reset.plan")
+        };
+        assert_eq!(params.origin, ResetOrigin::Forced);
+        assert_eq!(params.session.events[0].kind, "turn/start");
+    }
+
+    #[test]
+    fn unknown_ops_and_fields_are_refused() {
+        for line in [
+            json!({"id": 1, "op": "format_disk", "params": {}}),
+            json!({"id": 1, "op": "hello", "params": {"protocol": 1, "bundle": "b", "dsh": "d", "extra": 1}}),
+            json!({"id": 1, "op": "hello", "params": {"protocol": 1, "bundle": "b", "dsh": "d"}, "more": 2}),
+        ] {
+            assert!(serde_json::from_value::<Request>(line).is_err());
+        }
+    }
+
+    #[test]
+    fn answers_are_flat() {
+        let ok = Response {
+            id: 3,
+            outcome: Outcome::Result(json!({"a": 1})),
+        };
+        assert_eq!(
+            serde_json::to_value(&ok).expect("json"),
+            json!({"id": 3, "result": {"a": 1}})
+        );
+        let refused = Response {
+            id: 4,
+            outcome: Outcome::Error(ProtocolError::new(ErrorCode::Resync, "from 0")),
+        };
+        assert_eq!(
+            serde_json::to_value(&refused).expect("json"),
+            json!({"id": 4, "error": {"code": "resync", "message": "from 0"}})
+        );
+    }
+}

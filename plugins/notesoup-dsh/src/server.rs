@@ -1,0 +1,412 @@
+//! `notesoup-dsh serve`: the sidecar's state and its request handlers.
+//!
+//! One sidecar serves every agent of a dsh process. It keeps a mirror of each
+//! session's log; every decision reads the log, so a restarted sidecar that is
+//! re-sent the log decides exactly as before.
+
+use std::collections::HashMap;
+use std::io::{self, BufRead, Write};
+
+use jiff::Timestamp;
+use notesoup_core::boot::continuation_text;
+use notesoup_core::budget::{
+    BudgetPolicy, DEFAULT_RESERVE_TOKENS, clamp_reserve, manual_close_out_text, reminder_text,
+    warning_text,
+};
+use notesoup_core::settings;
+use notesoup_core::wire::ToolBindings;
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::boot::{self, NotesPlace};
+use crate::budget::{self, WindowNotices};
+use crate::decode::{PINNED_DSH_VERSION, SessionEvent};
+use crate::messages::{self, NoticeKind, ResetOrigin};
+use crate::mirror::{MirrorError, SessionMirror};
+use crate::protocol::{
+    BudgetAction, BudgetParams, BudgetResult, Call, ErrorCode, FreshWindowParams,
+    FreshWindowResult, HelloParams, HelloResult, Outcome, PROTOCOL_VERSION, PendingReset,
+    ProtocolError, Request, ResetParams, ResetPlan, ResetTrigger, Response, SessionInput, Span,
+    ToolParams, ToolResult, WindowOpenResult,
+};
+use crate::reset::plan_span;
+use crate::tools;
+use crate::window::{self, BootCarrier};
+
+/// The prompt variable that renders `{{` (dsh interpolates `{{name}}` in
+/// prompt contexts, and notes may contain braces).
+pub const TEMPLATE_OPEN: &str = "notesoup_open";
+
+/// Escapes text for a dsh prompt context: every `{{` becomes the
+/// [`TEMPLATE_OPEN`] variable, which renders it back.
+pub fn escape_template(text: &str) -> String {
+    text.replace("{{", &format!("{{{{{TEMPLATE_OPEN}}}}}"))
+}
+
+/// What the sidecar knows of one session.
+#[derive(Debug, Default)]
+struct SessionState {
+    mirror: SessionMirror,
+    cwd: String,
+    model: Option<String>,
+    pending: Option<PendingReset>,
+    remaining: Option<u64>,
+}
+
+/// The sidecar.
+#[derive(Debug)]
+pub struct Sidecar {
+    place: NotesPlace,
+    policy: BudgetPolicy,
+    automatic: bool,
+    greeted: bool,
+    sessions: HashMap<String, SessionState>,
+}
+
+impl Sidecar {
+    /// A sidecar writing notes under `place`, with the default budget until
+    /// `hello` brings the row's settings.
+    pub fn new(place: NotesPlace) -> Self {
+        Self {
+            place,
+            policy: BudgetPolicy::default(),
+            automatic: true,
+            greeted: false,
+            sessions: HashMap::new(),
+        }
+    }
+
+    /// Answers one request line with one answer line (no newline).
+    pub fn answer_line(&mut self, line: &str) -> String {
+        let response = match serde_json::from_str::<Request>(line) {
+            Ok(request) => Response {
+                id: request.id,
+                outcome: match self.handle(request.call) {
+                    Ok(result) => Outcome::Result(result),
+                    Err(error) => Outcome::Error(error),
+                },
+            },
+            Err(error) => Response {
+                id: serde_json::from_str::<Value>(line)
+                    .ok()
+                    .and_then(|v| v.get("id")?.as_u64())
+                    .unwrap_or(0),
+                outcome: Outcome::Error(ProtocolError::new(
+                    ErrorCode::BadRequest,
+                    error.to_string(),
+                )),
+            },
+        };
+        serde_json::to_string(&response).unwrap_or_else(|error| {
+            format!(
+                r#"{{"id":{},"error":{{"code":"internal","message":"{}"}}}}"#,
+                response.id,
+                error.to_string().replace('"', "'")
+            )
+        })
+    }
+
+    /// Handles one call.
+    pub fn handle(&mut self, call: Call) -> Result<Value, ProtocolError> {
+        if !self.greeted && !matches!(call, Call::Hello(_)) {
+            return Err(ProtocolError::new(
+                ErrorCode::ProtocolMismatch,
+                "the first request must be hello",
+            ));
+        }
+        match call {
+            Call::Hello(params) => to_value(self.hello(params)?),
+            Call::WindowOpen(params) => to_value(self.window_open(params.session)?),
+            Call::BudgetDecide(params) => to_value(self.budget(params)?),
+            Call::Tool(params) => to_value(self.tool(params)?),
+            Call::ResetPlan(params) => to_value(self.reset_plan(params)?),
+            Call::FreshWindow(params) => to_value(self.fresh_window(params)?),
+        }
+    }
+
+    fn hello(&mut self, params: HelloParams) -> Result<HelloResult, ProtocolError> {
+        if params.protocol != PROTOCOL_VERSION {
+            return Err(ProtocolError::new(
+                ErrorCode::ProtocolMismatch,
+                format!(
+                    "the bundle speaks protocol {}, this notesoup-dsh speaks {PROTOCOL_VERSION}; write the bundle again with this binary",
+                    params.protocol
+                ),
+            ));
+        }
+        let mut warnings = Vec::new();
+        let record = params.settings.as_object().cloned().unwrap_or_default();
+        let margin_record: serde_json::Map<String, Value> = record
+            .iter()
+            .filter(|(key, _)| key.as_str() == "reminderMarginTokens")
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        let resolved = settings::validate(&margin_record);
+        warnings.extend(resolved.warnings.iter().map(ToString::to_string));
+        let reserve = match record.get("reserveTokens").and_then(Value::as_f64) {
+            Some(raw) => {
+                let clamped = clamp_reserve(raw, None);
+                warnings.extend(clamped.warning.iter().map(ToString::to_string));
+                clamped.tokens
+            }
+            None => DEFAULT_RESERVE_TOKENS,
+        };
+        self.policy = BudgetPolicy::new(reserve, resolved.settings.reminder_margin_tokens);
+        self.automatic = record
+            .get("automaticResets")
+            .and_then(Value::as_bool)
+            .unwrap_or(true);
+        self.greeted = true;
+        Ok(HelloResult {
+            protocol: PROTOCOL_VERSION,
+            server: env!("CARGO_PKG_VERSION").to_owned(),
+            dsh: PINNED_DSH_VERSION.to_owned(),
+            warnings,
+        })
+    }
+
+    /// Brings the session's mirror up to date.
+    fn sync(&mut self, input: SessionInput) -> Result<&mut SessionState, ProtocolError> {
+        let state = self.sessions.entry(input.id.clone()).or_default();
+        state.cwd = input.cwd;
+        state.model = input.model;
+        let from = input.from;
+        state.mirror.extend(from, input.events).map_err(|error| {
+            let code = match (&error, from) {
+                (_, 0) => ErrorCode::BadRequest,
+                (MirrorError::Gap { .. }, _) => ErrorCode::Resync,
+                _ => ErrorCode::Resync,
+            };
+            ProtocolError::new(code, error.to_string())
+        })?;
+        Ok(state)
+    }
+
+    fn window_open(&mut self, input: SessionInput) -> Result<WindowOpenResult, ProtocolError> {
+        let id = input.id.clone();
+        let place = self.place.clone();
+        let state = self.sync(input)?;
+        let recovered = window::recover(&id, state.mirror.events());
+        let context_text = match recovered.boot {
+            BootCarrier::Marker => String::new(),
+            BootCarrier::Context(Some(text)) => escape_template(&text),
+            BootCarrier::Context(None) => {
+                let store = boot::store(&place, &id, &state.cwd, state.model.as_deref())
+                    .map_err(boot_failed)?;
+                let text = boot::render(&store, recovered.window.ordinal, Timestamp::now())
+                    .map_err(boot_failed)?;
+                escape_template(&text)
+            }
+        };
+        if state.pending.is_none() && wipe_requested(state.mirror.events(), &recovered.window) {
+            state.pending = Some(PendingReset {
+                origin: ResetOrigin::Normal,
+                trigger: ResetTrigger::Tool,
+                prompt: None,
+            });
+        }
+        Ok(WindowOpenResult {
+            window_id: recovered.window.id,
+            context_text,
+            pending_reset: state.pending.clone(),
+        })
+    }
+
+    fn budget(&mut self, params: BudgetParams) -> Result<BudgetResult, ProtocolError> {
+        let id = params.session.id.clone();
+        let (policy, automatic) = (self.policy, self.automatic);
+        let state = self.sync(params.session)?;
+        let window = window::recover(&id, state.mirror.events()).window;
+        let notices = WindowNotices::since(state.mirror.events(), window.marker_seq.unwrap_or(0));
+        let decision = budget::decide(
+            &policy,
+            automatic,
+            params.total_tokens,
+            params.context_window,
+            notices,
+        );
+        state.remaining = decision.remaining;
+        let bindings = ToolBindings::plain();
+        let message = match decision.action {
+            BudgetAction::Reminder => {
+                let countdown = policy.countdown(decision.remaining).unwrap_or(0);
+                Some(messages::notice(
+                    NoticeKind::Reminder,
+                    &reminder_text(countdown, &bindings),
+                    &format!("notesoup: {countdown} tokens before close-out"),
+                ))
+            }
+            BudgetAction::Warning => Some(messages::notice(
+                NoticeKind::Warning,
+                &warning_text(&bindings),
+                "notesoup: context almost full; close out the current memory window",
+            )),
+            BudgetAction::None | BudgetAction::Reset => None,
+        };
+        Ok(BudgetResult {
+            action: decision.action,
+            remaining_tokens: decision.remaining,
+            message,
+        })
+    }
+
+    fn tool(&mut self, params: ToolParams) -> Result<ToolResult, ProtocolError> {
+        let policy = self.policy;
+        let state = self.sync(params.session)?;
+        match params.name.as_str() {
+            tools::GET_CONTEXT_REMAINING => {
+                let remaining = policy.countdown(state.remaining);
+                Ok(plain_json(json!({"remaining_tokens": remaining}), None))
+            }
+            tools::WIPE_MEMORY => {
+                if state.pending.is_some() {
+                    let mut answer =
+                        plain_json(json!({"status": "rollover_already_pending"}), None);
+                    answer.conclude_turn = true;
+                    return Ok(answer);
+                }
+                let reset = PendingReset {
+                    origin: ResetOrigin::Normal,
+                    trigger: ResetTrigger::Tool,
+                    prompt: None,
+                };
+                state.pending = Some(reset.clone());
+                let mut answer = plain_json(json!({"status": "rollover_requested"}), Some(reset));
+                answer.conclude_turn = true;
+                Ok(answer)
+            }
+            name => Err(ProtocolError::new(
+                ErrorCode::BadRequest,
+                format!("unknown tool {name}"),
+            )),
+        }
+    }
+
+    fn reset_plan(&mut self, params: ResetParams) -> Result<ResetPlan, ProtocolError> {
+        let id = params.session.id.clone();
+        let place = self.place.clone();
+        let state = self.sync(params.session)?;
+        let span = plan_span(&state.mirror, &params.surface)
+            .map_err(|error| ProtocolError::new(ErrorCode::ResetRefused, error.to_string()))?;
+        let ordinal = window::recover(&id, state.mirror.events()).window.ordinal + 1;
+        let window_id = window::window_id(&id, ordinal);
+        let store =
+            boot::store(&place, &id, &state.cwd, state.model.as_deref()).map_err(boot_failed)?;
+        let boot = boot::render(&store, ordinal, Timestamp::now()).map_err(boot_failed)?;
+        let bindings = ToolBindings::plain();
+        let followup = match (params.trigger, params.prompt.as_deref()) {
+            (ResetTrigger::Manual, Some(prompt)) => Some(messages::human_prompt(prompt)),
+            (ResetTrigger::Manual | ResetTrigger::Compaction, _) => None,
+            _ => Some(messages::notice(
+                NoticeKind::Continuation,
+                &continuation_text(&bindings),
+                &format!("notesoup: fresh context window {window_id}"),
+            )),
+        };
+        state.pending = None;
+        let (replace, source_event_seqs) = match span {
+            Some((span, shadowed)) => (Some(span), shadowed),
+            None => (None::<Span>, Vec::new()),
+        };
+        Ok(ResetPlan {
+            message: messages::boot_marker(&boot, &window_id, params.origin),
+            window_id,
+            replace,
+            source_event_seqs,
+            context_text: String::new(),
+            followup,
+        })
+    }
+
+    fn fresh_window(
+        &mut self,
+        params: FreshWindowParams,
+    ) -> Result<FreshWindowResult, ProtocolError> {
+        let state = self.sync(params.session)?;
+        if state.pending.is_some() {
+            return Ok(FreshWindowResult {
+                text: "notesoup: a fresh-window request is already pending; keeping its original prompt and behavior.".into(),
+                steer: None,
+                reset: None,
+            });
+        }
+        let prompt = params.prompt.filter(|p| !p.trim().is_empty());
+        let reset = PendingReset {
+            origin: ResetOrigin::Normal,
+            trigger: ResetTrigger::Manual,
+            prompt: prompt.clone(),
+        };
+        state.pending = Some(reset.clone());
+        let close_out = manual_close_out_text(&ToolBindings::plain(), prompt.as_deref());
+        let text = if prompt.is_some() {
+            "notesoup: after closing out notes, the agent continues with your prompt in a fresh window."
+        } else {
+            "notesoup: the agent closes out its notes, then stops in a fresh window."
+        };
+        Ok(FreshWindowResult {
+            text: text.into(),
+            steer: Some(messages::notice(
+                NoticeKind::CloseOut,
+                &close_out,
+                "notesoup: close out notes before a fresh window",
+            )),
+            reset: Some(reset),
+        })
+    }
+}
+
+/// A successful `wipe_memory` in the current window that no marker followed.
+fn wipe_requested(events: &[SessionEvent], window: &window::WindowSpan) -> bool {
+    let from = window.marker_seq.unwrap_or(0);
+    let calls: Vec<String> = events
+        .iter()
+        .filter(|e| e.seq >= from && e.kind == "tool/call")
+        .filter(|e| e.data.get("name").and_then(Value::as_str) == Some(tools::WIPE_MEMORY))
+        .filter_map(|e| {
+            e.data
+                .get("callId")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        })
+        .collect();
+    events
+        .iter()
+        .filter(|e| e.seq >= from)
+        .filter_map(SessionEvent::tool_result)
+        .any(|result| !result.is_error && calls.contains(&result.call_id))
+}
+
+fn plain_json(value: Value, reset: Option<PendingReset>) -> ToolResult {
+    ToolResult {
+        text: value.to_string(),
+        result: value,
+        is_error: false,
+        conclude_turn: false,
+        reset,
+    }
+}
+
+fn boot_failed(error: boot::BootError) -> ProtocolError {
+    ProtocolError::new(ErrorCode::BootFailed, error.to_string())
+}
+
+fn to_value<T: Serialize>(value: T) -> Result<Value, ProtocolError> {
+    serde_json::to_value(value)
+        .map_err(|error| ProtocolError::new(ErrorCode::Internal, error.to_string()))
+}
+
+/// Serves JSON lines until stdin closes.
+pub fn serve(place: NotesPlace, input: impl BufRead, mut output: impl Write) -> io::Result<()> {
+    let mut sidecar = Sidecar::new(place);
+    for line in input.lines() {
+        let line = line?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let answer = sidecar.answer_line(&line);
+        output.write_all(answer.as_bytes())?;
+        output.write_all(b"\n")?;
+        output.flush()?;
+    }
+    Ok(())
+}

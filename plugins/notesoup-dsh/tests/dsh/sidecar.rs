@@ -1,0 +1,215 @@
+//! The sidecar over its JSON-lines protocol, fed the recorded log the way the
+//! bundle feeds it: each event once, in batches.
+
+use notesoup_dsh::boot::{NotesPlace, store};
+use notesoup_dsh::decode::SessionEvent;
+use notesoup_dsh::server::Sidecar;
+use serde_json::{Value, json};
+
+use crate::fixture_log;
+
+struct Client {
+    sidecar: Sidecar,
+    next_id: u64,
+}
+
+impl Client {
+    fn new(root: &std::path::Path) -> Self {
+        let place = NotesPlace {
+            root: root.to_path_buf(),
+            agent: "anonymous".into(),
+        };
+        Self {
+            sidecar: Sidecar::new(place),
+            next_id: 1,
+        }
+    }
+
+    fn call(&mut self, op: &str, params: Value) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        let line = json!({"id": id, "op": op, "params": params}).to_string();
+        let answer: Value =
+            serde_json::from_str(&self.sidecar.answer_line(&line)).expect("json line");
+        assert_eq!(answer["id"], id);
+        answer
+    }
+
+    fn ok(&mut self, op: &str, params: Value) -> Value {
+        let answer = self.call(op, params);
+        assert!(answer.get("error").is_none(), "{op}: {answer}");
+        answer["result"].clone()
+    }
+}
+
+fn session(id: &str, cwd: &str, from: u64, events: &[SessionEvent]) -> Value {
+    json!({"id": id, "cwd": cwd, "model": "scripted/scripted-model", "from": from, "events": events})
+}
+
+fn hello() -> Value {
+    json!({"protocol": 1, "bundle": "0.1.0", "dsh": "0.1.0-rc.8", "settings": {}})
+}
+
+#[test]
+fn hello_first_and_version_checked() {
+    let notes = tempfile::tempdir().expect("tempdir");
+    let mut client = Client::new(notes.path());
+    let early = client.call("window.open", json!({"session": session("s", "/", 0, &[])}));
+    assert_eq!(early["error"]["code"], "protocol_mismatch");
+    let wrong = client.call("hello", json!({"protocol": 2, "bundle": "x", "dsh": "y"}));
+    assert_eq!(wrong["error"]["code"], "protocol_mismatch");
+    let garbage: Value =
+        serde_json::from_str(&client.sidecar.answer_line("{\"id\": 9, \"op\": 3}")).expect("json");
+    assert_eq!(
+        garbage,
+        json!({"id": 9, "error": {"code": "bad_request", "message": garbage["error"]["message"]}})
+    );
+    let greeted = client.ok("hello", hello());
+    assert_eq!(greeted["protocol"], 1);
+    assert_eq!(greeted["dsh"], "0.1.0-rc.8");
+}
+
+#[test]
+fn the_recorded_session_through_the_protocol() {
+    let log = fixture_log("wipe-reset.session.jsonl");
+    let id = log.header.id.clone();
+    let cwd = log.header.cwd.clone().expect("cwd");
+    let notes = tempfile::tempdir().expect("tempdir");
+    let mut client = Client::new(notes.path());
+    client.ok("hello", hello());
+
+    // The agent appears with its first snapshot logged: the boot it keeps.
+    let opened = client.ok(
+        "window.open",
+        json!({"session": session(&id, &cwd, 0, &log.events[..9])}),
+    );
+    assert_eq!(opened["window_id"], format!("dsh:{id}:1"));
+    assert!(
+        opened["context_text"]
+            .as_str()
+            .expect("text")
+            .starts_with("<context_window>")
+    );
+    assert_eq!(opened["pending_reset"], Value::Null);
+
+    // A gap asks for the whole log again.
+    let gap = client.call(
+        "budget.decide",
+        json!({"session": session(&id, &cwd, 20, &log.events[20..21])}),
+    );
+    assert_eq!(gap["error"]["code"], "resync");
+
+    // Before step 2: 7,821 of 131,072 tokens used decides nothing.
+    let budget = client.ok(
+        "budget.decide",
+        json!({"session": session(&id, &cwd, 9, &log.events[9..23]),
+        "total_tokens": 7821, "context_window": 131072}),
+    );
+    assert_eq!(
+        budget,
+        json!({"action": "none", "remaining_tokens": 123251, "message": null})
+    );
+    let remaining = client.ok("tool", json!({"session": session(&id, &cwd, 23, &[]), "name": "get_context_remaining", "arguments": {}}));
+    assert_eq!(remaining["text"], "{\"remaining_tokens\":90483}");
+
+    // wipe_memory once, then already pending; both end the turn.
+    let wipe = client.ok("tool", json!({"session": session(&id, &cwd, 23, &log.events[23..31]), "name": "wipe_memory", "arguments": {}}));
+    assert_eq!(wipe["text"], "{\"status\":\"rollover_requested\"}");
+    assert_eq!(wipe["conclude_turn"], true);
+    assert_eq!(
+        wipe["reset"],
+        json!({"origin": "normal", "trigger": "tool", "prompt": null})
+    );
+    let again = client.ok(
+        "tool",
+        json!({"session": session(&id, &cwd, 31, &[]), "name": "wipe_memory", "arguments": {}}),
+    );
+    assert_eq!(again["text"], "{\"status\":\"rollover_already_pending\"}");
+
+    // The note written in window 1 shows in window 2's boot.
+    store(
+        &NotesPlace {
+            root: notes.path().to_path_buf(),
+            agent: "anonymous".into(),
+        },
+        &id,
+        &cwd,
+        Some("scripted-model"),
+    )
+    .expect("store")
+    .write("checkpoint.md", "# Goal\nkeep going", None)
+    .expect("write");
+    let surface = [7, 8, 18, 21, 29, 31];
+    let plan = client.ok(
+        "reset.plan",
+        json!({"session": session(&id, &cwd, 31, &log.events[31..34]),
+        "surface": surface, "origin": "normal", "trigger": "tool"}),
+    );
+    assert_eq!(plan["window_id"], format!("dsh:{id}:2"));
+    assert_eq!(plan["replace"], json!({"start": 7, "end": 31}));
+    assert_eq!(plan["source_event_seqs"], json!(surface));
+    assert_eq!(plan["context_text"], "");
+    let boot = plan["message"]["content"][0]["text"]
+        .as_str()
+        .expect("boot");
+    assert!(
+        boot.contains(&format!(
+            "Current context window id: dsh:{id}:2\nPrevious context window id: dsh:{id}:1\n"
+        )),
+        "{boot}"
+    );
+    assert!(boot.contains("checkpoint.md"), "{boot}");
+    assert_eq!(plan["message"]["source"]["windowId"], format!("dsh:{id}:2"));
+    assert_eq!(plan["followup"]["source"]["notice"], "continuation");
+
+    // The marker lands: the log now recovers window 2 with its boot in the marker.
+    let reopened = client.ok(
+        "window.open",
+        json!({"session": session(&id, &cwd, 34, &log.events[34..])}),
+    );
+    assert_eq!(reopened["window_id"], format!("dsh:{id}:2"));
+    assert_eq!(reopened["context_text"], "");
+    assert_eq!(reopened["pending_reset"], Value::Null);
+}
+
+#[test]
+fn a_wipe_without_its_reset_is_recovered_as_pending() {
+    let log = fixture_log("wipe-reset.session.jsonl");
+    let id = log.header.id.clone();
+    let notes = tempfile::tempdir().expect("tempdir");
+    let mut client = Client::new(notes.path());
+    client.ok("hello", hello());
+    let opened = client.ok(
+        "window.open",
+        json!({"session": session(&id, "/", 0, &log.events[..34])}),
+    );
+    assert_eq!(opened["pending_reset"]["trigger"], "tool");
+}
+
+#[test]
+fn fresh_window_steers_a_close_out_once() {
+    let notes = tempfile::tempdir().expect("tempdir");
+    let mut client = Client::new(notes.path());
+    client.ok("hello", hello());
+    let first = client.ok(
+        "command.fresh_window",
+        json!({"session": session("s", "/", 0, &[]), "prompt": "fix the build"}),
+    );
+    assert_eq!(
+        first["reset"],
+        json!({"origin": "normal", "trigger": "manual", "prompt": "fix the build"})
+    );
+    assert_eq!(first["steer"]["source"]["notice"], "close-out");
+    assert!(
+        first["steer"]["content"][0]["text"]
+            .as_str()
+            .expect("text")
+            .contains("fix the build")
+    );
+    let second = client.ok(
+        "command.fresh_window",
+        json!({"session": session("s", "/", 0, &[]), "prompt": null}),
+    );
+    assert_eq!(second["steer"], Value::Null);
+    assert_eq!(second["reset"], Value::Null);
+}
