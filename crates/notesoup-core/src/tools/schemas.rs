@@ -143,8 +143,8 @@ pub fn input_schema<P: JsonSchema>() -> Value {
         .into_generator();
     let mut schema = generator.into_root_schema_for::<P>().to_value();
     if let Value::Object(root) = &mut schema {
-        root.remove("title");
-        root.remove("description");
+        root.shift_remove("title");
+        root.shift_remove("description");
     }
     tidy(&mut schema);
     schema
@@ -159,10 +159,10 @@ fn tidy(schema: &mut Value) {
                 _ => false,
             };
             if integer {
-                object.remove("format");
+                object.shift_remove("format");
             }
             if let Some(constants) = object.get("oneOf").and_then(string_constants) {
-                object.remove("oneOf");
+                object.shift_remove("oneOf");
                 object.insert("type".to_owned(), Value::from("string"));
                 object.insert("enum".to_owned(), Value::Array(constants));
             }

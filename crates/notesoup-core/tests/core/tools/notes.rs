@@ -159,6 +159,23 @@ fn write_refusals_pass_the_store_codes_through() {
 }
 
 #[test]
+fn a_filesystem_failure_is_io_error_without_the_path() {
+    let notes = Notes::new();
+    std::fs::create_dir_all(notes.root.join("pi/session")).unwrap();
+    std::fs::write(
+        notes.root.join("pi/session/s1"),
+        "a file where the home should be",
+    )
+    .unwrap();
+    let output = notes.write(json!({"address": "plan", "content": "x"}));
+    assert_eq!(output.text, "error: io_error: notes operation failed");
+    assert_eq!(
+        output.structured(),
+        json!({"error": "notes operation failed", "code": "io_error"})
+    );
+}
+
+#[test]
 fn update_receipts() {
     let notes = Notes::new();
     ok(&notes.write(json!({"address": "plan", "content": "alpha\nbeta\n"})));
@@ -445,6 +462,55 @@ fn a_huge_matching_line_is_shortened() {
     let json = big_only.structured();
     assert_eq!(json["files"][0]["matches"][0]["truncated"], true);
     assert!(ok(&big_only).ends_with(" [line shortened]"));
+}
+
+#[test]
+fn notes_tools_are_callable_by_name() {
+    use notesoup_core::tools::{NOTES_TOOLS, call_notes_tool};
+    let notes = Notes::new();
+    let call = |name: &str, arguments: Value| {
+        call_notes_tool(&notes.store, name, arguments, &note_kind_diff)
+    };
+    assert_eq!(
+        call("notes_write", json!({"address": "a", "content": "hello"}))
+            .unwrap()
+            .text,
+        "created a.md (project proj-12345678)"
+    );
+    assert!(
+        call("notes_read", json!({"address": "a"}))
+            .unwrap()
+            .text
+            .ends_with("\n\nhello")
+    );
+    assert_eq!(
+        call("notes_update", json!({"address": "a", "crumpled": true}))
+            .unwrap()
+            .text,
+        "updated a.md (project proj-12345678): 0 edits\ndiff:\nnote metadata"
+    );
+    assert!(
+        call("notes_list", json!({"wastebasket": true}))
+            .unwrap()
+            .text
+            .starts_with("1 note\n- a.md")
+    );
+    assert!(
+        call(
+            "notes_search",
+            json!({"query": "HELLO", "wastebasket": true})
+        )
+        .unwrap()
+        .text
+        .starts_with("1 file\n")
+    );
+    for name in NOTES_TOOLS {
+        assert_eq!(
+            call(name, json!({"unknown": true})).unwrap().structured()["code"],
+            "invalid_arguments"
+        );
+    }
+    assert!(call("history_list", json!({})).is_none());
 }
 
 #[test]

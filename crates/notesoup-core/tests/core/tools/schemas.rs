@@ -94,3 +94,25 @@ fn schemas_snapshot() {
         .collect();
     insta::assert_snapshot!(serde_json::to_string_pretty(&all).unwrap());
 }
+
+#[test]
+fn tools_are_callable_by_name() {
+    use notesoup_core::tools::{HISTORY_TOOLS, NOTES_TOOLS, call_history_tool};
+    let listed: Vec<&str> = all().iter().map(|tool| tool.name).collect();
+    let named: Vec<&str> = NOTES_TOOLS
+        .iter()
+        .chain(HISTORY_TOOLS.iter())
+        .copied()
+        .collect();
+    assert_eq!(listed, named);
+    let history =
+        notesoup_core::history::History::new(notesoup_core::history::Transcript::default())
+            .unwrap();
+    for name in HISTORY_TOOLS {
+        let output = call_history_tool(&history, name, serde_json::json!({"bogus": 1})).unwrap();
+        assert_eq!(output.structured()["code"], "invalid_arguments", "{name}");
+    }
+    let windows = call_history_tool(&history, "history_windows", Value::Null).unwrap();
+    assert_eq!(windows.text, "session ");
+    assert!(call_history_tool(&history, "notes_list", serde_json::json!({})).is_none());
+}
