@@ -4,8 +4,12 @@
 use std::path::PathBuf;
 
 use notesoup_core::history::History;
-use notesoup_core::notes::project_key;
+use notesoup_core::notes::{NoteStore, project_key};
 use notesoup_core::tools::history::{history_list, history_read, history_search, history_windows};
+use notesoup_core::tools::notes::{
+    NotesListParams, NotesReadParams, NotesSearchParams, NotesUpdateParams, NotesWriteParams,
+    note_kind_diff, notes_list, notes_read, notes_search, notes_update, notes_write,
+};
 use notesoup_core::tools::{Refusal, RefusalCode, ToolOutput, parse_arguments, schemas};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -14,10 +18,8 @@ use super::caller::{Resolution, resolve};
 use super::protocol::{CallMeta, RpcError, ToolDef, ToolHost, ToolText, code};
 use crate::env::HostEnv;
 use crate::state::{SessionState, StateDir};
+use crate::store::{self, NO_SESSION, refusal};
 use crate::transcript::decode::{ChainFile, decode_chain};
-
-/// Why history (and session notes) need a session.
-pub const NO_SESSION: &str = "no Claude Code session is known to notesoup here yet (no notesoup hook has run for this project), so this session's notes and history are not available; the durable homes @project/, @human/, @self/ and @model/ are";
 
 /// The tool host of one `notesoup mcp` process.
 #[derive(Debug)]
@@ -59,6 +61,73 @@ impl NotesoupTools {
             "history_list" => self.with_history(arguments, meta, history_list),
             "history_search" => self.with_history(arguments, meta, history_search),
             _ => self.with_history(arguments, meta, history_read),
+        }
+    }
+
+    fn notes_call(&self, name: &str, arguments: Value, meta: &CallMeta) -> ToolOutput {
+        match name {
+            "notes_write" => self.with_store(
+                arguments,
+                meta,
+                |p: &NotesWriteParams| vec![&p.address],
+                notes_write,
+            ),
+            "notes_update" => self.with_store(
+                arguments,
+                meta,
+                |p: &NotesUpdateParams| {
+                    let mut addresses = vec![p.address.as_str()];
+                    addresses.extend(p.rename_to.as_deref());
+                    addresses
+                },
+                |store, params| notes_update(store, params, &note_kind_diff),
+            ),
+            "notes_read" => self.with_store(
+                arguments,
+                meta,
+                |p: &NotesReadParams| vec![&p.address],
+                notes_read,
+            ),
+            "notes_list" => {
+                self.with_store(arguments, meta, |_: &NotesListParams| vec![], notes_list)
+            }
+            _ => self.with_store(
+                arguments,
+                meta,
+                |_: &NotesSearchParams| vec![],
+                notes_search,
+            ),
+        }
+    }
+
+    /// Parses the arguments, opens the caller's notes store, runs `op`.
+    /// Without a known session only the durable homes are served: an
+    /// operation on a session address is refused.
+    fn with_store<P: DeserializeOwned>(
+        &self,
+        arguments: Value,
+        meta: &CallMeta,
+        addresses: fn(&P) -> Vec<&str>,
+        op: impl FnOnce(&NoteStore, &P) -> ToolOutput,
+    ) -> ToolOutput {
+        let params = match parse_arguments::<P>(arguments) {
+            Ok(params) => params,
+            Err(refusal) => return ToolOutput::refusal(&refusal),
+        };
+        let caller = match self.caller(meta) {
+            Ok(caller) => caller.map(|(state, _)| state),
+            Err(error) => return refusal(RefusalCode::IoError, error),
+        };
+        let (session, project_key) = match &caller {
+            Some(state) => (
+                Some(state.notes_session_id.as_str()),
+                state.project_key.as_str(),
+            ),
+            None => (None, self.project_key.as_str()),
+        };
+        match store::open(&self.env, session, project_key, &addresses(&params)) {
+            Ok(store) => op(&store, &params),
+            Err(refused) => refused,
         }
     }
 
@@ -104,9 +173,14 @@ impl NotesoupTools {
     }
 }
 
-fn refusal(code: RefusalCode, message: impl Into<String>) -> ToolOutput {
-    ToolOutput::refusal(&Refusal::new(code, message))
-}
+/// Names of the notes tools.
+const NOTES_TOOLS: [&str; 5] = [
+    "notes_write",
+    "notes_update",
+    "notes_read",
+    "notes_list",
+    "notes_search",
+];
 
 /// Names of the history tools.
 const HISTORY_TOOLS: [&str; 4] = [
@@ -136,6 +210,8 @@ impl ToolHost for NotesoupTools {
     ) -> Result<ToolText, RpcError> {
         let output = if HISTORY_TOOLS.contains(&name) {
             self.history_call(name, arguments, meta)
+        } else if NOTES_TOOLS.contains(&name) {
+            self.notes_call(name, arguments, meta)
         } else {
             return Err(RpcError::new(
                 code::INVALID_PARAMS,
