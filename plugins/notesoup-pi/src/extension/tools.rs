@@ -6,13 +6,16 @@
 //! content, the flat result travels as `structuredContent`, and `isError`
 //! mirrors a refusal. The two budget tools answer with plain JSON text.
 
-use notesoup_core::tools::history::{history_list, history_read, history_search, history_windows};
-use notesoup_core::tools::{Refusal, RefusalCode, ToolOutput, parse_arguments, schemas};
+use notesoup_core::tools::{
+    HISTORY_TOOLS, NOTES_TOOLS, Refusal, RefusalCode, ToolOutput, call_history_tool,
+    call_notes_tool, schemas,
+};
 use serde_json::{Value, json};
 
 use super::{Notesoup, texts};
+use crate::diff::generate_diff_string;
 use crate::history::host_history;
-use crate::host::{AgentToolResult, PiHost, ToolDescriptor, ToolInvocation};
+use crate::host::{AgentToolResult, ExecutionMode, PiHost, ToolDescriptor, ToolInvocation};
 use crate::reset::window::active_window;
 use crate::reset::{ResetEffect, ResetEvent};
 use crate::session::ContentBlock;
@@ -37,25 +40,32 @@ fn label(name: &str) -> String {
 
 /// Every tool, in registration order.
 pub fn descriptors() -> Vec<ToolDescriptor> {
-    let plain = |name: &str, description: &str| ToolDescriptor {
+    let plain = |name: &str, description: &str, mode| ToolDescriptor {
         name: name.to_owned(),
         label: label(name),
         description: description.to_owned(),
         prompt_snippet: None,
         prompt_guidelines: None,
         parameters: no_parameters(),
+        execution_mode: mode,
     };
     let mut tools = vec![
-        plain(GET_CONTEXT_REMAINING, texts::REMAINING_DESCRIPTION),
-        plain(WIPE_MEMORY, texts::WIPE_DESCRIPTION),
+        plain(GET_CONTEXT_REMAINING, texts::REMAINING_DESCRIPTION, None),
+        plain(
+            WIPE_MEMORY,
+            texts::WIPE_DESCRIPTION,
+            Some(ExecutionMode::Sequential),
+        ),
     ];
-    tools.extend(schemas::history().into_iter().map(|schema| ToolDescriptor {
+    let shared = schemas::history().into_iter().chain(schemas::notes());
+    tools.extend(shared.map(|schema| ToolDescriptor {
         name: schema.name.to_owned(),
         label: label(schema.name),
         description: schema.description,
         prompt_snippet: None,
         prompt_guidelines: None,
         parameters: schema.input_schema,
+        execution_mode: schema.sequential.then_some(ExecutionMode::Sequential),
     }));
     tools
 }
@@ -98,10 +108,25 @@ impl Notesoup {
         match call.name.as_str() {
             GET_CONTEXT_REMAINING => self.context_remaining(host),
             WIPE_MEMORY => self.wipe_memory(host),
-            "history_windows" | "history_list" | "history_search" | "history_read" => {
-                history_tool(host, &call.name, params)
-            }
+            name if HISTORY_TOOLS.contains(&name) => history_tool(host, name, params),
+            name if NOTES_TOOLS.contains(&name) => self.notes_tool(host, name, params),
             _ => AgentToolResult::error(format!("Tool {} not found", call.name)),
+        }
+    }
+
+    /// A notes tool under this session's identity and the current model;
+    /// `notes_update` diffs render in Pi's own style.
+    fn notes_tool(&mut self, host: &dyn PiHost, name: &str, params: Value) -> AgentToolResult {
+        let store = match self.store(host) {
+            Ok(store) => store,
+            Err(error) => return refusal(RefusalCode::InternalError, &error),
+        };
+        let diff = |change: &notesoup_core::notes::Change| {
+            generate_diff_string(&change.before, &change.after)
+        };
+        match call_notes_tool(&store, name, params, &diff) {
+            Some(output) => shared(output),
+            None => AgentToolResult::error(format!("Tool {name} not found")),
         }
     }
 
@@ -144,11 +169,8 @@ fn history_tool(host: &dyn PiHost, name: &str, params: Value) -> AgentToolResult
             );
         }
     };
-    let output = match name {
-        "history_windows" => parse_arguments(params).map(|p| history_windows(&history, &p)),
-        "history_list" => parse_arguments(params).map(|p| history_list(&history, &p)),
-        "history_search" => parse_arguments(params).map(|p| history_search(&history, &p)),
-        _ => parse_arguments(params).map(|p| history_read(&history, &p)),
-    };
-    shared(output.unwrap_or_else(|refused| ToolOutput::refusal(&refused)))
+    match call_history_tool(&history, name, params) {
+        Some(output) => shared(output),
+        None => AgentToolResult::error(format!("Tool {name} not found")),
+    }
 }

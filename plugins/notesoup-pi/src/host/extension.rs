@@ -32,6 +32,19 @@ pub struct ToolDescriptor {
     pub prompt_guidelines: Option<Vec<String>>,
     /// JSON Schema of the arguments.
     pub parameters: Value,
+    /// `"sequential"`: calls of this tool never overlap (writing tools).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub execution_mode: Option<ExecutionMode>,
+}
+
+/// `ToolDefinition.executionMode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ExecutionMode {
+    /// The batch runs one call at a time when it holds this tool.
+    Sequential,
+    /// Calls may run concurrently.
+    Parallel,
 }
 
 /// A command as registered with `pi.registerCommand`.

@@ -527,6 +527,7 @@ impl<E: PiExtension> Harness<E> {
         });
         self.host.log.push(HostEvent::Request {
             index: self.host.requests.len() - 1,
+            leaf: self.host.session.leaf_id().map(str::to_owned),
         });
         if cancelled {
             return self.assistant(

@@ -44,6 +44,8 @@ pub enum HostEvent {
     Request {
         /// Index into [`HostState::requests`].
         index: usize,
+        /// The session leaf when it was made.
+        leaf: Option<String>,
     },
     /// An entry was appended to the session.
     Entry {
