@@ -231,13 +231,7 @@ impl Notesoup {
         let mut notices = Vec::new();
         {
             let branch = host.branch(None);
-            self.pending_resets.retain(|window_id| {
-                let committed = boundary_committed(&branch, window_id);
-                if committed {
-                    notices.push((texts::memory_cleared(window_id), NotifyLevel::Info));
-                }
-                !committed
-            });
+            // In the order they happened: the warning, then the reset.
             if let Some(window_id) = &self.pending_warning {
                 let durable =
                     window_entries(&branch, window_id, host.session_id()).is_some_and(|entries| {
@@ -250,6 +244,13 @@ impl Notesoup {
                     self.pending_warning = None;
                 }
             }
+            self.pending_resets.retain(|window_id| {
+                let committed = boundary_committed(&branch, window_id);
+                if committed {
+                    notices.push((texts::memory_cleared(window_id), NotifyLevel::Info));
+                }
+                !committed
+            });
         }
         for (text, level) in notices {
             host.notify(&text, level);

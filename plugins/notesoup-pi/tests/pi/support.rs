@@ -66,6 +66,23 @@ impl Scene {
         &mut self.harness.model
     }
 
+    /// The kinds of the branch's entries, root first.
+    pub fn branch_kinds(&self) -> Vec<String> {
+        self.harness
+            .host
+            .session
+            .branch()
+            .into_iter()
+            .map(entry_kind)
+            .collect()
+    }
+
+    /// The kinds of the last `count` entries of the branch.
+    pub fn branch_tail(&self, count: usize) -> Vec<String> {
+        let kinds = self.branch_kinds();
+        kinds[kinds.len().saturating_sub(count)..].to_vec()
+    }
+
     /// The kinds of every entry appended since `from` (an index into the
     /// session's entries).
     pub fn kinds_since(&self, from: usize) -> Vec<String> {
