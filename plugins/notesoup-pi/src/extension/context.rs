@@ -15,7 +15,7 @@ use super::{Notesoup, texts};
 use crate::host::{NotifyLevel, PiHost};
 use crate::projection::{current_system_message, is_checkpoint_backed};
 use crate::reset::window::{active_window, boundary_committed, is_own_root_boot};
-use crate::reset::{Kind, RequestPhase};
+use crate::reset::{CloseOutSource, Kind, RequestPhase};
 use crate::session::AgentMessage;
 
 /// Only the replayed system message of `messages`.
@@ -43,8 +43,14 @@ impl Notesoup {
     ) -> Option<Vec<AgentMessage>> {
         enum Plan {
             Root,
-            Checkpoint { window_id: String, stop: bool },
-            Legacy { window_id: String },
+            Checkpoint {
+                window_id: String,
+                stop: bool,
+                closing: bool,
+            },
+            Legacy {
+                window_id: String,
+            },
         }
         let session_id = host.session_id().to_owned();
         let plan = {
@@ -56,9 +62,13 @@ impl Notesoup {
                     let stop = matches!(&self.control.request,
                         RequestPhase::StopPending { window_id } if *window_id != window.id)
                         && boundary_committed(&branch, &window.id);
+                    let closing = matches!(&self.control.request,
+                        RequestPhase::CloseOut { window_id, source: CloseOutSource::Manual, .. }
+                            if *window_id == window.id);
                     Plan::Checkpoint {
                         window_id: window.id.clone(),
                         stop,
+                        closing,
                     }
                 }
                 Some(_) => Plan::Legacy {
@@ -68,8 +78,15 @@ impl Notesoup {
         };
         match plan {
             Plan::Root => refresh_root_boot(messages, &session_id),
-            Plan::Checkpoint { window_id, stop } => {
-                if !messages.iter().any(|m| is_boot_of(m, &window_id)) {
+            Plan::Checkpoint {
+                window_id,
+                stop,
+                closing,
+            } => {
+                // `/fresh-window` is the way out of a window that lost its
+                // boot: the checkpoint already cuts everything before the
+                // marker, so its close-out may run and commit a new window.
+                if !closing && !messages.iter().any(|m| is_boot_of(m, &window_id)) {
                     return Some(cancel(host, messages, &texts::missing_boot(&window_id)));
                 }
                 if stop && !host.has_pending_messages() && !user_after_continuation(messages) {

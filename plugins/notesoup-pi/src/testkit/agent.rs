@@ -940,7 +940,7 @@ impl<E: PiExtension> Harness<E> {
     ) -> BoundaryContextPreview {
         let mut manager = self.host.session.preview();
         // A preview cannot fail to apply its drafts to memory.
-        let _ = apply_drafts(&mut manager, drafts);
+        let _ = manager.apply_drafts(drafts);
         let projection = manager.projection();
         let llm: Vec<AgentMessage> = convert_to_llm(projection.message_refs())
             .into_iter()
@@ -1008,7 +1008,7 @@ impl<E: PiExtension> Harness<E> {
             return 0;
         }
         let before = self.host.session.entries().len();
-        let result = apply_drafts(&mut self.host.session, drafts);
+        let result = self.host.session.apply_drafts(drafts);
         let appended: Vec<(String, String)> = self.host.session.entries()[before..]
             .iter()
             .map(|entry| (entry.id().to_owned(), entry_kind(entry)))
@@ -1024,57 +1024,6 @@ impl<E: PiExtension> Harness<E> {
         }
         self.host.session.entries().len() - before
     }
-}
-
-/// `_applyBoundaryDrafts`: each draft appended in order; a compaction gets
-/// `fromHook: true` and Pi's own `tokensBefore` estimate.
-fn apply_drafts(
-    manager: &mut SessionManager,
-    drafts: &[SessionBoundaryDraft],
-) -> Result<(), SessionError> {
-    for draft in drafts {
-        match draft {
-            SessionBoundaryDraft::Custom { custom_type, data } => {
-                manager.append_custom(custom_type, data.clone())?;
-            }
-            SessionBoundaryDraft::CustomMessage {
-                custom_type,
-                content,
-                display,
-                details,
-            } => {
-                manager.append_custom_message(
-                    custom_type,
-                    content.clone(),
-                    *display,
-                    details.clone(),
-                )?;
-            }
-            SessionBoundaryDraft::ContextEdit {
-                target_id,
-                replacement,
-            } => {
-                manager.append_context_edit(target_id, replacement.clone())?;
-            }
-            SessionBoundaryDraft::Compaction {
-                summary,
-                first_kept_entry_id,
-                details,
-                usage,
-            } => {
-                let tokens_before = manager.projected_tokens();
-                manager.append_compaction(
-                    summary,
-                    first_kept_entry_id.as_deref(),
-                    tokens_before,
-                    details.clone(),
-                    Some(true),
-                    usage.as_deref().cloned(),
-                )?;
-            }
-        }
-    }
-    Ok(())
 }
 
 /// Pi's `restoreSystemMessages` for the common case: handlers that append

@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use super::clock::{Clock, IdSource, iso};
 use crate::estimate::coding_agent::estimate_projected_context_tokens;
+use crate::host::SessionBoundaryDraft;
 use crate::projection::{Projection, current_system_message, project_path};
 use crate::session::{
     AgentMessage, BranchSummaryEntry, CURRENT_SESSION_VERSION, CompactionEntry, Content,
@@ -325,6 +326,54 @@ impl SessionManager {
             system_message,
             extra: Extra::new(),
         }))
+    }
+
+    /// `_applyBoundaryDrafts`: each draft appended in order; a compaction
+    /// gets `fromHook: true` and Pi's own `tokensBefore` estimate.
+    pub fn apply_drafts(&mut self, drafts: &[SessionBoundaryDraft]) -> Result<(), SessionError> {
+        for draft in drafts {
+            match draft {
+                SessionBoundaryDraft::Custom { custom_type, data } => {
+                    self.append_custom(custom_type, data.clone())?;
+                }
+                SessionBoundaryDraft::CustomMessage {
+                    custom_type,
+                    content,
+                    display,
+                    details,
+                } => {
+                    self.append_custom_message(
+                        custom_type,
+                        content.clone(),
+                        *display,
+                        details.clone(),
+                    )?;
+                }
+                SessionBoundaryDraft::ContextEdit {
+                    target_id,
+                    replacement,
+                } => {
+                    self.append_context_edit(target_id, replacement.clone())?;
+                }
+                SessionBoundaryDraft::Compaction {
+                    summary,
+                    first_kept_entry_id,
+                    details,
+                    usage,
+                } => {
+                    let tokens_before = self.projected_tokens();
+                    self.append_compaction(
+                        summary,
+                        first_kept_entry_id.as_deref(),
+                        tokens_before,
+                        details.clone(),
+                        Some(true),
+                        usage.as_deref().cloned(),
+                    )?;
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Pi's `tokensBefore` of a boundary compaction draft:

@@ -3,6 +3,8 @@
 #![allow(clippy::unwrap_used)] // a failed unwrap is a failed test
 
 mod bad_input;
+#[cfg(feature = "testkit")]
+mod extension;
 mod golden;
 mod history;
 mod host;

@@ -58,6 +58,20 @@ impl Scene {
         Self { dir, harness }
     }
 
+    /// A session opened from `bytes` written as its file (not started).
+    pub fn from_file(bytes: &[u8], context_window: u64) -> Self {
+        let mut scene = Self::unstarted(context_window);
+        let path = scene.dir.path().join("sessions").join("opened.jsonl");
+        std::fs::write(&path, bytes).unwrap();
+        scene.harness.host.session = SessionManager::open(
+            &path,
+            Clock::stepping_from("2026-03-05T09:00:00.000Z"),
+            IdSource::sequential(),
+        )
+        .unwrap();
+        scene
+    }
+
     pub fn notes_home(&self) -> PathBuf {
         self.dir.path().join("notes")
     }
