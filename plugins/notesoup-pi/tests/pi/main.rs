@@ -4,6 +4,8 @@
 
 mod bad_input;
 #[cfg(feature = "testkit")]
+mod demo;
+#[cfg(feature = "testkit")]
 mod extension;
 mod golden;
 mod history;
@@ -12,5 +14,7 @@ mod projection;
 mod reducer;
 #[cfg(feature = "testkit")]
 mod reset_loop;
+#[cfg(feature = "testkit")]
+mod snapshots;
 #[cfg(feature = "testkit")]
 mod support;
