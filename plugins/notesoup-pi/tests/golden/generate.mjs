@@ -55,6 +55,7 @@ const sdk = await load("@earendil-works/pi-coding-agent/dist/index.js");
 const compaction = await load("@earendil-works/pi-coding-agent/dist/core/compaction/compaction.js");
 const piAi = await load("@earendil-works/pi-ai/dist/index.js");
 const piAiEstimate = await load("@earendil-works/pi-ai/dist/utils/estimate.js");
+const extensionLoader = await load("@earendil-works/pi-coding-agent/dist/core/extensions/loader.js");
 const { SessionManager, buildContextEntries, buildSessionProjection, convertToLlm } = sdk;
 
 // ---- helpers --------------------------------------------------------------
@@ -384,5 +385,94 @@ function finish({ sm, dir, name }, leaves = [null]) {
   fs.rmSync(agentDir, { recursive: true, force: true });
   finish(s);
 }
+
+// A full notesoup boundary through Pi's real agent loop and boundary
+// emitter: an inline extension with notesoup's drafts (texts shortened)
+// sends the root boot at session_start, registers a terminating
+// `wipe_memory`, and returns the ordered boundary (retain-none checkpoint,
+// marker, hidden boot, hidden continuation) with `continue: true`, from
+// `turn_end` (`notesoup-boundary`) or, with a visible reset prompt, from
+// `agent_before_settle` (`notesoup-settle`). Pi saves the drafts itself:
+// `fromHook`, `tokensBefore`, the compaction's system message, the
+// context-only continuation request.
+async function boundaryScenario(name, { settle }) {
+  const s = create(name);
+  const sessionId = s.sm.getSessionId();
+  const agentDir = fs.mkdtempSync(path.join(process.env.TMPDIR ?? "/tmp", "notesoup-agent-"));
+  const faux = piAi.fauxProvider({ api: "faux", tokenSize: { min: 1000, max: 1000 } });
+  const modelRuntime = await sdk.ModelRuntime.create({ authPath: path.join(agentDir, "auth.json"), modelsPath: null, refreshOnCreate: false });
+  modelRuntime.registerNativeProvider(faux.provider);
+  const boundary = (windowId, prompt) => [
+    { type: "compaction", summary: "", firstKeptEntryId: null },
+    { type: "custom", customType: "notesoup/reset-marker", data: { windowId, origin: "normal" } },
+    { type: "custom_message", customType: "notesoup/boot", content: `Boot of ${windowId}.`, display: false, details: { windowId, sessionId } },
+    { type: "custom_message", customType: "notesoup/continuation", content: "You wake up blank, puffy-eyed, and clearly robbed.", display: false },
+    ...(prompt ? [{ type: "custom_message", customType: "notesoup/reset-prompt", content: prompt, display: true }] : []),
+  ];
+  const factory = (pi) => {
+    let requested = false;
+    pi.registerTool({
+      name: "wipe_memory",
+      label: "Wipe memory",
+      description: "Clear your in-context memory and start a fresh context window. Your session, notes, and history survive.",
+      parameters: { type: "object", properties: {}, additionalProperties: false },
+      execute: async () => {
+        requested = true;
+        return { content: [{ type: "text", text: JSON.stringify({ status: "rollover_requested" }) }], details: {}, terminate: true };
+      },
+    });
+    pi.on("session_start", async () => {
+      pi.sendMessage(
+        { customType: "notesoup/boot", content: "Root boot.", display: false, details: { windowId: "pcw:0195f000:root", sessionId } },
+        { triggerTurn: false },
+      );
+    });
+    const commit = (windowId, prompt) => async (event) => {
+      if (!requested || event.outcome !== "completed") return undefined;
+      requested = false;
+      return { entries: [...event.entries, ...boundary(windowId, prompt)], continue: true };
+    };
+    if (settle) pi.on("agent_before_settle", commit("pcw:0195f000:bbbb2222", "Carry on with the refactor."));
+    else pi.on("turn_end", commit("pcw:0195f000:aaaa1111"));
+  };
+  const runtime = sdk.createExtensionRuntime();
+  const extension = await extensionLoader.loadExtensionFromFactory(factory, CWD, sdk.createEventBus(), runtime, "<notesoup-golden>");
+  const resourceLoader = {
+    getExtensions: () => ({ extensions: [extension], errors: [], runtime }),
+    getSkills: () => ({ skills: [], diagnostics: [] }),
+    getPrompts: () => ({ prompts: [], diagnostics: [] }),
+    getThemes: () => ({ themes: [], diagnostics: [] }),
+    getAgentsFiles: () => ({ agentsFiles: [] }),
+    getSystemPrompt: () => "You are the golden test agent.",
+    getSystemPromptSource: () => undefined,
+    getAppendSystemPrompt: () => [],
+    getAppendSystemPromptSources: () => [],
+    extendResources: () => {},
+    reload: async () => {},
+  };
+  const { session } = await sdk.createAgentSession({
+    cwd: CWD,
+    agentDir,
+    model: faux.getModel(),
+    thinkingLevel: "off",
+    modelRuntime,
+    resourceLoader,
+    noTools: "builtin",
+    sessionManager: s.sm,
+    settingsManager: sdk.SettingsManager.inMemory({ compaction: { enabled: false }, retry: { enabled: false } }),
+  });
+  await session.bindExtensions({});
+  faux.setResponses([
+    piAi.fauxAssistantMessage([piAi.fauxToolCall("wipe_memory", {}, { id: "call_wipe_1" })], { stopReason: "toolUse" }),
+    piAi.fauxAssistantMessage("Fresh window."),
+  ]);
+  await session.prompt("Please wipe.");
+  const leaves = [null];
+  session.dispose();
+  fs.rmSync(agentDir, { recursive: true, force: true });
+  finish(s, leaves);
+}
+await boundaryScenario("notesoup-boundary", { settle: false });
+await boundaryScenario("notesoup-settle", { settle: true });
 
 fs.writeFileSync(path.join(outDir, "scenarios.txt"), `${scenarios.join("\n")}\n`);

@@ -4,6 +4,8 @@
 
 mod bad_input;
 #[cfg(feature = "testkit")]
+mod conformance;
+#[cfg(feature = "testkit")]
 mod demo;
 #[cfg(feature = "testkit")]
 mod extension;
