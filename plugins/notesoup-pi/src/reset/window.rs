@@ -283,3 +283,228 @@ pub fn window_entries<'b, 'a>(
     let end = markers.get(next).map_or(branch.len(), |m| m.position);
     branch.get(start..end.max(start))
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)] // a failed unwrap is a failed test
+mod tests {
+    use super::*;
+    use crate::session::SessionFile;
+
+    /// Entries from `(id, kind)` pairs, each the child of the one before:
+    /// `user`, `checkpoint` (retain-none, empty), `compaction` (generic),
+    /// `marker:<window>`, `boot:<window>`, `continuation`, `label`,
+    /// `custom:<type>`, `shown` (a visible custom message).
+    fn branch(spec: &[(&str, &str)]) -> SessionFile {
+        let mut lines = vec![r#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/"}"#.to_owned()];
+        let mut parent = serde_json::Value::Null;
+        for (id, kind) in spec {
+            let base = format!(
+                r#""id":"{id}","parentId":{parent},"timestamp":"2026-01-01T00:00:01.000Z""#
+            );
+            let (kind, arg) = kind.split_once(':').unwrap_or((kind, ""));
+            lines.push(match kind {
+                "user" => format!(r#"{{"type":"message",{base},"message":{{"role":"user","content":"hi","timestamp":1}}}}"#),
+                "checkpoint" => format!(r#"{{"type":"compaction",{base},"summary":"","firstKeptEntryId":"{id}","tokensBefore":1}}"#),
+                "compaction" => format!(r#"{{"type":"compaction",{base},"summary":"s","firstKeptEntryId":"x","tokensBefore":1}}"#),
+                "marker" => format!(r#"{{"type":"custom","customType":"notesoup/reset-marker","data":{{"windowId":"{arg}"}},{base}}}"#),
+                "boot" => format!(r#"{{"type":"custom_message","customType":"pi-context/boot","content":"b","display":false,"details":{{"windowId":"{arg}"}},{base}}}"#),
+                "continuation" => format!(r#"{{"type":"custom_message","customType":"notesoup/continuation","content":"c","display":false,{base}}}"#),
+                "shown" => format!(r#"{{"type":"custom_message","customType":"other","content":"c","display":true,{base}}}"#),
+                "label" => format!(r#"{{"type":"label",{base},"targetId":"x","label":"l"}}"#),
+                "custom" => format!(r#"{{"type":"custom","customType":"{arg}",{base}}}"#),
+                other => panic!("unknown kind {other}"),
+            });
+            parent = serde_json::Value::String((*id).to_owned());
+        }
+        SessionFile::parse(lines.join("\n").as_bytes())
+    }
+
+    fn on_branch(file: &SessionFile) -> Vec<&Entry> {
+        let index = file.index();
+        let last = file.entries().last().map(Entry::id).unwrap_or("");
+        index.branch(last)
+    }
+
+    #[test]
+    fn committed_boundaries() {
+        let cases: [(&[(&str, &str)], bool); 7] = [
+            (
+                &[
+                    ("c", "checkpoint"),
+                    ("m", "marker:w"),
+                    ("b", "boot:w"),
+                    ("n", "continuation"),
+                ],
+                true,
+            ),
+            (
+                &[
+                    ("c", "checkpoint"),
+                    ("m", "marker:w"),
+                    ("l", "label"),
+                    ("b", "boot:w"),
+                    ("x", "custom:other"),
+                    ("n", "continuation"),
+                    ("u", "user"),
+                ],
+                true,
+            ),
+            (
+                &[("c", "checkpoint"), ("m", "marker:w"), ("b", "boot:w")],
+                false,
+            ),
+            (
+                &[
+                    ("c", "checkpoint"),
+                    ("m", "marker:w"),
+                    ("u", "user"),
+                    ("b", "boot:w"),
+                    ("n", "continuation"),
+                ],
+                false,
+            ),
+            (
+                &[
+                    ("c", "checkpoint"),
+                    ("m", "marker:w"),
+                    ("b", "boot:other"),
+                    ("n", "continuation"),
+                ],
+                false,
+            ),
+            (
+                &[
+                    ("c", "compaction"),
+                    ("m", "marker:w"),
+                    ("b", "boot:w"),
+                    ("n", "continuation"),
+                ],
+                false,
+            ),
+            (
+                &[
+                    ("u", "user"),
+                    ("m", "marker:w"),
+                    ("b", "boot:w"),
+                    ("n", "continuation"),
+                ],
+                false,
+            ),
+        ];
+        for (spec, expect) in cases {
+            let file = branch(spec);
+            assert_eq!(
+                boundary_committed(&on_branch(&file), "w"),
+                expect,
+                "{spec:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn repairable_tails() {
+        let repair = |boot, continuation| Tail::Repair {
+            window_id: "w".into(),
+            boot,
+            continuation,
+        };
+        let refused = |reason| Tail::Refused {
+            window_id: "w".into(),
+            reason,
+        };
+        let cases: [(&[(&str, &str)], Tail); 9] = [
+            (&[("u", "user")], Tail::NoMarker),
+            (
+                &[("c", "checkpoint"), ("m", "marker:w")],
+                repair(true, true),
+            ),
+            (
+                &[("c", "checkpoint"), ("m", "marker:w"), ("l", "label")],
+                repair(true, true),
+            ),
+            (&[("m", "marker:w"), ("b", "boot:w")], repair(false, true)),
+            (
+                &[
+                    ("m", "marker:w"),
+                    ("b", "boot:w"),
+                    ("n", "continuation"),
+                    ("u", "user"),
+                ],
+                Tail::Complete,
+            ),
+            (
+                &[("m", "marker:w"), ("u", "user")],
+                refused("conversation follows an incomplete reset boundary"),
+            ),
+            (
+                &[("m", "marker:w"), ("n", "continuation")],
+                refused("continuation before the boot"),
+            ),
+            (
+                &[("m", "marker:w"), ("b", "boot:w"), ("d", "boot:w")],
+                refused("duplicate boot after the reset marker"),
+            ),
+            (
+                &[("m", "marker:w"), ("s", "shown")],
+                refused("conversation follows an incomplete reset boundary"),
+            ),
+        ];
+        for (spec, expect) in cases {
+            let file = branch(spec);
+            assert_eq!(inspect_tail(&on_branch(&file)), expect, "{spec:?}");
+        }
+    }
+
+    #[test]
+    fn window_ids_and_ranges() {
+        assert_eq!(root_window_id("0195f000-0000-7000"), "pcw:0195f000:root");
+        assert_eq!(root_window_id("short"), "pcw:short:root");
+        let file = branch(&[
+            ("m", "marker:pcw:0195f000:aaaa0000"),
+            ("u", "user"),
+            ("n", "marker:pcw:0195f000:bbbb0000"),
+            ("v", "user"),
+        ]);
+        let entries = on_branch(&file);
+        let mut candidates = ["aaaa0000", "bbbb0000", "root", "cccc0000"].into_iter();
+        let minted = mint_window_id("0195f000-0000", &entries, || {
+            candidates.next().unwrap().to_owned()
+        });
+        assert_eq!(minted, "pcw:0195f000:cccc0000", "collisions are re-minted");
+        assert!(random_hex8().chars().all(|c| c.is_ascii_hexdigit()));
+        let window = active_window(&entries, "0195f000-0000");
+        assert_eq!(window.id, "pcw:0195f000:bbbb0000");
+        assert_eq!(window.previous.as_deref(), Some("pcw:0195f000:aaaa0000"));
+        let ids = |slice: Option<&[&Entry]>| {
+            slice.map(|s| s.iter().map(|e| e.id().to_owned()).collect::<Vec<_>>())
+        };
+        assert_eq!(
+            ids(window_entries(
+                &entries,
+                "pcw:0195f000:root",
+                "0195f000-0000"
+            )),
+            Some(vec![])
+        );
+        assert_eq!(
+            ids(window_entries(
+                &entries,
+                "pcw:0195f000:aaaa0000",
+                "0195f000-0000"
+            )),
+            Some(vec!["u".to_owned()])
+        );
+        assert_eq!(
+            ids(window_entries(
+                &entries,
+                "pcw:0195f000:bbbb0000",
+                "0195f000-0000"
+            )),
+            Some(vec!["v".to_owned()])
+        );
+        assert_eq!(
+            ids(window_entries(&entries, "pcw:nope", "0195f000-0000")),
+            None
+        );
+    }
+}

@@ -719,3 +719,78 @@ fn notes_tools_speak_pi_and_survive_the_reset() {
         results[3]
     );
 }
+
+#[cfg(unix)]
+#[test]
+fn an_unreadable_home_is_named_once_per_window() {
+    let mut scene = Scene::unstarted(200_000);
+    let elsewhere = scene.dir.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    std::fs::create_dir_all(scene.notes_home()).unwrap();
+    // A linked home is never followed: the store reports it unavailable.
+    std::os::unix::fs::symlink(&elsewhere, scene.notes_home().join("human")).unwrap();
+    scene.harness.start(SessionStartReason::Startup);
+    scene
+        .model()
+        .push(Step::tool("wipe_memory", json!({})))
+        .push(Step::text("Fresh."));
+    scene.harness.prompt("Wipe.");
+    let notice =
+        "notesoup: notes index incomplete for @human; notes_list can retry after recovery.";
+    let shown = scene.notices().iter().filter(|n| **n == notice).count();
+    assert_eq!(shown, 2, "once for the root window, once for the fresh one");
+    // The model sees the drawer line in both boots.
+    let boots: Vec<String> = scene
+        .harness
+        .host
+        .session
+        .entries()
+        .iter()
+        .filter_map(|e| match e {
+            Entry::CustomMessage(c) if c.custom_type == "notesoup/boot" => {
+                c.content.as_ref().map(|c| c.text(""))
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(boots.len(), 2);
+    assert!(
+        boots
+            .iter()
+            .all(|b| b.contains("This drawer wouldn't open — ask notes_list to try again."))
+    );
+    // A later session start in the same window does not repeat it.
+    scene.harness.start(SessionStartReason::Resume);
+    assert_eq!(scene.notices().iter().filter(|n| **n == notice).count(), 2);
+}
+
+#[test]
+fn windows_follow_the_branch() {
+    let mut scene = Scene::new(200_000);
+    scene
+        .model()
+        .push(Step::text("First answer."))
+        .push(Step::tool("wipe_memory", json!({})))
+        .push(Step::text("Fresh."))
+        .push(Step::text("Back in the root window."));
+    scene.harness.prompt("First.");
+    let first_answer = scene.harness.host.session.leaf_id().unwrap().to_owned();
+    scene.harness.prompt("Wipe.");
+    assert!(call(&mut scene, "history_windows", json!({})).contains(&window(1)));
+    // Navigating back before the reset: the sibling branch has no marker.
+    scene.harness.navigate(&first_answer, false);
+    let windows = call(&mut scene, "history_windows", json!({}));
+    assert!(!windows.contains(&window(1)), "{windows}");
+    scene.harness.command("/notesoup").unwrap();
+    assert!(
+        scene
+            .notices()
+            .last()
+            .unwrap()
+            .contains(&format!("window {ROOT}"))
+    );
+    scene.harness.prompt("Carry on here.");
+    let request = text_of_request(&scene, -1);
+    assert!(request.iter().any(|t| t == "First answer."));
+    assert!(request.iter().all(|t| !t.starts_with("You wake up blank")));
+}
