@@ -18,10 +18,11 @@
 //!   [`scalar_text`], [`KNOWN_KEYS`]; times via [`local_iso`], [`parse_iso_ms`],
 //!   [`now_ms`], [`next_stamp_ms`].
 //! - Store: [`NoteStore`] with `write`, `read`, `update`, `rename`, `list`,
-//!   `list_with_status`, `search`, `search_with_status`; arguments [`Edit`],
+//!   `list_with_status`, `list_headers`, `list_headers_with_status`,
+//!   `peek_row`, `search`, `search_with_status`; arguments [`Edit`],
 //!   [`UpdateRequest`], [`ListQuery`]; results [`WriteResult`] ([`WriteOutcome`]),
 //!   [`ReadResult`], [`UpdateResult`] ([`Change`], [`ChangeKind`]),
-//!   [`RenameResult`], [`NoteRow`], [`SearchRow`] ([`LineMatch`]), [`ListStatus`],
+//!   [`RenameResult`], [`NoteRow`], [`NoteHeader`], [`SearchRow`] ([`LineMatch`]), [`ListStatus`],
 //!   [`SearchStatus`]; limits [`MAX_NOTE_BYTES`], [`MAX_NOTE_PATH_BYTES`].
 //! - Matching: [`LiteralQueries`], the case-insensitive literal matcher that
 //!   `search` uses (also fit for history search).
@@ -92,8 +93,8 @@ pub use identity::{
 pub use matcher::{LineMatch, LiteralQueries};
 pub use paths::project_key;
 pub use store::{
-    Change, ChangeKind, Edit, ListQuery, ListStatus, MAX_NOTE_BYTES, MAX_NOTE_PATH_BYTES, NoteRow,
-    NoteStore, ReadResult, RenameResult, SearchRow, SearchStatus, UpdateRequest, UpdateResult,
-    WriteOutcome, WriteResult,
+    Change, ChangeKind, Edit, ListQuery, ListStatus, MAX_NOTE_BYTES, MAX_NOTE_PATH_BYTES,
+    NoteHeader, NoteRow, NoteStore, ReadResult, RenameResult, SearchRow, SearchStatus,
+    UpdateRequest, UpdateResult, WriteOutcome, WriteResult,
 };
 pub use time::{local_iso, next_stamp_ms, now_ms, parse_iso_ms};
