@@ -1,5 +1,7 @@
-//! The boot over a 10,000-note store: the snapshot (five scoped listings that
-//! read and parse every note) and the pure render, together and apart.
+//! The boot over a 10,000-note store: the snapshot (five scoped listings of
+//! note heads, then the few bodies the boot shows) and the pure render,
+//! together and apart; and, for comparison, the snapshot taken from five
+//! full listings that read every body.
 //!
 //! Run with `cargo bench -p notesoup-core --bench boot`.
 
@@ -9,8 +11,8 @@ use std::path::Path;
 use divan::Bencher;
 use jiff::Timestamp;
 use jiff::tz::TimeZone;
-use notesoup_core::boot::{BootIdentity, BootSnapshot, render_boot};
-use notesoup_core::notes::{NoteStore, NotesIdentity};
+use notesoup_core::boot::{BootIdentity, BootSnapshot, HomeShelf, render_boot};
+use notesoup_core::notes::{ListQuery, NoteStore, NotesIdentity, Scope};
 use notesoup_core::wire::ToolBindings;
 use tempfile::TempDir;
 
@@ -100,6 +102,25 @@ fn snapshot_and_render_10k(bencher: Bencher<'_, '_>) {
 fn snapshot_10k(bencher: Bencher<'_, '_>) {
     with_store(|store| {
         bencher.bench_local(|| BootSnapshot::load(store).expect("snapshot"));
+    });
+}
+
+/// The snapshot as first built, for comparison: each home listed with
+/// every body (`list_with_status`) and the shelf taken from the full rows.
+#[divan::bench(sample_count = 20)]
+fn snapshot_from_full_listing_10k(bencher: Bencher<'_, '_>) {
+    with_store(|store| {
+        bencher.bench_local(|| {
+            Scope::ALL.map(|scope| {
+                let listed = store
+                    .list_with_status(&ListQuery {
+                        scope: Some(scope),
+                        ..ListQuery::default()
+                    })
+                    .expect("list");
+                HomeShelf::from_rows(listed.rows)
+            })
+        });
     });
 }
 

@@ -70,17 +70,24 @@ fn take_turn(key: &Path) {
 impl Drop for FileTurns {
     fn drop(&mut self) {
         let mut map = queue();
+        let mut waiters = false;
         for key in &self.keys {
             if let Some(slot) = map.get_mut(key) {
                 slot.held = false;
                 slot.users -= 1;
                 if slot.users == 0 {
                     map.remove(key);
+                } else {
+                    waiters = true;
                 }
             }
         }
         drop(map);
-        QUEUE_WAKE.notify_all();
+        // Waking is a system call; the common turn (a listing's read of a
+        // file nobody else touches) has no one to wake.
+        if waiters {
+            QUEUE_WAKE.notify_all();
+        }
     }
 }
 

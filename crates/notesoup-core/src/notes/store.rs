@@ -207,7 +207,8 @@ pub struct NoteRow {
 }
 
 /// A note as listed without its body, by [`NoteStore::list_headers`]: the
-/// frontmatter is read, the body is not.
+/// frontmatter is read, the body is not, and the file's size is not asked
+/// for (each would cost a system call per note).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NoteHeader {
     /// The rendered address.
@@ -222,8 +223,6 @@ pub struct NoteHeader {
     pub path: PathBuf,
     /// The metadata.
     pub meta: NoteMeta,
-    /// The size of the file in bytes.
-    pub size_bytes: u64,
 }
 
 /// A note with matching lines.
@@ -294,7 +293,6 @@ struct Found<'a> {
     /// The whole file, or with [`Reading::Head`] a prefix that settles the
     /// frontmatter (see [`read_head`]).
     bytes: &'a [u8],
-    size_bytes: u64,
 }
 
 /// How much of each file a listing reads.
@@ -745,7 +743,7 @@ impl NoteStore {
                 path: found.path.to_path_buf(),
                 body: parsed.body.to_owned(),
                 meta: parsed.meta,
-                size_bytes: found.size_bytes,
+                size_bytes: found.bytes.len() as u64,
             })
         })?;
         rows.sort_by(|a, b| recent_first((&a.meta, &a.address), (&b.meta, &b.address)));
@@ -774,7 +772,6 @@ impl NoteStore {
                 rel_path: found.rel_path.to_owned(),
                 path: found.path.to_path_buf(),
                 meta,
-                size_bytes: found.size_bytes,
             })
         })?;
         rows.sort_by(|a, b| recent_first((&a.meta, &a.address), (&b.meta, &b.address)));
@@ -1002,11 +999,11 @@ impl NoteStore {
             // Wait for any operation of this process on the file to settle.
             let turn = FileTurns::take(&[path]);
             let read = File::open(path).and_then(|file| match reading {
-                Reading::Whole => read_into(file, buffer, 0).map(|len| (len, len as u64)),
+                Reading::Whole => read_into(file, buffer, 0),
                 Reading::Head => read_head(file, buffer),
             });
             drop(turn);
-            let (len, size_bytes) = match read {
+            let len = match read {
                 Ok(read) => read,
                 // Renamed away since the directory was read.
                 Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
@@ -1017,7 +1014,6 @@ impl NoteStore {
                 rel_path,
                 path,
                 bytes: &buffer[..len],
-                size_bytes,
             });
         }
         Ok(())
@@ -1093,41 +1089,33 @@ fn read_into(mut file: File, buffer: &mut Vec<u8>, mut filled: usize) -> io::Res
     }
 }
 
-/// How many bytes `read_head` reads before it looks for the end of the
-/// frontmatter: a page, far more than any ordinary block.
+/// How many bytes `read_head` reads before it gives up on a short head:
+/// a page, far more than any ordinary frontmatter block.
 const HEAD_BYTES: usize = 4096;
 
 /// Reads the start of a file into `buffer`, just enough to settle its
-/// frontmatter ([`settled_head_len`]): a file of up to [`HEAD_BYTES`] is
-/// read whole, a longer one only through its first page unless the block
-/// runs past it, when the whole file is read. Returns the length of the
-/// settling prefix (the whole file when nothing shorter settles it) and the
-/// file's size. The size comes from the open file: a note is only ever
-/// replaced by rename, never rewritten in place, so it cannot change while
-/// the file is open.
-fn read_head(mut file: File, buffer: &mut Vec<u8>) -> io::Result<(usize, u64)> {
-    let size = file.metadata()?.len();
-    let want = usize::try_from(size).map_or(HEAD_BYTES, |size| size.min(HEAD_BYTES));
-    if buffer.len() < want {
-        buffer.resize(want, 0);
+/// frontmatter ([`settled_head_len`]), and returns the length of the
+/// settling prefix. A note whose block runs past [`HEAD_BYTES`] (or which
+/// has no line break there) is read whole and the whole length returned,
+/// as is a file that ends first. An ordinary note costs a single `read`:
+/// no size query, no second read to meet the end of the file.
+fn read_head(mut file: File, buffer: &mut Vec<u8>) -> io::Result<usize> {
+    if buffer.len() < HEAD_BYTES {
+        buffer.resize(HEAD_BYTES, 0);
     }
     let mut filled = 0;
-    while filled < want {
-        match file.read(&mut buffer[filled..want]) {
-            Ok(0) => return Ok((filled, filled as u64)),
+    while filled < HEAD_BYTES {
+        match file.read(&mut buffer[filled..HEAD_BYTES]) {
+            Ok(0) => return Ok(filled),
             Ok(read) => filled += read,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(e),
         }
+        if let Some(len) = settled_head_len(&buffer[..filled]) {
+            return Ok(len);
+        }
     }
-    if let Some(len) = settled_head_len(&buffer[..filled]) {
-        return Ok((len, size));
-    }
-    if filled as u64 == size {
-        return Ok((filled, size));
-    }
-    let len = read_into(file, buffer, filled)?;
-    Ok((len, len as u64))
+    read_into(file, buffer, filled)
 }
 
 /// The bytes as text; invalid UTF-8 is replaced (listing never rewrites).

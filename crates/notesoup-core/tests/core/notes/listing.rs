@@ -498,7 +498,6 @@ fn header_of(row: NoteRow) -> NoteHeader {
         rel_path: row.rel_path,
         path: row.path,
         meta: row.meta,
-        size_bytes: row.size_bytes,
     }
 }
 
