@@ -110,10 +110,16 @@ pub struct ReadResult {
     pub resolved_scope: Scope,
     /// The note file.
     pub path: PathBuf,
-    /// The metadata after this read (access time and count updated).
+    /// The metadata after this read: access time and count updated, unless
+    /// [`Self::access_recorded`] is false, when it is the metadata on disk.
     pub meta: NoteMeta,
     /// The body.
     pub body: String,
+    /// Whether the file was rewritten with the new access metadata. It is
+    /// not when the file is not valid UTF-8, or when the rewrite would
+    /// exceed [`MAX_NOTE_BYTES`] (a note put there by other means, or one at
+    /// the limit whose `accessCount` gains a digit).
+    pub access_recorded: bool,
 }
 
 /// One edit: replace `old_text` with `new_text`.
@@ -416,7 +422,10 @@ impl NoteStore {
     /// Reads a note, or `None` when it does not exist. Sets `lastAccessed`
     /// and increments `accessCount` (foreign homes too). A file that is not
     /// valid UTF-8 is returned with replacement characters and left
-    /// untouched on disk.
+    /// untouched on disk. A note whose rewrite would exceed
+    /// [`MAX_NOTE_BYTES`] is returned whole and left untouched too: a read
+    /// never fails for the size of what is already there, and never writes
+    /// a file over the limit. [`ReadResult::access_recorded`] tells which.
     pub fn read(&self, address: &str) -> Result<Option<ReadResult>, NoteError> {
         let address = self.address(address)?;
         let path = self.note_path(&address);
@@ -430,21 +439,25 @@ impl NoteStore {
             return Ok(None);
         };
         let now = now_ms();
-        let (meta, body) = match String::from_utf8(bytes) {
+        let (meta, body, access_recorded) = match String::from_utf8(bytes) {
             Ok(text) => {
                 let parsed = parse_note(&text, now, &self.tz);
-                let mut meta = parsed.meta;
+                let mut meta = parsed.meta.clone();
                 meta.last_accessed = now;
                 meta.access_count = meta.access_count.saturating_add(1);
-                let body = parsed.body.to_owned();
-                fsio::write_atomic(&path, serialize_note(&meta, &body, &self.tz).as_bytes())?;
-                sync_all(&locks)?;
-                (meta, body)
+                let rewritten = serialize_note(&meta, parsed.body, &self.tz);
+                if rewritten.len() <= MAX_NOTE_BYTES {
+                    fsio::write_atomic(&path, rewritten.as_bytes())?;
+                    sync_all(&locks)?;
+                    (meta, parsed.body.to_owned(), true)
+                } else {
+                    (parsed.meta, parsed.body.to_owned(), false)
+                }
             }
             Err(invalid) => {
                 let text = String::from_utf8_lossy(invalid.as_bytes());
                 let parsed = parse_note(&text, now, &self.tz);
-                (parsed.meta, parsed.body.to_owned())
+                (parsed.meta, parsed.body.to_owned(), false)
             }
         };
         Ok(Some(ReadResult {
@@ -453,6 +466,7 @@ impl NoteStore {
             path,
             meta,
             body,
+            access_recorded,
         }))
     }
 
