@@ -7,6 +7,7 @@
 
 use std::fs;
 use std::path::Path;
+use std::sync::OnceLock;
 
 use divan::Bencher;
 use jiff::Timestamp;
@@ -19,8 +20,19 @@ use tempfile::TempDir;
 /// Notes in the generated store, spread evenly over the five homes.
 const NOTES: usize = 10_000;
 
+/// The store every benchmark reads, generated once in `main`, so the
+/// variants compare on the same files in the same cache state.
+static STORE: OnceLock<NoteStore> = OnceLock::new();
+
 fn main() {
+    let dir = TempDir::new().expect("temp dir");
+    generate(dir.path());
+    // Flush the generated files now, or the kernel's writeback of them
+    // lands in whichever benchmark runs first; `sync` is best effort.
+    let _ = std::process::Command::new("sync").status();
+    STORE.get_or_init(|| store(dir.path()));
     divan::main();
+    drop(dir);
 }
 
 const HOMES: [&str; 5] = [
@@ -82,9 +94,7 @@ fn identity() -> BootIdentity {
 }
 
 fn with_store(run: impl FnOnce(&NoteStore)) {
-    let dir = TempDir::new().expect("temp dir");
-    generate(dir.path());
-    run(&store(dir.path()));
+    run(STORE.get().expect("generated in main"));
 }
 
 #[divan::bench(sample_count = 20)]

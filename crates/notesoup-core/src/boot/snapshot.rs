@@ -96,27 +96,14 @@ impl BootSnapshot {
     /// missing home is empty. Any other error propagates.
     ///
     /// The listing reads only each note's frontmatter; then only the bodies
-    /// the boot shows are read (the root MAP and the freshest pages), so
-    /// the cost is one short read per note plus at most four whole notes
-    /// per home. The shelves are the same as [`HomeShelf::from_rows`] over
-    /// the full listing.
+    /// the boot shows are read (the root MAP and the freshest pages): one
+    /// short read per note plus at most four whole notes per home. The
+    /// shelves are the same as [`HomeShelf::from_rows`] over the full
+    /// listing.
     pub fn load_at(store: &NoteStore, opened_at: Timestamp) -> Result<BootSnapshot, NoteError> {
         let mut homes = Vec::with_capacity(Scope::ALL.len());
         for scope in Scope::ALL {
-            let listed = store.list_headers_with_status(&ListQuery {
-                scope: Some(scope),
-                ..ListQuery::default()
-            })?;
-            let shelf = if listed.homes_unavailable.is_empty() {
-                match shelf_of(store, &listed.rows) {
-                    Ok(rows) => HomeShelf::from_rows(rows),
-                    Err(error) if error.is_filesystem() => HomeShelf::Unavailable,
-                    Err(error) => return Err(error),
-                }
-            } else {
-                HomeShelf::Unavailable
-            };
-            homes.push((scope, shelf));
+            homes.push((scope, load_home(store, scope)?));
         }
         Ok(BootSnapshot { opened_at, homes })
     }
@@ -142,6 +129,22 @@ impl BootSnapshot {
     /// `session`, `@project`, `@human`, `@self`, `@model`.
     pub fn unavailable_labels(&self) -> Vec<&'static str> {
         self.unavailable().into_iter().map(home_label).collect()
+    }
+}
+
+/// One home's shelf: listed once (heads only), then the bodies it shows.
+fn load_home(store: &NoteStore, scope: Scope) -> Result<HomeShelf, NoteError> {
+    let listed = store.list_headers_with_status(&ListQuery {
+        scope: Some(scope),
+        ..ListQuery::default()
+    })?;
+    if !listed.homes_unavailable.is_empty() {
+        return Ok(HomeShelf::Unavailable);
+    }
+    match shelf_of(store, &listed.rows) {
+        Ok(rows) => Ok(HomeShelf::from_rows(rows)),
+        Err(error) if error.is_filesystem() => Ok(HomeShelf::Unavailable),
+        Err(error) => Err(error),
     }
 }
 
