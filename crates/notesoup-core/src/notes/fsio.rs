@@ -320,7 +320,10 @@ mod tests {
             1,
             "never two holders at once"
         );
-        assert!(!queue().contains_key(key.as_os_str()), "the idle key was removed");
+        assert!(
+            !queue().contains_key(key.as_os_str()),
+            "the idle key was removed"
+        );
     }
 
     #[test]

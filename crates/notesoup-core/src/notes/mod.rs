@@ -51,10 +51,27 @@
 //!   that writers of different notes in one directory of different processes
 //!   take turns, which costs microseconds.
 //!
-//! Every file read of `list` and `search` also waits for the file's queue
-//! turn (not the directory lock: every write is an atomic rename, so another
+//! Every file read of `list`, `list_headers`, `peek_row` and `search` also
+//! waits for the file's queue turn (not the directory lock: every write is an atomic rename, so another
 //! process can only ever show them a whole old or whole new version).
 //! Neither operation is a snapshot across files.
+//!
+//! # Reading less
+//!
+//! `list_headers` lists like `list` but reads only the start of each file,
+//! one read of up to a page, stopping once the frontmatter is settled (a
+//! longer block falls back to the whole file); its rows carry no body and
+//! no size. `peek_row` then reads one listed note whole, without touching
+//! access metadata. The boot lists this way and peeks only what it shows.
+//!
+//! # Limits
+//!
+//! Writes refuse files over [`MAX_NOTE_BYTES`] and paths over
+//! [`MAX_NOTE_PATH_BYTES`]. `read` never fails for size: when its access
+//! rewrite would exceed the limit, the note is returned and left untouched
+//! ([`ReadResult::access_recorded`] is false).
+//!
+//! The full guide is `docs/notes-library.md`.
 //!
 //! # Links
 //!
