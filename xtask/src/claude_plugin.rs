@@ -45,7 +45,7 @@ pub fn run(args: &[String]) -> Result<()> {
 }
 
 /// Builds the `notesoup` binary and returns its path, as cargo reports it.
-fn build(root: &Path, release: bool) -> Result<PathBuf> {
+pub(crate) fn build(root: &Path, release: bool) -> Result<PathBuf> {
     let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
     cmd.args([
         "build",

@@ -4,6 +4,7 @@
 //! plugin, and nothing may depend on xtask.
 
 mod ci;
+mod claude_bench;
 mod claude_hosts;
 mod claude_plugin;
 mod codegen;
@@ -19,6 +20,8 @@ usage: cargo xtask <command>
 commands:
   check-deps   enforce the crate layering (cargo metadata + cargo deny)
   ci           everything CI runs: fmt, clippy, check-deps, tests
+  claude-bench [--runs N]
+               time the Claude plugin's hooks and an MCP call against node -e ''
   claude-hosts [claude|mcp|all]
                install the reference Claude Code and Python MCP client;
                prints export lines: eval \"$(cargo xtask claude-hosts)\"
@@ -38,6 +41,7 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("check-deps") => deps::run(),
         Some("ci") => ci::run(),
+        Some("claude-bench") => claude_bench::run(&args[1..]),
         Some("claude-hosts") => claude_hosts::run(&args[1..]),
         Some("claude-plugin") => claude_plugin::run(&args[1..]),
         Some("codegen") => codegen::run(&args[1..]),

@@ -5,20 +5,24 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Parser, Subcommand};
-use notesoup_core::dream::{DreamOutput, OutputLine, Stream};
-use notesoup_core::history::History;
+use notesoup_core::dream::{
+    DEFAULT_MIN_HOURS, DEFAULT_MIN_SESSIONS, DreamOptions, DreamOutput, DreamTools, OutputLine,
+    Stream, run_dream,
+};
 use notesoup_core::notes::project_key;
-use notesoup_core::tools::history::{history_list, history_read, history_search, history_windows};
-use notesoup_core::tools::{ToolOutput, parse_arguments};
-use serde::de::DeserializeOwned;
+use notesoup_core::tools::notes::note_kind_diff;
+use notesoup_core::tools::{ToolOutput, call_history_tool, call_notes_tool};
 use serde_json::{Map, Value, json};
 
+use crate::dream::{ClaudeDreamer, claude_executable};
 use crate::env::HostEnv;
 use crate::hook::{self, io::Event};
-use crate::mcp::protocol::{ServerInfo, serve};
-use crate::mcp::tools::NotesoupTools;
+use crate::mcp::dream_tools::DreamToolHost;
+use crate::mcp::protocol::{ServerInfo, ToolHost, serve};
+use crate::mcp::tools::{NotesoupTools, chain_history};
 use crate::state::{SessionState, StateDir};
-use crate::transcript::decode::{ChainFile, decode_chain};
+use crate::store;
+use crate::transcript::scan::session_id_of;
 
 /// The MCP server's name and version.
 pub const SERVER_INFO: ServerInfo = ServerInfo {
@@ -45,10 +49,52 @@ enum Command {
         #[arg(value_enum)]
         event: Event,
     },
+    /// List, read, search and write notes as the model sees them.
+    Notes(NotesArgs),
     /// Print the boot of this project's latest session window (or of a new one).
     Boot(SessionArgs),
     /// Page, search and read a session's history (its whole /clear chain).
     History(HistoryArgs),
+    /// Check the notes home without changing anything; exit 1 on findings.
+    Doctor(DoctorArgs),
+    /// Tidy the notes home with a headless Claude Code dreamer (gated, locked, audited with Git).
+    Dream(DreamArgs),
+    /// Serve the dreamer's jailed tools over stdio (MCP); `dream` starts this.
+    #[command(hide = true)]
+    DreamTools {
+        /// The notes home the tools are jailed to.
+        #[arg(long)]
+        notes_home: PathBuf,
+    },
+}
+
+#[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
+struct DreamArgs {
+    #[command(subcommand)]
+    command: Option<DreamCommand>,
+    /// The notes home (default: the notes root).
+    #[arg(long)]
+    notes_home: Option<PathBuf>,
+    /// Hours since the last dream before another may run.
+    #[arg(long, default_value_t = DEFAULT_MIN_HOURS)]
+    min_hours: f64,
+    /// Session homes changed since the last dream before another may run.
+    #[arg(long, default_value_t = DEFAULT_MIN_SESSIONS)]
+    min_sessions: usize,
+    /// Run even when the time and material gates say no (never past the lock).
+    #[arg(long)]
+    force: bool,
+    /// The model the dreamer runs on (claude --model).
+    #[arg(long)]
+    dreamer: Option<String>,
+    /// A playbook file instead of the packaged one.
+    #[arg(long)]
+    playbook: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+enum DreamCommand {
     /// Check the notes home without changing anything; exit 1 on findings.
     Doctor(DoctorArgs),
 }
@@ -62,6 +108,68 @@ struct SessionArgs {
     /// A Claude session id (default: the project's latest session).
     #[arg(long)]
     session: Option<String>,
+}
+
+#[derive(Debug, Args)]
+struct NotesArgs {
+    #[command(flatten)]
+    session: SessionArgs,
+    #[command(subcommand)]
+    command: NotesCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum NotesCommand {
+    /// Notes, most recently updated first.
+    List {
+        /// A glob over addresses, e.g. "@project/**".
+        pattern: Option<String>,
+        /// List at most this many.
+        #[arg(long)]
+        limit: Option<u32>,
+        /// List crumpled notes instead of live ones.
+        #[arg(long)]
+        wastebasket: bool,
+    },
+    /// One note's metadata and body.
+    Read {
+        /// The note's address, e.g. "@project/MAP.md" or "checkpoint.md".
+        address: String,
+        /// Start here (code points; negative counts from the end).
+        #[arg(long, allow_negative_numbers = true)]
+        offset: Option<i64>,
+        /// Read at most this many code points.
+        #[arg(long)]
+        limit: Option<u32>,
+    },
+    /// Notes whose lines contain any of the queries.
+    Search {
+        /// Literal text to find (case-insensitive).
+        #[arg(required = true)]
+        query: Vec<String>,
+        /// A glob over addresses.
+        #[arg(long)]
+        pattern: Option<String>,
+        /// At most this many notes.
+        #[arg(long)]
+        limit: Option<u32>,
+        /// At most this many matching lines per note.
+        #[arg(long)]
+        max_matches_per_file: Option<u32>,
+        /// Search crumpled notes instead of live ones.
+        #[arg(long)]
+        wastebasket: bool,
+    },
+    /// Create a note or replace its body (the content, else stdin).
+    Write {
+        /// The note's address.
+        address: String,
+        /// The new body; read from stdin when omitted.
+        content: Option<String>,
+        /// Who the content comes from: user (the default here), self or external.
+        #[arg(long, default_value = "user")]
+        origin: String,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -127,19 +235,14 @@ struct PageArgs {
 impl PageArgs {
     fn into_params(self, extra: Map<String, Value>) -> Value {
         let mut params = extra;
-        let mut put = |key: &str, value: Value| {
-            if !value.is_null() {
-                params.insert(key.to_owned(), value);
-            }
-        };
-        put("limit", json!(self.limit));
+        put(&mut params, "limit", json!(self.limit));
         if !self.roles.is_empty() {
-            put("roles", json!(self.roles));
+            put(&mut params, "roles", json!(self.roles));
         }
-        put("before", json!(self.before));
-        put("after", json!(self.after));
-        put("window_id", json!(self.window_id));
-        put("max_chars_per_item", json!(self.max_chars));
+        put(&mut params, "before", json!(self.before));
+        put(&mut params, "after", json!(self.after));
+        put(&mut params, "window_id", json!(self.window_id));
+        put(&mut params, "max_chars_per_item", json!(self.max_chars));
         Value::Object(params)
     }
 }
@@ -156,9 +259,14 @@ pub fn run(cli: Cli, env: HostEnv) -> i32 {
     match cli.command {
         Command::Mcp => run_mcp(env),
         Command::Hook { event } => run_hook(event, &env),
+        Command::Notes(args) => report(notes(&env, args)),
         Command::Boot(args) => report(boot(&env, &args)),
         Command::History(args) => report(history(&env, args)),
         Command::Doctor(args) => doctor(&env, args),
+        Command::Dream(args) => dream(&env, args),
+        Command::DreamTools { notes_home } => {
+            serve_tools(DreamToolHost::new(DreamTools::new(notes_home)))
+        }
     }
 }
 
@@ -168,7 +276,10 @@ fn run_mcp(env: HostEnv) -> i32 {
         .clone()
         .or_else(|| std::env::current_dir().ok())
         .unwrap_or_else(|| PathBuf::from("."));
-    let mut tools = NotesoupTools::new(env, project_dir);
+    serve_tools(NotesoupTools::new(env, project_dir))
+}
+
+fn serve_tools(mut tools: impl ToolHost) -> i32 {
     let stdin = std::io::stdin();
     let stdout = std::io::stdout();
     match serve(stdin.lock(), stdout.lock(), &SERVER_INFO, &mut tools) {
@@ -246,6 +357,88 @@ fn session_state(
     }
 }
 
+/// Puts `value` under `key` unless it is null or `false`.
+fn put(params: &mut Map<String, Value>, key: &str, value: Value) {
+    if !value.is_null() && value != Value::Bool(false) {
+        params.insert(key.to_owned(), value);
+    }
+}
+
+fn notes(env: &HostEnv, args: NotesArgs) -> Result<String, String> {
+    let cwd = cwd_of(&args.session)?;
+    let state = session_state(env, &args.session, &cwd)?;
+    let session = state.as_ref().map(|s| s.notes_session_id.as_str());
+    let key = state
+        .as_ref()
+        .map_or_else(|| project_key(&cwd), |s| s.project_key.clone());
+    let mut params = Map::new();
+    let (name, address) = match args.command {
+        NotesCommand::List {
+            pattern,
+            limit,
+            wastebasket,
+        } => {
+            put(&mut params, "pattern", json!(pattern));
+            put(&mut params, "limit", json!(limit));
+            put(&mut params, "wastebasket", json!(wastebasket));
+            ("notes_list", None)
+        }
+        NotesCommand::Read {
+            address,
+            offset,
+            limit,
+        } => {
+            put(&mut params, "address", json!(address));
+            put(&mut params, "offset_chars", json!(offset));
+            put(&mut params, "limit_chars", json!(limit));
+            ("notes_read", Some(address))
+        }
+        NotesCommand::Search {
+            query,
+            pattern,
+            limit,
+            max_matches_per_file,
+            wastebasket,
+        } => {
+            put(&mut params, "query", json!(query));
+            put(&mut params, "pattern", json!(pattern));
+            put(&mut params, "limit", json!(limit));
+            put(
+                &mut params,
+                "max_matches_per_file",
+                json!(max_matches_per_file),
+            );
+            put(&mut params, "wastebasket", json!(wastebasket));
+            ("notes_search", None)
+        }
+        NotesCommand::Write {
+            address,
+            content,
+            origin,
+        } => {
+            let content = match content {
+                Some(content) => content,
+                None => {
+                    let mut text = String::new();
+                    std::io::stdin().read_to_string(&mut text).map_err(|err| {
+                        format!("notesoup: could not read the content from stdin: {err}")
+                    })?;
+                    text
+                }
+            };
+            put(&mut params, "address", json!(address));
+            put(&mut params, "content", json!(content));
+            put(&mut params, "origin", json!(origin));
+            ("notes_write", Some(address))
+        }
+    };
+    let addresses: Vec<&str> = address.as_deref().into_iter().collect();
+    let store = store::open(env, session, &key, &addresses).map_err(|refused| refused.text)?;
+    let output = call_notes_tool(&store, name, Value::Object(params), &note_kind_diff)
+        .ok_or_else(|| format!("notesoup: not a notes tool: {name}"))?;
+    tool_result(output)
+}
+
 fn boot(env: &HostEnv, args: &SessionArgs) -> Result<String, String> {
     let cwd = cwd_of(args)?;
     let state = match session_state(env, args, &cwd)? {
@@ -256,74 +449,68 @@ fn boot(env: &HostEnv, args: &SessionArgs) -> Result<String, String> {
 }
 
 fn history(env: &HostEnv, args: HistoryArgs) -> Result<String, String> {
-    let (notes_session, files) = match &args.transcript {
+    let cwd = cwd_of(&args.session)?;
+    let state = match &args.transcript {
         Some(path) => {
-            let session = path
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
+            let named = session_id_of(path)
+                .map_err(|err| format!("notesoup: {}: {err}", path.display()))?;
+            let session = named
+                .or_else(|| path.file_stem().map(|s| s.to_string_lossy().into_owned()))
                 .unwrap_or_default();
-            (
-                session.clone(),
-                vec![ChainFile {
-                    session_id: session,
-                    path: path.clone(),
-                }],
-            )
+            SessionState::new_chain(&session, path.clone(), cwd.clone(), project_key(&cwd))
         }
-        None => {
-            let cwd = cwd_of(&args.session)?;
-            let state = session_state(env, &args.session, &cwd)?.ok_or(
-                "notesoup: no Claude Code session is recorded for this project; pass --session or --transcript",
-            )?;
-            let files = state
-                .transcripts()
-                .into_iter()
-                .map(|link| ChainFile {
-                    session_id: link.session_id,
-                    path: link.transcript_path,
-                })
-                .collect();
-            (state.notes_session_id, files)
-        }
+        None => session_state(env, &args.session, &cwd)?.ok_or(
+            "notesoup: no Claude Code session is recorded for this project; pass --session or --transcript",
+        )?,
     };
-    let transcript =
-        decode_chain(&notes_session, &files).map_err(|err| format!("notesoup: {err}"))?;
-    let history = History::new(transcript).map_err(|err| format!("notesoup: {err}"))?;
-    let output = match args.command {
-        HistoryCommand::Windows => {
-            run_tool(Value::Object(Map::new()), |p| history_windows(&history, p))
-        }
-        HistoryCommand::List(page) => {
-            run_tool(page.into_params(Map::new()), |p| history_list(&history, p))
-        }
+    let history = chain_history(&state).map_err(|refusal| refusal.render())?;
+    let (name, params) = match args.command {
+        HistoryCommand::Windows => ("history_windows", Value::Object(Map::new())),
+        HistoryCommand::List(page) => ("history_list", page.into_params(Map::new())),
         HistoryCommand::Search { query, page } => {
             let mut extra = Map::new();
             extra.insert("query".into(), json!(query));
-            run_tool(page.into_params(extra), |p| history_search(&history, p))
+            ("history_search", page.into_params(extra))
         }
         HistoryCommand::Read { seq, offset, limit } => {
-            let mut params = json!({ "seq": seq });
-            if let Some(offset) = offset {
-                params["offset_chars"] = json!(offset);
-            }
-            if let Some(limit) = limit {
-                params["limit_chars"] = json!(limit);
-            }
-            run_tool(params, |p| history_read(&history, p))
+            let mut params = Map::new();
+            put(&mut params, "seq", json!(seq));
+            put(&mut params, "offset_chars", json!(offset));
+            put(&mut params, "limit_chars", json!(limit));
+            ("history_read", Value::Object(params))
         }
     };
+    let output = call_history_tool(&history, name, params)
+        .ok_or_else(|| format!("notesoup: not a history tool: {name}"))?;
     tool_result(output)
 }
 
-/// Checks the arguments the way the tools do, then runs the operation.
-fn run_tool<P: DeserializeOwned>(
-    arguments: Value,
-    op: impl FnOnce(&P) -> ToolOutput,
-) -> ToolOutput {
-    match parse_arguments::<P>(arguments) {
-        Ok(params) => op(&params),
-        Err(refusal) => ToolOutput::refusal(&refusal),
+fn dream(env: &HostEnv, args: DreamArgs) -> i32 {
+    if let Some(DreamCommand::Doctor(doctor_args)) = args.command {
+        return doctor(env, doctor_args);
     }
+    let Some(home) = args.notes_home.or_else(|| env.notes_root.clone()) else {
+        eprintln!("dream: the notes root is unknown: pass --notes-home or set PI_NOTES_HOME");
+        return 1;
+    };
+    let notesoup = match std::env::current_exe() {
+        Ok(path) => path,
+        Err(err) => {
+            eprintln!("dream: cannot find the notesoup binary: {err}");
+            return 1;
+        }
+    };
+    let mut options = DreamOptions::new(home, jiff::Timestamp::now());
+    options.min_hours = args.min_hours;
+    options.min_sessions = args.min_sessions;
+    options.force = args.force;
+    options.model_pattern = args.dreamer;
+    options.playbook = args.playbook;
+    let mut dreamer = ClaudeDreamer {
+        claude: claude_executable(|name| std::env::var(name).ok()),
+        notesoup,
+    };
+    print_output(&run_dream(&options, &mut dreamer))
 }
 
 fn doctor(env: &HostEnv, args: DoctorArgs) -> i32 {

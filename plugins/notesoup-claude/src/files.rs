@@ -6,8 +6,12 @@ use std::io::{self, Write};
 use std::path::Path;
 
 /// Writes `bytes` to `path` atomically: a temp file in the same directory,
-/// fsynced, then renamed over the target, so a reader never sees a torn
-/// record and a crash leaves either the old or the new content.
+/// renamed over the target, so a reader never sees a torn record.
+///
+/// Deliberately not fsynced: these are hook records on the agent's hot path
+/// (an fsync costs more than the rest of a hook), a crash can at worst lose
+/// the last update, and hooks rebuild a lost record from the transcript.
+/// Notes themselves go through core's durable store.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let dir = path
         .parent()
@@ -25,7 +29,6 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let result = (|| {
         let mut file = File::create(&tmp)?;
         file.write_all(bytes)?;
-        file.sync_all()?;
         fs::rename(&tmp, path)
     })();
     if result.is_err() {

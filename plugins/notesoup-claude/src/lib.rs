@@ -12,11 +12,13 @@
 pub mod boot;
 pub mod budget;
 pub mod cli;
+pub mod dream;
 pub mod env;
 pub mod files;
 pub mod hook;
 pub mod mcp;
 pub mod names;
 pub mod state;
+pub mod store;
 pub mod transcript;
 pub mod window;

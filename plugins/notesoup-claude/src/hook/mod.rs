@@ -17,7 +17,7 @@ use crate::boot::{self, BOOT_FAILED};
 use crate::budget::{Budget, Notice, notice_due};
 use crate::env::HostEnv;
 use crate::names::bindings;
-use crate::state::{ChainLink, HandOff, Origin, SessionState, StateDir, WindowFlags};
+use crate::state::{ChainLink, HandOff, Origin, SessionState, StateDir, StateError, WindowFlags};
 use crate::transcript::scan::{BootScan, boot_scan, last_reply};
 use crate::window::WindowId;
 
@@ -112,13 +112,19 @@ impl<'a> Session<'a> {
     /// record is missing (plugin data wiped, plugin enabled mid-session, a
     /// fork). `true` when recovered.
     fn load_or_recover(&self) -> Result<(SessionState, bool), String> {
-        match self
-            .states
-            .load(self.session_id())
-            .map_err(|e| e.to_string())?
-        {
+        match self.load()? {
             Some(state) => Ok((state, false)),
             None => Ok((self.recover(&self.scan()?), true)),
+        }
+    }
+
+    /// The session's record; a record that is not notesoup's JSON (torn by
+    /// hand, an older format) counts as missing and is rebuilt.
+    fn load(&self) -> Result<Option<SessionState>, String> {
+        match self.states.load(self.session_id()) {
+            Ok(state) => Ok(state),
+            Err(StateError::Malformed { .. }) => Ok(None),
+            Err(err) => Err(err.to_string()),
         }
     }
 
@@ -159,8 +165,8 @@ impl<'a> Session<'a> {
         let (mut state, continued) = match self.window_to_boot() {
             Ok(found) => found,
             Err(message) => {
-                return HookOutput::notice(BOOT_FAILED)
-                    .with_notice(&format!("notesoup: {message}"));
+                return HookOutput::context(Event::SessionStart, boot::fallback(&message))
+                    .with_notice(BOOT_FAILED);
             }
         };
         if state.window.boot_injected {
@@ -184,11 +190,7 @@ impl<'a> Session<'a> {
     /// The window a SessionStart opens (or finds), and whether it continues
     /// a chain after `/clear` (then the continuation follows the boot).
     fn window_to_boot(&self) -> Result<(SessionState, bool), String> {
-        let loaded = || {
-            self.states
-                .load(self.session_id())
-                .map_err(|e| e.to_string())
-        };
+        let loaded = || self.load();
         match self.input.source.as_deref().unwrap_or("startup") {
             "compact" => {
                 let state = match loaded()? {
@@ -209,7 +211,11 @@ impl<'a> Session<'a> {
                 };
                 Ok((state, false))
             }
-            "clear" => self.take_hand_off(),
+            "clear" => match loaded()? {
+                // The window this session opened already has its boot.
+                Some(state) if state.window.boot_injected => Ok((state, false)),
+                _ => self.take_hand_off(),
+            },
             "resume" | "fork" => {
                 // Resume replays old attachments: a boot after the last
                 // boundary means the live window already has one.

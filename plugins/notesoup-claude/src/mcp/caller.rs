@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use crate::state::{SessionState, StateDir};
-use crate::transcript::row::{Block, Row, blocks};
+use crate::transcript::row::{Block, Row};
 use crate::transcript::tail::ReverseLines;
 
 /// Transcripts looked at, newest first: the caller's is being written to.
@@ -107,8 +107,10 @@ fn holds_tool_use(path: &Path, tool_use_id: &str, needle: &[u8]) -> io::Result<b
         if line.windows(needle.len()).any(|w| w == needle)
             && let Some(row) = Row::parse(&line)
             && row.kind == "assistant"
-            && blocks(row.message.as_ref().and_then(|m| m.content.as_ref()))
+            && row
+                .message
                 .iter()
+                .flat_map(|m| &m.content.0)
                 .any(|b| matches!(b, Block::ToolUse { id, .. } if id == tool_use_id))
         {
             return Ok(true);

@@ -5,19 +5,19 @@ use std::path::PathBuf;
 
 use notesoup_core::history::History;
 use notesoup_core::notes::project_key;
-use notesoup_core::tools::history::{history_list, history_read, history_search, history_windows};
-use notesoup_core::tools::{Refusal, RefusalCode, ToolOutput, parse_arguments, schemas};
-use serde::de::DeserializeOwned;
+use notesoup_core::tools::notes::note_kind_diff;
+use notesoup_core::tools::{
+    HISTORY_TOOLS, NOTES_TOOLS, Refusal, RefusalCode, ToolOutput, call_history_tool,
+    call_notes_tool, schemas,
+};
 use serde_json::Value;
 
 use super::caller::{Resolution, resolve};
 use super::protocol::{CallMeta, RpcError, ToolDef, ToolHost, ToolText, code};
 use crate::env::HostEnv;
 use crate::state::{SessionState, StateDir};
+use crate::store::{self, NO_SESSION, refusal};
 use crate::transcript::decode::{ChainFile, decode_chain};
-
-/// Why history (and session notes) need a session.
-pub const NO_SESSION: &str = "no Claude Code session is known to notesoup here yet (no notesoup hook has run for this project), so this session's notes and history are not available; the durable homes @project/, @human/, @self/ and @model/ are";
 
 /// The tool host of one `notesoup mcp` process.
 #[derive(Debug)]
@@ -53,68 +53,81 @@ impl NotesoupTools {
         )
     }
 
-    fn history_call(&self, name: &str, arguments: Value, meta: &CallMeta) -> ToolOutput {
-        match name {
-            "history_windows" => self.with_history(arguments, meta, history_windows),
-            "history_list" => self.with_history(arguments, meta, history_list),
-            "history_search" => self.with_history(arguments, meta, history_search),
-            _ => self.with_history(arguments, meta, history_read),
-        }
+    /// The caller's session, or `Err` with the refusal to send.
+    fn session(&self, meta: &CallMeta) -> Result<Option<SessionState>, ToolOutput> {
+        self.caller(meta)
+            .map(|caller| caller.map(|(state, _)| state))
+            .map_err(|error| refusal(RefusalCode::IoError, error))
     }
 
-    /// Parses the arguments, decodes the caller's `/clear` chain, runs `op`.
-    fn with_history<P: DeserializeOwned>(
-        &self,
-        arguments: Value,
-        meta: &CallMeta,
-        op: fn(&History, &P) -> ToolOutput,
-    ) -> ToolOutput {
-        let params = match parse_arguments::<P>(arguments) {
-            Ok(params) => params,
-            Err(refusal) => return ToolOutput::refusal(&refusal),
+    /// A notes tool on the caller's store. Without a known session only the
+    /// durable homes are served: a session address is refused.
+    fn notes_call(&self, name: &str, arguments: Value, meta: &CallMeta) -> ToolOutput {
+        let state = match self.session(meta) {
+            Ok(state) => state,
+            Err(refused) => return refused,
         };
-        let state = match self.caller(meta) {
-            Ok(Some((state, _))) => state,
-            Ok(None) => return refusal(RefusalCode::InvalidScope, NO_SESSION),
-            Err(error) => return refusal(RefusalCode::IoError, error),
+        let (session, project_key) = match &state {
+            Some(state) => (
+                Some(state.notes_session_id.as_str()),
+                state.project_key.as_str(),
+            ),
+            None => (None, self.project_key.as_str()),
         };
-        let files: Vec<ChainFile> = state
-            .transcripts()
-            .into_iter()
-            .map(|link| ChainFile {
-                session_id: link.session_id,
-                path: link.transcript_path,
-            })
+        let addresses: Vec<&str> = ["address", "rename_to"]
+            .iter()
+            .filter_map(|key| arguments.get(*key)?.as_str())
             .collect();
-        let history = decode_chain(&state.notes_session_id, &files)
-            .map_err(|err| {
-                Refusal::new(
-                    RefusalCode::IoError,
-                    format!("transcript unreadable: {err}"),
+        let store = match store::open(&self.env, session, project_key, &addresses) {
+            Ok(store) => store,
+            Err(refused) => return refused,
+        };
+        call_notes_tool(&store, name, arguments, &note_kind_diff).unwrap_or_else(|| {
+            refusal(
+                RefusalCode::InternalError,
+                format!("not a notes tool: {name}"),
+            )
+        })
+    }
+
+    /// A history tool over the caller's `/clear` chain, decoded now.
+    fn history_call(&self, name: &str, arguments: Value, meta: &CallMeta) -> ToolOutput {
+        let state = match self.session(meta) {
+            Ok(Some(state)) => state,
+            Ok(None) => return refusal(RefusalCode::InvalidScope, NO_SESSION),
+            Err(refused) => return refused,
+        };
+        match chain_history(&state) {
+            Ok(history) => call_history_tool(&history, name, arguments).unwrap_or_else(|| {
+                refusal(
+                    RefusalCode::InternalError,
+                    format!("not a history tool: {name}"),
                 )
-            })
-            .and_then(|transcript| {
-                History::new(transcript)
-                    .map_err(|err| Refusal::new(RefusalCode::InternalError, err.to_string()))
-            });
-        match history {
-            Ok(history) => op(&history, &params),
-            Err(refusal) => ToolOutput::refusal(&refusal),
+            }),
+            Err(refused) => ToolOutput::refusal(&refused),
         }
     }
 }
 
-fn refusal(code: RefusalCode, message: impl Into<String>) -> ToolOutput {
-    ToolOutput::refusal(&Refusal::new(code, message))
+/// The history of a session's whole `/clear` chain.
+pub fn chain_history(state: &SessionState) -> Result<History, Refusal> {
+    let files: Vec<ChainFile> = state
+        .transcripts()
+        .into_iter()
+        .map(|link| ChainFile {
+            session_id: link.session_id,
+            path: link.transcript_path,
+        })
+        .collect();
+    let transcript = decode_chain(&state.notes_session_id, &files).map_err(|err| {
+        Refusal::new(
+            RefusalCode::IoError,
+            format!("transcript unreadable: {err}"),
+        )
+    })?;
+    History::new(transcript)
+        .map_err(|err| Refusal::new(RefusalCode::InternalError, err.to_string()))
 }
-
-/// Names of the history tools.
-const HISTORY_TOOLS: [&str; 4] = [
-    "history_windows",
-    "history_list",
-    "history_search",
-    "history_read",
-];
 
 impl ToolHost for NotesoupTools {
     fn tools(&self) -> Vec<ToolDef> {
@@ -136,6 +149,8 @@ impl ToolHost for NotesoupTools {
     ) -> Result<ToolText, RpcError> {
         let output = if HISTORY_TOOLS.contains(&name) {
             self.history_call(name, arguments, meta)
+        } else if NOTES_TOOLS.contains(&name) {
+            self.notes_call(name, arguments, meta)
         } else {
             return Err(RpcError::new(
                 code::INVALID_PARAMS,

@@ -17,6 +17,7 @@
 //!   on from the window before it.
 
 use std::collections::{HashMap, HashSet};
+use std::hash::{BuildHasherDefault, Hasher};
 use std::io;
 use std::path::PathBuf;
 
@@ -26,7 +27,7 @@ use notesoup_core::history::{
 };
 use serde_json::Value;
 
-use super::row::{Block, Row, blocks, result_text};
+use super::row::{Block, Row};
 use crate::window::{WindowId, boot_ids};
 
 /// One transcript file of a chain.
@@ -242,26 +243,25 @@ fn is_local_command(text: &str) -> bool {
 }
 
 fn decode_user(row: &Row) -> Decoded {
-    let message = row.message.as_ref();
     let mut texts = Vec::new();
     let mut results = Vec::new();
-    for block in blocks(message.and_then(|m| m.content.as_ref())) {
+    for block in row.message.iter().flat_map(|m| &m.content.0) {
         match block {
-            Block::Text { text } => texts.push(text),
+            Block::Text { text } => texts.push(text.as_str()),
             Block::ToolResult {
                 tool_use_id,
                 content,
                 is_error,
             } => results.push(ItemKind::ToolResult(ToolResult {
-                call_id: Some(tool_use_id),
+                call_id: Some(tool_use_id.clone()),
                 name: None,
                 arguments: None,
-                status: if is_error {
+                status: if *is_error {
                     ToolStatus::Error
                 } else {
                     ToolStatus::Ok
                 },
-                output: result_text(&content),
+                output: content.0.clone(),
                 output_truncated: false,
                 full_output_path: None,
                 nested_calls: None,
@@ -287,15 +287,14 @@ fn decode_user(row: &Row) -> Decoded {
 }
 
 fn decode_assistant(row: &Row) -> Decoded {
-    let message = row.message.as_ref();
     let mut texts = Vec::new();
     let mut calls = Vec::new();
-    for block in blocks(message.and_then(|m| m.content.as_ref())) {
+    for block in row.message.iter().flat_map(|m| &m.content.0) {
         match block {
-            Block::Text { text } => texts.push(text),
+            Block::Text { text } => texts.push(text.as_str()),
             Block::ToolUse { id, name, input } => calls.push(ItemKind::ToolCall(ToolCall {
-                name,
-                call_id: id,
+                name: name.clone(),
+                call_id: id.clone(),
                 arguments: Some(input.to_string()),
             })),
             Block::ToolResult { .. } | Block::Other => {}
@@ -317,16 +316,42 @@ fn decode_assistant(row: &Row) -> Decoded {
     Decoded { seqs, items }
 }
 
+/// FNV-1a for the per-file uuid maps: row uuids are short ids Claude Code
+/// generates, so a fast unkeyed hash serves (SipHash dominated the decode).
+struct Fnv(u64);
+
+impl Default for Fnv {
+    fn default() -> Self {
+        Self(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Hasher for Fnv {
+    fn write(&mut self, bytes: &[u8]) {
+        for byte in bytes {
+            self.0 ^= u64::from(*byte);
+            self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<Fnv>>;
+type FastSet<K> = HashSet<K, BuildHasherDefault<Fnv>>;
+
 /// The uuids on the file's active branch: everything the newest main-thread
 /// row reaches.
-fn active_branch(rows: &[Row]) -> HashSet<&str> {
-    let by_uuid: HashMap<&str, &Row> = rows
+fn active_branch(rows: &[Row]) -> FastSet<&str> {
+    let by_uuid: FastMap<&str, &Row> = rows
         .iter()
         .filter_map(|row| Some((row.uuid.as_deref()?, row)))
         .collect();
     // Rows after a compaction hang off the boundary's preserved-segment
     // anchor, an id no row has; the summary row (or the boundary) stands in.
-    let mut anchors: HashMap<&str, &str> = HashMap::new();
+    let mut anchors: FastMap<&str, &str> = FastMap::default();
     for row in rows.iter().filter(|row| row.is_compact_boundary()) {
         let (Some(uuid), Some(anchor)) = (
             row.uuid.as_deref(),
@@ -343,7 +368,7 @@ fn active_branch(rows: &[Row]) -> HashSet<&str> {
             .and_then(|r| r.uuid.as_deref());
         anchors.insert(anchor, summary.unwrap_or(uuid));
     }
-    let mut branch = HashSet::new();
+    let mut branch = FastSet::default();
     let mut next = rows.last().and_then(|row| row.uuid.as_deref());
     while let Some(uuid) = next {
         let Some(row) = by_uuid.get(uuid) else {

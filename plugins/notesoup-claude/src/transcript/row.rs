@@ -2,7 +2,10 @@
 //! fields notesoup uses are typed, everything else is ignored, and a row
 //! that does not parse is skipped by the caller rather than failing a read.
 
+use std::fmt;
+
 use serde::Deserialize;
+use serde::de::{self, Deserializer, IgnoredAny, SeqAccess, Visitor};
 use serde_json::Value;
 
 /// The model name Claude Code writes on rows it made up itself
@@ -95,7 +98,7 @@ pub struct Message {
     /// The model that answered.
     pub model: Option<String>,
     /// A string (a typed prompt) or content blocks.
-    pub content: Option<Value>,
+    pub content: Content,
     /// Token usage of the request that produced this message.
     pub usage: Option<Usage>,
 }
@@ -182,9 +185,9 @@ pub enum Block {
         /// The call it answers.
         #[serde(default)]
         tool_use_id: String,
-        /// A string or blocks.
+        /// Its output text.
         #[serde(default)]
-        content: Value,
+        content: ResultText,
         /// Whether the tool failed.
         #[serde(default)]
         is_error: bool,
@@ -194,41 +197,103 @@ pub enum Block {
     Other,
 }
 
-/// The blocks of a message's content; a string content is one text block.
-/// Blocks that do not parse are dropped one by one.
-pub fn blocks(content: Option<&Value>) -> Vec<Block> {
-    match content {
-        Some(Value::String(text)) => vec![Block::Text { text: text.clone() }],
-        Some(Value::Array(items)) => items
-            .iter()
-            .filter_map(|item| Block::deserialize(item).ok())
-            .collect(),
-        _ => Vec::new(),
+/// A message's content as blocks: a string content (a typed prompt) is one
+/// text block. Read straight from the JSON, without an intermediate value.
+#[derive(Debug, Clone, Default)]
+pub struct Content(pub Vec<Block>);
+
+impl<'de> Deserialize<'de> for Content {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct ContentVisitor;
+
+        impl<'de> Visitor<'de> for ContentVisitor {
+            type Value = Content;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string or a list of content blocks")
+            }
+
+            fn visit_str<E: de::Error>(self, text: &str) -> Result<Content, E> {
+                Ok(Content(vec![Block::Text {
+                    text: text.to_owned(),
+                }]))
+            }
+
+            fn visit_string<E: de::Error>(self, text: String) -> Result<Content, E> {
+                Ok(Content(vec![Block::Text { text }]))
+            }
+
+            fn visit_unit<E: de::Error>(self) -> Result<Content, E> {
+                Ok(Content::default())
+            }
+
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Content, A::Error> {
+                let mut blocks = Vec::new();
+                while let Some(block) = seq.next_element()? {
+                    blocks.push(block);
+                }
+                Ok(Content(blocks))
+            }
+        }
+
+        deserializer.deserialize_any(ContentVisitor)
     }
 }
 
-/// The text of a tool result's content (a string, or text blocks joined by
-/// newlines; other blocks are named by their type).
-pub fn result_text(content: &Value) -> String {
-    match content {
-        Value::String(text) => text.clone(),
-        Value::Array(items) => {
-            let parts: Vec<String> = items
-                .iter()
-                .map(|item| match item.get("text").and_then(Value::as_str) {
-                    Some(text) => text.to_owned(),
-                    None => format!(
-                        "[{}]",
-                        item.get("type")
-                            .and_then(Value::as_str)
-                            .unwrap_or("content")
-                    ),
-                })
-                .collect();
-            parts.join("\n")
+/// The text of a tool result's content: a string, or its parts joined by
+/// newlines (text parts as their text, other parts named by their type).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ResultText(pub String);
+
+impl<'de> Deserialize<'de> for ResultText {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        struct Part {
+            #[serde(rename = "type", default)]
+            kind: Option<String>,
+            #[serde(default)]
+            text: Option<String>,
         }
-        Value::Null => String::new(),
-        other => other.to_string(),
+
+        struct ResultVisitor;
+
+        impl<'de> Visitor<'de> for ResultVisitor {
+            type Value = ResultText;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string or a list of result parts")
+            }
+
+            fn visit_str<E: de::Error>(self, text: &str) -> Result<ResultText, E> {
+                Ok(ResultText(text.to_owned()))
+            }
+
+            fn visit_string<E: de::Error>(self, text: String) -> Result<ResultText, E> {
+                Ok(ResultText(text))
+            }
+
+            fn visit_unit<E: de::Error>(self) -> Result<ResultText, E> {
+                Ok(ResultText::default())
+            }
+
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<ResultText, A::Error> {
+                let mut parts = Vec::new();
+                while let Some(part) = seq.next_element::<Part>()? {
+                    parts.push(match part.text {
+                        Some(text) => text,
+                        None => format!("[{}]", part.kind.as_deref().unwrap_or("content")),
+                    });
+                }
+                Ok(ResultText(parts.join("\n")))
+            }
+
+            fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<ResultText, A::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(ResultText::default())
+            }
+        }
+
+        deserializer.deserialize_any(ResultVisitor)
     }
 }
 
@@ -242,7 +307,9 @@ mod tests {
         assert!(row.is_model_reply());
         let message = row.message.as_ref().unwrap();
         assert_eq!(message.usage.unwrap().context_tokens(), 35_019);
-        let kinds: Vec<_> = blocks(message.content.as_ref())
+        let kinds: Vec<_> = message
+            .content
+            .0
             .iter()
             .map(|b| match b {
                 Block::Text { .. } => "text",
@@ -272,8 +339,26 @@ mod tests {
 
     #[test]
     fn result_text_joins_text_blocks() {
-        let content = serde_json::json!([{"type":"text","text":"a"},{"type":"image"},{"type":"text","text":"b"}]);
-        assert_eq!(result_text(&content), "a\n[image]\nb");
-        assert_eq!(result_text(&serde_json::json!("plain")), "plain");
+        let parse = |json: &str| serde_json::from_str::<ResultText>(json).unwrap().0;
+        assert_eq!(
+            parse(
+                r#"[{"type":"text","text":"a"},{"type":"image","source":{"data":"…"}},{"type":"text","text":"b"}]"#
+            ),
+            "a\n[image]\nb"
+        );
+        assert_eq!(parse(r#""plain""#), "plain");
+        assert_eq!(parse("null"), "");
+    }
+
+    #[test]
+    fn string_content_is_one_text_block() {
+        let content: Content = serde_json::from_str(r#""typed""#).unwrap();
+        assert!(matches!(&content.0[..], [Block::Text { text }] if text == "typed"));
+        assert!(
+            serde_json::from_str::<Content>("null")
+                .unwrap()
+                .0
+                .is_empty()
+        );
     }
 }

@@ -111,6 +111,26 @@ pub fn boot_scan(path: &Path) -> io::Result<BootScan> {
     Ok(scan)
 }
 
+/// The Claude session id a transcript's rows name (the first one that has
+/// one), for a transcript read without its session record.
+pub fn session_id_of(path: &Path) -> io::Result<Option<String>> {
+    #[derive(serde::Deserialize)]
+    struct Named {
+        #[serde(rename = "sessionId")]
+        session_id: Option<String>,
+    }
+    let file = std::io::BufReader::new(std::fs::File::open(path)?);
+    for line in std::io::BufRead::split(file, b'\n') {
+        if let Ok(Named {
+            session_id: Some(id),
+        }) = serde_json::from_slice(&line?)
+        {
+            return Ok(Some(id));
+        }
+    }
+    Ok(None)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

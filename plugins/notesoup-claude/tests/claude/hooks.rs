@@ -172,6 +172,11 @@ fn clear_carries_the_hand_off_into_the_next_window() {
     );
     assert!(boot.contains("\n\nYou wake up blank, puffy-eyed, and clearly robbed."));
     assert!(!marker.exists(), "the marker is taken");
+    assert_eq!(
+        start(&sb, "clear", S2),
+        None,
+        "a repeated SessionStart(clear) boots nothing"
+    );
     let state: Value = serde_json::from_slice(
         &std::fs::read(sb.data.join(format!("sessions/{S2}.json"))).unwrap(),
     )
@@ -403,13 +408,22 @@ fn bad_input_is_reported_to_the_user_and_exits_zero() {
             &json!({"session_id": "../x", "cwd": sb.project, "source": "startup"}),
         )
         .unwrap();
+    assert_eq!(unsafe_id["systemMessage"], "notesoup: Notes boot failed.");
     assert!(
-        unsafe_id["systemMessage"]
-            .as_str()
-            .unwrap()
-            .contains("unsafe session id"),
+        context_of(&unsafe_id, "SessionStart")
+            .starts_with("# notesoup\nunsafe session id \"../x\""),
         "{unsafe_id}"
     );
+}
+
+#[test]
+fn a_torn_session_record_is_rebuilt() {
+    let sb = Sandbox::new();
+    std::fs::create_dir_all(sb.data.join("sessions")).unwrap();
+    std::fs::write(sb.data.join(format!("sessions/{S1}.json")), "{torn").unwrap();
+    let boot = context_of(&start(&sb, "startup", S1).unwrap(), "SessionStart");
+    assert!(boot.contains(&format!("Current context window id: claude:{S1}:1")));
+    assert_eq!(start(&sb, "startup", S1), None);
 }
 
 #[test]
@@ -455,4 +469,26 @@ fn the_binary_runs_from_a_copied_plugin_directory() {
     );
     let out: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert!(context_of(&out, "SessionStart").contains(&format!("claude:{S1}:1")));
+}
+
+#[test]
+fn a_forked_session_recovers_its_chain_at_its_first_hook() {
+    // `--fork-session` copies the transcript under a new session id and fires
+    // no SessionStart through the plugin's matcher; the first hook rebuilds
+    // the record from the copied boot.
+    let sb = Sandbox::new();
+    let boot = context_of(&start(&sb, "startup", S1).unwrap(), "SessionStart");
+    sb.append_transcript(
+        S2,
+        &[hook_context_row("h1", &boot), reply_row("a1", 150_000)],
+    );
+    let reminder = context_of(&prompt(&sb, S2).unwrap(), "UserPromptSubmit");
+    assert!(reminder.contains("Only 3616 tokens left"));
+    let state: Value = serde_json::from_slice(
+        &std::fs::read(sb.data.join(format!("sessions/{S2}.json"))).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(state["notesSessionId"], S1);
+    assert_eq!(state["windowOrdinal"], 1);
+    assert_eq!(state["window"]["bootInjected"], true);
 }

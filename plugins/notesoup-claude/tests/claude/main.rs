@@ -2,7 +2,9 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod cli;
 mod decode;
+mod dream;
 mod hooks;
 mod mcp;
 mod plugin_files;

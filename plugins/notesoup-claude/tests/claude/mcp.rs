@@ -122,12 +122,6 @@ fn started_on_its_own_history_is_refused_clearly() {
     );
     let unknown = server.request(&json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"nope","arguments":{}}}));
     assert_eq!(unknown["error"]["code"], -32602);
-    let bad = server.call(3, "history_read", json!({"seq": "x"}), "toolu_y");
-    assert_eq!(bad["isError"], true);
-    assert!(
-        text(&bad).starts_with("error: invalid_arguments: "),
-        "{bad}"
-    );
     server.finish();
 }
 
@@ -165,6 +159,12 @@ fn history_reads_the_calling_session() {
         "{search}"
     );
     assert!(text(&search).ends_with("parser bug"), "{search}");
+    let bad = server.call(3, "history_read", json!({"seq": "x"}), "toolu_hist");
+    assert_eq!(bad["isError"], true);
+    assert!(
+        text(&bad).starts_with("error: invalid_arguments: "),
+        "{bad}"
+    );
     server.finish();
 }
 
@@ -199,5 +199,112 @@ fn each_call_resolves_its_own_session_with_the_latest_as_fallback() {
     assert!(list(&mut server, 2, "toolu_two").contains("prompt of session two"));
     // A tool_use row not on disk yet: the project's latest session answers.
     assert!(list(&mut server, 3, "toolu_unflushed").contains("prompt of session two"));
+    server.finish();
+}
+
+#[test]
+fn started_on_its_own_the_durable_homes_are_served() {
+    let sb = Sandbox::new();
+    let mut server = Server::start(&sb);
+    let wrote = server.call(
+        1,
+        "notes_write",
+        json!({"address": "@project/decisions.md", "content": "# Decisions\nUse tabs."}),
+        "toolu_a",
+    );
+    assert_eq!(wrote["isError"], false, "{wrote}");
+    let key = notesoup_core::notes::project_key(&sb.project);
+    assert_eq!(
+        text(&wrote),
+        format!("created @project/decisions.md (project {key})")
+    );
+    assert!(
+        sb.notes
+            .join("project")
+            .join(&key)
+            .join("decisions.md")
+            .is_file()
+    );
+    let read = server.call(
+        2,
+        "notes_read",
+        json!({"address": "@project/decisions"}),
+        "toolu_b",
+    );
+    assert!(text(&read).ends_with("# Decisions\nUse tabs."), "{read}");
+    for (id, name, arguments) in [
+        (
+            3,
+            "notes_write",
+            json!({"address": "checkpoint.md", "content": "x"}),
+        ),
+        (4, "notes_read", json!({"address": "checkpoint.md"})),
+        (
+            5,
+            "notes_update",
+            json!({"address": "@project/decisions.md", "rename_to": "moved.md"}),
+        ),
+    ] {
+        let refused = server.call(id, name, arguments, "toolu_c");
+        assert_eq!(refused["isError"], true, "{refused}");
+        assert!(
+            text(&refused).starts_with("error: invalid_scope: no Claude Code session is known"),
+            "{refused}"
+        );
+    }
+    let listed = server.call(6, "notes_list", json!({}), "toolu_d");
+    assert_eq!(text(&listed).lines().next(), Some("1 note"), "{listed}");
+    assert!(!sb.notes.join("pi").exists(), "no session home was touched");
+    server.finish();
+}
+
+#[test]
+fn session_notes_land_in_the_chain_s_notes_session() {
+    let sb = Sandbox::new();
+    session_with_call(&sb, S1, "first window", "toolu_one");
+    // /clear hands the chain over to S2.
+    sb.hook("session-end", &sb.payload("SessionEnd-clear", S1));
+    sb.hook("session-start", &sb.payload("SessionStart-clear", S2))
+        .unwrap();
+    sb.append_transcript(S2, &[json!({"type":"assistant","uuid":"a9","parentUuid":null,"isSidechain":false,
+        "message":{"id":"m9","model":"claude-opus-5-5","role":"assistant","content":[
+            {"type":"tool_use","id":"toolu_two","name":"mcp__plugin_notesoup_notesoup__notes_write","input":{}}]}}).to_string()]);
+    let mut server = Server::start(&sb);
+    let wrote = server.call(
+        1,
+        "notes_write",
+        json!({"address": "checkpoint.md", "content": "# Goal\nship it"}),
+        "toolu_two",
+    );
+    assert_eq!(wrote["isError"], false, "{wrote}");
+    let file = sb.notes.join("pi/session").join(S1).join("checkpoint.md");
+    assert!(
+        std::fs::read_to_string(&file)
+            .unwrap()
+            .ends_with("# Goal\nship it")
+    );
+    let updated = server.call(2, "notes_update", json!({"address": "checkpoint.md", "edits": [{"oldText": "ship it", "newText": "shipped"}]}), "toolu_two");
+    assert!(
+        text(&updated).starts_with("updated checkpoint.md"),
+        "{updated}"
+    );
+    assert!(text(&updated).contains("diff:\nnote body"), "{updated}");
+    let found = server.call(3, "notes_search", json!({"query": "SHIPPED"}), "toolu_two");
+    assert!(
+        text(&found).starts_with("1 file\n- checkpoint.md"),
+        "{found}"
+    );
+    let missing = server.call(4, "notes_read", json!({"address": "nope.md"}), "toolu_two");
+    assert_eq!(text(&missing), "error: not_found: note not found");
+    let foreign = server.call(
+        5,
+        "notes_write",
+        json!({"address": "@agents/other/x.md", "content": "x"}),
+        "toolu_two",
+    );
+    assert!(
+        text(&foreign).starts_with("error: invalid_scope: "),
+        "{foreign}"
+    );
     server.finish();
 }

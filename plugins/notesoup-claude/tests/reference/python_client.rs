@@ -59,6 +59,16 @@ fn the_python_sdk_lists_and_calls_every_tool() {
     let sb = Sandbox::new();
     recorded_session(&sb);
     let plan = json!([
+        {"name": "notes_write", "arguments": {"address": "checkpoint.md", "content": "# Goal\nfix the parser"}},
+        {"name": "notes_write", "arguments": {"address": "@nowhere/x.md", "content": "x"}},
+        {"name": "notes_update", "arguments": {"address": "checkpoint.md", "edits": [{"oldText": "fix", "newText": "fixed"}]}},
+        {"name": "notes_update", "arguments": {"address": "checkpoint.md", "edits": [{"oldText": "absent", "newText": "x"}]}},
+        {"name": "notes_read", "arguments": {"address": "checkpoint.md"}},
+        {"name": "notes_read", "arguments": {"address": "missing.md"}},
+        {"name": "notes_list", "arguments": {}},
+        {"name": "notes_list", "arguments": {"limit": 0}},
+        {"name": "notes_search", "arguments": {"query": "PARSER"}},
+        {"name": "notes_search", "arguments": {"query": ""}},
         {"name": "history_windows", "arguments": {}},
         {"name": "history_list", "arguments": {}},
         {"name": "history_search", "arguments": {"query": "PARSER"}},
@@ -86,7 +96,36 @@ fn the_python_sdk_lists_and_calls_every_tool() {
     assert_eq!(report["discover"]["tools"], json!(names));
 
     let calls = report["calls"].as_array().unwrap();
+    let key = notesoup_core::notes::project_key(&sb.project);
     let expect = [
+        (false, format!("created checkpoint.md (project {key})")),
+        (
+            true,
+            "error: invalid_address: invalid note address".to_owned(),
+        ),
+        (
+            false,
+            format!("updated checkpoint.md (project {key}): 1 edit"),
+        ),
+        (true, "error: no_match: ".to_owned()),
+        (
+            false,
+            format!("checkpoint.md (project {key})\norigin self | created "),
+        ),
+        (true, "error: not_found: note not found".to_owned()),
+        (
+            false,
+            format!("1 note\n- checkpoint.md (project {key}) | updated "),
+        ),
+        (
+            true,
+            "error: invalid_arguments: limit must be at least 1".to_owned(),
+        ),
+        (
+            false,
+            format!("1 file\n- checkpoint.md (project {key}) | updated "),
+        ),
+        (true, "error: invalid_query: ".to_owned()),
         (
             false,
             format!("session {S1}\nwindow claude:{S1}:1 | seqs 1-3 | 3 events"),

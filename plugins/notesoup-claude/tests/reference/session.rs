@@ -33,10 +33,12 @@ fn a_chain_of_windows_through_compact_and_clear() {
     let api = FakeApi::start();
     let history_list = format!("{PREFIX}history_list");
     let history_windows = format!("{PREFIX}history_windows");
-    let allowed = format!("{history_list},{history_windows}");
+    let notes_write = format!("{PREFIX}notes_write");
+    let allowed = format!("{history_list},{history_windows},{notes_write}");
 
-    // 1. Startup: the boot, then an MCP call the model makes.
+    // 1. Startup: the boot, then MCP calls the model makes.
     api.script(vec![
+        Reply::tool("toolu_e2e_write", &notes_write, json!({"address": "checkpoint.md", "content": "# Checkpoint: parser rewrite\nNext: tests."})),
         Reply::tool("toolu_e2e_list", &history_list, json!({})),
         Reply::text("Started.").tokens(150_000),
     ]);
@@ -49,12 +51,24 @@ fn a_chain_of_windows_through_compact_and_clear() {
     );
     let session = first["session_id"].as_str().unwrap().to_owned();
     let requests = api.take_requests();
-    assert_eq!(requests.len(), 2);
+    assert_eq!(requests.len(), 3);
     let boot = one_starting(
         &texts(&requests[0]),
         "SessionStart hook additional context: <context_window>",
     );
     assert!(boot.contains(&format!("Current context window id: claude:{session}:1\n")));
+    let key = notesoup_core::notes::project_key(&sb.project);
+    assert_eq!(
+        one_starting(&texts(&requests[1]), "created "),
+        format!("created checkpoint.md (project {key})")
+    );
+    assert!(
+        sb.notes
+            .join("pi/session")
+            .join(&session)
+            .join("checkpoint.md")
+            .is_file()
+    );
     let tools: Vec<&str> = requests[0]["tools"]
         .as_array()
         .unwrap()
@@ -65,7 +79,7 @@ fn a_chain_of_windows_through_compact_and_clear() {
         tools.contains(&history_list.as_str()),
         "notesoup tools are loaded up front: {tools:?}"
     );
-    let result = one_starting(&texts(&requests[1]), "seqs ");
+    let result = one_starting(&texts(&requests[2]), "seqs ");
     assert!(
         result.contains(&format!(
             "| window claude:{session}:1 | user\nstart the work"
@@ -174,6 +188,10 @@ fn a_chain_of_windows_through_compact_and_clear() {
         "First context window id: claude:{session}:1\nCurrent context window id: claude:{next}:3\nPrevious context window id: claude:{session}:2\n"
     )), "{boot}");
     assert!(boot.contains("You wake up blank, puffy-eyed, and clearly robbed."));
+    assert!(
+        boot.contains("Checkpoint: parser rewrite — checkpoint.md · "),
+        "the session note survives /clear: {boot}"
+    );
     let windows = one_starting(&texts(&requests[1]), "session ");
     let lines: Vec<&str> = windows.lines().collect();
     assert_eq!(lines[0], format!("session {session}"));

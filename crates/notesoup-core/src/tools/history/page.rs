@@ -313,7 +313,8 @@ impl PageScope<'_> {
         // takes at least one byte), so a larger request is cut here, before the
         // budget search, with the same result.
         let max_chars = self.max_chars.min(TOOL_OUTPUT_MAX_BYTES);
-        let truncated = start > 0 || start.saturating_add(max_chars) < event.total_chars;
+        let total_chars = event.total_chars();
+        let truncated = start > 0 || start.saturating_add(max_chars) < total_chars;
         let content = if truncated {
             char_slice(&event.document, start, max_chars).to_owned()
         } else {
@@ -335,7 +336,7 @@ impl PageScope<'_> {
                 .and_then(|tool| tool.full_output_path.clone()),
             nested_calls: tool.and_then(|tool| tool.nested_calls),
             truncated,
-            total_chars: to_u32(event.total_chars),
+            total_chars: to_u32(total_chars),
             content,
             offset_chars: candidate.match_offset.map(to_u32),
         }

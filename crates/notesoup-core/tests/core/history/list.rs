@@ -299,3 +299,62 @@ fn folds_list_at_most_twenty_short_tool_names() {
     assert_eq!(fold["omitted_tools"], 5);
     assert!(output.text.contains(" | 5 more tool names not listed\n\t→ expand: {\"after\":1,\"before\":28,\"roles\":[\"tool\",\"context\"]}"), "{}", output.text);
 }
+
+#[test]
+fn a_first_row_too_large_whole_gets_a_shorter_preview() {
+    let text = "😀".repeat(20_000);
+    let history = history(vec![window("root", vec![user(1, "older"), user(2, &text)])]);
+    let params = HistoryListParams {
+        max_chars_per_item: Some(50_000),
+        ..Default::default()
+    };
+    let output = history_list(&history, &params);
+    assert_fits(&output);
+    let json = output.structured();
+    let items = json["items"].as_array().unwrap();
+    assert_eq!(items.len(), 1, "only the shortened newest row fits");
+    assert_eq!(items[0]["seq"], 2);
+    assert_eq!(items[0]["truncated"], true);
+    let shown = items[0]["content"].as_str().unwrap().chars().count();
+    assert!(shown > 7_000 && shown < 8_192, "{shown}");
+    assert_eq!(json["older_before"], 2);
+    assert!(output.text.starts_with("seq 2 | window root | user\n[preview of 20000 chars from offset 0; read this seq for the rest]\n😀"));
+}
+
+#[test]
+fn a_tool_name_too_large_to_show_is_omitted() {
+    let name = "n".repeat(40_000);
+    let history = history(vec![window(
+        "root",
+        vec![call(1, &name, "x", "{}"), tool_result(2, "x", "done")],
+    )]);
+    let params = HistoryListParams {
+        roles: Some(vec![Role::Tool]),
+        ..Default::default()
+    };
+    let output = history_list(&history, &params);
+    assert_fits(&output);
+    let json = output.structured();
+    let item = &json["items"][0];
+    assert_eq!(item["tool_name_omitted"], true);
+    assert!(item.get("tool").is_none());
+    assert_eq!(item["truncated"], true);
+    assert!(ok_text(&output).starts_with("seq 1 | window root | tool\ntool name omitted | status ok\n[preview of 40023 chars from offset 0; read this seq for the rest]\nnnn"));
+}
+
+#[test]
+fn a_page_that_cannot_fit_even_at_its_smallest_is_refused() {
+    let history = history(vec![window(&"w".repeat(40_000), vec![user(1, "hello")])]);
+    let output = history_list(&history, &HistoryListParams::default());
+    let json = refusal(&output, "page_too_large");
+    assert_eq!(
+        json["error"],
+        "1 history rows and their fold summary do not fit one response even at their smallest; narrow the range with before/after or read one seq"
+    );
+    assert_eq!(json["details"], json!({"rows": 1}));
+    let search = notesoup_core::tools::history::history_search(
+        &history,
+        &notesoup_core::tools::parse_arguments(json!({"query": "hello"})).unwrap(),
+    );
+    refusal(&search, "page_too_large");
+}

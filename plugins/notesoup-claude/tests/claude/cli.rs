@@ -1,0 +1,185 @@
+//! The human command line: `notes`, `boot`, `history`, `doctor`.
+
+use std::process::Output;
+
+use crate::support::{CHAIN_1, Sandbox, fixture};
+
+const S1: &str = "77777777-7777-4777-8777-777777777777";
+
+fn ok(output: Output) -> String {
+    assert!(
+        output.status.success(),
+        "exit {}: {}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).unwrap()
+}
+
+fn refused(output: Output) -> String {
+    assert_eq!(output.status.code(), Some(1));
+    assert!(output.stdout.is_empty());
+    String::from_utf8(output.stderr).unwrap()
+}
+
+#[test]
+fn notes_work_on_the_durable_homes_without_a_session() {
+    let sb = Sandbox::new();
+    let key = notesoup_core::notes::project_key(&sb.project);
+    assert_eq!(
+        ok(sb.run(
+            &[
+                "notes",
+                "write",
+                "@project/style.md",
+                "# Style\nTabs, not spaces."
+            ],
+            b""
+        )),
+        format!("created @project/style.md (project {key})\n")
+    );
+    assert_eq!(
+        ok(sb.run(
+            &["notes", "write", "@human/prefs.md"],
+            b"# Prefs\nShort answers.\n"
+        )),
+        "created @human/prefs.md\n"
+    );
+    let read = ok(sb.run(&["notes", "read", "@project/style"], b""));
+    assert!(
+        read.starts_with(&format!(
+            "@project/style.md (project {key})\norigin user | created "
+        )),
+        "{read}"
+    );
+    assert!(read.ends_with("\n\n# Style\nTabs, not spaces.\n"), "{read}");
+    let list = ok(sb.run(&["notes", "list"], b""));
+    assert!(list.starts_with("2 notes\n"), "{list}");
+    let search = ok(sb.run(&["notes", "search", "TABS"], b""));
+    assert!(
+        search.starts_with("1 file\n- @project/style.md"),
+        "{search}"
+    );
+    let error = refused(sb.run(&["notes", "write", "checkpoint.md", "x"], b""));
+    assert!(
+        error.starts_with("error: invalid_scope: no Claude Code session is known"),
+        "{error}"
+    );
+    let missing = refused(sb.run(&["notes", "read", "@project/nope.md"], b""));
+    assert_eq!(missing, "error: not_found: note not found\n");
+}
+
+#[test]
+fn notes_use_the_latest_session_for_bare_addresses() {
+    let sb = Sandbox::new();
+    sb.hook("session-start", &sb.payload("SessionStart-startup", S1))
+        .unwrap();
+    ok(sb.run(&["notes", "write", "checkpoint.md", "# Goal\nship"], b""));
+    assert!(
+        sb.notes
+            .join("pi/session")
+            .join(S1)
+            .join("checkpoint.md")
+            .is_file()
+    );
+    let boot = ok(sb.run(&["boot"], b""));
+    assert!(
+        boot.contains(&format!("Current context window id: claude:{S1}:1\n")),
+        "{boot}"
+    );
+    assert!(boot.contains("Goal — checkpoint.md · "), "{boot}");
+    let explicit = ok(sb.run(&["boot", "--session", S1], b""));
+    assert_eq!(explicit, boot);
+    let unknown = refused(sb.run(&["boot", "--session", "nope"], b""));
+    assert_eq!(unknown, "notesoup: no session nope is recorded\n");
+}
+
+#[test]
+fn boot_without_any_session_previews_a_root_window() {
+    let sb = Sandbox::new();
+    let boot = ok(sb.run(&["boot"], b""));
+    assert!(boot.starts_with("<context_window>\nAgent name: claude (brain: claude)\nFirst context window id: claude:preview:1\n"), "{boot}");
+    assert!(
+        boot.trim_end().ends_with(
+            "None yet. A blank slate is a fine place to start — just don't finish there."
+        )
+    );
+}
+
+#[test]
+fn history_reads_a_transcript_file_or_the_recorded_session() {
+    let sb = Sandbox::new();
+    let path = fixture("chain-1-compact.jsonl");
+    let windows = ok(sb.run(
+        &["history", "--transcript", path.to_str().unwrap(), "windows"],
+        b"",
+    ));
+    assert_eq!(
+        windows,
+        format!(
+            "session {CHAIN_1}\nwindow claude:{CHAIN_1}:1 | seqs 1-18 | 13 events\nwindow claude:{CHAIN_1}:2 | seqs 19-26 | 8 events\n"
+        )
+    );
+    let read = ok(sb.run(
+        &[
+            "history",
+            "--transcript",
+            path.to_str().unwrap(),
+            "read",
+            "5",
+        ],
+        b"",
+    ));
+    assert!(read.contains("Bash {\"command\":\"echo hello\""), "{read}");
+    let slot = refused(sb.run(
+        &[
+            "history",
+            "--transcript",
+            path.to_str().unwrap(),
+            "read",
+            "6",
+        ],
+        b"",
+    ));
+    assert!(
+        slot.starts_with(
+            "error: not_an_event: seq 6 is a tool result already shown inside the call at seq 5"
+        ),
+        "{slot}"
+    );
+    let search = ok(sb.run(
+        &[
+            "history",
+            "--transcript",
+            path.to_str().unwrap(),
+            "search",
+            "after compact",
+            "--role",
+            "assistant",
+        ],
+        b"",
+    ));
+    assert!(
+        search.starts_with(&format!("seq 26 | window claude:{CHAIN_1}:2 | assistant")),
+        "{search}"
+    );
+
+    let none = refused(sb.run(&["history", "windows"], b""));
+    assert!(
+        none.contains("no Claude Code session is recorded for this project"),
+        "{none}"
+    );
+}
+
+#[test]
+fn doctor_checks_the_notes_home() {
+    let sb = Sandbox::new();
+    assert_eq!(
+        ok(sb.run(&["doctor"], b"")),
+        format!("dream doctor: OK ({})\n", sb.notes.display())
+    );
+    std::fs::write(sb.notes.join("stray.txt"), "x").unwrap();
+    let output = sb.run(&["doctor"], b"");
+    assert_eq!(output.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&output.stdout).contains("stray.txt: unexpected root entry"));
+}

@@ -1,0 +1,159 @@
+//! `notesoup dream`, `dream doctor` and the dreamer's jailed tools.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::Stdio;
+
+use serde_json::{Value, json};
+
+use crate::support::{Sandbox, notesoup_bin, spawn};
+
+/// Calls the dream tools server once per request, in one process.
+fn dream_tools(sb: &Sandbox, calls: &[(&str, Value)]) -> (Vec<String>, Vec<(bool, String)>) {
+    let home = sb.notes.to_str().unwrap();
+    let mut child = spawn(
+        sb.command(&notesoup_bin(), &["dream-tools", "--notes-home", home])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped()),
+    );
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut request = |message: Value| -> Value {
+        writeln!(stdin, "{message}").unwrap();
+        let mut line = String::new();
+        stdout.read_line(&mut line).unwrap();
+        serde_json::from_str(&line).unwrap()
+    };
+    let listed = request(json!({"jsonrpc":"2.0","id":0,"method":"tools/list"}));
+    let names = listed["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect();
+    let results = calls
+        .iter()
+        .enumerate()
+        .map(|(id, (name, arguments))| {
+            let reply = request(json!({"jsonrpc":"2.0","id":id + 1,"method":"tools/call","params":{"name":name,"arguments":arguments}}));
+            let result = &reply["result"];
+            (
+                result["isError"] == true,
+                result["content"][0]["text"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+    (names, results)
+}
+
+#[test]
+fn the_dream_tools_are_jailed_and_delete_only_crumpled_notes() {
+    let sb = Sandbox::new();
+    std::fs::create_dir_all(sb.notes.join("human")).unwrap();
+    std::fs::write(
+        sb.notes.join("human/old.md"),
+        "---\ncrumpledAt: 2026-01-01T00:00:00.000+00:00\n---\n\nold\n",
+    )
+    .unwrap();
+    std::fs::write(
+        sb.notes.join("human/live.md"),
+        "---\norigin: user\n---\n\nLikes tea.\n",
+    )
+    .unwrap();
+    let (names, results) = dream_tools(
+        &sb,
+        &[
+            (
+                "write",
+                json!({"path": "human/MAP.md", "content": "- `@human/live.md` — tea\n"}),
+            ),
+            ("write", json!({"path": "../escape.md", "content": "x"})),
+            (
+                "edit",
+                json!({"path": "human/MAP.md", "edits": [{"oldText": "tea", "newText": "tea, no sugar"}]}),
+            ),
+            ("grep", json!({"query": "TEA"})),
+            ("read", json!({"path": "human/MAP.md"})),
+            ("delete", json!({"path": "human/live.md"})),
+            ("delete", json!({"path": "human/old.md"})),
+            ("ls", json!({"path": "human"})),
+            ("write", json!({"path": "human/x.md"})),
+        ],
+    );
+    assert_eq!(
+        names,
+        ["read", "grep", "find", "ls", "write", "edit", "delete"]
+    );
+    let expect: [(bool, &str); 9] = [
+        (false, "wrote human/MAP.md (27 bytes)"),
+        (
+            true,
+            "error: write jail: ../escape.md is outside notes home",
+        ),
+        (false, "edited human/MAP.md (1 edits)"),
+        (
+            false,
+            "human/MAP.md:1: - `@human/live.md` — tea, no sugar\nhuman/live.md:5: Likes tea.",
+        ),
+        (false, "- `@human/live.md` — tea, no sugar\n"),
+        (
+            true,
+            "error: delete: human/live.md is not a crumpled note; only the wastebasket rule permits deletion",
+        ),
+        (false, "deleted human/old.md"),
+        (false, "MAP.md\nlive.md"),
+        (true, "error: invalid arguments: missing field `content`"),
+    ];
+    for ((is_error, text), (want_error, want)) in results.iter().zip(expect) {
+        assert_eq!(*is_error, want_error, "{text}");
+        assert!(
+            text.starts_with(want),
+            "{text:?} should start with {want:?}"
+        );
+    }
+    assert!(!sb.notes.parent().unwrap().join("escape.md").exists());
+}
+
+#[test]
+fn dream_respects_its_gates_and_reports_a_dreamer_that_cannot_start() {
+    let mut sb = Sandbox::new();
+    let home = sb.notes.to_str().unwrap().to_owned();
+    let gated = sb.run(&["dream", "--notes-home", &home], b"");
+    assert_eq!(gated.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8(gated.stdout).unwrap(),
+        "time gate: no prior dream\nmaterial gate: only 0 changed sessions\n"
+    );
+
+    sb.env
+        .push(("NOTESOUP_CLAUDE".into(), "/nonexistent/claude".into()));
+    let failed = sb.run(&["dream", "--notes-home", &home, "--force"], b"");
+    assert_eq!(failed.status.code(), Some(1));
+    let reports: Vec<_> = std::fs::read_dir(sb.notes.join("dreams"))
+        .unwrap()
+        .collect();
+    assert_eq!(reports.len(), 1);
+    let report = std::fs::read_to_string(reports[0].as_ref().unwrap().path()).unwrap();
+    assert!(report.contains("(failed)"), "{report}");
+    assert!(
+        report.contains("dreamer failed: could not start /nonexistent/claude"),
+        "{report}"
+    );
+    assert!(
+        !sb.notes.join(".dream.lock").exists(),
+        "the lock is released"
+    );
+}
+
+#[test]
+fn dream_doctor_is_the_doctor() {
+    let sb = Sandbox::new();
+    let home = sb.notes.to_str().unwrap();
+    let output = sb.run(&["dream", "doctor", "--notes-home", home], b"");
+    assert!(output.status.success());
+    assert_eq!(
+        String::from_utf8(output.stdout).unwrap(),
+        format!("dream doctor: OK ({home})\n")
+    );
+}

@@ -1,0 +1,290 @@
+//! `cargo xtask claude-bench [--runs N]`: hot-path timings of the Claude
+//! plugin's release binary, process start to exit, side by side with a bare
+//! `node -e ''` start measured in the same run.
+//!
+//! The world: a 1,000-note store spread over the five homes and a 50 MB
+//! transcript whose last row is a main-thread reply. Measured:
+//! - `notesoup hook session-start` (startup: boot from the whole store);
+//! - `notesoup hook user-prompt-submit` (usage from the transcript's tail);
+//! - MCP `tools/call` round trips on a running `notesoup mcp`: `notes_list`
+//!   over the store, and `history_windows`, which decodes the whole 50 MB
+//!   transcript.
+
+use std::fmt::Write as _;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+
+use crate::claude_plugin;
+use crate::deps::workspace_root;
+
+const USAGE: &str = "usage: cargo xtask claude-bench [--runs N]";
+const SESSION: &str = "bench-session";
+const NOTES: usize = 1_000;
+const TRANSCRIPT_BYTES: usize = 50 * 1024 * 1024;
+
+pub fn run(args: &[String]) -> Result<()> {
+    let runs = match args {
+        [] => 20,
+        [flag, n] if flag == "--runs" => n.parse::<usize>().context(USAGE)?.max(1),
+        _ => bail!("{USAGE}"),
+    };
+    let binary = claude_plugin::build(&workspace_root(), true)?;
+    let dir = std::env::temp_dir().join(format!("notesoup-claude-bench-{}", std::process::id()));
+    let world = World::create(&dir)?;
+    let result = world.measure(&binary, runs);
+    let _ = std::fs::remove_dir_all(&dir);
+    print!("{}", result?);
+    Ok(())
+}
+
+struct World {
+    home: PathBuf,
+    notes: PathBuf,
+    data: PathBuf,
+    project: PathBuf,
+    transcript: PathBuf,
+}
+
+impl World {
+    fn create(dir: &Path) -> Result<Self> {
+        let home = dir.join("home");
+        let project = dir.join("work").join("proj");
+        std::fs::create_dir_all(project.join(".git"))?;
+        let slug: String = project
+            .to_string_lossy()
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+            .collect();
+        let transcript = home
+            .join(".claude/projects")
+            .join(slug)
+            .join(format!("{SESSION}.jsonl"));
+        let world = Self {
+            notes: dir.join("notes"),
+            data: home.join(".claude/plugins/data/notesoup-bench"),
+            home,
+            project,
+            transcript,
+        };
+        world.write_notes()?;
+        world.write_transcript()?;
+        Ok(world)
+    }
+
+    /// 1,000 notes: the project home (whose key the binary derives from the
+    /// same directory) gets the most, the others a share each.
+    fn write_notes(&self) -> Result<()> {
+        let key = project_key_dir(&self.notes, &self.project)?;
+        let homes = [
+            (key, 500),
+            (self.notes.join("human"), 150),
+            (self.notes.join("agents/claude"), 150),
+            (self.notes.join("models/claude"), 100),
+            (self.notes.join("pi/session").join(SESSION), 100),
+        ];
+        let mut written = 0;
+        for (home, count) in homes {
+            std::fs::create_dir_all(home.join("topics"))?;
+            std::fs::write(
+                home.join("MAP.md"),
+                note_text("Map", &"- `@project/topics/n.md` — a topic\n".repeat(40)),
+            )?;
+            for i in 0..count {
+                std::fs::write(
+                    home.join(format!("topics/note-{i}.md")),
+                    note_text(
+                        &format!("Note {i}"),
+                        &"Some durable fact worth keeping.\n".repeat(30),
+                    ),
+                )?;
+                written += 1;
+            }
+        }
+        assert_eq!(written, NOTES);
+        Ok(())
+    }
+
+    fn write_transcript(&self) -> Result<()> {
+        std::fs::create_dir_all(self.transcript.parent().context("transcript dir")?)?;
+        let mut out = std::io::BufWriter::new(std::fs::File::create(&self.transcript)?);
+        let output = "x".repeat(2_000);
+        let mut bytes = 0;
+        let mut i = 0u64;
+        while bytes < TRANSCRIPT_BYTES {
+            let rows = [
+                format!(
+                    r#"{{"type":"user","uuid":"u{i}","parentUuid":"r{}","isSidechain":false,"timestamp":"2026-01-01T00:00:00Z","message":{{"role":"user","content":"prompt {i}"}}}}"#,
+                    i.saturating_sub(1)
+                ),
+                format!(
+                    r#"{{"type":"assistant","uuid":"a{i}","parentUuid":"u{i}","isSidechain":false,"message":{{"id":"m{i}","model":"claude-opus-5-5","role":"assistant","content":[{{"type":"tool_use","id":"t{i}","name":"Bash","input":{{"command":"ls"}}}}],"usage":{{"input_tokens":10,"cache_creation_input_tokens":0,"cache_read_input_tokens":100000,"output_tokens":10}}}}}}"#
+                ),
+                format!(
+                    r#"{{"type":"user","uuid":"r{i}","parentUuid":"a{i}","isSidechain":false,"message":{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"t{i}","content":"{output}","is_error":false}}]}}}}"#
+                ),
+            ];
+            for row in rows {
+                bytes += row.len() + 1;
+                writeln!(out, "{row}")?;
+            }
+            i += 1;
+        }
+        out.flush()?;
+        Ok(())
+    }
+
+    fn command(&self, binary: &Path, args: &[&str]) -> Command {
+        let mut cmd = Command::new(binary);
+        cmd.args(args)
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", &self.home)
+            .env("PI_NOTES_HOME", &self.notes)
+            .env("CLAUDE_PLUGIN_DATA", &self.data)
+            .env("CLAUDE_PROJECT_DIR", &self.project)
+            .current_dir(&self.project);
+        cmd
+    }
+
+    fn hook(&self, binary: &Path, event: &str, session: &str, source: &str) -> Result<Duration> {
+        let payload = serde_json::json!({
+            "session_id": session, "transcript_path": self.transcript, "cwd": self.project,
+            "hook_event_name": event, "source": source, "prompt": "go"});
+        let started = Instant::now();
+        let mut child = self
+            .command(binary, &["hook", event])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()?;
+        child
+            .stdin
+            .take()
+            .context("stdin")?
+            .write_all(payload.to_string().as_bytes())?;
+        let output = child.wait_with_output()?;
+        let elapsed = started.elapsed();
+        if !output.status.success() {
+            bail!("hook {event} failed");
+        }
+        Ok(elapsed)
+    }
+
+    fn measure(&self, binary: &Path, runs: usize) -> Result<String> {
+        let mut node = Vec::new();
+        let mut start = Vec::new();
+        let mut prompt = Vec::new();
+        // The prompt hook needs the session recorded once.
+        self.hook(binary, "session-start", SESSION, "startup")?;
+        for run in 0..runs {
+            let started = Instant::now();
+            let status = Command::new("node")
+                .args(["-e", ""])
+                .status()
+                .context("node")?;
+            node.push(started.elapsed());
+            if !status.success() {
+                bail!("node -e '' failed");
+            }
+            // A new session each time: a window is booted only once.
+            start.push(self.hook(binary, "session-start", &format!("bench-{run}"), "startup")?);
+            prompt.push(self.hook(binary, "user-prompt-submit", SESSION, "")?);
+        }
+        let notes_calls = self.mcp_round_trips(binary, runs, "notes_list")?;
+        let history_calls = self.mcp_round_trips(binary, runs, "history_windows")?;
+        let node = median(node);
+        let mut report = String::new();
+        writeln!(
+            report,
+            "claude-bench: {NOTES} notes, {} MB transcript, {runs} runs, medians",
+            TRANSCRIPT_BYTES / (1024 * 1024)
+        )?;
+        writeln!(
+            report,
+            "  node -e ''                      {:>8.2} ms",
+            ms(node)
+        )?;
+        for (name, samples) in [
+            ("hook session-start", start),
+            ("hook user-prompt-submit", prompt),
+        ] {
+            let m = median(samples);
+            writeln!(
+                report,
+                "  notesoup {name:<23} {:>8.2} ms   {:.1}x faster than node",
+                ms(m),
+                ms(node) / ms(m)
+            )?;
+        }
+        for (name, (first, later)) in [
+            ("notes_list", notes_calls),
+            ("history_windows", history_calls),
+        ] {
+            writeln!(
+                report,
+                "  mcp tools/call {name:<16} {:>8.2} ms (first), {:.2} ms (median of the rest)",
+                ms(first),
+                ms(later)
+            )?;
+        }
+        Ok(report)
+    }
+
+    /// Round trips of `tools/call <tool>` on one running server.
+    fn mcp_round_trips(
+        &self,
+        binary: &Path,
+        runs: usize,
+        tool: &str,
+    ) -> Result<(Duration, Duration)> {
+        let mut child = self
+            .command(binary, &["mcp"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()?;
+        let mut stdin = child.stdin.take().context("stdin")?;
+        let mut stdout = BufReader::new(child.stdout.take().context("stdout")?);
+        let mut samples = Vec::new();
+        for id in 0..runs.max(2) {
+            let request = serde_json::json!({"jsonrpc":"2.0","id":id,"method":"tools/call",
+                "params":{"name":tool,"arguments":{}}});
+            let started = Instant::now();
+            writeln!(stdin, "{request}")?;
+            stdin.flush()?;
+            let mut line = String::new();
+            stdout.read_line(&mut line)?;
+            samples.push(started.elapsed());
+            if !line.contains("\"isError\":false") {
+                bail!("{tool} failed: {line}");
+            }
+        }
+        drop(stdin);
+        child.wait()?;
+        let first = samples.remove(0);
+        Ok((first, median(samples)))
+    }
+}
+
+/// `project/<basename>-<sha1 8>` for a git root, as core derives it.
+fn project_key_dir(notes: &Path, project: &Path) -> Result<PathBuf> {
+    let key = notesoup_core::notes::project_key(project);
+    Ok(notes.join("project").join(key))
+}
+
+fn note_text(title: &str, body: &str) -> String {
+    format!(
+        "---\norigin: self\ncreatedAt: 2026-01-01T00:00:00.000+00:00\nupdatedAt: 2026-01-01T00:00:00.000+00:00\n---\n\n# {title}\n\n{body}"
+    )
+}
+
+fn median(mut samples: Vec<Duration>) -> Duration {
+    samples.sort_unstable();
+    samples[samples.len() / 2]
+}
+
+fn ms(duration: Duration) -> f64 {
+    duration.as_secs_f64() * 1000.0
+}
