@@ -10,10 +10,11 @@ use std::io::{self, BufRead, Write};
 use jiff::Timestamp;
 use notesoup_core::boot::continuation_text;
 use notesoup_core::budget::{
-    BudgetPolicy, DEFAULT_RESERVE_TOKENS, clamp_reserve, manual_close_out_text, reminder_text,
-    warning_text,
+    BudgetPolicy, DEFAULT_RESERVE_TOKENS, clamp_reserve, manual_close_out_text, remaining_tokens,
+    reminder_text, warning_text,
 };
 use notesoup_core::settings;
+use notesoup_core::tools::{Refusal, RefusalCode, ToolOutput};
 use notesoup_core::wire::ToolBindings;
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -21,6 +22,7 @@ use serde_json::{Value, json};
 use crate::boot::{self, NotesPlace};
 use crate::budget::{self, WindowNotices};
 use crate::decode::{PINNED_DSH_VERSION, SessionEvent};
+use crate::history;
 use crate::messages::{self, NoticeKind, ResetOrigin};
 use crate::mirror::{MirrorError, SessionMirror};
 use crate::protocol::{
@@ -252,11 +254,31 @@ impl Sidecar {
 
     fn tool(&mut self, params: ToolParams) -> Result<ToolResult, ProtocolError> {
         let policy = self.policy;
+        let id = params.session.id.clone();
         let state = self.sync(params.session)?;
         match params.name.as_str() {
             tools::GET_CONTEXT_REMAINING => {
+                if let (Some(window), Some(used)) = (params.context_window, params.total_tokens) {
+                    state.remaining = Some(remaining_tokens(window, used));
+                }
                 let remaining = policy.countdown(state.remaining);
                 Ok(plain_json(json!({"remaining_tokens": remaining}), None))
+            }
+            name if tools::HISTORY_TOOLS.contains(&name) => {
+                let output = match history::history(&id, state.mirror.events()) {
+                    Ok(history) => tools::history_tool(name, &history, params.arguments)
+                        .ok_or_else(|| {
+                            ProtocolError::new(
+                                ErrorCode::Internal,
+                                format!("{name} is not dispatched"),
+                            )
+                        })?,
+                    Err(error) => ToolOutput::refusal(&Refusal::new(
+                        RefusalCode::InternalError,
+                        error.to_string(),
+                    )),
+                };
+                Ok(core_result(output))
             }
             tools::WIPE_MEMORY => {
                 if state.pending.is_some() {
@@ -374,6 +396,17 @@ fn wipe_requested(events: &[SessionEvent], window: &window::WindowSpan) -> bool 
         .filter(|e| e.seq >= from)
         .filter_map(SessionEvent::tool_result)
         .any(|result| !result.is_error && calls.contains(&result.call_id))
+}
+
+/// A core tool's output as the bundle forwards it.
+fn core_result(output: ToolOutput) -> ToolResult {
+    ToolResult {
+        result: output.structured(),
+        text: output.text,
+        is_error: output.is_error,
+        conclude_turn: false,
+        reset: None,
+    }
 }
 
 fn plain_json(value: Value, reset: Option<PendingReset>) -> ToolResult {

@@ -2,53 +2,9 @@
 //! bundle feeds it: each event once, in batches.
 
 use notesoup_dsh::boot::{NotesPlace, store};
-use notesoup_dsh::decode::SessionEvent;
-use notesoup_dsh::server::Sidecar;
 use serde_json::{Value, json};
 
-use crate::fixture_log;
-
-struct Client {
-    sidecar: Sidecar,
-    next_id: u64,
-}
-
-impl Client {
-    fn new(root: &std::path::Path) -> Self {
-        let place = NotesPlace {
-            root: root.to_path_buf(),
-            agent: "anonymous".into(),
-        };
-        Self {
-            sidecar: Sidecar::new(place),
-            next_id: 1,
-        }
-    }
-
-    fn call(&mut self, op: &str, params: Value) -> Value {
-        let id = self.next_id;
-        self.next_id += 1;
-        let line = json!({"id": id, "op": op, "params": params}).to_string();
-        let answer: Value =
-            serde_json::from_str(&self.sidecar.answer_line(&line)).expect("json line");
-        assert_eq!(answer["id"], id);
-        answer
-    }
-
-    fn ok(&mut self, op: &str, params: Value) -> Value {
-        let answer = self.call(op, params);
-        assert!(answer.get("error").is_none(), "{op}: {answer}");
-        answer["result"].clone()
-    }
-}
-
-fn session(id: &str, cwd: &str, from: u64, events: &[SessionEvent]) -> Value {
-    json!({"id": id, "cwd": cwd, "model": "scripted/scripted-model", "from": from, "events": events})
-}
-
-fn hello() -> Value {
-    json!({"protocol": 1, "bundle": "0.1.0", "dsh": "0.1.0-rc.8", "settings": {}})
-}
+use crate::{Client, fixture_log, hello, session};
 
 #[test]
 fn hello_first_and_version_checked() {
