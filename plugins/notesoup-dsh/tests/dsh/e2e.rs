@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use crate::fixtures;
 
 /// The pinned dsh install, or `None` when the opt-in is off.
-fn dsh_root() -> Option<PathBuf> {
+pub fn dsh_root() -> Option<PathBuf> {
     if std::env::var("NOTESOUP_REFERENCE_HOSTS").ok().as_deref() != Some("1") {
         return None;
     }

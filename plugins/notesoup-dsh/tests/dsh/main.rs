@@ -2,6 +2,7 @@
 //! the sidecar over its protocol, and (opt-in) real dsh end to end.
 
 mod e2e;
+mod harness;
 mod history;
 mod recorded;
 mod sidecar;
