@@ -17,6 +17,16 @@ export interface BootIdentity {
 	previousWindowId?: string;
 }
 
+/**
+ * The result of the `get_context_remaining` tool, sent to the model as plain
+ * JSON text (`{"remaining_tokens":N}` or `{"remaining_tokens":null}`), not
+ * through the flat refusal protocol.
+ */
+export interface ContextRemaining {
+	/** The countdown to the warning line; `null` when usage is unknown. */
+	remaining_tokens?: number;
+}
+
 /** A run of tool and context events the conversation view folds away. */
 export interface HistoryFoldedRow {
 	/** Always true. */
@@ -82,9 +92,9 @@ export interface HistoryPage {
 	/** Event rows and (in the conversation view) folded rows, ascending. */
 	items: (HistoryPageItem | HistoryFoldedRow)[];
 	/** Pass as before to page older; null when nothing older matches. */
-	older_before?: number;
+	older_before?: number | null;
 	/** Pass as after to page newer; null when nothing newer matches. */
-	newer_after?: number;
+	newer_after?: number | null;
 }
 
 /** How a tool run ended. */
@@ -117,7 +127,7 @@ export interface HistoryPageItem {
 	/** The public role. */
 	role: Role;
 	/** When it was recorded, if known. */
-	created_at?: string;
+	created_at?: string | null;
 	/** Tool name, on tool events (absent when tool_name_omitted is set). */
 	tool?: string;
 	/** The tool name did not fit this page; read the seq to see it. */
@@ -160,7 +170,7 @@ export interface HistoryReadData {
 	/** The public role. */
 	role: Role;
 	/** When it was recorded, if known. */
-	created_at?: string;
+	created_at?: string | null;
 	/** Tool name, on tool events. */
 	tool?: string;
 	/** How the tool run ended, on tool events. */
@@ -178,12 +188,12 @@ export interface HistoryReadData {
 	/** Code-point length of the whole text. */
 	total_chars: number;
 	/** Pass as offset_chars to continue; null at the true end. */
-	next_offset_chars?: number;
+	next_offset_chars?: number | null;
 	/**
 	 * Why the slice stopped early (the limit or the byte budget); null when
 	 * nothing was withheld.
 	 */
-	limited_by?: LimitedBy;
+	limited_by?: LimitedBy | null;
 }
 
 /** Parameters of `history_read`. */
@@ -244,11 +254,11 @@ export interface HistoryWindowRow {
 	/** The window id. */
 	window_id: string;
 	/** When the window began, if known. */
-	created_at?: string;
+	created_at?: string | null;
 	/** Lowest event seq, or null for a window without events. */
-	first_seq?: number;
+	first_seq?: number | null;
 	/** Highest event seq, or null for a window without events. */
-	last_seq?: number;
+	last_seq?: number | null;
 	/** Number of events. */
 	item_count: number;
 }
@@ -265,6 +275,252 @@ export interface HistoryWindowsData {
 
 /** Parameters of `history_windows`: none. */
 export interface HistoryWindowsParams {
+}
+
+/** One note in `notes_list`. */
+export interface ListedNote {
+	/** The note's rendered address. */
+	address: string;
+	/** The project the note belongs to, when it belongs to one. */
+	project_key?: string;
+	/** Last content change, local ISO with offset. */
+	updated_at: string;
+	/** When the note was crumpled, if it is. */
+	crumpled_at?: string;
+}
+
+/** One exact-text edit. */
+export interface NoteEditParam {
+	/** Text that occurs in the body (exactly once unless replace_all). */
+	oldText: string;
+	/** Its replacement. */
+	newText: string;
+}
+
+/** One matching line. */
+export interface NoteMatch {
+	/** 1-based line number in the body. */
+	line: number;
+	/** The line (possibly shortened, see truncated). */
+	text: string;
+	/** The line was shortened to fit the response. */
+	truncated: boolean;
+	/**
+	 * Code-point offset into the body of the earliest match on the line:
+	 * pass it to notes_read to read from there.
+	 */
+	offset_chars: number;
+}
+
+/** Extras too large to show: how many, and their serialized size. */
+export interface OmittedExtra {
+	/** Number of extras left out. */
+	keys: number;
+	/** Their serialized size in bytes. */
+	bytes: number;
+}
+
+/** A note's metadata as `notes_read` shows it. */
+export interface NoteMetadata {
+	/** user, self or external. */
+	origin: "user" | "self" | "external";
+	/** Creation time, local ISO with offset. */
+	created_at: string;
+	/** Last content change, local ISO with offset. */
+	updated_at: string;
+	/** When the note was crumpled, if it is. */
+	crumpled_at?: string;
+	/** The project key of a session note. */
+	project?: string;
+	/** Every other frontmatter key, in file order, as far as they fit. */
+	extra: Record<string, unknown>;
+	/** Extras left in the file because they are too large to show. */
+	omitted_extra?: OmittedExtra;
+}
+
+/** Result of `notes_list`: a recent-first snapshot. */
+export interface NotesListData {
+	/** The notes shown, most recently updated first. */
+	files: ListedNote[];
+	/** Matching notes not shown (the limit or the response budget). */
+	more: number;
+	/** Crumpled notes that matched but are hidden (pass wastebasket). */
+	crumpled_excluded: number;
+	/** Homes that could not be read. */
+	homes_unavailable: string[];
+}
+
+/** Parameters of `notes_list`. */
+export interface NotesListParams {
+	/**
+	 * Optional. A glob over full addresses: `*` within a segment, `**`
+	 * across segments, `?` one character; e.g. "@project/**" or "**/*.md".
+	 */
+	pattern?: string;
+	/** Optional. Most notes to list. */
+	limit?: number;
+	/** Optional. true lists only crumpled notes instead of live ones. */
+	wastebasket?: boolean;
+}
+
+/** Result of `notes_read`: the note's metadata and one window of its body. */
+export interface NotesReadData {
+	/** The note's rendered address. */
+	address: string;
+	/** The project the note belongs to, when it belongs to one. */
+	project_key?: string;
+	/** The note's metadata. */
+	metadata: NoteMetadata;
+	/** The delivered slice of the body, verbatim. */
+	text: string;
+	/** Code-point offset into the body the slice starts at. */
+	offset_chars: number;
+	/** Code-point length of the body. */
+	total_chars: number;
+	/** Pass as offset_chars to continue; null at the true end. */
+	next_offset_chars?: number | null;
+	/**
+	 * Why the slice stopped early (the limit or the byte budget); null when
+	 * nothing was withheld.
+	 */
+	limited_by?: LimitedBy | null;
+}
+
+/** Parameters of `notes_read`. */
+export interface NotesReadParams {
+	/** The note's address. */
+	address: string;
+	/**
+	 * Optional. Code-point offset into the body (default 0; the frontmatter
+	 * is not part of it); a negative value counts back from the end. Pass
+	 * next_offset_chars here to continue.
+	 */
+	offset_chars?: number;
+	/**
+	 * Optional. Most code points to return (default 12000, at most 50000);
+	 * the response byte budget may stop the window earlier.
+	 */
+	limit_chars?: number;
+}
+
+/** One note in `notes_search`, with its matching lines. */
+export interface SearchedNote {
+	/** The note's rendered address. */
+	address: string;
+	/** The project the note belongs to, when it belongs to one. */
+	project_key?: string;
+	/** Last content change, local ISO with offset. */
+	updated_at: string;
+	/** When the note was crumpled, if it is. */
+	crumpled_at?: string;
+	/** Matching lines in the note, shown or not. */
+	matches_total: number;
+	/** The matching lines shown. */
+	matches: NoteMatch[];
+}
+
+/** Result of `notes_search`: a recent-first snapshot of matching notes. */
+export interface NotesSearchData {
+	/** The matching notes shown, most recently updated first. */
+	files: SearchedNote[];
+	/** Matching notes not shown (the limit or the response budget). */
+	more: number;
+	/** Crumpled notes that matched but are hidden (pass wastebasket). */
+	crumpled_excluded: number;
+	/** Homes that could not be read. */
+	homes_unavailable: string[];
+}
+
+/** Parameters of `notes_search`. */
+export interface NotesSearchParams {
+	/**
+	 * One literal, or several (any may match), matched case-insensitively
+	 * against each body line.
+	 */
+	query: string | string[];
+	/** Optional. A glob over full addresses, as in notes_list. */
+	pattern?: string;
+	/** Optional. Most notes to return. */
+	limit?: number;
+	/**
+	 * Optional. Most matching lines shown per note (matches_total still
+	 * counts them all).
+	 */
+	max_matches_per_file?: number;
+	/** Optional. true searches only crumpled notes instead of live ones. */
+	wastebasket?: boolean;
+}
+
+/** Result of `notes_update`: the receipt of an applied update or rename. */
+export interface NotesUpdateData {
+	/** The note's rendered address (the new one after a rename). */
+	address: string;
+	/** The project the note belongs to, when it belongs to one. */
+	project_key?: string;
+	/** Edits that changed text. */
+	applied: number;
+	/** What changed: none, body, metadata or file. */
+	change_kind: "none" | "body" | "metadata" | "file";
+	/** The change as a diff (possibly shortened, see diff_truncated). */
+	diff: string;
+	/** The diff was shortened to fit the response; the update was applied. */
+	diff_truncated?: boolean;
+	/** After a rename: the address the note moved from. */
+	rename_from?: string;
+	/** After a rename: whether a crumpled note at the target was replaced. */
+	replaced_crumpled_target?: boolean;
+}
+
+/** Parameters of `notes_update`. */
+export interface NotesUpdateParams {
+	/** The note's address. */
+	address: string;
+	/**
+	 * Optional. Exact-text body edits, applied in order, all or nothing.
+	 * Each oldText must occur exactly once unless replace_all is set.
+	 */
+	edits?: NoteEditParam[];
+	/** Optional. Set where the content came from: user, self or external. */
+	origin?: "user" | "self" | "external";
+	/**
+	 * Optional. true crumples the note (it leaves the boot, list and search
+	 * but stays readable by address and listable with wastebasket); false
+	 * smooths it back.
+	 */
+	crumpled?: boolean;
+	/** Optional. Replace every occurrence of each oldText. */
+	replace_all?: boolean;
+	/**
+	 * Optional. Move the note to this address with all its metadata. Used
+	 * alone: never with edits, origin, crumpled or replace_all. A live note
+	 * at the target refuses; a crumpled one is replaced. An empty value is
+	 * ignored.
+	 */
+	rename_to?: string;
+}
+
+/** Result of `notes_write`. */
+export interface NotesWriteData {
+	/** The note's rendered address. */
+	address: string;
+	/** The project the note belongs to, when it belongs to one. */
+	project_key?: string;
+	/** created, overwritten or uncrumpled. */
+	outcome: "created" | "overwritten" | "uncrumpled";
+}
+
+/** Parameters of `notes_write`. */
+export interface NotesWriteParams {
+	/** The note's address. */
+	address: string;
+	/** The whole new body (any leading frontmatter is dropped). */
+	content: string;
+	/**
+	 * Optional. Where the content came from: user (the human said it), self
+	 * (you wrote it; the default) or external (tool output, fetched text,
+	 * third parties).
+	 */
+	origin?: "user" | "self" | "external";
 }
 
 /**

@@ -16,8 +16,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use notesoup_core::boot::BootIdentity;
-use notesoup_core::budget::BudgetStage;
+use notesoup_core::budget::{BudgetStage, ContextRemaining};
 use notesoup_core::settings::SettingsRecord;
+use notesoup_core::tools;
 use notesoup_core::wire::ToolBindings;
 use schemars::{JsonSchema, schema_for};
 use typeshare_core::context::{ParseContext, ParseFileContext};
@@ -36,15 +37,21 @@ const DECLARATIONS: &str = "notesoup.d.ts";
 /// The schemas folder inside [`OUTPUT_DIR`].
 const SCHEMAS_DIR: &str = "schemas";
 
-/// Every JSON Schema the codegen writes, by file stem. Adding a schema is one
-/// line here.
+/// Every JSON Schema the codegen writes, by file stem (relative to
+/// `schemas/`). Adding a schema is one line here; every tool core registers
+/// comes from `tools::schemas::all()` as `tools/<name>`.
 fn schemas() -> Vec<(String, serde_json::Value)> {
-    vec![
+    let wire = [
         schema::<ToolBindings>("tool-bindings"),
         schema::<BootIdentity>("boot-identity"),
         schema::<BudgetStage>("budget-stage"),
+        schema::<ContextRemaining>("context-remaining"),
         schema::<SettingsRecord>("settings-record"),
-    ]
+    ];
+    let tools = tools::schemas::all()
+        .into_iter()
+        .map(|tool| (format!("tools/{}", tool.name), tool.input_schema));
+    wire.into_iter().chain(tools).collect()
 }
 
 fn schema<T: JsonSchema>(name: &str) -> (String, serde_json::Value) {
@@ -294,5 +301,24 @@ mod tests {
             .count();
         assert!(annotated > 0);
         assert_eq!(declared, annotated, "{declarations}");
+    }
+
+    #[test]
+    fn every_tool_has_a_strict_parameter_schema() {
+        let files = generate().expect("codegen could run");
+        let tools = tools::schemas::all();
+        assert!(!tools.is_empty());
+        for tool in tools {
+            let path = Path::new(SCHEMAS_DIR).join(format!("tools/{}.json", tool.name));
+            let schema: serde_json::Value =
+                serde_json::from_str(&files[&path]).expect("schema is JSON");
+            assert_eq!(schema, tool.input_schema, "{}", tool.name);
+            assert_eq!(
+                schema["additionalProperties"],
+                serde_json::Value::Bool(false),
+                "{}",
+                tool.name
+            );
+        }
     }
 }

@@ -4,6 +4,8 @@
 //! plugin, and nothing may depend on xtask.
 
 mod ci;
+mod claude_hosts;
+mod claude_plugin;
 mod codegen;
 mod deps;
 mod dsh;
@@ -17,6 +19,12 @@ usage: cargo xtask <command>
 commands:
   check-deps   enforce the crate layering (cargo metadata + cargo deny)
   ci           everything CI runs: fmt, clippy, check-deps, tests
+  claude-hosts [claude|mcp|all]
+               install the reference Claude Code and Python MCP client;
+               prints export lines: eval \"$(cargo xtask claude-hosts)\"
+  claude-plugin [--out DIR] [--debug]
+               build notesoup and assemble the Claude Code plugin marketplace
+               (default target/claude-plugin)
   codegen      write generated/ (TypeScript declarations, JSON Schemas);
                --check only reports stale files
   hosts pi     install Node 22 and the Pi SDK (the conformance oracle) and print env exports
@@ -30,6 +38,8 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("check-deps") => deps::run(),
         Some("ci") => ci::run(),
+        Some("claude-hosts") => claude_hosts::run(&args[1..]),
+        Some("claude-plugin") => claude_plugin::run(&args[1..]),
         Some("codegen") => codegen::run(&args[1..]),
         Some("hosts") => hosts::run(&args[1..]),
         Some("golden-pi") => hosts::golden_pi(),

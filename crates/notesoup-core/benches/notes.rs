@@ -1,2 +1,240 @@
-//! Benchmarks of the notes store (filled in below).
-fn main() {}
+//! Benchmarks of the notes store over a generated store of 10,000 notes
+//! across the five homes: `list` and `search`, then `search` side by side
+//! with `rg -i -F` over the same files, printing both times and the ratio.
+//!
+//! Run with `cargo bench -p notesoup-core --bench notes`.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use jiff::tz::TimeZone;
+use notesoup_core::notes::{
+    Home, ListQuery, NoteMeta, NoteStore, NotesIdentity, Scope, serialize_note,
+};
+
+const NOTES: usize = 10_000;
+const QUERY: &str = "zephyr";
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    store: NoteStore,
+}
+
+fn fixture() -> &'static Fixture {
+    static FIXTURE: OnceLock<Fixture> = OnceLock::new();
+    FIXTURE.get_or_init(generate)
+}
+
+/// A deterministic word stream (xorshift), so every run sees the same store.
+struct Words(u64);
+
+impl Words {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    fn word(&mut self) -> &'static str {
+        const WORDS: [&str; 24] = [
+            "note",
+            "store",
+            "flock",
+            "rename",
+            "budget",
+            "window",
+            "reset",
+            "boot",
+            "memory",
+            "agent",
+            "model",
+            "project",
+            "human",
+            "session",
+            "decision",
+            "because",
+            "the",
+            "and",
+            "of",
+            "größe",
+            "naïve",
+            "résumé",
+            "ΟΔΟΣ",
+            "データ",
+        ];
+        WORDS[(self.next() % WORDS.len() as u64) as usize]
+    }
+}
+
+fn generate() -> Fixture {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let identity = NotesIdentity::new(
+        dir.path(),
+        "bench-session",
+        "bench-1234abcd",
+        "alice",
+        "gpt",
+    )
+    .expect("identity");
+    let store = NoteStore::new(identity.clone()).with_time_zone(TimeZone::UTC);
+    let homes = Home::own(&identity);
+    let mut words = Words(0x9e37_79b9_7f4a_7c15);
+    for index in 0..NOTES {
+        let home = &homes[index % homes.len()];
+        let rel = format!("topic-{}/note-{index}.md", index % 17);
+        let path = store.home_dir(home).join(rel);
+        let mut body = format!("# Note {index}\n\n");
+        let lines = 10 + words.next() % 50;
+        for line in 0..lines {
+            let count = 4 + words.next() % 12;
+            for _ in 0..count {
+                body.push_str(words.word());
+                body.push(' ');
+            }
+            // About one note in fifty mentions the query, in varying case.
+            if (index + line as usize).is_multiple_of(997) {
+                body.push_str(["Zephyr", "ZEPHYR", "zephyr"][index % 3]);
+            }
+            body.push('\n');
+        }
+        let mut meta = NoteMeta::new_at(1_700_000_000_000 + index as i64 * 1000);
+        meta.project = Some("bench-1234abcd".to_owned());
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("dirs");
+        std::fs::write(&path, serialize_note(&meta, &body, &TimeZone::UTC)).expect("write");
+    }
+    Fixture { _dir: dir, store }
+}
+
+fn root() -> &'static Path {
+    fixture().store.root()
+}
+
+#[divan::bench(sample_count = 10)]
+fn list_all() -> usize {
+    fixture()
+        .store
+        .list(&ListQuery::default())
+        .expect("list")
+        .len()
+}
+
+/// The boot's access pattern: one scoped, status-reporting list per home.
+#[divan::bench(sample_count = 10)]
+fn list_each_home_like_the_boot() -> usize {
+    Scope::ALL
+        .iter()
+        .map(|scope| {
+            let query = ListQuery {
+                scope: Some(*scope),
+                ..ListQuery::default()
+            };
+            fixture()
+                .store
+                .list_with_status(&query)
+                .expect("list")
+                .rows
+                .len()
+        })
+        .sum()
+}
+
+#[divan::bench(sample_count = 10)]
+fn list_with_pattern() -> usize {
+    let query = ListQuery {
+        pattern: Some("**/topic-3/*.md".to_owned()),
+        ..ListQuery::default()
+    };
+    fixture().store.list(&query).expect("list").len()
+}
+
+#[divan::bench(sample_count = 10)]
+fn search_one_query() -> usize {
+    search(&[QUERY])
+}
+
+#[divan::bench(sample_count = 10)]
+fn search_two_queries() -> usize {
+    search(&[QUERY, "résumé flock"])
+}
+
+#[divan::bench(sample_count = 10)]
+fn ripgrep_one_query() -> bool {
+    ripgrep(QUERY)
+}
+
+fn search(queries: &[&str]) -> usize {
+    fixture()
+        .store
+        .search(queries, &ListQuery::default())
+        .expect("search")
+        .len()
+}
+
+fn ripgrep(query: &str) -> bool {
+    Command::new("rg")
+        .args(["-i", "-F", query])
+        .arg(root())
+        .stdout(Stdio::null())
+        .status()
+        .map(|status| status.success())
+        .unwrap_or(false)
+}
+
+fn median(mut times: Vec<Duration>) -> Duration {
+    times.sort();
+    times[times.len() / 2]
+}
+
+/// Times `list`, `search` and `rg -i -F` in turn over the same files, so
+/// load on the machine hits all three alike.
+fn compare_with_ripgrep() {
+    if !ripgrep(QUERY) {
+        println!("\nrg is not installed (or found nothing); skipping the side-by-side comparison");
+        return;
+    }
+    let rounds = 15;
+    let (mut listed, mut ours, mut theirs) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..rounds {
+        let start = Instant::now();
+        assert_eq!(list_all(), NOTES);
+        listed.push(start.elapsed());
+        let start = Instant::now();
+        assert!(
+            search(&[QUERY]) > 0,
+            "the generated store mentions the query"
+        );
+        ours.push(start.elapsed());
+        let start = Instant::now();
+        ripgrep(QUERY);
+        theirs.push(start.elapsed());
+    }
+    let (listed, ours, theirs) = (median(listed), median(ours), median(theirs));
+    let files = count_files(root());
+    println!("\nside by side over {files} files ({rounds} rounds, medians):");
+    println!("  notesoup list    {listed:>10.2?}");
+    println!("  notesoup search  {ours:>10.2?}");
+    println!("  rg -i -F         {theirs:>10.2?}");
+    println!(
+        "  search / rg      {:>10.2}x",
+        ours.as_secs_f64() / theirs.as_secs_f64()
+    );
+}
+
+fn count_files(dir: &Path) -> usize {
+    walkdir::WalkDir::new(dir)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|entry| entry.file_type().is_file())
+        .count()
+}
+
+fn main() {
+    let started = Instant::now();
+    root();
+    println!("generated {NOTES} notes in {:.2?}", started.elapsed());
+    divan::main();
+    compare_with_ripgrep();
+}

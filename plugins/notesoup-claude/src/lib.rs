@@ -3,3 +3,20 @@
 //!
 //! Depends on `notesoup-core` only; it must never depend on another plugin
 //! (`notesoup-pi`, `notesoup-dsh`). `cargo xtask check-deps` enforces this.
+//! Everything host-neutral (notes, boot, budget texts, history paging, tool
+//! rendering) is core's; this crate only speaks Claude Code.
+
+// Tests may unwrap: a panic is how a test fails.
+#![cfg_attr(test, allow(clippy::unwrap_used))]
+
+pub mod boot;
+pub mod budget;
+pub mod cli;
+pub mod env;
+pub mod files;
+pub mod hook;
+pub mod mcp;
+pub mod names;
+pub mod state;
+pub mod transcript;
+pub mod window;

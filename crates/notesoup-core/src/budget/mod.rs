@@ -7,7 +7,7 @@ mod policy;
 mod text;
 
 pub use policy::{
-    BudgetPolicy, BudgetStage, ClampedReserve, DEFAULT_REMINDER_MARGIN_TOKENS,
+    BudgetPolicy, BudgetStage, ClampedReserve, ContextRemaining, DEFAULT_REMINDER_MARGIN_TOKENS,
     DEFAULT_RESERVE_TOKENS, MAX_RESERVE_TOKENS, ReserveWarning, WARNING_RUNWAY_TOKENS,
     clamp_reserve, remaining_tokens,
 };

@@ -87,6 +87,14 @@ impl BudgetPolicy {
         remaining.map(|r| r.saturating_sub(self.warning_line()))
     }
 
+    /// The result of `get_context_remaining`: the countdown, `null` when
+    /// usage is unknown.
+    pub fn context_remaining(&self, remaining: Option<u64>) -> ContextRemaining {
+        ContextRemaining {
+            remaining_tokens: self.countdown(remaining),
+        }
+    }
+
     /// Which budget stage applies before a request, given the remaining tokens
     /// (`None` when unknown) and whether automatic resets are enabled.
     ///
@@ -104,6 +112,27 @@ impl BudgetPolicy {
             BudgetStage::Reminder
         } else {
             BudgetStage::Clear
+        }
+    }
+}
+
+/// The result of the `get_context_remaining` tool, sent to the model as plain
+/// JSON text (`{"remaining_tokens":N}` or `{"remaining_tokens":null}`), not
+/// through the flat refusal protocol.
+#[typeshare]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ContextRemaining {
+    /// The countdown to the warning line; `null` when usage is unknown.
+    #[typeshare(serialized_as = "Option<U53>")]
+    pub remaining_tokens: Option<u64>,
+}
+
+impl fmt::Display for ContextRemaining {
+    /// The compact JSON text the tool returns.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.remaining_tokens {
+            Some(tokens) => write!(f, "{{\"remaining_tokens\":{tokens}}}"),
+            None => f.write_str("{\"remaining_tokens\":null}"),
         }
     }
 }

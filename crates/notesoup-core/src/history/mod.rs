@@ -8,11 +8,9 @@
 //! document once.
 
 mod document;
-mod matching;
 mod model;
 mod transcript;
 
-pub use matching::LiteralMatcher;
 pub use model::{Event, History, NestedCallSummary, Role, ToolFacts, TranscriptError, Window};
 pub use transcript::{
     ItemKind, MessageRole, NestedArguments, NestedCall, NestedCalls, SeqSpan, ToolCall, ToolResult,

@@ -79,8 +79,18 @@ pub struct Event {
     pub tool: Option<ToolFacts>,
     /// The text search matches, previews show and reads return.
     pub document: String,
-    /// Code-point length of the document.
-    pub total_chars: usize,
+}
+
+impl Event {
+    /// Code-point length of the document (counted on demand: only shown
+    /// events need it).
+    pub fn total_chars(&self) -> usize {
+        if self.document.is_ascii() {
+            self.document.len()
+        } else {
+            self.document.chars().count()
+        }
+    }
 }
 
 /// One window of the active branch, with the seq range of its events.
@@ -252,7 +262,6 @@ impl History {
             info.last_seq = Some(seq);
             info.event_count += 1;
         }
-        let total_chars = event.document.chars().count();
         self.events.push(Event {
             seq,
             window,
@@ -260,7 +269,6 @@ impl History {
             created_at,
             tool: event.tool,
             document: event.document,
-            total_chars,
         });
     }
 

@@ -173,53 +173,76 @@ pub struct ParsedNote<'a> {
 /// Parses a note file. Missing times default to `now_ms`; times without an
 /// offset are read in `tz`.
 pub fn parse_note<'a>(text: &'a str, now_ms: i64, tz: &TimeZone) -> ParsedNote<'a> {
-    let (lines, body) = split_frontmatter(text);
-    let mut meta = NoteMeta::new_at(now_ms);
-    let Some(lines) = lines else {
-        return ParsedNote {
-            meta,
-            body,
-            has_frontmatter: false,
-        };
-    };
-    for field in read_fields(&lines) {
-        apply_field(&mut meta, field, now_ms, tz);
-    }
+    let split = split_note(text);
     ParsedNote {
-        meta,
-        body,
-        has_frontmatter: true,
+        meta: split.meta(now_ms, tz),
+        body: split.body,
+        has_frontmatter: split.block.is_some(),
     }
 }
 
 /// The body of `content`: any leading frontmatter block is stripped.
 pub fn strip_frontmatter(content: &str) -> &str {
-    split_frontmatter(content).1
+    split_note(content).body
 }
 
-/// Splits off the frontmatter block: its inner lines (without line
-/// endings) when the block is closed, and the body.
-fn split_frontmatter(text: &str) -> (Option<Vec<&str>>, &str) {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let mut rest = text;
-    let Some(first) = next_line(&mut rest) else {
-        return (None, text);
-    };
-    if first != "---" {
-        return (None, text);
+/// A note file cut into its frontmatter block and body, with the metadata
+/// not yet parsed (search reads metadata only for notes that match).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SplitNote<'a> {
+    /// The lines between the `---` fences, when the block is closed.
+    block: Option<&'a str>,
+    /// Everything after the block and the one blank line that follows it.
+    pub(crate) body: &'a str,
+}
+
+impl SplitNote<'_> {
+    /// Parses the metadata of the block (defaults when there is none).
+    pub(crate) fn meta(&self, now_ms: i64, tz: &TimeZone) -> NoteMeta {
+        let mut meta = NoteMeta::new_at(now_ms);
+        if let Some(block) = self.block {
+            let mut rest = block;
+            let mut lines = Vec::new();
+            while let Some(line) = next_line(&mut rest) {
+                lines.push(line);
+            }
+            for field in read_fields(&lines) {
+                apply_field(&mut meta, field, now_ms, tz);
+            }
+        }
+        meta
     }
-    let mut lines = Vec::new();
-    while let Some(line) = next_line(&mut rest) {
+}
+
+/// Finds the frontmatter block: a BOM is skipped, the first line must be
+/// `---` and a later `---` line closes it; otherwise all is body.
+pub(crate) fn split_note(text: &str) -> SplitNote<'_> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let unfenced = SplitNote {
+        block: None,
+        body: text,
+    };
+    let mut rest = text;
+    if next_line(&mut rest) != Some("---") {
+        return unfenced;
+    }
+    let block_start = text.len() - rest.len();
+    loop {
+        let line_start = text.len() - rest.len();
+        let Some(line) = next_line(&mut rest) else {
+            return unfenced;
+        };
         if line == "---" {
             let body = rest
                 .strip_prefix("\r\n")
                 .or_else(|| rest.strip_prefix('\n'))
                 .unwrap_or(rest);
-            return (Some(lines), body);
+            return SplitNote {
+                block: Some(&text[block_start..line_start]),
+                body,
+            };
         }
-        lines.push(line);
     }
-    (None, text)
 }
 
 /// Takes the next line off `rest` (without `\n` or `\r\n`); `None` at the end.
@@ -307,7 +330,9 @@ fn sequence_item(line: &str) -> Option<&str> {
 /// failing that, the trimmed text is used.
 fn parse_scalar(text: &str) -> Value {
     let text = text.trim();
-    if let Ok(value) = serde_json::from_str::<Value>(text) {
+    if could_be_json(text)
+        && let Ok(value) = serde_json::from_str::<Value>(text)
+    {
         return value;
     }
     for quote in ['"', '\''] {
@@ -320,6 +345,20 @@ fn parse_scalar(text: &str) -> Value {
         }
     }
     Value::String(text.to_owned())
+}
+
+/// A cheap test that skips the JSON parser for text it must reject
+/// (timestamps, words, paths): JSON starts with a quote, a bracket, a brace,
+/// `true`/`false`/`null`, or is a number.
+fn could_be_json(text: &str) -> bool {
+    match text.as_bytes().first() {
+        Some(b'"' | b'[' | b'{') => true,
+        Some(b'-' | b'0'..=b'9') => text
+            .bytes()
+            .all(|b| b.is_ascii_digit() || matches!(b, b'-' | b'+' | b'.' | b'e' | b'E')),
+        Some(_) => matches!(text, "true" | "false" | "null"),
+        None => false,
+    }
 }
 
 fn apply_field(meta: &mut NoteMeta, field: Field, now_ms: i64, tz: &TimeZone) {

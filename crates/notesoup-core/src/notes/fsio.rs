@@ -38,21 +38,32 @@ impl FileTurns {
         keys.sort();
         keys.dedup();
         for key in &keys {
-            let mut map = queue();
-            map.entry(key.clone())
-                .or_insert(Slot {
-                    held: false,
-                    users: 0,
-                })
-                .users += 1;
-            while map.get(key).is_some_and(|slot| slot.held) {
-                map = QUEUE_WAKE.wait(map).unwrap_or_else(PoisonError::into_inner);
-            }
-            if let Some(slot) = map.get_mut(key) {
-                slot.held = true;
-            }
+            take_turn(key);
         }
         FileTurns { keys }
+    }
+}
+
+/// Waits until `key` is free and marks it held.
+fn take_turn(key: &Path) {
+    let mut map = queue();
+    match map.get_mut(key) {
+        Some(slot) => slot.users += 1,
+        None => {
+            map.insert(
+                key.to_path_buf(),
+                Slot {
+                    held: false,
+                    users: 1,
+                },
+            );
+        }
+    }
+    while map.get(key).is_some_and(|slot| slot.held) {
+        map = QUEUE_WAKE.wait(map).unwrap_or_else(PoisonError::into_inner);
+    }
+    if let Some(slot) = map.get_mut(key) {
+        slot.held = true;
     }
 }
 
@@ -265,4 +276,67 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), NoteError> {
         let _ = fs::remove_file(&temp);
         NoteError::io("write", path, &e)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn turns_are_exclusive_and_idle_keys_are_removed() {
+        let dir = tempfile::tempdir().expect("temp");
+        let key = dir.path().join("note.md");
+        let counter = Mutex::new((0usize, 0usize));
+        std::thread::scope(|scope| {
+            for _ in 0..4 {
+                scope.spawn(|| {
+                    for _ in 0..50 {
+                        let _turn = FileTurns::take(&[&key, &key]);
+                        let mut seen = counter.lock().expect("counter");
+                        seen.0 += 1;
+                        seen.1 = seen.1.max(seen.0);
+                        drop(seen);
+                        std::thread::yield_now();
+                        counter.lock().expect("counter").0 -= 1;
+                    }
+                });
+            }
+        });
+        assert_eq!(
+            counter.lock().expect("counter").1,
+            1,
+            "never two holders at once"
+        );
+        assert!(!queue().contains_key(&key), "the idle key was removed");
+    }
+
+    #[test]
+    fn a_failed_atomic_write_leaves_no_temp_file() {
+        let dir = tempfile::tempdir().expect("temp");
+        let target = dir.path().join("note.md");
+        fs::create_dir_all(target.join("occupied")).expect("a directory in the way");
+        let error = write_atomic(&target, b"text").expect_err("rename onto a directory");
+        assert_eq!(error.code(), NoteErrorCode::IoError);
+        let names: Vec<String> = fs::read_dir(dir.path())
+            .expect("dir")
+            .map(|entry| {
+                entry
+                    .expect("entry")
+                    .file_name()
+                    .to_string_lossy()
+                    .into_owned()
+            })
+            .collect();
+        assert_eq!(names, ["note.md"]);
+    }
+
+    #[test]
+    fn an_atomic_write_replaces_the_file() {
+        let dir = tempfile::tempdir().expect("temp");
+        let target = dir.path().join("note.md");
+        write_atomic(&target, b"one").expect("write");
+        write_atomic(&target, b"two").expect("replace");
+        assert_eq!(fs::read(&target).expect("read"), b"two");
+        assert_eq!(fs::read_dir(dir.path()).expect("dir").count(), 1);
+    }
 }

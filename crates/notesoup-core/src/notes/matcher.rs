@@ -8,6 +8,8 @@
 //! (e.g. `İ` → `i̇`) maps every match that starts inside its expansion back
 //! to that character.
 
+use std::sync::OnceLock;
+
 use memchr::memmem::Finder;
 
 use super::error::{NoteError, NoteErrorCode};
@@ -16,6 +18,11 @@ use super::error::{NoteError, NoteErrorCode};
 #[derive(Debug, Clone)]
 pub struct LiteralQueries {
     finders: Vec<Finder<'static>>,
+    /// Whether every folded query is ASCII.
+    ascii: bool,
+    /// The longest ASCII run of each folded query, when every query has
+    /// one: a match of the query needs its run in the ASCII bytes.
+    ascii_runs: Option<Vec<Finder<'static>>>,
 }
 
 /// One matching line of a body.
@@ -51,7 +58,18 @@ impl LiteralQueries {
             fold_into(query, &mut folded);
             finders.push(Finder::new(folded.as_bytes()).into_owned());
         }
-        Ok(LiteralQueries { finders })
+        let ascii = finders.iter().all(|finder| finder.needle().is_ascii());
+        let ascii_runs = finders
+            .iter()
+            .map(|finder| {
+                longest_ascii_run(finder.needle()).map(|run| Finder::new(run).into_owned())
+            })
+            .collect();
+        Ok(LiteralQueries {
+            finders,
+            ascii,
+            ascii_runs,
+        })
     }
 
     /// Whether any query occurs in `text`.
@@ -75,40 +93,52 @@ impl LiteralQueries {
         Some(original_chars(text, &folded, start))
     }
 
+    /// A fast, sound pre-check on raw file bytes: `false` means no query
+    /// occurs anywhere in them (so none occurs in the body). Each query's
+    /// longest ASCII run must occur in the bytes with ASCII letters
+    /// lowercased, which is exact unless the bytes hold KELVIN SIGN or `İ`
+    /// (non-ASCII characters folding to ASCII); then, or when a query has no
+    /// ASCII at all, it answers `true`. Invalid UTF-8 is fine: replacing it
+    /// keeps every ASCII byte. `scratch` is reused across calls.
+    pub fn could_match(&self, bytes: &[u8], scratch: &mut Vec<u8>) -> bool {
+        let Some(runs) = &self.ascii_runs else {
+            return true;
+        };
+        if has_ascii_folding_char(bytes) {
+            return true;
+        }
+        scratch.clear();
+        scratch.extend_from_slice(bytes);
+        scratch.make_ascii_lowercase();
+        runs.iter().any(|run| run.find(scratch).is_some())
+    }
+
     /// Every line of `body` holding a match, with the code-point offset of
     /// its earliest match. `scratch` is reused across calls to avoid an
     /// allocation per body.
     pub fn find_lines(&self, body: &str, scratch: &mut String) -> Vec<LineMatch> {
         scratch.clear();
-        fold_into(body, scratch);
+        // When every query is ASCII, only ASCII characters of the body can
+        // take part in a match, except the two non-ASCII characters whose
+        // lowercase form holds ASCII (KELVIN SIGN → `k`, `İ` → `i̇`). Without
+        // those, lowercasing the ASCII bytes in place gives a haystack with
+        // the body's exact byte layout, and offsets need no mapping.
+        let same_layout =
+            body.is_ascii() || (self.ascii && !has_ascii_folding_char(body.as_bytes()));
+        if same_layout {
+            scratch.push_str(body);
+            scratch.make_ascii_lowercase();
+        } else {
+            fold_into(body, scratch);
+        }
         let hay = scratch.as_bytes();
-        // A query holding a line break can never match within one line.
-        let finders: Vec<&Finder<'static>> = self
-            .finders
-            .iter()
-            .filter(|finder| !finder.needle().contains(&b'\n'))
-            .collect();
-        let mut next: Vec<usize> = vec![0; finders.len()];
-        let mut stale: Vec<bool> = vec![true; finders.len()];
+        let mut candidates = Candidates::new(&self.finders);
         let mut lines = OriginalLines::new(body);
-        let mut folded_line = 1;
-        let mut folded_line_start = 0;
+        let mut line = 1;
+        let mut counted = 0;
         let mut from = 0;
         let mut found = Vec::new();
-        let ascii = body.is_ascii();
-        while from <= hay.len() {
-            for (index, finder) in finders.iter().enumerate() {
-                if stale[index] || (next[index] != usize::MAX && next[index] < from) {
-                    next[index] = finder.find(&hay[from..]).map_or(usize::MAX, |at| at + from);
-                    stale[index] = false;
-                }
-            }
-            let Some((index, &start)) = next.iter().enumerate().min_by_key(|(_, at)| **at) else {
-                break;
-            };
-            if start == usize::MAX {
-                break;
-            }
+        while let Some((index, start)) = candidates.earliest(hay, from) {
             let line_start = memchr::memrchr(b'\n', &hay[..start]).map_or(0, |at| at + 1);
             let line_end = memchr::memchr(b'\n', &hay[start..]).map_or(hay.len(), |at| at + start);
             let content_end = if line_end > line_start && hay[line_end - 1] == b'\r' {
@@ -116,31 +146,30 @@ impl LiteralQueries {
             } else {
                 line_end
             };
-            if start + finders[index].needle().len() > content_end {
+            if start + candidates.needle_len(index) > content_end {
                 // Only a query ending in `\r` can reach past the content of a
                 // CRLF line; look for its next occurrence instead.
-                next[index] = finders[index]
-                    .find(&hay[start + 1..])
-                    .map_or(usize::MAX, |at| at + start + 1);
+                candidates.skip(index, hay, start + 1);
                 continue;
             }
-            folded_line += memchr::memchr_iter(b'\n', &hay[folded_line_start..line_start]).count();
-            folded_line_start = line_start;
-            let original = lines.seek(folded_line);
-            let prefix = &scratch[line_start..start];
-            let within = if ascii {
-                prefix.len()
-            } else {
-                original_chars(
-                    original.text,
-                    &scratch[line_start..content_end],
-                    prefix.len(),
+            line += memchr::memchr_iter(b'\n', &hay[counted..line_start]).count();
+            counted = line_start;
+            let (text, offset_chars) = if same_layout {
+                let start_chars = lines.chars_before(line_start);
+                (
+                    &body[line_start..content_end],
+                    start_chars + count_chars(&body[line_start..start]),
                 )
+            } else {
+                let original = lines.seek(line);
+                let folded_line = &scratch[line_start..content_end];
+                let within = original_chars(original.text, folded_line, start - line_start);
+                (original.text, original.start_chars + within)
             };
             found.push(LineMatch {
-                line: folded_line,
-                text: original.text.to_owned(),
-                offset_chars: original.start_chars + within,
+                line,
+                text: text.to_owned(),
+                offset_chars,
             });
             from = line_end + 1;
         }
@@ -148,21 +177,98 @@ impl LiteralQueries {
     }
 }
 
+/// The next occurrence of each query at or after a position, searched
+/// lazily and kept until the search moves past it.
+struct Candidates<'q> {
+    finders: Vec<&'q Finder<'static>>,
+    next: Vec<Option<usize>>,
+    searched_from: Vec<usize>,
+}
+
+impl<'q> Candidates<'q> {
+    fn new(finders: &'q [Finder<'static>]) -> Self {
+        // A query holding a line break can never match within one line.
+        let finders: Vec<&Finder<'static>> = finders
+            .iter()
+            .filter(|finder| !finder.needle().contains(&b'\n'))
+            .collect();
+        let count = finders.len();
+        Candidates {
+            finders,
+            next: vec![None; count],
+            searched_from: vec![usize::MAX; count],
+        }
+    }
+
+    fn needle_len(&self, index: usize) -> usize {
+        self.finders[index].needle().len()
+    }
+
+    /// Searches query `index` again from `from`.
+    fn skip(&mut self, index: usize, hay: &[u8], from: usize) {
+        self.next[index] = self.finders[index].find(&hay[from..]).map(|at| at + from);
+        self.searched_from[index] = from;
+    }
+
+    /// The query and position of the earliest occurrence at or after `from`.
+    fn earliest(&mut self, hay: &[u8], from: usize) -> Option<(usize, usize)> {
+        if from > hay.len() {
+            return None;
+        }
+        let mut best: Option<(usize, usize)> = None;
+        for index in 0..self.finders.len() {
+            let stale = self.searched_from[index] == usize::MAX
+                || self.next[index].is_some_and(|at| at < from);
+            if stale {
+                self.skip(index, hay, from);
+            }
+            if let Some(at) = self.next[index]
+                && best.is_none_or(|(_, best_at)| at < best_at)
+            {
+                best = Some((index, at));
+            }
+        }
+        best
+    }
+}
+
+/// The longest run of ASCII bytes in a folded query, if any.
+fn longest_ascii_run(needle: &[u8]) -> Option<&[u8]> {
+    needle
+        .split(|b| !b.is_ascii())
+        .max_by_key(|run| run.len())
+        .filter(|run| !run.is_empty())
+}
+
+/// Whether `text` holds KELVIN SIGN or `İ`, the only non-ASCII characters
+/// whose lowercase form contains ASCII.
+fn has_ascii_folding_char(text: &[u8]) -> bool {
+    static KELVIN: OnceLock<Finder<'static>> = OnceLock::new();
+    static DOTTED_I: OnceLock<Finder<'static>> = OnceLock::new();
+    let kelvin = KELVIN.get_or_init(|| Finder::new("\u{212a}".as_bytes()).into_owned());
+    let dotted = DOTTED_I.get_or_init(|| Finder::new("\u{130}".as_bytes()).into_owned());
+    kelvin.find(text).is_some() || dotted.find(text).is_some()
+}
+
 /// Appends the folded form of `text` to `out`.
 pub(crate) fn fold_into(text: &str, out: &mut String) {
-    if text.is_ascii() {
+    let mut rest = text;
+    while !rest.is_empty() {
+        // Copy the ASCII run in bulk, then fold one non-ASCII character.
+        let run = rest
+            .bytes()
+            .position(|b| !b.is_ascii())
+            .unwrap_or(rest.len());
         let start = out.len();
-        out.push_str(text);
+        out.push_str(&rest[..run]);
         out[start..].make_ascii_lowercase();
-        return;
-    }
-    for c in text.chars() {
-        if c.is_ascii() {
-            out.push(c.to_ascii_lowercase());
-        } else {
+        rest = &rest[run..];
+        let mut chars = rest.chars();
+        if let Some(c) = chars.next() {
             for lower in c.to_lowercase() {
                 out.push(if lower == 'ς' { 'σ' } else { lower });
             }
+            rest = chars.as_str();
         }
     }
 }
@@ -192,6 +298,7 @@ fn original_chars(original: &str, folded: &str, folded_bytes: usize) -> usize {
 
 /// A forward-only cursor over the lines of the original body.
 struct OriginalLines<'a> {
+    body: &'a str,
     rest: &'a str,
     line: usize,
     start_chars: usize,
@@ -205,10 +312,20 @@ struct OriginalLine<'a> {
 impl<'a> OriginalLines<'a> {
     fn new(body: &'a str) -> Self {
         OriginalLines {
+            body,
             rest: body,
             line: 1,
             start_chars: 0,
         }
+    }
+
+    /// The code points before byte `offset` (never backwards; same-layout
+    /// haystacks only, where byte offsets are the body's own).
+    fn chars_before(&mut self, offset: usize) -> usize {
+        let consumed = self.body.len() - self.rest.len();
+        self.start_chars += count_chars(&self.rest[..offset - consumed]);
+        self.rest = &self.body[offset..];
+        self.start_chars
     }
 
     /// Moves to line `line` (1-based, never backwards) and returns it.
@@ -271,6 +388,22 @@ mod tests {
         check(&["a\nb"], "a\nb", &[]);
         check(&["o", "oo"], "foo", &[(1, "foo", 1)]);
         check(&["z"], "", &[]);
+    }
+
+    #[test]
+    fn only_two_non_ascii_characters_lowercase_to_ascii() {
+        let folding: Vec<char> = ('\u{80}'..=char::MAX)
+            .filter(|c| c.to_lowercase().any(|lower| lower.is_ascii()))
+            .collect();
+        assert_eq!(folding, ['\u{130}', '\u{212a}']);
+    }
+
+    #[test]
+    fn same_layout_and_folded_paths_agree() {
+        // The first body takes the same-layout path; the İ forces folding.
+        check(&["ab"], "Ünï AB\nab", &[(1, "Ünï AB", 4), (2, "ab", 7)]);
+        check(&["ab"], "İ AB\nab", &[(1, "İ AB", 2), (2, "ab", 5)]);
+        check(&["k"], "\u{212a}", &[(1, "\u{212a}", 0)]);
     }
 
     #[test]

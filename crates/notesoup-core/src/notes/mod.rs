@@ -50,9 +50,10 @@
 //!   that writers of different notes in one directory of different processes
 //!   take turns, which costs microseconds.
 //!
-//! `list` and `search` do not take the queue or the lock: every write is an
-//! atomic rename, so each file they read is a whole old or whole new version
-//! (neither operation promises a snapshot across files).
+//! Every file read of `list` and `search` also waits for the file's queue
+//! turn (not the directory lock: every write is an atomic rename, so another
+//! process can only ever show them a whole old or whole new version).
+//! Neither operation is a snapshot across files.
 //!
 //! # Links
 //!

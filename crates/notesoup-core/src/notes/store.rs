@@ -1,5 +1,6 @@
 //! `NoteStore`: the note operations over the five homes of one identity.
 
+use std::borrow::Cow;
 use std::fs::{self, File};
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
@@ -10,7 +11,8 @@ use serde::{Deserialize, Serialize};
 use super::address::{Address, Home, HomeSelection, NotePattern};
 use super::error::{NoteError, NoteErrorCode};
 use super::frontmatter::{
-    NoteMeta, Origin, parse_note, serialize_frontmatter, serialize_note, strip_frontmatter,
+    NoteMeta, Origin, parse_note, serialize_frontmatter, serialize_note, split_note,
+    strip_frontmatter,
 };
 use super::fsio::{self, DirLock, FileTurns, Presence};
 use super::identity::{NotesIdentity, Scope, is_slug};
@@ -633,7 +635,7 @@ impl NoteStore {
     fn list_rows(&self, query: &ListQuery) -> Result<Scanned<NoteRow>, NoteError> {
         let now = now_ms();
         let (mut rows, hidden, failures) = self.scan(query, |found| {
-            let text = String::from_utf8_lossy(found.bytes);
+            let text = text_of(found.bytes);
             let parsed = parse_note(&text, now, &self.tz);
             if parsed.meta.is_crumpled() != query.wastebasket {
                 return if parsed.meta.is_crumpled() {
@@ -674,15 +676,20 @@ impl NoteStore {
         let matcher = LiteralQueries::new(queries)?;
         let now = now_ms();
         let mut scratch = String::new();
+        let mut raw_scratch = Vec::new();
         let (mut rows, hidden, failures) = self.scan(query, |found| {
-            let text = String::from_utf8_lossy(found.bytes);
-            let parsed = parse_note(&text, now, &self.tz);
-            let matches = matcher.find_lines(parsed.body, &mut scratch);
+            if !matcher.could_match(found.bytes, &mut raw_scratch) {
+                return Visit::Skip;
+            }
+            let text = text_of(found.bytes);
+            let split = split_note(&text);
+            let matches = matcher.find_lines(split.body, &mut scratch);
             if matches.is_empty() {
                 return Visit::Skip;
             }
-            if parsed.meta.is_crumpled() != query.wastebasket {
-                return if parsed.meta.is_crumpled() {
+            let meta = split.meta(now, &self.tz);
+            if meta.is_crumpled() != query.wastebasket {
+                return if meta.is_crumpled() {
                     Visit::Hidden
                 } else {
                     Visit::Skip
@@ -698,7 +705,7 @@ impl NoteStore {
                 home: found.home.clone(),
                 rel_path: found.rel_path.to_owned(),
                 path: found.path.to_path_buf(),
-                meta: parsed.meta,
+                meta,
                 matches,
             })
         })?;
@@ -873,18 +880,21 @@ impl NoteStore {
                     continue;
                 }
             }
-            buffer.clear();
-            match File::open(path).and_then(|mut file| file.read_to_end(buffer)) {
-                Ok(_) => {}
+            // Wait for any operation of this process on the file to settle.
+            let turn = FileTurns::take(&[path]);
+            let read = File::open(path).and_then(|file| read_into(file, buffer));
+            drop(turn);
+            let len = match read {
+                Ok(len) => len,
                 // Renamed away since the directory was read.
                 Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
                 Err(e) => return Err(NoteError::io("read", path, &e)),
-            }
+            };
             visit(Found {
                 home,
                 rel_path,
                 path,
-                bytes: buffer,
+                bytes: &buffer[..len],
             });
         }
         Ok(())
@@ -932,6 +942,33 @@ fn check_size(text: &str) -> Result<(), NoteError> {
 
 fn sync_all(locks: &[DirLock]) -> Result<(), NoteError> {
     locks.iter().try_for_each(DirLock::sync)
+}
+
+/// Reads a whole file into the front of `buffer` and returns its length.
+/// The buffer keeps its initialized length across files, so it is zeroed
+/// only when it grows, and no per-file size query is made.
+fn read_into(mut file: File, buffer: &mut Vec<u8>) -> io::Result<usize> {
+    const CHUNK: usize = 16 * 1024;
+    let mut filled = 0;
+    loop {
+        if buffer.len() - filled < CHUNK {
+            buffer.resize(filled + 2 * CHUNK, 0);
+        }
+        match file.read(&mut buffer[filled..]) {
+            Ok(0) => return Ok(filled),
+            Ok(read) => filled += read,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// The bytes as text; invalid UTF-8 is replaced (listing never rewrites).
+fn text_of(bytes: &[u8]) -> Cow<'_, str> {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => Cow::Borrowed(text),
+        Err(_) => String::from_utf8_lossy(bytes),
+    }
 }
 
 /// The file's bytes, or `None` when it vanished.

@@ -1,7 +1,8 @@
 //! Tools: the shared operations behind every host's tools, with bounded results.
 //!
 //! Each operation takes its parameter struct (decoded from the host's JSON with
-//! [`parse_arguments`]) and returns a [`ToolOutput`]: the model-facing text, the
+//! [`parse_arguments`], or all at once by name with [`call_notes_tool`] and
+//! [`call_history_tool`]) and returns a [`ToolOutput`]: the model-facing text, the
 //! flat JSON result (the data itself on success, `{error, code, details?}` on a
 //! refusal) and an error flag. Both the text and the JSON fit
 //! [`TOOL_OUTPUT_MAX_BYTES`], whatever the input. Hosts never re-page or
@@ -14,14 +15,17 @@
 //! [`fill_while_fits`] for "add rows while the result fits", [`prefix_fit`] for
 //! the longest fitting prefix.
 
+mod dispatch;
 mod fill;
 pub mod history;
+pub mod notes;
 mod outcome;
 mod output;
 mod params;
 pub mod schemas;
 mod window;
 
+pub use dispatch::{HISTORY_TOOLS, NOTES_TOOLS, call_history_tool, call_notes_tool};
 pub use fill::{Filled, fill_while_fits};
 pub use outcome::{Outcome, Refusal, RefusalCode, WireRefusal};
 pub use output::{ToolData, ToolOutput, fits};

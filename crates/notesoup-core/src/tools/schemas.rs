@@ -8,6 +8,12 @@ use serde_json::Value;
 use super::history::{
     HistoryListParams, HistoryReadParams, HistorySearchParams, HistoryWindowsParams,
 };
+use super::notes::{
+    NotesListParams, NotesReadParams, NotesSearchParams, NotesUpdateParams, NotesWriteParams,
+};
+
+/// The sentence every notes tool description ends with.
+pub const ADDRESSES_SENTENCE: &str = "Addresses: `<path>` with no @ for this session; @project/, @human/, @self/, @model/ for durable homes (see /skill:memory). Never pass them to filesystem tools.";
 
 /// One tool as a host registers it.
 #[derive(Debug, Clone, PartialEq)]
@@ -19,11 +25,67 @@ pub struct ToolSchema {
     /// JSON Schema of the parameters (an object with `additionalProperties:
     /// false`, subschemas inlined).
     pub input_schema: Value,
+    /// Calls must run one at a time, in order (the writing tools).
+    pub sequential: bool,
 }
 
-/// Every shared tool: the history tools.
+/// Every shared tool: the notes tools, then the history tools.
 pub fn all() -> Vec<ToolSchema> {
-    history()
+    let mut tools = notes();
+    tools.extend(history());
+    tools
+}
+
+/// The five notes tools, in the order hosts list them.
+pub fn notes() -> Vec<ToolSchema> {
+    vec![
+        ToolSchema {
+            sequential: true,
+            ..notes_tool::<NotesWriteParams>(
+                "notes_write",
+                "Create a note or replace its whole body. Its metadata is kept (createdAt and every other \
+                 frontmatter key), and writing a crumpled note uncrumples it. Name a note for what it holds and \
+                 when to reach for it: a fresh window sees only the name. Store only what git and the history \
+                 cannot give back. The receipt says created, overwritten or uncrumpled.",
+            )
+        },
+        ToolSchema {
+            sequential: true,
+            ..notes_tool::<NotesUpdateParams>(
+                "notes_update",
+                "Change one note: exact-text body edits (each oldText must occur exactly once unless \
+                 replace_all is set), a metadata-only change (origin, crumpled), or a move with rename_to, which \
+                 is used alone. An ambiguous edit fails with its match line numbers and a missing one with its \
+                 edit index; nothing is written unless every edit applies. The receipt gives the number of edits \
+                 that changed text, the change kind and the diff.",
+            )
+        },
+        notes_tool::<NotesReadParams>(
+            "notes_read",
+            "Read a window of one note's body (the frontmatter is not part of it) with the note's metadata. \
+             offset_chars counts code points into the body (negative counts back from the end); limit_chars \
+             caps the window (default 12000, at most 50000). When more remains, the last line names the \
+             offset_chars to continue with; successive windows join back into the exact body.",
+        ),
+        notes_tool::<NotesListParams>(
+            "notes_list",
+            "List notes as a recent-first snapshot across this session, @project/, @human/, @self/ and \
+             @model/: each address with its updated time (and crumpled time in the wastebasket). Not paginated: \
+             more counts the notes left out, so narrow with pattern. Hidden crumpled notes and unreadable homes \
+             are reported.",
+        ),
+        notes_tool::<NotesSearchParams>(
+            "notes_search",
+            "Search note bodies line by line for literal text, case-insensitively; several queries match any \
+             of them. The result is a recent-first snapshot, not paginated: each note shows its matching lines \
+             with their line numbers and offset_chars, which notes_read takes to read from the match. Narrow \
+             with pattern; crumpled notes are searched only with wastebasket.",
+        ),
+    ]
+}
+
+fn notes_tool<P: JsonSchema>(name: &'static str, description: &str) -> ToolSchema {
+    tool::<P>(name, &format!("{description} {ADDRESSES_SENTENCE}"))
 }
 
 /// The four history tools, in the order hosts list them.
@@ -64,6 +126,7 @@ fn tool<P: JsonSchema>(name: &'static str, description: &str) -> ToolSchema {
         name,
         description: description.to_owned(),
         input_schema: input_schema::<P>(),
+        sequential: false,
     }
 }
 
@@ -80,8 +143,8 @@ pub fn input_schema<P: JsonSchema>() -> Value {
         .into_generator();
     let mut schema = generator.into_root_schema_for::<P>().to_value();
     if let Value::Object(root) = &mut schema {
-        root.remove("title");
-        root.remove("description");
+        root.shift_remove("title");
+        root.shift_remove("description");
     }
     tidy(&mut schema);
     schema
@@ -96,10 +159,10 @@ fn tidy(schema: &mut Value) {
                 _ => false,
             };
             if integer {
-                object.remove("format");
+                object.shift_remove("format");
             }
             if let Some(constants) = object.get("oneOf").and_then(string_constants) {
-                object.remove("oneOf");
+                object.shift_remove("oneOf");
                 object.insert("type".to_owned(), Value::from("string"));
                 object.insert("enum".to_owned(), Value::Array(constants));
             }

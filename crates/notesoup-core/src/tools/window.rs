@@ -79,12 +79,19 @@ pub fn read_window<T: ToolData>(
         }
     };
     // The full range first: at the end of the text its footer disappears, so it
-    // can fit where a shorter window would not.
-    let full = make(window(range));
-    if fits(&full) {
-        return Ok(full);
+    // can fit where a shorter window would not. More code points than budget
+    // bytes can never fit, so such a range goes straight to the search.
+    if range <= TOOL_OUTPUT_MAX_BYTES {
+        let full = make(window(range));
+        if fits(&full) {
+            return Ok(full);
+        }
     }
-    let (mut low, mut high) = (0, range);
+    let (mut low, mut high) = (0, range.min(TOOL_OUTPUT_MAX_BYTES));
+    if high > 0 && !fits(&make(window(1))) {
+        // Not even one code point fits: no longer window will.
+        high = 0;
+    }
     while low < high {
         let mid = (low + high).div_ceil(2);
         if fits(&make(window(mid))) {

@@ -11,6 +11,7 @@ use notesoup_core::boot::{
 };
 use notesoup_core::notes::{NoteStore, NotesIdentity, Scope};
 use notesoup_core::wire::ToolBindings;
+use proptest::prelude::*;
 use tempfile::TempDir;
 
 const SESSION: &str = "0197a1b2-session";
@@ -588,4 +589,37 @@ fn unicode_titles() {
     let (_, text) = notes.boot(&ToolBindings::plain());
     let shelves = &text[text.find("YOUR NOTES").expect("shelves")..];
     insta::assert_snapshot!(shelves);
+}
+
+proptest! {
+    #[test]
+    fn titles_are_one_line_of_at_most_41_code_points(body in "(?s).{0,300}") {
+        let title = page_title(&body);
+        prop_assert!(title.chars().count() <= 41);
+        prop_assert!(!title.contains('\n'));
+        prop_assert!(title.chars().count() <= 40 || title.ends_with('…'));
+    }
+
+    #[test]
+    fn any_map_body_is_cut_exactly_when_over_the_cap(
+        line in " {0,3}[^\r\n]{0,80}",
+        repeat in 0usize..120,
+    ) {
+        let body = format!("{line}\n").repeat(repeat);
+        let snapshot = BootSnapshot {
+            opened_at: opened_at(),
+            homes: vec![(
+                Scope::Project,
+                HomeShelf::Loaded {
+                    map: Some(MapPage { address: "@project/MAP.md".into(), body: body.clone() }),
+                    fresh: vec![],
+                },
+            )],
+        };
+        let text = render_boot(&snapshot, &identity(None), &ToolBindings::plain());
+        let cut = text.ends_with("[MAP cut at 4096 chars — slim it down; full body at @project/MAP.md]");
+        // The renderer drops blank lines before and blank space after the body.
+        let kept = body.trim_start_matches(['\n', '\r']).trim_end();
+        prop_assert_eq!(cut, kept.chars().count() > 4_096);
+    }
 }

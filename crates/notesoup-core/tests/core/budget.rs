@@ -1,7 +1,7 @@
 //! Integration tests: budget.
 
 use notesoup_core::budget::{
-    BudgetPolicy, BudgetStage, ClampedReserve, DEFAULT_REMINDER_MARGIN_TOKENS,
+    BudgetPolicy, BudgetStage, ClampedReserve, ContextRemaining, DEFAULT_REMINDER_MARGIN_TOKENS,
     DEFAULT_RESERVE_TOKENS, MAX_RESERVE_TOKENS, ReserveWarning, WARNING_RUNWAY_TOKENS,
     clamp_reserve, manual_close_out_text, remaining_tokens, reminder_text, warning_text,
 };
@@ -257,4 +257,23 @@ fn manual_close_out_quotes_the_prompt() {
         Some("Fix the flaky login test.\n\nThen run `cargo test` — all of it."),
     );
     insta::assert_snapshot!(text);
+}
+
+#[test]
+fn get_context_remaining_result() {
+    fn check(remaining: Option<u64>, expect: &str) {
+        let result = BudgetPolicy::default().context_remaining(remaining);
+        assert_eq!(result.to_string(), expect);
+        assert_eq!(
+            serde_json::to_string(&result).expect("serializable"),
+            expect
+        );
+        assert_eq!(
+            serde_json::from_str::<ContextRemaining>(expect).expect("parses"),
+            result
+        );
+    }
+    check(None, r#"{"remaining_tokens":null}"#);
+    check(Some(100_000), r#"{"remaining_tokens":67232}"#);
+    check(Some(1_000), r#"{"remaining_tokens":0}"#);
 }

@@ -1,1 +1,12 @@
-//! Integration tests: history.
+//! Integration tests: history — the decoded model, pairing, documents and the
+//! four history tools.
+
+// Tests may unwrap: a panic is a failed test.
+#![allow(clippy::unwrap_used)]
+
+mod fixture;
+mod list;
+mod model;
+mod properties;
+mod read;
+mod search;

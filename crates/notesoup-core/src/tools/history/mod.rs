@@ -23,7 +23,8 @@ use super::{
     HISTORY_PREVIEW_CHARS, Outcome, Refusal, RefusalCode, ToolOutput, fill_while_fits, fits,
     read_window,
 };
-use crate::history::{History, LiteralMatcher, Role};
+use crate::history::{History, Role};
+use crate::notes::LiteralQueries;
 
 /// `history_windows`: the session's windows, oldest first, as many as fit.
 pub fn history_windows(history: &History, _params: &HistoryWindowsParams) -> ToolOutput {
@@ -134,12 +135,14 @@ fn search_page(history: &History, params: &HistorySearchParams) -> Outcome<Histo
     };
     let scope = selection.scope(history, false)?;
     let literals = params.query.literals()?;
-    let mut matcher = LiteralMatcher::new(&literals);
+    // The notes store's matcher, so both searches fold case the same way.
+    let matcher = LiteralQueries::new(&literals)
+        .map_err(|error| Refusal::new(RefusalCode::InvalidQuery, error.message()))?;
     scope.page(|event| {
         if !scope.selects(event) {
             return None;
         }
-        matcher.earliest(&event.document).map(Some)
+        matcher.find_first(&event.document).map(Some)
     })
 }
 

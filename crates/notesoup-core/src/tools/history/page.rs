@@ -8,7 +8,9 @@ use serde_json::json;
 use super::types::{HistoryFoldedRow, HistoryPage, HistoryPageItem, HistoryRow, ToolCounts};
 use crate::history::{Event, History, Role};
 use crate::tools::window::to_u32;
-use crate::tools::{Outcome, Refusal, RefusalCode, fill_while_fits, fits, prefix_fit};
+use crate::tools::{
+    Outcome, Refusal, RefusalCode, TOOL_OUTPUT_MAX_BYTES, fill_while_fits, fits, prefix_fit,
+};
 
 /// Most tool names one folded row lists.
 pub const MAX_FOLD_TOOL_NAMES: usize = 20;
@@ -169,6 +171,11 @@ impl PageScope<'_> {
         let shrink = |item: HistoryPageItem| {
             let mut trial = item.clone();
             trial.truncated = true;
+            trial.content.clear();
+            if !fits(&page_with(&trial)) {
+                // Not even an empty preview fits: no prefix will.
+                return trial;
+            }
             let content = prefix_fit(&item.content, |prefix| {
                 trial.content = prefix.to_owned();
                 fits(&page_with(&trial))
@@ -302,9 +309,14 @@ impl PageScope<'_> {
     fn item(&self, candidate: Candidate) -> HistoryPageItem {
         let event = &self.history.events()[candidate.index];
         let start = candidate.match_offset.unwrap_or(0);
-        let truncated = start > 0 || start.saturating_add(self.max_chars) < event.total_chars;
+        // A preview longer than the byte budget can never fit (a code point
+        // takes at least one byte), so a larger request is cut here, before the
+        // budget search, with the same result.
+        let max_chars = self.max_chars.min(TOOL_OUTPUT_MAX_BYTES);
+        let total_chars = event.total_chars();
+        let truncated = start > 0 || start.saturating_add(max_chars) < total_chars;
         let content = if truncated {
-            char_slice(&event.document, start, self.max_chars).to_owned()
+            char_slice(&event.document, start, max_chars).to_owned()
         } else {
             event.document.clone()
         };
@@ -324,7 +336,7 @@ impl PageScope<'_> {
                 .and_then(|tool| tool.full_output_path.clone()),
             nested_calls: tool.and_then(|tool| tool.nested_calls),
             truncated,
-            total_chars: to_u32(event.total_chars),
+            total_chars: to_u32(total_chars),
             content,
             offset_chars: candidate.match_offset.map(to_u32),
         }

@@ -14,14 +14,14 @@ impl ToolData for HistoryWindowsData {
     fn render(&self) -> String {
         let mut text = format!("session {}", self.session_id);
         for window in &self.windows {
-            let _ = write!(
-                text,
-                "\nwindow {} | seqs {}-{} | {} events",
-                window.window_id,
-                seq_or_dash(window.first_seq),
-                seq_or_dash(window.last_seq),
-                window.item_count
-            );
+            let _ = write!(text, "\nwindow {} | seqs ", window.window_id);
+            match (window.first_seq, window.last_seq) {
+                (Some(first), Some(last)) => {
+                    let _ = write!(text, "{first}-{last}");
+                }
+                _ => text.push('-'),
+            }
+            let _ = write!(text, " | {} events", window.item_count);
         }
         if self.more > 0 {
             let _ = write!(
@@ -93,10 +93,6 @@ impl ToolData for HistoryReadData {
         );
         text
     }
-}
-
-fn seq_or_dash(seq: Option<u32>) -> String {
-    seq.map_or_else(|| "-".to_owned(), |seq| seq.to_string())
 }
 
 /// `seq N | window W | role`

@@ -128,10 +128,13 @@ pub struct HistoryWindowRow {
     /// The window id.
     pub window_id: String,
     /// When the window began, if known.
+    #[typeshare(typescript(type = "string | null"))]
     pub created_at: Option<String>,
     /// Lowest event seq, or null for a window without events.
+    #[typeshare(typescript(type = "number | null"))]
     pub first_seq: Option<u32>,
     /// Highest event seq, or null for a window without events.
+    #[typeshare(typescript(type = "number | null"))]
     pub last_seq: Option<u32>,
     /// Number of events.
     pub item_count: u32,
@@ -145,8 +148,10 @@ pub struct HistoryPage {
     #[typeshare(typescript(type = "(HistoryPageItem | HistoryFoldedRow)[]"))]
     pub items: Vec<HistoryRow>,
     /// Pass as before to page older; null when nothing older matches.
+    #[typeshare(typescript(type = "number | null"))]
     pub older_before: Option<u32>,
     /// Pass as after to page newer; null when nothing newer matches.
+    #[typeshare(typescript(type = "number | null"))]
     pub newer_after: Option<u32>,
 }
 
@@ -171,6 +176,7 @@ pub struct HistoryPageItem {
     /// The public role.
     pub role: Role,
     /// When it was recorded, if known.
+    #[typeshare(typescript(type = "string | null"))]
     pub created_at: Option<String>,
     /// Tool name, on tool events (absent when tool_name_omitted is set).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -284,6 +290,7 @@ pub struct HistoryReadData {
     /// The public role.
     pub role: Role,
     /// When it was recorded, if known.
+    #[typeshare(typescript(type = "string | null"))]
     pub created_at: Option<String>,
     /// Tool name, on tool events.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -307,8 +314,10 @@ pub struct HistoryReadData {
     /// Code-point length of the whole text.
     pub total_chars: u32,
     /// Pass as offset_chars to continue; null at the true end.
+    #[typeshare(typescript(type = "number | null"))]
     pub next_offset_chars: Option<u32>,
     /// Why the slice stopped early (the limit or the byte budget); null when
     /// nothing was withheld.
+    #[typeshare(typescript(type = "LimitedBy | null"))]
     pub limited_by: Option<LimitedBy>,
 }

@@ -155,3 +155,10 @@ fn strip_frontmatter_of_written_content() {
     assert_eq!(strip_frontmatter("no frontmatter"), "no frontmatter");
     assert_eq!(strip_frontmatter("---\nunclosed"), "---\nunclosed");
 }
+
+#[test]
+fn a_repeated_known_key_takes_the_last_value() {
+    let (meta, _, _) =
+        parse("---\norigin: user\norigin: external\naccessCount: 1\naccessCount: 2\n---\n\n");
+    assert_eq!((meta.origin, meta.access_count), (Origin::External, 2));
+}

@@ -423,3 +423,66 @@ fn missing_homes_are_simply_empty() {
             .is_empty()
     );
 }
+
+#[test]
+fn homes_are_isolated_by_session_and_project() {
+    let f = populated();
+    let identity = |session: &str, project: &str| {
+        notesoup_core::notes::NotesIdentity::new(
+            f.dir.path().join("notes"),
+            session,
+            project,
+            "alice",
+            "gpt",
+        )
+        .expect("identity")
+    };
+    let other_session = NoteStore::new(identity("s2", "proj-12345678"));
+    let found: Vec<String> = other_session
+        .list(&ListQuery::default())
+        .expect("list")
+        .into_iter()
+        .map(|r| r.address)
+        .collect();
+    assert!(
+        found.iter().all(|a| a.starts_with('@')),
+        "another session sees no bare notes: {found:?}"
+    );
+    assert!(found.contains(&"@project/MAP.md".to_owned()));
+    let other_project = NoteStore::new(identity("s1", "other-87654321"));
+    let found: Vec<String> = other_project
+        .list(&ListQuery::default())
+        .expect("list")
+        .into_iter()
+        .map(|r| r.address)
+        .collect();
+    assert!(
+        found.iter().all(|a| !a.starts_with("@project/")),
+        "{found:?}"
+    );
+    assert!(
+        other_project
+            .read("@project/decisions")
+            .expect("read")
+            .is_none()
+    );
+}
+
+#[test]
+fn search_never_matches_frontmatter() {
+    let f = Fixture::new();
+    f.store.write("@human/x", "body text", None).expect("write");
+    assert!(
+        f.store
+            .search(&["origin", "createdAt"], &ListQuery::default())
+            .expect("search")
+            .is_empty()
+    );
+    assert_eq!(
+        f.store
+            .search(&["BODY"], &ListQuery::default())
+            .expect("search")
+            .len(),
+        1
+    );
+}

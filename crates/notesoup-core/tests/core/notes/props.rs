@@ -190,7 +190,8 @@ fn text_from(
 }
 
 const ALPHABET: &[&str] = &[
-    "a", "B", "x", " ", "\n", "\r\n", "İ", "i", "\u{307}", "ß", "Σ", "ς", "σ", "é", "É", "漢", "Ω",
+    "a", "B", "x", "k", "\u{212a}", " ", "\n", "\r\n", "İ", "i", "\u{307}", "ß", "Σ", "ς", "σ",
+    "é", "É", "漢", "Ω",
 ];
 
 proptest! {
@@ -206,6 +207,9 @@ proptest! {
             .map(|m| (m.line, m.text, m.offset_chars))
             .collect();
         prop_assert_eq!(&found, &naive(&queries, &body));
+        let mut raw = Vec::new();
+        let prefix = format!("---\nkey: x\n---\n\n{body}");
+        prop_assert!(found.is_empty() || matcher.could_match(prefix.as_bytes(), &mut raw));
         for (_, _, offset) in &found {
             let tail: String = body.chars().skip(*offset).collect();
             let first = tail.chars().next().map(|c| fold(&c.to_string()).len()).unwrap_or(0);

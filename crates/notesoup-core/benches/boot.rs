@@ -1,0 +1,114 @@
+//! The boot over a 10,000-note store: the snapshot (five scoped listings that
+//! read and parse every note) and the pure render, together and apart.
+//!
+//! Run with `cargo bench -p notesoup-core --bench boot`.
+
+use std::fs;
+use std::path::Path;
+
+use divan::Bencher;
+use jiff::Timestamp;
+use jiff::tz::TimeZone;
+use notesoup_core::boot::{BootIdentity, BootSnapshot, render_boot};
+use notesoup_core::notes::{NoteStore, NotesIdentity};
+use notesoup_core::wire::ToolBindings;
+use tempfile::TempDir;
+
+/// Notes in the generated store, spread evenly over the five homes.
+const NOTES: usize = 10_000;
+
+fn main() {
+    divan::main();
+}
+
+const HOMES: [&str; 5] = [
+    "pi/session/s1",
+    "project/shop-1a2b3c4d",
+    "human",
+    "agents/alice",
+    "models/gpt-5",
+];
+
+/// Writes `NOTES` notes of about 600 bytes each, in nested folders, plus a
+/// MAP per home, with distinct update times.
+fn generate(root: &Path) {
+    for (home_index, home) in HOMES.iter().enumerate() {
+        let dir = root.join(home);
+        let mut map = String::new();
+        for i in (home_index..NOTES).step_by(HOMES.len()) {
+            let rel = format!("topic-{}/note-{i}.md", i % 40);
+            let minute = i % 60;
+            let hour = (i / 60) % 24;
+            let day = 1 + (i / 1440) % 28;
+            let body = format!(
+                "# Note {i} about topic {}\n\n{}\n",
+                i % 40,
+                "Decisions, not diaries: a line of durable detail that explains why. ".repeat(8)
+            );
+            let text = format!(
+                "---\norigin: self\ncreatedAt: 2026-01-01T00:00:00.000+00:00\nupdatedAt: 2026-08-{day:02}T{hour:02}:{minute:02}:00.000+00:00\nlastAccessed: 2026-08-01T00:00:00.000+00:00\naccessCount: 3\n---\n\n{body}"
+            );
+            let path = dir.join(&rel);
+            fs::create_dir_all(path.parent().expect("parent")).expect("dirs");
+            fs::write(path, text).expect("note");
+            if map.len() < 6_000 {
+                map.push_str(&format!("- `{rel}`: note {i}\n"));
+            }
+        }
+        fs::write(
+            dir.join("MAP.md"),
+            format!("---\nupdatedAt: 2026-08-01T00:00:00.000+00:00\n---\n\n{map}"),
+        )
+        .expect("map");
+    }
+}
+
+fn store(root: &Path) -> NoteStore {
+    let identity =
+        NotesIdentity::new(root, "s1", "shop-1a2b3c4d", "alice", "gpt-5").expect("identity");
+    NoteStore::new(identity).with_time_zone(TimeZone::UTC)
+}
+
+fn identity() -> BootIdentity {
+    BootIdentity {
+        agent: "alice".into(),
+        model: "gpt-5".into(),
+        root_window_id: "pcw:0197a1b2:root".into(),
+        window_id: "pcw:0197a1b2:5f3c9d1e".into(),
+        previous_window_id: Some("pcw:0197a1b2:root".into()),
+    }
+}
+
+fn with_store(run: impl FnOnce(&NoteStore)) {
+    let dir = TempDir::new().expect("temp dir");
+    generate(dir.path());
+    run(&store(dir.path()));
+}
+
+#[divan::bench(sample_count = 20)]
+fn snapshot_and_render_10k(bencher: Bencher<'_, '_>) {
+    with_store(|store| {
+        let bindings = ToolBindings::plain();
+        bencher.bench_local(|| {
+            let snapshot = BootSnapshot::load(store).expect("snapshot");
+            render_boot(&snapshot, &identity(), &bindings)
+        });
+    });
+}
+
+#[divan::bench(sample_count = 20)]
+fn snapshot_10k(bencher: Bencher<'_, '_>) {
+    with_store(|store| {
+        bencher.bench_local(|| BootSnapshot::load(store).expect("snapshot"));
+    });
+}
+
+#[divan::bench]
+fn render_only(bencher: Bencher<'_, '_>) {
+    with_store(|store| {
+        let opened_at: Timestamp = "2026-09-01T00:00:00Z".parse().expect("time");
+        let snapshot = BootSnapshot::load_at(store, opened_at).expect("snapshot");
+        let bindings = ToolBindings::plain();
+        bencher.bench_local(|| render_boot(&snapshot, &identity(), &bindings));
+    });
+}

@@ -1,0 +1,453 @@
+//! The notes tools: `notes_write`, `notes_update`, `notes_read`, `notes_list`
+//! and `notes_search`, over a [`NoteStore`].
+
+mod render;
+mod types;
+
+use serde_json::{Map, Value, json};
+
+pub use types::{
+    ExtraFields, ListedNote, NoteEditParam, NoteMatch, NoteMetadata, NotesListData,
+    NotesListParams, NotesReadData, NotesReadParams, NotesSearchData, NotesSearchParams,
+    NotesUpdateData, NotesUpdateParams, NotesWriteData, NotesWriteParams, OmittedExtra,
+    SearchedNote,
+};
+
+use super::output::json_bytes;
+use super::params::at_least;
+use super::window::to_u32;
+use super::{
+    MAX_ERROR_LINE_FACTS, MAX_METADATA_ENTRY_BYTES, MAX_METADATA_EXTRA_BYTES, Outcome, Refusal,
+    RefusalCode, ToolOutput, fill_while_fits, fits, prefix_fit, read_window,
+};
+use crate::notes::{
+    Change, Edit, ListQuery, NoteError, NoteErrorCode, NoteMeta, NoteStore, NotesIdentity, Origin,
+    Scope, UpdateRequest, local_iso,
+};
+
+/// The simple diff: `note <kind>` (what the original Claude plugin showed).
+pub fn note_kind_diff(change: &Change) -> String {
+    format!("note {}", change.kind.as_str())
+}
+
+/// The diff of a rename: `rename A -> B`.
+pub fn rename_diff(from: &str, to: &str) -> String {
+    format!("rename {from} -> {to}")
+}
+
+/// `notes_write`: creates or replaces a note's body, keeping its metadata.
+pub fn notes_write(store: &NoteStore, params: &NotesWriteParams) -> ToolOutput {
+    ToolOutput::from_outcome(write(store, params))
+}
+
+/// `notes_update`: body edits, a metadata change, or (alone) a rename.
+/// `diff` renders the store's change in the host's style (e.g.
+/// [`note_kind_diff`]); a rename's diff is always [`rename_diff`].
+pub fn notes_update(
+    store: &NoteStore,
+    params: &NotesUpdateParams,
+    diff: &dyn Fn(&Change) -> String,
+) -> ToolOutput {
+    ToolOutput::from_outcome(update(store, params, diff))
+}
+
+/// `notes_read`: one window of a note's body, with its metadata.
+pub fn notes_read(store: &NoteStore, params: &NotesReadParams) -> ToolOutput {
+    ToolOutput::from_outcome(read(store, params))
+}
+
+/// `notes_list`: a recent-first snapshot of notes, as many as fit.
+pub fn notes_list(store: &NoteStore, params: &NotesListParams) -> ToolOutput {
+    ToolOutput::from_outcome(list(store, params))
+}
+
+/// `notes_search`: a recent-first snapshot of notes whose body lines contain
+/// any query literal, with the matching lines.
+pub fn notes_search(store: &NoteStore, params: &NotesSearchParams) -> ToolOutput {
+    ToolOutput::from_outcome(search(store, params))
+}
+
+/// Maps a store error to its refusal: the code passes through, line numbers
+/// (at most [`MAX_ERROR_LINE_FACTS`], with the total) and the edit index go
+/// into details, and a filesystem failure is `io_error` "notes operation
+/// failed" (the path stays out of the model's view).
+pub fn note_refusal(error: &NoteError) -> Refusal {
+    let code = refusal_code(error.code());
+    if error.is_filesystem() {
+        return Refusal::new(code, "notes operation failed");
+    }
+    let mut details = Map::new();
+    if let Some(lines) = error.line_numbers() {
+        let shown: Vec<usize> = lines.iter().copied().take(MAX_ERROR_LINE_FACTS).collect();
+        details.insert("line_numbers".to_owned(), json!(shown));
+        if lines.len() > MAX_ERROR_LINE_FACTS {
+            details.insert("line_numbers_total".to_owned(), json!(lines.len()));
+        }
+    }
+    if let Some(index) = error.edit_index() {
+        details.insert("edit_index".to_owned(), json!(index));
+    }
+    let refusal = Refusal::new(code, error.message());
+    if details.is_empty() {
+        refusal
+    } else {
+        refusal.with_details(Value::Object(details))
+    }
+}
+
+fn refusal_code(code: NoteErrorCode) -> RefusalCode {
+    match code {
+        NoteErrorCode::NotFound => RefusalCode::NotFound,
+        NoteErrorCode::AlreadyExists => RefusalCode::AlreadyExists,
+        NoteErrorCode::AmbiguousEdit => RefusalCode::AmbiguousEdit,
+        NoteErrorCode::NoMatch => RefusalCode::NoMatch,
+        NoteErrorCode::NothingToDo => RefusalCode::NothingToDo,
+        NoteErrorCode::TooLarge => RefusalCode::TooLarge,
+        NoteErrorCode::InvalidScope => RefusalCode::InvalidScope,
+        NoteErrorCode::InvalidOrigin => RefusalCode::InvalidOrigin,
+        NoteErrorCode::InvalidAddress => RefusalCode::InvalidAddress,
+        NoteErrorCode::InvalidPattern => RefusalCode::InvalidPattern,
+        NoteErrorCode::InvalidQuery => RefusalCode::InvalidQuery,
+        NoteErrorCode::InvalidOffset => RefusalCode::InvalidOffset,
+        NoteErrorCode::IoError => RefusalCode::IoError,
+        NoteErrorCode::InternalError => RefusalCode::InternalError,
+    }
+}
+
+fn parse_origin(origin: Option<&str>) -> Outcome<Option<Origin>> {
+    origin.map(Origin::parse).transpose().map_err(store_error)
+}
+
+fn store_error(error: NoteError) -> Refusal {
+    note_refusal(&error)
+}
+
+/// The project a note belongs to: the key of the `@project` home, or a
+/// session note's `project` metadata.
+fn project_key(scope: Scope, meta: &NoteMeta, identity: &NotesIdentity) -> Option<String> {
+    match scope {
+        Scope::Project => Some(identity.project_key().to_owned()),
+        Scope::Session => meta.project.clone(),
+        _ => None,
+    }
+}
+
+fn write(store: &NoteStore, params: &NotesWriteParams) -> Outcome<NotesWriteData> {
+    let origin = parse_origin(params.origin.as_deref())?;
+    let written = store
+        .write(&params.address, &params.content, origin)
+        .map_err(store_error)?;
+    let data = NotesWriteData {
+        project_key: project_key(written.resolved_scope, &written.meta, store.identity()),
+        address: written.address,
+        outcome: written.outcome,
+    };
+    fit_or(
+        data,
+        "The note was written, but its receipt exceeds the response budget.",
+    )
+}
+
+fn update(
+    store: &NoteStore,
+    params: &NotesUpdateParams,
+    diff: &dyn Fn(&Change) -> String,
+) -> Outcome<NotesUpdateData> {
+    let edits = params.edits.as_deref().unwrap_or_default();
+    if let Some(target) = params.rename_to.as_deref().filter(|to| !to.is_empty()) {
+        if !edits.is_empty()
+            || params.origin.is_some()
+            || params.crumpled.is_some()
+            || params.replace_all == Some(true)
+        {
+            return Err(Refusal::new(
+                RefusalCode::InvalidScope,
+                "rename_to is used alone: do not combine it with edits, origin, crumpled, or replace_all",
+            ));
+        }
+        let moved = store.rename(&params.address, target).map_err(store_error)?;
+        return bound_receipt(NotesUpdateData {
+            project_key: project_key(moved.resolved_scope, &moved.meta, store.identity()),
+            applied: 0,
+            change_kind: crate::notes::ChangeKind::File,
+            diff: rename_diff(&moved.from, &moved.address),
+            diff_truncated: None,
+            rename_from: Some(moved.from),
+            replaced_crumpled_target: Some(moved.replaced_crumpled_target),
+            address: moved.address,
+        });
+    }
+    let mut request = UpdateRequest {
+        edits: Vec::with_capacity(edits.len()),
+        origin: parse_origin(params.origin.as_deref())?,
+        crumpled: params.crumpled,
+        replace_all: params.replace_all.unwrap_or(false),
+    };
+    for (index, edit) in edits.iter().enumerate() {
+        let Some(new_text) = edit.new_text.as_str() else {
+            return Err(store_error(NoteError::no_match(
+                index,
+                format!("edit {index}: newText must be a string"),
+            )));
+        };
+        request.edits.push(Edit {
+            old_text: edit.old_text.clone(),
+            new_text: new_text.to_owned(),
+        });
+    }
+    let updated = store
+        .update(&params.address, &request)
+        .map_err(store_error)?;
+    bound_receipt(NotesUpdateData {
+        project_key: project_key(updated.resolved_scope, &updated.meta, store.identity()),
+        applied: to_u32(updated.applied),
+        change_kind: updated.change.kind,
+        diff: diff(&updated.change),
+        diff_truncated: None,
+        rename_from: None,
+        replaced_crumpled_target: None,
+        address: updated.address,
+    })
+}
+
+/// A receipt whose diff is cut to the longest fitting prefix when needed.
+fn bound_receipt(data: NotesUpdateData) -> Outcome<NotesUpdateData> {
+    if fits(&data) {
+        return Ok(data);
+    }
+    let mut shortened = NotesUpdateData {
+        diff_truncated: Some(true),
+        diff: String::new(),
+        ..data.clone()
+    };
+    let diff = prefix_fit(&data.diff, |prefix| {
+        shortened.diff = prefix.to_owned();
+        fits(&shortened)
+    });
+    shortened.diff = diff.to_owned();
+    fit_or(
+        shortened,
+        "The update was applied, but its receipt metadata exceeds the response budget.",
+    )
+}
+
+fn fit_or<T: super::ToolData>(data: T, message: &str) -> Outcome<T> {
+    if fits(&data) {
+        Ok(data)
+    } else {
+        Err(Refusal::new(RefusalCode::OutputTooLarge, message))
+    }
+}
+
+fn read(store: &NoteStore, params: &NotesReadParams) -> Outcome<NotesReadData> {
+    let note = store
+        .read(&params.address)
+        .map_err(store_error)?
+        .ok_or_else(|| Refusal::new(RefusalCode::NotFound, "note not found"))?;
+    let project_key = project_key(note.resolved_scope, &note.meta, store.identity());
+    let metadata = metadata(&note.meta, store);
+    read_window(
+        &note.body,
+        params.offset_chars.map(i64::from),
+        params.limit_chars,
+        |window| NotesReadData {
+            address: note.address.clone(),
+            project_key: project_key.clone(),
+            metadata: metadata.clone(),
+            text: window.text,
+            offset_chars: window.offset_chars,
+            total_chars: window.total_chars,
+            next_offset_chars: window.next_offset_chars,
+            limited_by: window.limited_by,
+        },
+    )
+}
+
+/// The metadata `notes_read` shows: extras in file order while each stays
+/// within [`MAX_METADATA_ENTRY_BYTES`] and all within
+/// [`MAX_METADATA_EXTRA_BYTES`]; the rest are counted.
+fn metadata(meta: &NoteMeta, store: &NoteStore) -> NoteMetadata {
+    let tz = store.time_zone();
+    let mut extra = Vec::new();
+    let (mut shown_bytes, mut omitted_keys, mut omitted_bytes) = (0, 0, 0);
+    for entry in &meta.extras {
+        // The key counts too: hand-written frontmatter can have long keys.
+        let bytes = json_bytes(entry.key()) + 1 + json_bytes(entry.value());
+        if bytes > MAX_METADATA_ENTRY_BYTES || shown_bytes + bytes > MAX_METADATA_EXTRA_BYTES {
+            omitted_keys += 1;
+            omitted_bytes += bytes;
+            continue;
+        }
+        shown_bytes += bytes;
+        extra.push((entry.key().to_owned(), entry.value().clone()));
+    }
+    NoteMetadata {
+        origin: meta.origin,
+        created_at: local_iso(meta.created_at, tz),
+        updated_at: local_iso(meta.updated_at, tz),
+        crumpled_at: meta.crumpled_at.map(|at| local_iso(at, tz)),
+        project: meta.project.clone(),
+        extra: ExtraFields(extra),
+        omitted_extra: (omitted_keys > 0).then(|| OmittedExtra {
+            keys: to_u32(omitted_keys),
+            bytes: to_u32(omitted_bytes),
+        }),
+    }
+}
+
+fn list_query(pattern: Option<&str>, wastebasket: Option<bool>) -> ListQuery {
+    ListQuery {
+        pattern: pattern
+            .filter(|pattern| !pattern.is_empty())
+            .map(str::to_owned),
+        scope: None,
+        who: None,
+        wastebasket: wastebasket.unwrap_or(false),
+    }
+}
+
+const FIRST_ROW_TOO_LARGE: &str =
+    "The first matching note cannot fit in a response without losing its identity.";
+
+fn list(store: &NoteStore, params: &NotesListParams) -> Outcome<NotesListData> {
+    at_least("limit", params.limit, 1)?;
+    let status = store
+        .list_with_status(&list_query(params.pattern.as_deref(), params.wastebasket))
+        .map_err(store_error)?;
+    let tz = store.time_zone();
+    let total = status.rows.len();
+    let rows = status
+        .rows
+        .iter()
+        .take(limit(params.limit))
+        .map(|row| ListedNote {
+            address: row.address.clone(),
+            project_key: project_key(row.scope, &row.meta, store.identity()),
+            updated_at: local_iso(row.meta.updated_at, tz),
+            crumpled_at: row.meta.crumpled_at.map(|at| local_iso(at, tz)),
+        });
+    let data = |files: Vec<ListedNote>| NotesListData {
+        more: to_u32(total - files.len()),
+        files,
+        crumpled_excluded: to_u32(status.crumpled_excluded),
+        homes_unavailable: status.homes_unavailable.clone(),
+    };
+    let filled = fill_while_fits(rows, |kept| fits(&data(kept.to_vec())));
+    if filled.kept.is_empty() && filled.rejected.is_some() {
+        return Err(Refusal::new(
+            RefusalCode::OutputTooLarge,
+            FIRST_ROW_TOO_LARGE,
+        ));
+    }
+    fit_or(
+        data(filled.kept),
+        "The notes snapshot metadata exceeds the response budget.",
+    )
+}
+
+fn search(store: &NoteStore, params: &NotesSearchParams) -> Outcome<NotesSearchData> {
+    let literals = params.query.literals()?;
+    at_least("limit", params.limit, 1)?;
+    at_least("max_matches_per_file", params.max_matches_per_file, 1)?;
+    let status = store
+        .search_with_status(
+            &literals,
+            &list_query(params.pattern.as_deref(), params.wastebasket),
+        )
+        .map_err(store_error)?;
+    let tz = store.time_zone();
+    let mut rows = status.rows;
+    // The store sorts by address; the tool shows the most recent first.
+    rows.sort_by(|a, b| {
+        b.meta
+            .updated_at
+            .cmp(&a.meta.updated_at)
+            .then_with(|| a.address.cmp(&b.address))
+    });
+    let total = rows.len();
+    let per_file = limit(params.max_matches_per_file);
+    let files = rows
+        .iter()
+        .take(limit(params.limit))
+        .map(|row| SearchedNote {
+            address: row.address.clone(),
+            project_key: project_key(row.scope, &row.meta, store.identity()),
+            updated_at: local_iso(row.meta.updated_at, tz),
+            crumpled_at: row.meta.crumpled_at.map(|at| local_iso(at, tz)),
+            matches_total: to_u32(row.matches.len()),
+            matches: row
+                .matches
+                .iter()
+                .take(per_file)
+                .map(|found| NoteMatch {
+                    line: to_u32(found.line),
+                    text: found.text.clone(),
+                    truncated: false,
+                    offset_chars: to_u32(found.offset_chars),
+                })
+                .collect(),
+        });
+    let data = |files: Vec<SearchedNote>| NotesSearchData {
+        more: to_u32(total - files.len()),
+        files,
+        crumpled_excluded: to_u32(status.crumpled_excluded),
+        homes_unavailable: status.homes_unavailable.clone(),
+    };
+    let filled = fill_while_fits(files, |kept| fits(&data(kept.to_vec())));
+    let mut kept = filled.kept;
+    if kept.is_empty()
+        && let Some(first) = filled.rejected
+    {
+        let shrunk = shrink_first(first, |file| fits(&data(vec![file.clone()])))
+            .ok_or_else(|| Refusal::new(RefusalCode::OutputTooLarge, FIRST_ROW_TOO_LARGE))?;
+        kept.push(shrunk);
+    }
+    fit_or(
+        data(kept),
+        "The notes snapshot metadata exceeds the response budget.",
+    )
+}
+
+/// The first search row at its largest fitting size: as many whole match
+/// lines as fit, else the first line cut and flagged `truncated`.
+fn shrink_first(file: SearchedNote, fits: impl Fn(&SearchedNote) -> bool) -> Option<SearchedNote> {
+    let with_matches = |count: usize| SearchedNote {
+        matches: file.matches[..count].to_vec(),
+        ..file.clone()
+    };
+    let (mut low, mut high) = (0, file.matches.len());
+    while low < high {
+        let mid = (low + high).div_ceil(2);
+        if fits(&with_matches(mid)) {
+            low = mid;
+        } else {
+            high = mid - 1;
+        }
+    }
+    if low > 0 {
+        return Some(with_matches(low));
+    }
+    let first = file.matches.first()?.clone();
+    let mut trial = SearchedNote {
+        matches: vec![NoteMatch {
+            text: String::new(),
+            truncated: true,
+            ..first.clone()
+        }],
+        ..file.clone()
+    };
+    if !fits(&trial) {
+        return None;
+    }
+    let text = prefix_fit(&first.text, |prefix| {
+        trial.matches[0].text = prefix.to_owned();
+        fits(&trial)
+    })
+    .to_owned();
+    trial.matches[0].text = text;
+    Some(trial)
+}
+
+fn limit(limit: Option<u32>) -> usize {
+    limit.map_or(usize::MAX, |limit| limit as usize)
+}

@@ -1,0 +1,369 @@
+//! `notesoup hook <event>`: Claude Code hook handlers.
+//!
+//! Every handler exits 0. What it says goes out as one JSON object (or
+//! nothing); a failure is reported to the user as a `systemMessage`, never
+//! swallowed and never a crash. Hooks fired from subagents are ignored.
+
+pub mod io;
+
+use std::path::PathBuf;
+
+use notesoup_core::boot::continuation_text;
+use notesoup_core::budget::{reminder_text, warning_text};
+use notesoup_core::notes::project_key;
+
+use self::io::{Event, HookInput, HookOutput};
+use crate::boot::{self, BOOT_FAILED};
+use crate::budget::{Budget, Notice, notice_due};
+use crate::env::HostEnv;
+use crate::names::bindings;
+use crate::state::{ChainLink, HandOff, Origin, SessionState, StateDir, WindowFlags};
+use crate::transcript::scan::{BootScan, boot_scan, last_reply};
+use crate::window::WindowId;
+
+/// Shown once the close-out after a warning is done.
+pub const CLOSE_OUT_DONE: &str =
+    "notesoup: close-out done. Run /clear for a fresh window; it boots from your notes.";
+
+/// Shown at every Stop while the window is at the hard reserve.
+pub fn hard_reserve_notice(remaining: u64) -> String {
+    format!(
+        "notesoup: context almost full ({remaining} tokens left). Run /clear for a fresh window; it boots from your notes."
+    )
+}
+
+/// Runs the handler of `event` on the hook's stdin.
+pub fn run(event: Event, stdin: &[u8], env: &HostEnv) -> HookOutput {
+    if env.disabled {
+        return HookOutput::default();
+    }
+    let input: HookInput = match serde_json::from_slice(stdin) {
+        Ok(input) => input,
+        Err(err) => return HookOutput::notice(format!("notesoup: unreadable hook input: {err}")),
+    };
+    if input.agent_id.is_some() {
+        return HookOutput::default();
+    }
+    match Session::open(env, &input) {
+        Ok(session) => match event {
+            Event::SessionStart => session.start(),
+            Event::UserPromptSubmit | Event::PostToolBatch => session.budget_notice(event),
+            Event::Stop => session.stop(),
+            Event::SessionEnd => session.end(),
+        },
+        Err(message) => HookOutput::notice(format!("notesoup: {message}")),
+    }
+}
+
+/// One hook run: the input, where its records live, and the session's
+/// transcript and project.
+struct Session<'a> {
+    env: &'a HostEnv,
+    input: &'a HookInput,
+    states: StateDir,
+    transcript: PathBuf,
+    cwd: PathBuf,
+}
+
+impl<'a> Session<'a> {
+    fn open(env: &'a HostEnv, input: &'a HookInput) -> Result<Self, String> {
+        if input.session_id.is_empty() {
+            return Err("hook input has no session_id".into());
+        }
+        let data = env
+            .data_dir()
+            .ok_or("CLAUDE_PLUGIN_DATA is not set; notesoup cannot keep its session records")?;
+        let cwd = input
+            .cwd
+            .clone()
+            .or_else(|| env.project_dir.clone())
+            .ok_or("hook input has no cwd")?;
+        let transcript = match &input.transcript_path {
+            Some(path) => path.clone(),
+            None => env
+                .transcripts_dir(&cwd)
+                .ok_or("hook input has no transcript_path")?
+                .join(format!("{}.jsonl", input.session_id)),
+        };
+        Ok(Self {
+            env,
+            input,
+            states: StateDir::new(data),
+            transcript,
+            cwd,
+        })
+    }
+
+    fn session_id(&self) -> &str {
+        &self.input.session_id
+    }
+
+    /// A state for a session that starts a new `/clear` chain.
+    fn new_chain(&self) -> SessionState {
+        SessionState::new_chain(
+            self.session_id(),
+            self.transcript.clone(),
+            self.cwd.clone(),
+            project_key(&self.cwd),
+        )
+    }
+
+    /// The session's state, or one recovered from its transcript when the
+    /// record is missing (plugin data wiped, plugin enabled mid-session, a
+    /// fork). `true` when recovered.
+    fn load_or_recover(&self) -> Result<(SessionState, bool), String> {
+        match self
+            .states
+            .load(self.session_id())
+            .map_err(|e| e.to_string())?
+        {
+            Some(state) => Ok((state, false)),
+            None => Ok((self.recover(&self.scan()?), true)),
+        }
+    }
+
+    fn scan(&self) -> Result<BootScan, String> {
+        boot_scan(&self.transcript).map_err(|e| e.to_string())
+    }
+
+    /// A state rebuilt from the transcript: the newest notesoup boot names
+    /// the chain's root and the window, and every compaction after it opened
+    /// one more window.
+    fn recover(&self, scan: &BootScan) -> SessionState {
+        let mut state = self.new_chain();
+        if let Some(ids) = &scan.last_boot {
+            state.notes_session_id = ids.root.session_id.clone();
+            state.window_ordinal = ids.current.ordinal;
+        }
+        state.window_ordinal += scan.boundaries_after;
+        if scan.boundaries_after > 0 {
+            state.previous_window_id =
+                Some(WindowId::new(self.session_id(), state.window_ordinal - 1).to_string());
+        }
+        state.window.boot_injected = scan.in_live_window;
+        state
+    }
+
+    /// Records `state`; a failure becomes a user notice on `output`.
+    fn save(&self, state: &SessionState, output: HookOutput) -> HookOutput {
+        match self.states.save(state) {
+            Ok(()) => output,
+            Err(err) => {
+                output.with_notice(&format!("notesoup: could not record the session: {err}"))
+            }
+        }
+    }
+
+    /// SessionStart: the boot, once per window.
+    fn start(&self) -> HookOutput {
+        let (mut state, continued) = match self.window_to_boot() {
+            Ok(found) => found,
+            Err(message) => {
+                return HookOutput::notice(BOOT_FAILED)
+                    .with_notice(&format!("notesoup: {message}"));
+            }
+        };
+        if state.window.boot_injected {
+            return self.save(&state, HookOutput::default());
+        }
+        state.window.boot_injected = true;
+        let output = match boot::render(self.env, &state) {
+            Ok(mut text) => {
+                if continued {
+                    text.push_str("\n\n");
+                    text.push_str(&continuation_text(&bindings()));
+                }
+                HookOutput::context(Event::SessionStart, text)
+            }
+            Err(error) => HookOutput::context(Event::SessionStart, boot::fallback(&error))
+                .with_notice(BOOT_FAILED),
+        };
+        self.save(&state, output)
+    }
+
+    /// The window a SessionStart opens (or finds), and whether it continues
+    /// a chain after `/clear` (then the continuation follows the boot).
+    fn window_to_boot(&self) -> Result<(SessionState, bool), String> {
+        let loaded = || {
+            self.states
+                .load(self.session_id())
+                .map_err(|e| e.to_string())
+        };
+        match self.input.source.as_deref().unwrap_or("startup") {
+            "compact" => {
+                let state = match loaded()? {
+                    Some(mut state) => {
+                        state.open_next_window();
+                        state
+                    }
+                    None => {
+                        // The boundary row may not be on disk yet.
+                        let scan = self.scan()?;
+                        let mut state = self.recover(&scan);
+                        if scan.boundaries_after == 0 {
+                            state.open_next_window();
+                        }
+                        state.window = WindowFlags::default();
+                        state
+                    }
+                };
+                Ok((state, false))
+            }
+            "clear" => self.take_hand_off(),
+            "resume" | "fork" => {
+                // Resume replays old attachments: a boot after the last
+                // boundary means the live window already has one.
+                let scan = self.scan()?;
+                let mut state = match loaded()? {
+                    Some(state) => state,
+                    None => self.recover(&scan),
+                };
+                // Compactions notesoup did not see (it was off) opened
+                // windows after the recorded one.
+                if let Some(ids) = &scan.last_boot
+                    && ids.current == state.window_id()
+                {
+                    for _ in 0..scan.boundaries_after {
+                        state.open_next_window();
+                    }
+                }
+                state.window.boot_injected = scan.in_live_window;
+                Ok((state, false))
+            }
+            // startup, and any source a later Claude Code adds.
+            _ => Ok((loaded()?.unwrap_or_else(|| self.new_chain()), false)),
+        }
+    }
+
+    /// SessionStart(clear): the chain continues from the hand-off marker, or
+    /// a new chain starts without one. `true` when it continued.
+    fn take_hand_off(&self) -> Result<(SessionState, bool), String> {
+        let key = project_key(&self.cwd);
+        let Some(hand_off) = self.states.take_hand_off(&key).map_err(|e| e.to_string())? else {
+            return Ok((self.new_chain(), false));
+        };
+        let mut chain = self
+            .states
+            .load(&hand_off.previous_session_id)
+            .ok()
+            .flatten()
+            .map(|previous| previous.chain)
+            .unwrap_or_default();
+        chain.push(ChainLink {
+            session_id: hand_off.previous_session_id,
+            transcript_path: hand_off.previous_transcript_path,
+        });
+        let mut state = self.new_chain();
+        state.project_key = key;
+        state.notes_session_id = hand_off.notes_session_id;
+        state.window_ordinal = hand_off.ordinal + 1;
+        state.previous_window_id = Some(hand_off.window_id);
+        state.chain = chain;
+        Ok((state, true))
+    }
+
+    /// The live window's budget, from the transcript's last usage; `None`
+    /// before the first reply of the window.
+    fn budget(&self) -> Result<Option<Budget>, String> {
+        let reply = last_reply(&self.transcript).map_err(|e| e.to_string())?;
+        Ok(reply.map(|reply| Budget::measure(&reply, &self.env.budget)))
+    }
+
+    /// UserPromptSubmit and PostToolBatch: the reminder, then the warning,
+    /// each once per window.
+    fn budget_notice(&self, event: Event) -> HookOutput {
+        let run = || -> Result<HookOutput, String> {
+            let (mut state, recovered) = self.load_or_recover()?;
+            let Some(budget) = self.budget()? else {
+                return Ok(if recovered {
+                    self.save(&state, HookOutput::default())
+                } else {
+                    HookOutput::default()
+                });
+            };
+            let text = match notice_due(&budget, &state.window) {
+                None if !recovered => return Ok(HookOutput::default()),
+                None => return Ok(self.save(&state, HookOutput::default())),
+                Some(Notice::Reminder(countdown)) => {
+                    state.window.reminder_shown = true;
+                    reminder_text(countdown, &bindings())
+                }
+                Some(Notice::Warning) => {
+                    state.window.warning_shown = true;
+                    warning_text(&bindings())
+                }
+            };
+            Ok(self.save(&state, HookOutput::context(event, text)))
+        };
+        run().unwrap_or_else(|message| HookOutput::notice(format!("notesoup: {message}")))
+    }
+
+    /// Stop: close-out done after a delivered warning; otherwise one block
+    /// with the close-out text when the warning line was crossed unseen;
+    /// and the hard-reserve notice.
+    fn stop(&self) -> HookOutput {
+        let run = || -> Result<HookOutput, String> {
+            let (mut state, _) = self.load_or_recover()?;
+            let budget = self.budget()?;
+            let hard = budget
+                .filter(|b| b.remaining <= b.policy.reserve_line())
+                .map(|b| hard_reserve_notice(b.remaining));
+            let output = if state.window.warning_shown && !state.window.close_out_done {
+                state.window.close_out_done = true;
+                HookOutput::notice(CLOSE_OUT_DONE)
+            } else if let Some(budget) = budget
+                && budget.remaining <= budget.policy.warning_line()
+                && !state.window.warning_shown
+                && !self.input.stop_hook_active
+            {
+                state.window.warning_shown = true;
+                HookOutput::block(warning_text(&bindings()))
+            } else {
+                return Ok(hard.map(HookOutput::notice).unwrap_or_default());
+            };
+            let output = match hard {
+                Some(hard) => output.with_notice(&hard),
+                None => output,
+            };
+            Ok(self.save(&state, output))
+        };
+        run().unwrap_or_else(|message| HookOutput::notice(format!("notesoup: {message}")))
+    }
+
+    /// SessionEnd(clear): the hand-off marker for the next session, and
+    /// nothing else (SessionEnd runs under a short timeout).
+    fn end(&self) -> HookOutput {
+        if self.input.reason.as_deref() != Some("clear") {
+            return HookOutput::default();
+        }
+        let state = match self.states.load(self.session_id()) {
+            Ok(Some(state)) => state,
+            Ok(None) => self.new_chain(),
+            Err(err) => return HookOutput::notice(format!("notesoup: {err}")),
+        };
+        let hand_off = HandOff {
+            notes_session_id: state.notes_session_id.clone(),
+            previous_session_id: state.session_id.clone(),
+            previous_transcript_path: state.transcript_path.clone(),
+            root_window_id: state.root_window().to_string(),
+            window_id: state.window_id().to_string(),
+            ordinal: state.window_ordinal,
+            origin: Origin::Normal,
+            created_at: now_local_iso(),
+        };
+        match self.states.put_hand_off(&state.project_key, &hand_off) {
+            Ok(()) => HookOutput::default(),
+            Err(err) => HookOutput::notice(format!(
+                "notesoup: could not hand the session over to the next window: {err}"
+            )),
+        }
+    }
+}
+
+/// Now, as local ISO time with a numeric offset.
+fn now_local_iso() -> String {
+    notesoup_core::notes::local_iso(
+        notesoup_core::notes::now_ms(),
+        &jiff::tz::TimeZone::system(),
+    )
+}

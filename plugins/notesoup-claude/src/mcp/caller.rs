@@ -1,0 +1,209 @@
+//! Which Claude session a `tools/call` comes from.
+//!
+//! MCP 2026-07-28 requests are stateless and one server process outlives
+//! `/clear`, so each call is resolved on its own: the transcript whose
+//! assistant row holds the `tool_use` named by `_meta["claudecode/toolUseId"]`
+//! belongs to the caller (a subagent's transcript resolves to its parent
+//! session). When that row is not on disk yet (transcripts are written
+//! asynchronously), the project's most recently recorded session stands in.
+
+use std::io;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use crate::state::{SessionState, StateDir};
+use crate::transcript::row::{Block, Row, blocks};
+use crate::transcript::tail::ReverseLines;
+
+/// Transcripts looked at, newest first: the caller's is being written to.
+const MAX_FILES: usize = 16;
+/// Bytes read from the end of each: the `tool_use` row is near the end.
+const MAX_TAIL_BYTES: usize = 8 * 1024 * 1024;
+
+/// How the caller was found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Resolution {
+    /// Through the `tool_use` row in its transcript.
+    ToolUse,
+    /// The project's latest recorded session.
+    Latest,
+}
+
+/// The caller's session state, if any session is known.
+pub fn resolve(
+    states: &StateDir,
+    transcripts_dir: Option<&Path>,
+    project_key: &str,
+    tool_use_id: Option<&str>,
+) -> Result<Option<(SessionState, Resolution)>, String> {
+    if let (Some(dir), Some(id)) = (transcripts_dir, tool_use_id)
+        && let Some(session_id) = find_tool_use(dir, id).map_err(|e| e.to_string())?
+        && let Some(state) = states.load(&session_id).map_err(|e| e.to_string())?
+    {
+        return Ok(Some((state, Resolution::ToolUse)));
+    }
+    Ok(states
+        .latest(project_key)
+        .map_err(|e| e.to_string())?
+        .map(|state| (state, Resolution::Latest)))
+}
+
+/// The session whose transcript (or subagent transcript) holds the assistant
+/// `tool_use` block with id `tool_use_id`.
+pub fn find_tool_use(dir: &Path, tool_use_id: &str) -> io::Result<Option<String>> {
+    let needle = format!("\"{tool_use_id}\"");
+    for (session_id, path) in candidates(dir)? {
+        if holds_tool_use(&path, tool_use_id, needle.as_bytes())? {
+            return Ok(Some(session_id));
+        }
+    }
+    Ok(None)
+}
+
+/// `<dir>/<session>.jsonl` and `<dir>/<session>/subagents/*.jsonl`, newest
+/// first, each with the session it belongs to.
+fn candidates(dir: &Path) -> io::Result<Vec<(String, PathBuf)>> {
+    let mut found: Vec<(SystemTime, String, PathBuf)> = Vec::new();
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(err) => return Err(err),
+    };
+    let mut push = |session: &str, path: PathBuf| {
+        if let Ok(modified) = path.metadata().and_then(|m| m.modified()) {
+            found.push((modified, session.to_owned(), path));
+        }
+    };
+    for entry in entries.filter_map(Result::ok) {
+        let path = entry.path();
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if let Some(session) = name.strip_suffix(".jsonl") {
+            push(session, path);
+        } else if let Ok(subagents) = std::fs::read_dir(path.join("subagents")) {
+            for sub in subagents.filter_map(Result::ok) {
+                if sub.file_name().to_string_lossy().ends_with(".jsonl") {
+                    push(&name, sub.path());
+                }
+            }
+        }
+    }
+    found.sort_by_key(|entry| std::cmp::Reverse(entry.0));
+    Ok(found
+        .into_iter()
+        .take(MAX_FILES)
+        .map(|(_, session, path)| (session, path))
+        .collect())
+}
+
+fn holds_tool_use(path: &Path, tool_use_id: &str, needle: &[u8]) -> io::Result<bool> {
+    let mut lines = match ReverseLines::open(path) {
+        Ok(lines) => lines,
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(false),
+        Err(err) => return Err(err),
+    };
+    let mut read = 0;
+    while let Some(line) = lines.next_line()? {
+        read += line.len() + 1;
+        if line.windows(needle.len()).any(|w| w == needle)
+            && let Some(row) = Row::parse(&line)
+            && row.kind == "assistant"
+            && blocks(row.message.as_ref().and_then(|m| m.content.as_ref()))
+                .iter()
+                .any(|b| matches!(b, Block::ToolUse { id, .. } if id == tool_use_id))
+        {
+            return Ok(true);
+        }
+        if read >= MAX_TAIL_BYTES {
+            break;
+        }
+    }
+    Ok(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tool_use_row(id: &str) -> String {
+        format!(
+            r#"{{"type":"assistant","uuid":"u","message":{{"id":"m","model":"c","content":[{{"type":"tool_use","id":"{id}","name":"mcp__plugin_notesoup_notesoup__notes_list","input":{{}}}}]}}}}"#
+        )
+    }
+
+    #[test]
+    fn finds_main_and_subagent_transcripts() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("s1.jsonl"), tool_use_row("toolu_a") + "\n").unwrap();
+        let sub = dir.path().join("s2").join("subagents");
+        std::fs::create_dir_all(&sub).unwrap();
+        std::fs::write(sub.join("agent-x.jsonl"), tool_use_row("toolu_b")).unwrap();
+        // A mention in a user row is not the call.
+        std::fs::write(
+            dir.path().join("s3.jsonl"),
+            r#"{"type":"user","message":{"content":"see \"toolu_c\""}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            find_tool_use(dir.path(), "toolu_a").unwrap().as_deref(),
+            Some("s1")
+        );
+        assert_eq!(
+            find_tool_use(dir.path(), "toolu_b").unwrap().as_deref(),
+            Some("s2")
+        );
+        assert_eq!(find_tool_use(dir.path(), "toolu_c").unwrap(), None);
+        assert_eq!(
+            find_tool_use(&dir.path().join("none"), "toolu_a").unwrap(),
+            None
+        );
+    }
+
+    #[test]
+    fn falls_back_to_the_latest_session_of_the_project() {
+        let data = tempfile::tempdir().unwrap();
+        let transcripts = tempfile::tempdir().unwrap();
+        let states = StateDir::new(data.path());
+        assert_eq!(
+            resolve(
+                &states,
+                Some(transcripts.path()),
+                "p-12345678",
+                Some("toolu_z")
+            )
+            .unwrap(),
+            None
+        );
+        let mut a =
+            SessionState::new_chain("sa", "/t/sa.jsonl".into(), "/w".into(), "p-12345678".into());
+        states.save(&a).unwrap();
+        let b =
+            SessionState::new_chain("sb", "/t/sb.jsonl".into(), "/w".into(), "p-12345678".into());
+        states.save(&b).unwrap();
+        std::fs::write(transcripts.path().join("sa.jsonl"), tool_use_row("toolu_a")).unwrap();
+        let (found, how) = resolve(
+            &states,
+            Some(transcripts.path()),
+            "p-12345678",
+            Some("toolu_a"),
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(
+            (found.session_id.as_str(), how),
+            ("sa", Resolution::ToolUse)
+        );
+        let (found, how) = resolve(
+            &states,
+            Some(transcripts.path()),
+            "p-12345678",
+            Some("toolu_unflushed"),
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!((found.session_id.as_str(), how), ("sb", Resolution::Latest));
+        a.window_ordinal = 2;
+        states.save(&a).unwrap();
+        let (found, _) = resolve(&states, None, "p-12345678", None).unwrap().unwrap();
+        assert_eq!(found.session_id, "sa");
+    }
+}

@@ -1,0 +1,387 @@
+//! Decoding the transcripts of a `/clear` chain into core's history model.
+//!
+//! - Rows used: `user`, `assistant` (not synthetic), `system/compact_boundary`
+//!   and `attachment/hook_additional_context`, with a uuid and not on a
+//!   sidechain. Everything else (bookkeeping, other attachments, unknown
+//!   types, lines that do not parse) is skipped.
+//! - Seqs run over the used rows of the whole chain in file order, oldest
+//!   file first. A row takes one seq, plus one per `tool_use` block; a user
+//!   row takes one per `tool_result` block (plus one when it also has text).
+//!   A seq depends only on row and block kinds, so it is stable as files grow.
+//! - The active branch of each file is what the newest main-thread row
+//!   reaches through `parentUuid`, following `logicalParentUuid` across a
+//!   compact boundary and a boundary's preserved-segment anchor to its
+//!   summary. Rows off it take seqs but answer `not_on_branch`.
+//! - Windows split at each compact boundary and between files. A window's id
+//!   is the one its own notesoup boot names; a window without a boot counts
+//!   on from the window before it.
+
+use std::collections::{HashMap, HashSet};
+use std::io;
+use std::path::PathBuf;
+
+use notesoup_core::history::{
+    ItemKind, MessageRole, SeqSpan, ToolCall, ToolResult, ToolStatus, Transcript, TranscriptItem,
+    TranscriptWindow,
+};
+use serde_json::Value;
+
+use super::row::{Block, Row, blocks, result_text};
+use crate::window::{WindowId, boot_ids};
+
+/// One transcript file of a chain.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChainFile {
+    /// The Claude session id the file belongs to.
+    pub session_id: String,
+    /// The JSONL file.
+    pub path: PathBuf,
+}
+
+/// Decodes `files` (oldest first) into one transcript for `notes_session_id`.
+/// A missing file decodes as empty (Claude Code creates a transcript lazily).
+pub fn decode_chain(notes_session_id: &str, files: &[ChainFile]) -> io::Result<Transcript> {
+    let mut decoder = Decoder {
+        transcript: Transcript {
+            session_id: notes_session_id.to_owned(),
+            ..Transcript::default()
+        },
+        used_ids: HashSet::new(),
+        last_ordinal: 0,
+    };
+    for file in files {
+        let bytes = match std::fs::read(&file.path) {
+            Ok(bytes) => bytes,
+            Err(err) if err.kind() == io::ErrorKind::NotFound => Vec::new(),
+            Err(err) => return Err(err),
+        };
+        decoder.file(&file.session_id, &bytes);
+    }
+    Ok(decoder.transcript)
+}
+
+struct Decoder {
+    transcript: Transcript,
+    used_ids: HashSet<String>,
+    last_ordinal: u64,
+}
+
+/// Row kinds worth parsing; a line whose leading `"type"` names anything else
+/// is bookkeeping and skipped unparsed (these can be large).
+const MESSAGE_KINDS: [&str; 4] = ["user", "assistant", "system", "attachment"];
+
+fn worth_parsing(line: &[u8]) -> bool {
+    let Some(rest) = line.strip_prefix(b"{\"type\":\"") else {
+        return true;
+    };
+    let end = rest.iter().position(|&b| b == b'"').unwrap_or(rest.len());
+    MESSAGE_KINDS
+        .iter()
+        .any(|kind| kind.as_bytes() == &rest[..end])
+}
+
+impl Decoder {
+    fn file(&mut self, session_id: &str, bytes: &[u8]) {
+        let rows: Vec<Row> = bytes
+            .split(|&b| b == b'\n')
+            .filter(|line| !line.is_empty() && worth_parsing(line))
+            .filter_map(Row::parse)
+            .filter(|row| row.uuid.is_some() && !row.is_sidechain)
+            .collect();
+        let branch = active_branch(&rows);
+        let mut window = self.open_window(session_id, first_timestamp(&rows));
+        for row in &rows {
+            let Some(uuid) = row.uuid.as_deref() else {
+                continue;
+            };
+            let Some(decoded) = decode_row(row) else {
+                continue;
+            };
+            let base = self.transcript.highest_seq + 1;
+            self.transcript.highest_seq += decoded.seqs;
+            if !branch.contains(uuid) {
+                self.transcript.off_branch.push(SeqSpan {
+                    first: base,
+                    last: self.transcript.highest_seq,
+                });
+                continue;
+            }
+            if row.is_compact_boundary() {
+                self.close_window(window);
+                window = self.open_window(session_id, row.timestamp.clone());
+            }
+            window.push_items(base, row.timestamp.as_deref(), decoded.items);
+        }
+        self.close_window(window);
+    }
+
+    fn open_window(&mut self, session_id: &str, created_at: Option<String>) -> OpenWindow {
+        OpenWindow {
+            session_id: session_id.to_owned(),
+            created_at,
+            boot_id: None,
+            items: Vec::new(),
+        }
+    }
+
+    fn close_window(&mut self, window: OpenWindow) {
+        let id = match window
+            .boot_id
+            .filter(|id| !self.used_ids.contains(&id.to_string()))
+        {
+            Some(id) => id,
+            None => {
+                let mut id = WindowId::new(window.session_id, self.last_ordinal + 1);
+                while self.used_ids.contains(&id.to_string()) {
+                    id.ordinal += 1;
+                }
+                id
+            }
+        };
+        self.last_ordinal = id.ordinal;
+        let id = id.to_string();
+        self.used_ids.insert(id.clone());
+        self.transcript.windows.push(TranscriptWindow {
+            id,
+            created_at: window.created_at,
+            items: window.items,
+        });
+    }
+}
+
+/// A window being filled.
+struct OpenWindow {
+    session_id: String,
+    created_at: Option<String>,
+    /// The id named by the first notesoup boot in the window.
+    boot_id: Option<WindowId>,
+    items: Vec<TranscriptItem>,
+}
+
+impl OpenWindow {
+    fn push_items(&mut self, base: u32, created_at: Option<&str>, items: Vec<(u32, ItemKind)>) {
+        for (offset, kind) in items {
+            if self.boot_id.is_none()
+                && let ItemKind::Message {
+                    role: MessageRole::Context,
+                    text,
+                } = &kind
+                && text.starts_with(SESSION_START_CONTEXT)
+            {
+                self.boot_id = boot_ids(text).map(|ids| ids.current);
+            }
+            self.items.push(TranscriptItem {
+                seq: base + offset,
+                created_at: created_at.map(str::to_owned),
+                kind,
+            });
+        }
+    }
+}
+
+/// How hook context reads in the history: as the model saw it.
+const SESSION_START_CONTEXT: &str = "SessionStart hook additional context: ";
+
+fn first_timestamp(rows: &[Row]) -> Option<String> {
+    rows.iter().find_map(|row| row.timestamp.clone())
+}
+
+/// A used row: how many seqs it takes and the items at their offsets.
+struct Decoded {
+    seqs: u32,
+    items: Vec<(u32, ItemKind)>,
+}
+
+fn context(text: String) -> ItemKind {
+    ItemKind::Message {
+        role: MessageRole::Context,
+        text,
+    }
+}
+
+fn decode_row(row: &Row) -> Option<Decoded> {
+    match row.kind.as_str() {
+        "user" => Some(decode_user(row)),
+        "assistant" if !row.is_synthetic() => Some(decode_assistant(row)),
+        "system" if row.is_compact_boundary() => {
+            let text = match &row.content {
+                Some(Value::String(text)) => text.clone(),
+                _ => "Conversation compacted".to_owned(),
+            };
+            Some(Decoded {
+                seqs: 1,
+                items: vec![(0, context(text))],
+            })
+        }
+        "attachment" => {
+            let (event, texts) = row.hook_context()?;
+            let text = format!("{event} hook additional context: {}", texts.join("\n"));
+            Some(Decoded {
+                seqs: 1,
+                items: vec![(0, context(text))],
+            })
+        }
+        _ => None,
+    }
+}
+
+/// Local command rows (`/compact`, `/clear`, their caveat and output) are
+/// harness context, not something the human typed to the model.
+fn is_local_command(text: &str) -> bool {
+    let text = text.trim_start();
+    [
+        "<command-name>",
+        "<local-command-",
+        "<command-message>",
+        "<bash-input>",
+        "<bash-stdout>",
+        "<bash-stderr>",
+    ]
+    .iter()
+    .any(|tag| text.starts_with(tag))
+}
+
+fn decode_user(row: &Row) -> Decoded {
+    let message = row.message.as_ref();
+    let mut texts = Vec::new();
+    let mut results = Vec::new();
+    for block in blocks(message.and_then(|m| m.content.as_ref())) {
+        match block {
+            Block::Text { text } => texts.push(text),
+            Block::ToolResult {
+                tool_use_id,
+                content,
+                is_error,
+            } => results.push(ItemKind::ToolResult(ToolResult {
+                call_id: Some(tool_use_id),
+                name: None,
+                arguments: None,
+                status: if is_error {
+                    ToolStatus::Error
+                } else {
+                    ToolStatus::Ok
+                },
+                output: result_text(&content),
+                output_truncated: false,
+                full_output_path: None,
+                nested_calls: None,
+            })),
+            Block::ToolUse { .. } | Block::Other => {}
+        }
+    }
+    let mut items = Vec::new();
+    if !texts.is_empty() || results.is_empty() {
+        let text = texts.join("\n");
+        let role = if row.is_compact_summary || row.is_meta || is_local_command(&text) {
+            MessageRole::Context
+        } else {
+            MessageRole::User
+        };
+        items.push(ItemKind::Message { role, text });
+    }
+    items.extend(results);
+    Decoded {
+        seqs: u32::try_from(items.len()).unwrap_or(u32::MAX),
+        items: (0..).zip(items).collect(),
+    }
+}
+
+fn decode_assistant(row: &Row) -> Decoded {
+    let message = row.message.as_ref();
+    let mut texts = Vec::new();
+    let mut calls = Vec::new();
+    for block in blocks(message.and_then(|m| m.content.as_ref())) {
+        match block {
+            Block::Text { text } => texts.push(text),
+            Block::ToolUse { id, name, input } => calls.push(ItemKind::ToolCall(ToolCall {
+                name,
+                call_id: id,
+                arguments: Some(input.to_string()),
+            })),
+            Block::ToolResult { .. } | Block::Other => {}
+        }
+    }
+    let mut items = Vec::new();
+    let text = texts.join("\n");
+    if !text.is_empty() {
+        items.push((
+            0,
+            ItemKind::Message {
+                role: MessageRole::Assistant,
+                text,
+            },
+        ));
+    }
+    let seqs = 1 + u32::try_from(calls.len()).unwrap_or(u32::MAX - 1);
+    items.extend((1..).zip(calls));
+    Decoded { seqs, items }
+}
+
+/// The uuids on the file's active branch: everything the newest main-thread
+/// row reaches.
+fn active_branch(rows: &[Row]) -> HashSet<&str> {
+    let by_uuid: HashMap<&str, &Row> = rows
+        .iter()
+        .filter_map(|row| Some((row.uuid.as_deref()?, row)))
+        .collect();
+    // Rows after a compaction hang off the boundary's preserved-segment
+    // anchor, an id no row has; the summary row (or the boundary) stands in.
+    let mut anchors: HashMap<&str, &str> = HashMap::new();
+    for row in rows.iter().filter(|row| row.is_compact_boundary()) {
+        let (Some(uuid), Some(anchor)) = (
+            row.uuid.as_deref(),
+            row.compact_metadata
+                .as_ref()
+                .and_then(|m| m.preserved_segment.as_ref())
+                .and_then(|s| s.anchor_uuid.as_deref()),
+        ) else {
+            continue;
+        };
+        let summary = rows
+            .iter()
+            .find(|r| r.is_compact_summary && r.parent_uuid.as_deref() == Some(uuid))
+            .and_then(|r| r.uuid.as_deref());
+        anchors.insert(anchor, summary.unwrap_or(uuid));
+    }
+    let mut branch = HashSet::new();
+    let mut next = rows.last().and_then(|row| row.uuid.as_deref());
+    while let Some(uuid) = next {
+        let Some(row) = by_uuid.get(uuid) else {
+            next = anchors.get(uuid).copied();
+            continue;
+        };
+        if !branch.insert(uuid) {
+            break;
+        }
+        next = match row.parent_uuid.as_deref() {
+            Some(parent) => Some(parent),
+            None if row.is_compact_boundary() => row.logical_parent_uuid.as_deref(),
+            None => None,
+        };
+    }
+    branch
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bookkeeping_lines_are_skipped_unparsed() {
+        assert!(worth_parsing(br#"{"type":"user","x":1}"#));
+        assert!(worth_parsing(br#"{"parentUuid":null,"type":"assistant"}"#));
+        assert!(!worth_parsing(
+            br#"{"type":"api-request-blob","message":{}}"#
+        ));
+        assert!(!worth_parsing(br#"{"type":"queue-operation"}"#));
+    }
+
+    #[test]
+    fn local_commands_are_context() {
+        assert!(is_local_command("<command-name>/compact</command-name>"));
+        assert!(is_local_command(
+            "<local-command-stdout>x</local-command-stdout>"
+        ));
+        assert!(!is_local_command("please run <command-name>"));
+    }
+}

@@ -1,0 +1,6 @@
+//! Claude Code transcripts (`~/.claude/projects/<slug>/<session>.jsonl`).
+
+pub mod decode;
+pub mod row;
+pub mod scan;
+pub mod tail;

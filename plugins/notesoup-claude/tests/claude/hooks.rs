@@ -1,0 +1,458 @@
+//! Hook I/O: recorded Claude Code 2.1.332 payloads piped into the built
+//! binary, checked on stdout, the exit code and the records left behind.
+
+use serde_json::{Value, json};
+
+use crate::support::{
+    Sandbox, boundary_row, context_of, hook_context_row, notesoup_bin, reply_row,
+};
+
+const S1: &str = "11111111-1111-4111-8111-111111111111";
+const S2: &str = "22222222-2222-4222-8222-222222222222";
+
+fn start(sb: &Sandbox, source: &str, session: &str) -> Option<Value> {
+    let payload = sb.payload(&format!("SessionStart-{source}"), session);
+    sb.hook("session-start", &payload)
+}
+
+fn ids(boot: &str) -> Vec<&str> {
+    boot.lines()
+        .filter(|l| l.contains("context window id: "))
+        .collect()
+}
+
+#[test]
+fn startup_boots_the_root_window_once() {
+    let sb = Sandbox::new();
+    let out = start(&sb, "startup", S1).unwrap();
+    let boot = context_of(&out, "SessionStart");
+    assert_eq!(
+        ids(&boot),
+        [
+            format!("First context window id: claude:{S1}:1"),
+            format!("Current context window id: claude:{S1}:1"),
+        ]
+    );
+    assert!(boot.starts_with("<context_window>\nAgent name: claude (brain: claude)\n"));
+    assert!(boot.contains("mcp__plugin_notesoup_notesoup__notes_*"));
+    assert!(out.get("systemMessage").is_none());
+    // The same window never gets a second boot.
+    assert_eq!(start(&sb, "startup", S1), None);
+}
+
+#[test]
+fn the_boot_shows_the_project_map() {
+    let sb = Sandbox::new();
+    let key = notesoup_core::notes::project_key(&sb.project);
+    let map = sb.notes.join("project").join(&key).join("MAP.md");
+    std::fs::create_dir_all(map.parent().unwrap()).unwrap();
+    std::fs::write(
+        &map,
+        "---\norigin: self\n---\n\n- `@project/decisions.md` — why we chose X\n",
+    )
+    .unwrap();
+    let boot = context_of(&start(&sb, "startup", S1).unwrap(), "SessionStart");
+    assert!(
+        boot.contains("MAP — @project/MAP.md\n  - `@project/decisions.md` — why we chose X"),
+        "{boot}"
+    );
+}
+
+#[test]
+fn compact_boots_the_next_window() {
+    let sb = Sandbox::new();
+    start(&sb, "startup", S1).unwrap();
+    let boot = context_of(&start(&sb, "compact", S1).unwrap(), "SessionStart");
+    assert_eq!(
+        ids(&boot),
+        [
+            format!("First context window id: claude:{S1}:1"),
+            format!("Current context window id: claude:{S1}:2"),
+            format!("Previous context window id: claude:{S1}:1"),
+        ]
+    );
+    assert!(!boot.contains("You wake up blank"));
+}
+
+#[test]
+fn resume_injects_nothing_when_the_live_window_has_its_boot() {
+    let sb = Sandbox::new();
+    let boot = context_of(&start(&sb, "startup", S1).unwrap(), "SessionStart");
+    sb.append_transcript(S1, &[hook_context_row("h1", &boot), reply_row("a1", 1000)]);
+    assert_eq!(start(&sb, "resume", S1), None);
+
+    // A compaction notesoup never saw (plugin off at the time) opened a
+    // window without a boot: resume boots it as the next window.
+    sb.append_transcript(S1, &[boundary_row("b1")]);
+    let again = context_of(&start(&sb, "resume", S1).unwrap(), "SessionStart");
+    assert_eq!(
+        ids(&again)[1..],
+        [
+            format!("Current context window id: claude:{S1}:2"),
+            format!("Previous context window id: claude:{S1}:1"),
+        ]
+    );
+}
+
+#[test]
+fn resume_without_a_record_recovers_the_window_from_the_transcript() {
+    let sb = Sandbox::new();
+    let boot = "<context_window>\nAgent name: claude (brain: claude)\nFirst context window id: claude:root-session:1\nCurrent context window id: claude:other:4\n</context_window>";
+    sb.append_transcript(S1, &[hook_context_row("h1", boot), boundary_row("b1")]);
+    let out = context_of(&start(&sb, "resume", S1).unwrap(), "SessionStart");
+    assert_eq!(
+        ids(&out),
+        [
+            "First context window id: claude:root-session:1".to_owned(),
+            format!("Current context window id: claude:{S1}:5"),
+            format!("Previous context window id: claude:{S1}:4"),
+        ]
+    );
+    let state: Value = serde_json::from_slice(
+        &std::fs::read(sb.data.join(format!("sessions/{S1}.json"))).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(state["notesSessionId"], "root-session");
+}
+
+#[test]
+fn clear_carries_the_hand_off_into_the_next_window() {
+    let sb = Sandbox::new();
+    start(&sb, "startup", S1).unwrap();
+    start(&sb, "compact", S1).unwrap();
+    assert_eq!(
+        sb.hook("session-end", &sb.payload("SessionEnd-other", S1)),
+        None
+    );
+    let key = notesoup_core::notes::project_key(&sb.project);
+    let marker = sb.data.join("projects").join(&key).join("handoff.json");
+    assert!(!marker.exists(), "SessionEnd(other) leaves no marker");
+
+    assert_eq!(
+        sb.hook("session-end", &sb.payload("SessionEnd-clear", S1)),
+        None
+    );
+    let hand_off: Value = serde_json::from_slice(&std::fs::read(&marker).unwrap()).unwrap();
+    // The marker's fields in the spec's order (claude-code.md 2.8).
+    let keys: Vec<&str> = hand_off
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            "notesSessionId",
+            "previousSessionId",
+            "previousTranscriptPath",
+            "rootWindowId",
+            "windowId",
+            "ordinal",
+            "origin",
+            "createdAt"
+        ]
+    );
+    assert_eq!(hand_off["windowId"], format!("claude:{S1}:2"));
+    assert_eq!(hand_off["origin"], "normal");
+
+    let boot = context_of(&start(&sb, "clear", S2).unwrap(), "SessionStart");
+    assert_eq!(
+        ids(&boot),
+        [
+            format!("First context window id: claude:{S1}:1"),
+            format!("Current context window id: claude:{S2}:3"),
+            format!("Previous context window id: claude:{S1}:2"),
+        ]
+    );
+    assert!(
+        boot.trim_end()
+            .ends_with("Life goes on. It's your mess now."),
+        "{boot}"
+    );
+    assert!(boot.contains("\n\nYou wake up blank, puffy-eyed, and clearly robbed."));
+    assert!(!marker.exists(), "the marker is taken");
+    let state: Value = serde_json::from_slice(
+        &std::fs::read(sb.data.join(format!("sessions/{S2}.json"))).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(state["notesSessionId"], S1);
+    assert_eq!(state["chain"][0]["sessionId"], S1);
+
+    // A second /clear with no marker starts a new chain.
+    let fresh = context_of(
+        &start(&sb, "clear", "33333333-3333-4333-8333-333333333333").unwrap(),
+        "SessionStart",
+    );
+    assert!(
+        fresh.contains("Current context window id: claude:33333333-3333-4333-8333-333333333333:1")
+    );
+    assert!(!fresh.contains("You wake up blank"));
+}
+
+#[test]
+fn session_notes_survive_clear() {
+    let sb = Sandbox::new();
+    start(&sb, "startup", S1).unwrap();
+    let session_note = sb.notes.join("pi/session").join(S1).join("checkpoint.md");
+    std::fs::create_dir_all(session_note.parent().unwrap()).unwrap();
+    std::fs::write(
+        &session_note,
+        "---\norigin: self\n---\n\n# Checkpoint: ship the parser\n",
+    )
+    .unwrap();
+    sb.hook("session-end", &sb.payload("SessionEnd-clear", S1));
+    let boot = context_of(&start(&sb, "clear", S2).unwrap(), "SessionStart");
+    assert!(
+        boot.contains("Checkpoint: ship the parser — checkpoint.md"),
+        "{boot}"
+    );
+}
+
+fn prompt(sb: &Sandbox, session: &str) -> Option<Value> {
+    sb.hook(
+        "user-prompt-submit",
+        &sb.payload("UserPromptSubmit", session),
+    )
+}
+
+#[test]
+fn prompts_get_the_reminder_then_the_warning_once_per_window() {
+    let sb = Sandbox::new();
+    start(&sb, "startup", S1).unwrap();
+    // No reply yet: usage unknown, nothing to say.
+    assert_eq!(prompt(&sb, S1), None);
+    // 200k window, reserve 30,000: reminder at <= 54,576 left, warning at <= 46,384.
+    sb.append_transcript(S1, &[reply_row("a1", 145_000)]);
+    assert_eq!(prompt(&sb, S1), None);
+    sb.append_transcript(S1, &[reply_row("a2", 150_000)]);
+    let reminder = context_of(&prompt(&sb, S1).unwrap(), "UserPromptSubmit");
+    assert!(
+        reminder
+            .starts_with("<context_window_guidance>\nOnly 3616 tokens left before you get wiped"),
+        "{reminder}"
+    );
+    assert!(reminder.contains("Then call /clear (user command;"));
+    assert_eq!(prompt(&sb, S1), None);
+    sb.append_transcript(S1, &[reply_row("a3", 160_000)]);
+    let warning = context_of(&prompt(&sb, S1).unwrap(), "UserPromptSubmit");
+    assert!(warning.starts_with("<context_window_guidance>\nFinal warning"));
+    assert!(warning.contains("ask the human to run it) immediately."));
+    assert_eq!(prompt(&sb, S1), None);
+
+    // A compaction opens a new window: the notices may come again.
+    start(&sb, "compact", S1).unwrap();
+    sb.append_transcript(S1, &[boundary_row("b1")]);
+    assert_eq!(prompt(&sb, S1), None);
+    sb.append_transcript(S1, &[reply_row("a4", 170_000)]);
+    assert!(context_of(&prompt(&sb, S1).unwrap(), "UserPromptSubmit").contains("Final warning"));
+}
+
+#[test]
+fn post_tool_batch_delivers_with_its_own_event_name() {
+    let sb = Sandbox::new();
+    start(&sb, "startup", S1).unwrap();
+    sb.append_transcript(S1, &[reply_row("a1", 199_000)]);
+    let out = sb
+        .hook("post-tool-batch", &sb.payload("PostToolBatch", S1))
+        .unwrap();
+    assert!(context_of(&out, "PostToolBatch").contains("Final warning"));
+    assert_eq!(prompt(&sb, S1), None, "the warning is once per window");
+}
+
+fn stop(sb: &Sandbox, session: &str, active: bool) -> Option<Value> {
+    let mut payload = sb.payload("Stop", session);
+    payload["stop_hook_active"] = active.into();
+    sb.hook("stop", &payload)
+}
+
+#[test]
+fn stop_blocks_once_then_records_the_close_out() {
+    let sb = Sandbox::new();
+    start(&sb, "startup", S1).unwrap();
+    sb.append_transcript(S1, &[reply_row("a1", 100_000)]);
+    assert_eq!(stop(&sb, S1, false), None);
+    sb.append_transcript(S1, &[reply_row("a2", 160_000)]);
+    // Re-entered after someone else's block: never block.
+    assert_eq!(stop(&sb, S1, true), None);
+    let block = stop(&sb, S1, false).unwrap();
+    assert_eq!(block["decision"], "block");
+    assert!(block["reason"].as_str().unwrap().contains("Final warning"));
+    let done = stop(&sb, S1, true).unwrap();
+    assert_eq!(
+        done,
+        json!({"systemMessage": "notesoup: close-out done. Run /clear for a fresh window; it boots from your notes."})
+    );
+    assert_eq!(stop(&sb, S1, false), None);
+}
+
+#[test]
+fn a_warning_delivered_at_a_prompt_makes_the_next_stop_the_close_out() {
+    let sb = Sandbox::new();
+    start(&sb, "startup", S1).unwrap();
+    sb.append_transcript(S1, &[reply_row("a1", 160_000)]);
+    prompt(&sb, S1).unwrap();
+    let done = stop(&sb, S1, false).unwrap();
+    assert!(
+        done["systemMessage"]
+            .as_str()
+            .unwrap()
+            .starts_with("notesoup: close-out done")
+    );
+    assert!(done.get("decision").is_none());
+}
+
+#[test]
+fn the_hard_reserve_asks_the_user_for_clear_at_every_stop() {
+    let sb = Sandbox::new();
+    start(&sb, "startup", S1).unwrap();
+    sb.append_transcript(S1, &[reply_row("a1", 180_000)]);
+    let first = stop(&sb, S1, false).unwrap();
+    assert_eq!(first["decision"], "block");
+    assert_eq!(
+        first["systemMessage"],
+        "notesoup: context almost full (20000 tokens left). Run /clear for a fresh window; it boots from your notes."
+    );
+    let second = stop(&sb, S1, true).unwrap();
+    assert!(
+        second["systemMessage"]
+            .as_str()
+            .unwrap()
+            .contains("close-out done")
+    );
+    assert!(
+        second["systemMessage"]
+            .as_str()
+            .unwrap()
+            .contains("20000 tokens left")
+    );
+    let third = stop(&sb, S1, false).unwrap();
+    assert!(
+        third["systemMessage"]
+            .as_str()
+            .unwrap()
+            .starts_with("notesoup: context almost full")
+    );
+}
+
+#[test]
+fn user_config_overrides_the_window_and_the_reserve() {
+    let mut sb = Sandbox::new();
+    sb.env.push((
+        "CLAUDE_PLUGIN_OPTION_CONTEXT_WINDOW_TOKENS".into(),
+        "1000000".into(),
+    ));
+    start(&sb, "startup", S1).unwrap();
+    // 1M window, reserve 150,000 (15%): the reminder line is 174,576 left.
+    sb.append_transcript(S1, &[reply_row("a1", 680_000)]);
+    assert_eq!(prompt(&sb, S1), None);
+    // Reserve 300,000: the reminder line moves to 324,576 left.
+    sb.env.push((
+        "CLAUDE_PLUGIN_OPTION_RESERVE_TOKENS".into(),
+        "300000".into(),
+    ));
+    let reminder = context_of(&prompt(&sb, S1).unwrap(), "UserPromptSubmit");
+    assert!(reminder.contains("Only 3616 tokens left"), "{reminder}");
+}
+
+#[test]
+fn a_garbage_reserve_is_clamped_by_core() {
+    let mut sb = Sandbox::new();
+    sb.env.push((
+        "CLAUDE_PLUGIN_OPTION_CONTEXT_WINDOW_TOKENS".into(),
+        "1000000".into(),
+    ));
+    // Clamped to half the window: warning at 516,384 left, reminder at 524,576.
+    sb.env.push((
+        "CLAUDE_PLUGIN_OPTION_RESERVE_TOKENS".into(),
+        "900000".into(),
+    ));
+    start(&sb, "startup", S1).unwrap();
+    sb.append_transcript(S1, &[reply_row("a1", 470_000)]);
+    assert_eq!(prompt(&sb, S1), None);
+    sb.append_transcript(S1, &[reply_row("a2", 490_000)]);
+    assert!(context_of(&prompt(&sb, S1).unwrap(), "UserPromptSubmit").contains("Final warning"));
+}
+
+#[test]
+fn subagent_events_and_the_opt_out_are_silent() {
+    let mut sb = Sandbox::new();
+    let mut payload = sb.payload("SessionStart-startup", S1);
+    payload["agent_id"] = "agent-1".into();
+    assert_eq!(sb.hook("session-start", &payload), None);
+    sb.env.push(("NOTESOUP_DISABLE".into(), "1".into()));
+    assert_eq!(start(&sb, "startup", S1), None);
+    assert!(!sb.data.join("sessions").exists());
+}
+
+#[test]
+fn bad_input_is_reported_to_the_user_and_exits_zero() {
+    let sb = Sandbox::new();
+    let output = sb.run(&["hook", "stop"], b"{not json");
+    assert!(output.status.success());
+    let out: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert!(
+        out["systemMessage"]
+            .as_str()
+            .unwrap()
+            .starts_with("notesoup: unreadable hook input:")
+    );
+    let unsafe_id = sb
+        .hook(
+            "session-start",
+            &json!({"session_id": "../x", "cwd": sb.project, "source": "startup"}),
+        )
+        .unwrap();
+    assert!(
+        unsafe_id["systemMessage"]
+            .as_str()
+            .unwrap()
+            .contains("unsafe session id"),
+        "{unsafe_id}"
+    );
+}
+
+#[test]
+fn a_boot_that_cannot_be_built_falls_back_visibly() {
+    let mut sb = Sandbox::new();
+    // No notes root: neither PI_NOTES_HOME nor HOME resolves.
+    sb.env.push(("PI_NOTES_HOME".into(), String::new()));
+    let output = sb
+        .command(&notesoup_bin(), &["hook", "session-start"])
+        .env_remove("HOME")
+        .env("CLAUDE_CONFIG_DIR", sb.home.join(".claude"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            use std::io::Write as _;
+            child.stdin.take().unwrap().write_all(
+                sb.payload("SessionStart-startup", S1)
+                    .to_string()
+                    .as_bytes(),
+            )?;
+            child.wait_with_output()
+        })
+        .unwrap();
+    assert!(output.status.success());
+    let out: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(out["systemMessage"], "notesoup: Notes boot failed.");
+    assert_eq!(
+        context_of(&out, "SessionStart"),
+        "# notesoup\nthe notes root is unknown: set PI_NOTES_HOME or HOME"
+    );
+}
+
+#[test]
+fn the_binary_runs_from_a_copied_plugin_directory() {
+    let sb = Sandbox::new();
+    let copy = sb.plugin_copy();
+    let payload = sb.payload("SessionStart-startup", S1);
+    let output = sb.run_bin(
+        &copy.join("bin/notesoup"),
+        &["hook", "session-start"],
+        payload.to_string().as_bytes(),
+    );
+    let out: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert!(context_of(&out, "SessionStart").contains(&format!("claude:{S1}:1")));
+}

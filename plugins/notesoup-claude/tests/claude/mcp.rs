@@ -1,0 +1,203 @@
+//! `notesoup mcp` over real stdio: the handshake of both protocol eras, the
+//! tool list, calls resolved to the calling session, refusals.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Stdio};
+
+use serde_json::{Value, json};
+
+use crate::support::{Sandbox, context_of, hook_context_row, notesoup_bin, spawn};
+
+const S1: &str = "44444444-4444-4444-8444-444444444444";
+
+/// A running `notesoup mcp`.
+struct Server {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+}
+
+impl Server {
+    fn start(sb: &Sandbox) -> Self {
+        let mut child = spawn(
+            sb.command(&notesoup_bin(), &["mcp"])
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::inherit()),
+        );
+        let stdin = child.stdin.take().unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        Self {
+            child,
+            stdin,
+            stdout,
+        }
+    }
+
+    fn send(&mut self, message: &Value) {
+        writeln!(self.stdin, "{message}").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    fn request(&mut self, message: &Value) -> Value {
+        self.send(message);
+        let mut line = String::new();
+        self.stdout.read_line(&mut line).unwrap();
+        serde_json::from_str(&line).unwrap()
+    }
+
+    /// `tools/call` as Claude Code 2.1.332 sends it.
+    fn call(&mut self, id: u64, name: &str, arguments: Value, tool_use_id: &str) -> Value {
+        self.request(&json!({
+            "jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": name, "arguments": arguments, "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientInfo": {"name": "claude-code", "version": "2.1.332"},
+                "io.modelcontextprotocol/clientCapabilities": {},
+                "claudecode/toolUseId": tool_use_id, "progressToken": id}}
+        }))["result"]
+            .clone()
+    }
+
+    fn finish(mut self) {
+        drop(self.stdin);
+        assert!(self.child.wait().unwrap().success());
+    }
+}
+
+fn text(result: &Value) -> &str {
+    assert_eq!(result["content"].as_array().unwrap().len(), 1, "{result}");
+    assert_eq!(result["content"][0]["type"], "text");
+    assert!(result.get("structuredContent").is_none());
+    result["content"][0]["text"].as_str().unwrap()
+}
+
+#[test]
+fn both_eras_handshake_and_list_the_same_tools() {
+    let sb = Sandbox::new();
+    let mut server = Server::start(&sb);
+    let discover = server.request(&json!({"jsonrpc":"2.0","id":"server-discover-probe-1","method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"claude-code","version":"2.1.332"},"io.modelcontextprotocol/clientCapabilities":{"roots":{"listChanged":true},"elicitation":{"form":{},"url":{}}}}}}));
+    assert_eq!(discover["result"]["supportedVersions"][0], "2026-07-28");
+    assert_eq!(
+        discover["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"],
+        "notesoup"
+    );
+    let init = server.request(&json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}));
+    assert_eq!(init["result"]["protocolVersion"], "2025-11-25");
+    server.send(&json!({"jsonrpc":"2.0","method":"notifications/initialized"}));
+    let list = server.request(&json!({"jsonrpc":"2.0","id":1,"method":"tools/list"}));
+    let tools = list["result"]["tools"].as_array().unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    for expected in [
+        "history_windows",
+        "history_list",
+        "history_search",
+        "history_read",
+    ] {
+        assert!(names.contains(&expected), "{names:?}");
+    }
+    for tool in tools {
+        assert_eq!(tool["inputSchema"]["type"], "object", "{tool}");
+        assert_eq!(tool["inputSchema"]["additionalProperties"], false, "{tool}");
+        assert!(tool.get("outputSchema").is_none());
+    }
+    let unknown = server.request(&json!({"jsonrpc":"2.0","id":2,"method":"resources/list"}));
+    assert_eq!(unknown["error"]["code"], -32601);
+    let garbage = server.request(&json!("just a string"));
+    assert_eq!(garbage["error"]["code"], -32600);
+    server.finish();
+}
+
+#[test]
+fn started_on_its_own_history_is_refused_clearly() {
+    let sb = Sandbox::new();
+    let mut server = Server::start(&sb);
+    let result = server.call(1, "history_windows", json!({}), "toolu_x");
+    assert_eq!(result["isError"], true);
+    assert!(
+        text(&result).starts_with(
+            "error: invalid_scope: no Claude Code session is known to notesoup here yet"
+        ),
+        "{result}"
+    );
+    let unknown = server.request(&json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"nope","arguments":{}}}));
+    assert_eq!(unknown["error"]["code"], -32602);
+    let bad = server.call(3, "history_read", json!({"seq": "x"}), "toolu_y");
+    assert_eq!(bad["isError"], true);
+    assert!(
+        text(&bad).starts_with("error: invalid_arguments: "),
+        "{bad}"
+    );
+    server.finish();
+}
+
+#[test]
+fn history_reads_the_calling_session() {
+    let sb = Sandbox::new();
+    let boot = context_of(
+        &sb.hook("session-start", &sb.payload("SessionStart-startup", S1))
+            .unwrap(),
+        "SessionStart",
+    );
+    let call_row = json!({"type":"assistant","uuid":"a1","parentUuid":"u1","isSidechain":false,
+        "message":{"id":"m1","model":"claude-opus-5-5","role":"assistant","content":[
+            {"type":"tool_use","id":"toolu_hist","name":"mcp__plugin_notesoup_notesoup__history_list","input":{}}]}});
+    sb.append_transcript(S1, &[
+        hook_context_row("h1", &boot),
+        json!({"type":"user","uuid":"u1","parentUuid":"h1","isSidechain":false,"message":{"role":"user","content":"find the parser bug"}}).to_string(),
+        call_row.to_string(),
+    ]);
+    let mut server = Server::start(&sb);
+    let windows = server.call(1, "history_windows", json!({}), "toolu_hist");
+    assert_eq!(windows["isError"], false);
+    assert_eq!(
+        text(&windows),
+        format!("session {S1}\nwindow claude:{S1}:1 | seqs 1-4 | 3 events")
+    );
+    let search = server.call(
+        2,
+        "history_search",
+        json!({"query": "PARSER"}),
+        "toolu_hist",
+    );
+    assert!(
+        text(&search).starts_with(&format!("seq 2 | window claude:{S1}:1 | user\n")),
+        "{search}"
+    );
+    assert!(text(&search).ends_with("parser bug"), "{search}");
+    server.finish();
+}
+
+const S2: &str = "55555555-5555-4555-8555-555555555555";
+
+/// Records a session whose transcript holds one prompt and one `tool_use`.
+fn session_with_call(sb: &Sandbox, session: &str, prompt: &str, tool_use_id: &str) {
+    sb.hook(
+        "session-start",
+        &sb.payload("SessionStart-startup", session),
+    )
+    .unwrap();
+    sb.append_transcript(session, &[
+        json!({"type":"user","uuid":"u1","parentUuid":null,"isSidechain":false,"message":{"role":"user","content":prompt}}).to_string(),
+        json!({"type":"assistant","uuid":"a1","parentUuid":"u1","isSidechain":false,
+            "message":{"id":"m1","model":"claude-opus-5-5","role":"assistant","content":[
+                {"type":"tool_use","id":tool_use_id,"name":"mcp__plugin_notesoup_notesoup__history_list","input":{}}]}}).to_string(),
+    ]);
+}
+
+#[test]
+fn each_call_resolves_its_own_session_with_the_latest_as_fallback() {
+    let sb = Sandbox::new();
+    session_with_call(&sb, S1, "prompt of session one", "toolu_one");
+    session_with_call(&sb, S2, "prompt of session two", "toolu_two");
+    let mut server = Server::start(&sb);
+    let list = |server: &mut Server, id, tool_use_id| {
+        let result = server.call(id, "history_list", json!({"roles": ["user"]}), tool_use_id);
+        text(&result).to_owned()
+    };
+    assert!(list(&mut server, 1, "toolu_one").contains("prompt of session one"));
+    assert!(list(&mut server, 2, "toolu_two").contains("prompt of session two"));
+    // A tool_use row not on disk yet: the project's latest session answers.
+    assert!(list(&mut server, 3, "toolu_unflushed").contains("prompt of session two"));
+    server.finish();
+}

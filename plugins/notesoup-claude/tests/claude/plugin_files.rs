@@ -1,0 +1,131 @@
+//! The plugin directory: the shapes Claude Code reads, kept in step with the
+//! binary and with core's canonical assets.
+
+use std::path::PathBuf;
+
+use serde_json::{Value, json};
+
+use crate::support::{Sandbox, notesoup_bin};
+
+fn plugin_file(path: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("plugin")
+        .join(path)
+}
+
+fn json_file(path: PathBuf) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+#[test]
+fn the_dream_skill_and_playbook_are_byte_identical_to_core() {
+    assert_eq!(
+        std::fs::read_to_string(plugin_file("playbook.md")).unwrap(),
+        notesoup_core::dream::PLAYBOOK
+    );
+    assert_eq!(
+        std::fs::read_to_string(plugin_file("skills/dream/SKILL.md")).unwrap(),
+        notesoup_core::dream::DREAM_SKILL
+    );
+}
+
+#[test]
+fn manifests_carry_the_crate_version() {
+    let version = env!("CARGO_PKG_VERSION");
+    assert_eq!(
+        json_file(plugin_file(".claude-plugin/plugin.json"))["version"],
+        version
+    );
+    let market = json_file(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".claude-plugin/marketplace.json"),
+    );
+    assert_eq!(market["plugins"][0]["version"], version);
+    assert_eq!(market["plugins"][0]["source"], "./plugin");
+}
+
+#[test]
+fn hooks_run_the_binary_in_exec_form_for_every_event_it_handles() {
+    let hooks = json_file(plugin_file("hooks/hooks.json"));
+    let events = hooks["hooks"].as_object().unwrap();
+    let expect = [
+        ("SessionStart", "session-start"),
+        ("UserPromptSubmit", "user-prompt-submit"),
+        ("PostToolBatch", "post-tool-batch"),
+        ("Stop", "stop"),
+        ("SessionEnd", "session-end"),
+    ];
+    assert_eq!(events.len(), expect.len());
+    let sb = Sandbox::new();
+    for (event, arg) in expect {
+        let entries = events[event].as_array().unwrap();
+        assert_eq!(entries.len(), 1, "{event}");
+        let matcher = (event == "SessionStart").then_some("startup|resume|clear|compact");
+        assert_eq!(
+            entries[0].get("matcher").and_then(Value::as_str),
+            matcher,
+            "{event}"
+        );
+        assert_eq!(
+            entries[0]["hooks"],
+            json!([{"type": "command", "command": "${CLAUDE_PLUGIN_ROOT}/bin/notesoup", "args": ["hook", arg]}])
+        );
+        // The binary accepts the event and answers an empty input with a
+        // visible complaint, exit 0.
+        let output = sb.run(&["hook", arg], b"");
+        assert!(output.status.success(), "{arg}");
+        let out: Value = serde_json::from_slice(&output.stdout).unwrap();
+        assert!(
+            out["systemMessage"]
+                .as_str()
+                .unwrap()
+                .starts_with("notesoup: unreadable hook input")
+        );
+    }
+}
+
+#[test]
+fn the_mcp_server_is_always_loaded() {
+    assert_eq!(
+        json_file(plugin_file(".mcp.json")),
+        json!({"mcpServers": {"notesoup": {
+            "type": "stdio", "command": "${CLAUDE_PLUGIN_ROOT}/bin/notesoup", "args": ["mcp"], "alwaysLoad": true}}})
+    );
+}
+
+#[test]
+fn skills_have_a_name_and_a_description() {
+    for skill in ["memory", "dream", "fresh-window"] {
+        let text =
+            std::fs::read_to_string(plugin_file(&format!("skills/{skill}/SKILL.md"))).unwrap();
+        let front = text
+            .strip_prefix("---\n")
+            .unwrap()
+            .split_once("\n---\n")
+            .unwrap()
+            .0;
+        assert!(
+            front.lines().any(|l| l == format!("name: {skill}")),
+            "{skill}"
+        );
+        assert!(
+            front
+                .lines()
+                .any(|l| l.starts_with("description: ") && l.len() > 40),
+            "{skill}"
+        );
+    }
+    let fresh = std::fs::read_to_string(plugin_file("skills/fresh-window/SKILL.md")).unwrap();
+    assert!(fresh.trim_end().ends_with("ask the human to run `/clear`. The\nnext window boots from your notes and continues the same session notes."));
+}
+
+#[test]
+fn the_binary_reports_its_version() {
+    let output = std::process::Command::new(notesoup_bin())
+        .arg("--version")
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8(output.stdout).unwrap(),
+        format!("notesoup {}\n", env!("CARGO_PKG_VERSION"))
+    );
+}

@@ -1,0 +1,235 @@
+//! Shared helpers: fixtures recorded from Claude Code 2.1.332, and a
+//! sandbox that runs the built `notesoup` binary like Claude Code does.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+
+/// The first session of the recorded chain: startup, a Bash call, an MCP
+/// `history_list` call, a reminder, a Stop block, `/compact`, then `/clear`.
+pub const CHAIN_1: &str = "b692a2c7-03fa-4b17-808f-de9efe7f18df";
+/// The second session: the chain after `/clear`, with an MCP
+/// `history_windows` call.
+pub const CHAIN_2: &str = "0eed47c1-e495-4b2e-94a8-752513f12e74";
+
+/// A file under `tests/claude/fixtures/`.
+pub fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/claude/fixtures")
+        .join(name)
+}
+
+/// The built binary.
+pub fn notesoup_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_notesoup"))
+}
+
+/// A temporary world for one test: a home with Claude Code's directory, the
+/// plugin data directory, a notes root and a git project.
+pub struct Sandbox {
+    _dir: tempfile::TempDir,
+    /// `$HOME`.
+    pub home: PathBuf,
+    /// `${CLAUDE_PLUGIN_DATA}`.
+    pub data: PathBuf,
+    /// `PI_NOTES_HOME`.
+    pub notes: PathBuf,
+    /// The project (a git repository root).
+    pub project: PathBuf,
+    /// Extra environment for every run.
+    pub env: Vec<(String, String)>,
+}
+
+impl Sandbox {
+    pub fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let home = root.join("home");
+        let data = home.join(".claude/plugins/data/notesoup-test");
+        let notes = root.join("notes");
+        let project = root.join("work").join("proj");
+        for d in [&home, &data, &notes, &project.join(".git")] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        Self {
+            _dir: dir,
+            home,
+            data,
+            notes,
+            project,
+            env: Vec::new(),
+        }
+    }
+
+    /// Where Claude Code would write `session`'s transcript.
+    pub fn transcript(&self, session: &str) -> PathBuf {
+        let slug: String = self
+            .project
+            .to_string_lossy()
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+            .collect();
+        self.home
+            .join(".claude/projects")
+            .join(slug)
+            .join(format!("{session}.jsonl"))
+    }
+
+    /// Runs `notesoup <args>` with `stdin`, in Claude Code's environment for
+    /// plugin processes.
+    pub fn run(&self, args: &[&str], stdin: &[u8]) -> Output {
+        self.run_bin(&notesoup_bin(), args, stdin)
+    }
+
+    pub fn command(&self, bin: &Path, args: &[&str]) -> Command {
+        let mut cmd = Command::new(bin);
+        cmd.args(args)
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", &self.home)
+            .env("PI_NOTES_HOME", &self.notes)
+            .env("CLAUDE_PLUGIN_DATA", &self.data)
+            .env("CLAUDE_PROJECT_DIR", &self.project)
+            .current_dir(&self.project);
+        for (key, value) in &self.env {
+            cmd.env(key, value);
+        }
+        cmd
+    }
+
+    pub fn run_bin(&self, bin: &Path, args: &[&str], stdin: &[u8]) -> Output {
+        let mut child = spawn(
+            self.command(bin, args)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped()),
+        );
+        child.stdin.take().unwrap().write_all(stdin).unwrap();
+        child.wait_with_output().unwrap()
+    }
+
+    /// A recorded hook payload with its paths moved into this sandbox and
+    /// its session id replaced by `session`.
+    pub fn payload(&self, name: &str, session: &str) -> Value {
+        let text = std::fs::read_to_string(fixture(&format!("hooks/{name}.json"))).unwrap();
+        let mut value: Value = serde_json::from_str(&text).unwrap();
+        value["session_id"] = session.into();
+        value["cwd"] = self.project.to_string_lossy().into();
+        value["transcript_path"] = self.transcript(session).to_string_lossy().into();
+        value
+    }
+
+    /// Runs `notesoup hook <event>` on `payload`; the hook must exit 0 and
+    /// print nothing or one JSON object.
+    pub fn hook(&self, event: &str, payload: &Value) -> Option<Value> {
+        let output = self.run(&["hook", event], payload.to_string().as_bytes());
+        assert!(
+            output.status.success(),
+            "hook {event} exited {}",
+            output.status
+        );
+        let stdout = String::from_utf8(output.stdout).unwrap();
+        if stdout.is_empty() {
+            return None;
+        }
+        assert!(
+            stdout.ends_with('\n') && stdout.lines().count() == 1,
+            "{stdout}"
+        );
+        Some(serde_json::from_str(&stdout).unwrap())
+    }
+
+    /// A copy of the plugin directory with the built binary in `bin/`, as
+    /// `cargo xtask claude-plugin` lays it out.
+    pub fn plugin_copy(&self) -> PathBuf {
+        let copy = self.home.join("plugin-copy");
+        copy_dir(
+            &PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("plugin"),
+            &copy,
+        );
+        std::fs::create_dir_all(copy.join("bin")).unwrap();
+        std::fs::copy(notesoup_bin(), copy.join("bin/notesoup")).unwrap();
+        copy
+    }
+
+    /// Appends transcript rows for `session`.
+    pub fn append_transcript(&self, session: &str, rows: &[String]) {
+        let path = self.transcript(session);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .unwrap();
+        for row in rows {
+            writeln!(file, "{row}").unwrap();
+        }
+    }
+}
+
+/// Spawns `cmd`, retrying while a freshly copied executable is still open
+/// for writing in a child another test thread forked ("text file busy").
+pub fn spawn(cmd: &mut Command) -> std::process::Child {
+    for _ in 0..50 {
+        match cmd.spawn() {
+            Err(err) if err.kind() == std::io::ErrorKind::ExecutableFileBusy => {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            other => return other.unwrap(),
+        }
+    }
+    cmd.spawn().unwrap()
+}
+
+/// A main-thread model reply whose request used `context_tokens` in all.
+pub fn reply_row(uuid: &str, context_tokens: u64) -> String {
+    format!(
+        r#"{{"type":"assistant","uuid":"{uuid}","parentUuid":null,"isSidechain":false,"requestedModel":"claude-opus-5-5","message":{{"id":"msg-{uuid}","model":"claude-opus-5-5","role":"assistant","content":[{{"type":"text","text":"ok"}}],"usage":{{"input_tokens":{},"cache_creation_input_tokens":0,"cache_read_input_tokens":{},"output_tokens":10}}}}}}"#,
+        context_tokens / 2,
+        context_tokens - context_tokens / 2 - 10
+    )
+}
+
+/// A compact boundary row.
+pub fn boundary_row(uuid: &str) -> String {
+    format!(
+        r#"{{"type":"system","subtype":"compact_boundary","uuid":"{uuid}","parentUuid":null,"isSidechain":false,"content":"Conversation compacted"}}"#
+    )
+}
+
+/// The row Claude Code writes for a SessionStart hook's context.
+pub fn hook_context_row(uuid: &str, text: &str) -> String {
+    serde_json::json!({
+        "type": "attachment", "uuid": uuid, "parentUuid": null, "isSidechain": false,
+        "attachment": {"type": "hook_additional_context", "content": [text], "hookName": "SessionStart", "hookEvent": "SessionStart"}
+    })
+    .to_string()
+}
+
+/// The additional context of a hook output, checking its event name.
+pub fn context_of(output: &Value, event: &str) -> String {
+    assert_eq!(
+        output["hookSpecificOutput"]["hookEventName"], event,
+        "{output}"
+    );
+    output["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+/// Copies a directory tree.
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}

@@ -1,0 +1,240 @@
+//! A fake Messages API on 127.0.0.1: scripted streamed replies, every
+//! request recorded, so a test sees exactly what the model would see.
+
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Value, json};
+
+/// One scripted model turn.
+#[derive(Debug, Clone)]
+pub struct Reply {
+    /// Leading text (may be empty).
+    pub text: String,
+    /// `(tool_use id, tool name, input)` blocks after the text.
+    pub tool_uses: Vec<(String, String, Value)>,
+    /// The request's size in tokens (input + cache + output), which the
+    /// transcript's usage carries.
+    pub context_tokens: u64,
+}
+
+impl Reply {
+    /// A text reply.
+    pub fn text(text: &str) -> Self {
+        Self {
+            text: text.to_owned(),
+            tool_uses: Vec::new(),
+            context_tokens: 20_000,
+        }
+    }
+
+    /// A reply that calls one tool.
+    pub fn tool(id: &str, name: &str, input: Value) -> Self {
+        Self {
+            text: String::new(),
+            tool_uses: vec![(id.to_owned(), name.to_owned(), input)],
+            context_tokens: 20_000,
+        }
+    }
+
+    /// The same reply with another usage.
+    pub fn tokens(mut self, context_tokens: u64) -> Self {
+        self.context_tokens = context_tokens;
+        self
+    }
+}
+
+#[derive(Default)]
+struct Shared {
+    script: VecDeque<Reply>,
+    requests: Vec<Value>,
+    served: u64,
+}
+
+/// The running fake. Its thread lives as long as the test process.
+pub struct FakeApi {
+    /// `http://127.0.0.1:<port>`.
+    pub url: String,
+    shared: Arc<Mutex<Shared>>,
+}
+
+impl FakeApi {
+    pub fn start() -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let shared = Arc::new(Mutex::new(Shared::default()));
+        let accept = Arc::clone(&shared);
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let shared = Arc::clone(&accept);
+                std::thread::spawn(move || serve(stream, &shared));
+            }
+        });
+        Self { url, shared }
+    }
+
+    /// Replaces the script; requests beyond it get "done.".
+    pub fn script(&self, replies: Vec<Reply>) {
+        self.shared.lock().unwrap().script = replies.into();
+    }
+
+    /// Every `/v1/messages` request body so far, and forgets them.
+    pub fn take_requests(&self) -> Vec<Value> {
+        std::mem::take(&mut self.shared.lock().unwrap().requests)
+    }
+}
+
+/// Serves one keep-alive connection.
+fn serve(stream: TcpStream, shared: &Mutex<Shared>) {
+    let mut writer = stream.try_clone().unwrap();
+    let mut reader = BufReader::new(stream);
+    loop {
+        let mut request_line = String::new();
+        if reader.read_line(&mut request_line).unwrap_or(0) == 0 {
+            return;
+        }
+        let mut length = 0;
+        loop {
+            let mut header = String::new();
+            if reader.read_line(&mut header).unwrap_or(0) == 0 {
+                return;
+            }
+            let header = header.trim_end();
+            if header.is_empty() {
+                break;
+            }
+            if let Some((name, value)) = header.split_once(':')
+                && name.eq_ignore_ascii_case("content-length")
+            {
+                length = value.trim().parse().unwrap_or(0);
+            }
+        }
+        let mut body = vec![0; length];
+        if reader.read_exact(&mut body).is_err() {
+            return;
+        }
+        let path = request_line.split_whitespace().nth(1).unwrap_or("");
+        let (content_type, payload) = if path.starts_with("/v1/messages/count_tokens") {
+            ("application/json", json!({"input_tokens": 100}).to_string())
+        } else if path.starts_with("/v1/messages") {
+            let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+            let (reply, id) = {
+                let mut shared = shared.lock().unwrap();
+                shared.requests.push(request.clone());
+                shared.served += 1;
+                let reply = shared
+                    .script
+                    .pop_front()
+                    .unwrap_or_else(|| Reply::text("done."));
+                (reply, shared.served)
+            };
+            ("text/event-stream", stream_reply(&reply, id, &request))
+        } else {
+            let response = "HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n";
+            if writer.write_all(response.as_bytes()).is_err() {
+                return;
+            }
+            continue;
+        };
+        let head = format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\n\r\n",
+            payload.len()
+        );
+        if writer.write_all(head.as_bytes()).is_err()
+            || writer.write_all(payload.as_bytes()).is_err()
+        {
+            return;
+        }
+    }
+}
+
+/// The SSE stream of one reply.
+fn stream_reply(reply: &Reply, id: u64, request: &Value) -> String {
+    let model = request["model"].as_str().unwrap_or("claude-test");
+    let output = 10;
+    let cached = reply.context_tokens.saturating_sub(output + 10);
+    let mut events = Vec::new();
+    let mut event =
+        |name: &str, data: Value| events.push(format!("event: {name}\ndata: {data}\n\n"));
+    event(
+        "message_start",
+        json!({"type":"message_start","message":{
+        "id": format!("msg_fake_{id}"), "type":"message","role":"assistant","model":model,
+        "content":[],"stop_reason":null,"stop_sequence":null,
+        "usage":{"input_tokens":10,"cache_creation_input_tokens":0,"cache_read_input_tokens":cached,"output_tokens":1}}}),
+    );
+    let mut index = 0;
+    if !reply.text.is_empty() {
+        event(
+            "content_block_start",
+            json!({"type":"content_block_start","index":index,"content_block":{"type":"text","text":""}}),
+        );
+        event(
+            "content_block_delta",
+            json!({"type":"content_block_delta","index":index,"delta":{"type":"text_delta","text":reply.text}}),
+        );
+        event(
+            "content_block_stop",
+            json!({"type":"content_block_stop","index":index}),
+        );
+        index += 1;
+    }
+    for (tool_id, name, input) in &reply.tool_uses {
+        event(
+            "content_block_start",
+            json!({"type":"content_block_start","index":index,"content_block":{"type":"tool_use","id":tool_id,"name":name,"input":{}}}),
+        );
+        event(
+            "content_block_delta",
+            json!({"type":"content_block_delta","index":index,"delta":{"type":"input_json_delta","partial_json":input.to_string()}}),
+        );
+        event(
+            "content_block_stop",
+            json!({"type":"content_block_stop","index":index}),
+        );
+        index += 1;
+    }
+    let stop = if reply.tool_uses.is_empty() {
+        "end_turn"
+    } else {
+        "tool_use"
+    };
+    event(
+        "message_delta",
+        json!({"type":"message_delta","delta":{"stop_reason":stop,"stop_sequence":null},"usage":{"output_tokens":output}}),
+    );
+    event("message_stop", json!({"type":"message_stop"}));
+    events.concat()
+}
+
+/// Every text the model was sent in `request` (system prompt excluded), in
+/// order, with tool results as their text.
+pub fn texts(request: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    for message in request["messages"].as_array().into_iter().flatten() {
+        match &message["content"] {
+            Value::String(text) => out.push(text.clone()),
+            Value::Array(blocks) => {
+                for block in blocks {
+                    match block["type"].as_str() {
+                        Some("text") => out.push(block["text"].as_str().unwrap_or("").to_owned()),
+                        Some("tool_result") => match &block["content"] {
+                            Value::String(text) => out.push(text.clone()),
+                            Value::Array(parts) => out.extend(
+                                parts
+                                    .iter()
+                                    .filter_map(|p| p["text"].as_str().map(str::to_owned)),
+                            ),
+                            _ => {}
+                        },
+                        _ => {}
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}

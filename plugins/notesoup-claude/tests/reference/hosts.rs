@@ -1,0 +1,60 @@
+//! The installed reference hosts: Claude Code and the Python MCP SDK.
+//!
+//! `cargo xtask claude-hosts` installs them and prints the variables to set;
+//! without the variables the default install location is used when it
+//! exists. A missing host fails the test with the command that installs it.
+
+use std::path::PathBuf;
+
+/// Pinned with the installer (`xtask/src/claude_hosts.rs`).
+const CLAUDE_CODE_VERSION: &str = "2.1.332";
+const MCP_PY_VERSION: &str = "2.3.0";
+
+const INSTALL: &str = "install the reference hosts with `eval \"$(cargo xtask claude-hosts)\"` (it sets NOTESOUP_CLAUDE and NOTESOUP_MCP_PYTHON)";
+
+fn reference_dir() -> Option<PathBuf> {
+    match std::env::var_os("NOTESOUP_REF_DIR").filter(|d| !d.is_empty()) {
+        Some(dir) => Some(PathBuf::from(dir)),
+        None => Some(PathBuf::from(std::env::var_os("HOME")?).join(".cache/notesoup-ref")),
+    }
+}
+
+fn find(var: &str, default: Option<PathBuf>, what: &str) -> PathBuf {
+    if let Some(path) = std::env::var_os(var).filter(|p| !p.is_empty()) {
+        let path = PathBuf::from(path);
+        assert!(
+            path.exists(),
+            "{var}={} does not exist; {INSTALL}",
+            path.display()
+        );
+        return path;
+    }
+    match default.filter(|p| p.exists()) {
+        Some(path) => path,
+        None => panic!("{what} is not installed and {var} is not set; {INSTALL}"),
+    }
+}
+
+/// The `claude` launcher of Claude Code 2.1.332.
+pub fn claude() -> PathBuf {
+    find(
+        "NOTESOUP_CLAUDE",
+        reference_dir().map(|d| {
+            d.join(format!("claude-code-{CLAUDE_CODE_VERSION}"))
+                .join("node_modules/.bin/claude")
+        }),
+        &format!("Claude Code {CLAUDE_CODE_VERSION}"),
+    )
+}
+
+/// A Python interpreter that can `import mcp` (2.3.0).
+pub fn mcp_python() -> PathBuf {
+    find(
+        "NOTESOUP_MCP_PYTHON",
+        reference_dir().map(|d| {
+            d.join(format!("mcp-py-{MCP_PY_VERSION}"))
+                .join("bin/python")
+        }),
+        &format!("the Python MCP SDK {MCP_PY_VERSION}"),
+    )
+}

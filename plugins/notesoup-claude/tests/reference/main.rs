@@ -1,0 +1,22 @@
+//! Conformance with the real reference hosts: Claude Code 2.1.332 and the
+//! Python MCP SDK 2.3.0. Opt-in (feature `reference-hosts`), because the hosts
+//! are large installs:
+//!
+//! ```sh
+//! eval "$(cargo xtask claude-hosts)"
+//! cargo test -p notesoup-claude --features reference-hosts --test reference
+//! ```
+//!
+//! A missing host fails the test with the command that installs it.
+
+#![allow(clippy::unwrap_used)]
+
+mod claude;
+mod fake_api;
+mod hosts;
+mod plugin;
+mod python_client;
+mod session;
+#[path = "../claude/support.rs"]
+#[allow(dead_code)]
+mod support;

@@ -1,0 +1,117 @@
+//! MCP conformance with an independent client: the Python MCP SDK 2.3.0
+//! lists the tools and calls each one (success and refusal) over both the
+//! `initialize` handshake and the `server/discover` probe.
+
+use std::io::Write;
+use std::process::Stdio;
+
+use serde_json::{Value, json};
+
+use crate::hosts::mcp_python;
+use crate::support::{Sandbox, context_of, hook_context_row, notesoup_bin, spawn};
+
+const S1: &str = "66666666-6666-4666-8666-666666666666";
+
+fn run_client(sb: &Sandbox, plan: &Value) -> Value {
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/reference/mcp_client.py");
+    let mut child = spawn(
+        sb.command(
+            &mcp_python(),
+            &[script.to_str().unwrap(), notesoup_bin().to_str().unwrap()],
+        )
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped()),
+    );
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(plan.to_string().as_bytes())
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(
+        output.status.success(),
+        "python client failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+/// A recorded session (the client sends no tool-use id, so calls resolve to
+/// the project's latest session).
+fn recorded_session(sb: &Sandbox) {
+    let boot = context_of(
+        &sb.hook("session-start", &sb.payload("SessionStart-startup", S1))
+            .unwrap(),
+        "SessionStart",
+    );
+    sb.append_transcript(S1, &[
+        hook_context_row("h1", &boot),
+        json!({"type":"user","uuid":"u1","parentUuid":"h1","isSidechain":false,"message":{"role":"user","content":"fix the parser"}}).to_string(),
+        json!({"type":"assistant","uuid":"a1","parentUuid":"u1","isSidechain":false,"message":{"id":"m1","model":"claude-opus-5-5","role":"assistant","content":[{"type":"text","text":"Looking at the parser."}]}}).to_string(),
+    ]);
+}
+
+#[test]
+fn the_python_sdk_lists_and_calls_every_tool() {
+    let sb = Sandbox::new();
+    recorded_session(&sb);
+    let plan = json!([
+        {"name": "history_windows", "arguments": {}},
+        {"name": "history_list", "arguments": {}},
+        {"name": "history_search", "arguments": {"query": "PARSER"}},
+        {"name": "history_read", "arguments": {"seq": 2}},
+        {"name": "history_read", "arguments": {"seq": 99}},
+        {"name": "history_list", "arguments": {"bogus": 1}},
+        {"name": "history_search", "arguments": {"query": []}},
+    ]);
+    let report = run_client(&sb, &plan);
+
+    assert_eq!(report["initialize"]["protocol_version"], "2025-11-25");
+    assert_eq!(report["initialize"]["server"], "notesoup");
+    assert_eq!(report["initialize"]["tools_capability"], true);
+    let tools = report["tools"].as_array().unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    for tool in tools {
+        assert_eq!(
+            tool["input_schema"]["additionalProperties"], false,
+            "{tool}"
+        );
+        assert_eq!(tool["output_schema"], Value::Null, "{tool}");
+        assert!(!tool["description"].as_str().unwrap().is_empty());
+    }
+    assert_eq!(report["discover"]["supported_versions"][0], "2026-07-28");
+    assert_eq!(report["discover"]["tools"], json!(names));
+
+    let calls = report["calls"].as_array().unwrap();
+    let expect = [
+        (
+            false,
+            format!("session {S1}\nwindow claude:{S1}:1 | seqs 1-3 | 3 events"),
+        ),
+        (false, "seqs 1-1 | folded 1 events".to_owned()),
+        (false, format!("seq 2 | window claude:{S1}:1 | user")),
+        (false, format!("seq 2 | window claude:{S1}:1 | user")),
+        (
+            true,
+            "error: unknown_seq: unknown seq 99: this session's items run 1..3".to_owned(),
+        ),
+        (
+            true,
+            "error: invalid_arguments: invalid arguments: unknown field `bogus`".to_owned(),
+        ),
+        (true, "error: invalid_query: ".to_owned()),
+    ];
+    assert_eq!(calls.len(), expect.len());
+    for (call, (is_error, prefix)) in calls.iter().zip(expect) {
+        assert_eq!(call["is_error"], is_error, "{call}");
+        assert_eq!(call["content_types"], json!(["text"]), "{call}");
+        assert_eq!(call["structured"], Value::Null, "{call}");
+        assert!(
+            call["text"].as_str().unwrap().starts_with(&prefix),
+            "{call}\nexpected prefix {prefix:?}"
+        );
+    }
+}

@@ -1,0 +1,192 @@
+//! End to end: real Claude Code sessions against the fake Messages API, with
+//! the plugin loaded from a copied directory. One chain of headless runs goes
+//! through the boot, MCP history calls, the reminder, a Stop close-out,
+//! `/compact`, `/clear` and the hand-off into the next window.
+
+use serde_json::{Value, json};
+
+use crate::claude::{inline_data_dir, turn};
+use crate::fake_api::{FakeApi, Reply, texts};
+use crate::support::Sandbox;
+
+const PREFIX: &str = "mcp__plugin_notesoup_notesoup__";
+
+/// The one text of `texts` that starts with `prefix`.
+fn one_starting(texts: &[String], prefix: &str) -> String {
+    let found: Vec<&String> = texts.iter().filter(|t| t.starts_with(prefix)).collect();
+    assert_eq!(found.len(), 1, "{prefix:?} in {texts:#?}");
+    found[0].clone()
+}
+
+fn transcript_rows(sb: &Sandbox, session: &str) -> Vec<Value> {
+    std::fs::read_to_string(sb.transcript(session))
+        .unwrap()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
+
+#[test]
+fn a_chain_of_windows_through_compact_and_clear() {
+    let sb = Sandbox::new();
+    let plugin = sb.plugin_copy();
+    let api = FakeApi::start();
+    let history_list = format!("{PREFIX}history_list");
+    let history_windows = format!("{PREFIX}history_windows");
+    let allowed = format!("{history_list},{history_windows}");
+
+    // 1. Startup: the boot, then an MCP call the model makes.
+    api.script(vec![
+        Reply::tool("toolu_e2e_list", &history_list, json!({})),
+        Reply::text("Started.").tokens(150_000),
+    ]);
+    let first = turn(
+        &sb,
+        &api.url,
+        &plugin,
+        "start the work",
+        &["--allowedTools", &allowed],
+    );
+    let session = first["session_id"].as_str().unwrap().to_owned();
+    let requests = api.take_requests();
+    assert_eq!(requests.len(), 2);
+    let boot = one_starting(
+        &texts(&requests[0]),
+        "SessionStart hook additional context: <context_window>",
+    );
+    assert!(boot.contains(&format!("Current context window id: claude:{session}:1\n")));
+    let tools: Vec<&str> = requests[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert!(
+        tools.contains(&history_list.as_str()),
+        "notesoup tools are loaded up front: {tools:?}"
+    );
+    let result = one_starting(&texts(&requests[1]), "seqs ");
+    assert!(
+        result.contains(&format!(
+            "| window claude:{session}:1 | user\nstart the work"
+        )),
+        "{result}"
+    );
+    let rows = transcript_rows(&sb, &session);
+    assert!(
+        rows.iter()
+            .any(|r| r["message"]["content"][0]["id"] == "toolu_e2e_list"),
+        "the call is in the transcript"
+    );
+
+    // 2. The next prompt gets the reminder (150,000 of 200,000 used); the
+    //    reply crosses the warning line, so Stop blocks once and the model
+    //    closes out; the close-out is recorded.
+    api.script(vec![
+        Reply::text("Noted.").tokens(160_000),
+        Reply::text("Closed out."),
+    ]);
+    turn(
+        &sb,
+        &api.url,
+        &plugin,
+        "keep going",
+        &["--resume", &session],
+    );
+    let requests = api.take_requests();
+    assert_eq!(requests.len(), 2, "one block, one continuation");
+    assert!(
+        one_starting(
+            &texts(&requests[0]),
+            "UserPromptSubmit hook additional context: <context_window_guidance>\nOnly "
+        )
+        .contains("Then call /clear")
+    );
+    assert!(
+        texts(&requests[1])
+            .iter()
+            .any(|t| t.contains("Final warning")),
+        "the Stop block reached the model"
+    );
+    let data = inline_data_dir(&sb);
+    let state: Value = serde_json::from_slice(
+        &std::fs::read(data.join(format!("sessions/{session}.json"))).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        state["window"],
+        json!({"bootInjected": true, "reminderShown": true, "warningShown": true, "closeOutDone": true})
+    );
+    let hook_outputs: Vec<String> = transcript_rows(&sb, &session)
+        .iter()
+        .filter(|r| {
+            r["attachment"]["type"] == "hook_success" && r["attachment"]["hookName"] == "Stop"
+        })
+        .filter_map(|r| r["attachment"]["stdout"].as_str().map(str::to_owned))
+        .collect();
+    assert!(
+        hook_outputs.iter().any(|s| s.contains("close-out done")),
+        "{hook_outputs:?}"
+    );
+
+    // 3. /compact: the fresh window gets a fresh boot.
+    api.script(vec![Reply::text("SUMMARY: started the work, closed out.")]);
+    turn(&sb, &api.url, &plugin, "/compact", &["--resume", &session]);
+    api.take_requests();
+    api.script(vec![Reply::text("Back.")]);
+    turn(
+        &sb,
+        &api.url,
+        &plugin,
+        "after compact",
+        &["--resume", &session],
+    );
+    let requests = api.take_requests();
+    let boots: Vec<String> = texts(&requests[0])
+        .into_iter()
+        .filter(|t| t.contains("hook additional context: <context_window>"))
+        .collect();
+    assert_eq!(boots.len(), 1, "{boots:#?}");
+    assert!(boots[0].contains(&format!("Current context window id: claude:{session}:2\nPrevious context window id: claude:{session}:1\n")));
+
+    // 4. /clear: the hand-off carries the chain into a new session.
+    let cleared = turn(&sb, &api.url, &plugin, "/clear", &["--resume", &session]);
+    let next = cleared["session_id"].as_str().unwrap().to_owned();
+    assert_ne!(next, session);
+    api.take_requests();
+    api.script(vec![
+        Reply::tool("toolu_e2e_windows", &history_windows, json!({})),
+        Reply::text("I see three windows."),
+    ]);
+    turn(
+        &sb,
+        &api.url,
+        &plugin,
+        "where are we",
+        &["--resume", &next, "--allowedTools", &allowed],
+    );
+    let requests = api.take_requests();
+    let boot = one_starting(
+        &texts(&requests[0]),
+        "SessionStart hook additional context: <context_window>",
+    );
+    assert!(boot.contains(&format!(
+        "First context window id: claude:{session}:1\nCurrent context window id: claude:{next}:3\nPrevious context window id: claude:{session}:2\n"
+    )), "{boot}");
+    assert!(boot.contains("You wake up blank, puffy-eyed, and clearly robbed."));
+    let windows = one_starting(&texts(&requests[1]), "session ");
+    let lines: Vec<&str> = windows.lines().collect();
+    assert_eq!(lines[0], format!("session {session}"));
+    assert!(
+        lines[1].starts_with(&format!("window claude:{session}:1 | seqs 1-")),
+        "{windows}"
+    );
+    assert!(
+        lines[2].starts_with(&format!("window claude:{session}:2 | seqs ")),
+        "{windows}"
+    );
+    assert!(
+        lines[3].starts_with(&format!("window claude:{next}:3 | seqs ")),
+        "{windows}"
+    );
+}

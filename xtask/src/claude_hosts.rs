@@ -1,0 +1,179 @@
+//! `cargo xtask claude-hosts [claude|mcp|all]`: installs the reference hosts
+//! the Claude plugin's conformance tests use as oracles.
+//!
+//! - `claude`: `@anthropic-ai/claude-code` (pinned) through npm; the package
+//!   carries a ~400 MB native binary that does not need Node at run time.
+//! - `mcp`: the Python MCP SDK (PyPI `mcp`, pinned) in a virtualenv, an
+//!   independent MCP client.
+//!
+//! Everything goes under `${NOTESOUP_REF_DIR:-$HOME/.cache/notesoup-ref}`;
+//! an existing install is reused. The command prints `export` lines for the
+//! environment variables the reference-host tests read, so a shell can
+//! `eval "$(cargo xtask claude-hosts)"`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{Context, Result, bail};
+
+/// The Claude Code release the plugin is validated against.
+pub const CLAUDE_CODE_VERSION: &str = "2.1.332";
+/// The Python MCP SDK release used as the independent client.
+pub const MCP_PY_VERSION: &str = "2.3.0";
+
+/// Environment variable naming the installed `claude` launcher.
+pub const CLAUDE_ENV: &str = "NOTESOUP_CLAUDE";
+/// Environment variable naming the Python interpreter that has `mcp`.
+pub const MCP_PYTHON_ENV: &str = "NOTESOUP_MCP_PYTHON";
+
+const USAGE: &str = "usage: cargo xtask claude-hosts [claude|mcp|all]";
+
+pub fn run(args: &[String]) -> Result<()> {
+    let which = match args {
+        [] => "all",
+        [one] => one.as_str(),
+        _ => bail!("{USAGE}"),
+    };
+    let root = reference_dir()?;
+    let mut exports = Vec::new();
+    match which {
+        "claude" => exports.push(install_claude(&root)?),
+        "mcp" => exports.push(install_mcp(&root)?),
+        "all" => {
+            exports.push(install_claude(&root)?);
+            exports.push(install_mcp(&root)?);
+        }
+        _ => bail!("{USAGE}"),
+    }
+    for (name, path) in exports {
+        println!("export {name}={}", shell_quote(&path));
+    }
+    Ok(())
+}
+
+/// `${NOTESOUP_REF_DIR:-$HOME/.cache/notesoup-ref}`.
+fn reference_dir() -> Result<PathBuf> {
+    if let Some(dir) = std::env::var_os("NOTESOUP_REF_DIR").filter(|d| !d.is_empty()) {
+        return Ok(PathBuf::from(dir));
+    }
+    let home = std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .context("HOME is not set; set NOTESOUP_REF_DIR to choose where reference hosts go")?;
+    Ok(PathBuf::from(home).join(".cache").join("notesoup-ref"))
+}
+
+fn install_claude(root: &Path) -> Result<(&'static str, PathBuf)> {
+    let dir = root.join(format!("claude-code-{CLAUDE_CODE_VERSION}"));
+    let launcher = dir.join("node_modules").join(".bin").join("claude");
+    if !launcher.exists() {
+        eprintln!(
+            "claude-hosts: installing @anthropic-ai/claude-code@{CLAUDE_CODE_VERSION} into {} (large download)",
+            dir.display()
+        );
+        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        if !dir.join("package.json").exists() {
+            run_in(&dir, Command::new("npm").args(["init", "-y"]), "npm init")?;
+        }
+        run_in(
+            &dir,
+            Command::new("npm").args([
+                "install",
+                "--no-audit",
+                "--no-fund",
+                "--loglevel=error",
+                &format!("@anthropic-ai/claude-code@{CLAUDE_CODE_VERSION}"),
+            ]),
+            "npm install @anthropic-ai/claude-code",
+        )?;
+    }
+    check_runs(Command::new(&launcher).arg("--version"), "claude --version")?;
+    Ok((CLAUDE_ENV, launcher))
+}
+
+fn install_mcp(root: &Path) -> Result<(&'static str, PathBuf)> {
+    let dir = root.join(format!("mcp-py-{MCP_PY_VERSION}"));
+    let python = dir.join("bin").join("python");
+    let importable = |python: &Path| {
+        Command::new(python)
+            .args(["-c", "import mcp"])
+            .output()
+            .is_ok_and(|out| out.status.success())
+    };
+    if !importable(&python) {
+        eprintln!(
+            "claude-hosts: installing Python mcp=={MCP_PY_VERSION} into {}",
+            dir.display()
+        );
+        run_in(
+            root,
+            Command::new("python3").arg("-m").arg("venv").arg(&dir),
+            "python3 -m venv",
+        )?;
+        run_in(
+            root,
+            Command::new(dir.join("bin").join("pip")).args([
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+                &format!("mcp=={MCP_PY_VERSION}"),
+            ]),
+            "pip install mcp",
+        )?;
+        if !importable(&python) {
+            bail!("{} cannot import mcp after installing it", python.display());
+        }
+    }
+    Ok((MCP_PYTHON_ENV, python))
+}
+
+/// Runs an installer step with its output on stderr, so stdout stays the
+/// `export` lines.
+fn run_in(dir: &Path, cmd: &mut Command, what: &str) -> Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let output = cmd
+        .current_dir(dir)
+        .output()
+        .with_context(|| format!("could not start {what}"))?;
+    eprint!("{}", String::from_utf8_lossy(&output.stdout));
+    eprint!("{}", String::from_utf8_lossy(&output.stderr));
+    if !output.status.success() {
+        bail!("{what} failed ({})", output.status);
+    }
+    Ok(())
+}
+
+fn check_runs(cmd: &mut Command, what: &str) -> Result<()> {
+    let output = cmd
+        .env("DISABLE_AUTOUPDATER", "1")
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .output()
+        .with_context(|| format!("could not start {what}"))?;
+    if !output.status.success() {
+        bail!(
+            "{what} failed ({}): {}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr).trim()
+        );
+    }
+    eprintln!(
+        "claude-hosts: {what}: {}",
+        String::from_utf8_lossy(&output.stdout).trim()
+    );
+    Ok(())
+}
+
+/// Single-quotes a path for a POSIX shell.
+fn shell_quote(path: &Path) -> String {
+    format!("'{}'", path.display().to_string().replace('\'', r"'\''"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_are_quoted_for_the_shell() {
+        assert_eq!(shell_quote(Path::new("/a b/c")), "'/a b/c'");
+        assert_eq!(shell_quote(Path::new("/it's")), r"'/it'\''s'");
+    }
+}
