@@ -14,7 +14,10 @@ use notesoup_core::budget::{
     reminder_text, warning_text,
 };
 use notesoup_core::settings;
-use notesoup_core::tools::{Refusal, RefusalCode, ToolOutput};
+use notesoup_core::tools::notes::note_kind_diff;
+use notesoup_core::tools::{
+    HISTORY_TOOLS, Refusal, RefusalCode, ToolOutput, call_history_tool, call_notes_tool,
+};
 use notesoup_core::wire::ToolBindings;
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -254,6 +257,7 @@ impl Sidecar {
 
     fn tool(&mut self, params: ToolParams) -> Result<ToolResult, ProtocolError> {
         let policy = self.policy;
+        let place = self.place.clone();
         let id = params.session.id.clone();
         let state = self.sync(params.session)?;
         match params.name.as_str() {
@@ -263,22 +267,6 @@ impl Sidecar {
                 }
                 let remaining = policy.countdown(state.remaining);
                 Ok(plain_json(json!({"remaining_tokens": remaining}), None))
-            }
-            name if tools::HISTORY_TOOLS.contains(&name) => {
-                let output = match history::history(&id, state.mirror.events()) {
-                    Ok(history) => tools::history_tool(name, &history, params.arguments)
-                        .ok_or_else(|| {
-                            ProtocolError::new(
-                                ErrorCode::Internal,
-                                format!("{name} is not dispatched"),
-                            )
-                        })?,
-                    Err(error) => ToolOutput::refusal(&Refusal::new(
-                        RefusalCode::InternalError,
-                        error.to_string(),
-                    )),
-                };
-                Ok(core_result(output))
             }
             tools::WIPE_MEMORY => {
                 if state.pending.is_some() {
@@ -297,10 +285,24 @@ impl Sidecar {
                 answer.conclude_turn = true;
                 Ok(answer)
             }
-            name => Err(ProtocolError::new(
-                ErrorCode::BadRequest,
-                format!("unknown tool {name}"),
-            )),
+            name => {
+                let output = if HISTORY_TOOLS.contains(&name) {
+                    match history::history(&id, state.mirror.events()) {
+                        Ok(history) => call_history_tool(&history, name, params.arguments),
+                        Err(error) => Some(ToolOutput::refusal(&Refusal::new(
+                            RefusalCode::InternalError,
+                            error.to_string(),
+                        ))),
+                    }
+                } else {
+                    let store = boot::store(&place, &id, &state.cwd, state.model.as_deref())
+                        .map_err(boot_failed)?;
+                    call_notes_tool(&store, name, params.arguments, &note_kind_diff)
+                };
+                output.map(core_result).ok_or_else(|| {
+                    ProtocolError::new(ErrorCode::BadRequest, format!("unknown tool {name}"))
+                })
+            }
         }
     }
 

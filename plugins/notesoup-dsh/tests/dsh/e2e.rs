@@ -272,6 +272,11 @@ fn check_requests(requests: &[Value]) {
         assert_eq!(boots, 1, "one boot per request: {request}");
         let tools = request["tools"].as_array().expect("tools");
         for name in [
+            "notes_write",
+            "notes_update",
+            "notes_read",
+            "notes_list",
+            "notes_search",
             "history_windows",
             "history_list",
             "history_search",
@@ -305,6 +310,8 @@ fn a_wipe_resets_and_a_resumed_session_keeps_its_window() {
     let first = world.run(&Scenario {
         label: "first",
         script: json!([
+            {"tool": "notes_write", "args": {"address": "checkpoint.md", "content": "# Goal\nsay hello twice"}},
+            {"tool": "notes_write", "args": {"address": "@project/MAP.md", "content": "# Project MAP\nMAP BODY FROM WINDOW 1"}},
             {"tool": "get_context_remaining"},
             {"tool": "wipe_memory"},
             {"text": "ANSWER FROM WINDOW 2"}
@@ -326,9 +333,19 @@ fn a_wipe_resets_and_a_resumed_session_keeps_its_window() {
         "{remaining}"
     );
 
+    // The notes the tools wrote in window 1 are on disk and in window 2's boot.
+    let checkpoint = world
+        .path("notes/pi/session")
+        .join(&id)
+        .join("checkpoint.md");
+    let note = std::fs::read_to_string(&checkpoint).expect("checkpoint on disk");
+    assert!(note.ends_with("# Goal\nsay hello twice"), "{note}");
     let found = markers(&log);
     assert_eq!(found.len(), 1, "one reset");
     check_marker(found[0], &id, 2, "normal");
+    let boot = found[0].text();
+    assert!(boot.contains("checkpoint.md"), "{boot}");
+    assert!(boot.contains("MAP BODY FROM WINDOW 1"), "{boot}");
     let Some(SurfaceOp::Replace { start, .. }) = found[0].surface_op else {
         unreachable!("checked")
     };
@@ -345,6 +362,7 @@ fn a_wipe_resets_and_a_resumed_session_keeps_its_window() {
         label: "resumed",
         script: json!([
             {"tool": "history_windows"},
+            {"tool": "notes_read", "args": {"address": "checkpoint.md"}},
             {"tool": "wipe_memory"},
             {"text": "ANSWER FROM WINDOW 3"}
         ]),
@@ -382,6 +400,8 @@ fn a_wipe_resets_and_a_resumed_session_keeps_its_window() {
         windows.contains(&format!("window dsh:{id}:2 | seqs ")),
         "{windows}"
     );
+    let read = &tool_results(&log, "notes_read")[0];
+    assert!(read.ends_with("\n\n# Goal\nsay hello twice"), "{read}");
     assert_eq!(visible_boots(&log), 1);
     assert_eq!(recover(&id, &log.events).window.ordinal, 3);
 }

@@ -169,3 +169,66 @@ fn fresh_window_steers_a_close_out_once() {
     assert_eq!(second["steer"], Value::Null);
     assert_eq!(second["reset"], Value::Null);
 }
+
+#[test]
+fn notes_tools_write_to_the_session_homes() {
+    let log = fixture_log("wipe-reset.session.jsonl");
+    let id = log.header.id.clone();
+    let cwd = log.header.cwd.clone().expect("cwd");
+    let notes = tempfile::tempdir().expect("tempdir");
+    let mut client = Client::new(notes.path());
+    client.ok("hello", hello());
+    let mut tool = |from: u64, name: &str, arguments: Value| {
+        client.ok(
+            "tool",
+            json!({"session": session(&id, &cwd, from, if from == 0 { &log.events[..9] } else { &[] }),
+                   "name": name, "arguments": arguments}),
+        )
+    };
+
+    let written = tool(
+        0,
+        "notes_write",
+        json!({"address": "checkpoint.md", "content": "# Goal\nship the dsh adapter"}),
+    );
+    assert_eq!(written["is_error"], false, "{written}");
+    let receipt = written["text"].as_str().expect("text");
+    assert!(
+        receipt.starts_with("created checkpoint.md (project work-"),
+        "the session note belongs to the cwd's project: {receipt}"
+    );
+    let on_disk = notes
+        .path()
+        .join("pi/session")
+        .join(&id)
+        .join("checkpoint.md");
+    let text = std::fs::read_to_string(&on_disk).expect("the note is on disk");
+    assert!(text.ends_with("# Goal\nship the dsh adapter"), "{text}");
+
+    let updated = tool(
+        9,
+        "notes_update",
+        json!({"address": "checkpoint.md", "edits": [{"oldText": "ship", "newText": "finish"}]}),
+    );
+    assert_eq!(updated["result"]["change_kind"], "body");
+    assert!(
+        updated["text"]
+            .as_str()
+            .expect("text")
+            .ends_with("diff:\nnote body"),
+        "{updated}"
+    );
+    let read = tool(9, "notes_read", json!({"address": "checkpoint.md"}));
+    assert_eq!(read["result"]["text"], "# Goal\nfinish the dsh adapter");
+    let listed = tool(9, "notes_list", json!({}));
+    assert_eq!(listed["result"]["files"][0]["address"], "checkpoint.md");
+
+    let refused = tool(9, "notes_read", json!({"address": "@nowhere/x.md"}));
+    assert_eq!(refused["is_error"], true);
+    assert_eq!(refused["result"]["code"], "invalid_address");
+    let unknown = client.call(
+        "tool",
+        json!({"session": session(&id, &cwd, 9, &[]), "name": "notes_delete", "arguments": {}}),
+    );
+    assert_eq!(unknown["error"]["code"], "bad_request");
+}
