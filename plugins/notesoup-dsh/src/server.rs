@@ -310,6 +310,9 @@ impl Sidecar {
         let id = params.session.id.clone();
         let place = self.place.clone();
         let state = self.sync(params.session)?;
+        // The attempt consumes the request: a refused plan keeps the window,
+        // and the next wipe_memory or /fresh-window asks again.
+        state.pending = None;
         let span = plan_span(&state.mirror, &params.surface)
             .map_err(|error| ProtocolError::new(ErrorCode::ResetRefused, error.to_string()))?;
         let ordinal = window::recover(&id, state.mirror.events()).window.ordinal + 1;
@@ -327,7 +330,6 @@ impl Sidecar {
                 &format!("notesoup: fresh context window {window_id}"),
             )),
         };
-        state.pending = None;
         let (replace, source_event_seqs) = match span {
             Some((span, shadowed)) => (Some(span), shadowed),
             None => (None::<Span>, Vec::new()),

@@ -232,3 +232,29 @@ fn notes_tools_write_to_the_session_homes() {
     );
     assert_eq!(unknown["error"]["code"], "bad_request");
 }
+
+#[test]
+fn a_refused_reset_plan_drops_the_request() {
+    let log = fixture_log("wipe-reset.session.jsonl");
+    let id = log.header.id.clone();
+    let notes = tempfile::tempdir().expect("tempdir");
+    let mut client = Client::new(notes.path());
+    client.ok("hello", hello());
+    let wipe = json!({"session": session(&id, "/", 0, &log.events[..31]), "name": "wipe_memory", "arguments": {}});
+    assert_eq!(
+        client.ok("tool", wipe)["text"],
+        "{\"status\":\"rollover_requested\"}"
+    );
+    // dsh's surface differs from the mirror's: nothing is planned.
+    let refused = client.call(
+        "reset.plan",
+        json!({"session": session(&id, "/", 31, &[]), "surface": [7], "origin": "normal", "trigger": "tool"}),
+    );
+    assert_eq!(refused["error"]["code"], "reset_refused");
+    let again = client.ok(
+        "tool",
+        json!({"session": session(&id, "/", 31, &[]), "name": "wipe_memory", "arguments": {}}),
+    );
+    assert_eq!(again["text"], "{\"status\":\"rollover_requested\"}");
+    assert_eq!(again["reset"]["trigger"], "tool");
+}
