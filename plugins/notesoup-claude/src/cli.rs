@@ -49,6 +49,12 @@ enum Command {
         #[arg(value_enum)]
         event: Event,
     },
+    /// Answer the optional reset mod: one JSON request on stdin, one JSON line out.
+    Mod {
+        /// The request.
+        #[arg(value_enum)]
+        op: hook::reset::Op,
+    },
     /// List, read, search and write notes as the model sees them.
     Notes(NotesArgs),
     /// Print the boot of this project's latest session window (or of a new one).
@@ -259,6 +265,7 @@ pub fn run(cli: Cli, env: HostEnv) -> i32 {
     match cli.command {
         Command::Mcp => run_mcp(env),
         Command::Hook { event } => run_hook(event, &env),
+        Command::Mod { op } => run_mod(op, &env),
         Command::Notes(args) => report(notes(&env, args)),
         Command::Boot(args) => report(boot(&env, &args)),
         Command::History(args) => report(history(&env, args)),
@@ -302,6 +309,21 @@ fn run_hook(event: Event, env: &HostEnv) -> i32 {
     let mut stdout = std::io::stdout().lock();
     // A closed stdout leaves nothing to report to.
     let _ = stdout.write_all(output.to_stdout().as_bytes());
+    let _ = stdout.flush();
+    0
+}
+
+fn run_mod(op: hook::reset::Op, env: &HostEnv) -> i32 {
+    let mut stdin = Vec::new();
+    let line = match std::io::stdin().read_to_end(&mut stdin) {
+        Ok(_) => hook::reset::run(op, &stdin, env),
+        Err(err) => serde_json::json!({ "ok": false, "error": format!("could not read the request: {err}") })
+            .to_string()
+            + "\n",
+    };
+    let mut stdout = std::io::stdout().lock();
+    // A closed stdout leaves nothing to report to.
+    let _ = stdout.write_all(line.as_bytes());
     let _ = stdout.flush();
     0
 }
