@@ -6,8 +6,9 @@
 //! transcript whose last row is a main-thread reply. Measured:
 //! - `notesoup hook session-start` (startup: boot from the whole store);
 //! - `notesoup hook user-prompt-submit` (usage from the transcript's tail);
-//! - one MCP `tools/call` round trip on a running `notesoup mcp`
-//!   (`history_windows`, which decodes the whole 50 MB transcript).
+//! - MCP `tools/call` round trips on a running `notesoup mcp`: `notes_list`
+//!   over the store, and `history_windows`, which decodes the whole 50 MB
+//!   transcript.
 
 use std::fmt::Write as _;
 use std::io::{BufRead, BufReader, Write};
@@ -192,7 +193,8 @@ impl World {
             start.push(self.hook(binary, "session-start", &format!("bench-{run}"), "startup")?);
             prompt.push(self.hook(binary, "user-prompt-submit", SESSION, "")?);
         }
-        let calls = self.mcp_round_trips(binary, runs)?;
+        let notes_calls = self.mcp_round_trips(binary, runs, "notes_list")?;
+        let history_calls = self.mcp_round_trips(binary, runs, "history_windows")?;
         let node = median(node);
         let mut report = String::new();
         writeln!(
@@ -217,18 +219,27 @@ impl World {
                 ms(node) / ms(m)
             )?;
         }
-        let (first, later) = calls;
-        writeln!(
-            report,
-            "  mcp tools/call history_windows  {:>8.2} ms (first), {:.2} ms (median of the rest; decodes the whole transcript)",
-            ms(first),
-            ms(later)
-        )?;
+        for (name, (first, later)) in [
+            ("notes_list", notes_calls),
+            ("history_windows", history_calls),
+        ] {
+            writeln!(
+                report,
+                "  mcp tools/call {name:<16} {:>8.2} ms (first), {:.2} ms (median of the rest)",
+                ms(first),
+                ms(later)
+            )?;
+        }
         Ok(report)
     }
 
-    /// Round trips of `tools/call history_windows` on one running server.
-    fn mcp_round_trips(&self, binary: &Path, runs: usize) -> Result<(Duration, Duration)> {
+    /// Round trips of `tools/call <tool>` on one running server.
+    fn mcp_round_trips(
+        &self,
+        binary: &Path,
+        runs: usize,
+        tool: &str,
+    ) -> Result<(Duration, Duration)> {
         let mut child = self
             .command(binary, &["mcp"])
             .stdin(Stdio::piped())
@@ -239,7 +250,7 @@ impl World {
         let mut samples = Vec::new();
         for id in 0..runs.max(2) {
             let request = serde_json::json!({"jsonrpc":"2.0","id":id,"method":"tools/call",
-                "params":{"name":"history_windows","arguments":{}}});
+                "params":{"name":tool,"arguments":{}}});
             let started = Instant::now();
             writeln!(stdin, "{request}")?;
             stdin.flush()?;
@@ -247,7 +258,7 @@ impl World {
             stdout.read_line(&mut line)?;
             samples.push(started.elapsed());
             if !line.contains("\"isError\":false") {
-                bail!("history_windows failed: {line}");
+                bail!("{tool} failed: {line}");
             }
         }
         drop(stdin);

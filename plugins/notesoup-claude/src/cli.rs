@@ -9,12 +9,9 @@ use notesoup_core::dream::{
     DEFAULT_MIN_HOURS, DEFAULT_MIN_SESSIONS, DreamOptions, DreamOutput, DreamTools, OutputLine,
     Stream, run_dream,
 };
-use notesoup_core::history::History;
-use notesoup_core::notes::{NoteStore, project_key};
-use notesoup_core::tools::history::{history_list, history_read, history_search, history_windows};
-use notesoup_core::tools::notes::{notes_list, notes_read, notes_search, notes_write};
-use notesoup_core::tools::{ToolOutput, parse_arguments};
-use serde::de::DeserializeOwned;
+use notesoup_core::notes::project_key;
+use notesoup_core::tools::notes::note_kind_diff;
+use notesoup_core::tools::{ToolOutput, call_history_tool, call_notes_tool};
 use serde_json::{Map, Value, json};
 
 use crate::dream::{ClaudeDreamer, claude_executable};
@@ -22,10 +19,9 @@ use crate::env::HostEnv;
 use crate::hook::{self, io::Event};
 use crate::mcp::dream_tools::DreamToolHost;
 use crate::mcp::protocol::{ServerInfo, ToolHost, serve};
-use crate::mcp::tools::NotesoupTools;
+use crate::mcp::tools::{NotesoupTools, chain_history};
 use crate::state::{SessionState, StateDir};
 use crate::store;
-use crate::transcript::decode::{ChainFile, decode_chain};
 use crate::transcript::scan::session_id_of;
 
 /// The MCP server's name and version.
@@ -52,6 +48,12 @@ enum Command {
         /// The event.
         #[arg(value_enum)]
         event: Event,
+    },
+    /// Answer the optional reset mod: one JSON request on stdin, one JSON line out.
+    Mod {
+        /// The request.
+        #[arg(value_enum)]
+        op: hook::reset::Op,
     },
     /// List, read, search and write notes as the model sees them.
     Notes(NotesArgs),
@@ -263,6 +265,7 @@ pub fn run(cli: Cli, env: HostEnv) -> i32 {
     match cli.command {
         Command::Mcp => run_mcp(env),
         Command::Hook { event } => run_hook(event, &env),
+        Command::Mod { op } => run_mod(op, &env),
         Command::Notes(args) => report(notes(&env, args)),
         Command::Boot(args) => report(boot(&env, &args)),
         Command::History(args) => report(history(&env, args)),
@@ -306,6 +309,21 @@ fn run_hook(event: Event, env: &HostEnv) -> i32 {
     let mut stdout = std::io::stdout().lock();
     // A closed stdout leaves nothing to report to.
     let _ = stdout.write_all(output.to_stdout().as_bytes());
+    let _ = stdout.flush();
+    0
+}
+
+fn run_mod(op: hook::reset::Op, env: &HostEnv) -> i32 {
+    let mut stdin = Vec::new();
+    let line = match std::io::stdin().read_to_end(&mut stdin) {
+        Ok(_) => hook::reset::run(op, &stdin, env),
+        Err(err) => serde_json::json!({ "ok": false, "error": format!("could not read the request: {err}") })
+            .to_string()
+            + "\n",
+    };
+    let mut stdout = std::io::stdout().lock();
+    // A closed stdout leaves nothing to report to.
+    let _ = stdout.write_all(line.as_bytes());
     let _ = stdout.flush();
     0
 }
@@ -361,9 +379,6 @@ fn session_state(
     }
 }
 
-/// A notes tool run on a store with its JSON arguments.
-type NotesOp = fn(&NoteStore, Value) -> ToolOutput;
-
 /// Puts `value` under `key` unless it is null or `false`.
 fn put(params: &mut Map<String, Value>, key: &str, value: Value) {
     if !value.is_null() && value != Value::Bool(false) {
@@ -379,7 +394,7 @@ fn notes(env: &HostEnv, args: NotesArgs) -> Result<String, String> {
         .as_ref()
         .map_or_else(|| project_key(&cwd), |s| s.project_key.clone());
     let mut params = Map::new();
-    let (addresses, output): (Vec<String>, NotesOp) = match args.command {
+    let (name, address) = match args.command {
         NotesCommand::List {
             pattern,
             limit,
@@ -388,7 +403,7 @@ fn notes(env: &HostEnv, args: NotesArgs) -> Result<String, String> {
             put(&mut params, "pattern", json!(pattern));
             put(&mut params, "limit", json!(limit));
             put(&mut params, "wastebasket", json!(wastebasket));
-            (Vec::new(), |store, p| run_tool(p, |p| notes_list(store, p)))
+            ("notes_list", None)
         }
         NotesCommand::Read {
             address,
@@ -398,9 +413,7 @@ fn notes(env: &HostEnv, args: NotesArgs) -> Result<String, String> {
             put(&mut params, "address", json!(address));
             put(&mut params, "offset_chars", json!(offset));
             put(&mut params, "limit_chars", json!(limit));
-            (vec![address], |store, p| {
-                run_tool(p, |p| notes_read(store, p))
-            })
+            ("notes_read", Some(address))
         }
         NotesCommand::Search {
             query,
@@ -418,9 +431,7 @@ fn notes(env: &HostEnv, args: NotesArgs) -> Result<String, String> {
                 json!(max_matches_per_file),
             );
             put(&mut params, "wastebasket", json!(wastebasket));
-            (Vec::new(), |store, p| {
-                run_tool(p, |p| notes_search(store, p))
-            })
+            ("notes_search", None)
         }
         NotesCommand::Write {
             address,
@@ -440,14 +451,14 @@ fn notes(env: &HostEnv, args: NotesArgs) -> Result<String, String> {
             put(&mut params, "address", json!(address));
             put(&mut params, "content", json!(content));
             put(&mut params, "origin", json!(origin));
-            (vec![address], |store, p| {
-                run_tool(p, |p| notes_write(store, p))
-            })
+            ("notes_write", Some(address))
         }
     };
-    let addresses: Vec<&str> = addresses.iter().map(String::as_str).collect();
+    let addresses: Vec<&str> = address.as_deref().into_iter().collect();
     let store = store::open(env, session, &key, &addresses).map_err(|refused| refused.text)?;
-    tool_result(output(&store, Value::Object(params)))
+    let output = call_notes_tool(&store, name, Value::Object(params), &note_kind_diff)
+        .ok_or_else(|| format!("notesoup: not a notes tool: {name}"))?;
+    tool_result(output)
 }
 
 fn boot(env: &HostEnv, args: &SessionArgs) -> Result<String, String> {
@@ -460,75 +471,40 @@ fn boot(env: &HostEnv, args: &SessionArgs) -> Result<String, String> {
 }
 
 fn history(env: &HostEnv, args: HistoryArgs) -> Result<String, String> {
-    let (notes_session, files) = match &args.transcript {
+    let cwd = cwd_of(&args.session)?;
+    let state = match &args.transcript {
         Some(path) => {
             let named = session_id_of(path)
                 .map_err(|err| format!("notesoup: {}: {err}", path.display()))?;
             let session = named
                 .or_else(|| path.file_stem().map(|s| s.to_string_lossy().into_owned()))
                 .unwrap_or_default();
-            (
-                session.clone(),
-                vec![ChainFile {
-                    session_id: session,
-                    path: path.clone(),
-                }],
-            )
+            SessionState::new_chain(&session, path.clone(), cwd.clone(), project_key(&cwd))
         }
-        None => {
-            let cwd = cwd_of(&args.session)?;
-            let state = session_state(env, &args.session, &cwd)?.ok_or(
-                "notesoup: no Claude Code session is recorded for this project; pass --session or --transcript",
-            )?;
-            let files = state
-                .transcripts()
-                .into_iter()
-                .map(|link| ChainFile {
-                    session_id: link.session_id,
-                    path: link.transcript_path,
-                })
-                .collect();
-            (state.notes_session_id, files)
-        }
+        None => session_state(env, &args.session, &cwd)?.ok_or(
+            "notesoup: no Claude Code session is recorded for this project; pass --session or --transcript",
+        )?,
     };
-    let transcript =
-        decode_chain(&notes_session, &files).map_err(|err| format!("notesoup: {err}"))?;
-    let history = History::new(transcript).map_err(|err| format!("notesoup: {err}"))?;
-    let output = match args.command {
-        HistoryCommand::Windows => {
-            run_tool(Value::Object(Map::new()), |p| history_windows(&history, p))
-        }
-        HistoryCommand::List(page) => {
-            run_tool(page.into_params(Map::new()), |p| history_list(&history, p))
-        }
+    let history = chain_history(&state).map_err(|refusal| refusal.render())?;
+    let (name, params) = match args.command {
+        HistoryCommand::Windows => ("history_windows", Value::Object(Map::new())),
+        HistoryCommand::List(page) => ("history_list", page.into_params(Map::new())),
         HistoryCommand::Search { query, page } => {
             let mut extra = Map::new();
             extra.insert("query".into(), json!(query));
-            run_tool(page.into_params(extra), |p| history_search(&history, p))
+            ("history_search", page.into_params(extra))
         }
         HistoryCommand::Read { seq, offset, limit } => {
-            let mut params = json!({ "seq": seq });
-            if let Some(offset) = offset {
-                params["offset_chars"] = json!(offset);
-            }
-            if let Some(limit) = limit {
-                params["limit_chars"] = json!(limit);
-            }
-            run_tool(params, |p| history_read(&history, p))
+            let mut params = Map::new();
+            put(&mut params, "seq", json!(seq));
+            put(&mut params, "offset_chars", json!(offset));
+            put(&mut params, "limit_chars", json!(limit));
+            ("history_read", Value::Object(params))
         }
     };
+    let output = call_history_tool(&history, name, params)
+        .ok_or_else(|| format!("notesoup: not a history tool: {name}"))?;
     tool_result(output)
-}
-
-/// Checks the arguments the way the tools do, then runs the operation.
-fn run_tool<P: DeserializeOwned>(
-    arguments: Value,
-    op: impl FnOnce(&P) -> ToolOutput,
-) -> ToolOutput {
-    match parse_arguments::<P>(arguments) {
-        Ok(params) => op(&params),
-        Err(refusal) => ToolOutput::refusal(&refusal),
-    }
 }
 
 fn dream(env: &HostEnv, args: DreamArgs) -> i32 {

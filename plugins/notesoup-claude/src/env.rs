@@ -91,7 +91,11 @@ impl HostEnv {
         std::fs::read_dir(parent)
             .ok()?
             .filter_map(Result::ok)
-            .filter(|e| e.file_name().to_string_lossy().starts_with("notesoup-"))
+            .filter(|e| {
+                let name = e.file_name();
+                let name = name.to_string_lossy();
+                name.starts_with(PLUGIN_DATA_PREFIX) && !name.starts_with(MOD_DATA_PREFIX)
+            })
             .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
             .max()
             .map(|(_, path)| path)
@@ -106,6 +110,26 @@ impl HostEnv {
                 .join("projects")
                 .join(project_slug(cwd)),
         )
+    }
+}
+
+/// Claude Code names a plugin's data directory `<plugin>-<marketplace>`.
+const PLUGIN_DATA_PREFIX: &str = "notesoup-";
+/// The reset mod's data directory prefix (plugin `notesoup-reset`).
+const MOD_DATA_PREFIX: &str = "notesoup-reset-";
+
+/// The notesoup plugin's data directory seen from the reset mod's: the
+/// sibling `notesoup-<marketplace>` of `notesoup-reset-<marketplace>`, so
+/// the mod and the hooks share one set of session records. Any other
+/// directory is taken as it is.
+pub fn notesoup_data_for_mod(mod_data: &Path) -> PathBuf {
+    let name = mod_data.file_name().map(|n| n.to_string_lossy());
+    match name
+        .as_deref()
+        .and_then(|n| n.strip_prefix(MOD_DATA_PREFIX))
+    {
+        Some(marketplace) => mod_data.with_file_name(format!("{PLUGIN_DATA_PREFIX}{marketplace}")),
+        None => mod_data.to_owned(),
     }
 }
 
@@ -143,6 +167,30 @@ mod tests {
         assert_eq!(env.budget.reserve, Some(-5.0));
         assert_eq!(env.budget.reminder_margin, None);
         assert!(!env.budget.disable_1m);
+    }
+
+    #[test]
+    fn the_mod_shares_the_plugins_records() {
+        assert_eq!(
+            notesoup_data_for_mod(Path::new("/c/plugins/data/notesoup-reset-notesoup")),
+            PathBuf::from("/c/plugins/data/notesoup-notesoup")
+        );
+        assert_eq!(
+            notesoup_data_for_mod(Path::new("/d/own")),
+            PathBuf::from("/d/own")
+        );
+    }
+
+    #[test]
+    fn the_fallback_data_dir_is_never_the_mods() {
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().join("plugins/data");
+        std::fs::create_dir_all(data.join("notesoup-local")).unwrap();
+        std::fs::create_dir_all(data.join("notesoup-reset-local")).unwrap();
+        let env = HostEnv::from_lookup(|n| {
+            (n == "CLAUDE_CONFIG_DIR").then(|| dir.path().to_string_lossy().into_owned())
+        });
+        assert_eq!(env.data_dir(), Some(data.join("notesoup-local")));
     }
 
     #[test]

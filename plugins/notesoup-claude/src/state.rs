@@ -69,6 +69,21 @@ pub struct WindowFlags {
     pub warning_shown: bool,
     /// The first Stop after the warning recorded the close-out.
     pub close_out_done: bool,
+    /// The reset mod placed this window's boot in the conversation itself,
+    /// so the SessionStart(`compact`) of its compaction adds no second one.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub boot_by_mod: bool,
+}
+
+/// What a mod reset changed, kept until it is committed so a failed
+/// compaction can give the window back.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResetFrom {
+    /// `previous_window_id` before the reset.
+    pub previous_window_id: Option<String>,
+    /// The flags of the window the reset left.
+    pub window: WindowFlags,
 }
 
 /// Everything notesoup remembers about one Claude session.
@@ -96,6 +111,9 @@ pub struct SessionState {
     /// Flags of the live window.
     #[serde(default)]
     pub window: WindowFlags,
+    /// A mod reset in flight (boot placed, compaction not yet committed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reset_from: Option<ResetFrom>,
 }
 
 impl SessionState {
@@ -116,6 +134,7 @@ impl SessionState {
             previous_window_id: None,
             chain: Vec::new(),
             window: WindowFlags::default(),
+            reset_from: None,
         }
     }
 

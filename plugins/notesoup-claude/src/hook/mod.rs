@@ -5,6 +5,7 @@
 //! swallowed and never a crash. Hooks fired from subagents are ignored.
 
 pub mod io;
+pub mod reset;
 
 use std::path::PathBuf;
 
@@ -194,6 +195,12 @@ impl<'a> Session<'a> {
         match self.input.source.as_deref().unwrap_or("startup") {
             "compact" => {
                 let state = match loaded()? {
+                    // The reset mod's own compaction: it already placed the
+                    // boot of the window it opened.
+                    Some(mut state) if state.window.boot_by_mod => {
+                        state.window.boot_by_mod = false;
+                        state
+                    }
                     Some(mut state) => {
                         state.open_next_window();
                         state

@@ -4,14 +4,12 @@
 use std::path::PathBuf;
 
 use notesoup_core::history::History;
-use notesoup_core::notes::{NoteStore, project_key};
-use notesoup_core::tools::history::{history_list, history_read, history_search, history_windows};
-use notesoup_core::tools::notes::{
-    NotesListParams, NotesReadParams, NotesSearchParams, NotesUpdateParams, NotesWriteParams,
-    note_kind_diff, notes_list, notes_read, notes_search, notes_update, notes_write,
+use notesoup_core::notes::project_key;
+use notesoup_core::tools::notes::note_kind_diff;
+use notesoup_core::tools::{
+    HISTORY_TOOLS, NOTES_TOOLS, Refusal, RefusalCode, ToolOutput, call_history_tool,
+    call_notes_tool, schemas,
 };
-use notesoup_core::tools::{Refusal, RefusalCode, ToolOutput, parse_arguments, schemas};
-use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::caller::{Resolution, resolve};
@@ -55,140 +53,81 @@ impl NotesoupTools {
         )
     }
 
-    fn history_call(&self, name: &str, arguments: Value, meta: &CallMeta) -> ToolOutput {
-        match name {
-            "history_windows" => self.with_history(arguments, meta, history_windows),
-            "history_list" => self.with_history(arguments, meta, history_list),
-            "history_search" => self.with_history(arguments, meta, history_search),
-            _ => self.with_history(arguments, meta, history_read),
-        }
+    /// The caller's session, or `Err` with the refusal to send.
+    fn session(&self, meta: &CallMeta) -> Result<Option<SessionState>, ToolOutput> {
+        self.caller(meta)
+            .map(|caller| caller.map(|(state, _)| state))
+            .map_err(|error| refusal(RefusalCode::IoError, error))
     }
 
+    /// A notes tool on the caller's store. Without a known session only the
+    /// durable homes are served: a session address is refused.
     fn notes_call(&self, name: &str, arguments: Value, meta: &CallMeta) -> ToolOutput {
-        match name {
-            "notes_write" => self.with_store(
-                arguments,
-                meta,
-                |p: &NotesWriteParams| vec![&p.address],
-                notes_write,
-            ),
-            "notes_update" => self.with_store(
-                arguments,
-                meta,
-                |p: &NotesUpdateParams| {
-                    let mut addresses = vec![p.address.as_str()];
-                    addresses.extend(p.rename_to.as_deref());
-                    addresses
-                },
-                |store, params| notes_update(store, params, &note_kind_diff),
-            ),
-            "notes_read" => self.with_store(
-                arguments,
-                meta,
-                |p: &NotesReadParams| vec![&p.address],
-                notes_read,
-            ),
-            "notes_list" => {
-                self.with_store(arguments, meta, |_: &NotesListParams| vec![], notes_list)
-            }
-            _ => self.with_store(
-                arguments,
-                meta,
-                |_: &NotesSearchParams| vec![],
-                notes_search,
-            ),
-        }
-    }
-
-    /// Parses the arguments, opens the caller's notes store, runs `op`.
-    /// Without a known session only the durable homes are served: an
-    /// operation on a session address is refused.
-    fn with_store<P: DeserializeOwned>(
-        &self,
-        arguments: Value,
-        meta: &CallMeta,
-        addresses: fn(&P) -> Vec<&str>,
-        op: impl FnOnce(&NoteStore, &P) -> ToolOutput,
-    ) -> ToolOutput {
-        let params = match parse_arguments::<P>(arguments) {
-            Ok(params) => params,
-            Err(refusal) => return ToolOutput::refusal(&refusal),
+        let state = match self.session(meta) {
+            Ok(state) => state,
+            Err(refused) => return refused,
         };
-        let caller = match self.caller(meta) {
-            Ok(caller) => caller.map(|(state, _)| state),
-            Err(error) => return refusal(RefusalCode::IoError, error),
-        };
-        let (session, project_key) = match &caller {
+        let (session, project_key) = match &state {
             Some(state) => (
                 Some(state.notes_session_id.as_str()),
                 state.project_key.as_str(),
             ),
             None => (None, self.project_key.as_str()),
         };
-        match store::open(&self.env, session, project_key, &addresses(&params)) {
-            Ok(store) => op(&store, &params),
-            Err(refused) => refused,
-        }
+        let addresses: Vec<&str> = ["address", "rename_to"]
+            .iter()
+            .filter_map(|key| arguments.get(*key)?.as_str())
+            .collect();
+        let store = match store::open(&self.env, session, project_key, &addresses) {
+            Ok(store) => store,
+            Err(refused) => return refused,
+        };
+        call_notes_tool(&store, name, arguments, &note_kind_diff).unwrap_or_else(|| {
+            refusal(
+                RefusalCode::InternalError,
+                format!("not a notes tool: {name}"),
+            )
+        })
     }
 
-    /// Parses the arguments, decodes the caller's `/clear` chain, runs `op`.
-    fn with_history<P: DeserializeOwned>(
-        &self,
-        arguments: Value,
-        meta: &CallMeta,
-        op: fn(&History, &P) -> ToolOutput,
-    ) -> ToolOutput {
-        let params = match parse_arguments::<P>(arguments) {
-            Ok(params) => params,
-            Err(refusal) => return ToolOutput::refusal(&refusal),
-        };
-        let state = match self.caller(meta) {
-            Ok(Some((state, _))) => state,
+    /// A history tool over the caller's `/clear` chain, decoded now.
+    fn history_call(&self, name: &str, arguments: Value, meta: &CallMeta) -> ToolOutput {
+        let state = match self.session(meta) {
+            Ok(Some(state)) => state,
             Ok(None) => return refusal(RefusalCode::InvalidScope, NO_SESSION),
-            Err(error) => return refusal(RefusalCode::IoError, error),
+            Err(refused) => return refused,
         };
-        let files: Vec<ChainFile> = state
-            .transcripts()
-            .into_iter()
-            .map(|link| ChainFile {
-                session_id: link.session_id,
-                path: link.transcript_path,
-            })
-            .collect();
-        let history = decode_chain(&state.notes_session_id, &files)
-            .map_err(|err| {
-                Refusal::new(
-                    RefusalCode::IoError,
-                    format!("transcript unreadable: {err}"),
+        match chain_history(&state) {
+            Ok(history) => call_history_tool(&history, name, arguments).unwrap_or_else(|| {
+                refusal(
+                    RefusalCode::InternalError,
+                    format!("not a history tool: {name}"),
                 )
-            })
-            .and_then(|transcript| {
-                History::new(transcript)
-                    .map_err(|err| Refusal::new(RefusalCode::InternalError, err.to_string()))
-            });
-        match history {
-            Ok(history) => op(&history, &params),
-            Err(refusal) => ToolOutput::refusal(&refusal),
+            }),
+            Err(refused) => ToolOutput::refusal(&refused),
         }
     }
 }
 
-/// Names of the notes tools.
-const NOTES_TOOLS: [&str; 5] = [
-    "notes_write",
-    "notes_update",
-    "notes_read",
-    "notes_list",
-    "notes_search",
-];
-
-/// Names of the history tools.
-const HISTORY_TOOLS: [&str; 4] = [
-    "history_windows",
-    "history_list",
-    "history_search",
-    "history_read",
-];
+/// The history of a session's whole `/clear` chain.
+pub fn chain_history(state: &SessionState) -> Result<History, Refusal> {
+    let files: Vec<ChainFile> = state
+        .transcripts()
+        .into_iter()
+        .map(|link| ChainFile {
+            session_id: link.session_id,
+            path: link.transcript_path,
+        })
+        .collect();
+    let transcript = decode_chain(&state.notes_session_id, &files).map_err(|err| {
+        Refusal::new(
+            RefusalCode::IoError,
+            format!("transcript unreadable: {err}"),
+        )
+    })?;
+    History::new(transcript)
+        .map_err(|err| Refusal::new(RefusalCode::InternalError, err.to_string()))
+}
 
 impl ToolHost for NotesoupTools {
     fn tools(&self) -> Vec<ToolDef> {

@@ -8,4 +8,5 @@ mod dream;
 mod hooks;
 mod mcp;
 mod plugin_files;
+mod reset;
 mod support;

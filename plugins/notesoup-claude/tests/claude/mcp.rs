@@ -122,12 +122,6 @@ fn started_on_its_own_history_is_refused_clearly() {
     );
     let unknown = server.request(&json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"nope","arguments":{}}}));
     assert_eq!(unknown["error"]["code"], -32602);
-    let bad = server.call(3, "history_read", json!({"seq": "x"}), "toolu_y");
-    assert_eq!(bad["isError"], true);
-    assert!(
-        text(&bad).starts_with("error: invalid_arguments: "),
-        "{bad}"
-    );
     server.finish();
 }
 
@@ -165,6 +159,12 @@ fn history_reads_the_calling_session() {
         "{search}"
     );
     assert!(text(&search).ends_with("parser bug"), "{search}");
+    let bad = server.call(3, "history_read", json!({"seq": "x"}), "toolu_hist");
+    assert_eq!(bad["isError"], true);
+    assert!(
+        text(&bad).starts_with("error: invalid_arguments: "),
+        "{bad}"
+    );
     server.finish();
 }
 

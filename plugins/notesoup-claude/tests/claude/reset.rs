@@ -1,0 +1,191 @@
+//! `notesoup mod <op>`: the reset mod's requests against the built binary,
+//! sharing the session records with the hooks.
+
+use serde_json::{Value, json};
+
+use crate::support::{Sandbox, context_of, notesoup_bin, reply_row};
+
+const S1: &str = "11111111-1111-4111-8111-111111111111";
+
+/// The request the mod sends: its own data directory, which the binary maps
+/// to the notesoup plugin's sibling one.
+fn request(sb: &Sandbox) -> Value {
+    let mod_data = sb.data.with_file_name("notesoup-reset-test");
+    json!({
+        "sessionId": S1,
+        "cwd": sb.project,
+        "transcriptPath": sb.transcript(S1),
+        "pluginData": mod_data,
+    })
+}
+
+/// Runs `notesoup mod <op>` as `$.process.run` does (no plugin variables
+/// set): exit 0 and exactly one JSON line.
+fn op(sb: &Sandbox, op: &str, request: &Value) -> Value {
+    let output = sb
+        .command(&notesoup_bin(), &["mod", op])
+        .env_remove("CLAUDE_PLUGIN_DATA")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            use std::io::Write as _;
+            child
+                .stdin
+                .take()
+                .unwrap()
+                .write_all(request.to_string().as_bytes())?;
+            child.wait_with_output()
+        })
+        .unwrap();
+    assert!(output.status.success(), "mod {op} exited {}", output.status);
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert!(
+        stdout.ends_with('\n') && stdout.lines().count() == 1,
+        "{stdout}"
+    );
+    serde_json::from_str(&stdout).unwrap()
+}
+
+fn result(sb: &Sandbox, name: &str) -> Value {
+    let answer = op(sb, name, &request(sb));
+    assert_eq!(answer["ok"], true, "{answer}");
+    answer["result"].clone()
+}
+
+fn start(sb: &Sandbox, source: &str) -> Option<Value> {
+    sb.hook(
+        "session-start",
+        &sb.payload(&format!("SessionStart-{source}"), S1),
+    )
+}
+
+fn stop(sb: &Sandbox) -> Option<Value> {
+    sb.hook("stop", &sb.payload("Stop", S1))
+}
+
+fn record(sb: &Sandbox) -> Value {
+    let text = std::fs::read_to_string(sb.data.join(format!("sessions/{S1}.json"))).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+const INSTRUCTIONS: &str = "notesoup: reset to a fresh notes-only context window.";
+
+#[test]
+fn decide_resets_once_the_close_out_is_done() {
+    let sb = Sandbox::new();
+    start(&sb, "startup").unwrap();
+    let wait = json!({"reset": false, "instructions": INSTRUCTIONS});
+    assert_eq!(result(&sb, "decide"), wait);
+    // Past the warning line: the Stop block, then the close-out.
+    sb.append_transcript(S1, &[reply_row("a1", 160_000)]);
+    assert_eq!(stop(&sb).unwrap()["decision"], "block");
+    assert_eq!(result(&sb, "decide"), wait, "the close-out is not done yet");
+    stop(&sb).unwrap();
+    assert_eq!(
+        result(&sb, "decide"),
+        json!({"reset": true, "origin": "normal", "instructions": INSTRUCTIONS})
+    );
+}
+
+#[test]
+fn decide_forces_a_reset_at_the_hard_reserve() {
+    let sb = Sandbox::new();
+    start(&sb, "startup").unwrap();
+    // 200k window, reserve 30,000: 20,000 left is below it.
+    sb.append_transcript(S1, &[reply_row("a1", 180_000)]);
+    assert_eq!(result(&sb, "decide")["origin"], "forced");
+}
+
+#[test]
+fn the_mods_boot_opens_the_next_window_and_compact_adds_no_second_one() {
+    let sb = Sandbox::new();
+    start(&sb, "startup").unwrap();
+    sb.append_transcript(S1, &[reply_row("a1", 180_000)]);
+    let boot = result(&sb, "boot");
+    assert_eq!(boot["window"], format!("claude:{S1}:2"));
+    let text = boot["text"].as_str().unwrap();
+    assert!(text.starts_with("<context_window>\nAgent name: claude (brain: claude)\n"));
+    assert!(text.contains(&format!("Current context window id: claude:{S1}:2")));
+    assert!(text.contains(&format!("Previous context window id: claude:{S1}:1")));
+    assert!(text.ends_with("It's your mess now."), "{text}");
+    assert_eq!(
+        result(&sb, "decide")["reset"],
+        false,
+        "a reset is in flight"
+    );
+
+    // The compaction's own SessionStart: the boot is already there.
+    assert_eq!(start(&sb, "compact"), None);
+    let committed = result(&sb, "committed");
+    assert_eq!(
+        committed,
+        json!({"window": format!("claude:{S1}:2"), "message": "notesoup: memory cleared · window 2"})
+    );
+    assert!(record(&sb).get("resetFrom").is_none());
+    assert_eq!(record(&sb)["window"]["bootInjected"], true);
+
+    // A later compaction of the user's boots window 3 as usual.
+    let next = context_of(&start(&sb, "compact").unwrap(), "SessionStart");
+    assert!(next.contains(&format!("Current context window id: claude:{S1}:3")));
+}
+
+#[test]
+fn a_failed_reset_gives_the_window_back() {
+    let sb = Sandbox::new();
+    start(&sb, "startup").unwrap();
+    sb.append_transcript(S1, &[reply_row("a1", 160_000)]);
+    stop(&sb).unwrap();
+    stop(&sb).unwrap();
+    let before = record(&sb);
+    result(&sb, "boot");
+    assert_eq!(record(&sb)["windowOrdinal"], 2);
+    let mut req = request(&sb);
+    req["reason"] = "a hook vetoed the compaction".into();
+    let failed = op(&sb, "failed", &req);
+    assert_eq!(
+        failed,
+        json!({"ok": true, "result": {
+            "window": format!("claude:{S1}:1"),
+            "message": "notesoup: reset failed; keeping the current window: a hook vetoed the compaction",
+        }})
+    );
+    assert_eq!(record(&sb), before);
+    assert_eq!(
+        result(&sb, "decide")["reset"],
+        true,
+        "the reset may be tried again"
+    );
+}
+
+#[test]
+fn a_boot_that_cannot_be_built_vetoes_the_reset() {
+    let mut sb = Sandbox::new();
+    start(&sb, "startup").unwrap();
+    let before = record(&sb);
+    sb.env.push(("PI_NOTES_HOME".into(), String::new()));
+    sb.env.push(("HOME".into(), String::new()));
+    assert_eq!(
+        op(&sb, "boot", &request(&sb)),
+        json!({"ok": false, "error": "the notes root is unknown: set PI_NOTES_HOME or HOME"})
+    );
+    assert_eq!(record(&sb), before);
+}
+
+#[test]
+fn bad_requests_are_refused_in_one_line() {
+    let sb = Sandbox::new();
+    let answer = op(&sb, "decide", &json!("not an object"));
+    assert_eq!(answer["ok"], false);
+    assert!(
+        answer["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("unreadable mod request: ")
+    );
+    let answer = op(&sb, "decide", &json!({"cwd": sb.project}));
+    assert_eq!(
+        answer,
+        json!({"ok": false, "error": "hook input has no session_id"})
+    );
+}
