@@ -16,6 +16,8 @@
 //! - [`diff`]: Pi's display diff for `notes_update` receipts.
 //! - [`history`]: Pi history decoding into core's history model.
 //! - [`overflow`]: pi-ai's context-overflow detection.
+//! - `testkit` (feature `testkit`): the reference Pi host that drives the
+//!   tests and the `notesoup-pi demo` binary.
 
 pub mod diff;
 pub mod estimate;

@@ -4,7 +4,9 @@
 //! it only has to show its boot. A legacy marker-only window is sliced at its
 //! boot, keeping the folded system prompt and tools of the dropped prefix. A
 //! window without a visible boot never sends raw history: the request is
-//! aborted with a notice and only the system head goes out. After a manual
+//! aborted with a notice and only the system head goes out (except for the
+//! close-out of a `/fresh-window` armed in a checkpoint-backed window, which
+//! is the way out and cannot leak what the checkpoint cut). After a manual
 //! hard-reserve reset, the tool-batch follow-up Pi would still make is
 //! cancelled the same way once the boundary is verified.
 
