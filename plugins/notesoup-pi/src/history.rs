@@ -74,10 +74,10 @@ pub fn decode(
             if count > 0 {
                 off_branch.push(SeqSpan {
                     first: next_seq,
-                    last: next_seq + count - 1,
+                    last: next_seq.saturating_add(count - 1),
                 });
             }
-            next_seq += count;
+            next_seq = next_seq.saturating_add(count);
             continue;
         }
         if markers.contains(&pointer)
@@ -97,7 +97,7 @@ pub fn decode(
         {
             decode_entry(entry, next_seq, &mut window.items);
         }
-        next_seq += count;
+        next_seq = next_seq.saturating_add(count);
     }
     Transcript {
         session_id: session_id.to_owned(),
@@ -181,7 +181,7 @@ fn decode_entry(entry: &Entry, base: u32, items: &mut Vec<TranscriptItem>) {
                 });
                 for (offset, call) in (1..).zip(calls) {
                     push(
-                        base + offset,
+                        base.saturating_add(offset),
                         ItemKind::ToolCall(ToolCall {
                             name: call.name.clone(),
                             call_id: call.id.clone(),

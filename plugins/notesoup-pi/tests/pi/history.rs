@@ -241,3 +241,108 @@ fn bash_runs_nested_calls_unpaired_results_and_repeated_windows() {
 fn read_params(seq: u32) -> HistoryReadParams {
     parse_arguments(json!({ "seq": seq })).unwrap()
 }
+
+mod properties {
+    use std::collections::HashMap;
+
+    use notesoup_core::history::History;
+    use notesoup_pi::history::decode;
+    use notesoup_pi::session::SessionFile;
+    use proptest::prelude::*;
+
+    /// One entry: its kind and the index of its parent among the earlier
+    /// entries (`None` for a root).
+    #[derive(Debug, Clone)]
+    enum Kind {
+        User,
+        Assistant { calls: usize },
+        ToolResult { call: usize },
+        Custom,
+        Marker { window: usize },
+        Checkpoint,
+        Label,
+    }
+
+    fn kind() -> impl Strategy<Value = Kind> {
+        prop_oneof![
+            Just(Kind::User),
+            (0usize..3).prop_map(|calls| Kind::Assistant { calls }),
+            (0usize..6).prop_map(|call| Kind::ToolResult { call }),
+            Just(Kind::Custom),
+            (0usize..3).prop_map(|window| Kind::Marker { window }),
+            Just(Kind::Checkpoint),
+            Just(Kind::Label),
+        ]
+    }
+
+    fn session() -> impl Strategy<Value = Vec<(Kind, Option<usize>)>> {
+        prop::collection::vec((kind(), any::<prop::sample::Index>(), any::<bool>()), 1..40)
+            .prop_map(|specs| {
+                specs
+                    .into_iter()
+                    .enumerate()
+                    .map(|(position, (kind, parent, root))| {
+                        let parent = (position > 0 && !root).then(|| parent.index(position));
+                        (kind, parent)
+                    })
+                    .collect()
+            })
+    }
+
+    fn jsonl(spec: &[(Kind, Option<usize>)]) -> String {
+        let mut lines = vec![r#"{"type":"session","version":3,"id":"0195f000-prop","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/"}"#.to_owned()];
+        let usage = r#"{"input":1,"output":1,"cacheRead":0,"cacheWrite":0,"totalTokens":2,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}}"#;
+        for (position, (kind, parent)) in spec.iter().enumerate() {
+            let parent = parent.map_or("null".to_owned(), |p| format!("\"e{p}\""));
+            let base = format!(
+                r#""id":"e{position}","parentId":{parent},"timestamp":"2026-01-01T00:00:01.000Z""#
+            );
+            lines.push(match kind {
+                Kind::User => format!(r#"{{"type":"message",{base},"message":{{"role":"user","content":"u{position}","timestamp":1}}}}"#),
+                Kind::Assistant { calls } => {
+                    let calls: Vec<String> = (0..*calls)
+                        .map(|c| {
+                            let id = position * 10 + c;
+                            format!(r#"{{"type":"toolCall","id":"c{id}","name":"t","arguments":{{"n":{id}}}}}"#)
+                        })
+                        .collect();
+                    let content = std::iter::once(format!(r#"{{"type":"text","text":"a{position}"}}"#)).chain(calls).collect::<Vec<_>>().join(",");
+                    format!(r#"{{"type":"message",{base},"message":{{"role":"assistant","content":[{content}],"api":"a","provider":"p","model":"m","usage":{usage},"stopReason":"stop","timestamp":1}}}}"#)
+                }
+                Kind::ToolResult { call } => format!(r#"{{"type":"message",{base},"message":{{"role":"toolResult","toolCallId":"c{call}","toolName":"t","content":[{{"type":"text","text":"r{position}"}}],"isError":false,"timestamp":1}}}}"#),
+                Kind::Custom => format!(r#"{{"type":"custom_message","customType":"x","content":"m{position}","display":false,{base}}}"#),
+                Kind::Marker { window } => format!(r#"{{"type":"custom","customType":"notesoup/reset-marker","data":{{"windowId":"pcw:0195f000:w{window}"}},{base}}}"#),
+                // Summaries name their entry so every event document is unique.
+                Kind::Checkpoint => format!(r#"{{"type":"compaction",{base},"summary":"s{position}","firstKeptEntryId":"e{position}","tokensBefore":1}}"#),
+                Kind::Label => format!(r#"{{"type":"label",{base},"targetId":"e0","label":"l"}}"#),
+            });
+        }
+        lines.join("\n")
+    }
+
+    proptest! {
+        #[test]
+        fn every_leaf_decodes_and_shared_entries_keep_their_seqs(spec in session()) {
+            let file = SessionFile::parse(jsonl(&spec).as_bytes());
+            let index = file.index();
+            // (document, seq) of every event, per leaf.
+            let mut seen: HashMap<String, u32> = HashMap::new();
+            let mut highest = None;
+            for leaf in file.entries() {
+                let branch = index.branch(leaf.id());
+                let history = History::new(decode("0195f000-prop", None, file.entries(), &branch));
+                prop_assert!(history.is_ok(), "{:?}", history.err());
+                let history = history.unwrap();
+                prop_assert_eq!(*highest.get_or_insert(history.highest_seq()), history.highest_seq());
+                for event in history.events() {
+                    let key = format!("{:?}:{}", event.role, event.document);
+                    let seq = *seen.entry(key).or_insert(event.seq);
+                    prop_assert_eq!(seq, event.seq, "an entry's seq never depends on the leaf");
+                }
+                for window in history.windows() {
+                    prop_assert!(window.id.starts_with("pcw:0195f000:"));
+                }
+            }
+        }
+    }
+}

@@ -743,3 +743,112 @@ fn clear_drops_transient_state() {
         );
     }
 }
+
+mod properties {
+    use notesoup_pi::reset::{
+        CloseOutSource, OverflowPhase, ResetControl, ResetEffect, ResetEvent, SettleFacts,
+        TurnEndFacts, TurnOutcome, reduce,
+    };
+    use proptest::prelude::*;
+
+    fn window() -> impl Strategy<Value = String> {
+        prop_oneof![Just("w1".to_owned()), Just("w2".to_owned())]
+    }
+
+    fn outcome() -> impl Strategy<Value = TurnOutcome> {
+        prop_oneof![
+            Just(TurnOutcome::Completed),
+            Just(TurnOutcome::Aborted),
+            any::<bool>().prop_map(|overflow| TurnOutcome::Error { overflow }),
+        ]
+    }
+
+    fn event() -> impl Strategy<Value = ResetEvent> {
+        prop_oneof![
+            (window(), any::<bool>(), prop::option::of("[a-z]{1,4}")).prop_map(
+                |(window_id, manual, prompt)| ResetEvent::CloseOut {
+                    window_id,
+                    source: if manual {
+                        CloseOutSource::Manual
+                    } else {
+                        CloseOutSource::Automatic
+                    },
+                    prompt: if manual { prompt } else { None },
+                }
+            ),
+            window().prop_map(|window_id| ResetEvent::ToolRequest { window_id }),
+            (window(), outcome(), any::<[bool; 4]>()).prop_map(|(window_id, outcome, f)| {
+                ResetEvent::TurnEnd(TurnEndFacts {
+                    window_id,
+                    outcome,
+                    queued: f[0],
+                    enabled: f[1],
+                    automatic: f[2],
+                    hard_reserve: f[3],
+                })
+            }),
+            (window(), outcome(), any::<[bool; 3]>()).prop_map(|(window_id, outcome, f)| {
+                ResetEvent::BeforeSettle(SettleFacts {
+                    window_id,
+                    outcome,
+                    aborted: f[0],
+                    queued: f[1],
+                    enabled: f[2],
+                })
+            }),
+            Just(ResetEvent::Clear),
+        ]
+    }
+
+    fn commits(effect: &ResetEffect) -> bool {
+        matches!(
+            effect,
+            ResetEffect::CommitBoundary(_)
+                | ResetEffect::CommitBoundaryStop(_)
+                | ResetEffect::RecoverOverflow(_)
+        )
+    }
+
+    proptest! {
+        #[test]
+        fn lifecycle_invariants_hold_for_any_event_sequence(events in prop::collection::vec(event(), 1..60)) {
+            let mut state = ResetControl::default();
+            let mut recovered_since_clear = false;
+            for event in events {
+                let (next, effect) = reduce(&state, &event);
+                if effect == ResetEffect::AlreadyPending {
+                    prop_assert_eq!(&next, &state, "a duplicate changes nothing");
+                }
+                match &event {
+                    ResetEvent::CloseOut { .. } | ResetEvent::ToolRequest { .. } => {
+                        prop_assert!(!commits(&effect), "requests never commit by themselves");
+                    }
+                    ResetEvent::TurnEnd(facts) => {
+                        prop_assert!(!commits(&effect) || facts.enabled, "nothing commits while off");
+                        prop_assert!(
+                            !commits(&effect) || facts.outcome == TurnOutcome::Completed,
+                            "failed turns never commit"
+                        );
+                        prop_assert!(!matches!(effect, ResetEffect::RecoverOverflow(_)));
+                    }
+                    ResetEvent::BeforeSettle(facts) => {
+                        prop_assert!(!commits(&effect) || (facts.enabled && !facts.aborted));
+                    }
+                    ResetEvent::Clear => {
+                        prop_assert_eq!(&next, &ResetControl::default());
+                    }
+                }
+                if matches!(effect, ResetEffect::RecoverOverflow(_)) {
+                    prop_assert!(!recovered_since_clear, "one recovery per failure chain");
+                    recovered_since_clear = true;
+                }
+                // A chain ends only when the overflow phase is idle again
+                // (a clear or an abort), never by a later success.
+                if next.overflow == OverflowPhase::Idle {
+                    recovered_since_clear = false;
+                }
+                state = next;
+            }
+        }
+    }
+}
