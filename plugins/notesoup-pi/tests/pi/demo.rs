@@ -63,3 +63,63 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+fn golden(name: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden")
+        .join(name)
+}
+
+fn run(args: &[&str]) -> (bool, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_notesoup-pi"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        output.status.success(),
+        String::from_utf8(output.stdout).unwrap(),
+    )
+}
+
+#[test]
+fn context_prints_what_pi_sends_after_a_boundary() {
+    for name in ["notesoup-boundary", "notesoup-settle", "agent-loop"] {
+        let file = golden(&format!("{name}.jsonl"));
+        let (ok, stdout) = run(&["context", file.to_str().unwrap()]);
+        assert!(ok, "{name}");
+        let ours: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+        let expected: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(golden(&format!("{name}.expected.json"))).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(
+            ours, expected["leaves"][0]["llm"],
+            "{name}: Pi's own convertToLlm"
+        );
+    }
+    // A legacy window is sliced at its boot, as notesoup sends it.
+    let (ok, stdout) = run(&["context", golden("legacy-marker.jsonl").to_str().unwrap()]);
+    assert!(ok);
+    assert!(!stdout.contains("Old window work."));
+    assert!(stdout.contains("Legacy boot."));
+}
+
+#[test]
+fn history_prints_the_tool_text() {
+    let file = golden("retain-none.jsonl");
+    let (ok, stdout) = run(&["history", file.to_str().unwrap(), "windows"]);
+    assert!(ok);
+    assert_eq!(
+        stdout,
+        "session 0195f000-0000-7000-8000-000000000005\n\
+         window pcw:0195f000:root | seqs 1-5 | 5 events\n\
+         window pcw:0195f000:aaaa1111 | seqs 6-12 | 7 events\n\
+         window pcw:0195f000:bbbb2222 | seqs 13-14 | 2 events\n"
+    );
+    let (ok, stdout) = run(&["history", file.to_str().unwrap(), "read", r#"{"seq":2}"#]);
+    assert!(ok);
+    assert!(stdout.contains("Work before the reset."));
+    let (ok, stdout) = run(&["history", file.to_str().unwrap(), "read", r#"{"seq":999}"#]);
+    assert!(!ok, "a refusal fails the command");
+    assert!(stdout.starts_with("error: unknown_seq"), "{stdout}");
+}

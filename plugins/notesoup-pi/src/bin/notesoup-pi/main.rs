@@ -1,21 +1,31 @@
 //! `notesoup-pi`: notesoup on the reference Pi host.
 //!
-//! `notesoup-pi demo [--notes-home DIR] [--keep]` runs the embedded scenario
-//! as a real session in a temporary directory and narrates it: what the
-//! model saw, the window ids, the JSONL entries written and the notes on
-//! disk. Everything printed comes from that run.
+//! - `notesoup-pi demo [--notes-home DIR] [--keep]` runs the embedded
+//!   scenario as a real session in a temporary directory and narrates it:
+//!   what the model saw, the window ids, the JSONL entries written and the
+//!   notes on disk. Everything printed comes from that run.
+//! - `notesoup-pi history FILE windows|list|search|read [ARGS] [--leaf ID]`
+//!   prints what a history tool answers for any Pi session file.
+//! - `notesoup-pi context FILE [--leaf ID]` prints the provider context Pi
+//!   would build at the leaf, with notesoup's window projection, as JSON.
 
 mod demo;
+mod inspect;
 mod scenario;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 const USAGE: &str = "usage: notesoup-pi demo [--notes-home DIR] [--keep]
+       notesoup-pi history FILE windows|list|search|read [ARGS_JSON] [--leaf ID]
+       notesoup-pi context FILE [--leaf ID]
 
-  demo    run a scripted Pi session through a context-window reset and narrate it
-          --notes-home DIR   keep the notes in DIR (default: inside the temporary directory)
-          --keep             keep the temporary directory (session file and notes)";
+  demo     run a scripted Pi session through a context-window reset and narrate it
+           --notes-home DIR   keep the notes in DIR (default: inside the temporary directory)
+           --keep             keep the temporary directory (session file and notes)
+  history  what history_<tool> answers for a Pi session file, e.g.
+           notesoup-pi history s.jsonl search '{\"query\":\"tokenizer\"}'
+  context  the provider context at the leaf (default: the file's last entry), as JSON";
 
 /// The demo's options.
 #[derive(Debug, Default)]
@@ -42,6 +52,32 @@ fn parse_demo(args: &[String]) -> Result<DemoOptions, String> {
     Ok(options)
 }
 
+/// Runs `history` or `context`; `Ok(false)` when the tool refused.
+fn inspect_command(command: &str, args: &[String]) -> anyhow::Result<bool> {
+    let mut leaf = None;
+    let mut positional = Vec::new();
+    let mut args = args.iter();
+    while let Some(arg) = args.next() {
+        if arg == "--leaf" {
+            leaf = Some(
+                args.next()
+                    .ok_or_else(|| anyhow::anyhow!("--leaf needs an entry id"))?
+                    .as_str(),
+            );
+        } else {
+            positional.push(arg.as_str());
+        }
+    }
+    match (command, positional.as_slice()) {
+        ("history", [file, tool]) => inspect::history(Path::new(file), tool, None, leaf),
+        ("history", [file, tool, arguments]) => {
+            inspect::history(Path::new(file), tool, Some(arguments), leaf)
+        }
+        ("context", [file]) => inspect::context(Path::new(file), leaf).map(|()| true),
+        _ => anyhow::bail!("wrong arguments\n{USAGE}"),
+    }
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
@@ -56,6 +92,14 @@ fn main() -> ExitCode {
             Err(error) => {
                 eprintln!("notesoup-pi demo: {error}\n{USAGE}");
                 ExitCode::from(2)
+            }
+        },
+        Some(command @ ("history" | "context")) => match inspect_command(command, &args[1..]) {
+            Ok(true) => ExitCode::SUCCESS,
+            Ok(false) => ExitCode::FAILURE,
+            Err(error) => {
+                eprintln!("notesoup-pi {command}: {error:#}");
+                ExitCode::FAILURE
             }
         },
         Some("--help" | "-h" | "help") => {

@@ -1,0 +1,120 @@
+//! `history` and `context`: what the history tools and the provider would
+//! see for any Pi session file, read the way Pi reads it.
+
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
+use notesoup_core::history::History;
+use notesoup_core::tools::{HISTORY_TOOLS, call_history_tool};
+use notesoup_pi::history::decode;
+use notesoup_pi::json::to_js_string;
+use notesoup_pi::projection::{WindowProjection, convert_to_llm, project_path, window_projection};
+use notesoup_pi::reset::Kind;
+use notesoup_pi::session::{AgentMessage, Entry, SessionFile};
+use serde_json::Value;
+
+fn is_boot_of(message: &AgentMessage, window_id: &str) -> bool {
+    match message {
+        AgentMessage::Custom(custom) => {
+            Kind::Boot.matches(&custom.custom_type)
+                && custom
+                    .details
+                    .as_ref()
+                    .and_then(|d| d.get("windowId"))
+                    .and_then(Value::as_str)
+                    == Some(window_id)
+        }
+        _ => false,
+    }
+}
+
+fn open(file: &Path) -> Result<SessionFile> {
+    let session = SessionFile::read(file).with_context(|| format!("reading {}", file.display()))?;
+    for diagnostic in session.diagnostics() {
+        eprintln!("{}: {diagnostic}", file.display());
+    }
+    Ok(session)
+}
+
+/// The branch to read: to `leaf`, or to the file's last entry (Pi's leaf
+/// after loading).
+fn branch<'a>(session: &'a SessionFile, leaf: Option<&str>) -> Result<Vec<&'a Entry>> {
+    let index = session.index();
+    let Some(leaf) = leaf.or_else(|| index.last_id()) else {
+        return Ok(Vec::new());
+    };
+    if index.get(leaf).is_none() {
+        bail!("no entry {leaf} in the session");
+    }
+    Ok(index.branch(leaf))
+}
+
+/// `history FILE TOOL [ARGS]`: the tool's text, exactly as the model gets it.
+pub fn history(
+    file: &Path,
+    tool: &str,
+    arguments: Option<&str>,
+    leaf: Option<&str>,
+) -> Result<bool> {
+    let name = format!("history_{tool}");
+    if !HISTORY_TOOLS.contains(&name.as_str()) {
+        bail!("unknown history tool {tool}: use windows, list, search or read");
+    }
+    let arguments: Value = match arguments {
+        Some(text) => serde_json::from_str(text).context("the arguments are not JSON")?,
+        None => Value::Object(serde_json::Map::new()),
+    };
+    let session = open(file)?;
+    let branch = branch(&session, leaf)?;
+    let header = session.header();
+    let session_id = header.map_or("", |h| h.id.as_str());
+    let created = header.and_then(|h| h.timestamp.as_deref());
+    let history = History::new(decode(session_id, created, session.entries(), &branch))
+        .context("decoding the history")?;
+    let Some(output) = call_history_tool(&history, &name, arguments) else {
+        bail!("unknown history tool {tool}");
+    };
+    println!("{}", output.text);
+    Ok(!output.is_error)
+}
+
+/// `context FILE`: the messages the provider would receive at the leaf, in
+/// Pi's shapes (after `convertToLlm`), with notesoup's window projection.
+pub fn context(file: &Path, leaf: Option<&str>) -> Result<()> {
+    let session = open(file)?;
+    let branch = branch(&session, leaf)?;
+    let projection = project_path(&branch);
+    let messages: Vec<AgentMessage> = match window_projection(&projection, &branch) {
+        WindowProjection::NoReset => projection.message_refs().cloned().collect(),
+        WindowProjection::Checkpoint { marker } => {
+            if !projection
+                .message_refs()
+                .any(|m| is_boot_of(m, marker.window_id))
+            {
+                bail!(
+                    "the active window {} has no visible boot; notesoup would send only the system head",
+                    marker.window_id
+                );
+            }
+            projection.message_refs().cloned().collect()
+        }
+        WindowProjection::LegacySlice { messages, .. } => {
+            messages.iter().map(|m| m.as_ref().clone()).collect()
+        }
+        WindowProjection::MissingBoot { marker } => bail!(
+            "the active window {} has no visible boot; notesoup would send nothing",
+            marker.window_id
+        ),
+    };
+    let llm: Vec<AgentMessage> = convert_to_llm(&messages)
+        .into_iter()
+        .map(std::borrow::Cow::into_owned)
+        .collect();
+    let json = to_js_string(&llm).context("serialising the context")?;
+    let pretty: Value = serde_json::from_str(&json).context("re-reading the context")?;
+    println!(
+        "{}",
+        serde_json::to_string_pretty(&pretty).context("formatting the context")?
+    );
+    Ok(())
+}
