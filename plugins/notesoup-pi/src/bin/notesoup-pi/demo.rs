@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
+use notesoup_core::budget::BudgetPolicy;
 use notesoup_pi::extension::{Notesoup, NotesoupConfig};
 use notesoup_pi::host::{PiExtension, SessionStartReason, ToolInvocation};
 use notesoup_pi::reset::window::active_window;
@@ -90,12 +91,20 @@ fn print_header(harness: &Harness<Notesoup>, file: &Path, notes: &Path) {
         model.id,
         thousands(model.context_window)
     );
-    println!(
-        "  budget        reminder at {} tokens left · warning at {} · hard reserve at {}",
-        thousands(40_960),
-        thousands(32_768),
-        thousands(16_384),
-    );
+    // The lines as notesoup derives them from this host's settings.
+    if let Ok(settings) = &harness.host.settings {
+        let margin =
+            notesoup_core::settings::resolve(Some(&settings.global), Some(&settings.project))
+                .settings
+                .reminder_margin_tokens;
+        let policy = BudgetPolicy::new(settings.compaction.reserve_tokens, margin);
+        println!(
+            "  budget        reminder at {} tokens left · warning at {} · hard reserve at {}",
+            thousands(policy.reminder_line()),
+            thousands(policy.warning_line()),
+            thousands(policy.reserve_line()),
+        );
+    }
     println!("  task          {}", scenario::TASK);
 }
 
