@@ -12,7 +12,7 @@ use crate::support::{Sandbox, copy_dir, notesoup_bin};
 
 /// A copy of the mod directory with the built binary in `bin/`, as
 /// `cargo xtask claude-plugin` lays it out.
-fn mod_copy(sb: &Sandbox) -> PathBuf {
+pub fn mod_copy(sb: &Sandbox) -> PathBuf {
     let copy = sb.home.join("mod-copy");
     copy_dir(
         &PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("mod"),
