@@ -380,12 +380,15 @@ impl<'a> Session<'a> {
     }
 }
 
-/// Forgets that the reset mod placed the live window's boot. By a prompt,
-/// a tool batch or a Stop the mod's compaction is over, and so is the
-/// SessionStart(`compact`) it may have raised; a later compaction must boot
-/// as usual. `true` when there was a mark to forget.
+/// Forgets that the reset mod opened the live window. By a prompt, a tool
+/// batch or a Stop the mod's compaction is over, and so is the
+/// SessionStart(`compact`) it may have raised: a later compaction must boot
+/// as usual, and the transcript's usage is this window's. `true` when there
+/// was a mark to forget.
 fn settle_mod_boot(state: &mut SessionState) -> bool {
-    std::mem::take(&mut state.window.boot_by_mod)
+    let boot = std::mem::take(&mut state.window.boot_by_mod);
+    let opened = std::mem::take(&mut state.window.opened_by_mod);
+    boot || opened
 }
 
 /// Now, as local ISO time with a numeric offset.

@@ -125,6 +125,16 @@ fn the_mods_boot_opens_the_next_window_and_compact_adds_no_second_one() {
     assert!(record(&sb).get("resetFrom").is_none());
     assert_eq!(record(&sb)["window"]["bootInjected"], true);
 
+    // Claude Code may write the compaction to the transcript late: until the
+    // window's first prompt, the old window's usage decides nothing.
+    assert_eq!(result(&sb, "decide")["reset"], false);
+    sb.hook("user-prompt-submit", &sb.payload("UserPromptSubmit", S1));
+    assert_eq!(
+        result(&sb, "decide")["origin"],
+        "forced",
+        "the transcript still ends at 180,000"
+    );
+
     // A later compaction of the user's boots window 3 as usual.
     let next = context_of(&start(&sb, "compact").unwrap(), "SessionStart");
     assert!(next.contains(&format!("Current context window id: claude:{S1}:3")));
@@ -141,6 +151,7 @@ fn without_a_compact_session_start_the_next_prompt_settles_the_mods_boot() {
     // No SessionStart(compact) came; the next prompt ends the mod's turn.
     sb.hook("user-prompt-submit", &sb.payload("UserPromptSubmit", S1));
     assert!(record(&sb)["window"].get("bootByMod").is_none());
+    assert!(record(&sb)["window"].get("openedByMod").is_none());
     let next = context_of(&start(&sb, "compact").unwrap(), "SessionStart");
     assert!(next.contains(&format!("Current context window id: claude:{S1}:3")));
 }
