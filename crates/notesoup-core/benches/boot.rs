@@ -1,24 +1,38 @@
-//! The boot over a 10,000-note store: the snapshot (five scoped listings that
-//! read and parse every note) and the pure render, together and apart.
+//! The boot over a 10,000-note store: the snapshot (five scoped listings of
+//! note heads, then the few bodies the boot shows) and the pure render,
+//! together and apart; and, for comparison, the snapshot taken from five
+//! full listings that read every body.
 //!
 //! Run with `cargo bench -p notesoup-core --bench boot`.
 
 use std::fs;
 use std::path::Path;
+use std::sync::OnceLock;
 
 use divan::Bencher;
 use jiff::Timestamp;
 use jiff::tz::TimeZone;
-use notesoup_core::boot::{BootIdentity, BootSnapshot, render_boot};
-use notesoup_core::notes::{NoteStore, NotesIdentity};
+use notesoup_core::boot::{BootIdentity, BootSnapshot, HomeShelf, render_boot};
+use notesoup_core::notes::{ListQuery, NoteStore, NotesIdentity, Scope};
 use notesoup_core::wire::ToolBindings;
 use tempfile::TempDir;
 
 /// Notes in the generated store, spread evenly over the five homes.
 const NOTES: usize = 10_000;
 
+/// The store every benchmark reads, generated once in `main`, so the
+/// variants compare on the same files in the same cache state.
+static STORE: OnceLock<NoteStore> = OnceLock::new();
+
 fn main() {
+    let dir = TempDir::new().expect("temp dir");
+    generate(dir.path());
+    // Flush the generated files now, or the kernel's writeback of them
+    // lands in whichever benchmark runs first; `sync` is best effort.
+    let _ = std::process::Command::new("sync").status();
+    STORE.get_or_init(|| store(dir.path()));
     divan::main();
+    drop(dir);
 }
 
 const HOMES: [&str; 5] = [
@@ -80,9 +94,7 @@ fn identity() -> BootIdentity {
 }
 
 fn with_store(run: impl FnOnce(&NoteStore)) {
-    let dir = TempDir::new().expect("temp dir");
-    generate(dir.path());
-    run(&store(dir.path()));
+    run(STORE.get().expect("generated in main"));
 }
 
 #[divan::bench(sample_count = 20)]
@@ -100,6 +112,25 @@ fn snapshot_and_render_10k(bencher: Bencher<'_, '_>) {
 fn snapshot_10k(bencher: Bencher<'_, '_>) {
     with_store(|store| {
         bencher.bench_local(|| BootSnapshot::load(store).expect("snapshot"));
+    });
+}
+
+/// The snapshot as first built, for comparison: each home listed with
+/// every body (`list_with_status`) and the shelf taken from the full rows.
+#[divan::bench(sample_count = 20)]
+fn snapshot_from_full_listing_10k(bencher: Bencher<'_, '_>) {
+    with_store(|store| {
+        bencher.bench_local(|| {
+            Scope::ALL.map(|scope| {
+                let listed = store
+                    .list_with_status(&ListQuery {
+                        scope: Some(scope),
+                        ..ListQuery::default()
+                    })
+                    .expect("list");
+                HomeShelf::from_rows(listed.rows)
+            })
+        });
     });
 }
 

@@ -1,5 +1,5 @@
 //! Benchmarks of the notes store over a generated store of 10,000 notes
-//! across the five homes: `list` and `search`, then `search` side by side
+//! across the five homes: `list`, `list_headers` and `search`, then `search` side by side
 //! with `rg -i -F` over the same files, printing both times and the ratio.
 //!
 //! Run with `cargo bench -p notesoup-core --bench notes`.
@@ -121,7 +121,18 @@ fn list_all() -> usize {
         .len()
 }
 
-/// The boot's access pattern: one scoped, status-reporting list per home.
+/// `list_all` without bodies: only each note's frontmatter head is read.
+#[divan::bench(sample_count = 10)]
+fn list_headers_all() -> usize {
+    fixture()
+        .store
+        .list_headers(&ListQuery::default())
+        .expect("list")
+        .len()
+}
+
+/// The first boot's access pattern: one scoped, status-reporting list per
+/// home, bodies and all (the boot now lists headers, see the boot bench).
 #[divan::bench(sample_count = 10)]
 fn list_each_home_like_the_boot() -> usize {
     Scope::ALL

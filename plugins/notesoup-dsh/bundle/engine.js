@@ -3,32 +3,45 @@
 // fresh notesoup window instead of summarizing. Its patch disables
 // `compaction-basic` (one compaction provider per context).
 export const name = 'notesoup/dsh/engine'
-export const inject = ['notesoup', 'sessions']
+export const inject = ['notesoup', 'sessions', 'tokenMeter']
 
 const CONTEXT_WINDOW_EXCEEDED = 'CONTEXT_WINDOW_EXCEEDED'
 
-// The shape `/compact` reports from: the shadowed nodes and the marker seq.
-const result = ({ plan, marker }) => ({
-  compactionId: plan.window_id,
-  summarySeq: marker?.seq ?? null,
-  shadowedRange: plan.replace ?? null,
-  shadowedSeqs: plan.source_event_seqs ?? [],
-  shadowedTokenCount: 0,
-})
-
 export function apply(ctx) {
   const notesoup = ctx.notesoup
+
+  // One reset, reported in the shape `/compact` reports from: the shadowed
+  // nodes, what the meter priced them at, and the marker seq.
+  const resetAsCompaction = async (agent, request, midTurn) => {
+    const priced = new Map(ctx.tokenMeter.measure(agent.session).nodes.map((node) => [node.seq, node.tokens]))
+    const { plan, marker } = await notesoup.reset(agent, request, midTurn)
+    const shadowedSeqs = plan.source_event_seqs ?? []
+    return {
+      plan,
+      result: {
+        compactionId: plan.window_id,
+        summarySeq: marker?.seq ?? null,
+        shadowedRange: plan.replace ?? null,
+        shadowedSeqs,
+        shadowedTokenCount: shadowedSeqs.reduce((sum, seq) => sum + (priced.get(seq) ?? 0), 0),
+      },
+    }
+  }
+
   const engine = {
     async compactNow(agent, signal) {
       signal?.throwIfAborted()
-      return agent.runMaintenance(async () =>
-        result(await notesoup.reset(agent, { origin: 'normal', trigger: 'compaction' }, false)),
+      return agent.runMaintenance(
+        async () => (await resetAsCompaction(agent, { origin: 'normal', trigger: 'compaction' }, false)).result,
       )
     },
-    // Pressure belongs to notesoup's own budget, never to a summary.
+    // Pressure belongs to notesoup's own budget, never to a summary. After an
+    // overflow reset the retried request carries the continuation.
     async compactIfNeeded(agent, trigger) {
       if (trigger !== 'context-overflow') return null
-      return result(await notesoup.reset(agent, { origin: 'forced', trigger: 'overflow' }, true))
+      const { plan, result } = await resetAsCompaction(agent, { origin: 'forced', trigger: 'overflow' }, true)
+      if (plan.followup) agent.session.append('user/message', plan.followup, { surfaceOp: 'append' })
+      return result
     },
     async compactRegion() {
       throw new Error('notesoup replaces the whole visible history; it does not compact regions')

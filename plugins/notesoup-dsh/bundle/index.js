@@ -215,7 +215,14 @@ export function apply(ctx, config = {}) {
       async execute(args, exec) {
         const agent = exec.agent
         if (!agent || !served(agent)) throw new Error('notesoup tools serve top-level agents only')
-        const answer = await ask(agent, 'tool', { name: tool.name, arguments: args ?? {}, call_id: exec.callId })
+        const params = { name: tool.name, arguments: args ?? {}, call_id: exec.callId }
+        // The countdown is measured at the call: before the first request
+        // the pre-step budget could not know the context window yet.
+        if (tool.name === manifest.budgetTool) {
+          params.total_tokens = ctx.tokenMeter.measure(agent.session).totalTokens
+          params.context_window = agent.session.requestContext()?.contextWindow ?? null
+        }
+        const answer = await ask(agent, 'tool', params)
         if (answer.reset) state(agent).pending = answer.reset
         if (answer.conclude_turn) exec.concludeTurn()
         if (answer.is_error) throw new Error(answer.text)
@@ -224,11 +231,11 @@ export function apply(ctx, config = {}) {
     })
   }
 
-  // /fresh-window [prompt]: close out, reset, then stop or continue.
-  const commands = ctx.get('commands')
-  if (commands) {
+  // /fresh-window [prompt]: close out, reset, then stop or continue. Profiles
+  // without a command registry simply have no command.
+  ctx.inject(['commands'], (ctx) => {
     ctx.effect(() =>
-      commands.register({
+      ctx.commands.register({
         name: 'fresh-window',
         description: 'Close out notes, then start a fresh context window (with text: continue with it)',
         async handler(invocation) {
@@ -241,7 +248,7 @@ export function apply(ctx, config = {}) {
         },
       }),
     )
-  }
+  })
 
   // The engine row reaches the transaction through this service.
   ctx.provide('notesoup', {

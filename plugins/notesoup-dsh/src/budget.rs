@@ -4,6 +4,12 @@
 //! `remaining = contextWindow - totalTokens`. The reminder and the warning are
 //! each given once per window as notesoup notices inside the step they were
 //! decided for; at the hard reserve the bundle resets before the step.
+//!
+//! Nothing is decided in a window the model has not answered in yet: dsh's
+//! meter re-anchors on a window's first provider usage, so until then its
+//! figure is the last window's usage less the estimate of what the reset
+//! shadowed, and a reset of a window holding only its boot frees nothing (it
+//! would repeat at every step).
 
 use notesoup_core::budget::{BudgetPolicy, BudgetStage, remaining_tokens};
 
@@ -18,16 +24,22 @@ pub struct WindowNotices {
     pub reminder: bool,
     /// A warning or a manual close-out is in the window.
     pub warning: bool,
+    /// The model has answered in the window (an `assistant/message`).
+    pub answered: bool,
 }
 
 impl WindowNotices {
     /// Reads the notices logged since the window began at `from_seq`.
     pub fn since(events: &[SessionEvent], from_seq: u64) -> Self {
         let mut notices = Self::default();
-        for event in events
-            .iter()
-            .filter(|e| e.seq >= from_seq && e.kind == "user/message")
-        {
+        for event in events.iter().filter(|e| e.seq >= from_seq) {
+            if event.kind == "assistant/message" {
+                notices.answered = true;
+                continue;
+            }
+            if event.kind != "user/message" {
+                continue;
+            }
             let Some(source) = event.source() else {
                 continue;
             };
@@ -55,8 +67,9 @@ pub struct Decision {
 
 /// Decides the step's budget action.
 ///
-/// Unknown usage or capacity decides nothing. A window that already holds a
-/// warning gets no reminder; each text is given once per window.
+/// Unknown usage or capacity decides nothing, and neither does a window the
+/// model has not answered in. A window that already holds a warning gets no
+/// reminder; each text is given once per window.
 pub fn decide(
     policy: &BudgetPolicy,
     automatic: bool,
@@ -69,6 +82,7 @@ pub fn decide(
         _ => None,
     };
     let action = match policy.stage(remaining, automatic) {
+        _ if !notices.answered => BudgetAction::None,
         BudgetStage::HardReserve => BudgetAction::Reset,
         BudgetStage::Warning if !notices.warning => BudgetAction::Warning,
         BudgetStage::Reminder if !notices.warning && !notices.reminder => BudgetAction::Reminder,
@@ -84,7 +98,11 @@ mod tests {
     #[test]
     fn thresholds_and_once_per_window() {
         let policy = BudgetPolicy::default();
-        let none = WindowNotices::default();
+        let none = WindowNotices {
+            answered: true,
+            ..WindowNotices::default()
+        };
+        let unanswered = WindowNotices::default();
         let warned = WindowNotices {
             warning: true,
             ..none
@@ -165,6 +183,14 @@ mod tests {
             false,
             BudgetAction::Reminder,
             Some(0),
+        );
+        check(
+            Some(131_072 - 100),
+            window,
+            unanswered,
+            true,
+            BudgetAction::None,
+            Some(100),
         );
         check(Some(10), None, none, true, BudgetAction::None, None);
         check(None, window, none, true, BudgetAction::None, None);

@@ -38,6 +38,7 @@ pub fn manifest() -> String {
         "dsh": PINNED_DSH_VERSION,
         "bootSection": BOOT_SECTION,
         "templateOpen": TEMPLATE_OPEN,
+        "budgetTool": tools::GET_CONTEXT_REMAINING,
         "tools": tools::manifest(),
     });
     format!("{value:#}\n")

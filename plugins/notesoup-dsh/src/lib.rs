@@ -11,6 +11,7 @@ pub mod boot;
 pub mod budget;
 pub mod bundle;
 pub mod decode;
+pub mod history;
 pub mod messages;
 pub mod mirror;
 pub mod protocol;

@@ -197,6 +197,14 @@ pub struct ToolParams {
     /// dsh's call id.
     #[serde(default)]
     pub call_id: Option<String>,
+    /// `tokenMeter.measure(session).totalTokens` at the call
+    /// (`get_context_remaining` only).
+    #[serde(default)]
+    pub total_tokens: Option<u64>,
+    /// `session.requestContext()?.contextWindow` at the call
+    /// (`get_context_remaining` only).
+    #[serde(default)]
+    pub context_window: Option<u64>,
 }
 
 /// The answer to `tool`.

@@ -10,10 +10,14 @@ use std::io::{self, BufRead, Write};
 use jiff::Timestamp;
 use notesoup_core::boot::continuation_text;
 use notesoup_core::budget::{
-    BudgetPolicy, DEFAULT_RESERVE_TOKENS, clamp_reserve, manual_close_out_text, reminder_text,
-    warning_text,
+    BudgetPolicy, DEFAULT_RESERVE_TOKENS, clamp_reserve, manual_close_out_text, remaining_tokens,
+    reminder_text, warning_text,
 };
 use notesoup_core::settings;
+use notesoup_core::tools::notes::note_kind_diff;
+use notesoup_core::tools::{
+    HISTORY_TOOLS, Refusal, RefusalCode, ToolOutput, call_history_tool, call_notes_tool,
+};
 use notesoup_core::wire::ToolBindings;
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -21,6 +25,7 @@ use serde_json::{Value, json};
 use crate::boot::{self, NotesPlace};
 use crate::budget::{self, WindowNotices};
 use crate::decode::{PINNED_DSH_VERSION, SessionEvent};
+use crate::history;
 use crate::messages::{self, NoticeKind, ResetOrigin};
 use crate::mirror::{MirrorError, SessionMirror};
 use crate::protocol::{
@@ -252,9 +257,14 @@ impl Sidecar {
 
     fn tool(&mut self, params: ToolParams) -> Result<ToolResult, ProtocolError> {
         let policy = self.policy;
+        let place = self.place.clone();
+        let id = params.session.id.clone();
         let state = self.sync(params.session)?;
         match params.name.as_str() {
             tools::GET_CONTEXT_REMAINING => {
+                if let (Some(window), Some(used)) = (params.context_window, params.total_tokens) {
+                    state.remaining = Some(remaining_tokens(window, used));
+                }
                 let remaining = policy.countdown(state.remaining);
                 Ok(plain_json(json!({"remaining_tokens": remaining}), None))
             }
@@ -275,10 +285,24 @@ impl Sidecar {
                 answer.conclude_turn = true;
                 Ok(answer)
             }
-            name => Err(ProtocolError::new(
-                ErrorCode::BadRequest,
-                format!("unknown tool {name}"),
-            )),
+            name => {
+                let output = if HISTORY_TOOLS.contains(&name) {
+                    match history::history(&id, state.mirror.events()) {
+                        Ok(history) => call_history_tool(&history, name, params.arguments),
+                        Err(error) => Some(ToolOutput::refusal(&Refusal::new(
+                            RefusalCode::InternalError,
+                            error.to_string(),
+                        ))),
+                    }
+                } else {
+                    let store = boot::store(&place, &id, &state.cwd, state.model.as_deref())
+                        .map_err(boot_failed)?;
+                    call_notes_tool(&store, name, params.arguments, &note_kind_diff)
+                };
+                output.map(core_result).ok_or_else(|| {
+                    ProtocolError::new(ErrorCode::BadRequest, format!("unknown tool {name}"))
+                })
+            }
         }
     }
 
@@ -286,6 +310,9 @@ impl Sidecar {
         let id = params.session.id.clone();
         let place = self.place.clone();
         let state = self.sync(params.session)?;
+        // The attempt consumes the request: a refused plan keeps the window,
+        // and the next wipe_memory or /fresh-window asks again.
+        state.pending = None;
         let span = plan_span(&state.mirror, &params.surface)
             .map_err(|error| ProtocolError::new(ErrorCode::ResetRefused, error.to_string()))?;
         let ordinal = window::recover(&id, state.mirror.events()).window.ordinal + 1;
@@ -303,7 +330,6 @@ impl Sidecar {
                 &format!("notesoup: fresh context window {window_id}"),
             )),
         };
-        state.pending = None;
         let (replace, source_event_seqs) = match span {
             Some((span, shadowed)) => (Some(span), shadowed),
             None => (None::<Span>, Vec::new()),
@@ -374,6 +400,17 @@ fn wipe_requested(events: &[SessionEvent], window: &window::WindowSpan) -> bool 
         .filter(|e| e.seq >= from)
         .filter_map(SessionEvent::tool_result)
         .any(|result| !result.is_error && calls.contains(&result.call_id))
+}
+
+/// A core tool's output as the bundle forwards it.
+fn core_result(output: ToolOutput) -> ToolResult {
+    ToolResult {
+        result: output.structured(),
+        text: output.text,
+        is_error: output.is_error,
+        conclude_turn: false,
+        reset: None,
+    }
 }
 
 fn plain_json(value: Value, reset: Option<PendingReset>) -> ToolResult {

@@ -11,9 +11,21 @@
 //! - [`estimate`]: Pi's two token estimators.
 //! - [`json`]: JSON exactly as JavaScript writes it.
 //! - [`host`]: the `PiExtension` / `PiHost` boundary and Pi's event types.
+//! - [`reset`]: the reset lifecycle: reducer, windows, boundaries.
+//! - [`extension`]: the notesoup extension (`Notesoup`, a `PiExtension`).
+//! - [`diff`]: Pi's display diff for `notes_update` receipts.
+//! - [`history`]: Pi history decoding into core's history model.
+//! - [`overflow`]: pi-ai's context-overflow detection.
 
+pub mod diff;
 pub mod estimate;
+pub mod extension;
+pub mod history;
 pub mod host;
 pub mod json;
+pub mod overflow;
 pub mod projection;
+pub mod reset;
 pub mod session;
+#[cfg(feature = "testkit")]
+pub mod testkit;

@@ -3,7 +3,7 @@
 
 use jiff::Timestamp;
 
-use crate::notes::{ListQuery, NoteError, NoteRow, NoteStore, Scope};
+use crate::notes::{ListQuery, NoteError, NoteHeader, NoteRow, NoteStore, Scope};
 
 use super::render::{SHELF_FRESH_LIMIT, page_title};
 
@@ -94,19 +94,16 @@ impl BootSnapshot {
     /// without touching access metadata. A home the filesystem refuses is
     /// recorded as [`HomeShelf::Unavailable`] and the others are kept; a
     /// missing home is empty. Any other error propagates.
+    ///
+    /// The listing reads only each note's frontmatter; then only the bodies
+    /// the boot shows are read (the root MAP and the freshest pages): one
+    /// short read per note plus at most four whole notes per home. The
+    /// shelves are the same as [`HomeShelf::from_rows`] over the full
+    /// listing.
     pub fn load_at(store: &NoteStore, opened_at: Timestamp) -> Result<BootSnapshot, NoteError> {
         let mut homes = Vec::with_capacity(Scope::ALL.len());
         for scope in Scope::ALL {
-            let listed = store.list_with_status(&ListQuery {
-                scope: Some(scope),
-                ..ListQuery::default()
-            })?;
-            let shelf = if listed.homes_unavailable.is_empty() {
-                HomeShelf::from_rows(listed.rows)
-            } else {
-                HomeShelf::Unavailable
-            };
-            homes.push((scope, shelf));
+            homes.push((scope, load_home(store, scope)?));
         }
         Ok(BootSnapshot { opened_at, homes })
     }
@@ -133,6 +130,46 @@ impl BootSnapshot {
     pub fn unavailable_labels(&self) -> Vec<&'static str> {
         self.unavailable().into_iter().map(home_label).collect()
     }
+}
+
+/// One home's shelf: listed once (heads only), then the bodies it shows.
+fn load_home(store: &NoteStore, scope: Scope) -> Result<HomeShelf, NoteError> {
+    let listed = store.list_headers_with_status(&ListQuery {
+        scope: Some(scope),
+        ..ListQuery::default()
+    })?;
+    if !listed.homes_unavailable.is_empty() {
+        return Ok(HomeShelf::Unavailable);
+    }
+    match shelf_of(store, &listed.rows) {
+        Ok(rows) => Ok(HomeShelf::from_rows(rows)),
+        Err(error) if error.is_filesystem() => Ok(HomeShelf::Unavailable),
+        Err(error) => Err(error),
+    }
+}
+
+/// The whole rows a shelf shows, in listing order: the root MAP and the
+/// first [`SHELF_FRESH_LIMIT`] other notes that are still there and still
+/// live when their bodies are read (a note renamed away or crumpled since
+/// the listing gives its place to the next one).
+fn shelf_of(store: &NoteStore, headers: &[NoteHeader]) -> Result<Vec<NoteRow>, NoteError> {
+    let mut rows = Vec::with_capacity(SHELF_FRESH_LIMIT + 1);
+    let mut fresh = 0;
+    for header in headers {
+        let is_map = header.rel_path == MAP_FILE;
+        if !is_map && fresh == SHELF_FRESH_LIMIT {
+            continue;
+        }
+        let Some(row) = store.peek_row(header)? else {
+            continue;
+        };
+        if row.meta.is_crumpled() {
+            continue;
+        }
+        fresh += usize::from(!is_map);
+        rows.push(row);
+    }
+    Ok(rows)
 }
 
 /// The notice name of one of the caller's own homes (the store's

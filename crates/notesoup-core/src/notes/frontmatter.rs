@@ -245,6 +245,36 @@ pub(crate) fn split_note(text: &str) -> SplitNote<'_> {
     }
 }
 
+/// How many leading bytes of a note file settle its metadata, or `None`
+/// when `head` (the start of a longer file) does not yet: the first line
+/// when it is not `---`, else through the closing `---` line. Only lines
+/// ended by `\n` count, so a longer file can never read differently; the
+/// cut is on a line boundary, so it never splits a character.
+pub(crate) fn settled_head_len(head: &[u8]) -> Option<usize> {
+    let start = if head.starts_with(b"\xEF\xBB\xBF") {
+        3
+    } else {
+        0
+    };
+    let mut at = start;
+    let mut fence_open = false;
+    while let Some(end) = memchr::memchr(b'\n', &head[at..]) {
+        let line = &head[at..at + end];
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        at += end + 1;
+        let is_fence = line == b"---";
+        if !fence_open {
+            if !is_fence {
+                return Some(at);
+            }
+            fence_open = true;
+        } else if is_fence {
+            return Some(at);
+        }
+    }
+    None
+}
+
 /// Takes the next line off `rest` (without `\n` or `\r\n`); `None` at the end.
 fn next_line<'a>(rest: &mut &'a str) -> Option<&'a str> {
     if rest.is_empty() {
@@ -483,7 +513,58 @@ fn is_bare(text: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
+
+    #[test]
+    fn settled_heads() {
+        for (head, expect) in [
+            ("", None),
+            ("--", None),
+            ("---", None),
+            ("---\nupdatedAt: 1\n", None),
+            ("---\nupdatedAt: 1\n---", None),
+            ("---\nupdatedAt: 1\n---\n\nbody", Some(21)),
+            ("---\r\na: 1\r\n---\r\nbody", Some(16)),
+            ("\u{feff}---\na: 1\n---\n", Some(16)),
+            ("# Title\n---\n", Some(8)),
+            ("# Title", None),
+            ("----\n---\n", Some(5)),
+        ] {
+            assert_eq!(settled_head_len(head.as_bytes()), expect, "{head:?}");
+        }
+    }
+
+    /// Lines the frontmatter splitter treats specially, so generated notes
+    /// hit fences, CRLF and BOMs often.
+    fn note_text() -> impl Strategy<Value = String> {
+        let line = prop_oneof![
+            Just("---".to_owned()),
+            Just("---\r".to_owned()),
+            Just("\u{feff}---".to_owned()),
+            Just(String::new()),
+            "[a-zA-Z]{1,6}: [a-z0-9 -]{0,8}",
+            "[ -~é]{0,12}",
+        ];
+        prop::collection::vec(line, 0..8).prop_map(|lines| lines.join("\n"))
+    }
+
+    proptest! {
+        /// Whatever prefix of a note settles its head, the metadata read
+        /// from that head is the metadata of the whole note.
+        #[test]
+        fn a_settled_head_reads_like_the_whole_note(text in note_text(), cut in 0usize..200) {
+            let bytes = text.as_bytes();
+            let head = &bytes[..cut.min(bytes.len())];
+            if let Some(len) = settled_head_len(head) {
+                let tz = TimeZone::UTC;
+                let head = std::str::from_utf8(&bytes[..len]).expect("a line boundary");
+                prop_assert_eq!(split_note(head).meta(0, &tz), split_note(&text).meta(0, &tz));
+                prop_assert_eq!(split_note(head).block, split_note(&text).block);
+            }
+        }
+    }
 
     #[test]
     fn bare_or_quoted() {

@@ -3,6 +3,7 @@
 //! atomic write.
 
 use std::collections::BTreeMap;
+use std::ffi::{OsStr, OsString};
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -10,8 +11,10 @@ use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 
 use super::error::{NoteError, NoteErrorCode};
 
-/// Holders and waiters of each busy file; an idle key is removed.
-static QUEUE: Mutex<BTreeMap<PathBuf, Slot>> = Mutex::new(BTreeMap::new());
+/// Holders and waiters of each busy file; an idle key is removed. Keys are
+/// the paths' bytes: `Path`'s own order compares component by component,
+/// which costs more than the rest of a turn, and any total order serves.
+static QUEUE: Mutex<BTreeMap<OsString, Slot>> = Mutex::new(BTreeMap::new());
 static QUEUE_WAKE: Condvar = Condvar::new();
 
 #[derive(Debug)]
@@ -20,7 +23,7 @@ struct Slot {
     users: usize,
 }
 
-fn queue() -> MutexGuard<'static, BTreeMap<PathBuf, Slot>> {
+fn queue() -> MutexGuard<'static, BTreeMap<OsString, Slot>> {
     QUEUE.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
@@ -28,13 +31,16 @@ fn queue() -> MutexGuard<'static, BTreeMap<PathBuf, Slot>> {
 /// (so two renames can never deadlock) and released on drop.
 #[derive(Debug)]
 pub(crate) struct FileTurns {
-    keys: Vec<PathBuf>,
+    keys: Vec<OsString>,
 }
 
 impl FileTurns {
     /// Waits for and takes the turn of every path (duplicates count once).
     pub(crate) fn take(paths: &[&Path]) -> FileTurns {
-        let mut keys: Vec<PathBuf> = paths.iter().map(|path| path.to_path_buf()).collect();
+        let mut keys: Vec<OsString> = paths
+            .iter()
+            .map(|path| path.as_os_str().to_owned())
+            .collect();
         keys.sort();
         keys.dedup();
         for key in &keys {
@@ -45,13 +51,13 @@ impl FileTurns {
 }
 
 /// Waits until `key` is free and marks it held.
-fn take_turn(key: &Path) {
+fn take_turn(key: &OsStr) {
     let mut map = queue();
     match map.get_mut(key) {
         Some(slot) => slot.users += 1,
         None => {
             map.insert(
-                key.to_path_buf(),
+                key.to_owned(),
                 Slot {
                     held: false,
                     users: 1,
@@ -70,17 +76,24 @@ fn take_turn(key: &Path) {
 impl Drop for FileTurns {
     fn drop(&mut self) {
         let mut map = queue();
+        let mut waiters = false;
         for key in &self.keys {
             if let Some(slot) = map.get_mut(key) {
                 slot.held = false;
                 slot.users -= 1;
                 if slot.users == 0 {
                     map.remove(key);
+                } else {
+                    waiters = true;
                 }
             }
         }
         drop(map);
-        QUEUE_WAKE.notify_all();
+        // Waking is a system call; the common turn (a listing's read of a
+        // file nobody else touches) has no one to wake.
+        if waiters {
+            QUEUE_WAKE.notify_all();
+        }
     }
 }
 
@@ -307,7 +320,10 @@ mod tests {
             1,
             "never two holders at once"
         );
-        assert!(!queue().contains_key(&key), "the idle key was removed");
+        assert!(
+            !queue().contains_key(key.as_os_str()),
+            "the idle key was removed"
+        );
     }
 
     #[test]

@@ -18,10 +18,11 @@
 //!   [`scalar_text`], [`KNOWN_KEYS`]; times via [`local_iso`], [`parse_iso_ms`],
 //!   [`now_ms`], [`next_stamp_ms`].
 //! - Store: [`NoteStore`] with `write`, `read`, `update`, `rename`, `list`,
-//!   `list_with_status`, `search`, `search_with_status`; arguments [`Edit`],
+//!   `list_with_status`, `list_headers`, `list_headers_with_status`,
+//!   `peek_row`, `search`, `search_with_status`; arguments [`Edit`],
 //!   [`UpdateRequest`], [`ListQuery`]; results [`WriteResult`] ([`WriteOutcome`]),
 //!   [`ReadResult`], [`UpdateResult`] ([`Change`], [`ChangeKind`]),
-//!   [`RenameResult`], [`NoteRow`], [`SearchRow`] ([`LineMatch`]), [`ListStatus`],
+//!   [`RenameResult`], [`NoteRow`], [`NoteHeader`], [`SearchRow`] ([`LineMatch`]), [`ListStatus`],
 //!   [`SearchStatus`]; limits [`MAX_NOTE_BYTES`], [`MAX_NOTE_PATH_BYTES`].
 //! - Matching: [`LiteralQueries`], the case-insensitive literal matcher that
 //!   `search` uses (also fit for history search).
@@ -50,10 +51,27 @@
 //!   that writers of different notes in one directory of different processes
 //!   take turns, which costs microseconds.
 //!
-//! Every file read of `list` and `search` also waits for the file's queue
-//! turn (not the directory lock: every write is an atomic rename, so another
+//! Every file read of `list`, `list_headers`, `peek_row` and `search` also
+//! waits for the file's queue turn (not the directory lock: every write is an atomic rename, so another
 //! process can only ever show them a whole old or whole new version).
 //! Neither operation is a snapshot across files.
+//!
+//! # Reading less
+//!
+//! `list_headers` lists like `list` but reads only the start of each file,
+//! one read of up to a page, stopping once the frontmatter is settled (a
+//! longer block falls back to the whole file); its rows carry no body and
+//! no size. `peek_row` then reads one listed note whole, without touching
+//! access metadata. The boot lists this way and peeks only what it shows.
+//!
+//! # Limits
+//!
+//! Writes refuse files over [`MAX_NOTE_BYTES`] and paths over
+//! [`MAX_NOTE_PATH_BYTES`]. `read` never fails for size: when its access
+//! rewrite would exceed the limit, the note is returned and left untouched
+//! ([`ReadResult::access_recorded`] is false).
+//!
+//! The full guide is `docs/notes-library.md`.
 //!
 //! # Links
 //!
@@ -92,8 +110,8 @@ pub use identity::{
 pub use matcher::{LineMatch, LiteralQueries};
 pub use paths::project_key;
 pub use store::{
-    Change, ChangeKind, Edit, ListQuery, ListStatus, MAX_NOTE_BYTES, MAX_NOTE_PATH_BYTES, NoteRow,
-    NoteStore, ReadResult, RenameResult, SearchRow, SearchStatus, UpdateRequest, UpdateResult,
-    WriteOutcome, WriteResult,
+    Change, ChangeKind, Edit, ListQuery, ListStatus, MAX_NOTE_BYTES, MAX_NOTE_PATH_BYTES,
+    NoteHeader, NoteRow, NoteStore, ReadResult, RenameResult, SearchRow, SearchStatus,
+    UpdateRequest, UpdateResult, WriteOutcome, WriteResult,
 };
 pub use time::{local_iso, next_stamp_ms, now_ms, parse_iso_ms};

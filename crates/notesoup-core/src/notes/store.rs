@@ -11,8 +11,8 @@ use serde::{Deserialize, Serialize};
 use super::address::{Address, Home, HomeSelection, NotePattern};
 use super::error::{NoteError, NoteErrorCode};
 use super::frontmatter::{
-    NoteMeta, Origin, parse_note, serialize_frontmatter, serialize_note, split_note,
-    strip_frontmatter,
+    NoteMeta, Origin, parse_note, serialize_frontmatter, serialize_note, settled_head_len,
+    split_note, strip_frontmatter,
 };
 use super::fsio::{self, DirLock, FileTurns, Presence};
 use super::identity::{NotesIdentity, Scope, is_slug};
@@ -110,10 +110,16 @@ pub struct ReadResult {
     pub resolved_scope: Scope,
     /// The note file.
     pub path: PathBuf,
-    /// The metadata after this read (access time and count updated).
+    /// The metadata after this read: access time and count updated, unless
+    /// [`Self::access_recorded`] is false, when it is the metadata on disk.
     pub meta: NoteMeta,
     /// The body.
     pub body: String,
+    /// Whether the file was rewritten with the new access metadata. It is
+    /// not when the file is not valid UTF-8, or when the rewrite would
+    /// exceed [`MAX_NOTE_BYTES`] (a note put there by other means, or one at
+    /// the limit whose `accessCount` gains a digit).
+    pub access_recorded: bool,
 }
 
 /// One edit: replace `old_text` with `new_text`.
@@ -206,6 +212,25 @@ pub struct NoteRow {
     pub size_bytes: u64,
 }
 
+/// A note as listed without its body, by [`NoteStore::list_headers`]: the
+/// frontmatter is read, the body is not, and the file's size is not asked
+/// for (each would cost a system call per note).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NoteHeader {
+    /// The rendered address.
+    pub address: String,
+    /// The home's scope.
+    pub scope: Scope,
+    /// The home.
+    pub home: Home,
+    /// The path relative to the home, ending in `.md`.
+    pub rel_path: String,
+    /// The note file.
+    pub path: PathBuf,
+    /// The metadata.
+    pub meta: NoteMeta,
+}
+
 /// A note with matching lines.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SearchRow {
@@ -225,12 +250,13 @@ pub struct SearchRow {
     pub matches: Vec<LineMatch>,
 }
 
-/// `list` with the notes it left out: crumpled notes hidden (outside the
-/// wastebasket) and homes that could not be read.
+/// `list` (or `list_headers`, with `R` = [`NoteHeader`]) with the notes it
+/// left out: crumpled notes hidden (outside the wastebasket) and homes that
+/// could not be read.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ListStatus {
+pub struct ListStatus<R = NoteRow> {
     /// Recent first, ties by address.
-    pub rows: Vec<NoteRow>,
+    pub rows: Vec<R>,
     /// Crumpled notes that matched but were hidden.
     pub crumpled_excluded: usize,
     /// Labels (`session`, `@project`, `@self`, …) of homes that failed.
@@ -270,7 +296,16 @@ struct Found<'a> {
     home: &'a Home,
     rel_path: &'a str,
     path: &'a Path,
+    /// The whole file, or with [`Reading::Head`] a prefix that settles the
+    /// frontmatter (see [`read_head`]).
     bytes: &'a [u8],
+}
+
+/// How much of each file a listing reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reading {
+    Whole,
+    Head,
 }
 
 impl NoteStore {
@@ -387,7 +422,10 @@ impl NoteStore {
     /// Reads a note, or `None` when it does not exist. Sets `lastAccessed`
     /// and increments `accessCount` (foreign homes too). A file that is not
     /// valid UTF-8 is returned with replacement characters and left
-    /// untouched on disk.
+    /// untouched on disk. A note whose rewrite would exceed
+    /// [`MAX_NOTE_BYTES`] is returned whole and left untouched too: a read
+    /// never fails for the size of what is already there, and never writes
+    /// a file over the limit. [`ReadResult::access_recorded`] tells which.
     pub fn read(&self, address: &str) -> Result<Option<ReadResult>, NoteError> {
         let address = self.address(address)?;
         let path = self.note_path(&address);
@@ -401,21 +439,25 @@ impl NoteStore {
             return Ok(None);
         };
         let now = now_ms();
-        let (meta, body) = match String::from_utf8(bytes) {
+        let (meta, body, access_recorded) = match String::from_utf8(bytes) {
             Ok(text) => {
                 let parsed = parse_note(&text, now, &self.tz);
-                let mut meta = parsed.meta;
+                let mut meta = parsed.meta.clone();
                 meta.last_accessed = now;
                 meta.access_count = meta.access_count.saturating_add(1);
-                let body = parsed.body.to_owned();
-                fsio::write_atomic(&path, serialize_note(&meta, &body, &self.tz).as_bytes())?;
-                sync_all(&locks)?;
-                (meta, body)
+                let rewritten = serialize_note(&meta, parsed.body, &self.tz);
+                if rewritten.len() <= MAX_NOTE_BYTES {
+                    fsio::write_atomic(&path, rewritten.as_bytes())?;
+                    sync_all(&locks)?;
+                    (meta, parsed.body.to_owned(), true)
+                } else {
+                    (parsed.meta, parsed.body.to_owned(), false)
+                }
             }
             Err(invalid) => {
                 let text = String::from_utf8_lossy(invalid.as_bytes());
                 let parsed = parse_note(&text, now, &self.tz);
-                (parsed.meta, parsed.body.to_owned())
+                (parsed.meta, parsed.body.to_owned(), false)
             }
         };
         Ok(Some(ReadResult {
@@ -424,6 +466,7 @@ impl NoteStore {
             path,
             meta,
             body,
+            access_recorded,
         }))
     }
 
@@ -602,6 +645,64 @@ impl NoteStore {
         })
     }
 
+    /// Lists notes like [`Self::list`] without their bodies: only the start
+    /// of each file is read, as far as its frontmatter goes. The fast path
+    /// for callers that show metadata (`notes_list`, the boot).
+    pub fn list_headers(&self, query: &ListQuery) -> Result<Vec<NoteHeader>, NoteError> {
+        let (rows, _, failures) = self.header_rows(query)?;
+        match failures.into_iter().next() {
+            Some((_, error)) => Err(error),
+            None => Ok(rows),
+        }
+    }
+
+    /// [`Self::list_headers`], reporting hidden crumpled notes and unreadable
+    /// homes as [`Self::list_with_status`] does.
+    pub fn list_headers_with_status(
+        &self,
+        query: &ListQuery,
+    ) -> Result<ListStatus<NoteHeader>, NoteError> {
+        let (rows, crumpled_excluded, failures) = self.header_rows(query)?;
+        Ok(ListStatus {
+            rows,
+            crumpled_excluded,
+            homes_unavailable: failures.into_iter().map(|(label, _)| label).collect(),
+        })
+    }
+
+    /// Reads a listed note whole, as [`Self::list`] would have returned it:
+    /// after its file's queue turn and without touching access metadata.
+    /// `None` when it is gone since it was listed, or when its path now
+    /// crosses a link or is not a regular file (a listing skips those).
+    /// The note may have changed since it was listed; the row is what is on
+    /// disk now.
+    pub fn peek_row(&self, header: &NoteHeader) -> Result<Option<NoteRow>, NoteError> {
+        let address = Address::new(header.home.clone(), &header.rel_path)?;
+        let path = self.note_path(&address);
+        let _turn = FileTurns::take(&[&path]);
+        match fsio::inspect(&self.root, &path) {
+            Ok(Presence::File) => {}
+            Ok(Presence::Missing) => return Ok(None),
+            Err(error) if error.code() == NoteErrorCode::InvalidAddress => return Ok(None),
+            Err(error) => return Err(error),
+        }
+        let Some(bytes) = read_bytes(&path)? else {
+            return Ok(None);
+        };
+        let text = text_of(&bytes);
+        let parsed = parse_note(&text, now_ms(), &self.tz);
+        Ok(Some(NoteRow {
+            address: address.render(&self.identity),
+            scope: address.home().scope(),
+            home: header.home.clone(),
+            rel_path: address.path().to_owned(),
+            body: parsed.body.to_owned(),
+            meta: parsed.meta,
+            size_bytes: bytes.len() as u64,
+            path,
+        }))
+    }
+
     /// Searches note bodies line by line for any of `queries`
     /// (case-insensitive literals), rows sorted by address. Fails on the
     /// first home that cannot be read; `search_with_status` reports it.
@@ -634,7 +735,7 @@ impl NoteStore {
 
     fn list_rows(&self, query: &ListQuery) -> Result<Scanned<NoteRow>, NoteError> {
         let now = now_ms();
-        let (mut rows, hidden, failures) = self.scan(query, |found| {
+        let (mut rows, hidden, failures) = self.scan(query, Reading::Whole, |found| {
             let text = text_of(found.bytes);
             let parsed = parse_note(&text, now, &self.tz);
             if parsed.meta.is_crumpled() != query.wastebasket {
@@ -659,12 +760,35 @@ impl NoteStore {
                 size_bytes: found.bytes.len() as u64,
             })
         })?;
-        rows.sort_by(|a, b| {
-            b.meta
-                .updated_at
-                .cmp(&a.meta.updated_at)
-                .then_with(|| a.address.cmp(&b.address))
-        });
+        rows.sort_by(|a, b| recent_first((&a.meta, &a.address), (&b.meta, &b.address)));
+        Ok((rows, hidden, failures))
+    }
+
+    fn header_rows(&self, query: &ListQuery) -> Result<Scanned<NoteHeader>, NoteError> {
+        let now = now_ms();
+        let (mut rows, hidden, failures) = self.scan(query, Reading::Head, |found| {
+            let meta = split_note(&text_of(found.bytes)).meta(now, &self.tz);
+            if meta.is_crumpled() != query.wastebasket {
+                return if meta.is_crumpled() {
+                    Visit::Hidden
+                } else {
+                    Visit::Skip
+                };
+            }
+            Visit::Row(NoteHeader {
+                address: format!(
+                    "{}{}",
+                    found.home.rendered_prefix(&self.identity),
+                    found.rel_path
+                ),
+                scope: found.home.scope(),
+                home: found.home.clone(),
+                rel_path: found.rel_path.to_owned(),
+                path: found.path.to_path_buf(),
+                meta,
+            })
+        })?;
+        rows.sort_by(|a, b| recent_first((&a.meta, &a.address), (&b.meta, &b.address)));
         Ok((rows, hidden, failures))
     }
 
@@ -677,7 +801,7 @@ impl NoteStore {
         let now = now_ms();
         let mut scratch = String::new();
         let mut raw_scratch = Vec::new();
-        let (mut rows, hidden, failures) = self.scan(query, |found| {
+        let (mut rows, hidden, failures) = self.scan(query, Reading::Whole, |found| {
             if !matcher.could_match(found.bytes, &mut raw_scratch) {
                 return Visit::Skip;
             }
@@ -719,6 +843,7 @@ impl NoteStore {
     fn scan<R>(
         &self,
         query: &ListQuery,
+        reading: Reading,
         mut visit: impl FnMut(Found<'_>) -> Visit<R>,
     ) -> Result<Scanned<R>, NoteError> {
         let pattern = match query.pattern.as_deref() {
@@ -734,13 +859,17 @@ impl NoteStore {
             let mut home_rows = Vec::new();
             let mut home_hidden = 0;
             let walked =
-                self.walk_home(&home, pattern.as_ref(), &mut buffer, |found| {
-                    match visit(found) {
+                self.walk_home(
+                    &home,
+                    pattern.as_ref(),
+                    reading,
+                    &mut buffer,
+                    |found| match visit(found) {
                         Visit::Row(row) => home_rows.push(row),
                         Visit::Hidden => home_hidden += 1,
                         Visit::Skip => {}
-                    }
-                });
+                    },
+                );
             match walked {
                 Ok(()) => {
                     rows.append(&mut home_rows);
@@ -843,6 +972,7 @@ impl NoteStore {
         &self,
         home: &Home,
         pattern: Option<&NotePattern>,
+        reading: Reading,
         buffer: &mut Vec<u8>,
         mut visit: impl FnMut(Found<'_>),
     ) -> Result<(), NoteError> {
@@ -882,10 +1012,13 @@ impl NoteStore {
             }
             // Wait for any operation of this process on the file to settle.
             let turn = FileTurns::take(&[path]);
-            let read = File::open(path).and_then(|file| read_into(file, buffer));
+            let read = File::open(path).and_then(|file| match reading {
+                Reading::Whole => read_into(file, buffer, 0),
+                Reading::Head => read_head(file, buffer),
+            });
             drop(turn);
             let len = match read {
-                Ok(len) => len,
+                Ok(read) => read,
                 // Renamed away since the directory was read.
                 Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
                 Err(e) => return Err(NoteError::io("read", path, &e)),
@@ -899,6 +1032,13 @@ impl NoteStore {
         }
         Ok(())
     }
+}
+
+/// `list` order: `updatedAt` descending, ties by address.
+fn recent_first(a: (&NoteMeta, &str), b: (&NoteMeta, &str)) -> std::cmp::Ordering {
+    b.0.updated_at
+        .cmp(&a.0.updated_at)
+        .then_with(|| a.1.cmp(b.1))
 }
 
 type Scanned<R> = (Vec<R>, usize, Vec<(String, NoteError)>);
@@ -944,12 +1084,12 @@ fn sync_all(locks: &[DirLock]) -> Result<(), NoteError> {
     locks.iter().try_for_each(DirLock::sync)
 }
 
-/// Reads a whole file into the front of `buffer` and returns its length.
-/// The buffer keeps its initialized length across files, so it is zeroed
-/// only when it grows, and no per-file size query is made.
-fn read_into(mut file: File, buffer: &mut Vec<u8>) -> io::Result<usize> {
+/// Reads the rest of a file into `buffer` after its first `filled` bytes
+/// and returns the total length. The buffer keeps its initialized length
+/// across files, so it is zeroed only when it grows, and no per-file size
+/// query is made.
+fn read_into(mut file: File, buffer: &mut Vec<u8>, mut filled: usize) -> io::Result<usize> {
     const CHUNK: usize = 16 * 1024;
-    let mut filled = 0;
     loop {
         if buffer.len() - filled < CHUNK {
             buffer.resize(filled + 2 * CHUNK, 0);
@@ -961,6 +1101,35 @@ fn read_into(mut file: File, buffer: &mut Vec<u8>) -> io::Result<usize> {
             Err(e) => return Err(e),
         }
     }
+}
+
+/// How many bytes `read_head` reads before it gives up on a short head:
+/// a page, far more than any ordinary frontmatter block.
+const HEAD_BYTES: usize = 4096;
+
+/// Reads the start of a file into `buffer`, just enough to settle its
+/// frontmatter ([`settled_head_len`]), and returns the length of the
+/// settling prefix. A note whose block runs past [`HEAD_BYTES`] (or which
+/// has no line break there) is read whole and the whole length returned,
+/// as is a file that ends first. An ordinary note costs a single `read`:
+/// no size query, no second read to meet the end of the file.
+fn read_head(mut file: File, buffer: &mut Vec<u8>) -> io::Result<usize> {
+    if buffer.len() < HEAD_BYTES {
+        buffer.resize(HEAD_BYTES, 0);
+    }
+    let mut filled = 0;
+    while filled < HEAD_BYTES {
+        match file.read(&mut buffer[filled..HEAD_BYTES]) {
+            Ok(0) => return Ok(filled),
+            Ok(read) => filled += read,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        }
+        if let Some(len) = settled_head_len(&buffer[..filled]) {
+            return Ok(len);
+        }
+    }
+    read_into(file, buffer, filled)
 }
 
 /// The bytes as text; invalid UTF-8 is replaced (listing never rewrites).

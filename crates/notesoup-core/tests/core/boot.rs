@@ -9,7 +9,7 @@ use notesoup_core::boot::{
     BootIdentity, BootSnapshot, FreshPage, HomeShelf, MapPage, continuation_text, page_title,
     relative_time, render_boot,
 };
-use notesoup_core::notes::{NoteStore, NotesIdentity, Scope};
+use notesoup_core::notes::{ListQuery, NoteStore, NotesIdentity, Scope};
 use notesoup_core::wire::ToolBindings;
 use proptest::prelude::*;
 use tempfile::TempDir;
@@ -622,4 +622,174 @@ proptest! {
         let kept = body.trim_start_matches(['\n', '\r']).trim_end();
         prop_assert_eq!(cut, kept.chars().count() > 4_096);
     }
+}
+
+/// The snapshot as it was first built: each home listed whole (bodies and
+/// all) and its shelf taken from the full rows.
+fn reference_snapshot(store: &NoteStore) -> BootSnapshot {
+    let homes = Scope::ALL
+        .into_iter()
+        .map(|scope| {
+            let listed = store
+                .list_with_status(&ListQuery {
+                    scope: Some(scope),
+                    ..ListQuery::default()
+                })
+                .expect("list");
+            let shelf = if listed.homes_unavailable.is_empty() {
+                HomeShelf::from_rows(listed.rows)
+            } else {
+                HomeShelf::Unavailable
+            };
+            (scope, shelf)
+        })
+        .collect();
+    BootSnapshot {
+        opened_at: opened_at(),
+        homes,
+    }
+}
+
+/// The kinds of file the generated store mixes: every way the frontmatter
+/// can sit relative to the 4 KiB head the fast listing reads first.
+fn generated_note(kind: u64, updated: Timestamp, crumpled: bool, i: u64) -> Vec<u8> {
+    let crumpled = crumpled.then_some(updated);
+    let body = format!("# Page {i}\n\nline {i}\n");
+    match kind {
+        // Plain notes, some long enough to exceed the head.
+        0 => note_text(updated, crumpled, &body).into_bytes(),
+        1 => note_text(updated, crumpled, &format!("{body}{}", "x".repeat(9_000))).into_bytes(),
+        // CRLF and a BOM.
+        2 => format!("\u{feff}{}", note_text(updated, crumpled, &body))
+            .replace('\n', "\r\n")
+            .into_bytes(),
+        // A frontmatter block longer than the head.
+        3 => {
+            let extras = format!("note: \"{}\"\n", "y".repeat(5_000));
+            note_text(updated, crumpled, &body)
+                .replacen("origin: self\n", &format!("origin: self\n{extras}"), 1)
+                .into_bytes()
+        }
+        // No frontmatter: every time defaults to now, so the note sorts
+        // first; a first line longer than the head too.
+        4 => body.into_bytes(),
+        5 => format!("{}\n{body}", "z".repeat(5_000)).into_bytes(),
+        // An unclosed block, short and long: all body.
+        6 => format!("---\nupdatedAt: {updated}\n\n{body}").into_bytes(),
+        7 => format!("---\nupdatedAt: {updated}\n{}", "w\n".repeat(4_000)).into_bytes(),
+        // Invalid UTF-8 in the body and a fence cut by the head.
+        8 => {
+            let mut bytes = note_text(updated, crumpled, "# Bytes \u{e9}\n").into_bytes();
+            bytes.extend_from_slice(&[0xff, 0xfe, b'\n']);
+            bytes
+        }
+        _ => {
+            let pad = 4096 - "---\nnote: ".len() - 2;
+            format!(
+                "---\nnote: {}\nupdatedAt: {updated}\n---\n\n{body}",
+                "p".repeat(pad)
+            )
+            .into_bytes()
+        }
+    }
+}
+
+/// Writes `count` generated notes of the given kinds into every home.
+fn generate(notes: &Notes, kinds: &[u64], count: u64, seed: u64) {
+    let mut state = seed;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for scope in Scope::ALL {
+        for i in 0..count {
+            let roll = next();
+            // Few distinct times, so ties by address are exercised.
+            let updated = opened_at() - ((roll % 50) as i64).hours();
+            let crumpled = roll % 7 == 0;
+            let path = match roll % 5 {
+                0 => format!("n{seed}-{i}.md"),
+                1 => format!("deep/er/n{seed}-{i}.md"),
+                2 => format!("sub-{}/MAP.md", i % 3),
+                _ => format!("t{}/n{seed}-{i}.md", i % 4),
+            };
+            let kind = kinds[((roll >> 8) % kinds.len() as u64) as usize];
+            let file = notes.home(scope).join(path);
+            fs::create_dir_all(file.parent().expect("parent")).expect("dirs");
+            fs::write(file, generated_note(kind, updated, crumpled, i)).expect("note");
+        }
+    }
+}
+
+/// Fresh-page times at or after `since` (notes without a readable
+/// `updatedAt` default to the listing's own "now") as one marker, so two
+/// loads at different instants compare.
+fn without_now(mut snapshot: BootSnapshot, since: Timestamp) -> BootSnapshot {
+    for (_, shelf) in &mut snapshot.homes {
+        if let HomeShelf::Loaded { fresh, .. } = shelf {
+            for page in fresh.iter_mut().filter(|page| page.updated_at >= since) {
+                page.updated_at = since;
+            }
+        }
+    }
+    snapshot
+}
+
+#[test]
+fn the_header_snapshot_equals_the_full_listing_snapshot() {
+    let notes = Notes::new();
+    // Notes with their own times first, so ordering decides the shelves.
+    generate(&notes, &[0, 1, 2, 3, 8, 9], 150, 0x9e37_79b9_7f4a_7c15);
+    for (home_index, scope) in Scope::ALL.into_iter().enumerate() {
+        // Root MAPs: plain, crumpled, over the head, CRLF with a BOM, none.
+        let map = match home_index {
+            0 => Some(note_text(opened_at(), None, "- n1.md: one\n")),
+            1 => Some(note_text(opened_at(), Some(opened_at()), "- gone\n")),
+            2 => Some(note_text(opened_at(), None, &"- entry\n".repeat(1_000))),
+            3 => Some(
+                format!("\u{feff}{}", note_text(opened_at(), None, "map")).replace('\n', "\r\n"),
+            ),
+            _ => None,
+        };
+        if let Some(map) = map {
+            notes.raw(scope, "MAP.md", &map);
+        }
+    }
+    let store = notes.store();
+    let before = tree(&notes.root);
+    let fast = BootSnapshot::load_at(&store, opened_at()).expect("snapshot");
+    assert_eq!(fast, reference_snapshot(&store));
+    assert_eq!(tree(&notes.root), before, "no access metadata touched");
+    // The generated store really fills every shelf part.
+    for (scope, shelf) in &fast.homes {
+        let HomeShelf::Loaded { map, fresh } = shelf else {
+            panic!("{scope:?} unavailable");
+        };
+        assert_eq!(fresh.len(), 3, "{scope:?}");
+        let expect_map = matches!(scope, Scope::Session | Scope::Human | Scope::Agent);
+        assert_eq!(map.is_some(), expect_map, "{scope:?}");
+    }
+
+    // Then notes whose metadata defaults (no block, an unclosed one, a
+    // first line past the head): they sort first, at "now".
+    generate(&notes, &[4, 5, 6, 7], 12, 0x2545_f491_4f6c_dd1d);
+    let since = Timestamp::now();
+    let fast = without_now(
+        BootSnapshot::load_at(&store, opened_at()).expect("snapshot"),
+        since,
+    );
+    assert_eq!(fast, without_now(reference_snapshot(&store), since));
+
+    // And a broken home stays isolated in both.
+    let project = notes.home(Scope::Project);
+    fs::remove_dir_all(&project).expect("remove project home");
+    fs::write(&project, "not a directory").expect("file in place of the home");
+    let fast = without_now(
+        BootSnapshot::load_at(&store, opened_at()).expect("snapshot"),
+        since,
+    );
+    assert_eq!(fast.unavailable(), [Scope::Project]);
+    assert_eq!(fast, without_now(reference_snapshot(&store), since));
 }

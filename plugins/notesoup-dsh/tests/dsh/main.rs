@@ -2,12 +2,17 @@
 //! the sidecar over its protocol, and (opt-in) real dsh end to end.
 
 mod e2e;
+mod harness;
+mod history;
 mod recorded;
 mod sidecar;
 
 use std::path::{Path, PathBuf};
 
-use notesoup_dsh::decode::{SessionLog, read_session_jsonl};
+use notesoup_dsh::boot::NotesPlace;
+use notesoup_dsh::decode::{SessionEvent, SessionLog, read_session_jsonl};
+use notesoup_dsh::server::Sidecar;
+use serde_json::{Value, json};
 
 /// A recorded session log from `fixtures/`.
 pub fn fixture_log(name: &str) -> SessionLog {
@@ -21,4 +26,50 @@ pub fn fixture_log(name: &str) -> SessionLog {
 /// The fixtures folder.
 pub fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/dsh/fixtures")
+}
+
+/// The sidecar driven in-process over its JSON lines.
+#[derive(Debug)]
+pub struct Client {
+    pub sidecar: Sidecar,
+    next_id: u64,
+}
+
+impl Client {
+    pub fn new(root: &std::path::Path) -> Self {
+        let place = NotesPlace {
+            root: root.to_path_buf(),
+            agent: "anonymous".into(),
+        };
+        Self {
+            sidecar: Sidecar::new(place),
+            next_id: 1,
+        }
+    }
+
+    pub fn call(&mut self, op: &str, params: Value) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        let line = json!({"id": id, "op": op, "params": params}).to_string();
+        let answer: Value =
+            serde_json::from_str(&self.sidecar.answer_line(&line)).expect("json line");
+        assert_eq!(answer["id"], id);
+        answer
+    }
+
+    pub fn ok(&mut self, op: &str, params: Value) -> Value {
+        let answer = self.call(op, params);
+        assert!(answer.get("error").is_none(), "{op}: {answer}");
+        answer["result"].clone()
+    }
+}
+
+/// A `session` parameter: the events from seq `from`.
+pub fn session(id: &str, cwd: &str, from: u64, events: &[SessionEvent]) -> Value {
+    json!({"id": id, "cwd": cwd, "model": "scripted/scripted-model", "from": from, "events": events})
+}
+
+/// `hello` parameters with default settings.
+pub fn hello() -> Value {
+    json!({"protocol": 1, "bundle": "0.1.0", "dsh": "0.1.0-rc.8", "settings": {}})
 }

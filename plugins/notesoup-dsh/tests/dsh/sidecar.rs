@@ -2,53 +2,9 @@
 //! bundle feeds it: each event once, in batches.
 
 use notesoup_dsh::boot::{NotesPlace, store};
-use notesoup_dsh::decode::SessionEvent;
-use notesoup_dsh::server::Sidecar;
 use serde_json::{Value, json};
 
-use crate::fixture_log;
-
-struct Client {
-    sidecar: Sidecar,
-    next_id: u64,
-}
-
-impl Client {
-    fn new(root: &std::path::Path) -> Self {
-        let place = NotesPlace {
-            root: root.to_path_buf(),
-            agent: "anonymous".into(),
-        };
-        Self {
-            sidecar: Sidecar::new(place),
-            next_id: 1,
-        }
-    }
-
-    fn call(&mut self, op: &str, params: Value) -> Value {
-        let id = self.next_id;
-        self.next_id += 1;
-        let line = json!({"id": id, "op": op, "params": params}).to_string();
-        let answer: Value =
-            serde_json::from_str(&self.sidecar.answer_line(&line)).expect("json line");
-        assert_eq!(answer["id"], id);
-        answer
-    }
-
-    fn ok(&mut self, op: &str, params: Value) -> Value {
-        let answer = self.call(op, params);
-        assert!(answer.get("error").is_none(), "{op}: {answer}");
-        answer["result"].clone()
-    }
-}
-
-fn session(id: &str, cwd: &str, from: u64, events: &[SessionEvent]) -> Value {
-    json!({"id": id, "cwd": cwd, "model": "scripted/scripted-model", "from": from, "events": events})
-}
-
-fn hello() -> Value {
-    json!({"protocol": 1, "bundle": "0.1.0", "dsh": "0.1.0-rc.8", "settings": {}})
-}
+use crate::{Client, fixture_log, hello, session};
 
 #[test]
 fn hello_first_and_version_checked() {
@@ -212,4 +168,93 @@ fn fresh_window_steers_a_close_out_once() {
     );
     assert_eq!(second["steer"], Value::Null);
     assert_eq!(second["reset"], Value::Null);
+}
+
+#[test]
+fn notes_tools_write_to_the_session_homes() {
+    let log = fixture_log("wipe-reset.session.jsonl");
+    let id = log.header.id.clone();
+    let cwd = log.header.cwd.clone().expect("cwd");
+    let notes = tempfile::tempdir().expect("tempdir");
+    let mut client = Client::new(notes.path());
+    client.ok("hello", hello());
+    let mut tool = |from: u64, name: &str, arguments: Value| {
+        client.ok(
+            "tool",
+            json!({"session": session(&id, &cwd, from, if from == 0 { &log.events[..9] } else { &[] }),
+                   "name": name, "arguments": arguments}),
+        )
+    };
+
+    let written = tool(
+        0,
+        "notes_write",
+        json!({"address": "checkpoint.md", "content": "# Goal\nship the dsh adapter"}),
+    );
+    assert_eq!(written["is_error"], false, "{written}");
+    let receipt = written["text"].as_str().expect("text");
+    assert!(
+        receipt.starts_with("created checkpoint.md (project work-"),
+        "the session note belongs to the cwd's project: {receipt}"
+    );
+    let on_disk = notes
+        .path()
+        .join("pi/session")
+        .join(&id)
+        .join("checkpoint.md");
+    let text = std::fs::read_to_string(&on_disk).expect("the note is on disk");
+    assert!(text.ends_with("# Goal\nship the dsh adapter"), "{text}");
+
+    let updated = tool(
+        9,
+        "notes_update",
+        json!({"address": "checkpoint.md", "edits": [{"oldText": "ship", "newText": "finish"}]}),
+    );
+    assert_eq!(updated["result"]["change_kind"], "body");
+    assert!(
+        updated["text"]
+            .as_str()
+            .expect("text")
+            .ends_with("diff:\nnote body"),
+        "{updated}"
+    );
+    let read = tool(9, "notes_read", json!({"address": "checkpoint.md"}));
+    assert_eq!(read["result"]["text"], "# Goal\nfinish the dsh adapter");
+    let listed = tool(9, "notes_list", json!({}));
+    assert_eq!(listed["result"]["files"][0]["address"], "checkpoint.md");
+
+    let refused = tool(9, "notes_read", json!({"address": "@nowhere/x.md"}));
+    assert_eq!(refused["is_error"], true);
+    assert_eq!(refused["result"]["code"], "invalid_address");
+    let unknown = client.call(
+        "tool",
+        json!({"session": session(&id, &cwd, 9, &[]), "name": "notes_delete", "arguments": {}}),
+    );
+    assert_eq!(unknown["error"]["code"], "bad_request");
+}
+
+#[test]
+fn a_refused_reset_plan_drops_the_request() {
+    let log = fixture_log("wipe-reset.session.jsonl");
+    let id = log.header.id.clone();
+    let notes = tempfile::tempdir().expect("tempdir");
+    let mut client = Client::new(notes.path());
+    client.ok("hello", hello());
+    let wipe = json!({"session": session(&id, "/", 0, &log.events[..31]), "name": "wipe_memory", "arguments": {}});
+    assert_eq!(
+        client.ok("tool", wipe)["text"],
+        "{\"status\":\"rollover_requested\"}"
+    );
+    // dsh's surface differs from the mirror's: nothing is planned.
+    let refused = client.call(
+        "reset.plan",
+        json!({"session": session(&id, "/", 31, &[]), "surface": [7], "origin": "normal", "trigger": "tool"}),
+    );
+    assert_eq!(refused["error"]["code"], "reset_refused");
+    let again = client.ok(
+        "tool",
+        json!({"session": session(&id, "/", 31, &[]), "name": "wipe_memory", "arguments": {}}),
+    );
+    assert_eq!(again["text"], "{\"status\":\"rollover_requested\"}");
+    assert_eq!(again["reset"]["trigger"], "tool");
 }

@@ -32,6 +32,19 @@ pub struct ToolDescriptor {
     pub prompt_guidelines: Option<Vec<String>>,
     /// JSON Schema of the arguments.
     pub parameters: Value,
+    /// `"sequential"`: calls of this tool never overlap (writing tools).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub execution_mode: Option<ExecutionMode>,
+}
+
+/// `ToolDefinition.executionMode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ExecutionMode {
+    /// The batch runs one call at a time when it holds this tool.
+    Sequential,
+    /// Calls may run concurrently.
+    Parallel,
 }
 
 /// A command as registered with `pi.registerCommand`.
@@ -72,6 +85,10 @@ pub struct AgentToolResult {
     /// A non-throwing error result (1.6.0).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub is_error: Option<bool>,
+    /// The result for programmatic callers (1.6.0 `structuredContent`);
+    /// neither sent to the model nor stored in the session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub structured_content: Option<Value>,
 }
 
 impl AgentToolResult {
@@ -83,6 +100,7 @@ impl AgentToolResult {
             usage: None,
             terminate: None,
             is_error: Some(true),
+            structured_content: None,
         }
     }
 }

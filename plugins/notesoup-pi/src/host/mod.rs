@@ -22,7 +22,7 @@ pub use events::{
     TreeSummary, TurnEndEvent, TurnStartEvent,
 };
 pub use extension::{
-    AgentToolResult, CommandDescriptor, PiExtension, ToolDescriptor, ToolInvocation,
+    AgentToolResult, CommandDescriptor, ExecutionMode, PiExtension, ToolDescriptor, ToolInvocation,
 };
 pub use pi_host::{
     CompactionSettings, ContextUsage, HostError, HostSettings, NotifyLevel, PiHost, SendOptions,

@@ -8,7 +8,7 @@ use serde_json::Value;
 use super::api_level::PiApiLevel;
 use super::events::{CustomMessageDraft, DeliverAs, ModelInfo};
 use crate::projection::{Projection, project};
-use crate::session::{Entry, EntryIndex, Leaf, SessionError};
+use crate::session::{Entry, EntryIndex, Leaf, SessionError, SessionHeader};
 
 /// A host refused an action.
 #[derive(Debug, thiserror::Error)]
@@ -119,6 +119,8 @@ pub struct HostSettings {
 pub trait PiHost {
     /// The API generation this host implements.
     fn api_level(&self) -> PiApiLevel;
+    /// Pi's `VERSION` (e.g. `"1.6.0"`), as `/notesoup` reports it.
+    fn pi_version(&self) -> &str;
 
     /// `pi.appendEntry(customType, data?)`: a `custom` entry; returns its id.
     fn append_entry(&mut self, custom_type: &str, data: Option<Value>)
@@ -143,13 +145,19 @@ pub trait PiHost {
     fn context_usage(&self) -> Option<ContextUsage>;
     /// `ctx.model`: identity and limits.
     fn model(&self) -> Option<ModelInfo>;
-    /// Global and project settings and the compaction settings.
-    fn settings(&self) -> HostSettings;
+    /// Global and project settings and the compaction settings
+    /// (`pi.getSettings()`, `getCompactionSettings(model)`); an error when
+    /// they cannot be read (Pi throws on an invalid compaction value).
+    fn settings(&self) -> Result<HostSettings, HostError>;
     /// `ctx.isProjectTrusted()`.
     fn is_project_trusted(&self) -> bool;
 
     /// `getSessionId()`.
     fn session_id(&self) -> &str;
+    /// `getHeader()`.
+    fn header(&self) -> Option<&SessionHeader>;
+    /// `getCwd()`.
+    fn cwd(&self) -> &Path;
     /// `getSessionFile()`; `None` for an in-memory session.
     fn session_file(&self) -> Option<&Path>;
     /// `getEntries()`: every entry in append order.

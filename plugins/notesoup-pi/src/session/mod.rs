@@ -39,6 +39,12 @@ pub enum SessionError {
     /// A value could not be serialised as JSON.
     #[error("could not serialise a session line: {0}")]
     Serialize(serde_json::Error),
+    /// The first parsed line is not a session header: Pi refuses the file.
+    #[error("session file {path}: the first line is not a session header")]
+    NotLoadable {
+        /// The file.
+        path: PathBuf,
+    },
 }
 
 impl SessionError {
@@ -47,6 +53,7 @@ impl SessionError {
         match self {
             Self::Io { .. } => "session_io",
             Self::Serialize(_) => "session_serialize",
+            Self::NotLoadable { .. } => "session_not_loadable",
         }
     }
 }

@@ -9,7 +9,7 @@ use notesoup_pi::host::{
     SessionBoundaryDraft, ToolInvocation, TurnEndEvent,
 };
 use notesoup_pi::json::to_js_string;
-use notesoup_pi::session::{Content, ContextReplacement, Entry, Extra, SessionFile};
+use notesoup_pi::session::{Content, ContextReplacement, Entry, Extra, SessionFile, SessionHeader};
 use serde_json::{Value, json};
 
 fn check_json<T: serde::Serialize + serde::de::DeserializeOwned + PartialEq + std::fmt::Debug>(
@@ -118,6 +118,9 @@ impl PiHost for FileHost {
     fn api_level(&self) -> PiApiLevel {
         PiApiLevel::V0_87
     }
+    fn pi_version(&self) -> &str {
+        "1.6.0"
+    }
     fn append_entry(
         &mut self,
         _custom_type: &str,
@@ -155,14 +158,20 @@ impl PiHost for FileHost {
     fn model(&self) -> Option<ModelInfo> {
         None
     }
-    fn settings(&self) -> HostSettings {
-        HostSettings::default()
+    fn settings(&self) -> Result<HostSettings, HostError> {
+        Ok(HostSettings::default())
     }
     fn is_project_trusted(&self) -> bool {
         false
     }
     fn session_id(&self) -> &str {
         &self.file.header().unwrap().id
+    }
+    fn header(&self) -> Option<&SessionHeader> {
+        self.file.header()
+    }
+    fn cwd(&self) -> &Path {
+        Path::new("/work/project")
     }
     fn session_file(&self) -> Option<&Path> {
         Some(&self.path)

@@ -3,6 +3,18 @@
 #![allow(clippy::unwrap_used)] // a failed unwrap is a failed test
 
 mod bad_input;
+#[cfg(feature = "testkit")]
+mod demo;
+#[cfg(feature = "testkit")]
+mod extension;
 mod golden;
+mod history;
 mod host;
 mod projection;
+mod reducer;
+#[cfg(feature = "testkit")]
+mod reset_loop;
+#[cfg(feature = "testkit")]
+mod snapshots;
+#[cfg(feature = "testkit")]
+mod support;

@@ -1,6 +1,8 @@
 //! list and search: ordering, wastebasket, scope/who, patterns, status.
 
-use notesoup_core::notes::{Home, ListQuery, NoteErrorCode, NoteStore, Scope, UpdateRequest};
+use notesoup_core::notes::{
+    Home, ListQuery, NoteErrorCode, NoteHeader, NoteRow, NoteStore, Scope, UpdateRequest,
+};
 
 use super::support::{Fixture, code};
 
@@ -484,5 +486,129 @@ fn search_never_matches_frontmatter() {
             .expect("search")
             .len(),
         1
+    );
+}
+
+/// A row without its body, to compare with `list_headers`.
+fn header_of(row: NoteRow) -> NoteHeader {
+    NoteHeader {
+        address: row.address,
+        scope: row.scope,
+        home: row.home,
+        rel_path: row.rel_path,
+        path: row.path,
+        meta: row.meta,
+    }
+}
+
+#[test]
+fn list_headers_are_list_rows_without_bodies() {
+    let f = populated();
+    // Every time set, so the two listings' "now" defaults never show.
+    let stamp = "createdAt: 2026-03-01T08:00:00.000+00:00\nupdatedAt: 2026-03-01T10:00:00.000+00:00\nlastAccessed: 2026-03-01T10:00:00.000+00:00\n";
+    let long_extra = format!("note: \"{}\"\n", "y".repeat(6_000));
+    for (path, text) in [
+        (
+            "human/crlf.md",
+            format!(
+                "\u{feff}---\r\n{}---\r\n\r\nbody\r\n",
+                stamp.replace('\n', "\r\n")
+            ),
+        ),
+        (
+            "human/long-block.md",
+            format!("---\n{long_extra}{stamp}---\n\nbody"),
+        ),
+        (
+            "human/long-body.md",
+            format!(
+                "---\n{stamp}crumpledAt: 2026-03-02T00:00:00.000+00:00\n---\n\n{}",
+                "b".repeat(20_000)
+            ),
+        ),
+        (
+            "human/at-the-edge.md",
+            format!("---\nnote: {}\n{stamp}---\n\nbody", "p".repeat(4_000)),
+        ),
+    ] {
+        f.put(path, &text);
+    }
+    std::fs::write(
+        f.root().join("human/bytes.md"),
+        b"---\ncreatedAt: 1\nupdatedAt: 2\nlastAccessed: 3\n---\n\n\xff\xfe\n",
+    )
+    .expect("bytes");
+    for query in [
+        ListQuery::default(),
+        ListQuery {
+            wastebasket: true,
+            ..ListQuery::default()
+        },
+        pattern("@human/**"),
+        ListQuery {
+            scope: Some(Scope::Human),
+            ..ListQuery::default()
+        },
+    ] {
+        let rows = f.store.list_with_status(&query).expect("list");
+        let headers = f.store.list_headers_with_status(&query).expect("headers");
+        assert!(!headers.rows.is_empty(), "{query:?}");
+        assert_eq!(headers.crumpled_excluded, rows.crumpled_excluded);
+        assert_eq!(headers.homes_unavailable, rows.homes_unavailable);
+        let rows: Vec<NoteHeader> = rows.rows.into_iter().map(header_of).collect();
+        assert_eq!(headers.rows, rows, "{query:?}");
+        assert_eq!(f.store.list_headers(&query).expect("headers"), rows);
+    }
+}
+
+#[test]
+fn peek_row_reads_a_listed_note_whole_and_touches_nothing() {
+    let f = populated();
+    let headers = f
+        .store
+        .list_headers(&ListQuery::default())
+        .expect("headers");
+    let rows = f.store.list(&ListQuery::default()).expect("rows");
+    let before = f.raw("human/prefs.md");
+    for (header, row) in headers.iter().zip(&rows) {
+        assert_eq!(f.store.peek_row(header).expect("peek").as_ref(), Some(row));
+    }
+    assert_eq!(
+        f.raw("human/prefs.md"),
+        before,
+        "no access metadata touched"
+    );
+
+    let prefs = headers
+        .iter()
+        .find(|h| h.address == "@human/prefs.md")
+        .expect("prefs");
+    f.store
+        .rename("@human/prefs", "@human/moved")
+        .expect("rename");
+    assert_eq!(
+        f.store.peek_row(prefs).expect("peek"),
+        None,
+        "gone since listed"
+    );
+
+    let tips = headers
+        .iter()
+        .find(|h| h.address == "@model/tips.md")
+        .expect("tips");
+    let file = f.root().join("models/gpt/tips.md");
+    std::fs::remove_file(&file).expect("remove");
+    std::os::unix::fs::symlink(f.root().join("human/moved.md"), &file).expect("link");
+    assert_eq!(
+        f.store.peek_row(tips).expect("peek"),
+        None,
+        "a link is skipped"
+    );
+
+    let mut escaping = tips.clone();
+    escaping.rel_path = "../../human/moved.md".into();
+    assert_eq!(
+        code(f.store.peek_row(&escaping)),
+        NoteErrorCode::InvalidAddress
     );
 }

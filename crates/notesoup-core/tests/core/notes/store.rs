@@ -602,6 +602,7 @@ fn invalid_utf8_is_never_rewritten() {
     std::fs::write(&path, b"---\norigin: user\n---\n\nbad \xff byte\n").expect("write");
     let read = f.store.read("@human/bin").expect("read").expect("exists");
     assert_eq!(read.body, "bad \u{fffd} byte\n");
+    assert!(!read.access_recorded);
     let error = f
         .store
         .update("@human/bin", &edits(&[("bad", "good")]))
@@ -642,4 +643,49 @@ fn every_code_has_its_wire_name() {
             serde_json::json!(name)
         );
     }
+}
+
+#[test]
+fn a_read_never_rewrites_a_note_over_the_size_limit() {
+    let f = Fixture::new();
+    let overhead = {
+        let header = f.store.write("big", "", None).expect("write");
+        std::fs::metadata(&header.path).expect("meta").len() as usize
+    };
+    f.store
+        .write("big", &"b".repeat(1_000_000 - overhead), None)
+        .expect("exactly the limit fits");
+    // accessCount 0..=8 → 1..=9 keeps the size; 9 → 10 would grow it.
+    for count in 1..=9 {
+        let read = f.store.read("big").expect("read").expect("note");
+        assert!(read.access_recorded, "read {count}");
+        assert_eq!(read.meta.access_count, count);
+    }
+    let on_disk = f.raw("pi/session/s1/big.md");
+    assert_eq!(on_disk.len(), 1_000_000);
+    for _ in 0..2 {
+        let read = f.store.read("big").expect("read").expect("note");
+        assert!(!read.access_recorded);
+        assert_eq!(read.meta.access_count, 9, "the metadata on disk");
+        assert_eq!(read.body.len(), 1_000_000 - overhead);
+        assert_eq!(f.raw("pi/session/s1/big.md"), on_disk, "left untouched");
+    }
+
+    // A note put there by other means, far over the limit, stays readable.
+    let huge = format!("---\naccessCount: 4\n---\n\n{}", "h".repeat(2 * 1_000_000));
+    f.put("human/huge.md", &huge);
+    let read = f.store.read("@human/huge").expect("read").expect("note");
+    assert!(!read.access_recorded);
+    assert_eq!(read.meta.access_count, 4);
+    assert_eq!(read.body.len(), 2_000_000);
+    assert_eq!(f.raw("human/huge.md"), huge);
+
+    // An ordinary read records the access.
+    f.store.write("small", "s", None).expect("write");
+    let read = f.store.read("small").expect("read").expect("note");
+    assert!(read.access_recorded);
+    assert!(
+        f.raw("pi/session/s1/small.md")
+            .contains("\naccessCount: 1\n")
+    );
 }

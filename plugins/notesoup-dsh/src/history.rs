@@ -1,0 +1,314 @@
+//! History on dsh: a session log decoded into core's transcript model, for the
+//! history tools.
+//!
+//! dsh's log is linear and append-only, so nothing is off-branch and a seq
+//! never moves: notesoup's seq of an event is its dsh seq plus one (core's
+//! seqs start at 1; dsh's at 0), and `highest_seq` is the log's length.
+//! Windows split at notesoup's reset markers; the events a reset shadowed stay
+//! readable as the earlier windows.
+//!
+//! | dsh event | item |
+//! |---|---|
+//! | `user/message` from the human (`source.kind` `user`, or no source) | user message |
+//! | any other `user/message` (notesoup boots and notices, dsh's runtime context, compaction summaries) | context message |
+//! | `assistant/message` | assistant message (its text blocks) |
+//! | `tool/call` | tool call at its own seq |
+//! | `tool/result` | tool result, paired by core with its call |
+//!
+//! A `tool/result` that replaces another on the surface (dsh's tool-result
+//! pruner re-logs a shortened copy) is skipped: history keeps the original.
+//! Everything else (chunks, turns, steps, headers, inbox splices) carries no
+//! item.
+
+use std::collections::HashMap;
+
+use jiff::Timestamp;
+use notesoup_core::history::{
+    History, ItemKind, MessageRole, ToolCall, ToolResult, ToolStatus, Transcript, TranscriptError,
+    TranscriptItem, TranscriptWindow,
+};
+use serde_json::Value;
+
+use crate::decode::{SessionEvent, SurfaceOp};
+use crate::window::windows;
+
+/// A log the history tools cannot read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HistoryError {
+    /// The log has more events than history seqs can address.
+    #[error("the session log has more than {max} events; history cannot address seq {seq}", max = u32::MAX - 1)]
+    TooLong {
+        /// The dsh seq past the limit.
+        seq: u64,
+    },
+    /// The decoded transcript broke core's rules (a bug in this decoder).
+    #[error("decoded history is inconsistent: {0}")]
+    Transcript(#[from] TranscriptError),
+}
+
+/// notesoup's history seq of a dsh event seq.
+pub fn history_seq(dsh_seq: u64) -> Result<u32, HistoryError> {
+    dsh_seq
+        .checked_add(1)
+        .and_then(|seq| u32::try_from(seq).ok())
+        .ok_or(HistoryError::TooLong { seq: dsh_seq })
+}
+
+/// The history of one session, from its whole log in seq order.
+pub fn history(session_id: &str, events: &[SessionEvent]) -> Result<History, HistoryError> {
+    Ok(History::new(transcript(session_id, events)?)?)
+}
+
+/// Decodes a whole log, in seq order, into core's transcript.
+pub fn transcript(session_id: &str, events: &[SessionEvent]) -> Result<Transcript, HistoryError> {
+    let highest_seq = match events.last() {
+        Some(last) => history_seq(last.seq)?,
+        None => 0,
+    };
+    let named_calls = named_calls(events);
+    let spans = windows(session_id, events);
+    let mut out: Vec<TranscriptWindow> = spans
+        .iter()
+        .map(|span| TranscriptWindow {
+            id: span.id.clone(),
+            created_at: span.created_at.and_then(timestamp),
+            items: Vec::new(),
+        })
+        .collect();
+    let mut current = 0;
+    for event in events {
+        while spans
+            .get(current + 1)
+            .and_then(|next| next.marker_seq)
+            .is_some_and(|marker| marker <= event.seq)
+        {
+            current += 1;
+        }
+        let Some(kind) = item_kind(event, &named_calls) else {
+            continue;
+        };
+        let item = TranscriptItem {
+            seq: history_seq(event.seq)?,
+            created_at: event.time.and_then(timestamp),
+            kind,
+        };
+        if let Some(window) = out.get_mut(current) {
+            window.items.push(item);
+        }
+    }
+    Ok(Transcript {
+        session_id: session_id.to_owned(),
+        highest_seq,
+        off_branch: Vec::new(),
+        windows: out,
+    })
+}
+
+/// The name and arguments of every tool call the model made, by call id, so a
+/// result whose `tool/call` event is missing still names its tool.
+fn named_calls(events: &[SessionEvent]) -> HashMap<String, (String, Option<String>)> {
+    events
+        .iter()
+        .flat_map(SessionEvent::tool_calls)
+        .map(|call| {
+            let arguments = compact_arguments(&call.arguments);
+            (call.id, (call.name, arguments))
+        })
+        .collect()
+}
+
+fn item_kind(
+    event: &SessionEvent,
+    named_calls: &HashMap<String, (String, Option<String>)>,
+) -> Option<ItemKind> {
+    match event.kind.as_str() {
+        "user/message" => {
+            let human = event.source().is_none_or(|source| source.kind == "user");
+            let role = if human {
+                MessageRole::User
+            } else {
+                MessageRole::Context
+            };
+            Some(ItemKind::Message {
+                role,
+                text: event.text(),
+            })
+        }
+        "assistant/message" => Some(ItemKind::Message {
+            role: MessageRole::Assistant,
+            text: event.text(),
+        }),
+        "tool/call" => {
+            let field = |key: &str| event.data.get(key).and_then(Value::as_str);
+            Some(ItemKind::ToolCall(ToolCall {
+                name: field("name").unwrap_or("unknown").to_owned(),
+                call_id: field("callId").unwrap_or_default().to_owned(),
+                arguments: field("arguments").and_then(compact_arguments),
+            }))
+        }
+        "tool/result" if !matches!(event.surface_op, Some(SurfaceOp::Replace { .. })) => {
+            let result = event.tool_result()?;
+            let named = named_calls.get(&result.call_id);
+            Some(ItemKind::ToolResult(ToolResult {
+                name: named.map(|(name, _)| name.clone()),
+                arguments: named.and_then(|(_, arguments)| arguments.clone()),
+                call_id: Some(result.call_id),
+                status: if result.is_error {
+                    ToolStatus::Error
+                } else {
+                    ToolStatus::Ok
+                },
+                output: result.text,
+                output_truncated: false,
+                full_output_path: None,
+                nested_calls: None,
+            }))
+        }
+        _ => None,
+    }
+}
+
+/// The arguments as compact JSON; text that is not JSON is kept as recorded,
+/// and an empty string means none were recorded.
+fn compact_arguments(raw: &str) -> Option<String> {
+    if raw.trim().is_empty() {
+        return None;
+    }
+    Some(
+        serde_json::from_str::<Value>(raw)
+            .map(|value| value.to_string())
+            .unwrap_or_else(|_| raw.to_owned()),
+    )
+}
+
+/// Epoch milliseconds as an RFC 3339 UTC timestamp.
+fn timestamp(ms: i64) -> Option<String> {
+    Timestamp::from_millisecond(ms).ok().map(|t| t.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use notesoup_core::history::Role;
+    use serde_json::json;
+
+    fn ev(seq: u64, kind: &str, data: Value, op: Option<SurfaceOp>) -> SessionEvent {
+        SessionEvent {
+            kind: kind.into(),
+            seq,
+            time: Some(1_796_086_296_000 + seq as i64),
+            data,
+            surface_op: op,
+            source_event_seqs: None,
+        }
+    }
+
+    fn user(seq: u64, text: &str, source: Value) -> SessionEvent {
+        ev(
+            seq,
+            "user/message",
+            json!({"role": "user", "content": [{"type": "text", "text": text}], "source": source}),
+            Some(SurfaceOp::Append),
+        )
+    }
+
+    fn result(seq: u64, call: &str, text: &str, op: SurfaceOp) -> SessionEvent {
+        ev(
+            seq,
+            "tool/result",
+            json!({"message": {"source": {"kind": "tool", "callId": call},
+                "content": [{"type": "tool-result", "toolCallId": call, "isError": false,
+                             "content": [{"type": "text", "text": text}]}]}}),
+            Some(op),
+        )
+    }
+
+    #[test]
+    fn seqs_shift_by_one_and_stop_at_u32() {
+        assert_eq!(history_seq(0), Ok(1));
+        assert_eq!(history_seq(41), Ok(42));
+        assert_eq!(
+            history_seq(u64::from(u32::MAX)),
+            Err(HistoryError::TooLong {
+                seq: u64::from(u32::MAX)
+            })
+        );
+    }
+
+    #[test]
+    fn pruned_copies_and_missing_calls() {
+        let assistant = ev(
+            1,
+            "assistant/message",
+            json!({"message": {"content": [
+                {"type": "tool-call", "id": "c1", "name": "read", "arguments": "{ \"path\": \"a\" }"},
+                {"type": "tool-call", "id": "c2", "name": "bash", "arguments": "{\"command\":\"ls\"}"}]}}),
+            Some(SurfaceOp::Append),
+        );
+        let events = vec![
+            user(0, "go", json!({"kind": "user"})),
+            assistant,
+            ev(
+                2,
+                "tool/call",
+                json!({"callId": "c1", "name": "read", "arguments": "{ \"path\": \"a\" }"}),
+                None,
+            ),
+            result(3, "c1", "full text", SurfaceOp::Append),
+            // c2's tool/call was never logged.
+            result(4, "c2", "listing", SurfaceOp::Append),
+            ev(5, "compaction/prune", json!({}), None),
+            result(6, "c1", "short", SurfaceOp::Replace { start: 3, end: 3 }),
+        ];
+        let history = history("s", &events).expect("history");
+        assert_eq!(history.highest_seq(), 7);
+        let seqs: Vec<(u32, Role)> = history.events().iter().map(|e| (e.seq, e.role)).collect();
+        // The assistant message only called tools: an empty assistant event.
+        assert_eq!(
+            seqs,
+            [
+                (1, Role::User),
+                (2, Role::Assistant),
+                (3, Role::Tool),
+                (5, Role::Tool)
+            ]
+        );
+        let read = history.event(3).expect("paired call");
+        assert!(read.document.starts_with("read {\"path\":\"a\"}"));
+        assert!(read.document.contains("full text"));
+        assert_eq!(history.paired_call(4), Some(3));
+        let bash = history.event(5).expect("result without a logged call");
+        assert_eq!(bash.tool.as_ref().map(|t| t.name.as_str()), Some("bash"));
+        assert!(bash.document.starts_with("bash {\"command\":\"ls\"}"));
+        assert!(history.event(7).is_none(), "the pruned copy is no event");
+    }
+
+    #[test]
+    fn sources_decide_user_or_context() {
+        let events = vec![
+            user(0, "typed", json!({"kind": "user"})),
+            ev(
+                1,
+                "user/message",
+                json!({"content": [{"type": "text", "text": "no source"}]}),
+                Some(SurfaceOp::Append),
+            ),
+            user(2, "summary", json!({"kind": "plugin", "plugin": "compact"})),
+            user(
+                3,
+                "reminder",
+                json!({"kind": "plugin", "plugin": "notesoup", "form": "notice"}),
+            ),
+        ];
+        let history = history("s", &events).expect("history");
+        let roles: Vec<Role> = history.events().iter().map(|e| e.role).collect();
+        assert_eq!(
+            roles,
+            [Role::User, Role::User, Role::Context, Role::Context]
+        );
+        assert_eq!(
+            history.events()[0].created_at.as_deref(),
+            Some("2026-12-01T00:51:36Z")
+        );
+    }
+}

@@ -1,0 +1,150 @@
+//! `context_with_system`: the final provider context of the active window.
+//!
+//! A checkpoint-backed window is already cut by Pi's canonical projection;
+//! it only has to show its boot. A legacy marker-only window is sliced at its
+//! boot, keeping the folded system prompt and tools of the dropped prefix. A
+//! window without a visible boot never sends raw history: the request is
+//! aborted with a notice and only the system head goes out. After a manual
+//! hard-reserve reset, the tool-batch follow-up Pi would still make is
+//! cancelled the same way once the boundary is verified.
+
+use serde_json::Value;
+
+use super::budget::is_boot_of;
+use super::{Notesoup, texts};
+use crate::host::{NotifyLevel, PiHost};
+use crate::projection::{current_system_message, is_checkpoint_backed};
+use crate::reset::window::{active_window, boundary_committed, is_own_root_boot};
+use crate::reset::{CloseOutSource, Kind, RequestPhase};
+use crate::session::AgentMessage;
+
+/// Only the replayed system message of `messages`.
+fn system_head(messages: &[AgentMessage]) -> Vec<AgentMessage> {
+    current_system_message(messages)
+        .map(AgentMessage::System)
+        .into_iter()
+        .collect()
+}
+
+fn custom_kind(message: &AgentMessage) -> Option<(Kind, Option<&Value>)> {
+    match message {
+        AgentMessage::Custom(custom) => {
+            Kind::of(&custom.custom_type).map(|kind| (kind, custom.details.as_ref()))
+        }
+        _ => None,
+    }
+}
+
+impl Notesoup {
+    pub(super) fn project_window(
+        &mut self,
+        host: &mut dyn PiHost,
+        messages: &[AgentMessage],
+    ) -> Option<Vec<AgentMessage>> {
+        enum Plan {
+            Root,
+            Checkpoint {
+                window_id: String,
+                stop: bool,
+                closing: bool,
+            },
+            Legacy {
+                window_id: String,
+            },
+        }
+        let session_id = host.session_id().to_owned();
+        let plan = {
+            let branch = host.branch(None);
+            let window = active_window(&branch, &session_id);
+            match &window.marker {
+                None => Plan::Root,
+                Some(marker) if is_checkpoint_backed(&branch, marker) => {
+                    let stop = matches!(&self.control.request,
+                        RequestPhase::StopPending { window_id } if *window_id != window.id)
+                        && boundary_committed(&branch, &window.id);
+                    let closing = matches!(&self.control.request,
+                        RequestPhase::CloseOut { window_id, source: CloseOutSource::Manual, .. }
+                            if *window_id == window.id);
+                    Plan::Checkpoint {
+                        window_id: window.id.clone(),
+                        stop,
+                        closing,
+                    }
+                }
+                Some(_) => Plan::Legacy {
+                    window_id: window.id.clone(),
+                },
+            }
+        };
+        match plan {
+            Plan::Root => refresh_root_boot(messages, &session_id),
+            Plan::Checkpoint {
+                window_id,
+                stop,
+                closing,
+            } => {
+                // `/fresh-window` is the way out of a window that lost its
+                // boot: the checkpoint already cuts everything before the
+                // marker, so its close-out may run and commit a new window.
+                if !closing && !messages.iter().any(|m| is_boot_of(m, &window_id)) {
+                    return Some(cancel(host, messages, &texts::missing_boot(&window_id)));
+                }
+                if stop && !host.has_pending_messages() && !user_after_continuation(messages) {
+                    // The committed stop: Pi's tool-batch follow-up is the
+                    // only thing left to run, and it must not.
+                    host.abort();
+                    return Some(system_head(messages));
+                }
+                None
+            }
+            Plan::Legacy { window_id } => {
+                match messages.iter().rposition(|m| is_boot_of(m, &window_id)) {
+                    Some(boot) => {
+                        let mut sliced = system_head(&messages[..boot]);
+                        sliced.extend_from_slice(&messages[boot..]);
+                        Some(sliced)
+                    }
+                    None => Some(cancel(host, messages, &texts::missing_boot(&window_id))),
+                }
+            }
+        }
+    }
+}
+
+fn cancel(host: &mut dyn PiHost, messages: &[AgentMessage], notice: &str) -> Vec<AgentMessage> {
+    host.notify(notice, NotifyLevel::Error);
+    host.abort();
+    system_head(messages)
+}
+
+/// Real human input after the reset: a user message after the continuation.
+fn user_after_continuation(messages: &[AgentMessage]) -> bool {
+    let Some(continuation) = messages
+        .iter()
+        .rposition(|m| matches!(custom_kind(m), Some((Kind::Continuation, _))))
+    else {
+        return false;
+    };
+    messages[continuation + 1..]
+        .iter()
+        .any(|m| matches!(m, AgentMessage::User(_)))
+}
+
+/// In the root window, a fork's copied root boot (of another session) gives
+/// way to this session's own root boot.
+fn refresh_root_boot(messages: &[AgentMessage], session_id: &str) -> Option<Vec<AgentMessage>> {
+    let is_foreign = |message: &AgentMessage| matches!(custom_kind(message), Some((Kind::Boot, details)) if !is_own_root_boot(details, session_id));
+    let has_own = messages.iter().any(|message| {
+        matches!(custom_kind(message), Some((Kind::Boot, details)) if is_own_root_boot(details, session_id))
+    });
+    if !has_own || !messages.iter().any(is_foreign) {
+        return None;
+    }
+    Some(
+        messages
+            .iter()
+            .filter(|m| !is_foreign(m))
+            .cloned()
+            .collect(),
+    )
+}

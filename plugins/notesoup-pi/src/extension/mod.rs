@@ -1,0 +1,310 @@
+//! The notesoup extension for Pi: tools, commands, boots, the budget and the
+//! reset lifecycle wired to Pi's events.
+//!
+//! [`Notesoup`] implements [`PiExtension`]. Its runtime state only schedules
+//! work (the reducer's phases, staged budget drafts, notices waiting for a
+//! verified commit); the session branch stays the source of truth, so a
+//! reload or a branch switch never duplicates or inherits window state.
+//!
+//! Registration order: the context runtime and budget (`get_context_remaining`,
+//! `wipe_memory`), then the history tools, then the notes tools.
+
+mod boot;
+mod budget;
+mod commands;
+mod context;
+mod lifecycle;
+mod texts;
+mod tools;
+
+use std::path::{Path, PathBuf};
+
+use notesoup_core::notes::{
+    NoteStore, NotesIdentity, agent_slug, default_root, model_slug, project_key,
+};
+use notesoup_core::settings::WarnOnce;
+use notesoup_core::wire::ToolBindings;
+
+use crate::host::{
+    AgentSettledEvent, BoundaryResult, BoundaryState, CommandDescriptor, HostError,
+    ModelSelectEvent, PiApiLevel, PiExtension, PiHost, SessionBeforeCompactEvent,
+    SessionBeforeCompactResult, SessionBeforeTreeEvent, SessionBeforeTreeResult,
+    SessionShutdownEvent, SessionStartEvent, SessionTreeEvent, ToolDescriptor, ToolInvocation,
+    TurnEndEvent, TurnStartEvent,
+};
+use crate::reset::{Kind, ResetControl, ResetEffect, ResetEvent, reduce};
+use crate::session::AgentMessage;
+
+pub use texts::requires_boundary_api;
+
+/// The package version `/notesoup` reports.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// Where notes live and who writes them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotesoupConfig {
+    /// The notes root (`PI_NOTES_HOME`, else `~/.agents/notes`).
+    pub notes_home: PathBuf,
+    /// The agent slug (`PI_NOTES_AGENT`, default `anonymous`).
+    pub agent: String,
+}
+
+impl NotesoupConfig {
+    /// The configuration from an environment lookup; `None` when no notes
+    /// root can be found (no `PI_NOTES_HOME` and no home directory).
+    pub fn from_env(env: impl Fn(&str) -> Option<String>) -> Option<Self> {
+        Some(Self {
+            notes_home: default_root(&env)?,
+            agent: agent_slug(&env),
+        })
+    }
+}
+
+/// The extension refuses a host without the boundary API.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct VersionError {
+    message: String,
+}
+
+impl VersionError {
+    /// A stable code for the refusal.
+    pub fn code(&self) -> &'static str {
+        "host_too_old"
+    }
+}
+
+/// A budget draft staged for persistence at `turn_end`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Staged {
+    window_id: String,
+    kind: Kind,
+    text: String,
+}
+
+/// notesoup as a Pi extension.
+pub struct Notesoup {
+    config: NotesoupConfig,
+    bindings: ToolBindings,
+    enabled: bool,
+    control: ResetControl,
+    staged: Vec<Staged>,
+    /// Windows whose reset was proposed; announced once verified.
+    pending_resets: Vec<String>,
+    /// The window whose warning was proposed; announced once durable.
+    pending_warning: Option<String>,
+    /// Windows whose unreadable-home notice was shown.
+    boot_notices: Vec<String>,
+    settings_warnings: WarnOnce,
+    /// `(cwd, project key)` of the last lookup.
+    project: Option<(PathBuf, String)>,
+    random_hex8: Box<dyn FnMut() -> String + Send>,
+}
+
+impl std::fmt::Debug for Notesoup {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Notesoup")
+            .field("config", &self.config)
+            .field("enabled", &self.enabled)
+            .field("control", &self.control)
+            .field("staged", &self.staged)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Notesoup {
+    /// The extension for a host at `level`. A host without the boundary API
+    /// (Pi before 0.87) is refused: notesoup cannot reset there.
+    pub fn new(config: NotesoupConfig, level: PiApiLevel) -> Result<Self, VersionError> {
+        if !(level.has_boundary_events()
+            && level.has_retain_none_compaction()
+            && level.has_context_with_system())
+        {
+            return Err(VersionError {
+                message: requires_boundary_api(&format!("{level:?}")),
+            });
+        }
+        Ok(Self {
+            config,
+            bindings: ToolBindings::plain(),
+            enabled: true,
+            control: ResetControl::default(),
+            staged: Vec::new(),
+            pending_resets: Vec::new(),
+            pending_warning: None,
+            boot_notices: Vec::new(),
+            settings_warnings: WarnOnce::new(),
+            project: None,
+            random_hex8: Box::new(crate::reset::window::random_hex8),
+        })
+    }
+
+    /// Replaces the source of the 8 random hex digits of new window ids
+    /// (deterministic demos and tests).
+    pub fn with_window_ids(mut self, source: impl FnMut() -> String + Send + 'static) -> Self {
+        self.random_hex8 = Box::new(source);
+        self
+    }
+
+    /// Whether `/notesoup` is on.
+    pub fn is_enabled(&self) -> bool {
+        self.enabled
+    }
+
+    /// The reducer's state (for hosts that show it, and tests).
+    pub fn control(&self) -> &ResetControl {
+        &self.control
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &NotesoupConfig {
+        &self.config
+    }
+
+    fn apply(&mut self, event: ResetEvent) -> ResetEffect {
+        let (next, effect) = reduce(&self.control, &event);
+        self.control = next;
+        effect
+    }
+
+    /// Drops everything transient: reducer state, staged drafts, pending
+    /// notices. Durable markers stay authoritative.
+    fn clear_transient(&mut self) {
+        self.apply(ResetEvent::Clear);
+        self.staged.clear();
+        self.pending_resets.clear();
+        self.pending_warning = None;
+    }
+
+    fn project_key(&mut self, cwd: &Path) -> String {
+        match &self.project {
+            Some((known, key)) if known == cwd => key.clone(),
+            _ => {
+                let key = project_key(cwd);
+                self.project = Some((cwd.to_owned(), key.clone()));
+                key
+            }
+        }
+    }
+
+    /// The notes store of this session and the current model.
+    fn store(&mut self, host: &dyn PiHost) -> Result<NoteStore, String> {
+        let project = self.project_key(host.cwd());
+        let model = model_slug(host.model().as_ref().map(|m| m.id.as_str()));
+        NotesIdentity::new(
+            &self.config.notes_home,
+            host.session_id(),
+            &project,
+            &self.config.agent,
+            &model,
+        )
+        .map(NoteStore::new)
+        .map_err(|error| error.to_string())
+    }
+}
+
+impl PiExtension for Notesoup {
+    fn tools(&self) -> Vec<ToolDescriptor> {
+        tools::descriptors()
+    }
+
+    fn commands(&self) -> Vec<CommandDescriptor> {
+        commands::descriptors()
+    }
+
+    fn execute_tool(
+        &mut self,
+        host: &mut dyn PiHost,
+        call: &ToolInvocation,
+    ) -> crate::host::AgentToolResult {
+        self.run_tool(host, call)
+    }
+
+    fn run_command(
+        &mut self,
+        host: &mut dyn PiHost,
+        name: &str,
+        args: &str,
+    ) -> Result<(), HostError> {
+        self.command(host, name, args)
+    }
+
+    fn session_start(&mut self, host: &mut dyn PiHost, _event: &SessionStartEvent) {
+        self.clear_transient();
+        self.boot_notices.clear();
+        if self.enabled {
+            self.policy(host);
+            self.ensure_window_boot(host);
+        }
+    }
+
+    fn session_tree(&mut self, host: &mut dyn PiHost, _event: &SessionTreeEvent) {
+        // A reset proposed on the old branch is stale: no success notice.
+        self.clear_transient();
+        if self.enabled {
+            self.ensure_window_boot(host);
+        }
+    }
+
+    fn session_before_tree(
+        &mut self,
+        host: &mut dyn PiHost,
+        event: &SessionBeforeTreeEvent,
+    ) -> SessionBeforeTreeResult {
+        self.before_tree(host, event)
+    }
+
+    fn session_before_compact(
+        &mut self,
+        host: &mut dyn PiHost,
+        event: &SessionBeforeCompactEvent,
+    ) -> SessionBeforeCompactResult {
+        self.before_compact(host, event)
+    }
+
+    fn session_shutdown(&mut self, _host: &mut dyn PiHost, _event: &SessionShutdownEvent) {
+        self.clear_transient();
+    }
+
+    fn model_select(&mut self, _host: &mut dyn PiHost, _event: &ModelSelectEvent) {
+        self.staged.clear();
+    }
+
+    fn turn_start(&mut self, host: &mut dyn PiHost, _event: &TurnStartEvent) {
+        self.announce_verified(host);
+    }
+
+    fn turn_end(&mut self, host: &mut dyn PiHost, event: &TurnEndEvent) -> BoundaryResult {
+        self.on_turn_end(host, event)
+    }
+
+    fn agent_before_settle(
+        &mut self,
+        host: &mut dyn PiHost,
+        state: &BoundaryState,
+    ) -> BoundaryResult {
+        self.on_before_settle(host, state)
+    }
+
+    fn agent_settled(&mut self, host: &mut dyn PiHost, _event: &AgentSettledEvent) {
+        self.announce_verified(host);
+        // Uncommitted drafts never announce; transient state ends with the run.
+        self.clear_transient();
+    }
+
+    fn context(
+        &mut self,
+        host: &mut dyn PiHost,
+        messages: &[AgentMessage],
+    ) -> Option<Vec<AgentMessage>> {
+        self.stage_budget(host, messages)
+    }
+
+    fn context_with_system(
+        &mut self,
+        host: &mut dyn PiHost,
+        messages: &[AgentMessage],
+    ) -> Option<Vec<AgentMessage>> {
+        self.project_window(host, messages)
+    }
+}

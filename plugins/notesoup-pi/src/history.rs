@@ -1,0 +1,293 @@
+//! Pi history decoding: session entries into core's history model.
+//!
+//! Seqs are allocated over **all** entries in file (append) order, other
+//! branches included, so they depend only on entry kind and role and stay
+//! stable across appends and branching:
+//! - `compaction`, `branch_summary`, `custom_message`: 1;
+//! - a `message` with a mapped role: 1, plus 1 per `toolCall` part of an
+//!   assistant message (the calls take `base+1`, `base+2`, …);
+//! - anything else (system messages, custom entries, labels, …): 0.
+//!
+//! Only entries on the active branch are visible; the seqs of the others
+//! become off-branch spans. Windows split at each reset marker on the branch
+//! (current or legacy), the first being the root window. Nothing is cached:
+//! the extension decodes the host's entries on every history call.
+
+use std::collections::HashSet;
+
+use notesoup_core::history::{
+    History, ItemKind, MessageRole, NestedArguments, NestedCall, NestedCalls, SeqSpan, ToolCall,
+    ToolResult, ToolStatus, Transcript, TranscriptError, TranscriptItem, TranscriptWindow,
+};
+use serde_json::{Value, json};
+
+use crate::host::PiHost;
+use crate::json::to_js_string;
+use crate::projection::reset_markers;
+use crate::reset::window::root_window_id;
+use crate::session::{
+    AgentMessage, BashExecutionMessage, Content, ContentBlock, Entry, NestedToolCalls,
+    ToolResultMessage,
+};
+
+/// The history of the host's session at its current leaf.
+pub fn host_history(host: &dyn PiHost) -> Result<History, TranscriptError> {
+    let branch = host.branch(None);
+    let created = host.header().and_then(|h| h.timestamp.clone());
+    History::new(decode(
+        host.session_id(),
+        created.as_deref(),
+        host.entries(),
+        &branch,
+    ))
+}
+
+/// Decodes `entries` (file order) with `branch` (root first) as the active
+/// branch. `created_at` dates the root window (the session header's time).
+pub fn decode(
+    session_id: &str,
+    created_at: Option<&str>,
+    entries: &[Entry],
+    branch: &[&Entry],
+) -> Transcript {
+    let on_branch: HashSet<*const Entry> = branch.iter().map(|e| std::ptr::from_ref(*e)).collect();
+    let markers: HashSet<*const Entry> = reset_markers(branch)
+        .iter()
+        .map(|marker| {
+            // The marker is found on the branch; its entry is the same object.
+            let position = marker.position;
+            std::ptr::from_ref(branch[position])
+        })
+        .collect();
+    let mut windows = vec![TranscriptWindow {
+        id: root_window_id(session_id),
+        created_at: created_at.map(str::to_owned),
+        items: Vec::new(),
+    }];
+    let mut window_ids: HashSet<String> = windows.iter().map(|w| w.id.clone()).collect();
+    let mut off_branch = Vec::new();
+    let mut next_seq: u32 = 1;
+    for entry in entries {
+        let pointer = std::ptr::from_ref(entry);
+        let count = seq_count(entry);
+        if !on_branch.contains(&pointer) {
+            if count > 0 {
+                off_branch.push(SeqSpan {
+                    first: next_seq,
+                    last: next_seq + count - 1,
+                });
+            }
+            next_seq += count;
+            continue;
+        }
+        if markers.contains(&pointer)
+            && let Some(window_id) = marker_window(entry)
+            // A repeated window id continues the window it names instead of
+            // splitting: tools address windows by id.
+            && window_ids.insert(window_id.to_owned())
+        {
+            windows.push(TranscriptWindow {
+                id: window_id.to_owned(),
+                created_at: Some(entry.timestamp().to_owned()),
+                items: Vec::new(),
+            });
+        }
+        if count > 0
+            && let Some(window) = windows.last_mut()
+        {
+            decode_entry(entry, next_seq, &mut window.items);
+        }
+        next_seq += count;
+    }
+    Transcript {
+        session_id: session_id.to_owned(),
+        highest_seq: next_seq - 1,
+        off_branch,
+        windows,
+    }
+}
+
+fn marker_window(entry: &Entry) -> Option<&str> {
+    match entry {
+        Entry::Custom(custom) => custom.data.as_ref()?.get("windowId")?.as_str(),
+        _ => None,
+    }
+}
+
+/// How many seqs an entry takes.
+fn seq_count(entry: &Entry) -> u32 {
+    match entry {
+        Entry::Compaction(_) | Entry::BranchSummary(_) | Entry::CustomMessage(_) => 1,
+        Entry::Message(message) => match &message.message {
+            AgentMessage::Assistant(assistant) => {
+                let calls = assistant
+                    .content
+                    .iter()
+                    .filter(|block| matches!(block, ContentBlock::ToolCall(_)))
+                    .count();
+                1 + u32::try_from(calls).unwrap_or(u32::MAX - 1)
+            }
+            AgentMessage::User(_)
+            | AgentMessage::ToolResult(_)
+            | AgentMessage::BashExecution(_)
+            | AgentMessage::Custom(_)
+            | AgentMessage::BranchSummary(_)
+            | AgentMessage::CompactionSummary(_) => 1,
+            AgentMessage::System(_) | AgentMessage::Unknown(_) => 0,
+        },
+        _ => 0,
+    }
+}
+
+fn decode_entry(entry: &Entry, base: u32, items: &mut Vec<TranscriptItem>) {
+    let created_at = Some(entry.timestamp().to_owned());
+    let mut push = |seq: u32, kind: ItemKind| {
+        items.push(TranscriptItem {
+            seq,
+            created_at: created_at.clone(),
+            kind,
+        });
+    };
+    let context = |text: String| ItemKind::Message {
+        role: MessageRole::Context,
+        text,
+    };
+    match entry {
+        Entry::Compaction(compaction) => push(base, context(compaction.summary.clone())),
+        Entry::BranchSummary(summary) => push(base, context(summary.summary.clone())),
+        Entry::CustomMessage(custom) => push(
+            base,
+            context(custom.content.as_ref().map_or_else(String::new, text_of)),
+        ),
+        Entry::Message(message) => match &message.message {
+            AgentMessage::User(user) => push(
+                base,
+                ItemKind::Message {
+                    role: MessageRole::User,
+                    text: text_of(&user.content),
+                },
+            ),
+            AgentMessage::Assistant(assistant) => {
+                push(
+                    base,
+                    ItemKind::Message {
+                        role: MessageRole::Assistant,
+                        text: blocks_text(&assistant.content),
+                    },
+                );
+                let calls = assistant.content.iter().filter_map(|block| match block {
+                    ContentBlock::ToolCall(call) => Some(call),
+                    _ => None,
+                });
+                for (offset, call) in (1..).zip(calls) {
+                    push(
+                        base + offset,
+                        ItemKind::ToolCall(ToolCall {
+                            name: call.name.clone(),
+                            call_id: call.id.clone(),
+                            arguments: to_js_string(&call.arguments).ok(),
+                        }),
+                    );
+                }
+            }
+            AgentMessage::ToolResult(result) => {
+                push(base, ItemKind::ToolResult(tool_result(result)))
+            }
+            AgentMessage::BashExecution(bash) => push(base, ItemKind::ToolResult(bash_run(bash))),
+            AgentMessage::Custom(custom) => push(base, context(text_of(&custom.content))),
+            AgentMessage::BranchSummary(summary) => push(base, context(summary.summary.clone())),
+            AgentMessage::CompactionSummary(summary) => {
+                push(base, context(summary.summary.clone()));
+            }
+            AgentMessage::System(_) | AgentMessage::Unknown(_) => {}
+        },
+        _ => {}
+    }
+}
+
+fn text_of(content: &Content) -> String {
+    content.text("\n")
+}
+
+fn blocks_text(blocks: &[ContentBlock]) -> String {
+    let texts: Vec<&str> = blocks
+        .iter()
+        .filter_map(|block| match block {
+            ContentBlock::Text(text) => Some(text.text.as_str()),
+            _ => None,
+        })
+        .collect();
+    texts.join("\n")
+}
+
+fn tool_result(result: &ToolResultMessage) -> ToolResult {
+    let details = result.details.as_ref();
+    ToolResult {
+        call_id: Some(result.tool_call_id.clone()),
+        name: Some(result.tool_name.clone()),
+        arguments: None,
+        status: if result.is_error {
+            ToolStatus::Error
+        } else {
+            ToolStatus::Ok
+        },
+        output: blocks_text(&result.content),
+        // Pi's own tools record truncation as `details.truncation.truncated`
+        // and a saved full output as `details.fullOutputPath`.
+        output_truncated: details
+            .and_then(|d| d.get("truncation"))
+            .and_then(|t| t.get("truncated"))
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
+        full_output_path: details
+            .and_then(|d| d.get("fullOutputPath"))
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+        nested_calls: result.nested_calls.as_ref().map(nested),
+    }
+}
+
+fn nested(calls: &NestedToolCalls) -> NestedCalls {
+    NestedCalls {
+        calls: calls
+            .calls
+            .iter()
+            .map(|call| NestedCall {
+                name: call.name.clone(),
+                status: call.status.clone(),
+                duration_ms: call.duration_ms,
+                error: call.error.clone(),
+                arguments: match (&call.arguments, call.arguments_bytes) {
+                    (Some(arguments), _) => to_js_string(arguments)
+                        .map_or(NestedArguments::NotRecorded, NestedArguments::Recorded),
+                    (None, Some(bytes)) => NestedArguments::Omitted { bytes },
+                    (None, None) => NestedArguments::NotRecorded,
+                },
+            })
+            .collect(),
+        complete: calls.complete,
+    }
+}
+
+/// A `!command` the user ran: tool `bash` with arguments `{command}`.
+fn bash_run(bash: &BashExecutionMessage) -> ToolResult {
+    let status = if bash.cancelled {
+        ToolStatus::Error
+    } else {
+        match bash.exit_code {
+            Some(Some(0)) => ToolStatus::Ok,
+            Some(Some(_)) => ToolStatus::Error,
+            Some(None) | None => ToolStatus::Unfinished,
+        }
+    };
+    ToolResult {
+        call_id: None,
+        name: Some("bash".to_owned()),
+        arguments: to_js_string(&json!({"command": bash.command})).ok(),
+        status,
+        output: bash.output.clone(),
+        output_truncated: bash.truncated,
+        full_output_path: bash.full_output_path.clone(),
+        nested_calls: None,
+    }
+}

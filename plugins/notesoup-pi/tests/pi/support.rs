@@ -1,0 +1,237 @@
+//! Scenes for the scripted-loop tests: notesoup on the reference host in a
+//! temporary directory, with a deterministic clock, entry ids and window ids.
+
+use std::path::{Path, PathBuf};
+
+use notesoup_pi::extension::{Notesoup, NotesoupConfig};
+use notesoup_pi::host::{NotifyLevel, PiApiLevel, SessionStartReason};
+use notesoup_pi::session::{AgentMessage, Entry, SessionFile};
+use notesoup_pi::testkit::{
+    Clock, Harness, HostEvent, HostState, IdSource, ScriptedModel, SessionManager, entry_kind,
+    message_text,
+};
+use tempfile::TempDir;
+
+pub const SESSION_ID: &str = "0195f000-0000-7000-8000-00000000abcd";
+pub const ROOT: &str = "pcw:0195f000:root";
+pub const START: &str = "2026-03-01T09:00:00.000Z";
+
+/// Window ids minted in order: `pcw:0195f000:00000001`, …
+pub fn window(n: u32) -> String {
+    format!("pcw:0195f000:{n:08x}")
+}
+
+pub struct Scene {
+    pub dir: TempDir,
+    pub harness: Harness<Notesoup>,
+}
+
+impl Scene {
+    /// A started session with a model of `context_window` tokens.
+    pub fn new(context_window: u64) -> Self {
+        let scene = Self::unstarted(context_window);
+        let mut scene = scene;
+        scene.harness.start(SessionStartReason::Startup);
+        scene
+    }
+
+    /// A session whose `session_start` has not run yet.
+    pub fn unstarted(context_window: u64) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let cwd = dir.path().join("project");
+        let sessions = dir.path().join("sessions");
+        std::fs::create_dir_all(&cwd).unwrap();
+        std::fs::create_dir_all(&sessions).unwrap();
+        let session = SessionManager::create(
+            &sessions,
+            &cwd,
+            SESSION_ID,
+            Clock::stepping_from(START),
+            IdSource::sequential(),
+        );
+        let host = HostState::new(session, None, &cwd);
+        let harness = Harness::new(
+            host,
+            extension(dir.path()),
+            ScriptedModel::new(context_window),
+        );
+        Self { dir, harness }
+    }
+
+    /// A session opened from `bytes` written as its file (not started).
+    pub fn from_file(bytes: &[u8], context_window: u64) -> Self {
+        let mut scene = Self::unstarted(context_window);
+        let path = scene.dir.path().join("sessions").join("opened.jsonl");
+        std::fs::write(&path, bytes).unwrap();
+        scene.harness.host.session = SessionManager::open(
+            &path,
+            Clock::stepping_from("2026-03-05T09:00:00.000Z"),
+            IdSource::sequential(),
+        )
+        .unwrap();
+        scene
+    }
+
+    pub fn notes_home(&self) -> PathBuf {
+        self.dir.path().join("notes")
+    }
+
+    pub fn model(&mut self) -> &mut ScriptedModel {
+        &mut self.harness.model
+    }
+
+    /// The kinds of the branch's entries, root first.
+    pub fn branch_kinds(&self) -> Vec<String> {
+        self.harness
+            .host
+            .session
+            .branch()
+            .into_iter()
+            .map(entry_kind)
+            .collect()
+    }
+
+    /// The kinds of the last `count` entries of the branch.
+    pub fn branch_tail(&self, count: usize) -> Vec<String> {
+        let kinds = self.branch_kinds();
+        kinds[kinds.len().saturating_sub(count)..].to_vec()
+    }
+
+    /// The kinds of every entry appended since `from` (an index into the
+    /// session's entries).
+    pub fn kinds_since(&self, from: usize) -> Vec<String> {
+        self.harness.host.session.entries()[from..]
+            .iter()
+            .map(entry_kind)
+            .collect()
+    }
+
+    pub fn entry_count(&self) -> usize {
+        self.harness.host.session.entries().len()
+    }
+
+    /// Every notice text, in order.
+    pub fn notices(&self) -> Vec<&str> {
+        self.harness
+            .host
+            .notices
+            .iter()
+            .map(|n| n.text.as_str())
+            .collect()
+    }
+
+    pub fn notices_at(&self, level: NotifyLevel) -> Vec<&str> {
+        self.harness
+            .host
+            .notices
+            .iter()
+            .filter(|n| n.level == level)
+            .map(|n| n.text.as_str())
+            .collect()
+    }
+
+    /// The reset markers' `(windowId, origin)` on the branch.
+    pub fn markers(&self) -> Vec<(String, String)> {
+        self.harness
+            .host
+            .session
+            .branch()
+            .into_iter()
+            .filter_map(|entry| match entry {
+                Entry::Custom(custom) if custom.custom_type == "notesoup/reset-marker" => {
+                    let data = custom.data.as_ref()?;
+                    Some((
+                        data["windowId"].as_str()?.to_owned(),
+                        data["origin"].as_str()?.to_owned(),
+                    ))
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The provider request `index` (negative from the end) as lines
+    /// `role: text` (text cut at 60 chars).
+    pub fn request(&self, index: isize) -> Vec<String> {
+        let requests = &self.harness.host.requests;
+        let at = if index < 0 {
+            requests.len() as isize + index
+        } else {
+            index
+        } as usize;
+        requests[at].messages.iter().map(describe).collect()
+    }
+
+    pub fn request_count(&self) -> usize {
+        self.harness.host.requests.len()
+    }
+
+    pub fn session_file(&self) -> PathBuf {
+        self.harness.host.session.file().unwrap().to_owned()
+    }
+
+    /// Reads the session file back.
+    pub fn read_file(&self) -> SessionFile {
+        SessionFile::read(&self.session_file()).unwrap()
+    }
+
+    /// Events of the log matching `pick`.
+    pub fn events<T>(&self, pick: impl Fn(&HostEvent) -> Option<T>) -> Vec<T> {
+        self.harness.host.log.iter().filter_map(pick).collect()
+    }
+
+    /// Settled events: `true` when aborted.
+    pub fn settlements(&self) -> Vec<bool> {
+        self.events(|e| match e {
+            HostEvent::Settled { aborted } => Some(*aborted),
+            _ => None,
+        })
+    }
+}
+
+/// notesoup with a notes home under `dir` and deterministic window ids.
+pub fn extension(dir: &Path) -> Notesoup {
+    let mut counter = 0u32;
+    Notesoup::new(
+        NotesoupConfig {
+            notes_home: dir.join("notes"),
+            agent: "tester".to_owned(),
+        },
+        PiApiLevel::V0_87,
+    )
+    .unwrap()
+    .with_window_ids(move || {
+        counter += 1;
+        format!("{counter:08x}")
+    })
+}
+
+/// `role: text` for a provider message; custom types are gone after
+/// `convertToLlm`, so boots and continuations show by their first words.
+pub fn describe(message: &AgentMessage) -> String {
+    let text = message_text(message).replace('\n', "⏎");
+    let mut short: String = text.chars().take(60).collect();
+    if text.chars().count() > 60 {
+        short.push('…');
+    }
+    let role = message.role();
+    match message {
+        AgentMessage::Assistant(assistant) => {
+            let calls: Vec<String> = assistant
+                .content
+                .iter()
+                .filter_map(|block| match block {
+                    notesoup_pi::session::ContentBlock::ToolCall(call) => Some(call.name.clone()),
+                    _ => None,
+                })
+                .collect();
+            if calls.is_empty() {
+                format!("{role}: {short}")
+            } else {
+                format!("{role}: {short} [{}]", calls.join(", "))
+            }
+        }
+        AgentMessage::ToolResult(result) => format!("{role}({}): {short}", result.tool_name),
+        _ => format!("{role}: {short}"),
+    }
+}
