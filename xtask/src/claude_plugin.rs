@@ -6,9 +6,11 @@
 //! DIR/.claude-plugin/marketplace.json   from plugins/notesoup-claude/
 //! DIR/plugin/…                          plugins/notesoup-claude/plugin/
 //! DIR/plugin/bin/notesoup               the freshly built binary
+//! DIR/mod/…                             plugins/notesoup-claude/mod/ (the optional reset mod)
+//! DIR/mod/bin/notesoup                  the same binary
 //! ```
-//! so `claude plugin marketplace add DIR` and
-//! `claude plugin install notesoup@notesoup` work from it. xtask never links
+//! so `claude plugin marketplace add DIR`, `claude plugin install
+//! notesoup@notesoup` and, optionally, `notesoup-reset@notesoup` work from it. xtask never links
 //! the plugin crate; it only builds it with cargo and copies files.
 
 use std::fs;
@@ -38,7 +40,7 @@ pub fn run(args: &[String]) -> Result<()> {
     assemble(&root.join("plugins").join("notesoup-claude"), &binary, &out)?;
     println!("{}", out.display());
     eprintln!(
-        "claude-plugin: assembled; install with\n  claude plugin marketplace add {}\n  claude plugin install notesoup@notesoup",
+        "claude-plugin: assembled; install with\n  claude plugin marketplace add {}\n  claude plugin install notesoup@notesoup\n  (optional automatic reset) claude plugin install notesoup-reset@notesoup",
         out.display()
     );
     Ok(())
@@ -85,13 +87,16 @@ pub fn assemble(crate_dir: &Path, binary: &Path, out: &Path) -> Result<()> {
     fs::create_dir_all(out.join(".claude-plugin"))?;
     fs::copy(&manifest, &manifest_out)
         .with_context(|| format!("copying {}", manifest.display()))?;
-    let plugin_out = out.join("plugin");
-    copy_tree(&crate_dir.join("plugin"), &plugin_out)?;
-    let bin = plugin_out.join("bin");
-    fs::create_dir_all(&bin)?;
-    let target = bin.join("notesoup");
-    fs::copy(binary, &target).with_context(|| format!("copying {}", binary.display()))?;
-    make_executable(&target)
+    for part in ["plugin", "mod"] {
+        let part_out = out.join(part);
+        copy_tree(&crate_dir.join(part), &part_out)?;
+        let bin = part_out.join("bin");
+        fs::create_dir_all(&bin)?;
+        let target = bin.join("notesoup");
+        fs::copy(binary, &target).with_context(|| format!("copying {}", binary.display()))?;
+        make_executable(&target)?;
+    }
+    Ok(())
 }
 
 /// Copies a directory tree, skipping `bin/` (the binary goes in fresh).
@@ -148,6 +153,10 @@ mod tests {
             "plugin/playbook.md",
             "plugin/skills/dream/SKILL.md",
             "plugin/bin/notesoup",
+            "mod/.claude-plugin/plugin.json",
+            "mod/hooks/hooks.json",
+            "mod/hooks/register.ts",
+            "mod/bin/notesoup",
         ] {
             assert!(out.join(file).is_file(), "{file} missing");
         }

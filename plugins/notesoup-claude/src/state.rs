@@ -73,6 +73,11 @@ pub struct WindowFlags {
     /// so the SessionStart(`compact`) of its compaction adds no second one.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub boot_by_mod: bool,
+    /// The reset mod opened this window and no prompt, tool batch or Stop
+    /// has come since: the transcript may still end with the old window's
+    /// usage, so no budget decision is taken from it yet.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub opened_by_mod: bool,
 }
 
 /// What a mod reset changed, kept until it is committed so a failed

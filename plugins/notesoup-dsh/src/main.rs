@@ -79,12 +79,23 @@ fn main() -> Result<()> {
     }
 }
 
+/// `$XDG_DATA_HOME/notesoup/dsh-bundle`, else `~/.local/share/notesoup/dsh-bundle`.
+/// Never inside the notes root: doctor would flag it and the dream's audit
+/// would commit it.
+fn default_bundle_dir() -> Option<PathBuf> {
+    let nonempty = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+    let data = nonempty("XDG_DATA_HOME")
+        .map(PathBuf::from)
+        .or_else(|| nonempty("HOME").map(|home| PathBuf::from(home).join(".local/share")))?;
+    Some(data.join("notesoup").join("dsh-bundle"))
+}
+
 fn install(profile: &str, dir: Option<PathBuf>, engine: bool, print_patch: bool) -> Result<()> {
     let dir = match dir {
         Some(dir) => dir,
-        None => default_root(env)
-            .context("no notes root: pass --dir")?
-            .join(".dsh-bundle"),
+        None => {
+            default_bundle_dir().context("neither XDG_DATA_HOME nor HOME is set: pass --dir")?
+        }
     };
     bundle::write(&dir).with_context(|| format!("writing {}", dir.display()))?;
     let dir = dir.canonicalize().unwrap_or(dir);

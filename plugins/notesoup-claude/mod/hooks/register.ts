@@ -35,12 +35,19 @@ function reason(error: unknown): string {
 }
 
 /** What the engine has told the mod so far. */
-type Seen = { isHeadless: boolean; isTurnRunning: boolean; isResetting: boolean }
+type Seen = {
+  isHeadless: boolean
+  isTurnRunning: boolean
+  isResetting: boolean
+  /** The binary's compaction instructions: they mark the mod's own compaction. */
+  instructions?: string
+}
 
 /** Resets when the binary says so: compacts, then reports how it ended. */
 async function maybeReset($: Engine, seen: Seen) {
   if (seen.isHeadless || seen.isTurnRunning || seen.isResetting) return
   const decision = await ask($, 'decide')
+  seen.instructions = decision.instructions
   if (!decision.reset) return
   seen.isResetting = true
   try {
@@ -107,7 +114,8 @@ export const register: Register = (on) => {
   // message, the boot of the next window. A boot that cannot be built vetoes
   // the reset and keeps the window.
   on('session.compact', async ($, e, next) => {
-    if (e.trigger !== 'plugin' || e.agentId !== undefined || !seen.isResetting) return next(e)
+    const isOwn = e.trigger === 'plugin' && e.agentId === undefined && e.instructions === seen.instructions
+    if (!isOwn || seen.instructions === undefined) return next(e)
     return compactToBoot($)
   })
 }

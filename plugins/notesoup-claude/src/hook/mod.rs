@@ -287,15 +287,16 @@ impl<'a> Session<'a> {
     fn budget_notice(&self, event: Event) -> HookOutput {
         let run = || -> Result<HookOutput, String> {
             let (mut state, recovered) = self.load_or_recover()?;
+            let changed = recovered | settle_mod_boot(&mut state);
             let Some(budget) = self.budget()? else {
-                return Ok(if recovered {
+                return Ok(if changed {
                     self.save(&state, HookOutput::default())
                 } else {
                     HookOutput::default()
                 });
             };
             let text = match notice_due(&budget, &state.window) {
-                None if !recovered => return Ok(HookOutput::default()),
+                None if !changed => return Ok(HookOutput::default()),
                 None => return Ok(self.save(&state, HookOutput::default())),
                 Some(Notice::Reminder(countdown)) => {
                     state.window.reminder_shown = true;
@@ -317,6 +318,7 @@ impl<'a> Session<'a> {
     fn stop(&self) -> HookOutput {
         let run = || -> Result<HookOutput, String> {
             let (mut state, _) = self.load_or_recover()?;
+            let settled = settle_mod_boot(&mut state);
             let budget = self.budget()?;
             let hard = budget
                 .filter(|b| b.remaining <= b.policy.reserve_line())
@@ -332,7 +334,12 @@ impl<'a> Session<'a> {
                 state.window.warning_shown = true;
                 HookOutput::block(warning_text(&bindings()))
             } else {
-                return Ok(hard.map(HookOutput::notice).unwrap_or_default());
+                let output = hard.map(HookOutput::notice).unwrap_or_default();
+                return Ok(if settled {
+                    self.save(&state, output)
+                } else {
+                    output
+                });
             };
             let output = match hard {
                 Some(hard) => output.with_notice(&hard),
@@ -371,6 +378,17 @@ impl<'a> Session<'a> {
             )),
         }
     }
+}
+
+/// Forgets that the reset mod opened the live window. By a prompt, a tool
+/// batch or a Stop the mod's compaction is over, and so is the
+/// SessionStart(`compact`) it may have raised: a later compaction must boot
+/// as usual, and the transcript's usage is this window's. `true` when there
+/// was a mark to forget.
+fn settle_mod_boot(state: &mut SessionState) -> bool {
+    let boot = std::mem::take(&mut state.window.boot_by_mod);
+    let opened = std::mem::take(&mut state.window.opened_by_mod);
+    boot || opened
 }
 
 /// Now, as local ISO time with a numeric offset.

@@ -112,8 +112,9 @@ impl Session<'_> {
     /// `decide`: reset after the close-out, or at the hard reserve.
     fn decide(&self) -> Result<Decision, String> {
         let (state, _) = self.load_or_recover()?;
-        let origin = if state.reset_from.is_some() {
-            // A reset is already in flight.
+        let origin = if state.reset_from.is_some() || state.window.opened_by_mod {
+            // A reset is in flight, or has just opened this window: the
+            // transcript may not show its compaction yet.
             None
         } else if state.window.close_out_done {
             Some(Origin::Normal)
@@ -144,6 +145,7 @@ impl Session<'_> {
         text.push_str(&continuation_text(&bindings()));
         state.window.boot_injected = true;
         state.window.boot_by_mod = true;
+        state.window.opened_by_mod = true;
         state.reset_from = Some(from);
         self.states.save(&state).map_err(|e| e.to_string())?;
         Ok(json!({ "text": text, "window": state.window_id().to_string() }))

@@ -41,6 +41,20 @@ fn manifests_carry_the_crate_version() {
     );
     assert_eq!(market["plugins"][0]["version"], version);
     assert_eq!(market["plugins"][0]["source"], "./plugin");
+    let reset =
+        json_file(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("mod/.claude-plugin/plugin.json"));
+    assert_eq!(reset["name"], "notesoup-reset");
+    assert_eq!(reset["version"], version);
+    assert_eq!(market["plugins"][1]["name"], "notesoup-reset");
+    assert_eq!(market["plugins"][1]["version"], version);
+    assert_eq!(market["plugins"][1]["source"], "./mod");
+}
+
+#[test]
+fn the_reset_mod_names_its_module_only() {
+    let hooks = json_file(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("mod/hooks/hooks.json"));
+    assert_eq!(hooks["modules"], json!(["./register.ts"]));
+    assert!(hooks.get("hooks").is_none());
 }
 
 #[test]

@@ -125,9 +125,44 @@ fn the_mods_boot_opens_the_next_window_and_compact_adds_no_second_one() {
     assert!(record(&sb).get("resetFrom").is_none());
     assert_eq!(record(&sb)["window"]["bootInjected"], true);
 
+    // Claude Code may write the compaction to the transcript late: until the
+    // window's first prompt, the old window's usage decides nothing.
+    assert_eq!(result(&sb, "decide")["reset"], false);
+    sb.hook("user-prompt-submit", &sb.payload("UserPromptSubmit", S1));
+    assert_eq!(
+        result(&sb, "decide")["origin"],
+        "forced",
+        "the transcript still ends at 180,000"
+    );
+
     // A later compaction of the user's boots window 3 as usual.
     let next = context_of(&start(&sb, "compact").unwrap(), "SessionStart");
     assert!(next.contains(&format!("Current context window id: claude:{S1}:3")));
+}
+
+#[test]
+fn without_a_compact_session_start_the_next_prompt_settles_the_mods_boot() {
+    let sb = Sandbox::new();
+    start(&sb, "startup").unwrap();
+    sb.append_transcript(S1, &[reply_row("a1", 180_000)]);
+    result(&sb, "boot");
+    result(&sb, "committed");
+    assert_eq!(record(&sb)["window"]["bootByMod"], true);
+    // No SessionStart(compact) came; the next prompt ends the mod's turn.
+    sb.hook("user-prompt-submit", &sb.payload("UserPromptSubmit", S1));
+    assert!(record(&sb)["window"].get("bootByMod").is_none());
+    assert!(record(&sb)["window"].get("openedByMod").is_none());
+    let next = context_of(&start(&sb, "compact").unwrap(), "SessionStart");
+    assert!(next.contains(&format!("Current context window id: claude:{S1}:3")));
+}
+
+#[test]
+fn a_stop_settles_the_mods_boot_too() {
+    let sb = Sandbox::new();
+    start(&sb, "startup").unwrap();
+    result(&sb, "boot");
+    assert_eq!(stop(&sb), None);
+    assert!(record(&sb)["window"].get("bootByMod").is_none());
 }
 
 #[test]

@@ -17,6 +17,7 @@ mod fake_api;
 mod hosts;
 mod plugin;
 mod python_client;
+mod reset_mod;
 mod session;
 #[path = "../claude/support.rs"]
 #[allow(dead_code)]

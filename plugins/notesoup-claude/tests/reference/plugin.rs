@@ -5,6 +5,7 @@
 use serde_json::{Value, json};
 
 use crate::claude::{command, run};
+use crate::reset_mod::mod_copy;
 use crate::support::{Sandbox, copy_dir};
 
 fn stdout_of(output: &std::process::Output) -> String {
@@ -91,6 +92,7 @@ fn a_local_marketplace_installs_and_the_server_is_healthy() {
         &market.join(".claude-plugin"),
     );
     std::fs::rename(sb.plugin_copy(), market.join("plugin")).unwrap();
+    std::fs::rename(mod_copy(&sb), market.join("mod")).unwrap();
     let market_arg = market.to_str().unwrap();
     stdout_of(&run(&mut command(
         &sb,
@@ -109,6 +111,15 @@ fn a_local_marketplace_installs_and_the_server_is_healthy() {
     )));
     assert!(
         installed.contains("Successfully installed plugin: notesoup@notesoup"),
+        "{installed}"
+    );
+    let installed = stdout_of(&run(&mut command(
+        &sb,
+        None,
+        &["plugin", "install", "notesoup-reset@notesoup"],
+    )));
+    assert!(
+        installed.contains("Successfully installed plugin: notesoup-reset@notesoup"),
         "{installed}"
     );
     let list = stdout_of(&run(&mut command(&sb, None, &["mcp", "list"])));

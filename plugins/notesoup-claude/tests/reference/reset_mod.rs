@@ -1,0 +1,246 @@
+//! The optional reset mod (`mod/`, plugin `notesoup-reset`) as Claude Code
+//! 2.1.332 sees it: `claude plugin validate --strict` reads its hooks module
+//! against the real mod API, `claude plugin test` runs its
+//! `tests/register.test.ts` with the real kit (`claude-code/testing`), and an
+//! interactive session (mods do nothing headless) on a pseudo-terminal
+//! resets after the close-out.
+
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::claude::{command, run};
+use crate::fake_api::{FakeApi, Reply};
+use crate::support::{Sandbox, copy_dir, notesoup_bin, spawn};
+
+/// A copy of the mod directory with the built binary in `bin/`, as
+/// `cargo xtask claude-plugin` lays it out.
+pub fn mod_copy(sb: &Sandbox) -> PathBuf {
+    let copy = sb.home.join("mod-copy");
+    copy_dir(
+        &PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("mod"),
+        &copy,
+    );
+    std::fs::create_dir_all(copy.join("bin")).unwrap();
+    std::fs::copy(notesoup_bin(), copy.join("bin/notesoup")).unwrap();
+    copy
+}
+
+fn succeeded(output: &std::process::Output) -> String {
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(
+        output.status.success(),
+        "exit {}: {stdout}\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    stdout
+}
+
+#[test]
+fn the_mod_validates_strictly_and_uses_only_what_it_means_to() {
+    let sb = Sandbox::new();
+    let dir = mod_copy(&sb);
+    let report: Value = serde_json::from_str(&succeeded(&run(&mut command(
+        &sb,
+        None,
+        &[
+            "plugin",
+            "validate",
+            dir.to_str().unwrap(),
+            "--strict",
+            "--json",
+        ],
+    ))))
+    .unwrap();
+    assert_eq!(report["success"], true, "{report}");
+    assert_eq!(report["manifest"]["errors"], json!([]));
+    assert_eq!(report["manifest"]["warnings"], json!([]));
+    assert_eq!(
+        report["provides"]["modules"],
+        json!([{"path": "hooks/register.ts"}])
+    );
+    let hooks = &report["contents"][0];
+    assert_eq!(hooks["errors"], json!([]));
+    assert_eq!(hooks["warnings"], json!([]));
+    let uses = &hooks["modules"][0]["uses"];
+    assert_eq!(
+        uses["events"],
+        json!([
+            "session.start",
+            "turn.start",
+            "turn.complete",
+            "session.measure",
+            "session.compact"
+        ])
+    );
+    // Every decision goes through the binary; the mod touches no files,
+    // network, settings or state of its own.
+    assert_eq!(
+        uses["calls"],
+        json!([
+            "process.hookEnv",
+            "process.run",
+            "session.compact",
+            "session.cwd",
+            "session.id",
+            "session.info",
+            "ui.log"
+        ])
+    );
+    assert_eq!(uses["hosts"]["named"], json!([]));
+    assert_eq!(uses["state"], json!({"reads": [], "writes": []}));
+}
+
+#[test]
+fn the_mods_tests_pass_with_the_real_kit() {
+    let sb = Sandbox::new();
+    let dir = mod_copy(&sb);
+    let stdout = succeeded(&run(&mut command(
+        &sb,
+        None,
+        &["plugin", "test", dir.to_str().unwrap()],
+    )));
+    assert!(stdout.contains(" 6 pass\n"), "{stdout}");
+    assert!(stdout.contains(" 0 fail\n"), "{stdout}");
+}
+
+/// Waits for `done` to hold, polling; `None` when it never did in `limit`.
+fn wait_for<T>(limit: Duration, mut done: impl FnMut() -> Option<T>) -> Option<T> {
+    let started = Instant::now();
+    while started.elapsed() < limit {
+        if let Some(found) = done() {
+            return Some(found);
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    None
+}
+
+#[test]
+fn an_interactive_session_resets_to_the_next_boot_after_the_close_out() {
+    let sb = Sandbox::new();
+    let plugin = sb.plugin_copy();
+    let reset = mod_copy(&sb);
+    let api = FakeApi::start();
+    // Past the hard reserve at the first reply: Stop blocks with the
+    // close-out, the second Stop records it, and the turn ends.
+    api.script(vec![
+        Reply::text("working").tokens(185_000),
+        Reply::text("closed out").tokens(186_000),
+    ]);
+    // An onboarded user who trusts the project and approved the key, so
+    // the terminal goes straight to the prompt.
+    let key = "sk-ant-notesoup-reset-test-0123456789";
+    let config = json!({
+        "hasCompletedOnboarding": true,
+        "theme": "dark",
+        "customApiKeyResponses": {"approved": [&key[key.len() - 20..]], "rejected": []},
+        "projects": {sb.project.to_str().unwrap(): {"hasTrustDialogAccepted": true, "hasCompletedProjectOnboarding": true}},
+    });
+    std::fs::write(sb.home.join(".claude.json"), config.to_string()).unwrap();
+    let claude = crate::hosts::claude();
+    let line = format!(
+        "{} --plugin-dir {} --plugin-dir {}",
+        claude.display(),
+        plugin.display(),
+        reset.display()
+    );
+    // `script` gives Claude Code the terminal it needs to be interactive.
+    let mut cmd = std::process::Command::new("script");
+    cmd.args(["-qfec", &line, "/dev/null"])
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", &sb.home)
+        .env("PI_NOTES_HOME", &sb.notes)
+        .env("TERM", "xterm-256color")
+        .env("ANTHROPIC_API_KEY", key)
+        .env("ANTHROPIC_BASE_URL", &api.url)
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .env("DISABLE_TELEMETRY", "1")
+        .env("DISABLE_AUTOUPDATER", "1")
+        .current_dir(&sb.project)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let mut child = spawn(&mut cmd);
+    let mut stdin = child.stdin.take().unwrap();
+    let sessions = sb
+        .home
+        .join(".claude/plugins/data/notesoup-inline/sessions");
+    let record = || -> Option<Value> {
+        let entry = std::fs::read_dir(&sessions).ok()?.next()?.ok()?;
+        serde_json::from_str(&std::fs::read_to_string(entry.path()).ok()?).ok()
+    };
+    // The prompt is ready once SessionStart recorded the session.
+    let started = wait_for(Duration::from_secs(60), record);
+    let reset_record = started.and_then(|_| {
+        std::thread::sleep(Duration::from_secs(2));
+        stdin.write_all(b"hello there").unwrap();
+        std::thread::sleep(Duration::from_millis(500));
+        stdin.write_all(b"\r").unwrap();
+        stdin.flush().unwrap();
+        wait_for(Duration::from_secs(90), || {
+            let state = record().filter(|r| r["windowOrdinal"] == 2)?;
+            let transcript = std::fs::read_to_string(state["transcriptPath"].as_str()?).ok()?;
+            transcript
+                .contains("notesoup: memory cleared · window 2")
+                .then_some(state)
+        })
+    });
+    // The child is ours; end it before judging.
+    let _ = child.kill();
+    let _ = child.wait();
+    let state = reset_record.expect("the session never reached window 2");
+    let session = state["sessionId"].as_str().unwrap().to_owned();
+    assert_eq!(state["window"]["bootInjected"], true);
+    assert_eq!(
+        state["previousWindowId"],
+        format!("claude:{session}:1"),
+        "{state}"
+    );
+    // The transcript: a compact boundary, then exactly one message, the
+    // boot of window 2, with no SessionStart boot added after it.
+    let transcript = std::fs::read_to_string(state["transcriptPath"].as_str().unwrap()).unwrap();
+    let rows: Vec<Value> = transcript
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let boundary = rows
+        .iter()
+        .rposition(|r| r["subtype"] == "compact_boundary")
+        .expect("no compaction in the transcript");
+    let after: Vec<&Value> = rows[boundary + 1..]
+        .iter()
+        .filter(|r| {
+            r["type"] == "user"
+                || r["type"] == "assistant"
+                || r["attachment"]["type"] == "hook_additional_context"
+        })
+        .collect();
+    assert_eq!(after.len(), 1, "{after:?}");
+    let boot = after[0]["message"]["content"]
+        .as_str()
+        .map(str::to_owned)
+        .unwrap_or_else(|| {
+            after[0]["message"]["content"][0]["text"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        });
+    assert!(
+        boot.starts_with("<context_window>\nAgent name: claude (brain: claude)\n"),
+        "{boot}"
+    );
+    assert!(boot.contains(&format!("Current context window id: claude:{session}:2\n")));
+    assert!(boot.ends_with("It's your mess now."), "{boot}");
+    assert!(
+        rows[boundary..].iter().any(|r| r["content"]
+            .as_str()
+            .is_some_and(|t| t.contains("notesoup: memory cleared · window 2"))),
+        "the user was not told"
+    );
+}
