@@ -3,7 +3,8 @@
 // Run through `cargo xtask golden-pi`, which installs Node 22 and the SDK and
 // passes NOTESOUP_PI_NODE_MODULES. For every scenario this writes
 // `<name>.jsonl`, a session file written by Pi's own SessionManager (and, for
-// `agent-loop`, by Pi's agent loop with the faux provider), and
+// `agent-loop`, `notesoup-boundary` and `notesoup-settle`, by Pi's agent loop
+// with the faux provider), and
 // `<name>.expected.json`, Pi's own reading of that file: for each dumped leaf
 // the branch, buildContextEntries, buildSessionProjection, convertToLlm,
 // getCurrentSystemMessage and the token estimates. The Rust tests compare
