@@ -794,3 +794,46 @@ fn windows_follow_the_branch() {
     assert!(request.iter().any(|t| t == "First answer."));
     assert!(request.iter().all(|t| !t.starts_with("You wake up blank")));
 }
+
+#[test]
+fn a_model_switch_drops_staged_budget_drafts() {
+    for switch in [false, true] {
+        let mut scene = Scene::new(100_000);
+        scene
+            .model()
+            .push(Step::text("Busy.").with_input_tokens(70_000));
+        scene.harness.prompt("One.");
+        // The next request stages the warning...
+        let messages: Vec<AgentMessage> = scene
+            .harness
+            .host
+            .session
+            .projection()
+            .message_refs()
+            .cloned()
+            .collect();
+        let staged = scene
+            .harness
+            .extension
+            .context(&mut scene.harness.host, &messages);
+        assert!(staged.is_some(), "the warning goes out with the request");
+        // ...and a model switch before the turn ends drops it.
+        if switch {
+            let model = scene.harness.model.info.clone();
+            scene.harness.extension.model_select(
+                &mut scene.harness.host,
+                &notesoup_pi::host::ModelSelectEvent {
+                    model,
+                    previous_model: None,
+                    source: "set".to_owned(),
+                },
+            );
+        }
+        let event = turn_end_event(&scene);
+        let result = scene
+            .harness
+            .extension
+            .turn_end(&mut scene.harness.host, &event);
+        assert_eq!(result.entries.is_some(), !switch, "switch {switch}");
+    }
+}
