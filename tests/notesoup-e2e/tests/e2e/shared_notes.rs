@@ -2,6 +2,9 @@
 //! and read; each host's `@self/` is the others' `@agents/<slug>/`, readable
 //! and never writable.
 
+use std::path::Path;
+
+use notesoup_core::notes::project_key;
 use serde_json::{Value, json};
 
 use crate::hosts::{
@@ -198,4 +201,31 @@ fn three_hosts_share_one_notes_root() {
     check_boot(&dsh_boot, "dsh", DSH_AGENT);
     let pi_root = pi_session(&world, "7b2a1d4f-3c5e-4d6f-a071-8293a4b5c6d7", Vec::new());
     check_boot(&pi_boot(&pi_root), "pi", PI_AGENT);
+
+    // On disk: one project home for all three (one project key), one human
+    // home, one agent home per host.
+    let project_homes = names_in(&world.notes.join("project"));
+    assert_eq!(project_homes, [project_key(&world.project)]);
+    assert_eq!(
+        names_in(&world.notes.join("project").join(&project_homes[0])),
+        ["claude-decision.md", "dsh-decision.md", "pi-decision.md"]
+    );
+    assert_eq!(
+        names_in(&world.notes.join("human")),
+        ["claude-style.md", "dsh-style.md", "pi-style.md"]
+    );
+    assert_eq!(
+        names_in(&world.notes.join("agents")),
+        ["claude", "dsh", "pi"]
+    );
+}
+
+/// The sorted file names in `dir`.
+fn names_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
 }
