@@ -202,6 +202,28 @@ fn three_hosts_share_one_notes_root() {
     let pi_root = pi_session(&world, "7b2a1d4f-3c5e-4d6f-a071-8293a4b5c6d7", Vec::new());
     check_boot(&pi_boot(&pi_root), "pi", PI_AGENT);
 
+    // After a SessionStart of its own, Claude edits dsh's decision; dsh reads
+    // the edit.
+    claude
+        .call(
+            "notes_update",
+            json!({"address": "@project/dsh-decision.md", "edits": [
+                {"oldText": "in cents (dsh).", "newText": "in cents (dsh), rounded by claude."}
+            ]}),
+        )
+        .ok();
+    let edited = dsh
+        .call(
+            dsh_session,
+            "notes_read",
+            json!({"address": "@project/dsh-decision.md"}),
+        )
+        .ok();
+    assert!(
+        edited.ends_with("\n\nThe shop keeps prices in cents (dsh), rounded by claude.\n"),
+        "{edited}"
+    );
+
     // On disk: one project home for all three (one project key), one human
     // home, one agent home per host.
     let project_homes = names_in(&world.notes.join("project"));
