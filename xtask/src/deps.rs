@@ -460,12 +460,14 @@ mod tests {
         check_edges(
             &[
                 ("notesoup-pi", "notesoup-claude", Some("dev")),
+                ("notesoup-pi", "notesoup-claude", None),
                 ("notesoup-claude", "notesoup-pi", Some("build")),
             ],
             &[],
             &[
                 "notesoup-claude (plugin) -> notesoup-pi (plugin) [build]: not allowed; a plugin depends on notesoup-core only; move the shared code into notesoup-core, or put the cross-plugin test in tests/notesoup-e2e",
                 "notesoup-pi (plugin) -> notesoup-claude (plugin) [dev]: not allowed; a plugin depends on notesoup-core only; move the shared code into notesoup-core, or put the cross-plugin test in tests/notesoup-e2e",
+                "notesoup-pi (plugin) -> notesoup-claude (plugin) [normal]: not allowed; a plugin depends on notesoup-core only; move the shared code into notesoup-core, or put the cross-plugin test in tests/notesoup-e2e",
             ],
         );
     }
@@ -498,6 +500,21 @@ mod tests {
             &["helper", "tokio", "clap"],
             &[
                 "notesoup-core normal closure contains tokio via notesoup-core -> helper -> tokio: core is synchronous; async belongs in a plugin; drop the dependency or move that code into a plugin",
+            ],
+        );
+    }
+
+    #[test]
+    fn core_closure_refuses_a_direct_runtime() {
+        check_edges(
+            &[
+                ("notesoup-core", "tokio", None),
+                ("notesoup-core", "rmcp", None),
+            ],
+            &["tokio", "rmcp"],
+            &[
+                "notesoup-core normal closure contains rmcp via notesoup-core -> rmcp: MCP belongs in notesoup-claude; drop the dependency or move that code into a plugin",
+                "notesoup-core normal closure contains tokio via notesoup-core -> tokio: core is synchronous; async belongs in a plugin; drop the dependency or move that code into a plugin",
             ],
         );
     }
