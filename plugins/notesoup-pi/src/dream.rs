@@ -271,3 +271,160 @@ fn listing(lines: Vec<String>, empty: &str) -> String {
         lines.join("\n")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    /// A host that makes fixed tool calls, then ends as told.
+    struct FakeHost {
+        calls: Vec<(&'static str, Value)>,
+        end: Result<DreamSessionOutcome, DreamSessionError>,
+        results: Vec<Result<String, String>>,
+    }
+
+    impl DreamSessionHost for FakeHost {
+        fn resolve_model(&mut self, _pattern: Option<&str>) -> Option<ModelInfo> {
+            Some(ModelInfo {
+                provider: "fake".to_owned(),
+                id: "fake-1".to_owned(),
+                context_window: 1000,
+                max_tokens: 100,
+            })
+        }
+
+        fn run_session(
+            &mut self,
+            _spec: DreamSessionSpec<'_>,
+            call: &mut DreamToolCall<'_>,
+        ) -> Result<DreamSessionOutcome, DreamSessionError> {
+            for (name, arguments) in &self.calls {
+                self.results.push(call(name, arguments));
+            }
+            self.end.clone()
+        }
+    }
+
+    fn run(host: &mut PiDreamRunner<FakeHost>, home: &Path) -> DreamResult {
+        let tools = DreamTools::new(home);
+        host.run(DreamRequest {
+            prompt: "tidy",
+            home,
+            model_pattern: None,
+            tools: &tools,
+        })
+    }
+
+    fn runner(end: Result<DreamSessionOutcome, DreamSessionError>) -> PiDreamRunner<FakeHost> {
+        PiDreamRunner::new(FakeHost {
+            calls: vec![
+                ("write", json!({"path": "a.md", "content": "x one\n"})),
+                (
+                    "edit",
+                    json!({"path": "a.md", "oldText": "one", "newText": "two"}),
+                ),
+                ("write", json!({"path": "/etc/passwd", "content": "no"})),
+                ("write", json!({"content": "no path"})),
+                ("ls", json!({})),
+            ],
+            end,
+            results: Vec::new(),
+        })
+    }
+
+    fn writes(result: &DreamResult) -> Vec<String> {
+        result
+            .writes
+            .iter()
+            .map(|write| format!("{}:{}", write.tool, write.path))
+            .collect()
+    }
+
+    #[test]
+    fn a_throw_while_prompting_keeps_the_partial_writes() {
+        let home = tempfile::tempdir().unwrap();
+        let mut runner = runner(Err(DreamSessionError::Prompt("socket closed".to_owned())));
+        let result = run(&mut runner, home.path());
+        assert_eq!(result.error.as_deref(), Some("socket closed"));
+        assert_eq!(result.report, "");
+        assert_eq!(
+            writes(&result),
+            ["write:a.md", "edit:a.md", "write:/etc/passwd"]
+        );
+        let results = &runner.host.results;
+        assert_eq!(results[0], Ok("wrote a.md (6 bytes)".to_owned()));
+        assert_eq!(results[1], Ok("edited a.md (1 edits)".to_owned()));
+        assert!(results[2].is_err());
+        assert_eq!(results[3], Err("write: missing string path".to_owned()));
+        assert_eq!(results[4], Ok("a.md".to_owned()));
+        assert_eq!(
+            std::fs::read_to_string(home.path().join("a.md")).unwrap(),
+            "x two\n"
+        );
+    }
+
+    #[test]
+    fn session_creation_failure_and_provider_errors_map_per_the_spec() {
+        let home = tempfile::tempdir().unwrap();
+        let mut created = runner(Err(DreamSessionError::Create("no auth".to_owned())));
+        assert_eq!(
+            run(&mut created, home.path()),
+            DreamResult::failed("no auth")
+        );
+
+        let outcome = DreamSessionOutcome {
+            final_text: "partial".to_owned(),
+            stop_reason: StopReason::Error,
+            error_message: Some("429 rate limited".to_owned()),
+        };
+        let result = run(&mut runner(Ok(outcome)), home.path());
+        assert_eq!(
+            result.error.as_deref(),
+            Some("dreamer failed: 429 rate limited")
+        );
+        assert_eq!(result.writes.len(), 3);
+
+        let outcome = DreamSessionOutcome {
+            final_text: "done".to_owned(),
+            stop_reason: StopReason::Stop,
+            error_message: None,
+        };
+        let result = run(&mut runner(Ok(outcome)), home.path());
+        assert_eq!((result.report.as_str(), result.error), ("done", None));
+    }
+
+    #[test]
+    fn unknown_tools_and_bad_edits_are_tool_errors() {
+        let home = tempfile::tempdir().unwrap();
+        let tools = DreamTools::new(home.path());
+        let check = |name: &str, arguments: Value, expect: Result<&str, &str>| {
+            assert_eq!(
+                run_dream_tool(&tools, name, &arguments),
+                expect.map(str::to_owned).map_err(str::to_owned)
+            );
+        };
+        check("bash", json!({}), Err("Tool bash not found"));
+        check(
+            "edit",
+            json!({"path": "a.md"}),
+            Err("edit: give edits or oldText and newText"),
+        );
+        check("find", json!({}), Ok("No files found"));
+        check("ls", json!({}), Ok("(empty directory)"));
+        check("grep", json!({"pattern": "x"}), Ok("No matches found"));
+    }
+
+    #[test]
+    fn the_tools_are_the_allowlist_then_delete() {
+        let names: Vec<String> = dream_tool_declarations()
+            .into_iter()
+            .map(|tool| tool.name)
+            .collect();
+        assert_eq!(
+            names,
+            ["read", "grep", "find", "ls", "write", "edit", "delete"]
+        );
+    }
+}
