@@ -5,7 +5,7 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::model::{ModelRequest, Reply, ScriptedModel, Step};
+use super::model::{ModelRequest, Reply, ScriptedModel, Step, message_text};
 use crate::dream::{
     DreamSessionError, DreamSessionHost, DreamSessionOutcome, DreamSessionSpec, DreamToolCall,
 };
@@ -86,100 +86,119 @@ impl DreamSessionHost for ReferenceDreamHost {
                 messages: &messages,
                 tools: spec.tools,
             });
-            let (content, calls, stop_reason, error) = match step.reply {
-                Reply::Text(text) => (
-                    vec![ContentBlock::text(text)],
-                    vec![],
-                    StopReason::Stop,
-                    None,
-                ),
-                Reply::Tools { text, calls } => (
-                    text.map(ContentBlock::text).into_iter().collect(),
-                    calls,
-                    StopReason::ToolUse,
-                    None,
-                ),
-                Reply::Error(message) => (vec![], vec![], StopReason::Error, Some(message)),
-                Reply::Length(text) => (
-                    vec![ContentBlock::text(text)],
-                    vec![],
-                    StopReason::Length,
-                    None,
-                ),
-                Reply::SyntheticAbort | Reply::UserAbort => (
-                    vec![],
-                    vec![],
-                    StopReason::Aborted,
-                    Some("Request was aborted".to_owned()),
-                ),
-            };
-            let mut content = content;
-            let mut calls_made = Vec::new();
-            for (name, arguments) in calls {
-                call_counter += 1;
-                let id = format!("call_{call_counter}");
-                content.push(ContentBlock::ToolCall(ToolCall {
-                    id: id.clone(),
-                    name: name.clone(),
-                    arguments: arguments.clone(),
-                    thought_signature: None,
-                    namespace: None,
-                    arguments_error: None,
-                    extra: Extra::new(),
-                }));
-                calls_made.push((id, name, arguments));
-            }
-            let assistant = AssistantMessage {
-                content,
-                api: "scripted".to_owned(),
-                provider: spec.model.provider.clone(),
-                model: spec.model.id.clone(),
-                usage: Default::default(),
+            let assistant = assistant_message(step.reply, &spec, &mut call_counter);
+            let calls: Vec<ToolCall> = assistant
+                .content
+                .iter()
+                .filter_map(|block| match block {
+                    ContentBlock::ToolCall(call) => Some(call.clone()),
+                    _ => None,
+                })
+                .collect();
+            let stop_reason = assistant.stop_reason.clone();
+            let outcome = DreamSessionOutcome {
+                final_text: message_text(&AgentMessage::Assistant(assistant.clone())),
                 stop_reason: stop_reason.clone(),
-                deferred: None,
-                error_message: error.clone(),
-                response_id: None,
-                timestamp: 0,
-                duration_ms: None,
-                thinking_level: Some(spec.thinking_level.to_owned()),
-                extra: Extra::new(),
+                error_message: assistant.error_message.clone(),
             };
-            let final_text =
-                crate::testkit::message_text(&AgentMessage::Assistant(assistant.clone()));
             messages.push(AgentMessage::Assistant(assistant));
             if stop_reason != StopReason::ToolUse {
-                break DreamSessionOutcome {
-                    final_text,
-                    stop_reason,
-                    error_message: error,
-                };
+                break outcome;
             }
-            for (id, name, arguments) in calls_made {
-                let offered = spec.tools.iter().any(|tool| tool.name == name);
+            for tool_call in calls {
+                let offered = spec.tools.iter().any(|tool| tool.name == tool_call.name);
                 let result = if offered {
-                    call(&name, &arguments)
+                    call(&tool_call.name, &tool_call.arguments)
                 } else {
-                    Err(format!("Tool {name} not found"))
+                    Err(format!("Tool {} not found", tool_call.name))
                 };
-                let is_error = result.is_err();
-                let text = result.unwrap_or_else(|error| error);
-                messages.push(AgentMessage::ToolResult(ToolResultMessage {
-                    tool_call_id: id,
-                    tool_name: name,
-                    content: vec![ContentBlock::text(text)],
-                    details: None,
-                    usage: None,
-                    is_error,
-                    duration_ms: None,
-                    timestamp: 0,
-                    nested_calls: None,
-                    extra: Extra::new(),
-                }));
+                messages.push(tool_result(tool_call, result));
             }
         };
         self.messages = messages;
         Ok(outcome)
     }
+}
+
+/// The assistant message of one scripted reply; tool calls get ids
+/// `call_<n>`.
+fn assistant_message(
+    reply: Reply,
+    spec: &DreamSessionSpec<'_>,
+    call_counter: &mut u64,
+) -> AssistantMessage {
+    let (mut content, calls, stop_reason, error) = match reply {
+        Reply::Text(text) => (
+            vec![ContentBlock::text(text)],
+            vec![],
+            StopReason::Stop,
+            None,
+        ),
+        Reply::Tools { text, calls } => (
+            text.map(ContentBlock::text).into_iter().collect(),
+            calls,
+            StopReason::ToolUse,
+            None,
+        ),
+        Reply::Error(message) => (vec![], vec![], StopReason::Error, Some(message)),
+        Reply::Length(text) => (
+            vec![ContentBlock::text(text)],
+            vec![],
+            StopReason::Length,
+            None,
+        ),
+        Reply::SyntheticAbort | Reply::UserAbort => (
+            vec![],
+            vec![],
+            StopReason::Aborted,
+            Some("Request was aborted".to_owned()),
+        ),
+    };
+    for (name, arguments) in calls {
+        *call_counter += 1;
+        content.push(ContentBlock::ToolCall(ToolCall {
+            id: format!("call_{call_counter}"),
+            name,
+            arguments,
+            thought_signature: None,
+            namespace: None,
+            arguments_error: None,
+            extra: Extra::new(),
+        }));
+    }
+    AssistantMessage {
+        content,
+        api: "scripted".to_owned(),
+        provider: spec.model.provider.clone(),
+        model: spec.model.id.clone(),
+        usage: Default::default(),
+        stop_reason,
+        deferred: None,
+        error_message: error,
+        response_id: None,
+        timestamp: 0,
+        duration_ms: None,
+        thinking_level: Some(spec.thinking_level.to_owned()),
+        extra: Extra::new(),
+    }
+}
+
+/// The tool result message of one call; an error text sets `isError`.
+fn tool_result(call: ToolCall, result: Result<String, String>) -> AgentMessage {
+    let is_error = result.is_err();
+    let text = result.unwrap_or_else(|error| error);
+    AgentMessage::ToolResult(ToolResultMessage {
+        tool_call_id: call.id,
+        tool_name: call.name,
+        content: vec![ContentBlock::text(text)],
+        details: None,
+        usage: None,
+        is_error,
+        duration_ms: None,
+        timestamp: 0,
+        nested_calls: None,
+        extra: Extra::new(),
+    })
 }
 
 /// One step of a `--script` file.
