@@ -13,6 +13,7 @@
 //! - [`host`]: the `PiExtension` / `PiHost` boundary and Pi's event types.
 //! - [`reset`]: the reset lifecycle: reducer, windows, boundaries.
 //! - [`extension`]: the notesoup extension (`Notesoup`, a `PiExtension`).
+//! - [`dream`]: the dream composition: `DreamSessionHost`, `PiDreamRunner`.
 //! - [`diff`]: Pi's display diff for `notes_update` receipts.
 //! - [`history`]: Pi history decoding into core's history model.
 //! - [`overflow`]: pi-ai's context-overflow detection.
@@ -20,6 +21,7 @@
 //!   tests and the `notesoup-pi demo` binary.
 
 pub mod diff;
+pub mod dream;
 pub mod estimate;
 pub mod extension;
 pub mod history;

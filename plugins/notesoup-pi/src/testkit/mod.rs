@@ -12,6 +12,9 @@
 //! - [`ScriptedModel`]: steps of text, tool calls, errors and aborts, usage
 //!   at chars/4.
 //!
+//! - [`ReferenceDreamHost`]: the dreamer's in-memory session over the
+//!   scripted model (a `DreamSessionHost`).
+//!
 //! What it does not do: generate compaction or branch summaries (an
 //! uncancelled compaction is logged, not run; a requested tree summary the
 //! extension does not supply is a fixed text), retry provider errors, or
@@ -19,12 +22,14 @@
 
 mod agent;
 mod clock;
+mod dream;
 mod host;
 mod model;
 mod session;
 
 pub use agent::{Harness, HostTool, HostToolFn};
 pub use clock::{Clock, IdSource, iso};
+pub use dream::{DreamSessionRecord, ReferenceDreamHost, parse_dream_script};
 pub use host::{HostEvent, HostState, Notice, ProviderRequest, entry_kind};
 pub use model::{ModelRequest, Reply, ScriptedModel, Step, UserAction, message_text};
 pub use session::SessionManager;

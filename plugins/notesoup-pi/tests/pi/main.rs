@@ -8,6 +8,8 @@ mod conformance;
 #[cfg(feature = "testkit")]
 mod demo;
 #[cfg(feature = "testkit")]
+mod dream;
+#[cfg(feature = "testkit")]
 mod extension;
 mod golden;
 mod history;

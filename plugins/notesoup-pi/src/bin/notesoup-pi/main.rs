@@ -8,8 +8,12 @@
 //!   prints what a history tool answers for any Pi session file.
 //! - `notesoup-pi context FILE [--leaf ID]` prints the provider context Pi
 //!   would build at the leaf, with notesoup's window projection, as JSON.
+//! - `notesoup-pi dream [FLAGS] --script FILE` and `notesoup-pi dream doctor`
+//!   run core's dream with the reference host's scripted dreamer (this
+//!   binary has no real model; see `dream.rs`).
 
 mod demo;
+mod dream;
 mod inspect;
 mod scenario;
 
@@ -19,13 +23,17 @@ use std::process::ExitCode;
 const USAGE: &str = "usage: notesoup-pi demo [--notes-home DIR] [--keep]
        notesoup-pi history FILE windows|list|search|read [ARGS_JSON] [--leaf ID]
        notesoup-pi context FILE [--leaf ID]
+       notesoup-pi dream [--notes-home DIR] [--min-hours N] [--min-sessions N] [--force]
+                         [--dreamer PATTERN] [--playbook PATH] --script FILE
+       notesoup-pi dream doctor [--notes-home DIR]
 
   demo     run a scripted Pi session through a context-window reset and narrate it
            --notes-home DIR   keep the notes in DIR (default: inside the temporary directory)
            --keep             keep the temporary directory (session file and notes)
   history  what history_<tool> answers for a Pi session file, e.g.
            notesoup-pi history s.jsonl search '{\"query\":\"tokenizer\"}'
-  context  the provider context at the leaf (default: the file's last entry), as JSON";
+  context  the provider context at the leaf (default: the file's last entry), as JSON
+  dream    tidy a notes home with a scripted dreamer (no real model here); see notesoup-pi dream --help";
 
 /// The demo's options.
 #[derive(Debug, Default)]
@@ -102,6 +110,7 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         },
+        Some("dream") => ExitCode::from(dream::main(&args[1..])),
         Some("--help" | "-h" | "help") => {
             println!("{USAGE}");
             ExitCode::SUCCESS
