@@ -13,6 +13,7 @@ use crate::support::{Sandbox, notesoup_bin};
 
 #[test]
 fn a_dream_runs_claude_with_only_the_jailed_tools() {
+    let _terminal = crate::hosts::shared();
     let sb = Sandbox::new();
     let api = FakeApi::start();
     api.script(vec![

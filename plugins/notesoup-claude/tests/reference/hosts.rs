@@ -58,3 +58,23 @@ pub fn mcp_python() -> PathBuf {
         &format!("the Python MCP SDK {MCP_PY_VERSION}"),
     )
 }
+
+/// The interactive terminal test types into Claude Code's prompt after it
+/// has started; other Claude Code processes starting alongside it on a small
+/// machine can delay the prompt past that point. It runs alone: it takes
+/// this lock for writing, every other reference test for reading.
+static TERMINAL: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+/// Held by tests that may run alongside each other.
+pub fn shared() -> std::sync::RwLockReadGuard<'static, ()> {
+    TERMINAL
+        .read()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Held by the one test that must run alone.
+pub fn exclusive() -> std::sync::RwLockWriteGuard<'static, ()> {
+    TERMINAL
+        .write()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}

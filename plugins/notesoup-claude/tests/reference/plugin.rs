@@ -21,6 +21,7 @@ fn stdout_of(output: &std::process::Output) -> String {
 
 #[test]
 fn validate_strict_passes_and_lists_every_component() {
+    let _terminal = crate::hosts::shared();
     let sb = Sandbox::new();
     let plugin = sb.plugin_copy();
     let report: Value = serde_json::from_str(&stdout_of(&run(&mut command(
@@ -85,6 +86,7 @@ fn validate_strict_passes_and_lists_every_component() {
 
 #[test]
 fn a_local_marketplace_installs_and_the_server_is_healthy() {
+    let _terminal = crate::hosts::shared();
     let sb = Sandbox::new();
     let market = sb.home.join("marketplace");
     copy_dir(

@@ -56,6 +56,7 @@ fn recorded_session(sb: &Sandbox) {
 
 #[test]
 fn the_python_sdk_lists_and_calls_every_tool() {
+    let _terminal = crate::hosts::shared();
     let sb = Sandbox::new();
     recorded_session(&sb);
     let plan = json!([

@@ -42,6 +42,7 @@ fn succeeded(output: &std::process::Output) -> String {
 
 #[test]
 fn the_mod_validates_strictly_and_uses_only_what_it_means_to() {
+    let _terminal = crate::hosts::shared();
     let sb = Sandbox::new();
     let dir = mod_copy(&sb);
     let report: Value = serde_json::from_str(&succeeded(&run(&mut command(
@@ -97,6 +98,7 @@ fn the_mod_validates_strictly_and_uses_only_what_it_means_to() {
 
 #[test]
 fn the_mods_tests_pass_with_the_real_kit() {
+    let _terminal = crate::hosts::shared();
     let sb = Sandbox::new();
     let dir = mod_copy(&sb);
     let stdout = succeeded(&run(&mut command(
@@ -122,6 +124,7 @@ fn wait_for<T>(limit: Duration, mut done: impl FnMut() -> Option<T>) -> Option<T
 
 #[test]
 fn an_interactive_session_resets_to_the_next_boot_after_the_close_out() {
+    let _terminal = crate::hosts::exclusive();
     let sb = Sandbox::new();
     let plugin = sb.plugin_copy();
     let reset = mod_copy(&sb);

@@ -28,6 +28,7 @@ fn transcript_rows(sb: &Sandbox, session: &str) -> Vec<Value> {
 
 #[test]
 fn a_chain_of_windows_through_compact_and_clear() {
+    let _terminal = crate::hosts::shared();
     let sb = Sandbox::new();
     let plugin = sb.plugin_copy();
     let api = FakeApi::start();
