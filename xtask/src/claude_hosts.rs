@@ -14,6 +14,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crate::refdir::reference_dir;
+
 use anyhow::{Context, Result, bail};
 
 /// The Claude Code release the plugin is validated against.
@@ -49,17 +51,6 @@ pub fn run(args: &[String]) -> Result<()> {
         println!("export {name}={}", shell_quote(&path));
     }
     Ok(())
-}
-
-/// `${NOTESOUP_REF_DIR:-$HOME/.cache/notesoup-ref}`.
-fn reference_dir() -> Result<PathBuf> {
-    if let Some(dir) = std::env::var_os("NOTESOUP_REF_DIR").filter(|d| !d.is_empty()) {
-        return Ok(PathBuf::from(dir));
-    }
-    let home = std::env::var_os("HOME")
-        .filter(|h| !h.is_empty())
-        .context("HOME is not set; set NOTESOUP_REF_DIR to choose where reference hosts go")?;
-    Ok(PathBuf::from(home).join(".cache").join("notesoup-ref"))
 }
 
 fn install_claude(root: &Path) -> Result<(&'static str, PathBuf)> {

@@ -10,12 +10,13 @@
 //! to eval, naming the root the tests read (`NOTESOUP_DSH_ROOT`).
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use anyhow::{Context, Result, bail};
 
 use crate::deps;
+use crate::refdir::reference_dir;
 
 /// The one supported dsh version (also in the crate's `decode` module and the
 /// bundle's `peerDependencies`).
@@ -26,17 +27,6 @@ const NODE_VERSION: &str = "22.23.5";
 const PNPM_VERSION: &str = "11.28.11";
 /// Files copied from the repository into the install's `dsh/` folder.
 const REFERENCE_FILES: &[&str] = &["package.json", "pnpm-workspace.yaml", "pnpm-lock.yaml"];
-
-/// Where the install goes: `$NOTESOUP_REF_DIR` or `~/.cache/notesoup-ref`.
-fn reference_dir() -> Result<PathBuf> {
-    if let Some(dir) = std::env::var_os("NOTESOUP_REF_DIR").filter(|d| !d.is_empty()) {
-        return Ok(PathBuf::from(dir));
-    }
-    let home = std::env::var_os("HOME")
-        .filter(|h| !h.is_empty())
-        .context("neither NOTESOUP_REF_DIR nor HOME is set")?;
-    Ok(Path::new(&home).join(".cache").join("notesoup-ref"))
-}
 
 pub fn run() -> Result<()> {
     let root = reference_dir()?.join(format!("dsh-{DSH_VERSION}"));

@@ -14,6 +14,7 @@ use std::process::Command;
 use anyhow::{Context, Result, bail};
 
 use crate::deps::workspace_root;
+use crate::refdir::reference_dir;
 
 /// The Pi SDK version the goldens come from.
 const PI_VERSION: &str = "1.6.0";
@@ -69,14 +70,6 @@ pub fn golden_pi() -> Result<()> {
     }
     eprintln!("goldens written to {}", golden.display());
     Ok(())
-}
-
-fn reference_dir() -> Result<PathBuf> {
-    if let Some(dir) = std::env::var_os("NOTESOUP_REF_DIR") {
-        return Ok(PathBuf::from(dir));
-    }
-    let home = std::env::var_os("HOME").context("neither NOTESOUP_REF_DIR nor HOME is set")?;
-    Ok(Path::new(&home).join(".cache/notesoup-ref"))
 }
 
 fn install_pi() -> Result<PiInstall> {

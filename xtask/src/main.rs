@@ -11,6 +11,7 @@ mod codegen;
 mod deps;
 mod dsh;
 mod hosts;
+mod refdir;
 
 use std::process::ExitCode;
 
