@@ -1,9 +1,96 @@
-//! Small durable-file helpers for the plugin's own state (never for notes,
-//! which the core store writes).
+//! Small file helpers for the plugin's own state (never for notes, which
+//! the core store writes), and the one way this plugin opens a file whose
+//! path it was handed (transcripts, records): [`open_regular`].
 
-use std::fs::{self, File};
-use std::io::{self, Write};
+use std::fs::{self, File, Metadata, OpenOptions};
+use std::io::{self, Read, Write};
 use std::path::Path;
+
+/// A path given to read names something other than a regular file.
+#[derive(Debug, thiserror::Error)]
+#[error("not a regular file ({kind})")]
+pub struct NotRegular {
+    /// `directory`, `fifo`, `socket`, `block device`, `character device`.
+    pub kind: &'static str,
+}
+
+fn check_regular(meta: &Metadata) -> io::Result<()> {
+    let kind = meta.file_type();
+    if kind.is_file() {
+        return Ok(());
+    }
+    let kind = if kind.is_dir() {
+        "directory"
+    } else {
+        special_kind(&kind)
+    };
+    Err(io::Error::new(
+        io::ErrorKind::InvalidInput,
+        NotRegular { kind },
+    ))
+}
+
+#[cfg(unix)]
+fn special_kind(kind: &fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if kind.is_fifo() {
+        "fifo"
+    } else if kind.is_socket() {
+        "socket"
+    } else if kind.is_block_device() {
+        "block device"
+    } else if kind.is_char_device() {
+        "character device"
+    } else {
+        "special file"
+    }
+}
+
+#[cfg(not(unix))]
+fn special_kind(_: &fs::FileType) -> &'static str {
+    "special file"
+}
+
+/// Opens `path` for reading only if it is a regular file (after links).
+///
+/// Opening a FIFO for reading blocks until a writer comes, and a device can
+/// stream forever; a hook must never wait on either. So the type is checked
+/// before the open, the open itself does not block (`O_NONBLOCK`, which a
+/// regular file's reads ignore), and the opened file is checked again in
+/// case the path was swapped in between.
+pub fn open_regular(path: &Path) -> io::Result<File> {
+    check_regular(&fs::metadata(path)?)?;
+    let mut options = OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    let file = options.open(path)?;
+    check_regular(&file.metadata()?)?;
+    Ok(file)
+}
+
+/// The whole of a regular file (see [`open_regular`]).
+pub fn read_regular(path: &Path) -> io::Result<Vec<u8>> {
+    let mut file = open_regular(path)?;
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
+/// Whether `err` is [`open_regular`]'s refusal of a file that is not
+/// regular.
+pub fn is_not_regular(err: &io::Error) -> bool {
+    err.get_ref().is_some_and(|inner| inner.is::<NotRegular>())
+}
+
+/// Whether `err` says there is no regular file to read: none at all, or
+/// something else under the name. Transcripts read as absent then.
+pub fn is_absent(err: &io::Error) -> bool {
+    err.kind() == io::ErrorKind::NotFound || is_not_regular(err)
+}
 
 /// Writes `bytes` to `path` atomically: a temp file in the same directory,
 /// renamed over the target, so a reader never sees a torn record.
@@ -56,14 +143,14 @@ pub fn take(path: &Path) -> io::Result<Option<Vec<u8>>> {
         Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(err) => return Err(err),
     }
-    let bytes = fs::read(&claimed);
+    let bytes = read_regular(&claimed);
     let _ = fs::remove_file(&claimed);
     bytes.map(Some)
 }
 
-/// Reads a file, mapping "not found" to `None`.
+/// Reads a regular file, mapping "not found" to `None`.
 pub fn read_optional(path: &Path) -> io::Result<Option<Vec<u8>>> {
-    match fs::read(path) {
+    match read_regular(path) {
         Ok(bytes) => Ok(Some(bytes)),
         Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(None),
         Err(err) => Err(err),
@@ -106,6 +193,39 @@ mod tests {
         assert_eq!(got, vec![b"m".to_vec()]);
         assert!(!path.exists());
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn only_regular_files_open_and_a_fifo_never_blocks() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo");
+        // No writer ever opens it: a blocking open would hang the test.
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&fifo, &link).unwrap();
+        for (path, kind) in [
+            (fifo.as_path(), "fifo"),
+            (link.as_path(), "fifo"),
+            (dir.path(), "directory"),
+            (Path::new("/dev/null"), "character device"),
+        ] {
+            let err = open_regular(path).unwrap_err();
+            assert!(is_not_regular(&err) && is_absent(&err), "{err}");
+            assert_eq!(err.to_string(), format!("not a regular file ({kind})"));
+            assert!(read_optional(path).is_err());
+        }
+        let file = dir.path().join("f");
+        fs::write(&file, b"x").unwrap();
+        assert_eq!(read_optional(&file).unwrap().unwrap(), b"x");
+        let missing = open_regular(&dir.path().join("nope")).unwrap_err();
+        assert!(is_absent(&missing) && !is_not_regular(&missing));
+        // A record taken from under a FIFO's name is refused, not read.
+        assert!(take(&fifo).is_err());
     }
 
     #[test]

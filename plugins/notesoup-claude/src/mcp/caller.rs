@@ -11,6 +11,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
+use crate::files::is_absent;
 use crate::state::{SessionState, StateDir};
 use crate::transcript::row::{Block, Row};
 use crate::transcript::tail::ReverseLines;
@@ -18,7 +19,7 @@ use crate::transcript::tail::ReverseLines;
 /// Transcripts looked at, newest first: the caller's is being written to.
 const MAX_FILES: usize = 16;
 /// Bytes read from the end of each: the `tool_use` row is near the end.
-const MAX_TAIL_BYTES: usize = 8 * 1024 * 1024;
+const MAX_TAIL_BYTES: u64 = 8 * 1024 * 1024;
 
 /// How the caller was found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,7 +71,11 @@ fn candidates(dir: &Path) -> io::Result<Vec<(String, PathBuf)>> {
         Err(err) => return Err(err),
     };
     let mut push = |session: &str, path: PathBuf| {
-        if let Ok(modified) = path.metadata().and_then(|m| m.modified()) {
+        // Only regular files: a FIFO among them must not hold up every call.
+        if let Ok(meta) = path.metadata()
+            && meta.is_file()
+            && let Ok(modified) = meta.modified()
+        {
             found.push((modified, session.to_owned(), path));
         }
     };
@@ -98,12 +103,10 @@ fn candidates(dir: &Path) -> io::Result<Vec<(String, PathBuf)>> {
 fn holds_tool_use(path: &Path, tool_use_id: &str, needle: &[u8]) -> io::Result<bool> {
     let mut lines = match ReverseLines::open(path) {
         Ok(lines) => lines,
-        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(false),
+        Err(err) if is_absent(&err) => return Ok(false),
         Err(err) => return Err(err),
     };
-    let mut read = 0;
     while let Some(line) = lines.next_line()? {
-        read += line.len() + 1;
         if line.windows(needle.len()).any(|w| w == needle)
             && let Some(row) = Row::parse(&line)
             && row.kind == "assistant"
@@ -115,7 +118,7 @@ fn holds_tool_use(path: &Path, tool_use_id: &str, needle: &[u8]) -> io::Result<b
         {
             return Ok(true);
         }
-        if read >= MAX_TAIL_BYTES {
+        if lines.consumed() >= MAX_TAIL_BYTES {
             break;
         }
     }

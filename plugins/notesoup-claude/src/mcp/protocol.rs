@@ -7,8 +7,12 @@
 //! Notifications are ignored; malformed and unknown requests get JSON-RPC
 //! errors; nothing but protocol lines is ever written to stdout.
 
+use std::collections::BTreeMap;
 use std::io::{self, BufRead, Write};
 
+use serde::Serialize;
+use serde_json::error::Category;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
 /// The stateless revision.
@@ -100,93 +104,275 @@ pub struct ServerInfo {
     pub version: &'static str,
 }
 
+/// The longest request line the server reads (16 MiB). Notes are capped at
+/// 1 MB, so no valid request comes near it; a longer line is answered with
+/// an error and discarded as it streams in, never held in memory.
+pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
+
 /// Serves requests from `input` until it closes, answering on `output`.
+/// Lines are read as bytes: one that is not JSON (invalid UTF-8 included)
+/// or is over [`MAX_LINE_BYTES`] gets an error reply, and the next line is
+/// served as usual.
 pub fn serve(
     input: impl BufRead,
-    mut output: impl Write,
+    output: impl Write,
     info: &ServerInfo,
     host: &mut impl ToolHost,
 ) -> io::Result<()> {
-    for line in input.split(b'\n') {
-        let line = line?;
-        if line.iter().all(u8::is_ascii_whitespace) {
-            continue;
-        }
-        if let Some(reply) = handle_line(&line, info, host) {
-            let mut bytes = serde_json::to_vec(&reply).map_err(io::Error::other)?;
-            bytes.push(b'\n');
-            output.write_all(&bytes)?;
-            output.flush()?;
-        }
-    }
-    Ok(())
+    serve_capped(input, output, info, host, MAX_LINE_BYTES)
 }
 
-/// Answers one line; `None` for notifications and stray responses.
+fn serve_capped(
+    mut input: impl BufRead,
+    mut output: impl Write,
+    info: &ServerInfo,
+    host: &mut impl ToolHost,
+    max_line: usize,
+) -> io::Result<()> {
+    let mut line = Vec::new();
+    loop {
+        let reply = match read_line(&mut input, &mut line, max_line)? {
+            LineRead::End => return Ok(()),
+            LineRead::Line if line.iter().all(u8::is_ascii_whitespace) => continue,
+            LineRead::Line => match handle(&line, info, host) {
+                Some(reply) => reply.to_bytes()?,
+                None => continue,
+            },
+            LineRead::TooLong { bytes } => Reply {
+                id: None,
+                body: Err(RpcError {
+                    code: code::INVALID_REQUEST,
+                    message: format!(
+                        "invalid request: the line is longer than the {max_line}-byte limit and was discarded unread"
+                    ),
+                    data: Some(json!({ "limitBytes": max_line, "lineBytes": bytes })),
+                }),
+            }
+            .to_bytes()?,
+        };
+        output.write_all(&reply)?;
+        output.flush()?;
+    }
+}
+
+/// What [`read_line`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LineRead {
+    /// The input is closed and no bytes were left.
+    End,
+    /// One line (without its `\n`) is in the buffer.
+    Line,
+    /// A line longer than the limit was skipped to its end; `bytes` long.
+    TooLong {
+        /// Its length, the `\n` excluded.
+        bytes: u64,
+    },
+}
+
+/// Reads one line into `line` (cleared first), keeping at most `max` bytes:
+/// past that the rest of the line is consumed without being kept.
+fn read_line(input: &mut impl BufRead, line: &mut Vec<u8>, max: usize) -> io::Result<LineRead> {
+    line.clear();
+    let mut skipped: Option<u64> = None;
+    loop {
+        let available = match input.fill_buf() {
+            Ok(available) => available,
+            Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
+            Err(err) => return Err(err),
+        };
+        if available.is_empty() {
+            return Ok(match skipped {
+                Some(bytes) => LineRead::TooLong { bytes },
+                None if line.is_empty() => LineRead::End,
+                None => LineRead::Line,
+            });
+        }
+        let (piece, used, ended) = match memchr::memchr(b'\n', available) {
+            Some(at) => (&available[..at], at + 1, true),
+            None => (available, available.len(), false),
+        };
+        match &mut skipped {
+            Some(bytes) => *bytes += piece.len() as u64,
+            None if line.len() + piece.len() > max => {
+                skipped = Some((line.len() + piece.len()) as u64);
+                *line = Vec::new();
+            }
+            None => line.extend_from_slice(piece),
+        }
+        input.consume(used);
+        if ended {
+            return Ok(match skipped {
+                Some(bytes) => LineRead::TooLong { bytes },
+                None => LineRead::Line,
+            });
+        }
+    }
+}
+
+/// An answer to send: the request's id exactly as it was written (`None`
+/// for `null`) and the result or the error.
+#[derive(Debug)]
+struct Reply {
+    id: Option<Box<RawValue>>,
+    body: Result<Value, RpcError>,
+}
+
+impl Reply {
+    /// The reply line, `\n` included. The id is copied byte for byte, so an
+    /// id past 64 bits, `1.0` or a string with escapes comes back as sent.
+    fn to_bytes(&self) -> io::Result<Vec<u8>> {
+        #[derive(Serialize)]
+        struct Wire<'a> {
+            jsonrpc: &'static str,
+            id: Option<&'a RawValue>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            result: Option<&'a Value>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            error: Option<Value>,
+        }
+        let wire = Wire {
+            jsonrpc: "2.0",
+            id: self.id.as_deref(),
+            result: self.body.as_ref().ok(),
+            error: self.body.as_ref().err().map(error_object),
+        };
+        let mut bytes = serde_json::to_vec(&wire).map_err(io::Error::other)?;
+        bytes.push(b'\n');
+        Ok(bytes)
+    }
+
+    /// The reply as a JSON value. An id that does not fit serde_json's
+    /// numbers reads back as a float here; [`Reply::to_bytes`] is exact.
+    fn to_value(&self) -> Value {
+        let id = self
+            .id
+            .as_deref()
+            .and_then(|raw| serde_json::from_str(raw.get()).ok())
+            .unwrap_or(Value::Null);
+        match &self.body {
+            Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
+            Err(err) => error_reply(id, err.clone()),
+        }
+    }
+}
+
+/// Answers one line; `None` for notifications and stray responses. The id
+/// in the value may be rounded when it is past 64 bits; [`serve`] writes
+/// it verbatim.
 pub fn handle_line(line: &[u8], info: &ServerInfo, host: &mut impl ToolHost) -> Option<Value> {
-    let message: Value = match serde_json::from_slice(line) {
+    handle(line, info, host).map(|reply| reply.to_value())
+}
+
+/// The kind of JSON value a raw value holds, from its first byte.
+fn raw_kind(raw: &RawValue) -> u8 {
+    raw.get().as_bytes().first().copied().unwrap_or(b' ')
+}
+
+fn handle(line: &[u8], info: &ServerInfo, host: &mut impl ToolHost) -> Option<Reply> {
+    let invalid = |id: Option<Box<RawValue>>, message: &str| {
+        Some(Reply {
+            id,
+            body: Err(RpcError::new(code::INVALID_REQUEST, message)),
+        })
+    };
+    // Members stay raw, so the id is echoed as written and nothing in
+    // params is reinterpreted before it is needed.
+    let mut message: BTreeMap<String, Box<RawValue>> = match serde_json::from_slice(line) {
         Ok(message) => message,
+        Err(err) if err.classify() == Category::Data => {
+            return invalid(
+                None,
+                "invalid request: expected one JSON-RPC 2.0 object (batches are not supported)",
+            );
+        }
         Err(err) => {
-            return Some(error_reply(
-                Value::Null,
-                RpcError::new(code::PARSE_ERROR, format!("parse error: {err}")),
-            ));
+            return Some(Reply {
+                id: None,
+                body: Err(RpcError::new(
+                    code::PARSE_ERROR,
+                    format!("parse error: {err}"),
+                )),
+            });
         }
     };
-    let Value::Object(message) = message else {
-        return Some(error_reply(
-            Value::Null,
-            RpcError::new(
-                code::INVALID_REQUEST,
-                "invalid request: expected one JSON-RPC 2.0 object (batches are not supported)",
-            ),
-        ));
+    let value_of = |raw: Option<&Box<RawValue>>| -> Option<Value> {
+        raw.and_then(|raw| serde_json::from_str(raw.get()).ok())
     };
-    let id = message.get("id").cloned();
-    let valid_id = matches!(id, Some(Value::String(_) | Value::Number(_)));
-    let method = message.get("method").and_then(Value::as_str);
-    if message.get("jsonrpc").and_then(Value::as_str) != Some("2.0")
-        || (id.is_some() && !valid_id)
-        || (method.is_none() && id.is_none())
-    {
-        return Some(error_reply(
-            id.filter(|_| valid_id).unwrap_or(Value::Null),
-            RpcError::new(
-                code::INVALID_REQUEST,
-                "invalid request: expected jsonrpc \"2.0\", a string method and a string or number id",
-            ),
-        ));
+    let id = message.remove("id");
+    let valid_id = id
+        .as_deref()
+        .is_some_and(|id| matches!(raw_kind(id), b'"' | b'-' | b'0'..=b'9'));
+    let method = match value_of(message.get("method")) {
+        Some(Value::String(method)) => Some(method),
+        _ => None,
+    };
+    let jsonrpc = value_of(message.get("jsonrpc"));
+    const EXPECTED: &str =
+        "invalid request: expected jsonrpc \"2.0\", a string method and a string or number id";
+    if id.is_some() && !valid_id {
+        return invalid(None, EXPECTED);
+    }
+    if jsonrpc.as_ref().and_then(Value::as_str) != Some("2.0") {
+        return invalid(id, EXPECTED);
     }
     let Some(id) = id else {
-        // A notification: nothing to answer.
-        return None;
+        // A notification: nothing to answer, unless it is no request at all.
+        return match method {
+            Some(_) => None,
+            None => invalid(None, EXPECTED),
+        };
     };
     let Some(method) = method else {
-        // A response to a request this server never sends.
-        return None;
+        if message.contains_key("result") || message.contains_key("error") {
+            // A response to a request this server never sends.
+            return None;
+        }
+        return invalid(
+            Some(id),
+            "invalid request: a request with an id needs a string method",
+        );
     };
     let params = match message.get("params") {
-        None | Some(Value::Null) => Map::new(),
-        Some(Value::Object(params)) => params.clone(),
-        Some(_) => {
-            return Some(error_reply(
-                id,
-                RpcError::new(code::INVALID_PARAMS, "params must be an object"),
-            ));
-        }
+        None => Map::new(),
+        Some(raw) => match serde_json::from_str(raw.get()) {
+            Ok(Value::Null) => Map::new(),
+            Ok(Value::Object(params)) => params,
+            Ok(_) => {
+                return Some(Reply {
+                    id: Some(id),
+                    body: Err(RpcError::new(
+                        code::INVALID_PARAMS,
+                        "params must be an object",
+                    )),
+                });
+            }
+            Err(err) => {
+                return Some(Reply {
+                    id: Some(id),
+                    body: Err(RpcError::new(
+                        code::INVALID_PARAMS,
+                        format!("params are not usable JSON: {err}"),
+                    )),
+                });
+            }
+        },
     };
-    Some(match dispatch(method, params, info, host) {
-        Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
-        Err(err) => error_reply(id, err),
+    Some(Reply {
+        id: Some(id),
+        body: dispatch(&method, params, info, host),
     })
 }
 
-fn error_reply(id: Value, err: RpcError) -> Value {
+fn error_object(err: &RpcError) -> Value {
     let mut error = json!({"code": err.code, "message": err.message});
-    if let Some(data) = err.data {
-        error["data"] = data;
+    if let Some(data) = &err.data {
+        error["data"] = data.clone();
     }
-    json!({"jsonrpc": "2.0", "id": id, "error": error})
+    error
+}
+
+fn error_reply(id: Value, err: RpcError) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "error": error_object(&err)})
 }
 
 /// The protocol version a stateless request names in its `_meta`.
@@ -468,6 +654,107 @@ mod tests {
     }
 
     #[test]
+    fn requests_with_an_id_and_no_string_method_are_answered() {
+        for request in [
+            r#"{"jsonrpc":"2.0","id":21}"#,
+            r#"{"jsonrpc":"2.0","id":21,"method":5}"#,
+            r#"{"jsonrpc":"2.0","id":21,"method":null,"params":{}}"#,
+            r#"{"jsonrpc":"2.0","id":21,"method":["ping"]}"#,
+        ] {
+            let reply = handle_line(request.as_bytes(), &INFO, &mut Echo).unwrap();
+            assert_eq!(reply["id"], 21, "{request}");
+            assert_eq!(reply["error"]["code"], code::INVALID_REQUEST, "{request}");
+        }
+        // Without an id it is neither a request nor a notification.
+        let reply = handle_line(br#"{"jsonrpc":"2.0","method":1}"#, &INFO, &mut Echo).unwrap();
+        assert_eq!(
+            (&reply["id"], &reply["error"]["code"]),
+            (&Value::Null, &json!(code::INVALID_REQUEST))
+        );
+    }
+
+    fn serve_bytes(input: &[u8], max_line: usize) -> Vec<String> {
+        let mut out = Vec::new();
+        serve_capped(input, &mut out, &INFO, &mut Echo, max_line).unwrap();
+        String::from_utf8(out)
+            .unwrap()
+            .lines()
+            .map(str::to_owned)
+            .collect()
+    }
+
+    #[test]
+    fn ids_come_back_byte_for_byte() {
+        for id in [
+            "18446744073709551616",
+            "-9223372036854775809",
+            "123456789012345678901234567890",
+            "1.0",
+            "1e400",
+            "-0",
+            r#""a\u0041""#,
+            r#""""#,
+        ] {
+            let request = format!(r#"{{"jsonrpc":"2.0","id": {id} ,"method":"ping"}}"#);
+            assert_eq!(
+                serve_bytes(request.as_bytes(), MAX_LINE_BYTES),
+                [format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{}}}}"#)]
+            );
+            let request = format!(r#"{{"jsonrpc":"2.0","id":{id}}}"#);
+            let reply = serve_bytes(request.as_bytes(), MAX_LINE_BYTES);
+            assert!(
+                reply[0].starts_with(&format!(
+                    r#"{{"jsonrpc":"2.0","id":{id},"error":{{"code":-32600,"#
+                )),
+                "{reply:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn long_lines_and_bad_bytes_are_answered_and_serving_goes_on() {
+        let ping = |id: u32| format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"ping\"}}\n");
+        let pong = |id: u32| format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{}}}}");
+        let cap = 64;
+        let padded = |id: u32, len: usize| {
+            let mut line = ping(id).into_bytes();
+            line.pop();
+            line.resize(len, b' ');
+            line.push(b'\n');
+            line
+        };
+        let mut input = padded(1, cap);
+        // One byte over the cap.
+        input.extend_from_slice(&padded(12, cap + 1));
+        input.extend_from_slice(ping(2).as_bytes());
+        // Many times the cap, with invalid UTF-8 in it.
+        input.extend(std::iter::repeat_n(0xff, cap * 40));
+        input.push(b'\n');
+        input.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":\"\xff\xfe\",\"method\":\"ping\"}\n");
+        input.extend_from_slice(ping(3).as_bytes());
+        input.extend(std::iter::repeat_n(b'x', cap + 1));
+        let replies = serve_bytes(&input, cap);
+        assert_eq!(replies.len(), 7, "{replies:?}");
+        assert_eq!(replies[0], pong(1));
+        let too_long: Value = serde_json::from_str(&replies[1]).unwrap();
+        assert_eq!(too_long["id"], Value::Null);
+        assert_eq!(too_long["error"]["code"], code::INVALID_REQUEST);
+        assert_eq!(too_long["error"]["data"]["lineBytes"], cap + 1);
+        assert_eq!(replies[2], pong(2));
+        let huge: Value = serde_json::from_str(&replies[3]).unwrap();
+        assert_eq!(huge["error"]["data"]["lineBytes"], cap * 40);
+        let bad_utf8: Value = serde_json::from_str(&replies[4]).unwrap();
+        assert_eq!(
+            (&bad_utf8["id"], &bad_utf8["error"]["code"]),
+            (&Value::Null, &json!(code::PARSE_ERROR))
+        );
+        assert_eq!(replies[5], pong(3));
+        // A torn last line over the cap is answered too.
+        let torn: Value = serde_json::from_str(&replies[6]).unwrap();
+        assert_eq!(torn["error"]["data"]["lineBytes"], cap + 1);
+    }
+
+    #[test]
     fn notifications_and_stray_responses_get_no_answer() {
         check(
             r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
@@ -478,6 +765,10 @@ mod tests {
             None,
         );
         check(r#"{"jsonrpc":"2.0","id":5,"result":{}}"#, None);
+        check(
+            r#"{"jsonrpc":"2.0","id":6,"error":{"code":1,"message":"x"}}"#,
+            None,
+        );
     }
 
     #[test]

@@ -28,6 +28,7 @@ use notesoup_core::history::{
 use serde_json::Value;
 
 use super::row::{Block, Row};
+use crate::files::{is_absent, read_regular};
 use crate::window::{WindowId, boot_ids};
 
 /// One transcript file of a chain.
@@ -40,7 +41,8 @@ pub struct ChainFile {
 }
 
 /// Decodes `files` (oldest first) into one transcript for `notes_session_id`.
-/// A missing file decodes as empty (Claude Code creates a transcript lazily).
+/// A missing file decodes as empty (Claude Code creates a transcript lazily),
+/// and so does a path that names no regular file (a FIFO would block).
 pub fn decode_chain(notes_session_id: &str, files: &[ChainFile]) -> io::Result<Transcript> {
     let mut decoder = Decoder {
         transcript: Transcript {
@@ -51,9 +53,9 @@ pub fn decode_chain(notes_session_id: &str, files: &[ChainFile]) -> io::Result<T
         last_ordinal: 0,
     };
     for file in files {
-        let bytes = match std::fs::read(&file.path) {
+        let bytes = match read_regular(&file.path) {
             Ok(bytes) => bytes,
-            Err(err) if err.kind() == io::ErrorKind::NotFound => Vec::new(),
+            Err(err) if is_absent(&err) => Vec::new(),
             Err(err) => return Err(err),
         };
         decoder.file(&file.session_id, &bytes);

@@ -6,6 +6,7 @@ use std::path::Path;
 
 use super::row::{Row, Usage};
 use super::tail::ReverseLines;
+use crate::files::{is_absent, open_regular};
 use crate::window::{BootIds, boot_ids};
 
 /// The last model reply of the live window.
@@ -27,11 +28,12 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
 /// boundary, read from the end of the transcript. Rows sharing a message id
 /// resolve to the last one written, which is the first one met backwards;
 /// synthetic and sidechain rows are skipped. `None` when the live window has
-/// no reply yet or the file does not exist.
+/// no reply yet, or when there is no regular file at `path` (a FIFO or a
+/// directory reads as no transcript, and never blocks).
 pub fn last_reply(path: &Path) -> io::Result<Option<LastReply>> {
     let mut lines = match ReverseLines::open(path) {
         Ok(lines) => lines,
-        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(err) if is_absent(&err) => return Ok(None),
         Err(err) => return Err(err),
     };
     while let Some(line) = lines.next_line()? {
@@ -78,7 +80,7 @@ pub fn boot_scan(path: &Path) -> io::Result<BootScan> {
     let mut scan = BootScan::default();
     let mut lines = match ReverseLines::open(path) {
         Ok(lines) => lines,
-        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(scan),
+        Err(err) if is_absent(&err) => return Ok(scan),
         Err(err) => return Err(err),
     };
     while let Some(line) = lines.next_line()? {
@@ -119,7 +121,7 @@ pub fn session_id_of(path: &Path) -> io::Result<Option<String>> {
         #[serde(rename = "sessionId")]
         session_id: Option<String>,
     }
-    let file = std::io::BufReader::new(std::fs::File::open(path)?);
+    let file = std::io::BufReader::new(open_regular(path)?);
     for line in std::io::BufRead::split(file, b'\n') {
         if let Ok(Named {
             session_id: Some(id),

@@ -1,63 +1,159 @@
 //! Reading a transcript backwards, line by line, so hooks find the last
 //! usage or the live window's boot without reading a long file whole.
+//!
+//! Linear in the bytes read: every chunk is searched for newlines once, the
+//! chunks of a long line are kept as they were read and joined once when its
+//! start is found. A line longer than [`MAX_LINE_BYTES`] (a Read of a large
+//! image or PDF writes such rows) is skipped without being kept: the reader
+//! only looks for the newline before it and goes on with the earlier lines,
+//! counting it in [`ReverseLines::skipped`]. No row hooks look for (usage,
+//! boots, compact boundaries, `tool_use` calls) comes near that size.
 
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::Path;
 
+use crate::files::open_regular;
+
 const CHUNK: usize = 64 * 1024;
+
+/// The longest line the reader hands out (16 MiB); longer ones are skipped.
+pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 
 /// The lines of a file from the last to the first (without their `\n`).
 /// A torn last line (no trailing newline) is yielded too; callers parse and
-/// skip what does not parse.
+/// skip what does not parse. Empty lines are left out.
 #[derive(Debug)]
 pub struct ReverseLines {
     file: File,
+    /// The file's length when opened.
+    len: u64,
     /// Bytes before `pos` are still unread.
     pos: u64,
-    /// Unconsumed bytes: a partial line at the front, whole lines after it.
-    buf: Vec<u8>,
+    /// The chunk read last; `chunk[..end]` is not consumed yet.
+    chunk: Vec<u8>,
+    end: usize,
+    /// The later pieces of the line being assembled, the latest first.
+    pending: Vec<Vec<u8>>,
+    pending_len: usize,
+    /// The line being passed over is longer than `max_line`.
+    skipping: bool,
+    max_line: usize,
+    skipped: u64,
 }
 
 impl ReverseLines {
-    /// Opens `path` for reading from its end.
+    /// Opens `path` for reading from its end. Only a regular file opens
+    /// (see [`open_regular`]), so a FIFO or a device never blocks a hook.
     pub fn open(path: &Path) -> io::Result<Self> {
-        let mut file = File::open(path)?;
+        Self::with_max_line(path, MAX_LINE_BYTES)
+    }
+
+    /// As [`ReverseLines::open`], skipping lines longer than `max_line`.
+    pub fn with_max_line(path: &Path, max_line: usize) -> io::Result<Self> {
+        let mut file = open_regular(path)?;
         let pos = file.seek(SeekFrom::End(0))?;
         Ok(Self {
             file,
+            len: pos,
             pos,
-            buf: Vec::new(),
+            chunk: Vec::new(),
+            end: 0,
+            pending: Vec::new(),
+            pending_len: 0,
+            skipping: false,
+            max_line,
+            skipped: 0,
         })
+    }
+
+    /// Lines passed over so far because they were longer than the cap.
+    pub fn skipped(&self) -> u64 {
+        self.skipped
+    }
+
+    /// Bytes read from the end of the file so far.
+    pub fn consumed(&self) -> u64 {
+        self.len - self.pos
     }
 
     /// The next line from the end, or `None` at the start of the file.
     pub fn next_line(&mut self) -> io::Result<Option<Vec<u8>>> {
         loop {
-            // A newline in the buffer (other than a trailing one we already
-            // split at) ends the last complete line.
-            if let Some(at) = self.buf.iter().rposition(|&b| b == b'\n') {
-                let line = self.buf.split_off(at + 1);
-                self.buf.truncate(at);
-                if line.is_empty() {
-                    continue;
+            let rest = &self.chunk[..self.end];
+            if let Some(at) = memchr::memrchr(b'\n', rest) {
+                let head = at + 1..self.end;
+                self.end = at;
+                if let Some(line) = self.finish_line(head) {
+                    return Ok(Some(line));
                 }
-                return Ok(Some(line));
+                continue;
+            }
+            // No newline left in this chunk: all of it belongs to the line
+            // being read.
+            let end = self.end;
+            self.end = 0;
+            if !self.skipping {
+                if self.pending_len + end > self.max_line {
+                    self.start_skipping();
+                } else if end > 0 {
+                    let mut piece = std::mem::take(&mut self.chunk);
+                    piece.truncate(end);
+                    self.pending_len += end;
+                    self.pending.push(piece);
+                }
             }
             if self.pos == 0 {
-                if self.buf.is_empty() {
-                    return Ok(None);
+                // The file's first line has no newline before it.
+                if let Some(line) = self.finish_line(0..0) {
+                    return Ok(Some(line));
                 }
-                return Ok(Some(std::mem::take(&mut self.buf)));
+                return Ok(None);
             }
-            let take = CHUNK.min(usize::try_from(self.pos).unwrap_or(CHUNK));
-            self.pos -= take as u64;
-            self.file.seek(SeekFrom::Start(self.pos))?;
-            let mut chunk = vec![0; take];
-            self.file.read_exact(&mut chunk)?;
-            chunk.extend_from_slice(&self.buf);
-            self.buf = chunk;
+            self.read_chunk()?;
         }
+    }
+
+    /// Reads the chunk before `pos`.
+    fn read_chunk(&mut self) -> io::Result<()> {
+        let take = usize::try_from(self.pos).map_or(CHUNK, |pos| pos.min(CHUNK));
+        self.pos -= take as u64;
+        self.file.seek(SeekFrom::Start(self.pos))?;
+        // The previous chunk moved into `pending`, or is consumed.
+        self.chunk.clear();
+        self.chunk.resize(take, 0);
+        self.file.read_exact(&mut self.chunk)?;
+        self.end = take;
+        Ok(())
+    }
+
+    fn start_skipping(&mut self) {
+        self.skipping = true;
+        self.pending.clear();
+        self.pending_len = 0;
+    }
+
+    /// Ends the line whose first bytes are `chunk[head]`: the line, or
+    /// `None` when it is empty or skipped.
+    fn finish_line(&mut self, head: std::ops::Range<usize>) -> Option<Vec<u8>> {
+        if self.skipping || self.pending_len + head.len() > self.max_line {
+            self.skipped += 1;
+            self.skipping = false;
+            self.pending.clear();
+            self.pending_len = 0;
+            return None;
+        }
+        let len = head.len() + self.pending_len;
+        if len == 0 {
+            return None;
+        }
+        let mut line = Vec::with_capacity(len);
+        line.extend_from_slice(&self.chunk[head]);
+        for piece in self.pending.drain(..).rev() {
+            line.extend_from_slice(&piece);
+        }
+        self.pending_len = 0;
+        Some(line)
     }
 }
 
@@ -65,16 +161,33 @@ impl ReverseLines {
 mod tests {
     use super::*;
 
-    fn lines_backwards(content: &[u8]) -> Vec<Vec<u8>> {
+    fn read_back(content: &[u8], max_line: usize) -> (Vec<Vec<u8>>, u64) {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.jsonl");
         std::fs::write(&path, content).unwrap();
-        let mut lines = ReverseLines::open(&path).unwrap();
+        let mut lines = ReverseLines::with_max_line(&path, max_line).unwrap();
         let mut out = Vec::new();
         while let Some(line) = lines.next_line().unwrap() {
             out.push(line);
         }
-        out
+        // At the start it stays at the start.
+        assert_eq!(lines.next_line().unwrap(), None);
+        (out, lines.skipped())
+    }
+
+    fn lines_backwards(content: &[u8]) -> Vec<Vec<u8>> {
+        read_back(content, MAX_LINE_BYTES).0
+    }
+
+    /// The reference: split forwards, drop empty lines, reverse.
+    fn expected(content: &[u8]) -> Vec<Vec<u8>> {
+        let mut lines: Vec<Vec<u8>> = content
+            .split(|&b| b == b'\n')
+            .filter(|l| !l.is_empty())
+            .map(<[u8]>::to_vec)
+            .collect();
+        lines.reverse();
+        lines
     }
 
     #[test]
@@ -84,7 +197,9 @@ mod tests {
             [&b"ccc"[..], b"bb", b"a"]
         );
         assert_eq!(lines_backwards(b"a\ntorn"), [&b"torn"[..], b"a"]);
+        assert_eq!(lines_backwards(b"\n\nx\n\n"), [&b"x"[..]]);
         assert!(lines_backwards(b"").is_empty());
+        assert!(lines_backwards(b"\n\n\n").is_empty());
     }
 
     #[test]
@@ -98,5 +213,107 @@ mod tests {
         assert_eq!(lines[0], b"last");
         assert_eq!(lines[1], long);
         assert_eq!(lines[2], b"first");
+    }
+
+    #[test]
+    fn lines_of_many_chunks_keep_their_bytes_in_order() {
+        // Distinct bytes, so a piece joined out of order shows.
+        let long: Vec<u8> = (0..CHUNK * 5 + 3).map(|i| b'a' + (i % 23) as u8).collect();
+        let mut content = long.clone();
+        content.push(b'\n');
+        content.extend_from_slice(&long[..CHUNK + 1]);
+        assert_eq!(lines_backwards(&content), expected(&content));
+        assert_eq!(lines_backwards(&content)[1], long);
+    }
+
+    #[test]
+    fn newlines_at_chunk_boundaries() {
+        // The file is read from its end, so chunk boundaries sit at
+        // `len - k * CHUNK`; put newlines on, just before and just after
+        // them, and lines of exactly one chunk.
+        for total in [CHUNK, CHUNK + 1, 2 * CHUNK, 2 * CHUNK - 1, 3 * CHUNK + 1] {
+            for offset in [0, 1, 2] {
+                let mut content = vec![b'y'; total];
+                for k in 1..=3 {
+                    if let Some(at) = (total + offset).checked_sub(k * CHUNK)
+                        && at < total
+                    {
+                        content[at] = b'\n';
+                    }
+                }
+                assert_eq!(
+                    lines_backwards(&content),
+                    expected(&content),
+                    "{total} {offset}"
+                );
+            }
+        }
+        // A line of exactly one chunk, with and without its newline.
+        let mut one = vec![b'z'; CHUNK];
+        assert_eq!(lines_backwards(&one), [one.clone()]);
+        one.push(b'\n');
+        assert_eq!(lines_backwards(&one), expected(&one));
+    }
+
+    #[test]
+    fn lines_over_the_cap_are_skipped_and_reading_goes_on() {
+        let cap = 100;
+        let exact = vec![b'e'; cap];
+        let over = vec![b'o'; cap + 1];
+        let huge = vec![b'h'; CHUNK * 3 + 5];
+        for (content, lines, skipped) in [
+            (
+                [&b"a\n"[..], &over, b"\nb\n"].concat(),
+                vec![b"b".to_vec(), b"a".to_vec()],
+                1,
+            ),
+            ([&over[..], b"\nb"].concat(), vec![b"b".to_vec()], 1),
+            (
+                [&exact[..], b"\n", &huge, b"\n", &over].concat(),
+                vec![exact.clone()],
+                2,
+            ),
+            ([&b"a\n"[..], &huge].concat(), vec![b"a".to_vec()], 1),
+            (huge.clone(), vec![], 1),
+        ] {
+            assert_eq!(read_back(&content, cap), (lines, skipped));
+        }
+        // Chunk-sized caps, so the line crosses the cap while chunks are
+        // kept, and while the head of the line is being finished.
+        let content = [&b"keep\n"[..], &huge, b"\ntail\n"].concat();
+        for cap in [CHUNK, CHUNK * 2, CHUNK * 3, CHUNK * 3 + 4] {
+            assert_eq!(
+                read_back(&content, cap),
+                (vec![b"tail".to_vec(), b"keep".to_vec()], 1),
+                "{cap}"
+            );
+        }
+        assert_eq!(
+            read_back(&content, CHUNK * 3 + 5).0,
+            vec![b"tail".to_vec(), huge, b"keep".to_vec()]
+        );
+    }
+
+    #[test]
+    fn the_real_cap_skips_a_line_just_over_it() {
+        let over = vec![b'x'; MAX_LINE_BYTES + 1];
+        let content = [&b"{\"first\":1}\n"[..], &over, b"\n{\"last\":1}\n"].concat();
+        let (lines, skipped) = read_back(&content, MAX_LINE_BYTES);
+        assert_eq!(
+            lines,
+            vec![b"{\"last\":1}".to_vec(), b"{\"first\":1}".to_vec()]
+        );
+        assert_eq!(skipped, 1);
+    }
+
+    #[test]
+    fn consumed_counts_bytes_from_the_end() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t");
+        std::fs::write(&path, b"a\nb\n").unwrap();
+        let mut lines = ReverseLines::open(&path).unwrap();
+        assert_eq!(lines.consumed(), 0);
+        lines.next_line().unwrap();
+        assert_eq!(lines.consumed(), 4);
     }
 }
