@@ -12,6 +12,7 @@ pub mod budget;
 pub mod bundle;
 pub mod decode;
 pub mod history;
+pub mod lines;
 pub mod messages;
 pub mod mirror;
 pub mod protocol;

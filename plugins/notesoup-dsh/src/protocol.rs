@@ -316,20 +316,33 @@ pub struct ProtocolError {
     pub message: String,
 }
 
+/// The longest refusal message, in bytes. Parser messages quote the input
+/// (an unknown op, a field name, a tool name), so an unbounded message would
+/// echo an attacker's megabytes back.
+pub const MAX_MESSAGE_BYTES: usize = 1024;
+
 impl ProtocolError {
-    /// A refusal with a message.
+    /// A refusal with a message, cut to [`MAX_MESSAGE_BYTES`].
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
-        Self {
-            code,
-            message: message.into(),
+        let mut message = message.into();
+        if message.len() > MAX_MESSAGE_BYTES {
+            const MORE: &str = "…";
+            let mut end = MAX_MESSAGE_BYTES - MORE.len();
+            while !message.is_char_boundary(end) {
+                end -= 1;
+            }
+            message.truncate(end);
+            message.push_str(MORE);
         }
+        Self { code, message }
     }
 }
 
 /// One answer line.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Response {
-    /// The request's id (0 when the line had none).
+    /// The request's id ([`crate::lines::UNKNOWN_ID`] when the line shows
+    /// none).
     pub id: u64,
     /// The result or the refusal.
     #[serde(flatten)]
@@ -405,5 +418,14 @@ mod tests {
             serde_json::to_value(&refused).expect("json"),
             json!({"id": 4, "error": {"code": "resync", "message": "from 0"}})
         );
+    }
+
+    #[test]
+    fn messages_are_cut_on_a_char_boundary() {
+        let long = ProtocolError::new(ErrorCode::BadRequest, "é".repeat(MAX_MESSAGE_BYTES));
+        assert!(long.message.len() <= MAX_MESSAGE_BYTES);
+        assert!(long.message.ends_with("é…"), "{}", long.message);
+        let short = ProtocolError::new(ErrorCode::BadRequest, "x".repeat(MAX_MESSAGE_BYTES));
+        assert_eq!(short.message.len(), MAX_MESSAGE_BYTES);
     }
 }

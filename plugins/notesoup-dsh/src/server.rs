@@ -6,6 +6,7 @@
 
 use std::collections::HashMap;
 use std::io::{self, BufRead, Write};
+use std::panic::{self, AssertUnwindSafe};
 
 use jiff::Timestamp;
 use notesoup_core::boot::continuation_text;
@@ -26,6 +27,7 @@ use crate::boot::{self, NotesPlace};
 use crate::budget::{self, WindowNotices};
 use crate::decode::{PINNED_DSH_VERSION, SessionEvent};
 use crate::history;
+use crate::lines::{self, MAX_LINE_BYTES, Read, recover_id};
 use crate::messages::{self, NoticeKind, ResetOrigin};
 use crate::mirror::{MirrorError, SessionMirror};
 use crate::protocol::{
@@ -91,24 +93,29 @@ impl Sidecar {
                     Err(error) => Outcome::Error(error),
                 },
             },
-            Err(error) => Response {
-                id: serde_json::from_str::<Value>(line)
-                    .ok()
-                    .and_then(|v| v.get("id")?.as_u64())
-                    .unwrap_or(0),
-                outcome: Outcome::Error(ProtocolError::new(
-                    ErrorCode::BadRequest,
-                    error.to_string(),
-                )),
-            },
+            Err(error) => refusal(
+                recover_id(line.as_bytes()),
+                ErrorCode::BadRequest,
+                error.to_string(),
+            ),
         };
-        serde_json::to_string(&response).unwrap_or_else(|error| {
-            format!(
-                r#"{{"id":{},"error":{{"code":"internal","message":"{}"}}}}"#,
-                response.id,
-                error.to_string().replace('"', "'")
-            )
-        })
+        encode(&response)
+    }
+
+    /// Answers one raw request line: a line that is not UTF-8 is refused
+    /// with `bad_request` and the id the line shows, if any.
+    pub fn answer_bytes(&mut self, line: &[u8]) -> String {
+        match std::str::from_utf8(line) {
+            Ok(text) => self.answer_line(text),
+            Err(error) => encode(&refusal(
+                recover_id(line),
+                ErrorCode::BadRequest,
+                format!(
+                    "the request line is not UTF-8 (invalid byte at offset {})",
+                    error.valid_up_to()
+                ),
+            )),
+        }
     }
 
     /// Handles one call.
@@ -315,7 +322,16 @@ impl Sidecar {
         state.pending = None;
         let span = plan_span(&state.mirror, &params.surface)
             .map_err(|error| ProtocolError::new(ErrorCode::ResetRefused, error.to_string()))?;
-        let ordinal = window::recover(&id, state.mirror.events()).window.ordinal + 1;
+        let ordinal = window::recover(&id, state.mirror.events())
+            .window
+            .ordinal
+            .checked_add(1)
+            .ok_or_else(|| {
+                ProtocolError::new(
+                    ErrorCode::ResetRefused,
+                    "the log's last window is numbered u64::MAX; no next window id exists",
+                )
+            })?;
         let window_id = window::window_id(&id, ordinal);
         let store =
             boot::store(&place, &id, &state.cwd, state.model.as_deref()).map_err(boot_failed)?;
@@ -432,18 +448,57 @@ fn to_value<T: Serialize>(value: T) -> Result<Value, ProtocolError> {
         .map_err(|error| ProtocolError::new(ErrorCode::Internal, error.to_string()))
 }
 
-/// Serves JSON lines until stdin closes.
-pub fn serve(place: NotesPlace, input: impl BufRead, mut output: impl Write) -> io::Result<()> {
+fn refusal(id: u64, code: ErrorCode, message: impl Into<String>) -> Response {
+    Response {
+        id,
+        outcome: Outcome::Error(ProtocolError::new(code, message)),
+    }
+}
+
+fn encode(response: &Response) -> String {
+    serde_json::to_string(response).unwrap_or_else(|error| {
+        json!({"id": response.id, "error": {"code": "internal", "message": error.to_string()}})
+            .to_string()
+    })
+}
+
+/// Serves JSON lines until the input ends.
+///
+/// One bad line never ends the loop: a line that is not UTF-8, not a request
+/// or longer than [`MAX_LINE_BYTES`] is answered with `bad_request` (the
+/// over-long one without being buffered whole), and a handler that panics is
+/// answered with `internal`. Only a failing pipe ends it early.
+pub fn serve(place: NotesPlace, mut input: impl BufRead, mut output: impl Write) -> io::Result<()> {
     let mut sidecar = Sidecar::new(place);
-    for line in input.lines() {
-        let line = line?;
-        if line.trim().is_empty() {
-            continue;
-        }
-        let answer = sidecar.answer_line(&line);
+    let mut line = Vec::new();
+    loop {
+        let answer = match lines::read_line(&mut input, &mut line)? {
+            Read::Eof => return Ok(()),
+            Read::TooLong { bytes } => encode(&refusal(
+                recover_id(&line),
+                ErrorCode::BadRequest,
+                format!(
+                    "the request line is {bytes} bytes, over the limit of {MAX_LINE_BYTES}; it was discarded"
+                ),
+            )),
+            Read::Line if lines::is_blank(&line) => continue,
+            Read::Line => {
+                // A panic is a bug, but it must cost one request, not the
+                // session's notes: the sidecar's state is only replaced whole
+                // (a mirror is extended after its batch is checked), so it
+                // stays usable.
+                panic::catch_unwind(AssertUnwindSafe(|| sidecar.answer_bytes(&line)))
+                    .unwrap_or_else(|_| {
+                        encode(&refusal(
+                            recover_id(&line),
+                            ErrorCode::Internal,
+                            "the sidecar failed on this request (a bug); it keeps serving",
+                        ))
+                    })
+            }
+        };
         output.write_all(answer.as_bytes())?;
         output.write_all(b"\n")?;
         output.flush()?;
     }
-    Ok(())
 }

@@ -73,7 +73,9 @@ pub fn windows(session_id: &str, events: &[SessionEvent]) -> Vec<WindowSpan> {
             .as_deref()
             .and_then(|id| parse_window_id(session_id, id))
             .filter(|n| *n > previous)
-            .unwrap_or(previous + 1);
+            // A marker may name any ordinal up to u64::MAX; the count must
+            // not overflow past it.
+            .unwrap_or(previous.saturating_add(1));
         spans.push(WindowSpan {
             ordinal,
             id: window_id(session_id, ordinal),
@@ -184,5 +186,19 @@ mod tests {
         let found = recover("s", &events);
         assert_eq!(found.window.ordinal, 3);
         assert_eq!(found.boot, BootCarrier::Marker);
+    }
+
+    #[test]
+    fn the_highest_ordinal_does_not_overflow() {
+        let marker = |id: &str| {
+            json!({"kind": "plugin", "plugin": "notesoup", "form": "snapshot", "windowId": id,
+                   "sections": [{"name": "notesoup:boot", "text": "B"}]})
+        };
+        let events = [
+            message(0, marker(&format!("dsh:s:{}", u64::MAX))),
+            message(1, marker("dsh:s:1")),
+        ];
+        let ordinals: Vec<u64> = windows("s", &events).iter().map(|w| w.ordinal).collect();
+        assert_eq!(ordinals, [1, u64::MAX, u64::MAX]);
     }
 }
