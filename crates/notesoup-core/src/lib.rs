@@ -11,6 +11,7 @@
 pub mod boot;
 pub mod budget;
 pub mod dream;
+pub mod durable;
 pub mod history;
 pub mod notes;
 pub mod settings;

@@ -3,11 +3,16 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
 
 use super::lock::{LAST_RUN_FILE, LOCK_FILE};
 use super::scan::{RawField, RawFrontmatter, scan};
 use super::{DreamOutput, OutputLine};
-use crate::notes::{Address, Home, is_slug, parse_iso_ms};
+use crate::durable;
+use crate::notes::{
+    Address, Home, MAX_NOTE_BYTES, escape_forbidden, is_forbidden_char, is_git_segment, is_slug,
+    parse_iso_ms,
+};
 
 /// One problem, printed as `<relative path>: <message>`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -67,6 +72,102 @@ pub fn doctor(home: &Path) -> DoctorReport {
     }
 }
 
+/// How old a temporary file must be before [`clean_temp_files`] may remove
+/// it: a live write takes milliseconds, so a minute rules out a writer that
+/// is merely slow.
+pub const STALE_TEMP_AGE: Duration = Duration::from_secs(60);
+
+/// What `doctor clean` found and did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CleanReport {
+    /// The home that was cleaned.
+    pub home: PathBuf,
+    /// Whether files were removed (`false`: a dry run that only lists them).
+    pub applied: bool,
+    /// Each stale temporary file, relative to the home, with the result.
+    pub files: Vec<(String, Result<(), String>)>,
+}
+
+impl CleanReport {
+    /// What the CLI prints; exit 1 when a removal failed.
+    pub fn output(&self) -> DreamOutput {
+        let mut lines = Vec::new();
+        for (path, result) in &self.files {
+            lines.push(match (result, self.applied) {
+                (Ok(()), true) => OutputLine::stdout(format!("removed {path}")),
+                (Ok(()), false) => OutputLine::stdout(format!("would remove {path}")),
+                (Err(err), _) => OutputLine::stderr(format!("could not remove {path}: {err}")),
+            });
+        }
+        let summary = match (self.files.len(), self.applied) {
+            (0, _) => format!(
+                "doctor clean: no stale temporary files ({})",
+                self.home.display()
+            ),
+            (n, false) => format!(
+                "doctor clean: {n} stale temporary file{}; run again with --apply to remove {}",
+                if n == 1 { "" } else { "s" },
+                if n == 1 { "it" } else { "them" }
+            ),
+            (n, true) => format!(
+                "doctor clean: {n} stale temporary file{} handled",
+                if n == 1 { "" } else { "s" }
+            ),
+        };
+        lines.push(OutputLine::stdout(summary));
+        let failed = self.files.iter().any(|(_, result)| result.is_err());
+        DreamOutput {
+            exit_code: i32::from(failed),
+            lines,
+        }
+    }
+}
+
+/// Finds the temporary files that interrupted writes left below `home`
+/// (notesoup's own temporary names only), older than [`STALE_TEMP_AGE`] at
+/// `now` and whose writer process is gone, and removes them when `apply`.
+/// Links are never followed and `.git` is never entered; nothing else is
+/// touched.
+pub fn clean_temp_files(home: &Path, apply: bool, now: SystemTime) -> CleanReport {
+    let mut files = Vec::new();
+    let walk = walkdir::WalkDir::new(home)
+        .follow_links(false)
+        .min_depth(1)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|entry| !(entry.file_type().is_dir() && entry.file_name() == ".git"));
+    for entry in walk.flatten() {
+        if !entry.file_type().is_file() {
+            continue;
+        }
+        let Some(pid) = entry.file_name().to_str().and_then(durable::temp_writer) else {
+            continue;
+        };
+        let old_enough = entry
+            .metadata()
+            .ok()
+            .and_then(|meta| meta.modified().ok())
+            .and_then(|modified| now.duration_since(modified).ok())
+            .is_some_and(|age| age >= STALE_TEMP_AGE);
+        if !old_enough || durable::writer_alive(pid) {
+            continue;
+        }
+        let relative = entry.path().strip_prefix(home).unwrap_or(entry.path());
+        let shown = escape_forbidden(&relative.to_string_lossy()).into_owned();
+        let result = if apply {
+            fs::remove_file(entry.path()).map_err(|err| err.to_string())
+        } else {
+            Ok(())
+        };
+        files.push((shown, result));
+    }
+    CleanReport {
+        home: home.to_path_buf(),
+        applied: apply,
+        files,
+    }
+}
+
 /// Which home a note lives in, for resolving its links.
 #[derive(Debug, Clone)]
 enum HomeKind {
@@ -107,7 +208,9 @@ impl Doctor {
         let path = if parts.is_empty() {
             ".".to_owned()
         } else {
-            parts.join("/")
+            // A name on disk may hold anything; printed raw it could forge
+            // findings.
+            escape_forbidden(&parts.join("/")).into_owned()
         };
         self.findings.push(DoctorFinding {
             path,
@@ -264,20 +367,60 @@ impl Doctor {
     /// `home_dir` (links resolve from the home).
     fn check_home(&mut self, home_dir: &Path, dir: &Path, home: &HomeKind) {
         for entry in self.entries(dir) {
+            if entry.name.contains(is_forbidden_char) {
+                self.report(
+                    &entry.path,
+                    "name holds a control, line-separator or bidirectional character; no address can name it, rename it by hand",
+                );
+            }
+            let stem = entry.name.strip_suffix(".md").unwrap_or(&entry.name);
+            if is_git_segment(stem) {
+                self.report(
+                    &entry.path,
+                    "Git directory or .git note inside a home; the audit skips it and no address can name it",
+                );
+                continue;
+            }
             match entry.kind {
                 Kind::Dir => self.check_home(home_dir, &entry.path, home),
                 Kind::Symlink => self.report(&entry.path, "symlink"),
                 Kind::File if entry.name.ends_with(".md") => {
                     self.check_note(home_dir, &entry, home)
                 }
-                Kind::File | Kind::Other => self.report(&entry.path, "non-markdown file"),
+                Kind::File => match durable::temp_writer(&entry.name) {
+                    Some(pid) if durable::writer_alive(pid) => self.report(
+                        &entry.path,
+                        format!(
+                            "temporary file of a write in progress or interrupted; its writer (process {pid}) is still running"
+                        ),
+                    ),
+                    Some(pid) => self.report(
+                        &entry.path,
+                        format!(
+                            "temporary file of an interrupted write; its writer (process {pid}) is gone, `doctor clean --apply` removes it"
+                        ),
+                    ),
+                    None => self.report(&entry.path, "non-markdown file"),
+                },
+                Kind::Other => self.report(&entry.path, "non-markdown file"),
             }
         }
     }
 
     fn check_note(&mut self, home_dir: &Path, note: &Entry, home: &HomeKind) {
         let text = match fs::read(&note.path).map(String::from_utf8) {
-            Ok(Ok(text)) => text,
+            Ok(Ok(text)) => {
+                if text.len() > MAX_NOTE_BYTES {
+                    self.report(
+                        &note.path,
+                        format!(
+                            "note is {} bytes, over the {MAX_NOTE_BYTES}-byte limit; split it by topic",
+                            text.len()
+                        ),
+                    );
+                }
+                text
+            }
             Ok(Err(_)) => return self.report(&note.path, "not UTF-8 text"),
             Err(err) => return self.report(&note.path, format!("cannot read: {err}")),
         };

@@ -24,6 +24,16 @@ pub enum DreamError {
         /// The home as given.
         home: PathBuf,
     },
+    /// A path inside the home that is not a note the dreamer may write:
+    /// the audit repository, the dream's bookkeeping, a file outside the
+    /// five homes, or a name no address could hold.
+    #[error("write jail: {path} is not a note the dreamer may write: {reason}")]
+    NotANote {
+        /// The path as the dreamer gave it.
+        path: String,
+        /// Why, in one sentence.
+        reason: String,
+    },
     /// The dreamer asked to delete a note that is not in the wastebasket.
     #[error("delete: {path} is not a crumpled note; only the wastebasket rule permits deletion")]
     NotCrumpled {
@@ -86,6 +96,7 @@ impl DreamError {
         match self {
             DreamError::HomeUnresolvable { .. } | DreamError::Io { .. } => "io_error",
             DreamError::OutsideHome { .. } => "outside_home",
+            DreamError::NotANote { .. } => "not_a_note",
             DreamError::NotCrumpled { .. } => "not_crumpled",
             DreamError::LockHeld => "lock_held",
             DreamError::EmptyEdit { .. } | DreamError::NoMatch { .. } => "no_match",

@@ -6,6 +6,8 @@ use std::io::ErrorKind;
 use std::path::{Component, Path, PathBuf};
 
 use super::DreamError;
+use super::lock::LOCK_FILE;
+use crate::notes::address::{check_virtual_path, is_git_segment};
 
 /// Resolves the dreamer's `path` (relative to `home`, or absolute) to the
 /// real file to write, checking in the spec's order:
@@ -57,9 +59,14 @@ pub(crate) fn jail_write(
     if !parent.starts_with(&real_home) {
         return Err(outside());
     }
+    // Before any directory is created: nothing is made for a path that is
+    // not a note.
+    check_note(&real_home, &target, path)?;
 
-    let real_parent = resolve_parent(&real_home, parent, create_parent, &outside)?;
+    let real_parent = resolve_parent(&real_home, path, parent, create_parent, &outside)?;
     let named = real_parent.join(name);
+    // A symlinked folder on the way may lead elsewhere in the home.
+    check_note(&real_home, &named, path)?;
     let real = match fs::symlink_metadata(&named) {
         Ok(meta) if meta.file_type().is_symlink() => {
             // A dangling link cannot be shown to stay inside.
@@ -67,6 +74,7 @@ pub(crate) fn jail_write(
             if !real.starts_with(&real_home) {
                 return Err(outside());
             }
+            check_note(&real_home, &real, path)?;
             real
         }
         Ok(_) => named.clone(),
@@ -83,6 +91,65 @@ pub(crate) fn jail_write(
         return Err(outside());
     }
     Ok(Jailed { named, real })
+}
+
+const GIT_REASON: &str = "the audit repository (.git) is not a note";
+
+/// Refuses a write target (below `real_home`) that is not a markdown note
+/// inside one of the five homes: the audit repository (`.git`, any case,
+/// anywhere), the dream's own bookkeeping (`dreams/`, the lock and its
+/// stamp), anything else at the root, and any file an address could not
+/// name (not `.md`, control or bidirectional characters, over-long names).
+fn check_note(real_home: &Path, target: &Path, path: &str) -> Result<(), DreamError> {
+    let refuse = |reason: String| DreamError::NotANote {
+        path: path.to_owned(),
+        reason,
+    };
+    let relative = target
+        .strip_prefix(real_home)
+        .ok()
+        .and_then(Path::to_str)
+        .ok_or_else(|| refuse("the path is not UTF-8".to_owned()))?;
+    let segments: Vec<&str> = relative.split('/').collect();
+    if segments.iter().any(|segment| is_git_segment(segment)) {
+        return Err(refuse(GIT_REASON.to_owned()));
+    }
+    let in_home = match segments.as_slice() {
+        ["pi", "session", session, rest @ ..] if !session.is_empty() && !rest.is_empty() => rest,
+        ["project" | "agents" | "models", home, rest @ ..]
+            if !home.is_empty() && !rest.is_empty() =>
+        {
+            rest
+        }
+        ["human", rest @ ..] if !rest.is_empty() => rest,
+        [first, ..] if *first == "dreams" || first.starts_with(LOCK_FILE) => {
+            return Err(refuse(
+                "the dream's own bookkeeping (dreams/, the lock and its stamp) is not a note"
+                    .to_owned(),
+            ));
+        }
+        _ => {
+            return Err(refuse(
+                "only notes inside the five homes (pi/session/<id>/, project/<key>/, human/, agents/<slug>/, models/<slug>/) may be written"
+                    .to_owned(),
+            ));
+        }
+    };
+    let note = in_home.join("/");
+    if !note.ends_with(".md") {
+        return Err(refuse(
+            "only markdown notes (.md) may be written".to_owned(),
+        ));
+    }
+    check_virtual_path(&note).map_err(|error| {
+        let reason = error.message();
+        refuse(
+            reason
+                .strip_prefix("invalid note address: ")
+                .unwrap_or(reason)
+                .to_owned(),
+        )
+    })
 }
 
 /// Resolves the dreamer's `path` for reading: its real path must lie inside
@@ -150,6 +217,7 @@ fn normalize(path: &Path) -> PathBuf {
 /// directory is ever created outside through a symlinked component.
 fn resolve_parent(
     real_home: &Path,
+    path: &str,
     parent: &Path,
     create_parent: bool,
     outside: &dyn Fn() -> DreamError,
@@ -176,6 +244,16 @@ fn resolve_parent(
         if !real.starts_with(real_home) {
             return Err(outside());
         }
+        // Nothing is created inside Git's directory, even through a link.
+        if real
+            .strip_prefix(real_home)
+            .is_ok_and(|inside| inside.components().any(|c| is_git_component(c.as_os_str())))
+        {
+            return Err(DreamError::NotANote {
+                path: path.to_owned(),
+                reason: GIT_REASON.to_owned(),
+            });
+        }
         current = real;
     }
     // The spec's step 3 check, on the parent as a whole.
@@ -189,6 +267,10 @@ fn resolve_parent(
         return Err(DreamError::io("cannot write into", real_parent, err));
     }
     Ok(real_parent)
+}
+
+fn is_git_component(name: &std::ffi::OsStr) -> bool {
+    name.to_str().is_some_and(is_git_segment)
 }
 
 #[cfg(unix)]

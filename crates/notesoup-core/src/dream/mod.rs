@@ -17,7 +17,9 @@ mod scan;
 mod tools;
 
 pub use audit::{AUDIT_EMAIL, AUDIT_NAME, AuditCommit, LOCK_EXCLUDE, audit_commit};
-pub use doctor::{DoctorFinding, DoctorReport, doctor};
+pub use doctor::{
+    CleanReport, DoctorFinding, DoctorReport, STALE_TEMP_AGE, clean_temp_files, doctor,
+};
 pub use error::DreamError;
 pub use gates::{DEFAULT_MIN_HOURS, DEFAULT_MIN_SESSIONS, Gate, material_gate, time_gate};
 pub use jail::{jail_read_path, jail_write_path};

@@ -3,7 +3,6 @@
 //! definitions and records `{tool, path}` for every write, edit and delete.
 
 use std::fs;
-use std::io::{ErrorKind, Write};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -219,39 +218,5 @@ fn relative(real_home: &Path, path: &Path) -> String {
 /// Temp file in the same directory, fsync, rename into place, fsync the
 /// directory; the temp file is removed on failure.
 fn atomic_write(target: &Path, bytes: &[u8]) -> Result<(), DreamError> {
-    let (Some(dir), Some(name)) = (target.parent(), target.file_name()) else {
-        let err = std::io::Error::from(ErrorKind::InvalidInput);
-        return Err(DreamError::io("cannot write", target, err));
-    };
-    let temp = dir.join(format!(
-        "{}.{}.{}.tmp",
-        name.to_string_lossy(),
-        std::process::id(),
-        uuid::Uuid::new_v4().simple()
-    ));
-    let write = || -> std::io::Result<()> {
-        let mut file = fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&temp)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        fs::rename(&temp, target)?;
-        sync_dir(dir)
-    };
-    write().map_err(|err| {
-        let _ = fs::remove_file(&temp);
-        DreamError::io("cannot write", target, err)
-    })
-}
-
-#[cfg(unix)]
-fn sync_dir(dir: &Path) -> std::io::Result<()> {
-    fs::File::open(dir)?.sync_all()
-}
-
-/// Directories cannot be opened for syncing off unix.
-#[cfg(not(unix))]
-fn sync_dir(_dir: &Path) -> std::io::Result<()> {
-    Ok(())
+    crate::durable::write(target, bytes).map_err(|err| DreamError::io("cannot write", target, err))
 }

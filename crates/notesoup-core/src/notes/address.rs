@@ -167,12 +167,24 @@ impl Address {
     /// `.md` appended unless present.
     pub fn new(home: Home, path: &str) -> Result<Address, NoteError> {
         check_virtual_path(path)?;
+        Ok(Address::with_md(home, path))
+    }
+
+    /// An address for a note a listing found on disk: the structural rules
+    /// hold (nothing leads out of the home) but a name no address could hold
+    /// is kept, and rendered escaped.
+    pub(crate) fn on_disk(home: Home, path: &str) -> Result<Address, NoteError> {
+        check_structure(path)?;
+        Ok(Address::with_md(home, path))
+    }
+
+    fn with_md(home: Home, path: &str) -> Address {
         let path = if path.ends_with(".md") {
             path.to_owned()
         } else {
             format!("{path}.md")
         };
-        Ok(Address { home, path })
+        Address { home, path }
     }
 
     /// The home the note lives in.
@@ -188,7 +200,11 @@ impl Address {
     /// The address as shown to the caller (`@self/…` and `@model/…` for own
     /// homes).
     pub fn render(&self, identity: &NotesIdentity) -> String {
-        format!("{}{}", self.home.rendered_prefix(identity), self.path)
+        format!(
+            "{}{}",
+            self.home.rendered_prefix(identity),
+            escape_forbidden(&self.path)
+        )
     }
 
     /// The address in concrete form (`@agents/<slug>/…` even for the own
@@ -210,9 +226,62 @@ fn invalid_address(detail: &str) -> NoteError {
     )
 }
 
+/// The longest file or directory name a note path may hold, in UTF-8 bytes
+/// (the common filesystem limit, `NAME_MAX`). The final segment counts with
+/// its `.md`.
+pub const MAX_SEGMENT_BYTES: usize = 255;
+
+/// Whether `c` may not appear in an address: C0 and C1 controls (with DEL),
+/// the line and paragraph separators, and the bidirectional controls. Each
+/// can forge rows or reorder text wherever an address is printed (a list, a
+/// boot, a receipt).
+pub fn is_forbidden_char(c: char) -> bool {
+    matches!(c,
+        '\u{0}'..='\u{1f}'
+        | '\u{7f}'..='\u{9f}'
+        | '\u{2028}' | '\u{2029}'
+        | '\u{61c}' | '\u{200e}' | '\u{200f}'
+        | '\u{202a}'..='\u{202e}'
+        | '\u{2066}'..='\u{2069}')
+}
+
+/// `text` with every [`is_forbidden_char`] written as a `\u{…}` escape, for
+/// printing a name found on disk that an address could not have named.
+/// Borrowed when nothing needs escaping (the common case).
+pub fn escape_forbidden(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains(is_forbidden_char) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut escaped = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if is_forbidden_char(c) {
+            escaped.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
+        } else {
+            escaped.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(escaped)
+}
+
+/// Whether `segment` names a Git directory (`.git` in any case). The audit
+/// repository lives at the root and Git skips every `.git` entry below it,
+/// so a note there would change without a trace.
+pub fn is_git_segment(segment: &str) -> bool {
+    segment.eq_ignore_ascii_case(".git")
+}
+
 /// The virtual path rules: non-empty; no NUL, `\` or `@`; no leading `/`;
-/// no empty, `.` or `..` segments.
-fn check_virtual_path(path: &str) -> Result<(), NoteError> {
+/// no empty, `.` or `..` segments; no control, separator or bidirectional
+/// characters; no `.git` segment (any case, with or without `.md`); and no
+/// segment longer than [`MAX_SEGMENT_BYTES`] (`too_large`).
+pub(crate) fn check_virtual_path(path: &str) -> Result<(), NoteError> {
+    check_structure(path)?;
+    check_hygiene(path)
+}
+
+/// The rules that keep a path inside its home: non-empty; no NUL, `\` or
+/// `@`; no leading `/`; no empty, `.` or `..` segments; no `.git` segment.
+fn check_structure(path: &str) -> Result<(), NoteError> {
     if path.is_empty() {
         return Err(invalid_address("the path is empty"));
     }
@@ -234,6 +303,40 @@ fn check_virtual_path(path: &str) -> Result<(), NoteError> {
     {
         return Err(invalid_address(
             "the path may not contain empty, . or .. segments",
+        ));
+    }
+    let last = path.rsplit('/').next().unwrap_or(path);
+    if path.split('/').any(is_git_segment) || last.strip_suffix(".md").is_some_and(is_git_segment) {
+        return Err(invalid_address(
+            "the path may not contain a .git segment (Git's own directory is not a note)",
+        ));
+    }
+    Ok(())
+}
+
+/// The rules that keep a name printable and writable: no control,
+/// separator or bidirectional characters, no name over
+/// [`MAX_SEGMENT_BYTES`].
+fn check_hygiene(path: &str) -> Result<(), NoteError> {
+    if let Some(c) = path.chars().find(|&c| is_forbidden_char(c)) {
+        return Err(invalid_address(&format!(
+            "the path may not contain control, line-separator or bidirectional characters (found U+{:04X})",
+            u32::from(c)
+        )));
+    }
+    let (dirs, file) = path.rsplit_once('/').unwrap_or(("", path));
+    let file_len = file.len() + if file.ends_with(".md") { 0 } else { 3 };
+    let longest_dir = dirs.split('/').map(str::len).max().unwrap_or(0);
+    let len = file_len.max(longest_dir);
+    if len > MAX_SEGMENT_BYTES {
+        let what = if file_len >= longest_dir {
+            "the note's file name (with .md)"
+        } else {
+            "a folder name in the note path"
+        };
+        return Err(NoteError::new(
+            NoteErrorCode::TooLarge,
+            format!("{what} is {len} UTF-8 bytes; the limit is {MAX_SEGMENT_BYTES} bytes"),
         ));
     }
     Ok(())

@@ -127,6 +127,15 @@ impl NoteError {
         self
     }
 
+    /// Names the note `address` in a refusal that only knew its file (a
+    /// link on the way): the model sees the address, never the notes root.
+    pub(crate) fn at_address(mut self, address: &str) -> Self {
+        if self.code == NoteErrorCode::InvalidAddress && self.path.is_some() {
+            self.message = format!("{address}: {}", self.message);
+        }
+        self
+    }
+
     pub(crate) fn with_path(mut self, path: &Path) -> Self {
         self.path = Some(path.to_path_buf());
         self

@@ -4,8 +4,8 @@
 
 use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
-use std::fs::{self, File, OpenOptions};
-use std::io::{self, Write};
+use std::fs::{self, File};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 
@@ -148,10 +148,7 @@ pub(crate) enum Presence {
 fn crosses_link(link: &Path) -> NoteError {
     NoteError::new(
         NoteErrorCode::InvalidAddress,
-        format!(
-            "the note path crosses a symbolic link at {}; the notes store never follows links",
-            link.display()
-        ),
+        "the note path crosses a symbolic link; the notes store never follows links",
     )
     .with_path(link)
 }
@@ -264,31 +261,11 @@ pub(crate) fn create_dirs(root: &Path, dir: &Path) -> Result<(), NoteError> {
     Ok(())
 }
 
-/// Writes `bytes` to `path` durably and atomically: a temp file
-/// `<path>.<pid>.<uuid>.tmp` in the same directory, fsynced, then renamed
-/// over `path`. The temp file is removed on failure. The caller fsyncs the
-/// directory afterwards.
+/// Writes `bytes` to `path` durably and atomically (see
+/// [`crate::durable`]). The caller fsyncs the directory afterwards, under
+/// its directory lock.
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), NoteError> {
-    let mut temp_name = path.file_name().unwrap_or_default().to_os_string();
-    temp_name.push(format!(
-        ".{}.{}.tmp",
-        std::process::id(),
-        uuid::Uuid::new_v4()
-    ));
-    let temp = path.with_file_name(temp_name);
-    let written = (|| {
-        let mut file = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&temp)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        fs::rename(&temp, path)
-    })();
-    written.map_err(|e| {
-        let _ = fs::remove_file(&temp);
-        NoteError::io("write", path, &e)
-    })
+    crate::durable::replace(path, bytes).map_err(|e| NoteError::io("write", path, &e))
 }
 
 #[cfg(test)]

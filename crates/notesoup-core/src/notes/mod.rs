@@ -88,7 +88,7 @@
 //! Search folds both sides with the Unicode default lowercase mapping
 //! (`char::to_lowercase`), plus final sigma `ς` → `σ`; see [`LiteralQueries`].
 
-mod address;
+pub(crate) mod address;
 mod error;
 mod frontmatter;
 mod fsio;
@@ -98,7 +98,10 @@ mod paths;
 mod store;
 mod time;
 
-pub use address::{Address, Home, HomeSelection, NotePattern};
+pub use address::{
+    Address, Home, HomeSelection, MAX_SEGMENT_BYTES, NotePattern, escape_forbidden,
+    is_forbidden_char, is_git_segment,
+};
 pub use error::{NoteError, NoteErrorCode};
 pub use frontmatter::{
     Extra, KNOWN_KEYS, NoteMeta, Origin, ParsedNote, parse_note, scalar_text,

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use jiff::tz::TimeZone;
 use serde::{Deserialize, Serialize};
 
-use super::address::{Address, Home, HomeSelection, NotePattern};
+use super::address::{Address, Home, HomeSelection, NotePattern, escape_forbidden, is_git_segment};
 use super::error::{NoteError, NoteErrorCode};
 use super::frontmatter::{
     NoteMeta, Origin, parse_note, serialize_frontmatter, serialize_note, settled_head_len,
@@ -356,6 +356,29 @@ impl NoteStore {
         self.home_dir(address.home()).join(address.path())
     }
 
+    /// The rendered address of a file a listing found. A name on disk that
+    /// no address could hold (a control or bidirectional character) is
+    /// printed escaped, so it cannot forge rows or reorder the text around
+    /// it.
+    fn render_found(&self, found: &Found<'_>) -> String {
+        format!(
+            "{}{}",
+            found.home.rendered_prefix(&self.identity),
+            escape_forbidden(found.rel_path)
+        )
+    }
+
+    /// [`fsio::inspect`], naming the address in a link refusal.
+    fn inspect(&self, address: &Address, path: &Path) -> Result<Presence, NoteError> {
+        fsio::inspect(&self.root, path).map_err(|e| e.at_address(&address.render(&self.identity)))
+    }
+
+    /// [`fsio::create_dirs`], naming the address in a link refusal.
+    fn create_dirs(&self, address: &Address, dir: &Path) -> Result<(), NoteError> {
+        fsio::create_dirs(&self.root, dir)
+            .map_err(|e| e.at_address(&address.render(&self.identity)))
+    }
+
     fn writable(&self, address: &str) -> Result<Address, NoteError> {
         let address = self.address(address)?;
         if !address.is_writable(&self.identity) {
@@ -378,9 +401,9 @@ impl NoteStore {
         let dir = parent(&path)?;
         let body = strip_frontmatter(content);
         let _turn = FileTurns::take(&[&path]);
-        fsio::create_dirs(&self.root, dir)?;
+        self.create_dirs(&address, dir)?;
         let locks = DirLock::take(&[dir])?;
-        let existing = match fsio::inspect(&self.root, &path)? {
+        let existing = match self.inspect(&address, &path)? {
             Presence::File => read_lossy(&path)?,
             Presence::Missing => None,
         };
@@ -431,7 +454,7 @@ impl NoteStore {
         let path = self.note_path(&address);
         let dir = parent(&path)?;
         let _turn = FileTurns::take(&[&path]);
-        if fsio::inspect(&self.root, &path)? == Presence::Missing {
+        if self.inspect(&address, &path)? == Presence::Missing {
             return Ok(None);
         }
         let locks = DirLock::take(&[dir])?;
@@ -487,7 +510,7 @@ impl NoteStore {
         let path = self.note_path(&address);
         let dir = parent(&path)?;
         let _turn = FileTurns::take(&[&path]);
-        if fsio::inspect(&self.root, &path)? == Presence::Missing {
+        if self.inspect(&address, &path)? == Presence::Missing {
             return Err(not_found());
         }
         let locks = DirLock::take(&[dir])?;
@@ -580,13 +603,13 @@ impl NoteStore {
         let source_dir = parent(&source_path)?;
         let target_dir = parent(&target_path)?;
         let _turns = FileTurns::take(&[&source_path, &target_path]);
-        if fsio::inspect(&self.root, &source_path)? == Presence::Missing {
+        if self.inspect(&source, &source_path)? == Presence::Missing {
             return Err(not_found());
         }
-        fsio::create_dirs(&self.root, target_dir)?;
+        self.create_dirs(&target, target_dir)?;
         let locks = DirLock::take(&[source_dir, target_dir])?;
         let raw = read_text(&source_path)?.ok_or_else(not_found)?;
-        let replaced_crumpled_target = match fsio::inspect(&self.root, &target_path)? {
+        let replaced_crumpled_target = match self.inspect(&target, &target_path)? {
             Presence::Missing => false,
             Presence::File => match read_lossy(&target_path)? {
                 None => false,
@@ -677,7 +700,7 @@ impl NoteStore {
     /// The note may have changed since it was listed; the row is what is on
     /// disk now.
     pub fn peek_row(&self, header: &NoteHeader) -> Result<Option<NoteRow>, NoteError> {
-        let address = Address::new(header.home.clone(), &header.rel_path)?;
+        let address = Address::on_disk(header.home.clone(), &header.rel_path)?;
         let path = self.note_path(&address);
         let _turn = FileTurns::take(&[&path]);
         match fsio::inspect(&self.root, &path) {
@@ -746,11 +769,7 @@ impl NoteStore {
                 };
             }
             Visit::Row(NoteRow {
-                address: format!(
-                    "{}{}",
-                    found.home.rendered_prefix(&self.identity),
-                    found.rel_path
-                ),
+                address: self.render_found(&found),
                 scope: found.home.scope(),
                 home: found.home.clone(),
                 rel_path: found.rel_path.to_owned(),
@@ -776,11 +795,7 @@ impl NoteStore {
                 };
             }
             Visit::Row(NoteHeader {
-                address: format!(
-                    "{}{}",
-                    found.home.rendered_prefix(&self.identity),
-                    found.rel_path
-                ),
+                address: self.render_found(&found),
                 scope: found.home.scope(),
                 home: found.home.clone(),
                 rel_path: found.rel_path.to_owned(),
@@ -820,11 +835,7 @@ impl NoteStore {
                 };
             }
             Visit::Row(SearchRow {
-                address: format!(
-                    "{}{}",
-                    found.home.rendered_prefix(&self.identity),
-                    found.rel_path
-                ),
+                address: self.render_found(&found),
                 scope: found.home.scope(),
                 home: found.home.clone(),
                 rel_path: found.rel_path.to_owned(),
@@ -984,7 +995,19 @@ impl NoteStore {
         }
         let concrete_prefix = home.concrete_prefix();
         let mut concrete = String::new();
-        for entry in walkdir::WalkDir::new(&dir).follow_links(false).min_depth(1) {
+        // Git's own directories hold no notes (the audit skips them, and no
+        // address can name them).
+        let walk = walkdir::WalkDir::new(&dir)
+            .follow_links(false)
+            .min_depth(1)
+            .into_iter()
+            .filter_entry(|entry| {
+                !entry
+                    .file_name()
+                    .to_str()
+                    .is_some_and(|name| is_git_segment(name.strip_suffix(".md").unwrap_or(name)))
+            });
+        for entry in walk {
             let entry = entry.map_err(|e| {
                 let path = e.path().unwrap_or(&dir).to_path_buf();
                 let io = e

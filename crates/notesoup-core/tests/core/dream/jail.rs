@@ -41,34 +41,48 @@ fn outside_message(path: &str, home: &Path) -> String {
 #[test]
 fn refuses_every_path_leading_outside() {
     let fx = fixture();
-    symlink(&fx.outside, fx.home.join("linked-dir")).expect("dir symlink");
+    fs::create_dir(fx.home.join("human")).expect("human");
+    symlink(&fx.outside, fx.home.join("human/linked-dir")).expect("dir symlink");
     put(
         &fx.outside,
         "secret.md",
         "---\ncrumpledAt: 2026-01-01T00:00:00.000+00:00\n---\n",
     );
-    symlink(fx.outside.join("secret.md"), fx.home.join("linked-file.md")).expect("file symlink");
-    symlink(fx.home.join("nowhere.md"), fx.home.join("dangling.md")).expect("dangling symlink");
-    put(&fx.home, "hard.md", "x");
-    fs::hard_link(fx.home.join("hard.md"), fx.outside.join("hard.md")).expect("hard link out");
-    put(&fx.home, "twin.md", "x");
-    fs::hard_link(fx.home.join("twin.md"), fx.home.join("twin-2.md")).expect("hard link in");
+    symlink(
+        fx.outside.join("secret.md"),
+        fx.home.join("human/linked-file.md"),
+    )
+    .expect("file symlink");
+    symlink(
+        fx.home.join("human/nowhere.md"),
+        fx.home.join("human/dangling.md"),
+    )
+    .expect("dangling symlink");
+    put(&fx.home, "human/hard.md", "x");
+    fs::hard_link(fx.home.join("human/hard.md"), fx.outside.join("hard.md"))
+        .expect("hard link out");
+    put(&fx.home, "human/twin.md", "x");
+    fs::hard_link(
+        fx.home.join("human/twin.md"),
+        fx.home.join("human/twin-2.md"),
+    )
+    .expect("hard link in");
 
     let absolute_outside = fx.outside.join("x.md").display().to_string();
     let cases = [
         absolute_outside.as_str(),
         "/etc/passwd",
         "../outside/x.md",
-        "notes/../../outside/x.md",
+        "human/../../outside/x.md",
         "..",
         "",
         ".",
-        "linked-dir/x.md",
-        "linked-dir/new/deeper/x.md",
-        "linked-file.md",
-        "dangling.md",
-        "hard.md",
-        "twin.md",
+        "human/linked-dir/x.md",
+        "human/linked-dir/new/deeper/x.md",
+        "human/linked-file.md",
+        "human/dangling.md",
+        "human/hard.md",
+        "human/twin.md",
     ];
     let before_home = tree_hash(&fx.home);
     let before_outside = tree_hash(&fx.outside);
@@ -115,8 +129,12 @@ fn allows_paths_inside_including_an_in_home_symlink() {
         fx.home.join("human/alias.md"),
     )
     .expect("in-home symlink");
-    fs::create_dir(fx.home.join("project")).expect("project");
-    symlink(fx.home.join("project"), fx.home.join("proj-link")).expect("in-home dir symlink");
+    fs::create_dir_all(fx.home.join("project/p-0123abcd")).expect("project");
+    symlink(
+        fx.home.join("project/p-0123abcd"),
+        fx.home.join("human/proj-link"),
+    )
+    .expect("in-home dir symlink");
 
     let check = |path: &str, create_parent: bool, expect: PathBuf| {
         assert_eq!(
@@ -125,10 +143,14 @@ fn allows_paths_inside_including_an_in_home_symlink() {
             "{path}"
         );
     };
-    check("new.md", false, fx.home.join("new.md"));
+    check("human/new.md", false, fx.home.join("human/new.md"));
     check("human/real.md", false, fx.home.join("human/real.md"));
     check("human/alias.md", false, fx.home.join("human/real.md"));
-    check("proj-link/a.md", false, fx.home.join("project/a.md"));
+    check(
+        "human/proj-link/a.md",
+        false,
+        fx.home.join("project/p-0123abcd/a.md"),
+    );
     check(
         "human/../human/real.md",
         false,
@@ -167,9 +189,9 @@ fn allows_paths_inside_including_an_in_home_symlink() {
 #[test]
 fn missing_parents_are_only_created_when_asked() {
     let fx = fixture();
-    let refused = jail_write_path(&fx.home, "a/b/c.md", false).expect_err("missing parent");
+    let refused = jail_write_path(&fx.home, "human/b/c.md", false).expect_err("missing parent");
     assert_eq!(refused.code(), "io_error");
-    assert!(!fx.home.join("a").exists());
+    assert!(!fx.home.join("human").exists());
     let missing = fx.home.join("missing-home");
     let refused = jail_write_path(&missing, "a.md", true).expect_err("missing home");
     assert!(
@@ -255,15 +277,19 @@ fn delete_removes_only_crumpled_notes() {
 
     let missing = delete_crumpled_note(&fx.home, "human/gone.md").expect_err("missing");
     assert_eq!(missing.code(), "io_error");
-    let missing_dir = delete_crumpled_note(&fx.home, "nope/gone.md").expect_err("missing dir");
+    let missing_dir =
+        delete_crumpled_note(&fx.home, "human/nope/gone.md").expect_err("missing dir");
     assert_eq!(missing_dir.code(), "io_error");
-    assert!(!fx.home.join("nope").exists(), "delete creates no parents");
+    assert!(
+        !fx.home.join("human/nope").exists(),
+        "delete creates no parents"
+    );
 }
 
 #[test]
 fn edit_applies_unique_replacements_or_nothing() {
     let fx = fixture();
-    put(&fx.home, "note.md", "alpha beta\nbeta gamma\n");
+    put(&fx.home, "human/note.md", "alpha beta\nbeta gamma\n");
     let tools = DreamTools::new(&fx.home);
     let edit = |old: &str, new: &str| TextEdit {
         old_text: old.into(),
@@ -271,48 +297,54 @@ fn edit_applies_unique_replacements_or_nothing() {
     };
 
     let check_refusal = |edits: &[TextEdit], code: &str, message: &str| {
-        let refused = tools.edit("note.md", edits).expect_err(message);
+        let refused = tools.edit("human/note.md", edits).expect_err(message);
         assert_eq!(
             (refused.code(), refused.to_string().as_str()),
             (code, message)
         );
         assert_eq!(
-            fs::read_to_string(fx.home.join("note.md")).expect("read"),
+            fs::read_to_string(fx.home.join("human/note.md")).expect("read"),
             "alpha beta\nbeta gamma\n"
         );
     };
     check_refusal(
         &[edit("alpha", "ALPHA"), edit("", "x")],
         "no_match",
-        "edit: edit 1 of note.md has an empty oldText",
+        "edit: edit 1 of human/note.md has an empty oldText",
     );
     check_refusal(
         &[edit("alpha", "ALPHA"), edit("delta", "x")],
         "no_match",
-        "edit: oldText of edit 1 was not found in note.md",
+        "edit: oldText of edit 1 was not found in human/note.md",
     );
     check_refusal(
         &[edit("beta", "x")],
         "ambiguous_edit",
-        "edit: oldText of edit 0 occurs 2 times in note.md; include more context",
+        "edit: oldText of edit 0 occurs 2 times in human/note.md; include more context",
     );
 
     let applied = tools
-        .edit("note.md", &[edit("alpha beta", "one"), edit("one", "two")])
+        .edit(
+            "human/note.md",
+            &[edit("alpha beta", "one"), edit("one", "two")],
+        )
         .expect("edit");
-    assert_eq!(applied, "edited note.md (2 edits)");
+    assert_eq!(applied, "edited human/note.md (2 edits)");
     assert_eq!(
-        fs::read_to_string(fx.home.join("note.md")).expect("read"),
+        fs::read_to_string(fx.home.join("human/note.md")).expect("read"),
         "two\nbeta gamma\n"
     );
 
     let created = tools
-        .edit("missing.md", &[edit("a", "b")])
+        .edit("human/missing.md", &[edit("a", "b")])
         .expect_err("missing");
     assert_eq!(created.code(), "io_error");
-    assert!(!fx.home.join("missing.md").exists(), "edit never creates");
+    assert!(
+        !fx.home.join("human/missing.md").exists(),
+        "edit never creates"
+    );
 
-    let leftovers: Vec<_> = fs::read_dir(&fx.home)
+    let leftovers: Vec<_> = fs::read_dir(fx.home.join("human"))
         .expect("list")
         .map(|entry| entry.expect("entry").file_name())
         .filter(|name| name.to_string_lossy().ends_with(".tmp"))
@@ -372,5 +404,150 @@ fn read_only_tools_see_the_home() {
     assert_eq!(
         tools.read("binary.bin").expect_err("binary").code(),
         "not_text"
+    );
+}
+
+/// One case of `tests/adversarial/dreamer-paths.jsonl`.
+#[derive(serde::Deserialize)]
+struct PathCase {
+    path: String,
+    code: String,
+    ops: Vec<String>,
+    why: String,
+}
+
+fn dreamer_path_cases() -> Vec<PathCase> {
+    let corpus =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/adversarial/dreamer-paths.jsonl");
+    let text = fs::read_to_string(&corpus).expect("the dreamer-paths corpus");
+    text.lines()
+        .skip(1)
+        .map(|line| serde_json::from_str(line).expect("a corpus case"))
+        .collect()
+}
+
+/// The notes root the corpus describes: Git's directory, the dream's
+/// bookkeeping, notes in every home, and links into Git and out of the home.
+fn corpus_fixture() -> Fixture {
+    let fx = fixture();
+    put(&fx.home, ".git/config", "[core]\n");
+    put(&fx.home, ".git/HEAD", "ref: refs/heads/main\n");
+    put(&fx.home, ".git/hooks/README.md", "hooks\n");
+    put(&fx.home, ".git/info/exclude", ".dream.lock*\n");
+    put(&fx.home, "dreams/2026-01-01.md", "# Dream\n");
+    put(
+        &fx.home,
+        ".dream.lock",
+        "1 00000000-0000-0000-0000-000000000000\n",
+    );
+    put(&fx.home, ".dream.lock.last-run", "2026-01-01T00:00:00Z\n");
+    put(&fx.home, "human/prefs.md", "---\norigin: user\n---\n\nx\n");
+    put(
+        &fx.home,
+        "human/old.md",
+        "---\norigin: self\ncrumpledAt: 2026-01-01T00:00:00.000+00:00\n---\n\nx\n",
+    );
+    put(&fx.home, "human/x.txt", "x\n");
+    put(&fx.home, "human/x.md.bak", "x\n");
+    symlink(fx.home.join(".git"), fx.home.join("human/to-git")).expect("link into .git");
+    symlink(
+        fx.home.join(".git/config"),
+        fx.home.join("human/to-git-config.md"),
+    )
+    .expect("link to .git/config");
+    put(&fx.outside, "x.md", "x\n");
+    symlink(&fx.outside, fx.home.join("human/out-link")).expect("link out");
+    symlink(fx.outside.join("x.md"), fx.home.join("human/out-file.md")).expect("link out");
+    fx
+}
+
+/// Every corpus path, through every tool it lists: refusals carry the
+/// corpus's code and change nothing inside or outside the home; notes in
+/// the five homes are written, edited and deleted.
+#[test]
+fn the_dreamer_paths_corpus_is_answered_case_by_case() {
+    let cases = dreamer_path_cases();
+    assert!(cases.len() >= 60, "the corpus is read whole");
+    for case in &cases {
+        for op in &case.ops {
+            let fx = corpus_fixture();
+            let tools = DreamTools::new(&fx.home);
+            let before = (tree_hash(&fx.home), tree_hash(&fx.outside));
+            let result = match op.as_str() {
+                "write" => tools.write(&case.path, "pwned\n"),
+                "edit" => tools.edit(
+                    &case.path,
+                    &[TextEdit {
+                        old_text: "x".into(),
+                        new_text: "pwned".into(),
+                    }],
+                ),
+                "delete" => tools.delete(&case.path),
+                other => panic!("unknown op {other}"),
+            };
+            let label = format!("{op} {:?} ({})", case.path, case.why);
+            match (&result, case.code.as_str()) {
+                (Ok(_), "ok") => {}
+                (Ok(done), code) => panic!("{label}: expected {code}, got {done}"),
+                (Err(refused), code) => {
+                    assert_eq!(refused.code(), code, "{label}: {refused}");
+                    assert_eq!(
+                        (tree_hash(&fx.home), tree_hash(&fx.outside)),
+                        before,
+                        "{label}: a refusal changes nothing"
+                    );
+                    if code == "not_a_note" {
+                        let text = refused.to_string();
+                        assert!(
+                            text.starts_with(&format!(
+                                "write jail: {} is not a note the dreamer may write: ",
+                                case.path
+                            )),
+                            "{label}: {text}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The reasons a refusal gives, one per kind of path.
+#[test]
+fn jail_refusals_name_their_reason() {
+    let fx = corpus_fixture();
+    let tools = DreamTools::new(&fx.home);
+    let check = |path: &str, reason: &str| {
+        let refused = tools.write(path, "x").expect_err(path);
+        assert_eq!(
+            refused.to_string(),
+            format!("write jail: {path} is not a note the dreamer may write: {reason}")
+        );
+    };
+    check(".git/config", "the audit repository (.git) is not a note");
+    check(
+        "human/to-git/x.md",
+        "the audit repository (.git) is not a note",
+    );
+    check(
+        "dreams/x.md",
+        "the dream's own bookkeeping (dreams/, the lock and its stamp) is not a note",
+    );
+    check(
+        ".dream.lock",
+        "the dream's own bookkeeping (dreams/, the lock and its stamp) is not a note",
+    );
+    let homes = "only notes inside the five homes (pi/session/<id>/, project/<key>/, human/, agents/<slug>/, models/<slug>/) may be written";
+    check("x.md", homes);
+    check("pi/session/x.md", homes);
+    check("project/x.md", homes);
+    check("human/x.txt", "only markdown notes (.md) may be written");
+    check(
+        "human/a\nb.md",
+        "the path may not contain control, line-separator or bidirectional characters (found U+000A)",
+    );
+    assert!(
+        !fx.home.join(".git/hooks/pre-commit").exists(),
+        "no hook was planted"
     );
 }

@@ -295,11 +295,15 @@ fn a_failed_final_audit_is_appended_to_the_report_and_fails_the_run() {
 #[test]
 fn an_unwritable_report_fails_the_run_but_the_final_audit_still_runs() {
     let (_dir, home) = home_with_material();
+    // The dreamer cannot touch the dream's bookkeeping; a human's stray
+    // file can still stand where the reports directory belongs.
+    put(
+        &home,
+        "dreams",
+        "a file where the reports directory belongs\n",
+    );
     let mut runner = ScriptedRunner::new(
-        vec![Step::Write(
-            "dreams",
-            "a file where the reports directory belongs\n",
-        )],
+        vec![Step::Write("human/tidy.md", "---\norigin: self\n---\n\ntidy\n")],
         "All tidy.",
     );
     let output = run_dream(&options(&home), &mut runner);

@@ -511,9 +511,10 @@ fn size_limits() {
         .store
         .write(&"é".repeat(500_000), "x", None)
         .expect_err("path");
+    assert_eq!(error.code(), NoteErrorCode::TooLarge);
     assert_eq!(
         error.message(),
-        "note path exceeds 512 UTF-8 bytes (got 1000003)"
+        "the note's file name (with .md) is 1000003 UTF-8 bytes; the limit is 255 bytes"
     );
     let big = "x".repeat(1_000_000);
     let error = f.store.write("big", &big, None).expect_err("size");

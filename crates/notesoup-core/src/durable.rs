@@ -1,0 +1,167 @@
+//! The one durable write: a temporary file in the target's directory,
+//! written, fsynced and renamed over the target, then the directory fsynced.
+//! A crash leaves the old file or the new one, never a torn one; what it can
+//! leave besides is a temporary file, which [`temp_writer`] recognises so
+//! doctor can name it and clean it up.
+//!
+//! The temporary name is short and independent of the target's name
+//! (`.notesoup-<pid>-<32 hex>.tmp`, at most 57 bytes), so a target whose
+//! name is at the filesystem's 255-byte limit can still be written.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+const TEMP_PREFIX: &str = ".notesoup-";
+const TEMP_SUFFIX: &str = ".tmp";
+
+/// Writes `bytes` to `path` durably and atomically, fsyncing the directory
+/// after the rename.
+pub fn write(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    replace(path, bytes)?;
+    sync_dir(parent(path)?)
+}
+
+/// [`write`] without the final directory fsync, for a caller that holds the
+/// directory open and fsyncs it itself (the notes store, under its
+/// directory lock).
+pub fn replace(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let temp = temp_path(parent(path)?);
+    let written = (|| {
+        // `create_new` is O_CREAT|O_EXCL: it never follows a link planted
+        // at the temporary name.
+        let mut file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&temp)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        fs::rename(&temp, path)
+    })();
+    if written.is_err() {
+        let _ = fs::remove_file(&temp);
+    }
+    written
+}
+
+/// Flushes a directory's entries (a rename into it, a new file) to disk.
+#[cfg(unix)]
+pub fn sync_dir(dir: &Path) -> io::Result<()> {
+    File::open(dir)?.sync_all()
+}
+
+/// Directories cannot be opened for syncing off unix.
+#[cfg(not(unix))]
+pub fn sync_dir(_dir: &Path) -> io::Result<()> {
+    Ok(())
+}
+
+/// A fresh temporary path in `dir`.
+fn temp_path(dir: &Path) -> PathBuf {
+    dir.join(format!(
+        "{TEMP_PREFIX}{}-{}{TEMP_SUFFIX}",
+        std::process::id(),
+        uuid::Uuid::new_v4().simple()
+    ))
+}
+
+fn parent(path: &Path) -> io::Result<&Path> {
+    match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => Ok(dir),
+        Some(_) => Ok(Path::new(".")),
+        None => Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "a durable write needs a file path",
+        )),
+    }
+}
+
+/// The process id of the writer that left the temporary file `name`, when
+/// `name` is one of notesoup's temporary names: today's
+/// `.notesoup-<pid>-<32 hex>.tmp`, or the earlier `<note>.<pid>.<32 hex>.tmp`
+/// and `<note>.<pid>.<uuid>.tmp`.
+pub fn temp_writer(name: &str) -> Option<u32> {
+    let stem = name.strip_suffix(TEMP_SUFFIX)?;
+    if let Some(rest) = stem.strip_prefix(TEMP_PREFIX) {
+        let (pid, token) = rest.split_once('-')?;
+        return is_token(token).then(|| pid.parse().ok()).flatten();
+    }
+    let (head, token) = stem.rsplit_once('.')?;
+    let (_, pid) = head.rsplit_once('.')?;
+    if !is_token(token) {
+        return None;
+    }
+    pid.parse().ok()
+}
+
+/// A random token: 32 hex digits, with or without a UUID's hyphens.
+fn is_token(token: &str) -> bool {
+    let digits = token.chars().filter(|&c| c != '-').count();
+    digits == 32 && token.len() <= 36 && token.chars().all(|c| c == '-' || c.is_ascii_hexdigit())
+}
+
+/// Whether the process `pid` is still running. Without a process table to
+/// ask (off Linux) every writer counts as alive, so nothing is cleaned.
+pub fn writer_alive(pid: u32) -> bool {
+    if pid == std::process::id() {
+        return true;
+    }
+    let proc = Path::new("/proc");
+    if !proc.join("self").exists() {
+        return true;
+    }
+    proc.join(pid.to_string()).exists()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn temp_names_are_recognised_in_every_form() {
+        let check =
+            |name: &str, expect: Option<u32>| assert_eq!(temp_writer(name), expect, "{name}");
+        check(
+            ".notesoup-42-0123456789abcdef0123456789abcdef.tmp",
+            Some(42),
+        );
+        check("note.md.42.0123456789abcdef0123456789abcdef.tmp", Some(42));
+        check(
+            "note.md.7.01234567-89ab-cdef-0123-456789abcdef.tmp",
+            Some(7),
+        );
+        check(".notesoup-42-0123.tmp", None);
+        check(".notesoup-x-0123456789abcdef0123456789abcdef.tmp", None);
+        check("note.md", None);
+        check("notes.tmp", None);
+        check("a.b.0123456789abcdef0123456789abcdeg.tmp", None);
+    }
+
+    #[test]
+    fn a_write_replaces_and_leaves_only_the_target() {
+        let dir = tempfile::tempdir().expect("temp");
+        let target = dir.path().join(format!("{}.md", "n".repeat(252)));
+        write(&target, b"one").expect("a 255-byte name is writable");
+        write(&target, b"two").expect("replace");
+        assert_eq!(fs::read(&target).expect("read"), b"two");
+        assert_eq!(fs::read_dir(dir.path()).expect("dir").count(), 1);
+        let name = temp_path(dir.path());
+        let name = name.file_name().and_then(|n| n.to_str()).expect("utf-8");
+        assert!(name.len() <= 57, "{name}");
+        assert_eq!(temp_writer(name), Some(std::process::id()));
+    }
+
+    #[test]
+    fn a_failed_write_leaves_no_temporary_file() {
+        let dir = tempfile::tempdir().expect("temp");
+        let target = dir.path().join("note.md");
+        fs::create_dir_all(target.join("occupied")).expect("a directory in the way");
+        write(&target, b"text").expect_err("rename onto a directory");
+        assert_eq!(fs::read_dir(dir.path()).expect("dir").count(), 1);
+    }
+
+    #[test]
+    fn this_process_is_alive() {
+        assert!(writer_alive(std::process::id()));
+    }
+}
