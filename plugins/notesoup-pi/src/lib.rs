@@ -11,6 +11,8 @@
 //! - [`estimate`]: Pi's two token estimators.
 //! - [`json`]: JSON exactly as JavaScript writes it.
 //! - [`host`]: the `PiExtension` / `PiHost` boundary and Pi's event types.
+//! - [`bridge`]: `notesoup-pi serve`, the sidecar the Pi package talks to:
+//!   its JSON-lines protocol and a `PiHost` that mirrors real Pi's session.
 //! - [`reset`]: the reset lifecycle: reducer, windows, boundaries.
 //! - [`extension`]: the notesoup extension (`Notesoup`, a `PiExtension`).
 //! - [`dream`]: the dream composition: `DreamSessionHost`, `PiDreamRunner`.
@@ -20,6 +22,7 @@
 //! - `testkit` (feature `testkit`): the reference Pi host that drives the
 //!   tests and the `notesoup-pi demo` binary.
 
+pub mod bridge;
 pub mod diff;
 pub mod dream;
 pub mod estimate;

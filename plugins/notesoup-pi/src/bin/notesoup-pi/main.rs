@@ -1,5 +1,9 @@
-//! `notesoup-pi`: notesoup on the reference Pi host.
+//! `notesoup-pi`: notesoup for Pi.
 //!
+//! - `notesoup-pi serve` is the sidecar the Pi package starts: the JSON-lines
+//!   bridge on stdio (see `notesoup_pi::bridge`).
+//! - `notesoup-pi install [--dir DIR] [--print]` puts the Pi package in place
+//!   and runs `pi install DIR` (or prints the command).
 //! - `notesoup-pi demo [--notes-home DIR] [--keep]` runs the embedded
 //!   scenario as a real session in a temporary directory and narrates it:
 //!   what the model saw, the window ids, the JSONL entries written and the
@@ -11,37 +15,52 @@
 //! - `notesoup-pi dream [FLAGS] --script FILE` and `notesoup-pi dream doctor`
 //!   run core's dream with the reference host's scripted dreamer (this
 //!   binary has no real model; see `dream.rs`).
+//!
+//! `demo` and `dream` run the reference host and need the `testkit` feature.
 
+#[cfg(feature = "testkit")]
 mod demo;
+#[cfg(feature = "testkit")]
 mod dream;
 mod inspect;
+mod install;
+#[cfg(feature = "testkit")]
 mod scenario;
+mod serve;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 
-const USAGE: &str = "usage: notesoup-pi demo [--notes-home DIR] [--keep]
+const USAGE: &str = "usage: notesoup-pi serve
+       notesoup-pi install [--dir DIR] [--print]
+       notesoup-pi demo [--notes-home DIR] [--keep]
        notesoup-pi history FILE windows|list|search|read [ARGS_JSON] [--leaf ID]
        notesoup-pi context FILE [--leaf ID]
        notesoup-pi dream [--notes-home DIR] [--min-hours N] [--min-sessions N] [--force]
                          [--dreamer PATTERN] [--playbook PATH] --script FILE
        notesoup-pi dream doctor [--notes-home DIR]
 
+  serve    the sidecar the notesoup Pi package starts (JSON lines on stdio)
+  install  copy the Pi package to DIR (default ~/.local/share/notesoup/pi-package) and run
+           `pi install DIR`; --print only prints the command
   demo     run a scripted Pi session through a context-window reset and narrate it
            --notes-home DIR   keep the notes in DIR (default: inside the temporary directory)
            --keep             keep the temporary directory (session file and notes)
   history  what history_<tool> answers for a Pi session file, e.g.
            notesoup-pi history s.jsonl search '{\"query\":\"tokenizer\"}'
   context  the provider context at the leaf (default: the file's last entry), as JSON
-  dream    tidy a notes home with a scripted dreamer (no real model here); see notesoup-pi dream --help";
+  dream    tidy a notes home with a scripted dreamer (no real model here); see notesoup-pi dream --help
+  (demo and dream need a build with --features testkit)";
 
 /// The demo's options.
+#[cfg(feature = "testkit")]
 #[derive(Debug, Default)]
 struct DemoOptions {
-    notes_home: Option<PathBuf>,
+    notes_home: Option<std::path::PathBuf>,
     keep: bool,
 }
 
+#[cfg(feature = "testkit")]
 fn parse_demo(args: &[String]) -> Result<DemoOptions, String> {
     let mut options = DemoOptions::default();
     let mut args = args.iter();
@@ -52,7 +71,7 @@ fn parse_demo(args: &[String]) -> Result<DemoOptions, String> {
                 let dir = args
                     .next()
                     .ok_or_else(|| "--notes-home needs a directory".to_owned())?;
-                options.notes_home = Some(PathBuf::from(dir));
+                options.notes_home = Some(std::path::PathBuf::from(dir));
             }
             other => return Err(format!("unknown argument {other}")),
         }
@@ -89,6 +108,9 @@ fn inspect_command(command: &str, args: &[String]) -> anyhow::Result<bool> {
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
+        Some("serve") => serve::main(&args[1..]),
+        Some("install") => install::main(&args[1..]),
+        #[cfg(feature = "testkit")]
         Some("demo") => match parse_demo(&args[1..]) {
             Ok(options) => match demo::run(options.notes_home, options.keep) {
                 Ok(()) => ExitCode::SUCCESS,
@@ -110,7 +132,15 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         },
+        #[cfg(feature = "testkit")]
         Some("dream") => ExitCode::from(dream::main(&args[1..])),
+        #[cfg(not(feature = "testkit"))]
+        Some(command @ ("demo" | "dream")) => {
+            eprintln!(
+                "notesoup-pi {command} runs the reference host: build with --features testkit"
+            );
+            ExitCode::from(2)
+        }
         Some("--help" | "-h" | "help") => {
             println!("{USAGE}");
             ExitCode::SUCCESS

@@ -1,0 +1,338 @@
+// notesoup for Pi: a thin shim over the `notesoup-pi serve` sidecar.
+//
+// Everything notesoup decides happens in the sidecar. This file starts it at
+// `session_start`, forwards the events, tool calls and commands it names in
+// its handshake (one at a time, with the session state they read), performs
+// the actions it asks for while it handles them, and stops it at
+// `session_shutdown`. If the sidecar is missing or dies, Pi keeps working
+// without notesoup and shows one notice; the next `session_start` tries again.
+//
+// The protocol types come from the Rust definitions (`cargo xtask codegen`);
+// `import type` is erased at load, so the installed package needs no
+// generated file at run time.
+
+import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+import {
+  SettingsManager,
+  VERSION,
+  type ExtensionAPI,
+  type ExtensionContext,
+} from "@earendil-works/pi-coding-agent";
+
+import type {
+  Action,
+  Ready,
+  SessionState,
+  SettingsState,
+  ShimMessage,
+  SidecarMessage,
+  ToolSpec,
+} from "../../../../generated/notesoup-pi-bridge";
+
+/** Must equal the sidecar's `PROTOCOL_VERSION`. */
+const PROTOCOL = 1;
+
+/** The sidecar: `NOTESOUP_PI_BIN`, else `sidecar.json` written by `notesoup-pi install`, else PATH. */
+function sidecarCommand(): string {
+  const fromEnv = process.env.NOTESOUP_PI_BIN;
+  if (fromEnv) return fromEnv;
+  const here = dirname(fileURLToPath(import.meta.url));
+  const config = join(here, "..", "sidecar.json");
+  if (existsSync(config)) {
+    const parsed = JSON.parse(readFileSync(config, "utf8")) as { command?: unknown };
+    if (typeof parsed.command === "string" && parsed.command) return parsed.command;
+  }
+  return "notesoup-pi";
+}
+
+/** One running `notesoup-pi serve` and its line-by-line reader. */
+class Sidecar {
+  private lines: string[] = [];
+  private waiting: Array<{ resolve: (line: string) => void; reject: (error: Error) => void }> = [];
+  private buffer = "";
+  private stderr = "";
+  private exited: Error | undefined;
+
+  private constructor(private readonly child: ChildProcessWithoutNullStreams) {
+    child.stdout.setEncoding("utf8");
+    child.stdout.on("data", (chunk: string) => {
+      this.buffer += chunk;
+      let newline = this.buffer.indexOf("\n");
+      while (newline >= 0) {
+        const line = this.buffer.slice(0, newline);
+        this.buffer = this.buffer.slice(newline + 1);
+        const waiter = this.waiting.shift();
+        if (waiter) waiter.resolve(line);
+        else this.lines.push(line);
+        newline = this.buffer.indexOf("\n");
+      }
+    });
+    child.stderr.setEncoding("utf8");
+    child.stderr.on("data", (chunk: string) => {
+      // Only the tail matters: it says why the sidecar stopped.
+      this.stderr = (this.stderr + chunk).slice(-2000);
+    });
+    const fail = (error: Error) => {
+      if (this.exited) return;
+      const why = this.stderr.trim().split("\n").pop();
+      this.exited = why ? new Error(`${error.message}: ${why}`) : error;
+      for (const waiter of this.waiting.splice(0)) waiter.reject(this.exited);
+    };
+    child.on("error", fail);
+    child.on("close", (code, signal) =>
+      fail(new Error(`the sidecar exited (${signal ?? `code ${code}`})`)),
+    );
+    child.stdin.on("error", fail);
+  }
+
+  static start(): Sidecar {
+    return new Sidecar(spawn(sidecarCommand(), ["serve"], { stdio: ["pipe", "pipe", "pipe"] }));
+  }
+
+  send(message: ShimMessage): void {
+    if (this.exited) throw this.exited;
+    this.child.stdin.write(`${JSON.stringify(message)}\n`);
+  }
+
+  async next(): Promise<SidecarMessage> {
+    const line =
+      this.lines.shift() ??
+      (await new Promise<string>((resolve, reject) => {
+        if (this.exited) reject(this.exited);
+        else this.waiting.push({ resolve, reject });
+      }));
+    return JSON.parse(line) as SidecarMessage;
+  }
+
+  stop(): void {
+    this.child.stdin.end();
+    this.child.kill();
+  }
+}
+
+export default function notesoup(pi: ExtensionAPI): void {
+  let sidecar: Sidecar | undefined;
+  let ready: Ready | undefined;
+  /** Why notesoup is off until the next `session_start`, once shown. */
+  let unavailable: string | undefined;
+  /** The mirror the sidecar holds: session id and how many entries it has. */
+  let mirror = { sessionId: "", sent: 0 };
+  let nextEvent = 0;
+  /** Events run one at a time: Pi awaits handlers, but tools may run in parallel. */
+  let queue: Promise<unknown> = Promise.resolve();
+  const subscribed = new Set<string>(["session_start", "session_shutdown"]);
+  const registeredTools = new Set<string>();
+  const registeredCommands = new Set<string>();
+
+  function settings(ctx: ExtensionContext): SettingsState {
+    try {
+      // Pi's effective settings (project over global, the project only when
+      // trusted) and its own resolution of the compaction settings.
+      const merged = pi.getSettings();
+      const compaction = SettingsManager.inMemory(merged).getCompactionSettings(ctx.model);
+      return { global: merged, project: {}, compaction };
+    } catch (error) {
+      return { global: {}, project: {}, error: String(error) };
+    }
+  }
+
+  function state(ctx: ExtensionContext): SessionState {
+    const sm = ctx.sessionManager;
+    const sessionId = sm.getSessionId();
+    const entries = sm.getEntries();
+    const from =
+      sessionId === mirror.sessionId && entries.length >= mirror.sent ? mirror.sent : 0;
+    mirror = { sessionId, sent: entries.length };
+    const model = ctx.model;
+    return {
+      sessionId,
+      header: sm.getHeader() ?? null,
+      entriesFrom: from,
+      entries: entries.slice(from),
+      leafId: sm.getLeafId() ?? undefined,
+      cwd: ctx.cwd,
+      sessionFile: sm.getSessionFile(),
+      idle: ctx.isIdle(),
+      pendingMessages: ctx.hasPendingMessages(),
+      signalAborted: ctx.signal?.aborted ?? false,
+      contextUsage: ctx.getContextUsage(),
+      model: model && {
+        provider: model.provider,
+        id: model.id,
+        contextWindow: model.contextWindow ?? 0,
+        maxTokens: model.maxTokens ?? 0,
+      },
+      settings: settings(ctx),
+      projectTrusted: ctx.isProjectTrusted(),
+    };
+  }
+
+  function perform(action: Action, ctx: ExtensionContext): string | undefined {
+    try {
+      switch (action.kind) {
+        case "appendEntry":
+          pi.appendEntry(action.args.customType, action.args.data);
+          break;
+        case "sendMessage":
+          // Never awaited: a run it starts must not wait for this handler.
+          pi.sendMessage(
+            action.args.message as Parameters<ExtensionAPI["sendMessage"]>[0],
+            action.args.options as Parameters<ExtensionAPI["sendMessage"]>[1],
+          );
+          break;
+        case "notify":
+          ctx.ui.notify(action.args.message, action.args.level);
+          break;
+        case "abort":
+          ctx.abort();
+          break;
+      }
+      return undefined;
+    } catch (error) {
+      return error instanceof Error ? error.message : String(error);
+    }
+  }
+
+  function giveUp(why: string, ctx: ExtensionContext | undefined): void {
+    sidecar?.stop();
+    sidecar = undefined;
+    ready = undefined;
+    if (unavailable === undefined) {
+      unavailable = why;
+      ctx?.ui.notify(`notesoup unavailable: ${why}`, "warning");
+    }
+  }
+
+  /** One exchange: the event, the actions it asks for, its result. */
+  async function exchange(name: string, payload: unknown, ctx: ExtensionContext): Promise<unknown> {
+    const current = sidecar;
+    if (!current || !ready) return undefined;
+    const id = ++nextEvent;
+    current.send({ type: "event", body: { id, name, payload, state: state(ctx) } });
+    for (;;) {
+      const message = await current.next();
+      if (message.type === "action") {
+        const error = perform(message.body.action, ctx);
+        current.send({
+          type: "actionResult",
+          body: { id: message.body.id, error, state: state(ctx) },
+        });
+      } else if (message.type === "result" && message.body.id === id) {
+        if (message.body.error) throw new HandlerError(message.body.error);
+        return message.body.value ?? undefined;
+      } else {
+        throw new Error(`protocol error: unexpected ${message.type}`);
+      }
+    }
+  }
+
+  /** Queues an exchange; a broken sidecar turns notesoup off, Pi carries on. */
+  function forward(name: string, payload: unknown, ctx: ExtensionContext): Promise<unknown> {
+    const run = queue.then(async () => {
+      try {
+        return await exchange(name, payload, ctx);
+      } catch (error) {
+        if (error instanceof HandlerError) throw error;
+        giveUp(error instanceof Error ? error.message : String(error), ctx);
+        return undefined;
+      }
+    });
+    queue = run.catch(() => undefined);
+    return run;
+  }
+
+  function register(spec: Ready): void {
+    for (const tool of spec.tools) {
+      if (registeredTools.has(tool.name)) continue;
+      registeredTools.add(tool.name);
+      registerTool(tool);
+    }
+    for (const command of spec.commands) {
+      if (registeredCommands.has(command.name)) continue;
+      registeredCommands.add(command.name);
+      pi.registerCommand(command.name, {
+        description: command.description,
+        handler: async (args, ctx) => {
+          if (!ready) {
+            ctx.ui.notify(`notesoup unavailable: ${unavailable ?? "the sidecar is not running"}`, "warning");
+            return;
+          }
+          await forward("command", { name: command.name, args }, ctx);
+        },
+      });
+    }
+    for (const event of spec.events) {
+      if (subscribed.has(event)) continue;
+      subscribed.add(event);
+      // Each event's payload and result are Pi's own shapes; the sidecar
+      // decodes them, so one generic handler serves every event.
+      const on = pi.on as (name: string, handler: (event: unknown, ctx: ExtensionContext) => unknown) => void;
+      on(event, (payload, ctx) => forward(event, payload, ctx));
+    }
+  }
+
+  function registerTool(tool: ToolSpec): void {
+    pi.registerTool({
+      name: tool.name,
+      label: tool.label,
+      description: tool.description,
+      promptSnippet: tool.promptSnippet,
+      promptGuidelines: tool.promptGuidelines,
+      parameters: tool.parameters as Parameters<ExtensionAPI["registerTool"]>[0]["parameters"],
+      executionMode: tool.executionMode,
+      async execute(toolCallId, params, _signal, _onUpdate, ctx) {
+        if (!ready) throw new Error(`notesoup unavailable: ${unavailable ?? "the sidecar is not running"}`);
+        const result = await forward("execute_tool", { toolCallId, name: tool.name, params }, ctx);
+        if (result === undefined) throw new Error(`notesoup unavailable: ${unavailable ?? "no result"}`);
+        return result as Awaited<ReturnType<Parameters<ExtensionAPI["registerTool"]>[0]["execute"]>>;
+      },
+    });
+  }
+
+  async function start(ctx: ExtensionContext): Promise<void> {
+    sidecar?.stop();
+    sidecar = undefined;
+    ready = undefined;
+    unavailable = undefined;
+    mirror = { sessionId: "", sent: 0 };
+    try {
+      const started = Sidecar.start();
+      started.send({ type: "hello", body: { protocol: PROTOCOL, piVersion: VERSION } });
+      const answer = await started.next();
+      if (answer.type === "refused") {
+        started.stop();
+        giveUp(answer.body.message, ctx);
+        return;
+      }
+      if (answer.type !== "ready" || answer.body.protocol !== PROTOCOL) {
+        started.stop();
+        giveUp(`the sidecar speaks another protocol (${JSON.stringify(answer).slice(0, 200)})`, ctx);
+        return;
+      }
+      sidecar = started;
+      ready = answer.body;
+      register(answer.body);
+    } catch (error) {
+      giveUp(error instanceof Error ? error.message : String(error), ctx);
+    }
+  }
+
+  pi.on("session_start", async (event, ctx) => {
+    await (queue = queue.then(() => start(ctx)).catch(() => undefined));
+    await forward("session_start", event, ctx);
+  });
+
+  pi.on("session_shutdown", async (event, ctx) => {
+    await forward("session_shutdown", event, ctx);
+    sidecar?.stop();
+    sidecar = undefined;
+    ready = undefined;
+  });
+}
+
+/** The sidecar's handler failed: Pi reports it as the handler's error. */
+class HandlerError extends Error {}

@@ -1,0 +1,47 @@
+//! `notesoup-pi serve`: the sidecar the Pi package starts at `session_start`.
+//!
+//! It loads nothing before the handshake (the session arrives with the first
+//! event), so Pi waits only for process start. stdout carries only protocol
+//! lines; diagnostics go to stderr, which the shim shows when it gives up.
+
+use std::process::ExitCode;
+
+use notesoup_pi::bridge::{BridgeError, serve};
+use notesoup_pi::extension::{Notesoup, NotesoupConfig};
+use notesoup_pi::host::PiExtension;
+
+pub fn main(args: &[String]) -> ExitCode {
+    if !args.is_empty() {
+        eprintln!("notesoup-pi serve takes no arguments (it speaks JSON lines on stdio)");
+        return ExitCode::from(2);
+    }
+    let mut stdin = std::io::stdin().lock();
+    let mut stdout = std::io::stdout().lock();
+    let outcome = serve(
+        &mut stdin,
+        &mut stdout,
+        Box::new(|level| {
+            let config =
+                NotesoupConfig::from_env(|name| std::env::var(name).ok()).ok_or_else(|| {
+                    (
+                        "no_notes_home".to_owned(),
+                        "no notes root: set PI_NOTES_HOME or HOME".to_owned(),
+                    )
+                })?;
+            let extension = Notesoup::new(config, level)
+                .map_err(|error| (error.code().to_owned(), error.to_string()))?;
+            Ok(Box::new(extension) as Box<dyn PiExtension>)
+        }),
+    );
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(BridgeError::Refused { code, message }) => {
+            eprintln!("notesoup-pi serve: refused ({code}): {message}");
+            ExitCode::from(3)
+        }
+        Err(error) => {
+            eprintln!("notesoup-pi serve: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}

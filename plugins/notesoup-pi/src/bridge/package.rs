@@ -1,0 +1,22 @@
+//! The Pi package (`plugins/notesoup-pi/package/`), embedded so that
+//! `notesoup-pi install` can write it from an installed binary. The skills
+//! are core's assets; the package folder holds byte-identical copies (a test
+//! checks them), so `pi install <checkout>/plugins/notesoup-pi/package` works
+//! too.
+
+use notesoup_core::dream::{DREAM_SKILL, MEMORY_SKILL};
+
+/// `package.json` with the `pi` manifest.
+pub const PACKAGE_JSON: &str = include_str!("../../package/package.json");
+/// The shim Pi loads (through jiti: TypeScript needs no build step).
+pub const SHIM: &str = include_str!("../../package/extensions/notesoup.ts");
+
+/// Every file of the package, by path relative to its folder.
+pub fn files() -> Vec<(&'static str, &'static str)> {
+    vec![
+        ("package.json", PACKAGE_JSON),
+        ("extensions/notesoup.ts", SHIM),
+        ("skills/memory/SKILL.md", MEMORY_SKILL),
+        ("skills/dream/SKILL.md", DREAM_SKILL),
+    ]
+}

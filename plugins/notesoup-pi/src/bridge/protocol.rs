@@ -1,0 +1,317 @@
+//! The JSON-lines protocol between the Pi package's shim and `notesoup-pi
+//! serve`: one JSON object per line on the sidecar's stdin and stdout.
+//!
+//! These types are the single source of truth for both sides: `cargo xtask
+//! codegen` turns every `#[typeshare]` item here into
+//! `generated/notesoup-pi-bridge.d.ts`, which the shim imports, so a change
+//! here that the shim does not follow fails its type check.
+//!
+//! Exchange (version [`PROTOCOL_VERSION`]):
+//! 1. the shim sends `hello`; the sidecar answers `ready` (tools, commands,
+//!    the events to forward) or `refused` (then exits);
+//! 2. for each Pi event, tool call or command the shim sends `event` with the
+//!    session state; while handling it the sidecar may send `action`
+//!    requests, each answered by one `actionResult` (with the state after the
+//!    action) before anything else; then it sends the event's `result`.
+//!
+//! Payloads that are Pi's own objects (entries, messages, event payloads,
+//! results) travel as Pi writes them and are typed `unknown` on the shim's
+//! side: the shim forwards them, it never interprets them.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use typeshare::typeshare;
+
+/// The protocol version both sides must speak. Raise it on any change that
+/// an older shim or sidecar could misread.
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// A line from the shim to the sidecar.
+#[typeshare]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", content = "body", rename_all = "camelCase")]
+pub enum ShimMessage {
+    /// The first line: who is calling.
+    Hello(Hello),
+    /// A Pi event, tool call or command to handle.
+    Event(EventRequest),
+    /// The answer to the sidecar's latest `action`.
+    ActionResult(ActionResult),
+}
+
+/// A line from the sidecar to the shim.
+#[typeshare]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", content = "body", rename_all = "camelCase")]
+pub enum SidecarMessage {
+    /// The handshake succeeded.
+    Ready(Ready),
+    /// The handshake failed; the sidecar exits after this line.
+    Refused(Refused),
+    /// Perform a Pi action and answer with `actionResult`.
+    Action(ActionRequest),
+    /// The result of the current event.
+    Result(EventResult),
+}
+
+/// `hello`: the shim's protocol version and the Pi it runs in.
+#[typeshare]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Hello {
+    /// [`PROTOCOL_VERSION`] of the shim.
+    pub protocol: u32,
+    /// Pi's `VERSION`, e.g. `"1.6.0"`.
+    pub pi_version: String,
+}
+
+/// `ready`: what the shim registers with Pi.
+#[typeshare]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Ready {
+    /// The sidecar's [`PROTOCOL_VERSION`].
+    pub protocol: u32,
+    /// notesoup's version.
+    pub version: String,
+    /// The tools, in registration order.
+    pub tools: Vec<ToolSpec>,
+    /// The commands.
+    pub commands: Vec<CommandSpec>,
+    /// The Pi events to forward (`pi.on(name, …)`), in order.
+    pub events: Vec<String>,
+}
+
+/// `refused`: why the sidecar cannot serve this Pi.
+#[typeshare]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Refused {
+    /// The sidecar's [`PROTOCOL_VERSION`].
+    pub protocol: u32,
+    /// A stable code (`protocol_mismatch`, `host_too_old`, `no_notes_home`).
+    pub code: String,
+    /// One line for the user.
+    pub message: String,
+}
+
+/// A tool for `pi.registerTool`.
+#[typeshare]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolSpec {
+    /// The name the model calls.
+    pub name: String,
+    /// A label for the UI.
+    pub label: String,
+    /// What the model reads about it.
+    pub description: String,
+    /// A one-line prompt snippet.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_snippet: Option<String>,
+    /// Prompt guidelines.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_guidelines: Option<Vec<String>>,
+    /// JSON Schema of the arguments.
+    #[typeshare(typescript(type = "Record<string, unknown>"))]
+    pub parameters: Value,
+    /// `"sequential"` or `"parallel"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[typeshare(typescript(type = "\"sequential\" | \"parallel\""))]
+    pub execution_mode: Option<String>,
+}
+
+/// A command for `pi.registerCommand`.
+#[typeshare]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CommandSpec {
+    /// The name, without the slash.
+    pub name: String,
+    /// Shown in the command list.
+    pub description: String,
+}
+
+/// `event`: one thing for the extension to handle.
+#[typeshare]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EventRequest {
+    /// Chosen by the shim; echoed by the `result`.
+    pub id: u32,
+    /// A Pi event name from `ready.events`, or `execute_tool` (payload
+    /// `{toolCallId, name, params}`) or `command` (payload `{name, args}`).
+    pub name: String,
+    /// The event object as Pi passed it to the handler.
+    #[typeshare(typescript(type = "unknown"))]
+    pub payload: Value,
+    /// The session as the handler's `ctx` sees it.
+    pub state: SessionState,
+}
+
+/// What the extension reads from `ctx` and the session manager, sent with
+/// every event and after every action.
+#[typeshare]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionState {
+    /// `getSessionId()`. A new id starts a fresh mirror.
+    pub session_id: String,
+    /// `getHeader()`.
+    #[serde(default)]
+    #[typeshare(typescript(type = "unknown"))]
+    pub header: Value,
+    /// Index in `getEntries()` of `entries[0]`; the mirror drops everything
+    /// from there on before appending (0 sends the whole session).
+    pub entries_from: u32,
+    /// `getEntries().slice(entriesFrom)`.
+    #[typeshare(typescript(type = "unknown[]"))]
+    pub entries: Vec<Value>,
+    /// `getLeafId()`.
+    #[serde(default)]
+    pub leaf_id: Option<String>,
+    /// `getCwd()`.
+    pub cwd: String,
+    /// `getSessionFile()`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_file: Option<String>,
+    /// `ctx.isIdle()`.
+    pub idle: bool,
+    /// `ctx.hasPendingMessages()`.
+    pub pending_messages: bool,
+    /// `ctx.signal?.aborted`.
+    pub signal_aborted: bool,
+    /// `ctx.getContextUsage()` (`{tokens, contextWindow, percent}`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[typeshare(typescript(type = "unknown"))]
+    pub context_usage: Option<Value>,
+    /// `ctx.model` as `{provider, id, contextWindow, maxTokens}`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[typeshare(typescript(type = "unknown"))]
+    pub model: Option<Value>,
+    /// The settings, or why they could not be read.
+    pub settings: SettingsState,
+    /// `ctx.isProjectTrusted()`.
+    pub project_trusted: bool,
+}
+
+/// Pi's settings records and the compaction settings for the model.
+#[typeshare]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SettingsState {
+    /// Global settings (`{}` when unknown).
+    #[serde(default)]
+    #[typeshare(typescript(type = "unknown"))]
+    pub global: Value,
+    /// Project settings (`{}` when not trusted).
+    #[serde(default)]
+    #[typeshare(typescript(type = "unknown"))]
+    pub project: Value,
+    /// `getCompactionSettings(model)`: `{enabled, reserveTokens, keepRecentTokens}`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[typeshare(typescript(type = "unknown"))]
+    pub compaction: Option<Value>,
+    /// Set when Pi threw while reading them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// `action`: a Pi action the shim performs before the event's result.
+#[typeshare]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ActionRequest {
+    /// Chosen by the sidecar; echoed by `actionResult`.
+    pub id: u32,
+    /// What to do.
+    pub action: Action,
+}
+
+/// The actions, named after Pi's API.
+#[typeshare]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", content = "args", rename_all = "camelCase")]
+pub enum Action {
+    /// `pi.appendEntry(customType, data)`; answers the new leaf id.
+    AppendEntry(AppendEntryArgs),
+    /// `pi.sendMessage(message, options)`; never waits for the run it starts.
+    SendMessage(SendMessageArgs),
+    /// `ctx.ui.notify(message, level)`.
+    Notify(NotifyArgs),
+    /// `ctx.abort()`.
+    Abort(AbortArgs),
+}
+
+/// Arguments of `appendEntry`.
+#[typeshare]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AppendEntryArgs {
+    /// The entry's custom type.
+    pub custom_type: String,
+    /// Its data.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[typeshare(typescript(type = "unknown"))]
+    pub data: Option<Value>,
+}
+
+/// Arguments of `sendMessage`.
+#[typeshare]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SendMessageArgs {
+    /// `{customType, content, display, details?}`.
+    #[typeshare(typescript(type = "unknown"))]
+    pub message: Value,
+    /// `{triggerTurn?, deliverAs?}`.
+    #[typeshare(typescript(type = "unknown"))]
+    pub options: Value,
+}
+
+/// Arguments of `notify`.
+#[typeshare]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NotifyArgs {
+    /// The notice.
+    pub message: String,
+    /// `"info"`, `"warning"` or `"error"`.
+    #[typeshare(typescript(type = "\"info\" | \"warning\" | \"error\""))]
+    pub level: String,
+}
+
+/// Arguments of `abort` (none).
+#[typeshare]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AbortArgs {}
+
+/// `actionResult`: how the action went and the session after it.
+#[typeshare]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ActionResult {
+    /// The `action`'s id.
+    pub id: u32,
+    /// Set when Pi threw.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// The session after the action.
+    pub state: SessionState,
+}
+
+/// `result`: what the handler returns to Pi.
+#[typeshare]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EventResult {
+    /// The `event`'s id.
+    pub id: u32,
+    /// The handler's return value (`null`: return nothing). For
+    /// `execute_tool`, an `AgentToolResult`; for `command`, `null`.
+    #[typeshare(typescript(type = "unknown"))]
+    pub value: Value,
+    /// Set when the handler failed; the shim throws it, so Pi reports it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}

@@ -1,0 +1,168 @@
+// Drives real Pi 1.6.0 (the SDK's own agent loop) with the notesoup package
+// loaded from its folder through Pi's package discovery, as `pi install <dir>`
+// records it (the `packages` setting). Only the model is scripted: pi-ai's
+// faux provider answers from the plan.
+//
+// usage: node driver.mjs PLAN.json   (NOTESOUP_PI_NODE_MODULES must be set)
+//
+// The plan: {packageDir, agentDir, cwd, sessionDir, resume?, contextWindow,
+// settings?, steps: [...]}. A step is one of
+//   {respond: [reply...]}        queue model replies; a reply is
+//                                {text?, tools?: [{name, args, id?}], error?, stopReason?}
+//   {prompt: "text"}             session.prompt (commands like /fresh-window included)
+//   {compact: true}              session.compact() (a manual /compact)
+//   {killSidecar: true}          SIGKILL the notesoup-pi child process
+//   {shutdown: true}             session_shutdown, as Pi emits it on quit
+// The report on stdout: {sessionFile, requests, notices, errors, compactError}.
+
+import { execFileSync } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+
+const plan = JSON.parse(fs.readFileSync(process.argv[2], "utf8"));
+const nodeModules = process.env.NOTESOUP_PI_NODE_MODULES;
+if (!nodeModules) throw new Error("NOTESOUP_PI_NODE_MODULES is not set");
+const load = (rel) => import(pathToFileURL(path.join(nodeModules, rel)).href);
+const sdk = await load("@earendil-works/pi-coding-agent/dist/index.js");
+const piAi = await load("@earendil-works/pi-ai/dist/index.js");
+const { emitSessionShutdownEvent } = await load(
+  "@earendil-works/pi-coding-agent/dist/core/extensions/runner.js",
+);
+
+// What `pi install <dir>` writes: the package path in the global settings.
+const settingsFile = path.join(plan.agentDir, "settings.json");
+fs.mkdirSync(plan.agentDir, { recursive: true });
+fs.writeFileSync(
+  settingsFile,
+  JSON.stringify({ ...(plan.settings ?? {}), packages: [plan.packageDir] }, null, 2),
+);
+
+const requests = [];
+const notices = [];
+const errors = [];
+
+function text(content) {
+  if (typeof content === "string") return content;
+  return (content ?? [])
+    .map((block) =>
+      block.type === "text"
+        ? block.text
+        : block.type === "toolCall"
+          ? `[call ${block.name} ${JSON.stringify(block.arguments)}]`
+          : `[${block.type}]`,
+    )
+    .join("\n");
+}
+
+const faux = piAi.fauxProvider({
+  api: "faux",
+  provider: "faux",
+  models: [{ id: "faux-1", contextWindow: plan.contextWindow ?? 200000, maxTokens: 8192 }],
+  tokenSize: { min: 100000, max: 100000 },
+});
+const modelRuntime = await sdk.ModelRuntime.create({
+  authPath: path.join(plan.agentDir, "auth.json"),
+  modelsPath: null,
+  refreshOnCreate: false,
+});
+modelRuntime.registerNativeProvider(faux.provider);
+
+let callId = 0;
+function reply(step) {
+  return (context) => {
+    requests.push(context.messages.map((m) => ({ role: m.role, text: text(m.content) })));
+    const blocks = [];
+    if (step.text !== undefined) blocks.push(piAi.fauxText(step.text));
+    for (const tool of step.tools ?? []) {
+      callId += 1;
+      blocks.push(piAi.fauxToolCall(tool.name, tool.args ?? {}, { id: tool.id ?? `call_${callId}` }));
+    }
+    const stopReason =
+      step.stopReason ?? (step.error ? "error" : step.tools?.length ? "toolUse" : "stop");
+    return piAi.fauxAssistantMessage(blocks.length ? blocks : "", {
+      stopReason,
+      errorMessage: step.error,
+    });
+  };
+}
+
+const settingsManager = sdk.SettingsManager.create(plan.cwd, plan.agentDir);
+const resourceLoader = new sdk.DefaultResourceLoader({
+  cwd: plan.cwd,
+  agentDir: plan.agentDir,
+  settingsManager,
+  noContextFiles: true,
+  systemPrompt: "You are the notesoup real-Pi test agent.",
+});
+await resourceLoader.reload();
+const loaded = resourceLoader.getExtensions();
+for (const error of loaded.errors) errors.push(`load: ${error.path}: ${error.error}`);
+if (!loaded.extensions.some((e) => e.path.startsWith(plan.packageDir))) {
+  throw new Error(`Pi did not load the package from ${plan.packageDir}`);
+}
+
+const sessionManager = plan.resume
+  ? sdk.SessionManager.open(plan.resume, plan.sessionDir, plan.cwd)
+  : sdk.SessionManager.create(plan.cwd, plan.sessionDir);
+const { session } = await sdk.createAgentSession({
+  cwd: plan.cwd,
+  agentDir: plan.agentDir,
+  model: faux.getModel(),
+  thinkingLevel: "off",
+  modelRuntime,
+  resourceLoader,
+  noTools: "builtin",
+  sessionManager,
+  settingsManager,
+  sessionStartEvent: plan.resume ? { type: "session_start", reason: "resume" } : undefined,
+});
+await session.bindExtensions({
+  uiContext: {
+    notify: (message, level) => notices.push({ level: level ?? "info", message }),
+  },
+  onError: (error) => errors.push(`${error.event}: ${error.error}`),
+});
+
+let compactError;
+for (const step of plan.steps) {
+  if (step.respond) faux.appendResponses(step.respond.map(reply));
+  else if (step.prompt !== undefined) await session.prompt(step.prompt);
+  else if (step.compact) {
+    try {
+      await session.compact();
+    } catch (error) {
+      compactError = error instanceof Error ? error.message : String(error);
+    }
+  } else if (step.killSidecar) {
+    const children = execFileSync("ps", ["--ppid", String(process.pid), "-o", "pid=,comm="], {
+      encoding: "utf8",
+    });
+    const sidecar = children
+      .split("\n")
+      .map((line) => line.trim().split(/\s+/))
+      .find(([, comm]) => comm === "notesoup-pi");
+    if (!sidecar) throw new Error(`no notesoup-pi child to kill:\n${children}`);
+    const pid = Number(sidecar[0]);
+    process.kill(pid, "SIGKILL");
+    // Wait until the process is dead (a zombie or gone), not for a time.
+    const dead = () => {
+      try {
+        return /^State:\s+Z/m.test(fs.readFileSync(`/proc/${pid}/status`, "utf8"));
+      } catch {
+        return true;
+      }
+    };
+    while (!dead()) await new Promise((resolve) => setImmediate(resolve));
+  } else if (step.shutdown) {
+    await emitSessionShutdownEvent(session.extensionRunner, { type: "session_shutdown", reason: "quit" });
+  } else throw new Error(`unknown step ${JSON.stringify(step)}`);
+  await session.waitForIdle?.();
+}
+const pending = faux.getPendingResponseCount();
+const sessionFile = session.sessionManager.getSessionFile();
+await emitSessionShutdownEvent(session.extensionRunner, { type: "session_shutdown", reason: "quit" });
+session.dispose();
+process.stdout.write(
+  `${JSON.stringify({ sessionFile, requests, notices, errors, compactError, pendingResponses: pending })}\n`,
+);
