@@ -279,20 +279,14 @@ pub(crate) fn check_virtual_path(path: &str) -> Result<(), NoteError> {
     check_hygiene(path)
 }
 
-/// The rules that keep a path inside its home: non-empty; no NUL, `\` or
-/// `@`; no leading `/`; no empty, `.` or `..` segments; no `.git` segment.
+/// The rules that keep a path inside its home: non-empty; no NUL; no
+/// leading `/`; no empty, `.` or `..` segments; no `.git` segment.
 fn check_structure(path: &str) -> Result<(), NoteError> {
     if path.is_empty() {
         return Err(invalid_address("the path is empty"));
     }
     if path.contains('\0') {
         return Err(invalid_address("the path may not contain NUL"));
-    }
-    if path.contains('\\') {
-        return Err(invalid_address("the path may not contain \\ (use /)"));
-    }
-    if path.contains('@') {
-        return Err(invalid_address("the path part may not contain @"));
     }
     if path.starts_with('/') {
         return Err(invalid_address("the path may not start with /"));
@@ -314,10 +308,16 @@ fn check_structure(path: &str) -> Result<(), NoteError> {
     Ok(())
 }
 
-/// The rules that keep a name printable and writable: no control,
-/// separator or bidirectional characters, no name over
-/// [`MAX_SEGMENT_BYTES`].
+/// The rules of an address's own syntax and of a printable, writable name:
+/// no `\` or `@`; no control, separator or bidirectional characters; no
+/// name over [`MAX_SEGMENT_BYTES`].
 fn check_hygiene(path: &str) -> Result<(), NoteError> {
+    if path.contains('\\') {
+        return Err(invalid_address("the path may not contain \\ (use /)"));
+    }
+    if path.contains('@') {
+        return Err(invalid_address("the path part may not contain @"));
+    }
     if let Some(c) = path.chars().find(|&c| is_forbidden_char(c)) {
         return Err(invalid_address(&format!(
             "the path may not contain control, line-separator or bidirectional characters (found U+{:04X})",

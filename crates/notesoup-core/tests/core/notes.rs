@@ -4,6 +4,7 @@ mod address;
 mod concurrency;
 mod escape;
 mod format;
+mod hygiene;
 mod identity;
 mod listing;
 mod props;

@@ -198,3 +198,124 @@ fn a_missing_home_is_a_finding_and_is_not_created() {
     );
     assert!(!home.exists());
 }
+
+/// A temporary file name of a write by `pid`.
+fn temp_name(pid: u32) -> String {
+    format!(".notesoup-{pid}-0123456789abcdef0123456789abcdef.tmp")
+}
+
+/// A process id that is not running (the kernel's limit is far below it).
+const GONE: u32 = 999_999_999;
+
+#[test]
+fn doctor_names_hygiene_problems_by_name() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let home = dir.path();
+    put(home, "human/ok.md", GOOD);
+    put(home, "human/a\nforged: row.md", GOOD);
+    put(home, "human/rlo\u{202e}dm.md", GOOD);
+    put(home, "human/.git/config", "[core]\n");
+    put(home, "human/.GIT.md", GOOD);
+    put(home, &format!("human/{}", temp_name(GONE)), "partial");
+    put(
+        home,
+        &format!("human/{}", temp_name(std::process::id())),
+        "partial",
+    );
+    put(
+        home,
+        "human/ok.md.999999998.0123456789abcdef0123456789abcdef.tmp",
+        "old form",
+    );
+    put(
+        home,
+        "human/big.md",
+        &format!("{GOOD}{}\n", "x".repeat(1_000_000)),
+    );
+    let before = tree_hash(home);
+    let report = doctor(home);
+    assert_eq!(tree_hash(home), before, "doctor never writes");
+    let found: Vec<String> = report
+        .findings
+        .iter()
+        .map(|finding| format!("{}: {}", finding.path, finding.message))
+        .collect();
+    let me = std::process::id();
+    let expected = [
+        format!("human/{}: temporary file of an interrupted write; its writer (process {GONE}) is gone, `doctor clean --apply` removes it", temp_name(GONE)),
+        format!("human/{}: temporary file of a write in progress or interrupted; its writer (process {me}) is still running", temp_name(me)),
+        "human/.GIT.md: Git directory or .git note inside a home; the audit skips it and no address can name it".to_owned(),
+        "human/.git: Git directory or .git note inside a home; the audit skips it and no address can name it".to_owned(),
+        "human/a\\u{a}forged: row.md: name holds a control, line-separator or bidirectional character; no address can name it, rename it by hand".to_owned(),
+        format!(
+            "human/big.md: note is {} bytes, over the 1000000-byte limit; split it by topic",
+            GOOD.len() + 1_000_001
+        ),
+        "human/ok.md.999999998.0123456789abcdef0123456789abcdef.tmp: temporary file of an interrupted write; its writer (process 999999998) is gone, `doctor clean --apply` removes it".to_owned(),
+        "human/rlo\\u{202e}dm.md: name holds a control, line-separator or bidirectional character; no address can name it, rename it by hand".to_owned(),
+    ];
+    let mut found_sorted = found.clone();
+    found_sorted.sort();
+    let mut expected_sorted: Vec<String> = expected.to_vec();
+    expected_sorted.sort();
+    assert_eq!(found_sorted, expected_sorted, "{found:#?}");
+    let printed = render_output(&report.output(), home);
+    assert!(!printed.contains('\u{202e}'), "{printed}");
+    assert!(!printed.contains("a\nforged"), "{printed}");
+}
+
+#[test]
+fn clean_removes_only_stale_temporary_files_of_gone_writers() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let home = dir.path();
+    let stale = format!("human/{}", temp_name(GONE));
+    let running = format!("human/{}", temp_name(std::process::id()));
+    let fresh = format!("project/p-0123abcd/{}", temp_name(GONE - 1));
+    put(home, "human/ok.md", GOOD);
+    put(home, &stale, "partial");
+    put(home, &running, "partial");
+    put(home, &fresh, "partial");
+    put(home, ".git/objects/x.tmp", "git's own");
+    put(home, &format!(".git/{}", temp_name(GONE)), "never entered");
+    put(home, "human/unrelated.tmp", "not ours");
+    let now = std::time::SystemTime::now();
+    let old = now - std::time::Duration::from_secs(3600);
+    for path in [&stale, &running] {
+        super::support::set_mtime(&home.join(path), old);
+    }
+    // `fresh` is seconds old: a slow writer may still be at it.
+
+    let before = tree_hash(home);
+    let dry = notesoup_core::dream::clean_temp_files(home, false, now);
+    assert_eq!(tree_hash(home), before, "a dry run removes nothing");
+    assert_eq!(dry.files, [(stale.clone(), Ok(()))]);
+    let printed = render_output(&dry.output(), home);
+    assert_eq!(
+        printed,
+        format!(
+            "stdout: would remove {stale}\nstdout: doctor clean: 1 stale temporary file; run again with --apply to remove it\nexit 0\n"
+        )
+    );
+
+    let applied = notesoup_core::dream::clean_temp_files(home, true, now);
+    assert_eq!(applied.files, [(stale.clone(), Ok(()))]);
+    assert!(!home.join(&stale).exists());
+    for kept in [
+        &running,
+        &fresh,
+        &"human/ok.md".to_owned(),
+        &"human/unrelated.tmp".to_owned(),
+    ] {
+        assert!(home.join(kept).exists(), "{kept} is kept");
+    }
+    assert!(
+        home.join(".git").join(temp_name(GONE)).exists(),
+        ".git is never entered"
+    );
+    let again = notesoup_core::dream::clean_temp_files(home, true, now);
+    assert!(again.files.is_empty());
+    assert_eq!(
+        render_output(&again.output(), home),
+        "stdout: doctor clean: no stale temporary files (<home>)\nexit 0\n"
+    );
+}

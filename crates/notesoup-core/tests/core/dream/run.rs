@@ -303,7 +303,10 @@ fn an_unwritable_report_fails_the_run_but_the_final_audit_still_runs() {
         "a file where the reports directory belongs\n",
     );
     let mut runner = ScriptedRunner::new(
-        vec![Step::Write("human/tidy.md", "---\norigin: self\n---\n\ntidy\n")],
+        vec![Step::Write(
+            "human/tidy.md",
+            "---\norigin: self\n---\n\ntidy\n",
+        )],
         "All tidy.",
     );
     let output = run_dream(&options(&home), &mut runner);
