@@ -179,6 +179,7 @@ impl Sidecar {
 
     /// Brings the session's mirror up to date.
     fn sync(&mut self, input: SessionInput) -> Result<&mut SessionState, ProtocolError> {
+        check_session_id(&input.id)?;
         let state = self.sessions.entry(input.id.clone()).or_default();
         state.cwd = input.cwd;
         state.model = input.model;
@@ -395,6 +396,47 @@ impl Sidecar {
             reset: Some(reset),
         })
     }
+}
+
+/// The longest session id: it names a directory of the notes root.
+const MAX_SESSION_ID_BYTES: usize = 255;
+
+/// Refuses a session id that could not name `pi/session/<id>/` safely or
+/// would forge text where it is printed (window ids in every boot and
+/// marker). dsh's own ids are `session-<uuid>`.
+fn check_session_id(id: &str) -> Result<(), ProtocolError> {
+    let problem = if id.is_empty() {
+        Some("is empty")
+    } else if id.len() > MAX_SESSION_ID_BYTES {
+        Some("is longer than 255 bytes")
+    } else if id == "." || id == ".." {
+        Some("is . or ..")
+    } else if id.eq_ignore_ascii_case(".git") {
+        // The dream's Git audit skips every .git entry.
+        Some("is .git")
+    } else if id.contains(['/', '\\', ':']) {
+        Some("contains /, \\ or :")
+    } else if id.chars().any(forges_text) {
+        Some("contains a control, line-separator or bidirectional character")
+    } else {
+        None
+    };
+    match problem {
+        Some(problem) => Err(ProtocolError::new(
+            ErrorCode::BadRequest,
+            format!("the session id {problem}"),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Characters that change how the text around them is laid out.
+fn forges_text(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{2028}' | '\u{2029}' | '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
+        )
 }
 
 /// A successful `wipe_memory` in the current window that no marker followed.

@@ -68,14 +68,17 @@ pub fn windows(session_id: &str, events: &[SessionEvent]) -> Vec<WindowSpan> {
             continue;
         }
         let previous = spans.last().map_or(1, |w| w.ordinal);
-        let ordinal = source
+        let named = source
             .window_id
             .as_deref()
             .and_then(|id| parse_window_id(session_id, id))
-            .filter(|n| *n > previous)
-            // A marker may name any ordinal up to u64::MAX; the count must
-            // not overflow past it.
-            .unwrap_or(previous.saturating_add(1));
+            .filter(|n| *n > previous);
+        // A marker may name window u64::MAX; one after it has no number to
+        // take, and two windows with one id would make history inconsistent,
+        // so it opens none.
+        let Some(ordinal) = named.or_else(|| previous.checked_add(1)) else {
+            continue;
+        };
         spans.push(WindowSpan {
             ordinal,
             id: window_id(session_id, ordinal),
@@ -199,6 +202,6 @@ mod tests {
             message(1, marker("dsh:s:1")),
         ];
         let ordinals: Vec<u64> = windows("s", &events).iter().map(|w| w.ordinal).collect();
-        assert_eq!(ordinals, [1, u64::MAX, u64::MAX]);
+        assert_eq!(ordinals, [1, u64::MAX]);
     }
 }

@@ -1,9 +1,8 @@
-//! End to end with the real pinned dsh, opt-in with
-//! `NOTESOUP_REFERENCE_HOSTS=1` (install it with `cargo xtask install-dsh`):
-//! dsh's headless profile with a scripted model, a test driver row in place
-//! of the one-shot runner, and notesoup's bundle and sidecar. The assertions
-//! read the session log dsh wrote, the notes on disk and what each model
-//! request carried.
+//! End to end with the real pinned dsh, behind the `reference-hosts` feature
+//! (install dsh with `cargo xtask install-dsh`): dsh's headless profile with a
+//! scripted model, a test driver row in place of the one-shot runner, and
+//! notesoup's bundle and sidecar. The assertions read the session log dsh
+//! wrote, the notes on disk and what each model request carried.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -15,11 +14,9 @@ use serde_json::{Value, json};
 
 use crate::fixtures;
 
-/// The pinned dsh install, or `None` when the opt-in is off.
-pub fn dsh_root() -> Option<PathBuf> {
-    if std::env::var("NOTESOUP_REFERENCE_HOSTS").ok().as_deref() != Some("1") {
-        return None;
-    }
+/// The pinned dsh install. The feature is the opt-in, so a missing install
+/// fails the test instead of passing it unseen.
+pub fn dsh_root() -> PathBuf {
     let root = std::env::var_os("NOTESOUP_DSH_ROOT")
         .map(PathBuf::from)
         .or_else(|| {
@@ -31,9 +28,12 @@ pub fn dsh_root() -> Option<PathBuf> {
             Some(base.join(format!("dsh-{}", notesoup_dsh::decode::PINNED_DSH_VERSION)))
         })
         .filter(|root| root.join("dsh/node_modules/.bin/dsh").is_file());
-    Some(root.expect(
-        "NOTESOUP_REFERENCE_HOSTS=1 but the pinned dsh is not installed: run `eval \"$(cargo xtask install-dsh)\"`",
-    ))
+    root.unwrap_or_else(|| {
+        panic!(
+            "feature reference-hosts is on but the pinned dsh {} is not installed (looked in NOTESOUP_DSH_ROOT, else NOTESOUP_REF_DIR or ~/.cache/notesoup-ref): run `eval \"$(cargo xtask install-dsh)\"`",
+            notesoup_dsh::decode::PINNED_DSH_VERSION
+        )
+    })
 }
 
 /// One dsh process: what the model answers and what the driver feeds in.
@@ -349,7 +349,7 @@ fn visible_boots(log: &SessionLog) -> usize {
 
 #[test]
 fn a_wipe_resets_and_a_resumed_session_keeps_its_window() {
-    let Some(root) = dsh_root() else { return };
+    let root = dsh_root();
     let world = World::new(root);
     let first = world.run(&Scenario {
         label: "first",
@@ -454,7 +454,7 @@ fn a_wipe_resets_and_a_resumed_session_keeps_its_window() {
 
 #[test]
 fn fresh_window_and_compact_through_the_engine() {
-    let Some(root) = dsh_root() else { return };
+    let root = dsh_root();
     let world = World::new(root);
     let outcome = world.run(&Scenario {
         label: "manual",
@@ -511,7 +511,7 @@ fn fresh_window_and_compact_through_the_engine() {
 
 #[test]
 fn budget_lines_and_overflow_through_the_engine() {
-    let Some(root) = dsh_root() else { return };
+    let root = dsh_root();
     let world = World::new(root);
     // Reported usage drives dsh's meter: 100,000 of 131,072 tokens reaches the
     // warning line (32,768 left), 120,000 the hard reserve (16,384 left).
@@ -546,7 +546,7 @@ fn budget_lines_and_overflow_through_the_engine() {
 
 #[test]
 fn the_overlay_mounts_notesoup_and_the_engine() {
-    let Some(root) = dsh_root() else { return };
+    let root = dsh_root();
     let world = World::new(root);
     let scenario = Scenario {
         label: "dump",
@@ -577,7 +577,7 @@ fn the_overlay_mounts_notesoup_and_the_engine() {
 
 #[test]
 fn installed_through_the_profile_as_documented() {
-    let Some(root) = dsh_root() else { return };
+    let root = dsh_root();
     let world = World::new(root);
     world.install_into_profile();
     let outcome = world.run(&Scenario {

@@ -1,7 +1,11 @@
 //! Integration tests of notesoup-dsh: decisions on recorded dsh session logs,
-//! the sidecar over its protocol, and (opt-in) real dsh end to end.
+//! the sidecar over its protocol, the adversarial corpora against the real
+//! binary, and (feature `reference-hosts`) real dsh end to end.
 
+mod adversarial;
+#[cfg(feature = "reference-hosts")]
 mod e2e;
+#[cfg(feature = "reference-hosts")]
 mod harness;
 mod history;
 mod recorded;
@@ -72,4 +76,17 @@ pub fn session(id: &str, cwd: &str, from: u64, events: &[SessionEvent]) -> Value
 /// `hello` parameters with default settings.
 pub fn hello() -> Value {
     json!({"protocol": 1, "bundle": "0.1.0", "dsh": "0.1.0-rc.8", "settings": {}})
+}
+
+/// The old opt-in was this variable alone, and without the feature it now
+/// selects nothing: fail rather than let such a run pass without dsh.
+#[cfg(not(feature = "reference-hosts"))]
+#[test]
+fn reference_hosts_need_the_feature() {
+    assert_ne!(
+        std::env::var("NOTESOUP_REFERENCE_HOSTS").ok().as_deref(),
+        Some("1"),
+        "NOTESOUP_REFERENCE_HOSTS=1 but notesoup-dsh was built without its reference-hosts feature: \
+         run `cargo test -p notesoup-dsh --features reference-hosts` (or --all-features)"
+    );
 }
