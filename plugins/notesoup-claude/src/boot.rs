@@ -2,7 +2,7 @@
 //! the Claude identity and bindings.
 
 use notesoup_core::boot::{BootIdentity, BootSnapshot, render_boot};
-use notesoup_core::notes::{NoteStore, NotesIdentity};
+use notesoup_core::notes::{Home, NoteStore, NotesIdentity};
 
 use crate::env::HostEnv;
 use crate::names::{AGENT, MODEL, bindings};
@@ -27,12 +27,10 @@ pub fn notes_identity(
 
 /// The boot for the state's live window, or why it could not be built.
 pub fn render(env: &HostEnv, state: &SessionState) -> Result<String, String> {
-    let store = NoteStore::new(notes_identity(
-        env,
-        &state.notes_session_id,
-        &state.project_key,
-    )?);
-    let snapshot = BootSnapshot::load(&store).map_err(|err| err.to_string())?;
+    let identity = notes_identity(env, &state.notes_session_id, &state.project_key)?;
+    let store = NoteStore::new(identity.clone());
+    let snapshot =
+        BootSnapshot::load(&store).map_err(|err| name_paths(&err.to_string(), &identity))?;
     let identity = BootIdentity {
         agent: AGENT.to_owned(),
         model: MODEL.to_owned(),
@@ -43,7 +41,102 @@ pub fn render(env: &HostEnv, state: &SessionState) -> Result<String, String> {
     Ok(render_boot(&snapshot, &identity, &bindings()))
 }
 
+/// `text` with every path under the notes root named as the model knows it:
+/// a note's address (`@project/a.md`), a home's label (`@project`), else
+/// "the notes root". The model never needs the root's absolute path, and a
+/// boot failure goes into its context.
+pub fn name_paths(text: &str, identity: &NotesIdentity) -> String {
+    let root = identity.home();
+    let mut named: Vec<(String, String)> = Home::own(identity)
+        .iter()
+        .flat_map(|home| {
+            let dir = home.dir(root, identity).display().to_string();
+            [
+                (format!("{dir}/"), home.rendered_prefix(identity)),
+                (dir, home.label(identity)),
+            ]
+        })
+        .collect();
+    let root = root.display().to_string();
+    named.push((format!("{root}/"), "the notes root: ".to_owned()));
+    named.push((root, "the notes root".to_owned()));
+    // Longest first, so a home wins over the root it lies in.
+    named.sort_by_key(|(path, _)| std::cmp::Reverse(path.len()));
+    let mut text = text.to_owned();
+    for (path, name) in named {
+        if !path.is_empty() && path != "/" {
+            text = replace_whole(&text, &path, &name);
+        }
+    }
+    text
+}
+
+/// Replaces `path` where it is a whole path: not when it is only the start
+/// of a longer name (`/n/root` in `/n/rooted`).
+fn replace_whole(text: &str, path: &str, name: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(path) {
+        let after = &rest[at + path.len()..];
+        let name_char = |c: char| c.is_alphanumeric() || matches!(c, '-' | '_');
+        let mut next = after.chars();
+        // A dot goes on a name only when a name character follows it; else
+        // it ends a sentence.
+        let continues = match next.next() {
+            Some('.') => next.next().is_some_and(name_char),
+            Some(c) => name_char(c),
+            None => false,
+        };
+        let whole = path.ends_with('/') || !continues;
+        out.push_str(&rest[..at]);
+        out.push_str(if whole { name } else { path });
+        rest = after;
+    }
+    out.push_str(rest);
+    out
+}
+
 /// The fallback the model gets when the boot failed.
 pub fn fallback(error: &str) -> String {
     format!("# notesoup\n{error}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn notes_paths_in_messages_become_addresses() {
+        let identity = NotesIdentity::new(
+            std::path::Path::new("/n/root"),
+            "s1",
+            "p-12345678",
+            AGENT,
+            MODEL,
+        )
+        .unwrap();
+        for (text, named) in [
+            (
+                "io_error: read /n/root/project/p-12345678/a/b.md: Permission denied",
+                "io_error: read @project/a/b.md: Permission denied",
+            ),
+            ("list /n/root/pi/session/s1/x.md", "list x.md"),
+            ("open /n/root/agents/claude/d.md", "open @self/d.md"),
+            ("open /n/root/models/claude: gone", "open @model: gone"),
+            ("read /n/root/human", "read @human"),
+            (
+                "/n/root is not a directory",
+                "the notes root is not a directory",
+            ),
+            ("/n/root/dreams/x", "the notes root: dreams/x"),
+            ("/n/rooted/x stays", "/n/rooted/x stays"),
+            ("/n/root/humane.md", "the notes root: humane.md"),
+            (
+                "/n/root. Twice: /n/root",
+                "the notes root. Twice: the notes root",
+            ),
+        ] {
+            assert_eq!(name_paths(text, &identity), named);
+        }
+    }
 }
