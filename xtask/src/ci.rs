@@ -2,9 +2,10 @@
 //!
 //! It brings what the tests need onto a fresh machine first (cargo-deny, and
 //! the reference hosts the conformance tests run against: Claude Code, the
-//! Python MCP SDK and dsh, all from the package registries and reused when
-//! already installed), then runs fmt, clippy, check-deps and every test with
-//! the reference hosts switched on.
+//! Python MCP SDK, dsh, and Pi 1.6.0 with Node 22 and TypeScript, all from the
+//! package registries and reused when already installed), then runs fmt,
+//! clippy, check-deps and every test with the reference hosts switched on
+//! (`--all-features` includes notesoup-pi's `real-pi` tests).
 
 use std::process::Command;
 
@@ -18,7 +19,11 @@ const CARGO_DENY_VERSION: &str = "0.20.2";
 pub fn run() -> Result<()> {
     ensure_cargo_deny()?;
     let mut env = Vec::new();
-    for installer in [&["claude-hosts", "all"][..], &["install-dsh"][..]] {
+    for installer in [
+        &["claude-hosts", "all"][..],
+        &["install-dsh"][..],
+        &["hosts", "pi"][..],
+    ] {
         env.extend(install(installer)?);
     }
     env.push(("NOTESOUP_REFERENCE_HOSTS".to_owned(), "1".to_owned()));

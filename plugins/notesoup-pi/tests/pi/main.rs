@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used)] // a failed unwrap is a failed test
 
 mod bad_input;
+mod bridge;
 #[cfg(feature = "testkit")]
 mod conformance;
 #[cfg(feature = "testkit")]

@@ -1,0 +1,215 @@
+//! The bridge without Node: the built `notesoup-pi serve` over real pipes,
+//! fed the lines a shim would send, and the Pi package's files.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use notesoup_pi::bridge::package;
+use notesoup_pi::bridge::protocol::PROTOCOL_VERSION;
+use serde_json::{Value, json};
+
+/// A running `notesoup-pi serve` with a notes home in a temp dir.
+struct Sidecar {
+    child: std::process::Child,
+    stdout: BufReader<std::process::ChildStdout>,
+    _temp: tempfile::TempDir,
+    notes: std::path::PathBuf,
+}
+
+impl Sidecar {
+    fn start() -> Self {
+        let temp = tempfile::tempdir().unwrap();
+        let notes = temp.path().join("notes");
+        let mut child = Command::new(env!("CARGO_BIN_EXE_notesoup-pi"))
+            .arg("serve")
+            .env("PI_NOTES_HOME", &notes)
+            .env("PI_NOTES_AGENT", "tester")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        Self {
+            child,
+            stdout,
+            _temp: temp,
+            notes,
+        }
+    }
+
+    fn send(&mut self, message: Value) {
+        let stdin = self.child.stdin.as_mut().unwrap();
+        writeln!(stdin, "{message}").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    fn next(&mut self) -> Value {
+        let mut line = String::new();
+        assert!(
+            self.stdout.read_line(&mut line).unwrap() > 0,
+            "sidecar closed"
+        );
+        serde_json::from_str(&line).unwrap()
+    }
+
+    fn finish(mut self) -> std::process::ExitStatus {
+        drop(self.child.stdin.take());
+        self.child.wait().unwrap()
+    }
+}
+
+fn state(cwd: &Path, entries: Vec<Value>, from: u32, leaf: Option<&str>) -> Value {
+    json!({
+        "sessionId": "01a2324d-b8ef-7034-88ed-c5815690112d",
+        "header": {"type": "session", "version": 3, "id": "01a2324d-b8ef-7034-88ed-c5815690112d",
+                   "timestamp": "2026-01-01T00:00:00.000Z", "cwd": cwd},
+        "entriesFrom": from,
+        "entries": entries,
+        "leafId": leaf,
+        "cwd": cwd,
+        "idle": true,
+        "pendingMessages": false,
+        "signalAborted": false,
+        "model": {"provider": "faux", "id": "faux-1", "contextWindow": 200000, "maxTokens": 8192},
+        "settings": {"global": {}, "project": {}},
+        "projectTrusted": true,
+    })
+}
+
+#[test]
+fn the_handshake_names_tools_commands_and_events() {
+    let mut sidecar = Sidecar::start();
+    sidecar.send(
+        json!({"type": "hello", "body": {"protocol": PROTOCOL_VERSION, "piVersion": "1.6.0"}}),
+    );
+    let ready = sidecar.next();
+    assert_eq!(ready["type"], "ready");
+    let body = &ready["body"];
+    let tools: Vec<&str> = body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(tools[..2], ["get_context_remaining", "wipe_memory"]);
+    assert_eq!(tools.len(), 11);
+    let commands: Vec<&str> = body["commands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(commands, ["notesoup", "fresh-window"]);
+    assert!(
+        body["events"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("turn_end"))
+    );
+    assert!(sidecar.finish().success());
+}
+
+#[test]
+fn a_protocol_mismatch_or_an_old_pi_is_refused() {
+    for (hello, code) in [
+        (
+            json!({"protocol": PROTOCOL_VERSION + 1, "piVersion": "1.6.0"}),
+            "protocol_mismatch",
+        ),
+        (
+            json!({"protocol": PROTOCOL_VERSION, "piVersion": "0.58.3"}),
+            "host_too_old",
+        ),
+    ] {
+        let mut sidecar = Sidecar::start();
+        sidecar.send(json!({"type": "hello", "body": hello}));
+        let refused = sidecar.next();
+        assert_eq!(refused["type"], "refused");
+        assert_eq!(refused["body"]["code"], code);
+        assert_eq!(sidecar.finish().code(), Some(3));
+    }
+}
+
+#[test]
+fn session_start_sends_the_root_boot_through_a_nested_action_and_tools_write_notes() {
+    let mut sidecar = Sidecar::start();
+    let cwd = sidecar.notes.parent().unwrap().join("project");
+    std::fs::create_dir_all(&cwd).unwrap();
+    sidecar.send(
+        json!({"type": "hello", "body": {"protocol": PROTOCOL_VERSION, "piVersion": "1.6.0"}}),
+    );
+    assert_eq!(sidecar.next()["type"], "ready");
+
+    sidecar.send(json!({"type": "event", "body": {
+        "id": 1, "name": "session_start", "payload": {"type": "session_start", "reason": "startup"},
+        "state": state(&cwd, vec![], 0, None),
+    }}));
+    // The boot is an action the shim performs before the event's result.
+    let action = sidecar.next();
+    assert_eq!(action["type"], "action");
+    assert_eq!(action["body"]["action"]["kind"], "sendMessage");
+    let message = &action["body"]["action"]["args"]["message"];
+    assert_eq!(message["customType"], "notesoup/boot");
+    assert_eq!(
+        action["body"]["action"]["args"]["options"]["triggerTurn"],
+        false
+    );
+    let boot = json!({"type": "custom_message", "customType": "notesoup/boot", "content": message["content"],
+        "display": false, "details": message["details"], "id": "a1b2c3d4", "parentId": null,
+        "timestamp": "2026-01-01T00:00:01.000Z"});
+    sidecar.send(json!({"type": "actionResult", "body": {
+        "id": action["body"]["id"], "state": state(&cwd, vec![boot], 0, Some("a1b2c3d4")),
+    }}));
+    let result = sidecar.next();
+    assert_eq!(result["type"], "result");
+    assert_eq!(result["body"], json!({"id": 1, "value": null}));
+
+    sidecar.send(json!({"type": "event", "body": {
+        "id": 2, "name": "execute_tool",
+        "payload": {"toolCallId": "call_1", "name": "notes_write",
+                    "params": {"address": "@human/style.md", "content": "Short answers.\n"}},
+        "state": state(&cwd, vec![], 1, Some("a1b2c3d4")),
+    }}));
+    let result = sidecar.next();
+    assert_eq!(result["type"], "result");
+    assert_eq!(result["body"]["id"], 2);
+    assert!(result["body"]["value"]["content"][0]["text"].is_string());
+    let note = std::fs::read_to_string(sidecar.notes.join("human/style.md")).unwrap();
+    assert!(note.ends_with("Short answers.\n"), "{note}");
+    assert!(sidecar.finish().success());
+}
+
+#[test]
+fn the_package_folder_matches_the_embedded_package_and_core_s_skills() {
+    let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("package");
+    for (relative, text) in package::files() {
+        let on_disk = std::fs::read_to_string(folder.join(relative)).unwrap();
+        assert_eq!(on_disk, text, "{relative}");
+    }
+    // The skills are byte-identical copies of core's assets.
+    assert_eq!(
+        std::fs::read_to_string(folder.join("skills/memory/SKILL.md")).unwrap(),
+        notesoup_core::dream::MEMORY_SKILL
+    );
+    assert_eq!(
+        std::fs::read_to_string(folder.join("skills/dream/SKILL.md")).unwrap(),
+        notesoup_core::dream::DREAM_SKILL
+    );
+    let manifest: Value = serde_json::from_str(package::PACKAGE_JSON).unwrap();
+    assert_eq!(
+        manifest["pi"]["extensions"],
+        json!(["./extensions/notesoup.ts"])
+    );
+    assert_eq!(manifest["pi"]["skills"], json!(["./skills"]));
+    assert_eq!(
+        manifest["peerDependencies"]["@earendil-works/pi-coding-agent"],
+        "*"
+    );
+    // The shim and the sidecar speak the same protocol version.
+    assert!(
+        package::SHIM.contains(&format!("const PROTOCOL = {PROTOCOL_VERSION};")),
+        "bump PROTOCOL in package/extensions/notesoup.ts"
+    );
+}

@@ -1,0 +1,439 @@
+//! notesoup inside real Pi 1.6.0: the package loaded from its folder by Pi's
+//! own package discovery, Pi's agent loop and session manager, the
+//! `notesoup-pi serve` sidecar. Feature `real-pi`; `cargo xtask ci` installs
+//! Pi first.
+
+#![allow(clippy::unwrap_used)] // a failed unwrap is a failed test
+
+mod support;
+mod typecheck;
+
+use serde_json::json;
+use support::{World, error, text, tool};
+
+const ROOT_BOOT: &str = "user: <context_window>⏎Agent name: tester (brain: faux-1)⏎First co";
+const SUMMARY: &str = "user: The conversation history before this point was compacted int";
+const FRESH_BOOT: &str = ROOT_BOOT;
+const CONTINUATION: &str = "user: You wake up blank, puffy-eyed, and clearly robbed. Your memo";
+
+fn find_note(root: &std::path::Path, name: &str) -> Option<std::path::PathBuf> {
+    walk(root)
+        .into_iter()
+        .find(|p| p.file_name().is_some_and(|n| n == name))
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut found = Vec::new();
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                found.extend(walk(&path));
+            } else {
+                found.push(path);
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn root_boot_notes_tools_wipe_and_history_in_pi_s_own_loop() {
+    let world = World::new(200_000);
+    let report = world.run(
+        None,
+        json!([
+            {"respond": [
+                tool("notes_write", json!({"address": "@project/plan.md", "content": "# Plan\nShip the sidecar.\n"})),
+                text("Noted."),
+            ]},
+            {"prompt": "Remember: the tokenizer bug is in lexer.rs."},
+            {"respond": [tool("wipe_memory", json!({})), text("Fresh and ready.")]},
+            {"prompt": "Please wipe."},
+            {"respond": [
+                tool("history_search", json!({"query": "tokenizer"})),
+                text("Found it."),
+            ]},
+            {"prompt": "Where was the bug?"},
+        ]),
+    );
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    assert_eq!(report.pending_responses, 0);
+
+    // The root boot is the first thing the model saw, before the prompt.
+    assert_eq!(report.request(0)[0], ROOT_BOOT);
+    assert_eq!(
+        report.request(0).last().unwrap(),
+        "user: Remember: the tokenizer bug is in lexer.rs."
+    );
+
+    // notes_write wrote a real file in the project home.
+    let note = find_note(&world.notes_home().join("project"), "plan.md").expect("the note");
+    let body = std::fs::read_to_string(note).unwrap();
+    assert!(body.ends_with("# Plan\nShip the sidecar.\n"), "{body}");
+
+    // wipe_memory: Pi saved the retain-none boundary itself.
+    let kinds = report.kinds();
+    let at = kinds
+        .iter()
+        .position(|k| k == "compaction")
+        .expect("a checkpoint");
+    assert_eq!(
+        kinds[at - 2..at + 5],
+        [
+            "message:assistant",
+            "message:toolResult",
+            "compaction",
+            "custom:notesoup/reset-marker",
+            "custom_message:notesoup/boot",
+            "custom_message:notesoup/continuation",
+            "message:assistant",
+        ]
+    );
+    let entries = report.entries();
+    let checkpoint = &entries[at];
+    assert_eq!(checkpoint["summary"], "");
+    assert_eq!(
+        checkpoint["firstKeptEntryId"], checkpoint["id"],
+        "retain-none"
+    );
+    assert_eq!(checkpoint["fromHook"], true);
+    let markers = report.markers();
+    assert_eq!(markers.len(), 1);
+    assert_eq!(markers[0].1, "normal");
+    assert!(
+        report
+            .notice_texts()
+            .contains(&format!("notesoup: memory cleared · {}", markers[0].0).as_str()),
+        "{:?}",
+        report.notices
+    );
+
+    // The next provider request holds the fresh boot and the continuation
+    // and nothing from before the reset.
+    let fresh = report.request(3);
+    assert_eq!(fresh[1..4], [SUMMARY, FRESH_BOOT, CONTINUATION]);
+    let fresh_text: String = report.requests[3].iter().map(|(_, t)| t.as_str()).collect();
+    assert!(!fresh_text.contains("tokenizer bug"), "no pre-reset turn");
+    assert!(
+        fresh_text.contains("@project/plan.md"),
+        "the boot shows the note"
+    );
+
+    // history_search finds the pre-reset prompt by seq.
+    let last = &report.requests[5];
+    let (role, found) = last.last().unwrap();
+    assert_eq!(role, "toolResult");
+    assert!(found.contains("tokenizer bug is in lexer.rs"), "{found}");
+    assert!(found.contains("seq"), "{found}");
+}
+
+#[test]
+fn budget_reminder_warning_and_close_out_as_the_window_fills() {
+    let world = World::new(100_000);
+    let big = "x".repeat(240_000);
+    let more = "y".repeat(40_000);
+    let report = world.run(
+        None,
+        json!([
+            {"respond": [text("Worked a lot.")]},
+            {"prompt": format!("Do the big job. {big}")},
+            {"respond": [tool("wipe_memory", json!({})), text("Fresh window.")]},
+            {"prompt": format!("Continue. {more}")},
+        ]),
+    );
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    assert_eq!(report.pending_responses, 0);
+    let kinds = report.kinds();
+    // The reminder was staged at the first request and saved at its turn end.
+    let reminder = kinds
+        .iter()
+        .position(|k| k == "custom_message:notesoup/guidance")
+        .expect("a reminder");
+    // The warning went out with the request that crossed the line…
+    let warned = report.request(1);
+    assert!(
+        warned
+            .last()
+            .unwrap()
+            .starts_with("user: <context_window_guidance>⏎Final warning"),
+        "{warned:?}"
+    );
+    // …and was saved before the boundary, after the reminder.
+    let at = kinds
+        .iter()
+        .position(|k| k == "compaction")
+        .expect("a checkpoint");
+    assert!(reminder < at);
+    assert_eq!(
+        kinds[at - 1..at + 5],
+        [
+            "custom_message:notesoup/warning",
+            "compaction",
+            "custom:notesoup/reset-marker",
+            "custom_message:notesoup/boot",
+            "custom_message:notesoup/continuation",
+            "message:assistant",
+        ]
+    );
+    assert!(
+        report
+            .notice_texts()
+            .iter()
+            .any(|n| n.contains("context almost full")),
+        "{:?}",
+        report.notices
+    );
+    assert_eq!(report.request(2)[1..4], [SUMMARY, FRESH_BOOT, CONTINUATION]);
+}
+
+#[test]
+fn fresh_window_bare_and_with_text() {
+    let world = World::new(200_000);
+    let report = world.run(
+        None,
+        json!([
+            {"respond": [
+                tool("notes_write", json!({"address": "checkpoint.md", "content": "# Checkpoint\nGoal: lexer.\n"})),
+                tool("wipe_memory", json!({})),
+                text("unused"),
+            ]},
+            {"prompt": "/fresh-window"},
+        ]),
+    );
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    // The close-out committed at settlement and the run stopped there.
+    assert_eq!(report.pending_responses, 1);
+    assert_eq!(report.markers().len(), 1);
+    assert!(
+        report.notice_texts()[0]
+            .starts_with("notesoup: the agent closes out its notes, then stops in a fresh window."),
+        "{:?}",
+        report.notices
+    );
+    let kinds = report.kinds();
+    assert!(kinds.contains(&"custom_message:notesoup/manual-wipe".to_owned()));
+    assert_eq!(
+        kinds[kinds.len() - 4..],
+        [
+            "compaction",
+            "custom:notesoup/reset-marker",
+            "custom_message:notesoup/boot",
+            "custom_message:notesoup/continuation",
+        ]
+    );
+
+    // With text: the fresh window continues with the text verbatim.
+    let world = World::new(200_000);
+    let task = "  Now port the lexer to Rust, please:\n  tokens first.  ";
+    let report = world.run(
+        None,
+        json!([
+            {"respond": [
+                tool("notes_write", json!({"address": "checkpoint.md", "content": "# Checkpoint\n"})),
+                text("Notes saved."),
+                text("Porting the lexer."),
+            ]},
+            {"prompt": format!("/fresh-window {task}")},
+        ]),
+    );
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    assert_eq!(report.pending_responses, 0);
+    assert_eq!(report.markers().len(), 1);
+    let fresh = &report.requests[2];
+    assert_eq!(fresh.last().unwrap().1, task);
+    assert_eq!(report.request(2)[1..4], [SUMMARY, FRESH_BOOT, CONTINUATION]);
+}
+
+#[test]
+fn compact_is_cancelled_while_notesoup_is_on_and_the_command_toggles() {
+    let world = World::new(200_000);
+    // Enough history that Pi has something to compact (it keeps 20k tokens).
+    let long = "w".repeat(120_000);
+    let report = world.run(
+        None,
+        json!([
+            {"respond": [text("Hello."), text("Again.")]},
+            {"prompt": format!("Hi. {long}")},
+            {"prompt": "More."},
+            {"compact": true},
+            {"prompt": "/notesoup"},
+            {"prompt": "/notesoup off"},
+            {"prompt": "/notesoup on"},
+        ]),
+    );
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    assert_eq!(
+        report.compact_error.as_deref(),
+        Some("Compaction cancelled"),
+        "Pi reports the cancelled /compact"
+    );
+    assert!(!report.kinds().contains(&"compaction".to_owned()));
+    let notices = report.notice_texts();
+    assert!(
+        notices.contains(
+            &"notesoup: /compact is off while notesoup manages context windows; use /fresh-window for a fresh window."
+        ),
+        "{notices:?}"
+    );
+    let status: Vec<&str> = notices
+        .iter()
+        .copied()
+        .filter(|n| n.starts_with("notesoup: o"))
+        .collect();
+    assert_eq!(status.len(), 3, "{notices:?}");
+    assert!(status[0].starts_with("notesoup: on · v"), "{status:?}");
+    assert!(
+        status[0].contains(" · Pi 1.6.0 · window pcw:"),
+        "{status:?}"
+    );
+    assert!(status[1].starts_with("notesoup: off"), "{status:?}");
+    assert!(status[2].starts_with("notesoup: on"), "{status:?}");
+}
+
+#[test]
+fn hard_reserve_forces_a_reset() {
+    let world = World::new(100_000);
+    let huge = "z".repeat(340_000);
+    let report = world.run(
+        None,
+        json!([
+            {"respond": [text("A huge answer."), text("Fresh after the forced reset.")]},
+            {"prompt": format!("Go. {huge}")},
+        ]),
+    );
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    assert_eq!(
+        report.pending_responses, 0,
+        "continued once in the fresh window"
+    );
+    let markers = report.markers();
+    assert_eq!(markers.len(), 1);
+    assert_eq!(markers[0].1, "forced");
+    assert_eq!(report.request(1)[1..4], [SUMMARY, FRESH_BOOT, CONTINUATION]);
+}
+
+#[test]
+fn overflow_recovers_once_through_a_forced_reset() {
+    let world = World::new(200_000);
+    let report = world.run(
+        None,
+        json!([
+            {"respond": [
+                error("prompt is too long: 213462 tokens > 200000 maximum"),
+                text("Recovered in a fresh window."),
+            ]},
+            {"prompt": "Huge request."},
+        ]),
+    );
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    assert_eq!(report.pending_responses, 0);
+    let kinds = report.kinds();
+    let at = kinds
+        .iter()
+        .position(|k| k == "context_edit")
+        .expect("Pi's omission");
+    assert_eq!(
+        kinds[at - 1..],
+        [
+            "message:assistant",
+            "context_edit",
+            "compaction",
+            "custom:notesoup/reset-marker",
+            "custom_message:notesoup/boot",
+            "custom_message:notesoup/continuation",
+            "message:assistant",
+        ]
+    );
+    assert_eq!(report.markers()[0].1, "forced");
+}
+
+#[test]
+fn resume_keeps_windows_and_boot_and_the_sidecar_restarts_after_a_kill() {
+    let world = World::new(200_000);
+    let first = world.run(
+        None,
+        json!([
+            {"respond": [tool("wipe_memory", json!({})), text("Fresh.")]},
+            {"prompt": "The secret word is walnut. Please wipe."},
+            // The sidecar dies mid-session: one notice, Pi keeps answering.
+            {"killSidecar": true},
+            {"respond": [text("Still here without notesoup.")]},
+            {"prompt": "Are you there?"},
+        ]),
+    );
+    assert!(first.errors.is_empty(), "{:?}", first.errors);
+    assert_eq!(first.pending_responses, 0);
+    let unavailable: Vec<&str> = first
+        .notice_texts()
+        .into_iter()
+        .filter(|n| n.starts_with("notesoup unavailable: "))
+        .collect();
+    assert_eq!(unavailable.len(), 1, "{:?}", first.notices);
+    // The committed reset stays (it is Pi's own compaction) and the file
+    // is whole.
+    assert_eq!(first.markers().len(), 1);
+    assert_eq!(first.request(-1).last().unwrap(), "user: Are you there?");
+    assert!(
+        !first
+            .requests
+            .last()
+            .unwrap()
+            .iter()
+            .any(|(_, t)| t.contains("walnut")),
+        "Pi's own projection still cuts at the checkpoint"
+    );
+
+    // Reopening the file: session_start starts the sidecar again; the window
+    // and its boot stay, no second root boot, the old turn stays out.
+    let second = world.run(
+        Some(&first.session_file),
+        json!([
+            {"respond": [tool("get_context_remaining", json!({})), text("Resumed.")]},
+            {"prompt": "Resumed?"},
+        ]),
+    );
+    assert!(second.errors.is_empty(), "{:?}", second.errors);
+    assert_eq!(second.pending_responses, 0);
+    assert!(
+        !second
+            .notice_texts()
+            .iter()
+            .any(|n| n.starts_with("notesoup unavailable")),
+        "{:?}",
+        second.notices
+    );
+    assert_eq!(second.markers(), first.markers());
+    let boots = second
+        .kinds()
+        .iter()
+        .filter(|k| *k == "custom_message:notesoup/boot")
+        .count();
+    assert_eq!(boots, 2, "the root boot and the fresh window's, no more");
+    let request = second.request(0);
+    assert_eq!(request[1..3], [SUMMARY, FRESH_BOOT]);
+    assert!(!second.requests[0].iter().any(|(_, t)| t.contains("walnut")));
+    let remaining = &second.requests[1].last().unwrap().1;
+    assert!(remaining.contains("remaining_tokens"), "{remaining}");
+}
+
+#[test]
+fn a_missing_sidecar_leaves_pi_working_with_one_notice() {
+    let mut world = World::new(200_000);
+    world.sidecar = world.path("no-such-notesoup-pi");
+    let report = world.run(
+        None,
+        json!([
+            {"respond": [text("Plain Pi.")]},
+            {"prompt": "Hello."},
+        ]),
+    );
+    assert_eq!(report.pending_responses, 0);
+    let notices = report.notice_texts();
+    assert_eq!(notices.len(), 1, "{notices:?}");
+    assert!(
+        notices[0].starts_with("notesoup unavailable: "),
+        "{notices:?}"
+    );
+    assert_eq!(report.request(0), ["system: ", "user: Hello."]);
+}
