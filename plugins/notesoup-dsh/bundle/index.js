@@ -38,16 +38,61 @@ export function apply(ctx, config = {}) {
   // Top-level sessions only: a subagent's context belongs to its parent.
   const served = (agent) => (agent?.session?.header?.delegationDepth ?? 0) === 0
 
-  // The session events the sidecar has not seen, plus the identity it needs.
-  const session = (agent, from) => {
-    const events = agent.session.events
-    return {
-      id: agent.session.id,
-      cwd: agent.session.header.cwd ?? process.cwd(),
-      model: agent.options.model ?? null,
-      from,
-      events: events.slice(from),
+  // The sidecar caps a request line; a long log (a resumed session, a re-send
+  // from 0) goes ahead in `session.sync` batches of about this many bytes.
+  const batchBytes = config.syncBatchBytes ?? manifest.syncBatchBytes
+
+  // A batch of events starting at seq `from`, plus the identity the sidecar
+  // needs.
+  const session = (agent, from, events) => ({
+    id: agent.session.id,
+    cwd: agent.session.header.cwd ?? process.cwd(),
+    model: agent.options.model ?? null,
+    from,
+    events,
+  })
+
+  // An event larger than a batch (a pasted file, a huge tool output) would
+  // fail every request of its session at the line cap; its long strings are
+  // cut, keeping its kind, seq, surface op and tool pairing.
+  const MAX_STRING = 64 * 1024
+  const cut = (value) => {
+    if (typeof value === 'string') {
+      return value.length > MAX_STRING
+        ? `${value.slice(0, MAX_STRING)}… [notesoup: ${value.length - MAX_STRING} characters omitted]`
+        : value
     }
+    if (Array.isArray(value)) return value.map(cut)
+    if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, cut(v)]))
+    return value
+  }
+  const fitted = (event) => {
+    const bytes = Buffer.byteLength(JSON.stringify(event))
+    if (bytes <= batchBytes) return { event, bytes }
+    const small = { ...event, data: cut(event.data) }
+    return { event: small, bytes: Buffer.byteLength(JSON.stringify(small)) }
+  }
+
+  // Sends the events from `from` on in batches of at most `batchBytes` but
+  // the last, which is returned for the request itself to carry.
+  const catchUp = async (agent, entry, from) => {
+    const all = agent.session.events
+    let start = from
+    let batch = []
+    let size = 0
+    for (let seq = from; seq < all.length; seq++) {
+      const { event, bytes } = fitted(all[seq])
+      if (batch.length > 0 && size + bytes > batchBytes) {
+        await sidecar.request('session.sync', { session: session(agent, start, batch) })
+        entry.sent = seq
+        start = seq
+        batch = []
+        size = 0
+      }
+      batch.push(event)
+      size += bytes + 1
+    }
+    return { start, batch }
   }
 
   // One session-scoped request; a sidecar that lost track gets the whole log.
@@ -56,9 +101,9 @@ export function apply(ctx, config = {}) {
     const entry = state(agent)
     for (const from of [entry.sent, 0]) {
       try {
-        const request = session(agent, from)
-        const result = await sidecar.request(op, { ...params, session: request })
-        entry.sent = from + request.events.length
+        const { start, batch } = await catchUp(agent, entry, from)
+        const result = await sidecar.request(op, { ...params, session: session(agent, start, batch) })
+        entry.sent = start + batch.length
         return result
       } catch (error) {
         if (error.code !== 'resync' || from === 0) throw error

@@ -12,8 +12,14 @@ use std::path::Path;
 use serde_json::json;
 
 use crate::decode::{BOOT_SECTION, PINNED_DSH_VERSION};
+use crate::lines::MAX_LINE_BYTES;
 use crate::server::TEMPLATE_OPEN;
 use crate::tools;
+
+/// How many bytes of session events the bundle sends in one request before
+/// it sends the rest ahead in `session.sync` batches: well under the
+/// sidecar's line cap, so a resumed long session still fits.
+pub const SYNC_BATCH_BYTES: usize = MAX_LINE_BYTES / 4;
 
 /// The bundle's files, name and content.
 pub const FILES: &[(&str, &str)] = &[
@@ -40,6 +46,7 @@ pub fn manifest() -> String {
         "templateOpen": TEMPLATE_OPEN,
         "budgetTool": tools::GET_CONTEXT_REMAINING,
         "tools": tools::manifest(),
+        "syncBatchBytes": SYNC_BATCH_BYTES,
     });
     format!("{value:#}\n")
 }

@@ -49,6 +49,10 @@ pub enum Call {
     /// `/fresh-window [prompt]`.
     #[serde(rename = "command.fresh_window")]
     FreshWindow(FreshWindowParams),
+    /// Events only: a log too large for one request line is sent ahead in
+    /// batches, and the request that needs it carries the rest.
+    #[serde(rename = "session.sync")]
+    SessionSync(SessionParams),
 }
 
 /// `hello`.
@@ -115,6 +119,13 @@ pub struct WindowOpenResult {
     pub context_text: String,
     /// A reset the log shows was requested but not made.
     pub pending_reset: Option<PendingReset>,
+}
+
+/// The answer to `session.sync`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SyncResult {
+    /// The seq the sidecar expects next.
+    pub next: u64,
 }
 
 /// What starts a reset.

@@ -34,7 +34,7 @@ use crate::protocol::{
     BudgetAction, BudgetParams, BudgetResult, Call, ErrorCode, FreshWindowParams,
     FreshWindowResult, HelloParams, HelloResult, Outcome, PROTOCOL_VERSION, PendingReset,
     ProtocolError, Request, ResetParams, ResetPlan, ResetTrigger, Response, SessionInput, Span,
-    ToolParams, ToolResult, WindowOpenResult,
+    SyncResult, ToolParams, ToolResult, WindowOpenResult,
 };
 use crate::reset::plan_span;
 use crate::tools;
@@ -133,6 +133,12 @@ impl Sidecar {
             Call::Tool(params) => to_value(self.tool(params)?),
             Call::ResetPlan(params) => to_value(self.reset_plan(params)?),
             Call::FreshWindow(params) => to_value(self.fresh_window(params)?),
+            Call::SessionSync(params) => {
+                let state = self.sync(params.session)?;
+                to_value(SyncResult {
+                    next: state.mirror.next_seq(),
+                })
+            }
         }
     }
 

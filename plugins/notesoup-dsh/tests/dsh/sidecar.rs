@@ -258,3 +258,41 @@ fn a_refused_reset_plan_drops_the_request() {
     assert_eq!(again["text"], "{\"status\":\"rollover_requested\"}");
     assert_eq!(again["reset"]["trigger"], "tool");
 }
+
+#[test]
+fn a_long_log_goes_ahead_in_sync_batches() {
+    let log = fixture_log("wipe-reset.session.jsonl");
+    let id = log.header.id.clone();
+    let cwd = log.header.cwd.clone().expect("cwd");
+    let notes = tempfile::tempdir().expect("tempdir");
+    let mut whole = Client::new(notes.path());
+    whole.ok("hello", hello());
+    let at_once = whole.ok(
+        "window.open",
+        json!({"session": session(&id, &cwd, 0, &log.events)}),
+    );
+
+    let mut client = Client::new(notes.path());
+    client.ok("hello", hello());
+    let first = client.ok(
+        "session.sync",
+        json!({"session": session(&id, &cwd, 0, &log.events[..10])}),
+    );
+    assert_eq!(first, json!({"next": 10}));
+    let gap = client.call(
+        "session.sync",
+        json!({"session": session(&id, &cwd, 12, &log.events[12..20])}),
+    );
+    assert_eq!(gap["error"]["code"], "resync");
+    let second = client.ok(
+        "session.sync",
+        json!({"session": session(&id, &cwd, 10, &log.events[10..20])}),
+    );
+    assert_eq!(second, json!({"next": 20}));
+    let batched = client.ok(
+        "window.open",
+        json!({"session": session(&id, &cwd, 20, &log.events[20..])}),
+    );
+    assert_eq!(batched, at_once);
+    assert_eq!(batched["window_id"], format!("dsh:{id}:2"));
+}

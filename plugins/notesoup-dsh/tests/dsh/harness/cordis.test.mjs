@@ -50,7 +50,7 @@ const notesoup = await import(pathToFileURL(join(bundle, 'index.js')).href)
  * One dsh app: the spine, the scripted model replaying `script`, and the
  * bundle spawning `binary`. Notes live under a fresh PI_NOTES_HOME.
  */
-async function app(script, { binary = env('NOTESOUP_DSH_BIN'), notes } = {}) {
+async function app(script, { binary = env('NOTESOUP_DSH_BIN'), notes, config = {} } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'notesoup-harness-'))
   const notesHome = notes ?? join(dir, 'notes')
   mkdirSync(notesHome, { recursive: true })
@@ -58,7 +58,7 @@ async function app(script, { binary = env('NOTESOUP_DSH_BIN'), notes } = {}) {
   const ctx = new Context()
   const fibers = spine.map(([, config], index) => ctx.plugin(modules[index].default ?? modules[index], config))
   fibers.push(ctx.plugin(scriptedLlm, { script: join(dir, 'script.json'), requests: join(dir, 'requests.jsonl') }))
-  const fiber = ctx.plugin(notesoup, { binary, env: { PI_NOTES_HOME: notesHome } })
+  const fiber = ctx.plugin(notesoup, { binary, env: { PI_NOTES_HOME: notesHome }, ...config })
   await Promise.all([...fibers, fiber])
   const requests = () =>
     readFileSync(join(dir, 'requests.jsonl'), 'utf8')
@@ -190,6 +190,24 @@ test('a session seeded from the log keeps its window', async () => {
     assert.deepEqual(bootSections(fresh).filter((s) => s.text !== ''), [], 'window 2 is recovered: no boot context')
     const [, next] = markers(events)
     assert.equal(next.data.source.windowId, `dsh:${child.session.id}:3`)
+  } finally {
+    await close()
+  }
+})
+
+test('a log larger than a batch goes ahead in session.sync batches, a huge event cut', async () => {
+  // Tiny batches: every request needs several session.sync batches first,
+  // and the 100,000-character message is larger than a batch.
+  const script = [{ tool: 'history_search', args: { query: 'characters omitted' } }, { tool: 'wipe_memory' }, { text: 'IN WINDOW 2' }]
+  const { ctx, close } = await app(script, { config: { syncBatchBytes: 2048 } })
+  try {
+    const agent = await drive(ctx, [`remember this: ${'x'.repeat(100_000)}`])
+    const events = agent.session.events
+    const [search] = toolTexts(events, 'history_search')
+    assert.equal(search.isError, false, search.text)
+    assert.match(search.text, /characters omitted\]/)
+    const [marker] = markers(events)
+    assert.equal(marker.data.source.windowId, `dsh:${agent.session.id}:2`)
   } finally {
     await close()
   }
