@@ -38,6 +38,11 @@ pub struct SettingsRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1))]
     pub dreamer: Option<String>,
+    /// Whether note writes holding a credential are refused: a boolean,
+    /// default true. Set it to false in a project's settings to store such
+    /// notes anyway.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secret_guard: Option<bool>,
 }
 
 /// The effective settings after the merge and validation.
@@ -47,6 +52,8 @@ pub struct Settings {
     pub reminder_margin_tokens: u64,
     /// The dreamer model pattern, trimmed; `None` lets the host choose.
     pub dreamer: Option<String>,
+    /// Whether the notes store refuses writes that hold a credential.
+    pub secret_guard: bool,
 }
 
 impl Default for Settings {
@@ -54,6 +61,7 @@ impl Default for Settings {
         Self {
             reminder_margin_tokens: DEFAULT_REMINDER_MARGIN_TOKENS,
             dreamer: None,
+            secret_guard: true,
         }
     }
 }
@@ -65,6 +73,8 @@ pub enum SettingsWarning {
     InvalidReminderMargin,
     /// `dreamer` is present but not a non-empty string.
     InvalidDreamer,
+    /// `secretGuard` is present but not a boolean.
+    InvalidSecretGuard,
 }
 
 impl fmt::Display for SettingsWarning {
@@ -75,6 +85,9 @@ impl fmt::Display for SettingsWarning {
             }
             Self::InvalidDreamer => {
                 "notesoup: notesoup.dreamer must be a non-empty string; ignoring it."
+            }
+            Self::InvalidSecretGuard => {
+                "notesoup: notesoup.secretGuard must be true or false; keeping the credential guard on."
             }
         })
     }
@@ -136,6 +149,12 @@ pub fn validate(record: &Map<String, Value>) -> ResolvedSettings {
         match value.as_str().map(str::trim).filter(|s| !s.is_empty()) {
             Some(pattern) => resolved.settings.dreamer = Some(pattern.to_owned()),
             None => resolved.warnings.push(SettingsWarning::InvalidDreamer),
+        }
+    }
+    if let Some(value) = record.get("secretGuard") {
+        match value.as_bool() {
+            Some(on) => resolved.settings.secret_guard = on,
+            None => resolved.warnings.push(SettingsWarning::InvalidSecretGuard),
         }
     }
     resolved

@@ -10,8 +10,8 @@ use super::scan::{RawField, RawFrontmatter, scan};
 use super::{DreamOutput, OutputLine};
 use crate::durable;
 use crate::notes::{
-    Address, Home, MAX_NOTE_BYTES, escape_forbidden, is_forbidden_char, is_git_segment, is_slug,
-    parse_iso_ms,
+    Address, Home, MAX_NOTE_BYTES, escape_forbidden, find_secret, is_forbidden_char,
+    is_git_segment, is_slug, parse_iso_ms,
 };
 
 /// One problem, printed as `<relative path>: <message>`.
@@ -437,6 +437,15 @@ impl Doctor {
         };
         for message in field_problems(&fields) {
             self.report(&note.path, message);
+        }
+        if let Some(found) = find_secret(body) {
+            self.report(
+                &note.path,
+                format!(
+                    "holds a credential ({}) on body line {}; move it out and keep a reference",
+                    found.kind, found.line
+                ),
+            );
         }
         let project = match home {
             HomeKind::Project(key) => Some(key.clone()),

@@ -34,6 +34,18 @@ pub enum DreamError {
         /// Why, in one sentence.
         reason: String,
     },
+    /// The dreamer's new text holds a credential.
+    #[error(
+        "{path}: line {line} holds a credential ({kind}); the dream never copies one. Leave it where it is and report it"
+    )]
+    SecretDetected {
+        /// The path as the dreamer gave it.
+        path: String,
+        /// 1-based line in the new text.
+        line: usize,
+        /// What it looks like.
+        kind: &'static str,
+    },
     /// The dreamer asked to delete a note that is not in the wastebasket.
     #[error("delete: {path} is not a crumpled note; only the wastebasket rule permits deletion")]
     NotCrumpled {
@@ -97,6 +109,7 @@ impl DreamError {
             DreamError::HomeUnresolvable { .. } | DreamError::Io { .. } => "io_error",
             DreamError::OutsideHome { .. } => "outside_home",
             DreamError::NotANote { .. } => "not_a_note",
+            DreamError::SecretDetected { .. } => "secret_detected",
             DreamError::NotCrumpled { .. } => "not_crumpled",
             DreamError::LockHeld => "lock_held",
             DreamError::EmptyEdit { .. } | DreamError::NoMatch { .. } => "no_match",

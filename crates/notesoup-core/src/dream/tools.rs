@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::DreamError;
 use super::jail::{jail_read, jail_write};
-use crate::notes::parse_note;
+use crate::notes::{find_secret, parse_note};
 
 /// The dreamer's tool allowlist in the original (`DREAMER_TOOLS`); `write`
 /// and `edit` are the jailed versions. [`DELETE_TOOL`] is offered besides.
@@ -61,6 +61,7 @@ impl DreamTools {
     /// Writes `content` to `path` (creating parent directories inside the
     /// home) atomically. Returns `wrote <path> (<n> bytes)`.
     pub fn write(&self, path: &str, content: &str) -> Result<String, DreamError> {
+        refuse_secrets(path, content)?;
         let jailed = jail_write(&self.home, path, true)?;
         atomic_write(&jailed.real, content.as_bytes())?;
         Ok(format!("wrote {path} ({} bytes)", content.len()))
@@ -70,6 +71,9 @@ impl DreamTools {
     /// `old_text` must occur exactly once in the evolving text. Nothing is
     /// written unless every edit applies. Returns `edited <path> (<n> edits)`.
     pub fn edit(&self, path: &str, edits: &[TextEdit]) -> Result<String, DreamError> {
+        for edit in edits {
+            refuse_secrets(path, &edit.new_text)?;
+        }
         let jailed = jail_write(&self.home, path, false)?;
         let mut text = read_text(&jailed.real, path)?;
         for (index, edit) in edits.iter().enumerate() {
@@ -213,6 +217,19 @@ fn relative(real_home: &Path, path: &Path) -> String {
         .map(|component| component.as_os_str().to_string_lossy())
         .collect();
     parts.join("/")
+}
+
+/// The dream never copies a credential: a write or edit whose new text
+/// holds one is refused, whatever the setting of the notes tools.
+fn refuse_secrets(path: &str, text: &str) -> Result<(), DreamError> {
+    match find_secret(text) {
+        Some(found) => Err(DreamError::SecretDetected {
+            path: path.to_owned(),
+            line: found.line,
+            kind: found.kind.as_str(),
+        }),
+        None => Ok(()),
+    }
 }
 
 /// Temp file in the same directory, fsync, rename into place, fsync the

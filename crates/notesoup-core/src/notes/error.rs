@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use super::secrets::SecretFinding;
+
 /// The stable refusal codes of the notes store (behaviour spec §3.7).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -35,6 +37,9 @@ pub enum NoteErrorCode {
     InvalidQuery,
     /// A read-window offset past the end.
     InvalidOffset,
+    /// The content holds a credential (a private key, a token, a secret
+    /// assignment); nothing was written.
+    SecretDetected,
     /// A filesystem failure.
     IoError,
     /// A broken invariant inside the store.
@@ -57,6 +62,7 @@ impl NoteErrorCode {
             Self::InvalidPattern => "invalid_pattern",
             Self::InvalidQuery => "invalid_query",
             Self::InvalidOffset => "invalid_offset",
+            Self::SecretDetected => "secret_detected",
             Self::IoError => "io_error",
             Self::InternalError => "internal_error",
         }
@@ -125,6 +131,26 @@ impl NoteError {
     pub(crate) fn with_line_numbers(mut self, line_numbers: Vec<usize>) -> Self {
         self.line_numbers = Some(line_numbers);
         self
+    }
+
+    /// The `secret_detected` refusal for `found` (in edit `edit_index`'s new
+    /// text, when given).
+    pub(crate) fn secret(found: SecretFinding, edit_index: Option<usize>) -> Self {
+        let place = match edit_index {
+            Some(index) => format!("line {} of edit {index}'s newText", found.line),
+            None => format!("line {}", found.line),
+        };
+        Self {
+            line_numbers: Some(vec![found.line]),
+            edit_index,
+            ..Self::new(
+                NoteErrorCode::SecretDetected,
+                format!(
+                    "the content holds a credential ({}) on {place}; nothing was written. Store a reference instead (where the secret lives: a vault path or an environment variable name), never the secret itself",
+                    found.kind
+                ),
+            )
+        }
     }
 
     /// Names the note `address` in a refusal that only knew its file (a

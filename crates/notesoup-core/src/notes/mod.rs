@@ -95,6 +95,7 @@ mod fsio;
 mod identity;
 mod matcher;
 mod paths;
+mod secrets;
 mod store;
 mod time;
 
@@ -112,6 +113,7 @@ pub use identity::{
 };
 pub use matcher::{LineMatch, LiteralQueries};
 pub use paths::project_key;
+pub use secrets::{SecretFinding, SecretKind, find_secret, line_secret};
 pub use store::{
     Change, ChangeKind, Edit, ListQuery, ListStatus, MAX_NOTE_BYTES, MAX_NOTE_PATH_BYTES,
     NoteHeader, NoteRow, NoteStore, ReadResult, RenameResult, SearchRow, SearchStatus,

@@ -17,6 +17,7 @@ use super::frontmatter::{
 use super::fsio::{self, DirLock, FileTurns, Presence};
 use super::identity::{NotesIdentity, Scope, is_slug};
 use super::matcher::{LineMatch, LiteralQueries};
+use super::secrets::find_secret;
 use super::time::{next_stamp_ms, now_ms};
 
 /// The largest serialized note file, frontmatter included.
@@ -282,6 +283,7 @@ pub struct NoteStore {
     identity: NotesIdentity,
     root: PathBuf,
     tz: TimeZone,
+    secret_guard: bool,
 }
 
 /// What a listing visit decided about one file.
@@ -317,7 +319,15 @@ impl NoteStore {
             identity,
             root,
             tz: TimeZone::system(),
+            secret_guard: true,
         }
+    }
+
+    /// The same store with the credential guard on (the default) or off (the
+    /// `secretGuard: false` setting). See [`crate::notes::find_secret`].
+    pub fn with_secret_guard(mut self, on: bool) -> NoteStore {
+        self.secret_guard = on;
+        self
     }
 
     /// The same store writing times in `tz` (tests and fixed-zone hosts).
@@ -368,6 +378,18 @@ impl NoteStore {
         )
     }
 
+    /// Refuses `text` (a write's body, or edit `edit_index`'s new text) when
+    /// it holds a credential and the guard is on.
+    fn guard_secrets(&self, text: &str, edit_index: Option<usize>) -> Result<(), NoteError> {
+        if !self.secret_guard {
+            return Ok(());
+        }
+        match find_secret(text) {
+            Some(found) => Err(NoteError::secret(found, edit_index)),
+            None => Ok(()),
+        }
+    }
+
     /// [`fsio::inspect`], naming the address in a link refusal.
     fn inspect(&self, address: &Address, path: &Path) -> Result<Presence, NoteError> {
         fsio::inspect(&self.root, path).map_err(|e| e.at_address(&address.render(&self.identity)))
@@ -400,6 +422,7 @@ impl NoteStore {
         let path = self.note_path(&address);
         let dir = parent(&path)?;
         let body = strip_frontmatter(content);
+        self.guard_secrets(body, None)?;
         let _turn = FileTurns::take(&[&path]);
         self.create_dirs(&address, dir)?;
         let locks = DirLock::take(&[dir])?;
@@ -506,6 +529,9 @@ impl NoteStore {
                 NoteErrorCode::NothingToDo,
                 "nothing to update: pass edits, origin, or crumpled",
             ));
+        }
+        for (index, edit) in request.edits.iter().enumerate() {
+            self.guard_secrets(&edit.new_text, Some(index))?;
         }
         let path = self.note_path(&address);
         let dir = parent(&path)?;

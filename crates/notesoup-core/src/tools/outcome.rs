@@ -48,6 +48,8 @@ pub enum RefusalCode {
     InvalidQuery,
     /// A read offset past the end of the text.
     InvalidOffset,
+    /// The content holds a credential; nothing was written.
+    SecretDetected,
     /// A filesystem failure.
     IoError,
     /// A failure that is a bug in notesoup.
@@ -84,6 +86,7 @@ impl RefusalCode {
             Self::InvalidPattern => "invalid_pattern",
             Self::InvalidQuery => "invalid_query",
             Self::InvalidOffset => "invalid_offset",
+            Self::SecretDetected => "secret_detected",
             Self::IoError => "io_error",
             Self::InternalError => "internal_error",
             Self::UnknownSeq => "unknown_seq",

@@ -8,5 +8,6 @@ mod hygiene;
 mod identity;
 mod listing;
 mod props;
+mod secrets;
 mod store;
 mod support;

@@ -57,6 +57,7 @@ fn the_notesoup_key() {
 
 fn settings(margin: u64, dreamer: Option<&str>) -> Settings {
     Settings {
+        secret_guard: true,
         reminder_margin_tokens: margin,
         dreamer: dreamer.map(str::to_owned),
     }

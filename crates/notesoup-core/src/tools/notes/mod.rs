@@ -109,6 +109,7 @@ fn refusal_code(code: NoteErrorCode) -> RefusalCode {
         NoteErrorCode::InvalidPattern => RefusalCode::InvalidPattern,
         NoteErrorCode::InvalidQuery => RefusalCode::InvalidQuery,
         NoteErrorCode::InvalidOffset => RefusalCode::InvalidOffset,
+        NoteErrorCode::SecretDetected => RefusalCode::SecretDetected,
         NoteErrorCode::IoError => RefusalCode::IoError,
         NoteErrorCode::InternalError => RefusalCode::InternalError,
     }

@@ -319,3 +319,31 @@ fn clean_removes_only_stale_temporary_files_of_gone_writers() {
         "stdout: doctor clean: no stale temporary files (<home>)\nexit 0\n"
     );
 }
+
+#[test]
+fn doctor_reports_credentials_already_in_the_store() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let home = dir.path();
+    put(
+        home,
+        "human/keys.md",
+        &format!("{GOOD}aws: AKIAIOSFODNN7EXAMPLX\n"),
+    );
+    put(
+        home,
+        "human/fine.md",
+        &format!("{GOOD}commit 9fceb02d0ae598e95dc970b74767f19372d61af8\n"),
+    );
+    let report = doctor(home);
+    let found: Vec<String> = report
+        .findings
+        .iter()
+        .map(|finding| format!("{}: {}", finding.path, finding.message))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            "human/keys.md: holds a credential (AWS access key) on body line 2; move it out and keep a reference"
+        ]
+    );
+}

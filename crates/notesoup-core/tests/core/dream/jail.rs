@@ -551,3 +551,30 @@ fn jail_refusals_name_their_reason() {
         "no hook was planted"
     );
 }
+
+/// The dream never copies a credential, whichever tool would write it.
+#[test]
+fn the_dreamer_never_writes_a_credential() {
+    let fx = corpus_fixture();
+    let tools = DreamTools::new(&fx.home);
+    let before = tree_hash(&fx.home);
+    let refused = tools
+        .write("human/moved.md", "# Moved\n\nAKIAIOSFODNN7EXAMPLX\n")
+        .expect_err("a credential");
+    assert_eq!(refused.code(), "secret_detected");
+    assert_eq!(
+        refused.to_string(),
+        "human/moved.md: line 3 holds a credential (AWS access key); the dream never copies one. Leave it where it is and report it"
+    );
+    let refused = tools
+        .edit(
+            "human/prefs.md",
+            &[TextEdit {
+                old_text: "x".into(),
+                new_text: "-----BEGIN OPENSSH PRIVATE KEY-----".into(),
+            }],
+        )
+        .expect_err("a credential");
+    assert_eq!(refused.code(), "secret_detected");
+    assert_eq!(tree_hash(&fx.home), before);
+}
