@@ -536,6 +536,12 @@ export interface SettingsRecord {
 	reminderMarginTokens?: number;
 	/** The model pattern the dream runs on: a non-empty string. */
 	dreamer?: string;
+	/**
+	 * Whether note writes holding a credential are refused: a boolean,
+	 * default true. Set it to false in a project's settings to store such
+	 * notes anyway.
+	 */
+	secretGuard?: boolean;
 }
 
 /**
@@ -595,6 +601,8 @@ export enum RefusalCode {
 	InvalidQuery = "invalid_query",
 	/** A read offset past the end of the text. */
 	InvalidOffset = "invalid_offset",
+	/** The content holds a credential; nothing was written. */
+	SecretDetected = "secret_detected",
 	/** A filesystem failure. */
 	IoError = "io_error",
 	/** A failure that is a bug in notesoup. */
