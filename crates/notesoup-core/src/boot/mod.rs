@@ -16,8 +16,9 @@ use serde::{Deserialize, Serialize};
 use typeshare::typeshare;
 
 pub use render::{
-    BLANK_SLATE, MAP_BOOT_MAX_CHARS, SHELF_FRESH_LIMIT, TITLE_MAX_CHARS, page_title, relative_time,
-    render_boot,
+    BLANK_SLATE, BootSections, DEFAULT_BOOT_MAX_CHARS, MAP_BOOT_MAX_CHARS, MIN_BOOT_MAX_CHARS,
+    SHELF_FRESH_LIMIT, TITLE_MAX_CHARS, boot_sections, page_title, relative_time, render_boot,
+    render_boot_within,
 };
 pub use snapshot::{BootSnapshot, FreshPage, HomeShelf, MapPage, home_label};
 pub use text::continuation_text;

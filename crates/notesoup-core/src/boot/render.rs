@@ -26,19 +26,205 @@ pub const TITLE_MAX_CHARS: usize = 40;
 pub const BLANK_SLATE: &str =
     "None yet. A blank slate is a fine place to start — just don't finish there.";
 
-/// The whole boot: identity block, protocol block and notes shelves, joined
-/// by blank lines.
+/// The default bound of a whole boot, in characters (code points). Claude
+/// Code delivers hook context of this size whole, and replaces much larger
+/// context with a short preview.
+pub const DEFAULT_BOOT_MAX_CHARS: usize = 10_000;
+
+/// The smallest bound a host may set: the identity and protocol blocks and a
+/// cut line per shelf always fit in it.
+pub const MIN_BOOT_MAX_CHARS: usize = 4_000;
+
+/// The whole boot, within [`DEFAULT_BOOT_MAX_CHARS`].
 pub fn render_boot(
     snapshot: &BootSnapshot,
     identity: &BootIdentity,
     bindings: &ToolBindings,
 ) -> String {
-    let mut text = identity_block(identity);
-    text.push_str("\n\n");
-    text.push_str(&protocol_block(bindings));
-    text.push_str("\n\n");
-    render_shelves(&mut text, snapshot, identity, bindings);
-    text
+    render_boot_within(snapshot, identity, bindings, DEFAULT_BOOT_MAX_CHARS)
+}
+
+/// The whole boot (identity block, protocol block and notes shelves, joined
+/// by blank lines) in at most `max_chars` code points (raised to
+/// [`MIN_BOOT_MAX_CHARS`]). Shelves that do not fit share what is left: the
+/// smaller ones whole, the larger ones cut at a line with a pointer to the
+/// tool call that lists the rest.
+pub fn render_boot_within(
+    snapshot: &BootSnapshot,
+    identity: &BootIdentity,
+    bindings: &ToolBindings,
+    max_chars: usize,
+) -> String {
+    boot_sections(snapshot, identity, bindings, max_chars).join()
+}
+
+/// A rendered boot in its sections, for size reports (`boot --stats`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BootSections {
+    /// `<context_window>…</context_window>`.
+    pub identity: String,
+    /// `<context_window_protocol>…</context_window_protocol>`.
+    pub protocol: String,
+    /// The `YOUR NOTES` heading, or the blank-slate line with it.
+    pub notes_heading: String,
+    /// Each shown shelf, in boot order, as fitted.
+    pub shelves: Vec<(Scope, String)>,
+}
+
+impl BootSections {
+    /// The boot text.
+    pub fn join(&self) -> String {
+        let mut text = String::with_capacity(DEFAULT_BOOT_MAX_CHARS * 4);
+        text.push_str(&self.identity);
+        text.push_str("\n\n");
+        text.push_str(&self.protocol);
+        text.push_str("\n\n");
+        text.push_str(&self.notes_heading);
+        for (index, (_, shelf)) in self.shelves.iter().enumerate() {
+            text.push_str(if index == 0 { "\n\n" } else { "\n\n\n" });
+            text.push_str(shelf);
+        }
+        text
+    }
+
+    /// Each section's name and size in characters, in boot order.
+    pub fn sizes(&self) -> Vec<(String, usize)> {
+        let mut sizes = vec![
+            ("identity".to_owned(), chars(&self.identity)),
+            ("protocol".to_owned(), chars(&self.protocol)),
+            ("notes heading".to_owned(), chars(&self.notes_heading)),
+        ];
+        for (scope, shelf) in &self.shelves {
+            sizes.push((format!("shelf {}", scope.as_str()), chars(shelf)));
+        }
+        sizes
+    }
+}
+
+/// The boot in its sections, fitted to `max_chars` as
+/// [`render_boot_within`] describes.
+pub fn boot_sections(
+    snapshot: &BootSnapshot,
+    identity: &BootIdentity,
+    bindings: &ToolBindings,
+    max_chars: usize,
+) -> BootSections {
+    let max_chars = max_chars.max(MIN_BOOT_MAX_CHARS);
+    let identity_text = identity_block(identity);
+    let protocol = protocol_block(bindings);
+    let mut notes_heading = String::new();
+    push_heading(&mut notes_heading, "YOUR NOTES");
+    let shelves = render_shelves(snapshot, identity, bindings);
+    if shelves.is_empty() {
+        notes_heading.push_str("\n\n");
+        notes_heading.push_str(BLANK_SLATE);
+    }
+    // Separators: two blank-line joins, and before each shelf two or three
+    // newlines.
+    let fixed = chars(&identity_text) + chars(&protocol) + chars(&notes_heading) + 4;
+    let separators = shelves.len() * 3;
+    let budget = max_chars.saturating_sub(fixed + separators);
+    let shelves = fit_shelves(shelves, budget, bindings, max_chars);
+    BootSections {
+        identity: identity_text,
+        protocol,
+        notes_heading,
+        shelves,
+    }
+}
+
+fn chars(text: &str) -> usize {
+    text.chars().count()
+}
+
+/// Gives each shelf an equal share of `budget`, the smaller shelves whole
+/// and their unused share to the rest; a shelf over its share is cut.
+fn fit_shelves(
+    shelves: Vec<(Scope, String)>,
+    budget: usize,
+    bindings: &ToolBindings,
+    max_chars: usize,
+) -> Vec<(Scope, String)> {
+    let sizes: Vec<usize> = shelves.iter().map(|(_, shelf)| chars(shelf)).collect();
+    if sizes.iter().sum::<usize>() <= budget {
+        return shelves;
+    }
+    let mut order: Vec<usize> = (0..shelves.len()).collect();
+    order.sort_by_key(|&index| sizes[index]);
+    let mut shares = vec![0; shelves.len()];
+    let mut left = budget;
+    for (rank, &index) in order.iter().enumerate() {
+        let share = left / (order.len() - rank);
+        shares[index] = sizes[index].min(share);
+        left -= shares[index];
+    }
+    shelves
+        .into_iter()
+        .zip(shares)
+        .map(|((scope, shelf), share)| {
+            let fitted = cut_shelf(&shelf, share, scope, bindings, max_chars);
+            (scope, fitted)
+        })
+        .collect()
+}
+
+/// `shelf` whole when it fits `share` characters, else its lines up to the
+/// last that fits, then a line saying how to read the rest.
+fn cut_shelf(
+    shelf: &str,
+    share: usize,
+    scope: Scope,
+    bindings: &ToolBindings,
+    max_chars: usize,
+) -> String {
+    if chars(shelf) <= share {
+        return shelf.to_owned();
+    }
+    let home = match scope {
+        Scope::Session => "this session's notes",
+        Scope::Project => "@project/",
+        Scope::Human => "@human/",
+        Scope::Agent => "@self/",
+        Scope::Model => "@model/",
+    };
+    let pointer = format!(
+        "  [cut to fit the boot's {max_chars}-character bound; the rest: {} on {home}, then read what it names]",
+        bindings.notes_list
+    );
+    // The fresh pages are the newest facts: the MAP above them is cut first.
+    if let Some((top, rest)) = shelf.split_once(FRESH_BLOCK) {
+        let fresh_cost = chars(FRESH_BLOCK) + chars(rest);
+        if let Some(room) = share.checked_sub(fresh_cost + chars(&pointer) + 1) {
+            let mut kept = leading_lines(top, room);
+            kept.push_str(&pointer);
+            kept.push_str(FRESH_BLOCK);
+            kept.push_str(rest);
+            return kept;
+        }
+    }
+    let mut kept = leading_lines(shelf, share.saturating_sub(chars(&pointer) + 1));
+    kept.push_str(&pointer);
+    kept
+}
+
+/// Where a shelf's fresh pages begin after its MAP.
+const FRESH_BLOCK: &str = "\n\nNew pages\n";
+
+/// The whole lines of `text` (each with its newline) that fit in `room`
+/// characters.
+fn leading_lines(text: &str, room: usize) -> String {
+    let mut kept = String::new();
+    let mut used = 0;
+    for line in text.lines() {
+        let cost = chars(line) + 1;
+        if used + cost > room {
+            break;
+        }
+        kept.push_str(line);
+        kept.push('\n');
+        used += cost;
+    }
+    kept
 }
 
 /// The shelf label of a home, as the boot shows it.
@@ -61,13 +247,12 @@ const SHELF_ORDER: [Scope; 5] = [
     Scope::Human,
 ];
 
+/// Each shelf with something to show, in boot order, whole.
 fn render_shelves(
-    out: &mut String,
     snapshot: &BootSnapshot,
     identity: &BootIdentity,
     bindings: &ToolBindings,
-) {
-    push_heading(out, "YOUR NOTES");
+) -> Vec<(Scope, String)> {
     let mut shelves = Vec::new();
     for scope in SHELF_ORDER {
         let body = match snapshot.home(scope) {
@@ -87,14 +272,9 @@ fn render_shelves(
         push_heading(&mut shelf, &shelf_label(scope, identity));
         shelf.push('\n');
         shelf.push_str(&body);
-        shelves.push(shelf);
+        shelves.push((scope, shelf));
     }
-    out.push_str("\n\n");
-    if shelves.is_empty() {
-        out.push_str(BLANK_SLATE);
-    } else {
-        out.push_str(&shelves.join("\n\n\n"));
-    }
+    shelves
 }
 
 /// A label underlined with `─` to its length in code points (no trailing

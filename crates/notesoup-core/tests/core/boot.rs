@@ -6,8 +6,9 @@ use std::path::{Path, PathBuf};
 use jiff::tz::TimeZone;
 use jiff::{Timestamp, ToSpan};
 use notesoup_core::boot::{
-    BootIdentity, BootSnapshot, FreshPage, HomeShelf, MapPage, continuation_text, page_title,
-    relative_time, render_boot,
+    BootIdentity, BootSnapshot, DEFAULT_BOOT_MAX_CHARS, FreshPage, HomeShelf, MIN_BOOT_MAX_CHARS,
+    MapPage, boot_sections, continuation_text, page_title, relative_time, render_boot,
+    render_boot_within,
 };
 use notesoup_core::notes::{ListQuery, NoteStore, NotesIdentity, Scope};
 use notesoup_core::wire::ToolBindings;
@@ -792,4 +793,158 @@ fn the_header_snapshot_equals_the_full_listing_snapshot() {
     );
     assert_eq!(fast.unavailable(), [Scope::Project]);
     assert_eq!(fast, without_now(reference_snapshot(&store), since));
+}
+
+/// A store at every cap: five MAPs of 4,096 characters and more, three fresh
+/// pages per shelf with long titles and long addresses.
+fn crowded_snapshot(map_line: &str, address_len: usize) -> BootSnapshot {
+    let homes = Scope::ALL
+        .iter()
+        .map(|&scope| {
+            let prefix = match scope {
+                Scope::Session => "",
+                Scope::Project => "@project/",
+                Scope::Human => "@human/",
+                Scope::Agent => "@self/",
+                Scope::Model => "@model/",
+            };
+            let address = |n: usize| format!("{prefix}{}{n}.md", "p".repeat(address_len));
+            (
+                scope,
+                HomeShelf::Loaded {
+                    map: Some(MapPage {
+                        address: format!("{prefix}MAP.md"),
+                        body: format!("{map_line}\n").repeat(4_200 / (map_line.len() + 1) + 1),
+                    }),
+                    fresh: (0..3)
+                        .map(|n| FreshPage {
+                            address: address(n),
+                            title: format!("{}…", "T".repeat(40)),
+                            updated_at: opened_at(),
+                        })
+                        .collect(),
+                },
+            )
+        })
+        .collect();
+    BootSnapshot {
+        opened_at: opened_at(),
+        homes,
+    }
+}
+
+#[test]
+fn a_crowded_store_boots_within_the_bound_with_pointers() {
+    let snapshot = crowded_snapshot(
+        "- `@project/decisions/db.md`: why Postgres, and what it cost",
+        480,
+    );
+    let text = render_boot(
+        &snapshot,
+        &identity(Some("pcw:0197a1b2:0")),
+        &ToolBindings::plain(),
+    );
+    assert!(
+        text.chars().count() <= DEFAULT_BOOT_MAX_CHARS,
+        "{}",
+        text.chars().count()
+    );
+    assert_eq!(
+        text.matches("[cut to fit the boot's 10000-character bound; the rest: notes_list on ")
+            .count(),
+        5,
+        "every shelf says where the rest is"
+    );
+    for home in [
+        "this session's notes",
+        "@project/",
+        "@self/",
+        "@model/",
+        "@human/",
+    ] {
+        assert!(
+            text.contains(&format!(
+                "the rest: notes_list on {home}, then read what it names]"
+            )),
+            "{home}"
+        );
+    }
+    // The identity and protocol blocks are never cut.
+    assert!(text.contains("</context_window>\n\n<context_window_protocol>"));
+    assert!(text.contains("</context_window_protocol>\n\nYOUR NOTES"));
+    let sections = boot_sections(
+        &snapshot,
+        &identity(Some("pcw:0197a1b2:0")),
+        &ToolBindings::plain(),
+        DEFAULT_BOOT_MAX_CHARS,
+    );
+    assert_eq!(sections.join(), text);
+    let sizes = sections.sizes();
+    let names: Vec<&str> = sizes.iter().map(|(name, _)| name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "identity",
+            "protocol",
+            "notes heading",
+            "shelf session",
+            "shelf project",
+            "shelf agent",
+            "shelf model",
+            "shelf human"
+        ]
+    );
+    let shelf_sizes: Vec<usize> = sizes[3..].iter().map(|(_, size)| *size).collect();
+    assert!(
+        shelf_sizes.iter().max().expect("shelves") - shelf_sizes.iter().min().expect("shelves")
+            < 200,
+        "equal shelves share the room equally: {shelf_sizes:?}"
+    );
+}
+
+#[test]
+fn a_bound_is_configurable_and_has_a_floor() {
+    let snapshot = crowded_snapshot("- a line of a MAP", 40);
+    let ident = identity(None);
+    let small = render_boot_within(&snapshot, &ident, &ToolBindings::plain(), 6_000);
+    assert!(small.chars().count() <= 6_000);
+    assert!(small.contains("the boot's 6000-character bound"));
+    let floor = render_boot_within(&snapshot, &ident, &ToolBindings::plain(), 10);
+    assert!(floor.chars().count() <= MIN_BOOT_MAX_CHARS);
+    assert!(floor.contains(&format!("the boot's {MIN_BOOT_MAX_CHARS}-character bound")));
+    let large = render_boot_within(&snapshot, &ident, &ToolBindings::plain(), 100_000);
+    assert!(!large.contains("[cut to fit"), "a large bound cuts nothing");
+}
+
+#[test]
+fn a_cut_boot_snapshot() {
+    let snapshot = crowded_snapshot("- `@project/deploy.md`: how we ship", 12);
+    let text = render_boot_within(&snapshot, &identity(None), &ToolBindings::plain(), 5_000);
+    insta::assert_snapshot!(text);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// For any store content, the boot fits its bound, and it is cut exactly
+    /// when the whole boot would not fit.
+    #[test]
+    fn any_boot_fits_its_bound(
+        map_line in "[^\r\n]{0,300}",
+        address_len in 1usize..500,
+        bound in prop_oneof![Just(DEFAULT_BOOT_MAX_CHARS), 4_000usize..20_000],
+        shown in proptest::collection::vec(any::<bool>(), 5),
+    ) {
+        let mut snapshot = crowded_snapshot(&map_line, address_len);
+        for ((_, shelf), keep) in snapshot.homes.iter_mut().zip(&shown) {
+            if !keep {
+                *shelf = HomeShelf::Loaded { map: None, fresh: vec![] };
+            }
+        }
+        let ident = identity(Some("pcw:0197a1b2:0"));
+        let text = render_boot_within(&snapshot, &ident, &ToolBindings::plain(), bound);
+        prop_assert!(text.chars().count() <= bound, "{} > {bound}", text.chars().count());
+        let whole = render_boot_within(&snapshot, &ident, &ToolBindings::plain(), usize::MAX);
+        prop_assert_eq!(text.contains("[cut to fit"), whole.chars().count() > bound);
+    }
 }
