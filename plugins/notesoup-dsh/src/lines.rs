@@ -19,6 +19,12 @@ pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 /// answer never settles the wrong request.
 pub const UNKNOWN_ID: u64 = 0;
 
+/// The most commas, colons and opening brackets (outside strings) one request
+/// line may hold. Parsed JSON can take many times its text: 16 MiB of
+/// `[0,0,…]` is 8 million values and most of a gigabyte. dsh's own logs have
+/// one such token per 25 bytes or so, about 700,000 in a full line.
+pub const MAX_LINE_TOKENS: usize = 1 << 21;
+
 /// How much of an over-long line is kept to recover its id.
 const KEPT_PREFIX_BYTES: usize = 256;
 
@@ -100,6 +106,37 @@ pub fn read_line_capped(
         line.pop();
     }
     Ok(Read::Line)
+}
+
+/// Whether `line` holds more than `max` commas, colons and opening brackets
+/// outside strings: a bound on the values it parses into, counted in one pass
+/// without parsing.
+pub fn too_many_tokens(line: &[u8], max: usize) -> bool {
+    let mut count = 0usize;
+    let mut in_string = false;
+    let mut escaped = false;
+    for byte in line {
+        if in_string {
+            match (escaped, byte) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+        } else {
+            match byte {
+                b'"' => in_string = true,
+                b',' | b':' | b'[' | b'{' => {
+                    count += 1;
+                    if count > max {
+                        return true;
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    false
 }
 
 /// A line with nothing but JSON whitespace is not a request and gets no answer.
@@ -217,6 +254,14 @@ mod tests {
         ] {
             assert_eq!(recover_id(unknown), UNKNOWN_ID, "{unknown:?}");
         }
+    }
+
+    #[test]
+    fn tokens_inside_strings_do_not_count() {
+        assert!(!too_many_tokens(br#"{"a":[1,2]}"#, 4));
+        assert!(too_many_tokens(br#"{"a":[1,2,3]}"#, 4));
+        assert!(!too_many_tokens(br#"{"a":"[,,,:{\"[,,"}"#, 2));
+        assert!(too_many_tokens(br#"{"a":"\\",",":1}"#, 2));
     }
 
     #[test]

@@ -7,8 +7,11 @@
 //! and the bundle then runs without notesoup (fail closed). Session-scoped
 //! requests carry the session events the sidecar has not seen yet.
 
+use std::borrow::Cow;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use crate::decode::SessionEvent;
 use crate::messages::ResetOrigin;
@@ -26,6 +29,48 @@ pub struct Request {
     #[serde(flatten)]
     pub call: Call,
 }
+
+impl Request {
+    /// Parses one request line. Equivalent to deserializing [`Request`], but
+    /// the params go straight into their type: the derived form buffers the
+    /// whole request (the flattened `op`/`params`) in an intermediate tree
+    /// first, doubling the memory a large line costs.
+    pub fn parse(line: &str) -> Result<Self, serde_json::Error> {
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Raw<'a> {
+            id: u64,
+            #[serde(borrow)]
+            op: Cow<'a, str>,
+            #[serde(borrow)]
+            params: &'a RawValue,
+        }
+        let raw: Raw<'_> = serde_json::from_str(line)?;
+        let params = raw.params.get();
+        let call = match raw.op.as_ref() {
+            "hello" => Call::Hello(serde_json::from_str(params)?),
+            "window.open" => Call::WindowOpen(serde_json::from_str(params)?),
+            "budget.decide" => Call::BudgetDecide(serde_json::from_str(params)?),
+            "tool" => Call::Tool(serde_json::from_str(params)?),
+            "reset.plan" => Call::ResetPlan(serde_json::from_str(params)?),
+            "command.fresh_window" => Call::FreshWindow(serde_json::from_str(params)?),
+            "session.sync" => Call::SessionSync(serde_json::from_str(params)?),
+            other => return Err(serde::de::Error::unknown_variant(other, OPS)),
+        };
+        Ok(Self { id: raw.id, call })
+    }
+}
+
+/// Every op name, as [`Call`] spells it on the wire.
+pub const OPS: &[&str] = &[
+    "hello",
+    "window.open",
+    "budget.decide",
+    "tool",
+    "reset.plan",
+    "command.fresh_window",
+    "session.sync",
+];
 
 /// Every operation, with its parameters.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -378,6 +423,11 @@ mod tests {
     fn round_trip(line: Value) -> Request {
         let request: Request = serde_json::from_value(line.clone()).expect("parse");
         assert_eq!(serde_json::to_value(&request).expect("serialize"), line);
+        assert_eq!(
+            Request::parse(&line.to_string()).expect("parse"),
+            request,
+            "Request::parse reads what the derive reads"
+        );
         request
     }
 
@@ -406,8 +456,24 @@ mod tests {
             json!({"id": 1, "op": "format_disk", "params": {}}),
             json!({"id": 1, "op": "hello", "params": {"protocol": 1, "bundle": "b", "dsh": "d", "extra": 1}}),
             json!({"id": 1, "op": "hello", "params": {"protocol": 1, "bundle": "b", "dsh": "d"}, "more": 2}),
+            json!({"id": 1, "op": "hello"}),
+            json!({"op": "hello", "params": {"protocol": 1, "bundle": "b", "dsh": "d"}}),
+            json!({"id": -1, "op": "hello", "params": {"protocol": 1, "bundle": "b", "dsh": "d"}}),
         ] {
+            assert!(Request::parse(&line.to_string()).is_err(), "{line}");
             assert!(serde_json::from_value::<Request>(line).is_err());
+        }
+    }
+
+    #[test]
+    fn every_op_is_known_to_both_parsers() {
+        for op in OPS {
+            let line = json!({"id": 1, "op": op, "params": {}});
+            let derived = serde_json::from_value::<Request>(line.clone()).expect_err("no params");
+            let parsed = Request::parse(&line.to_string()).expect_err("no params");
+            for error in [derived.to_string(), parsed.to_string()] {
+                assert!(error.contains("missing field"), "{op}: {error}");
+            }
         }
     }
 

@@ -27,7 +27,7 @@ use crate::boot::{self, NotesPlace};
 use crate::budget::{self, WindowNotices};
 use crate::decode::{PINNED_DSH_VERSION, SessionEvent};
 use crate::history;
-use crate::lines::{self, MAX_LINE_BYTES, Read, recover_id};
+use crate::lines::{self, MAX_LINE_BYTES, MAX_LINE_TOKENS, Read, recover_id};
 use crate::messages::{self, NoticeKind, ResetOrigin};
 use crate::mirror::{MirrorError, SessionMirror};
 use crate::protocol::{
@@ -85,7 +85,16 @@ impl Sidecar {
 
     /// Answers one request line with one answer line (no newline).
     pub fn answer_line(&mut self, line: &str) -> String {
-        let response = match serde_json::from_str::<Request>(line) {
+        if lines::too_many_tokens(line.as_bytes(), MAX_LINE_TOKENS) {
+            return encode(&refusal(
+                recover_id(line.as_bytes()),
+                ErrorCode::BadRequest,
+                format!(
+                    "the request line holds more than {MAX_LINE_TOKENS} commas, colons and opening brackets"
+                ),
+            ));
+        }
+        let response = match Request::parse(line) {
             Ok(request) => Response {
                 id: request.id,
                 outcome: match self.handle(request.call) {
