@@ -542,6 +542,11 @@ export interface SettingsRecord {
 	 * notes anyway.
 	 */
 	secretGuard?: boolean;
+	/**
+	 * The bound of a whole boot in characters: an integer of at least 4000,
+	 * default 10000.
+	 */
+	bootMaxChars?: number;
 }
 
 /**

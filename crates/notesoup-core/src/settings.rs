@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use typeshare::typeshare;
 
+use crate::boot::{DEFAULT_BOOT_MAX_CHARS, MIN_BOOT_MAX_CHARS};
 use crate::budget::DEFAULT_REMINDER_MARGIN_TOKENS;
 
 /// The key of notesoup's record in a settings file (formerly `pi-context`).
@@ -43,6 +44,12 @@ pub struct SettingsRecord {
     /// notes anyway.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub secret_guard: Option<bool>,
+    /// The bound of a whole boot in characters: an integer of at least 4000,
+    /// default 10000.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 4000, max = 9_007_199_254_740_991_u64))]
+    #[typeshare(serialized_as = "Option<U53>")]
+    pub boot_max_chars: Option<u64>,
 }
 
 /// The effective settings after the merge and validation.
@@ -54,6 +61,8 @@ pub struct Settings {
     pub dreamer: Option<String>,
     /// Whether the notes store refuses writes that hold a credential.
     pub secret_guard: bool,
+    /// The bound of a whole boot in characters.
+    pub boot_max_chars: usize,
 }
 
 impl Default for Settings {
@@ -62,6 +71,7 @@ impl Default for Settings {
             reminder_margin_tokens: DEFAULT_REMINDER_MARGIN_TOKENS,
             dreamer: None,
             secret_guard: true,
+            boot_max_chars: DEFAULT_BOOT_MAX_CHARS,
         }
     }
 }
@@ -75,6 +85,8 @@ pub enum SettingsWarning {
     InvalidDreamer,
     /// `secretGuard` is present but not a boolean.
     InvalidSecretGuard,
+    /// `bootMaxChars` is present but not an integer of at least 4000.
+    InvalidBootMaxChars,
 }
 
 impl fmt::Display for SettingsWarning {
@@ -88,6 +100,9 @@ impl fmt::Display for SettingsWarning {
             }
             Self::InvalidSecretGuard => {
                 "notesoup: notesoup.secretGuard must be true or false; keeping the credential guard on."
+            }
+            Self::InvalidBootMaxChars => {
+                "notesoup: notesoup.bootMaxChars must be an integer of at least 4000; using the default of 10000."
             }
         })
     }
@@ -155,6 +170,15 @@ pub fn validate(record: &Map<String, Value>) -> ResolvedSettings {
         match value.as_bool() {
             Some(on) => resolved.settings.secret_guard = on,
             None => resolved.warnings.push(SettingsWarning::InvalidSecretGuard),
+        }
+    }
+    if let Some(value) = record.get("bootMaxChars") {
+        match positive_safe_integer(value)
+            .filter(|&chars| chars >= MIN_BOOT_MAX_CHARS as u64)
+            .and_then(|chars| usize::try_from(chars).ok())
+        {
+            Some(chars) => resolved.settings.boot_max_chars = chars,
+            None => resolved.warnings.push(SettingsWarning::InvalidBootMaxChars),
         }
     }
     resolved

@@ -58,6 +58,7 @@ fn the_notesoup_key() {
 fn settings(margin: u64, dreamer: Option<&str>) -> Settings {
     Settings {
         secret_guard: true,
+        boot_max_chars: 10_000,
         reminder_margin_tokens: margin,
         dreamer: dreamer.map(str::to_owned),
     }
@@ -223,4 +224,28 @@ fn each_distinct_warning_is_shown_once() {
         once.fresh(resolve(Some(&worse), None).warnings),
         [DREAMER_WARNING]
     );
+}
+
+#[test]
+fn boot_max_chars_validation() {
+    let check = |value: Value, expect: Option<usize>| {
+        let record = json!({"notesoup": {"bootMaxChars": value}});
+        let resolved = resolve(None, Some(&record));
+        match expect {
+            Some(chars) => {
+                assert_eq!(resolved.settings.boot_max_chars, chars, "{value}");
+                assert!(resolved.warnings.is_empty());
+            }
+            None => {
+                assert_eq!(resolved.settings.boot_max_chars, 10_000, "{value}");
+                assert_eq!(resolved.warnings, [SettingsWarning::InvalidBootMaxChars]);
+            }
+        }
+    };
+    check(json!(4000), Some(4000));
+    check(json!(50000), Some(50000));
+    check(json!(3999), None);
+    check(json!("20000"), None);
+    check(json!(-1), None);
+    check(json!(12000.5), None);
 }
