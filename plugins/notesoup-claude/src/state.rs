@@ -232,8 +232,10 @@ impl StateDir {
     }
 
     fn project_dir(&self, project_key: &str) -> Result<PathBuf, StateError> {
-        safe_name("project key", project_key)?;
-        Ok(self.root.join("projects").join(project_key))
+        Ok(self
+            .root
+            .join("projects")
+            .join(project_dir_name(project_key)))
     }
 
     /// The state of `session_id`, if one was recorded.
@@ -290,6 +292,35 @@ impl StateDir {
 
     fn hand_off_path(&self, project_key: &str) -> Result<PathBuf, StateError> {
         Ok(self.project_dir(project_key)?.join("handoff.json"))
+    }
+}
+
+/// The directory name of a project's records. A project key is the
+/// project folder's name (any characters: spaces, accents, a newline) plus
+/// `-<8 hex of the path's sha1>`, so characters outside the safe set become
+/// `-` and a long name keeps its head and the hash: the name stays one safe
+/// path segment, and the hash keeps projects apart.
+fn project_dir_name(project_key: &str) -> String {
+    const MAX: usize = 120;
+    let safe: String = project_key
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    // Only ASCII is left, so byte offsets are char offsets.
+    let name = if safe.len() > MAX {
+        format!("{}{}", &safe[..MAX - 9], &safe[safe.len() - 9..])
+    } else {
+        safe
+    };
+    match name.as_str() {
+        "" | "." | ".." => format!("-{name}"),
+        _ => name,
     }
 }
 
@@ -368,6 +399,27 @@ mod tests {
         assert_eq!(one.window_id().to_string(), "claude:s1:2");
         assert_eq!(one.previous_window_id.as_deref(), Some("claude:s1:1"));
         assert_eq!(one.root_window().to_string(), "claude:s1:1");
+    }
+
+    #[test]
+    fn any_project_key_names_one_safe_directory() {
+        let long = format!("{}-0123abcd", "é".repeat(200));
+        for (key, name) in [
+            ("w-12345678", "w-12345678".to_owned()),
+            ("My Project-12345678", "My-Project-12345678".to_owned()),
+            ("x\ny/..-12345678", "x-y-..-12345678".to_owned()),
+            ("..", "-..".to_owned()),
+            ("", "-".to_owned()),
+            (long.as_str(), format!("{}-0123abcd", "-".repeat(111))),
+        ] {
+            assert_eq!(project_dir_name(key), name, "{key:?}");
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let store = StateDir::new(dir.path());
+        let a = state("s1", "My Project-12345678");
+        store.save(&a).unwrap();
+        assert_eq!(store.latest("My Project-12345678").unwrap(), Some(a));
+        assert_eq!(store.latest("My-Project-87654321").unwrap(), None);
     }
 
     #[test]

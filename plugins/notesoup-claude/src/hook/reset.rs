@@ -91,6 +91,14 @@ fn answer(op: Op, stdin: &[u8], env: &HostEnv) -> Result<Value, String> {
         serde_json::from_slice(stdin).map_err(|err| format!("unreadable mod request: {err}"))?;
     let mut env = env.clone();
     if let Some(data) = &input.plugin_data {
+        // A relative one would put records wherever the process happens to
+        // run.
+        if !data.is_absolute() {
+            return Err(format!(
+                "pluginData must be an absolute path, not {:?}",
+                crate::mcp::protocol::shown(&data.to_string_lossy())
+            ));
+        }
         env.plugin_data = Some(notesoup_data_for_mod(data));
     }
     let hook_input = HookInput {

@@ -127,7 +127,7 @@ impl DreamToolHost {
             _ => {
                 return Err(RpcError::new(
                     code::INVALID_PARAMS,
-                    format!("unknown tool: {name}"),
+                    format!("unknown tool: {}", super::protocol::shown(name)),
                 ));
             }
         })

@@ -36,6 +36,18 @@ pub mod code {
     pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
 }
 
+/// The longest piece of a request an error message repeats, in chars.
+const SHOWN_CHARS: usize = 120;
+
+/// `text` as an error message repeats it: at most [`SHOWN_CHARS`] chars, so
+/// a megabyte method name costs a short reply.
+pub fn shown(text: &str) -> String {
+    match text.char_indices().nth(SHOWN_CHARS) {
+        Some((at, _)) => format!("{}… ({} bytes)", &text[..at], text.len()),
+        None => text.to_owned(),
+    }
+}
+
 /// A JSON-RPC error to send back.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RpcError {
@@ -400,7 +412,7 @@ fn dispatch(
         return Err(RpcError {
             code: code::UNSUPPORTED_PROTOCOL_VERSION,
             message: "Unsupported protocol version".into(),
-            data: Some(json!({"requested": version, "supported": versions})),
+            data: Some(json!({"requested": shown(version), "supported": versions})),
         });
     }
     let stateless = version == Some(STATELESS_VERSION);
@@ -479,7 +491,7 @@ fn dispatch(
         _ => {
             return Err(RpcError::new(
                 code::METHOD_NOT_FOUND,
-                format!("method not found: {method}"),
+                format!("method not found: {}", shown(method)),
             ));
         }
     };

@@ -154,7 +154,7 @@ impl ToolHost for NotesoupTools {
         } else {
             return Err(RpcError::new(
                 code::INVALID_PARAMS,
-                format!("unknown tool: {name}"),
+                format!("unknown tool: {}", super::protocol::shown(name)),
             ));
         };
         Ok(ToolText {

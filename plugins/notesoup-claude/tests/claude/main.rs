@@ -2,6 +2,7 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod adversarial;
 mod cli;
 mod decode;
 mod dream;
