@@ -7,6 +7,8 @@ use std::path::{Component, Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use super::address::{MAX_SEGMENT_BYTES, is_forbidden_char, is_git_segment};
+
 /// The five homes a note can live in.
 #[derive(
     Debug,
@@ -170,10 +172,16 @@ fn check_segment(field: &'static str, value: &str) -> Result<(), IdentityError> 
     if value.is_empty() {
         return Err(non_empty(field));
     }
-    if value == "." || value == ".." || value.contains(['\\', '/', '\0', ':']) {
+    if value == "."
+        || value == ".."
+        || value.contains(['\\', '/', '\0', ':'])
+        || is_git_segment(value)
+        || value.contains(is_forbidden_char)
+        || value.len() > MAX_SEGMENT_BYTES
+    {
         return Err(IdentityError {
             field,
-            requirement: "a single path segment: not . or .., and without \\, /, NUL or :",
+            requirement: "a single path segment of at most 255 bytes: not ., .. or .git, and without \\, /, NUL, :, control, line-separator or bidirectional characters",
         });
     }
     Ok(())

@@ -3,6 +3,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use super::address::is_forbidden_char;
 use super::identity::absolute_lexical;
 
 /// The project key of `cwd`: `<basename(root)>-<first 8 hex of sha1(root)>`,
@@ -16,9 +17,38 @@ pub fn project_key(cwd: &Path) -> String {
     let digest = sha1_smol::Sha1::from(text.as_bytes()).digest().to_string();
     let base = root
         .file_name()
-        .map(|name| name.to_string_lossy().into_owned())
+        .map(|name| printable_base(&name.to_string_lossy()))
         .unwrap_or_default();
     format!("{base}-{}", &digest[..8])
+}
+
+/// The longest folder name a project key keeps, in bytes, so the key (with
+/// its `-<8 hex>`) stays a legal file name.
+const PROJECT_BASE_MAX_BYTES: usize = 200;
+
+/// A folder name fit to name a project home: characters no address may
+/// hold (and `:`, `\`) become `_`, and a name over
+/// [`PROJECT_BASE_MAX_BYTES`] is cut at a character boundary. The hash
+/// still tells such projects apart.
+fn printable_base(name: &str) -> String {
+    let mut base: String = name
+        .chars()
+        .map(|c| {
+            if is_forbidden_char(c) || matches!(c, ':' | '\\') {
+                '_'
+            } else {
+                c
+            }
+        })
+        .collect();
+    if base.len() > PROJECT_BASE_MAX_BYTES {
+        let mut end = PROJECT_BASE_MAX_BYTES;
+        while !base.is_char_boundary(end) {
+            end -= 1;
+        }
+        base.truncate(end);
+    }
+    base
 }
 
 fn git_root(cwd: &Path) -> Option<PathBuf> {

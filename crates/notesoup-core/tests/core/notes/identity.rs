@@ -20,6 +20,7 @@ fn identity_validation_messages() {
             .map_err(|e| e.to_string())
     };
     assert_eq!(check("/n", "s", "p-1", "a", "m"), Ok(()));
+    assert_eq!(check("/n", "s", &"p".repeat(255), "a", "m"), Ok(()));
     for (args, message) in [
         (
             ["", "s", "p", "a", "m"],
@@ -43,27 +44,43 @@ fn identity_validation_messages() {
         ),
         (
             ["/n", "..", "p", "a", "m"],
-            "notes context sessionId must be a single path segment: not . or .., and without \\, /, NUL or :",
+            "notes context sessionId must be a single path segment of at most 255 bytes: not ., .. or .git, and without \\, /, NUL, :, control, line-separator or bidirectional characters",
         ),
         (
             ["/n", "s", ".", "a", "m"],
-            "notes context projectKey must be a single path segment: not . or .., and without \\, /, NUL or :",
+            "notes context projectKey must be a single path segment of at most 255 bytes: not ., .. or .git, and without \\, /, NUL, :, control, line-separator or bidirectional characters",
         ),
         (
             ["/n", "a/b", "p", "a", "m"],
-            "notes context sessionId must be a single path segment: not . or .., and without \\, /, NUL or :",
+            "notes context sessionId must be a single path segment of at most 255 bytes: not ., .. or .git, and without \\, /, NUL, :, control, line-separator or bidirectional characters",
         ),
         (
             ["/n", "a\\b", "p", "a", "m"],
-            "notes context sessionId must be a single path segment: not . or .., and without \\, /, NUL or :",
+            "notes context sessionId must be a single path segment of at most 255 bytes: not ., .. or .git, and without \\, /, NUL, :, control, line-separator or bidirectional characters",
         ),
         (
             ["/n", "a:b", "p", "a", "m"],
-            "notes context sessionId must be a single path segment: not . or .., and without \\, /, NUL or :",
+            "notes context sessionId must be a single path segment of at most 255 bytes: not ., .. or .git, and without \\, /, NUL, :, control, line-separator or bidirectional characters",
         ),
         (
             ["/n", "s", "p\0", "a", "m"],
-            "notes context projectKey must be a single path segment: not . or .., and without \\, /, NUL or :",
+            "notes context projectKey must be a single path segment of at most 255 bytes: not ., .. or .git, and without \\, /, NUL, :, control, line-separator or bidirectional characters",
+        ),
+        (
+            ["/n", ".GIT", "p", "a", "m"],
+            "notes context sessionId must be a single path segment of at most 255 bytes: not ., .. or .git, and without \\, /, NUL, :, control, line-separator or bidirectional characters",
+        ),
+        (
+            ["/n", "s\n1", "p", "a", "m"],
+            "notes context sessionId must be a single path segment of at most 255 bytes: not ., .. or .git, and without \\, /, NUL, :, control, line-separator or bidirectional characters",
+        ),
+        (
+            ["/n", "s", "p\u{202e}", "a", "m"],
+            "notes context projectKey must be a single path segment of at most 255 bytes: not ., .. or .git, and without \\, /, NUL, :, control, line-separator or bidirectional characters",
+        ),
+        (
+            ["/n", "s", &"p".repeat(256), "a", "m"],
+            "notes context projectKey must be a single path segment of at most 255 bytes: not ., .. or .git, and without \\, /, NUL, :, control, line-separator or bidirectional characters",
         ),
         (
             ["/n", "s", "p", "Alice", "m"],
@@ -198,4 +215,23 @@ fn project_keys_walk_up_to_the_git_root() {
         key_of(&plain),
         "no git root: cwd itself"
     );
+}
+
+#[test]
+fn project_keys_of_unprintable_or_long_folder_names_are_legal_segments() {
+    let dir = tempfile::tempdir().expect("temp");
+    for (name, base) in [
+        ("a\nb", "a_b"),
+        ("rlo\u{202e}x", "rlo_x"),
+        ("c:d", "c_d"),
+        ("plain name", "plain name"),
+    ] {
+        let key = project_key(&dir.path().join(name));
+        assert_eq!(&key[..key.len() - 9], base, "{name:?}");
+        NotesIdentity::new("/n", "s", &key, "a", "m").expect(&key);
+    }
+    let long = "é".repeat(150);
+    let key = project_key(&dir.path().join(&long));
+    assert_eq!(key.len(), 200 + 9);
+    NotesIdentity::new("/n", "s", &key, "a", "m").expect("a long name is cut");
 }
