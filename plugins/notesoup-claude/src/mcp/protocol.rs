@@ -184,6 +184,10 @@ enum LineRead {
 /// Reads one line into `line` (cleared first), keeping at most `max` bytes:
 /// past that the rest of the line is consumed without being kept.
 fn read_line(input: &mut impl BufRead, line: &mut Vec<u8>, max: usize) -> io::Result<LineRead> {
+    // One large request must not pin its buffer for the server's lifetime.
+    if line.capacity() > 1024 * 1024 {
+        *line = Vec::new();
+    }
     line.clear();
     let mut skipped: Option<u64> = None;
     loop {
