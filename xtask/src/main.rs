@@ -11,6 +11,7 @@ mod codegen;
 mod deps;
 mod dsh;
 mod hosts;
+mod pi_bench;
 mod refdir;
 
 use std::process::ExitCode;
@@ -31,7 +32,10 @@ commands:
                (default target/claude-plugin)
   codegen      write generated/ (TypeScript declarations, JSON Schemas);
                --check only reports stale files
-  hosts pi     install Node 22 and the Pi SDK (the conformance oracle) and print env exports
+  hosts pi     install Node 22, the Pi SDK and TypeScript (the real-pi tests) and print env exports
+  pi-bench [ROUNDS]
+               time notesoup-pi's sidecar start and its per-event round trip inside
+               real Pi next to a no-op extension
   golden-pi    regenerate plugins/notesoup-pi/tests/golden with the real Pi SDK
   install-dsh  install Node 22, pnpm and the pinned dsh for notesoup-dsh's
                opt-in tests; prints `export NOTESOUP_DSH_ROOT=...` to eval
@@ -48,6 +52,7 @@ fn main() -> ExitCode {
         Some("codegen") => codegen::run(&args[1..]),
         Some("hosts") => hosts::run(&args[1..]),
         Some("golden-pi") => hosts::golden_pi(),
+        Some("pi-bench") => pi_bench::run(&args[1..]),
         Some("install-dsh") => dsh::run(),
         Some("-h" | "--help" | "help") => {
             print!("{USAGE}");
