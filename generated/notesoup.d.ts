@@ -626,6 +626,8 @@ export enum RefusalCode {
 	OutputTooLarge = "output_too_large",
 	/** Arguments that do not match the tool's parameter schema. */
 	InvalidArguments = "invalid_arguments",
+	/** A tool name this host does not offer. */
+	UnknownTool = "unknown_tool",
 }
 
 /** A refusal as hosts and models see it on the wire. */

@@ -23,6 +23,7 @@ mod outcome;
 mod output;
 mod params;
 pub mod schemas;
+mod surface;
 mod window;
 
 pub use dispatch::{HISTORY_TOOLS, NOTES_TOOLS, call_history_tool, call_notes_tool};
@@ -30,6 +31,10 @@ pub use fill::{Filled, fill_while_fits};
 pub use outcome::{Outcome, Refusal, RefusalCode, WireRefusal};
 pub use output::{ToolData, ToolOutput, fits};
 pub use params::{SearchQuery, parse_arguments};
+pub use surface::{
+    BudgetHost, GET_CONTEXT_REMAINING, REMAINING_DESCRIPTION, ResetRequest, ToolFamily, ToolHost,
+    ToolSpec, WIPE_DESCRIPTION, WIPE_MEMORY, WIPE_WHILE_OFF, call_tool, tool_table, tools_for,
+};
 pub use window::{LimitedBy, TextWindow, prefix_fit, read_window, render_window};
 
 /// Both the rendered text (UTF-8 bytes) and the compact JSON of a result must

@@ -68,6 +68,8 @@ pub enum RefusalCode {
     OutputTooLarge,
     /// Arguments that do not match the tool's parameter schema.
     InvalidArguments,
+    /// A tool name this host does not offer.
+    UnknownTool,
 }
 
 impl RefusalCode {
@@ -96,6 +98,7 @@ impl RefusalCode {
             Self::PageTooLarge => "page_too_large",
             Self::OutputTooLarge => "output_too_large",
             Self::InvalidArguments => "invalid_arguments",
+            Self::UnknownTool => "unknown_tool",
         }
     }
 }

@@ -26,6 +26,8 @@ pub struct ToolOutput {
     pub json: String,
     /// True for a refusal.
     pub is_error: bool,
+    /// The tool ends the agent's tool batch (`wipe_memory`).
+    pub terminate: bool,
 }
 
 impl ToolOutput {
@@ -61,6 +63,7 @@ impl ToolOutput {
             text,
             json,
             is_error: false,
+            terminate: false,
         }
     }
 
@@ -75,6 +78,19 @@ impl ToolOutput {
                 )
             }),
             is_error: true,
+            terminate: false,
+        }
+    }
+
+    /// A plain JSON answer that is its own text (the budget tools'
+    /// protocol: no refusal shape, no structured content).
+    pub fn plain_json(value: &serde_json::Value, terminate: bool) -> Self {
+        let json = value.to_string();
+        Self {
+            text: json.clone(),
+            json,
+            is_error: false,
+            terminate,
         }
     }
 

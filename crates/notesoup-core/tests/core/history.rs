@@ -4,7 +4,7 @@
 // Tests may unwrap: a panic is a failed test.
 #![allow(clippy::unwrap_used)]
 
-mod fixture;
+pub(crate) mod fixture;
 mod list;
 mod model;
 mod properties;

@@ -7,3 +7,4 @@
 mod infra;
 mod notes;
 mod schemas;
+mod surface;

@@ -1,8 +1,11 @@
 //! The notes tools: `notes_write`, `notes_update`, `notes_read`, `notes_list`
 //! and `notes_search`, over a [`NoteStore`].
 
+mod diff;
 mod render;
 mod types;
+
+pub use diff::line_diff;
 
 use serde_json::{Map, Value, json};
 
@@ -24,6 +27,12 @@ use crate::notes::{
     Change, Edit, ListQuery, NoteError, NoteErrorCode, NoteMeta, NoteStore, NotesIdentity, Origin,
     Scope, UpdateRequest, local_iso,
 };
+
+/// The receipt diff every host shows: the numbered line diff of the body
+/// ([`line_diff`]).
+pub fn note_line_diff(change: &Change) -> String {
+    line_diff(&change.before, &change.after)
+}
 
 /// The simple diff: `note <kind>` (what the original Claude plugin showed).
 pub fn note_kind_diff(change: &Change) -> String {
