@@ -320,10 +320,10 @@ mod tests {
     fn runner(end: Result<DreamSessionOutcome, DreamSessionError>) -> PiDreamRunner<FakeHost> {
         PiDreamRunner::new(FakeHost {
             calls: vec![
-                ("write", json!({"path": "a.md", "content": "x one\n"})),
+                ("write", json!({"path": "human/a.md", "content": "x one\n"})),
                 (
                     "edit",
-                    json!({"path": "a.md", "oldText": "one", "newText": "two"}),
+                    json!({"path": "human/a.md", "oldText": "one", "newText": "two"}),
                 ),
                 ("write", json!({"path": "/etc/passwd", "content": "no"})),
                 ("write", json!({"content": "no path"})),
@@ -351,16 +351,16 @@ mod tests {
         assert_eq!(result.report, "");
         assert_eq!(
             writes(&result),
-            ["write:a.md", "edit:a.md", "write:/etc/passwd"]
+            ["write:human/a.md", "edit:human/a.md", "write:/etc/passwd"]
         );
         let results = &runner.host.results;
-        assert_eq!(results[0], Ok("wrote a.md (6 bytes)".to_owned()));
-        assert_eq!(results[1], Ok("edited a.md (1 edits)".to_owned()));
+        assert_eq!(results[0], Ok("wrote human/a.md (6 bytes)".to_owned()));
+        assert_eq!(results[1], Ok("edited human/a.md (1 edits)".to_owned()));
         assert!(results[2].is_err());
         assert_eq!(results[3], Err("write: missing string path".to_owned()));
-        assert_eq!(results[4], Ok("a.md".to_owned()));
+        assert_eq!(results[4], Ok("human/".to_owned()));
         assert_eq!(
-            std::fs::read_to_string(home.path().join("a.md")).unwrap(),
+            std::fs::read_to_string(home.path().join("human/a.md")).unwrap(),
             "x two\n"
         );
     }

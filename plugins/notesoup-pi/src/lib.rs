@@ -16,14 +16,12 @@
 //! - [`reset`]: the reset lifecycle: reducer, windows, boundaries.
 //! - [`extension`]: the notesoup extension (`Notesoup`, a `PiExtension`).
 //! - [`dream`]: the dream composition: `DreamSessionHost`, `PiDreamRunner`.
-//! - [`diff`]: Pi's display diff for `notes_update` receipts.
 //! - [`history`]: Pi history decoding into core's history model.
 //! - [`overflow`]: pi-ai's context-overflow detection.
 //! - `testkit` (feature `testkit`): the reference Pi host that drives the
 //!   tests and the `notesoup-pi demo` binary.
 
 pub mod bridge;
-pub mod diff;
 pub mod dream;
 pub mod estimate;
 pub mod extension;

@@ -1,7 +1,7 @@
 //! Boots on Pi: rendering one per window, the silent root boot at session
 //! start, and the narrow repair of an incomplete reset tail.
 
-use notesoup_core::boot::{BootIdentity, BootSnapshot, continuation_text, render_boot};
+use notesoup_core::boot::{BootIdentity, BootSnapshot, continuation_text, render_boot_within};
 
 use super::{Notesoup, texts};
 use crate::host::{CustomMessageDraft, NotifyLevel, PiHost, SendOptions};
@@ -21,7 +21,8 @@ impl Notesoup {
         let store = self.store(host)?;
         let snapshot = BootSnapshot::load(&store).map_err(|error| error.to_string())?;
         let identity = store.identity();
-        let text = render_boot(
+        let max_chars = super::resolved_settings(host).boot_max_chars;
+        let text = render_boot_within(
             &snapshot,
             &BootIdentity {
                 agent: identity.agent().to_owned(),
@@ -31,6 +32,7 @@ impl Notesoup {
                 previous_window_id: previous.map(str::to_owned),
             },
             &self.bindings,
+            max_chars,
         );
         let unavailable = snapshot.unavailable_labels();
         if !unavailable.is_empty() && !self.boot_notices.iter().any(|w| w == window_id) {

@@ -191,6 +191,7 @@ impl Notesoup {
     fn store(&mut self, host: &dyn PiHost) -> Result<NoteStore, String> {
         let project = self.project_key(host.cwd());
         let model = model_slug(host.model().as_ref().map(|m| m.id.as_str()));
+        let secret_guard = resolved_settings(host).secret_guard;
         NotesIdentity::new(
             &self.config.notes_home,
             host.session_id(),
@@ -198,7 +199,7 @@ impl Notesoup {
             &self.config.agent,
             &model,
         )
-        .map(NoteStore::new)
+        .map(|identity| NoteStore::new(identity).with_secret_guard(secret_guard))
         .map_err(|error| error.to_string())
     }
 }
@@ -307,4 +308,15 @@ impl PiExtension for Notesoup {
     ) -> Option<Vec<AgentMessage>> {
         self.project_window(host, messages)
     }
+}
+
+/// The merged `notesoup` settings (the project's only when it is trusted);
+/// unreadable settings give the defaults (the budget reports the problem).
+fn resolved_settings(host: &dyn PiHost) -> notesoup_core::settings::Settings {
+    host.settings()
+        .map(|settings| {
+            let project = host.is_project_trusted().then_some(&settings.project);
+            notesoup_core::settings::resolve(Some(&settings.global), project).settings
+        })
+        .unwrap_or_default()
 }

@@ -22,13 +22,6 @@ pub const TREE_SUMMARY_SKIPPED: &str = "notesoup: skipped branch summary across 
 /// The warning became durable.
 pub const CONTEXT_ALMOST_FULL: &str =
     "notesoup: context almost full; close out the current memory window.";
-/// `wipe_memory` while notesoup is off.
-pub const WIPE_WHILE_OFF: &str = "notesoup is off (/notesoup on to enable)";
-
-/// The description of `wipe_memory`.
-pub const WIPE_DESCRIPTION: &str = "Clear your in-context memory and start a fresh context window. Your session, notes, and history survive.";
-/// The description of `get_context_remaining`.
-pub const REMAINING_DESCRIPTION: &str = "How many tokens are left before this context window closes out (zero = wiped). Returns {\"remaining_tokens\": N}, or null when usage is unknown.";
 
 /// A verified reset.
 pub fn memory_cleared(window_id: &str) -> String {

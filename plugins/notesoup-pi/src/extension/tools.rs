@@ -1,33 +1,26 @@
 //! The tools notesoup registers on Pi, in registration order: the context
 //! runtime and budget (`get_context_remaining`, `wipe_memory`), then the
-//! history tools, then the notes tools.
+//! history tools, then the notes tools — all from core's one tool table,
+//! every call routed through core's `call_tool`.
 //!
 //! Shared tools return core's bounded result: its text is the model-facing
 //! content, the flat result travels as `structuredContent`, and `isError`
 //! mirrors a refusal. The two budget tools answer with plain JSON text.
 
+use notesoup_core::history::History;
+use notesoup_core::notes::NoteStore;
 use notesoup_core::tools::{
-    HISTORY_TOOLS, NOTES_TOOLS, Refusal, RefusalCode, ToolOutput, call_history_tool,
-    call_notes_tool, schemas,
+    BudgetHost, Refusal, RefusalCode, ResetRequest, ToolFamily, ToolHost, ToolOutput, call_tool,
+    tool_spec, tool_table,
 };
-use serde_json::{Value, json};
+use serde_json::json;
 
-use super::{Notesoup, texts};
-use crate::diff::generate_diff_string;
+use super::Notesoup;
 use crate::history::host_history;
 use crate::host::{AgentToolResult, ExecutionMode, PiHost, ToolDescriptor, ToolInvocation};
 use crate::reset::window::active_window;
 use crate::reset::{ResetEffect, ResetEvent};
 use crate::session::ContentBlock;
-
-/// `get_context_remaining`.
-pub const GET_CONTEXT_REMAINING: &str = "get_context_remaining";
-/// `wipe_memory`.
-pub const WIPE_MEMORY: &str = "wipe_memory";
-
-fn no_parameters() -> Value {
-    json!({"type": "object", "properties": {}, "additionalProperties": false})
-}
 
 /// `notes_write` → `Notes write`.
 fn label(name: &str) -> String {
@@ -40,62 +33,37 @@ fn label(name: &str) -> String {
 
 /// Every tool, in registration order.
 pub fn descriptors() -> Vec<ToolDescriptor> {
-    let plain = |name: &str, description: &str, mode| ToolDescriptor {
-        name: name.to_owned(),
-        label: label(name),
-        description: description.to_owned(),
-        prompt_snippet: None,
-        prompt_guidelines: None,
-        parameters: no_parameters(),
-        execution_mode: mode,
-    };
-    let mut tools = vec![
-        plain(GET_CONTEXT_REMAINING, texts::REMAINING_DESCRIPTION, None),
-        plain(
-            WIPE_MEMORY,
-            texts::WIPE_DESCRIPTION,
-            Some(ExecutionMode::Sequential),
-        ),
-    ];
-    let shared = schemas::history().into_iter().chain(schemas::notes());
-    tools.extend(shared.map(|schema| ToolDescriptor {
-        name: schema.name.to_owned(),
-        label: label(schema.name),
-        description: schema.description,
-        prompt_snippet: None,
-        prompt_guidelines: None,
-        parameters: schema.input_schema,
-        execution_mode: schema.sequential.then_some(ExecutionMode::Sequential),
-    }));
-    tools
+    [ToolFamily::Budget, ToolFamily::History, ToolFamily::Notes]
+        .into_iter()
+        .flat_map(|family| {
+            tool_table()
+                .iter()
+                .filter(move |tool| tool.family == family)
+        })
+        .map(|tool| ToolDescriptor {
+            name: tool.name.to_owned(),
+            label: label(tool.name),
+            description: tool.description.clone(),
+            prompt_snippet: None,
+            prompt_guidelines: None,
+            parameters: tool.input_schema.clone(),
+            execution_mode: tool.sequential.then_some(ExecutionMode::Sequential),
+        })
+        .collect()
 }
 
-/// A JSON answer as text (the budget tools' protocol).
-fn plain_json(value: &Value, terminate: bool) -> AgentToolResult {
+/// Core's result as Pi's tool result: a shared tool's flat result travels as
+/// `structuredContent`; a budget tool's plain JSON is its text alone.
+fn pi_result(name: &str, output: ToolOutput) -> AgentToolResult {
+    let shared = tool_spec(name).is_some_and(|tool| tool.family != ToolFamily::Budget);
     AgentToolResult {
-        content: vec![ContentBlock::text(value.to_string())],
-        details: json!({}),
-        usage: None,
-        terminate: terminate.then_some(true),
-        is_error: None,
-        structured_content: None,
-    }
-}
-
-/// Core's bounded result as Pi's tool result.
-fn shared(output: ToolOutput) -> AgentToolResult {
-    AgentToolResult {
-        structured_content: Some(output.structured()),
+        structured_content: (shared || output.is_error).then(|| output.structured()),
         content: vec![ContentBlock::text(output.text)],
         details: json!({}),
         usage: None,
-        terminate: None,
+        terminate: output.terminate.then_some(true),
         is_error: output.is_error.then_some(true),
     }
-}
-
-fn refusal(code: RefusalCode, message: &str) -> AgentToolResult {
-    shared(ToolOutput::refusal(&Refusal::new(code, message)))
 }
 
 impl Notesoup {
@@ -104,73 +72,65 @@ impl Notesoup {
         host: &mut dyn PiHost,
         call: &ToolInvocation,
     ) -> AgentToolResult {
-        let params = call.params.clone();
-        match call.name.as_str() {
-            GET_CONTEXT_REMAINING => self.context_remaining(host),
-            WIPE_MEMORY => self.wipe_memory(host),
-            name if HISTORY_TOOLS.contains(&name) => history_tool(host, name, params),
-            name if NOTES_TOOLS.contains(&name) => self.notes_tool(host, name, params),
-            _ => AgentToolResult::error(format!("Tool {} not found", call.name)),
-        }
+        let mut tools = PiTools {
+            notesoup: self,
+            host,
+        };
+        let output = call_tool(&mut tools, &call.name, call.params.clone());
+        pi_result(&call.name, output)
+    }
+}
+
+/// The extension and its host, as core's tools see them.
+struct PiTools<'a> {
+    notesoup: &'a mut Notesoup,
+    host: &'a mut dyn PiHost,
+}
+
+impl ToolHost for PiTools<'_> {
+    /// This session's identity and the current model.
+    fn notes(&mut self) -> Result<NoteStore, Refusal> {
+        self.notesoup
+            .store(self.host)
+            .map_err(|error| Refusal::new(RefusalCode::InternalError, error))
     }
 
-    /// A notes tool under this session's identity and the current model;
-    /// `notes_update` diffs render in Pi's own style.
-    fn notes_tool(&mut self, host: &dyn PiHost, name: &str, params: Value) -> AgentToolResult {
-        let store = match self.store(host) {
-            Ok(store) => store,
-            Err(error) => return refusal(RefusalCode::InternalError, &error),
-        };
-        let diff = |change: &notesoup_core::notes::Change| {
-            generate_diff_string(&change.before, &change.after)
-        };
-        match call_notes_tool(&store, name, params, &diff) {
-            Some(output) => shared(output),
-            None => AgentToolResult::error(format!("Tool {name} not found")),
-        }
+    fn history(&mut self) -> Result<History, Refusal> {
+        host_history(self.host).map_err(|error| {
+            Refusal::new(
+                RefusalCode::InternalError,
+                format!("the session history could not be decoded: {error}"),
+            )
+        })
     }
 
-    /// `{"remaining_tokens": N | null}`: the countdown to the warning line.
-    fn context_remaining(&mut self, host: &mut dyn PiHost) -> AgentToolResult {
-        let policy = self.policy(host);
+    fn budget(&mut self) -> Option<&mut dyn BudgetHost> {
+        Some(self)
+    }
+}
+
+impl BudgetHost for PiTools<'_> {
+    /// The countdown to the warning line in the active window.
+    fn remaining_tokens(&mut self) -> Option<u64> {
+        let policy = self.notesoup.policy(self.host);
         let remaining = {
-            let branch = host.branch(None);
-            let window = active_window(&branch, host.session_id());
-            Self::remaining(host, &branch, &window)
+            let branch = self.host.branch(None);
+            let window = active_window(&branch, self.host.session_id());
+            Notesoup::remaining(self.host, &branch, &window)
         };
-        plain_json(
-            &json!({"remaining_tokens": policy.budget.countdown(remaining)}),
-            false,
-        )
+        policy.budget.countdown(remaining)
     }
 
     /// Marks the window for a reset at the end of this tool batch; repeats
     /// in the same window (or inside a manual close-out) only acknowledge.
-    fn wipe_memory(&mut self, host: &mut dyn PiHost) -> AgentToolResult {
-        if !self.enabled {
-            return plain_json(&json!({"error": texts::WIPE_WHILE_OFF}), false);
+    fn request_reset(&mut self) -> ResetRequest {
+        if !self.notesoup.enabled {
+            return ResetRequest::Off;
         }
-        let window_id = active_window(&host.branch(None), host.session_id()).id;
-        let status = match self.apply(ResetEvent::ToolRequest { window_id }) {
-            ResetEffect::AlreadyPending => "rollover_already_pending",
-            _ => "rollover_requested",
-        };
-        plain_json(&json!({ "status": status }), true)
-    }
-}
-
-fn history_tool(host: &dyn PiHost, name: &str, params: Value) -> AgentToolResult {
-    let history = match host_history(host) {
-        Ok(history) => history,
-        Err(error) => {
-            return refusal(
-                RefusalCode::InternalError,
-                &format!("the session history could not be decoded: {error}"),
-            );
+        let window_id = active_window(&self.host.branch(None), self.host.session_id()).id;
+        match self.notesoup.apply(ResetEvent::ToolRequest { window_id }) {
+            ResetEffect::AlreadyPending => ResetRequest::AlreadyPending,
+            _ => ResetRequest::Requested,
         }
-    };
-    match call_history_tool(&history, name, params) {
-        Some(output) => shared(output),
-        None => AgentToolResult::error(format!("Tool {name} not found")),
     }
 }
