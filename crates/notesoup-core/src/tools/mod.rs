@@ -33,7 +33,8 @@ pub use output::{ToolData, ToolOutput, fits};
 pub use params::{SearchQuery, parse_arguments};
 pub use surface::{
     BudgetHost, GET_CONTEXT_REMAINING, REMAINING_DESCRIPTION, ResetRequest, ToolFamily, ToolHost,
-    ToolSpec, WIPE_DESCRIPTION, WIPE_MEMORY, WIPE_WHILE_OFF, call_tool, tool_table, tools_for,
+    ToolSpec, WIPE_DESCRIPTION, WIPE_MEMORY, WIPE_WHILE_OFF, call_tool, tool_spec, tool_table,
+    tools_for,
 };
 pub use window::{LimitedBy, TextWindow, prefix_fit, read_window, render_window};
 

@@ -8,6 +8,8 @@
 //! the host says how many tokens remain and whether a reset can be asked
 //! for; the texts and status strings are here.
 
+use std::sync::OnceLock;
+
 use schemars::JsonSchema;
 use serde_json::{Value, json};
 
@@ -105,8 +107,19 @@ pub trait BudgetHost {
 }
 
 /// Every tool in the order hosts list them: the notes tools, the history
-/// tools, then the budget tools.
-pub fn tool_table() -> Vec<ToolSpec> {
+/// tools, then the budget tools. Built once per process (the schemas are
+/// generated), then shared.
+pub fn tool_table() -> &'static [ToolSpec] {
+    static TABLE: OnceLock<Vec<ToolSpec>> = OnceLock::new();
+    TABLE.get_or_init(build_table)
+}
+
+/// The tool called `name`, if notesoup offers one.
+pub fn tool_spec(name: &str) -> Option<&'static ToolSpec> {
+    tool_table().iter().find(|tool| tool.name == name)
+}
+
+fn build_table() -> Vec<ToolSpec> {
     let mut table = Vec::with_capacity(11);
     for (schema, output, handler) in notes_entries() {
         table.push(spec(schema, output, ToolFamily::Notes, handler));
@@ -139,17 +152,16 @@ pub fn tool_table() -> Vec<ToolSpec> {
 
 /// The tools a host offers: every tool, or without the budget family on a
 /// host that keeps no budget.
-pub fn tools_for(with_budget: bool) -> Vec<ToolSpec> {
+pub fn tools_for(with_budget: bool) -> impl Iterator<Item = &'static ToolSpec> {
     tool_table()
-        .into_iter()
-        .filter(|tool| with_budget || tool.family != ToolFamily::Budget)
-        .collect()
+        .iter()
+        .filter(move |tool| with_budget || tool.family != ToolFamily::Budget)
 }
 
 /// Runs the tool `name` with `arguments` for `host`. An unknown name, bad
 /// arguments, or a budget tool on a host without a budget are refusals.
 pub fn call_tool(host: &mut dyn ToolHost, name: &str, arguments: Value) -> ToolOutput {
-    match tool_table().into_iter().find(|tool| tool.name == name) {
+    match tool_spec(name) {
         Some(tool) => (tool.handler)(host, arguments),
         None => ToolOutput::refusal(&Refusal::new(
             RefusalCode::UnknownTool,

@@ -116,10 +116,10 @@ fn the_table_lists_every_tool_once_in_host_order() {
         assert_eq!(tool.output_schema, None, "{}", tool.name);
         assert_eq!(tool.input_schema["additionalProperties"], false);
     }
-    let without: Vec<&str> = tools_for(false).iter().map(|tool| tool.name).collect();
+    let without: Vec<&str> = tools_for(false).map(|tool| tool.name).collect();
     assert_eq!(without.len(), 9);
     assert!(!without.contains(&"wipe_memory"));
-    assert_eq!(tools_for(true).len(), 11);
+    assert_eq!(tools_for(true).count(), 11);
 }
 
 #[test]
