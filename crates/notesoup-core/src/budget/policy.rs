@@ -221,8 +221,8 @@ impl fmt::Display for ReserveWarning {
 
 /// Makes a configured reserve safe before the lines are derived from it.
 ///
-/// This goes beyond the original, which clamped nothing (behaviour spec
-/// section 14): a garbage reserve either disables the hard safety line or
+/// This goes beyond the original, which clamped nothing (`docs/behavior.md`
+/// §6): a garbage reserve either disables the hard safety line or
 /// forces a reset on every request. The rule:
 ///
 /// 1. Not a positive integer (negative, zero, fractional, NaN, infinite):

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::secrets::SecretFinding;
 
-/// The stable refusal codes of the notes store (behaviour spec §3.7).
+/// The stable refusal codes of the notes store (`docs/behavior.md` §3.7).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum NoteErrorCode {
