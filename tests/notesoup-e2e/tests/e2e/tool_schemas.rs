@@ -1,9 +1,10 @@
-//! Every host offers the shared notes and history tools with exactly core's
-//! names, descriptions and schemas.
+//! Every host offers exactly core's tool table: the same names, descriptions
+//! and schemas, nothing left out and nothing of its own (Claude keeps no
+//! budget, so it offers the table without the budget tools).
 
 use std::sync::{Arc, Mutex};
 
-use notesoup_core::tools::schemas;
+use notesoup_core::tools::tools_for;
 use notesoup_pi::extension::{Notesoup, NotesoupConfig};
 use notesoup_pi::host::{PiExtension, SessionStartReason};
 use notesoup_pi::session::ToolDeclaration;
@@ -14,31 +15,31 @@ use serde_json::{Value, json};
 
 use crate::hosts::{Claude, PI_AGENT, World};
 
-/// `(name, description, schema)` of core's shared tools, in core's order.
-fn core_tools() -> Vec<(String, String, Value)> {
-    schemas::all()
-        .into_iter()
-        .map(|tool| (tool.name.to_owned(), tool.description, tool.input_schema))
-        .collect()
+/// `(name, description, schema)` of core's table for a host with or without
+/// a budget, sorted by name.
+fn core_tools(with_budget: bool) -> Vec<(String, String, Value)> {
+    let mut tools: Vec<(String, String, Value)> = tools_for(with_budget)
+        .map(|tool| {
+            (
+                tool.name.to_owned(),
+                tool.description.clone(),
+                tool.input_schema.clone(),
+            )
+        })
+        .collect();
+    tools.sort_by(|a, b| a.0.cmp(&b.0));
+    tools
 }
 
-/// The host's tools that share a name with a core tool, in the host's
-/// order; each core tool must be offered once.
-fn check(host: &str, offered: Vec<(String, String, Value)>) {
-    let core = core_tools();
-    let mut shared: Vec<(String, String, Value)> = offered
-        .into_iter()
-        .filter(|(name, _, _)| core.iter().any(|(core_name, _, _)| core_name == name))
-        .collect();
-    shared.sort_by(|a, b| a.0.cmp(&b.0));
-    let mut expected = core;
-    expected.sort_by(|a, b| a.0.cmp(&b.0));
-    assert_eq!(
-        shared.len(),
-        expected.len(),
-        "{host} offers each shared tool once"
-    );
-    for (got, want) in shared.iter().zip(&expected) {
+/// The host's complete tool list equals core's table.
+fn check(host: &str, with_budget: bool, mut offered: Vec<(String, String, Value)>) {
+    offered.sort_by(|a, b| a.0.cmp(&b.0));
+    let expected = core_tools(with_budget);
+    let names = |tools: &[(String, String, Value)]| -> Vec<String> {
+        tools.iter().map(|(name, _, _)| name.clone()).collect()
+    };
+    assert_eq!(names(&offered), names(&expected), "{host}: the tool names");
+    for (got, want) in offered.iter().zip(&expected) {
         assert_eq!(got, want, "{host}: {}", want.0);
     }
 }
@@ -63,7 +64,7 @@ fn claude_lists_cores_tools() {
             )
         })
         .collect();
-    check("claude", offered);
+    check("claude", false, offered);
 }
 
 #[test]
@@ -72,7 +73,7 @@ fn dsh_registers_cores_tools() {
         .into_iter()
         .map(|tool| (tool.name, tool.description, tool.parameters))
         .collect();
-    check("dsh", offered);
+    check("dsh", true, offered);
 }
 
 #[test]
@@ -93,7 +94,7 @@ fn pi_registers_cores_tools_and_the_model_gets_them() {
         .into_iter()
         .map(|tool| (tool.name, tool.description, tool.parameters))
         .collect();
-    check("pi registration", registered);
+    check("pi registration", true, registered);
 
     // What the model is actually offered in a request.
     let seen: Arc<Mutex<Vec<ToolDeclaration>>> = Arc::default();
@@ -118,5 +119,5 @@ fn pi_registers_cores_tools_and_the_model_gets_them() {
             )
         })
         .collect();
-    check("pi model request", declared);
+    check("pi model request", true, declared);
 }
