@@ -1,7 +1,7 @@
 //! Rendering the boot of a Claude window: core's snapshot and renderer with
 //! the Claude identity and bindings.
 
-use notesoup_core::boot::{BootIdentity, BootSnapshot, render_boot};
+use notesoup_core::boot::{BootIdentity, BootSnapshot, render_boot_within};
 use notesoup_core::notes::{Home, NoteStore, NotesIdentity};
 
 use crate::env::HostEnv;
@@ -27,6 +27,16 @@ pub fn notes_identity(
 
 /// The boot for the state's live window, or why it could not be built.
 pub fn render(env: &HostEnv, state: &SessionState) -> Result<String, String> {
+    render_with_warnings(env, state).map(|(boot, _)| boot)
+}
+
+/// The boot, within the project's `bootMaxChars`, and the warnings the
+/// project's settings gave.
+pub fn render_with_warnings(
+    env: &HostEnv,
+    state: &SessionState,
+) -> Result<(String, Vec<String>), String> {
+    let settings = crate::settings::load(env, &state.cwd);
     let identity = notes_identity(env, &state.notes_session_id, &state.project_key)?;
     let store = NoteStore::new(identity.clone());
     let snapshot =
@@ -38,7 +48,13 @@ pub fn render(env: &HostEnv, state: &SessionState) -> Result<String, String> {
         window_id: state.window_id().to_string(),
         previous_window_id: state.previous_window_id.clone(),
     };
-    Ok(render_boot(&snapshot, &identity, &bindings()))
+    let boot = render_boot_within(
+        &snapshot,
+        &identity,
+        &bindings(),
+        settings.settings.boot_max_chars,
+    );
+    Ok((boot, settings.warnings))
 }
 
 /// `text` with every path under the notes root named as the model knows it:

@@ -10,8 +10,7 @@ use notesoup_core::dream::{
     Stream, run_dream,
 };
 use notesoup_core::notes::project_key;
-use notesoup_core::tools::notes::note_kind_diff;
-use notesoup_core::tools::{ToolOutput, call_history_tool, call_notes_tool};
+use notesoup_core::tools::{ToolOutput, call_tool};
 use serde_json::{Map, Value, json};
 
 use crate::dream::{ClaudeDreamer, claude_executable};
@@ -19,9 +18,9 @@ use crate::env::HostEnv;
 use crate::hook::{self, io::Event};
 use crate::mcp::dream_tools::DreamToolHost;
 use crate::mcp::protocol::{ServerInfo, ToolHost, serve};
-use crate::mcp::tools::{NotesoupTools, chain_history};
+use crate::mcp::tools::NotesoupTools;
 use crate::state::{SessionState, StateDir};
-use crate::store;
+use crate::tool_host::{ClaudeToolHost, Known};
 use crate::transcript::scan::session_id_of;
 
 /// The MCP server's name and version.
@@ -256,8 +255,21 @@ impl PageArgs {
 #[derive(Debug, Args)]
 struct DoctorArgs {
     /// The notes home (default: the notes root).
-    #[arg(long)]
+    #[arg(long, global = true)]
     notes_home: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Option<DoctorCommand>,
+}
+
+#[derive(Debug, Subcommand)]
+enum DoctorCommand {
+    /// List the temporary files interrupted writes left (older than a minute,
+    /// their writer gone); remove them only with --apply.
+    Clean {
+        /// Remove them (default: a dry run that only lists them).
+        #[arg(long)]
+        apply: bool,
+    },
 }
 
 /// Runs the command line; returns the process exit code.
@@ -389,12 +401,11 @@ fn put(params: &mut Map<String, Value>, key: &str, value: Value) {
 fn notes(env: &HostEnv, args: NotesArgs) -> Result<String, String> {
     let cwd = cwd_of(&args.session)?;
     let state = session_state(env, &args.session, &cwd)?;
-    let session = state.as_ref().map(|s| s.notes_session_id.as_str());
     let key = state
         .as_ref()
         .map_or_else(|| project_key(&cwd), |s| s.project_key.clone());
     let mut params = Map::new();
-    let (name, address) = match args.command {
+    let name = match args.command {
         NotesCommand::List {
             pattern,
             limit,
@@ -403,7 +414,7 @@ fn notes(env: &HostEnv, args: NotesArgs) -> Result<String, String> {
             put(&mut params, "pattern", json!(pattern));
             put(&mut params, "limit", json!(limit));
             put(&mut params, "wastebasket", json!(wastebasket));
-            ("notes_list", None)
+            "notes_list"
         }
         NotesCommand::Read {
             address,
@@ -413,7 +424,7 @@ fn notes(env: &HostEnv, args: NotesArgs) -> Result<String, String> {
             put(&mut params, "address", json!(address));
             put(&mut params, "offset_chars", json!(offset));
             put(&mut params, "limit_chars", json!(limit));
-            ("notes_read", Some(address))
+            "notes_read"
         }
         NotesCommand::Search {
             query,
@@ -431,7 +442,7 @@ fn notes(env: &HostEnv, args: NotesArgs) -> Result<String, String> {
                 json!(max_matches_per_file),
             );
             put(&mut params, "wastebasket", json!(wastebasket));
-            ("notes_search", None)
+            "notes_search"
         }
         NotesCommand::Write {
             address,
@@ -451,14 +462,12 @@ fn notes(env: &HostEnv, args: NotesArgs) -> Result<String, String> {
             put(&mut params, "address", json!(address));
             put(&mut params, "content", json!(content));
             put(&mut params, "origin", json!(origin));
-            ("notes_write", Some(address))
+            "notes_write"
         }
     };
-    let addresses: Vec<&str> = address.as_deref().into_iter().collect();
-    let store = store::open(env, session, &key, &addresses).map_err(|refused| refused.text)?;
-    let output = call_notes_tool(&store, name, Value::Object(params), &note_kind_diff)
-        .ok_or_else(|| format!("notesoup: not a notes tool: {name}"))?;
-    tool_result(output)
+    let arguments = Value::Object(params);
+    let mut host = ClaudeToolHost::new(env, &cwd, &key, Known(state), &arguments);
+    tool_result(call_tool(&mut host, name, arguments))
 }
 
 fn boot(env: &HostEnv, args: &SessionArgs) -> Result<String, String> {
@@ -485,7 +494,6 @@ fn history(env: &HostEnv, args: HistoryArgs) -> Result<String, String> {
             "notesoup: no Claude Code session is recorded for this project; pass --session or --transcript",
         )?,
     };
-    let history = chain_history(&state).map_err(|refusal| refusal.render())?;
     let (name, params) = match args.command {
         HistoryCommand::Windows => ("history_windows", Value::Object(Map::new())),
         HistoryCommand::List(page) => ("history_list", page.into_params(Map::new())),
@@ -502,9 +510,9 @@ fn history(env: &HostEnv, args: HistoryArgs) -> Result<String, String> {
             ("history_read", Value::Object(params))
         }
     };
-    let output = call_history_tool(&history, name, params)
-        .ok_or_else(|| format!("notesoup: not a history tool: {name}"))?;
-    tool_result(output)
+    let key = state.project_key.clone();
+    let mut host = ClaudeToolHost::new(env, &cwd, &key, Known(Some(state)), &params);
+    tool_result(call_tool(&mut host, name, params))
 }
 
 fn dream(env: &HostEnv, args: DreamArgs) -> i32 {
@@ -542,7 +550,13 @@ fn doctor(env: &HostEnv, args: DoctorArgs) -> i32 {
         );
         return 1;
     };
-    print_output(&notesoup_core::dream::doctor(&home).output())
+    match args.command {
+        Some(DoctorCommand::Clean { apply }) => print_output(
+            &notesoup_core::dream::clean_temp_files(&home, apply, std::time::SystemTime::now())
+                .output(),
+        ),
+        None => print_output(&notesoup_core::dream::doctor(&home).output()),
+    }
 }
 
 /// Prints a dream command's lines to their streams; returns its exit code.

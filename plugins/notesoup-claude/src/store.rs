@@ -3,7 +3,7 @@
 //! command line outside any session).
 
 use notesoup_core::notes::NoteStore;
-use notesoup_core::tools::{Refusal, RefusalCode, ToolOutput};
+use notesoup_core::tools::{Refusal, RefusalCode};
 
 use crate::boot::notes_identity;
 use crate::env::HostEnv;
@@ -21,28 +21,23 @@ pub fn is_session_address(address: &str) -> bool {
     !address.is_empty() && !address.starts_with('@')
 }
 
-/// A refusal as a tool result.
-pub fn refusal(code: RefusalCode, message: impl Into<String>) -> ToolOutput {
-    ToolOutput::refusal(&Refusal::new(code, message))
-}
-
 /// The store of `notes_session` (or of the durable homes only, when it is
-/// `None`) in project `project_key`. `addresses` are the note addresses the
-/// operation names; without a session, a session address is refused.
+/// `None`) in project `project_key`. Without a session, a call that names a
+/// session note (`names_session_note`) is refused.
 pub fn open(
     env: &HostEnv,
     notes_session: Option<&str>,
     project_key: &str,
-    addresses: &[&str],
-) -> Result<NoteStore, ToolOutput> {
+    names_session_note: bool,
+) -> Result<NoteStore, Refusal> {
     let session = match notes_session {
         Some(session) => session,
-        None if addresses.iter().any(|a| is_session_address(a)) => {
-            return Err(refusal(RefusalCode::InvalidScope, NO_SESSION));
+        None if names_session_note => {
+            return Err(Refusal::new(RefusalCode::InvalidScope, NO_SESSION));
         }
         None => NO_SESSION_ID,
     };
     notes_identity(env, session, project_key)
         .map(NoteStore::new)
-        .map_err(|error| refusal(RefusalCode::InternalError, error))
+        .map_err(|error| Refusal::new(RefusalCode::InternalError, error))
 }

@@ -174,13 +174,17 @@ impl<'a> Session<'a> {
             return self.save(&state, HookOutput::default());
         }
         state.window.boot_injected = true;
-        let output = match boot::render(self.env, &state) {
-            Ok(mut text) => {
+        let output = match boot::render_with_warnings(self.env, &state) {
+            Ok((mut text, warnings)) => {
                 if continued {
                     text.push_str("\n\n");
                     text.push_str(&continuation_text(&bindings()));
                 }
-                HookOutput::context(Event::SessionStart, text)
+                let mut output = HookOutput::context(Event::SessionStart, text);
+                for warning in warnings {
+                    output = output.with_notice(&warning);
+                }
+                output
             }
             Err(error) => HookOutput::context(Event::SessionStart, boot::fallback(&error))
                 .with_notice(BOOT_FAILED),

@@ -1,22 +1,18 @@
-//! The tools `notesoup mcp` serves: core's operations and schemas, resolved
-//! against the calling Claude session. Results are text only.
+//! The tools `notesoup mcp` serves: core's tool surface, resolved against
+//! the calling Claude session. Results are text only.
 
 use std::path::PathBuf;
 
 use notesoup_core::history::History;
 use notesoup_core::notes::project_key;
-use notesoup_core::tools::notes::note_kind_diff;
-use notesoup_core::tools::{
-    HISTORY_TOOLS, NOTES_TOOLS, Refusal, RefusalCode, ToolOutput, call_history_tool,
-    call_notes_tool, schemas,
-};
+use notesoup_core::tools::{Refusal, RefusalCode, ToolSpec};
 use serde_json::Value;
 
-use super::caller::{Resolution, resolve};
+use super::caller::resolve;
 use super::protocol::{CallMeta, RpcError, ToolDef, ToolHost, ToolText, code};
 use crate::env::HostEnv;
 use crate::state::{SessionState, StateDir};
-use crate::store::{self, NO_SESSION, refusal};
+use crate::tool_host::{Caller, ClaudeToolHost, claude_tools};
 use crate::transcript::decode::{ChainFile, decode_chain};
 
 /// The tool host of one `notesoup mcp` process.
@@ -27,6 +23,8 @@ pub struct NotesoupTools {
     /// its working directory).
     project_dir: PathBuf,
     project_key: String,
+    /// What `tools/list` shows, from core's surface.
+    tools: Vec<&'static ToolSpec>,
 }
 
 impl NotesoupTools {
@@ -37,75 +35,32 @@ impl NotesoupTools {
             env,
             project_dir,
             project_key,
+            tools: claude_tools(),
         }
     }
+}
 
-    /// The calling session, if one is known.
-    fn caller(&self, meta: &CallMeta) -> Result<Option<(SessionState, Resolution)>, String> {
+/// The session of one `tools/call`, found from its `_meta`.
+#[derive(Debug)]
+struct McpCaller<'a> {
+    env: &'a HostEnv,
+    project_dir: &'a PathBuf,
+    project_key: &'a str,
+    tool_use_id: Option<&'a str>,
+}
+
+impl Caller for McpCaller<'_> {
+    fn session(&mut self) -> Result<Option<SessionState>, String> {
         let Some(data) = self.env.data_dir() else {
             return Ok(None);
         };
-        resolve(
+        Ok(resolve(
             &StateDir::new(data),
-            self.env.transcripts_dir(&self.project_dir).as_deref(),
-            &self.project_key,
-            meta.tool_use_id.as_deref(),
-        )
-    }
-
-    /// The caller's session, or `Err` with the refusal to send.
-    fn session(&self, meta: &CallMeta) -> Result<Option<SessionState>, ToolOutput> {
-        self.caller(meta)
-            .map(|caller| caller.map(|(state, _)| state))
-            .map_err(|error| refusal(RefusalCode::IoError, error))
-    }
-
-    /// A notes tool on the caller's store. Without a known session only the
-    /// durable homes are served: a session address is refused.
-    fn notes_call(&self, name: &str, arguments: Value, meta: &CallMeta) -> ToolOutput {
-        let state = match self.session(meta) {
-            Ok(state) => state,
-            Err(refused) => return refused,
-        };
-        let (session, project_key) = match &state {
-            Some(state) => (
-                Some(state.notes_session_id.as_str()),
-                state.project_key.as_str(),
-            ),
-            None => (None, self.project_key.as_str()),
-        };
-        let addresses: Vec<&str> = ["address", "rename_to"]
-            .iter()
-            .filter_map(|key| arguments.get(*key)?.as_str())
-            .collect();
-        let store = match store::open(&self.env, session, project_key, &addresses) {
-            Ok(store) => store,
-            Err(refused) => return refused,
-        };
-        call_notes_tool(&store, name, arguments, &note_kind_diff).unwrap_or_else(|| {
-            refusal(
-                RefusalCode::InternalError,
-                format!("not a notes tool: {name}"),
-            )
-        })
-    }
-
-    /// A history tool over the caller's `/clear` chain, decoded now.
-    fn history_call(&self, name: &str, arguments: Value, meta: &CallMeta) -> ToolOutput {
-        let state = match self.session(meta) {
-            Ok(Some(state)) => state,
-            Ok(None) => return refusal(RefusalCode::InvalidScope, NO_SESSION),
-            Err(refused) => return refused,
-        };
-        match chain_history(&state) {
-            Ok(history) => call_history_tool(&history, name, arguments).unwrap_or_else(|| {
-                refusal(
-                    RefusalCode::InternalError,
-                    format!("not a history tool: {name}"),
-                )
-            }),
-            Err(refused) => ToolOutput::refusal(&refused),
-        }
+            self.env.transcripts_dir(self.project_dir).as_deref(),
+            self.project_key,
+            self.tool_use_id,
+        )?
+        .map(|(state, _)| state))
     }
 }
 
@@ -131,12 +86,12 @@ pub fn chain_history(state: &SessionState) -> Result<History, Refusal> {
 
 impl ToolHost for NotesoupTools {
     fn tools(&self) -> Vec<ToolDef> {
-        schemas::all()
-            .into_iter()
-            .map(|schema| ToolDef {
-                name: schema.name.to_owned(),
-                description: schema.description,
-                input_schema: schema.input_schema,
+        self.tools
+            .iter()
+            .map(|tool| ToolDef {
+                name: tool.name.to_owned(),
+                description: tool.description.clone(),
+                input_schema: tool.input_schema.clone(),
             })
             .collect()
     }
@@ -147,16 +102,28 @@ impl ToolHost for NotesoupTools {
         arguments: Value,
         meta: &CallMeta,
     ) -> Result<ToolText, RpcError> {
-        let output = if HISTORY_TOOLS.contains(&name) {
-            self.history_call(name, arguments, meta)
-        } else if NOTES_TOOLS.contains(&name) {
-            self.notes_call(name, arguments, meta)
-        } else {
+        // A name this server never listed is a protocol error in MCP (not a
+        // tool result), and its message repeats at most a short prefix.
+        if !self.tools.iter().any(|tool| tool.name == name) {
             return Err(RpcError::new(
                 code::INVALID_PARAMS,
                 format!("unknown tool: {}", super::protocol::shown(name)),
             ));
+        }
+        let caller = McpCaller {
+            env: &self.env,
+            project_dir: &self.project_dir,
+            project_key: &self.project_key,
+            tool_use_id: meta.tool_use_id.as_deref(),
         };
+        let mut host = ClaudeToolHost::new(
+            &self.env,
+            &self.project_dir,
+            &self.project_key,
+            caller,
+            &arguments,
+        );
+        let output = crate::tool_host::run(&mut host, name, arguments);
         Ok(ToolText {
             text: output.text,
             is_error: output.is_error,

@@ -183,3 +183,84 @@ fn doctor_checks_the_notes_home() {
     assert_eq!(output.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&output.stdout).contains("stray.txt: unexpected root entry"));
 }
+
+/// A GitHub-token-shaped string, built here so no credential-looking
+/// literal sits in the source.
+fn fake_token() -> String {
+    format!("ghp_{}", "aB3dE5gH7jK9mN1pQ2rS4tU6vW8xY0zAbCdE")
+}
+
+#[test]
+fn the_credential_guard_follows_the_project_settings() {
+    let sb = Sandbox::new();
+    let content = format!("deploy key: {}\n", fake_token());
+    let refusal = refused(sb.run(&["notes", "write", "@project/deploy.md", &content], b""));
+    assert!(refusal.starts_with("error: secret_detected: "), "{refusal}");
+    let key = notesoup_core::notes::project_key(&sb.project);
+    let note = sb.notes.join("project").join(key).join("deploy.md");
+    assert!(!note.exists(), "nothing is written");
+    let settings = sb.project.join(".claude");
+    std::fs::create_dir_all(&settings).unwrap();
+    std::fs::write(
+        settings.join("notesoup.json"),
+        r#"{"notesoup":{"secretGuard":false}}"#,
+    )
+    .unwrap();
+    ok(sb.run(&["notes", "write", "@project/deploy.md", &content], b""));
+    let read = ok(sb.run(&["notes", "read", "@project/deploy.md"], b""));
+    assert!(read.contains(&fake_token()), "{read}");
+}
+
+#[test]
+fn the_boot_keeps_within_the_configured_bound() {
+    let sb = Sandbox::new();
+    // A project MAP far larger than any bound.
+    let map: String = (0..3000)
+        .map(|i| format!("- line {i} of the map\n"))
+        .collect();
+    ok(sb.run(&["notes", "write", "@project/MAP.md"], map.as_bytes()));
+    let chars = |text: &str| text.trim_end().chars().count();
+    let default = ok(sb.run(&["boot"], b""));
+    assert!(chars(&default) <= 10_000, "{}", chars(&default));
+    assert!(chars(&default) > 6_000, "{}", chars(&default));
+    let settings = sb.project.join(".claude");
+    std::fs::create_dir_all(&settings).unwrap();
+    std::fs::write(
+        settings.join("notesoup.json"),
+        r#"{"notesoup":{"bootMaxChars":6000}}"#,
+    )
+    .unwrap();
+    let bounded = ok(sb.run(&["boot"], b""));
+    assert!(chars(&bounded) <= 6_000, "{}", chars(&bounded));
+    assert!(bounded.contains("line 0 of the map"), "{bounded}");
+}
+
+#[test]
+fn doctor_clean_lists_then_removes_stale_temporary_files() {
+    let sb = Sandbox::new();
+    let human = sb.notes.join("human");
+    std::fs::create_dir_all(&human).unwrap();
+    std::fs::write(human.join("prefs.md"), "# Prefs\n").unwrap();
+    // A writer long gone (no such pid) two minutes ago.
+    let stale = human.join(".notesoup-999999999-0123456789abcdef0123456789abcdef.tmp");
+    std::fs::write(&stale, "half a note").unwrap();
+    let file = std::fs::File::options().write(true).open(&stale).unwrap();
+    file.set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(120))
+        .unwrap();
+    drop(file);
+    let dry = ok(sb.run(&["doctor", "clean"], b""));
+    assert!(
+        dry.contains("would remove human/.notesoup-999999999-"),
+        "{dry}"
+    );
+    assert!(stale.exists());
+    let applied = ok(sb.run(&["doctor", "clean", "--apply"], b""));
+    assert!(
+        applied.contains("removed human/.notesoup-999999999-"),
+        "{applied}"
+    );
+    assert!(!stale.exists());
+    assert!(human.join("prefs.md").exists());
+    let again = ok(sb.run(&["doctor", "clean"], b""));
+    assert!(again.contains("no stale temporary files"), "{again}");
+}

@@ -288,7 +288,11 @@ fn session_notes_land_in_the_chain_s_notes_session() {
         text(&updated).starts_with("updated checkpoint.md"),
         "{updated}"
     );
-    assert!(text(&updated).contains("diff:\nnote body"), "{updated}");
+    // Core renders the receipt's line diff (not the old `note body` kind).
+    assert!(
+        text(&updated).ends_with("diff:\n 1 # Goal\n-2 ship it\n+2 shipped"),
+        "{updated}"
+    );
     let found = server.call(3, "notes_search", json!({"query": "SHIPPED"}), "toolu_two");
     assert!(
         text(&found).starts_with("1 file\n- checkpoint.md"),

@@ -1,0 +1,130 @@
+//! The host every notes and history tool call runs over on Claude Code, for
+//! the MCP server and the command line alike: core's [`call_tool`] routes
+//! the call and asks this host only for what the tool needs (the caller's
+//! notes store, or the caller's decoded history).
+
+use std::path::{Path, PathBuf};
+
+use notesoup_core::history::History;
+use notesoup_core::notes::NoteStore;
+use notesoup_core::tools::{
+    Refusal, RefusalCode, ToolHost, ToolOutput, ToolSpec, call_tool, tools_for,
+};
+use serde_json::Value;
+
+use crate::env::HostEnv;
+use crate::state::SessionState;
+use crate::store::{self, NO_SESSION};
+
+/// The tools Claude Code lists: every tool but the budget family, which
+/// Claude keeps in its hooks (there is no model-callable reset here).
+pub fn claude_tools() -> Vec<&'static ToolSpec> {
+    tools_for(false).collect()
+}
+
+/// How a call finds its session and that session's history.
+pub trait Caller {
+    /// The calling session, `None` when no session is known.
+    fn session(&mut self) -> Result<Option<SessionState>, String>;
+    /// The decoded history of `state`'s `/clear` chain.
+    fn history(&mut self, state: &SessionState) -> Result<History, Refusal> {
+        crate::mcp::tools::chain_history(state)
+    }
+}
+
+/// A caller whose session is already known (the command line).
+#[derive(Debug)]
+pub struct Known(pub Option<SessionState>);
+
+impl Caller for Known {
+    fn session(&mut self) -> Result<Option<SessionState>, String> {
+        Ok(self.0.clone())
+    }
+}
+
+/// One call's host.
+#[derive(Debug)]
+pub struct ClaudeToolHost<'a, C: Caller> {
+    env: &'a HostEnv,
+    /// The project served when no session is known.
+    project_dir: &'a Path,
+    project_key: &'a str,
+    caller: C,
+    /// The session, once asked for.
+    session: Option<Option<SessionState>>,
+    /// The call names a session note (the no-session refusal needs it).
+    names_session_note: bool,
+}
+
+impl<'a, C: Caller> ClaudeToolHost<'a, C> {
+    /// A host for one call of `name` with `arguments`.
+    pub fn new(
+        env: &'a HostEnv,
+        project_dir: &'a Path,
+        project_key: &'a str,
+        caller: C,
+        arguments: &Value,
+    ) -> Self {
+        // Only for a caller without a session: core's identity always has a
+        // session home, so a session address must be refused before the
+        // store is opened under a stand-in session id.
+        let names_session_note = ["address", "rename_to"]
+            .iter()
+            .filter_map(|key| arguments.get(*key)?.as_str())
+            .any(store::is_session_address);
+        Self {
+            env,
+            project_dir,
+            project_key,
+            caller,
+            session: None,
+            names_session_note,
+        }
+    }
+
+    fn session(&mut self) -> Result<Option<SessionState>, Refusal> {
+        if let Some(session) = &self.session {
+            return Ok(session.clone());
+        }
+        let session = self
+            .caller
+            .session()
+            .map_err(|error| Refusal::new(RefusalCode::IoError, error))?;
+        self.session = Some(session.clone());
+        Ok(session)
+    }
+
+    /// The caller's session after a call, if it was looked up.
+    pub fn into_caller(self) -> C {
+        self.caller
+    }
+}
+
+impl<C: Caller> ToolHost for ClaudeToolHost<'_, C> {
+    fn notes(&mut self) -> Result<NoteStore, Refusal> {
+        let state = self.session()?;
+        let (session, project_key, project_dir): (Option<&str>, &str, PathBuf) = match &state {
+            Some(state) => (
+                Some(state.notes_session_id.as_str()),
+                state.project_key.as_str(),
+                state.cwd.clone(),
+            ),
+            None => (None, self.project_key, self.project_dir.to_path_buf()),
+        };
+        let store = store::open(self.env, session, project_key, self.names_session_note)?;
+        let settings = crate::settings::load(self.env, &project_dir).settings;
+        Ok(store.with_secret_guard(settings.secret_guard))
+    }
+
+    fn history(&mut self) -> Result<History, Refusal> {
+        match self.session()? {
+            Some(state) => self.caller.history(&state),
+            None => Err(Refusal::new(RefusalCode::InvalidScope, NO_SESSION)),
+        }
+    }
+}
+
+/// Runs one tool call over `host`: core routes it.
+pub fn run(host: &mut dyn ToolHost, name: &str, arguments: Value) -> ToolOutput {
+    call_tool(host, name, arguments)
+}
