@@ -6,6 +6,7 @@
 #![allow(clippy::unwrap_used)] // a failed unwrap is a failed test
 
 mod support;
+mod terminal;
 mod typecheck;
 
 use serde_json::json;
