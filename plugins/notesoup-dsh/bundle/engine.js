@@ -1,7 +1,8 @@
-// Cordis row `notesoup/dsh/engine` (opt-in): notesoup's reset as dsh's
-// compaction engine. `/compact` and context-overflow recovery then open a
-// fresh notesoup window instead of summarizing. Its patch disables
-// `compaction-basic` (one compaction provider per context).
+// Cordis row `notesoup/dsh/engine` (mounted by default; `install
+// --no-engine` leaves it out): notesoup's reset as dsh's compaction engine.
+// `/compact` and context-overflow recovery open a fresh notesoup window
+// instead of summarizing, and pressure belongs to notesoup's budget. Its
+// patch disables `compaction-basic` (one compaction provider per context).
 export const name = 'notesoup/dsh/engine'
 export const inject = ['notesoup', 'sessions', 'tokenMeter']
 

@@ -3,7 +3,8 @@
 // `notesoup-dsh serve` sidecar with the session events it has not seen yet,
 // and the writes it plans are performed with dsh's public services. When the
 // sidecar is unavailable the window is kept and dsh runs without notesoup.
-import { readFileSync } from 'node:fs'
+import { readFileSync, realpathSync } from 'node:fs'
+import { dirname, join } from 'node:path'
 import { Sidecar, PROTOCOL_VERSION } from './sidecar.js'
 
 export const name = 'notesoup/dsh'
@@ -13,7 +14,33 @@ export const inject = ['tools', 'systemPrompt', 'tokenMeter', 'sessions']
 const manifest = JSON.parse(readFileSync(new URL('./manifest.json', import.meta.url), 'utf8'))
 const SYSTEM_PROMPT_PLUGIN = '@deepseek-ai/dsh-system-prompt'
 
+// The dreamer `notesoup-dsh dream` starts is a dsh of the user's profile,
+// which may mount this row: it must not boot, budget or reset the dreamer.
+export const DREAMER_VAR = 'NOTESOUP_DSH_DREAMER'
+
+// The version of the dsh running this process, from the package.json above
+// its entry script; null when it cannot be read (an embedding host).
+function runningDsh() {
+  try {
+    let dir = dirname(realpathSync(process.argv[1]))
+    for (;;) {
+      try {
+        const found = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'))
+        if (found.name === '@deepseek-ai/dsh') return typeof found.version === 'string' ? found.version : null
+      } catch {
+        // No package.json here: look further up.
+      }
+      const up = dirname(dir)
+      if (up === dir) return null
+      dir = up
+    }
+  } catch {
+    return null
+  }
+}
+
 export function apply(ctx, config = {}) {
+  if (process.env[DREAMER_VAR] === '1') return
   const binary = config.binary ?? process.env.NOTESOUP_DSH_BIN ?? 'notesoup-dsh'
   const sidecar = new Sidecar(binary, { ...process.env, ...(config.env ?? {}) }, ctx.logger)
   const hello = sidecar.request('hello', {
@@ -21,8 +48,15 @@ export function apply(ctx, config = {}) {
     bundle: manifest.version,
     dsh: manifest.dsh,
     settings: config.settings ?? {},
+    running_dsh: runningDsh(),
   })
-  hello.catch((error) => sidecar.fail(`handshake refused: ${error.message}`))
+  // Settings problems and a dsh other than the pinned one: each said once.
+  hello.then(
+    (answer) => {
+      for (const warning of answer.warnings ?? []) ctx.logger.warn(warning)
+    },
+    (error) => sidecar.fail(`handshake refused: ${error.message}`),
+  )
 
   const agents = new Map() // agent id -> { ready, boot, pending, sent, resetting }
 

@@ -1,4 +1,5 @@
-// The notesoup-dsh sidecar: one `notesoup-dsh serve` child per plugin fiber,
+// The notesoup-dsh sidecar: one `notesoup-dsh serve` (or, for the dreamer,
+// `notesoup-dsh dream-tools`) child per plugin fiber,
 // spoken to in JSON lines. Every decision is the sidecar's; this file only
 // moves requests and answers. If the child is missing or dies, every pending
 // and later request rejects with NotesoupUnavailable and dsh carries on.
@@ -15,13 +16,13 @@ export class NotesoupUnavailable extends Error {
 }
 
 export class Sidecar {
-  constructor(binary, env, logger) {
+  constructor(binary, env, logger, args = ['serve']) {
     this.logger = logger
     this.nextId = 1
     this.pending = new Map()
     this.down = null
     try {
-      this.child = spawn(binary, ['serve'], { stdio: ['pipe', 'pipe', 'inherit'], env })
+      this.child = spawn(binary, args, { stdio: ['pipe', 'pipe', 'inherit'], env })
     } catch (error) {
       this.fail(`could not start ${binary}: ${error.message}`)
       return

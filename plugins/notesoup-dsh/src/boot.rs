@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use jiff::Timestamp;
-use notesoup_core::boot::{BootIdentity, BootSnapshot, render_boot};
+use notesoup_core::boot::{BootIdentity, BootSections, BootSnapshot, boot_sections};
 use notesoup_core::notes::{NoteError, NoteStore, NotesIdentity, model_slug, project_key};
 use notesoup_core::wire::ToolBindings;
 
@@ -31,12 +31,13 @@ pub enum BootError {
 }
 
 /// The store of a dsh session: session id, project from its cwd, model home
-/// from the agent's model id.
+/// from the agent's model id; `secret_guard` is the `secretGuard` setting.
 pub fn store(
     place: &NotesPlace,
     session_id: &str,
     cwd: &str,
     model: Option<&str>,
+    secret_guard: bool,
 ) -> Result<NoteStore, BootError> {
     let identity = NotesIdentity::new(
         &place.root,
@@ -46,11 +47,27 @@ pub fn store(
         &model_slug(model),
     )
     .map_err(|e| BootError::Identity(e.to_string()))?;
-    Ok(NoteStore::new(identity))
+    Ok(NoteStore::new(identity).with_secret_guard(secret_guard))
 }
 
-/// Renders the boot of window `ordinal` of the session.
-pub fn render(store: &NoteStore, ordinal: u64, opened_at: Timestamp) -> Result<String, BootError> {
+/// Renders the boot of window `ordinal` of the session, within `max_chars`
+/// characters (the `bootMaxChars` setting).
+pub fn render(
+    store: &NoteStore,
+    ordinal: u64,
+    opened_at: Timestamp,
+    max_chars: usize,
+) -> Result<String, BootError> {
+    Ok(sections(store, ordinal, opened_at, max_chars)?.join())
+}
+
+/// The boot of window `ordinal` in its sections, for `boot --stats`.
+pub fn sections(
+    store: &NoteStore,
+    ordinal: u64,
+    opened_at: Timestamp,
+    max_chars: usize,
+) -> Result<BootSections, BootError> {
     let identity = store.identity();
     let session = identity.session_id();
     let boot = BootIdentity {
@@ -60,9 +77,27 @@ pub fn render(store: &NoteStore, ordinal: u64, opened_at: Timestamp) -> Result<S
         window_id: window_id(session, ordinal),
         previous_window_id: (ordinal > 1).then(|| window_id(session, ordinal - 1)),
     };
-    Ok(render_boot(
+    Ok(boot_sections(
         &BootSnapshot::load_at(store, opened_at)?,
         &boot,
         &ToolBindings::plain(),
+        max_chars,
     ))
+}
+
+/// The size report of a boot: characters and estimated tokens (characters
+/// / 4, rounded up) per section, then the whole boot.
+pub fn stats(sections: &BootSections) -> String {
+    let tokens = |chars: usize| chars.div_ceil(4);
+    let mut out = String::from("section              chars  ~tokens\n");
+    for (name, chars) in sections.sizes() {
+        out.push_str(&format!("{name:<18} {chars:>7} {:>8}\n", tokens(chars)));
+    }
+    let total = sections.join().chars().count();
+    out.push_str(&format!(
+        "{:<18} {total:>7} {:>8}\n",
+        "whole boot",
+        tokens(total)
+    ));
+    out
 }

@@ -1,5 +1,5 @@
 //! The thin Cordis bundle, embedded in the binary and written out by
-//! `notesoup-dsh bundle --out DIR`.
+//! `notesoup-dsh bundle --out DIR` (and `install`).
 //!
 //! Next to the hand-written JS the binary writes `manifest.json`: its version,
 //! the pinned dsh, the tool schemas and the prompt names, so the bundle and
@@ -12,6 +12,7 @@ use std::path::Path;
 use serde_json::json;
 
 use crate::decode::{BOOT_SECTION, PINNED_DSH_VERSION};
+use crate::dream_tools;
 use crate::lines::MAX_LINE_BYTES;
 use crate::server::TEMPLATE_OPEN;
 use crate::tools;
@@ -21,21 +22,33 @@ use crate::tools;
 /// sidecar's line cap, so a resumed long session still fits.
 pub const SYNC_BATCH_BYTES: usize = MAX_LINE_BYTES / 4;
 
-/// The bundle's files, name and content.
+/// The profile patch `dsh plugin add` applies: notesoup's row and its
+/// compaction engine (which disables `compaction-basic`).
+pub const ENGINE_PATCH: &str = include_str!("../bundle/cordis.patch.yml");
+/// The profile patch without the engine (`--no-engine`).
+pub const NO_ENGINE_PATCH: &str = include_str!("../bundle/cordis.no-engine.patch.yml");
+
+/// The bundle's files but `cordis.patch.yml`, name and content.
 pub const FILES: &[(&str, &str)] = &[
     ("package.json", include_str!("../bundle/package.json")),
-    (
-        "cordis.patch.yml",
-        include_str!("../bundle/cordis.patch.yml"),
-    ),
     (
         "engine.patch.yml",
         include_str!("../bundle/engine.patch.yml"),
     ),
     ("index.js", include_str!("../bundle/index.js")),
     ("engine.js", include_str!("../bundle/engine.js")),
+    ("dream.js", include_str!("../bundle/dream.js")),
     ("sidecar.js", include_str!("../bundle/sidecar.js")),
 ];
+
+/// Whether the bundle's profile patch mounts notesoup's compaction engine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Engine {
+    /// Mounted, `compaction-basic` disabled (the default): no summary ever.
+    Mounted,
+    /// Left out: dsh's summary compaction stays on.
+    Left,
+}
 
 /// The generated `manifest.json`.
 pub fn manifest() -> String {
@@ -46,16 +59,28 @@ pub fn manifest() -> String {
         "templateOpen": TEMPLATE_OPEN,
         "budgetTool": tools::GET_CONTEXT_REMAINING,
         "tools": tools::manifest(),
+        "dreamTools": dream_tools::manifest(),
         "syncBatchBytes": SYNC_BATCH_BYTES,
     });
     format!("{value:#}\n")
 }
 
-/// Writes the bundle into `dir` (created when missing).
+/// Writes the bundle into `dir` (created when missing), with the engine.
 pub fn write(dir: &Path) -> io::Result<()> {
+    write_with(dir, Engine::Mounted)
+}
+
+/// Writes the bundle into `dir` (created when missing); `engine` picks its
+/// `cordis.patch.yml`.
+pub fn write_with(dir: &Path, engine: Engine) -> io::Result<()> {
     fs::create_dir_all(dir)?;
     for (name, content) in FILES {
         fs::write(dir.join(name), content)?;
     }
+    let patch = match engine {
+        Engine::Mounted => ENGINE_PATCH,
+        Engine::Left => NO_ENGINE_PATCH,
+    };
+    fs::write(dir.join("cordis.patch.yml"), patch)?;
     fs::write(dir.join("manifest.json"), manifest())
 }

@@ -110,10 +110,14 @@ pub struct HelloParams {
     pub bundle: String,
     /// The dsh version the bundle was written for.
     pub dsh: String,
-    /// The row's `settings` config: `reserveTokens`, `reminderMarginTokens`,
-    /// `automaticResets`.
+    /// The row's `settings` config (see `crate::settings`); it wins per key
+    /// over the settings file.
     #[serde(default)]
     pub settings: Value,
+    /// The version of the dsh actually running, when the bundle could read
+    /// it; another than the pinned one warns once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub running_dsh: Option<String>,
 }
 
 /// The answer to `hello`.

@@ -11,17 +11,16 @@ use std::panic::{self, AssertUnwindSafe};
 use jiff::Timestamp;
 use notesoup_core::boot::continuation_text;
 use notesoup_core::budget::{
-    BudgetPolicy, DEFAULT_RESERVE_TOKENS, clamp_reserve, manual_close_out_text, remaining_tokens,
-    reminder_text, warning_text,
+    BudgetPolicy, manual_close_out_text, remaining_tokens, reminder_text, warning_text,
 };
-use notesoup_core::settings;
+use notesoup_core::settings::Settings;
 use notesoup_core::tools::notes::note_kind_diff;
 use notesoup_core::tools::{
     HISTORY_TOOLS, Refusal, RefusalCode, ToolOutput, call_history_tool, call_notes_tool,
 };
 use notesoup_core::wire::ToolBindings;
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use crate::boot::{self, NotesPlace};
 use crate::budget::{self, WindowNotices};
@@ -37,6 +36,7 @@ use crate::protocol::{
     SyncResult, ToolParams, ToolResult, WindowOpenResult,
 };
 use crate::reset::plan_span;
+use crate::settings;
 use crate::tools;
 use crate::window::{self, BootCarrier};
 
@@ -66,21 +66,38 @@ pub struct Sidecar {
     place: NotesPlace,
     policy: BudgetPolicy,
     automatic: bool,
+    secret_guard: bool,
+    boot_max_chars: usize,
     greeted: bool,
     sessions: HashMap<String, SessionState>,
+    file_settings: Map<String, Value>,
+    file_warnings: Vec<String>,
 }
 
 impl Sidecar {
-    /// A sidecar writing notes under `place`, with the default budget until
-    /// `hello` brings the row's settings.
+    /// A sidecar writing notes under `place`, with the default settings
+    /// until `hello` brings the row's.
     pub fn new(place: NotesPlace) -> Self {
+        let defaults = Settings::default();
         Self {
             place,
             policy: BudgetPolicy::default(),
             automatic: true,
+            secret_guard: defaults.secret_guard,
+            boot_max_chars: defaults.boot_max_chars,
             greeted: false,
             sessions: HashMap::new(),
+            file_settings: Map::new(),
+            file_warnings: Vec::new(),
         }
+    }
+
+    /// The same sidecar with the settings file's `notesoup` record (and the
+    /// warnings reading it gave), under the row's settings at `hello`.
+    pub fn with_settings_file(mut self, record: Map<String, Value>, warnings: Vec<String>) -> Self {
+        self.file_settings = record;
+        self.file_warnings = warnings;
+        self
     }
 
     /// Answers one request line with one answer line (no newline).
@@ -161,28 +178,19 @@ impl Sidecar {
                 ),
             ));
         }
-        let mut warnings = Vec::new();
-        let record = params.settings.as_object().cloned().unwrap_or_default();
-        let margin_record: serde_json::Map<String, Value> = record
-            .iter()
-            .filter(|(key, _)| key.as_str() == "reminderMarginTokens")
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
-        let resolved = settings::validate(&margin_record);
-        warnings.extend(resolved.warnings.iter().map(ToString::to_string));
-        let reserve = match record.get("reserveTokens").and_then(Value::as_f64) {
-            Some(raw) => {
-                let clamped = clamp_reserve(raw, None);
-                warnings.extend(clamped.warning.iter().map(ToString::to_string));
-                clamped.tokens
-            }
-            None => DEFAULT_RESERVE_TOKENS,
-        };
-        self.policy = BudgetPolicy::new(reserve, resolved.settings.reminder_margin_tokens);
-        self.automatic = record
-            .get("automaticResets")
-            .and_then(Value::as_bool)
-            .unwrap_or(true);
+        let resolved = settings::resolve(&self.file_settings, &params.settings);
+        let mut warnings = self.file_warnings.clone();
+        warnings.extend(resolved.warnings);
+        if let Some(running) = params.running_dsh.as_deref()
+            && running != PINNED_DSH_VERSION
+        {
+            warnings.push(version_warning(running));
+        }
+        let chosen = resolved.settings;
+        self.policy = BudgetPolicy::new(chosen.reserve_tokens, chosen.core.reminder_margin_tokens);
+        self.automatic = chosen.automatic_resets;
+        self.secret_guard = chosen.core.secret_guard;
+        self.boot_max_chars = chosen.core.boot_max_chars;
         self.greeted = true;
         Ok(HelloResult {
             protocol: PROTOCOL_VERSION,
@@ -213,16 +221,22 @@ impl Sidecar {
     fn window_open(&mut self, input: SessionInput) -> Result<WindowOpenResult, ProtocolError> {
         let id = input.id.clone();
         let place = self.place.clone();
+        let (guard, max_chars) = (self.secret_guard, self.boot_max_chars);
         let state = self.sync(input)?;
         let recovered = window::recover(&id, state.mirror.events());
         let context_text = match recovered.boot {
             BootCarrier::Marker => String::new(),
             BootCarrier::Context(Some(text)) => escape_template(&text),
             BootCarrier::Context(None) => {
-                let store = boot::store(&place, &id, &state.cwd, state.model.as_deref())
+                let store = boot::store(&place, &id, &state.cwd, state.model.as_deref(), guard)
                     .map_err(boot_failed)?;
-                let text = boot::render(&store, recovered.window.ordinal, Timestamp::now())
-                    .map_err(boot_failed)?;
+                let text = boot::render(
+                    &store,
+                    recovered.window.ordinal,
+                    Timestamp::now(),
+                    max_chars,
+                )
+                .map_err(boot_failed)?;
                 escape_template(&text)
             }
         };
@@ -281,6 +295,7 @@ impl Sidecar {
     fn tool(&mut self, params: ToolParams) -> Result<ToolResult, ProtocolError> {
         let policy = self.policy;
         let place = self.place.clone();
+        let guard = self.secret_guard;
         let id = params.session.id.clone();
         let state = self.sync(params.session)?;
         match params.name.as_str() {
@@ -318,7 +333,7 @@ impl Sidecar {
                         ))),
                     }
                 } else {
-                    let store = boot::store(&place, &id, &state.cwd, state.model.as_deref())
+                    let store = boot::store(&place, &id, &state.cwd, state.model.as_deref(), guard)
                         .map_err(boot_failed)?;
                     call_notes_tool(&store, name, params.arguments, &note_kind_diff)
                 };
@@ -332,6 +347,7 @@ impl Sidecar {
     fn reset_plan(&mut self, params: ResetParams) -> Result<ResetPlan, ProtocolError> {
         let id = params.session.id.clone();
         let place = self.place.clone();
+        let (guard, max_chars) = (self.secret_guard, self.boot_max_chars);
         let state = self.sync(params.session)?;
         // The attempt consumes the request: a refused plan keeps the window,
         // and the next wipe_memory or /fresh-window asks again.
@@ -349,9 +365,10 @@ impl Sidecar {
                 )
             })?;
         let window_id = window::window_id(&id, ordinal);
-        let store =
-            boot::store(&place, &id, &state.cwd, state.model.as_deref()).map_err(boot_failed)?;
-        let boot = boot::render(&store, ordinal, Timestamp::now()).map_err(boot_failed)?;
+        let store = boot::store(&place, &id, &state.cwd, state.model.as_deref(), guard)
+            .map_err(boot_failed)?;
+        let boot =
+            boot::render(&store, ordinal, Timestamp::now(), max_chars).map_err(boot_failed)?;
         let bindings = ToolBindings::plain();
         let followup = match (params.trigger, params.prompt.as_deref()) {
             (ResetTrigger::Manual, Some(prompt)) => Some(messages::human_prompt(prompt)),
@@ -411,6 +428,14 @@ impl Sidecar {
             reset: Some(reset),
         })
     }
+}
+
+/// The warning for a dsh other than the pinned one (given once, at `hello`).
+pub fn version_warning(running: &str) -> String {
+    format!(
+        "notesoup: this is dsh {running}, but notesoup-dsh {} is built and tested for dsh {PINNED_DSH_VERSION} only; resets and history may misread its session log.",
+        env!("CARGO_PKG_VERSION")
+    )
 }
 
 /// The longest session id: it names a directory of the notes root.
@@ -525,8 +550,11 @@ fn encode(response: &Response) -> String {
 /// or longer than [`MAX_LINE_BYTES`] is answered with `bad_request` (the
 /// over-long one without being buffered whole), and a handler that panics is
 /// answered with `internal`. Only a failing pipe ends it early.
-pub fn serve(place: NotesPlace, mut input: impl BufRead, mut output: impl Write) -> io::Result<()> {
-    let mut sidecar = Sidecar::new(place);
+pub fn serve(
+    mut sidecar: Sidecar,
+    mut input: impl BufRead,
+    mut output: impl Write,
+) -> io::Result<()> {
     let mut line = Vec::new();
     loop {
         let answer = match lines::read_line(&mut input, &mut line)? {

@@ -141,22 +141,22 @@ impl World {
         .expect("PATH")
     }
 
-    /// `notesoup-dsh install --profile headless`, as the docs say to install.
-    fn install_into_profile(&self) {
+    /// `notesoup-dsh install --profile headless`, as the docs say to install
+    /// (`extra`: more flags); its stderr.
+    fn install_into_profile(&self, extra: &[&str]) -> String {
         let output = Command::new(env!("CARGO_BIN_EXE_notesoup-dsh"))
             .args(["install", "--profile", "headless", "--dir"])
             .arg(self.path("profile-bundle"))
+            .args(extra)
             .current_dir(self.path("work"))
             .env("PATH", self.tool_path())
             .env("DSH_HOME", self.path("dsh-home"))
             .env("DSH_TELEMETRY_DISABLED", "1")
             .output()
             .expect("notesoup-dsh install");
-        assert!(
-            output.status.success(),
-            "{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
+        let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+        assert!(output.status.success(), "{stderr}");
+        stderr
     }
 
     fn dsh(&self, args: &[&str], overlay: &Path) -> std::process::Output {
@@ -186,12 +186,9 @@ impl World {
         .expect("script");
         let overlay = self.path(&format!("overlay-{label}.yml"));
         std::fs::write(&overlay, self.overlay(scenario)).expect("overlay");
-        let engine_patch = self.path("profile-bundle/engine.patch.yml");
-        let args: &[&str] = match (scenario.profile, scenario.engine) {
-            (true, true) => &["--patch", engine_patch.to_str().expect("utf-8 path")],
-            _ => &[],
-        };
-        let output = self.dsh(args, &overlay);
+        // A profile install brings its own rows (the engine unless it was
+        // installed with --no-engine).
+        let output = self.dsh(&[], &overlay);
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert!(output.status.success(), "dsh {label} failed: {stderr}");
         let report: Value = serde_json::from_str(
@@ -575,14 +572,49 @@ fn the_overlay_mounts_notesoup_and_the_engine() {
     }
 }
 
+/// The pressure script both profile installs run: a first answer that
+/// reports 110,000 of 131,072 tokens, past dsh's 80 % summary line (104,858)
+/// and notesoup's warning line (98,304) but short of its hard reserve
+/// (114,688); then plain answers.
+fn pressure_script() -> Value {
+    json!([
+        {"tool": "notes_list", "inputTokens": 110000},
+        {"text": "LISTED"},
+        {"text": "SECOND"},
+        {"text": "THIRD"},
+        {"text": "FOURTH"}
+    ])
+}
+
+/// dsh's own compaction events in a log.
+fn compaction_events(log: &SessionLog) -> Vec<&str> {
+    log.events
+        .iter()
+        .filter(|e| e.kind.starts_with("compaction/"))
+        .map(|e| e.kind.as_str())
+        .collect()
+}
+
 #[test]
 fn installed_through_the_profile_as_documented() {
     let root = dsh_root();
     let world = World::new(root);
-    world.install_into_profile();
+    let said = world.install_into_profile(&[]);
+    assert!(said.contains("with notesoup's compaction engine"), "{said}");
+    // The default install mounts the engine and turns dsh's summary off.
+    let overlay = world.path("overlay-profile-dump.yml");
+    std::fs::write(&overlay, "[]\n").expect("overlay");
+    let dumped = world.dsh(&["--dump-config"], &overlay);
+    let config = String::from_utf8_lossy(&dumped.stdout);
+    assert!(config.contains("id: notesoup-engine\n"), "{config}");
+    assert!(
+        config.contains("- id: compaction-basic\n  name: '@deepseek-ai/dsh-compaction-basic'\n  disabled: true\n"),
+        "{config}"
+    );
+
     let outcome = world.run(&Scenario {
         label: "profile",
-        script: json!([{"tool": "notes_list"}, {"text": "LISTED"}]),
+        script: pressure_script(),
         inputs: &["list my notes", "/compact"],
         resume: None,
         engine: true,
@@ -593,10 +625,63 @@ fn installed_through_the_profile_as_documented() {
     let id = session_id(&outcome);
     let log = world.log(&id);
     assert_eq!(tool_results(&log, "notes_list"), ["0 notes"]);
-    // The engine row came from the bundle's engine.patch.yml.
+    // Past dsh's 80 % line nothing was summarized: notesoup warned instead,
+    // and /compact opened a fresh window through the engine.
+    assert_eq!(compaction_events(&log), Vec::<&str>::new());
+    assert_eq!(notices(&log, "warning").len(), 1);
     let found = markers(&log);
     assert_eq!(found.len(), 1);
     check_marker(found[0], &id, 2, "normal");
     let compacted = &outcome.report["commands"][0]["result"];
     assert_eq!(compacted["kind"], "success", "{compacted}");
+    assert!(
+        compacted["text"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("Compacted ")),
+        "{compacted}"
+    );
+}
+
+#[test]
+fn installed_without_the_engine_dsh_summarizes() {
+    let root = dsh_root();
+    let world = World::new(root);
+    let said = world.install_into_profile(&["--no-engine"]);
+    assert!(
+        said.contains("without notesoup's compaction engine")
+            && said.contains("summarizes the conversation at 80 % context pressure"),
+        "{said}"
+    );
+    let overlay = world.path("overlay-plain-dump.yml");
+    std::fs::write(&overlay, "[]\n").expect("overlay");
+    let dumped = world.dsh(&["--dump-config"], &overlay);
+    let config = String::from_utf8_lossy(&dumped.stdout);
+    assert!(config.contains("id: notesoup\n"), "{config}");
+    assert!(!config.contains("id: notesoup-engine\n"), "{config}");
+    assert!(
+        !config.contains("- id: compaction-basic\n  name: '@deepseek-ai/dsh-compaction-basic'\n  disabled: true\n"),
+        "{config}"
+    );
+
+    let outcome = world.run(&Scenario {
+        label: "plain",
+        script: pressure_script(),
+        inputs: &["list my notes", "/compact"],
+        resume: None,
+        engine: false,
+        profile: true,
+    });
+    let id = session_id(&outcome);
+    let log = world.log(&id);
+    // The same run with dsh's compaction left on: it summarizes.
+    let events = compaction_events(&log);
+    assert!(
+        events.contains(&"compaction/start"),
+        "dsh summarized: {events:?}"
+    );
+    assert!(
+        markers(&log).is_empty(),
+        "no notesoup reset: {:?}",
+        markers(&log)
+    );
 }

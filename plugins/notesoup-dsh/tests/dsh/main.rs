@@ -4,7 +4,11 @@
 
 mod adversarial;
 #[cfg(feature = "reference-hosts")]
+mod dream;
+#[cfg(feature = "reference-hosts")]
 mod e2e;
+#[cfg(feature = "reference-hosts")]
+mod fake_deepseek;
 #[cfg(feature = "reference-hosts")]
 mod harness;
 mod history;

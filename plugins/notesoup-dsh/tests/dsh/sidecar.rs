@@ -91,6 +91,7 @@ fn the_recorded_session_through_the_protocol() {
         &id,
         &cwd,
         Some("scripted-model"),
+        true,
     )
     .expect("store")
     .write("checkpoint.md", "# Goal\nkeep going", None)

@@ -1,0 +1,284 @@
+//! `notesoup-dsh dream`: core's dream run with a headless dsh as the
+//! dreamer. The dsh gets the playbook as its one task, the jailed dream
+//! tools as its only tools (the bundle's `notesoup/dsh/dream` row, answered
+//! by `notesoup-dsh dream-tools`), and notesoup's own rows stand aside in it
+//! ([`DREAMER_VAR`]). Every write, edit and delete the dreamer asked for is
+//! read back from the session log dsh wrote.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use notesoup_core::dream::{DreamRequest, DreamResult, DreamRunner, DreamWrite};
+use serde_json::{Value, json};
+
+use crate::bundle;
+use crate::decode::{SessionLog, read_session_jsonl};
+
+/// Set to `1` in the dreamer's environment: notesoup's `notesoup/dsh` row
+/// (and so its engine) does nothing in that dsh.
+pub const DREAMER_VAR: &str = "NOTESOUP_DSH_DREAMER";
+
+/// Which model the dreamer runs on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelChoice {
+    /// The dsh provider route (`deepseek-official`, …); `None` keeps the
+    /// profile's.
+    pub provider: Option<String>,
+    /// The model id.
+    pub model: String,
+}
+
+impl ModelChoice {
+    /// Reads a model pattern: `provider/model`, or a bare model id on the
+    /// profile's provider. The provider is the text before the first `/`,
+    /// so a model id may itself hold slashes.
+    pub fn parse(pattern: &str) -> Option<Self> {
+        let pattern = pattern.trim();
+        if pattern.is_empty() {
+            return None;
+        }
+        match pattern.split_once('/') {
+            Some((provider, model)) if !provider.is_empty() && !model.is_empty() => Some(Self {
+                provider: Some(provider.to_owned()),
+                model: model.to_owned(),
+            }),
+            _ => Some(Self {
+                provider: None,
+                model: pattern.to_owned(),
+            }),
+        }
+    }
+}
+
+/// A dreamer that runs `dsh --profile <profile> --patch <overlay> <playbook>`.
+#[derive(Debug, Clone)]
+pub struct DshDreamer {
+    /// The `dsh` executable.
+    pub dsh: PathBuf,
+    /// The dsh profile to boot (`headless` answers one task and exits).
+    pub profile: String,
+    /// This binary, which serves the dream tools.
+    pub notesoup_dsh: PathBuf,
+    /// Where the dreamer's bundle, overlay and session log go; removed by
+    /// the caller.
+    pub work_dir: PathBuf,
+}
+
+impl DshDreamer {
+    fn overlay(&self, request: &DreamRequest<'_>) -> String {
+        let quote = |text: &str| json!(text).to_string();
+        let path = |path: &Path| quote(&path.display().to_string());
+        let mut rows = format!(
+            "# notesoup's dreamer: only the jailed dream tools, the session log kept here.\n\
+             - insert:\n    - id: notesoup-dream\n      name: {dream}\n      config:\n        binary: {binary}\n        home: {home}\n\
+             - id: tools\n  config:\n    mode: native\n\
+             - id: session-title-llm\n  disabled: true\n\
+             - id: session-persistence-jsonl\n  config:\n    root: {sessions}\n    compression: none\n",
+            dream = path(&self.work_dir.join("bundle/dream.js")),
+            binary = path(&self.notesoup_dsh),
+            home = path(request.home),
+            sessions = path(&self.work_dir.join("sessions")),
+        );
+        if let Some(choice) = request.model_pattern.and_then(ModelChoice::parse) {
+            rows.push_str("- id: agent-default-model\n  config:\n");
+            if let Some(provider) = &choice.provider {
+                rows.push_str(&format!("    provider: {}\n", quote(provider)));
+            }
+            rows.push_str(&format!("    model: {}\n", quote(&choice.model)));
+        }
+        rows
+    }
+
+    fn command(&self, request: &DreamRequest<'_>, overlay: &Path) -> Command {
+        let mut command = Command::new(&self.dsh);
+        command
+            .arg("--profile")
+            .arg(&self.profile)
+            .arg("--patch")
+            .arg(overlay)
+            .arg(request.prompt)
+            .current_dir(request.home)
+            .env(DREAMER_VAR, "1")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        command
+    }
+
+    fn prepare(&self, request: &DreamRequest<'_>) -> Result<PathBuf, String> {
+        let failed = |error: std::io::Error| {
+            format!(
+                "dreamer failed: preparing {}: {error}",
+                self.work_dir.display()
+            )
+        };
+        bundle::write(&self.work_dir.join("bundle")).map_err(failed)?;
+        std::fs::create_dir_all(self.work_dir.join("sessions")).map_err(failed)?;
+        let overlay = self.work_dir.join("dreamer.patch.yml");
+        std::fs::write(&overlay, self.overlay(request)).map_err(failed)?;
+        Ok(overlay)
+    }
+}
+
+impl DreamRunner for DshDreamer {
+    fn run(&mut self, request: DreamRequest<'_>) -> DreamResult {
+        let overlay = match self.prepare(&request) {
+            Ok(overlay) => overlay,
+            Err(error) => return DreamResult::failed(error),
+        };
+        let mut child = match self.command(&request, &overlay).spawn() {
+            Ok(child) => child,
+            Err(error) => {
+                return DreamResult::failed(format!(
+                    "dreamer failed: could not start {}: {error}",
+                    self.dsh.display()
+                ));
+            }
+        };
+        // Both pipes are drained at once so neither can fill and stall dsh.
+        let stderr = child.stderr.take().map(|mut pipe| {
+            std::thread::spawn(move || {
+                let mut text = String::new();
+                // Diagnostics only: a read failure leaves them empty.
+                let _ = pipe.read_to_string(&mut text);
+                text
+            })
+        });
+        let mut stdout = String::new();
+        if let Some(mut pipe) = child.stdout.take() {
+            // The report is read back from the session log when this fails.
+            let _ = pipe.read_to_string(&mut stdout);
+        }
+        let status = child.wait();
+        let stderr = stderr
+            .and_then(|reader| reader.join().ok())
+            .unwrap_or_default();
+        let log = session_log(&self.work_dir.join("sessions"));
+        let mut result = log.as_ref().map(read_log).unwrap_or_default();
+        if result.report.is_empty() {
+            result.report = stdout.trim().to_owned();
+        }
+        match status {
+            Ok(status) if status.success() => {}
+            Ok(status) => {
+                result.error = Some(format!(
+                    "dreamer failed: dsh exited with {status}: {}",
+                    last_lines(&stderr)
+                ));
+            }
+            Err(error) => result.error = Some(format!("dreamer failed: {error}")),
+        }
+        result
+    }
+}
+
+/// The one session log under `root` (the dreamer creates one session).
+fn session_log(root: &Path) -> Option<SessionLog> {
+    let mut found = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if entry.file_type().is_ok_and(|kind| kind.is_dir()) {
+                stack.push(path);
+            } else if entry.file_name() == "session.jsonl" {
+                found.push(path);
+            }
+        }
+    }
+    let path = found.pop()?;
+    let file = std::fs::File::open(path).ok()?;
+    read_session_jsonl(std::io::BufReader::new(file)).ok()
+}
+
+/// Every write, edit and delete the dreamer called (whether or not it
+/// succeeded), and its last assistant text as the report.
+pub fn read_log(log: &SessionLog) -> DreamResult {
+    let mut result = DreamResult::default();
+    for event in &log.events {
+        match event.kind.as_str() {
+            "tool/call" => {
+                let name = event.data.get("name").and_then(Value::as_str).unwrap_or("");
+                let arguments = event
+                    .data
+                    .get("arguments")
+                    .and_then(Value::as_str)
+                    .and_then(|raw| serde_json::from_str::<Value>(raw).ok())
+                    .unwrap_or(Value::Null);
+                result
+                    .writes
+                    .extend(DreamWrite::from_tool_event(name, &arguments));
+            }
+            "assistant/message" => {
+                let text = event.text();
+                if !text.trim().is_empty() {
+                    result.report = text;
+                }
+            }
+            _ => {}
+        }
+    }
+    result
+}
+
+/// The last lines of dsh's diagnostics, enough to name the failure.
+fn last_lines(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    lines[lines.len().saturating_sub(5)..].join(" | ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn model_patterns_name_a_provider_or_only_a_model() {
+        assert_eq!(
+            ModelChoice::parse("deepseek-official/deepseek-v4-pro"),
+            Some(ModelChoice {
+                provider: Some("deepseek-official".into()),
+                model: "deepseek-v4-pro".into()
+            })
+        );
+        assert_eq!(
+            ModelChoice::parse(" deepseek-v4-flash "),
+            Some(ModelChoice {
+                provider: None,
+                model: "deepseek-v4-flash".into()
+            })
+        );
+        assert_eq!(
+            ModelChoice::parse("openrouter/vendor/model").map(|c| c.model),
+            Some("vendor/model".into())
+        );
+        assert_eq!(ModelChoice::parse("  "), None);
+    }
+
+    #[test]
+    fn the_log_yields_writes_and_the_last_text() {
+        let text = concat!(
+            r#"{"type":"session","version":0,"id":"session-1"}"#,
+            "\n",
+            r#"{"type":"assistant/message","seq":0,"data":{"message":{"content":[{"type":"text","text":"tidying"}]}}}"#,
+            "\n",
+            r#"{"type":"tool/call","seq":1,"data":{"callId":"c1","name":"read","arguments":"{\"path\":\"human/MAP.md\"}"}}"#,
+            "\n",
+            r#"{"type":"tool/call","seq":2,"data":{"callId":"c2","name":"write","arguments":"{\"path\":\"../x.md\",\"content\":\"x\"}"}}"#,
+            "\n",
+            r#"{"type":"tool/call","seq":3,"data":{"callId":"c3","name":"delete","arguments":"{\"path\":\"human/old.md\"}"}}"#,
+            "\n",
+            r#"{"type":"assistant/message","seq":4,"data":{"message":{"content":[{"type":"text","text":"Report: done."}]}}}"#,
+            "\n",
+        );
+        let log = read_session_jsonl(text.as_bytes()).expect("log");
+        let result = read_log(&log);
+        assert_eq!(result.report, "Report: done.");
+        let writes: Vec<(&str, &str)> = result
+            .writes
+            .iter()
+            .map(|w| (w.tool.as_str(), w.path.as_str()))
+            .collect();
+        assert_eq!(writes, [("write", "../x.md"), ("delete", "human/old.md")]);
+    }
+}

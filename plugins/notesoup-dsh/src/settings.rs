@@ -1,0 +1,290 @@
+//! notesoup's settings on dsh: core's `notesoup` record plus the two keys
+//! only dsh reads (`reserveTokens`, `automaticResets`), from two layers.
+//!
+//! 1. The settings file `notesoup.json` in the dsh home (`$DSH_HOME`, else
+//!    `~/.dsh`): a JSON object whose `notesoup` key is the record. Both the
+//!    sidecar and the command line (`dream`, `boot --stats`) read it, so a
+//!    setting such as `dreamer` needs no dsh process to be found.
+//! 2. The `settings` config of the `notesoup` row in the dsh profile, which
+//!    the bundle passes in `hello`; it wins per key.
+//!
+//! Every problem is one warning, each starting `notesoup: ` and naming the
+//! key as it is written (`reserveTokens`, not a dotted path), so warnings
+//! from core and from this crate read alike.
+
+use std::path::{Path, PathBuf};
+
+use notesoup_core::budget::{DEFAULT_RESERVE_TOKENS, clamp_reserve};
+use notesoup_core::settings::{self, SETTINGS_KEY, Settings};
+use serde_json::{Map, Value};
+
+/// The settings file's name inside the dsh home.
+pub const SETTINGS_FILE: &str = "notesoup.json";
+
+/// Every key notesoup reads on dsh.
+pub const KNOWN_KEYS: &[&str] = &[
+    "reserveTokens",
+    "reminderMarginTokens",
+    "automaticResets",
+    "dreamer",
+    "secretGuard",
+    "bootMaxChars",
+];
+
+/// The effective settings on dsh.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DshSettings {
+    /// Core's settings (reminder margin, dreamer, secret guard, boot bound).
+    pub core: Settings,
+    /// The hard reserve in tokens.
+    pub reserve_tokens: u64,
+    /// Whether the hard reserve resets on its own.
+    pub automatic_resets: bool,
+}
+
+impl Default for DshSettings {
+    fn default() -> Self {
+        Self {
+            core: Settings::default(),
+            reserve_tokens: DEFAULT_RESERVE_TOKENS,
+            automatic_resets: true,
+        }
+    }
+}
+
+/// Settings with the warnings their values produced.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ResolvedDshSettings {
+    /// The values to use.
+    pub settings: DshSettings,
+    /// One line per problem, each starting `notesoup: `.
+    pub warnings: Vec<String>,
+}
+
+/// The dsh home: `$DSH_HOME`, else `~/.dsh`.
+pub fn dsh_home(lookup: impl Fn(&str) -> Option<String>) -> Option<PathBuf> {
+    let nonempty = |name: &str| lookup(name).filter(|v| !v.is_empty());
+    nonempty("DSH_HOME")
+        .map(PathBuf::from)
+        .or_else(|| nonempty("HOME").map(|home| Path::new(&home).join(".dsh")))
+}
+
+/// The settings file: `<dsh home>/notesoup.json`.
+pub fn settings_file(lookup: impl Fn(&str) -> Option<String>) -> Option<PathBuf> {
+    dsh_home(lookup).map(|home| home.join(SETTINGS_FILE))
+}
+
+/// The `notesoup` record of the settings file at `path`; a missing file is
+/// an empty record, an unreadable one or one that is not a JSON object is
+/// a warning and an empty record.
+pub fn read_file(path: &Path) -> (Map<String, Value>, Vec<String>) {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+            return (Map::new(), Vec::new());
+        }
+        Err(error) => {
+            return (
+                Map::new(),
+                vec![format!(
+                    "notesoup: could not read {}: {error}; using the defaults.",
+                    path.display()
+                )],
+            );
+        }
+    };
+    match serde_json::from_str::<Value>(&text) {
+        Ok(Value::Object(file)) => match file.get(SETTINGS_KEY) {
+            None => (Map::new(), Vec::new()),
+            Some(Value::Object(record)) => (record.clone(), Vec::new()),
+            Some(_) => (
+                Map::new(),
+                vec![format!(
+                    "notesoup: the {SETTINGS_KEY} key of {} must be an object; using the defaults.",
+                    path.display()
+                )],
+            ),
+        },
+        Ok(_) => (
+            Map::new(),
+            vec![format!(
+                "notesoup: {} must hold a JSON object; using the defaults.",
+                path.display()
+            )],
+        ),
+        Err(error) => (
+            Map::new(),
+            vec![format!(
+                "notesoup: {} is not JSON ({error}); using the defaults.",
+                path.display()
+            )],
+        ),
+    }
+}
+
+/// Merges the file's record and the row's `settings` (the row wins per key)
+/// and validates the result.
+pub fn resolve(file: &Map<String, Value>, row: &Value) -> ResolvedDshSettings {
+    let mut warnings = Vec::new();
+    let mut record = file.clone();
+    match row {
+        Value::Null => {}
+        Value::Object(row) => record.extend(row.iter().map(|(k, v)| (k.clone(), v.clone()))),
+        _ => warnings
+            .push("notesoup: the row's settings must be an object; using the defaults.".to_owned()),
+    }
+    let mut resolved = validate(&record);
+    warnings.append(&mut resolved.warnings);
+    resolved.warnings = warnings;
+    resolved
+}
+
+/// Validates a merged record. Each problem warns once and falls back to the
+/// default for that key.
+pub fn validate(record: &Map<String, Value>) -> ResolvedDshSettings {
+    let core = settings::validate(record);
+    let mut warnings: Vec<String> = core.warnings.iter().map(same_prefix).collect();
+    let reserve_tokens = match record.get("reserveTokens") {
+        None => DEFAULT_RESERVE_TOKENS,
+        Some(value) => match value.as_f64() {
+            Some(raw) => {
+                let clamped = clamp_reserve(raw, None);
+                warnings.extend(clamped.warning.iter().map(same_prefix));
+                clamped.tokens
+            }
+            None => {
+                warnings.push(format!(
+                    "notesoup: reserveTokens must be a positive integer (got {}); using the default reserve of {DEFAULT_RESERVE_TOKENS} tokens.",
+                    shown(value)
+                ));
+                DEFAULT_RESERVE_TOKENS
+            }
+        },
+    };
+    let automatic_resets = match record.get("automaticResets") {
+        None => true,
+        Some(Value::Bool(on)) => *on,
+        Some(value) => {
+            warnings.push(format!(
+                "notesoup: automaticResets must be true or false (got {}); keeping automatic resets on.",
+                shown(value)
+            ));
+            true
+        }
+    };
+    for key in record.keys() {
+        if !KNOWN_KEYS.contains(&key.as_str()) {
+            warnings.push(format!(
+                "notesoup: unknown setting {}; ignoring it (known: {}).",
+                shown(&Value::String(key.clone())),
+                KNOWN_KEYS.join(", ")
+            ));
+        }
+    }
+    ResolvedDshSettings {
+        settings: DshSettings {
+            core: core.settings,
+            reserve_tokens,
+            automatic_resets,
+        },
+        warnings,
+    }
+}
+
+/// Core names its keys `notesoup.<key>` (the settings-file path on other
+/// hosts); on dsh the key is written bare in either layer.
+fn same_prefix(warning: &impl std::fmt::Display) -> String {
+    let text = warning.to_string();
+    match text.strip_prefix("notesoup: notesoup.") {
+        Some(rest) => format!("notesoup: {rest}"),
+        None => text,
+    }
+}
+
+/// A value as JSON, cut to 60 characters (a warning repeats it).
+fn shown(value: &Value) -> String {
+    let text = value.to_string();
+    if text.chars().count() > 60 {
+        let cut: String = text.chars().take(59).collect();
+        format!("{cut}…")
+    } else {
+        text
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn record(value: Value) -> Map<String, Value> {
+        value.as_object().cloned().unwrap_or_default()
+    }
+
+    #[test]
+    fn wrong_types_warn_with_one_prefix_and_keep_defaults() {
+        let resolved = validate(&record(json!({
+            "automaticResets": "yes",
+            "reserveTokens": "lots",
+            "reminderMarginTokens": -1,
+            "secretGuard": "off",
+            "bootMaxChars": 10,
+            "dreamer": "",
+            "colour": 1,
+        })));
+        assert_eq!(resolved.settings, DshSettings::default());
+        assert_eq!(resolved.warnings.len(), 7, "{:#?}", resolved.warnings);
+        for warning in &resolved.warnings {
+            assert!(warning.starts_with("notesoup: "), "{warning}");
+            assert!(
+                !warning.contains("notesoup.") || warning.contains("notesoup.json"),
+                "{warning}"
+            );
+        }
+        assert!(
+            resolved
+                .warnings
+                .iter()
+                .any(|w| w
+                    .starts_with("notesoup: automaticResets must be true or false (got \"yes\")")),
+            "{:#?}",
+            resolved.warnings
+        );
+    }
+
+    #[test]
+    fn the_row_wins_per_key_over_the_file() {
+        let file = record(
+            json!({"dreamer": "deepseek-official/deepseek-v4-pro", "secretGuard": false, "bootMaxChars": 5000}),
+        );
+        let resolved = resolve(
+            &file,
+            &json!({"bootMaxChars": 6000, "automaticResets": false}),
+        );
+        assert!(resolved.warnings.is_empty(), "{:?}", resolved.warnings);
+        let settings = resolved.settings;
+        assert_eq!(
+            settings.core.dreamer.as_deref(),
+            Some("deepseek-official/deepseek-v4-pro")
+        );
+        assert!(!settings.core.secret_guard);
+        assert_eq!(settings.core.boot_max_chars, 6000);
+        assert!(!settings.automatic_resets);
+        assert_eq!(resolve(&file, &json!([])).warnings.len(), 1);
+    }
+
+    #[test]
+    fn the_file_is_optional_and_its_problems_warn() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join(SETTINGS_FILE);
+        assert_eq!(read_file(&path), (Map::new(), Vec::new()));
+        std::fs::write(&path, "{not json").expect("write");
+        let (found, warnings) = read_file(&path);
+        assert!(found.is_empty());
+        assert!(warnings[0].starts_with("notesoup: "), "{warnings:?}");
+        std::fs::write(&path, r#"{"notesoup": {"dreamer": "m"}, "other": 1}"#).expect("write");
+        assert_eq!(read_file(&path).0, record(json!({"dreamer": "m"})));
+        std::fs::write(&path, r#"{"notesoup": 3}"#).expect("write");
+        assert_eq!(read_file(&path).1.len(), 1);
+    }
+}
