@@ -297,3 +297,112 @@ fn a_long_log_goes_ahead_in_sync_batches() {
     assert_eq!(batched, at_once);
     assert_eq!(batched["window_id"], format!("dsh:{id}:2"));
 }
+
+/// Writes `content` to `address` through the `notes_write` tool of a sidecar
+/// greeted with `settings`.
+fn write_through(settings: Value, address: &str, content: &str) -> (Value, tempfile::TempDir) {
+    let notes = tempfile::tempdir().expect("tempdir");
+    let mut client = Client::new(notes.path());
+    let mut greeting = hello();
+    greeting["settings"] = settings;
+    client.ok("hello", greeting);
+    let answer = client.ok(
+        "tool",
+        json!({"session": session("session-guard", "/work", 0, &[]), "name": "notes_write",
+               "arguments": {"address": address, "content": content}}),
+    );
+    (answer, notes)
+}
+
+#[test]
+fn the_secret_guard_follows_the_setting() {
+    let key = "# Keys\naws_access_key_id = AKIAIOSFODNN7EXAMPLX\n";
+    let (refused, notes) = write_through(json!({}), "@human/keys", key);
+    assert_eq!(refused["is_error"], true, "{refused}");
+    assert_eq!(refused["result"]["code"], "secret_detected", "{refused}");
+    assert!(!notes.path().join("human/keys.md").exists());
+    let (stored, notes) = write_through(json!({"secretGuard": false}), "@human/keys", key);
+    assert_eq!(stored["is_error"], false, "{stored}");
+    assert!(notes.path().join("human/keys.md").exists());
+}
+
+#[test]
+fn boots_stay_within_boot_max_chars() {
+    let notes = tempfile::tempdir().expect("tempdir");
+    let place = NotesPlace {
+        root: notes.path().to_path_buf(),
+        agent: "anonymous".into(),
+    };
+    // Far more notes than a 4,000-character boot can show.
+    let notes_store =
+        store(&place, "session-big", "/work", Some("scripted-model"), true).expect("store");
+    for index in 0..60 {
+        notes_store
+            .write(
+                &format!("@human/page-{index:02}"),
+                &format!(
+                    "# A long title for page {index} {}\nbody\n",
+                    "word ".repeat(20)
+                ),
+                None,
+            )
+            .expect("write");
+    }
+    for (settings, bound) in [(json!({}), 10_000), (json!({"bootMaxChars": 4000}), 4_000)] {
+        let mut client = Client::new(notes.path());
+        let mut greeting = hello();
+        greeting["settings"] = settings;
+        let greeted = client.ok("hello", greeting);
+        assert_eq!(greeted["warnings"], json!([]));
+        let opened = client.ok(
+            "window.open",
+            json!({"session": session("session-big", "/work", 0, &[])}),
+        );
+        let boot = opened["context_text"].as_str().expect("boot");
+        assert!(
+            boot.chars().count() <= bound,
+            "{} > {bound}",
+            boot.chars().count()
+        );
+        assert!(boot.contains("page-"), "{boot}");
+    }
+}
+
+#[test]
+fn settings_problems_and_another_dsh_warn_once_at_hello() {
+    let notes = tempfile::tempdir().expect("tempdir");
+    let mut client = Client::new(notes.path());
+    let mut greeting = hello();
+    greeting["settings"] = json!({"automaticResets": "yes", "reserveTokens": 0});
+    greeting["running_dsh"] = json!("0.1.5-rc.2");
+    let greeted = client.ok("hello", greeting);
+    let warnings: Vec<&str> = greeted["warnings"]
+        .as_array()
+        .expect("warnings")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert_eq!(warnings.len(), 3, "{warnings:#?}");
+    assert!(
+        warnings.iter().all(|w| w.starts_with("notesoup: ")),
+        "{warnings:#?}"
+    );
+    assert!(warnings.iter().any(|w| w.starts_with(
+        "notesoup: automaticResets must be true or false (got \"yes\"); keeping automatic resets on."
+    )));
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.starts_with("notesoup: reserveTokens must be a positive integer"))
+    );
+    assert!(warnings.iter().any(|w| {
+        w.starts_with("notesoup: this is dsh 0.1.5-rc.2, but notesoup-dsh")
+            && w.contains("dsh 0.1.0-rc.8 only")
+    }));
+    let mut pinned = hello();
+    pinned["running_dsh"] = json!("0.1.0-rc.8");
+    assert_eq!(
+        Client::new(notes.path()).ok("hello", pinned)["warnings"],
+        json!([])
+    );
+}

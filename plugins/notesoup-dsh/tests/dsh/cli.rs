@@ -1,0 +1,237 @@
+//! The `notesoup-dsh` command line as people use it, on the real binary:
+//! `--help` everywhere, a reader that goes away, `boot --stats`, `doctor`
+//! and `doctor clean`, the install's patch with and without the engine.
+
+use std::io::Read;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+fn notesoup_dsh(args: &[&str], notes: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_notesoup-dsh"))
+        .args(args)
+        .env("PI_NOTES_HOME", notes)
+        .env("DSH_HOME", notes.join("no-dsh-home"))
+        .env_remove("PI_NOTES_AGENT")
+        .output()
+        .expect("notesoup-dsh runs")
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+#[test]
+fn every_subcommand_answers_help() {
+    let notes = tempfile::tempdir().expect("tempdir");
+    for args in [
+        &["--help"][..],
+        &["serve", "--help"],
+        &["bundle", "--help"],
+        &["install", "--help"],
+        &["boot", "--help"],
+        &["dream", "--help"],
+        &["doctor", "--help"],
+        &["doctor", "clean", "--help"],
+        &["dream-tools", "--help"],
+    ] {
+        let output = notesoup_dsh(args, notes.path());
+        assert!(output.status.success(), "{args:?}: {}", stderr(&output));
+        assert!(stdout(&output).contains("Usage: notesoup-dsh"), "{args:?}");
+    }
+    let install = stdout(&notesoup_dsh(&["install", "--help"], notes.path()));
+    assert!(install.contains("--no-engine"), "{install}");
+    assert!(install.contains("80 % context pressure"), "{install}");
+}
+
+#[test]
+fn a_reader_that_goes_away_ends_the_command_quietly() {
+    let notes = tempfile::tempdir().expect("tempdir");
+    for args in [
+        &["boot"][..],
+        &["boot", "--stats"],
+        &["install", "--print-patch"],
+    ] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_notesoup-dsh"))
+            .args(args)
+            .args(if args[0] == "install" {
+                vec![
+                    "--dir".to_owned(),
+                    notes.path().join("bundle").display().to_string(),
+                ]
+            } else {
+                Vec::new()
+            })
+            .env("PI_NOTES_HOME", notes.path())
+            .env("DSH_HOME", notes.path().join("no-dsh-home"))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn");
+        // Close the read end before the binary writes: its first write
+        // meets a broken pipe.
+        drop(child.stdout.take());
+        let mut err = String::new();
+        child
+            .stderr
+            .take()
+            .expect("stderr")
+            .read_to_string(&mut err)
+            .expect("read");
+        let status = child.wait().expect("wait");
+        assert!(status.success(), "{args:?}: {status} {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn boot_prints_a_preview_or_its_sizes() {
+    let notes = tempfile::tempdir().expect("tempdir");
+    let boot = notesoup_dsh(&["boot", "--cwd", "/"], notes.path());
+    assert!(boot.status.success(), "{}", stderr(&boot));
+    assert!(
+        stdout(&boot).starts_with("<context_window>"),
+        "{}",
+        stdout(&boot)
+    );
+    assert!(stdout(&boot).contains("dsh:preview:1"));
+    assert!(
+        stderr(&boot).contains("a preview boot"),
+        "{}",
+        stderr(&boot)
+    );
+
+    let stats = notesoup_dsh(
+        &["boot", "--cwd", "/", "--session", "session-1", "--stats"],
+        notes.path(),
+    );
+    assert!(stats.status.success(), "{}", stderr(&stats));
+    let table = stdout(&stats);
+    let whole = table
+        .lines()
+        .find(|line| line.starts_with("whole boot"))
+        .expect("a whole-boot line");
+    let figures: Vec<usize> = whole
+        .split_whitespace()
+        .filter_map(|word| word.parse().ok())
+        .collect();
+    let text = stdout(&notesoup_dsh(
+        &["boot", "--cwd", "/", "--session", "session-1"],
+        notes.path(),
+    ));
+    let chars = text.trim_end_matches('\n').chars().count();
+    assert_eq!(figures, [chars, chars.div_ceil(4)], "{table}");
+    for section in ["identity", "protocol", "notes heading"] {
+        assert!(table.contains(section), "{table}");
+    }
+    assert!(table.contains("bound: 10000 characters"), "{table}");
+
+    let missing = notesoup_dsh(&["boot", "--cwd", "/no/such/dir"], notes.path());
+    assert!(!missing.status.success());
+    assert!(
+        stderr(&missing).contains("is not a directory"),
+        "{}",
+        stderr(&missing)
+    );
+}
+
+#[test]
+fn doctor_and_doctor_clean() {
+    let notes = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir_all(notes.path().join("human")).expect("mkdir");
+    let fine = notesoup_dsh(&["doctor"], notes.path());
+    assert!(fine.status.success(), "{}{}", stdout(&fine), stderr(&fine));
+    std::fs::write(notes.path().join("human/MAP.md"), "# Human MAP\n").expect("write");
+    let finding = notesoup_dsh(&["doctor"], notes.path());
+    assert_eq!(finding.status.code(), Some(1), "findings exit 1");
+    assert!(
+        stdout(&finding).contains("human/MAP.md: missing frontmatter"),
+        "{}",
+        stdout(&finding)
+    );
+
+    // A temporary file of a writer that is gone (no process has that pid)
+    // is stale once it is a minute old.
+    let temp = notes
+        .path()
+        .join("human/.notesoup-999999999-0123456789abcdef0123456789abcdef.tmp");
+    std::fs::write(&temp, "half a note").expect("write");
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    std::fs::File::options()
+        .write(true)
+        .open(&temp)
+        .and_then(|file| file.set_modified(old))
+        .expect("age the file");
+    let listed = notesoup_dsh(&["doctor", "clean"], notes.path());
+    assert!(listed.status.success(), "{}", stderr(&listed));
+    assert!(
+        stdout(&listed).contains("would remove"),
+        "{}",
+        stdout(&listed)
+    );
+    assert!(temp.exists());
+    let applied = notesoup_dsh(&["doctor", "clean", "--apply"], notes.path());
+    assert!(applied.status.success(), "{}", stderr(&applied));
+    assert!(stdout(&applied).contains("removed"), "{}", stdout(&applied));
+    assert!(!temp.exists());
+}
+
+#[test]
+fn the_printed_patch_mounts_the_engine_unless_told_not_to() {
+    let notes = tempfile::tempdir().expect("tempdir");
+    let dir = notes.path().join("bundle");
+    let dir = dir.to_str().expect("utf-8");
+    for args in [
+        &["install", "--print-patch", "--dir", dir][..],
+        &["install", "--print-patch", "--engine", "--dir", dir],
+    ] {
+        let output = notesoup_dsh(args, notes.path());
+        assert!(output.status.success(), "{}", stderr(&output));
+        let patch = stdout(&output);
+        assert!(
+            patch.starts_with("- id: compaction-basic\n  disabled: true\n"),
+            "{patch}"
+        );
+        assert!(patch.contains("    - id: notesoup-engine\n"), "{patch}");
+    }
+    let plain = notesoup_dsh(
+        &["install", "--print-patch", "--no-engine", "--dir", dir],
+        notes.path(),
+    );
+    assert!(plain.status.success(), "{}", stderr(&plain));
+    assert!(
+        !stdout(&plain).contains("compaction-basic"),
+        "{}",
+        stdout(&plain)
+    );
+    assert!(
+        !stdout(&plain).contains("notesoup-engine"),
+        "{}",
+        stdout(&plain)
+    );
+    assert!(
+        stderr(&plain).contains("summarizes the conversation at 80 % context pressure"),
+        "{}",
+        stderr(&plain)
+    );
+    let patch = std::fs::read_to_string(Path::new(dir).join("cordis.patch.yml")).expect("patch");
+    assert!(
+        !patch.contains("notesoup-engine"),
+        "the bundle follows --no-engine: {patch}"
+    );
+    let both = notesoup_dsh(
+        &[
+            "install",
+            "--print-patch",
+            "--engine",
+            "--no-engine",
+            "--dir",
+            dir,
+        ],
+        notes.path(),
+    );
+    assert!(!both.status.success(), "--engine and --no-engine conflict");
+}
