@@ -193,3 +193,47 @@ fn an_unpaired_call_is_unfinished_and_errors_are_errors() {
     assert_eq!(statuses, [(3, "error"), (4, "unfinished")]);
     assert_eq!(history.paired_call(5), Some(3));
 }
+
+/// Compactions recorded from Claude Code 2.1.332 against the fake Messages
+/// API (see tests/reference/compactions.rs), with the windows each must
+/// decode into.
+const COMPACTIONS: [(&str, usize); 4] = [
+    ("compact-after-one-exchange", 2),
+    ("compact-after-tool-calls", 2),
+    ("compact-twice", 3),
+    ("automatic-compaction", 2),
+];
+
+#[test]
+fn recorded_compactions_open_one_window_each() {
+    for (name, windows) in COMPACTIONS {
+        let path = fixture(&format!("compactions/{name}.jsonl"));
+        let session = notesoup_claude::transcript::scan::session_id_of(&path)
+            .unwrap()
+            .unwrap();
+        let files = [ChainFile {
+            session_id: session.clone(),
+            path,
+        }];
+        let history = History::new(decode_chain(&session, &files).unwrap()).unwrap();
+        assert_eq!(history.windows().len(), windows, "{name}");
+        for (n, window) in history.windows().iter().enumerate() {
+            assert_eq!(window.id, format!("claude:{session}:{}", n + 1), "{name}");
+            if n == 0 {
+                continue;
+            }
+            // The window's own boot names the window before it.
+            let previous = format!("Previous context window id: claude:{session}:{n}\n");
+            assert!(
+                history
+                    .events()
+                    .iter()
+                    .any(|e| e.window == n && e.document.contains(&previous)),
+                "{name}: window {} has no boot naming {previous:?}",
+                n + 1
+            );
+        }
+        let table = table(&history).replace(&session, "S");
+        insta::assert_snapshot!(format!("compaction_{name}"), table);
+    }
+}

@@ -12,6 +12,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod claude;
+mod compactions;
 mod dream;
 mod fake_api;
 mod hosts;
