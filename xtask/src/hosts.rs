@@ -6,7 +6,8 @@
 //! `${NOTESOUP_REF_DIR:-$HOME/.cache/notesoup-ref}` and prints `export` lines
 //! for a shell. CI runs it before the tests: notesoup-pi's `real-pi` tests
 //! drive that Pi with the Pi package and type-check its shim. `golden-pi`
-//! runs the golden generator of `plugins/notesoup-pi` with that Node,
+//! builds `notesoup-pi` and runs the golden generator of `plugins/notesoup-pi`
+//! with that Node (the `notesoup-*` goldens run the Pi package and its sidecar),
 //! rewriting the committed session files and Pi's own projection dumps; CI
 //! never runs it (the golden tests read the committed files).
 
@@ -72,10 +73,20 @@ pub fn golden_pi() -> Result<()> {
     let root = workspace_root();
     let golden = root.join("plugins/notesoup-pi/tests/golden");
     let script = golden.join("generate.mjs");
+    // The notesoup goldens run the Pi package with its sidecar.
+    let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .args(["build", "-p", "notesoup-pi", "--bin", "notesoup-pi"])
+        .current_dir(&root)
+        .status()
+        .context("could not run cargo build")?;
+    if !status.success() {
+        bail!("building notesoup-pi failed ({status})");
+    }
     let status = Command::new(&pi.node)
         .arg(&script)
         .arg(&golden)
         .env("NOTESOUP_PI_NODE_MODULES", &pi.node_modules)
+        .env("NOTESOUP_PI_BIN", root.join("target/debug/notesoup-pi"))
         .current_dir(&root)
         .status()
         .with_context(|| format!("could not start {}", pi.node.display()))?;

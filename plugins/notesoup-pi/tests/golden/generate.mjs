@@ -4,7 +4,8 @@
 // passes NOTESOUP_PI_NODE_MODULES. For every scenario this writes
 // `<name>.jsonl`, a session file written by Pi's own SessionManager (and, for
 // `agent-loop`, `notesoup-boundary` and `notesoup-settle`, by Pi's agent loop
-// with the faux provider), and
+// with the faux provider; the notesoup ones with the Pi package and the
+// `notesoup-pi serve` sidecar from NOTESOUP_PI_BIN), and
 // `<name>.expected.json`, Pi's own reading of that file: for each dumped leaf
 // the branch, buildContextEntries, buildSessionProjection, convertToLlm,
 // getCurrentSystemMessage and the token estimates. The Rust tests compare
@@ -57,6 +58,7 @@ const compaction = await load("@earendil-works/pi-coding-agent/dist/core/compact
 const piAi = await load("@earendil-works/pi-ai/dist/index.js");
 const piAiEstimate = await load("@earendil-works/pi-ai/dist/utils/estimate.js");
 const extensionLoader = await load("@earendil-works/pi-coding-agent/dist/core/extensions/loader.js");
+const { emitSessionShutdownEvent } = await load("@earendil-works/pi-coding-agent/dist/core/extensions/runner.js");
 const { SessionManager, buildContextEntries, buildSessionProjection, convertToLlm } = sdk;
 
 // ---- helpers --------------------------------------------------------------
@@ -387,59 +389,36 @@ function finish({ sm, dir, name }, leaves = [null]) {
   finish(s);
 }
 
-// A full notesoup boundary through Pi's real agent loop and boundary
-// emitter: an inline extension with notesoup's drafts (texts shortened)
-// sends the root boot at session_start, registers a terminating
-// `wipe_memory`, and returns the ordered boundary (retain-none checkpoint,
-// marker, hidden boot, hidden continuation) with `continue: true`, from
-// `turn_end` (`notesoup-boundary`) or, with a visible reset prompt, from
-// `agent_before_settle` (`notesoup-settle`). Pi saves the drafts itself:
-// `fromHook`, `tokensBefore`, the compaction's system message, the
+// notesoup itself in Pi's real agent loop: the Pi package (its shim) loaded
+// from plugins/notesoup-pi/package with the `notesoup-pi serve` sidecar from
+// NOTESOUP_PI_BIN (window ids made sequential), the faux provider as the
+// model. `notesoup-boundary`: a direct `wipe_memory`, committed at
+// `turn_end` with the ordered boundary (retain-none checkpoint, marker,
+// hidden boot, hidden continuation) and `continue: true`.
+// `notesoup-settle`: `/fresh-window <text>`, committed at
+// `agent_before_settle` with the visible reset prompt. Pi saves the drafts
+// itself: `fromHook`, `tokensBefore`, the compaction's system message, the
 // context-only continuation request.
-async function boundaryScenario(name, { settle }) {
+async function notesoupScenario(name, { input, replies }) {
+  const sidecar = process.env.NOTESOUP_PI_BIN;
+  if (!sidecar) throw new Error("NOTESOUP_PI_BIN is not set (run `cargo xtask golden-pi`)");
   const s = create(name);
-  const sessionId = s.sm.getSessionId();
   const agentDir = fs.mkdtempSync(path.join(process.env.TMPDIR ?? "/tmp", "notesoup-agent-"));
+  const notesHome = fs.mkdtempSync(path.join(process.env.TMPDIR ?? "/tmp", "notesoup-notes-"));
+  Object.assign(process.env, {
+    PI_NOTES_HOME: notesHome,
+    PI_NOTES_AGENT: "tester",
+    NOTESOUP_PI_WINDOW_IDS: "sequential",
+  });
   const faux = piAi.fauxProvider({ api: "faux", tokenSize: { min: 1000, max: 1000 } });
   const modelRuntime = await sdk.ModelRuntime.create({ authPath: path.join(agentDir, "auth.json"), modelsPath: null, refreshOnCreate: false });
   modelRuntime.registerNativeProvider(faux.provider);
-  const boundary = (windowId, prompt) => [
-    { type: "compaction", summary: "", firstKeptEntryId: null },
-    { type: "custom", customType: "notesoup/reset-marker", data: { windowId, origin: "normal" } },
-    { type: "custom_message", customType: "notesoup/boot", content: `Boot of ${windowId}.`, display: false, details: { windowId, sessionId } },
-    { type: "custom_message", customType: "notesoup/continuation", content: "You wake up blank, puffy-eyed, and clearly robbed.", display: false },
-    ...(prompt ? [{ type: "custom_message", customType: "notesoup/reset-prompt", content: prompt, display: true }] : []),
-  ];
-  const factory = (pi) => {
-    let requested = false;
-    pi.registerTool({
-      name: "wipe_memory",
-      label: "Wipe memory",
-      description: "Clear your in-context memory and start a fresh context window. Your session, notes, and history survive.",
-      parameters: { type: "object", properties: {}, additionalProperties: false },
-      execute: async () => {
-        requested = true;
-        return { content: [{ type: "text", text: JSON.stringify({ status: "rollover_requested" }) }], details: {}, terminate: true };
-      },
-    });
-    pi.on("session_start", async () => {
-      pi.sendMessage(
-        { customType: "notesoup/boot", content: "Root boot.", display: false, details: { windowId: "pcw:0195f000:root", sessionId } },
-        { triggerTurn: false },
-      );
-    });
-    const commit = (windowId, prompt) => async (event) => {
-      if (!requested || event.outcome !== "completed") return undefined;
-      requested = false;
-      return { entries: [...event.entries, ...boundary(windowId, prompt)], continue: true };
-    };
-    if (settle) pi.on("agent_before_settle", commit("pcw:0195f000:bbbb2222", "Carry on with the refactor."));
-    else pi.on("turn_end", commit("pcw:0195f000:aaaa1111"));
-  };
   const runtime = sdk.createExtensionRuntime();
-  const extension = await extensionLoader.loadExtensionFromFactory(factory, CWD, sdk.createEventBus(), runtime, "<notesoup-golden>");
+  const shim = path.resolve(outDir, "../../package/extensions/notesoup.ts");
+  const loaded = await extensionLoader.loadExtensions([shim], CWD, sdk.createEventBus(), runtime);
+  if (loaded.errors.length) throw new Error(JSON.stringify(loaded.errors));
   const resourceLoader = {
-    getExtensions: () => ({ extensions: [extension], errors: [], runtime }),
+    getExtensions: () => ({ extensions: loaded.extensions, errors: [], runtime: loaded.runtime }),
     getSkills: () => ({ skills: [], diagnostics: [] }),
     getPrompts: () => ({ prompts: [], diagnostics: [] }),
     getThemes: () => ({ themes: [], diagnostics: [] }),
@@ -462,18 +441,30 @@ async function boundaryScenario(name, { settle }) {
     sessionManager: s.sm,
     settingsManager: sdk.SettingsManager.inMemory({ compaction: { enabled: false }, retry: { enabled: false } }),
   });
-  await session.bindExtensions({});
-  faux.setResponses([
-    piAi.fauxAssistantMessage([piAi.fauxToolCall("wipe_memory", {}, { id: "call_wipe_1" })], { stopReason: "toolUse" }),
-    piAi.fauxAssistantMessage("Fresh window."),
-  ]);
-  await session.prompt("Please wipe.");
-  const leaves = [null];
+  const errors = [];
+  await session.bindExtensions({ uiContext: { notify: () => {} }, onError: (e) => errors.push(e) });
+  faux.setResponses(replies());
+  await session.prompt(input);
+  // A command starts its run without awaiting it.
+  await session.waitForIdle();
+  await emitSessionShutdownEvent(session.extensionRunner, { type: "session_shutdown", reason: "quit" });
+  if (errors.length) throw new Error(`${name}: ${JSON.stringify(errors)}`);
+  if (faux.getPendingResponseCount() !== 0) throw new Error(`${name}: the script was not used up`);
   session.dispose();
   fs.rmSync(agentDir, { recursive: true, force: true });
-  finish(s, leaves);
+  fs.rmSync(notesHome, { recursive: true, force: true });
+  finish(s, [null]);
 }
-await boundaryScenario("notesoup-boundary", { settle: false });
-await boundaryScenario("notesoup-settle", { settle: true });
+await notesoupScenario("notesoup-boundary", {
+  input: "Please wipe.",
+  replies: () => [
+    piAi.fauxAssistantMessage([piAi.fauxToolCall("wipe_memory", {}, { id: "call_wipe_1" })], { stopReason: "toolUse" }),
+    piAi.fauxAssistantMessage("Fresh window."),
+  ],
+});
+await notesoupScenario("notesoup-settle", {
+  input: "/fresh-window Carry on with the refactor.",
+  replies: () => [piAi.fauxAssistantMessage("Notes saved."), piAi.fauxAssistantMessage("Carrying on with the refactor.")],
+});
 
 fs.writeFileSync(path.join(outDir, "scenarios.txt"), `${scenarios.join("\n")}\n`);

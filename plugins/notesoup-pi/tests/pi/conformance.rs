@@ -1,132 +1,17 @@
 //! The reference host against real Pi: the `notesoup-boundary` and
 //! `notesoup-settle` goldens were written by Pi 1.6.0's own agent loop with
-//! an inline extension returning notesoup's boundary drafts. The same
-//! extension, in Rust, on the reference host must write the same entries,
-//! in the same order, with the same keys in the same order, and project to
-//! the same roles.
+//! notesoup itself loaded, the Pi package's shim and the `notesoup-pi serve`
+//! sidecar (`cargo xtask golden-pi`): a direct `wipe_memory` committed at
+//! `turn_end`, and `/fresh-window <text>` committed at `agent_before_settle`.
+//! The same script with `Notesoup` embedded in the reference host must write
+//! the same entries, in the same order, with the same keys in the same order
+//! and the same values (notesoup's texts included), and project to the same
+//! roles.
 
-use notesoup_pi::host::{
-    AgentToolResult, BoundaryOutcome, BoundaryResult, BoundaryState, CustomMessageDraft,
-    PiExtension, PiHost, SendOptions, SessionBoundaryDraft, SessionStartEvent, SessionStartReason,
-    ToolDescriptor, ToolInvocation, TurnEndEvent,
-};
-use notesoup_pi::session::{Content, ContentBlock, SessionFile};
+use notesoup_pi::host::SessionStartReason;
+use notesoup_pi::session::SessionFile;
 use notesoup_pi::testkit::{Clock, HostState, IdSource, SessionManager, Step};
 use serde_json::{Map, Value, json};
-
-/// The golden generator's inline extension, in Rust.
-struct MiniBoundary {
-    settle: bool,
-    requested: bool,
-}
-
-impl MiniBoundary {
-    fn boundary(&self, host: &dyn PiHost, entries: &[SessionBoundaryDraft]) -> BoundaryResult {
-        let session_id = host.session_id().to_owned();
-        let (window_id, prompt) = if self.settle {
-            ("pcw:0195f000:bbbb2222", Some("Carry on with the refactor."))
-        } else {
-            ("pcw:0195f000:aaaa1111", None)
-        };
-        let mut drafts = entries.to_vec();
-        drafts.push(SessionBoundaryDraft::retain_none_checkpoint());
-        drafts.push(SessionBoundaryDraft::Custom {
-            custom_type: "notesoup/reset-marker".into(),
-            data: Some(json!({"windowId": window_id, "origin": "normal"})),
-        });
-        drafts.push(SessionBoundaryDraft::CustomMessage {
-            custom_type: "notesoup/boot".into(),
-            content: Content::Text(format!("Boot of {window_id}.")),
-            display: false,
-            details: Some(json!({"windowId": window_id, "sessionId": session_id})),
-        });
-        drafts.push(SessionBoundaryDraft::CustomMessage {
-            custom_type: "notesoup/continuation".into(),
-            content: Content::Text("You wake up blank, puffy-eyed, and clearly robbed.".into()),
-            display: false,
-            details: None,
-        });
-        if let Some(prompt) = prompt {
-            drafts.push(SessionBoundaryDraft::CustomMessage {
-                custom_type: "notesoup/reset-prompt".into(),
-                content: Content::Text(prompt.into()),
-                display: true,
-                details: None,
-            });
-        }
-        BoundaryResult {
-            entries: Some(drafts),
-            continue_run: Some(true),
-        }
-    }
-
-    fn commit(&mut self, host: &dyn PiHost, state: &BoundaryState) -> BoundaryResult {
-        if !self.requested || state.outcome != BoundaryOutcome::Completed {
-            return BoundaryResult::keep();
-        }
-        self.requested = false;
-        self.boundary(host, &state.entries)
-    }
-}
-
-impl PiExtension for MiniBoundary {
-    fn tools(&self) -> Vec<ToolDescriptor> {
-        vec![ToolDescriptor {
-            name: "wipe_memory".into(),
-            label: "Wipe memory".into(),
-            description: "Clear your in-context memory and start a fresh context window. Your session, notes, and history survive.".into(),
-            prompt_snippet: None,
-            prompt_guidelines: None,
-            parameters: json!({"type": "object", "properties": {}, "additionalProperties": false}),
-            execution_mode: None,
-        }]
-    }
-
-    fn execute_tool(&mut self, _host: &mut dyn PiHost, _call: &ToolInvocation) -> AgentToolResult {
-        self.requested = true;
-        AgentToolResult {
-            content: vec![ContentBlock::text(r#"{"status":"rollover_requested"}"#)],
-            details: json!({}),
-            usage: None,
-            terminate: Some(true),
-            is_error: None,
-            structured_content: None,
-        }
-    }
-
-    fn session_start(&mut self, host: &mut dyn PiHost, _event: &SessionStartEvent) {
-        let details = json!({"windowId": "pcw:0195f000:root", "sessionId": host.session_id()});
-        host.send_message(
-            CustomMessageDraft {
-                custom_type: "notesoup/boot".into(),
-                content: Content::Text("Root boot.".into()),
-                display: false,
-                details: Some(details),
-            },
-            SendOptions::default(),
-        )
-        .unwrap();
-    }
-
-    fn turn_end(&mut self, host: &mut dyn PiHost, event: &TurnEndEvent) -> BoundaryResult {
-        match (&event.boundary, self.settle) {
-            (Some(state), false) => self.commit(host, state),
-            _ => BoundaryResult::keep(),
-        }
-    }
-
-    fn agent_before_settle(
-        &mut self,
-        host: &mut dyn PiHost,
-        state: &BoundaryState,
-    ) -> BoundaryResult {
-        if self.settle {
-            self.commit(host, state)
-        } else {
-            BoundaryResult::keep()
-        }
-    }
-}
 
 /// The shape of a line: its keys in order (nested message keys too), with
 /// what differs by construction (the system prompt's sections) left out.
@@ -206,7 +91,7 @@ fn lines(bytes: &[u8]) -> Vec<Value> {
         .collect()
 }
 
-fn check(name: &str, settle: bool) {
+fn check(name: &str, input: &str, steps: Vec<Step>) {
     let golden = std::fs::read(
         std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/golden")
@@ -222,21 +107,30 @@ fn check(name: &str, settle: bool) {
         Clock::stepping_from("2026-03-01T09:00:00.000Z"),
         IdSource::sequential(),
     );
-    let host = HostState::new(session, None, cwd);
+    let mut host = HostState::new(session, None, cwd);
+    // The generator's settings: automatic resets off, no retries.
+    if let Ok(settings) = &mut host.settings {
+        settings.compaction.enabled = false;
+    }
     let mut model = notesoup_pi::testkit::ScriptedModel::new(200_000);
-    model
-        .push(Step::tool("wipe_memory", json!({})))
-        .push(Step::text("Fresh window."));
-    let mut harness = notesoup_pi::testkit::Harness::new(
-        host,
-        MiniBoundary {
-            settle,
-            requested: false,
-        },
-        model,
-    );
+    model.info.provider = "faux".to_owned();
+    model.info.id = "faux-1".to_owned();
+    for step in steps {
+        model.push(step);
+    }
+    let mut harness =
+        notesoup_pi::testkit::Harness::new(host, crate::support::extension(dir.path()), model);
     harness.start(SessionStartReason::Startup);
-    harness.prompt("Please wipe.");
+    if input.starts_with('/') {
+        harness.command(input).unwrap();
+    } else {
+        harness.prompt(input);
+    }
+    assert_eq!(
+        harness.model.steps_left(),
+        0,
+        "{name}: the script was used up"
+    );
     let ours = std::fs::read(harness.host.session.file().unwrap()).unwrap();
 
     let (golden, ours) = (lines(&golden), lines(&ours));
@@ -287,11 +181,25 @@ fn check(name: &str, settle: bool) {
 }
 
 #[test]
-fn a_turn_end_boundary_is_saved_like_pi_saves_it() {
-    check("notesoup-boundary", false);
+fn a_direct_wipe_is_saved_at_turn_end_like_pi_saves_it() {
+    check(
+        "notesoup-boundary",
+        "Please wipe.",
+        vec![
+            Step::tool("wipe_memory", json!({})),
+            Step::text("Fresh window."),
+        ],
+    );
 }
 
 #[test]
-fn a_settle_boundary_with_a_reset_prompt_is_saved_like_pi_saves_it() {
-    check("notesoup-settle", true);
+fn fresh_window_with_text_is_saved_at_settle_like_pi_saves_it() {
+    check(
+        "notesoup-settle",
+        "/fresh-window Carry on with the refactor.",
+        vec![
+            Step::text("Notes saved."),
+            Step::text("Carrying on with the refactor."),
+        ],
+    );
 }

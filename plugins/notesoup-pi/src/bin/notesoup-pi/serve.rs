@@ -3,6 +3,10 @@
 //! It loads nothing before the handshake (the session arrives with the first
 //! event), so Pi waits only for process start. stdout carries only protocol
 //! lines; diagnostics go to stderr, which the shim shows when it gives up.
+//!
+//! `NOTESOUP_PI_WINDOW_IDS=sequential` mints window ids `00000001`, … instead
+//! of random ones, so that the Pi goldens (`cargo xtask golden-pi`) come out
+//! byte-identical on every regeneration.
 
 use std::process::ExitCode;
 
@@ -28,8 +32,15 @@ pub fn main(args: &[String]) -> ExitCode {
                         "no notes root: set PI_NOTES_HOME or HOME".to_owned(),
                     )
                 })?;
-            let extension = Notesoup::new(config, level)
+            let mut extension = Notesoup::new(config, level)
                 .map_err(|error| (error.code().to_owned(), error.to_string()))?;
+            if std::env::var("NOTESOUP_PI_WINDOW_IDS").as_deref() == Ok("sequential") {
+                let mut counter = 0u32;
+                extension = extension.with_window_ids(move || {
+                    counter += 1;
+                    format!("{counter:08x}")
+                });
+            }
             Ok(Box::new(extension) as Box<dyn PiExtension>)
         }),
     );
