@@ -439,3 +439,89 @@ fn a_missing_sidecar_leaves_pi_working_with_one_notice() {
     );
     assert_eq!(report.request(0), ["system: ", "user: Hello."]);
 }
+
+/// An executable script standing in for `notesoup-pi` (the shim runs
+/// `<binary> serve`).
+fn fake_sidecar(world: &World, name: &str, body: &str) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let path = world.path(name);
+    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+#[test]
+fn a_protocol_mismatch_leaves_pi_working_with_one_notice() {
+    let mut world = World::new(200_000);
+    // A sidecar of another protocol version refuses the handshake.
+    world.sidecar = fake_sidecar(
+        &world,
+        "old-notesoup-pi",
+        r#"read hello
+echo '{"type":"refused","body":{"protocol":2,"code":"protocol_mismatch","message":"the Pi package speaks protocol 1 but notesoup-pi speaks 2"}}'"#,
+    );
+    let report = world.run(
+        None,
+        json!([
+            {"respond": [text("Plain Pi.")]},
+            {"prompt": "Hello."},
+        ]),
+    );
+    assert_eq!(report.pending_responses, 0);
+    assert_eq!(
+        report.notice_texts(),
+        ["notesoup unavailable: the Pi package speaks protocol 1 but notesoup-pi speaks 2"]
+    );
+    assert!(!report.kinds().iter().any(|k| k.contains("notesoup/")));
+}
+
+#[test]
+fn a_sidecar_dying_during_a_tool_call_fails_that_call_and_pi_carries_on() {
+    let mut world = World::new(200_000);
+    let real = env!("CARGO_BIN_EXE_notesoup-pi");
+    let dying =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/real_pi/dying_sidecar.mjs");
+    world.sidecar = fake_sidecar(
+        &world,
+        "dying-notesoup-pi",
+        &format!(
+            "exec '{}' '{}' '{real}' \"$@\"",
+            world.pi.node.display(),
+            dying.display()
+        ),
+    );
+    let report = world.run(
+        None,
+        json!([
+            {"respond": [
+                tool("notes_write", json!({"address": "@project/plan.md", "content": "lost\n"})),
+                text("The tool failed; carrying on."),
+            ]},
+            {"prompt": "Write the plan."},
+            {"respond": [text("Still here.")]},
+            {"prompt": "Are you there?"},
+        ]),
+    );
+    assert_eq!(report.pending_responses, 0);
+    let notices = report.notice_texts();
+    assert_eq!(notices.len(), 1, "{notices:?}");
+    assert!(
+        notices[0].starts_with("notesoup unavailable: the sidecar exited"),
+        "{notices:?}"
+    );
+    // The call failed as an error result; no note was written; the root
+    // boot sent before the crash stays; the file is whole.
+    let entries = report.entries();
+    let result = entries
+        .iter()
+        .find(|e| e["message"]["role"] == "toolResult")
+        .expect("a tool result");
+    assert_eq!(result["message"]["isError"], true);
+    assert!(find_note(&world.notes_home(), "plan.md").is_none());
+    assert!(
+        report
+            .kinds()
+            .contains(&"custom_message:notesoup/boot".to_owned())
+    );
+    assert_eq!(report.request(-1).last().unwrap(), "user: Are you there?");
+}
