@@ -30,7 +30,7 @@ use notesoup_core::history::{
 use serde_json::Value;
 
 use crate::decode::{SessionEvent, SurfaceOp};
-use crate::window::windows;
+use crate::window::{parse_window_id, windows};
 
 /// A log the history tools cannot read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -102,6 +102,139 @@ pub fn transcript(session_id: &str, events: &[SessionEvent]) -> Result<Transcrip
         off_branch: Vec::new(),
         windows: out,
     })
+}
+
+/// The history of one session, decoded incrementally: the log is
+/// append-only, so each call decodes only the events logged since the last
+/// one, and a log that did not change answers from the model it already
+/// built. A log sent again from seq 0 (a re-sync) is decoded afresh.
+///
+/// It decodes exactly as [`transcript`] does for any log in which a tool
+/// result comes after the assistant message that called it (dsh logs them
+/// in that order); a property test holds the two equal over random logs cut
+/// into random batches.
+#[derive(Debug, Clone)]
+pub struct IncrementalHistory {
+    session_id: String,
+    /// The mirror generation the decoded prefix came from.
+    generation: u64,
+    /// How many events are decoded.
+    decoded: usize,
+    /// The last window's ordinal.
+    ordinal: u64,
+    named_calls: HashMap<String, (String, Option<String>)>,
+    transcript: Transcript,
+    /// The model over the decoded prefix, built at the last call.
+    built: Option<History>,
+}
+
+impl IncrementalHistory {
+    /// An empty history of `session_id`.
+    pub fn new(session_id: &str) -> Self {
+        Self {
+            session_id: session_id.to_owned(),
+            generation: 0,
+            decoded: 0,
+            ordinal: 1,
+            named_calls: HashMap::new(),
+            transcript: empty_transcript(session_id),
+            built: None,
+        }
+    }
+
+    /// The history of `events` (the whole log, in seq order) from mirror
+    /// generation `generation`: a new generation, or a log shorter than what
+    /// was decoded, starts over.
+    pub fn history(
+        &mut self,
+        generation: u64,
+        events: &[SessionEvent],
+    ) -> Result<&History, HistoryError> {
+        if generation != self.generation || events.len() < self.decoded {
+            *self = Self::new(&self.session_id);
+            self.generation = generation;
+        }
+        // Decoding new events drops the model built before them.
+        self.extend(&events[self.decoded..])?;
+        let built = match self.built.take() {
+            Some(built) => built,
+            None => History::new(self.transcript.clone())?,
+        };
+        Ok(self.built.insert(built))
+    }
+
+    /// The transcript of the decoded prefix.
+    pub fn transcript(&self) -> &Transcript {
+        &self.transcript
+    }
+
+    /// Decodes the next events of the log.
+    pub fn extend(&mut self, events: &[SessionEvent]) -> Result<(), HistoryError> {
+        for event in events {
+            let seq = history_seq(event.seq)?;
+            if self.decoded == 0
+                && let Some(first) = self.transcript.windows.first_mut()
+            {
+                first.created_at = event.time.and_then(timestamp);
+            }
+            if let Some(ordinal) = self.opens_window(event) {
+                self.ordinal = ordinal;
+                self.transcript.windows.push(TranscriptWindow {
+                    id: crate::window::window_id(&self.session_id, ordinal),
+                    created_at: event.time.and_then(timestamp),
+                    items: Vec::new(),
+                });
+            }
+            for call in event.tool_calls() {
+                let arguments = compact_arguments(&call.arguments);
+                self.named_calls.insert(call.id, (call.name, arguments));
+            }
+            if let Some(kind) = item_kind(event, &self.named_calls)
+                && let Some(window) = self.transcript.windows.last_mut()
+            {
+                window.items.push(TranscriptItem {
+                    seq,
+                    created_at: event.time.and_then(timestamp),
+                    kind,
+                });
+            }
+            self.transcript.highest_seq = seq;
+            self.decoded += 1;
+            self.built = None;
+        }
+        Ok(())
+    }
+
+    /// The ordinal of the window `event` opens, numbered as [`windows`]
+    /// numbers it.
+    fn opens_window(&self, event: &SessionEvent) -> Option<u64> {
+        if event.kind != "user/message" {
+            return None;
+        }
+        let source = event.source()?;
+        if !source.is_notesoup() || source.form.as_deref() != Some("snapshot") {
+            return None;
+        }
+        let named = source
+            .window_id
+            .as_deref()
+            .and_then(|id| parse_window_id(&self.session_id, id))
+            .filter(|n| *n > self.ordinal);
+        named.or_else(|| self.ordinal.checked_add(1))
+    }
+}
+
+fn empty_transcript(session_id: &str) -> Transcript {
+    Transcript {
+        session_id: session_id.to_owned(),
+        highest_seq: 0,
+        off_branch: Vec::new(),
+        windows: vec![TranscriptWindow {
+            id: crate::window::window_id(session_id, 1),
+            created_at: None,
+            items: Vec::new(),
+        }],
+    }
 }
 
 /// The name and arguments of every tool call the model made, by call id, so a
@@ -310,5 +443,158 @@ mod tests {
             history.events()[0].created_at.as_deref(),
             Some("2026-12-01T00:51:36Z")
         );
+    }
+
+    /// One generated event, before seqs are given.
+    #[derive(Debug, Clone)]
+    enum Shape {
+        Human(String),
+        Context,
+        Marker(Option<u64>, bool),
+        AssistantText(String),
+        AssistantCalls(usize),
+        ToolCall,
+        ToolResult {
+            declared: bool,
+            pruned: bool,
+            error: bool,
+        },
+        Chunk,
+        NoTime,
+    }
+
+    fn shape() -> impl proptest::strategy::Strategy<Value = Shape> {
+        use proptest::prelude::*;
+        prop_oneof![
+            "[a-z ]{0,12}".prop_map(Shape::Human),
+            Just(Shape::Context),
+            (proptest::option::of(0u64..6), any::<bool>())
+                .prop_map(|(n, own)| Shape::Marker(n, own)),
+            "[a-z ]{0,12}".prop_map(Shape::AssistantText),
+            (0usize..3).prop_map(Shape::AssistantCalls),
+            Just(Shape::ToolCall),
+            (any::<bool>(), any::<bool>(), any::<bool>()).prop_map(|(declared, pruned, error)| {
+                Shape::ToolResult {
+                    declared,
+                    pruned,
+                    error,
+                }
+            }),
+            Just(Shape::Chunk),
+            Just(Shape::NoTime),
+        ]
+    }
+
+    /// A log in dsh's order: a result names only calls declared before it
+    /// (or a call id no message declares), each call id declared once.
+    fn build(shapes: &[Shape]) -> Vec<SessionEvent> {
+        let mut declared: Vec<String> = Vec::new();
+        let mut events = Vec::new();
+        for (index, shape) in shapes.iter().enumerate() {
+            let seq = index as u64;
+            let event = match shape {
+                Shape::Human(text) => user(seq, text, json!({"kind": "user"})),
+                Shape::Context => user(
+                    seq,
+                    "snapshot",
+                    json!({"kind": "plugin", "plugin": "@deepseek-ai/dsh-system-prompt", "form": "snapshot"}),
+                ),
+                Shape::Marker(ordinal, own) => {
+                    let session = if *own { "s" } else { "other" };
+                    let window = ordinal.map(|n| format!("dsh:{session}:{n}"));
+                    user(
+                        seq,
+                        "BOOT",
+                        json!({"kind": "plugin", "plugin": "notesoup", "form": "snapshot", "windowId": window}),
+                    )
+                }
+                Shape::AssistantText(text) => ev(
+                    seq,
+                    "assistant/message",
+                    json!({"message": {"content": [{"type": "text", "text": text}]}}),
+                    Some(SurfaceOp::Append),
+                ),
+                Shape::AssistantCalls(count) => {
+                    let blocks: Vec<Value> = (0..*count).map(|k| {
+                        let id = format!("c{seq}-{k}");
+                        declared.push(id.clone());
+                        json!({"type": "tool-call", "id": id, "name": format!("tool{k}"), "arguments": format!("{{ \"k\": {k} }}")})
+                    }).collect();
+                    ev(
+                        seq,
+                        "assistant/message",
+                        json!({"message": {"content": blocks}}),
+                        Some(SurfaceOp::Append),
+                    )
+                }
+                Shape::ToolCall => {
+                    let id = declared.last().cloned().unwrap_or_else(|| "ghost".into());
+                    ev(
+                        seq,
+                        "tool/call",
+                        json!({"callId": id, "name": "logged", "arguments": "{}"}),
+                        None,
+                    )
+                }
+                Shape::ToolResult {
+                    declared: known,
+                    pruned,
+                    error,
+                } => {
+                    let id = if *known {
+                        declared.first().cloned()
+                    } else {
+                        None
+                    }
+                    .unwrap_or_else(|| "ghost".into());
+                    let op = if *pruned {
+                        SurfaceOp::Replace { start: 0, end: 0 }
+                    } else {
+                        SurfaceOp::Append
+                    };
+                    ev(
+                        seq,
+                        "tool/result",
+                        json!({"message": {"content": [{"type": "tool-result", "toolCallId": id, "isError": error,
+                        "content": [{"type": "text", "text": "out"}]}]}}),
+                        Some(op),
+                    )
+                }
+                Shape::Chunk => ev(seq, "assistant/chunk", Value::Null, None),
+                Shape::NoTime => SessionEvent {
+                    time: None,
+                    ..ev(seq, "turn/start", json!({}), None)
+                },
+            };
+            events.push(event);
+        }
+        events
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::test_runner::Config::with_cases(256))]
+
+        #[test]
+        fn incremental_decoding_equals_a_fresh_decode(
+            shapes in proptest::collection::vec(shape(), 0..60),
+            cuts in proptest::collection::vec(0usize..60, 0..6),
+        ) {
+            let events = build(&shapes);
+            let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c.min(events.len())).collect();
+            cuts.push(events.len());
+            cuts.sort_unstable();
+            let mut incremental = IncrementalHistory::new("s");
+            for end in cuts {
+                // Through the caching entry point, as the sidecar calls it.
+                let built = incremental.history(1, &events[..end]).map(|h| h.highest_seq());
+                let fresh = transcript("s", &events[..end]);
+                proptest::prop_assert_eq!(incremental.transcript(), &fresh.clone().expect("fresh decode"));
+                proptest::prop_assert_eq!(built.ok(), History::new(fresh.expect("fresh")).ok().map(|h| h.highest_seq()));
+            }
+            // A re-send from seq 0 starts over.
+            let half = &events[..events.len() / 2];
+            incremental.history(2, half).expect("history");
+            proptest::prop_assert_eq!(incremental.transcript(), &transcript("s", half).expect("fresh"));
+        }
     }
 }

@@ -42,6 +42,9 @@ pub enum MirrorError {
 pub struct SessionMirror {
     events: Vec<SessionEvent>,
     surface: Vec<u64>,
+    /// Counts full re-sends (`from = 0`), so what was derived from an
+    /// earlier copy of the log is known to be stale.
+    generation: u64,
 }
 
 impl SessionMirror {
@@ -56,6 +59,7 @@ impl SessionMirror {
     /// (a full re-send); otherwise `from` must be the next seq.
     pub fn extend(&mut self, from: u64, events: Vec<SessionEvent>) -> Result<(), MirrorError> {
         if from == 0 {
+            self.generation += 1;
             self.events.clear();
             self.surface.clear();
         } else if from != self.next_seq() {
@@ -78,6 +82,11 @@ impl SessionMirror {
         self.surface = surface;
         self.events.extend(events);
         Ok(())
+    }
+
+    /// How many times the log was sent again from seq 0.
+    pub fn generation(&self) -> u64 {
+        self.generation
     }
 
     /// The seq the next event will have.

@@ -25,7 +25,7 @@ use serde_json::{Map, Value, json};
 use crate::boot::{self, NotesPlace};
 use crate::budget::{self, WindowNotices};
 use crate::decode::{PINNED_DSH_VERSION, SessionEvent};
-use crate::history;
+use crate::history::IncrementalHistory;
 use crate::lines::{self, MAX_LINE_BYTES, MAX_LINE_TOKENS, Read, recover_id};
 use crate::messages::{self, NoticeKind, ResetOrigin};
 use crate::mirror::{MirrorError, SessionMirror};
@@ -54,6 +54,8 @@ pub fn escape_template(text: &str) -> String {
 #[derive(Debug, Default)]
 struct SessionState {
     mirror: SessionMirror,
+    /// The history tools' model, extended as the log grows.
+    history: Option<IncrementalHistory>,
     cwd: String,
     model: Option<String>,
     pending: Option<PendingReset>,
@@ -325,8 +327,11 @@ impl Sidecar {
             }
             name => {
                 let output = if HISTORY_TOOLS.contains(&name) {
-                    match history::history(&id, state.mirror.events()) {
-                        Ok(history) => call_history_tool(&history, name, params.arguments),
+                    let decoder = state
+                        .history
+                        .get_or_insert_with(|| IncrementalHistory::new(&id));
+                    match decoder.history(state.mirror.generation(), state.mirror.events()) {
+                        Ok(history) => call_history_tool(history, name, params.arguments),
                         Err(error) => Some(ToolOutput::refusal(&Refusal::new(
                             RefusalCode::InternalError,
                             error.to_string(),
