@@ -145,7 +145,15 @@ export function apply(ctx, config = {}) {
     }
   }
 
-  const warn = (what, error) => ctx.logger.warn(`notesoup: ${what}: ${error.message}`)
+  // Each distinct warning is logged once: a sidecar that is down fails every
+  // step the same way, and one line says it.
+  const warned = new Set()
+  const warn = (what, error) => {
+    const text = `notesoup: ${what}: ${error.message}`
+    if (warned.has(text)) return
+    warned.add(text)
+    ctx.logger.warn(text)
+  }
 
   // Window recovery, once per agent: the boot it keeps and a pending reset.
   const open = (agent) => {

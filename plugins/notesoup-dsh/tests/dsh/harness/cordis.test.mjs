@@ -56,6 +56,8 @@ async function app(script, { binary = env('NOTESOUP_DSH_BIN'), notes, config = {
   mkdirSync(notesHome, { recursive: true })
   writeFileSync(join(dir, 'script.json'), JSON.stringify(script))
   const ctx = new Context()
+  const logged = []
+  ctx.logger.exporter({ colors: 0, levels: { default: 3 }, export: (message) => logged.push(JSON.stringify(message)) })
   const fibers = spine.map(([, config], index) => ctx.plugin(modules[index].default ?? modules[index], config))
   fibers.push(ctx.plugin(scriptedLlm, { script: join(dir, 'script.json'), requests: join(dir, 'requests.jsonl') }))
   const fiber = ctx.plugin(notesoup, { binary, env: { PI_NOTES_HOME: notesHome }, ...config })
@@ -65,7 +67,7 @@ async function app(script, { binary = env('NOTESOUP_DSH_BIN'), notes, config = {
       .trim()
       .split('\n')
       .map((line) => JSON.parse(line))
-  return { ctx, dir, notesHome, requests, close: () => fiber.dispose() }
+  return { ctx, dir, notesHome, requests, logged, close: () => fiber.dispose() }
 }
 
 const userMessage = (text) => ({ role: 'user', id: randomUUID(), content: [{ type: 'text', text }], source: { kind: 'user' } })
@@ -218,10 +220,14 @@ for (const [what, binary] of [
   ['a sidecar that exits at once', '/bin/false'],
 ]) {
   test(`${what} leaves dsh running without notesoup`, async () => {
-    const { ctx, close } = await app([{ tool: 'wipe_memory' }, { text: 'STILL HERE' }], { binary })
+    const { ctx, close, logged } = await app([{ tool: 'wipe_memory' }, { text: 'STILL HERE' }], { binary })
     try {
-      const agent = await drive(ctx, ['hello'])
+      const agent = await drive(ctx, ['hello', 'again'])
       const events = agent.session.events
+      // Every step failed the same way; each warning was logged once.
+      for (const what of ['notesoup: budget unavailable', 'notesoup: boot unavailable', 'dsh continues without notesoup']) {
+        assert.equal(logged.filter((line) => line.includes(what)).length, 1, `${what} once in ${logged.join('\n')}`)
+      }
       const [wipe] = toolTexts(events, 'wipe_memory')
       assert.equal(wipe.isError, true)
       assert.match(wipe.text, /notesoup unavailable/)
