@@ -143,6 +143,14 @@ export interface NotifyArgs {
 	level: "info" | "warning" | "error";
 }
 
+/** Payload parts of one event to leave out. */
+export interface PayloadOmission {
+	/** The event name. */
+	event: string;
+	/** Dotted paths into the payload, e.g. `context.llmMessages`. */
+	paths: string[];
+}
+
 /** A tool for `pi.registerTool`. */
 export interface ToolSpec {
 	/** The name the model calls. */
@@ -173,6 +181,11 @@ export interface Ready {
 	commands: CommandSpec[];
 	/** The Pi events to forward (`pi.on(name, …)`), in order. */
 	events: string[];
+	/**
+	 * Parts of event payloads the sidecar does not read, which the shim
+	 * leaves out (on a copy) to keep the lines short.
+	 */
+	omit: PayloadOmission[];
 }
 
 /** `refused`: why the sidecar cannot serve this Pi. */

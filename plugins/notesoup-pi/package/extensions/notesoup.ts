@@ -33,8 +33,29 @@ import type {
   ToolSpec,
 } from "../../../../generated/notesoup-pi-bridge";
 
+/**
+ * A copy of `payload` without the dotted `paths`; objects along a path are
+ * copied, so Pi's own event object is never changed.
+ */
+function omit(payload: unknown, paths: string[]): unknown {
+  let result = payload;
+  for (const path of paths) {
+    const keys = path.split(".");
+    const strip = (value: unknown, depth: number): unknown => {
+      if (typeof value !== "object" || value === null || Array.isArray(value)) return value;
+      const copy: Record<string, unknown> = { ...(value as Record<string, unknown>) };
+      const key = keys[depth];
+      if (depth === keys.length - 1) delete copy[key];
+      else if (key in copy) copy[key] = strip(copy[key], depth + 1);
+      return copy;
+    };
+    result = strip(result, 0);
+  }
+  return result;
+}
+
 /** Must equal the sidecar's `PROTOCOL_VERSION`. */
-const PROTOCOL = 1;
+const PROTOCOL = 2;
 
 /** The sidecar: `NOTESOUP_PI_BIN`, else `sidecar.json` written by `notesoup-pi install`, else PATH. */
 function sidecarCommand(): string {
@@ -212,7 +233,9 @@ export default function notesoup(pi: ExtensionAPI): void {
     const current = sidecar;
     if (!current || !ready) return undefined;
     const id = ++nextEvent;
-    current.send({ type: "event", body: { id, name, payload, state: state(ctx) } });
+    const omitted = ready.omit.find((rule) => rule.event === name);
+    const body = omitted ? omit(payload, omitted.paths) : payload;
+    current.send({ type: "event", body: { id, name, payload: body, state: state(ctx) } });
     for (;;) {
       const message = await current.next();
       if (message.type === "action") {

@@ -20,8 +20,8 @@ use serde_json::Value;
 pub use host::BridgeHost;
 use host::Channel;
 use protocol::{
-    CommandSpec, EventRequest, EventResult, PROTOCOL_VERSION, Ready, Refused, ShimMessage,
-    SidecarMessage, ToolSpec,
+    CommandSpec, EventRequest, EventResult, PROTOCOL_VERSION, PayloadOmission, Ready, Refused,
+    ShimMessage, SidecarMessage, ToolSpec,
 };
 
 use crate::host::{ExecutionMode, PiApiLevel, PiExtension, PiHost, ToolInvocation};
@@ -41,6 +41,28 @@ pub const FORWARDED_EVENTS: &[&str] = &[
     "turn_end",
     "agent_before_settle",
     "agent_settled",
+];
+
+/// Payload parts left out by the shim, per event: the boundary preview's
+/// copies of the whole context, which grow with the session and which
+/// `Notesoup` never reads (it reads the session, and `pendingMessages`).
+pub const OMITTED_PAYLOAD: &[(&str, &[&str])] = &[
+    (
+        "turn_end",
+        &[
+            "context.contextEntries",
+            "context.contextMessages",
+            "context.llmMessages",
+        ],
+    ),
+    (
+        "agent_before_settle",
+        &[
+            "context.contextEntries",
+            "context.contextMessages",
+            "context.llmMessages",
+        ],
+    ),
 ];
 
 /// Why the serve loop stopped.
@@ -179,6 +201,13 @@ pub fn ready(extension: &dyn PiExtension) -> Ready {
         tools,
         commands,
         events: FORWARDED_EVENTS.iter().map(|&e| e.to_owned()).collect(),
+        omit: OMITTED_PAYLOAD
+            .iter()
+            .map(|(event, paths)| PayloadOmission {
+                event: (*event).to_owned(),
+                paths: paths.iter().map(|&p| p.to_owned()).collect(),
+            })
+            .collect(),
     }
 }
 

@@ -24,7 +24,7 @@ use typeshare::typeshare;
 
 /// The protocol version both sides must speak. Raise it on any change that
 /// an older shim or sidecar could misread.
-pub const PROTOCOL_VERSION: u32 = 1;
+pub const PROTOCOL_VERSION: u32 = 2;
 
 /// A line from the shim to the sidecar.
 #[typeshare]
@@ -80,6 +80,20 @@ pub struct Ready {
     pub commands: Vec<CommandSpec>,
     /// The Pi events to forward (`pi.on(name, …)`), in order.
     pub events: Vec<String>,
+    /// Parts of event payloads the sidecar does not read, which the shim
+    /// leaves out (on a copy) to keep the lines short.
+    pub omit: Vec<PayloadOmission>,
+}
+
+/// Payload parts of one event to leave out.
+#[typeshare]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PayloadOmission {
+    /// The event name.
+    pub event: String,
+    /// Dotted paths into the payload, e.g. `context.llmMessages`.
+    pub paths: Vec<String>,
 }
 
 /// `refused`: why the sidecar cannot serve this Pi.

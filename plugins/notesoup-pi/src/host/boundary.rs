@@ -95,11 +95,15 @@ pub struct ProjectedSessionEntry {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct BoundaryContextPreview {
-    /// The projected context entries.
+    /// The projected context entries. Empty when a bridge left them out
+    /// (`notesoup-pi serve` does: notesoup reads the session instead).
+    #[serde(default)]
     pub context_entries: Vec<ProjectedSessionEntry>,
-    /// The projected agent messages.
+    /// The projected agent messages (empty when a bridge left them out).
+    #[serde(default)]
     pub context_messages: Vec<AgentMessage>,
-    /// The messages after `convertToLlm`.
+    /// The messages after `convertToLlm` (empty when a bridge left them out).
+    #[serde(default)]
     pub llm_messages: Vec<AgentMessage>,
     /// Messages waiting to be appended.
     pub pending_messages: Vec<AgentMessage>,

@@ -458,7 +458,7 @@ fn a_protocol_mismatch_leaves_pi_working_with_one_notice() {
         &world,
         "old-notesoup-pi",
         r#"read hello
-echo '{"type":"refused","body":{"protocol":2,"code":"protocol_mismatch","message":"the Pi package speaks protocol 1 but notesoup-pi speaks 2"}}'"#,
+echo '{"type":"refused","body":{"protocol":3,"code":"protocol_mismatch","message":"the Pi package speaks protocol 2 but notesoup-pi speaks 3"}}'"#,
     );
     let report = world.run(
         None,
@@ -470,7 +470,7 @@ echo '{"type":"refused","body":{"protocol":2,"code":"protocol_mismatch","message
     assert_eq!(report.pending_responses, 0);
     assert_eq!(
         report.notice_texts(),
-        ["notesoup unavailable: the Pi package speaks protocol 1 but notesoup-pi speaks 2"]
+        ["notesoup unavailable: the Pi package speaks protocol 2 but notesoup-pi speaks 3"]
     );
     assert!(!report.kinds().iter().any(|k| k.contains("notesoup/")));
 }
