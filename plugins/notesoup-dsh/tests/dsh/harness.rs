@@ -34,5 +34,5 @@ fn the_bundle_in_a_bare_cordis_context() {
         "{stdout}\n{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    assert!(stdout.contains("# pass 7\n# fail 0\n"), "{stdout}");
+    assert!(stdout.contains("# pass 8\n# fail 0\n"), "{stdout}");
 }

@@ -241,3 +241,31 @@ for (const [what, binary] of [
     }
   })
 }
+
+test('settings problems and another dsh are each logged once at the handshake', async () => {
+  // The bundle reads the running dsh's version from the package.json above
+  // the entry script; pretend that script belongs to another dsh release.
+  const fake = mkdtempSync(join(tmpdir(), 'notesoup-harness-dsh-'))
+  mkdirSync(join(fake, 'lib'), { recursive: true })
+  writeFileSync(join(fake, 'package.json'), JSON.stringify({ name: '@deepseek-ai/dsh', version: '0.1.5-rc.2' }))
+  writeFileSync(join(fake, 'lib', 'bin.js'), '')
+  const entry = process.argv[1]
+  process.argv[1] = join(fake, 'lib', 'bin.js')
+  let opened
+  try {
+    opened = await app([{ text: 'ONE' }, { text: 'TWO' }], { config: { settings: { automaticResets: 'yes' } } })
+  } finally {
+    process.argv[1] = entry
+  }
+  const { ctx, logged, close } = opened
+  try {
+    await drive(ctx, ['first', 'second'])
+    const warnings = logged.filter((line) => line.includes('"type":"warn"'))
+    const count = (text) => warnings.filter((line) => line.includes(text)).length
+    assert.equal(count('notesoup: automaticResets must be true or false (got \\"yes\\"); keeping automatic resets on.'), 1, warnings.join('\n'))
+    assert.equal(count('notesoup: this is dsh 0.1.5-rc.2, but notesoup-dsh'), 1, warnings.join('\n'))
+    assert.equal(warnings.length, 2, warnings.join('\n'))
+  } finally {
+    await close()
+  }
+})
