@@ -298,10 +298,10 @@ fn run_mcp(env: HostEnv) -> i32 {
     serve_tools(NotesoupTools::new(env, project_dir))
 }
 
-fn serve_tools(mut tools: impl ToolHost) -> i32 {
+fn serve_tools(tools: impl ToolHost + Send + 'static) -> i32 {
     let stdin = std::io::stdin();
     let stdout = std::io::stdout();
-    match serve(stdin.lock(), stdout.lock(), &SERVER_INFO, &mut tools) {
+    match serve(stdin.lock(), stdout, &SERVER_INFO, tools) {
         Ok(()) => 0,
         Err(err) => {
             eprintln!("notesoup mcp: {err}");

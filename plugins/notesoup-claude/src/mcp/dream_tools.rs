@@ -79,6 +79,7 @@ fn tool(name: &str, description: &str, input_schema: Value) -> ToolDef {
         name: name.to_owned(),
         description: description.to_owned(),
         input_schema,
+        read_only: Some(matches!(name, "read" | "ls" | "find" | "grep")),
     }
 }
 

@@ -3,4 +3,5 @@
 pub mod caller;
 pub mod dream_tools;
 pub mod protocol;
+pub mod sdk;
 pub mod tools;

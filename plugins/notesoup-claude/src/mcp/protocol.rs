@@ -1,39 +1,42 @@
-//! A synchronous MCP server over stdio: newline-delimited JSON-RPC 2.0.
+//! The MCP server over stdio (newline-delimited JSON-RPC 2.0): a line gate
+//! in front of the official SDK ([`super::sdk`]).
 //!
-//! It speaks both eras Claude Code and other clients use: the stateless
-//! 2026-07-28 revision (`server/discover`, every request carrying its
-//! `_meta`) and the `initialize` handshake (2024-11-05 … 2025-11-25). No
-//! request depends on an earlier one, so the two eras share one dispatcher.
-//! Notifications are ignored; malformed and unknown requests get JSON-RPC
-//! errors; nothing but protocol lines is ever written to stdout.
+//! The gate reads lines as bytes, caps their length, and answers what is not
+//! a well-formed request itself (JSON-RPC errors with the id as written);
+//! it gives the SDK each request with an id of its own and puts the
+//! request's id back, byte for byte, on the reply. Notifications and stray
+//! responses go nowhere. The SDK runs on a current-thread runtime in a
+//! thread of its own, created only here; nothing but protocol lines is ever
+//! written to stdout.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io::{self, BufRead, Write};
+use std::sync::mpsc;
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Duration;
 
+use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use serde::Serialize;
 use serde_json::error::Category;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
-/// The stateless revision.
-pub const STATELESS_VERSION: &str = "2026-07-28";
-/// Handshake-era versions, newest first; `initialize` echoes a supported one.
-pub const HANDSHAKE_VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+use super::sdk::{GateTransport, Handler, SUPPORTED_VERSIONS};
 
 /// JSON-RPC error codes used here.
 pub mod code {
     /// The line is not JSON.
-    pub const PARSE_ERROR: i64 = -32700;
+    pub const PARSE_ERROR: i32 = -32700;
     /// Not a JSON-RPC 2.0 request object.
-    pub const INVALID_REQUEST: i64 = -32600;
+    pub const INVALID_REQUEST: i32 = -32600;
     /// No such method.
-    pub const METHOD_NOT_FOUND: i64 = -32601;
+    pub const METHOD_NOT_FOUND: i32 = -32601;
     /// Bad parameters (unknown tool, arguments not an object).
-    pub const INVALID_PARAMS: i64 = -32602;
+    pub const INVALID_PARAMS: i32 = -32602;
     /// A failure inside the server.
-    pub const INTERNAL_ERROR: i64 = -32603;
+    pub const INTERNAL_ERROR: i32 = -32603;
     /// A protocol version the server does not implement.
-    pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
+    pub const UNSUPPORTED_PROTOCOL_VERSION: i32 = -32022;
 }
 
 /// The longest piece of a request an error message repeats, in chars.
@@ -52,7 +55,7 @@ pub fn shown(text: &str) -> String {
 #[derive(Debug, Clone, PartialEq)]
 pub struct RpcError {
     /// One of [`code`].
-    pub code: i64,
+    pub code: i32,
     /// One sentence.
     pub message: String,
     /// Optional facts.
@@ -61,7 +64,7 @@ pub struct RpcError {
 
 impl RpcError {
     /// An error without data.
-    pub fn new(code: i64, message: impl Into<String>) -> Self {
+    pub fn new(code: i32, message: impl Into<String>) -> Self {
         Self {
             code,
             message: message.into(),
@@ -79,6 +82,8 @@ pub struct ToolDef {
     pub description: String,
     /// The JSON Schema of its arguments.
     pub input_schema: Value,
+    /// Shown as the `readOnlyHint` annotation when known.
+    pub read_only: Option<bool>,
 }
 
 /// A tool's answer: text only, flagged when it is a refusal.
@@ -108,7 +113,7 @@ pub trait ToolHost {
 }
 
 /// The server's name and version as clients see them.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Copy)]
 pub struct ServerInfo {
     /// `notesoup`.
     pub name: &'static str,
@@ -125,45 +130,373 @@ pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 /// Lines are read as bytes: one that is not JSON (invalid UTF-8 included)
 /// or is over [`MAX_LINE_BYTES`] gets an error reply, and the next line is
 /// served as usual.
-pub fn serve(
+pub fn serve<H: ToolHost + Send + 'static>(
     input: impl BufRead,
-    output: impl Write,
+    output: impl Write + Send,
     info: &ServerInfo,
-    host: &mut impl ToolHost,
+    host: H,
 ) -> io::Result<()> {
     serve_capped(input, output, info, host, MAX_LINE_BYTES)
 }
 
-fn serve_capped(
-    mut input: impl BufRead,
-    mut output: impl Write,
+/// Requests the SDK has and has not answered yet: its id for each, with
+/// the request's own id.
+#[derive(Debug, Default)]
+struct Pending {
+    ids: Mutex<HashMap<i64, Slot>>,
+    answered: Condvar,
+}
+
+/// Whose request the SDK is answering.
+#[derive(Debug, Clone)]
+enum Slot {
+    /// The client's, with its id as written.
+    Client(Box<RawValue>),
+    /// The gate's own `initialize` (see [`Lifecycle`]): the reply is dropped.
+    Gate,
+}
+
+impl Pending {
+    fn insert(&self, id: i64, slot: Slot) {
+        if let Ok(mut ids) = self.ids.lock() {
+            ids.insert(id, slot);
+        }
+    }
+
+    /// Whose request the SDK's `id` is.
+    fn get(&self, id: i64) -> Option<Slot> {
+        self.ids.lock().ok()?.get(&id).cloned()
+    }
+
+    /// Whose request the SDK's `id` was, now answered.
+    fn take(&self, id: i64) -> Option<Slot> {
+        let taken = self.ids.lock().ok()?.remove(&id);
+        self.answered.notify_all();
+        taken
+    }
+
+    /// Waits until every request is answered, or `gone()` says no answer
+    /// will come.
+    fn wait_all(&self, gone: impl Fn() -> bool) {
+        let Ok(mut ids) = self.ids.lock() else {
+            return;
+        };
+        while !ids.is_empty() && !gone() {
+            ids = match self.answered.wait_timeout(ids, Duration::from_millis(50)) {
+                Ok((ids, _)) => ids,
+                Err(_) => return,
+            };
+        }
+    }
+}
+
+fn serve_capped<H: ToolHost + Send + 'static>(
+    input: impl BufRead,
+    mut output: impl Write + Send,
     info: &ServerInfo,
-    host: &mut impl ToolHost,
+    host: H,
     max_line: usize,
 ) -> io::Result<()> {
+    let (to_sdk, from_gate) = tokio::sync::mpsc::unbounded_channel::<ClientJsonRpcMessage>();
+    let (to_writer, lines) = mpsc::channel::<Vec<u8>>();
+    let pending = Arc::new(Pending::default());
+    let info = *info;
+    std::thread::scope(|scope| {
+        let writer = scope.spawn(move || -> io::Result<()> {
+            for line in lines {
+                output.write_all(&line)?;
+                output.flush()?;
+            }
+            Ok(())
+        });
+        let sdk_writer = to_writer.clone();
+        let sdk_pending = Arc::clone(&pending);
+        let sdk = scope.spawn(move || run_sdk(host, info, from_gate, sdk_writer, sdk_pending));
+        let gated = gate(input, max_line, &to_sdk, &to_writer, &pending);
+        // Every forwarded request is answered before the SDK is stopped.
+        pending.wait_all(|| to_sdk.is_closed());
+        drop(to_sdk);
+        drop(to_writer);
+        let ran = sdk
+            .join()
+            .unwrap_or_else(|_| Err(io::Error::other("the MCP SDK panicked")));
+        let written = writer
+            .join()
+            .unwrap_or_else(|_| Err(io::Error::other("the writer panicked")));
+        gated.and(ran).and(written)
+    })
+}
+
+/// Runs the SDK's service loop on a current-thread runtime until the gate
+/// closes its channel.
+fn run_sdk<H: ToolHost + Send + 'static>(
+    host: H,
+    info: ServerInfo,
+    from_gate: tokio::sync::mpsc::UnboundedReceiver<ClientJsonRpcMessage>,
+    to_writer: mpsc::Sender<Vec<u8>>,
+    pending: Arc<Pending>,
+) -> io::Result<()> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()?;
+    let write = move |message: ServerJsonRpcMessage| -> io::Result<()> {
+        let sent = match restore_id(&message, &pending)? {
+            Some(bytes) => to_writer.send(bytes).map_err(io::Error::other),
+            None => Ok(()),
+        };
+        // Only once the reply is queued: the gate's own answers wait for it.
+        if let Some(id) = sdk_id(&message) {
+            pending.take(id);
+        }
+        sent
+    };
+    runtime.block_on(async move {
+        let transport = GateTransport {
+            incoming: from_gate,
+            write,
+        };
+        match rmcp::serve_server(Handler::new(host, info), transport).await {
+            Ok(service) => service
+                .waiting()
+                .await
+                .map(|_| ())
+                .map_err(io::Error::other),
+            // The input closed before any request: nothing to serve.
+            Err(_) => Ok(()),
+        }
+    })
+}
+
+/// The id of an SDK reply (the gate's numbering).
+fn sdk_id(message: &ServerJsonRpcMessage) -> Option<i64> {
+    let id = match message {
+        ServerJsonRpcMessage::Response(response) => &response.id,
+        ServerJsonRpcMessage::Error(error) => error.id.as_ref()?,
+        _ => return None,
+    };
+    match id {
+        rmcp::model::NumberOrString::Number(n) => Some(*n),
+        rmcp::model::NumberOrString::String(_) => None,
+    }
+}
+
+/// The SDK's reply as a line, with the request's own id back in place of
+/// the SDK's; `None` for the reply to the gate's own request.
+fn restore_id(message: &ServerJsonRpcMessage, pending: &Pending) -> io::Result<Option<Vec<u8>>> {
+    let mut value = serde_json::to_value(message).map_err(io::Error::other)?;
+    let ours = value.get("id").and_then(Value::as_i64);
+    let Some(object) = value.as_object_mut() else {
+        return Err(io::Error::other(
+            "the SDK sent a message that is not an object",
+        ));
+    };
+    let id = match ours.and_then(|id| pending.get(id)) {
+        Some(Slot::Client(raw)) => raw,
+        Some(Slot::Gate) => return Ok(None),
+        // A message of the SDK's own (none is sent today): as it is.
+        None => {
+            let mut bytes = serde_json::to_vec(&value).map_err(io::Error::other)?;
+            bytes.push(b'\n');
+            return Ok(Some(bytes));
+        }
+    };
+    object.remove("id");
+    object.remove("jsonrpc");
+    let body = match (object.remove("result"), object.remove("error")) {
+        (Some(result), _) => Ok(result),
+        (None, Some(error)) => Err(error),
+        (None, None) => Ok(json!({})),
+    };
+    Reply { id: Some(id), body }.to_bytes().map(Some)
+}
+
+/// Which lifecycle the SDK has been given. The SDK serves a request only
+/// after an `initialize` or in a request that carries the stateless
+/// revision's whole `_meta`; a client that sends neither (a bare
+/// `tools/list`) is served as if it had done the `initialize` handshake, as
+/// this server always has: the gate does that handshake for it first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Lifecycle {
+    /// Nothing chosen yet (`ping` and `server/discover` choose nothing).
+    Open,
+    /// Chosen, by the client or by the gate.
+    Chosen,
+}
+
+/// The protocol version a request names in its `_meta`, when this server
+/// does not speak it. Checked here so the error repeats at most a short
+/// piece of it.
+fn unsupported_version(params: Option<&Map<String, Value>>) -> Option<String> {
+    let version = params?
+        .get("_meta")?
+        .get("io.modelcontextprotocol/protocolVersion")?
+        .as_str()?;
+    (!SUPPORTED_VERSIONS.iter().any(|v| v.as_str() == version)).then(|| version.to_owned())
+}
+
+/// The `_meta` keys of a stateless request.
+const STATELESS_META: [&str; 3] = [
+    "io.modelcontextprotocol/protocolVersion",
+    "io.modelcontextprotocol/clientInfo",
+    "io.modelcontextprotocol/clientCapabilities",
+];
+
+impl Lifecycle {
+    /// Whether the gate must do the handshake before this request, and
+    /// what the lifecycle is after it.
+    fn needs_handshake(&mut self, method: &str, params: Option<&Map<String, Value>>) -> bool {
+        if *self == Lifecycle::Chosen || matches!(method, "ping" | "server/discover") {
+            return false;
+        }
+        *self = Lifecycle::Chosen;
+        let stateless = params
+            .and_then(|p| p.get("_meta"))
+            .is_some_and(|meta| STATELESS_META.iter().all(|key| meta.get(key).is_some()));
+        method != "initialize" && !stateless
+    }
+}
+
+/// The `initialize` the gate sends for a client that did not.
+fn implicit_initialize(id: i64) -> io::Result<ClientJsonRpcMessage> {
+    serde_json::from_value(json!({
+        "jsonrpc": "2.0", "id": id, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "notesoup-gate", "version": env!("CARGO_PKG_VERSION")}}
+    }))
+    .map_err(io::Error::other)
+}
+
+/// An `initialize` may leave out what this server never reads (the client's
+/// capabilities and name), as it always could here; the SDK wants them.
+fn lenient_initialize(params: &mut Option<Map<String, Value>>) {
+    let params = params.get_or_insert_with(Map::new);
+    params
+        .entry("protocolVersion")
+        .or_insert_with(|| json!("2025-11-25"));
+    params.entry("capabilities").or_insert_with(|| json!({}));
+    params
+        .entry("clientInfo")
+        .or_insert_with(|| json!({"name": "unknown", "version": "0"}));
+}
+
+/// What the gate makes of one line.
+#[derive(Debug)]
+enum Screened {
+    /// Answered here.
+    Reply(Reply),
+    /// A well-formed request for the SDK.
+    Request {
+        id: Box<RawValue>,
+        method: String,
+        params: Option<Map<String, Value>>,
+    },
+    /// A notification or a stray response: nothing to answer.
+    Nothing,
+}
+
+/// Reads lines until `input` closes; answers malformed ones, hands requests
+/// to the SDK.
+fn gate(
+    mut input: impl BufRead,
+    max_line: usize,
+    to_sdk: &tokio::sync::mpsc::UnboundedSender<ClientJsonRpcMessage>,
+    to_writer: &mpsc::Sender<Vec<u8>>,
+    pending: &Pending,
+) -> io::Result<()> {
     let mut line = Vec::new();
+    let mut next_id: i64 = 0;
+    let mut lifecycle = Lifecycle::Open;
     loop {
         let reply = match read_line(&mut input, &mut line, max_line)? {
             LineRead::End => return Ok(()),
             LineRead::Line if line.iter().all(u8::is_ascii_whitespace) => continue,
-            LineRead::Line => match handle(&line, info, host) {
-                Some(reply) => reply.to_bytes()?,
-                None => continue,
+            LineRead::Line => match screen(&line) {
+                Screened::Reply(reply) => reply,
+                Screened::Nothing => continue,
+                // Answered here in every lifecycle: the stateless revision
+                // dropped `ping`, but a liveness check must never fail.
+                Screened::Request { id, method, .. } if method == "ping" => Reply {
+                    id: Some(id),
+                    body: Ok(json!({})),
+                },
+                Screened::Request { id, params, .. }
+                    if unsupported_version(params.as_ref()).is_some() =>
+                {
+                    let requested = unsupported_version(params.as_ref()).unwrap_or_default();
+                    Reply::error(
+                        Some(id),
+                        RpcError {
+                            code: code::UNSUPPORTED_PROTOCOL_VERSION,
+                            message: "Unsupported protocol version".into(),
+                            data: Some(json!({
+                                "requested": shown(&requested),
+                                "supported": SUPPORTED_VERSIONS.iter().map(|v| v.as_str()).collect::<Vec<_>>(),
+                            })),
+                        },
+                    )
+                }
+                Screened::Request {
+                    id,
+                    method,
+                    mut params,
+                } => {
+                    if lifecycle.needs_handshake(&method, params.as_ref()) {
+                        next_id += 1;
+                        pending.insert(next_id, Slot::Gate);
+                        let _ = to_sdk.send(implicit_initialize(next_id)?);
+                    }
+                    if method == "initialize" {
+                        lenient_initialize(&mut params);
+                    }
+                    next_id += 1;
+                    let mut request = json!({"jsonrpc": "2.0", "id": next_id, "method": method});
+                    if let Some(params) = params {
+                        request["params"] = Value::Object(params);
+                    }
+                    match serde_json::from_value::<ClientJsonRpcMessage>(request) {
+                        Ok(message) => {
+                            pending.insert(next_id, Slot::Client(id));
+                            if to_sdk.send(message).is_ok() {
+                                continue;
+                            }
+                            let id = match pending.take(next_id) {
+                                Some(Slot::Client(id)) => Some(id),
+                                _ => None,
+                            };
+                            Reply::error(
+                                id,
+                                RpcError::new(code::INTERNAL_ERROR, "the MCP server stopped"),
+                            )
+                        }
+                        // A method the SDK knows with parameters it cannot
+                        // read (unknown methods read as custom requests).
+                        Err(err) => Reply::error(
+                            Some(id),
+                            RpcError::new(
+                                code::INVALID_PARAMS,
+                                format!("invalid params for {}: {err}", shown(&method)),
+                            ),
+                        ),
+                    }
+                }
             },
-            LineRead::TooLong { bytes } => Reply {
-                id: None,
-                body: Err(RpcError {
+            LineRead::TooLong { bytes } => Reply::error(
+                None,
+                RpcError {
                     code: code::INVALID_REQUEST,
                     message: format!(
                         "invalid request: the line is longer than the {max_line}-byte limit and was discarded unread"
                     ),
                     data: Some(json!({ "limitBytes": max_line, "lineBytes": bytes })),
-                }),
-            }
-            .to_bytes()?,
+                },
+            ),
         };
-        output.write_all(&reply)?;
-        output.flush()?;
+        // In order: an answer given here never overtakes the SDK's answer
+        // to an earlier request.
+        pending.wait_all(|| to_sdk.is_closed());
+        if to_writer.send(reply.to_bytes()?).is_err() {
+            return Ok(());
+        }
     }
 }
 
@@ -226,14 +559,21 @@ fn read_line(input: &mut impl BufRead, line: &mut Vec<u8>, max: usize) -> io::Re
 }
 
 /// An answer to send: the request's id exactly as it was written (`None`
-/// for `null`) and the result or the error.
+/// for `null`) and the result or the error object.
 #[derive(Debug)]
 struct Reply {
     id: Option<Box<RawValue>>,
-    body: Result<Value, RpcError>,
+    body: Result<Value, Value>,
 }
 
 impl Reply {
+    fn error(id: Option<Box<RawValue>>, error: RpcError) -> Self {
+        Self {
+            id,
+            body: Err(error_object(&error)),
+        }
+    }
+
     /// The reply line, `\n` included. The id is copied byte for byte, so an
     /// id past 64 bits, `1.0` or a string with escapes comes back as sent.
     fn to_bytes(&self) -> io::Result<Vec<u8>> {
@@ -244,39 +584,26 @@ impl Reply {
             #[serde(skip_serializing_if = "Option::is_none")]
             result: Option<&'a Value>,
             #[serde(skip_serializing_if = "Option::is_none")]
-            error: Option<Value>,
+            error: Option<&'a Value>,
         }
         let wire = Wire {
             jsonrpc: "2.0",
             id: self.id.as_deref(),
             result: self.body.as_ref().ok(),
-            error: self.body.as_ref().err().map(error_object),
+            error: self.body.as_ref().err(),
         };
         let mut bytes = serde_json::to_vec(&wire).map_err(io::Error::other)?;
         bytes.push(b'\n');
         Ok(bytes)
     }
-
-    /// The reply as a JSON value. An id that does not fit serde_json's
-    /// numbers reads back as a float here; [`Reply::to_bytes`] is exact.
-    fn to_value(&self) -> Value {
-        let id = self
-            .id
-            .as_deref()
-            .and_then(|raw| serde_json::from_str(raw.get()).ok())
-            .unwrap_or(Value::Null);
-        match &self.body {
-            Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
-            Err(err) => error_reply(id, err.clone()),
-        }
-    }
 }
 
-/// Answers one line; `None` for notifications and stray responses. The id
-/// in the value may be rounded when it is past 64 bits; [`serve`] writes
-/// it verbatim.
-pub fn handle_line(line: &[u8], info: &ServerInfo, host: &mut impl ToolHost) -> Option<Value> {
-    handle(line, info, host).map(|reply| reply.to_value())
+fn error_object(err: &RpcError) -> Value {
+    let mut error = json!({"code": err.code, "message": err.message});
+    if let Some(data) = &err.data {
+        error["data"] = data.clone();
+    }
+    error
 }
 
 /// The kind of JSON value a raw value holds, from its first byte.
@@ -284,12 +611,14 @@ fn raw_kind(raw: &RawValue) -> u8 {
     raw.get().as_bytes().first().copied().unwrap_or(b' ')
 }
 
-fn handle(line: &[u8], info: &ServerInfo, host: &mut impl ToolHost) -> Option<Reply> {
+/// Checks one line: a well-formed request goes on to the SDK; anything
+/// else is answered here or dropped.
+fn screen(line: &[u8]) -> Screened {
     let invalid = |id: Option<Box<RawValue>>, message: &str| {
-        Some(Reply {
+        Screened::Reply(Reply::error(
             id,
-            body: Err(RpcError::new(code::INVALID_REQUEST, message)),
-        })
+            RpcError::new(code::INVALID_REQUEST, message),
+        ))
     };
     // Members stay raw, so the id is echoed as written and nothing in
     // params is reinterpreted before it is needed.
@@ -302,13 +631,10 @@ fn handle(line: &[u8], info: &ServerInfo, host: &mut impl ToolHost) -> Option<Re
             );
         }
         Err(err) => {
-            return Some(Reply {
-                id: None,
-                body: Err(RpcError::new(
-                    code::PARSE_ERROR,
-                    format!("parse error: {err}"),
-                )),
-            });
+            return Screened::Reply(Reply::error(
+                None,
+                RpcError::new(code::PARSE_ERROR, format!("parse error: {err}")),
+            ));
         }
     };
     let value_of = |raw: Option<&Box<RawValue>>| -> Option<Value> {
@@ -334,14 +660,14 @@ fn handle(line: &[u8], info: &ServerInfo, host: &mut impl ToolHost) -> Option<Re
     let Some(id) = id else {
         // A notification: nothing to answer, unless it is no request at all.
         return match method {
-            Some(_) => None,
+            Some(_) => Screened::Nothing,
             None => invalid(None, EXPECTED),
         };
     };
     let Some(method) = method else {
         if message.contains_key("result") || message.contains_key("error") {
             // A response to a request this server never sends.
-            return None;
+            return Screened::Nothing;
         }
         return invalid(
             Some(id),
@@ -349,160 +675,28 @@ fn handle(line: &[u8], info: &ServerInfo, host: &mut impl ToolHost) -> Option<Re
         );
     };
     let params = match message.get("params") {
-        None => Map::new(),
+        None => None,
         Some(raw) => match serde_json::from_str(raw.get()) {
-            Ok(Value::Null) => Map::new(),
-            Ok(Value::Object(params)) => params,
+            Ok(Value::Null) => None,
+            Ok(Value::Object(params)) => Some(params),
             Ok(_) => {
-                return Some(Reply {
-                    id: Some(id),
-                    body: Err(RpcError::new(
-                        code::INVALID_PARAMS,
-                        "params must be an object",
-                    )),
-                });
+                return Screened::Reply(Reply::error(
+                    Some(id),
+                    RpcError::new(code::INVALID_PARAMS, "params must be an object"),
+                ));
             }
             Err(err) => {
-                return Some(Reply {
-                    id: Some(id),
-                    body: Err(RpcError::new(
+                return Screened::Reply(Reply::error(
+                    Some(id),
+                    RpcError::new(
                         code::INVALID_PARAMS,
                         format!("params are not usable JSON: {err}"),
-                    )),
-                });
+                    ),
+                ));
             }
         },
     };
-    Some(Reply {
-        id: Some(id),
-        body: dispatch(&method, params, info, host),
-    })
-}
-
-fn error_object(err: &RpcError) -> Value {
-    let mut error = json!({"code": err.code, "message": err.message});
-    if let Some(data) = &err.data {
-        error["data"] = data.clone();
-    }
-    error
-}
-
-fn error_reply(id: Value, err: RpcError) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "error": error_object(&err)})
-}
-
-/// The protocol version a stateless request names in its `_meta`.
-fn request_version(params: &Map<String, Value>) -> Option<&str> {
-    params
-        .get("_meta")?
-        .get("io.modelcontextprotocol/protocolVersion")?
-        .as_str()
-}
-
-fn supported(version: &str) -> bool {
-    version == STATELESS_VERSION || HANDSHAKE_VERSIONS.contains(&version)
-}
-
-fn dispatch(
-    method: &str,
-    params: Map<String, Value>,
-    info: &ServerInfo,
-    host: &mut impl ToolHost,
-) -> Result<Value, RpcError> {
-    let version = request_version(&params);
-    if let Some(version) = version.filter(|v| !supported(v)) {
-        let mut versions = vec![STATELESS_VERSION];
-        versions.extend(HANDSHAKE_VERSIONS);
-        return Err(RpcError {
-            code: code::UNSUPPORTED_PROTOCOL_VERSION,
-            message: "Unsupported protocol version".into(),
-            data: Some(json!({"requested": shown(version), "supported": versions})),
-        });
-    }
-    let stateless = version == Some(STATELESS_VERSION);
-    let server_info = json!({"name": info.name, "version": info.version});
-    let mut result = match method {
-        "server/discover" => {
-            let mut versions = vec![STATELESS_VERSION];
-            versions.extend(HANDSHAKE_VERSIONS);
-            return Ok(json!({
-                "resultType": "complete",
-                "supportedVersions": versions,
-                "capabilities": {"tools": {}},
-                "ttlMs": 0,
-                "cacheScope": "private",
-                "_meta": {"io.modelcontextprotocol/serverInfo": server_info},
-            }));
-        }
-        "initialize" => {
-            let asked = params.get("protocolVersion").and_then(Value::as_str);
-            let version = asked
-                .filter(|v| HANDSHAKE_VERSIONS.contains(v))
-                .unwrap_or(HANDSHAKE_VERSIONS[0]);
-            return Ok(json!({
-                "protocolVersion": version,
-                "capabilities": {"tools": {"listChanged": false}},
-                "serverInfo": server_info,
-            }));
-        }
-        "ping" => json!({}),
-        "tools/list" => {
-            let tools: Vec<Value> = host
-                .tools()
-                .into_iter()
-                .map(|tool| {
-                    json!({
-                        "name": tool.name,
-                        "description": tool.description,
-                        "inputSchema": tool.input_schema,
-                    })
-                })
-                .collect();
-            let mut result = json!({ "tools": tools });
-            if stateless {
-                result["ttlMs"] = json!(0);
-                result["cacheScope"] = json!("private");
-            }
-            result
-        }
-        "tools/call" => {
-            let name = params.get("name").and_then(Value::as_str).ok_or_else(|| {
-                RpcError::new(code::INVALID_PARAMS, "tools/call needs a string name")
-            })?;
-            let arguments = match params.get("arguments") {
-                None | Some(Value::Null) => Value::Object(Map::new()),
-                Some(args @ Value::Object(_)) => args.clone(),
-                Some(_) => {
-                    return Err(RpcError::new(
-                        code::INVALID_PARAMS,
-                        "tools/call arguments must be an object",
-                    ));
-                }
-            };
-            let meta = CallMeta {
-                tool_use_id: params
-                    .get("_meta")
-                    .and_then(|m| m.get("claudecode/toolUseId"))
-                    .and_then(Value::as_str)
-                    .map(str::to_owned),
-            };
-            let answer = host.call(name, arguments, &meta)?;
-            json!({
-                "content": [{"type": "text", "text": answer.text}],
-                "isError": answer.is_error,
-            })
-        }
-        _ => {
-            return Err(RpcError::new(
-                code::METHOD_NOT_FOUND,
-                format!("method not found: {}", shown(method)),
-            ));
-        }
-    };
-    if stateless {
-        result["resultType"] = json!("complete");
-    }
-    Ok(result)
+    Screened::Request { id, method, params }
 }
 
 #[cfg(test)]
@@ -517,6 +711,7 @@ mod tests {
                 name: "echo".into(),
                 description: "echoes".into(),
                 input_schema: json!({"type": "object", "additionalProperties": false}),
+                read_only: Some(true),
             }]
         }
 
@@ -544,154 +739,9 @@ mod tests {
         version: "9.9.9",
     };
 
-    fn check(request: &str, expect: Option<Value>) {
-        assert_eq!(
-            handle_line(request.as_bytes(), &INFO, &mut Echo),
-            expect,
-            "{request}"
-        );
-    }
-
-    const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"claude-code","version":"2.1.332"},"io.modelcontextprotocol/clientCapabilities":{}}"#;
-
-    #[test]
-    fn discover_and_initialize_both_answer() {
-        check(
-            &format!(
-                r#"{{"jsonrpc":"2.0","id":"server-discover-probe-1","method":"server/discover","params":{{{META}}}}}"#
-            ),
-            Some(
-                json!({"jsonrpc":"2.0","id":"server-discover-probe-1","result":{
-                "resultType":"complete",
-                "supportedVersions":["2026-07-28","2025-11-25","2025-06-18","2025-03-26","2024-11-05"],
-                "capabilities":{"tools":{}},"ttlMs":0,"cacheScope":"private",
-                "_meta":{"io.modelcontextprotocol/serverInfo":{"name":"notesoup","version":"9.9.9"}}}}),
-            ),
-        );
-        check(
-            r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}"#,
-            Some(
-                json!({"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{"listChanged":false}},"serverInfo":{"name":"notesoup","version":"9.9.9"}}}),
-            ),
-        );
-        check(
-            r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2030-01-01"}}"#,
-            Some(
-                json!({"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":false}},"serverInfo":{"name":"notesoup","version":"9.9.9"}}}),
-            ),
-        );
-    }
-
-    #[test]
-    fn tools_list_and_call_in_both_eras() {
-        check(
-            r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
-            Some(
-                json!({"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"echo","description":"echoes","inputSchema":{"type":"object","additionalProperties":false}}]}}),
-            ),
-        );
-        check(
-            &format!(r#"{{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{{{META}}}}}"#),
-            Some(
-                json!({"jsonrpc":"2.0","id":3,"result":{"tools":[{"name":"echo","description":"echoes","inputSchema":{"type":"object","additionalProperties":false}}],"ttlMs":0,"cacheScope":"private","resultType":"complete"}}),
-            ),
-        );
-        check(
-            r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"echo","arguments":{"fail":1},"_meta":{"claudecode/toolUseId":"toolu_1","progressToken":4}}}"#,
-            Some(
-                json!({"jsonrpc":"2.0","id":4,"result":{"content":[{"type":"text","text":"{\"fail\":1} Some(\"toolu_1\")"}],"isError":true}}),
-            ),
-        );
-        check(
-            &format!(
-                r#"{{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{{"name":"echo",{META}}}}}"#
-            ),
-            Some(
-                json!({"jsonrpc":"2.0","id":5,"result":{"content":[{"type":"text","text":"{} None"}],"isError":false,"resultType":"complete"}}),
-            ),
-        );
-    }
-
-    #[test]
-    fn bad_requests_get_json_rpc_errors() {
-        let cases = [
-            ("not json", Value::Null, code::PARSE_ERROR),
-            ("[1,2]", Value::Null, code::INVALID_REQUEST),
-            (
-                r#"{"id":1,"method":"tools/list"}"#,
-                json!(1),
-                code::INVALID_REQUEST,
-            ),
-            (
-                r#"{"jsonrpc":"2.0","id":{"x":1},"method":"tools/list"}"#,
-                Value::Null,
-                code::INVALID_REQUEST,
-            ),
-            (
-                r#"{"jsonrpc":"2.0","id":7,"method":"nope"}"#,
-                json!(7),
-                code::METHOD_NOT_FOUND,
-            ),
-            (
-                r#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"missing"}}"#,
-                json!(8),
-                code::INVALID_PARAMS,
-            ),
-            (
-                r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"arguments":{}}}"#,
-                json!(9),
-                code::INVALID_PARAMS,
-            ),
-            (
-                r#"{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"echo","arguments":[1]}}"#,
-                json!(10),
-                code::INVALID_PARAMS,
-            ),
-            (
-                r#"{"jsonrpc":"2.0","id":11,"method":"tools/list","params":[1]}"#,
-                json!(11),
-                code::INVALID_PARAMS,
-            ),
-            (
-                r#"{"jsonrpc":"2.0","id":12,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2099-01-01"}}}"#,
-                json!(12),
-                code::UNSUPPORTED_PROTOCOL_VERSION,
-            ),
-        ];
-        for (request, id, code) in cases {
-            let reply = handle_line(request.as_bytes(), &INFO, &mut Echo).unwrap();
-            assert_eq!(
-                (&reply["id"], &reply["error"]["code"]),
-                (&id, &json!(code)),
-                "{request}"
-            );
-            assert!(reply["error"]["message"].is_string());
-        }
-    }
-
-    #[test]
-    fn requests_with_an_id_and_no_string_method_are_answered() {
-        for request in [
-            r#"{"jsonrpc":"2.0","id":21}"#,
-            r#"{"jsonrpc":"2.0","id":21,"method":5}"#,
-            r#"{"jsonrpc":"2.0","id":21,"method":null,"params":{}}"#,
-            r#"{"jsonrpc":"2.0","id":21,"method":["ping"]}"#,
-        ] {
-            let reply = handle_line(request.as_bytes(), &INFO, &mut Echo).unwrap();
-            assert_eq!(reply["id"], 21, "{request}");
-            assert_eq!(reply["error"]["code"], code::INVALID_REQUEST, "{request}");
-        }
-        // Without an id it is neither a request nor a notification.
-        let reply = handle_line(br#"{"jsonrpc":"2.0","method":1}"#, &INFO, &mut Echo).unwrap();
-        assert_eq!(
-            (&reply["id"], &reply["error"]["code"]),
-            (&Value::Null, &json!(code::INVALID_REQUEST))
-        );
-    }
-
     fn serve_bytes(input: &[u8], max_line: usize) -> Vec<String> {
         let mut out = Vec::new();
-        serve_capped(input, &mut out, &INFO, &mut Echo, max_line).unwrap();
+        serve_capped(input, &mut out, &INFO, Echo, max_line).unwrap();
         String::from_utf8(out)
             .unwrap()
             .lines()
@@ -771,30 +821,55 @@ mod tests {
     }
 
     #[test]
-    fn notifications_and_stray_responses_get_no_answer() {
-        check(
-            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
-            None,
-        );
-        check(
-            r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#,
-            None,
-        );
-        check(r#"{"jsonrpc":"2.0","id":5,"result":{}}"#, None);
-        check(
-            r#"{"jsonrpc":"2.0","id":6,"error":{"code":1,"message":"x"}}"#,
-            None,
+    fn serve_answers_line_by_line_and_stops_at_eof() {
+        let input = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n\n{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}";
+        let mut out = Vec::new();
+        serve(&input[..], &mut out, &INFO, Echo).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}\n"
         );
     }
 
     #[test]
-    fn serve_answers_line_by_line_and_stops_at_eof() {
-        let input = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n\n{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}";
-        let mut out = Vec::new();
-        serve(&input[..], &mut out, &INFO, &mut Echo).unwrap();
+    fn both_eras_are_served_through_the_sdk() {
+        let meta = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"claude-code","version":"2.1.332"},"io.modelcontextprotocol/clientCapabilities":{}}"#;
+        let input = format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":\"probe\",\"method\":\"server/discover\",\"params\":{{{meta}}}}}\n\
+             {{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\",\"params\":{{{meta}}}}}\n\
+             {{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{{\"name\":\"echo\",\"arguments\":{{\"fail\":1}},{meta}}}}}\n\
+             {{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}}\n\
+             {{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{{}}}}\n"
+        );
+        let replies: Vec<Value> = serve_bytes(input.as_bytes(), MAX_LINE_BYTES)
+            .iter()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect();
+        assert_eq!(replies.len(), 3, "{replies:?}");
+        assert_eq!(replies[0]["id"], "probe");
+        assert_eq!(replies[0]["result"]["supportedVersions"][0], "2026-07-28");
+        assert_eq!(replies[1]["result"]["tools"][0]["name"], "echo");
         assert_eq!(
-            String::from_utf8(out).unwrap(),
-            "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}\n"
+            replies[1]["result"]["tools"][0]["annotations"]["readOnlyHint"],
+            true
+        );
+        assert_eq!(replies[2]["result"]["isError"], true);
+        assert_eq!(
+            replies[2]["result"]["content"][0]["text"],
+            "{\"fail\":1} None"
+        );
+        // Without a handshake or the stateless _meta, a request is served as
+        // after an `initialize`.
+        let replies = serve_bytes(
+            b"{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{\"name\":\"nope\"}}\n{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\",\"_meta\":{\"claudecode/toolUseId\":\"toolu_1\"}}}\n",
+            MAX_LINE_BYTES,
+        );
+        let unknown: Value = serde_json::from_str(&replies[0]).unwrap();
+        assert_eq!(unknown["error"]["code"], code::INVALID_PARAMS);
+        let echoed: Value = serde_json::from_str(&replies[1]).unwrap();
+        assert_eq!(
+            echoed["result"]["content"][0]["text"],
+            "{} Some(\"toolu_1\")"
         );
     }
 }

@@ -92,6 +92,7 @@ impl ToolHost for NotesoupTools {
                 name: tool.name.to_owned(),
                 description: tool.description.clone(),
                 input_schema: tool.input_schema.clone(),
+                read_only: Some(tool.read_only),
             })
             .collect()
     }

@@ -194,6 +194,8 @@ impl Server {
             "jsonrpc": "2.0", "id": id, "method": "tools/call",
             "params": {"name": name, "arguments": arguments, "_meta": {
                 "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientInfo": {"name": "claude-code", "version": "2.1.332"},
+                "io.modelcontextprotocol/clientCapabilities": {},
                 "claudecode/toolUseId": format!("toolu_adv_{id}")}}
         });
         self.send_line(request.to_string().as_bytes());
