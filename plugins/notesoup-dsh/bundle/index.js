@@ -40,7 +40,17 @@ function runningDsh() {
 }
 
 export function apply(ctx, config = {}) {
-  if (process.env[DREAMER_VAR] === '1') return
+  if (process.env[DREAMER_VAR] === '1') {
+    // The engine row waits for this service, and dsh refuses to boot with a
+    // row that never activates: serve nobody instead of nothing.
+    ctx.provide('notesoup', {
+      reset: async () => {
+        throw new Error('notesoup stands aside in the dreamer')
+      },
+      served: () => false,
+    })
+    return
+  }
   const binary = config.binary ?? process.env.NOTESOUP_DSH_BIN ?? 'notesoup-dsh'
   const sidecar = new Sidecar(binary, { ...process.env, ...(config.env ?? {}) }, ctx.logger)
   const hello = sidecar.request('hello', {

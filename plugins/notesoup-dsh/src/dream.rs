@@ -222,9 +222,15 @@ pub fn read_log(log: &SessionLog) -> DreamResult {
     result
 }
 
-/// The last lines of dsh's diagnostics, enough to name the failure.
+/// The last lines of dsh's diagnostics, enough to name the failure (stack
+/// frames and source excerpts left out).
 fn last_lines(text: &str) -> String {
-    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with("at ") && !l.starts_with("file://"))
+        .filter(|l| !matches!(*l, "^" | "}" | "{"))
+        .collect();
     lines[lines.len().saturating_sub(5)..].join(" | ")
 }
 

