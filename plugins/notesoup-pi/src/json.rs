@@ -43,6 +43,53 @@ pub fn to_js_writer<W: io::Write, T: Serialize + ?Sized>(
     value.serialize(&mut serializer)
 }
 
+/// [`JsFormatter`]'s numbers with `JSON.stringify(value, null, 2)`'s layout:
+/// for printing what Pi would see, readable and without a second pass.
+#[derive(Debug, Default)]
+pub struct JsPrettyFormatter(serde_json::ser::PrettyFormatter<'static>);
+
+macro_rules! delegate {
+    ($($name:ident($($arg:ident: $ty:ty),*)),* $(,)?) => {
+        $(
+            fn $name<W: ?Sized + io::Write>(&mut self, writer: &mut W $(, $arg: $ty)*) -> io::Result<()> {
+                self.0.$name(writer $(, $arg)*)
+            }
+        )*
+    };
+}
+
+impl Formatter for JsPrettyFormatter {
+    fn write_f64<W: ?Sized + io::Write>(&mut self, writer: &mut W, value: f64) -> io::Result<()> {
+        JsFormatter.write_f64(writer, value)
+    }
+
+    fn write_f32<W: ?Sized + io::Write>(&mut self, writer: &mut W, value: f32) -> io::Result<()> {
+        JsFormatter.write_f32(writer, value)
+    }
+
+    delegate!(
+        begin_array(),
+        end_array(),
+        begin_array_value(first: bool),
+        end_array_value(),
+        begin_object(),
+        end_object(),
+        begin_object_key(first: bool),
+        end_object_key(),
+        begin_object_value(),
+        end_object_value(),
+    );
+}
+
+/// Serialises `value` as `JSON.stringify(value, null, 2)` would, into `writer`.
+pub fn to_js_pretty_writer<W: io::Write, T: Serialize + ?Sized>(
+    writer: W,
+    value: &T,
+) -> Result<(), serde_json::Error> {
+    let mut serializer = Serializer::with_formatter(writer, JsPrettyFormatter::default());
+    value.serialize(&mut serializer)
+}
+
 /// The length of `text` as JavaScript counts it: UTF-16 code units.
 pub fn js_len(text: &str) -> usize {
     if text.is_ascii() {

@@ -1,6 +1,7 @@
 //! Pi's session file (version 3): data model, reader, writer and tree.
 
 mod entry;
+mod lazy;
 mod message;
 mod reader;
 mod tree;
@@ -14,6 +15,7 @@ pub use entry::{
     ModelChangeEntry, SessionHeader, SessionInfoEntry, ThinkingLevelChangeEntry, UnknownEntry,
     UsageEntry,
 };
+pub use lazy::LazySession;
 pub use message::{
     AgentMessage, AssistantMessage, BashExecutionMessage, BranchSummaryMessage,
     CompactionSummaryMessage, Content, ContentBlock, Cost, CustomMessage, Extra, ImageContent,

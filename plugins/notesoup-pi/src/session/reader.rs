@@ -105,6 +105,8 @@ pub struct SessionFile {
     pub(crate) lines: Vec<Line>,
     pub(crate) diagnostics: Vec<Diagnostic>,
     header_first: bool,
+    /// Whether a line has parsed as JSON yet (the first one must be the header).
+    seen_parsed: bool,
 }
 
 impl SessionFile {
@@ -116,6 +118,20 @@ impl SessionFile {
             lines: vec![Line::Header { raw: None }],
             diagnostics: Vec::new(),
             header_first: true,
+            seen_parsed: true,
+        }
+    }
+
+    /// A reader with nothing read yet, fed one line at a time by
+    /// [`super::LazySession`].
+    pub(crate) fn empty() -> Self {
+        Self {
+            header: None,
+            entries: Vec::new(),
+            lines: Vec::new(),
+            diagnostics: Vec::new(),
+            header_first: false,
+            seen_parsed: false,
         }
     }
 
@@ -131,13 +147,7 @@ impl SessionFile {
     /// Parses the bytes of a session file. Never fails: irregular lines
     /// become diagnostics and are kept verbatim.
     pub fn parse(bytes: &[u8]) -> Self {
-        let mut file = Self {
-            header: None,
-            entries: Vec::new(),
-            lines: Vec::new(),
-            diagnostics: Vec::new(),
-            header_first: false,
-        };
+        let mut file = Self::empty();
         let mut segments: Vec<&[u8]> = bytes.split(|byte| *byte == b'\n').collect();
         // A file ending in "\n" leaves an empty last segment, which is no line.
         let torn = match segments.last() {
@@ -149,12 +159,58 @@ impl SessionFile {
             None => false,
         };
         let count = segments.len();
-        let mut seen_parsed = false;
         for (index, raw) in segments.into_iter().enumerate() {
             let is_torn = torn && index + 1 == count;
-            file.read_line(index + 1, raw, is_torn, &mut seen_parsed);
+            file.read_line(index + 1, raw, is_torn);
         }
         file
+    }
+
+    /// Whether lines from here on are entries by the plain rules: the first
+    /// parsed line was the header.
+    pub(crate) fn settled_header(&self) -> bool {
+        self.seen_parsed && self.header_first
+    }
+
+    /// Counts a line parsed elsewhere (by the lazy index) as parsed.
+    pub(crate) fn note_parsed_line(&mut self) {
+        self.seen_parsed = true;
+    }
+
+    /// A valid last line without its newline, indexed elsewhere.
+    pub(crate) fn diagnose_missing_final_newline(&mut self, line: usize) {
+        self.diagnose(
+            line,
+            DiagnosticCode::MissingFinalNewline,
+            "the last line has no newline",
+        );
+    }
+
+    /// Reads one line by this reader's rules; returns the entry it became,
+    /// if any (and keeps no copy of it or of the line).
+    pub(crate) fn read_one_line(&mut self, number: usize, raw: &[u8], torn: bool) -> Option<Entry> {
+        let before = self.entries.len();
+        self.read_line(number, raw, torn);
+        self.lines.clear();
+        (self.entries.len() > before)
+            .then(|| self.entries.pop())
+            .flatten()
+    }
+
+    /// Decodes a line the lazy index found to be a plain entry: a JSON
+    /// object of a known type with string (or absent) id and parent.
+    /// `legacy` applies the v2 → v3 migration.
+    pub(crate) fn decode_entry_line(raw: &[u8], legacy: bool) -> Entry {
+        let mut scratch = Self::empty();
+        scratch.seen_parsed = true;
+        scratch.header_first = true;
+        let text = String::from_utf8_lossy(raw);
+        let map: Map<String, Value> = serde_json::from_str(&text).unwrap_or_default();
+        scratch.read_entry(0, raw, &text, map, legacy);
+        scratch
+            .entries
+            .pop()
+            .unwrap_or_else(|| Entry::Unknown(UnknownEntry(Map::new())))
     }
 
     fn diagnose(&mut self, line: usize, code: DiagnosticCode, message: impl Into<String>) {
@@ -165,7 +221,7 @@ impl SessionFile {
         });
     }
 
-    fn read_line(&mut self, number: usize, raw: &[u8], torn: bool, seen_parsed: &mut bool) {
+    fn read_line(&mut self, number: usize, raw: &[u8], torn: bool) {
         let text = match std::str::from_utf8(raw) {
             Ok(text) => std::borrow::Cow::Borrowed(text),
             Err(err) => {
@@ -217,7 +273,7 @@ impl SessionFile {
             self.lines.push(Line::Foreign(raw.into()));
             return;
         };
-        let first_parsed = !std::mem::replace(seen_parsed, true);
+        let first_parsed = !std::mem::replace(&mut self.seen_parsed, true);
         if map.get("type").and_then(Value::as_str) == Some("session") {
             self.read_header(number, raw, map, first_parsed);
             return;
@@ -229,7 +285,15 @@ impl SessionFile {
                 "the first line is not a session header; Pi refuses this file",
             );
         }
-        self.read_entry(number, raw, &text, map);
+        let legacy = self.is_legacy();
+        self.read_entry(number, raw, &text, map, legacy);
+    }
+
+    /// Whether entries read now need the v2 → v3 migration.
+    pub(crate) fn is_legacy(&self) -> bool {
+        self.header
+            .as_ref()
+            .is_some_and(|header| header.version() < 3)
     }
 
     fn read_header(
@@ -283,13 +347,16 @@ impl SessionFile {
         }
     }
 
-    fn read_entry(&mut self, number: usize, raw: &[u8], text: &str, mut map: Map<String, Value>) {
+    fn read_entry(
+        &mut self,
+        number: usize,
+        raw: &[u8],
+        text: &str,
+        mut map: Map<String, Value>,
+        legacy: bool,
+    ) {
         // v2 → v3: the role `hookMessage` became `custom`.
-        if self
-            .header
-            .as_ref()
-            .is_some_and(|header| header.version() < 3)
-        {
+        if legacy {
             migrate_hook_message(&mut map);
         }
         let entry = match from_map::<Entry>(map) {
@@ -313,11 +380,7 @@ impl SessionFile {
                     .and_then(Value::as_str)
                     .unwrap_or("")
                     .to_owned();
-                if self
-                    .header
-                    .as_ref()
-                    .is_some_and(|header| header.version() < 3)
-                {
+                if legacy {
                     migrate_hook_message(&mut map);
                 }
                 self.diagnose(

@@ -15,6 +15,7 @@ mod extension;
 mod golden;
 mod history;
 mod host;
+mod lazy;
 mod projection;
 mod reducer;
 #[cfg(feature = "testkit")]

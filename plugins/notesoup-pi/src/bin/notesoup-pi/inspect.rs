@@ -7,10 +7,12 @@ use anyhow::{Context, Result, bail};
 use notesoup_core::history::History;
 use notesoup_core::tools::{HISTORY_TOOLS, call_history_tool};
 use notesoup_pi::history::decode;
-use notesoup_pi::json::to_js_string;
+use std::io::Write as _;
+
+use notesoup_pi::json::to_js_pretty_writer;
 use notesoup_pi::projection::{WindowProjection, convert_to_llm, project_path, window_projection};
 use notesoup_pi::reset::Kind;
-use notesoup_pi::session::{AgentMessage, Entry, SessionFile};
+use notesoup_pi::session::{AgentMessage, Entry, LazySession, Leaf, SessionFile};
 use serde_json::Value;
 
 fn is_boot_of(message: &AgentMessage, window_id: &str) -> bool {
@@ -81,8 +83,17 @@ pub fn history(
 /// `context FILE`: the messages the provider would receive at the leaf, in
 /// Pi's shapes (after `convertToLlm`), with notesoup's window projection.
 pub fn context(file: &Path, leaf: Option<&str>) -> Result<()> {
-    let session = open(file)?;
-    let branch = branch(&session, leaf)?;
+    // A long session is indexed, and only what the context needs decoded.
+    let session = LazySession::read(file).with_context(|| format!("reading {}", file.display()))?;
+    for diagnostic in session.diagnostics() {
+        eprintln!("{}: {diagnostic}", file.display());
+    }
+    if let Some(leaf) = leaf
+        && !session.contains(leaf)
+    {
+        bail!("no entry {leaf} in the session");
+    }
+    let branch = session.context_path(leaf.map_or(Leaf::Last, Leaf::Id));
     let projection = project_path(&branch);
     let messages: Vec<AgentMessage> = match window_projection(&projection, &branch) {
         WindowProjection::NoReset => projection.message_refs().cloned().collect(),
@@ -110,11 +121,9 @@ pub fn context(file: &Path, leaf: Option<&str>) -> Result<()> {
         .into_iter()
         .map(std::borrow::Cow::into_owned)
         .collect();
-    let json = to_js_string(&llm).context("serialising the context")?;
-    let pretty: Value = serde_json::from_str(&json).context("re-reading the context")?;
-    println!(
-        "{}",
-        serde_json::to_string_pretty(&pretty).context("formatting the context")?
-    );
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    to_js_pretty_writer(&mut out, &llm).context("writing the context")?;
+    writeln!(out).context("writing the context")?;
+    out.flush().context("writing the context")?;
     Ok(())
 }

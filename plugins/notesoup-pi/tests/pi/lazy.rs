@@ -1,0 +1,293 @@
+//! The lazy reader against the eager one: for every golden written by real
+//! Pi and for random sessions (branches, compactions, retain-none resets,
+//! legacy markers, model changes, bad lines), the branch and the provider
+//! context it gives are the eager reader's, while it decodes only a part of
+//! a long session.
+
+use std::path::Path;
+
+use notesoup_pi::json::to_js_string;
+use notesoup_pi::projection::{WindowProjection, convert_to_llm, project_path, window_projection};
+use notesoup_pi::session::{Entry, EntryIndex, LazySession, Leaf, SessionFile};
+use proptest::prelude::*;
+use serde_json::{Value, json};
+
+/// What the provider would be sent at `leaf`, as JSON text, from a path.
+fn context_json(path: &[&Entry]) -> String {
+    let projection = project_path(path);
+    let messages: Vec<_> = match window_projection(&projection, path) {
+        WindowProjection::LegacySlice { messages, .. } => {
+            messages.iter().map(|m| m.as_ref().clone()).collect()
+        }
+        _ => projection.message_refs().cloned().collect(),
+    };
+    let llm: Vec<_> = convert_to_llm(&messages)
+        .into_iter()
+        .map(std::borrow::Cow::into_owned)
+        .collect();
+    format!(
+        "{} | thinking {} | model {:?}",
+        to_js_string(&llm).unwrap(),
+        projection.thinking_level,
+        projection.model
+    )
+}
+
+/// Lazy and eager agree on the branch ids and the context at `leaf`.
+fn check_same(bytes: &[u8], leaf: Leaf<'_>) {
+    let eager = SessionFile::parse(bytes);
+    let lazy = LazySession::parse(bytes.to_vec());
+    let index = eager.index();
+    let eager_path = index.path(leaf);
+    let eager_ids: Vec<&str> = eager_path.iter().map(|e| e.id()).collect();
+    let lazy_ids: Vec<&str> = lazy
+        .path_positions(leaf)
+        .into_iter()
+        .map(|position| lazy.entry(position).id())
+        .collect();
+    assert_eq!(lazy_ids, eager_ids, "the branch");
+    assert_eq!(
+        context_json(&lazy.context_path(leaf)),
+        context_json(&eager_path),
+        "the context"
+    );
+    assert_eq!(lazy.len(), eager.entries().len());
+    assert_eq!(lazy.header(), eager.header());
+    let eager_diagnostics: Vec<_> = eager
+        .diagnostics()
+        .iter()
+        .filter(|d| d.code != notesoup_pi::session::DiagnosticCode::MalformedEntry)
+        .map(|d| (d.line, d.code))
+        .collect();
+    let lazy_diagnostics: Vec<_> = lazy
+        .diagnostics()
+        .iter()
+        .filter(|d| d.code != notesoup_pi::session::DiagnosticCode::MalformedEntry)
+        .map(|d| (d.line, d.code))
+        .collect();
+    assert_eq!(lazy_diagnostics, eager_diagnostics, "the diagnostics");
+}
+
+#[test]
+fn every_golden_reads_the_same() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
+    let scenarios = std::fs::read_to_string(dir.join("scenarios.txt")).unwrap();
+    for name in scenarios.lines() {
+        let bytes = std::fs::read(dir.join(format!("{name}.jsonl"))).unwrap();
+        let eager = SessionFile::parse(&bytes);
+        check_same(&bytes, Leaf::Last);
+        for entry in eager.entries() {
+            check_same(&bytes, Leaf::Id(entry.id()));
+        }
+        check_same(&bytes, Leaf::Null);
+    }
+}
+
+const HEADER: &str = r#"{"type":"session","version":3,"id":"0197a1b2-0000-7000-8000-000000000001","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/work"}"#;
+
+/// One random line of a session.
+#[derive(Debug, Clone)]
+enum Step {
+    User,
+    Assistant(u8),
+    ToolResult,
+    ModelChange(u8),
+    Thinking(u8),
+    /// A compaction keeping from the `n`-th entry back (0: retain none).
+    Compaction(u8),
+    /// A notesoup reset marker and its boot.
+    Reset,
+    /// A legacy notesoup marker and boot (no compaction).
+    LegacyReset,
+    Label,
+    /// Go back `n` entries and continue from there (a branch).
+    Branch(u8),
+    /// A line that is not an entry.
+    Garbage(u8),
+    /// An entry of an unknown type, or a known type with a bad shape.
+    Odd(u8),
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    prop_oneof![
+        4 => Just(Step::User),
+        4 => (0u8..3).prop_map(Step::Assistant),
+        2 => Just(Step::ToolResult),
+        1 => (0u8..3).prop_map(Step::ModelChange),
+        1 => (0u8..3).prop_map(Step::Thinking),
+        1 => (0u8..8).prop_map(Step::Compaction),
+        1 => Just(Step::Reset),
+        1 => Just(Step::LegacyReset),
+        1 => Just(Step::Label),
+        1 => (1u8..6).prop_map(Step::Branch),
+        1 => (0u8..6).prop_map(Step::Garbage),
+        1 => (0u8..4).prop_map(Step::Odd),
+    ]
+}
+
+const LEVELS: [&str; 3] = ["off", "low", "high"];
+
+/// A session being written: its text, entry ids, leaf and counter.
+struct Builder {
+    out: Vec<u8>,
+    ids: Vec<String>,
+    leaf: Option<String>,
+    n: u32,
+}
+
+impl Builder {
+    fn push(&mut self, mut value: Value) {
+        self.n += 1;
+        let id = format!("e{:05}", self.n);
+        let object = value.as_object_mut().unwrap();
+        let mut entry = serde_json::Map::new();
+        entry.insert("type".into(), object.remove("type").unwrap());
+        entry.insert("id".into(), json!(id));
+        entry.insert("parentId".into(), json!(self.leaf.clone()));
+        entry.insert(
+            "timestamp".into(),
+            json!(format!(
+                "2026-01-01T00:{:02}:{:02}.000Z",
+                self.n / 60 % 60,
+                self.n % 60
+            )),
+        );
+        entry.extend(object.clone());
+        self.out
+            .extend_from_slice(serde_json::to_string(&entry).unwrap().as_bytes());
+        self.out.push(b'\n');
+        self.ids.push(id.clone());
+        self.leaf = Some(id);
+    }
+}
+
+/// Builds the session text of `steps`.
+fn session(steps: &[Step]) -> Vec<u8> {
+    let mut b = Builder {
+        out: format!("{HEADER}\n").into_bytes(),
+        ids: Vec::new(),
+        leaf: None,
+        n: 0,
+    };
+    for (turn, step) in steps.iter().enumerate() {
+        let t = 1_767_225_600_000u64 + turn as u64 * 1000;
+        match step {
+            Step::User => b.push(json!({"type": "message", "message": {"role": "user", "content": format!("question {turn}"), "timestamp": t}}),
+            ),
+            Step::Assistant(model) => b.push(json!({"type": "message", "message": {"role": "assistant", "content": [{"type": "text", "text": format!("answer {turn}")}, {"type": "toolCall", "id": format!("c{turn}"), "name": "read", "arguments": {"path": "a"}}], "api": "faux", "provider": "faux", "model": format!("m{model}"), "usage": {"input": 100, "output": 10, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 110, "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}}, "stopReason": "toolUse", "timestamp": t}}),
+            ),
+            Step::ToolResult => b.push(json!({"type": "message", "message": {"role": "toolResult", "toolCallId": format!("c{turn}"), "toolName": "read", "content": [{"type": "text", "text": "ok"}], "isError": false, "timestamp": t}}),
+            ),
+            Step::ModelChange(model) => b.push(json!({"type": "model_change", "provider": "faux", "modelId": format!("m{model}")}),
+            ),
+            Step::Thinking(level) => b.push(json!({"type": "thinking_level_change", "thinkingLevel": LEVELS[usize::from(*level)]}),
+            ),
+            Step::Compaction(back) => {
+                let first_kept = if *back == 0 || b.ids.is_empty() {
+                    format!("e{:05}", b.n + 1)
+                } else {
+                    b.ids[b.ids.len().saturating_sub(usize::from(*back))].clone()
+                };
+                b.push(json!({"type": "compaction", "summary": format!("summary {turn}"), "firstKeptEntryId": first_kept, "tokensBefore": 1000}),
+                );
+            }
+            Step::Reset => {
+                let window = format!("pcw:0197a1b2:{turn:08x}");
+                b.push(json!({"type": "compaction", "summary": "", "firstKeptEntryId": format!("e{:05}", b.n + 1), "tokensBefore": 1000, "details": {"notesoup": {"windowId": window}}}),
+                );
+                b.push(json!({"type": "custom_message", "customType": "notesoup/boot", "content": "boot", "display": false, "details": {"windowId": window}}),
+                );
+            }
+            Step::LegacyReset => {
+                let window = format!("pcw:0197a1b2:{turn:08x}");
+                b.push(json!({"type": "custom", "customType": "pi-context/window", "data": {"windowId": window, "previousWindowId": null}}),
+                );
+                b.push(json!({"type": "custom_message", "customType": "pi-context/boot", "content": "boot", "display": false, "details": {"windowId": window}}),
+                );
+            }
+            Step::Label => {
+                if let Some(target) = b.ids.last().cloned() {
+                    b.push(json!({"type": "label", "targetId": target, "label": format!("l{turn}")}),
+                    );
+                }
+            }
+            Step::Branch(back) => {
+                if !b.ids.is_empty() {
+                    b.leaf = Some(b.ids[b.ids.len().saturating_sub(usize::from(*back))].clone());
+                }
+            }
+            Step::Garbage(kind) => {
+                let line: &[u8] = match kind {
+                    0 => b"not json at all",
+                    1 => b"[1, 2, 3]",
+                    2 => b"",
+                    3 => b"{\"type\":\"message\",\"id\":\"torn\"",
+                    4 => b"{\"type\":\"message\",\"id\":\"bad\xff\",\"parentId\":null}",
+                    _ => HEADER.as_bytes(),
+                };
+                b.out.extend_from_slice(line);
+                b.out.push(b'\n');
+            }
+            Step::Odd(kind) => match kind {
+                0 => b.push(json!({"type": "future_kind", "x": 1}),
+                ),
+                1 => b.push(json!({"type": "message", "message": {"role": "user"}}),
+                ),
+                2 => b.push(json!({"type": "compaction", "summary": 7}),
+                ),
+                _ => {
+                    // An id that is not a string: only the eager rules settle it.
+                    b.n += 1;
+                    b.out.extend_from_slice(format!("{{\"type\":\"custom\",\"customType\":\"x\",\"id\":{},\"parentId\":{}}}\n", b.n, json!(b.leaf)).as_bytes());
+                }
+            },
+        }
+    }
+    b.out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn random_sessions_read_the_same(steps in proptest::collection::vec(step(), 0..60), torn in any::<bool>()) {
+        let mut bytes = session(&steps);
+        if torn && bytes.len() > 10 {
+            bytes.pop();
+        }
+        let eager = SessionFile::parse(&bytes);
+        check_same(&bytes, Leaf::Last);
+        let index = EntryIndex::new(eager.entries());
+        for entry in eager.entries().iter().step_by(3) {
+            check_same(&bytes, Leaf::Id(entry.id()));
+        }
+        let _ = index;
+    }
+}
+
+/// On a long session with compactions, only the entries after the newest
+/// compaction's kept range are decoded.
+#[test]
+fn a_long_session_decodes_only_its_active_part() {
+    let mut steps = Vec::new();
+    for turn in 0..2_000 {
+        steps.extend([
+            Step::User,
+            Step::Assistant(0),
+            Step::ToolResult,
+            Step::Assistant(1),
+        ]);
+        if turn % 500 == 499 {
+            steps.push(Step::Compaction(4));
+        }
+    }
+    let bytes = session(&steps);
+    let lazy = LazySession::parse(bytes.clone());
+    assert_eq!(lazy.decoded(), 0, "indexing decodes nothing");
+    let path = lazy.context_path(Leaf::Last);
+    assert!(lazy.decoded() < 100, "decoded {}", lazy.decoded());
+    assert_eq!(
+        context_json(&path),
+        context_json(&SessionFile::parse(&bytes).index().path(Leaf::Last))
+    );
+}
