@@ -343,3 +343,37 @@ fn the_dream_subcommand_fails_on_a_provider_error_and_without_a_script() {
     assert_eq!(code, 2);
     assert!(err.contains("step 0 needs exactly one of"), "{err}");
 }
+
+#[test]
+fn doctor_clean_lists_then_removes_stale_temporary_files() {
+    let dir = home();
+    let home = dir.path().join("notes");
+    // A temporary file of a write whose process is long gone (no kernel
+    // hands out such a pid), an hour old.
+    let stale = home.join("human/.notesoup-999999999-0123456789abcdef0123456789abcdef.tmp");
+    fs::create_dir_all(stale.parent().unwrap()).unwrap();
+    fs::write(&stale, "partial").unwrap();
+    let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    fs::File::options()
+        .write(true)
+        .open(&stale)
+        .unwrap()
+        .set_modified(hour_ago)
+        .unwrap();
+
+    let (code, stdout, _) = binary(&["dream", "doctor", "clean"], &home);
+    assert_eq!(code, 0);
+    assert_eq!(
+        stdout,
+        "would remove human/.notesoup-999999999-0123456789abcdef0123456789abcdef.tmp\ndoctor clean: 1 stale temporary file; run again with --apply to remove it\n"
+    );
+    assert!(stale.exists(), "a dry run removes nothing");
+
+    let (code, stdout, _) = binary(&["dream", "doctor", "clean", "--apply"], &home);
+    assert_eq!(code, 0);
+    assert!(
+        stdout.starts_with("removed human/.notesoup-999999999-"),
+        "{stdout}"
+    );
+    assert!(!stale.exists());
+}

@@ -6,13 +6,16 @@
 
 use std::path::PathBuf;
 
-use notesoup_core::dream::{DreamOptions, DreamOutput, Stream, doctor, run_dream};
+use notesoup_core::dream::{
+    DreamOptions, DreamOutput, Stream, clean_temp_files, doctor, run_dream,
+};
 use notesoup_pi::dream::PiDreamRunner;
 use notesoup_pi::testkit::{ReferenceDreamHost, ScriptedModel, parse_dream_script};
 
 pub const DREAM_USAGE: &str = "usage: notesoup-pi dream [--notes-home DIR] [--min-hours N] [--min-sessions N] [--force]
                          [--dreamer PATTERN] [--playbook PATH] --script FILE
        notesoup-pi dream doctor [--notes-home DIR]
+       notesoup-pi dream doctor clean [--notes-home DIR] [--apply]
 
   dream         gates, lock, baseline audit, the dreamer, report, final audit
                 --notes-home DIR   the notes home (default: $PI_NOTES_HOME, else ~/.agents/notes)
@@ -24,6 +27,9 @@ pub const DREAM_USAGE: &str = "usage: notesoup-pi dream [--notes-home DIR] [--mi
                 --script FILE      the dreamer's turns as JSON: [{\"tools\":[{\"name\":\"read\",
                                    \"arguments\":{\"path\":\"x.md\"}}]}, {\"text\":\"report\"}, {\"error\":\"...\"}]
   dream doctor  read-only checks of the notes home; exit 1 when issues are found
+  dream doctor clean
+                lists the temporary files interrupted writes left (older than a
+                minute, writer gone); --apply removes them
 
   This binary has no real model: its dreamer is the reference host's scripted
   model and replays --script. A real Pi host supplies the dreamer through
@@ -44,16 +50,23 @@ pub fn main(args: &[String]) -> u8 {
 
 fn run(args: &[String]) -> Result<u8, String> {
     if args.first().map(String::as_str) == Some("doctor") {
+        let clean = args.get(1).map(String::as_str) == Some("clean");
         let mut home = None;
-        let mut rest = args[1..].iter();
+        let mut apply = false;
+        let mut rest = args[if clean { 2 } else { 1 }..].iter();
         while let Some(arg) = rest.next() {
             match arg.as_str() {
                 "--notes-home" => home = Some(value(&mut rest, arg)?),
+                "--apply" if clean => apply = true,
                 "--help" => return help(),
                 other => return Err(format!("unknown argument {other}")),
             }
         }
         let home = resolve_home(home)?;
+        if clean {
+            let report = clean_temp_files(&home, apply, std::time::SystemTime::now());
+            return Ok(print(&report.output()));
+        }
         return Ok(print(&doctor(&home).output()));
     }
 
