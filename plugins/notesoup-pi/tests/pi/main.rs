@@ -2,6 +2,8 @@
 
 #![allow(clippy::unwrap_used)] // a failed unwrap is a failed test
 
+#[cfg(feature = "testkit")]
+mod adversarial;
 mod bad_input;
 mod bridge;
 #[cfg(feature = "testkit")]

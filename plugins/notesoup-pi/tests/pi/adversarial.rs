@@ -1,0 +1,169 @@
+//! The repository's adversarial corpora through Pi's entry points: every
+//! address through the extension's `notes_write` tool, and every dreamer
+//! path through the dream tools a Pi dreamer session calls. Each case gets
+//! the corpus's answer, and nothing outside the notes root changes.
+
+use std::fs;
+use std::os::unix::fs::symlink;
+use std::path::{Path, PathBuf};
+
+use notesoup_core::dream::DreamTools;
+use notesoup_pi::dream::run_dream_tool;
+use notesoup_pi::host::{PiExtension, ToolInvocation};
+use serde_json::{Value, json};
+
+use crate::support::Scene;
+
+fn corpus(name: &str) -> Vec<Value> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/adversarial")
+        .join(name);
+    fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .skip(1)
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect()
+}
+
+/// Every file under `dir` (links not followed) with its bytes.
+fn tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut files: Vec<(PathBuf, Vec<u8>)> = walk(dir)
+        .into_iter()
+        .map(|path| {
+            let bytes = fs::read(&path).unwrap_or_default();
+            (path, bytes)
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let Ok(entries) = fs::read_dir(dir) else {
+        return out;
+    };
+    for entry in entries.flatten() {
+        let kind = entry.file_type().unwrap();
+        if kind.is_dir() {
+            out.extend(walk(&entry.path()));
+        } else {
+            out.push(entry.path());
+        }
+    }
+    out
+}
+
+#[test]
+fn the_address_corpus_through_notes_write() {
+    let cases = corpus("addresses.jsonl");
+    assert!(cases.len() >= 150);
+    let mut scene = Scene::new(200_000);
+    let outside = scene.dir.path().join("project");
+    let mut answered = std::collections::BTreeMap::<String, usize>::new();
+    for case in &cases {
+        let address = case["address"].as_str().unwrap();
+        let expected = case["code"].as_str().unwrap();
+        let before = tree(&outside);
+        let result = scene.harness.extension.execute_tool(
+            &mut scene.harness.host,
+            &ToolInvocation {
+                tool_call_id: "t".to_owned(),
+                name: "notes_write".to_owned(),
+                params: json!({"address": address, "content": "x"}),
+            },
+        );
+        let label = format!("{address:?} ({})", case["why"]);
+        if expected == "ok" {
+            assert_eq!(result.is_error, None, "{label}: {:?}", result.content);
+        } else {
+            assert_eq!(result.is_error, Some(true), "{label}: written");
+            let wire = result.structured_content.as_ref().expect("a refusal");
+            assert_eq!(wire["code"], expected, "{label}");
+        }
+        assert_eq!(
+            tree(&outside),
+            before,
+            "{label}: nothing outside the notes root"
+        );
+        *answered.entry(expected.to_owned()).or_default() += 1;
+    }
+    eprintln!("Pi notes_write, address corpus: {answered:?}");
+}
+
+#[test]
+fn the_dreamer_paths_corpus_through_the_dream_tools() {
+    let cases = corpus("dreamer-paths.jsonl");
+    assert!(cases.len() >= 60);
+    for case in &cases {
+        let path = case["path"].as_str().unwrap();
+        let expected = case["code"].as_str().unwrap();
+        for op in case["ops"].as_array().unwrap() {
+            let op = op.as_str().unwrap();
+            let dir = tempfile::tempdir().unwrap();
+            let home = fs::canonicalize(dir.path()).unwrap().join("notes");
+            let outside = fs::canonicalize(dir.path()).unwrap().join("outside");
+            fixture(&home, &outside);
+            let before = (tree(&home), tree(&outside));
+            let arguments = match op {
+                "write" => json!({"path": path, "content": "pwned\n"}),
+                "edit" => json!({"path": path, "oldText": "x", "newText": "pwned"}),
+                _ => json!({"path": path}),
+            };
+            let result = run_dream_tool(&DreamTools::new(&home), op, &arguments);
+            let label = format!("{op} {path:?} ({})", case["why"]);
+            match (expected, result) {
+                ("ok", Ok(_)) => {}
+                ("ok", Err(error)) => panic!("{label}: {error}"),
+                (_, Ok(done)) => panic!("{label}: expected {expected}, got {done}"),
+                (_, Err(error)) => {
+                    let prefix = match expected {
+                        "not_a_note" => {
+                            format!("write jail: {path} is not a note the dreamer may write: ")
+                        }
+                        _ => "write jail: ".to_owned(),
+                    };
+                    assert!(error.starts_with(&prefix), "{label}: {error}");
+                    assert_eq!(
+                        (tree(&home), tree(&outside)),
+                        before,
+                        "{label}: nothing changed"
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// The notes root the dreamer-paths corpus describes.
+fn fixture(home: &Path, outside: &Path) {
+    let put = |path: PathBuf, text: &str| {
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, text).unwrap();
+    };
+    put(home.join(".git/config"), "[core]\n");
+    put(home.join(".git/HEAD"), "ref: refs/heads/main\n");
+    put(home.join("dreams/2026-01-01.md"), "# Dream\n");
+    put(
+        home.join(".dream.lock"),
+        "1 00000000-0000-0000-0000-000000000000\n",
+    );
+    put(home.join(".dream.lock.last-run"), "2026-01-01T00:00:00Z\n");
+    put(home.join("human/prefs.md"), "---\norigin: user\n---\n\nx\n");
+    put(
+        home.join("human/old.md"),
+        "---\norigin: self\ncrumpledAt: 2026-01-01T00:00:00.000+00:00\n---\n\nx\n",
+    );
+    put(home.join("human/x.txt"), "x\n");
+    put(home.join("human/x.md.bak"), "x\n");
+    put(outside.join("x.md"), "x\n");
+    symlink(home.join(".git"), home.join("human/to-git")).unwrap();
+    symlink(
+        home.join(".git/config"),
+        home.join("human/to-git-config.md"),
+    )
+    .unwrap();
+    symlink(outside, home.join("human/out-link")).unwrap();
+    symlink(outside.join("x.md"), home.join("human/out-file.md")).unwrap();
+}
