@@ -2,8 +2,9 @@
 // dsh that `notesoup-dsh dream` starts. It registers the jailed dream tools
 // (read, grep, find, ls, write, edit, delete), each answered by a
 // `notesoup-dsh dream-tools --notes-home HOME` child, and makes them the only
-// tools: every other tool is hidden from the model and denied by a guard, so
-// a profile that mounts more tools still gives the dreamer nothing else.
+// tools: every other tool (and its prompt guidance) is hidden from the model
+// and denied by a guard, so a profile that mounts more tools still gives the
+// dreamer nothing else. Thinking is off where the route allows it.
 import { readFileSync } from 'node:fs'
 import { Sidecar } from './sidecar.js'
 
@@ -43,14 +44,36 @@ export function apply(ctx, config = {}) {
       })
     }
   }
-  ctx.on('agent/created', ({ agent }) => register(agent.ctx))
+  // The dreamer tidies notes: no thinking, where the route can turn it off
+  // (dsh's DeepSeek route lists `off`; other routes keep their default
+  // rather than fail a request on an effort they do not know).
+  // Prepended, so it runs outermost: dsh's own agent listener replaces the
+  // effort it is handed.
+  const thinkingOff = (agentCtx) =>
+    agentCtx.on(
+      'agent/request',
+      async (_payload, next) => {
+        const config = await next()
+        return config.provider === 'deepseek-official' ? { ...config, reasoningEffort: 'off' } : config
+      },
+      true,
+    )
+  ctx.on('agent/created', ({ agent }) => {
+    register(agent.ctx)
+    thinkingOff(agent.ctx)
+  })
 
   ctx.tools.guard((execution) =>
     allowed.has(execution.name) ? undefined : `the dreamer holds only the dream tools (${[...allowed].join(', ')})`,
   )
   ctx.on('system-prompt/assemble', async (_assembly, _context, next) => {
     const assembled = await next()
-    return { ...assembled, tools: assembled.tools.filter((tool) => allowed.has(tool.name)) }
+    // The other tools' guidance (`tool:<name>` sections) goes with them.
+    return {
+      ...assembled,
+      sections: assembled.sections.filter((section) => !section.name.startsWith('tool:')),
+      tools: assembled.tools.filter((tool) => allowed.has(tool.name)),
+    }
   })
 
   ctx.effect(() => () => sidecar.close(), 'notesoup dream tools')

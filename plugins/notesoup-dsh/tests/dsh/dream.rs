@@ -225,7 +225,16 @@ fn a_headless_dsh_dreams_with_only_the_jailed_tools() {
             request["model"], "dream-model-from-settings",
             "the dreamer setting"
         );
+        assert_eq!(
+            request["thinking"]["type"], "disabled",
+            "thinking off: {request}"
+        );
+        assert!(request.get("reasoning_effort").is_none(), "{request}");
         let shown = request["messages"].to_string();
+        assert!(
+            !shown.contains("Use the read tool") && !shown.contains("web_search"),
+            "no other tool's guidance: {shown}"
+        );
         assert!(
             !shown.contains("<context_window>"),
             "no notesoup boot in the dreamer"
