@@ -5,6 +5,8 @@
 //!   carries a ~400 MB native binary that does not need Node at run time.
 //! - `mcp`: the Python MCP SDK (PyPI `mcp`, pinned) in a virtualenv, an
 //!   independent MCP client.
+//! - `inspector`: the MCP Inspector (`@modelcontextprotocol/inspector`,
+//!   pinned) through npm, whose `--cli` mode is a second independent client.
 //!
 //! Everything goes under `${NOTESOUP_REF_DIR:-$HOME/.cache/notesoup-ref}`;
 //! an existing install is reused. The command prints `export` lines for the
@@ -23,12 +25,17 @@ pub const CLAUDE_CODE_VERSION: &str = "2.1.332";
 /// The Python MCP SDK release used as the independent client.
 pub const MCP_PY_VERSION: &str = "2.3.0";
 
+/// The MCP Inspector release whose command line is a second client.
+pub const INSPECTOR_VERSION: &str = "2.12.0";
+
 /// Environment variable naming the installed `claude` launcher.
 pub const CLAUDE_ENV: &str = "NOTESOUP_CLAUDE";
 /// Environment variable naming the Python interpreter that has `mcp`.
 pub const MCP_PYTHON_ENV: &str = "NOTESOUP_MCP_PYTHON";
+/// Environment variable naming the installed `mcp-inspector` launcher.
+pub const INSPECTOR_ENV: &str = "NOTESOUP_MCP_INSPECTOR";
 
-const USAGE: &str = "usage: cargo xtask claude-hosts [claude|mcp|all]";
+const USAGE: &str = "usage: cargo xtask claude-hosts [claude|mcp|inspector|all]";
 
 pub fn run(args: &[String]) -> Result<()> {
     let which = match args {
@@ -41,9 +48,11 @@ pub fn run(args: &[String]) -> Result<()> {
     match which {
         "claude" => exports.push(install_claude(&root)?),
         "mcp" => exports.push(install_mcp(&root)?),
+        "inspector" => exports.push(install_inspector(&root)?),
         "all" => {
             exports.push(install_claude(&root)?);
             exports.push(install_mcp(&root)?);
+            exports.push(install_inspector(&root)?);
         }
         _ => bail!("{USAGE}"),
     }
@@ -79,6 +88,37 @@ fn install_claude(root: &Path) -> Result<(&'static str, PathBuf)> {
     }
     check_runs(Command::new(&launcher).arg("--version"), "claude --version")?;
     Ok((CLAUDE_ENV, launcher))
+}
+
+fn install_inspector(root: &Path) -> Result<(&'static str, PathBuf)> {
+    let dir = root.join(format!("mcp-inspector-{INSPECTOR_VERSION}"));
+    let launcher = dir.join("node_modules").join(".bin").join("mcp-inspector");
+    if !launcher.exists() {
+        eprintln!(
+            "claude-hosts: installing @modelcontextprotocol/inspector@{INSPECTOR_VERSION} into {}",
+            dir.display()
+        );
+        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        if !dir.join("package.json").exists() {
+            run_in(&dir, Command::new("npm").args(["init", "-y"]), "npm init")?;
+        }
+        run_in(
+            &dir,
+            Command::new("npm").args([
+                "install",
+                "--no-audit",
+                "--no-fund",
+                "--loglevel=error",
+                &format!("@modelcontextprotocol/inspector@{INSPECTOR_VERSION}"),
+            ]),
+            "npm install @modelcontextprotocol/inspector",
+        )?;
+    }
+    check_runs(
+        Command::new(&launcher).arg("--version"),
+        "mcp-inspector --version",
+    )?;
+    Ok((INSPECTOR_ENV, launcher))
 }
 
 fn install_mcp(root: &Path) -> Result<(&'static str, PathBuf)> {

@@ -1,4 +1,5 @@
-//! The installed reference hosts: Claude Code and the Python MCP SDK.
+//! The installed reference hosts: Claude Code, the Python MCP SDK and the
+//! MCP Inspector.
 //!
 //! `cargo xtask claude-hosts` installs them and prints the variables to set;
 //! without the variables the default install location is used when it
@@ -9,8 +10,9 @@ use std::path::PathBuf;
 /// Pinned with the installer (`xtask/src/claude_hosts.rs`).
 const CLAUDE_CODE_VERSION: &str = "2.1.332";
 const MCP_PY_VERSION: &str = "2.3.0";
+const INSPECTOR_VERSION: &str = "2.12.0";
 
-const INSTALL: &str = "install the reference hosts with `eval \"$(cargo xtask claude-hosts)\"` (it sets NOTESOUP_CLAUDE and NOTESOUP_MCP_PYTHON)";
+const INSTALL: &str = "install the reference hosts with `eval \"$(cargo xtask claude-hosts)\"` (it sets NOTESOUP_CLAUDE, NOTESOUP_MCP_PYTHON and NOTESOUP_MCP_INSPECTOR)";
 
 fn reference_dir() -> Option<PathBuf> {
     match std::env::var_os("NOTESOUP_REF_DIR").filter(|d| !d.is_empty()) {
@@ -56,6 +58,18 @@ pub fn mcp_python() -> PathBuf {
                 .join("bin/python")
         }),
         &format!("the Python MCP SDK {MCP_PY_VERSION}"),
+    )
+}
+
+/// The `mcp-inspector` launcher of the MCP Inspector 2.12.0.
+pub fn mcp_inspector() -> PathBuf {
+    find(
+        "NOTESOUP_MCP_INSPECTOR",
+        reference_dir().map(|d| {
+            d.join(format!("mcp-inspector-{INSPECTOR_VERSION}"))
+                .join("node_modules/.bin/mcp-inspector")
+        }),
+        &format!("the MCP Inspector {INSPECTOR_VERSION}"),
     )
 }
 

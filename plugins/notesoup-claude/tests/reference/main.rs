@@ -16,6 +16,7 @@ mod compactions;
 mod dream;
 mod fake_api;
 mod hosts;
+mod inspector;
 mod plugin;
 mod python_client;
 mod reset_mod;

@@ -1,0 +1,146 @@
+//! MCP conformance with a second independent client: the MCP Inspector's
+//! command line (`mcp-inspector --cli`, npm `@modelcontextprotocol/inspector`
+//! 2.12.0) lists the tools and calls each one, success and refusal, against
+//! `notesoup mcp`.
+
+use std::process::Output;
+
+use serde_json::{Value, json};
+
+use crate::hosts::mcp_inspector;
+use crate::support::{Sandbox, context_of, hook_context_row, notesoup_bin};
+
+const S1: &str = "55555555-5555-4555-8555-555555555555";
+
+/// `mcp-inspector --cli notesoup mcp <args>` in the sandbox.
+fn inspect(sb: &Sandbox, args: &[&str]) -> Output {
+    let bin = notesoup_bin();
+    let mut all = vec!["--cli", bin.to_str().unwrap(), "mcp"];
+    all.extend_from_slice(args);
+    crate::claude::run(&mut sb.command(&mcp_inspector(), &all))
+}
+
+/// The result of a call that must succeed.
+fn called(sb: &Sandbox, tool: &str, args: &[&str]) -> Value {
+    let mut all = vec!["--method", "tools/call", "--tool-name", tool];
+    for arg in args {
+        all.push("--tool-arg");
+        all.push(arg);
+    }
+    let output = inspect(sb, &all);
+    assert!(
+        output.status.success(),
+        "{tool} {args:?}: {}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+/// The refusal code of a call that must be refused (the Inspector prints
+/// the result, then fails).
+fn refused(sb: &Sandbox, tool: &str, args: &[&str]) -> String {
+    let mut all = vec!["--method", "tools/call", "--tool-name", tool];
+    for arg in args {
+        all.push("--tool-arg");
+        all.push(arg);
+    }
+    let output = inspect(sb, &all);
+    assert!(!output.status.success(), "{tool} {args:?} was not refused");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let result: Value = serde_json::Deserializer::from_str(&stdout)
+        .into_iter::<Value>()
+        .next()
+        .unwrap()
+        .unwrap();
+    assert_eq!(result["isError"], true, "{stdout}");
+    let text = result["content"][0]["text"].as_str().unwrap();
+    text.strip_prefix("error: ")
+        .and_then(|rest| rest.split(':').next())
+        .unwrap_or_else(|| panic!("not a coded refusal: {text}"))
+        .to_owned()
+}
+
+fn text(result: &Value) -> &str {
+    assert_eq!(result["isError"], false, "{result}");
+    result["content"][0]["text"].as_str().unwrap()
+}
+
+#[test]
+fn the_inspector_lists_and_calls_every_tool() {
+    let _terminal = crate::hosts::shared();
+    let sb = Sandbox::new();
+    // A recorded session: the Inspector sends no tool-use id, so calls go
+    // to the project's latest session.
+    let boot = context_of(
+        &sb.hook("session-start", &sb.payload("SessionStart-startup", S1))
+            .unwrap(),
+        "SessionStart",
+    );
+    sb.append_transcript(S1, &[
+        hook_context_row("h1", &boot),
+        json!({"type":"user","uuid":"u1","parentUuid":"h1","isSidechain":false,"message":{"role":"user","content":"fix the parser"}}).to_string(),
+        json!({"type":"assistant","uuid":"a1","parentUuid":"u1","isSidechain":false,"message":{"id":"m1","model":"claude-opus-5-5","role":"assistant","content":[{"type":"text","text":"Looking at the parser."}]}}).to_string(),
+    ]);
+
+    let listed = inspect(&sb, &["--method", "tools/list"]);
+    assert!(listed.status.success());
+    let listed: Value = serde_json::from_slice(&listed.stdout).unwrap();
+    let tools = listed["tools"].as_array().unwrap();
+    let expected: Vec<&str> = notesoup_core::tools::tools_for(false)
+        .map(|tool| tool.name)
+        .collect();
+    let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(names, expected);
+    for (tool, spec) in tools.iter().zip(notesoup_core::tools::tools_for(false)) {
+        assert_eq!(tool["description"], spec.description.as_str());
+        assert_eq!(tool["inputSchema"], spec.input_schema);
+        assert_eq!(tool["annotations"]["readOnlyHint"], spec.read_only);
+    }
+
+    let written = called(
+        &sb,
+        "notes_write",
+        &["address=checkpoint.md", "content=# Goal\nfix the parser"],
+    );
+    assert!(
+        text(&written).starts_with("created checkpoint.md"),
+        "{written}"
+    );
+    let updated = called(
+        &sb,
+        "notes_update",
+        &[
+            "address=checkpoint.md",
+            r#"edits=[{"oldText":"fix the parser","newText":"parser fixed"}]"#,
+        ],
+    );
+    assert!(text(&updated).contains("+2 parser fixed"), "{updated}");
+    let read = called(&sb, "notes_read", &["address=checkpoint.md"]);
+    assert!(text(&read).ends_with("parser fixed"), "{read}");
+    let list = called(&sb, "notes_list", &[]);
+    assert!(text(&list).starts_with("1 note"), "{list}");
+    let search = called(&sb, "notes_search", &["query=PARSER"]);
+    assert!(text(&search).starts_with("1 file"), "{search}");
+    let windows = called(&sb, "history_windows", &[]);
+    assert!(
+        text(&windows).starts_with(&format!("session {S1}")),
+        "{windows}"
+    );
+    let page = called(&sb, "history_list", &[]);
+    assert!(text(&page).contains("fix the parser"), "{page}");
+    let found = called(&sb, "history_search", &["query=parser"]);
+    assert!(text(&found).contains("seq 3 | window"), "{found}");
+    let event = called(&sb, "history_read", &["seq=2"]);
+    assert!(text(&event).contains("fix the parser"), "{event}");
+
+    assert_eq!(
+        refused(&sb, "notes_read", &["address=@project/none.md"]),
+        "not_found"
+    );
+    assert_eq!(
+        refused(&sb, "notes_write", &["address=@human/../x.md", "content=x"]),
+        "invalid_address"
+    );
+    assert_eq!(refused(&sb, "history_read", &["seq=999"]), "unknown_seq");
+}
