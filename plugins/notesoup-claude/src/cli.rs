@@ -29,10 +29,17 @@ pub const SERVER_INFO: ServerInfo = ServerInfo {
     version: env!("CARGO_PKG_VERSION"),
 };
 
+/// What `--version` prints after the name: the plugin's version and the
+/// Claude Code release it is verified against (the reference tests' pin).
+pub const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (verified with Claude Code 2.1.332)"
+);
+
 /// notesoup for Claude Code: the MCP server, the hook handler, and a command
 /// line over the same notes and history.
 #[derive(Debug, Parser)]
-#[command(name = "notesoup", version)]
+#[command(name = "notesoup", version = VERSION)]
 pub struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -220,8 +227,9 @@ struct PageArgs {
     /// Events per page.
     #[arg(long)]
     limit: Option<u32>,
-    /// Only these roles (user, assistant, tool, context).
-    #[arg(long = "role")]
+    /// Only these roles (user, assistant, tool, context): repeated, or
+    /// comma-separated.
+    #[arg(long = "role", value_delimiter = ',')]
     roles: Vec<String>,
     /// Only seqs below this.
     #[arg(long)]

@@ -22,6 +22,14 @@ pub fn claude_tools() -> Vec<&'static ToolSpec> {
     tools_for(false).collect()
 }
 
+/// A tool's description as Claude's model reads it: core's text, with the
+/// skill named as this host names it (`notesoup:memory`, not Pi's
+/// `/skill:memory`).
+pub fn claude_description(tool: &ToolSpec) -> String {
+    tool.description
+        .replace("/skill:memory", "the notesoup:memory skill")
+}
+
 /// How a call finds its session and that session's history.
 pub trait Caller {
     /// The calling session, `None` when no session is known.

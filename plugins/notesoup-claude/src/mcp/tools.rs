@@ -12,7 +12,7 @@ use super::caller::resolve;
 use super::protocol::{CallMeta, RpcError, ToolDef, ToolHost, ToolText, code};
 use crate::env::HostEnv;
 use crate::state::{SessionState, StateDir};
-use crate::tool_host::{Caller, ClaudeToolHost, claude_tools};
+use crate::tool_host::{Caller, ClaudeToolHost, claude_description, claude_tools};
 use crate::transcript::decode::{ChainFile, decode_chain};
 
 /// The tool host of one `notesoup mcp` process.
@@ -90,7 +90,7 @@ impl ToolHost for NotesoupTools {
             .iter()
             .map(|tool| ToolDef {
                 name: tool.name.to_owned(),
-                description: tool.description.clone(),
+                description: claude_description(tool),
                 input_schema: tool.input_schema.clone(),
                 read_only: Some(tool.read_only),
             })

@@ -164,6 +164,20 @@ fn history_reads_a_transcript_file_or_the_recorded_session() {
         "{search}"
     );
 
+    // Roles as a comma list or as repeated flags: the same page.
+    let roles = |args: &[&str]| {
+        let mut all = vec!["history", "--transcript", path.to_str().unwrap(), "list"];
+        all.extend_from_slice(args);
+        ok(sb.run(&all, b""))
+    };
+    let comma = roles(&["--role", "user,assistant"]);
+    assert_eq!(comma, roles(&["--role", "user", "--role", "assistant"]));
+    assert!(
+        comma.contains("| user\n") && comma.contains("| assistant\n"),
+        "{comma}"
+    );
+    assert!(!comma.contains("| context\n"), "{comma}");
+
     let none = refused(sb.run(&["history", "windows"], b""));
     assert!(
         none.contains("no Claude Code session is recorded for this project"),

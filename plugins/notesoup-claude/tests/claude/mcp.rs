@@ -100,6 +100,12 @@ fn both_eras_handshake_and_list_the_same_tools() {
         assert_eq!(tool["inputSchema"]["type"], "object", "{tool}");
         assert_eq!(tool["inputSchema"]["additionalProperties"], false, "{tool}");
         assert!(tool.get("outputSchema").is_none());
+        // This host's skill, never Pi's `/skill:` syntax.
+        let description = tool["description"].as_str().unwrap();
+        assert!(!description.contains("/skill:"), "{description}");
+        if tool["name"].as_str().unwrap().starts_with("notes_") {
+            assert!(description.contains("notesoup:memory"), "{description}");
+        }
     }
     let unknown = server.request(&json!({"jsonrpc":"2.0","id":2,"method":"resources/list"}));
     assert_eq!(unknown["error"]["code"], -32601);

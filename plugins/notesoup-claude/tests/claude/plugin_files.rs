@@ -140,6 +140,9 @@ fn the_binary_reports_its_version() {
         .unwrap();
     assert_eq!(
         String::from_utf8(output.stdout).unwrap(),
-        format!("notesoup {}\n", env!("CARGO_PKG_VERSION"))
+        format!(
+            "notesoup {} (verified with Claude Code 2.1.332)\n",
+            env!("CARGO_PKG_VERSION")
+        )
     );
 }

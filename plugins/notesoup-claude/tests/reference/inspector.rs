@@ -93,7 +93,11 @@ fn the_inspector_lists_and_calls_every_tool() {
     let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
     assert_eq!(names, expected);
     for (tool, spec) in tools.iter().zip(notesoup_core::tools::tools_for(false)) {
-        assert_eq!(tool["description"], spec.description.as_str());
+        assert_eq!(
+            tool["description"],
+            notesoup_claude::tool_host::claude_description(spec)
+        );
+        assert!(!tool["description"].as_str().unwrap().contains("/skill:"));
         assert_eq!(tool["inputSchema"], spec.input_schema);
         assert_eq!(tool["annotations"]["readOnlyHint"], spec.read_only);
     }
