@@ -1,7 +1,7 @@
 //! Rendering the boot of a Claude window: core's snapshot and renderer with
 //! the Claude identity and bindings.
 
-use notesoup_core::boot::{BootIdentity, BootSnapshot, render_boot_within};
+use notesoup_core::boot::{BootIdentity, BootSections, BootSnapshot, boot_sections};
 use notesoup_core::notes::{Home, NoteStore, NotesIdentity};
 
 use crate::env::HostEnv;
@@ -36,6 +36,15 @@ pub fn render_with_warnings(
     env: &HostEnv,
     state: &SessionState,
 ) -> Result<(String, Vec<String>), String> {
+    sections(env, state).map(|(sections, warnings)| (sections.join(), warnings))
+}
+
+/// The boot in its sections (for `boot --stats`), within the project's
+/// `bootMaxChars`, and the warnings the project's settings gave.
+pub fn sections(
+    env: &HostEnv,
+    state: &SessionState,
+) -> Result<(BootSections, Vec<String>), String> {
     let settings = crate::settings::load(env, &state.cwd);
     let identity = notes_identity(env, &state.notes_session_id, &state.project_key)?;
     let store = NoteStore::new(identity.clone());
@@ -48,13 +57,13 @@ pub fn render_with_warnings(
         window_id: state.window_id().to_string(),
         previous_window_id: state.previous_window_id.clone(),
     };
-    let boot = render_boot_within(
+    let sections = boot_sections(
         &snapshot,
         &identity,
         &bindings(),
         settings.settings.boot_max_chars,
     );
-    Ok((boot, settings.warnings))
+    Ok((sections, settings.warnings))
 }
 
 /// `text` with every path under the notes root named as the model knows it:

@@ -64,7 +64,7 @@ enum Command {
     /// List, read, search and write notes as the model sees them.
     Notes(NotesArgs),
     /// Print the boot of this project's latest session window (or of a new one).
-    Boot(SessionArgs),
+    Boot(BootArgs),
     /// Page, search and read a session's history (its whole /clear chain).
     History(HistoryArgs),
     /// Check the notes home without changing anything; exit 1 on findings.
@@ -120,6 +120,16 @@ struct SessionArgs {
     /// A Claude session id (default: the project's latest session).
     #[arg(long)]
     session: Option<String>,
+}
+
+#[derive(Debug, Args)]
+struct BootArgs {
+    #[command(flatten)]
+    session: SessionArgs,
+    /// Print each section's size in characters and estimated tokens instead
+    /// of the boot.
+    #[arg(long)]
+    stats: bool,
 }
 
 #[derive(Debug, Args)]
@@ -478,13 +488,39 @@ fn notes(env: &HostEnv, args: NotesArgs) -> Result<String, String> {
     tool_result(call_tool(&mut host, name, arguments))
 }
 
-fn boot(env: &HostEnv, args: &SessionArgs) -> Result<String, String> {
-    let cwd = cwd_of(args)?;
-    let state = match session_state(env, args, &cwd)? {
+fn boot(env: &HostEnv, args: &BootArgs) -> Result<String, String> {
+    let cwd = cwd_of(&args.session)?;
+    let state = match session_state(env, &args.session, &cwd)? {
         Some(state) => state,
         None => SessionState::new_chain("preview", PathBuf::new(), cwd.clone(), project_key(&cwd)),
     };
-    crate::boot::render(env, &state).map_err(|err| format!("notesoup: Notes boot failed: {err}"))
+    let (sections, warnings) = crate::boot::sections(env, &state)
+        .map_err(|err| format!("notesoup: Notes boot failed: {err}"))?;
+    for warning in warnings {
+        eprintln!("{warning}");
+    }
+    if !args.stats {
+        return Ok(sections.join());
+    }
+    let total = sections.join().chars().count();
+    Ok(boot_stats(&sections.sizes(), total))
+}
+
+/// One line per section, then the whole boot (sections and the blank lines
+/// between them): characters and estimated tokens, a token per four
+/// characters rounded up (Pi's estimate; Claude Code counts its own).
+fn boot_stats(sizes: &[(String, usize)], total: usize) -> String {
+    let tokens = |chars: usize| chars.div_ceil(4);
+    let mut out = format!("{:<16} {:>8} {:>8}\n", "section", "chars", "~tokens");
+    for (name, chars) in sizes {
+        out.push_str(&format!("{name:<16} {chars:>8} {:>8}\n", tokens(*chars)));
+    }
+    out.push_str(&format!(
+        "{:<16} {total:>8} {:>8}\n",
+        "whole boot",
+        tokens(total)
+    ));
+    out
 }
 
 fn history(env: &HostEnv, args: HistoryArgs) -> Result<String, String> {
@@ -542,7 +578,14 @@ fn dream(env: &HostEnv, args: DreamArgs) -> i32 {
     options.min_hours = args.min_hours;
     options.min_sessions = args.min_sessions;
     options.force = args.force;
-    options.model_pattern = args.dreamer;
+    // The flag wins, then the `dreamer` setting, then Claude Code's own
+    // default model.
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    let settings = crate::settings::load(env, &cwd);
+    for warning in &settings.warnings {
+        eprintln!("{warning}");
+    }
+    options.model_pattern = args.dreamer.or(settings.settings.dreamer);
     options.playbook = args.playbook;
     let mut dreamer = ClaudeDreamer {
         claude: claude_executable(|name| std::env::var(name).ok()),

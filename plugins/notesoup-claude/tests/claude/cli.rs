@@ -247,6 +247,25 @@ fn the_boot_keeps_within_the_configured_bound() {
     let bounded = ok(sb.run(&["boot"], b""));
     assert!(chars(&bounded) <= 6_000, "{}", chars(&bounded));
     assert!(bounded.contains("line 0 of the map"), "{bounded}");
+    let stats = ok(sb.run(&["boot", "--stats"], b""));
+    let lines: Vec<&str> = stats.lines().collect();
+    assert_eq!(
+        lines[0].split_whitespace().collect::<Vec<_>>(),
+        ["section", "chars", "~tokens"]
+    );
+    assert!(lines[1].starts_with("identity "), "{stats}");
+    assert!(lines[2].starts_with("protocol "), "{stats}");
+    assert!(
+        lines.iter().any(|l| l.starts_with("shelf project ")),
+        "{stats}"
+    );
+    let whole: Vec<&str> = lines.last().unwrap().split_whitespace().collect();
+    assert_eq!(whole[..2], ["whole", "boot"], "{stats}");
+    assert_eq!(whole[2].parse::<usize>().unwrap(), chars(&bounded));
+    assert_eq!(
+        whole[3].parse::<usize>().unwrap(),
+        chars(&bounded).div_ceil(4)
+    );
 }
 
 #[test]

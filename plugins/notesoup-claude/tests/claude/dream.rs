@@ -157,3 +157,73 @@ fn dream_doctor_is_the_doctor() {
         format!("dream doctor: OK ({home})\n")
     );
 }
+
+#[test]
+fn the_dreamer_setting_picks_the_model_and_the_flag_wins() {
+    let mut sb = Sandbox::new();
+    let home = sb.notes.to_str().unwrap().to_owned();
+    // A stand-in for `claude` that records how it was started and fails, so
+    // the run ends right after choosing the model.
+    let args_file = sb.home.join("dreamer-args");
+    let stand_in = sb.home.join("claude-stand-in");
+    std::fs::write(
+        &stand_in,
+        format!(
+            "#!/bin/sh\nprintf '%s\\n' \"$@\" > '{}'\nexit 3\n",
+            args_file.display()
+        ),
+    )
+    .unwrap();
+    let mut permissions = std::fs::metadata(&stand_in).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
+    std::fs::set_permissions(&stand_in, permissions).unwrap();
+    sb.env.push((
+        "NOTESOUP_CLAUDE".into(),
+        stand_in.to_str().unwrap().to_owned(),
+    ));
+    let model = || {
+        let args = std::fs::read_to_string(&args_file).unwrap();
+        let args: Vec<&str> = args.lines().collect();
+        args.iter()
+            .position(|a| *a == "--model")
+            .map(|at| args[at + 1].to_owned())
+    };
+    sb.run(&["dream", "--notes-home", &home, "--force"], b"");
+    assert_eq!(model(), None, "no setting: Claude Code's own default");
+
+    let settings = sb.project.join(".claude");
+    std::fs::create_dir_all(&settings).unwrap();
+    std::fs::write(
+        settings.join("notesoup.json"),
+        r#"{"notesoup":{"dreamer":"claude-dreamer-from-settings"}}"#,
+    )
+    .unwrap();
+    sb.run(&["dream", "--notes-home", &home, "--force"], b"");
+    assert_eq!(model().as_deref(), Some("claude-dreamer-from-settings"));
+
+    sb.run(
+        &[
+            "dream",
+            "--notes-home",
+            &home,
+            "--force",
+            "--dreamer",
+            "flagged",
+        ],
+        b"",
+    );
+    assert_eq!(model().as_deref(), Some("flagged"));
+
+    std::fs::write(
+        settings.join("notesoup.json"),
+        r#"{"notesoup":{"dreamer":7}}"#,
+    )
+    .unwrap();
+    let warned = sb.run(&["dream", "--notes-home", &home, "--force"], b"");
+    assert!(
+        String::from_utf8_lossy(&warned.stderr).contains("notesoup.dreamer must be"),
+        "{}",
+        String::from_utf8_lossy(&warned.stderr)
+    );
+    assert_eq!(model(), None);
+}
