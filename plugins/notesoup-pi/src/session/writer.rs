@@ -1,6 +1,6 @@
 //! Writing session lines with Pi's key order and number format.
 
-use std::fs::{File, OpenOptions};
+use std::fs::OpenOptions;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
@@ -58,30 +58,15 @@ impl SessionFile {
         Ok(out)
     }
 
-    /// Writes the whole file through a temporary file and a rename, so a
-    /// crash leaves either the old or the new file.
+    /// Writes the whole file with core's durable write (a temporary file in
+    /// the same directory, fsync, rename, directory fsync), so a crash leaves
+    /// either the old or the new file.
     pub fn write_to(&self, path: &Path) -> Result<(), SessionError> {
         let bytes = self.to_jsonl()?;
-        let io = |source| SessionError::Io {
+        notesoup_core::durable::write(path, &bytes).map_err(|source| SessionError::Io {
             path: path.to_owned(),
             source,
-        };
-        let file_name = path
-            .file_name()
-            .map(|name| name.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let temp = path.with_file_name(format!(".{file_name}.tmp-{}", std::process::id()));
-        let result = (|| {
-            let mut file = File::create(&temp)?;
-            file.write_all(&bytes)?;
-            file.sync_all()?;
-            std::fs::rename(&temp, path)
-        })();
-        if result.is_err() {
-            // The temporary file is ours; a failed write must not leave it behind.
-            let _ = std::fs::remove_file(&temp);
-        }
-        result.map_err(io)
+        })
     }
 }
 
