@@ -161,6 +161,15 @@ export default function notesoup(pi: ExtensionAPI): void {
     }
   }
 
+  /** Pi's usage estimate; unknown (not fatal) when Pi cannot compute it. */
+  function contextUsage(ctx: ExtensionContext): unknown {
+    try {
+      return ctx.getContextUsage();
+    } catch {
+      return undefined;
+    }
+  }
+
   function state(ctx: ExtensionContext): SessionState {
     const sm = ctx.sessionManager;
     const sessionId = sm.getSessionId();
@@ -180,7 +189,7 @@ export default function notesoup(pi: ExtensionAPI): void {
       idle: ctx.isIdle(),
       pendingMessages: ctx.hasPendingMessages(),
       signalAborted: ctx.signal?.aborted ?? false,
-      contextUsage: ctx.getContextUsage(),
+      contextUsage: contextUsage(ctx),
       model: model && {
         provider: model.provider,
         id: model.id,
