@@ -168,6 +168,20 @@ impl Bench {
     }
 }
 
+/// The process's resident memory in MB (Linux), to see what the decoded
+/// model costs next to the mirrored log.
+fn rss_mb() -> String {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            status
+                .lines()
+                .find_map(|line| line.strip_prefix("VmRSS:"))
+                .and_then(|kb| kb.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        })
+        .map_or_else(|| "n/a".to_owned(), |kb| format!("{:.0}", kb / 1024.0))
+}
+
 fn median(mut samples: Vec<Duration>) -> Duration {
     samples.sort();
     samples[samples.len() / 2]
@@ -189,6 +203,7 @@ fn main() {
             .sum();
         let mut bench = Bench::new();
         bench.sync(&builder.events);
+        let synced = rss_mb();
         // A user message half way in (history seqs are dsh seqs plus one).
         let readable = builder
             .events
@@ -232,5 +247,9 @@ fn main() {
                 ms(median(unchanged))
             );
         }
+        println!(
+            "{count:<8} resident MB: {synced} with the log mirrored, {} after the history calls",
+            rss_mb()
+        );
     }
 }
