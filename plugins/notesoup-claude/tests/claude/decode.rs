@@ -197,11 +197,12 @@ fn an_unpaired_call_is_unfinished_and_errors_are_errors() {
 /// Compactions recorded from Claude Code 2.1.332 against the fake Messages
 /// API (see tests/reference/compactions.rs), with the windows each must
 /// decode into.
-const COMPACTIONS: [(&str, usize); 4] = [
+const COMPACTIONS: [(&str, usize); 5] = [
     ("compact-after-one-exchange", 2),
     ("compact-after-tool-calls", 2),
     ("compact-twice", 3),
     ("automatic-compaction", 2),
+    ("automatic-compaction-with-mod", 2),
 ];
 
 #[test]

@@ -247,3 +247,132 @@ fn an_interactive_session_resets_to_the_next_boot_after_the_close_out() {
         "the user was not told"
     );
 }
+
+/// Claude Code's automatic compaction with the reset mod installed: the
+/// reply leaves the window past Claude Code's automatic line (on its 1M
+/// default model) and past notesoup's hard reserve. What happens is
+/// recorded (`NOTESOUP_RECORD_DIR`; committed as
+/// tests/claude/fixtures/compactions/automatic-compaction-with-mod.jsonl)
+/// and described in docs/claude.md.
+#[test]
+fn an_automatic_compaction_with_the_mod_installed() {
+    let _terminal = crate::hosts::exclusive();
+    let sb = Sandbox::new();
+    let plugin = sb.plugin_copy();
+    let reset = mod_copy(&sb);
+    let api = FakeApi::start();
+    api.script(vec![
+        Reply::text("working").tokens(990_000),
+        Reply::text("SUMMARY: worked."),
+        Reply::text("closed out"),
+        Reply::text("more"),
+    ]);
+    // An onboarded user who trusts the project and approved the key, so
+    // the terminal goes straight to the prompt.
+    let key = "sk-ant-notesoup-reset-test-0123456789";
+    let config = json!({
+        "hasCompletedOnboarding": true,
+        "theme": "dark",
+        "customApiKeyResponses": {"approved": [&key[key.len() - 20..]], "rejected": []},
+        "projects": {sb.project.to_str().unwrap(): {"hasTrustDialogAccepted": true, "hasCompletedProjectOnboarding": true}},
+    });
+    std::fs::write(sb.home.join(".claude.json"), config.to_string()).unwrap();
+    let claude = crate::hosts::claude();
+    let line = format!(
+        "{} --plugin-dir {} --plugin-dir {}",
+        claude.display(),
+        plugin.display(),
+        reset.display()
+    );
+    // `script` gives Claude Code the terminal it needs to be interactive.
+    let mut cmd = std::process::Command::new("script");
+    cmd.args(["-qfec", &line, "/dev/null"])
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", &sb.home)
+        .env("PI_NOTES_HOME", &sb.notes)
+        .env("TERM", "xterm-256color")
+        .env("ANTHROPIC_API_KEY", key)
+        .env("ANTHROPIC_BASE_URL", &api.url)
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .env("DISABLE_TELEMETRY", "1")
+        .env("DISABLE_AUTOUPDATER", "1")
+        .current_dir(&sb.project)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let mut child = spawn(&mut cmd);
+    let mut stdin = child.stdin.take().unwrap();
+    let sessions = sb
+        .home
+        .join(".claude/plugins/data/notesoup-inline/sessions");
+    let record = || -> Option<Value> {
+        let entry = std::fs::read_dir(&sessions).ok()?.next()?.ok()?;
+        serde_json::from_str(&std::fs::read_to_string(entry.path()).ok()?).ok()
+    };
+    let started = wait_for(Duration::from_secs(60), record);
+    let settled = started.and_then(|_| {
+        std::thread::sleep(Duration::from_secs(2));
+        stdin.write_all(b"hello there").unwrap();
+        std::thread::sleep(Duration::from_millis(500));
+        stdin.write_all(b"\r").unwrap();
+        stdin.flush().unwrap();
+        wait_for(Duration::from_secs(60), || {
+            let state = record().filter(|r| r["windowOrdinal"] == 2)?;
+            let transcript = std::fs::read_to_string(state["transcriptPath"].as_str()?).ok()?;
+            (transcript.contains("notesoup: memory cleared")
+                || transcript.contains("compact_boundary"))
+            .then_some(state)
+        })
+    });
+    // Time for the rest of the turn to land in the transcript.
+    std::thread::sleep(Duration::from_secs(5));
+    let _ = child.kill();
+    let _ = child.wait();
+    let state = settled.expect("no compaction and no reset happened");
+    let session = state["sessionId"].as_str().unwrap().to_owned();
+    let path = state["transcriptPath"].as_str().unwrap().to_owned();
+    let rows: Vec<Value> = std::fs::read_to_string(&path)
+        .unwrap()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    // Seen with 2.1.332: Claude Code compacts on its own inside the turn
+    // (between the Stop hook's close-out request and the continuation), so
+    // the mod, which decides when a turn completes, never gets to reset:
+    // the window holds Claude Code's summary, then notesoup's boot of
+    // window 2 from SessionStart(compact).
+    let boundary = rows
+        .iter()
+        .position(|r| r["subtype"] == "compact_boundary")
+        .expect("no compaction");
+    assert_eq!(rows[boundary]["compactMetadata"]["trigger"], "auto");
+    assert!(
+        rows[boundary + 1..]
+            .iter()
+            .any(|r| r["isCompactSummary"] == true),
+        "no summary"
+    );
+    let window_2 = format!("Current context window id: claude:{session}:2");
+    assert!(
+        rows[boundary + 1..].iter().any(|r| {
+            r["attachment"]["type"] == "hook_additional_context"
+                && r["attachment"]["content"].to_string().contains(&window_2)
+        }),
+        "no boot of window 2 after the summary"
+    );
+    assert!(
+        !rows
+            .iter()
+            .any(|r| r.to_string().contains("notesoup: memory cleared")),
+        "the mod reset"
+    );
+    if let Some(dir) = std::env::var_os("NOTESOUP_RECORD_DIR") {
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::copy(
+            &path,
+            std::path::Path::new(&dir).join("automatic-compaction-with-mod.jsonl"),
+        )
+        .unwrap();
+    }
+}
