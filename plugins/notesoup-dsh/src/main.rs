@@ -396,7 +396,10 @@ fn notes_home(given: Option<PathBuf>) -> Result<PathBuf> {
 }
 
 fn dream(args: DreamArgs) -> Result<ExitCode> {
-    let home = notes_home(args.notes_home)?;
+    // The dreamer's dsh runs in the notes home and hands the path on to the
+    // dream tools, so a relative path would be read from the wrong place.
+    let home =
+        std::path::absolute(notes_home(args.notes_home)?).context("resolving the notes home")?;
     let notesoup_dsh = std::env::current_exe().context("locating notesoup-dsh")?;
     let mut options = DreamOptions::new(home, jiff::Timestamp::now());
     options.min_hours = args.min_hours;
@@ -420,14 +423,7 @@ fn dream(args: DreamArgs) -> Result<ExitCode> {
     options.model_warnings = warnings;
     let work = std::env::temp_dir().join(format!("notesoup-dsh-dream-{}", uuid::Uuid::new_v4()));
     let mut dreamer = DshDreamer {
-        dsh: args
-            .dsh
-            .or_else(|| {
-                env("NOTESOUP_DSH")
-                    .filter(|v| !v.is_empty())
-                    .map(PathBuf::from)
-            })
-            .unwrap_or_else(|| PathBuf::from("dsh")),
+        dsh: dsh_executable(args.dsh)?,
         profile: args.profile,
         notesoup_dsh,
         work_dir: work.clone(),
@@ -437,6 +433,22 @@ fn dream(args: DreamArgs) -> Result<ExitCode> {
     // what matters.
     let _ = std::fs::remove_dir_all(&work);
     print_output(&output)
+}
+
+/// `--dsh`, else `$NOTESOUP_DSH`, else `dsh` on PATH. A path (not a bare
+/// name looked up on PATH) is made absolute: dsh starts in the notes home.
+fn dsh_executable(given: Option<PathBuf>) -> Result<PathBuf> {
+    match given.or_else(|| {
+        env("NOTESOUP_DSH")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    }) {
+        Some(path) if path.components().count() > 1 => {
+            std::path::absolute(&path).context("resolving the dsh executable")
+        }
+        Some(name) => Ok(name),
+        None => Ok(PathBuf::from("dsh")),
+    }
 }
 
 fn doctor(args: DoctorArgs) -> Result<ExitCode> {

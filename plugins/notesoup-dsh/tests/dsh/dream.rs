@@ -93,8 +93,8 @@ impl Dreamland {
         let path = self.tool_path();
         Command::new(env!("CARGO_BIN_EXE_notesoup-dsh"))
             .arg("dream")
-            .arg("--notes-home")
-            .arg(self.home())
+            // Relative to the current directory, as people type it.
+            .args(["--notes-home", "notes"])
             .arg("--dsh")
             .arg(self.dsh_root.join("dsh/node_modules/.bin/dsh"))
             .args(args)
