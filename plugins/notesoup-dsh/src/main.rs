@@ -351,6 +351,9 @@ fn boot_command(args: &BootArgs) -> Result<ExitCode> {
     if !cwd.is_dir() {
         bail!("--cwd {} is not a directory", cwd.display());
     }
+    // dsh records a session's cwd as an absolute path; the project key is
+    // derived from it.
+    let cwd = std::path::absolute(&cwd).context("resolving --cwd")?;
     let (record, mut warnings) = match settings::settings_file(env) {
         Some(path) => settings::read_file(&path),
         None => Default::default(),
