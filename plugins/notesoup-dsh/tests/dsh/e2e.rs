@@ -662,6 +662,23 @@ fn installed_without_the_engine_dsh_summarizes() {
         !config.contains("- id: compaction-basic\n  name: '@deepseek-ai/dsh-compaction-basic'\n  disabled: true\n"),
         "{config}"
     );
+    // The bundle's engine.patch.yml adds the engine to such an install, as
+    // the docs say.
+    let engine_patch = world.path("profile-bundle/engine.patch.yml");
+    let patched = world.dsh(
+        &[
+            "--patch",
+            engine_patch.to_str().expect("utf-8 path"),
+            "--dump-config",
+        ],
+        &overlay,
+    );
+    let config = String::from_utf8_lossy(&patched.stdout);
+    assert!(config.contains("id: notesoup-engine\n"), "{config}");
+    assert!(
+        config.contains("- id: compaction-basic\n  name: '@deepseek-ai/dsh-compaction-basic'\n  disabled: true\n"),
+        "{config}"
+    );
 
     let outcome = world.run(&Scenario {
         label: "plain",
