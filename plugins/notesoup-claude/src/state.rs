@@ -119,6 +119,10 @@ pub struct SessionState {
     /// A mod reset in flight (boot placed, compaction not yet committed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reset_from: Option<ResetFrom>,
+    /// The human's prompt for the next window, from `/fresh-window
+    /// <prompt>`, verbatim; placed after the next window's boot.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_window_prompt: Option<String>,
 }
 
 impl SessionState {
@@ -140,6 +144,7 @@ impl SessionState {
             chain: Vec::new(),
             window: WindowFlags::default(),
             reset_from: None,
+            next_window_prompt: None,
         }
     }
 
@@ -204,6 +209,9 @@ pub struct HandOff {
     pub origin: Origin,
     /// When SessionEnd wrote it (local ISO with offset).
     pub created_at: String,
+    /// The prompt `/fresh-window <prompt>` left for the next window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt: Option<String>,
 }
 
 /// The plugin data directory and the records in it.
@@ -447,6 +455,7 @@ mod tests {
             ordinal: 3,
             origin: Origin::Normal,
             created_at: "2026-01-01T00:00:00+00:00".into(),
+            prompt: None,
         };
         store.put_hand_off("p-12345678", &hand_off).unwrap();
         let json =

@@ -57,6 +57,8 @@ pub struct HookInput {
     pub stop_hook_active: bool,
     /// SessionEnd: `clear`, `resume`, `logout`, `prompt_input_exit`, `other`.
     pub reason: Option<String>,
+    /// UserPromptSubmit: the prompt as typed (a slash command unexpanded).
+    pub prompt: Option<String>,
 }
 
 /// What a hook prints: nothing, or one JSON object.

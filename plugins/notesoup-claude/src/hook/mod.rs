@@ -48,7 +48,11 @@ pub fn run(event: Event, stdin: &[u8], env: &HostEnv) -> HookOutput {
     match Session::open(env, &input) {
         Ok(session) => match event {
             Event::SessionStart => session.start(),
-            Event::UserPromptSubmit | Event::PostToolBatch => session.budget_notice(event),
+            Event::UserPromptSubmit => match input.prompt.as_deref().and_then(fresh_window_args) {
+                Some(prompt) => session.fresh_window(prompt),
+                None => session.budget_notice(event),
+            },
+            Event::PostToolBatch => session.budget_notice(event),
             Event::Stop => session.stop(),
             Event::SessionEnd => session.end(),
         },
@@ -179,6 +183,9 @@ impl<'a> Session<'a> {
                 if continued {
                     text.push_str("\n\n");
                     text.push_str(&continuation_text(&bindings()));
+                    if let Some(prompt) = state.next_window_prompt.take() {
+                        text.push_str(&fresh_window_prompt(&prompt));
+                    }
                 }
                 let mut output = HookOutput::context(Event::SessionStart, text);
                 for warning in warnings {
@@ -276,6 +283,7 @@ impl<'a> Session<'a> {
         state.window_ordinal = hand_off.ordinal + 1;
         state.previous_window_id = Some(hand_off.window_id);
         state.chain = chain;
+        state.next_window_prompt = hand_off.prompt;
         Ok((state, true))
     }
 
@@ -354,6 +362,22 @@ impl<'a> Session<'a> {
         run().unwrap_or_else(|message| HookOutput::notice(format!("notesoup: {message}")))
     }
 
+    /// `/fresh-window [prompt]`: arms the close-out (the skill the command
+    /// runs has the model write it; the next Stop records it, then `/clear`
+    /// or the reset mod opens the next window) and keeps the prompt for
+    /// that window.
+    fn fresh_window(&self, prompt: &str) -> HookOutput {
+        let run = || -> Result<HookOutput, String> {
+            let (mut state, _) = self.load_or_recover()?;
+            settle_mod_boot(&mut state);
+            state.window.warning_shown = true;
+            state.window.close_out_done = false;
+            state.next_window_prompt = (!prompt.is_empty()).then(|| prompt.to_owned());
+            Ok(self.save(&state, HookOutput::default()))
+        };
+        run().unwrap_or_else(|message| HookOutput::notice(format!("notesoup: {message}")))
+    }
+
     /// SessionEnd(clear): the hand-off marker for the next session, and
     /// nothing else (SessionEnd runs under a short timeout).
     fn end(&self) -> HookOutput {
@@ -374,6 +398,7 @@ impl<'a> Session<'a> {
             ordinal: state.window_ordinal,
             origin: Origin::Normal,
             created_at: now_local_iso(),
+            prompt: state.next_window_prompt.clone(),
         };
         match self.states.put_hand_off(&state.project_key, &hand_off) {
             Ok(()) => HookOutput::default(),
@@ -382,6 +407,30 @@ impl<'a> Session<'a> {
             )),
         }
     }
+}
+
+/// The names `/fresh-window` is typed as: the plugin's skill, bare or with
+/// the plugin's namespace.
+const FRESH_WINDOW_COMMANDS: [&str; 2] = ["/fresh-window", "/notesoup:fresh-window"];
+
+/// The arguments of a `/fresh-window` prompt (possibly empty), or `None`
+/// for any other prompt. The arguments are kept as typed, after the one
+/// separating run of whitespace.
+pub fn fresh_window_args(prompt: &str) -> Option<&str> {
+    let prompt = prompt.trim_start();
+    FRESH_WINDOW_COMMANDS.iter().find_map(|command| {
+        let rest = prompt.strip_prefix(command)?;
+        match rest.chars().next() {
+            None => Some(""),
+            Some(c) if c.is_whitespace() => Some(rest.trim_start().trim_end_matches(['\n', '\r'])),
+            Some(_) => None,
+        }
+    })
+}
+
+/// How the next window's first context carries the `/fresh-window` prompt.
+pub fn fresh_window_prompt(prompt: &str) -> String {
+    format!("\n\nThe human asked for this window (with /fresh-window):\n{prompt}")
 }
 
 /// Forgets that the reset mod opened the live window. By a prompt, a tool

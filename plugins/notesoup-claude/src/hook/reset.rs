@@ -151,6 +151,10 @@ impl Session<'_> {
         let mut text = boot::render(self.env, &state)?;
         text.push_str("\n\n");
         text.push_str(&continuation_text(&bindings()));
+        // Kept until the reset is committed: a vetoed one gives it back.
+        if let Some(prompt) = &state.next_window_prompt {
+            text.push_str(&super::fresh_window_prompt(prompt));
+        }
         state.window.boot_injected = true;
         state.window.boot_by_mod = true;
         state.window.opened_by_mod = true;
@@ -163,6 +167,7 @@ impl Session<'_> {
     fn mod_committed(&self) -> Result<Value, String> {
         let (mut state, _) = self.load_or_recover()?;
         state.reset_from = None;
+        state.next_window_prompt = None;
         self.states.save(&state).map_err(|e| e.to_string())?;
         Ok(json!({
             "window": state.window_id().to_string(),

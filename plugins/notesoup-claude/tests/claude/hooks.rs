@@ -492,3 +492,47 @@ fn a_forked_session_recovers_its_chain_at_its_first_hook() {
     assert_eq!(state["windowOrdinal"], 1);
     assert_eq!(state["window"]["bootInjected"], true);
 }
+
+const FRESH_PROMPT: &str = "write the tests next,  then ship: `cargo test` — ✓";
+
+#[test]
+fn fresh_window_arms_the_close_out_and_carries_its_prompt_through_clear() {
+    let sb = Sandbox::new();
+    start(&sb, "startup", S1).unwrap();
+    let mut payload = sb.payload("UserPromptSubmit", S1);
+    payload["prompt"] = format!("/fresh-window {FRESH_PROMPT}").into();
+    assert_eq!(sb.hook("user-prompt-submit", &payload), None);
+    // The close-out is armed: the next Stop records it and asks for /clear.
+    let done = sb.hook("stop", &sb.payload("Stop", S1)).unwrap();
+    assert!(
+        done["systemMessage"]
+            .as_str()
+            .unwrap()
+            .contains("close-out done"),
+        "{done}"
+    );
+    sb.hook("session-end", &sb.payload("SessionEnd-clear", S1));
+    let boot = context_of(&start(&sb, "clear", S2).unwrap(), "SessionStart");
+    assert!(
+        boot.ends_with(&format!(
+            "\n\nThe human asked for this window (with /fresh-window):\n{FRESH_PROMPT}"
+        )),
+        "{boot}"
+    );
+    // Once only: a later window does not repeat it.
+    let record: Value = serde_json::from_str(
+        &std::fs::read_to_string(sb.data.join(format!("sessions/{S2}.json"))).unwrap(),
+    )
+    .unwrap();
+    assert!(record.get("nextWindowPrompt").is_none(), "{record}");
+}
+
+#[test]
+fn fresh_window_is_recognised_only_as_the_command() {
+    use notesoup_claude::hook::fresh_window_args;
+    assert_eq!(fresh_window_args("/fresh-window"), Some(""));
+    assert_eq!(fresh_window_args("/fresh-window  a  b \n"), Some("a  b "));
+    assert_eq!(fresh_window_args("/notesoup:fresh-window go"), Some("go"));
+    assert_eq!(fresh_window_args("/fresh-windows go"), None);
+    assert_eq!(fresh_window_args("please /fresh-window"), None);
+}

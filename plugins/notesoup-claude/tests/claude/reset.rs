@@ -224,3 +224,32 @@ fn bad_requests_are_refused_in_one_line() {
         json!({"ok": false, "error": "hook input has no session_id"})
     );
 }
+
+#[test]
+fn fresh_window_resets_through_the_mod_with_its_prompt() {
+    let sb = Sandbox::new();
+    start(&sb, "startup").unwrap();
+    let mut payload = sb.payload("UserPromptSubmit", S1);
+    payload["prompt"] = "/fresh-window next: the parser".into();
+    assert_eq!(sb.hook("user-prompt-submit", &payload), None);
+    stop(&sb).unwrap();
+    assert_eq!(
+        result(&sb, "decide"),
+        json!({"reset": true, "origin": "normal", "instructions": INSTRUCTIONS})
+    );
+    let boot = result(&sb, "boot");
+    let text = boot["text"].as_str().unwrap();
+    assert!(
+        text.ends_with(
+            "\n\nThe human asked for this window (with /fresh-window):\nnext: the parser"
+        ),
+        "{text}"
+    );
+    // A vetoed reset keeps the prompt for the next try; a committed one
+    // has placed it.
+    result(&sb, "failed");
+    assert_eq!(record(&sb)["nextWindowPrompt"], "next: the parser");
+    result(&sb, "boot");
+    result(&sb, "committed");
+    assert!(record(&sb).get("nextWindowPrompt").is_none());
+}

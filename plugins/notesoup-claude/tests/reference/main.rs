@@ -15,6 +15,7 @@ mod claude;
 mod compactions;
 mod dream;
 mod fake_api;
+mod fresh_window;
 mod hosts;
 mod inspector;
 mod plugin;

@@ -1,0 +1,66 @@
+//! `/fresh-window [prompt]` on real Claude Code 2.1.332: the skill runs
+//! the close-out, the Stop hook records it, and after `/clear` the next
+//! window's first context ends with the prompt, verbatim.
+
+use crate::claude::{inline_data_dir, turn};
+use crate::fake_api::{FakeApi, Reply, texts};
+use crate::support::Sandbox;
+
+const PROMPT: &str = "write the tests next, then ship";
+
+#[test]
+fn fresh_window_closes_out_and_carries_its_prompt_through_clear() {
+    let _terminal = crate::hosts::shared();
+    let sb = Sandbox::new();
+    let plugin = sb.plugin_copy();
+    let api = FakeApi::start();
+    api.script(vec![Reply::text("Closed out.")]);
+    let first = turn(
+        &sb,
+        &api.url,
+        &plugin,
+        &format!("/fresh-window {PROMPT}"),
+        &[],
+    );
+    let session = first["session_id"].as_str().unwrap().to_owned();
+    let requests = api.take_requests();
+    let sent = texts(&requests[0]);
+    // Claude Code runs the plugin's skill with the prompt as its arguments.
+    assert!(
+        sent.iter()
+            .any(|t| t.contains(&format!("<command-args>{PROMPT}</command-args>"))),
+        "{sent:#?}"
+    );
+    assert!(sent.iter().any(|t| t.contains("# Close out this window")));
+    let record: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(inline_data_dir(&sb).join(format!("sessions/{session}.json")))
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(record["window"]["closeOutDone"], true, "{record}");
+    assert_eq!(record["nextWindowPrompt"], PROMPT);
+
+    let cleared = turn(&sb, &api.url, &plugin, "/clear", &["--resume", &session]);
+    let next = cleared["session_id"].as_str().unwrap().to_owned();
+    api.take_requests();
+    api.script(vec![Reply::text("On it.")]);
+    turn(&sb, &api.url, &plugin, "go on", &["--resume", &next]);
+    let requests = api.take_requests();
+    let boot: Vec<String> = texts(&requests[0])
+        .into_iter()
+        .filter(|t| t.starts_with("SessionStart hook additional context: <context_window>"))
+        .collect();
+    assert_eq!(boot.len(), 1, "{boot:#?}");
+    assert!(
+        boot[0].contains(&format!("Current context window id: claude:{next}:2\n")),
+        "{}",
+        boot[0]
+    );
+    assert!(
+        boot[0].contains(&format!(
+            "The human asked for this window (with /fresh-window):\n{PROMPT}\n"
+        )),
+        "{}",
+        &boot[0][boot[0].len().saturating_sub(600)..]
+    );
+}
