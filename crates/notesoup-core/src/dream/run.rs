@@ -160,6 +160,9 @@ impl DreamOptions {
     }
 }
 
+/// Printed when a gate stops the run (a skip, not a failure).
+const SKIPPED: &str = "dream: skipped; pass --force to dream anyway (it never bypasses the lock)";
+
 /// Runs one dream per the spec's run sequence and returns the exit code and
 /// the lines to print, in order. The host sets `PI_NOTES_HOME` and prints.
 pub fn run_dream(options: &DreamOptions, runner: &mut dyn DreamRunner) -> DreamOutput {
@@ -178,19 +181,28 @@ pub fn run_dream(options: &DreamOptions, runner: &mut dyn DreamRunner) -> DreamO
     let time = time_gate(since, options.now, options.min_hours);
     out.lines.push(OutputLine::stdout(time.reason));
     if !time.ok && !options.force {
+        out.lines.push(OutputLine::stdout(SKIPPED));
         return out;
     }
     let material = material_gate(home, since, options.min_sessions);
     out.lines.push(OutputLine::stdout(material.reason));
     if !material.ok && !options.force {
+        out.lines.push(OutputLine::stdout(SKIPPED));
         return out;
     }
 
     let mut lock = match DreamLock::acquire(home, options.now) {
         Ok(lock) => lock,
         Err(DreamError::LockHeld) => {
+            // Another run holds it, or a crashed one left it: this run
+            // failed, and --force does not change that.
             out.lines
-                .push(OutputLine::stdout(DreamError::LockHeld.to_string()));
+                .push(OutputLine::stderr(DreamError::LockHeld.to_string()));
+            out.lines.push(OutputLine::stderr(format!(
+                "dream: not run: {} exists; if no dream is running, a crashed one left it: check, then remove it by hand",
+                home.join(super::LOCK_FILE).display()
+            )));
+            out.exit_code = 1;
             return out;
         }
         Err(err) => {

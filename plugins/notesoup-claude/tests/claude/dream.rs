@@ -123,7 +123,7 @@ fn dream_respects_its_gates_and_reports_a_dreamer_that_cannot_start() {
     assert_eq!(gated.status.code(), Some(0));
     assert_eq!(
         String::from_utf8(gated.stdout).unwrap(),
-        "time gate: no prior dream\nmaterial gate: only 0 changed sessions\n"
+        "time gate: no prior dream\nmaterial gate: only 0 changed sessions\ndream: skipped; pass --force to dream anyway (it never bypasses the lock)\n"
     );
 
     sb.env

@@ -308,7 +308,10 @@ fn the_dream_subcommand_replays_a_script_and_reports() {
     let (code, out, _) = binary(&["dream", "--script", script], &home);
     assert_eq!(
         (code, out.as_str()),
-        (0, "time gate: last dream is too recent\n")
+        (
+            0,
+            "time gate: last dream is too recent\ndream: skipped; pass --force to dream anyway (it never bypasses the lock)\n"
+        )
     );
 
     let (code, out, err) = binary(&["dream", "doctor"], &home);

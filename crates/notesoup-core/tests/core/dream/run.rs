@@ -368,7 +368,7 @@ fn a_held_lock_stops_the_run_and_changes_nothing_even_with_force() {
         let output = run_dream(&options, &mut runner);
         assert_eq!(
             lines(&output, &home),
-            "stdout: time gate: no prior dream\nstdout: material gate: 3 changed sessions\nstdout: lock gate: lock already exists\nexit 0\n"
+            "stdout: time gate: no prior dream\nstdout: material gate: 3 changed sessions\nstderr: lock gate: lock already exists\nstderr: dream: not run: <home>/.dream.lock exists; if no dream is running, a crashed one left it: check, then remove it by hand\nexit 1\n"
         );
         assert_eq!(runner.calls, 0);
         assert_eq!(tree_hash(&home), before, "force {force}");
@@ -393,7 +393,7 @@ fn gates_stop_the_run_unless_forced() {
     };
     check(
         &options(&home),
-        "stdout: time gate: last dream is too recent\nexit 0\n",
+        "stdout: time gate: last dream is too recent\nstdout: dream: skipped; pass --force to dream anyway (it never bypasses the lock)\nexit 0\n",
     );
 
     let mut wide = options(&home);
@@ -401,7 +401,7 @@ fn gates_stop_the_run_unless_forced() {
     wide.min_sessions = 4;
     check(
         &wide,
-        "stdout: time gate: stale\nstdout: material gate: only 3 changed sessions\nexit 0\n",
+        "stdout: time gate: stale\nstdout: material gate: only 3 changed sessions\nstdout: dream: skipped; pass --force to dream anyway (it never bypasses the lock)\nexit 0\n",
     );
 
     let mut forced = options(&home);
