@@ -1,7 +1,7 @@
 //! The `notesoup` command line: `mcp`, `hook <event>`, and the human
 //! commands `notes`, `boot`, `history`, `doctor` and `dream`.
 
-use std::io::{Read, Write};
+use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Parser, Subcommand};
@@ -67,6 +67,8 @@ enum Command {
     Boot(BootArgs),
     /// Page, search and read a session's history (its whole /clear chain).
     History(HistoryArgs),
+    /// The Claude sessions notesoup recorded for this project, newest first.
+    Sessions(SessionArgs),
     /// Check the notes home without changing anything; exit 1 on findings.
     Doctor(DoctorArgs),
     /// Tidy the notes home with a headless Claude Code dreamer (gated, locked, audited with Git).
@@ -111,15 +113,19 @@ enum DreamCommand {
     Doctor(DoctorArgs),
 }
 
-/// Which session a command looks at.
+/// Which session a command looks at. Accepted before or after the
+/// subcommand (`notesoup notes --cwd P list` or `notesoup notes list --cwd P`).
 #[derive(Debug, Args)]
 struct SessionArgs {
     /// The project directory (default: the current directory).
-    #[arg(long)]
+    #[arg(long, global = true)]
     cwd: Option<PathBuf>,
     /// A Claude session id (default: the project's latest session).
-    #[arg(long)]
+    #[arg(long, global = true)]
     session: Option<String>,
+    /// Print the tool's compact JSON instead of its text.
+    #[arg(long, global = true)]
+    json: bool,
 }
 
 #[derive(Debug, Args)]
@@ -191,6 +197,43 @@ enum NotesCommand {
         /// Who the content comes from: user (the default here), self or external.
         #[arg(long, default_value = "user")]
         origin: String,
+        /// Write an empty body (refused otherwise, so an empty stdin never
+        /// wipes a note by accident).
+        #[arg(long)]
+        allow_empty: bool,
+    },
+    /// Edit a note's body: each --old text (exactly once, unless --all) becomes
+    /// the --new text at the same position.
+    Update {
+        /// The note's address.
+        address: String,
+        /// Text to replace (repeat with --new for several edits, in order).
+        #[arg(long = "old", required = true)]
+        old: Vec<String>,
+        /// Its replacement.
+        #[arg(long = "new", required = true)]
+        new: Vec<String>,
+        /// Replace every occurrence of each --old text.
+        #[arg(long)]
+        all: bool,
+    },
+    /// Crumple a note: it leaves the boot, list and search, and stays
+    /// readable by address.
+    Crumple {
+        /// The note's address.
+        address: String,
+    },
+    /// Smooth a crumpled note back.
+    Uncrumple {
+        /// The note's address.
+        address: String,
+    },
+    /// Move a note to another address with all its metadata.
+    Rename {
+        /// The note's address.
+        address: String,
+        /// Its new address.
+        to: String,
     },
 }
 
@@ -299,6 +342,7 @@ pub fn run(cli: Cli, env: HostEnv) -> i32 {
         Command::Notes(args) => report(notes(&env, args)),
         Command::Boot(args) => report(boot(&env, &args)),
         Command::History(args) => report(history(&env, args)),
+        Command::Sessions(args) => report(sessions(&env, &args)),
         Command::Doctor(args) => doctor(&env, args),
         Command::Dream(args) => dream(&env, args),
         Command::DreamTools { notes_home } => {
@@ -359,11 +403,11 @@ fn run_mod(op: hook::reset::Op, env: &HostEnv) -> i32 {
 }
 
 /// Prints a command's text: success on stdout (exit 0), failure on stderr
-/// (exit 1).
+/// (exit 1). A reader that went away (`| head`) ends the output quietly.
 fn report(result: Result<String, String>) -> i32 {
     match result {
         Ok(text) => {
-            println!("{}", text.trim_end());
+            print_stdout(&text);
             0
         }
         Err(text) => {
@@ -373,18 +417,30 @@ fn report(result: Result<String, String>) -> i32 {
     }
 }
 
-/// A tool result as a command's result: refusals fail.
-fn tool_result(output: ToolOutput) -> Result<String, String> {
+/// `text` and a newline on stdout; a closed pipe is not an error.
+fn print_stdout(text: &str) {
+    let mut stdout = std::io::stdout().lock();
+    let _ = writeln!(stdout, "{}", text.trim_end()).and_then(|()| stdout.flush());
+}
+
+/// A tool result as a command's result, as text or as the tool's compact
+/// JSON: refusals fail.
+fn tool_result(output: ToolOutput, as_json: bool) -> Result<String, String> {
+    let shown = if as_json { output.json } else { output.text };
     if output.is_error {
-        Err(output.text)
+        Err(shown)
     } else {
-        Ok(output.text)
+        Ok(shown)
     }
 }
 
 fn cwd_of(args: &SessionArgs) -> Result<PathBuf, String> {
     match &args.cwd {
-        Some(cwd) => Ok(cwd.clone()),
+        Some(cwd) if cwd.is_dir() => Ok(cwd.clone()),
+        Some(cwd) => Err(format!(
+            "notesoup: --cwd {}: no such directory",
+            cwd.display()
+        )),
         None => std::env::current_dir().map_err(|err| format!("no current directory: {err}")),
     }
 }
@@ -466,38 +522,104 @@ fn notes(env: &HostEnv, args: NotesArgs) -> Result<String, String> {
             address,
             content,
             origin,
+            allow_empty,
         } => {
             let content = match content {
                 Some(content) => content,
                 None => {
+                    let stdin = std::io::stdin();
+                    if stdin.is_terminal() {
+                        eprintln!(
+                            "notesoup: reading the content of {address} from stdin (end with Ctrl-D)"
+                        );
+                    }
                     let mut text = String::new();
-                    std::io::stdin().read_to_string(&mut text).map_err(|err| {
+                    stdin.lock().read_to_string(&mut text).map_err(|err| {
                         format!("notesoup: could not read the content from stdin: {err}")
                     })?;
                     text
                 }
             };
+            if content.is_empty() && !allow_empty {
+                return Err(format!(
+                    "notesoup: the content for {address} is empty; nothing was written (pass --allow-empty to write an empty note)"
+                ));
+            }
             put(&mut params, "address", json!(address));
             put(&mut params, "content", json!(content));
             put(&mut params, "origin", json!(origin));
             "notes_write"
         }
+        NotesCommand::Update {
+            address,
+            old,
+            new,
+            all,
+        } => {
+            if old.len() != new.len() {
+                return Err(format!(
+                    "notesoup: every --old needs its --new ({} --old, {} --new)",
+                    old.len(),
+                    new.len()
+                ));
+            }
+            let edits: Vec<Value> = old
+                .into_iter()
+                .zip(new)
+                .map(|(old, new)| json!({"oldText": old, "newText": new}))
+                .collect();
+            put(&mut params, "address", json!(address));
+            put(&mut params, "edits", json!(edits));
+            put(&mut params, "replace_all", json!(all));
+            "notes_update"
+        }
+        NotesCommand::Crumple { address } => {
+            put(&mut params, "address", json!(address));
+            params.insert("crumpled".into(), json!(true));
+            "notes_update"
+        }
+        NotesCommand::Uncrumple { address } => {
+            put(&mut params, "address", json!(address));
+            params.insert("crumpled".into(), json!(false));
+            "notes_update"
+        }
+        NotesCommand::Rename { address, to } => {
+            put(&mut params, "address", json!(address));
+            put(&mut params, "rename_to", json!(to));
+            "notes_update"
+        }
     };
     let arguments = Value::Object(params);
     let mut host = ClaudeToolHost::new(env, &cwd, &key, Known(state), &arguments);
-    tool_result(call_tool(&mut host, name, arguments))
+    tool_result(call_tool(&mut host, name, arguments), args.session.json)
 }
 
 fn boot(env: &HostEnv, args: &BootArgs) -> Result<String, String> {
     let cwd = cwd_of(&args.session)?;
     let state = match session_state(env, &args.session, &cwd)? {
         Some(state) => state,
-        None => SessionState::new_chain("preview", PathBuf::new(), cwd.clone(), project_key(&cwd)),
+        None => {
+            eprintln!(
+                "notesoup: no Claude Code session is recorded for this project; this is a preview of a new chain's first boot (window claude:preview:1)"
+            );
+            SessionState::new_chain("preview", PathBuf::new(), cwd.clone(), project_key(&cwd))
+        }
     };
     let (sections, warnings) = crate::boot::sections(env, &state)
         .map_err(|err| format!("notesoup: Notes boot failed: {err}"))?;
     for warning in warnings {
         eprintln!("{warning}");
+    }
+    if args.session.json {
+        let sizes: Map<String, Value> = sections
+            .sizes()
+            .into_iter()
+            .map(|(name, chars)| (name, json!(chars)))
+            .collect();
+        return Ok(
+            json!({"window": state.window_id().to_string(), "boot": sections.join(), "sectionChars": sizes})
+                .to_string(),
+        );
     }
     if !args.stats {
         return Ok(sections.join());
@@ -521,6 +643,72 @@ fn boot_stats(sizes: &[(String, usize)], total: usize) -> String {
         tokens(total)
     ));
     out
+}
+
+/// One line per recorded session of the project: id, last touched,
+/// live window, notes session (the chain's first session).
+fn sessions(env: &HostEnv, args: &SessionArgs) -> Result<String, String> {
+    let cwd = cwd_of(args)?;
+    let key = project_key(&cwd);
+    let Some(data) = env.data_dir() else {
+        return Err("notesoup: no notesoup plugin data directory was found".to_owned());
+    };
+    let states = StateDir::new(&data);
+    let mut found: Vec<(std::time::SystemTime, SessionState)> = Vec::new();
+    let entries = match std::fs::read_dir(data.join("sessions")) {
+        Ok(entries) => entries.filter_map(Result::ok).collect(),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(err) => return Err(format!("notesoup: {}: {err}", data.display())),
+    };
+    for entry in entries {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(id) = name.strip_suffix(".json") else {
+            continue;
+        };
+        let Ok(Some(state)) = states.load(id) else {
+            continue;
+        };
+        if state.project_key != key {
+            continue;
+        }
+        let touched = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .unwrap_or(std::time::UNIX_EPOCH);
+        found.push((touched, state));
+    }
+    found.sort_by_key(|(touched, _)| std::cmp::Reverse(*touched));
+    if args.json {
+        let rows: Vec<Value> = found
+            .iter()
+            .map(|(touched, state)| {
+                json!({"sessionId": state.session_id, "touchedAt": iso(*touched),
+                    "window": state.window_id().to_string(), "notesSessionId": state.notes_session_id})
+            })
+            .collect();
+        return Ok(Value::Array(rows).to_string());
+    }
+    let mut out = match found.len() {
+        1 => "1 session".to_owned(),
+        n => format!("{n} sessions"),
+    };
+    for (touched, state) in &found {
+        out.push_str(&format!(
+            "\n- {} | {} | window {} | notes session {}",
+            state.session_id,
+            iso(*touched),
+            state.window_id(),
+            state.notes_session_id
+        ));
+    }
+    Ok(out)
+}
+
+/// A file time as UTC ISO, to the second.
+fn iso(time: std::time::SystemTime) -> String {
+    jiff::Timestamp::try_from(time)
+        .map(|t| t.round(jiff::Unit::Second).unwrap_or(t).to_string())
+        .unwrap_or_default()
 }
 
 fn history(env: &HostEnv, args: HistoryArgs) -> Result<String, String> {
@@ -556,7 +744,7 @@ fn history(env: &HostEnv, args: HistoryArgs) -> Result<String, String> {
     };
     let key = state.project_key.clone();
     let mut host = ClaudeToolHost::new(env, &cwd, &key, Known(Some(state)), &params);
-    tool_result(call_tool(&mut host, name, params))
+    tool_result(call_tool(&mut host, name, params), args.session.json)
 }
 
 fn dream(env: &HostEnv, args: DreamArgs) -> i32 {
@@ -614,7 +802,7 @@ fn doctor(env: &HostEnv, args: DoctorArgs) -> i32 {
 fn print_output(output: &DreamOutput) -> i32 {
     for OutputLine { stream, text } in &output.lines {
         match stream {
-            Stream::Stdout => println!("{text}"),
+            Stream::Stdout => print_stdout(text),
             Stream::Stderr => eprintln!("{text}"),
         }
     }

@@ -9,7 +9,7 @@ use crate::boot::notes_identity;
 use crate::env::HostEnv;
 
 /// Why session notes and history are unavailable.
-pub const NO_SESSION: &str = "no Claude Code session is known to notesoup here yet (no notesoup hook has run for this project), so this session's notes and history are not available; the durable homes @project/, @human/, @self/ and @model/ are";
+pub const NO_SESSION: &str = "no Claude Code session is known to notesoup here yet (no notesoup hook has run for this project), so this session's notes and history are not available; the durable homes @project/, @human/, @self/ and @model/ still are.";
 
 /// The notes session id used when none is known: session addresses are
 /// refused before the store is reached, so its session home is never read

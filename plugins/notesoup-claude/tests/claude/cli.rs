@@ -297,3 +297,172 @@ fn doctor_clean_lists_then_removes_stale_temporary_files() {
     let again = ok(sb.run(&["doctor", "clean"], b""));
     assert!(again.contains("no stale temporary files"), "{again}");
 }
+
+#[test]
+fn an_empty_stdin_never_wipes_a_note() {
+    let sb = Sandbox::new();
+    ok(sb.run(
+        &["notes", "write", "@project/decisions.md"],
+        b"# Decisions\nTabs.\n",
+    ));
+    let refusal = refused(sb.run(&["notes", "write", "@project/decisions.md"], b""));
+    assert!(
+        refusal.contains("is empty; nothing was written"),
+        "{refusal}"
+    );
+    assert!(refusal.contains("--allow-empty"), "{refusal}");
+    let read = ok(sb.run(&["notes", "read", "@project/decisions.md"], b""));
+    assert!(read.ends_with("# Decisions\nTabs.\n"), "{read}");
+    ok(sb.run(
+        &["notes", "write", "@project/decisions.md", "--allow-empty"],
+        b"",
+    ));
+}
+
+#[test]
+fn a_closed_stdout_ends_quietly() {
+    let sb = Sandbox::new();
+    for i in 0..30 {
+        ok(sb.run(&["notes", "write", &format!("@human/n{i}.md"), "x"], b""));
+    }
+    // A reader that reads nothing and goes away, as `| head -0` does.
+    let mut child = crate::support::spawn(
+        sb.command(&crate::support::notesoup_bin(), &["notes", "list"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped()),
+    );
+    drop(child.stdout.take());
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+}
+
+#[test]
+fn flags_go_before_or_after_the_subcommand_and_json_reads_back() {
+    let sb = Sandbox::new();
+    let project = sb.project.to_str().unwrap();
+    ok(sb.run(&["notes", "write", "@project/a.md", "# A"], b""));
+    let before = ok(sb.run(&["notes", "--cwd", project, "list"], b""));
+    let after = ok(sb.run(&["notes", "list", "--cwd", project], b""));
+    assert_eq!(before, after);
+    let missing = refused(sb.run(&["notes", "list", "--cwd", "/no/such/dir"], b""));
+    assert!(
+        missing.contains("--cwd /no/such/dir: no such directory"),
+        "{missing}"
+    );
+    let listed: serde_json::Value =
+        serde_json::from_str(&ok(sb.run(&["notes", "list", "--json"], b""))).unwrap();
+    assert_eq!(listed["files"][0]["address"], "@project/a.md", "{listed}");
+    let refusal = refused(sb.run(&["notes", "read", "@project/none.md", "--json"], b""));
+    let refusal: serde_json::Value = serde_json::from_str(&refusal).unwrap();
+    assert_eq!(refusal["code"], "not_found");
+    let boot: serde_json::Value =
+        serde_json::from_str(&ok(sb.run(&["boot", "--json"], b""))).unwrap();
+    assert_eq!(boot["window"], "claude:preview:1");
+    assert!(
+        boot["boot"]
+            .as_str()
+            .unwrap()
+            .starts_with("<context_window>")
+    );
+}
+
+#[test]
+fn notes_update_crumple_and_rename_from_the_command_line() {
+    let sb = Sandbox::new();
+    ok(sb.run(
+        &["notes", "write", "@project/plan.md", "# Plan\nship it\n"],
+        b"",
+    ));
+    let updated = ok(sb.run(
+        &[
+            "notes",
+            "update",
+            "@project/plan.md",
+            "--old",
+            "ship it",
+            "--new",
+            "shipped",
+        ],
+        b"",
+    ));
+    assert!(updated.contains("-2 ship it\n+2 shipped"), "{updated}");
+    let unpaired = refused(sb.run(
+        &[
+            "notes",
+            "update",
+            "@project/plan.md",
+            "--old",
+            "a",
+            "--old",
+            "b",
+            "--new",
+            "c",
+        ],
+        b"",
+    ));
+    assert!(
+        unpaired.contains("every --old needs its --new"),
+        "{unpaired}"
+    );
+    ok(sb.run(&["notes", "crumple", "@project/plan.md"], b""));
+    assert!(ok(sb.run(&["notes", "list"], b"")).starts_with("0 notes"));
+    ok(sb.run(&["notes", "uncrumple", "@project/plan.md"], b""));
+    ok(sb.run(
+        &["notes", "rename", "@project/plan.md", "@project/roadmap.md"],
+        b"",
+    ));
+    let read = ok(sb.run(&["notes", "read", "@project/roadmap.md"], b""));
+    assert!(read.ends_with("# Plan\nshipped\n"), "{read}");
+}
+
+#[test]
+fn sessions_lists_the_recorded_sessions_of_the_project() {
+    let sb = Sandbox::new();
+    assert_eq!(ok(sb.run(&["sessions"], b"")), "0 sessions\n");
+    sb.hook("session-start", &sb.payload("SessionStart-startup", S1))
+        .unwrap();
+    let listed = ok(sb.run(&["sessions"], b""));
+    assert!(listed.starts_with("1 session\n- "), "{listed}");
+    assert!(
+        listed.contains(&format!("{S1} | ")) && listed.contains(&format!("window claude:{S1}:1")),
+        "{listed}"
+    );
+    let rows: serde_json::Value =
+        serde_json::from_str(&ok(sb.run(&["sessions", "--json"], b""))).unwrap();
+    assert_eq!(rows[0]["sessionId"], S1);
+}
+
+#[test]
+fn every_subcommand_has_help() {
+    let sb = Sandbox::new();
+    for args in [
+        &["--help"][..],
+        &["notes", "--help"],
+        &["notes", "list", "--help"],
+        &["notes", "read", "--help"],
+        &["notes", "search", "--help"],
+        &["notes", "write", "--help"],
+        &["notes", "update", "--help"],
+        &["notes", "crumple", "--help"],
+        &["notes", "uncrumple", "--help"],
+        &["notes", "rename", "--help"],
+        &["boot", "--help"],
+        &["history", "--help"],
+        &["history", "windows", "--help"],
+        &["history", "list", "--help"],
+        &["history", "search", "--help"],
+        &["history", "read", "--help"],
+        &["sessions", "--help"],
+        &["doctor", "--help"],
+        &["doctor", "clean", "--help"],
+        &["dream", "--help"],
+        &["mcp", "--help"],
+        &["hook", "--help"],
+        &["mod", "--help"],
+    ] {
+        let help = ok(sb.run(args, b""));
+        assert!(help.contains("Usage: notesoup"), "{args:?}: {help}");
+    }
+}
