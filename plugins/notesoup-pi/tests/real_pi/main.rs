@@ -54,6 +54,8 @@ fn root_boot_notes_tools_wipe_and_history_in_pi_s_own_loop() {
             {"prompt": "Please wipe."},
             {"respond": [
                 tool("history_search", json!({"query": "tokenizer"})),
+                // Seqs depend only on entry kinds: the first prompt is seq 2.
+                tool("history_read", json!({"seq": 2})),
                 text("Found it."),
             ]},
             {"prompt": "Where was the bug?"},
@@ -127,7 +129,14 @@ fn root_boot_notes_tools_wipe_and_history_in_pi_s_own_loop() {
     let (role, found) = last.last().unwrap();
     assert_eq!(role, "toolResult");
     assert!(found.contains("tokenizer bug is in lexer.rs"), "{found}");
-    assert!(found.contains("seq"), "{found}");
+    assert!(found.starts_with("seq 2 | window pcw:"), "{found}");
+    // …and history_read returns that whole pre-reset turn by its seq.
+    let (role, read) = report.requests[6].last().unwrap();
+    assert_eq!(role, "toolResult");
+    assert!(
+        read.contains("Remember: the tokenizer bug is in lexer.rs."),
+        "{read}"
+    );
 }
 
 #[test]
