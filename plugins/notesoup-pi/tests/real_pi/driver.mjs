@@ -13,6 +13,7 @@
 //   {compact: true}              session.compact() (a manual /compact)
 //   {killSidecar: true}          SIGKILL the notesoup-pi child process
 //   {shutdown: true}             session_shutdown, as Pi emits it on quit
+//   {navigate: {userMessage: N, summarize}}  /tree to the N-th user message entry
 // The report on stdout: {sessionFile, requests, notices, errors, compactError}.
 
 import { execFileSync } from "node:child_process";
@@ -154,6 +155,13 @@ for (const step of plan.steps) {
       }
     };
     while (!dead()) await new Promise((resolve) => setImmediate(resolve));
+  } else if (step.navigate) {
+    const users = session.sessionManager
+      .getEntries()
+      .filter((entry) => entry.type === "message" && entry.message.role === "user");
+    const target = users[step.navigate.userMessage];
+    if (!target) throw new Error(`no user message ${step.navigate.userMessage}`);
+    await session.navigateTree(target.id, { summarize: step.navigate.summarize ?? false });
   } else if (step.shutdown) {
     await emitSessionShutdownEvent(session.extensionRunner, { type: "session_shutdown", reason: "quit" });
   } else throw new Error(`unknown step ${JSON.stringify(step)}`);

@@ -534,3 +534,44 @@ fn a_sidecar_dying_during_a_tool_call_fails_that_call_and_pi_carries_on() {
     );
     assert_eq!(report.request(-1).last().unwrap(), "user: Are you there?");
 }
+
+#[test]
+fn tree_navigation_across_a_reset_skips_the_summary_and_keeps_the_windows() {
+    let world = World::new(200_000);
+    let report = world.run(
+        None,
+        json!([
+            {"respond": [text("Noted.")]},
+            {"prompt": "First question."},
+            {"respond": [tool("wipe_memory", json!({})), text("Fresh.")]},
+            {"prompt": "Please wipe."},
+            // Back to before the reset, asking for a summary of the
+            // abandoned branch: it holds a reset, so notesoup supplies an
+            // empty one and Pi writes no branch_summary (no model call).
+            {"navigate": {"userMessage": 1, "summarize": true}},
+            {"respond": [text("On the old branch.")]},
+            {"prompt": "Hello from the old branch."},
+        ]),
+    );
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    assert_eq!(report.pending_responses, 0);
+    assert!(
+        report.notice_texts().contains(
+            &"notesoup: skipped branch summary across a reset window; navigation continues without erased history."
+        ),
+        "{:?}",
+        report.notices
+    );
+    assert!(!report.kinds().contains(&"branch_summary".to_owned()));
+    // The old branch has no marker: its window is the root window, whose
+    // boot is still the first thing the model sees; no second root boot.
+    let last = report.request(-1);
+    assert_eq!(last[0], ROOT_BOOT);
+    assert_eq!(last.last().unwrap(), "user: Hello from the old branch.");
+    let boots = report
+        .kinds()
+        .iter()
+        .filter(|k| *k == "custom_message:notesoup/boot")
+        .count();
+    assert_eq!(boots, 2, "the root boot and the reset's boot, no more");
+}
