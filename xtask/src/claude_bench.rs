@@ -3,8 +3,12 @@
 //! `node -e ''` start measured in the same run.
 //!
 //! The world: a 1,000-note store spread over the five homes and a 50 MB
-//! transcript whose last row is a main-thread reply. Measured:
+//! transcript whose last row is a main-thread reply, and a second store of
+//! 10,000 notes. Measured:
 //! - `notesoup hook session-start` (startup: boot from the whole store);
+//! - `notesoup hook session-start` on `resume` and on `compact` of a session
+//!   notesoup has no record of (the window is recovered from the 50 MB
+//!   transcript), booting from the 10,000-note store;
 //! - `notesoup hook user-prompt-submit` (usage from the transcript's tail);
 //! - MCP `tools/call` round trips on a running `notesoup mcp`: `notes_list`
 //!   over the store, and `history_windows`, which decodes the whole 50 MB
@@ -24,6 +28,7 @@ use crate::deps::workspace_root;
 const USAGE: &str = "usage: cargo xtask claude-bench [--runs N]";
 const SESSION: &str = "bench-session";
 const NOTES: usize = 1_000;
+const MANY_NOTES: usize = 10_000;
 const TRANSCRIPT_BYTES: usize = 50 * 1024 * 1024;
 
 pub fn run(args: &[String]) -> Result<()> {
@@ -44,6 +49,8 @@ pub fn run(args: &[String]) -> Result<()> {
 struct World {
     home: PathBuf,
     notes: PathBuf,
+    /// The 10,000-note store.
+    many_notes: PathBuf,
     data: PathBuf,
     project: PathBuf,
     transcript: PathBuf,
@@ -65,26 +72,28 @@ impl World {
             .join(format!("{SESSION}.jsonl"));
         let world = Self {
             notes: dir.join("notes"),
+            many_notes: dir.join("many-notes"),
             data: home.join(".claude/plugins/data/notesoup-bench"),
             home,
             project,
             transcript,
         };
-        world.write_notes()?;
+        world.write_notes(&world.notes, NOTES)?;
+        world.write_notes(&world.many_notes, MANY_NOTES)?;
         world.write_transcript()?;
         Ok(world)
     }
 
-    /// 1,000 notes: the project home (whose key the binary derives from the
-    /// same directory) gets the most, the others a share each.
-    fn write_notes(&self) -> Result<()> {
-        let key = project_key_dir(&self.notes, &self.project)?;
+    /// `total` notes: the project home (whose key the binary derives from
+    /// the same directory) gets half, the others a share each.
+    fn write_notes(&self, notes: &Path, total: usize) -> Result<()> {
+        let key = project_key_dir(notes, &self.project)?;
         let homes = [
-            (key, 500),
-            (self.notes.join("human"), 150),
-            (self.notes.join("agents/claude"), 150),
-            (self.notes.join("models/claude"), 100),
-            (self.notes.join("pi/session").join(SESSION), 100),
+            (key, total / 2),
+            (notes.join("human"), total * 3 / 20),
+            (notes.join("agents/claude"), total * 3 / 20),
+            (notes.join("models/claude"), total / 10),
+            (notes.join("pi/session").join(SESSION), total / 10),
         ];
         let mut written = 0;
         for (home, count) in homes {
@@ -104,7 +113,7 @@ impl World {
                 written += 1;
             }
         }
-        assert_eq!(written, NOTES);
+        assert_eq!(written, total);
         Ok(())
     }
 
@@ -151,12 +160,24 @@ impl World {
     }
 
     fn hook(&self, binary: &Path, event: &str, session: &str, source: &str) -> Result<Duration> {
+        self.hook_on(binary, &self.notes, event, session, source)
+    }
+
+    fn hook_on(
+        &self,
+        binary: &Path,
+        notes: &Path,
+        event: &str,
+        session: &str,
+        source: &str,
+    ) -> Result<Duration> {
         let payload = serde_json::json!({
             "session_id": session, "transcript_path": self.transcript, "cwd": self.project,
             "hook_event_name": event, "source": source, "prompt": "go"});
         let started = Instant::now();
         let mut child = self
             .command(binary, &["hook", event])
+            .env("PI_NOTES_HOME", notes)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()?;
@@ -177,6 +198,8 @@ impl World {
         let mut node = Vec::new();
         let mut start = Vec::new();
         let mut prompt = Vec::new();
+        let mut resume = Vec::new();
+        let mut compact = Vec::new();
         // The prompt hook needs the session recorded once.
         self.hook(binary, "session-start", SESSION, "startup")?;
         for run in 0..runs {
@@ -192,6 +215,21 @@ impl World {
             // A new session each time: a window is booted only once.
             start.push(self.hook(binary, "session-start", &format!("bench-{run}"), "startup")?);
             prompt.push(self.hook(binary, "user-prompt-submit", SESSION, "")?);
+            // Sessions with no record: the window comes from the transcript.
+            resume.push(self.hook_on(
+                binary,
+                &self.many_notes,
+                "session-start",
+                &format!("bench-resume-{run}"),
+                "resume",
+            )?);
+            compact.push(self.hook_on(
+                binary,
+                &self.many_notes,
+                "session-start",
+                &format!("bench-compact-{run}"),
+                "compact",
+            )?);
         }
         let notes_calls = self.mcp_round_trips(binary, runs, "notes_list")?;
         let history_calls = self.mcp_round_trips(binary, runs, "history_windows")?;
@@ -210,6 +248,8 @@ impl World {
         for (name, samples) in [
             ("hook session-start", start),
             ("hook user-prompt-submit", prompt),
+            ("session-start resume*", resume),
+            ("session-start compact*", compact),
         ] {
             let m = median(samples);
             writeln!(
@@ -219,6 +259,10 @@ impl World {
                 ms(node) / ms(m)
             )?;
         }
+        writeln!(
+            report,
+            "  (* {MANY_NOTES} notes, 50 MB transcript, no record of the session)"
+        )?;
         for (name, (first, later)) in [
             ("notes_list", notes_calls),
             ("history_windows", history_calls),

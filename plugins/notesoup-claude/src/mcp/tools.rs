@@ -25,6 +25,77 @@ pub struct NotesoupTools {
     project_key: String,
     /// What `tools/list` shows, from core's surface.
     tools: Vec<&'static ToolSpec>,
+    /// The last decoded chain, reused while its files are unchanged.
+    history_cache: Option<CachedHistory>,
+}
+
+/// A chain's decoded history and what its files were when it was decoded.
+/// One entry only: the server serves one conversation at a time, and a
+/// 50 MB transcript decodes to a few times its size.
+#[derive(Debug)]
+pub struct CachedHistory {
+    notes_session_id: String,
+    files: Vec<(PathBuf, Option<FileStamp>)>,
+    history: History,
+}
+
+/// What tells a file changed: the transcript is appended to, and a
+/// truncation, a replacement (another inode) or a rewrite in place (another
+/// modification time) shows here too.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileStamp {
+    len: u64,
+    modified: Option<std::time::SystemTime>,
+    inode: u64,
+    device: u64,
+}
+
+impl FileStamp {
+    /// The stamp of `path`, `None` when there is no regular file (it decodes
+    /// as empty).
+    pub fn of(path: &std::path::Path) -> Option<Self> {
+        use std::os::unix::fs::MetadataExt;
+        let meta = std::fs::metadata(path)
+            .ok()
+            .filter(std::fs::Metadata::is_file)?;
+        Some(Self {
+            len: meta.len(),
+            modified: meta.modified().ok(),
+            inode: meta.ino(),
+            device: meta.dev(),
+        })
+    }
+}
+
+/// The history of `state`'s chain: the cached one while none of its files
+/// changed, else decoded again (and cached).
+pub fn cached_chain_history(
+    cache: &mut Option<CachedHistory>,
+    state: &SessionState,
+) -> Result<History, Refusal> {
+    let files: Vec<(PathBuf, Option<FileStamp>)> = state
+        .transcripts()
+        .into_iter()
+        .map(|link| {
+            let stamp = FileStamp::of(&link.transcript_path);
+            (link.transcript_path, stamp)
+        })
+        .collect();
+    if let Some(cached) = cache
+        && cached.notes_session_id == state.notes_session_id
+        && cached.files == files
+    {
+        return Ok(cached.history.clone());
+    }
+    // Dropped before decoding, so two decoded chains never sit in memory.
+    *cache = None;
+    let history = chain_history(state)?;
+    *cache = Some(CachedHistory {
+        notes_session_id: state.notes_session_id.clone(),
+        files,
+        history: history.clone(),
+    });
+    Ok(history)
 }
 
 impl NotesoupTools {
@@ -36,6 +107,7 @@ impl NotesoupTools {
             project_dir,
             project_key,
             tools: claude_tools(),
+            history_cache: None,
         }
     }
 }
@@ -47,9 +119,14 @@ struct McpCaller<'a> {
     project_dir: &'a PathBuf,
     project_key: &'a str,
     tool_use_id: Option<&'a str>,
+    history_cache: &'a mut Option<CachedHistory>,
 }
 
 impl Caller for McpCaller<'_> {
+    fn history(&mut self, state: &SessionState) -> Result<History, Refusal> {
+        cached_chain_history(self.history_cache, state)
+    }
+
     fn session(&mut self) -> Result<Option<SessionState>, String> {
         let Some(data) = self.env.data_dir() else {
             return Ok(None);
@@ -116,6 +193,7 @@ impl ToolHost for NotesoupTools {
             project_dir: &self.project_dir,
             project_key: &self.project_key,
             tool_use_id: meta.tool_use_id.as_deref(),
+            history_cache: &mut self.history_cache,
         };
         let mut host = ClaudeToolHost::new(
             &self.env,

@@ -318,3 +318,66 @@ fn session_notes_land_in_the_chain_s_notes_session() {
     );
     server.finish();
 }
+
+/// The server keeps the decoded chain between calls; an appended, truncated
+/// or replaced transcript is decoded again, so no stale seq is served.
+#[test]
+fn history_follows_a_transcript_that_grows_shrinks_or_is_replaced() {
+    let sb = Sandbox::new();
+    let boot = context_of(
+        &sb.hook("session-start", &sb.payload("SessionStart-startup", S1))
+            .unwrap(),
+        "SessionStart",
+    );
+    let user = |uuid: &str, parent: &str, text: &str| {
+        json!({"type":"user","uuid":uuid,"parentUuid":parent,"isSidechain":false,"message":{"role":"user","content":text}}).to_string()
+    };
+    sb.append_transcript(
+        S1,
+        &[
+            hook_context_row("h1", &boot),
+            user("u1", "h1", "first prompt"),
+        ],
+    );
+    let mut server = Server::start(&sb);
+    let windows = |server: &mut Server, id: u64| {
+        text(&server.call(id, "history_windows", json!({}), "toolu_none")).to_owned()
+    };
+    let one = format!("session {S1}\nwindow claude:{S1}:1 | seqs 1-2 | 2 events");
+    assert_eq!(windows(&mut server, 1), one);
+    assert_eq!(windows(&mut server, 2), one, "the cached decode");
+    // Appended.
+    sb.append_transcript(S1, &[user("u2", "u1", "second prompt")]);
+    assert_eq!(
+        windows(&mut server, 3),
+        format!("session {S1}\nwindow claude:{S1}:1 | seqs 1-3 | 3 events")
+    );
+    let read = server.call(4, "history_read", json!({"seq": 3}), "toolu_none");
+    assert!(text(&read).contains("second prompt"), "{read}");
+    // Truncated back to the first two rows: seq 3 is gone.
+    let path = sb.transcript(S1);
+    let kept: String = std::fs::read_to_string(&path)
+        .unwrap()
+        .lines()
+        .take(2)
+        .map(|line| format!("{line}\n"))
+        .collect();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .truncate(true)
+        .open(&path)
+        .unwrap()
+        .write_all(kept.as_bytes())
+        .unwrap();
+    assert_eq!(windows(&mut server, 5), one);
+    let gone = server.call(6, "history_read", json!({"seq": 3}), "toolu_none");
+    assert_eq!(gone["isError"], true, "{gone}");
+    // Replaced by another file of the same length: its text is served.
+    let replaced = kept.replace("first prompt", "FIRST PROMPT");
+    let fresh = path.with_extension("new");
+    std::fs::write(&fresh, &replaced).unwrap();
+    std::fs::rename(&fresh, &path).unwrap();
+    let read = server.call(7, "history_read", json!({"seq": 2}), "toolu_none");
+    assert!(text(&read).contains("FIRST PROMPT"), "{read}");
+    server.finish();
+}
