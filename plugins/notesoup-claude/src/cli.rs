@@ -73,6 +73,13 @@ enum Command {
     Doctor(DoctorArgs),
     /// Tidy the notes home with a headless Claude Code dreamer (gated, locked, audited with Git).
     Dream(DreamArgs),
+    /// Install the Claude Code marketplace (this plugin, the optional reset
+    /// mod and this binary) in a stable place, then print how to add it.
+    InstallPlugin {
+        /// Where (default: ${XDG_DATA_HOME:-~/.local/share}/notesoup/claude-marketplace).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+    },
     /// Serve the dreamer's jailed tools over stdio (MCP); `dream` starts this.
     #[command(hide = true)]
     DreamTools {
@@ -345,6 +352,7 @@ pub fn run(cli: Cli, env: HostEnv) -> i32 {
         Command::Sessions(args) => report(sessions(&env, &args)),
         Command::Doctor(args) => doctor(&env, args),
         Command::Dream(args) => dream(&env, args),
+        Command::InstallPlugin { dir } => report(install_plugin(&env, dir)),
         Command::DreamTools { notes_home } => {
             serve_tools(DreamToolHost::new(DreamTools::new(notes_home)))
         }
@@ -643,6 +651,22 @@ fn boot_stats(sizes: &[(String, usize)], total: usize) -> String {
         tokens(total)
     ));
     out
+}
+
+fn install_plugin(env: &HostEnv, dir: Option<PathBuf>) -> Result<String, String> {
+    let dir = dir
+        .or_else(|| {
+            crate::install::default_dir(env, std::env::var_os("XDG_DATA_HOME").map(PathBuf::from))
+        })
+        .ok_or("notesoup: no home directory is known; pass --dir")?;
+    let binary = std::env::current_exe()
+        .map_err(|err| format!("notesoup: cannot find this binary: {err}"))?;
+    crate::install::install(&dir, &binary)
+        .map_err(|err| format!("notesoup: installing into {}: {err}", dir.display()))?;
+    Ok(format!(
+        "installed the notesoup marketplace in {dir}\nadd it to Claude Code with:\n  claude plugin marketplace add {dir}\n  claude plugin install notesoup@notesoup\n  (optional automatic reset) claude plugin install notesoup-reset@notesoup",
+        dir = dir.display()
+    ))
 }
 
 /// One line per recorded session of the project: id, last touched,

@@ -16,6 +16,7 @@ pub mod dream;
 pub mod env;
 pub mod files;
 pub mod hook;
+pub mod install;
 pub mod mcp;
 pub mod names;
 pub mod settings;

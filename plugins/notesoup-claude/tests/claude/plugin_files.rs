@@ -146,3 +146,76 @@ fn the_binary_reports_its_version() {
         )
     );
 }
+
+/// Every file under `dir`, relative to `base`.
+fn files_under(base: &std::path::Path, dir: &std::path::Path, out: &mut Vec<String>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            files_under(base, &path, out);
+        } else {
+            out.push(
+                path.strip_prefix(base)
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned(),
+            );
+        }
+    }
+}
+
+#[test]
+fn install_plugin_lays_out_the_whole_marketplace_in_a_stable_place() {
+    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let mut in_repo = Vec::new();
+    for dir in ["plugin", "mod", ".claude-plugin"] {
+        files_under(&root, &root.join(dir), &mut in_repo);
+    }
+    in_repo.sort();
+    let mut embedded: Vec<String> = notesoup_claude::install::FILES
+        .iter()
+        .map(|(path, _)| (*path).to_owned())
+        .collect();
+    embedded.sort();
+    assert_eq!(embedded, in_repo, "every plugin file is embedded");
+
+    let sb = crate::support::Sandbox::new();
+    let dir = sb.home.join("market");
+    let output = sb.run(&["install-plugin", "--dir", dir.to_str().unwrap()], b"");
+    assert!(output.status.success());
+    let said = String::from_utf8(output.stdout).unwrap();
+    assert!(
+        said.contains(&format!("claude plugin marketplace add {}", dir.display())),
+        "{said}"
+    );
+    for (path, bytes) in notesoup_claude::install::FILES {
+        assert_eq!(std::fs::read(dir.join(path)).unwrap(), bytes, "{path}");
+        assert_eq!(std::fs::read(root.join(path)).unwrap(), bytes, "{path}");
+    }
+    for binary in notesoup_claude::install::BINARIES {
+        let version = std::process::Command::new(dir.join(binary))
+            .arg("--version")
+            .output()
+            .unwrap();
+        assert!(
+            String::from_utf8(version.stdout)
+                .unwrap()
+                .starts_with("notesoup "),
+            "{binary}"
+        );
+    }
+    // Installing again replaces in place.
+    assert!(
+        sb.run(&["install-plugin", "--dir", dir.to_str().unwrap()], b"")
+            .status
+            .success()
+    );
+    // The default place.
+    let output = sb.run(&["install-plugin"], b"");
+    assert!(output.status.success());
+    assert!(
+        sb.home
+            .join(".local/share/notesoup/claude-marketplace/plugin/bin/notesoup")
+            .is_file()
+    );
+}

@@ -5,8 +5,7 @@
 use serde_json::{Value, json};
 
 use crate::claude::{command, run};
-use crate::reset_mod::mod_copy;
-use crate::support::{Sandbox, copy_dir};
+use crate::support::Sandbox;
 
 fn stdout_of(output: &std::process::Output) -> String {
     assert!(
@@ -88,13 +87,11 @@ fn validate_strict_passes_and_lists_every_component() {
 fn a_local_marketplace_installs_and_the_server_is_healthy() {
     let _terminal = crate::hosts::shared();
     let sb = Sandbox::new();
+    // The marketplace as `notesoup install-plugin` lays it out, away from
+    // any build directory.
     let market = sb.home.join("marketplace");
-    copy_dir(
-        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(".claude-plugin"),
-        &market.join(".claude-plugin"),
-    );
-    std::fs::rename(sb.plugin_copy(), market.join("plugin")).unwrap();
-    std::fs::rename(mod_copy(&sb), market.join("mod")).unwrap();
+    let installed = sb.run(&["install-plugin", "--dir", market.to_str().unwrap()], b"");
+    assert!(installed.status.success());
     let market_arg = market.to_str().unwrap();
     stdout_of(&run(&mut command(
         &sb,
