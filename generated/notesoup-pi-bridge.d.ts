@@ -165,6 +165,8 @@ export interface ToolSpec {
 	promptGuidelines?: string[];
 	/** JSON Schema of the arguments. */
 	parameters: Record<string, unknown>;
+	/** JSON Schema of a successful result's `structuredContent`. */
+	outputSchema?: Record<string, unknown>;
 	/** `"sequential"` or `"parallel"`. */
 	executionMode?: "sequential" | "parallel";
 }

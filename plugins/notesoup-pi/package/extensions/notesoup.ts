@@ -315,6 +315,7 @@ export default function notesoup(pi: ExtensionAPI): void {
       promptSnippet: tool.promptSnippet,
       promptGuidelines: tool.promptGuidelines,
       parameters: tool.parameters as Parameters<ExtensionAPI["registerTool"]>[0]["parameters"],
+      outputSchema: tool.outputSchema as Parameters<ExtensionAPI["registerTool"]>[0]["outputSchema"],
       executionMode: tool.executionMode,
       async execute(toolCallId, params, _signal, _onUpdate, ctx) {
         if (!ready) throw new Error(`notesoup unavailable: ${unavailable ?? "the sidecar is not running"}`);

@@ -178,6 +178,7 @@ pub fn ready(extension: &dyn PiExtension) -> Ready {
             prompt_snippet: tool.prompt_snippet,
             prompt_guidelines: tool.prompt_guidelines,
             parameters: tool.parameters,
+            output_schema: tool.output_schema,
             execution_mode: tool.execution_mode.map(|mode| {
                 match mode {
                     ExecutionMode::Sequential => "sequential",

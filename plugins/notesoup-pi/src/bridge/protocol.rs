@@ -129,6 +129,10 @@ pub struct ToolSpec {
     /// JSON Schema of the arguments.
     #[typeshare(typescript(type = "Record<string, unknown>"))]
     pub parameters: Value,
+    /// JSON Schema of a successful result's `structuredContent`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[typeshare(typescript(type = "Record<string, unknown>"))]
+    pub output_schema: Option<Value>,
     /// `"sequential"` or `"parallel"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[typeshare(typescript(type = "\"sequential\" | \"parallel\""))]

@@ -47,6 +47,7 @@ pub fn descriptors() -> Vec<ToolDescriptor> {
             prompt_snippet: None,
             prompt_guidelines: None,
             parameters: tool.input_schema.clone(),
+            output_schema: tool.output_schema.clone(),
             execution_mode: tool.sequential.then_some(ExecutionMode::Sequential),
         })
         .collect()

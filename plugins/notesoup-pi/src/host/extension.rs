@@ -32,6 +32,10 @@ pub struct ToolDescriptor {
     pub prompt_guidelines: Option<Vec<String>>,
     /// JSON Schema of the arguments.
     pub parameters: Value,
+    /// JSON Schema of a successful result's `structuredContent` (1.6.0
+    /// `outputSchema`; programmatic callers such as codemode read it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<Value>,
     /// `"sequential"`: calls of this tool never overlap (writing tools).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub execution_mode: Option<ExecutionMode>,

@@ -95,6 +95,20 @@ fn the_handshake_names_tools_commands_and_events() {
         .collect();
     assert_eq!(tools[..2], ["get_context_remaining", "wipe_memory"]);
     assert_eq!(tools.len(), 11);
+    // Shared tools declare the shape of their structuredContent; the budget
+    // tools answer with plain JSON text and declare none.
+    let spec = |name: &str| {
+        body["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == name)
+            .unwrap()
+            .clone()
+    };
+    assert!(spec("notes_write")["outputSchema"].is_object());
+    assert!(spec("wipe_memory").get("outputSchema").is_none());
+    assert_eq!(spec("notes_write")["executionMode"], "sequential");
     let commands: Vec<&str> = body["commands"]
         .as_array()
         .unwrap()
