@@ -13,10 +13,12 @@ use notesoup_core::boot::continuation_text;
 use notesoup_core::budget::{
     BudgetPolicy, manual_close_out_text, remaining_tokens, reminder_text, warning_text,
 };
+use notesoup_core::history::History;
+use notesoup_core::notes::NoteStore;
 use notesoup_core::settings::Settings;
-use notesoup_core::tools::notes::note_kind_diff;
 use notesoup_core::tools::{
-    HISTORY_TOOLS, Refusal, RefusalCode, ToolOutput, call_history_tool, call_notes_tool,
+    BudgetHost, Refusal, RefusalCode, ResetRequest, ToolFamily, ToolHost, ToolOutput, call_tool,
+    tool_spec,
 };
 use notesoup_core::wire::ToolBindings;
 use serde::Serialize;
@@ -300,53 +302,34 @@ impl Sidecar {
         let guard = self.secret_guard;
         let id = params.session.id.clone();
         let state = self.sync(params.session)?;
-        match params.name.as_str() {
-            tools::GET_CONTEXT_REMAINING => {
-                if let (Some(window), Some(used)) = (params.context_window, params.total_tokens) {
-                    state.remaining = Some(remaining_tokens(window, used));
-                }
-                let remaining = policy.countdown(state.remaining);
-                Ok(plain_json(json!({"remaining_tokens": remaining}), None))
-            }
-            tools::WIPE_MEMORY => {
-                if state.pending.is_some() {
-                    let mut answer =
-                        plain_json(json!({"status": "rollover_already_pending"}), None);
-                    answer.conclude_turn = true;
-                    return Ok(answer);
-                }
-                let reset = PendingReset {
-                    origin: ResetOrigin::Normal,
-                    trigger: ResetTrigger::Tool,
-                    prompt: None,
-                };
-                state.pending = Some(reset.clone());
-                let mut answer = plain_json(json!({"status": "rollover_requested"}), Some(reset));
-                answer.conclude_turn = true;
-                Ok(answer)
-            }
-            name => {
-                let output = if HISTORY_TOOLS.contains(&name) {
-                    let decoder = state
-                        .history
-                        .get_or_insert_with(|| IncrementalHistory::new(&id));
-                    match decoder.history(state.mirror.generation(), state.mirror.events()) {
-                        Ok(history) => call_history_tool(history, name, params.arguments),
-                        Err(error) => Some(ToolOutput::refusal(&Refusal::new(
-                            RefusalCode::InternalError,
-                            error.to_string(),
-                        ))),
-                    }
-                } else {
-                    let store = boot::store(&place, &id, &state.cwd, state.model.as_deref(), guard)
-                        .map_err(boot_failed)?;
-                    call_notes_tool(&store, name, params.arguments, &note_kind_diff)
-                };
-                output.map(core_result).ok_or_else(|| {
-                    ProtocolError::new(ErrorCode::BadRequest, format!("unknown tool {name}"))
-                })
-            }
+        if let (Some(window), Some(used)) = (params.context_window, params.total_tokens) {
+            state.remaining = Some(remaining_tokens(window, used));
         }
+        let mut host = DshTools {
+            state,
+            place: &place,
+            session_id: &id,
+            secret_guard: guard,
+            policy,
+            requested: None,
+        };
+        let output = call_tool(&mut host, &params.name, params.arguments);
+        let reset = host.requested.take();
+        let budget_tool =
+            tool_spec(&params.name).is_some_and(|tool| tool.family == ToolFamily::Budget);
+        Ok(ToolResult {
+            // A budget tool's plain JSON is its own result; a shared tool's
+            // flat result travels as structured content.
+            result: if budget_tool && !output.is_error {
+                serde_json::from_str(&output.json).unwrap_or(Value::Null)
+            } else {
+                output.structured()
+            },
+            text: output.text,
+            is_error: output.is_error,
+            conclude_turn: output.terminate,
+            reset,
+        })
     }
 
     fn reset_plan(&mut self, params: ResetParams) -> Result<ResetPlan, ProtocolError> {
@@ -506,26 +489,6 @@ fn wipe_requested(events: &[SessionEvent], window: &window::WindowSpan) -> bool 
 }
 
 /// A core tool's output as the bundle forwards it.
-fn core_result(output: ToolOutput) -> ToolResult {
-    ToolResult {
-        result: output.structured(),
-        text: output.text,
-        is_error: output.is_error,
-        conclude_turn: false,
-        reset: None,
-    }
-}
-
-fn plain_json(value: Value, reset: Option<PendingReset>) -> ToolResult {
-    ToolResult {
-        text: value.to_string(),
-        result: value,
-        is_error: false,
-        conclude_turn: false,
-        reset,
-    }
-}
-
 fn boot_failed(error: boot::BootError) -> ProtocolError {
     ProtocolError::new(ErrorCode::BootFailed, error.to_string())
 }
@@ -590,5 +553,79 @@ pub fn serve(
         output.write_all(answer.as_bytes())?;
         output.write_all(b"\n")?;
         output.flush()?;
+    }
+}
+
+/// One session's state as core's tools see it.
+struct DshTools<'a> {
+    state: &'a mut SessionState,
+    place: &'a NotesPlace,
+    session_id: &'a str,
+    secret_guard: bool,
+    policy: BudgetPolicy,
+    /// The reset `wipe_memory` asked for, for the bundle to carry out.
+    requested: Option<PendingReset>,
+}
+
+impl ToolHost for DshTools<'_> {
+    fn notes(&mut self) -> Result<NoteStore, Refusal> {
+        boot::store(
+            self.place,
+            self.session_id,
+            &self.state.cwd,
+            self.state.model.as_deref(),
+            self.secret_guard,
+        )
+        .map_err(|error| Refusal::new(RefusalCode::InternalError, error.to_string()))
+    }
+
+    fn history(&mut self) -> Result<History, Refusal> {
+        self.decoded().cloned()
+    }
+
+    /// The model kept between calls is lent, never copied.
+    fn with_history(&mut self, run: &mut dyn FnMut(&History) -> ToolOutput) -> ToolOutput {
+        match self.decoded() {
+            Ok(history) => run(history),
+            Err(refusal) => ToolOutput::refusal(&refusal),
+        }
+    }
+
+    fn budget(&mut self) -> Option<&mut dyn BudgetHost> {
+        Some(self)
+    }
+}
+
+impl DshTools<'_> {
+    /// The session's history, extended from the last decoded event.
+    fn decoded(&mut self) -> Result<&History, Refusal> {
+        let decoder = self
+            .state
+            .history
+            .get_or_insert_with(|| IncrementalHistory::new(self.session_id));
+        decoder
+            .history(self.state.mirror.generation(), self.state.mirror.events())
+            .map_err(|error| Refusal::new(RefusalCode::InternalError, error.to_string()))
+    }
+}
+
+impl BudgetHost for DshTools<'_> {
+    fn remaining_tokens(&mut self) -> Option<u64> {
+        self.policy.countdown(self.state.remaining)
+    }
+
+    /// A repeat in the same window only acknowledges.
+    fn request_reset(&mut self) -> ResetRequest {
+        if self.state.pending.is_some() {
+            return ResetRequest::AlreadyPending;
+        }
+        let reset = PendingReset {
+            origin: ResetOrigin::Normal,
+            trigger: ResetTrigger::Tool,
+            prompt: None,
+        };
+        self.state.pending = Some(reset.clone());
+        self.requested = Some(reset);
+        ResetRequest::Requested
     }
 }

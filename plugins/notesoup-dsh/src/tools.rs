@@ -1,19 +1,16 @@
 //! The tools notesoup registers on dsh, under their plain names.
 //!
-//! The notes and history tools are core's, with core's schemas, descriptions
-//! and operations (called by name through core's dispatch). A `notes_update`
-//! receipt shows core's simple diff, `note <kind>`. `get_context_remaining`
-//! and `wipe_memory` answer with plain JSON text; the sidecar decides them
-//! from the session's budget and reset state.
+//! Every tool is core's, from core's one table, and every call goes through
+//! core's `call_tool` (see `server.rs`): the notes and history tools with
+//! core's schemas, operations and line-diff receipts; `get_context_remaining`
+//! and `wipe_memory` answer with plain JSON text over the session's budget and
+//! reset state.
 
-use notesoup_core::tools::schemas;
+use notesoup_core::tools::tool_table;
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
-/// `get_context_remaining`.
-pub const GET_CONTEXT_REMAINING: &str = "get_context_remaining";
-/// `wipe_memory`.
-pub const WIPE_MEMORY: &str = "wipe_memory";
+pub use notesoup_core::tools::{GET_CONTEXT_REMAINING, WIPE_MEMORY};
 
 /// One tool as the bundle registers it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -28,36 +25,17 @@ pub struct ToolManifest {
     pub sequential: bool,
 }
 
-fn no_parameters() -> Value {
-    json!({"type": "object", "properties": {}, "additionalProperties": false})
-}
-
-/// Every tool, in registration order: the notes tools, the history tools,
-/// then the budget and reset tools.
+/// Every tool of core's table, in its order: the notes tools, the history
+/// tools, then the budget and reset tools.
 pub fn manifest() -> Vec<ToolManifest> {
-    let shared = schemas::all().into_iter().map(|tool| ToolManifest {
-        name: tool.name.to_owned(),
-        description: tool.description,
-        parameters: tool.input_schema,
-        sequential: tool.sequential,
-    });
-    shared
-        .chain([
-            ToolManifest {
-                name: GET_CONTEXT_REMAINING.into(),
-                description: "How many tokens are left before this context window closes out (zero = wiped). \
-                              Returns {\"remaining_tokens\": N}, or null when usage is unknown."
-                    .into(),
-                parameters: no_parameters(),
-                sequential: false,
-            },
-            ToolManifest {
-                name: WIPE_MEMORY.into(),
-                description: "Clear your in-context memory and start a fresh context window. Your session, notes, and history survive.".into(),
-                parameters: no_parameters(),
-                sequential: true,
-            },
-        ])
+    tool_table()
+        .iter()
+        .map(|tool| ToolManifest {
+            name: tool.name.to_owned(),
+            description: tool.description.clone(),
+            parameters: tool.input_schema.clone(),
+            sequential: tool.sequential,
+        })
         .collect()
 }
 

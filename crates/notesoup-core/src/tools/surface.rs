@@ -80,6 +80,15 @@ pub trait ToolHost {
     fn notes(&mut self) -> Result<NoteStore, Refusal>;
     /// The calling session's decoded history.
     fn history(&mut self) -> Result<History, Refusal>;
+    /// Runs a history tool over the calling session's history. A host that
+    /// keeps a decoded history between calls lends it here instead of
+    /// handing out a copy.
+    fn with_history(&mut self, run: &mut dyn FnMut(&History) -> ToolOutput) -> ToolOutput {
+        match self.history() {
+            Ok(history) => run(&history),
+            Err(refusal) => ToolOutput::refusal(&refusal),
+        }
+    }
     /// The host's budget; `None` on a host without the budget tools.
     fn budget(&mut self) -> Option<&mut dyn BudgetHost> {
         None
@@ -165,8 +174,16 @@ pub fn call_tool(host: &mut dyn ToolHost, name: &str, arguments: Value) -> ToolO
         Some(tool) => (tool.handler)(host, arguments),
         None => ToolOutput::refusal(&Refusal::new(
             RefusalCode::UnknownTool,
-            format!("unknown tool {name:?}"),
+            format!("unknown tool {:?}", clip(name, 64)),
         )),
+    }
+}
+
+/// At most `max` characters of a name the caller sent, marked when cut.
+fn clip(name: &str, max: usize) -> String {
+    match name.char_indices().nth(max) {
+        Some((end, _)) => format!("{}…", &name[..end]),
+        None => name.to_owned(),
     }
 }
 
@@ -261,10 +278,15 @@ fn history_call<P: serde::de::DeserializeOwned>(
         Ok(params) => params,
         Err(refusal) => return ToolOutput::refusal(&refusal),
     };
-    match host.history() {
-        Ok(history) => run(&history, params),
-        Err(refusal) => ToolOutput::refusal(&refusal),
-    }
+    let mut params = Some(params);
+    let mut run = Some(run);
+    host.with_history(&mut |history| match (params.take(), run.take()) {
+        (Some(params), Some(run)) => run(history, params),
+        _ => ToolOutput::refusal(&Refusal::new(
+            RefusalCode::InternalError,
+            "a history tool ran twice",
+        )),
+    })
 }
 
 fn no_budget() -> ToolOutput {

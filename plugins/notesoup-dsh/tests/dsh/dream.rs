@@ -184,8 +184,10 @@ fn a_headless_dsh_dreams_with_only_the_jailed_tools() {
     // A held lock stops it too, past the gates; the lock is left alone.
     let lock = land.home().join(".dream.lock");
     write(&lock, "held by another run\n");
-    let (out, _) = text(&land.dream(&[]));
-    assert!(out.to_lowercase().contains("lock"), "{out}");
+    let held = land.dream(&[]);
+    let (_, err) = text(&held);
+    assert_eq!(held.status.code(), Some(1), "a held lock fails the run");
+    assert!(err.contains("lock gate: lock already exists"), "{err}");
     assert!(land.fake.take_requests().is_empty());
     assert_eq!(
         std::fs::read_to_string(&lock).expect("lock"),

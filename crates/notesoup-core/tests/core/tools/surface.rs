@@ -177,6 +177,13 @@ fn bad_calls_are_refused_before_any_work() {
     assert_eq!(host.opened_store.get(), 0, "bad arguments open nothing");
     assert_eq!(host.decoded_history.get(), 0);
 
+    let long = "y".repeat(100_000);
+    let clipped = call_tool(&mut host, &long, json!({}));
+    assert_eq!(
+        clipped.text,
+        format!("error: unknown_tool: unknown tool \"{}…\"", "y".repeat(64))
+    );
+
     let no_budget = call_tool(&mut host, "wipe_memory", json!({}));
     assert_eq!(code(&no_budget), "unknown_tool");
 }
