@@ -4,10 +4,15 @@
 //! `Serialize + Deserialize + JsonSchema` and carries `#[typeshare]`, wherever
 //! it lives in the crate. `cargo xtask codegen` turns them into the committed
 //! `generated/notesoup.d.ts` and `generated/schemas/*.json`. This module holds
-//! the wire types that belong to no single area.
+//! the wire types that belong to no single area: the tool bindings and the
+//! ordered map several results serialize.
+
+use std::fmt;
 
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::de::{MapAccess, Visitor};
+use serde::ser::SerializeMap;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use typeshare::typeshare;
 
 /// The tool names a host gives the model, as the boot protocol, the budget
@@ -56,5 +61,63 @@ impl ToolBindings {
             remaining: "get_context_remaining".into(),
             wipe: "wipe_memory".into(),
         }
+    }
+}
+
+/// String keys to values in a chosen order (first use, file order),
+/// serialized as a JSON object. A map type would sort or hash the keys; the
+/// order is part of what the model reads. Each use names its own JSON Schema
+/// (see `ExtraFields` and `ToolCounts` in the tools).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OrderedMap<V>(pub Vec<(String, V)>);
+
+impl<V: Serialize> Serialize for OrderedMap<V> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.0.len()))?;
+        for (key, value) in &self.0 {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
+
+impl<'de, V: Deserialize<'de>> Deserialize<'de> for OrderedMap<V> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct EntriesVisitor<V>(std::marker::PhantomData<V>);
+
+        impl<'de, V: Deserialize<'de>> Visitor<'de> for EntriesVisitor<V> {
+            type Value = OrderedMap<V>;
+
+            fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+                formatter.write_str("a JSON object")
+            }
+
+            fn visit_map<A: MapAccess<'de>>(
+                self,
+                mut access: A,
+            ) -> Result<OrderedMap<V>, A::Error> {
+                let mut entries = Vec::new();
+                while let Some(entry) = access.next_entry::<String, V>()? {
+                    entries.push(entry);
+                }
+                Ok(OrderedMap(entries))
+            }
+        }
+
+        deserializer.deserialize_map(EntriesVisitor(std::marker::PhantomData))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_ordered_map_keeps_its_order_both_ways() {
+        let map = OrderedMap(vec![("b".to_owned(), 1u32), ("a".to_owned(), 2)]);
+        let text = serde_json::to_string(&map).ok();
+        assert_eq!(text.as_deref(), Some(r#"{"b":1,"a":2}"#));
+        let back: Option<OrderedMap<u32>> = text.and_then(|text| serde_json::from_str(&text).ok());
+        assert_eq!(back, Some(map));
     }
 }

@@ -27,6 +27,7 @@ use crate::notes::{
     Change, Edit, ListQuery, NoteError, NoteErrorCode, NoteMeta, NoteStore, NotesIdentity, Origin,
     Scope, UpdateRequest, local_iso,
 };
+use crate::wire::OrderedMap;
 
 /// The receipt diff every host shows: the numbered line diff of the body
 /// ([`line_diff`]).
@@ -297,7 +298,7 @@ fn metadata(meta: &NoteMeta, store: &NoteStore) -> NoteMetadata {
         updated_at: local_iso(meta.updated_at, tz),
         crumpled_at: meta.crumpled_at.map(|at| local_iso(at, tz)),
         project: meta.project.clone(),
-        extra: ExtraFields(extra),
+        extra: OrderedMap(extra),
         omitted_extra: (omitted_keys > 0).then(|| OmittedExtra {
             keys: to_u32(omitted_keys),
             bytes: to_u32(omitted_bytes),
