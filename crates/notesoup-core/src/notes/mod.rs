@@ -26,8 +26,10 @@
 //!   [`SearchStatus`]; limits [`MAX_NOTE_BYTES`], [`MAX_NOTE_PATH_BYTES`].
 //! - Matching: [`LiteralQueries`], the case-insensitive literal matcher that
 //!   `search` uses (also fit for history search).
-//! - Errors: [`NoteError`] with [`NoteErrorCode`] (`code().as_str()`, `message()`,
-//!   `line_numbers()`, `edit_index()`, `path()`, `io_kind()`).
+//! - Errors: [`NoteError`] (`code().as_str()`, `message()`,
+//!   `line_numbers()`, `edit_index()`, `path()`, `io_kind()`) with a
+//!   [`RefusalCode`], the tools' own code list ([`NoteErrorCode`] is the same
+//!   type under the store's name).
 //!
 //! # Durability and concurrency
 //!
@@ -99,6 +101,7 @@ mod secrets;
 mod store;
 mod time;
 
+pub use crate::wire::RefusalCode;
 pub use address::{
     Address, Home, HomeSelection, MAX_SEGMENT_BYTES, NotePattern, escape_forbidden,
     is_forbidden_char, is_git_segment,

@@ -9,7 +9,7 @@ use jiff::tz::TimeZone;
 use serde::{Deserialize, Serialize};
 
 use super::address::{Address, Home, HomeSelection, NotePattern, escape_forbidden, is_git_segment};
-use super::error::{NoteError, NoteErrorCode};
+use super::error::NoteError;
 use super::frontmatter::{
     NoteMeta, Origin, parse_note, serialize_frontmatter, serialize_note, settled_head_len,
     split_note, strip_frontmatter,
@@ -19,6 +19,7 @@ use super::identity::{NotesIdentity, Scope, is_slug};
 use super::matcher::{LineMatch, LiteralQueries};
 use super::secrets::find_secret;
 use super::time::{next_stamp_ms, now_ms};
+use crate::wire::RefusalCode;
 
 /// The largest serialized note file, frontmatter included.
 pub const MAX_NOTE_BYTES: usize = 1_000_000;
@@ -526,7 +527,7 @@ impl NoteStore {
         let address = self.writable(address)?;
         if request.edits.is_empty() && request.origin.is_none() && request.crumpled.is_none() {
             return Err(NoteError::new(
-                NoteErrorCode::NothingToDo,
+                RefusalCode::NothingToDo,
                 "nothing to update: pass edits, origin, or crumpled",
             ));
         }
@@ -622,7 +623,7 @@ impl NoteStore {
         let target_path = self.note_path(&target);
         if source_path == target_path {
             return Err(NoteError::new(
-                NoteErrorCode::NothingToDo,
+                RefusalCode::NothingToDo,
                 "rename_to resolves to the same note",
             ));
         }
@@ -642,7 +643,7 @@ impl NoteStore {
                 Some(text) if parse_note(&text, now_ms(), &self.tz).meta.is_crumpled() => true,
                 Some(_) => {
                     return Err(NoteError::new(
-                        NoteErrorCode::AlreadyExists,
+                        RefusalCode::AlreadyExists,
                         "rename_to target is a live note; crumple it first or pick another address",
                     ));
                 }
@@ -732,7 +733,7 @@ impl NoteStore {
         match fsio::inspect(&self.root, &path) {
             Ok(Presence::File) => {}
             Ok(Presence::Missing) => return Ok(None),
-            Err(error) if error.code() == NoteErrorCode::InvalidAddress => return Ok(None),
+            Err(error) if error.code() == RefusalCode::InvalidAddress => return Ok(None),
             Err(error) => return Err(error),
         }
         let Some(bytes) = read_bytes(&path)? else {
@@ -945,7 +946,7 @@ impl NoteStore {
     }
 
     fn scoped_home(&self, query: &ListQuery) -> Result<Option<Home>, NoteError> {
-        let invalid = |message: &str| NoteError::new(NoteErrorCode::InvalidScope, message);
+        let invalid = |message: &str| NoteError::new(RefusalCode::InvalidScope, message);
         if let Some(who) = &query.who {
             match query.scope {
                 None => return Err(invalid("who requires agent or model scope")),
@@ -1093,13 +1094,13 @@ fn recent_first(a: (&NoteMeta, &str), b: (&NoteMeta, &str)) -> std::cmp::Orderin
 type Scanned<R> = (Vec<R>, usize, Vec<(String, NoteError)>);
 
 fn not_found() -> NoteError {
-    NoteError::new(NoteErrorCode::NotFound, "note not found")
+    NoteError::new(RefusalCode::NotFound, "note not found")
 }
 
 fn parent(path: &Path) -> Result<&Path, NoteError> {
     path.parent().ok_or_else(|| {
         NoteError::new(
-            NoteErrorCode::InternalError,
+            RefusalCode::InternalError,
             format!("{} has no parent directory", path.display()),
         )
     })
@@ -1109,7 +1110,7 @@ fn check_path_len(address: &Address) -> Result<(), NoteError> {
     let len = address.path().len();
     if len > MAX_NOTE_PATH_BYTES {
         return Err(NoteError::new(
-            NoteErrorCode::TooLarge,
+            RefusalCode::TooLarge,
             format!("note path exceeds {MAX_NOTE_PATH_BYTES} UTF-8 bytes (got {len})"),
         ));
     }
@@ -1119,7 +1120,7 @@ fn check_path_len(address: &Address) -> Result<(), NoteError> {
 fn check_size(text: &str) -> Result<(), NoteError> {
     if text.len() > MAX_NOTE_BYTES {
         return Err(NoteError::new(
-            NoteErrorCode::TooLarge,
+            RefusalCode::TooLarge,
             format!(
                 "note exceeds {MAX_NOTE_BYTES} UTF-8 bytes (serialized {})",
                 text.len()
@@ -1248,7 +1249,7 @@ impl EditFailure {
                     rest => format!(" and {rest} more"),
                 };
                 NoteError::new(
-                    NoteErrorCode::AmbiguousEdit,
+                    RefusalCode::AmbiguousEdit,
                     format!(
                         "edit {index}: oldText occurs {} times (lines {}{more}); add surrounding text to make it unique or pass replace_all",
                         lines.len(),

@@ -24,8 +24,8 @@ use super::{
     RefusalCode, ToolOutput, fill_while_fits, fits, prefix_fit, read_window,
 };
 use crate::notes::{
-    Change, Edit, ListQuery, NoteError, NoteErrorCode, NoteMeta, NoteStore, NotesIdentity, Origin,
-    Scope, UpdateRequest, local_iso,
+    Change, Edit, ListQuery, NoteError, NoteMeta, NoteStore, NotesIdentity, Origin, Scope,
+    UpdateRequest, local_iso,
 };
 use crate::wire::OrderedMap;
 
@@ -82,7 +82,7 @@ pub fn notes_search(store: &NoteStore, params: &NotesSearchParams) -> ToolOutput
 /// into details, and a filesystem failure is `io_error` "notes operation
 /// failed" (the path stays out of the model's view).
 pub fn note_refusal(error: &NoteError) -> Refusal {
-    let code = refusal_code(error.code());
+    let code = error.code();
     if error.is_filesystem() {
         return Refusal::new(code, "notes operation failed");
     }
@@ -102,26 +102,6 @@ pub fn note_refusal(error: &NoteError) -> Refusal {
         refusal
     } else {
         refusal.with_details(Value::Object(details))
-    }
-}
-
-fn refusal_code(code: NoteErrorCode) -> RefusalCode {
-    match code {
-        NoteErrorCode::NotFound => RefusalCode::NotFound,
-        NoteErrorCode::AlreadyExists => RefusalCode::AlreadyExists,
-        NoteErrorCode::AmbiguousEdit => RefusalCode::AmbiguousEdit,
-        NoteErrorCode::NoMatch => RefusalCode::NoMatch,
-        NoteErrorCode::NothingToDo => RefusalCode::NothingToDo,
-        NoteErrorCode::TooLarge => RefusalCode::TooLarge,
-        NoteErrorCode::InvalidScope => RefusalCode::InvalidScope,
-        NoteErrorCode::InvalidOrigin => RefusalCode::InvalidOrigin,
-        NoteErrorCode::InvalidAddress => RefusalCode::InvalidAddress,
-        NoteErrorCode::InvalidPattern => RefusalCode::InvalidPattern,
-        NoteErrorCode::InvalidQuery => RefusalCode::InvalidQuery,
-        NoteErrorCode::InvalidOffset => RefusalCode::InvalidOffset,
-        NoteErrorCode::SecretDetected => RefusalCode::SecretDetected,
-        NoteErrorCode::IoError => RefusalCode::IoError,
-        NoteErrorCode::InternalError => RefusalCode::InternalError,
     }
 }
 

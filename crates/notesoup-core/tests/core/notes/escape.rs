@@ -4,7 +4,7 @@
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 
-use notesoup_core::notes::{Edit, ListQuery, NoteErrorCode, UpdateRequest};
+use notesoup_core::notes::{Edit, ListQuery, RefusalCode, UpdateRequest};
 
 use super::support::{Fixture, code, put};
 
@@ -61,22 +61,22 @@ fn lexical_escapes_are_invalid_addresses() {
     ] {
         assert_eq!(
             code(f.store.read(address)),
-            NoteErrorCode::InvalidAddress,
+            RefusalCode::InvalidAddress,
             "{address:?}"
         );
         assert_eq!(
             code(f.store.write(address, "x", None)),
-            NoteErrorCode::InvalidAddress,
+            RefusalCode::InvalidAddress,
             "{address:?}"
         );
         assert_eq!(
             code(f.store.update(address, &edit())),
-            NoteErrorCode::InvalidAddress,
+            RefusalCode::InvalidAddress,
             "{address:?}"
         );
         assert_eq!(
             code(f.store.rename("ok", address)),
-            NoteErrorCode::InvalidAddress,
+            RefusalCode::InvalidAddress,
             "{address:?}"
         );
     }
@@ -91,7 +91,7 @@ fn a_symlinked_directory_inside_a_home_is_never_followed() {
     symlink(&dir, f.root().join("human/linked")).expect("symlink");
     let before = snapshot(&dir);
     let read = f.store.read("@human/linked/secret").expect_err("read");
-    assert_eq!(read.code(), NoteErrorCode::InvalidAddress);
+    assert_eq!(read.code(), RefusalCode::InvalidAddress);
     assert!(
         read.message().contains("symbolic link"),
         "{}",
@@ -99,27 +99,27 @@ fn a_symlinked_directory_inside_a_home_is_never_followed() {
     );
     assert_eq!(
         code(f.store.write("@human/linked/secret", "pwned", None)),
-        NoteErrorCode::InvalidAddress
+        RefusalCode::InvalidAddress
     );
     assert_eq!(
         code(f.store.write("@human/linked/new", "pwned", None)),
-        NoteErrorCode::InvalidAddress
+        RefusalCode::InvalidAddress
     );
     assert_eq!(
         code(f.store.write("@human/linked/sub/new", "pwned", None)),
-        NoteErrorCode::InvalidAddress
+        RefusalCode::InvalidAddress
     );
     assert_eq!(
         code(f.store.update("@human/linked/secret", &edit())),
-        NoteErrorCode::InvalidAddress
+        RefusalCode::InvalidAddress
     );
     assert_eq!(
         code(f.store.rename("@human/linked/secret", "@human/mine")),
-        NoteErrorCode::InvalidAddress
+        RefusalCode::InvalidAddress
     );
     assert_eq!(
         code(f.store.rename("@human/real", "@human/linked/moved")),
-        NoteErrorCode::InvalidAddress
+        RefusalCode::InvalidAddress
     );
     let listed: Vec<String> = f
         .store
@@ -151,24 +151,24 @@ fn a_symlinked_note_file_is_never_followed() {
     symlink(dir.join("missing.md"), f.root().join("human/dangling.md")).expect("dangling");
     assert_eq!(
         code(f.store.read("@human/secret")),
-        NoteErrorCode::InvalidAddress
+        RefusalCode::InvalidAddress
     );
     assert_eq!(
         code(f.store.write("@human/secret", "pwned", None)),
-        NoteErrorCode::InvalidAddress
+        RefusalCode::InvalidAddress
     );
     assert_eq!(
         code(f.store.write("@human/dangling", "pwned", None)),
-        NoteErrorCode::InvalidAddress
+        RefusalCode::InvalidAddress
     );
     assert_eq!(
         code(f.store.update("@human/secret", &edit())),
-        NoteErrorCode::InvalidAddress
+        RefusalCode::InvalidAddress
     );
     f.store.write("@human/mine", "mine", None).expect("write");
     assert_eq!(
         code(f.store.rename("@human/mine", "@human/secret")),
-        NoteErrorCode::InvalidAddress
+        RefusalCode::InvalidAddress
     );
     assert!(
         f.store
@@ -201,15 +201,15 @@ fn a_symlinked_home_is_refused_and_reported_unavailable() {
     let before = snapshot(&dir);
     assert_eq!(
         code(f.store.read("@project/secret")),
-        NoteErrorCode::InvalidAddress
+        RefusalCode::InvalidAddress
     );
     assert_eq!(
         code(f.store.write("@project/new", "pwned", None)),
-        NoteErrorCode::InvalidAddress
+        RefusalCode::InvalidAddress
     );
     assert_eq!(
         code(f.store.read("@agents/eve/secret")),
-        NoteErrorCode::InvalidAddress
+        RefusalCode::InvalidAddress
     );
     let status = f
         .store

@@ -6,7 +6,7 @@ use std::os::unix::fs::symlink;
 use std::path::Path;
 
 use notesoup_core::boot::{BootIdentity, BootSnapshot, render_boot};
-use notesoup_core::notes::{ListQuery, NoteErrorCode, escape_forbidden, is_forbidden_char};
+use notesoup_core::notes::{ListQuery, RefusalCode, escape_forbidden, is_forbidden_char};
 use notesoup_core::tools::notes::{NotesWriteParams, notes_write};
 use notesoup_core::tools::parse_arguments;
 use notesoup_core::wire::ToolBindings;
@@ -90,12 +90,12 @@ fn every_operation_refuses_git_and_control_addresses() {
     ] {
         assert_eq!(
             code(f.store.read(address)),
-            NoteErrorCode::InvalidAddress,
+            RefusalCode::InvalidAddress,
             "{address:?}"
         );
         assert_eq!(
             code(f.store.rename("@project/ok", address)),
-            NoteErrorCode::InvalidAddress,
+            RefusalCode::InvalidAddress,
             "{address:?}"
         );
     }
@@ -104,7 +104,7 @@ fn every_operation_refuses_git_and_control_addresses() {
             f.store
                 .write(&format!("@project/{}", "a".repeat(256)), "x", None)
         ),
-        NoteErrorCode::TooLarge
+        RefusalCode::TooLarge
     );
     let folder = f
         .store
@@ -243,7 +243,7 @@ fn link_refusals_name_the_address() {
         .store
         .write("@human/linked/x", "x", None)
         .expect_err("a link on the way");
-    assert_eq!(refused.code(), NoteErrorCode::InvalidAddress);
+    assert_eq!(refused.code(), RefusalCode::InvalidAddress);
     assert_eq!(
         refused.message(),
         "@human/linked/x.md: the note path crosses a symbolic link; the notes store never follows links"

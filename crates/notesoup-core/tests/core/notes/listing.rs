@@ -1,7 +1,7 @@
 //! list and search: ordering, wastebasket, scope/who, patterns, status.
 
 use notesoup_core::notes::{
-    Home, ListQuery, NoteErrorCode, NoteHeader, NoteRow, NoteStore, Scope, UpdateRequest,
+    Home, ListQuery, NoteHeader, NoteRow, NoteStore, RefusalCode, Scope, UpdateRequest,
 };
 
 use super::support::{Fixture, code};
@@ -178,11 +178,11 @@ fn scope_and_who() {
         let error = f.store.list(&query).expect_err("refused");
         assert_eq!(
             (error.code(), error.message()),
-            (NoteErrorCode::InvalidScope, message)
+            (RefusalCode::InvalidScope, message)
         );
         assert_eq!(
             code(f.store.search(&["x"], &query)),
-            NoteErrorCode::InvalidScope
+            RefusalCode::InvalidScope
         );
     }
 }
@@ -270,11 +270,11 @@ fn patterns_match_concrete_addresses_and_narrow_homes() {
     for bad in ["a\\b", "a\0b"] {
         assert_eq!(
             code(f.store.list(&pattern(bad))),
-            NoteErrorCode::InvalidPattern
+            RefusalCode::InvalidPattern
         );
         assert_eq!(
             code(f.store.search(&["x"], &pattern(bad))),
-            NoteErrorCode::InvalidPattern
+            RefusalCode::InvalidPattern
         );
     }
 }
@@ -363,7 +363,7 @@ fn search_refuses_empty_queries() {
     let none: [&str; 0] = [];
     assert_eq!(
         code(f.store.search(&none, &ListQuery::default())),
-        NoteErrorCode::InvalidQuery
+        RefusalCode::InvalidQuery
     );
     let error = f
         .store
@@ -372,7 +372,7 @@ fn search_refuses_empty_queries() {
     assert_eq!(
         (error.code(), error.message()),
         (
-            NoteErrorCode::InvalidQuery,
+            RefusalCode::InvalidQuery,
             "an empty query matches everything"
         )
     );
@@ -393,7 +393,7 @@ fn an_unreadable_home_is_reported_not_fatal() {
     assert_eq!(status.rows.len(), 3);
     assert_eq!(
         code(f.store.list(&ListQuery::default())),
-        NoteErrorCode::IoError
+        RefusalCode::IoError
     );
     let searched = f
         .store
@@ -609,6 +609,6 @@ fn peek_row_reads_a_listed_note_whole_and_touches_nothing() {
     escaping.rel_path = "../../human/moved.md".into();
     assert_eq!(
         code(f.store.peek_row(&escaping)),
-        NoteErrorCode::InvalidAddress
+        RefusalCode::InvalidAddress
     );
 }

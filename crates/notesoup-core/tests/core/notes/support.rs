@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use jiff::tz::TimeZone;
-use notesoup_core::notes::{NoteErrorCode, NoteStore, NotesIdentity};
+use notesoup_core::notes::{NoteStore, NotesIdentity, RefusalCode};
 use tempfile::TempDir;
 
 pub const SESSION: &str = "s1";
@@ -55,8 +55,6 @@ pub fn store_at(home: &Path, agent: &str, model: &str) -> NoteStore {
 }
 
 /// The code of an error result.
-pub fn code<T: std::fmt::Debug>(
-    result: Result<T, notesoup_core::notes::NoteError>,
-) -> NoteErrorCode {
+pub fn code<T: std::fmt::Debug>(result: Result<T, notesoup_core::notes::NoteError>) -> RefusalCode {
     result.expect_err("expected a refusal").code()
 }
