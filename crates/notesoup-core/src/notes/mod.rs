@@ -20,7 +20,9 @@
 //! - Store: [`NoteStore`] with `write`, `read`, `update`, `rename`, `list`,
 //!   `list_with_status`, `list_headers`, `list_headers_with_status`,
 //!   `peek_row`, `search`, `search_with_status`; arguments [`Edit`],
-//!   [`UpdateRequest`], [`ListQuery`]; results [`WriteResult`] ([`WriteOutcome`]),
+//!   [`UpdateRequest`], [`ListQuery`]; every result and row carries a
+//!   [`NoteLocation`] (address, scope, home, relative path, file); results
+//!   [`WriteResult`] ([`WriteOutcome`]),
 //!   [`ReadResult`], [`UpdateResult`] ([`Change`], [`ChangeKind`]),
 //!   [`RenameResult`], [`NoteRow`], [`NoteHeader`], [`SearchRow`] ([`LineMatch`]), [`ListStatus`],
 //!   [`SearchStatus`]; limits [`MAX_NOTE_BYTES`], [`MAX_NOTE_PATH_BYTES`].
@@ -119,7 +121,7 @@ pub use paths::project_key;
 pub use secrets::{SecretFinding, SecretKind, find_secret, line_secret};
 pub use store::{
     Change, ChangeKind, Edit, ListQuery, ListStatus, MAX_NOTE_BYTES, MAX_NOTE_PATH_BYTES,
-    NoteHeader, NoteRow, NoteStore, ReadResult, RenameResult, SearchRow, SearchStatus,
-    UpdateRequest, UpdateResult, WriteOutcome, WriteResult,
+    NoteHeader, NoteLocation, NoteRow, NoteStore, ReadResult, RenameResult, SearchRow,
+    SearchStatus, UpdateRequest, UpdateResult, WriteOutcome, WriteResult,
 };
 pub use time::{local_iso, next_stamp_ms, now_ms, parse_iso_ms};

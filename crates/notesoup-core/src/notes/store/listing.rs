@@ -1,6 +1,7 @@
 //! Listing and search: `list`, `list_headers`, `peek_row` and `search`, and
 //! the walk over the selected homes they share.
 
+use std::cmp::Ordering;
 use std::fs::{self, File};
 use std::io;
 use std::path::Path;
@@ -17,7 +18,9 @@ use crate::notes::time::now_ms;
 use crate::wire::RefusalCode;
 
 use super::files::{read_bytes, read_head, read_into, text_of};
-use super::{ListQuery, ListStatus, NoteHeader, NoteRow, NoteStore, SearchRow, SearchStatus};
+use super::{
+    ListQuery, ListStatus, NoteHeader, NoteLocation, NoteRow, NoteStore, SearchRow, SearchStatus,
+};
 
 /// What a listing visit decided about one file.
 enum Visit<R> {
@@ -44,18 +47,6 @@ enum Reading {
 }
 
 impl NoteStore {
-    /// The rendered address of a file a listing found. A name on disk that
-    /// no address could hold (a control or bidirectional character) is
-    /// printed escaped, so it cannot forge rows or reorder the text around
-    /// it.
-    fn render_found(&self, found: &Found<'_>) -> String {
-        format!(
-            "{}{}",
-            found.home.rendered_prefix(&self.identity),
-            escape_forbidden(found.rel_path)
-        )
-    }
-
     /// Lists notes, recent first (ties by address). Fails on the first home
     /// that cannot be read; `list_with_status` reports it instead.
     pub fn list(&self, query: &ListQuery) -> Result<Vec<NoteRow>, NoteError> {
@@ -108,7 +99,7 @@ impl NoteStore {
     /// The note may have changed since it was listed; the row is what is on
     /// disk now.
     pub fn peek_row(&self, header: &NoteHeader) -> Result<Option<NoteRow>, NoteError> {
-        let address = Address::on_disk(header.home.clone(), &header.rel_path)?;
+        let address = Address::on_disk(header.location.home.clone(), &header.location.rel_path)?;
         let path = self.note_path(&address);
         let _turn = FileTurns::take(&[&path]);
         match fsio::inspect(&self.root, &path) {
@@ -123,14 +114,10 @@ impl NoteStore {
         let text = text_of(&bytes);
         let parsed = parse_note(&text, now_ms(), &self.tz);
         Ok(Some(NoteRow {
-            address: address.render(&self.identity),
-            scope: address.home().scope(),
-            home: header.home.clone(),
-            rel_path: address.path().to_owned(),
+            location: self.locate(&address, path),
             body: parsed.body.to_owned(),
             meta: parsed.meta,
             size_bytes: bytes.len() as u64,
-            path,
         }))
     }
 
@@ -177,17 +164,13 @@ impl NoteStore {
                 };
             }
             Visit::Row(NoteRow {
-                address: self.render_found(&found),
-                scope: found.home.scope(),
-                home: found.home.clone(),
-                rel_path: found.rel_path.to_owned(),
-                path: found.path.to_path_buf(),
+                location: self.location_found(&found),
                 body: parsed.body.to_owned(),
                 meta: parsed.meta,
                 size_bytes: found.bytes.len() as u64,
             })
         })?;
-        rows.sort_by(|a, b| recent_first((&a.meta, &a.address), (&b.meta, &b.address)));
+        rows.sort_by(|a, b| recent_first((&a.meta, &a.location), (&b.meta, &b.location)));
         Ok((rows, hidden, failures))
     }
 
@@ -203,15 +186,11 @@ impl NoteStore {
                 };
             }
             Visit::Row(NoteHeader {
-                address: self.render_found(&found),
-                scope: found.home.scope(),
-                home: found.home.clone(),
-                rel_path: found.rel_path.to_owned(),
-                path: found.path.to_path_buf(),
+                location: self.location_found(&found),
                 meta,
             })
         })?;
-        rows.sort_by(|a, b| recent_first((&a.meta, &a.address), (&b.meta, &b.address)));
+        rows.sort_by(|a, b| recent_first((&a.meta, &a.location), (&b.meta, &b.location)));
         Ok((rows, hidden, failures))
     }
 
@@ -243,17 +222,31 @@ impl NoteStore {
                 };
             }
             Visit::Row(SearchRow {
-                address: self.render_found(&found),
-                scope: found.home.scope(),
-                home: found.home.clone(),
-                rel_path: found.rel_path.to_owned(),
-                path: found.path.to_path_buf(),
+                location: self.location_found(&found),
                 meta,
                 matches,
             })
         })?;
-        rows.sort_by(|a, b| a.address.cmp(&b.address));
+        rows.sort_by(|a, b| a.location.address.cmp(&b.location.address));
         Ok((rows, hidden, failures))
+    }
+
+    /// The location of a file a listing found. A name on disk that no
+    /// address could hold (a control or bidirectional character) is
+    /// printed escaped in the address, so it cannot forge rows or reorder
+    /// the text around it.
+    fn location_found(&self, found: &Found<'_>) -> NoteLocation {
+        NoteLocation {
+            address: format!(
+                "{}{}",
+                found.home.rendered_prefix(&self.identity),
+                escape_forbidden(found.rel_path)
+            ),
+            scope: found.home.scope(),
+            home: found.home.clone(),
+            rel_path: found.rel_path.to_owned(),
+            path: found.path.to_path_buf(),
+        }
     }
 
     /// Walks the selected homes and hands every matching `.md` file to
@@ -466,10 +459,10 @@ impl NoteStore {
 }
 
 /// `list` order: `updatedAt` descending, ties by address.
-fn recent_first(a: (&NoteMeta, &str), b: (&NoteMeta, &str)) -> std::cmp::Ordering {
+fn recent_first(a: (&NoteMeta, &NoteLocation), b: (&NoteMeta, &NoteLocation)) -> Ordering {
     b.0.updated_at
         .cmp(&a.0.updated_at)
-        .then_with(|| a.1.cmp(b.1))
+        .then_with(|| a.1.address.cmp(&b.1.address))
 }
 
 type Scanned<R> = (Vec<R>, usize, Vec<(String, NoteError)>);

@@ -1,6 +1,7 @@
 //! `NoteStore`: the note operations over the five homes of one identity.
 //!
-//! - `types`: the arguments and results;
+//! - `types`: the arguments and results, with the [`NoteLocation`] they
+//!   share;
 //! - `ops`: `write`, `read`, `update` and `rename`, with the edit helpers;
 //! - `listing`: `list`, `list_headers`, `peek_row` and `search`, and the
 //!   walk over the homes they share;
@@ -23,8 +24,8 @@ use super::identity::NotesIdentity;
 use super::secrets::find_secret;
 
 pub use types::{
-    Change, ChangeKind, Edit, ListQuery, ListStatus, NoteHeader, NoteRow, ReadResult, RenameResult,
-    SearchRow, SearchStatus, UpdateRequest, UpdateResult, WriteOutcome, WriteResult,
+    Change, ChangeKind, Edit, ListQuery, ListStatus, NoteHeader, NoteLocation, NoteRow, ReadResult,
+    RenameResult, SearchRow, SearchStatus, UpdateRequest, UpdateResult, WriteOutcome, WriteResult,
 };
 
 /// The largest serialized note file, frontmatter included.
@@ -97,6 +98,17 @@ impl NoteStore {
     /// The file of a parsed address.
     pub fn note_path(&self, address: &Address) -> PathBuf {
         self.home_dir(address.home()).join(address.path())
+    }
+
+    /// The location of a parsed address whose file is `path`.
+    fn locate(&self, address: &Address, path: PathBuf) -> NoteLocation {
+        NoteLocation {
+            address: address.render(&self.identity),
+            scope: address.home().scope(),
+            home: address.home().clone(),
+            rel_path: address.path().to_owned(),
+            path,
+        }
     }
 
     /// Refuses `text` (a write's body, or edit `edit_index`'s new text) when

@@ -67,9 +67,7 @@ impl NoteStore {
         fsio::write_atomic(&path, text.as_bytes())?;
         sync_all(&locks)?;
         Ok(WriteResult {
-            address: address.render(&self.identity),
-            resolved_scope: address.home().scope(),
-            path,
+            location: self.locate(&address, path),
             meta,
             outcome,
         })
@@ -117,9 +115,7 @@ impl NoteStore {
             }
         };
         Ok(Some(ReadResult {
-            address: address.render(&self.identity),
-            resolved_scope: address.home().scope(),
-            path,
+            location: self.locate(&address, path),
             meta,
             body,
             access_recorded,
@@ -212,9 +208,7 @@ impl NoteStore {
             }
         };
         Ok(UpdateResult {
-            address: address.render(&self.identity),
-            resolved_scope: address.home().scope(),
-            path,
+            location: self.locate(&address, path),
             meta,
             applied,
             change,
@@ -276,9 +270,7 @@ impl NoteStore {
         sync_all(&locks)?;
         Ok(RenameResult {
             from: source.render(&self.identity),
-            address: target.render(&self.identity),
-            resolved_scope: target.home().scope(),
-            path: target_path,
+            location: self.locate(&target, target_path),
             meta,
             replaced_crumpled_target,
         })

@@ -1,5 +1,5 @@
 //! The store's arguments and results: what an operation is asked and what it
-//! answers.
+//! answers, with the [`NoteLocation`] every result shares.
 
 use std::path::PathBuf;
 
@@ -72,15 +72,27 @@ pub struct Change {
     pub after: String,
 }
 
-/// A result of `write`.
+/// Where a note is: the same five facts for every operation's result and
+/// every listed row.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct WriteResult {
+pub struct NoteLocation {
     /// The rendered address (`@self/…` and `@model/…` for own homes).
     pub address: String,
     /// The home's scope.
-    pub resolved_scope: Scope,
+    pub scope: Scope,
+    /// The home.
+    pub home: Home,
+    /// The path relative to the home, ending in `.md`.
+    pub rel_path: String,
     /// The note file.
     pub path: PathBuf,
+}
+
+/// A result of `write`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WriteResult {
+    /// The note written.
+    pub location: NoteLocation,
     /// The metadata written.
     pub meta: NoteMeta,
     /// `created`, `overwritten` or `uncrumpled`.
@@ -90,12 +102,8 @@ pub struct WriteResult {
 /// A result of `read`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReadResult {
-    /// The rendered address.
-    pub address: String,
-    /// The home's scope.
-    pub resolved_scope: Scope,
-    /// The note file.
-    pub path: PathBuf,
+    /// The note read.
+    pub location: NoteLocation,
     /// The metadata after this read: access time and count updated, unless
     /// [`Self::access_recorded`] is false, when it is the metadata on disk.
     pub meta: NoteMeta,
@@ -133,12 +141,8 @@ pub struct UpdateRequest {
 /// A result of `update`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UpdateResult {
-    /// The rendered address.
-    pub address: String,
-    /// The home's scope.
-    pub resolved_scope: Scope,
-    /// The note file.
-    pub path: PathBuf,
+    /// The note updated.
+    pub location: NoteLocation,
     /// The metadata after the update.
     pub meta: NoteMeta,
     /// How many edits had `old_text != new_text`.
@@ -152,12 +156,8 @@ pub struct UpdateResult {
 pub struct RenameResult {
     /// The rendered source address.
     pub from: String,
-    /// The rendered target address.
-    pub address: String,
-    /// The target home's scope.
-    pub resolved_scope: Scope,
-    /// The new note file.
-    pub path: PathBuf,
+    /// The target: where the note is now.
+    pub location: NoteLocation,
     /// The metadata that moved with the note.
     pub meta: NoteMeta,
     /// Whether a crumpled note at the target was replaced.
@@ -180,16 +180,8 @@ pub struct ListQuery {
 /// A note as listed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NoteRow {
-    /// The rendered address.
-    pub address: String,
-    /// The home's scope.
-    pub scope: Scope,
-    /// The home.
-    pub home: Home,
-    /// The path relative to the home, ending in `.md`.
-    pub rel_path: String,
-    /// The note file.
-    pub path: PathBuf,
+    /// Where the note is.
+    pub location: NoteLocation,
     /// The metadata.
     pub meta: NoteMeta,
     /// The body.
@@ -203,16 +195,8 @@ pub struct NoteRow {
 /// for (each would cost a system call per note).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NoteHeader {
-    /// The rendered address.
-    pub address: String,
-    /// The home's scope.
-    pub scope: Scope,
-    /// The home.
-    pub home: Home,
-    /// The path relative to the home, ending in `.md`.
-    pub rel_path: String,
-    /// The note file.
-    pub path: PathBuf,
+    /// Where the note is.
+    pub location: NoteLocation,
     /// The metadata.
     pub meta: NoteMeta,
 }
@@ -220,16 +204,8 @@ pub struct NoteHeader {
 /// A note with matching lines.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SearchRow {
-    /// The rendered address.
-    pub address: String,
-    /// The home's scope.
-    pub scope: Scope,
-    /// The home.
-    pub home: Home,
-    /// The path relative to the home, ending in `.md`.
-    pub rel_path: String,
-    /// The note file.
-    pub path: PathBuf,
+    /// Where the note is.
+    pub location: NoteLocation,
     /// The metadata.
     pub meta: NoteMeta,
     /// Every matching line, in order.

@@ -129,8 +129,8 @@ fn write(store: &NoteStore, params: &NotesWriteParams) -> Outcome<NotesWriteData
         .write(&params.address, &params.content, origin)
         .map_err(store_error)?;
     let data = NotesWriteData {
-        project_key: project_key(written.resolved_scope, &written.meta, store.identity()),
-        address: written.address,
+        project_key: project_key(written.location.scope, &written.meta, store.identity()),
+        address: written.location.address,
         outcome: written.outcome,
     };
     fit_or(
@@ -158,14 +158,14 @@ fn update(
         }
         let moved = store.rename(&params.address, target).map_err(store_error)?;
         return bound_receipt(NotesUpdateData {
-            project_key: project_key(moved.resolved_scope, &moved.meta, store.identity()),
+            project_key: project_key(moved.location.scope, &moved.meta, store.identity()),
             applied: 0,
             change_kind: crate::notes::ChangeKind::File,
-            diff: rename_diff(&moved.from, &moved.address),
+            diff: rename_diff(&moved.from, &moved.location.address),
             diff_truncated: None,
             rename_from: Some(moved.from),
             replaced_crumpled_target: Some(moved.replaced_crumpled_target),
-            address: moved.address,
+            address: moved.location.address,
         });
     }
     let mut request = UpdateRequest {
@@ -190,14 +190,14 @@ fn update(
         .update(&params.address, &request)
         .map_err(store_error)?;
     bound_receipt(NotesUpdateData {
-        project_key: project_key(updated.resolved_scope, &updated.meta, store.identity()),
+        project_key: project_key(updated.location.scope, &updated.meta, store.identity()),
         applied: to_u32(updated.applied),
         change_kind: updated.change.kind,
         diff: diff(&updated.change),
         diff_truncated: None,
         rename_from: None,
         replaced_crumpled_target: None,
-        address: updated.address,
+        address: updated.location.address,
     })
 }
 
@@ -235,14 +235,14 @@ fn read(store: &NoteStore, params: &NotesReadParams) -> Outcome<NotesReadData> {
         .read(&params.address)
         .map_err(store_error)?
         .ok_or_else(|| Refusal::new(RefusalCode::NotFound, "note not found"))?;
-    let project_key = project_key(note.resolved_scope, &note.meta, store.identity());
+    let project_key = project_key(note.location.scope, &note.meta, store.identity());
     let metadata = metadata(&note.meta, store);
     read_window(
         &note.body,
         params.offset_chars.map(i64::from),
         params.limit_chars,
         |window| NotesReadData {
-            address: note.address.clone(),
+            address: note.location.address.clone(),
             project_key: project_key.clone(),
             metadata: metadata.clone(),
             text: window.text,
@@ -312,8 +312,8 @@ fn list(store: &NoteStore, params: &NotesListParams) -> Outcome<NotesListData> {
         .iter()
         .take(limit(params.limit))
         .map(|row| ListedNote {
-            address: row.address.clone(),
-            project_key: project_key(row.scope, &row.meta, store.identity()),
+            address: row.location.address.clone(),
+            project_key: project_key(row.location.scope, &row.meta, store.identity()),
             updated_at: local_iso(row.meta.updated_at, tz),
             crumpled_at: row.meta.crumpled_at.map(|at| local_iso(at, tz)),
         });
@@ -353,7 +353,7 @@ fn search(store: &NoteStore, params: &NotesSearchParams) -> Outcome<NotesSearchD
         b.meta
             .updated_at
             .cmp(&a.meta.updated_at)
-            .then_with(|| a.address.cmp(&b.address))
+            .then_with(|| a.location.address.cmp(&b.location.address))
     });
     let total = rows.len();
     let per_file = limit(params.max_matches_per_file);
@@ -361,8 +361,8 @@ fn search(store: &NoteStore, params: &NotesSearchParams) -> Outcome<NotesSearchD
         .iter()
         .take(limit(params.limit))
         .map(|row| SearchedNote {
-            address: row.address.clone(),
-            project_key: project_key(row.scope, &row.meta, store.identity()),
+            address: row.location.address.clone(),
+            project_key: project_key(row.location.scope, &row.meta, store.identity()),
             updated_at: local_iso(row.meta.updated_at, tz),
             crumpled_at: row.meta.crumpled_at.map(|at| local_iso(at, tz)),
             matches_total: to_u32(row.matches.len()),

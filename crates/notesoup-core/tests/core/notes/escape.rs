@@ -126,7 +126,7 @@ fn a_symlinked_directory_inside_a_home_is_never_followed() {
         .list(&ListQuery::default())
         .expect("list")
         .into_iter()
-        .map(|r| r.address)
+        .map(|r| r.location.address)
         .collect();
     assert_eq!(listed, ["@human/real.md"]);
     assert!(
@@ -175,7 +175,7 @@ fn a_symlinked_note_file_is_never_followed() {
             .list(&ListQuery::default())
             .expect("list")
             .iter()
-            .all(|row| row.address == "@human/mine.md")
+            .all(|row| row.location.address == "@human/mine.md")
     );
     assert!(
         f.store

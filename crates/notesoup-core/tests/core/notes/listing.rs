@@ -18,7 +18,7 @@ fn addresses(store: &NoteStore, query: &ListQuery) -> Vec<String> {
         .list(query)
         .expect("list")
         .into_iter()
-        .map(|row| row.address)
+        .map(|row| row.location.address)
         .collect()
 }
 
@@ -70,15 +70,15 @@ fn list_is_recent_first_and_renders_own_homes() {
     let rows = f.store.list(&ListQuery::default()).expect("list");
     let diary = rows
         .iter()
-        .find(|row| row.address == "@self/diary.md")
+        .find(|row| row.location.address == "@self/diary.md")
         .expect("diary");
-    assert_eq!(diary.scope, Scope::Agent);
-    assert_eq!(diary.home, Home::Agent("alice".into()));
-    assert_eq!(diary.rel_path, "diary.md");
+    assert_eq!(diary.location.scope, Scope::Agent);
+    assert_eq!(diary.location.home, Home::Agent("alice".into()));
+    assert_eq!(diary.location.rel_path, "diary.md");
     assert_eq!(diary.body, "Today I learned about FLOCK.");
     assert_eq!(
         diary.size_bytes,
-        std::fs::metadata(&diary.path).expect("meta").len()
+        std::fs::metadata(&diary.location.path).expect("meta").len()
     );
 }
 
@@ -110,7 +110,11 @@ fn wastebasket_and_crumpled_excluded() {
         .list_with_status(&ListQuery::default())
         .expect("list");
     assert_eq!(live.crumpled_excluded, 1);
-    assert!(live.rows.iter().all(|row| row.address != "@human/prefs.md"));
+    assert!(
+        live.rows
+            .iter()
+            .all(|row| row.location.address != "@human/prefs.md")
+    );
     let basket = ListQuery {
         wastebasket: true,
         ..ListQuery::default()
@@ -304,7 +308,7 @@ fn search_finds_lines_with_code_point_offsets() {
                 .into_iter()
                 .map(|m| (m.line, m.text, m.offset_chars))
                 .collect();
-            (row.address, matches)
+            (row.location.address, matches)
         })
         .collect();
     assert_eq!(
@@ -337,7 +341,11 @@ fn search_skips_crumpled_notes_and_never_touches_access_metadata() {
         .store
         .search_with_status(&["flock"], &ListQuery::default())
         .expect("search");
-    let found: Vec<&str> = status.rows.iter().map(|row| row.address.as_str()).collect();
+    let found: Vec<&str> = status
+        .rows
+        .iter()
+        .map(|row| row.location.address.as_str())
+        .collect();
     assert_eq!(found, ["@self/diary.md"]);
     assert_eq!(status.crumpled_excluded, 1);
     let basket = ListQuery {
@@ -346,14 +354,17 @@ fn search_skips_crumpled_notes_and_never_touches_access_metadata() {
     };
     let crumpled = f.store.search(&["flock"], &basket).expect("search");
     assert_eq!(crumpled.len(), 1);
-    assert_eq!(crumpled[0].address, "@project/decisions.md");
+    assert_eq!(crumpled[0].location.address, "@project/decisions.md");
     f.store.list(&ListQuery::default()).expect("list");
     assert_eq!(f.raw("project/proj-12345678/decisions.md"), before);
     let foreign = f
         .store
         .search(&["flock"], &pattern("@agents/*/**"))
         .expect("search");
-    let found: Vec<&str> = foreign.iter().map(|row| row.address.as_str()).collect();
+    let found: Vec<&str> = foreign
+        .iter()
+        .map(|row| row.location.address.as_str())
+        .collect();
     assert_eq!(found, ["@agents/bob/bob-notes.md", "@self/diary.md"]);
 }
 
@@ -444,7 +455,7 @@ fn homes_are_isolated_by_session_and_project() {
         .list(&ListQuery::default())
         .expect("list")
         .into_iter()
-        .map(|r| r.address)
+        .map(|r| r.location.address)
         .collect();
     assert!(
         found.iter().all(|a| a.starts_with('@')),
@@ -456,7 +467,7 @@ fn homes_are_isolated_by_session_and_project() {
         .list(&ListQuery::default())
         .expect("list")
         .into_iter()
-        .map(|r| r.address)
+        .map(|r| r.location.address)
         .collect();
     assert!(
         found.iter().all(|a| !a.starts_with("@project/")),
@@ -492,11 +503,7 @@ fn search_never_matches_frontmatter() {
 /// A row without its body, to compare with `list_headers`.
 fn header_of(row: NoteRow) -> NoteHeader {
     NoteHeader {
-        address: row.address,
-        scope: row.scope,
-        home: row.home,
-        rel_path: row.rel_path,
-        path: row.path,
+        location: row.location,
         meta: row.meta,
     }
 }
@@ -581,7 +588,7 @@ fn peek_row_reads_a_listed_note_whole_and_touches_nothing() {
 
     let prefs = headers
         .iter()
-        .find(|h| h.address == "@human/prefs.md")
+        .find(|h| h.location.address == "@human/prefs.md")
         .expect("prefs");
     f.store
         .rename("@human/prefs", "@human/moved")
@@ -594,7 +601,7 @@ fn peek_row_reads_a_listed_note_whole_and_touches_nothing() {
 
     let tips = headers
         .iter()
-        .find(|h| h.address == "@model/tips.md")
+        .find(|h| h.location.address == "@model/tips.md")
         .expect("tips");
     let file = f.root().join("models/gpt/tips.md");
     std::fs::remove_file(&file).expect("remove");
@@ -606,7 +613,7 @@ fn peek_row_reads_a_listed_note_whole_and_touches_nothing() {
     );
 
     let mut escaping = tips.clone();
-    escaping.rel_path = "../../human/moved.md".into();
+    escaping.location.rel_path = "../../human/moved.md".into();
     assert_eq!(
         code(f.store.peek_row(&escaping)),
         RefusalCode::InvalidAddress

@@ -32,9 +32,12 @@ fn write_creates_a_session_note_with_the_exact_layout() {
         .write("plans/today", "# Today\nship it\n", None)
         .expect("write");
     assert_eq!(written.outcome, WriteOutcome::Created);
-    assert_eq!(written.address, "plans/today.md");
-    assert_eq!(written.resolved_scope, Scope::Session);
-    assert_eq!(written.path, f.root().join("pi/session/s1/plans/today.md"));
+    assert_eq!(written.location.address, "plans/today.md");
+    assert_eq!(written.location.scope, Scope::Session);
+    assert_eq!(
+        written.location.path,
+        f.root().join("pi/session/s1/plans/today.md")
+    );
     let m = &written.meta;
     assert_eq!(
         (m.created_at, m.last_accessed),
@@ -137,9 +140,9 @@ fn read_updates_access_metadata_and_misses_return_none() {
         .store
         .write("@self/diary", "dear diary", None)
         .expect("write");
-    assert_eq!(written.address, "@self/diary.md");
+    assert_eq!(written.location.address, "@self/diary.md");
     let first = f.store.read("@self/diary").expect("read").expect("exists");
-    assert_eq!(first.resolved_scope, Scope::Agent);
+    assert_eq!(first.location.scope, Scope::Agent);
     assert_eq!(first.body, "dear diary");
     assert_eq!(first.meta.access_count, 1);
     assert!(first.meta.last_accessed >= written.meta.updated_at);
@@ -153,7 +156,7 @@ fn read_updates_access_metadata_and_misses_return_none() {
         .expect("read")
         .expect("exists");
     assert_eq!(
-        second.address, "@self/diary.md",
+        second.location.address, "@self/diary.md",
         "own homes render as @self/"
     );
     assert_eq!(second.meta.access_count, 2);
@@ -173,7 +176,7 @@ fn foreign_homes_are_readable_but_never_writable() {
         .read("@agents/bob/secret")
         .expect("read")
         .expect("exists");
-    assert_eq!(read.address, "@agents/bob/secret.md");
+    assert_eq!(read.location.address, "@agents/bob/secret.md");
     assert_eq!(
         read.meta.access_count, 1,
         "reading a foreign note updates its access metadata"
@@ -183,7 +186,7 @@ fn foreign_homes_are_readable_but_never_writable() {
         .read("@models/claude/tips")
         .expect("read")
         .expect("exists");
-    assert_eq!(model_note.address, "@models/claude/tips.md");
+    assert_eq!(model_note.location.address, "@models/claude/tips.md");
     let refused = f
         .store
         .write("@agents/bob/secret", "mine now", None)
@@ -222,7 +225,7 @@ fn the_current_model_home_follows_the_identity() {
         .read("@models/gpt/tips")
         .expect("read")
         .expect("exists");
-    assert_eq!(read.address, "@models/gpt/tips.md");
+    assert_eq!(read.location.address, "@models/gpt/tips.md");
     assert_eq!(
         code(switched.write("@models/gpt/tips", "x", None)),
         RefusalCode::InvalidScope
@@ -457,10 +460,10 @@ fn rename_moves_everything_and_refuses_what_it_must() {
         .expect("rename over crumpled");
     assert!(moved.replaced_crumpled_target);
     assert_eq!(
-        (moved.from.as_str(), moved.address.as_str()),
+        (moved.from.as_str(), moved.location.address.as_str()),
         ("draft.md", "@project/live.md")
     );
-    assert_eq!(moved.resolved_scope, Scope::Project);
+    assert_eq!(moved.location.scope, Scope::Project);
     assert_eq!(
         moved.meta.project, None,
         "moving out of the session drops project"
@@ -517,7 +520,9 @@ fn size_limits() {
     let error = f.store.write("big", &big, None).expect_err("size");
     assert_eq!(error.code(), RefusalCode::TooLarge);
     let header = f.store.write("small", "", None).expect("write");
-    let overhead = std::fs::metadata(&header.path).expect("meta").len() as usize;
+    let overhead = std::fs::metadata(&header.location.path)
+        .expect("meta")
+        .len() as usize;
     assert_eq!(
         error.message(),
         format!(
@@ -648,7 +653,9 @@ fn a_read_never_rewrites_a_note_over_the_size_limit() {
     let f = Fixture::new();
     let overhead = {
         let header = f.store.write("big", "", None).expect("write");
-        std::fs::metadata(&header.path).expect("meta").len() as usize
+        std::fs::metadata(&header.location.path)
+            .expect("meta")
+            .len() as usize
     };
     f.store
         .write("big", &"b".repeat(1_000_000 - overhead), None)
