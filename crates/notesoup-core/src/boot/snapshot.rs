@@ -134,7 +134,7 @@ impl BootSnapshot {
 
 /// One home's shelf: listed once (heads only), then the bodies it shows.
 fn load_home(store: &NoteStore, scope: Scope) -> Result<HomeShelf, NoteError> {
-    let listed = store.list_headers_with_status(&ListQuery {
+    let listed = store.list_headers(&ListQuery {
         scope: Some(scope),
         ..ListQuery::default()
     })?;

@@ -18,14 +18,14 @@
 //!   [`scalar_text`], [`KNOWN_KEYS`]; times via [`local_iso`], [`parse_iso_ms`],
 //!   [`now_ms`], [`next_stamp_ms`].
 //! - Store: [`NoteStore`] with `write`, `read`, `update`, `rename`, `list`,
-//!   `list_with_status`, `list_headers`, `list_headers_with_status`,
-//!   `peek_row`, `search`, `search_with_status`; arguments [`Edit`],
+//!   `list_headers`, `peek_row` and `search`; arguments [`Edit`],
 //!   [`UpdateRequest`], [`ListQuery`]; every result and row carries a
 //!   [`NoteLocation`] (address, scope, home, relative path, file); results
-//!   [`WriteResult`] ([`WriteOutcome`]),
-//!   [`ReadResult`], [`UpdateResult`] ([`Change`], [`ChangeKind`]),
-//!   [`RenameResult`], [`NoteRow`], [`NoteHeader`], [`SearchRow`] ([`LineMatch`]), [`ListStatus`],
-//!   [`SearchStatus`]; limits [`MAX_NOTE_BYTES`], [`MAX_NOTE_PATH_BYTES`].
+//!   [`WriteResult`] ([`WriteOutcome`]), [`ReadResult`], [`UpdateResult`]
+//!   ([`Change`], [`ChangeKind`]), [`RenameResult`]; `list`, `list_headers`
+//!   and `search` answer a [`ListStatus`] of [`NoteRow`], [`NoteHeader`] or
+//!   [`SearchRow`] ([`LineMatch`]) with the notes and homes left out; limits
+//!   [`MAX_NOTE_BYTES`], [`MAX_NOTE_PATH_BYTES`].
 //! - Matching: [`LiteralQueries`], the case-insensitive literal matcher that
 //!   `search` uses (also fit for history search).
 //! - Errors: [`NoteError`] (`code().as_str()`, `message()`,
@@ -122,6 +122,6 @@ pub use secrets::{SecretFinding, SecretKind, find_secret, line_secret};
 pub use store::{
     Change, ChangeKind, Edit, ListQuery, ListStatus, MAX_NOTE_BYTES, MAX_NOTE_PATH_BYTES,
     NoteHeader, NoteLocation, NoteRow, NoteStore, ReadResult, RenameResult, SearchRow,
-    SearchStatus, UpdateRequest, UpdateResult, WriteOutcome, WriteResult,
+    UpdateRequest, UpdateResult, WriteOutcome, WriteResult,
 };
 pub use time::{local_iso, next_stamp_ms, now_ms, parse_iso_ms};

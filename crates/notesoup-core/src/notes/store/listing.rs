@@ -18,9 +18,7 @@ use crate::notes::time::now_ms;
 use crate::wire::RefusalCode;
 
 use super::files::{read_bytes, read_head, read_into, text_of};
-use super::{
-    ListQuery, ListStatus, NoteHeader, NoteLocation, NoteRow, NoteStore, SearchRow, SearchStatus,
-};
+use super::{ListQuery, ListStatus, NoteHeader, NoteLocation, NoteRow, NoteStore, SearchRow};
 
 /// What a listing visit decided about one file.
 enum Visit<R> {
@@ -46,50 +44,56 @@ enum Reading {
     Head,
 }
 
-impl NoteStore {
-    /// Lists notes, recent first (ties by address). Fails on the first home
-    /// that cannot be read; `list_with_status` reports it instead.
-    pub fn list(&self, query: &ListQuery) -> Result<Vec<NoteRow>, NoteError> {
-        let (rows, _, failures) = self.list_rows(query)?;
-        match failures.into_iter().next() {
-            Some((_, error)) => Err(error),
-            None => Ok(rows),
-        }
+/// Whether a note with `crumpled` belongs in a listing of `query`; a
+/// crumpled one outside the wastebasket is counted as hidden.
+fn shown<R>(query: &ListQuery, crumpled: bool, row: impl FnOnce() -> R) -> Visit<R> {
+    if crumpled == query.wastebasket {
+        Visit::Row(row())
+    } else if crumpled {
+        Visit::Hidden
+    } else {
+        Visit::Skip
     }
+}
 
-    /// Lists notes, reporting hidden crumpled notes and unreadable homes.
-    pub fn list_with_status(&self, query: &ListQuery) -> Result<ListStatus, NoteError> {
-        let (rows, crumpled_excluded, failures) = self.list_rows(query)?;
-        Ok(ListStatus {
-            rows,
-            crumpled_excluded,
-            homes_unavailable: failures.into_iter().map(|(label, _)| label).collect(),
-        })
+impl NoteStore {
+    /// Lists notes, recent first (ties by address), reporting hidden
+    /// crumpled notes and homes that could not be read (the other homes
+    /// still list).
+    pub fn list(&self, query: &ListQuery) -> Result<ListStatus<NoteRow>, NoteError> {
+        let now = now_ms();
+        let mut listed = self.scan(query, Reading::Whole, |found| {
+            let text = text_of(found.bytes);
+            let parsed = parse_note(&text, now, &self.tz);
+            shown(query, parsed.meta.is_crumpled(), || NoteRow {
+                location: self.location_found(&found),
+                body: parsed.body.to_owned(),
+                meta: parsed.meta,
+                size_bytes: found.bytes.len() as u64,
+            })
+        })?;
+        listed
+            .rows
+            .sort_by(|a, b| recent_first((&a.meta, &a.location), (&b.meta, &b.location)));
+        Ok(listed)
     }
 
     /// Lists notes like [`Self::list`] without their bodies: only the start
     /// of each file is read, as far as its frontmatter goes. The fast path
     /// for callers that show metadata (`notes_list`, the boot).
-    pub fn list_headers(&self, query: &ListQuery) -> Result<Vec<NoteHeader>, NoteError> {
-        let (rows, _, failures) = self.header_rows(query)?;
-        match failures.into_iter().next() {
-            Some((_, error)) => Err(error),
-            None => Ok(rows),
-        }
-    }
-
-    /// [`Self::list_headers`], reporting hidden crumpled notes and unreadable
-    /// homes as [`Self::list_with_status`] does.
-    pub fn list_headers_with_status(
-        &self,
-        query: &ListQuery,
-    ) -> Result<ListStatus<NoteHeader>, NoteError> {
-        let (rows, crumpled_excluded, failures) = self.header_rows(query)?;
-        Ok(ListStatus {
-            rows,
-            crumpled_excluded,
-            homes_unavailable: failures.into_iter().map(|(label, _)| label).collect(),
-        })
+    pub fn list_headers(&self, query: &ListQuery) -> Result<ListStatus<NoteHeader>, NoteError> {
+        let now = now_ms();
+        let mut listed = self.scan(query, Reading::Head, |found| {
+            let meta = split_note(&text_of(found.bytes)).meta(now, &self.tz);
+            shown(query, meta.is_crumpled(), || NoteHeader {
+                location: self.location_found(&found),
+                meta,
+            })
+        })?;
+        listed
+            .rows
+            .sort_by(|a, b| recent_first((&a.meta, &a.location), (&b.meta, &b.location)));
+        Ok(listed)
     }
 
     /// Reads a listed note whole, as [`Self::list`] would have returned it:
@@ -122,88 +126,18 @@ impl NoteStore {
     }
 
     /// Searches note bodies line by line for any of `queries`
-    /// (case-insensitive literals), rows sorted by address. Fails on the
-    /// first home that cannot be read; `search_with_status` reports it.
+    /// (case-insensitive literals), rows sorted by address, reporting hidden
+    /// crumpled notes with matches and homes that could not be read.
     pub fn search<Q: AsRef<str>>(
         &self,
         queries: &[Q],
         query: &ListQuery,
-    ) -> Result<Vec<SearchRow>, NoteError> {
-        let (rows, _, failures) = self.search_rows(queries, query)?;
-        match failures.into_iter().next() {
-            Some((_, error)) => Err(error),
-            None => Ok(rows),
-        }
-    }
-
-    /// Searches, reporting hidden crumpled notes with matches and unreadable
-    /// homes.
-    pub fn search_with_status<Q: AsRef<str>>(
-        &self,
-        queries: &[Q],
-        query: &ListQuery,
-    ) -> Result<SearchStatus, NoteError> {
-        let (rows, crumpled_excluded, failures) = self.search_rows(queries, query)?;
-        Ok(SearchStatus {
-            rows,
-            crumpled_excluded,
-            homes_unavailable: failures.into_iter().map(|(label, _)| label).collect(),
-        })
-    }
-
-    fn list_rows(&self, query: &ListQuery) -> Result<Scanned<NoteRow>, NoteError> {
-        let now = now_ms();
-        let (mut rows, hidden, failures) = self.scan(query, Reading::Whole, |found| {
-            let text = text_of(found.bytes);
-            let parsed = parse_note(&text, now, &self.tz);
-            if parsed.meta.is_crumpled() != query.wastebasket {
-                return if parsed.meta.is_crumpled() {
-                    Visit::Hidden
-                } else {
-                    Visit::Skip
-                };
-            }
-            Visit::Row(NoteRow {
-                location: self.location_found(&found),
-                body: parsed.body.to_owned(),
-                meta: parsed.meta,
-                size_bytes: found.bytes.len() as u64,
-            })
-        })?;
-        rows.sort_by(|a, b| recent_first((&a.meta, &a.location), (&b.meta, &b.location)));
-        Ok((rows, hidden, failures))
-    }
-
-    fn header_rows(&self, query: &ListQuery) -> Result<Scanned<NoteHeader>, NoteError> {
-        let now = now_ms();
-        let (mut rows, hidden, failures) = self.scan(query, Reading::Head, |found| {
-            let meta = split_note(&text_of(found.bytes)).meta(now, &self.tz);
-            if meta.is_crumpled() != query.wastebasket {
-                return if meta.is_crumpled() {
-                    Visit::Hidden
-                } else {
-                    Visit::Skip
-                };
-            }
-            Visit::Row(NoteHeader {
-                location: self.location_found(&found),
-                meta,
-            })
-        })?;
-        rows.sort_by(|a, b| recent_first((&a.meta, &a.location), (&b.meta, &b.location)));
-        Ok((rows, hidden, failures))
-    }
-
-    fn search_rows<Q: AsRef<str>>(
-        &self,
-        queries: &[Q],
-        query: &ListQuery,
-    ) -> Result<Scanned<SearchRow>, NoteError> {
+    ) -> Result<ListStatus<SearchRow>, NoteError> {
         let matcher = LiteralQueries::new(queries)?;
         let now = now_ms();
         let mut scratch = String::new();
         let mut raw_scratch = Vec::new();
-        let (mut rows, hidden, failures) = self.scan(query, Reading::Whole, |found| {
+        let mut listed = self.scan(query, Reading::Whole, |found| {
             if !matcher.could_match(found.bytes, &mut raw_scratch) {
                 return Visit::Skip;
             }
@@ -214,21 +148,16 @@ impl NoteStore {
                 return Visit::Skip;
             }
             let meta = split.meta(now, &self.tz);
-            if meta.is_crumpled() != query.wastebasket {
-                return if meta.is_crumpled() {
-                    Visit::Hidden
-                } else {
-                    Visit::Skip
-                };
-            }
-            Visit::Row(SearchRow {
+            shown(query, meta.is_crumpled(), || SearchRow {
                 location: self.location_found(&found),
                 meta,
                 matches,
             })
         })?;
-        rows.sort_by(|a, b| a.location.address.cmp(&b.location.address));
-        Ok((rows, hidden, failures))
+        listed
+            .rows
+            .sort_by(|a, b| a.location.address.cmp(&b.location.address));
+        Ok(listed)
     }
 
     /// The location of a file a listing found. A name on disk that no
@@ -257,7 +186,7 @@ impl NoteStore {
         query: &ListQuery,
         reading: Reading,
         mut visit: impl FnMut(Found<'_>) -> Visit<R>,
-    ) -> Result<Scanned<R>, NoteError> {
+    ) -> Result<ListStatus<R>, NoteError> {
         let pattern = match query.pattern.as_deref() {
             Some(text) => NotePattern::parse(text, &self.identity)?,
             None => None,
@@ -287,10 +216,16 @@ impl NoteStore {
                     rows.append(&mut home_rows);
                     hidden += home_hidden;
                 }
-                Err(error) => failures.push((home.label(&self.identity), error)),
+                // The error itself is dropped: the label is what callers
+                // report, and the other homes still list.
+                Err(_) => failures.push(home.label(&self.identity)),
             }
         }
-        Ok((rows, hidden, failures))
+        Ok(ListStatus {
+            rows,
+            crumpled_excluded: hidden,
+            homes_unavailable: failures,
+        })
     }
 
     /// The homes a query traverses: the pattern's head narrows them, the
@@ -299,7 +234,7 @@ impl NoteStore {
         &self,
         query: &ListQuery,
         pattern: Option<&NotePattern>,
-        failures: &mut Vec<(String, NoteError)>,
+        failures: &mut Vec<String>,
     ) -> Result<Vec<Home>, NoteError> {
         let scoped = self.scoped_home(query)?;
         let selection = pattern.map_or(&HomeSelection::Own, NotePattern::homes);
@@ -346,7 +281,7 @@ impl NoteStore {
         &self,
         namespace: &str,
         make: fn(String) -> Home,
-        failures: &mut Vec<(String, NoteError)>,
+        failures: &mut Vec<String>,
     ) -> Vec<Home> {
         let dir = self.root.join(namespace);
         let listed = (|| {
@@ -372,8 +307,8 @@ impl NoteStore {
             homes.sort();
             Ok(homes)
         })();
-        listed.unwrap_or_else(|error| {
-            failures.push((format!("@{namespace}"), error));
+        listed.unwrap_or_else(|_: NoteError| {
+            failures.push(format!("@{namespace}"));
             Vec::new()
         })
     }
@@ -464,5 +399,3 @@ fn recent_first(a: (&NoteMeta, &NoteLocation), b: (&NoteMeta, &NoteLocation)) ->
         .cmp(&a.0.updated_at)
         .then_with(|| a.1.address.cmp(&b.1.address))
 }
-
-type Scanned<R> = (Vec<R>, usize, Vec<(String, NoteError)>);

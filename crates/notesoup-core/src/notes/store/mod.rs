@@ -25,7 +25,7 @@ use super::secrets::find_secret;
 
 pub use types::{
     Change, ChangeKind, Edit, ListQuery, ListStatus, NoteHeader, NoteLocation, NoteRow, ReadResult,
-    RenameResult, SearchRow, SearchStatus, UpdateRequest, UpdateResult, WriteOutcome, WriteResult,
+    RenameResult, SearchRow, UpdateRequest, UpdateResult, WriteOutcome, WriteResult,
 };
 
 /// The largest serialized note file, frontmatter included.

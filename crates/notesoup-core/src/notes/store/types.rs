@@ -212,26 +212,17 @@ pub struct SearchRow {
     pub matches: Vec<LineMatch>,
 }
 
-/// `list` (or `list_headers`, with `R` = [`NoteHeader`]) with the notes it
-/// left out: crumpled notes hidden (outside the wastebasket) and homes that
-/// could not be read.
+/// The rows of `list` ([`NoteRow`]), `list_headers` ([`NoteHeader`]) or
+/// `search` ([`SearchRow`]) with the notes they left out: crumpled notes
+/// hidden (outside the wastebasket) and homes that could not be read.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ListStatus<R = NoteRow> {
-    /// Recent first, ties by address.
+pub struct ListStatus<R> {
+    /// Recent first, ties by address (`list`, `list_headers`); by address
+    /// (`search`).
     pub rows: Vec<R>,
-    /// Crumpled notes that matched but were hidden.
+    /// Crumpled notes that matched (for `search`: with matches) but were
+    /// hidden.
     pub crumpled_excluded: usize,
     /// Labels (`session`, `@project`, `@self`, …) of homes that failed.
-    pub homes_unavailable: Vec<String>,
-}
-
-/// `search` with the notes it left out.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SearchStatus {
-    /// Sorted by address.
-    pub rows: Vec<SearchRow>,
-    /// Crumpled notes with matches that were hidden.
-    pub crumpled_excluded: usize,
-    /// Labels of homes that failed.
     pub homes_unavailable: Vec<String>,
 }

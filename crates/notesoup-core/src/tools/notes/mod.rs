@@ -303,7 +303,7 @@ const FIRST_ROW_TOO_LARGE: &str =
 fn list(store: &NoteStore, params: &NotesListParams) -> Outcome<NotesListData> {
     at_least("limit", params.limit, 1)?;
     let status = store
-        .list_with_status(&list_query(params.pattern.as_deref(), params.wastebasket))
+        .list(&list_query(params.pattern.as_deref(), params.wastebasket))
         .map_err(store_error)?;
     let tz = store.time_zone();
     let total = status.rows.len();
@@ -341,7 +341,7 @@ fn search(store: &NoteStore, params: &NotesSearchParams) -> Outcome<NotesSearchD
     at_least("limit", params.limit, 1)?;
     at_least("max_matches_per_file", params.max_matches_per_file, 1)?;
     let status = store
-        .search_with_status(
+        .search(
             &literals,
             &list_query(params.pattern.as_deref(), params.wastebasket),
         )

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use notesoup_core::notes::{Edit, ListQuery, RefusalCode, UpdateRequest};
 
-use super::support::{Fixture, code, put};
+use super::support::{AllRows, Fixture, code, put};
 
 /// A directory outside the root with one file; returns (dir, file, text).
 fn outside(f: &Fixture) -> (PathBuf, PathBuf, &'static str) {
@@ -124,7 +124,7 @@ fn a_symlinked_directory_inside_a_home_is_never_followed() {
     let listed: Vec<String> = f
         .store
         .list(&ListQuery::default())
-        .expect("list")
+        .all_rows()
         .into_iter()
         .map(|r| r.location.address)
         .collect();
@@ -132,7 +132,7 @@ fn a_symlinked_directory_inside_a_home_is_never_followed() {
     assert!(
         f.store
             .search(&["secret"], &ListQuery::default())
-            .expect("search")
+            .all_rows()
             .is_empty()
     );
     assert_eq!(snapshot(&dir), before, "nothing outside was written");
@@ -173,14 +173,14 @@ fn a_symlinked_note_file_is_never_followed() {
     assert!(
         f.store
             .list(&ListQuery::default())
-            .expect("list")
+            .all_rows()
             .iter()
             .all(|row| row.location.address == "@human/mine.md")
     );
     assert!(
         f.store
             .search(&["secret"], &ListQuery::default())
-            .expect("search")
+            .all_rows()
             .is_empty()
     );
     assert_eq!(std::fs::read_to_string(&file).expect("outer"), text);
@@ -211,15 +211,12 @@ fn a_symlinked_home_is_refused_and_reported_unavailable() {
         code(f.store.read("@agents/eve/secret")),
         RefusalCode::InvalidAddress
     );
-    let status = f
-        .store
-        .list_with_status(&ListQuery::default())
-        .expect("status");
+    let status = f.store.list(&ListQuery::default()).expect("status");
     assert_eq!(status.homes_unavailable, ["@project"]);
     assert!(status.rows.is_empty());
     let agents = f
         .store
-        .list_with_status(&ListQuery {
+        .list(&ListQuery {
             pattern: Some("@agents/*/**".into()),
             ..ListQuery::default()
         })
@@ -230,7 +227,7 @@ fn a_symlinked_home_is_refused_and_reported_unavailable() {
     );
     let eve = f
         .store
-        .list_with_status(&ListQuery {
+        .list(&ListQuery {
             pattern: Some("@agents/eve/**".into()),
             ..ListQuery::default()
         })
@@ -251,7 +248,7 @@ fn the_root_itself_may_be_a_link() {
         .write("@human/x", "through the root link", None)
         .expect("write");
     assert!(real.join("human/x.md").exists());
-    assert_eq!(store.list(&ListQuery::default()).expect("list").len(), 1);
+    assert_eq!(store.list(&ListQuery::default()).all_rows().len(), 1);
 }
 
 #[test]
