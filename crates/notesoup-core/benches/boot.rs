@@ -116,14 +116,14 @@ fn snapshot_10k(bencher: Bencher<'_, '_>) {
 }
 
 /// The snapshot as first built, for comparison: each home listed with
-/// every body (`list_with_status`) and the shelf taken from the full rows.
+/// every body (`list`) and the shelf taken from the full rows.
 #[divan::bench(sample_count = 20)]
 fn snapshot_from_full_listing_10k(bencher: Bencher<'_, '_>) {
     with_store(|store| {
         bencher.bench_local(|| {
             Scope::ALL.map(|scope| {
                 let listed = store
-                    .list_with_status(&ListQuery {
+                    .list(&ListQuery {
                         scope: Some(scope),
                         ..ListQuery::default()
                     })

@@ -53,16 +53,16 @@ impl HomeShelf {
         let mut map = None;
         let mut fresh = Vec::new();
         for row in rows {
-            if row.rel_path == MAP_FILE {
+            if row.location.rel_path == MAP_FILE {
                 map = Some(MapPage {
-                    address: row.address,
+                    address: row.location.address,
                     body: row.body,
                 });
             } else if fresh.len() < SHELF_FRESH_LIMIT {
                 fresh.push(FreshPage {
                     title: page_title(&row.body),
                     updated_at: timestamp(row.meta.updated_at),
-                    address: row.address,
+                    address: row.location.address,
                 });
             }
         }
@@ -134,7 +134,7 @@ impl BootSnapshot {
 
 /// One home's shelf: listed once (heads only), then the bodies it shows.
 fn load_home(store: &NoteStore, scope: Scope) -> Result<HomeShelf, NoteError> {
-    let listed = store.list_headers_with_status(&ListQuery {
+    let listed = store.list_headers(&ListQuery {
         scope: Some(scope),
         ..ListQuery::default()
     })?;
@@ -156,7 +156,7 @@ fn shelf_of(store: &NoteStore, headers: &[NoteHeader]) -> Result<Vec<NoteRow>, N
     let mut rows = Vec::with_capacity(SHELF_FRESH_LIMIT + 1);
     let mut fresh = 0;
     for header in headers {
-        let is_map = header.rel_path == MAP_FILE;
+        let is_map = header.location.rel_path == MAP_FILE;
         if !is_map && fresh == SHELF_FRESH_LIMIT {
             continue;
         }

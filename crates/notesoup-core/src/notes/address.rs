@@ -3,8 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
-use super::error::{NoteError, NoteErrorCode};
+use super::error::NoteError;
 use super::identity::{NotesIdentity, Scope, is_slug};
+use crate::wire::RefusalCode;
 
 const LEGAL_PREFIXES: &str = "invalid note address: legal prefixes are @project/, @human/, @self/, and @model/; bare names are this session";
 
@@ -110,7 +111,7 @@ impl Home {
         let mut home = self.concrete_prefix();
         home.pop();
         NoteError::new(
-            NoteErrorCode::InvalidScope,
+            RefusalCode::InvalidScope,
             format!(
                 "{home}/ is not your home: writable homes are this session, @project/, @human/, @self/, and the current @model/ home"
             ),
@@ -154,10 +155,7 @@ impl Address {
                 (home, path)
             }
             _ => {
-                return Err(NoteError::new(
-                    NoteErrorCode::InvalidAddress,
-                    LEGAL_PREFIXES,
-                ));
+                return Err(NoteError::new(RefusalCode::InvalidAddress, LEGAL_PREFIXES));
             }
         };
         Address::new(home, path)
@@ -221,7 +219,7 @@ impl Address {
 
 fn invalid_address(detail: &str) -> NoteError {
     NoteError::new(
-        NoteErrorCode::InvalidAddress,
+        RefusalCode::InvalidAddress,
         format!("invalid note address: {detail}"),
     )
 }
@@ -335,7 +333,7 @@ fn check_hygiene(path: &str) -> Result<(), NoteError> {
             "a folder name in the note path"
         };
         return Err(NoteError::new(
-            NoteErrorCode::TooLarge,
+            RefusalCode::TooLarge,
             format!("{what} is {len} UTF-8 bytes; the limit is {MAX_SEGMENT_BYTES} bytes"),
         ));
     }
@@ -394,7 +392,7 @@ impl NotePattern {
         }
         if pattern.contains(['\0', '\\']) {
             return Err(NoteError::new(
-                NoteErrorCode::InvalidPattern,
+                RefusalCode::InvalidPattern,
                 "invalid pattern: it may not contain NUL or \\",
             ));
         }

@@ -1,79 +1,16 @@
 //! `NoteError`: every refusal of the notes store, with a stable code and the
 //! facts a caller needs to explain or repair the request.
 
-use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
-
 use super::secrets::SecretFinding;
+use crate::wire::RefusalCode;
 
-/// The stable refusal codes of the notes store (`docs/behavior.md` §3.7).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum NoteErrorCode {
-    /// The note (or the rename source) does not exist.
-    NotFound,
-    /// A rename target is a live note.
-    AlreadyExists,
-    /// An edit's `oldText` occurs more than once and `replaceAll` was not set.
-    AmbiguousEdit,
-    /// An edit's `oldText` is empty or does not occur.
-    NoMatch,
-    /// The request would change nothing.
-    NothingToDo,
-    /// The note or its path exceeds a size limit.
-    TooLarge,
-    /// A write to a foreign home, or a bad `scope`/`who` combination.
-    InvalidScope,
-    /// An `origin` other than `user`, `self` or `external`.
-    InvalidOrigin,
-    /// An address that cannot name a note.
-    InvalidAddress,
-    /// A glob pattern that cannot be used.
-    InvalidPattern,
-    /// A search query that cannot be used.
-    InvalidQuery,
-    /// A read-window offset past the end.
-    InvalidOffset,
-    /// The content holds a credential (a private key, a token, a secret
-    /// assignment); nothing was written.
-    SecretDetected,
-    /// A filesystem failure.
-    IoError,
-    /// A broken invariant inside the store.
-    InternalError,
-}
-
-impl NoteErrorCode {
-    /// The code as it appears on the wire, e.g. `not_found`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::NotFound => "not_found",
-            Self::AlreadyExists => "already_exists",
-            Self::AmbiguousEdit => "ambiguous_edit",
-            Self::NoMatch => "no_match",
-            Self::NothingToDo => "nothing_to_do",
-            Self::TooLarge => "too_large",
-            Self::InvalidScope => "invalid_scope",
-            Self::InvalidOrigin => "invalid_origin",
-            Self::InvalidAddress => "invalid_address",
-            Self::InvalidPattern => "invalid_pattern",
-            Self::InvalidQuery => "invalid_query",
-            Self::InvalidOffset => "invalid_offset",
-            Self::SecretDetected => "secret_detected",
-            Self::IoError => "io_error",
-            Self::InternalError => "internal_error",
-        }
-    }
-}
-
-impl fmt::Display for NoteErrorCode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+/// The store's name for [`RefusalCode`]: the store refuses with a subset of
+/// the codes every tool answers with (`docs/behavior.md` §3.7), so both share one
+/// list and a store error reaches the wire without a mapping.
+pub type NoteErrorCode = RefusalCode;
 
 /// A refusal of the notes store: a code, a human-readable message and, where
 /// they apply, the line numbers of an ambiguous edit, the index of the failing
@@ -81,7 +18,7 @@ impl fmt::Display for NoteErrorCode {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{code}: {message}")]
 pub struct NoteError {
-    code: NoteErrorCode,
+    code: RefusalCode,
     message: String,
     line_numbers: Option<Vec<usize>>,
     edit_index: Option<usize>,
@@ -91,7 +28,7 @@ pub struct NoteError {
 
 impl NoteError {
     /// A refusal with a code and a message and no further facts.
-    pub fn new(code: NoteErrorCode, message: impl Into<String>) -> Self {
+    pub fn new(code: RefusalCode, message: impl Into<String>) -> Self {
         Self {
             code,
             message: message.into(),
@@ -108,7 +45,7 @@ impl NoteError {
             io_kind: Some(error.kind()),
             path: Some(path.to_path_buf()),
             ..Self::new(
-                NoteErrorCode::IoError,
+                RefusalCode::IoError,
                 format!("{action} {}: {error}", path.display()),
             )
         }
@@ -119,7 +56,7 @@ impl NoteError {
     pub fn no_match(edit_index: usize, message: impl Into<String>) -> Self {
         Self {
             edit_index: Some(edit_index),
-            ..Self::new(NoteErrorCode::NoMatch, message)
+            ..Self::new(RefusalCode::NoMatch, message)
         }
     }
 
@@ -144,7 +81,7 @@ impl NoteError {
             line_numbers: Some(vec![found.line]),
             edit_index,
             ..Self::new(
-                NoteErrorCode::SecretDetected,
+                RefusalCode::SecretDetected,
                 format!(
                     "the content holds a credential ({}) on {place}; nothing was written. Store a reference instead (where the secret lives: a vault path or an environment variable name), never the secret itself",
                     found.kind
@@ -156,7 +93,7 @@ impl NoteError {
     /// Names the note `address` in a refusal that only knew its file (a
     /// link on the way): the model sees the address, never the notes root.
     pub(crate) fn at_address(mut self, address: &str) -> Self {
-        if self.code == NoteErrorCode::InvalidAddress && self.path.is_some() {
+        if self.code == RefusalCode::InvalidAddress && self.path.is_some() {
             self.message = format!("{address}: {}", self.message);
         }
         self
@@ -168,7 +105,7 @@ impl NoteError {
     }
 
     /// The refusal code.
-    pub fn code(&self) -> NoteErrorCode {
+    pub fn code(&self) -> RefusalCode {
         self.code
     }
 
@@ -201,6 +138,6 @@ impl NoteError {
     /// Whether this is a filesystem failure (the OS errno family), as opposed
     /// to a refusal of the request.
     pub fn is_filesystem(&self) -> bool {
-        self.code == NoteErrorCode::IoError
+        self.code == RefusalCode::IoError
     }
 }

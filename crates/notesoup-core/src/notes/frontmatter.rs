@@ -9,8 +9,9 @@ use jiff::tz::TimeZone;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::error::{NoteError, NoteErrorCode};
+use super::error::NoteError;
 use super::time::{local_iso, parse_iso_ms};
+use crate::wire::RefusalCode;
 
 /// Who wrote a note's content.
 #[derive(
@@ -45,7 +46,7 @@ impl Origin {
             "self" => Ok(Self::SelfAuthored),
             "external" => Ok(Self::External),
             _ => Err(NoteError::new(
-                NoteErrorCode::InvalidOrigin,
+                RefusalCode::InvalidOrigin,
                 format!("origin must be user, self, or external (got {text:?})"),
             )),
         }

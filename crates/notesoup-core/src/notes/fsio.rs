@@ -9,7 +9,8 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 
-use super::error::{NoteError, NoteErrorCode};
+use super::error::NoteError;
+use crate::wire::RefusalCode;
 
 /// Holders and waiters of each busy file; an idle key is removed. Keys are
 /// the paths' bytes: `Path`'s own order compares component by component,
@@ -147,7 +148,7 @@ pub(crate) enum Presence {
 /// The `invalid_address` refusal for a path that crosses a symbolic link.
 fn crosses_link(link: &Path) -> NoteError {
     NoteError::new(
-        NoteErrorCode::InvalidAddress,
+        RefusalCode::InvalidAddress,
         "the note path crosses a symbolic link; the notes store never follows links",
     )
     .with_path(link)
@@ -159,7 +160,7 @@ fn crosses_link(link: &Path) -> NoteError {
 pub(crate) fn inspect(root: &Path, target: &Path) -> Result<Presence, NoteError> {
     let relative = target.strip_prefix(root).map_err(|_| {
         NoteError::new(
-            NoteErrorCode::InternalError,
+            RefusalCode::InternalError,
             format!("{} is not below the notes root", target.display()),
         )
     })?;
@@ -187,7 +188,7 @@ pub(crate) fn inspect(root: &Path, target: &Path) -> Result<Presence, NoteError>
                 "is not a directory"
             };
             return Err(NoteError::new(
-                NoteErrorCode::IoError,
+                RefusalCode::IoError,
                 format!("{} {kind}", current.display()),
             )
             .with_path(&current));
@@ -201,7 +202,7 @@ pub(crate) fn inspect(root: &Path, target: &Path) -> Result<Presence, NoteError>
 pub(crate) fn inspect_dir(root: &Path, dir: &Path) -> Result<bool, NoteError> {
     let relative = dir.strip_prefix(root).map_err(|_| {
         NoteError::new(
-            NoteErrorCode::InternalError,
+            RefusalCode::InternalError,
             format!("{} is not below the notes root", dir.display()),
         )
     })?;
@@ -218,7 +219,7 @@ pub(crate) fn inspect_dir(root: &Path, dir: &Path) -> Result<bool, NoteError> {
         }
         if !meta.is_dir() {
             return Err(NoteError::new(
-                NoteErrorCode::IoError,
+                RefusalCode::IoError,
                 format!("{} is not a directory", current.display()),
             )
             .with_path(&current));
@@ -233,7 +234,7 @@ pub(crate) fn create_dirs(root: &Path, dir: &Path) -> Result<(), NoteError> {
     fs::create_dir_all(root).map_err(|e| NoteError::io("create directory", root, &e))?;
     let relative = dir.strip_prefix(root).map_err(|_| {
         NoteError::new(
-            NoteErrorCode::InternalError,
+            RefusalCode::InternalError,
             format!("{} is not below the notes root", dir.display()),
         )
     })?;
@@ -252,7 +253,7 @@ pub(crate) fn create_dirs(root: &Path, dir: &Path) -> Result<(), NoteError> {
         }
         if !meta.is_dir() {
             return Err(NoteError::new(
-                NoteErrorCode::IoError,
+                RefusalCode::IoError,
                 format!("{} is not a directory", current.display()),
             )
             .with_path(&current));
@@ -309,7 +310,7 @@ mod tests {
         let target = dir.path().join("note.md");
         fs::create_dir_all(target.join("occupied")).expect("a directory in the way");
         let error = write_atomic(&target, b"text").expect_err("rename onto a directory");
-        assert_eq!(error.code(), NoteErrorCode::IoError);
+        assert_eq!(error.code(), RefusalCode::IoError);
         let names: Vec<String> = fs::read_dir(dir.path())
             .expect("dir")
             .map(|entry| {

@@ -12,7 +12,8 @@ use std::sync::OnceLock;
 
 use memchr::memmem::Finder;
 
-use super::error::{NoteError, NoteErrorCode};
+use super::error::NoteError;
+use crate::wire::RefusalCode;
 
 /// A set of literal queries, folded once, with a fast substring finder each.
 #[derive(Debug, Clone)]
@@ -41,7 +42,7 @@ impl LiteralQueries {
     pub fn new<Q: AsRef<str>>(queries: &[Q]) -> Result<LiteralQueries, NoteError> {
         if queries.is_empty() {
             return Err(NoteError::new(
-                NoteErrorCode::InvalidQuery,
+                RefusalCode::InvalidQuery,
                 "at least one query is required",
             ));
         }
@@ -50,7 +51,7 @@ impl LiteralQueries {
             let query = query.as_ref();
             if query.is_empty() {
                 return Err(NoteError::new(
-                    NoteErrorCode::InvalidQuery,
+                    RefusalCode::InvalidQuery,
                     "an empty query matches everything",
                 ));
             }
@@ -411,7 +412,7 @@ mod tests {
         let none: [&str; 0] = [];
         assert_eq!(
             LiteralQueries::new(&none).map(|_| ()).map_err(|e| e.code()),
-            Err(NoteErrorCode::InvalidQuery)
+            Err(RefusalCode::InvalidQuery)
         );
         let error = LiteralQueries::new(&["a", ""])
             .map(|_| ())

@@ -18,16 +18,20 @@
 //!   [`scalar_text`], [`KNOWN_KEYS`]; times via [`local_iso`], [`parse_iso_ms`],
 //!   [`now_ms`], [`next_stamp_ms`].
 //! - Store: [`NoteStore`] with `write`, `read`, `update`, `rename`, `list`,
-//!   `list_with_status`, `list_headers`, `list_headers_with_status`,
-//!   `peek_row`, `search`, `search_with_status`; arguments [`Edit`],
-//!   [`UpdateRequest`], [`ListQuery`]; results [`WriteResult`] ([`WriteOutcome`]),
-//!   [`ReadResult`], [`UpdateResult`] ([`Change`], [`ChangeKind`]),
-//!   [`RenameResult`], [`NoteRow`], [`NoteHeader`], [`SearchRow`] ([`LineMatch`]), [`ListStatus`],
-//!   [`SearchStatus`]; limits [`MAX_NOTE_BYTES`], [`MAX_NOTE_PATH_BYTES`].
+//!   `list_headers`, `peek_row` and `search`; arguments [`Edit`],
+//!   [`UpdateRequest`], [`ListQuery`]; every result and row carries a
+//!   [`NoteLocation`] (address, scope, home, relative path, file); results
+//!   [`WriteResult`] ([`WriteOutcome`]), [`ReadResult`], [`UpdateResult`]
+//!   ([`Change`], [`ChangeKind`]), [`RenameResult`]; `list`, `list_headers`
+//!   and `search` answer a [`ListStatus`] of [`NoteRow`], [`NoteHeader`] or
+//!   [`SearchRow`] ([`LineMatch`]) with the notes and homes left out; limits
+//!   [`MAX_NOTE_BYTES`], [`MAX_NOTE_PATH_BYTES`].
 //! - Matching: [`LiteralQueries`], the case-insensitive literal matcher that
 //!   `search` uses (also fit for history search).
-//! - Errors: [`NoteError`] with [`NoteErrorCode`] (`code().as_str()`, `message()`,
-//!   `line_numbers()`, `edit_index()`, `path()`, `io_kind()`).
+//! - Errors: [`NoteError`] (`code().as_str()`, `message()`,
+//!   `line_numbers()`, `edit_index()`, `path()`, `io_kind()`) with a
+//!   [`RefusalCode`], the tools' own code list ([`NoteErrorCode`] is the same
+//!   type under the store's name).
 //!
 //! # Durability and concurrency
 //!
@@ -99,6 +103,7 @@ mod secrets;
 mod store;
 mod time;
 
+pub use crate::wire::RefusalCode;
 pub use address::{
     Address, Home, HomeSelection, MAX_SEGMENT_BYTES, NotePattern, escape_forbidden,
     is_forbidden_char, is_git_segment,
@@ -116,7 +121,7 @@ pub use paths::project_key;
 pub use secrets::{SecretFinding, SecretKind, find_secret, line_secret};
 pub use store::{
     Change, ChangeKind, Edit, ListQuery, ListStatus, MAX_NOTE_BYTES, MAX_NOTE_PATH_BYTES,
-    NoteHeader, NoteRow, NoteStore, ReadResult, RenameResult, SearchRow, SearchStatus,
+    NoteHeader, NoteLocation, NoteRow, NoteStore, ReadResult, RenameResult, SearchRow,
     UpdateRequest, UpdateResult, WriteOutcome, WriteResult,
 };
 pub use time::{local_iso, next_stamp_ms, now_ms, parse_iso_ms};

@@ -12,102 +12,15 @@ use serde_json::{Map, Value};
 use typeshare::typeshare;
 
 use super::{ERROR_DETAILS_MAX_BYTES, ERROR_MESSAGE_MAX_CHARS};
+// Defined with the other shared wire types: the notes store refuses with
+// these codes too, below the tools.
+pub use crate::wire::RefusalCode;
 
 /// The internal result of a shared operation: the data, or a refusal.
 ///
 /// It never reaches the wire as such: [`crate::tools::ToolOutput`] flattens a
 /// success to the data itself and a refusal to `{error, code, details?}`.
 pub type Outcome<T> = Result<T, Refusal>;
-
-/// Every stable refusal code a tool can answer with.
-#[typeshare]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum RefusalCode {
-    /// The note does not exist.
-    NotFound,
-    /// A rename target is a live note.
-    AlreadyExists,
-    /// An edit's `oldText` occurs more than once.
-    AmbiguousEdit,
-    /// An edit's `oldText` does not occur (or is empty).
-    NoMatch,
-    /// The request changes nothing.
-    NothingToDo,
-    /// A note or path exceeds a write-time limit.
-    TooLarge,
-    /// A write outside the writable homes, or a misused parameter combination.
-    InvalidScope,
-    /// An `origin` outside `user`, `self`, `external`.
-    InvalidOrigin,
-    /// A malformed note address.
-    InvalidAddress,
-    /// A malformed glob pattern.
-    InvalidPattern,
-    /// An empty or malformed search query.
-    InvalidQuery,
-    /// A read offset past the end of the text.
-    InvalidOffset,
-    /// The content holds a credential; nothing was written.
-    SecretDetected,
-    /// A filesystem failure.
-    IoError,
-    /// A failure that is a bug in notesoup.
-    InternalError,
-    /// A seq past the session's end, or one with no readable event.
-    UnknownSeq,
-    /// A seq that belongs to another branch of the session.
-    NotOnBranch,
-    /// A seq that is a tool result already shown inside its call.
-    NotAnEvent,
-    /// A `window_id` the session does not have.
-    UnknownWindowId,
-    /// Not even the smallest history page fits one response.
-    PageTooLarge,
-    /// Not even the smallest result fits one response.
-    OutputTooLarge,
-    /// Arguments that do not match the tool's parameter schema.
-    InvalidArguments,
-    /// A tool name this host does not offer.
-    UnknownTool,
-}
-
-impl RefusalCode {
-    /// The code as it appears on the wire and in refusal texts.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::NotFound => "not_found",
-            Self::AlreadyExists => "already_exists",
-            Self::AmbiguousEdit => "ambiguous_edit",
-            Self::NoMatch => "no_match",
-            Self::NothingToDo => "nothing_to_do",
-            Self::TooLarge => "too_large",
-            Self::InvalidScope => "invalid_scope",
-            Self::InvalidOrigin => "invalid_origin",
-            Self::InvalidAddress => "invalid_address",
-            Self::InvalidPattern => "invalid_pattern",
-            Self::InvalidQuery => "invalid_query",
-            Self::InvalidOffset => "invalid_offset",
-            Self::SecretDetected => "secret_detected",
-            Self::IoError => "io_error",
-            Self::InternalError => "internal_error",
-            Self::UnknownSeq => "unknown_seq",
-            Self::NotOnBranch => "not_on_branch",
-            Self::NotAnEvent => "not_an_event",
-            Self::UnknownWindowId => "unknown_window_id",
-            Self::PageTooLarge => "page_too_large",
-            Self::OutputTooLarge => "output_too_large",
-            Self::InvalidArguments => "invalid_arguments",
-            Self::UnknownTool => "unknown_tool",
-        }
-    }
-}
-
-impl fmt::Display for RefusalCode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
 
 /// A bounded refusal: a stable code, one short message and optional details.
 #[derive(Debug, Clone, PartialEq)]
@@ -221,16 +134,6 @@ fn bound_details(details: Map<String, Value>) -> Map<String, Value> {
 mod tests {
     use super::*;
     use serde_json::json;
-
-    #[test]
-    fn codes_serialize_as_their_text() {
-        for code in [RefusalCode::NotFound, RefusalCode::PageTooLarge] {
-            assert_eq!(
-                serde_json::to_value(code).ok(),
-                Some(Value::String(code.as_str().to_owned()))
-            );
-        }
-    }
 
     #[test]
     fn non_object_details_are_wrapped() {

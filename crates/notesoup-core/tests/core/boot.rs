@@ -632,7 +632,7 @@ fn reference_snapshot(store: &NoteStore) -> BootSnapshot {
         .into_iter()
         .map(|scope| {
             let listed = store
-                .list_with_status(&ListQuery {
+                .list(&ListQuery {
                     scope: Some(scope),
                     ..ListQuery::default()
                 })

@@ -1,16 +1,14 @@
 //! Parameters and result data of the history tools, as they travel on the wire.
 
 use std::borrow::Cow;
-use std::fmt;
 
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
-use serde::de::{MapAccess, Visitor};
-use serde::ser::SerializeMap;
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde::{Deserialize, Serialize};
 use typeshare::typeshare;
 
 use crate::history::{NestedCallSummary, Role, ToolStatus};
 use crate::tools::{LimitedBy, SearchQuery};
+use crate::wire::OrderedMap;
 
 /// Parameters of `history_windows`: none.
 #[typeshare]
@@ -229,42 +227,7 @@ pub struct HistoryFoldedRow {
 
 /// Tool name to count, kept in first-use order and serialized as a JSON object.
 #[typeshare(serialized_as = "HashMap<String, u32>")]
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ToolCounts(pub Vec<(String, u32)>);
-
-impl Serialize for ToolCounts {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(Some(self.0.len()))?;
-        for (name, count) in &self.0 {
-            map.serialize_entry(name, count)?;
-        }
-        map.end()
-    }
-}
-
-impl<'de> Deserialize<'de> for ToolCounts {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct CountsVisitor;
-
-        impl<'de> Visitor<'de> for CountsVisitor {
-            type Value = ToolCounts;
-
-            fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-                formatter.write_str("an object of tool name to count")
-            }
-
-            fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<ToolCounts, A::Error> {
-                let mut counts = Vec::new();
-                while let Some(entry) = access.next_entry::<String, u32>()? {
-                    counts.push(entry);
-                }
-                Ok(ToolCounts(counts))
-            }
-        }
-
-        deserializer.deserialize_map(CountsVisitor)
-    }
-}
+pub type ToolCounts = OrderedMap<u32>;
 
 impl JsonSchema for ToolCounts {
     fn schema_name() -> Cow<'static, str> {

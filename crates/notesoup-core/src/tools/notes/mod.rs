@@ -24,9 +24,10 @@ use super::{
     RefusalCode, ToolOutput, fill_while_fits, fits, prefix_fit, read_window,
 };
 use crate::notes::{
-    Change, Edit, ListQuery, NoteError, NoteErrorCode, NoteMeta, NoteStore, NotesIdentity, Origin,
-    Scope, UpdateRequest, local_iso,
+    Change, Edit, ListQuery, NoteError, NoteMeta, NoteStore, NotesIdentity, Origin, Scope,
+    UpdateRequest, local_iso,
 };
+use crate::wire::OrderedMap;
 
 /// The receipt diff every host shows: the numbered line diff of the body
 /// ([`line_diff`]).
@@ -81,7 +82,7 @@ pub fn notes_search(store: &NoteStore, params: &NotesSearchParams) -> ToolOutput
 /// into details, and a filesystem failure is `io_error` "notes operation
 /// failed" (the path stays out of the model's view).
 pub fn note_refusal(error: &NoteError) -> Refusal {
-    let code = refusal_code(error.code());
+    let code = error.code();
     if error.is_filesystem() {
         return Refusal::new(code, "notes operation failed");
     }
@@ -101,26 +102,6 @@ pub fn note_refusal(error: &NoteError) -> Refusal {
         refusal
     } else {
         refusal.with_details(Value::Object(details))
-    }
-}
-
-fn refusal_code(code: NoteErrorCode) -> RefusalCode {
-    match code {
-        NoteErrorCode::NotFound => RefusalCode::NotFound,
-        NoteErrorCode::AlreadyExists => RefusalCode::AlreadyExists,
-        NoteErrorCode::AmbiguousEdit => RefusalCode::AmbiguousEdit,
-        NoteErrorCode::NoMatch => RefusalCode::NoMatch,
-        NoteErrorCode::NothingToDo => RefusalCode::NothingToDo,
-        NoteErrorCode::TooLarge => RefusalCode::TooLarge,
-        NoteErrorCode::InvalidScope => RefusalCode::InvalidScope,
-        NoteErrorCode::InvalidOrigin => RefusalCode::InvalidOrigin,
-        NoteErrorCode::InvalidAddress => RefusalCode::InvalidAddress,
-        NoteErrorCode::InvalidPattern => RefusalCode::InvalidPattern,
-        NoteErrorCode::InvalidQuery => RefusalCode::InvalidQuery,
-        NoteErrorCode::InvalidOffset => RefusalCode::InvalidOffset,
-        NoteErrorCode::SecretDetected => RefusalCode::SecretDetected,
-        NoteErrorCode::IoError => RefusalCode::IoError,
-        NoteErrorCode::InternalError => RefusalCode::InternalError,
     }
 }
 
@@ -148,8 +129,8 @@ fn write(store: &NoteStore, params: &NotesWriteParams) -> Outcome<NotesWriteData
         .write(&params.address, &params.content, origin)
         .map_err(store_error)?;
     let data = NotesWriteData {
-        project_key: project_key(written.resolved_scope, &written.meta, store.identity()),
-        address: written.address,
+        project_key: project_key(written.location.scope, &written.meta, store.identity()),
+        address: written.location.address,
         outcome: written.outcome,
     };
     fit_or(
@@ -177,14 +158,14 @@ fn update(
         }
         let moved = store.rename(&params.address, target).map_err(store_error)?;
         return bound_receipt(NotesUpdateData {
-            project_key: project_key(moved.resolved_scope, &moved.meta, store.identity()),
+            project_key: project_key(moved.location.scope, &moved.meta, store.identity()),
             applied: 0,
             change_kind: crate::notes::ChangeKind::File,
-            diff: rename_diff(&moved.from, &moved.address),
+            diff: rename_diff(&moved.from, &moved.location.address),
             diff_truncated: None,
             rename_from: Some(moved.from),
             replaced_crumpled_target: Some(moved.replaced_crumpled_target),
-            address: moved.address,
+            address: moved.location.address,
         });
     }
     let mut request = UpdateRequest {
@@ -209,14 +190,14 @@ fn update(
         .update(&params.address, &request)
         .map_err(store_error)?;
     bound_receipt(NotesUpdateData {
-        project_key: project_key(updated.resolved_scope, &updated.meta, store.identity()),
+        project_key: project_key(updated.location.scope, &updated.meta, store.identity()),
         applied: to_u32(updated.applied),
         change_kind: updated.change.kind,
         diff: diff(&updated.change),
         diff_truncated: None,
         rename_from: None,
         replaced_crumpled_target: None,
-        address: updated.address,
+        address: updated.location.address,
     })
 }
 
@@ -254,14 +235,14 @@ fn read(store: &NoteStore, params: &NotesReadParams) -> Outcome<NotesReadData> {
         .read(&params.address)
         .map_err(store_error)?
         .ok_or_else(|| Refusal::new(RefusalCode::NotFound, "note not found"))?;
-    let project_key = project_key(note.resolved_scope, &note.meta, store.identity());
+    let project_key = project_key(note.location.scope, &note.meta, store.identity());
     let metadata = metadata(&note.meta, store);
     read_window(
         &note.body,
         params.offset_chars.map(i64::from),
         params.limit_chars,
         |window| NotesReadData {
-            address: note.address.clone(),
+            address: note.location.address.clone(),
             project_key: project_key.clone(),
             metadata: metadata.clone(),
             text: window.text,
@@ -297,7 +278,7 @@ fn metadata(meta: &NoteMeta, store: &NoteStore) -> NoteMetadata {
         updated_at: local_iso(meta.updated_at, tz),
         crumpled_at: meta.crumpled_at.map(|at| local_iso(at, tz)),
         project: meta.project.clone(),
-        extra: ExtraFields(extra),
+        extra: OrderedMap(extra),
         omitted_extra: (omitted_keys > 0).then(|| OmittedExtra {
             keys: to_u32(omitted_keys),
             bytes: to_u32(omitted_bytes),
@@ -322,7 +303,7 @@ const FIRST_ROW_TOO_LARGE: &str =
 fn list(store: &NoteStore, params: &NotesListParams) -> Outcome<NotesListData> {
     at_least("limit", params.limit, 1)?;
     let status = store
-        .list_with_status(&list_query(params.pattern.as_deref(), params.wastebasket))
+        .list(&list_query(params.pattern.as_deref(), params.wastebasket))
         .map_err(store_error)?;
     let tz = store.time_zone();
     let total = status.rows.len();
@@ -331,8 +312,8 @@ fn list(store: &NoteStore, params: &NotesListParams) -> Outcome<NotesListData> {
         .iter()
         .take(limit(params.limit))
         .map(|row| ListedNote {
-            address: row.address.clone(),
-            project_key: project_key(row.scope, &row.meta, store.identity()),
+            address: row.location.address.clone(),
+            project_key: project_key(row.location.scope, &row.meta, store.identity()),
             updated_at: local_iso(row.meta.updated_at, tz),
             crumpled_at: row.meta.crumpled_at.map(|at| local_iso(at, tz)),
         });
@@ -360,7 +341,7 @@ fn search(store: &NoteStore, params: &NotesSearchParams) -> Outcome<NotesSearchD
     at_least("limit", params.limit, 1)?;
     at_least("max_matches_per_file", params.max_matches_per_file, 1)?;
     let status = store
-        .search_with_status(
+        .search(
             &literals,
             &list_query(params.pattern.as_deref(), params.wastebasket),
         )
@@ -372,7 +353,7 @@ fn search(store: &NoteStore, params: &NotesSearchParams) -> Outcome<NotesSearchD
         b.meta
             .updated_at
             .cmp(&a.meta.updated_at)
-            .then_with(|| a.address.cmp(&b.address))
+            .then_with(|| a.location.address.cmp(&b.location.address))
     });
     let total = rows.len();
     let per_file = limit(params.max_matches_per_file);
@@ -380,8 +361,8 @@ fn search(store: &NoteStore, params: &NotesSearchParams) -> Outcome<NotesSearchD
         .iter()
         .take(limit(params.limit))
         .map(|row| SearchedNote {
-            address: row.address.clone(),
-            project_key: project_key(row.scope, &row.meta, store.identity()),
+            address: row.location.address.clone(),
+            project_key: project_key(row.location.scope, &row.meta, store.identity()),
             updated_at: local_iso(row.meta.updated_at, tz),
             crumpled_at: row.meta.crumpled_at.map(|at| local_iso(at, tz)),
             matches_total: to_u32(row.matches.len()),

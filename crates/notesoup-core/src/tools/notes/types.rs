@@ -6,17 +6,15 @@
 //! error; their schemas still say what is expected.
 
 use std::borrow::Cow;
-use std::fmt;
 
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
-use serde::de::{MapAccess, Visitor};
-use serde::ser::SerializeMap;
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use typeshare::typeshare;
 
 use crate::notes::{ChangeKind, Origin, WriteOutcome};
 use crate::tools::{LimitedBy, SearchQuery};
+use crate::wire::OrderedMap;
 
 /// Parameters of `notes_write`.
 #[typeshare]
@@ -249,42 +247,7 @@ pub struct OmittedExtra {
 }
 
 /// Frontmatter extras in file order, serialized as a JSON object.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ExtraFields(pub Vec<(String, Value)>);
-
-impl Serialize for ExtraFields {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(Some(self.0.len()))?;
-        for (key, value) in &self.0 {
-            map.serialize_entry(key, value)?;
-        }
-        map.end()
-    }
-}
-
-impl<'de> Deserialize<'de> for ExtraFields {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct ExtrasVisitor;
-
-        impl<'de> Visitor<'de> for ExtrasVisitor {
-            type Value = ExtraFields;
-
-            fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-                formatter.write_str("an object of frontmatter extras")
-            }
-
-            fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<ExtraFields, A::Error> {
-                let mut extras = Vec::new();
-                while let Some(entry) = access.next_entry::<String, Value>()? {
-                    extras.push(entry);
-                }
-                Ok(ExtraFields(extras))
-            }
-        }
-
-        deserializer.deserialize_map(ExtrasVisitor)
-    }
-}
+pub type ExtraFields = OrderedMap<Value>;
 
 impl JsonSchema for ExtraFields {
     fn schema_name() -> Cow<'static, str> {

@@ -1,8 +1,6 @@
 //! Address parsing, rendering and the glob matcher.
 
-use notesoup_core::notes::{
-    Address, Home, HomeSelection, NoteErrorCode, NotePattern, NotesIdentity,
-};
+use notesoup_core::notes::{Address, Home, HomeSelection, NotePattern, NotesIdentity, RefusalCode};
 
 fn me() -> NotesIdentity {
     NotesIdentity::new("/notes", "s1", "proj-12345678", "alice", "gpt").expect("identity")
@@ -157,7 +155,7 @@ fn invalid_addresses() {
         let error = Address::parse(input, &id).expect_err(input);
         assert_eq!(
             (error.code(), error.message()),
-            (NoteErrorCode::InvalidAddress, message),
+            (RefusalCode::InvalidAddress, message),
             "{input:?}"
         );
     }
@@ -323,7 +321,7 @@ fn glob_heads_narrow_homes() {
             NotePattern::parse(bad, &id)
                 .map(|_| ())
                 .map_err(|e| e.code()),
-            Err(NoteErrorCode::InvalidPattern)
+            Err(RefusalCode::InvalidPattern)
         );
     }
 }

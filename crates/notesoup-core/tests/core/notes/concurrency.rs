@@ -12,7 +12,7 @@ use std::time::Duration;
 use jiff::tz::TimeZone;
 use notesoup_core::notes::{Edit, ListQuery, UpdateRequest, parse_note};
 
-use super::support::{Fixture, store_at};
+use super::support::{AllRows, Fixture, store_at};
 
 const CHILD_ENV: &str = "NOTESOUP_NOTES_CHILD";
 const END: &str = "<!-- end -->";
@@ -207,6 +207,6 @@ fn check_every_note_is_whole(f: &Fixture) {
         assert_eq!(parsed.body, versioned_body(n), "{name} is torn");
     }
     assert_eq!(notes, 3);
-    let listed = f.store.list(&ListQuery::default()).expect("list");
+    let listed = f.store.list(&ListQuery::default()).all_rows();
     assert_eq!(listed.len(), 3, "temp files are never listed");
 }

@@ -4,9 +4,9 @@
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 
-use notesoup_core::notes::{Edit, ListQuery, NoteErrorCode, UpdateRequest};
+use notesoup_core::notes::{Edit, ListQuery, RefusalCode, UpdateRequest};
 
-use super::support::{Fixture, code, put};
+use super::support::{AllRows, Fixture, code, put};
 
 /// A directory outside the root with one file; returns (dir, file, text).
 fn outside(f: &Fixture) -> (PathBuf, PathBuf, &'static str) {
@@ -61,22 +61,22 @@ fn lexical_escapes_are_invalid_addresses() {
     ] {
         assert_eq!(
             code(f.store.read(address)),
-            NoteErrorCode::InvalidAddress,
+            RefusalCode::InvalidAddress,
             "{address:?}"
         );
         assert_eq!(
             code(f.store.write(address, "x", None)),
-            NoteErrorCode::InvalidAddress,
+            RefusalCode::InvalidAddress,
             "{address:?}"
         );
         assert_eq!(
             code(f.store.update(address, &edit())),
-            NoteErrorCode::InvalidAddress,
+            RefusalCode::InvalidAddress,
             "{address:?}"
         );
         assert_eq!(
             code(f.store.rename("ok", address)),
-            NoteErrorCode::InvalidAddress,
+            RefusalCode::InvalidAddress,
             "{address:?}"
         );
     }
@@ -91,7 +91,7 @@ fn a_symlinked_directory_inside_a_home_is_never_followed() {
     symlink(&dir, f.root().join("human/linked")).expect("symlink");
     let before = snapshot(&dir);
     let read = f.store.read("@human/linked/secret").expect_err("read");
-    assert_eq!(read.code(), NoteErrorCode::InvalidAddress);
+    assert_eq!(read.code(), RefusalCode::InvalidAddress);
     assert!(
         read.message().contains("symbolic link"),
         "{}",
@@ -99,40 +99,40 @@ fn a_symlinked_directory_inside_a_home_is_never_followed() {
     );
     assert_eq!(
         code(f.store.write("@human/linked/secret", "pwned", None)),
-        NoteErrorCode::InvalidAddress
+        RefusalCode::InvalidAddress
     );
     assert_eq!(
         code(f.store.write("@human/linked/new", "pwned", None)),
-        NoteErrorCode::InvalidAddress
+        RefusalCode::InvalidAddress
     );
     assert_eq!(
         code(f.store.write("@human/linked/sub/new", "pwned", None)),
-        NoteErrorCode::InvalidAddress
+        RefusalCode::InvalidAddress
     );
     assert_eq!(
         code(f.store.update("@human/linked/secret", &edit())),
-        NoteErrorCode::InvalidAddress
+        RefusalCode::InvalidAddress
     );
     assert_eq!(
         code(f.store.rename("@human/linked/secret", "@human/mine")),
-        NoteErrorCode::InvalidAddress
+        RefusalCode::InvalidAddress
     );
     assert_eq!(
         code(f.store.rename("@human/real", "@human/linked/moved")),
-        NoteErrorCode::InvalidAddress
+        RefusalCode::InvalidAddress
     );
     let listed: Vec<String> = f
         .store
         .list(&ListQuery::default())
-        .expect("list")
+        .all_rows()
         .into_iter()
-        .map(|r| r.address)
+        .map(|r| r.location.address)
         .collect();
     assert_eq!(listed, ["@human/real.md"]);
     assert!(
         f.store
             .search(&["secret"], &ListQuery::default())
-            .expect("search")
+            .all_rows()
             .is_empty()
     );
     assert_eq!(snapshot(&dir), before, "nothing outside was written");
@@ -151,36 +151,36 @@ fn a_symlinked_note_file_is_never_followed() {
     symlink(dir.join("missing.md"), f.root().join("human/dangling.md")).expect("dangling");
     assert_eq!(
         code(f.store.read("@human/secret")),
-        NoteErrorCode::InvalidAddress
+        RefusalCode::InvalidAddress
     );
     assert_eq!(
         code(f.store.write("@human/secret", "pwned", None)),
-        NoteErrorCode::InvalidAddress
+        RefusalCode::InvalidAddress
     );
     assert_eq!(
         code(f.store.write("@human/dangling", "pwned", None)),
-        NoteErrorCode::InvalidAddress
+        RefusalCode::InvalidAddress
     );
     assert_eq!(
         code(f.store.update("@human/secret", &edit())),
-        NoteErrorCode::InvalidAddress
+        RefusalCode::InvalidAddress
     );
     f.store.write("@human/mine", "mine", None).expect("write");
     assert_eq!(
         code(f.store.rename("@human/mine", "@human/secret")),
-        NoteErrorCode::InvalidAddress
+        RefusalCode::InvalidAddress
     );
     assert!(
         f.store
             .list(&ListQuery::default())
-            .expect("list")
+            .all_rows()
             .iter()
-            .all(|row| row.address == "@human/mine.md")
+            .all(|row| row.location.address == "@human/mine.md")
     );
     assert!(
         f.store
             .search(&["secret"], &ListQuery::default())
-            .expect("search")
+            .all_rows()
             .is_empty()
     );
     assert_eq!(std::fs::read_to_string(&file).expect("outer"), text);
@@ -201,25 +201,22 @@ fn a_symlinked_home_is_refused_and_reported_unavailable() {
     let before = snapshot(&dir);
     assert_eq!(
         code(f.store.read("@project/secret")),
-        NoteErrorCode::InvalidAddress
+        RefusalCode::InvalidAddress
     );
     assert_eq!(
         code(f.store.write("@project/new", "pwned", None)),
-        NoteErrorCode::InvalidAddress
+        RefusalCode::InvalidAddress
     );
     assert_eq!(
         code(f.store.read("@agents/eve/secret")),
-        NoteErrorCode::InvalidAddress
+        RefusalCode::InvalidAddress
     );
-    let status = f
-        .store
-        .list_with_status(&ListQuery::default())
-        .expect("status");
+    let status = f.store.list(&ListQuery::default()).expect("status");
     assert_eq!(status.homes_unavailable, ["@project"]);
     assert!(status.rows.is_empty());
     let agents = f
         .store
-        .list_with_status(&ListQuery {
+        .list(&ListQuery {
             pattern: Some("@agents/*/**".into()),
             ..ListQuery::default()
         })
@@ -230,7 +227,7 @@ fn a_symlinked_home_is_refused_and_reported_unavailable() {
     );
     let eve = f
         .store
-        .list_with_status(&ListQuery {
+        .list(&ListQuery {
             pattern: Some("@agents/eve/**".into()),
             ..ListQuery::default()
         })
@@ -251,7 +248,7 @@ fn the_root_itself_may_be_a_link() {
         .write("@human/x", "through the root link", None)
         .expect("write");
     assert!(real.join("human/x.md").exists());
-    assert_eq!(store.list(&ListQuery::default()).expect("list").len(), 1);
+    assert_eq!(store.list(&ListQuery::default()).all_rows().len(), 1);
 }
 
 #[test]

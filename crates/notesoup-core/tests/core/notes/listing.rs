@@ -1,10 +1,10 @@
 //! list and search: ordering, wastebasket, scope/who, patterns, status.
 
 use notesoup_core::notes::{
-    Home, ListQuery, NoteErrorCode, NoteHeader, NoteRow, NoteStore, Scope, UpdateRequest,
+    Home, ListQuery, NoteHeader, NoteRow, NoteStore, RefusalCode, Scope, UpdateRequest,
 };
 
-use super::support::{Fixture, code};
+use super::support::{AllRows, Fixture, code};
 
 fn pattern(text: &str) -> ListQuery {
     ListQuery {
@@ -16,9 +16,9 @@ fn pattern(text: &str) -> ListQuery {
 fn addresses(store: &NoteStore, query: &ListQuery) -> Vec<String> {
     store
         .list(query)
-        .expect("list")
+        .all_rows()
         .into_iter()
-        .map(|row| row.address)
+        .map(|row| row.location.address)
         .collect()
 }
 
@@ -67,18 +67,18 @@ fn list_is_recent_first_and_renders_own_homes() {
             "checkpoint.md",
         ]
     );
-    let rows = f.store.list(&ListQuery::default()).expect("list");
+    let rows = f.store.list(&ListQuery::default()).all_rows();
     let diary = rows
         .iter()
-        .find(|row| row.address == "@self/diary.md")
+        .find(|row| row.location.address == "@self/diary.md")
         .expect("diary");
-    assert_eq!(diary.scope, Scope::Agent);
-    assert_eq!(diary.home, Home::Agent("alice".into()));
-    assert_eq!(diary.rel_path, "diary.md");
+    assert_eq!(diary.location.scope, Scope::Agent);
+    assert_eq!(diary.location.home, Home::Agent("alice".into()));
+    assert_eq!(diary.location.rel_path, "diary.md");
     assert_eq!(diary.body, "Today I learned about FLOCK.");
     assert_eq!(
         diary.size_bytes,
-        std::fs::metadata(&diary.path).expect("meta").len()
+        std::fs::metadata(&diary.location.path).expect("meta").len()
     );
 }
 
@@ -105,17 +105,18 @@ fn wastebasket_and_crumpled_excluded() {
         ..Default::default()
     };
     f.store.update("@human/prefs", &crumple).expect("crumple");
-    let live = f
-        .store
-        .list_with_status(&ListQuery::default())
-        .expect("list");
+    let live = f.store.list(&ListQuery::default()).expect("list");
     assert_eq!(live.crumpled_excluded, 1);
-    assert!(live.rows.iter().all(|row| row.address != "@human/prefs.md"));
+    assert!(
+        live.rows
+            .iter()
+            .all(|row| row.location.address != "@human/prefs.md")
+    );
     let basket = ListQuery {
         wastebasket: true,
         ..ListQuery::default()
     };
-    let crumpled = f.store.list_with_status(&basket).expect("wastebasket");
+    let crumpled = f.store.list(&basket).expect("wastebasket");
     assert_eq!(addresses(&f.store, &basket), ["@human/prefs.md"]);
     assert_eq!(crumpled.crumpled_excluded, 0);
     assert!(crumpled.homes_unavailable.is_empty());
@@ -178,11 +179,11 @@ fn scope_and_who() {
         let error = f.store.list(&query).expect_err("refused");
         assert_eq!(
             (error.code(), error.message()),
-            (NoteErrorCode::InvalidScope, message)
+            (RefusalCode::InvalidScope, message)
         );
         assert_eq!(
             code(f.store.search(&["x"], &query)),
-            NoteErrorCode::InvalidScope
+            RefusalCode::InvalidScope
         );
     }
 }
@@ -270,11 +271,11 @@ fn patterns_match_concrete_addresses_and_narrow_homes() {
     for bad in ["a\\b", "a\0b"] {
         assert_eq!(
             code(f.store.list(&pattern(bad))),
-            NoteErrorCode::InvalidPattern
+            RefusalCode::InvalidPattern
         );
         assert_eq!(
             code(f.store.search(&["x"], &pattern(bad))),
-            NoteErrorCode::InvalidPattern
+            RefusalCode::InvalidPattern
         );
     }
 }
@@ -294,7 +295,7 @@ fn search_finds_lines_with_code_point_offsets() {
     let rows = f
         .store
         .search(&["flock", "ÜBER"], &ListQuery::default())
-        .expect("search");
+        .all_rows();
     type Hit = (usize, String, usize);
     let found: Vec<(String, Vec<Hit>)> = rows
         .into_iter()
@@ -304,7 +305,7 @@ fn search_finds_lines_with_code_point_offsets() {
                 .into_iter()
                 .map(|m| (m.line, m.text, m.offset_chars))
                 .collect();
-            (row.address, matches)
+            (row.location.address, matches)
         })
         .collect();
     assert_eq!(
@@ -335,25 +336,32 @@ fn search_skips_crumpled_notes_and_never_touches_access_metadata() {
     let before = f.raw("project/proj-12345678/decisions.md");
     let status = f
         .store
-        .search_with_status(&["flock"], &ListQuery::default())
+        .search(&["flock"], &ListQuery::default())
         .expect("search");
-    let found: Vec<&str> = status.rows.iter().map(|row| row.address.as_str()).collect();
+    let found: Vec<&str> = status
+        .rows
+        .iter()
+        .map(|row| row.location.address.as_str())
+        .collect();
     assert_eq!(found, ["@self/diary.md"]);
     assert_eq!(status.crumpled_excluded, 1);
     let basket = ListQuery {
         wastebasket: true,
         ..ListQuery::default()
     };
-    let crumpled = f.store.search(&["flock"], &basket).expect("search");
+    let crumpled = f.store.search(&["flock"], &basket).all_rows();
     assert_eq!(crumpled.len(), 1);
-    assert_eq!(crumpled[0].address, "@project/decisions.md");
-    f.store.list(&ListQuery::default()).expect("list");
+    assert_eq!(crumpled[0].location.address, "@project/decisions.md");
+    f.store.list(&ListQuery::default()).all_rows();
     assert_eq!(f.raw("project/proj-12345678/decisions.md"), before);
     let foreign = f
         .store
         .search(&["flock"], &pattern("@agents/*/**"))
-        .expect("search");
-    let found: Vec<&str> = foreign.iter().map(|row| row.address.as_str()).collect();
+        .all_rows();
+    let found: Vec<&str> = foreign
+        .iter()
+        .map(|row| row.location.address.as_str())
+        .collect();
     assert_eq!(found, ["@agents/bob/bob-notes.md", "@self/diary.md"]);
 }
 
@@ -363,7 +371,7 @@ fn search_refuses_empty_queries() {
     let none: [&str; 0] = [];
     assert_eq!(
         code(f.store.search(&none, &ListQuery::default())),
-        NoteErrorCode::InvalidQuery
+        RefusalCode::InvalidQuery
     );
     let error = f
         .store
@@ -372,7 +380,7 @@ fn search_refuses_empty_queries() {
     assert_eq!(
         (error.code(), error.message()),
         (
-            NoteErrorCode::InvalidQuery,
+            RefusalCode::InvalidQuery,
             "an empty query matches everything"
         )
     );
@@ -385,45 +393,27 @@ fn an_unreadable_home_is_reported_not_fatal() {
     f.put("pi/session/s1", "a file where the session home should be");
     std::fs::remove_dir_all(f.root().join("project")).expect("remove");
     f.put("project", "a file where the project homes should be");
-    let status = f
-        .store
-        .list_with_status(&ListQuery::default())
-        .expect("status");
+    let status = f.store.list(&ListQuery::default()).expect("status");
     assert_eq!(status.homes_unavailable, ["session", "@project"]);
     assert_eq!(status.rows.len(), 3);
-    assert_eq!(
-        code(f.store.list(&ListQuery::default())),
-        NoteErrorCode::IoError
-    );
     let searched = f
         .store
-        .search_with_status(&["flock"], &ListQuery::default())
+        .search(&["flock"], &ListQuery::default())
         .expect("status");
     assert_eq!(searched.homes_unavailable, ["session", "@project"]);
     assert_eq!(searched.rows.len(), 1);
     std::fs::remove_dir_all(f.root().join("agents")).expect("remove");
     f.put("agents", "not a directory");
-    let agents = f
-        .store
-        .list_with_status(&pattern("@agents/*/**"))
-        .expect("status");
+    let agents = f.store.list(&pattern("@agents/*/**")).expect("status");
     assert_eq!(agents.homes_unavailable, ["@agents"]);
 }
 
 #[test]
 fn missing_homes_are_simply_empty() {
     let f = Fixture::new();
-    let status = f
-        .store
-        .list_with_status(&ListQuery::default())
-        .expect("status");
+    let status = f.store.list(&ListQuery::default()).expect("status");
     assert!(status.rows.is_empty() && status.homes_unavailable.is_empty());
-    assert!(
-        f.store
-            .list(&pattern("@agents/*/**"))
-            .expect("list")
-            .is_empty()
-    );
+    assert!(f.store.list(&pattern("@agents/*/**")).all_rows().is_empty());
 }
 
 #[test]
@@ -442,9 +432,9 @@ fn homes_are_isolated_by_session_and_project() {
     let other_session = NoteStore::new(identity("s2", "proj-12345678"));
     let found: Vec<String> = other_session
         .list(&ListQuery::default())
-        .expect("list")
+        .all_rows()
         .into_iter()
-        .map(|r| r.address)
+        .map(|r| r.location.address)
         .collect();
     assert!(
         found.iter().all(|a| a.starts_with('@')),
@@ -454,9 +444,9 @@ fn homes_are_isolated_by_session_and_project() {
     let other_project = NoteStore::new(identity("s1", "other-87654321"));
     let found: Vec<String> = other_project
         .list(&ListQuery::default())
-        .expect("list")
+        .all_rows()
         .into_iter()
-        .map(|r| r.address)
+        .map(|r| r.location.address)
         .collect();
     assert!(
         found.iter().all(|a| !a.starts_with("@project/")),
@@ -477,13 +467,13 @@ fn search_never_matches_frontmatter() {
     assert!(
         f.store
             .search(&["origin", "createdAt"], &ListQuery::default())
-            .expect("search")
+            .all_rows()
             .is_empty()
     );
     assert_eq!(
         f.store
             .search(&["BODY"], &ListQuery::default())
-            .expect("search")
+            .all_rows()
             .len(),
         1
     );
@@ -492,11 +482,7 @@ fn search_never_matches_frontmatter() {
 /// A row without its body, to compare with `list_headers`.
 fn header_of(row: NoteRow) -> NoteHeader {
     NoteHeader {
-        address: row.address,
-        scope: row.scope,
-        home: row.home,
-        rel_path: row.rel_path,
-        path: row.path,
+        location: row.location,
         meta: row.meta,
     }
 }
@@ -550,25 +536,22 @@ fn list_headers_are_list_rows_without_bodies() {
             ..ListQuery::default()
         },
     ] {
-        let rows = f.store.list_with_status(&query).expect("list");
-        let headers = f.store.list_headers_with_status(&query).expect("headers");
+        let rows = f.store.list(&query).expect("list");
+        let headers = f.store.list_headers(&query).expect("headers");
         assert!(!headers.rows.is_empty(), "{query:?}");
         assert_eq!(headers.crumpled_excluded, rows.crumpled_excluded);
         assert_eq!(headers.homes_unavailable, rows.homes_unavailable);
         let rows: Vec<NoteHeader> = rows.rows.into_iter().map(header_of).collect();
         assert_eq!(headers.rows, rows, "{query:?}");
-        assert_eq!(f.store.list_headers(&query).expect("headers"), rows);
+        assert_eq!(f.store.list_headers(&query).all_rows(), rows);
     }
 }
 
 #[test]
 fn peek_row_reads_a_listed_note_whole_and_touches_nothing() {
     let f = populated();
-    let headers = f
-        .store
-        .list_headers(&ListQuery::default())
-        .expect("headers");
-    let rows = f.store.list(&ListQuery::default()).expect("rows");
+    let headers = f.store.list_headers(&ListQuery::default()).all_rows();
+    let rows = f.store.list(&ListQuery::default()).all_rows();
     let before = f.raw("human/prefs.md");
     for (header, row) in headers.iter().zip(&rows) {
         assert_eq!(f.store.peek_row(header).expect("peek").as_ref(), Some(row));
@@ -581,7 +564,7 @@ fn peek_row_reads_a_listed_note_whole_and_touches_nothing() {
 
     let prefs = headers
         .iter()
-        .find(|h| h.address == "@human/prefs.md")
+        .find(|h| h.location.address == "@human/prefs.md")
         .expect("prefs");
     f.store
         .rename("@human/prefs", "@human/moved")
@@ -594,7 +577,7 @@ fn peek_row_reads_a_listed_note_whole_and_touches_nothing() {
 
     let tips = headers
         .iter()
-        .find(|h| h.address == "@model/tips.md")
+        .find(|h| h.location.address == "@model/tips.md")
         .expect("tips");
     let file = f.root().join("models/gpt/tips.md");
     std::fs::remove_file(&file).expect("remove");
@@ -606,9 +589,9 @@ fn peek_row_reads_a_listed_note_whole_and_touches_nothing() {
     );
 
     let mut escaping = tips.clone();
-    escaping.rel_path = "../../human/moved.md".into();
+    escaping.location.rel_path = "../../human/moved.md".into();
     assert_eq!(
         code(f.store.peek_row(&escaping)),
-        NoteErrorCode::InvalidAddress
+        RefusalCode::InvalidAddress
     );
 }

@@ -1,7 +1,7 @@
 //! The credential guard: realistic fake credentials are refused with their
 //! line and kind, look-alikes pass, and nothing is written.
 
-use notesoup_core::notes::{Edit, NoteErrorCode, SecretKind, UpdateRequest, find_secret};
+use notesoup_core::notes::{Edit, RefusalCode, SecretKind, UpdateRequest, find_secret};
 use notesoup_core::settings::{SettingsWarning, resolve};
 use serde_json::json;
 
@@ -140,7 +140,7 @@ fn writes_and_edits_holding_a_credential_are_refused_and_write_nothing() {
             None,
         )
         .expect_err("a credential");
-    assert_eq!(error.code(), NoteErrorCode::SecretDetected);
+    assert_eq!(error.code(), RefusalCode::SecretDetected);
     assert_eq!(
         error.message(),
         "the content holds a credential (password or secret assignment) on line 3; nothing was written. Store a reference instead (where the secret lives: a vault path or an environment variable name), never the secret itself"
@@ -173,7 +173,7 @@ fn writes_and_edits_holding_a_credential_are_refused_and_write_nothing() {
         .store
         .update("@project/setup", &request)
         .expect_err("a credential in an edit");
-    assert_eq!(error.code(), NoteErrorCode::SecretDetected);
+    assert_eq!(error.code(), RefusalCode::SecretDetected);
     assert_eq!(error.edit_index(), Some(1));
     assert!(
         error.message().starts_with(
@@ -194,7 +194,7 @@ fn the_guard_can_be_turned_off() {
         .expect("guard off");
     assert_eq!(
         code(f.store.write("@human/keys", "AKIAIOSFODNN7EXAMPLX\n", None)),
-        NoteErrorCode::SecretDetected
+        RefusalCode::SecretDetected
     );
 }
 

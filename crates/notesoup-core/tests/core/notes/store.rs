@@ -2,7 +2,7 @@
 
 use jiff::tz::TimeZone;
 use notesoup_core::notes::{
-    ChangeKind, Edit, NoteErrorCode, Origin, Scope, UpdateRequest, WriteOutcome, local_iso,
+    ChangeKind, Edit, Origin, RefusalCode, Scope, UpdateRequest, WriteOutcome, local_iso,
 };
 
 use super::support::{Fixture, PROJECT, code};
@@ -32,9 +32,12 @@ fn write_creates_a_session_note_with_the_exact_layout() {
         .write("plans/today", "# Today\nship it\n", None)
         .expect("write");
     assert_eq!(written.outcome, WriteOutcome::Created);
-    assert_eq!(written.address, "plans/today.md");
-    assert_eq!(written.resolved_scope, Scope::Session);
-    assert_eq!(written.path, f.root().join("pi/session/s1/plans/today.md"));
+    assert_eq!(written.location.address, "plans/today.md");
+    assert_eq!(written.location.scope, Scope::Session);
+    assert_eq!(
+        written.location.path,
+        f.root().join("pi/session/s1/plans/today.md")
+    );
     let m = &written.meta;
     assert_eq!(
         (m.created_at, m.last_accessed),
@@ -137,9 +140,9 @@ fn read_updates_access_metadata_and_misses_return_none() {
         .store
         .write("@self/diary", "dear diary", None)
         .expect("write");
-    assert_eq!(written.address, "@self/diary.md");
+    assert_eq!(written.location.address, "@self/diary.md");
     let first = f.store.read("@self/diary").expect("read").expect("exists");
-    assert_eq!(first.resolved_scope, Scope::Agent);
+    assert_eq!(first.location.scope, Scope::Agent);
     assert_eq!(first.body, "dear diary");
     assert_eq!(first.meta.access_count, 1);
     assert!(first.meta.last_accessed >= written.meta.updated_at);
@@ -153,7 +156,7 @@ fn read_updates_access_metadata_and_misses_return_none() {
         .expect("read")
         .expect("exists");
     assert_eq!(
-        second.address, "@self/diary.md",
+        second.location.address, "@self/diary.md",
         "own homes render as @self/"
     );
     assert_eq!(second.meta.access_count, 2);
@@ -173,7 +176,7 @@ fn foreign_homes_are_readable_but_never_writable() {
         .read("@agents/bob/secret")
         .expect("read")
         .expect("exists");
-    assert_eq!(read.address, "@agents/bob/secret.md");
+    assert_eq!(read.location.address, "@agents/bob/secret.md");
     assert_eq!(
         read.meta.access_count, 1,
         "reading a foreign note updates its access metadata"
@@ -183,12 +186,12 @@ fn foreign_homes_are_readable_but_never_writable() {
         .read("@models/claude/tips")
         .expect("read")
         .expect("exists");
-    assert_eq!(model_note.address, "@models/claude/tips.md");
+    assert_eq!(model_note.location.address, "@models/claude/tips.md");
     let refused = f
         .store
         .write("@agents/bob/secret", "mine now", None)
         .expect_err("foreign");
-    assert_eq!(refused.code(), NoteErrorCode::InvalidScope);
+    assert_eq!(refused.code(), RefusalCode::InvalidScope);
     assert_eq!(
         refused.message(),
         "@agents/bob/ is not your home: writable homes are this session, @project/, @human/, @self/, and the current @model/ home"
@@ -202,11 +205,11 @@ fn foreign_homes_are_readable_but_never_writable() {
     );
     assert_eq!(
         code(f.store.rename("@agents/bob/secret", "stolen")),
-        NoteErrorCode::InvalidScope
+        RefusalCode::InvalidScope
     );
     assert_eq!(
         code(f.store.rename("mine", "@agents/bob/gift")),
-        NoteErrorCode::InvalidScope
+        RefusalCode::InvalidScope
     );
     assert!(f.raw("agents/bob/secret.md").ends_with("\n\nbob's"));
 }
@@ -222,10 +225,10 @@ fn the_current_model_home_follows_the_identity() {
         .read("@models/gpt/tips")
         .expect("read")
         .expect("exists");
-    assert_eq!(read.address, "@models/gpt/tips.md");
+    assert_eq!(read.location.address, "@models/gpt/tips.md");
     assert_eq!(
         code(switched.write("@models/gpt/tips", "x", None)),
-        NoteErrorCode::InvalidScope
+        RefusalCode::InvalidScope
     );
     assert!(switched.read("@model/tips").expect("read").is_none());
 }
@@ -237,10 +240,10 @@ fn update_refusals() {
         .store
         .update("a", &UpdateRequest::default())
         .expect_err("nothing");
-    assert_eq!(none.code(), NoteErrorCode::NothingToDo);
+    assert_eq!(none.code(), RefusalCode::NothingToDo);
     assert_eq!(
         code(f.store.update("a", &edits(&[("x", "y")]))),
-        NoteErrorCode::NotFound
+        RefusalCode::NotFound
     );
     f.store
         .write("a", "alpha\nbeta\nalpha\n", None)
@@ -251,7 +254,7 @@ fn update_refusals() {
         .expect_err("empty");
     assert_eq!(
         (empty.code(), empty.edit_index()),
-        (NoteErrorCode::NoMatch, Some(1))
+        (RefusalCode::NoMatch, Some(1))
     );
     let missing = f
         .store
@@ -259,13 +262,13 @@ fn update_refusals() {
         .expect_err("missing");
     assert_eq!(
         (missing.code(), missing.edit_index()),
-        (NoteErrorCode::NoMatch, Some(0))
+        (RefusalCode::NoMatch, Some(0))
     );
     let ambiguous = f
         .store
         .update("a", &edits(&[("alpha", "a")]))
         .expect_err("ambiguous");
-    assert_eq!(ambiguous.code(), NoteErrorCode::AmbiguousEdit);
+    assert_eq!(ambiguous.code(), RefusalCode::AmbiguousEdit);
     assert_eq!(ambiguous.line_numbers(), Some(&[1, 3][..]));
     assert_eq!(ambiguous.edit_index(), Some(0));
     assert_eq!(
@@ -419,10 +422,7 @@ fn origin_changes_bump_updated_at_and_both_changes_are_a_file_change() {
 #[test]
 fn rename_moves_everything_and_refuses_what_it_must() {
     let f = Fixture::new();
-    assert_eq!(
-        code(f.store.rename("gone", "there")),
-        NoteErrorCode::NotFound
-    );
+    assert_eq!(code(f.store.rename("gone", "there")), RefusalCode::NotFound);
     let written = f
         .store
         .write("draft", "text", Some(Origin::User))
@@ -431,7 +431,7 @@ fn rename_moves_everything_and_refuses_what_it_must() {
     assert_eq!(
         (same.code(), same.message()),
         (
-            NoteErrorCode::NothingToDo,
+            RefusalCode::NothingToDo,
             "rename_to resolves to the same note"
         )
     );
@@ -440,7 +440,7 @@ fn rename_moves_everything_and_refuses_what_it_must() {
         .store
         .rename("draft", "@project/live")
         .expect_err("live target");
-    assert_eq!(live.code(), NoteErrorCode::AlreadyExists);
+    assert_eq!(live.code(), RefusalCode::AlreadyExists);
     assert_eq!(
         live.message(),
         "rename_to target is a live note; crumple it first or pick another address"
@@ -460,10 +460,10 @@ fn rename_moves_everything_and_refuses_what_it_must() {
         .expect("rename over crumpled");
     assert!(moved.replaced_crumpled_target);
     assert_eq!(
-        (moved.from.as_str(), moved.address.as_str()),
+        (moved.from.as_str(), moved.location.address.as_str()),
         ("draft.md", "@project/live.md")
     );
-    assert_eq!(moved.resolved_scope, Scope::Project);
+    assert_eq!(moved.location.scope, Scope::Project);
     assert_eq!(
         moved.meta.project, None,
         "moving out of the session drops project"
@@ -502,7 +502,7 @@ fn size_limits() {
         .store
         .write(&format!("{fits}c"), "x", None)
         .expect_err("path");
-    assert_eq!(error.code(), NoteErrorCode::TooLarge);
+    assert_eq!(error.code(), RefusalCode::TooLarge);
     assert_eq!(
         error.message(),
         "note path exceeds 512 UTF-8 bytes (got 513)"
@@ -511,16 +511,18 @@ fn size_limits() {
         .store
         .write(&"é".repeat(500_000), "x", None)
         .expect_err("path");
-    assert_eq!(error.code(), NoteErrorCode::TooLarge);
+    assert_eq!(error.code(), RefusalCode::TooLarge);
     assert_eq!(
         error.message(),
         "the note's file name (with .md) is 1000003 UTF-8 bytes; the limit is 255 bytes"
     );
     let big = "x".repeat(1_000_000);
     let error = f.store.write("big", &big, None).expect_err("size");
-    assert_eq!(error.code(), NoteErrorCode::TooLarge);
+    assert_eq!(error.code(), RefusalCode::TooLarge);
     let header = f.store.write("small", "", None).expect("write");
-    let overhead = std::fs::metadata(&header.path).expect("meta").len() as usize;
+    let overhead = std::fs::metadata(&header.location.path)
+        .expect("meta")
+        .len() as usize;
     assert_eq!(
         error.message(),
         format!(
@@ -536,7 +538,7 @@ fn size_limits() {
         .store
         .update("small", &edits(&[("z", "zz")]))
         .expect_err("grows");
-    assert_eq!(grow.code(), NoteErrorCode::TooLarge);
+    assert_eq!(grow.code(), RefusalCode::TooLarge);
     assert!(!f.root().join("pi/session/s1/big.md").exists());
 }
 
@@ -557,21 +559,21 @@ fn invalid_addresses_are_refused_everywhere() {
     ] {
         assert_eq!(
             code(f.store.write(address, "x", None)),
-            NoteErrorCode::InvalidAddress,
+            RefusalCode::InvalidAddress,
             "{address:?}"
         );
         assert_eq!(
             code(f.store.read(address)),
-            NoteErrorCode::InvalidAddress,
+            RefusalCode::InvalidAddress,
             "{address:?}"
         );
         assert_eq!(
             code(f.store.update(address, &edits(&[("a", "b")]))),
-            NoteErrorCode::InvalidAddress
+            RefusalCode::InvalidAddress
         );
         assert_eq!(
             code(f.store.rename(address, "ok")),
-            NoteErrorCode::InvalidAddress
+            RefusalCode::InvalidAddress
         );
     }
     assert!(!f.root().exists(), "nothing was created");
@@ -581,7 +583,7 @@ fn invalid_addresses_are_refused_everywhere() {
 fn origins_parse_or_refuse() {
     assert_eq!(Origin::parse("external"), Ok(Origin::External));
     let error = Origin::parse("robot").expect_err("invalid");
-    assert_eq!(error.code(), NoteErrorCode::InvalidOrigin);
+    assert_eq!(error.code(), RefusalCode::InvalidOrigin);
     assert_eq!(error.code().as_str(), "invalid_origin");
 }
 
@@ -590,9 +592,9 @@ fn filesystem_failures_are_io_errors() {
     let f = Fixture::new();
     f.put("human", "a file where the human home should be");
     let error = f.store.write("@human/x", "x", None).expect_err("io");
-    assert_eq!(error.code(), NoteErrorCode::IoError);
+    assert_eq!(error.code(), RefusalCode::IoError);
     assert!(error.is_filesystem());
-    assert_eq!(code(f.store.read("@human/x")), NoteErrorCode::IoError);
+    assert_eq!(code(f.store.read("@human/x")), RefusalCode::IoError);
 }
 
 #[test]
@@ -608,7 +610,7 @@ fn invalid_utf8_is_never_rewritten() {
         .store
         .update("@human/bin", &edits(&[("bad", "good")]))
         .expect_err("refused");
-    assert_eq!(error.code(), NoteErrorCode::IoError);
+    assert_eq!(error.code(), RefusalCode::IoError);
     assert_eq!(error.io_kind(), Some(std::io::ErrorKind::InvalidData));
     assert_eq!(
         std::fs::read(&path).expect("bytes"),
@@ -622,20 +624,20 @@ fn invalid_utf8_is_never_rewritten() {
 #[test]
 fn every_code_has_its_wire_name() {
     let codes = [
-        (NoteErrorCode::NotFound, "not_found"),
-        (NoteErrorCode::AlreadyExists, "already_exists"),
-        (NoteErrorCode::AmbiguousEdit, "ambiguous_edit"),
-        (NoteErrorCode::NoMatch, "no_match"),
-        (NoteErrorCode::NothingToDo, "nothing_to_do"),
-        (NoteErrorCode::TooLarge, "too_large"),
-        (NoteErrorCode::InvalidScope, "invalid_scope"),
-        (NoteErrorCode::InvalidOrigin, "invalid_origin"),
-        (NoteErrorCode::InvalidAddress, "invalid_address"),
-        (NoteErrorCode::InvalidPattern, "invalid_pattern"),
-        (NoteErrorCode::InvalidQuery, "invalid_query"),
-        (NoteErrorCode::InvalidOffset, "invalid_offset"),
-        (NoteErrorCode::IoError, "io_error"),
-        (NoteErrorCode::InternalError, "internal_error"),
+        (RefusalCode::NotFound, "not_found"),
+        (RefusalCode::AlreadyExists, "already_exists"),
+        (RefusalCode::AmbiguousEdit, "ambiguous_edit"),
+        (RefusalCode::NoMatch, "no_match"),
+        (RefusalCode::NothingToDo, "nothing_to_do"),
+        (RefusalCode::TooLarge, "too_large"),
+        (RefusalCode::InvalidScope, "invalid_scope"),
+        (RefusalCode::InvalidOrigin, "invalid_origin"),
+        (RefusalCode::InvalidAddress, "invalid_address"),
+        (RefusalCode::InvalidPattern, "invalid_pattern"),
+        (RefusalCode::InvalidQuery, "invalid_query"),
+        (RefusalCode::InvalidOffset, "invalid_offset"),
+        (RefusalCode::IoError, "io_error"),
+        (RefusalCode::InternalError, "internal_error"),
     ];
     for (code, name) in codes {
         assert_eq!(code.as_str(), name);
@@ -651,7 +653,9 @@ fn a_read_never_rewrites_a_note_over_the_size_limit() {
     let f = Fixture::new();
     let overhead = {
         let header = f.store.write("big", "", None).expect("write");
-        std::fs::metadata(&header.path).expect("meta").len() as usize
+        std::fs::metadata(&header.location.path)
+            .expect("meta")
+            .len() as usize
     };
     f.store
         .write("big", &"b".repeat(1_000_000 - overhead), None)

@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use jiff::tz::TimeZone;
-use notesoup_core::notes::{NoteErrorCode, NoteStore, NotesIdentity};
+use notesoup_core::notes::{ListStatus, NoteError, NoteStore, NotesIdentity, RefusalCode};
 use tempfile::TempDir;
 
 pub const SESSION: &str = "s1";
@@ -55,8 +55,25 @@ pub fn store_at(home: &Path, agent: &str, model: &str) -> NoteStore {
 }
 
 /// The code of an error result.
-pub fn code<T: std::fmt::Debug>(
-    result: Result<T, notesoup_core::notes::NoteError>,
-) -> NoteErrorCode {
+pub fn code<T: std::fmt::Debug>(result: Result<T, notesoup_core::notes::NoteError>) -> RefusalCode {
     result.expect_err("expected a refusal").code()
+}
+
+/// The rows of a listing that must have read every home.
+pub trait AllRows<R> {
+    /// The rows, after checking that the listing succeeded and no home was
+    /// unavailable.
+    fn all_rows(self) -> Vec<R>;
+}
+
+impl<R> AllRows<R> for Result<ListStatus<R>, NoteError> {
+    fn all_rows(self) -> Vec<R> {
+        let listed = self.expect("listing");
+        assert!(
+            listed.homes_unavailable.is_empty(),
+            "unavailable homes: {:?}",
+            listed.homes_unavailable
+        );
+        listed.rows
+    }
 }

@@ -1,0 +1,401 @@
+//! Listing and search: `list`, `list_headers`, `peek_row` and `search`, and
+//! the walk over the selected homes they share.
+
+use std::cmp::Ordering;
+use std::fs::{self, File};
+use std::io;
+use std::path::Path;
+
+use crate::notes::address::{
+    Address, Home, HomeSelection, NotePattern, escape_forbidden, is_git_segment,
+};
+use crate::notes::error::NoteError;
+use crate::notes::frontmatter::{NoteMeta, parse_note, split_note};
+use crate::notes::fsio::{self, FileTurns, Presence};
+use crate::notes::identity::{Scope, is_slug};
+use crate::notes::matcher::LiteralQueries;
+use crate::notes::time::now_ms;
+use crate::wire::RefusalCode;
+
+use super::files::{read_bytes, read_head, read_into, text_of};
+use super::{ListQuery, ListStatus, NoteHeader, NoteLocation, NoteRow, NoteStore, SearchRow};
+
+/// What a listing visit decided about one file.
+enum Visit<R> {
+    Row(R),
+    Hidden,
+    Skip,
+}
+
+/// A note file met during a listing.
+struct Found<'a> {
+    home: &'a Home,
+    rel_path: &'a str,
+    path: &'a Path,
+    /// The whole file, or with [`Reading::Head`] a prefix that settles the
+    /// frontmatter (see [`read_head`]).
+    bytes: &'a [u8],
+}
+
+/// How much of each file a listing reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reading {
+    Whole,
+    Head,
+}
+
+/// Whether a note with `crumpled` belongs in a listing of `query`; a
+/// crumpled one outside the wastebasket is counted as hidden.
+fn shown<R>(query: &ListQuery, crumpled: bool, row: impl FnOnce() -> R) -> Visit<R> {
+    if crumpled == query.wastebasket {
+        Visit::Row(row())
+    } else if crumpled {
+        Visit::Hidden
+    } else {
+        Visit::Skip
+    }
+}
+
+impl NoteStore {
+    /// Lists notes, recent first (ties by address), reporting hidden
+    /// crumpled notes and homes that could not be read (the other homes
+    /// still list).
+    pub fn list(&self, query: &ListQuery) -> Result<ListStatus<NoteRow>, NoteError> {
+        let now = now_ms();
+        let mut listed = self.scan(query, Reading::Whole, |found| {
+            let text = text_of(found.bytes);
+            let parsed = parse_note(&text, now, &self.tz);
+            shown(query, parsed.meta.is_crumpled(), || NoteRow {
+                location: self.location_found(&found),
+                body: parsed.body.to_owned(),
+                meta: parsed.meta,
+                size_bytes: found.bytes.len() as u64,
+            })
+        })?;
+        listed
+            .rows
+            .sort_by(|a, b| recent_first((&a.meta, &a.location), (&b.meta, &b.location)));
+        Ok(listed)
+    }
+
+    /// Lists notes like [`Self::list`] without their bodies: only the start
+    /// of each file is read, as far as its frontmatter goes. The fast path
+    /// for callers that show metadata (`notes_list`, the boot).
+    pub fn list_headers(&self, query: &ListQuery) -> Result<ListStatus<NoteHeader>, NoteError> {
+        let now = now_ms();
+        let mut listed = self.scan(query, Reading::Head, |found| {
+            let meta = split_note(&text_of(found.bytes)).meta(now, &self.tz);
+            shown(query, meta.is_crumpled(), || NoteHeader {
+                location: self.location_found(&found),
+                meta,
+            })
+        })?;
+        listed
+            .rows
+            .sort_by(|a, b| recent_first((&a.meta, &a.location), (&b.meta, &b.location)));
+        Ok(listed)
+    }
+
+    /// Reads a listed note whole, as [`Self::list`] would have returned it:
+    /// after its file's queue turn and without touching access metadata.
+    /// `None` when it is gone since it was listed, or when its path now
+    /// crosses a link or is not a regular file (a listing skips those).
+    /// The note may have changed since it was listed; the row is what is on
+    /// disk now.
+    pub fn peek_row(&self, header: &NoteHeader) -> Result<Option<NoteRow>, NoteError> {
+        let address = Address::on_disk(header.location.home.clone(), &header.location.rel_path)?;
+        let path = self.note_path(&address);
+        let _turn = FileTurns::take(&[&path]);
+        match fsio::inspect(&self.root, &path) {
+            Ok(Presence::File) => {}
+            Ok(Presence::Missing) => return Ok(None),
+            Err(error) if error.code() == RefusalCode::InvalidAddress => return Ok(None),
+            Err(error) => return Err(error),
+        }
+        let Some(bytes) = read_bytes(&path)? else {
+            return Ok(None);
+        };
+        let text = text_of(&bytes);
+        let parsed = parse_note(&text, now_ms(), &self.tz);
+        Ok(Some(NoteRow {
+            location: self.locate(&address, path),
+            body: parsed.body.to_owned(),
+            meta: parsed.meta,
+            size_bytes: bytes.len() as u64,
+        }))
+    }
+
+    /// Searches note bodies line by line for any of `queries`
+    /// (case-insensitive literals), rows sorted by address, reporting hidden
+    /// crumpled notes with matches and homes that could not be read.
+    pub fn search<Q: AsRef<str>>(
+        &self,
+        queries: &[Q],
+        query: &ListQuery,
+    ) -> Result<ListStatus<SearchRow>, NoteError> {
+        let matcher = LiteralQueries::new(queries)?;
+        let now = now_ms();
+        let mut scratch = String::new();
+        let mut raw_scratch = Vec::new();
+        let mut listed = self.scan(query, Reading::Whole, |found| {
+            if !matcher.could_match(found.bytes, &mut raw_scratch) {
+                return Visit::Skip;
+            }
+            let text = text_of(found.bytes);
+            let split = split_note(&text);
+            let matches = matcher.find_lines(split.body, &mut scratch);
+            if matches.is_empty() {
+                return Visit::Skip;
+            }
+            let meta = split.meta(now, &self.tz);
+            shown(query, meta.is_crumpled(), || SearchRow {
+                location: self.location_found(&found),
+                meta,
+                matches,
+            })
+        })?;
+        listed
+            .rows
+            .sort_by(|a, b| a.location.address.cmp(&b.location.address));
+        Ok(listed)
+    }
+
+    /// The location of a file a listing found. A name on disk that no
+    /// address could hold (a control or bidirectional character) is
+    /// printed escaped in the address, so it cannot forge rows or reorder
+    /// the text around it.
+    fn location_found(&self, found: &Found<'_>) -> NoteLocation {
+        NoteLocation {
+            address: format!(
+                "{}{}",
+                found.home.rendered_prefix(&self.identity),
+                escape_forbidden(found.rel_path)
+            ),
+            scope: found.home.scope(),
+            home: found.home.clone(),
+            rel_path: found.rel_path.to_owned(),
+            path: found.path.to_path_buf(),
+        }
+    }
+
+    /// Walks the selected homes and hands every matching `.md` file to
+    /// `visit`. A home that fails contributes no rows and is reported with
+    /// its label.
+    fn scan<R>(
+        &self,
+        query: &ListQuery,
+        reading: Reading,
+        mut visit: impl FnMut(Found<'_>) -> Visit<R>,
+    ) -> Result<ListStatus<R>, NoteError> {
+        let pattern = match query.pattern.as_deref() {
+            Some(text) => NotePattern::parse(text, &self.identity)?,
+            None => None,
+        };
+        let mut failures = Vec::new();
+        let homes = self.selected_homes(query, pattern.as_ref(), &mut failures)?;
+        let mut rows = Vec::new();
+        let mut hidden = 0;
+        let mut buffer = Vec::new();
+        for home in homes {
+            let mut home_rows = Vec::new();
+            let mut home_hidden = 0;
+            let walked =
+                self.walk_home(
+                    &home,
+                    pattern.as_ref(),
+                    reading,
+                    &mut buffer,
+                    |found| match visit(found) {
+                        Visit::Row(row) => home_rows.push(row),
+                        Visit::Hidden => home_hidden += 1,
+                        Visit::Skip => {}
+                    },
+                );
+            match walked {
+                Ok(()) => {
+                    rows.append(&mut home_rows);
+                    hidden += home_hidden;
+                }
+                // The error itself is dropped: the label is what callers
+                // report, and the other homes still list.
+                Err(_) => failures.push(home.label(&self.identity)),
+            }
+        }
+        Ok(ListStatus {
+            rows,
+            crumpled_excluded: hidden,
+            homes_unavailable: failures,
+        })
+    }
+
+    /// The homes a query traverses: the pattern's head narrows them, the
+    /// scope (and `who`) picks one.
+    fn selected_homes(
+        &self,
+        query: &ListQuery,
+        pattern: Option<&NotePattern>,
+        failures: &mut Vec<String>,
+    ) -> Result<Vec<Home>, NoteError> {
+        let scoped = self.scoped_home(query)?;
+        let selection = pattern.map_or(&HomeSelection::Own, NotePattern::homes);
+        let homes = match selection {
+            HomeSelection::Own => match &scoped {
+                Some(home) => vec![home.clone()],
+                None => Home::own(&self.identity).to_vec(),
+            },
+            HomeSelection::One(home) => vec![home.clone()],
+            HomeSelection::AllAgents => self.enumerate("agents", Home::Agent, failures),
+            HomeSelection::AllModels => self.enumerate("models", Home::Model, failures),
+            HomeSelection::Nothing => Vec::new(),
+        };
+        Ok(match (selection, &scoped) {
+            (HomeSelection::Own, _) | (_, None) => homes,
+            (_, Some(scoped)) => homes.into_iter().filter(|home| home == scoped).collect(),
+        })
+    }
+
+    fn scoped_home(&self, query: &ListQuery) -> Result<Option<Home>, NoteError> {
+        let invalid = |message: &str| NoteError::new(RefusalCode::InvalidScope, message);
+        if let Some(who) = &query.who {
+            match query.scope {
+                None => return Err(invalid("who requires agent or model scope")),
+                Some(Scope::Agent | Scope::Model) => {}
+                Some(_) => return Err(invalid("who is only valid with agent or model scope")),
+            }
+            if !is_slug(who) {
+                return Err(invalid("who must be a canonical lowercase slug"));
+            }
+        }
+        let who = |own: &str| query.who.clone().unwrap_or_else(|| own.to_owned());
+        Ok(query.scope.map(|scope| match scope {
+            Scope::Session => Home::Session,
+            Scope::Project => Home::Project,
+            Scope::Human => Home::Human,
+            Scope::Agent => Home::Agent(who(self.identity.agent())),
+            Scope::Model => Home::Model(who(self.identity.model())),
+        }))
+    }
+
+    /// Every slug-named real directory under `<root>/<namespace>/`.
+    fn enumerate(
+        &self,
+        namespace: &str,
+        make: fn(String) -> Home,
+        failures: &mut Vec<String>,
+    ) -> Vec<Home> {
+        let dir = self.root.join(namespace);
+        let listed = (|| {
+            if !fsio::inspect_dir(&self.root, &dir)? {
+                return Ok(Vec::new());
+            }
+            let entries =
+                fs::read_dir(&dir).map_err(|e| NoteError::io("read directory", &dir, &e))?;
+            let mut homes = Vec::new();
+            for entry in entries {
+                let entry = entry.map_err(|e| NoteError::io("read directory", &dir, &e))?;
+                let is_dir = entry
+                    .file_type()
+                    .map_err(|e| NoteError::io("inspect", &entry.path(), &e))?
+                    .is_dir();
+                if let Some(name) = entry.file_name().to_str()
+                    && is_dir
+                    && is_slug(name)
+                {
+                    homes.push(make(name.to_owned()));
+                }
+            }
+            homes.sort();
+            Ok(homes)
+        })();
+        listed.unwrap_or_else(|_: NoteError| {
+            failures.push(format!("@{namespace}"));
+            Vec::new()
+        })
+    }
+
+    /// Walks one home without following links, handing each `.md` file whose
+    /// concrete address matches the pattern to `visit`.
+    fn walk_home(
+        &self,
+        home: &Home,
+        pattern: Option<&NotePattern>,
+        reading: Reading,
+        buffer: &mut Vec<u8>,
+        mut visit: impl FnMut(Found<'_>),
+    ) -> Result<(), NoteError> {
+        let dir = self.home_dir(home);
+        // The home directory and every directory above it (below the root)
+        // must be real directories; a missing home is simply empty.
+        if !fsio::inspect_dir(&self.root, &dir)? {
+            return Ok(());
+        }
+        let concrete_prefix = home.concrete_prefix();
+        let mut concrete = String::new();
+        // Git's own directories hold no notes (the audit skips them, and no
+        // address can name them).
+        let walk = walkdir::WalkDir::new(&dir)
+            .follow_links(false)
+            .min_depth(1)
+            .into_iter()
+            .filter_entry(|entry| {
+                !entry
+                    .file_name()
+                    .to_str()
+                    .is_some_and(|name| is_git_segment(name.strip_suffix(".md").unwrap_or(name)))
+            });
+        for entry in walk {
+            let entry = entry.map_err(|e| {
+                let path = e.path().unwrap_or(&dir).to_path_buf();
+                let io = e
+                    .into_io_error()
+                    .unwrap_or_else(|| io::Error::other("directory walk failed"));
+                NoteError::io("read directory", &path, &io)
+            })?;
+            if !entry.file_type().is_file() {
+                continue;
+            }
+            let path = entry.path();
+            let Some(rel_path) = path.strip_prefix(&dir).ok().and_then(Path::to_str) else {
+                continue;
+            };
+            if !rel_path.ends_with(".md") {
+                continue;
+            }
+            if let Some(pattern) = pattern {
+                concrete.clear();
+                concrete.push_str(&concrete_prefix);
+                concrete.push_str(rel_path);
+                if !pattern.matches(&concrete) {
+                    continue;
+                }
+            }
+            // Wait for any operation of this process on the file to settle.
+            let turn = FileTurns::take(&[path]);
+            let read = File::open(path).and_then(|file| match reading {
+                Reading::Whole => read_into(file, buffer, 0),
+                Reading::Head => read_head(file, buffer),
+            });
+            drop(turn);
+            let len = match read {
+                Ok(read) => read,
+                // Renamed away since the directory was read.
+                Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(NoteError::io("read", path, &e)),
+            };
+            visit(Found {
+                home,
+                rel_path,
+                path,
+                bytes: &buffer[..len],
+            });
+        }
+        Ok(())
+    }
+}
+
+/// `list` order: `updatedAt` descending, ties by address.
+fn recent_first(a: (&NoteMeta, &NoteLocation), b: (&NoteMeta, &NoteLocation)) -> Ordering {
+    b.0.updated_at
+        .cmp(&a.0.updated_at)
+        .then_with(|| a.1.address.cmp(&b.1.address))
+}

@@ -1,0 +1,144 @@
+//! `NoteStore`: the note operations over the five homes of one identity.
+//!
+//! - `types`: the arguments and results, with the [`NoteLocation`] they
+//!   share;
+//! - `ops`: `write`, `read`, `update` and `rename`, with the edit helpers;
+//! - `listing`: `list`, `list_headers`, `peek_row` and `search`, and the
+//!   walk over the homes they share;
+//! - `files`: reading note files (whole, the head only, as text).
+
+mod files;
+mod listing;
+mod ops;
+mod types;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use jiff::tz::TimeZone;
+
+use super::address::{Address, Home};
+use super::error::NoteError;
+use super::fsio::{self, Presence};
+use super::identity::NotesIdentity;
+use super::secrets::find_secret;
+
+pub use types::{
+    Change, ChangeKind, Edit, ListQuery, ListStatus, NoteHeader, NoteLocation, NoteRow, ReadResult,
+    RenameResult, SearchRow, UpdateRequest, UpdateResult, WriteOutcome, WriteResult,
+};
+
+/// The largest serialized note file, frontmatter included.
+pub const MAX_NOTE_BYTES: usize = 1_000_000;
+/// The longest virtual path (the home-relative path ending in `.md`).
+pub const MAX_NOTE_PATH_BYTES: usize = 512;
+
+/// The notes store of one identity. Cheap to build; the per-file queue and
+/// the `updatedAt` clock are process-wide, so any number of stores may run
+/// side by side.
+#[derive(Debug, Clone)]
+pub struct NoteStore {
+    identity: NotesIdentity,
+    root: PathBuf,
+    tz: TimeZone,
+    secret_guard: bool,
+}
+
+impl NoteStore {
+    /// A store over `identity`'s homes, writing times in the system time zone.
+    pub fn new(identity: NotesIdentity) -> NoteStore {
+        let root =
+            fs::canonicalize(identity.home()).unwrap_or_else(|_| identity.home().to_path_buf());
+        NoteStore {
+            identity,
+            root,
+            tz: TimeZone::system(),
+            secret_guard: true,
+        }
+    }
+
+    /// The same store with the credential guard on (the default) or off (the
+    /// `secretGuard: false` setting). See [`crate::notes::find_secret`].
+    pub fn with_secret_guard(mut self, on: bool) -> NoteStore {
+        self.secret_guard = on;
+        self
+    }
+
+    /// The same store writing times in `tz` (tests and fixed-zone hosts).
+    pub fn with_time_zone(mut self, tz: TimeZone) -> NoteStore {
+        self.tz = tz;
+        self
+    }
+
+    /// The identity.
+    pub fn identity(&self) -> &NotesIdentity {
+        &self.identity
+    }
+
+    /// The notes root as used for paths (resolved when it exists).
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The time zone times are written in.
+    pub fn time_zone(&self) -> &TimeZone {
+        &self.tz
+    }
+
+    /// The directory of `home`.
+    pub fn home_dir(&self, home: &Home) -> PathBuf {
+        home.dir(&self.root, &self.identity)
+    }
+
+    /// Parses an address against this store's identity.
+    pub fn address(&self, address: &str) -> Result<Address, NoteError> {
+        Address::parse(address, &self.identity)
+    }
+
+    /// The file of a parsed address.
+    pub fn note_path(&self, address: &Address) -> PathBuf {
+        self.home_dir(address.home()).join(address.path())
+    }
+
+    /// The location of a parsed address whose file is `path`.
+    fn locate(&self, address: &Address, path: PathBuf) -> NoteLocation {
+        NoteLocation {
+            address: address.render(&self.identity),
+            scope: address.home().scope(),
+            home: address.home().clone(),
+            rel_path: address.path().to_owned(),
+            path,
+        }
+    }
+
+    /// Refuses `text` (a write's body, or edit `edit_index`'s new text) when
+    /// it holds a credential and the guard is on.
+    fn guard_secrets(&self, text: &str, edit_index: Option<usize>) -> Result<(), NoteError> {
+        if !self.secret_guard {
+            return Ok(());
+        }
+        match find_secret(text) {
+            Some(found) => Err(NoteError::secret(found, edit_index)),
+            None => Ok(()),
+        }
+    }
+
+    /// [`fsio::inspect`], naming the address in a link refusal.
+    fn inspect(&self, address: &Address, path: &Path) -> Result<Presence, NoteError> {
+        fsio::inspect(&self.root, path).map_err(|e| e.at_address(&address.render(&self.identity)))
+    }
+
+    /// [`fsio::create_dirs`], naming the address in a link refusal.
+    fn create_dirs(&self, address: &Address, dir: &Path) -> Result<(), NoteError> {
+        fsio::create_dirs(&self.root, dir)
+            .map_err(|e| e.at_address(&address.render(&self.identity)))
+    }
+
+    fn writable(&self, address: &str) -> Result<Address, NoteError> {
+        let address = self.address(address)?;
+        if !address.is_writable(&self.identity) {
+            return Err(address.home().not_yours());
+        }
+        Ok(address)
+    }
+}
