@@ -177,6 +177,11 @@ export interface Ready {
 	protocol: number;
 	/** notesoup's version. */
 	version: string;
+	/**
+	 * The Pi extension API level the sidecar serves for `hello.piVersion`
+	 * (`"0.87"`: the boundary API).
+	 */
+	apiLevel: string;
 	/** The tools, in registration order. */
 	tools: ToolSpec[];
 	/** The commands. */

@@ -145,7 +145,7 @@ pub fn serve(
         Ok(extension) => extension,
         Err((code, message)) => return refuse(&mut channel, &code, message),
     };
-    channel.send(&SidecarMessage::Ready(ready(extension.as_ref())))?;
+    channel.send(&SidecarMessage::Ready(ready(extension.as_ref(), level)))?;
 
     let mut host = BridgeHost::new(channel, level, hello.pi_version);
     loop {
@@ -166,8 +166,8 @@ pub fn serve(
     }
 }
 
-/// The `ready` line for `extension`.
-pub fn ready(extension: &dyn PiExtension) -> Ready {
+/// The `ready` line for `extension` served at `level`.
+pub fn ready(extension: &dyn PiExtension, level: PiApiLevel) -> Ready {
     let tools = extension
         .tools()
         .into_iter()
@@ -199,6 +199,11 @@ pub fn ready(extension: &dyn PiExtension) -> Ready {
     Ready {
         protocol: PROTOCOL_VERSION,
         version: crate::extension::VERSION.to_owned(),
+        api_level: match level {
+            PiApiLevel::V0_58 => "0.58",
+            PiApiLevel::V0_87 => "0.87",
+        }
+        .to_owned(),
         tools,
         commands,
         events: FORWARDED_EVENTS.iter().map(|&e| e.to_owned()).collect(),

@@ -74,6 +74,9 @@ pub struct Ready {
     pub protocol: u32,
     /// notesoup's version.
     pub version: String,
+    /// The Pi extension API level the sidecar serves for `hello.piVersion`
+    /// (`"0.87"`: the boundary API).
+    pub api_level: String,
     /// The tools, in registration order.
     pub tools: Vec<ToolSpec>,
     /// The commands.

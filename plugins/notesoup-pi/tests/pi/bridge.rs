@@ -87,6 +87,8 @@ fn the_handshake_names_tools_commands_and_events() {
     let ready = sidecar.next();
     assert_eq!(ready["type"], "ready");
     let body = &ready["body"];
+    assert_eq!(body["protocol"], PROTOCOL_VERSION);
+    assert_eq!(body["apiLevel"], "0.87");
     let tools: Vec<&str> = body["tools"]
         .as_array()
         .unwrap()
