@@ -22,7 +22,7 @@ pub fn write(path: &Path, bytes: &[u8]) -> io::Result<()> {
     sync_dir(parent(path)?)
 }
 
-/// [`write`] without the final directory fsync, for a caller that holds the
+/// [`write()`] without the final directory fsync, for a caller that holds the
 /// directory open and fsyncs it itself (the notes store, under its
 /// directory lock).
 pub fn replace(path: &Path, bytes: &[u8]) -> io::Result<()> {
