@@ -12,6 +12,10 @@
 //!   reaches through `parentUuid`, following `logicalParentUuid` across a
 //!   compact boundary and a boundary's preserved-segment anchor to its
 //!   summary. Rows off it take seqs but answer `not_on_branch`.
+//! - A tool result Claude Code persisted to a file (`<persisted-output>`)
+//!   is marked truncated with the file's path; the result of a call that
+//!   spawned a sub-agent carries the sub-agent's calls (from
+//!   `<session>/subagents/`) as nested calls.
 //! - Windows split at each compact boundary and between files. A window's id
 //!   is the one its own notesoup boot names; a window without a boot counts
 //!   on from the window before it.
@@ -22,8 +26,8 @@ use std::io;
 use std::path::PathBuf;
 
 use notesoup_core::history::{
-    ItemKind, MessageRole, SeqSpan, ToolCall, ToolResult, ToolStatus, Transcript, TranscriptItem,
-    TranscriptWindow,
+    ItemKind, MessageRole, NestedArguments, NestedCall, NestedCalls, SeqSpan, ToolCall, ToolResult,
+    ToolStatus, Transcript, TranscriptItem, TranscriptWindow,
 };
 use serde_json::Value;
 
@@ -58,9 +62,107 @@ pub fn decode_chain(notes_session_id: &str, files: &[ChainFile]) -> io::Result<T
             Err(err) if is_absent(&err) => Vec::new(),
             Err(err) => return Err(err),
         };
-        decoder.file(&file.session_id, &bytes);
+        let nested = subagent_calls(&file.path);
+        decoder.file(&file.session_id, &bytes, &nested);
     }
     Ok(decoder.transcript)
+}
+
+/// What Claude Code writes for a tool output too large to keep inline: the
+/// result holds a preview, the whole output is in a file.
+const PERSISTED_OUTPUT: &str = "<persisted-output>";
+const SAVED_TO: &str = "Full output saved to: ";
+
+/// The path a persisted output names, when the result is one.
+fn persisted_output_path(output: &str) -> Option<Option<String>> {
+    if !output.trim_start().starts_with(PERSISTED_OUTPUT) {
+        return None;
+    }
+    Some(output.find(SAVED_TO).map(|at| {
+        let rest = &output[at + SAVED_TO.len()..];
+        rest.lines().next().unwrap_or_default().trim().to_owned()
+    }))
+}
+
+/// The calls each sub-agent made, by the `tool_use` id of the call that
+/// spawned it. Claude Code keeps a sub-agent's transcript beside the
+/// session's, `<session>/subagents/agent-<id>.jsonl`, with
+/// `agent-<id>.meta.json` naming the spawning call (`toolUseId`) and
+/// whether it finished.
+fn subagent_calls(transcript: &std::path::Path) -> HashMap<String, NestedCalls> {
+    let mut found = HashMap::new();
+    let dir = transcript.with_extension("").join("subagents");
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return found;
+    };
+    for entry in entries.filter_map(Result::ok) {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(agent) = name.strip_suffix(".meta.json") else {
+            continue;
+        };
+        let Ok(meta) = read_regular(&entry.path()) else {
+            continue;
+        };
+        let Ok(meta) = serde_json::from_slice::<Value>(&meta) else {
+            continue;
+        };
+        let Some(spawned_by) = meta.get("toolUseId").and_then(Value::as_str) else {
+            continue;
+        };
+        let complete = meta.get("finished").and_then(Value::as_bool) == Some(true);
+        let bytes = read_regular(&dir.join(format!("{agent}.jsonl"))).unwrap_or_default();
+        found.insert(
+            spawned_by.to_owned(),
+            NestedCalls {
+                calls: nested_calls(&bytes),
+                complete,
+            },
+        );
+    }
+    found
+}
+
+/// A sub-agent transcript's tool calls, in order, each with the status of
+/// its result (`unfinished` without one).
+fn nested_calls(bytes: &[u8]) -> Vec<NestedCall> {
+    let rows: Vec<Row> = bytes
+        .split(|&b| b == b'\n')
+        .filter(|line| !line.is_empty() && worth_parsing(line))
+        .filter_map(Row::parse)
+        .collect();
+    let mut results: HashMap<&str, (bool, &str)> = HashMap::new();
+    for row in rows.iter().filter(|row| row.kind == "user") {
+        for block in row.message.iter().flat_map(|m| &m.content.0) {
+            if let Block::ToolResult {
+                tool_use_id,
+                content,
+                is_error,
+            } = block
+            {
+                results.insert(tool_use_id, (*is_error, content.0.as_str()));
+            }
+        }
+    }
+    let mut calls = Vec::new();
+    for row in rows.iter().filter(|row| row.kind == "assistant") {
+        for block in row.message.iter().flat_map(|m| &m.content.0) {
+            if let Block::ToolUse { id, name, input } = block {
+                let (status, error) = match results.get(id.as_str()) {
+                    Some((true, output)) => ("error", Some((*output).to_owned())),
+                    Some((false, _)) => ("ok", None),
+                    None => ("unfinished", None),
+                };
+                calls.push(NestedCall {
+                    name: name.clone(),
+                    status: status.to_owned(),
+                    duration_ms: None,
+                    error,
+                    arguments: NestedArguments::Recorded(input.to_string()),
+                });
+            }
+        }
+    }
+    calls
 }
 
 struct Decoder {
@@ -84,7 +186,7 @@ fn worth_parsing(line: &[u8]) -> bool {
 }
 
 impl Decoder {
-    fn file(&mut self, session_id: &str, bytes: &[u8]) {
+    fn file(&mut self, session_id: &str, bytes: &[u8], nested: &HashMap<String, NestedCalls>) {
         let rows: Vec<Row> = bytes
             .split(|&b| b == b'\n')
             .filter(|line| !line.is_empty() && worth_parsing(line))
@@ -97,7 +199,7 @@ impl Decoder {
             let Some(uuid) = row.uuid.as_deref() else {
                 continue;
             };
-            let Some(decoded) = decode_row(row) else {
+            let Some(decoded) = decode_row(row, nested) else {
                 continue;
             };
             let base = self.transcript.highest_seq + 1;
@@ -202,9 +304,9 @@ fn context(text: String) -> ItemKind {
     }
 }
 
-fn decode_row(row: &Row) -> Option<Decoded> {
+fn decode_row(row: &Row, nested: &HashMap<String, NestedCalls>) -> Option<Decoded> {
     match row.kind.as_str() {
-        "user" => Some(decode_user(row)),
+        "user" => Some(decode_user(row, nested)),
         "assistant" if !row.is_synthetic() => Some(decode_assistant(row)),
         "system" if row.is_compact_boundary() => {
             let text = match &row.content {
@@ -244,7 +346,7 @@ fn is_local_command(text: &str) -> bool {
     .any(|tag| text.starts_with(tag))
 }
 
-fn decode_user(row: &Row) -> Decoded {
+fn decode_user(row: &Row, nested: &HashMap<String, NestedCalls>) -> Decoded {
     let mut texts = Vec::new();
     let mut results = Vec::new();
     for block in row.message.iter().flat_map(|m| &m.content.0) {
@@ -254,20 +356,23 @@ fn decode_user(row: &Row) -> Decoded {
                 tool_use_id,
                 content,
                 is_error,
-            } => results.push(ItemKind::ToolResult(ToolResult {
-                call_id: Some(tool_use_id.clone()),
-                name: None,
-                arguments: None,
-                status: if *is_error {
-                    ToolStatus::Error
-                } else {
-                    ToolStatus::Ok
-                },
-                output: content.0.clone(),
-                output_truncated: false,
-                full_output_path: None,
-                nested_calls: None,
-            })),
+            } => {
+                let persisted = persisted_output_path(&content.0);
+                results.push(ItemKind::ToolResult(ToolResult {
+                    call_id: Some(tool_use_id.clone()),
+                    name: None,
+                    arguments: None,
+                    status: if *is_error {
+                        ToolStatus::Error
+                    } else {
+                        ToolStatus::Ok
+                    },
+                    output: content.0.clone(),
+                    output_truncated: persisted.is_some(),
+                    full_output_path: persisted.flatten().filter(|p| !p.is_empty()),
+                    nested_calls: nested.get(tool_use_id).cloned(),
+                }));
+            }
             Block::ToolUse { .. } | Block::Other => {}
         }
     }

@@ -238,3 +238,37 @@ fn recorded_compactions_open_one_window_each() {
         insta::assert_snapshot!(format!("compaction_{name}"), table);
     }
 }
+
+/// Recorded from Claude Code 2.1.332 against the fake Messages API (see
+/// tests/reference/history_records.rs): a Bash call whose 1.9 MB output
+/// Claude Code persisted to a file, and an Agent call whose sub-agent ran
+/// one Bash call of its own.
+const SUBAGENT_SESSION: &str = "82b232c0-2a2f-40a3-ab23-c6865a637a58";
+
+#[test]
+fn persisted_outputs_and_sub_agent_calls_are_recorded_on_their_events() {
+    let files = [ChainFile {
+        session_id: SUBAGENT_SESSION.into(),
+        path: fixture(&format!("subagent/{SUBAGENT_SESSION}.jsonl")),
+    }];
+    let history = History::new(decode_chain(SUBAGENT_SESSION, &files).unwrap()).unwrap();
+    let tools: Vec<_> = history
+        .events()
+        .iter()
+        .filter_map(|event| event.tool.as_ref())
+        .collect();
+    assert_eq!(tools.len(), 2, "{tools:?}");
+    let bash = tools[0];
+    assert_eq!(bash.name, "Bash");
+    assert!(bash.output_truncated);
+    let saved = bash.full_output_path.as_deref().unwrap();
+    assert!(
+        saved.ends_with(".txt") && saved.contains("tool-results"),
+        "{saved}"
+    );
+    let agent = tools[1];
+    assert_eq!(agent.name, "Agent");
+    assert!(!agent.output_truncated);
+    let nested = agent.nested_calls.as_ref().unwrap();
+    assert_eq!((nested.call_count, nested.complete), (1, true));
+}

@@ -16,6 +16,7 @@ mod compactions;
 mod dream;
 mod fake_api;
 mod fresh_window;
+mod history_records;
 mod hosts;
 mod inspector;
 mod plugin;
