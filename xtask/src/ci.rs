@@ -43,6 +43,9 @@ pub fn run() -> Result<()> {
         ]),
         &env,
     )?;
+    let mut doc = cargo(&["doc", "--workspace", "--no-deps", "--all-features", "--locked"]);
+    doc.env("RUSTDOCFLAGS", "-D warnings");
+    step("doc", doc, &env)?;
     eprintln!("== xtask ci: check-deps");
     deps::run()?;
     step(
