@@ -4,7 +4,8 @@
 //! the reference hosts the conformance tests run against: Claude Code, the
 //! Python MCP SDK, dsh, and Pi 1.6.0 with Node 22 and TypeScript, all from the
 //! package registries and reused when already installed), then runs fmt,
-//! clippy, check-deps and every test with the reference hosts switched on
+//! clippy, rustdoc (warnings denied), check-deps and every test with the
+//! reference hosts switched on
 //! (`--all-features` includes notesoup-pi's `real-pi` tests).
 
 use std::process::Command;
@@ -43,7 +44,13 @@ pub fn run() -> Result<()> {
         ]),
         &env,
     )?;
-    let mut doc = cargo(&["doc", "--workspace", "--no-deps", "--all-features", "--locked"]);
+    let mut doc = cargo(&[
+        "doc",
+        "--workspace",
+        "--no-deps",
+        "--all-features",
+        "--locked",
+    ]);
     doc.env("RUSTDOCFLAGS", "-D warnings");
     step("doc", doc, &env)?;
     eprintln!("== xtask ci: check-deps");
