@@ -112,6 +112,10 @@ struct DreamArgs {
     /// A playbook file instead of the packaged one.
     #[arg(long)]
     playbook: Option<PathBuf>,
+    /// Stop the dreamer after this many seconds; the run then fails, the
+    /// lock released.
+    #[arg(long, default_value_t = crate::dream::DEFAULT_TIMEOUT.as_secs())]
+    timeout: u64,
 }
 
 #[derive(Debug, Subcommand)]
@@ -802,6 +806,7 @@ fn dream(env: &HostEnv, args: DreamArgs) -> i32 {
     let mut dreamer = ClaudeDreamer {
         claude: claude_executable(|name| std::env::var(name).ok()),
         notesoup,
+        timeout: std::time::Duration::from_secs(args.timeout.max(1)),
     };
     print_output(&run_dream(&options, &mut dreamer))
 }

@@ -6,6 +6,9 @@
 use std::io::{BufRead, BufReader, Read};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
 
 use notesoup_core::dream::{DreamRequest, DreamResult, DreamRunner, DreamWrite};
 use serde_json::{Value, json};
@@ -16,6 +19,9 @@ use crate::mcp::dream_tools::SERVER_NAME;
 /// The dream tools the session may call.
 const TOOLS: [&str; 7] = ["read", "grep", "find", "ls", "write", "edit", "delete"];
 
+/// How long a dreamer may run by default before it is stopped.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+
 /// A dreamer that runs `claude -p`.
 #[derive(Debug, Clone)]
 pub struct ClaudeDreamer {
@@ -23,6 +29,8 @@ pub struct ClaudeDreamer {
     pub claude: PathBuf,
     /// This binary, which serves the dream tools.
     pub notesoup: PathBuf,
+    /// The dreamer is stopped after this long and the run fails.
+    pub timeout: Duration,
 }
 
 impl ClaudeDreamer {
@@ -50,6 +58,9 @@ impl ClaudeDreamer {
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
+        // Its own process group, so a timeout stops everything it started
+        // (a child still holding the output pipe would keep the read open).
+        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
         if let Some(model) = request.model_pattern {
             cmd.args(["--model", model]);
         }
@@ -68,16 +79,83 @@ impl DreamRunner for ClaudeDreamer {
                 ));
             }
         };
-        let Some(stdout) = child.stdout.take() else {
+        eprintln!(
+            "dream: the dreamer is running ({} -p, at most {} s)",
+            self.claude.display(),
+            self.timeout.as_secs()
+        );
+        let started = Instant::now();
+        let (Some(stdout), Some(mut stderr_pipe)) = (child.stdout.take(), child.stderr.take())
+        else {
+            let _ = child.kill();
+            let _ = child.wait();
             return DreamResult::failed("dreamer failed: no output from claude");
+        };
+        // The child is shared with a watchdog that stops it at the timeout;
+        // its output is read here without the lock.
+        let child = Arc::new(Mutex::new(child));
+        let finished = Arc::new((Mutex::new(false), Condvar::new()));
+        let timed_out = Arc::new(AtomicBool::new(false));
+        let watchdog = {
+            let (child, finished, timed_out) = (
+                Arc::clone(&child),
+                Arc::clone(&finished),
+                Arc::clone(&timed_out),
+            );
+            let timeout = self.timeout;
+            std::thread::spawn(move || {
+                let (done, signal) = &*finished;
+                let Ok(guard) = done.lock() else { return };
+                let Ok((guard, _)) = signal.wait_timeout_while(guard, timeout, |done| !*done)
+                else {
+                    return;
+                };
+                if !*guard {
+                    timed_out.store(true, Ordering::SeqCst);
+                    if let Ok(mut child) = child.lock() {
+                        // The whole group first (the dreamer's pid leads
+                        // it), then the dreamer itself in any case.
+                        let _ = Command::new("kill")
+                            .args(["-KILL", "--", &format!("-{}", child.id())])
+                            .stdout(Stdio::null())
+                            .stderr(Stdio::null())
+                            .status();
+                        let _ = child.kill();
+                    }
+                }
+            })
         };
         let mut result = read_stream(BufReader::new(stdout));
         let mut stderr = String::new();
-        if let Some(mut pipe) = child.stderr.take() {
-            // Diagnostics only: a read failure leaves them empty.
-            let _ = pipe.read_to_string(&mut stderr);
+        // Diagnostics only: a read failure leaves them empty.
+        let _ = stderr_pipe.read_to_string(&mut stderr);
+        let waited = match child.lock() {
+            Ok(mut child) => child.wait(),
+            Err(_) => Err(std::io::Error::other("the dreamer's handle was lost")),
+        };
+        {
+            let (done, signal) = &*finished;
+            if let Ok(mut done) = done.lock() {
+                *done = true;
+            }
+            signal.notify_all();
         }
-        match child.wait() {
+        let _ = watchdog.join();
+        if timed_out.load(Ordering::SeqCst) {
+            eprintln!(
+                "dream: stopped the dreamer after {} s",
+                self.timeout.as_secs()
+            );
+            return DreamResult::failed(format!(
+                "dreamer failed: timed out after {} s and was stopped",
+                self.timeout.as_secs()
+            ));
+        }
+        eprintln!(
+            "dream: the dreamer finished after {} s",
+            started.elapsed().as_secs()
+        );
+        match waited {
             Ok(status) if !status.success() && result.error.is_none() => {
                 result.error = Some(format!(
                     "dreamer failed: claude exited with {status}: {}",

@@ -227,3 +227,43 @@ fn the_dreamer_setting_picks_the_model_and_the_flag_wins() {
     );
     assert_eq!(model(), None);
 }
+
+#[test]
+fn a_dreamer_past_its_timeout_is_stopped_and_the_run_fails_cleanly() {
+    let mut sb = Sandbox::new();
+    let home = sb.notes.to_str().unwrap().to_owned();
+    // A stand-in for `claude` that never answers, with a child of its own
+    // holding the output open.
+    let stand_in = sb.home.join("claude-asleep");
+    std::fs::write(&stand_in, "#!/bin/sh\nsleep 300 &\nexec sleep 300\n").unwrap();
+    let mut permissions = std::fs::metadata(&stand_in).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
+    std::fs::set_permissions(&stand_in, permissions).unwrap();
+    sb.env.push((
+        "NOTESOUP_CLAUDE".into(),
+        stand_in.to_str().unwrap().to_owned(),
+    ));
+    let output = sb.run(
+        &["dream", "--notes-home", &home, "--force", "--timeout", "1"],
+        b"",
+    );
+    assert_eq!(output.status.code(), Some(1));
+    let progress = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        progress.contains("dream: the dreamer is running"),
+        "{progress}"
+    );
+    assert!(
+        progress.contains("dream: stopped the dreamer after 1 s"),
+        "{progress}"
+    );
+    let reports: Vec<_> = std::fs::read_dir(sb.notes.join("dreams"))
+        .unwrap()
+        .collect();
+    let report = std::fs::read_to_string(reports[0].as_ref().unwrap().path()).unwrap();
+    assert!(report.contains("timed out after 1 s"), "{report}");
+    assert!(
+        !sb.notes.join(".dream.lock").exists(),
+        "the lock is released"
+    );
+}
