@@ -87,6 +87,8 @@ pub enum SettingsWarning {
     InvalidSecretGuard,
     /// `bootMaxChars` is present but not an integer of at least 4000.
     InvalidBootMaxChars,
+    /// A settings file names the record `pi-context` (its old name).
+    LegacyKey,
 }
 
 impl fmt::Display for SettingsWarning {
@@ -100,6 +102,9 @@ impl fmt::Display for SettingsWarning {
             }
             Self::InvalidSecretGuard => {
                 "notesoup: notesoup.secretGuard must be true or false; keeping the credential guard on."
+            }
+            Self::LegacyKey => {
+                "notesoup: the settings key \"pi-context\" is now \"notesoup\"; rename it (the old key is still read for now)."
             }
             Self::InvalidBootMaxChars => {
                 "notesoup: notesoup.bootMaxChars must be an integer of at least 4000; using the default of 10000."
@@ -122,10 +127,23 @@ pub fn is_plain_object(value: &Value) -> bool {
     value.is_object()
 }
 
-/// The `notesoup` record of one parsed settings file; a file or a record that
-/// is not a plain object counts as `{}`.
+/// The key notesoup's record had before it was renamed; still read, with a
+/// warning, from a file that has no `notesoup` record.
+pub const LEGACY_SETTINGS_KEY: &str = "pi-context";
+
+/// The `notesoup` record of one parsed settings file (or, in a file without
+/// one, its legacy `pi-context` record); a file or a record that is not a
+/// plain object counts as `{}`.
 pub fn notesoup_record(settings_file: &Value) -> Option<&Map<String, Value>> {
-    settings_file.get(SETTINGS_KEY)?.as_object()
+    match settings_file.get(SETTINGS_KEY) {
+        Some(record) => record.as_object(),
+        None => settings_file.get(LEGACY_SETTINGS_KEY)?.as_object(),
+    }
+}
+
+/// Whether a settings file still names its record by the legacy key.
+fn uses_legacy_key(settings_file: &Value) -> bool {
+    settings_file.get(SETTINGS_KEY).is_none() && settings_file.get(LEGACY_SETTINGS_KEY).is_some()
 }
 
 /// `{...global.notesoup, ...project.notesoup}`: project values win per key.
@@ -146,7 +164,11 @@ pub fn merge(global: Option<&Value>, project: Option<&Value>) -> Map<String, Val
 
 /// Merges the global and project settings files and validates the result.
 pub fn resolve(global: Option<&Value>, project: Option<&Value>) -> ResolvedSettings {
-    validate(&merge(global, project))
+    let mut resolved = validate(&merge(global, project));
+    if [global, project].into_iter().flatten().any(uses_legacy_key) {
+        resolved.warnings.insert(0, SettingsWarning::LegacyKey);
+    }
+    resolved
 }
 
 /// Validates a merged `notesoup` record. Unknown keys are ignored.

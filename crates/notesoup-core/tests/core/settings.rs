@@ -249,3 +249,20 @@ fn boot_max_chars_validation() {
     check(json!(-1), None);
     check(json!(12000.5), None);
 }
+
+#[test]
+fn the_legacy_key_is_read_with_a_warning() {
+    let legacy = json!({"pi-context": {"reminderMarginTokens": 1000}});
+    let resolved = resolve(Some(&legacy), None);
+    assert_eq!(resolved.settings.reminder_margin_tokens, 1000);
+    assert_eq!(resolved.warnings, [SettingsWarning::LegacyKey]);
+    assert_eq!(
+        resolved.warnings[0].to_string(),
+        "notesoup: the settings key \"pi-context\" is now \"notesoup\"; rename it (the old key is still read for now)."
+    );
+    // The new key wins in a file that has both, without a warning.
+    let both = json!({"notesoup": {"reminderMarginTokens": 2000}, "pi-context": {"reminderMarginTokens": 1000}});
+    let resolved = resolve(Some(&both), None);
+    assert_eq!(resolved.settings.reminder_margin_tokens, 2000);
+    assert!(resolved.warnings.is_empty());
+}
