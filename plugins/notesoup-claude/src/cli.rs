@@ -4,7 +4,7 @@
 use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, Parser, Subcommand};
 use notesoup_core::dream::{
     DEFAULT_MIN_HOURS, DEFAULT_MIN_SESSIONS, DreamOptions, DreamOutput, DreamTools, OutputLine,
     Stream, run_dream,
@@ -73,6 +73,14 @@ enum Command {
     Doctor(DoctorArgs),
     /// Tidy the notes home with a headless Claude Code dreamer (gated, locked, audited with Git).
     Dream(DreamArgs),
+    /// Print a shell completion script for notesoup.
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print notesoup's man page (roff).
+    Man,
     /// Install the Claude Code marketplace (this plugin, the optional reset
     /// mod and this binary) in a stable place, then print how to add it.
     InstallPlugin {
@@ -357,6 +365,18 @@ pub fn run(cli: Cli, env: HostEnv) -> i32 {
         Command::Doctor(args) => doctor(&env, args),
         Command::Dream(args) => dream(&env, args),
         Command::InstallPlugin { dir } => report(install_plugin(&env, dir)),
+        Command::Completions { shell } => {
+            let mut out = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "notesoup", &mut out);
+            report(Ok(String::from_utf8_lossy(&out).into_owned()))
+        }
+        Command::Man => {
+            let mut out = Vec::new();
+            match clap_mangen::Man::new(Cli::command()).render(&mut out) {
+                Ok(()) => report(Ok(String::from_utf8_lossy(&out).into_owned())),
+                Err(err) => report(Err(format!("notesoup: {err}"))),
+            }
+        }
         Command::DreamTools { notes_home } => {
             serve_tools(DreamToolHost::new(DreamTools::new(notes_home)))
         }

@@ -461,8 +461,28 @@ fn every_subcommand_has_help() {
         &["mcp", "--help"],
         &["hook", "--help"],
         &["mod", "--help"],
+        &["sessions", "--help"],
+        &["install-plugin", "--help"],
+        &["completions", "--help"],
+        &["man", "--help"],
     ] {
         let help = ok(sb.run(args, b""));
         assert!(help.contains("Usage: notesoup"), "{args:?}: {help}");
     }
+}
+
+#[test]
+fn completions_and_the_man_page_come_from_the_command_line_definitions() {
+    let sb = Sandbox::new();
+    for shell in ["bash", "zsh", "fish"] {
+        let script = ok(sb.run(&["completions", shell], b""));
+        assert!(script.contains("notesoup"), "{shell}");
+        assert!(script.contains("install-plugin"), "{shell}: {script:.300}");
+    }
+    let man = ok(sb.run(&["man"], b""));
+    assert!(
+        man.starts_with(".ie") || man.contains(".TH notesoup"),
+        "{man:.300}"
+    );
+    assert!(man.contains("install\\-plugin") || man.contains("install-plugin"));
 }
