@@ -89,7 +89,7 @@ impl Notesoup {
                 // boot: the checkpoint already cuts everything before the
                 // marker, so its close-out may run and commit a new window.
                 if !closing && !messages.iter().any(|m| is_boot_of(m, &window_id)) {
-                    return Some(cancel(host, messages, &texts::missing_boot(&window_id)));
+                    return Some(self.cancel_missing_boot(host, messages, &window_id));
                 }
                 if stop && !host.has_pending_messages() && !user_after_continuation(messages) {
                     // The committed stop: Pi's tool-batch follow-up is the
@@ -106,17 +106,30 @@ impl Notesoup {
                         sliced.extend_from_slice(&messages[boot..]);
                         Some(sliced)
                     }
-                    None => Some(cancel(host, messages, &texts::missing_boot(&window_id))),
+                    None => Some(self.cancel_missing_boot(host, messages, &window_id)),
                 }
             }
         }
     }
 }
 
-fn cancel(host: &mut dyn PiHost, messages: &[AgentMessage], notice: &str) -> Vec<AgentMessage> {
-    host.notify(notice, NotifyLevel::Error);
-    host.abort();
-    system_head(messages)
+impl Notesoup {
+    /// Aborts a request of a window without a visible boot, sending only
+    /// the system head. Every such request is cancelled, but the notice is
+    /// shown once per window: a retrying agent loop would repeat it.
+    fn cancel_missing_boot(
+        &mut self,
+        host: &mut dyn PiHost,
+        messages: &[AgentMessage],
+        window_id: &str,
+    ) -> Vec<AgentMessage> {
+        if !self.missing_boot_notices.iter().any(|w| w == window_id) {
+            self.missing_boot_notices.push(window_id.to_owned());
+            host.notify(&texts::missing_boot(window_id), NotifyLevel::Error);
+        }
+        host.abort();
+        system_head(messages)
+    }
 }
 
 /// Real human input after the reset: a user message after the continuation.

@@ -95,6 +95,8 @@ pub struct Notesoup {
     pending_warning: Option<String>,
     /// Windows whose unreadable-home notice was shown.
     boot_notices: Vec<String>,
+    /// Windows whose missing-boot notice was shown.
+    missing_boot_notices: Vec<String>,
     settings_warnings: WarnOnce,
     /// `(cwd, project key)` of the last lookup.
     project: Option<(PathBuf, String)>,
@@ -133,6 +135,7 @@ impl Notesoup {
             pending_resets: Vec::new(),
             pending_warning: None,
             boot_notices: Vec::new(),
+            missing_boot_notices: Vec::new(),
             settings_warnings: WarnOnce::new(),
             project: None,
             random_hex8: Box::new(crate::reset::window::random_hex8),
@@ -233,6 +236,7 @@ impl PiExtension for Notesoup {
     fn session_start(&mut self, host: &mut dyn PiHost, _event: &SessionStartEvent) {
         self.clear_transient();
         self.boot_notices.clear();
+        self.missing_boot_notices.clear();
         if self.enabled {
             self.policy(host);
             self.ensure_window_boot(host);

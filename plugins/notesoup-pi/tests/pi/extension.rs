@@ -152,6 +152,12 @@ fn a_boundary_followed_by_work_is_not_repaired_and_is_never_sent_raw() {
     );
     assert_eq!(scene.settlements(), [true]);
 
+    // A second request of the same window is cancelled too, without a
+    // second notice.
+    scene.harness.prompt("Still there?");
+    assert!(scene.harness.host.requests.last().unwrap().cancelled);
+    assert_eq!(scene.notices_at(NotifyLevel::Error).len(), 1);
+
     // /fresh-window is the way out: its close-out runs and commits a window.
     scene.model().push(Step::text("Closing out."));
     scene.harness.command("/fresh-window").unwrap();
