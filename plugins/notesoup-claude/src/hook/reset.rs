@@ -89,6 +89,12 @@ fn answer(op: Op, stdin: &[u8], env: &HostEnv) -> Result<Value, String> {
     }
     let input: ModInput =
         serde_json::from_slice(stdin).map_err(|err| format!("unreadable mod request: {err}"))?;
+    if input.session_id.is_empty() {
+        return Err(
+            "no session_id: the request needs sessionId, the session's id ($.session.id()); it was missing or empty"
+                .to_owned(),
+        );
+    }
     let mut env = env.clone();
     if let Some(data) = &input.plugin_data {
         // A relative one would put records wherever the process happens to

@@ -221,7 +221,7 @@ fn bad_requests_are_refused_in_one_line() {
     let answer = op(&sb, "decide", &json!({"cwd": sb.project}));
     assert_eq!(
         answer,
-        json!({"ok": false, "error": "hook input has no session_id"})
+        json!({"ok": false, "error": "no session_id: the request needs sessionId, the session's id ($.session.id()); it was missing or empty"})
     );
 }
 
