@@ -53,6 +53,7 @@ pub fn run(args: &[String]) -> Result<()> {
     match args.first().map(String::as_str) {
         Some("pi") => {
             let pi = install_pi()?;
+            ensure_tmux()?;
             println!("export NOTESOUP_NODE22='{}'", pi.node.display());
             println!("export NOTESOUP_PI_SDK='{}'", pi.sdk().display());
             println!(
@@ -94,6 +95,34 @@ pub fn golden_pi() -> Result<()> {
         bail!("{} failed ({status})", script.display());
     }
     eprintln!("goldens written to {}", golden.display());
+    Ok(())
+}
+
+/// The real `pi` terminal test drives Pi in tmux; Debian's package brings
+/// it to a machine without it.
+fn ensure_tmux() -> Result<()> {
+    let present = Command::new("tmux")
+        .arg("-V")
+        .output()
+        .is_ok_and(|out| out.status.success());
+    if present {
+        return Ok(());
+    }
+    eprintln!("installing tmux (Debian package) for the Pi terminal test");
+    for args in [
+        &["update", "-qq"][..],
+        &["install", "-y", "-qq", "tmux"][..],
+    ] {
+        let status = Command::new("apt-get")
+            .args(args)
+            .env("DEBIAN_FRONTEND", "noninteractive")
+            .stdout(std::process::Stdio::null())
+            .status()
+            .context("could not run apt-get")?;
+        if !status.success() {
+            bail!("apt-get {} failed ({status})", args.join(" "));
+        }
+    }
     Ok(())
 }
 
