@@ -455,10 +455,15 @@ fn print_stdout(text: &str) {
     let _ = writeln!(stdout, "{}", text.trim_end()).and_then(|()| stdout.flush());
 }
 
-/// A tool result as a command's result, as text or as the tool's compact
-/// JSON: refusals fail.
+/// A tool result as a command's result, as text (its continuation hints
+/// in this command line's words) or as the tool's compact JSON: refusals
+/// fail.
 fn tool_result(output: ToolOutput, as_json: bool) -> Result<String, String> {
-    let shown = if as_json { output.json } else { output.text };
+    let shown = if as_json {
+        output.json
+    } else {
+        cli_hints(&output.text)
+    };
     if output.is_error {
         Err(shown)
     } else {
@@ -693,6 +698,63 @@ fn install_plugin(env: &HostEnv, dir: Option<PathBuf>) -> Result<String, String>
     ))
 }
 
+/// The tools' continuation hints as the flags to type: `offset_chars=N`
+/// becomes `--offset N`, `→ older: {"before":N}` becomes `→ older: --before
+/// N`, an expand hint its `history list` flags, "narrow with pattern"
+/// becomes "narrow with --pattern". The MCP tools keep their own wording.
+pub fn cli_hints(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for (index, line) in text.split('\n').enumerate() {
+        if index > 0 {
+            out.push('\n');
+        }
+        out.push_str(&cli_hint_line(line));
+    }
+    out
+}
+
+fn cli_hint_line(line: &str) -> String {
+    let mut line = line.replace("narrow with pattern", "narrow with --pattern");
+    if let Some(at) = line.find("Use offset_chars=") {
+        let rest = &line[at + "Use offset_chars=".len()..];
+        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        if !digits.is_empty() {
+            let after = &rest[digits.len()..];
+            line = format!("{}Use --offset {digits}{after}", &line[..at]);
+        }
+    }
+    for (arrow, key, flag) in [
+        ("→ older: ", "before", "--before"),
+        ("→ newer: ", "after", "--after"),
+    ] {
+        if let Some(at) = line.find(arrow) {
+            let json = &line[at + arrow.len()..];
+            if let Ok(Value::Object(hint)) = serde_json::from_str::<Value>(json)
+                && let Some(seq) = hint.get(key).and_then(Value::as_u64)
+            {
+                line = format!("{}{arrow}{flag} {seq}", &line[..at]);
+            }
+        }
+    }
+    let arrow = "→ expand: ";
+    if let Some(at) = line.find(arrow)
+        && let Ok(Value::Object(hint)) = serde_json::from_str::<Value>(&line[at + arrow.len()..])
+    {
+        let mut flags = Vec::new();
+        for key in ["after", "before"] {
+            if let Some(seq) = hint.get(key).and_then(Value::as_u64) {
+                flags.push(format!("--{key} {seq}"));
+            }
+        }
+        if let Some(Value::Array(roles)) = hint.get("roles") {
+            let roles: Vec<&str> = roles.iter().filter_map(Value::as_str).collect();
+            flags.push(format!("--role {}", roles.join(",")));
+        }
+        line = format!("{}{arrow}history list {}", &line[..at], flags.join(" "));
+    }
+    line
+}
+
 /// One line per recorded session of the project: id, last touched,
 /// live window, notes session (the chain's first session).
 fn sessions(env: &HostEnv, args: &SessionArgs) -> Result<String, String> {
@@ -856,4 +918,31 @@ fn print_output(output: &DreamOutput) -> i32 {
         }
     }
     output.exit_code
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cli_hints;
+
+    #[test]
+    fn continuation_hints_read_as_flags() {
+        assert_eq!(
+            cli_hints("body\n\n[1200 more characters. Use offset_chars=12000 to continue.]"),
+            "body\n\n[1200 more characters. Use --offset 12000 to continue.]"
+        );
+        assert_eq!(
+            cli_hints("→ older: {\"before\":16}"),
+            "→ older: --before 16"
+        );
+        assert_eq!(cli_hints("→ newer: {\"after\":40}"), "→ newer: --after 40");
+        assert_eq!(
+            cli_hints("\t→ expand: {\"after\":3,\"before\":9,\"roles\":[\"tool\",\"context\"]}"),
+            "\t→ expand: history list --after 3 --before 9 --role tool,context"
+        );
+        assert_eq!(
+            cli_hints("2 more matching notes omitted; narrow with pattern"),
+            "2 more matching notes omitted; narrow with --pattern"
+        );
+        assert_eq!(cli_hints("→ older: not json"), "→ older: not json");
+    }
 }
