@@ -6,6 +6,7 @@ mod adversarial;
 mod cli;
 mod decode;
 mod dream;
+mod history_cache;
 mod hooks;
 mod mcp;
 mod plugin_files;

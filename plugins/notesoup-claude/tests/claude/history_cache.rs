@@ -1,0 +1,68 @@
+//! The MCP server's history cache never serves a stale decode: for random
+//! transcripts written in random pieces (appends that end mid-line
+//! included), the cached history equals a fresh decode after every append.
+
+use std::io::Write;
+
+use notesoup_claude::mcp::tools::{cached_chain_history, chain_history};
+use notesoup_claude::state::SessionState;
+use proptest::prelude::*;
+
+/// One transcript row of a few kinds, chained by uuid.
+fn row(kind: u8, n: usize) -> String {
+    let parent = if n == 0 {
+        "null".to_owned()
+    } else {
+        format!("\"r{}\"", n - 1)
+    };
+    match kind % 4 {
+        0 => format!(
+            r#"{{"type":"user","uuid":"r{n}","parentUuid":{parent},"isSidechain":false,"message":{{"role":"user","content":"prompt {n}"}}}}"#
+        ),
+        1 => format!(
+            r#"{{"type":"assistant","uuid":"r{n}","parentUuid":{parent},"isSidechain":false,"message":{{"id":"m{n}","model":"claude-opus-5-5","role":"assistant","content":[{{"type":"text","text":"answer {n}"}}]}}}}"#
+        ),
+        2 => format!(
+            r#"{{"type":"system","subtype":"compact_boundary","uuid":"r{n}","parentUuid":null,"logicalParentUuid":{parent},"content":"Conversation compacted"}}"#
+        ),
+        _ => "not json at all".to_owned(),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    #[test]
+    fn the_cache_equals_a_fresh_decode_after_every_append(
+        kinds in proptest::collection::vec(any::<u8>(), 1..40),
+        cuts in proptest::collection::vec(1usize..400, 1..12),
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s1.jsonl");
+        let state = SessionState::new_chain("s1", path.clone(), dir.path().into(), "p-12345678".into());
+        let text: String = kinds
+            .iter()
+            .enumerate()
+            .map(|(n, kind)| row(*kind, n) + "\n")
+            .collect();
+        let bytes = text.as_bytes();
+        let mut cache = None;
+        let mut written = 0;
+        let mut file = std::fs::File::create(&path).unwrap();
+        for cut in cuts.iter().chain(std::iter::once(&bytes.len())) {
+            let end = (written + cut).min(bytes.len());
+            file.write_all(&bytes[written..end]).unwrap();
+            file.flush().unwrap();
+            written = end;
+            let cached = cached_chain_history(&mut cache, &state).unwrap();
+            let fresh = chain_history(&state).unwrap();
+            prop_assert_eq!(cached, fresh);
+            // Asked again without a change: the same.
+            let again = cached_chain_history(&mut cache, &state).unwrap();
+            prop_assert_eq!(again, chain_history(&state).unwrap());
+            if written == bytes.len() {
+                break;
+            }
+        }
+    }
+}
