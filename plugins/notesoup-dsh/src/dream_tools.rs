@@ -10,186 +10,30 @@
 
 use std::io::{self, BufRead, Write};
 
-use notesoup_core::dream::{DELETE_TOOL_DESCRIPTION, DreamError, DreamTools, TextEdit};
+use notesoup_core::dream::{DreamTools, call_dream_tool, dream_tool_table};
 use serde::Deserialize;
-use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use crate::lines::{self, MAX_LINE_BYTES, Read, recover_id};
 use crate::tools::ToolManifest;
 
-/// Every dream tool name, in the order the bundle registers them.
-pub const DREAM_TOOLS: [&str; 7] = ["read", "grep", "find", "ls", "write", "edit", "delete"];
-
-fn object(properties: Value, required: &[&str]) -> Value {
-    json!({"type": "object", "properties": properties, "required": required, "additionalProperties": false})
-}
-
-fn path_property(what: &str) -> Value {
-    json!({"type": "string", "description": format!("{what}, relative to the notes home")})
-}
-
-fn tool(name: &str, description: &str, parameters: Value, sequential: bool) -> ToolManifest {
-    ToolManifest {
-        name: name.to_owned(),
-        description: description.to_owned(),
-        parameters,
-        sequential,
-    }
-}
-
-/// The dream tools as the bundle registers them.
+/// The dream tools as the bundle registers them: core's table.
 pub fn manifest() -> Vec<ToolManifest> {
-    let edits = json!({"type": "array", "minItems": 1, "description": "Exact replacements, applied in order; each oldText must occur exactly once.",
-        "items": {"type": "object", "additionalProperties": false, "required": ["oldText", "newText"],
-            "properties": {"oldText": {"type": "string"}, "newText": {"type": "string"}}}});
-    vec![
-        tool(
-            "read",
-            "Read a text file in the notes home (the raw file, frontmatter included; reading does not touch access metadata).",
-            object(json!({"path": path_property("The file")}), &["path"]),
-            false,
-        ),
-        tool(
-            "grep",
-            "Find lines containing a literal text (case-insensitive) in the files under a directory of the notes home.",
-            object(
-                json!({"query": {"type": "string", "minLength": 1}, "path": path_property("The directory or file (default: the whole home)")}),
-                &["query"],
-            ),
-            false,
-        ),
-        tool(
-            "find",
-            "List every file under a directory of the notes home, recursively.",
-            object(
-                json!({"path": path_property("The directory (default: the whole home)")}),
-                &[],
-            ),
-            false,
-        ),
-        tool(
-            "ls",
-            "List one directory of the notes home; directories end in /.",
-            object(
-                json!({"path": path_property("The directory (default: the home)")}),
-                &[],
-            ),
-            false,
-        ),
-        tool(
-            "write",
-            "Write a whole file inside the notes home (creating its directories). Writes outside the home are refused.",
-            object(
-                json!({"path": path_property("The file"), "content": {"type": "string"}}),
-                &["path", "content"],
-            ),
-            true,
-        ),
-        tool(
-            "edit",
-            "Edit a file inside the notes home with exact-text replacements; nothing is written unless every edit applies.",
-            object(
-                json!({"path": path_property("The file"), "edits": edits}),
-                &["path", "edits"],
-            ),
-            true,
-        ),
-        tool(
-            "delete",
-            DELETE_TOOL_DESCRIPTION,
-            object(
-                json!({"path": path_property("The crumpled note")}),
-                &["path"],
-            ),
-            true,
-        ),
-    ]
+    dream_tool_table()
+        .into_iter()
+        .map(|tool| ToolManifest {
+            name: tool.name.to_owned(),
+            description: tool.description.to_owned(),
+            parameters: tool.input_schema,
+            sequential: tool.sequential,
+        })
+        .collect()
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct PathArg {
-    path: String,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct DirArg {
-    #[serde(default = "home")]
-    path: String,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct GrepArgs {
-    query: String,
-    #[serde(default = "home")]
-    path: String,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct WriteArgs {
-    path: String,
-    content: String,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct EditArgs {
-    path: String,
-    edits: Vec<TextEdit>,
-}
-
-fn home() -> String {
-    ".".to_owned()
-}
-
-fn parse<T: DeserializeOwned>(arguments: Value) -> Result<T, String> {
-    serde_json::from_value(arguments).map_err(|error| format!("invalid arguments: {error}"))
-}
-
-fn listed(items: Vec<String>) -> String {
-    if items.is_empty() {
-        "(nothing)".to_owned()
-    } else {
-        items.join("\n")
-    }
-}
-
-/// Runs one dream tool: its text, or the refusal's text. `None` for a name
-/// that is no dream tool.
+/// Runs one dream tool (core's router): its text, or the refusal's text.
+/// `None` for a name that is no dream tool.
 pub fn call(tools: &DreamTools, name: &str, arguments: Value) -> Option<Result<String, String>> {
-    let refused = |error: DreamError| error.to_string();
-    Some(match name {
-        "read" => parse::<PathArg>(arguments).and_then(|a| tools.read(&a.path).map_err(refused)),
-        "ls" => {
-            parse::<DirArg>(arguments).and_then(|a| tools.ls(&a.path).map(listed).map_err(refused))
-        }
-        "find" => parse::<DirArg>(arguments)
-            .and_then(|a| tools.find(&a.path).map(listed).map_err(refused)),
-        "grep" => parse::<GrepArgs>(arguments).and_then(|a| {
-            tools
-                .grep(&a.query, &a.path)
-                .map(|hits| {
-                    listed(
-                        hits.into_iter()
-                            .map(|hit| format!("{}:{}: {}", hit.path, hit.line, hit.text))
-                            .collect(),
-                    )
-                })
-                .map_err(refused)
-        }),
-        "write" => parse::<WriteArgs>(arguments)
-            .and_then(|a| tools.write(&a.path, &a.content).map_err(refused)),
-        "edit" => parse::<EditArgs>(arguments)
-            .and_then(|a| tools.edit(&a.path, &a.edits).map_err(refused)),
-        "delete" => {
-            parse::<PathArg>(arguments).and_then(|a| tools.delete(&a.path).map_err(refused))
-        }
-        _ => return None,
-    })
+    call_dream_tool(tools, name, arguments)
 }
 
 #[derive(Deserialize)]
@@ -242,7 +86,11 @@ fn answer(tools: &DreamTools, line: &[u8]) -> Value {
             &format!(
                 "no dream tool is named {}; the tools are {}",
                 Value::String(request.params.name.chars().take(120).collect()),
-                DREAM_TOOLS.join(", ")
+                dream_tool_table()
+                    .iter()
+                    .map(|tool| tool.name)
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
         ),
     }
@@ -279,7 +127,10 @@ mod tests {
     #[test]
     fn the_manifest_names_every_tool_once_and_writes_go_alone() {
         let names: Vec<String> = manifest().into_iter().map(|t| t.name).collect();
-        assert_eq!(names, DREAM_TOOLS);
+        assert_eq!(
+            names,
+            ["read", "grep", "find", "ls", "write", "edit", "delete"]
+        );
         for tool in manifest() {
             let writes = ["write", "edit", "delete"].contains(&tool.name.as_str());
             assert_eq!(tool.sequential, writes, "{}", tool.name);

@@ -14,6 +14,7 @@ mod lock;
 mod report;
 mod run;
 mod scan;
+mod surface;
 mod tools;
 
 pub use audit::{AUDIT_EMAIL, AUDIT_NAME, AuditCommit, LOCK_EXCLUDE, audit_commit};
@@ -28,6 +29,7 @@ pub use report::{audit_failure_section, finish_dream, render_report, report_path
 pub use run::{
     DreamOptions, DreamRequest, DreamResult, DreamRunner, DreamTool, DreamWrite, run_dream,
 };
+pub use surface::{DreamToolSpec, call_dream_tool, dream_tool_table};
 pub use tools::{
     DELETE_TOOL, DELETE_TOOL_DESCRIPTION, DREAMER_TOOLS, DreamTools, GrepMatch, TextEdit,
     delete_crumpled_note,
