@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use notesoup_claude::env::HostEnv;
 use notesoup_claude::hook::{self, io::Event};
-use notesoup_claude::mcp::protocol::{ServerInfo, handle_line};
+use notesoup_claude::mcp::protocol::{ServerInfo, serve};
 use notesoup_claude::mcp::tools::NotesoupTools;
 use notesoup_core::notes::{agent_slug, default_root};
 use notesoup_dsh::boot::NotesPlace;
@@ -105,36 +105,49 @@ impl Answer {
     }
 }
 
-/// Claude Code's side: the `notesoup mcp` tool host and the hooks.
+/// Claude Code's side: the `notesoup mcp` server and the hooks.
 pub struct Claude {
     env: HostEnv,
-    tools: NotesoupTools,
+    project: PathBuf,
     next_id: u64,
 }
 
 impl Claude {
     pub fn new(world: &World) -> Self {
         let env = HostEnv::from_lookup(world.env(None));
-        let tools = NotesoupTools::new(env.clone(), world.project.clone());
         Self {
             env,
-            tools,
+            project: world.project.clone(),
             next_id: 1,
         }
     }
 
-    /// One JSON-RPC request line through the MCP server; its `result`.
+    /// One JSON-RPC request through the MCP server, after the handshake a
+    /// client makes; its `result`.
     pub fn request(&mut self, method: &str, params: Value) -> Value {
         let id = self.next_id;
         self.next_id += 1;
-        let line = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        let lines = [
+            json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {},
+                "clientInfo": {"name": "notesoup-e2e", "version": "1"}}}),
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+            json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
+        ];
+        let input: String = lines.iter().map(|line| format!("{line}\n")).collect();
         let info = ServerInfo {
             name: "notesoup",
             version: "e2e",
         };
-        let reply = handle_line(line.to_string().as_bytes(), &info, &mut self.tools)
-            .expect("a request is answered");
-        assert_eq!(reply["id"], id, "{reply}");
+        let tools = NotesoupTools::new(self.env.clone(), self.project.clone());
+        let mut output = Vec::new();
+        serve(input.as_bytes(), &mut output, &info, tools).expect("the server runs");
+        let reply = String::from_utf8(output)
+            .expect("UTF-8")
+            .lines()
+            .map(|line| serde_json::from_str::<Value>(line).expect("a JSON reply"))
+            .find(|reply| reply["id"] == id)
+            .expect("the request is answered");
         assert!(reply.get("error").is_none(), "{reply}");
         reply["result"].clone()
     }

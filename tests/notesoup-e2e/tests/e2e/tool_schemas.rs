@@ -49,7 +49,7 @@ fn claude_lists_cores_tools() {
     let world = World::new();
     let mut claude = Claude::new(&world);
     let list = claude.request("tools/list", json!({}));
-    let offered = list["tools"]
+    let offered: Vec<(String, String, Value)> = list["tools"]
         .as_array()
         .expect("tools")
         .iter()
@@ -61,6 +61,18 @@ fn claude_lists_cores_tools() {
                     .expect("description")
                     .to_owned(),
                 tool["inputSchema"].clone(),
+            )
+        })
+        .collect();
+    // Claude names its own skill where core's text names Pi's syntax; that
+    // is the one difference allowed.
+    let offered = offered
+        .into_iter()
+        .map(|(name, description, schema)| {
+            (
+                name,
+                description.replace("the notesoup:memory skill", "/skill:memory"),
+                schema,
             )
         })
         .collect();
