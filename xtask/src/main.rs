@@ -34,6 +34,9 @@ commands:
                --check only reports stale files
   hosts pi     install Node 22, the Pi SDK and TypeScript (the real-pi tests) and print env exports
   pi-bench [ROUNDS]
+  pi-bench context [ENTRIES] [RUNS]
+               notesoup-pi context on a long session written by real Pi, against
+               Pi opening it (SessionManager.open + buildSessionContext)
                time notesoup-pi's sidecar start and its per-event round trip inside
                real Pi next to a no-op extension
   golden-pi    regenerate plugins/notesoup-pi/tests/golden with the real Pi SDK

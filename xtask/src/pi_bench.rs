@@ -11,10 +11,13 @@ use anyhow::{Context, Result, bail};
 use crate::deps::workspace_root;
 
 pub fn run(args: &[String]) -> Result<()> {
+    if args.first().map(String::as_str) == Some("context") {
+        return context(&args[1..]);
+    }
     let rounds = match args {
         [] => "500".to_owned(),
         [n] if n.parse::<u32>().is_ok() => n.clone(),
-        _ => bail!("usage: cargo xtask pi-bench [ROUNDS]"),
+        _ => bail!("usage: cargo xtask pi-bench [ROUNDS] | pi-bench context [ENTRIES] [RUNS]"),
     };
     let env = crate::hosts::pi_env()?;
     let root = workspace_root();
@@ -74,4 +77,147 @@ pub fn run(args: &[String]) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// `pi-bench context [ENTRIES] [RUNS]`: opening a long session written by
+/// real Pi, side by side in one run: `notesoup-pi context FILE` (release)
+/// against Pi opening the same file and building its context
+/// (`SessionManager.open` + `buildSessionContext`, a whole Node process).
+/// The session is written once by the real Pi SDK and cached.
+fn context(args: &[String]) -> Result<()> {
+    let number = |at: usize, default: usize| -> Result<usize> {
+        args.get(at).map_or(Ok(default), |n| {
+            n.parse().context("ENTRIES and RUNS are numbers")
+        })
+    };
+    let (entries, runs) = (number(0, 100_000)?, number(1, 5)?);
+    let env = crate::hosts::pi_env()?;
+    let root = workspace_root();
+    build_release(&root)?;
+    let script = root.join("plugins/notesoup-pi/bench/long-session.mjs");
+    let cache = crate::refdir::reference_dir()?.join("bench");
+    std::fs::create_dir_all(&cache).with_context(|| format!("creating {}", cache.display()))?;
+    let session = cache.join(format!("pi-1.6.0-long-{entries}.jsonl"));
+    if !session.exists() {
+        eprintln!("writing a {entries}-entry session with the real Pi SDK");
+        let status = Command::new(&env.node)
+            .arg(&script)
+            .args([
+                "write".as_ref(),
+                session.as_os_str(),
+                entries.to_string().as_ref(),
+            ])
+            .env("NOTESOUP_PI_NODE_MODULES", &env.node_modules)
+            .status()
+            .context("could not run the session writer")?;
+        if !status.success() {
+            bail!("writing the session failed ({status})");
+        }
+    }
+    let size = std::fs::metadata(&session).map(|m| m.len()).unwrap_or(0);
+    println!(
+        "session: {entries} entries, {:.1} MB, written by Pi 1.6.0 ({})",
+        size as f64 / 1e6,
+        session.display()
+    );
+    let notesoup = || {
+        let mut cmd = Command::new(root.join("target/release/notesoup-pi"));
+        cmd.arg("context").arg(&session);
+        cmd
+    };
+    let pi = || {
+        let mut cmd = Command::new(&env.node);
+        cmd.arg(&script)
+            .arg("open")
+            .arg(&session)
+            .env("NOTESOUP_PI_NODE_MODULES", &env.node_modules);
+        cmd
+    };
+    let mut ours = Vec::new();
+    let mut theirs = Vec::new();
+    // Alternating runs share whatever else the machine is doing.
+    for _ in 0..runs {
+        ours.push(measure(notesoup())?);
+        theirs.push(measure(pi())?);
+    }
+    let (our_time, our_rss) = medians(&ours);
+    let (pi_time, pi_rss) = medians(&theirs);
+    println!(
+        "notesoup-pi context: {our_time:.3} s wall, peak RSS {our_rss:.0} MB (median of {runs})"
+    );
+    println!(
+        "Pi open + buildSessionContext: {pi_time:.3} s wall, peak RSS {pi_rss:.0} MB (median of {runs})"
+    );
+    println!("ratio: notesoup-pi is {:.1}x faster", pi_time / our_time);
+    Ok(())
+}
+
+fn build_release(root: &std::path::Path) -> Result<()> {
+    let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .args([
+            "build",
+            "--release",
+            "-p",
+            "notesoup-pi",
+            "--bin",
+            "notesoup-pi",
+        ])
+        .current_dir(root)
+        .status()
+        .context("could not run cargo build")?;
+    if !status.success() {
+        bail!("building notesoup-pi failed ({status})");
+    }
+    Ok(())
+}
+
+/// Wall time (s) and peak RSS (MB) of one whole process, its output
+/// discarded. The peak comes from GNU time when it is installed.
+fn measure(cmd: Command) -> Result<(f64, f64)> {
+    let gnu_time = std::path::Path::new("/usr/bin/time");
+    let program = cmd.get_program().to_owned();
+    let args: Vec<_> = cmd.get_args().map(ToOwned::to_owned).collect();
+    let envs: Vec<_> = cmd
+        .get_envs()
+        .filter_map(|(k, v)| v.map(|v| (k.to_owned(), v.to_owned())))
+        .collect();
+    let mut run = if gnu_time.exists() {
+        let mut timed = Command::new(gnu_time);
+        timed.args(["-f", "%M"]).arg(&program).args(&args);
+        timed
+    } else {
+        let mut plain = Command::new(&program);
+        plain.args(&args);
+        plain
+    };
+    run.envs(envs).stdout(std::process::Stdio::null());
+    let start = std::time::Instant::now();
+    let output = run
+        .output()
+        .context("could not start the measured process")?;
+    let wall = start.elapsed().as_secs_f64();
+    if !output.status.success() {
+        bail!(
+            "{} failed: {}",
+            program.to_string_lossy(),
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    let peak_kb: f64 = String::from_utf8_lossy(&output.stderr)
+        .lines()
+        .last()
+        .and_then(|line| line.trim().parse().ok())
+        .unwrap_or(f64::NAN);
+    Ok((wall, peak_kb / 1024.0))
+}
+
+fn medians(samples: &[(f64, f64)]) -> (f64, f64) {
+    let median = |mut values: Vec<f64>| {
+        values.sort_by(f64::total_cmp);
+        values.get(values.len() / 2).copied().unwrap_or(f64::NAN)
+    };
+    (
+        median(samples.iter().map(|s| s.0).collect()),
+        median(samples.iter().map(|s| s.1).collect()),
+    )
 }
