@@ -34,11 +34,11 @@ commands:
                --check only reports stale files
   hosts pi     install Node 22, the Pi SDK and TypeScript (the real-pi tests) and print env exports
   pi-bench [ROUNDS]
+               time notesoup-pi's sidecar start and its per-event round trip inside
+               real Pi next to a no-op extension
   pi-bench context [ENTRIES] [RUNS]
                notesoup-pi context on a long session written by real Pi, against
                Pi opening it (SessionManager.open + buildSessionContext)
-               time notesoup-pi's sidecar start and its per-event round trip inside
-               real Pi next to a no-op extension
   golden-pi    regenerate plugins/notesoup-pi/tests/golden with the real Pi SDK
   install-dsh  install Node 22, pnpm and the pinned dsh for notesoup-dsh's
                opt-in tests; prints `export NOTESOUP_DSH_ROOT=...` to eval
