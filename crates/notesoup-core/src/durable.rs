@@ -44,6 +44,26 @@ pub fn replace(path: &Path, bytes: &[u8]) -> io::Result<()> {
     written
 }
 
+/// Replaces `path` with `bytes` atomically (readers see the old or the new
+/// file, never a torn one) but without any fsync: for records a host can
+/// rebuild, written on a hot path where an fsync costs more than the rest
+/// of the work. A crash may lose the update, never tear it.
+pub fn replace_unsynced(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let temp = temp_path(parent(path)?);
+    let written = (|| {
+        let mut file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&temp)?;
+        file.write_all(bytes)?;
+        fs::rename(&temp, path)
+    })();
+    if written.is_err() {
+        let _ = fs::remove_file(&temp);
+    }
+    written
+}
+
 /// Flushes a directory's entries (a rename into it, a new file) to disk.
 #[cfg(unix)]
 pub fn sync_dir(dir: &Path) -> io::Result<()> {
@@ -158,6 +178,24 @@ mod tests {
         fs::create_dir_all(target.join("occupied")).expect("a directory in the way");
         write(&target, b"text").expect_err("rename onto a directory");
         assert_eq!(fs::read_dir(dir.path()).expect("dir").count(), 1);
+    }
+
+    #[test]
+    fn an_unsynced_replace_is_still_atomic_and_tidy() {
+        let dir = tempfile::tempdir().expect("temp");
+        let target = dir.path().join("record.json");
+        replace_unsynced(&target, b"one").expect("write");
+        replace_unsynced(&target, b"two").expect("replace");
+        assert_eq!(fs::read(&target).expect("read"), b"two");
+        assert_eq!(fs::read_dir(dir.path()).expect("dir").count(), 1);
+        fs::create_dir_all(dir.path().join("blocked.json/x")).expect("a directory in the way");
+        replace_unsynced(&dir.path().join("blocked.json"), b"x")
+            .expect_err("rename onto a directory");
+        assert_eq!(
+            fs::read_dir(dir.path()).expect("dir").count(),
+            2,
+            "no temporary file left"
+        );
     }
 
     #[test]

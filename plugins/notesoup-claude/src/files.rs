@@ -3,7 +3,7 @@
 //! path it was handed (transcripts, records): [`open_regular`].
 
 use std::fs::{self, File, Metadata, OpenOptions};
-use std::io::{self, Read, Write};
+use std::io::{self, Read};
 use std::path::Path;
 
 /// A path given to read names something other than a regular file.
@@ -92,8 +92,9 @@ pub fn is_absent(err: &io::Error) -> bool {
     err.kind() == io::ErrorKind::NotFound || is_not_regular(err)
 }
 
-/// Writes `bytes` to `path` atomically: a temp file in the same directory,
-/// renamed over the target, so a reader never sees a torn record.
+/// Writes `bytes` to `path` atomically with core's write (a temp file in
+/// the same directory, renamed over the target), so a reader never sees a
+/// torn record.
 ///
 /// Deliberately not fsynced: these are hook records on the agent's hot path
 /// (an fsync costs more than the rest of a hook), a crash can at worst lose
@@ -104,24 +105,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
         .parent()
         .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "path has no parent"))?;
     fs::create_dir_all(dir)?;
-    let name = path
-        .file_name()
-        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "path has no file name"))?;
-    let tmp = dir.join(format!(
-        ".{}.{}.{}.tmp",
-        name.to_string_lossy(),
-        std::process::id(),
-        uuid::Uuid::new_v4().simple()
-    ));
-    let result = (|| {
-        let mut file = File::create(&tmp)?;
-        file.write_all(bytes)?;
-        fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    result
+    notesoup_core::durable::replace_unsynced(path, bytes)
 }
 
 /// Takes the file at `path` atomically: renames it to a private name first,
