@@ -40,7 +40,7 @@ pub mod code {
 }
 
 /// The longest piece of a request an error message repeats, in chars.
-const SHOWN_CHARS: usize = 120;
+pub const SHOWN_CHARS: usize = 120;
 
 /// `text` as an error message repeats it: at most [`SHOWN_CHARS`] chars, so
 /// a megabyte method name costs a short reply.
