@@ -1,4 +1,4 @@
-//! `cargo xtask claude-hosts [claude|mcp|all]`: installs the reference hosts
+//! `cargo xtask claude-hosts [claude|mcp|inspector|all]`: installs the reference hosts
 //! the Claude plugin's conformance tests use as oracles.
 //!
 //! - `claude`: `@anthropic-ai/claude-code` (pinned) through npm; the package

@@ -24,8 +24,8 @@ commands:
   ci           everything CI runs: fmt, clippy, check-deps, tests
   claude-bench [--runs N]
                time the Claude plugin's hooks and an MCP call against node -e ''
-  claude-hosts [claude|mcp|all]
-               install the reference Claude Code and Python MCP client;
+  claude-hosts [claude|mcp|inspector|all]
+               install the reference Claude Code, Python MCP client and MCP Inspector;
                prints export lines: eval \"$(cargo xtask claude-hosts)\"
   claude-plugin [--out DIR] [--debug]
                build notesoup and assemble the Claude Code plugin marketplace
