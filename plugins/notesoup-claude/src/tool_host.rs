@@ -38,6 +38,18 @@ pub trait Caller {
     fn history(&mut self, state: &SessionState) -> Result<History, Refusal> {
         crate::mcp::tools::chain_history(state)
     }
+    /// Runs a history tool over `state`'s history; a caller that keeps it
+    /// between calls lends it.
+    fn with_history(
+        &mut self,
+        state: &SessionState,
+        run: &mut dyn FnMut(&History) -> ToolOutput,
+    ) -> ToolOutput {
+        match self.history(state) {
+            Ok(history) => run(&history),
+            Err(refusal) => ToolOutput::refusal(&refusal),
+        }
+    }
 }
 
 /// A caller whose session is already known (the command line).
@@ -128,6 +140,14 @@ impl<C: Caller> ToolHost for ClaudeToolHost<'_, C> {
         match self.session()? {
             Some(state) => self.caller.history(&state),
             None => Err(Refusal::new(RefusalCode::InvalidScope, NO_SESSION)),
+        }
+    }
+
+    fn with_history(&mut self, run: &mut dyn FnMut(&History) -> ToolOutput) -> ToolOutput {
+        match self.session() {
+            Ok(Some(state)) => self.caller.with_history(&state, run),
+            Ok(None) => ToolOutput::refusal(&Refusal::new(RefusalCode::InvalidScope, NO_SESSION)),
+            Err(refusal) => ToolOutput::refusal(&refusal),
         }
     }
 }

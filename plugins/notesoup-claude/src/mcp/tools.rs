@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use notesoup_core::history::History;
 use notesoup_core::notes::project_key;
-use notesoup_core::tools::{Refusal, RefusalCode, ToolSpec};
+use notesoup_core::tools::{Refusal, RefusalCode, ToolOutput, ToolSpec};
 use serde_json::Value;
 
 use super::caller::resolve;
@@ -73,6 +73,15 @@ pub fn cached_chain_history(
     cache: &mut Option<CachedHistory>,
     state: &SessionState,
 ) -> Result<History, Refusal> {
+    cached_chain(cache, state).cloned()
+}
+
+/// The cached history of `state`'s chain, decoded again when any of its
+/// files changed; lent, not copied.
+pub fn cached_chain<'c>(
+    cache: &'c mut Option<CachedHistory>,
+    state: &SessionState,
+) -> Result<&'c History, Refusal> {
     let files: Vec<(PathBuf, Option<FileStamp>)> = state
         .transcripts()
         .into_iter()
@@ -81,21 +90,23 @@ pub fn cached_chain_history(
             (link.transcript_path, stamp)
         })
         .collect();
-    if let Some(cached) = cache
-        && cached.notes_session_id == state.notes_session_id
-        && cached.files == files
-    {
-        return Ok(cached.history.clone());
-    }
-    // Dropped before decoding, so two decoded chains never sit in memory.
-    *cache = None;
-    let history = chain_history(state)?;
-    *cache = Some(CachedHistory {
-        notes_session_id: state.notes_session_id.clone(),
-        files,
-        history: history.clone(),
+    let fresh = cache.as_ref().is_some_and(|cached| {
+        cached.notes_session_id == state.notes_session_id && cached.files == files
     });
-    Ok(history)
+    if !fresh {
+        // Dropped before decoding, so two decoded chains never sit in memory.
+        *cache = None;
+        let history = chain_history(state)?;
+        *cache = Some(CachedHistory {
+            notes_session_id: state.notes_session_id.clone(),
+            files,
+            history,
+        });
+    }
+    cache
+        .as_ref()
+        .map(|cached| &cached.history)
+        .ok_or_else(|| Refusal::new(RefusalCode::InternalError, "the history cache is empty"))
 }
 
 impl NotesoupTools {
@@ -125,6 +136,18 @@ struct McpCaller<'a> {
 impl Caller for McpCaller<'_> {
     fn history(&mut self, state: &SessionState) -> Result<History, Refusal> {
         cached_chain_history(self.history_cache, state)
+    }
+
+    /// Warm calls read the kept history in place.
+    fn with_history(
+        &mut self,
+        state: &SessionState,
+        run: &mut dyn FnMut(&History) -> ToolOutput,
+    ) -> ToolOutput {
+        match cached_chain(self.history_cache, state) {
+            Ok(history) => run(history),
+            Err(refusal) => ToolOutput::refusal(&refusal),
+        }
     }
 
     fn session(&mut self) -> Result<Option<SessionState>, String> {
