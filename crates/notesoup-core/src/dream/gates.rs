@@ -52,12 +52,12 @@ pub fn material_gate(home: &Path, since: Option<SystemTime>, min_sessions: usize
     if count >= min_sessions {
         Gate {
             ok: true,
-            reason: format!("material gate: {count} changed sessions"),
+            reason: format!("material gate: {count} changed {}", sessions(count)),
         }
     } else {
         Gate {
             ok: false,
-            reason: format!("material gate: only {count} changed sessions"),
+            reason: format!("material gate: only {count} changed {}", sessions(count)),
         }
     }
 }
@@ -91,4 +91,8 @@ fn millis(at: SystemTime) -> f64 {
         Ok(after) => after.as_secs_f64() * 1000.0,
         Err(before) => -before.duration().as_secs_f64() * 1000.0,
     }
+}
+
+fn sessions(count: usize) -> &'static str {
+    if count == 1 { "session" } else { "sessions" }
 }

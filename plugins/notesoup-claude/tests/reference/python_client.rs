@@ -131,7 +131,7 @@ fn the_python_sdk_lists_and_calls_every_tool() {
             false,
             format!("session {S1}\nwindow claude:{S1}:1 | seqs 1-3 | 3 events"),
         ),
-        (false, "seqs 1-1 | folded 1 events".to_owned()),
+        (false, "seq 1 | folded 1 event".to_owned()),
         (false, format!("seq 2 | window claude:{S1}:1 | user")),
         (false, format!("seq 2 | window claude:{S1}:1 | user")),
         (

@@ -14,14 +14,13 @@ impl ToolData for HistoryWindowsData {
     fn render(&self) -> String {
         let mut text = format!("session {}", self.session_id);
         for window in &self.windows {
-            let _ = write!(text, "\nwindow {} | seqs ", window.window_id);
+            let _ = write!(text, "\nwindow {} | ", window.window_id);
             match (window.first_seq, window.last_seq) {
                 (Some(first), Some(last)) => {
-                    let _ = write!(text, "{first}-{last}");
+                    let _ = write!(text, "seqs {first}-{last} | {}", events(window.item_count));
                 }
-                _ => text.push('-'),
+                _ => text.push_str("no events yet"),
             }
-            let _ = write!(text, " | {} events", window.item_count);
         }
         if self.more > 0 {
             let _ = write!(
@@ -169,13 +168,25 @@ fn push_item(text: &mut String, item: &HistoryPageItem) {
     text.push_str(&item.content);
 }
 
-/// `seqs a-b | folded N events | bash 2, read 1`, then the expand call.
+/// `N event` or `N events`.
+fn events(count: impl Into<u64>) -> String {
+    let count = count.into();
+    if count == 1 {
+        "1 event".to_owned()
+    } else {
+        format!("{count} events")
+    }
+}
+
+/// `seqs a-b | folded N events | bash 2, read 1` (`seq a | folded 1 event`
+/// for one), then the expand call.
 fn push_fold(text: &mut String, fold: &HistoryFoldedRow) {
-    let _ = write!(
-        text,
-        "seqs {}-{} | folded {} events",
-        fold.first_seq, fold.last_seq, fold.count
-    );
+    if fold.first_seq == fold.last_seq {
+        let _ = write!(text, "seq {}", fold.first_seq);
+    } else {
+        let _ = write!(text, "seqs {}-{}", fold.first_seq, fold.last_seq);
+    }
+    let _ = write!(text, " | folded {}", events(fold.count));
     for (index, (name, count)) in fold.tools.0.iter().enumerate() {
         text.push_str(if index == 0 { " | " } else { ", " });
         let _ = write!(text, "{name} {count}");
