@@ -123,3 +123,31 @@ fn history_prints_the_tool_text() {
     assert!(!ok, "a refusal fails the command");
     assert!(stdout.starts_with("error: unknown_seq"), "{stdout}");
 }
+
+/// A reader that has gone away ends the command quietly: status 0, no
+/// panic on stderr. The pipe's read end is closed before the command starts
+/// writing, so its first write fails.
+#[test]
+fn a_closed_pipe_ends_every_printing_command_quietly() {
+    use std::process::Stdio;
+
+    let golden_file = golden("agent-loop.jsonl");
+    let file = golden_file.to_str().unwrap();
+    for args in [
+        vec!["demo"],
+        vec!["context", file],
+        vec!["history", file, "list"],
+    ] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_notesoup-pi"))
+            .args(&args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        let output = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8(output.stderr).unwrap();
+        assert!(output.status.success(), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    }
+}

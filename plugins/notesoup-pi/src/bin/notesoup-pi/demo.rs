@@ -65,15 +65,15 @@ pub fn run(notes_home: Option<PathBuf>, keep: bool) -> Result<()> {
 
     if keep {
         let kept = temp.keep();
-        println!("\nKept {} (session file and notes).", kept.display());
+        outln!("\nKept {} (session file and notes).", kept.display());
     } else {
-        println!("\nThe temporary directory is removed; run with --keep to look around.");
+        outln!("\nThe temporary directory is removed; run with --keep to look around.");
     }
     Ok(())
 }
 
 fn heading(title: &str) {
-    println!(
+    outln!(
         "\n{title}\n{}",
         &RULE[..RULE.len().min(title.chars().count() * 3)]
     );
@@ -81,11 +81,11 @@ fn heading(title: &str) {
 
 fn print_header(harness: &Harness<Notesoup>, file: &Path, notes: &Path) {
     let model = &harness.model.info;
-    println!("notesoup-pi demo: a scripted Pi session on the reference host");
-    println!("{RULE}");
-    println!("  session file  {}", file.display());
-    println!("  notes home    {}", notes.display());
-    println!(
+    outln!("notesoup-pi demo: a scripted Pi session on the reference host");
+    outln!("{RULE}");
+    outln!("  session file  {}", file.display());
+    outln!("  notes home    {}", notes.display());
+    outln!(
         "  model         {}/{} · context window {} tokens",
         model.provider,
         model.id,
@@ -98,14 +98,14 @@ fn print_header(harness: &Harness<Notesoup>, file: &Path, notes: &Path) {
                 .settings
                 .reminder_margin_tokens;
         let policy = BudgetPolicy::new(settings.compaction.reserve_tokens, margin);
-        println!(
+        outln!(
             "  budget        reminder at {} tokens left · warning at {} · hard reserve at {}",
             thousands(policy.reminder_line()),
             thousands(policy.warning_line()),
             thousands(policy.reserve_line()),
         );
     }
-    println!("  task          {}", scenario::TASK);
+    outln!("  task          {}", scenario::TASK);
 }
 
 /// `12345` → `12,345`.
@@ -205,9 +205,9 @@ fn print_log(harness: &Harness<Notesoup>) {
     let find = |id: &str| entries.iter().find(|e| e.id() == id);
     for event in &harness.host.log {
         match event {
-            HostEvent::SessionStart => println!("\n▍ session_start"),
-            HostEvent::RunStart { by } => println!("\n▍ run started by {by}"),
-            HostEvent::TurnStart { index } => println!("\n  turn {index}"),
+            HostEvent::SessionStart => outln!("\n▍ session_start"),
+            HostEvent::RunStart { by } => outln!("\n▍ run started by {by}"),
+            HostEvent::TurnStart { index } => outln!("\n  turn {index}"),
             HostEvent::Request { index, leaf } => {
                 let request = &harness.host.requests[*index];
                 let tokens: u64 = request
@@ -215,7 +215,7 @@ fn print_log(harness: &Harness<Notesoup>) {
                     .iter()
                     .map(notesoup_pi::estimate::coding_agent::estimate_tokens)
                     .sum();
-                println!(
+                outln!(
                     "  ▸ provider request #{} · window {} · {} messages · ≈{} tokens",
                     index + 1,
                     window_at(harness, leaf.as_deref()),
@@ -232,7 +232,7 @@ fn print_log(harness: &Harness<Notesoup>) {
                 outcome,
                 drafts,
                 continued,
-            } => println!(
+            } => outln!(
                 "  ■ turn_end ({outcome}): {drafts} draft(s) saved{}",
                 if *continued {
                     ", one more request asked for"
@@ -240,7 +240,7 @@ fn print_log(harness: &Harness<Notesoup>) {
                     ""
                 }
             ),
-            HostEvent::BeforeSettle { drafts, continued } => println!(
+            HostEvent::BeforeSettle { drafts, continued } => outln!(
                 "  ■ agent_before_settle: {drafts} draft(s) saved{}",
                 if *continued {
                     ", the run continues"
@@ -248,19 +248,19 @@ fn print_log(harness: &Harness<Notesoup>) {
                     ""
                 }
             ),
-            HostEvent::Settled { aborted } => println!(
+            HostEvent::Settled { aborted } => outln!(
                 "\n▍ agent_settled{}",
                 if *aborted { " (aborted)" } else { "" }
             ),
             HostEvent::Notice(notice) => {
-                println!("  ! notice [{:?}] {}", notice.level, notice.text);
+                outln!("  ! notice [{:?}] {}", notice.level, notice.text);
             }
-            HostEvent::Compaction { reason, cancelled } => println!(
+            HostEvent::Compaction { reason, cancelled } => outln!(
                 "  ■ session_before_compact ({reason}): {}",
                 if *cancelled { "cancelled" } else { "allowed" }
             ),
             HostEvent::ExtensionError { event, error } => {
-                println!("  ✗ {event}: {error}");
+                outln!("  ✗ {event}: {error}");
             }
         }
     }
@@ -271,10 +271,10 @@ fn print_log(harness: &Harness<Notesoup>) {
 fn print_lines(text: &str, max: usize) {
     let lines: Vec<String> = text.lines().flat_map(|line| wrap(line, 100)).collect();
     for line in lines.iter().take(max) {
-        println!("      │ {line}");
+        outln!("      │ {line}");
     }
     if lines.len() > max {
-        println!("      │ … {} more lines", lines.len() - max);
+        outln!("      │ … {} more lines", lines.len() - max);
     }
 }
 
@@ -312,11 +312,11 @@ fn print_entry(entry: &Entry, kind: &str) {
             let text = message_text(&message.message);
             match &message.message {
                 AgentMessage::User(_) => {
-                    println!("    + {kind}");
+                    outln!("    + {kind}");
                     print_lines(&text, 8);
                 }
                 AgentMessage::Assistant(assistant) => {
-                    println!("    + {kind} ({})", assistant.stop_reason.as_str());
+                    outln!("    + {kind} ({})", assistant.stop_reason.as_str());
                     print_lines(&text, 8);
                     for block in &assistant.content {
                         if let ContentBlock::ToolCall(call) = block {
@@ -325,7 +325,7 @@ fn print_entry(entry: &Entry, kind: &str) {
                             if args.chars().count() > 96 {
                                 short.push('…');
                             }
-                            println!("      → {} {short}", call.name);
+                            outln!("      → {} {short}", call.name);
                         }
                     }
                 }
@@ -337,21 +337,21 @@ fn print_entry(entry: &Entry, kind: &str) {
                     } else {
                         2
                     };
-                    println!(
+                    outln!(
                         "    + {kind} ({}{})",
                         result.tool_name,
                         if result.is_error { ", error" } else { "" }
                     );
                     print_lines(&text, shown);
                 }
-                AgentMessage::System(system) => println!(
+                AgentMessage::System(system) => outln!(
                     "    + {kind}: the system prompt and {} tool declarations",
                     system.tools_added.as_ref().map_or(0, Vec::len)
                 ),
-                _ => println!("    + {kind}"),
+                _ => outln!("    + {kind}"),
             }
         }
-        Entry::Custom(custom) => println!(
+        Entry::Custom(custom) => outln!(
             "    + {kind} {}",
             custom
                 .data
@@ -365,7 +365,7 @@ fn print_entry(entry: &Entry, kind: &str) {
                 .as_ref()
                 .map(|c| c.text("\n"))
                 .unwrap_or_default();
-            println!(
+            outln!(
                 "    + {kind} ({}, {} chars{})",
                 if custom.display { "visible" } else { "hidden" },
                 thousands(text.chars().count() as u64),
@@ -380,14 +380,14 @@ fn print_entry(entry: &Entry, kind: &str) {
                 print_lines(text.lines().nth(1).unwrap_or(""), 2);
             }
         }
-        Entry::Compaction(compaction) => println!(
+        Entry::Compaction(compaction) => outln!(
             "    + {kind}: summary {:?}, retain-none {}, tokensBefore {}",
             compaction.summary,
             compaction.is_retain_none(),
             thousands(compaction.tokens_before)
         ),
-        Entry::ContextEdit(edit) => println!("    + {kind} of {}", edit.target_id),
-        _ => println!("    + {kind}"),
+        Entry::ContextEdit(edit) => outln!("    + {kind} of {}", edit.target_id),
+        _ => outln!("    + {kind}"),
     }
 }
 
@@ -402,25 +402,25 @@ fn print_fresh_window(harness: &Harness<Notesoup>) {
         _ => None,
     });
     let Some((index, window)) = first_reset else {
-        println!("\n(no reset happened)");
+        outln!("\n(no reset happened)");
         return;
     };
     let before = index.checked_sub(1).map(|i| &harness.host.requests[i]);
     if let Some(before) = before {
         heading("The last request before the reset (summarized)");
         for message in &before.messages {
-            println!("  {}", describe(message));
+            outln!("  {}", describe(message));
         }
     }
     heading(&format!("What the model saw first in window {window}"));
     for message in &harness.host.requests[index].messages {
         let text = message_text(message);
         match message {
-            AgentMessage::System(_) => println!("  {}", describe(message)),
+            AgentMessage::System(_) => outln!("  {}", describe(message)),
             _ => {
-                println!("  {} {}", message.role(), label(&text).trim_end());
+                outln!("  {} {}", message.role(), label(&text).trim_end());
                 for line in text.lines() {
-                    println!("  │ {line}");
+                    outln!("  │ {line}");
                 }
             }
         }
@@ -440,7 +440,7 @@ fn print_windows(harness: &mut Harness<Notesoup>) {
     for block in &result.content {
         if let ContentBlock::Text(text) = block {
             for line in text.text.lines() {
-                println!("  {line}");
+                outln!("  {line}");
             }
         }
     }
@@ -449,22 +449,22 @@ fn print_windows(harness: &mut Harness<Notesoup>) {
 fn print_session_file(file: &Path) -> Result<()> {
     heading("The session file on disk");
     let read = SessionFile::read(file).context("reading the session file back")?;
-    println!("  {}", file.display());
-    println!(
+    outln!("  {}", file.display());
+    outln!(
         "  {} entries, {} irregular lines; line types:",
         read.entries().len(),
         read.diagnostics().len()
     );
-    println!("     1  session (header)");
+    outln!("     1  session (header)");
     for (line, entry) in read.entries().iter().enumerate() {
-        println!("  {:>4}  {}", line + 2, entry_kind(entry));
+        outln!("  {:>4}  {}", line + 2, entry_kind(entry));
     }
     Ok(())
 }
 
 fn print_notes(notes: &Path) -> Result<()> {
     heading("The notes on disk");
-    println!("  {}", notes.display());
+    outln!("  {}", notes.display());
     let mut files = Vec::new();
     collect_notes(notes, &mut files)?;
     files.sort();
@@ -476,9 +476,9 @@ fn print_notes(notes: &Path) -> Result<()> {
             .map_or(text.as_str(), |(_, body)| body)
             .trim();
         let relative = path.strip_prefix(notes).unwrap_or(&path);
-        println!("\n  {}", relative.display());
+        outln!("\n  {}", relative.display());
         for line in body.lines() {
-            println!("  │ {line}");
+            outln!("  │ {line}");
         }
     }
     Ok(())

@@ -108,7 +108,7 @@ fn run(args: &[String]) -> Result<u8, String> {
 }
 
 fn help() -> Result<u8, String> {
-    println!("{DREAM_USAGE}");
+    outln!("{DREAM_USAGE}");
     Ok(0)
 }
 
@@ -140,7 +140,7 @@ fn resolve_home(home: Option<String>) -> Result<PathBuf, String> {
 fn print(output: &DreamOutput) -> u8 {
     for line in &output.lines {
         match line.stream {
-            Stream::Stdout => println!("{}", line.text),
+            Stream::Stdout => outln!("{}", line.text),
             Stream::Stderr => eprintln!("{}", line.text),
         }
     }

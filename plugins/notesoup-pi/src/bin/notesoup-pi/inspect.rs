@@ -76,7 +76,7 @@ pub fn history(
     let Some(output) = call_history_tool(&history, &name, arguments) else {
         bail!("unknown history tool {tool}");
     };
-    println!("{}", output.text);
+    outln!("{}", output.text);
     Ok(!output.is_error)
 }
 
@@ -122,8 +122,12 @@ pub fn context(file: &Path, leaf: Option<&str>) -> Result<()> {
         .map(std::borrow::Cow::into_owned)
         .collect();
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-    to_js_pretty_writer(&mut out, &llm).context("writing the context")?;
-    writeln!(out).context("writing the context")?;
-    out.flush().context("writing the context")?;
+    let written = to_js_pretty_writer(&mut out, &llm)
+        .map_err(std::io::Error::from)
+        .and_then(|()| writeln!(out))
+        .and_then(|()| out.flush());
+    if let Err(error) = written {
+        crate::stdout_failed(&error);
+    }
     Ok(())
 }

@@ -40,7 +40,7 @@ fn run(args: &[String]) -> Result<()> {
     eprintln!("notesoup Pi package written to {}", dir.display());
     let command = format!("pi install {}", shell_quote(&dir));
     if print_only || !on_path("pi") {
-        println!("{command}");
+        outln!("{command}");
         if !print_only {
             eprintln!("`pi` is not on PATH: run the command above once Pi is installed");
         }

@@ -18,6 +18,17 @@
 //!
 //! `demo` and `dream` run the reference host and need the `testkit` feature.
 
+/// `println!` that ends the process quietly when the reader of stdout has
+/// gone (`notesoup-pi demo | head -1`), instead of panicking.
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        if let Err(error) = writeln!(std::io::stdout().lock(), $($arg)*) {
+            crate::stdout_failed(&error);
+        }
+    }};
+}
+
 #[cfg(feature = "testkit")]
 mod demo;
 #[cfg(feature = "testkit")]
@@ -105,6 +116,16 @@ fn inspect_command(command: &str, args: &[String]) -> anyhow::Result<bool> {
     }
 }
 
+/// Stdout failed: a reader that went away ends the process quietly, with
+/// status 0; anything else is reported.
+fn stdout_failed(error: &std::io::Error) -> ! {
+    if error.kind() == std::io::ErrorKind::BrokenPipe {
+        std::process::exit(0);
+    }
+    eprintln!("notesoup-pi: cannot write to stdout: {error}");
+    std::process::exit(1);
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
@@ -142,7 +163,7 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
         Some("--help" | "-h" | "help") => {
-            println!("{USAGE}");
+            outln!("{USAGE}");
             ExitCode::SUCCESS
         }
         _ => {
