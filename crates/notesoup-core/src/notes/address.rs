@@ -377,6 +377,9 @@ enum Token {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NotePattern {
     tokens: Vec<Token>,
+    /// The same pattern with `.md` appended, for a pattern that names a note
+    /// the way an address does (`@human/prefs` matches `@human/prefs.md`).
+    with_md: Option<Vec<Token>>,
     homes: HomeSelection,
 }
 
@@ -398,8 +401,13 @@ impl NotePattern {
         }
         let concrete = concrete_pattern(pattern, identity);
         let homes = select_homes(&concrete);
+        // A pattern ending in a wildcard already reaches `.md`; one ending
+        // in `.md` names the file.
+        let with_md = (!concrete.ends_with(".md") && !concrete.ends_with(['*', '/']))
+            .then(|| tokenize(&format!("{concrete}.md")));
         Ok(Some(NotePattern {
             tokens: tokenize(&concrete),
+            with_md,
             homes,
         }))
     }
@@ -411,57 +419,66 @@ impl NotePattern {
 
     /// Whether the concrete address `address` matches, anchored at both ends.
     pub fn matches(&self, address: &str) -> bool {
-        let states = self.tokens.len() + 1;
-        let mut current = vec![false; states];
-        let mut next = vec![false; states];
-        current[0] = true;
-        self.close(&mut current);
-        for c in address.chars() {
-            next.iter_mut().for_each(|state| *state = false);
-            let mut alive = false;
-            for (index, token) in self.tokens.iter().enumerate() {
-                if !current[index] {
-                    continue;
-                }
-                // The states this character leads to: stay here, the next
-                // state, or (for `**/`) past the inner state.
-                let (stay, advance, leap) = match *token {
-                    Token::Literal(literal) => (false, literal == c, false),
-                    Token::Star => (c != '/', false, false),
-                    Token::AnyRun => (true, false, false),
-                    Token::SegmentsEntry => (false, true, c == '/'),
-                    Token::SegmentsInner => (true, c == '/', false),
-                    Token::One => (false, c != '/', false),
-                };
-                for (reached, target) in [(stay, index), (advance, index + 1), (leap, index + 2)] {
-                    if reached {
-                        next[target] = true;
-                        alive = true;
-                    }
-                }
-            }
-            if !alive {
-                return false;
-            }
-            self.close(&mut next);
-            std::mem::swap(&mut current, &mut next);
-        }
-        current[self.tokens.len()]
+        matches_tokens(&self.tokens, address)
+            || self
+                .with_md
+                .as_deref()
+                .is_some_and(|tokens| matches_tokens(tokens, address))
     }
+}
 
-    /// Adds the states reachable without consuming a character: every
-    /// `*`, `**` and `**/` may match nothing. Edges only point forward, so
-    /// one pass suffices.
-    fn close(&self, states: &mut [bool]) {
-        for (index, token) in self.tokens.iter().enumerate() {
-            if !states[index] {
+/// Whether `address` matches `tokens`, anchored at both ends.
+fn matches_tokens(tokens: &[Token], address: &str) -> bool {
+    let states = tokens.len() + 1;
+    let mut current = vec![false; states];
+    let mut next = vec![false; states];
+    current[0] = true;
+    close(tokens, &mut current);
+    for c in address.chars() {
+        next.iter_mut().for_each(|state| *state = false);
+        let mut alive = false;
+        for (index, token) in tokens.iter().enumerate() {
+            if !current[index] {
                 continue;
             }
-            match token {
-                Token::Star | Token::AnyRun => states[index + 1] = true,
-                Token::SegmentsEntry => states[index + 2] = true,
-                _ => {}
+            // The states this character leads to: stay here, the next
+            // state, or (for `**/`) past the inner state.
+            let (stay, advance, leap) = match *token {
+                Token::Literal(literal) => (false, literal == c, false),
+                Token::Star => (c != '/', false, false),
+                Token::AnyRun => (true, false, false),
+                Token::SegmentsEntry => (false, true, c == '/'),
+                Token::SegmentsInner => (true, c == '/', false),
+                Token::One => (false, c != '/', false),
+            };
+            for (reached, target) in [(stay, index), (advance, index + 1), (leap, index + 2)] {
+                if reached {
+                    next[target] = true;
+                    alive = true;
+                }
             }
+        }
+        if !alive {
+            return false;
+        }
+        close(tokens, &mut next);
+        std::mem::swap(&mut current, &mut next);
+    }
+    current[tokens.len()]
+}
+
+/// Adds the states reachable without consuming a character: every `*`, `**`
+/// and `**/` may match nothing. Edges only point forward, so one pass
+/// suffices.
+fn close(tokens: &[Token], states: &mut [bool]) {
+    for (index, token) in tokens.iter().enumerate() {
+        if !states[index] {
+            continue;
+        }
+        match token {
+            Token::Star | Token::AnyRun => states[index + 1] = true,
+            Token::SegmentsEntry => states[index + 2] = true,
+            _ => {}
         }
     }
 }

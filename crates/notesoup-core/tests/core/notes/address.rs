@@ -195,6 +195,37 @@ fn check_glob(pattern: &str, cases: &[(&str, bool)]) {
     }
 }
 
+/// A pattern that names a note the way an address does (no `.md`, no
+/// trailing wildcard) matches that note, as `notes_read` would read it.
+#[test]
+fn a_pattern_without_md_names_the_note() {
+    check_glob(
+        "@human/prefs",
+        &[
+            ("@human/prefs.md", true),
+            ("@human/prefs", true),
+            ("@human/prefsx.md", false),
+            ("@human/pre.md", false),
+            ("@human/prefs/a.md", false),
+        ],
+    );
+    check_glob(
+        "@project/decisions/d?",
+        &[
+            ("@project/decisions/db.md", true),
+            ("@project/decisions/dbx.md", false),
+        ],
+    );
+    check_glob(
+        "@human/*",
+        &[("@human/prefs.md", true), ("@human/a/b.md", false)],
+    );
+    check_glob(
+        "@human/prefs.md",
+        &[("@human/prefs.md", true), ("@human/prefs.md.md", false)],
+    );
+}
+
 #[test]
 fn glob_semantics() {
     check_glob(

@@ -211,7 +211,7 @@ fn patterns_match_concrete_addresses_and_narrow_homes() {
         ("a/*/deep.md", &["a/b/deep.md"]),
         ("a/*.md", &[]),
         ("check?oint.md", &["checkpoint.md"]),
-        ("checkpoint", &[]),
+        ("checkpoint", &["checkpoint.md"]),
         ("heckpoint.md", &[]),
         ("@project/**", &["@project/MAP.md", "@project/decisions.md"]),
         ("@project/M*", &["@project/MAP.md"]),
