@@ -38,12 +38,12 @@ impl DoctorReport {
         i32::from(!self.findings.is_empty())
     }
 
-    /// What the CLI prints: `dream doctor: OK (<home>)` when clean, else one
+    /// What the CLI prints: `doctor: OK (<home>)` when clean, else one
     /// `<relative path>: <message>` line per finding.
     pub fn output(&self) -> DreamOutput {
         let lines = if self.findings.is_empty() {
             vec![OutputLine::stdout(format!(
-                "dream doctor: OK ({})",
+                "doctor: OK ({})",
                 self.home.display()
             ))]
         } else {

@@ -190,7 +190,7 @@ fn doctor_checks_the_notes_home() {
     let sb = Sandbox::new();
     assert_eq!(
         ok(sb.run(&["doctor"], b"")),
-        format!("dream doctor: OK ({})\n", sb.notes.display())
+        format!("doctor: OK ({})\n", sb.notes.display())
     );
     std::fs::write(sb.notes.join("stray.txt"), "x").unwrap();
     let output = sb.run(&["doctor"], b"");

@@ -154,7 +154,7 @@ fn dream_doctor_is_the_doctor() {
     assert!(output.status.success());
     assert_eq!(
         String::from_utf8(output.stdout).unwrap(),
-        format!("dream doctor: OK ({home})\n")
+        format!("doctor: OK ({home})\n")
     );
 }
 

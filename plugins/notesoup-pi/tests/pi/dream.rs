@@ -316,7 +316,7 @@ fn the_dream_subcommand_replays_a_script_and_reports() {
 
     let (code, out, err) = binary(&["dream", "doctor"], &home);
     assert_eq!(code, 0, "{out}\n{err}");
-    assert_eq!(out, format!("dream doctor: OK ({})\n", home.display()));
+    assert_eq!(out, format!("doctor: OK ({})\n", home.display()));
 }
 
 #[test]

@@ -175,7 +175,7 @@ fn a_clean_store_is_ok() {
     let report = doctor(&home);
     assert_eq!(
         render_output(&report.output(), &home),
-        "stdout: dream doctor: OK (<home>)\nexit 0\n"
+        "stdout: doctor: OK (<home>)\nexit 0\n"
     );
     assert_eq!(report.exit_code(), 0);
 
