@@ -119,9 +119,32 @@ fn history_prints_the_tool_text() {
     let (ok, stdout) = run(&["history", file.to_str().unwrap(), "read", r#"{"seq":2}"#]);
     assert!(ok);
     assert!(stdout.contains("Work before the reset."));
-    let (ok, stdout) = run(&["history", file.to_str().unwrap(), "read", r#"{"seq":999}"#]);
-    assert!(!ok, "a refusal fails the command");
-    assert!(stdout.starts_with("error: unknown_seq"), "{stdout}");
+    let refused = Command::new(env!("CARGO_BIN_EXE_notesoup-pi"))
+        .args(["history", file.to_str().unwrap(), "read", r#"{"seq":999}"#])
+        .output()
+        .unwrap();
+    assert_eq!(
+        refused.status.code(),
+        Some(1),
+        "a refusal fails the command"
+    );
+    assert!(refused.stdout.is_empty(), "a refusal is not output");
+    let stderr = String::from_utf8(refused.stderr).unwrap();
+    assert!(stderr.starts_with("error: unknown_seq"), "{stderr}");
+}
+
+#[test]
+fn version_names_the_pi_release_and_the_protocol() {
+    let (ok, stdout) = run(&["--version"]);
+    assert!(ok);
+    assert_eq!(
+        stdout,
+        format!(
+            "notesoup-pi {} (Pi 1.6.0, bridge protocol {})\n",
+            env!("CARGO_PKG_VERSION"),
+            notesoup_pi::bridge::protocol::PROTOCOL_VERSION
+        )
+    );
 }
 
 /// A reader that has gone away ends the command quietly: status 0, no

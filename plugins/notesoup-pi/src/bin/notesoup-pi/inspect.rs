@@ -76,7 +76,12 @@ pub fn history(
     let Some(output) = call_history_tool(&history, &name, arguments) else {
         bail!("unknown history tool {tool}");
     };
-    outln!("{}", output.text);
+    // A refusal is an error: it goes to stderr, and the exit status says so.
+    if output.is_error {
+        eprintln!("{}", output.text);
+    } else {
+        outln!("{}", output.text);
+    }
     Ok(!output.is_error)
 }
 

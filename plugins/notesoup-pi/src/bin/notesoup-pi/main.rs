@@ -49,7 +49,8 @@ const USAGE: &str = "usage: notesoup-pi serve
        notesoup-pi context FILE [--leaf ID]
        notesoup-pi dream [--notes-home DIR] [--min-hours N] [--min-sessions N] [--force]
                          [--dreamer PATTERN] [--playbook PATH] --script FILE
-       notesoup-pi dream doctor [--notes-home DIR]
+       notesoup-pi dream doctor [clean [--apply]] [--notes-home DIR]
+       notesoup-pi --version
 
   serve    the sidecar the notesoup Pi package starts (JSON lines on stdio)
   install  copy the Pi package to DIR (default ~/.local/share/notesoup/pi-package) and run
@@ -57,7 +58,8 @@ const USAGE: &str = "usage: notesoup-pi serve
   demo     run a scripted Pi session through a context-window reset and narrate it
            --notes-home DIR   keep the notes in DIR (default: inside the temporary directory)
            --keep             keep the temporary directory (session file and notes)
-  history  what history_<tool> answers for a Pi session file, e.g.
+  history  what history_<tool> answers for a Pi session file (a refusal goes to stderr,
+           exit 1), e.g.
            notesoup-pi history s.jsonl search '{\"query\":\"tokenizer\"}'
   context  the provider context at the leaf (default: the file's last entry), as JSON
   dream    tidy a notes home with a scripted dreamer (no real model here); see notesoup-pi dream --help
@@ -164,6 +166,14 @@ fn main() -> ExitCode {
         }
         Some("--help" | "-h" | "help") => {
             outln!("{USAGE}");
+            ExitCode::SUCCESS
+        }
+        Some("--version" | "-V") => {
+            outln!(
+                "notesoup-pi {} (Pi 1.6.0, bridge protocol {})",
+                env!("CARGO_PKG_VERSION"),
+                notesoup_pi::bridge::protocol::PROTOCOL_VERSION
+            );
             ExitCode::SUCCESS
         }
         _ => {
