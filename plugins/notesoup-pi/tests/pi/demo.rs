@@ -33,6 +33,11 @@ fn the_demo_runs_through_a_reset_and_finds_the_old_task_by_seq() {
             "missing {expected:?} in:\n{stdout}"
         );
     }
+    // The run names where the notes it kept are.
+    assert!(
+        stdout.ends_with(&format!("the notes stay in {}.\n", notes.path().display())),
+        "{stdout}"
+    );
     // The notes are real files in the given home.
     let checkpoint = walk(notes.path())
         .into_iter()

@@ -63,11 +63,22 @@ pub fn run(notes_home: Option<PathBuf>, keep: bool) -> Result<()> {
     print_session_file(&file)?;
     print_notes(&notes)?;
 
+    let notes_inside = notes.starts_with(&root);
     if keep {
         let kept = temp.keep();
-        outln!("\nKept {} (session file and notes).", kept.display());
-    } else {
+        outln!(
+            "\nKept {}: the session file {}.",
+            kept.display(),
+            file.display()
+        );
+        outln!("The notes are in {}.", notes.display());
+    } else if notes_inside {
         outln!("\nThe temporary directory is removed; run with --keep to look around.");
+    } else {
+        outln!(
+            "\nThe temporary directory is removed (run with --keep to look around); the notes stay in {}.",
+            notes.display()
+        );
     }
     Ok(())
 }
