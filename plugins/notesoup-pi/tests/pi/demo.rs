@@ -179,3 +179,48 @@ fn a_closed_pipe_ends_every_printing_command_quietly() {
         assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
     }
 }
+
+/// Every subcommand answers `--help`; a mistake is refused on stderr with
+/// status 2.
+#[test]
+fn every_subcommand_answers_help() {
+    for command in [
+        vec!["--help"],
+        vec!["serve", "--help"],
+        vec!["install", "--help"],
+        vec!["demo", "--help"],
+        vec!["history", "--help"],
+        vec!["context", "--help"],
+        vec!["dream", "--help"],
+    ] {
+        let output = Command::new(env!("CARGO_BIN_EXE_notesoup-pi"))
+            .args(&command)
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(0), "{command:?}");
+        assert!(!output.stdout.is_empty(), "{command:?}");
+    }
+    let wrong = Command::new(env!("CARGO_BIN_EXE_notesoup-pi"))
+        .args(["history", "--limit", "many"])
+        .output()
+        .unwrap();
+    assert_eq!(wrong.status.code(), Some(2));
+    assert!(wrong.stdout.is_empty(), "a refusal is not output");
+    assert!(String::from_utf8(wrong.stderr).unwrap().contains("--limit"));
+}
+
+/// `history … search` takes plain flags as well as a JSON object.
+#[test]
+fn history_takes_plain_flags() {
+    let file = golden("retain-none.jsonl");
+    let file = file.to_str().unwrap();
+    let (ok, by_flags) = run(&["history", file, "search", "--query", "boot", "--limit", "2"]);
+    assert!(ok, "{by_flags}");
+    let (ok, by_json) = run(&["history", file, "search", r#"{"query":"boot","limit":2}"#]);
+    assert!(ok);
+    assert_eq!(by_flags, by_json);
+    let (ok, read) = run(&["history", file, "read", "--seq", "1"]);
+    assert!(ok, "{read}");
+    let (_, by_json) = run(&["history", file, "read", r#"{"seq":1}"#]);
+    assert_eq!(read, by_json);
+}

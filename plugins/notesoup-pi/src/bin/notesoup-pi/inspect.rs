@@ -52,20 +52,11 @@ fn branch<'a>(session: &'a SessionFile, leaf: Option<&str>) -> Result<Vec<&'a En
 }
 
 /// `history FILE TOOL [ARGS]`: the tool's text, exactly as the model gets it.
-pub fn history(
-    file: &Path,
-    tool: &str,
-    arguments: Option<&str>,
-    leaf: Option<&str>,
-) -> Result<bool> {
+pub fn history(file: &Path, tool: &str, arguments: Value, leaf: Option<&str>) -> Result<bool> {
     let name = format!("history_{tool}");
     if !HISTORY_TOOLS.contains(&name.as_str()) {
         bail!("unknown history tool {tool}: use windows, list, search or read");
     }
-    let arguments: Value = match arguments {
-        Some(text) => serde_json::from_str(text).context("the arguments are not JSON")?,
-        None => Value::Object(serde_json::Map::new()),
-    };
     let session = open(file)?;
     let branch = branch(&session, leaf)?;
     let header = session.header();

@@ -8,8 +8,8 @@ use std::process::{Command, ExitCode};
 use anyhow::{Context, Result, bail};
 use notesoup_pi::bridge::package;
 
-pub fn main(args: &[String]) -> ExitCode {
-    match run(args) {
+pub fn main(dir: Option<PathBuf>, print_only: bool) -> ExitCode {
+    match run(dir, print_only) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("notesoup-pi install: {error:#}");
@@ -18,19 +18,7 @@ pub fn main(args: &[String]) -> ExitCode {
     }
 }
 
-fn run(args: &[String]) -> Result<()> {
-    let mut dir = None;
-    let mut print_only = false;
-    let mut args = args.iter();
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "--dir" => dir = Some(PathBuf::from(args.next().context("--dir needs a folder")?)),
-            "--print" => print_only = true,
-            other => {
-                bail!("unknown argument {other} (usage: notesoup-pi install [--dir DIR] [--print])")
-            }
-        }
-    }
+fn run(dir: Option<PathBuf>, print_only: bool) -> Result<()> {
     let dir = match dir {
         Some(dir) => dir,
         None => default_dir()?,

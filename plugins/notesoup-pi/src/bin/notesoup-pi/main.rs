@@ -39,82 +39,148 @@ mod install;
 mod scenario;
 mod serve;
 
-use std::path::Path;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-const USAGE: &str = "usage: notesoup-pi serve
-       notesoup-pi install [--dir DIR] [--print]
-       notesoup-pi demo [--notes-home DIR] [--keep]
-       notesoup-pi history FILE windows|list|search|read [ARGS_JSON] [--leaf ID]
-       notesoup-pi context FILE [--leaf ID]
-       notesoup-pi dream [--notes-home DIR] [--min-hours N] [--min-sessions N] [--force]
-                         [--dreamer PATTERN] [--playbook PATH] --script FILE
-       notesoup-pi dream doctor [clean [--apply]] [--notes-home DIR]
-       notesoup-pi --version
+use clap::{Parser, Subcommand};
 
-  serve    the sidecar the notesoup Pi package starts (JSON lines on stdio)
-  install  copy the Pi package to DIR (default ~/.local/share/notesoup/pi-package) and run
-           `pi install DIR`; --print only prints the command
-  demo     run a scripted Pi session through a context-window reset and narrate it
-           --notes-home DIR   keep the notes in DIR (default: inside the temporary directory)
-           --keep             keep the temporary directory (session file and notes)
-  history  what history_<tool> answers for a Pi session file (a refusal goes to stderr,
-           exit 1), e.g.
-           notesoup-pi history s.jsonl search '{\"query\":\"tokenizer\"}'
-  context  the provider context at the leaf (default: the file's last entry), as JSON
-  dream    tidy a notes home with a scripted dreamer (no real model here); see notesoup-pi dream --help
-  (demo and dream need a build with --features testkit)";
+/// `--version`: the release, and the Pi and bridge protocol it speaks.
+const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (Pi 1.6.0, bridge protocol 2)");
 
-/// The demo's options.
-#[cfg(feature = "testkit")]
-#[derive(Debug, Default)]
-struct DemoOptions {
-    notes_home: Option<std::path::PathBuf>,
-    keep: bool,
+/// notesoup for Pi: the sidecar the Pi package starts, its installer, and
+/// what the history tools and the provider see for any Pi session file.
+#[derive(Debug, Parser)]
+#[command(name = "notesoup-pi", version = VERSION)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
 }
 
-#[cfg(feature = "testkit")]
-fn parse_demo(args: &[String]) -> Result<DemoOptions, String> {
-    let mut options = DemoOptions::default();
-    let mut args = args.iter();
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "--keep" => options.keep = true,
-            "--notes-home" => {
-                let dir = args
-                    .next()
-                    .ok_or_else(|| "--notes-home needs a directory".to_owned())?;
-                options.notes_home = Some(std::path::PathBuf::from(dir));
-            }
-            other => return Err(format!("unknown argument {other}")),
-        }
-    }
-    Ok(options)
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// The sidecar the notesoup Pi package starts (JSON lines on stdio).
+    Serve,
+    /// Write the Pi package and run `pi install DIR` (or print the command).
+    Install {
+        /// Where the package goes (default ~/.local/share/notesoup/pi-package).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+        /// Only print the `pi install` command.
+        #[arg(long)]
+        print: bool,
+    },
+    /// Run a scripted Pi session through a context-window reset and narrate
+    /// it (the reference host; needs a build with --features testkit).
+    Demo {
+        /// Keep the notes in DIR (default: inside the temporary directory).
+        #[arg(long, value_name = "DIR")]
+        notes_home: Option<PathBuf>,
+        /// Keep the temporary directory (session file and notes).
+        #[arg(long)]
+        keep: bool,
+    },
+    /// What a history tool answers for a Pi session file (a refusal goes to
+    /// stderr, exit 1).
+    History(HistoryArgs),
+    /// The provider context at the leaf, as JSON, with notesoup's window
+    /// projection.
+    Context {
+        /// A Pi session file.
+        file: PathBuf,
+        /// The leaf entry (default: the file's last entry).
+        #[arg(long)]
+        leaf: Option<String>,
+    },
+    /// Tidy a notes home with a scripted dreamer, or check it (`dream
+    /// doctor [clean [--apply]]`); see `notesoup-pi dream --help`.
+    #[command(disable_help_flag = true)]
+    Dream {
+        /// The dream's own arguments.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
 }
 
-/// Runs `history` or `context`; `Ok(false)` when the tool refused.
-fn inspect_command(command: &str, args: &[String]) -> anyhow::Result<bool> {
-    let mut leaf = None;
-    let mut positional = Vec::new();
-    let mut args = args.iter();
-    while let Some(arg) = args.next() {
-        if arg == "--leaf" {
-            leaf = Some(
-                args.next()
-                    .ok_or_else(|| anyhow::anyhow!("--leaf needs an entry id"))?
-                    .as_str(),
-            );
-        } else {
-            positional.push(arg.as_str());
+/// `history FILE TOOL [ARGS_JSON] [flags]`: the flags and the JSON object
+/// give the tool's parameters together (a flag wins).
+#[derive(Debug, clap::Args)]
+struct HistoryArgs {
+    /// A Pi session file.
+    file: PathBuf,
+    /// windows, list, search or read.
+    tool: String,
+    /// The tool's parameters as a JSON object, e.g. '{"query":"tokenizer"}'.
+    arguments: Option<String>,
+    /// The leaf entry (default: the file's last entry).
+    #[arg(long)]
+    leaf: Option<String>,
+    /// search: a literal to find (repeat for any of several).
+    #[arg(long)]
+    query: Vec<String>,
+    /// read: the event's seq.
+    #[arg(long)]
+    seq: Option<u32>,
+    /// read: where to start, in characters (negative: from the end).
+    #[arg(long, allow_negative_numbers = true)]
+    offset: Option<i32>,
+    /// list, search: the most rows.
+    #[arg(long)]
+    limit: Option<u32>,
+    /// list, search: only events before this seq.
+    #[arg(long)]
+    before: Option<u32>,
+    /// list, search: only events after this seq.
+    #[arg(long)]
+    after: Option<u32>,
+    /// list, search: one window (an id, or @previous).
+    #[arg(long)]
+    window: Option<String>,
+    /// list, search: roles, comma-separated or repeated.
+    #[arg(long, value_delimiter = ',')]
+    role: Vec<String>,
+}
+
+impl HistoryArgs {
+    /// The tool's parameters: the JSON object, then the flags over it.
+    fn parameters(&self) -> anyhow::Result<serde_json::Value> {
+        let mut object = match &self.arguments {
+            Some(text) => match serde_json::from_str(text) {
+                Ok(serde_json::Value::Object(object)) => object,
+                Ok(_) => anyhow::bail!("the arguments must be a JSON object"),
+                Err(error) => anyhow::bail!("the arguments are not JSON: {error}"),
+            },
+            None => serde_json::Map::new(),
+        };
+        let mut set = |key: &str, value: serde_json::Value| {
+            object.insert(key.to_owned(), value);
+        };
+        match self.query.as_slice() {
+            [] => {}
+            [one] => set("query", one.as_str().into()),
+            many => set("query", many.into()),
         }
-    }
-    match (command, positional.as_slice()) {
-        ("history", [file, tool]) => inspect::history(Path::new(file), tool, None, leaf),
-        ("history", [file, tool, arguments]) => {
-            inspect::history(Path::new(file), tool, Some(arguments), leaf)
+        if let Some(seq) = self.seq {
+            set("seq", seq.into());
         }
-        ("context", [file]) => inspect::context(Path::new(file), leaf).map(|()| true),
-        _ => anyhow::bail!("wrong arguments\n{USAGE}"),
+        if let Some(offset) = self.offset {
+            set("offset_chars", offset.into());
+        }
+        if let Some(limit) = self.limit {
+            set("limit", limit.into());
+        }
+        if let Some(before) = self.before {
+            set("before", before.into());
+        }
+        if let Some(after) = self.after {
+            set("after", after.into());
+        }
+        if let Some(window) = &self.window {
+            set("window_id", window.as_str().into());
+        }
+        if !self.role.is_empty() {
+            set("roles", self.role.clone().into());
+        }
+        Ok(serde_json::Value::Object(object))
     }
 }
 
@@ -129,56 +195,63 @@ fn stdout_failed(error: &std::io::Error) -> ! {
 }
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    match args.first().map(String::as_str) {
-        Some("serve") => serve::main(&args[1..]),
-        Some("install") => install::main(&args[1..]),
-        #[cfg(feature = "testkit")]
-        Some("demo") => match parse_demo(&args[1..]) {
-            Ok(options) => match demo::run(options.notes_home, options.keep) {
-                Ok(()) => ExitCode::SUCCESS,
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Serve => serve::main(&[]),
+        Command::Install { dir, print } => install::main(dir, print),
+        Command::Demo { notes_home, keep } => demo(notes_home, keep),
+        Command::History(args) => {
+            let result = args.parameters().and_then(|parameters| {
+                inspect::history(&args.file, &args.tool, parameters, args.leaf.as_deref())
+            });
+            match result {
+                Ok(true) => ExitCode::SUCCESS,
+                Ok(false) => ExitCode::FAILURE,
                 Err(error) => {
-                    eprintln!("notesoup-pi demo: {error:#}");
+                    eprintln!("notesoup-pi history: {error:#}");
                     ExitCode::FAILURE
                 }
-            },
-            Err(error) => {
-                eprintln!("notesoup-pi demo: {error}\n{USAGE}");
-                ExitCode::from(2)
             }
-        },
-        Some(command @ ("history" | "context")) => match inspect_command(command, &args[1..]) {
-            Ok(true) => ExitCode::SUCCESS,
-            Ok(false) => ExitCode::FAILURE,
+        }
+        Command::Context { file, leaf } => match inspect::context(&file, leaf.as_deref()) {
+            Ok(()) => ExitCode::SUCCESS,
             Err(error) => {
-                eprintln!("notesoup-pi {command}: {error:#}");
+                eprintln!("notesoup-pi context: {error:#}");
                 ExitCode::FAILURE
             }
         },
-        #[cfg(feature = "testkit")]
-        Some("dream") => ExitCode::from(dream::main(&args[1..])),
-        #[cfg(not(feature = "testkit"))]
-        Some(command @ ("demo" | "dream")) => {
-            eprintln!(
-                "notesoup-pi {command} runs the reference host: build with --features testkit"
-            );
-            ExitCode::from(2)
-        }
-        Some("--help" | "-h" | "help") => {
-            outln!("{USAGE}");
-            ExitCode::SUCCESS
-        }
-        Some("--version" | "-V") => {
-            outln!(
-                "notesoup-pi {} (Pi 1.6.0, bridge protocol {})",
-                env!("CARGO_PKG_VERSION"),
-                notesoup_pi::bridge::protocol::PROTOCOL_VERSION
-            );
-            ExitCode::SUCCESS
-        }
-        _ => {
-            eprintln!("{USAGE}");
-            ExitCode::from(2)
+        Command::Dream { args } => dream_command(&args),
+    }
+}
+
+#[cfg(feature = "testkit")]
+fn demo(notes_home: Option<PathBuf>, keep: bool) -> ExitCode {
+    match demo::run(notes_home, keep) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("notesoup-pi demo: {error:#}");
+            ExitCode::FAILURE
         }
     }
+}
+
+#[cfg(feature = "testkit")]
+fn dream_command(args: &[String]) -> ExitCode {
+    ExitCode::from(dream::main(args))
+}
+
+#[cfg(not(feature = "testkit"))]
+fn demo(_notes_home: Option<PathBuf>, _keep: bool) -> ExitCode {
+    reference_host_only("demo")
+}
+
+#[cfg(not(feature = "testkit"))]
+fn dream_command(_args: &[String]) -> ExitCode {
+    reference_host_only("dream")
+}
+
+#[cfg(not(feature = "testkit"))]
+fn reference_host_only(command: &str) -> ExitCode {
+    eprintln!("notesoup-pi {command} runs the reference host: build with --features testkit");
+    ExitCode::from(2)
 }
