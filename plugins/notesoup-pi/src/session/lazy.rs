@@ -117,9 +117,9 @@ pub struct LazySession {
 impl LazySession {
     /// Reads and indexes a session file.
     pub fn read(path: &Path) -> Result<Self, SessionError> {
-        let bytes = std::fs::read(path).map_err(|source| SessionError::Io {
+        let bytes = std::fs::read(path).map_err(|error| SessionError::Io {
             path: path.to_owned(),
-            source,
+            error,
         })?;
         Ok(Self::parse(bytes))
     }

@@ -30,13 +30,14 @@ pub use writer::{append_entry, entry_line, header_line};
 /// A session file could not be read or written.
 #[derive(Debug, thiserror::Error)]
 pub enum SessionError {
-    /// The file system refused.
-    #[error("session file {path}: {source}")]
+    /// The file system refused. The OS error is part of the message, not a
+    /// separate source, so a chain of causes prints it once.
+    #[error("session file {path}: {error}")]
     Io {
         /// The file.
         path: PathBuf,
         /// The cause.
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// A value could not be serialised as JSON.
     #[error("could not serialise a session line: {0}")]

@@ -63,9 +63,9 @@ impl SessionFile {
     /// either the old or the new file.
     pub fn write_to(&self, path: &Path) -> Result<(), SessionError> {
         let bytes = self.to_jsonl()?;
-        notesoup_core::durable::write(path, &bytes).map_err(|source| SessionError::Io {
+        notesoup_core::durable::write(path, &bytes).map_err(|error| SessionError::Io {
             path: path.to_owned(),
-            source,
+            error,
         })
     }
 }
@@ -74,9 +74,9 @@ impl SessionFile {
 /// does. A torn last line first gets its newline, so the new line stays whole.
 pub fn append_entry(path: &Path, entry: &Entry) -> Result<(), SessionError> {
     let line = entry_line(entry)?;
-    let io = |source| SessionError::Io {
+    let io = |error| SessionError::Io {
         path: path.to_owned(),
-        source,
+        error,
     };
     let mut file = OpenOptions::new()
         .read(true)

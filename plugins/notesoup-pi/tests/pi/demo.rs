@@ -224,3 +224,22 @@ fn history_takes_plain_flags() {
     let (_, by_json) = run(&["history", file, "read", r#"{"seq":1}"#]);
     assert_eq!(read, by_json);
 }
+
+/// A missing file is one line on stderr, the OS error said once.
+#[test]
+fn a_missing_file_says_the_os_error_once() {
+    for command in ["context", "history"] {
+        let mut args = vec![command, "/nonexistent/session.jsonl"];
+        if command == "history" {
+            args.push("windows");
+        }
+        let output = Command::new(env!("CARGO_BIN_EXE_notesoup-pi"))
+            .args(&args)
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(1), "{command}");
+        let stderr = String::from_utf8(output.stderr).unwrap();
+        assert_eq!(stderr.matches("os error 2").count(), 1, "{stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    }
+}

@@ -31,7 +31,7 @@ fn is_boot_of(message: &AgentMessage, window_id: &str) -> bool {
 }
 
 fn open(file: &Path) -> Result<SessionFile> {
-    let session = SessionFile::read(file).with_context(|| format!("reading {}", file.display()))?;
+    let session = SessionFile::read(file)?;
     for diagnostic in session.diagnostics() {
         eprintln!("{}: {diagnostic}", file.display());
     }
@@ -80,7 +80,7 @@ pub fn history(file: &Path, tool: &str, arguments: Value, leaf: Option<&str>) ->
 /// Pi's shapes (after `convertToLlm`), with notesoup's window projection.
 pub fn context(file: &Path, leaf: Option<&str>) -> Result<()> {
     // A long session is indexed, and only what the context needs decoded.
-    let session = LazySession::read(file).with_context(|| format!("reading {}", file.display()))?;
+    let session = LazySession::read(file)?;
     for diagnostic in session.diagnostics() {
         eprintln!("{}: {diagnostic}", file.display());
     }
