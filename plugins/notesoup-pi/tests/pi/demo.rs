@@ -219,6 +219,10 @@ fn history_takes_plain_flags() {
     let (ok, by_json) = run(&["history", file, "search", r#"{"query":"boot","limit":2}"#]);
     assert!(ok);
     assert_eq!(by_flags, by_json);
+    let (ok, json) = run(&["history", file, "windows", "--json"]);
+    assert!(ok);
+    let parsed: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(parsed["windows"].as_array().unwrap().len(), 3, "{json}");
     let (ok, read) = run(&["history", file, "read", "--seq", "1"]);
     assert!(ok, "{read}");
     let (_, by_json) = run(&["history", file, "read", r#"{"seq":1}"#]);

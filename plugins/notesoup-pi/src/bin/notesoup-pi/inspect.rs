@@ -52,7 +52,13 @@ fn branch<'a>(session: &'a SessionFile, leaf: Option<&str>) -> Result<Vec<&'a En
 }
 
 /// `history FILE TOOL [ARGS]`: the tool's text, exactly as the model gets it.
-pub fn history(file: &Path, tool: &str, arguments: Value, leaf: Option<&str>) -> Result<bool> {
+pub fn history(
+    file: &Path,
+    tool: &str,
+    arguments: Value,
+    leaf: Option<&str>,
+    json: bool,
+) -> Result<bool> {
     let name = format!("history_{tool}");
     if !HISTORY_TOOLS.contains(&name.as_str()) {
         bail!("unknown history tool {tool}: use windows, list, search or read");
@@ -67,11 +73,12 @@ pub fn history(file: &Path, tool: &str, arguments: Value, leaf: Option<&str>) ->
     let Some(output) = call_history_tool(&history, &name, arguments) else {
         bail!("unknown history tool {tool}");
     };
+    let shown = if json { &output.json } else { &output.text };
     // A refusal is an error: it goes to stderr, and the exit status says so.
     if output.is_error {
-        eprintln!("{}", output.text);
+        eprintln!("{shown}");
     } else {
-        outln!("{}", output.text);
+        outln!("{shown}");
     }
     Ok(!output.is_error)
 }

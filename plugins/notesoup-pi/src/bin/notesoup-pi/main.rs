@@ -138,6 +138,9 @@ struct HistoryArgs {
     /// list, search: roles, comma-separated or repeated.
     #[arg(long, value_delimiter = ',')]
     role: Vec<String>,
+    /// Print the tool's compact JSON result instead of its text.
+    #[arg(long)]
+    json: bool,
 }
 
 impl HistoryArgs {
@@ -202,7 +205,13 @@ fn main() -> ExitCode {
         Command::Demo { notes_home, keep } => demo(notes_home, keep),
         Command::History(args) => {
             let result = args.parameters().and_then(|parameters| {
-                inspect::history(&args.file, &args.tool, parameters, args.leaf.as_deref())
+                inspect::history(
+                    &args.file,
+                    &args.tool,
+                    parameters,
+                    args.leaf.as_deref(),
+                    args.json,
+                )
             });
             match result {
                 Ok(true) => ExitCode::SUCCESS,
