@@ -337,6 +337,9 @@ struct DoctorArgs {
     /// The notes home (default: the notes root).
     #[arg(long, global = true)]
     notes_home: Option<PathBuf>,
+    /// Print the findings as JSON: {"home", "ok", "findings": [{"path", "message"}]}.
+    #[arg(long)]
+    json: bool,
     #[command(subcommand)]
     command: Option<DoctorCommand>,
 }
@@ -905,6 +908,19 @@ fn doctor(env: &HostEnv, args: DoctorArgs) -> i32 {
             &notesoup_core::dream::clean_temp_files(&home, apply, std::time::SystemTime::now())
                 .output(),
         ),
+        None if args.json => {
+            let report = notesoup_core::dream::doctor(&home);
+            let findings: Vec<Value> = report
+                .findings
+                .iter()
+                .map(|finding| json!({"path": finding.path, "message": finding.message}))
+                .collect();
+            print_stdout(
+                &json!({"home": report.home, "ok": findings.is_empty(), "findings": findings})
+                    .to_string(),
+            );
+            report.exit_code()
+        }
         None => print_output(&notesoup_core::dream::doctor(&home).output()),
     }
 }

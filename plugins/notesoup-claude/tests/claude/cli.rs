@@ -196,6 +196,15 @@ fn doctor_checks_the_notes_home() {
     let output = sb.run(&["doctor"], b"");
     assert_eq!(output.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&output.stdout).contains("stray.txt: unexpected root entry"));
+
+    let output = sb.run(&["doctor", "--json"], b"");
+    assert_eq!(output.status.code(), Some(1));
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(report["ok"], false);
+    assert_eq!(
+        report["findings"],
+        serde_json::json!([{"path": "stray.txt", "message": "unexpected root entry"}])
+    );
 }
 
 /// A GitHub-token-shaped string, built here so no credential-looking
