@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use clap::{Args, CommandFactory, Parser, Subcommand};
 use notesoup_core::dream::{
     DEFAULT_MIN_HOURS, DEFAULT_MIN_SESSIONS, DreamOptions, DreamOutput, DreamTools, OutputLine,
-    Stream, run_dream,
+    Stream, run_dream_with,
 };
 use notesoup_core::notes::project_key;
 use notesoup_core::tools::{ToolOutput, call_tool};
@@ -893,7 +893,17 @@ fn dream(env: &HostEnv, args: DreamArgs) -> i32 {
         notesoup,
         timeout: std::time::Duration::from_secs(args.timeout.max(1)),
     };
-    print_output(&run_dream(&options, &mut dreamer))
+    // Each line is shown as the run reaches it: the gates before the
+    // dreamer starts, the report and audit after it ends.
+    run_dream_with(&options, &mut dreamer, &mut print_line).exit_code
+}
+
+/// Prints one dream line to its stream.
+fn print_line(line: &OutputLine) {
+    match line.stream {
+        Stream::Stdout => print_stdout(&line.text),
+        Stream::Stderr => eprintln!("{}", line.text),
+    }
 }
 
 fn doctor(env: &HostEnv, args: DoctorArgs) -> i32 {
@@ -927,12 +937,7 @@ fn doctor(env: &HostEnv, args: DoctorArgs) -> i32 {
 
 /// Prints a dream command's lines to their streams; returns its exit code.
 fn print_output(output: &DreamOutput) -> i32 {
-    for OutputLine { stream, text } in &output.lines {
-        match stream {
-            Stream::Stdout => print_stdout(text),
-            Stream::Stderr => eprintln!("{text}"),
-        }
-    }
+    output.lines.iter().for_each(print_line);
     output.exit_code
 }
 

@@ -28,6 +28,7 @@ pub use lock::{DreamLock, LAST_RUN_FILE, LOCK_FILE, iso_utc, last_run, run_stamp
 pub use report::{audit_failure_section, finish_dream, render_report, report_path};
 pub use run::{
     DreamOptions, DreamRequest, DreamResult, DreamRunner, DreamTool, DreamWrite, run_dream,
+    run_dream_with,
 };
 pub use surface::{DreamToolSpec, call_dream_tool, dream_tool_table};
 pub use tools::{

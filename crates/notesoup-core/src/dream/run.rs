@@ -166,29 +166,62 @@ const SKIPPED: &str = "dream: skipped; pass --force to dream anyway (it never by
 /// Runs one dream per the spec's run sequence and returns the exit code and
 /// the lines to print, in order. The host sets `PI_NOTES_HOME` and prints.
 pub fn run_dream(options: &DreamOptions, runner: &mut dyn DreamRunner) -> DreamOutput {
-    let mut out = DreamOutput::default();
+    run_dream_with(options, runner, &mut |_| {})
+}
+
+/// [`run_dream`], handing each line to `progress` as it happens (the gates
+/// before the dreamer starts, the report and audit after it ends), so a
+/// command line can show the run as it goes. The output still holds every
+/// line.
+pub fn run_dream_with(
+    options: &DreamOptions,
+    runner: &mut dyn DreamRunner,
+    progress: &mut dyn FnMut(&OutputLine),
+) -> DreamOutput {
+    let mut out = Progress {
+        output: DreamOutput::default(),
+        progress,
+    };
+    run_steps(options, runner, &mut out);
+    out.output
+}
+
+/// The output being built, and who is told of each line as it comes.
+struct Progress<'p> {
+    output: DreamOutput,
+    progress: &'p mut dyn FnMut(&OutputLine),
+}
+
+impl Progress<'_> {
+    fn push(&mut self, line: OutputLine) {
+        (self.progress)(&line);
+        self.output.lines.push(line);
+    }
+}
+
+fn run_steps(options: &DreamOptions, runner: &mut dyn DreamRunner, out: &mut Progress<'_>) {
     let home = options.home.as_path();
     if let Err(err) = fs::create_dir_all(home) {
-        out.lines.push(OutputLine::stderr(format!(
+        out.push(OutputLine::stderr(format!(
             "dream: cannot create notes home {}: {err}",
             home.display()
         )));
-        out.exit_code = 1;
-        return out;
+        out.output.exit_code = 1;
+        return;
     }
 
     let since = last_run(home);
     let time = time_gate(since, options.now, options.min_hours);
-    out.lines.push(OutputLine::stdout(time.reason));
+    out.push(OutputLine::stdout(time.reason));
     if !time.ok && !options.force {
-        out.lines.push(OutputLine::stdout(SKIPPED));
-        return out;
+        out.push(OutputLine::stdout(SKIPPED));
+        return;
     }
     let material = material_gate(home, since, options.min_sessions);
-    out.lines.push(OutputLine::stdout(material.reason));
+    out.push(OutputLine::stdout(material.reason));
     if !material.ok && !options.force {
-        out.lines.push(OutputLine::stdout(SKIPPED));
-        return out;
+        out.push(OutputLine::stdout(SKIPPED));
+        return;
     }
 
     let mut lock = match DreamLock::acquire(home, options.now) {
@@ -196,33 +229,32 @@ pub fn run_dream(options: &DreamOptions, runner: &mut dyn DreamRunner) -> DreamO
         Err(DreamError::LockHeld) => {
             // Another run holds it, or a crashed one left it: this run
             // failed, and --force does not change that.
-            out.lines
-                .push(OutputLine::stderr(DreamError::LockHeld.to_string()));
-            out.lines.push(OutputLine::stderr(format!(
+            out.push(OutputLine::stderr(DreamError::LockHeld.to_string()));
+            out.push(OutputLine::stderr(format!(
                 "dream: not run: {} exists; if no dream is running, a crashed one left it: check, then remove it by hand",
                 home.join(super::LOCK_FILE).display()
             )));
-            out.exit_code = 1;
-            return out;
+            out.output.exit_code = 1;
+            return;
         }
         Err(err) => {
-            out.lines.push(OutputLine::stderr(format!("dream: {err}")));
-            out.exit_code = 1;
-            return out;
+            out.push(OutputLine::stderr(format!("dream: {err}")));
+            out.output.exit_code = 1;
+            return;
         }
     };
     let stamp = lock.stamp();
     for warning in &options.model_warnings {
-        out.lines.push(OutputLine::stderr(warning.clone()));
+        out.push(OutputLine::stderr(warning.clone()));
     }
 
     if let Err(err) = audit_commit(home, &format!("baseline {stamp}")) {
-        out.lines.push(OutputLine::stderr(format!(
+        out.push(OutputLine::stderr(format!(
             "dream: baseline audit failed: {err}"
         )));
-        out.exit_code = 1;
-        settle(&mut lock, &mut out);
-        return out;
+        out.output.exit_code = 1;
+        settle(&mut lock, out);
+        return;
     }
 
     let result = match read_playbook(options.playbook.as_deref()) {
@@ -238,22 +270,23 @@ pub fn run_dream(options: &DreamOptions, runner: &mut dyn DreamRunner) -> DreamO
         Err(error) => DreamResult::failed(error),
     };
     let finished = finish_dream(home, &stamp, &result);
-    out.exit_code = finished.exit_code;
-    out.lines.extend(finished.lines);
-    settle(&mut lock, &mut out);
-    out
+    out.output.exit_code = finished.exit_code;
+    for line in finished.lines {
+        out.push(line);
+    }
+    settle(&mut lock, out);
 }
 
 /// Releases the lock after a successful run, fails it otherwise.
-fn settle(lock: &mut DreamLock, out: &mut DreamOutput) {
-    let settled = if out.exit_code == 0 {
+fn settle(lock: &mut DreamLock, out: &mut Progress<'_>) {
+    let settled = if out.output.exit_code == 0 {
         lock.release()
     } else {
         lock.fail()
     };
     if let Err(err) = settled {
-        out.lines.push(OutputLine::stderr(format!("dream: {err}")));
-        out.exit_code = 1;
+        out.push(OutputLine::stderr(format!("dream: {err}")));
+        out.output.exit_code = 1;
     }
 }
 

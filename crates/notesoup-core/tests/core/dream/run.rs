@@ -496,3 +496,51 @@ fn writes_are_recorded_from_tool_events_with_a_path() {
         serde_json::json!({"tool": "delete", "path": "a.md"})
     );
 }
+
+/// A runner that notes how many progress lines were out when it started.
+struct WatchingRunner<'a> {
+    seen: &'a std::cell::RefCell<Vec<String>>,
+    lines_at_start: Option<usize>,
+}
+
+impl DreamRunner for WatchingRunner<'_> {
+    fn run(&mut self, _request: DreamRequest<'_>) -> DreamResult {
+        self.lines_at_start = Some(self.seen.borrow().len());
+        DreamResult {
+            report: "Tidy.".to_owned(),
+            writes: Vec::new(),
+            error: None,
+        }
+    }
+}
+
+/// The gates are told before the dreamer starts, the report after it ends,
+/// and the output holds the same lines in the same order.
+#[test]
+fn progress_is_told_as_the_run_goes() {
+    let (_dir, home) = home_with_material();
+    let seen = std::cell::RefCell::new(Vec::new());
+    let mut runner = WatchingRunner {
+        seen: &seen,
+        lines_at_start: None,
+    };
+    let output = notesoup_core::dream::run_dream_with(&options(&home), &mut runner, &mut |line| {
+        seen.borrow_mut().push(line.text.clone());
+    });
+    assert_eq!(output.exit_code, 0);
+    let lines_at_start = runner.lines_at_start;
+    let seen = seen.into_inner();
+    assert_eq!(
+        lines_at_start,
+        Some(2),
+        "both gates were told before the dreamer started: {seen:?}"
+    );
+    assert!(seen[0].starts_with("time gate: "));
+    assert!(seen[1].starts_with("material gate: "));
+    let all: Vec<String> = output.lines.iter().map(|line| line.text.clone()).collect();
+    assert_eq!(seen, all);
+    assert!(
+        seen.len() > 2,
+        "the report came after the dreamer: {seen:?}"
+    );
+}
