@@ -80,7 +80,8 @@ fn a_chain_of_windows_through_compact_and_clear() {
         tools.contains(&history_list.as_str()),
         "notesoup tools are loaded up front: {tools:?}"
     );
-    let result = one_starting(&texts(&requests[2]), "seqs ");
+    // A page opens with a row: `seq N | …` for one event, `seqs A-B | …` for a fold.
+    let result = one_starting(&texts(&requests[2]), "seq");
     assert!(
         result.contains(&format!(
             "| window claude:{session}:1 | user\nstart the work"
