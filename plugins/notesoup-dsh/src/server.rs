@@ -17,8 +17,7 @@ use notesoup_core::history::History;
 use notesoup_core::notes::NoteStore;
 use notesoup_core::settings::Settings;
 use notesoup_core::tools::{
-    BudgetHost, Refusal, RefusalCode, ResetRequest, ToolFamily, ToolHost, ToolOutput, call_tool,
-    tool_spec,
+    BudgetHost, Refusal, RefusalCode, ResetRequest, ToolHost, ToolOutput, call_tool,
 };
 use notesoup_core::wire::ToolBindings;
 use serde::Serialize;
@@ -315,16 +314,10 @@ impl Sidecar {
         };
         let output = call_tool(&mut host, &params.name, params.arguments);
         let reset = host.requested.take();
-        let budget_tool =
-            tool_spec(&params.name).is_some_and(|tool| tool.family == ToolFamily::Budget);
         Ok(ToolResult {
-            // A budget tool's plain JSON is its own result; a shared tool's
-            // flat result travels as structured content.
-            result: if budget_tool && !output.is_error {
-                serde_json::from_str(&output.json).unwrap_or(Value::Null)
-            } else {
-                output.structured()
-            },
+            // A shared tool's flat result, or a budget tool's plain JSON: the
+            // compact JSON either way.
+            result: output.structured(),
             text: output.text,
             is_error: output.is_error,
             conclude_turn: output.terminate,
