@@ -63,62 +63,66 @@ pub fn run(args: &[String]) -> Result<()> {
 }
 
 fn install_claude(root: &Path) -> Result<(&'static str, PathBuf)> {
-    let dir = root.join(format!("claude-code-{CLAUDE_CODE_VERSION}"));
-    let launcher = dir.join("node_modules").join(".bin").join("claude");
-    if !launcher.exists() {
-        eprintln!(
-            "claude-hosts: installing @anthropic-ai/claude-code@{CLAUDE_CODE_VERSION} into {} (large download)",
-            dir.display()
-        );
-        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-        if !dir.join("package.json").exists() {
-            run_in(&dir, Command::new("npm").args(["init", "-y"]), "npm init")?;
-        }
-        run_in(
-            &dir,
-            Command::new("npm").args([
-                "install",
-                "--no-audit",
-                "--no-fund",
-                "--loglevel=error",
-                &format!("@anthropic-ai/claude-code@{CLAUDE_CODE_VERSION}"),
-            ]),
-            "npm install @anthropic-ai/claude-code",
-        )?;
-    }
+    let launcher = install_npm(
+        root,
+        "claude-code",
+        "@anthropic-ai/claude-code",
+        CLAUDE_CODE_VERSION,
+        "claude",
+    )?;
     check_runs(Command::new(&launcher).arg("--version"), "claude --version")?;
     Ok((CLAUDE_ENV, launcher))
 }
 
 fn install_inspector(root: &Path) -> Result<(&'static str, PathBuf)> {
-    let dir = root.join(format!("mcp-inspector-{INSPECTOR_VERSION}"));
-    let launcher = dir.join("node_modules").join(".bin").join("mcp-inspector");
-    if !launcher.exists() {
-        eprintln!(
-            "claude-hosts: installing @modelcontextprotocol/inspector@{INSPECTOR_VERSION} into {}",
-            dir.display()
-        );
-        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-        if !dir.join("package.json").exists() {
-            run_in(&dir, Command::new("npm").args(["init", "-y"]), "npm init")?;
-        }
-        run_in(
-            &dir,
-            Command::new("npm").args([
-                "install",
-                "--no-audit",
-                "--no-fund",
-                "--loglevel=error",
-                &format!("@modelcontextprotocol/inspector@{INSPECTOR_VERSION}"),
-            ]),
-            "npm install @modelcontextprotocol/inspector",
-        )?;
-    }
+    let launcher = install_npm(
+        root,
+        "mcp-inspector",
+        "@modelcontextprotocol/inspector",
+        INSPECTOR_VERSION,
+        "mcp-inspector",
+    )?;
     check_runs(
         Command::new(&launcher).arg("--version"),
         "mcp-inspector --version",
     )?;
     Ok((INSPECTOR_ENV, launcher))
+}
+
+/// Installs `package@version` from npm into `root/<folder>-<version>` unless
+/// its launcher `bin` is there already, and returns the launcher's path.
+fn install_npm(
+    root: &Path,
+    folder: &str,
+    package: &str,
+    version: &str,
+    bin: &str,
+) -> Result<PathBuf> {
+    let dir = root.join(format!("{folder}-{version}"));
+    let launcher = dir.join("node_modules").join(".bin").join(bin);
+    if launcher.exists() {
+        return Ok(launcher);
+    }
+    eprintln!(
+        "claude-hosts: installing {package}@{version} into {}",
+        dir.display()
+    );
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    if !dir.join("package.json").exists() {
+        run_in(&dir, Command::new("npm").args(["init", "-y"]), "npm init")?;
+    }
+    run_in(
+        &dir,
+        Command::new("npm").args([
+            "install",
+            "--no-audit",
+            "--no-fund",
+            "--loglevel=error",
+            &format!("{package}@{version}"),
+        ]),
+        &format!("npm install {package}"),
+    )?;
+    Ok(launcher)
 }
 
 fn install_mcp(root: &Path) -> Result<(&'static str, PathBuf)> {
