@@ -463,7 +463,7 @@ fn print_stdout(text: &str) {
 /// fail.
 fn tool_result(output: ToolOutput, as_json: bool) -> Result<String, String> {
     let shown = if as_json {
-        output.json
+        output.json.into_string()
     } else {
         cli_hints(&output.text)
     };

@@ -9,6 +9,7 @@
 
 use std::borrow::Cow;
 
+use notesoup_core::tools::CompactJson;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -272,8 +273,9 @@ pub struct ToolParams {
 pub struct ToolResult {
     /// The model-facing text.
     pub text: String,
-    /// The flat result (data, or `{error, code, details?}`).
-    pub result: Value,
+    /// The flat result (data, or `{error, code, details?}`), as core
+    /// serialized it.
+    pub result: CompactJson,
     /// A refusal.
     pub is_error: bool,
     /// End the turn after this tool batch (`wipe_memory`).
@@ -413,8 +415,8 @@ pub struct Response {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
-    /// The operation's result.
-    Result(Value),
+    /// The operation's result, serialized once.
+    Result(CompactJson),
     /// The refusal.
     Error(ProtocolError),
 }
@@ -485,7 +487,7 @@ mod tests {
     fn answers_are_flat() {
         let ok = Response {
             id: 3,
-            outcome: Outcome::Result(json!({"a": 1})),
+            outcome: Outcome::Result(CompactJson::to_json(&json!({"a": 1})).expect("json")),
         };
         assert_eq!(
             serde_json::to_value(&ok).expect("json"),

@@ -17,7 +17,7 @@ use notesoup_core::history::History;
 use notesoup_core::notes::NoteStore;
 use notesoup_core::settings::Settings;
 use notesoup_core::tools::{
-    BudgetHost, Refusal, RefusalCode, ResetRequest, ToolHost, ToolOutput, call_tool,
+    BudgetHost, CompactJson, Refusal, RefusalCode, ResetRequest, ToolHost, ToolOutput, call_tool,
 };
 use notesoup_core::wire::ToolBindings;
 use serde::Serialize;
@@ -147,8 +147,8 @@ impl Sidecar {
         }
     }
 
-    /// Handles one call.
-    pub fn handle(&mut self, call: Call) -> Result<Value, ProtocolError> {
+    /// Handles one call: its result serialized once, as it goes on the wire.
+    pub fn handle(&mut self, call: Call) -> Result<CompactJson, ProtocolError> {
         if !self.greeted && !matches!(call, Call::Hello(_)) {
             return Err(ProtocolError::new(
                 ErrorCode::ProtocolMismatch,
@@ -316,8 +316,8 @@ impl Sidecar {
         let reset = host.requested.take();
         Ok(ToolResult {
             // A shared tool's flat result, or a budget tool's plain JSON: the
-            // compact JSON either way.
-            result: output.structured(),
+            // compact JSON core serialized, embedded as it is.
+            result: output.json,
             text: output.text,
             is_error: output.is_error,
             conclude_turn: output.terminate,
@@ -486,8 +486,8 @@ fn boot_failed(error: boot::BootError) -> ProtocolError {
     ProtocolError::new(ErrorCode::BootFailed, error.to_string())
 }
 
-fn to_value<T: Serialize>(value: T) -> Result<Value, ProtocolError> {
-    serde_json::to_value(value)
+fn to_value<T: Serialize>(value: T) -> Result<CompactJson, ProtocolError> {
+    CompactJson::to_json(&value)
         .map_err(|error| ProtocolError::new(ErrorCode::Internal, error.to_string()))
 }
 

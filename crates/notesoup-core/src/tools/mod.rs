@@ -6,8 +6,8 @@
 //! flat JSON result (the data itself on success, `{error, code, details?}` on a
 //! refusal) and an error flag. Both the text and the JSON fit
 //! [`TOOL_OUTPUT_MAX_BYTES`], whatever the input. Hosts never re-page or
-//! re-render: they forward `text` (and `json` where the host carries
-//! structured results).
+//! re-render: they forward `text` (and `json`, a [`CompactJson`] serialized
+//! once, where the host carries structured results, embedding it as it is).
 //!
 //! Internally an operation builds a typed data struct ([`ToolData`]: serde for
 //! the wire, a renderer for the text) as an [`Outcome`], bounding it with the
@@ -29,7 +29,7 @@ mod window;
 pub use dispatch::{HISTORY_TOOLS, NOTES_TOOLS, call_history_tool, call_notes_tool};
 pub use fill::{Filled, fill_while_fits};
 pub use outcome::{Outcome, Refusal, RefusalCode, WireRefusal};
-pub use output::{ToolData, ToolOutput, fits};
+pub use output::{CompactJson, ToolData, ToolOutput, fits};
 pub use params::{SearchQuery, parse_arguments};
 pub use surface::{
     BudgetHost, GET_CONTEXT_REMAINING, REMAINING_DESCRIPTION, ResetRequest, ToolFamily, ToolHost,

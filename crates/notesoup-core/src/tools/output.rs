@@ -1,9 +1,14 @@
 //! The one bounded result: a typed data value, its text, and its compact JSON,
-//! both within [`TOOL_OUTPUT_MAX_BYTES`].
+//! both within [`TOOL_OUTPUT_MAX_BYTES`]. The JSON is serialized once, here,
+//! and travels as [`CompactJson`]: a host writes it into its own message as it
+//! is, never parsing it back into a value.
 
+use std::fmt;
 use std::io;
+use std::ops::Deref;
 
-use serde::Serialize;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::value::RawValue;
 
 use super::TOOL_OUTPUT_MAX_BYTES;
 use super::outcome::{Outcome, Refusal, RefusalCode};
@@ -15,15 +20,107 @@ pub trait ToolData: Serialize {
     fn render(&self) -> String;
 }
 
+/// Compact JSON text, serialized once. It serializes as the JSON it holds
+/// (into a string, a writer or a `serde_json::Value` alike), so a host can
+/// embed it in its own message without parsing it; it derefs to the JSON text.
+#[derive(Clone)]
+pub struct CompactJson(Box<RawValue>);
+
+impl CompactJson {
+    /// Serializes `value` to compact JSON.
+    ///
+    /// # Errors
+    /// When `value` cannot be serialized (a map with non-string keys, a
+    /// failing `Serialize`).
+    pub fn to_json<T: Serialize + ?Sized>(value: &T) -> Result<Self, serde_json::Error> {
+        serde_json::value::to_raw_value(value).map(Self)
+    }
+
+    /// The JSON text.
+    pub fn as_str(&self) -> &str {
+        self.0.get()
+    }
+
+    /// The JSON text, owned.
+    pub fn into_string(self) -> String {
+        String::from(Box::<str>::from(self.0))
+    }
+
+    /// The JSON as a `RawValue`, for hosts that embed it.
+    pub fn as_raw(&self) -> &RawValue {
+        &self.0
+    }
+
+    /// The JSON parsed into a value: for callers that must look inside it
+    /// (tests, checks), never for passing it on.
+    pub fn to_value(&self) -> serde_json::Value {
+        serde_json::from_str(self.as_str()).unwrap_or(serde_json::Value::Null)
+    }
+}
+
+impl Deref for CompactJson {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl fmt::Debug for CompactJson {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl fmt::Display for CompactJson {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl PartialEq for CompactJson {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl Eq for CompactJson {}
+
+impl PartialEq<str> for CompactJson {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == other
+    }
+}
+
+impl PartialEq<&str> for CompactJson {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl Serialize for CompactJson {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for CompactJson {
+    /// Any JSON value; whitespace is kept as given.
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Box::<RawValue>::deserialize(deserializer).map(Self)
+    }
+}
+
 /// What a host hands back for one tool call: the rendered text, the flat JSON
 /// result (the data itself, or `{error, code, details?}`) and whether it is a
-/// refusal. Both `text` (as UTF-8) and `json` fit [`TOOL_OUTPUT_MAX_BYTES`].
+/// refusal. Both `text` (as UTF-8) and `json` fit [`TOOL_OUTPUT_MAX_BYTES`];
+/// both were produced once, when the result was packaged.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolOutput {
     /// The model-facing text.
     pub text: String,
-    /// The compact JSON of the flat wire result.
-    pub json: String,
+    /// The compact JSON of the flat wire result, serialized once.
+    pub json: CompactJson,
     /// True for a refusal.
     pub is_error: bool,
     /// The tool ends the agent's tool batch (`wipe_memory`).
@@ -44,7 +141,7 @@ impl ToolOutput {
     /// Packages success data, refusing instead when it does not fit.
     pub fn success<T: ToolData>(data: &T) -> Self {
         let text = data.render();
-        let json = match serde_json::to_string(data) {
+        let json = match CompactJson::to_json(data) {
             Ok(json) => json,
             Err(error) => {
                 return Self::refusal(&Refusal::new(
@@ -69,14 +166,16 @@ impl ToolOutput {
 
     /// Packages a refusal. Refusals are bounded when built, so they always fit.
     pub fn refusal(refusal: &Refusal) -> Self {
+        let json = CompactJson::to_json(&refusal.to_wire()).unwrap_or_else(|_| {
+            CompactJson::to_json(&serde_json::json!({
+                "error": "unserializable refusal",
+                "code": refusal.code().to_string(),
+            }))
+            .unwrap_or_else(|_| CompactJson(RawValue::NULL.to_owned()))
+        });
         Self {
             text: refusal.render(),
-            json: serde_json::to_string(&refusal.to_wire()).unwrap_or_else(|_| {
-                format!(
-                    r#"{{"error":"unserializable refusal","code":"{}"}}"#,
-                    refusal.code()
-                )
-            }),
+            json,
             is_error: true,
             terminate: false,
         }
@@ -85,18 +184,16 @@ impl ToolOutput {
     /// A plain JSON answer that is its own text (the budget tools'
     /// protocol: no refusal shape, no structured content).
     pub fn plain_json(value: &serde_json::Value, terminate: bool) -> Self {
-        let json = value.to_string();
+        let text = value.to_string();
+        let json = CompactJson(
+            RawValue::from_string(text.clone()).unwrap_or_else(|_| RawValue::NULL.to_owned()),
+        );
         Self {
-            text: json.clone(),
+            text,
             json,
             is_error: false,
             terminate,
         }
-    }
-
-    /// The flat result as a JSON value (for hosts that send structured content).
-    pub fn structured(&self) -> serde_json::Value {
-        serde_json::from_str(&self.json).unwrap_or(serde_json::Value::Null)
     }
 }
 

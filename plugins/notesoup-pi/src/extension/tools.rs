@@ -58,7 +58,7 @@ pub fn descriptors() -> Vec<ToolDescriptor> {
 fn pi_result(name: &str, output: ToolOutput) -> AgentToolResult {
     let shared = tool_spec(name).is_some_and(|tool| tool.family != ToolFamily::Budget);
     AgentToolResult {
-        structured_content: (shared || output.is_error).then(|| output.structured()),
+        structured_content: (shared || output.is_error).then_some(output.json),
         content: vec![ContentBlock::text(output.text)],
         details: json!({}),
         usage: None,

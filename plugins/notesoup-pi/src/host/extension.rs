@@ -1,5 +1,6 @@
 //! `PiExtension`: the events a host calls, with typed results (pi-host.md §9.1).
 
+use notesoup_core::tools::CompactJson;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -90,9 +91,10 @@ pub struct AgentToolResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub is_error: Option<bool>,
     /// The result for programmatic callers (1.6.0 `structuredContent`);
-    /// neither sent to the model nor stored in the session.
+    /// neither sent to the model nor stored in the session. Core's compact
+    /// JSON, serialized once.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub structured_content: Option<Value>,
+    pub structured_content: Option<CompactJson>,
 }
 
 impl AgentToolResult {

@@ -79,7 +79,11 @@ fn the_address_corpus_through_notes_write() {
             assert_eq!(result.is_error, None, "{label}: {:?}", result.content);
         } else {
             assert_eq!(result.is_error, Some(true), "{label}: written");
-            let wire = result.structured_content.as_ref().expect("a refusal");
+            let wire = result
+                .structured_content
+                .as_ref()
+                .expect("a refusal")
+                .to_value();
             assert_eq!(wire["code"], expected, "{label}");
         }
         assert_eq!(

@@ -141,7 +141,7 @@ pub fn ok_text(output: &ToolOutput) -> &str {
 /// Asserts a refusal with `code` and returns its JSON.
 pub fn refusal(output: &ToolOutput, code: &str) -> serde_json::Value {
     assert!(output.is_error, "expected {code}, got: {}", output.text);
-    let json = output.structured();
+    let json = output.json.to_value();
     assert_eq!(json["code"], code, "{}", output.text);
     json
 }

@@ -22,7 +22,7 @@ fn windows_text() {
     let output = history_windows(&history(windows), &HistoryWindowsParams {});
     assert_snapshot!(ok_text(&output));
     assert_eq!(
-        output.structured()["windows"][2],
+        output.json.to_value()["windows"][2],
         json!({"window_id": "pcw:3", "created_at": "2026-09-15T10:00:05+00:00", "first_seq": null, "last_seq": null, "item_count": 0})
     );
 }
@@ -41,7 +41,7 @@ fn windows_beyond_the_budget_are_counted() {
         .collect();
     let output = history_windows(&history(windows), &HistoryWindowsParams {});
     assert_fits(&output);
-    let json = output.structured();
+    let json = output.json.to_value();
     let shown = json["windows"].as_array().unwrap().len();
     assert!(shown > 100, "{shown}");
     assert_eq!(json["more"], 2000 - shown);
@@ -66,7 +66,7 @@ fn a_session_id_too_large_for_any_response_is_refused() {
 fn conversation_view_folds_tool_and_context_runs() {
     let output = list(json!({}));
     assert_snapshot!(ok_text(&output));
-    let json = output.structured();
+    let json = output.json.to_value();
     assert_eq!(json["older_before"], json!(null));
     assert_eq!(json["newer_after"], json!(null));
     assert_eq!(
@@ -83,7 +83,7 @@ fn conversation_view_folds_tool_and_context_runs() {
 fn explicit_roles_list_every_matching_event_without_folds() {
     let output = list(json!({"roles": ["tool"], "limit": 2}));
     assert_snapshot!(ok_text(&output));
-    let json = output.structured();
+    let json = output.json.to_value();
     assert_eq!(json["older_before"], 9);
     assert_eq!(json["newer_after"], json!(null));
     assert_eq!(json["items"][1]["tool"], "bash");
@@ -93,7 +93,7 @@ fn explicit_roles_list_every_matching_event_without_folds() {
 #[test]
 fn anchors_select_pages_in_each_direction() {
     fn seqs(output: &notesoup_core::tools::ToolOutput) -> Vec<u64> {
-        let json = output.structured();
+        let json = output.json.to_value();
         json["items"]
             .as_array()
             .unwrap()
@@ -110,7 +110,7 @@ fn anchors_select_pages_in_each_direction() {
         params["roles"] = all.clone();
         let output = list(params.clone());
         assert_eq!(seqs(&output), expect, "{params}");
-        let json = output.structured();
+        let json = output.json.to_value();
         assert_eq!(
             (json["older_before"].clone(), json["newer_after"].clone()),
             (older, newer),
@@ -170,7 +170,7 @@ fn folds_at_page_edges_follow_the_anchors() {
 #[test]
 fn window_ids_narrow_the_page() {
     let output = list(json!({"window_id": "@previous"}));
-    let json = output.structured();
+    let json = output.json.to_value();
     assert!(
         json["items"]
             .as_array()
@@ -259,7 +259,7 @@ fn long_documents_get_partial_previews() {
     );
     assert_snapshot!(ok_text(&output));
     let default = history_list(&history, &HistoryListParams::default());
-    let json = default.structured();
+    let json = default.json.to_value();
     assert_eq!(json["items"][0]["truncated"], true);
     assert_eq!(json["items"][0]["total_chars"], 1601);
     assert_eq!(
@@ -291,7 +291,7 @@ fn folds_list_at_most_twenty_short_tool_names() {
         &history(vec![window("root", items)]),
         &HistoryListParams::default(),
     );
-    let json = output.structured();
+    let json = output.json.to_value();
     let fold = &json["items"][1];
     assert_eq!(fold["count"], 26);
     assert_eq!(fold["tools"].as_object().unwrap().len(), 20);
@@ -310,7 +310,7 @@ fn a_first_row_too_large_whole_gets_a_shorter_preview() {
     };
     let output = history_list(&history, &params);
     assert_fits(&output);
-    let json = output.structured();
+    let json = output.json.to_value();
     let items = json["items"].as_array().unwrap();
     assert_eq!(items.len(), 1, "only the shortened newest row fits");
     assert_eq!(items[0]["seq"], 2);
@@ -334,7 +334,7 @@ fn a_tool_name_too_large_to_show_is_omitted() {
     };
     let output = history_list(&history, &params);
     assert_fits(&output);
-    let json = output.structured();
+    let json = output.json.to_value();
     let item = &json["items"][0];
     assert_eq!(item["tool_name_omitted"], true);
     assert!(item.get("tool").is_none());

@@ -116,7 +116,7 @@ fn walk(history: &History, base: &HistoryListParams, older: bool) -> (Vec<u32>, 
     for _ in 0..10_000 {
         let output = history_list(history, &params);
         assert!(!output.is_error, "{}", output.text);
-        let page = output.structured();
+        let page = output.json.to_value();
         let mut page_seqs = event_seqs(&page);
         assert!(
             page_seqs.windows(2).all(|pair| pair[0] < pair[1]),
@@ -202,7 +202,7 @@ proptest! {
         let params = |offset: i32, limit: u32| HistoryReadParams { seq: 1, offset_chars: Some(offset), limit_chars: Some(limit) };
         let first = history_read(&history, &params(start, limits[0]));
         if i64::from(start) > total {
-            let json = first.structured();
+            let json = first.json.to_value();
             prop_assert_eq!(json["code"].as_str(), Some("invalid_offset"));
             return Ok(());
         }
@@ -210,7 +210,7 @@ proptest! {
         let mut rebuilt = String::new();
         let mut output = first;
         for limit in limits.iter().cycle().skip(1).take(1000) {
-            let json = output.structured();
+            let json = output.json.to_value();
             rebuilt.push_str(json["text"].as_str().unwrap());
             match json["next_offset_chars"].as_u64() {
                 Some(next) => output = history_read(&history, &params(next as i32, *limit)),

@@ -70,7 +70,7 @@ fn a_tool_event_reads_whole() {
     let output = read(&history, 2, None, None);
     assert_snapshot!(ok_text(&output));
     assert_eq!(
-        output.structured(),
+        output.json.to_value(),
         json!({
             "seq": 2, "window_id": "root", "role": "tool", "created_at": "2026-09-15T10:02:00+00:00",
             "tool": "bash", "tool_status": "ok",
@@ -85,15 +85,15 @@ fn windows_page_with_limit_footers_and_negative_offsets() {
     let history = history(vec![window("root", vec![user(3, "0123456789é😀xyz")])]);
     let first = read(&history, 3, None, Some(5));
     assert_snapshot!(ok_text(&first));
-    assert_eq!(first.structured()["limited_by"], "limit");
+    assert_eq!(first.json.to_value()["limited_by"], "limit");
     let tail = read(&history, 3, Some(-4), None);
-    assert_eq!(tail.structured()["text"], "😀xyz");
-    assert_eq!(tail.structured()["offset_chars"], 11);
+    assert_eq!(tail.json.to_value()["text"], "😀xyz");
+    assert_eq!(tail.json.to_value()["offset_chars"], 11);
     let clamped = read(&history, 3, Some(-400), Some(2));
-    assert_eq!(clamped.structured()["text"], "01");
+    assert_eq!(clamped.json.to_value()["text"], "01");
     let end = read(&history, 3, Some(15), None);
-    assert_eq!(end.structured()["text"], "");
-    assert_eq!(end.structured()["next_offset_chars"], json!(null));
+    assert_eq!(end.json.to_value()["text"], "");
+    assert_eq!(end.json.to_value()["next_offset_chars"], json!(null));
     let json = refusal(&read(&history, 3, Some(16), None), "invalid_offset");
     assert_eq!(
         json["details"],
@@ -109,7 +109,7 @@ fn the_byte_budget_stops_a_window_with_its_own_footer() {
     let history = history(vec![window("root", vec![user(1, &text)])]);
     let output = read(&history, 1, None, Some(50_000));
     assert_fits(&output);
-    let json = output.structured();
+    let json = output.json.to_value();
     assert_eq!(json["limited_by"], "bytes");
     let next = json["next_offset_chars"].as_u64().unwrap();
     assert!(next > 7000 && next < 8192, "{next}");

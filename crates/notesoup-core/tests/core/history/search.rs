@@ -13,7 +13,7 @@ fn search(params: serde_json::Value) -> ToolOutput {
 }
 
 fn hits(output: &ToolOutput) -> Vec<(u64, u64)> {
-    output.structured()["items"]
+    output.json.to_value()["items"]
         .as_array()
         .unwrap()
         .iter()
@@ -74,12 +74,12 @@ fn roles_windows_and_anchors_narrow_the_search() {
     );
     let page = search(json!({"query": "test", "limit": 1}));
     assert_eq!(hits(&page), [(17, 8)]);
-    assert_eq!(page.structured()["older_before"], 17);
+    assert_eq!(page.json.to_value()["older_before"], 17);
     let older = search(json!({"query": "test", "limit": 1, "before": 17}));
     assert_eq!(hits(&older), [(15, 23)]);
     let newer = search(json!({"query": "test", "limit": 2, "after": 2}));
     assert_eq!(hits(&newer), [(5, 23), (15, 23)]);
-    assert_eq!(newer.structured()["newer_after"], 15);
+    assert_eq!(newer.json.to_value()["newer_after"], 15);
 }
 
 #[test]

@@ -59,7 +59,7 @@ fn a_success_is_the_data_itself_and_a_refusal_is_flat() {
     assert!(!ok.is_error);
     assert_eq!(ok.text, "h\n\nabc");
     assert_eq!(
-        ok.structured(),
+        ok.json.to_value(),
         json!({"header": "h", "text": "abc", "offset_chars": 0, "total_chars": 3, "next_offset_chars": null, "limited_by": null})
     );
     let refused = ToolOutput::refusal(&Refusal::new(RefusalCode::NotFound, "note not found"));
@@ -131,7 +131,7 @@ fn a_success_that_cannot_fit_becomes_output_too_large() {
     }
     let output = ToolOutput::success(&Huge("x".repeat(40_000)));
     assert!(output.is_error);
-    assert_eq!(output.structured()["code"], "output_too_large");
+    assert_eq!(output.json.to_value()["code"], "output_too_large");
 }
 
 #[test]
@@ -144,22 +144,22 @@ fn windows_count_code_points_and_print_the_spec_footers() {
     );
     let tail = read(text, Some(-2), None);
     assert_eq!(tail.text, "h\n\nef");
-    assert_eq!(tail.structured()["offset_chars"], 6);
-    assert_eq!(read(text, Some(-100), Some(1)).structured()["text"], "a");
+    assert_eq!(tail.json.to_value()["offset_chars"], 6);
+    assert_eq!(read(text, Some(-100), Some(1)).json.to_value()["text"], "a");
     let end = read(text, Some(8), None);
     assert_eq!(end.text, "h\n\n");
     let past = read(text, Some(9), None);
-    assert_eq!(past.structured()["code"], "invalid_offset");
+    assert_eq!(past.json.to_value()["code"], "invalid_offset");
     assert_eq!(
         past.text,
         "error: invalid_offset: offset_chars 9 is past the end: the text has 8 chars; the largest legal offset is 8 (an empty read at the end) {\"offset_chars\":9,\"total_chars\":8}"
     );
     assert_eq!(
-        read(text, None, Some(0)).structured()["code"],
+        read(text, None, Some(0)).json.to_value()["code"],
         "invalid_arguments"
     );
     assert_eq!(
-        read(text, None, Some(50_001)).structured()["code"],
+        read(text, None, Some(50_001)).json.to_value()["code"],
         "invalid_arguments"
     );
 }
@@ -168,7 +168,7 @@ fn windows_count_code_points_and_print_the_spec_footers() {
 fn the_byte_budget_stops_a_window() {
     let text = "é".repeat(60_000);
     let output = read(&text, Some(10), Some(50_000));
-    let json = output.structured();
+    let json = output.json.to_value();
     assert_eq!(json["limited_by"], "bytes");
     let next = json["next_offset_chars"].as_u64().unwrap();
     assert!(output.text.ends_with(&format!(
@@ -195,9 +195,9 @@ fn no_progress_is_output_too_large() {
     let output = ToolOutput::from_outcome(read_window("abc", None, None, |window| {
         Windowed::new(&header, window)
     }));
-    assert_eq!(output.structured()["code"], "output_too_large");
+    assert_eq!(output.json.to_value()["code"], "output_too_large");
     assert_eq!(
-        output.structured()["details"],
+        output.json.to_value()["details"],
         json!({"total_chars": 3, "offset_chars": 0, "budget_bytes": 32768})
     );
 }
@@ -236,7 +236,7 @@ proptest! {
         let first = window(start, limits[0]);
         prop_assert!(first.text.len() <= TOOL_OUTPUT_MAX_BYTES && first.json.len() <= TOOL_OUTPUT_MAX_BYTES);
         if start > total {
-            let json = first.structured();
+            let json = first.json.to_value();
             prop_assert_eq!(json["code"].as_str(), Some("invalid_offset"));
             return Ok(());
         }
@@ -244,7 +244,7 @@ proptest! {
         let mut rebuilt = String::new();
         let mut output = first;
         for limit in limits.iter().cycle().skip(1).take(2000) {
-            let json = output.structured();
+            let json = output.json.to_value();
             if output.is_error {
                 // Only a header that leaves no room for the next code point
                 // may refuse, and then it says so.

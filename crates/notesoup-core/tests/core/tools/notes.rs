@@ -79,7 +79,7 @@ fn ok(output: &ToolOutput) -> &str {
 
 fn refused(output: &ToolOutput, code: &str) -> Value {
     assert!(output.is_error, "expected {code}: {}", output.text);
-    let json = output.structured();
+    let json = output.json.to_value();
     assert_eq!(json["code"], code, "{}", output.text);
     json
 }
@@ -103,7 +103,7 @@ fn write_receipts_name_the_outcome_and_project() {
     let created = notes.write(json!({"address": "plan", "content": "step 1"}));
     assert_eq!(ok(&created), "created plan.md (project proj-12345678)");
     assert_eq!(
-        created.structured(),
+        created.json.to_value(),
         json!({"address": "plan.md", "project_key": "proj-12345678", "outcome": "created"})
     );
     assert_eq!(
@@ -170,7 +170,7 @@ fn a_filesystem_failure_is_io_error_without_the_path() {
     let output = notes.write(json!({"address": "plan", "content": "x"}));
     assert_eq!(output.text, "error: io_error: notes operation failed");
     assert_eq!(
-        output.structured(),
+        output.json.to_value(),
         json!({"error": "notes operation failed", "code": "io_error"})
     );
 }
@@ -182,7 +182,7 @@ fn update_receipts() {
     let edited = notes
         .update(json!({"address": "plan", "edits": [{"oldText": "beta", "newText": "gamma"}]}));
     assert_snapshot!("update_body", ok(&edited));
-    assert_eq!(edited.structured()["change_kind"], "body");
+    assert_eq!(edited.json.to_value()["change_kind"], "body");
     let same = notes
         .update(json!({"address": "plan", "edits": [{"oldText": "alpha", "newText": "alpha"}]}));
     assert_snapshot!("update_unchanged", ok(&same));
@@ -247,7 +247,7 @@ fn rename_is_used_alone() {
     let output = notes.update(json!({"address": "plan", "rename_to": "@project/plan"}));
     assert_snapshot!("rename", ok(&output));
     assert_eq!(
-        output.structured(),
+        output.json.to_value(),
         json!({
             "address": "@project/plan.md", "project_key": "proj-12345678", "applied": 0, "change_kind": "file",
             "diff": "rename plan.md -> @project/plan.md", "rename_from": "plan.md", "replaced_crumpled_target": false
@@ -309,7 +309,7 @@ fn a_huge_diff_is_shortened_to_fit() {
     assert!(text.starts_with(
         "updated plan.md (project proj-12345678): 1 edit\ndiff (this receipt's diff was shortened to fit the output budget; the update itself was applied):\n😀"
     ));
-    assert_eq!(output.structured()["diff_truncated"], true);
+    assert_eq!(output.json.to_value()["diff_truncated"], true);
     // As much of the diff as fits: one more code point would not.
     let longest = output.json.len().max(output.text.len());
     assert!(longest > TOOL_OUTPUT_MAX_BYTES - 4, "{longest}");
@@ -330,7 +330,7 @@ fn read_shows_metadata_and_a_window() {
     );
     let output = notes.read(json!({"address": "@project/deploy"}));
     assert_snapshot!("read_full", ok(&output));
-    let json = output.structured();
+    let json = output.json.to_value();
     assert_eq!(
         json["metadata"]["extra"],
         json!({"status": "active", "tags": ["a", "b"]})
@@ -419,7 +419,10 @@ fn an_unreadable_home_is_reported_not_fatal() {
         "{}",
         output.text
     );
-    assert_eq!(output.structured()["homes_unavailable"], json!(["@human"]));
+    assert_eq!(
+        output.json.to_value()["homes_unavailable"],
+        json!(["@human"])
+    );
 }
 
 #[test]
@@ -428,7 +431,7 @@ fn search_shows_matching_lines_recent_first() {
     seed_library(&notes);
     let output = notes.search(json!({"query": ["PARSER", "postgres"], "max_matches_per_file": 2}));
     assert_snapshot!("search", ok(&output));
-    let json = output.structured();
+    let json = output.json.to_value();
     assert_eq!(json["files"][0]["matches_total"], 3);
     assert_eq!(json["files"][0]["matches"].as_array().unwrap().len(), 2);
     let crumpled = notes.search(json!({"query": "quirk", "wastebasket": true}));
@@ -453,13 +456,13 @@ fn a_huge_matching_line_is_shortened() {
     ok(&notes.write(json!({"address": "big", "content": line})));
     ok(&notes.write(json!({"address": "small", "content": "needle"})));
     let output = notes.search(json!({"query": "NEEDLE"}));
-    let json = output.structured();
+    let json = output.json.to_value();
     let files = json["files"].as_array().unwrap();
     assert_eq!(files.len(), 1, "only the first row may shrink");
     assert_eq!(files[0]["address"], "small.md");
     assert_eq!(json["more"], 1);
     let big_only = notes.search(json!({"query": "NEEDLE", "pattern": "big.md"}));
-    let json = big_only.structured();
+    let json = big_only.json.to_value();
     assert_eq!(json["files"][0]["matches"][0]["truncated"], true);
     assert!(ok(&big_only).ends_with(" [line shortened]"));
 }
@@ -506,7 +509,10 @@ fn notes_tools_are_callable_by_name() {
     );
     for name in NOTES_TOOLS {
         assert_eq!(
-            call(name, json!({"unknown": true})).unwrap().structured()["code"],
+            call(name, json!({"unknown": true}))
+                .unwrap()
+                .json
+                .to_value()["code"],
             "invalid_arguments"
         );
     }

@@ -110,7 +110,11 @@ fn tools_are_callable_by_name() {
             .unwrap();
     for name in HISTORY_TOOLS {
         let output = call_history_tool(&history, name, serde_json::json!({"bogus": 1})).unwrap();
-        assert_eq!(output.structured()["code"], "invalid_arguments", "{name}");
+        assert_eq!(
+            output.json.to_value()["code"],
+            "invalid_arguments",
+            "{name}"
+        );
     }
     let windows = call_history_tool(&history, "history_windows", Value::Null).unwrap();
     assert_eq!(windows.text, "session ");

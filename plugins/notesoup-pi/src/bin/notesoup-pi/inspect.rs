@@ -73,7 +73,7 @@ pub fn history(
     let Some(output) = call_history_tool(&history, &name, arguments) else {
         bail!("unknown history tool {tool}");
     };
-    let shown = if json { &output.json } else { &output.text };
+    let shown = if json { output.json.as_str() } else { output.text.as_str() };
     // A refusal is an error: it goes to stderr, and the exit status says so.
     if output.is_error {
         eprintln!("{shown}");
