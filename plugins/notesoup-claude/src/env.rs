@@ -9,6 +9,12 @@ use crate::budget::BudgetConfig;
 /// for one session or for headless and CI runs.
 pub const DISABLE_VAR: &str = "NOTESOUP_DISABLE";
 
+/// Set to `1` (or `true`/`yes`/`on`) to have `notesoup mcp` list each tool's
+/// `outputSchema` and return `structuredContent`, for MCP clients that keep
+/// the text next to it. Off in the plugin: Claude Code 2.1.332 hands the
+/// model the structured JSON in place of the text (see docs/claude.md).
+pub const MCP_STRUCTURED_VAR: &str = "NOTESOUP_MCP_STRUCTURED";
+
 /// The environment as notesoup uses it.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct HostEnv {
@@ -25,6 +31,8 @@ pub struct HostEnv {
     pub project_dir: Option<PathBuf>,
     /// `NOTESOUP_DISABLE` is on.
     pub disabled: bool,
+    /// `NOTESOUP_MCP_STRUCTURED` is on.
+    pub mcp_structured: bool,
     /// Budget overrides and switches.
     pub budget: BudgetConfig,
 }
@@ -63,6 +71,7 @@ impl HostEnv {
             plugin_data: path("CLAUDE_PLUGIN_DATA"),
             project_dir: path("CLAUDE_PROJECT_DIR"),
             disabled: flag(get(DISABLE_VAR)),
+            mcp_structured: flag(get(MCP_STRUCTURED_VAR)),
             budget: BudgetConfig {
                 context_window: tokens(get("CLAUDE_PLUGIN_OPTION_CONTEXT_WINDOW_TOKENS")),
                 reserve: number(get("CLAUDE_PLUGIN_OPTION_RESERVE_TOKENS")),

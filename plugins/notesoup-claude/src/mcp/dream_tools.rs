@@ -35,6 +35,7 @@ impl ToolHost for DreamToolHost {
                 input_schema: tool.input_schema,
                 // The writing tools are the sequential ones.
                 read_only: Some(!tool.sequential),
+                output_schema: None,
             })
             .collect()
     }
@@ -49,10 +50,12 @@ impl ToolHost for DreamToolHost {
             Some(Ok(text)) => Ok(ToolText {
                 text,
                 is_error: false,
+                structured: None,
             }),
             Some(Err(message)) => Ok(ToolText {
                 text: format!("error: {message}"),
                 is_error: true,
+                structured: None,
             }),
             None => Err(RpcError::new(
                 code::INVALID_PARAMS,

@@ -84,15 +84,22 @@ pub struct ToolDef {
     pub input_schema: Value,
     /// Shown as the `readOnlyHint` annotation when known.
     pub read_only: Option<bool>,
+    /// The JSON Schema of a successful result's `structuredContent`, shown
+    /// as `outputSchema`; `None` for a text-only tool.
+    pub output_schema: Option<Value>,
 }
 
-/// A tool's answer: text only, flagged when it is a refusal.
+/// A tool's answer: the text the model reads, flagged when it is a refusal,
+/// and for a tool with an output schema the structured result.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolText {
     /// The rendered text the model reads.
     pub text: String,
     /// True for a refusal.
     pub is_error: bool,
+    /// The compact JSON sent as `structuredContent` (next to the text), for
+    /// successes of tools listed with an output schema.
+    pub structured: Option<String>,
 }
 
 /// Facts about one `tools/call` taken from its `_meta`.
@@ -712,6 +719,11 @@ mod tests {
                 description: "echoes".into(),
                 input_schema: json!({"type": "object", "additionalProperties": false}),
                 read_only: Some(true),
+                output_schema: Some(json!({
+                    "type": "object",
+                    "properties": {"echo": {"type": "object"}},
+                    "required": ["echo"]
+                })),
             }]
         }
 
@@ -727,9 +739,11 @@ mod tests {
                     format!("unknown tool: {name}"),
                 ));
             }
+            let is_error = arguments.get("fail").is_some();
             Ok(ToolText {
                 text: format!("{arguments} {:?}", meta.tool_use_id),
-                is_error: arguments.get("fail").is_some(),
+                is_error,
+                structured: (!is_error).then(|| json!({ "echo": arguments }).to_string()),
             })
         }
     }

@@ -9,7 +9,7 @@
 use std::borrow::Cow;
 use std::future::Future;
 use std::io;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ClientJsonRpcMessage, ContentBlock,
@@ -102,6 +102,9 @@ impl<H: ToolHost + Send + 'static> ServerHandler for Handler<H> {
                 if let Some(read_only) = tool.read_only {
                     listed.annotations = Some(ToolAnnotations::new().read_only(read_only));
                 }
+                if let Some(Value::Object(output)) = tool.output_schema {
+                    listed.output_schema = Some(Arc::new(output));
+                }
                 listed
             })
             .collect();
@@ -149,12 +152,20 @@ impl<H: ToolHost + Send + 'static> ServerHandler for Handler<H> {
             .call(&request.name, arguments, &meta)
             .map_err(|error| ErrorData::new(ErrorCode(error.code), error.message, error.data))?;
         let content = vec![ContentBlock::text(answer.text)];
-        Ok(if answer.is_error {
+        let mut result = if answer.is_error {
             CallToolResult::error(content)
         } else {
             CallToolResult::success(content)
+        };
+        if let Some(structured) = answer.structured {
+            // The text stays in `content` next to it, as MCP asks for
+            // clients that read only the text.
+            result.structured_content =
+                Some(serde_json::from_str(&structured).map_err(|error| {
+                    ErrorData::internal_error(format!("the tool's JSON is not JSON: {error}"), None)
+                })?);
         }
-        .into())
+        Ok(result.into())
     }
 }
 

@@ -1,5 +1,9 @@
 //! The tools `notesoup mcp` serves: core's tool surface, resolved against
-//! the calling Claude session. Results are text only.
+//! the calling Claude session. Results are text only, unless
+//! `NOTESOUP_MCP_STRUCTURED` asks for each tool's `outputSchema` and a
+//! success's `structuredContent` (core's compact JSON) next to the text:
+//! Claude Code 2.1.332 would hand the model that JSON instead of the text,
+//! so the plugin leaves it off.
 
 use std::path::PathBuf;
 
@@ -193,6 +197,11 @@ impl ToolHost for NotesoupTools {
                 description: claude_description(tool),
                 input_schema: tool.input_schema.clone(),
                 read_only: Some(tool.read_only),
+                output_schema: self
+                    .env
+                    .mcp_structured
+                    .then(|| tool.output_schema.clone())
+                    .flatten(),
             })
             .collect()
     }
@@ -227,6 +236,10 @@ impl ToolHost for NotesoupTools {
         );
         let output = crate::tool_host::run(&mut host, name, arguments);
         Ok(ToolText {
+            // Successes only: a refusal's `{error, code}` is not the tool's
+            // output schema, and its text is what every client shows.
+            structured: (self.env.mcp_structured && !output.is_error)
+                .then(|| output.json.to_string()),
             text: output.text,
             is_error: output.is_error,
         })

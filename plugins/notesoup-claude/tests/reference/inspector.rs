@@ -63,6 +63,7 @@ fn refused(sb: &Sandbox, tool: &str, args: &[&str]) -> String {
 
 fn text(result: &Value) -> &str {
     assert_eq!(result["isError"], false, "{result}");
+    assert_eq!(result.get("structuredContent"), None, "{result}");
     result["content"][0]["text"].as_str().unwrap()
 }
 
@@ -100,6 +101,8 @@ fn the_inspector_lists_and_calls_every_tool() {
         assert!(!tool["description"].as_str().unwrap().contains("/skill:"));
         assert_eq!(tool["inputSchema"], spec.input_schema);
         assert_eq!(tool["annotations"]["readOnlyHint"], spec.read_only);
+        // Text only (see the `structured` tests for why).
+        assert_eq!(tool.get("outputSchema"), None, "{tool}");
     }
 
     let written = called(

@@ -23,6 +23,7 @@ mod plugin;
 mod python_client;
 mod reset_mod;
 mod session;
+mod structured;
 #[path = "../claude/support.rs"]
 #[allow(dead_code)]
 mod support;

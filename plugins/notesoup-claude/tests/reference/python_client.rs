@@ -54,12 +54,9 @@ fn recorded_session(sb: &Sandbox) {
     ]);
 }
 
-#[test]
-fn the_python_sdk_lists_and_calls_every_tool() {
-    let _terminal = crate::hosts::shared();
-    let sb = Sandbox::new();
-    recorded_session(&sb);
-    let plan = json!([
+/// Every tool, success and refusal.
+fn plan() -> Value {
+    json!([
         {"name": "notes_write", "arguments": {"address": "checkpoint.md", "content": "# Goal\nfix the parser"}},
         {"name": "notes_write", "arguments": {"address": "@nowhere/x.md", "content": "x"}},
         {"name": "notes_update", "arguments": {"address": "checkpoint.md", "edits": [{"oldText": "fix", "newText": "fixed"}]}},
@@ -77,28 +74,13 @@ fn the_python_sdk_lists_and_calls_every_tool() {
         {"name": "history_read", "arguments": {"seq": 99}},
         {"name": "history_list", "arguments": {"bogus": 1}},
         {"name": "history_search", "arguments": {"query": []}},
-    ]);
-    let report = run_client(&sb, &plan);
+    ])
+}
 
-    assert_eq!(report["initialize"]["protocol_version"], "2025-11-25");
-    assert_eq!(report["initialize"]["server"], "notesoup");
-    assert_eq!(report["initialize"]["tools_capability"], true);
-    let tools = report["tools"].as_array().unwrap();
-    let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
-    for tool in tools {
-        assert_eq!(
-            tool["input_schema"]["additionalProperties"], false,
-            "{tool}"
-        );
-        assert_eq!(tool["output_schema"], Value::Null, "{tool}");
-        assert!(!tool["description"].as_str().unwrap().is_empty());
-    }
-    assert_eq!(report["discover"]["supported_versions"][0], "2026-07-28");
-    assert_eq!(report["discover"]["tools"], json!(names));
-
-    let calls = report["calls"].as_array().unwrap();
+/// For each call of [`plan`]: refused or not, and how its text starts.
+fn expected(sb: &Sandbox) -> Vec<(bool, String)> {
     let key = notesoup_core::notes::project_key(&sb.project);
-    let expect = [
+    vec![
         (false, format!("created checkpoint.md (project {key})")),
         (
             true,
@@ -143,7 +125,34 @@ fn the_python_sdk_lists_and_calls_every_tool() {
             "error: invalid_arguments: invalid arguments: unknown field `bogus`".to_owned(),
         ),
         (true, "error: invalid_query: ".to_owned()),
-    ];
+    ]
+}
+
+#[test]
+fn the_python_sdk_lists_and_calls_every_tool() {
+    let _terminal = crate::hosts::shared();
+    let sb = Sandbox::new();
+    recorded_session(&sb);
+    let report = run_client(&sb, &plan());
+
+    assert_eq!(report["initialize"]["protocol_version"], "2025-11-25");
+    assert_eq!(report["initialize"]["server"], "notesoup");
+    assert_eq!(report["initialize"]["tools_capability"], true);
+    let tools = report["tools"].as_array().unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    for tool in tools {
+        assert_eq!(
+            tool["input_schema"]["additionalProperties"], false,
+            "{tool}"
+        );
+        assert_eq!(tool["output_schema"], Value::Null, "{tool}");
+        assert!(!tool["description"].as_str().unwrap().is_empty());
+    }
+    assert_eq!(report["discover"]["supported_versions"][0], "2026-07-28");
+    assert_eq!(report["discover"]["tools"], json!(names));
+
+    let calls = report["calls"].as_array().unwrap();
+    let expect = expected(&sb);
     assert_eq!(calls.len(), expect.len());
     for (call, (is_error, prefix)) in calls.iter().zip(expect) {
         assert_eq!(call["is_error"], is_error, "{call}");
@@ -154,4 +163,52 @@ fn the_python_sdk_lists_and_calls_every_tool() {
             "{call}\nexpected prefix {prefix:?}"
         );
     }
+}
+
+/// With `NOTESOUP_MCP_STRUCTURED=1` every tool lists core's output schema
+/// and every success carries core's compact JSON as `structuredContent`,
+/// which the SDK validates against that schema (a mismatch fails the
+/// client); the text is unchanged, and refusals stay text only.
+#[test]
+fn the_python_sdk_validates_every_structured_result() {
+    let _terminal = crate::hosts::shared();
+    let mut sb = Sandbox::new();
+    sb.env
+        .push(("NOTESOUP_MCP_STRUCTURED".to_owned(), "1".to_owned()));
+    recorded_session(&sb);
+    let report = run_client(&sb, &plan());
+
+    let tools = report["tools"].as_array().unwrap();
+    let specs: Vec<_> = notesoup_core::tools::tools_for(false).collect();
+    assert_eq!(tools.len(), specs.len());
+    for (tool, spec) in tools.iter().zip(&specs) {
+        assert_eq!(tool["name"], spec.name);
+        assert_eq!(
+            Some(&tool["output_schema"]),
+            spec.output_schema.as_ref(),
+            "{tool}"
+        );
+    }
+    let calls = report["calls"].as_array().unwrap();
+    let expect = expected(&sb);
+    assert_eq!(calls.len(), expect.len());
+    for (call, (is_error, prefix)) in calls.iter().zip(expect) {
+        assert_eq!(call["is_error"], is_error, "{call}");
+        assert_eq!(call["content_types"], json!(["text"]), "{call}");
+        assert!(
+            call["text"].as_str().unwrap().starts_with(&prefix),
+            "{call}\nexpected prefix {prefix:?}"
+        );
+        if is_error {
+            assert_eq!(call["structured"], Value::Null, "{call}");
+        } else {
+            assert!(call["structured"].is_object(), "{call}");
+        }
+    }
+    let key = notesoup_core::notes::project_key(&sb.project);
+    assert_eq!(
+        calls[0]["structured"],
+        json!({"address": "checkpoint.md", "project_key": key, "outcome": "created"})
+    );
+    assert_eq!(calls[4]["structured"]["text"], "# Goal\nfixed the parser");
 }
