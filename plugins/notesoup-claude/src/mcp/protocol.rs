@@ -867,11 +867,17 @@ mod tests {
             replies[1]["result"]["tools"][0]["annotations"]["readOnlyHint"],
             true
         );
+        assert_eq!(
+            replies[1]["result"]["tools"][0]["outputSchema"]["required"],
+            json!(["echo"])
+        );
         assert_eq!(replies[2]["result"]["isError"], true);
         assert_eq!(
             replies[2]["result"]["content"][0]["text"],
             "{\"fail\":1} None"
         );
+        // A refusal is text only.
+        assert_eq!(replies[2]["result"].get("structuredContent"), None);
         // Without a handshake or the stateless _meta, a request is served as
         // after an `initialize`.
         let replies = serve_bytes(
@@ -885,5 +891,7 @@ mod tests {
             echoed["result"]["content"][0]["text"],
             "{} Some(\"toolu_1\")"
         );
+        // A success carries its structured value next to the text.
+        assert_eq!(echoed["result"]["structuredContent"], json!({"echo": {}}));
     }
 }
