@@ -14,8 +14,18 @@ const S1: &str = "55555555-5555-4555-8555-555555555555";
 
 /// `mcp-inspector --cli notesoup mcp <args>` in the sandbox.
 fn inspect(sb: &Sandbox, args: &[&str]) -> Output {
+    inspect_with(sb, &[], args)
+}
+
+/// [`inspect`] with `KEY=VALUE` pairs in the server's environment (the
+/// Inspector hands the server only a default environment plus these).
+fn inspect_with(sb: &Sandbox, env: &[&str], args: &[&str]) -> Output {
     let bin = notesoup_bin();
-    let mut all = vec!["--cli", bin.to_str().unwrap(), "mcp"];
+    let mut all = vec!["--cli"];
+    for pair in env {
+        all.extend(["-e", pair]);
+    }
+    all.extend([bin.to_str().unwrap(), "mcp"]);
     all.extend_from_slice(args);
     crate::claude::run(&mut sb.command(&mcp_inspector(), &all))
 }
@@ -150,4 +160,70 @@ fn the_inspector_lists_and_calls_every_tool() {
         "invalid_address"
     );
     assert_eq!(refused(&sb, "history_read", &["seq=999"]), "unknown_seq");
+}
+
+/// With `NOTESOUP_MCP_STRUCTURED=1` the Inspector lists core's output
+/// schemas, and a success carries core's compact JSON next to the same
+/// text; a refusal stays text only.
+#[test]
+fn the_inspector_sees_structured_results_when_asked_for() {
+    let _terminal = crate::hosts::shared();
+    let sb = Sandbox::new();
+    let structured = ["NOTESOUP_MCP_STRUCTURED=1"];
+    let listed = inspect_with(&sb, &structured, &["--method", "tools/list"]);
+    assert!(listed.status.success());
+    let listed: Value = serde_json::from_slice(&listed.stdout).unwrap();
+    let tools = listed["tools"].as_array().unwrap();
+    let specs: Vec<_> = notesoup_core::tools::tools_for(false).collect();
+    assert_eq!(tools.len(), specs.len());
+    for (tool, spec) in tools.iter().zip(&specs) {
+        assert_eq!(Some(&tool["outputSchema"]), spec.output_schema.as_ref());
+    }
+
+    let call = |address: &str| {
+        let output = inspect_with(
+            &sb,
+            &structured,
+            &[
+                "--method",
+                "tools/call",
+                "--tool-name",
+                "notes_write",
+                "--tool-arg",
+                &format!("address={address}"),
+                "--tool-arg",
+                "content=# Goal\nfix the parser",
+            ],
+        );
+        let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+        let result: Value = serde_json::Deserializer::from_str(&stdout)
+            .into_iter::<Value>()
+            .next()
+            .unwrap()
+            .unwrap();
+        (output.status.success(), result)
+    };
+    let key = notesoup_core::notes::project_key(&sb.project);
+    let (ok, written) = call("@project/goal.md");
+    assert!(ok, "{written}");
+    assert_eq!(written["isError"], false, "{written}");
+    assert_eq!(
+        written["content"],
+        json!([{"type": "text", "text": format!("created @project/goal.md (project {key})")}])
+    );
+    assert_eq!(
+        written["structuredContent"],
+        json!({"address": "@project/goal.md", "project_key": key, "outcome": "created"})
+    );
+    let (ok, refused) = call("@human/../x.md");
+    assert!(!ok, "{refused}");
+    assert_eq!(refused["isError"], true, "{refused}");
+    assert_eq!(refused.get("structuredContent"), None, "{refused}");
+    assert!(
+        refused["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("error: invalid_address: "),
+        "{refused}"
+    );
 }
