@@ -14,7 +14,9 @@
 //   {killSidecar: true}          SIGKILL the notesoup-pi child process
 //   {shutdown: true}             session_shutdown, as Pi emits it on quit
 //   {navigate: {userMessage: N, summarize}}  /tree to the N-th user message entry
-// The report on stdout: {sessionFile, requests, notices, errors, compactError}.
+// The report on stdout: {sessionFile, requests, notices, errors, compactError,
+// compactions}; `compactions` lists Pi's compaction_start and compaction_end
+// events ({type, reason, aborted?, willRetry?, errorMessage?, summary?}).
 
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
@@ -42,6 +44,7 @@ fs.writeFileSync(
 const requests = [];
 const notices = [];
 const errors = [];
+const compactions = [];
 
 function text(content) {
   if (typeof content === "string") return content;
@@ -125,6 +128,19 @@ await session.bindExtensions({
   onError: (error) => errors.push(`${error.event}: ${error.error}`),
 });
 
+session.subscribe((event) => {
+  if (event.type === "compaction_start") compactions.push({ type: event.type, reason: event.reason });
+  else if (event.type === "compaction_end")
+    compactions.push({
+      type: event.type,
+      reason: event.reason,
+      aborted: event.aborted,
+      willRetry: event.willRetry,
+      errorMessage: event.errorMessage ?? null,
+      summary: event.result?.summary ?? null,
+    });
+});
+
 let compactError;
 for (const step of plan.steps) {
   if (step.respond) faux.appendResponses(step.respond.map(reply));
@@ -172,5 +188,5 @@ const sessionFile = session.sessionManager.getSessionFile();
 await emitSessionShutdownEvent(session.extensionRunner, { type: "session_shutdown", reason: "quit" });
 session.dispose();
 process.stdout.write(
-  `${JSON.stringify({ sessionFile, requests, notices, errors, compactError, pendingResponses: pending })}\n`,
+  `${JSON.stringify({ sessionFile, requests, notices, errors, compactError, pendingResponses: pending, compactions })}\n`,
 );

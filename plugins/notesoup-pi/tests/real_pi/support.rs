@@ -69,6 +69,8 @@ pub struct Report {
     pub errors: Vec<String>,
     pub compact_error: Option<String>,
     pub pending_responses: u64,
+    /// Pi's `compaction_start` / `compaction_end` events, in order.
+    pub compactions: Vec<Value>,
 }
 
 impl World {
@@ -162,6 +164,10 @@ impl World {
                 .collect(),
             compact_error: report["compactError"].as_str().map(str::to_owned),
             pending_responses: report["pendingResponses"].as_u64().unwrap(),
+            compactions: report["compactions"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default(),
         }
     }
 }
