@@ -5,6 +5,7 @@
 
 #![allow(clippy::unwrap_used)] // a failed unwrap is a failed test
 
+mod boot;
 mod compaction;
 mod same_file;
 mod support;

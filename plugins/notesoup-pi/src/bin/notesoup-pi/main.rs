@@ -12,6 +12,8 @@
 //!   prints what a history tool answers for any Pi session file.
 //! - `notesoup-pi context FILE [--leaf ID]` prints the provider context Pi
 //!   would build at the leaf, with notesoup's window projection, as JSON.
+//! - `notesoup-pi boot [--stats]` prints the boot of a session's live window
+//!   (see `boot.rs`).
 //! - `notesoup-pi dream [FLAGS] --script FILE` and `notesoup-pi dream doctor`
 //!   run core's dream with the reference host's scripted dreamer (this
 //!   binary has no real model; see `dream.rs`).
@@ -29,6 +31,7 @@ macro_rules! outln {
     }};
 }
 
+mod boot;
 #[cfg(feature = "testkit")]
 mod demo;
 #[cfg(feature = "testkit")]
@@ -91,6 +94,9 @@ enum Command {
         #[arg(long)]
         leaf: Option<String>,
     },
+    /// The boot notesoup gives Pi for a session's live window; --stats: each
+    /// section's characters and estimated tokens.
+    Boot(boot::BootArgs),
     /// Tidy a notes home with a scripted dreamer, or check it (`dream
     /// doctor [clean [--apply]]`); see `notesoup-pi dream --help`.
     #[command(disable_help_flag = true)]
@@ -226,6 +232,13 @@ fn main() -> ExitCode {
             Ok(()) => ExitCode::SUCCESS,
             Err(error) => {
                 eprintln!("notesoup-pi context: {error:#}");
+                ExitCode::FAILURE
+            }
+        },
+        Command::Boot(args) => match boot::main(&args) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(error) => {
+                eprintln!("notesoup-pi boot: {error:#}");
                 ExitCode::FAILURE
             }
         },
