@@ -97,6 +97,11 @@ export interface CommandSpec {
 	name: string;
 	/** Shown in the command list. */
 	description: string;
+	/**
+	 * The arguments the shim offers as completions after the name
+	 * (`getArgumentCompletions`).
+	 */
+	arguments?: string[];
 }
 
 /** `event`: one thing for the extension to handle. */

@@ -286,8 +286,17 @@ export default function notesoup(pi: ExtensionAPI): void {
     for (const command of spec.commands) {
       if (registeredCommands.has(command.name)) continue;
       registeredCommands.add(command.name);
+      const choices = command.arguments ?? [];
       pi.registerCommand(command.name, {
         description: command.description,
+        // The arguments the sidecar names, offered after `/name `.
+        getArgumentCompletions: (prefix) => {
+          const typed = prefix.trimStart().toLowerCase();
+          const items = choices
+            .filter((choice) => choice.startsWith(typed))
+            .map((choice) => ({ value: choice, label: choice }));
+          return items.length > 0 ? items : null;
+        },
         handler: async (args, ctx) => {
           if (!ready) {
             ctx.ui.notify(`notesoup unavailable: ${unavailable ?? "the sidecar is not running"}`, "warning");

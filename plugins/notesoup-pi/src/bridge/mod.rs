@@ -194,6 +194,7 @@ pub fn ready(extension: &dyn PiExtension, level: PiApiLevel) -> Ready {
         .map(|command| CommandSpec {
             name: command.name,
             description: command.description,
+            arguments: command.arguments,
         })
         .collect();
     Ready {

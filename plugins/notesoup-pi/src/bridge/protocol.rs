@@ -151,6 +151,10 @@ pub struct CommandSpec {
     pub name: String,
     /// Shown in the command list.
     pub description: String,
+    /// The arguments the shim offers as completions after the name
+    /// (`getArgumentCompletions`).
+    #[serde(default)]
+    pub arguments: Vec<String>,
 }
 
 /// `event`: one thing for the extension to handle.

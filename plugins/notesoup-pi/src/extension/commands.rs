@@ -22,10 +22,12 @@ pub fn descriptors() -> Vec<CommandDescriptor> {
             name: NOTESOUP.to_owned(),
             description: "Show notesoup's state, or turn it on or off: /notesoup [on|off]"
                 .to_owned(),
+            arguments: vec!["on".to_owned(), "off".to_owned()],
         },
         CommandDescriptor {
             name: FRESH_WINDOW.to_owned(),
             description: "Close out notes and start a fresh context window; with text, continue there with it: /fresh-window [prompt]".to_owned(),
+            arguments: Vec::new(),
         },
     ]
 }

@@ -59,6 +59,9 @@ pub struct CommandDescriptor {
     pub name: String,
     /// Shown in the command list.
     pub description: String,
+    /// The arguments the host offers as completions after the name.
+    #[serde(default)]
+    pub arguments: Vec<String>,
 }
 
 /// One tool call to execute.

@@ -7,6 +7,7 @@
 
 mod boot;
 mod compaction;
+mod completions;
 mod same_file;
 mod support;
 mod terminal;
