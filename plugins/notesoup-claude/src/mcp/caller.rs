@@ -26,8 +26,75 @@ const MAX_TAIL_BYTES: u64 = 8 * 1024 * 1024;
 pub enum Resolution {
     /// Through the `tool_use` row in its transcript.
     ToolUse,
+    /// The session an earlier call's `tool_use` row named, whose transcript
+    /// is still the project's newest.
+    Kept,
     /// The project's latest recorded session.
     Latest,
+}
+
+/// The caller a `tool_use` row named last, kept by a long-lived server so
+/// the next call costs stat checks rather than transcript reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KnownCaller {
+    transcripts_dir: PathBuf,
+    session_id: String,
+}
+
+/// The caller's session state, as [`resolve`] finds it, keeping the session
+/// a `tool_use` row named in `known`. While that session's transcript (or
+/// one of its sub-agents') is the project's newest, later calls are served
+/// by it without reading transcripts; a newer transcript of another session
+/// resolves again.
+pub fn resolve_kept(
+    known: &mut Option<KnownCaller>,
+    states: &StateDir,
+    transcripts_dir: Option<&Path>,
+    project_key: &str,
+    tool_use_id: Option<&str>,
+) -> Result<Option<(SessionState, Resolution)>, String> {
+    let (Some(dir), Some(id)) = (transcripts_dir, tool_use_id) else {
+        return resolve(states, transcripts_dir, project_key, tool_use_id);
+    };
+    let found = candidates(dir).map_err(|e| e.to_string())?;
+    if let Some(kept) = known.as_ref()
+        && kept.transcripts_dir == dir
+        && newest_is(&found, &kept.session_id)
+        && let Some(state) = states.load(&kept.session_id).map_err(|e| e.to_string())?
+    {
+        return Ok(Some((state, Resolution::Kept)));
+    }
+    *known = None;
+    let needle = format!("\"{id}\"");
+    for (_, session_id, path) in found.iter().take(MAX_FILES) {
+        if holds_tool_use(path, id, needle.as_bytes()).map_err(|e| e.to_string())? {
+            if let Some(state) = states.load(session_id).map_err(|e| e.to_string())? {
+                *known = Some(KnownCaller {
+                    transcripts_dir: dir.to_path_buf(),
+                    session_id: session_id.clone(),
+                });
+                return Ok(Some((state, Resolution::ToolUse)));
+            }
+            break;
+        }
+    }
+    Ok(states
+        .latest(project_key)
+        .map_err(|e| e.to_string())?
+        .map(|state| (state, Resolution::Latest)))
+}
+
+/// Whether `session_id`'s newest transcript is strictly newer than every
+/// other session's (`found` is newest first).
+fn newest_is(found: &[(SystemTime, String, PathBuf)], session_id: &str) -> bool {
+    let Some((newest, session, _)) = found.first() else {
+        return false;
+    };
+    session == session_id
+        && found
+            .iter()
+            .find(|(_, other, _)| other != session_id)
+            .is_none_or(|(time, _, _)| time < newest)
 }
 
 /// The caller's session state, if any session is known.
@@ -53,7 +120,7 @@ pub fn resolve(
 /// `tool_use` block with id `tool_use_id`.
 pub fn find_tool_use(dir: &Path, tool_use_id: &str) -> io::Result<Option<String>> {
     let needle = format!("\"{tool_use_id}\"");
-    for (session_id, path) in candidates(dir)? {
+    for (_, session_id, path) in candidates(dir)?.into_iter().take(MAX_FILES) {
         if holds_tool_use(&path, tool_use_id, needle.as_bytes())? {
             return Ok(Some(session_id));
         }
@@ -62,8 +129,8 @@ pub fn find_tool_use(dir: &Path, tool_use_id: &str) -> io::Result<Option<String>
 }
 
 /// `<dir>/<session>.jsonl` and `<dir>/<session>/subagents/*.jsonl`, newest
-/// first, each with the session it belongs to.
-fn candidates(dir: &Path) -> io::Result<Vec<(String, PathBuf)>> {
+/// first, each with its modification time and the session it belongs to.
+fn candidates(dir: &Path) -> io::Result<Vec<(SystemTime, String, PathBuf)>> {
     let mut found: Vec<(SystemTime, String, PathBuf)> = Vec::new();
     let entries = match std::fs::read_dir(dir) {
         Ok(entries) => entries,
@@ -93,11 +160,7 @@ fn candidates(dir: &Path) -> io::Result<Vec<(String, PathBuf)>> {
         }
     }
     found.sort_by_key(|entry| std::cmp::Reverse(entry.0));
-    Ok(found
-        .into_iter()
-        .take(MAX_FILES)
-        .map(|(_, session, path)| (session, path))
-        .collect())
+    Ok(found)
 }
 
 fn holds_tool_use(path: &Path, tool_use_id: &str, needle: &[u8]) -> io::Result<bool> {
@@ -107,7 +170,7 @@ fn holds_tool_use(path: &Path, tool_use_id: &str, needle: &[u8]) -> io::Result<b
         Err(err) => return Err(err),
     };
     while let Some(line) = lines.next_line()? {
-        if line.windows(needle.len()).any(|w| w == needle)
+        if memchr::memmem::find(&line, needle).is_some()
             && let Some(row) = Row::parse(&line)
             && row.kind == "assistant"
             && row
@@ -161,6 +224,65 @@ mod tests {
             find_tool_use(&dir.path().join("none"), "toolu_a").unwrap(),
             None
         );
+    }
+
+    #[test]
+    fn a_kept_caller_serves_until_another_session_writes_a_newer_transcript() {
+        let data = tempfile::tempdir().unwrap();
+        let transcripts = tempfile::tempdir().unwrap();
+        let states = StateDir::new(data.path());
+        for id in ["sa", "sb"] {
+            let state = SessionState::new_chain(
+                id,
+                transcripts.path().join(format!("{id}.jsonl")),
+                "/w".into(),
+                "p-12345678".into(),
+            );
+            states.save(&state).unwrap();
+        }
+        let write = |id: &str, tool_use: &str| {
+            let path = transcripts.path().join(format!("{id}.jsonl"));
+            let mut text = std::fs::read_to_string(&path).unwrap_or_default();
+            text.push_str(&(tool_use_row(tool_use) + "\n"));
+            std::fs::write(&path, text).unwrap();
+            // Modification times must tell the writes apart.
+            let later = SystemTime::now()
+                + std::time::Duration::from_secs(
+                    u64::try_from(std::fs::read_dir(transcripts.path()).unwrap().count()).unwrap(),
+                );
+            std::fs::File::options()
+                .write(true)
+                .open(&path)
+                .unwrap()
+                .set_modified(later)
+                .unwrap();
+        };
+        let mut known = None;
+        let mut call = |tool_use: &str| {
+            resolve_kept(
+                &mut known,
+                &states,
+                Some(transcripts.path()),
+                "p-12345678",
+                Some(tool_use),
+            )
+            .unwrap()
+            .map(|(state, how)| (state.session_id, how))
+            .unwrap()
+        };
+        write("sb", "toolu_b");
+        write("sa", "toolu_a");
+        assert_eq!(call("toolu_a"), ("sa".to_owned(), Resolution::ToolUse));
+        // Its transcript is the newest: kept, whatever the id.
+        assert_eq!(call("toolu_a2"), ("sa".to_owned(), Resolution::Kept));
+        // Another session wrote later: resolved again.
+        write("sb", "toolu_b2");
+        assert_eq!(call("toolu_b2"), ("sb".to_owned(), Resolution::ToolUse));
+        assert_eq!(call("toolu_b3"), ("sb".to_owned(), Resolution::Kept));
+        // A call from an older transcript while sb is newest is served by
+        // the kept caller; once sa writes again it is found.
+        write("sa", "toolu_a3");
+        assert_eq!(call("toolu_a3"), ("sa".to_owned(), Resolution::ToolUse));
     }
 
     #[test]

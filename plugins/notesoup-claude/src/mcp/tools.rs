@@ -12,12 +12,13 @@ use notesoup_core::notes::project_key;
 use notesoup_core::tools::{Refusal, RefusalCode, ToolOutput, ToolSpec};
 use serde_json::Value;
 
-use super::caller::resolve;
+use super::caller::{KnownCaller, resolve_kept};
 use super::protocol::{CallMeta, RpcError, ToolDef, ToolHost, ToolText, code};
 use crate::env::HostEnv;
 use crate::state::{SessionState, StateDir};
 use crate::tool_host::{Caller, ClaudeToolHost, claude_description, claude_tools};
 use crate::transcript::decode::{ChainFile, decode_chain};
+use crate::transcript::incremental::ChainDecoder;
 
 /// The tool host of one `notesoup mcp` process.
 #[derive(Debug)]
@@ -29,50 +30,25 @@ pub struct NotesoupTools {
     project_key: String,
     /// What `tools/list` shows, from core's surface.
     tools: Vec<&'static ToolSpec>,
-    /// The last decoded chain, reused while its files are unchanged.
+    /// The last decoded chain, kept and extended as its transcript grows.
     history_cache: Option<CachedHistory>,
+    /// The session the last `tool_use` row named.
+    known_caller: Option<KnownCaller>,
 }
 
-/// A chain's decoded history and what its files were when it was decoded.
-/// One entry only: the server serves one conversation at a time, and a
-/// 50 MB transcript decodes to a few times its size.
+/// A chain's kept decode and the history built from it. One entry only:
+/// the server serves one conversation at a time, and a 50 MB transcript
+/// decodes to a few times its size.
 #[derive(Debug)]
 pub struct CachedHistory {
-    notes_session_id: String,
-    files: Vec<(PathBuf, Option<FileStamp>)>,
-    history: History,
-}
-
-/// What tells a file changed: the transcript is appended to, and a
-/// truncation, a replacement (another inode) or a rewrite in place (another
-/// modification time) shows here too.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FileStamp {
-    len: u64,
-    modified: Option<std::time::SystemTime>,
-    inode: u64,
-    device: u64,
-}
-
-impl FileStamp {
-    /// The stamp of `path`, `None` when there is no regular file (it decodes
-    /// as empty).
-    pub fn of(path: &std::path::Path) -> Option<Self> {
-        use std::os::unix::fs::MetadataExt;
-        let meta = std::fs::metadata(path)
-            .ok()
-            .filter(std::fs::Metadata::is_file)?;
-        Some(Self {
-            len: meta.len(),
-            modified: meta.modified().ok(),
-            inode: meta.ino(),
-            device: meta.dev(),
-        })
-    }
+    decoder: ChainDecoder,
+    /// The history and the decoder generation it was built from; `None`
+    /// only while it is built again.
+    history: Option<(u64, History)>,
 }
 
 /// The history of `state`'s chain: the cached one while none of its files
-/// changed, else decoded again (and cached).
+/// changed, else brought up to date (and cached).
 pub fn cached_chain_history(
     cache: &mut Option<CachedHistory>,
     state: &SessionState,
@@ -80,37 +56,63 @@ pub fn cached_chain_history(
     cached_chain(cache, state).cloned()
 }
 
-/// The cached history of `state`'s chain, decoded again when any of its
-/// files changed; lent, not copied.
+/// The cached history of `state`'s chain, lent, not copied. When the newest
+/// transcript grew, only its new bytes are decoded (see
+/// [`ChainDecoder::update`]); any other change decodes the chain again.
 pub fn cached_chain<'c>(
     cache: &'c mut Option<CachedHistory>,
     state: &SessionState,
 ) -> Result<&'c History, Refusal> {
-    let files: Vec<(PathBuf, Option<FileStamp>)> = state
+    let files = chain_files(state);
+    let update = match cache {
+        Some(cached) => cached
+            .decoder
+            .update(&state.notes_session_id, &files)
+            .map(|_| ()),
+        None => ChainDecoder::decode(&state.notes_session_id, &files).map(|decoder| {
+            *cache = Some(CachedHistory {
+                decoder,
+                history: None,
+            });
+        }),
+    };
+    let unreadable = |err: std::io::Error| {
+        Refusal::new(
+            RefusalCode::IoError,
+            format!("transcript unreadable: {err}"),
+        )
+    };
+    if let Err(err) = update {
+        *cache = None;
+        return Err(unreadable(err));
+    }
+    let cached = cache
+        .as_mut()
+        .ok_or_else(|| Refusal::new(RefusalCode::InternalError, "the history cache is empty"))?;
+    let generation = cached.decoder.generation();
+    if cached.history.as_ref().map(|(built, _)| *built) != Some(generation) {
+        // The old history goes before the new one is built.
+        cached.history = None;
+        let history = History::new(cached.decoder.transcript())
+            .map_err(|err| Refusal::new(RefusalCode::InternalError, err.to_string()))?;
+        cached.history = Some((generation, history));
+    }
+    cached
+        .history
+        .as_ref()
+        .map(|(_, history)| history)
+        .ok_or_else(|| Refusal::new(RefusalCode::InternalError, "the history cache is empty"))
+}
+
+fn chain_files(state: &SessionState) -> Vec<ChainFile> {
+    state
         .transcripts()
         .into_iter()
-        .map(|link| {
-            let stamp = FileStamp::of(&link.transcript_path);
-            (link.transcript_path, stamp)
+        .map(|link| ChainFile {
+            session_id: link.session_id,
+            path: link.transcript_path,
         })
-        .collect();
-    let fresh = cache.as_ref().is_some_and(|cached| {
-        cached.notes_session_id == state.notes_session_id && cached.files == files
-    });
-    if !fresh {
-        // Dropped before decoding, so two decoded chains never sit in memory.
-        *cache = None;
-        let history = chain_history(state)?;
-        *cache = Some(CachedHistory {
-            notes_session_id: state.notes_session_id.clone(),
-            files,
-            history,
-        });
-    }
-    cache
-        .as_ref()
-        .map(|cached| &cached.history)
-        .ok_or_else(|| Refusal::new(RefusalCode::InternalError, "the history cache is empty"))
+        .collect()
 }
 
 impl NotesoupTools {
@@ -123,6 +125,7 @@ impl NotesoupTools {
             project_key,
             tools: claude_tools(),
             history_cache: None,
+            known_caller: None,
         }
     }
 }
@@ -135,6 +138,7 @@ struct McpCaller<'a> {
     project_key: &'a str,
     tool_use_id: Option<&'a str>,
     history_cache: &'a mut Option<CachedHistory>,
+    known_caller: &'a mut Option<KnownCaller>,
 }
 
 impl Caller for McpCaller<'_> {
@@ -158,7 +162,8 @@ impl Caller for McpCaller<'_> {
         let Some(data) = self.env.data_dir() else {
             return Ok(None);
         };
-        Ok(resolve(
+        Ok(resolve_kept(
+            self.known_caller,
             &StateDir::new(data),
             self.env.transcripts_dir(self.project_dir).as_deref(),
             self.project_key,
@@ -170,14 +175,7 @@ impl Caller for McpCaller<'_> {
 
 /// The history of a session's whole `/clear` chain.
 pub fn chain_history(state: &SessionState) -> Result<History, Refusal> {
-    let files: Vec<ChainFile> = state
-        .transcripts()
-        .into_iter()
-        .map(|link| ChainFile {
-            session_id: link.session_id,
-            path: link.transcript_path,
-        })
-        .collect();
+    let files = chain_files(state);
     let transcript = decode_chain(&state.notes_session_id, &files).map_err(|err| {
         Refusal::new(
             RefusalCode::IoError,
@@ -226,6 +224,7 @@ impl ToolHost for NotesoupTools {
             project_key: &self.project_key,
             tool_use_id: meta.tool_use_id.as_deref(),
             history_cache: &mut self.history_cache,
+            known_caller: &mut self.known_caller,
         };
         let mut host = ClaudeToolHost::new(
             &self.env,

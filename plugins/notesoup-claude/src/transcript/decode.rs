@@ -48,14 +48,7 @@ pub struct ChainFile {
 /// A missing file decodes as empty (Claude Code creates a transcript lazily),
 /// and so does a path that names no regular file (a FIFO would block).
 pub fn decode_chain(notes_session_id: &str, files: &[ChainFile]) -> io::Result<Transcript> {
-    let mut decoder = Decoder {
-        transcript: Transcript {
-            session_id: notes_session_id.to_owned(),
-            ..Transcript::default()
-        },
-        used_ids: HashSet::new(),
-        last_ordinal: 0,
-    };
+    let mut decoder = Decoder::new(notes_session_id);
     for file in files {
         let bytes = match read_regular(&file.path) {
             Ok(bytes) => bytes,
@@ -89,7 +82,7 @@ fn persisted_output_path(output: &str) -> Option<Option<String>> {
 /// session's, `<session>/subagents/agent-<id>.jsonl`, with
 /// `agent-<id>.meta.json` naming the spawning call (`toolUseId`) and
 /// whether it finished.
-fn subagent_calls(transcript: &std::path::Path) -> HashMap<String, NestedCalls> {
+pub(super) fn subagent_calls(transcript: &std::path::Path) -> HashMap<String, NestedCalls> {
     let mut found = HashMap::new();
     let dir = transcript.with_extension("").join("subagents");
     let Ok(entries) = std::fs::read_dir(&dir) else {
@@ -165,17 +158,17 @@ fn nested_calls(bytes: &[u8]) -> Vec<NestedCall> {
     calls
 }
 
-struct Decoder {
-    transcript: Transcript,
-    used_ids: HashSet<String>,
-    last_ordinal: u64,
+pub(super) struct Decoder {
+    pub(super) transcript: Transcript,
+    pub(super) used_ids: HashSet<String>,
+    pub(super) last_ordinal: u64,
 }
 
 /// Row kinds worth parsing; a line whose leading `"type"` names anything else
 /// is bookkeeping and skipped unparsed (these can be large).
 const MESSAGE_KINDS: [&str; 4] = ["user", "assistant", "system", "attachment"];
 
-fn worth_parsing(line: &[u8]) -> bool {
+pub(super) fn worth_parsing(line: &[u8]) -> bool {
     let Some(rest) = line.strip_prefix(b"{\"type\":\"") else {
         return true;
     };
@@ -186,7 +179,24 @@ fn worth_parsing(line: &[u8]) -> bool {
 }
 
 impl Decoder {
-    fn file(&mut self, session_id: &str, bytes: &[u8], nested: &HashMap<String, NestedCalls>) {
+    /// A decoder with nothing decoded yet.
+    pub(super) fn new(notes_session_id: &str) -> Self {
+        Self {
+            transcript: Transcript {
+                session_id: notes_session_id.to_owned(),
+                ..Transcript::default()
+            },
+            used_ids: HashSet::new(),
+            last_ordinal: 0,
+        }
+    }
+
+    pub(super) fn file(
+        &mut self,
+        session_id: &str,
+        bytes: &[u8],
+        nested: &HashMap<String, NestedCalls>,
+    ) {
         let rows: Vec<Row> = bytes
             .split(|&b| b == b'\n')
             .filter(|line| !line.is_empty() && worth_parsing(line))
@@ -220,7 +230,7 @@ impl Decoder {
         self.close_window(window);
     }
 
-    fn open_window(&mut self, session_id: &str, created_at: Option<String>) -> OpenWindow {
+    pub(super) fn open_window(&self, session_id: &str, created_at: Option<String>) -> OpenWindow {
         OpenWindow {
             session_id: session_id.to_owned(),
             created_at,
@@ -229,7 +239,7 @@ impl Decoder {
         }
     }
 
-    fn close_window(&mut self, window: OpenWindow) {
+    pub(super) fn close_window(&mut self, window: OpenWindow) {
         let id = match window
             .boot_id
             .filter(|id| !self.used_ids.contains(&id.to_string()))
@@ -255,16 +265,22 @@ impl Decoder {
 }
 
 /// A window being filled.
-struct OpenWindow {
-    session_id: String,
-    created_at: Option<String>,
+#[derive(Debug, Clone)]
+pub(super) struct OpenWindow {
+    pub(super) session_id: String,
+    pub(super) created_at: Option<String>,
     /// The id named by the first notesoup boot in the window.
-    boot_id: Option<WindowId>,
-    items: Vec<TranscriptItem>,
+    pub(super) boot_id: Option<WindowId>,
+    pub(super) items: Vec<TranscriptItem>,
 }
 
 impl OpenWindow {
-    fn push_items(&mut self, base: u32, created_at: Option<&str>, items: Vec<(u32, ItemKind)>) {
+    pub(super) fn push_items(
+        &mut self,
+        base: u32,
+        created_at: Option<&str>,
+        items: Vec<(u32, ItemKind)>,
+    ) {
         for (offset, kind) in items {
             if self.boot_id.is_none()
                 && let ItemKind::Message {
@@ -292,9 +308,9 @@ fn first_timestamp(rows: &[Row]) -> Option<String> {
 }
 
 /// A used row: how many seqs it takes and the items at their offsets.
-struct Decoded {
-    seqs: u32,
-    items: Vec<(u32, ItemKind)>,
+pub(super) struct Decoded {
+    pub(super) seqs: u32,
+    pub(super) items: Vec<(u32, ItemKind)>,
 }
 
 fn context(text: String) -> ItemKind {
@@ -304,7 +320,7 @@ fn context(text: String) -> ItemKind {
     }
 }
 
-fn decode_row(row: &Row, nested: &HashMap<String, NestedCalls>) -> Option<Decoded> {
+pub(super) fn decode_row(row: &Row, nested: &HashMap<String, NestedCalls>) -> Option<Decoded> {
     match row.kind.as_str() {
         "user" => Some(decode_user(row, nested)),
         "assistant" if !row.is_synthetic() => Some(decode_assistant(row)),
@@ -425,7 +441,7 @@ fn decode_assistant(row: &Row) -> Decoded {
 
 /// FNV-1a for the per-file uuid maps: row uuids are short ids Claude Code
 /// generates, so a fast unkeyed hash serves (SipHash dominated the decode).
-struct Fnv(u64);
+pub(super) struct Fnv(u64);
 
 impl Default for Fnv {
     fn default() -> Self {
@@ -446,8 +462,8 @@ impl Hasher for Fnv {
     }
 }
 
-type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<Fnv>>;
-type FastSet<K> = HashSet<K, BuildHasherDefault<Fnv>>;
+pub(super) type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<Fnv>>;
+pub(super) type FastSet<K> = HashSet<K, BuildHasherDefault<Fnv>>;
 
 /// The uuids on the file's active branch: everything the newest main-thread
 /// row reaches.

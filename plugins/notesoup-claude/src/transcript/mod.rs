@@ -1,6 +1,7 @@
 //! Claude Code transcripts (`~/.claude/projects/<slug>/<session>.jsonl`).
 
 pub mod decode;
+pub mod incremental;
 pub mod row;
 pub mod scan;
 pub mod tail;

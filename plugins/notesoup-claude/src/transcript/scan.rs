@@ -21,7 +21,7 @@ pub struct LastReply {
 }
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
-    haystack.windows(needle.len()).any(|w| w == needle)
+    memchr::memmem::find(haystack, needle).is_some()
 }
 
 /// The usage of the last main-thread model reply after the last compact

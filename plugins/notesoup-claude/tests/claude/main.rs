@@ -8,6 +8,7 @@ mod decode;
 mod dream;
 mod history_cache;
 mod hooks;
+mod incremental;
 mod mcp;
 mod plugin_files;
 mod reset;
