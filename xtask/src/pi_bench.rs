@@ -140,16 +140,40 @@ fn context(args: &[String]) -> Result<()> {
         ours.push(measure(notesoup())?);
         theirs.push(measure(pi())?);
     }
-    let (our_time, our_rss) = medians(&ours);
-    let (pi_time, pi_rss) = medians(&theirs);
+    let ours = medians(&ours);
+    let theirs = medians(&theirs);
+    println!("medians of {runs} alternating runs:");
     println!(
-        "notesoup-pi context: {our_time:.3} s wall, peak RSS {our_rss:.0} MB (median of {runs})"
+        "{:<32} {:>10} {:>10} {:>10}",
+        "", "wall (s)", "CPU (s)", "RSS (MB)"
     );
+    for (name, sample) in [
+        ("notesoup-pi context", ours),
+        ("Pi open + buildSessionContext", theirs),
+    ] {
+        println!(
+            "{name:<32} {:>10.3} {:>10.3} {:>10.0}",
+            sample.wall, sample.cpu, sample.peak_mb
+        );
+    }
     println!(
-        "Pi open + buildSessionContext: {pi_time:.3} s wall, peak RSS {pi_rss:.0} MB (median of {runs})"
+        "ratio: notesoup-pi is {:.1}x faster (wall), {:.1}x (CPU), {:.1}x less memory",
+        theirs.wall / ours.wall,
+        theirs.cpu / ours.cpu,
+        theirs.peak_mb / ours.peak_mb
     );
-    println!("ratio: notesoup-pi is {:.1}x faster", pi_time / our_time);
     Ok(())
+}
+
+/// One run of a measured process.
+#[derive(Debug, Clone, Copy)]
+struct Sample {
+    /// Wall time, seconds.
+    wall: f64,
+    /// CPU time (user + sys, every thread), seconds.
+    cpu: f64,
+    /// Peak resident set, MB.
+    peak_mb: f64,
 }
 
 fn build_release(root: &std::path::Path) -> Result<()> {
@@ -171,9 +195,10 @@ fn build_release(root: &std::path::Path) -> Result<()> {
     Ok(())
 }
 
-/// Wall time (s) and peak RSS (MB) of one whole process, its output
-/// discarded. The peak comes from GNU time when it is installed.
-fn measure(cmd: Command) -> Result<(f64, f64)> {
+/// Wall time, CPU time and peak RSS of one whole process, its output
+/// discarded. CPU time and the peak come from GNU time when it is installed
+/// (NaN otherwise).
+fn measure(cmd: Command) -> Result<Sample> {
     let gnu_time = std::path::Path::new("/usr/bin/time");
     let program = cmd.get_program().to_owned();
     let args: Vec<_> = cmd.get_args().map(ToOwned::to_owned).collect();
@@ -183,7 +208,7 @@ fn measure(cmd: Command) -> Result<(f64, f64)> {
         .collect();
     let mut run = if gnu_time.exists() {
         let mut timed = Command::new(gnu_time);
-        timed.args(["-f", "%M"]).arg(&program).args(&args);
+        timed.args(["-f", "%M %U %S"]).arg(&program).args(&args);
         timed
     } else {
         let mut plain = Command::new(&program);
@@ -203,21 +228,31 @@ fn measure(cmd: Command) -> Result<(f64, f64)> {
             String::from_utf8_lossy(&output.stderr)
         );
     }
-    let peak_kb: f64 = String::from_utf8_lossy(&output.stderr)
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let figures: Vec<f64> = stderr
         .lines()
         .last()
-        .and_then(|line| line.trim().parse().ok())
-        .unwrap_or(f64::NAN);
-    Ok((wall, peak_kb / 1024.0))
+        .unwrap_or("")
+        .split_whitespace()
+        .map(|figure| figure.parse().unwrap_or(f64::NAN))
+        .collect();
+    let figure = |at: usize| figures.get(at).copied().unwrap_or(f64::NAN);
+    Ok(Sample {
+        wall,
+        cpu: figure(1) + figure(2),
+        peak_mb: figure(0) / 1024.0,
+    })
 }
 
-fn medians(samples: &[(f64, f64)]) -> (f64, f64) {
-    let median = |mut values: Vec<f64>| {
+fn medians(samples: &[Sample]) -> Sample {
+    let median = |values: &mut Vec<f64>| {
         values.sort_by(f64::total_cmp);
         values.get(values.len() / 2).copied().unwrap_or(f64::NAN)
     };
-    (
-        median(samples.iter().map(|s| s.0).collect()),
-        median(samples.iter().map(|s| s.1).collect()),
-    )
+    let pick = |field: fn(&Sample) -> f64| median(&mut samples.iter().map(field).collect());
+    Sample {
+        wall: pick(|s| s.wall),
+        cpu: pick(|s| s.cpu),
+        peak_mb: pick(|s| s.peak_mb),
+    }
 }

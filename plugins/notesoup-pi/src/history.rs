@@ -11,8 +11,11 @@
 //! Only entries on the active branch are visible; the seqs of the others
 //! become off-branch spans. Windows split at each reset marker on the branch
 //! (current or legacy), the first being the root window. Nothing is cached:
-//! the extension decodes the host's entries on every history call.
+//! the extension decodes the host's entries on every history call. A session
+//! file read by [`LazySession`] gives the same transcript through
+//! [`decode_lazy`], decoding in full only the active branch.
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 
 use notesoup_core::history::{
@@ -26,8 +29,8 @@ use crate::json::to_js_string;
 use crate::projection::reset_markers;
 use crate::reset::window::root_window_id;
 use crate::session::{
-    AgentMessage, BashExecutionMessage, Content, ContentBlock, Entry, NestedToolCalls,
-    ToolResultMessage,
+    AgentMessage, BashExecutionMessage, Content, ContentBlock, Entry, LazySession, Leaf,
+    NestedToolCalls, ToolResultMessage,
 };
 
 /// The history of the host's session at its current leaf.
@@ -59,51 +62,122 @@ pub fn decode(
             std::ptr::from_ref(branch[position])
         })
         .collect();
-    let mut windows = vec![TranscriptWindow {
-        id: root_window_id(session_id),
-        created_at: created_at.map(str::to_owned),
-        items: Vec::new(),
-    }];
-    let mut window_ids: HashSet<String> = windows.iter().map(|w| w.id.clone()).collect();
-    let mut off_branch = Vec::new();
-    let mut next_seq: u32 = 1;
+    let mut decoder = Decoder::new(session_id, created_at);
     for entry in entries {
         let pointer = std::ptr::from_ref(entry);
-        let count = seq_count(entry);
-        if !on_branch.contains(&pointer) {
-            if count > 0 {
-                off_branch.push(SeqSpan {
-                    first: next_seq,
-                    last: next_seq.saturating_add(count - 1),
-                });
-            }
-            next_seq = next_seq.saturating_add(count);
-            continue;
+        if on_branch.contains(&pointer) {
+            decoder.on_branch(entry, markers.contains(&pointer));
+        } else {
+            decoder.off_branch(seq_count(entry));
         }
-        if markers.contains(&pointer)
+    }
+    decoder.finish()
+}
+
+/// [`decode`] over a [`LazySession`] at `leaf`: the same transcript, with
+/// only the branch decoded and kept; an entry off the branch is decoded for
+/// its seq count alone (and not at all when its type takes no seq), then
+/// dropped. The session header's id and time name the root window.
+pub fn decode_lazy(session: &LazySession, leaf: Leaf<'_>) -> Transcript {
+    let header = session.header();
+    let session_id = header.map_or("", |h| h.id.as_str());
+    let created_at = header.and_then(|h| h.timestamp.as_deref());
+    let positions = session.path_positions(leaf);
+    let branch: Vec<Cow<'_, Entry>> = positions
+        .iter()
+        .map(|&position| session.entry_uncached(position))
+        .collect();
+    let refs: Vec<&Entry> = branch.iter().map(AsRef::as_ref).collect();
+    let mut markers = vec![false; positions.len()];
+    for marker in reset_markers(&refs) {
+        markers[marker.position] = true;
+    }
+    let mut on_branch = vec![usize::MAX; session.len()];
+    for (at, &position) in positions.iter().enumerate() {
+        on_branch[position] = at;
+    }
+    let mut decoder = Decoder::new(session_id, created_at);
+    for (position, &at) in on_branch.iter().enumerate() {
+        if at != usize::MAX {
+            decoder.on_branch(refs[at], markers[at]);
+        } else if SEQ_TYPES.contains(&session.entry_type(position)) {
+            decoder.off_branch(seq_count(&session.entry_uncached(position)));
+        }
+    }
+    decoder.finish()
+}
+
+/// The entry types that can take a seq; every other type takes none, even
+/// when its fields do not match Pi's shape.
+const SEQ_TYPES: [&str; 4] = ["message", "compaction", "branch_summary", "custom_message"];
+
+/// Builds a transcript from the entries in file order.
+struct Decoder {
+    session_id: String,
+    windows: Vec<TranscriptWindow>,
+    window_ids: HashSet<String>,
+    off_branch: Vec<SeqSpan>,
+    next_seq: u32,
+}
+
+impl Decoder {
+    fn new(session_id: &str, created_at: Option<&str>) -> Self {
+        let windows = vec![TranscriptWindow {
+            id: root_window_id(session_id),
+            created_at: created_at.map(str::to_owned),
+            items: Vec::new(),
+        }];
+        let window_ids = windows.iter().map(|w| w.id.clone()).collect();
+        Self {
+            session_id: session_id.to_owned(),
+            windows,
+            window_ids,
+            off_branch: Vec::new(),
+            next_seq: 1,
+        }
+    }
+
+    /// An entry off the active branch, taking `count` seqs.
+    fn off_branch(&mut self, count: u32) {
+        if count > 0 {
+            self.off_branch.push(SeqSpan {
+                first: self.next_seq,
+                last: self.next_seq.saturating_add(count - 1),
+            });
+        }
+        self.next_seq = self.next_seq.saturating_add(count);
+    }
+
+    /// An entry on the active branch; `marker` when it is a reset marker.
+    fn on_branch(&mut self, entry: &Entry, marker: bool) {
+        let count = seq_count(entry);
+        if marker
             && let Some(window_id) = marker_window(entry)
             // A repeated window id continues the window it names instead of
             // splitting: tools address windows by id.
-            && window_ids.insert(window_id.to_owned())
+            && self.window_ids.insert(window_id.to_owned())
         {
-            windows.push(TranscriptWindow {
+            self.windows.push(TranscriptWindow {
                 id: window_id.to_owned(),
                 created_at: Some(entry.timestamp().to_owned()),
                 items: Vec::new(),
             });
         }
         if count > 0
-            && let Some(window) = windows.last_mut()
+            && let Some(window) = self.windows.last_mut()
         {
-            decode_entry(entry, next_seq, &mut window.items);
+            decode_entry(entry, self.next_seq, &mut window.items);
         }
-        next_seq = next_seq.saturating_add(count);
+        self.next_seq = self.next_seq.saturating_add(count);
     }
-    Transcript {
-        session_id: session_id.to_owned(),
-        highest_seq: next_seq - 1,
-        off_branch,
-        windows,
+
+    fn finish(self) -> Transcript {
+        Transcript {
+            session_id: self.session_id,
+            highest_seq: self.next_seq - 1,
+            off_branch: self.off_branch,
+            windows: self.windows,
+        }
     }
 }
 

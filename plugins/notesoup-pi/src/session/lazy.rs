@@ -1,207 +1,400 @@
-//! A long session file read lazily: one buffer, every line indexed by byte
-//! range with only what the tree needs (type, id, parent), and an entry
-//! decoded in full only when something asks for it — once, then cached.
+//! A long session file read lazily: the file is streamed once in fixed
+//! chunks, every line indexed by byte range with only what the tree needs
+//! (type, id, parent), and an entry decoded in full only when something
+//! asks for it — its line read back from the file, decoded once, then
+//! cached. Memory follows the index and the decoded entries, not the size
+//! of the file.
 //!
 //! It answers the read-only questions (the branch to a leaf, the provider
-//! context) exactly as [`SessionFile`] does: every line is still checked to
-//! be a JSON object, so a garbage, torn or non-object line is skipped just
-//! as Pi skips it, and any line the quick index cannot settle is read by
-//! [`SessionFile`]'s own rules. What it does not do is rewrite: a writer
-//! keeps using [`SessionFile`].
+//! context, the history) exactly as [`SessionFile`] does: every line is
+//! still checked to be a JSON object the eager reader would accept (a
+//! structural scan, see `scan.rs`), so a garbage, torn or non-object line
+//! is skipped just as Pi skips it, and any line the scan cannot settle is
+//! read by [`SessionFile`]'s own rules. What it does not do is rewrite: a
+//! writer keeps using [`SessionFile`].
 
 use std::borrow::Cow;
 use std::cell::OnceCell;
-use std::collections::HashMap;
+use std::fs::File;
+use std::hash::BuildHasher;
+use std::io::Read;
 use std::ops::Range;
-use std::path::Path;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
+use serde_json::Map;
 
 use super::SessionError;
-use super::entry::{Entry, SessionHeader};
+use super::entry::{Entry, SessionHeader, UnknownEntry};
 use super::reader::{Diagnostic, SessionFile};
+use super::scan::scan;
 use super::tree::Leaf;
 
-/// A small, fast hash for entry ids (FxHash's multiply-rotate): the ids
-/// come from the file, and a collision costs only a slower lookup.
-#[derive(Default, Clone, Copy)]
-struct IdHasher(u64);
+/// How much of the file is read at a time while indexing.
+const CHUNK: usize = 1 << 20;
 
-impl std::hash::Hasher for IdHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        for chunk in bytes.chunks(8) {
-            let mut word = [0u8; 8];
-            word[..chunk.len()].copy_from_slice(chunk);
-            self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(word))
-                .wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-        }
-    }
+/// The entry types the index knows by name, in a fixed order.
+const TYPES: [&str; 11] = [
+    "message",
+    "compaction",
+    "thinking_level_change",
+    "model_change",
+    "branch_summary",
+    "custom",
+    "custom_message",
+    "label",
+    "session_info",
+    "usage",
+    "context_edit",
+];
+const MESSAGE: u8 = 0;
+const COMPACTION: u8 = 1;
+/// A type the index does not know (only lines the eager rules read).
+const UNKNOWN: u8 = u8::MAX;
 
-    fn finish(&self) -> u64 {
-        self.0
-    }
+fn type_code(name: &[u8]) -> Option<u8> {
+    TYPES
+        .iter()
+        .position(|known| known.as_bytes() == name)
+        .and_then(|at| u8::try_from(at).ok())
 }
 
-type IdMap = HashMap<Box<str>, usize, std::hash::BuildHasherDefault<IdHasher>>;
-
-/// What the index knows of an entry line without decoding it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    Message,
-    Compaction,
-    /// Any other entry type (small entries: settings changes, custom
-    /// entries, labels, markers); always decoded when on the branch.
-    Other,
-}
-
-/// Where an id's text is: a span of the buffer (an id without escapes, the
-/// common case, costs no allocation) or an owned copy.
-#[derive(Debug, Clone)]
-enum IdRef {
-    Span(Range<usize>),
-    Owned(Box<str>),
-}
-
-impl IdRef {
-    /// `text` as found in `line`, which starts at `offset` in the buffer.
-    fn of(text: Cow<'_, str>, line: &[u8], offset: usize) -> Self {
-        let within = (text.as_ptr() as usize).checked_sub(line.as_ptr() as usize);
-        match (text, within) {
-            (Cow::Borrowed(text), Some(at)) if at + text.len() <= line.len() => {
-                IdRef::Span(offset + at..offset + at + text.len())
-            }
-            (text, _) => IdRef::Owned(text.into()),
-        }
-    }
+/// Where the lines are read back from.
+#[derive(Debug)]
+enum Source {
+    /// The whole file in memory (sessions given as bytes).
+    Bytes(Vec<u8>),
+    /// The file, read at an entry's offset when it is decoded.
+    File { file: File, path: PathBuf },
 }
 
 #[derive(Debug)]
 struct IndexedLine {
-    /// The line's bytes in the buffer (without its newline).
-    bytes: Range<usize>,
+    /// Byte offset of the line in the file.
+    offset: u64,
+    /// Its length in bytes (without its newline).
+    len: usize,
     /// 1-based line number in the file.
     number: usize,
-    kind: Kind,
-    id: IdRef,
-    parent: Option<IdRef>,
+    /// The `type`, as an index into [`TYPES`] or [`UNKNOWN`].
+    kind: u8,
     /// Whether the entry needs the v2 → v3 migration (the header read
     /// before it was older).
     legacy: bool,
-    /// Filled by a line the quick index could not settle, or on first use
-    /// (boxed: most lines are never decoded, and an `Entry` is large).
+    /// The id's text in [`LazySession::ids`].
+    id: Range<usize>,
+    /// The parent id's text in [`LazySession::ids`].
+    parent: Option<Range<usize>>,
+    /// The parent's position when it was already indexed (usually the line
+    /// before); valid while no id repeats.
+    parent_hint: Option<usize>,
+    /// Filled by a line the scan could not settle, or on first use (boxed:
+    /// most lines are never decoded, and an `Entry` is large).
     entry: OnceCell<Box<Entry>>,
 }
 
-/// The top-level fields the tree needs; every other field is skipped
-/// (still validated as JSON).
-#[derive(Deserialize)]
-struct Skeleton<'a> {
-    #[serde(rename = "type", borrow, default)]
-    kind: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    id: Option<Cow<'a, str>>,
-    #[serde(rename = "parentId", borrow, default)]
-    parent_id: Option<Cow<'a, str>>,
+/// An open-addressing table from entry id to position: the ids' text lives
+/// once, in [`LazySession::ids`], and the table holds only positions.
+#[derive(Debug, Default)]
+struct IdTable {
+    /// A position and its id's hash, or `EMPTY`; the length is a power of two.
+    slots: Vec<(u64, usize)>,
+    len: usize,
+    hasher: std::collections::hash_map::RandomState,
 }
+
+const EMPTY: (u64, usize) = (0, usize::MAX);
 
 /// A session file indexed for reading; see the module documentation.
 #[derive(Debug)]
 pub struct LazySession {
-    bytes: Vec<u8>,
+    source: Source,
     header: Option<SessionHeader>,
     lines: Vec<IndexedLine>,
-    by_id: IdMap,
+    /// Every id and parent id, one after another.
+    ids: Vec<u8>,
+    by_id: IdTable,
+    /// Whether some id names more than one entry (the later one wins).
+    duplicates: bool,
     diagnostics: Vec<Diagnostic>,
+    /// The first failure to read a line back from the file.
+    read_error: OnceCell<std::io::Error>,
+}
+
+/// Indexes lines one at a time, in file order.
+struct Indexer {
+    session: LazySession,
+    /// Lines the scan cannot settle are parsed by the eager reader, one at a
+    /// time, with the state it keeps (header seen, first parsed line), so its
+    /// rules and diagnostics apply unchanged.
+    eager: SessionFile,
+    number: usize,
+}
+
+impl Indexer {
+    fn new(source: Source) -> Self {
+        Self {
+            session: LazySession {
+                source,
+                header: None,
+                lines: Vec::new(),
+                ids: Vec::new(),
+                by_id: IdTable::default(),
+                duplicates: false,
+                diagnostics: Vec::new(),
+                read_error: OnceCell::new(),
+            },
+            eager: SessionFile::empty(),
+            number: 0,
+        }
+    }
+
+    fn line(&mut self, offset: u64, line: &[u8], torn: bool) {
+        self.number += 1;
+        let number = self.number;
+        let quick = if self.eager.settled_header() {
+            scan(line).and_then(|skeleton| {
+                type_code(&line[skeleton.kind.clone()]).map(|kind| (kind, skeleton))
+            })
+        } else {
+            None
+        };
+        if let Some((kind, skeleton)) = quick {
+            self.eager.note_parsed_line();
+            if torn {
+                self.eager.diagnose_missing_final_newline(number);
+            }
+            let id = self
+                .session
+                .push_id(skeleton.id.map_or(&[][..], |range| &line[range]));
+            let parent = skeleton
+                .parent
+                .map(|range| self.session.push_id(&line[range]));
+            let legacy = self.eager.is_legacy();
+            self.session
+                .push_line(offset, line.len(), number, kind, legacy, id, parent, None);
+        } else if let Some(entry) = self.eager.read_one_line(number, line, torn) {
+            let kind = type_code(entry.entry_type().as_bytes())
+                .filter(|_| !matches!(entry, Entry::Unknown(_)))
+                .unwrap_or(UNKNOWN);
+            let id = self.session.push_id(entry.id().as_bytes());
+            let parent = entry
+                .parent_id()
+                .map(|parent| self.session.push_id(parent.as_bytes()));
+            self.session.push_line(
+                offset,
+                line.len(),
+                number,
+                kind,
+                false,
+                id,
+                parent,
+                Some(entry),
+            );
+        }
+    }
+
+    fn finish(mut self) -> LazySession {
+        self.session.header = self.eager.header().cloned();
+        self.session.diagnostics = self.eager.diagnostics().to_vec();
+        self.session
+    }
 }
 
 impl LazySession {
-    /// Reads and indexes a session file.
+    /// Reads and indexes a session file, streaming it in fixed chunks.
     pub fn read(path: &Path) -> Result<Self, SessionError> {
-        let bytes = std::fs::read(path).map_err(|error| SessionError::Io {
-            path: path.to_owned(),
-            error,
-        })?;
-        Ok(Self::parse(bytes))
+        Self::read_chunked(path, CHUNK)
     }
 
-    /// Indexes the bytes of a session file. Never fails.
-    pub fn parse(bytes: Vec<u8>) -> Self {
-        let mut session = Self {
-            bytes: Vec::new(),
-            header: None,
-            lines: Vec::new(),
-            by_id: IdMap::default(),
-            diagnostics: Vec::new(),
+    /// [`Self::read`] with chunks of `chunk` bytes (at least 1), for tests
+    /// of lines that straddle chunks.
+    #[doc(hidden)]
+    pub fn read_chunked(path: &Path, chunk: usize) -> Result<Self, SessionError> {
+        let failed = |error| SessionError::Io {
+            path: path.to_owned(),
+            error,
         };
-        // Lines the index cannot settle are parsed by the eager reader, one
-        // at a time, in file order, with the state it keeps (header seen,
-        // first parsed line), so its rules and diagnostics apply unchanged.
-        let mut eager = SessionFile::empty();
-        let mut start = 0;
-        let mut number = 0;
-        while start < bytes.len() {
-            number += 1;
-            let end = memchr::memchr(b'\n', &bytes[start..]).map_or(bytes.len(), |at| start + at);
-            let torn = end == bytes.len();
-            let line = &bytes[start..end];
-            let quick = if eager.settled_header() {
-                quick_entry(line)
-            } else {
-                None
+        let mut file = File::open(path).map_err(failed)?;
+        let reader = file.try_clone().map_err(failed)?;
+        let mut indexer = Indexer::new(Source::File {
+            file: reader,
+            path: path.to_owned(),
+        });
+        let mut chunk = vec![0u8; chunk.max(1)];
+        // The start of a line that runs past the chunk read so far.
+        let mut carry: Vec<u8> = Vec::new();
+        let mut line_start: u64 = 0;
+        loop {
+            let read = match file.read(&mut chunk) {
+                Ok(0) => break,
+                Ok(read) => read,
+                Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(error) => return Err(failed(error)),
             };
-            match quick {
-                Some((kind, id, parent)) => {
-                    eager.note_parsed_line();
-                    if torn {
-                        eager.diagnose_missing_final_newline(number);
-                    }
-                    // Like Pi's `byId`, a later duplicate id replaces the earlier one.
-                    session
-                        .by_id
-                        .insert(id.as_ref().into(), session.lines.len());
-                    session.lines.push(IndexedLine {
-                        bytes: start..end,
-                        number,
-                        kind,
-                        id: IdRef::of(id, line, start),
-                        parent: parent.map(|parent| IdRef::of(parent, line, start)),
-                        legacy: eager.is_legacy(),
-                        entry: OnceCell::new(),
-                    });
-                }
-                None => {
-                    if let Some(entry) = eager.read_one_line(number, line, torn) {
-                        let kind = match &entry {
-                            Entry::Message(_) => Kind::Message,
-                            Entry::Compaction(_) => Kind::Compaction,
-                            _ => Kind::Other,
-                        };
-                        session.by_id.insert(entry.id().into(), session.lines.len());
-                        session.lines.push(IndexedLine {
-                            bytes: start..end,
-                            number,
-                            kind,
-                            id: IdRef::Owned(entry.id().into()),
-                            parent: entry.parent_id().map(|parent| IdRef::Owned(parent.into())),
-                            legacy: false,
-                            entry: OnceCell::from(Box::new(entry)),
-                        });
-                    }
-                }
+            let data = &chunk[..read];
+            let mut at = 0;
+            while let Some(found) = memchr::memchr(b'\n', &data[at..]) {
+                let end = at + found;
+                let line = if carry.is_empty() {
+                    &data[at..end]
+                } else {
+                    carry.extend_from_slice(&data[at..end]);
+                    &carry[..]
+                };
+                let len = line.len() as u64;
+                indexer.line(line_start, line, false);
+                line_start += len + 1;
+                carry.clear();
+                at = end + 1;
             }
+            carry.extend_from_slice(&data[at..]);
+        }
+        if !carry.is_empty() {
+            indexer.line(line_start, &carry, true);
+        }
+        Ok(indexer.finish())
+    }
+
+    /// Indexes the bytes of a session file (kept in memory). Never fails.
+    pub fn parse(bytes: Vec<u8>) -> Self {
+        let mut indexer = Indexer::new(Source::Bytes(Vec::new()));
+        let mut start = 0;
+        while start < bytes.len() {
+            let end = memchr::memchr(b'\n', &bytes[start..]).map_or(bytes.len(), |at| start + at);
+            indexer.line(start as u64, &bytes[start..end], end == bytes.len());
             start = end + 1;
         }
-        session.header = eager.header().cloned();
-        session.diagnostics = eager.diagnostics().to_vec();
-        session.bytes = bytes;
+        let mut session = indexer.finish();
+        session.source = Source::Bytes(bytes);
         session
     }
 
-    /// The text of an id.
-    fn text<'s>(&'s self, id: &'s IdRef) -> &'s str {
-        match id {
-            IdRef::Span(range) => std::str::from_utf8(&self.bytes[range.clone()]).unwrap_or(""),
-            IdRef::Owned(text) => text,
+    fn push_id(&mut self, text: &[u8]) -> Range<usize> {
+        let start = self.ids.len();
+        self.ids.extend_from_slice(text);
+        start..self.ids.len()
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn push_line(
+        &mut self,
+        offset: u64,
+        len: usize,
+        number: usize,
+        kind: u8,
+        legacy: bool,
+        id: Range<usize>,
+        parent: Option<Range<usize>>,
+        entry: Option<Entry>,
+    ) {
+        let position = self.lines.len();
+        let parent_hint = parent.as_ref().and_then(|parent| {
+            let parent = self.id_bytes(parent);
+            match self.lines.last() {
+                Some(last) if self.id_bytes(&last.id) == parent => Some(position - 1),
+                _ => self.position_of(std::str::from_utf8(parent).ok()?),
+            }
+        });
+        self.lines.push(IndexedLine {
+            offset,
+            len,
+            number,
+            kind,
+            legacy,
+            id,
+            parent,
+            parent_hint,
+            entry: entry
+                .map(Box::new)
+                .map_or_else(OnceCell::new, OnceCell::from),
+        });
+        // Like Pi's `byId`, a later duplicate id replaces the earlier one.
+        self.insert_id(position);
+    }
+
+    /// The bytes of an id.
+    fn id_bytes(&self, range: &Range<usize>) -> &[u8] {
+        &self.ids[range.clone()]
+    }
+
+    /// The text of an id (always UTF-8: it was read from valid JSON text).
+    fn text(&self, range: &Range<usize>) -> &str {
+        std::str::from_utf8(self.id_bytes(range)).unwrap_or("")
+    }
+
+    fn hash(&self, id: &[u8]) -> u64 {
+        // A random seed keeps crafted ids from piling up.
+        self.by_id.hasher.hash_one(id)
+    }
+
+    /// The slot holding `id` (whose hash is `hash`), or the empty slot where
+    /// it would go.
+    fn find_slot(&self, id: &[u8], hash: u64) -> Result<usize, usize> {
+        let slots = &self.by_id.slots;
+        let mask = slots.len() - 1;
+        let mut slot = (hash as usize) & mask;
+        loop {
+            match slots[slot] {
+                EMPTY => return Err(slot),
+                (held, position)
+                    if held == hash && self.id_bytes(&self.lines[position].id) == id =>
+                {
+                    return Ok(slot);
+                }
+                _ => slot = (slot + 1) & mask,
+            }
+        }
+    }
+
+    fn insert_id(&mut self, position: usize) {
+        if (self.by_id.len + 1) * 2 > self.by_id.slots.len() {
+            let size = (self.by_id.slots.len() * 2).max(1024);
+            let old = std::mem::replace(&mut self.by_id.slots, vec![EMPTY; size]);
+            let mask = size - 1;
+            for (hash, held) in old.into_iter().filter(|&slot| slot != EMPTY) {
+                // Every id held is distinct: the first empty slot is its place.
+                let mut slot = (hash as usize) & mask;
+                while self.by_id.slots[slot] != EMPTY {
+                    slot = (slot + 1) & mask;
+                }
+                self.by_id.slots[slot] = (hash, held);
+            }
+        }
+        let id = self.lines[position].id.clone();
+        let hash = self.hash(self.id_bytes(&id));
+        match self.find_slot(self.id_bytes(&id), hash) {
+            Ok(slot) => {
+                self.by_id.slots[slot] = (hash, position);
+                self.duplicates = true;
+            }
+            Err(slot) => {
+                self.by_id.slots[slot] = (hash, position);
+                self.by_id.len += 1;
+            }
+        }
+    }
+
+    /// The position of the entry with this id.
+    fn position_of(&self, id: &str) -> Option<usize> {
+        if self.by_id.slots.is_empty() {
+            return None;
+        }
+        let id = id.as_bytes();
+        self.find_slot(id, self.hash(id))
+            .ok()
+            .map(|slot| self.by_id.slots[slot].1)
+    }
+
+    /// The position of the entry at `position`'s parent (Pi's `byId` of its
+    /// `parentId`).
+    fn parent_of(&self, position: usize) -> Option<usize> {
+        let line = &self.lines[position];
+        match line.parent_hint {
+            // Without a repeated id, the parent found while indexing is still
+            // the entry that id names.
+            Some(parent) if !self.duplicates => Some(parent),
+            _ => self.position_of(self.text(line.parent.as_ref()?)),
         }
     }
 
@@ -233,16 +426,71 @@ impl LazySession {
 
     /// Whether an entry has this id.
     pub fn contains(&self, id: &str) -> bool {
-        self.by_id.contains_key(id)
+        self.position_of(id).is_some()
+    }
+
+    /// The `type` of the entry at `position`, without decoding it.
+    pub fn entry_type(&self, position: usize) -> &str {
+        let line = &self.lines[position];
+        match TYPES.get(usize::from(line.kind)) {
+            Some(name) => name,
+            None => line.entry.get().map_or("", |entry| entry.entry_type()),
+        }
     }
 
     /// The entry at `position` (file order), decoded on first use.
     pub fn entry(&self, position: usize) -> &Entry {
+        self.lines[position]
+            .entry
+            .get_or_init(|| Box::new(self.decode(position)))
+    }
+
+    /// The entry at `position`, decoded for this use only unless it is
+    /// already cached (for one pass over many entries that keeps none).
+    pub fn entry_uncached(&self, position: usize) -> Cow<'_, Entry> {
+        match self.lines[position].entry.get() {
+            Some(entry) => Cow::Borrowed(entry),
+            None => Cow::Owned(self.decode(position)),
+        }
+    }
+
+    fn decode(&self, position: usize) -> Entry {
         let line = &self.lines[position];
-        line.entry.get_or_init(|| {
-            let raw = &self.bytes[line.bytes.clone()];
-            Box::new(SessionFile::decode_entry_line(raw, line.legacy))
-        })
+        let raw: Cow<'_, [u8]> = match &self.source {
+            Source::Bytes(bytes) => {
+                let start = usize::try_from(line.offset).unwrap_or(usize::MAX);
+                match bytes.get(start..start.saturating_add(line.len)) {
+                    Some(raw) => Cow::Borrowed(raw),
+                    None => Cow::Owned(Vec::new()),
+                }
+            }
+            Source::File { file, .. } => {
+                let mut raw = vec![0; line.len];
+                if let Err(error) = file.read_exact_at(&mut raw, line.offset) {
+                    // The file shrank since it was indexed: the entry reads as
+                    // an empty untyped one, and `check` reports the failure.
+                    let _ = self.read_error.set(error);
+                    return Entry::Unknown(UnknownEntry(Map::new()));
+                }
+                Cow::Owned(raw)
+            }
+        };
+        SessionFile::decode_entry_line(&raw, line.legacy)
+    }
+
+    /// Whether every line decoded so far could be read back from the file
+    /// (it can fail only when the file shrank since it was indexed).
+    pub fn check(&self) -> Result<(), SessionError> {
+        match (self.read_error.get(), &self.source) {
+            (Some(error), Source::File { path, .. }) => Err(SessionError::Io {
+                path: path.clone(),
+                error: std::io::Error::new(
+                    error.kind(),
+                    format!("changed while it was read ({error})"),
+                ),
+            }),
+            _ => Ok(()),
+        }
     }
 
     /// How many entries have been decoded so far.
@@ -259,9 +507,7 @@ impl LazySession {
         let start = match leaf {
             Leaf::Null => return Vec::new(),
             Leaf::Id(id) => self
-                .by_id
-                .get(id)
-                .copied()
+                .position_of(id)
                 .or_else(|| self.lines.len().checked_sub(1)),
             Leaf::Last => self.lines.len().checked_sub(1),
         };
@@ -271,9 +517,9 @@ impl LazySession {
         let mut path = vec![position];
         let mut seen = vec![false; self.lines.len()];
         seen[position] = true;
-        while let Some(parent) = &self.lines[position].parent {
-            match self.by_id.get(self.text(parent)) {
-                Some(&next) if !seen[next] => {
+        while self.lines[position].parent.is_some() {
+            match self.parent_of(position) {
+                Some(next) if !seen[next] => {
                     seen[next] = true;
                     path.push(next);
                     position = next;
@@ -297,7 +543,7 @@ impl LazySession {
         // The model comes from the newest assistant message or model change
         // on the whole path.
         let assistant_before = positions[..from].iter().rposition(|&position| {
-            self.lines[position].kind == Kind::Message
+            self.lines[position].kind == MESSAGE
                 && matches!(
                     self.entry(position),
                     Entry::Message(message)
@@ -308,9 +554,7 @@ impl LazySession {
             .iter()
             .enumerate()
             .filter(|&(at, &position)| {
-                at >= from
-                    || assistant_before == Some(at)
-                    || self.lines[position].kind != Kind::Message
+                at >= from || assistant_before == Some(at) || self.lines[position].kind != MESSAGE
             })
             .map(|(_, &position)| self.entry(position))
             .collect()
@@ -322,7 +566,7 @@ impl LazySession {
     fn context_start(&self, positions: &[usize]) -> usize {
         let Some(at) = positions
             .iter()
-            .rposition(|&position| self.lines[position].kind == Kind::Compaction)
+            .rposition(|&position| self.lines[position].kind == COMPACTION)
         else {
             return 0;
         };
@@ -342,26 +586,4 @@ impl LazySession {
     pub fn line_number(&self, position: usize) -> usize {
         self.lines[position].number
     }
-}
-
-/// The type, id and parent of a plain entry line, or `None` when the line
-/// needs the eager reader's rules (not UTF-8, not a JSON object, a header,
-/// an id or parent that is not a string, an unknown entry type).
-fn quick_entry(line: &[u8]) -> Option<(Kind, Cow<'_, str>, Option<Cow<'_, str>>)> {
-    let skeleton: Skeleton<'_> = serde_json::from_slice(line).ok()?;
-    let kind = match skeleton.kind.as_deref()? {
-        "message" => Kind::Message,
-        "compaction" => Kind::Compaction,
-        "thinking_level_change"
-        | "model_change"
-        | "branch_summary"
-        | "custom"
-        | "custom_message"
-        | "label"
-        | "session_info"
-        | "usage"
-        | "context_edit" => Kind::Other,
-        _ => return None,
-    };
-    Some((kind, skeleton.id.unwrap_or_default(), skeleton.parent_id))
 }

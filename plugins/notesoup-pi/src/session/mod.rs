@@ -4,6 +4,7 @@ mod entry;
 mod lazy;
 mod message;
 mod reader;
+mod scan;
 mod tree;
 mod writer;
 

@@ -1,11 +1,14 @@
 //! The lazy reader against the eager one: for every golden written by real
 //! Pi and for random sessions (branches, compactions, retain-none resets,
-//! legacy markers, model changes, bad lines), the branch and the provider
-//! context it gives are the eager reader's, while it decodes only a part of
-//! a long session.
+//! legacy markers, model changes, bad lines), the branch, the provider
+//! context and the history transcript it gives are the eager reader's,
+//! while it decodes only a part of a long session; and a session read from
+//! its file, streamed in chunks, is the session read from its bytes.
 
 use std::path::Path;
 
+use notesoup_core::history::Transcript;
+use notesoup_pi::history::{decode, decode_lazy};
 use notesoup_pi::json::to_js_string;
 use notesoup_pi::projection::{WindowProjection, convert_to_llm, project_path, window_projection};
 use notesoup_pi::session::{Entry, EntryIndex, LazySession, Leaf, SessionFile};
@@ -66,6 +69,22 @@ fn check_same(bytes: &[u8], leaf: Leaf<'_>) {
         .map(|d| (d.line, d.code))
         .collect();
     assert_eq!(lazy_diagnostics, eager_diagnostics, "the diagnostics");
+    assert_eq!(
+        decode_lazy(&lazy, leaf),
+        eager_history(&eager, leaf),
+        "the history"
+    );
+}
+
+/// The history transcript the eager reader gives at `leaf`.
+fn eager_history(eager: &SessionFile, leaf: Leaf<'_>) -> Transcript {
+    let header = eager.header();
+    decode(
+        header.map_or("", |h| h.id.as_str()),
+        header.and_then(|h| h.timestamp.as_deref()),
+        eager.entries(),
+        &eager.index().path(leaf),
+    )
 }
 
 #[test]
@@ -121,7 +140,7 @@ fn step() -> impl Strategy<Value = Step> {
         1 => Just(Step::Label),
         1 => (1u8..6).prop_map(Step::Branch),
         1 => (0u8..6).prop_map(Step::Garbage),
-        1 => (0u8..4).prop_map(Step::Odd),
+        1 => (0u8..8).prop_map(Step::Odd),
     ]
 }
 
@@ -235,6 +254,34 @@ fn session(steps: &[Step]) -> Vec<u8> {
                 ),
                 2 => b.push(json!({"type": "compaction", "summary": 7}),
                 ),
+                4 => {
+                    // An escaped id (the scan leaves it to the eager rules)
+                    // that the next entry names as its parent.
+                    b.n += 1;
+                    let id = format!("e{:05}", b.n);
+                    let escaped = id.replacen('e', "\\u0065", 1);
+                    b.out.extend_from_slice(format!("{{\"type\":\"custom\",\"customType\":\"x\",\"id\":\"{escaped}\",\"parentId\":{},\"timestamp\":\"2026-01-01T00:00:00.000Z\"}}\n", json!(b.leaf)).as_bytes());
+                    b.ids.push(id.clone());
+                    b.leaf = Some(id);
+                }
+                5 => {
+                    // A number no double holds: serde_json refuses the line.
+                    b.n += 1;
+                    b.out.extend_from_slice(format!("{{\"type\":\"custom\",\"customType\":\"x\",\"id\":\"big{}\",\"parentId\":{},\"n\":1e400}}\n", b.n, json!(b.leaf)).as_bytes());
+                }
+                6 => {
+                    // Nesting past serde_json's limit: refused.
+                    b.n += 1;
+                    b.out.extend_from_slice(format!("{{\"type\":\"custom\",\"customType\":\"x\",\"id\":\"deep{}\",\"parentId\":{},\"n\":{}1{}}}\n", b.n, json!(b.leaf), "[".repeat(130), "]".repeat(130)).as_bytes());
+                }
+                7 => {
+                    // The id given twice: the later one counts.
+                    b.n += 1;
+                    let id = format!("e{:05}", b.n);
+                    b.out.extend_from_slice(format!("{{\"type\":\"custom\",\"customType\":\"x\",\"id\":\"first\",\"parentId\":{},\"id\":\"{id}\"}}\n", json!(b.leaf)).as_bytes());
+                    b.ids.push(id.clone());
+                    b.leaf = Some(id);
+                }
                 _ => {
                     // An id that is not a string: only the eager rules settle it.
                     b.n += 1;
@@ -246,23 +293,90 @@ fn session(steps: &[Step]) -> Vec<u8> {
     b.out
 }
 
+/// The session read from a file, in chunks of `chunk` bytes, is the session
+/// parsed from its bytes: entries, line numbers, diagnostics and branches.
+fn check_file_read(bytes: &[u8], chunk: usize) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("session.jsonl");
+    std::fs::write(&path, bytes).unwrap();
+    let read = LazySession::read_chunked(&path, chunk).unwrap();
+    let parsed = LazySession::parse(bytes.to_vec());
+    assert_eq!(read.len(), parsed.len());
+    assert_eq!(read.header(), parsed.header());
+    assert_eq!(read.diagnostics(), parsed.diagnostics());
+    for position in 0..read.len() {
+        assert_eq!(
+            read.entry(position),
+            parsed.entry(position),
+            "entry {position}"
+        );
+        assert_eq!(read.line_number(position), parsed.line_number(position));
+    }
+    assert_eq!(
+        read.path_positions(Leaf::Last),
+        parsed.path_positions(Leaf::Last)
+    );
+    read.check().unwrap();
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
 
     #[test]
-    fn random_sessions_read_the_same(steps in proptest::collection::vec(step(), 0..60), torn in any::<bool>()) {
+    fn random_sessions_read_the_same(steps in proptest::collection::vec(step(), 0..60), torn in any::<bool>(), chunk in 1usize..400) {
         let mut bytes = session(&steps);
         if torn && bytes.len() > 10 {
             bytes.pop();
         }
         let eager = SessionFile::parse(&bytes);
         check_same(&bytes, Leaf::Last);
+        check_same(&bytes, Leaf::Null);
+        check_same(&bytes, Leaf::Id("no-such-entry"));
         let index = EntryIndex::new(eager.entries());
         for entry in eager.entries().iter().step_by(3) {
             check_same(&bytes, Leaf::Id(entry.id()));
         }
         let _ = index;
+        check_file_read(&bytes, chunk);
     }
+}
+
+/// Lines far longer than a chunk, and a torn last line, read from the file
+/// as from the bytes.
+#[test]
+fn long_lines_straddle_chunks() {
+    let mut bytes = session(&[Step::User, Step::Assistant(0), Step::ToolResult]);
+    let long = "x".repeat(3 << 20);
+    bytes.extend_from_slice(
+        format!(
+            "{{\"type\":\"custom_message\",\"customType\":\"big\",\"content\":\"{long}\",\"display\":true,\"id\":\"big\",\"parentId\":\"e00003\",\"timestamp\":\"2026-01-01T00:00:00.000Z\"}}\n"
+        )
+        .as_bytes(),
+    );
+    bytes.extend_from_slice(b"{\"type\":\"label\",\"id\":\"torn\"");
+    for chunk in [1 << 20, 4096, 7] {
+        check_file_read(&bytes, chunk);
+    }
+    check_same(&bytes, Leaf::Last);
+}
+
+/// A file that shrinks after it was indexed: the entry that can no longer
+/// be read back is reported as a session I/O failure, never a panic.
+#[test]
+fn a_file_that_shrank_is_reported() {
+    let bytes = session(&[Step::User, Step::Assistant(0), Step::ToolResult]);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("session.jsonl");
+    std::fs::write(&path, &bytes).unwrap();
+    let lazy = LazySession::read(&path).unwrap();
+    std::fs::write(&path, &bytes[..bytes.len() / 2]).unwrap();
+    let _ = lazy.context_path(Leaf::Last);
+    let error = lazy.check().unwrap_err();
+    assert_eq!(error.code(), "session_io");
+    assert!(
+        error.to_string().contains("changed while it was read"),
+        "{error}"
+    );
 }
 
 /// On a long session with compactions, only the entries after the newest

@@ -6,13 +6,13 @@ use std::path::Path;
 use anyhow::{Context, Result, bail};
 use notesoup_core::history::History;
 use notesoup_core::tools::{HISTORY_TOOLS, call_history_tool};
-use notesoup_pi::history::decode;
+use notesoup_pi::history::decode_lazy;
 use std::io::Write as _;
 
 use notesoup_pi::json::to_js_pretty_writer;
 use notesoup_pi::projection::{WindowProjection, convert_to_llm, project_path, window_projection};
 use notesoup_pi::reset::Kind;
-use notesoup_pi::session::{AgentMessage, Entry, LazySession, Leaf, SessionFile};
+use notesoup_pi::session::{AgentMessage, LazySession, Leaf};
 use serde_json::Value;
 
 fn is_boot_of(message: &AgentMessage, window_id: &str) -> bool {
@@ -30,25 +30,19 @@ fn is_boot_of(message: &AgentMessage, window_id: &str) -> bool {
     }
 }
 
-fn open(file: &Path) -> Result<SessionFile> {
-    let session = SessionFile::read(file)?;
+/// Reads and indexes the session, its irregular lines said on stderr; `leaf`,
+/// when given, must be an entry of it.
+fn open(file: &Path, leaf: Option<&str>) -> Result<LazySession> {
+    let session = LazySession::read(file)?;
     for diagnostic in session.diagnostics() {
         eprintln!("{}: {diagnostic}", file.display());
     }
-    Ok(session)
-}
-
-/// The branch to read: to `leaf`, or to the file's last entry (Pi's leaf
-/// after loading).
-fn branch<'a>(session: &'a SessionFile, leaf: Option<&str>) -> Result<Vec<&'a Entry>> {
-    let index = session.index();
-    let Some(leaf) = leaf.or_else(|| index.last_id()) else {
-        return Ok(Vec::new());
-    };
-    if index.get(leaf).is_none() {
+    if let Some(leaf) = leaf
+        && !session.contains(leaf)
+    {
         bail!("no entry {leaf} in the session");
     }
-    Ok(index.branch(leaf))
+    Ok(session)
 }
 
 /// `history FILE TOOL [ARGS]`: the tool's text, exactly as the model gets it.
@@ -63,17 +57,20 @@ pub fn history(
     if !HISTORY_TOOLS.contains(&name.as_str()) {
         bail!("unknown history tool {tool}: use windows, list, search or read");
     }
-    let session = open(file)?;
-    let branch = branch(&session, leaf)?;
-    let header = session.header();
-    let session_id = header.map_or("", |h| h.id.as_str());
-    let created = header.and_then(|h| h.timestamp.as_deref());
-    let history = History::new(decode(session_id, created, session.entries(), &branch))
-        .context("decoding the history")?;
+    // The branch (to `leaf`, or to the file's last entry: Pi's leaf after
+    // loading) is decoded; the rest of the session only counts seqs.
+    let session = open(file, leaf)?;
+    let transcript = decode_lazy(&session, leaf.map_or(Leaf::Last, Leaf::Id));
+    session.check()?;
+    let history = History::new(transcript).context("decoding the history")?;
     let Some(output) = call_history_tool(&history, &name, arguments) else {
         bail!("unknown history tool {tool}");
     };
-    let shown = if json { output.json.as_str() } else { output.text.as_str() };
+    let shown = if json {
+        output.json.as_str()
+    } else {
+        output.text.as_str()
+    };
     // A refusal is an error: it goes to stderr, and the exit status says so.
     if output.is_error {
         eprintln!("{shown}");
@@ -87,19 +84,15 @@ pub fn history(
 /// Pi's shapes (after `convertToLlm`), with notesoup's window projection.
 pub fn context(file: &Path, leaf: Option<&str>) -> Result<()> {
     // A long session is indexed, and only what the context needs decoded.
-    let session = LazySession::read(file)?;
-    for diagnostic in session.diagnostics() {
-        eprintln!("{}: {diagnostic}", file.display());
-    }
-    if let Some(leaf) = leaf
-        && !session.contains(leaf)
-    {
-        bail!("no entry {leaf} in the session");
-    }
+    let session = open(file, leaf)?;
     let branch = session.context_path(leaf.map_or(Leaf::Last, Leaf::Id));
+    session.check()?;
     let projection = project_path(&branch);
-    let messages: Vec<AgentMessage> = match window_projection(&projection, &branch) {
-        WindowProjection::NoReset => projection.message_refs().cloned().collect(),
+    // Nothing is copied: the messages are borrowed from the decoded entries
+    // (or the projection's own), and streamed out as they are.
+    let window = window_projection(&projection, &branch);
+    let messages: Vec<&AgentMessage> = match &window {
+        WindowProjection::NoReset => projection.message_refs().collect(),
         WindowProjection::Checkpoint { marker } => {
             if !projection
                 .message_refs()
@@ -110,20 +103,17 @@ pub fn context(file: &Path, leaf: Option<&str>) -> Result<()> {
                     marker.window_id
                 );
             }
-            projection.message_refs().cloned().collect()
+            projection.message_refs().collect()
         }
         WindowProjection::LegacySlice { messages, .. } => {
-            messages.iter().map(|m| m.as_ref().clone()).collect()
+            messages.iter().map(AsRef::as_ref).collect()
         }
         WindowProjection::MissingBoot { marker } => bail!(
             "the active window {} has no visible boot; notesoup would send nothing",
             marker.window_id
         ),
     };
-    let llm: Vec<AgentMessage> = convert_to_llm(&messages)
-        .into_iter()
-        .map(std::borrow::Cow::into_owned)
-        .collect();
+    let llm = convert_to_llm(messages);
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     let written = to_js_pretty_writer(&mut out, &llm)
         .map_err(std::io::Error::from)
