@@ -628,6 +628,11 @@ export enum RefusalCode {
 	InvalidArguments = "invalid_arguments",
 	/** A tool name this host does not offer. */
 	UnknownTool = "unknown_tool",
+	/**
+	 * A session note or the session's history, asked of a host that has no
+	 * session yet.
+	 */
+	NoSession = "no_session",
 }
 
 /** A refusal as hosts and models see it on the wire. */

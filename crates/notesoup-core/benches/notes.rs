@@ -85,7 +85,7 @@ fn generate() -> Fixture {
     for index in 0..NOTES {
         let home = &homes[index % homes.len()];
         let rel = format!("topic-{}/note-{index}.md", index % 17);
-        let path = store.home_dir(home).join(rel);
+        let path = store.home_dir(home).expect("a session home").join(rel);
         let mut body = format!("# Note {index}\n\n");
         let lines = 10 + words.next() % 50;
         for line in 0..lines {

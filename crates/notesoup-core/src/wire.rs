@@ -119,6 +119,9 @@ pub enum RefusalCode {
     InvalidArguments,
     /// A tool name this host does not offer.
     UnknownTool,
+    /// A session note or the session's history, asked of a host that has no
+    /// session yet.
+    NoSession,
 }
 
 impl RefusalCode {
@@ -148,6 +151,7 @@ impl RefusalCode {
             Self::OutputTooLarge => "output_too_large",
             Self::InvalidArguments => "invalid_arguments",
             Self::UnknownTool => "unknown_tool",
+            Self::NoSession => "no_session",
         }
     }
 }

@@ -11,18 +11,22 @@ use crate::state::SessionState;
 /// What the user sees when no boot could be built.
 pub const BOOT_FAILED: &str = "notesoup: Notes boot failed.";
 
-/// The notes identity of a session: its chain's notes session, its project,
-/// and the fixed Claude agent and model.
+/// The notes identity of a session: its chain's notes session (none when no
+/// session is known), its project, and the fixed Claude agent and model.
 pub fn notes_identity(
     env: &HostEnv,
-    session_id: &str,
+    session_id: Option<&str>,
     project_key: &str,
 ) -> Result<NotesIdentity, String> {
     let root = env
         .notes_root
         .as_ref()
         .ok_or("the notes root is unknown: set PI_NOTES_HOME or HOME")?;
-    NotesIdentity::new(root, session_id, project_key, AGENT, MODEL).map_err(|err| err.to_string())
+    match session_id {
+        Some(session_id) => NotesIdentity::new(root, session_id, project_key, AGENT, MODEL),
+        None => NotesIdentity::without_session(root, project_key, AGENT, MODEL),
+    }
+    .map_err(|err| err.to_string())
 }
 
 /// The boot for the state's live window, or why it could not be built.
@@ -46,7 +50,7 @@ pub fn sections(
     state: &SessionState,
 ) -> Result<(BootSections, Vec<String>), String> {
     let settings = crate::settings::load(env, &state.cwd);
-    let identity = notes_identity(env, &state.notes_session_id, &state.project_key)?;
+    let identity = notes_identity(env, Some(&state.notes_session_id), &state.project_key)?;
     let store = NoteStore::new(identity.clone());
     let snapshot =
         BootSnapshot::load(&store).map_err(|err| name_paths(&err.to_string(), &identity))?;
@@ -74,8 +78,9 @@ pub fn name_paths(text: &str, identity: &NotesIdentity) -> String {
     let root = identity.home();
     let mut named: Vec<(String, String)> = Home::own(identity)
         .iter()
-        .flat_map(|home| {
-            let dir = home.dir(root, identity).display().to_string();
+        .filter_map(|home| Some((home, home.dir(root, identity).ok()?)))
+        .flat_map(|(home, dir)| {
+            let dir = dir.display().to_string();
             [
                 (format!("{dir}/"), home.rendered_prefix(identity)),
                 (dir, home.label(identity)),

@@ -72,33 +72,25 @@ pub struct ClaudeToolHost<'a, C: Caller> {
     caller: C,
     /// The session, once asked for.
     session: Option<Option<SessionState>>,
-    /// The call names a session note (the no-session refusal needs it).
-    names_session_note: bool,
 }
 
 impl<'a, C: Caller> ClaudeToolHost<'a, C> {
-    /// A host for one call of `name` with `arguments`.
+    /// A host for one call. The arguments are core's to read (a caller
+    /// without a session gets an identity without one, and core refuses its
+    /// session notes with `no_session`); `_arguments` is not looked at.
     pub fn new(
         env: &'a HostEnv,
         project_dir: &'a Path,
         project_key: &'a str,
         caller: C,
-        arguments: &Value,
+        _arguments: &Value,
     ) -> Self {
-        // Only for a caller without a session: core's identity always has a
-        // session home, so a session address must be refused before the
-        // store is opened under a stand-in session id.
-        let names_session_note = ["address", "rename_to"]
-            .iter()
-            .filter_map(|key| arguments.get(*key)?.as_str())
-            .any(store::is_session_address);
         Self {
             env,
             project_dir,
             project_key,
             caller,
             session: None,
-            names_session_note,
         }
     }
 
@@ -131,7 +123,7 @@ impl<C: Caller> ToolHost for ClaudeToolHost<'_, C> {
             ),
             None => (None, self.project_key, self.project_dir.to_path_buf()),
         };
-        let store = store::open(self.env, session, project_key, self.names_session_note)?;
+        let store = store::open(self.env, session, project_key)?;
         let settings = crate::settings::load(self.env, &project_dir).settings;
         Ok(store.with_secret_guard(settings.secret_guard))
     }
@@ -139,14 +131,14 @@ impl<C: Caller> ToolHost for ClaudeToolHost<'_, C> {
     fn history(&mut self) -> Result<History, Refusal> {
         match self.session()? {
             Some(state) => self.caller.history(&state),
-            None => Err(Refusal::new(RefusalCode::InvalidScope, NO_SESSION)),
+            None => Err(Refusal::new(RefusalCode::NoSession, NO_SESSION)),
         }
     }
 
     fn with_history(&mut self, run: &mut dyn FnMut(&History) -> ToolOutput) -> ToolOutput {
         match self.session() {
             Ok(Some(state)) => self.caller.with_history(&state, run),
-            Ok(None) => ToolOutput::refusal(&Refusal::new(RefusalCode::InvalidScope, NO_SESSION)),
+            Ok(None) => ToolOutput::refusal(&Refusal::new(RefusalCode::NoSession, NO_SESSION)),
             Err(refusal) => ToolOutput::refusal(&refusal),
         }
     }

@@ -30,25 +30,32 @@ pub enum BootError {
     Notes(#[from] NoteError),
 }
 
-/// The store of a dsh session: session id, project from its cwd, model home
-/// from the agent's model id; `secret_guard` is the `secretGuard` setting.
+/// The store of a dsh session: session id (none for a preview with no
+/// session: core refuses its session notes with `no_session`), project from
+/// its cwd, model home from the agent's model id; `secret_guard` is the
+/// `secretGuard` setting.
 pub fn store(
     place: &NotesPlace,
-    session_id: &str,
+    session_id: Option<&str>,
     cwd: &str,
     model: Option<&str>,
     secret_guard: bool,
 ) -> Result<NoteStore, BootError> {
-    let identity = NotesIdentity::new(
-        &place.root,
-        session_id,
-        &project_key(std::path::Path::new(cwd)),
-        &place.agent,
-        &model_slug(model),
-    )
-    .map_err(|e| BootError::Identity(e.to_string()))?;
-    Ok(NoteStore::new(identity).with_secret_guard(secret_guard))
+    let project = project_key(std::path::Path::new(cwd));
+    let model = model_slug(model);
+    match session_id {
+        Some(session_id) => {
+            NotesIdentity::new(&place.root, session_id, &project, &place.agent, &model)
+        }
+        None => NotesIdentity::without_session(&place.root, &project, &place.agent, &model),
+    }
+    .map(|identity| NoteStore::new(identity).with_secret_guard(secret_guard))
+    .map_err(|e| BootError::Identity(e.to_string()))
 }
+
+/// The session a preview boot with no session names in its window ids (its
+/// notes identity has no session, so no session notes are read).
+pub const PREVIEW_SESSION: &str = "preview";
 
 /// Renders the boot of window `ordinal` of the session, within `max_chars`
 /// characters (the `bootMaxChars` setting).
@@ -69,7 +76,7 @@ pub fn sections(
     max_chars: usize,
 ) -> Result<BootSections, BootError> {
     let identity = store.identity();
-    let session = identity.session_id();
+    let session = identity.session_id().unwrap_or(PREVIEW_SESSION);
     let boot = BootIdentity {
         agent: identity.agent().to_owned(),
         model: identity.model().to_owned(),

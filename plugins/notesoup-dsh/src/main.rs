@@ -364,17 +364,16 @@ fn boot_command(args: &BootArgs) -> Result<ExitCode> {
         say(warning)?;
     }
     let chosen = resolved.settings.core;
-    let session = args.session.as_deref().unwrap_or("preview");
     let store = boot::store(
         &place,
-        session,
+        args.session.as_deref(),
         &cwd.display().to_string(),
         args.model.as_deref(),
         chosen.secret_guard,
     )?;
     if args.session.is_none() {
         say(
-            "notesoup-dsh: a preview boot for the session `preview` (pass --session to name a dsh session)",
+            "notesoup-dsh: a preview boot with no session (window ids dsh:preview:N, no session notes; pass --session to name a dsh session)",
         )?;
     }
     let sections = boot::sections(&store, 1, jiff::Timestamp::now(), chosen.boot_max_chars)?;

@@ -231,8 +231,9 @@ impl Sidecar {
             BootCarrier::Marker => String::new(),
             BootCarrier::Context(Some(text)) => escape_template(&text),
             BootCarrier::Context(None) => {
-                let store = boot::store(&place, &id, &state.cwd, state.model.as_deref(), guard)
-                    .map_err(boot_failed)?;
+                let store =
+                    boot::store(&place, Some(&id), &state.cwd, state.model.as_deref(), guard)
+                        .map_err(boot_failed)?;
                 let text = boot::render(
                     &store,
                     recovered.window.ordinal,
@@ -346,7 +347,7 @@ impl Sidecar {
                 )
             })?;
         let window_id = window::window_id(&id, ordinal);
-        let store = boot::store(&place, &id, &state.cwd, state.model.as_deref(), guard)
+        let store = boot::store(&place, Some(&id), &state.cwd, state.model.as_deref(), guard)
             .map_err(boot_failed)?;
         let boot =
             boot::render(&store, ordinal, Timestamp::now(), max_chars).map_err(boot_failed)?;
@@ -564,7 +565,7 @@ impl ToolHost for DshTools<'_> {
     fn notes(&mut self) -> Result<NoteStore, Refusal> {
         boot::store(
             self.place,
-            self.session_id,
+            Some(self.session_id),
             &self.state.cwd,
             self.state.model.as_deref(),
             self.secret_guard,

@@ -134,6 +134,10 @@ impl BootSnapshot {
 
 /// One home's shelf: listed once (heads only), then the bodies it shows.
 fn load_home(store: &NoteStore, scope: Scope) -> Result<HomeShelf, NoteError> {
+    if scope == Scope::Session && store.identity().session_id().is_none() {
+        // A host with no session yet has no session notes: an empty shelf.
+        return Ok(HomeShelf::from_rows(Vec::new()));
+    }
     let listed = store.list_headers(&ListQuery {
         scope: Some(scope),
         ..ListQuery::default()

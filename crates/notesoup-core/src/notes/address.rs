@@ -48,15 +48,19 @@ impl Home {
         }
     }
 
-    /// The home's directory under `root`.
-    pub fn dir(&self, root: &Path, identity: &NotesIdentity) -> PathBuf {
-        match self {
-            Self::Session => root.join("pi").join("session").join(identity.session_id()),
+    /// The home's directory under `root`; the session home of an identity
+    /// without a session is refused with `no_session`.
+    pub fn dir(&self, root: &Path, identity: &NotesIdentity) -> Result<PathBuf, NoteError> {
+        Ok(match self {
+            Self::Session => match identity.session_id() {
+                Some(session) => root.join("pi").join("session").join(session),
+                None => return Err(NoteError::no_session()),
+            },
             Self::Project => root.join("project").join(identity.project_key()),
             Self::Human => root.join("human"),
             Self::Agent(slug) => root.join("agents").join(slug),
             Self::Model(slug) => root.join("models").join(slug),
-        }
+        })
     }
 
     /// The address prefix as shown to the caller: empty for the session,
@@ -95,15 +99,19 @@ impl Home {
         }
     }
 
-    /// The caller's own five homes, in boot order.
-    pub fn own(identity: &NotesIdentity) -> [Home; 5] {
-        [
-            Home::Session,
-            Home::Project,
-            Home::Human,
-            Home::Agent(identity.agent().to_owned()),
-            Home::Model(identity.model().to_owned()),
-        ]
+    /// The caller's own homes, in boot order: five, or the four durable
+    /// ones for an identity without a session.
+    pub fn own(identity: &NotesIdentity) -> Vec<Home> {
+        let session = identity.session_id().map(|_| Home::Session);
+        session
+            .into_iter()
+            .chain([
+                Home::Project,
+                Home::Human,
+                Home::Agent(identity.agent().to_owned()),
+                Home::Model(identity.model().to_owned()),
+            ])
+            .collect()
     }
 
     /// The `invalid_scope` refusal for writing into a foreign home.
@@ -128,11 +136,16 @@ pub struct Address {
 }
 
 impl Address {
-    /// Parses an address. A bare path names a session note; `@self/` and
-    /// `@model/` resolve to the identity's agent and model homes.
+    /// Parses an address. A bare path names a session note (refused with
+    /// `no_session` when the identity has none); `@self/` and `@model/`
+    /// resolve to the identity's agent and model homes.
     pub fn parse(input: &str, identity: &NotesIdentity) -> Result<Address, NoteError> {
         let Some(rest) = input.strip_prefix('@') else {
-            return Address::new(Home::Session, input);
+            let address = Address::new(Home::Session, input)?;
+            if identity.session_id().is_none() {
+                return Err(NoteError::no_session());
+            }
+            return Ok(address);
         };
         let (head, tail) = rest.split_once('/').unwrap_or((rest, ""));
         let (home, path) = match head {

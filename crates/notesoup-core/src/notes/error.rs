@@ -26,6 +26,9 @@ pub struct NoteError {
     io_kind: Option<io::ErrorKind>,
 }
 
+/// Why a session note is refused when the host has no session yet.
+pub const NO_SESSION_MESSAGE: &str = "no session yet: this session's notes (bare addresses, the session scope) are not available until the host's session starts; the durable homes @project/, @human/, @self/ and @model/ are";
+
 impl NoteError {
     /// A refusal with a code and a message and no further facts.
     pub fn new(code: RefusalCode, message: impl Into<String>) -> Self {
@@ -49,6 +52,12 @@ impl NoteError {
                 format!("{action} {}: {error}", path.display()),
             )
         }
+    }
+
+    /// The `no_session` refusal: a session note (a bare address, the
+    /// `session` scope) asked of an identity with no session.
+    pub fn no_session() -> Self {
+        Self::new(RefusalCode::NoSession, NO_SESSION_MESSAGE)
     }
 
     /// The `no_match` refusal of edit `edit_index` (0-based); hosts use it too

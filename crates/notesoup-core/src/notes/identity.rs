@@ -87,12 +87,17 @@ impl IdentityError {
 }
 
 /// The validated, immutable identity every store operation runs under:
-/// the notes root, the session, the project key, and the agent and model
-/// slugs that select `@self/` and `@model/`.
+/// the notes root, the session (when the host has one), the project key, and
+/// the agent and model slugs that select `@self/` and `@model/`.
+///
+/// A host that has no session yet builds one [`without_session`](Self::without_session):
+/// the durable homes work as ever, a session address (a bare name, or the
+/// `session` scope by name) is refused with `no_session`, and listings and
+/// boots simply have no session home; no session id is ever invented.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct NotesIdentity {
     home: PathBuf,
-    session_id: String,
+    session_id: Option<String>,
     project_key: String,
     agent: String,
     model: String,
@@ -113,15 +118,43 @@ impl NotesIdentity {
             return Err(non_empty("home"));
         }
         check_segment("sessionId", session_id)?;
+        let mut identity = Self::without_session(home, project_key, agent, model)?;
+        identity.session_id = Some(session_id.to_owned());
+        Ok(identity)
+    }
+
+    /// Validates and builds an identity with no session: session addresses
+    /// are refused with `no_session` until [`with_session`](Self::with_session)
+    /// names one.
+    pub fn without_session(
+        home: impl AsRef<Path>,
+        project_key: &str,
+        agent: &str,
+        model: &str,
+    ) -> Result<Self, IdentityError> {
+        let home = home.as_ref();
+        if home.as_os_str().is_empty() {
+            return Err(non_empty("home"));
+        }
         check_segment("projectKey", project_key)?;
         check_slug("agent", agent)?;
         check_slug("model", model)?;
         Ok(Self {
             home: absolute_lexical(home),
-            session_id: session_id.to_owned(),
+            session_id: None,
             project_key: project_key.to_owned(),
             agent: agent.to_owned(),
             model: model.to_owned(),
+        })
+    }
+
+    /// The same identity in session `session_id` (a host whose session
+    /// started).
+    pub fn with_session(&self, session_id: &str) -> Result<Self, IdentityError> {
+        check_segment("sessionId", session_id)?;
+        Ok(Self {
+            session_id: Some(session_id.to_owned()),
+            ..self.clone()
         })
     }
 
@@ -140,9 +173,10 @@ impl NotesIdentity {
         &self.home
     }
 
-    /// The session id naming `<root>/pi/session/<sessionId>/`.
-    pub fn session_id(&self) -> &str {
-        &self.session_id
+    /// The session id naming `<root>/pi/session/<sessionId>/`; `None` for a
+    /// host with no session yet.
+    pub fn session_id(&self) -> Option<&str> {
+        self.session_id.as_deref()
     }
 
     /// The project key naming `<root>/project/<projectKey>/`.

@@ -108,7 +108,7 @@ pub use address::{
     Address, Home, HomeSelection, MAX_SEGMENT_BYTES, NotePattern, escape_forbidden,
     is_forbidden_char, is_git_segment,
 };
-pub use error::{NoteError, NoteErrorCode};
+pub use error::{NO_SESSION_MESSAGE, NoteError, NoteErrorCode};
 pub use frontmatter::{
     Extra, KNOWN_KEYS, NoteMeta, Origin, ParsedNote, parse_note, scalar_text,
     serialize_frontmatter, serialize_note, strip_frontmatter,

@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod infra;
+mod no_session;
 mod notes;
 mod schemas;
 mod surface;

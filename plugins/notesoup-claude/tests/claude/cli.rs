@@ -62,7 +62,7 @@ fn notes_work_on_the_durable_homes_without_a_session() {
     );
     let error = refused(sb.run(&["notes", "write", "checkpoint.md", "x"], b""));
     assert!(
-        error.starts_with("error: invalid_scope: no Claude Code session is known"),
+        error.starts_with("error: no_session: no session yet"),
         "{error}"
     );
     let missing = refused(sb.run(&["notes", "read", "@project/nope.md"], b""));

@@ -121,9 +121,8 @@ fn started_on_its_own_history_is_refused_clearly() {
     let result = server.call(1, "history_windows", json!({}), "toolu_x");
     assert_eq!(result["isError"], true);
     assert!(
-        text(&result).starts_with(
-            "error: invalid_scope: no Claude Code session is known to notesoup here yet"
-        ),
+        text(&result)
+            .starts_with("error: no_session: no Claude Code session is known to notesoup here yet"),
         "{result}"
     );
     let unknown = server.request(&json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"nope","arguments":{}}}));
@@ -254,7 +253,7 @@ fn started_on_its_own_the_durable_homes_are_served() {
         let refused = server.call(id, name, arguments, "toolu_c");
         assert_eq!(refused["isError"], true, "{refused}");
         assert!(
-            text(&refused).starts_with("error: invalid_scope: no Claude Code session is known"),
+            text(&refused).starts_with("error: no_session: no session yet"),
             "{refused}"
         );
     }

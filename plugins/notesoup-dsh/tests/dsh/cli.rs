@@ -103,6 +103,20 @@ fn boot_prints_a_preview_or_its_sizes() {
         "{}",
         stderr(&boot)
     );
+    // The preview has no session: it names none, so the notes of a dsh
+    // session that happens to be called `preview` are not its notes.
+    let stray = notes.path().join("pi/session/preview");
+    std::fs::create_dir_all(&stray).expect("mkdir");
+    std::fs::write(stray.join("stray.md"), "not the preview's").expect("write");
+    let again = notesoup_dsh(&["boot", "--cwd", "/"], notes.path());
+    assert!(again.status.success(), "{}", stderr(&again));
+    assert!(!stdout(&again).contains("stray"), "{}", stdout(&again));
+    assert!(
+        stderr(&again).contains("with no session"),
+        "{}",
+        stderr(&again)
+    );
+    std::fs::remove_dir_all(notes.path().join("pi")).expect("clean");
 
     let stats = notesoup_dsh(
         &["boot", "--cwd", "/", "--session", "session-1", "--stats"],

@@ -88,7 +88,7 @@ fn the_recorded_session_through_the_protocol() {
             root: notes.path().to_path_buf(),
             agent: "anonymous".into(),
         },
-        &id,
+        Some(&id),
         &cwd,
         Some("scripted-model"),
         true,
@@ -336,8 +336,14 @@ fn boots_stay_within_boot_max_chars() {
         agent: "anonymous".into(),
     };
     // Far more notes than a 4,000-character boot can show.
-    let notes_store =
-        store(&place, "session-big", "/work", Some("scripted-model"), true).expect("store");
+    let notes_store = store(
+        &place,
+        Some("session-big"),
+        "/work",
+        Some("scripted-model"),
+        true,
+    )
+    .expect("store");
     for index in 0..60 {
         notes_store
             .write(

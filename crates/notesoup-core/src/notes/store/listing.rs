@@ -104,7 +104,7 @@ impl NoteStore {
     /// disk now.
     pub fn peek_row(&self, header: &NoteHeader) -> Result<Option<NoteRow>, NoteError> {
         let address = Address::on_disk(header.location.home.clone(), &header.location.rel_path)?;
-        let path = self.note_path(&address);
+        let path = self.note_path(&address)?;
         let _turn = FileTurns::take(&[&path]);
         match fsio::inspect(&self.root, &path) {
             Ok(Presence::File) => {}
@@ -248,10 +248,16 @@ impl NoteStore {
             HomeSelection::AllModels => self.enumerate("models", Home::Model, failures),
             HomeSelection::Nothing => Vec::new(),
         };
-        Ok(match (selection, &scoped) {
+        let homes: Vec<Home> = match (selection, &scoped) {
             (HomeSelection::Own, _) | (_, None) => homes,
             (_, Some(scoped)) => homes.into_iter().filter(|home| home == scoped).collect(),
-        })
+        };
+        // Asked for by name (the session scope), the session home of an
+        // identity without one is a refusal, not an empty home.
+        if self.identity.session_id().is_none() && homes.contains(&Home::Session) {
+            return Err(NoteError::no_session());
+        }
+        Ok(homes)
     }
 
     fn scoped_home(&self, query: &ListQuery) -> Result<Option<Home>, NoteError> {
@@ -323,7 +329,7 @@ impl NoteStore {
         buffer: &mut Vec<u8>,
         mut visit: impl FnMut(Found<'_>),
     ) -> Result<(), NoteError> {
-        let dir = self.home_dir(home);
+        let dir = self.home_dir(home)?;
         // The home directory and every directory above it (below the root)
         // must be real directories; a missing home is simply empty.
         if !fsio::inspect_dir(&self.root, &dir)? {

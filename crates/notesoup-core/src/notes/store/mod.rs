@@ -85,8 +85,9 @@ impl NoteStore {
         &self.tz
     }
 
-    /// The directory of `home`.
-    pub fn home_dir(&self, home: &Home) -> PathBuf {
+    /// The directory of `home` (`no_session` for the session home of an
+    /// identity without a session).
+    pub fn home_dir(&self, home: &Home) -> Result<PathBuf, NoteError> {
         home.dir(&self.root, &self.identity)
     }
 
@@ -96,8 +97,8 @@ impl NoteStore {
     }
 
     /// The file of a parsed address.
-    pub fn note_path(&self, address: &Address) -> PathBuf {
-        self.home_dir(address.home()).join(address.path())
+    pub fn note_path(&self, address: &Address) -> Result<PathBuf, NoteError> {
+        Ok(self.home_dir(address.home())?.join(address.path()))
     }
 
     /// The location of a parsed address whose file is `path`.

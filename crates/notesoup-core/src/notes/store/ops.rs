@@ -29,7 +29,7 @@ impl NoteStore {
     ) -> Result<WriteResult, NoteError> {
         let address = self.writable(address)?;
         check_path_len(&address)?;
-        let path = self.note_path(&address);
+        let path = self.note_path(&address)?;
         let dir = parent(&path)?;
         let body = strip_frontmatter(content);
         self.guard_secrets(body, None)?;
@@ -82,7 +82,7 @@ impl NoteStore {
     /// a file over the limit. [`ReadResult::access_recorded`] tells which.
     pub fn read(&self, address: &str) -> Result<Option<ReadResult>, NoteError> {
         let address = self.address(address)?;
-        let path = self.note_path(&address);
+        let path = self.note_path(&address)?;
         let dir = parent(&path)?;
         let _turn = FileTurns::take(&[&path]);
         if self.inspect(&address, &path)? == Presence::Missing {
@@ -139,7 +139,7 @@ impl NoteStore {
         for (index, edit) in request.edits.iter().enumerate() {
             self.guard_secrets(&edit.new_text, Some(index))?;
         }
-        let path = self.note_path(&address);
+        let path = self.note_path(&address)?;
         let dir = parent(&path)?;
         let _turn = FileTurns::take(&[&path]);
         if self.inspect(&address, &path)? == Presence::Missing {
@@ -222,8 +222,8 @@ impl NoteStore {
         let source = self.writable(from)?;
         let target = self.writable(to)?;
         check_path_len(&target)?;
-        let source_path = self.note_path(&source);
-        let target_path = self.note_path(&target);
+        let source_path = self.note_path(&source)?;
+        let target_path = self.note_path(&target)?;
         if source_path == target_path {
             return Err(NoteError::new(
                 RefusalCode::NothingToDo,

@@ -178,10 +178,16 @@ fn homes_render_and_label() {
         (Home::Model("o3".into()), "@models/o3", "/notes/models/o3"),
     ] {
         assert_eq!(home.label(&id), label);
-        assert_eq!(home.dir(id.home(), &id), std::path::Path::new(dir));
+        assert_eq!(
+            home.dir(id.home(), &id).expect("a home"),
+            std::path::Path::new(dir)
+        );
     }
     assert_eq!(
-        Home::own(&id).map(|home| home.label(&id)),
+        Home::own(&id)
+            .iter()
+            .map(|home| home.label(&id))
+            .collect::<Vec<_>>(),
         ["session", "@project", "@human", "@self", "@model"]
     );
 }

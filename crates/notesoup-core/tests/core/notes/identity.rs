@@ -111,7 +111,7 @@ fn identity_is_absolute_and_retargets_the_model() {
     let switched = identity.with_model("o3").expect("valid");
     assert_eq!(
         (switched.model(), switched.agent(), switched.session_id()),
-        ("o3", "a", "s")
+        ("o3", "a", Some("s"))
     );
     assert!(identity.with_model("O3").is_err());
 }
