@@ -562,13 +562,17 @@ struct DshTools<'a> {
 }
 
 impl ToolHost for DshTools<'_> {
+    /// The session's store; its credential check is the project's
+    /// `secretGuard` when the project sets one, else the sidecar's.
     fn notes(&mut self) -> Result<NoteStore, Refusal> {
+        let guard = settings::project_secret_guard(std::path::Path::new(&self.state.cwd))
+            .unwrap_or(self.secret_guard);
         boot::store(
             self.place,
             Some(self.session_id),
             &self.state.cwd,
             self.state.model.as_deref(),
-            self.secret_guard,
+            guard,
         )
         .map_err(|error| Refusal::new(RefusalCode::InternalError, error.to_string()))
     }

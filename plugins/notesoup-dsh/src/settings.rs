@@ -7,6 +7,10 @@
 //!    setting such as `dreamer` needs no dsh process to be found.
 //! 2. The `settings` config of the `notesoup` row in the dsh profile, which
 //!    the bundle passes in `hello`; it wins per key.
+//! 3. For `secretGuard` only, the project's own file
+//!    `<session cwd>/.dsh/notesoup.json` (same shape), read when a session's
+//!    notes store is opened: a project can turn the credential check off (or
+//!    back on) for itself. A value there that is not a boolean is ignored.
 //!
 //! Every problem is one warning, each starting `notesoup: ` and naming the
 //! key as it is written (`reserveTokens`, not a dotted path), so warnings
@@ -72,6 +76,19 @@ pub fn dsh_home(lookup: impl Fn(&str) -> Option<String>) -> Option<PathBuf> {
 /// The settings file: `<dsh home>/notesoup.json`.
 pub fn settings_file(lookup: impl Fn(&str) -> Option<String>) -> Option<PathBuf> {
     dsh_home(lookup).map(|home| home.join(SETTINGS_FILE))
+}
+
+/// The project settings file of a session whose cwd is `cwd`:
+/// `<cwd>/.dsh/notesoup.json`.
+pub fn project_file(cwd: &Path) -> PathBuf {
+    cwd.join(".dsh").join(SETTINGS_FILE)
+}
+
+/// The project's `secretGuard` (layer 3), when its file sets a boolean; any
+/// other value, a missing or unreadable file is no project setting.
+pub fn project_secret_guard(cwd: &Path) -> Option<bool> {
+    let (record, _warnings) = read_file(&project_file(cwd));
+    record.get("secretGuard").and_then(Value::as_bool)
 }
 
 /// The `notesoup` record of the settings file at `path`; a missing file is

@@ -329,6 +329,44 @@ fn the_secret_guard_follows_the_setting() {
 }
 
 #[test]
+fn a_project_turns_the_secret_guard_off_or_on_for_itself() {
+    let key = "# Keys\naws_access_key_id = AKIAIOSFODNN7EXAMPLX\n";
+    let notes = tempfile::tempdir().expect("tempdir");
+    let relaxed = tempfile::tempdir().expect("project");
+    let strict = tempfile::tempdir().expect("project");
+    let plain = tempfile::tempdir().expect("project");
+    let settings = |dir: &tempfile::TempDir, text: &str| {
+        std::fs::create_dir_all(dir.path().join(".dsh")).expect("mkdir");
+        std::fs::write(dir.path().join(".dsh/notesoup.json"), text).expect("write");
+    };
+    settings(&relaxed, r#"{"notesoup": {"secretGuard": false}}"#);
+    settings(&strict, r#"{"notesoup": {"secretGuard": true}}"#);
+    // Not a boolean: no project setting, the sidecar's value holds.
+    settings(&plain, r#"{"notesoup": {"secretGuard": "off"}}"#);
+    let write = |row: Value, project: &tempfile::TempDir, address: &str| {
+        let mut client = Client::new(notes.path());
+        let mut greeting = hello();
+        greeting["settings"] = row;
+        client.ok("hello", greeting);
+        let cwd = project.path().display().to_string();
+        client.ok(
+            "tool",
+            json!({"session": session("session-project", &cwd, 0, &[]), "name": "notes_write",
+                   "arguments": {"address": address, "content": key}}),
+        )
+    };
+    let stored = write(json!({}), &relaxed, "@project/keys");
+    assert_eq!(stored["is_error"], false, "{stored}");
+    let refused = write(json!({}), &plain, "@project/keys");
+    assert_eq!(refused["result"]["code"], "secret_detected", "{refused}");
+    // The project wins over the row, both ways.
+    let refused = write(json!({"secretGuard": false}), &strict, "@project/keys");
+    assert_eq!(refused["result"]["code"], "secret_detected", "{refused}");
+    let stored = write(json!({"secretGuard": false}), &plain, "@project/keys");
+    assert_eq!(stored["is_error"], false, "{stored}");
+}
+
+#[test]
 fn boots_stay_within_boot_max_chars() {
     let notes = tempfile::tempdir().expect("tempdir");
     let place = NotesPlace {
