@@ -90,15 +90,18 @@ fn stats_rows(text: &str) -> Vec<(String, usize, usize)> {
 fn boot_prints_the_boot_pi_got_and_stats_its_sections() {
     let mut world = World::new(200_000);
     // The bound Pi's settings give notesoup, read the same way by the
-    // command; a long note makes the shelves meet it.
+    // command; a long MAP makes the project shelf meet it. (Only a MAP: the
+    // other pages would show their age, which moves on between Pi's boot
+    // and the command's.)
     world.settings["notesoup"] = json!({"bootMaxChars": 4000});
-    let long = "A line of the plan that the boot has to cut.\n".repeat(200);
+    let map: String = (1..=80)
+        .map(|n| format!("- topic {n:02}: where its notes and decisions live\n"))
+        .collect();
     let report = world.run(
         None,
         json!([
             {"respond": [
-                tool("notes_write", json!({"address": "@project/plan.md", "content": long})),
-                tool("notes_write", json!({"address": "@human/prefs.md", "content": "Short answers.\n"})),
+                tool("notes_write", json!({"address": "@project/MAP.md", "content": map})),
                 tool("wipe_memory", json!({})),
                 text("Fresh."),
             ]},
@@ -110,7 +113,8 @@ fn boot_prints_the_boot_pi_got_and_stats_its_sections() {
     let entries = report.entries();
     let (pi_boot, window) = last_boot(&entries);
     assert_eq!(report.markers()[0].0, window, "the fresh window's boot");
-    assert!(pi_boot.contains("@project/plan.md"), "{pi_boot}");
+    assert!(pi_boot.contains("MAP — @project/MAP.md"), "{pi_boot}");
+    assert!(!pi_boot.contains("topic 80"), "the bound cut the MAP");
     let session = report.session_file.to_str().unwrap();
 
     // The session given as a file: the same text Pi got.
@@ -160,6 +164,31 @@ fn boot_prints_the_boot_pi_got_and_stats_its_sections() {
             .any(|(name, _, _)| name.contains("project")),
         "{rows:?}"
     );
+
+    // The bound comes from Pi's settings: without it, the default 10,000
+    // shows the whole MAP.
+    let settings = world.path("agent").join("settings.json");
+    let mut global: Value =
+        serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
+    global.as_object_mut().unwrap().remove("notesoup");
+    std::fs::write(&settings, global.to_string()).unwrap();
+    let whole = stdout(&boot(&world, &[]));
+    assert!(whole.contains("topic 80"), "{whole}");
+    assert!(whole.chars().count() > 4000);
+    // The project's own setting counts only once Pi trusts the project.
+    global["notesoup"] = json!({"bootMaxChars": 4000});
+    std::fs::write(&settings, global.to_string()).unwrap();
+    let project = world.path("project");
+    std::fs::create_dir_all(project.join(".pi")).unwrap();
+    std::fs::write(
+        project.join(".pi/settings.json"),
+        json!({"notesoup": {"bootMaxChars": 12000}}).to_string(),
+    )
+    .unwrap();
+    assert_eq!(stdout(&boot(&world, &[])), printed, "untrusted");
+    let trusted = json!({ project.canonicalize().unwrap().to_str().unwrap(): true });
+    std::fs::write(world.path("agent").join("trust.json"), trusted.to_string()).unwrap();
+    assert_eq!(stdout(&boot(&world, &[])), whole, "trusted");
 }
 
 fn entries_header_id(file: &Path) -> String {

@@ -44,9 +44,13 @@ pub struct BootArgs {
     json: bool,
 }
 
+/// What a preview's window ids carry in place of a session id.
+const PREVIEW: &str = "preview";
+
 /// Whose boot: the session (if any), window and model.
 struct Target {
-    session_id: String,
+    /// None for a preview: no session notes are read.
+    session_id: Option<String>,
     cwd: PathBuf,
     window_id: String,
     previous: Option<String>,
@@ -88,13 +92,11 @@ pub fn main(args: &BootArgs) -> Result<()> {
         .model
         .clone()
         .or_else(|| settings.default_model.clone());
-    let identity = NotesIdentity::new(
-        &notes_home,
-        &target.session_id,
-        &project_key(&target.cwd),
-        &config.agent,
-        &model_slug(model.as_deref()),
-    )
+    let (project, model) = (project_key(&target.cwd), model_slug(model.as_deref()));
+    let identity = match &target.session_id {
+        Some(id) => NotesIdentity::new(&notes_home, id, &project, &config.agent, &model),
+        None => NotesIdentity::without_session(&notes_home, &project, &config.agent, &model),
+    }
     .map_err(|error| anyhow::anyhow!("invalid_identity: {error}"))?;
     let store = NoteStore::new(identity);
     let snapshot = BootSnapshot::load(&store)
@@ -112,7 +114,7 @@ pub fn main(args: &BootArgs) -> Result<()> {
         &BootIdentity {
             agent: identity.agent().to_owned(),
             model: identity.model().to_owned(),
-            root_window_id: root_window_id(&target.session_id),
+            root_window_id: root_window_id(target.session_id.as_deref().unwrap_or(PREVIEW)),
             window_id: target.window_id.clone(),
             previous_window_id: target.previous.clone(),
         },
@@ -242,10 +244,9 @@ fn target(agent_dir: &Path, cwd: Option<PathBuf>, session: Option<&str>) -> Resu
             "notesoup-pi boot: no Pi session is recorded for {}; this is a preview of a new session's first boot",
             here.display()
         );
-        let session_id = "preview".to_owned();
         return Ok(Target {
-            window_id: root_window_id(&session_id),
-            session_id,
+            window_id: root_window_id(PREVIEW),
+            session_id: None,
             cwd: here,
             previous: None,
             model: None,
@@ -273,7 +274,7 @@ fn target(agent_dir: &Path, cwd: Option<PathBuf>, session: Option<&str>) -> Resu
     Ok(Target {
         window_id: window.id.clone(),
         previous: window.previous.clone(),
-        session_id,
+        session_id: Some(session_id),
         cwd,
         model,
     })
