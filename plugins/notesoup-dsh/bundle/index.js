@@ -1,3 +1,4 @@
+// @ts-check
 // Cordis row `notesoup/dsh`: notesoup's boot, budget, tools, /fresh-window and
 // resets on dsh. No decisions live here: each dsh event is forwarded to the
 // `notesoup-dsh serve` sidecar with the session events it has not seen yet,
@@ -140,13 +141,21 @@ export function apply(ctx, config = {}) {
   }
 
   // One session-scoped request; a sidecar that lost track gets the whole log.
-  const ask = async (agent, op, params = {}) => {
+  /**
+   * @template {Exclude<import('./sidecar.js').Op, 'hello'>} O
+   * @param {any} agent
+   * @param {O} op
+   * @param {Omit<import('./sidecar.js').Params<O>, 'session'>} params
+   * @returns {Promise<import('./sidecar.js').Results[O]>}
+   */
+  const ask = async (agent, op, params) => {
     await hello
     const entry = state(agent)
     for (const from of [entry.sent, 0]) {
       try {
         const { start, batch } = await catchUp(agent, entry, from)
-        const result = await sidecar.request(op, { ...params, session: session(agent, start, batch) })
+        const full = /** @type {import('./sidecar.js').Params<O>} */ ({ ...params, session: session(agent, start, batch) })
+        const result = await sidecar.request(op, full)
         entry.sent = start + batch.length
         return result
       } catch (error) {
@@ -168,7 +177,7 @@ export function apply(ctx, config = {}) {
   // Window recovery, once per agent: the boot it keeps and a pending reset.
   const open = (agent) => {
     const entry = state(agent)
-    entry.ready ??= ask(agent, 'window.open').then(
+    entry.ready ??= ask(agent, 'window.open', {}).then(
       (window) => {
         entry.boot = window.context_text
         entry.pending = window.pending_reset ?? undefined
@@ -205,6 +214,11 @@ export function apply(ctx, config = {}) {
 
   // The reset transaction: one replace append, the boot swap, the durability
   // barrier, then the continuation. Nothing is written if planning fails.
+  /**
+   * @param {any} agent
+   * @param {import('./sidecar.js').PendingReset} request
+   * @param {boolean} midTurn
+   */
   const reset = async (agent, request, midTurn) => {
     const entry = state(agent)
     const plan = await ask(agent, 'reset.plan', {
@@ -312,6 +326,7 @@ export function apply(ctx, config = {}) {
       async execute(args, exec) {
         const agent = exec.agent
         if (!agent || !served(agent)) throw new Error('notesoup tools serve top-level agents only')
+        /** @type {Omit<import('./sidecar.js').ToolParams, 'session'>} */
         const params = { name: tool.name, arguments: args ?? {}, call_id: exec.callId }
         // The countdown is measured at the call: before the first request
         // the pre-step budget could not know the context window yet.

@@ -12,6 +12,7 @@ use crate::decode::{BOOT_SECTION, NOTESOUP_PLUGIN};
 pub const NOTICE_SUMMARY_MAX_CHARS: usize = 120;
 
 /// Why a reset happened, recorded on its marker.
+#[typeshare::typeshare]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ResetOrigin {

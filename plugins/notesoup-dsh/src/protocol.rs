@@ -13,6 +13,7 @@ use notesoup_core::tools::CompactJson;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_json::value::RawValue;
+use typeshare::typeshare;
 
 use crate::decode::SessionEvent;
 use crate::messages::ResetOrigin;
@@ -74,6 +75,7 @@ pub const OPS: &[&str] = &[
 ];
 
 /// Every operation, with its parameters.
+#[typeshare]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "op", content = "params")]
 pub enum Call {
@@ -102,6 +104,7 @@ pub enum Call {
 }
 
 /// `hello`.
+#[typeshare]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HelloParams {
@@ -114,6 +117,7 @@ pub struct HelloParams {
     /// The row's `settings` config (see `crate::settings`); it wins per key
     /// over the settings file.
     #[serde(default)]
+    #[typeshare(typescript(type = "unknown"))]
     pub settings: Value,
     /// The version of the dsh actually running, when the bundle could read
     /// it; another than the pinned one warns once.
@@ -122,6 +126,7 @@ pub struct HelloParams {
 }
 
 /// The answer to `hello`.
+#[typeshare]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HelloResult {
     /// [`PROTOCOL_VERSION`].
@@ -135,6 +140,7 @@ pub struct HelloResult {
 }
 
 /// The session a request concerns, with the events the sidecar lacks.
+#[typeshare]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SessionInput {
@@ -146,12 +152,15 @@ pub struct SessionInput {
     #[serde(default)]
     pub model: Option<String>,
     /// The seq of the first event in `events`; 0 re-sends the whole log.
+    #[typeshare(serialized_as = "U53")]
     pub from: u64,
     /// Session events from `from` on.
+    #[typeshare(typescript(type = "unknown[]"))]
     pub events: Vec<SessionEvent>,
 }
 
 /// Parameters that are only a session.
+#[typeshare]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SessionParams {
@@ -160,6 +169,7 @@ pub struct SessionParams {
 }
 
 /// The answer to `window.open`.
+#[typeshare]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WindowOpenResult {
     /// `dsh:<sessionId>:<n>`.
@@ -172,13 +182,16 @@ pub struct WindowOpenResult {
 }
 
 /// The answer to `session.sync`.
+#[typeshare]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SyncResult {
     /// The seq the sidecar expects next.
+    #[typeshare(serialized_as = "U53")]
     pub next: u64,
 }
 
 /// What starts a reset.
+#[typeshare]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ResetTrigger {
@@ -195,11 +208,14 @@ pub enum ResetTrigger {
 }
 
 /// A reset the bundle performs at the next safe point.
+#[typeshare]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PendingReset {
     /// Recorded on the marker.
+    #[typeshare(typescript(type = "`${ResetOrigin}`"))]
     pub origin: ResetOrigin,
     /// What asked for it.
+    #[typeshare(typescript(type = "`${ResetTrigger}`"))]
     pub trigger: ResetTrigger,
     /// `/fresh-window <text>`: the text the fresh window continues with.
     #[serde(default)]
@@ -207,6 +223,7 @@ pub struct PendingReset {
 }
 
 /// `budget.decide`.
+#[typeshare]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BudgetParams {
@@ -214,13 +231,16 @@ pub struct BudgetParams {
     pub session: SessionInput,
     /// `tokenMeter.measure(session).totalTokens`.
     #[serde(default)]
+    #[typeshare(serialized_as = "Option<U53>")]
     pub total_tokens: Option<u64>,
     /// `session.requestContext()?.contextWindow`.
     #[serde(default)]
+    #[typeshare(serialized_as = "Option<U53>")]
     pub context_window: Option<u64>,
 }
 
 /// What the bundle does before the step.
+#[typeshare]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum BudgetAction {
@@ -235,17 +255,22 @@ pub enum BudgetAction {
 }
 
 /// The answer to `budget.decide`.
+#[typeshare]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BudgetResult {
     /// What to do.
+    #[typeshare(typescript(type = "`${BudgetAction}`"))]
     pub action: BudgetAction,
     /// Tokens left in the window, when known.
+    #[typeshare(serialized_as = "Option<U53>")]
     pub remaining_tokens: Option<u64>,
     /// The message to add to the step (reminder or warning).
+    #[typeshare(typescript(type = "unknown"))]
     pub message: Option<Value>,
 }
 
 /// `tool`.
+#[typeshare]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ToolParams {
@@ -254,6 +279,7 @@ pub struct ToolParams {
     /// The tool name.
     pub name: String,
     /// The model's arguments.
+    #[typeshare(typescript(type = "unknown"))]
     pub arguments: Value,
     /// dsh's call id.
     #[serde(default)]
@@ -261,20 +287,24 @@ pub struct ToolParams {
     /// `tokenMeter.measure(session).totalTokens` at the call
     /// (`get_context_remaining` only).
     #[serde(default)]
+    #[typeshare(serialized_as = "Option<U53>")]
     pub total_tokens: Option<u64>,
     /// `session.requestContext()?.contextWindow` at the call
     /// (`get_context_remaining` only).
     #[serde(default)]
+    #[typeshare(serialized_as = "Option<U53>")]
     pub context_window: Option<u64>,
 }
 
 /// The answer to `tool`.
+#[typeshare]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolResult {
     /// The model-facing text.
     pub text: String,
     /// The flat result (data, or `{error, code, details?}`), as core
     /// serialized it.
+    #[typeshare(typescript(type = "unknown"))]
     pub result: CompactJson,
     /// A refusal.
     pub is_error: bool,
@@ -285,16 +315,20 @@ pub struct ToolResult {
 }
 
 /// `reset.plan`.
+#[typeshare]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ResetParams {
     /// The session.
     pub session: SessionInput,
     /// dsh's current surface nodes, checked against the sidecar's fold.
+    #[typeshare(serialized_as = "Vec<U53>")]
     pub surface: Vec<u64>,
     /// Recorded on the marker.
+    #[typeshare(typescript(type = "`${ResetOrigin}`"))]
     pub origin: ResetOrigin,
     /// What asked for it.
+    #[typeshare(typescript(type = "`${ResetTrigger}`"))]
     pub trigger: ResetTrigger,
     /// `/fresh-window <text>`.
     #[serde(default)]
@@ -302,33 +336,41 @@ pub struct ResetParams {
 }
 
 /// An inclusive surface span.
+#[typeshare]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Span {
     /// First shadowed node.
+    #[typeshare(serialized_as = "U53")]
     pub start: u64,
     /// Last shadowed node.
+    #[typeshare(serialized_as = "U53")]
     pub end: u64,
 }
 
 /// The answer to `reset.plan`: everything the bundle writes.
+#[typeshare]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ResetPlan {
     /// The window the reset opens.
     pub window_id: String,
     /// The marker: the new window's boot as a `user/message`.
+    #[typeshare(typescript(type = "unknown"))]
     pub message: Value,
     /// The span it replaces; `None` on an empty surface (then the marker is
     /// injected).
     pub replace: Option<Span>,
     /// Every shadowed surface node.
+    #[typeshare(serialized_as = "Vec<U53>")]
     pub source_event_seqs: Vec<u64>,
     /// The prompt context's new frozen text (empty: the marker carries the boot).
     pub context_text: String,
     /// What the fresh window continues with; `None` stops (bare `/fresh-window`).
+    #[typeshare(typescript(type = "unknown"))]
     pub followup: Option<Value>,
 }
 
 /// `command.fresh_window`.
+#[typeshare]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FreshWindowParams {
@@ -340,17 +382,20 @@ pub struct FreshWindowParams {
 }
 
 /// The answer to `command.fresh_window`.
+#[typeshare]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FreshWindowResult {
     /// The reply shown to the human.
     pub text: String,
     /// The close-out message to steer in.
+    #[typeshare(typescript(type = "unknown"))]
     pub steer: Option<Value>,
     /// The reset to make once the close-out turn ends.
     pub reset: Option<PendingReset>,
 }
 
 /// Why a request was refused.
+#[typeshare]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorCode {
@@ -369,10 +414,12 @@ pub enum ErrorCode {
 }
 
 /// A refusal on the wire.
+#[typeshare]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
 #[error("{code:?}: {message}")]
 pub struct ProtocolError {
     /// What kind of refusal.
+    #[typeshare(typescript(type = "`${ErrorCode}`"))]
     pub code: ErrorCode,
     /// One line for the log.
     pub message: String,

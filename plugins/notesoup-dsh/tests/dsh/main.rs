@@ -15,6 +15,8 @@ mod harness;
 mod history;
 mod recorded;
 mod sidecar;
+#[cfg(feature = "reference-hosts")]
+mod typecheck;
 
 use std::path::{Path, PathBuf};
 
