@@ -16,6 +16,8 @@
 //! - [`reset`]: the reset lifecycle: reducer, windows, boundaries.
 //! - [`extension`]: the notesoup extension (`Notesoup`, a `PiExtension`).
 //! - [`dream`]: the dream composition: `DreamSessionHost`, `PiDreamRunner`.
+//! - [`dreamer`]: `notesoup-pi dream`'s dreamer, real Pi holding only the
+//!   jailed dream tools, which [`dream_tools`] serves.
 //! - [`history`]: Pi history decoding into core's history model.
 //! - [`overflow`]: pi-ai's context-overflow detection.
 //! - `testkit` (feature `testkit`): the reference Pi host that drives the
@@ -23,6 +25,8 @@
 
 pub mod bridge;
 pub mod dream;
+pub mod dream_tools;
+pub mod dreamer;
 pub mod estimate;
 pub mod extension;
 pub mod history;

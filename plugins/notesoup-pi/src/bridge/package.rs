@@ -18,5 +18,6 @@ pub fn files() -> Vec<(&'static str, &'static str)> {
         ("extensions/notesoup.ts", SHIM),
         ("skills/memory/SKILL.md", MEMORY_SKILL),
         ("skills/dream/SKILL.md", DREAM_SKILL),
+        ("dreamer/dream.ts", crate::dreamer::EXTENSION),
     ]
 }

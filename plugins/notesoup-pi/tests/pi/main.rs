@@ -12,6 +12,7 @@ mod conformance;
 mod demo;
 #[cfg(feature = "testkit")]
 mod dream;
+mod dreamer;
 #[cfg(feature = "testkit")]
 mod extension;
 mod golden;

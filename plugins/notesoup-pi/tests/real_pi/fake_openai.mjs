@@ -4,6 +4,7 @@
 // usage: node fake_openai.mjs SCRIPT.json PORT_FILE REQUESTS.jsonl
 // SCRIPT.json is a list of replies, served in order, one per request:
 //   {"text": "..."} or {"tools": [{"name": "...", "args": {...}}], "text"?: "..."}
+//   or {"hang": true}: the request is never answered (a stalled provider).
 // Every request body is appended to REQUESTS.jsonl; the chosen port is
 // written to PORT_FILE once listening. Replies stream as server-sent events.
 
@@ -40,6 +41,7 @@ const server = http.createServer((req, res) => {
     }
     const reply = script[served] ?? { text: "(the script has no more replies)" };
     served += 1;
+    if (reply.hang) return;
     const prompt = raw.length;
     res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
     chunk(res, { role: "assistant", content: "" });

@@ -8,6 +8,7 @@
 mod boot;
 mod compaction;
 mod completions;
+mod dream;
 mod same_file;
 mod support;
 mod terminal;

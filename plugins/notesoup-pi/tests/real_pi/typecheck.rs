@@ -1,5 +1,6 @@
-//! `tsc --noEmit` over the shim: it must type-check against Pi 1.6.0's own
-//! declarations and the protocol types generated from the Rust side.
+//! `tsc --noEmit` over the shim and the dream extension: they must
+//! type-check against Pi 1.6.0's own declarations and the protocol types
+//! generated from the Rust side.
 
 use serde_json::json;
 
@@ -30,7 +31,10 @@ fn the_shim_type_checks_against_pi_and_the_generated_protocol() {
             "typeRoots": [pi.node_modules.join("@types")],
             "types": ["node"],
         },
-        "files": [package_dir().join("extensions/notesoup.ts")],
+        "files": [
+            package_dir().join("extensions/notesoup.ts"),
+            package_dir().join("dreamer/dream.ts"),
+        ],
     });
     let tsconfig = temp.path().join("tsconfig.json");
     std::fs::write(&tsconfig, config.to_string()).unwrap();

@@ -14,11 +14,13 @@
 //!   would build at the leaf, with notesoup's window projection, as JSON.
 //! - `notesoup-pi boot [--stats]` prints the boot of a session's live window
 //!   (see `boot.rs`).
-//! - `notesoup-pi dream [FLAGS] --script FILE` and `notesoup-pi dream doctor`
-//!   run core's dream with the reference host's scripted dreamer (this
-//!   binary has no real model; see `dream.rs`).
+//! - `notesoup-pi dream [FLAGS]` runs core's dream with real Pi as the
+//!   dreamer (`dreamer.rs`), which `notesoup-pi dream-tools` serves;
+//!   `notesoup-pi dream doctor` checks the notes home. `dream --script FILE`
+//!   replays the reference host's scripted dreamer instead (`dream.rs`).
 //!
-//! `demo` and `dream` run the reference host and need the `testkit` feature.
+//! `demo` and `dream --script` run the reference host and need the `testkit`
+//! feature.
 
 /// `println!` that ends the process quietly when the reader of stdout has
 /// gone (`notesoup-pi demo | head -1`), instead of panicking.
@@ -36,6 +38,7 @@ mod boot;
 mod demo;
 #[cfg(feature = "testkit")]
 mod dream;
+mod dreamer;
 mod inspect;
 mod install;
 #[cfg(feature = "testkit")]
@@ -97,13 +100,20 @@ enum Command {
     /// The boot notesoup gives Pi for a session's live window; --stats: each
     /// section's characters and estimated tokens.
     Boot(boot::BootArgs),
-    /// Tidy a notes home with a scripted dreamer, or check it (`dream
+    /// Tidy a notes home with real Pi as the dreamer, or check it (`dream
     /// doctor [clean [--apply]]`); see `notesoup-pi dream --help`.
     #[command(disable_help_flag = true)]
     Dream {
         /// The dream's own arguments.
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
+    },
+    /// Serve the dreamer's jailed tools as JSON lines on stdio; the dream
+    /// extension inside the dreamer's Pi starts this.
+    DreamTools {
+        /// The notes home the tools are jailed to.
+        #[arg(long, value_name = "DIR")]
+        notes_home: PathBuf,
     },
 }
 
@@ -243,6 +253,17 @@ fn main() -> ExitCode {
             }
         },
         Command::Dream { args } => dream_command(&args),
+        Command::DreamTools { notes_home } => dreamer::serve_tools(notes_home),
+    }
+}
+
+/// `dream --script FILE` replays the reference host's scripted dreamer;
+/// every other `dream` runs real Pi.
+fn dream_command(args: &[String]) -> ExitCode {
+    if args.iter().any(|arg| arg == "--script") {
+        scripted_dream(args)
+    } else {
+        dreamer::main(args)
     }
 }
 
@@ -258,7 +279,7 @@ fn demo(notes_home: Option<PathBuf>, keep: bool) -> ExitCode {
 }
 
 #[cfg(feature = "testkit")]
-fn dream_command(args: &[String]) -> ExitCode {
+fn scripted_dream(args: &[String]) -> ExitCode {
     ExitCode::from(dream::main(args))
 }
 
@@ -268,8 +289,8 @@ fn demo(_notes_home: Option<PathBuf>, _keep: bool) -> ExitCode {
 }
 
 #[cfg(not(feature = "testkit"))]
-fn dream_command(_args: &[String]) -> ExitCode {
-    reference_host_only("dream")
+fn scripted_dream(_args: &[String]) -> ExitCode {
+    reference_host_only("dream --script")
 }
 
 #[cfg(not(feature = "testkit"))]
