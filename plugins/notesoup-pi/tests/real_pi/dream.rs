@@ -247,6 +247,7 @@ fn real_pi_dreams_inside_the_jail_with_gates_lock_audit_and_report() {
             call("delete", json!({"path": LIVE})),
             call("delete", json!({"path": CRUMPLED})),
             call("bash", json!({"command": "rm -rf ."})),
+            call("write", json!({"path": "human/deploy.md", "content": format!("token ghp_{}\n", "0123456789abcdefghijABCDEFGHIJ012345")})),
         ]},
         {"text": "Report: wrote the MAP, emptied the wastebasket."},
     ]));
@@ -327,7 +328,7 @@ fn real_pi_dreams_inside_the_jail_with_gates_lock_audit_and_report() {
         .map(|(_, text)| text)
         .skip(2)
         .collect();
-    assert_eq!(results.len(), 6, "{results:?}");
+    assert_eq!(results.len(), 7, "{results:?}");
     assert!(
         results[0].starts_with("wrote project/demo-1a2b3c4d/MAP.md"),
         "{results:?}"
@@ -343,9 +344,14 @@ fn real_pi_dreams_inside_the_jail_with_gates_lock_audit_and_report() {
     );
     assert_eq!(results[4], format!("deleted {CRUMPLED}"));
     assert_eq!(results[5], "Tool bash not found");
+    assert_eq!(
+        results[6],
+        "human/deploy.md: line 1 holds a credential (GitHub token); the dream never copies one. Leave it where it is and report it"
+    );
 
     // On disk: the MAP written, the crumpled note gone, the live note, the
-    // audit repository and everything outside the home untouched.
+    // audit repository and everything outside the home untouched, and no
+    // credential written.
     assert!(
         std::fs::read_to_string(notes.join(MAP))
             .unwrap()
@@ -357,6 +363,10 @@ fn real_pi_dreams_inside_the_jail_with_gates_lock_audit_and_report() {
         note(false, "The parser is slow.")
     );
     assert!(!world.temp.path().join("outside.md").exists());
+    assert!(
+        !notes.join("human/deploy.md").exists(),
+        "no credential written"
+    );
     assert!(
         !std::fs::read_to_string(notes.join(".git/config"))
             .unwrap()
@@ -392,7 +402,7 @@ fn real_pi_dreams_inside_the_jail_with_gates_lock_audit_and_report() {
         format!(
             "# Dream {stamp}\n\nReport: wrote the MAP, emptied the wastebasket.\n\n\
              - write: {MAP}\n- write: ../outside.md\n- write: .git/config\n\
-             - delete: {LIVE}\n- delete: {CRUMPLED}\n"
+             - delete: {LIVE}\n- delete: {CRUMPLED}\n- write: human/deploy.md\n"
         )
     );
 
