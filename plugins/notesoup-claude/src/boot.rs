@@ -49,8 +49,26 @@ pub fn sections(
     env: &HostEnv,
     state: &SessionState,
 ) -> Result<(BootSections, Vec<String>), String> {
+    sections_of(env, state, Some(&state.notes_session_id))
+}
+
+/// [`sections`] of a preview with no session recorded: the window ids are
+/// the preview state's, the notes identity has no session (no session notes
+/// are read, none is made up).
+pub fn preview_sections(
+    env: &HostEnv,
+    state: &SessionState,
+) -> Result<(BootSections, Vec<String>), String> {
+    sections_of(env, state, None)
+}
+
+fn sections_of(
+    env: &HostEnv,
+    state: &SessionState,
+    notes_session: Option<&str>,
+) -> Result<(BootSections, Vec<String>), String> {
     let settings = crate::settings::load(env, &state.cwd);
-    let identity = notes_identity(env, Some(&state.notes_session_id), &state.project_key)?;
+    let identity = notes_identity(env, notes_session, &state.project_key)?;
     let store = NoteStore::new(identity.clone());
     let snapshot =
         BootSnapshot::load(&store).map_err(|err| name_paths(&err.to_string(), &identity))?;

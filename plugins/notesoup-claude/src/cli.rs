@@ -636,17 +636,23 @@ fn notes(env: &HostEnv, args: NotesArgs) -> Result<String, String> {
 
 fn boot(env: &HostEnv, args: &BootArgs) -> Result<String, String> {
     let cwd = cwd_of(&args.session)?;
-    let state = match session_state(env, &args.session, &cwd)? {
-        Some(state) => state,
+    let (state, recorded) = match session_state(env, &args.session, &cwd)? {
+        Some(state) => (state, true),
         None => {
             eprintln!(
-                "notesoup: no Claude Code session is recorded for this project; this is a preview of a new chain's first boot (window claude:preview:1)"
+                "notesoup: no Claude Code session is recorded for this project; this is a preview of a new chain's first boot (window claude:preview:1), with no session notes"
             );
-            SessionState::new_chain("preview", PathBuf::new(), cwd.clone(), project_key(&cwd))
+            let preview =
+                SessionState::new_chain("preview", PathBuf::new(), cwd.clone(), project_key(&cwd));
+            (preview, false)
         }
     };
-    let (sections, warnings) = crate::boot::sections(env, &state)
-        .map_err(|err| format!("notesoup: Notes boot failed: {err}"))?;
+    let (sections, warnings) = if recorded {
+        crate::boot::sections(env, &state)
+    } else {
+        crate::boot::preview_sections(env, &state)
+    }
+    .map_err(|err| format!("notesoup: Notes boot failed: {err}"))?;
     for warning in warnings {
         eprintln!("{warning}");
     }

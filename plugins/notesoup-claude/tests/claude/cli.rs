@@ -104,6 +104,13 @@ fn boot_without_any_session_previews_a_root_window() {
             "None yet. A blank slate is a fine place to start — just don't finish there."
         )
     );
+    // No session is recorded, so none is read: the notes of a session that
+    // happens to be called `preview` are not the preview's.
+    let stray = sb.notes.join("pi/session/preview");
+    std::fs::create_dir_all(&stray).unwrap();
+    std::fs::write(stray.join("stray.md"), "not the preview's").unwrap();
+    let again = ok(sb.run(&["boot"], b""));
+    assert!(!again.contains("stray"), "{again}");
 }
 
 #[test]
