@@ -446,7 +446,9 @@ impl Newest {
             self.timestamped = true;
         }
         let old_tip = self.tip.take();
+        self.rows.reserve(rows.len());
         let mut added: FastSet<&str> = FastSet::default();
+        added.reserve(rows.len());
         for row in &rows {
             let uuid = row.uuid.clone().unwrap_or_default();
             if row.is_compact_summary
@@ -490,8 +492,9 @@ impl Newest {
         }
         // The new newest row's ancestry, through new rows, to the old tip.
         let mut next = Some(tip.clone());
-        let mut walked: Vec<String> = Vec::new();
+        let mut walked: Vec<String> = Vec::with_capacity(rows.len());
         let mut walked_set: FastSet<String> = FastSet::default();
+        walked_set.reserve(rows.len());
         let mut missed: Vec<String> = Vec::new();
         let reached = loop {
             let Some(uuid) = next else { break false };
@@ -520,6 +523,7 @@ impl Newest {
         if !reached && old_tip.is_some() {
             return Err(Redecode);
         }
+        self.branch.reserve(walked.len());
         self.branch.extend(walked);
         self.missed.extend(missed);
         self.tip = Some(tip);
