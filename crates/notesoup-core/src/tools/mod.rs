@@ -13,7 +13,9 @@
 //! the wire, a renderer for the text) as an [`Outcome`], bounding it with the
 //! shared pieces here: [`read_window`] for code-point read windows,
 //! [`fill_while_fits`] for "add rows while the result fits", [`prefix_fit`] for
-//! the longest fitting prefix.
+//! the longest fitting prefix. Those only measure candidates; the result an
+//! operation settles on is packaged once (rendered, serialized and checked
+//! against the budget in one step), and hosts get that packaging as it is.
 
 mod dispatch;
 mod fill;

@@ -140,28 +140,21 @@ impl ToolOutput {
 
     /// Packages success data, refusing instead when it does not fit.
     pub fn success<T: ToolData>(data: &T) -> Self {
-        let text = data.render();
-        let json = match CompactJson::to_json(data) {
-            Ok(json) => json,
-            Err(error) => {
-                return Self::refusal(&Refusal::new(
-                    RefusalCode::InternalError,
-                    format!("the result could not be serialized: {error}"),
-                ));
-            }
-        };
-        if text.len() > TOOL_OUTPUT_MAX_BYTES || json.len() > TOOL_OUTPUT_MAX_BYTES {
-            return Self::refusal(&Refusal::new(
+        match pack(data) {
+            Ok(Some(output)) => output,
+            Ok(None) => Self::refusal(&Refusal::new(
                 RefusalCode::OutputTooLarge,
                 "The result does not fit the response budget.",
-            ));
+            )),
+            Err(refusal) => Self::refusal(&refusal),
         }
-        Self {
-            text,
-            json,
-            is_error: false,
-            terminate: false,
-        }
+    }
+
+    /// An operation that packaged its own result (with [`pack`], as the last
+    /// step of its bounding), or its refusal: nothing is rendered, serialized
+    /// or measured again.
+    pub(crate) fn from_packed(outcome: Outcome<ToolOutput>) -> Self {
+        outcome.unwrap_or_else(|refusal| Self::refusal(&refusal))
     }
 
     /// Packages a refusal. Refusals are bounded when built, so they always fit.
@@ -195,6 +188,33 @@ impl ToolOutput {
             terminate,
         }
     }
+}
+
+/// Renders and serializes `data` once and packages it when both fit the
+/// budget (`Ok(None)` when one does not): the one size check of a result.
+/// A value that cannot be serialized is an `internal_error` refusal.
+pub(crate) fn pack<T: ToolData>(data: &T) -> Result<Option<ToolOutput>, Refusal> {
+    let text = data.render();
+    let json = CompactJson::to_json(data).map_err(|error| {
+        Refusal::new(
+            RefusalCode::InternalError,
+            format!("the result could not be serialized: {error}"),
+        )
+    })?;
+    if text.len() > TOOL_OUTPUT_MAX_BYTES || json.len() > TOOL_OUTPUT_MAX_BYTES {
+        return Ok(None);
+    }
+    Ok(Some(ToolOutput {
+        text,
+        json,
+        is_error: false,
+        terminate: false,
+    }))
+}
+
+/// [`pack`], or the `output_too_large` refusal `message` when it does not fit.
+pub(crate) fn pack_or(data: &impl ToolData, message: &str) -> Outcome<ToolOutput> {
+    pack(data)?.ok_or_else(|| Refusal::new(RefusalCode::OutputTooLarge, message))
 }
 
 /// True when both the text and the compact JSON of `data` fit the budget.

@@ -6,7 +6,7 @@ use serde_json::json;
 use typeshare::typeshare;
 
 use super::outcome::{Outcome, Refusal, RefusalCode};
-use super::output::{ToolData, fits};
+use super::output::{ToolData, ToolOutput, fits, pack};
 use super::{DEFAULT_READ_WINDOW_CHARS, MAX_READ_WINDOW_CHARS, TOOL_OUTPUT_MAX_BYTES};
 
 /// Why a read window stopped before the end of its text.
@@ -49,6 +49,34 @@ pub fn read_window<T: ToolData>(
     limit_chars: Option<u32>,
     make: impl Fn(TextWindow) -> T,
 ) -> Outcome<T> {
+    window_search(source, offset_chars, limit_chars, make, |data| {
+        Ok(if fits(&data) { Ok(data) } else { Err(data) })
+    })
+}
+
+/// [`read_window`], packaged: the window that is delivered is rendered,
+/// serialized and measured once, by [`pack`].
+pub(crate) fn read_window_packed<T: ToolData>(
+    source: &str,
+    offset_chars: Option<i64>,
+    limit_chars: Option<u32>,
+    make: impl Fn(TextWindow) -> T,
+) -> Outcome<ToolOutput> {
+    window_search(source, offset_chars, limit_chars, make, |data| {
+        Ok(pack(&data)?.ok_or(data))
+    })
+}
+
+/// The window search behind [`read_window`]: `take` turns a candidate into
+/// the result when it fits (`Ok(Err(candidate))` when it does not); the
+/// binary search in between only measures.
+fn window_search<T: ToolData, R>(
+    source: &str,
+    offset_chars: Option<i64>,
+    limit_chars: Option<u32>,
+    make: impl Fn(TextWindow) -> T,
+    take: impl Fn(T) -> Outcome<Result<R, T>>,
+) -> Outcome<R> {
     let limit = match limit_chars {
         None => DEFAULT_READ_WINDOW_CHARS,
         Some(limit) if (1..=MAX_READ_WINDOW_CHARS).contains(&(limit as usize)) => limit as usize,
@@ -81,11 +109,10 @@ pub fn read_window<T: ToolData>(
     // The full range first: at the end of the text its footer disappears, so it
     // can fit where a shorter window would not. More code points than budget
     // bytes can never fit, so such a range goes straight to the search.
-    if range <= TOOL_OUTPUT_MAX_BYTES {
-        let full = make(window(range));
-        if fits(&full) {
-            return Ok(full);
-        }
+    if range <= TOOL_OUTPUT_MAX_BYTES
+        && let Ok(result) = take(make(window(range)))?
+    {
+        return Ok(result);
     }
     let (mut low, mut high) = (0, range.min(TOOL_OUTPUT_MAX_BYTES));
     if high > 0 && !fits(&make(window(1))) {
@@ -111,7 +138,12 @@ pub fn read_window<T: ToolData>(
             "budget_bytes": TOOL_OUTPUT_MAX_BYTES,
         })));
     }
-    Ok(make(window(low)))
+    take(make(window(low)))?.map_err(|_| {
+        Refusal::new(
+            RefusalCode::OutputTooLarge,
+            "The read window does not fit the response budget.",
+        )
+    })
 }
 
 /// Resolves a requested offset against a text of `total` code points.
@@ -214,6 +246,34 @@ pub(crate) fn to_u32(value: usize) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A window's data that counts how often it is rendered.
+    #[derive(Serialize)]
+    struct Counted<'a> {
+        text: String,
+        #[serde(skip)]
+        renders: &'a std::cell::Cell<u32>,
+    }
+
+    impl ToolData for Counted<'_> {
+        fn render(&self) -> String {
+            self.renders.set(self.renders.get() + 1);
+            self.text.clone()
+        }
+    }
+
+    #[test]
+    fn a_packed_window_that_fits_is_rendered_and_measured_once() {
+        let renders = std::cell::Cell::new(0);
+        let output = read_window_packed("a short note", None, None, |window| Counted {
+            text: window.text,
+            renders: &renders,
+        })
+        .expect("fits");
+        assert_eq!(output.text, "a short note");
+        assert_eq!(output.json, r#"{"text":"a short note"}"#);
+        assert_eq!(renders.get(), 1, "one render, one size check");
+    }
 
     #[test]
     fn prefix_fit_keeps_whole_code_points() {

@@ -17,18 +17,18 @@ pub use types::{
 };
 
 use self::page::{PageScope, resolve_window};
+use super::output::pack_or;
 use super::params::at_least;
-use super::window::to_u32;
+use super::window::{read_window_packed, to_u32};
 use super::{
     HISTORY_PREVIEW_CHARS, Outcome, Refusal, RefusalCode, ToolOutput, fill_while_fits, fits,
-    read_window,
 };
 use crate::history::{History, Role};
 use crate::notes::LiteralQueries;
 
 /// `history_windows`: the session's windows, oldest first, as many as fit.
 pub fn history_windows(history: &History, _params: &HistoryWindowsParams) -> ToolOutput {
-    ToolOutput::from_outcome(windows_data(history))
+    ToolOutput::from_packed(windows_data(history))
 }
 
 /// `history_list`: one page of events around the anchors, the conversation
@@ -45,10 +45,10 @@ pub fn history_search(history: &History, params: &HistorySearchParams) -> ToolOu
 
 /// `history_read`: one window of an event's document, with its facts.
 pub fn history_read(history: &History, params: &HistoryReadParams) -> ToolOutput {
-    ToolOutput::from_outcome(read_event(history, params))
+    ToolOutput::from_packed(read_event(history, params))
 }
 
-fn windows_data(history: &History) -> Outcome<HistoryWindowsData> {
+fn windows_data(history: &History) -> Outcome<ToolOutput> {
     let all = history.windows();
     let data = |windows: Vec<HistoryWindowRow>| HistoryWindowsData {
         session_id: history.session_id().to_owned(),
@@ -63,15 +63,10 @@ fn windows_data(history: &History) -> Outcome<HistoryWindowsData> {
         item_count: window.event_count,
     });
     let filled = fill_while_fits(rows, |kept| fits(&data(kept.to_vec())));
-    let result = data(filled.kept);
-    if fits(&result) {
-        Ok(result)
-    } else {
-        Err(Refusal::new(
-            RefusalCode::OutputTooLarge,
-            "The session identity does not fit one history_windows response.",
-        ))
-    }
+    pack_or(
+        &data(filled.kept),
+        "The session identity does not fit one history_windows response.",
+    )
 }
 
 /// The parameters list and search share, checked.
@@ -146,7 +141,7 @@ fn search_page(history: &History, params: &HistorySearchParams) -> Outcome<Histo
     })
 }
 
-fn read_event(history: &History, params: &HistoryReadParams) -> Outcome<HistoryReadData> {
+fn read_event(history: &History, params: &HistoryReadParams) -> Outcome<ToolOutput> {
     let seq = params.seq;
     let highest = history.highest_seq();
     if seq == 0 || seq > highest {
@@ -182,7 +177,7 @@ fn read_event(history: &History, params: &HistoryReadParams) -> Outcome<HistoryR
     let window_id = &history.windows()[event.window].id;
     let tool = event.tool.as_ref();
     let output_truncated = tool.is_some_and(|tool| tool.output_truncated);
-    read_window(
+    read_window_packed(
         &event.document,
         params.offset_chars.map(i64::from),
         params.limit_chars,

@@ -16,12 +16,12 @@ pub use types::{
     SearchedNote,
 };
 
-use super::output::json_bytes;
+use super::output::{json_bytes, pack, pack_or};
 use super::params::at_least;
-use super::window::to_u32;
+use super::window::{read_window_packed, to_u32};
 use super::{
     MAX_ERROR_LINE_FACTS, MAX_METADATA_ENTRY_BYTES, MAX_METADATA_EXTRA_BYTES, Outcome, Refusal,
-    RefusalCode, ToolOutput, fill_while_fits, fits, prefix_fit, read_window,
+    RefusalCode, ToolOutput, fill_while_fits, fits, prefix_fit,
 };
 use crate::notes::{
     Change, Edit, ListQuery, NoteError, NoteMeta, NoteStore, NotesIdentity, Origin, Scope,
@@ -47,7 +47,7 @@ pub fn rename_diff(from: &str, to: &str) -> String {
 
 /// `notes_write`: creates or replaces a note's body, keeping its metadata.
 pub fn notes_write(store: &NoteStore, params: &NotesWriteParams) -> ToolOutput {
-    ToolOutput::from_outcome(write(store, params))
+    ToolOutput::from_packed(write(store, params))
 }
 
 /// `notes_update`: body edits, a metadata change, or (alone) a rename.
@@ -58,23 +58,23 @@ pub fn notes_update(
     params: &NotesUpdateParams,
     diff: &dyn Fn(&Change) -> String,
 ) -> ToolOutput {
-    ToolOutput::from_outcome(update(store, params, diff))
+    ToolOutput::from_packed(update(store, params, diff))
 }
 
 /// `notes_read`: one window of a note's body, with its metadata.
 pub fn notes_read(store: &NoteStore, params: &NotesReadParams) -> ToolOutput {
-    ToolOutput::from_outcome(read(store, params))
+    ToolOutput::from_packed(read(store, params))
 }
 
 /// `notes_list`: a recent-first snapshot of notes, as many as fit.
 pub fn notes_list(store: &NoteStore, params: &NotesListParams) -> ToolOutput {
-    ToolOutput::from_outcome(list(store, params))
+    ToolOutput::from_packed(list(store, params))
 }
 
 /// `notes_search`: a recent-first snapshot of notes whose body lines contain
 /// any query literal, with the matching lines.
 pub fn notes_search(store: &NoteStore, params: &NotesSearchParams) -> ToolOutput {
-    ToolOutput::from_outcome(search(store, params))
+    ToolOutput::from_packed(search(store, params))
 }
 
 /// Maps a store error to its refusal: the code passes through, line numbers
@@ -123,7 +123,7 @@ fn project_key(scope: Scope, meta: &NoteMeta, identity: &NotesIdentity) -> Optio
     }
 }
 
-fn write(store: &NoteStore, params: &NotesWriteParams) -> Outcome<NotesWriteData> {
+fn write(store: &NoteStore, params: &NotesWriteParams) -> Outcome<ToolOutput> {
     let origin = parse_origin(params.origin.as_deref())?;
     let written = store
         .write(&params.address, &params.content, origin)
@@ -143,7 +143,7 @@ fn update(
     store: &NoteStore,
     params: &NotesUpdateParams,
     diff: &dyn Fn(&Change) -> String,
-) -> Outcome<NotesUpdateData> {
+) -> Outcome<ToolOutput> {
     let edits = params.edits.as_deref().unwrap_or_default();
     if let Some(target) = params.rename_to.as_deref().filter(|to| !to.is_empty()) {
         if !edits.is_empty()
@@ -202,9 +202,9 @@ fn update(
 }
 
 /// A receipt whose diff is cut to the longest fitting prefix when needed.
-fn bound_receipt(data: NotesUpdateData) -> Outcome<NotesUpdateData> {
-    if fits(&data) {
-        return Ok(data);
+fn bound_receipt(data: NotesUpdateData) -> Outcome<ToolOutput> {
+    if let Some(output) = pack(&data)? {
+        return Ok(output);
     }
     let mut shortened = NotesUpdateData {
         diff_truncated: Some(true),
@@ -222,22 +222,19 @@ fn bound_receipt(data: NotesUpdateData) -> Outcome<NotesUpdateData> {
     )
 }
 
-fn fit_or<T: super::ToolData>(data: T, message: &str) -> Outcome<T> {
-    if fits(&data) {
-        Ok(data)
-    } else {
-        Err(Refusal::new(RefusalCode::OutputTooLarge, message))
-    }
+/// The one size check of a result, packaging it.
+fn fit_or<T: super::ToolData>(data: T, message: &str) -> Outcome<ToolOutput> {
+    pack_or(&data, message)
 }
 
-fn read(store: &NoteStore, params: &NotesReadParams) -> Outcome<NotesReadData> {
+fn read(store: &NoteStore, params: &NotesReadParams) -> Outcome<ToolOutput> {
     let note = store
         .read(&params.address)
         .map_err(store_error)?
         .ok_or_else(|| Refusal::new(RefusalCode::NotFound, "note not found"))?;
     let project_key = project_key(note.location.scope, &note.meta, store.identity());
     let metadata = metadata(&note.meta, store);
-    read_window(
+    read_window_packed(
         &note.body,
         params.offset_chars.map(i64::from),
         params.limit_chars,
@@ -300,7 +297,7 @@ fn list_query(pattern: Option<&str>, wastebasket: Option<bool>) -> ListQuery {
 const FIRST_ROW_TOO_LARGE: &str =
     "The first matching note cannot fit in a response without losing its identity.";
 
-fn list(store: &NoteStore, params: &NotesListParams) -> Outcome<NotesListData> {
+fn list(store: &NoteStore, params: &NotesListParams) -> Outcome<ToolOutput> {
     at_least("limit", params.limit, 1)?;
     let status = store
         .list(&list_query(params.pattern.as_deref(), params.wastebasket))
@@ -336,7 +333,7 @@ fn list(store: &NoteStore, params: &NotesListParams) -> Outcome<NotesListData> {
     )
 }
 
-fn search(store: &NoteStore, params: &NotesSearchParams) -> Outcome<NotesSearchData> {
+fn search(store: &NoteStore, params: &NotesSearchParams) -> Outcome<ToolOutput> {
     let literals = params.query.literals()?;
     at_least("limit", params.limit, 1)?;
     at_least("max_matches_per_file", params.max_matches_per_file, 1)?;
