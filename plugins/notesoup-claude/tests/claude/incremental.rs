@@ -91,7 +91,12 @@ fn render(rows: &[(Gen, Parent)], session: &str, wild: bool) -> String {
             Parent::Previous => last_kept.map(|p| format!("\"r{p}\"")),
             Parent::Earlier(k) if n > 0 => Some(format!("\"r{}\"", k % n)),
             Parent::Earlier(_) | Parent::Null => None,
-            Parent::Missing => Some(format!("\"gone{n}\"")),
+            // A row or anchor not written yet: a later row may fill it.
+            Parent::Missing => Some(match n % 3 {
+                0 => format!("\"gone{n}\""),
+                1 => format!("\"r{}\"", n + 1 + n % 4),
+                _ => format!("\"anchor{}\"", n + 1 + n % 4),
+            }),
             Parent::Duplicate(k) => {
                 if n > 0 {
                     uuid = format!("r{}", k % n);
@@ -383,4 +388,32 @@ fn a_row_decoded_before_its_newline_waits_for_it() {
     assert_eq!(kept.update("s0", &files).unwrap(), Update::Decoded);
     assert_eq!(kept.transcript(), decode_chain("s0", &files).unwrap());
     assert_eq!(seqs(&kept.transcript()), 2);
+}
+
+/// Rows appended that a kept walk ended at (a parent or an anchor it
+/// missed) put earlier rows on the branch: the chain is decoded again.
+#[test]
+fn a_row_or_anchor_for_a_parent_the_walk_missed_decodes_again() {
+    let user = |uuid: &str, parent: &str| {
+        format!(
+            r#"{{"type":"user","uuid":"{uuid}","parentUuid":{parent},"timestamp":"2026-01-01T00:00:00Z","message":{{"content":"text of {uuid}"}}}}"#
+        ) + "\n"
+    };
+    let boundary = r#"{"type":"system","subtype":"compact_boundary","uuid":"b","parentUuid":null,"logicalParentUuid":"r1","compactMetadata":{"preservedSegment":{"anchorUuid":"gone"}}}"#.to_owned() + "\n";
+    for filler in [user("gone", "null"), boundary] {
+        let dir = tempfile::tempdir().unwrap();
+        let files = chain(dir.path(), false);
+        let path = &files[0].path;
+        write(
+            path,
+            (user("r1", "null") + &user("r2", r#""gone""#)).as_bytes(),
+        );
+        let mut kept = ChainDecoder::decode("s0", &files).unwrap();
+        append(path, (filler + &user("r3", r#""r2""#)).as_bytes());
+        assert_eq!(kept.update("s0", &files).unwrap(), Update::Decoded);
+        let fresh = decode_chain("s0", &files).unwrap();
+        assert_eq!(kept.transcript(), fresh);
+        // The filler pulled an earlier row onto the branch.
+        assert!(fresh.off_branch.len() <= 1, "{fresh:?}");
+    }
 }
