@@ -10,9 +10,15 @@
 //!   notesoup has no record of (the window is recovered from the 50 MB
 //!   transcript), booting from the 10,000-note store;
 //! - `notesoup hook user-prompt-submit` (usage from the transcript's tail);
-//! - MCP `tools/call` round trips on a running `notesoup mcp`: `notes_list`
-//!   over the store, and `history_windows`, which decodes the whole 50 MB
-//!   transcript.
+//! - MCP `tools/call` round trips on a running `notesoup mcp`, each call
+//!   carrying Claude Code's `claudecode/toolUseId`: `notes_list` over the
+//!   store, first and warm; the first `history_windows` (it decodes the
+//!   whole 50 MB transcript), then warm `history_windows`, `history_list`,
+//!   `history_search` and `history_read`, and `history_list` after one
+//!   exchange was appended to the transcript (the kept decode is extended);
+//! - the server's resident memory (`VmRSS` from `/proc`) after its first
+//!   history call and after 1,000 more calls, one exchange appended every
+//!   tenth call.
 
 use std::fmt::Write as _;
 use std::io::{BufRead, BufReader, Write};
@@ -30,6 +36,8 @@ const SESSION: &str = "bench-session";
 const NOTES: usize = 1_000;
 const MANY_NOTES: usize = 10_000;
 const TRANSCRIPT_BYTES: usize = 50 * 1024 * 1024;
+/// Calls made on one server before its memory is read again.
+const RSS_CALLS: usize = 1_000;
 
 pub fn run(args: &[String]) -> Result<()> {
     let runs = match args {
@@ -54,6 +62,8 @@ struct World {
     data: PathBuf,
     project: PathBuf,
     transcript: PathBuf,
+    /// Exchanges written to the transcript so far.
+    exchanges: std::cell::Cell<u64>,
 }
 
 impl World {
@@ -77,6 +87,7 @@ impl World {
             home,
             project,
             transcript,
+            exchanges: std::cell::Cell::new(0),
         };
         world.write_notes(&world.notes, NOTES)?;
         world.write_notes(&world.many_notes, MANY_NOTES)?;
@@ -120,10 +131,37 @@ impl World {
     fn write_transcript(&self) -> Result<()> {
         std::fs::create_dir_all(self.transcript.parent().context("transcript dir")?)?;
         let mut out = std::io::BufWriter::new(std::fs::File::create(&self.transcript)?);
-        let output = "x".repeat(2_000);
         let mut bytes = 0;
-        let mut i = 0u64;
         while bytes < TRANSCRIPT_BYTES {
+            bytes += self.write_exchange(&mut out)?;
+        }
+        out.flush()?;
+        Ok(())
+    }
+
+    /// Appends one exchange (prompt, tool call, tool result) to the
+    /// transcript, as Claude Code does while a session runs.
+    fn append_exchange(&self) -> Result<()> {
+        let mut file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&self.transcript)?;
+        let mut rows = Vec::new();
+        self.write_exchange(&mut rows)?;
+        file.write_all(&rows)?;
+        Ok(())
+    }
+
+    /// The `tool_use` id of the newest exchange's call.
+    fn last_tool_use(&self) -> String {
+        format!("t{}", self.exchanges.get().saturating_sub(1))
+    }
+
+    fn write_exchange(&self, out: &mut impl Write) -> Result<usize> {
+        let output = "x".repeat(2_000);
+        let i = self.exchanges.get();
+        self.exchanges.set(i + 1);
+        let mut bytes = 0;
+        {
             let rows = [
                 format!(
                     r#"{{"type":"user","uuid":"u{i}","parentUuid":"r{}","isSidechain":false,"timestamp":"2026-01-01T00:00:00Z","message":{{"role":"user","content":"prompt {i}"}}}}"#,
@@ -140,10 +178,8 @@ impl World {
                 bytes += row.len() + 1;
                 writeln!(out, "{row}")?;
             }
-            i += 1;
         }
-        out.flush()?;
-        Ok(())
+        Ok(bytes)
     }
 
     fn command(&self, binary: &Path, args: &[&str]) -> Command {
@@ -231,8 +267,7 @@ impl World {
                 "compact",
             )?);
         }
-        let notes_calls = self.mcp_round_trips(binary, runs, "notes_list")?;
-        let history_calls = self.mcp_round_trips(binary, runs, "history_windows")?;
+        let mcp = self.mcp_figures(binary, runs)?;
         let node = median(node);
         let mut report = String::new();
         writeln!(
@@ -263,52 +298,157 @@ impl World {
             report,
             "  (* {MANY_NOTES} notes, 50 MB transcript, no record of the session)"
         )?;
-        for (name, (first, later)) in [
-            ("notes_list", notes_calls),
-            ("history_windows", history_calls),
-        ] {
+        writeln!(
+            report,
+            "  mcp tools/call (one running server; node -e '' start {:.2} ms for scale):",
+            ms(node)
+        )?;
+        writeln!(report, "    {:<34} {:>9} {:>9}", "", "first", "warm")?;
+        for (name, first, warm) in &mcp.calls {
+            let first = first.map_or_else(|| "-".to_owned(), |d| format!("{:.2} ms", ms(d)));
             writeln!(
                 report,
-                "  mcp tools/call {name:<16} {:>8.2} ms (first), {:.2} ms (median of the rest)",
-                ms(first),
-                ms(later)
+                "    {name:<34} {first:>9} {:>9}",
+                format!("{:.2} ms", ms(*warm))
             )?;
         }
+        writeln!(
+            report,
+            "  mcp server memory: {:.1} MB after the first history call, {:.1} MB after {RSS_CALLS} more calls ({:.2}x)",
+            mcp.rss_first as f64 / 1024.0,
+            mcp.rss_after as f64 / 1024.0,
+            mcp.rss_after as f64 / mcp.rss_first.max(1) as f64
+        )?;
         Ok(report)
     }
 
-    /// Round trips of `tools/call <tool>` on one running server.
-    fn mcp_round_trips(
-        &self,
-        binary: &Path,
-        runs: usize,
-        tool: &str,
-    ) -> Result<(Duration, Duration)> {
-        let mut child = self
+    /// The MCP figures: per call, the first and the median warm round trip.
+    fn mcp_figures(&self, binary: &Path, runs: usize) -> Result<McpFigures> {
+        let runs = runs.max(2);
+        let mut calls = Vec::new();
+        let mut server = McpServer::start(self, binary)?;
+        let tool_use = self.last_tool_use();
+        let empty = || serde_json::json!({});
+        let first = server.call("notes_list", empty(), &tool_use)?;
+        let warm = (1..runs)
+            .map(|_| server.call("notes_list", empty(), &tool_use))
+            .collect::<Result<Vec<_>>>()?;
+        calls.push(("notes_list (1,000 notes)", Some(first), median(warm)));
+        let first = server.call("history_windows", empty(), &tool_use)?;
+        let rss_first = server.rss_kib()?;
+        // A prompt halfway through the transcript (4 seqs per exchange).
+        let seq = u32::try_from(4 * (self.exchanges.get() / 2) + 1)?;
+        let tools: [(&'static str, Arguments); 4] = [
+            ("history_windows", |_| serde_json::json!({})),
+            ("history_list", |_| serde_json::json!({})),
+            (
+                "history_search",
+                |_| serde_json::json!({"query": "prompt 7"}),
+            ),
+            ("history_read", |seq| serde_json::json!({"seq": seq})),
+        ];
+        for (index, (tool, arguments)) in tools.into_iter().enumerate() {
+            let warm = (1..runs)
+                .map(|_| server.call(tool, arguments(seq), &tool_use))
+                .collect::<Result<Vec<_>>>()?;
+            calls.push((tool, (index == 0).then_some(first), median(warm)));
+        }
+        let mut grown = Vec::new();
+        for _ in 1..runs {
+            self.append_exchange()?;
+            grown.push(server.call("history_list", empty(), &self.last_tool_use())?);
+        }
+        calls.push(("history_list, one exchange appended", None, median(grown)));
+        for call in 0..RSS_CALLS {
+            if call % 10 == 0 {
+                self.append_exchange()?;
+            }
+            let (tool, arguments) = tools[call % tools.len()];
+            server.call(tool, arguments(seq), &self.last_tool_use())?;
+        }
+        let rss_after = server.rss_kib()?;
+        server.finish()?;
+        Ok(McpFigures {
+            calls,
+            rss_first,
+            rss_after,
+        })
+    }
+}
+
+/// A history tool's arguments, given a seq to read.
+type Arguments = fn(u32) -> serde_json::Value;
+
+struct McpFigures {
+    calls: Vec<(&'static str, Option<Duration>, Duration)>,
+    /// Resident memory after the first history call, KiB.
+    rss_first: u64,
+    /// And after [`RSS_CALLS`] more calls.
+    rss_after: u64,
+}
+
+/// One running `notesoup mcp`.
+struct McpServer {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    stdout: BufReader<std::process::ChildStdout>,
+    next_id: u64,
+}
+
+impl McpServer {
+    fn start(world: &World, binary: &Path) -> Result<Self> {
+        let mut child = world
             .command(binary, &["mcp"])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()?;
-        let mut stdin = child.stdin.take().context("stdin")?;
-        let mut stdout = BufReader::new(child.stdout.take().context("stdout")?);
-        let mut samples = Vec::new();
-        for id in 0..runs.max(2) {
-            let request = serde_json::json!({"jsonrpc":"2.0","id":id,"method":"tools/call",
-                "params":{"name":tool,"arguments":{}}});
-            let started = Instant::now();
-            writeln!(stdin, "{request}")?;
-            stdin.flush()?;
-            let mut line = String::new();
-            stdout.read_line(&mut line)?;
-            samples.push(started.elapsed());
-            if !line.contains("\"isError\":false") {
-                bail!("{tool} failed: {line}");
-            }
+        let stdin = child.stdin.take().context("stdin")?;
+        let stdout = BufReader::new(child.stdout.take().context("stdout")?);
+        Ok(Self {
+            child,
+            stdin,
+            stdout,
+            next_id: 0,
+        })
+    }
+
+    /// One `tools/call` round trip, as Claude Code sends it.
+    fn call(
+        &mut self,
+        tool: &str,
+        arguments: serde_json::Value,
+        tool_use: &str,
+    ) -> Result<Duration> {
+        self.next_id += 1;
+        let request = serde_json::json!({"jsonrpc":"2.0","id":self.next_id,"method":"tools/call",
+            "params":{"name":tool,"arguments":arguments,
+                "_meta":{"claudecode/toolUseId":tool_use}}});
+        let started = Instant::now();
+        writeln!(self.stdin, "{request}")?;
+        self.stdin.flush()?;
+        let mut line = String::new();
+        self.stdout.read_line(&mut line)?;
+        let elapsed = started.elapsed();
+        if !line.contains("\"isError\":false") {
+            bail!("{tool} failed: {line}");
         }
-        drop(stdin);
-        child.wait()?;
-        let first = samples.remove(0);
-        Ok((first, median(samples)))
+        Ok(elapsed)
+    }
+
+    /// The server's resident memory in KiB.
+    fn rss_kib(&self) -> Result<u64> {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))?;
+        status
+            .lines()
+            .find_map(|line| line.strip_prefix("VmRSS:"))
+            .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
+            .context("no VmRSS in /proc status")
+    }
+
+    fn finish(mut self) -> Result<()> {
+        drop(self.stdin);
+        self.child.wait()?;
+        Ok(())
     }
 }
 
