@@ -83,10 +83,7 @@ pub fn decode_lazy(session: &LazySession, leaf: Leaf<'_>) -> Transcript {
     let session_id = header.map_or("", |h| h.id.as_str());
     let created_at = header.and_then(|h| h.timestamp.as_deref());
     let positions = session.path_positions(leaf);
-    let branch: Vec<Cow<'_, Entry>> = positions
-        .iter()
-        .map(|&position| session.entry_uncached(position))
-        .collect();
+    let branch: Vec<Cow<'_, Entry>> = session.entries_uncached(&positions);
     let refs: Vec<&Entry> = branch.iter().map(AsRef::as_ref).collect();
     let mut markers = vec![false; positions.len()];
     for marker in reset_markers(&refs) {

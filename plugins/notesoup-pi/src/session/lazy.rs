@@ -1,9 +1,10 @@
 //! A long session file read lazily: the file is streamed once in fixed
-//! chunks, every line indexed by byte range with only what the tree needs
-//! (type, id, parent), and an entry decoded in full only when something
-//! asks for it — its line read back from the file, decoded once, then
-//! cached. Memory follows the index and the decoded entries, not the size
-//! of the file.
+//! chunks (a reader thread finds and scans the lines while the calling
+//! thread indexes them), every line indexed by byte range with only what
+//! the tree needs (type, id, parent), and an entry decoded in full only when
+//! something asks for it — its line read back from the file, decoded once
+//! (many at once are decoded side by side), then cached. Memory follows the
+//! index and the decoded entries, not the size of the file.
 //!
 //! It answers the read-only questions (the branch to a leaf, the provider
 //! context, the history) exactly as [`SessionFile`] does: every line is
@@ -27,7 +28,7 @@ use serde_json::Map;
 use super::SessionError;
 use super::entry::{Entry, SessionHeader, UnknownEntry};
 use super::reader::{Diagnostic, SessionFile};
-use super::scan::scan;
+use super::scan::{Skeleton, scan};
 use super::tree::Leaf;
 
 /// How much of the file is read at a time while indexing.
@@ -57,6 +58,143 @@ fn type_code(name: &[u8]) -> Option<u8> {
         .iter()
         .position(|known| known.as_bytes() == name)
         .and_then(|at| u8::try_from(at).ok())
+}
+
+/// Below this many items, work is done on one thread.
+const PARALLEL_MIN: usize = 256;
+
+/// How many threads share the scan and the decoding.
+fn workers() -> usize {
+    std::thread::available_parallelism()
+        .map_or(1, std::num::NonZero::get)
+        .min(4)
+}
+
+/// `items.iter().map(f)`, in order, on up to `workers` threads.
+fn parallel_map<T: Sync, R: Send>(
+    items: &[T],
+    workers: usize,
+    f: impl Fn(&T) -> R + Sync,
+) -> Vec<R> {
+    if workers < 2 || items.len() < PARALLEL_MIN {
+        return items.iter().map(f).collect();
+    }
+    let part = items.len().div_ceil(workers);
+    std::thread::scope(|scope| {
+        let f = &f;
+        let mut parts = items.chunks(part);
+        let first = parts.next().unwrap_or_default();
+        let others: Vec<_> = parts
+            .map(|items| scope.spawn(move || items.iter().map(f).collect::<Vec<R>>()))
+            .collect();
+        let mut all: Vec<R> = first.iter().map(f).collect();
+        for other in others {
+            match other.join() {
+                Ok(results) => all.extend(results),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        }
+        all
+    })
+}
+
+/// Reads back and decodes the line at `offset`.
+fn decode_line(
+    source: &Source,
+    offset: u64,
+    len: usize,
+    legacy: bool,
+) -> Result<Entry, std::io::Error> {
+    let raw: Cow<'_, [u8]> = match source {
+        Source::Bytes(bytes) => {
+            let start = usize::try_from(offset).unwrap_or(usize::MAX);
+            Cow::Borrowed(
+                bytes
+                    .get(start..start.saturating_add(len))
+                    .unwrap_or_default(),
+            )
+        }
+        Source::File { file, .. } => {
+            let mut raw = vec![0; len];
+            file.read_exact_at(&mut raw, offset)?;
+            Cow::Owned(raw)
+        }
+    };
+    Ok(SessionFile::decode_entry_line(&raw, legacy))
+}
+
+/// Whole lines read from the file, and their scans.
+struct Block {
+    data: Vec<u8>,
+    /// The whole lines (without their newlines).
+    lines: Vec<Range<usize>>,
+    scans: Vec<Option<Skeleton>>,
+    /// The last line of the file when it has no newline.
+    torn: Option<Range<usize>>,
+}
+
+/// Reads `file` in chunks of `chunk` bytes and sends its whole lines,
+/// scanned, in order; a line longer than a chunk is carried over. Stops at
+/// the end of the file, on an error (sent), or when nobody listens.
+fn read_blocks(
+    file: &mut File,
+    chunk: usize,
+    full: &std::sync::mpsc::SyncSender<Result<Block, std::io::Error>>,
+    buffers: &std::sync::mpsc::Receiver<Vec<u8>>,
+) {
+    let mut carry: Vec<u8> = Vec::new();
+    loop {
+        let mut data = buffers.try_recv().unwrap_or_default();
+        data.clear();
+        data.extend_from_slice(&carry);
+        // Read until a newline arrives (a long line grows the buffer) or the
+        // file ends (`read` is 0 only then).
+        let read = loop {
+            let start = data.len();
+            data.resize(start + chunk, 0);
+            let read = match file.read(&mut data[start..]) {
+                Ok(read) => read,
+                Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {
+                    data.truncate(start);
+                    continue;
+                }
+                Err(error) => {
+                    let _ = full.send(Err(error));
+                    return;
+                }
+            };
+            data.truncate(start + read);
+            if read == 0 || memchr::memchr(b'\n', &data[start..]).is_some() {
+                break read;
+            }
+        };
+        let mut lines = Vec::new();
+        let mut at = 0;
+        while let Some(found) = memchr::memchr(b'\n', &data[at..]) {
+            lines.push(at..at + found);
+            at += found + 1;
+        }
+        carry.clear();
+        let torn = if read == 0 {
+            (at < data.len()).then_some(at..data.len())
+        } else {
+            carry.extend_from_slice(&data[at..]);
+            None
+        };
+        let scans = lines
+            .iter()
+            .map(|range| scan(&data[range.clone()]))
+            .collect();
+        let block = Block {
+            data,
+            lines,
+            scans,
+            torn,
+        };
+        if full.send(Ok(block)).is_err() || read == 0 {
+            return;
+        }
+    }
 }
 
 /// Where the lines are read back from.
@@ -149,11 +287,12 @@ impl Indexer {
         }
     }
 
-    fn line(&mut self, offset: u64, line: &[u8], torn: bool) {
+    /// Indexes one line; `scanned` is its scan when it was made already.
+    fn line(&mut self, offset: u64, line: &[u8], torn: bool, scanned: Option<Option<Skeleton>>) {
         self.number += 1;
         let number = self.number;
         let quick = if self.eager.settled_header() {
-            scan(line).and_then(|skeleton| {
+            scanned.unwrap_or_else(|| scan(line)).and_then(|skeleton| {
                 type_code(&line[skeleton.kind.clone()]).map(|kind| (kind, skeleton))
             })
         } else {
@@ -221,39 +360,29 @@ impl LazySession {
             file: reader,
             path: path.to_owned(),
         });
-        let mut chunk = vec![0u8; chunk.max(1)];
-        // The start of a line that runs past the chunk read so far.
-        let mut carry: Vec<u8> = Vec::new();
-        let mut line_start: u64 = 0;
-        loop {
-            let read = match file.read(&mut chunk) {
-                Ok(0) => break,
-                Ok(read) => read,
-                Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(error) => return Err(failed(error)),
-            };
-            let data = &chunk[..read];
-            let mut at = 0;
-            while let Some(found) = memchr::memchr(b'\n', &data[at..]) {
-                let end = at + found;
-                let line = if carry.is_empty() {
-                    &data[at..end]
-                } else {
-                    carry.extend_from_slice(&data[at..end]);
-                    &carry[..]
-                };
-                let len = line.len() as u64;
-                indexer.line(line_start, line, false);
-                line_start += len + 1;
-                carry.clear();
-                at = end + 1;
+        // Two stages run side by side: a thread reads the file in chunks,
+        // finds the whole lines and scans them; this one indexes them in
+        // file order. Buffers go back to the reader, so memory stays a few
+        // chunks (and the longest line).
+        let (full, blocks) = std::sync::mpsc::sync_channel::<Result<Block, std::io::Error>>(2);
+        let (empty, buffers) = std::sync::mpsc::channel::<Vec<u8>>();
+        std::thread::scope(|scope| {
+            scope.spawn(move || read_blocks(&mut file, chunk.max(1), &full, &buffers));
+            let mut line_start: u64 = 0;
+            for block in blocks {
+                let block = block.map_err(failed)?;
+                for (range, scanned) in block.lines.iter().zip(block.scans) {
+                    indexer.line(line_start, &block.data[range.clone()], false, Some(scanned));
+                    line_start += range.len() as u64 + 1;
+                }
+                if let Some(range) = block.torn {
+                    indexer.line(line_start, &block.data[range], true, None);
+                }
+                // The reader may be gone already; the buffer is then dropped.
+                let _ = empty.send(block.data);
             }
-            carry.extend_from_slice(&data[at..]);
-        }
-        if !carry.is_empty() {
-            indexer.line(line_start, &carry, true);
-        }
-        Ok(indexer.finish())
+            Ok(indexer.finish())
+        })
     }
 
     /// Indexes the bytes of a session file (kept in memory). Never fails.
@@ -262,7 +391,7 @@ impl LazySession {
         let mut start = 0;
         while start < bytes.len() {
             let end = memchr::memchr(b'\n', &bytes[start..]).map_or(bytes.len(), |at| start + at);
-            indexer.line(start as u64, &bytes[start..end], end == bytes.len());
+            indexer.line(start as u64, &bytes[start..end], end == bytes.len(), None);
             start = end + 1;
         }
         let mut session = indexer.finish();
@@ -456,26 +585,61 @@ impl LazySession {
 
     fn decode(&self, position: usize) -> Entry {
         let line = &self.lines[position];
-        let raw: Cow<'_, [u8]> = match &self.source {
-            Source::Bytes(bytes) => {
-                let start = usize::try_from(line.offset).unwrap_or(usize::MAX);
-                match bytes.get(start..start.saturating_add(line.len)) {
-                    Some(raw) => Cow::Borrowed(raw),
-                    None => Cow::Owned(Vec::new()),
-                }
+        decode_line(&self.source, line.offset, line.len, line.legacy)
+            .unwrap_or_else(|error| self.unreadable(error))
+    }
+
+    /// An entry that could not be read back (the file shrank since it was
+    /// indexed) reads as an empty untyped one, and `check` reports it.
+    fn unreadable(&self, error: std::io::Error) -> Entry {
+        let _ = self.read_error.set(error);
+        Entry::Unknown(UnknownEntry(Map::new()))
+    }
+
+    /// The entries at `positions`, those not cached decoded side by side
+    /// for this use only: cached ones are borrowed, the others owned.
+    pub fn entries_uncached(&self, positions: &[usize]) -> Vec<Cow<'_, Entry>> {
+        let fresh: Vec<(usize, u64, usize, bool)> = positions
+            .iter()
+            .enumerate()
+            .filter_map(|(at, &position)| {
+                let line = &self.lines[position];
+                line.entry
+                    .get()
+                    .is_none()
+                    .then_some((at, line.offset, line.len, line.legacy))
+            })
+            .collect();
+        let source = &self.source;
+        let decoded = parallel_map(&fresh, workers(), |&(_, offset, len, legacy)| {
+            decode_line(source, offset, len, legacy)
+        });
+        let mut decoded = fresh.iter().map(|fresh| fresh.0).zip(decoded).peekable();
+        positions
+            .iter()
+            .enumerate()
+            .map(
+                |(at, &position)| match decoded.next_if(|(next, _)| *next == at) {
+                    Some((_, Ok(entry))) => Cow::Owned(entry),
+                    Some((_, Err(error))) => Cow::Owned(self.unreadable(error)),
+                    None => Cow::Borrowed(self.entry(position)),
+                },
+            )
+            .collect()
+    }
+
+    /// Decodes and caches the entries at `positions`, side by side.
+    fn prefetch(&self, positions: &[usize]) {
+        let fresh: Vec<usize> = positions
+            .iter()
+            .copied()
+            .filter(|&position| self.lines[position].entry.get().is_none())
+            .collect();
+        for (&position, entry) in fresh.iter().zip(self.entries_uncached(&fresh)) {
+            if let Cow::Owned(entry) = entry {
+                let _ = self.lines[position].entry.set(Box::new(entry));
             }
-            Source::File { file, .. } => {
-                let mut raw = vec![0; line.len];
-                if let Err(error) = file.read_exact_at(&mut raw, line.offset) {
-                    // The file shrank since it was indexed: the entry reads as
-                    // an empty untyped one, and `check` reports the failure.
-                    let _ = self.read_error.set(error);
-                    return Entry::Unknown(UnknownEntry(Map::new()));
-                }
-                Cow::Owned(raw)
-            }
-        };
-        SessionFile::decode_entry_line(&raw, line.legacy)
+        }
     }
 
     /// Whether every line decoded so far could be read back from the file
@@ -550,13 +714,18 @@ impl LazySession {
                         if matches!(message.message, crate::session::AgentMessage::Assistant(_))
                 )
         });
-        positions
+        let needed: Vec<usize> = positions
             .iter()
             .enumerate()
             .filter(|&(at, &position)| {
                 at >= from || assistant_before == Some(at) || self.lines[position].kind != MESSAGE
             })
-            .map(|(_, &position)| self.entry(position))
+            .map(|(_, &position)| position)
+            .collect();
+        self.prefetch(&needed);
+        needed
+            .into_iter()
+            .map(|position| self.entry(position))
             .collect()
     }
 
