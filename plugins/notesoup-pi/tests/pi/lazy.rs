@@ -1,13 +1,15 @@
 //! The lazy reader against the eager one: for every golden written by real
 //! Pi and for random sessions (branches, compactions, retain-none resets,
 //! legacy markers, model changes, bad lines), the branch, the provider
-//! context and the history transcript it gives are the eager reader's,
+//! context, Pi's token estimate of it and the history transcript it gives
+//! are the eager reader's,
 //! while it decodes only a part of a long session; and a session read from
 //! its file, streamed in chunks, is the session read from its bytes.
 
 use std::path::Path;
 
 use notesoup_core::history::Transcript;
+use notesoup_pi::estimate::coding_agent::estimate_projected_context_tokens;
 use notesoup_pi::history::{decode, decode_lazy};
 use notesoup_pi::json::to_js_string;
 use notesoup_pi::projection::{WindowProjection, convert_to_llm, project_path, window_projection};
@@ -49,10 +51,16 @@ fn check_same(bytes: &[u8], leaf: Leaf<'_>) {
         .map(|position| lazy.entry(position).id())
         .collect();
     assert_eq!(lazy_ids, eager_ids, "the branch");
+    let lazy_path = lazy.context_path(leaf);
     assert_eq!(
-        context_json(&lazy.context_path(leaf)),
+        context_json(&lazy_path),
         context_json(&eager_path),
         "the context"
+    );
+    assert_eq!(
+        estimate_projected_context_tokens(&project_path(&lazy_path), &lazy_path),
+        estimate_projected_context_tokens(&project_path(&eager_path), &eager_path),
+        "the estimate"
     );
     assert_eq!(lazy.len(), eager.entries().len());
     assert_eq!(lazy.header(), eager.header());
@@ -404,4 +412,43 @@ fn a_long_session_decodes_only_its_active_part() {
         context_json(&path),
         context_json(&SessionFile::parse(&bytes).index().path(Leaf::Last))
     );
+}
+
+/// The whole long session read from its file (several chunks, many
+/// entries decoded side by side for the history): the same branch,
+/// context and history as the eager reader.
+#[test]
+fn a_long_session_file_reads_the_same() {
+    let mut steps = Vec::new();
+    for turn in 0..2_000 {
+        steps.extend([
+            Step::User,
+            Step::Assistant(0),
+            Step::ToolResult,
+            Step::Assistant(1),
+        ]);
+        if turn % 500 == 499 {
+            steps.push(Step::Compaction(4));
+        }
+        if turn == 1_990 {
+            steps.push(Step::Branch(5));
+        }
+    }
+    let bytes = session(&steps);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("long.jsonl");
+    std::fs::write(&path, &bytes).unwrap();
+    let eager = SessionFile::parse(&bytes);
+    for chunk in [1 << 20, 1 << 16] {
+        let lazy = LazySession::read_chunked(&path, chunk).unwrap();
+        assert_eq!(lazy.len(), eager.entries().len());
+        for leaf in [Leaf::Last, Leaf::Id("e04000")] {
+            assert_eq!(
+                context_json(&lazy.context_path(leaf)),
+                context_json(&eager.index().path(leaf))
+            );
+            assert_eq!(decode_lazy(&lazy, leaf), eager_history(&eager, leaf));
+        }
+        lazy.check().unwrap();
+    }
 }
