@@ -126,6 +126,7 @@ export interface EventResult {
 	/**
 	 * The handler's return value (`null`: return nothing). For
 	 * `execute_tool`, an `AgentToolResult`; for `command`, `null`.
+	 * Serialized once, by the handler's encoding.
 	 */
 	value: unknown;
 	/** Set when the handler failed; the shim throws it, so Pi reports it. */

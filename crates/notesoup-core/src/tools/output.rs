@@ -36,6 +36,11 @@ impl CompactJson {
         serde_json::value::to_raw_value(value).map(Self)
     }
 
+    /// `null`.
+    pub fn null() -> Self {
+        Self(RawValue::NULL.to_owned())
+    }
+
     /// The JSON text.
     pub fn as_str(&self) -> &str {
         self.0.get()
@@ -164,7 +169,7 @@ impl ToolOutput {
                 "error": "unserializable refusal",
                 "code": refusal.code().to_string(),
             }))
-            .unwrap_or_else(|_| CompactJson(RawValue::NULL.to_owned()))
+            .unwrap_or_else(|_| CompactJson::null())
         });
         Self {
             text: refusal.render(),

@@ -13,6 +13,7 @@ pub mod protocol;
 
 use std::io::{BufRead, Write};
 
+use notesoup_core::tools::CompactJson;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -236,7 +237,7 @@ fn handle(
         },
         Err(error) => EventResult {
             id,
-            value: Value::Null,
+            value: null(),
             error: Some(format!("notesoup: {}: {error}", request.name)),
         },
     }
@@ -246,15 +247,28 @@ fn decode<T: DeserializeOwned>(payload: Value) -> Result<T, String> {
     serde_json::from_value(payload).map_err(|error| format!("unreadable payload: {error}"))
 }
 
-fn encode<T: Serialize>(value: &T) -> Result<Value, String> {
-    serde_json::to_value(value).map_err(|error| error.to_string())
+/// The handler's result serialized once, as it goes on the wire: a tool
+/// result's `structuredContent` (core's compact JSON) is embedded as it is.
+fn encode<T: Serialize>(value: &T) -> Result<CompactJson, String> {
+    CompactJson::to_json(value).map_err(|error| error.to_string())
+}
+
+/// `null`: the handler returns nothing.
+fn null() -> CompactJson {
+    CompactJson::null()
 }
 
 /// `{messages}` for a replaced context, `null` to keep Pi's.
-fn messages_result(messages: Option<Vec<crate::session::AgentMessage>>) -> Result<Value, String> {
+fn messages_result(
+    messages: Option<Vec<crate::session::AgentMessage>>,
+) -> Result<CompactJson, String> {
+    #[derive(Serialize)]
+    struct Replaced {
+        messages: Vec<crate::session::AgentMessage>,
+    }
     match messages {
-        Some(messages) => Ok(serde_json::json!({ "messages": encode(&messages)? })),
-        None => Ok(Value::Null),
+        Some(messages) => encode(&Replaced { messages }),
+        None => Ok(null()),
     }
 }
 
@@ -276,40 +290,40 @@ fn dispatch(
     host: &mut dyn PiHost,
     name: &str,
     payload: Value,
-) -> Result<Value, String> {
+) -> Result<CompactJson, String> {
     match name {
         "session_start" => {
             ext.session_start(host, &decode(payload)?);
-            Ok(Value::Null)
+            Ok(null())
         }
         "session_tree" => {
             ext.session_tree(host, &decode(payload)?);
-            Ok(Value::Null)
+            Ok(null())
         }
         "session_before_tree" => encode(&ext.session_before_tree(host, &decode(payload)?)),
         "session_before_compact" => encode(&ext.session_before_compact(host, &decode(payload)?)),
         "session_compact" => {
             ext.session_compact(host, &decode(payload)?);
-            Ok(Value::Null)
+            Ok(null())
         }
         "session_shutdown" => {
             ext.session_shutdown(host, &decode(payload)?);
-            Ok(Value::Null)
+            Ok(null())
         }
         "model_select" => {
             ext.model_select(host, &decode(payload)?);
-            Ok(Value::Null)
+            Ok(null())
         }
         "before_agent_start" => encode(&ext.before_agent_start(host, &decode(payload)?)),
         "turn_start" => {
             ext.turn_start(host, &decode(payload)?);
-            Ok(Value::Null)
+            Ok(null())
         }
         "turn_end" => encode(&ext.turn_end(host, &decode(payload)?)),
         "agent_before_settle" => encode(&ext.agent_before_settle(host, &decode(payload)?)),
         "agent_settled" => {
             ext.agent_settled(host, &decode(payload)?);
-            Ok(Value::Null)
+            Ok(null())
         }
         "context" => {
             let payload: MessagesPayload = decode(payload)?;
@@ -328,7 +342,7 @@ fn dispatch(
         "command" => {
             let command: CommandPayload = decode(payload)?;
             ext.run_command(host, &command.name, &command.args)
-                .map(|()| Value::Null)
+                .map(|()| null())
                 .map_err(|error| error.to_string())
         }
         other => Err(format!("no handler for {other}")),

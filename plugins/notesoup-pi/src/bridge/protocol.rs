@@ -18,6 +18,7 @@
 //! results) travel as Pi writes them and are typed `unknown` on the shim's
 //! side: the shim forwards them, it never interprets them.
 
+use notesoup_core::tools::CompactJson;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use typeshare::typeshare;
@@ -334,8 +335,9 @@ pub struct EventResult {
     pub id: u32,
     /// The handler's return value (`null`: return nothing). For
     /// `execute_tool`, an `AgentToolResult`; for `command`, `null`.
+    /// Serialized once, by the handler's encoding.
     #[typeshare(typescript(type = "unknown"))]
-    pub value: Value,
+    pub value: CompactJson,
     /// Set when the handler failed; the shim throws it, so Pi reports it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,

@@ -192,6 +192,10 @@ fn session_start_sends_the_root_boot_through_a_nested_action_and_tools_write_not
     assert_eq!(result["type"], "result");
     assert_eq!(result["body"]["id"], 2);
     assert!(result["body"]["value"]["content"][0]["text"].is_string());
+    // Core's compact JSON travels as the result's structuredContent.
+    let structured = &result["body"]["value"]["structuredContent"];
+    assert_eq!(structured["address"], "@human/style.md", "{result}");
+    assert_eq!(structured["outcome"], "created", "{result}");
     let note = std::fs::read_to_string(sidecar.notes.join("human/style.md")).unwrap();
     assert!(note.ends_with("Short answers.\n"), "{note}");
     assert!(sidecar.finish().success());
