@@ -630,7 +630,7 @@ fn notes(env: &HostEnv, args: NotesArgs) -> Result<String, String> {
         }
     };
     let arguments = Value::Object(params);
-    let mut host = ClaudeToolHost::new(env, &cwd, &key, Known(state), &arguments);
+    let mut host = ClaudeToolHost::new(env, &cwd, &key, Known(state));
     tool_result(call_tool(&mut host, name, arguments), args.session.json)
 }
 
@@ -862,7 +862,7 @@ fn history(env: &HostEnv, args: HistoryArgs) -> Result<String, String> {
         }
     };
     let key = state.project_key.clone();
-    let mut host = ClaudeToolHost::new(env, &cwd, &key, Known(Some(state)), &params);
+    let mut host = ClaudeToolHost::new(env, &cwd, &key, Known(Some(state)));
     tool_result(call_tool(&mut host, name, params), args.session.json)
 }
 

@@ -75,16 +75,10 @@ pub struct ClaudeToolHost<'a, C: Caller> {
 }
 
 impl<'a, C: Caller> ClaudeToolHost<'a, C> {
-    /// A host for one call. The arguments are core's to read (a caller
-    /// without a session gets an identity without one, and core refuses its
-    /// session notes with `no_session`); `_arguments` is not looked at.
-    pub fn new(
-        env: &'a HostEnv,
-        project_dir: &'a Path,
-        project_key: &'a str,
-        caller: C,
-        _arguments: &Value,
-    ) -> Self {
+    /// A host for one call. The arguments are core's alone to read: a
+    /// caller without a session gets an identity without one, and core
+    /// refuses its session notes with `no_session`.
+    pub fn new(env: &'a HostEnv, project_dir: &'a Path, project_key: &'a str, caller: C) -> Self {
         Self {
             env,
             project_dir,

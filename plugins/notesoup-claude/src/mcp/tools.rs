@@ -226,13 +226,7 @@ impl ToolHost for NotesoupTools {
             history_cache: &mut self.history_cache,
             known_caller: &mut self.known_caller,
         };
-        let mut host = ClaudeToolHost::new(
-            &self.env,
-            &self.project_dir,
-            &self.project_key,
-            caller,
-            &arguments,
-        );
+        let mut host = ClaudeToolHost::new(&self.env, &self.project_dir, &self.project_key, caller);
         let output = crate::tool_host::run(&mut host, name, arguments);
         Ok(ToolText {
             // Successes only: a refusal's `{error, code}` is not the tool's
