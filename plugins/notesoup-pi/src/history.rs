@@ -15,7 +15,6 @@
 //! file read by [`LazySession`] gives the same transcript through
 //! [`decode_lazy`], decoding in full only the active branch.
 
-use std::borrow::Cow;
 use std::collections::HashSet;
 
 use notesoup_core::history::{
@@ -74,35 +73,57 @@ pub fn decode(
     decoder.finish()
 }
 
-/// [`decode`] over a [`LazySession`] at `leaf`: the same transcript, with
-/// only the branch decoded and kept; an entry off the branch is decoded for
-/// its seq count alone (and not at all when its type takes no seq), then
-/// dropped. The session header's id and time name the root window.
+/// [`decode`] over a [`LazySession`] at `leaf`: the same transcript. The
+/// entries are decoded in batches, in file order, and none is kept past its
+/// batch (the transcript keeps what it needs); an entry off the branch is
+/// decoded for its seq count alone, and not at all when its type takes no
+/// seq. The session header's id and time name the root window.
 pub fn decode_lazy(session: &LazySession, leaf: Leaf<'_>) -> Transcript {
     let header = session.header();
     let session_id = header.map_or("", |h| h.id.as_str());
     let created_at = header.and_then(|h| h.timestamp.as_deref());
-    let positions = session.path_positions(leaf);
-    let branch: Vec<Cow<'_, Entry>> = session.entries_uncached(&positions);
-    let refs: Vec<&Entry> = branch.iter().map(AsRef::as_ref).collect();
-    let mut markers = vec![false; positions.len()];
+    let mut on_branch = vec![false; session.len()];
+    let mut customs = Vec::new();
+    for position in session.path_positions(leaf) {
+        on_branch[position] = true;
+        if session.entry_type(position) == "custom" {
+            customs.push(position);
+        }
+    }
+    // Only a custom entry can be a reset marker.
+    let mut markers = vec![false; session.len()];
+    let custom_entries = session.entries_uncached(&customs);
+    let refs: Vec<&Entry> = custom_entries.iter().map(AsRef::as_ref).collect();
     for marker in reset_markers(&refs) {
-        markers[marker.position] = true;
+        markers[customs[marker.position]] = true;
     }
-    let mut on_branch = vec![usize::MAX; session.len()];
-    for (at, &position) in positions.iter().enumerate() {
-        on_branch[position] = at;
-    }
+    drop(custom_entries);
+    // The entries are decoded a batch at a time, in file order, and dropped
+    // once the transcript has what it needs of them.
     let mut decoder = Decoder::new(session_id, created_at);
-    for (position, &at) in on_branch.iter().enumerate() {
-        if at != usize::MAX {
-            decoder.on_branch(refs[at], markers[at]);
-        } else if SEQ_TYPES.contains(&session.entry_type(position)) {
-            decoder.off_branch(seq_count(&session.entry_uncached(position)));
+    let mut batch = Vec::with_capacity(BATCH);
+    let mut next = 0;
+    while next < session.len() {
+        batch.clear();
+        while next < session.len() && batch.len() < BATCH {
+            if on_branch[next] || SEQ_TYPES.contains(&session.entry_type(next)) {
+                batch.push(next);
+            }
+            next += 1;
+        }
+        for (&position, entry) in batch.iter().zip(session.entries_uncached(&batch)) {
+            if on_branch[position] {
+                decoder.on_branch(&entry, markers[position]);
+            } else {
+                decoder.off_branch(seq_count(&entry));
+            }
         }
     }
     decoder.finish()
 }
+
+/// How many entries [`decode_lazy`] holds decoded at a time.
+const BATCH: usize = 4096;
 
 /// The entry types that can take a seq; every other type takes none, even
 /// when its fields do not match Pi's shape.
