@@ -11,23 +11,63 @@ pub struct Filled<T> {
     pub rejected: Option<T>,
 }
 
-/// Offers `candidates` in order, keeping each one while `fits` accepts the
-/// kept rows with it added; stops at the first that does not fit.
+/// The longest prefix of `candidates` that `fits` accepts, and the first row
+/// after it: the page a linear "add rows while the result fits" would keep.
+///
+/// `fits` must be prefix-closed (a page that fits still fits with its last row
+/// removed), which every page in core is: a row adds more bytes than any count
+/// it changes can take away. That lets the prefix be found by doubling, then
+/// halving, in O(log n) measurements instead of one per row; each measurement
+/// renders a whole page, so the linear rule cost O(n²) on long listings.
 pub fn fill_while_fits<T>(
     candidates: impl IntoIterator<Item = T>,
     mut fits: impl FnMut(&[T]) -> bool,
 ) -> Filled<T> {
-    let mut kept = Vec::new();
-    for candidate in candidates {
-        kept.push(candidate);
-        if !fits(&kept) {
-            let rejected = kept.pop();
-            return Filled { kept, rejected };
+    let mut kept: Vec<T> = candidates.into_iter().collect();
+    // `fit` rows are known to fit; `over`, if set, is known not to.
+    let mut fit = 0;
+    let mut over = None;
+    let mut probe = 1;
+    while probe <= kept.len() {
+        if fits(&kept[..probe]) {
+            fit = probe;
+            probe *= 2;
+        } else {
+            over = Some(probe);
+            break;
         }
     }
+    let over = match over {
+        Some(over) => over,
+        None if fit == kept.len() => {
+            return Filled {
+                kept,
+                rejected: None,
+            };
+        }
+        // The doubling stepped past the end: the end is the next bound.
+        None if fits(&kept) => {
+            return Filled {
+                kept,
+                rejected: None,
+            };
+        }
+        None => kept.len(),
+    };
+    let (mut low, mut high) = (fit, over);
+    while high - low > 1 {
+        let middle = low + (high - low) / 2;
+        if fits(&kept[..middle]) {
+            low = middle;
+        } else {
+            high = middle;
+        }
+    }
+    let mut rest = kept.split_off(low);
+    rest.truncate(1);
     Filled {
         kept,
-        rejected: None,
+        rejected: rest.pop(),
     }
 }
 
@@ -42,5 +82,50 @@ mod tests {
         assert_eq!(filled.rejected, Some(1));
         let all = fill_while_fits([1, 2], |_| true);
         assert_eq!((all.kept, all.rejected), (vec![1, 2], None));
+        let none = fill_while_fits([9, 1], |rows| rows.iter().sum::<i32>() <= 7);
+        assert_eq!((none.kept, none.rejected), (vec![], Some(9)));
+        let empty = fill_while_fits(Vec::<i32>::new(), |_| unreachable!());
+        assert_eq!((empty.kept, empty.rejected), (vec![], None));
+    }
+
+    /// The rule as it reads: offer rows one by one, stop at the first that
+    /// does not fit.
+    fn linear(rows: &[u32], budget: u32) -> (Vec<u32>, Option<u32>) {
+        let mut kept = Vec::new();
+        for &row in rows {
+            if kept.iter().sum::<u32>() + row > budget {
+                return (kept, Some(row));
+            }
+            kept.push(row);
+        }
+        (kept, None)
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn keeps_what_the_linear_rule_keeps(
+            rows in proptest::collection::vec(1u32..50, 0..300),
+            budget in 0u32..3000,
+        ) {
+            let filled = fill_while_fits(rows.clone(), |kept| kept.iter().sum::<u32>() <= budget);
+            proptest::prop_assert_eq!((filled.kept, filled.rejected), linear(&rows, budget));
+        }
+    }
+
+    #[test]
+    fn a_long_listing_is_measured_a_logarithmic_number_of_times() {
+        for (rows, budget) in [(1000, 10_000), (1000, 5), (1000, 700), (1024, 1024), (1, 1)] {
+            let mut calls = 0;
+            let filled = fill_while_fits(vec![1u32; rows], |kept| {
+                calls += 1;
+                kept.len() <= budget
+            });
+            assert_eq!(filled.kept.len(), rows.min(budget));
+            // Doubling to the bound, then halving inside it: about 2·log2(n).
+            assert!(
+                calls <= 2 * 11 + 1,
+                "{rows} rows, budget {budget}: {calls} calls"
+            );
+        }
     }
 }
