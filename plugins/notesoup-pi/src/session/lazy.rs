@@ -610,10 +610,7 @@ impl LazySession {
                     .then_some((at, line.offset, line.len, line.legacy))
             })
             .collect();
-        let source = &self.source;
-        let decoded = parallel_map(&fresh, workers(), |&(_, offset, len, legacy)| {
-            decode_line(source, offset, len, legacy)
-        });
+        let decoded = self.decode_many(&fresh);
         let mut decoded = fresh.iter().map(|fresh| fresh.0).zip(decoded).peekable();
         positions
             .iter()
@@ -626,6 +623,63 @@ impl LazySession {
                 },
             )
             .collect()
+    }
+
+    /// Decodes lines `(_, offset, len, legacy)` side by side. From a file,
+    /// lines that lie close together are read back with one read.
+    fn decode_many(
+        &self,
+        lines: &[(usize, u64, usize, bool)],
+    ) -> Vec<Result<Entry, std::io::Error>> {
+        /// Lines at most this far apart share a read.
+        const GAP: u64 = 64 << 10;
+        /// The most one read takes.
+        const RUN_MAX: u64 = 16 << 20;
+        let source = &self.source;
+        let Source::File { file, .. } = source else {
+            return parallel_map(lines, workers(), |&(_, offset, len, legacy)| {
+                decode_line(source, offset, len, legacy)
+            });
+        };
+        // Each line's run of the file and its start within the run.
+        let mut runs: Vec<(u64, u64)> = Vec::new();
+        let mut places: Vec<(usize, usize, usize, bool)> = Vec::with_capacity(lines.len());
+        for &(_, offset, len, legacy) in lines {
+            let end = offset + len as u64;
+            match runs.last_mut() {
+                Some((start, run_end))
+                    if offset >= *start
+                        && offset <= run_end.saturating_add(GAP)
+                        && end - *start <= RUN_MAX =>
+                {
+                    *run_end = (*run_end).max(end);
+                    let within = usize::try_from(offset - *start).unwrap_or(usize::MAX);
+                    places.push((runs.len() - 1, within, len, legacy));
+                }
+                _ => {
+                    runs.push((offset, end));
+                    places.push((runs.len() - 1, 0, len, legacy));
+                }
+            }
+        }
+        let buffers: Vec<Result<Vec<u8>, std::io::Error>> = runs
+            .iter()
+            .map(|&(start, end)| {
+                let mut buffer = vec![0; usize::try_from(end - start).unwrap_or(0)];
+                file.read_exact_at(&mut buffer, start).map(|()| buffer)
+            })
+            .collect();
+        parallel_map(
+            &places,
+            workers(),
+            |&(run, within, len, legacy)| match &buffers[run] {
+                Ok(buffer) => match buffer.get(within..within.saturating_add(len)) {
+                    Some(raw) => Ok(SessionFile::decode_entry_line(raw, legacy)),
+                    None => Err(std::io::ErrorKind::UnexpectedEof.into()),
+                },
+                Err(error) => Err(std::io::Error::new(error.kind(), error.to_string())),
+            },
+        )
     }
 
     /// Decodes and caches the entries at `positions`, side by side.
