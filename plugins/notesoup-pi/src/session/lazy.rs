@@ -1,6 +1,6 @@
 //! A long session file read lazily: the file is streamed once in fixed
-//! chunks (a reader thread finds and scans the lines while the calling
-//! thread indexes them), every line indexed by byte range with only what
+//! chunks (a reader thread finds the lines and scans half of them while
+//! the calling thread scans the rest and indexes them), every line indexed by byte range with only what
 //! the tree needs (type, id, parent), and an entry decoded in full only when
 //! something asks for it — its line read back from the file, decoded once
 //! (many at once are decoded side by side), then cached. Memory follows the
@@ -123,12 +123,14 @@ fn decode_line(
     Ok(SessionFile::decode_entry_line(&raw, legacy))
 }
 
-/// Whole lines read from the file, and their scans.
+/// Whole lines read from the file, and their scans when the reader made them.
 struct Block {
     data: Vec<u8>,
     /// The whole lines (without their newlines).
     lines: Vec<Range<usize>>,
-    scans: Vec<Option<Skeleton>>,
+    /// Made for every other block; the indexer scans the others itself, so
+    /// both threads share the scanning.
+    scans: Option<Vec<Option<Skeleton>>>,
     /// The last line of the file when it has no newline.
     torn: Option<Range<usize>>,
 }
@@ -143,6 +145,7 @@ fn read_blocks(
     buffers: &std::sync::mpsc::Receiver<Vec<u8>>,
 ) {
     let mut carry: Vec<u8> = Vec::new();
+    let mut scan_this = false;
     loop {
         let mut data = buffers.try_recv().unwrap_or_default();
         data.clear();
@@ -181,10 +184,13 @@ fn read_blocks(
             carry.extend_from_slice(&data[at..]);
             None
         };
-        let scans = lines
-            .iter()
-            .map(|range| scan(&data[range.clone()]))
-            .collect();
+        scan_this = !scan_this;
+        let scans = scan_this.then(|| {
+            lines
+                .iter()
+                .map(|range| scan(&data[range.clone()]))
+                .collect()
+        });
         let block = Block {
             data,
             lines,
@@ -361,8 +367,8 @@ impl LazySession {
             path: path.to_owned(),
         });
         // Two stages run side by side: a thread reads the file in chunks,
-        // finds the whole lines and scans them; this one indexes them in
-        // file order. Buffers go back to the reader, so memory stays a few
+        // finds the whole lines and scans every other chunk's; this one
+        // scans the rest and indexes them all in file order. Buffers go back to the reader, so memory stays a few
         // chunks (and the longest line).
         let (full, blocks) = std::sync::mpsc::sync_channel::<Result<Block, std::io::Error>>(2);
         let (empty, buffers) = std::sync::mpsc::channel::<Vec<u8>>();
@@ -371,8 +377,10 @@ impl LazySession {
             let mut line_start: u64 = 0;
             for block in blocks {
                 let block = block.map_err(failed)?;
-                for (range, scanned) in block.lines.iter().zip(block.scans) {
-                    indexer.line(line_start, &block.data[range.clone()], false, Some(scanned));
+                let mut scans = block.scans.map(Vec::into_iter);
+                for range in &block.lines {
+                    let scanned = scans.as_mut().and_then(Iterator::next);
+                    indexer.line(line_start, &block.data[range.clone()], false, scanned);
                     line_start += range.len() as u64 + 1;
                 }
                 if let Some(range) = block.torn {
