@@ -6,11 +6,9 @@
 use std::io::{BufRead, BufReader, Read};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use notesoup_core::dream::{DreamRequest, DreamResult, DreamRunner, DreamWrite};
+use notesoup_core::dream::{Deadline, DreamRequest, DreamResult, DreamRunner, DreamWrite, Ended};
 use serde_json::{Value, json};
 
 use crate::env::DISABLE_VAR;
@@ -91,66 +89,22 @@ impl DreamRunner for ClaudeDreamer {
             let _ = child.wait();
             return DreamResult::failed("dreamer failed: no output from claude");
         };
-        // The child is shared with a watchdog that stops it at the timeout;
-        // its output is read here without the lock.
-        let child = Arc::new(Mutex::new(child));
-        let finished = Arc::new((Mutex::new(false), Condvar::new()));
-        let timed_out = Arc::new(AtomicBool::new(false));
-        let watchdog = {
-            let (child, finished, timed_out) = (
-                Arc::clone(&child),
-                Arc::clone(&finished),
-                Arc::clone(&timed_out),
-            );
-            let timeout = self.timeout;
-            std::thread::spawn(move || {
-                let (done, signal) = &*finished;
-                let Ok(guard) = done.lock() else { return };
-                let Ok((guard, _)) = signal.wait_timeout_while(guard, timeout, |done| !*done)
-                else {
-                    return;
-                };
-                if !*guard {
-                    timed_out.store(true, Ordering::SeqCst);
-                    if let Ok(mut child) = child.lock() {
-                        // The whole group first (the dreamer's pid leads
-                        // it), then the dreamer itself in any case.
-                        let _ = Command::new("kill")
-                            .args(["-KILL", "--", &format!("-{}", child.id())])
-                            .stdout(Stdio::null())
-                            .stderr(Stdio::null())
-                            .status();
-                        let _ = child.kill();
-                    }
-                }
-            })
-        };
+        // A watchdog stops the dreamer at the timeout; its output is read here.
+        let deadline = Deadline::watch(child, self.timeout);
         let mut result = read_stream(BufReader::new(stdout));
         let mut stderr = String::new();
         // Diagnostics only: a read failure leaves them empty.
         let _ = stderr_pipe.read_to_string(&mut stderr);
-        let waited = match child.lock() {
-            Ok(mut child) => child.wait(),
-            Err(_) => Err(std::io::Error::other("the dreamer's handle was lost")),
-        };
-        {
-            let (done, signal) = &*finished;
-            if let Ok(mut done) = done.lock() {
-                *done = true;
+        let waited = match deadline.wait() {
+            Ended::Exited(waited) => waited,
+            Ended::TimedOut => {
+                eprintln!(
+                    "dream: stopped the dreamer after {} s",
+                    self.timeout.as_secs()
+                );
+                return DreamResult::failed(Ended::timeout_error(self.timeout));
             }
-            signal.notify_all();
-        }
-        let _ = watchdog.join();
-        if timed_out.load(Ordering::SeqCst) {
-            eprintln!(
-                "dream: stopped the dreamer after {} s",
-                self.timeout.as_secs()
-            );
-            return DreamResult::failed(format!(
-                "dreamer failed: timed out after {} s and was stopped",
-                self.timeout.as_secs()
-            ));
-        }
+        };
         eprintln!(
             "dream: the dreamer finished after {} s",
             started.elapsed().as_secs()

@@ -21,11 +21,11 @@ use std::ffi::OsString;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use notesoup_core::dream::{DreamRequest, DreamResult, DreamRunner, DreamWrite, dream_tool_table};
+use notesoup_core::dream::{
+    Deadline, DreamRequest, DreamResult, DreamRunner, DreamWrite, Ended, dream_tool_table,
+};
 use notesoup_core::settings::{self, SettingsWarning};
 use serde_json::{Value, json};
 
@@ -172,66 +172,24 @@ impl PiDreamer {
             let _ = stderr_pipe.read_to_end(&mut text);
             String::from_utf8_lossy(&text).into_owned()
         });
-        let child = Arc::new(Mutex::new(child));
-        let finished = Arc::new((Mutex::new(false), Condvar::new()));
-        let timed_out = Arc::new(AtomicBool::new(false));
-        let watchdog = {
-            let (child, finished, timed_out) = (
-                Arc::clone(&child),
-                Arc::clone(&finished),
-                Arc::clone(&timed_out),
-            );
-            let timeout = self.timeout;
-            std::thread::spawn(move || {
-                let (done, signal) = &*finished;
-                let Ok(guard) = done.lock() else { return };
-                let Ok((guard, _)) = signal.wait_timeout_while(guard, timeout, |done| !*done)
-                else {
-                    return;
-                };
-                if !*guard {
-                    timed_out.store(true, Ordering::SeqCst);
-                    if let Ok(mut child) = child.lock() {
-                        // The whole group (Pi leads it), then Pi in any case.
-                        let _ = Command::new("kill")
-                            .args(["-KILL", "--", &format!("-{}", child.id())])
-                            .stdout(Stdio::null())
-                            .stderr(Stdio::null())
-                            .status();
-                        let _ = child.kill();
-                    }
-                }
-            })
-        };
+        let deadline = Deadline::watch(child, self.timeout);
         let events = read_events(BufReader::new(stdout));
         let stderr = stderr_reader.join().unwrap_or_default();
         let _ = writer.join();
-        let waited = match child.lock() {
-            Ok(mut child) => child.wait(),
-            Err(_) => Err(std::io::Error::other("the dreamer's handle was lost")),
-        };
-        {
-            let (done, signal) = &*finished;
-            if let Ok(mut done) = done.lock() {
-                *done = true;
-            }
-            signal.notify_all();
-        }
-        let _ = watchdog.join();
-        if timed_out.load(Ordering::SeqCst) {
-            eprintln!(
-                "dream: stopped the dreamer after {} s",
-                self.timeout.as_secs()
-            );
-            return DreamResult {
-                report: String::new(),
-                writes: events.writes,
-                error: Some(format!(
-                    "dreamer failed: timed out after {} s and was stopped",
+        let waited = match deadline.wait() {
+            Ended::Exited(waited) => waited,
+            Ended::TimedOut => {
+                eprintln!(
+                    "dream: stopped the dreamer after {} s",
                     self.timeout.as_secs()
-                )),
-            };
-        }
+                );
+                return DreamResult {
+                    report: String::new(),
+                    writes: events.writes,
+                    error: Some(Ended::timeout_error(self.timeout)),
+                };
+            }
+        };
         eprintln!(
             "dream: the dreamer finished after {} s",
             started.elapsed().as_secs()

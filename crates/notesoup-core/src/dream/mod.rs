@@ -6,6 +6,7 @@
 //! writes to stdout or stderr or reads the environment.
 
 mod audit;
+mod deadline;
 mod doctor;
 mod error;
 mod gates;
@@ -18,6 +19,7 @@ mod surface;
 mod tools;
 
 pub use audit::{AUDIT_EMAIL, AUDIT_NAME, AuditCommit, LOCK_EXCLUDE, audit_commit};
+pub use deadline::{Deadline, Ended};
 pub use doctor::{
     CleanReport, DoctorFinding, DoctorReport, STALE_TEMP_AGE, clean_temp_files, doctor,
 };
