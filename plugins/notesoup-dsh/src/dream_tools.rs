@@ -3,18 +3,10 @@
 //! by `notesoup-dsh dream-tools --notes-home HOME` to the bundle's
 //! `notesoup/dsh/dream` row inside the headless dsh `dream` starts.
 //!
-//! One request per line, `{"id": N, "op": "dream.tool", "params": {"name",
-//! "arguments"}}`; one answer per line, `{"id": N, "result": {"text",
-//! "is_error"}}` (a refusal of the tool is `is_error`), or `{"id": N,
-//! "error": {"code", "message"}}` for a line that is no such request.
+//! The protocol is core's: [`notesoup_core::dream::serve_dream_tools`].
 
-use std::io::{self, BufRead, Write};
+use notesoup_core::dream::dream_tool_table;
 
-use notesoup_core::dream::{DreamTools, call_dream_tool, dream_tool_table};
-use serde::Deserialize;
-use serde_json::{Value, json};
-
-use crate::lines::{self, MAX_LINE_BYTES, Read, recover_id};
 use crate::tools::ToolManifest;
 
 /// The dream tools as the bundle registers them: core's table.
@@ -30,99 +22,15 @@ pub fn manifest() -> Vec<ToolManifest> {
         .collect()
 }
 
-/// Runs one dream tool (core's router): its text, or the refusal's text.
-/// `None` for a name that is no dream tool.
-pub fn call(tools: &DreamTools, name: &str, arguments: Value) -> Option<Result<String, String>> {
-    call_dream_tool(tools, name, arguments)
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Request {
-    id: u64,
-    op: String,
-    params: Params,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Params {
-    name: String,
-    #[serde(default)]
-    arguments: Value,
-}
-
-fn refusal(id: u64, message: &str) -> Value {
-    let mut message = message.to_owned();
-    if message.len() > 1024 {
-        let mut end = 1021;
-        while !message.is_char_boundary(end) {
-            end -= 1;
-        }
-        message.truncate(end);
-        message.push('…');
-    }
-    json!({"id": id, "error": {"code": "bad_request", "message": message}})
-}
-
-fn answer(tools: &DreamTools, line: &[u8]) -> Value {
-    let id = recover_id(line);
-    let request: Request = match serde_json::from_slice(line) {
-        Ok(request) => request,
-        Err(error) => return refusal(id, &error.to_string()),
-    };
-    if request.op != "dream.tool" {
-        return refusal(request.id, "the only op is dream.tool");
-    }
-    let arguments = match request.params.arguments {
-        Value::Null => json!({}),
-        other => other,
-    };
-    match call(tools, &request.params.name, arguments) {
-        Some(Ok(text)) => json!({"id": request.id, "result": {"text": text, "is_error": false}}),
-        Some(Err(text)) => json!({"id": request.id, "result": {"text": text, "is_error": true}}),
-        None => refusal(
-            request.id,
-            &format!(
-                "no dream tool is named {}; the tools are {}",
-                Value::String(request.params.name.chars().take(120).collect()),
-                dream_tool_table()
-                    .iter()
-                    .map(|tool| tool.name)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        ),
-    }
-}
-
-/// Serves dream-tool requests until the input ends. A bad line is answered
-/// with `bad_request`; only a failing pipe ends it early.
-pub fn serve(
-    tools: &DreamTools,
-    mut input: impl BufRead,
-    mut output: impl Write,
-) -> io::Result<()> {
-    let mut line = Vec::new();
-    loop {
-        let answer = match lines::read_line(&mut input, &mut line)? {
-            Read::Eof => return Ok(()),
-            Read::TooLong { bytes } => refusal(
-                recover_id(&line),
-                &format!("the request line is {bytes} bytes, over the limit of {MAX_LINE_BYTES}"),
-            ),
-            Read::Line if lines::is_blank(&line) => continue,
-            Read::Line => answer(tools, &line),
-        };
-        output.write_all(answer.to_string().as_bytes())?;
-        output.write_all(b"\n")?;
-        output.flush()?;
-    }
-}
+/// Serves dream-tool requests until the input ends: core's JSON-lines
+/// protocol ([`notesoup_core::dream::serve_dream_tools`]).
+pub use notesoup_core::dream::serve_dream_tools as serve;
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use notesoup_core::dream::DreamTools;
+    use serde_json::Value;
 
     #[test]
     fn the_manifest_names_every_tool_once_and_writes_go_alone() {
