@@ -23,14 +23,26 @@ pub fn fill_while_fits<T>(
     candidates: impl IntoIterator<Item = T>,
     mut fits: impl FnMut(&[T]) -> bool,
 ) -> Filled<T> {
+    fill_best(candidates, |kept| fits(kept).then_some(())).0
+}
+
+/// [`fill_while_fits`] with a measurement that yields what it measured (a
+/// packaged result): returns it for the kept rows too, so the page that was
+/// accepted is never built again. `None` only when no rows are kept (none
+/// offered, or the first did not fit).
+pub fn fill_best<T, O>(
+    candidates: impl IntoIterator<Item = T>,
+    mut measure: impl FnMut(&[T]) -> Option<O>,
+) -> (Filled<T>, Option<O>) {
     let mut kept: Vec<T> = candidates.into_iter().collect();
-    // `fit` rows are known to fit; `over`, if set, is known not to.
-    let mut fit = 0;
+    // `fit` rows are known to fit (and `best` is their measurement); `over`,
+    // if set, is known not to.
+    let (mut fit, mut best) = (0, None);
     let mut over = None;
     let mut probe = 1;
     while probe <= kept.len() {
-        if fits(&kept[..probe]) {
-            fit = probe;
+        if let Some(measured) = measure(&kept[..probe]) {
+            (fit, best) = (probe, Some(measured));
             probe *= 2;
         } else {
             over = Some(probe);
@@ -40,35 +52,46 @@ pub fn fill_while_fits<T>(
     let over = match over {
         Some(over) => over,
         None if fit == kept.len() => {
-            return Filled {
-                kept,
-                rejected: None,
-            };
+            return (
+                Filled {
+                    kept,
+                    rejected: None,
+                },
+                best,
+            );
         }
         // The doubling stepped past the end: the end is the next bound.
-        None if fits(&kept) => {
-            return Filled {
-                kept,
-                rejected: None,
-            };
-        }
-        None => kept.len(),
+        None => match measure(&kept) {
+            Some(measured) => {
+                return (
+                    Filled {
+                        kept,
+                        rejected: None,
+                    },
+                    Some(measured),
+                );
+            }
+            None => kept.len(),
+        },
     };
     let (mut low, mut high) = (fit, over);
     while high - low > 1 {
         let middle = low + (high - low) / 2;
-        if fits(&kept[..middle]) {
-            low = middle;
+        if let Some(measured) = measure(&kept[..middle]) {
+            (low, best) = (middle, Some(measured));
         } else {
             high = middle;
         }
     }
     let mut rest = kept.split_off(low);
     rest.truncate(1);
-    Filled {
-        kept,
-        rejected: rest.pop(),
-    }
+    (
+        Filled {
+            kept,
+            rejected: rest.pop(),
+        },
+        best,
+    )
 }
 
 #[cfg(test)]
@@ -109,6 +132,19 @@ mod tests {
         ) {
             let filled = fill_while_fits(rows.clone(), |kept| kept.iter().sum::<u32>() <= budget);
             proptest::prop_assert_eq!((filled.kept, filled.rejected), linear(&rows, budget));
+        }
+    }
+
+    #[test]
+    fn the_kept_rows_come_with_their_own_measurement() {
+        for budget in [0, 1, 5, 7, 8, 100] {
+            let (filled, best) =
+                fill_best(1..=9, |kept| (kept.len() <= budget).then(|| kept.to_vec()));
+            assert_eq!(
+                best.unwrap_or_default(),
+                filled.kept,
+                "budget {budget}: the measurement is of the kept rows"
+            );
         }
     }
 

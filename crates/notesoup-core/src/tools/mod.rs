@@ -29,7 +29,7 @@ mod surface;
 mod window;
 
 pub use dispatch::{HISTORY_TOOLS, NOTES_TOOLS, call_history_tool, call_notes_tool};
-pub use fill::{Filled, fill_while_fits};
+pub use fill::{Filled, fill_best, fill_while_fits};
 pub use outcome::{Outcome, Refusal, RefusalCode, WireRefusal};
 pub use output::{CompactJson, ToolData, ToolOutput, fits};
 pub use params::{SearchQuery, parse_arguments};

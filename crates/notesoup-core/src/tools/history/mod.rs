@@ -17,12 +17,10 @@ pub use types::{
 };
 
 use self::page::{PageScope, resolve_window};
-use super::output::pack_or;
+use super::output::{pack, pack_or};
 use super::params::at_least;
 use super::window::{read_window_packed, to_u32};
-use super::{
-    HISTORY_PREVIEW_CHARS, Outcome, Refusal, RefusalCode, ToolOutput, fill_while_fits, fits,
-};
+use super::{HISTORY_PREVIEW_CHARS, Outcome, Refusal, RefusalCode, ToolOutput, fill_best};
 use crate::history::{History, Role};
 use crate::notes::LiteralQueries;
 
@@ -62,11 +60,14 @@ fn windows_data(history: &History) -> Outcome<ToolOutput> {
         last_seq: window.last_seq,
         item_count: window.event_count,
     });
-    let filled = fill_while_fits(rows, |kept| fits(&data(kept.to_vec())));
-    pack_or(
-        &data(filled.kept),
-        "The session identity does not fit one history_windows response.",
-    )
+    let (filled, packed) = fill_best(rows, |kept| pack(&data(kept.to_vec())).ok().flatten());
+    match packed {
+        Some(output) => Ok(output),
+        None => pack_or(
+            &data(filled.kept),
+            "The session identity does not fit one history_windows response.",
+        ),
+    }
 }
 
 /// The parameters list and search share, checked.

@@ -21,7 +21,7 @@ use super::params::at_least;
 use super::window::{read_window_packed, to_u32};
 use super::{
     MAX_ERROR_LINE_FACTS, MAX_METADATA_ENTRY_BYTES, MAX_METADATA_EXTRA_BYTES, Outcome, Refusal,
-    RefusalCode, ToolOutput, fill_while_fits, fits, prefix_fit,
+    RefusalCode, ToolOutput, fill_best, fits, prefix_fit,
 };
 use crate::notes::{
     Change, Edit, ListQuery, NoteError, NoteMeta, NoteStore, NotesIdentity, Origin, Scope,
@@ -320,17 +320,20 @@ fn list(store: &NoteStore, params: &NotesListParams) -> Outcome<ToolOutput> {
         crumpled_excluded: to_u32(status.crumpled_excluded),
         homes_unavailable: status.homes_unavailable.clone(),
     };
-    let filled = fill_while_fits(rows, |kept| fits(&data(kept.to_vec())));
+    let (filled, packed) = fill_best(rows, |kept| pack(&data(kept.to_vec())).ok().flatten());
     if filled.kept.is_empty() && filled.rejected.is_some() {
         return Err(Refusal::new(
             RefusalCode::OutputTooLarge,
             FIRST_ROW_TOO_LARGE,
         ));
     }
-    fit_or(
-        data(filled.kept),
-        "The notes snapshot metadata exceeds the response budget.",
-    )
+    match packed {
+        Some(output) => Ok(output),
+        None => fit_or(
+            data(filled.kept),
+            "The notes snapshot metadata exceeds the response budget.",
+        ),
+    }
 }
 
 fn search(store: &NoteStore, params: &NotesSearchParams) -> Outcome<ToolOutput> {
@@ -381,7 +384,10 @@ fn search(store: &NoteStore, params: &NotesSearchParams) -> Outcome<ToolOutput> 
         crumpled_excluded: to_u32(status.crumpled_excluded),
         homes_unavailable: status.homes_unavailable.clone(),
     };
-    let filled = fill_while_fits(files, |kept| fits(&data(kept.to_vec())));
+    let (filled, packed) = fill_best(files, |kept| pack(&data(kept.to_vec())).ok().flatten());
+    if let Some(output) = packed {
+        return Ok(output);
+    }
     let mut kept = filled.kept;
     if kept.is_empty()
         && let Some(first) = filled.rejected
