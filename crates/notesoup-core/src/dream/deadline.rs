@@ -8,7 +8,7 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// A running dreamer and the watchdog that stops it at its deadline.
 #[derive(Debug)]
@@ -17,8 +17,6 @@ pub struct Deadline {
     finished: Arc<(Mutex<bool>, Condvar)>,
     timed_out: Arc<AtomicBool>,
     watchdog: JoinHandle<()>,
-    timeout: Duration,
-    started: Instant,
 }
 
 /// How a watched dreamer ended.
@@ -64,8 +62,6 @@ impl Deadline {
             finished,
             timed_out,
             watchdog,
-            timeout,
-            started: Instant::now(),
         }
     }
 
@@ -89,16 +85,6 @@ impl Deadline {
         } else {
             Ended::Exited(waited)
         }
-    }
-
-    /// The timeout this deadline enforces.
-    pub fn timeout(&self) -> Duration {
-        self.timeout
-    }
-
-    /// Time since the watch began.
-    pub fn elapsed(&self) -> Duration {
-        self.started.elapsed()
     }
 }
 
