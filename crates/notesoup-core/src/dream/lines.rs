@@ -279,6 +279,50 @@ mod tests {
         let refused = refusal(3, &long);
         let message = refused["error"]["message"].as_str().unwrap();
         assert!(message.len() <= MAX_MESSAGE_BYTES);
+        assert!(
+            message.len() > MAX_MESSAGE_BYTES - 8,
+            "cut at the bound, not before"
+        );
         assert!(message.ends_with('…'));
+        let exact = "a".repeat(MAX_MESSAGE_BYTES);
+        assert_eq!(refusal(4, &exact)["error"]["message"], exact.as_str());
+    }
+
+    /// A reader that is interrupted once before each chunk it gives.
+    struct Interrupting<'a> {
+        data: &'a [u8],
+        interrupt: bool,
+    }
+
+    impl io::Read for Interrupting<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            self.interrupt = !self.interrupt;
+            if self.interrupt {
+                return Err(io::ErrorKind::Interrupted.into());
+            }
+            let n = buf.len().min(self.data.len()).min(7);
+            buf[..n].copy_from_slice(&self.data[..n]);
+            self.data = &self.data[n..];
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn an_interrupted_read_is_retried() {
+        let dir = tempfile::tempdir().unwrap();
+        let tools = DreamTools::new(dir.path());
+        let input = r#"{"id":9,"op":"dream.tool","params":{"name":"ls"}}"#.to_owned() + "\n";
+        let reader = io::BufReader::with_capacity(
+            16,
+            Interrupting {
+                data: input.as_bytes(),
+                interrupt: false,
+            },
+        );
+        let mut out = Vec::new();
+        serve_capped(&tools, reader, &mut out, DREAM_LINE_MAX_BYTES).unwrap();
+        let answer: Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(answer["id"], 9);
+        assert_eq!(answer["result"]["text"], "(nothing)");
     }
 }
