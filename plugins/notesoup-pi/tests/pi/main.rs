@@ -1,29 +1,15 @@
-//! The one integration-test binary of notesoup-pi.
+//! The one integration-test binary of notesoup-pi. The scripted-loop tests
+//! on the reference Pi host are `notesoup-pi-testkit`'s.
 
 #![allow(clippy::unwrap_used)] // a failed unwrap is a failed test
 
-#[cfg(feature = "testkit")]
-mod adversarial;
 mod bad_input;
 mod bridge;
-#[cfg(feature = "testkit")]
-mod conformance;
-#[cfg(feature = "testkit")]
-mod demo;
-#[cfg(feature = "testkit")]
-mod dream;
+mod cli;
 mod dreamer;
-#[cfg(feature = "testkit")]
-mod extension;
 mod golden;
 mod history;
 mod host;
 mod lazy;
 mod projection;
 mod reducer;
-#[cfg(feature = "testkit")]
-mod reset_loop;
-#[cfg(feature = "testkit")]
-mod snapshots;
-#[cfg(feature = "testkit")]
-mod support;

@@ -9,7 +9,6 @@ mod boot;
 mod compaction;
 mod completions;
 mod dream;
-mod same_file;
 mod support;
 mod terminal;
 mod typecheck;

@@ -14,7 +14,7 @@ use notesoup_dsh::server::Sidecar;
 use notesoup_pi::extension::{Notesoup, NotesoupConfig};
 use notesoup_pi::host::SessionStartReason;
 use notesoup_pi::session::AgentMessage;
-use notesoup_pi::testkit::{
+use notesoup_pi_testkit::{
     Clock, Harness, HostState, IdSource, ScriptedModel, SessionManager, Step, message_text,
 };
 use serde_json::{Value, json};

@@ -8,7 +8,7 @@ use notesoup_core::tools::tools_for;
 use notesoup_pi::extension::{Notesoup, NotesoupConfig};
 use notesoup_pi::host::{PiExtension, SessionStartReason};
 use notesoup_pi::session::ToolDeclaration;
-use notesoup_pi::testkit::{
+use notesoup_pi_testkit::{
     Clock, Harness, HostState, IdSource, ScriptedModel, SessionManager, Step,
 };
 use serde_json::{Value, json};

@@ -1,7 +1,8 @@
 //! `notesoup-pi dream` with real Pi as the dreamer, `notesoup-pi dream
 //! doctor [clean [--apply]]`, and `notesoup-pi dream-tools`, the dreamer's
-//! tools server (spec section 10). `--script FILE` (the reference host's
-//! scripted dreamer) is routed to `dream.rs` by `main.rs`.
+//! tools server (spec section 10). The reference host's scripted dreamer
+//! is `notesoup-pi-reference dream --script FILE` (crate
+//! `notesoup-pi-testkit`).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -51,8 +52,8 @@ struct DreamCli {
     /// The `pi` to run (default: $NOTESOUP_PI, else `pi` on PATH).
     #[arg(long, value_name = "PATH")]
     pi: Option<PathBuf>,
-    /// Replay a scripted dreamer instead of Pi (the reference host; needs a
-    /// build with --features testkit).
+    /// Refused: the scripted dreamer is the reference host's
+    /// (`notesoup-pi-reference dream --script FILE`).
     #[arg(long, value_name = "FILE")]
     script: Option<PathBuf>,
 }
@@ -83,7 +84,7 @@ enum DoctorCommand {
     },
 }
 
-/// Runs `dream …` (without `--script`) and returns the exit code.
+/// Runs `dream …` and returns the exit code.
 pub fn main(args: &[String]) -> ExitCode {
     let cli = match DreamCli::try_parse_from(
         std::iter::once("notesoup-pi dream".to_owned()).chain(args.iter().cloned()),
@@ -105,7 +106,7 @@ pub fn main(args: &[String]) -> ExitCode {
 fn dream(cli: DreamCli) -> ExitCode {
     if cli.script.is_some() {
         eprintln!(
-            "notesoup-pi dream: --script replays the reference host's scripted dreamer: build with --features testkit"
+            "notesoup-pi dream: --script replays the reference host's scripted dreamer: run notesoup-pi-reference dream --script FILE (crate notesoup-pi-testkit)"
         );
         return ExitCode::from(2);
     }

@@ -4,10 +4,6 @@
 //!   bridge on stdio (see `notesoup_pi::bridge`).
 //! - `notesoup-pi install [--dir DIR] [--print]` puts the Pi package in place
 //!   and runs `pi install DIR` (or prints the command).
-//! - `notesoup-pi demo [--notes-home DIR] [--keep]` runs the embedded
-//!   scenario as a real session in a temporary directory and narrates it:
-//!   what the model saw, the window ids, the JSONL entries written and the
-//!   notes on disk. Everything printed comes from that run.
 //! - `notesoup-pi history FILE windows|list|search|read [ARGS] [--leaf ID]`
 //!   prints what a history tool answers for any Pi session file.
 //! - `notesoup-pi context FILE [--leaf ID]` prints the provider context Pi
@@ -16,11 +12,11 @@
 //!   (see `boot.rs`).
 //! - `notesoup-pi dream [FLAGS]` runs core's dream with real Pi as the
 //!   dreamer (`dreamer.rs`), which `notesoup-pi dream-tools` serves;
-//!   `notesoup-pi dream doctor` checks the notes home. `dream --script FILE`
-//!   replays the reference host's scripted dreamer instead (`dream.rs`).
+//!   `notesoup-pi dream doctor` checks the notes home.
 //!
-//! `demo` and `dream --script` run the reference host and need the `testkit`
-//! feature.
+//! The demo and the scripted dreamer run the reference Pi host: they are
+//! `notesoup-pi-reference demo` and `notesoup-pi-reference dream --script
+//! FILE` in the `notesoup-pi-testkit` crate.
 
 /// `println!` that ends the process quietly when the reader of stdout has
 /// gone (`notesoup-pi demo | head -1`), instead of panicking.
@@ -34,15 +30,9 @@ macro_rules! outln {
 }
 
 mod boot;
-#[cfg(feature = "testkit")]
-mod demo;
-#[cfg(feature = "testkit")]
-mod dream;
 mod dreamer;
 mod inspect;
 mod install;
-#[cfg(feature = "testkit")]
-mod scenario;
 mod serve;
 
 use std::path::PathBuf;
@@ -74,16 +64,6 @@ enum Command {
         /// Only print the `pi install` command.
         #[arg(long)]
         print: bool,
-    },
-    /// Run a scripted Pi session through a context-window reset and narrate
-    /// it (the reference host; needs a build with --features testkit).
-    Demo {
-        /// Keep the notes in DIR (default: inside the temporary directory).
-        #[arg(long, value_name = "DIR")]
-        notes_home: Option<PathBuf>,
-        /// Keep the temporary directory (session file and notes).
-        #[arg(long)]
-        keep: bool,
     },
     /// What a history tool answers for a Pi session file (a refusal goes to
     /// stderr, exit 1).
@@ -218,7 +198,6 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Serve => serve::main(&[]),
         Command::Install { dir, print } => install::main(dir, print),
-        Command::Demo { notes_home, keep } => demo(notes_home, keep),
         Command::History(args) => {
             let result = args.parameters().and_then(|parameters| {
                 inspect::history(
@@ -252,49 +231,7 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         },
-        Command::Dream { args } => dream_command(&args),
+        Command::Dream { args } => dreamer::main(&args),
         Command::DreamTools { notes_home } => dreamer::serve_tools(notes_home),
     }
-}
-
-/// `dream --script FILE` replays the reference host's scripted dreamer;
-/// every other `dream` runs real Pi.
-fn dream_command(args: &[String]) -> ExitCode {
-    if args.iter().any(|arg| arg == "--script") {
-        scripted_dream(args)
-    } else {
-        dreamer::main(args)
-    }
-}
-
-#[cfg(feature = "testkit")]
-fn demo(notes_home: Option<PathBuf>, keep: bool) -> ExitCode {
-    match demo::run(notes_home, keep) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(error) => {
-            eprintln!("notesoup-pi demo: {error:#}");
-            ExitCode::FAILURE
-        }
-    }
-}
-
-#[cfg(feature = "testkit")]
-fn scripted_dream(args: &[String]) -> ExitCode {
-    ExitCode::from(dream::main(args))
-}
-
-#[cfg(not(feature = "testkit"))]
-fn demo(_notes_home: Option<PathBuf>, _keep: bool) -> ExitCode {
-    reference_host_only("demo")
-}
-
-#[cfg(not(feature = "testkit"))]
-fn scripted_dream(_args: &[String]) -> ExitCode {
-    reference_host_only("dream --script")
-}
-
-#[cfg(not(feature = "testkit"))]
-fn reference_host_only(command: &str) -> ExitCode {
-    eprintln!("notesoup-pi {command} runs the reference host: build with --features testkit");
-    ExitCode::from(2)
 }

@@ -10,7 +10,7 @@ use notesoup_pi::extension::{Notesoup, NotesoupConfig};
 use notesoup_pi::host::{PiExtension, SessionStartReason, ToolInvocation};
 use notesoup_pi::reset::window::active_window;
 use notesoup_pi::session::{AgentMessage, ContentBlock, Entry, EntryIndex, SessionFile};
-use notesoup_pi::testkit::{
+use notesoup_pi_testkit::{
     Clock, Harness, HostEvent, HostState, IdSource, SessionManager, entry_kind, message_text,
 };
 use serde_json::json;
@@ -92,7 +92,7 @@ fn heading(title: &str) {
 
 fn print_header(harness: &Harness<Notesoup>, file: &Path, notes: &Path) {
     let model = &harness.model.info;
-    outln!("notesoup-pi demo: a scripted Pi session on the reference host");
+    outln!("notesoup-pi-reference demo: a scripted Pi session on the reference host");
     outln!("{RULE}");
     outln!("  session file  {}", file.display());
     outln!("  notes home    {}", notes.display());

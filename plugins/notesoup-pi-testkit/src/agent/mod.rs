@@ -20,8 +20,8 @@ use super::clock::{Clock, IdSource};
 use super::host::{HostEvent, HostState, ProviderRequest, entry_kind};
 use super::model::{ModelRequest, Reply, ScriptedModel, Step, UserAction, reply_chars};
 use super::session::SessionManager;
-use crate::estimate::coding_agent::estimate_tokens;
-use crate::host::{
+use notesoup_pi::estimate::coding_agent::estimate_tokens;
+use notesoup_pi::host::{
     AgentSettledEvent, AgentStartInput, AgentToolResult, BeforeAgentStartEvent,
     BoundaryContextPreview, BoundaryOutcome, BoundaryState, CompactionReason, HostError,
     PiApiLevel, PiExtension, PiHost, ProjectedSessionEntry, SessionBeforeCompactEvent,
@@ -29,9 +29,9 @@ use crate::host::{
     SessionTreeEvent, ToolInvocation, ToolResultEvent, TreePreparation, TurnEndEvent,
     TurnStartEvent,
 };
-use crate::overflow::{is_context_overflow, is_recoverable_length};
-use crate::projection::{convert_to_llm, current_system_message};
-use crate::session::{
+use notesoup_pi::overflow::{is_context_overflow, is_recoverable_length};
+use notesoup_pi::projection::{convert_to_llm, current_system_message};
+use notesoup_pi::session::{
     AgentMessage, AssistantMessage, Content, ContentBlock, Cost, Entry, Extra, SessionError,
     StopReason, SystemLayout, SystemMessage, ToolCall, ToolDeclaration, ToolReference,
     ToolResultMessage, Usage, UserMessage,
@@ -59,7 +59,7 @@ impl std::fmt::Debug for HostTool {
 /// What started a run.
 enum Trigger {
     User(String),
-    Custom(crate::session::CustomMessage),
+    Custom(notesoup_pi::session::CustomMessage),
 }
 
 /// The reference host: session, model, loop and one extension.

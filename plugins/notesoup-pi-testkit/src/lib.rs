@@ -1,7 +1,12 @@
-//! The reference Pi host (feature `testkit`): Pi 1.6.0's session manager,
-//! agent loop and boundary rules in Rust, with a scripted model, so an
-//! extension runs real sessions offline, in a temporary directory, writing
-//! real v3 JSONL.
+//! The reference Pi host: Pi 1.6.0's session manager, agent loop and
+//! boundary rules in Rust, with a scripted model, so an extension runs real
+//! sessions offline, in a temporary directory, writing real v3 JSONL.
+//!
+//! Depends on `notesoup-core` and the Pi adapter `notesoup-pi` only, and
+//! only the adapter's tests here and `tests/notesoup-e2e` depend on it (it
+//! never ships inside the adapter). `cargo xtask check-deps` enforces this.
+//! The `notesoup-pi-reference` binary runs it: `demo` and the scripted
+//! `dream --script FILE`.
 //!
 //! - [`SessionManager`]: the v3 file, lazy flush, 8-hex ids, the leaf.
 //! - [`HostState`]: `PiHost` (queues, notices, settings, usage) and the

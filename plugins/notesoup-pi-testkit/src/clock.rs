@@ -21,7 +21,7 @@ impl Clock {
     /// A stepping clock from an ISO time, one second per reading.
     pub fn stepping_from(iso: &str) -> Self {
         Self::Stepping {
-            next_ms: crate::projection::iso_to_millis(iso),
+            next_ms: notesoup_pi::projection::iso_to_millis(iso),
             step_ms: 1000,
         }
     }
@@ -68,7 +68,7 @@ impl IdSource {
     /// A candidate id (the caller checks it is unused).
     pub fn next_id(&mut self) -> String {
         match self {
-            Self::Random => crate::reset::window::random_hex8(),
+            Self::Random => notesoup_pi::reset::window::random_hex8(),
             Self::Sequential { next } => {
                 let id = format!("{next:08x}");
                 *next += 1;

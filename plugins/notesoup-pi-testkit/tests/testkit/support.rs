@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use notesoup_pi::extension::{Notesoup, NotesoupConfig};
 use notesoup_pi::host::{NotifyLevel, PiApiLevel, SessionStartReason};
 use notesoup_pi::session::{AgentMessage, Entry, SessionFile};
-use notesoup_pi::testkit::{
+use notesoup_pi_testkit::{
     Clock, Harness, HostEvent, HostState, IdSource, ScriptedModel, SessionManager, entry_kind,
     message_text,
 };

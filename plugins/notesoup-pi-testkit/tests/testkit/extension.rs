@@ -7,7 +7,7 @@ use notesoup_pi::host::{
     SessionStartReason, ToolInvocation, TurnEndEvent, TurnStartEvent,
 };
 use notesoup_pi::session::{AgentMessage, DiagnosticCode, Entry, SessionFile};
-use notesoup_pi::testkit::{Step, message_text};
+use notesoup_pi_testkit::{Step, message_text};
 use serde_json::{Value, json};
 
 use crate::support::{ROOT, Scene, window};
@@ -87,7 +87,7 @@ fn malformed_files_are_read_repaired_and_lose_no_byte() {
     let kinds: Vec<String> = added
         .entries()
         .iter()
-        .map(notesoup_pi::testkit::entry_kind)
+        .map(notesoup_pi_testkit::entry_kind)
         .collect();
     assert_eq!(
         kinds,
@@ -175,7 +175,7 @@ fn compact_is_cancelled_while_on_or_while_a_marker_exists() {
     scene.harness.compact();
     let cancelled = |scene: &Scene| {
         scene.events(|e| match e {
-            notesoup_pi::testkit::HostEvent::Compaction { cancelled, .. } => Some(*cancelled),
+            notesoup_pi_testkit::HostEvent::Compaction { cancelled, .. } => Some(*cancelled),
             _ => None,
         })
     };
@@ -282,8 +282,8 @@ fn a_fork_gets_its_own_root_boot_in_the_projection() {
 
 #[test]
 fn legacy_pi_context_windows_are_read() {
-    let golden =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/legacy-marker.jsonl");
+    let golden = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../notesoup-pi/tests/golden/legacy-marker.jsonl");
     let original = std::fs::read(golden).unwrap();
     let mut scene = Scene::from_file(&original, 200_000);
     scene.harness.start(SessionStartReason::Resume);
@@ -322,7 +322,7 @@ fn legacy_pi_context_windows_are_read() {
     scene.harness.compact();
     assert!(
         scene.events(|e| match e {
-            notesoup_pi::testkit::HostEvent::Compaction { cancelled, .. } => Some(*cancelled),
+            notesoup_pi_testkit::HostEvent::Compaction { cancelled, .. } => Some(*cancelled),
             _ => None,
         }) == [true]
     );

@@ -1,5 +1,5 @@
 //! The same script on real Pi (with the package and the sidecar) and on the
-//! reference host (`testkit`, notesoup embedded directly): the session files
+//! reference host (`notesoup-pi-testkit`, notesoup embedded directly): the session files
 //! hold the same entries in the same order, and every entry notesoup wrote
 //! or caused has the same keys and values. What legitimately differs is
 //! normalised first: entry ids and timestamps, window ids (random in the
@@ -11,7 +11,7 @@ use std::collections::HashMap;
 
 use notesoup_pi::extension::{Notesoup, NotesoupConfig};
 use notesoup_pi::host::{PiApiLevel, SessionStartReason};
-use notesoup_pi::testkit::{
+use notesoup_pi_testkit::{
     Clock, Harness, HostState, IdSource, ScriptedModel, SessionManager, Step,
 };
 use serde_json::{Map, Value, json};

@@ -4,7 +4,7 @@
 //! history by seq.
 
 use notesoup_pi::session::{AgentMessage, ToolDeclaration};
-use notesoup_pi::testkit::{HostTool, ModelRequest, ScriptedModel, Step, message_text};
+use notesoup_pi_testkit::{HostTool, ModelRequest, ScriptedModel, Step, message_text};
 use serde_json::{Value, json};
 
 /// The model's context window: small, so the budget lines arrive quickly.

@@ -1,73 +1,7 @@
-//! The demo binary runs its scenario to the end and narrates the real run.
+//! The `notesoup-pi` command line: `context`, `history`, `dream doctor`,
+//! `--version`, `--help`, and how it fails.
 
 use std::process::Command;
-
-#[test]
-fn the_demo_runs_through_a_reset_and_finds_the_old_task_by_seq() {
-    let notes = tempfile::tempdir().unwrap();
-    let output = Command::new(env!("CARGO_BIN_EXE_notesoup-pi"))
-        .args(["demo", "--notes-home"])
-        .arg(notes.path())
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8(output.stdout).unwrap();
-    assert!(
-        output.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    for expected in [
-        "+ custom_message:notesoup/guidance",
-        "notice [Warning] notesoup: context almost full; close out the current memory window.",
-        "→ wipe_memory {}",
-        "+ custom:notesoup/reset-marker",
-        "notice [Info] notesoup: memory cleared · pcw:",
-        "→ history_search {\"query\":\"tokenizer\",\"roles\":[\"user\"]}",
-        "→ history_read {\"seq\":2}",
-        "│ Split the parser module into a tokenizer and a parser, keep the tests green.",
-        "THIS PROJECT · @project",
-        "  - Parser split — @project/parser-split.md · ",
-    ] {
-        assert!(
-            stdout.contains(expected),
-            "missing {expected:?} in:\n{stdout}"
-        );
-    }
-    // The run names where the notes it kept are.
-    assert!(
-        stdout.ends_with(&format!("the notes stay in {}.\n", notes.path().display())),
-        "{stdout}"
-    );
-    // The notes are real files in the given home.
-    let checkpoint = walk(notes.path())
-        .into_iter()
-        .find(|p| p.ends_with("checkpoint.md"))
-        .unwrap();
-    assert!(
-        std::fs::read_to_string(checkpoint)
-            .unwrap()
-            .contains("# Checkpoint: parser split")
-    );
-
-    let usage = Command::new(env!("CARGO_BIN_EXE_notesoup-pi"))
-        .arg("nonsense")
-        .output()
-        .unwrap();
-    assert_eq!(usage.status.code(), Some(2));
-}
-
-fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            out.extend(walk(&path));
-        } else {
-            out.push(path);
-        }
-    }
-    out
-}
 
 fn golden(name: &str) -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -161,11 +95,7 @@ fn a_closed_pipe_ends_every_printing_command_quietly() {
 
     let golden_file = golden("agent-loop.jsonl");
     let file = golden_file.to_str().unwrap();
-    for args in [
-        vec!["demo"],
-        vec!["context", file],
-        vec!["history", file, "list"],
-    ] {
+    for args in [vec!["context", file], vec!["history", file, "list"]] {
         let mut child = Command::new(env!("CARGO_BIN_EXE_notesoup-pi"))
             .args(&args)
             .stdout(Stdio::piped())
@@ -188,7 +118,6 @@ fn every_subcommand_answers_help() {
         vec!["--help"],
         vec!["serve", "--help"],
         vec!["install", "--help"],
-        vec!["demo", "--help"],
         vec!["history", "--help"],
         vec!["context", "--help"],
         vec!["dream", "--help"],
@@ -246,4 +175,78 @@ fn a_missing_file_says_the_os_error_once() {
         assert_eq!(stderr.matches("os error 2").count(), 1, "{stderr}");
         assert_eq!(stderr.lines().count(), 1, "{stderr}");
     }
+}
+
+/// `dream` runs with the notes home given.
+fn dream(args: &[&str], home: &std::path::Path) -> (i32, String, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_notesoup-pi"))
+        .args(args)
+        .arg("--notes-home")
+        .arg(home)
+        .output()
+        .unwrap();
+    (
+        output.status.code().unwrap(),
+        String::from_utf8(output.stdout).unwrap(),
+        String::from_utf8(output.stderr).unwrap(),
+    )
+}
+
+/// An unknown subcommand is refused with status 2 (the demo is
+/// `notesoup-pi-reference demo`).
+#[test]
+fn an_unknown_subcommand_is_refused() {
+    for command in ["nonsense", "demo"] {
+        let output = Command::new(env!("CARGO_BIN_EXE_notesoup-pi"))
+            .arg(command)
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(2), "{command}");
+        assert!(output.stdout.is_empty(), "{command}");
+    }
+}
+
+/// `dream --script` is refused: the scripted dreamer is the reference
+/// host's.
+#[test]
+fn dream_script_points_to_the_reference_host() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("notes");
+    let (code, out, err) = dream(&["dream", "--script", "steps.json"], &home);
+    assert_eq!((code, out.as_str()), (2, ""));
+    assert!(err.contains("notesoup-pi-reference dream --script"), "{err}");
+}
+
+#[test]
+fn doctor_clean_lists_then_removes_stale_temporary_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("notes");
+    // A temporary file of a write whose process is long gone (no kernel
+    // hands out such a pid), an hour old.
+    let stale = home.join("human/.notesoup-999999999-0123456789abcdef0123456789abcdef.tmp");
+    std::fs::create_dir_all(stale.parent().unwrap()).unwrap();
+    std::fs::write(&stale, "partial").unwrap();
+    let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    std::fs::File::options()
+        .write(true)
+        .open(&stale)
+        .unwrap()
+        .set_modified(hour_ago)
+        .unwrap();
+
+    let (code, stdout, _) = dream(&["dream", "doctor", "clean"], &home);
+    assert_eq!(code, 0);
+    assert_eq!(
+        stdout,
+        "would remove human/.notesoup-999999999-0123456789abcdef0123456789abcdef.tmp\ndoctor clean: 1 stale temporary file; run again with --apply to remove it\n"
+    );
+    assert!(stale.exists(), "a dry run removes nothing");
+
+    let (code, stdout, _) = dream(&["dream", "doctor", "clean", "--apply"], &home);
+    assert_eq!(code, 0);
+    assert!(
+        stdout.starts_with("removed human/.notesoup-999999999-"),
+        "{stdout}"
+    );
+    assert!(!stale.exists());
 }

@@ -6,11 +6,11 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::model::{ModelRequest, Reply, ScriptedModel, Step, message_text};
-use crate::dream::{
+use notesoup_pi::dream::{
     DreamSessionError, DreamSessionHost, DreamSessionOutcome, DreamSessionSpec, DreamToolCall,
 };
-use crate::host::ModelInfo;
-use crate::session::{
+use notesoup_pi::host::ModelInfo;
+use notesoup_pi::session::{
     AgentMessage, AssistantMessage, Content, ContentBlock, Extra, StopReason, ToolCall,
     ToolResultMessage, UserMessage,
 };

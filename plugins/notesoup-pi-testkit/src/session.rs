@@ -9,10 +9,10 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::clock::{Clock, IdSource, iso};
-use crate::estimate::coding_agent::estimate_projected_context_tokens;
-use crate::host::SessionBoundaryDraft;
-use crate::projection::{Projection, current_system_message, project_path};
-use crate::session::{
+use notesoup_pi::estimate::coding_agent::estimate_projected_context_tokens;
+use notesoup_pi::host::SessionBoundaryDraft;
+use notesoup_pi::projection::{Projection, current_system_message, project_path};
+use notesoup_pi::session::{
     AgentMessage, BranchSummaryEntry, CURRENT_SESSION_VERSION, CompactionEntry, Content,
     ContextEditEntry, ContextReplacement, CustomEntry, CustomMessageEntry, Entry, EntryIndex,
     Extra, MessageEntry, SessionError, SessionFile, SessionHeader, Usage, append_entry,

@@ -1,7 +1,7 @@
 //! The dream composition end to end: core's `run_dream` with
 //! `PiDreamRunner` over the reference host's scripted dreamer, on real notes
-//! in a temporary home with a real Git audit; and the `dream` subcommand of
-//! the built binary.
+//! in a temporary home with a real Git audit; and `notesoup-pi-reference
+//! dream --script FILE`.
 
 use std::fs;
 use std::path::Path;
@@ -10,7 +10,7 @@ use std::process::Command;
 use notesoup_core::dream::{DreamOptions, DreamOutput, Stream, run_dream};
 use notesoup_pi::dream::PiDreamRunner;
 use notesoup_pi::session::AgentMessage;
-use notesoup_pi::testkit::{ReferenceDreamHost, ScriptedModel, Step};
+use notesoup_pi_testkit::{ReferenceDreamHost, ScriptedModel, Step};
 use serde_json::json;
 
 const LIVE: &str = "project/demo-1a2b3c4d/parser.md";
@@ -78,7 +78,7 @@ fn tool_results(host: &ReferenceDreamHost) -> Vec<(String, bool, String)> {
             AgentMessage::ToolResult(result) => Some((
                 result.tool_name.clone(),
                 result.is_error,
-                notesoup_pi::testkit::message_text(message),
+                notesoup_pi_testkit::message_text(message),
             )),
             _ => None,
         })
@@ -249,7 +249,7 @@ fn an_unresolved_model_pattern_fails_before_any_session() {
 }
 
 fn binary(args: &[&str], home: &Path) -> (i32, String, String) {
-    let output = Command::new(env!("CARGO_BIN_EXE_notesoup-pi"))
+    let output = Command::new(env!("CARGO_BIN_EXE_notesoup-pi-reference"))
         .args(args)
         .arg("--notes-home")
         .arg(home)
@@ -314,13 +314,16 @@ fn the_dream_subcommand_replays_a_script_and_reports() {
         )
     );
 
-    let (code, out, err) = binary(&["dream", "doctor"], &home);
-    assert_eq!(code, 0, "{out}\n{err}");
-    assert_eq!(out, format!("doctor: OK ({})\n", home.display()));
+    let doctor = notesoup_core::dream::doctor(&home).output();
+    assert_eq!(doctor.exit_code, 0);
+    assert_eq!(
+        stdout(&doctor),
+        [format!("doctor: OK ({})", home.display()).as_str()]
+    );
 }
 
 #[test]
-fn the_dream_subcommand_fails_on_a_provider_error_and_a_bad_script() {
+fn the_dream_subcommand_fails_on_a_provider_error_a_missing_script_and_a_bad_script() {
     let dir = home();
     let home = dir.path().join("notes");
     let script = dir.path().join("script.json");
@@ -337,42 +340,12 @@ fn the_dream_subcommand_fails_on_a_provider_error_and_a_bad_script() {
             .contains("\n\ndreamer failed: 401 invalid api key\n\n- no changes\n")
     );
 
+    let (code, out, err) = binary(&["dream", "--force"], &home);
+    assert_eq!((code, out.as_str()), (2, ""));
+    assert!(err.contains("--script"), "{err}");
+
     fs::write(&script, r#"[{"text": "a", "error": "b"}]"#).unwrap();
     let (code, _, err) = binary(&["dream", "--script", script.to_str().unwrap()], &home);
     assert_eq!(code, 2);
     assert!(err.contains("step 0 needs exactly one of"), "{err}");
-}
-
-#[test]
-fn doctor_clean_lists_then_removes_stale_temporary_files() {
-    let dir = home();
-    let home = dir.path().join("notes");
-    // A temporary file of a write whose process is long gone (no kernel
-    // hands out such a pid), an hour old.
-    let stale = home.join("human/.notesoup-999999999-0123456789abcdef0123456789abcdef.tmp");
-    fs::create_dir_all(stale.parent().unwrap()).unwrap();
-    fs::write(&stale, "partial").unwrap();
-    let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
-    fs::File::options()
-        .write(true)
-        .open(&stale)
-        .unwrap()
-        .set_modified(hour_ago)
-        .unwrap();
-
-    let (code, stdout, _) = binary(&["dream", "doctor", "clean"], &home);
-    assert_eq!(code, 0);
-    assert_eq!(
-        stdout,
-        "would remove human/.notesoup-999999999-0123456789abcdef0123456789abcdef.tmp\ndoctor clean: 1 stale temporary file; run again with --apply to remove it\n"
-    );
-    assert!(stale.exists(), "a dry run removes nothing");
-
-    let (code, stdout, _) = binary(&["dream", "doctor", "clean", "--apply"], &home);
-    assert_eq!(code, 0);
-    assert!(
-        stdout.starts_with("removed human/.notesoup-999999999-"),
-        "{stdout}"
-    );
-    assert!(!stale.exists());
 }

@@ -8,8 +8,8 @@ use std::fmt;
 
 use serde_json::Value;
 
-use crate::host::ModelInfo;
-use crate::session::{AgentMessage, ContentBlock, ToolDeclaration};
+use notesoup_pi::host::ModelInfo;
+use notesoup_pi::session::{AgentMessage, ContentBlock, ToolDeclaration};
 
 /// What the model receives: the messages after `convertToLlm` (system,
 /// user, assistant, toolResult) and the registered tools.
@@ -228,12 +228,14 @@ impl ScriptedModel {
 /// Characters of a reply, for its output tokens.
 pub(crate) fn reply_chars(reply: &Reply) -> usize {
     match reply {
-        Reply::Text(text) | Reply::Length(text) => crate::json::js_len(text),
+        Reply::Text(text) | Reply::Length(text) => notesoup_pi::json::js_len(text),
         Reply::Tools { text, calls } => {
-            text.as_deref().map_or(0, crate::json::js_len)
+            text.as_deref().map_or(0, notesoup_pi::json::js_len)
                 + calls
                     .iter()
-                    .map(|(name, args)| crate::json::js_len(name) + crate::json::js_json_len(args))
+                    .map(|(name, args)| {
+                        notesoup_pi::json::js_len(name) + notesoup_pi::json::js_json_len(args)
+                    })
                     .sum::<usize>()
         }
         Reply::Error(_) | Reply::SyntheticAbort | Reply::UserAbort => 0,

@@ -7,13 +7,13 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::session::SessionManager;
-use crate::estimate::calculate_context_tokens;
-use crate::estimate::coding_agent::estimate_projected_context_tokens;
-use crate::host::{
+use notesoup_pi::estimate::calculate_context_tokens;
+use notesoup_pi::estimate::coding_agent::estimate_projected_context_tokens;
+use notesoup_pi::host::{
     ContextUsage, CustomMessageDraft, DeliverAs, HostError, HostSettings, ModelInfo, NotifyLevel,
     PiApiLevel, PiHost, SendOptions,
 };
-use crate::session::{AgentMessage, CustomMessage, Entry, Extra, SessionHeader, StopReason};
+use notesoup_pi::session::{AgentMessage, CustomMessage, Entry, Extra, SessionHeader, StopReason};
 
 /// A notice shown through `ctx.ui.notify`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -174,7 +174,7 @@ impl HostState {
     }
 
     /// Appends an entry built by `append` and logs it.
-    pub(crate) fn record(&mut self, id: Result<String, crate::session::SessionError>) {
+    pub(crate) fn record(&mut self, id: Result<String, notesoup_pi::session::SessionError>) {
         match id {
             Ok(id) => {
                 let kind = self

@@ -10,7 +10,7 @@
 
 use notesoup_pi::host::SessionStartReason;
 use notesoup_pi::session::SessionFile;
-use notesoup_pi::testkit::{Clock, HostState, IdSource, SessionManager, Step};
+use notesoup_pi_testkit::{Clock, HostState, IdSource, SessionManager, Step};
 use serde_json::{Map, Value, json};
 
 /// The shape of a line: its keys in order (nested message keys too), with
@@ -94,7 +94,7 @@ fn lines(bytes: &[u8]) -> Vec<Value> {
 fn check(name: &str, input: &str, steps: Vec<Step>) {
     let golden = std::fs::read(
         std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/golden")
+            .join("../notesoup-pi/tests/golden")
             .join(format!("{name}.jsonl")),
     )
     .unwrap();
@@ -112,14 +112,14 @@ fn check(name: &str, input: &str, steps: Vec<Step>) {
     if let Ok(settings) = &mut host.settings {
         settings.compaction.enabled = false;
     }
-    let mut model = notesoup_pi::testkit::ScriptedModel::new(200_000);
+    let mut model = notesoup_pi_testkit::ScriptedModel::new(200_000);
     model.info.provider = "faux".to_owned();
     model.info.id = "faux-1".to_owned();
     for step in steps {
         model.push(step);
     }
     let mut harness =
-        notesoup_pi::testkit::Harness::new(host, crate::support::extension(dir.path()), model);
+        notesoup_pi_testkit::Harness::new(host, crate::support::extension(dir.path()), model);
     harness.start(SessionStartReason::Startup);
     if input.starts_with('/') {
         harness.command(input).unwrap();
@@ -172,7 +172,7 @@ fn check(name: &str, input: &str, steps: Vec<Step>) {
     };
     let golden_file = SessionFile::read(
         &std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/golden")
+            .join("../notesoup-pi/tests/golden")
             .join(format!("{name}.jsonl")),
     )
     .unwrap();

@@ -2,7 +2,7 @@
 
 use notesoup_pi::host::NotifyLevel;
 use notesoup_pi::session::Entry;
-use notesoup_pi::testkit::{HostEvent, Reply, Step, UserAction};
+use notesoup_pi_testkit::{HostEvent, Reply, Step, UserAction};
 use serde_json::json;
 
 use crate::support::{ROOT, Scene, window};
@@ -91,7 +91,7 @@ fn delivered(scene: &Scene, text: &str) -> usize {
         .entries()
         .iter()
         .filter(|entry| match entry.message() {
-            Some(message) => notesoup_pi::testkit::message_text(message) == text,
+            Some(message) => notesoup_pi_testkit::message_text(message) == text,
             None => false,
         })
         .count()
@@ -133,7 +133,7 @@ fn idle_fresh_window_closes_out_commits_at_settle_and_stops() {
     // The agent's own wipe only acknowledged; the commit came at settlement
     // and the run stopped in the fresh window.
     let wipe = scene.harness.host.session.entries()[before + 5].clone();
-    let text = notesoup_pi::testkit::message_text(wipe.message().unwrap());
+    let text = notesoup_pi_testkit::message_text(wipe.message().unwrap());
     assert_eq!(text, r#"{"status":"rollover_already_pending"}"#);
     assert_eq!(scene.request_count(), 2);
     assert_eq!(scene.model().steps_left(), 1);
@@ -172,12 +172,12 @@ fn fresh_window_with_text_continues_with_the_text_verbatim() {
 
     // The closing window read the task, quoted, after the warning text.
     let close_out = &scene.harness.host.requests[0].messages[2];
-    let close_out = notesoup_pi::testkit::message_text(close_out);
+    let close_out = notesoup_pi_testkit::message_text(close_out);
     assert!(close_out.contains("which will continue with it verbatim"));
     assert!(close_out.contains(">   Now port the lexer to Rust, please:"));
     // The fresh window got the text verbatim, visible, after the continuation.
     let fresh = &scene.harness.host.requests[2].messages;
-    let last = notesoup_pi::testkit::message_text(fresh.last().unwrap());
+    let last = notesoup_pi_testkit::message_text(fresh.last().unwrap());
     assert_eq!(last, task);
     assert_eq!(
         scene.request(2)[..4],
@@ -208,8 +208,8 @@ fn fresh_window_with_text_continues_with_the_text_verbatim() {
     assert_eq!(scene.settlements(), [false]);
 }
 
-fn read_tool() -> notesoup_pi::testkit::HostTool {
-    notesoup_pi::testkit::HostTool {
+fn read_tool() -> notesoup_pi_testkit::HostTool {
+    notesoup_pi_testkit::HostTool {
         declaration: notesoup_pi::session::ToolDeclaration {
             name: "read".to_owned(),
             description: "Read a file.".to_owned(),
@@ -257,7 +257,7 @@ fn streaming_fresh_window_steers_the_run_and_commits_when_it_settles() {
 }
 
 /// A throwaway harness to swap the real one out while adding tools.
-fn placeholder() -> notesoup_pi::testkit::Harness<notesoup_pi::extension::Notesoup> {
+fn placeholder() -> notesoup_pi_testkit::Harness<notesoup_pi::extension::Notesoup> {
     Scene::unstarted(1).harness
 }
 
@@ -280,7 +280,7 @@ fn same_window_requests_deduplicate() {
         .iter()
         .filter_map(|e| match e.message() {
             Some(m @ notesoup_pi::session::AgentMessage::ToolResult(_)) => {
-                Some(notesoup_pi::testkit::message_text(m))
+                Some(notesoup_pi_testkit::message_text(m))
             }
             _ => None,
         })
@@ -368,7 +368,7 @@ fn budget_close_out_with_wipe_commits_warning_before_marker() {
             "user: You wake up blank, puffy-eyed, and clearly robbed. Your memo…",
         ]
     );
-    let summary = notesoup_pi::testkit::message_text(&fresh[1]);
+    let summary = notesoup_pi_testkit::message_text(&fresh[1]);
     assert!(summary.ends_with("<summary>\n\n</summary>"), "{summary:?}");
     assert_eq!(
         scene.notices(),
@@ -635,7 +635,7 @@ fn steering_and_follow_ups_are_delivered_once_before_the_stop() {
         .iter()
         .position(|e| {
             e.message()
-                .is_some_and(|m| notesoup_pi::testkit::message_text(m) == "Then summarize.")
+                .is_some_and(|m| notesoup_pi_testkit::message_text(m) == "Then summarize.")
         })
         .unwrap();
     assert!(
@@ -731,8 +731,8 @@ fn two_resets_then_reopening_the_file_keeps_the_latest_window() {
     scene
         .harness
         .reopen(
-            notesoup_pi::testkit::Clock::stepping_from("2026-03-02T09:00:00.000Z"),
-            notesoup_pi::testkit::IdSource::sequential(),
+            notesoup_pi_testkit::Clock::stepping_from("2026-03-02T09:00:00.000Z"),
+            notesoup_pi_testkit::IdSource::sequential(),
         )
         .unwrap();
     assert_eq!(scene.entry_count(), entries, "nothing to repair or re-boot");
@@ -748,9 +748,8 @@ fn two_resets_then_reopening_the_file_keeps_the_latest_window() {
             "user: Third task.",
         ]
     );
-    let boot = notesoup_pi::testkit::message_text(
-        &scene.harness.host.requests.last().unwrap().messages[2],
-    );
+    let boot =
+        notesoup_pi_testkit::message_text(&scene.harness.host.requests.last().unwrap().messages[2]);
     assert!(boot.contains(&format!("Current context window id: {}", window(2))));
     assert!(boot.contains(&format!("Previous context window id: {}", window(1))));
     // On disk: two retain-none checkpoints, every line intact.

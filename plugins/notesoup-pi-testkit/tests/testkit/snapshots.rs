@@ -3,7 +3,7 @@
 //! window) on the reference host.
 
 use notesoup_pi::session::AgentMessage;
-use notesoup_pi::testkit::{Step, message_text};
+use notesoup_pi_testkit::{Step, message_text};
 use serde_json::{Value, json};
 
 use crate::support::Scene;

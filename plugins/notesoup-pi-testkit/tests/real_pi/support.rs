@@ -1,0 +1,200 @@
+//! Runs real Pi 1.6.0 (Node 22 and the SDK from `cargo xtask hosts pi`) with
+//! the notesoup package and `notesoup-pi serve` of this checkout, through the
+//! Pi adapter's driver (`plugins/notesoup-pi/tests/real_pi/driver.mjs`), in a
+//! temporary directory. Only the model is scripted (pi-ai's faux provider).
+//!
+//! Missing Pi fails the test with the command that installs it: this target
+//! only builds with the `real-pi` feature, which promises Pi is there.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::{Value, json};
+
+/// Node 22 and the Pi SDK's `node_modules`, from the environment.
+pub struct Pi {
+    pub node: PathBuf,
+    pub node_modules: PathBuf,
+}
+
+impl Pi {
+    pub fn from_env() -> Self {
+        let var = |name: &str| {
+            std::env::var_os(name)
+                .map(PathBuf::from)
+                .unwrap_or_else(|| {
+                    panic!(
+                        "{name} is not set: the real-pi tests need Pi 1.6.0; run \
+                     eval \"$(cargo xtask hosts pi)\" first"
+                    )
+                })
+        };
+        let pi = Self {
+            node: var("NOTESOUP_NODE22"),
+            node_modules: var("NOTESOUP_PI_NODE_MODULES"),
+        };
+        assert!(pi.node.is_file(), "no Node at {}", pi.node.display());
+        assert!(
+            pi.node_modules
+                .join("@earendil-works/pi-coding-agent/package.json")
+                .is_file(),
+            "no Pi SDK under {}",
+            pi.node_modules.display()
+        );
+        pi
+    }
+}
+
+/// The Pi adapter's folder in this checkout.
+fn adapter_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../notesoup-pi")
+}
+
+/// The package folder in this checkout, as `pi install <dir>` would load it.
+pub fn package_dir() -> PathBuf {
+    adapter_dir().join("package")
+}
+
+/// The `notesoup-pi` binary of this checkout, built by cargo (nothing to do
+/// when it is fresh) into the target directory these tests run from: Cargo
+/// hands a test only its own crate's binaries.
+fn sidecar() -> PathBuf {
+    static SIDECAR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    SIDECAR
+        .get_or_init(|| {
+            let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+            let output = Command::new(cargo)
+                .args(["build", "--bin", "notesoup-pi", "--message-format=json"])
+                .arg("--manifest-path")
+                .arg(adapter_dir().join("Cargo.toml"))
+                .output()
+                .expect("cargo runs");
+            assert!(
+                output.status.success(),
+                "building notesoup-pi failed:\n{}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+            String::from_utf8_lossy(&output.stdout)
+                .lines()
+                .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+                .filter(|message| message["target"]["name"] == "notesoup-pi")
+                .find_map(|message| message["executable"].as_str().map(PathBuf::from))
+                .expect("cargo names the notesoup-pi executable")
+        })
+        .clone()
+}
+
+/// A temporary world: project, Pi agent directory, sessions and notes.
+pub struct World {
+    pub pi: Pi,
+    pub temp: tempfile::TempDir,
+    pub context_window: u64,
+    pub settings: Value,
+    /// `NOTESOUP_PI_BIN` for the shim: `notesoup-pi` of this checkout.
+    pub sidecar: PathBuf,
+}
+
+/// What one driver run saw.
+#[derive(Debug)]
+pub struct Report {
+    pub session_file: PathBuf,
+    pub errors: Vec<String>,
+    pub pending_responses: u64,
+}
+
+impl World {
+    pub fn new(context_window: u64) -> Self {
+        let temp = tempfile::Builder::new()
+            .prefix("notesoup-real-pi-")
+            .tempdir()
+            .expect("temp dir");
+        std::fs::create_dir_all(temp.path().join("project")).expect("project dir");
+        Self {
+            pi: Pi::from_env(),
+            temp,
+            context_window,
+            // Provider errors go to notesoup's recovery, not Pi's retry.
+            settings: json!({ "retry": { "enabled": false } }),
+            sidecar: sidecar(),
+        }
+    }
+
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.temp.path().join(name)
+    }
+
+    pub fn notes_home(&self) -> PathBuf {
+        self.path("notes")
+    }
+
+    /// Runs the steps in a new session, or in `resume` reopened.
+    pub fn run(&self, resume: Option<&Path>, steps: Value) -> Report {
+        let plan = json!({
+            "packageDir": package_dir(),
+            "agentDir": self.path("agent"),
+            "cwd": self.path("project"),
+            "sessionDir": self.path("sessions"),
+            "resume": resume,
+            "contextWindow": self.context_window,
+            "settings": self.settings,
+            "steps": steps,
+        });
+        let plan_file = self.path("plan.json");
+        std::fs::write(&plan_file, plan.to_string()).expect("plan written");
+        let driver = adapter_dir().join("tests/real_pi/driver.mjs");
+        let output = Command::new(&self.pi.node)
+            .arg(&driver)
+            .arg(&plan_file)
+            .env("NOTESOUP_PI_NODE_MODULES", &self.pi.node_modules)
+            .env("NOTESOUP_PI_BIN", &self.sidecar)
+            .env("PI_NOTES_HOME", self.notes_home())
+            .env("PI_NOTES_AGENT", "tester")
+            .env("HOME", self.temp.path())
+            .env("PI_CODING_AGENT_DIR", self.path("agent"))
+            .output()
+            .expect("node runs");
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            output.status.success(),
+            "the driver failed ({}):\n{stderr}\n{stdout}",
+            output.status
+        );
+        let report: Value = serde_json::from_str(stdout.trim())
+            .unwrap_or_else(|e| panic!("unreadable report ({e}):\n{stdout}\n{stderr}"));
+        Report {
+            session_file: PathBuf::from(report["sessionFile"].as_str().expect("a session file")),
+            errors: report["errors"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|e| e.as_str().unwrap().to_owned())
+                .collect(),
+            pending_responses: report["pendingResponses"].as_u64().unwrap(),
+        }
+    }
+}
+
+pub fn kind(entry: &Value) -> String {
+    let ty = entry["type"].as_str().unwrap_or("?");
+    match ty {
+        "message" => format!(
+            "message:{}",
+            entry["message"]["role"].as_str().unwrap_or("?")
+        ),
+        "custom" | "custom_message" => {
+            format!("{ty}:{}", entry["customType"].as_str().unwrap_or("?"))
+        }
+        other => other.to_owned(),
+    }
+}
+
+/// A model reply: text.
+pub fn text(text: &str) -> Value {
+    json!({ "text": text })
+}
+
+/// A model reply: one tool call.
+pub fn tool(name: &str, args: Value) -> Value {
+    json!({ "tools": [{ "name": name, "args": args }] })
+}

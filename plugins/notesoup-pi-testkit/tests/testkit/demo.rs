@@ -1,0 +1,130 @@
+//! `notesoup-pi-reference`: the demo runs its scenario to the end and
+//! narrates the real run; every subcommand answers `--help`.
+
+use std::process::Command;
+
+#[test]
+fn the_demo_runs_through_a_reset_and_finds_the_old_task_by_seq() {
+    let notes = tempfile::tempdir().unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_notesoup-pi-reference"))
+        .args(["demo", "--notes-home"])
+        .arg(notes.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    for expected in [
+        "+ custom_message:notesoup/guidance",
+        "notice [Warning] notesoup: context almost full; close out the current memory window.",
+        "→ wipe_memory {}",
+        "+ custom:notesoup/reset-marker",
+        "notice [Info] notesoup: memory cleared · pcw:",
+        "→ history_search {\"query\":\"tokenizer\",\"roles\":[\"user\"]}",
+        "→ history_read {\"seq\":2}",
+        "│ Split the parser module into a tokenizer and a parser, keep the tests green.",
+        "THIS PROJECT · @project",
+        "  - Parser split — @project/parser-split.md · ",
+    ] {
+        assert!(
+            stdout.contains(expected),
+            "missing {expected:?} in:\n{stdout}"
+        );
+    }
+    // The run names where the notes it kept are.
+    assert!(
+        stdout.ends_with(&format!("the notes stay in {}.\n", notes.path().display())),
+        "{stdout}"
+    );
+    // The notes are real files in the given home.
+    let checkpoint = walk(notes.path())
+        .into_iter()
+        .find(|p| p.ends_with("checkpoint.md"))
+        .unwrap();
+    assert!(
+        std::fs::read_to_string(checkpoint)
+            .unwrap()
+            .contains("# Checkpoint: parser split")
+    );
+
+    let usage = Command::new(env!("CARGO_BIN_EXE_notesoup-pi-reference"))
+        .arg("nonsense")
+        .output()
+        .unwrap();
+    assert_eq!(usage.status.code(), Some(2));
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            out.extend(walk(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}
+
+/// A reader that has gone away ends the demo quietly: status 0, no panic on
+/// stderr. The pipe's read end is closed before the demo starts writing.
+#[test]
+fn a_closed_pipe_ends_the_demo_quietly() {
+    use std::process::Stdio;
+
+    let mut child = Command::new(env!("CARGO_BIN_EXE_notesoup-pi-reference"))
+        .arg("demo")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(output.status.success(), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+/// Every subcommand answers `--help`; `--version` names the Pi it models; a
+/// mistake is refused on stderr with status 2.
+#[test]
+fn every_subcommand_answers_help() {
+    for command in [
+        vec!["--help"],
+        vec!["demo", "--help"],
+        vec!["dream", "--help"],
+    ] {
+        let output = Command::new(env!("CARGO_BIN_EXE_notesoup-pi-reference"))
+            .args(&command)
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(0), "{command:?}");
+        assert!(!output.stdout.is_empty(), "{command:?}");
+    }
+    let version = Command::new(env!("CARGO_BIN_EXE_notesoup-pi-reference"))
+        .arg("--version")
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8(version.stdout).unwrap(),
+        format!(
+            "notesoup-pi-reference {} (Pi 1.6.0 reference host)\n",
+            env!("CARGO_PKG_VERSION")
+        )
+    );
+    let wrong = Command::new(env!("CARGO_BIN_EXE_notesoup-pi-reference"))
+        .args(["dream", "--min-hours", "soon", "--script", "x.json"])
+        .output()
+        .unwrap();
+    assert_eq!(wrong.status.code(), Some(2));
+    assert!(wrong.stdout.is_empty(), "a refusal is not output");
+    assert!(
+        String::from_utf8(wrong.stderr)
+            .unwrap()
+            .contains("--min-hours")
+    );
+}
