@@ -45,9 +45,13 @@ impl Pi {
     }
 }
 
-/// The Pi adapter's folder in this checkout.
+/// The Pi adapter's folder in this checkout, without `..` (Pi compares
+/// package paths as written).
 fn adapter_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../notesoup-pi")
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../notesoup-pi")
+        .canonicalize()
+        .expect("the notesoup-pi folder next to this crate")
 }
 
 /// The package folder in this checkout, as `pi install <dir>` would load it.
