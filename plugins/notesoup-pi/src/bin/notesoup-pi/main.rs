@@ -19,7 +19,7 @@
 //! FILE` in the `notesoup-pi-testkit` crate.
 
 /// `println!` that ends the process quietly when the reader of stdout has
-/// gone (`notesoup-pi demo | head -1`), instead of panicking.
+/// gone (`notesoup-pi history FILE list | head -1`), instead of panicking.
 macro_rules! outln {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
