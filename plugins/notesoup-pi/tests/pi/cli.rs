@@ -214,7 +214,10 @@ fn dream_script_points_to_the_reference_host() {
     let home = dir.path().join("notes");
     let (code, out, err) = dream(&["dream", "--script", "steps.json"], &home);
     assert_eq!((code, out.as_str()), (2, ""));
-    assert!(err.contains("notesoup-pi-reference dream --script"), "{err}");
+    assert!(
+        err.contains("notesoup-pi-reference dream --script"),
+        "{err}"
+    );
 }
 
 #[test]
