@@ -2,9 +2,11 @@
 //! boundary rules in Rust, with a scripted model, so an extension runs real
 //! sessions offline, in a temporary directory, writing real v3 JSONL.
 //!
-//! Depends on `notesoup-core` and the Pi adapter `notesoup-pi` only, and
-//! only the adapter's tests here and `tests/notesoup-e2e` depend on it (it
-//! never ships inside the adapter). `cargo xtask check-deps` enforces this.
+//! Depends on `notesoup-core` and the Pi adapter `notesoup-pi` only; of
+//! the other crates only `tests/notesoup-e2e` may depend on it (it never
+//! ships inside the adapter, whose own tests use no reference host). `cargo
+//! xtask check-deps` enforces this. This crate's tests are the scripted-loop
+//! tests of the Pi extension.
 //! The `notesoup-pi-reference` binary runs it: `demo` and the scripted
 //! `dream --script FILE`.
 //!
