@@ -16,6 +16,11 @@ mod typecheck;
 use serde_json::json;
 use support::{World, error, text, tool};
 
+/// This crate's `notesoup-pi`, for `support`.
+fn sidecar() -> std::path::PathBuf {
+    env!("CARGO_BIN_EXE_notesoup-pi").into()
+}
+
 const ROOT_BOOT: &str = "user: <context_window>⏎Agent name: tester (brain: faux-1)⏎First co";
 const SUMMARY: &str = "user: The conversation history before this point was compacted int";
 const FRESH_BOOT: &str = ROOT_BOOT;

@@ -1,6 +1,9 @@
 //! Runs real Pi 1.6.0 (Node 22 and the SDK from `cargo xtask hosts pi`) with
-//! the notesoup package and this crate's `notesoup-pi serve`, in a temporary
-//! directory. Only the model is scripted (pi-ai's faux provider).
+//! the notesoup package and `notesoup-pi serve` of this checkout, in a
+//! temporary directory. Only the model is scripted (pi-ai's faux provider).
+//!
+//! The reference host's real-Pi test includes this file too; each test crate
+//! says where its `notesoup-pi` binary is (`crate::sidecar()`).
 //!
 //! Missing Pi fails the test with the command that installs it: this target
 //! only builds with the `real-pi` feature, which promises Pi is there.
@@ -44,9 +47,19 @@ impl Pi {
     }
 }
 
+/// The Pi adapter's folder in this checkout (`plugins/notesoup-pi`, whichever
+/// crate next to it includes this file), without `..`: Pi compares package
+/// paths as written.
+pub fn adapter_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../notesoup-pi")
+        .canonicalize()
+        .expect("the notesoup-pi folder")
+}
+
 /// The package folder in this checkout, as `pi install <dir>` would load it.
 pub fn package_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("package")
+    adapter_dir().join("package")
 }
 
 /// A temporary world: project, Pi agent directory, sessions and notes.
@@ -55,7 +68,7 @@ pub struct World {
     pub temp: tempfile::TempDir,
     pub context_window: u64,
     pub settings: Value,
-    /// `NOTESOUP_PI_BIN` for the shim (default: this crate's binary).
+    /// `NOTESOUP_PI_BIN` for the shim: `notesoup-pi` of this checkout.
     pub sidecar: PathBuf,
 }
 
@@ -86,7 +99,7 @@ impl World {
             context_window,
             // Provider errors go to notesoup's recovery, not Pi's retry.
             settings: json!({ "retry": { "enabled": false } }),
-            sidecar: PathBuf::from(env!("CARGO_BIN_EXE_notesoup-pi")),
+            sidecar: crate::sidecar(),
         }
     }
 
@@ -112,7 +125,7 @@ impl World {
         });
         let plan_file = self.path("plan.json");
         std::fs::write(&plan_file, plan.to_string()).expect("plan written");
-        let driver = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/real_pi/driver.mjs");
+        let driver = adapter_dir().join("tests/real_pi/driver.mjs");
         let output = Command::new(&self.pi.node)
             .arg(&driver)
             .arg(&plan_file)
