@@ -82,11 +82,7 @@ fn the_notesoup_command_completes_on_and_off_in_pi_s_editor() {
     let project = root.join("project");
     std::fs::create_dir_all(&agent).unwrap();
     std::fs::create_dir_all(&project).unwrap();
-    let node_bin = pi.node.parent().unwrap().to_path_buf();
-    let path = std::env::join_paths([node_bin, pi.node_modules.join(".bin")].into_iter().chain(
-        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
-    ))
-    .unwrap();
+    let path = pi.path();
     let env: Vec<(&str, std::ffi::OsString)> = vec![
         ("PATH", path),
         ("HOME", root.into()),

@@ -8,11 +8,11 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::support::{Pi, package_dir};
+use super::support::{Pi, package_dir, wait_for_port};
 
 const LIVE: &str = "project/demo-1a2b3c4d/parser.md";
 const CRUMPLED: &str = "project/demo-1a2b3c4d/old-idea.md";
@@ -74,23 +74,7 @@ impl DreamWorld {
             .spawn()
             .unwrap();
         let mut world = Self { pi, temp, server };
-        let start = Instant::now();
-        let port = loop {
-            if let Some(port) = std::fs::read_to_string(&port_file)
-                .ok()
-                .filter(|port| !port.is_empty())
-            {
-                break port;
-            }
-            assert!(
-                start.elapsed() < PATIENCE,
-                "the fake endpoint never listened"
-            );
-            if let Some(status) = world.server.try_wait().unwrap() {
-                panic!("the fake endpoint exited ({status})");
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        };
+        let port = wait_for_port(&port_file, &mut world.server, PATIENCE);
         let models = json!({"providers": {"fake": {
             "baseUrl": format!("http://127.0.0.1:{port}/v1"),
             "api": "openai-completions",
@@ -135,15 +119,7 @@ impl DreamWorld {
 
     /// Runs `notesoup-pi dream ARGS --notes-home NOTES` with `pi` on PATH.
     fn dream(&self, args: &[&str]) -> Output {
-        let node_bin = self.pi.node.parent().unwrap().to_path_buf();
-        let path = std::env::join_paths(
-            [node_bin, self.pi.node_modules.join(".bin")]
-                .into_iter()
-                .chain(std::env::split_paths(
-                    &std::env::var_os("PATH").unwrap_or_default(),
-                )),
-        )
-        .unwrap();
+        let path = self.pi.path();
         Command::new(env!("CARGO_BIN_EXE_notesoup-pi"))
             .arg("dream")
             .args(args)

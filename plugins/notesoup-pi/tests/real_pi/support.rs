@@ -20,6 +20,19 @@ pub struct Pi {
 }
 
 impl Pi {
+    /// `PATH` with Node 22 and Pi's `pi` first, for commands that start `pi`.
+    pub fn path(&self) -> std::ffi::OsString {
+        let node_bin = self.node.parent().expect("Node's folder").to_path_buf();
+        std::env::join_paths(
+            [node_bin, self.node_modules.join(".bin")]
+                .into_iter()
+                .chain(std::env::split_paths(
+                    &std::env::var_os("PATH").unwrap_or_default(),
+                )),
+        )
+        .expect("a joinable PATH")
+    }
+
     pub fn from_env() -> Self {
         let var = |name: &str| {
             std::env::var_os(name)
@@ -267,4 +280,31 @@ pub fn tool(name: &str, args: Value) -> Value {
 /// A model reply: a provider error.
 pub fn error(message: &str) -> Value {
     json!({ "error": message })
+}
+
+/// The port the fake model endpoint (`fake_openai.mjs`) wrote to
+/// `port_file` once it listens; fails if `server` exits first or never
+/// listens within `patience` (a bound on waiting, not on speed).
+pub fn wait_for_port(
+    port_file: &Path,
+    server: &mut std::process::Child,
+    patience: std::time::Duration,
+) -> String {
+    let start = std::time::Instant::now();
+    loop {
+        if let Some(port) = std::fs::read_to_string(port_file)
+            .ok()
+            .filter(|port| !port.is_empty())
+        {
+            return port;
+        }
+        assert!(
+            start.elapsed() < patience,
+            "the fake endpoint never listened"
+        );
+        if let Some(status) = server.try_wait().expect("the fake endpoint's status") {
+            panic!("the fake endpoint exited ({status})");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
 }

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::support::Pi;
+use super::support::{Pi, wait_for_port};
 
 /// How long to wait for Pi to reach a state before failing with the pane.
 /// A bound on waiting, not an assertion on speed.
@@ -113,11 +113,7 @@ fn the_pi_command_installs_notesoup_writes_a_note_resets_and_answers_from_its_bo
     let notes = root.join("notes");
     std::fs::create_dir_all(&agent).unwrap();
     std::fs::create_dir_all(&project).unwrap();
-    let node_bin = pi.node.parent().unwrap().to_path_buf();
-    let path = std::env::join_paths([node_bin, pi.node_modules.join(".bin")].into_iter().chain(
-        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
-    ))
-    .unwrap();
+    let path = pi.path();
     let env: Vec<(&str, std::ffi::OsString)> = vec![
         ("PATH", path),
         ("HOME", root.into()),
@@ -176,23 +172,7 @@ fn the_pi_command_installs_notesoup_writes_a_note_resets_and_answers_from_its_bo
         .unwrap();
     let socket = format!("notesoup-pi-{}", std::process::id());
     let mut term = Terminal { socket, server };
-    let start = Instant::now();
-    let port = loop {
-        if let Some(port) = std::fs::read_to_string(&port_file)
-            .ok()
-            .filter(|port| !port.is_empty())
-        {
-            break port;
-        }
-        assert!(
-            start.elapsed() < PATIENCE,
-            "the fake endpoint never listened"
-        );
-        if let Some(status) = term.server.try_wait().unwrap() {
-            panic!("the fake endpoint exited ({status})");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let port = wait_for_port(&port_file, &mut term.server, PATIENCE);
     let models = json!({"providers": {"fake": {
         "baseUrl": format!("http://127.0.0.1:{port}/v1"),
         "api": "openai-completions",
