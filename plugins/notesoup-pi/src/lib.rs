@@ -20,11 +20,14 @@
 //!   jailed dream tools, which [`dream_tools`] serves.
 //! - [`history`]: Pi history decoding into core's history model.
 //! - [`overflow`]: pi-ai's context-overflow detection.
+//! - [`cli`]: the `notesoup-pi` command ([`cli::main`]), which the binary
+//!   of that name runs.
 //!
 //! The reference Pi host that drives the scripted-loop tests and the demo is
 //! its own crate, `notesoup-pi-testkit` (next to this one).
 
 pub mod bridge;
+pub mod cli;
 pub mod dream;
 pub mod dream_tools;
 pub mod dreamer;

@@ -10,9 +10,9 @@
 
 use std::process::ExitCode;
 
-use notesoup_pi::bridge::{BridgeError, serve};
-use notesoup_pi::extension::{Notesoup, NotesoupConfig};
-use notesoup_pi::host::PiExtension;
+use crate::bridge::{BridgeError, serve};
+use crate::extension::{Notesoup, NotesoupConfig};
+use crate::host::PiExtension;
 
 pub fn main(args: &[String]) -> ExitCode {
     if !args.is_empty() {

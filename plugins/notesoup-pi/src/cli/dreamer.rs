@@ -12,7 +12,8 @@ use notesoup_core::dream::{
     DEFAULT_MIN_HOURS, DEFAULT_MIN_SESSIONS, DreamOptions, DreamOutput, DreamTools, OutputLine,
     Stream, clean_temp_files, doctor, run_dream_with,
 };
-use notesoup_pi::dreamer::{DEFAULT_TIMEOUT, PiDreamer, dreamer_setting, pi_executable};
+
+use crate::dreamer::{DEFAULT_TIMEOUT, PiDreamer, dreamer_setting, pi_executable};
 
 /// Tidy a notes home with real Pi as the dreamer (gated, locked, audited
 /// with Git), or check it.
@@ -172,7 +173,7 @@ pub fn serve_tools(notes_home: PathBuf) -> ExitCode {
     let tools = DreamTools::new(home);
     let stdin = std::io::stdin().lock();
     let stdout = std::io::stdout().lock();
-    match notesoup_pi::dream_tools::serve(&tools, stdin, stdout) {
+    match crate::dream_tools::serve(&tools, stdin, stdout) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("notesoup-pi dream-tools: {error}");

@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
 use anyhow::{Context, Result, bail};
-use notesoup_pi::bridge::package;
+
+use crate::bridge::package;
 
 pub fn main(dir: Option<PathBuf>, print_only: bool) -> ExitCode {
     match run(dir, print_only) {

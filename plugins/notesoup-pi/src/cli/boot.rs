@@ -15,11 +15,12 @@ use anyhow::{Context, Result, bail};
 use notesoup_core::boot::{BootIdentity, BootSections, BootSnapshot, boot_sections};
 use notesoup_core::notes::{NoteStore, NotesIdentity, model_slug, project_key};
 use notesoup_core::wire::ToolBindings;
-use notesoup_pi::extension::NotesoupConfig;
-use notesoup_pi::projection::project_path;
-use notesoup_pi::reset::window::{active_window, root_window_id};
-use notesoup_pi::session::SessionFile;
 use serde_json::{Value, json};
+
+use crate::extension::NotesoupConfig;
+use crate::projection::project_path;
+use crate::reset::window::{active_window, root_window_id};
+use crate::session::SessionFile;
 
 /// `notesoup-pi boot`'s flags.
 #[derive(Debug, clap::Args)]

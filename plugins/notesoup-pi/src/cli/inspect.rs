@@ -1,19 +1,19 @@
 //! `history` and `context`: what the history tools and the provider would
 //! see for any Pi session file, read the way Pi reads it.
 
+use std::io::Write as _;
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 use notesoup_core::history::History;
 use notesoup_core::tools::{HISTORY_TOOLS, call_history_tool};
-use notesoup_pi::history::decode_lazy;
-use std::io::Write as _;
-
-use notesoup_pi::json::to_js_pretty_writer;
-use notesoup_pi::projection::{WindowProjection, convert_to_llm, project_path, window_projection};
-use notesoup_pi::reset::Kind;
-use notesoup_pi::session::{AgentMessage, LazySession, Leaf};
 use serde_json::Value;
+
+use crate::history::decode_lazy;
+use crate::json::to_js_pretty_writer;
+use crate::projection::{WindowProjection, convert_to_llm, project_path, window_projection};
+use crate::reset::Kind;
+use crate::session::{AgentMessage, LazySession, Leaf};
 
 fn is_boot_of(message: &AgentMessage, window_id: &str) -> bool {
     match message {
@@ -120,7 +120,7 @@ pub fn context(file: &Path, leaf: Option<&str>) -> Result<()> {
         .and_then(|()| writeln!(out))
         .and_then(|()| out.flush());
     if let Err(error) = written {
-        crate::stdout_failed(&error);
+        super::stdout_failed(&error);
     }
     Ok(())
 }
