@@ -4,9 +4,10 @@
 //! notes store, or the caller's decoded history).
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use notesoup_core::history::History;
-use notesoup_core::notes::NoteStore;
+use notesoup_core::notes::{HeadCache, NoteStore};
 use notesoup_core::tools::{
     Refusal, RefusalCode, ToolHost, ToolOutput, ToolSpec, call_tool, tools_for,
 };
@@ -34,6 +35,10 @@ pub fn claude_description(tool: &ToolSpec) -> String {
 pub trait Caller {
     /// The calling session, `None` when no session is known.
     fn session(&mut self) -> Result<Option<SessionState>, String>;
+    /// The note heads a long-lived caller keeps between calls.
+    fn head_cache(&self) -> Option<Arc<HeadCache>> {
+        None
+    }
     /// The decoded history of `state`'s `/clear` chain.
     fn history(&mut self, state: &SessionState) -> Result<History, Refusal> {
         crate::mcp::tools::chain_history(state)
@@ -119,7 +124,11 @@ impl<C: Caller> ToolHost for ClaudeToolHost<'_, C> {
         };
         let store = store::open(self.env, session, project_key)?;
         let settings = crate::settings::load(self.env, &project_dir).settings;
-        Ok(store.with_secret_guard(settings.secret_guard))
+        let store = store.with_secret_guard(settings.secret_guard);
+        Ok(match self.caller.head_cache() {
+            Some(heads) => store.with_head_cache(heads),
+            None => store,
+        })
     }
 
     fn history(&mut self) -> Result<History, Refusal> {

@@ -120,8 +120,8 @@ pub use matcher::{LineMatch, LiteralQueries};
 pub use paths::project_key;
 pub use secrets::{SecretFinding, SecretKind, find_secret, line_secret};
 pub use store::{
-    Change, ChangeKind, Edit, ListQuery, ListStatus, MAX_NOTE_BYTES, MAX_NOTE_PATH_BYTES,
-    NoteHeader, NoteLocation, NoteRow, NoteStore, ReadResult, RenameResult, SearchRow,
-    UpdateRequest, UpdateResult, WriteOutcome, WriteResult,
+    Change, ChangeKind, Edit, HeadCache, ListQuery, ListStatus, MAX_NOTE_BYTES,
+    MAX_NOTE_PATH_BYTES, NoteHeader, NoteLocation, NoteRow, NoteStore, ReadResult, RenameResult,
+    SearchRow, UpdateRequest, UpdateResult, WriteOutcome, WriteResult,
 };
 pub use time::{local_iso, next_stamp_ms, now_ms, parse_iso_ms};

@@ -6,9 +6,10 @@
 //! so the plugin leaves it off.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use notesoup_core::history::History;
-use notesoup_core::notes::project_key;
+use notesoup_core::notes::{HeadCache, project_key};
 use notesoup_core::tools::{Refusal, RefusalCode, ToolOutput, ToolSpec};
 use serde_json::Value;
 
@@ -34,6 +35,8 @@ pub struct NotesoupTools {
     history_cache: Option<CachedHistory>,
     /// The session the last `tool_use` row named.
     known_caller: Option<KnownCaller>,
+    /// Note heads kept between listings.
+    heads: Arc<HeadCache>,
 }
 
 /// A chain's kept decode and the history built from it. One entry only:
@@ -126,6 +129,7 @@ impl NotesoupTools {
             tools: claude_tools(),
             history_cache: None,
             known_caller: None,
+            heads: Arc::new(HeadCache::new()),
         }
     }
 }
@@ -139,9 +143,14 @@ struct McpCaller<'a> {
     tool_use_id: Option<&'a str>,
     history_cache: &'a mut Option<CachedHistory>,
     known_caller: &'a mut Option<KnownCaller>,
+    heads: &'a Arc<HeadCache>,
 }
 
 impl Caller for McpCaller<'_> {
+    fn head_cache(&self) -> Option<Arc<HeadCache>> {
+        Some(Arc::clone(self.heads))
+    }
+
     fn history(&mut self, state: &SessionState) -> Result<History, Refusal> {
         cached_chain_history(self.history_cache, state)
     }
@@ -225,6 +234,7 @@ impl ToolHost for NotesoupTools {
             tool_use_id: meta.tool_use_id.as_deref(),
             history_cache: &mut self.history_cache,
             known_caller: &mut self.known_caller,
+            heads: &self.heads,
         };
         let mut host = ClaudeToolHost::new(&self.env, &self.project_dir, &self.project_key, caller);
         let output = crate::tool_host::run(&mut host, name, arguments);

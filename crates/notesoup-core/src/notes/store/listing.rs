@@ -5,6 +5,7 @@ use std::cmp::Ordering;
 use std::fs::{self, File};
 use std::io;
 use std::path::Path;
+use std::time::SystemTime;
 
 use crate::notes::address::{
     Address, Home, HomeSelection, NotePattern, escape_forbidden, is_git_segment,
@@ -18,6 +19,7 @@ use crate::notes::time::now_ms;
 use crate::wire::RefusalCode;
 
 use super::files::{read_bytes, read_head, read_into, text_of};
+use super::heads::{HeadCache, Stamp};
 use super::{ListQuery, ListStatus, NoteHeader, NoteLocation, NoteRow, NoteStore, SearchRow};
 
 /// What a listing visit decided about one file.
@@ -337,66 +339,100 @@ impl NoteStore {
         }
         let concrete_prefix = home.concrete_prefix();
         let mut concrete = String::new();
-        // Git's own directories hold no notes (the audit skips them, and no
-        // address can name them).
-        let walk = walkdir::WalkDir::new(&dir)
-            .follow_links(false)
-            .min_depth(1)
-            .into_iter()
-            .filter_entry(|entry| {
-                !entry
-                    .file_name()
+        // Depth first, without following links. Entries are inspected
+        // through their directory (`DirEntry`'s type and metadata come from
+        // the directory handle, not from a walk of the whole path again).
+        let mut pending = vec![dir.clone()];
+        while let Some(current) = pending.pop() {
+            let unreadable = |e: io::Error| NoteError::io("read directory", &current, &e);
+            for entry in fs::read_dir(&current).map_err(unreadable)? {
+                let entry = entry.map_err(unreadable)?;
+                // Git's own directories hold no notes (the audit skips
+                // them, and no address can name them).
+                let name = entry.file_name();
+                if name
                     .to_str()
                     .is_some_and(|name| is_git_segment(name.strip_suffix(".md").unwrap_or(name)))
-            });
-        for entry in walk {
-            let entry = entry.map_err(|e| {
-                let path = e.path().unwrap_or(&dir).to_path_buf();
-                let io = e
-                    .into_io_error()
-                    .unwrap_or_else(|| io::Error::other("directory walk failed"));
-                NoteError::io("read directory", &path, &io)
-            })?;
-            if !entry.file_type().is_file() {
-                continue;
-            }
-            let path = entry.path();
-            let Some(rel_path) = path.strip_prefix(&dir).ok().and_then(Path::to_str) else {
-                continue;
-            };
-            if !rel_path.ends_with(".md") {
-                continue;
-            }
-            if let Some(pattern) = pattern {
-                concrete.clear();
-                concrete.push_str(&concrete_prefix);
-                concrete.push_str(rel_path);
-                if !pattern.matches(&concrete) {
+                {
                     continue;
                 }
+                let file_type = entry
+                    .file_type()
+                    .map_err(|e| NoteError::io("read directory", &entry.path(), &e))?;
+                if file_type.is_dir() {
+                    pending.push(entry.path());
+                    continue;
+                }
+                if !file_type.is_file() {
+                    continue;
+                }
+                let path = entry.path();
+                let Some(rel_path) = path.strip_prefix(&dir).ok().and_then(Path::to_str) else {
+                    continue;
+                };
+                if !rel_path.ends_with(".md") {
+                    continue;
+                }
+                if let Some(pattern) = pattern {
+                    concrete.clear();
+                    concrete.push_str(&concrete_prefix);
+                    concrete.push_str(rel_path);
+                    if !pattern.matches(&concrete) {
+                        continue;
+                    }
+                }
+                let read = match (reading, self.heads.as_deref()) {
+                    (Reading::Head, Some(heads)) => kept_head(heads, &entry, &path, buffer),
+                    _ => read_file(&path, reading, buffer),
+                };
+                let len = match read {
+                    Ok(read) => read,
+                    // Renamed away since the directory was read.
+                    Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+                    Err(e) => return Err(NoteError::io("read", &path, &e)),
+                };
+                visit(Found {
+                    home,
+                    rel_path,
+                    path: &path,
+                    bytes: &buffer[..len],
+                });
             }
-            // Wait for any operation of this process on the file to settle.
-            let turn = FileTurns::take(&[path]);
-            let read = File::open(path).and_then(|file| match reading {
-                Reading::Whole => read_into(file, buffer, 0),
-                Reading::Head => read_head(file, buffer),
-            });
-            drop(turn);
-            let len = match read {
-                Ok(read) => read,
-                // Renamed away since the directory was read.
-                Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
-                Err(e) => return Err(NoteError::io("read", path, &e)),
-            };
-            visit(Found {
-                home,
-                rel_path,
-                path,
-                bytes: &buffer[..len],
-            });
         }
         Ok(())
     }
+}
+
+/// Reads `path` as `reading` says, after any operation of this process on
+/// the file has settled.
+fn read_file(path: &Path, reading: Reading, buffer: &mut Vec<u8>) -> io::Result<usize> {
+    let _turn = FileTurns::take(&[path]);
+    let file = File::open(path)?;
+    match reading {
+        Reading::Whole => read_into(file, buffer, 0),
+        Reading::Head => read_head(file, buffer),
+    }
+}
+
+/// The head of `entry`'s file (at `path`): the one `heads` keeps for its current stamp,
+/// else read and offered to `heads`.
+fn kept_head(
+    heads: &HeadCache,
+    entry: &fs::DirEntry,
+    path: &Path,
+    buffer: &mut Vec<u8>,
+) -> io::Result<usize> {
+    // Not following a link: the walk saw a regular file here.
+    let stamp = Stamp::of(&entry.metadata()?);
+    if let Some(len) = heads.get(path, &stamp, buffer) {
+        return Ok(len);
+    }
+    // The stamp was taken first: a file changed after it is read under the
+    // old stamp, which no later `lstat` matches.
+    let read_started = SystemTime::now();
+    let len = read_file(path, Reading::Head, buffer)?;
+    heads.put(path, stamp, &buffer[..len], read_started);
+    Ok(len)
 }
 
 /// `list` order: `updatedAt` descending, ties by address.

@@ -5,15 +5,18 @@
 //! - `ops`: `write`, `read`, `update` and `rename`, with the edit helpers;
 //! - `listing`: `list`, `list_headers`, `peek_row` and `search`, and the
 //!   walk over the homes they share;
-//! - `files`: reading note files (whole, the head only, as text).
+//! - `files`: reading note files (whole, the head only, as text);
+//! - `heads`: note heads kept between listings by a long-lived host.
 
 mod files;
+mod heads;
 mod listing;
 mod ops;
 mod types;
 
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use jiff::tz::TimeZone;
 
@@ -23,6 +26,7 @@ use super::fsio::{self, Presence};
 use super::identity::NotesIdentity;
 use super::secrets::find_secret;
 
+pub use heads::HeadCache;
 pub use types::{
     Change, ChangeKind, Edit, ListQuery, ListStatus, NoteHeader, NoteLocation, NoteRow, ReadResult,
     RenameResult, SearchRow, UpdateRequest, UpdateResult, WriteOutcome, WriteResult,
@@ -42,6 +46,8 @@ pub struct NoteStore {
     root: PathBuf,
     tz: TimeZone,
     secret_guard: bool,
+    /// Heads kept between listings, when the host keeps them.
+    heads: Option<Arc<HeadCache>>,
 }
 
 impl NoteStore {
@@ -54,6 +60,7 @@ impl NoteStore {
             root,
             tz: TimeZone::system(),
             secret_guard: true,
+            heads: None,
         }
     }
 
@@ -61,6 +68,14 @@ impl NoteStore {
     /// `secretGuard: false` setting). See [`crate::notes::find_secret`].
     pub fn with_secret_guard(mut self, on: bool) -> NoteStore {
         self.secret_guard = on;
+        self
+    }
+
+    /// The same store listing heads through `heads` (see [`HeadCache`]): a
+    /// long-lived host keeps one for the life of the process, so listing an
+    /// unchanged note costs an `lstat`, not a read.
+    pub fn with_head_cache(mut self, heads: Arc<HeadCache>) -> NoteStore {
+        self.heads = Some(heads);
         self
     }
 

@@ -300,7 +300,7 @@ const FIRST_ROW_TOO_LARGE: &str =
 fn list(store: &NoteStore, params: &NotesListParams) -> Outcome<ToolOutput> {
     at_least("limit", params.limit, 1)?;
     let status = store
-        .list(&list_query(params.pattern.as_deref(), params.wastebasket))
+        .list_headers(&list_query(params.pattern.as_deref(), params.wastebasket))
         .map_err(store_error)?;
     let tz = store.time_zone();
     let total = status.rows.len();

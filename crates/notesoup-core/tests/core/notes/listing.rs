@@ -1,7 +1,10 @@
 //! list and search: ordering, wastebasket, scope/who, patterns, status.
 
+use std::sync::Arc;
+use std::time::Duration;
+
 use notesoup_core::notes::{
-    Home, ListQuery, NoteHeader, NoteRow, NoteStore, RefusalCode, Scope, UpdateRequest,
+    HeadCache, Home, ListQuery, NoteHeader, NoteRow, NoteStore, RefusalCode, Scope, UpdateRequest,
 };
 
 use super::support::{AllRows, Fixture, code};
@@ -544,7 +547,93 @@ fn list_headers_are_list_rows_without_bodies() {
         let rows: Vec<NoteHeader> = rows.rows.into_iter().map(header_of).collect();
         assert_eq!(headers.rows, rows, "{query:?}");
         assert_eq!(f.store.list_headers(&query).all_rows(), rows);
+        // Through kept heads, read and then served: the same rows.
+        let heads = Arc::new(HeadCache::with_settle(Duration::ZERO));
+        let kept = f.store.clone().with_head_cache(Arc::clone(&heads));
+        assert_eq!(kept.list_headers(&query).all_rows(), rows, "{query:?}");
+        assert!(!heads.is_empty());
+        assert_eq!(kept.list_headers(&query).all_rows(), rows, "{query:?}");
     }
+}
+
+/// A store keeping every head at once (no settle time).
+fn keeping(f: &Fixture) -> (NoteStore, Arc<HeadCache>) {
+    let heads = Arc::new(HeadCache::with_settle(Duration::ZERO));
+    (f.store.clone().with_head_cache(Arc::clone(&heads)), heads)
+}
+
+fn updated_of(store: &NoteStore, address: &str) -> Vec<(String, i64, bool)> {
+    store
+        .list_headers(&ListQuery {
+            wastebasket: false,
+            ..ListQuery::default()
+        })
+        .all_rows()
+        .into_iter()
+        .filter(|h| h.location.address == address)
+        .map(|h| (h.location.address, h.meta.updated_at, h.meta.is_crumpled()))
+        .collect()
+}
+
+#[test]
+fn kept_heads_follow_every_change_to_a_note() {
+    let f = populated();
+    let (kept, heads) = keeping(&f);
+    let listed = kept.list_headers(&ListQuery::default()).all_rows();
+    // Each own note's head is kept (the foreign and unaddressable are not
+    // listed, so not read).
+    assert_eq!(heads.len(), listed.len());
+    assert_eq!(listed.len(), 7);
+
+    // A write through the store (a new file renamed in place).
+    let before = updated_of(&kept, "@human/prefs.md");
+    kept.write("@human/prefs", "Likes long answers now.", None)
+        .expect("rewrite");
+    let after = updated_of(&kept, "@human/prefs.md");
+    assert_ne!(after, before);
+    assert_eq!(after, updated_of(&f.store, "@human/prefs.md"));
+
+    // An edit in place by another program, to another length.
+    f.put(
+        "human/prefs.md",
+        "---\ncreatedAt: 2020-01-01T00:00:00.000+00:00\nupdatedAt: 2020-01-02T00:00:00.000+00:00\n---\n\nby hand",
+    );
+    assert_eq!(
+        updated_of(&kept, "@human/prefs.md"),
+        vec![("@human/prefs.md".to_owned(), 1_577_923_200_000, false)]
+    );
+
+    // Crumpled by hand: the listing hides it at once.
+    f.put(
+        "human/prefs.md",
+        "---\ncreatedAt: 2020-01-01T00:00:00.000+00:00\nupdatedAt: 2020-01-02T00:00:00.000+00:00\ncrumpledAt: 2020-01-03T00:00:00.000+00:00\n---\n\nby hand",
+    );
+    assert_eq!(updated_of(&kept, "@human/prefs.md"), vec![]);
+
+    // Removed: gone from the listing; a new note appears.
+    std::fs::remove_file(f.root().join("human/prefs.md")).expect("remove");
+    f.put("human/new.md", "fresh");
+    let addresses: Vec<String> = kept
+        .list_headers(&ListQuery::default())
+        .all_rows()
+        .into_iter()
+        .map(|h| h.location.address)
+        .collect();
+    assert!(!addresses.contains(&"@human/prefs.md".to_owned()));
+    assert!(addresses.contains(&"@human/new.md".to_owned()));
+}
+
+#[test]
+fn notes_just_written_are_read_again_until_they_settle() {
+    let f = populated();
+    let heads = Arc::new(HeadCache::new());
+    let kept = f.store.clone().with_head_cache(Arc::clone(&heads));
+    let rows = kept.list_headers(&ListQuery::default()).all_rows();
+    assert_eq!(rows.len(), 7);
+    assert!(
+        heads.is_empty(),
+        "every note changed within the settle time"
+    );
 }
 
 #[test]
