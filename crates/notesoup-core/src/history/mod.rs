@@ -8,9 +8,11 @@
 //! document once.
 
 mod document;
+mod folded;
 mod model;
 mod transcript;
 
+pub use folded::FoldedDocuments;
 pub use model::{Event, History, NestedCallSummary, Role, ToolFacts, TranscriptError, Window};
 pub use transcript::{
     ItemKind, MessageRole, NestedArguments, NestedCall, NestedCalls, SeqSpan, ToolCall, ToolResult,

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use typeshare::typeshare;
 
 use super::document::tool_document;
+use super::folded::{FoldCache, FoldedDocuments};
 use super::transcript::{
     ItemKind, MessageRole, SeqSpan, ToolCall, ToolResult, ToolStatus, Transcript, TranscriptItem,
 };
@@ -160,6 +161,8 @@ pub struct History {
     /// `(result seq, call seq)` for every result shown inside its call, by
     /// result seq.
     paired_slots: Vec<(u32, u32)>,
+    /// The events' documents folded for search, once searched.
+    folded: FoldCache,
 }
 
 impl History {
@@ -212,6 +215,7 @@ impl History {
             windows,
             events: Vec::with_capacity(items.len()),
             paired_slots: Vec::new(),
+            folded: FoldCache::default(),
         };
         history.pair_and_project(items);
         Ok(history)
@@ -290,6 +294,12 @@ impl History {
     /// Every public event, in ascending seq order.
     pub fn events(&self) -> &[Event] {
         &self.events
+    }
+
+    /// Every event's document case-folded, in event order: built on the
+    /// first call (a search), then kept with the history and its clones.
+    pub fn folded(&self) -> &FoldedDocuments {
+        self.folded.get_or_fold(&self.events)
     }
 
     /// The event at `seq`, if one lives there.

@@ -86,12 +86,18 @@ impl LiteralQueries {
     pub fn find_first(&self, text: &str) -> Option<usize> {
         let mut folded = String::with_capacity(text.len());
         fold_into(text, &mut folded);
+        self.find_first_folded(text, &folded)
+    }
+
+    /// [`Self::find_first`] given `text` already folded (`folded` must be
+    /// the fold of `text`, as a history's folded documents are).
+    pub fn find_first_folded(&self, text: &str, folded: &str) -> Option<usize> {
         let start = self
             .finders
             .iter()
             .filter_map(|finder| finder.find(folded.as_bytes()))
             .min()?;
-        Some(original_chars(text, &folded, start))
+        Some(original_chars(text, folded, start))
     }
 
     /// A fast, sound pre-check on raw file bytes: `false` means no query

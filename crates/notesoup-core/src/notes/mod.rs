@@ -97,7 +97,7 @@ mod error;
 mod frontmatter;
 mod fsio;
 mod identity;
-mod matcher;
+pub(crate) mod matcher;
 mod paths;
 mod secrets;
 mod store;

@@ -93,9 +93,17 @@ struct Kept {
     head: Box<[u8]>,
 }
 
-/// Note heads kept between listings; see the [module docs](self). Shared by
-/// every store of a process that is handed it
+/// Note heads kept between listings, for a long-lived host. Shared by every
+/// store of the process that is handed it
 /// ([`NoteStore::with_head_cache`](super::NoteStore::with_head_cache)).
+///
+/// A head is served only while its file's stamp (device, inode, length,
+/// modification and change times) is the one it was read under, and kept
+/// only when the file's change time lies at least the settle time
+/// ([`Self::DEFAULT_SETTLE`]) before its read started: a file rewritten in
+/// place within one timestamp tick to the same length keeps its stamp, so a
+/// note changed moments ago is read again until it has settled. Only bytes
+/// are kept; every listing still parses them.
 #[derive(Debug)]
 pub struct HeadCache {
     kept: Mutex<HashMap<PathBuf, Kept>>,

@@ -117,7 +117,7 @@ fn list_page(history: &History, params: &HistoryListParams) -> Outcome<HistoryPa
         max_chars_per_item: params.max_chars_per_item,
     };
     let scope = selection.scope(history, params.roles.is_none())?;
-    scope.page(|event| scope.selects(event).then_some(None))
+    scope.page(|_, event| scope.selects(event).then_some(None))
 }
 
 fn search_page(history: &History, params: &HistorySearchParams) -> Outcome<HistoryPage> {
@@ -134,11 +134,15 @@ fn search_page(history: &History, params: &HistorySearchParams) -> Outcome<Histo
     // The notes store's matcher, so both searches fold case the same way.
     let matcher = LiteralQueries::new(&literals)
         .map_err(|error| Refusal::new(RefusalCode::InvalidQuery, error.message()))?;
-    scope.page(|event| {
+    // Folded once per history and kept: a warm search only scans.
+    let folded = history.folded();
+    scope.page(|index, event| {
         if !scope.selects(event) {
             return None;
         }
-        matcher.find_first(&event.document).map(Some)
+        matcher
+            .find_first_folded(&event.document, folded.get(index))
+            .map(Some)
     })
 }
 

@@ -113,21 +113,22 @@ impl PageScope<'_> {
         }
     }
 
-    /// Builds the page from the events `accept` takes (giving a search match
+    /// Builds the page from the events `accept` takes (given each event's
+    /// index in [`History::events`] and the event; giving a search match
     /// offset, or `None` for a plain listing): selects up to `limit` candidates nearest the anchor
     /// (newest first without anchors or with `before` only, oldest first
     /// otherwise), adds them while the page fits, shrinks the first one when
     /// none fits whole, and refuses with `page_too_large` when even that fails.
     pub fn page(
         &self,
-        mut accept: impl FnMut(&Event) -> Option<Option<usize>>,
+        mut accept: impl FnMut(usize, &Event) -> Option<Option<usize>>,
     ) -> Outcome<HistoryPage> {
         let range = self.range();
         let newest_first = self.after.is_none();
         let events = self.history.events();
         let mut chosen: Vec<Candidate> = Vec::with_capacity(self.limit.min(64) + 1);
         let mut offer = |index: usize| {
-            if let Some(match_offset) = accept(&events[index]) {
+            if let Some(match_offset) = accept(index, &events[index]) {
                 chosen.push(Candidate {
                     index,
                     match_offset,

@@ -1,0 +1,100 @@
+//! Every event's document case-folded once, for search.
+//!
+//! `history_search` folds its queries and looks for them in folded text. A
+//! long-lived host serves many searches over one [`History`]; folding every
+//! document again on each call would copy the whole transcript's text per
+//! search. The folded documents are built on the first search, kept in one
+//! buffer, and shared by the history's clones.
+
+use std::sync::{Arc, OnceLock};
+
+use super::model::Event;
+use crate::notes::matcher::fold_into;
+
+/// The folded documents of a history's events, in event order.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct FoldedDocuments {
+    /// Every folded document, back to back.
+    text: String,
+    /// Where each event's folded document ends in `text`.
+    ends: Vec<usize>,
+}
+
+impl FoldedDocuments {
+    /// Folds every event's document.
+    pub fn of(events: &[Event]) -> FoldedDocuments {
+        let mut text = String::with_capacity(events.iter().map(|e| e.document.len()).sum());
+        let mut ends = Vec::with_capacity(events.len());
+        for event in events {
+            fold_into(&event.document, &mut text);
+            ends.push(text.len());
+        }
+        FoldedDocuments { text, ends }
+    }
+
+    /// The folded document of the event at `index` in
+    /// [`History::events`](super::History::events); empty past the end.
+    pub fn get(&self, index: usize) -> &str {
+        let Some(&end) = self.ends.get(index) else {
+            return "";
+        };
+        let start = index.checked_sub(1).map_or(0, |before| self.ends[before]);
+        &self.text[start..end]
+    }
+}
+
+/// A history's folded documents once built: derived data, so two histories
+/// compare equal whether or not either has built them.
+#[derive(Debug, Clone, Default)]
+pub(super) struct FoldCache(OnceLock<Arc<FoldedDocuments>>);
+
+impl FoldCache {
+    pub(super) fn get_or_fold(&self, events: &[Event]) -> &FoldedDocuments {
+        self.0.get_or_init(|| Arc::new(FoldedDocuments::of(events)))
+    }
+}
+
+impl PartialEq for FoldCache {
+    fn eq(&self, _: &FoldCache) -> bool {
+        true
+    }
+}
+
+impl Eq for FoldCache {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::Role;
+
+    fn event(seq: u32, document: &str) -> Event {
+        Event {
+            seq,
+            window: 0,
+            role: Role::User,
+            created_at: None,
+            tool: None,
+            document: document.to_owned(),
+        }
+    }
+
+    #[test]
+    fn each_event_gets_its_own_folded_document() {
+        let events = [event(1, "Hello WORLD"), event(2, ""), event(3, "ΣΟΦΟΣ İx")];
+        let folded = FoldedDocuments::of(&events);
+        assert_eq!(folded.get(0), "hello world");
+        assert_eq!(folded.get(1), "");
+        assert_eq!(folded.get(2), "σοφοσ i\u{307}x");
+        assert_eq!(folded.get(3), "");
+    }
+
+    #[test]
+    fn the_cache_folds_once_and_never_decides_equality() {
+        let cache = FoldCache::default();
+        let events = [event(1, "A")];
+        let first: *const FoldedDocuments = cache.get_or_fold(&events);
+        let clone = cache.clone();
+        assert!(std::ptr::eq(first, clone.get_or_fold(&[])));
+        assert_eq!(FoldCache::default(), cache);
+    }
+}
