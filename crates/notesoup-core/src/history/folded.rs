@@ -54,6 +54,28 @@ impl FoldCache {
     }
 }
 
+impl FoldCache {
+    /// After the events from `first_changed` on changed or were added:
+    /// keeps the folded documents before it and folds the rest, when they
+    /// were built and no clone shares them; otherwise they are built again
+    /// on the next search.
+    pub(super) fn refold_from(&mut self, first_changed: usize, events: &[Event]) {
+        let Some(kept) = self.0.take().and_then(|kept| Arc::try_unwrap(kept).ok()) else {
+            return;
+        };
+        let mut folded = kept;
+        let keep = first_changed.min(folded.ends.len());
+        let end = keep.checked_sub(1).map_or(0, |before| folded.ends[before]);
+        folded.ends.truncate(keep);
+        folded.text.truncate(end);
+        for event in &events[keep..] {
+            fold_into(&event.document, &mut folded.text);
+            folded.ends.push(folded.text.len());
+        }
+        let _ = self.0.set(Arc::new(folded));
+    }
+}
+
 impl PartialEq for FoldCache {
     fn eq(&self, _: &FoldCache) -> bool {
         true

@@ -8,10 +8,12 @@
 //! document once.
 
 mod document;
+mod extend;
 mod folded;
 mod model;
 mod transcript;
 
+pub use extend::WindowView;
 pub use folded::FoldedDocuments;
 pub use model::{Event, History, NestedCallSummary, Role, ToolFacts, TranscriptError, Window};
 pub use transcript::{

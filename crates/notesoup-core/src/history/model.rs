@@ -142,6 +142,13 @@ pub enum TranscriptError {
         /// Last seq of the span.
         last: u32,
     },
+    /// [`History::extend`] was handed a transcript that does not continue
+    /// the history (build it again instead).
+    #[error("the transcript does not continue the history: {reason}")]
+    NotAContinuation {
+        /// What broke the continuation.
+        reason: &'static str,
+    },
     /// Window ids must be unique, since tools address windows by id.
     #[error("window id {id:?} appears twice")]
     DuplicateWindowId {
@@ -153,16 +160,29 @@ pub enum TranscriptError {
 /// One session's history, ready for the history tools.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct History {
-    session_id: String,
-    highest_seq: u32,
-    off_branch: Vec<SeqSpan>,
-    windows: Vec<Window>,
-    events: Vec<Event>,
+    pub(super) session_id: String,
+    pub(super) highest_seq: u32,
+    pub(super) off_branch: Vec<SeqSpan>,
+    pub(super) windows: Vec<Window>,
+    pub(super) events: Vec<Event>,
     /// `(result seq, call seq)` for every result shown inside its call, by
     /// result seq.
-    paired_slots: Vec<(u32, u32)>,
+    pub(super) paired_slots: Vec<(u32, u32)>,
+    /// The seq of the last item read (0 before any), for [`History::extend`].
+    pub(super) last_item_seq: u32,
+    /// The calls still waiting for a result, in seq order, each with the
+    /// index of its event: a later item may finish them.
+    pub(super) pending_calls: Vec<PendingCall>,
     /// The events' documents folded for search, once searched.
-    folded: FoldCache,
+    pub(super) folded: FoldCache,
+}
+
+/// A call without a result yet, kept so [`History::extend`] can pair it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct PendingCall {
+    /// Its event's index in [`History::events`].
+    pub(super) event: usize,
+    pub(super) call: ToolCall,
 }
 
 impl History {
@@ -206,7 +226,7 @@ impl History {
                 event_count: 0,
             });
         }
-        check_seqs(&items, highest_seq, &off_branch)?;
+        check_seqs(&items, 0, highest_seq, &off_branch)?;
 
         let mut history = Self {
             session_id,
@@ -215,13 +235,30 @@ impl History {
             windows,
             events: Vec::with_capacity(items.len()),
             paired_slots: Vec::new(),
+            last_item_seq: 0,
+            pending_calls: Vec::new(),
             folded: FoldCache::default(),
         };
         history.pair_and_project(items);
         Ok(history)
     }
 
-    fn pair_and_project(&mut self, mut items: Vec<Option<(usize, TranscriptItem)>>) {
+    /// Pairs and projects `items` (every seq above the history's items) onto
+    /// the history, in seq order. The calls still pending take their
+    /// results first (they come before every item), then each new call
+    /// takes the first unconsumed result with its id after it; a call
+    /// left without one is pending. Returns the lowest index of an existing
+    /// event that changed (a pending call that got its result), else the
+    /// number of events before.
+    pub(super) fn pair_and_project(
+        &mut self,
+        mut items: Vec<Option<(usize, TranscriptItem)>>,
+    ) -> usize {
+        let mut first_changed = self.events.len();
+        let paired_before = self.paired_slots.len();
+        if let Some((_, item)) = items.iter().flatten().next_back() {
+            self.last_item_seq = item.seq;
+        }
         // Result positions per call id, in ascending seq order.
         let mut results: HashMap<String, Vec<usize>> = HashMap::new();
         for (position, slot) in items.iter().enumerate() {
@@ -233,6 +270,27 @@ impl History {
                 results.entry(id.clone()).or_default().push(position);
             }
         }
+        let take_first = |items: &mut [Option<(usize, TranscriptItem)>], id: &str, after| {
+            let positions = results.get(id)?;
+            // Every position after `after` has a higher seq.
+            let later = positions.partition_point(|&candidate| candidate < after);
+            positions[later..]
+                .iter()
+                .find_map(|&candidate| take_result(&mut items[candidate]))
+        };
+        for pending in std::mem::take(&mut self.pending_calls) {
+            let Some((result_seq, result)) = take_first(&mut items, &pending.call.call_id, 0)
+            else {
+                self.pending_calls.push(pending);
+                continue;
+            };
+            let event = &mut self.events[pending.event];
+            self.paired_slots.push((result_seq, event.seq));
+            let parts = call_event(event.seq, pending.call, Some(result));
+            event.tool = parts.tool;
+            event.document = parts.document;
+            first_changed = first_changed.min(pending.event);
+        }
         for position in 0..items.len() {
             let Some((window, item)) = items[position].take() else {
                 continue; // a result already shown inside its call
@@ -241,22 +299,22 @@ impl History {
                 ItemKind::Message { role, text } => message_event(item.seq, role, text),
                 ItemKind::ToolResult(result) => unpaired_result_event(item.seq, result),
                 ItemKind::ToolCall(call) => {
-                    let result = results.get(&call.call_id).and_then(|positions| {
-                        // Every position after this one has a higher seq.
-                        let later = positions.partition_point(|&candidate| candidate <= position);
-                        positions[later..]
-                            .iter()
-                            .find_map(|&candidate| take_result(&mut items[candidate]))
-                    });
-                    if let Some((result_seq, _)) = &result {
-                        self.paired_slots.push((*result_seq, item.seq));
+                    let result = take_first(&mut items, &call.call_id, position + 1);
+                    match &result {
+                        Some((result_seq, _)) => self.paired_slots.push((*result_seq, item.seq)),
+                        None => self.pending_calls.push(PendingCall {
+                            event: self.events.len(),
+                            call: call.clone(),
+                        }),
                     }
                     call_event(item.seq, call, result.map(|(_, result)| result))
                 }
             };
             self.push_event(window, item.created_at, event);
         }
-        self.paired_slots.sort_unstable();
+        // Every new result seq is above the earlier ones.
+        self.paired_slots[paired_before..].sort_unstable();
+        first_changed
     }
 
     fn push_event(&mut self, window: usize, created_at: Option<String>, event: EventParts) {
@@ -414,12 +472,14 @@ fn tool_event(
     }
 }
 
-fn check_seqs(
+/// Checks that `items` ascend strictly from above `previous`, stay within
+/// `highest_seq` and avoid the off-branch spans.
+pub(super) fn check_seqs(
     items: &[Option<(usize, TranscriptItem)>],
+    mut previous: u32,
     highest_seq: u32,
     off_branch: &[SeqSpan],
 ) -> Result<(), TranscriptError> {
-    let mut previous = 0;
     for (_, item) in items.iter().flatten() {
         let seq = item.seq;
         if seq == 0 || seq > highest_seq {
@@ -438,7 +498,7 @@ fn check_seqs(
 
 /// Sorts spans and merges overlapping or adjacent ones, so lookups can binary
 /// search.
-fn merge_spans(mut spans: Vec<SeqSpan>) -> Vec<SeqSpan> {
+pub(super) fn merge_spans(mut spans: Vec<SeqSpan>) -> Vec<SeqSpan> {
     spans.sort_unstable_by_key(|span| span.first);
     let mut merged: Vec<SeqSpan> = Vec::with_capacity(spans.len());
     for span in spans {
@@ -453,7 +513,7 @@ fn merge_spans(mut spans: Vec<SeqSpan>) -> Vec<SeqSpan> {
 }
 
 /// True when `seq` lies in one of the sorted, disjoint `spans`.
-fn span_contains(spans: &[SeqSpan], seq: u32) -> bool {
+pub(super) fn span_contains(spans: &[SeqSpan], seq: u32) -> bool {
     let after = spans.partition_point(|span| span.first <= seq);
     after > 0 && spans[after - 1].contains(seq)
 }

@@ -96,7 +96,7 @@ pub enum MessageRole {
 }
 
 /// A tool call as recorded.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ToolCall {
     /// The tool name.
     pub name: String,

@@ -4,9 +4,10 @@
 // Tests may unwrap: a panic is a failed test.
 #![allow(clippy::unwrap_used)]
 
+mod extend;
 pub(crate) mod fixture;
 mod list;
 mod model;
-mod properties;
+pub(crate) mod properties;
 mod read;
 mod search;

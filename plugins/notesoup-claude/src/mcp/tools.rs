@@ -93,7 +93,19 @@ pub fn cached_chain<'c>(
         .as_mut()
         .ok_or_else(|| Refusal::new(RefusalCode::InternalError, "the history cache is empty"))?;
     let generation = cached.decoder.generation();
-    if cached.history.as_ref().map(|(built, _)| *built) != Some(generation) {
+    let current = match &mut cached.history {
+        Some((built, _)) if *built == generation => true,
+        // Only the items decoded since are projected.
+        Some((built, history)) => {
+            let extended = cached.decoder.extend_history(history, *built);
+            if extended {
+                *built = generation;
+            }
+            extended
+        }
+        None => false,
+    };
+    if !current {
         // The old history goes before the new one is built.
         cached.history = None;
         let history = History::new(cached.decoder.transcript())

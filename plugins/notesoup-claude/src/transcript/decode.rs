@@ -239,20 +239,27 @@ impl Decoder {
         }
     }
 
-    pub(super) fn close_window(&mut self, window: OpenWindow) {
-        let id = match window
+    /// The id `window` gets when it is closed now: its boot's, unless
+    /// taken, else the next free ordinal of its session.
+    pub(super) fn window_id(&self, window: &OpenWindow) -> WindowId {
+        match window
             .boot_id
+            .clone()
             .filter(|id| !self.used_ids.contains(&id.to_string()))
         {
             Some(id) => id,
             None => {
-                let mut id = WindowId::new(window.session_id, self.last_ordinal + 1);
+                let mut id = WindowId::new(window.session_id.clone(), self.last_ordinal + 1);
                 while self.used_ids.contains(&id.to_string()) {
                     id.ordinal += 1;
                 }
                 id
             }
-        };
+        }
+    }
+
+    pub(super) fn close_window(&mut self, window: OpenWindow) {
+        let id = self.window_id(&window);
         self.last_ordinal = id.ordinal;
         let id = id.to_string();
         self.used_ids.insert(id.clone());

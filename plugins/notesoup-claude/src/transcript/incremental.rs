@@ -24,7 +24,7 @@ use std::collections::HashMap;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
-use notesoup_core::history::{NestedCalls, SeqSpan, Transcript};
+use notesoup_core::history::{History, NestedCalls, SeqSpan, Transcript, WindowView};
 
 use super::decode::{
     ChainFile, Decoder, FastMap, FastSet, OpenWindow, decode_row, subagent_calls, worth_parsing,
@@ -93,6 +93,9 @@ pub struct ChainDecoder {
     newest: Option<Newest>,
     /// Counts changes of the decoded transcript.
     generation: u64,
+    /// The generation of the last decode from the first byte: every later
+    /// generation only extended it.
+    decoded_at: u64,
 }
 
 impl std::fmt::Debug for Decoder {
@@ -135,6 +138,7 @@ impl ChainDecoder {
             decoder,
             newest,
             generation: 0,
+            decoded_at: 0,
         })
     }
 
@@ -186,7 +190,36 @@ impl ChainDecoder {
         *self = Self::decode(notes_session_id, &[])?;
         *self = Self::decode(notes_session_id, files)?;
         self.generation = generation;
+        self.decoded_at = generation;
         Ok(Update::Decoded)
+    }
+
+    /// Brings `history`, built from this decode at generation `built`, up
+    /// to the current one without copying the transcript: only the items
+    /// decoded since are projected ([`History::extend`]). `false`, with
+    /// `history` as it was, when the chain was decoded again since `built`
+    /// or the decode does not continue the history; build it again then.
+    pub fn extend_history(&self, history: &mut History, built: u64) -> bool {
+        if built < self.decoded_at {
+            return false;
+        }
+        let transcript = &self.decoder.transcript;
+        let open = self
+            .newest
+            .as_ref()
+            .map(|newest| (self.decoder.window_id(&newest.window).to_string(), newest));
+        let mut windows: Vec<WindowView<'_>> =
+            transcript.windows.iter().map(WindowView::from).collect();
+        if let Some((id, newest)) = &open {
+            windows.push(WindowView {
+                id,
+                created_at: newest.window.created_at.as_deref(),
+                items: &newest.window.items,
+            });
+        }
+        history
+            .extend(transcript.highest_seq, &transcript.off_branch, &windows)
+            .is_ok()
     }
 
     /// The decoded transcript (a copy: the kept state goes on growing).

@@ -1,6 +1,7 @@
 //! The MCP server's history cache never serves a stale decode: for random
 //! transcripts written in random pieces (appends that end mid-line
-//! included), the cached history equals a fresh decode after every append.
+//! included; tool calls answered in a later append; rewinds), the cached
+//! history equals a fresh decode after every append.
 
 use std::io::Write;
 
@@ -15,7 +16,8 @@ fn row(kind: u8, n: usize) -> String {
     } else {
         format!("\"r{}\"", n - 1)
     };
-    match kind % 4 {
+    let call = n % 3;
+    match kind % 7 {
         0 => format!(
             r#"{{"type":"user","uuid":"r{n}","parentUuid":{parent},"isSidechain":false,"message":{{"role":"user","content":"prompt {n}"}}}}"#
         ),
@@ -25,6 +27,24 @@ fn row(kind: u8, n: usize) -> String {
         2 => format!(
             r#"{{"type":"system","subtype":"compact_boundary","uuid":"r{n}","parentUuid":null,"logicalParentUuid":{parent},"content":"Conversation compacted"}}"#
         ),
+        3 => format!(
+            r#"{{"type":"assistant","uuid":"r{n}","parentUuid":{parent},"isSidechain":false,"message":{{"id":"m{n}","model":"claude-opus-5-5","role":"assistant","content":[{{"type":"tool_use","id":"t{call}","name":"Bash","input":{{"command":"ls {n}"}}}}]}}}}"#
+        ),
+        4 => format!(
+            r#"{{"type":"user","uuid":"r{n}","parentUuid":{parent},"isSidechain":false,"message":{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"t{call}","content":"out {n}","is_error":false}}]}}}}"#
+        ),
+        // A rewind: the prompt continues from the row before the previous
+        // one, so the previous row leaves the branch.
+        5 => {
+            let grandparent = if n < 2 {
+                "null".to_owned()
+            } else {
+                format!("\"r{}\"", n - 2)
+            };
+            format!(
+                r#"{{"type":"user","uuid":"r{n}","parentUuid":{grandparent},"isSidechain":false,"message":{{"role":"user","content":"again {n}"}}}}"#
+            )
+        }
         _ => "not json at all".to_owned(),
     }
 }

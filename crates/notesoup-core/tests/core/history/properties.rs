@@ -18,7 +18,7 @@ use super::fixture::{assert_fits, call, message, result_with, tool_result};
 
 /// One generated item kind; seqs and ids are assigned in order.
 #[derive(Debug, Clone)]
-enum Gen {
+pub(super) enum Gen {
     Message(MessageRole, bool),
     Call(u8),
     Result(u8),
@@ -26,7 +26,7 @@ enum Gen {
     OffBranch(u8),
 }
 
-fn gen_item() -> impl Strategy<Value = Gen> {
+pub(super) fn gen_item() -> impl Strategy<Value = Gen> {
     prop_oneof![
         3 => (prop_oneof![Just(MessageRole::User), Just(MessageRole::Assistant), Just(MessageRole::Context)], any::<bool>())
             .prop_map(|(role, empty)| Gen::Message(role, empty)),
@@ -38,6 +38,13 @@ fn gen_item() -> impl Strategy<Value = Gen> {
 }
 
 fn build(gens: &[Gen]) -> History {
+    History::new(transcript_of(gens)).unwrap()
+}
+
+/// The transcript `gens` describe: the window, call and result ids, texts
+/// and seqs depend only on the steps before, so the transcript of a prefix
+/// of `gens` is a transcript the whole one continues.
+pub(super) fn transcript_of(gens: &[Gen]) -> Transcript {
     let mut windows = vec![TranscriptWindow {
         id: "root".into(),
         created_at: None,
@@ -51,7 +58,7 @@ fn build(gens: &[Gen]) -> History {
         match step {
             Gen::Message(role, empty) => {
                 seq += 1;
-                push(message(seq, *role, if *empty { "" } else { "word" }));
+                push(message(seq, *role, if *empty { "" } else { "Word ΣΟΦΟΣ" }));
             }
             Gen::Call(id) => {
                 seq += 1;
@@ -78,13 +85,12 @@ fn build(gens: &[Gen]) -> History {
             }
         }
     }
-    History::new(Transcript {
+    Transcript {
         session_id: "s".into(),
         highest_seq: seq,
         off_branch,
         windows,
-    })
-    .unwrap()
+    }
 }
 
 fn event_seqs(page: &Value) -> Vec<u32> {

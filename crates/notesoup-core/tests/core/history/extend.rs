@@ -1,0 +1,196 @@
+//! `History::extend`: a history extended with what its transcript gained
+//! equals the history built from the whole transcript; a transcript that
+//! does not continue it is refused and changes nothing.
+
+use notesoup_core::history::{
+    History, SeqSpan, Transcript, TranscriptError, TranscriptWindow, WindowView,
+};
+use notesoup_core::tools::history::{HistorySearchParams, history_search};
+use proptest::prelude::*;
+
+use super::fixture::{call, tool_result, user};
+use super::properties::{gen_item, transcript_of};
+
+fn views(transcript: &Transcript) -> Vec<WindowView<'_>> {
+    transcript.windows.iter().map(WindowView::from).collect()
+}
+
+fn extend(history: &mut History, transcript: &Transcript) -> Result<(), TranscriptError> {
+    history.extend(
+        transcript.highest_seq,
+        &transcript.off_branch,
+        &views(transcript),
+    )
+}
+
+fn search(history: &History, query: &str) -> String {
+    let params: HistorySearchParams =
+        serde_json::from_value(serde_json::json!({ "query": query })).unwrap();
+    history_search(history, &params).text
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    /// Extended at every cut, in turn, the history equals a fresh build of
+    /// the whole transcript, folded documents included (searched between
+    /// appends, so they are extended rather than built again).
+    #[test]
+    fn extending_equals_building_again(
+        gens in prop::collection::vec(gen_item(), 0..40),
+        cuts in prop::collection::vec(0usize..40, 1..4),
+    ) {
+        let mut cuts: Vec<usize> = cuts.into_iter().map(|cut| cut.min(gens.len())).collect();
+        cuts.sort_unstable();
+        let mut history = History::new(transcript_of(&gens[..cuts[0]])).unwrap();
+        for &cut in cuts.iter().skip(1).chain([&gens.len()]) {
+            let _ = search(&history, "σοφοσ");
+            extend(&mut history, &transcript_of(&gens[..cut])).unwrap();
+        }
+        let fresh = History::new(transcript_of(&gens)).unwrap();
+        prop_assert_eq!(&history, &fresh);
+        prop_assert_eq!(history.folded(), fresh.folded());
+        prop_assert_eq!(search(&history, "word"), search(&fresh, "word"));
+    }
+}
+
+/// root: a call pending, then w1 with a user message; seqs 1..=4, 3 off.
+fn base() -> Transcript {
+    Transcript {
+        session_id: "s".into(),
+        highest_seq: 4,
+        off_branch: vec![SeqSpan { first: 3, last: 3 }],
+        windows: vec![
+            TranscriptWindow {
+                id: "root".into(),
+                created_at: Some("t0".into()),
+                items: vec![user(1, "hello"), call(2, "bash", "c1", "{}")],
+            },
+            TranscriptWindow {
+                id: "w1".into(),
+                created_at: None,
+                items: vec![user(4, "next")],
+            },
+        ],
+    }
+}
+
+#[test]
+fn a_late_result_finishes_the_pending_call() {
+    let mut history = History::new(base()).unwrap();
+    assert_eq!(
+        history
+            .event(2)
+            .unwrap()
+            .tool
+            .as_ref()
+            .unwrap()
+            .status
+            .as_str(),
+        "unfinished"
+    );
+    let mut grown = base();
+    grown.highest_seq = 5;
+    grown.windows[1].items.push(tool_result(5, "c1", "done"));
+    extend(&mut history, &grown).unwrap();
+    assert_eq!(history, History::new(grown).unwrap());
+    assert_eq!(history.paired_call(5), Some(2));
+    assert_eq!(
+        history
+            .event(2)
+            .unwrap()
+            .tool
+            .as_ref()
+            .unwrap()
+            .status
+            .as_str(),
+        "ok"
+    );
+}
+
+/// A change that breaks the continuation of [`base`].
+type Breaking = fn(&mut Transcript);
+
+#[test]
+fn a_transcript_that_does_not_continue_is_refused_and_changes_nothing() {
+    let original = History::new(base()).unwrap();
+    let broken: Vec<(&str, Breaking)> = vec![
+        ("the highest seq went down", |t| t.highest_seq = 3),
+        ("a window went away", |t| {
+            t.windows.pop();
+        }),
+        ("a window changed its id or start", |t| {
+            t.windows[1].id = "w9".into()
+        }),
+        ("a window changed its id or start", |t| {
+            t.windows[0].created_at = None;
+        }),
+        ("an earlier window gained items", |t| {
+            t.highest_seq = 5;
+            t.windows[0].items.push(user(5, "late"));
+        }),
+        ("a new window holds earlier items", |t| {
+            let moved = t.windows[1].items.remove(0);
+            t.windows.push(TranscriptWindow {
+                id: "w2".into(),
+                created_at: None,
+                items: vec![moved],
+            });
+        }),
+        ("a seq moved on or off the branch", |t| t.off_branch.clear()),
+        ("a seq moved on or off the branch", |t| {
+            t.off_branch.push(SeqSpan { first: 4, last: 5 });
+            t.highest_seq = 5;
+        }),
+    ];
+    for (reason, breaking) in broken {
+        let mut transcript = base();
+        breaking(&mut transcript);
+        let mut history = original.clone();
+        assert_eq!(
+            extend(&mut history, &transcript),
+            Err(TranscriptError::NotAContinuation { reason }),
+            "{reason}"
+        );
+        assert_eq!(history, original, "{reason}");
+    }
+}
+
+#[test]
+fn an_inconsistent_continuation_gets_the_error_a_build_would() {
+    let original = History::new(base()).unwrap();
+    let mut duplicate = base();
+    duplicate.windows.push(TranscriptWindow {
+        id: "root".into(),
+        created_at: None,
+        items: vec![],
+    });
+    let mut off = base();
+    off.highest_seq = 6;
+    off.off_branch.push(SeqSpan { first: 6, last: 6 });
+    off.windows[1].items.push(user(6, "off"));
+    let mut bad_span = base();
+    bad_span.off_branch.push(SeqSpan { first: 5, last: 9 });
+    for (transcript, error) in [
+        (
+            duplicate,
+            TranscriptError::DuplicateWindowId { id: "root".into() },
+        ),
+        (off, TranscriptError::SeqOffBranch { seq: 6 }),
+        (bad_span, TranscriptError::BadSpan { first: 5, last: 9 }),
+    ] {
+        let mut history = original.clone();
+        assert_eq!(extend(&mut history, &transcript), Err(error.clone()));
+        assert_eq!(History::new(transcript).err(), Some(error));
+        assert_eq!(history, original);
+    }
+}
+
+#[test]
+fn an_unchanged_transcript_changes_nothing() {
+    let mut history = History::new(base()).unwrap();
+    let _ = search(&history, "hello");
+    extend(&mut history, &base()).unwrap();
+    assert_eq!(history, History::new(base()).unwrap());
+    assert_eq!(history.folded(), History::new(base()).unwrap().folded());
+}
