@@ -380,3 +380,81 @@ fn history_follows_a_transcript_that_grows_shrinks_or_is_replaced() {
     assert!(text(&read).contains("FIRST PROMPT"), "{read}");
     server.finish();
 }
+
+/// One exchange as a long session writes it: a prompt, a `tool_use` and its
+/// 2,000-byte result.
+fn exchange_rows(i: usize) -> [String; 3] {
+    let parent = match i {
+        0 => Value::Null,
+        _ => json!(format!("r{}", i - 1)),
+    };
+    [
+        json!({"type":"user","uuid":format!("u{i}"),"parentUuid":parent,"isSidechain":false,
+            "message":{"role":"user","content":format!("prompt number {i}")}})
+        .to_string(),
+        json!({"type":"assistant","uuid":format!("a{i}"),"parentUuid":format!("u{i}"),"isSidechain":false,
+            "message":{"id":format!("m{i}"),"model":"claude-opus-5-5","role":"assistant","content":[
+                {"type":"tool_use","id":format!("t{i}"),"name":"Bash","input":{"command":"ls"}}]}})
+        .to_string(),
+        json!({"type":"user","uuid":format!("r{i}"),"parentUuid":format!("a{i}"),"isSidechain":false,
+            "message":{"role":"user","content":[{"type":"tool_result","tool_use_id":format!("t{i}"),
+                "content":"x".repeat(2_000),"is_error":false}]}})
+        .to_string(),
+    ]
+}
+
+/// The server's resident memory in KiB.
+fn rss_kib(server: &Server) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{}/status", server.child.id())).unwrap();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap()
+}
+
+/// Memory stays bounded on a long transcript: after 1,000 calls of every
+/// history tool and `notes_list`, with an exchange appended every tenth
+/// call, the server's resident memory is at most twice what it was after
+/// its first history call; and every append is served at once.
+#[test]
+fn memory_stays_bounded_over_a_thousand_calls_on_a_long_transcript() {
+    const EXCHANGES: usize = 4_000; // about 10 MB
+    let sb = Sandbox::new();
+    sb.hook("session-start", &sb.payload("SessionStart-startup", S1))
+        .unwrap();
+    let rows: Vec<String> = (0..EXCHANGES).flat_map(exchange_rows).collect();
+    sb.append_transcript(S1, &rows);
+    assert!(std::fs::metadata(sb.transcript(S1)).unwrap().len() > 10_000_000);
+    let mut server = Server::start(&sb);
+    let mut exchanges = EXCHANGES;
+    let tool_use = |exchanges: usize| format!("t{}", exchanges - 1);
+    let first = server.call(1, "history_windows", json!({}), &tool_use(exchanges));
+    assert_eq!(first["isError"], false, "{first}");
+    let rss_first = rss_kib(&server);
+    for call in 0..1_000u64 {
+        if call % 10 == 9 {
+            sb.append_transcript(S1, &exchange_rows(exchanges));
+            exchanges += 1;
+        }
+        let newest = format!("prompt number {}", exchanges - 1);
+        let (name, arguments) = match call % 5 {
+            0 => ("history_list", json!({"limit": 3})),
+            1 => ("history_search", json!({"query": newest})),
+            2 => ("history_read", json!({"seq": 1 + 4 * (call % 1000)})),
+            3 => ("notes_list", json!({})),
+            _ => ("history_windows", json!({})),
+        };
+        let result = server.call(call + 2, name, arguments, &tool_use(exchanges));
+        assert_eq!(result["isError"], false, "{name}: {result}");
+        if name == "history_search" {
+            assert!(text(&result).ends_with(&newest), "{result}");
+        }
+    }
+    let rss_after = rss_kib(&server);
+    assert!(
+        rss_after <= 2 * rss_first,
+        "resident memory grew from {rss_first} KiB to {rss_after} KiB"
+    );
+    server.finish();
+}
