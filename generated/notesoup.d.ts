@@ -27,6 +27,52 @@ export interface ContextRemaining {
 	remaining_tokens?: number;
 }
 
+/** What a dream tool answered. */
+export interface DreamToolResult {
+	/** The tool's text, or its refusal's. */
+	text: string;
+	/** Whether the tool refused (the jail, a missing note, bad arguments). */
+	is_error: boolean;
+}
+
+/** The kinds of [`DreamProtocolError`]. */
+export enum DreamErrorCode {
+	/**
+	 * Not a request line of this protocol, another op, too long a line, or
+	 * a name that is no dream tool.
+	 */
+	BadRequest = "bad_request",
+}
+
+/** Why a line got no tool's answer. */
+export interface DreamProtocolError {
+	/** What kind of refusal. */
+	code: `${DreamErrorCode}`;
+	/** One line, cut to a bound. */
+	message: string;
+}
+
+/**
+ * One answer line: `result` for a request served, `error` for a line that
+ * is no such request.
+ */
+export interface DreamAnswer {
+	/** The request's id (`0` when the line shows none). */
+	id: number;
+	/** What the tool answered. */
+	result?: DreamToolResult;
+	/** Why the line was refused. */
+	error?: DreamProtocolError;
+}
+
+/** The params of `dream.tool`. */
+export interface DreamToolParams {
+	/** The dream tool's name, from core's table ([`dream_tool_table`]). */
+	name: string;
+	/** The tool's arguments, an object; absent or `null` is `{}`. */
+	arguments?: unknown;
+}
+
 /** A run of tool and context events the conversation view folds away. */
 export interface HistoryFoldedRow {
 	/** Always true. */
@@ -354,7 +400,7 @@ export interface NotesListData {
 export interface NotesListParams {
 	/**
 	 * Optional. A glob over full addresses: `*` within a segment, `**`
-	 * across segments, `?` one character; e.g. "@project/**" or "**/*.md".
+	 * across segments, `?` one character; e.g. "@project/**" or "**\/*.md".
 	 */
 	pattern?: string;
 	/** Optional. Most notes to list. */
@@ -670,3 +716,11 @@ export enum BudgetStage {
 	 */
 	HardReserve = "hard_reserve",
 }
+
+/**
+ * A request's operation and its parameters: `"op"` and `"params"` of the
+ * request line, next to its `"id"`.
+ */
+export type DreamCall =
+	/** Runs one dream tool. */
+	| { op: "dream.tool", params: DreamToolParams };

@@ -170,15 +170,45 @@ fn typescript(src: &Path, from: &str) -> Result<String> {
         .generate_types(&mut out, &all_types, parsed)
         .context("typeshare could not write TypeScript")?;
     let text = String::from_utf8(out).context("typeshare wrote invalid UTF-8")?;
-    // typeshare leaves trailing blanks on empty comment lines.
+    // typeshare leaves trailing blanks on empty comment lines, and copies a
+    // doc comment's `*/` (a glob's `**/`) as is, which would end the comment.
+    let mut in_comment = false;
     let mut tidy: String = text
         .lines()
-        .map(|l| format!("{}\n", l.trim_end()))
+        .map(|l| format!("{}\n", comment_safe(l.trim_end(), &mut in_comment)))
         .collect();
     let end = tidy.trim_end().len();
     tidy.truncate(end);
     tidy.push('\n');
     Ok(tidy)
+}
+
+/// `line` with every `*/` inside a doc comment's text written `*\/`;
+/// `in_comment` says whether `line` continues a `/** … */` opened before.
+fn comment_safe(line: &str, in_comment: &mut bool) -> String {
+    let indent = line.len() - line.trim_start().len();
+    let (lead, body) = line.split_at(indent);
+    let (open, text, close) = if *in_comment {
+        if body == "*/" {
+            *in_comment = false;
+            return line.to_owned();
+        }
+        // ` * text`: the text after the leading star.
+        let star = usize::from(body.starts_with('*'));
+        (&body[..star], &body[star..], "")
+    } else if let Some(rest) = body.strip_prefix("/**") {
+        match rest.strip_suffix("*/") {
+            // `/** text */` on one line.
+            Some(text) => ("/**", text, "*/"),
+            None => {
+                *in_comment = true;
+                ("/**", rest, "")
+            }
+        }
+    } else {
+        return line.to_owned();
+    };
+    format!("{lead}{open}{}{close}", text.replace("*/", "*\\/"))
 }
 
 /// The `.rs` files under `dir`, sorted.
@@ -305,6 +335,34 @@ mod tests {
             generate().expect("first run"),
             generate().expect("second run")
         );
+    }
+
+    #[test]
+    fn a_doc_comment_cannot_end_early() {
+        let mut in_comment = false;
+        let lines = [
+            "/** A glob: \"**/*.md\". */",
+            "export interface A {",
+            "\t/**",
+            "\t * e.g. \"@project/**\" or \"**/*.md\".",
+            "\t */",
+            "\tpattern?: string; // */ stays",
+            "}",
+        ]
+        .map(|line| comment_safe(line, &mut in_comment));
+        assert_eq!(
+            lines,
+            [
+                "/** A glob: \"**\\/*.md\". */",
+                "export interface A {",
+                "\t/**",
+                "\t * e.g. \"@project/**\" or \"**\\/*.md\".",
+                "\t */",
+                "\tpattern?: string; // */ stays",
+                "}",
+            ]
+        );
+        assert!(!in_comment);
     }
 
     #[test]

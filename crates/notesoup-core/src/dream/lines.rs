@@ -3,16 +3,23 @@
 //! `notesoup-dsh dream-tools`) to the small extension inside that dreamer.
 //!
 //! One request per line, `{"id": N, "op": "dream.tool", "params": {"name",
-//! "arguments"}}`; one answer per line, `{"id": N, "result": {"text",
-//! "is_error"}}` (a refusal of the tool is `is_error`), or `{"id": N,
-//! "error": {"code": "bad_request", "message"}}` for a line that is no such
-//! request. A bad line is answered and skipped; only a failing pipe ends the
-//! server early.
+//! "arguments"}}` ([`DreamCall`]); one answer per line ([`DreamAnswer`]),
+//! `{"id": N, "result": {"text", "is_error"}}` (a refusal of the tool is
+//! `is_error`), or `{"id": N, "error": {"code": "bad_request", "message"}}`
+//! for a line that is no such request. A bad line is answered and skipped;
+//! only a failing pipe ends the server early.
+//!
+//! These types are the protocol's only definition: `cargo xtask codegen`
+//! writes them to `generated/notesoup.d.ts`, which the extensions (Pi's
+//! `dreamer/dream.ts`, the dsh bundle's `dream.js`) import and `tsc` checks.
 
+use std::borrow::Cow;
 use std::io::{self, BufRead, Write};
 
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use serde_json::value::RawValue;
+use typeshare::typeshare;
 
 use super::{DreamTools, call_dream_tool, dream_tool_table};
 
@@ -27,25 +34,138 @@ pub const UNKNOWN_ID: u64 = 0;
 /// The longest refusal message sent back, in bytes.
 const MAX_MESSAGE_BYTES: usize = 1024;
 
-#[derive(Deserialize)]
+/// The one op, as [`DreamCall`] spells it on the wire.
+const TOOL_OP: &str = "dream.tool";
+
+/// A request's operation and its parameters: `"op"` and `"params"` of the
+/// request line, next to its `"id"`.
+#[typeshare]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "op", content = "params")]
+pub enum DreamCall {
+    /// Runs one dream tool.
+    #[serde(rename = "dream.tool")]
+    Tool(DreamToolParams),
+}
+
+/// The params of `dream.tool`.
+#[typeshare]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DreamToolParams {
+    /// The dream tool's name, from core's table ([`dream_tool_table`]).
+    pub name: String,
+    /// The tool's arguments, an object; absent or `null` is `{}`.
+    #[serde(default)]
+    #[typeshare(typescript(type = "unknown"))]
+    pub arguments: Value,
+}
+
+/// One answer line: `result` for a request served, `error` for a line that
+/// is no such request.
+#[typeshare]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DreamAnswer {
+    /// The request's id (`0` when the line shows none).
+    #[typeshare(serialized_as = "U53")]
+    pub id: u64,
+    /// What the tool answered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<DreamToolResult>,
+    /// Why the line was refused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<DreamProtocolError>,
+}
+
+/// What a dream tool answered.
+#[typeshare]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DreamToolResult {
+    /// The tool's text, or its refusal's.
+    pub text: String,
+    /// Whether the tool refused (the jail, a missing note, bad arguments).
+    pub is_error: bool,
+}
+
+/// Why a line got no tool's answer.
+#[typeshare]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DreamProtocolError {
+    /// What kind of refusal.
+    #[typeshare(typescript(type = "`${DreamErrorCode}`"))]
+    pub code: DreamErrorCode,
+    /// One line, cut to a bound.
+    pub message: String,
+}
+
+/// The kinds of [`DreamProtocolError`].
+#[typeshare]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DreamErrorCode {
+    /// Not a request line of this protocol, another op, too long a line, or
+    /// a name that is no dream tool.
+    BadRequest,
+}
+
+/// One request line. Not generated: the extensions write it as
+/// `{ id, op, params }` from a [`DreamCall`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Request {
     id: u64,
-    op: String,
-    params: Params,
+    #[serde(flatten)]
+    call: DreamCall,
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Params {
-    name: String,
-    #[serde(default)]
-    arguments: Value,
+/// Why a line is no request.
+enum NotARequest {
+    /// Not this protocol's shape; the parser's words.
+    Malformed(serde_json::Error),
+    /// A well-formed line with another op.
+    OtherOp(u64),
+}
+
+impl Request {
+    /// Parses one line. Equivalent to deserializing [`Request`], but `op` is
+    /// read first, so another op gets its own refusal, and the params go
+    /// straight into their type (the derived form buffers the whole line).
+    fn parse(line: &[u8]) -> Result<Self, NotARequest> {
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Raw<'a> {
+            id: u64,
+            #[serde(borrow)]
+            op: Cow<'a, str>,
+            #[serde(borrow)]
+            params: &'a RawValue,
+        }
+        let raw: Raw<'_> = serde_json::from_slice(line).map_err(NotARequest::Malformed)?;
+        if raw.op != TOOL_OP {
+            return Err(NotARequest::OtherOp(raw.id));
+        }
+        let params = serde_json::from_str(raw.params.get()).map_err(NotARequest::Malformed)?;
+        Ok(Self {
+            id: raw.id,
+            call: DreamCall::Tool(params),
+        })
+    }
+}
+
+impl DreamAnswer {
+    /// A tool's answer.
+    fn result(id: u64, text: String, is_error: bool) -> Self {
+        Self {
+            id,
+            result: Some(DreamToolResult { text, is_error }),
+            error: None,
+        }
+    }
 }
 
 /// `{"id", "error": {"code": "bad_request", "message"}}`, the message cut
 /// to a bound.
-fn refusal(id: u64, message: &str) -> Value {
+fn refusal(id: u64, message: &str) -> DreamAnswer {
     let mut message = message.to_owned();
     if message.len() > MAX_MESSAGE_BYTES {
         let mut end = MAX_MESSAGE_BYTES - 3;
@@ -55,7 +175,14 @@ fn refusal(id: u64, message: &str) -> Value {
         message.truncate(end);
         message.push('…');
     }
-    json!({"id": id, "error": {"code": "bad_request", "message": message}})
+    DreamAnswer {
+        id,
+        result: None,
+        error: Some(DreamProtocolError {
+            code: DreamErrorCode::BadRequest,
+            message,
+        }),
+    }
 }
 
 /// The `id` of a line that is not a valid request, when it has one: from
@@ -79,26 +206,27 @@ fn recover_id(line: &[u8]) -> u64 {
 }
 
 /// The answer to one request line.
-pub fn answer_dream_line(tools: &DreamTools, line: &[u8]) -> Value {
-    let request: Request = match serde_json::from_slice(line) {
+pub fn answer_dream_line(tools: &DreamTools, line: &[u8]) -> DreamAnswer {
+    let Request { id, call } = match Request::parse(line) {
         Ok(request) => request,
-        Err(error) => return refusal(recover_id(line), &format!("not a request: {error}")),
+        Err(NotARequest::Malformed(error)) => {
+            return refusal(recover_id(line), &format!("not a request: {error}"));
+        }
+        Err(NotARequest::OtherOp(id)) => return refusal(id, "the only op is dream.tool"),
     };
-    if request.op != "dream.tool" {
-        return refusal(request.id, "the only op is dream.tool");
-    }
-    let arguments = match request.params.arguments {
-        Value::Null => json!({}),
+    let DreamCall::Tool(DreamToolParams { name, arguments }) = call;
+    let arguments = match arguments {
+        Value::Null => Value::Object(serde_json::Map::new()),
         other => other,
     };
-    match call_dream_tool(tools, &request.params.name, arguments) {
-        Some(Ok(text)) => json!({"id": request.id, "result": {"text": text, "is_error": false}}),
-        Some(Err(text)) => json!({"id": request.id, "result": {"text": text, "is_error": true}}),
+    match call_dream_tool(tools, &name, arguments) {
+        Some(Ok(text)) => DreamAnswer::result(id, text, false),
+        Some(Err(text)) => DreamAnswer::result(id, text, true),
         None => refusal(
-            request.id,
+            id,
             &format!(
                 "no dream tool is named {}; the tools are {}",
-                Value::String(request.params.name.chars().take(120).collect()),
+                Value::String(name.chars().take(120).collect()),
                 dream_tool_table()
                     .iter()
                     .map(|tool| tool.name)
@@ -191,8 +319,9 @@ fn serve_capped(
             Line::Whole if line.iter().all(u8::is_ascii_whitespace) => continue,
             Line::Whole => answer_dream_line(tools, &line),
         };
-        output.write_all(answer.to_string().as_bytes())?;
-        output.write_all(b"\n")?;
+        let mut bytes = serde_json::to_vec(&answer).map_err(io::Error::other)?;
+        bytes.push(b'\n');
+        output.write_all(&bytes)?;
         output.flush()?;
     }
 }
@@ -277,7 +406,7 @@ mod tests {
     fn a_long_refusal_is_cut() {
         let long = "é".repeat(2000);
         let refused = refusal(3, &long);
-        let message = refused["error"]["message"].as_str().unwrap();
+        let message = refused.error.unwrap().message;
         assert!(message.len() <= MAX_MESSAGE_BYTES);
         assert!(
             message.len() > MAX_MESSAGE_BYTES - 8,
@@ -285,7 +414,51 @@ mod tests {
         );
         assert!(message.ends_with('…'));
         let exact = "a".repeat(MAX_MESSAGE_BYTES);
-        assert_eq!(refusal(4, &exact)["error"]["message"], exact.as_str());
+        assert_eq!(refusal(4, &exact).error.unwrap().message, exact);
+    }
+
+    #[test]
+    fn the_wire_shapes_are_the_generated_types() {
+        // A request as the extensions write it is the derived `{id, op,
+        // params}` of `Request`, and `parse` reads exactly that.
+        let line =
+            r#"{"id":4,"op":"dream.tool","params":{"name":"ls","arguments":{"path":"human"}}}"#;
+        let request = Request::parse(line.as_bytes()).ok().unwrap();
+        assert_eq!(serde_json::to_string(&request).unwrap(), line);
+        assert_eq!(serde_json::from_str::<Request>(line).unwrap(), request);
+        let bare = Request::parse(br#"{"id":5,"op":"dream.tool","params":{"name":"ls"}}"#)
+            .ok()
+            .unwrap();
+        assert_eq!(
+            bare.call,
+            DreamCall::Tool(DreamToolParams {
+                name: "ls".into(),
+                arguments: Value::Null
+            })
+        );
+        for refused in [
+            r#"{"id":1,"op":"dream.tool","params":{"name":"ls"},"extra":1}"#,
+            r#"{"id":1,"op":"dream.tool","params":{"name":"ls","extra":1}}"#,
+            r#"{"id":1,"op":"dream.tool"}"#,
+        ] {
+            assert!(
+                matches!(
+                    Request::parse(refused.as_bytes()),
+                    Err(NotARequest::Malformed(_))
+                ),
+                "{refused}"
+            );
+        }
+        // The answers' bytes: no absent field, the fields in this order.
+        let answer = |a: &DreamAnswer| serde_json::to_string(a).unwrap();
+        assert_eq!(
+            answer(&DreamAnswer::result(1, "a\"b".into(), false)),
+            r#"{"id":1,"result":{"text":"a\"b","is_error":false}}"#
+        );
+        assert_eq!(
+            answer(&refusal(2, "no")),
+            r#"{"id":2,"error":{"code":"bad_request","message":"no"}}"#
+        );
     }
 
     /// A reader that is interrupted once before each chunk it gives.

@@ -1,8 +1,10 @@
-//! The bundle stays plain JavaScript, checked against the sidecar protocol's
-//! generated types: `tsc --checkJs` over `bundle/index.js` (and the
-//! `sidecar.js` it imports), whose JSDoc imports
-//! `generated/notesoup-dsh-sidecar.d.ts`. TypeScript comes from the pinned
-//! dsh install (`cargo xtask install-dsh`), so this sits behind the
+//! The bundle stays plain JavaScript, checked against the generated types of
+//! the protocols it speaks: `tsc --checkJs` over `bundle/index.js` and
+//! `bundle/dream.js` (and the `sidecar.js` both import), whose JSDoc imports
+//! `generated/notesoup-dsh-sidecar.d.ts` (the sidecar's `serve` protocol)
+//! and `generated/notesoup.d.ts` (core's dream-tools protocol, which
+//! `notesoup-dsh dream-tools` serves). TypeScript comes from the pinned dsh
+//! install (`cargo xtask install-dsh`), so this sits behind the
 //! `reference-hosts` feature.
 
 use std::path::{Path, PathBuf};
@@ -17,7 +19,13 @@ fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-/// `tsc --noEmit --allowJs --checkJs` over `<tree>/plugins/notesoup-dsh/bundle/index.js`.
+/// The bundle's files, as `tsc` is given them or as they are copied.
+const BUNDLE: [&str; 3] = ["index.js", "dream.js", "sidecar.js"];
+
+/// The generated declarations the bundle imports.
+const DECLARATIONS: [&str; 2] = ["notesoup-dsh-sidecar.d.ts", "notesoup.d.ts"];
+
+/// `tsc --noEmit --allowJs --checkJs` over `<tree>/plugins/notesoup-dsh/bundle/{index,dream}.js`.
 fn tsc(tree: &Path) -> Output {
     let tools = dsh_root().join("tools/node_modules");
     let compiler = tools.join("typescript/bin/tsc");
@@ -40,7 +48,10 @@ fn tsc(tree: &Path) -> Output {
             "typeRoots": [tools.join("@types")],
             "types": ["node"],
         },
-        "files": [tree.join("plugins/notesoup-dsh/bundle/index.js")],
+        "files": [
+            tree.join("plugins/notesoup-dsh/bundle/index.js"),
+            tree.join("plugins/notesoup-dsh/bundle/dream.js"),
+        ],
     });
     let tsconfig = scratch.path().join("tsconfig.json");
     std::fs::write(&tsconfig, config.to_string()).expect("tsconfig");
@@ -71,76 +82,124 @@ fn the_bundle_type_checks_against_the_generated_protocol() {
 }
 
 /// A copy of the bundle's JavaScript and of the generated declarations, laid
-/// out as in the repository, with `from` replaced by `to` in the declarations.
-fn mutated(from: &str, to: &str) -> tempfile::TempDir {
+/// out as in the repository, with `from` replaced by `to` in the declarations
+/// `file`.
+fn mutated(file: &str, from: &str, to: &str) -> tempfile::TempDir {
     let tree = tempfile::tempdir().expect("tempdir");
     let bundle = tree.path().join("plugins/notesoup-dsh/bundle");
     std::fs::create_dir_all(&bundle).expect("mkdir");
-    for name in ["index.js", "sidecar.js"] {
+    for name in BUNDLE {
         std::fs::copy(
             workspace().join("plugins/notesoup-dsh/bundle").join(name),
             bundle.join(name),
         )
         .expect("copy");
     }
-    let declarations =
-        std::fs::read_to_string(workspace().join("generated/notesoup-dsh-sidecar.d.ts"))
-            .expect("generated declarations");
-    assert!(
-        declarations.contains(from),
-        "{from:?} is in the declarations"
-    );
     std::fs::create_dir_all(tree.path().join("generated")).expect("mkdir");
-    std::fs::write(
-        tree.path().join("generated/notesoup-dsh-sidecar.d.ts"),
-        declarations.replacen(from, to, 1),
-    )
-    .expect("write");
+    assert!(DECLARATIONS.contains(&file), "{file} is imported");
+    for name in DECLARATIONS {
+        let mut declarations = std::fs::read_to_string(workspace().join("generated").join(name))
+            .expect("generated declarations");
+        if name == file {
+            assert!(declarations.contains(from), "{from:?} is in {file}");
+            declarations = declarations.replacen(from, to, 1);
+        }
+        std::fs::write(tree.path().join("generated").join(name), declarations).expect("write");
+    }
     tree
 }
+
+/// The sidecar's declarations.
+const SIDECAR: &str = DECLARATIONS[0];
+
+/// Core's declarations.
+const CORE: &str = DECLARATIONS[1];
 
 #[test]
 fn a_protocol_change_the_bundle_misses_fails_the_check() {
     // The copy itself checks: only the mutations below fail.
-    let same = mutated("context_text: string;", "context_text: string;");
+    let same = mutated(SIDECAR, "context_text: string;", "context_text: string;");
     let output = tsc(same.path());
     assert!(output.status.success(), "{}", said(&output));
 
-    for (from, to, named) in [
+    for (file, from, to, named) in [
         // An answer field the bundle reads, renamed on the Rust side.
         (
+            SIDECAR,
             "\tcontext_text: string;\n\t/**",
             "\tboot_text: string;\n\t/**",
             "context_text",
         ),
         // A request field the bundle sends, renamed.
         (
+            SIDECAR,
             "running_dsh?: string;",
             "runningDsh?: string;",
             "running_dsh",
         ),
         // A request field the bundle does not send, made required.
         (
+            SIDECAR,
             "prompt?: string;\n}\n\n/** The answer to `command.fresh_window`. */",
             "prompt: string;\n\tforce: boolean;\n}\n\n/** The answer to `command.fresh_window`. */",
             "force",
         ),
         // An op renamed.
         (
+            SIDECAR,
             "op: \"window.open\"",
             "op: \"window.opened\"",
             "window.open",
         ),
         // An answer's value set changed: the action the bundle tests for.
-        ("Reset = \"reset\",", "Reset = \"reset_now\",", "reset"),
+        (
+            SIDECAR,
+            "Reset = \"reset\",",
+            "Reset = \"reset_now\",",
+            "reset",
+        ),
+        // Core's dream-tools protocol, which dream.js speaks: the op renamed,
+        (
+            CORE,
+            "op: \"dream.tool\"",
+            "op: \"dream.call\"",
+            "dream.tool",
+        ),
+        // an op added that dream.js has no answer type for,
+        (
+            CORE,
+            "| { op: \"dream.tool\", params: DreamToolParams };",
+            "| { op: \"dream.tool\", params: DreamToolParams }\n\t| { op: \"dream.ls\", params: DreamToolParams };",
+            "'dream.ls'",
+        ),
+        // the field the tool's arguments go in,
+        (
+            CORE,
+            "arguments?: unknown;",
+            "args?: unknown;",
+            "'arguments'",
+        ),
+        // and the answer fields dream.js reads.
+        (
+            CORE,
+            "\ttext: string;\n\t/** Whether the tool refused",
+            "\tbody: string;\n\t/** Whether the tool refused",
+            "'text'",
+        ),
+        (
+            CORE,
+            "is_error: boolean;",
+            "isError: boolean;",
+            "'is_error'",
+        ),
     ] {
-        let tree = mutated(from, to);
+        let tree = mutated(file, from, to);
         let output = tsc(tree.path());
         let text = said(&output);
         assert!(
             !output.status.success(),
-            "{from:?} -> {to:?} passed the check:\n{text}"
+            "{file}: {from:?} -> {to:?} passed the check:\n{text}"
         );
-        assert!(text.contains(named), "{from:?} -> {to:?}: {text}");
+        assert!(text.contains(named), "{file}: {from:?} -> {to:?}: {text}");
     }
 }
