@@ -14,7 +14,7 @@ use std::time::SystemTime;
 use crate::files::is_absent;
 use crate::state::{SessionState, StateDir};
 use crate::transcript::row::{Block, Row};
-use crate::transcript::tail::ReverseLines;
+use crate::transcript::tail::{Needles, ReverseLines};
 
 /// Transcripts looked at, newest first: the caller's is being written to.
 const MAX_FILES: usize = 16;
@@ -165,13 +165,13 @@ fn candidates(dir: &Path) -> io::Result<Vec<(SystemTime, String, PathBuf)>> {
 
 fn holds_tool_use(path: &Path, tool_use_id: &str, needle: &[u8]) -> io::Result<bool> {
     let mut lines = match ReverseLines::open(path) {
-        Ok(lines) => lines,
+        Ok(lines) => lines.tail_only(MAX_TAIL_BYTES),
         Err(err) if is_absent(&err) => return Ok(false),
         Err(err) => return Err(err),
     };
-    while let Some(line) = lines.next_line()? {
-        if memchr::memmem::find(&line, needle).is_some()
-            && let Some(row) = Row::parse(&line)
+    let needles = Needles::new(&[needle]);
+    while let Some(line) = lines.next_line_containing(&needles)? {
+        if let Some(row) = Row::parse(&line)
             && row.kind == "assistant"
             && row
                 .message
@@ -180,9 +180,6 @@ fn holds_tool_use(path: &Path, tool_use_id: &str, needle: &[u8]) -> io::Result<b
                 .any(|b| matches!(b, Block::ToolUse { id, .. } if id == tool_use_id))
         {
             return Ok(true);
-        }
-        if lines.consumed() >= MAX_TAIL_BYTES {
-            break;
         }
     }
     Ok(false)

@@ -5,7 +5,7 @@ use std::io;
 use std::path::Path;
 
 use super::row::{Row, Usage};
-use super::tail::ReverseLines;
+use super::tail::{Needles, ReverseLines};
 use crate::files::{is_absent, open_regular};
 use crate::window::{BootIds, boot_ids};
 
@@ -20,9 +20,7 @@ pub struct LastReply {
     pub requested_model: Option<String>,
 }
 
-fn contains(haystack: &[u8], needle: &[u8]) -> bool {
-    memchr::memmem::find(haystack, needle).is_some()
-}
+const BOUNDARY: &[u8] = b"compact_boundary";
 
 /// The usage of the last main-thread model reply after the last compact
 /// boundary, read from the end of the transcript. Rows sharing a message id
@@ -36,11 +34,8 @@ pub fn last_reply(path: &Path) -> io::Result<Option<LastReply>> {
         Err(err) if is_absent(&err) => return Ok(None),
         Err(err) => return Err(err),
     };
-    while let Some(line) = lines.next_line()? {
-        let boundary = contains(&line, b"compact_boundary");
-        if !boundary && !contains(&line, b"\"assistant\"") {
-            continue;
-        }
+    let needles = Needles::new(&[BOUNDARY, b"\"assistant\""]);
+    while let Some(line) = lines.next_line_containing(&needles)? {
         let Some(row) = Row::parse(&line) else {
             continue;
         };
@@ -83,11 +78,8 @@ pub fn boot_scan(path: &Path) -> io::Result<BootScan> {
         Err(err) if is_absent(&err) => return Ok(scan),
         Err(err) => return Err(err),
     };
-    while let Some(line) = lines.next_line()? {
-        let boundary = contains(&line, b"compact_boundary");
-        if !boundary && !contains(&line, b"hook_additional_context") {
-            continue;
-        }
+    let needles = Needles::new(&[BOUNDARY, b"hook_additional_context"]);
+    while let Some(line) = lines.next_line_containing(&needles)? {
         let Some(row) = Row::parse(&line) else {
             continue;
         };

@@ -20,6 +20,41 @@ const CHUNK: usize = 64 * 1024;
 /// The longest line the reader hands out (16 MiB); longer ones are skipped.
 pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 
+/// Byte strings looked for in a transcript's lines, each with its finder
+/// (built once, not per line).
+#[derive(Debug, Clone)]
+pub struct Needles {
+    finders: Vec<memchr::memmem::Finder<'static>>,
+}
+
+impl Needles {
+    /// Finders for `needles` (none of them may hold a newline: a line never
+    /// does).
+    pub fn new(needles: &[&[u8]]) -> Self {
+        debug_assert!(needles.iter().all(|n| !n.contains(&b'\n')));
+        Self {
+            finders: needles
+                .iter()
+                .map(|n| memchr::memmem::Finder::new(n).into_owned())
+                .collect(),
+        }
+    }
+
+    /// Whether any needle occurs in `haystack`.
+    pub fn find(&self, haystack: &[u8]) -> bool {
+        self.finders.iter().any(|f| f.find(haystack).is_some())
+    }
+
+    /// Where the last occurrence of any needle starts in `haystack`. The
+    /// forward finders are the vectorized ones, so this runs forwards.
+    fn rfind(&self, haystack: &[u8]) -> Option<usize> {
+        self.finders
+            .iter()
+            .filter_map(|f| f.find_iter(haystack).last())
+            .max()
+    }
+}
+
 /// The lines of a file from the last to the first (without their `\n`).
 /// A torn last line (no trailing newline) is yielded too; callers parse and
 /// skip what does not parse. Empty lines are left out.
@@ -30,6 +65,9 @@ pub struct ReverseLines {
     len: u64,
     /// Bytes before `pos` are still unread.
     pos: u64,
+    /// Where reading stops: the file's start, or the start of its tail
+    /// (see [`ReverseLines::tail_only`]).
+    floor: u64,
     /// The chunk read last; `chunk[..end]` is not consumed yet.
     chunk: Vec<u8>,
     end: usize,
@@ -57,6 +95,7 @@ impl ReverseLines {
             file,
             len: pos,
             pos,
+            floor: 0,
             chunk: Vec::new(),
             end: 0,
             pending: Vec::new(),
@@ -65,6 +104,14 @@ impl ReverseLines {
             max_line,
             skipped: 0,
         })
+    }
+
+    /// Reads only the last `bytes` of the file: a line that starts before
+    /// them is yielded cut at their start.
+    #[must_use]
+    pub fn tail_only(mut self, bytes: u64) -> Self {
+        self.floor = self.len.saturating_sub(bytes);
+        self
     }
 
     /// Lines passed over so far because they were longer than the cap.
@@ -103,8 +150,9 @@ impl ReverseLines {
                     self.pending.push(piece);
                 }
             }
-            if self.pos == 0 {
-                // The file's first line has no newline before it.
+            if self.pos == self.floor {
+                // The file's first line has no newline before it (nor has
+                // the tail's).
                 if let Some(line) = self.finish_line(0..0) {
                     return Ok(Some(line));
                 }
@@ -114,9 +162,40 @@ impl ReverseLines {
         }
     }
 
+    /// The next line from the end that holds one of `needles`, or `None`
+    /// at the start of the file. Lines without a needle are passed over
+    /// without being copied (and, past the cap, without being counted in
+    /// [`Self::skipped`]): each chunk is searched for the needles as a
+    /// whole, and the lines after its last match are dropped at once.
+    pub fn next_line_containing(&mut self, needles: &Needles) -> io::Result<Option<Vec<u8>>> {
+        loop {
+            // With no line being assembled, `chunk[..end]` ends where a line
+            // ends: its lines after the first newline are whole.
+            if self.pending.is_empty() && !self.skipping {
+                let rest = &self.chunk[..self.end];
+                let keep = match needles.rfind(rest) {
+                    // The line holding the last match ends at the newline
+                    // after it.
+                    Some(at) => memchr::memchr(b'\n', &rest[at..]).map(|nl| at + nl),
+                    // Only the piece before the first newline may still
+                    // belong to a line with a match (it starts earlier).
+                    None => memchr::memchr(b'\n', rest),
+                };
+                if let Some(keep) = keep {
+                    self.end = keep;
+                }
+            }
+            match self.next_line()? {
+                Some(line) if needles.find(&line) => return Ok(Some(line)),
+                Some(_) => {}
+                None => return Ok(None),
+            }
+        }
+    }
+
     /// Reads the chunk before `pos`.
     fn read_chunk(&mut self) -> io::Result<()> {
-        let take = usize::try_from(self.pos).map_or(CHUNK, |pos| pos.min(CHUNK));
+        let take = usize::try_from(self.pos - self.floor).map_or(CHUNK, |pos| pos.min(CHUNK));
         self.pos -= take as u64;
         self.file.seek(SeekFrom::Start(self.pos))?;
         // The previous chunk moved into `pending`, or is consumed.
@@ -188,6 +267,62 @@ mod tests {
             .collect();
         lines.reverse();
         lines
+    }
+
+    /// `next_line_containing` yields exactly the lines `next_line` yields
+    /// that hold a needle.
+    fn matching_back(content: &[u8], max_line: usize, needles: &[&[u8]]) -> Vec<Vec<u8>> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        std::fs::write(&path, content).unwrap();
+        let needles = Needles::new(needles);
+        let mut lines = ReverseLines::with_max_line(&path, max_line).unwrap();
+        let mut out = Vec::new();
+        while let Some(line) = lines.next_line_containing(&needles).unwrap() {
+            out.push(line);
+        }
+        assert_eq!(lines.next_line_containing(&needles).unwrap(), None);
+        out
+    }
+
+    #[test]
+    fn a_tail_reads_only_its_last_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        let content = format!(
+            "{}\nfirst\n{}\nlast\n",
+            "a".repeat(CHUNK),
+            "b".repeat(CHUNK)
+        );
+        std::fs::write(&path, &content).unwrap();
+        let mut lines = ReverseLines::open(&path)
+            .unwrap()
+            .tail_only(CHUNK as u64 + 10);
+        assert_eq!(lines.next_line().unwrap().unwrap(), b"last");
+        assert_eq!(
+            lines.next_line().unwrap().unwrap(),
+            "b".repeat(CHUNK).as_bytes()
+        );
+        // Cut at the tail's start.
+        assert_eq!(lines.next_line().unwrap().unwrap(), b"rst");
+        assert_eq!(lines.next_line().unwrap(), None);
+        assert_eq!(lines.consumed(), CHUNK as u64 + 10);
+        let whole = ReverseLines::open(&path).unwrap().tail_only(u64::MAX);
+        assert_eq!(whole.floor, 0);
+    }
+
+    #[test]
+    fn only_lines_with_a_needle_are_yielded() {
+        let content = b"a1\nneedle one\nb\n\nxx needle\ntorn needle";
+        assert_eq!(
+            matching_back(content, MAX_LINE_BYTES, &[b"needle"]),
+            [&b"torn needle"[..], b"xx needle", b"needle one"]
+        );
+        assert_eq!(
+            matching_back(content, MAX_LINE_BYTES, &[b"a1", b"b"]),
+            [&b"b"[..], b"a1"]
+        );
+        assert!(matching_back(content, MAX_LINE_BYTES, &[b"zzz"]).is_empty());
     }
 
     #[test]
@@ -322,7 +457,18 @@ mod tests {
             let all = expected(&content);
             let kept: Vec<Vec<u8>> = all.iter().filter(|l| l.len() <= cap).cloned().collect();
             let skipped = (all.len() - kept.len()) as u64;
+            let needles: [&[u8]; 2] = [b"ab", b"zq"];
+            let matching: Vec<Vec<u8>> = kept
+                .iter()
+                .filter(|l| needles.iter().any(|n| l.windows(2).any(|w| w == *n)))
+                .cloned()
+                .collect();
             assert_eq!(read_back(&content, cap), (kept, skipped), "round {round}");
+            assert_eq!(
+                matching_back(&content, cap, &needles),
+                matching,
+                "round {round}"
+            );
         }
     }
 
