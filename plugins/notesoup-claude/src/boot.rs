@@ -1,8 +1,10 @@
 //! Rendering the boot of a Claude window: core's snapshot and renderer with
 //! the Claude identity and bindings.
 
+use std::sync::Arc;
+
 use notesoup_core::boot::{BootIdentity, BootSections, BootSnapshot, boot_sections};
-use notesoup_core::notes::{Home, NoteStore, NotesIdentity};
+use notesoup_core::notes::{HeadCache, Home, NoteStore, NotesIdentity};
 
 use crate::env::HostEnv;
 use crate::names::{AGENT, MODEL, bindings};
@@ -69,9 +71,22 @@ fn sections_of(
 ) -> Result<(BootSections, Vec<String>), String> {
     let settings = crate::settings::load(env, &state.cwd);
     let identity = notes_identity(env, notes_session, &state.project_key)?;
-    let store = NoteStore::new(identity.clone());
+    let heads_file = env.data_dir().map(|dir| {
+        dir.join("note-heads")
+            .join(format!("{}.bin", state.project_key))
+    });
+    let heads = Arc::new(
+        heads_file
+            .as_deref()
+            .map_or_else(HeadCache::new, HeadCache::load),
+    );
+    let store = NoteStore::new(identity.clone()).with_head_cache(Arc::clone(&heads));
     let snapshot =
         BootSnapshot::load(&store).map_err(|err| name_paths(&err.to_string(), &identity))?;
+    if let Some(file) = &heads_file {
+        // A cache: the next boot reads the heads again if it is not saved.
+        let _ = heads.save(file);
+    }
     let identity = BootIdentity {
         agent: AGENT.to_owned(),
         model: MODEL.to_owned(),

@@ -58,6 +58,49 @@ fn the_boot_shows_the_project_map() {
     );
 }
 
+/// The boot saves the note heads it read in the plugin data directory, and
+/// the next hook's boot lists through them: a note changed since is read
+/// again, and a damaged file is passed over.
+#[test]
+fn boots_keep_note_heads_between_hooks() {
+    const S3: &str = "33333333-3333-4333-8333-333333333333";
+    let sb = Sandbox::new();
+    let key = notesoup_core::notes::project_key(&sb.project);
+    let dir = sb.notes.join("project").join(&key);
+    std::fs::create_dir_all(&dir).unwrap();
+    let note = |name: &str, day: u8| {
+        std::fs::write(
+            dir.join(format!("{name}.md")),
+            format!("---\nupdatedAt: 2026-01-{day:02}T00:00:00.000+00:00\n---\n\n# {name}\n"),
+        )
+        .unwrap();
+    };
+    note("alpha", 2);
+    note("beta", 1);
+    // Heads are kept only for notes that have not changed for 2 s.
+    std::thread::sleep(std::time::Duration::from_millis(2_100));
+    let order = |boot: &str| {
+        let alpha = boot.find("@project/alpha.md").unwrap();
+        let beta = boot.find("@project/beta.md").unwrap();
+        if alpha < beta { "alpha" } else { "beta" }
+    };
+    let boot = context_of(&start(&sb, "startup", S1).unwrap(), "SessionStart");
+    assert_eq!(order(&boot), "alpha", "{boot}");
+    let saved = sb.data.join("note-heads").join(format!("{key}.bin"));
+    let bytes = std::fs::read(&saved).unwrap();
+    assert!(
+        bytes.windows(8).any(|w| w == b"alpha.md") && bytes.windows(7).any(|w| w == b"beta.md"),
+        "both heads saved"
+    );
+    // Edited in place to the same length: the newer head is read.
+    note("beta", 3);
+    let boot = context_of(&start(&sb, "startup", S2).unwrap(), "SessionStart");
+    assert_eq!(order(&boot), "beta", "{boot}");
+    std::fs::write(&saved, b"not a cache").unwrap();
+    let boot = context_of(&start(&sb, "startup", S3).unwrap(), "SessionStart");
+    assert_eq!(order(&boot), "beta", "{boot}");
+}
+
 #[test]
 fn compact_boots_the_next_window() {
     let sb = Sandbox::new();

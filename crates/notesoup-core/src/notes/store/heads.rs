@@ -106,8 +106,16 @@ struct Kept {
 /// are kept; every listing still parses them.
 #[derive(Debug)]
 pub struct HeadCache {
-    kept: Mutex<HashMap<PathBuf, Kept>>,
+    kept: Mutex<Heads>,
     settle: Duration,
+}
+
+/// The kept heads, and whether any changed since the cache was made or
+/// loaded (a saved cache is written again only then).
+#[derive(Debug, Default)]
+struct Heads {
+    by_path: HashMap<PathBuf, Kept>,
+    changed: bool,
 }
 
 impl Default for HeadCache {
@@ -137,14 +145,14 @@ impl HeadCache {
     /// `settle` before their read (tests use zero to keep every head).
     pub fn with_settle(settle: Duration) -> HeadCache {
         HeadCache {
-            kept: Mutex::new(HashMap::new()),
+            kept: Mutex::new(Heads::default()),
             settle,
         }
     }
 
     /// How many heads are kept.
     pub fn len(&self) -> usize {
-        self.lock().len()
+        self.lock().by_path.len()
     }
 
     /// Whether no head is kept.
@@ -152,7 +160,7 @@ impl HeadCache {
         self.len() == 0
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, Kept>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Heads> {
         // A panic elsewhere cannot leave a half-written entry: every
         // change is one insert or one clear.
         self.kept.lock().unwrap_or_else(PoisonError::into_inner)
@@ -162,7 +170,7 @@ impl HeadCache {
     /// returns its length; `None` when none is kept for this version.
     pub(super) fn get(&self, path: &Path, stamp: &Stamp, buffer: &mut Vec<u8>) -> Option<usize> {
         let kept = self.lock();
-        let found = kept.get(path).filter(|kept| kept.stamp == *stamp)?;
+        let found = kept.by_path.get(path).filter(|kept| kept.stamp == *stamp)?;
         if buffer.len() < found.head.len() {
             buffer.resize(found.head.len(), 0);
         }
@@ -176,20 +184,65 @@ impl HeadCache {
     pub(super) fn put(&self, path: &Path, stamp: Stamp, head: &[u8], read_started: SystemTime) {
         let mut kept = self.lock();
         if head.len() > Self::MAX_HEAD_BYTES || !self.settled(&stamp, read_started) {
-            kept.remove(path);
+            if kept.by_path.remove(path).is_some() {
+                kept.changed = true;
+            }
             return;
         }
-        if kept.len() >= Self::MAX_ENTRIES && !kept.contains_key(path) {
-            kept.clear();
+        if kept.by_path.len() >= Self::MAX_ENTRIES && !kept.by_path.contains_key(path) {
+            kept.by_path.clear();
         }
-        kept.insert(
+        kept.by_path.insert(
             path.to_path_buf(),
             Kept {
                 stamp,
                 head: head.into(),
             },
         );
+        kept.changed = true;
     }
+
+    /// The heads saved at `path` by [`Self::save`], for a short-lived
+    /// process (a hook) that lists the same notes as the one before it. A
+    /// missing, unreadable or malformed file, or one larger than
+    /// [`Self::MAX_SAVED_BYTES`], gives an empty cache: a head is only ever
+    /// served for its file's current stamp, so a saved cache can make a
+    /// listing faster, never different.
+    pub fn load(path: &Path) -> HeadCache {
+        let cache = HeadCache::new();
+        if let Some(by_path) = read_saved(path) {
+            cache.lock().by_path = by_path;
+        }
+        cache
+    }
+
+    /// Saves the heads to `path` for [`Self::load`], when any changed since
+    /// this cache was made or loaded: written to a temporary file beside it
+    /// and renamed over it, so a reader sees the old file or the new one.
+    /// Not flushed to disk: a cache lost in a crash is only read again.
+    pub fn save(&self, path: &Path) -> std::io::Result<()> {
+        let bytes = {
+            let kept = self.lock();
+            if !kept.changed {
+                return Ok(());
+            }
+            encode(&kept.by_path)
+        };
+        let dir = path.parent().unwrap_or(Path::new("."));
+        std::fs::create_dir_all(dir)?;
+        let name = path.file_name().unwrap_or_default().to_string_lossy();
+        let temp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+        let written = std::fs::write(&temp, &bytes).and_then(|()| std::fs::rename(&temp, path));
+        if written.is_err() {
+            let _ = std::fs::remove_file(&temp);
+        }
+        written?;
+        self.lock().changed = false;
+        Ok(())
+    }
+
+    /// The largest saved cache [`Self::load`] reads.
+    pub const MAX_SAVED_BYTES: u64 = 64 * 1024 * 1024;
 
     /// Whether the file's last change lies at least `settle` before
     /// `read_started`.
@@ -201,8 +254,128 @@ impl HeadCache {
     }
 }
 
+/// The first bytes of a saved cache.
+const MAGIC: &[u8] = b"notesoup note heads 1\n";
+/// The longest path a saved cache holds.
+const MAX_SAVED_PATH: usize = 4096;
+
+/// A saved cache: [`MAGIC`], then per head its path (length, bytes), its
+/// stamp (device, inode, length, modification and change times as seconds
+/// and nanoseconds) and its bytes (length, bytes); numbers are
+/// little-endian, lengths 32 bits, the rest 64.
+#[cfg(unix)]
+fn encode(by_path: &HashMap<PathBuf, Kept>) -> Vec<u8> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut out = MAGIC.to_vec();
+    for (path, kept) in by_path {
+        let path = path.as_os_str().as_bytes();
+        let Ok(path_len) = u32::try_from(path.len()) else {
+            continue;
+        };
+        if path.len() > MAX_SAVED_PATH {
+            continue;
+        }
+        out.extend_from_slice(&path_len.to_le_bytes());
+        out.extend_from_slice(path);
+        let stamp = &kept.stamp;
+        for word in [stamp.dev, stamp.ino, stamp.len] {
+            out.extend_from_slice(&word.to_le_bytes());
+        }
+        for word in [
+            stamp.modified.0,
+            stamp.modified.1,
+            stamp.changed.0,
+            stamp.changed.1,
+        ] {
+            out.extend_from_slice(&word.to_le_bytes());
+        }
+        // Kept heads are at most MAX_HEAD_BYTES long.
+        out.extend_from_slice(&(kept.head.len() as u32).to_le_bytes());
+        out.extend_from_slice(&kept.head);
+    }
+    out
+}
+
+#[cfg(not(unix))]
+fn encode(_: &HashMap<PathBuf, Kept>) -> Vec<u8> {
+    MAGIC.to_vec()
+}
+
+/// The heads of a saved cache, or `None` when it cannot be read whole.
+fn read_saved(path: &Path) -> Option<HashMap<PathBuf, Kept>> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).ok()?;
+    let mut bytes = Vec::new();
+    file.take(HeadCache::MAX_SAVED_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    if bytes.len() as u64 > HeadCache::MAX_SAVED_BYTES {
+        return None;
+    }
+    decode(&bytes)
+}
+
+/// Reads [`encode`]'s format back; `None` at the first thing out of place.
+#[cfg(unix)]
+fn decode(bytes: &[u8]) -> Option<HashMap<PathBuf, Kept>> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut rest = bytes.strip_prefix(MAGIC)?;
+    let mut take = |n: usize| -> Option<&[u8]> {
+        let (taken, left) = rest.split_at_checked(n)?;
+        rest = left;
+        Some(taken)
+    };
+    let mut by_path = HashMap::new();
+    while let Some(len) = take(4) {
+        let len = u32::from_le_bytes(len.try_into().ok()?) as usize;
+        if len > MAX_SAVED_PATH {
+            return None;
+        }
+        let path = PathBuf::from(std::ffi::OsStr::from_bytes(take(len)?));
+        let mut word = || take(8).and_then(|w| w.try_into().ok());
+        let [dev, ino, file_len] = [
+            u64::from_le_bytes(word()?),
+            u64::from_le_bytes(word()?),
+            u64::from_le_bytes(word()?),
+        ];
+        let [m_s, m_ns, c_s, c_ns] = [
+            i64::from_le_bytes(word()?),
+            i64::from_le_bytes(word()?),
+            i64::from_le_bytes(word()?),
+            i64::from_le_bytes(word()?),
+        ];
+        let head_len = u32::from_le_bytes(take(4)?.try_into().ok()?) as usize;
+        if head_len > HeadCache::MAX_HEAD_BYTES {
+            return None;
+        }
+        let head = take(head_len)?.into();
+        let stamp = Stamp {
+            dev,
+            ino,
+            len: file_len,
+            modified: (m_s, m_ns),
+            changed: (c_s, c_ns),
+        };
+        by_path.insert(path, Kept { stamp, head });
+        if by_path.len() > HeadCache::MAX_ENTRIES {
+            return None;
+        }
+    }
+    if !rest.is_empty() {
+        return None;
+    }
+    Some(by_path)
+}
+
+#[cfg(not(unix))]
+fn decode(_: &[u8]) -> Option<HashMap<PathBuf, Kept>> {
+    None
+}
+
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)] // a failed unwrap is a failed test
+
     use super::*;
 
     fn stamp(len: u64, changed: (i64, i64)) -> Stamp {
@@ -299,6 +472,82 @@ mod tests {
             get(&cache, "/n/new.md", &stamp(1, (1, 0))).as_deref(),
             Some(&b"h"[..])
         );
+    }
+
+    #[test]
+    fn a_saved_cache_loads_back_whole_and_is_written_only_when_changed() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("data/heads.bin");
+        let cache = HeadCache::with_settle(Duration::ZERO);
+        let a = stamp(10, (100, 5));
+        let b = Stamp {
+            dev: u64::MAX,
+            ino: 7,
+            len: 0,
+            modified: (-3, 999_999_999),
+            changed: (i64::MIN, 0),
+        };
+        cache.put(Path::new("/n/a.md"), a, b"---\na: 1\n", at(200));
+        cache.put(Path::new("/n/b\u{e9}.md"), b, b"", at(200));
+        cache.save(&file).unwrap();
+        let loaded = HeadCache::load(&file);
+        assert_eq!(loaded.len(), 2);
+        assert_eq!(
+            get(&loaded, "/n/a.md", &a).as_deref(),
+            Some(&b"---\na: 1\n"[..])
+        );
+        assert_eq!(get(&loaded, "/n/b\u{e9}.md", &b).as_deref(), Some(&b""[..]));
+        assert_eq!(get(&loaded, "/n/a.md", &b), None);
+        // Nothing changed since the load: nothing is written.
+        std::fs::remove_file(&file).unwrap();
+        loaded.save(&file).unwrap();
+        assert!(!file.exists());
+        // A change is written, and no temporary file is left.
+        loaded.put(Path::new("/n/c.md"), a, b"c", at(200));
+        loaded.save(&file).unwrap();
+        assert_eq!(HeadCache::load(&file).len(), 3);
+        let names: Vec<_> = std::fs::read_dir(dir.path().join("data"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["heads.bin"]);
+    }
+
+    #[test]
+    fn a_damaged_saved_cache_loads_empty() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("heads.bin");
+        assert!(HeadCache::load(&file).is_empty(), "missing");
+        let cache = HeadCache::with_settle(Duration::ZERO);
+        cache.put(Path::new("/n/a.md"), stamp(10, (100, 5)), b"head", at(200));
+        cache.save(&file).unwrap();
+        let whole = std::fs::read(&file).unwrap();
+        assert_eq!(HeadCache::load(&file).len(), 1);
+        for cut in 0..whole.len() {
+            std::fs::write(&file, &whole[..cut]).unwrap();
+            // No head of a cut file is served (the bare header is a
+            // whole, empty cache).
+            assert!(HeadCache::load(&file).is_empty(), "cut at {cut}");
+        }
+        let mut trailing = whole.clone();
+        trailing.push(0);
+        std::fs::write(&file, &trailing).unwrap();
+        assert!(HeadCache::load(&file).is_empty());
+        let mut wrong = whole.clone();
+        wrong[0] = b'N';
+        std::fs::write(&file, &wrong).unwrap();
+        assert!(HeadCache::load(&file).is_empty());
+        // A head length past the longest kept head.
+        let mut long = whole[..whole.len() - 8].to_vec();
+        long.extend_from_slice(&(HeadCache::MAX_HEAD_BYTES as u32 + 1).to_le_bytes());
+        long.extend_from_slice(&[b'x'; HeadCache::MAX_HEAD_BYTES + 1]);
+        std::fs::write(&file, &long).unwrap();
+        assert!(HeadCache::load(&file).is_empty());
+        // Too large to be a cache at all.
+        let file_big = dir.path().join("big.bin");
+        let big = std::fs::File::create(&file_big).unwrap();
+        big.set_len(HeadCache::MAX_SAVED_BYTES + 1).unwrap();
+        assert!(HeadCache::load(&file_big).is_empty());
     }
 
     #[test]
