@@ -34,13 +34,23 @@ pub fn fill_best<T, O>(
     candidates: impl IntoIterator<Item = T>,
     mut measure: impl FnMut(&[T]) -> Option<O>,
 ) -> (Filled<T>, Option<O>) {
-    let mut kept: Vec<T> = candidates.into_iter().collect();
+    // Candidates are taken only as far as a probe reaches: the rows past the
+    // first measured page that does not fit are never made.
+    let mut source = candidates.into_iter();
+    let mut kept: Vec<T> = Vec::new();
+    let mut take_to = |kept: &mut Vec<T>, len: usize| {
+        kept.extend(source.by_ref().take(len.saturating_sub(kept.len())));
+    };
     // `fit` rows are known to fit (and `best` is their measurement); `over`,
     // if set, is known not to.
     let (mut fit, mut best) = (0, None);
     let mut over = None;
     let mut probe = 1;
-    while probe <= kept.len() {
+    loop {
+        take_to(&mut kept, probe);
+        if probe > kept.len() {
+            break;
+        }
         if let Some(measured) = measure(&kept[..probe]) {
             (fit, best) = (probe, Some(measured));
             probe *= 2;
@@ -146,6 +156,17 @@ mod tests {
                 "budget {budget}: the measurement is of the kept rows"
             );
         }
+    }
+
+    #[test]
+    fn candidates_are_taken_only_as_far_as_a_probe_reaches() {
+        let mut made = 0;
+        let rows = (0..1000).inspect(|_| made += 1);
+        let filled = fill_while_fits(rows, |kept| kept.len() <= 300);
+        assert_eq!(filled.kept.len(), 300);
+        assert_eq!(filled.rejected, Some(300));
+        // Doubling stops at the first probe past the bound (512 rows).
+        assert_eq!(made, 512);
     }
 
     #[test]

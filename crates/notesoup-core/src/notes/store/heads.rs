@@ -23,6 +23,10 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, SystemTime};
 
+use jiff::tz::TimeZone;
+
+use crate::notes::frontmatter::{NoteMeta, SplitNote};
+
 /// What identifies one version of a file on disk.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct Stamp {
@@ -91,6 +95,92 @@ fn since_epoch(time: SystemTime) -> (i64, i64) {
 struct Kept {
     stamp: Stamp,
     head: Box<[u8]>,
+    /// Its metadata, once a listing parsed it (see
+    /// [`HeadCache::keep_meta`]).
+    meta: Option<KeptMeta>,
+}
+
+/// A head's metadata as a listing keeps it: the parse, unless it depends
+/// on the time zone, with the times that are the time of the call (missing
+/// or unreadable in the text) marked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct KeptMeta {
+    /// `None`: the metadata depends on the zone; every listing parses it.
+    meta: Option<NoteMeta>,
+    /// Which of `createdAt`, `updatedAt`, `lastAccessed` and `crumpledAt`
+    /// are the time of the call.
+    clock: [bool; 4],
+}
+
+impl KeptMeta {
+    /// How far the clock is moved to see which times are the call's: a day.
+    const CLOCK_PROBE_MS: i64 = 86_400_000;
+
+    /// Parses `head` at `now` in `tz`, and what a cache may keep of it:
+    /// the head is parsed again a day later, and again in a zone no place
+    /// uses (25 hours ahead of UTC), to see what depends on either.
+    pub(super) fn parse(head: &SplitNote<'_>, now: i64, tz: &TimeZone) -> (NoteMeta, KeptMeta) {
+        let meta = head.meta(now, tz);
+        let later = head.meta(now.wrapping_add(Self::CLOCK_PROBE_MS), tz);
+        let elsewhere = head.meta(now, &TimeZone::fixed(jiff::tz::Offset::constant(25)));
+        let kept = match clock_fields(&meta, later) {
+            Some(clock) if elsewhere == meta => KeptMeta {
+                meta: Some(meta.clone()),
+                clock,
+            },
+            _ => KeptMeta {
+                meta: None,
+                clock: [false; 4],
+            },
+        };
+        (meta, kept)
+    }
+
+    /// The metadata as a parse at `now` gives it; `None` when every
+    /// listing parses it.
+    pub(super) fn at(&self, now: i64) -> Option<NoteMeta> {
+        let mut meta = self.meta.clone()?;
+        let [created, updated, accessed, crumpled] = self.clock;
+        if created {
+            meta.created_at = now;
+        }
+        if updated {
+            meta.updated_at = now;
+        }
+        if accessed {
+            meta.last_accessed = now;
+        }
+        if crumpled {
+            meta.crumpled_at = Some(now);
+        }
+        Some(meta)
+    }
+}
+
+/// Which times of `meta` are the time of the call, given `later`, the same
+/// head parsed [`KeptMeta::CLOCK_PROBE_MS`] later: a time that moved by
+/// exactly that much. `None` when anything else differs.
+fn clock_fields(meta: &NoteMeta, mut later: NoteMeta) -> Option<[bool; 4]> {
+    let mut clock = [false; 4];
+    let moved = |now: i64, then: i64| then == now.wrapping_add(KeptMeta::CLOCK_PROBE_MS);
+    for (index, (now, then)) in [
+        (meta.created_at, &mut later.created_at),
+        (meta.updated_at, &mut later.updated_at),
+        (meta.last_accessed, &mut later.last_accessed),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        if moved(now, *then) {
+            (*then, clock[index]) = (now, true);
+        }
+    }
+    if let (Some(now), Some(then)) = (meta.crumpled_at, later.crumpled_at.as_mut())
+        && moved(now, *then)
+    {
+        (*then, clock[3]) = (now, true);
+    }
+    (later == *meta).then_some(clock)
 }
 
 /// Note heads kept between listings, for a long-lived host. Shared by every
@@ -167,15 +257,34 @@ impl HeadCache {
     }
 
     /// Copies the head kept for `path` under `stamp` into `buffer` and
-    /// returns its length; `None` when none is kept for this version.
-    pub(super) fn get(&self, path: &Path, stamp: &Stamp, buffer: &mut Vec<u8>) -> Option<usize> {
+    /// returns its length, with its metadata when that is kept too; `None`
+    /// when no head is kept for this version.
+    pub(super) fn get(
+        &self,
+        path: &Path,
+        stamp: &Stamp,
+        buffer: &mut Vec<u8>,
+    ) -> Option<(usize, Option<KeptMeta>)> {
         let kept = self.lock();
         let found = kept.by_path.get(path).filter(|kept| kept.stamp == *stamp)?;
         if buffer.len() < found.head.len() {
             buffer.resize(found.head.len(), 0);
         }
         buffer[..found.head.len()].copy_from_slice(&found.head);
-        Some(found.head.len())
+        Some((found.head.len(), found.meta.clone()))
+    }
+
+    /// Keeps `meta` ([`KeptMeta::parse`]) beside the head kept for `path`
+    /// under `stamp`. In memory only (a saved cache keeps heads).
+    pub(super) fn keep_meta(&self, path: &Path, stamp: &Stamp, meta: KeptMeta) {
+        if let Some(kept) = self
+            .lock()
+            .by_path
+            .get_mut(path)
+            .filter(|kept| kept.stamp == *stamp)
+        {
+            kept.meta = Some(meta);
+        }
     }
 
     /// Keeps `head`, read from `path` under `stamp` by a read that started
@@ -197,6 +306,7 @@ impl HeadCache {
             Kept {
                 stamp,
                 head: head.into(),
+                meta: None,
             },
         );
         kept.changed = true;
@@ -356,7 +466,14 @@ fn decode(bytes: &[u8]) -> Option<HashMap<PathBuf, Kept>> {
             modified: (m_s, m_ns),
             changed: (c_s, c_ns),
         };
-        by_path.insert(path, Kept { stamp, head });
+        by_path.insert(
+            path,
+            Kept {
+                stamp,
+                head,
+                meta: None,
+            },
+        );
         if by_path.len() > HeadCache::MAX_ENTRIES {
             return None;
         }
@@ -394,7 +511,7 @@ mod tests {
 
     fn get(cache: &HeadCache, path: &str, stamp: &Stamp) -> Option<Vec<u8>> {
         let mut buffer = Vec::new();
-        let len = cache.get(Path::new(path), stamp, &mut buffer)?;
+        let (len, _) = cache.get(Path::new(path), stamp, &mut buffer)?;
         Some(buffer[..len].to_vec())
     }
 
@@ -548,6 +665,45 @@ mod tests {
         let big = std::fs::File::create(&file_big).unwrap();
         big.set_len(HeadCache::MAX_SAVED_BYTES + 1).unwrap();
         assert!(HeadCache::load(&file_big).is_empty());
+    }
+
+    /// A kept parse, moved to any later time, is the parse at that time;
+    /// what depends on the zone is never kept.
+    #[test]
+    fn kept_metadata_is_the_parse_at_the_time_of_each_call() {
+        use crate::notes::frontmatter::split_note;
+        let zones = [
+            TimeZone::UTC,
+            TimeZone::fixed(jiff::tz::Offset::constant(-7)),
+        ];
+        let full = "createdAt: 2026-01-01T00:00:00.000+00:00\nupdatedAt: 2026-01-02T00:00:00.000+00:00\nlastAccessed: 2026-01-03T00:00:00.000+00:00\n";
+        let cases: [(&str, Option<[bool; 4]>); 7] = [
+            (full, Some([false; 4])),
+            ("origin: self\n", Some([true, true, true, false])),
+            (
+                "createdAt: 2026-01-01T00:00:00.000+00:00\nupdatedAt: nonsense\n",
+                Some([false, true, true, false]),
+            ),
+            ("crumpledAt: soon\nproject: p\n", Some([true, true, true, true])),
+            ("crumpledAt: 2026-01-05T00:00:00Z\n", Some([true, true, true, false])),
+            ("updatedAt: 2026-01-02T00:00:00\n", None),
+            ("crumpledAt: 2026-01-05T00:00:00\nx: 1\n", None),
+        ];
+        for (block, expected) in cases {
+            let text = format!("---\n{block}---\n\nbody");
+            let head = split_note(&text);
+            for tz in &zones {
+                let now = 1_780_000_000_000;
+                let (meta, kept) = KeptMeta::parse(&head, now, tz);
+                assert_eq!(meta, head.meta(now, tz), "{block}");
+                assert_eq!(kept.meta.is_some().then_some(kept.clock), expected, "{block}");
+                for later in [now, now + 1, now + 3_600_000, now + 40 * 86_400_000] {
+                    if let Some(at) = kept.at(later) {
+                        assert_eq!(at, head.meta(later, tz), "{block} at {later}");
+                    }
+                }
+            }
+        }
     }
 
     #[test]

@@ -19,7 +19,7 @@ use crate::notes::time::now_ms;
 use crate::wire::RefusalCode;
 
 use super::files::{read_bytes, read_head, read_into, text_of};
-use super::heads::{HeadCache, Stamp};
+use super::heads::{HeadCache, KeptMeta, Stamp};
 use super::{ListQuery, ListStatus, NoteHeader, NoteLocation, NoteRow, NoteStore, SearchRow};
 
 /// What a listing visit decided about one file.
@@ -37,6 +37,9 @@ struct Found<'a> {
     /// The whole file, or with [`Reading::Head`] a prefix that settles the
     /// frontmatter (see [`read_head`]).
     bytes: &'a [u8],
+    /// Through a [`HeadCache`]: the file's stamp, and its metadata when the
+    /// cache holds it.
+    kept: Option<(Stamp, Option<KeptMeta>)>,
 }
 
 /// How much of each file a listing reads.
@@ -85,8 +88,23 @@ impl NoteStore {
     /// for callers that show metadata (`notes_list`, the boot).
     pub fn list_headers(&self, query: &ListQuery) -> Result<ListStatus<NoteHeader>, NoteError> {
         let now = now_ms();
-        let mut listed = self.scan(query, Reading::Head, |found| {
-            let meta = split_note(&text_of(found.bytes)).meta(now, &self.tz);
+        let mut listed = self.scan(query, Reading::Head, |mut found| {
+            let kept = found.kept.take();
+            let meta = match &kept {
+                Some((_, Some(kept))) => kept.at(now),
+                _ => None,
+            };
+            let meta = match (meta, kept) {
+                (Some(meta), _) => meta,
+                // Through the cache for the first time at this stamp.
+                (None, Some((stamp, None))) if let Some(heads) = &self.heads => {
+                    let (meta, kept) =
+                        KeptMeta::parse(&split_note(&text_of(found.bytes)), now, &self.tz);
+                    heads.keep_meta(found.path, &stamp, kept);
+                    meta
+                }
+                _ => split_note(&text_of(found.bytes)).meta(now, &self.tz),
+            };
             shown(query, meta.is_crumpled(), || NoteHeader {
                 location: self.location_found(&found),
                 meta,
@@ -382,10 +400,11 @@ impl NoteStore {
                     }
                 }
                 let read = match (reading, self.heads.as_deref()) {
-                    (Reading::Head, Some(heads)) => kept_head(heads, &entry, &path, buffer),
-                    _ => read_file(&path, reading, buffer),
+                    (Reading::Head, Some(heads)) => kept_head(heads, &entry, &path, buffer)
+                        .map(|(len, stamp, meta)| (len, Some((stamp, meta)))),
+                    _ => read_file(&path, reading, buffer).map(|len| (len, None)),
                 };
-                let len = match read {
+                let (len, kept) = match read {
                     Ok(read) => read,
                     // Renamed away since the directory was read.
                     Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
@@ -396,6 +415,7 @@ impl NoteStore {
                     rel_path,
                     path: &path,
                     bytes: &buffer[..len],
+                    kept,
                 });
             }
         }
@@ -414,26 +434,28 @@ fn read_file(path: &Path, reading: Reading, buffer: &mut Vec<u8>) -> io::Result<
     }
 }
 
-/// The head of `entry`'s file (at `path`): the one `heads` keeps for its current stamp,
-/// else read and offered to `heads`.
+/// The head of `entry`'s file (at `path`), with the file's stamp and the
+/// metadata `heads` keeps for it: the head `heads` keeps for its current
+/// stamp, else read and offered to `heads`.
 fn kept_head(
     heads: &HeadCache,
     entry: &fs::DirEntry,
     path: &Path,
     buffer: &mut Vec<u8>,
-) -> io::Result<usize> {
+) -> io::Result<(usize, Stamp, Option<KeptMeta>)> {
     // Not following a link: the walk saw a regular file here.
     let stamp = Stamp::of(&entry.metadata()?);
-    if let Some(len) = heads.get(path, &stamp, buffer) {
-        return Ok(len);
+    if let Some((len, meta)) = heads.get(path, &stamp, buffer) {
+        return Ok((len, stamp, meta));
     }
     // The stamp was taken first: a file changed after it is read under the
     // old stamp, which no later `lstat` matches.
     let read_started = SystemTime::now();
     let len = read_file(path, Reading::Head, buffer)?;
     heads.put(path, stamp, &buffer[..len], read_started);
-    Ok(len)
+    Ok((len, stamp, None))
 }
+
 
 /// `list` order: `updatedAt` descending, ties by address.
 fn recent_first(a: (&NoteMeta, &NoteLocation), b: (&NoteMeta, &NoteLocation)) -> Ordering {

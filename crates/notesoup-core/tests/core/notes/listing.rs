@@ -624,6 +624,55 @@ fn kept_heads_follow_every_change_to_a_note() {
 }
 
 #[test]
+fn kept_metadata_never_hides_the_clock_or_the_zone() {
+    let f = populated();
+    f.put("human/no-times.md", "no frontmatter at all");
+    f.put(
+        "human/naive.md",
+        "---\ncreatedAt: 2026-01-01T00:00:00\nupdatedAt: 2026-01-01T08:00:00\nlastAccessed: 2026-01-01T08:00:00\n---\n\nbody",
+    );
+    let (kept, _) = keeping(&f);
+    let tokyo = jiff::tz::TimeZone::fixed(jiff::tz::Offset::constant(9));
+    let kept_tokyo = kept.clone().with_time_zone(tokyo.clone());
+    let plain_tokyo = f.store.clone().with_time_zone(tokyo);
+    let query = ListQuery::default();
+    for round in 0..3 {
+        // Each listing parses the clock-dependent note at its own time.
+        let before = notesoup_core::notes::now_ms();
+        let rows = kept.list_headers(&query).all_rows();
+        let no_times = rows
+            .iter()
+            .find(|h| h.location.address == "@human/no-times.md")
+            .expect("listed");
+        assert!(no_times.meta.updated_at >= before, "round {round}");
+        std::thread::sleep(Duration::from_millis(2));
+        // A zone-dependent note reads in each store's own zone, whichever
+        // store kept its head.
+        let naive = |store: &NoteStore| {
+            store
+                .list_headers(&query)
+                .all_rows()
+                .into_iter()
+                .find(|h| h.location.address == "@human/naive.md")
+                .map(|h| h.meta.updated_at)
+        };
+        assert_eq!(naive(&kept_tokyo), naive(&plain_tokyo), "round {round}");
+        assert_eq!(naive(&kept), naive(&f.store), "round {round}");
+        assert_ne!(naive(&kept), naive(&kept_tokyo));
+        // Every other note reads the same through the cache.
+        let settled = |rows: Vec<NoteHeader>| -> Vec<NoteHeader> {
+            rows.into_iter()
+                .filter(|h| !h.location.address.starts_with("@human/n"))
+                .collect()
+        };
+        assert_eq!(
+            settled(kept.list_headers(&query).all_rows()),
+            settled(f.store.list_headers(&query).all_rows())
+        );
+    }
+}
+
+#[test]
 fn notes_just_written_are_read_again_until_they_settle() {
     let f = populated();
     let heads = Arc::new(HeadCache::new());
