@@ -5,9 +5,12 @@
 //! stamp, so an unchanged note costs one `lstat` instead of an open, a read
 //! and a close.
 //!
-//! Only bytes are kept, never parsed metadata: parsing depends on the time
-//! of the call (missing times default to now) and on the store's time zone,
-//! so every listing still parses what it shows.
+//! A head's parsed metadata is kept beside it once a listing has parsed it
+//! ([`KeptMeta`]), but parsing depends on the time of the call (missing
+//! times default to now) and on the store's time zone: the times that are
+//! the call's are marked and set to each call's time, and a parse that
+//! depends on the zone (a time without offset) is never kept. A saved cache
+//! keeps the bytes only.
 //!
 //! A kept head is served only while the file's stamp (device, inode, length,
 //! modification and change times) is the one it was read under. A file
@@ -192,8 +195,9 @@ fn clock_fields(meta: &NoteMeta, mut later: NoteMeta) -> Option<[bool; 4]> {
 /// only when the file's change time lies at least the settle time
 /// ([`Self::DEFAULT_SETTLE`]) before its read started: a file rewritten in
 /// place within one timestamp tick to the same length keeps its stamp, so a
-/// note changed moments ago is read again until it has settled. Only bytes
-/// are kept; every listing still parses them.
+/// note changed moments ago is read again until it has settled. A head's
+/// parsed metadata is kept too, with the times that are the call's marked;
+/// a parse that depends on the time zone is not kept.
 #[derive(Debug)]
 pub struct HeadCache {
     kept: Mutex<Heads>,
