@@ -178,6 +178,49 @@ pub(super) fn worth_parsing(line: &[u8]) -> bool {
         .any(|kind| kind.as_bytes() == &rest[..end])
 }
 
+/// Below this many bytes the rows are parsed on the calling thread.
+const PARALLEL_PARSE_BYTES: usize = 1 << 20;
+
+/// The rows of the complete lines in `bytes` worth parsing, in file order.
+/// A long stretch is cut at line ends into one piece per available core
+/// (up to four), parsed side by side: parsing is most of a first decode.
+pub(super) fn parse_rows(bytes: &[u8]) -> Vec<Row> {
+    fn parse(piece: &[u8]) -> Vec<Row> {
+        piece
+            .split(|&b| b == b'\n')
+            .filter(|line| !line.is_empty() && worth_parsing(line))
+            .filter_map(Row::parse)
+            .collect()
+    }
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
+    if threads < 2 || bytes.len() < PARALLEL_PARSE_BYTES {
+        return parse(bytes);
+    }
+    let mut pieces = Vec::with_capacity(threads);
+    let mut rest = bytes;
+    for left in (1..threads).rev() {
+        let want = rest.len() / (left + 1);
+        // Cut after the first newline at or past the share.
+        let cut = memchr::memchr(b'\n', &rest[want..]).map_or(rest.len(), |at| want + at + 1);
+        let (piece, after) = rest.split_at(cut);
+        pieces.push(piece);
+        rest = after;
+    }
+    pieces.push(rest);
+    std::thread::scope(|scope| {
+        let mut handles: Vec<_> = pieces[1..]
+            .iter()
+            .map(|piece| scope.spawn(move || parse(piece)))
+            .collect();
+        let mut rows = parse(pieces[0]);
+        for handle in handles.drain(..) {
+            // A parse never panics; if a thread did, its rows are parsed here.
+            rows.extend(handle.join().unwrap_or_default());
+        }
+        rows
+    })
+}
+
 impl Decoder {
     /// A decoder with nothing decoded yet.
     pub(super) fn new(notes_session_id: &str) -> Self {
@@ -197,35 +240,35 @@ impl Decoder {
         bytes: &[u8],
         nested: &HashMap<String, NestedCalls>,
     ) {
-        let rows: Vec<Row> = bytes
-            .split(|&b| b == b'\n')
-            .filter(|line| !line.is_empty() && worth_parsing(line))
-            .filter_map(Row::parse)
-            .filter(|row| row.uuid.is_some() && !row.is_sidechain)
-            .collect();
+        let mut rows = parse_rows(bytes);
+        rows.retain(|row| row.uuid.is_some() && !row.is_sidechain);
         let branch = active_branch(&rows);
+        let on_branch: Vec<bool> = rows
+            .iter()
+            .map(|row| row.uuid.as_deref().is_some_and(|uuid| branch.contains(uuid)))
+            .collect();
         let mut window = self.open_window(session_id, first_timestamp(&rows));
-        for row in &rows {
-            let Some(uuid) = row.uuid.as_deref() else {
-                continue;
-            };
+        // The rows are consumed: their texts move into the items.
+        for (mut row, on_branch) in rows.into_iter().zip(on_branch) {
+            let boundary = row.is_compact_boundary();
+            let timestamp = row.timestamp.take();
             let Some(decoded) = decode_row(row, nested) else {
                 continue;
             };
             let base = self.transcript.highest_seq + 1;
             self.transcript.highest_seq += decoded.seqs;
-            if !branch.contains(uuid) {
+            if !on_branch {
                 self.transcript.off_branch.push(SeqSpan {
                     first: base,
                     last: self.transcript.highest_seq,
                 });
                 continue;
             }
-            if row.is_compact_boundary() {
+            if boundary {
                 self.close_window(window);
-                window = self.open_window(session_id, row.timestamp.clone());
+                window = self.open_window(session_id, timestamp.clone());
             }
-            window.push_items(base, row.timestamp.as_deref(), decoded.items);
+            window.push_items(base, timestamp.as_deref(), decoded.items);
         }
         self.close_window(window);
     }
@@ -327,13 +370,14 @@ fn context(text: String) -> ItemKind {
     }
 }
 
-pub(super) fn decode_row(row: &Row, nested: &HashMap<String, NestedCalls>) -> Option<Decoded> {
+/// The items of one row, its texts moved out of it.
+pub(super) fn decode_row(row: Row, nested: &HashMap<String, NestedCalls>) -> Option<Decoded> {
     match row.kind.as_str() {
         "user" => Some(decode_user(row, nested)),
         "assistant" if !row.is_synthetic() => Some(decode_assistant(row)),
         "system" if row.is_compact_boundary() => {
-            let text = match &row.content {
-                Some(Value::String(text)) => text.clone(),
+            let text = match row.content {
+                Some(Value::String(text)) => text,
                 _ => "Conversation compacted".to_owned(),
             };
             Some(Decoded {
@@ -369,31 +413,33 @@ fn is_local_command(text: &str) -> bool {
     .any(|tag| text.starts_with(tag))
 }
 
-fn decode_user(row: &Row, nested: &HashMap<String, NestedCalls>) -> Decoded {
+fn decode_user(row: Row, nested: &HashMap<String, NestedCalls>) -> Decoded {
+    let context_only = row.is_compact_summary || row.is_meta;
     let mut texts = Vec::new();
     let mut results = Vec::new();
-    for block in row.message.iter().flat_map(|m| &m.content.0) {
+    for block in row.message.into_iter().flat_map(|m| m.content.0) {
         match block {
-            Block::Text { text } => texts.push(text.as_str()),
+            Block::Text { text } => texts.push(text),
             Block::ToolResult {
                 tool_use_id,
                 content,
                 is_error,
             } => {
                 let persisted = persisted_output_path(&content.0);
+                let nested_calls = nested.get(&tool_use_id).cloned();
                 results.push(ItemKind::ToolResult(ToolResult {
-                    call_id: Some(tool_use_id.clone()),
+                    call_id: Some(tool_use_id),
                     name: None,
                     arguments: None,
-                    status: if *is_error {
+                    status: if is_error {
                         ToolStatus::Error
                     } else {
                         ToolStatus::Ok
                     },
-                    output: content.0.clone(),
                     output_truncated: persisted.is_some(),
                     full_output_path: persisted.flatten().filter(|p| !p.is_empty()),
-                    nested_calls: nested.get(tool_use_id).cloned(),
+                    output: content.0,
+                    nested_calls,
                 }));
             }
             Block::ToolUse { .. } | Block::Other => {}
@@ -402,7 +448,7 @@ fn decode_user(row: &Row, nested: &HashMap<String, NestedCalls>) -> Decoded {
     let mut items = Vec::new();
     if !texts.is_empty() || results.is_empty() {
         let text = texts.join("\n");
-        let role = if row.is_compact_summary || row.is_meta || is_local_command(&text) {
+        let role = if context_only || is_local_command(&text) {
             MessageRole::Context
         } else {
             MessageRole::User
@@ -416,15 +462,15 @@ fn decode_user(row: &Row, nested: &HashMap<String, NestedCalls>) -> Decoded {
     }
 }
 
-fn decode_assistant(row: &Row) -> Decoded {
+fn decode_assistant(row: Row) -> Decoded {
     let mut texts = Vec::new();
     let mut calls = Vec::new();
-    for block in row.message.iter().flat_map(|m| &m.content.0) {
+    for block in row.message.into_iter().flat_map(|m| m.content.0) {
         match block {
-            Block::Text { text } => texts.push(text.as_str()),
+            Block::Text { text } => texts.push(text),
             Block::ToolUse { id, name, input } => calls.push(ItemKind::ToolCall(ToolCall {
-                name: name.clone(),
-                call_id: id.clone(),
+                name,
+                call_id: id,
                 arguments: Some(input.to_string()),
             })),
             Block::ToolResult { .. } | Block::Other => {}
@@ -520,6 +566,40 @@ fn active_branch(rows: &[Row]) -> FastSet<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Parsed in pieces side by side, the rows are those of one pass, in
+    /// file order, whatever the line lengths around the cuts.
+    #[test]
+    fn rows_parsed_in_pieces_are_the_rows_of_one_pass() {
+        let mut text = String::new();
+        let mut expected = Vec::new();
+        let mut n = 0;
+        while text.len() < 3 * PARALLEL_PARSE_BYTES {
+            // Lines from a few bytes to 300 KB, garbage and blank ones.
+            let pad = "x".repeat((n * 7919) % 300_000);
+            match n % 5 {
+                3 => text.push_str("not json\n\n"),
+                _ => {
+                    text.push_str(&format!(
+                        r#"{{"type":"user","uuid":"u{n}","message":{{"role":"user","content":"{pad}"}}}}"#
+                    ));
+                    text.push('\n');
+                    expected.push(format!("u{n}"));
+                }
+            }
+            n += 1;
+        }
+        let uuids = |rows: Vec<Row>| -> Vec<String> {
+            rows.into_iter().filter_map(|row| row.uuid).collect()
+        };
+        assert_eq!(uuids(parse_rows(text.as_bytes())), expected);
+        // One line longer than a share: the other pieces are empty.
+        let one = format!(
+            r#"{{"type":"user","uuid":"only","message":{{"role":"user","content":"{}"}}}}"#,
+            "y".repeat(2 * PARALLEL_PARSE_BYTES)
+        ) + "\n";
+        assert_eq!(uuids(parse_rows(one.as_bytes())), ["only"]);
+    }
 
     #[test]
     fn bookkeeping_lines_are_skipped_unparsed() {

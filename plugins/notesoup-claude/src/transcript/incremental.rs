@@ -27,7 +27,8 @@ use std::path::{Path, PathBuf};
 use notesoup_core::history::{History, NestedCalls, SeqSpan, Transcript, WindowView};
 
 use super::decode::{
-    ChainFile, Decoder, FastMap, FastSet, OpenWindow, decode_row, subagent_calls, worth_parsing,
+    ChainFile, Decoder, FastMap, FastSet, OpenWindow, decode_row, parse_rows, subagent_calls,
+    worth_parsing,
 };
 use super::row::{Block, Row};
 use crate::files::{is_absent, open_regular, read_regular};
@@ -430,11 +431,7 @@ impl Newest {
             Some(at) => (&bytes[..=at], &bytes[at + 1..]),
             None => (&bytes[..0], bytes),
         };
-        let mut rows: Vec<Row> = complete
-            .split(|&b| b == b'\n')
-            .filter(|line| !line.is_empty() && worth_parsing(line))
-            .filter_map(Row::parse)
-            .collect();
+        let mut rows = parse_rows(complete);
         let mut consumed = complete.len();
         if !tail.is_empty()
             && worth_parsing(tail)
@@ -563,28 +560,33 @@ impl Newest {
         if rows.iter().any(has_tool_result) {
             self.nested = subagent_calls(&self.path);
         }
-        for row in &rows {
-            let uuid = row.uuid.as_deref().unwrap_or_default();
+        // The rows are consumed: their texts move into the items.
+        for mut row in rows {
+            let on_branch = self
+                .branch
+                .contains(row.uuid.as_deref().unwrap_or_default());
+            let boundary = row.is_compact_boundary();
+            let timestamp = row.timestamp.take();
             let Some(decoded) = decode_row(row, &self.nested) else {
                 continue;
             };
             let base = decoder.transcript.highest_seq + 1;
             decoder.transcript.highest_seq += decoded.seqs;
-            if !self.branch.contains(uuid) {
+            if !on_branch {
                 decoder.transcript.off_branch.push(SeqSpan {
                     first: base,
                     last: decoder.transcript.highest_seq,
                 });
                 continue;
             }
-            if row.is_compact_boundary() {
-                let next = decoder.open_window(&self.session_id, row.timestamp.clone());
+            if boundary {
+                let next = decoder.open_window(&self.session_id, timestamp.clone());
                 let closed = std::mem::replace(&mut self.window, next);
                 decoder.close_window(closed);
                 self.first_window_open = false;
             }
             self.window
-                .push_items(base, row.timestamp.as_deref(), decoded.items);
+                .push_items(base, timestamp.as_deref(), decoded.items);
         }
         Ok(())
     }
