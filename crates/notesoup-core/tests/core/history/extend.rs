@@ -171,6 +171,11 @@ fn an_inconsistent_continuation_gets_the_error_a_build_would() {
     off.windows[1].items.push(user(6, "off"));
     let mut bad_span = base();
     bad_span.off_branch.push(SeqSpan { first: 5, last: 9 });
+    let mut zero_span = base();
+    zero_span.off_branch.push(SeqSpan { first: 0, last: 0 });
+    let mut empty_span = base();
+    empty_span.highest_seq = 6;
+    empty_span.off_branch.push(SeqSpan { first: 6, last: 5 });
     for (transcript, error) in [
         (
             duplicate,
@@ -178,6 +183,8 @@ fn an_inconsistent_continuation_gets_the_error_a_build_would() {
         ),
         (off, TranscriptError::SeqOffBranch { seq: 6 }),
         (bad_span, TranscriptError::BadSpan { first: 5, last: 9 }),
+        (zero_span, TranscriptError::BadSpan { first: 0, last: 0 }),
+        (empty_span, TranscriptError::BadSpan { first: 6, last: 5 }),
     ] {
         let mut history = original.clone();
         assert_eq!(extend(&mut history, &transcript), Err(error.clone()));
