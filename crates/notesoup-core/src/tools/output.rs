@@ -149,7 +149,7 @@ impl ToolOutput {
             Ok(Some(output)) => output,
             Ok(None) => Self::refusal(&Refusal::new(
                 RefusalCode::OutputTooLarge,
-                "The result does not fit the response budget.",
+                RESULT_TOO_LARGE,
             )),
             Err(refusal) => Self::refusal(&refusal),
         }
@@ -194,6 +194,9 @@ impl ToolOutput {
         }
     }
 }
+
+/// The `output_too_large` message of a result that does not fit.
+pub(crate) const RESULT_TOO_LARGE: &str = "The result does not fit the response budget.";
 
 /// Renders and serializes `data` once and packages it when both fit the
 /// budget (`Ok(None)` when one does not): the one size check of a result.

@@ -32,13 +32,13 @@ pub fn history_windows(history: &History, _params: &HistoryWindowsParams) -> Too
 /// `history_list`: one page of events around the anchors, the conversation
 /// view (with folded rows) when no roles are given.
 pub fn history_list(history: &History, params: &HistoryListParams) -> ToolOutput {
-    ToolOutput::from_outcome(list_page(history, params))
+    ToolOutput::from_packed(list_page(history, params))
 }
 
 /// `history_search`: one page of events whose document contains any of the
 /// query literals (case-insensitive), previews starting at the earliest match.
 pub fn history_search(history: &History, params: &HistorySearchParams) -> ToolOutput {
-    ToolOutput::from_outcome(search_page(history, params))
+    ToolOutput::from_packed(search_page(history, params))
 }
 
 /// `history_read`: one window of an event's document, with its facts.
@@ -107,7 +107,7 @@ impl Selection<'_> {
     }
 }
 
-fn list_page(history: &History, params: &HistoryListParams) -> Outcome<HistoryPage> {
+fn list_page(history: &History, params: &HistoryListParams) -> Outcome<ToolOutput> {
     let selection = Selection {
         limit: params.limit,
         roles: &params.roles,
@@ -120,7 +120,7 @@ fn list_page(history: &History, params: &HistoryListParams) -> Outcome<HistoryPa
     scope.page(|_, event| scope.selects(event).then_some(None))
 }
 
-fn search_page(history: &History, params: &HistorySearchParams) -> Outcome<HistoryPage> {
+fn search_page(history: &History, params: &HistorySearchParams) -> Outcome<ToolOutput> {
     let selection = Selection {
         limit: params.limit,
         roles: &params.roles,

@@ -8,8 +8,9 @@ use serde_json::json;
 use super::types::{HistoryFoldedRow, HistoryPage, HistoryPageItem, HistoryRow, ToolCounts};
 use crate::history::{Event, History, Role};
 use crate::tools::window::to_u32;
+use crate::tools::output::{RESULT_TOO_LARGE, pack, pack_or};
 use crate::tools::{
-    Outcome, Refusal, RefusalCode, TOOL_OUTPUT_MAX_BYTES, fill_while_fits, fits, prefix_fit,
+    Outcome, Refusal, RefusalCode, TOOL_OUTPUT_MAX_BYTES, ToolOutput, fill_best, fits, prefix_fit,
 };
 
 /// Most tool names one folded row lists.
@@ -119,10 +120,11 @@ impl PageScope<'_> {
     /// (newest first without anchors or with `before` only, oldest first
     /// otherwise), adds them while the page fits, shrinks the first one when
     /// none fits whole, and refuses with `page_too_large` when even that fails.
+    /// The page comes packaged: rendered, serialized and measured once.
     pub fn page(
         &self,
         mut accept: impl FnMut(usize, &Event) -> Option<Option<usize>>,
-    ) -> Outcome<HistoryPage> {
+    ) -> Outcome<ToolOutput> {
         let range = self.range();
         let newest_first = self.after.is_none();
         let events = self.history.events();
@@ -141,20 +143,30 @@ impl PageScope<'_> {
         } else {
             let _ = range.clone().any(&mut offer);
         }
-        let mut more = chosen.len() > self.limit;
+        let more = chosen.len() > self.limit;
         chosen.truncate(self.limit);
 
-        let filled = fill_while_fits(chosen, |kept| {
-            fits(&self.build(kept, more, newest_first, &[]))
+        // Each measured page is packaged: the one kept is not built again.
+        let (filled, packed) = fill_best(chosen, |kept| {
+            pack(&self.build(kept, more, newest_first, &[]))
+                .ok()
+                .flatten()
         });
-        let kept = filled.kept;
-        if let Some(first) = filled.rejected {
-            more = true;
-            if kept.is_empty() {
-                return self.shrunk_single(first, more, newest_first);
-            }
+        match (filled.rejected, packed) {
+            (None, Some(page)) => Ok(page),
+            (Some(_), Some(page)) if more => Ok(page),
+            // A row was left out, so the page says there is more: it is
+            // built and measured again.
+            (Some(_), Some(_)) => pack_or(
+                &self.build(&filled.kept, true, newest_first, &[]),
+                RESULT_TOO_LARGE,
+            ),
+            (Some(first), None) => self.shrunk_single(first, true, newest_first),
+            (None, None) => pack_or(
+                &self.build(&[], more, newest_first, &[]),
+                RESULT_TOO_LARGE,
+            ),
         }
-        Ok(self.build(&kept, more, newest_first, &[]))
     }
 
     /// The smallest page that still shows `candidate`: its preview shortened,
@@ -164,7 +176,7 @@ impl PageScope<'_> {
         candidate: Candidate,
         more: bool,
         newest_first: bool,
-    ) -> Outcome<HistoryPage> {
+    ) -> Outcome<ToolOutput> {
         let kept = [candidate];
         let page_with = |item: &HistoryPageItem| {
             self.build(&kept, more, newest_first, std::slice::from_ref(item))
@@ -189,8 +201,8 @@ impl PageScope<'_> {
             }
         };
         let shrunk = shrink(self.item(candidate));
-        if fits(&page_with(&shrunk)) {
-            return Ok(page_with(&shrunk));
+        if let Some(page) = pack(&page_with(&shrunk))? {
+            return Ok(page);
         }
         if shrunk.tool.is_some() {
             let unnamed = HistoryPageItem {
@@ -203,8 +215,8 @@ impl PageScope<'_> {
             } else {
                 shrink(unnamed)
             };
-            if fits(&page_with(&unnamed)) {
-                return Ok(page_with(&unnamed));
+            if let Some(page) = pack(&page_with(&unnamed))? {
+                return Ok(page);
             }
         }
         let rows = page_with(&shrunk).items.len();
