@@ -3,7 +3,7 @@
 //! does not continue it is refused and changes nothing.
 
 use notesoup_core::history::{
-    History, SeqSpan, Transcript, TranscriptError, TranscriptWindow, WindowView,
+    History, SeqSpan, ToolStatus, Transcript, TranscriptError, TranscriptWindow, WindowView,
 };
 use notesoup_core::tools::history::{HistorySearchParams, history_search};
 use proptest::prelude::*;
@@ -75,37 +75,21 @@ fn base() -> Transcript {
     }
 }
 
+fn status_of(history: &History, seq: u32) -> ToolStatus {
+    history.event(seq).unwrap().tool.as_ref().unwrap().status
+}
+
 #[test]
 fn a_late_result_finishes_the_pending_call() {
     let mut history = History::new(base()).unwrap();
-    assert_eq!(
-        history
-            .event(2)
-            .unwrap()
-            .tool
-            .as_ref()
-            .unwrap()
-            .status
-            .as_str(),
-        "unfinished"
-    );
+    assert_eq!(status_of(&history, 2), ToolStatus::Unfinished);
     let mut grown = base();
     grown.highest_seq = 5;
     grown.windows[1].items.push(tool_result(5, "c1", "done"));
     extend(&mut history, &grown).unwrap();
     assert_eq!(history, History::new(grown).unwrap());
     assert_eq!(history.paired_call(5), Some(2));
-    assert_eq!(
-        history
-            .event(2)
-            .unwrap()
-            .tool
-            .as_ref()
-            .unwrap()
-            .status
-            .as_str(),
-        "ok"
-    );
+    assert_eq!(status_of(&history, 2), ToolStatus::Ok);
 }
 
 /// A change that breaks the continuation of [`base`].
