@@ -141,6 +141,32 @@ fn a_transcript_that_does_not_continue_is_refused_and_changes_nothing() {
 }
 
 #[test]
+fn the_last_seq_read_cannot_leave_the_branch() {
+    let two = Transcript {
+        session_id: "s".into(),
+        highest_seq: 2,
+        off_branch: vec![],
+        windows: vec![TranscriptWindow {
+            id: "root".into(),
+            created_at: None,
+            items: vec![user(1, "one"), user(2, "two")],
+        }],
+    };
+    let original = History::new(two.clone()).unwrap();
+    let mut moved = two;
+    moved.highest_seq = 3;
+    moved.off_branch.push(SeqSpan { first: 2, last: 3 });
+    let mut history = original.clone();
+    assert_eq!(
+        extend(&mut history, &moved),
+        Err(TranscriptError::NotAContinuation {
+            reason: "a seq moved on or off the branch"
+        })
+    );
+    assert_eq!(history, original);
+}
+
+#[test]
 fn an_inconsistent_continuation_gets_the_error_a_build_would() {
     let original = History::new(base()).unwrap();
     let mut duplicate = base();
