@@ -147,10 +147,7 @@ impl ToolOutput {
     pub fn success<T: ToolData>(data: &T) -> Self {
         match pack(data) {
             Ok(Some(output)) => output,
-            Ok(None) => Self::refusal(&Refusal::new(
-                RefusalCode::OutputTooLarge,
-                RESULT_TOO_LARGE,
-            )),
+            Ok(None) => Self::refusal(&Refusal::new(RefusalCode::OutputTooLarge, RESULT_TOO_LARGE)),
             Err(refusal) => Self::refusal(&refusal),
         }
     }

@@ -688,8 +688,14 @@ mod tests {
                 "createdAt: 2026-01-01T00:00:00.000+00:00\nupdatedAt: nonsense\n",
                 Some([false, true, true, false]),
             ),
-            ("crumpledAt: soon\nproject: p\n", Some([true, true, true, true])),
-            ("crumpledAt: 2026-01-05T00:00:00Z\n", Some([true, true, true, false])),
+            (
+                "crumpledAt: soon\nproject: p\n",
+                Some([true, true, true, true]),
+            ),
+            (
+                "crumpledAt: 2026-01-05T00:00:00Z\n",
+                Some([true, true, true, false]),
+            ),
             ("updatedAt: 2026-01-02T00:00:00\n", None),
             ("crumpledAt: 2026-01-05T00:00:00\nx: 1\n", None),
         ];
@@ -700,7 +706,11 @@ mod tests {
                 let now = 1_780_000_000_000;
                 let (meta, kept) = KeptMeta::parse(&head, now, tz);
                 assert_eq!(meta, head.meta(now, tz), "{block}");
-                assert_eq!(kept.meta.is_some().then_some(kept.clock), expected, "{block}");
+                assert_eq!(
+                    kept.meta.is_some().then_some(kept.clock),
+                    expected,
+                    "{block}"
+                );
                 for later in [now, now + 1, now + 3_600_000, now + 40 * 86_400_000] {
                     if let Some(at) = kept.at(later) {
                         assert_eq!(at, head.meta(later, tz), "{block} at {later}");

@@ -456,7 +456,6 @@ fn kept_head(
     Ok((len, stamp, None))
 }
 
-
 /// `list` order: `updatedAt` descending, ties by address.
 fn recent_first(a: (&NoteMeta, &NoteLocation), b: (&NoteMeta, &NoteLocation)) -> Ordering {
     b.0.updated_at

@@ -7,8 +7,8 @@ use serde_json::json;
 
 use super::types::{HistoryFoldedRow, HistoryPage, HistoryPageItem, HistoryRow, ToolCounts};
 use crate::history::{Event, History, Role};
-use crate::tools::window::to_u32;
 use crate::tools::output::{RESULT_TOO_LARGE, pack, pack_or};
+use crate::tools::window::to_u32;
 use crate::tools::{
     Outcome, Refusal, RefusalCode, TOOL_OUTPUT_MAX_BYTES, ToolOutput, fill_best, fits, prefix_fit,
 };
@@ -162,10 +162,7 @@ impl PageScope<'_> {
                 RESULT_TOO_LARGE,
             ),
             (Some(first), None) => self.shrunk_single(first, true, newest_first),
-            (None, None) => pack_or(
-                &self.build(&[], more, newest_first, &[]),
-                RESULT_TOO_LARGE,
-            ),
+            (None, None) => pack_or(&self.build(&[], more, newest_first, &[]), RESULT_TOO_LARGE),
         }
     }
 
