@@ -245,7 +245,11 @@ impl Decoder {
         let branch = active_branch(&rows);
         let on_branch: Vec<bool> = rows
             .iter()
-            .map(|row| row.uuid.as_deref().is_some_and(|uuid| branch.contains(uuid)))
+            .map(|row| {
+                row.uuid
+                    .as_deref()
+                    .is_some_and(|uuid| branch.contains(uuid))
+            })
             .collect();
         let mut window = self.open_window(session_id, first_timestamp(&rows));
         // The rows are consumed: their texts move into the items.
