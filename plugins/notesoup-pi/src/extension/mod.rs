@@ -18,9 +18,10 @@ mod texts;
 mod tools;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use notesoup_core::notes::{
-    NoteStore, NotesIdentity, agent_slug, default_root, model_slug, project_key,
+    HeadCache, NoteStore, NotesIdentity, agent_slug, default_root, model_slug, project_key,
 };
 use notesoup_core::settings::WarnOnce;
 use notesoup_core::wire::ToolBindings;
@@ -100,6 +101,8 @@ pub struct Notesoup {
     settings_warnings: WarnOnce,
     /// `(cwd, project key)` of the last lookup.
     project: Option<(PathBuf, String)>,
+    /// Note heads kept between listings for the life of the extension.
+    heads: Arc<HeadCache>,
     random_hex8: Box<dyn FnMut() -> String + Send>,
 }
 
@@ -138,6 +141,7 @@ impl Notesoup {
             missing_boot_notices: Vec::new(),
             settings_warnings: WarnOnce::new(),
             project: None,
+            heads: Arc::new(HeadCache::new()),
             random_hex8: Box::new(crate::reset::window::random_hex8),
         })
     }
@@ -202,7 +206,11 @@ impl Notesoup {
             &self.config.agent,
             &model,
         )
-        .map(|identity| NoteStore::new(identity).with_secret_guard(secret_guard))
+        .map(|identity| {
+            NoteStore::new(identity)
+                .with_secret_guard(secret_guard)
+                .with_head_cache(Arc::clone(&self.heads))
+        })
         .map_err(|error| error.to_string())
     }
 }
