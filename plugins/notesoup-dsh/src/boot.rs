@@ -2,10 +2,13 @@
 //! snapshot of its five homes and core's renderer with the plain tool names.
 
 use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
 
 use jiff::Timestamp;
 use notesoup_core::boot::{BootIdentity, BootSections, BootSnapshot, boot_sections};
-use notesoup_core::notes::{NoteError, NoteStore, NotesIdentity, model_slug, project_key};
+use notesoup_core::notes::{
+    HeadCache, NoteError, NoteStore, NotesIdentity, model_slug, project_key,
+};
 use notesoup_core::wire::ToolBindings;
 
 use crate::window::window_id;
@@ -49,8 +52,19 @@ pub fn store(
         }
         None => NotesIdentity::without_session(&place.root, &project, &place.agent, &model),
     }
-    .map(|identity| NoteStore::new(identity).with_secret_guard(secret_guard))
+    .map(|identity| {
+        NoteStore::new(identity)
+            .with_secret_guard(secret_guard)
+            .with_head_cache(kept_heads())
+    })
     .map_err(|e| BootError::Identity(e.to_string()))
+}
+
+/// The note heads this process keeps between listings (the sidecar lives
+/// as long as its dsh session; see core's `HeadCache`).
+fn kept_heads() -> Arc<HeadCache> {
+    static HEADS: OnceLock<Arc<HeadCache>> = OnceLock::new();
+    Arc::clone(HEADS.get_or_init(|| Arc::new(HeadCache::new())))
 }
 
 /// The session a preview boot with no session names in its window ids (its
