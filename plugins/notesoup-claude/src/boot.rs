@@ -1,6 +1,7 @@
 //! Rendering the boot of a Claude window: core's snapshot and renderer with
 //! the Claude identity and bindings.
 
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use notesoup_core::boot::{BootIdentity, BootSections, BootSnapshot, boot_sections};
@@ -71,10 +72,9 @@ fn sections_of(
 ) -> Result<(BootSections, Vec<String>), String> {
     let settings = crate::settings::load(env, &state.cwd);
     let identity = notes_identity(env, notes_session, &state.project_key)?;
-    let heads_file = env.data_dir().map(|dir| {
-        dir.join("note-heads")
-            .join(format!("{}.bin", state.project_key))
-    });
+    let heads_file = env
+        .data_dir()
+        .map(|dir| heads_file(&dir, identity.home(), &state.project_key));
     let heads = Arc::new(
         heads_file
             .as_deref()
@@ -101,6 +101,22 @@ fn sections_of(
         settings.settings.boot_max_chars,
     );
     Ok((sections, settings.warnings))
+}
+
+/// Where the boots of `project_key` over the notes root `root` keep note
+/// heads: one file per project and root (FNV-1a of the root's path), so a
+/// boot loads only heads of the store it lists.
+fn heads_file(data_dir: &Path, root: &Path, project_key: &str) -> PathBuf {
+    let root_hash = root
+        .as_os_str()
+        .as_encoded_bytes()
+        .iter()
+        .fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
+            (hash ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3)
+        });
+    data_dir
+        .join("note-heads")
+        .join(format!("{project_key}-{root_hash:016x}.bin"))
 }
 
 /// `text` with every path under the notes root named as the model knows it:

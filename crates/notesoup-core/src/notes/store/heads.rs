@@ -419,7 +419,9 @@ fn encode(_: &HashMap<PathBuf, Kept>) -> Vec<u8> {
 fn read_saved(path: &Path) -> Option<HashMap<PathBuf, Kept>> {
     use std::io::Read;
     let file = std::fs::File::open(path).ok()?;
-    let mut bytes = Vec::new();
+    let len = file.metadata().map_or(0, |meta| meta.len());
+    let mut bytes =
+        Vec::with_capacity(usize::try_from(len.min(HeadCache::MAX_SAVED_BYTES)).unwrap_or(0) + 1);
     file.take(HeadCache::MAX_SAVED_BYTES + 1)
         .read_to_end(&mut bytes)
         .ok()?;
@@ -434,12 +436,13 @@ fn read_saved(path: &Path) -> Option<HashMap<PathBuf, Kept>> {
 fn decode(bytes: &[u8]) -> Option<HashMap<PathBuf, Kept>> {
     use std::os::unix::ffi::OsStrExt;
     let mut rest = bytes.strip_prefix(MAGIC)?;
+    // An ordinary entry takes well over a hundred bytes.
+    let mut by_path = HashMap::with_capacity((rest.len() / 128).min(HeadCache::MAX_ENTRIES));
     let mut take = |n: usize| -> Option<&[u8]> {
         let (taken, left) = rest.split_at_checked(n)?;
         rest = left;
         Some(taken)
     };
-    let mut by_path = HashMap::new();
     while let Some(len) = take(4) {
         let len = u32::from_le_bytes(len.try_into().ok()?) as usize;
         if len > MAX_SAVED_PATH {
