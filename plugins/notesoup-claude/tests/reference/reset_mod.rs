@@ -122,6 +122,62 @@ fn wait_for<T>(limit: Duration, mut done: impl FnMut() -> Option<T>) -> Option<T
     None
 }
 
+/// What an interactive Claude Code has drawn on its terminal so far.
+struct Screen(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl Screen {
+    /// Reads `child`'s terminal output for the rest of its life.
+    fn capture(child: &mut std::process::Child) -> Screen {
+        let drawn = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let mut stdout = child.stdout.take().unwrap();
+        let sink = std::sync::Arc::clone(&drawn);
+        std::thread::spawn(move || {
+            let mut chunk = [0u8; 8192];
+            while let Ok(read @ 1..) = std::io::Read::read(&mut stdout, &mut chunk) {
+                sink.lock().unwrap().extend_from_slice(&chunk[..read]);
+            }
+        });
+        Screen(drawn)
+    }
+
+    /// The last of the screen, its escape sequences dropped, for a failure
+    /// message.
+    fn tail(&self) -> String {
+        let screen = self.0.lock().unwrap();
+        let text = String::from_utf8_lossy(&screen[screen.len().saturating_sub(6_000)..]);
+        let mut plain = String::new();
+        let mut chars = text.chars().peekable();
+        while let Some(c) = chars.next() {
+            if c == '\u{1b}' {
+                // CSI: parameters up to a final letter.
+                if chars.next_if_eq(&'[').is_some() {
+                    while chars.next().is_some_and(|c| !c.is_ascii_alphabetic()) {}
+                }
+            } else if !c.is_control() || c == '\n' {
+                plain.push(c);
+            }
+        }
+        plain
+    }
+
+    /// Types `text` and Enter once the prompt is drawn (the permission-mode
+    /// line under the input box), or after a minute for a Claude Code that
+    /// draws it differently: keys typed before the prompt is drawn are lost
+    /// on a loaded machine.
+    fn type_prompt(&self, stdin: &mut std::process::ChildStdin, text: &[u8]) {
+        let drawn = || {
+            let screen = self.0.lock().unwrap();
+            screen.windows(8).any(|w| w == b"to cycle").then_some(())
+        };
+        let _ = wait_for(Duration::from_secs(60), drawn);
+        std::thread::sleep(Duration::from_secs(1));
+        stdin.write_all(text).unwrap();
+        std::thread::sleep(Duration::from_millis(500));
+        stdin.write_all(b"\r").unwrap();
+        stdin.flush().unwrap();
+    }
+}
+
 #[test]
 fn an_interactive_session_resets_to_the_next_boot_after_the_close_out() {
     let _terminal = crate::hosts::exclusive();
@@ -167,10 +223,11 @@ fn an_interactive_session_resets_to_the_next_boot_after_the_close_out() {
         .env("DISABLE_AUTOUPDATER", "1")
         .current_dir(&sb.project)
         .stdin(Stdio::piped())
-        .stdout(Stdio::null())
+        .stdout(Stdio::piped())
         .stderr(Stdio::null());
     let mut child = spawn(&mut cmd);
     let mut stdin = child.stdin.take().unwrap();
+    let screen = Screen::capture(&mut child);
     let sessions = sb
         .home
         .join(".claude/plugins/data/notesoup-inline/sessions");
@@ -181,11 +238,7 @@ fn an_interactive_session_resets_to_the_next_boot_after_the_close_out() {
     // The prompt is ready once SessionStart recorded the session.
     let started = wait_for(Duration::from_secs(60), record);
     let reset_record = started.and_then(|_| {
-        std::thread::sleep(Duration::from_secs(2));
-        stdin.write_all(b"hello there").unwrap();
-        std::thread::sleep(Duration::from_millis(500));
-        stdin.write_all(b"\r").unwrap();
-        stdin.flush().unwrap();
+        screen.type_prompt(&mut stdin, b"hello there");
         wait_for(Duration::from_secs(90), || {
             let state = record().filter(|r| r["windowOrdinal"] == 2)?;
             let transcript = std::fs::read_to_string(state["transcriptPath"].as_str()?).ok()?;
@@ -197,7 +250,12 @@ fn an_interactive_session_resets_to_the_next_boot_after_the_close_out() {
     // The child is ours; end it before judging.
     let _ = child.kill();
     let _ = child.wait();
-    let state = reset_record.expect("the session never reached window 2");
+    let state = reset_record.unwrap_or_else(|| {
+        panic!(
+            "the session never reached window 2; the screen ended with:\n{}",
+            screen.tail()
+        )
+    });
     let session = state["sessionId"].as_str().unwrap().to_owned();
     assert_eq!(state["window"]["bootInjected"], true);
     assert_eq!(
@@ -299,10 +357,11 @@ fn an_automatic_compaction_with_the_mod_installed() {
         .env("DISABLE_AUTOUPDATER", "1")
         .current_dir(&sb.project)
         .stdin(Stdio::piped())
-        .stdout(Stdio::null())
+        .stdout(Stdio::piped())
         .stderr(Stdio::null());
     let mut child = spawn(&mut cmd);
     let mut stdin = child.stdin.take().unwrap();
+    let screen = Screen::capture(&mut child);
     let sessions = sb
         .home
         .join(".claude/plugins/data/notesoup-inline/sessions");
@@ -312,11 +371,7 @@ fn an_automatic_compaction_with_the_mod_installed() {
     };
     let started = wait_for(Duration::from_secs(60), record);
     let settled = started.and_then(|_| {
-        std::thread::sleep(Duration::from_secs(2));
-        stdin.write_all(b"hello there").unwrap();
-        std::thread::sleep(Duration::from_millis(500));
-        stdin.write_all(b"\r").unwrap();
-        stdin.flush().unwrap();
+        screen.type_prompt(&mut stdin, b"hello there");
         wait_for(Duration::from_secs(60), || {
             let state = record().filter(|r| r["windowOrdinal"] == 2)?;
             let transcript = std::fs::read_to_string(state["transcriptPath"].as_str()?).ok()?;
@@ -337,36 +392,46 @@ fn an_automatic_compaction_with_the_mod_installed() {
         .lines()
         .filter_map(|l| serde_json::from_str(l).ok())
         .collect();
-    // Seen with 2.1.332: Claude Code compacts on its own inside the turn
-    // (between the Stop hook's close-out request and the continuation), so
-    // the mod, which decides when a turn completes, never gets to reset:
-    // the window holds Claude Code's summary, then notesoup's boot of
-    // window 2 from SessionStart(compact).
+    // Seen with 2.1.332, a race: mostly Claude Code compacts on its own
+    // inside the turn (between the Stop hook's close-out request and the
+    // continuation), so the mod, which decides when a turn completes, never
+    // gets to reset: the window holds Claude Code's summary, then notesoup's
+    // boot of window 2 from SessionStart(compact). Now and then the turn
+    // completes first and the mod resets (its compaction is `manual`).
+    // Either way window 2 boots once, after the boundary.
     let boundary = rows
         .iter()
         .position(|r| r["subtype"] == "compact_boundary")
         .expect("no compaction");
-    assert_eq!(rows[boundary]["compactMetadata"]["trigger"], "auto");
-    assert!(
-        rows[boundary + 1..]
-            .iter()
-            .any(|r| r["isCompactSummary"] == true),
-        "no summary"
-    );
+    let after = &rows[boundary + 1..];
     let window_2 = format!("Current context window id: claude:{session}:2");
-    assert!(
-        rows[boundary + 1..].iter().any(|r| {
-            r["attachment"]["type"] == "hook_additional_context"
-                && r["attachment"]["content"].to_string().contains(&window_2)
-        }),
-        "no boot of window 2 after the summary"
-    );
-    assert!(
-        !rows
-            .iter()
-            .any(|r| r.to_string().contains("notesoup: memory cleared")),
-        "the mod reset"
-    );
+    let mod_reset = rows
+        .iter()
+        .any(|r| r.to_string().contains("notesoup: memory cleared"));
+    match rows[boundary]["compactMetadata"]["trigger"].as_str() {
+        Some("auto") => {
+            assert!(
+                after.iter().any(|r| r["isCompactSummary"] == true),
+                "no summary"
+            );
+            assert!(
+                after.iter().any(|r| {
+                    r["attachment"]["type"] == "hook_additional_context"
+                        && r["attachment"]["content"].to_string().contains(&window_2)
+                }),
+                "no boot of window 2 after the summary"
+            );
+            assert!(!mod_reset, "the mod reset after Claude Code compacted");
+        }
+        Some("manual") => {
+            assert!(mod_reset, "a manual compaction that was not the mod's");
+            assert!(
+                after.iter().any(|r| r.to_string().contains(&window_2)),
+                "no boot of window 2 after the mod's reset"
+            );
+        }
+        other => panic!("a compaction triggered by {other:?}"),
+    }
     if let Some(dir) = std::env::var_os("NOTESOUP_RECORD_DIR") {
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::copy(
