@@ -254,6 +254,16 @@ impl HeadCache {
         self.len() == 0
     }
 
+    /// How many kept heads keep a parse that later listings serve (a parse
+    /// that depends on the zone is kept as "parse again", and not counted).
+    pub fn kept_parses(&self) -> usize {
+        self.lock()
+            .by_path
+            .values()
+            .filter(|kept| kept.meta.as_ref().is_some_and(|meta| meta.meta.is_some()))
+            .count()
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Heads> {
         // A panic elsewhere cannot leave a half-written entry: every
         // change is one insert or one clear.
