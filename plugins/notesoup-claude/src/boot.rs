@@ -1,6 +1,7 @@
 //! Rendering the boot of a Claude window: core's snapshot and renderer with
 //! the Claude identity and bindings.
 
+use std::hash::Hasher;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -10,6 +11,7 @@ use notesoup_core::notes::{HeadCache, Home, NoteStore, NotesIdentity};
 use crate::env::HostEnv;
 use crate::names::{AGENT, MODEL, bindings};
 use crate::state::SessionState;
+use crate::transcript::decode::Fnv;
 
 /// What the user sees when no boot could be built.
 pub const BOOT_FAILED: &str = "notesoup: Notes boot failed.";
@@ -107,13 +109,9 @@ fn sections_of(
 /// heads: one file per project and root (FNV-1a of the root's path), so a
 /// boot loads only heads of the store it lists.
 fn heads_file(data_dir: &Path, root: &Path, project_key: &str) -> PathBuf {
-    let root_hash = root
-        .as_os_str()
-        .as_encoded_bytes()
-        .iter()
-        .fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
-            (hash ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3)
-        });
+    let mut hasher = Fnv::default();
+    hasher.write(root.as_os_str().as_encoded_bytes());
+    let root_hash = hasher.finish();
     data_dir
         .join("note-heads")
         .join(format!("{project_key}-{root_hash:016x}.bin"))

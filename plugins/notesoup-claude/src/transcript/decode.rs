@@ -498,7 +498,7 @@ fn decode_assistant(row: Row) -> Decoded {
 
 /// FNV-1a for the per-file uuid maps: row uuids are short ids Claude Code
 /// generates, so a fast unkeyed hash serves (SipHash dominated the decode).
-pub(super) struct Fnv(u64);
+pub(crate) struct Fnv(u64);
 
 impl Default for Fnv {
     fn default() -> Self {

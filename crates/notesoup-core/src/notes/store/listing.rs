@@ -88,22 +88,20 @@ impl NoteStore {
     /// for callers that show metadata (`notes_list`, the boot).
     pub fn list_headers(&self, query: &ListQuery) -> Result<ListStatus<NoteHeader>, NoteError> {
         let now = now_ms();
+        let parse = |bytes: &[u8]| split_note(&text_of(bytes)).meta(now, &self.tz);
         let mut listed = self.scan(query, Reading::Head, |mut found| {
-            let kept = found.kept.take();
-            let meta = match &kept {
-                Some((_, Some(kept))) => kept.at(now),
-                _ => None,
-            };
-            let meta = match (meta, kept) {
-                (Some(meta), _) => meta,
+            let meta = match found.kept.take() {
+                // A kept parse at this call's time (`None`: it depends on the
+                // zone, so it is parsed each time).
+                Some((_, Some(kept))) => kept.at(now).unwrap_or_else(|| parse(found.bytes)),
                 // Through the cache for the first time at this stamp.
-                (None, Some((stamp, None))) if let Some(heads) = &self.heads => {
+                Some((stamp, None)) if let Some(heads) = &self.heads => {
                     let (meta, kept) =
                         KeptMeta::parse(&split_note(&text_of(found.bytes)), now, &self.tz);
                     heads.keep_meta(found.path, &stamp, kept);
                     meta
                 }
-                _ => split_note(&text_of(found.bytes)).meta(now, &self.tz),
+                _ => parse(found.bytes),
             };
             shown(query, meta.is_crumpled(), || NoteHeader {
                 location: self.location_found(&found),
