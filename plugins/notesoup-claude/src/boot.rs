@@ -5,7 +5,7 @@ use std::hash::Hasher;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use notesoup_core::boot::{BootIdentity, BootSections, BootSnapshot, boot_sections};
+use notesoup_core::boot::{BootIdentity, BootSections, BootSnapshot, ShelfIndex, boot_sections};
 use notesoup_core::notes::{HeadCache, Home, NoteStore, NotesIdentity};
 
 use crate::env::HostEnv;
@@ -74,20 +74,40 @@ fn sections_of(
 ) -> Result<(BootSections, Vec<String>), String> {
     let settings = crate::settings::load(env, &state.cwd);
     let identity = notes_identity(env, notes_session, &state.project_key)?;
-    let heads_file = env
-        .data_dir()
-        .map(|dir| heads_file(&dir, identity.home(), &state.project_key));
-    let heads = Arc::new(
-        heads_file
-            .as_deref()
-            .map_or_else(HeadCache::new, HeadCache::load),
+    let data = env.data_dir();
+    let kept_file = |kind: &str, extension: &str| {
+        data.as_deref()
+            .map(|dir| kept_file(dir, kind, identity.home(), &state.project_key, extension))
+    };
+    let (shelves_file, heads_file) = (
+        kept_file("boot-shelves", "json"),
+        kept_file("note-heads", "bin"),
     );
-    let store = NoteStore::new(identity.clone()).with_head_cache(Arc::clone(&heads));
-    let snapshot =
-        BootSnapshot::load(&store).map_err(|err| name_paths(&err.to_string(), &identity))?;
-    if let Some(file) = &heads_file {
-        // A cache: the next boot reads the heads again if it is not saved.
-        let _ = heads.save(file);
+    // Both are caches: a boot whose caches are not saved lists again.
+    let mut shelves = shelves_file
+        .as_deref()
+        .map_or_else(ShelfIndex::new, ShelfIndex::load);
+    let store = NoteStore::new(identity.clone());
+    let snapshot = match BootSnapshot::served(&store, &shelves) {
+        Some(snapshot) => snapshot,
+        None => {
+            // A home must be listed: with the heads the last listing kept.
+            let heads = Arc::new(
+                heads_file
+                    .as_deref()
+                    .map_or_else(HeadCache::new, HeadCache::load),
+            );
+            let store = store.with_head_cache(Arc::clone(&heads));
+            let snapshot = BootSnapshot::load_indexed(&store, &mut shelves)
+                .map_err(|err| name_paths(&err.to_string(), &identity))?;
+            if let Some(file) = &heads_file {
+                let _ = heads.save(file);
+            }
+            snapshot
+        }
+    };
+    if let Some(file) = &shelves_file {
+        let _ = shelves.save(file);
     }
     let identity = BootIdentity {
         agent: AGENT.to_owned(),
@@ -105,16 +125,22 @@ fn sections_of(
     Ok((sections, settings.warnings))
 }
 
-/// Where the boots of `project_key` over the notes root `root` keep note
-/// heads: one file per project and root (FNV-1a of the root's path), so a
-/// boot loads only heads of the store it lists.
-fn heads_file(data_dir: &Path, root: &Path, project_key: &str) -> PathBuf {
+/// Where the boots of `project_key` over the notes root `root` keep one
+/// `kind` of cache (`note-heads`, `boot-shelves`): one file per project and
+/// root (FNV-1a of the root's path), so a boot loads only what it lists.
+fn kept_file(
+    data_dir: &Path,
+    kind: &str,
+    root: &Path,
+    project_key: &str,
+    extension: &str,
+) -> PathBuf {
     let mut hasher = Fnv::default();
     hasher.write(root.as_os_str().as_encoded_bytes());
     let root_hash = hasher.finish();
     data_dir
-        .join("note-heads")
-        .join(format!("{project_key}-{root_hash:016x}.bin"))
+        .join(kind)
+        .join(format!("{project_key}-{root_hash:016x}.{extension}"))
 }
 
 /// `text` with every path under the notes root named as the model knows it:

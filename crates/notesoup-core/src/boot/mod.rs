@@ -8,6 +8,7 @@
 //! [`crate::budget`].
 
 mod render;
+mod shelves;
 mod snapshot;
 mod text;
 
@@ -20,6 +21,7 @@ pub use render::{
     SHELF_FRESH_LIMIT, TITLE_MAX_CHARS, boot_sections, page_title, relative_time, render_boot,
     render_boot_within,
 };
+pub use shelves::ShelfIndex;
 pub use snapshot::{BootSnapshot, FreshPage, HomeShelf, MapPage, home_label};
 pub use text::continuation_text;
 

@@ -6,9 +6,10 @@ use jiff::Timestamp;
 use crate::notes::{ListQuery, NoteError, NoteHeader, NoteRow, NoteStore, Scope};
 
 use super::render::{SHELF_FRESH_LIMIT, page_title};
+use super::shelves::ShelfIndex;
 
 /// The file name of a home's table of contents, at the home's root.
-const MAP_FILE: &str = "MAP.md";
+pub(super) const MAP_FILE: &str = "MAP.md";
 
 /// A home's MAP: its table of contents, inlined in the boot.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -108,6 +109,44 @@ impl BootSnapshot {
         Ok(BootSnapshot { opened_at, homes })
     }
 
+    /// [`Self::load`] for a host that keeps a [`ShelfIndex`] between boots:
+    /// each home is served from the index while its directories are
+    /// unchanged (only the notes it shows are read), else listed, and kept
+    /// in the index when it may be.
+    pub fn load_indexed(
+        store: &NoteStore,
+        index: &mut ShelfIndex,
+    ) -> Result<BootSnapshot, NoteError> {
+        let opened_at = Timestamp::now();
+        let mut homes = Vec::with_capacity(Scope::ALL.len());
+        for scope in Scope::ALL {
+            let shelf = match index.served(store, scope) {
+                Some(shelf) => shelf,
+                None if !has_home(store, scope) => HomeShelf::from_rows(Vec::new()),
+                None => index.listed(store, scope)?,
+            };
+            homes.push((scope, shelf));
+        }
+        Ok(BootSnapshot { opened_at, homes })
+    }
+
+    /// The snapshot when `index` serves every home (see
+    /// [`Self::load_indexed`]); `None` when any must be listed. For a host
+    /// that prepares a listing's caches only when one is needed.
+    pub fn served(store: &NoteStore, index: &ShelfIndex) -> Option<BootSnapshot> {
+        let opened_at = Timestamp::now();
+        let mut homes = Vec::with_capacity(Scope::ALL.len());
+        for scope in Scope::ALL {
+            let shelf = if has_home(store, scope) {
+                index.served(store, scope)?
+            } else {
+                HomeShelf::from_rows(Vec::new())
+            };
+            homes.push((scope, shelf));
+        }
+        Some(BootSnapshot { opened_at, homes })
+    }
+
     /// What the snapshot holds for `scope`.
     pub fn home(&self, scope: Scope) -> Option<&HomeShelf> {
         self.homes
@@ -132,10 +171,15 @@ impl BootSnapshot {
     }
 }
 
+/// Whether the store's identity has a home of `scope`: a host with no
+/// session yet has no session notes (an empty shelf).
+fn has_home(store: &NoteStore, scope: Scope) -> bool {
+    scope != Scope::Session || store.identity().session_id().is_some()
+}
+
 /// One home's shelf: listed once (heads only), then the bodies it shows.
 fn load_home(store: &NoteStore, scope: Scope) -> Result<HomeShelf, NoteError> {
-    if scope == Scope::Session && store.identity().session_id().is_none() {
-        // A host with no session yet has no session notes: an empty shelf.
+    if !has_home(store, scope) {
         return Ok(HomeShelf::from_rows(Vec::new()));
     }
     let listed = store.list_headers(&ListQuery {
@@ -156,7 +200,10 @@ fn load_home(store: &NoteStore, scope: Scope) -> Result<HomeShelf, NoteError> {
 /// first [`SHELF_FRESH_LIMIT`] other notes that are still there and still
 /// live when their bodies are read (a note renamed away or crumpled since
 /// the listing gives its place to the next one).
-fn shelf_of(store: &NoteStore, headers: &[NoteHeader]) -> Result<Vec<NoteRow>, NoteError> {
+pub(super) fn shelf_of(
+    store: &NoteStore,
+    headers: &[NoteHeader],
+) -> Result<Vec<NoteRow>, NoteError> {
     let mut rows = Vec::with_capacity(SHELF_FRESH_LIMIT + 1);
     let mut fresh = 0;
     for header in headers {

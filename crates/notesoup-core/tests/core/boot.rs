@@ -7,7 +7,7 @@ use jiff::tz::TimeZone;
 use jiff::{Timestamp, ToSpan};
 use notesoup_core::boot::{
     BootIdentity, BootSnapshot, DEFAULT_BOOT_MAX_CHARS, FreshPage, HomeShelf, MIN_BOOT_MAX_CHARS,
-    MapPage, boot_sections, continuation_text, page_title, relative_time, render_boot,
+    MapPage, ShelfIndex, boot_sections, continuation_text, page_title, relative_time, render_boot,
     render_boot_within,
 };
 use notesoup_core::notes::{ListQuery, NoteStore, NotesIdentity, Scope};
@@ -947,4 +947,296 @@ proptest! {
         let whole = render_boot_within(&snapshot, &ident, &ToolBindings::plain(), usize::MAX);
         prop_assert_eq!(text.contains("[cut to fit"), whole.chars().count() > bound);
     }
+}
+
+// Kept shelves (`ShelfIndex`): a boot served from the index equals a boot
+// that lists, through every change a rename makes.
+
+/// The homes of `snapshot`, with times at or after `since` as one marker.
+fn shelves(snapshot: BootSnapshot, since: Timestamp) -> Vec<(Scope, HomeShelf)> {
+    without_now(snapshot, since).homes
+}
+
+/// The homes a boot that lists every note shows now.
+fn listed_shelves(store: &NoteStore, since: Timestamp) -> Vec<(Scope, HomeShelf)> {
+    shelves(BootSnapshot::load(store).expect("snapshot"), since)
+}
+
+/// Writes `text` as notesoup does: a file beside the note renamed over it.
+fn replace(path: &Path, text: &str) {
+    fs::create_dir_all(path.parent().expect("parent")).expect("dirs");
+    let temp = path.with_extension("md.tmp");
+    fs::write(&temp, text).expect("temp");
+    fs::rename(&temp, path).expect("rename");
+}
+
+/// A change made to a store, for a test to follow.
+type Change<'a> = Box<dyn Fn() + 'a>;
+
+/// The first fresh page of `scope`'s shelf.
+fn first_fresh(snapshot: &[(Scope, HomeShelf)], scope: Scope) -> String {
+    let Some((_, HomeShelf::Loaded { fresh, .. })) = snapshot.iter().find(|(s, _)| *s == scope)
+    else {
+        panic!("{scope:?} has no shelf");
+    };
+    fresh[0].address.clone()
+}
+
+/// A store with MAPs, dated pages in nested folders and two undated pages
+/// (they sort as "now").
+fn kept_store() -> Notes {
+    let notes = Notes::new();
+    generate(&notes, &[0, 1, 2, 3, 8, 9], 40, 0x51_7cc1_b727_220a);
+    for scope in Scope::ALL {
+        notes.raw(scope, "MAP.md", &note_text(opened_at(), None, "- map\n"));
+    }
+    notes.raw(Scope::Human, "undated-a.md", "# Undated A\n");
+    notes.raw(Scope::Human, "undated-b.md", "# Undated B\n");
+    notes
+}
+
+#[test]
+fn kept_shelves_equal_listed_shelves_through_renames_and_in_place_crumpling() {
+    let notes = kept_store();
+    let store = notes.store();
+    let since = Timestamp::now();
+    let mut index = ShelfIndex::with_settle(std::time::Duration::ZERO);
+    assert!(
+        BootSnapshot::served(&store, &index).is_none(),
+        "nothing kept yet"
+    );
+    let first = BootSnapshot::load_indexed(&store, &mut index).expect("snapshot");
+    assert_eq!(shelves(first, since), listed_shelves(&store, since));
+    assert_eq!(index.len(), Scope::ALL.len());
+    let before = tree(&notes.root);
+    let served = BootSnapshot::served(&store, &index).expect("every home kept");
+    assert_eq!(shelves(served, since), listed_shelves(&store, since));
+    assert_eq!(tree(&notes.root), before, "a served boot changes nothing");
+    // The undated pages sort first at every boot's time.
+    let listed = listed_shelves(&store, since);
+    assert_eq!(first_fresh(&listed, Scope::Human), "@human/undated-a.md");
+
+    let project = notes.home(Scope::Project);
+    let changes: [(&str, Change<'_>); 4] = [
+        (
+            "a newer note in a nested folder",
+            Box::new(|| {
+                replace(
+                    &project.join("deep/er/newest.md"),
+                    &note_text(opened_at() + 1.hour(), None, "# Newest\n"),
+                );
+            }),
+        ),
+        (
+            "the freshest page removed",
+            Box::new(|| {
+                let shown = first_fresh(&listed_shelves(&store, since), Scope::Project);
+                let rel = shown.trim_start_matches("@project/");
+                fs::remove_file(project.join(rel)).expect("remove");
+            }),
+        ),
+        (
+            "a new folder",
+            Box::new(|| {
+                replace(
+                    &notes.home(Scope::Agent).join("fresh/dir/page.md"),
+                    &note_text(opened_at() + 2.hours(), None, "# In a new folder\n"),
+                );
+            }),
+        ),
+        (
+            "a note crumpled through a rename",
+            Box::new(|| {
+                let shown = first_fresh(&listed_shelves(&store, since), Scope::Model);
+                let rel = shown.trim_start_matches("@model/");
+                replace(
+                    &notes.home(Scope::Model).join(rel),
+                    &note_text(opened_at(), Some(opened_at()), "# Crumpled\n"),
+                );
+            }),
+        ),
+    ];
+    for (what, change) in changes {
+        change();
+        assert!(
+            BootSnapshot::served(&store, &index).is_none(),
+            "{what}: a changed home is listed again"
+        );
+        let indexed = BootSnapshot::load_indexed(&store, &mut index).expect("snapshot");
+        assert_eq!(
+            shelves(indexed, since),
+            listed_shelves(&store, since),
+            "{what}"
+        );
+        let served = BootSnapshot::served(&store, &index).expect("kept again");
+        assert_eq!(
+            shelves(served, since),
+            listed_shelves(&store, since),
+            "{what}"
+        );
+    }
+
+    // A shown page crumpled in place (no rename): it is read when served,
+    // and the next page takes its place.
+    // (Session addresses are bare paths.)
+    let shown = first_fresh(&listed_shelves(&store, since), Scope::Session);
+    let path = notes.home(Scope::Session).join(&shown);
+    let mut bytes = fs::read(&path).expect("shown page");
+    let crumpled = format!("crumpledAt: {}\n", opened_at());
+    let after_fence = bytes
+        .windows(4)
+        .position(|w| w == b"---\n")
+        .expect("a frontmatter block")
+        + 4;
+    bytes.splice(after_fence..after_fence, crumpled.bytes());
+    fs::write(&path, bytes).expect("in place");
+    let served = BootSnapshot::served(&store, &index).expect("still kept");
+    let listed = listed_shelves(&store, since);
+    assert_ne!(first_fresh(&listed, Scope::Session), shown);
+    assert_eq!(shelves(served, since), listed);
+}
+
+#[test]
+fn an_in_place_edit_off_the_shelf_shows_at_the_next_rename_in_its_folder() {
+    let notes = kept_store();
+    let store = notes.store();
+    let since = Timestamp::now();
+    let mut index = ShelfIndex::with_settle(std::time::Duration::ZERO);
+    BootSnapshot::load_indexed(&store, &mut index).expect("snapshot");
+    // Another program dates a page off the shelf forward, in place: the
+    // stamps cannot see it (the documented limit).
+    let off_shelf = notes.home(Scope::Agent).join("moved-up.md");
+    replace(
+        &off_shelf,
+        &note_text(opened_at() - 900.hours(), None, "# Old\n"),
+    );
+    BootSnapshot::load_indexed(&store, &mut index).expect("snapshot");
+    fs::write(
+        &off_shelf,
+        note_text(opened_at() + 5.hours(), None, "# Moved up\n"),
+    )
+    .expect("in place");
+    let served = shelves(BootSnapshot::served(&store, &index).expect("kept"), since);
+    assert_ne!(first_fresh(&served, Scope::Agent), "@self/moved-up.md");
+    // The next note written beside it lists the folder again.
+    replace(
+        &notes.home(Scope::Agent).join("another.md"),
+        &note_text(opened_at() - 800.hours(), None, "# Another\n"),
+    );
+    let indexed = shelves(
+        BootSnapshot::load_indexed(&store, &mut index).expect("snapshot"),
+        since,
+    );
+    assert_eq!(first_fresh(&indexed, Scope::Agent), "@self/moved-up.md");
+    assert_eq!(indexed, listed_shelves(&store, since));
+}
+
+#[test]
+fn homes_changed_within_the_settle_time_or_in_an_unnamed_zone_are_not_kept() {
+    let notes = kept_store();
+    let since = Timestamp::now();
+    // Just written: every home's folders changed moments ago.
+    let mut index = ShelfIndex::new();
+    let snapshot = BootSnapshot::load_indexed(&notes.store(), &mut index).expect("snapshot");
+    assert!(index.is_empty());
+    assert_eq!(
+        shelves(snapshot, since),
+        listed_shelves(&notes.store(), since)
+    );
+    // A fixed offset has no zone name to compare: listed every time.
+    let fixed = notes
+        .store()
+        .with_time_zone(TimeZone::fixed(jiff::tz::Offset::constant(9)));
+    let mut index = ShelfIndex::with_settle(std::time::Duration::ZERO);
+    BootSnapshot::load_indexed(&fixed, &mut index).expect("snapshot");
+    assert!(index.is_empty());
+    // Kept in UTC, not served in another zone.
+    BootSnapshot::load_indexed(&notes.store(), &mut index).expect("snapshot");
+    assert_eq!(index.len(), Scope::ALL.len());
+    assert!(BootSnapshot::served(&fixed, &index).is_none());
+    assert!(BootSnapshot::served(&notes.store(), &index).is_some());
+}
+
+#[test]
+fn a_saved_index_serves_the_next_boot_and_a_damaged_one_is_empty() {
+    let notes = kept_store();
+    let store = notes.store();
+    let since = Timestamp::now();
+    let file = notes.root.join("../kept/shelves.json");
+    let mut index = ShelfIndex::with_settle(std::time::Duration::ZERO);
+    BootSnapshot::load_indexed(&store, &mut index).expect("snapshot");
+    index.save(&file).expect("saved");
+    let loaded = ShelfIndex::load(&file);
+    assert_eq!(loaded.len(), Scope::ALL.len());
+    let served = BootSnapshot::served(&store, &loaded).expect("served from the file");
+    assert_eq!(shelves(served, since), listed_shelves(&store, since));
+    // Saved again only when it changed.
+    let mut loaded = loaded;
+    fs::write(&file, "{}").expect("damage");
+    loaded.save(&file).expect("nothing to save");
+    assert_eq!(fs::read_to_string(&file).expect("file"), "{}");
+    let saved =
+        serde_json::to_string(&serde_json::json!({"version": 2, "homes": []})).expect("json");
+    for damaged in [
+        "{}".to_owned(),
+        "not json".to_owned(),
+        saved,
+        " ".repeat(2 * 1024 * 1024),
+    ] {
+        fs::write(&file, damaged).expect("damage");
+        assert!(ShelfIndex::load(&file).is_empty());
+    }
+    assert!(ShelfIndex::load(&notes.root.join("missing.json")).is_empty());
+}
+
+#[test]
+fn a_home_swapped_for_a_link_is_listed_and_a_missing_home_is_served_empty() {
+    let notes = kept_store();
+    let store = notes.store();
+    let since = Timestamp::now();
+    let mut index = ShelfIndex::with_settle(std::time::Duration::ZERO);
+    BootSnapshot::load_indexed(&store, &mut index).expect("snapshot");
+    // The same notes, reached through a link: a listing refuses the home.
+    let human = notes.home(Scope::Human);
+    let elsewhere = notes.root.join("../human-moved");
+    fs::rename(&human, &elsewhere).expect("move");
+    std::os::unix::fs::symlink(&elsewhere, &human).expect("link");
+    assert!(BootSnapshot::served(&store, &index).is_none());
+    let indexed = BootSnapshot::load_indexed(&store, &mut index).expect("snapshot");
+    assert_eq!(indexed.unavailable(), [Scope::Human]);
+    assert_eq!(shelves(indexed, since), listed_shelves(&store, since));
+
+    // A session with no home yet: an empty shelf, nothing listed or kept.
+    let identity =
+        NotesIdentity::new(&notes.root, "new-session", PROJECT, AGENT, MODEL).expect("identity");
+    let other = NoteStore::new(identity).with_time_zone(TimeZone::UTC);
+    fs::remove_file(&human).expect("unlink");
+    fs::rename(&elsewhere, &human).expect("move back");
+    let mut index = ShelfIndex::with_settle(std::time::Duration::ZERO);
+    BootSnapshot::load_indexed(&other, &mut index).expect("snapshot");
+    let served = BootSnapshot::served(&other, &index).expect("served");
+    assert_eq!(
+        served.home(Scope::Session),
+        Some(&HomeShelf::Loaded {
+            map: None,
+            fresh: Vec::new()
+        })
+    );
+    assert_eq!(shelves(served, since), listed_shelves(&other, since));
+}
+
+#[test]
+fn the_index_keeps_at_most_its_bound_of_homes() {
+    let notes = kept_store();
+    let mut index = ShelfIndex::with_settle(std::time::Duration::ZERO);
+    for session in 0..ShelfIndex::MAX_HOMES + 8 {
+        let identity =
+            NotesIdentity::new(&notes.root, &format!("s-{session}"), PROJECT, AGENT, MODEL)
+                .expect("identity");
+        fs::create_dir_all(notes.root.join("pi/session").join(format!("s-{session}")))
+            .expect("session home");
+        let store = NoteStore::new(identity).with_time_zone(TimeZone::UTC);
+        BootSnapshot::load_indexed(&store, &mut index).expect("snapshot");
+    }
+    assert_eq!(index.len(), ShelfIndex::MAX_HOMES);
 }

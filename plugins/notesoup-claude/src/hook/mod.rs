@@ -7,6 +7,7 @@
 pub mod io;
 pub mod reset;
 
+use std::hash::Hasher;
 use std::path::PathBuf;
 
 use notesoup_core::boot::continuation_text;
@@ -17,10 +18,15 @@ use self::io::{Event, HookInput, HookOutput};
 use crate::boot::{self, BOOT_FAILED};
 use crate::budget::{Budget, Notice, notice_due};
 use crate::env::HostEnv;
+use crate::files;
 use crate::names::bindings;
 use crate::state::{ChainLink, HandOff, Origin, SessionState, StateDir, StateError, WindowFlags};
-use crate::transcript::scan::{BootScan, boot_scan, last_reply};
+use crate::transcript::decode::Fnv;
+use crate::transcript::scan::{BootScan, KeptScan, boot_scan_kept, last_reply};
 use crate::window::WindowId;
+
+/// The largest kept scan file read (a real one is a few hundred bytes).
+const KEPT_SCAN_MAX_BYTES: usize = 64 * 1024;
 
 /// Shown once the close-out after a warning is done.
 pub const CLOSE_OUT_DONE: &str =
@@ -133,8 +139,36 @@ impl<'a> Session<'a> {
         }
     }
 
+    /// The transcript's boot scan, reading only what was appended since the
+    /// scan an earlier hook kept for it (see [`KeptScan`]); the new scan is
+    /// kept in turn. A kept scan is a cache: one missing, damaged or not
+    /// saved only makes the next scan read the whole file.
     fn scan(&self) -> Result<BootScan, String> {
-        boot_scan(&self.transcript).map_err(|e| e.to_string())
+        let file = self.kept_scan_file();
+        let kept = files::read_optional(&file)
+            .ok()
+            .flatten()
+            .filter(|bytes| bytes.len() <= KEPT_SCAN_MAX_BYTES)
+            .and_then(|bytes| serde_json::from_slice::<KeptScan>(&bytes).ok());
+        let (scan, next) =
+            boot_scan_kept(&self.transcript, kept.as_ref()).map_err(|e| e.to_string())?;
+        if let Some(next) = next.filter(|next| Some(next) != kept.as_ref())
+            && let Ok(bytes) = serde_json::to_vec(&next)
+        {
+            let _ = files::write_atomic(&file, &bytes);
+        }
+        Ok(scan)
+    }
+
+    /// Where the scan of this hook's transcript is kept: one file per
+    /// transcript path (FNV-1a of the path).
+    fn kept_scan_file(&self) -> PathBuf {
+        let mut hasher = Fnv::default();
+        hasher.write(self.transcript.as_os_str().as_encoded_bytes());
+        self.states
+            .root()
+            .join("transcript-scans")
+            .join(format!("{:016x}.json", hasher.finish()))
     }
 
     /// A state rebuilt from the transcript: the newest notesoup boot names

@@ -1,13 +1,17 @@
 //! The backward scans hooks run on the hot path: the last main-thread usage
 //! of the live window, and the boot notesoup injected into it.
 
+use std::fs::{File, Metadata};
+use std::hash::Hasher;
 use std::io;
+use std::os::unix::fs::FileExt;
 use std::path::Path;
 
+use super::decode::Fnv;
 use super::row::{Row, Usage};
-use super::tail::{Needles, ReverseLines};
+use super::tail::{MAX_LINE_BYTES, Needles, ReverseLines};
 use crate::files::{is_absent, open_regular};
-use crate::window::{BootIds, boot_ids};
+use crate::window::{BootIds, WindowId, boot_ids};
 
 /// The last model reply of the live window.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -69,40 +73,243 @@ pub struct BootScan {
     pub boundaries_after: u64,
 }
 
+/// What one transcript row means to a [`BootScan`].
+enum Mark {
+    Boundary,
+    Boot(BootIds),
+}
+
+/// The rows a boot scan looks at hold one of these.
+fn boot_needles() -> Needles {
+    Needles::new(&[BOUNDARY, b"hook_additional_context"])
+}
+
+/// What `line` means to a boot scan: a main-thread compact boundary, a
+/// SessionStart context holding a notesoup boot, or nothing.
+fn mark_of(line: &[u8]) -> Option<Mark> {
+    let row = Row::parse(line)?;
+    if row.is_sidechain {
+        return None;
+    }
+    if row.is_compact_boundary() {
+        return Some(Mark::Boundary);
+    }
+    let (event, texts) = row.hook_context()?;
+    if event != "SessionStart" {
+        return None;
+    }
+    texts.iter().find_map(|text| boot_ids(text)).map(Mark::Boot)
+}
+
+impl BootScan {
+    /// The scan after one more row, read forwards.
+    fn then(&mut self, mark: Mark) {
+        match mark {
+            Mark::Boundary => {
+                self.boundaries_after += 1;
+                self.in_live_window = false;
+            }
+            Mark::Boot(ids) => {
+                *self = BootScan {
+                    last_boot: Some(ids),
+                    in_live_window: true,
+                    boundaries_after: 0,
+                };
+            }
+        }
+    }
+
+    /// The scan of some bytes followed by `later`, the backward scan of the
+    /// bytes after them.
+    fn followed_by(self, later: BootScan) -> BootScan {
+        if later.last_boot.is_some() {
+            return later;
+        }
+        BootScan {
+            in_live_window: self.in_live_window && later.boundaries_after == 0,
+            boundaries_after: self.boundaries_after + later.boundaries_after,
+            last_boot: self.last_boot,
+        }
+    }
+}
+
 /// Scans backwards for the newest SessionStart context that carries a
 /// notesoup boot (its `Current context window id: claude:…` line).
 pub fn boot_scan(path: &Path) -> io::Result<BootScan> {
-    let mut scan = BootScan::default();
-    let mut lines = match ReverseLines::open(path) {
-        Ok(lines) => lines,
-        Err(err) if is_absent(&err) => return Ok(scan),
-        Err(err) => return Err(err),
-    };
-    let needles = Needles::new(&[BOUNDARY, b"hook_additional_context"]);
+    match ReverseLines::open(path) {
+        Ok(lines) => scan_back(lines),
+        Err(err) if is_absent(&err) => Ok(BootScan::default()),
+        Err(err) => Err(err),
+    }
+}
+
+/// [`boot_scan`] of the lines `lines` yields: it stops at the newest boot.
+fn scan_back(mut lines: ReverseLines) -> io::Result<BootScan> {
+    let mut boundaries_after = 0;
+    let needles = boot_needles();
     while let Some(line) = lines.next_line_containing(&needles)? {
-        let Some(row) = Row::parse(&line) else {
-            continue;
-        };
-        if row.is_sidechain {
-            continue;
-        }
-        if row.is_compact_boundary() {
-            scan.boundaries_after += 1;
-            continue;
-        }
-        let Some((event, texts)) = row.hook_context() else {
-            continue;
-        };
-        if event != "SessionStart" {
-            continue;
-        }
-        if let Some(ids) = texts.iter().find_map(|text| boot_ids(text)) {
-            scan.in_live_window = scan.boundaries_after == 0;
-            scan.last_boot = Some(ids);
-            return Ok(scan);
+        match mark_of(&line) {
+            Some(Mark::Boundary) => boundaries_after += 1,
+            Some(Mark::Boot(ids)) => {
+                return Ok(BootScan {
+                    last_boot: Some(ids),
+                    in_live_window: boundaries_after == 0,
+                    boundaries_after,
+                });
+            }
+            None => {}
         }
     }
-    Ok(scan)
+    Ok(BootScan {
+        boundaries_after,
+        ..BootScan::default()
+    })
+}
+
+/// A [`BootScan`] of a transcript's first bytes, kept between hook runs so
+/// the next scan reads only what Claude Code appended since (it only ever
+/// appends). The scan covers whole lines: a last line without its newline
+/// is read each time until it is finished.
+///
+/// A kept scan is used only for the same file (device and inode) when the
+/// file still holds the bytes it was taken over: its length reaches the
+/// scan's end, and the first and the last [`PROBE_BYTES`] before that end
+/// hash as they did. Anything else (a replaced, truncated or rewritten
+/// transcript) is scanned again from its end.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct KeptScan {
+    device: u64,
+    inode: u64,
+    /// The scan covers the bytes before this offset, which ends a line.
+    end: u64,
+    head_hash: u64,
+    tail_hash: u64,
+    last_boot: Option<(String, u64, String, u64)>,
+    in_live_window: bool,
+    boundaries_after: u64,
+}
+
+/// How many bytes at the start of a kept scan and before its end are
+/// hashed to recognise the file.
+pub const PROBE_BYTES: u64 = 4096;
+
+impl KeptScan {
+    fn scan(&self) -> BootScan {
+        BootScan {
+            last_boot: self
+                .last_boot
+                .clone()
+                .map(|(root, first, current, ordinal)| BootIds {
+                    root: WindowId::new(root, first),
+                    current: WindowId::new(current, ordinal),
+                }),
+            in_live_window: self.in_live_window,
+            boundaries_after: self.boundaries_after,
+        }
+    }
+
+    /// Whether the file still holds the bytes this scan was taken over.
+    fn holds(&self, file: &File, meta: &Metadata) -> io::Result<bool> {
+        use std::os::unix::fs::MetadataExt;
+        if (meta.dev(), meta.ino()) != (self.device, self.inode) || meta.len() < self.end {
+            return Ok(false);
+        }
+        let (head, tail) = probes(file, self.end)?;
+        Ok((head, tail) == (self.head_hash, self.tail_hash))
+    }
+}
+
+/// The hashes of the first and the last [`PROBE_BYTES`] before `end`.
+fn probes(file: &File, end: u64) -> io::Result<(u64, u64)> {
+    let hash = |at: u64| -> io::Result<u64> {
+        let mut bytes = vec![0; usize::try_from(PROBE_BYTES.min(end - at)).unwrap_or(0)];
+        file.read_exact_at(&mut bytes, at)?;
+        let mut hasher = Fnv::default();
+        hasher.write(&bytes);
+        Ok(hasher.finish())
+    };
+    Ok((hash(0)?, hash(end.saturating_sub(PROBE_BYTES))?))
+}
+
+/// [`boot_scan`] of `path`, reading only the bytes after `kept` when the
+/// file still holds the bytes `kept` was taken over, and the scan to keep
+/// for the next run (`None` when there is no transcript).
+pub fn boot_scan_kept(
+    path: &Path,
+    kept: Option<&KeptScan>,
+) -> io::Result<(BootScan, Option<KeptScan>)> {
+    use std::os::unix::fs::MetadataExt;
+    let file = match open_regular(path) {
+        Ok(file) => file,
+        Err(err) if is_absent(&err) => return Ok((BootScan::default(), None)),
+        Err(err) => return Err(err),
+    };
+    let meta = file.metadata()?;
+    let kept = match kept {
+        Some(kept) if kept.holds(&file, &meta)? => Some(kept),
+        _ => None,
+    };
+    let floor = kept.map_or(0, |kept| kept.end);
+    let end = line_end(&file, floor, meta.len())?;
+    let lines = ReverseLines::of_file(file.try_clone()?, MAX_LINE_BYTES)?.between(floor, end);
+    let before = kept.map(KeptScan::scan).unwrap_or_default();
+    let whole_lines = before.followed_by(scan_back(lines)?);
+    let mut scan = whole_lines.clone();
+    if let Some(mark) = torn_line(&file, end, meta.len())?
+        .as_deref()
+        .and_then(mark_of)
+    {
+        scan.then(mark);
+    }
+    let (head_hash, tail_hash) = probes(&file, end)?;
+    let next = KeptScan {
+        device: meta.dev(),
+        inode: meta.ino(),
+        end,
+        head_hash,
+        tail_hash,
+        last_boot: whole_lines.last_boot.map(|ids| {
+            (
+                ids.root.session_id,
+                ids.root.ordinal,
+                ids.current.session_id,
+                ids.current.ordinal,
+            )
+        }),
+        in_live_window: whole_lines.in_live_window,
+        boundaries_after: whole_lines.boundaries_after,
+    };
+    Ok((scan, Some(next)))
+}
+
+/// Where the last whole line of `file[floor..len]` ends: after its last
+/// newline, or `floor` when it has none.
+fn line_end(file: &File, floor: u64, len: u64) -> io::Result<u64> {
+    const CHUNK: u64 = 64 * 1024;
+    let mut chunk = Vec::new();
+    let mut end = len;
+    while end > floor {
+        let start = end.saturating_sub(CHUNK).max(floor);
+        chunk.resize(usize::try_from(end - start).unwrap_or(0), 0);
+        file.read_exact_at(&mut chunk, start)?;
+        if let Some(at) = memchr::memrchr(b'\n', &chunk) {
+            return Ok(start + at as u64 + 1);
+        }
+        end = start;
+    }
+    Ok(floor)
+}
+
+/// The last line of a file when it has no newline yet (`file[end..len]`),
+/// unless it is empty or longer than a line a scan reads.
+fn torn_line(file: &File, end: u64, len: u64) -> io::Result<Option<Vec<u8>>> {
+    let size = len - end;
+    if size == 0 || size > MAX_LINE_BYTES as u64 {
+        return Ok(None);
+    }
+    let mut line = vec![0; usize::try_from(size).unwrap_or(0)];
+    file.read_exact_at(&mut line, end)?;
+    Ok(Some(line))
 }
 
 /// The Claude session id a transcript's rows name (the first one that has

@@ -89,7 +89,12 @@ impl ReverseLines {
 
     /// As [`ReverseLines::open`], skipping lines longer than `max_line`.
     pub fn with_max_line(path: &Path, max_line: usize) -> io::Result<Self> {
-        let mut file = open_regular(path)?;
+        Self::of_file(open_regular(path)?, max_line)
+    }
+
+    /// Reads `file` (opened by [`open_regular`]) from its end, skipping
+    /// lines longer than `max_line`.
+    pub fn of_file(mut file: File, max_line: usize) -> io::Result<Self> {
         let pos = file.seek(SeekFrom::End(0))?;
         Ok(Self {
             file,
@@ -111,6 +116,17 @@ impl ReverseLines {
     #[must_use]
     pub fn tail_only(mut self, bytes: u64) -> Self {
         self.floor = self.len.saturating_sub(bytes);
+        self
+    }
+
+    /// Reads only the bytes in `floor..ceiling` (each clamped to the file's
+    /// length): a line that starts before `floor` is yielded cut at it, and
+    /// the bytes from `ceiling` on are not read.
+    #[must_use]
+    pub fn between(mut self, floor: u64, ceiling: u64) -> Self {
+        self.len = self.len.min(ceiling);
+        self.pos = self.len;
+        self.floor = floor.min(self.len);
         self
     }
 

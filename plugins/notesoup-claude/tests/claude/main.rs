@@ -9,6 +9,7 @@ mod dream;
 mod history_cache;
 mod hooks;
 mod incremental;
+mod kept_scan;
 mod mcp;
 mod plugin_files;
 mod reset;

@@ -1,0 +1,195 @@
+//! The boot scan kept between hooks equals a fresh backward scan of the
+//! same bytes after every change: appends cut at any byte (mid-line
+//! included), boots and boundaries on and off the main thread, garbage,
+//! truncations, in-place rewrites of the head and replacements.
+
+use std::io::Write;
+use std::path::Path;
+
+use notesoup_claude::transcript::scan::{BootScan, KeptScan, boot_scan, boot_scan_kept};
+use proptest::prelude::*;
+
+/// One generated row.
+#[derive(Debug, Clone)]
+enum Gen {
+    Boot {
+        ordinal: u8,
+        sidechain: bool,
+    },
+    Boundary {
+        sidechain: bool,
+    },
+    /// A SessionStart context that is not a notesoup boot.
+    OtherContext,
+    Plain,
+    Garbage,
+}
+
+fn row() -> impl Strategy<Value = Gen> {
+    prop_oneof![
+        (1u8..9, any::<bool>()).prop_map(|(ordinal, sidechain)| Gen::Boot { ordinal, sidechain }),
+        any::<bool>().prop_map(|sidechain| Gen::Boundary { sidechain }),
+        Just(Gen::OtherContext),
+        Just(Gen::Plain),
+        Just(Gen::Plain),
+        Just(Gen::Garbage),
+    ]
+}
+
+fn line(row: &Gen, n: usize) -> String {
+    match row {
+        Gen::Boot { ordinal, sidechain } => format!(
+            r#"{{"type":"attachment","uuid":"b{n}","isSidechain":{sidechain},"attachment":{{"type":"hook_additional_context","hookEvent":"SessionStart","content":["<context_window>\nAgent name: claude (brain: claude)\nFirst context window id: claude:s{n}:1\nCurrent context window id: claude:s{n}:{ordinal}\n</context_window>"]}}}}"#
+        ),
+        Gen::Boundary { sidechain } => format!(
+            r#"{{"type":"system","subtype":"compact_boundary","uuid":"c{n}","parentUuid":null,"isSidechain":{sidechain}}}"#
+        ),
+        Gen::OtherContext => format!(
+            r#"{{"type":"attachment","uuid":"o{n}","isSidechain":false,"attachment":{{"type":"hook_additional_context","hookEvent":"SessionStart","content":["another plugin's context"]}}}}"#
+        ),
+        Gen::Plain => format!(
+            r#"{{"type":"user","uuid":"u{n}","isSidechain":false,"message":{{"role":"user","content":"prompt {n} {}"}}}}"#,
+            "x".repeat(n % 7 * 900)
+        ),
+        Gen::Garbage => "{torn compact_boundary hook_additional_context".to_owned(),
+    }
+}
+
+/// What happens to the transcript between two hooks.
+#[derive(Debug, Clone)]
+enum Change {
+    /// The next `bytes` of the generated text are appended.
+    Append { bytes: usize },
+    /// The file is cut back to `keep` of its bytes.
+    Truncate { keep: usize },
+    /// The first byte is rewritten in place (same length, same inode).
+    RewriteHead,
+    /// Another file (the same text so far) is renamed over it.
+    Replace,
+}
+
+fn change() -> impl Strategy<Value = Change> {
+    prop_oneof![
+        6 => (1usize..6_000).prop_map(|bytes| Change::Append { bytes }),
+        1 => (0usize..4_000).prop_map(|keep| Change::Truncate { keep }),
+        1 => Just(Change::RewriteHead),
+        1 => Just(Change::Replace),
+    ]
+}
+
+fn append(path: &Path, bytes: &[u8]) {
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .unwrap();
+    file.write_all(bytes).unwrap();
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+    #[test]
+    fn the_kept_scan_equals_a_fresh_scan_after_every_change(
+        rows in prop::collection::vec(row(), 0..40),
+        changes in prop::collection::vec(change(), 1..30),
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        let text: String = rows
+            .iter()
+            .enumerate()
+            .map(|(n, row)| line(row, n) + "\n")
+            .collect();
+        let text = text.as_bytes();
+        std::fs::write(&path, b"").unwrap();
+        let mut written = 0;
+        let mut kept: Option<KeptScan> = None;
+        for change in changes {
+            let change_name = format!("{change:?}");
+            match change {
+                Change::Append { bytes } => {
+                    let end = (written + bytes).min(text.len());
+                    append(&path, &text[written..end]);
+                    written = end;
+                }
+                Change::Truncate { keep } => {
+                    written = written.min(keep);
+                    let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+                    file.set_len(written as u64).unwrap();
+                }
+                Change::RewriteHead => {
+                    if written > 0 {
+                        let mut bytes = std::fs::read(&path).unwrap();
+                        bytes[0] = if bytes[0] == b'{' { b' ' } else { b'{' };
+                        let mut file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+                        file.write_all(&bytes).unwrap();
+                    }
+                }
+                Change::Replace => {
+                    let other = dir.path().join("other.jsonl");
+                    std::fs::write(&other, std::fs::read(&path).unwrap()).unwrap();
+                    std::fs::rename(&other, &path).unwrap();
+                }
+            }
+            let (scan, next) = boot_scan_kept(&path, kept.as_ref()).unwrap();
+            prop_assert_eq!(&scan, &boot_scan(&path).unwrap(), "after {:?}", change_name);
+            prop_assert!(next.is_some());
+            kept = next;
+        }
+    }
+}
+
+#[test]
+fn a_kept_scan_reads_only_what_was_appended() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.jsonl");
+    let boot = line(
+        &Gen::Boot {
+            ordinal: 2,
+            sidechain: false,
+        },
+        0,
+    ) + "\n";
+    let boundary = line(&Gen::Boundary { sidechain: false }, 1) + "\n";
+    std::fs::write(&path, &boot).unwrap();
+    let (scan, kept) = boot_scan_kept(&path, None).unwrap();
+    assert!(scan.in_live_window);
+    assert_eq!(scan.last_boot.as_ref().unwrap().current.ordinal, 2);
+    // Kept across lines longer than the probes.
+    let long = line(&Gen::Plain, 6) + "\n";
+    append(&path, long.repeat(3).as_bytes());
+    let (_, kept) = boot_scan_kept(&path, kept.as_ref()).unwrap();
+    append(&path, boundary.as_bytes());
+    let (scan, _) = boot_scan_kept(&path, kept.as_ref()).unwrap();
+    assert_eq!(
+        scan,
+        BootScan {
+            in_live_window: false,
+            boundaries_after: 1,
+            ..scan.clone()
+        }
+    );
+    assert_eq!(scan, boot_scan(&path).unwrap());
+    assert_eq!(
+        boot_scan_kept(&dir.path().join("none.jsonl"), kept.as_ref()).unwrap(),
+        (BootScan::default(), None)
+    );
+}
+
+#[test]
+fn a_torn_last_line_is_read_but_not_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.jsonl");
+    let boundary = line(&Gen::Boundary { sidechain: false }, 1);
+    // The boundary row has no newline yet: it counts now, and it is read
+    // again (not counted twice) once finished.
+    std::fs::write(&path, &boundary).unwrap();
+    let (scan, kept) = boot_scan_kept(&path, None).unwrap();
+    assert_eq!(scan.boundaries_after, 1);
+    append(&path, b"\n");
+    let (scan, kept) = boot_scan_kept(&path, kept.as_ref()).unwrap();
+    assert_eq!(scan.boundaries_after, 1);
+    let (again, _) = boot_scan_kept(&path, kept.as_ref()).unwrap();
+    assert_eq!(again, scan);
+}
