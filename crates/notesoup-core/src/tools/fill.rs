@@ -32,36 +32,37 @@ pub fn fill_while_fits<T>(
 /// offered, or the first did not fit).
 pub fn fill_best<T, O>(
     candidates: impl IntoIterator<Item = T>,
+    measure: impl FnMut(&[T]) -> Option<O>,
+) -> (Filled<T>, Option<O>) {
+    fill_best_from(candidates, 1, measure)
+}
+
+/// [`fill_best`] starting from `guess`, an estimate of how many rows fit:
+/// the guess is measured first, then the page one row longer, so a right
+/// guess costs two measurements. From there the search gallops (steps that
+/// double, up while pages fit, down while they do not) and halves, so a
+/// wrong guess costs a few more; the page kept is the same for any guess.
+/// From a guess of 1 the probes are 1, 2, 4, 8, …
+pub(crate) fn fill_best_from<T, O>(
+    candidates: impl IntoIterator<Item = T>,
+    guess: usize,
     mut measure: impl FnMut(&[T]) -> Option<O>,
 ) -> (Filled<T>, Option<O>) {
     // Candidates are taken only as far as a probe reaches: the rows past the
     // first measured page that does not fit are never made.
     let mut source = candidates.into_iter();
     let mut kept: Vec<T> = Vec::new();
-    let mut take_to = |kept: &mut Vec<T>, len: usize| {
-        kept.extend(source.by_ref().take(len.saturating_sub(kept.len())));
-    };
     // `fit` rows are known to fit (and `best` is their measurement); `over`,
     // if set, is known not to.
     let (mut fit, mut best) = (0, None);
     let mut over = None;
-    let mut probe = 1;
-    loop {
-        take_to(&mut kept, probe);
-        if probe > kept.len() {
-            break;
-        }
-        if let Some(measured) = measure(&kept[..probe]) {
-            (fit, best) = (probe, Some(measured));
-            probe *= 2;
-        } else {
-            over = Some(probe);
-            break;
-        }
-    }
-    let over = match over {
-        Some(over) => over,
-        None if fit == kept.len() => {
+    let (mut probe, mut step) = (guess.max(1), 1);
+    while over.is_none() {
+        kept.extend(source.by_ref().take(probe.saturating_sub(kept.len())));
+        // Past the end, the end is the probe.
+        let len = probe.min(kept.len());
+        if len <= fit {
+            // Every row is known to fit.
             return (
                 Filled {
                     kept,
@@ -70,21 +71,32 @@ pub fn fill_best<T, O>(
                 best,
             );
         }
-        // The doubling stepped past the end: the end is the next bound.
-        None => match measure(&kept) {
+        match measure(&kept[..len]) {
             Some(measured) => {
-                return (
-                    Filled {
-                        kept,
-                        rejected: None,
-                    },
-                    Some(measured),
-                );
+                (fit, best) = (len, Some(measured));
+                probe = len + step;
+                step *= 2;
             }
-            None => kept.len(),
-        },
-    };
-    let (mut low, mut high) = (fit, over);
+            None => over = Some(len),
+        }
+    }
+    let mut high = over.unwrap_or(fit + 1);
+    // Down from a guess that did not fit: steps that double.
+    if fit == 0 {
+        step = 1;
+        while high > 1 {
+            let probe = high.saturating_sub(step).max(1);
+            match measure(&kept[..probe]) {
+                Some(measured) => {
+                    (fit, best) = (probe, Some(measured));
+                    break;
+                }
+                None => high = probe,
+            }
+            step *= 2;
+        }
+    }
+    let mut low = fit;
     while high - low > 1 {
         let middle = low + (high - low) / 2;
         if let Some(measured) = measure(&kept[..middle]) {
@@ -143,6 +155,46 @@ mod tests {
             let filled = fill_while_fits(rows.clone(), |kept| kept.iter().sum::<u32>() <= budget);
             proptest::prop_assert_eq!((filled.kept, filled.rejected), linear(&rows, budget));
         }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_guess_keeps_what_the_linear_rule_keeps(
+            rows in proptest::collection::vec(1u32..50, 0..300),
+            budget in 0u32..3000,
+            guess in 0usize..400,
+        ) {
+            let (filled, best) = fill_best_from(rows.clone(), guess, |kept| {
+                (kept.iter().sum::<u32>() <= budget).then_some(kept.len())
+            });
+            proptest::prop_assert_eq!(best, (!filled.kept.is_empty()).then_some(filled.kept.len()));
+            proptest::prop_assert_eq!((filled.kept, filled.rejected), linear(&rows, budget));
+        }
+    }
+
+    #[test]
+    fn a_right_guess_costs_two_measurements() {
+        for (rows, fit) in [(1000, 350), (1000, 1), (350, 350)] {
+            let mut calls = 0;
+            let (filled, _) = fill_best_from(vec![1u32; rows], fit, |kept| {
+                calls += 1;
+                (kept.len() <= fit).then_some(())
+            });
+            assert_eq!(filled.kept.len(), fit);
+            // The guess, and one row more (unless there is none).
+            assert_eq!(
+                calls,
+                if rows == fit { 1 } else { 2 },
+                "{rows} rows, {fit} fit"
+            );
+        }
+        // A guess one row over: it, then one row less.
+        let mut calls = 0;
+        let (filled, _) = fill_best_from(vec![1u32; 1000], 351, |kept| {
+            calls += 1;
+            (kept.len() <= 350).then_some(())
+        });
+        assert_eq!((filled.kept.len(), calls), (350, 2));
     }
 
     #[test]

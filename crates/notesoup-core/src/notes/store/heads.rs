@@ -21,8 +21,10 @@
 //! note written moments ago is read again until it has settled.
 
 use std::collections::HashMap;
+use std::ffi::OsString;
 use std::fs::Metadata;
-use std::path::{Path, PathBuf};
+use std::hash::{BuildHasher, Hasher};
+use std::path::Path;
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, SystemTime};
 
@@ -204,12 +206,93 @@ pub struct HeadCache {
     settle: Duration,
 }
 
-/// The kept heads, and whether any changed since the cache was made or
-/// loaded (a saved cache is written again only then).
+/// The kept heads by the bytes of their path, and whether any changed since
+/// the cache was made or loaded (a saved cache is written again only then).
 #[derive(Debug, Default)]
 struct Heads {
-    by_path: HashMap<PathBuf, Kept>,
+    by_path: HashMap<OsString, Kept, PathHashing>,
     changed: bool,
+}
+
+/// What [`HeadCache::serve`] found for a file's current stamp.
+#[derive(Debug, PartialEq)]
+pub(super) enum Served {
+    /// The kept parse, at the time of the call (the head was not copied).
+    Meta(NoteMeta),
+    /// The head, copied into the buffer (this long); `parse_kept` when a
+    /// parse is kept already (one that depends on the zone, so every
+    /// listing parses it again), else the listing's parse is offered to
+    /// [`HeadCache::keep_meta`].
+    Head { len: usize, parse_kept: bool },
+}
+
+/// Hashing of kept paths: a word at a time, with a seed drawn per cache and
+/// a final mix (the standard SipHash over a path's components cost more
+/// than the rest of a kept note's lookup).
+#[derive(Debug, Clone, Copy)]
+struct PathHashing {
+    seed: u64,
+}
+
+impl Default for PathHashing {
+    fn default() -> Self {
+        PathHashing {
+            seed: std::hash::RandomState::new().hash_one(0x6e6f_7465_736f_7570_u64),
+        }
+    }
+}
+
+impl BuildHasher for PathHashing {
+    type Hasher = PathHasher;
+
+    fn build_hasher(&self) -> PathHasher {
+        PathHasher(self.seed)
+    }
+}
+
+/// The hasher of [`PathHashing`].
+#[derive(Debug)]
+struct PathHasher(u64);
+
+impl PathHasher {
+    const MULTIPLIER: u64 = 0x9e37_79b9_7f4a_7c15;
+
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(23) ^ word).wrapping_mul(Self::MULTIPLIER);
+    }
+}
+
+impl Hasher for PathHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut words = bytes.chunks_exact(8);
+        for word in &mut words {
+            let mut le = [0; 8];
+            le.copy_from_slice(word);
+            self.add(u64::from_le_bytes(le));
+        }
+        let rest = words.remainder();
+        let mut last = [0; 8];
+        last[..rest.len()].copy_from_slice(rest);
+        // The length tells a short tail from zero bytes.
+        self.add(u64::from_le_bytes(last) ^ ((bytes.len() as u64) << 56));
+    }
+
+    fn write_u8(&mut self, byte: u8) {
+        self.add(u64::from(byte));
+    }
+
+    fn write_usize(&mut self, word: usize) {
+        self.add(word as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        // The SplitMix64 finalizer: every input bit reaches the top bits
+        // (the table's control bytes) and the bottom ones (its buckets).
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
 }
 
 impl Default for HeadCache {
@@ -273,19 +356,46 @@ impl HeadCache {
     /// Copies the head kept for `path` under `stamp` into `buffer` and
     /// returns its length, with its metadata when that is kept too; `None`
     /// when no head is kept for this version.
-    pub(super) fn get(
+    #[cfg(test)]
+    fn get(
         &self,
         path: &Path,
         stamp: &Stamp,
         buffer: &mut Vec<u8>,
     ) -> Option<(usize, Option<KeptMeta>)> {
         let kept = self.lock();
-        let found = kept.by_path.get(path).filter(|kept| kept.stamp == *stamp)?;
-        if buffer.len() < found.head.len() {
-            buffer.resize(found.head.len(), 0);
-        }
-        buffer[..found.head.len()].copy_from_slice(&found.head);
+        let found = kept
+            .by_path
+            .get(path.as_os_str())
+            .filter(|kept| kept.stamp == *stamp)?;
+        copy_head(&found.head, buffer);
         Some((found.head.len(), found.meta.clone()))
+    }
+
+    /// What is kept for `path` under `stamp`, for a listing at `now`: the
+    /// kept parse at `now` when there is one that does not depend on the
+    /// zone, else the head copied into `buffer`; `None` when no head is
+    /// kept for this version.
+    pub(super) fn serve(
+        &self,
+        path: &Path,
+        stamp: &Stamp,
+        now: i64,
+        buffer: &mut Vec<u8>,
+    ) -> Option<Served> {
+        let kept = self.lock();
+        let found = kept
+            .by_path
+            .get(path.as_os_str())
+            .filter(|kept| kept.stamp == *stamp)?;
+        if let Some(meta) = found.meta.as_ref().and_then(|meta| meta.at(now)) {
+            return Some(Served::Meta(meta));
+        }
+        copy_head(&found.head, buffer);
+        Some(Served::Head {
+            len: found.head.len(),
+            parse_kept: found.meta.is_some(),
+        })
     }
 
     /// Keeps `meta` ([`KeptMeta::parse`]) beside the head kept for `path`
@@ -294,7 +404,7 @@ impl HeadCache {
         if let Some(kept) = self
             .lock()
             .by_path
-            .get_mut(path)
+            .get_mut(path.as_os_str())
             .filter(|kept| kept.stamp == *stamp)
         {
             kept.meta = Some(meta);
@@ -307,16 +417,16 @@ impl HeadCache {
     pub(super) fn put(&self, path: &Path, stamp: Stamp, head: &[u8], read_started: SystemTime) {
         let mut kept = self.lock();
         if head.len() > Self::MAX_HEAD_BYTES || !self.settled(&stamp, read_started) {
-            if kept.by_path.remove(path).is_some() {
+            if kept.by_path.remove(path.as_os_str()).is_some() {
                 kept.changed = true;
             }
             return;
         }
-        if kept.by_path.len() >= Self::MAX_ENTRIES && !kept.by_path.contains_key(path) {
+        if kept.by_path.len() >= Self::MAX_ENTRIES && !kept.by_path.contains_key(path.as_os_str()) {
             kept.by_path.clear();
         }
         kept.by_path.insert(
-            path.to_path_buf(),
+            path.as_os_str().to_owned(),
             Kept {
                 stamp,
                 head: head.into(),
@@ -378,6 +488,14 @@ impl HeadCache {
     }
 }
 
+/// Copies `head` to the start of `buffer`, growing it when it is shorter.
+fn copy_head(head: &[u8], buffer: &mut Vec<u8>) {
+    if buffer.len() < head.len() {
+        buffer.resize(head.len(), 0);
+    }
+    buffer[..head.len()].copy_from_slice(head);
+}
+
 /// The first bytes of a saved cache.
 const MAGIC: &[u8] = b"notesoup note heads 1\n";
 /// The longest path a saved cache holds.
@@ -388,11 +506,11 @@ const MAX_SAVED_PATH: usize = 4096;
 /// and nanoseconds) and its bytes (length, bytes); numbers are
 /// little-endian, lengths 32 bits, the rest 64.
 #[cfg(unix)]
-fn encode(by_path: &HashMap<PathBuf, Kept>) -> Vec<u8> {
+fn encode(by_path: &HashMap<OsString, Kept, PathHashing>) -> Vec<u8> {
     use std::os::unix::ffi::OsStrExt;
     let mut out = MAGIC.to_vec();
     for (path, kept) in by_path {
-        let path = path.as_os_str().as_bytes();
+        let path = path.as_bytes();
         let Ok(path_len) = u32::try_from(path.len()) else {
             continue;
         };
@@ -421,12 +539,12 @@ fn encode(by_path: &HashMap<PathBuf, Kept>) -> Vec<u8> {
 }
 
 #[cfg(not(unix))]
-fn encode(_: &HashMap<PathBuf, Kept>) -> Vec<u8> {
+fn encode(_: &HashMap<OsString, Kept, PathHashing>) -> Vec<u8> {
     MAGIC.to_vec()
 }
 
 /// The heads of a saved cache, or `None` when it cannot be read whole.
-fn read_saved(path: &Path) -> Option<HashMap<PathBuf, Kept>> {
+fn read_saved(path: &Path) -> Option<HashMap<OsString, Kept, PathHashing>> {
     use std::io::Read;
     let file = std::fs::File::open(path).ok()?;
     let len = file.metadata().map_or(0, |meta| meta.len());
@@ -443,11 +561,14 @@ fn read_saved(path: &Path) -> Option<HashMap<PathBuf, Kept>> {
 
 /// Reads [`encode`]'s format back; `None` at the first thing out of place.
 #[cfg(unix)]
-fn decode(bytes: &[u8]) -> Option<HashMap<PathBuf, Kept>> {
+fn decode(bytes: &[u8]) -> Option<HashMap<OsString, Kept, PathHashing>> {
     use std::os::unix::ffi::OsStrExt;
     let mut rest = bytes.strip_prefix(MAGIC)?;
     // An ordinary entry takes well over a hundred bytes.
-    let mut by_path = HashMap::with_capacity((rest.len() / 128).min(HeadCache::MAX_ENTRIES));
+    let mut by_path = HashMap::with_capacity_and_hasher(
+        (rest.len() / 128).min(HeadCache::MAX_ENTRIES),
+        PathHashing::default(),
+    );
     let mut take = |n: usize| -> Option<&[u8]> {
         let (taken, left) = rest.split_at_checked(n)?;
         rest = left;
@@ -458,7 +579,7 @@ fn decode(bytes: &[u8]) -> Option<HashMap<PathBuf, Kept>> {
         if len > MAX_SAVED_PATH {
             return None;
         }
-        let path = PathBuf::from(std::ffi::OsStr::from_bytes(take(len)?));
+        let path = std::ffi::OsStr::from_bytes(take(len)?).to_owned();
         let mut word = || take(8).and_then(|w| w.try_into().ok());
         let [dev, ino, file_len] = [
             u64::from_le_bytes(word()?),
@@ -502,7 +623,7 @@ fn decode(bytes: &[u8]) -> Option<HashMap<PathBuf, Kept>> {
 }
 
 #[cfg(not(unix))]
-fn decode(_: &[u8]) -> Option<HashMap<PathBuf, Kept>> {
+fn decode(_: &[u8]) -> Option<HashMap<OsString, Kept, PathHashing>> {
     None
 }
 

@@ -4,7 +4,7 @@
 use std::cmp::Ordering;
 use std::fs::{self, File};
 use std::io;
-use std::path::Path;
+use std::path::{MAIN_SEPARATOR, Path};
 use std::time::SystemTime;
 
 use crate::notes::address::{
@@ -19,7 +19,7 @@ use crate::notes::time::now_ms;
 use crate::wire::RefusalCode;
 
 use super::files::{read_bytes, read_head, read_into, text_of};
-use super::heads::{HeadCache, KeptMeta, Stamp};
+use super::heads::{HeadCache, KeptMeta, Served, Stamp};
 use super::{ListQuery, ListStatus, NoteHeader, NoteLocation, NoteRow, NoteStore, SearchRow};
 
 /// What a listing visit decided about one file.
@@ -32,21 +32,35 @@ enum Visit<R> {
 /// A note file met during a listing.
 struct Found<'a> {
     home: &'a Home,
+    /// The home's rendered address prefix.
+    address_prefix: &'a str,
     rel_path: &'a str,
     path: &'a Path,
     /// The whole file, or with [`Reading::Head`] a prefix that settles the
-    /// frontmatter (see [`read_head`]).
+    /// frontmatter (see [`read_head`]); empty when the cache served the
+    /// parse ([`Cached::Meta`]).
     bytes: &'a [u8],
-    /// Through a [`HeadCache`]: the file's stamp, and its metadata when the
-    /// cache holds it.
-    kept: Option<(Stamp, Option<KeptMeta>)>,
+    /// What a [`HeadCache`] gave.
+    cached: Cached,
 }
 
-/// How much of each file a listing reads.
+/// What a listing's [`HeadCache`] gave for one file.
+enum Cached {
+    /// Nothing: no cache, or a listing of whole files.
+    Not,
+    /// The head (in [`Found::bytes`]) under the file's `stamp`; `keep`
+    /// when its parse is to be offered to the cache.
+    Head { stamp: Stamp, keep: bool },
+    /// The kept parse at the time of the listing.
+    Meta(NoteMeta),
+}
+
+/// How much of each file a listing reads: whole, or the head for a
+/// listing at `now` (the time kept parses are served at).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Reading {
     Whole,
-    Head,
+    Head { now: i64 },
 }
 
 /// Whether a note with `crumpled` belongs in a listing of `query`; a
@@ -77,9 +91,9 @@ impl NoteStore {
                 size_bytes: found.bytes.len() as u64,
             })
         })?;
-        listed
-            .rows
-            .sort_by(|a, b| recent_first((&a.meta, &a.location), (&b.meta, &b.location)));
+        listed.rows = sorted_by(listed.rows, |a, b| {
+            recent_first((&a.meta, &a.location), (&b.meta, &b.location))
+        });
         Ok(listed)
     }
 
@@ -88,29 +102,28 @@ impl NoteStore {
     /// for callers that show metadata (`notes_list`, the boot).
     pub fn list_headers(&self, query: &ListQuery) -> Result<ListStatus<NoteHeader>, NoteError> {
         let now = now_ms();
-        let parse = |bytes: &[u8]| split_note(&text_of(bytes)).meta(now, &self.tz);
-        let mut listed = self.scan(query, Reading::Head, |mut found| {
-            let meta = match found.kept.take() {
-                // A kept parse at this call's time (`None`: it depends on the
-                // zone, so it is parsed each time).
-                Some((_, Some(kept))) => kept.at(now).unwrap_or_else(|| parse(found.bytes)),
+        let mut listed = self.scan(query, Reading::Head { now }, |mut found| {
+            let meta = match std::mem::replace(&mut found.cached, Cached::Not) {
+                // A kept parse at this call's time.
+                Cached::Meta(meta) => meta,
                 // Through the cache for the first time at this stamp.
-                Some((stamp, None)) if let Some(heads) = &self.heads => {
+                Cached::Head { stamp, keep: true } if let Some(heads) = &self.heads => {
                     let (meta, kept) =
                         KeptMeta::parse(&split_note(&text_of(found.bytes)), now, &self.tz);
                     heads.keep_meta(found.path, &stamp, kept);
                     meta
                 }
-                _ => parse(found.bytes),
+                // Without a cache, or a kept parse that depends on the zone.
+                _ => split_note(&text_of(found.bytes)).meta(now, &self.tz),
             };
             shown(query, meta.is_crumpled(), || NoteHeader {
                 location: self.location_found(&found),
                 meta,
             })
         })?;
-        listed
-            .rows
-            .sort_by(|a, b| recent_first((&a.meta, &a.location), (&b.meta, &b.location)));
+        listed.rows = sorted_by(listed.rows, |a, b| {
+            recent_first((&a.meta, &a.location), (&b.meta, &b.location))
+        });
         Ok(listed)
     }
 
@@ -184,11 +197,14 @@ impl NoteStore {
     /// the text around it.
     fn location_found(&self, found: &Found<'_>) -> NoteLocation {
         NoteLocation {
-            address: format!(
-                "{}{}",
-                found.home.rendered_prefix(&self.identity),
-                escape_forbidden(found.rel_path)
-            ),
+            address: {
+                let rel_path = escape_forbidden(found.rel_path);
+                let mut address =
+                    String::with_capacity(found.address_prefix.len() + rel_path.len());
+                address.push_str(found.address_prefix);
+                address.push_str(&rel_path);
+                address
+            },
             scope: found.home.scope(),
             home: found.home.clone(),
             rel_path: found.rel_path.to_owned(),
@@ -354,55 +370,64 @@ impl NoteStore {
             return Ok(());
         }
         let concrete_prefix = home.concrete_prefix();
+        let address_prefix = home.rendered_prefix(&self.identity);
         let mut concrete = String::new();
+        let mut rel_path = String::new();
         // Depth first, without following links. Entries are inspected
         // through their directory (`DirEntry`'s type and metadata come from
         // the directory handle, not from a walk of the whole path again).
-        let mut pending = vec![dir.clone()];
-        while let Some(current) = pending.pop() {
+        // Each directory goes with its path relative to the home (`None`
+        // when that is not UTF-8: no file below it has an address).
+        let mut pending = vec![(dir, Some(String::new()))];
+        while let Some((current, rel_dir)) = pending.pop() {
             let unreadable = |e: io::Error| NoteError::io("read directory", &current, &e);
             for entry in fs::read_dir(&current).map_err(unreadable)? {
                 let entry = entry.map_err(unreadable)?;
                 // Git's own directories hold no notes (the audit skips
                 // them, and no address can name them).
                 let name = entry.file_name();
-                if name
-                    .to_str()
-                    .is_some_and(|name| is_git_segment(name.strip_suffix(".md").unwrap_or(name)))
+                let name = name.to_str();
+                if name.is_some_and(|name| is_git_segment(name.strip_suffix(".md").unwrap_or(name)))
                 {
                     continue;
                 }
                 let file_type = entry
                     .file_type()
                     .map_err(|e| NoteError::io("read directory", &entry.path(), &e))?;
+                let rel = rel_dir.as_deref().zip(name);
                 if file_type.is_dir() {
-                    pending.push(entry.path());
+                    let rel = rel.map(|(rel_dir, name)| format!("{rel_dir}{name}{MAIN_SEPARATOR}"));
+                    pending.push((entry.path(), rel));
                     continue;
                 }
                 if !file_type.is_file() {
                     continue;
                 }
-                let path = entry.path();
-                let Some(rel_path) = path.strip_prefix(&dir).ok().and_then(Path::to_str) else {
+                let Some((rel_dir, name)) = rel else {
                     continue;
                 };
-                if !rel_path.ends_with(".md") {
+                if !name.ends_with(".md") {
                     continue;
                 }
+                rel_path.clear();
+                rel_path.push_str(rel_dir);
+                rel_path.push_str(name);
                 if let Some(pattern) = pattern {
                     concrete.clear();
                     concrete.push_str(&concrete_prefix);
-                    concrete.push_str(rel_path);
+                    concrete.push_str(&rel_path);
                     if !pattern.matches(&concrete) {
                         continue;
                     }
                 }
+                let path = entry.path();
                 let read = match (reading, self.heads.as_deref()) {
-                    (Reading::Head, Some(heads)) => kept_head(heads, &entry, &path, buffer)
-                        .map(|(len, stamp, meta)| (len, Some((stamp, meta)))),
-                    _ => read_file(&path, reading, buffer).map(|len| (len, None)),
+                    (Reading::Head { now }, Some(heads)) => {
+                        kept_head(heads, &entry, &path, now, buffer)
+                    }
+                    _ => read_file(&path, reading, buffer).map(|len| (len, Cached::Not)),
                 };
-                let (len, kept) = match read {
+                let (len, cached) = match read {
                     Ok(read) => read,
                     // Renamed away since the directory was read.
                     Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
@@ -410,10 +435,11 @@ impl NoteStore {
                 };
                 visit(Found {
                     home,
-                    rel_path,
+                    address_prefix: &address_prefix,
+                    rel_path: &rel_path,
                     path: &path,
                     bytes: &buffer[..len],
-                    kept,
+                    cached,
                 });
             }
         }
@@ -428,30 +454,54 @@ fn read_file(path: &Path, reading: Reading, buffer: &mut Vec<u8>) -> io::Result<
     let file = File::open(path)?;
     match reading {
         Reading::Whole => read_into(file, buffer, 0),
-        Reading::Head => read_head(file, buffer),
+        Reading::Head { .. } => read_head(file, buffer),
     }
 }
 
-/// The head of `entry`'s file (at `path`), with the file's stamp and the
-/// metadata `heads` keeps for it: the head `heads` keeps for its current
-/// stamp, else read and offered to `heads`.
+/// What `heads` gives for `entry`'s file (at `path`) in a listing at
+/// `now`: the parse it keeps for the file's current stamp, else the head it
+/// keeps (copied into `buffer`, with its length), else the head read into
+/// `buffer` and offered to `heads`.
 fn kept_head(
     heads: &HeadCache,
     entry: &fs::DirEntry,
     path: &Path,
+    now: i64,
     buffer: &mut Vec<u8>,
-) -> io::Result<(usize, Stamp, Option<KeptMeta>)> {
+) -> io::Result<(usize, Cached)> {
     // Not following a link: the walk saw a regular file here.
     let stamp = Stamp::of(&entry.metadata()?);
-    if let Some((len, meta)) = heads.get(path, &stamp, buffer) {
-        return Ok((len, stamp, meta));
+    match heads.serve(path, &stamp, now, buffer) {
+        Some(Served::Meta(meta)) => return Ok((0, Cached::Meta(meta))),
+        Some(Served::Head { len, parse_kept }) => {
+            return Ok((
+                len,
+                Cached::Head {
+                    stamp,
+                    keep: !parse_kept,
+                },
+            ));
+        }
+        None => {}
     }
     // The stamp was taken first: a file changed after it is read under the
     // old stamp, which no later `lstat` matches.
     let read_started = SystemTime::now();
-    let len = read_file(path, Reading::Head, buffer)?;
+    let len = read_file(path, Reading::Head { now }, buffer)?;
     heads.put(path, stamp, &buffer[..len], read_started);
-    Ok((len, stamp, None))
+    Ok((len, Cached::Head { stamp, keep: true }))
+}
+
+/// `rows` sorted stably by `compare`, each row moved once (rows are large,
+/// and a sort in place moves each of them many times).
+fn sorted_by<R>(rows: Vec<R>, mut compare: impl FnMut(&R, &R) -> Ordering) -> Vec<R> {
+    let mut order: Vec<usize> = (0..rows.len()).collect();
+    order.sort_by(|&a, &b| compare(&rows[a], &rows[b]));
+    let mut slots: Vec<Option<R>> = rows.into_iter().map(Some).collect();
+    order
+        .into_iter()
+        .filter_map(|index| slots.get_mut(index).and_then(Option::take))
+        .collect()
 }
 
 /// `list` order: `updatedAt` descending, ties by address.

@@ -16,12 +16,13 @@ pub use types::{
     SearchedNote,
 };
 
+use super::fill::fill_best_from;
 use super::output::{json_bytes, pack, pack_or};
 use super::params::at_least;
 use super::window::{read_window_packed, to_u32};
 use super::{
     MAX_ERROR_LINE_FACTS, MAX_METADATA_ENTRY_BYTES, MAX_METADATA_EXTRA_BYTES, Outcome, Refusal,
-    RefusalCode, ToolOutput, fill_best, fits, prefix_fit,
+    RefusalCode, TOOL_OUTPUT_MAX_BYTES, ToolData, ToolOutput, fill_best, fits, prefix_fit,
 };
 use crate::notes::{
     Change, Edit, ListQuery, NoteError, NoteMeta, NoteStore, NotesIdentity, Origin, Scope,
@@ -314,13 +315,31 @@ fn list(store: &NoteStore, params: &NotesListParams) -> Outcome<ToolOutput> {
             updated_at: local_iso(row.meta.updated_at, tz),
             crumpled_at: row.meta.crumpled_at.map(|at| local_iso(at, tz)),
         });
+    list_page(
+        rows,
+        total,
+        status.crumpled_excluded,
+        &status.homes_unavailable,
+    )
+}
+
+/// The `notes_list` page of `rows` (of `total` listed): as many as fit.
+fn list_page(
+    mut rows: impl Iterator<Item = ListedNote>,
+    total: usize,
+    crumpled_excluded: usize,
+    homes_unavailable: &[String],
+) -> Outcome<ToolOutput> {
     let data = |files: Vec<ListedNote>| NotesListData {
         more: to_u32(total - files.len()),
         files,
-        crumpled_excluded: to_u32(status.crumpled_excluded),
-        homes_unavailable: status.homes_unavailable.clone(),
+        crumpled_excluded: to_u32(crumpled_excluded),
+        homes_unavailable: homes_unavailable.to_vec(),
     };
-    let (filled, packed) = fill_best(rows, |kept| pack(&data(kept.to_vec())).ok().flatten());
+    let (first, guess) = fitting_rows(rows.by_ref(), &data(Vec::new()));
+    let (filled, packed) = fill_best_from(first.into_iter().chain(rows), guess, |kept| {
+        pack(&data(kept.to_vec())).ok().flatten()
+    });
     if filled.kept.is_empty() && filled.rejected.is_some() {
         return Err(Refusal::new(
             RefusalCode::OutputTooLarge,
@@ -334,6 +353,34 @@ fn list(store: &NoteStore, params: &NotesListParams) -> Outcome<ToolOutput> {
             "The notes snapshot metadata exceeds the response budget.",
         ),
     }
+}
+
+/// The rows of a `notes_list` page taken from `rows` until their sizes (a
+/// row's text and its JSON, added to those of the `empty` page) pass the
+/// budget, and how many of them fit by that sum: the guess the page's
+/// measurements start from. The sum leaves out only how the counts'
+/// digits change, so it is off by a row at most.
+fn fitting_rows(
+    rows: impl Iterator<Item = ListedNote>,
+    empty: &NotesListData,
+) -> (Vec<ListedNote>, usize) {
+    let (mut text, mut json) = (empty.render().len(), json_bytes(empty));
+    let mut taken = Vec::new();
+    let mut line = String::new();
+    for row in rows {
+        line.clear();
+        render::push_listed(&mut line, &row);
+        text += line.len();
+        // With the comma before it.
+        json += json_bytes(&row) + 1;
+        taken.push(row);
+        if text > TOOL_OUTPUT_MAX_BYTES || json > TOOL_OUTPUT_MAX_BYTES {
+            let guess = taken.len() - 1;
+            return (taken, guess);
+        }
+    }
+    let guess = taken.len();
+    (taken, guess)
 }
 
 fn search(store: &NoteStore, params: &NotesSearchParams) -> Outcome<ToolOutput> {
@@ -444,4 +491,78 @@ fn shrink_first(file: SearchedNote, fits: impl Fn(&SearchedNote) -> bool) -> Opt
 
 fn limit(limit: Option<u32>) -> usize {
     limit.map_or(usize::MAX, |limit| limit as usize)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)] // a failed unwrap is a failed test
+
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The page the rule reads as: rows added one by one while the page
+    /// fits.
+    fn linear_page(rows: &[ListedNote], total: usize) -> Option<ToolOutput> {
+        let data = |files: &[ListedNote]| NotesListData {
+            more: to_u32(total - files.len()),
+            files: files.to_vec(),
+            crumpled_excluded: 2,
+            homes_unavailable: vec!["@human".to_owned()],
+        };
+        let mut page = None;
+        for len in 0..=rows.len() {
+            match pack(&data(&rows[..len])).unwrap() {
+                Some(output) => page = Some(output),
+                None => break,
+            }
+        }
+        page.filter(|_| rows.is_empty() || fits(&data(&rows[..1])))
+    }
+
+    fn listed_note() -> impl Strategy<Value = ListedNote> {
+        (
+            "[a-z\"\u{1}é😀/]{1,120}",
+            proptest::option::of("[a-z0-9-]{1,30}"),
+            proptest::option::of("[0-9:T-]{1,30}"),
+        )
+            .prop_map(|(address, project_key, crumpled_at)| ListedNote {
+                address,
+                project_key,
+                updated_at: "2026-01-01T00:00:00.000+00:00".to_owned(),
+                crumpled_at,
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(24))]
+
+        /// The guessed and measured page is the one the linear rule keeps,
+        /// byte for byte.
+        #[test]
+        fn a_list_page_is_the_longest_that_fits(
+            rows in proptest::collection::vec(listed_note(), 0..700),
+            hidden in 0usize..3,
+        ) {
+            let total = rows.len() + hidden;
+            let page = list_page(rows.clone().into_iter(), total, 2, &["@human".to_owned()]);
+            match linear_page(&rows, total) {
+                Some(expected) => prop_assert_eq!(page.unwrap(), expected),
+                None => prop_assert!(page.is_err()),
+            }
+        }
+    }
+
+    #[test]
+    fn a_first_row_past_the_budget_is_refused() {
+        let huge = ListedNote {
+            address: "a".repeat(TOOL_OUTPUT_MAX_BYTES),
+            project_key: None,
+            updated_at: String::new(),
+            crumpled_at: None,
+        };
+        let refused = list_page([huge].into_iter(), 1, 0, &[]).unwrap_err();
+        assert_eq!(refused.code(), RefusalCode::OutputTooLarge);
+        let empty = list_page(std::iter::empty(), 0, 0, &[]).unwrap();
+        assert_eq!(empty.text, "0 notes");
+    }
 }

@@ -3,7 +3,8 @@
 use std::fmt::Write;
 
 use super::types::{
-    NoteMetadata, NotesListData, NotesReadData, NotesSearchData, NotesUpdateData, NotesWriteData,
+    ListedNote, NoteMetadata, NotesListData, NotesReadData, NotesSearchData, NotesUpdateData,
+    NotesWriteData,
 };
 use crate::notes::ChangeKind;
 use crate::tools::{ToolData, render_window};
@@ -78,9 +79,7 @@ impl ToolData for NotesListData {
     fn render(&self) -> String {
         let mut text = plural(self.files.len() as u32, "note", "notes");
         for file in &self.files {
-            text.push_str("\n- ");
-            push_identity(&mut text, &file.address, file.project_key.as_deref());
-            push_times(&mut text, &file.updated_at, file.crumpled_at.as_deref());
+            push_listed(&mut text, file);
         }
         push_snapshot_footer(
             &mut text,
@@ -90,6 +89,13 @@ impl ToolData for NotesListData {
         );
         text
     }
+}
+
+/// One row of a `notes_list` text: `\n- <identity> | updated T[ | crumpled T]`.
+pub(super) fn push_listed(text: &mut String, file: &ListedNote) {
+    text.push_str("\n- ");
+    push_identity(text, &file.address, file.project_key.as_deref());
+    push_times(text, &file.updated_at, file.crumpled_at.as_deref());
 }
 
 impl ToolData for NotesSearchData {
