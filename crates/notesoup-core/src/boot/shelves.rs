@@ -17,7 +17,8 @@
 //! home's next create, removal or rename: another program editing a note in
 //! place, without a rename, so that its `updatedAt` or `crumpledAt` changes
 //! while it is not on the shelf. A note on the shelf is always read as it
-//! is (one crumpled in place gives its place to the next).
+//! is and placed by the time it holds now (one crumpled or dated back in
+//! place gives its place to the next).
 //!
 //! The rules that keep the rest exact:
 //! - A home is kept only when every directory's change time lies at least
@@ -30,13 +31,15 @@
 //! - Times are parsed in the store's zone; a home listed in another zone
 //!   (or in one without a name) is listed again.
 
+use std::cmp::Ordering;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use serde::{Deserialize, Serialize};
 
 use crate::notes::{
-    Home, ListQuery, NoteError, NoteHeader, NoteLocation, NoteMeta, NoteStore, Scope, now_ms,
+    Home, ListQuery, NoteError, NoteHeader, NoteLocation, NoteMeta, NoteRow, NoteStore, Scope,
+    now_ms,
 };
 
 use super::render::SHELF_FRESH_LIMIT;
@@ -73,8 +76,7 @@ struct KeptHome {
     /// The name of the zone its times were parsed in.
     zone: String,
     /// Every directory from below the notes root down to the home, then
-    /// every directory inside it, with its stamp; `None`: missing (only the
-    /// last entry may be missing, and then the home is empty).
+    /// every directory inside it, with its stamp.
     dirs: Vec<(PathBuf, Option<DirStamp>)>,
     /// The root `MAP.md` was live.
     map: bool,
@@ -224,10 +226,15 @@ impl ShelfIndex {
         if !unchanged {
             return None;
         }
-        if kept.dirs.last().is_some_and(|(_, stamp)| stamp.is_none()) {
-            return Some(HomeShelf::from_rows(Vec::new()));
-        }
         let now = now_ms();
+        let mut rows = Vec::with_capacity(SHELF_FRESH_LIMIT + 1);
+        if kept.map {
+            let address = format!("{}{MAP_FILE}", home.rendered_prefix(store.identity()));
+            rows.extend(live_row(
+                store,
+                &header(&home, &dir, MAP_FILE, address, now),
+            )?);
+        }
         let mut pages: Vec<&KeptPage> = kept.pages.iter().collect();
         // Recent first at this boot's time, ties by address, as a listing
         // now would order them.
@@ -237,32 +244,44 @@ impl ShelfIndex {
                 .cmp(&time(a))
                 .then_with(|| a.address.cmp(&b.address))
         });
-        let map = kept.map.then(|| {
-            let address = format!("{}{MAP_FILE}", home.rendered_prefix(store.identity()));
-            header(&home, &dir, MAP_FILE, address, now)
-        });
-        let headers: Vec<NoteHeader> = map
-            .into_iter()
-            .chain(pages.into_iter().map(|page| {
-                header(
-                    &home,
-                    &dir,
-                    &page.rel_path,
-                    page.address.clone(),
-                    page.updated_at,
+        // The shelf's pages are read as they are now and placed by the times
+        // they hold now: pages are read in kept order until the freshest
+        // ones read all rank above the next page not read yet.
+        let mut fresh: Vec<NoteRow> = Vec::with_capacity(SHELF_FRESH_LIMIT + 1);
+        let mut unread = pages.into_iter().peekable();
+        while let Some(next) = unread.peek() {
+            let settled = fresh.get(SHELF_FRESH_LIMIT - 1).is_some_and(|last| {
+                recent_first(
+                    (last.meta.updated_at, &last.location.address),
+                    (time(next), &next.address),
+                ) == Ordering::Less
+            });
+            if settled {
+                break;
+            }
+            let page = header(
+                &home,
+                &dir,
+                &next.rel_path,
+                next.address.clone(),
+                time(next),
+            );
+            unread.next();
+            fresh.extend(live_row(store, &page)?);
+            fresh.sort_by(|a, b| {
+                recent_first(
+                    (a.meta.updated_at, &a.location.address),
+                    (b.meta.updated_at, &b.location.address),
                 )
-            }))
-            .collect();
-        // Read as a listing's shelf is: a note found crumpled (or gone) when
-        // read gives its place to the next.
-        let rows = shelf_of(store, &headers).ok()?;
-        let fresh = rows
-            .iter()
-            .filter(|row| row.location.rel_path != MAP_FILE)
-            .count();
-        if fresh < SHELF_FRESH_LIMIT && !kept.complete {
+            });
+        }
+        // Past the kept pages, only a home kept whole knows there is no
+        // other note.
+        if unread.peek().is_none() && !kept.complete {
             return None;
         }
+        fresh.truncate(SHELF_FRESH_LIMIT);
+        rows.append(&mut fresh);
         Some(HomeShelf::from_rows(rows))
     }
 
@@ -294,7 +313,9 @@ impl ShelfIndex {
             Err(error) if error.is_filesystem() => return Ok(HomeShelf::Unavailable),
             Err(error) => return Err(error),
         };
+        // A missing home needs no keeping: it is served empty as it is.
         if let (Some(dirs), Some(zone)) = (dirs, zone_name(store))
+            && dirs.last().is_some_and(|(_, stamp)| stamp.is_some())
             && settled(&dirs, started, self.settle)
             && let Some(kept) = keep(
                 dir,
@@ -319,6 +340,19 @@ impl ShelfIndex {
         self.homes.retain(|kept| kept.dir != dir);
         self.changed |= self.homes.len() != before;
     }
+}
+
+/// The note `header` locates, read whole as it is now: `Some(None)` when it
+/// is gone or crumpled, `None` when it cannot be read (the home is then
+/// listed, and the listing reports it).
+fn live_row(store: &NoteStore, header: &NoteHeader) -> Option<Option<NoteRow>> {
+    let row = store.peek_row(header).ok()?;
+    Some(row.filter(|row| !row.meta.is_crumpled()))
+}
+
+/// A listing's order: recent first, ties by address.
+fn recent_first(a: (i64, &String), b: (i64, &String)) -> Ordering {
+    b.0.cmp(&a.0).then_with(|| a.1.cmp(b.1))
 }
 
 /// What to keep of a listing of the home at `dir`, whose rows are recent

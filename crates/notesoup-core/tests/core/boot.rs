@@ -1094,6 +1094,20 @@ fn kept_shelves_equal_listed_shelves_through_renames_and_in_place_crumpling() {
     let listed = listed_shelves(&store, since);
     assert_ne!(first_fresh(&listed, Scope::Session), shown);
     assert_eq!(shelves(served, since), listed);
+
+    // A shown page dated back in place: placed by the time it holds now, so
+    // the next page moves up.
+    let shown = first_fresh(&listed_shelves(&store, since), Scope::Project);
+    let path = project.join(shown.trim_start_matches("@project/"));
+    fs::write(
+        &path,
+        note_text(opened_at() - 9_000.hours(), None, "# Dated back\n"),
+    )
+    .expect("in place");
+    let served = BootSnapshot::served(&store, &index).expect("still kept");
+    let listed = listed_shelves(&store, since);
+    assert_ne!(first_fresh(&listed, Scope::Project), shown);
+    assert_eq!(shelves(served, since), listed);
 }
 
 #[test]

@@ -556,7 +556,8 @@ fn hook_inputs_corpus() {
         tally.add(case["class"].as_str().unwrap(), answer);
     }
     assert_eq!(tree(&root, &[&sb.notes, &plugin_data]), before);
-    // In the plugin data only records, planted files and hand-off markers.
+    // In the plugin data only records, planted files, hand-off markers and
+    // the hooks' caches.
     for path in tree(&plugin_data, &[]).keys() {
         let rel = path.strip_prefix(&plugin_data).unwrap().to_string_lossy();
         let name = path.file_name().unwrap().to_string_lossy();
@@ -567,6 +568,9 @@ fn hook_inputs_corpus() {
         assert!(
             rel.starts_with("notesoup-test/sessions")
                 || rel.starts_with("notesoup-test/projects")
+                || rel.starts_with("notesoup-test/transcript-scans")
+                || rel.starts_with("notesoup-test/boot-shelves")
+                || rel.starts_with("notesoup-test/note-heads")
                 || rel == "notesoup-test",
             "unexpected {rel}"
         );
