@@ -8,7 +8,9 @@
 //! - `notesoup hook session-start` (startup: boot from the whole store);
 //! - `notesoup hook session-start` on `resume` and on `compact` of a session
 //!   notesoup has no record of (the window is recovered from the 50 MB
-//!   transcript), booting from the 10,000-note store;
+//!   transcript), booting from the 10,000-note store: the first run of
+//!   each, before the hooks kept shelves or a transcript scan, and the
+//!   median of the others;
 //! - `notesoup hook user-prompt-submit` (usage from the transcript's tail);
 //! - MCP `tools/call` round trips on a running `notesoup mcp`, each call
 //!   carrying Claude Code's `claudecode/toolUseId`: `notes_list` over the
@@ -42,7 +44,7 @@ const RSS_CALLS: usize = 1_000;
 pub fn run(args: &[String]) -> Result<()> {
     let runs = match args {
         [] => 20,
-        [flag, n] if flag == "--runs" => n.parse::<usize>().context(USAGE)?.max(1),
+        [flag, n] if flag == "--runs" => n.parse::<usize>().context(USAGE)?.max(2),
         _ => bail!("{USAGE}"),
     };
     let binary = claude_plugin::build(&workspace_root(), true)?;
@@ -91,7 +93,11 @@ impl World {
         };
         world.write_notes(&world.notes, NOTES)?;
         world.write_notes(&world.many_notes, MANY_NOTES)?;
+        let notes_written = Instant::now();
         world.write_transcript()?;
+        // A store is measured as a user's is: settled. Boots keep no shelf
+        // for a folder changed in the last 2 s.
+        std::thread::sleep(Duration::from_millis(2_100).saturating_sub(notes_written.elapsed()));
         Ok(world)
     }
 
@@ -283,8 +289,6 @@ impl World {
         for (name, samples) in [
             ("hook session-start", start),
             ("hook user-prompt-submit", prompt),
-            ("session-start resume*", resume),
-            ("session-start compact*", compact),
         ] {
             let m = median(samples);
             writeln!(
@@ -294,9 +298,27 @@ impl World {
                 ms(node) / ms(m)
             )?;
         }
+        // The first of each kind runs before the hooks kept anything of
+        // this store and transcript: the shelves are listed, the transcript
+        // is scanned whole.
+        for (name, mut samples) in [
+            ("session-start resume*", resume),
+            ("session-start compact*", compact),
+        ] {
+            let first = samples.remove(0);
+            let m = median(samples);
+            writeln!(
+                report,
+                "  notesoup {name:<23} {:>8.2} ms   {:.1}x faster than node (first: {:.2} ms, {:.1}x)",
+                ms(m),
+                ms(node) / ms(m),
+                ms(first),
+                ms(node) / ms(first)
+            )?;
+        }
         writeln!(
             report,
-            "  (* {MANY_NOTES} notes, 50 MB transcript, no record of the session)"
+            "  (* {MANY_NOTES} notes, 50 MB transcript, no record of the session; medians of the runs after the first)"
         )?;
         writeln!(
             report,

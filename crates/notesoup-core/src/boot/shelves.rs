@@ -247,15 +247,21 @@ impl ShelfIndex {
         // The shelf's pages are read as they are now and placed by the times
         // they hold now: pages are read in kept order until the freshest
         // ones read all rank above the next page not read yet.
-        let mut fresh: Vec<NoteRow> = Vec::with_capacity(SHELF_FRESH_LIMIT + 1);
+        // Each read page with the time it is placed by: the time it holds,
+        // or this boot's time when that is the time of its read (its
+        // `updatedAt` is missing or unreadable), as one listing gives every
+        // such page one time.
+        let mut fresh: Vec<(i64, NoteRow)> = Vec::with_capacity(SHELF_FRESH_LIMIT + 1);
         let mut unread = pages.into_iter().peekable();
         while let Some(next) = unread.peek() {
-            let settled = fresh.get(SHELF_FRESH_LIMIT - 1).is_some_and(|last| {
-                recent_first(
-                    (last.meta.updated_at, &last.location.address),
-                    (time(next), &next.address),
-                ) == Ordering::Less
-            });
+            let settled = fresh
+                .get(SHELF_FRESH_LIMIT - 1)
+                .is_some_and(|(time_read, last)| {
+                    recent_first(
+                        (*time_read, &last.location.address),
+                        (time(next), &next.address),
+                    ) == Ordering::Less
+                });
             if settled {
                 break;
             }
@@ -267,11 +273,20 @@ impl ShelfIndex {
                 time(next),
             );
             unread.next();
-            fresh.extend(live_row(store, &page)?);
-            fresh.sort_by(|a, b| {
+            let read_from = now_ms();
+            if let Some(row) = live_row(store, &page)? {
+                let held = row.meta.updated_at;
+                let placed = if (read_from..=now_ms()).contains(&held) {
+                    now
+                } else {
+                    held
+                };
+                fresh.push((placed, row));
+            }
+            fresh.sort_by(|(a_time, a), (b_time, b)| {
                 recent_first(
-                    (a.meta.updated_at, &a.location.address),
-                    (b.meta.updated_at, &b.location.address),
+                    (*a_time, &a.location.address),
+                    (*b_time, &b.location.address),
                 )
             });
         }
@@ -280,8 +295,12 @@ impl ShelfIndex {
         if unread.peek().is_none() && !kept.complete {
             return None;
         }
-        fresh.truncate(SHELF_FRESH_LIMIT);
-        rows.append(&mut fresh);
+        rows.extend(
+            fresh
+                .into_iter()
+                .take(SHELF_FRESH_LIMIT)
+                .map(|(_, row)| row),
+        );
         Some(HomeShelf::from_rows(rows))
     }
 
