@@ -35,7 +35,7 @@ pub struct NotesoupTools {
     history_cache: Option<CachedHistory>,
     /// The session the last `tool_use` row named.
     known_caller: Option<KnownCaller>,
-    /// Note heads kept between listings.
+    /// Note heads kept between listings, watched for changes.
     heads: Arc<HeadCache>,
 }
 
@@ -141,7 +141,7 @@ impl NotesoupTools {
             tools: claude_tools(),
             history_cache: None,
             known_caller: None,
-            heads: Arc::new(HeadCache::new()),
+            heads: Arc::new(HeadCache::new().watching()),
         }
     }
 }

@@ -458,3 +458,64 @@ fn memory_stays_bounded_over_a_thousand_calls_on_a_long_transcript() {
     );
     server.finish();
 }
+
+/// A running server serves unchanged note heads on change notification:
+/// every change after a warm `notes_list` shows at the next call, among
+/// them an edit in place to the same length within the same second.
+#[test]
+fn a_warm_notes_list_sees_every_change() {
+    let sb = Sandbox::new();
+    let key = notesoup_core::notes::project_key(&sb.project);
+    let home = sb.notes.join("project").join(&key);
+    std::fs::create_dir_all(home.join("topics")).unwrap();
+    let note = |day: u8| {
+        format!(
+            "---\ncreatedAt: 2026-01-01T00:00:00.000+00:00\nupdatedAt: 2026-01-{day:02}T00:00:00.000+00:00\n---\n\nbody"
+        )
+    };
+    std::fs::write(home.join("a.md"), note(2)).unwrap();
+    std::fs::write(home.join("topics/b.md"), note(1)).unwrap();
+    // Heads are kept (and watched) only once a note has not changed for 2 s.
+    std::thread::sleep(std::time::Duration::from_millis(2_100));
+    let mut server = Server::start(&sb);
+    let mut id = 0;
+    let mut list = |server: &mut Server| {
+        id += 1;
+        let listed = server.call(id, "notes_list", json!({}), "toolu_list");
+        text(&listed).to_owned()
+    };
+    let row = |path: &str, day: u8| {
+        format!("- @project/{path} (project {key}) | updated 2026-01-{day:02}T00:00:00.000+00:00")
+    };
+    let page = |rows: &[String]| format!("{} notes\n{}", rows.len(), rows.join("\n"));
+    let first = page(&[row("a.md", 2), row("topics/b.md", 1)]);
+    assert_eq!(list(&mut server), first);
+    assert_eq!(list(&mut server), first);
+    std::fs::write(home.join("topics/b.md"), note(3)).unwrap();
+    assert_eq!(
+        list(&mut server),
+        page(&[row("topics/b.md", 3), row("a.md", 2)]),
+        "edited in place"
+    );
+    std::fs::rename(home.join("a.md"), home.join("topics/c.md")).unwrap();
+    assert_eq!(
+        list(&mut server),
+        page(&[row("topics/b.md", 3), row("topics/c.md", 2)]),
+        "moved"
+    );
+    let outside = sb.home.join("outside.md");
+    std::fs::hard_link(home.join("topics/c.md"), &outside).unwrap();
+    std::fs::write(&outside, note(4)).unwrap();
+    assert_eq!(
+        list(&mut server),
+        page(&[row("topics/c.md", 4), row("topics/b.md", 3)]),
+        "written through a hard link"
+    );
+    std::fs::remove_file(home.join("topics/b.md")).unwrap();
+    assert_eq!(
+        list(&mut server),
+        page(&[row("topics/c.md", 4)]).replace("1 notes", "1 note"),
+        "removed"
+    );
+    server.finish();
+}

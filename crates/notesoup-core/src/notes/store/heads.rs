@@ -32,6 +32,8 @@ use jiff::tz::TimeZone;
 
 use crate::notes::frontmatter::{NoteMeta, SplitNote};
 
+use super::watch::Watcher;
+
 /// What identifies one version of a file on disk.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct Stamp {
@@ -103,6 +105,10 @@ struct Kept {
     /// Its metadata, once a listing parsed it (see
     /// [`HeadCache::keep_meta`]).
     meta: Option<KeptMeta>,
+    /// Served without a stamp check: the file and its directory are
+    /// watched, and no change was reported since the stamp matched (see
+    /// [`HeadCache::watching`]).
+    watched: bool,
 }
 
 /// A head's metadata as a listing keeps it: the parse, unless it depends
@@ -212,6 +218,55 @@ pub struct HeadCache {
 struct Heads {
     by_path: HashMap<OsString, Kept, PathHashing>,
     changed: bool,
+    /// Change notification, for a cache made [`HeadCache::watching`].
+    watcher: Option<Watcher>,
+}
+
+/// What a change report asks a cache to stop serving without a stamp
+/// check.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum Forget {
+    /// The head kept for this path.
+    Path(OsString),
+    /// Every head at or below this path.
+    Below(OsString),
+    /// Every head.
+    All,
+}
+
+impl Heads {
+    /// Stops serving what `forget` names without a stamp check.
+    fn forget(&mut self, forget: Vec<Forget>) {
+        for forget in forget {
+            match forget {
+                Forget::Path(path) => {
+                    if let Some(kept) = self.by_path.get_mut(&path) {
+                        kept.watched = false;
+                    }
+                }
+                Forget::Below(dir) => {
+                    for (path, kept) in &mut self.by_path {
+                        if kept.watched && is_at_or_below(path, &dir) {
+                            kept.watched = false;
+                        }
+                    }
+                }
+                Forget::All => {
+                    for kept in self.by_path.values_mut() {
+                        kept.watched = false;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Whether `path` is `dir` or below it.
+pub(super) fn is_at_or_below(path: &std::ffi::OsStr, dir: &std::ffi::OsStr) -> bool {
+    let (path, dir) = (path.as_encoded_bytes(), dir.as_encoded_bytes());
+    path.strip_prefix(dir).is_some_and(|rest| {
+        rest.is_empty() || rest.starts_with(std::path::MAIN_SEPARATOR_STR.as_bytes())
+    })
 }
 
 /// What [`HeadCache::serve`] found for a file's current stamp.
@@ -327,6 +382,30 @@ impl HeadCache {
         }
     }
 
+    /// The same cache with change notification where the system has it
+    /// (Linux): a head is then served without asking for its file's stamp
+    /// while the kernel reports no change to the file or to any directory
+    /// on its path below the listed home, and every listing still checks
+    /// that each directory's path leads to the directory watched. A queue
+    /// that overflowed forgets every watch, and a directory on a
+    /// filesystem that may change without reports (network, user-space,
+    /// overlay) is checked by stamp as before. For a long-lived host; a
+    /// short-lived one would watch for nothing.
+    pub fn watching(self) -> HeadCache {
+        self.lock().watcher = Watcher::new();
+        self
+    }
+
+    /// How many kept heads are served on change notification (see
+    /// [`Self::watching`]) rather than checked by stamp.
+    pub fn watched_heads(&self) -> usize {
+        self.lock()
+            .by_path
+            .values()
+            .filter(|kept| kept.watched)
+            .count()
+    }
+
     /// How many heads are kept.
     pub fn len(&self) -> usize {
         self.lock().by_path.len()
@@ -388,14 +467,78 @@ impl HeadCache {
             .by_path
             .get(path.as_os_str())
             .filter(|kept| kept.stamp == *stamp)?;
-        if let Some(meta) = found.meta.as_ref().and_then(|meta| meta.at(now)) {
-            return Some(Served::Meta(meta));
+        Some(found.serve(now, buffer))
+    }
+
+    /// [`Self::serve`] without a stamp: what is kept for `path`, with the
+    /// stamp it is kept under, when nothing was reported to change it since
+    /// its stamp matched (see [`Self::watching`]).
+    pub(super) fn serve_watched(
+        &self,
+        path: &Path,
+        now: i64,
+        buffer: &mut Vec<u8>,
+    ) -> Option<(Stamp, Served)> {
+        let kept = self.lock();
+        let found = kept
+            .by_path
+            .get(path.as_os_str())
+            .filter(|kept| kept.watched)?;
+        Some((found.stamp, found.serve(now, buffer)))
+    }
+
+    /// Reads the change reports queued since the last listing, and stops
+    /// serving without a stamp check what they may have changed. The first
+    /// step of a listing.
+    pub(super) fn begin_listing(&self) {
+        let mut heads = self.lock();
+        let mut forget = Vec::new();
+        if let Some(watcher) = heads.watcher.as_mut() {
+            watcher.drain(&mut forget);
         }
-        copy_head(&found.head, buffer);
-        Some(Served::Head {
-            len: found.head.len(),
-            parse_kept: found.meta.is_some(),
-        })
+        heads.forget(forget);
+    }
+
+    /// Watches the directory `dir` before a listing reads it; its device
+    /// when it is watched (see [`Self::watching`]).
+    pub(super) fn watch_dir(&self, dir: &Path) -> Option<u64> {
+        let mut heads = self.lock();
+        let mut forget = Vec::new();
+        let device = heads.watcher.as_mut()?.watch_dir(dir, &mut forget);
+        heads.forget(forget);
+        device
+    }
+
+    /// Watches the note at `path`, before its stamp is taken; whether it is
+    /// watched.
+    pub(super) fn watch_note(&self, path: &Path) -> bool {
+        self.lock()
+            .watcher
+            .as_mut()
+            .is_some_and(|watcher| watcher.watch_note(path))
+    }
+
+    /// Serves the head kept for `path` under `stamp` without a stamp check
+    /// from now on, until a change is reported: the note and its directory
+    /// (on `device`) were watched before `stamp` was taken.
+    pub(super) fn trust(&self, path: &Path, stamp: &Stamp, device: u64) {
+        if stamp.dev != device {
+            // Another filesystem mounted on the note: its own watch rules.
+            return;
+        }
+        if let Some(kept) = self
+            .lock()
+            .by_path
+            .get_mut(path.as_os_str())
+            .filter(|kept| kept.stamp == *stamp)
+        {
+            kept.watched = true;
+        }
+    }
+
+    /// How many watches are in place (directories and notes).
+    pub fn watches(&self) -> usize {
+        self.lock().watcher.as_ref().map_or(0, Watcher::watches)
     }
 
     /// Keeps `meta` ([`KeptMeta::parse`]) beside the head kept for `path`
@@ -431,6 +574,7 @@ impl HeadCache {
                 stamp,
                 head: head.into(),
                 meta: None,
+                watched: false,
             },
         );
         kept.changed = true;
@@ -485,6 +629,21 @@ impl HeadCache {
             return false;
         };
         stamp.changed_at() <= since_epoch(limit)
+    }
+}
+
+impl Kept {
+    /// The kept parse at `now` when there is one that does not depend on
+    /// the zone, else the head copied into `buffer`.
+    fn serve(&self, now: i64, buffer: &mut Vec<u8>) -> Served {
+        if let Some(meta) = self.meta.as_ref().and_then(|meta| meta.at(now)) {
+            return Served::Meta(meta);
+        }
+        copy_head(&self.head, buffer);
+        Served::Head {
+            len: self.head.len(),
+            parse_kept: self.meta.is_some(),
+        }
     }
 }
 
@@ -610,6 +769,7 @@ fn decode(bytes: &[u8]) -> Option<HashMap<OsString, Kept, PathHashing>> {
                 stamp,
                 head,
                 meta: None,
+                watched: false,
             },
         );
         if by_path.len() > HeadCache::MAX_ENTRIES {

@@ -227,6 +227,9 @@ impl NoteStore {
         };
         let mut failures = Vec::new();
         let homes = self.selected_homes(query, pattern.as_ref(), &mut failures)?;
+        if let (Reading::Head { .. }, Some(heads)) = (reading, self.heads.as_deref()) {
+            heads.begin_listing();
+        }
         let mut rows = Vec::new();
         let mut hidden = 0;
         let mut buffer = Vec::new();
@@ -380,6 +383,11 @@ impl NoteStore {
         // when that is not UTF-8: no file below it has an address).
         let mut pending = vec![(dir, Some(String::new()))];
         while let Some((current, rel_dir)) = pending.pop() {
+            // Watched before it is read: a change after this is reported.
+            let watched = match (reading, self.heads.as_deref()) {
+                (Reading::Head { .. }, Some(heads)) => heads.watch_dir(&current),
+                _ => None,
+            };
             let unreadable = |e: io::Error| NoteError::io("read directory", &current, &e);
             for entry in fs::read_dir(&current).map_err(unreadable)? {
                 let entry = entry.map_err(unreadable)?;
@@ -423,7 +431,7 @@ impl NoteStore {
                 let path = entry.path();
                 let read = match (reading, self.heads.as_deref()) {
                     (Reading::Head { now }, Some(heads)) => {
-                        kept_head(heads, &entry, &path, now, buffer)
+                        kept_head(heads, &entry, &path, now, watched, buffer)
                     }
                     _ => read_file(&path, reading, buffer).map(|len| (len, Cached::Not)),
                 };
@@ -459,37 +467,57 @@ fn read_file(path: &Path, reading: Reading, buffer: &mut Vec<u8>) -> io::Result<
 }
 
 /// What `heads` gives for `entry`'s file (at `path`) in a listing at
-/// `now`: the parse it keeps for the file's current stamp, else the head it
-/// keeps (copied into `buffer`, with its length), else the head read into
-/// `buffer` and offered to `heads`.
+/// `now`: the parse it keeps for the file, else the head it keeps (copied
+/// into `buffer`, with its length), else the head read into `buffer` and
+/// offered to `heads`. What is kept is served for the file's current stamp,
+/// or, in a directory watched on `device`, without a stamp while no change
+/// to the file was reported (see [`HeadCache::watching`]).
 fn kept_head(
     heads: &HeadCache,
     entry: &fs::DirEntry,
     path: &Path,
     now: i64,
+    device: Option<u64>,
     buffer: &mut Vec<u8>,
 ) -> io::Result<(usize, Cached)> {
+    if device.is_some()
+        && let Some((stamp, served)) = heads.serve_watched(path, now, buffer)
+    {
+        return Ok(cached(stamp, served));
+    }
+    // Watched before its stamp is taken: a change after it is reported.
+    let watched = device.filter(|_| heads.watch_note(path));
     // Not following a link: the walk saw a regular file here.
     let stamp = Stamp::of(&entry.metadata()?);
-    match heads.serve(path, &stamp, now, buffer) {
-        Some(Served::Meta(meta)) => return Ok((0, Cached::Meta(meta))),
-        Some(Served::Head { len, parse_kept }) => {
-            return Ok((
-                len,
-                Cached::Head {
-                    stamp,
-                    keep: !parse_kept,
-                },
-            ));
+    let found = match heads.serve(path, &stamp, now, buffer) {
+        Some(served) => cached(stamp, served),
+        None => {
+            // The stamp was taken first: a file changed after it is read
+            // under the old stamp, which no later `lstat` matches.
+            let read_started = SystemTime::now();
+            let len = read_file(path, Reading::Head { now }, buffer)?;
+            heads.put(path, stamp, &buffer[..len], read_started);
+            (len, Cached::Head { stamp, keep: true })
         }
-        None => {}
+    };
+    if let Some(device) = watched {
+        heads.trust(path, &stamp, device);
     }
-    // The stamp was taken first: a file changed after it is read under the
-    // old stamp, which no later `lstat` matches.
-    let read_started = SystemTime::now();
-    let len = read_file(path, Reading::Head { now }, buffer)?;
-    heads.put(path, stamp, &buffer[..len], read_started);
-    Ok((len, Cached::Head { stamp, keep: true }))
+    Ok(found)
+}
+
+/// A listing's view of what a [`HeadCache`] served under `stamp`.
+fn cached(stamp: Stamp, served: Served) -> (usize, Cached) {
+    match served {
+        Served::Meta(meta) => (0, Cached::Meta(meta)),
+        Served::Head { len, parse_kept } => (
+            len,
+            Cached::Head {
+                stamp,
+                keep: !parse_kept,
+            },
+        ),
+    }
 }
 
 /// `rows` sorted stably by `compare`, each row moved once (rows are large,

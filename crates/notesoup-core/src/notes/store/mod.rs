@@ -6,13 +6,49 @@
 //! - `listing`: `list`, `list_headers`, `peek_row` and `search`, and the
 //!   walk over the homes they share;
 //! - `files`: reading note files (whole, the head only, as text);
-//! - `heads`: note heads kept between listings by a long-lived host.
+//! - `heads`: note heads kept between listings by a long-lived host;
+//! - `watch`: change notification for the kept heads (Linux), so a head is
+//!   served without an `lstat` while nothing reported a change to it.
 
 mod files;
 mod heads;
 mod listing;
 mod ops;
 mod types;
+#[cfg(target_os = "linux")]
+mod watch;
+
+/// Without change notification nothing is watched: every kept head is
+/// checked by its file's stamp.
+#[cfg(not(target_os = "linux"))]
+mod watch {
+    use std::path::Path;
+
+    pub(super) use super::heads::Forget;
+
+    #[derive(Debug)]
+    pub(super) struct Watcher;
+
+    impl Watcher {
+        pub(super) fn new() -> Option<Watcher> {
+            None
+        }
+
+        pub(super) fn drain(&mut self, _: &mut Vec<Forget>) {}
+
+        pub(super) fn watch_dir(&mut self, _: &Path, _: &mut Vec<Forget>) -> Option<u64> {
+            None
+        }
+
+        pub(super) fn watch_note(&mut self, _: &Path) -> bool {
+            false
+        }
+
+        pub(super) fn watches(&self) -> usize {
+            0
+        }
+    }
+}
 
 use std::fs;
 use std::path::{Path, PathBuf};

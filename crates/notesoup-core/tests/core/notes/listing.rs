@@ -737,3 +737,200 @@ fn peek_row_reads_a_listed_note_whole_and_touches_nothing() {
         RefusalCode::InvalidAddress
     );
 }
+
+/// A store keeping every head at once and watching for changes, over the
+/// same root as `f.store`.
+fn watching(f: &Fixture) -> (NoteStore, Arc<HeadCache>) {
+    let heads = Arc::new(HeadCache::with_settle(Duration::ZERO).watching());
+    (f.store.clone().with_head_cache(Arc::clone(&heads)), heads)
+}
+
+/// A note with fixed times (so two listings of it are equal).
+fn timed(updated_day: u8, extra: &str) -> String {
+    format!(
+        "---\ncreatedAt: 2026-01-01T00:00:00.000+00:00\nupdatedAt: 2026-01-{updated_day:02}T00:00:00.000+00:00\nlastAccessed: 2026-01-01T00:00:00.000+00:00\n{extra}---\n\nbody"
+    )
+}
+
+/// Notes with fixed times in every own home and in nested folders.
+fn timed_library() -> Fixture {
+    let f = Fixture::new();
+    for (path, day) in [
+        ("pi/session/s1/checkpoint.md", 1),
+        ("pi/session/s1/a/b/deep.md", 2),
+        ("project/proj-12345678/MAP.md", 3),
+        ("project/proj-12345678/topics/one.md", 4),
+        ("project/proj-12345678/topics/two.md", 5),
+        ("human/prefs.md", 6),
+        ("agents/alice/diary.md", 7),
+        ("models/gpt/tips.md", 8),
+    ] {
+        f.put(path, &timed(day, ""));
+    }
+    f
+}
+
+/// Both listings (live notes and the wastebasket) through `watched` equal
+/// the ones read from disk without a cache, after `what`.
+#[track_caller]
+fn same_as_disk(f: &Fixture, watched: &NoteStore, what: &str) {
+    for wastebasket in [false, true] {
+        let query = ListQuery {
+            wastebasket,
+            ..ListQuery::default()
+        };
+        let on_disk = f.store.list_headers(&query).all_rows();
+        assert_eq!(
+            watched.list_headers(&query).all_rows(),
+            on_disk,
+            "{what} (wastebasket {wastebasket})"
+        );
+    }
+}
+
+/// Every kind of change after a warm listing shows at the next listing,
+/// through a cache that serves heads on change notification.
+#[test]
+fn watched_heads_follow_every_change() {
+    let f = timed_library();
+    let (watched, heads) = watching(&f);
+    let root = f.root();
+    let warm = |what: &str| {
+        same_as_disk(&f, &watched, what);
+        // Every listed head is served without a stamp check now (where the
+        // system reports changes).
+        if cfg!(target_os = "linux") {
+            let listed = f.store.list_headers(&ListQuery::default()).all_rows().len()
+                + f.store
+                    .list_headers(&ListQuery {
+                        wastebasket: true,
+                        ..ListQuery::default()
+                    })
+                    .all_rows()
+                    .len();
+            assert_eq!(heads.watched_heads(), listed, "{what}: all watched");
+        }
+    };
+    warm("first listing");
+    warm("warm listing");
+
+    // In place, to the same length, within the same second.
+    f.put("human/prefs.md", &timed(9, ""));
+    warm("edited in place");
+    // In place through an open file, without truncating, its modification
+    // time put back.
+    {
+        use std::io::{Seek, SeekFrom, Write};
+        let path = root.join("human/prefs.md");
+        let modified = std::fs::metadata(&path)
+            .expect("test setup")
+            .modified()
+            .expect("test setup");
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .expect("test setup");
+        let at = timed(9, "").find("2026-01-09").expect("test setup");
+        file.seek(SeekFrom::Start(at as u64)).expect("test setup");
+        file.write_all(b"2026-01-11").expect("test setup");
+        file.set_modified(modified).expect("test setup");
+    }
+    warm("written through an open file");
+    // Renamed; renamed over another note; removed; a new note.
+    std::fs::rename(root.join("human/prefs.md"), root.join("human/likes.md")).expect("test setup");
+    warm("renamed");
+    std::fs::rename(
+        root.join("project/proj-12345678/topics/one.md"),
+        root.join("project/proj-12345678/topics/two.md"),
+    )
+    .expect("test setup");
+    warm("renamed over another note");
+    std::fs::remove_file(root.join("agents/alice/diary.md")).expect("test setup");
+    warm("removed");
+    f.put("agents/alice/fresh.md", &timed(12, ""));
+    warm("a new note");
+    // Crumpled through the store, then smoothed by hand.
+    watched
+        .update(
+            "@self/fresh",
+            &UpdateRequest {
+                crumpled: Some(true),
+                ..UpdateRequest::default()
+            },
+        )
+        .expect("test setup");
+    warm("crumpled");
+    f.put("agents/alice/fresh.md", &timed(12, ""));
+    warm("smoothed by hand");
+    f.put(
+        "agents/alice/fresh.md",
+        &timed(12, "crumpledAt: 2026-01-13T00:00:00.000+00:00\n"),
+    );
+    warm("crumpled by hand");
+    // Written through a hard link outside the notes root.
+    let outside = f.dir.path().join("outside");
+    std::fs::create_dir_all(&outside).expect("test setup");
+    std::fs::hard_link(root.join("models/gpt/tips.md"), outside.join("tips.md"))
+        .expect("test setup");
+    std::fs::write(outside.join("tips.md"), timed(14, "")).expect("test setup");
+    warm("written through a hard link");
+    // A folder swapped for another; a whole home swapped through a folder
+    // above it.
+    f.put("project/proj-12345678/other/one.md", &timed(15, ""));
+    warm("another folder");
+    let project = root.join("project/proj-12345678");
+    std::fs::rename(project.join("topics"), project.join("old")).expect("test setup");
+    std::fs::rename(project.join("other"), project.join("topics")).expect("test setup");
+    warm("a folder swapped");
+    std::fs::rename(root.join("models"), root.join("models-old")).expect("test setup");
+    f.put("models/gpt/tips.md", &timed(16, ""));
+    f.put("models/gpt/more.md", &timed(17, ""));
+    warm("a home swapped above it");
+    std::fs::remove_dir_all(root.join("models")).expect("test setup");
+    std::fs::rename(root.join("models-old"), root.join("models")).expect("test setup");
+    warm("and back");
+}
+
+/// More reports than the kernel queues: every watch is dropped, and the
+/// next listing checks every note by stamp and watches it again.
+#[test]
+fn an_overflowed_queue_forgets_every_watched_head() {
+    let f = timed_library();
+    let (watched, heads) = watching(&f);
+    let root = f.root();
+    same_as_disk(&f, &watched, "first listing");
+    let [one, two] = ["human/prefs.md", "models/gpt/tips.md"].map(|path| {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(root.join(path))
+            .expect("test setup")
+    });
+    // Two files by turns, so that no report merges with the one before it.
+    let queued = std::fs::read_to_string("/proc/sys/fs/inotify/max_queued_events")
+        .ok()
+        .and_then(|max| max.trim().parse::<usize>().ok())
+        .unwrap_or(16_384);
+    let time = std::time::SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000);
+    for turn in 0..queued {
+        let file = if turn % 2 == 0 { &one } else { &two };
+        file.set_modified(time + Duration::from_secs(turn as u64))
+            .expect("test setup");
+    }
+    f.put("human/prefs.md", &timed(20, ""));
+    same_as_disk(&f, &watched, "after an overflow");
+    if cfg!(target_os = "linux") {
+        assert_eq!(heads.watched_heads(), 8, "watched again");
+        assert!(heads.watches() >= 8 + 5, "{}", heads.watches());
+    }
+}
+
+/// A cache that is not watching serves nothing without a stamp check.
+#[test]
+fn only_a_watching_cache_serves_heads_without_a_stamp_check() {
+    let f = timed_library();
+    let (kept, heads) = keeping(&f);
+    same_as_disk(&f, &kept, "first");
+    same_as_disk(&f, &kept, "warm");
+    assert_eq!(heads.len(), 8);
+    assert_eq!((heads.watched_heads(), heads.watches()), (0, 0));
+}

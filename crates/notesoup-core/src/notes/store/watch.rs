@@ -1,0 +1,311 @@
+//! Change notification for kept heads (Linux `inotify`): a long-lived host
+//! lists the same notes call after call, and with the heads kept, the
+//! `lstat` of every note is what a listing costs. A [`Watcher`] lets a kept
+//! head be served without it while the kernel reports no change that could
+//! touch it.
+//!
+//! What is watched, and what each report does:
+//! - every directory a listing walks, opened without following a link and
+//!   watched through its open descriptor, so the watch is on the very
+//!   directory whose device and inode are recorded. Each listing checks
+//!   that every directory's path still leads to that directory (one `lstat`
+//!   per directory); one that does not, and any report about a directory
+//!   itself (moved, deleted, its attributes), forgets every head below it
+//!   and every directory watch below it. A report naming an entry (created,
+//!   deleted, moved in or out, its attributes) forgets the heads at and
+//!   below that name;
+//! - every note whose head is served this way, by inode (not following a
+//!   link): a write, a truncation, a change of attributes or link count, a
+//!   move or a deletion forgets that head, through whichever name or hard
+//!   link the note was changed;
+//! - a queue that overflowed, or that cannot be read, forgets every head
+//!   and every watch, and watching starts again from nothing.
+//!
+//! A head is trusted only when the note's watch and its directory's watch
+//! were in place before the `lstat` that matched the kept head's stamp, and
+//! the note is on the directory's device: any later change is then in the
+//! queue, which every listing reads first. Directories on filesystems where
+//! changes can happen without a report (network and user-space filesystems,
+//! overlays) are not watched; their notes are checked by stamp, as without
+//! a watcher. Writes through a shared memory mapping are not reported by
+//! the kernel at all; notes are written with `write`.
+
+use std::collections::HashMap;
+use std::ffi::{OsStr, OsString};
+use std::fs::File;
+use std::mem::MaybeUninit;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+
+use super::heads::is_at_or_below;
+
+use rustix::fs::inotify::{self, CreateFlags, ReadFlags, WatchFlags};
+use rustix::fs::{Mode, OFlags};
+use rustix::io::Errno;
+
+/// What a directory is: its device and inode.
+pub(super) type DirId = (u64, u64);
+
+/// The most watches kept (directories and notes); past it notes are
+/// checked by stamp.
+const MAX_WATCHES: usize = 50_000;
+
+/// Filesystems whose every change is reported to a local watch: ext2/3/4,
+/// XFS, Btrfs, tmpfs, F2FS, ZFS and bcachefs.
+const LOCAL_FILESYSTEMS: [i128; 7] = [
+    0xEF53,
+    0x5846_5342,
+    0x9123_683E,
+    0x0102_1994,
+    0xF2F5_2010,
+    0x2FC1_2FC1,
+    0xCA45_1A4E,
+];
+
+/// The watch of one directory or note.
+#[derive(Debug)]
+struct Watch {
+    /// The paths it was added for (a note with hard links may have more).
+    paths: Vec<OsString>,
+    /// A directory's identity; `None` for a note.
+    dir: Option<DirId>,
+}
+
+pub(super) use super::heads::Forget;
+
+/// The watches of one cache (see the module's documentation).
+pub(super) struct Watcher {
+    /// `None` once a new queue could not be made: nothing is watched more.
+    queue: Option<OwnedFd>,
+    by_wd: HashMap<i32, Watch>,
+    /// The directory watches by path.
+    dirs: HashMap<OsString, (i32, DirId)>,
+    buffer: Vec<MaybeUninit<u8>>,
+}
+
+impl std::fmt::Debug for Watcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Watcher")
+            .field("queue", &self.queue)
+            .field("watches", &self.by_wd.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Watcher {
+    /// A watcher with nothing watched, or `None` when the kernel gives no
+    /// queue.
+    pub(super) fn new() -> Option<Watcher> {
+        let queue = inotify::init(CreateFlags::CLOEXEC | CreateFlags::NONBLOCK).ok()?;
+        Some(Watcher {
+            queue: Some(queue),
+            by_wd: HashMap::new(),
+            dirs: HashMap::new(),
+            buffer: vec![MaybeUninit::uninit(); 64 * 1024],
+        })
+    }
+
+    /// Reads every report queued since the last call and says what to
+    /// forget; after an overflow or a failed read, every watch is dropped
+    /// (a new queue is made) and [`Forget::All`] is the answer.
+    pub(super) fn drain(&mut self, forget: &mut Vec<Forget>) {
+        let mut reports = Vec::new();
+        let mut lost = false;
+        if let Some(queue) = &self.queue {
+            let mut reader = inotify::Reader::new(queue, &mut self.buffer[..]);
+            loop {
+                match reader.next() {
+                    Ok(event) if event.events().contains(ReadFlags::QUEUE_OVERFLOW) => {
+                        lost = true;
+                        break;
+                    }
+                    Ok(event) => reports.push((
+                        event.wd(),
+                        event
+                            .file_name()
+                            .map(|name| OsStr::from_bytes(name.to_bytes()).to_owned())
+                            .filter(|name| !name.is_empty()),
+                    )),
+                    Err(Errno::AGAIN) => break,
+                    Err(Errno::INTR) => {}
+                    Err(_) => {
+                        lost = true;
+                        break;
+                    }
+                }
+            }
+        }
+        if lost {
+            self.start_again();
+            forget.push(Forget::All);
+            return;
+        }
+        for (wd, name) in reports {
+            self.report(wd, name, forget);
+        }
+    }
+
+    /// What one report forgets.
+    fn report(&mut self, wd: i32, name: Option<OsString>, forget: &mut Vec<Forget>) {
+        // A watch already dropped (its reports can still be queued).
+        let Some(watch) = self.by_wd.get(&wd) else {
+            return;
+        };
+        match (watch.dir, name) {
+            (Some(_), Some(name)) => {
+                let Some(dir) = watch.paths.first() else {
+                    return;
+                };
+                let path = Path::new(dir).join(name).into_os_string();
+                self.drop_dirs_below(&path);
+                forget.push(Forget::Below(path));
+            }
+            (Some(_), None) => {
+                let paths = watch.paths.clone();
+                for path in paths {
+                    self.drop_dirs_below(&path);
+                    forget.push(Forget::Below(path));
+                }
+            }
+            (None, _) => {
+                if let Some(watch) = self.by_wd.remove(&wd) {
+                    self.unwatch(wd);
+                    forget.extend(watch.paths.into_iter().map(Forget::Path));
+                }
+            }
+        }
+    }
+
+    /// Drops the watches of `path` and of every directory below it.
+    fn drop_dirs_below(&mut self, path: &OsStr) {
+        let below: Vec<OsString> = self
+            .dirs
+            .keys()
+            .filter(|dir| is_at_or_below(dir, path))
+            .cloned()
+            .collect();
+        for dir in below {
+            if let Some((wd, _)) = self.dirs.remove(&dir) {
+                self.by_wd.remove(&wd);
+                self.unwatch(wd);
+            }
+        }
+    }
+
+    /// Removes the kernel's watch `wd` (one already gone is no matter).
+    fn unwatch(&self, wd: i32) {
+        if let Some(queue) = &self.queue {
+            let _ = inotify::remove_watch(queue, wd);
+        }
+    }
+
+    /// Drops every watch: a new, empty queue (or none, when the kernel
+    /// gives none, and nothing is watched more).
+    fn start_again(&mut self) {
+        self.by_wd.clear();
+        self.dirs.clear();
+        self.queue = None;
+        self.queue = inotify::init(CreateFlags::CLOEXEC | CreateFlags::NONBLOCK).ok();
+    }
+
+    /// Watches the directory `dir` (if it is not watched yet) and returns
+    /// its device when it is watched and its path still leads to the
+    /// watched directory; otherwise what was kept below it is to be
+    /// forgotten (`forget`) and `None` is returned.
+    pub(super) fn watch_dir(&mut self, dir: &Path, forget: &mut Vec<Forget>) -> Option<u64> {
+        self.queue.as_ref()?;
+        let now = std::fs::symlink_metadata(dir)
+            .ok()
+            .filter(|meta| meta.is_dir());
+        let key = dir.as_os_str();
+        if let Some((_, id)) = self.dirs.get(key) {
+            if now
+                .as_ref()
+                .is_some_and(|meta| (meta.dev(), meta.ino()) == *id)
+            {
+                return Some(id.0);
+            }
+            self.drop_dirs_below(key);
+            forget.push(Forget::Below(key.to_owned()));
+        }
+        now?;
+        if self.by_wd.len() >= MAX_WATCHES {
+            return None;
+        }
+        let opened = rustix::fs::open(
+            dir,
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .ok()?;
+        let local = rustix::fs::fstatfs(&opened)
+            .is_ok_and(|fs| LOCAL_FILESYSTEMS.contains(&i128::from(fs.f_type)));
+        if !local {
+            return None;
+        }
+        // The descriptor's own path leads to the very directory opened.
+        let by_descriptor = format!("/proc/self/fd/{}", opened.as_raw_fd());
+        let flags = WatchFlags::CREATE
+            | WatchFlags::DELETE
+            | WatchFlags::MOVED_FROM
+            | WatchFlags::MOVED_TO
+            | WatchFlags::MOVE_SELF
+            | WatchFlags::DELETE_SELF
+            | WatchFlags::ATTRIB
+            | WatchFlags::ONLYDIR;
+        let wd = inotify::add_watch(self.queue.as_ref()?, by_descriptor.as_str(), flags).ok()?;
+        let meta = File::from(opened).metadata().ok()?;
+        let id = (meta.dev(), meta.ino());
+        // Its path must still lead to it: it is watched from now on, so a
+        // later move is reported.
+        let still = std::fs::symlink_metadata(dir).is_ok_and(|meta| (meta.dev(), meta.ino()) == id);
+        self.by_wd.insert(
+            wd,
+            Watch {
+                paths: vec![key.to_owned()],
+                dir: Some(id),
+            },
+        );
+        self.dirs.insert(key.to_owned(), (wd, id));
+        still.then_some(id.0)
+    }
+
+    /// Watches the note at `path` (not following a link); whether it is
+    /// watched.
+    pub(super) fn watch_note(&mut self, path: &Path) -> bool {
+        let Some(queue) = &self.queue else {
+            return false;
+        };
+        if self.by_wd.len() >= MAX_WATCHES {
+            return false;
+        }
+        let flags = WatchFlags::MODIFY
+            | WatchFlags::ATTRIB
+            | WatchFlags::CLOSE_WRITE
+            | WatchFlags::MOVE_SELF
+            | WatchFlags::DELETE_SELF
+            | WatchFlags::DONT_FOLLOW;
+        let Ok(wd) = inotify::add_watch(queue, path, flags) else {
+            return false;
+        };
+        let watch = self.by_wd.entry(wd).or_insert_with(|| Watch {
+            paths: Vec::new(),
+            dir: None,
+        });
+        if watch.dir.is_some() {
+            // A directory where a note was: not a note's watch.
+            return false;
+        }
+        if !watch.paths.iter().any(|known| known == path.as_os_str()) {
+            watch.paths.push(path.as_os_str().to_owned());
+        }
+        true
+    }
+
+    /// How many watches are in place.
+    pub(super) fn watches(&self) -> usize {
+        self.by_wd.len()
+    }
+}
