@@ -64,6 +64,8 @@ fn the_boot_shows_the_project_map() {
 #[test]
 fn boots_keep_note_heads_between_hooks() {
     const S3: &str = "33333333-3333-4333-8333-333333333333";
+    const S4: &str = "44444444-4444-4444-8444-444444444444";
+    const S5: &str = "55555555-5555-4555-8555-555555555555";
     let sb = Sandbox::new();
     let key = notesoup_core::notes::project_key(&sb.project);
     let dir = sb.notes.join("project").join(&key);
@@ -103,6 +105,35 @@ fn boots_keep_note_heads_between_hooks() {
     std::fs::write(&saved, b"not a cache").unwrap();
     let boot = context_of(&start(&sb, "startup", S3).unwrap(), "SessionStart");
     assert_eq!(order(&boot), "beta", "{boot}");
+
+    // The boots kept the project's shelf (its folder had settled); a note
+    // written as notesoup writes (renamed into place) is seen by the next
+    // boot, and a damaged index is passed over.
+    let shelves = std::fs::read_dir(sb.data.join("boot-shelves"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .find(|path| path.to_string_lossy().contains(&key))
+        .expect("the project's shelves file");
+    assert!(
+        std::fs::read_to_string(&shelves)
+            .unwrap()
+            .contains("alpha.md")
+    );
+    let temp = dir.join(".gamma.md.tmp");
+    std::fs::write(
+        &temp,
+        "---\nupdatedAt: 2026-01-09T00:00:00.000+00:00\n---\n\n# gamma\n",
+    )
+    .unwrap();
+    std::fs::rename(&temp, dir.join("gamma.md")).unwrap();
+    let fresh = |boot: &str| {
+        boot.find("@project/gamma.md").unwrap() < boot.find("@project/beta.md").unwrap()
+    };
+    let boot = context_of(&start(&sb, "startup", S4).unwrap(), "SessionStart");
+    assert!(fresh(&boot), "{boot}");
+    std::fs::write(&shelves, b"{not an index").unwrap();
+    let boot = context_of(&start(&sb, "startup", S5).unwrap(), "SessionStart");
+    assert!(fresh(&boot), "{boot}");
 }
 
 #[test]
@@ -126,6 +157,15 @@ fn resume_injects_nothing_when_the_live_window_has_its_boot() {
     let sb = Sandbox::new();
     let boot = context_of(&start(&sb, "startup", S1).unwrap(), "SessionStart");
     sb.append_transcript(S1, &[hook_context_row("h1", &boot), reply_row("a1", 1000)]);
+    assert_eq!(start(&sb, "resume", S1), None);
+    // The scan was kept; the next one reads only the rows appended since
+    // (and a damaged kept scan is passed over: the file is scanned again).
+    let kept: Vec<_> = std::fs::read_dir(sb.data.join("transcript-scans"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .collect();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    std::fs::write(&kept[0], b"{\"device\":").unwrap();
     assert_eq!(start(&sb, "resume", S1), None);
 
     // A compaction notesoup never saw (plugin off at the time) opened a
