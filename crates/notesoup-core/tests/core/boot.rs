@@ -1254,3 +1254,64 @@ fn the_index_keeps_at_most_its_bound_of_homes() {
     }
     assert_eq!(index.len(), ShelfIndex::MAX_HOMES);
 }
+
+#[test]
+fn a_served_shelf_past_its_kept_pages_is_listed_unless_the_home_was_kept_whole() {
+    let notes = Notes::new();
+    // The agent home: two pages, kept whole. The model home: more pages
+    // than are kept.
+    notes.note(Scope::Agent, "one.md", 1.hour(), "# One\n");
+    notes.note(Scope::Agent, "two.md", 2.hours(), "# Two\n");
+    let pages = ShelfIndex::SPARE_PAGES + 8;
+    for i in 0..pages {
+        notes.note(
+            Scope::Model,
+            &format!("p{i:02}.md"),
+            (i as i64 + 1).hours(),
+            "# P\n",
+        );
+    }
+    let store = notes.store();
+    let since = Timestamp::now();
+    let mut index = ShelfIndex::with_settle(std::time::Duration::ZERO);
+    BootSnapshot::load_indexed(&store, &mut index).expect("snapshot");
+    assert!(!index.is_empty());
+    let crumple = |scope: Scope, name: &str, age: jiff::Span| {
+        let text = note_text(opened_at() - age, Some(opened_at()), "# Crumpled\n");
+        fs::write(notes.home(scope).join(name), text).expect("in place");
+    };
+    // Every kept page read, the home kept whole: served.
+    crumple(Scope::Agent, "one.md", 1.hour());
+    let served = BootSnapshot::served(&store, &index).expect("kept whole");
+    assert_eq!(shelves(served, since), listed_shelves(&store, since));
+    // All but one kept page crumpled in place: the shelf would reach past
+    // what was kept, so the home is listed.
+    for i in 0..ShelfIndex::SPARE_PAGES - 1 {
+        crumple(Scope::Model, &format!("p{i:02}.md"), (i as i64 + 1).hours());
+    }
+    assert!(BootSnapshot::served(&store, &index).is_none());
+    let indexed = BootSnapshot::load_indexed(&store, &mut index).expect("snapshot");
+    assert_eq!(shelves(indexed, since), listed_shelves(&store, since));
+}
+
+#[test]
+fn a_saved_index_is_read_up_to_its_bound() {
+    let notes = kept_store();
+    let store = notes.store();
+    let file = notes.root.join("../kept/shelves.json");
+    let mut index = ShelfIndex::with_settle(std::time::Duration::ZERO);
+    BootSnapshot::load_indexed(&store, &mut index).expect("snapshot");
+    index.save(&file).expect("saved");
+    let saved = fs::read_to_string(&file).expect("saved");
+    let bound = usize::try_from(ShelfIndex::MAX_SAVED_BYTES).expect("bound");
+    // Padded in front to the bound: read whole.
+    fs::write(&file, format!("{}{saved}", " ".repeat(bound - saved.len()))).expect("pad");
+    assert_eq!(ShelfIndex::load(&file).len(), Scope::ALL.len());
+    // One byte past it (padded behind): not read.
+    fs::write(
+        &file,
+        format!("{saved}{}", " ".repeat(bound + 1 - saved.len())),
+    )
+    .expect("pad");
+    assert!(ShelfIndex::load(&file).is_empty());
+}
