@@ -38,12 +38,11 @@ use std::time::{Duration, SystemTime};
 use serde::{Deserialize, Serialize};
 
 use crate::notes::{
-    Home, ListQuery, NoteError, NoteHeader, NoteLocation, NoteMeta, NoteRow, NoteStore, Scope,
-    now_ms,
+    Home, NoteError, NoteHeader, NoteLocation, NoteMeta, NoteRow, NoteStore, Scope, now_ms,
 };
 
 use super::render::SHELF_FRESH_LIMIT;
-use super::snapshot::{HomeShelf, MAP_FILE, shelf_of};
+use super::snapshot::{HomeShelf, MAP_FILE, list_home};
 
 /// Boot shelves kept between boots; see the module docs.
 #[derive(Debug)]
@@ -319,28 +318,18 @@ impl ShelfIndex {
         // The stamps are taken before the listing: a change during it is
         // seen at the next boot.
         let dirs = dir_stamps(store.root(), &dir);
-        let listed = store.list_headers(&ListQuery {
-            scope: Some(scope),
-            ..ListQuery::default()
-        })?;
+        let (shelf, listed) = list_home(store, scope)?;
         let listed_until = now_ms();
-        if !listed.homes_unavailable.is_empty() {
-            return Ok(HomeShelf::Unavailable);
-        }
-        let rows = match shelf_of(store, &listed.rows) {
-            Ok(rows) => rows,
-            Err(error) if error.is_filesystem() => return Ok(HomeShelf::Unavailable),
-            Err(error) => return Err(error),
-        };
         // A missing home needs no keeping: it is served empty as it is.
-        if let (Some(dirs), Some(zone)) = (dirs, zone_name(store))
+        if let HomeShelf::Loaded { .. } = shelf
+            && let (Some(dirs), Some(zone)) = (dirs, zone_name(store))
             && dirs.last().is_some_and(|(_, stamp)| stamp.is_some())
             && settled(&dirs, started, self.settle)
             && let Some(kept) = keep(
                 dir,
                 zone.to_owned(),
                 dirs,
-                &listed.rows,
+                &listed,
                 listed_from..=listed_until,
             )
         {
@@ -351,7 +340,7 @@ impl ShelfIndex {
             self.homes.push(kept);
             self.changed = true;
         }
-        Ok(HomeShelf::from_rows(rows))
+        Ok(shelf)
     }
 
     fn forget(&mut self, dir: &Path) {

@@ -182,16 +182,25 @@ fn load_home(store: &NoteStore, scope: Scope) -> Result<HomeShelf, NoteError> {
     if !has_home(store, scope) {
         return Ok(HomeShelf::from_rows(Vec::new()));
     }
+    list_home(store, scope).map(|(shelf, _)| shelf)
+}
+
+/// A home's shelf from a listing of its heads, with the listing's rows
+/// (recent first) when the shelf is [`HomeShelf::Loaded`].
+pub(super) fn list_home(
+    store: &NoteStore,
+    scope: Scope,
+) -> Result<(HomeShelf, Vec<NoteHeader>), NoteError> {
     let listed = store.list_headers(&ListQuery {
         scope: Some(scope),
         ..ListQuery::default()
     })?;
     if !listed.homes_unavailable.is_empty() {
-        return Ok(HomeShelf::Unavailable);
+        return Ok((HomeShelf::Unavailable, Vec::new()));
     }
     match shelf_of(store, &listed.rows) {
-        Ok(rows) => Ok(HomeShelf::from_rows(rows)),
-        Err(error) if error.is_filesystem() => Ok(HomeShelf::Unavailable),
+        Ok(rows) => Ok((HomeShelf::from_rows(rows), listed.rows)),
+        Err(error) if error.is_filesystem() => Ok((HomeShelf::Unavailable, Vec::new())),
         Err(error) => Err(error),
     }
 }
@@ -200,10 +209,7 @@ fn load_home(store: &NoteStore, scope: Scope) -> Result<HomeShelf, NoteError> {
 /// first [`SHELF_FRESH_LIMIT`] other notes that are still there and still
 /// live when their bodies are read (a note renamed away or crumpled since
 /// the listing gives its place to the next one).
-pub(super) fn shelf_of(
-    store: &NoteStore,
-    headers: &[NoteHeader],
-) -> Result<Vec<NoteRow>, NoteError> {
+fn shelf_of(store: &NoteStore, headers: &[NoteHeader]) -> Result<Vec<NoteRow>, NoteError> {
     let mut rows = Vec::with_capacity(SHELF_FRESH_LIMIT + 1);
     let mut fresh = 0;
     for header in headers {
