@@ -155,17 +155,20 @@ impl Watcher {
         };
         match (watch.dir, name) {
             (Some(_), Some(name)) => {
-                let Some(dir) = watch.paths.first() else {
-                    return;
-                };
-                let path = Path::new(dir).join(name).into_os_string();
-                self.drop_dirs_below(&path);
-                forget.push(Forget::Below(path));
+                let paths: Vec<OsString> = watch
+                    .paths
+                    .iter()
+                    .map(|dir| Path::new(dir).join(&name).into_os_string())
+                    .collect();
+                for path in paths {
+                    self.drop_dirs_below(&path, forget);
+                    forget.push(Forget::Below(path));
+                }
             }
             (Some(_), None) => {
                 let paths = watch.paths.clone();
                 for path in paths {
-                    self.drop_dirs_below(&path);
+                    self.drop_dirs_below(&path, forget);
                     forget.push(Forget::Below(path));
                 }
             }
@@ -178,18 +181,24 @@ impl Watcher {
         }
     }
 
-    /// Drops the watches of `path` and of every directory below it.
-    fn drop_dirs_below(&mut self, path: &OsStr) {
-        let below: Vec<OsString> = self
+    /// Drops the watches of `path` and of every directory below it, and
+    /// forgets what is kept below every path such a watch had (a directory
+    /// reached by another path too).
+    fn drop_dirs_below(&mut self, path: &OsStr, forget: &mut Vec<Forget>) {
+        let below: Vec<i32> = self
             .dirs
-            .keys()
-            .filter(|dir| is_at_or_below(dir, path))
-            .cloned()
+            .iter()
+            .filter(|(dir, _)| is_at_or_below(dir, path))
+            .map(|(_, (wd, _))| *wd)
             .collect();
-        for dir in below {
-            if let Some((wd, _)) = self.dirs.remove(&dir) {
-                self.by_wd.remove(&wd);
-                self.unwatch(wd);
+        for wd in below {
+            let Some(watch) = self.by_wd.remove(&wd) else {
+                continue;
+            };
+            self.unwatch(wd);
+            for dir in watch.paths {
+                self.dirs.remove(&dir);
+                forget.push(Forget::Below(dir));
             }
         }
     }
@@ -227,19 +236,23 @@ impl Watcher {
             {
                 return Some(id.0);
             }
-            self.drop_dirs_below(key);
+            self.drop_dirs_below(key, forget);
             forget.push(Forget::Below(key.to_owned()));
         }
         now?;
         if self.by_wd.len() >= MAX_WATCHES {
             return None;
         }
-        let opened = rustix::fs::open(
-            dir,
-            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-            Mode::empty(),
-        )
-        .ok()?;
+        let opened = File::from(
+            rustix::fs::open(
+                dir,
+                OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                Mode::empty(),
+            )
+            .ok()?,
+        );
+        let meta = opened.metadata().ok()?;
+        let id = (meta.dev(), meta.ino());
         let local = rustix::fs::fstatfs(&opened)
             .is_ok_and(|fs| LOCAL_FILESYSTEMS.contains(&i128::from(fs.f_type)));
         if !local {
@@ -247,7 +260,9 @@ impl Watcher {
         }
         // The descriptor's own path leads to the very directory opened.
         let by_descriptor = format!("/proc/self/fd/{}", opened.as_raw_fd());
-        let flags = WatchFlags::CREATE
+        // Added to whatever watch the directory has: a mask is never narrowed.
+        let flags = WatchFlags::MASK_ADD
+            | WatchFlags::CREATE
             | WatchFlags::DELETE
             | WatchFlags::MOVED_FROM
             | WatchFlags::MOVED_TO
@@ -256,18 +271,17 @@ impl Watcher {
             | WatchFlags::ATTRIB
             | WatchFlags::ONLYDIR;
         let wd = inotify::add_watch(self.queue.as_ref()?, by_descriptor.as_str(), flags).ok()?;
-        let meta = File::from(opened).metadata().ok()?;
-        let id = (meta.dev(), meta.ino());
         // Its path must still lead to it: it is watched from now on, so a
         // later move is reported.
         let still = std::fs::symlink_metadata(dir).is_ok_and(|meta| (meta.dev(), meta.ino()) == id);
-        self.by_wd.insert(
-            wd,
-            Watch {
-                paths: vec![key.to_owned()],
-                dir: Some(id),
-            },
-        );
+        // One directory may be reached by more than one path (a bind mount).
+        let watch = self.by_wd.entry(wd).or_insert_with(|| Watch {
+            paths: Vec::new(),
+            dir: Some(id),
+        });
+        if !watch.paths.iter().any(|known| known == key) {
+            watch.paths.push(key.to_owned());
+        }
         self.dirs.insert(key.to_owned(), (wd, id));
         still.then_some(id.0)
     }
@@ -281,7 +295,9 @@ impl Watcher {
         if self.by_wd.len() >= MAX_WATCHES {
             return false;
         }
-        let flags = WatchFlags::MODIFY
+        // Added to whatever watch the inode has: a mask is never narrowed.
+        let flags = WatchFlags::MASK_ADD
+            | WatchFlags::MODIFY
             | WatchFlags::ATTRIB
             | WatchFlags::CLOSE_WRITE
             | WatchFlags::MOVE_SELF
