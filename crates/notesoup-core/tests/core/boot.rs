@@ -1315,3 +1315,62 @@ fn a_saved_index_is_read_up_to_its_bound() {
     .expect("pad");
     assert!(ShelfIndex::load(&file).is_empty());
 }
+
+#[test]
+fn undated_pages_overtake_pages_dated_just_ahead_once_that_time_passes() {
+    let notes = Notes::new();
+    // More pages dated just ahead of the listing than a shelf keeps spare,
+    // then undated ones (they sort as each boot's time).
+    let ahead = Timestamp::now() + 700.milliseconds();
+    for i in 0..ShelfIndex::SPARE_PAGES + 4 {
+        notes.raw(
+            Scope::Human,
+            &format!("ahead-{i:02}.md"),
+            &note_text(ahead, None, "# Ahead\n"),
+        );
+    }
+    for name in ["undated-a.md", "undated-b.md"] {
+        notes.raw(Scope::Human, name, "# Undated\n");
+    }
+    let store = notes.store();
+    let mut index = ShelfIndex::with_settle(std::time::Duration::ZERO);
+    BootSnapshot::load_indexed(&store, &mut index).expect("snapshot");
+    std::thread::sleep(std::time::Duration::from_millis(800));
+    let since = Timestamp::now();
+    let served = shelves(BootSnapshot::served(&store, &index).expect("kept"), since);
+    let listed = listed_shelves(&store, since);
+    assert_eq!(first_fresh(&listed, Scope::Human), "@human/undated-a.md");
+    assert_eq!(served, listed);
+}
+
+#[test]
+fn a_home_with_more_current_pages_than_kept_pages_is_listed_at_every_boot() {
+    let notes = Notes::new();
+    for i in 0..ShelfIndex::MAX_PAGES {
+        notes.raw(Scope::Agent, &format!("undated-{i:03}.md"), "# Undated\n");
+    }
+    let store = notes.store();
+    let mut index = ShelfIndex::with_settle(std::time::Duration::ZERO);
+    BootSnapshot::load_indexed(&store, &mut index).expect("snapshot");
+    assert_eq!(index.len(), 1, "at the bound: kept");
+    notes.raw(Scope::Agent, "undated-one-more.md", "# Undated\n");
+    BootSnapshot::load_indexed(&store, &mut index).expect("snapshot");
+    assert!(index.is_empty(), "past the bound: listed at every boot");
+}
+
+#[test]
+fn a_home_no_longer_kept_is_dropped_from_the_saved_index() {
+    let notes = kept_store();
+    let file = notes.root.join("../kept/shelves.json");
+    let mut index = ShelfIndex::with_settle(std::time::Duration::ZERO);
+    BootSnapshot::load_indexed(&notes.store(), &mut index).expect("snapshot");
+    index.save(&file).expect("saved");
+    // Listed in a zone without a name: nothing may be kept.
+    let fixed = notes
+        .store()
+        .with_time_zone(TimeZone::fixed(jiff::tz::Offset::constant(9)));
+    let mut loaded = ShelfIndex::load(&file);
+    BootSnapshot::load_indexed(&fixed, &mut loaded).expect("snapshot");
+    loaded.save(&file).expect("saved");
+    assert!(ShelfIndex::load(&file).is_empty());
+}
