@@ -1374,3 +1374,25 @@ fn a_home_no_longer_kept_is_dropped_from_the_saved_index() {
     loaded.save(&file).expect("saved");
     assert!(ShelfIndex::load(&file).is_empty());
 }
+
+#[test]
+fn an_identity_without_a_session_boots_through_the_index_with_an_empty_session_shelf() {
+    let notes = kept_store();
+    let identity =
+        NotesIdentity::without_session(&notes.root, PROJECT, AGENT, MODEL).expect("identity");
+    let store = NoteStore::new(identity).with_time_zone(TimeZone::UTC);
+    let since = Timestamp::now();
+    let mut index = ShelfIndex::with_settle(std::time::Duration::ZERO);
+    let indexed = BootSnapshot::load_indexed(&store, &mut index).expect("snapshot");
+    assert_eq!(
+        indexed.home(Scope::Session),
+        Some(&HomeShelf::Loaded {
+            map: None,
+            fresh: Vec::new()
+        })
+    );
+    assert_eq!(shelves(indexed, since), listed_shelves(&store, since));
+    assert_eq!(index.len(), Scope::ALL.len() - 1);
+    let served = BootSnapshot::served(&store, &index).expect("served");
+    assert_eq!(shelves(served, since), listed_shelves(&store, since));
+}
