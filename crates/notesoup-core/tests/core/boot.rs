@@ -1396,3 +1396,19 @@ fn an_identity_without_a_session_boots_through_the_index_with_an_empty_session_s
     let served = BootSnapshot::served(&store, &index).expect("served");
     assert_eq!(shelves(served, since), listed_shelves(&store, since));
 }
+
+#[test]
+fn a_home_below_a_file_is_unavailable_not_served_empty() {
+    let notes = Notes::new();
+    notes.note(Scope::Human, "kept.md", 1.hour(), "# Kept\n");
+    // `agents` is a file: the agent home's path cannot be a directory.
+    fs::create_dir_all(&notes.root).expect("root");
+    fs::write(notes.root.join("agents"), "not a directory").expect("file");
+    let store = notes.store();
+    let index = ShelfIndex::with_settle(std::time::Duration::ZERO);
+    assert!(BootSnapshot::served(&store, &index).is_none());
+    let mut index = index;
+    let indexed = BootSnapshot::load_indexed(&store, &mut index).expect("snapshot");
+    assert_eq!(indexed.unavailable(), [Scope::Agent]);
+    assert!(BootSnapshot::served(&store, &index).is_none());
+}
