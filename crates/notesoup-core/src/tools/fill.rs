@@ -52,12 +52,11 @@ pub(crate) fn fill_best_from<T, O>(
     // first measured page that does not fit are never made.
     let mut source = candidates.into_iter();
     let mut kept: Vec<T> = Vec::new();
-    // `fit` rows are known to fit (and `best` is their measurement); `over`,
-    // if set, is known not to.
+    // `fit` rows are known to fit (and `best` is their measurement); `high`
+    // rows are known not to.
     let (mut fit, mut best) = (0, None);
-    let mut over = None;
     let (mut probe, mut step) = (guess.max(1), 1);
-    while over.is_none() {
+    let mut high = loop {
         kept.extend(source.by_ref().take(probe.saturating_sub(kept.len())));
         // Past the end, the end is the probe.
         let len = probe.min(kept.len());
@@ -77,10 +76,9 @@ pub(crate) fn fill_best_from<T, O>(
                 probe = len + step;
                 step *= 2;
             }
-            None => over = Some(len),
+            None => break len,
         }
-    }
-    let mut high = over.unwrap_or(fit + 1);
+    };
     // Down from a guess that did not fit: steps that double.
     if fit == 0 {
         step = 1;
@@ -195,6 +193,23 @@ mod tests {
             (kept.len() <= 350).then_some(())
         });
         assert_eq!((filled.kept.len(), calls), (350, 2));
+    }
+
+    #[test]
+    fn a_wrong_guess_costs_a_logarithmic_number_of_measurements() {
+        for (guess, fit) in [(1000, 10), (1000, 0), (999, 500), (3, 900), (1, 1000)] {
+            let mut calls = 0;
+            let (filled, _) = fill_best_from(vec![1u32; 1000], guess, |kept| {
+                calls += 1;
+                (kept.len() <= fit).then_some(())
+            });
+            assert_eq!(filled.kept.len(), fit);
+            // Galloping to the bound, then halving inside it.
+            assert!(
+                calls <= 2 * 11 + 1,
+                "guess {guess}, {fit} fit: {calls} calls"
+            );
+        }
     }
 
     #[test]

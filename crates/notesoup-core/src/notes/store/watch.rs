@@ -165,11 +165,12 @@ impl Watcher {
                     forget.push(Forget::Below(path));
                 }
             }
+            // About the directory itself: dropping its watch forgets
+            // below each of its paths.
             (Some(_), None) => {
                 let paths = watch.paths.clone();
                 for path in paths {
                     self.drop_dirs_below(&path, forget);
-                    forget.push(Forget::Below(path));
                 }
             }
             (None, _) => {
@@ -237,7 +238,6 @@ impl Watcher {
                 return Some(id.0);
             }
             self.drop_dirs_below(key, forget);
-            forget.push(Forget::Below(key.to_owned()));
         }
         now?;
         if self.by_wd.len() >= MAX_WATCHES {
@@ -323,5 +323,123 @@ impl Watcher {
     /// How many watches are in place.
     pub(super) fn watches(&self) -> usize {
         self.by_wd.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)] // a failed unwrap is a failed test
+
+    use super::*;
+
+    fn drained(watcher: &mut Watcher) -> Vec<Forget> {
+        let mut forget = Vec::new();
+        watcher.drain(&mut forget);
+        forget
+    }
+
+    /// The watches the kernel holds for the watcher's queue.
+    fn kernel_watches(watcher: &Watcher) -> usize {
+        let fd = watcher.queue.as_ref().unwrap().as_raw_fd();
+        std::fs::read_to_string(format!("/proc/self/fdinfo/{fd}"))
+            .unwrap()
+            .lines()
+            .filter(|line| line.starts_with("inotify wd:"))
+            .count()
+    }
+
+    fn below(path: &Path) -> Forget {
+        Forget::Below(path.as_os_str().to_owned())
+    }
+
+    #[test]
+    fn each_report_forgets_what_it_may_have_changed() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let sub = root.join("sub");
+        std::fs::create_dir(&sub).unwrap();
+        let note = sub.join("a.md");
+        std::fs::write(&note, "a").unwrap();
+        let mut watcher = Watcher::new().unwrap();
+        let mut forget = Vec::new();
+        let device = std::fs::metadata(&root).unwrap().dev();
+        assert_eq!(watcher.watch_dir(&root, &mut forget), Some(device));
+        assert_eq!(watcher.watch_dir(&sub, &mut forget), Some(device));
+        assert!(watcher.watch_note(&note));
+        // Watched again: the same watches.
+        assert!(watcher.watch_note(&note));
+        assert_eq!(watcher.watch_dir(&sub, &mut forget), Some(device));
+        assert_eq!(forget, []);
+        assert_eq!((watcher.watches(), kernel_watches(&watcher)), (3, 3));
+        assert!(format!("{watcher:?}").contains("watches: 3"));
+        assert_eq!(drained(&mut watcher), []);
+
+        // A note written: that note only, and its watch is gone.
+        std::fs::write(&note, "b").unwrap();
+        assert_eq!(drained(&mut watcher), [Forget::Path(note.clone().into())]);
+        assert_eq!((watcher.watches(), kernel_watches(&watcher)), (2, 2));
+
+        // An entry created: what is at and below its name.
+        std::fs::write(sub.join("b.md"), "b").unwrap();
+        assert_eq!(drained(&mut watcher), [below(&sub.join("b.md"))]);
+        assert_eq!(watcher.watches(), 2);
+
+        // A folder moved: everything below it, and its watch is gone.
+        std::fs::rename(&sub, root.join("moved")).unwrap();
+        let forgotten = drained(&mut watcher);
+        assert!(forgotten.contains(&below(&sub)), "{forgotten:?}");
+        assert!(
+            forgotten.contains(&below(&root.join("moved"))),
+            "{forgotten:?}"
+        );
+        assert_eq!((watcher.watches(), kernel_watches(&watcher)), (1, 1));
+
+        // A path that leads to another folder than the one watched.
+        let other = root.join("other");
+        std::fs::create_dir(&other).unwrap();
+        assert_eq!(watcher.watch_dir(&other, &mut forget), Some(device));
+        std::fs::rename(&other, root.join("other-old")).unwrap();
+        std::fs::create_dir(&other).unwrap();
+        let mut forget = Vec::new();
+        assert_eq!(watcher.watch_dir(&other, &mut forget), Some(device));
+        assert_eq!(forget, [below(&other)]);
+        assert_eq!(watcher.watch_dir(&root.join("missing"), &mut forget), None);
+    }
+
+    #[test]
+    fn an_overflowed_queue_forgets_everything_and_starts_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let notes = [root.join("a.md"), root.join("b.md")];
+        for note in &notes {
+            std::fs::write(note, "x").unwrap();
+        }
+        let mut watcher = Watcher::new().unwrap();
+        assert!(watcher.watch_dir(&root, &mut Vec::new()).is_some());
+        let files = notes.clone().map(|note| {
+            assert!(watcher.watch_note(&note));
+            std::fs::File::options().write(true).open(&note).unwrap()
+        });
+        assert_eq!(drained(&mut watcher), []);
+        let queued = std::fs::read_to_string("/proc/sys/fs/inotify/max_queued_events")
+            .ok()
+            .and_then(|max| max.trim().parse::<u64>().ok())
+            .unwrap_or(16_384);
+        let time = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1 << 30);
+        // By turns, so that no report merges with the one before it.
+        for turn in 0..queued * 2 + 16 {
+            files[(turn % 2) as usize]
+                .set_modified(time + std::time::Duration::from_secs(turn))
+                .unwrap();
+        }
+        assert_eq!(drained(&mut watcher), [Forget::All]);
+        assert_eq!((watcher.watches(), kernel_watches(&watcher)), (0, 0));
+        // The new queue works.
+        assert!(watcher.watch_note(&notes[0]));
+        std::fs::write(&notes[0], "y").unwrap();
+        assert_eq!(
+            drained(&mut watcher),
+            [Forget::Path(notes[0].clone().into())]
+        );
     }
 }
