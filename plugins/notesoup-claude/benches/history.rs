@@ -2,10 +2,10 @@
 //! `cargo xtask claude-bench` writes: prompt, tool call, 2,000-character
 //! result), split into its parts:
 //! - `first_decode`: the chain decoded from its first byte;
-//! - `first_history`: that decode and core's `History` built from it (what
+//! - `first_history`: that decode projected into core's `History` (what
 //!   the first history call costs, without the process round trip);
-//! - `grown`: one exchange appended, the kept decode extended and the
-//!   history built again (what a call after a turn costs);
+//! - `grown`: one exchange appended, the kept decode and its history
+//!   extended (what a call after a turn costs);
 //! - `unchanged`: the stat checks of a call with nothing new.
 //!
 //! Run with `cargo bench -p notesoup-claude --bench history`.
@@ -15,8 +15,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use notesoup_claude::transcript::decode::ChainFile;
-use notesoup_claude::transcript::incremental::ChainDecoder;
-use notesoup_core::history::History;
+use notesoup_claude::transcript::incremental::{ChainDecoder, ChainHistory};
 use tempfile::TempDir;
 
 const BYTES: usize = 50 * 1024 * 1024;
@@ -77,9 +76,8 @@ fn first_decode() -> ChainDecoder {
 }
 
 #[divan::bench(sample_count = 5)]
-fn first_history() -> History {
-    let decoder = ChainDecoder::decode("s1", &files()).expect("decode");
-    History::new(decoder.into_transcript()).expect("history")
+fn first_history() -> ChainHistory {
+    ChainHistory::decode("s1", &files()).expect("history")
 }
 
 #[divan::bench(sample_count = 5)]
@@ -92,7 +90,7 @@ fn grown(bencher: divan::Bencher<'_, '_>) {
         session_id: "s1".into(),
         path: path.clone(),
     }];
-    let mut decoder = ChainDecoder::decode("s1", &files).expect("decode");
+    let mut history = ChainHistory::decode("s1", &files).expect("history");
     let mut next = *exchanges;
     bencher.bench_local(|| {
         let mut file = std::fs::OpenOptions::new()
@@ -101,8 +99,8 @@ fn grown(bencher: divan::Bencher<'_, '_>) {
             .expect("open");
         file.write_all(exchange(next).as_bytes()).expect("append");
         next += 1;
-        decoder.update("s1", &files).expect("update");
-        History::new(decoder.transcript()).expect("history")
+        history.update("s1", &files).expect("update");
+        history.history().highest_seq()
     });
 }
 

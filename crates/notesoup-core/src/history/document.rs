@@ -13,16 +13,27 @@ use super::transcript::{NestedArguments, NestedCall, NestedCalls};
 pub(crate) fn tool_document(
     name: &str,
     arguments: Option<&str>,
-    output: &str,
+    output: String,
     nested: Option<&NestedCalls>,
 ) -> String {
-    let mut document = String::with_capacity(name.len() + output.len() + 64);
-    document.push_str(name);
-    document.push(' ');
-    document.push_str(arguments.unwrap_or("(arguments not recorded)"));
-    if !output.is_empty() {
-        document.push_str("\n--- output ---\n");
-        document.push_str(output);
+    let arguments = arguments.unwrap_or("(arguments not recorded)");
+    // The output's own allocation takes the head in front of it: a long
+    // output is not copied into a second buffer.
+    let mut document = output;
+    let head = name.len() + 1 + arguments.len();
+    if document.is_empty() {
+        document.reserve_exact(head);
+        document.push_str(name);
+        document.push(' ');
+        document.push_str(arguments);
+    } else {
+        document.reserve_exact(head + OUTPUT_RULE.len());
+        let mut front = String::with_capacity(head + OUTPUT_RULE.len());
+        front.push_str(name);
+        front.push(' ');
+        front.push_str(arguments);
+        front.push_str(OUTPUT_RULE);
+        document.insert_str(0, &front);
     }
     if let Some(nested) = nested {
         let completeness = if nested.complete {
@@ -43,6 +54,9 @@ pub(crate) fn tool_document(
     }
     document
 }
+
+/// What separates a tool document's head from its output.
+const OUTPUT_RULE: &str = "\n--- output ---\n";
 
 /// `- <name> [<status>] [Nms] [error: …] <args | (arguments omitted: N bytes)>`,
 /// where the duration and the error appear only when recorded.

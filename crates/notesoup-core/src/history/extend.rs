@@ -11,7 +11,7 @@
 use std::collections::HashSet;
 
 use super::model::{History, TranscriptError, Window, check_seqs, merge_spans};
-use super::transcript::{SeqSpan, TranscriptItem, TranscriptWindow};
+use super::transcript::{SeqSpan, Transcript, TranscriptItem, TranscriptWindow};
 
 /// One window of a transcript, borrowed: how a host that keeps its decoded
 /// transcript hands it to [`History::extend`] without copying it.
@@ -53,6 +53,65 @@ impl History {
         off_branch: &[SeqSpan],
         windows: &[WindowView<'_>],
     ) -> Result<(), TranscriptError> {
+        let Continuation {
+            off_branch,
+            new_from,
+        } = self.continuation(highest_seq, off_branch, windows)?;
+        let items = new_from
+            .iter()
+            .flat_map(|&(index, old)| {
+                windows[index].items[old..]
+                    .iter()
+                    .map(move |item| Some((index, item.clone())))
+            })
+            .collect();
+        self.apply(highest_seq, off_branch, windows, items);
+        Ok(())
+    }
+
+    /// [`History::extend`] with the transcript handed over: its new items
+    /// move into the history instead of being copied. The transcript holds
+    /// every window (ids and start times) and at least the items after the
+    /// history's last one; earlier items may be left out.
+    pub fn extend_owned(&mut self, transcript: Transcript) -> Result<(), TranscriptError> {
+        let Transcript {
+            highest_seq,
+            off_branch,
+            windows,
+            ..
+        } = transcript;
+        let views: Vec<WindowView<'_>> = windows.iter().map(WindowView::from).collect();
+        let Continuation {
+            off_branch: merged,
+            new_from,
+        } = self.continuation(highest_seq, &off_branch, &views)?;
+        self.extend_windows(&views);
+        drop(views);
+        let mut windows: Vec<Option<TranscriptWindow>> = windows.into_iter().map(Some).collect();
+        let mut items = Vec::new();
+        for (index, old) in new_from {
+            let Some(window) = windows.get_mut(index).and_then(Option::take) else {
+                continue;
+            };
+            items.extend(
+                window
+                    .items
+                    .into_iter()
+                    .skip(old)
+                    .map(|item| Some((index, item))),
+            );
+        }
+        self.project(highest_seq, merged, items);
+        Ok(())
+    }
+
+    /// Checks that `windows` continue the history.
+    fn continuation(
+        &self,
+        highest_seq: u32,
+        off_branch: &[SeqSpan],
+        windows: &[WindowView<'_>],
+    ) -> Result<Continuation, TranscriptError> {
         let off_branch = self.continued_spans(highest_seq, off_branch)?;
         let first_open = self.continued_windows(windows)?;
         let gained = |window: &WindowView<'_>| {
@@ -64,7 +123,7 @@ impl History {
         if windows[..first_open].iter().any(gained) {
             return Err(not_a_continuation("an earlier window gained items"));
         }
-        let mut items = Vec::new();
+        let mut new_from = Vec::new();
         for (index, window) in windows.iter().enumerate().skip(first_open) {
             // Items ascend, so the new ones are a suffix; a new window holds
             // only new ones.
@@ -74,28 +133,54 @@ impl History {
             if index >= self.windows.len() && old > 0 {
                 return Err(not_a_continuation("a new window holds earlier items"));
             }
-            items.extend(
-                window.items[old..]
-                    .iter()
-                    .map(|item| Some((index, item.clone()))),
-            );
+            new_from.push((index, old));
         }
-        check_seqs(&items, self.last_item_seq, highest_seq, &off_branch)?;
+        let seqs = new_from
+            .iter()
+            .flat_map(|&(index, old)| windows[index].items[old..].iter().map(|item| item.seq));
+        check_seqs(seqs, self.last_item_seq, highest_seq, &off_branch)?;
+        Ok(Continuation {
+            off_branch,
+            new_from,
+        })
+    }
 
-        // Nothing fails from here on.
-        self.highest_seq = highest_seq;
-        self.off_branch = off_branch;
+    /// Takes on a continuation checked by [`History::continuation`].
+    fn apply(
+        &mut self,
+        highest_seq: u32,
+        off_branch: Vec<SeqSpan>,
+        windows: &[WindowView<'_>],
+        items: Vec<Option<(usize, TranscriptItem)>>,
+    ) {
+        self.extend_windows(windows);
+        self.project(highest_seq, off_branch, items);
+    }
+
+    /// Adds the windows after the history's.
+    fn extend_windows(&mut self, windows: &[WindowView<'_>]) {
+        let known = self.windows.len().min(windows.len());
         self.windows
-            .extend(windows[self.windows.len()..].iter().map(|window| Window {
+            .extend(windows[known..].iter().map(|window| Window {
                 id: window.id.to_owned(),
                 created_at: window.created_at.map(str::to_owned),
                 first_seq: None,
                 last_seq: None,
                 event_count: 0,
             }));
+    }
+
+    /// Projects the new items of a checked continuation.
+    fn project(
+        &mut self,
+        highest_seq: u32,
+        off_branch: Vec<SeqSpan>,
+        items: Vec<Option<(usize, TranscriptItem)>>,
+    ) {
+        self.highest_seq = highest_seq;
+        self.off_branch = off_branch;
         let first_changed = self.pair_and_project(items);
         self.folded.refold_from(first_changed, &self.events);
-        Ok(())
     }
 
     /// The merged spans of a continuing transcript: every old span still
@@ -161,6 +246,15 @@ impl History {
         }
         Ok(self.windows.len().saturating_sub(1))
     }
+}
+
+/// A transcript checked to continue a history.
+struct Continuation {
+    /// Its off-branch spans, merged.
+    off_branch: Vec<SeqSpan>,
+    /// For each window that may hold new items: its index and how many of
+    /// its items the history already has.
+    new_from: Vec<(usize, usize)>,
 }
 
 fn not_a_continuation(reason: &'static str) -> TranscriptError {

@@ -226,7 +226,8 @@ impl History {
                 event_count: 0,
             });
         }
-        check_seqs(&items, 0, highest_seq, &off_branch)?;
+        let seqs = items.iter().flatten().map(|(_, item)| item.seq);
+        check_seqs(seqs, 0, highest_seq, &off_branch)?;
 
         let mut history = Self {
             session_id,
@@ -454,7 +455,7 @@ fn tool_event(
         ),
         None => (String::new(), false, None, None),
     };
-    let document = tool_document(&name, arguments.as_deref(), &output, nested.as_ref());
+    let document = tool_document(&name, arguments.as_deref(), output, nested.as_ref());
     EventParts {
         seq,
         role: Role::Tool,
@@ -472,16 +473,15 @@ fn tool_event(
     }
 }
 
-/// Checks that `items` ascend strictly from above `previous`, stay within
+/// Checks that the items' `seqs` ascend strictly from above `previous`, stay within
 /// `highest_seq` and avoid the off-branch spans.
 pub(super) fn check_seqs(
-    items: &[Option<(usize, TranscriptItem)>],
+    seqs: impl IntoIterator<Item = u32>,
     mut previous: u32,
     highest_seq: u32,
     off_branch: &[SeqSpan],
 ) -> Result<(), TranscriptError> {
-    for (_, item) in items.iter().flatten() {
-        let seq = item.seq;
+    for seq in seqs {
         if seq == 0 || seq > highest_seq {
             return Err(TranscriptError::SeqOutOfRange { seq, highest_seq });
         }

@@ -19,7 +19,7 @@ use crate::env::HostEnv;
 use crate::state::{SessionState, StateDir};
 use crate::tool_host::{Caller, ClaudeToolHost, claude_description, claude_tools};
 use crate::transcript::decode::{ChainFile, decode_chain};
-use crate::transcript::incremental::ChainDecoder;
+use crate::transcript::incremental::{ChainError, ChainHistory};
 
 /// The tool host of one `notesoup mcp` process.
 #[derive(Debug)]
@@ -42,13 +42,7 @@ pub struct NotesoupTools {
 /// A chain's kept decode and the history built from it. One entry only:
 /// the server serves one conversation at a time, and a 50 MB transcript
 /// decodes to a few times its size.
-#[derive(Debug)]
-pub struct CachedHistory {
-    decoder: ChainDecoder,
-    /// The history and the decoder generation it was built from; `None`
-    /// only while it is built again.
-    history: Option<(u64, History)>,
-}
+pub type CachedHistory = ChainHistory;
 
 /// The history of `state`'s chain: the cached one while none of its files
 /// changed, else brought up to date (and cached).
@@ -61,61 +55,30 @@ pub fn cached_chain_history(
 
 /// The cached history of `state`'s chain, lent, not copied. When the newest
 /// transcript grew, only its new bytes are decoded (see
-/// [`ChainDecoder::update`]); any other change decodes the chain again.
+/// [`ChainHistory::update`]); any other change decodes the chain again.
 pub fn cached_chain<'c>(
     cache: &'c mut Option<CachedHistory>,
     state: &SessionState,
 ) -> Result<&'c History, Refusal> {
     let files = chain_files(state);
     let update = match cache {
-        Some(cached) => cached
-            .decoder
-            .update(&state.notes_session_id, &files)
-            .map(|_| ()),
-        None => ChainDecoder::decode(&state.notes_session_id, &files).map(|decoder| {
-            *cache = Some(CachedHistory {
-                decoder,
-                history: None,
-            });
+        Some(cached) => cached.update(&state.notes_session_id, &files),
+        None => ChainHistory::decode(&state.notes_session_id, &files).map(|cached| {
+            *cache = Some(cached);
         }),
-    };
-    let unreadable = |err: std::io::Error| {
-        Refusal::new(
-            RefusalCode::IoError,
-            format!("transcript unreadable: {err}"),
-        )
     };
     if let Err(err) = update {
         *cache = None;
-        return Err(unreadable(err));
-    }
-    let cached = cache
-        .as_mut()
-        .ok_or_else(|| Refusal::new(RefusalCode::InternalError, "the history cache is empty"))?;
-    let generation = cached.decoder.generation();
-    let current = match &mut cached.history {
-        Some((built, _)) if *built == generation => true,
-        // Only the items decoded since are projected.
-        Some((built, history)) => {
-            let extended = cached.decoder.extend_history(history, *built);
-            if extended {
-                *built = generation;
+        return Err(match err {
+            ChainError::Io(_) => Refusal::new(RefusalCode::IoError, err.to_string()),
+            ChainError::Transcript(err) => {
+                Refusal::new(RefusalCode::InternalError, err.to_string())
             }
-            extended
-        }
-        None => false,
-    };
-    if !current {
-        // The old history goes before the new one is built.
-        cached.history = None;
-        let history = History::new(cached.decoder.transcript())
-            .map_err(|err| Refusal::new(RefusalCode::InternalError, err.to_string()))?;
-        cached.history = Some((generation, history));
+        });
     }
-    cached
-        .history
+    cache
         .as_ref()
-        .map(|(_, history)| history)
+        .map(ChainHistory::history)
         .ok_or_else(|| Refusal::new(RefusalCode::InternalError, "the history cache is empty"))
 }
 

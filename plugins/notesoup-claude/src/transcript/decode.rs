@@ -20,9 +20,10 @@
 //!   is the one its own notesoup boot names; a window without a boot counts
 //!   on from the window before it.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
-use std::io;
+use std::io::{self, Read};
 use std::path::PathBuf;
 
 use notesoup_core::history::{
@@ -31,8 +32,8 @@ use notesoup_core::history::{
 };
 use serde_json::Value;
 
-use super::row::{Block, Row};
-use crate::files::{is_absent, read_regular};
+use super::row::{Block, BlockRef, Row, RowRef};
+use crate::files::{is_absent, open_regular, read_regular};
 use crate::window::{WindowId, boot_ids};
 
 /// One transcript file of a chain.
@@ -50,15 +51,75 @@ pub struct ChainFile {
 pub fn decode_chain(notes_session_id: &str, files: &[ChainFile]) -> io::Result<Transcript> {
     let mut decoder = Decoder::new(notes_session_id);
     for file in files {
-        let bytes = match read_regular(&file.path) {
-            Ok(bytes) => bytes,
-            Err(err) if is_absent(&err) => Vec::new(),
-            Err(err) => return Err(err),
-        };
+        let rows = read_rows(&file.path)?;
         let nested = subagent_calls(&file.path);
-        decoder.file(&file.session_id, &bytes, &nested);
+        decoder.file(&file.session_id, rows, &nested);
     }
     Ok(decoder.transcript)
+}
+
+/// The used rows of the file at `path`, its last line read even without
+/// its newline: none when there is no regular file there.
+pub(super) fn read_rows(path: &std::path::Path) -> io::Result<Vec<Parsed>> {
+    let mut file = match open_regular(path) {
+        Ok(file) => file,
+        Err(err) if is_absent(&err) => return Ok(Vec::new()),
+        Err(err) => return Err(err),
+    };
+    let mut rows = Vec::new();
+    let last = read_lines(&mut file, |_| {}, |lines| rows.extend(parse_rows(lines)))?;
+    rows.extend(Parsed::of_line(&last));
+    Ok(rows)
+}
+
+/// Bytes read at a time: a long transcript streams through one buffer of
+/// about this size instead of being held whole (fresh memory is a large
+/// part of a first decode's cost).
+const PIECE_BYTES: usize = 4 << 20;
+
+/// Reads `reader` to its end in pieces. `read` sees every byte read, in
+/// order; `lines` gets the complete lines of each piece (a run of lines,
+/// each with its newline). Returns the bytes after the last newline.
+pub(super) fn read_lines(
+    reader: &mut impl Read,
+    read: impl FnMut(&[u8]),
+    lines: impl FnMut(&[u8]),
+) -> io::Result<Vec<u8>> {
+    read_lines_in(PIECE_BYTES, reader, read, lines)
+}
+
+/// [`read_lines`] in pieces of `piece` bytes.
+fn read_lines_in(
+    piece: usize,
+    reader: &mut impl Read,
+    mut read: impl FnMut(&[u8]),
+    mut lines: impl FnMut(&[u8]),
+) -> io::Result<Vec<u8>> {
+    let mut buffer: Vec<u8> = Vec::new();
+    loop {
+        let carried = buffer.len();
+        buffer.resize(carried + piece, 0);
+        let mut filled = carried;
+        while filled < buffer.len() {
+            match reader.read(&mut buffer[filled..]) {
+                Ok(0) => break,
+                Ok(n) => filled += n,
+                Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
+                Err(err) => return Err(err),
+            }
+        }
+        buffer.truncate(filled);
+        if filled == carried {
+            return Ok(buffer);
+        }
+        read(&buffer[carried..]);
+        // Only the new bytes can hold a newline the carried ones lacked.
+        if let Some(at) = memchr::memrchr(b'\n', &buffer[carried..]) {
+            let end = carried + at + 1;
+            lines(&buffer[..end]);
+            buffer.drain(..end);
+        }
+    }
 }
 
 /// What Claude Code writes for a tool output too large to keep inline: the
@@ -181,16 +242,72 @@ pub(super) fn worth_parsing(line: &[u8]) -> bool {
 /// Below this many bytes the rows are parsed on the calling thread.
 const PARALLEL_PARSE_BYTES: usize = 1 << 20;
 
-/// The rows of the complete lines in `bytes` worth parsing, in file order.
-/// A long stretch is cut at line ends into one piece per available core
-/// (up to four), parsed side by side: parsing is most of a first decode.
-pub(super) fn parse_rows(bytes: &[u8]) -> Vec<Row> {
-    fn parse(piece: &[u8]) -> Vec<Row> {
-        piece
-            .split(|&b| b == b'\n')
-            .filter(|line| !line.is_empty() && worth_parsing(line))
-            .filter_map(Row::parse)
-            .collect()
+/// A used row (with a uuid, not on a sidechain) as the decode keeps it:
+/// what the branch walk needs, and the row's items, their texts copied out
+/// of the line once.
+#[derive(Debug)]
+pub(super) struct Parsed {
+    pub(super) uuid: String,
+    pub(super) parent: Option<String>,
+    /// Set on a compact boundary (whose walk goes on at this parent when
+    /// `parent` is null).
+    pub(super) logical_parent: Option<String>,
+    pub(super) boundary: bool,
+    pub(super) compact_summary: bool,
+    /// A boundary's preserved-segment anchor.
+    pub(super) anchor: Option<String>,
+    pub(super) timestamp: Option<String>,
+    /// The seqs and items the row takes; `None` when it takes none.
+    pub(super) decoded: Option<Decoded>,
+}
+
+impl Parsed {
+    /// The used row of one line, if the line is one.
+    pub(super) fn of_line(line: &[u8]) -> Option<Self> {
+        if line.is_empty() || !worth_parsing(line) {
+            return None;
+        }
+        let row = RowRef::parse(line)?;
+        let uuid = row.uuid.as_ref()?.0.to_string();
+        if row.is_sidechain {
+            return None;
+        }
+        let boundary = row.is_compact_boundary();
+        Some(Self {
+            uuid,
+            parent: row.parent_uuid.as_ref().map(|p| p.0.to_string()),
+            logical_parent: row.logical_parent_uuid.as_ref().map(|p| p.0.to_string()),
+            boundary,
+            compact_summary: row.is_compact_summary,
+            anchor: row.anchor().filter(|_| boundary).map(str::to_owned),
+            timestamp: row.timestamp.as_ref().map(|t| t.0.to_string()),
+            decoded: decode_row(row),
+        })
+    }
+
+    /// A user row that holds a tool result.
+    pub(super) fn has_tool_result(&self) -> bool {
+        self.decoded.as_ref().is_some_and(|decoded| {
+            decoded
+                .items
+                .iter()
+                .any(|(_, kind)| matches!(kind, ItemKind::ToolResult(_)))
+        })
+    }
+}
+
+/// The used rows of the complete lines in `bytes`, in file order. A long
+/// stretch is cut at line ends into one piece per available core (up to
+/// four), parsed and decoded side by side: that is most of a first decode.
+pub(super) fn parse_rows(bytes: &[u8]) -> Vec<Parsed> {
+    fn parse(piece: &[u8]) -> Vec<Parsed> {
+        let mut rows = Vec::new();
+        let mut start = 0;
+        for end in memchr::memchr_iter(b'\n', piece).chain([piece.len()]) {
+            rows.extend(Parsed::of_line(&piece[start..end]));
+            start = end + 1;
+        }
+        rows
     }
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
     if threads < 2 || bytes.len() < PARALLEL_PARSE_BYTES {
@@ -234,29 +351,23 @@ impl Decoder {
         }
     }
 
+    /// Decodes the used rows of one finished file of the chain.
     pub(super) fn file(
         &mut self,
         session_id: &str,
-        bytes: &[u8],
+        rows: Vec<Parsed>,
         nested: &HashMap<String, NestedCalls>,
     ) {
-        let mut rows = parse_rows(bytes);
-        rows.retain(|row| row.uuid.is_some() && !row.is_sidechain);
         let branch = active_branch(&rows);
         let on_branch: Vec<bool> = rows
             .iter()
-            .map(|row| {
-                row.uuid
-                    .as_deref()
-                    .is_some_and(|uuid| branch.contains(uuid))
-            })
+            .map(|row| branch.contains(row.uuid.as_str()))
             .collect();
+        drop(branch);
         let mut window = self.open_window(session_id, first_timestamp(&rows));
-        // The rows are consumed: their texts move into the items.
-        for (mut row, on_branch) in rows.into_iter().zip(on_branch) {
-            let boundary = row.is_compact_boundary();
-            let timestamp = row.timestamp.take();
-            let Some(decoded) = decode_row(row, nested) else {
+        // The rows are consumed: their items move into the windows.
+        for (row, on_branch) in rows.into_iter().zip(on_branch) {
+            let Some(mut decoded) = row.decoded else {
                 continue;
             };
             let base = self.transcript.highest_seq + 1;
@@ -268,11 +379,12 @@ impl Decoder {
                 });
                 continue;
             }
-            if boundary {
+            if row.boundary {
                 self.close_window(window);
-                window = self.open_window(session_id, timestamp.clone());
+                window = self.open_window(session_id, row.timestamp.clone());
             }
-            window.push_items(base, timestamp.as_deref(), decoded.items);
+            attach_nested_calls(&mut decoded.items, nested);
+            window.push_items(base, row.timestamp.as_deref(), decoded.items);
         }
         self.close_window(window);
     }
@@ -357,11 +469,29 @@ impl OpenWindow {
 /// How hook context reads in the history: as the model saw it.
 const SESSION_START_CONTEXT: &str = "SessionStart hook additional context: ";
 
-fn first_timestamp(rows: &[Row]) -> Option<String> {
+fn first_timestamp(rows: &[Parsed]) -> Option<String> {
     rows.iter().find_map(|row| row.timestamp.clone())
 }
 
+/// Gives each tool result the calls of the sub-agent its call spawned.
+pub(super) fn attach_nested_calls(
+    items: &mut [(u32, ItemKind)],
+    nested: &HashMap<String, NestedCalls>,
+) {
+    if nested.is_empty() {
+        return;
+    }
+    for (_, kind) in items {
+        if let ItemKind::ToolResult(result) = kind
+            && let Some(id) = &result.call_id
+        {
+            result.nested_calls = nested.get(id).cloned();
+        }
+    }
+}
+
 /// A used row: how many seqs it takes and the items at their offsets.
+#[derive(Debug)]
 pub(super) struct Decoded {
     pub(super) seqs: u32,
     pub(super) items: Vec<(u32, ItemKind)>,
@@ -374,10 +504,11 @@ fn context(text: String) -> ItemKind {
     }
 }
 
-/// The items of one row, its texts moved out of it.
-pub(super) fn decode_row(row: Row, nested: &HashMap<String, NestedCalls>) -> Option<Decoded> {
-    match row.kind.as_str() {
-        "user" => Some(decode_user(row, nested)),
+/// The items of one row, its texts copied out of the line (sub-agent calls
+/// are attached later).
+pub(super) fn decode_row(row: RowRef<'_>) -> Option<Decoded> {
+    match row.kind.0.as_ref() {
+        "user" => Some(decode_user(row)),
         "assistant" if !row.is_synthetic() => Some(decode_assistant(row)),
         "system" if row.is_compact_boundary() => {
             let text = match row.content {
@@ -417,22 +548,29 @@ fn is_local_command(text: &str) -> bool {
     .any(|tag| text.starts_with(tag))
 }
 
-fn decode_user(row: Row, nested: &HashMap<String, NestedCalls>) -> Decoded {
+/// Texts joined by newlines, copied once.
+fn join_texts(texts: &[Cow<'_, str>]) -> String {
+    match texts {
+        [one] => one.as_ref().to_owned(),
+        _ => texts.join("\n"),
+    }
+}
+
+fn decode_user(row: RowRef<'_>) -> Decoded {
     let context_only = row.is_compact_summary || row.is_meta;
-    let mut texts = Vec::new();
+    let mut texts: Vec<Cow<'_, str>> = Vec::new();
     let mut results = Vec::new();
     for block in row.message.into_iter().flat_map(|m| m.content.0) {
         match block {
-            Block::Text { text } => texts.push(text),
-            Block::ToolResult {
+            BlockRef::Text { text } => texts.push(text.0),
+            BlockRef::ToolResult {
                 tool_use_id,
                 content,
                 is_error,
             } => {
                 let persisted = persisted_output_path(&content.0);
-                let nested_calls = nested.get(&tool_use_id).cloned();
                 results.push(ItemKind::ToolResult(ToolResult {
-                    call_id: Some(tool_use_id),
+                    call_id: Some(tool_use_id.into_owned()),
                     name: None,
                     arguments: None,
                     status: if is_error {
@@ -442,16 +580,16 @@ fn decode_user(row: Row, nested: &HashMap<String, NestedCalls>) -> Decoded {
                     },
                     output_truncated: persisted.is_some(),
                     full_output_path: persisted.flatten().filter(|p| !p.is_empty()),
-                    output: content.0,
-                    nested_calls,
+                    output: content.0.into_owned(),
+                    nested_calls: None,
                 }));
             }
-            Block::ToolUse { .. } | Block::Other => {}
+            BlockRef::ToolUse { .. } | BlockRef::Other => {}
         }
     }
-    let mut items = Vec::new();
+    let mut items = Vec::with_capacity(results.len() + 1);
     if !texts.is_empty() || results.is_empty() {
-        let text = texts.join("\n");
+        let text = join_texts(&texts);
         let role = if context_only || is_local_command(&text) {
             MessageRole::Context
         } else {
@@ -466,22 +604,22 @@ fn decode_user(row: Row, nested: &HashMap<String, NestedCalls>) -> Decoded {
     }
 }
 
-fn decode_assistant(row: Row) -> Decoded {
-    let mut texts = Vec::new();
+fn decode_assistant(row: RowRef<'_>) -> Decoded {
+    let mut texts: Vec<Cow<'_, str>> = Vec::new();
     let mut calls = Vec::new();
     for block in row.message.into_iter().flat_map(|m| m.content.0) {
         match block {
-            Block::Text { text } => texts.push(text),
-            Block::ToolUse { id, name, input } => calls.push(ItemKind::ToolCall(ToolCall {
-                name,
-                call_id: id,
+            BlockRef::Text { text } => texts.push(text.0),
+            BlockRef::ToolUse { id, name, input } => calls.push(ItemKind::ToolCall(ToolCall {
+                name: name.into_owned(),
+                call_id: id.into_owned(),
                 arguments: Some(input.to_string()),
             })),
-            Block::ToolResult { .. } | Block::Other => {}
+            BlockRef::ToolResult { .. } | BlockRef::Other => {}
         }
     }
-    let mut items = Vec::new();
-    let text = texts.join("\n");
+    let mut items = Vec::with_capacity(calls.len() + 1);
+    let text = join_texts(&texts);
     if !text.is_empty() {
         items.push((
             0,
@@ -522,34 +660,27 @@ impl Hasher for Fnv {
 pub(super) type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<Fnv>>;
 pub(super) type FastSet<K> = HashSet<K, BuildHasherDefault<Fnv>>;
 
-/// The uuids on the file's active branch: everything the newest main-thread
-/// row reaches.
-fn active_branch(rows: &[Row]) -> FastSet<&str> {
-    let by_uuid: FastMap<&str, &Row> = rows
-        .iter()
-        .filter_map(|row| Some((row.uuid.as_deref()?, row)))
-        .collect();
+/// The uuids on the file's active branch: everything the newest row
+/// reaches.
+fn active_branch(rows: &[Parsed]) -> FastSet<&str> {
+    let mut by_uuid: FastMap<&str, &Parsed> = FastMap::default();
+    by_uuid.reserve(rows.len());
+    by_uuid.extend(rows.iter().map(|row| (row.uuid.as_str(), row)));
     // Rows after a compaction hang off the boundary's preserved-segment
     // anchor, an id no row has; the summary row (or the boundary) stands in.
     let mut anchors: FastMap<&str, &str> = FastMap::default();
-    for row in rows.iter().filter(|row| row.is_compact_boundary()) {
-        let (Some(uuid), Some(anchor)) = (
-            row.uuid.as_deref(),
-            row.compact_metadata
-                .as_ref()
-                .and_then(|m| m.preserved_segment.as_ref())
-                .and_then(|s| s.anchor_uuid.as_deref()),
-        ) else {
+    for row in rows.iter().filter(|row| row.boundary) {
+        let Some(anchor) = row.anchor.as_deref() else {
             continue;
         };
         let summary = rows
             .iter()
-            .find(|r| r.is_compact_summary && r.parent_uuid.as_deref() == Some(uuid))
-            .and_then(|r| r.uuid.as_deref());
-        anchors.insert(anchor, summary.unwrap_or(uuid));
+            .find(|r| r.compact_summary && r.parent.as_deref() == Some(row.uuid.as_str()))
+            .map(|r| r.uuid.as_str());
+        anchors.insert(anchor, summary.unwrap_or(row.uuid.as_str()));
     }
     let mut branch = FastSet::default();
-    let mut next = rows.last().and_then(|row| row.uuid.as_deref());
+    let mut next = rows.last().map(|row| row.uuid.as_str());
     while let Some(uuid) = next {
         let Some(row) = by_uuid.get(uuid) else {
             next = anchors.get(uuid).copied();
@@ -558,9 +689,9 @@ fn active_branch(rows: &[Row]) -> FastSet<&str> {
         if !branch.insert(uuid) {
             break;
         }
-        next = match row.parent_uuid.as_deref() {
+        next = match row.parent.as_deref() {
             Some(parent) => Some(parent),
-            None if row.is_compact_boundary() => row.logical_parent_uuid.as_deref(),
+            None if row.boundary => row.logical_parent.as_deref(),
             None => None,
         };
     }
@@ -593,9 +724,8 @@ mod tests {
             }
             n += 1;
         }
-        let uuids = |rows: Vec<Row>| -> Vec<String> {
-            rows.into_iter().filter_map(|row| row.uuid).collect()
-        };
+        let uuids =
+            |rows: Vec<Parsed>| -> Vec<String> { rows.into_iter().map(|row| row.uuid).collect() };
         assert_eq!(uuids(parse_rows(text.as_bytes())), expected);
         // One line longer than a share: the other pieces are empty.
         let one = format!(
@@ -603,6 +733,68 @@ mod tests {
             "y".repeat(2 * PARALLEL_PARSE_BYTES)
         ) + "\n";
         assert_eq!(uuids(parse_rows(one.as_bytes())), ["only"]);
+    }
+
+    /// A reader that hands out at most `step` bytes a call, and is
+    /// interrupted once before each.
+    struct Trickle<'a> {
+        bytes: &'a [u8],
+        step: usize,
+        interrupted: bool,
+    }
+
+    impl Read for Trickle<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            self.interrupted = !self.interrupted;
+            if self.interrupted {
+                return Err(io::ErrorKind::Interrupted.into());
+            }
+            let n = self.step.min(buf.len()).min(self.bytes.len());
+            buf[..n].copy_from_slice(&self.bytes[..n]);
+            self.bytes = &self.bytes[n..];
+            Ok(n)
+        }
+    }
+
+    /// Read in pieces, whatever their size and however the reader hands
+    /// out its bytes, every byte is seen once, the complete lines come in
+    /// whole lines, in order, and what follows the last newline is left.
+    #[test]
+    fn lines_are_read_in_pieces_of_whole_lines() {
+        let text = b"one\n\nthree is longer than a piece\nfour\nunfinished";
+        for piece in [1, 2, 3, 7, 64] {
+            for step in [1, 5, 100] {
+                let mut reader = Trickle {
+                    bytes: text,
+                    step,
+                    interrupted: false,
+                };
+                let (mut seen, mut lines) = (Vec::new(), Vec::new());
+                let tail = read_lines_in(
+                    piece,
+                    &mut reader,
+                    |bytes| seen.extend_from_slice(bytes),
+                    |run| {
+                        assert_eq!(run.last(), Some(&b'\n'), "{piece} {step}");
+                        lines.extend_from_slice(run);
+                    },
+                )
+                .unwrap();
+                assert_eq!(seen, text, "{piece} {step}");
+                assert_eq!(&lines[..], &text[..text.len() - 10], "{piece} {step}");
+                assert_eq!(tail, b"unfinished", "{piece} {step}");
+            }
+        }
+        let failing = read_lines(&mut FailingReader, |_| {}, |_| {});
+        assert_eq!(failing.unwrap_err().kind(), io::ErrorKind::PermissionDenied);
+    }
+
+    struct FailingReader;
+
+    impl Read for FailingReader {
+        fn read(&mut self, _: &mut [u8]) -> io::Result<usize> {
+            Err(io::ErrorKind::PermissionDenied.into())
+        }
     }
 
     #[test]

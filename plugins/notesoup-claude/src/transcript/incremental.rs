@@ -3,8 +3,11 @@
 //!
 //! - The earlier files of a `/clear` chain are finished; they are decoded
 //!   once and only stat-checked afterwards. The newest file keeps what its
-//!   branch walk and its open window need: every kept row's uuid and
-//!   parents, the compact anchors, the active branch, and the last window.
+//!   next branch walk and its open window need: every kept row's uuid, the
+//!   compact anchors and summaries, the ids the walk missed, and the last
+//!   window.
+//! - [`ChainHistory`] (the MCP server's) hands the decoded items over to
+//!   core's [`History`] as they come, so their texts are kept once.
 //! - A complete line is decoded once. A last line without its newline is
 //!   left for later unless it already parses as a row (then it is decoded,
 //!   and the next bytes must start with its newline).
@@ -24,14 +27,16 @@ use std::collections::HashMap;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
-use notesoup_core::history::{History, NestedCalls, SeqSpan, Transcript, WindowView};
+use notesoup_core::history::{
+    History, NestedCalls, SeqSpan, Transcript, TranscriptError, TranscriptWindow,
+};
 
 use super::decode::{
-    ChainFile, Decoder, FastMap, FastSet, OpenWindow, decode_row, parse_rows, subagent_calls,
-    worth_parsing,
+    ChainFile, Decoder, FastMap, FastSet, OpenWindow, Parsed, attach_nested_calls, parse_rows,
+    read_lines, read_rows, subagent_calls, worth_parsing,
 };
-use super::row::{Block, Row};
-use crate::files::{is_absent, open_regular, read_regular};
+use super::row::RowRef;
+use crate::files::{is_absent, open_regular};
 
 /// Bytes from the start of the newest file kept to notice a replaced head.
 const HEAD_BYTES: usize = 4096;
@@ -123,9 +128,9 @@ impl ChainDecoder {
         };
         for file in before {
             let stamp = FileStamp::of(&file.path);
-            let bytes = read_or_empty(&file.path)?;
+            let rows = read_rows(&file.path)?;
             let nested = subagent_calls(&file.path);
-            decoder.file(&file.session_id, &bytes, &nested);
+            decoder.file(&file.session_id, rows, &nested);
             earlier.push(stamp);
         }
         let newest = match last {
@@ -195,32 +200,34 @@ impl ChainDecoder {
         Ok(Update::Decoded)
     }
 
-    /// Brings `history`, built from this decode at generation `built`, up
-    /// to the current one without copying the transcript: only the items
-    /// decoded since are projected ([`History::extend`]). `false`, with
-    /// `history` as it was, when the chain was decoded again since `built`
-    /// or the decode does not continue the history; build it again then.
-    pub fn extend_history(&self, history: &mut History, built: u64) -> bool {
-        if built < self.decoded_at {
-            return false;
-        }
-        let transcript = &self.decoder.transcript;
-        let open = self
-            .newest
-            .as_ref()
-            .map(|newest| (self.decoder.window_id(&newest.window).to_string(), newest));
-        let mut windows: Vec<WindowView<'_>> =
-            transcript.windows.iter().map(WindowView::from).collect();
-        if let Some((id, newest)) = &open {
-            windows.push(WindowView {
-                id,
-                created_at: newest.window.created_at.as_deref(),
-                items: &newest.window.items,
+    /// The items decoded since the last call, moved out of the kept state,
+    /// in a transcript that names every window (the kept state keeps each
+    /// window's id and start, and what the branch walk needs, but no text).
+    fn take_items(&mut self) -> Transcript {
+        let transcript = &mut self.decoder.transcript;
+        let mut windows: Vec<TranscriptWindow> = transcript
+            .windows
+            .iter_mut()
+            .map(|window| TranscriptWindow {
+                id: window.id.clone(),
+                created_at: window.created_at.clone(),
+                items: std::mem::take(&mut window.items),
+            })
+            .collect();
+        if let Some(newest) = &mut self.newest {
+            windows.push(TranscriptWindow {
+                id: self.decoder.window_id(&newest.window).to_string(),
+                created_at: newest.window.created_at.clone(),
+                items: std::mem::take(&mut newest.window.items),
             });
         }
-        history
-            .extend(transcript.highest_seq, &transcript.off_branch, &windows)
-            .is_ok()
+        let transcript = &self.decoder.transcript;
+        Transcript {
+            session_id: transcript.session_id.clone(),
+            highest_seq: transcript.highest_seq,
+            off_branch: transcript.off_branch.clone(),
+            windows,
+        }
     }
 
     /// The decoded transcript (a copy: the kept state goes on growing).
@@ -246,6 +253,84 @@ impl ChainDecoder {
     }
 }
 
+/// A chain's kept decode projected into a [`History`] as it goes: decoded
+/// items move into the history (core's [`History::extend_owned`] after an
+/// append), so the kept state holds no text and nothing is copied. What
+/// the MCP server keeps between calls.
+#[derive(Debug)]
+pub struct ChainHistory {
+    decoder: ChainDecoder,
+    history: History,
+    /// The decoder generation the history is at.
+    built: u64,
+}
+
+/// Why a chain's history could not be brought up to date.
+#[derive(Debug, thiserror::Error)]
+pub enum ChainError {
+    /// A transcript could not be read.
+    #[error("transcript unreadable: {0}")]
+    Io(#[from] io::Error),
+    /// The decode broke one of the history's rules (a decoder bug).
+    #[error(transparent)]
+    Transcript(#[from] TranscriptError),
+}
+
+impl ChainHistory {
+    /// Decodes `files` (oldest first) for `notes_session_id` and builds
+    /// their history; missing files decode as empty.
+    pub fn decode(notes_session_id: &str, files: &[ChainFile]) -> Result<Self, ChainError> {
+        let mut decoder = ChainDecoder::decode(notes_session_id, files)?;
+        let history = History::new(decoder.take_items())?;
+        Ok(Self {
+            built: decoder.generation(),
+            decoder,
+            history,
+        })
+    }
+
+    /// Brings the history up to date with `files` for `notes_session_id`
+    /// (see [`ChainDecoder::update`]): only what the newest transcript
+    /// gained is decoded and projected; any other change decodes and builds
+    /// it again.
+    pub fn update(
+        &mut self,
+        notes_session_id: &str,
+        files: &[ChainFile],
+    ) -> Result<(), ChainError> {
+        let update = self.decoder.update(notes_session_id, files)?;
+        let generation = self.decoder.generation();
+        match update {
+            Update::Unchanged => Ok(()),
+            Update::Extended if generation == self.built => Ok(()),
+            Update::Extended => {
+                if self.history.extend_owned(self.decoder.take_items()).is_ok() {
+                    self.built = generation;
+                    return Ok(());
+                }
+                // The items went with the refused transcript: decode again,
+                // the old state first, so two decodes never sit in memory.
+                *self = Self::decode(notes_session_id, &[])?;
+                *self = Self::decode(notes_session_id, files)?;
+                Ok(())
+            }
+            Update::Decoded => {
+                let transcript = self.decoder.take_items();
+                // The old history goes before the new one is built.
+                self.history = History::new(Transcript::default())?;
+                self.history = History::new(transcript)?;
+                self.built = generation;
+                Ok(())
+            }
+        }
+    }
+
+    /// The history.
+    pub fn history(&self) -> &History {
+        &self.history
+    }
+}
+
 /// The stamp of a file read up to `read` bytes: its own when nothing came
 /// after the read, else one that differs from any later stamp, so the next
 /// look reads on from `read`.
@@ -260,24 +345,6 @@ fn read_stamp(handle: &std::fs::File, read: u64) -> io::Result<FileStamp> {
             ..after
         }
     })
-}
-
-fn read_or_empty(path: &Path) -> io::Result<Vec<u8>> {
-    match read_regular(path) {
-        Ok(bytes) => Ok(bytes),
-        Err(err) if is_absent(&err) => Ok(Vec::new()),
-        Err(err) => Err(err),
-    }
-}
-
-/// What the newest file's branch walk needs of one kept row.
-#[derive(Debug)]
-struct Kept {
-    parent: Option<String>,
-    /// Set on a compact boundary (whose walk goes on at this parent when
-    /// `parent` is null).
-    logical_parent: Option<String>,
-    boundary: bool,
 }
 
 /// The newest file of the chain and its kept decode.
@@ -296,8 +363,10 @@ struct Newest {
     decoded: u64,
     /// The decoded bytes end in a row whose newline is not there yet.
     open_line: bool,
-    /// Kept rows (with a uuid, not on a sidechain) by uuid; the last wins.
-    rows: FastMap<String, Kept>,
+    /// The uuids of the kept rows (with a uuid, not on a sidechain). A walk
+    /// over new rows that reaches one of them other than the tip is a fork,
+    /// so their parents are not needed again.
+    rows: FastSet<String>,
     /// The first summary row under each parent uuid.
     summaries: FastMap<String, String>,
     /// Boundaries whose anchor stands for the boundary itself (no summary
@@ -305,8 +374,6 @@ struct Newest {
     unsummarized: FastSet<String>,
     /// Preserved-segment anchor -> the row that stands in for it.
     anchors: FastMap<String, String>,
-    /// Uuids on the active branch.
-    branch: FastSet<String>,
     /// Ids the walk looked up and found no row for.
     missed: FastSet<String>,
     /// The newest kept row.
@@ -331,11 +398,10 @@ impl Newest {
             read: 0,
             decoded: 0,
             open_line: false,
-            rows: FastMap::default(),
+            rows: FastSet::default(),
             summaries: FastMap::default(),
             unsummarized: FastSet::default(),
             anchors: FastMap::default(),
-            branch: FastSet::default(),
             missed: FastSet::default(),
             tip: None,
             timestamped: false,
@@ -349,14 +415,11 @@ impl Newest {
             Err(err) => return Err(err),
         };
         if let Some(mut handle) = file_handle {
-            let len = handle.metadata()?.len();
-            let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
-            handle.read_to_end(&mut bytes)?;
-            newest.stamp = Some(read_stamp(&handle, bytes.len() as u64)?);
-            if newest.extend(&bytes, decoder).is_err() {
+            if newest.extend(&mut handle, decoder)?.is_err() {
                 // Nothing was decoded before, so nothing can be contradicted.
                 return Err(io::Error::other("a fresh decode cannot conflict"));
             }
+            newest.stamp = Some(read_stamp(&handle, newest.read)?);
         }
         Ok(newest)
     }
@@ -391,75 +454,86 @@ impl Newest {
             return Ok(None);
         }
         handle.seek(SeekFrom::Start(self.decoded))?;
-        let mut bytes = Vec::new();
-        handle.read_to_end(&mut bytes)?;
-        self.stamp = Some(read_stamp(&handle, self.decoded + bytes.len() as u64)?);
-        if self.extend(&bytes, decoder).is_err() {
-            return Ok(None);
-        }
-        Ok(Some(true))
+        let extended = self.extend(&mut handle, decoder)?;
+        self.stamp = Some(read_stamp(&handle, self.read)?);
+        Ok(extended.is_ok().then_some(true))
     }
 
-    /// Decodes `bytes`, which follow the decoded ones.
-    fn extend(&mut self, bytes: &[u8], decoder: &mut Decoder) -> Result<(), Redecode> {
+    /// Reads and decodes what follows the decoded bytes, to the end of
+    /// `reader` (placed at the first byte not decoded).
+    fn extend(
+        &mut self,
+        reader: &mut impl Read,
+        decoder: &mut Decoder,
+    ) -> io::Result<Result<(), Redecode>> {
         let start = self.decoded;
-        self.read = start + bytes.len() as u64;
-        // The head covers the file's first bytes; `bytes` starts at `start`.
-        let start_at = usize::try_from(start).unwrap_or(usize::MAX);
-        if self.head.len() < HEAD_BYTES && start_at <= self.head.len() {
-            let from = self.head.len() - start_at;
-            let to = (HEAD_BYTES - start_at).min(bytes.len());
-            if from < to {
-                self.head.extend_from_slice(&bytes[from..to]);
-            }
-        }
-        let mut bytes = bytes;
-        if self.open_line {
-            match bytes.first() {
-                None => return Ok(()),
-                Some(b'\n') => {
-                    bytes = &bytes[1..];
-                    self.decoded += 1;
-                    self.open_line = false;
+        let mut at = start;
+        let head = &mut self.head;
+        // The row decoded without its newline must be followed by it; if
+        // it went on, it is another line now.
+        let mut open_line = self.open_line;
+        let went_on = std::cell::Cell::new(false);
+        let mut rows = Vec::new();
+        let mut complete = 0;
+        let tail = read_lines(
+            reader,
+            |bytes| {
+                if open_line {
+                    went_on.set(bytes.first() != Some(&b'\n'));
+                    open_line = false;
                 }
-                // The row decoded without its newline went on: it is
-                // another line now.
-                Some(_) => return Err(Redecode),
-            }
+                // The head covers the file's first bytes.
+                let offset = usize::try_from(at).unwrap_or(usize::MAX);
+                if head.len() < HEAD_BYTES && offset <= head.len() {
+                    let from = head.len() - offset;
+                    let to = (HEAD_BYTES - offset).min(bytes.len());
+                    if from < to {
+                        head.extend_from_slice(&bytes[from..to]);
+                    }
+                }
+                at += bytes.len() as u64;
+            },
+            |lines| {
+                if !went_on.get() {
+                    complete += lines.len();
+                    rows.extend(parse_rows(lines));
+                }
+            },
+        )?;
+        self.read = at;
+        if went_on.get() {
+            return Ok(Err(Redecode));
         }
-        let (complete, tail) = match memchr::memrchr(b'\n', bytes) {
-            Some(at) => (&bytes[..=at], &bytes[at + 1..]),
-            None => (&bytes[..0], bytes),
-        };
-        let mut rows = parse_rows(complete);
-        let mut consumed = complete.len();
-        if !tail.is_empty()
-            && worth_parsing(tail)
-            && let Some(row) = Row::parse(tail)
-        {
-            rows.push(row);
+        if at == start {
+            return Ok(Ok(()));
+        }
+        self.open_line = false;
+        let mut consumed = complete;
+        if !tail.is_empty() && worth_parsing(&tail) && RowRef::parse(&tail).is_some() {
+            rows.extend(Parsed::of_line(&tail));
             consumed += tail.len();
             self.open_line = true;
         }
-        rows.retain(|row| row.uuid.is_some() && !row.is_sidechain);
-        self.add_rows(rows, decoder)?;
-        self.decoded += consumed as u64;
-        Ok(())
+        let added = self.add_rows(rows, decoder);
+        if added.is_ok() {
+            self.decoded += consumed as u64;
+        }
+        Ok(added)
     }
 
-    fn add_rows(&mut self, rows: Vec<Row>, decoder: &mut Decoder) -> Result<(), Redecode> {
-        let Some(tip) = rows.last().and_then(|row| row.uuid.clone()) else {
+    fn add_rows(&mut self, rows: Vec<Parsed>, decoder: &mut Decoder) -> Result<(), Redecode> {
+        let Some(tip) = rows.last().map(|row| row.uuid.clone()) else {
             return Ok(());
         };
         let was_empty = self.tip.is_none();
         // Nothing the kept walk used may change.
         for row in &rows {
-            let uuid = row.uuid.as_deref().unwrap_or_default();
-            if !was_empty && (self.rows.contains_key(uuid) || self.missed.contains(uuid)) {
+            let uuid = row.uuid.as_str();
+            if !was_empty && (self.rows.contains(uuid) || self.missed.contains(uuid)) {
                 return Err(Redecode);
             }
-            if row.is_compact_summary
-                && let Some(parent) = row.parent_uuid.as_deref()
+            if row.compact_summary
+                && let Some(parent) = row.parent.as_deref()
                 && self.unsummarized.contains(parent)
                 && !self.summaries.contains_key(parent)
             {
@@ -477,40 +551,36 @@ impl Newest {
         }
         let old_tip = self.tip.take();
         self.rows.reserve(rows.len());
-        let mut added: FastSet<&str> = FastSet::default();
+        // Each new uuid's last row (the one a parent names), and for each
+        // row the index of the last row with its uuid.
+        let mut added: FastMap<&str, usize> = FastMap::default();
         added.reserve(rows.len());
-        for row in &rows {
-            let uuid = row.uuid.clone().unwrap_or_default();
-            if row.is_compact_summary
-                && let Some(parent) = &row.parent_uuid
+        let mut last: Vec<usize> = (0..rows.len()).collect();
+        for (index, row) in rows.iter().enumerate() {
+            if row.compact_summary
+                && let Some(parent) = &row.parent
             {
                 self.summaries
                     .entry(parent.clone())
-                    .or_insert_with(|| uuid.clone());
+                    .or_insert_with(|| row.uuid.clone());
             }
-            added.insert(row.uuid.as_deref().unwrap_or_default());
-            self.rows.insert(
-                uuid,
-                Kept {
-                    parent: row.parent_uuid.clone(),
-                    logical_parent: row.logical_parent_uuid.clone(),
-                    boundary: row.is_compact_boundary(),
-                },
-            );
+            if let Some(before) = added.insert(row.uuid.as_str(), index) {
+                last[before] = index;
+            }
+            self.rows.insert(row.uuid.clone());
         }
-        for row in rows.iter().filter(|row| row.is_compact_boundary()) {
-            let (Some(uuid), Some(anchor)) = (
-                row.uuid.as_deref(),
-                row.compact_metadata
-                    .as_ref()
-                    .and_then(|m| m.preserved_segment.as_ref())
-                    .and_then(|s| s.anchor_uuid.as_deref()),
-            ) else {
+        // A later row of the same uuid is resolved first.
+        for index in (0..last.len()).rev() {
+            last[index] = last[last[index]];
+        }
+        for row in &rows {
+            let Some(anchor) = row.anchor.as_deref() else {
                 continue;
             };
             if !was_empty && (self.anchors.contains_key(anchor) || self.missed.contains(anchor)) {
                 return Err(Redecode);
             }
+            let uuid = row.uuid.as_str();
             let stand_in = match self.summaries.get(uuid) {
                 Some(summary) => summary.clone(),
                 None => {
@@ -520,56 +590,51 @@ impl Newest {
             };
             self.anchors.insert(anchor.to_owned(), stand_in);
         }
-        // The new newest row's ancestry, through new rows, to the old tip.
-        let mut next = Some(tip.clone());
-        let mut walked: Vec<String> = Vec::with_capacity(rows.len());
-        let mut walked_set: FastSet<String> = FastSet::default();
-        walked_set.reserve(rows.len());
+        // The new newest row's ancestry, through new rows, to the old tip;
+        // `walked` marks the rows on it by index.
+        let mut walked = vec![false; rows.len()];
         let mut missed: Vec<String> = Vec::new();
+        let mut next = Some(tip.as_str());
         let reached = loop {
             let Some(uuid) = next else { break false };
-            if old_tip.as_deref() == Some(uuid.as_str()) {
+            if old_tip.as_deref() == Some(uuid) {
                 break true;
             }
-            let Some(row) = self.rows.get(&uuid) else {
-                next = self.anchors.get(&uuid).cloned();
-                missed.push(uuid);
+            let Some(&index) = added.get(uuid) else {
+                if self.rows.contains(uuid) {
+                    // An earlier row off the old tip's line: a fork or rewind.
+                    return Err(Redecode);
+                }
+                next = self.anchors.get(uuid).map(String::as_str);
+                missed.push(uuid.to_owned());
                 continue;
             };
-            if !added.contains(uuid.as_str()) {
-                // An earlier row off the old tip's line: a fork or rewind.
-                return Err(Redecode);
-            }
-            if !walked_set.insert(uuid.clone()) {
+            if std::mem::replace(&mut walked[index], true) {
                 break false;
             }
-            next = match &row.parent {
-                Some(parent) => Some(parent.clone()),
-                None if row.boundary => row.logical_parent.clone(),
+            let row = &rows[index];
+            next = match row.parent.as_deref() {
+                Some(parent) => Some(parent),
+                None if row.boundary => row.logical_parent.as_deref(),
                 None => None,
             };
-            walked.push(uuid);
         };
         if !reached && old_tip.is_some() {
             return Err(Redecode);
         }
-        self.branch.reserve(walked.len());
-        self.branch.extend(walked);
+        drop(added);
         self.missed.extend(missed);
         self.tip = Some(tip);
-        if rows.iter().any(has_tool_result) {
+        if rows.iter().any(Parsed::has_tool_result) {
             self.nested = subagent_calls(&self.path);
         }
-        // The rows are consumed: their texts move into the items.
-        for mut row in rows {
-            let on_branch = self
-                .branch
-                .contains(row.uuid.as_deref().unwrap_or_default());
-            let boundary = row.is_compact_boundary();
-            let timestamp = row.timestamp.take();
-            let Some(decoded) = decode_row(row, &self.nested) else {
+        // The rows are consumed: their items move into the windows. A row
+        // is on the branch when the last row of its uuid was walked.
+        for (index, row) in rows.into_iter().enumerate() {
+            let Some(mut decoded) = row.decoded else {
                 continue;
             };
+            let on_branch = walked[last[index]];
             let base = decoder.transcript.highest_seq + 1;
             decoder.transcript.highest_seq += decoded.seqs;
             if !on_branch {
@@ -579,24 +644,16 @@ impl Newest {
                 });
                 continue;
             }
-            if boundary {
-                let next = decoder.open_window(&self.session_id, timestamp.clone());
+            if row.boundary {
+                let next = decoder.open_window(&self.session_id, row.timestamp.clone());
                 let closed = std::mem::replace(&mut self.window, next);
                 decoder.close_window(closed);
                 self.first_window_open = false;
             }
+            attach_nested_calls(&mut decoded.items, &self.nested);
             self.window
-                .push_items(base, timestamp.as_deref(), decoded.items);
+                .push_items(base, row.timestamp.as_deref(), decoded.items);
         }
         Ok(())
     }
-}
-
-fn has_tool_result(row: &Row) -> bool {
-    row.kind == "user"
-        && row
-            .message
-            .iter()
-            .flat_map(|m| &m.content.0)
-            .any(|block| matches!(block, Block::ToolResult { .. }))
 }

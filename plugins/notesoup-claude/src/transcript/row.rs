@@ -2,6 +2,7 @@
 //! fields notesoup uses are typed, everything else is ignored, and a row
 //! that does not parse is skipped by the caller rather than failing a read.
 
+use std::borrow::Cow;
 use std::fmt;
 
 use serde::Deserialize;
@@ -76,16 +77,7 @@ impl Row {
 
     /// The texts of a `hook_additional_context` attachment.
     pub fn hook_context(&self) -> Option<(&str, Vec<&str>)> {
-        let attachment = self.attachment.as_ref()?;
-        if attachment.kind != "hook_additional_context" {
-            return None;
-        }
-        let texts = match &attachment.content {
-            Some(Value::Array(items)) => items.iter().filter_map(Value::as_str).collect(),
-            Some(Value::String(text)) => vec![text.as_str()],
-            _ => Vec::new(),
-        };
-        Some((attachment.hook_event.as_deref().unwrap_or(""), texts))
+        hook_context(self.attachment.as_ref()?)
     }
 }
 
@@ -247,6 +239,33 @@ pub struct ResultText(pub String);
 
 impl<'de> Deserialize<'de> for ResultText {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(ResultTextVisitor)
+    }
+}
+
+/// Reads a [`ResultText`].
+struct ResultTextVisitor;
+
+impl<'de> Visitor<'de> for ResultTextVisitor {
+    type Value = ResultText;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a string or a list of result parts")
+    }
+
+    fn visit_str<E: de::Error>(self, text: &str) -> Result<ResultText, E> {
+        Ok(ResultText(text.to_owned()))
+    }
+
+    fn visit_string<E: de::Error>(self, text: String) -> Result<ResultText, E> {
+        Ok(ResultText(text))
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<ResultText, E> {
+        Ok(ResultText::default())
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<ResultText, A::Error> {
         #[derive(Deserialize)]
         struct Part {
             #[serde(rename = "type", default)]
@@ -255,46 +274,308 @@ impl<'de> Deserialize<'de> for ResultText {
             text: Option<String>,
         }
 
+        let mut parts = Vec::new();
+        while let Some(part) = seq.next_element::<Part>()? {
+            parts.push(match part.text {
+                Some(text) => text,
+                None => format!("[{}]", part.kind.as_deref().unwrap_or("content")),
+            });
+        }
+        Ok(ResultText(parts.join("\n")))
+    }
+
+    fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<ResultText, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(ResultText::default())
+    }
+}
+
+/// A string field read without a copy when the line holds it unescaped
+/// (serde's own `Cow` copies inside an `Option`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Text<'a>(pub Cow<'a, str>);
+
+impl<'a> Text<'a> {
+    /// The text, owned.
+    pub fn into_owned(self) -> String {
+        self.0.into_owned()
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct TextVisitor;
+
+        impl<'de> Visitor<'de> for TextVisitor {
+            type Value = Text<'de>;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string")
+            }
+
+            fn visit_borrowed_str<E: de::Error>(self, text: &'de str) -> Result<Text<'de>, E> {
+                Ok(Text(Cow::Borrowed(text)))
+            }
+
+            fn visit_str<E: de::Error>(self, text: &str) -> Result<Text<'de>, E> {
+                Ok(Text(Cow::Owned(text.to_owned())))
+            }
+
+            fn visit_string<E: de::Error>(self, text: String) -> Result<Text<'de>, E> {
+                Ok(Text(Cow::Owned(text)))
+            }
+        }
+
+        deserializer.deserialize_str(TextVisitor)
+    }
+}
+
+/// A transcript row as the chain decode reads it: the fields and types of
+/// [`Row`] (so exactly the same lines parse), its strings borrowed from the
+/// line where they need no unescaping.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct RowRef<'a> {
+    /// See [`Row::kind`].
+    #[serde(rename = "type", borrow)]
+    pub kind: Text<'a>,
+    /// See [`Row::subtype`].
+    #[serde(borrow)]
+    pub subtype: Option<Text<'a>>,
+    /// See [`Row::uuid`].
+    #[serde(borrow)]
+    pub uuid: Option<Text<'a>>,
+    /// See [`Row::parent_uuid`].
+    #[serde(borrow)]
+    pub parent_uuid: Option<Text<'a>>,
+    /// See [`Row::logical_parent_uuid`].
+    #[serde(borrow)]
+    pub logical_parent_uuid: Option<Text<'a>>,
+    /// See [`Row::is_sidechain`].
+    pub is_sidechain: bool,
+    /// See [`Row::is_meta`].
+    pub is_meta: bool,
+    /// See [`Row::is_compact_summary`].
+    pub is_compact_summary: bool,
+    /// See [`Row::timestamp`].
+    #[serde(borrow)]
+    pub timestamp: Option<Text<'a>>,
+    /// See [`Row::session_id`].
+    #[serde(borrow)]
+    pub session_id: Option<Text<'a>>,
+    /// See [`Row::message`].
+    #[serde(borrow)]
+    pub message: Option<MessageRef<'a>>,
+    /// See [`Row::attachment`].
+    pub attachment: Option<Attachment>,
+    /// See [`Row::content`].
+    pub content: Option<Value>,
+    /// See [`Row::requested_model`].
+    #[serde(borrow)]
+    pub requested_model: Option<Text<'a>>,
+    /// See [`Row::compact_metadata`].
+    pub compact_metadata: Option<CompactMetadata>,
+}
+
+impl<'a> RowRef<'a> {
+    /// Parses one JSONL line as [`Row::parse`] does.
+    pub fn parse(line: &'a [u8]) -> Option<Self> {
+        serde_json::from_slice(line).ok()
+    }
+
+    /// A `system/compact_boundary` row.
+    pub fn is_compact_boundary(&self) -> bool {
+        self.kind.0 == "system"
+            && self.subtype.as_ref().map(|s| s.0.as_ref()) == Some("compact_boundary")
+    }
+
+    /// An assistant row Claude Code made up itself.
+    pub fn is_synthetic(&self) -> bool {
+        self.message
+            .as_ref()
+            .and_then(|m| m.model.as_ref())
+            .is_some_and(|model| model.0 == SYNTHETIC_MODEL)
+    }
+
+    /// The preserved-segment anchor a compact boundary names.
+    pub fn anchor(&self) -> Option<&str> {
+        self.compact_metadata
+            .as_ref()?
+            .preserved_segment
+            .as_ref()?
+            .anchor_uuid
+            .as_deref()
+    }
+
+    /// The texts of a `hook_additional_context` attachment.
+    pub fn hook_context(&self) -> Option<(&str, Vec<&str>)> {
+        hook_context(self.attachment.as_ref()?)
+    }
+}
+
+/// The API message of a [`RowRef`].
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct MessageRef<'a> {
+    /// See [`Message::id`].
+    #[serde(borrow)]
+    pub id: Option<Text<'a>>,
+    /// See [`Message::model`].
+    #[serde(borrow)]
+    pub model: Option<Text<'a>>,
+    /// See [`Message::content`].
+    #[serde(borrow)]
+    pub content: ContentRef<'a>,
+    /// See [`Message::usage`].
+    pub usage: Option<Usage>,
+}
+
+/// A content block of a [`MessageRef`], as [`Block`] reads it.
+#[derive(Debug, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum BlockRef<'a> {
+    /// Text.
+    Text {
+        /// The text.
+        #[serde(default, borrow)]
+        text: Text<'a>,
+    },
+    /// A tool call.
+    ToolUse {
+        /// The `tool_use` id.
+        #[serde(default, borrow)]
+        id: Text<'a>,
+        /// The tool's name.
+        #[serde(default, borrow)]
+        name: Text<'a>,
+        /// Its arguments.
+        #[serde(default)]
+        input: Value,
+    },
+    /// A tool's result.
+    ToolResult {
+        /// The call it answers.
+        #[serde(default, borrow)]
+        tool_use_id: Text<'a>,
+        /// Its output text.
+        #[serde(default, borrow)]
+        content: ResultTextRef<'a>,
+        /// Whether the tool failed.
+        #[serde(default)]
+        is_error: bool,
+    },
+    /// Thinking, images, server tools and anything newer.
+    #[serde(other)]
+    Other,
+}
+
+/// [`Content`] with borrowed blocks.
+#[derive(Debug, Default)]
+pub struct ContentRef<'a>(pub Vec<BlockRef<'a>>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for ContentRef<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct ContentVisitor;
+
+        impl<'de> Visitor<'de> for ContentVisitor {
+            type Value = ContentRef<'de>;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string or a list of content blocks")
+            }
+
+            fn visit_borrowed_str<E: de::Error>(self, text: &'de str) -> Result<Self::Value, E> {
+                Ok(ContentRef(vec![BlockRef::Text {
+                    text: Text(Cow::Borrowed(text)),
+                }]))
+            }
+
+            fn visit_str<E: de::Error>(self, text: &str) -> Result<Self::Value, E> {
+                self.visit_string(text.to_owned())
+            }
+
+            fn visit_string<E: de::Error>(self, text: String) -> Result<Self::Value, E> {
+                Ok(ContentRef(vec![BlockRef::Text {
+                    text: Text(Cow::Owned(text)),
+                }]))
+            }
+
+            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+                Ok(ContentRef::default())
+            }
+
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                let mut blocks = Vec::new();
+                while let Some(block) = seq.next_element()? {
+                    blocks.push(block);
+                }
+                Ok(ContentRef(blocks))
+            }
+        }
+
+        deserializer.deserialize_any(ContentVisitor)
+    }
+}
+
+/// [`ResultText`], borrowed when the content is one unescaped string.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ResultTextRef<'a>(pub Cow<'a, str>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for ResultTextRef<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         struct ResultVisitor;
 
         impl<'de> Visitor<'de> for ResultVisitor {
-            type Value = ResultText;
+            type Value = ResultTextRef<'de>;
 
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("a string or a list of result parts")
             }
 
-            fn visit_str<E: de::Error>(self, text: &str) -> Result<ResultText, E> {
-                Ok(ResultText(text.to_owned()))
+            fn visit_borrowed_str<E: de::Error>(self, text: &'de str) -> Result<Self::Value, E> {
+                Ok(ResultTextRef(Cow::Borrowed(text)))
             }
 
-            fn visit_string<E: de::Error>(self, text: String) -> Result<ResultText, E> {
-                Ok(ResultText(text))
+            fn visit_str<E: de::Error>(self, text: &str) -> Result<Self::Value, E> {
+                Ok(ResultTextRef(Cow::Owned(text.to_owned())))
             }
 
-            fn visit_unit<E: de::Error>(self) -> Result<ResultText, E> {
-                Ok(ResultText::default())
+            fn visit_string<E: de::Error>(self, text: String) -> Result<Self::Value, E> {
+                Ok(ResultTextRef(Cow::Owned(text)))
             }
 
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<ResultText, A::Error> {
-                let mut parts = Vec::new();
-                while let Some(part) = seq.next_element::<Part>()? {
-                    parts.push(match part.text {
-                        Some(text) => text,
-                        None => format!("[{}]", part.kind.as_deref().unwrap_or("content")),
-                    });
-                }
-                Ok(ResultText(parts.join("\n")))
+            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+                Ok(ResultTextRef::default())
             }
 
-            fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<ResultText, A::Error> {
-                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-                Ok(ResultText::default())
+            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+                ResultTextVisitor
+                    .visit_seq(seq)
+                    .map(|text| ResultTextRef(Cow::Owned(text.0)))
+            }
+
+            fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+                ResultTextVisitor
+                    .visit_map(map)
+                    .map(|text| ResultTextRef(Cow::Owned(text.0)))
             }
         }
 
         deserializer.deserialize_any(ResultVisitor)
     }
+}
+
+/// The texts of a `hook_additional_context` attachment.
+fn hook_context(attachment: &Attachment) -> Option<(&str, Vec<&str>)> {
+    if attachment.kind != "hook_additional_context" {
+        return None;
+    }
+    let texts = match &attachment.content {
+        Some(Value::Array(items)) => items.iter().filter_map(Value::as_str).collect(),
+        Some(Value::String(text)) => vec![text.as_str()],
+        _ => Vec::new(),
+    };
+    Some((attachment.hook_event.as_deref().unwrap_or(""), texts))
 }
 
 #[cfg(test)]
@@ -348,6 +629,115 @@ mod tests {
         );
         assert_eq!(parse(r#""plain""#), "plain");
         assert_eq!(parse("null"), "");
+    }
+
+    /// The borrowed row reads exactly the lines the owned one does, with
+    /// the same fields, and borrows the strings that need no unescaping.
+    #[test]
+    fn borrowed_rows_read_what_rows_read() {
+        let lines: &[&str] = &[
+            r#"{"type":"user","uuid":"u","parentUuid":"p","isSidechain":false,"isMeta":true,"timestamp":"t","sessionId":"s","message":{"role":"user","content":"say \"hi\""}}"#,
+            r#"{"type":"assistant","uuid":"a","message":{"id":"m","model":"<synthetic>","content":[{"type":"text","text":"x"},{"type":"tool_use","id":"t1","name":"Bash","input":{"b":1,"a":[2]}},{"type":"thinking","thinking":"hm"}],"usage":{"input_tokens":1}},"requestedModel":"r"}"#,
+            r#"{"type":"user","uuid":"r","message":{"content":[{"type":"tool_result","tool_use_id":"t1","content":[{"type":"text","text":"a"},{"type":"image"}],"is_error":true}]}}"#,
+            r#"{"type":"system","subtype":"compact_boundary","uuid":"b","parentUuid":null,"logicalParentUuid":"l","content":"Compacted","compactMetadata":{"preservedSegment":{"anchorUuid":"an"}}}"#,
+            r#"{"type":"attachment","uuid":"h","attachment":{"type":"hook_additional_context","content":"one","hookEvent":"SessionStart"}}"#,
+            r#"{"type":"user","uuid":5}"#,
+            r#"{"type":"user","sessionId":5}"#,
+            r#"{"type":"user","uuid":"u","uuid":"v"}"#,
+            r#"{"type":"user","message":{"content":[{"text":"no type"}]}}"#,
+            r#"{"type":"user","message":{"content":[{"type":"text","text":5}]}}"#,
+            r#"{"type":"user","message":{"usage":{"input_tokens":-1}}}"#,
+            r#"{"type":"system","content":{"nested":[1e400]}}"#,
+            r#"{"type":"user","message":{"content":5}}"#,
+            r#"{"type":"user","message":{"content":[{"type":"tool_result","content":{"a":1}}]}}"#,
+            r#"["not","a","row"]"#,
+            "{\"type\":\"user\"",
+        ];
+        for line in lines {
+            let (owned, borrowed) = (Row::parse(line.as_bytes()), RowRef::parse(line.as_bytes()));
+            assert_eq!(owned.is_some(), borrowed.is_some(), "{line}");
+            let (Some(owned), Some(borrowed)) = (owned, borrowed) else {
+                continue;
+            };
+            let text = |t: &Option<Text<'_>>| t.as_ref().map(|t| t.0.to_string());
+            assert_eq!(owned.kind, borrowed.kind.0, "{line}");
+            assert_eq!(owned.uuid, text(&borrowed.uuid), "{line}");
+            assert_eq!(owned.parent_uuid, text(&borrowed.parent_uuid), "{line}");
+            assert_eq!(
+                owned.logical_parent_uuid,
+                text(&borrowed.logical_parent_uuid),
+                "{line}"
+            );
+            assert_eq!(owned.timestamp, text(&borrowed.timestamp), "{line}");
+            assert_eq!(
+                (owned.is_sidechain, owned.is_meta, owned.is_compact_summary),
+                (
+                    borrowed.is_sidechain,
+                    borrowed.is_meta,
+                    borrowed.is_compact_summary
+                ),
+                "{line}"
+            );
+            assert_eq!(owned.is_compact_boundary(), borrowed.is_compact_boundary());
+            assert_eq!(owned.is_synthetic(), borrowed.is_synthetic());
+            assert_eq!(owned.hook_context(), borrowed.hook_context());
+            assert_eq!(owned.content, borrowed.content);
+            let anchor = owned
+                .compact_metadata
+                .as_ref()
+                .and_then(|m| m.preserved_segment.as_ref())
+                .and_then(|s| s.anchor_uuid.as_deref());
+            assert_eq!(anchor, borrowed.anchor());
+            let blocks = |row: &Row| -> Vec<String> {
+                row.message
+                    .iter()
+                    .flat_map(|m| &m.content.0)
+                    .map(|block| format!("{block:?}"))
+                    .collect()
+            };
+            let borrowed_blocks: Vec<String> = borrowed
+                .message
+                .iter()
+                .flat_map(|m| &m.content.0)
+                .map(|block| match block {
+                    BlockRef::Text { text } => format!("Text {{ text: {:?} }}", text.0),
+                    BlockRef::ToolUse { id, name, input } => format!(
+                        "ToolUse {{ id: {:?}, name: {:?}, input: {input:?} }}",
+                        id.0, name.0
+                    ),
+                    BlockRef::ToolResult {
+                        tool_use_id,
+                        content,
+                        is_error,
+                    } => format!(
+                        "ToolResult {{ tool_use_id: {:?}, content: ResultText({:?}), is_error: {is_error} }}",
+                        tool_use_id.0, content.0
+                    ),
+                    BlockRef::Other => "Other".to_owned(),
+                })
+                .collect();
+            assert_eq!(blocks(&owned), borrowed_blocks, "{line}");
+        }
+        let row = RowRef::parse(lines[0].as_bytes()).unwrap();
+        assert!(matches!(row.uuid, Some(Text(Cow::Borrowed("u")))));
+        let escaped = row.message.unwrap().content.0;
+        assert!(
+            matches!(&escaped[..], [BlockRef::Text { text: Text(Cow::Owned(text)) }] if text == "say \"hi\"")
+        );
+        let result: ResultTextRef<'_> = serde_json::from_str(r#""plain""#).unwrap();
+        assert!(matches!(result.0, Cow::Borrowed("plain")));
+        let parts: ResultTextRef<'_> =
+            serde_json::from_str(r#"[{"type":"text","text":"a"},{"type":"image"}]"#).unwrap();
+        assert_eq!(parts.0, "a\n[image]");
+        let escaped: ResultTextRef<'_> = serde_json::from_str(r#""a\u0041""#).unwrap();
+        assert!(matches!(escaped.0, Cow::Owned(ref text) if text == "aA"));
+        let null: ResultTextRef<'_> = serde_json::from_str("null").unwrap();
+        assert_eq!(null.0, "");
+        let content: ContentRef<'_> = serde_json::from_str("null").unwrap();
+        assert!(content.0.is_empty());
+        let content: ContentRef<'_> = serde_json::from_str(r#""t\u0041""#).unwrap();
+        assert!(matches!(&content.0[..], [BlockRef::Text { text }] if text.0 == "tA"));
+        assert_eq!(Text(Cow::Borrowed("x")).into_owned(), "x");
     }
 
     #[test]

@@ -86,3 +86,34 @@ proptest! {
         }
     }
 }
+
+/// The first window's start comes with the first timestamped row. When
+/// that row is appended after the history was built, the kept decode is
+/// extended but the history refuses it (a window changed its start): the
+/// history is built again from the files, not served stale.
+#[test]
+fn a_first_timestamp_after_the_history_was_built_builds_it_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s1.jsonl");
+    let state = SessionState::new_chain("s1", path.clone(), dir.path().into(), "p-12345678".into());
+    std::fs::write(
+        &path,
+        "{\"type\":\"user\",\"uuid\":\"r0\",\"parentUuid\":null,\"message\":{\"content\":\"one\"}}\n",
+    )
+    .unwrap();
+    let mut cache = None;
+    let first = cached_chain_history(&mut cache, &state).unwrap();
+    assert_eq!(first.windows()[0].created_at, None);
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
+    file.write_all(b"{\"type\":\"user\",\"uuid\":\"r1\",\"parentUuid\":\"r0\",\"timestamp\":\"2026-01-01T00:00:00Z\",\"message\":{\"content\":\"two\"}}\n").unwrap();
+    let cached = cached_chain_history(&mut cache, &state).unwrap();
+    assert_eq!(cached, chain_history(&state).unwrap());
+    assert_eq!(
+        cached.windows()[0].created_at.as_deref(),
+        Some("2026-01-01T00:00:00Z")
+    );
+    assert_eq!(cached.events().len(), 2);
+}

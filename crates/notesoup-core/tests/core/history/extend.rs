@@ -15,12 +15,34 @@ fn views(transcript: &Transcript) -> Vec<WindowView<'_>> {
     transcript.windows.iter().map(WindowView::from).collect()
 }
 
+/// Extends `history` with `transcript` borrowed, and checks that handing
+/// the transcript over ([`History::extend_owned`]) does the same.
 fn extend(history: &mut History, transcript: &Transcript) -> Result<(), TranscriptError> {
-    history.extend(
+    let mut owned = history.clone();
+    let handed_over = owned.extend_owned(transcript.clone());
+    let result = history.extend(
         transcript.highest_seq,
         &transcript.off_branch,
         &views(transcript),
-    )
+    );
+    assert_eq!(handed_over, result);
+    assert_eq!(&owned, history);
+    result
+}
+
+/// `transcript` without the items whose seqs `before` holds: what a host
+/// that hands its items over still has after the last hand-over.
+fn without_items_of(transcript: &Transcript, before: &Transcript) -> Transcript {
+    let old: std::collections::HashSet<u32> = before
+        .windows
+        .iter()
+        .flat_map(|window| window.items.iter().map(|item| item.seq))
+        .collect();
+    let mut rest = transcript.clone();
+    for window in &mut rest.windows {
+        window.items.retain(|item| !old.contains(&item.seq));
+    }
+    rest
 }
 
 fn search(history: &History, query: &str) -> String {
@@ -43,12 +65,19 @@ proptest! {
         let mut cuts: Vec<usize> = cuts.into_iter().map(|cut| cut.min(gens.len())).collect();
         cuts.sort_unstable();
         let mut history = History::new(transcript_of(&gens[..cuts[0]])).unwrap();
+        let mut handed_over = history.clone();
+        let mut before = transcript_of(&gens[..cuts[0]]);
         for &cut in cuts.iter().skip(1).chain([&gens.len()]) {
             let _ = search(&history, "σοφοσ");
-            extend(&mut history, &transcript_of(&gens[..cut])).unwrap();
+            let grown = transcript_of(&gens[..cut]);
+            extend(&mut history, &grown).unwrap();
+            // Only the new items handed over.
+            handed_over.extend_owned(without_items_of(&grown, &before)).unwrap();
+            before = grown;
         }
         let fresh = History::new(transcript_of(&gens)).unwrap();
         prop_assert_eq!(&history, &fresh);
+        prop_assert_eq!(&handed_over, &fresh);
         prop_assert_eq!(history.folded(), fresh.folded());
         prop_assert_eq!(search(&history, "word"), search(&fresh, "word"));
     }
