@@ -384,6 +384,24 @@ mod tests {
         assert_eq!(drained(&mut watcher), [below(&sub.join("b.md"))]);
         assert_eq!(watcher.watches(), 2);
 
+        // Renamed (moved out of one name, into another), removed.
+        std::fs::rename(sub.join("b.md"), sub.join("c.md")).unwrap();
+        assert_eq!(
+            drained(&mut watcher),
+            [below(&sub.join("b.md")), below(&sub.join("c.md"))]
+        );
+        std::fs::remove_file(sub.join("c.md")).unwrap();
+        assert_eq!(drained(&mut watcher), [below(&sub.join("c.md"))]);
+        // Its own attributes changed: everything below it, and its watch
+        // is gone until the next listing adds it again.
+        let mode = std::fs::metadata(&sub).unwrap().permissions();
+        std::fs::set_permissions(&sub, mode.clone()).unwrap();
+        let forgotten = drained(&mut watcher);
+        assert!(forgotten.contains(&below(&sub)), "{forgotten:?}");
+        assert_eq!(watcher.watches(), 1);
+        assert_eq!(watcher.watch_dir(&sub, &mut Vec::new()), Some(device));
+        assert_eq!(watcher.watches(), 2);
+
         // A folder moved: everything below it, and its watch is gone.
         std::fs::rename(&sub, root.join("moved")).unwrap();
         let forgotten = drained(&mut watcher);
