@@ -374,10 +374,24 @@ mod tests {
         assert!(format!("{watcher:?}").contains("watches: 3"));
         assert_eq!(drained(&mut watcher), []);
 
-        // A note written: that note only, and its watch is gone.
-        std::fs::write(&note, "b").unwrap();
+        // A note written through a file still open: that note only, and
+        // its watch is gone.
+        let mut open = std::fs::File::options().append(true).open(&note).unwrap();
+        std::io::Write::write_all(&mut open, b"b").unwrap();
         assert_eq!(drained(&mut watcher), [Forget::Path(note.clone().into())]);
         assert_eq!((watcher.watches(), kernel_watches(&watcher)), (2, 2));
+        drop(open);
+        // Its attributes changed, once watched again.
+        assert!(watcher.watch_note(&note));
+        let file = std::fs::File::open(&note).unwrap();
+        file.set_modified(std::time::SystemTime::UNIX_EPOCH)
+            .unwrap();
+        // (A kernel may also report it to the directory, by name.)
+        let forgotten = drained(&mut watcher);
+        let expected = [Forget::Path(note.clone().into()), below(&note)];
+        assert!(forgotten.contains(&expected[0]), "{forgotten:?}");
+        assert!(forgotten.iter().all(|forget| expected.contains(forget)));
+        assert_eq!(watcher.watches(), 2);
 
         // An entry created: what is at and below its name.
         std::fs::write(sub.join("b.md"), "b").unwrap();
