@@ -371,6 +371,7 @@ mod tests {
         assert_eq!(watcher.watch_dir(&sub, &mut forget), Some(device));
         assert_eq!(forget, []);
         assert_eq!((watcher.watches(), kernel_watches(&watcher)), (3, 3));
+        assert!(watcher.by_wd.values().all(|watch| watch.paths.len() == 1));
         assert!(format!("{watcher:?}").contains("watches: 3"));
         assert_eq!(drained(&mut watcher), []);
 
