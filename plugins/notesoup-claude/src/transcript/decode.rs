@@ -789,12 +789,36 @@ mod tests {
         assert_eq!(failing.unwrap_err().kind(), io::ErrorKind::PermissionDenied);
     }
 
+    /// A missing file and one that is not regular read as empty; a path
+    /// that cannot be looked up is an error, never an empty transcript.
+    #[test]
+    fn only_an_absent_file_reads_as_empty() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("file");
+        std::fs::write(&file, "{\"type\":\"user\",\"uuid\":\"u\"}").unwrap();
+        assert_eq!(read_rows(&file).unwrap().len(), 1);
+        assert!(read_rows(&dir.path().join("missing")).unwrap().is_empty());
+        assert!(read_rows(dir.path()).unwrap().is_empty());
+        assert!(read_rows(&file.join("below")).is_err());
+    }
+
     struct FailingReader;
 
     impl Read for FailingReader {
         fn read(&mut self, _: &mut [u8]) -> io::Result<usize> {
             Err(io::ErrorKind::PermissionDenied.into())
         }
+    }
+
+    /// Only lines worth parsing become rows: a bookkeeping row with a uuid
+    /// never joins the branch walk (were it the newest, it would cut the
+    /// branch off).
+    #[test]
+    fn bookkeeping_rows_with_a_uuid_are_not_rows() {
+        assert!(Parsed::of_line(br#"{"type":"queue-operation","uuid":"q"}"#).is_none());
+        assert!(Parsed::of_line(b"").is_none());
+        let row = Parsed::of_line(br#"{"type":"user","uuid":"u","message":{"content":"x"}}"#);
+        assert_eq!(row.map(|row| row.uuid).as_deref(), Some("u"));
     }
 
     #[test]

@@ -10,6 +10,7 @@ use std::path::Path;
 
 use notesoup_claude::transcript::decode::{ChainFile, decode_chain};
 use notesoup_claude::transcript::incremental::{ChainDecoder, Update};
+use notesoup_core::history::ItemKind;
 use proptest::prelude::*;
 
 /// One generated row; `n` is its index, `parent` the index of the row it
@@ -416,4 +417,58 @@ fn a_row_or_anchor_for_a_parent_the_walk_missed_decodes_again() {
         // The filler pulled an earlier row onto the branch.
         assert!(fresh.off_branch.len() <= 1, "{fresh:?}");
     }
+}
+
+/// Sub-agent calls reach the kept decode as they reach a fresh one: the
+/// recorded session with a sub-agent, grown a line at a time (the spawning
+/// call's result arrives in a later append than the call).
+#[test]
+fn sub_agent_calls_are_kept_as_a_fresh_decode_has_them() {
+    let session = "82b232c0-2a2f-40a3-ab23-c6865a637a58";
+    let dir = tempfile::tempdir().unwrap();
+    let agents = dir.path().join(session).join("subagents");
+    std::fs::create_dir_all(&agents).unwrap();
+    let recorded = crate::support::fixture(&format!("subagent/{session}/subagents"));
+    for entry in std::fs::read_dir(recorded).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), agents.join(entry.file_name())).unwrap();
+    }
+    let bytes = std::fs::read(crate::support::fixture(&format!(
+        "subagent/{session}.jsonl"
+    )))
+    .unwrap();
+    let path = dir.path().join(format!("{session}.jsonl"));
+    write(&path, b"");
+    let files = [ChainFile {
+        session_id: session.into(),
+        path: path.clone(),
+    }];
+    let mut kept = ChainDecoder::decode(session, &files).unwrap();
+    let mut written = 0;
+    for end in memchr_ends(&bytes) {
+        append(&path, &bytes[written..end]);
+        written = end;
+        kept.update(session, &files).unwrap();
+        assert_eq!(kept.transcript(), decode_chain(session, &files).unwrap());
+    }
+    let nested = kept
+        .transcript()
+        .windows
+        .iter()
+        .flat_map(|window| &window.items)
+        .filter(|item| {
+            matches!(&item.kind, ItemKind::ToolResult(result) if result.nested_calls.is_some())
+        })
+        .count();
+    assert_eq!(nested, 1);
+}
+
+/// The end of every line of `bytes`, its newline included.
+fn memchr_ends(bytes: &[u8]) -> Vec<usize> {
+    bytes
+        .iter()
+        .enumerate()
+        .filter(|(_, byte)| **byte == b'\n')
+        .map(|(at, _)| at + 1)
+        .collect()
 }
