@@ -952,6 +952,12 @@ proptest! {
 // Kept shelves (`ShelfIndex`): a boot served from the index equals a boot
 // that lists, through every change a rename makes.
 
+/// The start of the current millisecond: note times are whole
+/// milliseconds, so a time read "now" is never before it.
+fn this_millisecond() -> Timestamp {
+    Timestamp::from_millisecond(Timestamp::now().as_millisecond()).expect("in range")
+}
+
 /// The homes of `snapshot`, with times at or after `since` as one marker.
 fn shelves(snapshot: BootSnapshot, since: Timestamp) -> Vec<(Scope, HomeShelf)> {
     without_now(snapshot, since).homes
@@ -999,7 +1005,7 @@ fn kept_store() -> Notes {
 fn kept_shelves_equal_listed_shelves_through_renames_and_in_place_crumpling() {
     let notes = kept_store();
     let store = notes.store();
-    let since = Timestamp::now();
+    let since = this_millisecond();
     let mut index = ShelfIndex::with_settle(std::time::Duration::ZERO);
     assert!(
         BootSnapshot::served(&store, &index).is_none(),
@@ -1114,7 +1120,7 @@ fn kept_shelves_equal_listed_shelves_through_renames_and_in_place_crumpling() {
 fn an_in_place_edit_off_the_shelf_shows_at_the_next_rename_in_its_folder() {
     let notes = kept_store();
     let store = notes.store();
-    let since = Timestamp::now();
+    let since = this_millisecond();
     let mut index = ShelfIndex::with_settle(std::time::Duration::ZERO);
     BootSnapshot::load_indexed(&store, &mut index).expect("snapshot");
     // Another program dates a page off the shelf forward, in place: the
@@ -1148,7 +1154,7 @@ fn an_in_place_edit_off_the_shelf_shows_at_the_next_rename_in_its_folder() {
 #[test]
 fn homes_changed_within_the_settle_time_or_in_an_unnamed_zone_are_not_kept() {
     let notes = kept_store();
-    let since = Timestamp::now();
+    let since = this_millisecond();
     // Just written: every home's folders changed moments ago.
     let mut index = ShelfIndex::new();
     let snapshot = BootSnapshot::load_indexed(&notes.store(), &mut index).expect("snapshot");
@@ -1175,7 +1181,7 @@ fn homes_changed_within_the_settle_time_or_in_an_unnamed_zone_are_not_kept() {
 fn a_saved_index_serves_the_next_boot_and_a_damaged_one_is_empty() {
     let notes = kept_store();
     let store = notes.store();
-    let since = Timestamp::now();
+    let since = this_millisecond();
     let file = notes.root.join("../kept/shelves.json");
     let mut index = ShelfIndex::with_settle(std::time::Duration::ZERO);
     BootSnapshot::load_indexed(&store, &mut index).expect("snapshot");
@@ -1207,7 +1213,7 @@ fn a_saved_index_serves_the_next_boot_and_a_damaged_one_is_empty() {
 fn a_home_swapped_for_a_link_is_listed_and_a_missing_home_is_served_empty() {
     let notes = kept_store();
     let store = notes.store();
-    let since = Timestamp::now();
+    let since = this_millisecond();
     let mut index = ShelfIndex::with_settle(std::time::Duration::ZERO);
     BootSnapshot::load_indexed(&store, &mut index).expect("snapshot");
     // The same notes, reached through a link: a listing refuses the home.
@@ -1272,7 +1278,7 @@ fn a_served_shelf_past_its_kept_pages_is_listed_unless_the_home_was_kept_whole()
         );
     }
     let store = notes.store();
-    let since = Timestamp::now();
+    let since = this_millisecond();
     let mut index = ShelfIndex::with_settle(std::time::Duration::ZERO);
     BootSnapshot::load_indexed(&store, &mut index).expect("snapshot");
     assert!(!index.is_empty());
@@ -1336,7 +1342,7 @@ fn undated_pages_overtake_pages_dated_just_ahead_once_that_time_passes() {
     let mut index = ShelfIndex::with_settle(std::time::Duration::ZERO);
     BootSnapshot::load_indexed(&store, &mut index).expect("snapshot");
     std::thread::sleep(std::time::Duration::from_millis(800));
-    let since = Timestamp::now();
+    let since = this_millisecond();
     let served = shelves(BootSnapshot::served(&store, &index).expect("kept"), since);
     let listed = listed_shelves(&store, since);
     assert_eq!(first_fresh(&listed, Scope::Human), "@human/undated-a.md");
@@ -1381,7 +1387,7 @@ fn an_identity_without_a_session_boots_through_the_index_with_an_empty_session_s
     let identity =
         NotesIdentity::without_session(&notes.root, PROJECT, AGENT, MODEL).expect("identity");
     let store = NoteStore::new(identity).with_time_zone(TimeZone::UTC);
-    let since = Timestamp::now();
+    let since = this_millisecond();
     let mut index = ShelfIndex::with_settle(std::time::Duration::ZERO);
     let indexed = BootSnapshot::load_indexed(&store, &mut index).expect("snapshot");
     assert_eq!(
