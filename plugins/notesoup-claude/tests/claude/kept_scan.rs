@@ -193,3 +193,53 @@ fn a_torn_last_line_is_read_but_not_kept() {
     let (again, _) = boot_scan_kept(&path, kept.as_ref()).unwrap();
     assert_eq!(again, scan);
 }
+
+#[test]
+fn a_replaced_transcript_is_scanned_again_even_when_its_probes_match() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.jsonl");
+    let boot = line(
+        &Gen::Boot {
+            ordinal: 1,
+            sidechain: false,
+        },
+        0,
+    );
+    let boundary = line(&Gen::Boundary { sidechain: false }, 1);
+    let padding = "p".repeat(10_000);
+    let long = format!(r#"{{"type":"user","uuid":"long","content":"{padding}"}}"#);
+    // The same length with and without a boundary in the middle: only what
+    // no probe covers differs.
+    let plain = format!(
+        r#"{{"type":"user","uuid":"x","pad":"{}"}}"#,
+        "q".repeat(boundary.len() - r#"{"type":"user","uuid":"x","pad":""}"#.len())
+    );
+    assert_eq!(plain.len(), boundary.len());
+    let text = |middle: &str| format!("{boot}\n{long}\n{middle}\n{long}\n");
+    std::fs::write(&path, text(&plain)).unwrap();
+    let (_, kept) = boot_scan_kept(&path, None).unwrap();
+    let other = dir.path().join("other.jsonl");
+    std::fs::write(&other, text(&boundary)).unwrap();
+    std::fs::rename(&other, &path).unwrap();
+    let (scan, _) = boot_scan_kept(&path, kept.as_ref()).unwrap();
+    assert_eq!(scan.boundaries_after, 1);
+    assert_eq!(scan, boot_scan(&path).unwrap());
+}
+
+#[test]
+fn a_transcript_that_cannot_be_opened_is_an_error_and_no_file_is_empty() {
+    let dir = tempfile::tempdir().unwrap();
+    // A path below a file cannot be opened (not a directory on its way).
+    let file = dir.path().join("file");
+    std::fs::write(&file, "").unwrap();
+    let below = file.join("t.jsonl");
+    assert!(boot_scan_kept(&below, None).is_err());
+    assert!(boot_scan(&below).is_err());
+    // No file, or a directory in its place: nothing to scan.
+    for empty in [dir.path().join("missing.jsonl"), dir.path().to_path_buf()] {
+        assert_eq!(
+            boot_scan_kept(&empty, None).unwrap(),
+            (BootScan::default(), None)
+        );
+    }
+}
