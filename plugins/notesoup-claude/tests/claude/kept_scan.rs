@@ -237,9 +237,51 @@ fn a_transcript_that_cannot_be_opened_is_an_error_and_no_file_is_empty() {
     assert!(boot_scan(&below).is_err());
     // No file, or a directory in its place: nothing to scan.
     for empty in [dir.path().join("missing.jsonl"), dir.path().to_path_buf()] {
+        assert_eq!(boot_scan(&empty).unwrap(), BootScan::default());
         assert_eq!(
             boot_scan_kept(&empty, None).unwrap(),
             (BootScan::default(), None)
         );
     }
+}
+
+/// What a kept scan rests on: Claude Code only appends, so the bytes a
+/// kept scan covered are not read again. A rewrite in place that no probe
+/// covers (same inode, same length, same first and last bytes) is not seen;
+/// the same bytes renamed into place are (see above).
+#[test]
+fn a_kept_scan_does_not_read_again_the_bytes_it_covered() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.jsonl");
+    let boot = line(
+        &Gen::Boot {
+            ordinal: 1,
+            sidechain: false,
+        },
+        0,
+    );
+    let boundary = line(&Gen::Boundary { sidechain: false }, 1);
+    let long = format!(
+        r#"{{"type":"user","uuid":"long","content":"{}"}}"#,
+        "p".repeat(10_000)
+    );
+    let plain = format!(
+        r#"{{"type":"user","uuid":"x","pad":"{}"}}"#,
+        "q".repeat(boundary.len() - r#"{"type":"user","uuid":"x","pad":""}"#.len())
+    );
+    let text = |middle: &str| format!("{boot}\n{long}\n{middle}\n{long}\n");
+    std::fs::write(&path, text(&plain)).unwrap();
+    let (before, kept) = boot_scan_kept(&path, None).unwrap();
+    let mut file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+    file.write_all(text(&boundary).as_bytes()).unwrap();
+    drop(file);
+    assert_eq!(boot_scan(&path).unwrap().boundaries_after, 1);
+    let (scan, again) = boot_scan_kept(&path, kept.as_ref()).unwrap();
+    assert_eq!(scan, before);
+    assert_eq!(again, kept);
+    // What is appended after it is read.
+    append(&path, format!("{boundary}\n").as_bytes());
+    let (scan, _) = boot_scan_kept(&path, kept.as_ref()).unwrap();
+    assert_eq!(scan.boundaries_after, 1);
+    assert_eq!(boot_scan(&path).unwrap().boundaries_after, 2);
 }
