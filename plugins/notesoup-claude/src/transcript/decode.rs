@@ -821,6 +821,73 @@ mod tests {
         assert_eq!(row.map(|row| row.uuid).as_deref(), Some("u"));
     }
 
+    /// Every line of a piece is judged on its own bytes: a bookkeeping row
+    /// after another line is skipped too.
+    #[test]
+    fn each_line_of_a_piece_is_judged_alone() {
+        let text = concat!(
+            r#"{"type":"user","uuid":"u","message":{"content":"x"}}"#,
+            "\n",
+            r#"{"type":"queue-operation","uuid":"q"}"#,
+            "\n\n",
+            r#"{"type":"user","uuid":"v","message":{"content":"y"}}"#,
+        );
+        let uuids: Vec<String> = parse_rows(text.as_bytes())
+            .into_iter()
+            .map(|row| row.uuid)
+            .collect();
+        assert_eq!(uuids, ["u", "v"]);
+    }
+
+    /// A user row's text comes first and takes its own seq beside its
+    /// results; a row with neither still takes one (an empty message).
+    #[test]
+    fn user_rows_take_a_seq_for_their_text_and_each_result() {
+        let seqs = |line: &str| {
+            let decoded = decode_row(RowRef::parse(line.as_bytes()).unwrap()).unwrap();
+            let kinds: Vec<&str> = decoded
+                .items
+                .iter()
+                .map(|(_, kind)| match kind {
+                    ItemKind::Message { .. } => "message",
+                    ItemKind::ToolCall(_) => "call",
+                    ItemKind::ToolResult(_) => "result",
+                })
+                .collect();
+            (decoded.seqs, kinds)
+        };
+        assert_eq!(
+            seqs(
+                r#"{"type":"user","message":{"content":[{"type":"text","text":"t"},{"type":"tool_result","tool_use_id":"a","content":"r"}]}}"#
+            ),
+            (2, vec!["message", "result"])
+        );
+        assert_eq!(
+            seqs(r#"{"type":"user","message":{"content":[]}}"#),
+            (1, vec!["message"])
+        );
+        assert_eq!(
+            seqs(
+                r#"{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"a","content":"r"}]}}"#
+            ),
+            (1, vec!["result"])
+        );
+    }
+
+    /// Only a compact boundary's walk goes on at its logical parent.
+    #[test]
+    fn only_a_boundary_walks_on_to_its_logical_parent() {
+        let rows: Vec<Parsed> = [
+            r#"{"type":"user","uuid":"a","message":{"content":"x"}}"#,
+            r#"{"type":"user","uuid":"b","parentUuid":null,"logicalParentUuid":"a","message":{"content":"y"}}"#,
+        ]
+        .iter()
+        .filter_map(|line| Parsed::of_line(line.as_bytes()))
+        .collect();
+        let branch = active_branch(&rows);
+        assert!(branch.contains("b") && !branch.contains("a"));
+    }
+
     #[test]
     fn bookkeeping_lines_are_skipped_unparsed() {
         assert!(worth_parsing(br#"{"type":"user","x":1}"#));
