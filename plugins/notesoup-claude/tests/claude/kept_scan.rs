@@ -285,3 +285,30 @@ fn a_kept_scan_does_not_read_again_the_bytes_it_covered() {
     assert_eq!(scan.boundaries_after, 1);
     assert_eq!(boot_scan(&path).unwrap().boundaries_after, 2);
 }
+
+#[test]
+fn a_torn_last_line_is_read_up_to_the_longest_line_a_scan_reads() {
+    use notesoup_claude::transcript::tail::MAX_LINE_BYTES;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.jsonl");
+    let boot = line(
+        &Gen::Boot {
+            ordinal: 1,
+            sidechain: false,
+        },
+        0,
+    );
+    let head = r#"{"type":"system","subtype":"compact_boundary","uuid":"c","parentUuid":null,"isSidechain":false,"pad":""#;
+    for size in [MAX_LINE_BYTES, MAX_LINE_BYTES + 1] {
+        let boundary = format!("{head}{}\"}}", "z".repeat(size - head.len() - 2));
+        assert_eq!(boundary.len(), size);
+        std::fs::write(&path, format!("{boot}\n{boundary}")).unwrap();
+        let (scan, _) = boot_scan_kept(&path, None).unwrap();
+        assert_eq!(scan, boot_scan(&path).unwrap(), "{size} bytes");
+        assert_eq!(
+            scan.boundaries_after,
+            u64::from(size == MAX_LINE_BYTES),
+            "{size} bytes"
+        );
+    }
+}
