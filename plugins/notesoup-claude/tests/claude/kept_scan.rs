@@ -194,10 +194,10 @@ fn a_torn_last_line_is_read_but_not_kept() {
     assert_eq!(again, scan);
 }
 
-#[test]
-fn a_replaced_transcript_is_scanned_again_even_when_its_probes_match() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("t.jsonl");
+/// Two transcripts of one length, with and without a boundary in the
+/// middle: the text around a middle line, a plain middle and a boundary of
+/// the same length. Only what no probe covers differs.
+fn probed_pair() -> (impl Fn(&str) -> String, String, String) {
     let boot = line(
         &Gen::Boot {
             ordinal: 1,
@@ -206,16 +206,24 @@ fn a_replaced_transcript_is_scanned_again_even_when_its_probes_match() {
         0,
     );
     let boundary = line(&Gen::Boundary { sidechain: false }, 1);
-    let padding = "p".repeat(10_000);
-    let long = format!(r#"{{"type":"user","uuid":"long","content":"{padding}"}}"#);
-    // The same length with and without a boundary in the middle: only what
-    // no probe covers differs.
+    let long = format!(
+        r#"{{"type":"user","uuid":"long","content":"{}"}}"#,
+        "p".repeat(10_000)
+    );
     let plain = format!(
         r#"{{"type":"user","uuid":"x","pad":"{}"}}"#,
         "q".repeat(boundary.len() - r#"{"type":"user","uuid":"x","pad":""}"#.len())
     );
     assert_eq!(plain.len(), boundary.len());
-    let text = |middle: &str| format!("{boot}\n{long}\n{middle}\n{long}\n");
+    let text = move |middle: &str| format!("{boot}\n{long}\n{middle}\n{long}\n");
+    (text, plain, boundary)
+}
+
+#[test]
+fn a_replaced_transcript_is_scanned_again_even_when_its_probes_match() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.jsonl");
+    let (text, plain, boundary) = probed_pair();
     std::fs::write(&path, text(&plain)).unwrap();
     let (_, kept) = boot_scan_kept(&path, None).unwrap();
     let other = dir.path().join("other.jsonl");
@@ -253,23 +261,7 @@ fn a_transcript_that_cannot_be_opened_is_an_error_and_no_file_is_empty() {
 fn a_kept_scan_does_not_read_again_the_bytes_it_covered() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("t.jsonl");
-    let boot = line(
-        &Gen::Boot {
-            ordinal: 1,
-            sidechain: false,
-        },
-        0,
-    );
-    let boundary = line(&Gen::Boundary { sidechain: false }, 1);
-    let long = format!(
-        r#"{{"type":"user","uuid":"long","content":"{}"}}"#,
-        "p".repeat(10_000)
-    );
-    let plain = format!(
-        r#"{{"type":"user","uuid":"x","pad":"{}"}}"#,
-        "q".repeat(boundary.len() - r#"{"type":"user","uuid":"x","pad":""}"#.len())
-    );
-    let text = |middle: &str| format!("{boot}\n{long}\n{middle}\n{long}\n");
+    let (text, plain, boundary) = probed_pair();
     std::fs::write(&path, text(&plain)).unwrap();
     let (before, kept) = boot_scan_kept(&path, None).unwrap();
     let mut file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
