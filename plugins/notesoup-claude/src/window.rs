@@ -10,7 +10,7 @@ use std::fmt;
 const PREFIX: &str = "claude:";
 
 /// A window: the Claude session it lives in and its ordinal in the chain.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct WindowId {
     /// The Claude session id the window belongs to.
     pub session_id: String,
@@ -55,7 +55,7 @@ pub const CURRENT_WINDOW_LINE: &str = "Current context window id: ";
 pub const FIRST_WINDOW_LINE: &str = "First context window id: ";
 
 /// What a boot text says about its windows.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct BootIds {
     /// `First context window id`.
     pub root: WindowId,

@@ -76,7 +76,7 @@ struct KeptHome {
     zone: String,
     /// Every directory from below the notes root down to the home, then
     /// every directory inside it, with its stamp.
-    dirs: Vec<(PathBuf, Option<DirStamp>)>,
+    dirs: Vec<(PathBuf, DirStamp)>,
     /// The root `MAP.md` was live.
     map: bool,
     /// The other live notes, recent first: every one whose time was not in
@@ -221,7 +221,7 @@ impl ShelfIndex {
         let unchanged = kept
             .dirs
             .iter()
-            .all(|(path, stamp)| dir_now(path) == stamp.map_or(DirNow::Missing, DirNow::Stamp));
+            .all(|(path, stamp)| dir_now(path) == DirNow::Stamp(*stamp));
         if !unchanged {
             return None;
         }
@@ -320,10 +320,8 @@ impl ShelfIndex {
         let dirs = dir_stamps(store.root(), &dir);
         let (shelf, listed) = list_home(store, scope)?;
         let listed_until = now_ms();
-        // A missing home needs no keeping: it is served empty as it is.
         if let HomeShelf::Loaded { .. } = shelf
             && let (Some(dirs), Some(zone)) = (dirs, zone_name(store))
-            && dirs.last().is_some_and(|(_, stamp)| stamp.is_some())
             && settled(&dirs, started, self.settle)
             && let Some(kept) = keep(
                 dir,
@@ -368,7 +366,7 @@ fn recent_first(a: (i64, &String), b: (i64, &String)) -> Ordering {
 fn keep(
     dir: PathBuf,
     zone: String,
-    dirs: Vec<(PathBuf, Option<DirStamp>)>,
+    dirs: Vec<(PathBuf, DirStamp)>,
     rows: &[NoteHeader],
     listing: std::ops::RangeInclusive<i64>,
 ) -> Option<KeptHome> {
@@ -438,7 +436,7 @@ fn zone_name(store: &NoteStore) -> Option<&str> {
 }
 
 /// Whether every directory's change time lies `settle` before `started`.
-fn settled(dirs: &[(PathBuf, Option<DirStamp>)], started: SystemTime, settle: Duration) -> bool {
+fn settled(dirs: &[(PathBuf, DirStamp)], started: SystemTime, settle: Duration) -> bool {
     let Some(limit) = started
         .checked_sub(settle)
         .and_then(|limit| limit.duration_since(SystemTime::UNIX_EPOCH).ok())
@@ -449,20 +447,19 @@ fn settled(dirs: &[(PathBuf, Option<DirStamp>)], started: SystemTime, settle: Du
         i64::try_from(limit.as_secs()).unwrap_or(i64::MAX),
         i64::from(limit.subsec_nanos()),
     );
-    dirs.iter()
-        .filter_map(|(_, stamp)| stamp.as_ref())
-        .all(|stamp| stamp.changed <= limit)
+    dirs.iter().all(|(_, stamp)| stamp.changed <= limit)
 }
 
 /// The stamps of every directory from below `root` down to `home`, then of
 /// every directory a listing walks inside `home` (each taken before its
-/// entries are read). `None` when a path is not a directory, or a
+/// entries are read). `None` when a path is missing (a missing home needs
+/// no keeping: it is served empty as it is) or not a directory, or a
 /// directory cannot be read: such a home is listed at every boot.
-fn dir_stamps(root: &Path, home: &Path) -> Option<Vec<(PathBuf, Option<DirStamp>)>> {
-    let mut dirs = path_stamps(root, home)?;
-    if dirs.last().is_some_and(|(_, stamp)| stamp.is_none()) {
-        return Some(dirs);
-    }
+fn dir_stamps(root: &Path, home: &Path) -> Option<Vec<(PathBuf, DirStamp)>> {
+    let mut dirs = path_stamps(root, home)?
+        .into_iter()
+        .map(|(path, stamp)| Some((path, stamp?)))
+        .collect::<Option<Vec<_>>>()?;
     let mut pending = vec![home.to_path_buf()];
     while let Some(dir) = pending.pop() {
         for entry in std::fs::read_dir(&dir).ok()? {
@@ -478,7 +475,7 @@ fn dir_stamps(root: &Path, home: &Path) -> Option<Vec<(PathBuf, Option<DirStamp>
             if entry.file_type().ok()?.is_dir() {
                 let path = entry.path();
                 match dir_now(&path) {
-                    DirNow::Stamp(stamp) => dirs.push((path.clone(), Some(stamp))),
+                    DirNow::Stamp(stamp) => dirs.push((path.clone(), stamp)),
                     _ => return None,
                 }
                 pending.push(path);

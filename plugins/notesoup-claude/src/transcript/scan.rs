@@ -11,7 +11,7 @@ use super::decode::Fnv;
 use super::row::{Row, Usage};
 use super::tail::{MAX_LINE_BYTES, Needles, ReverseLines};
 use crate::files::{is_absent, open_regular};
-use crate::window::{BootIds, WindowId, boot_ids};
+use crate::window::{BootIds, boot_ids};
 
 /// The last model reply of the live window.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -62,7 +62,7 @@ pub fn last_reply(path: &Path) -> io::Result<Option<LastReply>> {
 
 /// What a transcript says about notesoup's windows, for a session whose
 /// state record is missing (resume, fork) and for the live-window check.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct BootScan {
     /// The newest notesoup boot in the transcript, if any.
     pub last_boot: Option<BootIds>,
@@ -184,9 +184,8 @@ pub struct KeptScan {
     end: u64,
     head_hash: u64,
     tail_hash: u64,
-    last_boot: Option<(String, u64, String, u64)>,
-    in_live_window: bool,
-    boundaries_after: u64,
+    /// The scan of the bytes before `end`.
+    scan: BootScan,
 }
 
 /// How many bytes at the start of a kept scan and before its end are
@@ -194,20 +193,6 @@ pub struct KeptScan {
 pub const PROBE_BYTES: u64 = 4096;
 
 impl KeptScan {
-    fn scan(&self) -> BootScan {
-        BootScan {
-            last_boot: self
-                .last_boot
-                .clone()
-                .map(|(root, first, current, ordinal)| BootIds {
-                    root: WindowId::new(root, first),
-                    current: WindowId::new(current, ordinal),
-                }),
-            in_live_window: self.in_live_window,
-            boundaries_after: self.boundaries_after,
-        }
-    }
-
     /// Whether the file still holds the bytes this scan was taken over.
     fn holds(&self, file: &File, meta: &Metadata) -> io::Result<bool> {
         use std::os::unix::fs::MetadataExt;
@@ -252,7 +237,7 @@ pub fn boot_scan_kept(
     let floor = kept.map_or(0, |kept| kept.end);
     let end = line_end(&file, floor, meta.len())?;
     let lines = ReverseLines::of_file(file.try_clone()?, MAX_LINE_BYTES)?.between(floor, end);
-    let before = kept.map(KeptScan::scan).unwrap_or_default();
+    let before = kept.map(|kept| kept.scan.clone()).unwrap_or_default();
     let whole_lines = before.followed_by(scan_back(lines)?);
     let mut scan = whole_lines.clone();
     if let Some(mark) = torn_line(&file, end, meta.len())?
@@ -261,23 +246,18 @@ pub fn boot_scan_kept(
     {
         scan.then(mark);
     }
-    let (head_hash, tail_hash) = probes(&file, end)?;
+    // Nothing new: the probes are the kept ones.
+    let (head_hash, tail_hash) = match kept {
+        Some(kept) if kept.end == end => (kept.head_hash, kept.tail_hash),
+        _ => probes(&file, end)?,
+    };
     let next = KeptScan {
         device: meta.dev(),
         inode: meta.ino(),
         end,
         head_hash,
         tail_hash,
-        last_boot: whole_lines.last_boot.map(|ids| {
-            (
-                ids.root.session_id,
-                ids.root.ordinal,
-                ids.current.session_id,
-                ids.current.ordinal,
-            )
-        }),
-        in_live_window: whole_lines.in_live_window,
-        boundaries_after: whole_lines.boundaries_after,
+        scan: whole_lines,
     };
     Ok((scan, Some(next)))
 }
