@@ -84,14 +84,14 @@ fn transcript() -> Transcript {
             text: text(turn + 1, 80),
         });
         for call in 0..2 {
-            push(ItemKind::ToolCall(ToolCall {
+            push(ItemKind::from(ToolCall {
                 name: ["bash", "read"][call].to_owned(),
                 call_id: format!("call-{turn}-{call}"),
                 arguments: Some(format!(r#"{{"command":"cargo test -p crate{turn}"}}"#)),
             }));
         }
         for call in 0..2 {
-            push(ItemKind::ToolResult(ToolResult {
+            push(ItemKind::from(ToolResult {
                 call_id: Some(format!("call-{turn}-{call}")),
                 name: None,
                 arguments: None,

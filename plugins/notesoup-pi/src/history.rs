@@ -274,7 +274,7 @@ fn decode_entry(entry: &Entry, base: u32, items: &mut Vec<TranscriptItem>) {
                 for (offset, call) in (1..).zip(calls) {
                     push(
                         base.saturating_add(offset),
-                        ItemKind::ToolCall(ToolCall {
+                        ItemKind::from(ToolCall {
                             name: call.name.clone(),
                             call_id: call.id.clone(),
                             arguments: to_js_string(&call.arguments).ok(),
@@ -282,10 +282,8 @@ fn decode_entry(entry: &Entry, base: u32, items: &mut Vec<TranscriptItem>) {
                     );
                 }
             }
-            AgentMessage::ToolResult(result) => {
-                push(base, ItemKind::ToolResult(tool_result(result)))
-            }
-            AgentMessage::BashExecution(bash) => push(base, ItemKind::ToolResult(bash_run(bash))),
+            AgentMessage::ToolResult(result) => push(base, ItemKind::from(tool_result(result))),
+            AgentMessage::BashExecution(bash) => push(base, ItemKind::from(bash_run(bash))),
             AgentMessage::Custom(custom) => push(base, context(text_of(&custom.content))),
             AgentMessage::BranchSummary(summary) => push(base, context(summary.summary.clone())),
             AgentMessage::CompactionSummary(summary) => {

@@ -23,7 +23,7 @@ pub struct FoldedDocuments {
 impl FoldedDocuments {
     /// Folds every event's document.
     pub fn of(events: &[Event]) -> FoldedDocuments {
-        let mut text = String::with_capacity(events.iter().map(|e| e.document.len()).sum());
+        let mut text = String::with_capacity(with_room(documents_len(events)));
         let mut ends = Vec::with_capacity(events.len());
         for event in events {
             fold_into(&event.document, &mut text);
@@ -68,12 +68,32 @@ impl FoldCache {
         let end = keep.checked_sub(1).map_or(0, |before| folded.ends[before]);
         folded.ends.truncate(keep);
         folded.text.truncate(end);
+        let added = documents_len(&events[keep..]);
+        if folded.text.capacity() - folded.text.len() < added {
+            // Grown by an eighth, not doubled: the copy is the history's
+            // whole text.
+            folded
+                .text
+                .reserve_exact(with_room(folded.text.len() + added) - folded.text.len());
+        }
         for event in &events[keep..] {
             fold_into(&event.document, &mut folded.text);
             folded.ends.push(folded.text.len());
         }
         let _ = self.0.set(Arc::new(folded));
     }
+}
+
+/// The bytes of `events`' documents (folding keeps most texts' length).
+fn documents_len(events: &[Event]) -> usize {
+    events.iter().map(|event| event.document.len()).sum()
+}
+
+/// Room for `len` bytes of folded text and an eighth more, so the appends
+/// of a growing session are folded in place for a long while instead of
+/// copying the whole text (room never written costs no memory).
+fn with_room(len: usize) -> usize {
+    len.saturating_add(len / 8)
 }
 
 impl PartialEq for FoldCache {
@@ -108,6 +128,34 @@ mod tests {
         assert_eq!(folded.get(1), "");
         assert_eq!(folded.get(2), "σοφοσ i\u{307}x");
         assert_eq!(folded.get(3), "");
+    }
+
+    /// Events added to a folded history are folded in the room left after
+    /// its text: the text is not copied.
+    #[test]
+    fn added_events_are_folded_in_place() {
+        let mut events: Vec<Event> = (1..=64).map(|seq| event(seq, &"Ab".repeat(64))).collect();
+        let mut cache = FoldCache::default();
+        let folded = cache.get_or_fold(&events);
+        // 8,192 bytes of text and an eighth of room.
+        assert_eq!((folded.text.len(), folded.text.capacity()), (8_192, 9_216));
+        let at = folded.text.as_ptr();
+        events.push(event(65, "NEW"));
+        cache.refold_from(64, &events);
+        let folded = cache.get_or_fold(&[]);
+        assert_eq!(folded.text.as_ptr(), at);
+        assert_eq!(folded.text.capacity(), 9_216);
+        assert_eq!(folded.get(64), "new");
+        assert_eq!(folded.get(63), "ab".repeat(64));
+        // Past the room, the text grows to an eighth over its new length.
+        events.push(event(66, &"x".repeat(10_000)));
+        cache.refold_from(65, &events);
+        let folded = cache.get_or_fold(&[]);
+        assert_eq!(folded.get(65), "x".repeat(10_000));
+        assert_eq!(
+            (folded.text.len(), folded.text.capacity()),
+            (18_195, 20_469)
+        );
     }
 
     #[test]

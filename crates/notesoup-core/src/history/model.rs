@@ -2,6 +2,7 @@
 //! with its document computed once.
 
 use std::collections::HashMap;
+use std::hash::Hasher;
 
 use serde::{Deserialize, Serialize};
 use typeshare::typeshare;
@@ -211,7 +212,8 @@ impl History {
         let off_branch = merge_spans(off_branch);
 
         let mut windows = Vec::with_capacity(transcript_windows.len());
-        let mut items: Vec<Option<(usize, TranscriptItem)>> = Vec::new();
+        let total = transcript_windows.iter().map(|w| w.items.len()).sum();
+        let mut items: Vec<Option<(usize, TranscriptItem)>> = Vec::with_capacity(total);
         let mut seen_ids = HashMap::new();
         for (index, window) in transcript_windows.into_iter().enumerate() {
             if seen_ids.insert(window.id.clone(), index).is_some() {
@@ -260,24 +262,22 @@ impl History {
         if let Some((_, item)) = items.iter().flatten().next_back() {
             self.last_item_seq = item.seq;
         }
-        // Result positions per call id, in ascending seq order.
-        let mut results: HashMap<String, Vec<usize>> = HashMap::new();
-        for (position, slot) in items.iter().enumerate() {
-            if let Some((_, item)) = slot
-                && let ItemKind::ToolResult(ToolResult {
-                    call_id: Some(id), ..
-                }) = &item.kind
-            {
-                results.entry(id.clone()).or_default().push(position);
-            }
-        }
+        // The results' positions by the hash of their call id, each hash's
+        // in ascending seq order (no id is copied).
+        let mut results: Vec<(u64, usize)> = items
+            .iter()
+            .enumerate()
+            .filter_map(|(position, slot)| Some((id_hash(result_call_id(slot)?), position)))
+            .collect();
+        results.sort_unstable();
         let take_first = |items: &mut [Option<(usize, TranscriptItem)>], id: &str, after| {
-            let positions = results.get(id)?;
+            let hash = id_hash(id);
             // Every position after `after` has a higher seq.
-            let later = positions.partition_point(|&candidate| candidate < after);
-            positions[later..]
+            let later = results.partition_point(|&candidate| candidate < (hash, after));
+            results[later..]
                 .iter()
-                .find_map(|&candidate| take_result(&mut items[candidate]))
+                .take_while(|&&(candidate, _)| candidate == hash)
+                .find_map(|&(_, candidate)| take_result(&mut items[candidate], id))
         };
         for pending in std::mem::take(&mut self.pending_calls) {
             let Some((result_seq, result)) = take_first(&mut items, &pending.call.call_id, 0)
@@ -298,17 +298,17 @@ impl History {
             };
             let event = match item.kind {
                 ItemKind::Message { role, text } => message_event(item.seq, role, text),
-                ItemKind::ToolResult(result) => unpaired_result_event(item.seq, result),
+                ItemKind::ToolResult(result) => unpaired_result_event(item.seq, *result),
                 ItemKind::ToolCall(call) => {
                     let result = take_first(&mut items, &call.call_id, position + 1);
                     match &result {
                         Some((result_seq, _)) => self.paired_slots.push((*result_seq, item.seq)),
                         None => self.pending_calls.push(PendingCall {
                             event: self.events.len(),
-                            call: call.clone(),
+                            call: ToolCall::clone(&call),
                         }),
                     }
-                    call_event(item.seq, call, result.map(|(_, result)| result))
+                    call_event(item.seq, *call, result.map(|(_, result)| result))
                 }
             };
             self.push_event(window, item.created_at, event);
@@ -406,7 +406,31 @@ fn message_event(seq: u32, role: MessageRole, text: String) -> EventParts {
     }
 }
 
-fn take_result(slot: &mut Option<(usize, TranscriptItem)>) -> Option<(u32, ToolResult)> {
+/// The call id of the result in `slot`, if it holds one.
+fn result_call_id(slot: &Option<(usize, TranscriptItem)>) -> Option<&str> {
+    match slot {
+        Some((
+            _,
+            TranscriptItem {
+                kind: ItemKind::ToolResult(result),
+                ..
+            },
+        )) => result.call_id.as_deref(),
+        _ => None,
+    }
+}
+
+fn id_hash(id: &str) -> u64 {
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    hasher.write(id.as_bytes());
+    hasher.finish()
+}
+
+/// Takes the result in `slot` if it answers the call `id`.
+fn take_result(slot: &mut Option<(usize, TranscriptItem)>, id: &str) -> Option<(u32, ToolResult)> {
+    if result_call_id(slot) != Some(id) {
+        return None;
+    }
     match slot.take() {
         Some((
             _,
@@ -415,11 +439,8 @@ fn take_result(slot: &mut Option<(usize, TranscriptItem)>) -> Option<(u32, ToolR
                 kind: ItemKind::ToolResult(result),
                 ..
             },
-        )) => Some((seq, result)),
-        other => {
-            *slot = other;
-            None
-        }
+        )) => Some((seq, *result)),
+        _ => None,
     }
 }
 

@@ -78,9 +78,24 @@ pub enum ItemKind {
         text: String,
     },
     /// A tool call made by the assistant.
-    ToolCall(ToolCall),
+    ToolCall(Box<ToolCall>),
     /// A tool result, or a standalone tool run (Pi's `bashExecution`).
-    ToolResult(ToolResult),
+    ToolResult(Box<ToolResult>),
+}
+
+// The tool variants are boxed: a result is five times a message's size,
+// and a long transcript's items are moved from vector to vector.
+
+impl From<ToolCall> for ItemKind {
+    fn from(call: ToolCall) -> Self {
+        Self::ToolCall(Box::new(call))
+    }
+}
+
+impl From<ToolResult> for ItemKind {
+    fn from(result: ToolResult) -> Self {
+        Self::ToolResult(Box::new(result))
+    }
 }
 
 /// The roles a message item can have.

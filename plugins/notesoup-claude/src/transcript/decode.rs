@@ -569,7 +569,7 @@ fn decode_user(row: RowRef<'_>) -> Decoded {
                 is_error,
             } => {
                 let persisted = persisted_output_path(&content.0);
-                results.push(ItemKind::ToolResult(ToolResult {
+                results.push(ItemKind::from(ToolResult {
                     call_id: Some(tool_use_id.into_owned()),
                     name: None,
                     arguments: None,
@@ -610,7 +610,7 @@ fn decode_assistant(row: RowRef<'_>) -> Decoded {
     for block in row.message.into_iter().flat_map(|m| m.content.0) {
         match block {
             BlockRef::Text { text } => texts.push(text.0),
-            BlockRef::ToolUse { id, name, input } => calls.push(ItemKind::ToolCall(ToolCall {
+            BlockRef::ToolUse { id, name, input } => calls.push(ItemKind::from(ToolCall {
                 name: name.into_owned(),
                 call_id: id.into_owned(),
                 arguments: Some(input.to_string()),

@@ -48,7 +48,7 @@ pub fn context(seq: u32, text: &str) -> TranscriptItem {
 pub fn call(seq: u32, name: &str, id: &str, arguments: &str) -> TranscriptItem {
     at(
         seq,
-        ItemKind::ToolCall(ToolCall {
+        ItemKind::from(ToolCall {
             name: name.to_owned(),
             call_id: id.to_owned(),
             arguments: Some(arguments.to_owned()),
@@ -77,7 +77,7 @@ pub fn result_with(
         nested_calls: None::<NestedCalls>,
     };
     adjust(&mut result);
-    at(seq, ItemKind::ToolResult(result))
+    at(seq, ItemKind::from(result))
 }
 
 /// A transcript over these windows, `highest_seq` the last item's seq.
