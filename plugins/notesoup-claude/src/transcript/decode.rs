@@ -21,10 +21,12 @@
 //!   on from the window before it.
 
 use std::borrow::Cow;
+use std::collections::BTreeMap;
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::io::{self, Read};
 use std::path::PathBuf;
+use std::sync::{Mutex, PoisonError};
 
 use notesoup_core::history::{
     ItemKind, MessageRole, NestedArguments, NestedCall, NestedCalls, SeqSpan, ToolCall, ToolResult,
@@ -66,60 +68,15 @@ pub(super) fn read_rows(path: &std::path::Path) -> io::Result<Vec<Parsed>> {
         Err(err) if is_absent(&err) => return Ok(Vec::new()),
         Err(err) => return Err(err),
     };
+    let expected = file.metadata()?.len();
     let mut rows = Vec::new();
-    let last = read_lines(&mut file, |_| {}, |lines| rows.extend(parse_rows(lines)))?;
+    let take = |parsed, _| {
+        rows.extend(parsed);
+        true
+    };
+    let last = parse_stream(&mut file, STREAM_CHUNK_BYTES, expected, |_| true, take)?;
     rows.extend(Parsed::of_line(&last));
     Ok(rows)
-}
-
-/// Bytes read at a time: a long transcript streams through one buffer of
-/// about this size instead of being held whole (fresh memory is a large
-/// part of a first decode's cost).
-const PIECE_BYTES: usize = 4 << 20;
-
-/// Reads `reader` to its end in pieces. `read` sees every byte read, in
-/// order; `lines` gets the complete lines of each piece (a run of lines,
-/// each with its newline). Returns the bytes after the last newline.
-pub(super) fn read_lines(
-    reader: &mut impl Read,
-    read: impl FnMut(&[u8]),
-    lines: impl FnMut(&[u8]),
-) -> io::Result<Vec<u8>> {
-    read_lines_in(PIECE_BYTES, reader, read, lines)
-}
-
-/// [`read_lines`] in pieces of `piece` bytes.
-fn read_lines_in(
-    piece: usize,
-    reader: &mut impl Read,
-    mut read: impl FnMut(&[u8]),
-    mut lines: impl FnMut(&[u8]),
-) -> io::Result<Vec<u8>> {
-    let mut buffer: Vec<u8> = Vec::new();
-    loop {
-        let carried = buffer.len();
-        buffer.resize(carried + piece, 0);
-        let mut filled = carried;
-        while filled < buffer.len() {
-            match reader.read(&mut buffer[filled..]) {
-                Ok(0) => break,
-                Ok(n) => filled += n,
-                Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
-                Err(err) => return Err(err),
-            }
-        }
-        buffer.truncate(filled);
-        if filled == carried {
-            return Ok(buffer);
-        }
-        read(&buffer[carried..]);
-        // Only the new bytes can hold a newline the carried ones lacked.
-        if let Some(at) = memchr::memrchr(b'\n', &buffer[carried..]) {
-            let end = carried + at + 1;
-            lines(&buffer[..end]);
-            buffer.drain(..end);
-        }
-    }
 }
 
 /// What Claude Code writes for a tool output too large to keep inline: the
@@ -267,7 +224,19 @@ impl Parsed {
         if line.is_empty() || !worth_parsing(line) {
             return None;
         }
-        let row = RowRef::parse(line)?;
+        Self::of_row(RowRef::parse(line)?)
+    }
+
+    /// [`Parsed::of_line`] of a line already known to be UTF-8, whose
+    /// strings are then not checked again one by one.
+    fn of_text(line: &str) -> Option<Self> {
+        if line.is_empty() || !worth_parsing(line.as_bytes()) {
+            return None;
+        }
+        Self::of_row(RowRef::parse_text(line)?)
+    }
+
+    fn of_row(row: RowRef<'_>) -> Option<Self> {
         let uuid = row.uuid.as_ref()?.0.to_string();
         if row.is_sidechain {
             return None;
@@ -296,46 +265,189 @@ impl Parsed {
     }
 }
 
-/// The used rows of the complete lines in `bytes`, in file order. A long
-/// stretch is cut at line ends into one piece per available core (up to
-/// four), parsed and decoded side by side: that is most of a first decode.
-pub(super) fn parse_rows(bytes: &[u8]) -> Vec<Parsed> {
-    fn parse(piece: &[u8]) -> Vec<Parsed> {
+/// The used rows of the lines of `chunk`, pushed onto `rows`.
+fn parse_chunk(chunk: &[u8], rows: &mut Vec<Parsed>) {
+    let mut start = 0;
+    // One check of the whole chunk (it nearly always passes) spares the
+    // parser a check of every string.
+    let text = std::str::from_utf8(chunk).ok();
+    for end in memchr::memchr_iter(b'\n', chunk).chain([chunk.len()]) {
+        rows.extend(match text {
+            Some(text) => Parsed::of_text(&text[start..end]),
+            None => Parsed::of_line(&chunk[start..end]),
+        });
+        start = end + 1;
+    }
+}
+
+/// The used rows of the complete lines in `bytes`, in file order.
+#[cfg(test)]
+fn parse_rows(bytes: &[u8]) -> Vec<Parsed> {
+    let mut rows = Vec::new();
+    parse_chunk(bytes, &mut rows);
+    rows
+}
+
+/// What a core reads and parses at a time of a streamed transcript: small
+/// enough that its buffer stays in the core's cache while it is parsed.
+pub(super) const STREAM_CHUNK_BYTES: usize = 64 << 10;
+
+/// Reads `reader` to its end and parses its rows, in chunks of whole lines
+/// of about `chunk` bytes that every available core (up to four, one when
+/// about `expected` bytes are too few to share) reads and parses in turn.
+/// Each core reads its chunk into its own buffer, which stays in its cache
+/// while it is parsed: copying a long transcript through one large buffer
+/// costs more than parsing it on a machine short of memory bandwidth.
+///
+/// `read` sees every byte read, in order, and says whether to go on;
+/// `take` gets each chunk's rows and byte count in file order, on the
+/// calling thread, and says whether to go on. Returns the bytes after the
+/// last newline (when the stream was stopped, what was not handed out).
+pub(super) fn parse_stream<R: Read + Send>(
+    reader: &mut R,
+    chunk: usize,
+    expected: u64,
+    read: impl FnMut(&[u8]) -> bool + Send,
+    mut take: impl FnMut(Vec<Parsed>, usize) -> bool,
+) -> io::Result<Vec<u8>> {
+    let feed = Mutex::new(Feed {
+        reader,
+        read,
+        carry: Vec::new(),
+        next: 0,
+        ended: false,
+        error: None,
+    });
+    let parsed: Mutex<BTreeMap<usize, (Vec<Parsed>, usize)>> = Mutex::new(BTreeMap::new());
+    let chunk = chunk.max(1);
+    // Reads and parses the next chunk into `buffer`; false at the end.
+    let parse_next = |buffer: &mut Vec<u8>| {
+        let Some(index) = next_chunk(&feed, buffer, chunk) else {
+            return false;
+        };
         let mut rows = Vec::new();
-        let mut start = 0;
-        for end in memchr::memchr_iter(b'\n', piece).chain([piece.len()]) {
-            rows.extend(Parsed::of_line(&piece[start..end]));
-            start = end + 1;
+        parse_chunk(buffer, &mut rows);
+        lock(&parsed).insert(index, (rows, buffer.len()));
+        true
+    };
+    // Chunks taken so far, and whether `take` stopped the stream.
+    let (mut taken, mut stopped) = (0, false);
+    let mut take_ready = || {
+        while !stopped {
+            let Some((rows, bytes)) = lock(&parsed).remove(&taken) else {
+                return;
+            };
+            taken += 1;
+            if !take(rows, bytes) {
+                stopped = true;
+                lock(&feed).ended = true;
+            }
         }
-        rows
-    }
+    };
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
-    if threads < 2 || bytes.len() < PARALLEL_PARSE_BYTES {
-        return parse(bytes);
-    }
-    let mut pieces = Vec::with_capacity(threads);
-    let mut rest = bytes;
-    for left in (1..threads).rev() {
-        let want = rest.len() / (left + 1);
-        // Cut after the first newline at or past the share.
-        let cut = memchr::memchr(b'\n', &rest[want..]).map_or(rest.len(), |at| want + at + 1);
-        let (piece, after) = rest.split_at(cut);
-        pieces.push(piece);
-        rest = after;
-    }
-    pieces.push(rest);
-    std::thread::scope(|scope| {
-        let mut handles: Vec<_> = pieces[1..]
-            .iter()
-            .map(|piece| scope.spawn(move || parse(piece)))
+    let threads = if expected < PARALLEL_PARSE_BYTES as u64 {
+        1
+    } else {
+        threads
+    };
+    let joined = std::thread::scope(|scope| {
+        let helpers: Vec<_> = (1..threads)
+            .map(|_| {
+                scope.spawn(move || {
+                    let mut buffer = Vec::new();
+                    while parse_next(&mut buffer) {}
+                })
+            })
             .collect();
-        let mut rows = parse(pieces[0]);
-        for handle in handles.drain(..) {
-            // A parse never panics; if a thread did, its rows are parsed here.
-            rows.extend(handle.join().unwrap_or_default());
+        let mut buffer = Vec::new();
+        while parse_next(&mut buffer) {
+            take_ready();
         }
-        rows
-    })
+        // A parse never panics; if a helper did, its chunk is missing and
+        // the stream fails below.
+        helpers.into_iter().all(|helper| helper.join().is_ok())
+    });
+    take_ready();
+    let feed = feed.into_inner().unwrap_or_else(PoisonError::into_inner);
+    if let Some(err) = feed.error {
+        return Err(err);
+    }
+    if !joined || (taken < feed.next && !stopped) {
+        return Err(io::Error::other("a parse thread failed"));
+    }
+    Ok(feed.carry)
+}
+
+/// The reader a stream's cores share, and what it has handed out.
+struct Feed<'r, R, F> {
+    reader: &'r mut R,
+    read: F,
+    /// The bytes after the last newline handed out.
+    carry: Vec<u8>,
+    /// The index of the next chunk.
+    next: usize,
+    /// At the reader's end, stopped, or failed.
+    ended: bool,
+    error: Option<io::Error>,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Fills `buffer` with the next chunk of whole lines (the carried bytes,
+/// then at least `chunk` more up to a newline) and returns its index;
+/// `None` at the end, when stopped, or on a read error (kept in the feed).
+fn next_chunk<R: Read, F: FnMut(&[u8]) -> bool>(
+    feed: &Mutex<Feed<'_, R, F>>,
+    buffer: &mut Vec<u8>,
+    chunk: usize,
+) -> Option<usize> {
+    let mut feed = lock(feed);
+    let feed = &mut *feed;
+    if feed.ended {
+        return None;
+    }
+    buffer.clear();
+    buffer.append(&mut feed.carry);
+    loop {
+        let start = buffer.len();
+        buffer.resize(start + chunk, 0);
+        let mut filled = start;
+        while filled < buffer.len() {
+            match feed.reader.read(&mut buffer[filled..]) {
+                Ok(0) => break,
+                Ok(n) => filled += n,
+                Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
+                Err(err) => {
+                    feed.error = Some(err);
+                    feed.ended = true;
+                    return None;
+                }
+            }
+        }
+        buffer.truncate(filled);
+        if filled == start {
+            // The end: what is left is the tail.
+            feed.ended = true;
+            std::mem::swap(&mut feed.carry, buffer);
+            return None;
+        }
+        if !(feed.read)(&buffer[start..]) {
+            feed.ended = true;
+            std::mem::swap(&mut feed.carry, buffer);
+            return None;
+        }
+        // Only the new bytes can hold a newline the carried ones lacked.
+        if let Some(at) = memchr::memrchr(b'\n', &buffer[start..]) {
+            let end = start + at + 1;
+            feed.carry.extend_from_slice(&buffer[end..]);
+            buffer.truncate(end);
+            let index = feed.next;
+            feed.next += 1;
+            return Some(index);
+        }
+    }
 }
 
 impl Decoder {
@@ -384,9 +496,29 @@ impl Decoder {
                 window = self.open_window(session_id, row.timestamp.clone());
             }
             attach_nested_calls(&mut decoded.items, nested);
-            window.push_items(base, row.timestamp.as_deref(), decoded.items);
+            window.push_items(base, row.timestamp, decoded.items);
         }
         self.close_window(window);
+    }
+
+    /// Where the decode stands, to come back to with [`Decoder::rewind`].
+    pub(super) fn mark(&self) -> DecoderMark {
+        DecoderMark {
+            highest_seq: self.transcript.highest_seq,
+            off_branch: self.transcript.off_branch.len(),
+            windows: self.transcript.windows.len(),
+            used_ids: self.used_ids.clone(),
+            last_ordinal: self.last_ordinal,
+        }
+    }
+
+    /// Forgets everything decoded since `mark`.
+    pub(super) fn rewind(&mut self, mark: DecoderMark) {
+        self.transcript.highest_seq = mark.highest_seq;
+        self.transcript.off_branch.truncate(mark.off_branch);
+        self.transcript.windows.truncate(mark.windows);
+        self.used_ids = mark.used_ids;
+        self.last_ordinal = mark.last_ordinal;
     }
 
     pub(super) fn open_window(&self, session_id: &str, created_at: Option<String>) -> OpenWindow {
@@ -430,6 +562,15 @@ impl Decoder {
     }
 }
 
+/// A point of a decode (see [`Decoder::mark`]).
+pub(super) struct DecoderMark {
+    highest_seq: u32,
+    off_branch: usize,
+    windows: usize,
+    used_ids: HashSet<String>,
+    last_ordinal: u64,
+}
+
 /// A window being filled.
 #[derive(Debug, Clone)]
 pub(super) struct OpenWindow {
@@ -441,13 +582,15 @@ pub(super) struct OpenWindow {
 }
 
 impl OpenWindow {
+    /// Pushes a row's items, each `created_at` (the last one takes it).
     pub(super) fn push_items(
         &mut self,
         base: u32,
-        created_at: Option<&str>,
+        mut created_at: Option<String>,
         items: Vec<(u32, ItemKind)>,
     ) {
-        for (offset, kind) in items {
+        let last = items.len().saturating_sub(1);
+        for (index, (offset, kind)) in items.into_iter().enumerate() {
             if self.boot_id.is_none()
                 && let ItemKind::Message {
                     role: MessageRole::Context,
@@ -457,9 +600,14 @@ impl OpenWindow {
             {
                 self.boot_id = boot_ids(text).map(|ids| ids.current);
             }
+            let created_at = if index == last {
+                created_at.take()
+            } else {
+                created_at.clone()
+            };
             self.items.push(TranscriptItem {
                 seq: base + offset,
-                created_at: created_at.map(str::to_owned),
+                created_at,
                 kind,
             });
         }
@@ -559,8 +707,14 @@ fn join_texts(texts: &[Cow<'_, str>]) -> String {
 fn decode_user(row: RowRef<'_>) -> Decoded {
     let context_only = row.is_compact_summary || row.is_meta;
     let mut texts: Vec<Cow<'_, str>> = Vec::new();
-    let mut results = Vec::new();
-    for block in row.message.into_iter().flat_map(|m| m.content.0) {
+    let blocks = row.message.map(|m| m.content.0).unwrap_or_default();
+    let results = blocks
+        .iter()
+        .filter(|block| matches!(block, BlockRef::ToolResult { .. }))
+        .count();
+    // The results at seqs 1.., moved down to 0.. when there is no text.
+    let mut items = Vec::with_capacity(results + 1);
+    for block in blocks {
         match block {
             BlockRef::Text { text } => texts.push(text.0),
             BlockRef::ToolResult {
@@ -569,38 +723,44 @@ fn decode_user(row: RowRef<'_>) -> Decoded {
                 is_error,
             } => {
                 let persisted = persisted_output_path(&content.0);
-                results.push(ItemKind::from(ToolResult {
-                    call_id: Some(tool_use_id.into_owned()),
-                    name: None,
-                    arguments: None,
-                    status: if is_error {
-                        ToolStatus::Error
-                    } else {
-                        ToolStatus::Ok
-                    },
-                    output_truncated: persisted.is_some(),
-                    full_output_path: persisted.flatten().filter(|p| !p.is_empty()),
-                    output: content.0.into_owned(),
-                    nested_calls: None,
-                }));
+                let seq = u32::try_from(items.len() + 1).unwrap_or(u32::MAX);
+                items.push((
+                    seq,
+                    ItemKind::from(ToolResult {
+                        call_id: Some(tool_use_id.into_owned()),
+                        name: None,
+                        arguments: None,
+                        status: if is_error {
+                            ToolStatus::Error
+                        } else {
+                            ToolStatus::Ok
+                        },
+                        output_truncated: persisted.is_some(),
+                        full_output_path: persisted.flatten().filter(|p| !p.is_empty()),
+                        output: content.0.into_owned(),
+                        nested_calls: None,
+                    }),
+                ));
             }
             BlockRef::ToolUse { .. } | BlockRef::Other => {}
         }
     }
-    let mut items = Vec::with_capacity(results.len() + 1);
-    if !texts.is_empty() || results.is_empty() {
+    if !texts.is_empty() || items.is_empty() {
         let text = join_texts(&texts);
         let role = if context_only || is_local_command(&text) {
             MessageRole::Context
         } else {
             MessageRole::User
         };
-        items.push(ItemKind::Message { role, text });
+        items.insert(0, (0, ItemKind::Message { role, text }));
+    } else {
+        for (seq, _) in &mut items {
+            *seq -= 1;
+        }
     }
-    items.extend(results);
     Decoded {
         seqs: u32::try_from(items.len()).unwrap_or(u32::MAX),
-        items: (0..).zip(items).collect(),
+        items,
     }
 }
 
@@ -702,39 +862,6 @@ fn active_branch(rows: &[Parsed]) -> FastSet<&str> {
 mod tests {
     use super::*;
 
-    /// Parsed in pieces side by side, the rows are those of one pass, in
-    /// file order, whatever the line lengths around the cuts.
-    #[test]
-    fn rows_parsed_in_pieces_are_the_rows_of_one_pass() {
-        let mut text = String::new();
-        let mut expected = Vec::new();
-        let mut n = 0;
-        while text.len() < 3 * PARALLEL_PARSE_BYTES {
-            // Lines from a few bytes to 300 KB, garbage and blank ones.
-            let pad = "x".repeat((n * 7919) % 300_000);
-            match n % 5 {
-                3 => text.push_str("not json\n\n"),
-                _ => {
-                    text.push_str(&format!(
-                        r#"{{"type":"user","uuid":"u{n}","message":{{"role":"user","content":"{pad}"}}}}"#
-                    ));
-                    text.push('\n');
-                    expected.push(format!("u{n}"));
-                }
-            }
-            n += 1;
-        }
-        let uuids =
-            |rows: Vec<Parsed>| -> Vec<String> { rows.into_iter().map(|row| row.uuid).collect() };
-        assert_eq!(uuids(parse_rows(text.as_bytes())), expected);
-        // One line longer than a share: the other pieces are empty.
-        let one = format!(
-            r#"{{"type":"user","uuid":"only","message":{{"role":"user","content":"{}"}}}}"#,
-            "y".repeat(2 * PARALLEL_PARSE_BYTES)
-        ) + "\n";
-        assert_eq!(uuids(parse_rows(one.as_bytes())), ["only"]);
-    }
-
     /// A reader that hands out at most `step` bytes a call, and is
     /// interrupted once before each.
     struct Trickle<'a> {
@@ -756,37 +883,132 @@ mod tests {
         }
     }
 
-    /// Read in pieces, whatever their size and however the reader hands
-    /// out its bytes, every byte is seen once, the complete lines come in
-    /// whole lines, in order, and what follows the last newline is left.
+    /// What [`parse_stream`] showed of a stream read to its end.
+    struct Streamed {
+        seen: Vec<u8>,
+        uuids: Vec<String>,
+        taken: usize,
+        tail: Vec<u8>,
+    }
+
+    fn stream(reader: &mut (impl Read + Send), chunk: usize, expected: usize) -> Streamed {
+        let (mut seen, mut uuids, mut taken) = (Vec::new(), Vec::new(), 0);
+        let read = |bytes: &[u8]| {
+            seen.extend_from_slice(bytes);
+            true
+        };
+        let take = |rows: Vec<Parsed>, bytes| {
+            taken += bytes;
+            uuids.extend(rows.into_iter().map(|row| row.uuid));
+            true
+        };
+        let tail = parse_stream(reader, chunk, expected as u64, read, take).unwrap();
+        Streamed {
+            seen,
+            uuids,
+            taken,
+            tail,
+        }
+    }
+
+    /// A stream read and parsed by every core in chunks of any size hands
+    /// over the rows of a parse in one pass, in order, sees every byte in
+    /// order, leaves what follows the last newline, and stops when asked.
     #[test]
-    fn lines_are_read_in_pieces_of_whole_lines() {
-        let text = b"one\n\nthree is longer than a piece\nfour\nunfinished";
-        for piece in [1, 2, 3, 7, 64] {
+    fn a_stream_parsed_in_chunks_by_every_core_is_one_pass() {
+        let mut text = String::new();
+        let mut n = 0;
+        while text.len() < PARALLEL_PARSE_BYTES + 200_000 {
+            let pad = "p".repeat((n * 7919) % 20_000);
+            text.push_str(&format!(
+                r#"{{"type":"user","uuid":"u{n}","message":{{"role":"user","content":"{pad}"}}}}"#
+            ));
+            text.push_str(if n % 7 == 3 { "\nnot json\n" } else { "\n" });
+            n += 1;
+        }
+        // One line longer than many chunks, and than a core's share.
+        text.push_str(&format!(
+            r#"{{"type":"user","uuid":"long","message":{{"role":"user","content":"{}"}}}}"#,
+            "y".repeat(2 * PARALLEL_PARSE_BYTES)
+        ));
+        text.push('\n');
+        text.push_str(r#"{"type":"user","uuid":"torn""#);
+        let whole: Vec<String> = parse_rows(text.as_bytes())
+            .into_iter()
+            .map(|row| row.uuid)
+            .collect();
+        for chunk in [1, 1_000, 64 << 10, 4 << 20] {
+            let streamed = stream(&mut text.as_bytes(), chunk, text.len());
+            assert_eq!(streamed.uuids, whole, "chunks of {chunk}");
+            assert_eq!(streamed.seen, text.as_bytes());
+            assert_eq!(streamed.tail, br#"{"type":"user","uuid":"torn""#);
+            assert_eq!(streamed.taken + streamed.tail.len(), text.len());
+        }
+        // Stopped by `take`: nothing more is taken.
+        let (mut reader, mut calls) = (text.as_bytes(), 0);
+        parse_stream(
+            &mut reader,
+            1_000,
+            text.len() as u64,
+            |_| true,
+            |_, _| {
+                calls += 1;
+                calls < 3
+            },
+        )
+        .unwrap();
+        assert_eq!(calls, 3);
+        // Stopped by `read`: the stream ends with what it read last.
+        let mut reader = text.as_bytes();
+        let mut reads = 0;
+        let mut taken = 0;
+        let tail = parse_stream(
+            &mut reader,
+            1_000,
+            text.len() as u64,
+            |_| {
+                reads += 1;
+                reads < 5
+            },
+            |rows, _| {
+                taken += rows.len();
+                true
+            },
+        )
+        .unwrap();
+        assert!(taken < whole.len() && !tail.is_empty());
+        // A reader that is interrupted and hands out a few bytes a call.
+        let mut trickle = Trickle {
+            bytes: text.as_bytes(),
+            step: 4_099,
+            interrupted: false,
+        };
+        assert_eq!(stream(&mut trickle, 50_000, text.len()).uuids, whole);
+        // A reader that fails fails the stream, with its error.
+        let failing = parse_stream(&mut FailingReader, 10, 1 << 30, |_| true, |_, _| true);
+        assert_eq!(failing.unwrap_err().kind(), io::ErrorKind::PermissionDenied);
+    }
+
+    /// Streamed on one core in chunks of any size, however the reader
+    /// hands out its bytes, every byte is seen once, each chunk is whole
+    /// lines, and what follows the last newline is left.
+    #[test]
+    fn a_short_stream_is_read_in_chunks_of_whole_lines() {
+        let text = b"{\"type\":\"user\",\"uuid\":\"a\"}\n\nnot a row, longer than a chunk\n{\"type\":\"user\",\"uuid\":\"b\"}\nunfinished";
+        for chunk in [1, 2, 3, 7, 64] {
             for step in [1, 5, 100] {
                 let mut reader = Trickle {
                     bytes: text,
                     step,
                     interrupted: false,
                 };
-                let (mut seen, mut lines) = (Vec::new(), Vec::new());
-                let tail = read_lines_in(
-                    piece,
-                    &mut reader,
-                    |bytes| seen.extend_from_slice(bytes),
-                    |run| {
-                        assert_eq!(run.last(), Some(&b'\n'), "{piece} {step}");
-                        lines.extend_from_slice(run);
-                    },
-                )
-                .unwrap();
-                assert_eq!(seen, text, "{piece} {step}");
-                assert_eq!(&lines[..], &text[..text.len() - 10], "{piece} {step}");
-                assert_eq!(tail, b"unfinished", "{piece} {step}");
+                let streamed = stream(&mut reader, chunk, text.len());
+                assert_eq!(streamed.seen, text, "{chunk} {step}");
+                assert_eq!(streamed.uuids, ["a", "b"], "{chunk} {step}");
+                assert_eq!(streamed.taken, text.len() - 10, "{chunk} {step}");
+                assert_eq!(streamed.tail, b"unfinished", "{chunk} {step}");
             }
         }
-        let failing = read_lines(&mut FailingReader, |_| {}, |_| {});
-        assert_eq!(failing.unwrap_err().kind(), io::ErrorKind::PermissionDenied);
     }
 
     /// A missing file and one that is not regular read as empty; a path
@@ -837,6 +1059,40 @@ mod tests {
             .map(|row| row.uuid)
             .collect();
         assert_eq!(uuids, ["u", "v"]);
+        // A piece with a byte that is not UTF-8 is read line by line: only
+        // that line's row is lost, its strings decoded as before.
+        let mut bytes = text.as_bytes().to_vec();
+        bytes.extend_from_slice(
+            b"\n{\"type\":\"user\",\"uuid\":\"w\",\"message\":{\"content\":\"\xff\"}}",
+        );
+        bytes.extend_from_slice(
+            b"\n{\"type\":\"user\",\"uuid\":\"\\u0078\",\"message\":{\"content\":\"z\"}}",
+        );
+        let uuids: Vec<String> = parse_rows(&bytes).into_iter().map(|row| row.uuid).collect();
+        assert_eq!(uuids, ["u", "v", "x"]);
+    }
+
+    /// Every item of a row takes the row's time and its seq at its offset.
+    #[test]
+    fn a_rows_items_each_take_its_time() {
+        let decoder = Decoder::new("s");
+        let mut window = decoder.open_window("s", None);
+        let message = |text: &str| ItemKind::Message {
+            role: MessageRole::User,
+            text: text.to_owned(),
+        };
+        let items = vec![(0, message("a")), (1, message("b")), (2, message("c"))];
+        window.push_items(7, Some("t".to_owned()), items);
+        window.push_items(10, None, vec![(0, message("d"))]);
+        let taken: Vec<_> = window
+            .items
+            .iter()
+            .map(|item| (item.seq, item.created_at.as_deref()))
+            .collect();
+        assert_eq!(
+            taken,
+            [(7, Some("t")), (8, Some("t")), (9, Some("t")), (10, None)]
+        );
     }
 
     /// A user row's text comes first and takes its own seq beside its

@@ -24,6 +24,7 @@
 //! after every append, appends ending mid-line included.
 
 use std::collections::HashMap;
+use std::hash::Hasher;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
@@ -32,8 +33,8 @@ use notesoup_core::history::{
 };
 
 use super::decode::{
-    ChainFile, Decoder, FastMap, FastSet, OpenWindow, Parsed, attach_nested_calls, parse_rows,
-    read_lines, read_rows, subagent_calls, worth_parsing,
+    ChainFile, Decoder, FastMap, FastSet, Fnv, OpenWindow, Parsed, STREAM_CHUNK_BYTES,
+    attach_nested_calls, parse_stream, read_rows, subagent_calls, worth_parsing,
 };
 use super::row::RowRef;
 use crate::files::{is_absent, open_regular};
@@ -120,6 +121,18 @@ impl ChainDecoder {
     /// Decodes `files` (oldest first) for `notes_session_id`; missing files
     /// decode as empty.
     pub fn decode(notes_session_id: &str, files: &[ChainFile]) -> io::Result<Self> {
+        Self::decode_in_pieces(notes_session_id, files, STREAM_CHUNK_BYTES)
+    }
+
+    /// [`ChainDecoder::decode`], the newest file streamed in chunks of
+    /// about `chunk_bytes` (its rows are added as each chunk comes): for
+    /// tests.
+    #[doc(hidden)]
+    pub fn decode_in_pieces(
+        notes_session_id: &str,
+        files: &[ChainFile],
+        chunk_bytes: usize,
+    ) -> io::Result<Self> {
         let mut decoder = Decoder::new(notes_session_id);
         let mut earlier = Vec::new();
         let (last, before) = match files.split_last() {
@@ -134,7 +147,7 @@ impl ChainDecoder {
             earlier.push(stamp);
         }
         let newest = match last {
-            Some(file) => Some(Newest::decode(file, &mut decoder)?),
+            Some(file) => Some(Newest::decode(file, chunk_bytes.max(1), &mut decoder)?),
             None => None,
         };
         Ok(Self {
@@ -331,6 +344,36 @@ impl ChainHistory {
     }
 }
 
+/// How a decode adds the rows it parses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Adding {
+    /// Each chunk's rows (of about this many bytes) as it comes, while the
+    /// other cores parse on: a first decode.
+    ByChunk(usize),
+    /// Every row once the last chunk is parsed.
+    AtOnce,
+}
+
+/// Room for the rows of `expected` bytes at the density of a first chunk
+/// of `bytes` bytes that held `rows`, reserved once: a long decode that
+/// adds its rows at once then fills one vector instead of doubling it a
+/// dozen times. At most a
+/// million rows (room not filled is never touched).
+fn expected_rows(rows: usize, bytes: usize, expected: u64) -> usize {
+    const MOST: u64 = 1 << 20;
+    let bytes = u64::try_from(bytes.max(1)).unwrap_or(u64::MAX);
+    let rows = u64::try_from(rows).unwrap_or(u64::MAX);
+    let estimate = rows.saturating_mul(expected) / bytes;
+    usize::try_from(estimate.saturating_add(estimate / 16).min(MOST)).unwrap_or(0)
+}
+
+/// The key of a kept row's uuid in [`Newest::rows`].
+fn uuid_key(uuid: &str) -> u64 {
+    let mut hasher = Fnv::default();
+    hasher.write(uuid.as_bytes());
+    hasher.finish()
+}
+
 /// The stamp of a file read up to `read` bytes: its own when nothing came
 /// after the read, else one that differs from any later stamp, so the next
 /// look reads on from `read`.
@@ -363,10 +406,12 @@ struct Newest {
     decoded: u64,
     /// The decoded bytes end in a row whose newline is not there yet.
     open_line: bool,
-    /// The uuids of the kept rows (with a uuid, not on a sidechain). A walk
-    /// over new rows that reaches one of them other than the tip is a fork,
-    /// so their parents are not needed again.
-    rows: FastSet<String>,
+    /// The hashes of the kept rows' uuids (rows with a uuid, not on a
+    /// sidechain). A walk over new rows that reaches one of them other than
+    /// the tip is a fork, so their parents are not needed again. Two uuids
+    /// sharing a hash can only make an append look like a fork, which
+    /// decodes again.
+    rows: FastSet<u64>,
     /// The first summary row under each parent uuid.
     summaries: FastMap<String, String>,
     /// Boundaries whose anchor stands for the boundary itself (no summary
@@ -389,8 +434,9 @@ struct Newest {
 }
 
 impl Newest {
-    fn decode(file: &ChainFile, decoder: &mut Decoder) -> io::Result<Self> {
-        let mut newest = Self {
+    /// Nothing of `file` decoded yet.
+    fn empty(file: &ChainFile, decoder: &Decoder) -> Self {
+        Self {
             session_id: file.session_id.clone(),
             path: file.path.clone(),
             stamp: None,
@@ -408,19 +454,38 @@ impl Newest {
             first_window_open: true,
             window: decoder.open_window(&file.session_id, None),
             nested: HashMap::new(),
-        };
-        let file_handle = match open_regular(&file.path) {
-            Ok(handle) => Some(handle),
-            Err(err) if is_absent(&err) => None,
+        }
+    }
+
+    /// Decodes `file` from its first byte. Its rows are added chunk by
+    /// chunk as they are parsed; a chunk that does not follow on from the
+    /// rows before it (a fork back into rows already added)
+    /// sends the decode back to the first byte, to add every row at once.
+    fn decode(file: &ChainFile, chunk_bytes: usize, decoder: &mut Decoder) -> io::Result<Self> {
+        let mut newest = Self::empty(file, decoder);
+        let mut handle = match open_regular(&file.path) {
+            Ok(handle) => handle,
+            Err(err) if is_absent(&err) => return Ok(newest),
             Err(err) => return Err(err),
         };
-        if let Some(mut handle) = file_handle {
-            if newest.extend(&mut handle, decoder)?.is_err() {
+        let expected = handle.metadata()?.len();
+        let mark = decoder.mark();
+        if newest
+            .extend(&mut handle, expected, Adding::ByChunk(chunk_bytes), decoder)?
+            .is_err()
+        {
+            decoder.rewind(mark);
+            newest = Self::empty(file, decoder);
+            handle.seek(SeekFrom::Start(0))?;
+            if newest
+                .extend(&mut handle, expected, Adding::AtOnce, decoder)?
+                .is_err()
+            {
                 // Nothing was decoded before, so nothing can be contradicted.
                 return Err(io::Error::other("a fresh decode cannot conflict"));
             }
-            newest.stamp = Some(read_stamp(&handle, newest.read)?);
         }
+        newest.stamp = Some(read_stamp(&handle, newest.read)?);
         Ok(newest)
     }
 
@@ -454,74 +519,101 @@ impl Newest {
             return Ok(None);
         }
         handle.seek(SeekFrom::Start(self.decoded))?;
-        let extended = self.extend(&mut handle, decoder)?;
+        let expected = opened.len.saturating_sub(self.decoded);
+        let extended = self.extend(&mut handle, expected, Adding::AtOnce, decoder)?;
         self.stamp = Some(read_stamp(&handle, self.read)?);
         Ok(extended.is_ok().then_some(true))
     }
 
     /// Reads and decodes what follows the decoded bytes, to the end of
-    /// `reader` (placed at the first byte not decoded).
+    /// `reader` (placed at the first byte not decoded, with about
+    /// `expected` bytes to read), adding the rows as `adding` says. A
+    /// refusal leaves a decode by chunks half added: decode again.
     fn extend(
         &mut self,
-        reader: &mut impl Read,
+        reader: &mut (impl Read + Send),
+        expected: u64,
+        adding: Adding,
         decoder: &mut Decoder,
     ) -> io::Result<Result<(), Redecode>> {
         let start = self.decoded;
         let mut at = start;
-        let head = &mut self.head;
         // The row decoded without its newline must be followed by it; if
         // it went on, it is another line now.
         let mut open_line = self.open_line;
-        let went_on = std::cell::Cell::new(false);
+        let mut went_on = false;
         let mut rows = Vec::new();
-        let mut complete = 0;
-        let tail = read_lines(
-            reader,
-            |bytes| {
-                if open_line {
-                    went_on.set(bytes.first() != Some(&b'\n'));
-                    open_line = false;
+        let mut added = Ok(());
+        let chunk = match adding {
+            Adding::ByChunk(chunk) => {
+                self.nested = subagent_calls(&self.path);
+                chunk
+            }
+            Adding::AtOnce => STREAM_CHUNK_BYTES,
+        };
+        let mut head = std::mem::take(&mut self.head);
+        let read = |bytes: &[u8]| {
+            if open_line {
+                went_on = bytes.first() != Some(&b'\n');
+                open_line = false;
+            }
+            // The head covers the file's first bytes.
+            let offset = usize::try_from(at).unwrap_or(usize::MAX);
+            if head.len() < HEAD_BYTES && offset <= head.len() {
+                let from = head.len() - offset;
+                let to = (HEAD_BYTES - offset).min(bytes.len());
+                if from < to {
+                    head.extend_from_slice(&bytes[from..to]);
                 }
-                // The head covers the file's first bytes.
-                let offset = usize::try_from(at).unwrap_or(usize::MAX);
-                if head.len() < HEAD_BYTES && offset <= head.len() {
-                    let from = head.len() - offset;
-                    let to = (HEAD_BYTES - offset).min(bytes.len());
-                    if from < to {
-                        head.extend_from_slice(&bytes[from..to]);
-                    }
+            }
+            at += bytes.len() as u64;
+            !went_on
+        };
+        let take = |parsed: Vec<Parsed>, bytes: usize| match adding {
+            Adding::ByChunk(_) => {
+                added = self.add_rows(parsed, decoder, false);
+                added.is_ok()
+            }
+            Adding::AtOnce => {
+                if rows.is_empty() {
+                    rows.reserve(expected_rows(parsed.len(), bytes, expected));
                 }
-                at += bytes.len() as u64;
-            },
-            |lines| {
-                if !went_on.get() {
-                    complete += lines.len();
-                    rows.extend(parse_rows(lines));
-                }
-            },
-        )?;
+                rows.extend(parsed);
+                true
+            }
+        };
+        let tail = parse_stream(reader, chunk, expected, read, take);
+        self.head = head;
+        let tail = tail?;
         self.read = at;
-        if went_on.get() {
+        if went_on || added.is_err() {
             return Ok(Err(Redecode));
         }
         if at == start {
             return Ok(Ok(()));
         }
         self.open_line = false;
-        let mut consumed = complete;
+        let mut consumed = at - start - tail.len() as u64;
         if !tail.is_empty() && worth_parsing(&tail) && RowRef::parse(&tail).is_some() {
             rows.extend(Parsed::of_line(&tail));
-            consumed += tail.len();
+            consumed += tail.len() as u64;
             self.open_line = true;
         }
-        let added = self.add_rows(rows, decoder);
+        let added = self.add_rows(rows, decoder, adding == Adding::AtOnce);
         if added.is_ok() {
-            self.decoded += consumed as u64;
+            self.decoded += consumed;
         }
         Ok(added)
     }
 
-    fn add_rows(&mut self, rows: Vec<Parsed>, decoder: &mut Decoder) -> Result<(), Redecode> {
+    /// Adds `rows` after the kept ones; `load_nested` reads the sub-agent
+    /// calls again when they hold a tool result.
+    fn add_rows(
+        &mut self,
+        rows: Vec<Parsed>,
+        decoder: &mut Decoder,
+        load_nested: bool,
+    ) -> Result<(), Redecode> {
         let Some(tip) = rows.last().map(|row| row.uuid.clone()) else {
             return Ok(());
         };
@@ -529,7 +621,7 @@ impl Newest {
         // Nothing the kept walk used may change.
         for row in &rows {
             let uuid = row.uuid.as_str();
-            if !was_empty && (self.rows.contains(uuid) || self.missed.contains(uuid)) {
+            if !was_empty && (self.rows.contains(&uuid_key(uuid)) || self.missed.contains(uuid)) {
                 return Err(Redecode);
             }
             if row.compact_summary
@@ -567,7 +659,7 @@ impl Newest {
             if let Some(before) = added.insert(row.uuid.as_str(), index) {
                 last[before] = index;
             }
-            self.rows.insert(row.uuid.clone());
+            self.rows.insert(uuid_key(&row.uuid));
         }
         // A later row of the same uuid is resolved first.
         for index in (0..last.len()).rev() {
@@ -601,7 +693,7 @@ impl Newest {
                 break true;
             }
             let Some(&index) = added.get(uuid) else {
-                if self.rows.contains(uuid) {
+                if self.rows.contains(&uuid_key(uuid)) {
                     // An earlier row off the old tip's line: a fork or rewind.
                     return Err(Redecode);
                 }
@@ -625,11 +717,15 @@ impl Newest {
         drop(added);
         self.missed.extend(missed);
         self.tip = Some(tip);
-        if rows.iter().any(Parsed::has_tool_result) {
+        if load_nested && rows.iter().any(Parsed::has_tool_result) {
             self.nested = subagent_calls(&self.path);
         }
         // The rows are consumed: their items move into the windows. A row
         // is on the branch when the last row of its uuid was walked.
+        let items = rows.iter().flat_map(|row| &row.decoded);
+        self.window
+            .items
+            .reserve(items.map(|decoded| decoded.items.len()).sum());
         for (index, row) in rows.into_iter().enumerate() {
             let Some(mut decoded) = row.decoded else {
                 continue;
@@ -651,9 +747,24 @@ impl Newest {
                 self.first_window_open = false;
             }
             attach_nested_calls(&mut decoded.items, &self.nested);
-            self.window
-                .push_items(base, row.timestamp.as_deref(), decoded.items);
+            self.window.push_items(base, row.timestamp, decoded.items);
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::expected_rows;
+
+    /// The room reserved is the first chunk's density over the expected
+    /// bytes, a sixteenth over, and never past a million rows.
+    #[test]
+    fn rows_are_reserved_at_the_first_chunks_density() {
+        assert_eq!(expected_rows(100, 1_000, 10_000), 1_062);
+        assert_eq!(expected_rows(3, 7, 70), 31);
+        assert_eq!(expected_rows(0, 1_000, 10_000), 0);
+        assert_eq!(expected_rows(5, 0, 10), 53);
+        assert_eq!(expected_rows(1_000, 1, u64::MAX), 1 << 20);
     }
 }

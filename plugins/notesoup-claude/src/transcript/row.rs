@@ -4,6 +4,7 @@
 
 use std::borrow::Cow;
 use std::fmt;
+use std::marker::PhantomData;
 
 use serde::Deserialize;
 use serde::de::{self, Deserializer, IgnoredAny, SeqAccess, Visitor};
@@ -150,85 +151,54 @@ pub struct PreservedSegment {
     pub anchor_uuid: Option<String>,
 }
 
-/// A content block of a message.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
+/// A content block of a message: an object whose `type` names it, its
+/// other fields each optional (read as [`BlockRef`] reads them).
+#[derive(Debug, Clone)]
 pub enum Block {
     /// Text.
     Text {
         /// The text.
-        #[serde(default)]
         text: String,
     },
     /// A tool call.
     ToolUse {
         /// The `tool_use` id.
-        #[serde(default)]
         id: String,
         /// The tool's name.
-        #[serde(default)]
         name: String,
         /// Its arguments.
-        #[serde(default)]
         input: Value,
     },
     /// A tool's result.
     ToolResult {
         /// The call it answers.
-        #[serde(default)]
         tool_use_id: String,
         /// Its output text.
-        #[serde(default)]
         content: ResultText,
         /// Whether the tool failed.
-        #[serde(default)]
         is_error: bool,
     },
     /// Thinking, images, server tools and anything newer.
-    #[serde(other)]
     Other,
 }
 
+impl<'de> Deserialize<'de> for Block {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        BlockRef::deserialize(deserializer).map(BlockRef::into_owned)
+    }
+}
+
 /// A message's content as blocks: a string content (a typed prompt) is one
-/// text block. Read straight from the JSON, without an intermediate value.
+/// text block. Read as [`ContentRef`] reads it, its strings then owned.
 #[derive(Debug, Clone, Default)]
 pub struct Content(pub Vec<Block>);
 
 impl<'de> Deserialize<'de> for Content {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct ContentVisitor;
-
-        impl<'de> Visitor<'de> for ContentVisitor {
-            type Value = Content;
-
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a string or a list of content blocks")
-            }
-
-            fn visit_str<E: de::Error>(self, text: &str) -> Result<Content, E> {
-                Ok(Content(vec![Block::Text {
-                    text: text.to_owned(),
-                }]))
-            }
-
-            fn visit_string<E: de::Error>(self, text: String) -> Result<Content, E> {
-                Ok(Content(vec![Block::Text { text }]))
-            }
-
-            fn visit_unit<E: de::Error>(self) -> Result<Content, E> {
-                Ok(Content::default())
-            }
-
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Content, A::Error> {
-                let mut blocks = Vec::new();
-                while let Some(block) = seq.next_element()? {
-                    blocks.push(block);
-                }
-                Ok(Content(blocks))
-            }
-        }
-
-        deserializer.deserialize_any(ContentVisitor)
+        let blocks = ContentRef::deserialize(deserializer)?.0;
+        Ok(Content(
+            blocks.into_iter().map(BlockRef::into_owned).collect(),
+        ))
     }
 }
 
@@ -383,6 +353,11 @@ impl<'a> RowRef<'a> {
         serde_json::from_slice(line).ok()
     }
 
+    /// [`RowRef::parse`] of a line already known to be UTF-8.
+    pub fn parse_text(line: &'a str) -> Option<Self> {
+        serde_json::from_str(line).ok()
+    }
+
     /// A `system/compact_boundary` row.
     pub fn is_compact_boundary(&self) -> bool {
         self.kind.0 == "system"
@@ -430,43 +405,262 @@ pub struct MessageRef<'a> {
     pub usage: Option<Usage>,
 }
 
-/// A content block of a [`MessageRef`], as [`Block`] reads it.
-#[derive(Debug, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
+/// A content block of a [`MessageRef`], its strings borrowed where they
+/// need no unescaping.
+#[derive(Debug)]
 pub enum BlockRef<'a> {
     /// Text.
     Text {
         /// The text.
-        #[serde(default, borrow)]
         text: Text<'a>,
     },
     /// A tool call.
     ToolUse {
         /// The `tool_use` id.
-        #[serde(default, borrow)]
         id: Text<'a>,
         /// The tool's name.
-        #[serde(default, borrow)]
         name: Text<'a>,
         /// Its arguments.
-        #[serde(default)]
         input: Value,
     },
     /// A tool's result.
     ToolResult {
         /// The call it answers.
-        #[serde(default, borrow)]
         tool_use_id: Text<'a>,
         /// Its output text.
-        #[serde(default, borrow)]
         content: ResultTextRef<'a>,
         /// Whether the tool failed.
-        #[serde(default)]
         is_error: bool,
     },
     /// Thinking, images, server tools and anything newer.
-    #[serde(other)]
     Other,
+}
+
+impl BlockRef<'_> {
+    /// The block with its strings owned.
+    pub fn into_owned(self) -> Block {
+        match self {
+            Self::Text { text } => Block::Text {
+                text: text.into_owned(),
+            },
+            Self::ToolUse { id, name, input } => Block::ToolUse {
+                id: id.into_owned(),
+                name: name.into_owned(),
+                input,
+            },
+            Self::ToolResult {
+                tool_use_id,
+                content,
+                is_error,
+            } => Block::ToolResult {
+                tool_use_id: tool_use_id.into_owned(),
+                content: ResultText(content.0.into_owned()),
+                is_error,
+            },
+            Self::Other => Block::Other,
+        }
+    }
+}
+
+/// A block is read field by field as it comes. Claude Code writes `type`
+/// first, so its fields are read straight from the line; fields before the
+/// `type` are held as values until it names the block. A block without a
+/// string `type`, with a field twice, or with a field of the wrong type is
+/// an error (its row does not parse), as a derived tagged enum would have
+/// it; an unknown `type` is [`BlockRef::Other`].
+impl<'de: 'a, 'a> Deserialize<'de> for BlockRef<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_map(BlockVisitor)
+    }
+}
+
+struct BlockVisitor;
+
+impl<'de> Visitor<'de> for BlockVisitor {
+    type Value = BlockRef<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a content block")
+    }
+
+    fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut early: Vec<(Text<'de>, Value)> = Vec::new();
+        let kind = loop {
+            let Some(key) = map.next_key::<Text<'de>>()? else {
+                return Err(de::Error::missing_field("type"));
+            };
+            if key.0 == "type" {
+                break map.next_value::<Text<'de>>()?;
+            }
+            early.push((key, map.next_value()?));
+        };
+        let mut block = BlockFields::new(&kind.0);
+        for (key, value) in early {
+            block.read(&key.0, |field| field.read(HeldSource(value, PhantomData)))?;
+        }
+        while let Some(key) = map.next_key::<Text<'de>>()? {
+            if key.0 == "type" {
+                return Err(de::Error::duplicate_field("type"));
+            }
+            block.read(&key.0, |field| field.read(MapSource(&mut map)))?;
+        }
+        Ok(block.finish())
+    }
+}
+
+/// The fields of one block as they are read.
+enum BlockFields<'a> {
+    Text {
+        text: Option<Text<'a>>,
+    },
+    ToolUse {
+        id: Option<Text<'a>>,
+        name: Option<Text<'a>>,
+        input: Option<Value>,
+    },
+    ToolResult {
+        tool_use_id: Option<Text<'a>>,
+        content: Option<ResultTextRef<'a>>,
+        is_error: Option<bool>,
+    },
+    Other,
+}
+
+/// Where the next field's value is read from: the map, or a value held
+/// from before the `type`.
+trait FieldSource<'de> {
+    type Error: de::Error;
+
+    fn value<T: Deserialize<'de>>(self) -> Result<T, Self::Error>;
+    fn skip(self) -> Result<(), Self::Error>;
+}
+
+/// One field's value, read into the slot its key names.
+struct Field<'s, 'de> {
+    slot: Slot<'s, 'de>,
+    name: &'static str,
+}
+
+enum Slot<'s, 'de> {
+    Text(&'s mut Option<Text<'de>>),
+    Value(&'s mut Option<Value>),
+    Result(&'s mut Option<ResultTextRef<'de>>),
+    Bool(&'s mut Option<bool>),
+    Ignored,
+}
+
+impl<'de> Field<'_, 'de> {
+    fn read<S: FieldSource<'de>>(self, source: S) -> Result<(), S::Error> {
+        fn put<T, E: de::Error>(
+            slot: &mut Option<T>,
+            value: T,
+            name: &'static str,
+        ) -> Result<(), E> {
+            if slot.replace(value).is_some() {
+                return Err(E::duplicate_field(name));
+            }
+            Ok(())
+        }
+        match self.slot {
+            Slot::Text(slot) => put(slot, source.value()?, self.name),
+            Slot::Value(slot) => put(slot, source.value()?, self.name),
+            Slot::Result(slot) => put(slot, source.value()?, self.name),
+            Slot::Bool(slot) => put(slot, source.value()?, self.name),
+            Slot::Ignored => source.skip(),
+        }
+    }
+}
+
+struct MapSource<'m, A>(&'m mut A);
+
+impl<'de, A: de::MapAccess<'de>> FieldSource<'de> for MapSource<'_, A> {
+    type Error = A::Error;
+
+    fn value<T: Deserialize<'de>>(self) -> Result<T, A::Error> {
+        self.0.next_value()
+    }
+
+    fn skip(self) -> Result<(), A::Error> {
+        self.0.next_value::<IgnoredAny>().map(|_| ())
+    }
+}
+
+struct HeldSource<E>(Value, PhantomData<E>);
+
+impl<'de, E: de::Error> FieldSource<'de> for HeldSource<E> {
+    type Error = E;
+
+    fn value<T: Deserialize<'de>>(self) -> Result<T, E> {
+        T::deserialize(self.0).map_err(E::custom)
+    }
+
+    fn skip(self) -> Result<(), E> {
+        Ok(())
+    }
+}
+
+impl<'a> BlockFields<'a> {
+    fn new(kind: &str) -> Self {
+        match kind {
+            "text" => Self::Text { text: None },
+            "tool_use" => Self::ToolUse {
+                id: None,
+                name: None,
+                input: None,
+            },
+            "tool_result" => Self::ToolResult {
+                tool_use_id: None,
+                content: None,
+                is_error: None,
+            },
+            _ => Self::Other,
+        }
+    }
+
+    /// Reads the field `key` with `read`, into its slot (an unknown key is
+    /// skipped).
+    fn read<E>(
+        &mut self,
+        key: &str,
+        read: impl FnOnce(Field<'_, 'a>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let (slot, name) = match (self, key) {
+            (Self::Text { text }, "text") => (Slot::Text(text), "text"),
+            (Self::ToolUse { id, .. }, "id") => (Slot::Text(id), "id"),
+            (Self::ToolUse { name, .. }, "name") => (Slot::Text(name), "name"),
+            (Self::ToolUse { input, .. }, "input") => (Slot::Value(input), "input"),
+            (Self::ToolResult { tool_use_id, .. }, "tool_use_id") => {
+                (Slot::Text(tool_use_id), "tool_use_id")
+            }
+            (Self::ToolResult { content, .. }, "content") => (Slot::Result(content), "content"),
+            (Self::ToolResult { is_error, .. }, "is_error") => (Slot::Bool(is_error), "is_error"),
+            _ => (Slot::Ignored, ""),
+        };
+        read(Field { slot, name })
+    }
+
+    fn finish(self) -> BlockRef<'a> {
+        match self {
+            Self::Text { text } => BlockRef::Text {
+                text: text.unwrap_or_default(),
+            },
+            Self::ToolUse { id, name, input } => BlockRef::ToolUse {
+                id: id.unwrap_or_default(),
+                name: name.unwrap_or_default(),
+                input: input.unwrap_or_default(),
+            },
+            Self::ToolResult {
+                tool_use_id,
+                content,
+                is_error,
+            } => BlockRef::ToolResult {
+                tool_use_id: tool_use_id.unwrap_or_default(),
+                content: content.unwrap_or_default(),
+                is_error: is_error.unwrap_or_default(),
+            },
+            Self::Other => BlockRef::Other,
+        }
+    }
 }
 
 /// [`Content`] with borrowed blocks.
@@ -738,6 +932,83 @@ mod tests {
         let content: ContentRef<'_> = serde_json::from_str(r#""t\u0041""#).unwrap();
         assert!(matches!(&content.0[..], [BlockRef::Text { text }] if text.0 == "tA"));
         assert_eq!(Text(Cow::Borrowed("x")).into_owned(), "x");
+    }
+
+    /// A block is read as it comes, `type` first or not: the same fields,
+    /// the same refusals, and the strings borrowed when `type` leads.
+    #[test]
+    fn blocks_read_their_fields_wherever_type_stands() {
+        fn block(json: &str) -> serde_json::Result<BlockRef<'_>> {
+            serde_json::from_str(json)
+        }
+        let shown = |json: &str| block(json).map(|b| format!("{:?}", b.into_owned()));
+        let same = [
+            (
+                r#"{"type":"tool_result","tool_use_id":"t1","content":"out","is_error":true,"x":[1]}"#,
+                r#"{"x":{"y":2},"content":"out","tool_use_id":"t1","type":"tool_result","is_error":true}"#,
+            ),
+            (
+                r#"{"type":"tool_use","id":"t","name":"Bash","input":{"a":1}}"#,
+                r#"{"input":{"a":1},"name":"Bash","id":"t","type":"tool_use"}"#,
+            ),
+            (
+                r#"{"type":"text","text":"hi"}"#,
+                r#"{"text":"hi","type":"text"}"#,
+            ),
+            (
+                r#"{"type":"thinking","text":5}"#,
+                r#"{"text":5,"type":"thinking"}"#,
+            ),
+        ];
+        for (first, later) in same {
+            assert_eq!(shown(first).unwrap(), shown(later).unwrap(), "{later}");
+        }
+        assert_eq!(
+            shown(r#"{"type":"tool_result"}"#).unwrap(),
+            r#"ToolResult { tool_use_id: "", content: ResultText(""), is_error: false }"#
+        );
+        assert_eq!(
+            shown(r#"{"type":"tool_use"}"#).unwrap(),
+            r#"ToolUse { id: "", name: "", input: Null }"#
+        );
+        assert_eq!(shown(r#"{"type":"text"}"#).unwrap(), r#"Text { text: "" }"#);
+        let refused = [
+            r#"{"text":"no type"}"#,
+            r#"{"type":5,"text":"a"}"#,
+            r#"{"type":"text","type":"text"}"#,
+            r#"{"type":"text","text":"a","text":"b"}"#,
+            r#"{"text":"a","type":"text","text":"b"}"#,
+            r#"{"text":"a","text":"b","type":"text"}"#,
+            r#"{"type":"tool_use","id":"a","id":"b"}"#,
+            r#"{"type":"tool_use","name":"a","name":"b"}"#,
+            r#"{"type":"tool_use","input":1,"input":2}"#,
+            r#"{"type":"tool_result","tool_use_id":"a","tool_use_id":"b"}"#,
+            r#"{"type":"tool_result","content":"a","content":"b"}"#,
+            r#"{"type":"tool_result","is_error":true,"is_error":false}"#,
+            r#"{"type":"tool_result","is_error":"yes"}"#,
+            r#"{"is_error":"yes","type":"tool_result"}"#,
+            r#"{"type":"text","text":null}"#,
+            r#"["text","a"]"#,
+            r#""text""#,
+        ];
+        for json in refused {
+            assert!(block(json).is_err(), "{json}");
+            assert!(serde_json::from_str::<Block>(json).is_err(), "{json}");
+        }
+        // An unknown block skips its fields unread, repeated or not.
+        assert!(matches!(
+            block(r#"{"type":"image","source":{"data":"x"},"source":1}"#),
+            Ok(BlockRef::Other)
+        ));
+        let lead = r#"{"type":"tool_result","tool_use_id":"t1","content":"out"}"#;
+        assert!(matches!(
+            block(lead).unwrap(),
+            BlockRef::ToolResult {
+                tool_use_id: Text(Cow::Borrowed("t1")),
+                content: ResultTextRef(Cow::Borrowed("out")),
+                ..
+            }
+        ));
     }
 
     #[test]

@@ -359,6 +359,73 @@ proptest! {
             prop_assert_eq!(kept.transcript(), decode_chain("s0", &files).unwrap());
         }
     }
+
+    /// A first decode adds its rows a piece at a time while it parses the
+    /// next: in pieces of any size (forks back into an earlier piece send
+    /// it back to add every row at once), it equals a decode of all rows
+    /// at once, and what it keeps extends as a fresh decode does.
+    #[test]
+    fn a_first_decode_by_pieces_equals_a_decode_at_once(
+        rows in proptest::collection::vec(gen_row(true), 1..60),
+        piece in 1usize..1_500,
+        kept_share in 1usize..=4,
+        with_earlier in any::<bool>(),
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let files = chain(dir.path(), with_earlier);
+        if with_earlier {
+            write(&files[0].path, render_earlier().as_bytes());
+        }
+        let newest = &files[files.len() - 1].path;
+        let text = render(&rows, "s1", true);
+        let bytes = text.as_bytes();
+        let first = bytes.len() * kept_share / 4;
+        write(newest, &bytes[..first]);
+        let mut kept = ChainDecoder::decode_in_pieces("s0", &files, piece).unwrap();
+        prop_assert_eq!(kept.transcript(), decode_chain("s0", &files).unwrap());
+        append(newest, &bytes[first..]);
+        kept.update("s0", &files).unwrap();
+        prop_assert_eq!(kept.transcript(), decode_chain("s0", &files).unwrap());
+    }
+}
+
+/// A fork back into an earlier piece: the rows added piece by piece are
+/// forgotten and every row is added at once, the other branch off it.
+#[test]
+fn a_fork_into_an_earlier_piece_decodes_every_row_at_once() {
+    let rows = [
+        (Gen::User, Parent::Previous),
+        (Gen::Assistant { tools: 1 }, Parent::Previous),
+        (
+            Gen::Result {
+                of: 1,
+                error: false,
+            },
+            Parent::Previous,
+        ),
+        (Gen::User, Parent::Previous),
+        (Gen::Assistant { tools: 0 }, Parent::Previous),
+        (Gen::User, Parent::Earlier(1)),
+        (Gen::Assistant { tools: 0 }, Parent::Previous),
+    ];
+    let text = render(&rows, "s1", true);
+    let dir = tempfile::tempdir().unwrap();
+    let files = chain(dir.path(), true);
+    write(&files[0].path, render_earlier().as_bytes());
+    write(&files[1].path, text.as_bytes());
+    let at_once = decode_chain("s0", &files).unwrap();
+    assert!(
+        !at_once.off_branch.is_empty(),
+        "the fork leaves rows off the branch"
+    );
+    for piece in [1, 64, 200, text.len()] {
+        let by_pieces = ChainDecoder::decode_in_pieces("s0", &files, piece).unwrap();
+        assert_eq!(
+            by_pieces.into_transcript(),
+            at_once,
+            "pieces of {piece} bytes"
+        );
+    }
 }
 
 #[test]
@@ -419,6 +486,23 @@ fn a_row_or_anchor_for_a_parent_the_walk_missed_decodes_again() {
     }
 }
 
+/// A newest transcript that cannot be opened for another reason than
+/// being absent (or not a regular file) is an error, not an empty session.
+#[test]
+fn a_newest_transcript_that_cannot_be_opened_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let plain = dir.path().join("plain");
+    write(&plain, b"a file, not a directory");
+    let files = chain(&plain, false);
+    assert!(ChainDecoder::decode("s0", &files).is_err());
+    assert!(ChainDecoder::decode_in_pieces("s0", &files, 7).is_err());
+    // Absent, or a directory, is an empty session.
+    let files = chain(dir.path(), false);
+    assert!(ChainDecoder::decode("s0", &files).is_ok());
+    std::fs::create_dir(&files[0].path).unwrap();
+    assert!(ChainDecoder::decode("s0", &files).is_ok());
+}
+
 /// Sub-agent calls reach the kept decode as they reach a fresh one: the
 /// recorded session with a sub-agent, grown a line at a time (the spawning
 /// call's result arrives in a later append than the call).
@@ -426,13 +510,6 @@ fn a_row_or_anchor_for_a_parent_the_walk_missed_decodes_again() {
 fn sub_agent_calls_are_kept_as_a_fresh_decode_has_them() {
     let session = "82b232c0-2a2f-40a3-ab23-c6865a637a58";
     let dir = tempfile::tempdir().unwrap();
-    let agents = dir.path().join(session).join("subagents");
-    std::fs::create_dir_all(&agents).unwrap();
-    let recorded = crate::support::fixture(&format!("subagent/{session}/subagents"));
-    for entry in std::fs::read_dir(recorded).unwrap() {
-        let entry = entry.unwrap();
-        std::fs::copy(entry.path(), agents.join(entry.file_name())).unwrap();
-    }
     let bytes = std::fs::read(crate::support::fixture(&format!(
         "subagent/{session}.jsonl"
     )))
@@ -444,6 +521,15 @@ fn sub_agent_calls_are_kept_as_a_fresh_decode_has_them() {
         path: path.clone(),
     }];
     let mut kept = ChainDecoder::decode(session, &files).unwrap();
+    // The sub-agent ran after the server's first decode: an append that
+    // brings a result reads its calls.
+    let agents = dir.path().join(session).join("subagents");
+    std::fs::create_dir_all(&agents).unwrap();
+    let recorded = crate::support::fixture(&format!("subagent/{session}/subagents"));
+    for entry in std::fs::read_dir(recorded).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), agents.join(entry.file_name())).unwrap();
+    }
     let mut written = 0;
     for end in memchr_ends(&bytes) {
         append(&path, &bytes[written..end]);
