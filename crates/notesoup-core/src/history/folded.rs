@@ -147,14 +147,21 @@ mod tests {
         assert_eq!(folded.text.capacity(), 9_216);
         assert_eq!(folded.get(64), "new");
         assert_eq!(folded.get(63), "ab".repeat(64));
-        // Past the room, the text grows to an eighth over its new length.
-        events.push(event(66, &"x".repeat(10_000)));
+        // An event that fills the room exactly is folded in place too.
+        events.push(event(66, &"Y".repeat(9_216 - 8_195)));
         cache.refold_from(65, &events);
         let folded = cache.get_or_fold(&[]);
-        assert_eq!(folded.get(65), "x".repeat(10_000));
+        assert_eq!(folded.text.as_ptr(), at);
+        assert_eq!((folded.text.len(), folded.text.capacity()), (9_216, 9_216));
+        assert_eq!(folded.get(65), "y".repeat(1_021));
+        // Past the room, the text grows to an eighth over its new length.
+        events.push(event(67, &"x".repeat(10_000)));
+        cache.refold_from(66, &events);
+        let folded = cache.get_or_fold(&[]);
+        assert_eq!(folded.get(66), "x".repeat(10_000));
         assert_eq!(
             (folded.text.len(), folded.text.capacity()),
-            (18_195, 20_469)
+            (19_216, 21_618)
         );
     }
 
