@@ -995,6 +995,11 @@ mod tests {
             assert!(block(json).is_err(), "{json}");
             assert!(serde_json::from_str::<Block>(json).is_err(), "{json}");
         }
+        let not_a_map = block(r#""text""#).unwrap_err().to_string();
+        assert!(
+            not_a_map.contains("expected a content block"),
+            "{not_a_map}"
+        );
         // An unknown block skips its fields unread, repeated or not.
         assert!(matches!(
             block(r#"{"type":"image","source":{"data":"x"},"source":1}"#),
