@@ -364,7 +364,7 @@ pub(super) fn parse_stream<R: Read + Send>(
             take_ready();
         }
         // A parse never panics; if a helper did, its chunk is missing and
-        // the stream fails below.
+        // the stream fails.
         helpers.into_iter().all(|helper| helper.join().is_ok())
     });
     take_ready();
@@ -372,7 +372,7 @@ pub(super) fn parse_stream<R: Read + Send>(
     if let Some(err) = feed.error {
         return Err(err);
     }
-    if !joined || (taken < feed.next && !stopped) {
+    if !joined {
         return Err(io::Error::other("a parse thread failed"));
     }
     Ok(feed.carry)
