@@ -1,7 +1,6 @@
 //! Rendering the boot of a Claude window: core's snapshot and renderer with
 //! the Claude identity and bindings.
 
-use std::hash::Hasher;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -135,9 +134,7 @@ fn kept_file(
     project_key: &str,
     extension: &str,
 ) -> PathBuf {
-    let mut hasher = Fnv::default();
-    hasher.write(root.as_os_str().as_encoded_bytes());
-    let root_hash = hasher.finish();
+    let root_hash = Fnv::of(root.as_os_str().as_encoded_bytes());
     data_dir
         .join(kind)
         .join(format!("{project_key}-{root_hash:016x}.{extension}"))

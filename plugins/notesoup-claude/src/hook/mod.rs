@@ -7,7 +7,6 @@
 pub mod io;
 pub mod reset;
 
-use std::hash::Hasher;
 use std::path::PathBuf;
 
 use notesoup_core::boot::continuation_text;
@@ -163,12 +162,11 @@ impl<'a> Session<'a> {
     /// Where the scan of this hook's transcript is kept: one file per
     /// transcript path (FNV-1a of the path).
     fn kept_scan_file(&self) -> PathBuf {
-        let mut hasher = Fnv::default();
-        hasher.write(self.transcript.as_os_str().as_encoded_bytes());
+        let hash = Fnv::of(self.transcript.as_os_str().as_encoded_bytes());
         self.states
             .root()
             .join("transcript-scans")
-            .join(format!("{:016x}.json", hasher.finish()))
+            .join(format!("{hash:016x}.json"))
     }
 
     /// A state rebuilt from the transcript: the newest notesoup boot names

@@ -344,11 +344,12 @@ pub(super) fn parse_stream<R: Read + Send>(
             }
         }
     };
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
+    // A short stream (an append) is parsed on this thread alone, without
+    // asking how many cores there are.
     let threads = if expected < PARALLEL_PARSE_BYTES as u64 {
         1
     } else {
-        threads
+        std::thread::available_parallelism().map_or(1, |n| n.get().min(4))
     };
     let joined = std::thread::scope(|scope| {
         let helpers: Vec<_> = (1..threads)
@@ -801,6 +802,15 @@ pub(crate) struct Fnv(u64);
 impl Default for Fnv {
     fn default() -> Self {
         Self(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Fnv {
+    /// The FNV-1a hash of `bytes`.
+    pub(crate) fn of(bytes: &[u8]) -> u64 {
+        let mut hasher = Self::default();
+        hasher.write(bytes);
+        hasher.finish()
     }
 }
 

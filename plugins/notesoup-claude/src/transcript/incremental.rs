@@ -24,7 +24,6 @@
 //! after every append, appends ending mid-line included.
 
 use std::collections::HashMap;
-use std::hash::Hasher;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
@@ -369,9 +368,7 @@ fn expected_rows(rows: usize, bytes: usize, expected: u64) -> usize {
 
 /// The key of a kept row's uuid in [`Newest::rows`].
 fn uuid_key(uuid: &str) -> u64 {
-    let mut hasher = Fnv::default();
-    hasher.write(uuid.as_bytes());
-    hasher.finish()
+    Fnv::of(uuid.as_bytes())
 }
 
 /// The stamp of a file read up to `read` bytes: its own when nothing came

@@ -2,7 +2,6 @@
 //! of the live window, and the boot notesoup injected into it.
 
 use std::fs::{File, Metadata};
-use std::hash::Hasher;
 use std::io;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
@@ -209,9 +208,7 @@ fn probes(file: &File, end: u64) -> io::Result<(u64, u64)> {
     let hash = |at: u64| -> io::Result<u64> {
         let mut bytes = vec![0; usize::try_from(PROBE_BYTES.min(end - at)).unwrap_or(0)];
         file.read_exact_at(&mut bytes, at)?;
-        let mut hasher = Fnv::default();
-        hasher.write(&bytes);
-        Ok(hasher.finish())
+        Ok(Fnv::of(&bytes))
     };
     Ok((hash(0)?, hash(end.saturating_sub(PROBE_BYTES))?))
 }
