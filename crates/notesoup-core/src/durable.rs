@@ -78,11 +78,18 @@ pub fn sync_dir(_dir: &Path) -> io::Result<()> {
 
 /// A fresh temporary path in `dir`.
 fn temp_path(dir: &Path) -> PathBuf {
-    dir.join(format!(
+    dir.join(temp_name())
+}
+
+/// A fresh temporary file name (`.notesoup-<pid>-<32 hex>.tmp`), for the
+/// same write made inside an open directory (the notes store's
+/// [`DirHandle::replace`](crate::notes::beneath::DirHandle::replace)).
+pub(crate) fn temp_name() -> String {
+    format!(
         "{TEMP_PREFIX}{}-{}{TEMP_SUFFIX}",
         std::process::id(),
         uuid::Uuid::new_v4().simple()
-    ))
+    )
 }
 
 fn parent(path: &Path) -> io::Result<&Path> {

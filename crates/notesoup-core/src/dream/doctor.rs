@@ -1,7 +1,9 @@
 //! `dream doctor`: a read-only check of a notes store. It never follows
 //! symlinks, creates directories, commits or removes a lock.
 
+use std::ffi::{OsStr, OsString};
 use std::fs;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
@@ -9,6 +11,7 @@ use super::lock::{LAST_RUN_FILE, LOCK_FILE};
 use super::scan::{RawField, RawFrontmatter, scan};
 use super::{DreamOutput, OutputLine};
 use crate::durable;
+use crate::notes::beneath::{BeneathError, DirHandle, Kind};
 use crate::notes::{
     Address, Home, MAX_NOTE_BYTES, escape_forbidden, find_secret, is_forbidden_char,
     is_git_segment, is_slug, parse_iso_ms,
@@ -127,44 +130,77 @@ impl CleanReport {
 /// (notesoup's own temporary names only), older than [`STALE_TEMP_AGE`] at
 /// `now` and whose writer process is gone, and removes them when `apply`.
 /// Links are never followed and `.git` is never entered; nothing else is
-/// touched.
+/// touched. Each directory is opened inside its parent and each file
+/// removed inside its open directory, so a directory swapped for a link
+/// meanwhile cannot lead the removal out of the home.
 pub fn clean_temp_files(home: &Path, apply: bool, now: SystemTime) -> CleanReport {
     let mut files = Vec::new();
-    let walk = walkdir::WalkDir::new(home)
-        .follow_links(false)
-        .min_depth(1)
-        .sort_by_file_name()
-        .into_iter()
-        .filter_entry(|entry| !(entry.file_type().is_dir() && entry.file_name() == ".git"));
-    for entry in walk.flatten() {
-        if !entry.file_type().is_file() {
-            continue;
-        }
-        let Some(pid) = entry.file_name().to_str().and_then(durable::temp_writer) else {
-            continue;
-        };
-        let old_enough = entry
-            .metadata()
-            .ok()
-            .and_then(|meta| meta.modified().ok())
-            .and_then(|modified| now.duration_since(modified).ok())
-            .is_some_and(|age| age >= STALE_TEMP_AGE);
-        if !old_enough || durable::writer_alive(pid) {
-            continue;
-        }
-        let relative = entry.path().strip_prefix(home).unwrap_or(entry.path());
-        let shown = escape_forbidden(&relative.to_string_lossy()).into_owned();
-        let result = if apply {
-            fs::remove_file(entry.path()).map_err(|err| err.to_string())
-        } else {
-            Ok(())
-        };
-        files.push((shown, result));
+    if let Ok(root) = DirHandle::open_root(home) {
+        clean_dir(&root, Path::new(""), apply, now, &mut files);
     }
     CleanReport {
         home: home.to_path_buf(),
         applied: apply,
         files,
+    }
+}
+
+/// [`clean_temp_files`] in `dir` (at `rel` below the home) and below it,
+/// in name order.
+fn clean_dir(
+    dir: &DirHandle,
+    rel: &Path,
+    apply: bool,
+    now: SystemTime,
+    files: &mut Vec<(String, Result<(), String>)>,
+) {
+    let Ok(mut entries) = dir.entries() else {
+        return;
+    };
+    entries.sort_by(|a, b| a.name.cmp(&b.name));
+    for entry in entries {
+        let path = rel.join(&entry.name);
+        match entry.kind {
+            Kind::Dir if entry.name != ".git" => {
+                if let Ok(Some(sub)) = dir.open_dir(Path::new(&entry.name)) {
+                    clean_dir(&sub, &path, apply, now, files);
+                }
+            }
+            Kind::File => {
+                let Some(pid) = entry.name.to_str().and_then(durable::temp_writer) else {
+                    continue;
+                };
+                let old_enough = dir
+                    .stat(&entry.name)
+                    .ok()
+                    .flatten()
+                    .and_then(|stat| modified_at(stat.modified))
+                    .and_then(|modified| now.duration_since(modified).ok())
+                    .is_some_and(|age| age >= STALE_TEMP_AGE);
+                if !old_enough || durable::writer_alive(pid) {
+                    continue;
+                }
+                let shown = escape_forbidden(&path.to_string_lossy()).into_owned();
+                let result = if apply {
+                    dir.remove_file(&entry.name).map_err(|err| err.to_string())
+                } else {
+                    Ok(())
+                };
+                files.push((shown, result));
+            }
+            _ => {}
+        }
+    }
+}
+
+/// A modification time from `lstat`'s seconds and nanoseconds.
+fn modified_at((secs, nanos): (i64, i64)) -> Option<SystemTime> {
+    let nanos = Duration::from_nanos(u64::try_from(nanos).ok()?);
+    match u64::try_from(secs) {
+        Ok(secs) => SystemTime::UNIX_EPOCH.checked_add(Duration::from_secs(secs) + nanos),
+        Err(_) => SystemTime::UNIX_EPOCH
+            .checked_sub(Duration::from_secs(secs.unsigned_abs()))?
+            .checked_add(nanos),
     }
 }
 
@@ -183,17 +219,12 @@ struct Doctor {
 
 /// A directory entry read without following symlinks.
 struct Entry {
+    /// The name as text (lossy), for the checks.
     name: String,
+    /// The name on disk.
+    os_name: OsString,
     path: PathBuf,
     kind: Kind,
-}
-
-#[derive(PartialEq, Eq)]
-enum Kind {
-    Dir,
-    File,
-    Symlink,
-    Other,
 }
 
 const ROOT_IGNORED: [&str; 5] = [".git", "dreams", "snapshots", "trash", LAST_RUN_FILE];
@@ -219,69 +250,85 @@ impl Doctor {
     }
 
     /// Sorted entries of `dir`; a read error becomes a finding.
-    fn entries(&mut self, dir: &Path) -> Vec<Entry> {
-        let read = match fs::read_dir(dir) {
+    fn entries(&mut self, dir: &DirHandle) -> Vec<Entry> {
+        let read = match dir.entries() {
             Ok(read) => read,
             Err(err) => {
-                self.report(dir, format!("cannot read directory: {err}"));
+                self.report(
+                    dir.path(),
+                    format!("cannot read directory: {}", cause(&err)),
+                );
                 return Vec::new();
             }
         };
         let mut entries: Vec<Entry> = read
-            .flatten()
-            .map(|entry| {
-                let kind = match entry.file_type() {
-                    Ok(kind) if kind.is_symlink() => Kind::Symlink,
-                    Ok(kind) if kind.is_dir() => Kind::Dir,
-                    Ok(kind) if kind.is_file() => Kind::File,
-                    _ => Kind::Other,
-                };
-                Entry {
-                    name: entry.file_name().to_string_lossy().into_owned(),
-                    path: entry.path(),
-                    kind,
-                }
+            .into_iter()
+            .map(|entry| Entry {
+                name: entry.name.to_string_lossy().into_owned(),
+                path: dir.path().join(&entry.name),
+                os_name: entry.name,
+                kind: entry.kind,
             })
             .collect();
         entries.sort_by(|a, b| a.name.cmp(&b.name));
         entries
     }
 
-    /// Reports a symlink or non-directory where a directory belongs.
-    fn is_dir(&mut self, entry: &Entry) -> bool {
+    /// Opens `entry` of `dir` as a directory, reporting a symlink or
+    /// non-directory where a directory belongs.
+    fn open_dir(&mut self, dir: &DirHandle, entry: &Entry) -> Option<DirHandle> {
         match entry.kind {
-            Kind::Dir => true,
-            Kind::Symlink => {
+            Kind::Dir => {}
+            Kind::Link => {
                 self.report(&entry.path, "symlink");
-                false
+                return None;
             }
             Kind::File | Kind::Other => {
                 self.report(&entry.path, "unexpected entry; expected a directory");
-                false
+                return None;
+            }
+        }
+        match dir.open_dir(Path::new(&entry.os_name)) {
+            Ok(Some(opened)) => Some(opened),
+            // Gone since it was listed.
+            Ok(None) => None,
+            Err(BeneathError::Link { .. }) => {
+                self.report(&entry.path, "symlink");
+                None
+            }
+            Err(err) => {
+                self.report(
+                    &entry.path,
+                    format!("cannot read directory: {}", cause(&err)),
+                );
+                None
             }
         }
     }
 
     fn check_root(&mut self) {
-        let root = self.root.clone();
-        if let Err(err) = fs::symlink_metadata(&root) {
-            self.report(&root, format!("cannot read notes home: {err}"));
-            return;
-        }
+        let root = match DirHandle::open_root(&self.root) {
+            Ok(root) => root,
+            Err(err) => {
+                let path = self.root.clone();
+                self.report(&path, format!("cannot read notes home: {err}"));
+                return;
+            }
+        };
         for entry in self.entries(&root) {
             match entry.name.as_str() {
                 name if ROOT_IGNORED.contains(&name) => {}
                 "global" | "personal" => {
                     self.report(&entry.path, "legacy home; migrate its notes by hand")
                 }
-                LOCK_FILE => self.check_lock(&entry),
-                "pi" => self.check_pi(&entry),
-                "project" => self.check_namespace(&entry, Namespace::Project),
-                "agents" => self.check_namespace(&entry, Namespace::Agents),
-                "models" => self.check_namespace(&entry, Namespace::Models),
+                LOCK_FILE => self.check_lock(&root, &entry),
+                "pi" => self.check_pi(&root, &entry),
+                "project" => self.check_namespace(&root, &entry, Namespace::Project),
+                "agents" => self.check_namespace(&root, &entry, Namespace::Agents),
+                "models" => self.check_namespace(&root, &entry, Namespace::Models),
                 "human" => {
-                    if self.is_dir(&entry) {
-                        self.check_home(&entry.path, &entry.path, &HomeKind::Other);
+                    if let Some(human) = self.open_dir(&root, &entry) {
+                        self.check_home(&entry.path, &human, &HomeKind::Other);
                     }
                 }
                 _ => self.report(&entry.path, "unexpected root entry"),
@@ -289,7 +336,7 @@ impl Doctor {
         }
     }
 
-    fn check_lock(&mut self, entry: &Entry) {
+    fn check_lock(&mut self, root: &DirHandle, entry: &Entry) {
         if entry.kind != Kind::File {
             self.report(
                 &entry.path,
@@ -297,7 +344,7 @@ impl Doctor {
             );
             return;
         }
-        let well_formed = fs::read(&entry.path)
+        let well_formed = read_file(root, &entry.os_name)
             .ok()
             .and_then(|bytes| String::from_utf8(bytes).ok())
             .is_some_and(|content| is_lock_content(&content));
@@ -309,11 +356,11 @@ impl Doctor {
         self.report(&entry.path, message);
     }
 
-    fn check_pi(&mut self, pi: &Entry) {
-        if !self.is_dir(pi) {
+    fn check_pi(&mut self, root: &DirHandle, pi: &Entry) {
+        let Some(pi_dir) = self.open_dir(root, pi) else {
             return;
-        }
-        for entry in self.entries(&pi.path) {
+        };
+        for entry in self.entries(&pi_dir) {
             if entry.name != "session" {
                 self.report(
                     &entry.path,
@@ -321,25 +368,25 @@ impl Doctor {
                 );
                 continue;
             }
-            if !self.is_dir(&entry) {
+            let Some(sessions) = self.open_dir(&pi_dir, &entry) else {
                 continue;
-            }
-            for session in self.entries(&entry.path) {
-                if self.is_dir(&session) {
-                    self.check_home(&session.path, &session.path, &HomeKind::Session);
+            };
+            for session in self.entries(&sessions) {
+                if let Some(session_dir) = self.open_dir(&sessions, &session) {
+                    self.check_home(&session.path, &session_dir, &HomeKind::Session);
                 }
             }
         }
     }
 
-    fn check_namespace(&mut self, namespace_dir: &Entry, namespace: Namespace) {
-        if !self.is_dir(namespace_dir) {
+    fn check_namespace(&mut self, root: &DirHandle, namespace_entry: &Entry, namespace: Namespace) {
+        let Some(namespace_dir) = self.open_dir(root, namespace_entry) else {
             return;
-        }
-        for entry in self.entries(&namespace_dir.path) {
-            if !self.is_dir(&entry) {
+        };
+        for entry in self.entries(&namespace_dir) {
+            let Some(home_dir) = self.open_dir(&namespace_dir, &entry) else {
                 continue;
-            }
+            };
             let home = match namespace {
                 Namespace::Project => {
                     if !is_project_key(&entry.name) {
@@ -359,13 +406,13 @@ impl Doctor {
                     HomeKind::Other
                 }
             };
-            self.check_home(&entry.path, &entry.path, &home);
+            self.check_home(&entry.path, &home_dir, &home);
         }
     }
 
     /// Checks the notes under `dir`, a home or a folder inside the home at
     /// `home_dir` (links resolve from the home).
-    fn check_home(&mut self, home_dir: &Path, dir: &Path, home: &HomeKind) {
+    fn check_home(&mut self, home_dir: &Path, dir: &DirHandle, home: &HomeKind) {
         for entry in self.entries(dir) {
             if entry.name.contains(is_forbidden_char) {
                 self.report(
@@ -382,10 +429,14 @@ impl Doctor {
                 continue;
             }
             match entry.kind {
-                Kind::Dir => self.check_home(home_dir, &entry.path, home),
-                Kind::Symlink => self.report(&entry.path, "symlink"),
+                Kind::Dir => {
+                    if let Some(sub) = self.open_dir(dir, &entry) {
+                        self.check_home(home_dir, &sub, home);
+                    }
+                }
+                Kind::Link => self.report(&entry.path, "symlink"),
                 Kind::File if entry.name.ends_with(".md") => {
-                    self.check_note(home_dir, &entry, home)
+                    self.check_note(home_dir, dir, &entry, home)
                 }
                 Kind::File => match durable::temp_writer(&entry.name) {
                     Some(pid) if durable::writer_alive(pid) => self.report(
@@ -407,8 +458,8 @@ impl Doctor {
         }
     }
 
-    fn check_note(&mut self, home_dir: &Path, note: &Entry, home: &HomeKind) {
-        let text = match fs::read(&note.path).map(String::from_utf8) {
+    fn check_note(&mut self, home_dir: &Path, dir: &DirHandle, note: &Entry, home: &HomeKind) {
+        let text = match read_file(dir, &note.os_name).map(String::from_utf8) {
             Ok(Ok(text)) => {
                 if text.len() > MAX_NOTE_BYTES {
                     self.report(
@@ -422,7 +473,7 @@ impl Doctor {
                 text
             }
             Ok(Err(_)) => return self.report(&note.path, "not UTF-8 text"),
-            Err(err) => return self.report(&note.path, format!("cannot read: {err}")),
+            Err(err) => return self.report(&note.path, format!("cannot read: {}", cause(&err))),
         };
         let (fields, body) = match scan(&text) {
             RawFrontmatter::Missing => {
@@ -465,6 +516,31 @@ impl Doctor {
         for message in link_problems(body, &context) {
             self.report(&note.path, message);
         }
+    }
+}
+
+/// The whole of the regular file `name` in `dir`, never through a link.
+fn read_file(dir: &DirHandle, name: &OsStr) -> Result<Vec<u8>, BeneathError> {
+    let (file, len) = dir.open_file(name)?.ok_or_else(|| BeneathError::Io {
+        action: "read",
+        path: dir.path().join(name),
+        source: std::io::ErrorKind::NotFound.into(),
+    })?;
+    let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0).saturating_add(1));
+    file.take(u64::MAX)
+        .read_to_end(&mut bytes)
+        .map_err(|source| BeneathError::io("read", &dir.path().join(name), source))?;
+    Ok(bytes)
+}
+
+/// What went wrong, without the path (a finding names its path already).
+fn cause(err: &BeneathError) -> String {
+    match err {
+        BeneathError::Io { source, .. } => source.to_string(),
+        BeneathError::Link { .. } => "symlink".to_owned(),
+        BeneathError::NotADirectory { .. } => "not a directory".to_owned(),
+        BeneathError::NotAFile { .. } => "not a regular file".to_owned(),
+        BeneathError::NotBelow { .. } => "outside the notes home".to_owned(),
     }
 }
 

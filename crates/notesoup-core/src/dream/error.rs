@@ -24,6 +24,20 @@ pub enum DreamError {
         /// The home as given.
         home: PathBuf,
     },
+    /// A path that crosses a symbolic link below the notes home. The jail
+    /// never follows one: where it leads can change between a check and
+    /// the write (another process may swap it at any moment), so it cannot
+    /// be shown to stay inside.
+    #[error(
+        "write jail: {path} crosses a symbolic link in notes home {}; the jail never follows links",
+        home.display()
+    )]
+    ThroughLink {
+        /// The path as the dreamer gave it.
+        path: String,
+        /// The home as given.
+        home: PathBuf,
+    },
     /// A path inside the home that is not a note the dreamer may write:
     /// the audit repository, the dream's bookkeeping, a file outside the
     /// five homes, or a name no address could hold.
@@ -107,7 +121,7 @@ impl DreamError {
     pub fn code(&self) -> &'static str {
         match self {
             DreamError::HomeUnresolvable { .. } | DreamError::Io { .. } => "io_error",
-            DreamError::OutsideHome { .. } => "outside_home",
+            DreamError::OutsideHome { .. } | DreamError::ThroughLink { .. } => "outside_home",
             DreamError::NotANote { .. } => "not_a_note",
             DreamError::SecretDetected { .. } => "secret_detected",
             DreamError::NotCrumpled { .. } => "not_crumpled",

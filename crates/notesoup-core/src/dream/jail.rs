@@ -1,6 +1,13 @@
-//! The write jail: every path the dreamer writes, edits or deletes must
-//! resolve inside the notes home.
+//! The write jail: every path the dreamer writes, edits, deletes or reads
+//! must lie inside the notes home, and is reached without following a link.
+//!
+//! A checked path is never used again by name: the jail opens the target's
+//! directory below the real home through [`DirHandle`]s (no link followed
+//! at any component) and the tools act inside that open directory. A
+//! directory swapped for a link after the check changes nothing: the write
+//! lands in the directory that was opened, inside the home.
 
+use std::ffi::OsString;
 use std::fs;
 use std::io::ErrorKind;
 use std::path::{Component, Path, PathBuf};
@@ -8,34 +15,42 @@ use std::path::{Component, Path, PathBuf};
 use super::DreamError;
 use super::lock::LOCK_FILE;
 use crate::notes::address::{check_virtual_path, is_git_segment};
+use crate::notes::beneath::{BeneathError, DirHandle, Kind};
 
-/// Resolves the dreamer's `path` (relative to `home`, or absolute) to the
-/// real file to write, checking in the spec's order:
+/// Checks the dreamer's `path` (relative to `home`, or absolute) as a
+/// write target and returns the file it names under the real home,
+/// checking in order:
 ///
 /// 1. the real path of `home` resolves;
 /// 2. the target's parent is lexically inside home;
-/// 3. the parent exists (created, one checked directory at a time, when
-///    `create_parent`) and its real path is inside home;
-/// 4. a symlinked target's real path is inside home (an in-home symlink to
-///    an in-home target is allowed, and the real target is returned);
-/// 5. the target is not a file with hard links (`nlink > 1`).
+/// 3. the target is a note (markdown, inside one of the five homes, not
+///    the audit repository or the dream's bookkeeping);
+/// 4. the parent exists (created, one directory at a time, when
+///    `create_parent`), reached without following a link;
+/// 5. the target itself is not a link;
+/// 6. the target is not a file with hard links (`nlink > 1`).
 ///
-/// Every refusal reads `write jail: <path> is outside notes home <home>`.
+/// A path leading outside reads `write jail: <path> is outside notes home
+/// <home>`; one crossing a link `write jail: <path> crosses a symbolic
+/// link in notes home <home>; the jail never follows links`.
 pub fn jail_write_path(
     home: &Path,
     path: &str,
     create_parent: bool,
 ) -> Result<PathBuf, DreamError> {
-    jail_write(home, path, create_parent).map(|jailed| jailed.real)
+    jail_write(home, path, create_parent).map(|jailed| jailed.path)
 }
 
-/// A path that passed the write jail.
+/// A path that passed the write jail: its directory, open, and its name
+/// there.
 #[derive(Debug)]
 pub(crate) struct Jailed {
-    /// The name the dreamer gave, under the real parent (a symlink stays a symlink).
-    pub named: PathBuf,
-    /// The real file behind it (the symlink's target, or `named` itself).
-    pub real: PathBuf,
+    /// The target's directory, opened below the real home.
+    pub dir: DirHandle,
+    /// The target's name in `dir`.
+    pub name: OsString,
+    /// The target under the real home, for messages.
+    pub path: PathBuf,
 }
 
 pub(crate) fn jail_write(
@@ -43,10 +58,7 @@ pub(crate) fn jail_write(
     path: &str,
     create_parent: bool,
 ) -> Result<Jailed, DreamError> {
-    let real_home = fs::canonicalize(home).map_err(|source| DreamError::HomeUnresolvable {
-        home: home.to_path_buf(),
-        source,
-    })?;
+    let real_home = real_home(home)?;
     let outside = || DreamError::OutsideHome {
         path: path.to_owned(),
         home: home.to_path_buf(),
@@ -56,41 +68,36 @@ pub(crate) fn jail_write(
     let (Some(parent), Some(name)) = (target.parent(), target.file_name()) else {
         return Err(outside());
     };
-    if !parent.starts_with(&real_home) {
+    let Ok(rel_parent) = parent.strip_prefix(&real_home) else {
         return Err(outside());
-    }
+    };
     // Before any directory is created: nothing is made for a path that is
     // not a note.
     check_note(&real_home, &target, path)?;
 
-    let real_parent = resolve_parent(&real_home, path, parent, create_parent, &outside)?;
-    let named = real_parent.join(name);
-    // A symlinked folder on the way may lead elsewhere in the home.
-    check_note(&real_home, &named, path)?;
-    let real = match fs::symlink_metadata(&named) {
-        Ok(meta) if meta.file_type().is_symlink() => {
-            // A dangling link cannot be shown to stay inside.
-            let real = fs::canonicalize(&named).map_err(|_| outside())?;
-            if !real.starts_with(&real_home) {
-                return Err(outside());
-            }
-            check_note(&real_home, &real, path)?;
-            real
-        }
-        Ok(_) => named.clone(),
-        Err(err) if err.kind() == ErrorKind::NotFound => {
-            return Ok(Jailed {
-                real: named.clone(),
-                named,
-            });
-        }
-        Err(err) => return Err(DreamError::io("cannot inspect", named, err)),
+    let refused = |error| refusal(home, path, "cannot resolve", error);
+    let root = open_home(home, &real_home)?;
+    let dir = if create_parent {
+        root.create_dirs(rel_parent).map_err(refused)?
+    } else {
+        root.open_dir(rel_parent)
+            .map_err(refused)?
+            .ok_or_else(|| DreamError::io("cannot resolve", parent, ErrorKind::NotFound.into()))?
     };
-    let meta = fs::metadata(&real).map_err(|err| DreamError::io("cannot inspect", &real, err))?;
-    if !meta.is_dir() && link_count(&meta) > 1 {
-        return Err(outside());
+    match dir.stat(name).map_err(refused)? {
+        Some(stat) if stat.kind == Kind::Link => {
+            return Err(refused(BeneathError::Link {
+                path: target.clone(),
+            }));
+        }
+        Some(stat) if stat.kind != Kind::Dir && stat.nlink > 1 => return Err(outside()),
+        _ => {}
     }
-    Ok(Jailed { named, real })
+    Ok(Jailed {
+        dir,
+        name: name.to_owned(),
+        path: target,
+    })
 }
 
 const GIT_REASON: &str = "the audit repository (.git) is not a note";
@@ -152,33 +159,109 @@ fn check_note(real_home: &Path, target: &Path, path: &str) -> Result<(), DreamEr
     })
 }
 
-/// Resolves the dreamer's `path` for reading: its real path must lie inside
-/// home. Reads have no hard-link rule (they change nothing).
+/// Checks the dreamer's `path` for reading and returns it under the real
+/// home: it must lie inside home and be reached without following a link.
+/// Reads have no hard-link rule (they change nothing).
 pub fn jail_read_path(home: &Path, path: &str) -> Result<PathBuf, DreamError> {
-    jail_read(home, path).map(|(_, real)| real)
+    let jailed = jail_read(home, path)?;
+    let mut names: Vec<&std::ffi::OsStr> = jailed.rel.iter().collect();
+    if let Some(name) = names.pop() {
+        let refused = |error| refusal(home, path, "cannot resolve", error);
+        let parent: PathBuf = names.iter().collect();
+        let missing = || {
+            DreamError::io(
+                "cannot resolve",
+                jailed.root.path().join(&jailed.rel),
+                ErrorKind::NotFound.into(),
+            )
+        };
+        let dir = jailed
+            .root
+            .open_dir(&parent)
+            .map_err(refused)?
+            .ok_or_else(missing)?;
+        match dir.stat(name).map_err(refused)? {
+            None => return Err(missing()),
+            Some(stat) if stat.kind == Kind::Link => {
+                return Err(refused(BeneathError::Link {
+                    path: dir.path().join(name),
+                }));
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(jailed.root.path().join(&jailed.rel))
 }
 
-/// [`jail_read_path`], also returning the real home.
-pub(crate) fn jail_read(home: &Path, path: &str) -> Result<(PathBuf, PathBuf), DreamError> {
-    let real_home = fs::canonicalize(home).map_err(|source| DreamError::HomeUnresolvable {
-        home: home.to_path_buf(),
-        source,
-    })?;
+/// A path that passed the read jail: the real home, open, and the path
+/// below it.
+#[derive(Debug)]
+pub(crate) struct JailedRead {
+    /// The real home, opened.
+    pub root: DirHandle,
+    /// The path below it (empty for the home itself).
+    pub rel: PathBuf,
+}
+
+/// The lexical checks of [`jail_read_path`]; the tools then open the path
+/// from `root`, following no link.
+pub(crate) fn jail_read(home: &Path, path: &str) -> Result<JailedRead, DreamError> {
+    let real_home = real_home(home)?;
     let outside = || DreamError::OutsideHome {
         path: path.to_owned(),
         home: home.to_path_buf(),
     };
     let target = lexical_target(home, &real_home, Path::new(path)).ok_or_else(outside)?;
-    if !target.starts_with(&real_home) {
-        return Err(outside());
+    let rel = target
+        .strip_prefix(&real_home)
+        .map_err(|_| outside())?
+        .to_path_buf();
+    let root = open_home(home, &real_home)?;
+    Ok(JailedRead { root, rel })
+}
+
+/// The refusal for a path below the home that `error` stopped: a link, or
+/// a failure of `action`.
+pub(crate) fn refusal(
+    home: &Path,
+    path: &str,
+    action: &'static str,
+    error: BeneathError,
+) -> DreamError {
+    match error {
+        BeneathError::Link { .. } => DreamError::ThroughLink {
+            path: path.to_owned(),
+            home: home.to_path_buf(),
+        },
+        BeneathError::NotBelow { .. } => DreamError::OutsideHome {
+            path: path.to_owned(),
+            home: home.to_path_buf(),
+        },
+        BeneathError::NotADirectory { path } => {
+            DreamError::io(action, path, ErrorKind::NotADirectory.into())
+        }
+        BeneathError::NotAFile { path } => DreamError::io(
+            action,
+            path,
+            std::io::Error::new(ErrorKind::InvalidInput, "not a regular file"),
+        ),
+        BeneathError::Io { path, source, .. } => DreamError::io(action, path, source),
     }
-    let real =
-        fs::canonicalize(&target).map_err(|err| DreamError::io("cannot resolve", &target, err))?;
-    if real.starts_with(&real_home) {
-        Ok((real_home, real))
-    } else {
-        Err(outside())
-    }
+}
+
+/// The real path of `home` (resolved once; the home may be a link).
+fn real_home(home: &Path) -> Result<PathBuf, DreamError> {
+    fs::canonicalize(home).map_err(|source| DreamError::HomeUnresolvable {
+        home: home.to_path_buf(),
+        source,
+    })
+}
+
+fn open_home(home: &Path, real_home: &Path) -> Result<DirHandle, DreamError> {
+    DirHandle::open_root(real_home).map_err(|source| DreamError::HomeUnresolvable {
+        home: home.to_path_buf(),
+        source,
+    })
 }
 
 /// The lexical target under `real_home`. An absolute path may name the home
@@ -210,77 +293,4 @@ fn normalize(path: &Path) -> PathBuf {
         }
     }
     out
-}
-
-/// Walks from the real home down to `parent`, checking that every existing
-/// directory resolves inside home before creating the next one, so no
-/// directory is ever created outside through a symlinked component.
-fn resolve_parent(
-    real_home: &Path,
-    path: &str,
-    parent: &Path,
-    create_parent: bool,
-    outside: &dyn Fn() -> DreamError,
-) -> Result<PathBuf, DreamError> {
-    let Ok(relative) = parent.strip_prefix(real_home) else {
-        return Err(outside());
-    };
-    let mut current = real_home.to_path_buf();
-    for component in relative.components() {
-        let next = current.join(component);
-        match fs::symlink_metadata(&next) {
-            Ok(_) => {}
-            Err(err) if err.kind() == ErrorKind::NotFound && create_parent => {
-                if let Err(err) = fs::create_dir(&next)
-                    && err.kind() != ErrorKind::AlreadyExists
-                {
-                    return Err(DreamError::io("cannot create directory", next, err));
-                }
-            }
-            Err(err) => return Err(DreamError::io("cannot resolve", next, err)),
-        }
-        let real =
-            fs::canonicalize(&next).map_err(|err| DreamError::io("cannot resolve", &next, err))?;
-        if !real.starts_with(real_home) {
-            return Err(outside());
-        }
-        // Nothing is created inside Git's directory, even through a link.
-        if real
-            .strip_prefix(real_home)
-            .is_ok_and(|inside| inside.components().any(|c| is_git_component(c.as_os_str())))
-        {
-            return Err(DreamError::NotANote {
-                path: path.to_owned(),
-                reason: GIT_REASON.to_owned(),
-            });
-        }
-        current = real;
-    }
-    // The spec's step 3 check, on the parent as a whole.
-    let real_parent = fs::canonicalize(&current)
-        .map_err(|err| DreamError::io("cannot resolve", &current, err))?;
-    if !real_parent.starts_with(real_home) {
-        return Err(outside());
-    }
-    if !real_parent.is_dir() {
-        let err = std::io::Error::from(ErrorKind::NotADirectory);
-        return Err(DreamError::io("cannot write into", real_parent, err));
-    }
-    Ok(real_parent)
-}
-
-fn is_git_component(name: &std::ffi::OsStr) -> bool {
-    name.to_str().is_some_and(is_git_segment)
-}
-
-#[cfg(unix)]
-fn link_count(meta: &fs::Metadata) -> u64 {
-    std::os::unix::fs::MetadataExt::nlink(meta)
-}
-
-/// Hard links cannot be counted through std off unix; treat every file as
-/// singly linked there.
-#[cfg(not(unix))]
-fn link_count(_meta: &fs::Metadata) -> u64 {
-    1
 }

@@ -144,7 +144,7 @@ impl DreamLock {
                 .map_err(|err| DreamError::io("cannot remove last-run stamp", path, err)),
             PreviousStamp::Present { content, modified } => {
                 let restore = || -> std::io::Result<()> {
-                    let mut file = fs::File::create(path)?;
+                    let mut file = create_stamp(path)?;
                     file.write_all(content)?;
                     file.set_modified(*modified)
                 };
@@ -183,7 +183,7 @@ fn write_stamp(path: &Path, now: Timestamp) -> PreviousStamp {
         Err(_) => return PreviousStamp::Untouched,
     };
     let write = || -> std::io::Result<()> {
-        let mut file = fs::File::create(path)?;
+        let mut file = create_stamp(path)?;
         file.write_all(iso_utc(now).as_bytes())?;
         file.set_modified(SystemTime::try_from(now).map_err(std::io::Error::other)?)
     };
@@ -191,6 +191,22 @@ fn write_stamp(path: &Path, now: Timestamp) -> PreviousStamp {
     // created or truncated the file, so the previous state is kept either way.
     let _ = write();
     previous
+}
+
+/// Opens the stamp at `path` for writing (created or truncated), never
+/// through a link: a stamp planted as a link would have every dream write
+/// wherever it points.
+fn create_stamp(path: &Path) -> std::io::Result<fs::File> {
+    let mut options = OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        // The flag's bits fit an `int`, the type `open` takes.
+        #[allow(clippy::cast_possible_wrap)]
+        options.custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32);
+    }
+    options.open(path)
 }
 
 fn ignore_not_found(err: std::io::Error) -> std::io::Result<()> {

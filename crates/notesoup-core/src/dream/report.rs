@@ -1,13 +1,12 @@
 //! The dream report `<home>/dreams/<stamp>.md` and `finishDream`: write the
 //! report, run the final audit, decide the exit code.
 
-use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use super::audit::audit_commit;
 use super::run::{DreamResult, DreamWrite};
 use super::{DreamOutput, OutputLine};
+use crate::notes::beneath::DirHandle;
 
 /// Where the report of the run with `stamp` goes.
 pub fn report_path(home: &Path, stamp: &str) -> PathBuf {
@@ -52,7 +51,7 @@ pub fn finish_dream(home: &Path, stamp: &str, result: &DreamResult) -> DreamOutp
     let path = report_path(home, stamp);
     let body = result.error.as_deref().unwrap_or(&result.report);
     let text = render_report(stamp, failed, body, &result.writes);
-    let written = write_report(&path, &text);
+    let written = write_report(home, &path, &text);
     if let Err(err) = &written {
         lines.push(OutputLine::stderr(format!(
             "dream: could not write report at {}: {err}",
@@ -67,13 +66,8 @@ pub fn finish_dream(home: &Path, stamp: &str, result: &DreamResult) -> DreamOutp
             "dream: final audit failed: {err}"
         )));
         if written.is_ok() {
-            let appended = fs::OpenOptions::new()
-                .append(true)
-                .open(&path)
-                .and_then(|mut file| {
-                    file.write_all(audit_failure_section(&err.to_string()).as_bytes())
-                });
-            if let Err(err) = appended {
+            let appended = text + &audit_failure_section(&err.to_string());
+            if let Err(err) = write_report(home, &path, &appended) {
                 lines.push(OutputLine::stderr(format!(
                     "dream: could not write report at {}: {err}",
                     path.display()
@@ -97,9 +91,16 @@ pub fn finish_dream(home: &Path, stamp: &str, result: &DreamResult) -> DreamOutp
     }
 }
 
-fn write_report(path: &Path, text: &str) -> std::io::Result<()> {
-    if let Some(dir) = path.parent() {
-        fs::create_dir_all(dir)?;
-    }
-    fs::write(path, text)
+/// Writes the report at `path` (in `home`'s `dreams/`) durably, through
+/// the open `dreams/` directory: reached without following a link, so a
+/// `dreams/` swapped for one cannot carry the report out of the home.
+fn write_report(home: &Path, path: &Path, text: &str) -> std::io::Result<()> {
+    let name = path
+        .file_name()
+        .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
+    let dir = DirHandle::open_root(home)?
+        .create_dirs(Path::new("dreams"))
+        .map_err(std::io::Error::other)?;
+    dir.replace(name, text.as_bytes())?;
+    dir.sync()
 }

@@ -2,13 +2,16 @@
 //! read-only read, ls, find and grep. A host wraps these in its own tool
 //! definitions and records `{tool, path}` for every write, edit and delete.
 
-use std::fs;
+use std::fs::File;
+use std::io::{ErrorKind, Read};
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 use serde::{Deserialize, Serialize};
 
 use super::DreamError;
-use super::jail::{jail_read, jail_write};
+use super::jail::{Jailed, JailedRead, jail_read, jail_write, refusal};
+use crate::notes::beneath::{BeneathError, Kind};
 use crate::notes::{find_secret, parse_note};
 
 /// The dreamer's tool allowlist in the original (`DREAMER_TOOLS`); `write`
@@ -63,7 +66,7 @@ impl DreamTools {
     pub fn write(&self, path: &str, content: &str) -> Result<String, DreamError> {
         refuse_secrets(path, content)?;
         let jailed = jail_write(&self.home, path, true)?;
-        atomic_write(&jailed.real, content.as_bytes())?;
+        atomic_write(&jailed, content.as_bytes())?;
         Ok(format!("wrote {path} ({} bytes)", content.len()))
     }
 
@@ -75,7 +78,7 @@ impl DreamTools {
             refuse_secrets(path, &edit.new_text)?;
         }
         let jailed = jail_write(&self.home, path, false)?;
-        let mut text = read_text(&jailed.real, path)?;
+        let mut text = read_jailed(&self.home, &jailed, path)?;
         for (index, edit) in edits.iter().enumerate() {
             if edit.old_text.is_empty() {
                 return Err(DreamError::EmptyEdit {
@@ -100,7 +103,7 @@ impl DreamTools {
                 }
             }
         }
-        atomic_write(&jailed.real, text.as_bytes())?;
+        atomic_write(&jailed, text.as_bytes())?;
         Ok(format!("edited {path} ({} edits)", edits.len()))
     }
 
@@ -109,54 +112,91 @@ impl DreamTools {
         delete_crumpled_note(&self.home, path)
     }
 
-    /// Reads the text file at `path` (its real path must be inside the home).
+    /// Reads the text file at `path` (inside the home, reached without
+    /// following a link).
     pub fn read(&self, path: &str) -> Result<String, DreamError> {
-        let (_, real) = jail_read(&self.home, path)?;
-        read_text(&real, path)
+        let jailed = jail_read(&self.home, path)?;
+        let refused = |error| refusal(&self.home, path, "cannot read", error);
+        let (file, len) = jailed
+            .root
+            .open_file_at(&jailed.rel)
+            .map_err(refused)?
+            .ok_or_else(|| {
+                DreamError::io(
+                    "cannot read",
+                    jailed.root.path().join(&jailed.rel),
+                    ErrorKind::NotFound.into(),
+                )
+            })?;
+        text_of(file, len, &jailed.root.path().join(&jailed.rel), path)
     }
 
     /// Lists the directory at `path`, sorted; directories end in `/`.
     pub fn ls(&self, path: &str) -> Result<Vec<String>, DreamError> {
-        let (_, real) = jail_read(&self.home, path)?;
-        let entries =
-            fs::read_dir(&real).map_err(|err| DreamError::io("cannot list", &real, err))?;
-        let mut names = Vec::new();
-        for entry in entries {
-            let entry = entry.map_err(|err| DreamError::io("cannot list", &real, err))?;
-            let mut name = entry.file_name().to_string_lossy().into_owned();
-            if entry.file_type().is_ok_and(|kind| kind.is_dir()) {
-                name.push('/');
-            }
-            names.push(name);
-        }
+        let jailed = jail_read(&self.home, path)?;
+        let refused = |error| refusal(&self.home, path, "cannot list", error);
+        let dir = jailed
+            .root
+            .open_dir(&jailed.rel)
+            .map_err(refused)?
+            .ok_or_else(|| {
+                DreamError::io(
+                    "cannot list",
+                    jailed.root.path().join(&jailed.rel),
+                    ErrorKind::NotFound.into(),
+                )
+            })?;
+        let mut names: Vec<String> = dir
+            .entries()
+            .map_err(refused)?
+            .into_iter()
+            .map(|entry| {
+                let mut name = entry.name.to_string_lossy().into_owned();
+                if entry.kind == Kind::Dir {
+                    name.push('/');
+                }
+                name
+            })
+            .collect();
         names.sort();
         Ok(names)
     }
 
     /// Lists every file under `path`, recursively, relative to the home and
-    /// sorted. Symlinks are listed, not followed; `.git` is skipped.
+    /// sorted. Links are listed, not followed; `.git` is skipped.
     pub fn find(&self, path: &str) -> Result<Vec<String>, DreamError> {
-        let (real_home, real) = jail_read(&self.home, path)?;
-        let mut files: Vec<String> = walk_files(&real)
-            .map(|file| relative(&real_home, &file))
+        let jailed = jail_read(&self.home, path)?;
+        let mut files: Vec<String> = walk_files(&self.home, path, &jailed)?
+            .into_iter()
+            .map(|(file, _)| shown(&file))
             .collect();
         files.sort();
         Ok(files)
     }
 
     /// Case-insensitive literal search for `query` in every UTF-8 file under
-    /// `path` (a directory or one file), in path order.
+    /// `path` (a directory or one file), in path order. Links are not
+    /// followed.
     pub fn grep(&self, query: &str, path: &str) -> Result<Vec<GrepMatch>, DreamError> {
-        let (real_home, real) = jail_read(&self.home, path)?;
+        let jailed = jail_read(&self.home, path)?;
         let needle = query.to_lowercase();
-        let mut files: Vec<PathBuf> = walk_files(&real).collect();
+        let mut files: Vec<PathBuf> = walk_files(&self.home, path, &jailed)?
+            .into_iter()
+            .filter(|(_, kind)| *kind == Kind::File)
+            .map(|(file, _)| file)
+            .collect();
         files.sort();
         let mut matches = Vec::new();
         for file in files {
-            let Ok(text) = fs::read_to_string(&file) else {
+            // One `openat2` from the home: a directory swapped for a link
+            // since the walk is refused, not read through.
+            let Ok(Some((opened, len))) = jailed.root.open_file_at(&file) else {
                 continue;
             };
-            let shown = relative(&real_home, &file);
+            let Ok(text) = text_of(opened, len, &file, path) else {
+                continue;
+            };
+            let shown = shown(&file);
             for (index, line) in text.lines().enumerate() {
                 if line.to_lowercase().contains(&needle) {
                     matches.push(GrepMatch {
@@ -177,7 +217,7 @@ impl DreamTools {
 /// Returns `deleted <path>`.
 pub fn delete_crumpled_note(home: &Path, path: &str) -> Result<String, DreamError> {
     let jailed = jail_write(home, path, false)?;
-    let text = read_text(&jailed.real, path)?;
+    let text = read_jailed(home, &jailed, path)?;
     // Only the presence of `crumpledAt` matters, so the clock and zone the
     // codec uses for defaults are irrelevant here.
     let note = parse_note(&text, 0, &jiff::tz::TimeZone::UTC);
@@ -186,33 +226,113 @@ pub fn delete_crumpled_note(home: &Path, path: &str) -> Result<String, DreamErro
             path: path.to_owned(),
         });
     }
-    fs::remove_file(&jailed.named)
-        .map_err(|err| DreamError::io("cannot delete", &jailed.named, err))?;
+    jailed
+        .dir
+        .remove_file(&jailed.name)
+        .map_err(|err| DreamError::io("cannot delete", &jailed.path, err))?;
+    jailed
+        .dir
+        .sync()
+        .map_err(|err| DreamError::io("cannot delete", &jailed.path, err))?;
     Ok(format!("deleted {path}"))
 }
 
-fn read_text(real: &Path, path: &str) -> Result<String, DreamError> {
-    let bytes = fs::read(real).map_err(|err| DreamError::io("cannot read", real, err))?;
+/// The text of the jailed file, read inside its open directory.
+fn read_jailed(home: &Path, jailed: &Jailed, path: &str) -> Result<String, DreamError> {
+    let (file, len) = jailed
+        .dir
+        .open_file(&jailed.name)
+        .map_err(|error| refusal(home, path, "cannot read", error))?
+        .ok_or_else(|| DreamError::io("cannot read", &jailed.path, ErrorKind::NotFound.into()))?;
+    text_of(file, len, &jailed.path, path)
+}
+
+/// The whole of `file` (`len` bytes long, at `real`) as UTF-8 text.
+fn text_of(file: File, len: u64, real: &Path, path: &str) -> Result<String, DreamError> {
+    let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0).saturating_add(1));
+    file.take(u64::MAX)
+        .read_to_end(&mut bytes)
+        .map_err(|err| DreamError::io("cannot read", real, err))?;
     String::from_utf8(bytes).map_err(|_| DreamError::NotText {
         path: path.to_owned(),
     })
 }
 
-/// Every regular file or symlink under `root` (or `root` itself when it is
-/// a file), never descending into symlinked directories or `.git`.
-fn walk_files(root: &Path) -> impl Iterator<Item = PathBuf> {
-    walkdir::WalkDir::new(root)
-        .follow_links(false)
-        .into_iter()
-        .filter_entry(|entry| entry.file_name() != ".git")
-        .flatten()
-        .filter(|entry| !entry.file_type().is_dir())
-        .map(walkdir::DirEntry::into_path)
+/// Every entry that is not a directory under the jailed path (or the path
+/// itself when it is not a directory), relative to the home, with its
+/// kind; never descending into a link or `.git`. Each directory is opened
+/// inside its parent, following no link; one that cannot be read is
+/// skipped.
+fn walk_files(
+    home: &Path,
+    path: &str,
+    jailed: &JailedRead,
+) -> Result<Vec<(PathBuf, Kind)>, DreamError> {
+    let refused = |error| refusal(home, path, "cannot resolve", error);
+    let start = match jailed.root.open_dir(&jailed.rel) {
+        Ok(Some(dir)) => dir,
+        Ok(None) => {
+            return Err(DreamError::io(
+                "cannot resolve",
+                jailed.root.path().join(&jailed.rel),
+                ErrorKind::NotFound.into(),
+            ));
+        }
+        // Not a directory: the one file, unless it is a link.
+        Err(BeneathError::NotADirectory { .. }) => {
+            let mut names: Vec<&std::ffi::OsStr> = jailed.rel.iter().collect();
+            let name = names.pop().unwrap_or_default();
+            let parent: PathBuf = names.iter().collect();
+            let dir = jailed.root.open_dir(&parent).map_err(refused)?;
+            return match dir
+                .map(|dir| dir.stat(name))
+                .transpose()
+                .map_err(refused)?
+                .flatten()
+            {
+                Some(stat) if stat.kind == Kind::Link => Err(refused(BeneathError::Link {
+                    path: jailed.rel.clone(),
+                })),
+                Some(stat) => Ok(vec![(jailed.rel.clone(), stat.kind)]),
+                None => Ok(Vec::new()),
+            };
+        }
+        Err(error) => return Err(refused(error)),
+    };
+    let mut files = Vec::new();
+    if jailed.rel.file_name().is_some_and(|name| name == ".git") {
+        return Ok(files);
+    }
+    let mut pending = vec![(Rc::new(start), None, jailed.rel.clone())];
+    while let Some((parent, name, rel)) = pending.pop() {
+        let dir = match name {
+            None => parent,
+            Some(name) => match parent.open_dir(Path::new(&name)) {
+                Ok(Some(dir)) => Rc::new(dir),
+                _ => continue,
+            },
+        };
+        let Ok(entries) = dir.entries() else {
+            continue;
+        };
+        for entry in entries {
+            if entry.name == ".git" {
+                continue;
+            }
+            let file = rel.join(&entry.name);
+            if entry.kind == Kind::Dir {
+                pending.push((Rc::clone(&dir), Some(entry.name), file));
+            } else {
+                files.push((file, entry.kind));
+            }
+        }
+    }
+    Ok(files)
 }
 
-fn relative(real_home: &Path, path: &Path) -> String {
-    let relative = path.strip_prefix(real_home).unwrap_or(path);
-    let parts: Vec<_> = relative
+/// A path below the home as the tools show it: `/`-separated.
+fn shown(rel: &Path) -> String {
+    let parts: Vec<_> = rel
         .components()
         .map(|component| component.as_os_str().to_string_lossy())
         .collect();
@@ -232,8 +352,11 @@ fn refuse_secrets(path: &str, text: &str) -> Result<(), DreamError> {
     }
 }
 
-/// Temp file in the same directory, fsync, rename into place, fsync the
-/// directory; the temp file is removed on failure.
-fn atomic_write(target: &Path, bytes: &[u8]) -> Result<(), DreamError> {
-    crate::durable::write(target, bytes).map_err(|err| DreamError::io("cannot write", target, err))
+/// The durable write inside the jailed directory: a temporary file created
+/// there, fsynced, renamed over the target there, then the directory
+/// fsynced; the temporary file is removed on failure.
+fn atomic_write(jailed: &Jailed, bytes: &[u8]) -> Result<(), DreamError> {
+    let failed = |err| DreamError::io("cannot write", &jailed.path, err);
+    jailed.dir.replace(&jailed.name, bytes).map_err(failed)?;
+    jailed.dir.sync().map_err(failed)
 }

@@ -51,16 +51,24 @@ impl Home {
     /// The home's directory under `root`; the session home of an identity
     /// without a session is refused with `no_session`.
     pub fn dir(&self, root: &Path, identity: &NotesIdentity) -> Result<PathBuf, NoteError> {
-        Ok(match self {
+        Ok(root.join(self.rel_dir(identity)?))
+    }
+
+    /// The home's directory relative to the root (`human`,
+    /// `pi/session/<id>`, …); the session home of an identity without a
+    /// session is refused with `no_session`.
+    pub(crate) fn rel_dir(&self, identity: &NotesIdentity) -> Result<PathBuf, NoteError> {
+        let parts: [&str; 3] = match self {
             Self::Session => match identity.session_id() {
-                Some(session) => root.join("pi").join("session").join(session),
+                Some(session) => ["pi", "session", session],
                 None => return Err(NoteError::no_session()),
             },
-            Self::Project => root.join("project").join(identity.project_key()),
-            Self::Human => root.join("human"),
-            Self::Agent(slug) => root.join("agents").join(slug),
-            Self::Model(slug) => root.join("models").join(slug),
-        })
+            Self::Project => ["project", identity.project_key(), ""],
+            Self::Human => ["human", "", ""],
+            Self::Agent(slug) => ["agents", slug, ""],
+            Self::Model(slug) => ["models", slug, ""],
+        };
+        Ok(parts.iter().filter(|part| !part.is_empty()).collect())
     }
 
     /// The address prefix as shown to the caller: empty for the session,

@@ -35,9 +35,10 @@
 //!
 //! # Durability and concurrency
 //!
-//! Every write goes to `<path>.<pid>.<uuid>.tmp` in the note's directory, is
-//! fsynced, renamed over the note, and the directory is fsynced, so a crash
-//! leaves either the old or the new note, never a torn one. No operation
+//! Every write goes to a temporary file `.notesoup-<pid>-<32 hex>.tmp` created
+//! in the note's open directory, is fsynced, renamed over the note there, and
+//! the directory is fsynced, so a crash leaves either the old or the new
+//! note, never a torn one. No operation
 //! deletes a note (a rename removes its source after writing the target).
 //!
 //! Operations on one file are serialized twice:
@@ -45,9 +46,10 @@
 //!   path (the root is resolved once per store and nothing below it may be a
 //!   link, so the path is physical); a rename takes both paths in sorted
 //!   order;
-//! - across processes by an exclusive advisory lock (`File::lock`, i.e.
-//!   `flock`) on the note's **parent directory**, taken after the queue and,
-//!   for a rename, on both directories in sorted order. The note file itself
+//! - across processes by an exclusive advisory lock (`flock`) on the note's
+//!   **parent directory**, taken after the queue on the directory's open
+//!   handle (the one the operation then reads and writes through) and, for a
+//!   rename, on both directories in sorted order. The note file itself
 //!   cannot carry the lock: it is replaced by rename on every write, so a
 //!   waiter would hold a lock on a stale inode. A sidecar lock file would be
 //!   visible in the home (and to doctor). The directory is never replaced and
@@ -80,11 +82,15 @@
 //! # Links
 //!
 //! The notes root may itself be a link; below it the store never follows a
-//! symbolic link. A read, write, update or rename whose path crosses a link
-//! (a linked home, directory or note file) is refused with
-//! `invalid_address`; `list` and `search` skip linked entries, and a linked
-//! home is reported unavailable. Nothing outside the root is read or written
-//! through a link. Hard links are ordinary files: a write replaces the
+//! symbolic link, and never checks a path to use it afterwards: every note
+//! path is resolved relative to an open handle of the root, following no
+//! link at any component, and each file is opened, written, renamed and
+//! removed inside its open directory (`beneath`). A directory swapped for a
+//! link at any moment cannot carry an operation out of the root. A read,
+//! write, update or rename whose path crosses a link (a linked home,
+//! directory or note file) is refused with `invalid_address`; `list` and
+//! `search` skip linked entries, and a linked home is reported unavailable.
+//! Nothing outside the root is read or written through a link. Hard links are ordinary files: a write replaces the
 //! directory entry by rename, so the other name keeps its old content.
 //!
 //! # Matching
@@ -93,6 +99,7 @@
 //! (`char::to_lowercase`), plus final sigma `ς` → `σ`; see [`LiteralQueries`].
 
 pub(crate) mod address;
+pub(crate) mod beneath;
 mod error;
 mod frontmatter;
 mod fsio;

@@ -11,3 +11,5 @@ mod props;
 mod secrets;
 mod store;
 mod support;
+#[cfg(target_os = "linux")]
+mod swap;

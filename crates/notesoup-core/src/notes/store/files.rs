@@ -1,11 +1,14 @@
-//! Reading note files: whole or only the head, as text or as bytes. Writing
-//! goes through the durable write in `fsio`.
+//! Reading note files: whole or only the head, as text or as bytes. Files
+//! are opened inside their open directory, never through a link; writing
+//! goes through the durable write of [`DirHandle::replace`].
 
 use std::borrow::Cow;
-use std::fs::{self, File};
+use std::ffi::OsStr;
+use std::fs::File;
 use std::io::{self, Read};
 use std::path::Path;
 
+use crate::notes::beneath::{BeneathError, DirHandle};
 use crate::notes::error::NoteError;
 use crate::notes::frontmatter::settled_head_len;
 
@@ -69,22 +72,25 @@ pub(super) fn text_of(bytes: &[u8]) -> Cow<'_, str> {
     }
 }
 
-/// The file's bytes, or `None` when it vanished.
-pub(super) fn read_bytes(path: &Path) -> Result<Option<Vec<u8>>, NoteError> {
-    match fs::read(path) {
-        Ok(bytes) => Ok(Some(bytes)),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(NoteError::io("read", path, &e)),
-    }
-}
-
-/// The file as text for a rewrite that keeps its body: invalid UTF-8 is an
-/// `io_error` so no byte is ever silently replaced.
-pub(super) fn read_text(path: &Path) -> Result<Option<String>, NoteError> {
-    let Some(bytes) = read_bytes(path)? else {
+/// The bytes of the regular file `name` in `dir`, or `None` when there is
+/// none. Never through a link (see [`DirHandle::open_file`]).
+pub(super) fn read_bytes(dir: &DirHandle, name: &OsStr) -> Result<Option<Vec<u8>>, BeneathError> {
+    let Some((file, len)) = dir.open_file(name)? else {
         return Ok(None);
     };
-    String::from_utf8(bytes).map(Some).map_err(|_| {
+    let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0).saturating_add(1));
+    // Through `take`: the length is known, and `File`'s own `read_to_end`
+    // would ask for it again.
+    file.take(u64::MAX)
+        .read_to_end(&mut bytes)
+        .map_err(|e| BeneathError::io("read", &dir.path().join(name), e))?;
+    Ok(Some(bytes))
+}
+
+/// `bytes` (the file at `path`) as text for a rewrite that keeps its body:
+/// invalid UTF-8 is an `io_error` so no byte is ever silently replaced.
+pub(super) fn text_checked(bytes: Vec<u8>, path: &Path) -> Result<String, NoteError> {
+    String::from_utf8(bytes).map_err(|_| {
         let error = io::Error::new(
             io::ErrorKind::InvalidData,
             "the note file is not valid UTF-8; refusing to rewrite it",
@@ -93,13 +99,11 @@ pub(super) fn read_text(path: &Path) -> Result<Option<String>, NoteError> {
     })
 }
 
-/// The file as text where only its metadata matters (invalid UTF-8 is
+/// `bytes` as text where only its metadata matters (invalid UTF-8 is
 /// replaced).
-pub(super) fn read_lossy(path: &Path) -> Result<Option<String>, NoteError> {
-    Ok(
-        read_bytes(path)?.map(|bytes| match String::from_utf8(bytes) {
-            Ok(text) => text,
-            Err(invalid) => String::from_utf8_lossy(invalid.as_bytes()).into_owned(),
-        }),
-    )
+pub(super) fn text_lossy(bytes: Vec<u8>) -> String {
+    match String::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(invalid) => String::from_utf8_lossy(invalid.as_bytes()).into_owned(),
+    }
 }

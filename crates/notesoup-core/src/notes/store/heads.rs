@@ -22,7 +22,6 @@
 
 use std::collections::HashMap;
 use std::ffi::OsString;
-use std::fs::Metadata;
 use std::hash::{BuildHasher, Hasher};
 use std::path::Path;
 use std::sync::{Mutex, PoisonError};
@@ -30,6 +29,7 @@ use std::time::{Duration, SystemTime};
 
 use jiff::tz::TimeZone;
 
+use crate::notes::beneath::FileStat;
 use crate::notes::frontmatter::{NoteMeta, SplitNote};
 
 use super::watch::Watcher;
@@ -45,30 +45,15 @@ pub(super) struct Stamp {
 }
 
 impl Stamp {
-    /// The stamp of `meta` (from `lstat`).
-    #[cfg(unix)]
-    pub(super) fn of(meta: &Metadata) -> Stamp {
-        use std::os::unix::fs::MetadataExt;
+    /// The stamp of `stat` (from `lstat`). Without change times or inodes
+    /// (off unix), the modification time stands in for the change time.
+    pub(super) fn of(stat: &FileStat) -> Stamp {
         Stamp {
-            dev: meta.dev(),
-            ino: meta.ino(),
-            len: meta.len(),
-            modified: (meta.mtime(), meta.mtime_nsec()),
-            changed: (meta.ctime(), meta.ctime_nsec()),
-        }
-    }
-
-    /// The stamp of `meta`; without change times or inodes, the
-    /// modification time stands in for the change time.
-    #[cfg(not(unix))]
-    pub(super) fn of(meta: &Metadata) -> Stamp {
-        let modified = meta.modified().map_or((0, 0), |time| since_epoch(time));
-        Stamp {
-            dev: 0,
-            ino: 0,
-            len: meta.len(),
-            modified,
-            changed: modified,
+            dev: stat.dev,
+            ino: stat.ino,
+            len: stat.len,
+            modified: stat.modified,
+            changed: stat.changed,
         }
     }
 

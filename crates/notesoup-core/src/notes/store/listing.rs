@@ -2,23 +2,24 @@
 //! the walk over the selected homes they share.
 
 use std::cmp::Ordering;
-use std::fs::{self, File};
-use std::io;
+use std::ffi::{OsStr, OsString};
 use std::path::{MAIN_SEPARATOR, Path};
+use std::rc::Rc;
 use std::time::SystemTime;
 
 use crate::notes::address::{
     Address, Home, HomeSelection, NotePattern, escape_forbidden, is_git_segment,
 };
+use crate::notes::beneath::{BeneathError, DirHandle, Kind};
 use crate::notes::error::NoteError;
 use crate::notes::frontmatter::{NoteMeta, parse_note, split_note};
-use crate::notes::fsio::{self, FileTurns, Presence};
+use crate::notes::fsio::FileTurns;
 use crate::notes::identity::{Scope, is_slug};
 use crate::notes::matcher::LiteralQueries;
 use crate::notes::time::now_ms;
 use crate::wire::RefusalCode;
 
-use super::files::{read_bytes, read_head, read_into, text_of};
+use super::files::{read_head, read_into, text_of};
 use super::heads::{HeadCache, KeptMeta, Served, Stamp};
 use super::{ListQuery, ListStatus, NoteHeader, NoteLocation, NoteRow, NoteStore, SearchRow};
 
@@ -136,16 +137,20 @@ impl NoteStore {
     pub fn peek_row(&self, header: &NoteHeader) -> Result<Option<NoteRow>, NoteError> {
         let address = Address::on_disk(header.location.home.clone(), &header.location.rel_path)?;
         let path = self.note_path(&address)?;
+        let (rel_dir, name) = self.place(&address)?;
         let _turn = FileTurns::take(&[&path]);
-        match fsio::inspect(&self.root, &path) {
-            Ok(Presence::File) => {}
-            Ok(Presence::Missing) => return Ok(None),
-            Err(error) if error.code() == RefusalCode::InvalidAddress => return Ok(None),
-            Err(error) => return Err(error),
-        }
-        let Some(bytes) = read_bytes(&path)? else {
+        let Some(root) = self.open_root()? else {
             return Ok(None);
         };
+        // One `openat2` from the root, following no link.
+        let (file, _) = match root.open_file_at(&rel_dir.join(name)) {
+            Ok(Some(opened)) => opened,
+            Ok(None) | Err(BeneathError::Link { .. }) => return Ok(None),
+            Err(error) => return Err(error.into()),
+        };
+        let mut bytes = Vec::new();
+        let len = read_into(file, &mut bytes, 0).map_err(|e| NoteError::io("read", &path, &e))?;
+        bytes.truncate(len);
         let text = text_of(&bytes);
         let parsed = parse_note(&text, now_ms(), &self.tz);
         Ok(Some(NoteRow {
@@ -226,7 +231,8 @@ impl NoteStore {
             None => None,
         };
         let mut failures = Vec::new();
-        let homes = self.selected_homes(query, pattern.as_ref(), &mut failures)?;
+        let root = self.open_root()?;
+        let homes = self.selected_homes(query, pattern.as_ref(), root.as_ref(), &mut failures)?;
         if let (Reading::Head { .. }, Some(heads)) = (reading, self.heads.as_deref()) {
             heads.begin_listing();
         }
@@ -236,18 +242,22 @@ impl NoteStore {
         for home in homes {
             let mut home_rows = Vec::new();
             let mut home_hidden = 0;
-            let walked =
-                self.walk_home(
-                    &home,
-                    pattern.as_ref(),
-                    reading,
-                    &mut buffer,
-                    |found| match visit(found) {
-                        Visit::Row(row) => home_rows.push(row),
-                        Visit::Hidden => home_hidden += 1,
-                        Visit::Skip => {}
-                    },
-                );
+            let Some(root) = root.as_ref() else {
+                // No root yet: every home is empty.
+                continue;
+            };
+            let walked = self.walk_home(
+                root,
+                &home,
+                pattern.as_ref(),
+                reading,
+                &mut buffer,
+                |found| match visit(found) {
+                    Visit::Row(row) => home_rows.push(row),
+                    Visit::Hidden => home_hidden += 1,
+                    Visit::Skip => {}
+                },
+            );
             match walked {
                 Ok(()) => {
                     rows.append(&mut home_rows);
@@ -271,6 +281,7 @@ impl NoteStore {
         &self,
         query: &ListQuery,
         pattern: Option<&NotePattern>,
+        root: Option<&DirHandle>,
         failures: &mut Vec<String>,
     ) -> Result<Vec<Home>, NoteError> {
         let scoped = self.scoped_home(query)?;
@@ -281,8 +292,8 @@ impl NoteStore {
                 None => Home::own(&self.identity).to_vec(),
             },
             HomeSelection::One(home) => vec![home.clone()],
-            HomeSelection::AllAgents => self.enumerate("agents", Home::Agent, failures),
-            HomeSelection::AllModels => self.enumerate("models", Home::Model, failures),
+            HomeSelection::AllAgents => enumerate(root, "agents", Home::Agent, failures),
+            HomeSelection::AllModels => enumerate(root, "models", Home::Model, failures),
             HomeSelection::Nothing => Vec::new(),
         };
         let homes: Vec<Home> = match (selection, &scoped) {
@@ -319,96 +330,71 @@ impl NoteStore {
         }))
     }
 
-    /// Every slug-named real directory under `<root>/<namespace>/`.
-    fn enumerate(
-        &self,
-        namespace: &str,
-        make: fn(String) -> Home,
-        failures: &mut Vec<String>,
-    ) -> Vec<Home> {
-        let dir = self.root.join(namespace);
-        let listed = (|| {
-            if !fsio::inspect_dir(&self.root, &dir)? {
-                return Ok(Vec::new());
-            }
-            let entries =
-                fs::read_dir(&dir).map_err(|e| NoteError::io("read directory", &dir, &e))?;
-            let mut homes = Vec::new();
-            for entry in entries {
-                let entry = entry.map_err(|e| NoteError::io("read directory", &dir, &e))?;
-                let is_dir = entry
-                    .file_type()
-                    .map_err(|e| NoteError::io("inspect", &entry.path(), &e))?
-                    .is_dir();
-                if let Some(name) = entry.file_name().to_str()
-                    && is_dir
-                    && is_slug(name)
-                {
-                    homes.push(make(name.to_owned()));
-                }
-            }
-            homes.sort();
-            Ok(homes)
-        })();
-        listed.unwrap_or_else(|_: NoteError| {
-            failures.push(format!("@{namespace}"));
-            Vec::new()
-        })
-    }
-
     /// Walks one home without following links, handing each `.md` file whose
-    /// concrete address matches the pattern to `visit`.
+    /// concrete address matches the pattern to `visit`. Every directory is
+    /// opened inside its parent and every file inside its directory, never
+    /// through a link: a directory swapped for a link while the walk runs
+    /// is skipped, not followed.
     fn walk_home(
         &self,
+        root: &DirHandle,
         home: &Home,
         pattern: Option<&NotePattern>,
         reading: Reading,
         buffer: &mut Vec<u8>,
         mut visit: impl FnMut(Found<'_>),
     ) -> Result<(), NoteError> {
-        let dir = self.home_dir(home)?;
         // The home directory and every directory above it (below the root)
         // must be real directories; a missing home is simply empty.
-        if !fsio::inspect_dir(&self.root, &dir)? {
+        let Some(home_dir) = root.open_dir(&home.rel_dir(&self.identity)?)? else {
             return Ok(());
-        }
+        };
         let concrete_prefix = home.concrete_prefix();
         let address_prefix = home.rendered_prefix(&self.identity);
         let mut concrete = String::new();
         let mut rel_path = String::new();
-        // Depth first, without following links. Entries are inspected
-        // through their directory (`DirEntry`'s type and metadata come from
-        // the directory handle, not from a walk of the whole path again).
-        // Each directory goes with its path relative to the home (`None`
-        // when that is not UTF-8: no file below it has an address).
-        let mut pending = vec![(dir, Some(String::new()))];
-        while let Some((current, rel_dir)) = pending.pop() {
+        // Depth first. A directory waits as its parent's handle and its
+        // name, and is opened when its turn comes, so only the directories
+        // on the way down are open at once. Each goes with its path
+        // relative to the home (`None` when that is not UTF-8: no file
+        // below it has an address).
+        let mut pending: Vec<(Rc<DirHandle>, Option<OsString>, Option<String>)> =
+            vec![(Rc::new(home_dir), None, Some(String::new()))];
+        while let Some((parent, name, rel_dir)) = pending.pop() {
+            let dir = match name {
+                None => parent,
+                Some(name) => match parent.open_dir(Path::new(&name)) {
+                    Ok(Some(dir)) => Rc::new(dir),
+                    // Gone, or swapped for a link or a file since it was
+                    // listed.
+                    Ok(None)
+                    | Err(BeneathError::Link { .. } | BeneathError::NotADirectory { .. }) => {
+                        continue;
+                    }
+                    Err(error) => return Err(error.into()),
+                },
+            };
+            let current = dir.path();
             // Watched before it is read: a change after this is reported.
             let watched = match (reading, self.heads.as_deref()) {
-                (Reading::Head { .. }, Some(heads)) => heads.watch_dir(&current),
+                (Reading::Head { .. }, Some(heads)) => heads.watch_dir(current),
                 _ => None,
             };
-            let unreadable = |e: io::Error| NoteError::io("read directory", &current, &e);
-            for entry in fs::read_dir(&current).map_err(unreadable)? {
-                let entry = entry.map_err(unreadable)?;
+            for entry in dir.entries()? {
                 // Git's own directories hold no notes (the audit skips
                 // them, and no address can name them).
-                let name = entry.file_name();
-                let name = name.to_str();
+                let name = entry.name.to_str();
                 if name.is_some_and(|name| is_git_segment(name.strip_suffix(".md").unwrap_or(name)))
                 {
                     continue;
                 }
-                let file_type = entry
-                    .file_type()
-                    .map_err(|e| NoteError::io("read directory", &entry.path(), &e))?;
                 let rel = rel_dir.as_deref().zip(name);
-                if file_type.is_dir() {
+                if entry.kind == Kind::Dir {
                     let rel = rel.map(|(rel_dir, name)| format!("{rel_dir}{name}{MAIN_SEPARATOR}"));
-                    pending.push((entry.path(), rel));
+                    pending.push((Rc::clone(&dir), Some(entry.name), rel));
                     continue;
                 }
-                if !file_type.is_file() {
+                if entry.kind != Kind::File {
                     continue;
                 }
                 let Some((rel_dir, name)) = rel else {
@@ -428,18 +414,25 @@ impl NoteStore {
                         continue;
                     }
                 }
-                let path = entry.path();
+                let path = current.join(&entry.name);
+                let file = ListedFile {
+                    dir: &dir,
+                    name: &entry.name,
+                    path: &path,
+                };
                 let read = match (reading, self.heads.as_deref()) {
                     (Reading::Head { now }, Some(heads)) => {
-                        kept_head(heads, &entry, &path, now, watched, buffer)
+                        kept_head(heads, &file, now, watched, buffer)
                     }
-                    _ => read_file(&path, reading, buffer).map(|len| (len, Cached::Not)),
+                    _ => read_file(&file, reading, buffer)
+                        .map(|len| len.map(|len| (len, Cached::Not))),
                 };
                 let (len, cached) = match read {
-                    Ok(read) => read,
-                    // Renamed away since the directory was read.
-                    Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
-                    Err(e) => return Err(NoteError::io("read", &path, &e)),
+                    Ok(Some(read)) => read,
+                    // Renamed away, or swapped for a link, since the
+                    // directory was read.
+                    Ok(None) | Err(BeneathError::Link { .. }) => continue,
+                    Err(error) => return Err(error.into()),
                 };
                 visit(Found {
                     home,
@@ -455,47 +448,98 @@ impl NoteStore {
     }
 }
 
-/// Reads `path` as `reading` says, after any operation of this process on
-/// the file has settled.
-fn read_file(path: &Path, reading: Reading, buffer: &mut Vec<u8>) -> io::Result<usize> {
-    let _turn = FileTurns::take(&[path]);
-    let file = File::open(path)?;
-    match reading {
-        Reading::Whole => read_into(file, buffer, 0),
-        Reading::Head { .. } => read_head(file, buffer),
-    }
+/// Every slug-named real directory under `<root>/<namespace>/`.
+fn enumerate(
+    root: Option<&DirHandle>,
+    namespace: &str,
+    make: fn(String) -> Home,
+    failures: &mut Vec<String>,
+) -> Vec<Home> {
+    let listed = (|| {
+        let Some(root) = root else {
+            return Ok(Vec::new());
+        };
+        let Some(dir) = root.open_dir(Path::new(namespace))? else {
+            return Ok(Vec::new());
+        };
+        let mut homes: Vec<Home> = dir
+            .entries()?
+            .into_iter()
+            .filter(|entry| entry.kind == Kind::Dir)
+            .filter_map(|entry| entry.name.into_string().ok())
+            .filter(|name| is_slug(name))
+            .map(make)
+            .collect();
+        homes.sort();
+        Ok(homes)
+    })();
+    listed.unwrap_or_else(|_: BeneathError| {
+        failures.push(format!("@{namespace}"));
+        Vec::new()
+    })
 }
 
-/// What `heads` gives for `entry`'s file (at `path`) in a listing at
-/// `now`: the parse it keeps for the file, else the head it keeps (copied
-/// into `buffer`, with its length), else the head read into `buffer` and
-/// offered to `heads`. What is kept is served for the file's current stamp,
-/// or, in a directory watched on `device`, without a stamp while no change
-/// to the file was reported (see [`HeadCache::watching`]).
+/// A file a listing found: its name in its open directory, and its path.
+struct ListedFile<'a> {
+    dir: &'a DirHandle,
+    name: &'a OsStr,
+    path: &'a Path,
+}
+
+/// Reads `file` as `reading` says, after any operation of this process on
+/// it has settled; `None` when it is gone.
+fn read_file(
+    file: &ListedFile<'_>,
+    reading: Reading,
+    buffer: &mut Vec<u8>,
+) -> Result<Option<usize>, BeneathError> {
+    let _turn = FileTurns::take(&[file.path]);
+    let Some(opened) = file.dir.open_listed(file.name)? else {
+        return Ok(None);
+    };
+    let read = match reading {
+        Reading::Whole => read_into(opened, buffer, 0),
+        Reading::Head { .. } => read_head(opened, buffer),
+    };
+    read.map(Some)
+        .map_err(|e| BeneathError::io("read", file.path, e))
+}
+
+/// What `heads` gives for `file` in a listing at `now`: the parse it keeps
+/// for the file, else the head it keeps (copied into `buffer`, with its
+/// length), else the head read into `buffer` and offered to `heads`. What
+/// is kept is served for the file's current stamp, or, in a directory
+/// watched on `device`, without a stamp while no change to the file was
+/// reported (see [`HeadCache::watching`]). `None` when the file is gone.
 fn kept_head(
     heads: &HeadCache,
-    entry: &fs::DirEntry,
-    path: &Path,
+    file: &ListedFile<'_>,
     now: i64,
     device: Option<u64>,
     buffer: &mut Vec<u8>,
-) -> io::Result<(usize, Cached)> {
+) -> Result<Option<(usize, Cached)>, BeneathError> {
+    let path = file.path;
     if device.is_some()
         && let Some((stamp, served)) = heads.serve_watched(path, now, buffer)
     {
-        return Ok(cached(stamp, served));
+        return Ok(Some(cached(stamp, served)));
     }
     // Watched before its stamp is taken: a change after it is reported.
     let watched = device.filter(|_| heads.watch_note(path));
-    // Not following a link: the walk saw a regular file here.
-    let stamp = Stamp::of(&entry.metadata()?);
+    // Not following a link: taken inside the open directory.
+    let Some(stat) = file.dir.stat(file.name)? else {
+        return Ok(None);
+    };
+    let stamp = Stamp::of(&stat);
     let found = match heads.serve(path, &stamp, now, buffer) {
         Some(served) => cached(stamp, served),
         None => {
             // The stamp was taken first: a file changed after it is read
             // under the old stamp, which no later `lstat` matches.
             let read_started = SystemTime::now();
-            let len = read_file(path, Reading::Head { now }, buffer)?;
+            let Some(len) = read_file(file, Reading::Head { now }, buffer)? else {
+                return Ok(None);
+            };
             heads.put(path, stamp, &buffer[..len], read_started);
             (len, Cached::Head { stamp, keep: true })
         }
@@ -503,7 +547,7 @@ fn kept_head(
     if let Some(device) = watched {
         heads.trust(path, &stamp, device);
     }
-    Ok(found)
+    Ok(Some(found))
 }
 
 /// A listing's view of what a [`HeadCache`] served under `stamp`.

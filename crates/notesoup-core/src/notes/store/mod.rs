@@ -50,15 +50,17 @@ mod watch {
     }
 }
 
+use std::ffi::OsStr;
 use std::fs;
+use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use jiff::tz::TimeZone;
 
 use super::address::{Address, Home};
+use super::beneath::{BeneathError, DirHandle};
 use super::error::NoteError;
-use super::fsio::{self, Presence};
 use super::identity::NotesIdentity;
 use super::secrets::find_secret;
 
@@ -175,15 +177,41 @@ impl NoteStore {
         }
     }
 
-    /// [`fsio::inspect`], naming the address in a link refusal.
-    fn inspect(&self, address: &Address, path: &Path) -> Result<Presence, NoteError> {
-        fsio::inspect(&self.root, path).map_err(|e| e.at_address(&address.render(&self.identity)))
+    /// Where the file of `address` is: its directory relative to the root,
+    /// and its name there.
+    fn place<'a>(&self, address: &'a Address) -> Result<(PathBuf, &'a OsStr), NoteError> {
+        let home = address.home().rel_dir(&self.identity)?;
+        let (dir, name) = match address.path().rsplit_once('/') {
+            Some((dir, name)) => (home.join(dir), name),
+            None => (home, address.path()),
+        };
+        Ok((dir, OsStr::new(name)))
     }
 
-    /// [`fsio::create_dirs`], naming the address in a link refusal.
-    fn create_dirs(&self, address: &Address, dir: &Path) -> Result<(), NoteError> {
-        fsio::create_dirs(&self.root, dir)
-            .map_err(|e| e.at_address(&address.render(&self.identity)))
+    /// The root, opened; `None` when it does not exist yet.
+    fn open_root(&self) -> Result<Option<DirHandle>, NoteError> {
+        match DirHandle::open_root(&self.root) {
+            Ok(root) => Ok(Some(root)),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(NoteError::io("open directory", &self.root, &e)),
+        }
+    }
+
+    /// The root, opened, created first when it does not exist.
+    fn create_root(&self) -> Result<DirHandle, NoteError> {
+        if let Some(root) = self.open_root()? {
+            return Ok(root);
+        }
+        fs::create_dir_all(&self.root)
+            .map_err(|e| NoteError::io("create directory", &self.root, &e))?;
+        DirHandle::open_root(&self.root)
+            .map_err(|e| NoteError::io("open directory", &self.root, &e))
+    }
+
+    /// A refusal of a path below the root, naming the address `address`
+    /// (never the root's path) when the path crosses a link.
+    fn refusal(&self, address: &Address, error: BeneathError) -> NoteError {
+        NoteError::from(error).at_address(&address.render(&self.identity))
     }
 
     fn writable(&self, address: &str) -> Result<Address, NoteError> {

@@ -1,18 +1,19 @@
 //! The operations on one note: `write`, `read`, `update` and `rename`.
 
-use std::fs;
+use std::ffi::OsStr;
 use std::path::Path;
 
 use crate::notes::address::{Address, Home};
+use crate::notes::beneath::{BeneathError, DirHandle, Kind};
 use crate::notes::error::NoteError;
 use crate::notes::frontmatter::{
     NoteMeta, Origin, parse_note, serialize_frontmatter, serialize_note, strip_frontmatter,
 };
-use crate::notes::fsio::{self, DirLock, FileTurns, Presence};
+use crate::notes::fsio::FileTurns;
 use crate::notes::time::{next_stamp_ms, now_ms};
 use crate::wire::RefusalCode;
 
-use super::files::{read_bytes, read_lossy, read_text};
+use super::files::{read_bytes, text_checked, text_lossy};
 use super::{
     Change, ChangeKind, Edit, MAX_NOTE_BYTES, MAX_NOTE_PATH_BYTES, NoteStore, ReadResult,
     RenameResult, UpdateRequest, UpdateResult, WriteOutcome, WriteResult,
@@ -30,16 +31,18 @@ impl NoteStore {
         let address = self.writable(address)?;
         check_path_len(&address)?;
         let path = self.note_path(&address)?;
-        let dir = parent(&path)?;
+        let (rel_dir, name) = self.place(&address)?;
         let body = strip_frontmatter(content);
         self.guard_secrets(body, None)?;
         let _turn = FileTurns::take(&[&path]);
-        self.create_dirs(&address, dir)?;
-        let locks = DirLock::take(&[dir])?;
-        let existing = match self.inspect(&address, &path)? {
-            Presence::File => read_lossy(&path)?,
-            Presence::Missing => None,
-        };
+        let mut dir = self
+            .create_root()?
+            .create_dirs(&rel_dir)
+            .map_err(|e| self.refusal(&address, e))?;
+        lock(&mut dir)?;
+        let existing = read_bytes(&dir, name)
+            .map_err(|e| self.refusal(&address, e))?
+            .map(text_lossy);
         let stamp = next_stamp_ms();
         let (mut meta, outcome) = match &existing {
             Some(text) => {
@@ -64,8 +67,7 @@ impl NoteStore {
         meta.origin = origin.unwrap_or_default();
         let text = serialize_note(&meta, body, &self.tz);
         check_size(&text)?;
-        fsio::write_atomic(&path, text.as_bytes())?;
-        sync_all(&locks)?;
+        replace(&dir, name, &text, &path)?;
         Ok(WriteResult {
             location: self.locate(&address, path),
             meta,
@@ -83,13 +85,16 @@ impl NoteStore {
     pub fn read(&self, address: &str) -> Result<Option<ReadResult>, NoteError> {
         let address = self.address(address)?;
         let path = self.note_path(&address)?;
-        let dir = parent(&path)?;
+        let (rel_dir, name) = self.place(&address)?;
         let _turn = FileTurns::take(&[&path]);
-        if self.inspect(&address, &path)? == Presence::Missing {
+        let Some(mut dir) = self.note_dir(&address, &rel_dir)? else {
             return Ok(None);
-        }
-        let locks = DirLock::take(&[dir])?;
-        let Some(bytes) = read_bytes(&path)? else {
+        };
+        // The file is opened under the lock: one opened before it may be
+        // replaced by another process's write, and rewriting its access
+        // metadata would undo that write.
+        lock(&mut dir)?;
+        let Some(bytes) = read_bytes(&dir, name).map_err(|e| self.refusal(&address, e))? else {
             return Ok(None);
         };
         let now = now_ms();
@@ -101,8 +106,7 @@ impl NoteStore {
                 meta.access_count = meta.access_count.saturating_add(1);
                 let rewritten = serialize_note(&meta, parsed.body, &self.tz);
                 if rewritten.len() <= MAX_NOTE_BYTES {
-                    fsio::write_atomic(&path, rewritten.as_bytes())?;
-                    sync_all(&locks)?;
+                    replace(&dir, name, &rewritten, &path)?;
                     (meta, parsed.body.to_owned(), true)
                 } else {
                     (parsed.meta, parsed.body.to_owned(), false)
@@ -140,13 +144,14 @@ impl NoteStore {
             self.guard_secrets(&edit.new_text, Some(index))?;
         }
         let path = self.note_path(&address)?;
-        let dir = parent(&path)?;
+        let (rel_dir, name) = self.place(&address)?;
         let _turn = FileTurns::take(&[&path]);
-        if self.inspect(&address, &path)? == Presence::Missing {
-            return Err(not_found());
-        }
-        let locks = DirLock::take(&[dir])?;
-        let raw = read_text(&path)?.ok_or_else(not_found)?;
+        let mut dir = self.note_dir(&address, &rel_dir)?.ok_or_else(not_found)?;
+        lock(&mut dir)?;
+        let bytes = read_bytes(&dir, name)
+            .map_err(|e| self.refusal(&address, e))?
+            .ok_or_else(not_found)?;
+        let raw = text_checked(bytes, &path)?;
         let parsed = parse_note(&raw, now_ms(), &self.tz);
         let mut body = parsed.body.to_owned();
         let mut applied = 0;
@@ -187,8 +192,7 @@ impl NoteStore {
         } else {
             let text = serialize_note(&meta, &body, &self.tz);
             check_size(&text)?;
-            fsio::write_atomic(&path, text.as_bytes())?;
-            sync_all(&locks)?;
+            replace(&dir, name, &text, &path)?;
             match kind {
                 ChangeKind::Body => Change {
                     kind,
@@ -230,27 +234,61 @@ impl NoteStore {
                 "rename_to resolves to the same note",
             ));
         }
-        let source_dir = parent(&source_path)?;
-        let target_dir = parent(&target_path)?;
+        let (source_rel, source_name) = self.place(&source)?;
+        let (target_rel, target_name) = self.place(&target)?;
         let _turns = FileTurns::take(&[&source_path, &target_path]);
-        if self.inspect(&source, &source_path)? == Presence::Missing {
-            return Err(not_found());
+        let mut source_dir = self.note_dir(&source, &source_rel)?.ok_or_else(not_found)?;
+        // Before any directory is made for the target: a missing source
+        // creates nothing.
+        match source_dir.stat(source_name) {
+            Ok(Some(stat)) if stat.kind == Kind::Link => {
+                return Err(self.refusal(
+                    &source,
+                    BeneathError::Link {
+                        path: source_dir.path().join(source_name),
+                    },
+                ));
+            }
+            Ok(Some(_)) => {}
+            Ok(None) => return Err(not_found()),
+            Err(e) => return Err(self.refusal(&source, e)),
         }
-        self.create_dirs(&target, target_dir)?;
-        let locks = DirLock::take(&[source_dir, target_dir])?;
-        let raw = read_text(&source_path)?.ok_or_else(not_found)?;
-        let replaced_crumpled_target = match self.inspect(&target, &target_path)? {
-            Presence::Missing => false,
-            Presence::File => match read_lossy(&target_path)? {
-                None => false,
-                Some(text) if parse_note(&text, now_ms(), &self.tz).meta.is_crumpled() => true,
-                Some(_) => {
-                    return Err(NoteError::new(
-                        RefusalCode::AlreadyExists,
-                        "rename_to target is a live note; crumple it first or pick another address",
-                    ));
-                }
-            },
+        let mut target_dir = if target_rel == source_rel {
+            None
+        } else {
+            let root = self.create_root()?;
+            let created = root.create_dirs(&target_rel);
+            Some(created.map_err(|e| self.refusal(&target, e))?)
+        };
+        // Both directories are locked in the order of their paths, so two
+        // renames between the same directories cannot deadlock.
+        match target_dir.as_mut() {
+            None => lock(&mut source_dir)?,
+            Some(target_dir) if target_rel < source_rel => {
+                lock(target_dir)?;
+                lock(&mut source_dir)?;
+            }
+            Some(target_dir) => {
+                lock(&mut source_dir)?;
+                lock(target_dir)?;
+            }
+        }
+        let source_dir = &source_dir;
+        let target_dir = target_dir.as_ref().unwrap_or(source_dir);
+        let bytes = read_bytes(source_dir, source_name)
+            .map_err(|e| self.refusal(&source, e))?
+            .ok_or_else(not_found)?;
+        let raw = text_checked(bytes, &source_path)?;
+        let existing = read_bytes(target_dir, target_name).map_err(|e| self.refusal(&target, e))?;
+        let replaced_crumpled_target = match existing.map(text_lossy) {
+            None => false,
+            Some(text) if parse_note(&text, now_ms(), &self.tz).meta.is_crumpled() => true,
+            Some(_) => {
+                return Err(NoteError::new(
+                    RefusalCode::AlreadyExists,
+                    "rename_to target is a live note; crumple it first or pick another address",
+                ));
+            }
         };
         let stamp = next_stamp_ms();
         let parsed = parse_note(&raw, stamp, &self.tz);
@@ -265,9 +303,16 @@ impl NoteStore {
         meta.updated_at = stamp;
         let text = serialize_note(&meta, parsed.body, &self.tz);
         check_size(&text)?;
-        fsio::write_atomic(&target_path, text.as_bytes())?;
-        fs::remove_file(&source_path).map_err(|e| NoteError::io("remove", &source_path, &e))?;
-        sync_all(&locks)?;
+        target_dir
+            .replace(target_name, text.as_bytes())
+            .map_err(|e| NoteError::io("write", &target_path, &e))?;
+        source_dir
+            .remove_file(source_name)
+            .map_err(|e| NoteError::io("remove", &source_path, &e))?;
+        sync(target_dir)?;
+        if !std::ptr::eq(target_dir, source_dir) {
+            sync(source_dir)?;
+        }
         Ok(RenameResult {
             from: source.render(&self.identity),
             location: self.locate(&target, target_path),
@@ -281,13 +326,36 @@ fn not_found() -> NoteError {
     NoteError::new(RefusalCode::NotFound, "note not found")
 }
 
-fn parent(path: &Path) -> Result<&Path, NoteError> {
-    path.parent().ok_or_else(|| {
-        NoteError::new(
-            RefusalCode::InternalError,
-            format!("{} has no parent directory", path.display()),
-        )
-    })
+impl NoteStore {
+    /// The existing directory `rel_dir` of the note `address`; `None` when
+    /// it (or the root) does not exist.
+    fn note_dir(&self, address: &Address, rel_dir: &Path) -> Result<Option<DirHandle>, NoteError> {
+        let Some(root) = self.open_root()? else {
+            return Ok(None);
+        };
+        root.open_dir(rel_dir).map_err(|e| self.refusal(address, e))
+    }
+}
+
+/// Takes the cross-process lock of a note's directory: on the handle the
+/// operation then reads and writes through, so the lock and the write act
+/// on the same directory whatever happens to its path.
+fn lock(dir: &mut DirHandle) -> Result<(), NoteError> {
+    dir.lock()
+        .map_err(|e| NoteError::io("lock directory", dir.path(), &e))
+}
+
+/// Replaces `name` in `dir` (the note at `path`) with `text` durably, then
+/// flushes the directory.
+fn replace(dir: &DirHandle, name: &OsStr, text: &str, path: &Path) -> Result<(), NoteError> {
+    dir.replace(name, text.as_bytes())
+        .map_err(|e| NoteError::io("write", path, &e))?;
+    sync(dir)
+}
+
+fn sync(dir: &DirHandle) -> Result<(), NoteError> {
+    dir.sync()
+        .map_err(|e| NoteError::io("sync directory", dir.path(), &e))
 }
 
 fn check_path_len(address: &Address) -> Result<(), NoteError> {
@@ -312,10 +380,6 @@ fn check_size(text: &str) -> Result<(), NoteError> {
         ));
     }
     Ok(())
-}
-
-fn sync_all(locks: &[DirLock]) -> Result<(), NoteError> {
-    locks.iter().try_for_each(DirLock::sync)
 }
 
 /// Why an edit failed, before its index is known.

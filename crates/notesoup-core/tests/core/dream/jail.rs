@@ -37,7 +37,24 @@ fn outside_message(path: &str, home: &Path) -> String {
     )
 }
 
+fn link_message(path: &str, home: &Path) -> String {
+    format!(
+        "write jail: {path} crosses a symbolic link in notes home {}; the jail never follows links",
+        home.display()
+    )
+}
+
+/// The refusal message of `path`: one through a link names the link rule.
+fn refusal_message(path: &str, home: &Path) -> String {
+    if path.contains("linked") || path.contains("dangling") || path.contains("link.md") {
+        link_message(path, home)
+    } else {
+        outside_message(path, home)
+    }
+}
+
 /// Every refusal case: the exact message, the code, and nothing created.
+/// A link leads outside or not, but is never followed either way.
 #[test]
 fn refuses_every_path_leading_outside() {
     let fx = fixture();
@@ -91,14 +108,14 @@ fn refuses_every_path_leading_outside() {
             let refused = jail_write_path(&fx.home, path, create_parent).expect_err(path);
             assert_eq!(
                 refused.to_string(),
-                outside_message(path, &fx.home),
+                refusal_message(path, &fx.home),
                 "{path}"
             );
             assert_eq!(refused.code(), "outside_home");
         }
         let tools = DreamTools::new(&fx.home);
         let refused = tools.write(path, "pwned").expect_err(path);
-        assert_eq!(refused.to_string(), outside_message(path, &fx.home));
+        assert_eq!(refused.to_string(), refusal_message(path, &fx.home));
         let refused = tools
             .edit(
                 path,
@@ -120,8 +137,10 @@ fn refuses_every_path_leading_outside() {
     );
 }
 
+/// Paths inside are allowed; a link is refused even when it stays inside
+/// the home: where it leads can change between the check and the write.
 #[test]
-fn allows_paths_inside_including_an_in_home_symlink() {
+fn allows_paths_inside_and_never_follows_a_link() {
     let fx = fixture();
     put(&fx.home, "human/real.md", "real");
     symlink(
@@ -145,12 +164,6 @@ fn allows_paths_inside_including_an_in_home_symlink() {
     };
     check("human/new.md", false, fx.home.join("human/new.md"));
     check("human/real.md", false, fx.home.join("human/real.md"));
-    check("human/alias.md", false, fx.home.join("human/real.md"));
-    check(
-        "human/proj-link/a.md",
-        false,
-        fx.home.join("project/p-0123abcd/a.md"),
-    );
     check(
         "human/../human/real.md",
         false,
@@ -168,21 +181,25 @@ fn allows_paths_inside_including_an_in_home_symlink() {
         "parents are created inside"
     );
 
-    // Writing through the in-home symlink writes its target and keeps the link.
+    let before = tree_hash(&fx.home);
     let tools = DreamTools::new(&fx.home);
+    for path in ["human/alias.md", "human/proj-link/a.md"] {
+        let refused = jail_write_path(&fx.home, path, true).expect_err(path);
+        assert_eq!(refused.to_string(), link_message(path, &fx.home));
+        assert_eq!(refused.code(), "outside_home");
+        let refused = tools.write(path, "updated").expect_err(path);
+        assert_eq!(refused.to_string(), link_message(path, &fx.home));
+        let refused = tools.read(path).expect_err(path);
+        assert_eq!(refused.to_string(), link_message(path, &fx.home));
+    }
     assert_eq!(
-        tools.write("human/alias.md", "updated").expect("write"),
-        "wrote human/alias.md (7 bytes)"
+        tree_hash(&fx.home),
+        before,
+        "nothing written through a link"
     );
     assert_eq!(
         fs::read_to_string(fx.home.join("human/real.md")).expect("read"),
-        "updated"
-    );
-    assert!(
-        fs::symlink_metadata(fx.home.join("human/alias.md"))
-            .expect("lstat")
-            .file_type()
-            .is_symlink()
+        "real"
     );
 }
 
@@ -214,10 +231,22 @@ fn reads_are_jailed_too() {
         jail_read_path(&fx.home, "ok.md").expect("inside"),
         fx.home.join("ok.md")
     );
-    for path in ["leak.md", "../outside/secret.md", "/etc/passwd"] {
+    let refused = jail_read_path(&fx.home, "leak.md").expect_err("a link");
+    assert_eq!(refused.to_string(), link_message("leak.md", &fx.home));
+    for path in ["../outside/secret.md", "/etc/passwd"] {
         let refused = jail_read_path(&fx.home, path).expect_err(path);
         assert_eq!(refused.to_string(), outside_message(path, &fx.home));
     }
+    let tools = DreamTools::new(&fx.home);
+    assert_eq!(
+        tools.read("leak.md").expect_err("a link").code(),
+        "outside_home"
+    );
+    assert!(
+        tools.grep("secret", ".").expect("grep").is_empty(),
+        "grep does not read through a link"
+    );
+    assert_eq!(tools.find(".").expect("find"), ["leak.md", "ok.md"]);
 }
 
 #[test]
@@ -265,14 +294,12 @@ fn delete_removes_only_crumpled_notes() {
     );
     assert!(!fx.home.join("human/old.md").exists());
 
-    // A symlink is removed itself; its target stays.
-    assert_eq!(
-        DreamTools::new(&fx.home)
-            .delete("human/link.md")
-            .expect("delete"),
-        "deleted human/link.md"
-    );
-    assert!(fs::symlink_metadata(fx.home.join("human/link.md")).is_err());
+    // A link is refused (its target is never read), and both stay.
+    let refused = DreamTools::new(&fx.home)
+        .delete("human/link.md")
+        .expect_err("a link");
+    assert_eq!(refused.code(), "outside_home");
+    assert!(fs::symlink_metadata(fx.home.join("human/link.md")).is_ok());
     assert!(fx.home.join("human/target.md").exists());
 
     let missing = delete_crumpled_note(&fx.home, "human/gone.md").expect_err("missing");
@@ -525,10 +552,6 @@ fn jail_refusals_name_their_reason() {
         );
     };
     check(".git/config", "the audit repository (.git) is not a note");
-    check(
-        "human/to-git/x.md",
-        "the audit repository (.git) is not a note",
-    );
     check(
         "dreams/x.md",
         "the dream's own bookkeeping (dreams/, the lock and its stamp) is not a note",

@@ -275,3 +275,19 @@ fn a_failed_first_run_removes_the_stamp_it_created() {
     assert!(!home.path().join(LOCK_FILE).exists());
     assert_eq!(fs::read_dir(home.path()).expect("list").count(), 0);
 }
+
+/// A stamp planted as a link is not written through: the dream runs, and
+/// the file it points to keeps its bytes.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_stamp_planted_as_a_link_is_never_written_through() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let home = dir.path().join("home");
+    let outside = put(dir.path(), "outside/target", "untouched");
+    fs::create_dir_all(&home).expect("home");
+    std::os::unix::fs::symlink(&outside, home.join(LAST_RUN_FILE)).expect("planted link");
+    let mut lock = DreamLock::acquire(&home, now()).expect("the lock is taken");
+    assert_eq!(fs::read_to_string(&outside).expect("outside"), "untouched");
+    let _ = lock.fail();
+    assert_eq!(fs::read_to_string(&outside).expect("outside"), "untouched");
+}

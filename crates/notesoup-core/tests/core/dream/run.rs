@@ -334,6 +334,33 @@ fn an_unwritable_report_fails_the_run_but_the_final_audit_still_runs() {
     assert!(!home.join(LAST_RUN_FILE).exists());
 }
 
+/// A reports directory that is a link (planted, or swapped in) is not
+/// written through: the report is refused, nothing outside changes.
+#[cfg(unix)]
+#[test]
+fn a_reports_directory_that_is_a_link_is_not_written_through() {
+    let (dir, home) = home_with_material();
+    let outside = dir.path().join("outside");
+    fs::create_dir_all(&outside).expect("outside");
+    std::os::unix::fs::symlink(&outside, home.join("dreams")).expect("planted link");
+    let mut runner = ScriptedRunner::new(vec![], "All tidy.");
+    let output = run_dream(&options(&home), &mut runner);
+
+    assert_eq!(output.exit_code, 1);
+    let rendered = lines(&output, &home);
+    assert!(
+        rendered.contains(&format!(
+            "stderr: dream: could not write report at <home>/dreams/{STAMP}.md: "
+        )),
+        "{rendered}"
+    );
+    assert_eq!(
+        fs::read_dir(&outside).expect("outside").count(),
+        0,
+        "nothing was written outside the home"
+    );
+}
+
 #[test]
 fn a_failed_baseline_stops_before_the_dreamer() {
     let (_dir, home) = home_with_material();
