@@ -9,7 +9,9 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use rustix::fs::{AtFlags, CWD, Dir, FileType, FlockOperation, Mode, OFlags, ResolveFlags, Stat};
+use rustix::fs::{
+    AtFlags, CWD, FileType, FlockOperation, Mode, OFlags, RawDir, ResolveFlags, SeekFrom, Stat,
+};
 use rustix::io::Errno;
 
 use super::{BeneathError, Entry, FileStat, Kind, is_plain_name, plain_components};
@@ -29,6 +31,8 @@ const READ_FLAGS: OFlags = OFlags::RDONLY
 const RESOLVE: ResolveFlags = ResolveFlags::BENEATH
     .union(ResolveFlags::NO_SYMLINKS)
     .union(ResolveFlags::NO_MAGICLINKS);
+/// The `getdents` buffer: a directory of a few hundred notes in one call.
+const DIRENT_BUFFER: usize = 32 * 1024;
 /// How often a resolution the kernel asks to retry (`EAGAIN`: a rename
 /// raced it) is tried before the component walk answers.
 const RETRIES: usize = 3;
@@ -44,6 +48,8 @@ static OPENAT2: AtomicBool = AtomicBool::new(true);
 pub(crate) struct DirHandle {
     fd: OwnedFd,
     path: PathBuf,
+    /// Whether [`Self::entries`] has moved the descriptor's offset.
+    listed: AtomicBool,
 }
 
 impl DirHandle {
@@ -58,10 +64,15 @@ impl DirHandle {
                 Mode::empty(),
             )
         })?;
-        Ok(DirHandle {
+        Ok(DirHandle::new(fd, root.to_path_buf()))
+    }
+
+    fn new(fd: OwnedFd, path: PathBuf) -> DirHandle {
+        DirHandle {
             fd,
-            path: root.to_path_buf(),
-        })
+            path,
+            listed: AtomicBool::new(false),
+        }
     }
 
     /// The path this directory was reached by.
@@ -72,10 +83,9 @@ impl DirHandle {
     /// Opens the directory at `rel` below this one; `None` when it (or a
     /// directory on the way) does not exist.
     pub(crate) fn open_dir(&self, rel: &Path) -> Result<Option<DirHandle>, BeneathError> {
-        Ok(self.resolve(rel, DIR_FLAGS)?.map(|fd| DirHandle {
-            fd,
-            path: self.path.join(rel),
-        }))
+        Ok(self
+            .resolve(rel, DIR_FLAGS)?
+            .map(|fd| DirHandle::new(fd, self.path.join(rel))))
     }
 
     /// Opens the directory at `rel` below this one, creating it and every
@@ -119,7 +129,7 @@ impl DirHandle {
             Some(fd) => fd,
             None => self.reopen()?,
         };
-        Ok(DirHandle { fd, path })
+        Ok(DirHandle::new(fd, path))
     }
 
     /// Opens the regular file `name` in this directory for reading, with
@@ -165,14 +175,18 @@ impl DirHandle {
     }
 
     /// Every entry of this directory (not `.` and `..`), in the order the
-    /// filesystem gives.
+    /// filesystem gives: `getdents` on this handle's descriptor, with a
+    /// buffer that takes a common directory in one call.
     pub(crate) fn entries(&self) -> Result<Vec<Entry>, BeneathError> {
         let failed = |errno: Errno| BeneathError::io("read directory", &self.path, errno.into());
-        // A descriptor of its own: reading moves the offset, and this handle
-        // may be listed again.
-        let mut dir = Dir::new(self.reopen()?).map_err(failed)?;
+        // Reading moves the descriptor's offset: listed again, it starts over.
+        if self.listed.swap(true, Ordering::Relaxed) {
+            rustix::fs::seek(&self.fd, SeekFrom::Start(0)).map_err(failed)?;
+        }
+        let mut buffer = Vec::with_capacity(DIRENT_BUFFER);
+        let mut dir = RawDir::new(&self.fd, buffer.spare_capacity_mut());
         let mut entries = Vec::new();
-        while let Some(entry) = dir.read() {
+        while let Some(entry) = dir.next() {
             let entry = entry.map_err(failed)?;
             let name = entry.file_name().to_bytes();
             if name == b"." || name == b".." {
@@ -317,10 +331,9 @@ impl DirHandle {
 
     #[cfg(test)]
     pub(crate) fn walk_for_test(&self, rel: &Path) -> Result<Option<DirHandle>, BeneathError> {
-        Ok(self.walk(rel, DIR_FLAGS)?.map(|fd| DirHandle {
-            fd,
-            path: self.path.join(rel),
-        }))
+        Ok(self
+            .walk(rel, DIR_FLAGS)?
+            .map(|fd| DirHandle::new(fd, self.path.join(rel))))
     }
 }
 
