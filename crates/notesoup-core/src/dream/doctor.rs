@@ -11,6 +11,7 @@ use super::lock::{LAST_RUN_FILE, LOCK_FILE};
 use super::scan::{RawField, RawFrontmatter, scan};
 use super::{DreamOutput, OutputLine};
 use crate::durable;
+use crate::notes::address::{MAX_SEGMENT_BYTES, is_hfs_ignorable};
 use crate::notes::beneath::{BeneathError, DirHandle, Kind};
 use crate::notes::{
     Address, Home, MAX_NOTE_BYTES, escape_forbidden, find_secret, is_forbidden_char,
@@ -89,10 +90,25 @@ pub struct CleanReport {
     pub applied: bool,
     /// Each stale temporary file, relative to the home, with the result.
     pub files: Vec<(String, Result<(), String>)>,
+    /// Each entry inside a home named like `.git`, and where it goes.
+    pub moved: Vec<MovedEntry>,
+}
+
+/// An entry inside a home named like `.git` (a name Git takes for `.git`
+/// on some system, or a note whose name without `.md` is one), which
+/// `doctor clean` moves to a name Git and the addresses accept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MovedEntry {
+    /// The entry, relative to the home.
+    pub from: String,
+    /// Its new name, relative to the home; `None` when none is free.
+    pub to: Option<String>,
+    /// What happened (`Ok` on a dry run when a name is free).
+    pub result: Result<(), String>,
 }
 
 impl CleanReport {
-    /// What the CLI prints; exit 1 when a removal failed.
+    /// What the CLI prints; exit 1 when a removal or a move failed.
     pub fn output(&self) -> DreamOutput {
         let mut lines = Vec::new();
         for (path, result) in &self.files {
@@ -100,6 +116,17 @@ impl CleanReport {
                 (Ok(()), true) => OutputLine::stdout(format!("removed {path}")),
                 (Ok(()), false) => OutputLine::stdout(format!("would remove {path}")),
                 (Err(err), _) => OutputLine::stderr(format!("could not remove {path}: {err}")),
+            });
+        }
+        for moved in &self.moved {
+            let from = &moved.from;
+            let to = moved.to.as_deref().unwrap_or("?");
+            lines.push(match (&moved.result, self.applied) {
+                (Ok(()), true) => OutputLine::stdout(format!("moved {from} to {to}")),
+                (Ok(()), false) => OutputLine::stdout(format!("would move {from} to {to}")),
+                (Err(err), _) => {
+                    OutputLine::stderr(format!("could not move {from} to {to}: {err}"))
+                }
             });
         }
         let summary = match (self.files.len(), self.applied) {
@@ -118,7 +145,21 @@ impl CleanReport {
             ),
         };
         lines.push(OutputLine::stdout(summary));
-        let failed = self.files.iter().any(|(_, result)| result.is_err());
+        let entries = |n: usize| if n == 1 { "entry" } else { "entries" };
+        match (self.moved.len(), self.applied) {
+            (0, _) => {}
+            (n, false) => lines.push(OutputLine::stdout(format!(
+                "doctor clean: {n} {} named like .git inside a home; run again with --apply to move {}",
+                entries(n),
+                if n == 1 { "it" } else { "them" }
+            ))),
+            (n, true) => lines.push(OutputLine::stdout(format!(
+                "doctor clean: {n} {} named like .git inside a home handled",
+                entries(n)
+            ))),
+        }
+        let failed = self.files.iter().any(|(_, result)| result.is_err())
+            || self.moved.iter().any(|moved| moved.result.is_err());
         DreamOutput {
             exit_code: i32::from(failed),
             lines,
@@ -126,44 +167,70 @@ impl CleanReport {
     }
 }
 
-/// Finds the temporary files that interrupted writes left below `home`
-/// (notesoup's own temporary names only), older than [`STALE_TEMP_AGE`] at
-/// `now` and whose writer process is gone, and removes them when `apply`.
-/// Links are never followed and `.git` is never entered; nothing else is
-/// touched. Each directory is opened inside its parent and each file
-/// removed inside its open directory, so a directory swapped for a link
-/// meanwhile cannot lead the removal out of the home.
+/// `doctor clean`: finds the temporary files that interrupted writes left
+/// below `home` (notesoup's own temporary names only), older than
+/// [`STALE_TEMP_AGE`] at `now` and whose writer process is gone, and the
+/// entries inside the homes named like `.git` ([`MovedEntry`]); with
+/// `apply` it removes the temporary files and moves each such entry to a
+/// free name Git and the addresses accept (`.git.` to `dot-git`, `git~1` to
+/// `git-1`, never replacing anything). Links are never followed and `.git`
+/// itself is never entered or moved; nothing else is touched. Each
+/// directory is opened inside its parent and each file removed or moved
+/// inside its open directory, so a directory swapped for a link meanwhile
+/// cannot lead the change out of the home.
 pub fn clean_temp_files(home: &Path, apply: bool, now: SystemTime) -> CleanReport {
-    let mut files = Vec::new();
+    let mut cleaned = Cleaned::default();
     if let Ok(root) = DirHandle::open_root(home) {
-        clean_dir(&root, Path::new(""), apply, now, &mut files);
+        clean_dir(&root, Path::new(""), apply, now, &mut cleaned);
     }
     CleanReport {
         home: home.to_path_buf(),
         applied: apply,
-        files,
+        files: cleaned.files,
+        moved: cleaned.moved,
     }
+}
+
+/// What [`clean_dir`] found and did.
+#[derive(Default)]
+struct Cleaned {
+    files: Vec<(String, Result<(), String>)>,
+    moved: Vec<MovedEntry>,
 }
 
 /// [`clean_temp_files`] in `dir` (at `rel` below the home) and below it,
 /// in name order.
-fn clean_dir(
-    dir: &DirHandle,
-    rel: &Path,
-    apply: bool,
-    now: SystemTime,
-    files: &mut Vec<(String, Result<(), String>)>,
-) {
+fn clean_dir(dir: &DirHandle, rel: &Path, apply: bool, now: SystemTime, cleaned: &mut Cleaned) {
     let Ok(mut entries) = dir.entries() else {
         return;
     };
     entries.sort_by(|a, b| a.name.cmp(&b.name));
+    let in_home = is_in_home(rel);
+    let mut claimed = Vec::new();
     for entry in entries {
-        let path = rel.join(&entry.name);
+        let mut path = rel.join(&entry.name);
+        if let Some(name) = entry.name.to_str()
+            && in_home
+            && is_named_like_git(name)
+        {
+            let (to, result) = move_named_like_git(dir, name, apply, &mut claimed);
+            let moved = apply && result.is_ok();
+            cleaned.moved.push(MovedEntry {
+                from: shown(&path),
+                to: to.as_ref().map(|to| shown(&rel.join(to))),
+                result,
+            });
+            if let (true, Some(to)) = (moved, to) {
+                path = rel.join(to);
+            }
+        }
+        let Some(name) = path.file_name() else {
+            continue;
+        };
         match entry.kind {
-            Kind::Dir if entry.name != ".git" => {
-                if let Ok(Some(sub)) = dir.open_dir(Path::new(&entry.name)) {
-                    clean_dir(&sub, &path, apply, now, files);
+            Kind::Dir if name != ".git" => {
+                if let Ok(Some(sub)) = dir.open_dir(Path::new(name)) {
+                    clean_dir(&sub, &path, apply, now, cleaned);
                 }
             }
             Kind::File => {
@@ -180,17 +247,140 @@ fn clean_dir(
                 if !old_enough || durable::writer_alive(pid) {
                     continue;
                 }
-                let shown = escape_forbidden(&path.to_string_lossy()).into_owned();
                 let result = if apply {
                     dir.remove_file(&entry.name).map_err(|err| err.to_string())
                 } else {
                     Ok(())
                 };
-                files.push((shown, result));
+                cleaned.files.push((shown(&path), result));
             }
             _ => {}
         }
     }
+}
+
+/// A path below the home as findings print it: `/`-separated, a name no
+/// address could hold escaped.
+fn shown(path: &Path) -> String {
+    let parts: Vec<_> = path
+        .components()
+        .map(|component| component.as_os_str().to_string_lossy())
+        .collect();
+    printable(&parts.join("/"))
+}
+
+/// `text` with every character no address may hold, and every code point
+/// HFS+ ignores (invisible, and what makes `.g\u{200c}it` a `.git`),
+/// written as a `\u{…}` escape: a name on disk printed raw could forge
+/// findings or hide what is wrong with it.
+fn printable(text: &str) -> String {
+    if !text.contains(is_hfs_ignorable) {
+        return escape_forbidden(text).into_owned();
+    }
+    let mut escaped = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if is_hfs_ignorable(c) && !is_forbidden_char(c) {
+            escaped.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
+        } else {
+            escaped.push(c);
+        }
+    }
+    escape_forbidden(&escaped).into_owned()
+}
+
+/// Whether the directory at `rel` below the root is a home or inside one
+/// (`pi/session/<id>/`, `project/<key>/`, `human/`, `agents/<slug>/`,
+/// `models/<slug>/`).
+fn is_in_home(rel: &Path) -> bool {
+    let parts: Vec<&str> = rel.iter().map(|part| part.to_str().unwrap_or("")).collect();
+    matches!(
+        parts.as_slice(),
+        ["human", ..] | ["pi", "session", _, ..] | ["project" | "agents" | "models", _, ..]
+    )
+}
+
+/// Whether an entry inside a home is named like `.git` but is not `.git`
+/// itself (Git's own directory, or a nested repository, which the audit
+/// skips): a name Git takes for `.git`, which makes the audit fail, or a
+/// note whose name without `.md` is one, which no address can name.
+fn is_named_like_git(name: &str) -> bool {
+    name != ".git" && (is_git_segment(name) || name.strip_suffix(".md").is_some_and(is_git_segment))
+}
+
+/// Where [`is_named_like_git`]'s `name` goes: its characters that make it
+/// `.git` made plain (`.` first becomes `dot-`, `~` and `:` become `-`,
+/// trailing dots and spaces and ignorable or unaddressable code points
+/// go), a note keeping its `.md`. `None` when nothing would be left or the
+/// name would grow past the filesystem's limit.
+fn plain_name(name: &str) -> Option<(String, &'static str)> {
+    let (stem, ext) = match name.strip_suffix(".md") {
+        Some(stem) if !is_git_segment(name) => (stem, ".md"),
+        _ => (name, ""),
+    };
+    let kept: String = stem
+        .chars()
+        .filter(|&c| !is_hfs_ignorable(c) && !is_forbidden_char(c))
+        .map(|c| if c == '~' || c == ':' { '-' } else { c })
+        .collect();
+    let kept = kept.trim_end_matches(['.', ' ']);
+    let plain = match kept.strip_prefix('.') {
+        Some(rest) => format!("dot-{rest}"),
+        None => kept.to_owned(),
+    };
+    (!plain.is_empty()
+        && plain.len() + ext.len() + 3 <= MAX_SEGMENT_BYTES
+        && !is_git_segment(&plain))
+    .then_some((plain, ext))
+}
+
+/// The first free name for `name` in `dir` ([`plain_name`], then with
+/// `-2`, `-3`, … before its `.md`) that is not `claimed` by an earlier
+/// entry of the same listing (so a dry run names what a real run does),
+/// and, with `apply`, the move there (never replacing an entry that
+/// appears meanwhile).
+fn move_named_like_git(
+    dir: &DirHandle,
+    name: &str,
+    apply: bool,
+    claimed: &mut Vec<String>,
+) -> (Option<String>, Result<(), String>) {
+    const TRIES: usize = 99;
+    let Some((plain, ext)) = plain_name(name) else {
+        return (None, Err("no plain name; rename it by hand".to_owned()));
+    };
+    for n in 1..=TRIES {
+        let candidate = if n == 1 {
+            format!("{plain}{ext}")
+        } else {
+            format!("{plain}-{n}{ext}")
+        };
+        if claimed.contains(&candidate) {
+            continue;
+        }
+        match dir.stat(OsStr::new(&candidate)) {
+            Ok(None) => {}
+            Ok(Some(_)) => continue,
+            Err(err) => return (Some(candidate), Err(err.to_string())),
+        }
+        if !apply {
+            claimed.push(candidate.clone());
+            return (Some(candidate), Ok(()));
+        }
+        match dir.move_entry(OsStr::new(name), dir, OsStr::new(&candidate)) {
+            Ok(()) => {
+                claimed.push(candidate.clone());
+                return (Some(candidate), Ok(()));
+            }
+            Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(err) => return (Some(candidate), Err(err.to_string())),
+        }
+    }
+    (
+        None,
+        Err(format!(
+            "no free name after {TRIES} tries; rename it by hand"
+        )),
+    )
 }
 
 /// A modification time from `lstat`'s seconds and nanoseconds.
@@ -241,7 +431,7 @@ impl Doctor {
         } else {
             // A name on disk may hold anything; printed raw it could forge
             // findings.
-            escape_forbidden(&parts.join("/")).into_owned()
+            printable(&parts.join("/"))
         };
         self.findings.push(DoctorFinding {
             path,
@@ -413,6 +603,7 @@ impl Doctor {
     /// Checks the notes under `dir`, a home or a folder inside the home at
     /// `home_dir` (links resolve from the home).
     fn check_home(&mut self, home_dir: &Path, dir: &DirHandle, home: &HomeKind) {
+        let mut claimed = Vec::new();
         for entry in self.entries(dir) {
             if entry.name.contains(is_forbidden_char) {
                 self.report(
@@ -420,12 +611,29 @@ impl Doctor {
                     "name holds a control, line-separator or bidirectional character; no address can name it, rename it by hand",
                 );
             }
-            let stem = entry.name.strip_suffix(".md").unwrap_or(&entry.name);
-            if is_git_segment(stem) {
+            if entry.name == ".git" {
                 self.report(
                     &entry.path,
                     "Git directory or .git note inside a home; the audit skips it and no address can name it",
                 );
+                continue;
+            }
+            if is_named_like_git(&entry.name) {
+                let what = if is_git_segment(&entry.name) {
+                    "a name Git takes for .git on some systems, where the audit cannot record it; no address can name it"
+                } else {
+                    "a note named like .git; no address can name it"
+                };
+                let fix = match move_named_like_git(dir, &entry.name, false, &mut claimed) {
+                    (Some(to), Ok(())) => {
+                        let parent = entry.path.parent().unwrap_or(&entry.path);
+                        let to = parent.join(to);
+                        let to = to.strip_prefix(&self.root).unwrap_or(&to);
+                        format!("`doctor clean --apply` moves it to {}", shown(to))
+                    }
+                    _ => "rename it by hand".to_owned(),
+                };
+                self.report(&entry.path, format!("{what}, {fix}"));
                 continue;
             }
             match entry.kind {

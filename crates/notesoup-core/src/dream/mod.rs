@@ -22,7 +22,7 @@ mod tools;
 pub use audit::{AUDIT_EMAIL, AUDIT_NAME, AuditCommit, LOCK_EXCLUDE, audit_commit};
 pub use deadline::{Deadline, Ended};
 pub use doctor::{
-    CleanReport, DoctorFinding, DoctorReport, STALE_TEMP_AGE, clean_temp_files, doctor,
+    CleanReport, DoctorFinding, DoctorReport, MovedEntry, STALE_TEMP_AGE, clean_temp_files, doctor,
 };
 pub use error::DreamError;
 pub use gates::{DEFAULT_MIN_HOURS, DEFAULT_MIN_SESSIONS, Gate, material_gate, time_gate};

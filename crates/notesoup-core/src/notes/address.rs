@@ -282,24 +282,72 @@ pub fn escape_forbidden(text: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(escaped)
 }
 
-/// Whether `segment` names a Git directory (`.git` in any case). The audit
-/// repository lives at the root and Git skips every `.git` entry below it,
-/// so a note there would change without a trace.
+/// Whether `segment` names Git's own directory on some system Git runs on,
+/// as Git itself decides when it refuses a path (`verify_path`, with
+/// `is_ntfs_dotgit` and `is_hfs_dotgit`; gix refuses the same): `.git` in
+/// any case; `.git` followed by dots or spaces, or by an NTFS stream name
+/// (`.git.`, `.git `, `.git::$INDEX_ALLOCATION`), which NTFS opens as
+/// `.git`; the NTFS short name `git~1`, followed likewise; and `.git` with
+/// code points HFS+ ignores (`.g\u{200c}it`). The audit repository lives at
+/// the root and the audit skips `.git` below it, so a note there would
+/// change without a trace; a look-alike makes the audit fail outright.
 pub fn is_git_segment(segment: &str) -> bool {
-    segment.eq_ignore_ascii_case(".git")
+    is_ntfs_dot_git(segment) || is_hfs_dot_git(segment)
+}
+
+/// `.git` or `git~1` (any case), then nothing but dots and spaces, up to
+/// the end or an NTFS stream separator (`:`).
+fn is_ntfs_dot_git(segment: &str) -> bool {
+    let bytes = segment.as_bytes();
+    let rest = if bytes
+        .get(..4)
+        .is_some_and(|head| head.eq_ignore_ascii_case(b".git"))
+    {
+        &bytes[4..]
+    } else if bytes
+        .get(..5)
+        .is_some_and(|head| head.eq_ignore_ascii_case(b"git~1"))
+    {
+        &bytes[5..]
+    } else {
+        return false;
+    };
+    rest.iter()
+        .find(|&&b| b != b'.' && b != b' ')
+        .is_none_or(|&b| b == b':')
+}
+
+/// `.git` (any case) once the code points HFS+ ignores in names are
+/// dropped.
+fn is_hfs_dot_git(segment: &str) -> bool {
+    let mut chars = segment.chars().filter(|&c| !is_hfs_ignorable(c));
+    chars.next() == Some('.')
+        && "git"
+            .chars()
+            .all(|want| chars.next().is_some_and(|c| c.eq_ignore_ascii_case(&want)))
+        && chars.next().is_none()
+}
+
+/// The code points HFS+ ignores when it compares names (Git's list): the
+/// zero-width joiners, the directional marks and embeddings, the deprecated
+/// format characters and the byte order mark.
+pub(crate) fn is_hfs_ignorable(c: char) -> bool {
+    matches!(c, '\u{200c}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{206a}'..='\u{206f}' | '\u{feff}')
 }
 
 /// The virtual path rules: non-empty; no NUL, `\` or `@`; no leading `/`;
 /// no empty, `.` or `..` segments; no control, separator or bidirectional
-/// characters; no `.git` segment (any case, with or without `.md`); and no
-/// segment longer than [`MAX_SEGMENT_BYTES`] (`too_large`).
+/// characters; no `.git` segment or look-alike ([`is_git_segment`], with or
+/// without `.md`); and no segment longer than [`MAX_SEGMENT_BYTES`]
+/// (`too_large`).
 pub(crate) fn check_virtual_path(path: &str) -> Result<(), NoteError> {
     check_structure(path)?;
     check_hygiene(path)
 }
 
 /// The rules that keep a path inside its home: non-empty; no NUL; no
-/// leading `/`; no empty, `.` or `..` segments; no `.git` segment.
+/// leading `/`; no empty, `.` or `..` segments; no `.git` segment or
+/// look-alike.
 fn check_structure(path: &str) -> Result<(), NoteError> {
     if path.is_empty() {
         return Err(invalid_address("the path is empty"));
@@ -321,7 +369,7 @@ fn check_structure(path: &str) -> Result<(), NoteError> {
     let last = path.rsplit('/').next().unwrap_or(path);
     if path.split('/').any(is_git_segment) || last.strip_suffix(".md").is_some_and(is_git_segment) {
         return Err(invalid_address(
-            "the path may not contain a .git segment (Git's own directory is not a note)",
+            "the path may not contain a .git segment or a name Git takes for one (.git. or .git with trailing spaces, git~1, .git with ignorable characters): Git's own directory is not a note",
         ));
     }
     Ok(())

@@ -215,7 +215,7 @@ fn check_segment(field: &'static str, value: &str) -> Result<(), IdentityError> 
     {
         return Err(IdentityError {
             field,
-            requirement: "a single path segment of at most 255 bytes: not ., .. or .git, and without \\, /, NUL, :, control, line-separator or bidirectional characters",
+            requirement: "a single path segment of at most 255 bytes: not ., .., .git or a name Git takes for .git (.git., git~1, …), and without \\, /, NUL, :, control, line-separator or bidirectional characters",
         });
     }
     Ok(())

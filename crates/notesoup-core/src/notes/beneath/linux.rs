@@ -10,7 +10,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use rustix::fs::{
-    AtFlags, CWD, FileType, FlockOperation, Mode, OFlags, RawDir, ResolveFlags, SeekFrom, Stat,
+    AtFlags, CWD, FileType, FlockOperation, Mode, OFlags, RawDir, RenameFlags, ResolveFlags,
+    SeekFrom, Stat,
 };
 use rustix::io::Errno;
 
@@ -254,6 +255,31 @@ impl DirHandle {
     pub(crate) fn remove_file(&self, name: &OsStr) -> io::Result<()> {
         let name = self.plain(name).map_err(io::Error::other)?;
         retry(|| rustix::fs::unlinkat(&self.fd, name, AtFlags::empty())).map_err(io::Error::from)
+    }
+
+    /// Moves the entry `from` of this directory to `to` in `target`,
+    /// refusing (`AlreadyExists`) to replace anything there.
+    pub(crate) fn move_entry(
+        &self,
+        from: &OsStr,
+        target: &DirHandle,
+        to: &OsStr,
+    ) -> io::Result<()> {
+        let from = self.plain(from).map_err(io::Error::other)?;
+        let to = target.plain(to).map_err(io::Error::other)?;
+        match retry(|| {
+            rustix::fs::renameat_with(&self.fd, from, &target.fd, to, RenameFlags::NOREPLACE)
+        }) {
+            // A filesystem without `RENAME_NOREPLACE`: look, then move.
+            Err(Errno::INVAL) => {
+                if target.stat(to).map_err(io::Error::other)?.is_some() {
+                    return Err(io::ErrorKind::AlreadyExists.into());
+                }
+                retry(|| rustix::fs::renameat(&self.fd, from, &target.fd, to))
+                    .map_err(io::Error::from)
+            }
+            moved => moved.map_err(io::Error::from),
+        }
     }
 
     /// A new descriptor of this directory.

@@ -336,16 +336,23 @@ mod tests {
                 }
 
                 #[test]
-                fn entries_go_inside_their_directories_only() {
+                fn entries_move_and_go_inside_their_directories_only() {
                     let (_dir, root, _) = fixture();
                     let a = root.open_dir(Path::new("a")).unwrap().unwrap();
                     let b = a.open_dir(Path::new("b")).unwrap().unwrap();
                     fs::write(a.path().join("m.md"), "m").unwrap();
-                    b.remove_file(OsStr::new("../m.md"))
+                    a.move_entry(OsStr::new("m.md"), &b, OsStr::new("moved.md"))
+                        .unwrap();
+                    assert_eq!(fs::read_to_string(b.path().join("moved.md")).unwrap(), "m");
+                    let refused = b
+                        .move_entry(OsStr::new("moved.md"), &b, OsStr::new("n.md"))
+                        .expect_err("never replaces");
+                    assert_eq!(refused.kind(), std::io::ErrorKind::AlreadyExists);
+                    assert_eq!(fs::read_to_string(b.path().join("n.md")).unwrap(), "note");
+                    b.remove_file(OsStr::new("../moved.md"))
                         .expect_err("a name, not a path");
-                    assert!(a.path().join("m.md").exists());
-                    a.remove_file(OsStr::new("m.md")).unwrap();
-                    assert!(!a.path().join("m.md").exists());
+                    b.remove_file(OsStr::new("moved.md")).unwrap();
+                    assert!(!b.path().join("moved.md").exists());
                     let mut locked = root.open_dir(Path::new("a")).unwrap().unwrap();
                     locked.lock().unwrap();
                 }

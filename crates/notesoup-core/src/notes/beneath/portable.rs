@@ -158,6 +158,22 @@ impl DirHandle {
         fs::remove_file(self.path.join(name))
     }
 
+    pub(crate) fn move_entry(
+        &self,
+        from: &OsStr,
+        target: &DirHandle,
+        to: &OsStr,
+    ) -> io::Result<()> {
+        let from = self.plain(from).map_err(io::Error::other)?;
+        let to = target
+            .path
+            .join(target.plain(to).map_err(io::Error::other)?);
+        if fs::symlink_metadata(&to).is_ok() {
+            return Err(io::ErrorKind::AlreadyExists.into());
+        }
+        fs::rename(self.path.join(from), to)
+    }
+
     fn plain<'a>(&self, name: &'a OsStr) -> Result<&'a OsStr, BeneathError> {
         if is_plain_name(name) {
             Ok(name)

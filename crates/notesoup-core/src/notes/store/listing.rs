@@ -381,8 +381,9 @@ impl NoteStore {
                 _ => None,
             };
             for entry in dir.entries()? {
-                // Git's own directories hold no notes (the audit skips
-                // them, and no address can name them).
+                // Git's own directories, and names Git takes for them, hold
+                // no notes (no address can name them; `dream doctor` names
+                // and `doctor clean` moves the look-alikes).
                 let name = entry.name.to_str();
                 if name.is_some_and(|name| is_git_segment(name.strip_suffix(".md").unwrap_or(name)))
                 {

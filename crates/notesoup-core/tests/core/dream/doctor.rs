@@ -4,7 +4,7 @@ use std::fs;
 use std::os::unix::fs::symlink;
 use std::path::Path;
 
-use notesoup_core::dream::{LAST_RUN_FILE, LOCK_FILE, doctor};
+use notesoup_core::dream::{LAST_RUN_FILE, LOCK_FILE, audit_commit, clean_temp_files, doctor};
 
 use super::support::{put, render_output, tree_hash};
 
@@ -244,7 +244,7 @@ fn doctor_names_hygiene_problems_by_name() {
     let expected = [
         format!("human/{}: temporary file of an interrupted write; its writer (process {GONE}) is gone, `doctor clean --apply` removes it", temp_name(GONE)),
         format!("human/{}: temporary file of a write in progress or interrupted; its writer (process {me}) is still running", temp_name(me)),
-        "human/.GIT.md: Git directory or .git note inside a home; the audit skips it and no address can name it".to_owned(),
+        "human/.GIT.md: a note named like .git; no address can name it, `doctor clean --apply` moves it to human/dot-GIT.md".to_owned(),
         "human/.git: Git directory or .git note inside a home; the audit skips it and no address can name it".to_owned(),
         "human/a\\u{a}forged: row.md: name holds a control, line-separator or bidirectional character; no address can name it, rename it by hand".to_owned(),
         format!(
@@ -346,4 +346,89 @@ fn doctor_reports_credentials_already_in_the_store() {
             "human/keys.md: holds a credential (AWS access key) on body line 2; move it out and keep a reference"
         ]
     );
+}
+
+/// Names Git takes for `.git` inside a home (and notes named like one):
+/// the audit cannot record the store while one is there; doctor names each
+/// and where `doctor clean --apply` moves it; the move keeps every note,
+/// never replaces an entry, leaves `.git` itself alone, and the audit then
+/// records the store.
+#[test]
+fn names_git_takes_for_git_are_found_and_moved() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let home = dir.path().join("home");
+    put(&home, "human/ok.md", GOOD);
+    put(&home, "human/.git./x.md", GOOD);
+    put(&home, "human/.git /y.md", GOOD);
+    put(&home, "human/.git./.git./deep.md", GOOD);
+    put(&home, "human/dot-git/taken.md", GOOD);
+    put(&home, "human/git~1/z.md", GOOD);
+    put(&home, "human/.git/config", "[core]\n");
+    put(&home, "project/app-0123abcd/GIT~1.md", GOOD);
+    put(&home, "agents/me/.g\u{200c}it/w.md", GOOD);
+    // At the root a name like .git is not in a home: reported, not moved.
+    put(&home, ".GIT/stray", "x");
+
+    let refused = audit_commit(&home, "baseline").expect_err("Git refuses the names");
+    assert_eq!(refused.code(), "audit_failed");
+
+    let before = tree_hash(&home);
+    let report = doctor(&home);
+    assert_eq!(tree_hash(&home), before, "doctor never writes");
+    insta::assert_snapshot!(
+        "doctor_names_like_git",
+        render_output(&report.output(), &home)
+    );
+
+    let now = std::time::SystemTime::now();
+    let dry = clean_temp_files(&home, false, now);
+    assert_eq!(tree_hash(&home), before, "a dry run moves nothing");
+    let applied = clean_temp_files(&home, true, now);
+    insta::assert_snapshot!(
+        "doctor_clean_names_like_git",
+        format!(
+            "{}---\n{}",
+            render_output(&dry.output(), &home),
+            render_output(&applied.output(), &home)
+        )
+    );
+    let dry_moves: Vec<_> = dry.moved.iter().map(|m| (&m.from, &m.to)).collect();
+    let applied_moves: Vec<_> = applied.moved.iter().map(|m| (&m.from, &m.to)).collect();
+    assert_eq!(
+        dry_moves.len(),
+        applied_moves.len(),
+        "the dry run names every move"
+    );
+    for (path, text) in [
+        ("human/dot-git-2/y.md", GOOD),
+        ("human/dot-git-3/x.md", GOOD),
+        ("human/dot-git-3/dot-git/deep.md", GOOD),
+        ("human/dot-git/taken.md", GOOD),
+        ("human/git-1/z.md", GOOD),
+        ("human/.git/config", "[core]\n"),
+        ("project/app-0123abcd/GIT-1.md", GOOD),
+        ("agents/me/dot-git/w.md", GOOD),
+        (".GIT/stray", "x"),
+    ] {
+        assert_eq!(
+            fs::read_to_string(home.join(path)).unwrap_or_default(),
+            text,
+            "{path}"
+        );
+    }
+    let after = doctor(&home);
+    let left: Vec<String> = after
+        .findings
+        .iter()
+        .map(|finding| format!("{}: {}", finding.path, finding.message))
+        .collect();
+    assert_eq!(
+        left,
+        [
+            ".GIT: unexpected root entry",
+            "human/.git: Git directory or .git note inside a home; the audit skips it and no address can name it",
+        ]
+    );
+    fs::remove_dir_all(home.join(".GIT")).expect("the stray root entry, by hand");
+    audit_commit(&home, "baseline").expect("the audit records the store");
 }

@@ -362,3 +362,114 @@ fn glob_heads_narrow_homes() {
         );
     }
 }
+
+/// Whether Git takes `name` for `.git`: gix's component check with the
+/// NTFS and HFS+ protections Git applies (`core.protectNTFS`,
+/// `core.protectHFS`), the rule the dream's audit meets.
+fn git_takes_for_dot_git(name: &str) -> bool {
+    use gix::validate::path::component::{Error, Options};
+    let options = Options {
+        protect_windows: false,
+        protect_hfs: true,
+        protect_ntfs: true,
+    };
+    matches!(
+        gix::validate::path::component(gix::bstr::BStr::new(name), None, options),
+        Err(Error::DotGitDir)
+    )
+}
+
+/// A name is a `.git` segment for the address rules exactly when Git takes
+/// it for `.git` on some system: trailing dots and spaces and NTFS streams,
+/// the NTFS short name, and code points HFS+ ignores.
+#[test]
+fn git_look_alikes_are_the_names_git_takes_for_git() {
+    use notesoup_core::notes::is_git_segment;
+    let refused = [
+        ".git",
+        ".GIT",
+        ".gIt",
+        ".git.",
+        ".git..",
+        ".git ",
+        ".git. .",
+        ".git:",
+        ".git::$INDEX_ALLOCATION",
+        "git~1",
+        "GIT~1",
+        "git~1.",
+        "git~1 ",
+        "git~1:stream",
+        ".g\u{200c}it",
+        ".\u{200d}git",
+        ".git\u{feff}",
+        "\u{feff}.git",
+        ".G\u{206a}IT",
+        ".gi\u{200e}t",
+    ];
+    let accepted = [
+        "git",
+        ".gitx",
+        ".git-notes",
+        ".gitignore",
+        ".gitkeep",
+        "git~2",
+        "git~10",
+        "x.git",
+        ". git",
+        "..git",
+        ".git.x",
+        ".git .md",
+        ".g it",
+        "",
+        ".",
+        "..",
+    ];
+    for name in refused {
+        assert!(is_git_segment(name), "{name:?} is refused");
+        assert!(git_takes_for_dot_git(name), "Git refuses {name:?} too");
+    }
+    for name in accepted {
+        assert!(!is_git_segment(name), "{name:?} is accepted");
+        assert!(!git_takes_for_dot_git(name), "Git accepts {name:?} too");
+    }
+    let me = me();
+    for address in [
+        "@human/.git./x",
+        "@human/.git /x",
+        "@human/git~1/x",
+        "@human/GIT~1.md",
+    ] {
+        let refused = Address::parse(address, &me).expect_err(address);
+        assert_eq!(refused.code(), RefusalCode::InvalidAddress, "{address}");
+        assert!(
+            refused.message().contains("a name Git takes for one"),
+            "{}",
+            refused.message()
+        );
+    }
+}
+
+use proptest::strategy::Strategy;
+
+proptest::proptest! {
+    /// Names built from the pieces look-alikes are made of agree with
+    /// Git's rule.
+    #[test]
+    fn every_name_git_takes_for_git_is_a_git_segment(
+        name in (
+            proptest::sample::select(vec![
+                "", ".", ".git", ".GiT", "git~1", "GIT~1", "git~2", ".g", ".gi", "git",
+                ".\u{200c}g", "\u{feff}.", ".git\u{202e}",
+            ]),
+            "[.gGiItT~1 :x\u{200c}\u{200d}\u{feff}\u{206a}]{0,5}",
+        )
+            .prop_map(|(head, tail)| format!("{head}{tail}"))
+    ) {
+        proptest::prop_assert_eq!(
+            notesoup_core::notes::is_git_segment(&name),
+            git_takes_for_dot_git(&name),
+            "{:?}", name
+        );
+    }
+}

@@ -225,6 +225,14 @@ fn git_directories_inside_homes_hold_no_notes() {
     f.put("human/.git/secret.md", "---\norigin: user\n---\n\nhidden\n");
     f.put("human/sub/.GIT/x.md", "---\norigin: user\n---\n\nhidden\n");
     f.put("human/.git.md", "---\norigin: user\n---\n\nhidden\n");
+    // Names Git takes for `.git`, put there by hand.
+    for look_alike in [".git.", ".git ", "git~1", "GIT~1.md", ".g\u{200c}it"] {
+        f.put(
+            &format!("human/{look_alike}/x.md"),
+            "---\norigin: user\n---\n\nhidden\n",
+        );
+    }
+    f.put("human/.git .md", "---\norigin: user\n---\n\nhidden\n");
     f.put("human/seen.md", "---\norigin: user\n---\n\nseen\n");
     let rows = f.store.list(&ListQuery::default()).all_rows();
     let addresses: Vec<&str> = rows

@@ -43,44 +43,52 @@ fn identity_validation_messages() {
             "notes context model must be a non-empty string",
         ),
         (
+            ["/n", "git~1", "p", "a", "m"],
+            "notes context sessionId must be a single path segment of at most 255 bytes: not ., .., .git or a name Git takes for .git (.git., git~1, …), and without \\, /, NUL, :, control, line-separator or bidirectional characters",
+        ),
+        (
+            ["/n", "s", ".git. ", "a", "m"],
+            "notes context projectKey must be a single path segment of at most 255 bytes: not ., .., .git or a name Git takes for .git (.git., git~1, …), and without \\, /, NUL, :, control, line-separator or bidirectional characters",
+        ),
+        (
             ["/n", "..", "p", "a", "m"],
-            "notes context sessionId must be a single path segment of at most 255 bytes: not ., .. or .git, and without \\, /, NUL, :, control, line-separator or bidirectional characters",
+            "notes context sessionId must be a single path segment of at most 255 bytes: not ., .., .git or a name Git takes for .git (.git., git~1, …), and without \\, /, NUL, :, control, line-separator or bidirectional characters",
         ),
         (
             ["/n", "s", ".", "a", "m"],
-            "notes context projectKey must be a single path segment of at most 255 bytes: not ., .. or .git, and without \\, /, NUL, :, control, line-separator or bidirectional characters",
+            "notes context projectKey must be a single path segment of at most 255 bytes: not ., .., .git or a name Git takes for .git (.git., git~1, …), and without \\, /, NUL, :, control, line-separator or bidirectional characters",
         ),
         (
             ["/n", "a/b", "p", "a", "m"],
-            "notes context sessionId must be a single path segment of at most 255 bytes: not ., .. or .git, and without \\, /, NUL, :, control, line-separator or bidirectional characters",
+            "notes context sessionId must be a single path segment of at most 255 bytes: not ., .., .git or a name Git takes for .git (.git., git~1, …), and without \\, /, NUL, :, control, line-separator or bidirectional characters",
         ),
         (
             ["/n", "a\\b", "p", "a", "m"],
-            "notes context sessionId must be a single path segment of at most 255 bytes: not ., .. or .git, and without \\, /, NUL, :, control, line-separator or bidirectional characters",
+            "notes context sessionId must be a single path segment of at most 255 bytes: not ., .., .git or a name Git takes for .git (.git., git~1, …), and without \\, /, NUL, :, control, line-separator or bidirectional characters",
         ),
         (
             ["/n", "a:b", "p", "a", "m"],
-            "notes context sessionId must be a single path segment of at most 255 bytes: not ., .. or .git, and without \\, /, NUL, :, control, line-separator or bidirectional characters",
+            "notes context sessionId must be a single path segment of at most 255 bytes: not ., .., .git or a name Git takes for .git (.git., git~1, …), and without \\, /, NUL, :, control, line-separator or bidirectional characters",
         ),
         (
             ["/n", "s", "p\0", "a", "m"],
-            "notes context projectKey must be a single path segment of at most 255 bytes: not ., .. or .git, and without \\, /, NUL, :, control, line-separator or bidirectional characters",
+            "notes context projectKey must be a single path segment of at most 255 bytes: not ., .., .git or a name Git takes for .git (.git., git~1, …), and without \\, /, NUL, :, control, line-separator or bidirectional characters",
         ),
         (
             ["/n", ".GIT", "p", "a", "m"],
-            "notes context sessionId must be a single path segment of at most 255 bytes: not ., .. or .git, and without \\, /, NUL, :, control, line-separator or bidirectional characters",
+            "notes context sessionId must be a single path segment of at most 255 bytes: not ., .., .git or a name Git takes for .git (.git., git~1, …), and without \\, /, NUL, :, control, line-separator or bidirectional characters",
         ),
         (
             ["/n", "s\n1", "p", "a", "m"],
-            "notes context sessionId must be a single path segment of at most 255 bytes: not ., .. or .git, and without \\, /, NUL, :, control, line-separator or bidirectional characters",
+            "notes context sessionId must be a single path segment of at most 255 bytes: not ., .., .git or a name Git takes for .git (.git., git~1, …), and without \\, /, NUL, :, control, line-separator or bidirectional characters",
         ),
         (
             ["/n", "s", "p\u{202e}", "a", "m"],
-            "notes context projectKey must be a single path segment of at most 255 bytes: not ., .. or .git, and without \\, /, NUL, :, control, line-separator or bidirectional characters",
+            "notes context projectKey must be a single path segment of at most 255 bytes: not ., .., .git or a name Git takes for .git (.git., git~1, …), and without \\, /, NUL, :, control, line-separator or bidirectional characters",
         ),
         (
             ["/n", "s", &"p".repeat(256), "a", "m"],
-            "notes context projectKey must be a single path segment of at most 255 bytes: not ., .. or .git, and without \\, /, NUL, :, control, line-separator or bidirectional characters",
+            "notes context projectKey must be a single path segment of at most 255 bytes: not ., .., .git or a name Git takes for .git (.git., git~1, …), and without \\, /, NUL, :, control, line-separator or bidirectional characters",
         ),
         (
             ["/n", "s", "p", "Alice", "m"],
