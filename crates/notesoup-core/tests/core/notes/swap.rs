@@ -81,7 +81,9 @@ fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Option<Vec<u8>>> {
 fn plant_decoys(outside: &Path) {
     let _ = fs::remove_dir_all(outside);
     fs::create_dir_all(outside).expect("outside");
-    for name in ["u.md", "c.md", "a.md", "de.md", "r.md"] {
+    for name in [
+        "u.md", "c.md", "a.md", "de.md", "r.md", "o.md", "m1.md", "m2.md",
+    ] {
         fs::write(outside.join(name), LIVE).expect("decoy");
     }
     for name in ["k.md", "dd.md"] {
@@ -168,22 +170,21 @@ fn attempt(
     };
     let note_code = |e: notesoup_core::notes::NoteError| e.code().as_str().to_owned();
     let dream_code = |e: notesoup_core::dream::DreamError| e.code().to_owned();
-    let (from, to) = if i.is_multiple_of(2) {
-        ("alpha", "omega")
-    } else {
-        ("omega", "alpha")
-    };
     match path {
         "write" => store
             .write(&note("w.md"), &format!("attempt {i}"), None)
             .map(drop)
             .map_err(note_code),
+        // Each write path starts from a note it can act on, whatever the
+        // attempt before it did.
         "update" => store
-            .update(&note("u.md"), &edit(from, to))
+            .write(&note("u.md"), "alpha", None)
+            .and_then(|_| store.update(&note("u.md"), &edit("alpha", "omega")))
             .map(drop)
             .map_err(note_code),
         "crumple" => store
             .update(&note("c.md"), &crumple(true))
+            .and_then(|_| store.update(&note("c.md"), &crumple(false)))
             .map(drop)
             .map_err(note_code),
         "uncrumple" => store
@@ -193,13 +194,13 @@ fn attempt(
             .map_err(note_code),
         "read" => store.read(&note("a.md")).map(drop).map_err(note_code),
         "rename into" => store
-            .rename("@human/r.md", &note("r.md"))
-            .and_then(|_| store.rename(&note("r.md"), "@human/r.md"))
+            .write("@human/r.md", "moving in", None)
+            .and_then(|_| store.rename("@human/r.md", &note(&format!("r{i}.md"))))
             .map(drop)
             .map_err(note_code),
         "rename out of" => store
-            .rename(&note("o.md"), "@human/o.md")
-            .and_then(|_| store.rename("@human/o.md", &note("o.md")))
+            .write(&note("o.md"), "moving out", None)
+            .and_then(|_| store.rename(&note("o.md"), &format!("@human/o{i}.md")))
             .map(drop)
             .map_err(note_code),
         "rename within" => {
@@ -218,13 +219,16 @@ fn attempt(
             .map(drop)
             .map_err(dream_code),
         "dream edit" => tools
-            .edit(
-                &file("de.md"),
-                &[TextEdit {
-                    old_text: from.into(),
-                    new_text: to.into(),
-                }],
-            )
+            .write(&file("de.md"), "alpha\n")
+            .and_then(|_| {
+                tools.edit(
+                    &file("de.md"),
+                    &[TextEdit {
+                        old_text: "alpha".into(),
+                        new_text: "omega".into(),
+                    }],
+                )
+            })
             .map(drop)
             .map_err(dream_code),
         "dream delete" => tools
