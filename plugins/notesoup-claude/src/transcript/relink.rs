@@ -275,3 +275,73 @@ fn stand_ins(rows: &[Parsed]) -> FastMap<&str, &str> {
     }
     stand_ins
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A chain `r0 <- r1 <- … <- r{len-1}` kept by its ends.
+    fn walked(len: usize) -> Option<Relink> {
+        let preserved = Preserved {
+            anchor: Some("s".to_owned()),
+            kept: Kept::Walk {
+                head: "r0".to_owned(),
+                tail: format!("r{}", len - 1),
+            },
+        };
+        let parents: Vec<Option<String>> = (0..len)
+            .map(|n| n.checked_sub(1).map(|p| format!("r{p}")))
+            .collect();
+        let lookup = |uuid: &str| {
+            let n: usize = uuid[1..].parse().unwrap();
+            Ok::<_, Infallible>(Lookup::Row(parents[n].as_deref()))
+        };
+        let Ok(relink) = Relink::of(&preserved, lookup);
+        relink
+    }
+
+    /// A segment is walked from its tail up to its head, as far as
+    /// [`MAX_WALKED_KEPT`] rows: a longer one relinks nothing, so a file of
+    /// many boundaries costs no more than that per boundary.
+    #[test]
+    fn a_segment_walk_goes_up_a_bounded_number_of_rows() {
+        let relink = walked(MAX_WALKED_KEPT).unwrap();
+        assert_eq!(relink.kept.len(), MAX_WALKED_KEPT);
+        assert_eq!(relink.kept.first().map(String::as_str), Some("r0"));
+        assert_eq!(relink.place("r1"), Some(1));
+        assert!(walked(MAX_WALKED_KEPT + 1).is_none());
+    }
+
+    /// The relinked parents, rule by rule; `dropped` is asked only about
+    /// rows that are not kept.
+    #[test]
+    fn parents_follow_the_rules_in_order() {
+        let preserved = Preserved {
+            anchor: Some("s".to_owned()),
+            kept: Kept::Listed(vec!["k1".to_owned(), "k2".to_owned()]),
+        };
+        let lookup = |_: &str| Ok::<_, Infallible>(Lookup::Row(None));
+        let Ok(Some(relink)) = Relink::of(&preserved, lookup) else {
+            panic!("no relinking");
+        };
+        let never = |id: &str| -> Result<bool, Infallible> { panic!("asked about {id}") };
+        let parent = |uuid, place, own, message, dropped: bool| {
+            let Ok(parent) =
+                relink.parent(uuid, place, own, message, |_| Ok::<_, Infallible>(dropped));
+            parent
+        };
+        // 1. The kept rows chain off the anchor.
+        assert_eq!(parent("k1", Some(0), Some("old"), true, false), Some("s"));
+        assert_eq!(parent("k2", Some(1), Some("old"), true, false), Some("k1"));
+        // 2. Others off the anchor hang off the last kept row.
+        assert_eq!(parent("c", None, Some("s"), false, false), Some("k2"));
+        // 3. Messages off a dropped row too; other rows stay.
+        assert_eq!(parent("c", None, Some("old"), true, true), Some("k2"));
+        assert_eq!(parent("c", None, Some("old"), false, true), Some("old"));
+        assert_eq!(parent("c", None, Some("old"), true, false), Some("old"));
+        let Ok(kept) = relink.parent("c", None, Some("k1"), true, never);
+        assert_eq!(kept, Some("k1"));
+        let Ok(root) = relink.parent("c", None, None, true, never);
+        assert_eq!(root, None);
+    }
+}
