@@ -62,13 +62,16 @@ fn cut_off(prompt: &'static str, mut replies: Vec<Reply>) -> Step {
 /// The longest a cut-off turn may take to reach its held request.
 const CUT_OFF_LIMIT: Duration = Duration::from_secs(120);
 
-/// Runs `claude -p <prompt>` and ends it once the fake holds a request
-/// open: the transcript ends in a turn the model never answered.
+/// Runs `claude -p <prompt>` and ends it once the fake holds a request open
+/// and the transcript holds the row that request answers (the result of
+/// `last_call`, else the prompt; Claude Code writes rows asynchronously):
+/// the transcript ends in a turn the model never answered.
 fn run_cut_off(
     sb: &Sandbox,
     api: &FakeApi,
     plugin: &std::path::Path,
     prompt: &str,
+    last_call: Option<&str>,
     extra: &[&str],
 ) {
     let held = api.held();
@@ -88,7 +91,7 @@ fn run_cut_off(
             .stderr(Stdio::null()),
     );
     let started = Instant::now();
-    while api.held() == held {
+    while api.held() == held || !written(sb, prompt, last_call) {
         if let Some(status) = child.try_wait().unwrap() {
             panic!("claude -p {prompt:?} ended ({status}) before its turn was cut off");
         }
@@ -102,6 +105,30 @@ fn run_cut_off(
     }
     child.kill().unwrap();
     child.wait().unwrap();
+}
+
+/// Whether a transcript of the sandbox's project holds the result of
+/// `last_call`, or (without one) a user row whose text is `prompt`.
+fn written(sb: &Sandbox, prompt: &str, last_call: Option<&str>) -> bool {
+    let dir = sb.transcript("x").parent().unwrap().to_owned();
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return false;
+    };
+    let answers = |row: &Value| match last_call {
+        Some(call) => row["message"]["content"]
+            .as_array()
+            .is_some_and(|blocks| blocks.iter().any(|b| b["tool_use_id"] == call)),
+        None => row["message"]["content"] == prompt,
+    };
+    entries
+        .filter_map(Result::ok)
+        .filter(|entry| entry.path().extension().is_some_and(|ext| ext == "jsonl"))
+        .filter_map(|entry| std::fs::read_to_string(entry.path()).ok())
+        .any(|text| {
+            text.lines()
+                .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+                .any(|row| row["type"] == "user" && answers(&row))
+        })
 }
 
 /// The one session of the sandbox's project (for a session whose first
@@ -132,6 +159,11 @@ fn run(sb: &Sandbox, api: &FakeApi, steps: Vec<Step>) -> (String, Vec<serde_json
         cut_off,
     } in steps
     {
+        let last_call = replies
+            .iter()
+            .rev()
+            .find_map(|reply| reply.tool_uses.last())
+            .map(|(id, _, _)| id.clone());
         api.script(replies);
         let mut extra = vec!["--allowedTools", allowed.as_str()];
         if let Some(id) = &session {
@@ -139,7 +171,7 @@ fn run(sb: &Sandbox, api: &FakeApi, steps: Vec<Step>) -> (String, Vec<serde_json
             extra.push(id);
         }
         if cut_off {
-            run_cut_off(sb, api, &plugin, prompt, &extra);
+            run_cut_off(sb, api, &plugin, prompt, last_call.as_deref(), &extra);
             session.get_or_insert_with(|| only_session(sb));
         } else {
             let result = turn(sb, &api.url, &plugin, prompt, &extra);
