@@ -10,8 +10,9 @@
 //!   A seq depends only on row and block kinds, so it is stable as files grow.
 //! - The active branch of each file is what the newest main-thread row
 //!   reaches through `parentUuid`, following `logicalParentUuid` across a
-//!   compact boundary and a boundary's preserved-segment anchor to its
-//!   summary. Rows off it take seqs but answer `not_on_branch`.
+//!   compact boundary, with the rows each compaction kept relinked as Claude
+//!   Code's loader relinks them (see [`super::relink`]). Rows off it take
+//!   seqs but answer `not_on_branch`.
 //! - A tool result Claude Code persisted to a file (`<persisted-output>`)
 //!   is marked truncated with the file's path; the result of a call that
 //!   spawned a sub-agent carries the sub-agent's calls (from
@@ -34,7 +35,8 @@ use notesoup_core::history::{
 };
 use serde_json::Value;
 
-use super::row::{Block, BlockRef, Row, RowRef};
+use super::relink::active_branch;
+use super::row::{Block, BlockRef, Preserved, Row, RowRef};
 use crate::files::{is_absent, open_regular, read_regular};
 use crate::window::{WindowId, boot_ids};
 
@@ -211,8 +213,11 @@ pub(super) struct Parsed {
     pub(super) logical_parent: Option<String>,
     pub(super) boundary: bool,
     pub(super) compact_summary: bool,
-    /// A boundary's preserved-segment anchor.
-    pub(super) anchor: Option<String>,
+    /// A user or assistant row (the rows a compaction's relinking moves
+    /// off a dropped parent).
+    pub(super) message: bool,
+    /// What a boundary preserved (boxed: most rows are no boundary).
+    pub(super) preserved: Option<Box<Preserved>>,
     pub(super) timestamp: Option<String>,
     /// The seqs and items the row takes; `None` when it takes none.
     pub(super) decoded: Option<Decoded>,
@@ -248,10 +253,16 @@ impl Parsed {
             logical_parent: row.logical_parent_uuid.as_ref().map(|p| p.0.to_string()),
             boundary,
             compact_summary: row.is_compact_summary,
-            anchor: row.anchor().filter(|_| boundary).map(str::to_owned),
+            message: matches!(row.kind.0.as_ref(), "user" | "assistant"),
+            preserved: row.preserved().filter(|_| boundary).map(Box::new),
             timestamp: row.timestamp.as_ref().map(|t| t.0.to_string()),
             decoded: decode_row(row),
         })
+    }
+
+    /// The anchor a boundary's kept rows hang off.
+    pub(super) fn anchor(&self) -> Option<&str> {
+        self.preserved.as_deref()?.anchor.as_deref()
     }
 
     /// A user row that holds a tool result.
@@ -829,44 +840,6 @@ impl Hasher for Fnv {
 
 pub(super) type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<Fnv>>;
 pub(super) type FastSet<K> = HashSet<K, BuildHasherDefault<Fnv>>;
-
-/// The uuids on the file's active branch: everything the newest row
-/// reaches.
-fn active_branch(rows: &[Parsed]) -> FastSet<&str> {
-    let mut by_uuid: FastMap<&str, &Parsed> = FastMap::default();
-    by_uuid.reserve(rows.len());
-    by_uuid.extend(rows.iter().map(|row| (row.uuid.as_str(), row)));
-    // Rows after a compaction hang off the boundary's preserved-segment
-    // anchor, an id no row has; the summary row (or the boundary) stands in.
-    let mut anchors: FastMap<&str, &str> = FastMap::default();
-    for row in rows.iter().filter(|row| row.boundary) {
-        let Some(anchor) = row.anchor.as_deref() else {
-            continue;
-        };
-        let summary = rows
-            .iter()
-            .find(|r| r.compact_summary && r.parent.as_deref() == Some(row.uuid.as_str()))
-            .map(|r| r.uuid.as_str());
-        anchors.insert(anchor, summary.unwrap_or(row.uuid.as_str()));
-    }
-    let mut branch = FastSet::default();
-    let mut next = rows.last().map(|row| row.uuid.as_str());
-    while let Some(uuid) = next {
-        let Some(row) = by_uuid.get(uuid) else {
-            next = anchors.get(uuid).copied();
-            continue;
-        };
-        if !branch.insert(uuid) {
-            break;
-        }
-        next = match row.parent.as_deref() {
-            Some(parent) => Some(parent),
-            None if row.boundary => row.logical_parent.as_deref(),
-            None => None,
-        };
-    }
-    branch
-}
 
 #[cfg(test)]
 mod tests {

@@ -4,26 +4,29 @@
 //! - The earlier files of a `/clear` chain are finished; they are decoded
 //!   once and only stat-checked afterwards. The newest file keeps what its
 //!   next branch walk and its open window need: every kept row's uuid, the
-//!   compact anchors and summaries, the ids the walk missed, and the last
-//!   window.
+//!   compact anchors and summaries, the ids the walk missed, how the last
+//!   boundary relinks the rows after it, the rows nearest the tip on its
+//!   branch (a compaction keeps rows from there), and the last window.
 //! - [`ChainHistory`] (the MCP server's) hands the decoded items over to
 //!   core's [`History`] as they come, so their texts are kept once.
 //! - A complete line is decoded once. A last line without its newline is
 //!   left for later unless it already parses as a row (then it is decoded,
 //!   and the next bytes must start with its newline).
 //! - New rows extend the decode when the newest row's ancestry reaches the
-//!   previous newest row through new rows only, and nothing the earlier walk
-//!   used changes (no new row reuses a uuid or fills a parent the walk
-//!   missed, no compact anchor is redefined, no summary arrives for an
-//!   earlier boundary). Anything else (a rewind, a fork, a shrink, another
-//!   inode, a changed head, a rewrite of the same length, an earlier file
-//!   changed) decodes the chain again.
+//!   previous newest row through new rows only (relinked, a compaction's
+//!   kept rows among the rows nearest the tip are passed again), and nothing
+//!   the earlier walk used changes (no new row reuses a uuid or fills a
+//!   parent, kept row or anchor the walk missed, no compact anchor is
+//!   redefined). Anything else (a rewind, a fork, a shrink, another inode, a
+//!   changed head, a rewrite of the same length, an earlier file changed, a
+//!   relinking that needs earlier rows than those kept) decodes the chain
+//!   again.
 //!
 //! The result equals [`decode_chain`](super::decode::decode_chain) of the
 //! same bytes; the property tests in `tests/claude/incremental.rs` check it
 //! after every append, appends ending mid-line included.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
@@ -35,6 +38,7 @@ use super::decode::{
     ChainFile, Decoder, FastMap, FastSet, Fnv, OpenWindow, Parsed, STREAM_CHUNK_BYTES,
     attach_nested_calls, parse_stream, read_rows, subagent_calls, worth_parsing,
 };
+use super::relink::{Lookup, Relink};
 use super::row::RowRef;
 use crate::files::{is_absent, open_regular};
 
@@ -387,6 +391,22 @@ fn read_stamp(handle: &std::fs::File, read: u64) -> io::Result<FileStamp> {
     })
 }
 
+/// How many rows nearest the tip a kept decode knows by their ids (see
+/// [`Newest::recent`]); a compaction that keeps rows past them decodes the
+/// chain again.
+const RECENT_ROWS: usize = 512;
+
+/// A row on the tip's branch, as a later relinking walk needs it.
+#[derive(Debug, Clone)]
+struct Recent {
+    uuid: String,
+    parent: Option<String>,
+    /// A user or assistant row.
+    message: bool,
+    /// How many boundaries stand up to it (itself included).
+    epoch: u64,
+}
+
 /// The newest file of the chain and its kept decode.
 #[derive(Debug)]
 struct Newest {
@@ -411,15 +431,23 @@ struct Newest {
     rows: FastSet<u64>,
     /// The first summary row under each parent uuid.
     summaries: FastMap<String, String>,
-    /// Boundaries whose anchor stands for the boundary itself (no summary
-    /// seen yet).
-    unsummarized: FastSet<String>,
+    /// Boundaries whose anchor the boundary itself stands in for (no
+    /// summary seen yet), with that anchor.
+    unsummarized: FastMap<String, String>,
     /// Preserved-segment anchor -> the row that stands in for it.
     anchors: FastMap<String, String>,
     /// Ids the walk looked up and found no row for.
     missed: FastSet<String>,
     /// The newest kept row.
     tip: Option<String>,
+    /// Boundary rows so far (the epoch of the rows after the last).
+    boundaries: u64,
+    /// How the last boundary relinks the rows after it.
+    relink: Option<Relink>,
+    /// The rows nearest the tip on its branch (the tip first), as far as
+    /// [`RECENT_ROWS`]: the rows a compaction keeps, which a walk from a
+    /// later row passes again once relinked.
+    recent: VecDeque<Recent>,
     /// Whether the file has a timestamped kept row yet.
     timestamped: bool,
     /// The file's first window is still the open one.
@@ -443,10 +471,13 @@ impl Newest {
             open_line: false,
             rows: FastSet::default(),
             summaries: FastMap::default(),
-            unsummarized: FastSet::default(),
+            unsummarized: FastMap::default(),
             anchors: FastMap::default(),
             missed: FastSet::default(),
             tip: None,
+            boundaries: 0,
+            relink: None,
+            recent: VecDeque::new(),
             timestamped: false,
             first_window_open: true,
             window: decoder.open_window(&file.session_id, None),
@@ -603,6 +634,67 @@ impl Newest {
         Ok(added)
     }
 
+    /// A kept row on the tip's branch.
+    fn recent(&self, uuid: &str) -> Option<&Recent> {
+        self.recent.iter().find(|recent| recent.uuid == uuid)
+    }
+
+    /// The epoch of the row `uuid` names (`None`: no row has it, noted in
+    /// `missed`), found among the new rows (`added`, with their `epochs`)
+    /// and the recent ones; any other earlier row cannot be told.
+    fn epoch_of(
+        &self,
+        uuid: &str,
+        added: &FastMap<&str, usize>,
+        epochs: &[u64],
+        missed: &mut Vec<String>,
+    ) -> Result<Option<u64>, Redecode> {
+        if let Some(&index) = added.get(uuid) {
+            return Ok(Some(epochs[index]));
+        }
+        if let Some(recent) = self.recent(uuid) {
+            return Ok(Some(recent.epoch));
+        }
+        if self.rows.contains(&uuid_key(uuid)) {
+            return Err(Redecode);
+        }
+        missed.push(uuid.to_owned());
+        Ok(None)
+    }
+
+    /// How each new boundary of `rows` relinks its epoch, its rows looked
+    /// up among the new rows and the recent ones (any other earlier row
+    /// cannot be told).
+    fn new_relinks(
+        &self,
+        rows: &[Parsed],
+        added: &FastMap<&str, usize>,
+        missed: &mut Vec<String>,
+    ) -> Result<Vec<Option<Relink>>, Redecode> {
+        let mut relinks = Vec::new();
+        for row in rows.iter().filter(|row| row.boundary) {
+            let Some(preserved) = row.preserved.as_deref() else {
+                relinks.push(None);
+                continue;
+            };
+            let lookup = |uuid: &str| {
+                if let Some(&index) = added.get(uuid) {
+                    return Ok(Lookup::Row(rows[index].parent.as_deref()));
+                }
+                if let Some(recent) = self.recent(uuid) {
+                    return Ok(Lookup::Row(recent.parent.as_deref()));
+                }
+                if self.rows.contains(&uuid_key(uuid)) {
+                    return Err(Redecode);
+                }
+                missed.push(uuid.to_owned());
+                Ok(Lookup::Missing)
+            };
+            relinks.push(Relink::of(preserved, lookup)?);
+        }
+        Ok(relinks)
+    }
+
     /// Adds `rows` after the kept ones; `load_nested` reads the sub-agent
     /// calls again when they hold a tool result.
     fn add_rows(
@@ -621,10 +713,12 @@ impl Newest {
             if !was_empty && (self.rows.contains(&uuid_key(uuid)) || self.missed.contains(uuid)) {
                 return Err(Redecode);
             }
+            // A first summary moves its boundary's stand-in: a walk that
+            // used the old one must be walked again.
             if row.compact_summary
                 && let Some(parent) = row.parent.as_deref()
-                && self.unsummarized.contains(parent)
-                && !self.summaries.contains_key(parent)
+                && let Some(anchor) = self.unsummarized.get(parent)
+                && self.missed.contains(anchor)
             {
                 return Err(Redecode);
             }
@@ -648,10 +742,12 @@ impl Newest {
         for (index, row) in rows.iter().enumerate() {
             if row.compact_summary
                 && let Some(parent) = &row.parent
+                && !self.summaries.contains_key(parent)
             {
-                self.summaries
-                    .entry(parent.clone())
-                    .or_insert_with(|| row.uuid.clone());
+                self.summaries.insert(parent.clone(), row.uuid.clone());
+                if let Some(anchor) = self.unsummarized.remove(parent) {
+                    self.anchors.insert(anchor, row.uuid.clone());
+                }
             }
             if let Some(before) = added.insert(row.uuid.as_str(), index) {
                 last[before] = index;
@@ -663,7 +759,7 @@ impl Newest {
             last[index] = last[last[index]];
         }
         for row in &rows {
-            let Some(anchor) = row.anchor.as_deref() else {
+            let Some(anchor) = row.anchor() else {
                 continue;
             };
             if !was_empty && (self.anchors.contains_key(anchor) || self.missed.contains(anchor)) {
@@ -673,47 +769,130 @@ impl Newest {
             let stand_in = match self.summaries.get(uuid) {
                 Some(summary) => summary.clone(),
                 None => {
-                    self.unsummarized.insert(uuid.to_owned());
+                    self.unsummarized.insert(uuid.to_owned(), anchor.to_owned());
                     uuid.to_owned()
                 }
             };
             self.anchors.insert(anchor.to_owned(), stand_in);
         }
-        // The new newest row's ancestry, through new rows, to the old tip;
-        // `walked` marks the rows on it by index.
-        let mut walked = vec![false; rows.len()];
+        // Each new row's epoch: how many boundaries stand up to it (itself
+        // included), the kept ones first.
+        let mut epochs = Vec::with_capacity(rows.len());
+        let mut boundaries = self.boundaries;
+        for row in &rows {
+            boundaries += u64::from(row.boundary);
+            epochs.push(boundaries);
+        }
         let mut missed: Vec<String> = Vec::new();
+        let relinks = self.new_relinks(&rows, &added, &mut missed)?;
+        // The relinking of the epoch that many boundaries open. The walk of
+        // the new rows never comes from an epoch before the last kept
+        // boundary's: every new row stands after it.
+        let relink_of = |epoch: u64| match epoch.checked_sub(self.boundaries) {
+            Some(0) => self.relink.as_ref(),
+            Some(new) => usize::try_from(new - 1)
+                .ok()
+                .and_then(|new| relinks.get(new)?.as_ref()),
+            None => None,
+        };
+        // The new newest row's ancestry, through new rows (and the rows an
+        // epoch's relinking keeps), to the old tip in file order; `on_branch`
+        // marks the new rows on it by index, `path` lists the first of them
+        // as met (the recent rows to keep).
+        let mut on_branch = vec![false; rows.len()];
+        let mut visited = vec![false; rows.len()];
+        let mut kept_visits: FastSet<(u64, &str)> = FastSet::default();
+        let mut path: Vec<usize> = Vec::new();
         let mut next = Some(tip.as_str());
+        // The epoch the walk comes from (`None` after crossing a boundary).
+        let mut from: Option<u64> = None;
         let reached = loop {
-            let Some(uuid) = next else { break false };
-            if old_tip.as_deref() == Some(uuid) {
-                break true;
-            }
-            let Some(&index) = added.get(uuid) else {
-                if self.rows.contains(&uuid_key(uuid)) {
-                    // An earlier row off the old tip's line: a fork or rewind.
-                    return Err(Redecode);
+            let Some(id) = next else { break false };
+            let kept = from.and_then(|epoch| Some((epoch, relink_of(epoch)?.place(id)?)));
+            // The row: its own parent, whether it is a message and a
+            // boundary, and its epoch.
+            let (parent, message, boundary, epoch) = if let Some(&index) = added.get(id) {
+                let row = &rows[index];
+                let first = match kept {
+                    Some((epoch, _)) => kept_visits.insert((epoch, row.uuid.as_str())),
+                    None => !std::mem::replace(&mut visited[index], true),
+                };
+                if !first {
+                    break false;
                 }
-                next = self.anchors.get(uuid).map(String::as_str);
-                missed.push(uuid.to_owned());
+                if !std::mem::replace(&mut on_branch[index], true) && path.len() < RECENT_ROWS {
+                    path.push(index);
+                }
+                let epoch = kept.map_or(epochs[index], |(epoch, _)| epoch);
+                (
+                    row.parent.as_deref(),
+                    row.message,
+                    row.boundary.then_some(index),
+                    epoch,
+                )
+            } else if let Some((epoch, _)) = kept {
+                // A kept row written before: the walk may pass it only when it
+                // is known to be on the branch.
+                let Some(recent) = self.recent(id) else {
+                    return Err(Redecode);
+                };
+                if !kept_visits.insert((epoch, recent.uuid.as_str())) {
+                    break false;
+                }
+                (recent.parent.as_deref(), recent.message, None, epoch)
+            } else if old_tip.as_deref() == Some(id) {
+                break true;
+            } else if self.rows.contains(&uuid_key(id)) {
+                // An earlier row off the old tip's line: a fork or rewind.
+                return Err(Redecode);
+            } else {
+                next = self.anchors.get(id).map(String::as_str);
+                missed.push(id.to_owned());
                 continue;
             };
-            if std::mem::replace(&mut walked[index], true) {
-                break false;
-            }
-            let row = &rows[index];
-            next = match row.parent.as_deref() {
-                Some(parent) => Some(parent),
-                None if row.boundary => row.logical_parent.as_deref(),
-                None => None,
+            let parent = match relink_of(epoch) {
+                Some(relink) => {
+                    let dropped = |id: &str| {
+                        self.epoch_of(id, &added, &epochs, &mut missed)
+                            .map(|at| at.is_some_and(|at| at < epoch))
+                    };
+                    relink.parent(id, kept.map(|k| k.1), parent, message, dropped)?
+                }
+                None => parent,
+            };
+            (next, from) = match (parent, boundary) {
+                (Some(parent), _) => (Some(parent), Some(epoch)),
+                (None, Some(index)) => (rows[index].logical_parent.as_deref(), None),
+                (None, None) => (None, None),
             };
         };
         if !reached && old_tip.is_some() {
             return Err(Redecode);
         }
+        // The rows met, nearest the tip first, go before the ones met before.
+        let met: Vec<Recent> = path
+            .iter()
+            .map(|&index| {
+                let row = &rows[index];
+                Recent {
+                    uuid: row.uuid.clone(),
+                    parent: row.parent.clone(),
+                    message: row.message,
+                    epoch: epochs[index],
+                }
+            })
+            .collect();
         drop(added);
         self.missed.extend(missed);
         self.tip = Some(tip);
+        self.boundaries = boundaries;
+        if let Some(relink) = relinks.into_iter().last() {
+            self.relink = relink;
+        }
+        for recent in met.into_iter().rev() {
+            self.recent.push_front(recent);
+        }
+        self.recent.truncate(RECENT_ROWS);
         if load_nested && rows.iter().any(Parsed::has_tool_result) {
             self.nested = subagent_calls(&self.path);
         }
@@ -727,7 +906,7 @@ impl Newest {
             let Some(mut decoded) = row.decoded else {
                 continue;
             };
-            let on_branch = walked[last[index]];
+            let on_branch = on_branch[last[index]];
             let base = decoder.transcript.highest_seq + 1;
             decoder.transcript.highest_seq += decoded.seqs;
             if !on_branch {

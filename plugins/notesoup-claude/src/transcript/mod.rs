@@ -2,6 +2,7 @@
 
 pub mod decode;
 pub mod incremental;
+mod relink;
 pub mod row;
 pub mod scan;
 pub mod tail;

@@ -47,7 +47,9 @@ pub struct Row {
     pub content: Option<Value>,
     /// `assistant` rows: the model id the user asked for (may carry `[1m]`).
     pub requested_model: Option<String>,
-    /// On a compact boundary: what it preserved.
+    /// On a compact boundary: what it preserved (`None` also when it is
+    /// not an object: the boundary still counts).
+    #[serde(deserialize_with = "lenient")]
     pub compact_metadata: Option<CompactMetadata>,
 }
 
@@ -134,21 +136,149 @@ pub struct Attachment {
     pub hook_event: Option<String>,
 }
 
-/// What a compact boundary kept of the old window.
+/// What a compact boundary kept of the old window. Each part is read on its
+/// own: a part of another shape reads as malformed rather than losing the
+/// boundary row.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct CompactMetadata {
-    /// The preserved segment, when messages were kept verbatim.
-    pub preserved_segment: Option<PreservedSegment>,
+    /// The kept segment by its ends (`preservedSegment`).
+    #[serde(deserialize_with = "part")]
+    pub preserved_segment: Option<Part<PreservedSegment>>,
+    /// The kept rows listed (`preservedMessages`).
+    #[serde(deserialize_with = "part")]
+    pub preserved_messages: Option<Part<PreservedMessages>>,
 }
 
-/// Rows kept verbatim across a compaction; rows after the summary hang off
-/// `anchor_uuid`, an id that names no row.
-#[derive(Debug, Clone, Default, Deserialize)]
+/// A part of [`CompactMetadata`] that was there (not null).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Part<T> {
+    /// Of the expected shape.
+    Read(T),
+    /// Of another shape.
+    Malformed,
+}
+
+/// A field read as `T`, `None` when it has another shape.
+fn lenient<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: serde::de::DeserializeOwned,
+{
+    Ok(serde_json::from_value(Value::deserialize(deserializer)?).ok())
+}
+
+/// A part read as `T`, [`Part::Malformed`] when it has another shape, and
+/// `None` when it is null.
+fn part<'de, D, T>(deserializer: D) -> Result<Option<Part<T>>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: serde::de::DeserializeOwned,
+{
+    let value = Value::deserialize(deserializer)?;
+    if value.is_null() {
+        return Ok(None);
+    }
+    Ok(Some(
+        serde_json::from_value(value).map_or(Part::Malformed, Part::Read),
+    ))
+}
+
+/// The rows a compaction kept verbatim, by the ends of their chain: the
+/// kept rows are the walk from `tail_uuid` up by `parentUuid` to
+/// `head_uuid`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct PreservedSegment {
-    /// The id later rows use as their parent.
+    /// The first kept row.
+    pub head_uuid: Option<String>,
+    /// The row the first kept row hangs off once relinked (the compact
+    /// summary, or an id that names no row).
     pub anchor_uuid: Option<String>,
+    /// The last kept row.
+    pub tail_uuid: Option<String>,
+}
+
+/// The rows a compaction kept verbatim, listed.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PreservedMessages {
+    /// As [`PreservedSegment::anchor_uuid`].
+    #[serde(default)]
+    pub anchor_uuid: Option<String>,
+    /// The kept rows, oldest first.
+    pub uuids: Vec<String>,
+}
+
+/// How a preserved boundary names its kept rows, as Claude Code 2.1.332's
+/// loader reads it: the list when there is one, else the segment's ends.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Kept {
+    /// `preservedMessages.uuids`.
+    Listed(Vec<String>),
+    /// The walk from the tail up to the head.
+    Walk {
+        /// `preservedSegment.headUuid`.
+        head: String,
+        /// `preservedSegment.tailUuid`.
+        tail: String,
+    },
+    /// Nothing that can be relinked (an empty or malformed list, a segment
+    /// without its ends).
+    Nothing,
+}
+
+/// What a compact boundary preserved: the anchor the kept rows hang off,
+/// and the kept rows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Preserved {
+    /// The anchor (`None` when the boundary names none).
+    pub anchor: Option<String>,
+    /// The kept rows.
+    pub kept: Kept,
+}
+
+impl CompactMetadata {
+    /// What the boundary preserved, `None` when it preserved nothing.
+    pub fn preserved(&self) -> Option<Preserved> {
+        let segment = match &self.preserved_segment {
+            Some(Part::Read(segment)) => Some(segment),
+            _ => None,
+        };
+        match &self.preserved_messages {
+            Some(Part::Read(list)) => Some(Preserved {
+                anchor: list.anchor_uuid.clone(),
+                kept: if list.uuids.is_empty() {
+                    Kept::Nothing
+                } else {
+                    Kept::Listed(list.uuids.clone())
+                },
+            }),
+            Some(Part::Malformed) => Some(Preserved {
+                anchor: segment.and_then(|s| s.anchor_uuid.clone()),
+                kept: Kept::Nothing,
+            }),
+            None => {
+                let segment = self.preserved_segment.as_ref()?;
+                let Part::Read(segment) = segment else {
+                    return Some(Preserved {
+                        anchor: None,
+                        kept: Kept::Nothing,
+                    });
+                };
+                Some(Preserved {
+                    anchor: segment.anchor_uuid.clone(),
+                    kept: match (&segment.head_uuid, &segment.tail_uuid) {
+                        (Some(head), Some(tail)) => Kept::Walk {
+                            head: head.clone(),
+                            tail: tail.clone(),
+                        },
+                        _ => Kept::Nothing,
+                    },
+                })
+            }
+        }
+    }
 }
 
 /// A content block of a message: an object whose `type` names it, its
@@ -344,6 +474,7 @@ pub struct RowRef<'a> {
     #[serde(borrow)]
     pub requested_model: Option<Text<'a>>,
     /// See [`Row::compact_metadata`].
+    #[serde(deserialize_with = "lenient")]
     pub compact_metadata: Option<CompactMetadata>,
 }
 
@@ -372,14 +503,9 @@ impl<'a> RowRef<'a> {
             .is_some_and(|model| model.0 == SYNTHETIC_MODEL)
     }
 
-    /// The preserved-segment anchor a compact boundary names.
-    pub fn anchor(&self) -> Option<&str> {
-        self.compact_metadata
-            .as_ref()?
-            .preserved_segment
-            .as_ref()?
-            .anchor_uuid
-            .as_deref()
+    /// What a compact boundary preserved.
+    pub fn preserved(&self) -> Option<Preserved> {
+        self.compact_metadata.as_ref()?.preserved()
     }
 
     /// The texts of a `hook_additional_context` attachment.
@@ -876,12 +1002,11 @@ mod tests {
             assert_eq!(owned.is_synthetic(), borrowed.is_synthetic());
             assert_eq!(owned.hook_context(), borrowed.hook_context());
             assert_eq!(owned.content, borrowed.content);
-            let anchor = owned
+            let preserved = owned
                 .compact_metadata
                 .as_ref()
-                .and_then(|m| m.preserved_segment.as_ref())
-                .and_then(|s| s.anchor_uuid.as_deref());
-            assert_eq!(anchor, borrowed.anchor());
+                .and_then(CompactMetadata::preserved);
+            assert_eq!(preserved, borrowed.preserved());
             let blocks = |row: &Row| -> Vec<String> {
                 row.message
                     .iter()
@@ -1014,6 +1139,71 @@ mod tests {
                 ..
             }
         ));
+    }
+
+    /// A boundary's kept rows are its list when it has one, else the walk
+    /// between its segment's ends; a part of another shape keeps the row
+    /// and relinks nothing.
+    #[test]
+    fn preserved_rows_are_read_as_claude_codes_loader_reads_them() {
+        let preserved = |meta: &str| {
+            let line = format!(
+                r#"{{"type":"system","subtype":"compact_boundary","uuid":"b","compactMetadata":{meta}}}"#
+            );
+            let row = Row::parse(line.as_bytes()).expect(&line);
+            let borrowed = RowRef::parse(line.as_bytes()).expect(&line).preserved();
+            let owned = row.compact_metadata.and_then(|m| m.preserved());
+            assert_eq!(owned, borrowed, "{meta}");
+            owned
+        };
+        let both = r#"{"preservedSegment":{"headUuid":"h","anchorUuid":"s","tailUuid":"t"},"preservedMessages":{"anchorUuid":"a","uuids":["h","t"],"allUuids":["h","t"]}}"#;
+        assert_eq!(
+            preserved(both),
+            Some(Preserved {
+                anchor: Some("a".into()),
+                kept: Kept::Listed(vec!["h".into(), "t".into()]),
+            })
+        );
+        assert_eq!(
+            preserved(r#"{"preservedSegment":{"headUuid":"h","anchorUuid":"s","tailUuid":"t"}}"#),
+            Some(Preserved {
+                anchor: Some("s".into()),
+                kept: Kept::Walk {
+                    head: "h".into(),
+                    tail: "t".into()
+                },
+            })
+        );
+        let nothing = |anchor: Option<&str>| {
+            Some(Preserved {
+                anchor: anchor.map(str::to_owned),
+                kept: Kept::Nothing,
+            })
+        };
+        assert_eq!(
+            preserved(r#"{"preservedSegment":{"anchorUuid":"s"}}"#),
+            nothing(Some("s"))
+        );
+        assert_eq!(
+            preserved(r#"{"preservedMessages":{"anchorUuid":"a","uuids":[]}}"#),
+            nothing(Some("a"))
+        );
+        assert_eq!(
+            preserved(
+                r#"{"preservedSegment":{"anchorUuid":"s"},"preservedMessages":{"uuids":[1]}}"#
+            ),
+            nothing(Some("s"))
+        );
+        assert_eq!(
+            preserved(r#"{"preservedSegment":{"headUuid":5}}"#),
+            nothing(None)
+        );
+        assert_eq!(
+            preserved(r#"{"preservedSegment":null,"preservedMessages":null}"#),
+            None
+        );
+        assert_eq!(preserved(r#"{"trigger":"manual"}"#), None);
+        assert_eq!(preserved("7"), None);
     }
 
     #[test]

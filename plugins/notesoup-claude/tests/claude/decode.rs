@@ -1,10 +1,14 @@
 //! Transcript decoding into core's history model, on transcripts recorded
 //! from Claude Code 2.1.332.
 
+use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use notesoup_claude::transcript::decode::{ChainFile, decode_chain};
-use notesoup_core::history::History;
+use notesoup_claude::transcript::scan::{boot_scan, last_reply};
+use notesoup_core::history::{History, Transcript};
+use notesoup_core::tools::history::{HistoryListParams, history_list};
+use notesoup_core::tools::parse_arguments;
 
 use crate::support::{CHAIN_1, CHAIN_2, fixture};
 
@@ -196,26 +200,42 @@ fn an_unpaired_call_is_unfinished_and_errors_are_errors() {
 
 /// Compactions recorded from Claude Code 2.1.332 against the fake Messages
 /// API (see tests/reference/compactions.rs), with the windows each must
-/// decode into.
-const COMPACTIONS: [(&str, usize); 5] = [
+/// decode into. The `kept-*` ones keep rows across the compaction (a
+/// preserved segment) that only Claude Code's relinking puts on the new
+/// window's branch: `kept-head-*` after a turn cut off (the kept head is
+/// Claude Code's synthetic answer to it, the rows after the compaction hang
+/// off it), `kept-automatic-compaction` when Claude Code compacts on its
+/// own at a prompt (the rows after the summary hang off it).
+pub const COMPACTIONS: [(&str, usize); 9] = [
     ("compact-after-one-exchange", 2),
     ("compact-after-tool-calls", 2),
     ("compact-twice", 3),
     ("automatic-compaction", 2),
     ("automatic-compaction-with-mod", 2),
+    ("kept-head-after-one-exchange", 2),
+    ("kept-head-after-tool-calls", 2),
+    ("kept-head-twice", 3),
+    ("kept-automatic-compaction", 2),
 ];
+
+/// The recorded compaction `name`: its session and its file.
+pub fn compaction(name: &str) -> (String, ChainFile) {
+    let path = fixture(&format!("compactions/{name}.jsonl"));
+    let session = notesoup_claude::transcript::scan::session_id_of(&path)
+        .unwrap()
+        .unwrap();
+    let file = ChainFile {
+        session_id: session.clone(),
+        path,
+    };
+    (session, file)
+}
 
 #[test]
 fn recorded_compactions_open_one_window_each() {
     for (name, windows) in COMPACTIONS {
-        let path = fixture(&format!("compactions/{name}.jsonl"));
-        let session = notesoup_claude::transcript::scan::session_id_of(&path)
-            .unwrap()
-            .unwrap();
-        let files = [ChainFile {
-            session_id: session.clone(),
-            path,
-        }];
+        let (session, file) = compaction(name);
+        let files = [file];
         let history = History::new(decode_chain(&session, &files).unwrap()).unwrap();
         assert_eq!(history.windows().len(), windows, "{name}");
         for (n, window) in history.windows().iter().enumerate() {
@@ -271,4 +291,426 @@ fn persisted_outputs_and_sub_agent_calls_are_recorded_on_their_events() {
     assert!(!agent.output_truncated);
     let nested = agent.nested_calls.as_ref().unwrap();
     assert_eq!((nested.call_count, nested.complete), (1, true));
+}
+
+/// The complete lines of `bytes`, each with its newline, as cumulative
+/// prefixes' ends.
+fn line_ends(bytes: &[u8]) -> Vec<usize> {
+    bytes
+        .iter()
+        .enumerate()
+        .filter(|(_, byte)| **byte == b'\n')
+        .map(|(at, _)| at + 1)
+        .collect()
+}
+
+/// Every recorded compaction, decoded after each line Claude Code wrote:
+/// the windows are the ones the hooks count (the newest boot's window, one
+/// more per boundary after it), named as they count them, and every event
+/// keeps its seq, its window and its text as the file grows: the rows a
+/// compaction kept stay where they stand in the file.
+#[test]
+fn windows_and_seqs_hold_as_each_recorded_compaction_grows() {
+    for (name, _) in COMPACTIONS {
+        let (session, file) = compaction(name);
+        let bytes = std::fs::read(&file.path).unwrap();
+        let full = decode_chain(&session, std::slice::from_ref(&file)).unwrap();
+        let placed = |transcript: &Transcript| -> BTreeMap<u32, (usize, String)> {
+            transcript
+                .windows
+                .iter()
+                .enumerate()
+                .flat_map(|(window, w)| {
+                    w.items
+                        .iter()
+                        .map(move |item| (item.seq, (window, format!("{:?}", item.kind))))
+                })
+                .collect()
+        };
+        let everything = placed(&full);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        let grown = [ChainFile {
+            session_id: session.clone(),
+            path: path.clone(),
+        }];
+        for end in line_ends(&bytes) {
+            std::fs::write(&path, &bytes[..end]).unwrap();
+            let transcript = decode_chain(&session, &grown).unwrap();
+            let scan = boot_scan(&path).unwrap();
+            let counted = scan.last_boot.as_ref().map_or(1, |ids| ids.current.ordinal)
+                + scan.boundaries_after;
+            let ids: Vec<&str> = transcript.windows.iter().map(|w| w.id.as_str()).collect();
+            assert_eq!(
+                ids.len() as u64,
+                counted,
+                "{name} after {end} bytes: {ids:?} against {scan:?}"
+            );
+            assert_eq!(
+                ids.last().copied(),
+                Some(format!("claude:{session}:{counted}").as_str()),
+                "{name} after {end} bytes"
+            );
+            for (seq, place) in placed(&transcript) {
+                assert_eq!(
+                    everything.get(&seq),
+                    Some(&place),
+                    "{name} after {end} bytes: seq {seq}"
+                );
+            }
+        }
+    }
+}
+
+/// The rows a compaction kept (its `preservedMessages`) stand before its
+/// boundary: they keep their seqs in the window before it, and are on the
+/// branch.
+#[test]
+fn kept_rows_keep_their_place_before_the_boundary() {
+    for name in ["kept-head-after-tool-calls", "kept-automatic-compaction"] {
+        let (session, file) = compaction(name);
+        let transcript = decode_chain(&session, std::slice::from_ref(&file)).unwrap();
+        let rows: Vec<serde_json::Value> = std::fs::read_to_string(&file.path)
+            .unwrap()
+            .lines()
+            .filter_map(|line| serde_json::from_str(line).ok())
+            .collect();
+        let boundary = rows
+            .iter()
+            .position(|row| row["subtype"] == "compact_boundary")
+            .unwrap();
+        let kept = rows[boundary]["compactMetadata"]["preservedMessages"]["uuids"]
+            .as_array()
+            .unwrap();
+        assert!(!kept.is_empty(), "{name}");
+        for uuid in kept {
+            let at = rows.iter().position(|row| row["uuid"] == *uuid).unwrap();
+            assert!(at < boundary, "{name}: {uuid}");
+        }
+        // Every seq up to the boundary's is in the first window and on the
+        // branch; the boundary's opens the second.
+        let first = &transcript.windows[0];
+        let boundary_seq = transcript.windows[1].items[0].seq;
+        assert_eq!(first.items.last().map(|i| i.seq < boundary_seq), Some(true));
+        assert!(
+            transcript.off_branch.is_empty(),
+            "{name}: {:?}",
+            transcript.off_branch
+        );
+    }
+    // The automatic compaction kept the full reply and the prompt it
+    // compacted at: both answer in the first window.
+    let (session, file) = compaction("kept-automatic-compaction");
+    let history = History::new(decode_chain(&session, &[file]).unwrap()).unwrap();
+    let window_of = |text: &str| {
+        history
+            .events()
+            .iter()
+            .find(|event| event.document == text)
+            .map(|event| event.window)
+    };
+    assert_eq!(window_of("Filled."), Some(0));
+    assert_eq!(window_of("more"), Some(0));
+    assert_eq!(window_of("After."), Some(1));
+}
+
+/// `@previous` names the window before the live one: after a compaction
+/// that kept rows, the conversation before it.
+#[test]
+fn previous_names_the_window_before_each_recorded_compaction() {
+    let expected: [(&str, &[&str], &[&str]); 4] = [
+        (
+            "kept-head-after-one-exchange",
+            &["hello", "Hi there.", "and then"],
+            &["and now"],
+        ),
+        ("kept-head-after-tool-calls", &["look around"], &["next"]),
+        ("kept-head-twice", &["three"], &["one", "two", "four"]),
+        (
+            "kept-automatic-compaction",
+            &["hello", "fill up", "Filled.", "more"],
+            &["After."],
+        ),
+    ];
+    for (name, inside, outside) in expected {
+        let (session, file) = compaction(name);
+        let history = History::new(decode_chain(&session, &[file]).unwrap()).unwrap();
+        let previous = &history.windows()[history.windows().len() - 2];
+        let params: HistoryListParams = parse_arguments(serde_json::json!({
+            "window_id": "@previous",
+            "roles": ["user", "assistant"],
+            "limit": 100,
+        }))
+        .unwrap();
+        let page = history_list(&history, &params).json.to_value();
+        let items = page["items"].as_array().unwrap();
+        let texts: Vec<&str> = items
+            .iter()
+            .filter_map(|item| item["content"].as_str())
+            .collect();
+        for item in items {
+            assert_eq!(item["window_id"], previous.id.as_str(), "{name}: {item}");
+            let seq = item["seq"].as_u64().unwrap() as u32;
+            assert!(
+                previous.first_seq <= Some(seq) && Some(seq) <= previous.last_seq,
+                "{name}: {item}"
+            );
+        }
+        for text in inside {
+            assert!(texts.contains(text), "{name}: {text:?} not in {texts:?}");
+        }
+        for text in outside {
+            assert!(!texts.contains(text), "{name}: {text:?} in {texts:?}");
+        }
+    }
+}
+
+/// Rows of a compaction written by hand, for the relinking rules
+/// (claude-code.md section 2.6), each pinned where only that rule puts a
+/// row on the branch.
+mod relinking {
+    use super::{History, decode_rows, user};
+
+    fn assistant(uuid: &str, parent: &str, text: &str) -> String {
+        super::assistant(
+            uuid,
+            parent,
+            &format!(r#"[{{"type":"text","text":"{text}"}}]"#),
+            "claude-x",
+            false,
+        )
+    }
+
+    fn synthetic(uuid: &str, parent: &str) -> String {
+        super::assistant(
+            uuid,
+            parent,
+            r#"[{"type":"text","text":"No response requested."}]"#,
+            "<synthetic>",
+            false,
+        )
+    }
+
+    /// A boundary keeping `kept` (listed, or by its ends only) with
+    /// `anchor`, its logical parent `logical`.
+    fn boundary(
+        uuid: &str,
+        logical: &str,
+        anchor: Option<&str>,
+        kept: &[&str],
+        listed: bool,
+    ) -> String {
+        let quote = |id: Option<&str>| id.map_or("null".to_owned(), |id| format!("\"{id}\""));
+        let segment = format!(
+            r#""preservedSegment":{{"headUuid":{},"anchorUuid":{},"tailUuid":{}}}"#,
+            quote(kept.first().copied()),
+            quote(anchor),
+            quote(kept.last().copied())
+        );
+        let list = if listed {
+            let uuids: Vec<String> = kept.iter().map(|uuid| format!("\"{uuid}\"")).collect();
+            format!(
+                r#","preservedMessages":{{"anchorUuid":{},"uuids":[{}]}}"#,
+                quote(anchor),
+                uuids.join(",")
+            )
+        } else {
+            String::new()
+        };
+        format!(
+            r#"{{"type":"system","subtype":"compact_boundary","uuid":"{uuid}","parentUuid":null,"logicalParentUuid":{},"content":"Conversation compacted","compactMetadata":{{{segment}{list}}}}}"#,
+            quote(Some(logical).filter(|l| !l.is_empty()))
+        )
+    }
+
+    fn summary(uuid: &str, parent: &str) -> String {
+        format!(
+            r#"{{"type":"user","uuid":"{uuid}","parentUuid":"{parent}","isCompactSummary":true,"message":{{"role":"user","content":"summary"}}}}"#
+        )
+    }
+
+    fn decode(rows: &[String]) -> History {
+        let rows: Vec<&str> = rows.iter().map(String::as_str).collect();
+        decode_rows(&rows)
+    }
+
+    /// The texts on the branch, by window.
+    fn on_branch(history: &History) -> Vec<Vec<String>> {
+        let mut windows = vec![Vec::new(); history.windows().len()];
+        for event in history.events() {
+            windows[event.window].push(event.document.clone());
+        }
+        windows
+    }
+
+    /// The head shape: the kept head is a synthetic answer to a turn cut
+    /// off, the rows after the compaction hang off it. Relinked (listed or
+    /// walked), the head hangs off the summary, and the compaction opens a
+    /// window; a listed row missing or a walk that breaks relinks nothing.
+    #[test]
+    fn a_compaction_that_kept_its_head_opens_a_window() {
+        let transcript = |boundary: String| {
+            vec![
+                user("u1", None, "first"),
+                assistant("a1", "u1", "reply"),
+                user("u2", Some("a1"), "cut off"),
+                synthetic("h", "u2"),
+                boundary,
+                summary("s", "b"),
+                user("c", Some("h"), "next"),
+            ]
+        };
+        let two = vec![
+            vec!["first".to_owned(), "reply".into(), "cut off".into()],
+            vec![
+                "Conversation compacted".into(),
+                "summary".into(),
+                "next".into(),
+            ],
+        ];
+        for listed in [true, false] {
+            let history = decode(&transcript(boundary("b", "h", Some("s"), &["h"], listed)));
+            assert_eq!(on_branch(&history), two, "listed: {listed}");
+            assert_eq!(history.highest_seq(), 6);
+        }
+        // Nothing relinked: the walk from the newest row never meets the
+        // boundary, which is off the branch with its summary.
+        for broken in [
+            boundary("b", "h", Some("s"), &["h", "gone"], true),
+            boundary("b", "h", Some("s"), &["gone", "h"], false),
+        ] {
+            let history = decode(&transcript(broken));
+            assert_eq!(history.windows().len(), 1);
+            assert!(history.is_off_branch(4) && history.is_off_branch(5));
+        }
+    }
+
+    /// A row hanging off the anchor hangs off the last kept row: the kept
+    /// rows are on the branch even when the boundary's logical parent
+    /// leads elsewhere.
+    #[test]
+    fn rows_off_the_anchor_hang_off_the_last_kept_row() {
+        let history = decode(&[
+            user("u1", None, "first"),
+            assistant("a1", "u1", "dropped"),
+            user("u2", Some("a1"), "kept prompt"),
+            assistant("a2", "u2", "kept reply"),
+            boundary("b", "u1", Some("s"), &["u2", "a2"], true),
+            summary("s", "b"),
+            user("c", Some("s"), "next"),
+        ]);
+        assert_eq!(
+            on_branch(&history),
+            vec![
+                vec![
+                    "first".to_owned(),
+                    "kept prompt".into(),
+                    "kept reply".into()
+                ],
+                vec![
+                    "Conversation compacted".into(),
+                    "summary".into(),
+                    "next".into()
+                ],
+            ]
+        );
+        assert!(history.is_off_branch(2));
+    }
+
+    /// A user or assistant row hanging off a row the compaction dropped
+    /// hangs off the last kept row; other rows do not move.
+    #[test]
+    fn messages_off_a_dropped_row_hang_off_the_last_kept_row() {
+        let before = [
+            user("u1", None, "first"),
+            assistant("a1", "u1", "reply"),
+            user("u2", Some("a1"), "second"),
+            assistant("a2", "u2", "kept"),
+            boundary("b", "a2", Some("s"), &["a2"], true),
+            summary("s", "b"),
+        ];
+        let mut message = before.to_vec();
+        message.push(user("c", Some("a1"), "next"));
+        let history = decode(&message);
+        assert_eq!(history.windows().len(), 2);
+        assert_eq!(history.events().iter().filter(|e| e.window == 1).count(), 3);
+        let mut context = before.to_vec();
+        context.push(
+            serde_json::json!({
+                "type": "attachment", "uuid": "c", "parentUuid": "a1", "isSidechain": false,
+                "attachment": {"type": "hook_additional_context", "content": ["ctx"], "hookEvent": "UserPromptSubmit"}
+            })
+            .to_string(),
+        );
+        assert_eq!(decode(&context).windows().len(), 1);
+    }
+
+    /// An anchor that names no row stands for the boundary's summary; a
+    /// boundary with no anchor leaves its first kept row a root.
+    #[test]
+    fn anchors_that_name_no_row() {
+        let rows = |anchor: Option<&str>, parent: &str| {
+            vec![
+                user("u1", None, "first"),
+                assistant("a1", "u1", "kept"),
+                boundary("b", "u1", anchor, &["a1"], true),
+                summary("s", "b"),
+                user("c", Some(parent), "next"),
+            ]
+        };
+        let history = decode(&rows(Some("gone"), "gone"));
+        assert_eq!(history.windows().len(), 2);
+        assert!(!history.is_off_branch(2) && !history.is_off_branch(4));
+        // No anchor: the row after hangs off the kept row, which hangs off
+        // nothing, so the walk stops there.
+        let history = decode(&rows(None, "a1"));
+        assert_eq!(history.windows().len(), 1);
+        assert!(history.is_off_branch(3) && history.is_off_branch(4));
+    }
+
+    /// Relinkings that loop (an anchor among the kept rows, a kept row
+    /// listed twice, a walk round a cycle) end the walk; the decode ends.
+    #[test]
+    fn relinkings_that_loop_end_the_walk() {
+        for boundary in [
+            boundary("b", "a1", Some("a1"), &["a1"], true),
+            boundary("b", "a1", Some("s"), &["a1", "u1", "a1"], true),
+            boundary("b", "a1", Some("s"), &["s", "c"], true),
+            boundary("b", "a1", Some("s"), &["x", "y"], false),
+        ] {
+            let history = decode(&[
+                user("u1", None, "first"),
+                assistant("a1", "u1", "kept"),
+                user("x", Some("y"), "loop x"),
+                user("y", Some("x"), "loop y"),
+                boundary,
+                summary("s", "b"),
+                user("c", Some("a1"), "next"),
+            ]);
+            assert!(history.highest_seq() >= 6);
+        }
+    }
+}
+
+/// The live window's usage (the hooks' budget) skips the rows a compaction
+/// kept, as Claude Code counts kept replies at zero: right after the
+/// automatic compaction there is none, though the reply it kept (past the
+/// automatic line) stands just before the boundary; then the new window's
+/// own replies count.
+#[test]
+fn the_live_usage_skips_the_rows_a_compaction_kept() {
+    let (_, file) = compaction("kept-automatic-compaction");
+    let bytes = std::fs::read(&file.path).unwrap();
+    let text = String::from_utf8(bytes.clone()).unwrap();
+    let summary = text
+        .lines()
+        .position(|line| line.contains(r#""isCompactSummary":true"#))
+        .unwrap();
+    let end = line_ends(&bytes)[summary];
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.jsonl");
+    std::fs::write(&path, &bytes[..end]).unwrap();
+    assert_eq!(last_reply(&path).unwrap(), None);
+    let usage = last_reply(&file.path).unwrap().unwrap().usage;
+    assert_eq!(usage.context_tokens(), 20_000);
 }

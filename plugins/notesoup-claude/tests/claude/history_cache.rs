@@ -117,3 +117,35 @@ fn a_first_timestamp_after_the_history_was_built_builds_it_again() {
     );
     assert_eq!(cached.events().len(), 2);
 }
+
+/// The recorded compactions that keep rows, grown a line at a time: the
+/// server's cached history equals a fresh one after each line, with one
+/// window per compaction at the end.
+#[test]
+fn the_cache_equals_a_fresh_decode_on_each_recorded_compaction() {
+    for (name, windows) in crate::decode::COMPACTIONS {
+        if !name.starts_with("kept-") {
+            continue;
+        }
+        let (session, recorded) = crate::decode::compaction(name);
+        let bytes = std::fs::read(&recorded.path).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(format!("{session}.jsonl"));
+        let state = SessionState::new_chain(
+            &session,
+            path.clone(),
+            dir.path().into(),
+            "p-12345678".into(),
+        );
+        let mut file = std::fs::File::create(&path).unwrap();
+        let mut cache = None;
+        for line in bytes.split_inclusive(|byte| *byte == b'\n') {
+            file.write_all(line).unwrap();
+            file.flush().unwrap();
+            let cached = cached_chain_history(&mut cache, &state).unwrap();
+            assert_eq!(cached, chain_history(&state).unwrap(), "{name}");
+        }
+        let cached = cached_chain_history(&mut cache, &state).unwrap();
+        assert_eq!(cached.windows().len(), windows, "{name}");
+    }
+}

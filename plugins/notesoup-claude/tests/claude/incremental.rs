@@ -26,11 +26,19 @@ enum Gen {
         error: bool,
     },
     Boundary {
-        anchor: bool,
+        anchor: AnchorGen,
+        kept: KeptGen,
     },
     Summary,
     /// A row whose parent is the newest boundary's anchor.
     AfterAnchor,
+    /// A row whose parent is the newest boundary's first kept row.
+    AfterHead,
+    /// A compaction as Claude Code 2.1.332 writes it: several rows.
+    Compaction {
+        shape: Shape,
+        kept: u8,
+    },
     Boot {
         ordinal: u8,
     },
@@ -38,6 +46,57 @@ enum Gen {
     Bookkeeping,
     Garbage,
     Untimed,
+}
+
+/// What a generated boundary names as its anchor.
+#[derive(Debug, Clone, Copy)]
+enum AnchorGen {
+    None,
+    /// An id no row has (yet: a later row may have it).
+    Missing,
+    /// The next row.
+    Next,
+    /// An earlier row.
+    Earlier(usize),
+}
+
+/// What a generated boundary keeps.
+#[derive(Debug, Clone, Copy)]
+enum KeptGen {
+    None,
+    /// The last rows, listed (`preservedMessages`).
+    Listed {
+        count: u8,
+        missing: MissingGen,
+    },
+    /// The last rows by their ends (`preservedSegment` only).
+    Walk {
+        count: u8,
+        broken: MissingGen,
+    },
+}
+
+/// A kept row that is not there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum MissingGen {
+    No,
+    /// Never written.
+    Gone,
+    /// Written after the boundary.
+    Later,
+}
+
+/// The shapes of [`Gen::Compaction`] (see tests/reference/compactions.rs).
+#[derive(Debug, Clone, Copy)]
+enum Shape {
+    /// The kept head is Claude Code's synthetic answer to a turn cut off;
+    /// the command's rows hang off it.
+    OffTheHead,
+    /// The last rows are kept; the rows after the summary hang off it.
+    OffTheAnchor,
+    /// Compacted on its own at a prompt: the prompt is kept too, attachments
+    /// stand between the boundary and the summary.
+    Automatic,
 }
 
 /// How a row picks its parent.
@@ -51,14 +110,53 @@ enum Parent {
     Duplicate(usize),
 }
 
+fn gen_missing(wild: bool) -> BoxedStrategy<MissingGen> {
+    if wild {
+        prop_oneof![
+            2 => Just(MissingGen::No),
+            1 => Just(MissingGen::Gone),
+            1 => Just(MissingGen::Later),
+        ]
+        .boxed()
+    } else {
+        // Along one branch nothing arrives for an id a walk missed.
+        prop_oneof![3 => Just(MissingGen::No), 1 => Just(MissingGen::Gone)].boxed()
+    }
+}
+
+fn gen_boundary(wild: bool) -> impl Strategy<Value = Gen> {
+    // An earlier row's id may be an earlier boundary's anchor too, which
+    // decodes again.
+    let earlier = if wild { 1 } else { 0 };
+    let anchor = prop_oneof![
+        2 => Just(AnchorGen::None),
+        1 => Just(AnchorGen::Missing),
+        2 => Just(AnchorGen::Next),
+        earlier => any::<usize>().prop_map(AnchorGen::Earlier),
+    ];
+    let kept = prop_oneof![
+        2 => Just(KeptGen::None),
+        2 => (1u8..5, gen_missing(wild)).prop_map(|(count, missing)| KeptGen::Listed { count, missing }),
+        1 => (1u8..5, gen_missing(wild)).prop_map(|(count, broken)| KeptGen::Walk { count, broken }),
+    ];
+    (anchor, kept).prop_map(|(anchor, kept)| Gen::Boundary { anchor, kept })
+}
+
 fn gen_row(wild: bool) -> impl Strategy<Value = (Gen, Parent)> {
+    let shape = prop_oneof![
+        Just(Shape::OffTheHead),
+        Just(Shape::OffTheAnchor),
+        Just(Shape::Automatic),
+    ];
     let kind = prop_oneof![
         4 => Just(Gen::User),
         4 => (0u8..3).prop_map(|tools| Gen::Assistant { tools }),
         3 => (any::<usize>(), any::<bool>()).prop_map(|(of, error)| Gen::Result { of, error }),
-        1 => any::<bool>().prop_map(move |anchor| Gen::Boundary { anchor: anchor && wild }),
+        2 => gen_boundary(wild),
         1 => Just(Gen::Summary),
         1 => Just(Gen::AfterAnchor),
+        1 => Just(Gen::AfterHead),
+        2 => (shape, 1u8..5).prop_map(|(shape, kept)| Gen::Compaction { shape, kept }),
         1 => (1u8..4).prop_map(|ordinal| Gen::Boot { ordinal }),
         1 => Just(Gen::Sidechain),
         1 => Just(Gen::Bookkeeping),
@@ -80,16 +178,49 @@ fn gen_row(wild: bool) -> impl Strategy<Value = (Gen, Parent)> {
     (kind, parent)
 }
 
+/// The newest boundary a generated transcript wrote: its uuid, anchor and
+/// first kept row.
+#[derive(Default)]
+struct LastBoundary {
+    uuid: Option<String>,
+    anchor: Option<String>,
+    head: Option<String>,
+}
+
+/// The `compactMetadata` of a boundary keeping `kept` (oldest first) with
+/// `anchor`: listed, or by the segment's ends only.
+fn compact_metadata(anchor: Option<&str>, kept: &[String], listed: bool) -> String {
+    let quote = |id: Option<&str>| id.map_or("null".to_owned(), |id| format!("\"{id}\""));
+    let segment = format!(
+        r#""preservedSegment":{{"headUuid":{},"anchorUuid":{},"tailUuid":{}}}"#,
+        quote(kept.first().map(String::as_str)),
+        quote(anchor),
+        quote(kept.last().map(String::as_str))
+    );
+    if !listed {
+        return format!(r#","compactMetadata":{{"trigger":"manual",{segment}}}"#);
+    }
+    let uuids: Vec<String> = kept.iter().map(|uuid| format!("\"{uuid}\"")).collect();
+    format!(
+        r#","compactMetadata":{{"trigger":"manual",{segment},"preservedMessages":{{"anchorUuid":{},"uuids":[{}]}}}}"#,
+        quote(anchor),
+        uuids.join(",")
+    )
+}
+
 /// The JSONL text of generated rows.
 fn render(rows: &[(Gen, Parent)], session: &str, wild: bool) -> String {
     let mut out = String::new();
-    let mut last_kept: Option<usize> = None;
-    let mut last_boundary: Option<usize> = None;
+    // The uuids of the rows written (not sidechain, bookkeeping or garbage),
+    // in order: `Parent::Previous` names the last.
+    let mut written: Vec<String> = Vec::new();
+    let mut last_boundary = LastBoundary::default();
     let mut tool_ids: Vec<String> = Vec::new();
     for (n, (kind, parent)) in rows.iter().enumerate() {
+        let last_kept = written.last().cloned();
         let mut uuid = format!("r{n}");
         let parent_uuid = match parent {
-            Parent::Previous => last_kept.map(|p| format!("\"r{p}\"")),
+            Parent::Previous => last_kept.as_ref().map(|p| format!("\"{p}\"")),
             Parent::Earlier(k) if n > 0 => Some(format!("\"r{}\"", k % n)),
             Parent::Earlier(_) | Parent::Null => None,
             // A row or anchor not written yet: a later row may fill it.
@@ -102,23 +233,25 @@ fn render(rows: &[(Gen, Parent)], session: &str, wild: bool) -> String {
                 if n > 0 {
                     uuid = format!("r{}", k % n);
                 }
-                last_kept.map(|p| format!("\"r{p}\""))
+                last_kept.as_ref().map(|p| format!("\"{p}\""))
             }
         };
         let parent_json = parent_uuid.clone().unwrap_or_else(|| "null".to_owned());
         // Without forks every row is timed (a first timestamp arriving
         // after the first window closed would decode again).
         let time = format!(r#""timestamp":"2026-01-01T00:00:{:02}Z","#, n % 60);
-        let line = match kind {
-            Gen::User => format!(
+        let mut lines: Vec<String> = Vec::new();
+        let mut uuids = vec![uuid.clone()];
+        match kind {
+            Gen::User => lines.push(format!(
                 r#"{{"type":"user","uuid":"{uuid}","parentUuid":{parent_json},"isSidechain":false,{time}"message":{{"role":"user","content":"prompt {n}"}}}}"#
-            ),
-            Gen::Untimed if wild => format!(
+            )),
+            Gen::Untimed if wild => lines.push(format!(
                 r#"{{"type":"user","uuid":"{uuid}","parentUuid":{parent_json},"message":{{"role":"user","content":"<command-name>/x</command-name> {n}"}}}}"#
-            ),
-            Gen::Untimed => format!(
+            )),
+            Gen::Untimed => lines.push(format!(
                 r#"{{"parentUuid":{parent_json},"type":"user","uuid":"{uuid}",{time}"message":{{"role":"user","content":"<command-name>/x</command-name> {n}"}}}}"#
-            ),
+            )),
             Gen::Assistant { tools } => {
                 let mut blocks = vec![format!(r#"{{"type":"text","text":"answer {n}"}}"#)];
                 for t in 0..*tools {
@@ -128,10 +261,10 @@ fn render(rows: &[(Gen, Parent)], session: &str, wild: bool) -> String {
                     ));
                     tool_ids.push(id);
                 }
-                format!(
+                lines.push(format!(
                     r#"{{"type":"assistant","uuid":"{uuid}","parentUuid":{parent_json},"isSidechain":false,{time}"message":{{"id":"m{n}","model":"claude-opus-5-5","role":"assistant","content":[{}]}}}}"#,
                     blocks.join(",")
-                )
+                ));
             }
             Gen::Result { of, error } => {
                 let id = if tool_ids.is_empty() {
@@ -139,58 +272,159 @@ fn render(rows: &[(Gen, Parent)], session: &str, wild: bool) -> String {
                 } else {
                     tool_ids[of % tool_ids.len()].clone()
                 };
-                format!(
+                lines.push(format!(
                     r#"{{"type":"user","uuid":"{uuid}","parentUuid":{parent_json},{time}"message":{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"{id}","content":"out {n}","is_error":{error}}}]}}}}"#
-                )
+                ));
             }
-            Gen::Boundary { anchor } => {
-                last_boundary = Some(n);
-                let meta = if *anchor {
-                    format!(
-                        r#","compactMetadata":{{"preservedSegment":{{"anchorUuid":"anchor{n}"}}}}"#
-                    )
-                } else {
-                    String::new()
+            Gen::Boundary { anchor, kept } => {
+                let anchor = match anchor {
+                    AnchorGen::None => None,
+                    AnchorGen::Missing => Some(format!("anchor{n}")),
+                    AnchorGen::Next => Some(format!("r{}", n + 1)),
+                    AnchorGen::Earlier(k) => Some(format!("r{}", k % n.max(1))),
                 };
-                format!(
+                let tail_of = |count: u8| -> Vec<String> {
+                    let from = written.len().saturating_sub(usize::from(count));
+                    written[from..].to_vec()
+                };
+                let missing_id = |missing: MissingGen| match missing {
+                    MissingGen::No => None,
+                    MissingGen::Gone => Some(format!("gone{n}")),
+                    MissingGen::Later => Some(format!("r{}", n + 2)),
+                };
+                let (meta, head) = match kept {
+                    KeptGen::None => (
+                        anchor
+                            .as_deref()
+                            .map(|anchor| {
+                                format!(
+                                    r#","compactMetadata":{{"preservedSegment":{{"anchorUuid":"{anchor}"}}}}"#
+                                )
+                            })
+                            .unwrap_or_default(),
+                        None,
+                    ),
+                    KeptGen::Listed { count, missing } => {
+                        let mut kept = tail_of(*count);
+                        if let Some(id) = missing_id(*missing) {
+                            kept.insert(kept.len() / 2, id);
+                        }
+                        (
+                            compact_metadata(anchor.as_deref(), &kept, true),
+                            kept.first().cloned(),
+                        )
+                    }
+                    KeptGen::Walk { count, broken } => {
+                        let mut kept = tail_of(*count);
+                        if let Some(id) = missing_id(*broken) {
+                            // A head the walk up from the tail never meets.
+                            kept.insert(0, id);
+                        }
+                        (
+                            compact_metadata(anchor.as_deref(), &kept, false),
+                            kept.first().cloned(),
+                        )
+                    }
+                };
+                last_boundary = LastBoundary {
+                    uuid: Some(uuid.clone()),
+                    anchor,
+                    head,
+                };
+                lines.push(format!(
                     r#"{{"type":"system","subtype":"compact_boundary","uuid":"{uuid}","parentUuid":null,"logicalParentUuid":{parent_json},{time}"content":"Conversation compacted"{meta}}}"#
-                )
+                ));
             }
             Gen::Summary => {
                 // Along one branch the summary follows its boundary.
-                let parent = match last_boundary {
-                    Some(b) if wild => format!("\"r{b}\""),
+                let parent = match &last_boundary.uuid {
+                    Some(b) if wild => format!("\"{b}\""),
                     _ => parent_json.clone(),
                 };
-                format!(
+                lines.push(format!(
                     r#"{{"type":"user","uuid":"{uuid}","parentUuid":{parent},"isCompactSummary":true,{time}"message":{{"role":"user","content":"summary {n}"}}}}"#
-                )
+                ));
             }
-            Gen::AfterAnchor => {
-                let parent = match last_boundary {
-                    Some(b) if wild => format!("\"anchor{b}\""),
+            Gen::AfterAnchor | Gen::AfterHead => {
+                let named = match kind {
+                    Gen::AfterAnchor => &last_boundary.anchor,
+                    _ => &last_boundary.head,
+                };
+                let parent = match named {
+                    Some(id) if wild => format!("\"{id}\""),
                     _ => parent_json.clone(),
                 };
-                format!(
+                lines.push(format!(
                     r#"{{"type":"assistant","uuid":"{uuid}","parentUuid":{parent},{time}"message":{{"id":"m{n}","model":"claude-opus-5-5","content":[{{"type":"text","text":"after {n}"}}]}}}}"#
-                )
+                ));
             }
-            Gen::Boot { ordinal } => format!(
+            Gen::Compaction { shape, kept } => {
+                let (head, boundary, summary, after) =
+                    (format!("{uuid}h"), format!("{uuid}b"), format!("{uuid}s"), format!("{uuid}c"));
+                let mut kept_rows = {
+                    let from = written.len().saturating_sub(usize::from(*kept));
+                    written[from..].to_vec()
+                };
+                let mut logical = parent_json.clone();
+                uuids.clear();
+                if let Shape::OffTheHead = shape {
+                    lines.push(format!(
+                        r#"{{"type":"assistant","uuid":"{head}","parentUuid":{parent_json},"isSidechain":false,{time}"message":{{"id":"syn{n}","model":"<synthetic>","role":"assistant","content":[{{"type":"text","text":"No response requested."}}]}}}}"#
+                    ));
+                    uuids.push(head.clone());
+                    kept_rows = vec![head.clone()];
+                    logical = format!("\"{head}\"");
+                }
+                let meta = compact_metadata(Some(&summary), &kept_rows, true);
+                lines.push(format!(
+                    r#"{{"type":"system","subtype":"compact_boundary","uuid":"{boundary}","parentUuid":null,"logicalParentUuid":{logical},{time}"content":"Conversation compacted"{meta}}}"#
+                ));
+                uuids.push(boundary.clone());
+                let mut summary_parent = boundary.clone();
+                if let Shape::Automatic = shape {
+                    let date = format!("{uuid}d");
+                    lines.push(format!(
+                        r#"{{"type":"attachment","uuid":"{date}","parentUuid":"{boundary}","isSidechain":false,{time}"attachment":{{"type":"date","date":"2026-01-01"}}}}"#
+                    ));
+                    uuids.push(date.clone());
+                    summary_parent = date;
+                }
+                lines.push(format!(
+                    r#"{{"type":"user","uuid":"{summary}","parentUuid":"{summary_parent}","isCompactSummary":true,{time}"message":{{"role":"user","content":"summary {n}"}}}}"#
+                ));
+                uuids.push(summary.clone());
+                let after_parent = match shape {
+                    Shape::OffTheHead => &head,
+                    _ => &summary,
+                };
+                lines.push(format!(
+                    r#"{{"type":"user","uuid":"{after}","parentUuid":"{after_parent}","isMeta":true,{time}"message":{{"role":"user","content":"<local-command-caveat>caveat {n}</local-command-caveat>"}}}}"#
+                ));
+                uuids.push(after);
+                last_boundary = LastBoundary {
+                    uuid: Some(boundary),
+                    anchor: Some(summary),
+                    head: kept_rows.first().cloned(),
+                };
+            }
+            Gen::Boot { ordinal } => lines.push(format!(
                 r#"{{"type":"attachment","uuid":"{uuid}","parentUuid":{parent_json},"isSidechain":false,{time}"attachment":{{"type":"hook_additional_context","hookEvent":"SessionStart","content":["<context_window>\nFirst context window id: claude:{session}:1\nCurrent context window id: claude:{session}:{ordinal}\n</context_window>"]}}}}"#
-            ),
-            Gen::Sidechain => format!(
+            )),
+            Gen::Sidechain => lines.push(format!(
                 r#"{{"type":"assistant","uuid":"side{n}","parentUuid":{parent_json},"isSidechain":true,{time}"message":{{"id":"s{n}","content":[{{"type":"text","text":"side"}}]}}}}"#
-            ),
+            )),
             Gen::Bookkeeping => {
-                format!(r#"{{"type":"queue-operation","operation":"enqueue","n":{n}}}"#)
+                lines.push(format!(r#"{{"type":"queue-operation","operation":"enqueue","n":{n}}}"#));
             }
-            Gen::Garbage => format!("not json {n}"),
-        };
-        if !matches!(kind, Gen::Sidechain | Gen::Bookkeeping | Gen::Garbage) {
-            last_kept = Some(n);
+            Gen::Garbage => lines.push(format!("not json {n}")),
         }
-        out.push_str(&line);
-        out.push('\n');
+        if !matches!(kind, Gen::Sidechain | Gen::Bookkeeping | Gen::Garbage) {
+            written.extend(uuids);
+        }
+        for line in lines {
+            out.push_str(&line);
+            out.push('\n');
+        }
     }
     out
 }
@@ -272,7 +506,13 @@ fn render_earlier() -> String {
         (Gen::Boot { ordinal: 1 }, Parent::Previous),
         (Gen::User, Parent::Previous),
         (Gen::Assistant { tools: 1 }, Parent::Previous),
-        (Gen::Boundary { anchor: false }, Parent::Previous),
+        (
+            Gen::Boundary {
+                anchor: AnchorGen::None,
+                kept: KeptGen::None,
+            },
+            Parent::Previous,
+        ),
         (Gen::User, Parent::Previous),
     ];
     render(&rows, "s0", false)
@@ -557,4 +797,154 @@ fn memchr_ends(bytes: &[u8]) -> Vec<usize> {
         .filter(|(_, byte)| **byte == b'\n')
         .map(|(at, _)| at + 1)
         .collect()
+}
+
+/// Every recorded compaction grown as Claude Code wrote it, a line at a
+/// time and in pieces cut mid-line: after each append the kept decode
+/// equals a fresh one. Where the compaction kept rows (relinked, they are
+/// walked on from the kept state) it only ever extends; an automatic
+/// compaction whose boundary names a row before the newest as its logical
+/// parent leaves the rows after that one off the branch, which decodes
+/// again.
+#[test]
+fn recorded_compactions_extend_and_equal_a_fresh_decode() {
+    for (name, _) in crate::decode::COMPACTIONS {
+        let relinked = name.starts_with("kept-") || name == "compact-after-tool-calls";
+        let (session, recorded) = crate::decode::compaction(name);
+        let bytes = std::fs::read(&recorded.path).unwrap();
+        for piece in [None, Some(977)] {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("t.jsonl");
+            write(&path, b"");
+            let files = [ChainFile {
+                session_id: session.clone(),
+                path: path.clone(),
+            }];
+            let mut kept = ChainDecoder::decode(&session, &files).unwrap();
+            let ends = match piece {
+                None => memchr_ends(&bytes),
+                Some(piece) => (1..=bytes.len().div_ceil(piece))
+                    .map(|n| (n * piece).min(bytes.len()))
+                    .collect(),
+            };
+            let mut written = 0;
+            for end in ends {
+                append(&path, &bytes[written..end]);
+                written = end;
+                let update = kept.update(&session, &files).unwrap();
+                if relinked {
+                    assert_eq!(update, Update::Extended, "{name} after {end} bytes");
+                }
+                assert_eq!(
+                    kept.transcript(),
+                    decode_chain(&session, &files).unwrap(),
+                    "{name} after {end} bytes"
+                );
+            }
+        }
+    }
+}
+
+/// Appends `lines` one at a time to a fresh transcript; after each the
+/// kept decode equals a fresh one. Returns how each update went.
+fn grow_by_lines(lines: &[String]) -> Vec<Update> {
+    let dir = tempfile::tempdir().unwrap();
+    let files = chain(dir.path(), false);
+    let path = &files[0].path;
+    write(path, b"");
+    let mut kept = ChainDecoder::decode("s0", &files).unwrap();
+    let mut updates = Vec::new();
+    for line in lines {
+        append(path, format!("{line}\n").as_bytes());
+        updates.push(kept.update("s0", &files).unwrap());
+        assert_eq!(
+            kept.transcript(),
+            decode_chain("s0", &files).unwrap(),
+            "after {line}"
+        );
+    }
+    updates
+}
+
+fn row(kind: &str, uuid: &str, parent: Option<&str>, extra: &str) -> String {
+    let parent = parent.map_or("null".to_owned(), |p| format!("\"{p}\""));
+    format!(
+        r#"{{"type":"{kind}","uuid":"{uuid}","parentUuid":{parent},"timestamp":"2026-01-01T00:00:00Z"{extra}}}"#
+    )
+}
+
+fn text_row(uuid: &str, parent: Option<&str>) -> String {
+    row(
+        "user",
+        uuid,
+        parent,
+        &format!(r#","message":{{"content":"text of {uuid}"}}"#),
+    )
+}
+
+/// A kept row that arrives after its boundary makes the boundary relink
+/// from then on (Claude Code relinks nothing while a listed row is
+/// missing), which moves rows decoded before onto the branch: the chain is
+/// decoded again.
+#[test]
+fn a_kept_row_written_after_its_boundary_decodes_again() {
+    let boundary = row(
+        "system",
+        "b",
+        None,
+        r#","subtype":"compact_boundary","logicalParentUuid":"h","compactMetadata":{"preservedMessages":{"anchorUuid":"s","uuids":["h","late"]}}"#,
+    );
+    let summary = row(
+        "user",
+        "s",
+        Some("b"),
+        r#","isCompactSummary":true,"message":{"content":"summary"}"#,
+    );
+    let lines = [
+        text_row("u1", None),
+        text_row("h", Some("u1")),
+        boundary,
+        summary,
+        text_row("c", Some("h")),
+        text_row("late", Some("c")),
+    ];
+    let updates = grow_by_lines(&lines);
+    assert_eq!(updates.last(), Some(&Update::Decoded), "{updates:?}");
+    // Before the late row, nothing relinked: the boundary is off the branch.
+    let dir = tempfile::tempdir().unwrap();
+    let files = chain(dir.path(), false);
+    write(&files[0].path, (lines[..5].join("\n") + "\n").as_bytes());
+    assert_eq!(decode_chain("s0", &files).unwrap().windows.len(), 1);
+    write(&files[0].path, (lines.join("\n") + "\n").as_bytes());
+    assert_eq!(decode_chain("s0", &files).unwrap().windows.len(), 2);
+}
+
+/// Rows hanging off an anchor that names no row, written after the
+/// boundary's summary (which then stands in for the anchor), extend the
+/// kept decode.
+#[test]
+fn rows_off_an_anchor_that_names_no_row_extend() {
+    let lines = [
+        text_row("u1", None),
+        text_row("a1", Some("u1")),
+        row(
+            "system",
+            "b",
+            None,
+            r#","subtype":"compact_boundary","logicalParentUuid":"a1","compactMetadata":{"preservedSegment":{"headUuid":"a1","anchorUuid":"gone","tailUuid":"a1"}}"#,
+        ),
+        row(
+            "user",
+            "s",
+            Some("b"),
+            r#","isCompactSummary":true,"message":{"content":"summary"}"#,
+        ),
+        text_row("c", Some("gone")),
+        text_row("d", Some("c")),
+    ];
+    let updates = grow_by_lines(&lines);
+    assert!(
+        updates.iter().all(|update| *update == Update::Extended),
+        "{updates:?}"
+    );
 }

@@ -18,6 +18,9 @@ pub struct Reply {
     /// The request's size in tokens (input + cache + output), which the
     /// transcript's usage carries.
     pub context_tokens: u64,
+    /// No answer at all: the request is held open until Claude Code goes
+    /// away (a session closed while the model was answering).
+    pub hangs: bool,
 }
 
 impl Reply {
@@ -27,6 +30,15 @@ impl Reply {
             text: text.to_owned(),
             tool_uses: Vec::new(),
             context_tokens: 20_000,
+            hangs: false,
+        }
+    }
+
+    /// A request that is never answered.
+    pub fn hang() -> Self {
+        Self {
+            hangs: true,
+            ..Self::text("")
         }
     }
 
@@ -36,6 +48,7 @@ impl Reply {
             text: String::new(),
             tool_uses: vec![(id.to_owned(), name.to_owned(), input)],
             context_tokens: 20_000,
+            hangs: false,
         }
     }
 
@@ -51,6 +64,8 @@ struct Shared {
     script: VecDeque<Reply>,
     requests: Vec<Value>,
     served: u64,
+    /// Requests held open so far.
+    held: u64,
 }
 
 /// The running fake. Its thread lives as long as the test process.
@@ -78,6 +93,11 @@ impl FakeApi {
     /// Replaces the script; requests beyond it get "done.".
     pub fn script(&self, replies: Vec<Reply>) {
         self.shared.lock().unwrap().script = replies.into();
+    }
+
+    /// How many requests have been held open (see [`Reply::hang`]).
+    pub fn held(&self) -> u64 {
+        self.shared.lock().unwrap().held
     }
 
     /// Every `/v1/messages` request body so far, and forgets them.
@@ -128,8 +148,17 @@ fn serve(stream: TcpStream, shared: &Mutex<Shared>) {
                     .script
                     .pop_front()
                     .unwrap_or_else(|| Reply::text("done."));
+                if reply.hangs {
+                    shared.held += 1;
+                }
                 (reply, shared.served)
             };
+            if reply.hangs {
+                // Nothing more comes on this connection until the client
+                // goes away.
+                while matches!(reader.read(&mut [0; 64]), Ok(1..)) {}
+                return;
+            }
             ("text/event-stream", stream_reply(&reply, id, &request))
         } else {
             let response = "HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n";
