@@ -18,9 +18,10 @@ mod run;
 mod scan;
 mod surface;
 mod tools;
+mod tree;
 
 pub use audit::{AUDIT_EMAIL, AUDIT_NAME, AuditCommit, LOCK_EXCLUDE, audit_commit};
-pub use deadline::{Deadline, Ended};
+pub use deadline::{Deadline, DreamerPipes, Ended};
 pub use doctor::{
     CleanReport, DoctorFinding, DoctorReport, STALE_TEMP_AGE, clean_temp_files, doctor,
 };
