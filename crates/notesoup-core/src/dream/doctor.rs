@@ -1,11 +1,14 @@
 //! `dream doctor`: a read-only check of a notes store. It never follows
-//! symlinks, creates directories, commits or removes a lock.
+//! symlinks, creates directories, commits or removes a lock (it tests a
+//! lock's flock, shared and for an instant, to tell a running dream's lock
+//! from a stale one). `doctor clean` removes interrupted writes' temporary
+//! files and a stale lock, never a held one.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-use super::lock::{LAST_RUN_FILE, LOCK_FILE};
+use super::lock::{LAST_RUN_FILE, LOCK_FILE, LockState, lock_state, remove_stale_lock};
 use super::scan::{RawField, RawFrontmatter, scan};
 use super::{DreamOutput, OutputLine};
 use crate::durable;
@@ -86,12 +89,28 @@ pub struct CleanReport {
     pub applied: bool,
     /// Each stale temporary file, relative to the home, with the result.
     pub files: Vec<(String, Result<(), String>)>,
+    /// The stale dream lock (its flock free: the dream that took it is
+    /// gone), with the result; `None` when there is none (or it is held).
+    pub stale_lock: Option<Result<(), String>>,
 }
 
 impl CleanReport {
     /// What the CLI prints; exit 1 when a removal failed.
     pub fn output(&self) -> DreamOutput {
         let mut lines = Vec::new();
+        let stale = "a stale lock left by a dream that is gone";
+        match (&self.stale_lock, self.applied) {
+            (None, _) => {}
+            (Some(Ok(())), true) => {
+                lines.push(OutputLine::stdout(format!("removed {LOCK_FILE}, {stale}")));
+            }
+            (Some(Ok(())), false) => lines.push(OutputLine::stdout(format!(
+                "would remove {LOCK_FILE}, {stale}; run again with --apply to remove it"
+            ))),
+            (Some(Err(err)), _) => lines.push(OutputLine::stderr(format!(
+                "could not remove {LOCK_FILE}: {err}"
+            ))),
+        }
         for (path, result) in &self.files {
             lines.push(match (result, self.applied) {
                 (Ok(()), true) => OutputLine::stdout(format!("removed {path}")),
@@ -115,7 +134,8 @@ impl CleanReport {
             ),
         };
         lines.push(OutputLine::stdout(summary));
-        let failed = self.files.iter().any(|(_, result)| result.is_err());
+        let failed = self.files.iter().any(|(_, result)| result.is_err())
+            || matches!(self.stale_lock, Some(Err(_)));
         DreamOutput {
             exit_code: i32::from(failed),
             lines,
@@ -125,10 +145,21 @@ impl CleanReport {
 
 /// Finds the temporary files that interrupted writes left below `home`
 /// (notesoup's own temporary names only), older than [`STALE_TEMP_AGE`] at
-/// `now` and whose writer process is gone, and removes them when `apply`.
-/// Links are never followed and `.git` is never entered; nothing else is
-/// touched.
+/// `now` and whose writer process is gone, and a stale dream lock (one
+/// whose flock nothing holds), and removes them when `apply`. A held lock
+/// is never touched. Links are never followed and `.git` is never entered;
+/// nothing else is touched.
 pub fn clean_temp_files(home: &Path, apply: bool, now: SystemTime) -> CleanReport {
+    let stale_lock = match lock_state(home) {
+        LockState::Stale(_) if apply => match remove_stale_lock(home) {
+            Ok(true) => Some(Ok(())),
+            // Taken by a dream meanwhile, or already gone: nothing to say.
+            Ok(false) => None,
+            Err(err) => Some(Err(err.to_string())),
+        },
+        LockState::Stale(_) => Some(Ok(())),
+        LockState::Absent | LockState::Held(_) | LockState::Unusable(_) => None,
+    };
     let mut files = Vec::new();
     let walk = walkdir::WalkDir::new(home)
         .follow_links(false)
@@ -165,6 +196,7 @@ pub fn clean_temp_files(home: &Path, apply: bool, now: SystemTime) -> CleanRepor
         home: home.to_path_buf(),
         applied: apply,
         files,
+        stale_lock,
     }
 }
 
@@ -293,18 +325,28 @@ impl Doctor {
         if entry.kind != Kind::File {
             self.report(
                 &entry.path,
-                "malformed lock; verify no dream is running, then remove it",
+                "malformed lock (not a regular file); no dream can take it: remove it by hand",
             );
             return;
         }
-        let well_formed = fs::read(&entry.path)
-            .ok()
-            .and_then(|bytes| String::from_utf8(bytes).ok())
-            .is_some_and(|content| is_lock_content(&content));
-        let message = if well_formed {
-            "lock present; verify no dream is running, then remove it"
-        } else {
-            "malformed lock; verify no dream is running, then remove it"
+        let message = match lock_state(&self.root) {
+            LockState::Absent => return,
+            LockState::Held(content) => match lock_pid(&content) {
+                Some(pid) => format!("lock held by a running dream (process {pid})"),
+                None => "malformed lock held by a running process; wait for it to end".to_owned(),
+            },
+            LockState::Stale(content) => {
+                let owner = match lock_pid(&content) {
+                    Some(pid) => format!("a dream that is gone (process {pid})"),
+                    None => "a dream that is gone (malformed content)".to_owned(),
+                };
+                format!(
+                    "stale lock left by {owner}; the next dream takes it over, `doctor clean --apply` removes it"
+                )
+            }
+            LockState::Unusable(why) => {
+                format!("malformed lock ({why}); no dream can take it: remove it by hand")
+            }
         };
         self.report(&entry.path, message);
     }
@@ -515,15 +557,13 @@ fn is_iso_timestamp(value: &str) -> bool {
     parse_iso_ms(value, &jiff::tz::TimeZone::UTC).is_some()
 }
 
-/// `^[1-9]\d* <uuid>\s*$`
-fn is_lock_content(content: &str) -> bool {
-    let Some((pid, rest)) = content.split_once(' ') else {
-        return false;
-    };
+/// The pid of well-formed lock content, `^[1-9]\d* <uuid>\s*$`.
+fn lock_pid(content: &str) -> Option<&str> {
+    let (pid, rest) = content.split_once(' ')?;
     let token = rest.trim_end();
     let pid_ok = pid.starts_with(|c: char| ('1'..='9').contains(&c))
         && pid.bytes().all(|b| b.is_ascii_digit());
-    pid_ok && is_uuid(token)
+    (pid_ok && is_uuid(token)).then_some(pid)
 }
 
 fn is_uuid(token: &str) -> bool {

@@ -52,8 +52,8 @@ pub enum DreamError {
         /// The path as the dreamer gave it.
         path: String,
     },
-    /// Another run holds the lock (or a crashed run left it behind).
-    #[error("lock gate: lock already exists")]
+    /// Another run holds the lock's flock.
+    #[error("lock gate: lock held by a running dream")]
     LockHeld,
     /// An edit's `oldText` is empty.
     #[error("edit: edit {index} of {path} has an empty oldText")]

@@ -32,7 +32,10 @@ pub use lines::{
     DREAM_LINE_MAX_BYTES, DreamAnswer, DreamCall, DreamErrorCode, DreamProtocolError,
     DreamToolParams, DreamToolResult, answer_dream_line, serve_dream_tools,
 };
-pub use lock::{DreamLock, LAST_RUN_FILE, LOCK_FILE, iso_utc, last_run, run_stamp};
+pub use lock::{
+    DreamLock, LAST_RUN_FILE, LOCK_FILE, LockState, iso_utc, last_run, lock_state,
+    remove_stale_lock, run_stamp,
+};
 pub use report::{audit_failure_section, finish_dream, render_report, report_path};
 pub use run::{
     DreamOptions, DreamRequest, DreamResult, DreamRunner, DreamTool, DreamWrite, run_dream,
