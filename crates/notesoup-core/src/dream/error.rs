@@ -52,6 +52,16 @@ pub enum DreamError {
         /// The path as the dreamer gave it.
         path: String,
     },
+    /// A write or edit would make the file larger than a note may be.
+    #[error("{path} would be {bytes} bytes, over the {limit}-byte note limit; split it by topic")]
+    TooLarge {
+        /// The path as the dreamer gave it.
+        path: String,
+        /// Its size after the write or edit.
+        bytes: usize,
+        /// The limit ([`crate::notes::MAX_NOTE_BYTES`]).
+        limit: usize,
+    },
     /// Another run holds the lock's flock.
     #[error("lock gate: lock held by a running dream")]
     LockHeld,
@@ -111,6 +121,8 @@ impl DreamError {
             DreamError::NotANote { .. } => "not_a_note",
             DreamError::SecretDetected { .. } => "secret_detected",
             DreamError::NotCrumpled { .. } => "not_crumpled",
+            // The notes tools' own code for an oversized note.
+            DreamError::TooLarge { .. } => crate::wire::RefusalCode::TooLarge.as_str(),
             DreamError::LockHeld => "lock_held",
             DreamError::EmptyEdit { .. } | DreamError::NoMatch { .. } => "no_match",
             DreamError::AmbiguousEdit { .. } => "ambiguous_edit",

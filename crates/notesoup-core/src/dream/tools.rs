@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::DreamError;
 use super::jail::{jail_read, jail_write};
-use crate::notes::{find_secret, parse_note};
+use crate::notes::{MAX_NOTE_BYTES, find_secret, parse_note};
 
 /// The dreamer's tool allowlist in the original (`DREAMER_TOOLS`); `write`
 /// and `edit` are the jailed versions. [`DELETE_TOOL`] is offered besides.
@@ -61,6 +61,7 @@ impl DreamTools {
     /// Writes `content` to `path` (creating parent directories inside the
     /// home) atomically. Returns `wrote <path> (<n> bytes)`.
     pub fn write(&self, path: &str, content: &str) -> Result<String, DreamError> {
+        refuse_oversized(path, content.len())?;
         refuse_secrets(path, content)?;
         let jailed = jail_write(&self.home, path, true)?;
         atomic_write(&jailed.real, content.as_bytes())?;
@@ -100,6 +101,7 @@ impl DreamTools {
                 }
             }
         }
+        refuse_oversized(path, text.len())?;
         atomic_write(&jailed.real, text.as_bytes())?;
         Ok(format!("edited {path} ({} edits)", edits.len()))
     }
@@ -217,6 +219,19 @@ fn relative(real_home: &Path, path: &Path) -> String {
         .map(|component| component.as_os_str().to_string_lossy())
         .collect();
     parts.join("/")
+}
+
+/// A dream write or edit obeys the notes' size limit, as the notes tools
+/// do: a note of `bytes` over [`MAX_NOTE_BYTES`] is refused.
+fn refuse_oversized(path: &str, bytes: usize) -> Result<(), DreamError> {
+    if bytes > MAX_NOTE_BYTES {
+        return Err(DreamError::TooLarge {
+            path: path.to_owned(),
+            bytes,
+            limit: MAX_NOTE_BYTES,
+        });
+    }
+    Ok(())
 }
 
 /// The dream never copies a credential: a write or edit whose new text

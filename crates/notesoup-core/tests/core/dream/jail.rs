@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 use notesoup_core::dream::{
     DreamTools, GrepMatch, TextEdit, delete_crumpled_note, jail_read_path, jail_write_path,
 };
+use notesoup_core::notes::MAX_NOTE_BYTES;
+use notesoup_core::wire::RefusalCode;
 
 use super::support::{put, tree_hash};
 
@@ -284,6 +286,65 @@ fn delete_removes_only_crumpled_notes() {
         !fx.home.join("human/nope").exists(),
         "delete creates no parents"
     );
+}
+
+/// Dream writes and edits obey the notes' size limit with the notes tools'
+/// own code, and a refusal leaves the note as it was.
+#[test]
+fn dream_writes_and_edits_stop_at_the_note_size_limit() {
+    let fx = fixture();
+    let tools = DreamTools::new(&fx.home);
+    let header = "---\norigin: self\n---\n\n";
+    let full = format!("{header}{}", "a".repeat(MAX_NOTE_BYTES - header.len()));
+    assert_eq!(full.len(), MAX_NOTE_BYTES);
+    tools
+        .write("human/full.md", &full)
+        .expect("exactly the limit is a note");
+
+    let over = format!("{full}b");
+    let refused = tools
+        .write("human/over.md", &over)
+        .expect_err("one byte over");
+    assert_eq!(refused.code(), RefusalCode::TooLarge.as_str());
+    assert_eq!(refused.code(), "too_large");
+    assert_eq!(
+        refused.to_string(),
+        "human/over.md would be 1000001 bytes, over the 1000000-byte note limit; split it by topic"
+    );
+    assert!(!fx.home.join("human/over.md").exists());
+
+    put(
+        &fx.home,
+        "human/grows.md",
+        "---\norigin: self\n---\n\nseed\n",
+    );
+    let before = tree_hash(&fx.home);
+    let refused = tools
+        .write("human/grows.md", &over)
+        .expect_err("overwrite past the limit");
+    assert_eq!(refused.code(), "too_large");
+    let refused = tools
+        .edit(
+            "human/full.md",
+            &[TextEdit {
+                old_text: "---\norigin: self\n".into(),
+                new_text: "---\norigin: self\nstale: false\n".into(),
+            }],
+        )
+        .expect_err("an edit growing a full note");
+    assert_eq!(refused.code(), "too_large");
+    // Many edits, each small, growing the note together.
+    let edits: Vec<TextEdit> = (0..3)
+        .map(|round| TextEdit {
+            old_text: format!("seed{}", "!".repeat(round)),
+            new_text: format!("seed{}{}", "!".repeat(round + 1), "x".repeat(400_000)),
+        })
+        .collect();
+    let refused = tools
+        .edit("human/grows.md", &edits)
+        .expect_err("edits growing a note together");
+    assert_eq!(refused.code(), "too_large");
+    assert_eq!(tree_hash(&fx.home), before, "nothing was written");
 }
 
 #[test]
