@@ -1,5 +1,5 @@
-//! Dream: tidying a notes home offline. Lock, gates, jail, crumpled-only
-//! delete, Git audit, doctor, report and the run itself; the agent that
+//! Dream: tidying a notes home offline. Lock, gates, jail, the wastebasket
+//! rule's delete, Git audit, doctor, report and the run itself; the agent that
 //! dreams is supplied by a host through [`DreamRunner`].
 //!
 //! Hosts print what these functions return ([`DreamOutput`]); nothing here
@@ -19,6 +19,7 @@ mod scan;
 mod surface;
 mod tools;
 mod tree;
+mod wastebasket;
 
 pub use audit::{AUDIT_EMAIL, AUDIT_NAME, AuditCommit, LOCK_EXCLUDE, audit_commit};
 pub use deadline::{Deadline, DreamerPipes, Ended};
@@ -46,6 +47,7 @@ pub use tools::{
     DELETE_TOOL, DELETE_TOOL_DESCRIPTION, DREAMER_TOOLS, DreamTools, GrepMatch, TextEdit,
     delete_crumpled_note,
 };
+pub use wastebasket::WASTEBASKET_DAYS;
 
 /// The canonical dream playbook, the dreamer's single prompt. Every host
 /// ships this exact text as `playbook.md`.

@@ -23,7 +23,7 @@ pub enum DreamTool {
     Write,
     /// The jailed `edit` tool.
     Edit,
-    /// The crumpled-only `delete` tool.
+    /// The `delete` tool (the wastebasket rule).
     Delete,
 }
 
@@ -265,7 +265,7 @@ fn run_steps(options: &DreamOptions, runner: &mut dyn DreamRunner, out: &mut Pro
 
     let result = match read_playbook(options.playbook.as_deref()) {
         Ok(prompt) => {
-            let tools = DreamTools::new(home);
+            let tools = DreamTools::new(home).at(options.now);
             runner.run(DreamRequest {
                 prompt: &prompt,
                 home,

@@ -61,6 +61,8 @@ fn the_dream_tools_are_jailed_and_delete_only_crumpled_notes() {
         "---\norigin: user\n---\n\nLikes tea.\n",
     )
     .unwrap();
+    // The baseline the wastebasket rule reads (a dream makes it first).
+    notesoup_core::dream::audit_commit(&sb.notes, "baseline").unwrap();
     let (names, results) = dream_tools(
         &sb,
         &[

@@ -357,6 +357,44 @@ fn a_failed_baseline_stops_before_the_dreamer() {
 }
 
 #[test]
+fn a_note_crumpled_in_this_dream_is_not_deleted_in_it() {
+    let (_dir, home) = home_with_material();
+    let live = "---\norigin: self\n---\n\nlive\n";
+    let mut runner = ScriptedRunner::new(
+        vec![
+            // Crumpled with a crumpledAt long past, then deleted at once.
+            Step::Edit(
+                "human/live.md",
+                "origin: self\n",
+                "origin: self\ncrumpledAt: 2026-01-01T00:00:00.000Z\n",
+            ),
+            Step::Delete("human/live.md"),
+            // Crumpled before the dream and old enough: it goes.
+            Step::Delete("human/old.md"),
+        ],
+        "tidied",
+    );
+    let output = run_dream(&options(&home), &mut runner);
+    assert_eq!(output.exit_code, 0, "{}", lines(&output, &home));
+    assert_eq!(
+        runner.tool_results,
+        [
+            "edited human/live.md (1 edits)".to_owned(),
+            "error: not_in_baseline: delete: human/live.md was not in the wastebasket when this dream began (it was crumpled or changed since the baseline commit); only a note crumpled before the dream may be deleted".to_owned(),
+            "deleted human/old.md".to_owned(),
+        ]
+    );
+    assert_eq!(
+        fs::read_to_string(home.join("human/live.md")).expect("still there"),
+        live.replace(
+            "origin: self\n",
+            "origin: self\ncrumpledAt: 2026-01-01T00:00:00.000Z\n"
+        )
+    );
+    assert!(!home.join("human/old.md").exists());
+}
+
+#[test]
 fn a_held_lock_stops_the_run_and_changes_nothing_even_with_force() {
     let (_dir, home) = home_with_material();
     let held = DreamLock::acquire(&home, now()).expect("another run holds the lock");
