@@ -56,9 +56,6 @@ impl ClaudeDreamer {
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        // Its own process group, so a timeout stops everything it started
-        // (a child still holding the output pipe would keep the read open).
-        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
         if let Some(model) = request.model_pattern {
             cmd.args(["--model", model]);
         }
@@ -68,8 +65,11 @@ impl ClaudeDreamer {
 
 impl DreamRunner for ClaudeDreamer {
     fn run(&mut self, request: DreamRequest<'_>) -> DreamResult {
-        let mut child = match self.command(&request).spawn() {
-            Ok(child) => child,
+        // The deadline spawns it as the leader of its own process tree, so a
+        // timeout stops everything it started (a child still holding the
+        // output pipe would keep the read open).
+        let (deadline, pipes) = match Deadline::spawn(&mut self.command(&request), self.timeout) {
+            Ok(spawned) => spawned,
             Err(err) => {
                 return DreamResult::failed(format!(
                     "dreamer failed: could not start {}: {err}",
@@ -83,14 +83,10 @@ impl DreamRunner for ClaudeDreamer {
             self.timeout.as_secs()
         );
         let started = Instant::now();
-        let (Some(stdout), Some(mut stderr_pipe)) = (child.stdout.take(), child.stderr.take())
-        else {
-            let _ = child.kill();
-            let _ = child.wait();
+        let (Some(stdout), Some(mut stderr_pipe)) = (pipes.stdout, pipes.stderr) else {
+            let _ = deadline.stop();
             return DreamResult::failed("dreamer failed: no output from claude");
         };
-        // A watchdog stops the dreamer at the timeout; its output is read here.
-        let deadline = Deadline::watch(child, self.timeout);
         let mut result = read_stream(BufReader::new(stdout));
         let mut stderr = String::new();
         // Diagnostics only: a read failure leaves them empty.
@@ -102,7 +98,12 @@ impl DreamRunner for ClaudeDreamer {
                     "dream: stopped the dreamer after {} s",
                     self.timeout.as_secs()
                 );
-                return DreamResult::failed(Ended::timeout_error(self.timeout));
+                // The writes made so far go into the report.
+                return DreamResult {
+                    report: String::new(),
+                    writes: result.writes,
+                    error: Some(Ended::timeout_error(self.timeout)),
+                };
             }
         };
         eprintln!(

@@ -3,17 +3,24 @@
 //! tools as its only tools (the bundle's `notesoup/dsh/dream` row, answered
 //! by `notesoup-dsh dream-tools`), and notesoup's own rows stand aside in it
 //! ([`DREAMER_VAR`]). Every write, edit and delete the dreamer asked for is
-//! read back from the session log dsh wrote.
+//! read back from the session log dsh wrote. A dreamer still running after
+//! the timeout is stopped with its whole process tree (dsh, the tools
+//! server, anything that left the group), and the run fails with the
+//! writes its log shows.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::time::Duration;
 
-use notesoup_core::dream::{DreamRequest, DreamResult, DreamRunner, DreamWrite};
+use notesoup_core::dream::{Deadline, DreamRequest, DreamResult, DreamRunner, DreamWrite, Ended};
 use serde_json::{Value, json};
 
 use crate::bundle;
 use crate::decode::{SessionLog, read_session_jsonl};
+
+/// How long a dreamer may run by default before it is stopped.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 
 /// Set to `1` in the dreamer's environment: notesoup's `notesoup/dsh` row
 /// (and so its engine) does nothing in that dsh.
@@ -63,6 +70,8 @@ pub struct DshDreamer {
     /// Where the dreamer's bundle, overlay and session log go; removed by
     /// the caller.
     pub work_dir: PathBuf,
+    /// The dreamer is stopped after this long and the run fails.
+    pub timeout: Duration,
 }
 
 impl DshDreamer {
@@ -127,17 +136,20 @@ impl DreamRunner for DshDreamer {
             Ok(overlay) => overlay,
             Err(error) => return DreamResult::failed(error),
         };
-        let mut child = match self.command(&request, &overlay).spawn() {
-            Ok(child) => child,
-            Err(error) => {
-                return DreamResult::failed(format!(
-                    "dreamer failed: could not start {}: {error}",
-                    self.dsh.display()
-                ));
-            }
-        };
+        // The deadline spawns it as the leader of its own process tree, so a
+        // timeout stops everything it started.
+        let (deadline, pipes) =
+            match Deadline::spawn(&mut self.command(&request, &overlay), self.timeout) {
+                Ok(spawned) => spawned,
+                Err(error) => {
+                    return DreamResult::failed(format!(
+                        "dreamer failed: could not start {}: {error}",
+                        self.dsh.display()
+                    ));
+                }
+            };
         // Both pipes are drained at once so neither can fill and stall dsh.
-        let stderr = child.stderr.take().map(|mut pipe| {
+        let stderr = pipes.stderr.map(|mut pipe| {
             std::thread::spawn(move || {
                 let mut text = String::new();
                 // Diagnostics only: a read failure leaves them empty.
@@ -146,11 +158,11 @@ impl DreamRunner for DshDreamer {
             })
         });
         let mut stdout = String::new();
-        if let Some(mut pipe) = child.stdout.take() {
+        if let Some(mut pipe) = pipes.stdout {
             // The report is read back from the session log when this fails.
             let _ = pipe.read_to_string(&mut stdout);
         }
-        let status = child.wait();
+        let ended = deadline.wait();
         let stderr = stderr
             .and_then(|reader| reader.join().ok())
             .unwrap_or_default();
@@ -159,15 +171,23 @@ impl DreamRunner for DshDreamer {
         if result.report.is_empty() {
             result.report = stdout.trim().to_owned();
         }
-        match status {
-            Ok(status) if status.success() => {}
-            Ok(status) => {
+        match ended {
+            Ended::Exited(Ok(status)) if status.success() => {}
+            Ended::Exited(Ok(status)) => {
                 result.error = Some(format!(
                     "dreamer failed: dsh exited with {status}: {}",
                     last_lines(&stderr)
                 ));
             }
-            Err(error) => result.error = Some(format!("dreamer failed: {error}")),
+            Ended::Exited(Err(error)) => result.error = Some(format!("dreamer failed: {error}")),
+            Ended::TimedOut => {
+                eprintln!(
+                    "dream: stopped the dreamer after {} s",
+                    self.timeout.as_secs()
+                );
+                result.report = String::new();
+                result.error = Some(Ended::timeout_error(self.timeout));
+            }
         }
         result
     }

@@ -1,4 +1,4 @@
-//! The dreamer's tools on dsh: core's jailed write, edit and crumpled-only
+//! The dreamer's tools on dsh: core's jailed write, edit and wastebasket-rule
 //! delete, and its read-only read, ls, find and grep, served as JSON lines
 //! by `notesoup-dsh dream-tools --notes-home HOME` to the bundle's
 //! `notesoup/dsh/dream` row inside the headless dsh `dream` starts.

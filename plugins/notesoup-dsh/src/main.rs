@@ -148,6 +148,10 @@ struct DreamArgs {
     /// The dsh executable (default: $NOTESOUP_DSH, else dsh on PATH).
     #[arg(long)]
     dsh: Option<PathBuf>,
+    /// Stop the dreamer after this many seconds; the run then fails and the
+    /// lock is released.
+    #[arg(long, default_value_t = notesoup_dsh::dream::DEFAULT_TIMEOUT.as_secs())]
+    timeout: u64,
 }
 
 #[derive(Debug, Args)]
@@ -429,6 +433,7 @@ fn dream(args: DreamArgs) -> Result<ExitCode> {
         profile: args.profile,
         notesoup_dsh,
         work_dir: work.clone(),
+        timeout: std::time::Duration::from_secs(args.timeout.max(1)),
     };
     let output = run_dream(&options, &mut dreamer);
     // The dreamer's bundle and session log are scratch; the audit keeps

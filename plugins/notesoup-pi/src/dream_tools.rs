@@ -1,4 +1,4 @@
-//! The dreamer's tools on Pi: core's jailed write, edit and crumpled-only
+//! The dreamer's tools on Pi: core's jailed write, edit and wastebasket-rule
 //! delete, and its read-only read, grep, find and ls, served by
 //! `notesoup-pi dream-tools --notes-home HOME` in core's JSON-lines protocol
 //! ([`notesoup_core::dream::serve_dream_tools`]) to the dream extension

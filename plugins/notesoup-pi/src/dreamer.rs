@@ -14,8 +14,9 @@
 //! Every `write`, `edit` and `delete` the dreamer asked for is read from
 //! Pi's event stream (`tool_execution_start`), whether or not it was
 //! allowed; the report is the last assistant message. A dreamer still
-//! running after the timeout is stopped with its whole process group (Pi,
-//! the tools server), and the run fails with the writes made so far.
+//! running after the timeout is stopped with its whole process tree (Pi,
+//! the tools server, anything that left the group), and the run fails with
+//! the writes made so far.
 
 use std::ffi::OsString;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -126,9 +127,6 @@ impl PiDreamer {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        // Its own process group, so a timeout stops everything it started
-        // (the tools server too, which would otherwise keep a pipe open).
-        std::os::unix::process::CommandExt::process_group(&mut command, 0);
         command
     }
 
@@ -137,8 +135,15 @@ impl PiDreamer {
             Ok(paths) => paths,
             Err(error) => return DreamResult::failed(error),
         };
-        let mut child = match self.command(request, &extension, &config).spawn() {
-            Ok(child) => child,
+        // The deadline spawns it as the leader of its own process tree, so a
+        // timeout stops everything it started (the tools server too, which
+        // would otherwise keep a pipe open).
+        let spawned = Deadline::spawn(
+            &mut self.command(request, &extension, &config),
+            self.timeout,
+        );
+        let (deadline, pipes) = match spawned {
+            Ok(spawned) => spawned,
             Err(error) => {
                 return DreamResult::failed(format!(
                     "dreamer failed: could not start {}: {error}",
@@ -153,10 +158,9 @@ impl PiDreamer {
         );
         let started = Instant::now();
         let (Some(mut stdin), Some(stdout), Some(mut stderr_pipe)) =
-            (child.stdin.take(), child.stdout.take(), child.stderr.take())
+            (pipes.stdin, pipes.stdout, pipes.stderr)
         else {
-            let _ = child.kill();
-            let _ = child.wait();
+            let _ = deadline.stop();
             return DreamResult::failed("dreamer failed: no pipes to pi");
         };
         // The playbook goes in on stdin (no argument-length limit); Pi takes
@@ -172,7 +176,6 @@ impl PiDreamer {
             let _ = stderr_pipe.read_to_end(&mut text);
             String::from_utf8_lossy(&text).into_owned()
         });
-        let deadline = Deadline::watch(child, self.timeout);
         let events = read_events(BufReader::new(stdout));
         let stderr = stderr_reader.join().unwrap_or_default();
         let _ = writer.join();

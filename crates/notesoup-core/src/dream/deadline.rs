@@ -1,22 +1,48 @@
 //! A dreamer's process under a deadline: the hosts that run their agent as a
-//! child process (`claude -p`, `pi --mode json`) read its output while a
-//! watchdog waits; past the timeout the watchdog kills the child's process
-//! group (the child must lead one, so the tools server it started goes too)
-//! and then the child itself, which closes its pipes and ends the reading.
+//! child process (`claude -p`, `pi --mode json`, a headless dsh) spawn it
+//! through [`Deadline::spawn`], read its output while a watchdog waits, and
+//! then [`Deadline::wait`]. Past the timeout the watchdog stops the whole
+//! tree the dreamer started (see [`super::tree`]: its process group, and on
+//! Linux every descendant that left the group too), which closes its pipes
+//! and ends the reading. When the dreamer ends by itself, whatever it left
+//! running is stopped as well (on Linux at once, so a process it left
+//! holding its output cannot keep the host reading until the deadline):
+//! nothing a dream starts outlives it.
 
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command, ExitStatus};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use super::tree::{Subreaper, Tree};
+
 /// A running dreamer and the watchdog that stops it at its deadline.
 #[derive(Debug)]
 pub struct Deadline {
-    child: Arc<Mutex<Child>>,
+    child: Child,
+    tree: Tree,
     finished: Arc<(Mutex<bool>, Condvar)>,
     timed_out: Arc<AtomicBool>,
     watchdog: JoinHandle<()>,
+    /// On Linux: stops the rest of the tree as soon as the dreamer exits,
+    /// so a process it left holding its output cannot keep the host
+    /// reading until the deadline.
+    leader_watch: Option<JoinHandle<()>>,
+    /// Held until the tree is stopped and reaped.
+    subreaper: Subreaper,
+}
+
+/// The pipes of a spawned dreamer (each `Some` when the command asked for
+/// it with `Stdio::piped()`).
+#[derive(Debug)]
+pub struct DreamerPipes {
+    /// Its standard input.
+    pub stdin: Option<ChildStdin>,
+    /// Its standard output.
+    pub stdout: Option<ChildStdout>,
+    /// Its standard error.
+    pub stderr: Option<ChildStderr>,
 }
 
 /// How a watched dreamer ended.
@@ -29,18 +55,30 @@ pub enum Ended {
 }
 
 impl Deadline {
-    /// Starts watching `child` (its pipes already taken): past `timeout` its
-    /// process group and then the child are killed.
-    pub fn watch(child: Child, timeout: Duration) -> Self {
-        let child = Arc::new(Mutex::new(child));
+    /// Spawns `command` (the host sets its program, arguments, directory,
+    /// environment and pipes) as the leader of a process tree of its own
+    /// and starts watching it: past `timeout` the whole tree is killed.
+    pub fn spawn(
+        command: &mut Command,
+        timeout: Duration,
+    ) -> std::io::Result<(Deadline, DreamerPipes)> {
+        let marker = Tree::prepare(command);
+        // Before the spawn, so no escapee of even the first instant is lost.
+        let subreaper = Subreaper::hold();
+        let mut child = command.spawn()?;
+        let pipes = DreamerPipes {
+            stdin: child.stdin.take(),
+            stdout: child.stdout.take(),
+            stderr: child.stderr.take(),
+        };
+        let tree = Tree::new(child.id(), marker);
         let finished = Arc::new((Mutex::new(false), Condvar::new()));
         let timed_out = Arc::new(AtomicBool::new(false));
         let watchdog = {
-            let (child, finished, timed_out) = (
-                Arc::clone(&child),
-                Arc::clone(&finished),
-                Arc::clone(&timed_out),
-            );
+            let (tree, finished, timed_out) =
+                (tree.clone(), Arc::clone(&finished), Arc::clone(&timed_out));
+            // The watchdog needs only the tree's ids, never the `Child`:
+            // `wait` may be blocked on the child while the deadline passes.
             std::thread::spawn(move || {
                 let (done, signal) = &*finished;
                 let Ok(guard) = done.lock() else { return };
@@ -50,41 +88,76 @@ impl Deadline {
                 };
                 if !*guard {
                     timed_out.store(true, Ordering::SeqCst);
-                    if let Ok(mut child) = child.lock() {
-                        kill_group(child.id());
-                        let _ = child.kill();
-                    }
+                    tree.kill();
                 }
             })
         };
-        Self {
+        #[cfg(target_os = "linux")]
+        let leader_watch = {
+            let tree = tree.clone();
+            Some(std::thread::spawn(move || {
+                tree.wait_for_leader();
+                tree.kill();
+            }))
+        };
+        // Elsewhere the leader cannot be waited for without reaping it.
+        #[cfg(not(target_os = "linux"))]
+        let leader_watch = None;
+        let deadline = Deadline {
             child,
+            tree,
             finished,
             timed_out,
             watchdog,
-        }
+            leader_watch,
+            subreaper,
+        };
+        Ok((deadline, pipes))
     }
 
     /// Waits for the dreamer (call it once its output is read to the end),
-    /// then stops the watchdog.
+    /// stops the watchdog, then stops whatever the dreamer left running.
     pub fn wait(self) -> Ended {
-        let waited = match self.child.lock() {
-            Ok(mut child) => child.wait(),
-            Err(_) => Err(std::io::Error::other("the dreamer's handle was lost")),
-        };
+        let Deadline {
+            mut child,
+            tree,
+            finished,
+            timed_out,
+            watchdog,
+            leader_watch,
+            subreaper,
+        } = self;
+        tree.wait_for_leader();
         {
-            let (done, signal) = &*self.finished;
+            let (done, signal) = &*finished;
             if let Ok(mut done) = done.lock() {
                 *done = true;
             }
             signal.notify_all();
         }
-        let _ = self.watchdog.join();
-        if self.timed_out.load(Ordering::SeqCst) {
+        let _ = watchdog.join();
+        // On Linux it has stopped what the dreamer left running.
+        if let Some(leader_watch) = leader_watch {
+            let _ = leader_watch.join();
+        }
+        let waited = child.wait();
+        // Off Linux the leader cannot be waited for unreaped, so its group
+        // is stopped only once it has exited.
+        #[cfg(not(target_os = "linux"))]
+        tree.kill();
+        drop(subreaper);
+        if timed_out.load(Ordering::SeqCst) {
             Ended::TimedOut
         } else {
             Ended::Exited(waited)
         }
+    }
+
+    /// Stops the dreamer and its tree now (e.g. its pipes could not be
+    /// used) and waits for it.
+    pub fn stop(self) -> Ended {
+        self.tree.kill();
+        self.wait()
     }
 }
 
@@ -98,39 +171,19 @@ impl Ended {
     }
 }
 
-/// Kills the process group `leader` leads; a child that leads none is left
-/// to the caller's own kill.
-fn kill_group(leader: u32) {
-    let _ = Command::new("kill")
-        .args(["-KILL", "--", &format!("-{leader}")])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status();
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::os::unix::process::CommandExt;
-
-    fn sleeper(seconds: &str) -> Child {
-        let mut command = Command::new("sh");
-        command
-            .args(["-c", &format!("sleep {seconds} & wait")])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .process_group(0);
-        command.spawn().expect("sh runs")
-    }
+    use std::process::Stdio;
 
     #[test]
     fn a_dreamer_that_ends_in_time_is_waited_for() {
-        let mut child = Command::new("sh")
-            .args(["-c", "exit 3"])
-            .spawn()
-            .expect("sh runs");
-        let _ = child.stdout.take();
-        match Deadline::watch(child, Duration::from_secs(60)).wait() {
+        let (deadline, _) = Deadline::spawn(
+            Command::new("sh").args(["-c", "exit 3"]),
+            Duration::from_secs(60),
+        )
+        .expect("sh runs");
+        match deadline.wait() {
             Ended::Exited(Ok(status)) => assert_eq!(status.code(), Some(3)),
             other => panic!("expected an exit, got {other:?}"),
         }
@@ -139,13 +192,18 @@ mod tests {
     #[test]
     fn a_dreamer_past_its_deadline_is_stopped_with_its_group() {
         use std::io::Read;
-        let mut child = sleeper("600");
-        let mut stdout = child.stdout.take().expect("piped");
-        let deadline = Deadline::watch(child, Duration::from_millis(200));
+        let (deadline, pipes) = Deadline::spawn(
+            Command::new("sh")
+                .args(["-c", "sleep 600 & wait"])
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped()),
+            Duration::from_millis(200),
+        )
+        .expect("sh runs");
         // The grandchild `sleep` holds the pipe too: reading ends only when
         // the whole group is gone.
         let mut rest = Vec::new();
-        let _ = stdout.read_to_end(&mut rest);
+        let _ = pipes.stdout.expect("piped").read_to_end(&mut rest);
         assert!(matches!(deadline.wait(), Ended::TimedOut));
         assert_eq!(
             Ended::timeout_error(Duration::from_secs(30)),

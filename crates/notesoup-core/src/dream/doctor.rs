@@ -1,5 +1,8 @@
 //! `dream doctor`: a read-only check of a notes store. It never follows
-//! symlinks, creates directories, commits or removes a lock.
+//! symlinks, creates directories, commits or removes a lock (it tests a
+//! lock's flock, shared and for an instant, to tell a running dream's lock
+//! from a stale one). `doctor clean` removes interrupted writes' temporary
+//! files and a stale lock, never a held one.
 
 use std::ffi::{OsStr, OsString};
 use std::fs;
@@ -7,7 +10,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-use super::lock::{LAST_RUN_FILE, LOCK_FILE};
+use super::lock::{LAST_RUN_FILE, LOCK_FILE, LockState, lock_state, remove_stale_lock};
 use super::scan::{RawField, RawFrontmatter, scan};
 use super::{DreamOutput, OutputLine};
 use crate::durable;
@@ -92,6 +95,9 @@ pub struct CleanReport {
     pub files: Vec<(String, Result<(), String>)>,
     /// Each entry inside a home named like `.git`, and where it goes.
     pub moved: Vec<MovedEntry>,
+    /// The stale dream lock (its flock free: the dream that took it is
+    /// gone), with the result; `None` when there is none (or it is held).
+    pub stale_lock: Option<Result<(), String>>,
 }
 
 /// An entry inside a home named like `.git` (a name Git takes for `.git`
@@ -111,6 +117,19 @@ impl CleanReport {
     /// What the CLI prints; exit 1 when a removal or a move failed.
     pub fn output(&self) -> DreamOutput {
         let mut lines = Vec::new();
+        let stale = "a stale lock left by a dream that is gone";
+        match (&self.stale_lock, self.applied) {
+            (None, _) => {}
+            (Some(Ok(())), true) => {
+                lines.push(OutputLine::stdout(format!("removed {LOCK_FILE}, {stale}")));
+            }
+            (Some(Ok(())), false) => lines.push(OutputLine::stdout(format!(
+                "would remove {LOCK_FILE}, {stale}; run again with --apply to remove it"
+            ))),
+            (Some(Err(err)), _) => lines.push(OutputLine::stderr(format!(
+                "could not remove {LOCK_FILE}: {err}"
+            ))),
+        }
         for (path, result) in &self.files {
             lines.push(match (result, self.applied) {
                 (Ok(()), true) => OutputLine::stdout(format!("removed {path}")),
@@ -159,7 +178,8 @@ impl CleanReport {
             ))),
         }
         let failed = self.files.iter().any(|(_, result)| result.is_err())
-            || self.moved.iter().any(|moved| moved.result.is_err());
+            || self.moved.iter().any(|moved| moved.result.is_err())
+            || matches!(self.stale_lock, Some(Err(_)));
         DreamOutput {
             exit_code: i32::from(failed),
             lines,
@@ -170,8 +190,9 @@ impl CleanReport {
 /// `doctor clean`: finds the temporary files that interrupted writes left
 /// below `home` (notesoup's own temporary names only), older than
 /// [`STALE_TEMP_AGE`] at `now` and whose writer process is gone, and the
-/// entries inside the homes named like `.git` ([`MovedEntry`]); with
-/// `apply` it removes the temporary files and moves each such entry to a
+/// entries inside the homes named like `.git` ([`MovedEntry`]), and a
+/// stale dream lock (one whose flock nothing holds; a held lock is never
+/// touched); with `apply` it removes the temporary files and the stale lock and moves each such entry to a
 /// free name Git and the addresses accept (`.git.` to `dot-git`, `git~1` to
 /// `git-1`, never replacing anything). Links are never followed and `.git`
 /// itself is never entered or moved; nothing else is touched. Each
@@ -179,6 +200,16 @@ impl CleanReport {
 /// inside its open directory, so a directory swapped for a link meanwhile
 /// cannot lead the change out of the home.
 pub fn clean_temp_files(home: &Path, apply: bool, now: SystemTime) -> CleanReport {
+    let stale_lock = match lock_state(home) {
+        LockState::Stale(_) if apply => match remove_stale_lock(home) {
+            Ok(true) => Some(Ok(())),
+            // Taken by a dream meanwhile, or already gone: nothing to say.
+            Ok(false) => None,
+            Err(err) => Some(Err(err.to_string())),
+        },
+        LockState::Stale(_) => Some(Ok(())),
+        LockState::Absent | LockState::Held(_) | LockState::Unusable(_) => None,
+    };
     let mut cleaned = Cleaned::default();
     if let Ok(root) = DirHandle::open_root(home) {
         clean_dir(&root, Path::new(""), apply, now, &mut cleaned);
@@ -188,6 +219,7 @@ pub fn clean_temp_files(home: &Path, apply: bool, now: SystemTime) -> CleanRepor
         applied: apply,
         files: cleaned.files,
         moved: cleaned.moved,
+        stale_lock,
     }
 }
 
@@ -511,7 +543,7 @@ impl Doctor {
                 "global" | "personal" => {
                     self.report(&entry.path, "legacy home; migrate its notes by hand")
                 }
-                LOCK_FILE => self.check_lock(&root, &entry),
+                LOCK_FILE => self.check_lock(&entry),
                 "pi" => self.check_pi(&root, &entry),
                 "project" => self.check_namespace(&root, &entry, Namespace::Project),
                 "agents" => self.check_namespace(&root, &entry, Namespace::Agents),
@@ -526,22 +558,32 @@ impl Doctor {
         }
     }
 
-    fn check_lock(&mut self, root: &DirHandle, entry: &Entry) {
+    fn check_lock(&mut self, entry: &Entry) {
         if entry.kind != Kind::File {
             self.report(
                 &entry.path,
-                "malformed lock; verify no dream is running, then remove it",
+                "malformed lock (not a regular file); no dream can take it: remove it by hand",
             );
             return;
         }
-        let well_formed = read_file(root, &entry.os_name)
-            .ok()
-            .and_then(|bytes| String::from_utf8(bytes).ok())
-            .is_some_and(|content| is_lock_content(&content));
-        let message = if well_formed {
-            "lock present; verify no dream is running, then remove it"
-        } else {
-            "malformed lock; verify no dream is running, then remove it"
+        let message = match lock_state(&self.root) {
+            LockState::Absent => return,
+            LockState::Held(content) => match lock_pid(&content) {
+                Some(pid) => format!("lock held by a running dream (process {pid})"),
+                None => "malformed lock held by a running process; wait for it to end".to_owned(),
+            },
+            LockState::Stale(content) => {
+                let owner = match lock_pid(&content) {
+                    Some(pid) => format!("a dream that is gone (process {pid})"),
+                    None => "a dream that is gone (malformed content)".to_owned(),
+                };
+                format!(
+                    "stale lock left by {owner}; the next dream takes it over, `doctor clean --apply` removes it"
+                )
+            }
+            LockState::Unusable(why) => {
+                format!("malformed lock ({why}); no dream can take it: remove it by hand")
+            }
         };
         self.report(&entry.path, message);
     }
@@ -799,15 +841,13 @@ fn is_iso_timestamp(value: &str) -> bool {
     parse_iso_ms(value, &jiff::tz::TimeZone::UTC).is_some()
 }
 
-/// `^[1-9]\d* <uuid>\s*$`
-fn is_lock_content(content: &str) -> bool {
-    let Some((pid, rest)) = content.split_once(' ') else {
-        return false;
-    };
+/// The pid of well-formed lock content, `^[1-9]\d* <uuid>\s*$`.
+fn lock_pid(content: &str) -> Option<&str> {
+    let (pid, rest) = content.split_once(' ')?;
     let token = rest.trim_end();
     let pid_ok = pid.starts_with(|c: char| ('1'..='9').contains(&c))
         && pid.bytes().all(|b| b.is_ascii_digit());
-    pid_ok && is_uuid(token)
+    (pid_ok && is_uuid(token)).then_some(pid)
 }
 
 fn is_uuid(token: &str) -> bool {

@@ -66,8 +66,51 @@ pub enum DreamError {
         /// The path as the dreamer gave it.
         path: String,
     },
-    /// Another run holds the lock (or a crashed run left it behind).
-    #[error("lock gate: lock already exists")]
+    /// The note to delete is not byte for byte what the baseline commit
+    /// holds: it was crumpled (or changed) during this dream.
+    #[error(
+        "delete: {path} was not in the wastebasket when this dream began (it was crumpled or changed since the baseline commit); only a note crumpled before the dream may be deleted"
+    )]
+    NotInBaseline {
+        /// The path as the dreamer gave it.
+        path: String,
+    },
+    /// The baseline commit cannot be read, so deletion cannot be checked.
+    #[error(
+        "delete: {path} cannot be checked against the dream's baseline commit ({reason}); nothing is deleted without it"
+    )]
+    NoBaseline {
+        /// The path as the dreamer gave it.
+        path: String,
+        /// What failed.
+        reason: String,
+    },
+    /// The note was crumpled or read too recently to be deleted.
+    #[error(
+        "delete: {path} is too recent (crumpledAt {crumpled_at}, last access {last_access}); the wastebasket rule deletes a note only when both are more than {days} days old"
+    )]
+    TooRecent {
+        /// The path as the dreamer gave it.
+        path: String,
+        /// `crumpledAt`, ISO.
+        crumpled_at: String,
+        /// `lastAccessed`, else `crumpledAt`, ISO.
+        last_access: String,
+        /// The rule's age in days.
+        days: i64,
+    },
+    /// A write or edit would make the file larger than a note may be.
+    #[error("{path} would be {bytes} bytes, over the {limit}-byte note limit; split it by topic")]
+    TooLarge {
+        /// The path as the dreamer gave it.
+        path: String,
+        /// Its size after the write or edit.
+        bytes: usize,
+        /// The limit ([`crate::notes::MAX_NOTE_BYTES`]).
+        limit: usize,
+    },
+    /// Another run holds the lock's flock.
+    #[error("lock gate: lock held by a running dream")]
     LockHeld,
     /// An edit's `oldText` is empty.
     #[error("edit: edit {index} of {path} has an empty oldText")]
@@ -125,6 +168,10 @@ impl DreamError {
             DreamError::NotANote { .. } => "not_a_note",
             DreamError::SecretDetected { .. } => "secret_detected",
             DreamError::NotCrumpled { .. } => "not_crumpled",
+            DreamError::NotInBaseline { .. } | DreamError::NoBaseline { .. } => "not_in_baseline",
+            DreamError::TooRecent { .. } => "too_recent",
+            // The notes tools' own code for an oversized note.
+            DreamError::TooLarge { .. } => crate::wire::RefusalCode::TooLarge.as_str(),
             DreamError::LockHeld => "lock_held",
             DreamError::EmptyEdit { .. } | DreamError::NoMatch { .. } => "no_match",
             DreamError::AmbiguousEdit { .. } => "ambiguous_edit",

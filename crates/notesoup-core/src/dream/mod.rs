@@ -1,5 +1,5 @@
-//! Dream: tidying a notes home offline. Lock, gates, jail, crumpled-only
-//! delete, Git audit, doctor, report and the run itself; the agent that
+//! Dream: tidying a notes home offline. Lock, gates, jail, the wastebasket
+//! rule's delete, Git audit, doctor, report and the run itself; the agent that
 //! dreams is supplied by a host through [`DreamRunner`].
 //!
 //! Hosts print what these functions return ([`DreamOutput`]); nothing here
@@ -18,9 +18,11 @@ mod run;
 mod scan;
 mod surface;
 mod tools;
+mod tree;
+mod wastebasket;
 
 pub use audit::{AUDIT_EMAIL, AUDIT_NAME, AuditCommit, LOCK_EXCLUDE, audit_commit};
-pub use deadline::{Deadline, Ended};
+pub use deadline::{Deadline, DreamerPipes, Ended};
 pub use doctor::{
     CleanReport, DoctorFinding, DoctorReport, MovedEntry, STALE_TEMP_AGE, clean_temp_files, doctor,
 };
@@ -31,7 +33,10 @@ pub use lines::{
     DREAM_LINE_MAX_BYTES, DreamAnswer, DreamCall, DreamErrorCode, DreamProtocolError,
     DreamToolParams, DreamToolResult, answer_dream_line, serve_dream_tools,
 };
-pub use lock::{DreamLock, LAST_RUN_FILE, LOCK_FILE, iso_utc, last_run, run_stamp};
+pub use lock::{
+    DreamLock, LAST_RUN_FILE, LOCK_FILE, LockState, iso_utc, last_run, lock_state,
+    remove_stale_lock, run_stamp,
+};
 pub use report::{audit_failure_section, finish_dream, render_report, report_path};
 pub use run::{
     DreamOptions, DreamRequest, DreamResult, DreamRunner, DreamTool, DreamWrite, run_dream,
@@ -42,6 +47,7 @@ pub use tools::{
     DELETE_TOOL, DELETE_TOOL_DESCRIPTION, DREAMER_TOOLS, DreamTools, GrepMatch, TextEdit,
     delete_crumpled_note,
 };
+pub use wastebasket::WASTEBASKET_DAYS;
 
 /// The canonical dream playbook, the dreamer's single prompt. Every host
 /// ships this exact text as `playbook.md`.

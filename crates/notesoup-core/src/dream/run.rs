@@ -23,7 +23,7 @@ pub enum DreamTool {
     Write,
     /// The jailed `edit` tool.
     Edit,
-    /// The crumpled-only `delete` tool.
+    /// The `delete` tool (the wastebasket rule).
     Delete,
 }
 
@@ -227,11 +227,11 @@ fn run_steps(options: &DreamOptions, runner: &mut dyn DreamRunner, out: &mut Pro
     let mut lock = match DreamLock::acquire(home, options.now) {
         Ok(lock) => lock,
         Err(DreamError::LockHeld) => {
-            // Another run holds it, or a crashed one left it: this run
-            // failed, and --force does not change that.
+            // Another run holds it: this run failed, and --force does not
+            // change that. (A dream that died frees it: it is no longer held.)
             out.push(OutputLine::stderr(DreamError::LockHeld.to_string()));
             out.push(OutputLine::stderr(format!(
-                "dream: not run: {} exists; if no dream is running, a crashed one left it: check, then remove it by hand",
+                "dream: not run: another dream is running (it holds {}); try again when it has ended",
                 home.join(super::LOCK_FILE).display()
             )));
             out.output.exit_code = 1;
@@ -243,6 +243,12 @@ fn run_steps(options: &DreamOptions, runner: &mut dyn DreamRunner, out: &mut Pro
             return;
         }
     };
+    if let Some(stale) = lock.stale() {
+        out.push(OutputLine::stderr(format!(
+            "dream: took over {}, a stale lock left by a dream that is gone (it held {stale:?})",
+            home.join(super::LOCK_FILE).display()
+        )));
+    }
     let stamp = lock.stamp();
     for warning in &options.model_warnings {
         out.push(OutputLine::stderr(warning.clone()));
@@ -259,7 +265,7 @@ fn run_steps(options: &DreamOptions, runner: &mut dyn DreamRunner, out: &mut Pro
 
     let result = match read_playbook(options.playbook.as_deref()) {
         Ok(prompt) => {
-            let tools = DreamTools::new(home);
+            let tools = DreamTools::new(home).at(options.now);
             runner.run(DreamRequest {
                 prompt: &prompt,
                 home,

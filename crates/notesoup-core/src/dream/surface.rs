@@ -24,7 +24,7 @@ pub struct DreamToolSpec {
 }
 
 /// Every dream tool, in the order hosts register them: the read-only tools,
-/// then write, edit and the crumpled-only delete.
+/// then write, edit and the wastebasket rule's delete.
 pub fn dream_tool_table() -> Vec<DreamToolSpec> {
     let edits = json!({"type": "array", "minItems": 1, "description": "Exact replacements, applied in order; each oldText must occur exactly once.",
         "items": {"type": "object", "additionalProperties": false, "required": ["oldText", "newText"],

@@ -1,26 +1,29 @@
-//! The dreamer's tools: jailed write, edit and crumpled-only delete, plus
-//! read-only read, ls, find and grep. A host wraps these in its own tool
-//! definitions and records `{tool, path}` for every write, edit and delete.
+//! The dreamer's tools: jailed write and edit, the wastebasket rule's
+//! delete, and read-only read, ls, find and grep. A host wraps these in its
+//! own tool definitions and records `{tool, path}` for every write, edit and
+//! delete.
 
 use std::fs::File;
 use std::io::{ErrorKind, Read};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
+use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
 use super::DreamError;
 use super::jail::{Jailed, JailedRead, jail_read, jail_write, refusal};
+use super::wastebasket;
 use crate::notes::beneath::{BeneathError, Kind};
-use crate::notes::{find_secret, parse_note};
+use crate::notes::{MAX_NOTE_BYTES, find_secret};
 
 /// The dreamer's tool allowlist in the original (`DREAMER_TOOLS`); `write`
 /// and `edit` are the jailed versions. [`DELETE_TOOL`] is offered besides.
 pub const DREAMER_TOOLS: [&str; 6] = ["read", "grep", "find", "ls", "write", "edit"];
-/// The custom crumpled-only delete tool.
+/// The custom delete tool (the wastebasket rule).
 pub const DELETE_TOOL: &str = "delete";
 /// The description hosts give the delete tool (its one parameter is `path`).
-pub const DELETE_TOOL_DESCRIPTION: &str = "Delete a crumpled note (one whose frontmatter has crumpledAt) inside the notes home. A live note is refused: only the playbook's wastebasket rule permits deletion.";
+pub const DELETE_TOOL_DESCRIPTION: &str = "Delete a note from the wastebasket: one that was already crumpled (crumpledAt in its frontmatter) when this dream began, unchanged since, whose crumpledAt and last access (lastAccessed, else crumpledAt) are both more than 7 days old. A live note, one crumpled or changed during this dream, or one too recent is refused.";
 
 /// One exact-text replacement of the `edit` tool.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -48,12 +51,25 @@ pub struct GrepMatch {
 #[derive(Debug, Clone)]
 pub struct DreamTools {
     home: PathBuf,
+    /// The clock the wastebasket rule reads; `None` reads the system's at
+    /// each delete.
+    now: Option<Timestamp>,
 }
 
 impl DreamTools {
     /// Tools for the notes home `home`.
     pub fn new(home: impl Into<PathBuf>) -> Self {
-        DreamTools { home: home.into() }
+        DreamTools {
+            home: home.into(),
+            now: None,
+        }
+    }
+
+    /// These tools with the wastebasket rule measured at `now` (the run's
+    /// clock) instead of the system clock.
+    pub fn at(mut self, now: Timestamp) -> Self {
+        self.now = Some(now);
+        self
     }
 
     /// The notes home.
@@ -64,6 +80,7 @@ impl DreamTools {
     /// Writes `content` to `path` (creating parent directories inside the
     /// home) atomically. Returns `wrote <path> (<n> bytes)`.
     pub fn write(&self, path: &str, content: &str) -> Result<String, DreamError> {
+        refuse_oversized(path, content.len())?;
         refuse_secrets(path, content)?;
         let jailed = jail_write(&self.home, path, true)?;
         atomic_write(&jailed, content.as_bytes())?;
@@ -103,13 +120,14 @@ impl DreamTools {
                 }
             }
         }
+        refuse_oversized(path, text.len())?;
         atomic_write(&jailed, text.as_bytes())?;
         Ok(format!("edited {path} ({} edits)", edits.len()))
     }
 
-    /// Deletes a crumpled note; see [`delete_crumpled_note`].
+    /// Deletes a note from the wastebasket; see [`delete_crumpled_note`].
     pub fn delete(&self, path: &str) -> Result<String, DreamError> {
-        delete_crumpled_note(&self.home, path)
+        delete_crumpled_note(&self.home, path, self.now.unwrap_or_else(Timestamp::now))
     }
 
     /// Reads the text file at `path` (inside the home, reached without
@@ -211,21 +229,17 @@ impl DreamTools {
     }
 }
 
-/// Deletes the note at `path` only when its frontmatter has `crumpledAt`
-/// (it is in the wastebasket). The path is jailed without creating parents;
-/// a symlink is removed itself, after its in-home target was checked.
-/// Returns `deleted <path>`.
-pub fn delete_crumpled_note(home: &Path, path: &str) -> Result<String, DreamError> {
+/// Deletes the note at `path` only under the wastebasket rule (see
+/// [`wastebasket`]): it is crumpled, byte for byte what the baseline commit
+/// (the home's `HEAD`) holds, so it was crumpled before this dream began
+/// and stays recoverable, and its `crumpledAt` and last access are both
+/// more than 7 days before `now`. The path is jailed without creating
+/// parents; a symlink is removed itself, after its in-home target was
+/// checked. Returns `deleted <path>`.
+pub fn delete_crumpled_note(home: &Path, path: &str, now: Timestamp) -> Result<String, DreamError> {
     let jailed = jail_write(home, path, false)?;
     let text = read_jailed(home, &jailed, path)?;
-    // Only the presence of `crumpledAt` matters, so the clock and zone the
-    // codec uses for defaults are irrelevant here.
-    let note = parse_note(&text, 0, &jiff::tz::TimeZone::UTC);
-    if !note.meta.is_crumpled() {
-        return Err(DreamError::NotCrumpled {
-            path: path.to_owned(),
-        });
-    }
+    wastebasket::check(home, &jailed.path, path, text.as_bytes(), now)?;
     jailed
         .dir
         .remove_file(&jailed.name)
@@ -337,6 +351,19 @@ fn shown(rel: &Path) -> String {
         .map(|component| component.as_os_str().to_string_lossy())
         .collect();
     parts.join("/")
+}
+
+/// A dream write or edit obeys the notes' size limit, as the notes tools
+/// do: a note of `bytes` over [`MAX_NOTE_BYTES`] is refused.
+fn refuse_oversized(path: &str, bytes: usize) -> Result<(), DreamError> {
+    if bytes > MAX_NOTE_BYTES {
+        return Err(DreamError::TooLarge {
+            path: path.to_owned(),
+            bytes,
+            limit: MAX_NOTE_BYTES,
+        });
+    }
+    Ok(())
 }
 
 /// The dream never copies a credential: a write or edit whose new text

@@ -2,6 +2,8 @@
 
 mod assets;
 mod audit;
+#[cfg(target_os = "linux")]
+mod deadline;
 #[cfg(unix)]
 mod doctor;
 mod gates;

@@ -1,6 +1,6 @@
 //! `notesoup dream-tools --notes-home <dir>`: the dreamer's tools over MCP,
 //! for the headless Claude Code session `notesoup dream` starts. Core's
-//! dream tool table and router (jailed write, edit and crumpled-only delete,
+//! dream tool table and router (jailed write, edit and the wastebasket rule's delete,
 //! read-only read, ls, find and grep); nothing else.
 
 use notesoup_core::dream::{DreamTools, call_dream_tool, dream_tool_table};

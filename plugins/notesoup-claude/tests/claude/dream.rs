@@ -61,6 +61,8 @@ fn the_dream_tools_are_jailed_and_delete_only_crumpled_notes() {
         "---\norigin: user\n---\n\nLikes tea.\n",
     )
     .unwrap();
+    // The baseline the wastebasket rule reads (a dream makes it first).
+    notesoup_core::dream::audit_commit(&sb.notes, "baseline").unwrap();
     let (names, results) = dream_tools(
         &sb,
         &[
@@ -228,42 +230,130 @@ fn the_dreamer_setting_picks_the_model_and_the_flag_wins() {
     assert_eq!(model(), None);
 }
 
+/// Forks, `setsid`s, forks again and lets the middle process exit: the
+/// grandchild belongs to no group or session of the dreamer and its parent
+/// is gone. It writes its pid and sleeps.
+const DOUBLE_FORK: &str = r#"
+import os, sys, time
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        with open(sys.argv[1] + ".tmp", "w") as f:
+            f.write(str(os.getpid()))
+        os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+        time.sleep(1000)
+    os._exit(0)
+os.wait()
+"#;
+
+/// Writes an executable `claude` stand-in that never ends: it records its
+/// pid, starts a child in its group, one that `setsid`s away and a
+/// double-forked Python escapee (their output away from its pipes), then
+/// sleeps.
+fn never_ending_claude(dir: &std::path::Path) -> std::path::PathBuf {
+    let pids = dir.display();
+    std::fs::write(dir.join("double_fork.py"), DOUBLE_FORK).unwrap();
+    let script = dir.join("claude");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\n\
+             echo $$ > {pids}/leader.tmp && mv {pids}/leader.tmp {pids}/leader\n\
+             sleep 1000 &\n\
+             echo $! > {pids}/grouped.tmp && mv {pids}/grouped.tmp {pids}/grouped\n\
+             setsid sh -c 'echo $$ > {pids}/setsid.tmp && mv {pids}/setsid.tmp {pids}/setsid; exec sleep 1000' </dev/null >/dev/null 2>&1 &\n\
+             python3 {pids}/double_fork.py {pids}/python </dev/null >/dev/null 2>&1 &\n\
+             exec sleep 1000\n"
+        ),
+    )
+    .unwrap();
+    let mut permissions = std::fs::metadata(&script).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
+    std::fs::set_permissions(&script, permissions).unwrap();
+    script
+}
+
+/// Whether the process `pid` is alive and carries `mark` in its
+/// environment (a reused pid does not).
+fn alive(pid: u32, mark: &str) -> bool {
+    std::fs::read(format!("/proc/{pid}/environ")).is_ok_and(|environ| {
+        environ
+            .split(|&b| b == 0)
+            .any(|entry| entry == mark.as_bytes())
+    })
+}
+
 #[test]
-fn a_dreamer_past_its_timeout_is_stopped_and_the_run_fails_cleanly() {
+fn a_dreamer_that_never_ends_is_stopped_with_every_process_it_started() {
     let mut sb = Sandbox::new();
     let home = sb.notes.to_str().unwrap().to_owned();
-    // A stand-in for `claude` that never answers, with a child of its own
-    // holding the output open.
-    let stand_in = sb.home.join("claude-asleep");
-    std::fs::write(&stand_in, "#!/bin/sh\nsleep 300 &\nexec sleep 300\n").unwrap();
-    let mut permissions = std::fs::metadata(&stand_in).unwrap().permissions();
-    std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
-    std::fs::set_permissions(&stand_in, permissions).unwrap();
+    let pids = sb.home.join("pids");
+    std::fs::create_dir_all(&pids).unwrap();
+    let claude = never_ending_claude(&pids);
+    let mark = uuid::Uuid::new_v4().to_string();
+    sb.env
+        .push(("NOTESOUP_TEST_TREE_MARK".into(), mark.clone()));
     sb.env.push((
         "NOTESOUP_CLAUDE".into(),
-        stand_in.to_str().unwrap().to_owned(),
+        claude.to_str().unwrap().to_owned(),
     ));
-    let output = sb.run(
-        &["dream", "--notes-home", &home, "--force", "--timeout", "1"],
+    let out = sb.run(
+        &["dream", "--notes-home", &home, "--force", "--timeout", "5"],
         b"",
     );
-    assert_eq!(output.status.code(), Some(1));
-    let progress = String::from_utf8_lossy(&output.stderr);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("dream: the dreamer is running"), "{stderr}");
     assert!(
-        progress.contains("dream: the dreamer is running"),
-        "{progress}"
+        stderr.contains("dream: stopped the dreamer after 5 s"),
+        "{stderr}"
     );
-    assert!(
-        progress.contains("dream: stopped the dreamer after 1 s"),
-        "{progress}"
-    );
-    let reports: Vec<_> = std::fs::read_dir(sb.notes.join("dreams"))
-        .unwrap()
-        .collect();
-    let report = std::fs::read_to_string(reports[0].as_ref().unwrap().path()).unwrap();
-    assert!(report.contains("timed out after 1 s"), "{report}");
+    let mark = format!("NOTESOUP_TEST_TREE_MARK={mark}");
+    for name in ["leader", "grouped", "setsid", "python"] {
+        let pid: u32 = std::fs::read_to_string(pids.join(name))
+            .unwrap_or_else(|err| panic!("{name} never started: {err}"))
+            .trim()
+            .parse()
+            .unwrap();
+        assert!(
+            !alive(pid, &mark),
+            "the {name} process ({pid}) outlived the dream"
+        );
+    }
     assert!(
         !sb.notes.join(".dream.lock").exists(),
         "the lock is released"
+    );
+    let reports: Vec<_> = std::fs::read_dir(sb.notes.join("dreams"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .collect();
+    assert_eq!(reports.len(), 1);
+    let report = std::fs::read_to_string(&reports[0]).unwrap();
+    assert!(
+        report.contains("(failed)")
+            && report.contains("dreamer failed: timed out after 5 s and was stopped"),
+        "{report}"
+    );
+
+    // The next dream starts and finishes.
+    let quick = sb.home.join("claude-quick");
+    std::fs::write(
+        &quick,
+        "#!/bin/sh\necho '{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,\"result\":\"Report: nothing to do.\"}'\n",
+    )
+    .unwrap();
+    let mut permissions = std::fs::metadata(&quick).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
+    std::fs::set_permissions(&quick, permissions).unwrap();
+    sb.env.retain(|(key, _)| key != "NOTESOUP_CLAUDE");
+    sb.env
+        .push(("NOTESOUP_CLAUDE".into(), quick.to_str().unwrap().to_owned()));
+    let next = sb.run(&["dream", "--notes-home", &home, "--force"], b"");
+    assert_eq!(
+        next.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&next.stderr)
     );
 }

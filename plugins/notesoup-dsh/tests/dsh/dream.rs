@@ -181,18 +181,25 @@ fn a_headless_dsh_dreams_with_only_the_jailed_tools() {
     );
     assert!(land.fake.take_requests().is_empty());
 
-    // A held lock stops it too, past the gates; the lock is left alone.
+    // A held lock (another run's flock on it) stops it too, past the
+    // gates; the lock is left alone.
     let lock = land.home().join(".dream.lock");
     write(&lock, "held by another run\n");
+    let holder = std::fs::File::open(&lock).expect("open lock");
+    holder.lock().expect("hold the lock");
     let held = land.dream(&[]);
     let (_, err) = text(&held);
     assert_eq!(held.status.code(), Some(1), "a held lock fails the run");
-    assert!(err.contains("lock gate: lock already exists"), "{err}");
+    assert!(
+        err.contains("lock gate: lock held by a running dream"),
+        "{err}"
+    );
     assert!(land.fake.take_requests().is_empty());
     assert_eq!(
         std::fs::read_to_string(&lock).expect("lock"),
         "held by another run\n"
     );
+    drop(holder);
     std::fs::remove_file(&lock).expect("unlock");
 
     land.fake.script(vec![

@@ -7,7 +7,7 @@ use std::fs;
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 
-use notesoup_core::dream::DreamTools;
+use notesoup_core::dream::{DreamTools, audit_commit};
 use notesoup_pi::dream::run_dream_tool;
 use notesoup_pi::host::{PiExtension, ToolInvocation};
 use serde_json::{Value, json};
@@ -146,8 +146,10 @@ fn fixture(home: &Path, outside: &Path) {
         fs::create_dir_all(path.parent().unwrap()).unwrap();
         fs::write(path, text).unwrap();
     };
-    put(home.join(".git/config"), "[core]\n");
-    put(home.join(".git/HEAD"), "ref: refs/heads/main\n");
+    // A real audit repository: the baseline the dream's delete reads is
+    // committed once the notes are in.
+    fs::create_dir_all(home).unwrap();
+    audit_commit(home, "init").unwrap();
     put(home.join("dreams/2026-01-01.md"), "# Dream\n");
     put(
         home.join(".dream.lock"),
@@ -170,4 +172,5 @@ fn fixture(home: &Path, outside: &Path) {
     .unwrap();
     symlink(outside, home.join("human/out-link")).unwrap();
     symlink(outside.join("x.md"), home.join("human/out-file.md")).unwrap();
+    audit_commit(home, "baseline").unwrap();
 }

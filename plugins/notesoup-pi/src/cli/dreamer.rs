@@ -20,7 +20,7 @@ use crate::dreamer::{DEFAULT_TIMEOUT, PiDreamer, dreamer_setting, pi_executable}
 ///
 /// The dreamer is `pi --mode json` in the notes home holding only the
 /// jailed dream tools (read, grep, find, ls, write, edit and the
-/// crumpled-only delete), which `notesoup-pi dream-tools` serves; Pi's own
+/// wastebasket rule's delete), which `notesoup-pi dream-tools` serves; Pi's own
 /// tools, extensions, skills and context files are off. The model is
 /// --dreamer, else `notesoup.dreamer` in Pi's settings, else Pi's default.
 #[derive(Debug, Parser)]

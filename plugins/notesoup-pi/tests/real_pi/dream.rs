@@ -239,13 +239,16 @@ fn real_pi_dreams_inside_the_jail_with_gates_lock_audit_and_report() {
     );
     world.sessions(3);
 
-    // A held lock stops the run before Pi starts, whatever --force says.
+    // A held lock (another dream's flock on it) stops the run before Pi
+    // starts, whatever --force says.
     std::fs::write(notes.join(".dream.lock"), "1 held-by-someone\n").unwrap();
+    let held = std::fs::File::open(notes.join(".dream.lock")).unwrap();
+    held.lock().unwrap();
     let out = world.dream(&["--force"]);
     assert_eq!(out.status.code(), Some(1));
     let stderr = text(&out.stderr);
     assert!(
-        stderr.contains("lock gate: lock already exists"),
+        stderr.contains("lock gate: lock held by a running dream"),
         "{stderr}"
     );
     assert!(!stderr.contains("the dreamer is running"), "{stderr}");
@@ -254,6 +257,7 @@ fn real_pi_dreams_inside_the_jail_with_gates_lock_audit_and_report() {
         "1 held-by-someone\n"
     );
     assert!(world.requests().is_empty(), "no model call");
+    drop(held);
     std::fs::remove_file(notes.join(".dream.lock")).unwrap();
 
     // The gates pass (three changed sessions), Pi dreams.

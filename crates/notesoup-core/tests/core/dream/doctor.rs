@@ -4,7 +4,9 @@ use std::fs;
 use std::os::unix::fs::symlink;
 use std::path::Path;
 
-use notesoup_core::dream::{LAST_RUN_FILE, LOCK_FILE, audit_commit, clean_temp_files, doctor};
+use notesoup_core::dream::{
+    DreamLock, LAST_RUN_FILE, LOCK_FILE, audit_commit, clean_temp_files, doctor,
+};
 
 use super::support::{put, render_output, tree_hash};
 
@@ -112,8 +114,31 @@ fn finds_every_planted_problem_and_changes_no_byte() {
 }
 
 #[test]
-fn a_present_lock_is_reported_and_kept() {
+fn a_held_lock_is_a_running_dream_and_a_free_one_is_stale() {
     let home = tempfile::tempdir().expect("tempdir");
+    let mut held = DreamLock::acquire(home.path(), jiff::Timestamp::now()).expect("a dream runs");
+    let before = tree_hash(home.path());
+    let report = doctor(home.path());
+    assert_eq!(
+        render_output(&report.output(), home.path()),
+        format!(
+            "stdout: .dream.lock: lock held by a running dream (process {})\nexit 1\n",
+            std::process::id()
+        )
+    );
+    assert_eq!(tree_hash(home.path()), before, "doctor changed nothing");
+    // Doctor only tested the flock: the dream still holds it.
+    assert_eq!(
+        DreamLock::acquire(home.path(), jiff::Timestamp::now())
+            .expect_err("still held")
+            .code(),
+        "lock_held"
+    );
+    let clean = clean_temp_files(home.path(), true, std::time::SystemTime::now());
+    assert_eq!(clean.stale_lock, None, "a held lock is never removed");
+    assert!(home.path().join(LOCK_FILE).exists());
+    held.release().expect("release");
+
     put(
         home.path(),
         LOCK_FILE,
@@ -123,7 +148,7 @@ fn a_present_lock_is_reported_and_kept() {
     let report = doctor(home.path());
     assert_eq!(
         render_output(&report.output(), home.path()),
-        "stdout: .dream.lock: lock present; verify no dream is running, then remove it\nexit 1\n"
+        "stdout: .dream.lock: stale lock left by a dream that is gone (process 4242); the next dream takes it over, `doctor clean --apply` removes it\nexit 1\n"
     );
     assert_eq!(tree_hash(home.path()), before);
 
@@ -137,10 +162,40 @@ fn a_present_lock_is_reported_and_kept() {
         let report = doctor(home.path());
         assert_eq!(
             report.findings[0].message,
-            "malformed lock; verify no dream is running, then remove it",
+            "stale lock left by a dream that is gone (malformed content); the next dream takes it over, `doctor clean --apply` removes it",
             "{malformed:?}"
         );
     }
+
+    let dry = clean_temp_files(home.path(), false, std::time::SystemTime::now());
+    assert_eq!(
+        render_output(&dry.output(), home.path()),
+        "stdout: would remove .dream.lock, a stale lock left by a dream that is gone; run again with --apply to remove it\nstdout: doctor clean: no stale temporary files (<home>)\nexit 0\n"
+    );
+    assert!(
+        home.path().join(LOCK_FILE).exists(),
+        "a dry run removes nothing"
+    );
+    let applied = clean_temp_files(home.path(), true, std::time::SystemTime::now());
+    assert_eq!(
+        render_output(&applied.output(), home.path()),
+        "stdout: removed .dream.lock, a stale lock left by a dream that is gone\nstdout: doctor clean: no stale temporary files (<home>)\nexit 0\n"
+    );
+    assert!(!home.path().join(LOCK_FILE).exists());
+}
+
+#[test]
+fn a_lock_that_is_no_file_is_for_a_person() {
+    let home = tempfile::tempdir().expect("tempdir");
+    symlink("/nonexistent", home.path().join(LOCK_FILE)).expect("symlink");
+    let report = doctor(home.path());
+    assert_eq!(
+        report.findings[0].message,
+        "malformed lock (not a regular file); no dream can take it: remove it by hand"
+    );
+    let clean = clean_temp_files(home.path(), true, std::time::SystemTime::now());
+    assert_eq!(clean.stale_lock, None);
+    assert!(fs::symlink_metadata(home.path().join(LOCK_FILE)).is_ok());
 }
 
 #[test]

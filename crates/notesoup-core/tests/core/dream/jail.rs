@@ -1,12 +1,16 @@
-//! The write jail, the crumpled-only delete and the dreamer's tools.
+//! The write jail, the delete under the wastebasket rule and the dreamer's tools.
 
 use std::fs;
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 
+use jiff::Timestamp;
 use notesoup_core::dream::{
-    DreamTools, GrepMatch, TextEdit, delete_crumpled_note, jail_read_path, jail_write_path,
+    DreamTools, GrepMatch, TextEdit, audit_commit, delete_crumpled_note, jail_read_path,
+    jail_write_path,
 };
+use notesoup_core::notes::MAX_NOTE_BYTES;
+use notesoup_core::wire::RefusalCode;
 
 use super::support::{put, tree_hash};
 
@@ -249,6 +253,12 @@ fn reads_are_jailed_too() {
     assert_eq!(tools.find(".").expect("find"), ["leak.md", "ok.md"]);
 }
 
+/// The clock of the delete tests: the crumpled notes below are two weeks
+/// old at it.
+fn delete_now() -> Timestamp {
+    "2026-09-15T09:31:45.392Z".parse().expect("timestamp")
+}
+
 #[test]
 fn delete_removes_only_crumpled_notes() {
     let fx = fixture();
@@ -275,9 +285,10 @@ fn delete_removes_only_crumpled_notes() {
         fx.home.join("human/link.md"),
     )
     .expect("symlink");
+    audit_commit(&fx.home, "baseline").expect("baseline");
 
     for path in ["human/live.md", "human/bare.md", "human/unclosed.md"] {
-        let refused = delete_crumpled_note(&fx.home, path).expect_err(path);
+        let refused = delete_crumpled_note(&fx.home, path, delete_now()).expect_err(path);
         assert_eq!(
             refused.to_string(),
             format!(
@@ -289,28 +300,214 @@ fn delete_removes_only_crumpled_notes() {
     }
 
     assert_eq!(
-        delete_crumpled_note(&fx.home, "human/old.md").expect("delete"),
+        delete_crumpled_note(&fx.home, "human/old.md", delete_now()).expect("delete"),
         "deleted human/old.md"
     );
     assert!(!fx.home.join("human/old.md").exists());
 
     // A link is refused (its target is never read), and both stay.
     let refused = DreamTools::new(&fx.home)
+        .at(delete_now())
         .delete("human/link.md")
         .expect_err("a link");
     assert_eq!(refused.code(), "outside_home");
     assert!(fs::symlink_metadata(fx.home.join("human/link.md")).is_ok());
     assert!(fx.home.join("human/target.md").exists());
 
-    let missing = delete_crumpled_note(&fx.home, "human/gone.md").expect_err("missing");
+    let missing =
+        delete_crumpled_note(&fx.home, "human/gone.md", delete_now()).expect_err("missing");
     assert_eq!(missing.code(), "io_error");
-    let missing_dir =
-        delete_crumpled_note(&fx.home, "human/nope/gone.md").expect_err("missing dir");
+    let missing_dir = delete_crumpled_note(&fx.home, "human/nope/gone.md", delete_now())
+        .expect_err("missing dir");
     assert_eq!(missing_dir.code(), "io_error");
     assert!(
         !fx.home.join("human/nope").exists(),
         "delete creates no parents"
     );
+}
+
+/// The wastebasket rule: only a note crumpled before the dream began (as
+/// the baseline commit holds it, byte for byte) whose `crumpledAt` and last
+/// access are both more than 7 days old is deleted.
+#[test]
+fn delete_takes_only_what_lay_in_the_wastebasket_long_enough_before_the_dream() {
+    let fx = fixture();
+    let note = |fields: &str| format!("---\norigin: self\n{fields}---\n\nbody\n");
+    let old = "crumpledAt: 2026-09-01T10:00:00.000+02:00\n";
+    put(&fx.home, "human/expired.md", &note(old));
+    put(
+        &fx.home,
+        "human/read-lately.md",
+        &note(&format!(
+            "{old}lastAccessed: 2026-09-14T10:00:00.000+02:00\n"
+        )),
+    );
+    put(
+        &fx.home,
+        "human/crumpled-lately.md",
+        &note("crumpledAt: 2026-09-10T10:00:00.000+02:00\nlastAccessed: 2026-09-01T00:00:00Z\n"),
+    );
+    put(
+        &fx.home,
+        "human/unreadable-time.md",
+        &note("crumpledAt: last tuesday\n"),
+    );
+    put(&fx.home, "human/live.md", &note(""));
+    put(&fx.home, "human/touched.md", &note(old));
+    audit_commit(&fx.home, "baseline").expect("baseline");
+    let tools = DreamTools::new(&fx.home).at(delete_now());
+
+    // Crumpled during this dream, even with a backdated crumpledAt: the
+    // baseline holds it live, so it stays.
+    tools
+        .edit(
+            "human/live.md",
+            &[TextEdit {
+                old_text: "origin: self\n".into(),
+                new_text: format!("origin: self\n{old}"),
+            }],
+        )
+        .expect("crumple");
+    // Changed during this dream: what the baseline holds is not what
+    // would be deleted.
+    tools
+        .edit(
+            "human/touched.md",
+            &[TextEdit {
+                old_text: "body".into(),
+                new_text: "edited".into(),
+            }],
+        )
+        .expect("edit");
+    let before = tree_hash(&fx.home);
+    for path in ["human/live.md", "human/touched.md"] {
+        let refused = tools.delete(path).expect_err(path);
+        assert_eq!(refused.code(), "not_in_baseline", "{path}: {refused}");
+        assert_eq!(
+            refused.to_string(),
+            format!(
+                "delete: {path} was not in the wastebasket when this dream began (it was crumpled or changed since the baseline commit); only a note crumpled before the dream may be deleted"
+            )
+        );
+    }
+    for path in [
+        "human/read-lately.md",
+        "human/crumpled-lately.md",
+        "human/unreadable-time.md",
+    ] {
+        let refused = tools.delete(path).expect_err(path);
+        assert_eq!(refused.code(), "too_recent", "{path}: {refused}");
+    }
+    assert_eq!(
+        tools
+            .delete("human/read-lately.md")
+            .expect_err("read lately")
+            .to_string(),
+        "delete: human/read-lately.md is too recent (crumpledAt 2026-09-01T08:00:00Z, last access 2026-09-14T08:00:00Z); the wastebasket rule deletes a note only when both are more than 7 days old"
+    );
+    assert_eq!(tree_hash(&fx.home), before, "refusals delete nothing");
+
+    assert_eq!(
+        tools.delete("human/expired.md").expect("expired"),
+        "deleted human/expired.md"
+    );
+    // Seven days to the millisecond is not more than seven days.
+    let exactly = Timestamp::from_millisecond(
+        "2026-09-01T08:00:00Z"
+            .parse::<Timestamp>()
+            .expect("timestamp")
+            .as_millisecond()
+            + 7 * 24 * 3600 * 1000,
+    )
+    .expect("timestamp");
+    put(&fx.home, "human/edge.md", &note(old));
+    audit_commit(&fx.home, "baseline 2").expect("baseline");
+    let refused = DreamTools::new(&fx.home)
+        .at(exactly)
+        .delete("human/edge.md")
+        .expect_err("exactly seven days");
+    assert_eq!(refused.code(), "too_recent");
+}
+
+#[test]
+fn delete_without_a_baseline_commit_deletes_nothing() {
+    let fx = fixture();
+    put(
+        &fx.home,
+        "human/old.md",
+        "---\ncrumpledAt: 2026-01-01T00:00:00Z\n---\n\nold\n",
+    );
+    let refused = DreamTools::new(&fx.home)
+        .at(delete_now())
+        .delete("human/old.md")
+        .expect_err("no repository");
+    assert_eq!(refused.code(), "not_in_baseline", "{refused}");
+    assert!(
+        refused
+            .to_string()
+            .starts_with("delete: human/old.md cannot be checked against the dream's baseline commit (no audit repository: "),
+        "{refused}"
+    );
+    assert!(fx.home.join("human/old.md").exists());
+}
+
+/// Dream writes and edits obey the notes' size limit with the notes tools'
+/// own code, and a refusal leaves the note as it was.
+#[test]
+fn dream_writes_and_edits_stop_at_the_note_size_limit() {
+    let fx = fixture();
+    let tools = DreamTools::new(&fx.home);
+    let header = "---\norigin: self\n---\n\n";
+    let full = format!("{header}{}", "a".repeat(MAX_NOTE_BYTES - header.len()));
+    assert_eq!(full.len(), MAX_NOTE_BYTES);
+    tools
+        .write("human/full.md", &full)
+        .expect("exactly the limit is a note");
+
+    let over = format!("{full}b");
+    let refused = tools
+        .write("human/over.md", &over)
+        .expect_err("one byte over");
+    assert_eq!(refused.code(), RefusalCode::TooLarge.as_str());
+    assert_eq!(refused.code(), "too_large");
+    assert_eq!(
+        refused.to_string(),
+        "human/over.md would be 1000001 bytes, over the 1000000-byte note limit; split it by topic"
+    );
+    assert!(!fx.home.join("human/over.md").exists());
+
+    put(
+        &fx.home,
+        "human/grows.md",
+        "---\norigin: self\n---\n\nseed\n",
+    );
+    let before = tree_hash(&fx.home);
+    let refused = tools
+        .write("human/grows.md", &over)
+        .expect_err("overwrite past the limit");
+    assert_eq!(refused.code(), "too_large");
+    let refused = tools
+        .edit(
+            "human/full.md",
+            &[TextEdit {
+                old_text: "---\norigin: self\n".into(),
+                new_text: "---\norigin: self\nstale: false\n".into(),
+            }],
+        )
+        .expect_err("an edit growing a full note");
+    assert_eq!(refused.code(), "too_large");
+    // Many edits, each small, growing the note together.
+    let edits: Vec<TextEdit> = (0..3)
+        .map(|round| TextEdit {
+            old_text: format!("seed{}", "!".repeat(round)),
+            new_text: format!("seed{}{}", "!".repeat(round + 1), "x".repeat(400_000)),
+        })
+        .collect();
+    let refused = tools
+        .edit("human/grows.md", &edits)
+        .expect_err("edits growing a note together");
+    assert_eq!(refused.code(), "too_large");
+    assert_eq!(tree_hash(&fx.home), before, "nothing was written");
 }
 
 #[test]
@@ -457,10 +654,10 @@ fn dreamer_path_cases() -> Vec<PathCase> {
 /// bookkeeping, notes in every home, and links into Git and out of the home.
 fn corpus_fixture() -> Fixture {
     let fx = fixture();
-    put(&fx.home, ".git/config", "[core]\n");
-    put(&fx.home, ".git/HEAD", "ref: refs/heads/main\n");
+    // A real audit repository (config, HEAD, info/exclude): the baseline
+    // commit the wastebasket rule reads is made once the notes are in.
+    audit_commit(&fx.home, "init").expect("audit repository");
     put(&fx.home, ".git/hooks/README.md", "hooks\n");
-    put(&fx.home, ".git/info/exclude", ".dream.lock*\n");
     put(&fx.home, "dreams/2026-01-01.md", "# Dream\n");
     put(
         &fx.home,
@@ -485,6 +682,7 @@ fn corpus_fixture() -> Fixture {
     put(&fx.outside, "x.md", "x\n");
     symlink(&fx.outside, fx.home.join("human/out-link")).expect("link out");
     symlink(fx.outside.join("x.md"), fx.home.join("human/out-file.md")).expect("link out");
+    audit_commit(&fx.home, "baseline").expect("baseline");
     fx
 }
 

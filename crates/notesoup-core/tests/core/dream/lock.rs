@@ -9,7 +9,8 @@ use std::time::{Duration, Instant, SystemTime};
 
 use jiff::Timestamp;
 use notesoup_core::dream::{
-    DreamError, DreamLock, LAST_RUN_FILE, LOCK_FILE, iso_utc, last_run, run_stamp,
+    DreamError, DreamLock, LAST_RUN_FILE, LOCK_FILE, LockState, iso_utc, last_run, lock_state,
+    run_stamp,
 };
 
 use super::support::{hours_before, put, set_mtime, tree_hash};
@@ -106,7 +107,7 @@ fn two_processes_race_for_the_lock_and_exactly_one_wins() {
     assert_eq!(winners.len(), 1, "exactly one winner: {results:?}");
     assert_eq!(
         losers,
-        ["lost lock gate: lock already exists"],
+        ["lost lock gate: lock held by a running dream"],
         "{results:?}"
     );
     // The loser changed nothing: the lock is the winner's, and only the
@@ -147,18 +148,115 @@ fn two_processes_race_for_the_lock_and_exactly_one_wins() {
 }
 
 #[test]
-fn an_existing_lock_refuses_whatever_its_content_and_changes_nothing() {
-    for content in ["", "garbage", "1 00000000-0000-0000-0000-000000000000"] {
+fn a_held_lock_refuses_and_changes_nothing() {
+    let home = tempfile::tempdir().expect("tempdir");
+    let held = DreamLock::acquire(home.path(), now()).expect("first run");
+    let before = tree_hash(home.path());
+    let refused = DreamLock::acquire(home.path(), now()).expect_err("lock is held");
+    assert!(matches!(refused, DreamError::LockHeld));
+    assert_eq!(
+        refused.to_string(),
+        "lock gate: lock held by a running dream"
+    );
+    assert_eq!(refused.code(), "lock_held");
+    assert_eq!(tree_hash(home.path()), before);
+    assert_eq!(
+        lock_state(home.path()),
+        LockState::Held(held.content().to_owned())
+    );
+}
+
+#[test]
+fn a_lock_nothing_holds_is_stale_and_taken_over_whatever_its_content() {
+    for content in ["", "garbage\n", "1 00000000-0000-0000-0000-000000000000"] {
         let home = tempfile::tempdir().expect("tempdir");
         let lock = put(home.path(), LOCK_FILE, content);
         set_mtime(&lock, hours_before(SystemTime::now(), 24 * 365));
-        let before = tree_hash(home.path());
-        let refused = DreamLock::acquire(home.path(), now()).expect_err("lock is held");
-        assert!(matches!(refused, DreamError::LockHeld));
-        assert_eq!(refused.to_string(), "lock gate: lock already exists");
-        assert_eq!(refused.code(), "lock_held");
-        assert_eq!(tree_hash(home.path()), before, "content {content:?}");
+        assert_eq!(
+            lock_state(home.path()),
+            LockState::Stale(content.to_owned())
+        );
+        let mut taken = DreamLock::acquire(home.path(), now()).expect("stale lock taken over");
+        assert_eq!(taken.stale(), Some(content), "{content:?}");
+        assert_eq!(
+            fs::read_to_string(&lock).expect("lock"),
+            taken.content(),
+            "the lock now holds this run's content"
+        );
+        taken.release().expect("release");
+        assert!(!lock.exists());
     }
+    // A run that found no lock took over nothing.
+    let home = tempfile::tempdir().expect("tempdir");
+    let fresh = DreamLock::acquire(home.path(), now()).expect("acquire");
+    assert_eq!(fresh.stale(), None);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_symlinked_lock_is_never_followed() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let home = dir.path().join("home");
+    fs::create_dir(&home).expect("home");
+    let target = put(dir.path(), "elsewhere", "keep me");
+    std::os::unix::fs::symlink(&target, home.join(LOCK_FILE)).expect("symlink");
+    let refused = DreamLock::acquire(&home, now()).expect_err("a symlink is no lock");
+    assert_eq!(refused.code(), "io_error", "{refused}");
+    assert_eq!(fs::read_to_string(&target).expect("target"), "keep me");
+    assert!(matches!(lock_state(&home), LockState::Unusable(_)));
+}
+
+/// Set in a child process of the SIGKILL test: the home to lock, then hold.
+const KILLED_HOME_ENV: &str = "NOTESOUP_TEST_DREAM_LOCK_KILLED";
+const KILLED_TEST: &str = "dream::lock::a_lock_left_by_a_killed_dream_is_taken_over";
+
+#[test]
+fn a_lock_left_by_a_killed_dream_is_taken_over() {
+    if let Ok(home) = std::env::var(KILLED_HOME_ENV) {
+        // The child: take the lock, say so, and hold it until killed.
+        let home = Path::new(&home);
+        let lock = DreamLock::acquire(home, Timestamp::now()).expect("child takes the lock");
+        fs::write(home.join("locked"), lock.content()).expect("announce");
+        loop {
+            sleep(Duration::from_secs(3600));
+        }
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let home = dir.path().join("home");
+    fs::create_dir(&home).expect("home");
+    let mut child = Command::new(std::env::current_exe().expect("test binary"))
+        .args([KILLED_TEST, "--exact", "--nocapture", "--test-threads=1"])
+        .env(KILLED_HOME_ENV, &home)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn child");
+    wait_for(&home.join("locked"));
+    let content = fs::read_to_string(home.join("locked")).expect("child's content");
+    assert!(
+        content.starts_with(&format!("{} ", child.id())),
+        "{content}"
+    );
+
+    // While the child lives, its lock refuses.
+    let refused = DreamLock::acquire(&home, now()).expect_err("held by the child");
+    assert!(matches!(refused, DreamError::LockHeld));
+    assert_eq!(lock_state(&home), LockState::Held(content.clone()));
+
+    // SIGKILL: the child runs no cleanup, its lock file stays behind.
+    child.kill().expect("SIGKILL the child");
+    child.wait().expect("reap the child");
+    assert_eq!(
+        fs::read_to_string(home.join(LOCK_FILE)).expect("left behind"),
+        content
+    );
+    assert_eq!(lock_state(&home), LockState::Stale(content.clone()));
+
+    let mut next = DreamLock::acquire(&home, now()).expect("the next run takes it over");
+    assert_eq!(next.stale(), Some(content.as_str()));
+    assert_ne!(next.content(), content);
+    next.release().expect("release");
+    assert!(!home.join(LOCK_FILE).exists());
 }
 
 #[test]

@@ -7,8 +7,8 @@ use std::time::SystemTime;
 
 use jiff::Timestamp;
 use notesoup_core::dream::{
-    DreamOptions, DreamOutput, DreamRequest, DreamResult, DreamRunner, DreamTool, DreamWrite,
-    LAST_RUN_FILE, LOCK_FILE, PLAYBOOK, TextEdit, last_run, run_dream,
+    DreamLock, DreamOptions, DreamOutput, DreamRequest, DreamResult, DreamRunner, DreamTool,
+    DreamWrite, LAST_RUN_FILE, LOCK_FILE, PLAYBOOK, TextEdit, last_run, run_dream,
 };
 
 use super::support::{git, hours_before, put, render_output, set_mtime, tree_hash};
@@ -384,22 +384,84 @@ fn a_failed_baseline_stops_before_the_dreamer() {
 }
 
 #[test]
+fn a_note_crumpled_in_this_dream_is_not_deleted_in_it() {
+    let (_dir, home) = home_with_material();
+    let live = "---\norigin: self\n---\n\nlive\n";
+    let mut runner = ScriptedRunner::new(
+        vec![
+            // Crumpled with a crumpledAt long past, then deleted at once.
+            Step::Edit(
+                "human/live.md",
+                "origin: self\n",
+                "origin: self\ncrumpledAt: 2026-01-01T00:00:00.000Z\n",
+            ),
+            Step::Delete("human/live.md"),
+            // Crumpled before the dream and old enough: it goes.
+            Step::Delete("human/old.md"),
+        ],
+        "tidied",
+    );
+    let output = run_dream(&options(&home), &mut runner);
+    assert_eq!(output.exit_code, 0, "{}", lines(&output, &home));
+    assert_eq!(
+        runner.tool_results,
+        [
+            "edited human/live.md (1 edits)".to_owned(),
+            "error: not_in_baseline: delete: human/live.md was not in the wastebasket when this dream began (it was crumpled or changed since the baseline commit); only a note crumpled before the dream may be deleted".to_owned(),
+            "deleted human/old.md".to_owned(),
+        ]
+    );
+    assert_eq!(
+        fs::read_to_string(home.join("human/live.md")).expect("still there"),
+        live.replace(
+            "origin: self\n",
+            "origin: self\ncrumpledAt: 2026-01-01T00:00:00.000Z\n"
+        )
+    );
+    assert!(!home.join("human/old.md").exists());
+}
+
+#[test]
 fn a_held_lock_stops_the_run_and_changes_nothing_even_with_force() {
     let (_dir, home) = home_with_material();
-    put(&home, LOCK_FILE, "1 0f8fad5b-d9cb-469f-a165-70867728950e");
+    let held = DreamLock::acquire(&home, now()).expect("another run holds the lock");
     let before = tree_hash(&home);
     for force in [false, true] {
         let mut runner = ScriptedRunner::new(vec![Step::Write("human/x.md", "x")], "never");
         let mut options = options(&home);
         options.force = force;
+        options.min_hours = 0.0;
         let output = run_dream(&options, &mut runner);
         assert_eq!(
             lines(&output, &home),
-            "stdout: time gate: no prior dream\nstdout: material gate: 3 changed sessions\nstderr: lock gate: lock already exists\nstderr: dream: not run: <home>/.dream.lock exists; if no dream is running, a crashed one left it: check, then remove it by hand\nexit 1\n"
+            "stdout: time gate: stale\nstdout: material gate: 3 changed sessions\nstderr: lock gate: lock held by a running dream\nstderr: dream: not run: another dream is running (it holds <home>/.dream.lock); try again when it has ended\nexit 1\n"
         );
         assert_eq!(runner.calls, 0);
         assert_eq!(tree_hash(&home), before, "force {force}");
     }
+    drop(held);
+}
+
+#[test]
+fn a_stale_lock_is_taken_over_and_the_run_goes_on() {
+    let (_dir, home) = home_with_material();
+    put(
+        &home,
+        LOCK_FILE,
+        "4242 0f8fad5b-d9cb-469f-a165-70867728950e",
+    );
+    let mut runner = ScriptedRunner::new(vec![], "nothing to do");
+    let output = run_dream(&options(&home), &mut runner);
+    let rendered = lines(&output, &home);
+    assert!(
+        rendered.contains(
+            "\nstderr: dream: took over <home>/.dream.lock, a stale lock left by a dream that is gone (it held \"4242 0f8fad5b-d9cb-469f-a165-70867728950e\")\n"
+        ),
+        "{rendered}"
+    );
+    assert_eq!(output.exit_code, 0, "{rendered}");
+    assert_eq!(runner.calls, 1);
+    assert!(!home.join(LOCK_FILE).exists(), "released");
 }
 
 #[test]
