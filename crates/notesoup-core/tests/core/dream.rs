@@ -9,4 +9,6 @@ mod gates;
 mod jail;
 mod lock;
 mod run;
+#[cfg(unix)]
+mod secrets;
 mod support;
