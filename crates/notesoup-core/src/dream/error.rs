@@ -60,6 +60,14 @@ pub enum DreamError {
         /// What it looks like.
         kind: &'static str,
     },
+    /// The dreamer's path holds a credential (the path is not repeated).
+    #[error(
+        "the path holds a credential ({kind}); the dream never writes one, not even as a name. Leave it where it is and report it without quoting it"
+    )]
+    SecretInPath {
+        /// What it looks like.
+        kind: &'static str,
+    },
     /// The dreamer asked to delete a note that is not in the wastebasket.
     #[error("delete: {path} is not a crumpled note; only the wastebasket rule permits deletion")]
     NotCrumpled {
@@ -166,7 +174,9 @@ impl DreamError {
             DreamError::HomeUnresolvable { .. } | DreamError::Io { .. } => "io_error",
             DreamError::OutsideHome { .. } | DreamError::ThroughLink { .. } => "outside_home",
             DreamError::NotANote { .. } => "not_a_note",
-            DreamError::SecretDetected { .. } => "secret_detected",
+            DreamError::SecretDetected { .. } | DreamError::SecretInPath { .. } => {
+                "secret_detected"
+            }
             DreamError::NotCrumpled { .. } => "not_crumpled",
             DreamError::NotInBaseline { .. } | DreamError::NoBaseline { .. } => "not_in_baseline",
             DreamError::TooRecent { .. } => "too_recent",

@@ -7,6 +7,7 @@ use super::audit::audit_commit;
 use super::run::{DreamResult, DreamWrite};
 use super::{DreamOutput, OutputLine};
 use crate::notes::beneath::DirHandle;
+use crate::notes::{SecretKind, find_secret};
 
 /// Where the report of the run with `stamp` goes.
 pub fn report_path(home: &Path, stamp: &str) -> PathBuf {
@@ -20,7 +21,7 @@ pub fn render_report(stamp: &str, failed: bool, body: &str, writes: &[DreamWrite
     let mut text = format!(
         "# Dream {stamp}{}\n\n{}\n\n",
         failed_suffix(failed),
-        body.trim()
+        withhold_credentials(body.trim())
     );
     if writes.is_empty() {
         text.push_str("- no changes\n");
@@ -28,6 +29,42 @@ pub fn render_report(stamp: &str, failed: bool, body: &str, writes: &[DreamWrite
     for write in writes {
         text.push_str(&format!("- {}: {}\n", write.tool, write.path));
     }
+    text
+}
+
+/// `body` with every line that holds a credential withheld (a private key
+/// block through its `-----END` line): the report is committed to the
+/// audit repository, and the dreamer, told to report a credential, may
+/// quote it.
+fn withhold_credentials(body: &str) -> String {
+    let mut text = String::with_capacity(body.len());
+    let mut rest = body;
+    while let Some(found) = find_secret(rest) {
+        let mut lines = rest.split_inclusive('\n');
+        let mut consumed = 0;
+        for line in lines.by_ref().take(found.line - 1) {
+            text.push_str(line);
+            consumed += line.len();
+        }
+        let mut withheld = lines.next().unwrap_or_default();
+        consumed += withheld.len();
+        if found.kind == SecretKind::PrivateKey {
+            while !withheld.contains("-----END") {
+                let Some(line) = lines.next() else { break };
+                withheld = line;
+                consumed += line.len();
+            }
+        }
+        text.push_str(&format!(
+            "(withheld: a line holding a credential ({}))",
+            found.kind
+        ));
+        if withheld.ends_with('\n') {
+            text.push('\n');
+        }
+        rest = &rest[consumed..];
+    }
+    text.push_str(rest);
     text
 }
 

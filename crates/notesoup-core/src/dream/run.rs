@@ -14,6 +14,7 @@ use super::lock::{DreamLock, last_run};
 use super::report::finish_dream;
 use super::tools::DreamTools;
 use super::{DreamError, DreamOutput, OutputLine, PLAYBOOK};
+use crate::notes::find_secret;
 
 /// A tool that changes the home.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -67,14 +68,17 @@ pub struct DreamWrite {
 impl DreamWrite {
     /// The write a dreamer's tool event records: one for every event named
     /// `write`, `edit` or `delete` whose arguments include a string `path`,
-    /// whether or not the tool succeeded.
+    /// whether or not the tool succeeded. A path holding a credential (a
+    /// refused write) is withheld: the report is committed to the audit
+    /// repository.
     pub fn from_tool_event(tool_name: &str, arguments: &serde_json::Value) -> Option<DreamWrite> {
         let tool = DreamTool::from_name(tool_name)?;
         let path = arguments.get("path")?.as_str()?;
-        Some(DreamWrite {
-            tool,
-            path: path.to_owned(),
-        })
+        let path = match find_secret(path) {
+            Some(found) => format!("(a path holding a credential ({}), withheld)", found.kind),
+            None => path.to_owned(),
+        };
+        Some(DreamWrite { tool, path })
     }
 }
 

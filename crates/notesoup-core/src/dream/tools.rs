@@ -91,9 +91,7 @@ impl DreamTools {
     /// `old_text` must occur exactly once in the evolving text. Nothing is
     /// written unless every edit applies. Returns `edited <path> (<n> edits)`.
     pub fn edit(&self, path: &str, edits: &[TextEdit]) -> Result<String, DreamError> {
-        for edit in edits {
-            refuse_secrets(path, &edit.new_text)?;
-        }
+        refuse_secret_path(path)?;
         let jailed = jail_write(&self.home, path, false)?;
         let mut text = read_jailed(&self.home, &jailed, path)?;
         for (index, edit) in edits.iter().enumerate() {
@@ -121,6 +119,7 @@ impl DreamTools {
             }
         }
         refuse_oversized(path, text.len())?;
+        refuse_secrets(path, &text)?;
         atomic_write(&jailed, text.as_bytes())?;
         Ok(format!("edited {path} ({} edits)", edits.len()))
     }
@@ -366,13 +365,27 @@ fn refuse_oversized(path: &str, bytes: usize) -> Result<(), DreamError> {
     Ok(())
 }
 
-/// The dream never copies a credential: a write or edit whose new text
-/// holds one is refused, whatever the setting of the notes tools.
+/// The dream never copies a credential: a write or edit is refused when
+/// the file as it would be written, or its path, holds one, whatever the
+/// setting of the notes tools. The whole file is judged, so edits cannot
+/// assemble a key piece by piece.
 fn refuse_secrets(path: &str, text: &str) -> Result<(), DreamError> {
+    refuse_secret_path(path)?;
     match find_secret(text) {
         Some(found) => Err(DreamError::SecretDetected {
             path: path.to_owned(),
             line: found.line,
+            kind: found.kind.as_str(),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// A path holding a credential is refused before anything else, and
+/// without repeating the path.
+fn refuse_secret_path(path: &str) -> Result<(), DreamError> {
+    match find_secret(path) {
+        Some(found) => Err(DreamError::SecretInPath {
             kind: found.kind.as_str(),
         }),
         None => Ok(()),

@@ -5,6 +5,24 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use super::secrets::SecretFinding;
+
+/// Where the credential guard found a credential in a note as it would be
+/// written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SecretPlace {
+    /// The body of a write.
+    Content,
+    /// The body after an update's edits; the index of an edit whose new
+    /// text holds a credential by itself, when one does.
+    Edited {
+        /// The 0-based index of that edit.
+        edit_index: Option<usize>,
+    },
+    /// The body of a note being renamed.
+    Moved,
+    /// The address (the note's file name and folders).
+    Address,
+}
 use crate::wire::RefusalCode;
 
 /// The store's name for [`RefusalCode`]: the store refuses with a subset of
@@ -79,23 +97,51 @@ impl NoteError {
         self
     }
 
-    /// The `secret_detected` refusal for `found` (in edit `edit_index`'s new
-    /// text, when given).
-    pub(crate) fn secret(found: SecretFinding, edit_index: Option<usize>) -> Self {
-        let place = match edit_index {
-            Some(index) => format!("line {} of edit {index}'s newText", found.line),
-            None => format!("line {}", found.line),
+    /// The `secret_detected` refusal for `found` in the note as it would be
+    /// written, at `place`.
+    pub(crate) fn secret(found: SecretFinding, place: SecretPlace) -> Self {
+        const REFERENCE: &str = "Store a reference instead (where the secret lives: a vault path or an environment variable name), never the secret itself";
+        let kind = found.kind;
+        let line = found.line;
+        let (message, line_numbers, edit_index) = match place {
+            SecretPlace::Content => (
+                format!(
+                    "the content holds a credential ({kind}) on line {line}; nothing was written. {REFERENCE}"
+                ),
+                Some(vec![line]),
+                None,
+            ),
+            SecretPlace::Edited { edit_index } => {
+                let from = edit_index
+                    .map(|index| format!(" (from edit {index}'s newText)"))
+                    .unwrap_or_default();
+                (
+                    format!(
+                        "the note as edited would hold a credential ({kind}) on line {line}{from}; nothing was written. {REFERENCE}"
+                    ),
+                    Some(vec![line]),
+                    edit_index,
+                )
+            }
+            SecretPlace::Moved => (
+                format!(
+                    "the note holds a credential ({kind}) on line {line}; it was not moved. Replace the secret with a reference first (where it lives: a vault path or an environment variable name)"
+                ),
+                Some(vec![line]),
+                None,
+            ),
+            SecretPlace::Address => (
+                format!(
+                    "the address holds a credential ({kind}); nothing was written. Name the note for what it is about, and store a reference to the secret (where it lives: a vault path or an environment variable name), never the secret itself"
+                ),
+                None,
+                None,
+            ),
         };
         Self {
-            line_numbers: Some(vec![found.line]),
+            line_numbers,
             edit_index,
-            ..Self::new(
-                RefusalCode::SecretDetected,
-                format!(
-                    "the content holds a credential ({}) on {place}; nothing was written. Store a reference instead (where the secret lives: a vault path or an environment variable name), never the secret itself",
-                    found.kind
-                ),
-            )
+            ..Self::new(RefusalCode::SecretDetected, message)
         }
     }
 

@@ -11,4 +11,6 @@ mod gates;
 mod jail;
 mod lock;
 mod run;
+#[cfg(unix)]
+mod secrets;
 mod support;

@@ -223,7 +223,9 @@ fn fake_token() -> String {
 #[test]
 fn the_credential_guard_follows_the_project_settings() {
     let sb = Sandbox::new();
-    let content = format!("deploy key: {}\n", fake_token());
+    // The shape alone is not GitHub's (no valid checksum); named a token,
+    // the random value is refused.
+    let content = format!("deploy token: {}\n", fake_token());
     let refusal = refused(sb.run(&["notes", "write", "@project/deploy.md", &content], b""));
     assert!(refusal.starts_with("error: secret_detected: "), "{refusal}");
     let key = notesoup_core::notes::project_key(&sb.project);

@@ -223,7 +223,7 @@ fn real_pi_dreams_inside_the_jail_with_gates_lock_audit_and_report() {
             call("delete", json!({"path": LIVE})),
             call("delete", json!({"path": CRUMPLED})),
             call("bash", json!({"command": "rm -rf ."})),
-            call("write", json!({"path": "human/deploy.md", "content": format!("token ghp_{}\n", "0123456789abcdefghijABCDEFGHIJ012345")})),
+            call("write", json!({"path": "human/deploy.md", "content": format!("key AKIA{}\n", "Y34FZKBOKMUTVV7A")})),
         ]},
         {"text": "Report: wrote the MAP, emptied the wastebasket."},
     ]));
@@ -326,7 +326,7 @@ fn real_pi_dreams_inside_the_jail_with_gates_lock_audit_and_report() {
     assert_eq!(results[5], "Tool bash not found");
     assert_eq!(
         results[6],
-        "human/deploy.md: line 1 holds a credential (GitHub token); the dream never copies one. Leave it where it is and report it"
+        "human/deploy.md: line 1 holds a credential (AWS access key); the dream never copies one. Leave it where it is and report it"
     );
 
     // On disk: the MAP written, the crumpled note gone, the live note, the

@@ -60,9 +60,9 @@ use jiff::tz::TimeZone;
 
 use super::address::{Address, Home};
 use super::beneath::{BeneathError, DirHandle};
-use super::error::NoteError;
+use super::error::{NoteError, SecretPlace};
 use super::identity::NotesIdentity;
-use super::secrets::find_secret;
+use super::secrets::{SecretFinding, find_secret};
 
 pub use heads::HeadCache;
 pub use types::{
@@ -165,14 +165,28 @@ impl NoteStore {
         }
     }
 
-    /// Refuses `text` (a write's body, or edit `edit_index`'s new text) when
-    /// it holds a credential and the guard is on.
-    fn guard_secrets(&self, text: &str, edit_index: Option<usize>) -> Result<(), NoteError> {
-        if !self.secret_guard {
-            return Ok(());
+    /// Refuses a note body as it would be written (`place` says which
+    /// operation's) when it holds a credential and the guard is on. The
+    /// whole body is judged, not the text a request adds: an edit may
+    /// complete a key the note already began.
+    fn guard_body(&self, body: &str, place: SecretPlace) -> Result<(), NoteError> {
+        match self.secret_in(body) {
+            Some(found) => Err(NoteError::secret(found, place)),
+            None => Ok(()),
         }
-        match find_secret(text) {
-            Some(found) => Err(NoteError::secret(found, edit_index)),
+    }
+
+    /// The first credential in `text` when the guard is on.
+    fn secret_in(&self, text: &str) -> Option<SecretFinding> {
+        self.secret_guard.then(|| find_secret(text)).flatten()
+    }
+
+    /// Refuses an address whose path (folders and file name) holds a
+    /// credential when the guard is on: a note's name is stored, listed and
+    /// booted like its body.
+    fn guard_address(&self, address: &Address) -> Result<(), NoteError> {
+        match self.secret_in(address.path()) {
+            Some(found) => Err(NoteError::secret(found, SecretPlace::Address)),
             None => Ok(()),
         }
     }

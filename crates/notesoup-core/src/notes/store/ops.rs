@@ -5,11 +5,12 @@ use std::path::Path;
 
 use crate::notes::address::{Address, Home};
 use crate::notes::beneath::{BeneathError, DirHandle, Kind};
-use crate::notes::error::NoteError;
+use crate::notes::error::{NoteError, SecretPlace};
 use crate::notes::frontmatter::{
     NoteMeta, Origin, parse_note, serialize_frontmatter, serialize_note, strip_frontmatter,
 };
 use crate::notes::fsio::FileTurns;
+use crate::notes::secrets::find_secret;
 use crate::notes::time::{next_stamp_ms, now_ms};
 use crate::wire::RefusalCode;
 
@@ -33,7 +34,8 @@ impl NoteStore {
         let path = self.note_path(&address)?;
         let (rel_dir, name) = self.place(&address)?;
         let body = strip_frontmatter(content);
-        self.guard_secrets(body, None)?;
+        self.guard_address(&address)?;
+        self.guard_body(body, SecretPlace::Content)?;
         let _turn = FileTurns::take(&[&path]);
         let mut dir = self
             .create_root()?
@@ -140,9 +142,6 @@ impl NoteStore {
                 "nothing to update: pass edits, origin, or crumpled",
             ));
         }
-        for (index, edit) in request.edits.iter().enumerate() {
-            self.guard_secrets(&edit.new_text, Some(index))?;
-        }
         let path = self.note_path(&address)?;
         let (rel_dir, name) = self.place(&address)?;
         let _turn = FileTurns::take(&[&path]);
@@ -173,6 +172,20 @@ impl NoteStore {
             _ => {}
         }
         let body_changed = body != parsed.body;
+        // Metadata alone adds no text: crumpling a note that holds a
+        // credential (to retire it) stays possible.
+        if body_changed {
+            self.guard_address(&address)?;
+            if let Some(found) = self.secret_in(&body) {
+                // Name the edit that brought the credential when one did
+                // by itself; otherwise the edits joined it, or it was there.
+                let edit_index = request
+                    .edits
+                    .iter()
+                    .position(|edit| find_secret(&edit.new_text).is_some());
+                return Err(NoteError::secret(found, SecretPlace::Edited { edit_index }));
+            }
+        }
         let meta_changed = meta != before;
         if body_changed || meta.origin != before.origin {
             meta.updated_at = next_stamp_ms();
@@ -226,6 +239,7 @@ impl NoteStore {
         let source = self.writable(from)?;
         let target = self.writable(to)?;
         check_path_len(&target)?;
+        self.guard_address(&target)?;
         let source_path = self.note_path(&source)?;
         let target_path = self.note_path(&target)?;
         if source_path == target_path {
@@ -292,6 +306,7 @@ impl NoteStore {
         };
         let stamp = next_stamp_ms();
         let parsed = parse_note(&raw, stamp, &self.tz);
+        self.guard_body(parsed.body, SecretPlace::Moved)?;
         let mut meta = parsed.meta;
         let into_session = *target.home() == Home::Session;
         let from_session = *source.home() == Home::Session;

@@ -792,7 +792,7 @@ fn the_dreamer_never_writes_a_credential() {
             "human/prefs.md",
             &[TextEdit {
                 old_text: "x".into(),
-                new_text: "-----BEGIN OPENSSH PRIVATE KEY-----".into(),
+                new_text: "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtz\n-----END OPENSSH PRIVATE KEY-----".into(),
             }],
         )
         .expect_err("a credential");

@@ -1,149 +1,52 @@
-//! The credential guard: realistic fake credentials are refused with their
-//! line and kind, look-alikes pass, and nothing is written.
+//! The credential guard on the store: the note is judged as it would be
+//! written (the body after every edit, and the address), refusals name the
+//! kind and the line but never the secret, and nothing is written. The
+//! detector's corpus is in `corpus`.
 
-use notesoup_core::notes::{Edit, RefusalCode, SecretKind, UpdateRequest, find_secret};
+use notesoup_core::notes::{Edit, NoteError, RefusalCode, SecretKind, UpdateRequest};
 use notesoup_core::settings::{SettingsWarning, resolve};
 use serde_json::json;
 
 use super::support::{Fixture, code};
 
-/// Fake credentials in the shapes real ones have (none is live).
-const CREDENTIALS: &[(&str, SecretKind)] = &[
-    ("-----BEGIN RSA PRIVATE KEY-----", SecretKind::PrivateKey),
-    (
-        "-----BEGIN OPENSSH PRIVATE KEY-----",
-        SecretKind::PrivateKey,
-    ),
-    (
-        "key: -----BEGIN EC PRIVATE KEY-----",
-        SecretKind::PrivateKey,
-    ),
-    (
-        "-----BEGIN PGP PRIVATE KEY BLOCK-----",
-        SecretKind::PrivateKey,
-    ),
-    (
-        "aws_access_key_id = AKIAIOSFODNN7EXAMPLX",
-        SecretKind::AwsAccessKey,
-    ),
-    ("the key is ASIAY34FZKBOKMUTVV7A.", SecretKind::AwsAccessKey),
-    (
-        "export GH=ghp_R2Dk8sTqZ1vB7nW4xY6aC0eF3gH5jK9mL2pQ",
-        SecretKind::GitHubToken,
-    ),
-    (
-        "github_pat_11ABCDEFG0aBcDeFgHiJkL_mNoPqRsTuVwXyZ0123456789aBcDeFgHiJkLmNoPqRsTuVwXyZ01234",
-        SecretKind::GitHubToken,
-    ),
-    ("glpat-x8Kq2ZbN7vR4tW1yP9sM", SecretKind::GitLabToken),
-    (
-        "SLACK=xoxb-2748391027-5829103847-Qm7ZtR2xK9vB4nW8",
-        SecretKind::SlackToken,
-    ),
-    (
-        "stripe: sk_live_51Hx7Yq2eZvKYlo2C8Qm7ZtR2xK9vB4nW",
-        SecretKind::StripeKey,
-    ),
-    (
-        "ANTHROPIC_API_KEY=sk-ant-api03-Qm7ZtR2xK9vB4nW8yP1sL6dF3gH0jA5c",
-        SecretKind::AnthropicKey,
-    ),
-    (
-        "OPENAI_API_KEY=sk-proj-Qm7ZtR2xK9vB4nW8yP1sL6dF3gH0jA5cE2",
-        SecretKind::OpenAiKey,
-    ),
-    (
-        "maps key AIzaSyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q",
-        SecretKind::GoogleApiKey,
-    ),
-    (
-        "//registry.npmjs.org/:_authToken=npm_Qm7ZtR2xK9vB4nW8yP1sL6dF3gH0jA5cE2rT",
-        SecretKind::NpmToken,
-    ),
-    (
-        "password = pypi-AgEIcHlwaS5vcmcCJGQ3ZTI5YjE0LTQ5ZmYtNGE3Ni05OWUxLWNlYjU2ZjQ2NzQyMQACKlsz",
-        SecretKind::PyPiToken,
-    ),
-    (
-        "HF_TOKEN=hf_QmZtRxKvBnWyPsLdFgHjAcErTuIoPaSdFgHj",
-        SecretKind::HuggingFaceToken,
-    ),
-    (
-        "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",
-        SecretKind::SendGridKey,
-    ),
-    (
-        "Authorization: Bearer eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
-        SecretKind::Jwt,
-    ),
-    ("DB_PASSWORD=Xk9#mQ2$vL7pR4wZ", SecretKind::Assignment),
-    ("secret: 'f3Kq9ZbN7vR4tW1yP9sM2cX5'", SecretKind::Assignment),
-    (
-        "\"client_secret\": \"aB3dE5gH7jK9mN1pQ3sT5vX7\"",
-        SecretKind::Assignment,
-    ),
-    (
-        "api_key=5f4dcc3b5aa765d61d8327deb882cf99",
-        SecretKind::Assignment,
-    ),
-];
+mod corpus;
 
-/// Lines that look like credentials to a careless eye and must pass.
-const LOOK_ALIKES: &[&str] = &[
-    "commit 9fceb02d0ae598e95dc970b74767f19372d61af8 fixed the cart",
-    "sha256: e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
-    "session id 0197a1b2-3c4d-7e8f-9a0b-1c2d3e4f5a6b",
-    "token: 550e8400-e29b-41d4-a716-446655440000",
-    "![diagram](data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==)",
-    "    iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==",
-    "password: hunter2",
-    "password = <your password here>",
-    "API_KEY=${OPENAI_API_KEY}",
-    "secret: changeme-in-production",
-    "token = ********************",
-    "The password policy needs 12 characters and a digit.",
-    "Use `sk-` keys from the vault at secret/openai, never inline.",
-    "-----BEGIN PUBLIC KEY-----",
-    "-----BEGIN CERTIFICATE-----",
-    "pwd: /home/alice/projects/shop",
-    "token_url: https://auth.example.com/oauth/token",
-    "ghp_ is GitHub's prefix for personal tokens",
-    "AKIA keys rotate every 90 days",
-    "author: Linus Torvalds 2005",
-    "Stored the key in 1Password under 'shop/stripe-live'.",
-];
-
-#[test]
-fn credentials_are_found_with_their_kind() {
-    for (line, kind) in CREDENTIALS {
-        let text = format!("# Setup\n\nsome context\n{line}\nmore\n");
-        let found = find_secret(&text).unwrap_or_else(|| panic!("missed: {line}"));
-        assert_eq!((found.line, found.kind), (4, *kind), "{line}");
-    }
+/// A synthetic credential of `kind` from the corpus, bare.
+fn sample(kind: SecretKind) -> String {
+    corpus::credentials()
+        .into_iter()
+        .find(|(_, found)| *found == kind)
+        .map(|(text, _)| text)
+        .expect("the corpus has every kind")
 }
 
-#[test]
-fn look_alikes_pass() {
-    for line in LOOK_ALIKES {
-        assert_eq!(find_secret(line), None, "{line}");
-    }
+/// The refusal of `result`, checked to be `secret_detected` and to hold
+/// none of `secret`.
+fn refusal<T: std::fmt::Debug>(result: Result<T, NoteError>, secret: &str) -> NoteError {
+    let error = result.expect_err("a credential");
+    assert_eq!(error.code(), RefusalCode::SecretDetected, "{error}");
+    assert!(!error.message().contains(secret), "{error}");
+    error
 }
+
+const REFERENCE: &str = "Store a reference instead (where the secret lives: a vault path or an environment variable name), never the secret itself";
 
 #[test]
 fn writes_and_edits_holding_a_credential_are_refused_and_write_nothing() {
     let f = Fixture::new();
-    let error = f
-        .store
-        .write(
+    let error = refusal(
+        f.store.write(
             "@project/setup",
             "# Setup\n\nDB_PASSWORD=Xk9#mQ2$vL7pR4wZ\n",
             None,
-        )
-        .expect_err("a credential");
-    assert_eq!(error.code(), RefusalCode::SecretDetected);
+        ),
+        "Xk9#mQ2$vL7pR4wZ",
+    );
     assert_eq!(
         error.message(),
-        "the content holds a credential (password or secret assignment) on line 3; nothing was written. Store a reference instead (where the secret lives: a vault path or an environment variable name), never the secret itself"
+        format!(
+            "the content holds a credential (password or secret assignment) on line 3; nothing was written. {REFERENCE}"
+        )
     );
     assert_eq!(error.line_numbers(), Some(&[3][..]));
     assert!(!f.root().join("project").exists(), "nothing was written");
@@ -156,6 +59,7 @@ fn writes_and_edits_holding_a_credential_are_refused_and_write_nothing() {
         )
         .expect("a reference is fine");
     let before = f.raw("project/proj-12345678/setup.md");
+    let key = sample(SecretKind::AnthropicKey);
     let request = UpdateRequest {
         edits: vec![
             Edit {
@@ -163,26 +67,152 @@ fn writes_and_edits_holding_a_credential_are_refused_and_write_nothing() {
                 new_text: "# Set-up".into(),
             },
             Edit {
-                old_text: "in the vault".into(),
-                new_text: "in the vault\nsk-ant-api03-Qm7ZtR2xK9vB4nW8yP1sL6dF3gH0jA5c".into(),
+                old_text: "in the vault.".into(),
+                new_text: format!("in the vault.\n{key}"),
             },
         ],
         ..UpdateRequest::default()
     };
-    let error = f
-        .store
-        .update("@project/setup", &request)
-        .expect_err("a credential in an edit");
-    assert_eq!(error.code(), RefusalCode::SecretDetected);
-    assert_eq!(error.edit_index(), Some(1));
-    assert!(
-        error.message().starts_with(
-            "the content holds a credential (Anthropic API key) on line 2 of edit 1's newText;"
-        ),
-        "{}",
-        error.message()
+    let error = refusal(f.store.update("@project/setup", &request), &key);
+    assert_eq!(
+        error.message(),
+        format!(
+            "the note as edited would hold a credential (Anthropic API key) on line 4 (from edit 1's newText); nothing was written. {REFERENCE}"
+        )
     );
+    assert_eq!(error.edit_index(), Some(1));
+    assert_eq!(error.line_numbers(), Some(&[4][..]));
     assert_eq!(f.raw("project/proj-12345678/setup.md"), before);
+}
+
+/// Edits that are harmless one by one but complete a key in the note are
+/// refused: the guard reads the note that would result, not the edits.
+#[test]
+fn edits_that_assemble_a_key_in_the_note_are_refused() {
+    let f = Fixture::new();
+    let key = sample(SecretKind::AwsAccessKey);
+    let (head, tail) = key.split_at(10);
+    f.store
+        .write("@project/aws", "# AWS\n\nkey: first and second\n", None)
+        .expect("no key yet");
+    let before = f.raw("project/proj-12345678/aws.md");
+    let request = UpdateRequest {
+        edits: vec![
+            Edit {
+                old_text: "first".into(),
+                new_text: head.into(),
+            },
+            Edit {
+                old_text: " and second".into(),
+                new_text: tail.into(),
+            },
+        ],
+        ..UpdateRequest::default()
+    };
+    let error = refusal(f.store.update("@project/aws", &request), &key);
+    assert_eq!(
+        error.message(),
+        format!(
+            "the note as edited would hold a credential (AWS access key) on line 3; nothing was written. {REFERENCE}"
+        )
+    );
+    assert_eq!(error.edit_index(), None);
+    assert_eq!(f.raw("project/proj-12345678/aws.md"), before);
+
+    // One edit completing what the note already began.
+    f.store
+        .write("@project/aws", &format!("# AWS\n\nkey: {head}\n"), None)
+        .expect("half a key is no key");
+    let request = UpdateRequest {
+        edits: vec![Edit {
+            old_text: format!("{head}\n"),
+            new_text: format!("{head}{tail}\n"),
+        }],
+        ..UpdateRequest::default()
+    };
+    refusal(f.store.update("@project/aws", &request), &key);
+}
+
+/// A credential in the address (a folder or the file name) is refused on
+/// write and as a rename target, and the refusal does not repeat it.
+#[test]
+fn an_address_holding_a_credential_is_refused() {
+    let f = Fixture::new();
+    let token = sample(SecretKind::GitHubToken);
+    let address = format!("@project/tokens/{token}");
+    let error = refusal(f.store.write(&address, "# Token\n", None), &token);
+    assert_eq!(
+        error.message(),
+        "the address holds a credential (GitHub token); nothing was written. Name the note for what it is about, and store a reference to the secret (where it lives: a vault path or an environment variable name), never the secret itself"
+    );
+    assert_eq!(error.line_numbers(), None);
+    assert!(!f.root().join("project").exists(), "nothing was written");
+
+    f.store
+        .write("@project/deploy", "# Deploy\n", None)
+        .expect("a plain note");
+    refusal(f.store.rename("@project/deploy", &address), &token);
+    refusal(
+        f.store
+            .rename("@project/deploy", &format!("@project/{token}/deploy")),
+        &token,
+    );
+    assert!(f.root().join("project/proj-12345678/deploy.md").exists());
+    assert!(!f.root().join("project/proj-12345678/tokens").exists());
+}
+
+/// A note that already holds a credential (written with the guard off):
+/// crumpling it or removing the credential is allowed; an edit elsewhere or
+/// a rename, which would write it again, is refused and names its line.
+#[test]
+fn a_note_already_holding_a_credential_can_be_cleaned_not_rewritten() {
+    let f = Fixture::new();
+    let relaxed = f.as_other("alice", "gpt").with_secret_guard(false);
+    let password = "DB_PASSWORD=Xk9#mQ2$vL7pR4wZ";
+    relaxed
+        .write(
+            "@project/db",
+            &format!("# DB\n\n{password}\nport 5432\n"),
+            None,
+        )
+        .expect("guard off");
+
+    let edit = |old: &str, new: &str| UpdateRequest {
+        edits: vec![Edit {
+            old_text: old.into(),
+            new_text: new.into(),
+        }],
+        ..UpdateRequest::default()
+    };
+    let error = refusal(
+        f.store.update("@project/db", &edit("5432", "6432")),
+        password,
+    );
+    assert_eq!(error.line_numbers(), Some(&[3][..]));
+    assert_eq!(error.edit_index(), None);
+    let error = refusal(f.store.rename("@project/db", "@project/database"), password);
+    assert_eq!(
+        error.message(),
+        "the note holds a credential (password or secret assignment) on line 3; it was not moved. Replace the secret with a reference first (where it lives: a vault path or an environment variable name)"
+    );
+    assert!(f.root().join("project/proj-12345678/db.md").exists());
+
+    let crumple = UpdateRequest {
+        crumpled: Some(true),
+        ..UpdateRequest::default()
+    };
+    f.store
+        .update("@project/db", &crumple)
+        .expect("metadata adds no text");
+    f.store
+        .update(
+            "@project/db",
+            &edit(password, "DB_PASSWORD is in the vault at shop/db"),
+        )
+        .expect("removing the credential");
+    f.store
+        .rename("@project/db", "@project/database")
+        .expect("nothing to refuse now");
 }
 
 #[test]

@@ -1,0 +1,385 @@
+//! The credential guard: a note whose text or address holds a credential is
+//! refused, so a key pasted into a conversation never becomes a durable,
+//! booted, Git-audited note. The agent is told to store a reference (where
+//! the secret lives) instead.
+//!
+//! Detection is one pass over each line, with no regular expressions and no
+//! backtracking: every look-ahead is bounded, so the cost is linear in the
+//! text. It rests on structure, not on randomness alone:
+//!
+//! - credentials with a published format are recognised by their prefix,
+//!   length and alphabet, and by their checksum where the format has one
+//!   (GitHub's and npm's CRC32, age's bech32) or by decoding where the
+//!   format is encoded (a JWT's header, a Discord bot token's user id, a
+//!   base64-wrapped PEM block);
+//! - a private key is a `BEGIN … PRIVATE KEY` header followed by its body;
+//! - a URL's password is read from its user information;
+//! - anything else is refused only when a key names it a secret
+//!   (`password=`, `secret:`, `api_key =`, `--token`, `Authorization:
+//!   Bearer`) and its value looks generated: long enough, high entropy, and
+//!   not word-shaped (references such as paths, URLs, environment variable
+//!   names and `${…}` placeholders pass).
+//!
+//! The examples the vendors print in their documentation (AWS's
+//! `AKIAIOSFODNN7EXAMPLE`, Stripe's sample test keys, jwt.io's sample token)
+//! pass: they are public on purpose.
+
+mod codec;
+mod formats;
+mod keyed;
+mod shape;
+
+use std::cell::Cell;
+use std::fmt;
+
+use formats::prefixed;
+use keyed::{assignment, is_key_byte, url_password};
+
+/// What kind of credential a line holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SecretKind {
+    /// A PEM `-----BEGIN … PRIVATE KEY-----` block (also base64-wrapped, as
+    /// in a Kubernetes secret), or a PuTTY private key file.
+    PrivateKey,
+    /// An AWS access key id (`AKIA`, `ASIA`, `ABIA`, `ACCA`, `A3T…` and 16
+    /// base32 characters).
+    AwsAccessKey,
+    /// An AWS secret access key (40 base64 characters named as one).
+    AwsSecretKey,
+    /// A GitHub token: `ghp_`/`gho_`/`ghu_`/`ghs_`/`ghr_` with a valid
+    /// CRC32, or a fine-grained `github_pat_`.
+    GitHubToken,
+    /// A GitLab token (`glpat-`, `gldt-`, `glrt-`, … and runner
+    /// registration tokens).
+    GitLabToken,
+    /// A Slack token (`xoxb-`, `xoxp-`, `xapp-`, …).
+    SlackToken,
+    /// A Slack incoming-webhook URL.
+    SlackWebhook,
+    /// A Discord bot token (its first part encodes the bot's user id).
+    DiscordBotToken,
+    /// A Discord webhook URL.
+    DiscordWebhook,
+    /// A Telegram bot token (`<bot id>:<35 characters>`).
+    TelegramBotToken,
+    /// A Stripe secret or restricted key, or a webhook signing secret.
+    StripeKey,
+    /// An Anthropic API or OAuth key (`sk-ant-`).
+    AnthropicKey,
+    /// An OpenAI API key (`sk-proj-`, `sk-svcacct-`, `sk-admin-`, or one
+    /// holding OpenAI's `T3BlbkFJ` marker).
+    OpenAiKey,
+    /// Another provider's `sk-` API key (DeepSeek and most OpenAI-compatible
+    /// services).
+    SkApiKey,
+    /// A Google API key (`AIza…`).
+    GoogleApiKey,
+    /// A Google OAuth client secret (`GOCSPX-`) or access token (`ya29.`).
+    GoogleOAuth,
+    /// An npm token (`npm_` with a valid CRC32).
+    NpmToken,
+    /// A PyPI upload token.
+    PyPiToken,
+    /// A Hugging Face token (`hf_`).
+    HuggingFaceToken,
+    /// A SendGrid key (`SG.….…`).
+    SendGridKey,
+    /// A Shopify access token or shared secret (`shpat_`, `shpss_`, …).
+    ShopifyToken,
+    /// A DigitalOcean token (`dop_v1_`, `doo_v1_`, `dor_v1_`).
+    DigitalOceanToken,
+    /// A HashiCorp Vault token (`hvs.`, `hvb.`).
+    VaultToken,
+    /// An age secret key (`AGE-SECRET-KEY-1…` with a valid bech32 checksum).
+    AgeSecretKey,
+    /// A signed JSON Web Token (`eyJ….eyJ….…`, its header naming an `alg`).
+    Jwt,
+    /// A URL whose user information holds a password
+    /// (`postgres://app:…@db/shop`).
+    ConnectionString,
+    /// `Authorization: Basic …` whose decoded value holds a password.
+    BasicAuth,
+    /// `password=`, `secret:`, `api_key=`, `token` … with a generated value.
+    Assignment,
+}
+
+impl SecretKind {
+    /// Every kind, in the order of the documentation.
+    pub const ALL: [SecretKind; 28] = [
+        Self::PrivateKey,
+        Self::AwsAccessKey,
+        Self::AwsSecretKey,
+        Self::GitHubToken,
+        Self::GitLabToken,
+        Self::SlackToken,
+        Self::SlackWebhook,
+        Self::DiscordBotToken,
+        Self::DiscordWebhook,
+        Self::TelegramBotToken,
+        Self::StripeKey,
+        Self::AnthropicKey,
+        Self::OpenAiKey,
+        Self::SkApiKey,
+        Self::GoogleApiKey,
+        Self::GoogleOAuth,
+        Self::NpmToken,
+        Self::PyPiToken,
+        Self::HuggingFaceToken,
+        Self::SendGridKey,
+        Self::ShopifyToken,
+        Self::DigitalOceanToken,
+        Self::VaultToken,
+        Self::AgeSecretKey,
+        Self::Jwt,
+        Self::ConnectionString,
+        Self::BasicAuth,
+        Self::Assignment,
+    ];
+
+    /// The kind as the refusal names it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::PrivateKey => "private key",
+            Self::AwsAccessKey => "AWS access key",
+            Self::AwsSecretKey => "AWS secret access key",
+            Self::GitHubToken => "GitHub token",
+            Self::GitLabToken => "GitLab token",
+            Self::SlackToken => "Slack token",
+            Self::SlackWebhook => "Slack webhook URL",
+            Self::DiscordBotToken => "Discord bot token",
+            Self::DiscordWebhook => "Discord webhook URL",
+            Self::TelegramBotToken => "Telegram bot token",
+            Self::StripeKey => "Stripe key",
+            Self::AnthropicKey => "Anthropic API key",
+            Self::OpenAiKey => "OpenAI API key",
+            Self::SkApiKey => "API key (sk-…)",
+            Self::GoogleApiKey => "Google API key",
+            Self::GoogleOAuth => "Google OAuth secret or token",
+            Self::NpmToken => "npm token",
+            Self::PyPiToken => "PyPI token",
+            Self::HuggingFaceToken => "Hugging Face token",
+            Self::SendGridKey => "SendGrid key",
+            Self::ShopifyToken => "Shopify token",
+            Self::DigitalOceanToken => "DigitalOcean token",
+            Self::VaultToken => "Vault token",
+            Self::AgeSecretKey => "age secret key",
+            Self::Jwt => "JSON Web Token",
+            Self::ConnectionString => "connection string with a password",
+            Self::BasicAuth => "HTTP basic credentials",
+            Self::Assignment => "password or secret assignment",
+        }
+    }
+}
+
+impl fmt::Display for SecretKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One credential found: its 1-based line and kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SecretFinding {
+    /// 1-based line number in the scanned text.
+    pub line: usize,
+    /// What it looks like.
+    pub kind: SecretKind,
+}
+
+/// The first credential in `text`, if any.
+pub fn find_secret(text: &str) -> Option<SecretFinding> {
+    let runs = Runs::default();
+    let bytes = text.as_bytes();
+    let mut start = 0;
+    let mut line = 1;
+    loop {
+        let end = memchr::memchr(b'\n', &bytes[start..]).map_or(bytes.len(), |at| start + at);
+        let following = bytes.get(end + 1..).unwrap_or_default();
+        if let Some(kind) = scan_line(trim_cr(&bytes[start..end]), following, &runs) {
+            return Some(SecretFinding { line, kind });
+        }
+        if end >= bytes.len() {
+            return None;
+        }
+        start = end + 1;
+        line += 1;
+    }
+}
+
+/// The credential a single line holds, if any, read without the lines that
+/// follow it (so a private key header whose body is on the next lines is
+/// not one here; [`find_secret`] sees the block).
+pub fn line_secret(line: &str) -> Option<SecretKind> {
+    scan_line(trim_cr(line.as_bytes()), &[], &Runs::default())
+}
+
+fn trim_cr(line: &[u8]) -> &[u8] {
+    line.strip_suffix(b"\r").unwrap_or(line)
+}
+
+/// The longest token body read past a prefix: longer runs are not the
+/// tokens looked for, and the cap keeps every look-ahead bounded.
+const MAX_TOKEN: usize = 256;
+
+/// One pass over `line`: at each token start a prefixed credential, at
+/// each `://` a URL's password, at each word end a secret-named key.
+fn scan_line(line: &[u8], following: &[u8], runs: &Runs) -> Option<SecretKind> {
+    let mut word_start: Option<usize> = None;
+    // A token starts at the line's start, after a byte that is not a
+    // letter or digit, or after a `\n`-style escape (a key inside a JSON
+    // string).
+    let mut token_start = true;
+    let mut after_backslash = false;
+    for (at, &byte) in line.iter().enumerate() {
+        if token_start && let Some(kind) = prefixed(line, at, following, runs) {
+            return Some(kind);
+        }
+        if byte.is_ascii_alphanumeric() {
+            word_start.get_or_insert(at);
+            token_start = after_backslash && matches!(byte, b'n' | b'r' | b't');
+            after_backslash = false;
+            continue;
+        }
+        token_start = true;
+        after_backslash = byte == b'\\';
+        if byte == b':'
+            && line[at + 1..].starts_with(b"//")
+            && let Some(kind) = url_password(line, at, runs)
+        {
+            return Some(kind);
+        }
+        if is_key_byte(byte) {
+            word_start.get_or_insert(at);
+        } else if let Some(start) = word_start.take()
+            && let Some(kind) = assignment(line, start, at, following, runs)
+        {
+            return Some(kind);
+        }
+    }
+    None
+}
+
+fn alnum(byte: u8) -> bool {
+    byte.is_ascii_alphanumeric()
+}
+
+fn url_safe(byte: u8) -> bool {
+    byte.is_ascii_alphanumeric() || byte == b'_' || byte == b'-'
+}
+
+fn url_safe_or_dot(byte: u8) -> bool {
+    url_safe(byte) || byte == b'.'
+}
+
+fn base64_byte(byte: u8) -> bool {
+    byte.is_ascii_alphanumeric() || matches!(byte, b'+' | b'/' | b'-' | b'_')
+}
+
+fn hex(bytes: &[u8]) -> bool {
+    bytes.iter().all(u8::is_ascii_hexdigit)
+}
+
+/// The longest look-ahead read without [`Runs`]' memory.
+const SHORT_RUN: usize = 64;
+
+/// The runs of each byte class read so far in the text being scanned. A
+/// candidate token starting inside a run already read (`sk-sk-sk-…`, where
+/// every `s` may start a key) finds where the run ends at once, so each
+/// run is read once per class and the scan stays linear. Only slices of
+/// the one text being scanned are ever passed in.
+#[derive(Default)]
+struct Runs {
+    memos: [Cell<RunMemo>; 8],
+    next: Cell<usize>,
+}
+
+/// One run read: its byte class (the class function's address), its start
+/// and end addresses, and whether it stopped at the end of the slice it
+/// was read in (then it may go on in a longer slice).
+#[derive(Clone, Copy, Default)]
+struct RunMemo {
+    class: usize,
+    start: usize,
+    end: usize,
+    cut: bool,
+}
+
+impl Runs {
+    /// The end of the run of `allowed` bytes in `s` from `from`, reading at
+    /// most `cap` of them (a longer run is reported as `from + cap + 1`,
+    /// too long for any caller).
+    fn run(&self, s: &[u8], from: usize, allowed: fn(u8) -> bool, cap: usize) -> usize {
+        let limit = s.len().min(from.saturating_add(cap).saturating_add(1));
+        if from >= s.len() {
+            return from.min(s.len());
+        }
+        // A short look-ahead costs less than a lookup.
+        if cap <= SHORT_RUN {
+            let mut end = from;
+            while end < limit && allowed(s[end]) {
+                end += 1;
+            }
+            return end;
+        }
+        let base = s.as_ptr() as usize;
+        let class = allowed as usize;
+        let (at, slice_end) = (base + from, base + s.len());
+        for memo in &self.memos {
+            let memo = memo.get();
+            if memo.class == class
+                && memo.start <= at
+                && at < memo.end
+                && (!memo.cut || memo.end == slice_end)
+            {
+                return (memo.end - base).min(limit);
+            }
+        }
+        let mut end = from;
+        while end < s.len() && allowed(s[end]) {
+            end += 1;
+        }
+        if end > from {
+            let slot = self.next.get();
+            self.memos[slot].set(RunMemo {
+                class,
+                start: at,
+                end: base + end,
+                cut: end == s.len(),
+            });
+            self.next.set((slot + 1) % self.memos.len());
+        }
+        end.min(limit)
+    }
+
+    /// The body after `prefix` when `s` starts with it: the run of
+    /// `allowed` bytes, its length within `min..=max`.
+    fn body<'a>(
+        &self,
+        s: &'a [u8],
+        prefix: &[u8],
+        allowed: fn(u8) -> bool,
+        min: usize,
+        max: usize,
+    ) -> Option<&'a [u8]> {
+        if !s.starts_with(prefix) {
+            return None;
+        }
+        let end = self.run(s, prefix.len(), allowed, max);
+        let found = &s[prefix.len()..end];
+        (min..=max).contains(&found.len()).then_some(found)
+    }
+
+    /// [`Runs::body`] after the first of `prefixes` that `s` starts with.
+    fn body_of<'a>(
+        &self,
+        s: &'a [u8],
+        prefixes: &[&[u8]],
+        allowed: fn(u8) -> bool,
+        min: usize,
+        max: usize,
+    ) -> Option<&'a [u8]> {
+        prefixes
+            .iter()
+            .find_map(|prefix| self.body(s, prefix, allowed, min, max))
+    }
+}
