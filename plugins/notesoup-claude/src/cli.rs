@@ -87,6 +87,11 @@ enum Command {
         /// Where (default: ${XDG_DATA_HOME:-~/.local/share}/notesoup/claude-marketplace).
         #[arg(long)]
         dir: Option<PathBuf>,
+        /// Install into a directory that holds files notesoup did not
+        /// write (files at the marketplace's paths are replaced; links are
+        /// still never followed).
+        #[arg(long)]
+        force: bool,
     },
     /// Serve the dreamer's jailed tools over stdio (MCP); `dream` starts this.
     #[command(hide = true)]
@@ -371,7 +376,7 @@ pub fn run(cli: Cli, env: HostEnv) -> i32 {
         Command::Sessions(args) => report(sessions(&env, &args)),
         Command::Doctor(args) => doctor(&env, args),
         Command::Dream(args) => dream(&env, args),
-        Command::InstallPlugin { dir } => report(install_plugin(&env, dir)),
+        Command::InstallPlugin { dir, force } => report(install_plugin(&env, dir, force)),
         Command::Completions { shell } => {
             let mut out = Vec::new();
             clap_complete::generate(shell, &mut Cli::command(), "notesoup", &mut out);
@@ -728,7 +733,7 @@ fn boot_stats(sizes: &[(String, usize)], total: usize) -> String {
     out
 }
 
-fn install_plugin(env: &HostEnv, dir: Option<PathBuf>) -> Result<String, String> {
+fn install_plugin(env: &HostEnv, dir: Option<PathBuf>, force: bool) -> Result<String, String> {
     let dir = dir
         .or_else(|| {
             crate::install::default_dir(env, std::env::var_os("XDG_DATA_HOME").map(PathBuf::from))
@@ -736,8 +741,8 @@ fn install_plugin(env: &HostEnv, dir: Option<PathBuf>) -> Result<String, String>
         .ok_or("notesoup: no home directory is known; pass --dir")?;
     let binary = std::env::current_exe()
         .map_err(|err| format!("notesoup: cannot find this binary: {err}"))?;
-    crate::install::install(&dir, &binary)
-        .map_err(|err| format!("notesoup: installing into {}: {err}", dir.display()))?;
+    crate::install::install(&dir, &binary, force)
+        .map_err(|err| format!("notesoup: install-plugin: {err}"))?;
     Ok(format!(
         "installed the notesoup marketplace in {dir}\nadd it to Claude Code with:\n  claude plugin marketplace add {dir}\n  claude plugin install notesoup@notesoup\n  (optional automatic reset) claude plugin install notesoup-reset@notesoup",
         dir = dir.display()
