@@ -496,7 +496,9 @@ fn kept_head(
             // under the old stamp, which no later `lstat` matches.
             let read_started = SystemTime::now();
             let len = read_file(path, Reading::Head { now }, buffer)?;
-            heads.put(path, stamp, &buffer[..len], read_started);
+            if heads.keeps_change_times(path, &stamp) {
+                heads.put(path, stamp, &buffer[..len], read_started);
+            }
             (len, Cached::Head { stamp, keep: true })
         }
     };
