@@ -4,14 +4,14 @@
 //!
 //! Run with `cargo bench -p notesoup-core --bench notes`.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use jiff::tz::TimeZone;
 use notesoup_core::notes::{
-    Home, ListQuery, NoteMeta, NoteStore, NotesIdentity, Scope, serialize_note,
+    HeadCache, Home, ListQuery, NoteMeta, NoteStore, NotesIdentity, Scope, serialize_note,
 };
 
 const NOTES: usize = 10_000;
@@ -135,6 +135,51 @@ fn list_headers_all() -> usize {
 
 /// The first boot's access pattern: one scoped, status-reporting list per
 /// home, bodies and all (the boot now lists headers, see the boot bench).
+/// A head cache of every note (its notes settled first: heads are kept only
+/// once a note is 2 s old), and where it is saved.
+fn kept_heads() -> &'static (Arc<HeadCache>, PathBuf) {
+    static KEPT: OnceLock<(Arc<HeadCache>, PathBuf)> = OnceLock::new();
+    KEPT.get_or_init(|| {
+        std::thread::sleep(HeadCache::DEFAULT_SETTLE + Duration::from_millis(100));
+        let heads = Arc::new(HeadCache::new());
+        let store = fixture().store.clone().with_head_cache(Arc::clone(&heads));
+        store.list_headers(&ListQuery::default()).expect("list");
+        let saved = root().join("bench-heads/note-heads.bin");
+        heads.save(&saved).expect("save");
+        (heads, saved)
+    })
+}
+
+/// `list_headers_all` through a warm cache of a long-lived host (stamp
+/// checked, no change notification).
+#[divan::bench(sample_count = 10)]
+fn list_headers_kept() -> usize {
+    let (heads, _) = kept_heads();
+    fixture()
+        .store
+        .clone()
+        .with_head_cache(Arc::clone(heads))
+        .list_headers(&ListQuery::default())
+        .expect("list")
+        .rows
+        .len()
+}
+
+/// A hook's listing: the saved heads loaded, then `list_headers_all`
+/// through them.
+#[divan::bench(sample_count = 10)]
+fn list_headers_through_saved_heads() -> usize {
+    let (_, saved) = kept_heads();
+    fixture()
+        .store
+        .clone()
+        .with_head_cache(Arc::new(HeadCache::load(saved)))
+        .list_headers(&ListQuery::default())
+        .expect("list")
+        .rows
+        .len()
+}
+
 #[divan::bench(sample_count = 10)]
 fn list_each_home_like_the_boot() -> usize {
     Scope::ALL

@@ -44,6 +44,41 @@ pub fn replace(path: &Path, bytes: &[u8]) -> io::Result<()> {
     written
 }
 
+/// [`write()`] with the file's permission bits set to `mode`: the temporary
+/// file is created with them (never wider while it is written), then set to
+/// them through the open file (so the umask does not narrow them and no
+/// other file is touched): for installers, whose binaries must be
+/// executable, and for secrets (0600). Like every durable write it never
+/// writes through a link: the temporary file is new (O_CREAT|O_EXCL), and a
+/// link at `path` is replaced by the rename, not followed.
+#[cfg(unix)]
+pub fn write_with_mode(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    let temp = temp_path(parent(path)?);
+    let written = (|| {
+        let mut file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(mode)
+            .open(&temp)?;
+        file.write_all(bytes)?;
+        file.set_permissions(fs::Permissions::from_mode(mode))?;
+        file.sync_all()?;
+        fs::rename(&temp, path)
+    })();
+    if written.is_err() {
+        let _ = fs::remove_file(&temp);
+    }
+    written?;
+    sync_dir(parent(path)?)
+}
+
+/// Permission bits are unix's: elsewhere a plain [`write()`].
+#[cfg(not(unix))]
+pub fn write_with_mode(path: &Path, bytes: &[u8], _mode: u32) -> io::Result<()> {
+    write(path, bytes)
+}
+
 /// Replaces `path` with `bytes` atomically (readers see the old or the new
 /// file, never a torn one) but without any fsync: for records a host can
 /// rebuild, written on a hot path where an fsync costs more than the rest

@@ -13,6 +13,7 @@ pub mod budget;
 pub mod dream;
 pub mod durable;
 pub mod history;
+pub mod install;
 pub mod notes;
 pub mod settings;
 pub mod tools;

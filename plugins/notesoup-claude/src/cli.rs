@@ -9,8 +9,8 @@ use notesoup_core::dream::{
     DEFAULT_MIN_HOURS, DEFAULT_MIN_SESSIONS, DreamOptions, DreamOutput, DreamTools, OutputLine,
     Stream, run_dream_with,
 };
-use notesoup_core::notes::project_key;
-use notesoup_core::tools::{ToolOutput, call_tool};
+use notesoup_core::notes::{Edit, UpdateRequest, is_blank_body, project_key};
+use notesoup_core::tools::{ToolHost as _, ToolOutput, call_tool};
 use serde_json::{Map, Value, json};
 
 use crate::dream::{ClaudeDreamer, claude_executable};
@@ -87,6 +87,11 @@ enum Command {
         /// Where (default: ${XDG_DATA_HOME:-~/.local/share}/notesoup/claude-marketplace).
         #[arg(long)]
         dir: Option<PathBuf>,
+        /// Install into a directory that holds files notesoup did not
+        /// write (files at the marketplace's paths are replaced; links are
+        /// still never followed).
+        #[arg(long)]
+        force: bool,
     },
     /// Serve the dreamer's jailed tools over stdio (MCP); `dream` starts this.
     #[command(hide = true)]
@@ -216,8 +221,9 @@ enum NotesCommand {
         /// Who the content comes from: user (the default here), self or external.
         #[arg(long, default_value = "user")]
         origin: String,
-        /// Write an empty body (refused otherwise, so an empty stdin never
-        /// wipes a note by accident).
+        /// Write a blank body (refused otherwise, so an empty stdin never
+        /// wipes a note by accident): blank is nothing but whitespace once a
+        /// byte order mark and any frontmatter block are stripped.
         #[arg(long)]
         allow_empty: bool,
     },
@@ -235,6 +241,9 @@ enum NotesCommand {
         /// Replace every occurrence of each --old text.
         #[arg(long)]
         all: bool,
+        /// Allow edits that leave the body blank (refused otherwise).
+        #[arg(long)]
+        allow_empty: bool,
     },
     /// Crumple a note: it leaves the boot, list and search, and stays
     /// readable by address.
@@ -367,7 +376,7 @@ pub fn run(cli: Cli, env: HostEnv) -> i32 {
         Command::Sessions(args) => report(sessions(&env, &args)),
         Command::Doctor(args) => doctor(&env, args),
         Command::Dream(args) => dream(&env, args),
-        Command::InstallPlugin { dir } => report(install_plugin(&env, dir)),
+        Command::InstallPlugin { dir, force } => report(install_plugin(&env, dir, force)),
         Command::Completions { shell } => {
             let mut out = Vec::new();
             clap_complete::generate(shell, &mut Cli::command(), "notesoup", &mut out);
@@ -519,6 +528,8 @@ fn notes(env: &HostEnv, args: NotesArgs) -> Result<String, String> {
         .as_ref()
         .map_or_else(|| project_key(&cwd), |s| s.project_key.clone());
     let mut params = Map::new();
+    // An update to check before it is made: would it leave a blank body?
+    let mut blank_check = None;
     let name = match args.command {
         NotesCommand::List {
             pattern,
@@ -580,10 +591,8 @@ fn notes(env: &HostEnv, args: NotesArgs) -> Result<String, String> {
                     text
                 }
             };
-            if content.is_empty() && !allow_empty {
-                return Err(format!(
-                    "notesoup: the content for {address} is empty; nothing was written (pass --allow-empty to write an empty note)"
-                ));
+            if is_blank_body(&content) && !allow_empty {
+                return Err(blank_refusal(&address, "the content"));
             }
             put(&mut params, "address", json!(address));
             put(&mut params, "content", json!(content));
@@ -595,6 +604,7 @@ fn notes(env: &HostEnv, args: NotesArgs) -> Result<String, String> {
             old,
             new,
             all,
+            allow_empty,
         } => {
             if old.len() != new.len() {
                 return Err(format!(
@@ -604,10 +614,23 @@ fn notes(env: &HostEnv, args: NotesArgs) -> Result<String, String> {
                 ));
             }
             let edits: Vec<Value> = old
-                .into_iter()
-                .zip(new)
+                .iter()
+                .zip(&new)
                 .map(|(old, new)| json!({"oldText": old, "newText": new}))
                 .collect();
+            if !allow_empty {
+                let request = UpdateRequest {
+                    edits: old
+                        .into_iter()
+                        .zip(new)
+                        .map(|(old_text, new_text)| Edit { old_text, new_text })
+                        .collect(),
+                    origin: None,
+                    crumpled: None,
+                    replace_all: all,
+                };
+                blank_check = Some((address.clone(), request));
+            }
             put(&mut params, "address", json!(address));
             put(&mut params, "edits", json!(edits));
             put(&mut params, "replace_all", json!(all));
@@ -631,7 +654,26 @@ fn notes(env: &HostEnv, args: NotesArgs) -> Result<String, String> {
     };
     let arguments = Value::Object(params);
     let mut host = ClaudeToolHost::new(env, &cwd, &key, Known(state));
+    if let Some((address, request)) = blank_check {
+        // A refusal to open the store, a missing note or an edit that does
+        // not apply is left to the update itself to report.
+        let edited = host
+            .notes()
+            .ok()
+            .and_then(|store| store.edited_body(&address, &request).ok().flatten());
+        if edited.is_some_and(|body| is_blank_body(&body)) {
+            return Err(blank_refusal(&address, "these edits"));
+        }
+    }
     tool_result(call_tool(&mut host, name, arguments), args.session.json)
+}
+
+/// Why `what` is not written to the note at `address`: it would leave the
+/// body blank.
+fn blank_refusal(address: &str, what: &str) -> String {
+    format!(
+        "notesoup: {what} would leave {address} blank (nothing but whitespace once a byte order mark and any frontmatter are stripped); nothing was written (pass --allow-empty to write an empty note)"
+    )
 }
 
 fn boot(env: &HostEnv, args: &BootArgs) -> Result<String, String> {
@@ -691,7 +733,7 @@ fn boot_stats(sizes: &[(String, usize)], total: usize) -> String {
     out
 }
 
-fn install_plugin(env: &HostEnv, dir: Option<PathBuf>) -> Result<String, String> {
+fn install_plugin(env: &HostEnv, dir: Option<PathBuf>, force: bool) -> Result<String, String> {
     let dir = dir
         .or_else(|| {
             crate::install::default_dir(env, std::env::var_os("XDG_DATA_HOME").map(PathBuf::from))
@@ -699,8 +741,8 @@ fn install_plugin(env: &HostEnv, dir: Option<PathBuf>) -> Result<String, String>
         .ok_or("notesoup: no home directory is known; pass --dir")?;
     let binary = std::env::current_exe()
         .map_err(|err| format!("notesoup: cannot find this binary: {err}"))?;
-    crate::install::install(&dir, &binary)
-        .map_err(|err| format!("notesoup: installing into {}: {err}", dir.display()))?;
+    crate::install::install(&dir, &binary, force)
+        .map_err(|err| format!("notesoup: install-plugin: {err}"))?;
     Ok(format!(
         "installed the notesoup marketplace in {dir}\nadd it to Claude Code with:\n  claude plugin marketplace add {dir}\n  claude plugin install notesoup@notesoup\n  (optional automatic reset) claude plugin install notesoup-reset@notesoup",
         dir = dir.display()

@@ -4,8 +4,9 @@
 //! on a build directory that `cargo clean` removes. The plugin files are
 //! embedded in the binary; a test keeps them equal to the repository's.
 
-use std::io;
 use std::path::{Path, PathBuf};
+
+use notesoup_core::install::{InstallError, InstallFile};
 
 use crate::env::HostEnv;
 
@@ -73,28 +74,28 @@ pub fn default_dir(env: &HostEnv, xdg_data_home: Option<PathBuf>) -> Option<Path
 }
 
 /// Writes the marketplace under `dir` with `binary` as each plugin's
-/// `bin/notesoup`. Files are replaced through a temporary name, so a
-/// running server keeps the binary it started with.
-pub fn install(dir: &Path, binary: &Path) -> io::Result<()> {
-    for (path, bytes) in FILES {
-        write_replacing(&dir.join(path), bytes, false)?;
-    }
-    let exe = std::fs::read(binary)?;
-    for path in BINARIES {
-        write_replacing(&dir.join(path), &exe, true)?;
-    }
-    Ok(())
-}
-
-fn write_replacing(path: &Path, bytes: &[u8], executable: bool) -> io::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    let parent = path
-        .parent()
-        .ok_or_else(|| io::Error::other("a marketplace file has no parent"))?;
-    std::fs::create_dir_all(parent)?;
-    let temp = parent.join(format!(".notesoup-install-{}.tmp", std::process::id()));
-    std::fs::write(&temp, bytes)?;
-    let mode = if executable { 0o755 } else { 0o644 };
-    std::fs::set_permissions(&temp, std::fs::Permissions::from_mode(mode))?;
-    std::fs::rename(&temp, path)
+/// `bin/notesoup`, through core's installer: each file replaced through a
+/// new temporary name (a running server keeps the binary it started with,
+/// and a link planted at a file is replaced, never written through), and a
+/// folder holding files notesoup did not write refused unless `force`.
+pub fn install(dir: &Path, binary: &Path, force: bool) -> Result<(), InstallError> {
+    let exe = std::fs::read(binary).map_err(|source| InstallError::Io {
+        action: "reading",
+        path: binary.to_path_buf(),
+        source,
+    })?;
+    let files: Vec<InstallFile<'_>> = FILES
+        .iter()
+        .map(|&(path, bytes)| InstallFile {
+            path,
+            bytes,
+            executable: false,
+        })
+        .chain(BINARIES.iter().map(|&path| InstallFile {
+            path,
+            bytes: &exe,
+            executable: true,
+        }))
+        .collect();
+    notesoup_core::install::install(dir, &files, force)
 }

@@ -5,10 +5,9 @@
 //! the pinned dsh, the tool schemas and the prompt names, so the bundle and
 //! the sidecar it spawns always agree.
 
-use std::fs;
-use std::io;
 use std::path::Path;
 
+use notesoup_core::install::{self, InstallError, InstallFile};
 use serde_json::json;
 
 use crate::decode::{BOOT_SECTION, PINNED_DSH_VERSION};
@@ -66,21 +65,33 @@ pub fn manifest() -> String {
 }
 
 /// Writes the bundle into `dir` (created when missing), with the engine.
-pub fn write(dir: &Path) -> io::Result<()> {
-    write_with(dir, Engine::Mounted)
+pub fn write(dir: &Path) -> Result<(), InstallError> {
+    write_with(dir, Engine::Mounted, false)
 }
 
-/// Writes the bundle into `dir` (created when missing); `engine` picks its
-/// `cordis.patch.yml`.
-pub fn write_with(dir: &Path, engine: Engine) -> io::Result<()> {
-    fs::create_dir_all(dir)?;
-    for (name, content) in FILES {
-        fs::write(dir.join(name), content)?;
-    }
+/// Writes the bundle into `dir` (created when missing) through core's
+/// installer: never through a link, never over files notesoup did not
+/// write unless `force`; `engine` picks its `cordis.patch.yml`.
+pub fn write_with(dir: &Path, engine: Engine, force: bool) -> Result<(), InstallError> {
+    let manifest = manifest();
+    install::install(dir, &files(engine, &manifest), force)
+}
+
+/// Every file of the bundle: [`FILES`], the profile patch `engine` picks
+/// and `manifest` (the text of [`manifest()`]).
+fn files(engine: Engine, manifest: &str) -> Vec<InstallFile<'_>> {
     let patch = match engine {
         Engine::Mounted => ENGINE_PATCH,
         Engine::Left => NO_ENGINE_PATCH,
     };
-    fs::write(dir.join("cordis.patch.yml"), patch)?;
-    fs::write(dir.join("manifest.json"), manifest())
+    FILES
+        .iter()
+        .copied()
+        .chain([("cordis.patch.yml", patch), ("manifest.json", manifest)])
+        .map(|(path, text)| InstallFile {
+            path,
+            bytes: text.as_bytes(),
+            executable: false,
+        })
+        .collect()
 }

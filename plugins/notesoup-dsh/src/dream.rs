@@ -122,7 +122,12 @@ impl DshDreamer {
                 self.work_dir.display()
             )
         };
-        bundle::write(&self.work_dir.join("bundle")).map_err(failed)?;
+        bundle::write(&self.work_dir.join("bundle")).map_err(|error| {
+            format!(
+                "dreamer failed: preparing {}: {error}",
+                self.work_dir.display()
+            )
+        })?;
         std::fs::create_dir_all(self.work_dir.join("sessions")).map_err(failed)?;
         let overlay = self.work_dir.join("dreamer.patch.yml");
         std::fs::write(&overlay, self.overlay(request)).map_err(failed)?;

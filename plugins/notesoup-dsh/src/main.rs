@@ -41,6 +41,11 @@ enum Cmd {
         out: PathBuf,
         #[command(flatten)]
         engine: EngineArgs,
+        /// Write into a directory that holds files notesoup did not write
+        /// (files at the bundle's paths are replaced; links are still never
+        /// followed).
+        #[arg(long)]
+        force: bool,
     },
     /// Write the bundle and add it to a dsh profile (`dsh plugin add`), or
     /// print the `--patch` overlay rows with --print-patch. notesoup's
@@ -58,6 +63,11 @@ enum Cmd {
         /// Print a `--patch` overlay instead of running `dsh plugin add`.
         #[arg(long)]
         print_patch: bool,
+        /// Write into a directory that holds files notesoup did not write
+        /// (files at the bundle's paths are replaced; links are still never
+        /// followed).
+        #[arg(long)]
+        force: bool,
     },
     /// Print the boot a new window of a session would open with (its first
     /// window unless the session's notes say otherwise), or its size with
@@ -218,9 +228,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
             server::serve(sidecar, stdin, stdout).context("serving")?;
             Ok(ExitCode::SUCCESS)
         }
-        Cmd::Bundle { out, engine } => {
-            bundle::write_with(&out, engine.engine())
-                .with_context(|| format!("writing {}", out.display()))?;
+        Cmd::Bundle { out, engine, force } => {
+            bundle::write_with(&out, engine.engine(), force)?;
             say(&format!(
                 "notesoup-dsh: bundle written to {}",
                 out.display()
@@ -232,7 +241,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
             dir,
             engine,
             print_patch,
-        } => install(&profile, dir, engine.engine(), print_patch),
+            force,
+        } => install(&profile, dir, engine.engine(), print_patch, force),
         Cmd::Boot(args) => boot_command(&args),
         Cmd::Dream(args) => dream(args),
         Cmd::Doctor(args) => doctor(args),
@@ -291,6 +301,7 @@ fn install(
     dir: Option<PathBuf>,
     engine: Engine,
     print_patch: bool,
+    force: bool,
 ) -> Result<ExitCode> {
     let dir = match dir {
         Some(dir) => dir,
@@ -298,7 +309,7 @@ fn install(
             default_bundle_dir().context("neither XDG_DATA_HOME nor HOME is set: pass --dir")?
         }
     };
-    bundle::write_with(&dir, engine).with_context(|| format!("writing {}", dir.display()))?;
+    bundle::write_with(&dir, engine, force)?;
     let dir = dir.canonicalize().unwrap_or(dir);
     let binary = std::env::current_exe().context("locating notesoup-dsh")?;
     let quote = |path: &std::path::Path| serde_json::Value::from(path.display().to_string());

@@ -45,7 +45,7 @@ pub struct NoteError {
 }
 
 /// Why a session note is refused when the host has no session yet.
-pub const NO_SESSION_MESSAGE: &str = "no session yet: this session's notes (bare addresses, the session scope) are not available until the host's session starts; the durable homes @project/, @human/, @self/ and @model/ are";
+pub const NO_SESSION_MESSAGE: &str = "no session yet: this session's notes (bare addresses, the session scope) are not available until the host's session starts; the durable homes @project/, @human/, @self/ and @model/ are available.";
 
 impl NoteError {
     /// A refusal with a code and a message and no further facts.

@@ -187,6 +187,16 @@ pub fn strip_frontmatter(content: &str) -> &str {
     split_note(content).body
 }
 
+/// Whether `content` leaves a blank body once written: nothing but
+/// whitespace and byte order marks after any leading frontmatter block is
+/// stripped (what [`strip_frontmatter`] gives). The human command lines
+/// refuse such content unless asked for an empty note.
+pub fn is_blank_body(content: &str) -> bool {
+    strip_frontmatter(content)
+        .chars()
+        .all(|c| c.is_whitespace() || c == '\u{feff}')
+}
+
 /// A note file cut into its frontmatter block and body, with the metadata
 /// not yet parsed (search reads metadata only for notes that match).
 #[derive(Debug, Clone, Copy)]
@@ -517,6 +527,39 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
+
+    #[test]
+    fn blank_bodies_are_blank_after_the_bom_and_frontmatter() {
+        for blank in [
+            "",
+            " \t",
+            "\n",
+            "\r\n\r\n",
+            "\u{feff}",
+            "\u{feff}\u{feff} ",
+            "---\na: 1\n---\n",
+            "---\na: 1\n---\n\n  \n",
+            "\u{feff}---\r\na: 1\r\n---\r\n",
+            "\u{a0}\u{3000}",
+        ] {
+            assert!(is_blank_body(blank), "{blank:?}");
+        }
+        for text in [
+            "x",
+            " x ",
+            "---\na: 1\n---\n\nx",
+            "---\nunclosed",
+            "\u{200b}",
+        ] {
+            assert!(!is_blank_body(text), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn the_no_session_refusal_is_a_whole_sentence() {
+        let message = crate::notes::NO_SESSION_MESSAGE;
+        assert!(message.ends_with("@model/ are available."), "{message}");
+    }
 
     #[test]
     fn settled_heads() {

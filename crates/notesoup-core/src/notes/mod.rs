@@ -117,7 +117,7 @@ pub use address::{
 };
 pub use error::{NO_SESSION_MESSAGE, NoteError, NoteErrorCode};
 pub use frontmatter::{
-    Extra, KNOWN_KEYS, NoteMeta, Origin, ParsedNote, parse_note, scalar_text,
+    Extra, KNOWN_KEYS, NoteMeta, Origin, ParsedNote, is_blank_body, parse_note, scalar_text,
     serialize_frontmatter, serialize_note, strip_frontmatter,
 };
 pub use identity::{

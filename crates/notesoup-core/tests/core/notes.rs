@@ -6,6 +6,7 @@ mod escape;
 mod format;
 mod hygiene;
 mod identity;
+mod kept_heads;
 mod listing;
 mod props;
 mod secrets;

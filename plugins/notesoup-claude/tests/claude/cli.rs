@@ -316,25 +316,110 @@ fn doctor_clean_lists_then_removes_stale_temporary_files() {
     assert!(again.contains("no stale temporary files"), "{again}");
 }
 
+/// Blank content (empty once a byte order mark, a frontmatter block and
+/// whitespace are stripped), from stdin or as the argument, never wipes a
+/// note; `--allow-empty` writes it.
 #[test]
-fn an_empty_stdin_never_wipes_a_note() {
+fn blank_content_never_wipes_a_note() {
     let sb = Sandbox::new();
+    let original = "# Decisions\nTabs.\n";
     ok(sb.run(
         &["notes", "write", "@project/decisions.md"],
-        b"# Decisions\nTabs.\n",
+        original.as_bytes(),
     ));
-    let refusal = refused(sb.run(&["notes", "write", "@project/decisions.md"], b""));
-    assert!(
-        refusal.contains("is empty; nothing was written"),
-        "{refusal}"
-    );
-    assert!(refusal.contains("--allow-empty"), "{refusal}");
-    let read = ok(sb.run(&["notes", "read", "@project/decisions.md"], b""));
-    assert!(read.ends_with("# Decisions\nTabs.\n"), "{read}");
-    ok(sb.run(
-        &["notes", "write", "@project/decisions.md", "--allow-empty"],
+    let blanks = [
+        "",
+        " ",
+        "\n",
+        "\r\n",
+        "\t \n\n  ",
+        "\u{feff}",
+        "\u{feff}\n \n",
+        "---\norigin: user\n---\n",
+        "---\norigin: user\n---\n\n   \n",
+        "\u{feff}---\r\ntitle: x\r\n---\r\n\r\n",
+        "---\n---\n",
+        "\u{3000}\u{a0}\n",
+        "\u{feff}\u{feff}",
+    ];
+    let unchanged = |what: &str| {
+        let read = ok(sb.run(&["notes", "read", "@project/decisions.md"], b""));
+        assert!(read.ends_with(original), "{what:?}: {read}");
+    };
+    for blank in blanks {
+        for as_argument in [false, true] {
+            let output = if as_argument {
+                sb.run(
+                    &["notes", "write", "@project/decisions.md", "--", blank],
+                    b"",
+                )
+            } else {
+                sb.run(
+                    &["notes", "write", "@project/decisions.md"],
+                    blank.as_bytes(),
+                )
+            };
+            let refusal = refused(output);
+            assert!(
+                refusal.contains("would leave @project/decisions.md blank")
+                    && refusal.contains("nothing was written")
+                    && refusal.contains("--allow-empty"),
+                "{blank:?}: {refusal}"
+            );
+            unchanged(blank);
+        }
+    }
+    // Text after the frontmatter is not blank.
+    ok(sb.run(&["notes", "write", "@human/x.md"], b"---\na: 1\n---\n\nx"));
+    // Edits that would leave the body blank are refused the same way.
+    let refusal = refused(sb.run(
+        &[
+            "notes",
+            "update",
+            "@project/decisions.md",
+            "--old",
+            "# Decisions\nTabs.",
+            "--new",
+            " ",
+        ],
         b"",
     ));
+    assert!(refusal.contains("--allow-empty"), "{refusal}");
+    unchanged("update");
+    // A partial edit is not.
+    ok(sb.run(
+        &[
+            "notes",
+            "update",
+            "@project/decisions.md",
+            "--old",
+            "Tabs.",
+            "--new",
+            "Spaces.",
+        ],
+        b"",
+    ));
+    ok(sb.run(
+        &[
+            "notes",
+            "update",
+            "@project/decisions.md",
+            "--old",
+            "# Decisions\nSpaces.",
+            "--new",
+            "\n",
+            "--allow-empty",
+        ],
+        b"",
+    ));
+    for blank in blanks {
+        ok(sb.run(
+            &["notes", "write", "@project/decisions.md", "--allow-empty"],
+            blank.as_bytes(),
+        ));
+    }
+    let read = ok(sb.run(&["notes", "read", "@project/decisions.md"], b""));
+    assert!(!read.contains("Decisions"), "{read}");
 }
 
 #[test]

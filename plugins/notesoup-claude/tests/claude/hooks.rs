@@ -623,3 +623,77 @@ fn fresh_window_is_recognised_only_as_the_command() {
     assert_eq!(fresh_window_args("/fresh-windows go"), None);
     assert_eq!(fresh_window_args("please /fresh-window"), None);
 }
+
+/// A saved-heads file changed by anyone but notesoup (its bytes edited, the
+/// older unsealed format, a key others can read) never changes a boot: the
+/// notes are read as they are.
+#[test]
+fn crafted_note_heads_never_change_a_boot() {
+    let sessions = [
+        "a1111111-1111-4111-8111-111111111111",
+        "a2222222-2222-4222-8222-222222222222",
+        "a3333333-3333-4333-8333-333333333333",
+        "a4444444-4444-4444-8444-444444444444",
+        "a5555555-5555-4555-8555-555555555555",
+    ];
+    let sb = Sandbox::new();
+    let key = notesoup_core::notes::project_key(&sb.project);
+    let dir = sb.notes.join("project").join(&key);
+    std::fs::create_dir_all(&dir).unwrap();
+    for (name, day) in [("alpha", 2), ("beta", 1)] {
+        std::fs::write(
+            dir.join(format!("{name}.md")),
+            format!("---\nupdatedAt: 2026-01-{day:02}T00:00:00.000+00:00\n---\n\n# {name}\n"),
+        )
+        .unwrap();
+    }
+    // Heads are kept only for notes that have not changed for 2 s.
+    std::thread::sleep(std::time::Duration::from_millis(2_100));
+    let order = |boot: &str| {
+        let alpha = boot.find("@project/alpha.md").unwrap();
+        let beta = boot.find("@project/beta.md").unwrap();
+        if alpha < beta { "alpha" } else { "beta" }
+    };
+    let boot = |session: &str| {
+        // Without the kept shelves, so every boot lists through the heads.
+        let _ = std::fs::remove_dir_all(sb.data.join("boot-shelves"));
+        context_of(&start(&sb, "startup", session).unwrap(), "SessionStart")
+    };
+    assert_eq!(order(&boot(sessions[0])), "alpha");
+    let saved = std::fs::read_dir(sb.data.join("note-heads"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .find(|path| path.to_string_lossy().contains(&key))
+        .expect("the project's heads file");
+    let real = std::fs::read(&saved).unwrap();
+    let at = real
+        .windows(10)
+        .position(|w| w == b"2026-01-01")
+        .expect("beta's head is saved");
+    // beta's head says it is the newer note: in place, same length.
+    let mut forged = real.clone();
+    forged[at..at + 10].copy_from_slice(b"2026-01-09");
+    std::fs::write(&saved, &forged).unwrap();
+    assert_eq!(order(&boot(sessions[1])), "alpha", "a forged head");
+    // The same head in the older, unsealed format.
+    std::fs::write(
+        &saved,
+        [
+            &b"notesoup note heads 1\n"[..],
+            &forged[b"notesoup note heads 2\n".len()..],
+        ]
+        .concat(),
+    )
+    .unwrap();
+    assert_eq!(order(&boot(sessions[2])), "alpha", "the older format");
+    // The real file, its seal key readable by others: not used (and made
+    // anew at the next save).
+    std::fs::write(&saved, &real).unwrap();
+    let key_file = sb.data.join("note-heads/.note-heads.key");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&key_file, std::fs::Permissions::from_mode(0o644)).unwrap();
+    assert_eq!(order(&boot(sessions[3])), "alpha");
+    let mode = std::fs::metadata(&key_file).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600, "a new key");
+    assert_eq!(order(&boot(sessions[4])), "alpha");
+}

@@ -219,3 +219,118 @@ fn install_plugin_lays_out_the_whole_marketplace_in_a_stable_place() {
             .is_file()
     );
 }
+
+/// `install-plugin` never writes through a link planted at one of its
+/// files (the file it pointed at keeps its bytes and its mode), refuses a
+/// link where one of its folders belongs, refuses a folder holding files
+/// it did not write unless `--force`, and installs again over its own.
+#[test]
+fn install_plugin_writes_only_its_own_files_and_never_through_links() {
+    use std::os::unix::fs::{PermissionsExt, symlink};
+    let sb = Sandbox::new();
+    let dir = sb.home.join("market");
+    let dir_arg = dir.to_str().unwrap();
+    let install = |args: &[&str]| {
+        let mut full = vec!["install-plugin"];
+        full.extend_from_slice(args);
+        sb.run(&full, b"")
+    };
+    let said = |output: &std::process::Output| String::from_utf8_lossy(&output.stderr).into_owned();
+    let ok = install(&["--dir", dir_arg]);
+    assert!(ok.status.success(), "{}", said(&ok));
+
+    let victim = sb.home.join(".bashrc");
+    let planted: Vec<&str> = notesoup_claude::install::FILES
+        .iter()
+        .map(|(path, _)| *path)
+        .chain(notesoup_claude::install::BINARIES)
+        .collect();
+    for file in planted {
+        std::fs::write(&victim, "export KEEP=1\n").unwrap();
+        std::fs::set_permissions(&victim, std::fs::Permissions::from_mode(0o600)).unwrap();
+        std::fs::remove_file(dir.join(file)).unwrap();
+        symlink(&victim, dir.join(file)).unwrap();
+        let again = install(&["--dir", dir_arg]);
+        assert!(again.status.success(), "{file}: {}", said(&again));
+        assert_eq!(
+            std::fs::read_to_string(&victim).unwrap(),
+            "export KEEP=1\n",
+            "{file}"
+        );
+        let mode = std::fs::metadata(&victim).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "{file}");
+        assert!(
+            std::fs::symlink_metadata(dir.join(file)).unwrap().is_file(),
+            "{file}"
+        );
+    }
+    // Links planted at the temporary names an installer of fixed names
+    // would use (`.notesoup-install-<pid>.tmp`, for the process ids the
+    // next process is likely to get): never followed.
+    std::fs::write(&victim, "export KEEP=1\n").unwrap();
+    std::fs::set_permissions(&victim, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let next_pid = std::process::Command::new("true")
+        .spawn()
+        .and_then(|mut child| {
+            let pid = child.id();
+            child.wait().map(|_| pid)
+        })
+        .unwrap();
+    for pid in next_pid..next_pid + 4000 {
+        let planted = dir.join(format!(".claude-plugin/.notesoup-install-{pid}.tmp"));
+        symlink(&victim, planted).unwrap();
+    }
+    let again = install(&["--dir", dir_arg]);
+    assert!(again.status.success(), "{}", said(&again));
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "export KEEP=1\n");
+    let mode = std::fs::metadata(&victim).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+    assert_eq!(
+        std::fs::read(dir.join(".claude-plugin/marketplace.json")).unwrap(),
+        notesoup_claude::install::FILES[0].1
+    );
+
+    // No temporary file is left behind.
+    let leftovers: Vec<_> = std::fs::read_dir(dir.join("plugin"))
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.ends_with(".tmp"))
+        .collect();
+    assert_eq!(leftovers, Vec::<String>::new());
+
+    let elsewhere = sb.home.join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    std::fs::remove_dir_all(dir.join("mod/bin")).unwrap();
+    symlink(&elsewhere, dir.join("mod/bin")).unwrap();
+    for args in [vec!["--dir", dir_arg], vec!["--dir", dir_arg, "--force"]] {
+        let refused = install(&args);
+        assert_eq!(refused.status.code(), Some(1), "{args:?}");
+        assert!(
+            said(&refused).contains("is a symbolic link"),
+            "{}",
+            said(&refused)
+        );
+    }
+    assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
+
+    let foreign = sb.home.join("project-files");
+    std::fs::create_dir_all(foreign.join(".claude-plugin")).unwrap();
+    std::fs::write(foreign.join(".claude-plugin/marketplace.json"), "theirs").unwrap();
+    let foreign_arg = foreign.to_str().unwrap();
+    let refused = install(&["--dir", foreign_arg]);
+    assert_eq!(refused.status.code(), Some(1));
+    let text = said(&refused);
+    assert!(
+        text.contains("holds files notesoup did not install (.claude-plugin)")
+            && text.contains("--force"),
+        "{text}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(foreign.join(".claude-plugin/marketplace.json")).unwrap(),
+        "theirs"
+    );
+    assert!(!foreign.join("plugin").exists());
+    let forced = install(&["--dir", foreign_arg, "--force"]);
+    assert!(forced.status.success(), "{}", said(&forced));
+    assert!(foreign.join("plugin/bin/notesoup").is_file());
+}

@@ -363,3 +363,80 @@ fn a_dreamer_that_never_ends_is_stopped_with_every_process_it_started() {
         .count();
     assert_eq!(reports, 2, "{err}");
 }
+
+/// `bundle` (and so `install`) never writes through a link planted at one
+/// of its files, refuses a link where its folder belongs and a folder of
+/// someone else's files unless `--force`, and writes again over its own.
+#[test]
+fn the_bundle_writes_only_its_own_files_and_never_through_links() {
+    use std::os::unix::fs::{PermissionsExt, symlink};
+    let temp = tempfile::tempdir().expect("tempdir");
+    let dir = temp.path().join("bundle");
+    let dir_arg = dir.to_str().expect("utf-8");
+    for round in 0..2 {
+        let output = notesoup_dsh(&["bundle", "--out", dir_arg], temp.path());
+        assert!(
+            output.status.success(),
+            "round {round}: {}",
+            stderr(&output)
+        );
+    }
+    let victim = temp.path().join(".bashrc");
+    let mut files: Vec<&str> = notesoup_dsh::bundle::FILES
+        .iter()
+        .map(|(name, _)| *name)
+        .collect();
+    files.extend(["cordis.patch.yml", "manifest.json"]);
+    for file in files {
+        std::fs::write(&victim, "export KEEP=1\n").expect("victim");
+        std::fs::set_permissions(&victim, std::fs::Permissions::from_mode(0o600)).expect("mode");
+        std::fs::remove_file(dir.join(file)).expect("remove");
+        symlink(&victim, dir.join(file)).expect("link");
+        let output = notesoup_dsh(&["bundle", "--out", dir_arg], temp.path());
+        assert!(output.status.success(), "{file}: {}", stderr(&output));
+        assert_eq!(
+            std::fs::read_to_string(&victim).expect("victim"),
+            "export KEEP=1\n",
+            "{file}"
+        );
+        let mode = std::fs::metadata(&victim)
+            .expect("victim")
+            .permissions()
+            .mode()
+            & 0o777;
+        assert_eq!(mode, 0o600, "{file}");
+        assert!(
+            std::fs::symlink_metadata(dir.join(file))
+                .expect("file")
+                .is_file(),
+            "{file}"
+        );
+    }
+    // A folder of someone else's files (an unrelated package.json):
+    // refused, with --print-patch too; --force writes over it.
+    let foreign = temp.path().join("project");
+    std::fs::create_dir_all(&foreign).expect("foreign");
+    std::fs::write(foreign.join("package.json"), "{\"name\":\"theirs\"}\n").expect("theirs");
+    let foreign_arg = foreign.to_str().expect("utf-8");
+    for args in [
+        vec!["bundle", "--out", foreign_arg],
+        vec!["install", "--print-patch", "--dir", foreign_arg],
+    ] {
+        let output = notesoup_dsh(&args, temp.path());
+        assert_eq!(output.status.code(), Some(1), "{args:?}");
+        let said = stderr(&output);
+        assert!(
+            said.contains("holds files notesoup did not install (package.json)")
+                && said.contains("--force"),
+            "{said}"
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(foreign.join("package.json")).expect("theirs"),
+        "{\"name\":\"theirs\"}\n"
+    );
+    assert_eq!(std::fs::read_dir(&foreign).expect("foreign").count(), 1);
+    let forced = notesoup_dsh(&["bundle", "--out", foreign_arg, "--force"], temp.path());
+    assert!(forced.status.success(), "{}", stderr(&forced));
+    assert!(foreign.join("index.js").is_file());
+}

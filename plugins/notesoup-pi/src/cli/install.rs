@@ -1,16 +1,19 @@
 //! `notesoup-pi install`: writes the Pi package (embedded in this binary, so
 //! an installed binary needs no checkout) to a folder and registers it with
-//! `pi install <dir>`, which loads it in place.
+//! `pi install <dir>`, which loads it in place. The files go through core's
+//! installer (`notesoup_core::install`): never through a link, never over
+//! files it did not write; `--print` writes nothing.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
 use anyhow::{Context, Result, bail};
+use notesoup_core::install::{self, InstallFile};
 
 use crate::bridge::package;
 
-pub fn main(dir: Option<PathBuf>, print_only: bool) -> ExitCode {
-    match run(dir, print_only) {
+pub fn main(dir: Option<PathBuf>, print_only: bool, force: bool) -> ExitCode {
+    match run(dir, print_only, force) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("notesoup-pi install: {error:#}");
@@ -19,20 +22,28 @@ pub fn main(dir: Option<PathBuf>, print_only: bool) -> ExitCode {
     }
 }
 
-fn run(dir: Option<PathBuf>, print_only: bool) -> Result<()> {
+fn run(dir: Option<PathBuf>, print_only: bool, force: bool) -> Result<()> {
     let dir = match dir {
         Some(dir) => dir,
         None => default_dir()?,
     };
     let binary = std::env::current_exe().context("locating this binary")?;
-    write_package(&dir, &binary)?;
-    eprintln!("notesoup Pi package written to {}", dir.display());
+    let sidecar = sidecar_json(&binary)?;
+    let files = package_files(&sidecar);
     let command = format!("pi install {}", shell_quote(&dir));
-    if print_only || !on_path("pi") {
-        outln!("{command}");
-        if !print_only {
-            eprintln!("`pi` is not on PATH: run the command above once Pi is installed");
+    if print_only {
+        // Nothing is written: what an install would write, and the command.
+        for path in install::plan(&dir, &files, force)? {
+            eprintln!("would write {}", path.display());
         }
+        outln!("{command}");
+        return Ok(());
+    }
+    install::install(&dir, &files, force)?;
+    eprintln!("notesoup Pi package written to {}", dir.display());
+    if !on_path("pi") {
+        outln!("{command}");
+        eprintln!("`pi` is not on PATH: run the command above once Pi is installed");
         return Ok(());
     }
     let status = Command::new("pi")
@@ -56,22 +67,27 @@ fn default_dir() -> Result<PathBuf> {
     Ok(PathBuf::from(home).join(".local/share/notesoup/pi-package"))
 }
 
-/// Writes every package file and `sidecar.json`, which points the shim at
-/// this binary so Pi finds it even when it is not on PATH.
-fn write_package(dir: &Path, binary: &Path) -> Result<()> {
-    for (relative, text) in package::files() {
-        let path = dir.join(relative);
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent)
-                .with_context(|| format!("creating {}", parent.display()))?;
-        }
-        std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
-    }
+/// `sidecar.json`, which points the shim at this binary so Pi finds it
+/// even when it is not on PATH.
+fn sidecar_json(binary: &Path) -> Result<String> {
     let sidecar = serde_json::json!({ "command": binary });
     let mut text = serde_json::to_string_pretty(&sidecar)?;
     text.push('\n');
-    std::fs::write(dir.join("sidecar.json"), text).context("writing sidecar.json")?;
-    Ok(())
+    Ok(text)
+}
+
+/// Every file of the package, `sidecar.json` (its text `sidecar`) last.
+fn package_files(sidecar: &str) -> Vec<InstallFile<'_>> {
+    package::files()
+        .into_iter()
+        .map(|(path, text)| (path, text.as_bytes()))
+        .chain([("sidecar.json", sidecar.as_bytes())])
+        .map(|(path, bytes)| InstallFile {
+            path,
+            bytes,
+            executable: false,
+        })
+        .collect()
 }
 
 fn on_path(name: &str) -> bool {

@@ -6,8 +6,9 @@
 //!
 //! - `notesoup-pi serve` is the sidecar the Pi package starts: the JSON-lines
 //!   bridge on stdio (see [`crate::bridge`]).
-//! - `notesoup-pi install [--dir DIR] [--print]` puts the Pi package in place
-//!   and runs `pi install DIR` (or prints the command).
+//! - `notesoup-pi install [--dir DIR] [--print] [--force]` puts the Pi package
+//!   in place and runs `pi install DIR` (`--print`: prints the command and
+//!   writes nothing).
 //! - `notesoup-pi history FILE windows|list|search|read [ARGS] [--leaf ID]`
 //!   prints what a history tool answers for any Pi session file.
 //! - `notesoup-pi context FILE [--leaf ID]` prints the provider context Pi
@@ -65,9 +66,15 @@ enum Command {
         /// Where the package goes (default ~/.local/share/notesoup/pi-package).
         #[arg(long)]
         dir: Option<PathBuf>,
-        /// Only print the `pi install` command.
+        /// Only print the files it would write and the `pi install`
+        /// command; nothing is written.
         #[arg(long)]
         print: bool,
+        /// Install into a directory that holds files notesoup did not
+        /// write (files at the package's paths are replaced; links are
+        /// still never followed).
+        #[arg(long)]
+        force: bool,
     },
     /// What a history tool answers for a Pi session file (a refusal goes to
     /// stderr, exit 1).
@@ -204,7 +211,7 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Serve => serve::main(&[]),
-        Command::Install { dir, print } => install::main(dir, print),
+        Command::Install { dir, print, force } => install::main(dir, print, force),
         Command::History(args) => {
             let result = args.parameters().and_then(|parameters| {
                 inspect::history(

@@ -253,3 +253,145 @@ fn doctor_clean_lists_then_removes_stale_temporary_files() {
     );
     assert!(!stale.exists());
 }
+
+/// `notesoup-pi install` with `pi` off PATH, in a home of its own.
+fn install(home: &std::path::Path, args: &[&str]) -> std::process::Output {
+    let no_pi = home.join("empty-path");
+    std::fs::create_dir_all(&no_pi).unwrap();
+    Command::new(env!("CARGO_BIN_EXE_notesoup-pi"))
+        .arg("install")
+        .args(args)
+        .env("HOME", home)
+        .env_remove("XDG_DATA_HOME")
+        .env("PATH", &no_pi)
+        .output()
+        .unwrap()
+}
+
+/// Every file of the package, as the installer writes it.
+const PACKAGE_FILES: [&str; 6] = [
+    "package.json",
+    "extensions/notesoup.ts",
+    "skills/memory/SKILL.md",
+    "skills/dream/SKILL.md",
+    "dreamer/dream.ts",
+    "sidecar.json",
+];
+
+/// `--print` writes nothing; an install never writes through a link planted
+/// at any of its files, never over a folder of someone else's files, and
+/// installs again over its own.
+#[test]
+fn install_writes_only_its_own_files_and_never_through_links() {
+    use std::os::unix::fs::{PermissionsExt, symlink};
+    let temp = tempfile::tempdir().unwrap();
+    let home = temp.path();
+    let dir = home.join("pkg");
+    let dir_arg = dir.to_str().unwrap();
+    let stderr =
+        |output: &std::process::Output| String::from_utf8_lossy(&output.stderr).into_owned();
+
+    // --print: the command, and nothing written (the default place too).
+    let printed = install(home, &["--dir", dir_arg, "--print"]);
+    assert!(printed.status.success(), "{}", stderr(&printed));
+    assert_eq!(
+        String::from_utf8(printed.stdout).unwrap(),
+        format!("pi install {dir_arg}\n")
+    );
+    assert!(!dir.exists(), "--print wrote {}", dir.display());
+    let printed = install(home, &["--print"]);
+    assert!(printed.status.success(), "{}", stderr(&printed));
+    assert!(
+        !home.join(".local").exists(),
+        "--print wrote the default place"
+    );
+
+    // Installed, then installed again over its own install.
+    for round in 0..2 {
+        let output = install(home, &["--dir", dir_arg]);
+        assert!(
+            output.status.success(),
+            "round {round}: {}",
+            stderr(&output)
+        );
+        for file in PACKAGE_FILES {
+            assert!(dir.join(file).is_file(), "round {round}: {file}");
+        }
+    }
+
+    // A link planted at each file: replaced, the file it pointed at keeps
+    // its bytes and its mode.
+    let victim = home.join(".bashrc");
+    for file in PACKAGE_FILES {
+        std::fs::write(&victim, "export KEEP=1\n").unwrap();
+        std::fs::set_permissions(&victim, std::fs::Permissions::from_mode(0o600)).unwrap();
+        std::fs::remove_file(dir.join(file)).unwrap();
+        symlink(&victim, dir.join(file)).unwrap();
+        for print in [true, false] {
+            let args: &[&str] = if print {
+                &["--dir", dir_arg, "--print"]
+            } else {
+                &["--dir", dir_arg]
+            };
+            let output = install(home, args);
+            assert!(output.status.success(), "{file}: {}", stderr(&output));
+            assert_eq!(
+                std::fs::read_to_string(&victim).unwrap(),
+                "export KEEP=1\n",
+                "{file}"
+            );
+            let mode = std::fs::metadata(&victim).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, 0o600, "{file}");
+        }
+        let meta = std::fs::symlink_metadata(dir.join(file)).unwrap();
+        assert!(meta.is_file(), "{file} is the package's file again");
+    }
+    // A link where one of its folders belongs: refused.
+    let elsewhere = home.join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    std::fs::remove_dir_all(dir.join("dreamer")).unwrap();
+    symlink(&elsewhere, dir.join("dreamer")).unwrap();
+    for args in [vec!["--dir", dir_arg], vec!["--dir", dir_arg, "--force"]] {
+        let output = install(home, &args);
+        assert_eq!(output.status.code(), Some(1), "{args:?}");
+        assert!(
+            stderr(&output).contains("is a symbolic link"),
+            "{}",
+            stderr(&output)
+        );
+    }
+    assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
+
+    // A folder of someone else's (an unrelated package.json): refused,
+    // with --print too; --force installs.
+    let foreign = home.join("project");
+    std::fs::create_dir_all(&foreign).unwrap();
+    std::fs::write(foreign.join("package.json"), "{\"name\":\"theirs\"}\n").unwrap();
+    let foreign_arg = foreign.to_str().unwrap();
+    for args in [
+        vec!["--dir", foreign_arg],
+        vec!["--dir", foreign_arg, "--print"],
+    ] {
+        let output = install(home, &args);
+        assert_eq!(output.status.code(), Some(1), "{args:?}");
+        let said = stderr(&output);
+        assert!(
+            said.contains("holds files notesoup did not install (package.json)")
+                && said.contains("--force")
+                && said.contains("fresh directory"),
+            "{said}"
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(foreign.join("package.json")).unwrap(),
+        "{\"name\":\"theirs\"}\n"
+    );
+    assert_eq!(
+        std::fs::read_dir(&foreign).unwrap().count(),
+        1,
+        "nothing written"
+    );
+    let forced = install(home, &["--dir", foreign_arg, "--force"]);
+    assert!(forced.status.success(), "{}", stderr(&forced));
+    assert!(foreign.join("sidecar.json").is_file());
+}

@@ -19,6 +19,14 @@
 //! change time is at least [`HeadCache::DEFAULT_SETTLE`] older than the start
 //! of its read (the rule Git applies to "racily clean" index entries). A
 //! note written moments ago is read again until it has settled.
+//!
+//! A saved cache (one process saves it, the next loads it: Claude Code's
+//! hooks) is a cache, never a source: each entry is sealed (`seal.rs`: an
+//! HMAC under a key only the user can read) over its path, its stamp and its
+//! head, and a loaded entry is served only once its seal verifies and its
+//! stamp, change time included, is the file's now. A crafted, damaged or
+//! stale entry is dropped and the note read; a saved cache can make a
+//! listing faster, never different.
 
 use std::collections::HashMap;
 use std::ffi::OsString;
@@ -32,6 +40,7 @@ use jiff::tz::TimeZone;
 use crate::notes::beneath::FileStat;
 use crate::notes::frontmatter::{NoteMeta, SplitNote};
 
+use super::seal::{SEAL_BYTES, Seal, SealKey};
 use super::watch::Watcher;
 
 /// What identifies one version of a file on disk.
@@ -94,6 +103,10 @@ struct Kept {
     /// watched, and no change was reported since the stamp matched (see
     /// [`HeadCache::watching`]).
     watched: bool,
+    /// The seal of a head loaded from a saved cache and not yet verified
+    /// (see [`HeadCache::load`]); `None` for a head this process read, or
+    /// one whose seal verified.
+    sealed: Option<Seal>,
 }
 
 /// A head's metadata as a listing keeps it: the parse, unless it depends
@@ -195,6 +208,8 @@ fn clock_fields(meta: &NoteMeta, mut later: NoteMeta) -> Option<[bool; 4]> {
 pub struct HeadCache {
     kept: Mutex<Heads>,
     settle: Duration,
+    /// The key the heads of a loaded cache are sealed with.
+    seal_key: Option<SealKey>,
 }
 
 /// The kept heads by the bytes of their path, and whether any changed since
@@ -205,6 +220,9 @@ struct Heads {
     changed: bool,
     /// Change notification, for a cache made [`HeadCache::watching`].
     watcher: Option<Watcher>,
+    /// Per device, whether its filesystem keeps a change time no user can
+    /// set (see [`HeadCache::keeps_change_times`]).
+    devices: HashMap<u64, bool>,
 }
 
 /// What a change report asks a cache to stop serving without a stamp
@@ -364,6 +382,7 @@ impl HeadCache {
         HeadCache {
             kept: Mutex::new(Heads::default()),
             settle,
+            seal_key: None,
         }
     }
 
@@ -447,11 +466,25 @@ impl HeadCache {
         now: i64,
         buffer: &mut Vec<u8>,
     ) -> Option<Served> {
-        let kept = self.lock();
+        let mut kept = self.lock();
         let found = kept
             .by_path
-            .get(path.as_os_str())
+            .get_mut(path.as_os_str())
             .filter(|kept| kept.stamp == *stamp)?;
+        if let Some(seal) = found.sealed {
+            // A saved head: served only when its seal proves this process's
+            // kind wrote it from the file under this very stamp.
+            let proven = self
+                .seal_key
+                .as_ref()
+                .is_some_and(|key| verifies(key, path.as_os_str(), found, &seal));
+            if !proven {
+                kept.by_path.remove(path.as_os_str());
+                kept.changed = true;
+                return None;
+            }
+            found.sealed = None;
+        }
         Some(found.serve(now, buffer))
     }
 
@@ -539,6 +572,26 @@ impl HeadCache {
         }
     }
 
+    /// Whether heads of files on the device of `stamp` (the filesystem
+    /// holding `path`) may be kept at all: only where the filesystem keeps a
+    /// change time that every write moves and no user can set back (ext4,
+    /// XFS, Btrfs, tmpfs, F2FS, ZFS, bcachefs, overlays of them, NFS). FAT
+    /// has none (its "change time" is the modification time, which anyone
+    /// can put back), and a user-space filesystem may report anything: there
+    /// an edit in place to the same length with its times put back would
+    /// keep its stamp, so every head is read at every listing. Asked once
+    /// per device.
+    pub(super) fn keeps_change_times(&self, path: &Path, stamp: &Stamp) -> bool {
+        if let Some(known) = self.lock().devices.get(&stamp.dev) {
+            return *known;
+        }
+        let Some(kept) = filesystem_keeps_change_times(path) else {
+            return false;
+        };
+        self.lock().devices.insert(stamp.dev, kept);
+        kept
+    }
+
     /// Keeps `head`, read from `path` under `stamp` by a read that started
     /// at `read_started`, when the file had settled by then and the head is
     /// short; otherwise forgets any head kept for `path`.
@@ -560,6 +613,7 @@ impl HeadCache {
                 head: head.into(),
                 meta: None,
                 watched: false,
+                sealed: None,
             },
         );
         kept.changed = true;
@@ -567,39 +621,43 @@ impl HeadCache {
 
     /// The heads saved at `path` by [`Self::save`], for a short-lived
     /// process (a hook) that lists the same notes as the one before it. A
-    /// missing, unreadable or malformed file, or one larger than
-    /// [`Self::MAX_SAVED_BYTES`], gives an empty cache: a head is only ever
-    /// served for its file's current stamp, so a saved cache can make a
-    /// listing faster, never different.
+    /// missing, unreadable or malformed file, one larger than
+    /// [`Self::MAX_SAVED_BYTES`], or one beside no usable seal key (see
+    /// `seal.rs`) gives an empty cache. A loaded head is served only once
+    /// its seal verifies and only for its file's current stamp (change
+    /// time included); one that fails either is dropped and the note read.
+    /// So a saved cache can make a listing faster, never different, and no
+    /// text in it reaches a listing unless a notesoup process read it from
+    /// the note as the note is now.
     pub fn load(path: &Path) -> HeadCache {
-        let cache = HeadCache::new();
+        let mut cache = HeadCache::new();
+        let dir = path.parent().unwrap_or(Path::new("."));
+        let Some(key) = SealKey::load(dir) else {
+            return cache;
+        };
         if let Some(by_path) = read_saved(path) {
             cache.lock().by_path = by_path;
+            cache.seal_key = Some(key);
         }
         cache
     }
 
     /// Saves the heads to `path` for [`Self::load`], when any changed since
-    /// this cache was made or loaded: written to a temporary file beside it
-    /// and renamed over it, so a reader sees the old file or the new one.
-    /// Not flushed to disk: a cache lost in a crash is only read again.
+    /// this cache was made or loaded, each sealed under the key beside it
+    /// (made when there is none): written to a new temporary file beside it
+    /// (never through a link planted there) and renamed over it, so a
+    /// reader sees the old file or the new one. Not flushed to disk: a
+    /// cache lost in a crash is only read again. Heads loaded and not yet
+    /// proven are saved with the seal they came with.
     pub fn save(&self, path: &Path) -> std::io::Result<()> {
-        let bytes = {
-            let kept = self.lock();
-            if !kept.changed {
-                return Ok(());
-            }
-            encode(&kept.by_path)
-        };
         let dir = path.parent().unwrap_or(Path::new("."));
-        std::fs::create_dir_all(dir)?;
-        let name = path.file_name().unwrap_or_default().to_string_lossy();
-        let temp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-        let written = std::fs::write(&temp, &bytes).and_then(|()| std::fs::rename(&temp, path));
-        if written.is_err() {
-            let _ = std::fs::remove_file(&temp);
+        if !self.lock().changed {
+            return Ok(());
         }
-        written?;
+        std::fs::create_dir_all(dir)?;
+        let key = SealKey::load_or_make(dir)?;
+        let bytes = encode(&self.lock().by_path, &key);
+        crate::durable::replace_unsynced(path, &bytes)?;
         self.lock().changed = false;
         Ok(())
     }
@@ -615,6 +673,36 @@ impl HeadCache {
         };
         stamp.changed_at() <= since_epoch(limit)
     }
+}
+
+/// Filesystems whose change time every write moves and no user can set:
+/// ext2/3/4, XFS, Btrfs, tmpfs, F2FS, ZFS, bcachefs, overlayfs (the change
+/// time of the layer's own filesystem) and NFS (the server's).
+#[cfg(target_os = "linux")]
+const CHANGE_TIME_FILESYSTEMS: [i128; 9] = [
+    0xEF53,
+    0x5846_5342,
+    0x9123_683E,
+    0x0102_1994,
+    0xF2F5_2010,
+    0x2FC1_2FC1,
+    0xCA45_1A4E,
+    0x794C_7630,
+    0x6969,
+];
+
+/// Whether the filesystem holding `path` is one of
+/// [`CHANGE_TIME_FILESYSTEMS`]; `None` when it cannot be asked.
+#[cfg(target_os = "linux")]
+fn filesystem_keeps_change_times(path: &Path) -> Option<bool> {
+    let fs = rustix::fs::statfs(path).ok()?;
+    Some(CHANGE_TIME_FILESYSTEMS.contains(&i128::from(fs.f_type)))
+}
+
+/// Elsewhere the system's change time is trusted as it is.
+#[cfg(not(target_os = "linux"))]
+fn filesystem_keeps_change_times(_: &Path) -> Option<bool> {
+    Some(cfg!(unix))
 }
 
 impl Kept {
@@ -641,16 +729,68 @@ fn copy_head(head: &[u8], buffer: &mut Vec<u8>) {
 }
 
 /// The first bytes of a saved cache.
-const MAGIC: &[u8] = b"notesoup note heads 1\n";
+const MAGIC: &[u8] = b"notesoup note heads 2\n";
 /// The longest path a saved cache holds.
 const MAX_SAVED_PATH: usize = 4096;
 
+/// The stamp's numbers as a saved cache writes them (little-endian).
+fn stamp_words(stamp: &Stamp) -> [[u8; 8]; 7] {
+    [
+        stamp.dev.to_le_bytes(),
+        stamp.ino.to_le_bytes(),
+        stamp.len.to_le_bytes(),
+        stamp.modified.0.to_le_bytes(),
+        stamp.modified.1.to_le_bytes(),
+        stamp.changed.0.to_le_bytes(),
+        stamp.changed.1.to_le_bytes(),
+    ]
+}
+
+/// What a seal covers: the entry as saved (path, stamp, head), lengths
+/// included, so no byte can move from one field to another.
+fn sealed_parts<'a>(
+    path: &'a [u8],
+    path_len: &'a [u8; 4],
+    words: &'a [[u8; 8]; 7],
+    head_len: &'a [u8; 4],
+    head: &'a [u8],
+) -> [&'a [u8]; 11] {
+    [
+        path_len, path, &words[0], &words[1], &words[2], &words[3], &words[4], &words[5],
+        &words[6], head_len, head,
+    ]
+}
+
+/// Whether `seal` is the seal of `kept`, kept for `path`, under `key`.
+#[cfg(unix)]
+fn verifies(key: &SealKey, path: &std::ffi::OsStr, kept: &Kept, seal: &Seal) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let path = path.as_bytes();
+    let (Ok(path_len), Ok(head_len)) = (u32::try_from(path.len()), u32::try_from(kept.head.len()))
+    else {
+        return false;
+    };
+    let words = stamp_words(&kept.stamp);
+    let (path_len, head_len) = (path_len.to_le_bytes(), head_len.to_le_bytes());
+    key.verifies(
+        &sealed_parts(path, &path_len, &words, &head_len, &kept.head),
+        seal,
+    )
+}
+
+#[cfg(not(unix))]
+fn verifies(_: &SealKey, _: &std::ffi::OsStr, _: &Kept, _: &Seal) -> bool {
+    false
+}
+
 /// A saved cache: [`MAGIC`], then per head its path (length, bytes), its
 /// stamp (device, inode, length, modification and change times as seconds
-/// and nanoseconds) and its bytes (length, bytes); numbers are
-/// little-endian, lengths 32 bits, the rest 64.
+/// and nanoseconds), its bytes (length, bytes) and its seal (20 bytes);
+/// numbers are little-endian, lengths 32 bits, the rest 64. A head read by
+/// this process is sealed under `key`; one loaded and not yet proven keeps
+/// the seal it came with (it is never sealed anew).
 #[cfg(unix)]
-fn encode(by_path: &HashMap<OsString, Kept, PathHashing>) -> Vec<u8> {
+fn encode(by_path: &HashMap<OsString, Kept, PathHashing>, key: &SealKey) -> Vec<u8> {
     use std::os::unix::ffi::OsStrExt;
     let mut out = MAGIC.to_vec();
     for (path, kept) in by_path {
@@ -661,29 +801,22 @@ fn encode(by_path: &HashMap<OsString, Kept, PathHashing>) -> Vec<u8> {
         if path.len() > MAX_SAVED_PATH {
             continue;
         }
-        out.extend_from_slice(&path_len.to_le_bytes());
-        out.extend_from_slice(path);
-        let stamp = &kept.stamp;
-        for word in [stamp.dev, stamp.ino, stamp.len] {
-            out.extend_from_slice(&word.to_le_bytes());
-        }
-        for word in [
-            stamp.modified.0,
-            stamp.modified.1,
-            stamp.changed.0,
-            stamp.changed.1,
-        ] {
-            out.extend_from_slice(&word.to_le_bytes());
-        }
         // Kept heads are at most MAX_HEAD_BYTES long.
-        out.extend_from_slice(&(kept.head.len() as u32).to_le_bytes());
-        out.extend_from_slice(&kept.head);
+        let head_len = (kept.head.len() as u32).to_le_bytes();
+        let path_len = path_len.to_le_bytes();
+        let words = stamp_words(&kept.stamp);
+        let parts = sealed_parts(path, &path_len, &words, &head_len, &kept.head);
+        let seal = kept.sealed.unwrap_or_else(|| key.seal(&parts));
+        for part in parts {
+            out.extend_from_slice(part);
+        }
+        out.extend_from_slice(&seal);
     }
     out
 }
 
 #[cfg(not(unix))]
-fn encode(_: &HashMap<OsString, Kept, PathHashing>) -> Vec<u8> {
+fn encode(_: &HashMap<OsString, Kept, PathHashing>, _: &SealKey) -> Vec<u8> {
     MAGIC.to_vec()
 }
 
@@ -703,7 +836,8 @@ fn read_saved(path: &Path) -> Option<HashMap<OsString, Kept, PathHashing>> {
     decode(&bytes)
 }
 
-/// Reads [`encode`]'s format back; `None` at the first thing out of place.
+/// Reads [`encode`]'s format back, every head still to be proven by its
+/// seal; `None` at the first thing out of place.
 #[cfg(unix)]
 fn decode(bytes: &[u8]) -> Option<HashMap<OsString, Kept, PathHashing>> {
     use std::os::unix::ffi::OsStrExt;
@@ -737,10 +871,12 @@ fn decode(bytes: &[u8]) -> Option<HashMap<OsString, Kept, PathHashing>> {
             i64::from_le_bytes(word()?),
         ];
         let head_len = u32::from_le_bytes(take(4)?.try_into().ok()?) as usize;
-        if head_len > HeadCache::MAX_HEAD_BYTES {
+        // A head is a prefix of its file.
+        if head_len > HeadCache::MAX_HEAD_BYTES || head_len as u64 > file_len {
             return None;
         }
         let head = take(head_len)?.into();
+        let seal: Seal = take(SEAL_BYTES)?.try_into().ok()?;
         let stamp = Stamp {
             dev,
             ino,
@@ -755,6 +891,7 @@ fn decode(bytes: &[u8]) -> Option<HashMap<OsString, Kept, PathHashing>> {
                 head,
                 meta: None,
                 watched: false,
+                sealed: Some(seal),
             },
         );
         if by_path.len() > HeadCache::MAX_ENTRIES {
@@ -796,6 +933,16 @@ mod tests {
         let mut buffer = Vec::new();
         let (len, _) = cache.get(Path::new(path), stamp, &mut buffer)?;
         Some(buffer[..len].to_vec())
+    }
+
+    /// The head `cache` serves for `path` under `stamp`: a loaded head only
+    /// once its seal verifies.
+    fn served(cache: &HeadCache, path: &str, stamp: &Stamp) -> Option<Vec<u8>> {
+        let mut buffer = Vec::new();
+        match cache.serve(Path::new(path), stamp, 0, &mut buffer)? {
+            Served::Head { len, .. } => Some(buffer[..len].to_vec()),
+            Served::Meta(_) => None,
+        }
     }
 
     #[test]
@@ -893,11 +1040,14 @@ mod tests {
         let loaded = HeadCache::load(&file);
         assert_eq!(loaded.len(), 2);
         assert_eq!(
-            get(&loaded, "/n/a.md", &a).as_deref(),
+            served(&loaded, "/n/a.md", &a).as_deref(),
             Some(&b"---\na: 1\n"[..])
         );
-        assert_eq!(get(&loaded, "/n/b\u{e9}.md", &b).as_deref(), Some(&b""[..]));
-        assert_eq!(get(&loaded, "/n/a.md", &b), None);
+        assert_eq!(
+            served(&loaded, "/n/b\u{e9}.md", &b).as_deref(),
+            Some(&b""[..])
+        );
+        assert_eq!(served(&loaded, "/n/a.md", &b), None);
         // Nothing changed since the load: nothing is written.
         std::fs::remove_file(&file).unwrap();
         loaded.save(&file).unwrap();
@@ -910,7 +1060,49 @@ mod tests {
             .unwrap()
             .map(|e| e.unwrap().file_name())
             .collect();
-        assert_eq!(names, ["heads.bin"]);
+        assert_eq!(names.len(), 2, "{names:?}");
+        assert!(names.iter().any(|name| name == "heads.bin"), "{names:?}");
+        assert!(
+            names.iter().any(|name| name == ".note-heads.key"),
+            "{names:?}"
+        );
+    }
+
+    /// A saved entry whose head, stamp or path was changed after it was
+    /// sealed, or sealed under another key, is never served, and is
+    /// dropped; the heads beside it still are.
+    #[test]
+    fn a_saved_head_is_served_only_under_its_seal() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("heads.bin");
+        let cache = HeadCache::with_settle(Duration::ZERO);
+        let a = stamp(100, (100, 5));
+        cache.put(Path::new("/n/a.md"), a, b"---\ntitle: aaaa\n", at(200));
+        cache.put(Path::new("/n/b.md"), a, b"---\ntitle: bbbb\n", at(200));
+        cache.save(&file).unwrap();
+        let whole = std::fs::read(&file).unwrap();
+        let at_title = whole.windows(4).position(|w| w == b"aaaa").unwrap();
+        let mut forged = whole.clone();
+        forged[at_title..at_title + 4].copy_from_slice(b"EVIL");
+        std::fs::write(&file, &forged).unwrap();
+        let loaded = HeadCache::load(&file);
+        assert_eq!(loaded.len(), 2);
+        assert_eq!(served(&loaded, "/n/a.md", &a), None, "a forged head");
+        assert_eq!(loaded.len(), 1, "dropped");
+        assert_eq!(
+            served(&loaded, "/n/b.md", &a).as_deref(),
+            Some(&b"---\ntitle: bbbb\n"[..])
+        );
+        // Sealed under another key: nothing verifies.
+        std::fs::write(&file, &whole).unwrap();
+        std::fs::remove_file(dir.path().join(super::super::seal::KEY_FILE)).unwrap();
+        SealKey::load_or_make(dir.path()).unwrap();
+        let loaded = HeadCache::load(&file);
+        assert_eq!(served(&loaded, "/n/a.md", &a), None);
+        assert_eq!(served(&loaded, "/n/b.md", &a), None);
+        // Without a key, nothing is loaded at all.
+        std::fs::remove_file(dir.path().join(super::super::seal::KEY_FILE)).unwrap();
+        assert!(HeadCache::load(&file).is_empty());
     }
 
     #[test]
@@ -937,12 +1129,18 @@ mod tests {
         wrong[0] = b'N';
         std::fs::write(&file, &wrong).unwrap();
         assert!(HeadCache::load(&file).is_empty());
-        // A head length past the longest kept head.
-        let mut long = whole[..whole.len() - 8].to_vec();
-        long.extend_from_slice(&(HeadCache::MAX_HEAD_BYTES as u32 + 1).to_le_bytes());
-        long.extend_from_slice(&[b'x'; HeadCache::MAX_HEAD_BYTES + 1]);
-        std::fs::write(&file, &long).unwrap();
-        assert!(HeadCache::load(&file).is_empty());
+        // A head length past the longest kept head, or past its file.
+        let head_at = whole.len() - SEAL_BYTES - 4 - 4;
+        for (head_len, file_len) in [(HeadCache::MAX_HEAD_BYTES + 1, u64::MAX), (11, 10)] {
+            let mut long = whole[..head_at].to_vec();
+            let file_len_at = long.len() - 5 * 8;
+            long[file_len_at..file_len_at + 8].copy_from_slice(&file_len.to_le_bytes());
+            long.extend_from_slice(&(head_len as u32).to_le_bytes());
+            long.extend_from_slice(&vec![b'x'; head_len]);
+            long.extend_from_slice(&[0; SEAL_BYTES]);
+            std::fs::write(&file, &long).unwrap();
+            assert!(HeadCache::load(&file).is_empty(), "{head_len} {file_len}");
+        }
         // Too large to be a cache at all.
         let file_big = dir.path().join("big.bin");
         let big = std::fs::File::create(&file_big).unwrap();
@@ -997,6 +1195,37 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Heads are kept only on filesystems whose change time no user can
+    /// set back; the answer is asked once per device.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn only_filesystems_with_a_real_change_time_keep_heads() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(filesystem_keeps_change_times(dir.path()), Some(true));
+        // procfs: its times say nothing of its files' contents.
+        assert_eq!(
+            filesystem_keeps_change_times(Path::new("/proc/self/status")),
+            Some(false)
+        );
+        assert_eq!(
+            filesystem_keeps_change_times(&dir.path().join("missing/x")),
+            None
+        );
+        let cache = HeadCache::new();
+        let proc_stamp = Stamp {
+            dev: u64::MAX - 1,
+            ..stamp(1, (1, 0))
+        };
+        assert!(!cache.keeps_change_times(Path::new("/proc/self/status"), &proc_stamp));
+        // Known by its device from now on, whatever path asks.
+        assert!(!cache.keeps_change_times(dir.path(), &proc_stamp));
+        let local = Stamp {
+            dev: u64::MAX - 2,
+            ..stamp(1, (1, 0))
+        };
+        assert!(cache.keeps_change_times(dir.path(), &local));
     }
 
     #[test]

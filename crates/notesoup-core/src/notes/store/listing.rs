@@ -541,7 +541,9 @@ fn kept_head(
             let Some(len) = read_file(file, Reading::Head { now }, buffer)? else {
                 return Ok(None);
             };
-            heads.put(path, stamp, &buffer[..len], read_started);
+            if heads.keeps_change_times(path, &stamp) {
+                heads.put(path, stamp, &buffer[..len], read_started);
+            }
             (len, Cached::Head { stamp, keep: true })
         }
     };

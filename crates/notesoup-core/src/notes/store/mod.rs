@@ -14,6 +14,7 @@ mod files;
 mod heads;
 mod listing;
 mod ops;
+mod seal;
 mod types;
 #[cfg(target_os = "linux")]
 mod watch;

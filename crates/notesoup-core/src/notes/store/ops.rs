@@ -232,6 +232,36 @@ impl NoteStore {
         })
     }
 
+    /// The body `request`'s edits would leave the note at `address` with,
+    /// as it is now, without writing or touching anything: for a caller
+    /// that asks before it updates (a human's command line refusing to
+    /// blank a note). `None` when the note is missing or an edit does not
+    /// apply (the update itself then says why).
+    pub fn edited_body(
+        &self,
+        address: &str,
+        request: &UpdateRequest,
+    ) -> Result<Option<String>, NoteError> {
+        let address = self.address(address)?;
+        let (rel_dir, name) = self.place(&address)?;
+        let Some(dir) = self.note_dir(&address, &rel_dir)? else {
+            return Ok(None);
+        };
+        let Some(raw) = read_bytes(&dir, name)
+            .map_err(|e| self.refusal(&address, e))?
+            .map(text_lossy)
+        else {
+            return Ok(None);
+        };
+        let mut body = parse_note(&raw, now_ms(), &self.tz).body.to_owned();
+        for edit in &request.edits {
+            if apply_edit(&mut body, edit, request.replace_all).is_err() {
+                return Ok(None);
+            }
+        }
+        Ok(Some(body))
+    }
+
     /// Moves a note with all its metadata. A crumpled target is replaced; a
     /// live one is refused. The new file is written before the old one is
     /// removed.

@@ -216,7 +216,10 @@ fn a_lock_left_by_a_killed_dream_is_taken_over() {
         // The child: take the lock, say so, and hold it until killed.
         let home = Path::new(&home);
         let lock = DreamLock::acquire(home, Timestamp::now()).expect("child takes the lock");
-        fs::write(home.join("locked"), lock.content()).expect("announce");
+        // Written whole, then renamed: the parent waits for the name and
+        // must never read a half-written pid.
+        fs::write(home.join("locked.tmp"), lock.content()).expect("announce");
+        fs::rename(home.join("locked.tmp"), home.join("locked")).expect("announce");
         loop {
             sleep(Duration::from_secs(3600));
         }
