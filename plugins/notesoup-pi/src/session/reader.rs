@@ -39,6 +39,9 @@ pub enum DiagnosticCode {
     UnknownEntryType,
     /// A known entry type whose fields do not match Pi's shape; kept as an untyped entry.
     MalformedEntry,
+    /// A line longer than notesoup reads (core's `MAX_LINE_BYTES`), passed
+    /// over unread by the streaming reader.
+    LineTooLong,
 }
 
 impl DiagnosticCode {
@@ -55,6 +58,7 @@ impl DiagnosticCode {
             Self::LegacyVersion => "legacy_version",
             Self::UnknownEntryType => "unknown_entry_type",
             Self::MalformedEntry => "malformed_entry",
+            Self::LineTooLong => "line_too_long",
         }
     }
 }
@@ -175,6 +179,15 @@ impl SessionFile {
     /// Counts a line parsed elsewhere (by the lazy index) as parsed.
     pub(crate) fn note_parsed_line(&mut self) {
         self.seen_parsed = true;
+    }
+
+    /// A line over `max_line` bytes, passed over unread elsewhere.
+    pub(crate) fn diagnose_too_long(&mut self, line: usize, bytes: u64, max_line: usize) {
+        self.diagnose(
+            line,
+            DiagnosticCode::LineTooLong,
+            format!("{bytes} bytes, over the limit of {max_line}; skipped unread"),
+        );
     }
 
     /// A valid last line without its newline, indexed elsewhere.
