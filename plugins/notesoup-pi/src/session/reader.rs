@@ -9,6 +9,7 @@
 use std::fmt;
 use std::path::Path;
 
+use notesoup_core::plumbing::{Links, open_regular};
 use serde_json::{Map, Value};
 
 use super::SessionError;
@@ -141,10 +142,23 @@ impl SessionFile {
 
     /// Reads and parses a session file.
     pub fn read(path: &Path) -> Result<Self, SessionError> {
-        let bytes = std::fs::read(path).map_err(|error| SessionError::Io {
+        let failed = |error| SessionError::Io {
             path: path.to_owned(),
             error,
-        })?;
+        };
+        // A FIFO or device under the name is refused unopened, never
+        // waited on (core's non-blocking open).
+        let mut file = match open_regular(path, Links::Follow) {
+            Ok(Some(file)) => file,
+            Ok(None) => {
+                return Err(failed(std::fs::metadata(path).err().unwrap_or_else(|| {
+                    std::io::Error::from(std::io::ErrorKind::NotFound)
+                })));
+            }
+            Err(error) => return Err(failed(error.into_io())),
+        };
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut file, &mut bytes).map_err(failed)?;
         Ok(Self::parse(&bytes))
     }
 

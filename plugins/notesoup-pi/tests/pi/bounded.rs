@@ -10,7 +10,7 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 use notesoup_pi::bridge::protocol::PROTOCOL_VERSION;
-use notesoup_pi::session::{DiagnosticCode, LazySession};
+use notesoup_pi::session::{DiagnosticCode, LazySession, SessionFile};
 use serde_json::{Value, json};
 
 /// How long a child may take before the test calls it hung.
@@ -488,6 +488,18 @@ fn a_session_file_that_is_a_fifo_is_refused_not_waited_on() {
     let (to_test, read) = std::sync::mpsc::channel();
     let path = fifo.clone();
     std::thread::spawn(move || to_test.send(LazySession::read(&path).map(|s| s.len())));
+    let error = read
+        .recv_timeout(HANG)
+        .expect("the read waits on the FIFO")
+        .unwrap_err();
+    assert!(
+        error.to_string().contains("not a regular file (fifo)"),
+        "{error}"
+    );
+    // The eager reader (`notesoup-pi boot`, the writer) too.
+    let (to_test, read) = std::sync::mpsc::channel();
+    let path = fifo.clone();
+    std::thread::spawn(move || to_test.send(SessionFile::read(&path).map(|_| ())));
     let error = read
         .recv_timeout(HANG)
         .expect("the read waits on the FIFO")
