@@ -205,7 +205,10 @@ export interface Ready {
 export interface Refused {
 	/** The sidecar's [`PROTOCOL_VERSION`]. */
 	protocol: number;
-	/** A stable code (`protocol_mismatch`, `host_too_old`, `no_notes_home`). */
+	/**
+	 * A stable code (`expected_hello`, `bad_hello`, `protocol_mismatch`,
+	 * `host_too_old`, `no_notes_home`).
+	 */
 	code: string;
 	/** One line for the user. */
 	message: string;

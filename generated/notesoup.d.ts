@@ -584,8 +584,9 @@ export interface SettingsRecord {
 	dreamer?: string;
 	/**
 	 * Whether note writes holding a credential are refused: a boolean,
-	 * default true. Set it to false in a project's settings to store such
-	 * notes anyway.
+	 * default true. Set it to false in your own settings (or a trusted
+	 * project's) to store such notes anyway; a project's own file can only
+	 * turn it on.
 	 */
 	secretGuard?: boolean;
 	/**

@@ -1,6 +1,7 @@
 //! Host-neutral core of notesoup: the notes store and its five homes, the boot,
-//! the history model, the budget policy, the shared tool operations, settings
-//! and the dream.
+//! the history model, the budget policy, the shared tool operations, settings,
+//! the dream, and the plumbing every host adapter shares (the capped line
+//! reader and the bounded small-file reader).
 //!
 //! This crate is synchronous std code. It must never depend on a plugin
 //! (`notesoup-pi`, `notesoup-claude`, `notesoup-dsh`), a host SDK, or an async
@@ -15,6 +16,7 @@ pub mod durable;
 pub mod history;
 pub mod install;
 pub mod notes;
+pub mod plumbing;
 pub mod settings;
 pub mod tools;
 pub mod wire;

@@ -1,8 +1,16 @@
 //! Settings: the `notesoup` key, the global/project merge and validation.
 //!
-//! Hosts read the settings files (and decide whether the project is trusted);
-//! this module takes the parsed JSON records and returns the two settings
-//! notesoup has, with one warning per distinct problem.
+//! Hosts read the settings files (with the plumbing's bounded reader) and
+//! say whether the project is trusted; this module takes the parsed JSON
+//! records and returns the settings notesoup has, with one warning per
+//! distinct problem.
+//!
+//! A project's own file comes with its repository: whoever controls the
+//! repository wrote it. So unless the host trusts the project explicitly
+//! (Pi's trusted projects), a project file may tighten the credential guard
+//! (`secretGuard: true` over the user's `false`) but never loosen it: its
+//! `secretGuard: false` is ignored with a warning. Only the user's own
+//! settings, or a trusted project's, turn the guard off.
 
 use std::collections::BTreeSet;
 use std::fmt;
@@ -40,8 +48,9 @@ pub struct SettingsRecord {
     #[schemars(length(min = 1))]
     pub dreamer: Option<String>,
     /// Whether note writes holding a credential are refused: a boolean,
-    /// default true. Set it to false in a project's settings to store such
-    /// notes anyway.
+    /// default true. Set it to false in your own settings (or a trusted
+    /// project's) to store such notes anyway; a project's own file can only
+    /// turn it on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub secret_guard: Option<bool>,
     /// The bound of a whole boot in characters: an integer of at least 4000,
@@ -89,6 +98,8 @@ pub enum SettingsWarning {
     InvalidBootMaxChars,
     /// A settings file names the record `pi-context` (its old name).
     LegacyKey,
+    /// An untrusted project's file sets `secretGuard: false`; ignored.
+    ProjectCannotLoosenSecretGuard,
 }
 
 impl fmt::Display for SettingsWarning {
@@ -108,6 +119,9 @@ impl fmt::Display for SettingsWarning {
             }
             Self::InvalidBootMaxChars => {
                 "notesoup: notesoup.bootMaxChars must be an integer of at least 4000; using the default of 10000."
+            }
+            Self::ProjectCannotLoosenSecretGuard => {
+                "notesoup: a project's own settings cannot turn notesoup.secretGuard off; keeping the credential guard on (turn it off in your own settings)."
             }
         })
     }
@@ -146,25 +160,66 @@ fn uses_legacy_key(settings_file: &Value) -> bool {
     settings_file.get(SETTINGS_KEY).is_none() && settings_file.get(LEGACY_SETTINGS_KEY).is_some()
 }
 
-/// `{...global.notesoup, ...project.notesoup}`: project values win per key.
-/// Pass `None` for a file that is absent or not read (an untrusted project).
-pub fn merge(global: Option<&Value>, project: Option<&Value>) -> Map<String, Value> {
-    let mut merged = Map::new();
-    for record in [global, project]
-        .into_iter()
-        .flatten()
-        .filter_map(notesoup_record)
-    {
-        for (key, value) in record {
-            merged.insert(key.clone(), value.clone());
-        }
-    }
-    merged
+/// Whether a project's settings file may loosen the user's settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProjectTrust {
+    /// The host trusts the project explicitly (Pi's trusted projects): its
+    /// file counts as the user's own.
+    Trusted,
+    /// A file that comes with the repository (`.claude/notesoup.json`,
+    /// `.dsh/notesoup.json`): it may tighten the credential guard, never
+    /// loosen it.
+    Untrusted,
 }
 
-/// Merges the global and project settings files and validates the result.
-pub fn resolve(global: Option<&Value>, project: Option<&Value>) -> ResolvedSettings {
-    let mut resolved = validate(&merge(global, project));
+/// The project's `notesoup` record over the user's, per key: project values
+/// win, except that an untrusted project's `secretGuard: false` is ignored
+/// (with a warning when it would have turned the guard off).
+pub fn merge_records(
+    user: Option<&Map<String, Value>>,
+    project: Option<&Map<String, Value>>,
+    trust: ProjectTrust,
+) -> (Map<String, Value>, Option<SettingsWarning>) {
+    let mut merged = user.cloned().unwrap_or_default();
+    let mut warning = None;
+    for (key, value) in project.into_iter().flatten() {
+        if trust == ProjectTrust::Untrusted && key == "secretGuard" && *value == Value::Bool(false)
+        {
+            if merged.get(key) != Some(&Value::Bool(false)) {
+                warning = Some(SettingsWarning::ProjectCannotLoosenSecretGuard);
+            }
+            continue;
+        }
+        merged.insert(key.clone(), value.clone());
+    }
+    (merged, warning)
+}
+
+/// `{...global.notesoup, ...project.notesoup}` under `trust` (see
+/// [`merge_records`]). Pass `None` for a file that is absent or not read
+/// (a project the host does not trust at all).
+pub fn merge(
+    global: Option<&Value>,
+    project: Option<&Value>,
+    trust: ProjectTrust,
+) -> (Map<String, Value>, Option<SettingsWarning>) {
+    merge_records(
+        global.and_then(notesoup_record),
+        project.and_then(notesoup_record),
+        trust,
+    )
+}
+
+/// Merges the global and project settings files under `trust` and
+/// validates the result.
+pub fn resolve(
+    global: Option<&Value>,
+    project: Option<&Value>,
+    trust: ProjectTrust,
+) -> ResolvedSettings {
+    let (merged, loosening) = merge(global, project, trust);
+    let mut resolved = validate(&merged);
+    resolved.warnings.extend(loosening);
     if [global, project].into_iter().flatten().any(uses_legacy_key) {
         resolved.warnings.insert(0, SettingsWarning::LegacyKey);
     }

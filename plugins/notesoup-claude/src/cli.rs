@@ -1,7 +1,7 @@
 //! The `notesoup` command line: `mcp`, `hook <event>`, and the human
 //! commands `notes`, `boot`, `history`, `doctor` and `dream`.
 
-use std::io::{IsTerminal, Read, Write};
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 use clap::{Args, CommandFactory, Parser, Subcommand};
@@ -9,7 +9,8 @@ use notesoup_core::dream::{
     DEFAULT_MIN_HOURS, DEFAULT_MIN_SESSIONS, DreamOptions, DreamOutput, DreamTools, OutputLine,
     Stream, run_dream_with,
 };
-use notesoup_core::notes::{Edit, UpdateRequest, is_blank_body, project_key};
+use notesoup_core::notes::{Edit, MAX_NOTE_BYTES, UpdateRequest, is_blank_body, project_key};
+use notesoup_core::plumbing::{MAX_LINE_BYTES, read_capped};
 use notesoup_core::tools::{ToolHost as _, ToolOutput, call_tool};
 use serde_json::{Map, Value, json};
 
@@ -417,9 +418,13 @@ fn serve_tools(tools: impl ToolHost + Send + 'static) -> i32 {
 }
 
 fn run_hook(event: Event, env: &HostEnv) -> i32 {
-    let mut stdin = Vec::new();
-    let output = match std::io::stdin().read_to_end(&mut stdin) {
-        Ok(_) => hook::run(event, &stdin, env),
+    // A hook's input is one small JSON object: past the line cap it is not
+    // read on, let alone held.
+    let output = match read_capped(std::io::stdin().lock(), MAX_LINE_BYTES) {
+        Ok(Some(stdin)) => hook::run(event, &stdin, env),
+        Ok(None) => hook::io::HookOutput::notice(format!(
+            "notesoup: the hook input is over {MAX_LINE_BYTES} bytes; it was not read"
+        )),
         Err(err) => {
             hook::io::HookOutput::notice(format!("notesoup: could not read hook input: {err}"))
         }
@@ -432,12 +437,14 @@ fn run_hook(event: Event, env: &HostEnv) -> i32 {
 }
 
 fn run_mod(op: hook::reset::Op, env: &HostEnv) -> i32 {
-    let mut stdin = Vec::new();
-    let line = match std::io::stdin().read_to_end(&mut stdin) {
-        Ok(_) => hook::reset::run(op, &stdin, env),
-        Err(err) => serde_json::json!({ "ok": false, "error": format!("could not read the request: {err}") })
-            .to_string()
-            + "\n",
+    let refused =
+        |error: String| serde_json::json!({ "ok": false, "error": error }).to_string() + "\n";
+    let line = match read_capped(std::io::stdin().lock(), MAX_LINE_BYTES) {
+        Ok(Some(stdin)) => hook::reset::run(op, &stdin, env),
+        Ok(None) => refused(format!(
+            "the request is over {MAX_LINE_BYTES} bytes; it was not read"
+        )),
+        Err(err) => refused(format!("could not read the request: {err}")),
     };
     let mut stdout = std::io::stdout().lock();
     // A closed stdout leaves nothing to report to.
@@ -584,11 +591,20 @@ fn notes(env: &HostEnv, args: NotesArgs) -> Result<String, String> {
                             "notesoup: reading the content of {address} from stdin (end with Ctrl-D)"
                         );
                     }
-                    let mut text = String::new();
-                    stdin.lock().read_to_string(&mut text).map_err(|err| {
-                        format!("notesoup: could not read the content from stdin: {err}")
-                    })?;
-                    text
+                    // A note holds at most MAX_NOTE_BYTES: nothing past
+                    // that is read.
+                    let bytes = read_capped(stdin.lock(), MAX_NOTE_BYTES)
+                        .map_err(|err| {
+                            format!("notesoup: could not read the content from stdin: {err}")
+                        })?
+                        .ok_or_else(|| {
+                            format!(
+                                "notesoup: the content on stdin is over {MAX_NOTE_BYTES} bytes, the most a note holds; nothing was written"
+                            )
+                        })?;
+                    String::from_utf8(bytes).map_err(|err| {
+                        format!("notesoup: the content on stdin is not UTF-8: {err}")
+                    })?
                 }
             };
             if is_blank_body(&content) && !allow_empty {
@@ -665,7 +681,11 @@ fn notes(env: &HostEnv, args: NotesArgs) -> Result<String, String> {
             return Err(blank_refusal(&address, "these edits"));
         }
     }
-    tool_result(call_tool(&mut host, name, arguments), args.session.json)
+    let output = call_tool(&mut host, name, arguments);
+    for warning in host.take_warnings() {
+        eprintln!("{warning}");
+    }
+    tool_result(output, args.session.json)
 }
 
 /// Why `what` is not written to the note at `address`: it would leave the

@@ -1,10 +1,20 @@
 //! Small file helpers for the plugin's own state (never for notes, which
 //! the core store writes), and the one way this plugin opens a file whose
-//! path it was handed (transcripts, records): [`open_regular`].
+//! path it was handed (transcripts, records): [`open_regular`]. Both are
+//! core's plumbing ([`notesoup_core::plumbing`]): opened without blocking,
+//! a regular file only, and the plugin's own records read within a bound
+//! and never through a link.
 
-use std::fs::{self, File, Metadata, OpenOptions};
+use std::fs::{self, File};
 use std::io::{self, Read};
 use std::path::Path;
+
+use notesoup_core::plumbing::{self, Links, SmallFileError};
+
+/// The bound of one of the plugin's records (a session's state, the
+/// hand-off marker, a kept scan): real ones are a few kilobytes; a
+/// `/fresh-window` prompt kept in a record is the largest part.
+pub const MAX_RECORD_BYTES: u64 = 4 * 1024 * 1024;
 
 /// A path given to read names something other than a regular file.
 #[derive(Debug, thiserror::Error)]
@@ -14,62 +24,27 @@ pub struct NotRegular {
     pub kind: &'static str,
 }
 
-fn check_regular(meta: &Metadata) -> io::Result<()> {
-    let kind = meta.file_type();
-    if kind.is_file() {
-        return Ok(());
-    }
-    let kind = if kind.is_dir() {
-        "directory"
-    } else {
-        special_kind(&kind)
-    };
-    Err(io::Error::new(
-        io::ErrorKind::InvalidInput,
-        NotRegular { kind },
-    ))
-}
-
-#[cfg(unix)]
-fn special_kind(kind: &fs::FileType) -> &'static str {
-    use std::os::unix::fs::FileTypeExt;
-    if kind.is_fifo() {
-        "fifo"
-    } else if kind.is_socket() {
-        "socket"
-    } else if kind.is_block_device() {
-        "block device"
-    } else if kind.is_char_device() {
-        "character device"
-    } else {
-        "special file"
-    }
-}
-
-#[cfg(not(unix))]
-fn special_kind(_: &fs::FileType) -> &'static str {
-    "special file"
-}
-
 /// Opens `path` for reading only if it is a regular file (after links).
 ///
 /// Opening a FIFO for reading blocks until a writer comes, and a device can
 /// stream forever; a hook must never wait on either. So the type is checked
 /// before the open, the open itself does not block (`O_NONBLOCK`, which a
 /// regular file's reads ignore), and the opened file is checked again in
-/// case the path was swapped in between.
+/// case the path was swapped in between (core's
+/// [`plumbing::open_regular`]).
 pub fn open_regular(path: &Path) -> io::Result<File> {
-    check_regular(&fs::metadata(path)?)?;
-    let mut options = OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.custom_flags(libc::O_NONBLOCK);
+    match plumbing::open_regular(path, Links::Follow) {
+        Ok(Some(file)) => Ok(file),
+        // The OS's own words for what is missing.
+        Ok(None) => Err(fs::metadata(path)
+            .err()
+            .unwrap_or_else(|| io::ErrorKind::NotFound.into())),
+        Err(SmallFileError::NotRegular { kind, .. }) => Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            NotRegular { kind },
+        )),
+        Err(error) => Err(error.into_io()),
     }
-    let file = options.open(path)?;
-    check_regular(&file.metadata()?)?;
-    Ok(file)
 }
 
 /// The whole of a regular file (see [`open_regular`]).
@@ -108,10 +83,11 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     notesoup_core::durable::replace_unsynced(path, bytes)
 }
 
-/// Takes the file at `path` atomically: renames it to a private name first,
-/// so of several racing takers exactly one gets the content, then reads and
-/// removes it. `Ok(None)` when there is nothing to take.
-pub fn take(path: &Path) -> io::Result<Option<Vec<u8>>> {
+/// Takes the record at `path` atomically: renames it to a private name
+/// first, so of several racing takers exactly one gets the content, then
+/// reads it (a regular file within [`MAX_RECORD_BYTES`], never through a
+/// link) and removes it. `Ok(None)` when there is nothing to take.
+pub fn take(path: &Path) -> Result<Option<Vec<u8>>, SmallFileError> {
     let Some(dir) = path.parent() else {
         return Ok(None);
     };
@@ -125,20 +101,45 @@ pub fn take(path: &Path) -> io::Result<Option<Vec<u8>>> {
     match fs::rename(path, &claimed) {
         Ok(()) => {}
         Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(err) => return Err(err),
+        Err(source) => {
+            return Err(SmallFileError::Io {
+                path: path.to_owned(),
+                source,
+            });
+        }
     }
-    let bytes = read_regular(&claimed);
-    let _ = fs::remove_file(&claimed);
-    bytes.map(Some)
+    let bytes = read_record(&claimed).map_err(|error| renamed(error, path));
+    // A directory taken by mistake is moved back; anything else goes.
+    if matches!(
+        bytes,
+        Err(SmallFileError::NotRegular {
+            kind: "directory",
+            ..
+        })
+    ) {
+        let _ = fs::rename(&claimed, path);
+    } else {
+        let _ = fs::remove_file(&claimed);
+    }
+    bytes
 }
 
-/// Reads a regular file, mapping "not found" to `None`.
-pub fn read_optional(path: &Path) -> io::Result<Option<Vec<u8>>> {
-    match read_regular(path) {
-        Ok(bytes) => Ok(Some(bytes)),
-        Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(None),
-        Err(err) => Err(err),
+/// `error` about the private name of a taken record, told of the record.
+fn renamed(error: SmallFileError, path: &Path) -> SmallFileError {
+    let path = path.to_owned();
+    match error {
+        SmallFileError::NotRegular { kind, .. } => SmallFileError::NotRegular { path, kind },
+        SmallFileError::Link { .. } => SmallFileError::Link { path },
+        SmallFileError::TooLarge { max, .. } => SmallFileError::TooLarge { path, max },
+        SmallFileError::Io { source, .. } => SmallFileError::Io { path, source },
     }
+}
+
+/// One of the plugin's records: a regular file within
+/// [`MAX_RECORD_BYTES`], never read through a link; `None` when there is
+/// none.
+pub fn read_record(path: &Path) -> Result<Option<Vec<u8>>, SmallFileError> {
+    plumbing::read_small_file(path, MAX_RECORD_BYTES, Links::Refuse)
 }
 
 #[cfg(test)]
@@ -201,11 +202,11 @@ mod tests {
             let err = open_regular(path).unwrap_err();
             assert!(is_not_regular(&err) && is_absent(&err), "{err}");
             assert_eq!(err.to_string(), format!("not a regular file ({kind})"));
-            assert!(read_optional(path).is_err());
+            assert!(read_record(path).is_err());
         }
         let file = dir.path().join("f");
         fs::write(&file, b"x").unwrap();
-        assert_eq!(read_optional(&file).unwrap().unwrap(), b"x");
+        assert_eq!(read_record(&file).unwrap().unwrap(), b"x");
         let missing = open_regular(&dir.path().join("nope")).unwrap_err();
         assert!(is_absent(&missing) && !is_not_regular(&missing));
         // A record taken from under a FIFO's name is refused, not read.
@@ -216,6 +217,6 @@ mod tests {
     fn take_of_a_missing_file_is_none() {
         let dir = tempfile::tempdir().unwrap();
         assert_eq!(take(&dir.path().join("nope")).unwrap(), None);
-        assert_eq!(read_optional(&dir.path().join("nope")).unwrap(), None);
+        assert_eq!(read_record(&dir.path().join("nope")).unwrap(), None);
     }
 }

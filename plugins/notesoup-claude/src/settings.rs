@@ -9,10 +9,17 @@
 //! (`{"notesoup": {"secretGuard": false}}`). They are files of notesoup's
 //! own rather than keys in Claude Code's `settings.json`, which Claude Code
 //! validates and owns.
+//!
+//! The project's file comes with its repository, so it may turn the
+//! credential guard on but never off (core's [`ProjectTrust::Untrusted`]).
+//! Each file is read with core's bounded reader: a FIFO, a device, a
+//! directory or a file over [`MAX_SETTINGS_BYTES`] under either name is one
+//! warning and the defaults, never a wait or a read without end.
 
 use std::path::{Path, PathBuf};
 
-use notesoup_core::settings::{self, SETTINGS_KEY, Settings};
+use notesoup_core::plumbing::{Links, MAX_SETTINGS_BYTES, read_small_text};
+use notesoup_core::settings::{self, ProjectTrust, SETTINGS_KEY, Settings};
 use serde_json::{Map, Value};
 
 use crate::env::HostEnv;
@@ -30,28 +37,27 @@ pub struct ClaudeSettings {
     pub warnings: Vec<String>,
 }
 
-/// The two files, global first.
-pub fn files(env: &HostEnv, project_dir: &Path) -> Vec<PathBuf> {
-    let mut files = Vec::with_capacity(2);
-    if let Some(dir) = &env.claude_dir {
-        files.push(dir.join(SETTINGS_FILE));
-    }
-    files.push(project_dir.join(".claude").join(SETTINGS_FILE));
-    files
-}
-
 /// The settings for `project_dir`. Missing files are empty records; an
 /// unreadable file or value is a warning and the default.
 pub fn load(env: &HostEnv, project_dir: &Path) -> ClaudeSettings {
-    let mut record = Map::new();
     let mut warnings = Vec::new();
-    for path in files(env, project_dir) {
-        let (found, mut problems) = read_file(&path);
-        record.extend(found);
+    let mut read = |path: Option<PathBuf>| {
+        let (found, mut problems) = path.map(|path| read_file(&path)).unwrap_or_default();
         warnings.append(&mut problems);
-    }
+        found
+    };
+    let user = read(env.claude_dir.as_ref().map(|dir| dir.join(SETTINGS_FILE)));
+    let project = read(Some(project_dir.join(".claude").join(SETTINGS_FILE)));
+    let (record, loosening) =
+        settings::merge_records(Some(&user), Some(&project), ProjectTrust::Untrusted);
     let resolved = settings::validate(&record);
-    warnings.extend(resolved.warnings.iter().map(ToString::to_string));
+    warnings.extend(
+        resolved
+            .warnings
+            .iter()
+            .chain(&loosening)
+            .map(ToString::to_string),
+    );
     ClaudeSettings {
         settings: resolved.settings,
         warnings,
@@ -60,22 +66,14 @@ pub fn load(env: &HostEnv, project_dir: &Path) -> ClaudeSettings {
 
 /// The `notesoup` record of the file at `path`.
 pub fn read_file(path: &Path) -> (Map<String, Value>, Vec<String>) {
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(error)
-            if matches!(
-                error.kind(),
-                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
-            ) =>
-        {
-            return (Map::new(), Vec::new());
-        }
+    let text = match read_small_text(path, MAX_SETTINGS_BYTES, Links::Follow) {
+        Ok(Some(text)) => text,
+        Ok(None) => return (Map::new(), Vec::new()),
         Err(error) => {
             return (
                 Map::new(),
                 vec![format!(
-                    "notesoup: could not read {}: {error}; using the defaults.",
-                    path.display()
+                    "notesoup: could not read {error}; using the defaults."
                 )],
             );
         }
@@ -123,7 +121,7 @@ mod tests {
         .unwrap();
         std::fs::write(
             project.join(".claude").join(SETTINGS_FILE),
-            r#"{"notesoup":{"bootMaxChars":12000,"dreamer":" sonnet "}}"#,
+            r#"{"notesoup":{"bootMaxChars":12000,"dreamer":" sonnet ","secretGuard":false}}"#,
         )
         .unwrap();
         let loaded = load(&env, &project);

@@ -13,6 +13,7 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
+use notesoup_core::plumbing::SmallFileError;
 use serde::{Deserialize, Serialize};
 
 use crate::files;
@@ -30,13 +31,17 @@ pub enum StateError {
         value: String,
     },
     /// A filesystem error, with the path it happened on.
-    #[error("{path}: {source}")]
+    #[error("{}: {source}", path.display())]
     Io {
         /// The file or directory.
         path: PathBuf,
         /// The underlying error.
         source: io::Error,
     },
+    /// A record that is not a regular file within its bound (a link, FIFO,
+    /// device or directory under its name, or one far too large): not read.
+    #[error("{0}")]
+    Refused(SmallFileError),
     /// A record that is not the JSON this plugin writes.
     #[error("{path}: not a notesoup record: {source}")]
     Malformed {
@@ -266,11 +271,7 @@ impl StateDir {
     /// The session a hook of `project_key` last recorded.
     pub fn latest(&self, project_key: &str) -> Result<Option<SessionState>, StateError> {
         let path = self.project_dir(project_key)?.join("latest");
-        let Some(bytes) = files::read_optional(&path).map_err(|source| StateError::Io {
-            path: path.clone(),
-            source,
-        })?
-        else {
+        let Some(bytes) = files::read_record(&path).map_err(StateError::from)? else {
             return Ok(None);
         };
         let session_id = String::from_utf8_lossy(&bytes);
@@ -286,11 +287,7 @@ impl StateDir {
     /// one gets it.
     pub fn take_hand_off(&self, project_key: &str) -> Result<Option<HandOff>, StateError> {
         let path = self.hand_off_path(project_key)?;
-        let Some(bytes) = files::take(&path).map_err(|source| StateError::Io {
-            path: path.clone(),
-            source,
-        })?
-        else {
+        let Some(bytes) = files::take(&path).map_err(StateError::from)? else {
             return Ok(None);
         };
         serde_json::from_slice(&bytes)
@@ -349,12 +346,17 @@ fn safe_name(what: &'static str, value: &str) -> Result<(), StateError> {
     }
 }
 
+impl From<SmallFileError> for StateError {
+    fn from(error: SmallFileError) -> Self {
+        match error {
+            SmallFileError::Io { path, source } => Self::Io { path, source },
+            refused => Self::Refused(refused),
+        }
+    }
+}
+
 fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Option<T>, StateError> {
-    let Some(bytes) = files::read_optional(path).map_err(|source| StateError::Io {
-        path: path.to_owned(),
-        source,
-    })?
-    else {
+    let Some(bytes) = files::read_record(path)? else {
         return Ok(None);
     };
     serde_json::from_slice(&bytes)

@@ -77,6 +77,9 @@ pub struct ClaudeToolHost<'a, C: Caller> {
     caller: C,
     /// The session, once asked for.
     session: Option<Option<SessionState>>,
+    /// What was wrong with the settings the call read (a settings file that
+    /// is not a file, a project's `secretGuard: false`, a bad value).
+    warnings: Vec<String>,
 }
 
 impl<'a, C: Caller> ClaudeToolHost<'a, C> {
@@ -90,7 +93,14 @@ impl<'a, C: Caller> ClaudeToolHost<'a, C> {
             project_key,
             caller,
             session: None,
+            warnings: Vec::new(),
         }
+    }
+
+    /// The settings warnings of the call, for the caller to show (the
+    /// command line on stderr, the MCP server once on its stderr).
+    pub fn take_warnings(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.warnings)
     }
 
     fn session(&mut self) -> Result<Option<SessionState>, Refusal> {
@@ -123,8 +133,9 @@ impl<C: Caller> ToolHost for ClaudeToolHost<'_, C> {
             None => (None, self.project_key, self.project_dir.to_path_buf()),
         };
         let store = store::open(self.env, session, project_key)?;
-        let settings = crate::settings::load(self.env, &project_dir).settings;
-        let store = store.with_secret_guard(settings.secret_guard);
+        let settings = crate::settings::load(self.env, &project_dir);
+        self.warnings = settings.warnings;
+        let store = store.with_secret_guard(settings.settings.secret_guard);
         Ok(match self.caller.head_cache() {
             Some(heads) => store.with_head_cache(heads),
             None => store,

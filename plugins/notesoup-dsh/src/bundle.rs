@@ -12,9 +12,9 @@ use serde_json::json;
 
 use crate::decode::{BOOT_SECTION, PINNED_DSH_VERSION};
 use crate::dream_tools;
-use crate::lines::MAX_LINE_BYTES;
 use crate::server::TEMPLATE_OPEN;
 use crate::tools;
+use notesoup_core::plumbing::MAX_LINE_BYTES;
 
 /// How many bytes of session events the bundle sends in one request before
 /// it sends the rest ahead in `session.sync` batches: well under the

@@ -14,7 +14,6 @@ pub mod decode;
 pub mod dream;
 pub mod dream_tools;
 pub mod history;
-pub mod lines;
 pub mod messages;
 pub mod mirror;
 pub mod protocol;

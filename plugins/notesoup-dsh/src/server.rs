@@ -15,7 +15,10 @@ use notesoup_core::budget::{
 };
 use notesoup_core::history::History;
 use notesoup_core::notes::NoteStore;
-use notesoup_core::settings::Settings;
+use notesoup_core::plumbing::{
+    CappedLines, LineRead, MAX_LINE_BYTES, MAX_LINE_TOKENS, is_blank, recover_id, too_many_tokens,
+};
+use notesoup_core::settings::{Settings, WarnOnce};
 use notesoup_core::tools::{
     BudgetHost, CompactJson, Refusal, RefusalCode, ResetRequest, ToolHost, ToolOutput, call_tool,
 };
@@ -27,7 +30,6 @@ use crate::boot::{self, NotesPlace};
 use crate::budget::{self, WindowNotices};
 use crate::decode::{PINNED_DSH_VERSION, SessionEvent};
 use crate::history::IncrementalHistory;
-use crate::lines::{self, MAX_LINE_BYTES, MAX_LINE_TOKENS, Read, recover_id};
 use crate::messages::{self, NoticeKind, ResetOrigin};
 use crate::mirror::{MirrorError, SessionMirror};
 use crate::protocol::{
@@ -75,6 +77,8 @@ pub struct Sidecar {
     sessions: HashMap<String, SessionState>,
     file_settings: Map<String, Value>,
     file_warnings: Vec<String>,
+    /// Warnings said on stderr, each once for the sidecar's life.
+    warned: WarnOnce,
 }
 
 impl Sidecar {
@@ -92,6 +96,7 @@ impl Sidecar {
             sessions: HashMap::new(),
             file_settings: Map::new(),
             file_warnings: Vec::new(),
+            warned: WarnOnce::new(),
         }
     }
 
@@ -105,7 +110,7 @@ impl Sidecar {
 
     /// Answers one request line with one answer line (no newline).
     pub fn answer_line(&mut self, line: &str) -> String {
-        if lines::too_many_tokens(line.as_bytes(), MAX_LINE_TOKENS) {
+        if too_many_tokens(line.as_bytes(), MAX_LINE_TOKENS) {
             return encode(&refusal(
                 recover_id(line.as_bytes()),
                 ErrorCode::BadRequest,
@@ -301,7 +306,16 @@ impl Sidecar {
         let place = self.place.clone();
         let guard = self.secret_guard;
         let id = params.session.id.clone();
-        let state = self.sync(params.session)?;
+        // Lent to the tools for the call (the session's state is borrowed
+        // from the sidecar meanwhile), then put back.
+        let mut warned = std::mem::take(&mut self.warned);
+        let state = match self.sync(params.session) {
+            Ok(state) => state,
+            Err(error) => {
+                self.warned = warned;
+                return Err(error);
+            }
+        };
         if let (Some(window), Some(used)) = (params.context_window, params.total_tokens) {
             state.remaining = Some(remaining_tokens(window, used));
         }
@@ -312,9 +326,12 @@ impl Sidecar {
             secret_guard: guard,
             policy,
             requested: None,
+            warned: &mut warned,
         };
         let output = call_tool(&mut host, &params.name, params.arguments);
         let reset = host.requested.take();
+        drop(host);
+        self.warned = warned;
         Ok(ToolResult {
             // A shared tool's flat result, or a budget tool's plain JSON: the
             // compact JSON core serialized, embedded as it is.
@@ -512,36 +529,33 @@ fn encode(response: &Response) -> String {
 /// or longer than [`MAX_LINE_BYTES`] is answered with `bad_request` (the
 /// over-long one without being buffered whole), and a handler that panics is
 /// answered with `internal`. Only a failing pipe ends it early.
-pub fn serve(
-    mut sidecar: Sidecar,
-    mut input: impl BufRead,
-    mut output: impl Write,
-) -> io::Result<()> {
-    let mut line = Vec::new();
+pub fn serve(mut sidecar: Sidecar, input: impl BufRead, mut output: impl Write) -> io::Result<()> {
+    let mut lines = CappedLines::new(input);
     loop {
-        let answer = match lines::read_line(&mut input, &mut line)? {
-            Read::Eof => return Ok(()),
-            Read::TooLong { bytes } => encode(&refusal(
-                recover_id(&line),
+        let answer = match lines.next_line()? {
+            LineRead::Eof => return Ok(()),
+            LineRead::TooLong { prefix, bytes } => encode(&refusal(
+                recover_id(prefix),
                 ErrorCode::BadRequest,
                 format!(
                     "the request line is {bytes} bytes, over the limit of {MAX_LINE_BYTES}; it was discarded"
                 ),
             )),
-            Read::Line if lines::is_blank(&line) => continue,
-            Read::Line => {
+            LineRead::Line(line) if is_blank(line) => continue,
+            LineRead::Line(line) => {
                 // A panic is a bug, but it must cost one request, not the
                 // session's notes: the sidecar's state is only replaced whole
                 // (a mirror is extended after its batch is checked), so it
                 // stays usable.
-                panic::catch_unwind(AssertUnwindSafe(|| sidecar.answer_bytes(&line)))
-                    .unwrap_or_else(|_| {
+                panic::catch_unwind(AssertUnwindSafe(|| sidecar.answer_bytes(line))).unwrap_or_else(
+                    |_| {
                         encode(&refusal(
-                            recover_id(&line),
+                            recover_id(line),
                             ErrorCode::Internal,
                             "the sidecar failed on this request (a bug); it keeps serving",
                         ))
-                    })
+                    },
+                )
             }
         };
         output.write_all(answer.as_bytes())?;
@@ -559,14 +573,24 @@ struct DshTools<'a> {
     policy: BudgetPolicy,
     /// The reset `wipe_memory` asked for, for the bundle to carry out.
     requested: Option<PendingReset>,
+    /// Warnings already said on stderr.
+    warned: &'a mut WarnOnce,
 }
 
 impl ToolHost for DshTools<'_> {
-    /// The session's store; its credential check is the project's
-    /// `secretGuard` when the project sets one, else the sidecar's.
+    /// The session's store; its credential check is the sidecar's, turned
+    /// on by the project's `secretGuard: true` (never off by its `false`).
+    /// What was wrong with the project's file is said once, on stderr
+    /// (which dsh shows: the bundle leaves the sidecar's stderr to it).
     fn notes(&mut self) -> Result<NoteStore, Refusal> {
-        let guard = settings::project_secret_guard(std::path::Path::new(&self.state.cwd))
-            .unwrap_or(self.secret_guard);
+        let (guard, warnings) = settings::session_secret_guard(
+            std::path::Path::new(&self.state.cwd),
+            self.secret_guard,
+        );
+        for warning in self.warned.fresh(warnings) {
+            // A closed stderr leaves nowhere to say it.
+            let _ = writeln!(io::stderr(), "{warning}");
+        }
         boot::store(
             self.place,
             Some(self.session_id),

@@ -9,8 +9,14 @@
 //!    the bundle passes in `hello`; it wins per key.
 //! 3. For `secretGuard` only, the project's own file
 //!    `<session cwd>/.dsh/notesoup.json` (same shape), read when a session's
-//!    notes store is opened: a project can turn the credential check off (or
-//!    back on) for itself. A value there that is not a boolean is ignored.
+//!    notes store is opened. It comes with the repository, so it can turn
+//!    the credential check on for itself but never off (core's
+//!    [`ProjectTrust::Untrusted`]): its `false` is ignored with a warning. A
+//!    value there that is not a boolean is ignored.
+//!
+//! Both files are read with core's bounded reader: a FIFO, a device, a
+//! directory or a file over [`MAX_SETTINGS_BYTES`] under either name is one
+//! warning and the defaults, never a wait or a read without end.
 //!
 //! Every problem is one warning, each starting `notesoup: ` and naming the
 //! key as it is written (`reserveTokens`, not a dotted path), so warnings
@@ -19,7 +25,8 @@
 use std::path::{Path, PathBuf};
 
 use notesoup_core::budget::{DEFAULT_RESERVE_TOKENS, clamp_reserve};
-use notesoup_core::settings::{self, SETTINGS_KEY, Settings};
+use notesoup_core::plumbing::{Links, MAX_SETTINGS_BYTES, read_small_text};
+use notesoup_core::settings::{self, ProjectTrust, SETTINGS_KEY, Settings};
 use serde_json::{Map, Value};
 
 /// The settings file's name inside the dsh home.
@@ -84,28 +91,42 @@ pub fn project_file(cwd: &Path) -> PathBuf {
     cwd.join(".dsh").join(SETTINGS_FILE)
 }
 
-/// The project's `secretGuard` (layer 3), when its file sets a boolean; any
-/// other value, a missing or unreadable file is no project setting.
-pub fn project_secret_guard(cwd: &Path) -> Option<bool> {
-    let (record, _warnings) = read_file(&project_file(cwd));
-    record.get("secretGuard").and_then(Value::as_bool)
+/// The credential guard for a session whose cwd is `cwd`, given the
+/// sidecar's own (`user`: the dsh home's file under the row): the project's
+/// file (layer 3) may turn it on, never off. Also the warnings: the project
+/// file's problems, and a `false` there that was not applied. A value there
+/// that is not a boolean is no project setting.
+pub fn session_secret_guard(cwd: &Path, user: bool) -> (bool, Vec<String>) {
+    let (record, mut warnings) = read_file(&project_file(cwd));
+    let project: Map<String, Value> = record
+        .get("secretGuard")
+        .filter(|value| value.is_boolean())
+        .map(|value| ("secretGuard".to_owned(), value.clone()))
+        .into_iter()
+        .collect();
+    let user_record = Map::from_iter([("secretGuard".to_owned(), Value::Bool(user))]);
+    let (merged, loosening) =
+        settings::merge_records(Some(&user_record), Some(&project), ProjectTrust::Untrusted);
+    warnings.extend(loosening.iter().map(ToString::to_string));
+    let guard = merged
+        .get("secretGuard")
+        .and_then(Value::as_bool)
+        .unwrap_or(user);
+    (guard, warnings)
 }
 
 /// The `notesoup` record of the settings file at `path`; a missing file is
 /// an empty record, an unreadable one or one that is not a JSON object is
 /// a warning and an empty record.
 pub fn read_file(path: &Path) -> (Map<String, Value>, Vec<String>) {
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
-            return (Map::new(), Vec::new());
-        }
+    let text = match read_small_text(path, MAX_SETTINGS_BYTES, Links::Follow) {
+        Ok(Some(text)) => text,
+        Ok(None) => return (Map::new(), Vec::new()),
         Err(error) => {
             return (
                 Map::new(),
                 vec![format!(
-                    "notesoup: could not read {}: {error}; using the defaults.",
-                    path.display()
+                    "notesoup: could not read {error}; using the defaults."
                 )],
             );
         }

@@ -27,6 +27,7 @@ use std::time::{Duration, Instant};
 use notesoup_core::dream::{
     Deadline, DreamRequest, DreamResult, DreamRunner, DreamWrite, Ended, dream_tool_table,
 };
+use notesoup_core::plumbing::{Links, MAX_SETTINGS_BYTES, read_small_text};
 use notesoup_core::settings::{self, SettingsWarning};
 use serde_json::{Value, json};
 
@@ -362,14 +363,10 @@ pub fn dreamer_setting(
     let mut warnings = Vec::new();
     let mut read = |path: Option<PathBuf>| -> Option<Value> {
         let path = path?;
-        let text = match std::fs::read_to_string(&path) {
-            Ok(text) => text,
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return None,
+        let text = match read_small_text(&path, MAX_SETTINGS_BYTES, Links::Follow) {
+            Ok(text) => text?,
             Err(error) => {
-                warnings.push(format!(
-                    "notesoup: cannot read {}: {error}; ignoring it.",
-                    path.display()
-                ));
+                warnings.push(format!("notesoup: cannot read {error}; ignoring it."));
                 return None;
             }
         };
@@ -386,7 +383,11 @@ pub fn dreamer_setting(
     };
     let global = read(agent_dir.map(|dir| dir.join("settings.json")));
     let project = read(Some(cwd.join(".pi/settings.json")));
-    let resolved = settings::resolve(global.as_ref(), project.as_ref());
+    let resolved = settings::resolve(
+        global.as_ref(),
+        project.as_ref(),
+        settings::ProjectTrust::Untrusted,
+    );
     warnings.extend(
         resolved
             .warnings

@@ -40,6 +40,7 @@ use serde::{Deserialize, Serialize};
 use crate::notes::{
     Home, NoteError, NoteHeader, NoteLocation, NoteMeta, NoteRow, NoteStore, Scope, now_ms,
 };
+use crate::plumbing::{Links, read_small_file};
 
 use super::render::SHELF_FRESH_LIMIT;
 use super::snapshot::{HomeShelf, MAP_FILE, list_home};
@@ -150,21 +151,16 @@ impl ShelfIndex {
     }
 
     /// The index saved at `path` by [`Self::save`]. A missing, unreadable,
-    /// oversized or malformed file, or one of another version, gives an
-    /// empty index: a kept home is only served while its directories are
-    /// unchanged, so a saved index can make a boot faster, never different
-    /// from a listing (see the module docs for what stamps cannot see).
+    /// oversized or malformed file, one of another version, or anything but
+    /// a regular file (a link, FIFO or device is neither read nor waited on;
+    /// the next save replaces it) gives an empty index: a kept home is only
+    /// served while its directories are unchanged, so a saved index can make
+    /// a boot faster, never different from a listing (see the module docs
+    /// for what stamps cannot see).
     pub fn load(path: &Path) -> ShelfIndex {
-        let homes = std::fs::File::open(path)
+        let homes = read_small_file(path, Self::MAX_SAVED_BYTES, Links::Refuse)
             .ok()
-            .and_then(|file| {
-                use std::io::Read;
-                let mut bytes = Vec::new();
-                file.take(Self::MAX_SAVED_BYTES + 1)
-                    .read_to_end(&mut bytes)
-                    .ok()?;
-                (bytes.len() as u64 <= Self::MAX_SAVED_BYTES).then_some(bytes)
-            })
+            .flatten()
             .and_then(|bytes| serde_json::from_slice::<Saved>(&bytes).ok())
             .filter(|saved| saved.version == Self::VERSION)
             .map(|saved| saved.homes)

@@ -22,14 +22,7 @@ use serde_json::value::RawValue;
 use typeshare::typeshare;
 
 use super::{DreamTools, call_dream_tool, dream_tool_table};
-
-/// The longest request line read, newline excluded: a whole note
-/// ([`crate::notes::MAX_NOTE_BYTES`]) escaped as JSON fits many times.
-pub const DREAM_LINE_MAX_BYTES: usize = 16 * 1024 * 1024;
-
-/// The id answered when a line's own id cannot be read; extensions number
-/// their requests from 1.
-pub const UNKNOWN_ID: u64 = 0;
+use crate::plumbing::{CappedLines, LineRead, MAX_LINE_BYTES, is_blank, recover_id};
 
 /// The longest refusal message sent back, in bytes.
 const MAX_MESSAGE_BYTES: usize = 1024;
@@ -185,26 +178,6 @@ fn refusal(id: u64, message: &str) -> DreamAnswer {
     }
 }
 
-/// The `id` of a line that is not a valid request, when it has one: from
-/// the parsed line, else from a line that starts `{"id":N` as the
-/// extension writes them (an over-long line keeps only its start).
-fn recover_id(line: &[u8]) -> u64 {
-    if let Ok(value) = serde_json::from_slice::<Value>(line) {
-        return value
-            .get("id")
-            .and_then(Value::as_u64)
-            .unwrap_or(UNKNOWN_ID);
-    }
-    let Some(rest) = line.strip_prefix(b"{\"id\":") else {
-        return UNKNOWN_ID;
-    };
-    let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
-    std::str::from_utf8(&rest[..digits])
-        .ok()
-        .and_then(|text| text.parse().ok())
-        .unwrap_or(UNKNOWN_ID)
-}
-
 /// The answer to one request line.
 pub fn answer_dream_line(tools: &DreamTools, line: &[u8]) -> DreamAnswer {
     let Request { id, call } = match Request::parse(line) {
@@ -237,59 +210,6 @@ pub fn answer_dream_line(tools: &DreamTools, line: &[u8]) -> DreamAnswer {
     }
 }
 
-/// What one bounded line read brought.
-#[derive(Debug, PartialEq, Eq)]
-enum Line {
-    /// A whole line is in the buffer, without its line ending.
-    Whole,
-    /// The line was over the bound; it was skipped to its newline, and only
-    /// its first bytes are in the buffer.
-    TooLong(u64),
-    /// The input ended.
-    End,
-}
-
-/// Reads one line into `line`, keeping at most `cap` bytes of it.
-fn read_line(input: &mut impl BufRead, line: &mut Vec<u8>, cap: usize) -> io::Result<Line> {
-    line.clear();
-    let mut total: u64 = 0;
-    let mut seen = false;
-    loop {
-        let available = match input.fill_buf() {
-            Ok(available) => available,
-            Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
-            Err(error) => return Err(error),
-        };
-        if available.is_empty() {
-            if !seen {
-                return Ok(Line::End);
-            }
-            break;
-        }
-        seen = true;
-        let (chunk, done) = match memchr::memchr(b'\n', available) {
-            Some(at) => (&available[..at], Some(at + 1)),
-            None => (available, None),
-        };
-        let room = (cap + 1).saturating_sub(line.len());
-        line.extend_from_slice(&chunk[..chunk.len().min(room)]);
-        total += chunk.len() as u64;
-        let used = done.unwrap_or(available.len());
-        input.consume(used);
-        if done.is_some() {
-            break;
-        }
-    }
-    if total > cap as u64 {
-        line.truncate(256);
-        return Ok(Line::TooLong(total));
-    }
-    if line.last() == Some(&b'\r') {
-        line.pop();
-    }
-    Ok(Line::Whole)
-}
-
 /// Serves dream-tool requests until the input ends.
 ///
 /// # Errors
@@ -299,25 +219,27 @@ pub fn serve_dream_tools(
     input: impl BufRead,
     output: impl Write,
 ) -> io::Result<()> {
-    serve_capped(tools, input, output, DREAM_LINE_MAX_BYTES)
+    serve_capped(tools, input, output, MAX_LINE_BYTES)
 }
 
 fn serve_capped(
     tools: &DreamTools,
-    mut input: impl BufRead,
+    input: impl BufRead,
     mut output: impl Write,
     cap: usize,
 ) -> io::Result<()> {
-    let mut line = Vec::new();
+    let mut lines = CappedLines::with_cap(input, cap);
     loop {
-        let answer = match read_line(&mut input, &mut line, cap)? {
-            Line::End => return Ok(()),
-            Line::TooLong(bytes) => refusal(
-                recover_id(&line),
-                &format!("the request line is {bytes} bytes, over the limit of {cap}"),
+        let answer = match lines.next_line()? {
+            LineRead::Eof => return Ok(()),
+            LineRead::TooLong { prefix, bytes } => refusal(
+                recover_id(prefix),
+                &format!(
+                    "the request line is {bytes} bytes, over the limit of {cap}; it was discarded"
+                ),
             ),
-            Line::Whole if line.iter().all(u8::is_ascii_whitespace) => continue,
-            Line::Whole => answer_dream_line(tools, &line),
+            LineRead::Line(line) if is_blank(line) => continue,
+            LineRead::Line(line) => answer_dream_line(tools, line),
         };
         let mut bytes = serde_json::to_vec(&answer).map_err(io::Error::other)?;
         bytes.push(b'\n');
@@ -359,7 +281,7 @@ mod tests {
             "{\"id\":7,\"op\":\"dream.tool\",\"params\":{\"name\":\"read\",\"arguments\":{\"path\":\"human/a.md\"}}}\r",
         ]
         .join("\n");
-        let answers = served(&tools, &input, DREAM_LINE_MAX_BYTES);
+        let answers = served(&tools, &input, MAX_LINE_BYTES);
         assert_eq!(answers.len(), 7);
         assert_eq!(answers[0]["result"]["is_error"], false);
         assert_eq!(answers[1]["result"]["is_error"], true, "{}", answers[1]);
@@ -493,7 +415,7 @@ mod tests {
             },
         );
         let mut out = Vec::new();
-        serve_capped(&tools, reader, &mut out, DREAM_LINE_MAX_BYTES).unwrap();
+        serve_capped(&tools, reader, &mut out, MAX_LINE_BYTES).unwrap();
         let answer: Value = serde_json::from_slice(&out).unwrap();
         assert_eq!(answer["id"], 9);
         assert_eq!(answer["result"]["text"], "(nothing)");

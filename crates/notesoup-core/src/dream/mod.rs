@@ -30,8 +30,8 @@ pub use error::DreamError;
 pub use gates::{DEFAULT_MIN_HOURS, DEFAULT_MIN_SESSIONS, Gate, material_gate, time_gate};
 pub use jail::{jail_read_path, jail_write_path};
 pub use lines::{
-    DREAM_LINE_MAX_BYTES, DreamAnswer, DreamCall, DreamErrorCode, DreamProtocolError,
-    DreamToolParams, DreamToolResult, answer_dream_line, serve_dream_tools,
+    DreamAnswer, DreamCall, DreamErrorCode, DreamProtocolError, DreamToolParams, DreamToolResult,
+    answer_dream_line, serve_dream_tools,
 };
 pub use lock::{
     DreamLock, LAST_RUN_FILE, LOCK_FILE, LockState, iso_utc, last_run, lock_state,

@@ -146,7 +146,20 @@ fn home() -> String {
     ".".to_owned()
 }
 
+/// The arguments as the tool's struct. Only an object (or `null`, read as
+/// `{}`) is read: serde would take an array by position, which no schema
+/// offers.
 fn parse<T: DeserializeOwned>(arguments: Value) -> Result<T, String> {
+    let arguments = match arguments {
+        Value::Null => Value::Object(serde_json::Map::new()),
+        Value::Object(object) => Value::Object(object),
+        other => {
+            return Err(format!(
+                "invalid arguments: expected an object, got {}",
+                crate::tools::json_kind(&other)
+            ));
+        }
+    };
     serde_json::from_value(arguments).map_err(|error| format!("invalid arguments: {error}"))
 }
 

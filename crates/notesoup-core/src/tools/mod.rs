@@ -32,7 +32,7 @@ pub use dispatch::{HISTORY_TOOLS, NOTES_TOOLS, call_history_tool, call_notes_too
 pub use fill::{Filled, fill_best, fill_while_fits};
 pub use outcome::{Outcome, Refusal, RefusalCode, WireRefusal};
 pub use output::{CompactJson, ToolData, ToolOutput, fits};
-pub use params::{SearchQuery, parse_arguments};
+pub use params::{SearchQuery, json_kind, parse_arguments};
 pub use surface::{
     BudgetHost, GET_CONTEXT_REMAINING, REMAINING_DESCRIPTION, ResetRequest, ToolFamily, ToolHost,
     ToolSpec, WIPE_DESCRIPTION, WIPE_MEMORY, WIPE_WHILE_OFF, call_tool, tool_spec, tool_table,

@@ -12,11 +12,22 @@ use super::outcome::{Outcome, Refusal, RefusalCode};
 
 /// Decodes a tool call's JSON arguments into the tool's parameter struct.
 /// Unknown fields and wrong types are `invalid_arguments`, with serde's reason.
-/// A missing or `null` argument object reads as `{}`.
+/// A missing or `null` argument object reads as `{}`; anything else that is
+/// not an object is `invalid_arguments` (serde would read an array by
+/// position, which no tool's schema offers).
 pub fn parse_arguments<P: DeserializeOwned>(arguments: Value) -> Outcome<P> {
     let arguments = match arguments {
         Value::Null => Value::Object(serde_json::Map::new()),
-        other => other,
+        Value::Object(object) => Value::Object(object),
+        other => {
+            return Err(Refusal::new(
+                RefusalCode::InvalidArguments,
+                format!(
+                    "invalid arguments: expected an object, got {}",
+                    json_kind(&other)
+                ),
+            ));
+        }
     };
     serde_json::from_value(arguments).map_err(|error| {
         Refusal::new(
@@ -24,6 +35,18 @@ pub fn parse_arguments<P: DeserializeOwned>(arguments: Value) -> Outcome<P> {
             format!("invalid arguments: {error}"),
         )
     })
+}
+
+/// What kind of JSON value `value` is, as a refusal names it.
+pub fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
 }
 
 /// A search `query`: one literal, or several combined with OR.

@@ -1,8 +1,8 @@
 //! Integration tests: settings.
 
 use notesoup_core::settings::{
-    ResolvedSettings, SETTINGS_KEY, Settings, SettingsWarning, WarnOnce, is_plain_object, merge,
-    notesoup_record, resolve, validate,
+    ProjectTrust, ResolvedSettings, SETTINGS_KEY, Settings, SettingsWarning, WarnOnce,
+    is_plain_object, merge, notesoup_record, resolve, validate,
 };
 use serde_json::{Value, json};
 
@@ -66,7 +66,7 @@ fn settings(margin: u64, dreamer: Option<&str>) -> Settings {
 
 fn check_merge(global: Option<Value>, project: Option<Value>, expect: ResolvedSettings) {
     assert_eq!(
-        resolve(global.as_ref(), project.as_ref()),
+        resolve(global.as_ref(), project.as_ref(), ProjectTrust::Trusted),
         expect,
         "global {global:?}, project {project:?}"
     );
@@ -116,10 +116,12 @@ fn project_wins_per_key() {
 
 #[test]
 fn merge_keeps_unknown_keys_and_project_order_of_precedence() {
-    let merged = merge(
+    let (merged, warning) = merge(
         Some(&json!({"notesoup": {"a": 1, "b": 1}})),
         Some(&json!({"notesoup": {"b": 2, "c": 2}})),
+        ProjectTrust::Untrusted,
     );
+    assert_eq!(warning, None);
     assert_eq!(Value::Object(merged), json!({"a": 1, "b": 2, "c": 2}));
 }
 
@@ -192,6 +194,7 @@ fn one_warning_per_distinct_problem_in_field_order() {
     let resolved = resolve(
         Some(&json!({"notesoup": {"dreamer": 7, "reminderMarginTokens": "lots", "extra": 1}})),
         None,
+        ProjectTrust::Trusted,
     );
     assert_eq!(resolved.settings, Settings::default());
     let texts: Vec<String> = resolved.warnings.iter().map(ToString::to_string).collect();
@@ -203,7 +206,7 @@ fn spec_example_resolves() {
     let file = json!({ "compaction": { "reserveTokens": 16384 },
       "notesoup": { "reminderMarginTokens": 24576, "dreamer": "anthropic/claude-sonnet-4-5" } });
     assert_eq!(
-        resolve(Some(&file), None),
+        resolve(Some(&file), None, ProjectTrust::Trusted),
         ResolvedSettings {
             settings: settings(24_576, Some("anthropic/claude-sonnet-4-5")),
             warnings: vec![],
@@ -215,13 +218,16 @@ fn spec_example_resolves() {
 fn each_distinct_warning_is_shown_once() {
     let mut once = WarnOnce::new();
     let bad = json!({"notesoup": {"reminderMarginTokens": 0}});
-    let first = resolve(Some(&bad), None).warnings;
+    let first = resolve(Some(&bad), None, ProjectTrust::Trusted).warnings;
     assert_eq!(once.fresh(first), [MARGIN_WARNING]);
     // Resolved live again: nothing new to show.
-    assert!(once.fresh(resolve(Some(&bad), None).warnings).is_empty());
+    assert!(
+        once.fresh(resolve(Some(&bad), None, ProjectTrust::Trusted).warnings)
+            .is_empty()
+    );
     let worse = json!({"notesoup": {"reminderMarginTokens": 0, "dreamer": ""}});
     assert_eq!(
-        once.fresh(resolve(Some(&worse), None).warnings),
+        once.fresh(resolve(Some(&worse), None, ProjectTrust::Trusted).warnings),
         [DREAMER_WARNING]
     );
 }
@@ -230,7 +236,7 @@ fn each_distinct_warning_is_shown_once() {
 fn boot_max_chars_validation() {
     let check = |value: Value, expect: Option<usize>| {
         let record = json!({"notesoup": {"bootMaxChars": value}});
-        let resolved = resolve(None, Some(&record));
+        let resolved = resolve(None, Some(&record), ProjectTrust::Trusted);
         match expect {
             Some(chars) => {
                 assert_eq!(resolved.settings.boot_max_chars, chars, "{value}");
@@ -253,7 +259,7 @@ fn boot_max_chars_validation() {
 #[test]
 fn the_legacy_key_is_read_with_a_warning() {
     let legacy = json!({"pi-context": {"reminderMarginTokens": 1000}});
-    let resolved = resolve(Some(&legacy), None);
+    let resolved = resolve(Some(&legacy), None, ProjectTrust::Trusted);
     assert_eq!(resolved.settings.reminder_margin_tokens, 1000);
     assert_eq!(resolved.warnings, [SettingsWarning::LegacyKey]);
     assert_eq!(
@@ -262,7 +268,7 @@ fn the_legacy_key_is_read_with_a_warning() {
     );
     // The new key wins in a file that has both, without a warning.
     let both = json!({"notesoup": {"reminderMarginTokens": 2000}, "pi-context": {"reminderMarginTokens": 1000}});
-    let resolved = resolve(Some(&both), None);
+    let resolved = resolve(Some(&both), None, ProjectTrust::Trusted);
     assert_eq!(resolved.settings.reminder_margin_tokens, 2000);
     assert!(resolved.warnings.is_empty());
 }

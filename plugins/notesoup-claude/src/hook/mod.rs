@@ -7,6 +7,7 @@
 pub mod io;
 pub mod reset;
 
+use std::cell::RefCell;
 use std::path::PathBuf;
 
 use notesoup_core::boot::continuation_text;
@@ -51,16 +52,25 @@ pub fn run(event: Event, stdin: &[u8], env: &HostEnv) -> HookOutput {
         return HookOutput::default();
     }
     match Session::open(env, &input) {
-        Ok(session) => match event {
-            Event::SessionStart => session.start(),
-            Event::UserPromptSubmit => match input.prompt.as_deref().and_then(fresh_window_args) {
-                Some(prompt) => session.fresh_window(prompt),
-                None => session.budget_notice(event),
-            },
-            Event::PostToolBatch => session.budget_notice(event),
-            Event::Stop => session.stop(),
-            Event::SessionEnd => session.end(),
-        },
+        Ok(session) => {
+            let output = match event {
+                Event::SessionStart => session.start(),
+                Event::UserPromptSubmit => {
+                    match input.prompt.as_deref().and_then(fresh_window_args) {
+                        Some(prompt) => session.fresh_window(prompt),
+                        None => session.budget_notice(event),
+                    }
+                }
+                Event::PostToolBatch => session.budget_notice(event),
+                Event::Stop => session.stop(),
+                Event::SessionEnd => session.end(),
+            };
+            session
+                .warnings
+                .into_inner()
+                .iter()
+                .fold(output, |output, warning| output.with_notice(warning))
+        }
         Err(message) => HookOutput::notice(format!("notesoup: {message}")),
     }
 }
@@ -73,6 +83,9 @@ struct Session<'a> {
     states: StateDir,
     transcript: PathBuf,
     cwd: PathBuf,
+    /// Records that were not read (not a regular file, or too large), each
+    /// told once at the end of the run; the run goes on without them.
+    warnings: RefCell<Vec<String>>,
 }
 
 impl<'a> Session<'a> {
@@ -101,7 +114,17 @@ impl<'a> Session<'a> {
             states: StateDir::new(data),
             transcript,
             cwd,
+            warnings: RefCell::new(Vec::new()),
         })
+    }
+
+    /// Tells, once, that `record` was refused and what is done instead.
+    fn warn_refused(&self, record: &StateError, instead: &str) {
+        let warning = format!("notesoup: {record}; {instead}.");
+        let mut warnings = self.warnings.borrow_mut();
+        if !warnings.contains(&warning) {
+            warnings.push(warning);
+        }
     }
 
     fn session_id(&self) -> &str {
@@ -134,6 +157,10 @@ impl<'a> Session<'a> {
         match self.states.load(self.session_id()) {
             Ok(state) => Ok(state),
             Err(StateError::Malformed { .. }) => Ok(None),
+            Err(refused @ StateError::Refused(_)) => {
+                self.warn_refused(&refused, "the session's record is rebuilt");
+                Ok(None)
+            }
             Err(err) => Err(err.to_string()),
         }
     }
@@ -144,7 +171,7 @@ impl<'a> Session<'a> {
     /// saved only makes the next scan read the whole file.
     fn scan(&self) -> Result<BootScan, String> {
         let file = self.kept_scan_file();
-        let kept = files::read_optional(&file)
+        let kept = files::read_record(&file)
             .ok()
             .flatten()
             .filter(|bytes| bytes.len() <= KEPT_SCAN_MAX_BYTES)
@@ -295,7 +322,15 @@ impl<'a> Session<'a> {
     /// a new chain starts without one. `true` when it continued.
     fn take_hand_off(&self) -> Result<(SessionState, bool), String> {
         let key = project_key(&self.cwd);
-        let Some(hand_off) = self.states.take_hand_off(&key).map_err(|e| e.to_string())? else {
+        let hand_off = match self.states.take_hand_off(&key) {
+            Ok(hand_off) => hand_off,
+            Err(refused @ StateError::Refused(_)) => {
+                self.warn_refused(&refused, "a new chain starts");
+                None
+            }
+            Err(err) => return Err(err.to_string()),
+        };
+        let Some(hand_off) = hand_off else {
             return Ok((self.new_chain(), false));
         };
         let mut chain = self
@@ -419,6 +454,10 @@ impl<'a> Session<'a> {
         let state = match self.states.load(self.session_id()) {
             Ok(Some(state)) => state,
             Ok(None) => self.new_chain(),
+            Err(refused @ StateError::Refused(_)) => {
+                self.warn_refused(&refused, "the hand-off starts a new chain");
+                self.new_chain()
+            }
             Err(err) => return HookOutput::notice(format!("notesoup: {err}")),
         };
         let hand_off = HandOff {

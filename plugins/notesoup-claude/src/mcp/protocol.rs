@@ -15,6 +15,7 @@ use std::sync::mpsc;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
+use notesoup_core::plumbing::{CappedLines, LineRead, MAX_LINE_TOKENS, is_blank, too_many_tokens};
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use serde::Serialize;
 use serde_json::error::Category;
@@ -128,10 +129,11 @@ pub struct ServerInfo {
     pub version: &'static str,
 }
 
-/// The longest request line the server reads (16 MiB). Notes are capped at
-/// 1 MB, so no valid request comes near it; a longer line is answered with
-/// an error and discarded as it streams in, never held in memory.
-pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
+/// The longest request line the server reads: the one cap of every line
+/// reader (16 MiB). Notes are capped at 1 MB, so no valid request comes
+/// near it; a longer line is answered with an error and discarded as it
+/// streams in, never held in memory.
+pub use notesoup_core::plumbing::MAX_LINE_BYTES;
 
 /// Serves requests from `input` until it closes, answering on `output`.
 /// Lines are read as bytes: one that is not JSON (invalid UTF-8 included)
@@ -404,20 +406,30 @@ enum Screened {
 /// Reads lines until `input` closes; answers malformed ones, hands requests
 /// to the SDK.
 fn gate(
-    mut input: impl BufRead,
+    input: impl BufRead,
     max_line: usize,
     to_sdk: &tokio::sync::mpsc::UnboundedSender<ClientJsonRpcMessage>,
     to_writer: &mpsc::Sender<Vec<u8>>,
     pending: &Pending,
 ) -> io::Result<()> {
-    let mut line = Vec::new();
+    let mut lines = CappedLines::with_cap(input, max_line);
     let mut next_id: i64 = 0;
     let mut lifecycle = Lifecycle::Open;
     loop {
-        let reply = match read_line(&mut input, &mut line, max_line)? {
-            LineRead::End => return Ok(()),
-            LineRead::Line if line.iter().all(u8::is_ascii_whitespace) => continue,
-            LineRead::Line => match screen(&line) {
+        let reply = match lines.next_line()? {
+            LineRead::Eof => return Ok(()),
+            LineRead::Line(line) if is_blank(line) => continue,
+            LineRead::Line(line) if too_many_tokens(line, MAX_LINE_TOKENS) => Reply::error(
+                None,
+                RpcError {
+                    code: code::INVALID_REQUEST,
+                    message: format!(
+                        "invalid request: the line holds more than {MAX_LINE_TOKENS} commas, colons and opening brackets and was not parsed"
+                    ),
+                    data: Some(json!({ "limitTokens": MAX_LINE_TOKENS })),
+                },
+            ),
+            LineRead::Line(line) => match screen(line) {
                 Screened::Reply(reply) => reply,
                 Screened::Nothing => continue,
                 // Answered here in every lifecycle: the stateless revision
@@ -487,7 +499,7 @@ fn gate(
                     }
                 }
             },
-            LineRead::TooLong { bytes } => Reply::error(
+            LineRead::TooLong { bytes, .. } => Reply::error(
                 None,
                 RpcError {
                     code: code::INVALID_REQUEST,
@@ -503,64 +515,6 @@ fn gate(
         pending.wait_all(|| to_sdk.is_closed());
         if to_writer.send(reply.to_bytes()?).is_err() {
             return Ok(());
-        }
-    }
-}
-
-/// What [`read_line`] found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum LineRead {
-    /// The input is closed and no bytes were left.
-    End,
-    /// One line (without its `\n`) is in the buffer.
-    Line,
-    /// A line longer than the limit was skipped to its end; `bytes` long.
-    TooLong {
-        /// Its length, the `\n` excluded.
-        bytes: u64,
-    },
-}
-
-/// Reads one line into `line` (cleared first), keeping at most `max` bytes:
-/// past that the rest of the line is consumed without being kept.
-fn read_line(input: &mut impl BufRead, line: &mut Vec<u8>, max: usize) -> io::Result<LineRead> {
-    // One large request must not pin its buffer for the server's lifetime.
-    if line.capacity() > 1024 * 1024 {
-        *line = Vec::new();
-    }
-    line.clear();
-    let mut skipped: Option<u64> = None;
-    loop {
-        let available = match input.fill_buf() {
-            Ok(available) => available,
-            Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
-            Err(err) => return Err(err),
-        };
-        if available.is_empty() {
-            return Ok(match skipped {
-                Some(bytes) => LineRead::TooLong { bytes },
-                None if line.is_empty() => LineRead::End,
-                None => LineRead::Line,
-            });
-        }
-        let (piece, used, ended) = match memchr::memchr(b'\n', available) {
-            Some(at) => (&available[..at], at + 1, true),
-            None => (available, available.len(), false),
-        };
-        match &mut skipped {
-            Some(bytes) => *bytes += piece.len() as u64,
-            None if line.len() + piece.len() > max => {
-                skipped = Some((line.len() + piece.len()) as u64);
-                *line = Vec::new();
-            }
-            None => line.extend_from_slice(piece),
-        }
-        input.consume(used);
-        if ended {
-            return Ok(match skipped {
-                Some(bytes) => LineRead::TooLong { bytes },
-                None => LineRead::Line,
-            });
         }
     }
 }

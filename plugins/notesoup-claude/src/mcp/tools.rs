@@ -5,11 +5,13 @@
 //! Claude Code 2.1.332 would hand the model that JSON instead of the text,
 //! so the plugin leaves it off.
 
+use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use notesoup_core::history::History;
 use notesoup_core::notes::{HeadCache, project_key};
+use notesoup_core::settings::WarnOnce;
 use notesoup_core::tools::{Refusal, RefusalCode, ToolOutput, ToolSpec};
 use serde_json::Value;
 
@@ -37,6 +39,9 @@ pub struct NotesoupTools {
     known_caller: Option<KnownCaller>,
     /// Note heads kept between listings, watched for changes.
     heads: Arc<HeadCache>,
+    /// Settings warnings said on stderr (Claude Code keeps a server's
+    /// stderr in its logs), each once for the server's life.
+    warned: WarnOnce,
 }
 
 /// A chain's kept decode and the history built from it. One entry only:
@@ -105,6 +110,7 @@ impl NotesoupTools {
             history_cache: None,
             known_caller: None,
             heads: Arc::new(HeadCache::new().watching()),
+            warned: WarnOnce::new(),
         }
     }
 }
@@ -213,6 +219,10 @@ impl ToolHost for NotesoupTools {
         };
         let mut host = ClaudeToolHost::new(&self.env, &self.project_dir, &self.project_key, caller);
         let output = crate::tool_host::run(&mut host, name, arguments);
+        for warning in self.warned.fresh(host.take_warnings()) {
+            // A closed stderr leaves nowhere to say it.
+            let _ = writeln!(std::io::stderr(), "{warning}");
+        }
         Ok(ToolText {
             // Successes only: a refusal's `{error, code}` is not the tool's
             // output schema, and its text is what every client shows.

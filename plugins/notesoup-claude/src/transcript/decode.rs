@@ -33,6 +33,7 @@ use notesoup_core::history::{
     ItemKind, MessageRole, NestedArguments, NestedCall, NestedCalls, SeqSpan, ToolCall, ToolResult,
     ToolStatus, Transcript, TranscriptItem, TranscriptWindow,
 };
+use notesoup_core::plumbing::MAX_LINE_BYTES;
 use serde_json::Value;
 
 use super::relink::active_branch;
@@ -410,6 +411,9 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// Fills `buffer` with the next chunk of whole lines (the carried bytes,
 /// then at least `chunk` more up to a newline) and returns its index;
 /// `None` at the end, when stopped, or on a read error (kept in the feed).
+/// A line longer than core's `MAX_LINE_BYTES` is passed over as it streams
+/// past, never kept whole: it is a bad line like one that does not parse
+/// (`read` still sees its bytes, so offsets stay true).
 fn next_chunk<R: Read, F: FnMut(&[u8]) -> bool>(
     feed: &Mutex<Feed<'_, R, F>>,
     buffer: &mut Vec<u8>,
@@ -458,6 +462,46 @@ fn next_chunk<R: Read, F: FnMut(&[u8]) -> bool>(
             let index = feed.next;
             feed.next += 1;
             return Some(index);
+        }
+        // No newline yet, so the buffer is one line's start: past the cap,
+        // the line is read to its end and dropped, and what follows it goes
+        // on as usual.
+        if buffer.len() > MAX_LINE_BYTES {
+            buffer.clear();
+            buffer.shrink_to(chunk);
+            loop {
+                buffer.resize(chunk, 0);
+                let read = loop {
+                    match feed.reader.read(&mut buffer[..]) {
+                        Ok(read) => break read,
+                        Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
+                        Err(err) => {
+                            feed.error = Some(err);
+                            feed.ended = true;
+                            return None;
+                        }
+                    }
+                };
+                buffer.truncate(read);
+                if read == 0 || !(feed.read)(buffer) {
+                    // The end (or a stop) inside the dropped line: no tail.
+                    feed.ended = true;
+                    buffer.clear();
+                    return None;
+                }
+                if let Some(at) = memchr::memchr(b'\n', buffer) {
+                    buffer.drain(..=at);
+                    break;
+                }
+            }
+            if let Some(at) = memchr::memrchr(b'\n', buffer) {
+                let end = at + 1;
+                feed.carry.extend_from_slice(&buffer[end..]);
+                buffer.truncate(end);
+                let index = feed.next;
+                feed.next += 1;
+                return Some(index);
+            }
         }
     }
 }

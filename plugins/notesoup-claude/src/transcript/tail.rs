@@ -17,8 +17,9 @@ use crate::files::open_regular;
 
 const CHUNK: usize = 64 * 1024;
 
-/// The longest line the reader hands out (16 MiB); longer ones are skipped.
-pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
+/// The longest line the reader hands out: core's one line cap (16 MiB);
+/// longer ones are skipped.
+pub use notesoup_core::plumbing::MAX_LINE_BYTES;
 
 /// Byte strings looked for in a transcript's lines, each with its finder
 /// (built once, not per line).

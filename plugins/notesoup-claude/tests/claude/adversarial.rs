@@ -464,6 +464,17 @@ fn check_hook_case(case: &Value, output: &std::process::Output) -> String {
             );
             assert_eq!(notice, None, "{name}");
         }
+        "boot-warned" => {
+            assert_eq!(out["hookSpecificOutput"]["hookEventName"], "SessionStart");
+            assert!(
+                context.is_some_and(|c| c.contains("Current context window id: claude:")),
+                "{name}: {stdout:.500}"
+            );
+            assert!(
+                notice.is_some_and(|n| n.starts_with("notesoup: ")),
+                "{name}: {stdout:.500}"
+            );
+        }
         "boot-failed" => {
             assert!(
                 context.is_some_and(|c| c.starts_with("# notesoup\n")),

@@ -220,8 +220,11 @@ fn fake_token() -> String {
     format!("ghp_{}", "aB3dE5gH7jK9mN1pQ2rS4tU6vW8xY0zAbCdE")
 }
 
+/// The guard is the user's to turn off: a project's `.claude/notesoup.json`
+/// comes with its repository, so its `false` is ignored with a warning,
+/// and only `~/.claude/notesoup.json` turns the guard off.
 #[test]
-fn the_credential_guard_follows_the_project_settings() {
+fn the_credential_guard_follows_the_user_settings_never_a_project_s_false() {
     let sb = Sandbox::new();
     // The shape alone is not GitHub's (no valid checksum); named a token,
     // the random value is refused.
@@ -235,6 +238,22 @@ fn the_credential_guard_follows_the_project_settings() {
     std::fs::create_dir_all(&settings).unwrap();
     std::fs::write(
         settings.join("notesoup.json"),
+        r#"{"notesoup":{"secretGuard":false}}"#,
+    )
+    .unwrap();
+    let refusal = refused(sb.run(&["notes", "write", "@project/deploy.md", &content], b""));
+    let lines: Vec<&str> = refusal.lines().collect();
+    assert_eq!(
+        lines[0],
+        "notesoup: a project's own settings cannot turn notesoup.secretGuard off; keeping the credential guard on (turn it off in your own settings)."
+    );
+    assert!(
+        lines[1].starts_with("error: secret_detected: "),
+        "{refusal}"
+    );
+    assert!(!note.exists(), "nothing is written");
+    std::fs::write(
+        sb.home.join(".claude/notesoup.json"),
         r#"{"notesoup":{"secretGuard":false}}"#,
     )
     .unwrap();

@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod adversarial;
+mod bounded;
 mod cli;
 mod decode;
 mod dream;

@@ -3,6 +3,7 @@
 //! binary, and (feature `reference-hosts`) real dsh end to end.
 
 mod adversarial;
+mod bounded;
 mod cli;
 #[cfg(feature = "reference-hosts")]
 mod dream;

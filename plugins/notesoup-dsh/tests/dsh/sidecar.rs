@@ -328,8 +328,10 @@ fn the_secret_guard_follows_the_setting() {
     assert!(notes.path().join("human/keys.md").exists());
 }
 
+/// A project's `.dsh/notesoup.json` comes with its repository: it may turn
+/// the guard on, never off; only the user's own settings turn it off.
 #[test]
-fn a_project_turns_the_secret_guard_off_or_on_for_itself() {
+fn a_project_turns_the_secret_guard_on_never_off() {
     let key = "# Keys\naws_access_key_id = AKIAIOSFODNN7EXAMPLX\n";
     let notes = tempfile::tempdir().expect("tempdir");
     let relaxed = tempfile::tempdir().expect("project");
@@ -355,14 +357,17 @@ fn a_project_turns_the_secret_guard_off_or_on_for_itself() {
                    "arguments": {"address": address, "content": key}}),
         )
     };
-    let stored = write(json!({}), &relaxed, "@project/keys");
-    assert_eq!(stored["is_error"], false, "{stored}");
+    let refused = write(json!({}), &relaxed, "@project/keys");
+    assert_eq!(refused["result"]["code"], "secret_detected", "{refused}");
     let refused = write(json!({}), &plain, "@project/keys");
     assert_eq!(refused["result"]["code"], "secret_detected", "{refused}");
-    // The project wins over the row, both ways.
+    // The project tightens the row's setting.
     let refused = write(json!({"secretGuard": false}), &strict, "@project/keys");
     assert_eq!(refused["result"]["code"], "secret_detected", "{refused}");
+    // The user's own false holds beside the project's, or its non-boolean.
     let stored = write(json!({"secretGuard": false}), &plain, "@project/keys");
+    assert_eq!(stored["is_error"], false, "{stored}");
+    let stored = write(json!({"secretGuard": false}), &relaxed, "@project/keys");
     assert_eq!(stored["is_error"], false, "{stored}");
 }
 

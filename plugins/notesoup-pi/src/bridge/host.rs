@@ -1,15 +1,21 @@
 //! `BridgeHost`: a [`PiHost`] that mirrors the session the shim reports and
-//! relays every action to the shim as a nested request.
+//! relays every action to the shim as a nested request, and the [`Channel`]
+//! both travel over.
 
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender};
+use std::time::{Duration, Instant};
 
+use notesoup_core::plumbing::{
+    CappedLines, LineRead, MAX_LINE_BYTES, MAX_LINE_TOKENS, is_blank, leading_id, too_many_tokens,
+};
 use serde_json::Value;
 
 use super::BridgeError;
 use super::protocol::{
-    AbortArgs, Action, ActionRequest, AppendEntryArgs, NotifyArgs, SendMessageArgs, SessionState,
-    ShimMessage, SidecarMessage,
+    AbortArgs, Action, ActionRequest, ActionResult, AppendEntryArgs, NotifyArgs, SendMessageArgs,
+    SessionState, ShimMessage, SidecarMessage,
 };
 use crate::host::{
     CompactionSettings, ContextUsage, CustomMessageDraft, HostError, HostSettings, ModelInfo,
@@ -17,11 +23,104 @@ use crate::host::{
 };
 use crate::session::{Entry, SessionHeader};
 
-/// The two ends of the shim's pipe.
+/// The longest piece of text from the shim an error message repeats, in
+/// characters: a refusal or a stderr line stays short whatever was sent.
+pub(crate) const SHOWN_CHARS: usize = 120;
+
+/// `text` cut to [`SHOWN_CHARS`] characters, marked with its length when cut.
+pub(crate) fn shown(text: &str) -> String {
+    match text.char_indices().nth(SHOWN_CHARS) {
+        Some((at, _)) => format!("{}… ({} bytes)", &text[..at], text.len()),
+        None => text.to_owned(),
+    }
+}
+
+/// One line as the reader thread hands it over.
+pub(crate) enum Incoming {
+    /// A whole line within the cap.
+    Line(Vec<u8>),
+    /// A line over the cap, discarded as it streamed past; its first bytes.
+    TooLong { prefix: Vec<u8>, bytes: u64 },
+    /// The shim closed the pipe.
+    Closed,
+    /// Reading the pipe failed.
+    Failed(std::io::Error),
+}
+
+/// Reads the shim's lines with core's capped reader and hands them over one
+/// at a time, until the pipe ends or nobody listens. It runs on a thread of
+/// its own so that a wait for a nested action's answer can be bounded.
+pub(crate) fn read_lines(input: impl BufRead, to: &SyncSender<Incoming>) {
+    let mut lines = CappedLines::new(input);
+    loop {
+        let incoming = match lines.next_line() {
+            Ok(LineRead::Line(line)) if is_blank(line) => continue,
+            Ok(LineRead::Line(line)) => Incoming::Line(line.to_vec()),
+            Ok(LineRead::TooLong { prefix, bytes }) => Incoming::TooLong {
+                prefix: prefix.to_vec(),
+                bytes,
+            },
+            Ok(LineRead::Eof) => Incoming::Closed,
+            Err(error) => Incoming::Failed(error),
+        };
+        let last = matches!(incoming, Incoming::Closed | Incoming::Failed(_));
+        if to.send(incoming).is_err() || last {
+            return;
+        }
+    }
+}
+
+/// What [`Channel::receive`] brought.
+#[derive(Debug)]
+pub(crate) enum Received {
+    /// A protocol message (boxed: an event is large, a refusal is not).
+    Message(Box<ShimMessage>),
+    /// A line that is no message: over the cap, too dense to parse, or not
+    /// this protocol's JSON. `event` is the id of the event it shows, so that
+    /// event's result can carry the refusal.
+    Unreadable { event: Option<u32>, why: String },
+    /// The shim closed the pipe.
+    Closed,
+    /// The deadline passed first.
+    TimedOut,
+}
+
+/// What a message is, in a few words (never its content).
+pub(crate) fn kind(message: &ShimMessage) -> String {
+    match message {
+        ShimMessage::Hello(_) => "hello".to_owned(),
+        ShimMessage::Event(event) => format!("event {}", event.id),
+        ShimMessage::ActionResult(result) => format!("actionResult {}", result.id),
+    }
+}
+
+/// The id of the event a line that is no message shows: from the parsed
+/// line, else from its start as the shim writes it
+/// (`{"type":"event","body":{"id":N,…`, which survives the cut of an
+/// over-long line).
+fn event_id(line: &[u8]) -> Option<u32> {
+    #[derive(serde::Deserialize)]
+    struct Body {
+        id: u32,
+    }
+    #[derive(serde::Deserialize)]
+    struct Probe {
+        #[serde(rename = "type")]
+        kind: String,
+        body: Body,
+    }
+    if let Ok(probe) = serde_json::from_slice::<Probe>(line) {
+        return (probe.kind == "event").then_some(probe.body.id);
+    }
+    let rest = line.strip_prefix(br#"{"type":"event","body":"#)?;
+    leading_id(rest).and_then(|id| u32::try_from(id).ok())
+}
+
+/// The two ends of the shim's pipe: lines from the reader thread, and the
+/// writer.
 pub(crate) struct Channel<'io> {
-    reader: &'io mut dyn BufRead,
+    incoming: Receiver<Incoming>,
     writer: &'io mut dyn Write,
-    line: String,
 }
 
 impl std::fmt::Debug for Channel<'_> {
@@ -31,12 +130,8 @@ impl std::fmt::Debug for Channel<'_> {
 }
 
 impl<'io> Channel<'io> {
-    pub(crate) fn new(reader: &'io mut dyn BufRead, writer: &'io mut dyn Write) -> Self {
-        Self {
-            reader,
-            writer,
-            line: String::new(),
-        }
+    pub(crate) fn new(incoming: Receiver<Incoming>, writer: &'io mut dyn Write) -> Self {
+        Self { incoming, writer }
     }
 
     /// Writes one line and flushes it: the shim waits for it.
@@ -49,27 +144,46 @@ impl<'io> Channel<'io> {
             .map_err(BridgeError::Io)
     }
 
-    /// The next message; `None` when the shim closed the pipe. Blank lines
-    /// are skipped.
-    pub(crate) fn receive(&mut self) -> Result<Option<ShimMessage>, BridgeError> {
-        loop {
-            self.line.clear();
-            if self
-                .reader
-                .read_line(&mut self.line)
-                .map_err(BridgeError::Io)?
-                == 0
+    /// The next line, waited for until `deadline` (for ever without one).
+    /// Blank lines are skipped.
+    pub(crate) fn receive(&mut self, deadline: Option<Instant>) -> Result<Received, BridgeError> {
+        let incoming = match deadline {
+            // A reader thread that is gone has nothing more to give.
+            None => self.incoming.recv().unwrap_or(Incoming::Closed),
+            Some(deadline) => match self
+                .incoming
+                .recv_timeout(deadline.saturating_duration_since(Instant::now()))
             {
-                return Ok(None);
+                Ok(incoming) => incoming,
+                Err(RecvTimeoutError::Timeout) => return Ok(Received::TimedOut),
+                Err(RecvTimeoutError::Disconnected) => Incoming::Closed,
+            },
+        };
+        Ok(match incoming {
+            Incoming::Closed => Received::Closed,
+            Incoming::Failed(error) => return Err(BridgeError::Io(error)),
+            Incoming::TooLong { prefix, bytes } => Received::Unreadable {
+                event: event_id(&prefix),
+                why: format!(
+                    "a line of {bytes} bytes, over the limit of {MAX_LINE_BYTES}, was discarded unread"
+                ),
+            },
+            Incoming::Line(line) if too_many_tokens(&line, MAX_LINE_TOKENS) => {
+                Received::Unreadable {
+                    event: event_id(&line),
+                    why: format!(
+                        "a line of more than {MAX_LINE_TOKENS} commas, colons and opening brackets was not parsed"
+                    ),
+                }
             }
-            let line = self.line.trim();
-            if line.is_empty() {
-                continue;
-            }
-            return serde_json::from_str(line)
-                .map(Some)
-                .map_err(|error| BridgeError::Decode(error.to_string()));
-        }
+            Incoming::Line(line) => match serde_json::from_slice(&line) {
+                Ok(message) => Received::Message(Box::new(message)),
+                Err(error) => Received::Unreadable {
+                    event: event_id(&line),
+                    why: format!("an unreadable line ({})", shown(&error.to_string())),
+                },
+            },
+        })
     }
 }
 
@@ -93,12 +207,25 @@ pub struct BridgeHost<'io> {
     settings: Result<HostSettings, String>,
     project_trusted: bool,
     next_action: u32,
+    /// How long an action's answer is waited for.
+    action_timeout: Duration,
     /// Set when the pipe broke during an action: the serve loop stops.
     broken: Option<String>,
+    /// Set when an action of the current event went unanswered: the event
+    /// fails, and no further action of it is sent.
+    timed_out: Option<String>,
+    /// The action whose answer stopped being waited for: its answer, should
+    /// it still come, is no surprise.
+    late_action: Option<u32>,
 }
 
 impl<'io> BridgeHost<'io> {
-    pub(crate) fn new(channel: Channel<'io>, api_level: PiApiLevel, pi_version: String) -> Self {
+    pub(crate) fn new(
+        channel: Channel<'io>,
+        api_level: PiApiLevel,
+        pi_version: String,
+        action_timeout: Duration,
+    ) -> Self {
         Self {
             channel,
             api_level,
@@ -117,7 +244,10 @@ impl<'io> BridgeHost<'io> {
             settings: Ok(HostSettings::default()),
             project_trusted: false,
             next_action: 0,
+            action_timeout,
             broken: None,
+            timed_out: None,
+            late_action: None,
         }
     }
 
@@ -127,6 +257,24 @@ impl<'io> BridgeHost<'io> {
 
     pub(crate) fn broken(&self) -> Option<&str> {
         self.broken.as_deref()
+    }
+
+    /// Why the event just handled must fail (an action went unanswered);
+    /// cleared for the next event.
+    pub(crate) fn take_timed_out(&mut self) -> Option<String> {
+        self.timed_out.take()
+    }
+
+    /// Takes the answer to an action that was given up on, if `result` is
+    /// one: its state is still the session's, so the mirror follows it.
+    pub(crate) fn take_late_answer(&mut self, result: &ActionResult) -> bool {
+        if self.late_action != Some(result.id) {
+            return false;
+        }
+        self.late_action = None;
+        // A mirror that cannot follow fails the next event with the reason.
+        let _ = self.apply_state(result.state.clone());
+        true
     }
 
     /// Updates the mirror from the shim's report. Entries are appended from
@@ -144,8 +292,9 @@ impl<'io> BridgeHost<'io> {
         }
         self.entries.truncate(from);
         for value in state.entries {
-            let entry: Entry = serde_json::from_value(value)
-                .map_err(|error| BridgeError::Decode(format!("an entry: {error}")))?;
+            let entry: Entry = serde_json::from_value(value).map_err(|error| {
+                BridgeError::Decode(format!("an entry: {}", shown(&error.to_string())))
+            })?;
             self.entries.push(entry);
         }
         self.session_id = state.session_id;
@@ -182,7 +331,7 @@ impl<'io> BridgeHost<'io> {
     /// mirror. Nothing else may arrive in between: the shim answers an action
     /// before it does anything else for this handler.
     fn perform(&mut self, action: Action) -> Result<(), HostError> {
-        if let Some(why) = &self.broken {
+        if let Some(why) = self.broken.as_ref().or(self.timed_out.as_ref()) {
             return Err(HostError::Rejected {
                 message: why.clone(),
             });
@@ -191,7 +340,15 @@ impl<'io> BridgeHost<'io> {
         let id = self.next_action;
         match self.round_trip(id, action) {
             Ok(None) => Ok(()),
-            Ok(Some(error)) => Err(HostError::Rejected { message: error }),
+            Ok(Some(error)) => Err(HostError::Rejected {
+                message: shown(&error),
+            }),
+            Err(error @ BridgeError::ActionTimedOut { .. }) => {
+                let message = error.to_string();
+                self.timed_out = Some(message.clone());
+                self.late_action = Some(id);
+                Err(HostError::Rejected { message })
+            }
             Err(error) => {
                 let message = error.to_string();
                 self.broken = Some(message.clone());
@@ -200,18 +357,32 @@ impl<'io> BridgeHost<'io> {
         }
     }
 
+    /// Sends `action` and waits, at most the action timeout, for its answer.
     fn round_trip(&mut self, id: u32, action: Action) -> Result<Option<String>, BridgeError> {
+        let name = action.name();
         self.channel
             .send(&SidecarMessage::Action(ActionRequest { id, action }))?;
-        match self.channel.receive()? {
-            Some(ShimMessage::ActionResult(result)) if result.id == id => {
-                self.apply_state(result.state)?;
-                Ok(result.error)
-            }
-            Some(other) => Err(BridgeError::Decode(format!(
-                "expected actionResult {id}, got {other:?}"
+        let deadline = Instant::now() + self.action_timeout;
+        match self.channel.receive(Some(deadline))? {
+            Received::Message(message) => match *message {
+                ShimMessage::ActionResult(result) if result.id == id => {
+                    self.apply_state(result.state)?;
+                    Ok(result.error)
+                }
+                other => Err(BridgeError::Decode(format!(
+                    "expected actionResult {id}, got {}",
+                    kind(&other)
+                ))),
+            },
+            Received::Unreadable { why, .. } => Err(BridgeError::Decode(format!(
+                "expected actionResult {id}, got {why}"
             ))),
-            None => Err(BridgeError::Closed),
+            Received::Closed => Err(BridgeError::Closed),
+            Received::TimedOut => Err(BridgeError::ActionTimedOut {
+                id,
+                action: name,
+                waited: self.action_timeout,
+            }),
         }
     }
 }

@@ -6,12 +6,21 @@
 //! exactly one event is in flight, and the nested actions of that event are
 //! answered before its result. The adapter stays host-agnostic: nothing here
 //! knows notesoup beyond the `PiExtension` it is given.
+//!
+//! The shim's lines are read by core's capped reader on a thread of their
+//! own, so that the wait for a nested action's answer is bounded
+//! ([`ACTION_REPLY_TIMEOUT`]). Nothing the shim sends is repeated back or to
+//! stderr beyond a short piece: a line over the cap, too dense or unreadable
+//! fails the event it shows (the sidecar serves on), a first line that is no
+//! `hello` is refused, and a `piVersion` that is no version is refused
+//! without being echoed.
 
 mod host;
 pub mod package;
 pub mod protocol;
 
 use std::io::{BufRead, Write};
+use std::time::Duration;
 
 use notesoup_core::tools::CompactJson;
 use serde::Serialize;
@@ -19,7 +28,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 pub use host::BridgeHost;
-use host::Channel;
+use host::{Channel, Received, kind, shown};
 use protocol::{
     CommandSpec, EventRequest, EventResult, PROTOCOL_VERSION, PayloadOmission, Ready, Refused,
     ShimMessage, SidecarMessage, ToolSpec,
@@ -66,6 +75,16 @@ pub const OMITTED_PAYLOAD: &[(&str, &[&str])] = &[
     ),
 ];
 
+/// How long the sidecar waits for the shim's answer to one nested action.
+/// The shim performs every action synchronously and answers at once, so a
+/// wait this long means it is stuck; the event then fails with a clear error
+/// instead of Pi waiting for ever.
+pub const ACTION_REPLY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The longest `piVersion` the handshake takes: Pi's versions are short
+/// (`1.6.0`), and a refusal names the version it refused.
+pub const MAX_PI_VERSION_BYTES: usize = 64;
+
 /// Why the serve loop stopped.
 #[derive(Debug, thiserror::Error)]
 pub enum BridgeError {
@@ -81,6 +100,19 @@ pub enum BridgeError {
     /// The shim closed the pipe in the middle of an exchange.
     #[error("the shim closed the pipe")]
     Closed,
+    /// The shim did not answer a nested action in time.
+    #[error(
+        "the Pi package did not answer action {id} ({action}) within {} ms; the event failed",
+        waited.as_millis()
+    )]
+    ActionTimedOut {
+        /// The action's id.
+        id: u32,
+        /// The action's name (`appendEntry`, …).
+        action: &'static str,
+        /// How long it was waited for.
+        waited: Duration,
+    },
     /// The handshake was refused (the `refused` line was sent).
     #[error("{message}")]
     Refused {
@@ -97,22 +129,23 @@ pub type ExtensionFactory<'a> =
     dyn FnOnce(PiApiLevel) -> Result<Box<dyn PiExtension>, (String, String)> + 'a;
 
 /// Serves one shim until it closes the pipe: the handshake, then one event
-/// at a time.
+/// at a time; each nested action's answer is waited for at most
+/// `action_timeout` ([`ACTION_REPLY_TIMEOUT`] in `notesoup-pi serve`).
 pub fn serve(
-    reader: &mut dyn BufRead,
+    reader: impl BufRead + Send + 'static,
     writer: &mut dyn Write,
     make: Box<ExtensionFactory<'_>>,
+    action_timeout: Duration,
 ) -> Result<(), BridgeError> {
-    let mut channel = Channel::new(reader, writer);
-    let hello = match channel.receive()? {
-        Some(ShimMessage::Hello(hello)) => hello,
-        Some(other) => {
-            return Err(BridgeError::Decode(format!(
-                "expected hello, got {other:?}"
-            )));
-        }
-        None => return Ok(()),
-    };
+    // One line waits while the next is read: memory stays a few lines'
+    // worth, each within core's cap. The thread is left to end with the
+    // pipe (or the process).
+    let (to_channel, incoming) = std::sync::mpsc::sync_channel(1);
+    std::thread::Builder::new()
+        .name("notesoup-pi-stdin".to_owned())
+        .spawn(move || host::read_lines(reader, &to_channel))
+        .map_err(BridgeError::Io)?;
+    let mut channel = Channel::new(incoming, writer);
     let refuse = |channel: &mut Channel<'_>, code: &str, message: String| {
         channel.send(&SidecarMessage::Refused(Refused {
             protocol: PROTOCOL_VERSION,
@@ -124,6 +157,36 @@ pub fn serve(
             message,
         })
     };
+    let hello = match channel.receive(None)? {
+        Received::Message(message) => match *message {
+            ShimMessage::Hello(hello) => hello,
+            other => {
+                return refuse(
+                    &mut channel,
+                    "expected_hello",
+                    format!("the first line must be hello; got {}", kind(&other)),
+                );
+            }
+        },
+        Received::Closed | Received::TimedOut => return Ok(()),
+        Received::Unreadable { why, .. } => {
+            return refuse(
+                &mut channel,
+                "expected_hello",
+                format!("the first line must be hello; got {why}"),
+            );
+        }
+    };
+    if hello.pi_version.len() > MAX_PI_VERSION_BYTES {
+        return refuse(
+            &mut channel,
+            "bad_hello",
+            format!(
+                "piVersion is {} bytes long; a Pi version is at most {MAX_PI_VERSION_BYTES}",
+                hello.pi_version.len()
+            ),
+        );
+    }
     if hello.protocol != PROTOCOL_VERSION {
         return refuse(
             &mut channel,
@@ -148,20 +211,47 @@ pub fn serve(
     };
     channel.send(&SidecarMessage::Ready(ready(extension.as_ref(), level)))?;
 
-    let mut host = BridgeHost::new(channel, level, hello.pi_version);
+    let mut host = BridgeHost::new(channel, level, hello.pi_version, action_timeout);
     loop {
-        let request = match host.channel().receive()? {
-            Some(ShimMessage::Event(request)) => request,
-            Some(other) => {
-                return Err(BridgeError::Decode(format!(
-                    "expected an event, got {other:?}"
-                )));
+        let request = match host.channel().receive(None)? {
+            Received::Message(message) => match *message {
+                ShimMessage::Event(request) => request,
+                ShimMessage::ActionResult(late) if host.take_late_answer(&late) => continue,
+                other => {
+                    return Err(BridgeError::Decode(format!(
+                        "expected an event, got {}",
+                        kind(&other)
+                    )));
+                }
+            },
+            // The shim waits for this event's result: it gets the refusal,
+            // and the sidecar serves on.
+            Received::Unreadable {
+                event: Some(id),
+                why,
+            } => {
+                host.channel().send(&SidecarMessage::Result(EventResult {
+                    id,
+                    value: null(),
+                    error: Some(format!("notesoup: {why}")),
+                }))?;
+                continue;
             }
-            None => return Ok(()),
+            // Nobody can be told: ending is better than a shim waiting for
+            // ever.
+            Received::Unreadable { event: None, why } => {
+                return Err(BridgeError::Decode(format!("expected an event, got {why}")));
+            }
+            Received::Closed | Received::TimedOut => return Ok(()),
         };
-        let result = handle(extension.as_mut(), &mut host, request);
+        let name = shown(&request.name);
+        let mut result = handle(extension.as_mut(), &mut host, request);
         if let Some(why) = host.broken() {
             return Err(BridgeError::Decode(why.to_owned()));
+        }
+        if let Some(why) = host.take_timed_out() {
+            result.value = null();
+            result.error = Some(format!("notesoup: {name}: {why}"));
         }
         host.channel().send(&SidecarMessage::Result(result))?;
     }
@@ -238,13 +328,14 @@ fn handle(
         Err(error) => EventResult {
             id,
             value: null(),
-            error: Some(format!("notesoup: {}: {error}", request.name)),
+            error: Some(format!("notesoup: {}: {error}", shown(&request.name))),
         },
     }
 }
 
 fn decode<T: DeserializeOwned>(payload: Value) -> Result<T, String> {
-    serde_json::from_value(payload).map_err(|error| format!("unreadable payload: {error}"))
+    serde_json::from_value(payload)
+        .map_err(|error| format!("unreadable payload: {}", shown(&error.to_string())))
 }
 
 /// The handler's result serialized once, as it goes on the wire: a tool
@@ -345,6 +436,6 @@ fn dispatch(
                 .map(|()| null())
                 .map_err(|error| error.to_string())
         }
-        other => Err(format!("no handler for {other}")),
+        other => Err(format!("no handler for {}", shown(other))),
     }
 }

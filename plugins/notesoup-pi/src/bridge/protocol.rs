@@ -107,7 +107,8 @@ pub struct PayloadOmission {
 pub struct Refused {
     /// The sidecar's [`PROTOCOL_VERSION`].
     pub protocol: u32,
-    /// A stable code (`protocol_mismatch`, `host_too_old`, `no_notes_home`).
+    /// A stable code (`expected_hello`, `bad_hello`, `protocol_mismatch`,
+    /// `host_too_old`, `no_notes_home`).
     pub code: String,
     /// One line for the user.
     pub message: String,
@@ -267,6 +268,18 @@ pub enum Action {
     Notify(NotifyArgs),
     /// `ctx.abort()`.
     Abort(AbortArgs),
+}
+
+impl Action {
+    /// The action's name on the wire (its `kind`).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::AppendEntry(_) => "appendEntry",
+            Self::SendMessage(_) => "sendMessage",
+            Self::Notify(_) => "notify",
+            Self::Abort(_) => "abort",
+        }
+    }
 }
 
 /// Arguments of `appendEntry`.

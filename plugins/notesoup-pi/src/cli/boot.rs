@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use notesoup_core::boot::{BootIdentity, BootSections, BootSnapshot, boot_sections};
 use notesoup_core::notes::{NoteStore, NotesIdentity, model_slug, project_key};
+use notesoup_core::plumbing::{Links, MAX_SETTINGS_BYTES, read_small_text};
 use notesoup_core::wire::ToolBindings;
 use serde_json::{Value, json};
 
@@ -84,8 +85,11 @@ pub fn main(args: &BootArgs) -> Result<()> {
     };
     let target = target(&agent_dir, cwd, args.session.as_deref())?;
     let settings = read_settings(&agent_dir, &target.cwd);
-    let resolved =
-        notesoup_core::settings::resolve(Some(&settings.global), settings.project.as_ref());
+    let resolved = notesoup_core::settings::resolve(
+        Some(&settings.global),
+        settings.project.as_ref(),
+        notesoup_core::settings::ProjectTrust::Trusted,
+    );
     for warning in &resolved.warnings {
         eprintln!("notesoup-pi boot: {warning}");
     }
@@ -291,18 +295,14 @@ struct PiSettings {
 
 fn read_settings(agent_dir: &Path, cwd: &Path) -> PiSettings {
     let read = |path: &Path| -> Option<Value> {
-        let text = match std::fs::read_to_string(path) {
-            Ok(text) => text,
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return None,
+        let text = match read_small_text(path, MAX_SETTINGS_BYTES, Links::Follow) {
+            Ok(text) => text?,
             Err(error) => {
-                eprintln!(
-                    "notesoup-pi boot: {}: {error}; using the defaults",
-                    path.display()
-                );
+                eprintln!("notesoup-pi boot: {error}; using the defaults");
                 return None;
             }
         };
-        match serde_json::from_str(text.trim_start_matches('\u{feff}')) {
+        match serde_json::from_str(&text) {
             Ok(value) => Some(value),
             Err(error) => {
                 eprintln!(
@@ -333,10 +333,19 @@ fn read_settings(agent_dir: &Path, cwd: &Path) -> PiSettings {
 /// agent directory's `trust.json` (the folder or a parent), else
 /// `defaultProjectTrust: "always"`.
 fn project_trusted(agent_dir: &Path, cwd: &Path, global: &Value) -> bool {
-    let decisions: Value = std::fs::read_to_string(agent_dir.join("trust.json"))
-        .ok()
-        .and_then(|text| serde_json::from_str(text.trim_start_matches('\u{feff}')).ok())
-        .unwrap_or_else(|| json!({}));
+    // An unreadable trust file trusts nothing, as Pi's own reading does.
+    let decisions: Value = match read_small_text(
+        &agent_dir.join("trust.json"),
+        MAX_SETTINGS_BYTES,
+        Links::Follow,
+    ) {
+        Ok(text) => text.and_then(|text| serde_json::from_str(&text).ok()),
+        Err(error) => {
+            eprintln!("notesoup-pi boot: {error}; trusting no project");
+            None
+        }
+    }
+    .unwrap_or_else(|| json!({}));
     let cwd = std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_owned());
     for dir in cwd.ancestors() {
         if let Some(decision) = decisions

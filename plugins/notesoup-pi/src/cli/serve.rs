@@ -6,11 +6,15 @@
 //!
 //! `NOTESOUP_PI_WINDOW_IDS=sequential` mints window ids `00000001`, … instead
 //! of random ones, so that the Pi goldens (`cargo xtask golden-pi`) come out
-//! byte-identical on every regeneration.
+//! byte-identical on every regeneration. `NOTESOUP_PI_ACTION_TIMEOUT_MS`
+//! shortens the wait for a nested action's answer (default
+//! [`ACTION_REPLY_TIMEOUT`]), so a test of a shim that never answers ends
+//! quickly.
 
 use std::process::ExitCode;
+use std::time::Duration;
 
-use crate::bridge::{BridgeError, serve};
+use crate::bridge::{ACTION_REPLY_TIMEOUT, BridgeError, serve};
 use crate::extension::{Notesoup, NotesoupConfig};
 use crate::host::PiExtension;
 
@@ -19,10 +23,14 @@ pub fn main(args: &[String]) -> ExitCode {
         eprintln!("notesoup-pi serve takes no arguments (it speaks JSON lines on stdio)");
         return ExitCode::from(2);
     }
-    let mut stdin = std::io::stdin().lock();
+    let action_timeout = std::env::var("NOTESOUP_PI_ACTION_TIMEOUT_MS")
+        .ok()
+        .and_then(|ms| ms.parse().ok())
+        .map_or(ACTION_REPLY_TIMEOUT, Duration::from_millis);
+    let stdin = std::io::BufReader::new(std::io::stdin());
     let mut stdout = std::io::stdout().lock();
     let outcome = serve(
-        &mut stdin,
+        stdin,
         &mut stdout,
         Box::new(|level| {
             let config =
@@ -43,6 +51,7 @@ pub fn main(args: &[String]) -> ExitCode {
             }
             Ok(Box::new(extension) as Box<dyn PiExtension>)
         }),
+        action_timeout,
     );
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

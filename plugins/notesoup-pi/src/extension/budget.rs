@@ -41,7 +41,11 @@ impl Notesoup {
             }
         };
         let project = host.is_project_trusted().then_some(&settings.project);
-        let resolved = settings::resolve(Some(&settings.global), project);
+        let resolved = settings::resolve(
+            Some(&settings.global),
+            project,
+            settings::ProjectTrust::Trusted,
+        );
         let window = host.model().map(|model| model.context_window);
         // Pi's reserve is a non-negative safe integer, exact as a double.
         #[allow(clippy::cast_precision_loss)]

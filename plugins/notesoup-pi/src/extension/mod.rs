@@ -328,7 +328,12 @@ fn resolved_settings(host: &dyn PiHost) -> notesoup_core::settings::Settings {
     host.settings()
         .map(|settings| {
             let project = host.is_project_trusted().then_some(&settings.project);
-            notesoup_core::settings::resolve(Some(&settings.global), project).settings
+            notesoup_core::settings::resolve(
+                Some(&settings.global),
+                project,
+                notesoup_core::settings::ProjectTrust::Trusted,
+            )
+            .settings
         })
         .unwrap_or_default()
 }

@@ -23,6 +23,7 @@ use std::ops::Range;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
+use notesoup_core::plumbing::{Links, MAX_LINE_BYTES, open_regular};
 use serde_json::Map;
 
 use super::SessionError;
@@ -133,14 +134,60 @@ struct Block {
     scans: Option<Vec<Option<Skeleton>>>,
     /// The last line of the file when it has no newline.
     torn: Option<Range<usize>>,
+    /// A line over [`MAX_LINE_BYTES`] just before this block's lines,
+    /// passed over without being kept.
+    skipped: Option<SkippedLine>,
+}
+
+/// A line too long to keep: its length, and whether it ended the file
+/// without a newline.
+#[derive(Debug, Clone, Copy)]
+struct SkippedLine {
+    bytes: u64,
+    torn: bool,
+}
+
+/// Reads past the rest of an over-long line whose first bytes fill `data`,
+/// keeping none of it; leaves in `data` what follows its newline.
+fn discard_line(
+    file: &mut File,
+    data: &mut Vec<u8>,
+    chunk: usize,
+) -> Result<SkippedLine, std::io::Error> {
+    let mut bytes = data.len() as u64;
+    data.clear();
+    data.shrink_to(chunk);
+    loop {
+        data.resize(chunk, 0);
+        let read = loop {
+            match file.read(&mut data[..]) {
+                Ok(read) => break read,
+                Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(error) => return Err(error),
+            }
+        };
+        data.truncate(read);
+        if read == 0 {
+            return Ok(SkippedLine { bytes, torn: true });
+        }
+        if let Some(at) = memchr::memchr(b'\n', data) {
+            bytes += at as u64;
+            data.drain(..=at);
+            return Ok(SkippedLine { bytes, torn: false });
+        }
+        bytes += read as u64;
+    }
 }
 
 /// Reads `file` in chunks of `chunk` bytes and sends its whole lines,
-/// scanned, in order; a line longer than a chunk is carried over. Stops at
-/// the end of the file, on an error (sent), or when nobody listens.
+/// scanned, in order; a line longer than a chunk is carried over, and one
+/// longer than `max_line` is passed over without being kept (reported in
+/// its block). Stops at the end of the file, on an error (sent), or when
+/// nobody listens.
 fn read_blocks(
     file: &mut File,
     chunk: usize,
+    max_line: usize,
     full: &std::sync::mpsc::SyncSender<Result<Block, std::io::Error>>,
     buffers: &std::sync::mpsc::Receiver<Vec<u8>>,
 ) {
@@ -150,8 +197,9 @@ fn read_blocks(
         let mut data = buffers.try_recv().unwrap_or_default();
         data.clear();
         data.extend_from_slice(&carry);
-        // Read until a newline arrives (a long line grows the buffer) or the
-        // file ends (`read` is 0 only then).
+        let mut skipped = None;
+        // Read until a newline arrives (a long line grows the buffer, up to
+        // `max_line`) or the file ends (`read` is 0 only then).
         let read = loop {
             let start = data.len();
             data.resize(start + chunk, 0);
@@ -169,6 +217,22 @@ fn read_blocks(
             data.truncate(start + read);
             if read == 0 || memchr::memchr(b'\n', &data[start..]).is_some() {
                 break read;
+            }
+            // No newline yet: `data` is one line's start (the carry holds no
+            // newline either).
+            if data.len() > max_line {
+                match discard_line(file, &mut data, chunk) {
+                    Ok(line) => {
+                        skipped = Some(line);
+                        // What follows the line is read as usual; `read`
+                        // stands for "not the end" unless the line was.
+                        break usize::from(!line.torn);
+                    }
+                    Err(error) => {
+                        let _ = full.send(Err(error));
+                        return;
+                    }
+                }
             }
         };
         let mut lines = Vec::new();
@@ -196,6 +260,7 @@ fn read_blocks(
             lines,
             scans,
             torn,
+            skipped,
         };
         if full.send(Ok(block)).is_err() || read == 0 {
             return;
@@ -339,6 +404,13 @@ impl Indexer {
         }
     }
 
+    /// Counts a line over the cap, passed over unread: a bad line, as Pi
+    /// skips a line it cannot parse.
+    fn skipped_line(&mut self, bytes: u64, max_line: usize) {
+        self.number += 1;
+        self.eager.diagnose_too_long(self.number, bytes, max_line);
+    }
+
     fn finish(mut self) -> LazySession {
         self.session.header = self.eager.header().cloned();
         self.session.diagnostics = self.eager.diagnostics().to_vec();
@@ -356,11 +428,29 @@ impl LazySession {
     /// of lines that straddle chunks.
     #[doc(hidden)]
     pub fn read_chunked(path: &Path, chunk: usize) -> Result<Self, SessionError> {
+        Self::read_capped(path, chunk, MAX_LINE_BYTES)
+    }
+
+    /// [`Self::read_chunked`] with lines over `max_line` bytes passed over
+    /// (each a `line_too_long` diagnostic), for tests that need not write
+    /// 16 MiB lines.
+    #[doc(hidden)]
+    pub fn read_capped(path: &Path, chunk: usize, max_line: usize) -> Result<Self, SessionError> {
         let failed = |error| SessionError::Io {
             path: path.to_owned(),
             error,
         };
-        let mut file = File::open(path).map_err(failed)?;
+        // A FIFO or device under the name is refused, never waited on.
+        let mut file = match open_regular(path, Links::Follow) {
+            Ok(Some(file)) => file,
+            // The OS's own words for what is missing.
+            Ok(None) => {
+                return Err(failed(std::fs::metadata(path).err().unwrap_or_else(|| {
+                    std::io::Error::from(std::io::ErrorKind::NotFound)
+                })));
+            }
+            Err(error) => return Err(failed(error.into_io())),
+        };
         let reader = file.try_clone().map_err(failed)?;
         let mut indexer = Indexer::new(Source::File {
             file: reader,
@@ -373,10 +463,16 @@ impl LazySession {
         let (full, blocks) = std::sync::mpsc::sync_channel::<Result<Block, std::io::Error>>(2);
         let (empty, buffers) = std::sync::mpsc::channel::<Vec<u8>>();
         std::thread::scope(|scope| {
-            scope.spawn(move || read_blocks(&mut file, chunk.max(1), &full, &buffers));
+            scope.spawn(move || {
+                read_blocks(&mut file, chunk.max(1), max_line, &full, &buffers);
+            });
             let mut line_start: u64 = 0;
             for block in blocks {
                 let block = block.map_err(failed)?;
+                if let Some(line) = block.skipped {
+                    indexer.skipped_line(line.bytes, max_line);
+                    line_start += line.bytes + u64::from(!line.torn);
+                }
                 let mut scans = block.scans.map(Vec::into_iter);
                 for range in &block.lines {
                     let scanned = scans.as_mut().and_then(Iterator::next);

@@ -9,6 +9,7 @@
 use std::fmt;
 use std::path::Path;
 
+use notesoup_core::plumbing::{Links, open_regular};
 use serde_json::{Map, Value};
 
 use super::SessionError;
@@ -39,6 +40,9 @@ pub enum DiagnosticCode {
     UnknownEntryType,
     /// A known entry type whose fields do not match Pi's shape; kept as an untyped entry.
     MalformedEntry,
+    /// A line longer than notesoup reads (core's `MAX_LINE_BYTES`), passed
+    /// over unread by the streaming reader.
+    LineTooLong,
 }
 
 impl DiagnosticCode {
@@ -55,6 +59,7 @@ impl DiagnosticCode {
             Self::LegacyVersion => "legacy_version",
             Self::UnknownEntryType => "unknown_entry_type",
             Self::MalformedEntry => "malformed_entry",
+            Self::LineTooLong => "line_too_long",
         }
     }
 }
@@ -137,10 +142,23 @@ impl SessionFile {
 
     /// Reads and parses a session file.
     pub fn read(path: &Path) -> Result<Self, SessionError> {
-        let bytes = std::fs::read(path).map_err(|error| SessionError::Io {
+        let failed = |error| SessionError::Io {
             path: path.to_owned(),
             error,
-        })?;
+        };
+        // A FIFO or device under the name is refused unopened, never
+        // waited on (core's non-blocking open).
+        let mut file = match open_regular(path, Links::Follow) {
+            Ok(Some(file)) => file,
+            Ok(None) => {
+                return Err(failed(std::fs::metadata(path).err().unwrap_or_else(|| {
+                    std::io::Error::from(std::io::ErrorKind::NotFound)
+                })));
+            }
+            Err(error) => return Err(failed(error.into_io())),
+        };
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut file, &mut bytes).map_err(failed)?;
         Ok(Self::parse(&bytes))
     }
 
@@ -175,6 +193,15 @@ impl SessionFile {
     /// Counts a line parsed elsewhere (by the lazy index) as parsed.
     pub(crate) fn note_parsed_line(&mut self) {
         self.seen_parsed = true;
+    }
+
+    /// A line over `max_line` bytes, passed over unread elsewhere.
+    pub(crate) fn diagnose_too_long(&mut self, line: usize, bytes: u64, max_line: usize) {
+        self.diagnose(
+            line,
+            DiagnosticCode::LineTooLong,
+            format!("{bytes} bytes, over the limit of {max_line}; skipped unread"),
+        );
     }
 
     /// A valid last line without its newline, indexed elsewhere.

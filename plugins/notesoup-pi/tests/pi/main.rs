@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used)] // a failed unwrap is a failed test
 
 mod bad_input;
+mod bounded;
 mod bridge;
 mod cli;
 mod dreamer;

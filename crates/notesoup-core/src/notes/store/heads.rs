@@ -39,6 +39,7 @@ use jiff::tz::TimeZone;
 
 use crate::notes::beneath::FileStat;
 use crate::notes::frontmatter::{NoteMeta, SplitNote};
+use crate::plumbing::{Links, read_small_file};
 
 use super::seal::{SEAL_BYTES, Seal, SealKey};
 use super::watch::Watcher;
@@ -820,19 +821,11 @@ fn encode(_: &HashMap<OsString, Kept, PathHashing>, _: &SealKey) -> Vec<u8> {
     MAGIC.to_vec()
 }
 
-/// The heads of a saved cache, or `None` when it cannot be read whole.
+/// The heads of a saved cache, or `None` when it cannot be read whole. The
+/// file is notesoup's own: a link, FIFO or device under its name is not
+/// read (nor waited on); the next save replaces it.
 fn read_saved(path: &Path) -> Option<HashMap<OsString, Kept, PathHashing>> {
-    use std::io::Read;
-    let file = std::fs::File::open(path).ok()?;
-    let len = file.metadata().map_or(0, |meta| meta.len());
-    let mut bytes =
-        Vec::with_capacity(usize::try_from(len.min(HeadCache::MAX_SAVED_BYTES)).unwrap_or(0) + 1);
-    file.take(HeadCache::MAX_SAVED_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .ok()?;
-    if bytes.len() as u64 > HeadCache::MAX_SAVED_BYTES {
-        return None;
-    }
+    let bytes = read_small_file(path, HeadCache::MAX_SAVED_BYTES, Links::Refuse).ok()??;
     decode(&bytes)
 }
 

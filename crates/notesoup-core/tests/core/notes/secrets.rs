@@ -4,7 +4,7 @@
 //! detector's corpus is in `corpus`.
 
 use notesoup_core::notes::{Edit, NoteError, RefusalCode, SecretKind, UpdateRequest};
-use notesoup_core::settings::{SettingsWarning, resolve};
+use notesoup_core::settings::{ProjectTrust, SettingsWarning, resolve};
 use serde_json::json;
 
 use super::support::{Fixture, code};
@@ -230,13 +230,71 @@ fn the_guard_can_be_turned_off() {
 
 #[test]
 fn the_setting_is_read_per_key_and_checked() {
+    use ProjectTrust::Trusted;
     let global = json!({"notesoup": {"secretGuard": true}});
     let project = json!({"notesoup": {"secretGuard": false}});
-    assert!(!resolve(Some(&global), Some(&project)).settings.secret_guard);
-    assert!(resolve(Some(&global), None).settings.secret_guard);
-    assert!(resolve(None, None).settings.secret_guard);
+    assert!(
+        !resolve(Some(&global), Some(&project), Trusted)
+            .settings
+            .secret_guard
+    );
+    assert!(resolve(Some(&global), None, Trusted).settings.secret_guard);
+    assert!(resolve(None, None, Trusted).settings.secret_guard);
     let wrong = json!({"notesoup": {"secretGuard": "no"}});
-    let resolved = resolve(None, Some(&wrong));
+    let resolved = resolve(None, Some(&wrong), Trusted);
     assert!(resolved.settings.secret_guard);
     assert_eq!(resolved.warnings, [SettingsWarning::InvalidSecretGuard]);
+}
+
+/// A project file that comes with its repository may turn the guard on,
+/// never off; only the user's own settings (or a project the host trusts)
+/// turn it off.
+#[test]
+fn an_untrusted_project_may_tighten_the_guard_never_loosen_it() {
+    use ProjectTrust::{Trusted, Untrusted};
+    let off = json!({"notesoup": {"secretGuard": false}});
+    let on = json!({"notesoup": {"secretGuard": true}});
+    let other = json!({"notesoup": {"secretGuard": false, "bootMaxChars": 5000}});
+    // Loosening: ignored, with one warning naming where to turn it off.
+    for user in [
+        None,
+        Some(&on),
+        Some(&json!({"notesoup": {"secretGuard": "x"}})),
+    ] {
+        let resolved = resolve(user, Some(&off), Untrusted);
+        assert!(resolved.settings.secret_guard, "{user:?}");
+        assert!(
+            resolved
+                .warnings
+                .contains(&SettingsWarning::ProjectCannotLoosenSecretGuard),
+            "{user:?}: {:?}",
+            resolved.warnings
+        );
+    }
+    assert_eq!(
+        SettingsWarning::ProjectCannotLoosenSecretGuard.to_string(),
+        "notesoup: a project's own settings cannot turn notesoup.secretGuard off; keeping the credential guard on (turn it off in your own settings)."
+    );
+    // The project's other keys still count.
+    let resolved = resolve(None, Some(&other), Untrusted);
+    assert_eq!(
+        (
+            resolved.settings.secret_guard,
+            resolved.settings.boot_max_chars
+        ),
+        (true, 5000)
+    );
+    // The user's own false stands, and a project's false beside it changes
+    // nothing, so nothing is said.
+    let resolved = resolve(Some(&off), Some(&off), Untrusted);
+    assert!(!resolved.settings.secret_guard);
+    assert!(resolved.warnings.is_empty(), "{:?}", resolved.warnings);
+    // Tightening is honoured.
+    let resolved = resolve(Some(&off), Some(&on), Untrusted);
+    assert!(resolved.settings.secret_guard);
+    assert!(resolved.warnings.is_empty());
+    // A trusted project is the user's own.
+    let resolved = resolve(Some(&on), Some(&off), Trusted);
+    assert!(!resolved.settings.secret_guard);
+    assert!(resolved.warnings.is_empty());
 }

@@ -104,10 +104,13 @@ fn print_header(harness: &Harness<Notesoup>, file: &Path, notes: &Path) {
     );
     // The lines as notesoup derives them from this host's settings.
     if let Ok(settings) = &harness.host.settings {
-        let margin =
-            notesoup_core::settings::resolve(Some(&settings.global), Some(&settings.project))
-                .settings
-                .reminder_margin_tokens;
+        let margin = notesoup_core::settings::resolve(
+            Some(&settings.global),
+            Some(&settings.project),
+            notesoup_core::settings::ProjectTrust::Trusted,
+        )
+        .settings
+        .reminder_margin_tokens;
         let policy = BudgetPolicy::new(settings.compaction.reserve_tokens, margin);
         outln!(
             "  budget        reminder at {} tokens left · warning at {} · hard reserve at {}",

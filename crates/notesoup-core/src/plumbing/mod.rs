@@ -1,0 +1,21 @@
+//! Plumbing every host adapter shares where it meets the outside world: the
+//! one capped line reader for a JSON-lines stream (a sidecar's stdin, the
+//! MCP server's, the dream-tools server's) and the one bounded reader for
+//! the small files notesoup keeps or reads (settings, session records, kept
+//! heads and shelves).
+//!
+//! Both exist so that no input can make a host hold unbounded memory or
+//! wait forever: a line longer than [`MAX_LINE_BYTES`] streams past without
+//! being kept, and a "file" that is a FIFO, a device, a directory or far
+//! too large is refused with a typed error before anything is read.
+
+pub mod lines;
+pub mod small_file;
+
+pub use lines::{
+    CappedLines, KEPT_PREFIX_BYTES, LineRead, MAX_LINE_BYTES, MAX_LINE_TOKENS, UNKNOWN_ID,
+    is_blank, leading_id, read_capped, recover_id, too_many_tokens,
+};
+pub use small_file::{
+    Links, MAX_SETTINGS_BYTES, SmallFileError, open_regular, read_small_file, read_small_text,
+};

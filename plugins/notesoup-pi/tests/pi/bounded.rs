@@ -1,0 +1,511 @@
+//! Bounds on what the shim, Pi's files and a session file can make
+//! `notesoup-pi` hold or wait for: the built binary over real pipes, with
+//! a bound on every wait so that a hang fails the test instead of stalling
+//! it (the bound is no timing assertion: nothing here should take a second).
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::Path;
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+use notesoup_pi::bridge::protocol::PROTOCOL_VERSION;
+use notesoup_pi::session::{DiagnosticCode, LazySession, SessionFile};
+use serde_json::{Value, json};
+
+/// How long a child may take before the test calls it hung.
+const HANG: Duration = Duration::from_secs(120);
+
+/// The over-long line sent to a server: far past core's 16 MiB cap.
+const HUGE_LINE_BYTES: usize = 128 << 20;
+
+/// The most a server may hold at its peak after such a line: half of it.
+const PEAK_RSS_BOUND: u64 = 64 << 20;
+
+/// A child with its stdout read line by line, and its stderr collected, on
+/// threads of their own.
+struct Proc {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<String>,
+    stderr: std::thread::JoinHandle<(u64, String)>,
+}
+
+impl Proc {
+    fn spawn(command: &mut Command) -> Self {
+        let mut child = command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        let (to_test, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in stdout.lines() {
+                if to_test.send(line.unwrap()).is_err() {
+                    return;
+                }
+            }
+        });
+        let mut stderr = child.stderr.take().unwrap();
+        let stderr = std::thread::spawn(move || {
+            // The length of all of it, and its first 64 KiB.
+            let mut kept = Vec::new();
+            let mut total = 0u64;
+            let mut buffer = [0u8; 8192];
+            loop {
+                match stderr.read(&mut buffer) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => {
+                        total += n as u64;
+                        let room = (64usize << 10).saturating_sub(kept.len());
+                        kept.extend_from_slice(&buffer[..n.min(room)]);
+                    }
+                }
+            }
+            (total, String::from_utf8_lossy(&kept).into_owned())
+        });
+        let stdin = child.stdin.take();
+        Self {
+            child,
+            stdin,
+            lines,
+            stderr,
+        }
+    }
+
+    fn stdin(&mut self) -> &mut ChildStdin {
+        self.stdin.as_mut().unwrap()
+    }
+
+    fn send(&mut self, message: &Value) {
+        writeln!(self.stdin(), "{message}").unwrap();
+        self.stdin().flush().unwrap();
+    }
+
+    /// Writes one line of `bytes` bytes: `head`, then `x` up to `tail`.
+    fn send_huge(&mut self, head: &str, bytes: usize, tail: &str) {
+        let stdin = self.stdin();
+        stdin.write_all(head.as_bytes()).unwrap();
+        let piece = vec![b'x'; 1 << 20];
+        let mut left = bytes - head.len() - tail.len();
+        while left > 0 {
+            let n = left.min(piece.len());
+            stdin.write_all(&piece[..n]).unwrap();
+            left -= n;
+        }
+        stdin.write_all(tail.as_bytes()).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// The next stdout line as JSON; a child that says nothing for [`HANG`]
+    /// fails the test.
+    fn next(&self) -> Value {
+        match self.lines.recv_timeout(HANG) {
+            Ok(line) => serde_json::from_str(&line).unwrap(),
+            Err(RecvTimeoutError::Timeout) => panic!("no answer within {HANG:?}: it hangs"),
+            Err(RecvTimeoutError::Disconnected) => panic!("the child closed its stdout"),
+        }
+    }
+
+    /// The child's peak resident memory (`VmHWM`) in bytes.
+    fn peak_rss(&self) -> u64 {
+        peak_rss(self.child.id())
+    }
+
+    /// Closes stdin and waits (at most [`HANG`]) for the exit status and
+    /// stderr: its length and its start.
+    fn finish(mut self) -> (ExitStatus, u64, String) {
+        drop(self.stdin.take());
+        let status = wait_within(&mut self.child);
+        let (bytes, text) = self.stderr.join().unwrap();
+        (status, bytes, text)
+    }
+}
+
+/// Waits for `child`, killing it and failing the test after [`HANG`].
+fn wait_within(child: &mut Child) -> ExitStatus {
+    let started = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if started.elapsed() > HANG {
+            let _ = child.kill();
+            panic!("the child did not end within {HANG:?}: it hangs");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// `VmHWM` of process `pid`, in bytes.
+fn peak_rss(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let kib: u64 = status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap();
+    kib * 1024
+}
+
+fn serve(env: &[(&str, &str)]) -> (Proc, tempfile::TempDir) {
+    let temp = tempfile::tempdir().unwrap();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_notesoup-pi"));
+    command
+        .arg("serve")
+        .env("PI_NOTES_HOME", temp.path().join("notes"))
+        .env("PI_NOTES_AGENT", "tester");
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    (Proc::spawn(&mut command), temp)
+}
+
+fn hello() -> Value {
+    json!({"type": "hello", "body": {"protocol": PROTOCOL_VERSION, "piVersion": "1.6.0"}})
+}
+
+fn state(cwd: &Path, from: u32) -> Value {
+    json!({
+        "sessionId": "01a2324d-b8ef-7034-88ed-c5815690112d",
+        "header": {"type": "session", "version": 3, "id": "01a2324d-b8ef-7034-88ed-c5815690112d",
+                   "timestamp": "2026-01-01T00:00:00.000Z", "cwd": cwd},
+        "entriesFrom": from,
+        "entries": [],
+        "leafId": null,
+        "cwd": cwd,
+        "idle": true,
+        "pendingMessages": false,
+        "signalAborted": false,
+        "model": {"provider": "faux", "id": "faux-1", "contextWindow": 200000, "maxTokens": 8192},
+        "settings": {"global": {}, "project": {}},
+        "projectTrusted": true,
+    })
+}
+
+fn tool_event(id: u32, cwd: &Path, params: Value) -> Value {
+    json!({"type": "event", "body": {
+        "id": id, "name": "execute_tool",
+        "payload": {"toolCallId": format!("call_{id}"), "name": "notes_list", "params": params},
+        "state": state(cwd, 0),
+    }})
+}
+
+#[test]
+fn an_event_line_past_the_cap_fails_that_event_in_bounded_memory_and_serving_goes_on() {
+    let (mut sidecar, temp) = serve(&[]);
+    let cwd = temp.path().join("project");
+    std::fs::create_dir_all(&cwd).unwrap();
+    sidecar.send(&hello());
+    assert_eq!(sidecar.next()["type"], "ready");
+    sidecar.send_huge(
+        r#"{"type":"event","body":{"id":7,"name":"turn_start","payload":""#,
+        HUGE_LINE_BYTES,
+        r#""}}"#,
+    );
+    let refused = sidecar.next();
+    assert_eq!(refused["type"], "result", "{refused}");
+    assert_eq!(refused["body"]["id"], 7);
+    let error = refused["body"]["error"].as_str().unwrap();
+    assert_eq!(
+        error,
+        format!(
+            "notesoup: a line of {HUGE_LINE_BYTES} bytes, over the limit of {}, was discarded unread",
+            16 << 20
+        )
+    );
+    let peak = sidecar.peak_rss();
+    assert!(
+        peak < PEAK_RSS_BOUND,
+        "peak RSS {peak} bytes after a {HUGE_LINE_BYTES}-byte line"
+    );
+    sidecar.send(&tool_event(8, &cwd, json!({})));
+    let served = sidecar.next();
+    assert_eq!(served["body"]["id"], 8, "{served}");
+    assert_eq!(served["body"]["error"], Value::Null, "{served}");
+    let (status, _, _) = sidecar.finish();
+    assert!(status.success());
+}
+
+#[test]
+fn tool_parameters_that_are_not_an_object_are_refused_with_a_code() {
+    let (mut sidecar, temp) = serve(&[]);
+    let cwd = temp.path().join("project");
+    std::fs::create_dir_all(&cwd).unwrap();
+    sidecar.send(&hello());
+    assert_eq!(sidecar.next()["type"], "ready");
+    // By position, `["@human/x.md", "text"]` would have been a write.
+    for (id, params) in [
+        (1, json!(["@human/", 5])),
+        (2, json!("@human/")),
+        (3, json!(7)),
+    ] {
+        sidecar.send(&tool_event(id, &cwd, params.clone()));
+        let result = sidecar.next();
+        let value = &result["body"]["value"];
+        assert_eq!(value["isError"], true, "{params}: {result}");
+        let text = value["content"][0]["text"].as_str().unwrap();
+        assert!(
+            text.starts_with("error: invalid_arguments: invalid arguments: expected an object"),
+            "{params}: {text}"
+        );
+    }
+    // `null` still reads as `{}`.
+    sidecar.send(&tool_event(4, &cwd, Value::Null));
+    let listed = sidecar.next();
+    assert_ne!(listed["body"]["value"]["isError"], true, "{listed}");
+    assert!(sidecar.finish().0.success());
+}
+
+#[test]
+fn an_event_before_the_hello_is_refused_in_a_few_words() {
+    let (mut sidecar, temp) = serve(&[]);
+    let cwd = temp.path().join("project");
+    // A megabyte of payload that must not come back, nor go to stderr.
+    let mut event = tool_event(1, &cwd, json!({}));
+    event["body"]["payload"]["params"] = json!({"content": "y".repeat(1 << 20)});
+    sidecar.send(&event);
+    let refused = sidecar.next();
+    assert_eq!(
+        refused,
+        json!({"type": "refused", "body": {"protocol": PROTOCOL_VERSION, "code": "expected_hello",
+               "message": "the first line must be hello; got event 1"}})
+    );
+    let (status, stderr_bytes, stderr) = sidecar.finish();
+    assert_eq!(status.code(), Some(3));
+    assert!(
+        stderr_bytes < 1024,
+        "{stderr_bytes} bytes on stderr: {stderr}"
+    );
+    assert_eq!(
+        stderr,
+        "notesoup-pi serve: refused (expected_hello): the first line must be hello; got event 1\n"
+    );
+}
+
+#[test]
+fn a_pi_version_that_is_no_version_is_refused_without_being_echoed() {
+    for version in ["1.6.0".to_owned() + &"9".repeat(10 << 20), "z".repeat(65)] {
+        let (mut sidecar, _temp) = serve(&[]);
+        sidecar.send(
+            &json!({"type": "hello", "body": {"protocol": PROTOCOL_VERSION, "piVersion": version}}),
+        );
+        let refused = sidecar.next();
+        assert_eq!(refused["body"]["code"], "bad_hello", "{refused}");
+        assert_eq!(
+            refused["body"]["message"],
+            format!(
+                "piVersion is {} bytes long; a Pi version is at most 64",
+                version.len()
+            )
+        );
+        let (status, stderr_bytes, _) = sidecar.finish();
+        assert_eq!(status.code(), Some(3));
+        assert!(stderr_bytes < 1024, "{stderr_bytes} bytes on stderr");
+    }
+    // An old version is still named, and a short one in full.
+    let (mut sidecar, _temp) = serve(&[]);
+    sidecar.send(
+        &json!({"type": "hello", "body": {"protocol": PROTOCOL_VERSION, "piVersion": "0.12.0"}}),
+    );
+    let refused = sidecar.next();
+    assert_eq!(refused["body"]["code"], "host_too_old");
+    assert!(
+        refused["body"]["message"]
+            .as_str()
+            .unwrap()
+            .ends_with("this host speaks the 0.12.0 extension API"),
+        "{refused}"
+    );
+    sidecar.finish();
+}
+
+/// The shim never answers the boot's `sendMessage`: after the (here
+/// shortened) bound the event fails with a clear error, the late answer is
+/// taken in stride, and the next event is served.
+#[test]
+fn an_action_answer_that_never_comes_fails_the_event_after_a_bounded_wait() {
+    let (mut sidecar, temp) = serve(&[("NOTESOUP_PI_ACTION_TIMEOUT_MS", "300")]);
+    let cwd = temp.path().join("project");
+    std::fs::create_dir_all(&cwd).unwrap();
+    sidecar.send(&hello());
+    assert_eq!(sidecar.next()["type"], "ready");
+    sidecar.send(&json!({"type": "event", "body": {
+        "id": 1, "name": "session_start", "payload": {"type": "session_start", "reason": "startup"},
+        "state": state(&cwd, 0),
+    }}));
+    let action = sidecar.next();
+    assert_eq!(action["type"], "action", "{action}");
+    let action_id = action["body"]["id"].as_u64().unwrap();
+    let failed = sidecar.next();
+    assert_eq!(failed["type"], "result", "{failed}");
+    assert_eq!(failed["body"]["id"], 1);
+    assert_eq!(
+        failed["body"]["error"],
+        format!(
+            "notesoup: session_start: the Pi package did not answer action {action_id} (sendMessage) within 300 ms; the event failed"
+        )
+    );
+    // The answer, late: no surprise, and serving goes on.
+    sidecar
+        .send(&json!({"type": "actionResult", "body": {"id": action_id, "state": state(&cwd, 0)}}));
+    sidecar.send(&tool_event(2, &cwd, json!({})));
+    let served = sidecar.next();
+    assert_eq!(served["body"]["id"], 2, "{served}");
+    assert_eq!(served["body"]["error"], Value::Null, "{served}");
+    assert!(sidecar.finish().0.success());
+}
+
+/// What can stand at a settings file's name instead of a settings file.
+#[derive(Debug, Clone, Copy)]
+enum NotAFile {
+    DevZero,
+    Fifo,
+    Directory,
+    Oversized,
+}
+
+const NOT_FILES: [NotAFile; 4] = [
+    NotAFile::DevZero,
+    NotAFile::Fifo,
+    NotAFile::Directory,
+    NotAFile::Oversized,
+];
+
+fn place(kind: NotAFile, path: &Path) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    match kind {
+        NotAFile::DevZero => std::os::unix::fs::symlink("/dev/zero", path).unwrap(),
+        NotAFile::Fifo => {
+            let made = Command::new("mkfifo").arg(path).status().unwrap();
+            assert!(made.success());
+        }
+        NotAFile::Directory => std::fs::create_dir(path).unwrap(),
+        NotAFile::Oversized => {
+            let mut text = br#"{"notesoup": {"bootMaxChars": 5000}, "pad": ""#.to_vec();
+            text.resize(5 << 20, b' ');
+            text.extend_from_slice(b"\"}");
+            std::fs::write(path, text).unwrap();
+        }
+    }
+}
+
+#[test]
+fn pi_settings_that_are_not_files_give_the_defaults_and_one_warning_to_boot() {
+    for kind in NOT_FILES {
+        for trusted_project in [false, true] {
+            let temp = tempfile::tempdir().unwrap();
+            let agent = temp.path().join("agent");
+            let cwd = temp.path().join("project");
+            std::fs::create_dir_all(&agent).unwrap();
+            std::fs::create_dir_all(&cwd).unwrap();
+            let settings = if trusted_project {
+                std::fs::write(
+                    agent.join("settings.json"),
+                    r#"{"defaultProjectTrust": "always"}"#,
+                )
+                .unwrap();
+                cwd.join(".pi/settings.json")
+            } else {
+                agent.join("settings.json")
+            };
+            place(kind, &settings);
+            let mut command = Command::new(env!("CARGO_BIN_EXE_notesoup-pi"));
+            command
+                .args(["boot", "--cwd"])
+                .arg(&cwd)
+                .env("PI_NOTES_HOME", temp.path().join("notes"))
+                .env("PI_CODING_AGENT_DIR", &agent)
+                .env("PI_NOTES_AGENT", "tester");
+            let boot = Proc::spawn(&mut command);
+            let (status, _, stderr) = boot.finish();
+            assert!(status.success(), "{kind:?}: {stderr}");
+            let warnings: Vec<&str> = stderr
+                .lines()
+                .filter(|line| line.contains("settings.json"))
+                .collect();
+            assert_eq!(warnings.len(), 1, "{kind:?} {trusted_project}: {stderr}");
+            assert!(
+                warnings[0].starts_with(&format!("notesoup-pi boot: {}: ", settings.display()))
+                    && warnings[0].ends_with("; using the defaults"),
+                "{}",
+                warnings[0]
+            );
+        }
+    }
+}
+
+#[test]
+fn a_session_line_past_the_cap_is_skipped_as_a_bad_line_and_reading_goes_on() {
+    let temp = tempfile::tempdir().unwrap();
+    let path = temp.path().join("session.jsonl");
+    let header = r#"{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}"#;
+    let entry = |id: &str, parent: &str, text: &str| {
+        format!(
+            r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"2026-01-01T00:00:01.000Z","message":{{"role":"user","content":"{text}","timestamp":1}}}}"#
+        )
+    };
+    let mut file = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
+    writeln!(file, "{header}").unwrap();
+    writeln!(file, "{}", entry("a1", "null", "before")).unwrap();
+    // 17 MiB of one entry: past the cap, so it is never held.
+    let huge = entry("a2", "\"a1\"", &"z".repeat(17 << 20));
+    writeln!(file, "{huge}").unwrap();
+    writeln!(file, "{}", entry("a3", "\"a1\"", "after")).unwrap();
+    drop(huge);
+    file.flush().unwrap();
+    drop(file);
+    for chunk in [1 << 20, 4096, 7] {
+        let session = LazySession::read_chunked(&path, chunk).unwrap();
+        assert_eq!(session.len(), 2, "chunk {chunk}");
+        assert_eq!(session.last_id(), Some("a3"));
+        let diagnostics = session.diagnostics();
+        assert_eq!(diagnostics.len(), 1, "{diagnostics:?}");
+        assert_eq!(diagnostics[0].line, 3);
+        assert_eq!(diagnostics[0].code, DiagnosticCode::LineTooLong);
+        assert_eq!(session.line_number(1), 4);
+    }
+    // A long line at the end without its newline is skipped too.
+    let torn = temp.path().join("torn.jsonl");
+    let mut bytes = format!("{header}\n{}\n", entry("a1", "null", "x")).into_bytes();
+    bytes.resize(bytes.len() + (17 << 20), b'{');
+    std::fs::write(&torn, bytes).unwrap();
+    let session = LazySession::read(&torn).unwrap();
+    assert_eq!(session.len(), 1);
+    assert_eq!(session.diagnostics()[0].code, DiagnosticCode::LineTooLong);
+    assert_eq!(session.diagnostics()[0].line, 3);
+}
+
+#[test]
+fn a_session_file_that_is_a_fifo_is_refused_not_waited_on() {
+    let temp = tempfile::tempdir().unwrap();
+    let fifo = temp.path().join("session.jsonl");
+    place(NotAFile::Fifo, &fifo);
+    // On a thread, so that a read that waits for a writer fails the test.
+    let (to_test, read) = std::sync::mpsc::channel();
+    let path = fifo.clone();
+    std::thread::spawn(move || to_test.send(LazySession::read(&path).map(|s| s.len())));
+    let error = read
+        .recv_timeout(HANG)
+        .expect("the read waits on the FIFO")
+        .unwrap_err();
+    assert!(
+        error.to_string().contains("not a regular file (fifo)"),
+        "{error}"
+    );
+    // The eager reader (`notesoup-pi boot`, the writer) too.
+    let (to_test, read) = std::sync::mpsc::channel();
+    let path = fifo.clone();
+    std::thread::spawn(move || to_test.send(SessionFile::read(&path).map(|_| ())));
+    let error = read
+        .recv_timeout(HANG)
+        .expect("the read waits on the FIFO")
+        .unwrap_err();
+    assert!(
+        error.to_string().contains("not a regular file (fifo)"),
+        "{error}"
+    );
+}
