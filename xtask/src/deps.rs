@@ -24,11 +24,17 @@ const PI_TESTKIT_DIR: &str = "plugins/notesoup-pi-testkit";
 /// The one plugin the Pi test kit may depend on.
 const PI_ADAPTER: &str = "notesoup-pi";
 
+/// The shared command library's crate: below the plugins, above core.
+const CLI_DIR: &str = "crates/notesoup-cli";
+
 /// Crates that may never appear in core's normal-dependency closure, with why.
 const CORE_FORBIDDEN: &[(&str, &str)] = &[
     ("tokio", "core is synchronous; async belongs in a plugin"),
     ("rmcp", "MCP belongs in notesoup-claude"),
-    ("clap", "command lines belong in a plugin binary or xtask"),
+    (
+        "clap",
+        "command lines belong in notesoup-cli, a plugin binary or xtask",
+    ),
 ];
 
 /// The kind of a workspace member, decided by its folder.
@@ -36,6 +42,10 @@ const CORE_FORBIDDEN: &[(&str, &str)] = &[
 pub enum Layer {
     /// `crates/`: host-neutral libraries.
     Core,
+    /// `crates/notesoup-cli`: the commands every host binary shares, over
+    /// core. It may depend on core only; every plugin (and the e2e test
+    /// crate) may depend on it; core never does.
+    Cli,
     /// `plugins/`: one adapter per host.
     Plugin,
     /// `plugins/notesoup-pi-testkit`: the reference Pi host (session manager,
@@ -54,6 +64,9 @@ impl Layer {
         if path.starts_with(PI_TESTKIT_DIR) {
             return Some(Self::PiTestkit);
         }
+        if path.starts_with(CLI_DIR) {
+            return Some(Self::Cli);
+        }
         match path.components().next()?.as_os_str().to_str()? {
             "crates" => Some(Self::Core),
             "plugins" => Some(Self::Plugin),
@@ -69,18 +82,20 @@ impl Layer {
         match (self, to) {
             (_, EndToEnd | Xtask) => false,
             (Core, Core) => true,
-            (Core, Plugin | PiTestkit) => false,
-            (Plugin, Core) => true,
+            (Core, Cli | Plugin | PiTestkit) => false,
+            (Cli, Core) => true,
+            (Cli, Cli | Plugin | PiTestkit) => false,
+            (Plugin, Core | Cli) => true,
             // Plugin -> plugin is decided by name: only a plugin itself.
             (Plugin, Plugin) => false,
             // The test kit never ships inside a plugin.
             (Plugin, PiTestkit) => false,
             (PiTestkit, Core) => true,
             (PiTestkit, Plugin) => to_name == PI_ADAPTER,
-            (PiTestkit, PiTestkit) => false,
-            (EndToEnd, Core | Plugin | PiTestkit) => true,
+            (PiTestkit, Cli | PiTestkit) => false,
+            (EndToEnd, Core | Cli | Plugin | PiTestkit) => true,
             (Xtask, Core) => true,
-            (Xtask, Plugin | PiTestkit) => false,
+            (Xtask, Cli | Plugin | PiTestkit) => false,
         }
     }
 
@@ -94,19 +109,25 @@ impl Layer {
             (Core, Plugin) => {
                 "core never depends on a plugin; move the shared code into notesoup-core and let the plugin call it"
             }
+            (Core, Cli) => {
+                "core never depends on notesoup-cli (it is clap-free and sits below the command line); move the shared code into notesoup-core"
+            }
+            (Cli, _) => {
+                "notesoup-cli depends on notesoup-core only; a host's part of a shared command goes behind its CliHost trait, in the plugin"
+            }
             (Core, PiTestkit) => {
                 "core never depends on the Pi test kit; test core with its own fixtures, or put the test in tests/notesoup-e2e"
             }
             (Plugin, PiTestkit) => {
                 "no plugin depends on the Pi test kit (it depends on notesoup-pi, and never ships inside a plugin); put the test in notesoup-pi-testkit or tests/notesoup-e2e"
             }
-            (PiTestkit, Plugin) => {
+            (PiTestkit, Plugin | Cli) => {
                 "the Pi test kit depends on notesoup-core and notesoup-pi only; put a test that needs another plugin in tests/notesoup-e2e"
             }
             (Plugin, Plugin) => {
-                "a plugin depends on notesoup-core only; move the shared code into notesoup-core, or put the cross-plugin test in tests/notesoup-e2e"
+                "a plugin depends on notesoup-core and notesoup-cli only; move the shared code into notesoup-core (or a shared command into notesoup-cli), or put the cross-plugin test in tests/notesoup-e2e"
             }
-            (Xtask, Plugin | PiTestkit) => {
+            (Xtask, Cli | Plugin | PiTestkit) => {
                 "xtask depends on notesoup-core only; expose what it needs from core"
             }
             _ => "remove the edge",
@@ -118,6 +139,7 @@ impl fmt::Display for Layer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
             Layer::Core => "core",
+            Layer::Cli => "cli",
             Layer::Plugin => "plugin",
             Layer::PiTestkit => "pi-testkit",
             Layer::EndToEnd => "e2e",
@@ -261,6 +283,11 @@ pub fn check(metadata: &Metadata) -> Vec<Violation> {
         .filter(|(_, layer)| matches!(layer, Layer::Plugin | Layer::PiTestkit))
         .map(|(id, _)| *id)
         .collect();
+    let command_line: BTreeSet<&str> = layers
+        .iter()
+        .filter(|(_, layer)| **layer == Layer::Cli)
+        .map(|(id, _)| *id)
+        .collect();
     let nodes: BTreeMap<&str, &Node> = resolve.nodes.iter().map(|n| (n.id.as_str(), n)).collect();
     for core in metadata
         .packages
@@ -271,6 +298,8 @@ pub fn check(metadata: &Metadata) -> Vec<Violation> {
             let name = name_of(id);
             let why = if plugins.contains(id) {
                 Some("core never depends on a plugin")
+            } else if command_line.contains(id) {
+                Some("core never depends on notesoup-cli")
             } else {
                 CORE_FORBIDDEN
                     .iter()
@@ -456,6 +485,7 @@ mod tests {
 
     const MEMBERS: &[(&str, &str)] = &[
         ("notesoup-core", "crates/notesoup-core"),
+        ("notesoup-cli", "crates/notesoup-cli"),
         ("notesoup-pi", "plugins/notesoup-pi"),
         ("notesoup-claude", "plugins/notesoup-claude"),
         ("notesoup-pi-testkit", "plugins/notesoup-pi-testkit"),
@@ -485,9 +515,54 @@ mod tests {
                 ("notesoup-e2e", "notesoup-pi-testkit", Some("dev")),
                 ("xtask", "notesoup-core", None),
                 ("notesoup-claude", "tokio", None),
+                ("notesoup-cli", "notesoup-core", None),
+                ("notesoup-cli", "clap", None),
+                ("notesoup-pi", "notesoup-cli", None),
+                ("notesoup-claude", "notesoup-cli", None),
+                ("notesoup-e2e", "notesoup-cli", Some("dev")),
             ],
-            &["tokio"],
+            &["tokio", "clap"],
             &[],
+        );
+    }
+
+    /// The shared command library is its own class: it uses core only,
+    /// plugins use it, and core (nor xtask, nor the Pi test kit) never does.
+    #[test]
+    fn the_command_library_sits_between_core_and_the_plugins() {
+        check_edges(
+            &[
+                ("notesoup-cli", "notesoup-pi", None),
+                ("notesoup-cli", "notesoup-claude", Some("dev")),
+                ("notesoup-core", "notesoup-cli", Some("dev")),
+                ("xtask", "notesoup-cli", None),
+                ("notesoup-pi-testkit", "notesoup-cli", None),
+            ],
+            &[],
+            &[
+                "notesoup-cli (cli) -> notesoup-claude (plugin) [dev]: not allowed; notesoup-cli depends on notesoup-core only; a host's part of a shared command goes behind its CliHost trait, in the plugin",
+                "notesoup-cli (cli) -> notesoup-pi (plugin) [normal]: not allowed; notesoup-cli depends on notesoup-core only; a host's part of a shared command goes behind its CliHost trait, in the plugin",
+                "notesoup-core (core) -> notesoup-cli (cli) [dev]: not allowed; core never depends on notesoup-cli (it is clap-free and sits below the command line); move the shared code into notesoup-core",
+                "notesoup-pi-testkit (pi-testkit) -> notesoup-cli (cli) [normal]: not allowed; the Pi test kit depends on notesoup-core and notesoup-pi only; put a test that needs another plugin in tests/notesoup-e2e",
+                "xtask (xtask) -> notesoup-cli (cli) [normal]: not allowed; xtask depends on notesoup-core only; expose what it needs from core",
+            ],
+        );
+    }
+
+    /// Core's closure never reaches the command library, and so never clap.
+    #[test]
+    fn core_closure_refuses_the_command_library() {
+        check_edges(
+            &[
+                ("notesoup-core", "notesoup-cli", None),
+                ("notesoup-cli", "clap", None),
+            ],
+            &["clap"],
+            &[
+                "notesoup-core (core) -> notesoup-cli (cli) [normal]: not allowed; core never depends on notesoup-cli (it is clap-free and sits below the command line); move the shared code into notesoup-core",
+                "notesoup-core normal closure contains clap via notesoup-core -> notesoup-cli -> clap: command lines belong in notesoup-cli, a plugin binary or xtask; drop the dependency or move that code into a plugin",
+                "notesoup-core normal closure contains notesoup-cli via notesoup-core -> notesoup-cli: core never depends on notesoup-cli; drop the dependency or move that code into a plugin",
+            ],
         );
     }
 
@@ -501,9 +576,9 @@ mod tests {
             ],
             &[],
             &[
-                "notesoup-claude (plugin) -> notesoup-pi (plugin) [build]: not allowed; a plugin depends on notesoup-core only; move the shared code into notesoup-core, or put the cross-plugin test in tests/notesoup-e2e",
-                "notesoup-pi (plugin) -> notesoup-claude (plugin) [dev]: not allowed; a plugin depends on notesoup-core only; move the shared code into notesoup-core, or put the cross-plugin test in tests/notesoup-e2e",
-                "notesoup-pi (plugin) -> notesoup-claude (plugin) [normal]: not allowed; a plugin depends on notesoup-core only; move the shared code into notesoup-core, or put the cross-plugin test in tests/notesoup-e2e",
+                "notesoup-claude (plugin) -> notesoup-pi (plugin) [build]: not allowed; a plugin depends on notesoup-core and notesoup-cli only; move the shared code into notesoup-core (or a shared command into notesoup-cli), or put the cross-plugin test in tests/notesoup-e2e",
+                "notesoup-pi (plugin) -> notesoup-claude (plugin) [dev]: not allowed; a plugin depends on notesoup-core and notesoup-cli only; move the shared code into notesoup-core (or a shared command into notesoup-cli), or put the cross-plugin test in tests/notesoup-e2e",
+                "notesoup-pi (plugin) -> notesoup-claude (plugin) [normal]: not allowed; a plugin depends on notesoup-core and notesoup-cli only; move the shared code into notesoup-core (or a shared command into notesoup-cli), or put the cross-plugin test in tests/notesoup-e2e",
             ],
         );
     }

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use notesoup_core::boot::{BootIdentity, BootSections, BootSnapshot, ShelfIndex, boot_sections};
 use notesoup_core::notes::{HeadCache, Home, NoteStore, NotesIdentity};
+use notesoup_core::plumbing::NotesOwner;
 
 use crate::env::HostEnv;
 use crate::names::{AGENT, MODEL, bindings};
@@ -26,10 +27,14 @@ pub fn notes_identity(
         .notes_root
         .as_ref()
         .ok_or("the notes root is unknown: set PI_NOTES_HOME or HOME")?;
-    match session_id {
-        Some(session_id) => NotesIdentity::new(root, session_id, project_key, AGENT, MODEL),
-        None => NotesIdentity::without_session(root, project_key, AGENT, MODEL),
+    NotesOwner {
+        root,
+        session_id,
+        project_key,
+        agent: AGENT,
+        model: MODEL,
     }
+    .identity()
     .map_err(|err| err.to_string())
 }
 

@@ -1,20 +1,28 @@
-//! The `notesoup` command line: `mcp`, `hook <event>`, and the human
-//! commands `notes`, `boot`, `history`, `doctor` and `dream`.
+//! The `notesoup` command line: Claude Code's own commands (`mcp`, `hook
+//! <event>`, `mod`, `sessions`, `install-plugin`, and `dream-tools`, which
+//! `dream` starts) next to the commands every notesoup binary shares
+//! (`notes`, `boot`, `history`, `doctor`, `dream`, `completions`, `man`:
+//! `notesoup-cli`), which run over [`ClaudeCli`].
 
-use std::io::{IsTerminal, Write};
-use std::path::{Path, PathBuf};
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
 
-use clap::{Args, CommandFactory, Parser, Subcommand};
-use notesoup_core::dream::{
-    DEFAULT_MIN_HOURS, DEFAULT_MIN_SESSIONS, DreamOptions, DreamOutput, DreamTools, OutputLine,
-    Stream, run_dream_with,
+use anyhow::Context as _;
+use clap::{Args, Parser, Subcommand};
+use notesoup_cli::{
+    BootView, CliHost, HostDreamer, NoHostArgs, Out, Purpose, SharedCommand, Target,
 };
-use notesoup_core::notes::{Edit, MAX_NOTE_BYTES, UpdateRequest, is_blank_body, project_key};
-use notesoup_core::plumbing::{MAX_LINE_BYTES, read_capped};
-use notesoup_core::tools::{ToolHost as _, ToolOutput, call_tool};
-use serde_json::{Map, Value, json};
+use notesoup_core::dream::DreamTools;
+use notesoup_core::notes::project_key;
+use notesoup_core::plumbing::{
+    DreamerProcess, DreamerSetting, MAX_LINE_BYTES, dreamer_executable, read_capped,
+};
+use notesoup_core::tools::ToolOutput;
+use serde_json::{Value, json};
 
-use crate::dream::{ClaudeDreamer, claude_executable};
+use crate::dream::ClaudeDreamer;
 use crate::env::HostEnv;
 use crate::hook::{self, io::Event};
 use crate::mcp::dream_tools::DreamToolHost;
@@ -31,16 +39,12 @@ pub const SERVER_INFO: ServerInfo = ServerInfo {
 };
 
 /// What `--version` prints after the name: the plugin's version and the
-/// Claude Code release it is verified against (the reference tests' pin).
-pub const VERSION: &str = concat!(
-    env!("CARGO_PKG_VERSION"),
-    " (verified with Claude Code 2.1.332)"
-);
+/// Claude Code release it is verified with (the reference tests' pin).
+pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (Claude Code 2.1.332)");
 
 /// notesoup for Claude Code: the MCP server, the hook handler, and a command
 /// line over the same notes and history.
 #[derive(Debug, Parser)]
-#[command(name = "notesoup", version = VERSION)]
 pub struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -62,26 +66,8 @@ enum Command {
         #[arg(value_enum)]
         op: hook::reset::Op,
     },
-    /// List, read, search and write notes as the model sees them.
-    Notes(NotesArgs),
-    /// Print the boot of this project's latest session window (or of a new one).
-    Boot(BootArgs),
-    /// Page, search and read a session's history (its whole /clear chain).
-    History(HistoryArgs),
     /// The Claude sessions notesoup recorded for this project, newest first.
-    Sessions(SessionArgs),
-    /// Check the notes home without changing anything; exit 1 on findings.
-    Doctor(DoctorArgs),
-    /// Tidy the notes home with a headless Claude Code dreamer (gated, locked, audited with Git).
-    Dream(DreamArgs),
-    /// Print a shell completion script for notesoup.
-    Completions {
-        /// The shell.
-        #[arg(value_enum)]
-        shell: clap_complete::Shell,
-    },
-    /// Print notesoup's man page (roff).
-    Man,
+    Sessions(SessionsArgs),
     /// Install the Claude Code marketplace (this plugin, the optional reset
     /// mod and this binary) in a stable place, then print how to add it.
     InstallPlugin {
@@ -101,299 +87,47 @@ enum Command {
         #[arg(long)]
         notes_home: PathBuf,
     },
+    #[command(flatten)]
+    Shared(Box<SharedCommand<NoHostArgs, ClaudeDreamerArgs>>),
 }
 
+/// `sessions`' flags.
 #[derive(Debug, Args)]
-#[command(args_conflicts_with_subcommands = true)]
-struct DreamArgs {
-    #[command(subcommand)]
-    command: Option<DreamCommand>,
-    /// The notes home (default: the notes root).
-    #[arg(long)]
-    notes_home: Option<PathBuf>,
-    /// Hours since the last dream before another may run.
-    #[arg(long, default_value_t = DEFAULT_MIN_HOURS)]
-    min_hours: f64,
-    /// Session homes changed since the last dream before another may run.
-    #[arg(long, default_value_t = DEFAULT_MIN_SESSIONS)]
-    min_sessions: usize,
-    /// Run even when the time and material gates say no (never past the lock).
-    #[arg(long)]
-    force: bool,
-    /// The model the dreamer runs on (claude --model).
-    #[arg(long)]
-    dreamer: Option<String>,
-    /// A playbook file instead of the packaged one.
-    #[arg(long)]
-    playbook: Option<PathBuf>,
-    /// Stop the dreamer after this many seconds; the run then fails, the
-    /// lock released.
-    #[arg(long, default_value_t = crate::dream::DEFAULT_TIMEOUT.as_secs())]
-    timeout: u64,
-}
-
-#[derive(Debug, Subcommand)]
-enum DreamCommand {
-    /// Check the notes home without changing anything; exit 1 on findings.
-    Doctor(DoctorArgs),
-}
-
-/// Which session a command looks at. Accepted before or after the
-/// subcommand (`notesoup notes --cwd P list` or `notesoup notes list --cwd P`).
-#[derive(Debug, Args)]
-struct SessionArgs {
+struct SessionsArgs {
     /// The project directory (default: the current directory).
-    #[arg(long, global = true)]
+    #[arg(long, value_name = "DIR")]
     cwd: Option<PathBuf>,
-    /// A Claude session id (default: the project's latest session).
-    #[arg(long, global = true)]
-    session: Option<String>,
-    /// Print the tool's compact JSON instead of its text.
-    #[arg(long, global = true)]
-    json: bool,
-}
-
-#[derive(Debug, Args)]
-struct BootArgs {
-    #[command(flatten)]
-    session: SessionArgs,
-    /// Print each section's size in characters and estimated tokens instead
-    /// of the boot.
-    #[arg(long)]
-    stats: bool,
-}
-
-#[derive(Debug, Args)]
-struct NotesArgs {
-    #[command(flatten)]
-    session: SessionArgs,
-    #[command(subcommand)]
-    command: NotesCommand,
-}
-
-#[derive(Debug, Subcommand)]
-enum NotesCommand {
-    /// Notes, most recently updated first.
-    List {
-        /// A glob over addresses, e.g. "@project/**".
-        pattern: Option<String>,
-        /// List at most this many.
-        #[arg(long)]
-        limit: Option<u32>,
-        /// List crumpled notes instead of live ones.
-        #[arg(long)]
-        wastebasket: bool,
-    },
-    /// One note's metadata and body.
-    Read {
-        /// The note's address, e.g. "@project/MAP.md" or "checkpoint.md".
-        address: String,
-        /// Start here (code points; negative counts from the end).
-        #[arg(long, allow_negative_numbers = true)]
-        offset: Option<i64>,
-        /// Read at most this many code points.
-        #[arg(long)]
-        limit: Option<u32>,
-    },
-    /// Notes whose lines contain any of the queries.
-    Search {
-        /// Literal text to find (case-insensitive).
-        #[arg(required = true)]
-        query: Vec<String>,
-        /// A glob over addresses.
-        #[arg(long)]
-        pattern: Option<String>,
-        /// At most this many notes.
-        #[arg(long)]
-        limit: Option<u32>,
-        /// At most this many matching lines per note.
-        #[arg(long)]
-        max_matches_per_file: Option<u32>,
-        /// Search crumpled notes instead of live ones.
-        #[arg(long)]
-        wastebasket: bool,
-    },
-    /// Create a note or replace its body (the content, else stdin).
-    Write {
-        /// The note's address.
-        address: String,
-        /// The new body; read from stdin when omitted.
-        content: Option<String>,
-        /// Who the content comes from: user (the default here), self or external.
-        #[arg(long, default_value = "user")]
-        origin: String,
-        /// Write a blank body (refused otherwise, so an empty stdin never
-        /// wipes a note by accident): blank is nothing but whitespace once a
-        /// byte order mark and any frontmatter block are stripped.
-        #[arg(long)]
-        allow_empty: bool,
-    },
-    /// Edit a note's body: each --old text (exactly once, unless --all) becomes
-    /// the --new text at the same position.
-    Update {
-        /// The note's address.
-        address: String,
-        /// Text to replace (repeat with --new for several edits, in order).
-        #[arg(long = "old", required = true)]
-        old: Vec<String>,
-        /// Its replacement.
-        #[arg(long = "new", required = true)]
-        new: Vec<String>,
-        /// Replace every occurrence of each --old text.
-        #[arg(long)]
-        all: bool,
-        /// Allow edits that leave the body blank (refused otherwise).
-        #[arg(long)]
-        allow_empty: bool,
-    },
-    /// Crumple a note: it leaves the boot, list and search, and stays
-    /// readable by address.
-    Crumple {
-        /// The note's address.
-        address: String,
-    },
-    /// Smooth a crumpled note back.
-    Uncrumple {
-        /// The note's address.
-        address: String,
-    },
-    /// Move a note to another address with all its metadata.
-    Rename {
-        /// The note's address.
-        address: String,
-        /// Its new address.
-        to: String,
-    },
-}
-
-#[derive(Debug, Args)]
-struct HistoryArgs {
-    #[command(flatten)]
-    session: SessionArgs,
-    /// Read one transcript file instead of a recorded session.
-    #[arg(long, conflicts_with = "session")]
-    transcript: Option<PathBuf>,
-    #[command(subcommand)]
-    command: HistoryCommand,
-}
-
-#[derive(Debug, Subcommand)]
-enum HistoryCommand {
-    /// The session's context windows.
-    Windows,
-    /// One page of events (the conversation view unless --role is given).
-    List(PageArgs),
-    /// Events containing any of the queries.
-    Search {
-        /// Literal text to find (case-insensitive).
-        #[arg(required = true)]
-        query: Vec<String>,
-        #[command(flatten)]
-        page: PageArgs,
-    },
-    /// One event by seq.
-    Read {
-        /// The event's seq.
-        seq: u32,
-        /// Start here (code points; negative counts from the end).
-        #[arg(long, allow_negative_numbers = true)]
-        offset: Option<i64>,
-        /// Read at most this many code points.
-        #[arg(long)]
-        limit: Option<u32>,
-    },
-}
-
-#[derive(Debug, Args)]
-struct PageArgs {
-    /// Events per page.
-    #[arg(long)]
-    limit: Option<u32>,
-    /// Only these roles (user, assistant, tool, context): repeated, or
-    /// comma-separated.
-    #[arg(long = "role", value_delimiter = ',')]
-    roles: Vec<String>,
-    /// Only seqs below this.
-    #[arg(long)]
-    before: Option<u32>,
-    /// Only seqs above this.
-    #[arg(long)]
-    after: Option<u32>,
-    /// Only this window (or "@previous").
-    #[arg(long)]
-    window_id: Option<String>,
-    /// Preview length per event.
-    #[arg(long)]
-    max_chars: Option<u32>,
-}
-
-impl PageArgs {
-    fn into_params(self, extra: Map<String, Value>) -> Value {
-        let mut params = extra;
-        put(&mut params, "limit", json!(self.limit));
-        if !self.roles.is_empty() {
-            put(&mut params, "roles", json!(self.roles));
-        }
-        put(&mut params, "before", json!(self.before));
-        put(&mut params, "after", json!(self.after));
-        put(&mut params, "window_id", json!(self.window_id));
-        put(&mut params, "max_chars_per_item", json!(self.max_chars));
-        Value::Object(params)
-    }
-}
-
-#[derive(Debug, Args)]
-struct DoctorArgs {
-    /// The notes home (default: the notes root).
-    #[arg(long, global = true)]
-    notes_home: Option<PathBuf>,
-    /// Print the findings as JSON: {"home", "ok", "findings": [{"path", "message"}]}.
+    /// Print the sessions as JSON.
     #[arg(long)]
     json: bool,
-    #[command(subcommand)]
-    command: Option<DoctorCommand>,
 }
 
-#[derive(Debug, Subcommand)]
-enum DoctorCommand {
-    /// List the temporary files interrupted writes left (older than a minute,
-    /// their writer gone); remove them only with --apply.
-    Clean {
-        /// Remove them (default: a dry run that only lists them).
-        #[arg(long)]
-        apply: bool,
-    },
+/// How `notesoup dream` starts its dreamer.
+#[derive(Debug, Args)]
+pub struct ClaudeDreamerArgs {
+    /// The `claude` to run (default: $NOTESOUP_CLAUDE, else `claude` on PATH).
+    #[arg(long, value_name = "PATH")]
+    claude: Option<PathBuf>,
 }
 
 /// Runs the command line; returns the process exit code.
-pub fn run(cli: Cli, env: HostEnv) -> i32 {
-    match cli.command {
+pub fn run(cli: Cli, env: HostEnv) -> ExitCode {
+    let code = match cli.command {
         Command::Mcp => run_mcp(env),
         Command::Hook { event } => run_hook(event, &env),
         Command::Mod { op } => run_mod(op, &env),
-        Command::Notes(args) => report(notes(&env, args)),
-        Command::Boot(args) => report(boot(&env, &args)),
-        Command::History(args) => report(history(&env, args)),
-        Command::Sessions(args) => report(sessions(&env, &args)),
-        Command::Doctor(args) => doctor(&env, args),
-        Command::Dream(args) => dream(&env, args),
-        Command::InstallPlugin { dir, force } => report(install_plugin(&env, dir, force)),
-        Command::Completions { shell } => {
-            let mut out = Vec::new();
-            clap_complete::generate(shell, &mut Cli::command(), "notesoup", &mut out);
-            report(Ok(String::from_utf8_lossy(&out).into_owned()))
-        }
-        Command::Man => {
-            let mut out = Vec::new();
-            match clap_mangen::Man::new(Cli::command()).render(&mut out) {
-                Ok(()) => report(Ok(String::from_utf8_lossy(&out).into_owned())),
-                Err(err) => report(Err(format!("notesoup: {err}"))),
-            }
+        Command::Sessions(args) => report(sessions(&env, &args), "sessions"),
+        Command::InstallPlugin { dir, force } => {
+            report(install_plugin(&env, dir, force), "install-plugin")
         }
         Command::DreamTools { notes_home } => {
             serve_tools(DreamToolHost::new(DreamTools::new(notes_home)))
         }
-    }
+        Command::Shared(shared) => {
+            return notesoup_cli::run::<Cli, ClaudeCli>(&mut ClaudeCli { env }, *shared);
+        }
+    };
+    ExitCode::from(u8::try_from(code).unwrap_or(1))
 }
 
 fn run_mcp(env: HostEnv) -> i32 {
@@ -453,304 +187,21 @@ fn run_mod(op: hook::reset::Op, env: &HostEnv) -> i32 {
     0
 }
 
-/// Prints a command's text: success on stdout (exit 0), failure on stderr
-/// (exit 1). A reader that went away (`| head`) ends the output quietly.
-fn report(result: Result<String, String>) -> i32 {
-    match result {
+/// Prints a host command's text: success on stdout (exit 0), failure on
+/// stderr as `notesoup <command>: <reason>` (exit 1).
+fn report(result: Result<String, String>, command: &str) -> i32 {
+    let mut out = Out::new();
+    let code = match result {
         Ok(text) => {
-            print_stdout(&text);
+            out.print(&text);
             0
         }
-        Err(text) => {
-            eprintln!("{}", text.trim_end());
+        Err(reason) => {
+            out.warn(&format!("{} {command}: {reason}", ClaudeCli::BIN));
             1
         }
-    }
-}
-
-/// `text` and a newline on stdout; a closed pipe is not an error.
-fn print_stdout(text: &str) {
-    let mut stdout = std::io::stdout().lock();
-    let _ = writeln!(stdout, "{}", text.trim_end()).and_then(|()| stdout.flush());
-}
-
-/// A tool result as a command's result, as text (its continuation hints
-/// in this command line's words) or as the tool's compact JSON: refusals
-/// fail.
-fn tool_result(output: ToolOutput, as_json: bool) -> Result<String, String> {
-    let shown = if as_json {
-        output.json.into_string()
-    } else {
-        cli_hints(&output.text)
     };
-    if output.is_error {
-        Err(shown)
-    } else {
-        Ok(shown)
-    }
-}
-
-fn cwd_of(args: &SessionArgs) -> Result<PathBuf, String> {
-    match &args.cwd {
-        Some(cwd) if cwd.is_dir() => Ok(cwd.clone()),
-        Some(cwd) => Err(format!(
-            "notesoup: --cwd {}: no such directory",
-            cwd.display()
-        )),
-        None => std::env::current_dir().map_err(|err| format!("no current directory: {err}")),
-    }
-}
-
-/// The session a command means: `--session`, else the project's latest.
-fn session_state(
-    env: &HostEnv,
-    args: &SessionArgs,
-    cwd: &Path,
-) -> Result<Option<SessionState>, String> {
-    let Some(data) = env.data_dir() else {
-        return Ok(None);
-    };
-    let states = StateDir::new(data);
-    match &args.session {
-        Some(id) => states
-            .load(id)
-            .map_err(|e| e.to_string())?
-            .map(Some)
-            .ok_or_else(|| format!("notesoup: no session {id} is recorded")),
-        None => states.latest(&project_key(cwd)).map_err(|e| e.to_string()),
-    }
-}
-
-/// Puts `value` under `key` unless it is null or `false`.
-fn put(params: &mut Map<String, Value>, key: &str, value: Value) {
-    if !value.is_null() && value != Value::Bool(false) {
-        params.insert(key.to_owned(), value);
-    }
-}
-
-fn notes(env: &HostEnv, args: NotesArgs) -> Result<String, String> {
-    let cwd = cwd_of(&args.session)?;
-    let state = session_state(env, &args.session, &cwd)?;
-    let key = state
-        .as_ref()
-        .map_or_else(|| project_key(&cwd), |s| s.project_key.clone());
-    let mut params = Map::new();
-    // An update to check before it is made: would it leave a blank body?
-    let mut blank_check = None;
-    let name = match args.command {
-        NotesCommand::List {
-            pattern,
-            limit,
-            wastebasket,
-        } => {
-            put(&mut params, "pattern", json!(pattern));
-            put(&mut params, "limit", json!(limit));
-            put(&mut params, "wastebasket", json!(wastebasket));
-            "notes_list"
-        }
-        NotesCommand::Read {
-            address,
-            offset,
-            limit,
-        } => {
-            put(&mut params, "address", json!(address));
-            put(&mut params, "offset_chars", json!(offset));
-            put(&mut params, "limit_chars", json!(limit));
-            "notes_read"
-        }
-        NotesCommand::Search {
-            query,
-            pattern,
-            limit,
-            max_matches_per_file,
-            wastebasket,
-        } => {
-            put(&mut params, "query", json!(query));
-            put(&mut params, "pattern", json!(pattern));
-            put(&mut params, "limit", json!(limit));
-            put(
-                &mut params,
-                "max_matches_per_file",
-                json!(max_matches_per_file),
-            );
-            put(&mut params, "wastebasket", json!(wastebasket));
-            "notes_search"
-        }
-        NotesCommand::Write {
-            address,
-            content,
-            origin,
-            allow_empty,
-        } => {
-            let content = match content {
-                Some(content) => content,
-                None => {
-                    let stdin = std::io::stdin();
-                    if stdin.is_terminal() {
-                        eprintln!(
-                            "notesoup: reading the content of {address} from stdin (end with Ctrl-D)"
-                        );
-                    }
-                    // A note holds at most MAX_NOTE_BYTES: nothing past
-                    // that is read.
-                    let bytes = read_capped(stdin.lock(), MAX_NOTE_BYTES)
-                        .map_err(|err| {
-                            format!("notesoup: could not read the content from stdin: {err}")
-                        })?
-                        .ok_or_else(|| {
-                            format!(
-                                "notesoup: the content on stdin is over {MAX_NOTE_BYTES} bytes, the most a note holds; nothing was written"
-                            )
-                        })?;
-                    String::from_utf8(bytes).map_err(|err| {
-                        format!("notesoup: the content on stdin is not UTF-8: {err}")
-                    })?
-                }
-            };
-            if is_blank_body(&content) && !allow_empty {
-                return Err(blank_refusal(&address, "the content"));
-            }
-            put(&mut params, "address", json!(address));
-            put(&mut params, "content", json!(content));
-            put(&mut params, "origin", json!(origin));
-            "notes_write"
-        }
-        NotesCommand::Update {
-            address,
-            old,
-            new,
-            all,
-            allow_empty,
-        } => {
-            if old.len() != new.len() {
-                return Err(format!(
-                    "notesoup: every --old needs its --new ({} --old, {} --new)",
-                    old.len(),
-                    new.len()
-                ));
-            }
-            let edits: Vec<Value> = old
-                .iter()
-                .zip(&new)
-                .map(|(old, new)| json!({"oldText": old, "newText": new}))
-                .collect();
-            if !allow_empty {
-                let request = UpdateRequest {
-                    edits: old
-                        .into_iter()
-                        .zip(new)
-                        .map(|(old_text, new_text)| Edit { old_text, new_text })
-                        .collect(),
-                    origin: None,
-                    crumpled: None,
-                    replace_all: all,
-                };
-                blank_check = Some((address.clone(), request));
-            }
-            put(&mut params, "address", json!(address));
-            put(&mut params, "edits", json!(edits));
-            put(&mut params, "replace_all", json!(all));
-            "notes_update"
-        }
-        NotesCommand::Crumple { address } => {
-            put(&mut params, "address", json!(address));
-            params.insert("crumpled".into(), json!(true));
-            "notes_update"
-        }
-        NotesCommand::Uncrumple { address } => {
-            put(&mut params, "address", json!(address));
-            params.insert("crumpled".into(), json!(false));
-            "notes_update"
-        }
-        NotesCommand::Rename { address, to } => {
-            put(&mut params, "address", json!(address));
-            put(&mut params, "rename_to", json!(to));
-            "notes_update"
-        }
-    };
-    let arguments = Value::Object(params);
-    let mut host = ClaudeToolHost::new(env, &cwd, &key, Known(state));
-    if let Some((address, request)) = blank_check {
-        // A refusal to open the store, a missing note or an edit that does
-        // not apply is left to the update itself to report.
-        let edited = host
-            .notes()
-            .ok()
-            .and_then(|store| store.edited_body(&address, &request).ok().flatten());
-        if edited.is_some_and(|body| is_blank_body(&body)) {
-            return Err(blank_refusal(&address, "these edits"));
-        }
-    }
-    let output = call_tool(&mut host, name, arguments);
-    for warning in host.take_warnings() {
-        eprintln!("{warning}");
-    }
-    tool_result(output, args.session.json)
-}
-
-/// Why `what` is not written to the note at `address`: it would leave the
-/// body blank.
-fn blank_refusal(address: &str, what: &str) -> String {
-    format!(
-        "notesoup: {what} would leave {address} blank (nothing but whitespace once a byte order mark and any frontmatter are stripped); nothing was written (pass --allow-empty to write an empty note)"
-    )
-}
-
-fn boot(env: &HostEnv, args: &BootArgs) -> Result<String, String> {
-    let cwd = cwd_of(&args.session)?;
-    let (state, recorded) = match session_state(env, &args.session, &cwd)? {
-        Some(state) => (state, true),
-        None => {
-            eprintln!(
-                "notesoup: no Claude Code session is recorded for this project; this is a preview of a new chain's first boot (window claude:preview:1), with no session notes"
-            );
-            let preview =
-                SessionState::new_chain("preview", PathBuf::new(), cwd.clone(), project_key(&cwd));
-            (preview, false)
-        }
-    };
-    let (sections, warnings) = if recorded {
-        crate::boot::sections(env, &state)
-    } else {
-        crate::boot::preview_sections(env, &state)
-    }
-    .map_err(|err| format!("notesoup: Notes boot failed: {err}"))?;
-    for warning in warnings {
-        eprintln!("{warning}");
-    }
-    if args.session.json {
-        let sizes: Map<String, Value> = sections
-            .sizes()
-            .into_iter()
-            .map(|(name, chars)| (name, json!(chars)))
-            .collect();
-        return Ok(
-            json!({"window": state.window_id().to_string(), "boot": sections.join(), "sectionChars": sizes})
-                .to_string(),
-        );
-    }
-    if !args.stats {
-        return Ok(sections.join());
-    }
-    let total = sections.join().chars().count();
-    Ok(boot_stats(&sections.sizes(), total))
-}
-
-/// One line per section, then the whole boot (sections and the blank lines
-/// between them): characters and estimated tokens, a token per four
-/// characters rounded up (Pi's estimate; Claude Code counts its own).
-fn boot_stats(sizes: &[(String, usize)], total: usize) -> String {
-    let tokens = |chars: usize| chars.div_ceil(4);
-    let mut out = format!("{:<16} {:>8} {:>8}\n", "section", "chars", "~tokens");
-    for (name, chars) in sizes {
-        out.push_str(&format!("{name:<16} {chars:>8} {:>8}\n", tokens(*chars)));
-    }
-    out.push_str(&format!(
-        "{:<16} {total:>8} {:>8}\n",
-        "whole boot",
-        tokens(total)
-    ));
-    out
+    i32::from(out.finish(ClaudeCli::BIN, code))
 }
 
 fn install_plugin(env: &HostEnv, dir: Option<PathBuf>, force: bool) -> Result<String, String> {
@@ -758,88 +209,34 @@ fn install_plugin(env: &HostEnv, dir: Option<PathBuf>, force: bool) -> Result<St
         .or_else(|| {
             crate::install::default_dir(env, std::env::var_os("XDG_DATA_HOME").map(PathBuf::from))
         })
-        .ok_or("notesoup: no home directory is known; pass --dir")?;
-    let binary = std::env::current_exe()
-        .map_err(|err| format!("notesoup: cannot find this binary: {err}"))?;
-    crate::install::install(&dir, &binary, force)
-        .map_err(|err| format!("notesoup: install-plugin: {err}"))?;
+        .ok_or("no home directory is known; pass --dir")?;
+    let binary =
+        std::env::current_exe().map_err(|err| format!("cannot find this binary: {err}"))?;
+    crate::install::install(&dir, &binary, force).map_err(|err| err.to_string())?;
     Ok(format!(
         "installed the notesoup marketplace in {dir}\nadd it to Claude Code with:\n  claude plugin marketplace add {dir}\n  claude plugin install notesoup@notesoup\n  (optional automatic reset) claude plugin install notesoup-reset@notesoup",
         dir = dir.display()
     ))
 }
 
-/// The tools' continuation hints as the flags to type: `offset_chars=N`
-/// becomes `--offset N`, `→ older: {"before":N}` becomes `→ older: --before
-/// N`, an expand hint its `history list` flags, "narrow with pattern"
-/// becomes "narrow with --pattern". The MCP tools keep their own wording.
-pub fn cli_hints(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for (index, line) in text.split('\n').enumerate() {
-        if index > 0 {
-            out.push('\n');
-        }
-        out.push_str(&cli_hint_line(line));
-    }
-    out
-}
-
-fn cli_hint_line(line: &str) -> String {
-    let mut line = line.replace("narrow with pattern", "narrow with --pattern");
-    if let Some(at) = line.find("Use offset_chars=") {
-        let rest = &line[at + "Use offset_chars=".len()..];
-        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
-        if !digits.is_empty() {
-            let after = &rest[digits.len()..];
-            line = format!("{}Use --offset {digits}{after}", &line[..at]);
-        }
-    }
-    for (arrow, key, flag) in [
-        ("→ older: ", "before", "--before"),
-        ("→ newer: ", "after", "--after"),
-    ] {
-        if let Some(at) = line.find(arrow) {
-            let json = &line[at + arrow.len()..];
-            if let Ok(Value::Object(hint)) = serde_json::from_str::<Value>(json)
-                && let Some(seq) = hint.get(key).and_then(Value::as_u64)
-            {
-                line = format!("{}{arrow}{flag} {seq}", &line[..at]);
-            }
-        }
-    }
-    let arrow = "→ expand: ";
-    if let Some(at) = line.find(arrow)
-        && let Ok(Value::Object(hint)) = serde_json::from_str::<Value>(&line[at + arrow.len()..])
-    {
-        let mut flags = Vec::new();
-        for key in ["after", "before"] {
-            if let Some(seq) = hint.get(key).and_then(Value::as_u64) {
-                flags.push(format!("--{key} {seq}"));
-            }
-        }
-        if let Some(Value::Array(roles)) = hint.get("roles") {
-            let roles: Vec<&str> = roles.iter().filter_map(Value::as_str).collect();
-            flags.push(format!("--role {}", roles.join(",")));
-        }
-        line = format!("{}{arrow}history list {}", &line[..at], flags.join(" "));
-    }
-    line
-}
-
 /// One line per recorded session of the project: id, last touched,
 /// live window, notes session (the chain's first session).
-fn sessions(env: &HostEnv, args: &SessionArgs) -> Result<String, String> {
-    let cwd = cwd_of(args)?;
+fn sessions(env: &HostEnv, args: &SessionsArgs) -> Result<String, String> {
+    let cwd = match &args.cwd {
+        Some(cwd) if cwd.is_dir() => cwd.clone(),
+        Some(cwd) => return Err(format!("--cwd {}: not a directory", cwd.display())),
+        None => std::env::current_dir().map_err(|err| format!("no current directory: {err}"))?,
+    };
     let key = project_key(&cwd);
     let Some(data) = env.data_dir() else {
-        return Err("notesoup: no notesoup plugin data directory was found".to_owned());
+        return Err("no notesoup plugin data directory was found".to_owned());
     };
     let states = StateDir::new(&data);
     let mut found: Vec<(std::time::SystemTime, SessionState)> = Vec::new();
     let entries = match std::fs::read_dir(data.join("sessions")) {
         Ok(entries) => entries.filter_map(Result::ok).collect(),
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => Vec::new(),
-        Err(err) => return Err(format!("notesoup: {}: {err}", data.display())),
+        Err(err) => return Err(format!("{}: {err}", data.display())),
     };
     for entry in entries {
         let name = entry.file_name().to_string_lossy().into_owned();
@@ -892,146 +289,157 @@ fn iso(time: std::time::SystemTime) -> String {
         .unwrap_or_default()
 }
 
-fn history(env: &HostEnv, args: HistoryArgs) -> Result<String, String> {
-    let cwd = cwd_of(&args.session)?;
-    let state = match &args.transcript {
-        Some(path) => {
-            let named = session_id_of(path)
-                .map_err(|err| format!("notesoup: {}: {err}", path.display()))?;
+/// The shared commands' Claude Code side.
+#[derive(Debug)]
+pub struct ClaudeCli {
+    /// The process environment.
+    pub env: HostEnv,
+}
+
+/// Why a command has no session to look at.
+const NO_SESSION: &str = "no Claude Code session is recorded for this project";
+
+impl ClaudeCli {
+    /// The environment with the notes root the command names.
+    fn env_for(&self, target: &Target<'_, NoHostArgs>) -> HostEnv {
+        HostEnv {
+            notes_root: target.notes_root.clone(),
+            ..self.env.clone()
+        }
+    }
+
+    /// The session a command means: `--session FILE` (a transcript: a chain
+    /// of its own, named by the session it records), `--session ID` (a
+    /// recorded session), else the project's latest recorded session.
+    fn session_state(
+        &self,
+        target: &Target<'_, NoHostArgs>,
+        cwd: &std::path::Path,
+    ) -> anyhow::Result<Option<SessionState>> {
+        if let Some(path) = target.session_file() {
+            let named = session_id_of(path).with_context(|| path.display().to_string())?;
             let session = named
                 .or_else(|| path.file_stem().map(|s| s.to_string_lossy().into_owned()))
                 .unwrap_or_default();
-            SessionState::new_chain(&session, path.clone(), cwd.clone(), project_key(&cwd))
+            return Ok(Some(SessionState::new_chain(
+                &session,
+                path.to_owned(),
+                cwd.to_owned(),
+                project_key(cwd),
+            )));
         }
-        None => session_state(env, &args.session, &cwd)?.ok_or(
-            "notesoup: no Claude Code session is recorded for this project; pass --session or --transcript",
-        )?,
-    };
-    let (name, params) = match args.command {
-        HistoryCommand::Windows => ("history_windows", Value::Object(Map::new())),
-        HistoryCommand::List(page) => ("history_list", page.into_params(Map::new())),
-        HistoryCommand::Search { query, page } => {
-            let mut extra = Map::new();
-            extra.insert("query".into(), json!(query));
-            ("history_search", page.into_params(extra))
+        let Some(data) = self.env.data_dir() else {
+            return match target.session {
+                Some(id) => anyhow::bail!("no session {id} is recorded"),
+                None => Ok(None),
+            };
+        };
+        let states = StateDir::new(data);
+        match target.session {
+            Some(id) => states
+                .load(id)?
+                .map(Some)
+                .with_context(|| format!("no session {id} is recorded")),
+            None => Ok(states.latest(&project_key(cwd))?),
         }
-        HistoryCommand::Read { seq, offset, limit } => {
-            let mut params = Map::new();
-            put(&mut params, "seq", json!(seq));
-            put(&mut params, "offset_chars", json!(offset));
-            put(&mut params, "limit_chars", json!(limit));
-            ("history_read", Value::Object(params))
-        }
-    };
-    let key = state.project_key.clone();
-    let mut host = ClaudeToolHost::new(env, &cwd, &key, Known(Some(state)));
-    tool_result(call_tool(&mut host, name, params), args.session.json)
-}
-
-fn dream(env: &HostEnv, args: DreamArgs) -> i32 {
-    if let Some(DreamCommand::Doctor(doctor_args)) = args.command {
-        return doctor(env, doctor_args);
-    }
-    let Some(home) = args.notes_home.or_else(|| env.notes_root.clone()) else {
-        eprintln!("dream: the notes root is unknown: pass --notes-home or set PI_NOTES_HOME");
-        return 1;
-    };
-    let notesoup = match std::env::current_exe() {
-        Ok(path) => path,
-        Err(err) => {
-            eprintln!("dream: cannot find the notesoup binary: {err}");
-            return 1;
-        }
-    };
-    let mut options = DreamOptions::new(home, jiff::Timestamp::now());
-    options.min_hours = args.min_hours;
-    options.min_sessions = args.min_sessions;
-    options.force = args.force;
-    // The flag wins, then the `dreamer` setting, then Claude Code's own
-    // default model.
-    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-    let settings = crate::settings::load(env, &cwd);
-    for warning in &settings.warnings {
-        eprintln!("{warning}");
-    }
-    options.model_pattern = args.dreamer.or(settings.settings.dreamer);
-    options.playbook = args.playbook;
-    let mut dreamer = ClaudeDreamer {
-        claude: claude_executable(|name| std::env::var(name).ok()),
-        notesoup,
-        timeout: std::time::Duration::from_secs(args.timeout.max(1)),
-    };
-    // Each line is shown as the run reaches it: the gates before the
-    // dreamer starts, the report and audit after it ends.
-    run_dream_with(&options, &mut dreamer, &mut print_line).exit_code
-}
-
-/// Prints one dream line to its stream.
-fn print_line(line: &OutputLine) {
-    match line.stream {
-        Stream::Stdout => print_stdout(&line.text),
-        Stream::Stderr => eprintln!("{}", line.text),
     }
 }
 
-fn doctor(env: &HostEnv, args: DoctorArgs) -> i32 {
-    let Some(home) = args.notes_home.or_else(|| env.notes_root.clone()) else {
-        eprintln!(
-            "dream doctor: the notes root is unknown: pass --notes-home or set PI_NOTES_HOME"
-        );
-        return 1;
-    };
-    match args.command {
-        Some(DoctorCommand::Clean { apply }) => print_output(
-            &notesoup_core::dream::clean_temp_files(&home, apply, std::time::SystemTime::now())
-                .output(),
-        ),
-        None if args.json => {
-            let report = notesoup_core::dream::doctor(&home);
-            let findings: Vec<Value> = report
-                .findings
-                .iter()
-                .map(|finding| json!({"path": finding.path, "message": finding.message}))
-                .collect();
-            print_stdout(
-                &json!({"home": report.home, "ok": findings.is_empty(), "findings": findings})
-                    .to_string(),
-            );
-            report.exit_code()
-        }
-        None => print_output(&notesoup_core::dream::doctor(&home).output()),
+impl CliHost for ClaudeCli {
+    type SessionArgs = NoHostArgs;
+    type DreamerArgs = ClaudeDreamerArgs;
+
+    const BIN: &'static str = "notesoup";
+    const VERSION: &'static str = VERSION;
+    const HOST: &'static str = "Claude Code";
+
+    fn notes_root(&self) -> Option<PathBuf> {
+        self.env.notes_root.clone()
     }
-}
 
-/// Prints a dream command's lines to their streams; returns its exit code.
-fn print_output(output: &DreamOutput) -> i32 {
-    output.lines.iter().for_each(print_line);
-    output.exit_code
-}
+    fn with_tools(
+        &mut self,
+        target: &Target<'_, NoHostArgs>,
+        purpose: Purpose,
+        out: &mut Out,
+        call: &mut dyn FnMut(&mut dyn notesoup_core::tools::ToolHost) -> anyhow::Result<ToolOutput>,
+    ) -> anyhow::Result<ToolOutput> {
+        let cwd = target.cwd_or_current()?;
+        let state = self.session_state(target, &cwd)?;
+        if purpose == Purpose::History && state.is_none() {
+            anyhow::bail!("{NO_SESSION}; pass --session");
+        }
+        let key = state
+            .as_ref()
+            .map_or_else(|| project_key(&cwd), |state| state.project_key.clone());
+        let env = self.env_for(target);
+        let mut host = ClaudeToolHost::new(&env, &cwd, &key, Known(state));
+        let output = call(&mut host);
+        for warning in host.take_warnings() {
+            out.warn(&warning);
+        }
+        output
+    }
 
-#[cfg(test)]
-mod tests {
-    use super::cli_hints;
+    fn boot(&mut self, target: &Target<'_, NoHostArgs>, out: &mut Out) -> anyhow::Result<BootView> {
+        let cwd = target.cwd_or_current()?;
+        let env = self.env_for(target);
+        let (state, preview) = match self.session_state(target, &cwd)? {
+            Some(state) => (state, None),
+            None => {
+                let key = project_key(&cwd);
+                let state = SessionState::new_chain("preview", PathBuf::new(), cwd, key);
+                (state, Some(NO_SESSION.to_owned()))
+            }
+        };
+        let (sections, warnings) = if preview.is_none() {
+            crate::boot::sections(&env, &state)
+        } else {
+            crate::boot::preview_sections(&env, &state)
+        }
+        .map_err(|err| anyhow::anyhow!("the boot failed: {err}"))?;
+        for warning in warnings {
+            out.warn(&warning);
+        }
+        Ok(BootView {
+            window_id: state.window_id().to_string(),
+            sections,
+            max_chars: crate::settings::load(&env, &state.cwd)
+                .settings
+                .boot_max_chars,
+            preview,
+        })
+    }
 
-    #[test]
-    fn continuation_hints_read_as_flags() {
-        assert_eq!(
-            cli_hints("body\n\n[1200 more characters. Use offset_chars=12000 to continue.]"),
-            "body\n\n[1200 more characters. Use --offset 12000 to continue.]"
+    fn dreamer(
+        &mut self,
+        args: ClaudeDreamerArgs,
+        timeout: Duration,
+        _out: &mut Out,
+    ) -> anyhow::Result<HostDreamer> {
+        let notesoup = std::env::current_exe().context("cannot find the notesoup binary")?;
+        let claude = dreamer_executable(
+            args.claude,
+            std::env::var(crate::dream::CLAUDE_VAR).ok(),
+            "claude",
         );
-        assert_eq!(
-            cli_hints("→ older: {\"before\":16}"),
-            "→ older: --before 16"
-        );
-        assert_eq!(cli_hints("→ newer: {\"after\":40}"), "→ newer: --after 40");
-        assert_eq!(
-            cli_hints("\t→ expand: {\"after\":3,\"before\":9,\"roles\":[\"tool\",\"context\"]}"),
-            "\t→ expand: history list --after 3 --before 9 --role tool,context"
-        );
-        assert_eq!(
-            cli_hints("2 more matching notes omitted; narrow with pattern"),
-            "2 more matching notes omitted; narrow with --pattern"
-        );
-        assert_eq!(cli_hints("→ older: not json"), "→ older: not json");
+        // The `dreamer` setting of the project the command runs in.
+        let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+        let settings = crate::settings::load(&self.env, &cwd);
+        Ok(HostDreamer {
+            process: DreamerProcess {
+                command: format!("{} -p", claude.display()),
+                timeout,
+            },
+            runner: Box::new(ClaudeDreamer {
+                claude,
+                notesoup,
+                timeout,
+            }),
+            setting: DreamerSetting {
+                pattern: settings.settings.dreamer,
+                warnings: settings.warnings,
+            },
+        })
     }
 }

@@ -6,7 +6,7 @@
 use std::io::{BufRead, BufReader, Read};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use notesoup_core::dream::{Deadline, DreamRequest, DreamResult, DreamRunner, DreamWrite, Ended};
 use serde_json::{Value, json};
@@ -17,8 +17,8 @@ use crate::mcp::dream_tools::SERVER_NAME;
 /// The dream tools the session may call.
 const TOOLS: [&str; 7] = ["read", "grep", "find", "ls", "write", "edit", "delete"];
 
-/// How long a dreamer may run by default before it is stopped.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+/// Names the `claude` to run (default: `claude` on PATH).
+pub const CLAUDE_VAR: &str = "NOTESOUP_CLAUDE";
 
 /// A dreamer that runs `claude -p`.
 #[derive(Debug, Clone)]
@@ -77,12 +77,6 @@ impl DreamRunner for ClaudeDreamer {
                 ));
             }
         };
-        eprintln!(
-            "dream: the dreamer is running ({} -p, at most {} s)",
-            self.claude.display(),
-            self.timeout.as_secs()
-        );
-        let started = Instant::now();
         let (Some(stdout), Some(mut stderr_pipe)) = (pipes.stdout, pipes.stderr) else {
             let _ = deadline.stop();
             return DreamResult::failed("dreamer failed: no output from claude");
@@ -94,10 +88,6 @@ impl DreamRunner for ClaudeDreamer {
         let waited = match deadline.wait() {
             Ended::Exited(waited) => waited,
             Ended::TimedOut => {
-                eprintln!(
-                    "dream: stopped the dreamer after {} s",
-                    self.timeout.as_secs()
-                );
                 // The writes made so far go into the report.
                 return DreamResult {
                     report: String::new(),
@@ -106,10 +96,6 @@ impl DreamRunner for ClaudeDreamer {
                 };
             }
         };
-        eprintln!(
-            "dream: the dreamer finished after {} s",
-            started.elapsed().as_secs()
-        );
         match waited {
             Ok(status) if !status.success() && result.error.is_none() => {
                 result.error = Some(format!(
@@ -174,13 +160,6 @@ pub fn read_stream(reader: impl BufRead) -> DreamResult {
         result.error = Some("dreamer failed: claude ended without a result".to_owned());
     }
     result
-}
-
-/// The `claude` to run: `NOTESOUP_CLAUDE`, else `claude` on the PATH.
-pub fn claude_executable(lookup: impl Fn(&str) -> Option<String>) -> PathBuf {
-    lookup("NOTESOUP_CLAUDE")
-        .filter(|p| !p.is_empty())
-        .map_or_else(|| PathBuf::from("claude"), PathBuf::from)
 }
 
 #[cfg(test)]

@@ -2,8 +2,7 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
-use notesoup_claude::cli::{Cli, run};
+use notesoup_claude::cli::{ClaudeCli, Cli, run};
 use notesoup_claude::env::HostEnv;
 
 /// See the crate manifest: the decode of a long transcript is allocation
@@ -12,7 +11,6 @@ use notesoup_claude::env::HostEnv;
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
-    let code = run(cli, HostEnv::from_process());
-    ExitCode::from(u8::try_from(code).unwrap_or(1))
+    let cli = notesoup_cli::parse::<Cli, ClaudeCli>();
+    run(cli, HostEnv::from_process())
 }

@@ -6,9 +6,8 @@ use std::sync::{Arc, OnceLock};
 
 use jiff::Timestamp;
 use notesoup_core::boot::{BootIdentity, BootSections, BootSnapshot, boot_sections};
-use notesoup_core::notes::{
-    HeadCache, NoteError, NoteStore, NotesIdentity, model_slug, project_key,
-};
+use notesoup_core::notes::{HeadCache, NoteError, NoteStore, model_slug, project_key};
+use notesoup_core::plumbing::NotesOwner;
 use notesoup_core::wire::ToolBindings;
 
 use crate::window::window_id;
@@ -46,14 +45,16 @@ pub fn store(
 ) -> Result<NoteStore, BootError> {
     let project = project_key(std::path::Path::new(cwd));
     let model = model_slug(model);
-    match session_id {
-        Some(session_id) => {
-            NotesIdentity::new(&place.root, session_id, &project, &place.agent, &model)
-        }
-        None => NotesIdentity::without_session(&place.root, &project, &place.agent, &model),
+    NotesOwner {
+        root: &place.root,
+        session_id,
+        project_key: &project,
+        agent: &place.agent,
+        model: &model,
     }
-    .map(|identity| {
-        NoteStore::new(identity)
+    .open()
+    .map(|store| {
+        store
             .with_secret_guard(secret_guard)
             .with_head_cache(kept_heads())
     })

@@ -19,8 +19,8 @@ use serde_json::{Value, json};
 use crate::bundle;
 use crate::decode::{SessionLog, read_session_jsonl};
 
-/// How long a dreamer may run by default before it is stopped.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+/// Names the `dsh` to run (default: `dsh` on PATH).
+pub const DSH_VAR: &str = "NOTESOUP_DSH";
 
 /// Set to `1` in the dreamer's environment: notesoup's `notesoup/dsh` row
 /// (and so its engine) does nothing in that dsh.
@@ -67,8 +67,8 @@ pub struct DshDreamer {
     pub profile: String,
     /// This binary, which serves the dream tools.
     pub notesoup_dsh: PathBuf,
-    /// Where the dreamer's bundle, overlay and session log go; removed by
-    /// the caller.
+    /// Where the dreamer's bundle, overlay and session log go; removed
+    /// after the run.
     pub work_dir: PathBuf,
     /// The dreamer is stopped after this long and the run fails.
     pub timeout: Duration,
@@ -137,14 +137,24 @@ impl DshDreamer {
 
 impl DreamRunner for DshDreamer {
     fn run(&mut self, request: DreamRequest<'_>) -> DreamResult {
-        let overlay = match self.prepare(&request) {
+        let result = self.run_dsh(&request);
+        // The dreamer's bundle and session log are scratch; the audit keeps
+        // what matters.
+        let _ = std::fs::remove_dir_all(&self.work_dir);
+        result
+    }
+}
+
+impl DshDreamer {
+    fn run_dsh(&self, request: &DreamRequest<'_>) -> DreamResult {
+        let overlay = match self.prepare(request) {
             Ok(overlay) => overlay,
             Err(error) => return DreamResult::failed(error),
         };
         // The deadline spawns it as the leader of its own process tree, so a
         // timeout stops everything it started.
         let (deadline, pipes) =
-            match Deadline::spawn(&mut self.command(&request, &overlay), self.timeout) {
+            match Deadline::spawn(&mut self.command(request, &overlay), self.timeout) {
                 Ok(spawned) => spawned,
                 Err(error) => {
                     return DreamResult::failed(format!(
@@ -186,10 +196,6 @@ impl DreamRunner for DshDreamer {
             }
             Ended::Exited(Err(error)) => result.error = Some(format!("dreamer failed: {error}")),
             Ended::TimedOut => {
-                eprintln!(
-                    "dream: stopped the dreamer after {} s",
-                    self.timeout.as_secs()
-                );
                 result.report = String::new();
                 result.error = Some(Ended::timeout_error(self.timeout));
             }

@@ -10,6 +10,7 @@
 pub mod boot;
 pub mod budget;
 pub mod bundle;
+pub mod cli;
 pub mod decode;
 pub mod dream;
 pub mod dream_tools;

@@ -1,6 +1,8 @@
-//! The `notesoup-dsh` binary: the sidecar, the bundle writer, the installer,
-//! the boot preview, and the dream and doctor over the notes home, for dsh
-//! (DeepSeek Harness).
+//! The `notesoup-dsh` binary, for dsh (DeepSeek Harness): its own commands
+//! (the sidecar, the bundle writer, the installer, and `dream-tools`, which
+//! `dream` starts) next to the commands every notesoup binary shares
+//! (`notes`, `boot`, `history`, `doctor`, `dream`, `completions`, `man`:
+//! `notesoup-cli`, over [`DshCli`]).
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -8,23 +10,19 @@ use std::process::{Command, ExitCode};
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, Parser, Subcommand};
-use notesoup_core::dream::{
-    DEFAULT_MIN_HOURS, DEFAULT_MIN_SESSIONS, DreamOptions, DreamOutput, DreamTools, Stream,
-    clean_temp_files, run_dream,
-};
+use notesoup_cli::SharedCommand;
+use notesoup_core::dream::DreamTools;
 use notesoup_core::notes::{agent_slug, default_root};
-use notesoup_dsh::boot::{self, NotesPlace};
+use notesoup_dsh::boot::NotesPlace;
 use notesoup_dsh::bundle::{self, Engine};
-use notesoup_dsh::dream::DshDreamer;
+use notesoup_dsh::cli::{DshCli, DshDreamerArgs, DshSessionArgs};
 use notesoup_dsh::server::{self, Sidecar};
 use notesoup_dsh::{dream_tools, settings};
 
+/// notesoup for dsh (DeepSeek Harness): the sidecar the bundle starts, the
+/// bundle and its installer, and the notes, boot, history and dream of dsh
+/// sessions.
 #[derive(Debug, Parser)]
-#[command(
-    name = "notesoup-dsh",
-    version,
-    about = "notesoup for dsh (DeepSeek Harness)"
-)]
 struct Cli {
     #[command(subcommand)]
     command: Cmd,
@@ -69,16 +67,6 @@ enum Cmd {
         #[arg(long)]
         force: bool,
     },
-    /// Print the boot a new window of a session would open with (its first
-    /// window unless the session's notes say otherwise), or its size with
-    /// --stats.
-    Boot(BootArgs),
-    /// Tidy the notes home with a headless dsh dreamer holding only the
-    /// jailed dream tools (gated, locked, audited with Git).
-    Dream(DreamArgs),
-    /// Check the notes home without changing anything; exit 1 on findings.
-    /// `doctor clean` lists stale temporary files (--apply removes them).
-    Doctor(DoctorArgs),
     /// Serve the dreamer's jailed tools as JSON lines; `dream` starts this
     /// inside the dreamer's dsh.
     #[command(hide = true)]
@@ -87,6 +75,8 @@ enum Cmd {
         #[arg(long)]
         notes_home: PathBuf,
     },
+    #[command(flatten)]
+    Shared(Box<SharedCommand<DshSessionArgs, DshDreamerArgs>>),
 }
 
 #[derive(Debug, Args)]
@@ -113,87 +103,12 @@ impl EngineArgs {
     }
 }
 
-#[derive(Debug, Args)]
-struct BootArgs {
-    /// The session's working directory (default: the current directory).
-    #[arg(long)]
-    cwd: Option<PathBuf>,
-    /// The dsh session id (default: a preview session named `preview`).
-    #[arg(long)]
-    session: Option<String>,
-    /// The agent's model id (default: none, the `unknown` model home).
-    #[arg(long)]
-    model: Option<String>,
-    /// Print the size of each boot section in characters and estimated
-    /// tokens (characters / 4) instead of the boot.
-    #[arg(long)]
-    stats: bool,
-}
-
-#[derive(Debug, Args)]
-struct DreamArgs {
-    /// The notes home (default: the notes root, $PI_NOTES_HOME or
-    /// ~/.agents/notes).
-    #[arg(long)]
-    notes_home: Option<PathBuf>,
-    /// Hours since the last dream before another may run.
-    #[arg(long, default_value_t = DEFAULT_MIN_HOURS)]
-    min_hours: f64,
-    /// Session homes changed since the last dream before another may run.
-    #[arg(long, default_value_t = DEFAULT_MIN_SESSIONS)]
-    min_sessions: usize,
-    /// Run even when the time and material gates say no (never past the lock).
-    #[arg(long)]
-    force: bool,
-    /// The model the dreamer runs on: `provider/model` or a model id (default:
-    /// the `dreamer` setting, else the profile's default model).
-    #[arg(long)]
-    dreamer: Option<String>,
-    /// A playbook file instead of the packaged one.
-    #[arg(long)]
-    playbook: Option<PathBuf>,
-    /// The dsh profile the dreamer boots; it must answer one task and exit.
-    #[arg(long, default_value = "headless")]
-    profile: String,
-    /// The dsh executable (default: $NOTESOUP_DSH, else dsh on PATH).
-    #[arg(long)]
-    dsh: Option<PathBuf>,
-    /// Stop the dreamer after this many seconds; the run then fails and the
-    /// lock is released.
-    #[arg(long, default_value_t = notesoup_dsh::dream::DEFAULT_TIMEOUT.as_secs())]
-    timeout: u64,
-}
-
-#[derive(Debug, Args)]
-#[command(args_conflicts_with_subcommands = true)]
-struct DoctorArgs {
-    #[command(subcommand)]
-    command: Option<DoctorCmd>,
-    /// The notes home (default: the notes root).
-    #[arg(long)]
-    notes_home: Option<PathBuf>,
-}
-
-#[derive(Debug, Subcommand)]
-enum DoctorCmd {
-    /// List notesoup's stale temporary files (older than a minute, writer
-    /// gone); --apply removes them.
-    Clean {
-        /// Remove them instead of listing them.
-        #[arg(long)]
-        apply: bool,
-        /// The notes home (default: the notes root).
-        #[arg(long)]
-        notes_home: Option<PathBuf>,
-    },
-}
-
 fn env(name: &str) -> Option<String> {
     std::env::var(name).ok()
 }
 
 fn main() -> ExitCode {
-    match run(Cli::parse()) {
+    match run(notesoup_cli::parse::<Cli, DshCli>()) {
         Ok(code) => code,
         // A reader that went away (`notesoup-dsh boot | head -1`) leaves
         // nothing to report to: end quietly, as a filter does.
@@ -243,9 +158,6 @@ fn run(cli: Cli) -> Result<ExitCode> {
             print_patch,
             force,
         } => install(&profile, dir, engine.engine(), print_patch, force),
-        Cmd::Boot(args) => boot_command(&args),
-        Cmd::Dream(args) => dream(args),
-        Cmd::Doctor(args) => doctor(args),
         Cmd::DreamTools { notes_home } => {
             let tools = DreamTools::new(notes_home);
             let stdin = std::io::stdin().lock();
@@ -253,6 +165,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             dream_tools::serve(&tools, stdin, stdout).context("serving the dream tools")?;
             Ok(ExitCode::SUCCESS)
         }
+        Cmd::Shared(shared) => Ok(notesoup_cli::run::<Cli, DshCli>(&mut DshCli, *shared)),
     }
 }
 
@@ -355,141 +268,4 @@ fn install(
         say(NO_ENGINE_COST)?;
     }
     Ok(ExitCode::SUCCESS)
-}
-
-fn boot_command(args: &BootArgs) -> Result<ExitCode> {
-    let place = notes_place()?;
-    let cwd = match &args.cwd {
-        Some(cwd) => cwd.clone(),
-        None => std::env::current_dir().context("no current directory")?,
-    };
-    if !cwd.is_dir() {
-        bail!("--cwd {} is not a directory", cwd.display());
-    }
-    // dsh records a session's cwd as an absolute path; the project key is
-    // derived from it.
-    let cwd = std::path::absolute(&cwd).context("resolving --cwd")?;
-    let (record, mut warnings) = match settings::settings_file(env) {
-        Some(path) => settings::read_file(&path),
-        None => Default::default(),
-    };
-    let resolved = settings::validate(&record);
-    warnings.extend(resolved.warnings);
-    for warning in &warnings {
-        say(warning)?;
-    }
-    let chosen = resolved.settings.core;
-    let store = boot::store(
-        &place,
-        args.session.as_deref(),
-        &cwd.display().to_string(),
-        args.model.as_deref(),
-        chosen.secret_guard,
-    )?;
-    if args.session.is_none() {
-        say(
-            "notesoup-dsh: a preview boot with no session (window ids dsh:preview:N, no session notes; pass --session to name a dsh session)",
-        )?;
-    }
-    let sections = boot::sections(&store, 1, jiff::Timestamp::now(), chosen.boot_max_chars)?;
-    if args.stats {
-        print(&boot::stats(&sections))?;
-        print(&format!(
-            "bound: {} characters (bootMaxChars)\n",
-            chosen.boot_max_chars
-        ))?;
-    } else {
-        print(&format!("{}\n", sections.join()))?;
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
-fn notes_home(given: Option<PathBuf>) -> Result<PathBuf> {
-    match given {
-        Some(home) => Ok(home),
-        None => default_root(env)
-            .context("the notes root is unknown: pass --notes-home or set PI_NOTES_HOME"),
-    }
-}
-
-fn dream(args: DreamArgs) -> Result<ExitCode> {
-    // The dreamer's dsh runs in the notes home and hands the path on to the
-    // dream tools, so a relative path would be read from the wrong place.
-    let home =
-        std::path::absolute(notes_home(args.notes_home)?).context("resolving the notes home")?;
-    let notesoup_dsh = std::env::current_exe().context("locating notesoup-dsh")?;
-    let mut options = DreamOptions::new(home, jiff::Timestamp::now());
-    options.min_hours = args.min_hours;
-    options.min_sessions = args.min_sessions;
-    options.force = args.force;
-    options.playbook = args.playbook;
-    // The command line wins, then the `dreamer` setting, then the profile's
-    // default model. A bad setting warns (inside the run, after the lock).
-    let (record, mut warnings) = match settings::settings_file(env) {
-        Some(path) => settings::read_file(&path),
-        None => Default::default(),
-    };
-    let resolved = settings::validate(&record);
-    warnings.extend(
-        resolved
-            .warnings
-            .into_iter()
-            .filter(|warning| warning.starts_with("notesoup: dreamer ")),
-    );
-    options.model_pattern = args.dreamer.or(resolved.settings.core.dreamer);
-    options.model_warnings = warnings;
-    let work = std::env::temp_dir().join(format!("notesoup-dsh-dream-{}", uuid::Uuid::new_v4()));
-    let mut dreamer = DshDreamer {
-        dsh: dsh_executable(args.dsh)?,
-        profile: args.profile,
-        notesoup_dsh,
-        work_dir: work.clone(),
-        timeout: std::time::Duration::from_secs(args.timeout.max(1)),
-    };
-    let output = run_dream(&options, &mut dreamer);
-    // The dreamer's bundle and session log are scratch; the audit keeps
-    // what matters.
-    let _ = std::fs::remove_dir_all(&work);
-    print_output(&output)
-}
-
-/// `--dsh`, else `$NOTESOUP_DSH`, else `dsh` on PATH. A path (not a bare
-/// name looked up on PATH) is made absolute: dsh starts in the notes home.
-fn dsh_executable(given: Option<PathBuf>) -> Result<PathBuf> {
-    match given.or_else(|| {
-        env("NOTESOUP_DSH")
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-    }) {
-        Some(path) if path.components().count() > 1 => {
-            std::path::absolute(&path).context("resolving the dsh executable")
-        }
-        Some(name) => Ok(name),
-        None => Ok(PathBuf::from("dsh")),
-    }
-}
-
-fn doctor(args: DoctorArgs) -> Result<ExitCode> {
-    let output = match args.command {
-        Some(DoctorCmd::Clean {
-            apply,
-            notes_home: home,
-        }) => {
-            let home = notes_home(home.or(args.notes_home))?;
-            clean_temp_files(&home, apply, std::time::SystemTime::now()).output()
-        }
-        None => notesoup_core::dream::doctor(&notes_home(args.notes_home)?).output(),
-    };
-    print_output(&output)
-}
-
-/// Prints a dream command's lines to their streams; its exit code.
-fn print_output(output: &DreamOutput) -> Result<ExitCode> {
-    for line in &output.lines {
-        match line.stream {
-            Stream::Stdout => print(&format!("{}\n", line.text))?,
-            Stream::Stderr => say(&line.text)?,
-        }
-    }
-    Ok(ExitCode::from(u8::try_from(output.exit_code).unwrap_or(1)))
 }

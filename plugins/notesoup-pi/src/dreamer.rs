@@ -22,7 +22,7 @@ use std::ffi::OsString;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use notesoup_core::dream::{
     Deadline, DreamRequest, DreamResult, DreamRunner, DreamWrite, Ended, dream_tool_table,
@@ -40,9 +40,6 @@ pub const CONFIG_VAR: &str = "NOTESOUP_PI_DREAMER";
 
 /// Names the `pi` to run (default: `pi` on PATH).
 pub const PI_VAR: &str = "NOTESOUP_PI";
-
-/// How long a dreamer may run by default before it is stopped.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 
 /// A dreamer that runs `pi --mode json` with the dream extension.
 #[derive(Debug, Clone)]
@@ -152,12 +149,6 @@ impl PiDreamer {
                 ));
             }
         };
-        eprintln!(
-            "dream: the dreamer is running ({} --mode json, at most {} s)",
-            self.pi.display(),
-            self.timeout.as_secs()
-        );
-        let started = Instant::now();
         let (Some(mut stdin), Some(stdout), Some(mut stderr_pipe)) =
             (pipes.stdin, pipes.stdout, pipes.stderr)
         else {
@@ -183,10 +174,6 @@ impl PiDreamer {
         let waited = match deadline.wait() {
             Ended::Exited(waited) => waited,
             Ended::TimedOut => {
-                eprintln!(
-                    "dream: stopped the dreamer after {} s",
-                    self.timeout.as_secs()
-                );
                 return DreamResult {
                     report: String::new(),
                     writes: events.writes,
@@ -194,10 +181,6 @@ impl PiDreamer {
                 };
             }
         };
-        eprintln!(
-            "dream: the dreamer finished after {} s",
-            started.elapsed().as_secs()
-        );
         let status = waited.map_err(|error| format!("dreamer failed: {error}"));
         events.outcome(request.model_pattern, status, &stderr)
     }
@@ -334,16 +317,11 @@ fn last_lines(text: &str) -> String {
     }
 }
 
-/// The `pi` to run: `NOTESOUP_PI`, else `pi` on PATH. A path (not a bare
-/// name looked up on PATH) is made absolute, since Pi starts in the notes
-/// home.
+/// The `pi` to run: `--pi`, else `NOTESOUP_PI`, else `pi` on PATH (core's
+/// rule for every host's dreamer: a path is made absolute, since Pi starts
+/// in the notes home).
 pub fn pi_executable(given: Option<PathBuf>, lookup: impl Fn(&str) -> Option<String>) -> PathBuf {
-    let chosen = given.or_else(|| lookup(PI_VAR).filter(|p| !p.is_empty()).map(PathBuf::from));
-    match chosen {
-        Some(path) if path.components().count() > 1 => std::path::absolute(&path).unwrap_or(path),
-        Some(name) => name,
-        None => PathBuf::from("pi"),
-    }
+    notesoup_core::plumbing::dreamer_executable(given, lookup(PI_VAR), "pi")
 }
 
 /// The `dreamer` setting from Pi's settings files: the global

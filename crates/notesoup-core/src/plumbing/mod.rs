@@ -1,17 +1,27 @@
 //! Plumbing every host adapter shares where it meets the outside world: the
 //! one capped line reader for a JSON-lines stream (a sidecar's stdin, the
-//! MCP server's, the dream-tools server's) and the one bounded reader for
-//! the small files notesoup keeps or reads (settings, session records, kept
-//! heads and shelves).
+//! MCP server's, the dream-tools server's), the one bounded reader for the
+//! small files notesoup keeps or reads (settings, session records, kept
+//! heads and shelves), opening the notes store for an identity, and the
+//! dream command's flow.
 //!
-//! Both exist so that no input can make a host hold unbounded memory or
-//! wait forever: a line longer than [`MAX_LINE_BYTES`] streams past without
-//! being kept, and a "file" that is a FIFO, a device, a directory or far
-//! too large is refused with a typed error before anything is read.
+//! The readers exist so that no input can make a host hold unbounded memory
+//! or wait forever: a line longer than [`MAX_LINE_BYTES`] streams past
+//! without being kept, and a "file" that is a FIFO, a device, a directory or
+//! far too large is refused with a typed error before anything is read. The
+//! store opening and the dream flow exist so that every host's command line
+//! finds the same notes home, names the same identity and says the same
+//! lines, from one definition.
 
+pub mod dream;
 pub mod lines;
 pub mod small_file;
+pub mod store;
 
+pub use dream::{
+    DEFAULT_DREAM_TIMEOUT, DreamFlags, Dreamer, DreamerProcess, DreamerSetting, NotesHomeError,
+    dream_timeout, dreamer_executable, notes_home, run_dream_command,
+};
 pub use lines::{
     CappedLines, KEPT_PREFIX_BYTES, LineRead, MAX_LINE_BYTES, MAX_LINE_TOKENS, UNKNOWN_ID,
     is_blank, leading_id, read_capped, recover_id, too_many_tokens,
@@ -19,3 +29,4 @@ pub use lines::{
 pub use small_file::{
     Links, MAX_SETTINGS_BYTES, SmallFileError, open_regular, read_small_file, read_small_text,
 };
+pub use store::NotesOwner;

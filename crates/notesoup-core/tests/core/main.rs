@@ -6,5 +6,6 @@ mod budget;
 mod dream;
 mod history;
 mod notes;
+mod plumbing;
 mod settings;
 mod tools;

@@ -494,7 +494,7 @@ fn content_on_stdin_past_a_note_s_bound_is_not_read() {
     assert_eq!(stdout, "");
     assert_eq!(
         stderr,
-        "notesoup: the content on stdin is over 1000000 bytes, the most a note holds; nothing was written\n"
+        "notesoup notes: the content on stdin is over 1000000 bytes, the most a note holds; nothing was written\n"
     );
     assert!(!sb.notes.join("human/big.md").exists());
 }

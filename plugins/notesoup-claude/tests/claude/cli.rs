@@ -91,7 +91,7 @@ fn notes_use_the_latest_session_for_bare_addresses() {
     let explicit = ok(sb.run(&["boot", "--session", S1], b""));
     assert_eq!(explicit, boot);
     let unknown = refused(sb.run(&["boot", "--session", "nope"], b""));
-    assert_eq!(unknown, "notesoup: no session nope is recorded\n");
+    assert_eq!(unknown, "notesoup boot: no session nope is recorded\n");
 }
 
 #[test]
@@ -470,7 +470,7 @@ fn flags_go_before_or_after_the_subcommand_and_json_reads_back() {
     assert_eq!(before, after);
     let missing = refused(sb.run(&["notes", "list", "--cwd", "/no/such/dir"], b""));
     assert!(
-        missing.contains("--cwd /no/such/dir: no such directory"),
+        missing.contains("--cwd /no/such/dir: not a directory"),
         "{missing}"
     );
     let listed: serde_json::Value =

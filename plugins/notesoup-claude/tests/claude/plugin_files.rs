@@ -141,7 +141,7 @@ fn the_binary_reports_its_version() {
     assert_eq!(
         String::from_utf8(output.stdout).unwrap(),
         format!(
-            "notesoup {} (verified with Claude Code 2.1.332)\n",
+            "notesoup {} (Claude Code 2.1.332)\n",
             env!("CARGO_PKG_VERSION")
         )
     );

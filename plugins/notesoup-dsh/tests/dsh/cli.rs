@@ -141,12 +141,16 @@ fn boot_prints_a_preview_or_its_sizes() {
     for section in ["identity", "protocol", "notes heading"] {
         assert!(table.contains(section), "{table}");
     }
-    assert!(table.contains("bound: 10000 characters"), "{table}");
+    assert!(
+        stderr(&stats).contains("the bound is 10000 characters (bootMaxChars)"),
+        "{}",
+        stderr(&stats)
+    );
 
     let missing = notesoup_dsh(&["boot", "--cwd", "/no/such/dir"], notes.path());
     assert!(!missing.status.success());
     assert!(
-        stderr(&missing).contains("is not a directory"),
+        stderr(&missing).contains("--cwd /no/such/dir: not a directory"),
         "{}",
         stderr(&missing)
     );

@@ -1,15 +1,12 @@
-//! `history` and `context`: what the history tools and the provider would
-//! see for any Pi session file, read the way Pi reads it.
+//! `context`: what the provider would see for any Pi session file, read the
+//! way Pi reads it (and the session reader `history` shares).
 
 use std::io::Write as _;
 use std::path::Path;
 
-use anyhow::{Context, Result, bail};
-use notesoup_core::history::History;
-use notesoup_core::tools::{HISTORY_TOOLS, call_history_tool};
+use anyhow::{Result, bail};
 use serde_json::Value;
 
-use crate::history::decode_lazy;
 use crate::json::to_js_pretty_writer;
 use crate::projection::{WindowProjection, convert_to_llm, project_path, window_projection};
 use crate::reset::Kind;
@@ -32,7 +29,7 @@ fn is_boot_of(message: &AgentMessage, window_id: &str) -> bool {
 
 /// Reads and indexes the session, its irregular lines said on stderr; `leaf`,
 /// when given, must be an entry of it.
-fn open(file: &Path, leaf: Option<&str>) -> Result<LazySession> {
+pub(super) fn open(file: &Path, leaf: Option<&str>) -> Result<LazySession> {
     let session = LazySession::read(file)?;
     for diagnostic in session.diagnostics() {
         eprintln!("{}: {diagnostic}", file.display());
@@ -43,41 +40,6 @@ fn open(file: &Path, leaf: Option<&str>) -> Result<LazySession> {
         bail!("no entry {leaf} in the session");
     }
     Ok(session)
-}
-
-/// `history FILE TOOL [ARGS]`: the tool's text, exactly as the model gets it.
-pub fn history(
-    file: &Path,
-    tool: &str,
-    arguments: Value,
-    leaf: Option<&str>,
-    json: bool,
-) -> Result<bool> {
-    let name = format!("history_{tool}");
-    if !HISTORY_TOOLS.contains(&name.as_str()) {
-        bail!("unknown history tool {tool}: use windows, list, search or read");
-    }
-    // The branch (to `leaf`, or to the file's last entry: Pi's leaf after
-    // loading) is decoded; the rest of the session only counts seqs.
-    let session = open(file, leaf)?;
-    let transcript = decode_lazy(&session, leaf.map_or(Leaf::Last, Leaf::Id));
-    session.check()?;
-    let history = History::new(transcript).context("decoding the history")?;
-    let Some(output) = call_history_tool(&history, &name, arguments) else {
-        bail!("unknown history tool {tool}");
-    };
-    let shown = if json {
-        output.json.as_str()
-    } else {
-        output.text.as_str()
-    };
-    // A refusal is an error: it goes to stderr, and the exit status says so.
-    if output.is_error {
-        eprintln!("{shown}");
-    } else {
-        outln!("{shown}");
-    }
-    Ok(!output.is_error)
 }
 
 /// `context FILE`: the messages the provider would receive at the leaf, in

@@ -5,7 +5,9 @@
 
 use std::path::PathBuf;
 
-use notesoup_core::dream::{DreamOptions, DreamOutput, Stream, run_dream};
+use notesoup_core::dream::Stream;
+use notesoup_core::notes::default_root;
+use notesoup_core::plumbing::{DreamFlags, Dreamer, DreamerSetting, run_dream_command};
 use notesoup_pi::dream::PiDreamRunner;
 use notesoup_pi_testkit::{ReferenceDreamHost, ScriptedModel, parse_dream_script};
 
@@ -37,47 +39,37 @@ pub struct DreamArgs {
 }
 
 /// Runs the dream and returns the exit code; a bad script or notes home is
-/// an error (exit 2).
+/// an error (exit 2). The flow is core's dream command, the one every host
+/// binary runs; the scripted dreamer runs in this process, so no lines about
+/// a dreamer process are said.
 pub fn run(args: DreamArgs) -> Result<u8, String> {
     let text = std::fs::read_to_string(&args.script)
         .map_err(|err| format!("cannot read script {}: {err}", args.script.display()))?;
     let steps = parse_dream_script(&text)?;
-    let mut options = DreamOptions::new(resolve_home(args.notes_home)?, jiff::Timestamp::now());
-    options.force = args.force;
-    if let Some(hours) = args.min_hours {
-        options.min_hours = hours;
-    }
-    if let Some(sessions) = args.min_sessions {
-        options.min_sessions = sessions;
-    }
-    options.model_pattern = args.dreamer;
-    options.playbook = args.playbook;
+    let flags = DreamFlags {
+        notes_home: args.notes_home,
+        min_hours: args.min_hours,
+        min_sessions: args.min_sessions,
+        force: args.force,
+        dreamer: args.dreamer,
+        playbook: args.playbook,
+    };
+    let root = default_root(|name| std::env::var(name).ok());
+    let options = flags
+        .options(root, DreamerSetting::default(), jiff::Timestamp::now())
+        .map_err(|error| error.to_string())?;
     let mut model = ScriptedModel::new(200_000);
     for step in steps {
         model.push(step);
     }
     let mut runner = PiDreamRunner::new(ReferenceDreamHost::new(model));
-    Ok(print(&run_dream(&options, &mut runner)))
-}
-
-/// `--notes-home`, else the notes root (`PI_NOTES_HOME`, else
-/// `~/.agents/notes`), absolute.
-fn resolve_home(home: Option<PathBuf>) -> Result<PathBuf, String> {
-    let env = |name: &str| std::env::var(name).ok();
-    match home {
-        Some(dir) => std::path::absolute(&dir)
-            .map_err(|err| format!("--notes-home {}: {err}", dir.display())),
-        None => notesoup_core::notes::default_root(env)
-            .ok_or_else(|| "no notes home: give --notes-home or set PI_NOTES_HOME".to_owned()),
-    }
-}
-
-fn print(output: &DreamOutput) -> u8 {
-    for line in &output.lines {
-        match line.stream {
-            Stream::Stdout => outln!("{}", line.text),
-            Stream::Stderr => eprintln!("{}", line.text),
-        }
-    }
-    u8::try_from(output.exit_code).unwrap_or(1)
+    let dreamer = Dreamer {
+        runner: &mut runner,
+        process: None,
+    };
+    let code = run_dream_command(&options, dreamer, &mut |line| match line.stream {
+        Stream::Stdout => outln!("{}", line.text),
+        Stream::Stderr => eprintln!("{}", line.text),
+    });
+    Ok(u8::try_from(code).unwrap_or(1))
 }

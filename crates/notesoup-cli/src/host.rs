@@ -1,0 +1,165 @@
+//! What differs per host, and only that: the binary's name and version, how
+//! the session a command means is found and its tools opened, how its boot
+//! is rendered, and the dreamer. Everything else about the shared commands
+//! (flags, texts, output lines, exit codes) is this crate's.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use clap::Args;
+use notesoup_core::boot::BootSections;
+use notesoup_core::dream::DreamRunner;
+use notesoup_core::plumbing::{DreamerProcess, DreamerSetting};
+use notesoup_core::tools::{ToolHost, ToolOutput};
+
+use crate::out::Out;
+
+/// A host binary's side of the shared commands.
+pub trait CliHost {
+    /// This host's own flags for choosing a session (`notes`, `boot`,
+    /// `history`), e.g. Pi's `--leaf`; [`NoHostArgs`](crate::NoHostArgs)
+    /// for none.
+    type SessionArgs: Args + fmt::Debug;
+    /// This host's own flags for starting its dreamer (`dream`), e.g. the
+    /// agent's executable.
+    type DreamerArgs: Args + fmt::Debug;
+
+    /// The binary's name, as usage, errors and the man page spell it.
+    const BIN: &'static str;
+    /// What `--version` prints after the name: the release, then the host
+    /// release it is verified with and its protocol where it has one, e.g.
+    /// `0.1.0 (Pi 1.6.0, bridge protocol 2)`.
+    const VERSION: &'static str;
+    /// The host as notices name it: `Claude Code`, `Pi`, `dsh`.
+    const HOST: &'static str;
+
+    /// The notes root when no `--notes-home` is given: core's
+    /// `default_root` over this host's environment.
+    fn notes_root(&self) -> Option<PathBuf>;
+
+    /// Runs `call` with the tools of the session `target` names. `notes`
+    /// need no session (the durable homes are served without one); `history`
+    /// needs one ([`Purpose::History`]), and its absence is an error that
+    /// names what to pass.
+    fn with_tools(
+        &mut self,
+        target: &Target<'_, Self::SessionArgs>,
+        purpose: Purpose,
+        out: &mut Out,
+        call: &mut dyn FnMut(&mut dyn ToolHost) -> anyhow::Result<ToolOutput>,
+    ) -> anyhow::Result<ToolOutput>;
+
+    /// The boot of the live window of the session `target` names, or a
+    /// preview of a new session's first window when there is none.
+    fn boot(
+        &mut self,
+        target: &Target<'_, Self::SessionArgs>,
+        out: &mut Out,
+    ) -> anyhow::Result<BootView>;
+
+    /// The dreamer this host runs, stopped after `timeout`, and its
+    /// `dreamer` setting.
+    fn dreamer(
+        &mut self,
+        args: Self::DreamerArgs,
+        timeout: Duration,
+        out: &mut Out,
+    ) -> anyhow::Result<HostDreamer>;
+}
+
+/// What a command wants a session's tools for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Purpose {
+    /// The notes tools: no session is needed.
+    Notes,
+    /// The history tools: the session's transcript is needed.
+    History,
+}
+
+/// The session a command names, as its flags give it: `--cwd` checked to
+/// be a directory and made absolute, `--notes-home` made absolute.
+#[derive(Debug)]
+pub struct Target<'a, S> {
+    /// `--cwd`.
+    pub cwd: Option<PathBuf>,
+    /// `--session` (an id, or a file).
+    pub session: Option<&'a str>,
+    /// `--notes-home`, else the host's notes root.
+    pub notes_root: Option<PathBuf>,
+    /// The host's own flags.
+    pub host: &'a S,
+}
+
+impl<S> Target<'_, S> {
+    /// `--cwd`, else the current directory.
+    pub fn cwd_or_current(&self) -> anyhow::Result<PathBuf> {
+        match &self.cwd {
+            Some(cwd) => Ok(cwd.clone()),
+            None => std::env::current_dir()
+                .map_err(|error| anyhow::anyhow!("no current directory: {error}")),
+        }
+    }
+
+    /// `--session` when it names a file (a transcript or session log)
+    /// rather than an id: a value holding a path separator (no session id
+    /// does) or naming an existing file.
+    pub fn session_file(&self) -> Option<&Path> {
+        self.session
+            .filter(|value| value.contains(std::path::MAIN_SEPARATOR) || Path::new(value).is_file())
+            .map(Path::new)
+    }
+
+    /// The notes root, or why there is none.
+    pub fn notes_root(&self) -> anyhow::Result<&Path> {
+        self.notes_root
+            .as_deref()
+            .ok_or_else(|| anyhow::anyhow!("{}", notesoup_core::plumbing::NotesHomeError::Unknown))
+    }
+}
+
+/// A rendered boot.
+#[derive(Debug)]
+pub struct BootView {
+    /// The window it opens.
+    pub window_id: String,
+    /// Its sections.
+    pub sections: BootSections,
+    /// The bound it was rendered within (`bootMaxChars`).
+    pub max_chars: usize,
+    /// Set for a preview: why no session was found, e.g. `no Pi session is
+    /// recorded for /work/proj`.
+    pub preview: Option<String>,
+}
+
+/// A host's dreamer for one dream command.
+pub struct HostDreamer {
+    /// Runs it.
+    pub runner: Box<dyn DreamRunner>,
+    /// The child process it starts and its deadline.
+    pub process: DreamerProcess,
+    /// The `dreamer` setting.
+    pub setting: DreamerSetting,
+}
+
+impl fmt::Debug for HostDreamer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HostDreamer")
+            .field("process", &self.process)
+            .field("setting", &self.setting)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A mistake in how a command was called (exit 2, as clap's own), as
+/// opposed to a failure to do what it asked (exit 1).
+#[derive(Debug)]
+pub struct UsageError(pub String);
+
+impl fmt::Display for UsageError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}

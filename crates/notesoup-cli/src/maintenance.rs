@@ -1,0 +1,77 @@
+//! `doctor` (and `dream doctor`) and `dream`: core's checks and core's dream
+//! command flow over the host's dreamer.
+
+use notesoup_core::dream::{clean_temp_files, doctor as check_home};
+use notesoup_core::plumbing::{DreamFlags, Dreamer, notes_home, run_dream_command};
+use serde_json::{Value, json};
+
+use crate::args::{DoctorArgs, DoctorCommand, DreamArgs, DreamSubcommand};
+use crate::host::CliHost;
+use crate::out::Out;
+
+/// Runs `doctor`; 0 when the home is clean, 1 on findings.
+pub(crate) fn doctor<H: CliHost>(
+    host: &mut H,
+    args: DoctorArgs,
+    out: &mut Out,
+) -> anyhow::Result<u8> {
+    let home = notes_home(args.notes_home.as_deref(), host.notes_root())?;
+    let output = match args.command {
+        Some(DoctorCommand::Clean { apply }) => {
+            clean_temp_files(&home, apply, std::time::SystemTime::now()).output()
+        }
+        None if args.json => {
+            let report = check_home(&home);
+            let findings: Vec<Value> = report
+                .findings
+                .iter()
+                .map(|finding| json!({"path": finding.path, "message": finding.message}))
+                .collect();
+            out.print(
+                &json!({"home": report.home, "ok": findings.is_empty(), "findings": findings})
+                    .to_string(),
+            );
+            return Ok(exit_code(report.exit_code()));
+        }
+        None => check_home(&home).output(),
+    };
+    output.lines.iter().for_each(|line| out.line(line));
+    Ok(exit_code(output.exit_code))
+}
+
+/// Runs `dream` (or `dream doctor`); 0 for a run or a skip, 1 for a
+/// failure.
+pub(crate) fn dream<H: CliHost>(
+    host: &mut H,
+    args: DreamArgs<H::DreamerArgs>,
+    out: &mut Out,
+) -> anyhow::Result<u8> {
+    if let Some(DreamSubcommand::Doctor(doctor_args)) = args.command {
+        return doctor(host, doctor_args, out);
+    }
+    let timeout = notesoup_core::plumbing::dream_timeout(args.timeout);
+    let dreamer = host.dreamer(args.host, timeout, out)?;
+    let flags = DreamFlags {
+        notes_home: args.notes_home,
+        min_hours: Some(args.min_hours),
+        min_sessions: Some(args.min_sessions),
+        force: args.force,
+        dreamer: args.dreamer,
+        playbook: args.playbook,
+    };
+    let options = flags.options(host.notes_root(), dreamer.setting, jiff::Timestamp::now())?;
+    let mut runner = dreamer.runner;
+    let code = run_dream_command(
+        &options,
+        Dreamer {
+            runner: runner.as_mut(),
+            process: Some(dreamer.process),
+        },
+        &mut |line| out.line(line),
+    );
+    Ok(exit_code(code))
+}
+
+fn exit_code(code: i32) -> u8 {
+    u8::try_from(code).unwrap_or(1)
+}

@@ -1,0 +1,189 @@
+//! `notes`: each subcommand is one notes tool, called through core's
+//! `call_tool` over the host's tools for the session.
+
+use std::io::IsTerminal;
+
+use notesoup_core::notes::{Edit, MAX_NOTE_BYTES, UpdateRequest, is_blank_body};
+use notesoup_core::plumbing::read_capped;
+use notesoup_core::tools::call_tool;
+use serde_json::{Map, Value, json};
+
+use crate::args::{NotesArgs, NotesCommand};
+use crate::host::{CliHost, Purpose};
+use crate::out::Out;
+use crate::run::{target, tool_result};
+
+/// Runs `notes`; its exit code.
+pub(crate) fn run<H: CliHost>(
+    host: &mut H,
+    args: NotesArgs<H::SessionArgs>,
+    out: &mut Out,
+) -> anyhow::Result<u8> {
+    let NotesArgs { session, command } = args;
+    let target = target(host, &session, None)?;
+    let mut params = Map::new();
+    // An update to check before it is made: would it leave a blank body?
+    let mut blank_check = None;
+    let name = match command {
+        NotesCommand::List {
+            pattern,
+            limit,
+            wastebasket,
+        } => {
+            put(&mut params, "pattern", json!(pattern));
+            put(&mut params, "limit", json!(limit));
+            put(&mut params, "wastebasket", json!(wastebasket));
+            "notes_list"
+        }
+        NotesCommand::Read {
+            address,
+            offset,
+            limit,
+        } => {
+            put(&mut params, "address", json!(address));
+            put(&mut params, "offset_chars", json!(offset));
+            put(&mut params, "limit_chars", json!(limit));
+            "notes_read"
+        }
+        NotesCommand::Search {
+            query,
+            pattern,
+            limit,
+            max_matches_per_file,
+            wastebasket,
+        } => {
+            put(&mut params, "query", json!(query));
+            put(&mut params, "pattern", json!(pattern));
+            put(&mut params, "limit", json!(limit));
+            put(
+                &mut params,
+                "max_matches_per_file",
+                json!(max_matches_per_file),
+            );
+            put(&mut params, "wastebasket", json!(wastebasket));
+            "notes_search"
+        }
+        NotesCommand::Write {
+            address,
+            content,
+            origin,
+            allow_empty,
+        } => {
+            let content = match content {
+                Some(content) => content,
+                None => read_stdin::<H>(&address, out)?,
+            };
+            if is_blank_body(&content) && !allow_empty {
+                anyhow::bail!(blank_refusal(&address, "the content"));
+            }
+            put(&mut params, "address", json!(address));
+            put(&mut params, "content", json!(content));
+            put(&mut params, "origin", json!(origin));
+            "notes_write"
+        }
+        NotesCommand::Update {
+            address,
+            old,
+            new,
+            all,
+            allow_empty,
+        } => {
+            if old.len() != new.len() {
+                anyhow::bail!(
+                    "every --old needs its --new ({} --old, {} --new)",
+                    old.len(),
+                    new.len()
+                );
+            }
+            let edits: Vec<Value> = old
+                .iter()
+                .zip(&new)
+                .map(|(old, new)| json!({"oldText": old, "newText": new}))
+                .collect();
+            if !allow_empty {
+                let request = UpdateRequest {
+                    edits: old
+                        .into_iter()
+                        .zip(new)
+                        .map(|(old_text, new_text)| Edit { old_text, new_text })
+                        .collect(),
+                    origin: None,
+                    crumpled: None,
+                    replace_all: all,
+                };
+                blank_check = Some((address.clone(), request));
+            }
+            put(&mut params, "address", json!(address));
+            put(&mut params, "edits", json!(edits));
+            put(&mut params, "replace_all", json!(all));
+            "notes_update"
+        }
+        NotesCommand::Crumple { address } => {
+            put(&mut params, "address", json!(address));
+            params.insert("crumpled".into(), json!(true));
+            "notes_update"
+        }
+        NotesCommand::Uncrumple { address } => {
+            put(&mut params, "address", json!(address));
+            params.insert("crumpled".into(), json!(false));
+            "notes_update"
+        }
+        NotesCommand::Rename { address, to } => {
+            put(&mut params, "address", json!(address));
+            put(&mut params, "rename_to", json!(to));
+            "notes_update"
+        }
+    };
+    let mut arguments = Some(Value::Object(params));
+    let output = host.with_tools(&target, Purpose::Notes, out, &mut |tools| {
+        if let Some((address, request)) = &blank_check {
+            // A refusal to open the store, a missing note or an edit that
+            // does not apply is left to the update itself to report.
+            let edited = tools
+                .notes()
+                .ok()
+                .and_then(|store| store.edited_body(address, request).ok().flatten());
+            if edited.is_some_and(|body| is_blank_body(&body)) {
+                anyhow::bail!(blank_refusal(address, "these edits"));
+            }
+        }
+        Ok(call_tool(tools, name, arguments.take().unwrap_or_default()))
+    })?;
+    Ok(tool_result(out, output, session.json))
+}
+
+/// A note's content from stdin, read to the most a note holds and no
+/// further.
+fn read_stdin<H: CliHost>(address: &str, out: &mut Out) -> anyhow::Result<String> {
+    let stdin = std::io::stdin();
+    if stdin.is_terminal() {
+        out.warn(&format!(
+            "{}: reading the content of {address} from stdin (end with Ctrl-D)",
+            H::BIN
+        ));
+    }
+    let bytes = read_capped(stdin.lock(), MAX_NOTE_BYTES)
+        .map_err(|error| anyhow::anyhow!("could not read the content from stdin: {error}"))?
+        .ok_or_else(|| {
+            anyhow::anyhow!(
+                "the content on stdin is over {MAX_NOTE_BYTES} bytes, the most a note holds; nothing was written"
+            )
+        })?;
+    String::from_utf8(bytes)
+        .map_err(|error| anyhow::anyhow!("the content on stdin is not UTF-8: {error}"))
+}
+
+/// Why `what` is not written to the note at `address`: it would leave the
+/// body blank.
+fn blank_refusal(address: &str, what: &str) -> String {
+    format!(
+        "{what} would leave {address} blank (nothing but whitespace once a byte order mark and any frontmatter are stripped); nothing was written (pass --allow-empty to write an empty note)"
+    )
+}
+
+/// Puts `value` under `key` unless it is null or `false`.
+pub(crate) fn put(params: &mut Map<String, Value>, key: &str, value: Value) {
+    if !value.is_null() && value != Value::Bool(false) {
+        params.insert(key.to_owned(), value);
+    }
+}

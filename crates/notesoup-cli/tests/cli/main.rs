@@ -1,0 +1,259 @@
+//! The shared commands' definitions, over a host binary with no flags of
+//! its own: how each form parses, the help every binary shows, and the man
+//! page. (Each plugin's tests run its own binary.)
+
+#![allow(clippy::unwrap_used)]
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
+use notesoup_cli::{
+    BootView, CliHost, DoctorCommand, DreamSubcommand, HistoryCommand, HostDreamer, NoHostArgs,
+    Out, Purpose, SeqOrParams, SharedCommand, Target,
+};
+use notesoup_core::tools::{ToolHost, ToolOutput};
+
+/// A binary with one command of its own and the shared ones.
+#[derive(Debug, Parser)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// The host's own command.
+    Serve,
+    /// A command nobody types.
+    #[command(hide = true)]
+    Hidden,
+    #[command(flatten)]
+    Shared(Box<SharedCommand<NoHostArgs, NoHostArgs>>),
+}
+
+/// A host that has nothing: only the definitions are under test here.
+struct Nothing;
+
+impl CliHost for Nothing {
+    type SessionArgs = NoHostArgs;
+    type DreamerArgs = NoHostArgs;
+    const BIN: &'static str = "test-bin";
+    const VERSION: &'static str = "9.9.9 (Test 1.0)";
+    const HOST: &'static str = "Test";
+
+    fn notes_root(&self) -> Option<PathBuf> {
+        None
+    }
+
+    fn with_tools(
+        &mut self,
+        _target: &Target<'_, NoHostArgs>,
+        _purpose: Purpose,
+        _out: &mut Out,
+        _call: &mut dyn FnMut(&mut dyn ToolHost) -> anyhow::Result<ToolOutput>,
+    ) -> anyhow::Result<ToolOutput> {
+        anyhow::bail!("no tools")
+    }
+
+    fn boot(
+        &mut self,
+        _target: &Target<'_, NoHostArgs>,
+        _out: &mut Out,
+    ) -> anyhow::Result<BootView> {
+        anyhow::bail!("no boot")
+    }
+
+    fn dreamer(
+        &mut self,
+        _args: NoHostArgs,
+        _timeout: Duration,
+        _out: &mut Out,
+    ) -> anyhow::Result<HostDreamer> {
+        anyhow::bail!("no dreamer")
+    }
+}
+
+fn parse(args: &[&str]) -> Result<SharedCommand<NoHostArgs, NoHostArgs>, clap::Error> {
+    let matches = notesoup_cli::command::<Cli, Nothing>()
+        .try_get_matches_from(std::iter::once("test-bin").chain(args.iter().copied()))?;
+    match Cli::from_arg_matches(&matches)?.command {
+        Command::Shared(shared) => Ok(*shared),
+        other => panic!("not a shared command: {other:?}"),
+    }
+}
+
+fn history(args: &[&str]) -> (Option<PathBuf>, Option<String>, HistoryCommand) {
+    match parse(args).unwrap() {
+        SharedCommand::History(history) => (history.file, history.session.session, history.command),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn history_takes_a_file_a_session_flag_and_json_parameters() {
+    let (file, session, command) = history(&["history", "s.jsonl", "read", r#"{"seq":2}"#]);
+    assert_eq!(file, Some(PathBuf::from("s.jsonl")));
+    assert_eq!(session, None);
+    let HistoryCommand::Read { target, .. } = command else {
+        panic!("{command:?}")
+    };
+    assert!(matches!(target, Some(SeqOrParams::Params(p)) if p["seq"] == 2));
+
+    let (file, session, command) = history(&["history", "--transcript", "t.jsonl", "read", "5"]);
+    assert_eq!((file, session.as_deref()), (None, Some("t.jsonl")));
+    assert!(matches!(
+        command,
+        HistoryCommand::Read {
+            target: Some(SeqOrParams::Seq(5)),
+            ..
+        }
+    ));
+
+    // A subcommand's name is never taken for the file.
+    let (file, _, command) = history(&["history", "windows", "--json"]);
+    assert_eq!(file, None);
+    assert!(matches!(command, HistoryCommand::Windows { params: None }));
+
+    let (_, _, command) = history(&[
+        "history",
+        "list",
+        "--window",
+        "@previous",
+        "--role",
+        "user,tool",
+    ]);
+    let HistoryCommand::List { page, .. } = command else {
+        panic!("{command:?}")
+    };
+    assert_eq!(page.window_id.as_deref(), Some("@previous"));
+    assert_eq!(page.roles, ["user", "tool"]);
+
+    for wrong in [
+        &["history", "read", "soon"][..],
+        &["history", "windows", "[1]"],
+        &["history", "f.jsonl", "--session", "s", "windows"],
+        &["history", "list", "--limit", "many"],
+    ] {
+        let error = parse(wrong).unwrap_err();
+        assert_eq!(error.exit_code(), 2, "{wrong:?}");
+    }
+}
+
+#[test]
+fn boot_stats_and_json_are_one_or_the_other() {
+    assert!(matches!(
+        parse(&["boot", "--stats"]).unwrap(),
+        SharedCommand::Boot(boot) if boot.stats
+    ));
+    let error = parse(&["boot", "--stats", "--json"]).unwrap_err();
+    assert_eq!(error.kind(), clap::error::ErrorKind::ArgumentConflict);
+}
+
+#[test]
+fn doctor_is_also_dream_doctor() {
+    let SharedCommand::Doctor(doctor) =
+        parse(&["doctor", "clean", "--apply", "--notes-home", "n"]).unwrap()
+    else {
+        panic!()
+    };
+    assert_eq!(doctor.notes_home, Some(PathBuf::from("n")));
+    assert!(matches!(
+        doctor.command,
+        Some(DoctorCommand::Clean { apply: true })
+    ));
+    let SharedCommand::Dream(dream) =
+        parse(&["dream", "doctor", "--json", "--notes-home", "n"]).unwrap()
+    else {
+        panic!()
+    };
+    let Some(DreamSubcommand::Doctor(doctor)) = dream.command else {
+        panic!()
+    };
+    assert!(doctor.json);
+    assert_eq!(doctor.notes_home, Some(PathBuf::from("n")));
+    let SharedCommand::Dream(dream) = parse(&["dream", "--timeout", "5", "--force"]).unwrap()
+    else {
+        panic!()
+    };
+    assert_eq!((dream.timeout, dream.force), (5, true));
+    assert_eq!(
+        parse(&["dream", "--timeout", "soon"])
+            .unwrap_err()
+            .exit_code(),
+        2
+    );
+}
+
+/// Every shared command's `--help`, as every binary shows it.
+fn shared_help() -> String {
+    fn walk(command: &clap::Command, path: &[&str], out: &mut String) {
+        if !path.is_empty() {
+            out.push_str(&format!("$ test-bin {} --help\n", path.join(" ")));
+            out.push_str(&command.clone().render_help().to_string());
+            out.push('\n');
+        }
+        for sub in command.get_subcommands() {
+            let own = path.is_empty() && matches!(sub.get_name(), "serve" | "hidden");
+            if sub.get_name() == "help" || own {
+                continue;
+            }
+            let mut deeper = path.to_vec();
+            deeper.push(sub.get_name());
+            walk(sub, &deeper, out);
+        }
+    }
+    let mut command = notesoup_cli::command::<Cli, Nothing>();
+    command.build();
+    let mut out = String::new();
+    walk(&command, &[], &mut out);
+    out
+}
+
+#[test]
+fn the_shared_commands_help() {
+    insta::assert_snapshot!(shared_help());
+}
+
+#[test]
+fn the_man_page_has_every_command_and_names_no_other_page() {
+    let page = notesoup_cli::man_page(notesoup_cli::command::<Cli, Nothing>()).unwrap();
+    assert!(page.contains(".TH test-bin 1"), "{page:.300}");
+    for command in [
+        "test-bin serve",
+        "test-bin notes list",
+        "test-bin history read",
+        "test-bin doctor clean",
+        "test-bin dream doctor",
+        "test-bin completions",
+        "test-bin man",
+    ] {
+        assert!(page.contains(&format!(".SS \"{command}\"")), "{command}");
+    }
+    assert!(!page.contains("hidden"), "a hidden command stays hidden");
+    // clap_mangen's own list names a page per command (`test-bin-notes(1)`),
+    // which nothing installs.
+    assert!(!page.contains("(1)"), "{page}");
+    // A global flag is described where it is taken, not again under every
+    // subcommand.
+    assert_eq!(
+        page.matches("\\-\\-cwd\\fR").count(),
+        3,
+        "notes, boot, history"
+    );
+}
+
+#[test]
+fn the_binary_is_named_and_versioned_as_its_host_says() {
+    let command = notesoup_cli::command::<Cli, Nothing>();
+    assert_eq!(command.get_name(), "test-bin");
+    assert_eq!(
+        command.clone().render_version().to_string(),
+        "test-bin 9.9.9 (Test 1.0)\n"
+    );
+    assert!(
+        Cli::command()
+            .get_subcommands()
+            .any(|sub| sub.get_name() == "completions")
+    );
+}

@@ -1,0 +1,215 @@
+//! The dream command as every host's binary runs it (`notesoup dream`,
+//! `notesoup-pi dream`, `notesoup-dsh dream`, and the reference Pi host's
+//! `notesoup-pi-reference dream --script`): its options from the command
+//! line and the `dreamer` setting, the lines about a dreamer run as a child
+//! process (started, finished, failed, stopped at its deadline), the run's
+//! own lines as they happen, and the exit code. A host supplies only its
+//! dreamer; nothing here prints: every line goes to the host's sink.
+
+use std::cell::RefCell;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use jiff::Timestamp;
+
+use crate::dream::{
+    DEFAULT_MIN_HOURS, DEFAULT_MIN_SESSIONS, DreamOptions, DreamRequest, DreamResult, DreamRunner,
+    Ended, OutputLine, run_dream_with,
+};
+
+/// How long a dreamer run as a child process may run when the command line
+/// does not say (`--timeout`).
+pub const DEFAULT_DREAM_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+
+/// Why a command did not find the notes home it works on.
+#[derive(Debug, thiserror::Error)]
+pub enum NotesHomeError {
+    /// No `--notes-home`, and neither `PI_NOTES_HOME` nor a home directory.
+    #[error("the notes root is unknown: pass --notes-home or set PI_NOTES_HOME")]
+    Unknown,
+    /// `--notes-home` could not be made absolute (no current directory).
+    #[error("--notes-home {path}: {source}")]
+    Unresolved {
+        /// The path as given.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
+/// The notes home a command works on: `--notes-home` made absolute (a
+/// dreamer starts in it and hands it on to its tools server, so a relative
+/// path would be read from the wrong place), else the host's notes root
+/// (core's [`default_root`]: `PI_NOTES_HOME`, else `~/.agents/notes`).
+///
+/// [`default_root`]: crate::notes::default_root
+pub fn notes_home(given: Option<&Path>, root: Option<PathBuf>) -> Result<PathBuf, NotesHomeError> {
+    match given {
+        Some(path) => std::path::absolute(path).map_err(|source| NotesHomeError::Unresolved {
+            path: path.to_owned(),
+            source,
+        }),
+        None => root.ok_or(NotesHomeError::Unknown),
+    }
+}
+
+/// What a dream command line asks for, before the home is found.
+#[derive(Debug, Clone, Default)]
+pub struct DreamFlags {
+    /// `--notes-home`.
+    pub notes_home: Option<PathBuf>,
+    /// `--min-hours` (default [`DEFAULT_MIN_HOURS`]).
+    pub min_hours: Option<f64>,
+    /// `--min-sessions` (default [`DEFAULT_MIN_SESSIONS`]).
+    pub min_sessions: Option<usize>,
+    /// `--force`.
+    pub force: bool,
+    /// `--dreamer`: the model pattern, over the setting.
+    pub dreamer: Option<String>,
+    /// `--playbook`.
+    pub playbook: Option<PathBuf>,
+}
+
+/// The host's `dreamer` setting: the pattern (if set and valid) and the
+/// warnings reading it gave, printed once the run holds the lock.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DreamerSetting {
+    /// The model pattern.
+    pub pattern: Option<String>,
+    /// What was wrong with the settings read for it.
+    pub warnings: Vec<String>,
+}
+
+impl DreamFlags {
+    /// The run's options at `now`: the home ([`notes_home`] over the host's
+    /// notes `root`), the gates, and the model (`--dreamer`, else the
+    /// setting, else the host's own choice).
+    pub fn options(
+        self,
+        root: Option<PathBuf>,
+        setting: DreamerSetting,
+        now: Timestamp,
+    ) -> Result<DreamOptions, NotesHomeError> {
+        let home = notes_home(self.notes_home.as_deref(), root)?;
+        let mut options = DreamOptions::new(home, now);
+        options.min_hours = self.min_hours.unwrap_or(DEFAULT_MIN_HOURS);
+        options.min_sessions = self.min_sessions.unwrap_or(DEFAULT_MIN_SESSIONS);
+        options.force = self.force;
+        options.model_pattern = self.dreamer.or(setting.pattern);
+        options.model_warnings = setting.warnings;
+        options.playbook = self.playbook;
+        Ok(options)
+    }
+}
+
+/// `--timeout SECS` as the deadline a child-process dreamer runs under (at
+/// least a second: a zero deadline would stop it before it started).
+pub fn dream_timeout(seconds: u64) -> Duration {
+    Duration::from_secs(seconds.max(1))
+}
+
+/// A dreamer run as a child process under a deadline: the command that is
+/// started, as the lines name it, and its deadline.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DreamerProcess {
+    /// How the lines name it: `claude -p`, `pi --mode json`, `dsh --profile headless`.
+    pub command: String,
+    /// When it is stopped.
+    pub timeout: Duration,
+}
+
+/// The host's dreamer for one dream command.
+pub struct Dreamer<'a> {
+    /// Runs the dreamer.
+    pub runner: &'a mut dyn DreamRunner,
+    /// Set for a dreamer run as a child process: its start and end are
+    /// said on stderr. A dreamer that runs in this process (the reference
+    /// host's scripted one) has no such lines.
+    pub process: Option<DreamerProcess>,
+}
+
+impl std::fmt::Debug for Dreamer<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Dreamer")
+            .field("process", &self.process)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Runs the dream command: every line goes to `sink` as the run reaches
+/// it (the gates before the dreamer starts, the report and audit after it
+/// ends); returns the exit code: 0 for a run or a skip, 1 for a failure.
+pub fn run_dream_command(
+    options: &DreamOptions,
+    dreamer: Dreamer<'_>,
+    sink: &mut dyn FnMut(&OutputLine),
+) -> i32 {
+    let sink: Sink<'_> = RefCell::new(sink);
+    let mut told = Told {
+        inner: dreamer.runner,
+        process: dreamer.process,
+        sink: &sink,
+    };
+    run_dream_with(options, &mut told, &mut |line| say(&sink, line)).exit_code
+}
+
+/// Hands a line to the sink. The run and the dreamer take turns, so the
+/// sink is never borrowed twice; were it, the line would be dropped rather
+/// than the command stopped.
+fn say(sink: &Sink<'_>, line: &OutputLine) {
+    if let Ok(mut sink) = sink.try_borrow_mut() {
+        (*sink)(line);
+    }
+}
+
+/// Where the command's lines go, shared by the run and the dreamer.
+type Sink<'p> = RefCell<&'p mut dyn FnMut(&OutputLine)>;
+
+/// The host's dreamer, with its start and end said.
+struct Told<'a, 's, 'p> {
+    inner: &'a mut dyn DreamRunner,
+    process: Option<DreamerProcess>,
+    sink: &'s Sink<'p>,
+}
+
+impl DreamRunner for Told<'_, '_, '_> {
+    fn run(&mut self, request: DreamRequest<'_>) -> DreamResult {
+        let Some(process) = &self.process else {
+            return self.inner.run(request);
+        };
+        let timeout = process.timeout.as_secs();
+        say(
+            self.sink,
+            &OutputLine::stderr(format!(
+                "dream: the dreamer is running ({}, at most {timeout} s)",
+                process.command
+            )),
+        );
+        let started = Instant::now();
+        let result = self.inner.run(request);
+        let elapsed = started.elapsed().as_secs();
+        let line = match result.error.as_deref() {
+            None => format!("dream: the dreamer finished after {elapsed} s"),
+            Some(error) if error == Ended::timeout_error(process.timeout) => {
+                format!("dream: stopped the dreamer after {timeout} s")
+            }
+            Some(_) => format!("dream: the dreamer failed after {elapsed} s"),
+        };
+        say(self.sink, &OutputLine::stderr(line));
+        result
+    }
+}
+
+/// The agent a host runs as its dreamer: the command line's path, else the
+/// host's variable (`NOTESOUP_CLAUDE`, `NOTESOUP_PI`, `NOTESOUP_DSH`: its
+/// value through the host's lookup), else `name` looked up on PATH. A path
+/// (not a bare name) is made absolute: the dreamer starts in the notes
+/// home, where a relative path would name another file.
+pub fn dreamer_executable(given: Option<PathBuf>, variable: Option<String>, name: &str) -> PathBuf {
+    let chosen = given.or_else(|| variable.filter(|v| !v.is_empty()).map(PathBuf::from));
+    match chosen {
+        Some(path) if path.components().count() > 1 => std::path::absolute(&path).unwrap_or(path),
+        Some(bare) => bare,
+        None => PathBuf::from(name),
+    }
+}
