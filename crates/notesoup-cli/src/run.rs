@@ -13,12 +13,15 @@ use crate::out::Out;
 
 /// The binary's whole command line `C` (its host commands and the shared
 /// ones), named and versioned as host `H` names its binary, whatever the
-/// executable's file is called.
+/// executable's file is called. Help is never wrapped: it is the same text
+/// on every binary and in every build (a build that pulls in clap's
+/// `wrap_help` would otherwise wrap it to the terminal).
 pub fn command<C: CommandFactory, H: CliHost>() -> clap::Command {
     C::command()
         .name(H::BIN)
         .bin_name(H::BIN)
         .version(H::VERSION)
+        .term_width(0)
 }
 
 /// Parses the process's arguments as `C`. `--help` and `--version` print and

@@ -14,4 +14,5 @@ mod kept_scan;
 mod mcp;
 mod plugin_files;
 mod reset;
+mod shared;
 mod support;

@@ -15,6 +15,7 @@ mod fake_deepseek;
 mod harness;
 mod history;
 mod recorded;
+mod shared;
 mod sidecar;
 #[cfg(feature = "reference-hosts")]
 mod typecheck;

@@ -14,3 +14,4 @@ mod host;
 mod lazy;
 mod projection;
 mod reducer;
+mod shared;

@@ -1,0 +1,169 @@
+//! The commands every notesoup binary shares, as `notesoup-pi` has them:
+//! their help (the same text on every binary, snapshotted here with the
+//! binary's name as `<bin>`), `doctor` and `dream doctor` as one command,
+//! completions and the man page, and `notes` over a Pi session.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const BIN: &str = env!("CARGO_BIN_EXE_notesoup-pi");
+
+/// Every shared command, as a person types it before `--help`.
+const SHARED: &[&[&str]] = &[
+    &["notes"],
+    &["notes", "list"],
+    &["notes", "read"],
+    &["notes", "search"],
+    &["notes", "write"],
+    &["notes", "update"],
+    &["notes", "crumple"],
+    &["notes", "uncrumple"],
+    &["notes", "rename"],
+    &["boot"],
+    &["history"],
+    &["history", "windows"],
+    &["history", "list"],
+    &["history", "search"],
+    &["history", "read"],
+    &["doctor"],
+    &["doctor", "clean"],
+    &["dream"],
+    &["dream", "doctor"],
+    &["dream", "doctor", "clean"],
+    &["completions"],
+    &["man"],
+];
+
+fn run(args: &[&str], notes: &Path) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .env("PI_NOTES_HOME", notes)
+        .env("PI_CODING_AGENT_DIR", notes.join("no-agent-dir"))
+        .env_remove("PI_NOTES_AGENT")
+        .output()
+        .unwrap()
+}
+
+fn stdout(output: &Output) -> String {
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout.clone()).unwrap()
+}
+
+#[test]
+fn the_shared_commands_help() {
+    let notes = tempfile::tempdir().unwrap();
+    let mut all = String::new();
+    for command in SHARED {
+        let mut args = command.to_vec();
+        args.push("--help");
+        let help = stdout(&run(&args, notes.path()));
+        all.push_str(&format!("$ <bin> {} --help\n", command.join(" ")));
+        all.push_str(&help.replace("notesoup-pi", "<bin>"));
+        all.push('\n');
+    }
+    insta::assert_snapshot!(all);
+}
+
+#[test]
+fn doctor_and_dream_doctor_are_one_command() {
+    let notes = tempfile::tempdir().unwrap();
+    let home = notes.path().join("notes");
+    std::fs::create_dir_all(home.join("human")).unwrap();
+    std::fs::write(home.join("stray.txt"), "x").unwrap();
+    let home = home.to_str().unwrap();
+    let doctor = run(&["doctor", "--json", "--notes-home", home], notes.path());
+    let dream_doctor = run(
+        &["dream", "doctor", "--json", "--notes-home", home],
+        notes.path(),
+    );
+    assert_eq!(doctor.status.code(), Some(1), "findings exit 1");
+    assert_eq!(dream_doctor.status.code(), Some(1));
+    assert_eq!(doctor.stdout, dream_doctor.stdout);
+    let report: serde_json::Value = serde_json::from_slice(&doctor.stdout).unwrap();
+    assert_eq!(report["findings"][0]["path"], "stray.txt", "{report}");
+}
+
+#[test]
+fn completions_and_the_man_page() {
+    let notes = tempfile::tempdir().unwrap();
+    for shell in ["bash", "zsh", "fish"] {
+        let script = stdout(&run(&["completions", shell], notes.path()));
+        assert!(script.contains("notesoup-pi"), "{shell}");
+        assert!(script.contains("history"), "{shell}");
+    }
+    let man = stdout(&run(&["man"], notes.path()));
+    assert!(man.contains(".TH notesoup-pi 1"), "{man:.300}");
+    for command in [
+        "notesoup-pi serve",
+        "notesoup-pi notes list",
+        "notesoup-pi dream doctor",
+    ] {
+        assert!(man.contains(&format!(".SS \"{command}\"")), "{command}");
+    }
+    assert!(!man.contains("(1)"), "no page the install does not provide");
+    assert!(
+        !man.contains("dream-tools"),
+        "a hidden command stays hidden"
+    );
+}
+
+fn golden(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden")
+        .join(name)
+}
+
+/// `notes` on a Pi session: bare addresses are the session's notes; with
+/// no session, only the durable homes.
+#[test]
+fn notes_work_on_a_session_s_notes() {
+    let notes = tempfile::tempdir().unwrap();
+    let session = golden("retain-none.jsonl");
+    let session = session.to_str().unwrap();
+    let written = stdout(&run(
+        &[
+            "notes",
+            "--session",
+            session,
+            "write",
+            "checkpoint.md",
+            "# Goal\nship",
+        ],
+        notes.path(),
+    ));
+    assert!(written.starts_with("created checkpoint.md"), "{written}");
+    assert!(
+        notes
+            .path()
+            .join("pi/session/0195f000-0000-7000-8000-000000000005/checkpoint.md")
+            .is_file()
+    );
+    let read = stdout(&run(
+        &["notes", "read", "checkpoint.md", "--session", session],
+        notes.path(),
+    ));
+    assert!(read.ends_with("# Goal\nship\n"), "{read}");
+
+    let project = notes.path().join("project-dir");
+    std::fs::create_dir_all(&project).unwrap();
+    let cwd = project.to_str().unwrap();
+    let refused = run(
+        &["notes", "--cwd", cwd, "write", "checkpoint.md", "x"],
+        notes.path(),
+    );
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).starts_with("error: no_session: "),
+        "{}",
+        String::from_utf8_lossy(&refused.stderr)
+    );
+    let durable = stdout(&run(
+        &["notes", "--cwd", cwd, "write", "@human/prefs.md", "# Prefs"],
+        notes.path(),
+    ));
+    assert_eq!(durable, "created @human/prefs.md\n");
+}
