@@ -5,7 +5,7 @@ use notesoup_core::boot::BootSections;
 use serde_json::{Map, Value, json};
 
 use crate::args::BootArgs;
-use crate::host::CliHost;
+use crate::host::{CliHost, no_session_recorded};
 use crate::out::Out;
 use crate::run::target;
 
@@ -17,10 +17,11 @@ pub(crate) fn run<H: CliHost>(
 ) -> anyhow::Result<u8> {
     let target = target(host, &args.session, None)?;
     let view = host.boot(&target, out)?;
-    if let Some(why) = &view.preview {
+    if let Some(place) = &view.preview {
         out.warn(&format!(
-            "{} boot: {why}; this is a preview boot of a new session's first window ({}), with no session notes",
+            "{} boot: {}; this is a preview boot of a new session's first window ({}), with no session notes",
             H::BIN,
+            no_session_recorded::<H>(place),
             view.window_id
         ));
     }

@@ -31,7 +31,8 @@ pub trait CliHost {
     /// release it is verified with and its protocol where it has one, e.g.
     /// `0.1.0 (Pi 1.6.0, bridge protocol 2)`.
     const VERSION: &'static str;
-    /// The host as notices name it: `Claude Code`, `Pi`, `dsh`.
+    /// The host as notices name it: `Claude Code`, `Pi`, `dsh`
+    /// ([`no_session_recorded`]).
     const HOST: &'static str;
 
     /// The notes root when no `--notes-home` is given: core's
@@ -127,8 +128,8 @@ pub struct BootView {
     pub sections: BootSections,
     /// The bound it was rendered within (`bootMaxChars`).
     pub max_chars: usize,
-    /// Set for a preview: why no session was found, e.g. `no Pi session is
-    /// recorded for /work/proj`.
+    /// Set for a preview: where no session is recorded (`this project`, or
+    /// the project's directory).
     pub preview: Option<String>,
 }
 
@@ -163,3 +164,9 @@ impl fmt::Display for UsageError {
 }
 
 impl std::error::Error for UsageError {}
+
+/// Why a command has no session to look at: `no <host> session is recorded
+/// for <place>`, the same words on every binary.
+pub fn no_session_recorded<H: CliHost>(place: impl fmt::Display) -> String {
+    format!("no {} session is recorded for {place}", H::HOST)
+}

@@ -37,7 +37,7 @@ pub use args::{
     NoHostArgs, NotesArgs, NotesCommand, PageArgs, SeqOrParams, SessionArgs, SharedCommand,
 };
 pub use boot::boot_stats;
-pub use host::{BootView, CliHost, HostDreamer, Purpose, Target, UsageError};
+pub use host::{BootView, CliHost, HostDreamer, Purpose, Target, UsageError, no_session_recorded};
 pub use out::Out;
 pub use pages::man_page;
 pub use run::{command, parse, run};

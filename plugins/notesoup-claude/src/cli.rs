@@ -13,6 +13,7 @@ use anyhow::Context as _;
 use clap::{Args, Parser, Subcommand};
 use notesoup_cli::{
     BootView, CliHost, HostDreamer, NoHostArgs, Out, Purpose, SharedCommand, Target,
+    no_session_recorded,
 };
 use notesoup_core::dream::DreamTools;
 use notesoup_core::notes::project_key;
@@ -296,8 +297,8 @@ pub struct ClaudeCli {
     pub env: HostEnv,
 }
 
-/// Why a command has no session to look at.
-const NO_SESSION: &str = "no Claude Code session is recorded for this project";
+/// Where no session is recorded, when none is.
+const THIS_PROJECT: &str = "this project";
 
 impl ClaudeCli {
     /// The environment with the notes root the command names.
@@ -367,7 +368,10 @@ impl CliHost for ClaudeCli {
         let cwd = target.cwd_or_current()?;
         let state = self.session_state(target, &cwd)?;
         if purpose == Purpose::History && state.is_none() {
-            anyhow::bail!("{NO_SESSION}; pass --session");
+            anyhow::bail!(
+                "{}; pass --session",
+                no_session_recorded::<Self>(THIS_PROJECT)
+            );
         }
         let key = state
             .as_ref()
@@ -389,7 +393,7 @@ impl CliHost for ClaudeCli {
             None => {
                 let key = project_key(&cwd);
                 let state = SessionState::new_chain("preview", PathBuf::new(), cwd, key);
-                (state, Some(NO_SESSION.to_owned()))
+                (state, Some(THIS_PROJECT.to_owned()))
             }
         };
         let (sections, warnings) = if preview.is_none() {

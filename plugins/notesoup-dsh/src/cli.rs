@@ -12,7 +12,9 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use notesoup_cli::{BootView, CliHost, CommandTools, HostDreamer, Out, Purpose, Target};
+use notesoup_cli::{
+    BootView, CliHost, CommandTools, HostDreamer, Out, Purpose, Target, no_session_recorded,
+};
 use notesoup_core::notes::{agent_slug, default_root};
 use notesoup_core::plumbing::{
     DreamerProcess, DreamerSetting, Links, dreamer_executable, open_regular,
@@ -102,6 +104,11 @@ impl DshCli {
                 cwd,
                 log: Some(log),
             });
+        }
+        if let Some(id) = target.session
+            && matches!(id, "" | "." | "..")
+        {
+            bail!("--session {id:?}: not a dsh session id");
         }
         let folder = sessions_dir(&here);
         let log = match (target.session, &folder) {
@@ -203,8 +210,8 @@ impl CliHost for DshCli {
                             )
                         ),
                         None => bail!(
-                            "no dsh session is recorded for {}; pass --session",
-                            session.cwd.display()
+                            "{}; pass --session",
+                            no_session_recorded::<Self>(session.cwd.display())
                         ),
                     }
                 };

@@ -12,6 +12,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 use notesoup_cli::{
     BootView, CliHost, CommandTools, HostDreamer, Out, Purpose, Target, UsageError,
+    no_session_recorded,
 };
 use notesoup_core::boot::{BootIdentity, BootSnapshot, boot_sections};
 use notesoup_core::history::History;
@@ -116,8 +117,8 @@ impl PiCli {
         let here = target.cwd_or_current()?;
         let file = self.session_file(target, &here)?.with_context(|| {
             format!(
-                "no Pi session is recorded for {}; pass --session",
-                here.display()
+                "{}; pass --session",
+                no_session_recorded::<Self>(here.display())
             )
         })?;
         let leaf = target.host.leaf.as_deref();
