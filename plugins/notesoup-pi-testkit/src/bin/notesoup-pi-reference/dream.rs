@@ -6,7 +6,6 @@
 use std::path::PathBuf;
 
 use notesoup_core::dream::{DreamOptions, DreamOutput, Stream, run_dream};
-use notesoup_pi::dream::PiDreamRunner;
 use notesoup_pi_testkit::{ReferenceDreamHost, ScriptedModel, parse_dream_script};
 
 /// `dream`'s flags.
@@ -56,8 +55,8 @@ pub fn run(args: DreamArgs) -> Result<u8, String> {
     for step in steps {
         model.push(step);
     }
-    let mut runner = PiDreamRunner::new(ReferenceDreamHost::new(model));
-    Ok(print(&run_dream(&options, &mut runner)))
+    let mut dreamer = ReferenceDreamHost::new(model);
+    Ok(print(&run_dream(&options, &mut dreamer)))
 }
 
 /// `--notes-home`, else the notes root (`PI_NOTES_HOME`, else
