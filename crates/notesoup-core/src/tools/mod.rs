@@ -20,6 +20,7 @@
 mod dispatch;
 mod fill;
 pub mod history;
+mod measure;
 pub mod notes;
 mod outcome;
 mod output;

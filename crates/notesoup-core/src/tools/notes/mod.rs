@@ -17,7 +17,8 @@ pub use types::{
 };
 
 use super::fill::fill_best_from;
-use super::output::{json_bytes, pack, pack_or};
+use super::measure::json_bytes;
+use super::output::{pack, pack_or};
 use super::params::at_least;
 use super::window::{read_window_packed, to_u32};
 use super::{
