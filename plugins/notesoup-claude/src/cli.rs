@@ -11,7 +11,10 @@ use notesoup_core::dream::{
 };
 use notesoup_core::notes::{Edit, MAX_NOTE_BYTES, UpdateRequest, is_blank_body, project_key};
 use notesoup_core::plumbing::{MAX_LINE_BYTES, read_capped};
-use notesoup_core::tools::{ToolHost as _, ToolOutput, call_tool};
+use notesoup_core::tools::{
+    HISTORY_LIST, HISTORY_READ, HISTORY_SEARCH, HISTORY_WINDOWS, NOTES_LIST, NOTES_READ,
+    NOTES_SEARCH, NOTES_UPDATE, NOTES_WRITE, ToolContext as _, ToolOutput, call_tool,
+};
 use serde_json::{Map, Value, json};
 
 use crate::dream::{ClaudeDreamer, claude_executable};
@@ -546,7 +549,7 @@ fn notes(env: &HostEnv, args: NotesArgs) -> Result<String, String> {
             put(&mut params, "pattern", json!(pattern));
             put(&mut params, "limit", json!(limit));
             put(&mut params, "wastebasket", json!(wastebasket));
-            "notes_list"
+            NOTES_LIST.name
         }
         NotesCommand::Read {
             address,
@@ -556,7 +559,7 @@ fn notes(env: &HostEnv, args: NotesArgs) -> Result<String, String> {
             put(&mut params, "address", json!(address));
             put(&mut params, "offset_chars", json!(offset));
             put(&mut params, "limit_chars", json!(limit));
-            "notes_read"
+            NOTES_READ.name
         }
         NotesCommand::Search {
             query,
@@ -574,7 +577,7 @@ fn notes(env: &HostEnv, args: NotesArgs) -> Result<String, String> {
                 json!(max_matches_per_file),
             );
             put(&mut params, "wastebasket", json!(wastebasket));
-            "notes_search"
+            NOTES_SEARCH.name
         }
         NotesCommand::Write {
             address,
@@ -613,7 +616,7 @@ fn notes(env: &HostEnv, args: NotesArgs) -> Result<String, String> {
             put(&mut params, "address", json!(address));
             put(&mut params, "content", json!(content));
             put(&mut params, "origin", json!(origin));
-            "notes_write"
+            NOTES_WRITE.name
         }
         NotesCommand::Update {
             address,
@@ -650,22 +653,22 @@ fn notes(env: &HostEnv, args: NotesArgs) -> Result<String, String> {
             put(&mut params, "address", json!(address));
             put(&mut params, "edits", json!(edits));
             put(&mut params, "replace_all", json!(all));
-            "notes_update"
+            NOTES_UPDATE.name
         }
         NotesCommand::Crumple { address } => {
             put(&mut params, "address", json!(address));
             params.insert("crumpled".into(), json!(true));
-            "notes_update"
+            NOTES_UPDATE.name
         }
         NotesCommand::Uncrumple { address } => {
             put(&mut params, "address", json!(address));
             params.insert("crumpled".into(), json!(false));
-            "notes_update"
+            NOTES_UPDATE.name
         }
         NotesCommand::Rename { address, to } => {
             put(&mut params, "address", json!(address));
             put(&mut params, "rename_to", json!(to));
-            "notes_update"
+            NOTES_UPDATE.name
         }
     };
     let arguments = Value::Object(params);
@@ -908,19 +911,19 @@ fn history(env: &HostEnv, args: HistoryArgs) -> Result<String, String> {
         )?,
     };
     let (name, params) = match args.command {
-        HistoryCommand::Windows => ("history_windows", Value::Object(Map::new())),
-        HistoryCommand::List(page) => ("history_list", page.into_params(Map::new())),
+        HistoryCommand::Windows => (HISTORY_WINDOWS.name, Value::Object(Map::new())),
+        HistoryCommand::List(page) => (HISTORY_LIST.name, page.into_params(Map::new())),
         HistoryCommand::Search { query, page } => {
             let mut extra = Map::new();
             extra.insert("query".into(), json!(query));
-            ("history_search", page.into_params(extra))
+            (HISTORY_SEARCH.name, page.into_params(extra))
         }
         HistoryCommand::Read { seq, offset, limit } => {
             let mut params = Map::new();
             put(&mut params, "seq", json!(seq));
             put(&mut params, "offset_chars", json!(offset));
             put(&mut params, "limit_chars", json!(limit));
-            ("history_read", Value::Object(params))
+            (HISTORY_READ.name, Value::Object(params))
         }
     };
     let key = state.project_key.clone();

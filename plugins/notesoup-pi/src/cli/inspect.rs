@@ -6,7 +6,10 @@ use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 use notesoup_core::history::History;
-use notesoup_core::tools::{HISTORY_TOOLS, call_history_tool};
+use notesoup_core::notes::NoteStore;
+use notesoup_core::tools::{
+    Refusal, RefusalCode, ToolContext, ToolFamily, ToolOutput, call_tool, find_tool, tools,
+};
 use serde_json::Value;
 
 use crate::history::decode_lazy;
@@ -53,9 +56,9 @@ pub fn history(
     leaf: Option<&str>,
     json: bool,
 ) -> Result<bool> {
-    let name = format!("history_{tool}");
-    if !HISTORY_TOOLS.contains(&name.as_str()) {
-        bail!("unknown history tool {tool}: use windows, list, search or read");
+    let name = format!("{}{tool}", history_prefix());
+    if find_tool(&name).is_none_or(|tool| tool.family != ToolFamily::History) {
+        bail!("unknown history tool {tool}: use {}", history_tool_words());
     }
     // The branch (to `leaf`, or to the file's last entry: Pi's leaf after
     // loading) is decoded; the rest of the session only counts seqs.
@@ -63,9 +66,7 @@ pub fn history(
     let transcript = decode_lazy(&session, leaf.map_or(Leaf::Last, Leaf::Id));
     session.check()?;
     let history = History::new(transcript).context("decoding the history")?;
-    let Some(output) = call_history_tool(&history, &name, arguments) else {
-        bail!("unknown history tool {tool}");
-    };
+    let output = call_tool(&mut SessionHistory(history), &name, arguments);
     let shown = if json {
         output.json.as_str()
     } else {
@@ -78,6 +79,50 @@ pub fn history(
         outln!("{shown}");
     }
     Ok(!output.is_error)
+}
+
+/// The history tools' short names as the command takes them: `windows,
+/// list, search or read`.
+fn history_tool_words() -> String {
+    let words: Vec<&str> = tools()
+        .filter(|tool| tool.family == ToolFamily::History)
+        .filter_map(|tool| tool.name.strip_prefix(history_prefix()))
+        .collect();
+    match words.split_last() {
+        Some((last, [])) => (*last).to_owned(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => String::new(),
+    }
+}
+
+/// What the history tools' names share (`history_`), from their family's
+/// glob.
+fn history_prefix() -> &'static str {
+    ToolFamily::History
+        .glob()
+        .unwrap_or_default()
+        .trim_end_matches('*')
+}
+
+/// A session file's decoded history as the history tools' host; it has no
+/// notes store.
+struct SessionHistory(History);
+
+impl ToolContext for SessionHistory {
+    fn notes(&mut self) -> Result<NoteStore, Refusal> {
+        Err(Refusal::new(
+            RefusalCode::InternalError,
+            "no notes store when reading a session file",
+        ))
+    }
+
+    fn history(&mut self) -> Result<History, Refusal> {
+        Ok(self.0.clone())
+    }
+
+    fn with_history(&mut self, run: &mut dyn FnMut(&History) -> ToolOutput) -> ToolOutput {
+        run(&self.0)
+    }
 }
 
 /// `context FILE`: the messages the provider would receive at the leaf, in
