@@ -36,13 +36,14 @@ impl ToolFamily {
 
 /// The slot in a description where the shared sentence on note addresses
 /// goes ([`ADDRESSES_SENTENCE`]).
-pub const ADDRESSES_SLOT: &str = "{addresses}";
+const ADDRESSES_SLOT: &str = "{addresses}";
 /// The slot in a description where the host names its memory skill
 /// ([`HostWording::memory_skill`]).
-pub const MEMORY_SKILL_SLOT: &str = "{memory_skill}";
+const MEMORY_SKILL_SLOT: &str = "{memory_skill}";
 
 /// The sentence every notes tool description ends with, through its
-/// [`ADDRESSES_SLOT`].
+/// `{addresses}` slot; it names the memory skill through the
+/// `{memory_skill}` slot.
 pub const ADDRESSES_SENTENCE: &str = "Addresses: `<path>` with no @ for this session; @project/, @human/, @self/, @model/ for durable homes (see {memory_skill}). Never pass them to filesystem tools.";
 
 /// A host's own words in the tool descriptions. The table, the schemas and
@@ -73,8 +74,8 @@ pub struct Tool {
     pub name: &'static str,
     /// What it needs from its host.
     pub family: ToolFamily,
-    /// The model-facing description, with slots ([`ADDRESSES_SLOT`],
-    /// [`MEMORY_SKILL_SLOT`]) that [`Tool::describe`] fills.
+    /// The model-facing description, with slots (`{addresses}`,
+    /// `{memory_skill}`) that [`Tool::describe`] fills.
     pub description: &'static str,
     /// The tool changes nothing (hosts may mark it read-only).
     pub read_only: bool,

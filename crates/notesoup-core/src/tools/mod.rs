@@ -43,9 +43,7 @@ mod window;
 
 pub use budget::{GET_CONTEXT_REMAINING, WIPE_MEMORY, WIPE_WHILE_OFF};
 pub use context::{BudgetHost, ResetRequest, ToolContext};
-pub use definition::{
-    ADDRESSES_SENTENCE, ADDRESSES_SLOT, HostWording, MEMORY_SKILL_SLOT, Tool, ToolFamily,
-};
+pub use definition::{ADDRESSES_SENTENCE, HostWording, Tool, ToolFamily};
 pub use fill::{Filled, fill_best, fill_while_fits};
 pub use history::{HISTORY_LIST, HISTORY_READ, HISTORY_SEARCH, HISTORY_WINDOWS};
 pub use notes::{NOTES_LIST, NOTES_READ, NOTES_SEARCH, NOTES_UPDATE, NOTES_WRITE};
@@ -53,7 +51,7 @@ pub use outcome::{Outcome, Refusal, RefusalCode, WireRefusal};
 pub use output::{CompactJson, ToolData, ToolOutput, fits};
 pub use params::{SearchQuery, json_kind, parse_arguments};
 pub use table::{
-    ListedTool, call_offered_tool, call_tool, find_tool, tool_table, tools, tools_for,
+    ListedTool, call_offered_tool, call_tool, find_tool, tool_definitions, tool_table, tools_for,
 };
 pub use window::{LimitedBy, TextWindow, prefix_fit, read_window, render_window};
 

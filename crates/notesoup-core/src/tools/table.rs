@@ -17,13 +17,13 @@ use crate::wire::ToolBindings;
 const FAMILIES: [&[&Tool]; 3] = [notes::TOOLS, history::TOOLS, budget::TOOLS];
 
 /// Every tool, in the order hosts list them.
-pub fn tools() -> impl Iterator<Item = &'static Tool> {
+pub fn tool_definitions() -> impl Iterator<Item = &'static Tool> {
     FAMILIES.into_iter().flatten().copied()
 }
 
 /// The tool called `name`, if notesoup offers one.
 pub fn find_tool(name: &str) -> Option<&'static Tool> {
-    tools().find(|tool| tool.name == name)
+    tool_definitions().find(|tool| tool.name == name)
 }
 
 /// One tool as every host registers it: its [`Tool`] with the description
@@ -73,7 +73,7 @@ impl ListedTool {
 /// builds it.
 pub fn tool_table() -> &'static [ListedTool] {
     static TABLE: OnceLock<Vec<ListedTool>> = OnceLock::new();
-    TABLE.get_or_init(|| tools().map(ListedTool::new).collect())
+    TABLE.get_or_init(|| tool_definitions().map(ListedTool::new).collect())
 }
 
 /// The tools a host offers: every tool, or without the budget family on a
@@ -152,13 +152,13 @@ mod tests {
 
     #[test]
     fn every_family_tool_matches_its_glob() {
-        for tool in tools() {
+        for tool in tool_definitions() {
             if let Some(glob) = tool.family.glob() {
                 let prefix = glob.trim_end_matches('*');
                 assert!(tool.name.starts_with(prefix), "{}", tool.name);
             }
         }
-        let names: Vec<&str> = tools().map(|tool| tool.name).collect();
+        let names: Vec<&str> = tool_definitions().map(|tool| tool.name).collect();
         for (index, name) in names.iter().enumerate() {
             assert!(!names[index + 1..].contains(name), "{name} twice");
         }

@@ -8,7 +8,8 @@ use anyhow::{Context, Result, bail};
 use notesoup_core::history::History;
 use notesoup_core::notes::NoteStore;
 use notesoup_core::tools::{
-    Refusal, RefusalCode, ToolContext, ToolFamily, ToolOutput, call_tool, find_tool, tools,
+    Refusal, RefusalCode, ToolContext, ToolFamily, ToolOutput, call_tool, find_tool,
+    tool_definitions,
 };
 use serde_json::Value;
 
@@ -84,7 +85,7 @@ pub fn history(
 /// The history tools' short names as the command takes them: `windows,
 /// list, search or read`.
 fn history_tool_words() -> String {
-    let words: Vec<&str> = tools()
+    let words: Vec<&str> = tool_definitions()
         .filter(|tool| tool.family == ToolFamily::History)
         .filter_map(|tool| tool.name.strip_prefix(history_prefix()))
         .collect();
@@ -168,4 +169,15 @@ pub fn context(file: &Path, leaf: Option<&str>) -> Result<()> {
         super::stdout_failed(&error);
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_history_tools_are_named_by_their_short_names() {
+        assert_eq!(history_prefix(), "history_");
+        assert_eq!(history_tool_words(), "windows, list, search or read");
+    }
 }
