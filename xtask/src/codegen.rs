@@ -55,7 +55,7 @@ const SCHEMAS_DIR: &str = "schemas";
 
 /// Every JSON Schema the codegen writes, by file stem (relative to
 /// `schemas/`). Adding a schema is one line here; every tool core registers
-/// comes from `tools::schemas::all()` as `tools/<name>`.
+/// comes from its table (`tools::tool_table()`) as `tools/<name>`.
 fn schemas() -> Vec<(String, serde_json::Value)> {
     let wire = [
         schema::<ToolBindings>("tool-bindings"),
@@ -64,9 +64,9 @@ fn schemas() -> Vec<(String, serde_json::Value)> {
         schema::<ContextRemaining>("context-remaining"),
         schema::<SettingsRecord>("settings-record"),
     ];
-    let tools = tools::schemas::all()
-        .into_iter()
-        .map(|tool| (format!("tools/{}", tool.name), tool.input_schema));
+    let tools = tools::tool_table()
+        .iter()
+        .map(|tool| (format!("tools/{}", tool.name), tool.input_schema.clone()));
     wire.into_iter().chain(tools).collect()
 }
 
@@ -395,7 +395,7 @@ mod tests {
     #[test]
     fn every_tool_has_a_strict_parameter_schema() {
         let files = generate().expect("codegen could run");
-        let tools = tools::schemas::all();
+        let tools = tools::tool_table();
         assert!(!tools.is_empty());
         for tool in tools {
             let path = Path::new(SCHEMAS_DIR).join(format!("tools/{}.json", tool.name));

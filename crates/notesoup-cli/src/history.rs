@@ -3,7 +3,9 @@
 //! subcommand's parameters come from its flags over a JSON object given in
 //! their place (the flags win).
 
-use notesoup_core::tools::call_tool;
+use notesoup_core::tools::{
+    HISTORY_LIST, HISTORY_READ, HISTORY_SEARCH, HISTORY_WINDOWS, call_tool,
+};
 use serde_json::{Map, Value};
 
 use crate::args::{HistoryArgs, HistoryCommand, PageArgs, SeqOrParams, json_object};
@@ -35,9 +37,9 @@ pub(crate) fn run<H: CliHost>(
 /// The tool a subcommand calls and its parameters.
 fn parameters(command: HistoryCommand) -> (&'static str, Map<String, Value>) {
     match command {
-        HistoryCommand::Windows { params } => ("history_windows", params.unwrap_or_default()),
+        HistoryCommand::Windows { params } => (HISTORY_WINDOWS.name, params.unwrap_or_default()),
         HistoryCommand::List { params, page } => {
-            ("history_list", page.over(params.unwrap_or_default()))
+            (HISTORY_LIST.name, page.over(params.unwrap_or_default()))
         }
         HistoryCommand::Search { words, query, page } => {
             let (mut params, mut queries) = match words.as_slice() {
@@ -57,7 +59,7 @@ fn parameters(command: HistoryCommand) -> (&'static str, Map<String, Value>) {
                     params.insert("query".into(), Value::from(queries));
                 }
             }
-            ("history_search", page.over(params))
+            (HISTORY_SEARCH.name, page.over(params))
         }
         HistoryCommand::Read {
             target,
@@ -79,7 +81,7 @@ fn parameters(command: HistoryCommand) -> (&'static str, Map<String, Value>) {
             if let Some(limit) = limit {
                 params.insert("limit_chars".into(), limit.into());
             }
-            ("history_read", params)
+            (HISTORY_READ.name, params)
         }
     }
 }

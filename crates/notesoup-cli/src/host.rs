@@ -11,7 +11,7 @@ use clap::Args;
 use notesoup_core::boot::BootSections;
 use notesoup_core::dream::DreamRunner;
 use notesoup_core::plumbing::{DreamerProcess, DreamerSetting};
-use notesoup_core::tools::{ToolHost, ToolOutput};
+use notesoup_core::tools::{ToolContext, ToolOutput};
 
 use crate::out::Out;
 
@@ -48,7 +48,7 @@ pub trait CliHost {
         target: &Target<'_, Self::SessionArgs>,
         purpose: Purpose,
         out: &mut Out,
-        call: &mut dyn FnMut(&mut dyn ToolHost) -> anyhow::Result<ToolOutput>,
+        call: &mut dyn FnMut(&mut dyn ToolContext) -> anyhow::Result<ToolOutput>,
     ) -> anyhow::Result<ToolOutput>;
 
     /// The boot of the live window of the session `target` names, or a

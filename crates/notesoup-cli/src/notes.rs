@@ -5,7 +5,9 @@ use std::io::IsTerminal;
 
 use notesoup_core::notes::{Edit, MAX_NOTE_BYTES, UpdateRequest, is_blank_body};
 use notesoup_core::plumbing::read_capped;
-use notesoup_core::tools::call_tool;
+use notesoup_core::tools::{
+    NOTES_LIST, NOTES_READ, NOTES_SEARCH, NOTES_UPDATE, NOTES_WRITE, call_tool,
+};
 use serde_json::{Map, Value, json};
 
 use crate::args::{NotesArgs, NotesCommand};
@@ -33,7 +35,7 @@ pub(crate) fn run<H: CliHost>(
             put(&mut params, "pattern", json!(pattern));
             put(&mut params, "limit", json!(limit));
             put(&mut params, "wastebasket", json!(wastebasket));
-            "notes_list"
+            NOTES_LIST.name
         }
         NotesCommand::Read {
             address,
@@ -43,7 +45,7 @@ pub(crate) fn run<H: CliHost>(
             put(&mut params, "address", json!(address));
             put(&mut params, "offset_chars", json!(offset));
             put(&mut params, "limit_chars", json!(limit));
-            "notes_read"
+            NOTES_READ.name
         }
         NotesCommand::Search {
             query,
@@ -61,7 +63,7 @@ pub(crate) fn run<H: CliHost>(
                 json!(max_matches_per_file),
             );
             put(&mut params, "wastebasket", json!(wastebasket));
-            "notes_search"
+            NOTES_SEARCH.name
         }
         NotesCommand::Write {
             address,
@@ -79,7 +81,7 @@ pub(crate) fn run<H: CliHost>(
             put(&mut params, "address", json!(address));
             put(&mut params, "content", json!(content));
             put(&mut params, "origin", json!(origin));
-            "notes_write"
+            NOTES_WRITE.name
         }
         NotesCommand::Update {
             address,
@@ -116,22 +118,22 @@ pub(crate) fn run<H: CliHost>(
             put(&mut params, "address", json!(address));
             put(&mut params, "edits", json!(edits));
             put(&mut params, "replace_all", json!(all));
-            "notes_update"
+            NOTES_UPDATE.name
         }
         NotesCommand::Crumple { address } => {
             put(&mut params, "address", json!(address));
             params.insert("crumpled".into(), json!(true));
-            "notes_update"
+            NOTES_UPDATE.name
         }
         NotesCommand::Uncrumple { address } => {
             put(&mut params, "address", json!(address));
             params.insert("crumpled".into(), json!(false));
-            "notes_update"
+            NOTES_UPDATE.name
         }
         NotesCommand::Rename { address, to } => {
             put(&mut params, "address", json!(address));
             put(&mut params, "rename_to", json!(to));
-            "notes_update"
+            NOTES_UPDATE.name
         }
     };
     let mut arguments = Some(Value::Object(params));

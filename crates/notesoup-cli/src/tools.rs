@@ -3,7 +3,7 @@
 
 use notesoup_core::history::History;
 use notesoup_core::notes::NoteStore;
-use notesoup_core::tools::{Refusal, RefusalCode, ToolHost, ToolOutput};
+use notesoup_core::tools::{Refusal, RefusalCode, ToolContext, ToolOutput};
 
 /// A command's tools: a notes command gets a store, a history command the
 /// session's history; a tool of the other kind is refused.
@@ -22,7 +22,7 @@ fn missing(what: &str) -> Refusal {
     )
 }
 
-impl ToolHost for CommandTools {
+impl ToolContext for CommandTools {
     fn notes(&mut self) -> Result<NoteStore, Refusal> {
         self.store.clone().ok_or_else(|| missing("notes store"))
     }

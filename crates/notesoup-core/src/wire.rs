@@ -16,6 +16,8 @@ use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use typeshare::typeshare;
 
+// Built from the tools' own definitions: `ToolBindings::plain` and
+// `ToolBindings::named` live beside the tool table, in the tools module.
 /// The tool names a host gives the model, as the boot protocol, the budget
 /// texts and the drawer line mention them.
 ///
@@ -46,23 +48,6 @@ pub struct ToolBindings {
     pub remaining: String,
     /// In place of `wipe_memory`.
     pub wipe: String,
-}
-
-impl ToolBindings {
-    /// The plain tool names, as Pi and dsh register them.
-    pub fn plain() -> Self {
-        Self {
-            notes: "notes_*".into(),
-            notes_list: "notes_list".into(),
-            history: "history_*".into(),
-            history_windows: "history_windows".into(),
-            history_list: "history_list".into(),
-            history_search: "history_search".into(),
-            history_read: "history_read".into(),
-            remaining: "get_context_remaining".into(),
-            wipe: "wipe_memory".into(),
-        }
-    }
 }
 
 // The notes store refuses with the codes from `NotFound` to `InternalError`

@@ -363,7 +363,9 @@ impl CliHost for ClaudeCli {
         target: &Target<'_, NoHostArgs>,
         purpose: Purpose,
         out: &mut Out,
-        call: &mut dyn FnMut(&mut dyn notesoup_core::tools::ToolHost) -> anyhow::Result<ToolOutput>,
+        call: &mut dyn FnMut(
+            &mut dyn notesoup_core::tools::ToolContext,
+        ) -> anyhow::Result<ToolOutput>,
     ) -> anyhow::Result<ToolOutput> {
         let cwd = target.cwd_or_current()?;
         let state = self.session_state(target, &cwd)?;

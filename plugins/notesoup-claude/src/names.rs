@@ -1,6 +1,7 @@
 //! Claude Code's names for notesoup: the fixed identity, the MCP tool names
 //! the model calls, and the boot's tool-name bindings.
 
+use notesoup_core::tools::{GET_CONTEXT_REMAINING, HostWording};
 use notesoup_core::wire::ToolBindings;
 
 /// The agent slug on Claude Code, fixed so existing `@self/` notes
@@ -14,19 +15,20 @@ pub const MODEL: &str = "claude";
 /// `notesoup`.
 pub const MCP_TOOL_PREFIX: &str = "mcp__plugin_notesoup_notesoup__";
 
-/// The boot and budget-text bindings on Claude Code.
+/// Claude Code's words in the tool descriptions: the skill as this host
+/// names it (`notesoup:memory`, not Pi's `/skill:memory`).
+pub const WORDING: HostWording<'static> = HostWording {
+    memory_skill: "the notesoup:memory skill",
+};
+
+/// The boot and budget-text bindings on Claude Code: core's tool names
+/// under the MCP prefix, and what stands in for the budget tools Claude
+/// lacks.
 pub fn bindings() -> ToolBindings {
-    let tool = |name: &str| format!("{MCP_TOOL_PREFIX}{name}");
     ToolBindings {
-        notes: tool("notes_*"),
-        notes_list: tool("notes_list"),
-        history: tool("history_*"),
-        history_windows: tool("history_windows"),
-        history_list: tool("history_list"),
-        history_search: tool("history_search"),
-        history_read: tool("history_read"),
-        remaining: "get_context_remaining (unavailable in Claude)".to_owned(),
+        remaining: format!("{} (unavailable in Claude)", GET_CONTEXT_REMAINING.name),
         wipe: "/clear (user command; no model reset tool in Claude: close out, then ask the human to run it)".to_owned(),
+        ..ToolBindings::named(|name| format!("{MCP_TOOL_PREFIX}{name}"))
     }
 }
 
@@ -43,6 +45,8 @@ mod tests {
             b.history_read,
             "mcp__plugin_notesoup_notesoup__history_read"
         );
+        assert_eq!(b.history, "mcp__plugin_notesoup_notesoup__history_*");
+        assert_eq!(b.remaining, "get_context_remaining (unavailable in Claude)");
         assert!(b.wipe.starts_with("/clear (user command"));
     }
 }

@@ -1,7 +1,7 @@
 //! The host every notes and history tool call runs over on Claude Code, for
-//! the MCP server and the command line alike: core's [`call_tool`] routes
-//! the call and asks this host only for what the tool needs (the caller's
-//! notes store, or the caller's decoded history).
+//! the MCP server and the command line alike: core's router routes the call
+//! and asks this host only for what the tool needs (the caller's notes
+//! store, or the caller's decoded history).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -9,7 +9,7 @@ use std::sync::Arc;
 use notesoup_core::history::History;
 use notesoup_core::notes::{HeadCache, NoteStore};
 use notesoup_core::tools::{
-    Refusal, RefusalCode, ToolHost, ToolOutput, ToolSpec, call_tool, tools_for,
+    ListedTool, Refusal, RefusalCode, ToolContext, ToolOutput, call_offered_tool, tools_for,
 };
 use serde_json::Value;
 
@@ -19,16 +19,17 @@ use crate::store::{self, NO_SESSION};
 
 /// The tools Claude Code lists: every tool but the budget family, which
 /// Claude keeps in its hooks (there is no model-callable reset here).
-pub fn claude_tools() -> Vec<&'static ToolSpec> {
-    tools_for(false).collect()
+pub fn claude_tools() -> Vec<&'static ListedTool> {
+    tools_for(OFFERS_BUDGET).collect()
 }
 
-/// A tool's description as Claude's model reads it: core's text, with the
-/// skill named as this host names it (`notesoup:memory`, not Pi's
-/// `/skill:memory`).
-pub fn claude_description(tool: &ToolSpec) -> String {
-    tool.description
-        .replace("/skill:memory", "the notesoup:memory skill")
+/// Claude keeps no budget the model can call.
+const OFFERS_BUDGET: bool = false;
+
+/// A tool's description as Claude's model reads it: core's text in this
+/// host's wording ([`crate::names::WORDING`]).
+pub fn claude_description(tool: &ListedTool) -> String {
+    tool.describe(&crate::names::WORDING)
 }
 
 /// How a call finds its session and that session's history.
@@ -121,7 +122,7 @@ impl<'a, C: Caller> ClaudeToolHost<'a, C> {
     }
 }
 
-impl<C: Caller> ToolHost for ClaudeToolHost<'_, C> {
+impl<C: Caller> ToolContext for ClaudeToolHost<'_, C> {
     fn notes(&mut self) -> Result<NoteStore, Refusal> {
         let state = self.session()?;
         let (session, project_key, project_dir): (Option<&str>, &str, PathBuf) = match &state {
@@ -158,7 +159,9 @@ impl<C: Caller> ToolHost for ClaudeToolHost<'_, C> {
     }
 }
 
-/// Runs one tool call over `host`: core routes it.
-pub fn run(host: &mut dyn ToolHost, name: &str, arguments: Value) -> ToolOutput {
-    call_tool(host, name, arguments)
+/// Runs one tool call over `host`: core routes it. `None` for a name
+/// [`claude_tools`] does not list (an unknown one or a budget tool), which
+/// the MCP server answers as an unknown tool.
+pub fn run(host: &mut dyn ToolContext, name: &str, arguments: Value) -> Option<ToolOutput> {
+    call_offered_tool(host, name, arguments, OFFERS_BUDGET)
 }

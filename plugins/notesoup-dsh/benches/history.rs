@@ -10,6 +10,7 @@
 
 use std::time::{Duration, Instant};
 
+use notesoup_core::tools::{HISTORY_LIST, HISTORY_READ, HISTORY_SEARCH, HISTORY_WINDOWS};
 use notesoup_dsh::boot::NotesPlace;
 use notesoup_dsh::decode::SessionEvent;
 use notesoup_dsh::server::Sidecar;
@@ -212,13 +213,13 @@ fn main() {
             .find(|e| e.kind == "user/message" && e.source().is_some_and(|s| s.kind == "user"))
             .map_or(1, |e| e.seq + 1);
         let calls: [(&str, Value); 4] = [
-            ("history_windows", json!({})),
-            ("history_list", json!({"limit": 20})),
+            (HISTORY_WINDOWS.name, json!({})),
+            (HISTORY_LIST.name, json!({"limit": 20})),
             (
-                "history_search",
+                HISTORY_SEARCH.name,
                 json!({"query": ["depth limit"], "limit": 10}),
             ),
-            ("history_read", json!({"seq": readable})),
+            (HISTORY_READ.name, json!({"seq": readable})),
         ];
         // Where a call's time goes: decoding the log, then core's model.
         let started = Instant::now();

@@ -19,7 +19,7 @@ use notesoup_core::notes::{agent_slug, default_root};
 use notesoup_core::plumbing::{
     DreamerProcess, DreamerSetting, Links, dreamer_executable, open_regular,
 };
-use notesoup_core::tools::{ToolHost, ToolOutput};
+use notesoup_core::tools::{ToolContext, ToolOutput};
 
 use crate::boot::{self, NotesPlace};
 use crate::decode::{SessionLog, read_session_jsonl};
@@ -180,7 +180,7 @@ impl CliHost for DshCli {
         target: &Target<'_, DshSessionArgs>,
         purpose: Purpose,
         out: &mut Out,
-        call: &mut dyn FnMut(&mut dyn ToolHost) -> Result<ToolOutput>,
+        call: &mut dyn FnMut(&mut dyn ToolContext) -> Result<ToolOutput>,
     ) -> Result<ToolOutput> {
         let session = self.session(target)?;
         let mut tools = CommandTools::default();

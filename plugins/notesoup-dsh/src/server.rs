@@ -20,7 +20,8 @@ use notesoup_core::plumbing::{
 };
 use notesoup_core::settings::{Settings, WarnOnce};
 use notesoup_core::tools::{
-    BudgetHost, CompactJson, Refusal, RefusalCode, ResetRequest, ToolHost, ToolOutput, call_tool,
+    BudgetHost, CompactJson, Refusal, RefusalCode, ResetRequest, ToolContext, ToolOutput,
+    WIPE_MEMORY, call_tool,
 };
 use notesoup_core::wire::ToolBindings;
 use serde::Serialize;
@@ -40,7 +41,6 @@ use crate::protocol::{
 };
 use crate::reset::plan_span;
 use crate::settings;
-use crate::tools;
 use crate::window::{self, BootCarrier};
 
 /// The prompt variable that renders `{{` (dsh interpolates `{{name}}` in
@@ -484,7 +484,7 @@ fn wipe_requested(events: &[SessionEvent], window: &window::WindowSpan) -> bool 
     let calls: Vec<String> = events
         .iter()
         .filter(|e| e.seq >= from && e.kind == "tool/call")
-        .filter(|e| e.data.get("name").and_then(Value::as_str) == Some(tools::WIPE_MEMORY))
+        .filter(|e| e.data.get("name").and_then(Value::as_str) == Some(WIPE_MEMORY.name))
         .filter_map(|e| {
             e.data
                 .get("callId")
@@ -577,7 +577,7 @@ struct DshTools<'a> {
     warned: &'a mut WarnOnce,
 }
 
-impl ToolHost for DshTools<'_> {
+impl ToolContext for DshTools<'_> {
     /// The session's store; its credential check is the sidecar's, turned
     /// on by the project's `secretGuard: true` (never off by its `false`).
     /// What was wrong with the project's file is said once, on stderr

@@ -10,8 +10,6 @@ use notesoup_core::tools::tool_table;
 use serde::Serialize;
 use serde_json::Value;
 
-pub use notesoup_core::tools::{GET_CONTEXT_REMAINING, WIPE_MEMORY};
-
 /// One tool as the bundle registers it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ToolManifest {
@@ -42,22 +40,34 @@ pub fn manifest() -> Vec<ToolManifest> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use notesoup_core::tools::{HISTORY_TOOLS, NOTES_TOOLS};
 
     #[test]
     fn the_manifest_lists_every_dispatched_tool_once() {
         let names: Vec<String> = manifest().into_iter().map(|t| t.name).collect();
-        let mut expected: Vec<&str> = NOTES_TOOLS.to_vec();
-        expected.extend(HISTORY_TOOLS);
-        expected.extend([GET_CONTEXT_REMAINING, WIPE_MEMORY]);
-        assert_eq!(names, expected);
+        assert_eq!(
+            names,
+            [
+                "notes_write",
+                "notes_update",
+                "notes_read",
+                "notes_list",
+                "notes_search",
+                "history_windows",
+                "history_list",
+                "history_search",
+                "history_read",
+                "get_context_remaining",
+                "wipe_memory",
+            ]
+        );
         for tool in manifest() {
             assert_eq!(
                 tool.parameters["additionalProperties"], false,
                 "{}",
                 tool.name
             );
-            let writes = ["notes_write", "notes_update", WIPE_MEMORY].contains(&tool.name.as_str());
+            let writes =
+                ["notes_write", "notes_update", "wipe_memory"].contains(&tool.name.as_str());
             assert_eq!(tool.sequential, writes, "{}", tool.name);
         }
     }

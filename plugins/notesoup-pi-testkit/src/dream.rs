@@ -1,19 +1,23 @@
-//! The reference host's dreamer: a [`DreamSessionHost`] whose session is
-//! an in-memory Pi agent loop over the scripted model. No extension, no
-//! session file; tools are exactly the ones given.
+//! The reference host's dreamer: core's [`DreamRunner`] as an in-memory Pi
+//! agent loop over the scripted model. No extension, no session file; the
+//! tools are core's dream tool table, every call routed through core's
+//! `call_dream_tool`.
 
 use serde::Deserialize;
 use serde_json::Value;
 
 use super::model::{ModelRequest, Reply, ScriptedModel, Step, message_text};
-use notesoup_pi::dream::{
-    DreamSessionError, DreamSessionHost, DreamSessionOutcome, DreamSessionSpec, DreamToolCall,
+use notesoup_core::dream::{
+    DreamRequest, DreamResult, DreamRunner, DreamWrite, call_dream_tool, dream_tool_table,
 };
 use notesoup_pi::host::ModelInfo;
 use notesoup_pi::session::{
     AgentMessage, AssistantMessage, Content, ContentBlock, Extra, StopReason, ToolCall,
-    ToolResultMessage, UserMessage,
+    ToolDeclaration, ToolResultMessage, UserMessage,
 };
+
+/// The dreamer runs without thinking.
+const THINKING_LEVEL: &str = "off";
 
 /// What the host was asked for, kept so tests can check the session shape.
 #[derive(Debug, Clone, PartialEq)]
@@ -50,11 +54,10 @@ impl ReferenceDreamHost {
             session: None,
         }
     }
-}
 
-impl DreamSessionHost for ReferenceDreamHost {
-    /// Matches `provider/id`, the id, or a case-insensitive part of either.
-    fn resolve_model(&mut self, pattern: Option<&str>) -> Option<ModelInfo> {
+    /// Matches `provider/id`, the id, or a case-insensitive part of either;
+    /// `None` asks for the scripted model itself.
+    fn resolve_model(&self, pattern: Option<&str>) -> Option<ModelInfo> {
         let info = &self.model.info;
         let Some(pattern) = pattern else {
             return Some(info.clone());
@@ -62,31 +65,50 @@ impl DreamSessionHost for ReferenceDreamHost {
         let full = format!("{}/{}", info.provider, info.id).to_lowercase();
         full.contains(&pattern.to_lowercase()).then(|| info.clone())
     }
+}
 
-    fn run_session(
-        &mut self,
-        spec: DreamSessionSpec<'_>,
-        call: &mut DreamToolCall<'_>,
-    ) -> Result<DreamSessionOutcome, DreamSessionError> {
+impl DreamRunner for ReferenceDreamHost {
+    /// One in-memory session: cwd the notes home, thinking off, exactly
+    /// core's dream tools, the playbook as its single prompt. Every write,
+    /// edit and delete call is recorded, whether or not it succeeded; a
+    /// provider error fails the run and keeps the writes made so far.
+    fn run(&mut self, request: DreamRequest<'_>) -> DreamResult {
+        let Some(model) = self.resolve_model(request.model_pattern) else {
+            let pattern = request.model_pattern.unwrap_or_default();
+            return DreamResult::failed(format!(
+                "dreamer model pattern \"{pattern}\" did not resolve to an available model"
+            ));
+        };
+        let tools: Vec<ToolDeclaration> = dream_tool_table()
+            .into_iter()
+            .map(|tool| ToolDeclaration {
+                name: tool.name.to_owned(),
+                description: tool.description.to_owned(),
+                parameters: tool.input_schema,
+                constrained_sampling: None,
+                extra: Extra::new(),
+            })
+            .collect();
         self.session = Some(DreamSessionRecord {
-            cwd: spec.cwd.to_owned(),
-            model: spec.model.clone(),
-            thinking_level: spec.thinking_level.to_owned(),
-            tools: spec.tools.iter().map(|tool| tool.name.clone()).collect(),
-            prompt: spec.prompt.to_owned(),
+            cwd: request.home.to_owned(),
+            model: model.clone(),
+            thinking_level: THINKING_LEVEL.to_owned(),
+            tools: tools.iter().map(|tool| tool.name.clone()).collect(),
+            prompt: request.prompt.to_owned(),
         });
         let mut messages = vec![AgentMessage::User(UserMessage {
-            content: Content::Blocks(vec![ContentBlock::text(spec.prompt)]),
+            content: Content::Blocks(vec![ContentBlock::text(request.prompt)]),
             timestamp: 0,
             extra: Extra::new(),
         })];
+        let mut writes = Vec::new();
         let mut call_counter = 0u64;
-        let outcome = loop {
+        let assistant = loop {
             let step = self.model.respond(&ModelRequest {
                 messages: &messages,
-                tools: spec.tools,
+                tools: &tools,
             });
-            let assistant = assistant_message(step.reply, &spec, &mut call_counter);
+            let assistant = assistant_message(step.reply, &model, &mut call_counter);
             let calls: Vec<ToolCall> = assistant
                 .content
                 .iter()
@@ -95,38 +117,40 @@ impl DreamSessionHost for ReferenceDreamHost {
                     _ => None,
                 })
                 .collect();
-            let stop_reason = assistant.stop_reason.clone();
-            let outcome = DreamSessionOutcome {
-                final_text: message_text(&AgentMessage::Assistant(assistant.clone())),
-                stop_reason: stop_reason.clone(),
-                error_message: assistant.error_message.clone(),
-            };
-            messages.push(AgentMessage::Assistant(assistant));
-            if stop_reason != StopReason::ToolUse {
-                break outcome;
+            messages.push(AgentMessage::Assistant(assistant.clone()));
+            if assistant.stop_reason != StopReason::ToolUse {
+                break assistant;
             }
             for tool_call in calls {
-                let offered = spec.tools.iter().any(|tool| tool.name == tool_call.name);
-                let result = if offered {
-                    call(&tool_call.name, &tool_call.arguments)
-                } else {
-                    Err(format!("Tool {} not found", tool_call.name))
-                };
+                writes.extend(DreamWrite::from_tool_event(
+                    &tool_call.name,
+                    &tool_call.arguments,
+                ));
+                let result =
+                    call_dream_tool(request.tools, &tool_call.name, tool_call.arguments.clone())
+                        .unwrap_or_else(|| Err(format!("Tool {} not found", tool_call.name)));
                 messages.push(tool_result(tool_call, result));
             }
         };
+        let error = (assistant.stop_reason == StopReason::Error).then(|| {
+            format!(
+                "dreamer failed: {}",
+                assistant.error_message.clone().unwrap_or_default()
+            )
+        });
+        let report = message_text(&AgentMessage::Assistant(assistant));
         self.messages = messages;
-        Ok(outcome)
+        DreamResult {
+            report,
+            writes,
+            error,
+        }
     }
 }
 
 /// The assistant message of one scripted reply; tool calls get ids
 /// `call_<n>`.
-fn assistant_message(
-    reply: Reply,
-    spec: &DreamSessionSpec<'_>,
-    call_counter: &mut u64,
-) -> AssistantMessage {
+fn assistant_message(reply: Reply, model: &ModelInfo, call_counter: &mut u64) -> AssistantMessage {
     let (mut content, calls, stop_reason, error) = match reply {
         Reply::Text(text) => (
             vec![ContentBlock::text(text)],
@@ -169,8 +193,8 @@ fn assistant_message(
     AssistantMessage {
         content,
         api: "scripted".to_owned(),
-        provider: spec.model.provider.clone(),
-        model: spec.model.id.clone(),
+        provider: model.provider.clone(),
+        model: model.id.clone(),
         usage: Default::default(),
         stop_reason,
         deferred: None,
@@ -178,7 +202,7 @@ fn assistant_message(
         response_id: None,
         timestamp: 0,
         duration_ms: None,
-        thinking_level: Some(spec.thinking_level.to_owned()),
+        thinking_level: Some(THINKING_LEVEL.to_owned()),
         extra: Extra::new(),
     }
 }

@@ -20,7 +20,8 @@
 //!   at chars/4.
 //!
 //! - [`ReferenceDreamHost`]: the dreamer's in-memory session over the
-//!   scripted model (a `DreamSessionHost`).
+//!   scripted model (core's `DreamRunner`, with core's dream tool table and
+//!   router).
 //!
 //! What it does not do: generate compaction or branch summaries (an
 //! uncancelled compaction is logged, not run; a requested tree summary the

@@ -15,7 +15,6 @@
 //!   its JSON-lines protocol and a `PiHost` that mirrors real Pi's session.
 //! - [`reset`]: the reset lifecycle: reducer, windows, boundaries.
 //! - [`extension`]: the notesoup extension (`Notesoup`, a `PiExtension`).
-//! - [`dream`]: the dream composition: `DreamSessionHost`, `PiDreamRunner`.
 //! - [`dreamer`]: `notesoup-pi dream`'s dreamer, real Pi holding only the
 //!   jailed dream tools, which [`dream_tools`] serves.
 //! - [`history`]: Pi history decoding into core's history model.
@@ -28,7 +27,6 @@
 
 pub mod bridge;
 pub mod cli;
-pub mod dream;
 pub mod dream_tools;
 pub mod dreamer;
 pub mod estimate;

@@ -12,7 +12,7 @@ use notesoup_cli::{
     BootView, CliHost, DoctorCommand, DreamSubcommand, HistoryCommand, HostDreamer, NoHostArgs,
     Out, Purpose, SeqOrParams, SharedCommand, Target,
 };
-use notesoup_core::tools::{ToolHost, ToolOutput};
+use notesoup_core::tools::{ToolContext, ToolOutput};
 
 /// A binary with one command of its own and the shared ones.
 #[derive(Debug, Parser)]
@@ -51,7 +51,7 @@ impl CliHost for Nothing {
         _target: &Target<'_, NoHostArgs>,
         _purpose: Purpose,
         _out: &mut Out,
-        _call: &mut dyn FnMut(&mut dyn ToolHost) -> anyhow::Result<ToolOutput>,
+        _call: &mut dyn FnMut(&mut dyn ToolContext) -> anyhow::Result<ToolOutput>,
     ) -> anyhow::Result<ToolOutput> {
         anyhow::bail!("no tools")
     }

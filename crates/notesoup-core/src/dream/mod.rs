@@ -43,10 +43,7 @@ pub use run::{
     run_dream_with,
 };
 pub use surface::{DreamToolSpec, call_dream_tool, dream_tool_table};
-pub use tools::{
-    DELETE_TOOL, DELETE_TOOL_DESCRIPTION, DREAMER_TOOLS, DreamTools, GrepMatch, TextEdit,
-    delete_crumpled_note,
-};
+pub use tools::{DreamTools, GrepMatch, TextEdit, delete_crumpled_note};
 pub use wastebasket::WASTEBASKET_DAYS;
 
 /// The canonical dream playbook, the dreamer's single prompt. Every host

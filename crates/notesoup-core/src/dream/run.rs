@@ -12,6 +12,7 @@ use super::audit::audit_commit;
 use super::gates::{DEFAULT_MIN_HOURS, DEFAULT_MIN_SESSIONS, material_gate, time_gate};
 use super::lock::{DreamLock, last_run};
 use super::report::finish_dream;
+use super::surface;
 use super::tools::DreamTools;
 use super::{DreamError, DreamOutput, OutputLine, PLAYBOOK};
 use crate::notes::find_secret;
@@ -32,20 +33,17 @@ impl DreamTool {
     /// The tool's name: `write`, `edit` or `delete`.
     pub fn as_str(self) -> &'static str {
         match self {
-            DreamTool::Write => "write",
-            DreamTool::Edit => "edit",
-            DreamTool::Delete => "delete",
+            DreamTool::Write => surface::WRITE.name,
+            DreamTool::Edit => surface::EDIT.name,
+            DreamTool::Delete => surface::DELETE.name,
         }
     }
 
     /// The tool named `name`, if it is one that changes the home.
     pub fn from_name(name: &str) -> Option<DreamTool> {
-        match name {
-            "write" => Some(DreamTool::Write),
-            "edit" => Some(DreamTool::Edit),
-            "delete" => Some(DreamTool::Delete),
-            _ => None,
-        }
+        [DreamTool::Write, DreamTool::Edit, DreamTool::Delete]
+            .into_iter()
+            .find(|tool| tool.as_str() == name)
     }
 }
 

@@ -17,14 +17,6 @@ use super::wastebasket;
 use crate::notes::beneath::{BeneathError, Kind};
 use crate::notes::{MAX_NOTE_BYTES, find_secret};
 
-/// The dreamer's tool allowlist in the original (`DREAMER_TOOLS`); `write`
-/// and `edit` are the jailed versions. [`DELETE_TOOL`] is offered besides.
-pub const DREAMER_TOOLS: [&str; 6] = ["read", "grep", "find", "ls", "write", "edit"];
-/// The custom delete tool (the wastebasket rule).
-pub const DELETE_TOOL: &str = "delete";
-/// The description hosts give the delete tool (its one parameter is `path`).
-pub const DELETE_TOOL_DESCRIPTION: &str = "Delete a note from the wastebasket: one that was already crumpled (crumpledAt in its frontmatter) when this dream began, unchanged since, whose crumpledAt and last access (lastAccessed, else crumpledAt) are both more than 7 days old. A live note, one crumpled or changed during this dream, or one too recent is refused.";
-
 /// One exact-text replacement of the `edit` tool.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -229,7 +221,7 @@ impl DreamTools {
 }
 
 /// Deletes the note at `path` only under the wastebasket rule (see
-/// [`wastebasket`]): it is crumpled, byte for byte what the baseline commit
+/// `wastebasket.rs`): it is crumpled, byte for byte what the baseline commit
 /// (the home's `HEAD`) holds, so it was crumpled before this dream began
 /// and stays recoverable, and its `crumpledAt` and last access are both
 /// more than 7 days before `now`. The path is jailed without creating

@@ -1,8 +1,18 @@
-//! Tools: the shared operations behind every host's tools, with bounded results.
+//! Tools: every tool notesoup offers, defined once, and the shared
+//! operations behind them, with bounded results.
+//!
+//! Each tool is one constant ([`Tool`]) in its own file, `<family>/<tool>.rs`
+//! (`notes/write.rs`, `history/read.rs`, `budget/wipe.rs`), holding its
+//! name, description, read-only and sequential flags, parameter and result
+//! types and handler, and registered in its family's list (`TOOLS` in the
+//! family's `mod.rs`). The table hosts list ([`tool_table`], [`tools_for`]),
+//! the JSON Schemas and TypeScript `cargo xtask codegen` writes, and the
+//! boot's tool names ([`crate::wire::ToolBindings::named`]) all derive from
+//! those constants, and one router, [`call_tool`], runs a call by name over
+//! the host's [`ToolContext`].
 //!
 //! Each operation takes its parameter struct (decoded from the host's JSON with
-//! [`parse_arguments`], or all at once by name with [`call_notes_tool`] and
-//! [`call_history_tool`]) and returns a [`ToolOutput`]: the model-facing text, the
+//! [`parse_arguments`]) and returns a [`ToolOutput`]: the model-facing text, the
 //! flat JSON result (the data itself on success, `{error, code, details?}` on a
 //! refusal) and an error flag. Both the text and the JSON fit
 //! [`TOOL_OUTPUT_MAX_BYTES`], whatever the input. Hosts never re-page or
@@ -17,26 +27,31 @@
 //! operation settles on is packaged once (rendered, serialized and checked
 //! against the budget in one step), and hosts get that packaging as it is.
 
-mod dispatch;
+pub mod budget;
+mod context;
+mod definition;
 mod fill;
 pub mod history;
+mod measure;
 pub mod notes;
 mod outcome;
 mod output;
 mod params;
-pub mod schemas;
-mod surface;
+mod schema;
+mod table;
 mod window;
 
-pub use dispatch::{HISTORY_TOOLS, NOTES_TOOLS, call_history_tool, call_notes_tool};
+pub use budget::{GET_CONTEXT_REMAINING, WIPE_MEMORY, WIPE_WHILE_OFF};
+pub use context::{BudgetHost, ResetRequest, ToolContext};
+pub use definition::{ADDRESSES_SENTENCE, HostWording, Tool, ToolFamily};
 pub use fill::{Filled, fill_best, fill_while_fits};
+pub use history::{HISTORY_LIST, HISTORY_READ, HISTORY_SEARCH, HISTORY_WINDOWS};
+pub use notes::{NOTES_LIST, NOTES_READ, NOTES_SEARCH, NOTES_UPDATE, NOTES_WRITE};
 pub use outcome::{Outcome, Refusal, RefusalCode, WireRefusal};
 pub use output::{CompactJson, ToolData, ToolOutput, fits};
 pub use params::{SearchQuery, json_kind, parse_arguments};
-pub use surface::{
-    BudgetHost, GET_CONTEXT_REMAINING, REMAINING_DESCRIPTION, ResetRequest, ToolFamily, ToolHost,
-    ToolSpec, WIPE_DESCRIPTION, WIPE_MEMORY, WIPE_WHILE_OFF, call_tool, tool_spec, tool_table,
-    tools_for,
+pub use table::{
+    ListedTool, call_offered_tool, call_tool, find_tool, tool_definitions, tool_table, tools_for,
 };
 pub use window::{LimitedBy, TextWindow, prefix_fit, read_window, render_window};
 

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use typeshare::typeshare;
 
+use super::measure::json_bytes;
 use super::{ERROR_DETAILS_MAX_BYTES, ERROR_MESSAGE_MAX_CHARS};
 // Defined with the other shared wire types: the notes store refuses with
 // these codes too, below the tools.
@@ -120,7 +121,7 @@ fn clip_message(message: String) -> String {
 }
 
 fn bound_details(details: Map<String, Value>) -> Map<String, Value> {
-    let bytes = super::output::json_bytes(&details);
+    let bytes = json_bytes(&details);
     if bytes <= ERROR_DETAILS_MAX_BYTES {
         return details;
     }

@@ -4,13 +4,13 @@
 //! is, never parsing it back into a value.
 
 use std::fmt;
-use std::io;
 use std::ops::Deref;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::value::RawValue;
 
 use super::TOOL_OUTPUT_MAX_BYTES;
+use super::measure::json_bytes;
 use super::outcome::{Outcome, Refusal, RefusalCode};
 
 /// A tool's success data: serializable as the flat wire result, and readable
@@ -225,27 +225,4 @@ pub(crate) fn pack_or(data: &impl ToolData, message: &str) -> Outcome<ToolOutput
 /// True when both the text and the compact JSON of `data` fit the budget.
 pub fn fits<T: ToolData>(data: &T) -> bool {
     json_bytes(data) <= TOOL_OUTPUT_MAX_BYTES && data.render().len() <= TOOL_OUTPUT_MAX_BYTES
-}
-
-/// Byte length of the compact JSON of `value`, measured without building it.
-/// A value that cannot be serialized measures as `usize::MAX`, so it never fits.
-pub(crate) fn json_bytes<T: Serialize + ?Sized>(value: &T) -> usize {
-    let mut counter = ByteCounter(0);
-    match serde_json::to_writer(&mut counter, value) {
-        Ok(()) => counter.0,
-        Err(_) => usize::MAX,
-    }
-}
-
-struct ByteCounter(usize);
-
-impl io::Write for ByteCounter {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.0 += buf.len();
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
 }

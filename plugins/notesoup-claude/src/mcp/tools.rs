@@ -12,7 +12,7 @@ use std::sync::Arc;
 use notesoup_core::history::History;
 use notesoup_core::notes::{HeadCache, project_key};
 use notesoup_core::settings::WarnOnce;
-use notesoup_core::tools::{Refusal, RefusalCode, ToolOutput, ToolSpec};
+use notesoup_core::tools::{ListedTool, Refusal, RefusalCode, ToolOutput};
 use serde_json::Value;
 
 use super::caller::{KnownCaller, resolve_kept};
@@ -32,7 +32,7 @@ pub struct NotesoupTools {
     project_dir: PathBuf,
     project_key: String,
     /// What `tools/list` shows, from core's surface.
-    tools: Vec<&'static ToolSpec>,
+    tools: Vec<&'static ListedTool>,
     /// The last decoded chain, kept and extended as its transcript grows.
     history_cache: Option<CachedHistory>,
     /// The session the last `tool_use` row named.
@@ -200,14 +200,6 @@ impl ToolHost for NotesoupTools {
         arguments: Value,
         meta: &CallMeta,
     ) -> Result<ToolText, RpcError> {
-        // A name this server never listed is a protocol error in MCP (not a
-        // tool result), and its message repeats at most a short prefix.
-        if !self.tools.iter().any(|tool| tool.name == name) {
-            return Err(RpcError::new(
-                code::INVALID_PARAMS,
-                format!("unknown tool: {}", super::protocol::shown(name)),
-            ));
-        }
         let caller = McpCaller {
             env: &self.env,
             project_dir: &self.project_dir,
@@ -218,7 +210,14 @@ impl ToolHost for NotesoupTools {
             heads: &self.heads,
         };
         let mut host = ClaudeToolHost::new(&self.env, &self.project_dir, &self.project_key, caller);
-        let output = crate::tool_host::run(&mut host, name, arguments);
+        // A name this server does not list is a protocol error in MCP (not
+        // a tool result), and its message repeats at most a short prefix.
+        let Some(output) = crate::tool_host::run(&mut host, name, arguments) else {
+            return Err(RpcError::new(
+                code::INVALID_PARAMS,
+                format!("unknown tool: {}", super::protocol::shown(name)),
+            ));
+        };
         for warning in self.warned.fresh(host.take_warnings()) {
             // A closed stderr leaves nowhere to say it.
             let _ = writeln!(std::io::stderr(), "{warning}");

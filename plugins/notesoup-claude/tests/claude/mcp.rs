@@ -519,3 +519,25 @@ fn a_warm_notes_list_sees_every_change() {
     );
     server.finish();
 }
+
+#[test]
+fn a_tool_this_server_does_not_list_is_an_unknown_tool() {
+    let sb = Sandbox::new();
+    let mut server = Server::start(&sb);
+    // The budget tools are core's but not Claude's: they are as unknown
+    // here as a name core has no tool for.
+    for (id, name) in [
+        (1, "wipe_memory"),
+        (2, "get_context_remaining"),
+        (3, "nope"),
+    ] {
+        let answer = server.request(&json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{"name":name,"arguments":{}}}));
+        assert_eq!(answer["error"]["code"], -32602, "{answer}");
+        assert_eq!(
+            answer["error"]["message"],
+            format!("unknown tool: {name}"),
+            "{answer}"
+        );
+    }
+    server.finish();
+}

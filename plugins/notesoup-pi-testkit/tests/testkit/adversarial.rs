@@ -7,8 +7,7 @@ use std::fs;
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 
-use notesoup_core::dream::{DreamTools, audit_commit};
-use notesoup_pi::dream::run_dream_tool;
+use notesoup_core::dream::{DreamTools, audit_commit, call_dream_tool};
 use notesoup_pi::host::{PiExtension, ToolInvocation};
 use serde_json::{Value, json};
 
@@ -112,10 +111,11 @@ fn the_dreamer_paths_corpus_through_the_dream_tools() {
             let before = (tree(&home), tree(&outside));
             let arguments = match op {
                 "write" => json!({"path": path, "content": "pwned\n"}),
-                "edit" => json!({"path": path, "oldText": "x", "newText": "pwned"}),
+                "edit" => json!({"path": path, "edits": [{"oldText": "x", "newText": "pwned"}]}),
                 _ => json!({"path": path}),
             };
-            let result = run_dream_tool(&DreamTools::new(&home), op, &arguments);
+            let result = call_dream_tool(&DreamTools::new(&home), op, arguments)
+                .unwrap_or_else(|| panic!("{op} is a dream tool"));
             let label = format!("{op} {path:?} ({})", case["why"]);
             match (expected, result) {
                 ("ok", Ok(_)) => {}

@@ -1,5 +1,5 @@
-//! The dream composition end to end: core's `run_dream` with
-//! `PiDreamRunner` over the reference host's scripted dreamer, on real notes
+//! The dream composition end to end: core's `run_dream` with the reference
+//! host's scripted dreamer (`ReferenceDreamHost`), on real notes
 //! in a temporary home with a real Git audit; and `notesoup-pi-reference
 //! dream --script FILE`.
 
@@ -8,7 +8,6 @@ use std::path::Path;
 use std::process::Command;
 
 use notesoup_core::dream::{DreamOptions, DreamOutput, Stream, run_dream};
-use notesoup_pi::dream::PiDreamRunner;
 use notesoup_pi::session::AgentMessage;
 use notesoup_pi_testkit::{ReferenceDreamHost, ScriptedModel, Step};
 use serde_json::json;
@@ -94,7 +93,7 @@ fn dreamer_steps() -> Vec<Step> {
             vec![
                 ("ls", json!({"path": "project/demo-1a2b3c4d"})),
                 ("find", json!({"path": "project"})),
-                ("grep", json!({"pattern": "PARSER"})),
+                ("grep", json!({"query": "PARSER"})),
                 ("read", json!({"path": LIVE})),
             ],
         ),
@@ -125,11 +124,11 @@ fn a_scripted_dreamer_tidies_the_home_inside_the_jail_with_an_audit() {
     for step in dreamer_steps() {
         model.push(step);
     }
-    let mut runner = PiDreamRunner::new(ReferenceDreamHost::new(model));
-    let output = run_dream(&options(&home), &mut runner);
+    let mut dreamer = ReferenceDreamHost::new(model);
+    let output = run_dream(&options(&home), &mut dreamer);
     assert_eq!(output.exit_code, 0, "{output:#?}");
 
-    let session = runner.host.session.clone().unwrap();
+    let session = dreamer.session.clone().unwrap();
     assert_eq!(session.cwd, home);
     assert_eq!(session.thinking_level, "off");
     assert_eq!(
@@ -138,7 +137,7 @@ fn a_scripted_dreamer_tidies_the_home_inside_the_jail_with_an_audit() {
     );
     assert_eq!(session.prompt, notesoup_core::dream::PLAYBOOK);
 
-    let results = tool_results(&runner.host);
+    let results = tool_results(&dreamer);
     let shown: Vec<(&str, bool)> = results
         .iter()
         .map(|(name, error, _)| (name.as_str(), *error))
@@ -196,8 +195,8 @@ fn a_provider_error_fails_the_run_and_keeps_the_partial_writes() {
             json!({"path": "project/demo-1a2b3c4d/new.md", "content": "new\n"}),
         ))
         .push(Step::error("overloaded_error: try again"));
-    let mut runner = PiDreamRunner::new(ReferenceDreamHost::new(model));
-    let output = run_dream(&options(&home), &mut runner);
+    let mut dreamer = ReferenceDreamHost::new(model);
+    let output = run_dream(&options(&home), &mut dreamer);
     assert_eq!(output.exit_code, 1);
     let failure = output
         .lines
@@ -234,10 +233,10 @@ fn an_unresolved_model_pattern_fails_before_any_session() {
     let home = dir.path().join("notes");
     let mut options = options(&home);
     options.model_pattern = Some("opus".to_owned());
-    let mut runner = PiDreamRunner::new(ReferenceDreamHost::new(ScriptedModel::new(1000)));
-    let output = run_dream(&options, &mut runner);
+    let mut dreamer = ReferenceDreamHost::new(ScriptedModel::new(1000));
+    let output = run_dream(&options, &mut dreamer);
     assert_eq!(output.exit_code, 1);
-    assert!(runner.host.session.is_none());
+    assert!(dreamer.session.is_none());
     let report = fs::read_dir(home.join("dreams"))
         .unwrap()
         .map(|entry| fs::read_to_string(entry.unwrap().path()).unwrap())

@@ -18,7 +18,7 @@ use notesoup_core::boot::{BootIdentity, BootSnapshot, boot_sections};
 use notesoup_core::history::History;
 use notesoup_core::notes::{NoteStore, agent_slug, default_root, model_slug, project_key};
 use notesoup_core::plumbing::{DreamerProcess, DreamerSetting, NotesOwner};
-use notesoup_core::tools::{ToolHost, ToolOutput};
+use notesoup_core::tools::{ToolContext, ToolOutput};
 use notesoup_core::wire::ToolBindings;
 
 use super::session::{self, Located, PREVIEW};
@@ -149,7 +149,7 @@ impl CliHost for PiCli {
         target: &Target<'_, PiSessionArgs>,
         purpose: Purpose,
         out: &mut Out,
-        call: &mut dyn FnMut(&mut dyn ToolHost) -> Result<ToolOutput>,
+        call: &mut dyn FnMut(&mut dyn ToolContext) -> Result<ToolOutput>,
     ) -> Result<ToolOutput> {
         let mut tools = match purpose {
             Purpose::Notes => CommandTools {

@@ -10,8 +10,8 @@
 use notesoup_core::history::History;
 use notesoup_core::notes::NoteStore;
 use notesoup_core::tools::{
-    BudgetHost, Refusal, RefusalCode, ResetRequest, ToolFamily, ToolHost, ToolOutput, call_tool,
-    tool_spec, tool_table,
+    BudgetHost, Refusal, RefusalCode, ResetRequest, ToolContext, ToolFamily, ToolOutput, call_tool,
+    find_tool, tool_table,
 };
 use serde_json::json;
 
@@ -56,7 +56,7 @@ pub fn descriptors() -> Vec<ToolDescriptor> {
 /// Core's result as Pi's tool result: a shared tool's flat result travels as
 /// `structuredContent`; a budget tool's plain JSON is its text alone.
 fn pi_result(name: &str, output: ToolOutput) -> AgentToolResult {
-    let shared = tool_spec(name).is_some_and(|tool| tool.family != ToolFamily::Budget);
+    let shared = find_tool(name).is_some_and(|tool| tool.family != ToolFamily::Budget);
     AgentToolResult {
         structured_content: (shared || output.is_error).then_some(output.json),
         content: vec![ContentBlock::text(output.text)],
@@ -88,7 +88,7 @@ struct PiTools<'a> {
     host: &'a mut dyn PiHost,
 }
 
-impl ToolHost for PiTools<'_> {
+impl ToolContext for PiTools<'_> {
     /// This session's identity and the current model.
     fn notes(&mut self) -> Result<NoteStore, Refusal> {
         self.notesoup

@@ -1,73 +1,58 @@
-//! The history tools: `history_windows`, `history_list`, `history_search` and
-//! `history_read`, over a [`History`] a host decoded.
+//! The history tools, over a [`History`] a host decoded: one file per tool,
+//! each registered in `TOOLS`; the paging `history_list` and
+//! `history_search` share is in `page.rs`, its result types in `types.rs`
+//! and their texts in `render.rs`.
 
+mod list;
 mod page;
+mod read;
 mod render;
+mod search;
 mod types;
+mod windows;
 
-use serde_json::json;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
 
+pub use list::{HISTORY_LIST, HistoryListParams, history_list};
 pub use page::{
     DEFAULT_PAGE_LIMIT, MAX_FOLD_TOOL_NAME_CHARS, MAX_FOLD_TOOL_NAMES, PREVIOUS_WINDOW,
 };
-pub use types::{
-    HistoryFoldedRow, HistoryListParams, HistoryPage, HistoryPageItem, HistoryReadData,
-    HistoryReadParams, HistoryRow, HistorySearchParams, HistoryWindowRow, HistoryWindowsData,
-    HistoryWindowsParams, ToolCounts,
+pub use read::{HISTORY_READ, HistoryReadData, HistoryReadParams, history_read};
+pub use search::{HISTORY_SEARCH, HistorySearchParams, history_search};
+pub use types::{HistoryFoldedRow, HistoryPage, HistoryPageItem, HistoryRow, ToolCounts};
+pub use windows::{
+    HISTORY_WINDOWS, HistoryWindowRow, HistoryWindowsData, HistoryWindowsParams, history_windows,
 };
 
 use self::page::{PageScope, resolve_window};
-use super::output::{pack, pack_or};
+use super::definition::Tool;
 use super::params::at_least;
-use super::window::{read_window_packed, to_u32};
-use super::{HISTORY_PREVIEW_CHARS, Outcome, Refusal, RefusalCode, ToolOutput, fill_best};
+use super::{
+    HISTORY_PREVIEW_CHARS, Outcome, Refusal, RefusalCode, ToolContext, ToolOutput, parse_arguments,
+};
 use crate::history::{History, Role};
-use crate::notes::LiteralQueries;
 
-/// `history_windows`: the session's windows, oldest first, as many as fit.
-pub fn history_windows(history: &History, _params: &HistoryWindowsParams) -> ToolOutput {
-    ToolOutput::from_packed(windows_data(history))
-}
+/// The history tools, in the order hosts list them.
+pub(crate) const TOOLS: &[&Tool] = &[
+    &HISTORY_WINDOWS,
+    &HISTORY_LIST,
+    &HISTORY_SEARCH,
+    &HISTORY_READ,
+];
 
-/// `history_list`: one page of events around the anchors, the conversation
-/// view (with folded rows) when no roles are given.
-pub fn history_list(history: &History, params: &HistoryListParams) -> ToolOutput {
-    ToolOutput::from_packed(list_page(history, params))
-}
-
-/// `history_search`: one page of events whose document contains any of the
-/// query literals (case-insensitive), previews starting at the earliest match.
-pub fn history_search(history: &History, params: &HistorySearchParams) -> ToolOutput {
-    ToolOutput::from_packed(search_page(history, params))
-}
-
-/// `history_read`: one window of an event's document, with its facts.
-pub fn history_read(history: &History, params: &HistoryReadParams) -> ToolOutput {
-    ToolOutput::from_packed(read_event(history, params))
-}
-
-fn windows_data(history: &History) -> Outcome<ToolOutput> {
-    let all = history.windows();
-    let data = |windows: Vec<HistoryWindowRow>| HistoryWindowsData {
-        session_id: history.session_id().to_owned(),
-        more: to_u32(all.len() - windows.len()),
-        windows,
+/// Runs a history tool: the arguments are parsed before the transcript is
+/// decoded.
+fn run_over_history<P: DeserializeOwned>(
+    context: &mut dyn ToolContext,
+    arguments: Value,
+    run: fn(&History, &P) -> ToolOutput,
+) -> ToolOutput {
+    let params: P = match parse_arguments(arguments) {
+        Ok(params) => params,
+        Err(refusal) => return ToolOutput::refusal(&refusal),
     };
-    let rows = all.iter().map(|window| HistoryWindowRow {
-        window_id: window.id.clone(),
-        created_at: window.created_at.clone(),
-        first_seq: window.first_seq,
-        last_seq: window.last_seq,
-        item_count: window.event_count,
-    });
-    let (filled, packed) = fill_best(rows, |kept| pack(&data(kept.to_vec())).ok().flatten());
-    match packed {
-        Some(output) => Ok(output),
-        None => pack_or(
-            &data(filled.kept),
-            "The session identity does not fit one history_windows response.",
-        ),
-    }
+    context.with_history(&mut |history| run(history, &params))
 }
 
 /// The parameters list and search share, checked.
@@ -105,104 +90,4 @@ impl Selection<'_> {
             folds,
         })
     }
-}
-
-fn list_page(history: &History, params: &HistoryListParams) -> Outcome<ToolOutput> {
-    let selection = Selection {
-        limit: params.limit,
-        roles: &params.roles,
-        before: params.before,
-        after: params.after,
-        window_id: params.window_id.as_deref(),
-        max_chars_per_item: params.max_chars_per_item,
-    };
-    let scope = selection.scope(history, params.roles.is_none())?;
-    scope.page(|_, event| scope.selects(event).then_some(None))
-}
-
-fn search_page(history: &History, params: &HistorySearchParams) -> Outcome<ToolOutput> {
-    let selection = Selection {
-        limit: params.limit,
-        roles: &params.roles,
-        before: params.before,
-        after: params.after,
-        window_id: params.window_id.as_deref(),
-        max_chars_per_item: params.max_chars_per_item,
-    };
-    let scope = selection.scope(history, false)?;
-    let literals = params.query.literals()?;
-    // The notes store's matcher, so both searches fold case the same way.
-    let matcher = LiteralQueries::new(&literals)
-        .map_err(|error| Refusal::new(RefusalCode::InvalidQuery, error.message()))?;
-    // Folded once per history and kept: a warm search only scans.
-    let folded = history.folded();
-    scope.page(|index, event| {
-        if !scope.selects(event) {
-            return None;
-        }
-        matcher
-            .find_first_folded(&event.document, folded.get(index))
-            .map(Some)
-    })
-}
-
-fn read_event(history: &History, params: &HistoryReadParams) -> Outcome<ToolOutput> {
-    let seq = params.seq;
-    let highest = history.highest_seq();
-    if seq == 0 || seq > highest {
-        return Err(Refusal::new(
-            RefusalCode::UnknownSeq,
-            format!("unknown seq {seq}: this session's items run 1..{highest}"),
-        )
-        .with_details(json!({ "seq": seq, "highest_seq": highest })));
-    }
-    if history.is_off_branch(seq) {
-        return Err(Refusal::new(
-            RefusalCode::NotOnBranch,
-            format!("seq {seq} is on another branch and is not readable here"),
-        )
-        .with_details(json!({ "seq": seq })));
-    }
-    if let Some(call) = history.paired_call(seq) {
-        return Err(Refusal::new(
-            RefusalCode::NotAnEvent,
-            format!(
-                "seq {seq} is a tool result already shown inside the call at seq {call}; read that seq instead"
-            ),
-        )
-        .with_details(json!({ "seq": seq, "read_seq": call })));
-    }
-    let Some(event) = history.event(seq) else {
-        return Err(Refusal::new(
-            RefusalCode::UnknownSeq,
-            format!("seq {seq} is on this branch but carries no readable event"),
-        )
-        .with_details(json!({ "seq": seq })));
-    };
-    let window_id = &history.windows()[event.window].id;
-    let tool = event.tool.as_ref();
-    let output_truncated = tool.is_some_and(|tool| tool.output_truncated);
-    read_window_packed(
-        &event.document,
-        params.offset_chars.map(i64::from),
-        params.limit_chars,
-        |window| HistoryReadData {
-            seq,
-            window_id: window_id.clone(),
-            role: event.role,
-            created_at: event.created_at.clone(),
-            tool: tool.map(|tool| tool.name.clone()),
-            tool_status: tool.map(|tool| tool.status),
-            output_truncated: output_truncated.then_some(true),
-            full_output_path: tool
-                .filter(|_| output_truncated)
-                .and_then(|tool| tool.full_output_path.clone()),
-            nested_calls: tool.and_then(|tool| tool.nested_calls),
-            text: window.text,
-            offset_chars: window.offset_chars,
-            total_chars: window.total_chars,
-            next_offset_chars: window.next_offset_chars,
-            limited_by: window.limited_by,
-        },
-    )
 }

@@ -1,37 +1,12 @@
-//! The model-facing texts of the history tools.
+//! The texts of a history page, and the event lines `history_read` shares.
 
 use std::fmt::Write;
 
-use super::types::{
-    HistoryFoldedRow, HistoryPage, HistoryPageItem, HistoryReadData, HistoryRow, HistoryWindowsData,
-};
+use super::types::{HistoryFoldedRow, HistoryPage, HistoryPageItem, HistoryRow};
 use crate::history::{NestedCallSummary, Role, ToolStatus};
-use crate::tools::{ToolData, render_window};
+use crate::tools::ToolData;
 
 // Writing to a String cannot fail, so `write!` results are ignored below.
-
-impl ToolData for HistoryWindowsData {
-    fn render(&self) -> String {
-        let mut text = format!("session {}", self.session_id);
-        for window in &self.windows {
-            let _ = write!(text, "\nwindow {} | ", window.window_id);
-            match (window.first_seq, window.last_seq) {
-                (Some(first), Some(last)) => {
-                    let _ = write!(text, "seqs {first}-{last} | {}", events(window.item_count));
-                }
-                _ => text.push_str("no events yet"),
-            }
-        }
-        if self.more > 0 {
-            let _ = write!(
-                text,
-                "\n{} more windows not shown; history_list also reports window ids on events",
-                self.more
-            );
-        }
-        text
-    }
-}
 
 impl ToolData for HistoryPage {
     fn render(&self) -> String {
@@ -63,55 +38,24 @@ impl ToolData for HistoryPage {
     }
 }
 
-impl ToolData for HistoryReadData {
-    fn render(&self) -> String {
-        let mut text = String::with_capacity(self.text.len() + 256);
-        push_header(&mut text, self.seq, &self.window_id, self.role);
-        let tool = ToolLine {
-            name: self.tool.as_deref(),
-            name_omitted: false,
-            status: self.tool_status,
-            output_truncated: self.output_truncated,
-            full_output_path: self.full_output_path.as_deref(),
-            nested_calls: self.nested_calls,
-        };
-        tool.push(&mut text, self.role);
-        let _ = write!(
-            text,
-            "\nneighborhood → history_list({{\"after\":{},\"before\":{}}})\n\n",
-            self.seq.saturating_sub(10),
-            u64::from(self.seq) + 10
-        );
-        render_window(
-            &mut text,
-            &self.text,
-            self.offset_chars,
-            self.total_chars,
-            self.next_offset_chars,
-            self.limited_by,
-        );
-        text
-    }
-}
-
 /// `seq N | window W | role`
-fn push_header(text: &mut String, seq: u32, window_id: &str, role: Role) {
+pub(super) fn push_header(text: &mut String, seq: u32, window_id: &str, role: Role) {
     let _ = write!(text, "seq {seq} | window {window_id} | {}", role.as_str());
 }
 
 /// The second line of a tool event:
 /// `tool X | status S[ | output truncated[, full text at P]][ | nested calls N recorded, complete|incomplete]`.
-struct ToolLine<'a> {
-    name: Option<&'a str>,
-    name_omitted: bool,
-    status: Option<ToolStatus>,
-    output_truncated: Option<bool>,
-    full_output_path: Option<&'a str>,
-    nested_calls: Option<NestedCallSummary>,
+pub(super) struct ToolLine<'a> {
+    pub name: Option<&'a str>,
+    pub name_omitted: bool,
+    pub status: Option<ToolStatus>,
+    pub output_truncated: Option<bool>,
+    pub full_output_path: Option<&'a str>,
+    pub nested_calls: Option<NestedCallSummary>,
 }
 
 impl ToolLine<'_> {
-    fn push(&self, text: &mut String, role: Role) {
+    pub fn push(&self, text: &mut String, role: Role) {
         if role != Role::Tool {
             return;
         }
@@ -169,7 +113,7 @@ fn push_item(text: &mut String, item: &HistoryPageItem) {
 }
 
 /// `N event` or `N events`.
-fn events(count: impl Into<u64>) -> String {
+pub(super) fn events(count: impl Into<u64>) -> String {
     let count = count.into();
     if count == 1 {
         "1 event".to_owned()

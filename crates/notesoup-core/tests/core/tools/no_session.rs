@@ -5,14 +5,14 @@
 use notesoup_core::boot::BootSnapshot;
 use notesoup_core::history::History;
 use notesoup_core::notes::{NoteStore, NotesIdentity, Scope};
-use notesoup_core::tools::{Refusal, RefusalCode, ToolHost, ToolOutput, call_tool};
+use notesoup_core::tools::{Refusal, RefusalCode, ToolContext, ToolOutput, call_tool};
 use serde_json::{Value, json};
 
 struct Host {
     identity: NotesIdentity,
 }
 
-impl ToolHost for Host {
+impl ToolContext for Host {
     fn notes(&mut self) -> Result<NoteStore, Refusal> {
         Ok(NoteStore::new(self.identity.clone()))
     }

@@ -4,12 +4,16 @@ use std::path::PathBuf;
 
 use insta::assert_snapshot;
 use jiff::tz::TimeZone;
+use notesoup_core::history::History;
 use notesoup_core::notes::{Change, NoteStore, NotesIdentity};
 use notesoup_core::tools::notes::{
     NotesListParams, NotesReadParams, NotesSearchParams, NotesUpdateParams, NotesWriteParams,
     note_kind_diff, notes_list, notes_read, notes_search, notes_update, notes_write,
 };
-use notesoup_core::tools::{TOOL_OUTPUT_MAX_BYTES, ToolOutput, parse_arguments};
+use notesoup_core::tools::{
+    Refusal, RefusalCode, TOOL_OUTPUT_MAX_BYTES, ToolContext, ToolFamily, ToolOutput, call_tool,
+    parse_arguments, tools_for,
+};
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
@@ -467,34 +471,44 @@ fn a_huge_matching_line_is_shortened() {
     assert!(ok(&big_only).ends_with(" [line shortened]"));
 }
 
+/// A host that offers the store and no history.
+struct StoreOnly(NoteStore);
+
+impl ToolContext for StoreOnly {
+    fn notes(&mut self) -> Result<NoteStore, Refusal> {
+        Ok(self.0.clone())
+    }
+
+    fn history(&mut self) -> Result<History, Refusal> {
+        Err(Refusal::new(RefusalCode::NoSession, "no history here"))
+    }
+}
+
 #[test]
 fn notes_tools_are_callable_by_name() {
-    use notesoup_core::tools::{NOTES_TOOLS, call_notes_tool};
     let notes = Notes::new();
-    let call = |name: &str, arguments: Value| {
-        call_notes_tool(&notes.store, name, arguments, &note_kind_diff)
-    };
+    let mut host = StoreOnly(notes.store.clone());
+    let mut call = |name: &str, arguments: Value| call_tool(&mut host, name, arguments);
     assert_eq!(
-        call("notes_write", json!({"address": "a", "content": "hello"}))
-            .unwrap()
-            .text,
+        call("notes_write", json!({"address": "a", "content": "hello"})).text,
         "created a.md (project proj-12345678)"
     );
     assert!(
         call("notes_read", json!({"address": "a"}))
-            .unwrap()
             .text
             .ends_with("\n\nhello")
     );
-    assert_eq!(
-        call("notes_update", json!({"address": "a", "crumpled": true}))
-            .unwrap()
-            .text,
-        "updated a.md (project proj-12345678): 0 edits\ndiff:\nnote metadata"
+    let crumpled = call("notes_update", json!({"address": "a", "crumpled": true})).text;
+    assert!(
+        crumpled.starts_with("updated a.md (project proj-12345678): 0 edits\ndiff:\n"),
+        "{crumpled}"
+    );
+    assert!(
+        crumpled.contains("\n+ 7 crumpledAt: "),
+        "the line diff: {crumpled}"
     );
     assert!(
         call("notes_list", json!({"wastebasket": true}))
-            .unwrap()
             .text
             .starts_with("1 note\n- a.md")
     );
@@ -503,20 +517,33 @@ fn notes_tools_are_callable_by_name() {
             "notes_search",
             json!({"query": "HELLO", "wastebasket": true})
         )
-        .unwrap()
         .text
         .starts_with("1 file\n")
     );
-    for name in NOTES_TOOLS {
+    let notes_tools: Vec<&str> = tools_for(false)
+        .filter(|tool| tool.family == ToolFamily::Notes)
+        .map(|tool| tool.name)
+        .collect();
+    assert_eq!(
+        notes_tools,
+        [
+            "notes_write",
+            "notes_update",
+            "notes_read",
+            "notes_list",
+            "notes_search"
+        ]
+    );
+    for name in notes_tools {
         assert_eq!(
-            call(name, json!({"unknown": true}))
-                .unwrap()
-                .json
-                .to_value()["code"],
+            call(name, json!({"unknown": true})).json.to_value()["code"],
             "invalid_arguments"
         );
     }
-    assert!(call("history_list", json!({})).is_none());
+    assert_eq!(
+        call("notes_delete", json!({})).json.to_value()["code"],
+        "unknown_tool"
+    );
 }
 
 #[test]

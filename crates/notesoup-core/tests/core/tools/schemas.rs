@@ -1,7 +1,17 @@
 //! The tool list hosts register: names, descriptions, parameter schemas.
 
-use notesoup_core::tools::schemas::{ADDRESSES_SENTENCE, all};
+use notesoup_core::history::History;
+use notesoup_core::notes::NoteStore;
+use notesoup_core::tools::{
+    ADDRESSES_SENTENCE, HostWording, ListedTool, Refusal, RefusalCode, ToolContext, ToolFamily,
+    call_tool, tools_for,
+};
 use serde_json::Value;
+
+/// The shared tools (the notes and history tools), as every host lists them.
+fn all() -> Vec<ListedTool> {
+    tools_for(false).cloned().collect()
+}
 
 #[test]
 fn every_tool_is_listed_once_in_order() {
@@ -30,13 +40,14 @@ fn every_tool_is_listed_once_in_order() {
 
 #[test]
 fn notes_descriptions_end_with_the_addresses_sentence() {
+    let addresses = ADDRESSES_SENTENCE.replace("{memory_skill}", HostWording::DEFAULT.memory_skill);
     assert_eq!(
-        ADDRESSES_SENTENCE,
+        addresses,
         "Addresses: `<path>` with no @ for this session; @project/, @human/, @self/, @model/ for durable homes (see /skill:memory). Never pass them to filesystem tools."
     );
     for tool in all() {
         assert_eq!(
-            tool.description.ends_with(ADDRESSES_SENTENCE),
+            tool.description.ends_with(&addresses),
             tool.name.starts_with("notes_"),
             "{}",
             tool.name
@@ -95,28 +106,45 @@ fn schemas_snapshot() {
     insta::assert_snapshot!(serde_json::to_string_pretty(&all).unwrap());
 }
 
+/// A host that lends one history and has no notes store.
+struct HistoryOnly(History);
+
+impl ToolContext for HistoryOnly {
+    fn notes(&mut self) -> Result<NoteStore, Refusal> {
+        Err(Refusal::new(RefusalCode::InternalError, "no store here"))
+    }
+
+    fn history(&mut self) -> Result<History, Refusal> {
+        Ok(self.0.clone())
+    }
+}
+
 #[test]
 fn tools_are_callable_by_name() {
-    use notesoup_core::tools::{HISTORY_TOOLS, NOTES_TOOLS, call_history_tool};
-    let listed: Vec<&str> = all().iter().map(|tool| tool.name).collect();
-    let named: Vec<&str> = NOTES_TOOLS
-        .iter()
-        .chain(HISTORY_TOOLS.iter())
-        .copied()
-        .collect();
-    assert_eq!(listed, named);
     let history =
         notesoup_core::history::History::new(notesoup_core::history::Transcript::default())
             .unwrap();
-    for name in HISTORY_TOOLS {
-        let output = call_history_tool(&history, name, serde_json::json!({"bogus": 1})).unwrap();
+    let mut host = HistoryOnly(history);
+    let history_tools: Vec<&str> = all()
+        .iter()
+        .filter(|tool| tool.family == ToolFamily::History)
+        .map(|tool| tool.name)
+        .collect();
+    assert_eq!(history_tools.len(), 4);
+    for name in history_tools {
+        let output = call_tool(&mut host, name, serde_json::json!({"bogus": 1}));
         assert_eq!(
             output.json.to_value()["code"],
             "invalid_arguments",
             "{name}"
         );
     }
-    let windows = call_history_tool(&history, "history_windows", Value::Null).unwrap();
+    let windows = call_tool(&mut host, "history_windows", Value::Null);
     assert_eq!(windows.text, "session ");
-    assert!(call_history_tool(&history, "notes_list", serde_json::json!({})).is_none());
+    assert_eq!(
+        call_tool(&mut host, "history_nope", serde_json::json!({}))
+            .json
+            .to_value()["code"],
+        "unknown_tool"
+    );
 }

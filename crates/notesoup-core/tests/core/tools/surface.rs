@@ -5,10 +5,12 @@ use std::cell::Cell;
 
 use notesoup_core::history::History;
 use notesoup_core::notes::{NoteStore, NotesIdentity};
+use notesoup_core::tools::call_offered_tool;
 use notesoup_core::tools::{
-    BudgetHost, Refusal, RefusalCode, ResetRequest, ToolFamily, ToolHost, ToolOutput, call_tool,
-    schemas, tool_table, tools_for,
+    BudgetHost, HostWording, Refusal, RefusalCode, ResetRequest, ToolContext, ToolFamily,
+    ToolOutput, call_tool, find_tool, tool_definitions, tool_table, tools_for,
 };
+use notesoup_core::wire::ToolBindings;
 use serde_json::{Value, json};
 
 use crate::history::fixture;
@@ -40,7 +42,7 @@ impl BudgetHost for Budget {
     }
 }
 
-impl ToolHost for Host {
+impl ToolContext for Host {
     fn notes(&mut self) -> Result<NoteStore, Refusal> {
         self.opened_store.set(self.opened_store.get() + 1);
         Ok(NoteStore::new(self.identity.clone()))
@@ -105,10 +107,14 @@ fn the_table_lists_every_tool_once_in_host_order() {
             ("wipe_memory", false, true, Budget),
         ]
     );
-    for (tool, schema) in table.iter().zip(schemas::all()) {
-        assert_eq!(tool.name, schema.name);
-        assert_eq!(tool.description, schema.description);
-        assert_eq!(tool.input_schema, schema.input_schema);
+    assert_eq!(table.len(), tool_definitions().count());
+    for (tool, definition) in table.iter().zip(tool_definitions()) {
+        assert_eq!(tool.name, definition.name);
+        assert!(std::ptr::eq(find_tool(tool.name).unwrap(), definition));
+        assert_eq!(tool.description, definition.describe(&HostWording::DEFAULT));
+        assert_eq!(tool.input_schema["type"], "object", "{}", tool.name);
+    }
+    for tool in &table[..9] {
         let output = tool.output_schema.as_ref().expect("shared tools have one");
         assert_eq!(output["type"], "object", "{}", tool.name);
     }
@@ -191,7 +197,7 @@ fn bad_calls_are_refused_before_any_work() {
 #[test]
 fn a_host_refusal_is_the_tools_answer() {
     struct Broken;
-    impl ToolHost for Broken {
+    impl ToolContext for Broken {
         fn notes(&mut self) -> Result<NoteStore, Refusal> {
             Err(Refusal::new(RefusalCode::IoError, "notes operation failed"))
         }
@@ -236,4 +242,78 @@ fn the_budget_tools_answer_in_plain_json() {
         r#"{"error":"notesoup is off (/notesoup on to enable)"}"#
     );
     assert_eq!((refused.is_error, refused.terminate), (false, false));
+}
+
+#[test]
+fn a_host_without_a_budget_is_offered_only_its_listed_tools() {
+    let mut without = host(None);
+    let listed = call_offered_tool(&mut without, "notes_list", json!({}), false)
+        .expect("a listed tool runs");
+    assert!(!listed.is_error, "{}", listed.text);
+    for unlisted in ["wipe_memory", "get_context_remaining", "notes_delete"] {
+        assert!(
+            call_offered_tool(&mut without, unlisted, json!({}), false).is_none(),
+            "{unlisted}"
+        );
+    }
+    assert_eq!(
+        without.opened_store.get(),
+        1,
+        "an unlisted name opens nothing"
+    );
+    let mut with_budget = host(Some(Budget {
+        remaining: Some(7),
+        reset: ResetRequest::Requested,
+        asked: 0,
+    }));
+    let remaining = call_offered_tool(&mut with_budget, "get_context_remaining", json!({}), true)
+        .expect("listed with a budget");
+    assert_eq!(remaining.text, r#"{"remaining_tokens":7}"#);
+    assert!(call_offered_tool(&mut with_budget, "notes_delete", json!({}), true).is_none());
+}
+
+#[test]
+fn the_boot_bindings_are_the_tools_own_names() {
+    assert_eq!(
+        ToolBindings::plain(),
+        ToolBindings {
+            notes: "notes_*".into(),
+            notes_list: "notes_list".into(),
+            history: "history_*".into(),
+            history_windows: "history_windows".into(),
+            history_list: "history_list".into(),
+            history_search: "history_search".into(),
+            history_read: "history_read".into(),
+            remaining: "get_context_remaining".into(),
+            wipe: "wipe_memory".into(),
+        }
+    );
+    let prefixed = ToolBindings::named(|name| format!("x__{name}"));
+    assert_eq!(prefixed.notes, "x__notes_*");
+    assert_eq!(prefixed.history_read, "x__history_read");
+    assert_eq!(prefixed.wipe, "x__wipe_memory");
+}
+
+#[test]
+fn a_host_words_its_descriptions_in_the_slots() {
+    let words = HostWording {
+        memory_skill: "the memory skill",
+    };
+    for tool in tool_table() {
+        let worded = tool.describe(&words);
+        assert!(
+            !worded.contains('{') || tool.family == ToolFamily::Budget,
+            "{worded}"
+        );
+        assert_eq!(
+            worded.contains("(see the memory skill)"),
+            tool.family == ToolFamily::Notes,
+            "{}",
+            tool.name
+        );
+        assert_eq!(
+            worded.replace("the memory skill", "/skill:memory"),
+            tool.description
+        );
+    }
 }

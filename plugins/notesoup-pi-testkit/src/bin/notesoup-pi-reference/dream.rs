@@ -8,7 +8,6 @@ use std::path::PathBuf;
 use notesoup_core::dream::Stream;
 use notesoup_core::notes::default_root;
 use notesoup_core::plumbing::{DreamFlags, Dreamer, DreamerSetting, run_dream_command};
-use notesoup_pi::dream::PiDreamRunner;
 use notesoup_pi_testkit::{ReferenceDreamHost, ScriptedModel, parse_dream_script};
 
 /// `dream`'s flags.
@@ -62,7 +61,7 @@ pub fn run(args: DreamArgs) -> Result<u8, String> {
     for step in steps {
         model.push(step);
     }
-    let mut runner = PiDreamRunner::new(ReferenceDreamHost::new(model));
+    let mut runner = ReferenceDreamHost::new(model);
     let dreamer = Dreamer {
         runner: &mut runner,
         process: None,

@@ -1,0 +1,31 @@
+//! `get_context_remaining`: the countdown to the warning line.
+
+use serde_json::{Value, json};
+
+use super::{no_parameters, run_over_budget};
+use crate::tools::definition::{Tool, ToolFamily};
+use crate::tools::{BudgetHost, ToolContext, ToolOutput};
+
+/// `get_context_remaining`.
+pub const GET_CONTEXT_REMAINING: Tool = Tool {
+    name: "get_context_remaining",
+    family: ToolFamily::Budget,
+    description: "How many tokens are left before this context window closes out (zero = wiped). Returns {\"remaining_tokens\": N}, or null when usage is unknown.",
+    read_only: true,
+    sequential: false,
+    parameters: no_parameters,
+    result: None,
+    run,
+};
+
+fn run(context: &mut dyn ToolContext, arguments: Value) -> ToolOutput {
+    run_over_budget(context, arguments, remaining)
+}
+
+/// `{"remaining_tokens": N | null}`.
+fn remaining(budget: &mut dyn BudgetHost) -> ToolOutput {
+    ToolOutput::plain_json(
+        &json!({"remaining_tokens": budget.remaining_tokens()}),
+        false,
+    )
+}

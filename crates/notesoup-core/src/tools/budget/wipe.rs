@@ -1,0 +1,41 @@
+//! `wipe_memory`: asks the host's reset lifecycle for a fresh context
+//! window at the end of this tool batch.
+
+use serde_json::{Value, json};
+
+use super::{no_parameters, run_over_budget};
+use crate::tools::definition::{Tool, ToolFamily};
+use crate::tools::{BudgetHost, ResetRequest, ToolContext, ToolOutput};
+
+/// `wipe_memory`.
+pub const WIPE_MEMORY: Tool = Tool {
+    name: "wipe_memory",
+    family: ToolFamily::Budget,
+    description: "Clear your in-context memory and start a fresh context window. Your session, notes, and history survive.",
+    read_only: false,
+    sequential: true,
+    parameters: no_parameters,
+    result: None,
+    run,
+};
+
+fn run(context: &mut dyn ToolContext, arguments: Value) -> ToolOutput {
+    run_over_budget(context, arguments, wipe)
+}
+
+/// `wipe_memory`'s answer while notesoup is off.
+pub const WIPE_WHILE_OFF: &str = "notesoup is off (/notesoup on to enable)";
+
+/// `{"status": "rollover_requested" | "rollover_already_pending"}` (ending
+/// the tool batch), or `{"error": …}` while notesoup is off.
+fn wipe(budget: &mut dyn BudgetHost) -> ToolOutput {
+    match budget.request_reset() {
+        ResetRequest::Requested => {
+            ToolOutput::plain_json(&json!({"status": "rollover_requested"}), true)
+        }
+        ResetRequest::AlreadyPending => {
+            ToolOutput::plain_json(&json!({"status": "rollover_already_pending"}), true)
+        }
+        ResetRequest::Off => ToolOutput::plain_json(&json!({"error": WIPE_WHILE_OFF}), false),
+    }
+}

@@ -1,0 +1,277 @@
+//! `notes_list`: a recent-first snapshot of notes, as many as fit.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use typeshare::typeshare;
+
+use super::render::{plural, push_identity, push_snapshot_footer, push_times};
+use super::{
+    FIRST_ROW_TOO_LARGE, fit_or, limit, list_query, project_key, run_over_store, store_error,
+};
+use crate::notes::{NoteStore, local_iso};
+use crate::tools::definition::{Tool, ToolFamily};
+use crate::tools::fill::fill_best_from;
+use crate::tools::measure::json_bytes;
+use crate::tools::output::pack;
+use crate::tools::params::at_least;
+use crate::tools::schema::schema_of;
+use crate::tools::window::to_u32;
+use crate::tools::{
+    Outcome, Refusal, RefusalCode, TOOL_OUTPUT_MAX_BYTES, ToolContext, ToolData, ToolOutput,
+};
+
+/// `notes_list`.
+pub const NOTES_LIST: Tool = Tool {
+    name: "notes_list",
+    family: ToolFamily::Notes,
+    description: "List notes as a recent-first snapshot across this session, @project/, @human/, @self/ and \
+                  @model/: each address with its updated time (and crumpled time in the wastebasket). Not paginated: \
+                  more counts the notes left out, so narrow with pattern. Hidden crumpled notes and unreadable homes \
+                  are reported. {addresses}",
+    read_only: true,
+    sequential: false,
+    parameters: schema_of::<NotesListParams>,
+    result: Some(schema_of::<NotesListData>),
+    run,
+};
+
+fn run(context: &mut dyn ToolContext, arguments: Value) -> ToolOutput {
+    run_over_store(context, arguments, notes_list)
+}
+
+/// Parameters of `notes_list`.
+#[typeshare]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NotesListParams {
+    /// Optional. A glob over full addresses: `*` within a segment, `**`
+    /// across segments, `?` one character; e.g. "@project/**" or "**/*.md".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pattern: Option<String>,
+    /// Optional. Most notes to list.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub limit: Option<u32>,
+    /// Optional. true lists only crumpled notes instead of live ones.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wastebasket: Option<bool>,
+}
+
+/// Result of `notes_list`: a recent-first snapshot.
+#[typeshare]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct NotesListData {
+    /// The notes shown, most recently updated first.
+    pub files: Vec<ListedNote>,
+    /// Matching notes not shown (the limit or the response budget).
+    pub more: u32,
+    /// Crumpled notes that matched but are hidden (pass wastebasket).
+    pub crumpled_excluded: u32,
+    /// Homes that could not be read.
+    pub homes_unavailable: Vec<String>,
+}
+
+/// One note in `notes_list`.
+#[typeshare]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ListedNote {
+    /// The note's rendered address.
+    pub address: String,
+    /// The project the note belongs to, when it belongs to one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project_key: Option<String>,
+    /// Last content change, local ISO with offset.
+    pub updated_at: String,
+    /// When the note was crumpled, if it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub crumpled_at: Option<String>,
+}
+
+impl ToolData for NotesListData {
+    fn render(&self) -> String {
+        let mut text = plural(self.files.len() as u32, "note", "notes");
+        for file in &self.files {
+            push_listed(&mut text, file);
+        }
+        push_snapshot_footer(
+            &mut text,
+            self.more,
+            self.crumpled_excluded,
+            &self.homes_unavailable,
+        );
+        text
+    }
+}
+
+/// One row of a `notes_list` text: `\n- <identity> | updated T[ | crumpled T]`.
+fn push_listed(text: &mut String, file: &ListedNote) {
+    text.push_str("\n- ");
+    push_identity(text, &file.address, file.project_key.as_deref());
+    push_times(text, &file.updated_at, file.crumpled_at.as_deref());
+}
+
+/// `notes_list`: a recent-first snapshot of notes, as many as fit.
+pub fn notes_list(store: &NoteStore, params: &NotesListParams) -> ToolOutput {
+    ToolOutput::from_packed(list(store, params))
+}
+
+fn list(store: &NoteStore, params: &NotesListParams) -> Outcome<ToolOutput> {
+    at_least("limit", params.limit, 1)?;
+    let status = store
+        .list_headers(&list_query(params.pattern.as_deref(), params.wastebasket))
+        .map_err(store_error)?;
+    let tz = store.time_zone();
+    let total = status.rows.len();
+    let rows = status
+        .rows
+        .iter()
+        .take(limit(params.limit))
+        .map(|row| ListedNote {
+            address: row.location.address.clone(),
+            project_key: project_key(row.location.scope, &row.meta, store.identity()),
+            updated_at: local_iso(row.meta.updated_at, tz),
+            crumpled_at: row.meta.crumpled_at.map(|at| local_iso(at, tz)),
+        });
+    list_page(
+        rows,
+        total,
+        status.crumpled_excluded,
+        &status.homes_unavailable,
+    )
+}
+
+/// The `notes_list` page of `rows` (of `total` listed): as many as fit.
+fn list_page(
+    mut rows: impl Iterator<Item = ListedNote>,
+    total: usize,
+    crumpled_excluded: usize,
+    homes_unavailable: &[String],
+) -> Outcome<ToolOutput> {
+    let data = |files: Vec<ListedNote>| NotesListData {
+        more: to_u32(total - files.len()),
+        files,
+        crumpled_excluded: to_u32(crumpled_excluded),
+        homes_unavailable: homes_unavailable.to_vec(),
+    };
+    let (first, guess) = fitting_rows(rows.by_ref(), &data(Vec::new()));
+    let (filled, packed) = fill_best_from(first.into_iter().chain(rows), guess, |kept| {
+        pack(&data(kept.to_vec())).ok().flatten()
+    });
+    if filled.kept.is_empty() && filled.rejected.is_some() {
+        return Err(Refusal::new(
+            RefusalCode::OutputTooLarge,
+            FIRST_ROW_TOO_LARGE,
+        ));
+    }
+    match packed {
+        Some(output) => Ok(output),
+        None => fit_or(
+            data(filled.kept),
+            "The notes snapshot metadata exceeds the response budget.",
+        ),
+    }
+}
+
+/// The rows of a `notes_list` page taken from `rows` until their sizes (a
+/// row's text and its JSON, added to those of the `empty` page) pass the
+/// budget, and how many of them fit by that sum: the guess the page's
+/// measurements start from. The sum leaves out only how the counts'
+/// digits change, so it is off by a row at most.
+fn fitting_rows(
+    rows: impl Iterator<Item = ListedNote>,
+    empty: &NotesListData,
+) -> (Vec<ListedNote>, usize) {
+    let (mut text, mut json) = (empty.render().len(), json_bytes(empty));
+    let mut taken = Vec::new();
+    let mut line = String::new();
+    for row in rows {
+        line.clear();
+        push_listed(&mut line, &row);
+        text += line.len();
+        // With the comma before it.
+        json += json_bytes(&row) + 1;
+        taken.push(row);
+        if text > TOOL_OUTPUT_MAX_BYTES || json > TOOL_OUTPUT_MAX_BYTES {
+            let guess = taken.len() - 1;
+            return (taken, guess);
+        }
+    }
+    let guess = taken.len();
+    (taken, guess)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)] // a failed unwrap is a failed test
+
+    use super::*;
+    use crate::tools::fits;
+    use proptest::prelude::*;
+
+    /// The page the rule reads as: rows added one by one while the page
+    /// fits.
+    fn linear_page(rows: &[ListedNote], total: usize) -> Option<ToolOutput> {
+        let data = |files: &[ListedNote]| NotesListData {
+            more: to_u32(total - files.len()),
+            files: files.to_vec(),
+            crumpled_excluded: 2,
+            homes_unavailable: vec!["@human".to_owned()],
+        };
+        let mut page = None;
+        for len in 0..=rows.len() {
+            match pack(&data(&rows[..len])).unwrap() {
+                Some(output) => page = Some(output),
+                None => break,
+            }
+        }
+        page.filter(|_| rows.is_empty() || fits(&data(&rows[..1])))
+    }
+
+    fn listed_note() -> impl Strategy<Value = ListedNote> {
+        (
+            "[a-z\"\u{1}é😀/]{1,120}",
+            proptest::option::of("[a-z0-9-]{1,30}"),
+            proptest::option::of("[0-9:T-]{1,30}"),
+        )
+            .prop_map(|(address, project_key, crumpled_at)| ListedNote {
+                address,
+                project_key,
+                updated_at: "2026-01-01T00:00:00.000+00:00".to_owned(),
+                crumpled_at,
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(24))]
+
+        /// The guessed and measured page is the one the linear rule keeps,
+        /// byte for byte.
+        #[test]
+        fn a_list_page_is_the_longest_that_fits(
+            rows in proptest::collection::vec(listed_note(), 0..700),
+            hidden in 0usize..3,
+        ) {
+            let total = rows.len() + hidden;
+            let page = list_page(rows.clone().into_iter(), total, 2, &["@human".to_owned()]);
+            match linear_page(&rows, total) {
+                Some(expected) => prop_assert_eq!(page.unwrap(), expected),
+                None => prop_assert!(page.is_err()),
+            }
+        }
+    }
+
+    #[test]
+    fn a_first_row_past_the_budget_is_refused() {
+        let huge = ListedNote {
+            address: "a".repeat(TOOL_OUTPUT_MAX_BYTES),
+            project_key: None,
+            updated_at: String::new(),
+            crumpled_at: None,
+        };
+        let refused = list_page([huge].into_iter(), 1, 0, &[]).unwrap_err();
+        assert_eq!(refused.code(), RefusalCode::OutputTooLarge);
+        let empty = list_page(std::iter::empty(), 0, 0, &[]).unwrap();
+        assert_eq!(empty.text, "0 notes");
+    }
+}
