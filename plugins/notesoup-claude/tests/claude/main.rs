@@ -12,6 +12,7 @@ mod hooks;
 mod incremental;
 mod kept_scan;
 mod mcp;
+mod mcp_wire;
 mod plugin_files;
 mod reset;
 mod support;
