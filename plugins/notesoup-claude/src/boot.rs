@@ -10,7 +10,7 @@ use notesoup_core::notes::{HeadCache, Home, NoteStore, NotesIdentity};
 use crate::env::HostEnv;
 use crate::names::{AGENT, MODEL, bindings};
 use crate::state::SessionState;
-use crate::transcript::decode::Fnv;
+use crate::transcript::fnv::Fnv;
 
 /// What the user sees when no boot could be built.
 pub const BOOT_FAILED: &str = "notesoup: Notes boot failed.";
