@@ -17,11 +17,9 @@ use serde_json::{Map, Value, json};
 use crate::dream::{ClaudeDreamer, claude_executable};
 use crate::env::HostEnv;
 use crate::hook::{self, io::Event};
-use crate::mcp::dream_tools::DreamToolHost;
-use crate::mcp::protocol::{ServerInfo, ToolHost, serve};
-use crate::mcp::tools::NotesoupTools;
+use crate::mcp::{McpTools, ServerInfo, serve};
 use crate::state::{SessionState, StateDir};
-use crate::tool_host::{ClaudeToolHost, Known};
+use crate::tools::ClaudeTools;
 use crate::transcript::scan::session_id_of;
 
 /// The MCP server's name and version.
@@ -390,9 +388,7 @@ pub fn run(cli: Cli, env: HostEnv) -> i32 {
                 Err(err) => report(Err(format!("notesoup: {err}"))),
             }
         }
-        Command::DreamTools { notes_home } => {
-            serve_tools(DreamToolHost::new(DreamTools::new(notes_home)))
-        }
+        Command::DreamTools { notes_home } => serve_tools(DreamTools::new(notes_home)),
     }
 }
 
@@ -402,13 +398,16 @@ fn run_mcp(env: HostEnv) -> i32 {
         .clone()
         .or_else(|| std::env::current_dir().ok())
         .unwrap_or_else(|| PathBuf::from("."));
-    serve_tools(NotesoupTools::new(env, project_dir))
+    serve_tools(ClaudeTools::serving(env, project_dir))
 }
 
-fn serve_tools(tools: impl ToolHost + Send + 'static) -> i32 {
-    let stdin = std::io::stdin();
-    let stdout = std::io::stdout();
-    match serve(stdin.lock(), stdout, &SERVER_INFO, tools) {
+fn serve_tools(tools: impl McpTools) -> i32 {
+    match serve(
+        std::io::stdin().lock(),
+        std::io::stdout().lock(),
+        &SERVER_INFO,
+        tools,
+    ) {
         Ok(()) => 0,
         Err(err) => {
             eprintln!("notesoup mcp: {err}");
@@ -669,7 +668,7 @@ fn notes(env: &HostEnv, args: NotesArgs) -> Result<String, String> {
         }
     };
     let arguments = Value::Object(params);
-    let mut host = ClaudeToolHost::new(env, &cwd, &key, Known(state));
+    let mut host = ClaudeTools::known(env, &cwd, &key, state);
     if let Some((address, request)) = blank_check {
         // A refusal to open the store, a missing note or an edit that does
         // not apply is left to the update itself to report.
@@ -924,7 +923,7 @@ fn history(env: &HostEnv, args: HistoryArgs) -> Result<String, String> {
         }
     };
     let key = state.project_key.clone();
-    let mut host = ClaudeToolHost::new(env, &cwd, &key, Known(Some(state)));
+    let mut host = ClaudeTools::known(env, &cwd, &key, Some(state));
     tool_result(call_tool(&mut host, name, params), args.session.json)
 }
 

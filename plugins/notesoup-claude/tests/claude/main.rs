@@ -11,6 +11,7 @@ mod history_cache;
 mod hooks;
 mod incremental;
 mod kept_scan;
+mod layers;
 mod mcp;
 mod mcp_wire;
 mod plugin_files;
