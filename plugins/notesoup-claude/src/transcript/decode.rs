@@ -11,7 +11,7 @@
 //! - The active branch of each file is what the newest main-thread row
 //!   reaches through `parentUuid`, following `logicalParentUuid` across a
 //!   compact boundary, with the rows each compaction kept relinked as Claude
-//!   Code's loader relinks them (see [`super::relink`]). Rows off it take
+//!   Code's loader relinks them (see `relink.rs`). Rows off it take
 //!   seqs but answer `not_on_branch`.
 //! - A tool result Claude Code persisted to a file (`<persisted-output>`)
 //!   is marked truncated with the file's path; the result of a call that
