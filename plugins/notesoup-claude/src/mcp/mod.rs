@@ -259,7 +259,7 @@ impl<T: McpTools> Server<T> {
         let meta = params.remove("_meta");
         let meta = RequestMeta::read(meta.as_ref(), method)?;
         self.admit(method, &meta)?;
-        let stateless = meta.version.is_some_and(|v| v >= STATELESS_VERSION);
+        let stateless = meta.stateless();
         match method {
             "initialize" => self.initialize(&params, out),
             "server/discover" => self.discover(out),
@@ -297,8 +297,7 @@ impl<T: McpTools> Server<T> {
                 self.lifecycle = Lifecycle::Handshake;
             }
         }
-        let stateless = meta.version.is_some_and(|v| v >= STATELESS_VERSION);
-        if self.lifecycle == Lifecycle::Stateless || stateless {
+        if self.lifecycle == Lifecycle::Stateless || meta.stateless() {
             meta.complete()?;
         }
         Ok(())
@@ -468,6 +467,12 @@ impl<'m> RequestMeta<'m> {
             capabilities: meta.get(META_CAPABILITIES).is_some_and(Value::is_object),
             tool_use_id: meta.get(META_TOOL_USE).and_then(Value::as_str),
         })
+    }
+
+    /// It names the stateless revision (or a later one): its result has the
+    /// stateless shape, and it must carry its capabilities.
+    fn stateless(&self) -> bool {
+        self.version.is_some_and(|v| v >= STATELESS_VERSION)
     }
 
     /// Whether it names the version and capabilities a stateless request
