@@ -6,37 +6,14 @@ use std::sync::Arc;
 
 use notesoup_core::boot::{BootIdentity, BootSections, BootSnapshot, ShelfIndex, boot_sections};
 use notesoup_core::notes::{HeadCache, Home, NoteStore, NotesIdentity};
-use notesoup_core::plumbing::NotesOwner;
 
 use crate::env::HostEnv;
-use crate::names::{AGENT, MODEL, bindings};
+use crate::names::{AGENT, MODEL, bindings, notes_identity};
 use crate::state::SessionState;
-use crate::transcript::decode::Fnv;
+use crate::transcript::fnv::Fnv;
 
 /// What the user sees when no boot could be built.
 pub const BOOT_FAILED: &str = "notesoup: Notes boot failed.";
-
-/// The notes identity of a session: its chain's notes session (none when no
-/// session is known), its project, and the fixed Claude agent and model.
-pub fn notes_identity(
-    env: &HostEnv,
-    session_id: Option<&str>,
-    project_key: &str,
-) -> Result<NotesIdentity, String> {
-    let root = env
-        .notes_root
-        .as_ref()
-        .ok_or("the notes root is unknown: set PI_NOTES_HOME or HOME")?;
-    NotesOwner {
-        root,
-        session_id,
-        project_key,
-        agent: AGENT,
-        model: MODEL,
-    }
-    .identity()
-    .map_err(|err| err.to_string())
-}
 
 /// The boot for the state's live window, or why it could not be built.
 pub fn render(env: &HostEnv, state: &SessionState) -> Result<String, String> {

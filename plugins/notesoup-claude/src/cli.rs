@@ -26,11 +26,9 @@ use serde_json::{Value, json};
 use crate::dream::ClaudeDreamer;
 use crate::env::HostEnv;
 use crate::hook::{self, io::Event};
-use crate::mcp::dream_tools::DreamToolHost;
-use crate::mcp::protocol::{ServerInfo, ToolHost, serve};
-use crate::mcp::tools::NotesoupTools;
+use crate::mcp::{McpTools, ServerInfo, serve};
 use crate::state::{SessionState, StateDir};
-use crate::tool_host::{ClaudeToolHost, Known};
+use crate::tools::ClaudeTools;
 use crate::transcript::scan::session_id_of;
 
 /// The MCP server's name and version.
@@ -121,9 +119,7 @@ pub fn run(cli: Cli, env: HostEnv) -> ExitCode {
         Command::InstallPlugin { dir, force } => {
             report(install_plugin(&env, dir, force), "install-plugin")
         }
-        Command::DreamTools { notes_home } => {
-            serve_tools(DreamToolHost::new(DreamTools::new(notes_home)))
-        }
+        Command::DreamTools { notes_home } => serve_tools(DreamTools::new(notes_home)),
         Command::Shared(shared) => {
             return notesoup_cli::run::<Cli, ClaudeCli>(&mut ClaudeCli { env }, *shared);
         }
@@ -137,13 +133,16 @@ fn run_mcp(env: HostEnv) -> i32 {
         .clone()
         .or_else(|| std::env::current_dir().ok())
         .unwrap_or_else(|| PathBuf::from("."));
-    serve_tools(NotesoupTools::new(env, project_dir))
+    serve_tools(ClaudeTools::serving(env, project_dir))
 }
 
-fn serve_tools(tools: impl ToolHost + Send + 'static) -> i32 {
-    let stdin = std::io::stdin();
-    let stdout = std::io::stdout();
-    match serve(stdin.lock(), stdout, &SERVER_INFO, tools) {
+fn serve_tools(tools: impl McpTools) -> i32 {
+    match serve(
+        std::io::stdin().lock(),
+        std::io::stdout().lock(),
+        &SERVER_INFO,
+        tools,
+    ) {
         Ok(()) => 0,
         Err(err) => {
             eprintln!("notesoup mcp: {err}");
@@ -379,7 +378,7 @@ impl CliHost for ClaudeCli {
             .as_ref()
             .map_or_else(|| project_key(&cwd), |state| state.project_key.clone());
         let env = self.env_for(target);
-        let mut host = ClaudeToolHost::new(&env, &cwd, &key, Known(state));
+        let mut host = ClaudeTools::known(&env, &cwd, &key, state);
         let output = call(&mut host);
         for warning in host.take_warnings() {
             out.warn(&warning);

@@ -12,7 +12,7 @@ use notesoup_core::dream::{Deadline, DreamRequest, DreamResult, DreamRunner, Dre
 use serde_json::{Value, json};
 
 use crate::env::DISABLE_VAR;
-use crate::mcp::dream_tools::SERVER_NAME;
+use crate::names::DREAM_SERVER;
 
 /// The dream tools the session may call.
 const TOOLS: [&str; 7] = ["read", "grep", "find", "ls", "write", "edit", "delete"];
@@ -33,8 +33,8 @@ pub struct ClaudeDreamer {
 
 impl ClaudeDreamer {
     fn command(&self, request: &DreamRequest<'_>) -> Command {
-        let prefix = format!("mcp__{SERVER_NAME}__");
-        let config = json!({"mcpServers": {SERVER_NAME: {
+        let prefix = format!("mcp__{DREAM_SERVER}__");
+        let config = json!({"mcpServers": {DREAM_SERVER: {
             "type": "stdio",
             "command": self.notesoup,
             "args": ["dream-tools", "--notes-home", request.home],
@@ -116,7 +116,7 @@ impl DreamRunner for ClaudeDreamer {
 /// names a path is a write (recorded whether or not it succeeded), and the
 /// final `result` event is the report, or the failure.
 pub fn read_stream(reader: impl BufRead) -> DreamResult {
-    let prefix = format!("mcp__{SERVER_NAME}__");
+    let prefix = format!("mcp__{DREAM_SERVER}__");
     let mut result = DreamResult::default();
     let mut finished = false;
     for line in reader.lines() {

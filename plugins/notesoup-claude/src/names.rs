@@ -1,8 +1,13 @@
 //! Claude Code's names for notesoup: the fixed identity, the MCP tool names
-//! the model calls, and the boot's tool-name bindings.
+//! the model calls, the dreamer's MCP server, and the boot's tool-name
+//! bindings.
 
+use notesoup_core::notes::NotesIdentity;
+use notesoup_core::plumbing::NotesOwner;
 use notesoup_core::tools::{GET_CONTEXT_REMAINING, HostWording};
 use notesoup_core::wire::ToolBindings;
+
+use crate::env::HostEnv;
 
 /// The agent slug on Claude Code, fixed so existing `@self/` notes
 /// (`agents/claude/`) keep working.
@@ -14,6 +19,33 @@ pub const MODEL: &str = "claude";
 /// The prefix Claude Code gives the tools of plugin `notesoup`, server
 /// `notesoup`.
 pub const MCP_TOOL_PREFIX: &str = "mcp__plugin_notesoup_notesoup__";
+
+/// The MCP server name the dreamer's session gives the dream tools
+/// (`mcp__dream__<tool>`).
+pub const DREAM_SERVER: &str = "dream";
+
+/// The notes identity of a Claude session: its chain's notes session (none
+/// when no session is known), its project, and the fixed Claude agent and
+/// model.
+pub fn notes_identity(
+    env: &HostEnv,
+    session_id: Option<&str>,
+    project_key: &str,
+) -> Result<NotesIdentity, String> {
+    let root = env
+        .notes_root
+        .as_ref()
+        .ok_or("the notes root is unknown: set PI_NOTES_HOME or HOME")?;
+    NotesOwner {
+        root,
+        session_id,
+        project_key,
+        agent: AGENT,
+        model: MODEL,
+    }
+    .identity()
+    .map_err(|err| err.to_string())
+}
 
 /// Claude Code's words in the tool descriptions: the skill as this host
 /// names it (`notesoup:memory`, not Pi's `/skill:memory`).

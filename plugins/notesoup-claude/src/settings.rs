@@ -46,8 +46,9 @@ pub fn load(env: &HostEnv, project_dir: &Path) -> ClaudeSettings {
         warnings.append(&mut problems);
         found
     };
-    let user = read(env.claude_dir.as_ref().map(|dir| dir.join(SETTINGS_FILE)));
-    let project = read(Some(project_dir.join(".claude").join(SETTINGS_FILE)));
+    let [user, project] = files(env, project_dir);
+    let user = read(user);
+    let project = read(project);
     let (record, loosening) =
         settings::merge_records(Some(&user), Some(&project), ProjectTrust::Untrusted);
     let resolved = settings::validate(&record);
@@ -62,6 +63,15 @@ pub fn load(env: &HostEnv, project_dir: &Path) -> ClaudeSettings {
         settings: resolved.settings,
         warnings,
     }
+}
+
+/// The settings files for `project_dir`, the user's first (none when the
+/// Claude config dir is unknown), then the project's.
+pub fn files(env: &HostEnv, project_dir: &Path) -> [Option<PathBuf>; 2] {
+    [
+        env.claude_dir.as_ref().map(|dir| dir.join(SETTINGS_FILE)),
+        Some(project_dir.join(".claude").join(SETTINGS_FILE)),
+    ]
 }
 
 /// The `notesoup` record of the file at `path`.

@@ -21,7 +21,7 @@ use crate::env::HostEnv;
 use crate::files;
 use crate::names::bindings;
 use crate::state::{ChainLink, HandOff, Origin, SessionState, StateDir, StateError, WindowFlags};
-use crate::transcript::decode::Fnv;
+use crate::transcript::fnv::Fnv;
 use crate::transcript::scan::{BootScan, KeptScan, boot_scan_kept, last_reply};
 use crate::window::WindowId;
 

@@ -102,7 +102,7 @@ fn answer(op: Op, stdin: &[u8], env: &HostEnv) -> Result<Value, String> {
         if !data.is_absolute() {
             return Err(format!(
                 "pluginData must be an absolute path, not {:?}",
-                crate::mcp::protocol::shown(&data.to_string_lossy())
+                crate::shown::shown(&data.to_string_lossy())
             ));
         }
         env.plugin_data = Some(notesoup_data_for_mod(data));

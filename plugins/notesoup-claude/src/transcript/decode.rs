@@ -11,7 +11,7 @@
 //! - The active branch of each file is what the newest main-thread row
 //!   reaches through `parentUuid`, following `logicalParentUuid` across a
 //!   compact boundary, with the rows each compaction kept relinked as Claude
-//!   Code's loader relinks them (see [`super::relink`]). Rows off it take
+//!   Code's loader relinks them (see `relink.rs`). Rows off it take
 //!   seqs but answer `not_on_branch`.
 //! - A tool result Claude Code persisted to a file (`<persisted-output>`)
 //!   is marked truncated with the file's path; the result of a call that
@@ -24,7 +24,7 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::collections::{HashMap, HashSet};
-use std::hash::{BuildHasherDefault, Hasher};
+use std::convert::Infallible;
 use std::io::{self, Read};
 use std::path::PathBuf;
 use std::sync::{Mutex, PoisonError};
@@ -36,7 +36,8 @@ use notesoup_core::history::{
 use notesoup_core::plumbing::MAX_LINE_BYTES;
 use serde_json::Value;
 
-use super::relink::active_branch;
+use super::fnv::{FastMap, FastSet};
+use super::relink::{Lookup, Relink};
 use super::row::{Block, BlockRef, Preserved, Row, RowRef};
 use crate::files::{is_absent, open_regular, read_regular};
 use crate::window::{WindowId, boot_ids};
@@ -850,40 +851,118 @@ fn decode_assistant(row: RowRef<'_>) -> Decoded {
     Decoded { seqs, items }
 }
 
-/// FNV-1a for the per-file uuid maps: row uuids are short ids Claude Code
-/// generates, so a fast unkeyed hash serves (SipHash dominated the decode).
-pub(crate) struct Fnv(u64);
-
-impl Default for Fnv {
-    fn default() -> Self {
-        Self(0xcbf2_9ce4_8422_2325)
-    }
-}
-
-impl Fnv {
-    /// The FNV-1a hash of `bytes`.
-    pub(crate) fn of(bytes: &[u8]) -> u64 {
-        let mut hasher = Self::default();
-        hasher.write(bytes);
-        hasher.finish()
-    }
-}
-
-impl Hasher for Fnv {
-    fn write(&mut self, bytes: &[u8]) {
-        for byte in bytes {
-            self.0 ^= u64::from(*byte);
-            self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
+/// The uuids on a file's active branch: everything the newest row reaches
+/// through its parents, following a boundary's logical parent across it, an
+/// anchor that names no row to the summary (or boundary) standing in for
+/// it, and the relinking of each preserved boundary in its epoch.
+pub(super) fn active_branch(rows: &[Parsed]) -> FastSet<&str> {
+    let mut by_uuid: FastMap<&str, usize> = FastMap::default();
+    by_uuid.reserve(rows.len());
+    by_uuid.extend(
+        rows.iter()
+            .enumerate()
+            .map(|(at, row)| (row.uuid.as_str(), at)),
+    );
+    let stand_ins = stand_ins(rows);
+    let epochs = epochs(rows, &by_uuid);
+    let relinking = epochs.iter().any(|epoch| epoch.relink.is_some());
+    let mut branch: FastSet<&str> = FastSet::default();
+    // Rows visited as kept rows, by epoch; each may be visited once there
+    // and once in file order.
+    let mut kept_visits: FastSet<(usize, &str)> = FastSet::default();
+    let mut next = rows.last().map(|row| row.uuid.as_str());
+    // The epoch the walk comes from (`None` after crossing a boundary).
+    let mut from: Option<usize> = None;
+    while let Some(id) = next {
+        let Some(&at) = by_uuid.get(id) else {
+            next = stand_ins.get(id).copied();
+            continue;
+        };
+        let row = &rows[at];
+        // The row's own copy of the id, which outlives the walk.
+        let uuid = row.uuid.as_str();
+        let kept =
+            from.and_then(|epoch| Some((epoch, epochs[epoch].relink.as_ref()?.place(uuid)?)));
+        let epoch = match kept {
+            Some((epoch, _)) => Some(epoch),
+            None if relinking => epochs
+                .partition_point(|epoch| epoch.at <= at)
+                .checked_sub(1),
+            None => None,
+        };
+        let first = match kept {
+            Some((epoch, _)) => kept_visits.insert((epoch, uuid)),
+            None => branch.insert(uuid),
+        };
+        if !first {
+            break;
         }
+        let own = row.parent.as_deref();
+        let parent = match epoch.map(|epoch| &epochs[epoch]) {
+            Some(Epoch {
+                at: boundary,
+                relink: Some(relink),
+            }) => {
+                let dropped =
+                    |id: &str| Ok::<_, Infallible>(by_uuid.get(id).is_some_and(|at| at < boundary));
+                let Ok(parent) = relink.parent(uuid, kept.map(|k| k.1), own, row.message, dropped);
+                parent
+            }
+            _ => own,
+        };
+        (next, from) = match parent {
+            Some(parent) => (Some(parent), epoch),
+            None if row.boundary => (row.logical_parent.as_deref(), None),
+            None => (None, None),
+        };
     }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
+    branch.extend(kept_visits.into_iter().map(|(_, uuid)| uuid));
+    branch
 }
 
-pub(super) type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<Fnv>>;
-pub(super) type FastSet<K> = HashSet<K, BuildHasherDefault<Fnv>>;
+/// A boundary row: where it stands, and how it relinks its epoch.
+struct Epoch {
+    at: usize,
+    relink: Option<Relink>,
+}
+
+/// The file's boundaries in file order, each with its relinking.
+fn epochs(rows: &[Parsed], by_uuid: &FastMap<&str, usize>) -> Vec<Epoch> {
+    rows.iter()
+        .enumerate()
+        .filter(|(_, row)| row.boundary)
+        .map(|(at, row)| {
+            let relink = row.preserved.as_deref().and_then(|preserved| {
+                let lookup = |uuid: &str| {
+                    Ok::<_, Infallible>(match by_uuid.get(uuid) {
+                        Some(&at) => Lookup::Row(rows[at].parent.as_deref()),
+                        None => Lookup::Missing,
+                    })
+                };
+                let Ok(relink) = Relink::of(preserved, lookup);
+                relink
+            });
+            Epoch { at, relink }
+        })
+        .collect()
+}
+
+/// For each anchor that names no row, the row standing in for it: the
+/// boundary's first summary, else the boundary.
+fn stand_ins(rows: &[Parsed]) -> FastMap<&str, &str> {
+    let mut stand_ins: FastMap<&str, &str> = FastMap::default();
+    for row in rows.iter().filter(|row| row.boundary) {
+        let Some(anchor) = row.anchor() else {
+            continue;
+        };
+        let summary = rows
+            .iter()
+            .find(|r| r.compact_summary && r.parent.as_deref() == Some(row.uuid.as_str()))
+            .map(|r| r.uuid.as_str());
+        stand_ins.insert(anchor, summary.unwrap_or(row.uuid.as_str()));
+    }
+    stand_ins
+}
 
 #[cfg(test)]
 mod tests {

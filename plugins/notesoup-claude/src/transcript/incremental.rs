@@ -35,9 +35,10 @@ use notesoup_core::history::{
 };
 
 use super::decode::{
-    ChainFile, Decoder, FastMap, FastSet, Fnv, OpenWindow, Parsed, STREAM_CHUNK_BYTES,
-    attach_nested_calls, parse_stream, read_rows, subagent_calls, worth_parsing,
+    ChainFile, Decoder, OpenWindow, Parsed, STREAM_CHUNK_BYTES, attach_nested_calls, parse_stream,
+    read_rows, subagent_calls, worth_parsing,
 };
+use super::fnv::{FastMap, FastSet, Fnv};
 use super::relink::{Lookup, Relink};
 use super::row::RowRef;
 use crate::files::{is_absent, open_regular};

@@ -1,6 +1,7 @@
 //! Claude Code transcripts (`~/.claude/projects/<slug>/<session>.jsonl`).
 
 pub mod decode;
+pub mod fnv;
 pub mod incremental;
 mod relink;
 pub mod row;

@@ -24,9 +24,7 @@
 //! window they are visited again, in the boundary's epoch, and the walk
 //! crossing the boundary (at its logical parent) goes on in file order.
 
-use std::convert::Infallible;
-
-use super::decode::{FastMap, FastSet, Parsed};
+use super::fnv::{FastMap, FastSet};
 use super::row::{Kept, Preserved};
 
 /// The most rows a kept segment's walk goes up before it counts as broken:
@@ -163,121 +161,10 @@ impl Relink {
     }
 }
 
-/// The uuids on a file's active branch: everything the newest row reaches
-/// through its parents, following a boundary's logical parent across it, an
-/// anchor that names no row to the summary (or boundary) standing in for
-/// it, and the relinking of each preserved boundary in its epoch.
-pub(super) fn active_branch(rows: &[Parsed]) -> FastSet<&str> {
-    let mut by_uuid: FastMap<&str, usize> = FastMap::default();
-    by_uuid.reserve(rows.len());
-    by_uuid.extend(
-        rows.iter()
-            .enumerate()
-            .map(|(at, row)| (row.uuid.as_str(), at)),
-    );
-    let stand_ins = stand_ins(rows);
-    let epochs = epochs(rows, &by_uuid);
-    let relinking = epochs.iter().any(|epoch| epoch.relink.is_some());
-    let mut branch: FastSet<&str> = FastSet::default();
-    // Rows visited as kept rows, by epoch; each may be visited once there
-    // and once in file order.
-    let mut kept_visits: FastSet<(usize, &str)> = FastSet::default();
-    let mut next = rows.last().map(|row| row.uuid.as_str());
-    // The epoch the walk comes from (`None` after crossing a boundary).
-    let mut from: Option<usize> = None;
-    while let Some(id) = next {
-        let Some(&at) = by_uuid.get(id) else {
-            next = stand_ins.get(id).copied();
-            continue;
-        };
-        let row = &rows[at];
-        // The row's own copy of the id, which outlives the walk.
-        let uuid = row.uuid.as_str();
-        let kept =
-            from.and_then(|epoch| Some((epoch, epochs[epoch].relink.as_ref()?.place(uuid)?)));
-        let epoch = match kept {
-            Some((epoch, _)) => Some(epoch),
-            None if relinking => epochs
-                .partition_point(|epoch| epoch.at <= at)
-                .checked_sub(1),
-            None => None,
-        };
-        let first = match kept {
-            Some((epoch, _)) => kept_visits.insert((epoch, uuid)),
-            None => branch.insert(uuid),
-        };
-        if !first {
-            break;
-        }
-        let own = row.parent.as_deref();
-        let parent = match epoch.map(|epoch| &epochs[epoch]) {
-            Some(Epoch {
-                at: boundary,
-                relink: Some(relink),
-            }) => {
-                let dropped =
-                    |id: &str| Ok::<_, Infallible>(by_uuid.get(id).is_some_and(|at| at < boundary));
-                let Ok(parent) = relink.parent(uuid, kept.map(|k| k.1), own, row.message, dropped);
-                parent
-            }
-            _ => own,
-        };
-        (next, from) = match parent {
-            Some(parent) => (Some(parent), epoch),
-            None if row.boundary => (row.logical_parent.as_deref(), None),
-            None => (None, None),
-        };
-    }
-    branch.extend(kept_visits.into_iter().map(|(_, uuid)| uuid));
-    branch
-}
-
-/// A boundary row: where it stands, and how it relinks its epoch.
-struct Epoch {
-    at: usize,
-    relink: Option<Relink>,
-}
-
-/// The file's boundaries in file order, each with its relinking.
-fn epochs(rows: &[Parsed], by_uuid: &FastMap<&str, usize>) -> Vec<Epoch> {
-    rows.iter()
-        .enumerate()
-        .filter(|(_, row)| row.boundary)
-        .map(|(at, row)| {
-            let relink = row.preserved.as_deref().and_then(|preserved| {
-                let lookup = |uuid: &str| {
-                    Ok::<_, Infallible>(match by_uuid.get(uuid) {
-                        Some(&at) => Lookup::Row(rows[at].parent.as_deref()),
-                        None => Lookup::Missing,
-                    })
-                };
-                let Ok(relink) = Relink::of(preserved, lookup);
-                relink
-            });
-            Epoch { at, relink }
-        })
-        .collect()
-}
-
-/// For each anchor that names no row, the row standing in for it: the
-/// boundary's first summary, else the boundary.
-fn stand_ins(rows: &[Parsed]) -> FastMap<&str, &str> {
-    let mut stand_ins: FastMap<&str, &str> = FastMap::default();
-    for row in rows.iter().filter(|row| row.boundary) {
-        let Some(anchor) = row.anchor() else {
-            continue;
-        };
-        let summary = rows
-            .iter()
-            .find(|r| r.compact_summary && r.parent.as_deref() == Some(row.uuid.as_str()))
-            .map(|r| r.uuid.as_str());
-        stand_ins.insert(anchor, summary.unwrap_or(row.uuid.as_str()));
-    }
-    stand_ins
-}
-
 #[cfg(test)]
 mod tests {
+    use std::convert::Infallible;
+
     use super::*;
 
     /// A chain `r0 <- r1 <- … <- r{len-1}` kept by its ends.

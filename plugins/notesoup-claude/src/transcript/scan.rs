@@ -6,7 +6,7 @@ use std::io;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
-use super::decode::Fnv;
+use super::fnv::Fnv;
 use super::row::{Row, Usage};
 use super::tail::{MAX_LINE_BYTES, Needles, ReverseLines};
 use crate::files::{is_absent, open_regular};

@@ -2,7 +2,7 @@
 
 use std::process::Output;
 
-use crate::support::{CHAIN_1, Sandbox, fixture};
+use crate::support::{CHAIN_1, Sandbox, fake_token, fixture};
 
 const S1: &str = "77777777-7777-4777-8777-777777777777";
 
@@ -212,12 +212,6 @@ fn doctor_checks_the_notes_home() {
         report["findings"],
         serde_json::json!([{"path": "stray.txt", "message": "unexpected root entry"}])
     );
-}
-
-/// A GitHub-token-shaped string, built here so no credential-looking
-/// literal sits in the source.
-fn fake_token() -> String {
-    format!("ghp_{}", "aB3dE5gH7jK9mN1pQ2rS4tU6vW8xY0zAbCdE")
 }
 
 /// The guard is the user's to turn off: a project's `.claude/notesoup.json`

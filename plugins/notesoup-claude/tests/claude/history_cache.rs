@@ -5,8 +5,8 @@
 
 use std::io::Write;
 
-use notesoup_claude::mcp::tools::{cached_chain_history, chain_history};
 use notesoup_claude::state::SessionState;
+use notesoup_claude::tools::history::{cached_chain_history, chain_history};
 use proptest::prelude::*;
 
 /// One transcript row of a few kinds, chained by uuid.

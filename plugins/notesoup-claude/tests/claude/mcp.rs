@@ -6,7 +6,7 @@ use std::process::{Child, ChildStdin, ChildStdout, Stdio};
 
 use serde_json::{Value, json};
 
-use crate::support::{Sandbox, context_of, hook_context_row, notesoup_bin, spawn};
+use crate::support::{Sandbox, context_of, fake_token, hook_context_row, notesoup_bin, spawn};
 
 const S1: &str = "44444444-4444-4444-8444-444444444444";
 
@@ -539,5 +539,61 @@ fn a_tool_this_server_does_not_list_is_an_unknown_tool() {
             "{answer}"
         );
     }
+    server.finish();
+}
+
+/// A running server keeps the settings it read while neither settings file
+/// changed, and reads them again once one did: the user's file turning the
+/// credential guard on by an edit in place to the same length, and off by a
+/// new file renamed over it, each seen at the next call, whether that call
+/// comes at once or after the file settled.
+#[test]
+fn a_running_server_sees_every_settings_change() {
+    let sb = Sandbox::new();
+    let user = sb.home.join(".claude/notesoup.json");
+    std::fs::create_dir_all(user.parent().unwrap()).unwrap();
+    let off = r#"{"notesoup":{"secretGuard":false}}"#;
+    let on = r#"{"notesoup":{"secretGuard":true }}"#;
+    assert_eq!(off.len(), on.len());
+    // Settings are kept only once their files have not changed for 2 s.
+    let settle = || std::thread::sleep(std::time::Duration::from_millis(2_100));
+    let replace = |text: &str| {
+        let fresh = user.with_extension("new");
+        std::fs::write(&fresh, text).unwrap();
+        std::fs::rename(&fresh, &user).unwrap();
+    };
+    std::fs::write(&user, off).unwrap();
+    settle();
+    let mut server = Server::start(&sb);
+    let content = format!("deploy token: {}\n", fake_token());
+    let mut id = 0;
+    let mut write = |server: &mut Server| {
+        id += 1;
+        let result = server.call(
+            id,
+            "notes_write",
+            json!({"address": "@project/deploy.md", "content": content}),
+            "toolu_w",
+        );
+        let written = result["isError"] == false;
+        assert!(
+            written || text(&result).starts_with("error: secret_detected: "),
+            "{result}"
+        );
+        written
+    };
+    assert!(write(&mut server), "the user's settings turn the guard off");
+    assert!(write(&mut server), "as kept");
+    std::fs::write(&user, on).unwrap();
+    settle();
+    assert!(!write(&mut server), "edited in place: the guard is on");
+    assert!(!write(&mut server), "as kept");
+    replace(off);
+    assert!(write(&mut server), "replaced: the guard is off at once");
+    settle();
+    assert!(write(&mut server), "as kept");
+    replace(on);
+    settle();
+    assert!(!write(&mut server), "replaced and settled: the guard is on");
     server.finish();
 }

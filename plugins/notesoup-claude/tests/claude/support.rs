@@ -21,6 +21,12 @@ pub fn fixture(name: &str) -> PathBuf {
         .join(name)
 }
 
+/// A GitHub-token-shaped string, built here so no credential-looking
+/// literal sits in the source.
+pub fn fake_token() -> String {
+    format!("ghp_{}", "aB3dE5gH7jK9mN1pQ2rS4tU6vW8xY0zAbCdE")
+}
+
 /// The built binary.
 pub fn notesoup_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_notesoup"))

@@ -106,7 +106,7 @@ fn the_inspector_lists_and_calls_every_tool() {
     for (tool, spec) in tools.iter().zip(notesoup_core::tools::tools_for(false)) {
         assert_eq!(
             tool["description"],
-            notesoup_claude::tool_host::claude_description(spec)
+            notesoup_claude::tools::claude_description(spec)
         );
         assert!(!tool["description"].as_str().unwrap().contains("/skill:"));
         assert_eq!(tool["inputSchema"], spec.input_schema);

@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 
 use notesoup_claude::env::HostEnv;
 use notesoup_claude::hook::{self, io::Event};
-use notesoup_claude::mcp::protocol::{ServerInfo, serve};
-use notesoup_claude::mcp::tools::NotesoupTools;
+use notesoup_claude::mcp::{ServerInfo, serve};
+use notesoup_claude::tools::ClaudeTools;
 use notesoup_core::notes::{agent_slug, default_root};
 use notesoup_dsh::boot::NotesPlace;
 use notesoup_dsh::server::Sidecar;
@@ -139,7 +139,7 @@ impl Claude {
             name: "notesoup",
             version: "e2e",
         };
-        let tools = NotesoupTools::new(self.env.clone(), self.project.clone());
+        let tools = ClaudeTools::serving(self.env.clone(), self.project.clone());
         let mut output = Vec::new();
         serve(input.as_bytes(), &mut output, &info, tools).expect("the server runs");
         let reply = String::from_utf8(output)

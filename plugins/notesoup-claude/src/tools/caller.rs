@@ -1,20 +1,321 @@
-//! Which Claude session a `tools/call` comes from.
+//! Who is calling: the Claude session a tool call comes from, its notes
+//! identity and store, and the settings over its project. The MCP server
+//! and the command line both ask here; nothing else works out a caller.
 //!
-//! MCP 2026-07-28 requests are stateless and one server process outlives
-//! `/clear`, so each call is resolved on its own: the transcript whose
-//! assistant row holds the `tool_use` named by `_meta["claudecode/toolUseId"]`
-//! belongs to the caller (a subagent's transcript resolves to its parent
-//! session). When that row is not on disk yet (transcripts are written
+//! The command line knows its session before the call. The MCP server
+//! finds it per call: MCP 2026-07-28 requests are stateless and one server
+//! process outlives `/clear`, so the transcript whose assistant row holds
+//! the `tool_use` the call names (`_meta["claudecode/toolUseId"]`) belongs
+//! to the caller (a subagent's transcript resolves to its parent session).
+//! When that row is not on disk yet (transcripts are written
 //! asynchronously), the project's most recently recorded session stands in.
+//!
+//! A running server keeps what does not change between calls: the session
+//! a `tool_use` row named (while its transcript is the project's newest),
+//! the notes identity (rebuilt only for another session or project), and
+//! the settings (read again only when a settings file's stamp changed).
 
 use std::io;
 use std::path::{Path, PathBuf};
-use std::time::SystemTime;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
 
+use notesoup_core::notes::{HeadCache, NoteStore, NotesIdentity, project_key};
+use notesoup_core::settings::WarnOnce;
+use notesoup_core::tools::{Refusal, RefusalCode};
+
+use crate::env::HostEnv;
 use crate::files::is_absent;
+use crate::names::notes_identity;
+use crate::settings::{self, ClaudeSettings};
 use crate::state::{SessionState, StateDir};
 use crate::transcript::row::{Block, Row};
 use crate::transcript::tail::{Needles, ReverseLines};
+
+/// Why the session's history is unavailable (session notes are refused by
+/// core with `no_session`).
+pub const NO_SESSION: &str = "no Claude Code session is known to notesoup here yet (no notesoup hook has run for this project), so this session's notes and history are not available; the durable homes @project/, @human/, @self/ and @model/ still are.";
+
+/// The caller of the tool calls of one process.
+#[derive(Debug)]
+pub struct Caller {
+    env: HostEnv,
+    /// The project served when no session is known (the server's
+    /// `CLAUDE_PROJECT_DIR` or working directory; the command line's
+    /// `--cwd`).
+    project_dir: PathBuf,
+    project_key: String,
+    finding: Finding,
+    /// The `tool_use` the current call answers.
+    tool_use_id: Option<String>,
+    /// The current call's session, once looked up.
+    session: Option<Option<SessionState>>,
+    /// The last notes identity built.
+    identity: Option<NotesIdentity>,
+    /// The last settings read.
+    settings: Option<KeptSettings>,
+    /// Note heads kept between listings, when the process keeps them.
+    heads: Option<Arc<HeadCache>>,
+    /// Settings warnings already given, each given once.
+    warned: WarnOnce,
+    /// Warnings not given yet.
+    warnings: Vec<String>,
+}
+
+/// How the calling session is found.
+#[derive(Debug)]
+enum Finding {
+    /// Known before any call.
+    Known(Option<SessionState>),
+    /// From each call's `tool_use` row, keeping the session the last such
+    /// row named.
+    ByToolUse(Option<KnownCaller>),
+}
+
+impl Caller {
+    /// The caller of a command run in a known session (`None`: outside
+    /// any, the durable homes of `project_dir` alone).
+    pub fn known(
+        env: &HostEnv,
+        project_dir: &Path,
+        project_key: &str,
+        session: Option<SessionState>,
+    ) -> Self {
+        Self::new(
+            env.clone(),
+            project_dir.to_path_buf(),
+            project_key.to_owned(),
+            Finding::Known(session),
+            None,
+        )
+    }
+
+    /// The caller of each call a running server serves for `project_dir`,
+    /// found from the call's `tool_use` id, with the note heads kept (and,
+    /// on Linux, watched) between listings.
+    pub fn by_tool_use(env: HostEnv, project_dir: PathBuf) -> Self {
+        let project_key = project_key(&project_dir);
+        Self::new(
+            env,
+            project_dir,
+            project_key,
+            Finding::ByToolUse(None),
+            Some(Arc::new(HeadCache::new().watching())),
+        )
+    }
+
+    fn new(
+        env: HostEnv,
+        project_dir: PathBuf,
+        project_key: String,
+        finding: Finding,
+        heads: Option<Arc<HeadCache>>,
+    ) -> Self {
+        Self {
+            env,
+            project_dir,
+            project_key,
+            finding,
+            tool_use_id: None,
+            session: None,
+            identity: None,
+            settings: None,
+            heads,
+            warned: WarnOnce::new(),
+            warnings: Vec::new(),
+        }
+    }
+
+    /// The environment the caller was made with.
+    pub fn env(&self) -> &HostEnv {
+        &self.env
+    }
+
+    /// A new call, answering the `tool_use` `tool_use_id` (Claude Code's
+    /// `_meta["claudecode/toolUseId"]`): its session is looked up afresh.
+    pub fn begin(&mut self, tool_use_id: Option<&str>) {
+        match (tool_use_id, &mut self.tool_use_id) {
+            // The last call's buffer, reused.
+            (Some(id), Some(kept)) => {
+                kept.clear();
+                kept.push_str(id);
+            }
+            (id, kept) => *kept = id.map(str::to_owned),
+        }
+        self.session = None;
+    }
+
+    /// The calling session, `None` when no session is known.
+    pub fn session(&mut self) -> Result<Option<&SessionState>, Refusal> {
+        if self.session.is_none() {
+            let found = match &mut self.finding {
+                Finding::Known(state) => state.clone(),
+                Finding::ByToolUse(kept) => match self.env.data_dir() {
+                    None => None,
+                    Some(data) => resolve_kept(
+                        kept,
+                        &StateDir::new(data),
+                        self.env.transcripts_dir(&self.project_dir).as_deref(),
+                        &self.project_key,
+                        self.tool_use_id.as_deref(),
+                    )
+                    .map_err(|error| Refusal::new(RefusalCode::IoError, error))?
+                    .map(|(state, _)| state),
+                },
+            };
+            self.session = Some(found);
+        }
+        Ok(self.session.as_ref().and_then(Option::as_ref))
+    }
+
+    /// The calling session's notes store: its chain's notes session and
+    /// project, else (no session known) the durable homes of the served
+    /// project, for which core refuses session notes with `no_session`.
+    /// The credential guard is as the project's settings say.
+    pub fn store(&mut self) -> Result<NoteStore, Refusal> {
+        self.session()?;
+        let state = self.session.as_ref().and_then(Option::as_ref);
+        let (notes_session, project_key, project_dir) = match state {
+            Some(state) => (
+                Some(state.notes_session_id.as_str()),
+                state.project_key.as_str(),
+                state.cwd.as_path(),
+            ),
+            None => (None, self.project_key.as_str(), self.project_dir.as_path()),
+        };
+        let kept = self.identity.as_ref().filter(|identity| {
+            identity.session_id() == notes_session && identity.project_key() == project_key
+        });
+        let identity = match kept {
+            Some(identity) => identity.clone(),
+            None => {
+                let identity = notes_identity(&self.env, notes_session, project_key)
+                    .map_err(|error| Refusal::new(RefusalCode::InternalError, error))?;
+                self.identity = Some(identity.clone());
+                identity
+            }
+        };
+        let settings = kept_settings(&mut self.settings, &self.env, project_dir);
+        let secret_guard = settings.settings.secret_guard;
+        let fresh = self.warned.fresh(&settings.warnings);
+        self.warnings.extend(fresh);
+        let store = NoteStore::new(identity).with_secret_guard(secret_guard);
+        Ok(match &self.heads {
+            Some(heads) => store.with_head_cache(Arc::clone(heads)),
+            None => store,
+        })
+    }
+
+    /// The settings warnings not given yet, each given once for the life of
+    /// the caller (the command line shows them on stderr, the server once
+    /// on its stderr).
+    pub fn take_warnings(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.warnings)
+    }
+}
+
+/// The settings of a project as last read, with the stamps their files had
+/// just before.
+#[derive(Debug)]
+struct KeptSettings {
+    project_dir: PathBuf,
+    /// `None` when a file could not be stamped or had not settled: the
+    /// settings are read again at the next call.
+    stamps: Option<[FileStamp; 2]>,
+    settings: ClaudeSettings,
+}
+
+/// How long a settings file must have stood unchanged before a read of it
+/// is kept: a file rewritten in place within one timestamp tick and to the
+/// same length keeps its stamp, so a read taken during that tick is not
+/// trusted.
+const SETTLE: Duration = Duration::from_secs(2);
+
+/// The settings of `project_dir`: the kept ones while neither file's stamp
+/// changed, else read again (and kept).
+fn kept_settings<'k>(
+    kept: &'k mut Option<KeptSettings>,
+    env: &HostEnv,
+    project_dir: &Path,
+) -> &'k ClaudeSettings {
+    let files = settings::files(env, project_dir);
+    let now = SystemTime::now();
+    let stamps = match (
+        stamp(files[0].as_deref(), now),
+        stamp(files[1].as_deref(), now),
+    ) {
+        (Some(user), Some(project)) => Some([user, project]),
+        _ => None,
+    };
+    let unchanged = kept.as_ref().is_some_and(|kept| {
+        kept.project_dir == project_dir && stamps.is_some() && kept.stamps == stamps
+    });
+    if !unchanged {
+        *kept = None;
+    }
+    &kept
+        .get_or_insert_with(|| KeptSettings {
+            project_dir: project_dir.to_path_buf(),
+            stamps,
+            settings: settings::load(env, project_dir),
+        })
+        .settings
+}
+
+/// What a settings file looked like: its device, inode, length,
+/// modification and change times, or that there is none.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum FileStamp {
+    Absent,
+    Present(u64, u64, u64, SystemTime, SystemTime),
+}
+
+/// The stamp of the file at `path` (followed through links, as the
+/// settings are read); `None` when it cannot be had or the file changed
+/// less than [`SETTLE`] before `now`.
+fn stamp(path: Option<&Path>, now: SystemTime) -> Option<FileStamp> {
+    let Some(path) = path else {
+        return Some(FileStamp::Absent);
+    };
+    let meta = match std::fs::metadata(path) {
+        Ok(meta) => meta,
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Some(FileStamp::Absent),
+        Err(_) => return None,
+    };
+    let (device, inode, changed) = file_identity(&meta)?;
+    let modified = meta.modified().ok()?;
+    let settled = |time: SystemTime| now.duration_since(time).is_ok_and(|age| age >= SETTLE);
+    (settled(modified) && settled(changed)).then_some(FileStamp::Present(
+        device,
+        inode,
+        meta.len(),
+        modified,
+        changed,
+    ))
+}
+
+/// The file's device, inode and change time: the change time moves on
+/// every write and every rename onto the name, and no user can set it.
+#[cfg(unix)]
+fn file_identity(meta: &std::fs::Metadata) -> Option<(u64, u64, SystemTime)> {
+    use std::os::unix::fs::MetadataExt;
+    let changed = Duration::new(
+        u64::try_from(meta.ctime()).ok()?,
+        u32::try_from(meta.ctime_nsec()).ok()?,
+    );
+    Some((
+        meta.dev(),
+        meta.ino(),
+        SystemTime::UNIX_EPOCH.checked_add(changed)?,
+    ))
+}
+
+/// Off unix there is no inode or change time: the modification time
+/// stands in.
+#[cfg(not(unix))]
+fn file_identity(meta: &std::fs::Metadata) -> Option<(u64, u64, SystemTime)> {
+    Some((0, 0, meta.modified().ok()?))
+}
 
 /// Transcripts looked at, newest first: the caller's is being written to.
 const MAX_FILES: usize = 16;
