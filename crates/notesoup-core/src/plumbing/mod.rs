@@ -14,6 +14,7 @@
 //! lines, from one definition.
 
 pub mod dream;
+pub mod dreamer_child;
 pub mod lines;
 pub mod small_file;
 pub mod store;
@@ -22,6 +23,7 @@ pub use dream::{
     DEFAULT_DREAM_TIMEOUT, DreamFlags, Dreamer, DreamerProcess, DreamerSetting, NotesHomeError,
     dream_timeout, dreamer_executable, notes_home, run_dream_command,
 };
+pub use dreamer_child::{DreamerChild, dreamer_exit_error, dreamer_timed_out, run_dreamer_child};
 pub use lines::{
     CappedLines, KEPT_PREFIX_BYTES, LineRead, MAX_LINE_BYTES, MAX_LINE_TOKENS, UNKNOWN_ID,
     is_blank, leading_id, read_capped, recover_id, too_many_tokens,
