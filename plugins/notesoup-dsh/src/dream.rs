@@ -14,7 +14,9 @@ use std::process::{ChildStdout, Command};
 use std::time::Duration;
 
 use notesoup_core::dream::{DreamRequest, DreamResult, DreamRunner, DreamWrite, Ended};
-use notesoup_core::plumbing::{dreamer_exit_error, dreamer_timed_out, run_dreamer_child};
+use notesoup_core::plumbing::{
+    dreamer_exit_error, dreamer_timed_out, last_diagnostic_lines, run_dreamer_child,
+};
 use serde_json::{Value, json};
 
 use crate::bundle;
@@ -234,13 +236,9 @@ pub fn read_log(log: &SessionLog) -> DreamResult {
 /// The last lines of dsh's diagnostics, enough to name the failure (stack
 /// frames and source excerpts left out).
 fn last_lines(text: &str) -> String {
-    let lines: Vec<&str> = text
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with("at ") && !l.starts_with("file://"))
-        .filter(|l| !matches!(*l, "^" | "}" | "{"))
-        .collect();
-    lines[lines.len().saturating_sub(5)..].join(" | ")
+    last_diagnostic_lines(text, 5, |line| {
+        !line.starts_with("at ") && !line.starts_with("file://") && !matches!(line, "^" | "}" | "{")
+    })
 }
 
 #[cfg(test)]

@@ -28,7 +28,8 @@ use notesoup_core::dream::{
     DreamRequest, DreamResult, DreamRunner, DreamWrite, Ended, dream_tool_table,
 };
 use notesoup_core::plumbing::{
-    Links, MAX_SETTINGS_BYTES, dreamer_timed_out, read_small_text, run_dreamer_child,
+    Links, MAX_SETTINGS_BYTES, dreamer_timed_out, last_diagnostic_lines, read_small_text,
+    run_dreamer_child,
 };
 use notesoup_core::settings::{self, SettingsWarning};
 use serde_json::{Value, json};
@@ -268,12 +269,9 @@ impl Events {
 /// The last lines of Pi's diagnostics, enough to name the failure (stack
 /// frames and hints left out), at most 600 characters.
 fn last_lines(text: &str) -> String {
-    let lines: Vec<&str> = text
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with("at ") && !l.starts_with("Hint:"))
-        .collect();
-    let joined = lines[lines.len().saturating_sub(3)..].join(" | ");
+    let joined = last_diagnostic_lines(text, 3, |line| {
+        !line.starts_with("at ") && !line.starts_with("Hint:")
+    });
     if joined.is_empty() {
         return "(nothing on stderr)".to_owned();
     }

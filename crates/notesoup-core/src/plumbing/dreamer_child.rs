@@ -110,3 +110,15 @@ pub fn dreamer_exit_error(
         Err(error) => Some(format!("dreamer failed: {error}")),
     }
 }
+
+/// The last `count` lines of a dreamer's diagnostics that `keep` keeps
+/// (each trimmed, blank ones left out), joined with ` | `: enough to name a
+/// failure; each host leaves out its own noise (stack frames, hints).
+pub fn last_diagnostic_lines(text: &str, count: usize, keep: impl Fn(&str) -> bool) -> String {
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty() && keep(line))
+        .collect();
+    lines[lines.len().saturating_sub(count)..].join(" | ")
+}

@@ -23,7 +23,9 @@ pub use dream::{
     DEFAULT_DREAM_TIMEOUT, DreamFlags, Dreamer, DreamerProcess, DreamerSetting, NotesHomeError,
     dream_timeout, dreamer_executable, notes_home, run_dream_command,
 };
-pub use dreamer_child::{DreamerChild, dreamer_exit_error, dreamer_timed_out, run_dreamer_child};
+pub use dreamer_child::{
+    DreamerChild, dreamer_exit_error, dreamer_timed_out, last_diagnostic_lines, run_dreamer_child,
+};
 pub use lines::{
     CappedLines, KEPT_PREFIX_BYTES, LineRead, MAX_LINE_BYTES, MAX_LINE_TOKENS, UNKNOWN_ID,
     is_blank, leading_id, read_capped, recover_id, too_many_tokens,
