@@ -16,6 +16,7 @@
 pub mod dream;
 pub mod dreamer_child;
 pub mod lines;
+pub mod settings_file;
 pub mod small_file;
 pub mod store;
 
@@ -30,6 +31,7 @@ pub use lines::{
     CappedLines, KEPT_PREFIX_BYTES, LineRead, MAX_LINE_BYTES, MAX_LINE_TOKENS, UNKNOWN_ID,
     is_blank, leading_id, read_capped, recover_id, too_many_tokens,
 };
+pub use settings_file::read_settings_record;
 pub use small_file::{
     Links, MAX_SETTINGS_BYTES, SmallFileError, open_regular, read_small_file, read_small_text,
 };
