@@ -107,6 +107,20 @@ impl ContentBlock {
             extra: Extra::new(),
         })
     }
+
+    /// A plain tool call, as a provider that sends only the call's id, name
+    /// and arguments makes it.
+    pub fn tool_call(id: String, name: String, arguments: Value) -> Self {
+        Self::ToolCall(ToolCall {
+            id,
+            name,
+            arguments,
+            thought_signature: None,
+            namespace: None,
+            arguments_error: None,
+            extra: Extra::new(),
+        })
+    }
 }
 
 deserialize_tagged! {
