@@ -15,6 +15,8 @@
 //! Each file is read with core's bounded reader: a FIFO, a device, a
 //! directory or a file over [`MAX_SETTINGS_BYTES`] under either name is one
 //! warning and the defaults, never a wait or a read without end.
+//!
+//! [`MAX_SETTINGS_BYTES`]: notesoup_core::plumbing::MAX_SETTINGS_BYTES
 
 use std::path::{Path, PathBuf};
 

@@ -21,6 +21,8 @@
 //! Every problem is one warning, each starting `notesoup: ` and naming the
 //! key as it is written (`reserveTokens`, not a dotted path), so warnings
 //! from core and from this crate read alike.
+//!
+//! [`MAX_SETTINGS_BYTES`]: notesoup_core::plumbing::MAX_SETTINGS_BYTES
 
 use std::path::{Path, PathBuf};
 
