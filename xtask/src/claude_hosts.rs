@@ -16,7 +16,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::refdir::reference_dir;
+use crate::refdir::{npm_install, reference_dir};
 
 use anyhow::{Context, Result, bail};
 
@@ -46,13 +46,13 @@ pub fn run(args: &[String]) -> Result<()> {
     let root = reference_dir()?;
     let mut exports = Vec::new();
     match which {
-        "claude" => exports.push(install_claude(&root)?),
+        "claude" => exports.push(install_npm_host(&root, &CLAUDE_CODE)?),
         "mcp" => exports.push(install_mcp(&root)?),
-        "inspector" => exports.push(install_inspector(&root)?),
+        "inspector" => exports.push(install_npm_host(&root, &INSPECTOR)?),
         "all" => {
-            exports.push(install_claude(&root)?);
+            exports.push(install_npm_host(&root, &CLAUDE_CODE)?);
             exports.push(install_mcp(&root)?);
-            exports.push(install_inspector(&root)?);
+            exports.push(install_npm_host(&root, &INSPECTOR)?);
         }
         _ => bail!("{USAGE}"),
     }
@@ -62,42 +62,53 @@ pub fn run(args: &[String]) -> Result<()> {
     Ok(())
 }
 
-fn install_claude(root: &Path) -> Result<(&'static str, PathBuf)> {
-    let launcher = install_npm(
-        root,
-        "claude-code",
-        "@anthropic-ai/claude-code",
-        CLAUDE_CODE_VERSION,
-        "claude",
-    )?;
-    check_runs(Command::new(&launcher).arg("--version"), "claude --version")?;
-    Ok((CLAUDE_ENV, launcher))
+/// A reference host published on npm, whose launcher answers `--version`.
+struct NpmHost {
+    /// The environment variable the launcher's path is exported as.
+    env: &'static str,
+    /// The install folder's name, before `-<version>`.
+    folder: &'static str,
+    package: &'static str,
+    version: &'static str,
+    /// The launcher in `node_modules/.bin`.
+    bin: &'static str,
 }
 
-fn install_inspector(root: &Path) -> Result<(&'static str, PathBuf)> {
-    let launcher = install_npm(
-        root,
-        "mcp-inspector",
-        "@modelcontextprotocol/inspector",
-        INSPECTOR_VERSION,
-        "mcp-inspector",
-    )?;
+const CLAUDE_CODE: NpmHost = NpmHost {
+    env: CLAUDE_ENV,
+    folder: "claude-code",
+    package: "@anthropic-ai/claude-code",
+    version: CLAUDE_CODE_VERSION,
+    bin: "claude",
+};
+
+const INSPECTOR: NpmHost = NpmHost {
+    env: INSPECTOR_ENV,
+    folder: "mcp-inspector",
+    package: "@modelcontextprotocol/inspector",
+    version: INSPECTOR_VERSION,
+    bin: "mcp-inspector",
+};
+
+fn install_npm_host(root: &Path, host: &NpmHost) -> Result<(&'static str, PathBuf)> {
+    let launcher = install_npm(root, host)?;
     check_runs(
         Command::new(&launcher).arg("--version"),
-        "mcp-inspector --version",
+        &format!("{} --version", host.bin),
     )?;
-    Ok((INSPECTOR_ENV, launcher))
+    Ok((host.env, launcher))
 }
 
 /// Installs `package@version` from npm into `root/<folder>-<version>` unless
 /// its launcher `bin` is there already, and returns the launcher's path.
-fn install_npm(
-    root: &Path,
-    folder: &str,
-    package: &str,
-    version: &str,
-    bin: &str,
-) -> Result<PathBuf> {
+fn install_npm(root: &Path, host: &NpmHost) -> Result<PathBuf> {
+    let NpmHost {
+        folder,
+        package,
+        version,
+        bin,
+        ..
+    } = *host;
     let dir = root.join(format!("{folder}-{version}"));
     let launcher = dir.join("node_modules").join(".bin").join(bin);
     if launcher.exists() {
@@ -113,13 +124,7 @@ fn install_npm(
     }
     run_in(
         &dir,
-        Command::new("npm").args([
-            "install",
-            "--no-audit",
-            "--no-fund",
-            "--loglevel=error",
-            &format!("{package}@{version}"),
-        ]),
+        &mut npm_install(&dir, &[&format!("{package}@{version}")]),
         &format!("npm install {package}"),
     )?;
     Ok(launcher)

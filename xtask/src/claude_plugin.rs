@@ -15,11 +15,10 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use anyhow::{Context, Result, bail};
 
-use crate::deps::workspace_root;
+use crate::workspace::{cargo, workspace_root};
 
 const USAGE: &str = "usage: cargo xtask claude-plugin [--out DIR] [--debug]";
 
@@ -48,16 +47,15 @@ pub fn run(args: &[String]) -> Result<()> {
 
 /// Builds the `notesoup` binary and returns its path, as cargo reports it.
 pub(crate) fn build(root: &Path, release: bool) -> Result<PathBuf> {
-    let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
-    cmd.args([
+    let mut cmd = cargo(&[
         "build",
         "--package",
         "notesoup-claude",
         "--bin",
         "notesoup",
         "--message-format=json-render-diagnostics",
-    ])
-    .current_dir(root);
+    ]);
+    cmd.current_dir(root);
     if release {
         cmd.arg("--release");
     }

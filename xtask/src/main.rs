@@ -13,6 +13,7 @@ mod dsh;
 mod hosts;
 mod pi_bench;
 mod refdir;
+mod workspace;
 
 use std::process::ExitCode;
 

@@ -8,7 +8,7 @@ use std::process::Command;
 
 use anyhow::{Context, Result, bail};
 
-use crate::deps::workspace_root;
+use crate::workspace::{build_notesoup_pi, workspace_root};
 
 pub fn run(args: &[String]) -> Result<()> {
     if args.first().map(String::as_str) == Some("context") {
@@ -21,21 +21,7 @@ pub fn run(args: &[String]) -> Result<()> {
     };
     let env = crate::hosts::pi_env()?;
     let root = workspace_root();
-    let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-        .args([
-            "build",
-            "--release",
-            "-p",
-            "notesoup-pi",
-            "--bin",
-            "notesoup-pi",
-        ])
-        .current_dir(&root)
-        .status()
-        .context("could not run cargo build")?;
-    if !status.success() {
-        bail!("building notesoup-pi failed ({status})");
-    }
+    build_notesoup_pi(true)?;
     let work = std::env::temp_dir().join(format!("notesoup-pi-bench-{}", std::process::id()));
     std::fs::create_dir_all(&work).with_context(|| format!("creating {}", work.display()))?;
     let output = Command::new(&env.node)
@@ -93,7 +79,7 @@ fn context(args: &[String]) -> Result<()> {
     let (entries, runs) = (number(0, 100_000)?, number(1, 5)?);
     let env = crate::hosts::pi_env()?;
     let root = workspace_root();
-    build_release(&root)?;
+    build_notesoup_pi(true)?;
     let script = root.join("plugins/notesoup-pi/bench/long-session.mjs");
     let cache = crate::refdir::reference_dir()?.join("bench");
     std::fs::create_dir_all(&cache).with_context(|| format!("creating {}", cache.display()))?;
@@ -174,25 +160,6 @@ struct Sample {
     cpu: f64,
     /// Peak resident set, MB.
     peak_mb: f64,
-}
-
-fn build_release(root: &std::path::Path) -> Result<()> {
-    let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-        .args([
-            "build",
-            "--release",
-            "-p",
-            "notesoup-pi",
-            "--bin",
-            "notesoup-pi",
-        ])
-        .current_dir(root)
-        .status()
-        .context("could not run cargo build")?;
-    if !status.success() {
-        bail!("building notesoup-pi failed ({status})");
-    }
-    Ok(())
 }
 
 /// Wall time, CPU time and peak RSS of one whole process, its output

@@ -3,12 +3,13 @@
 //! tools, and only the jailed dream tools, served by this same binary
 //! (`notesoup dream-tools`); notesoup's own hooks are off inside it.
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
-use notesoup_core::dream::{Deadline, DreamRequest, DreamResult, DreamRunner, DreamWrite, Ended};
+use notesoup_core::dream::{DreamRequest, DreamResult, DreamRunner, DreamWrite, Ended};
+use notesoup_core::plumbing::{dreamer_exit_error, dreamer_timed_out, run_dreamer_child};
 use serde_json::{Value, json};
 
 use crate::env::DISABLE_VAR;
@@ -52,10 +53,7 @@ impl ClaudeDreamer {
             .arg(allowed.join(","))
             .arg("--no-session-persistence")
             .current_dir(request.home)
-            .env(DISABLE_VAR, "1")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
+            .env(DISABLE_VAR, "1");
         if let Some(model) = request.model_pattern {
             cmd.args(["--model", model]);
         }
@@ -65,48 +63,19 @@ impl ClaudeDreamer {
 
 impl DreamRunner for ClaudeDreamer {
     fn run(&mut self, request: DreamRequest<'_>) -> DreamResult {
-        // The deadline spawns it as the leader of its own process tree, so a
-        // timeout stops everything it started (a child still holding the
-        // output pipe would keep the read open).
-        let (deadline, pipes) = match Deadline::spawn(&mut self.command(&request), self.timeout) {
-            Ok(spawned) => spawned,
-            Err(err) => {
-                return DreamResult::failed(format!(
-                    "dreamer failed: could not start {}: {err}",
-                    self.claude.display()
-                ));
-            }
+        let read = |stdout| read_stream(BufReader::new(stdout));
+        let child = match run_dreamer_child(&mut self.command(&request), self.timeout, None, read) {
+            Ok(child) => child,
+            Err(error) => return DreamResult::failed(error),
         };
-        let (Some(stdout), Some(mut stderr_pipe)) = (pipes.stdout, pipes.stderr) else {
-            let _ = deadline.stop();
-            return DreamResult::failed("dreamer failed: no output from claude");
-        };
-        let mut result = read_stream(BufReader::new(stdout));
-        let mut stderr = String::new();
-        // Diagnostics only: a read failure leaves them empty.
-        let _ = stderr_pipe.read_to_string(&mut stderr);
-        let waited = match deadline.wait() {
+        let mut result = child.output;
+        let waited = match child.ended {
             Ended::Exited(waited) => waited,
-            Ended::TimedOut => {
-                // The writes made so far go into the report.
-                return DreamResult {
-                    report: String::new(),
-                    writes: result.writes,
-                    error: Some(Ended::timeout_error(self.timeout)),
-                };
-            }
+            // The writes made so far go into the report.
+            Ended::TimedOut => return dreamer_timed_out(result.writes, self.timeout),
         };
-        match waited {
-            Ok(status) if !status.success() && result.error.is_none() => {
-                result.error = Some(format!(
-                    "dreamer failed: claude exited with {status}: {}",
-                    stderr.trim()
-                ));
-            }
-            Err(err) if result.error.is_none() => {
-                result.error = Some(format!("dreamer failed: {err}"));
-            }
-            _ => {}
+        if result.error.is_none() {
+            result.error = dreamer_exit_error(&waited, "claude", || child.stderr.trim().to_owned());
         }
         result
     }

@@ -15,12 +15,12 @@
 //! Each file is read with core's bounded reader: a FIFO, a device, a
 //! directory or a file over [`MAX_SETTINGS_BYTES`] under either name is one
 //! warning and the defaults, never a wait or a read without end.
+//!
+//! [`MAX_SETTINGS_BYTES`]: notesoup_core::plumbing::MAX_SETTINGS_BYTES
 
 use std::path::{Path, PathBuf};
 
-use notesoup_core::plumbing::{Links, MAX_SETTINGS_BYTES, read_small_text};
-use notesoup_core::settings::{self, ProjectTrust, SETTINGS_KEY, Settings};
-use serde_json::{Map, Value};
+use notesoup_core::settings::{self, ProjectTrust, Settings};
 
 use crate::env::HostEnv;
 
@@ -74,39 +74,9 @@ pub fn files(env: &HostEnv, project_dir: &Path) -> [Option<PathBuf>; 2] {
     ]
 }
 
-/// The `notesoup` record of the file at `path`.
-pub fn read_file(path: &Path) -> (Map<String, Value>, Vec<String>) {
-    let text = match read_small_text(path, MAX_SETTINGS_BYTES, Links::Follow) {
-        Ok(Some(text)) => text,
-        Ok(None) => return (Map::new(), Vec::new()),
-        Err(error) => {
-            return (
-                Map::new(),
-                vec![format!(
-                    "notesoup: could not read {error}; using the defaults."
-                )],
-            );
-        }
-    };
-    let problem = |what: String| {
-        (
-            Map::new(),
-            vec![format!("notesoup: {what}; using the defaults.")],
-        )
-    };
-    match serde_json::from_str::<Value>(&text) {
-        Ok(Value::Object(file)) => match file.get(SETTINGS_KEY) {
-            None => (Map::new(), Vec::new()),
-            Some(Value::Object(record)) => (record.clone(), Vec::new()),
-            Some(_) => problem(format!(
-                "the {SETTINGS_KEY} key of {} must be an object",
-                path.display()
-            )),
-        },
-        Ok(_) => problem(format!("{} must hold a JSON object", path.display())),
-        Err(error) => problem(format!("{} is not JSON ({error})", path.display())),
-    }
-}
+/// The `notesoup` record of the settings file at `path`, with its warnings
+/// (core's reading, the same on every host whose file is notesoup's own).
+pub use notesoup_core::plumbing::read_settings_record as read_file;
 
 #[cfg(test)]
 mod tests {

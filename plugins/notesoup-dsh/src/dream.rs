@@ -10,10 +10,13 @@
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{ChildStdout, Command};
 use std::time::Duration;
 
-use notesoup_core::dream::{Deadline, DreamRequest, DreamResult, DreamRunner, DreamWrite, Ended};
+use notesoup_core::dream::{DreamRequest, DreamResult, DreamRunner, DreamWrite, Ended};
+use notesoup_core::plumbing::{
+    dreamer_exit_error, dreamer_timed_out, last_diagnostic_lines, run_dreamer_child,
+};
 use serde_json::{Value, json};
 
 use crate::bundle;
@@ -108,10 +111,7 @@ impl DshDreamer {
             .arg(overlay)
             .arg(request.prompt)
             .current_dir(request.home)
-            .env(DREAMER_VAR, "1")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
+            .env(DREAMER_VAR, "1");
         command
     }
 
@@ -151,54 +151,34 @@ impl DshDreamer {
             Ok(overlay) => overlay,
             Err(error) => return DreamResult::failed(error),
         };
-        // The deadline spawns it as the leader of its own process tree, so a
-        // timeout stops everything it started.
-        let (deadline, pipes) =
-            match Deadline::spawn(&mut self.command(request, &overlay), self.timeout) {
-                Ok(spawned) => spawned,
-                Err(error) => {
-                    return DreamResult::failed(format!(
-                        "dreamer failed: could not start {}: {error}",
-                        self.dsh.display()
-                    ));
-                }
-            };
-        // Both pipes are drained at once so neither can fill and stall dsh.
-        let stderr = pipes.stderr.map(|mut pipe| {
-            std::thread::spawn(move || {
-                let mut text = String::new();
-                // Diagnostics only: a read failure leaves them empty.
-                let _ = pipe.read_to_string(&mut text);
-                text
-            })
-        });
-        let mut stdout = String::new();
-        if let Some(mut pipe) = pipes.stdout {
-            // The report is read back from the session log when this fails.
-            let _ = pipe.read_to_string(&mut stdout);
-        }
-        let ended = deadline.wait();
-        let stderr = stderr
-            .and_then(|reader| reader.join().ok())
-            .unwrap_or_default();
+        // The report is read back from the session log when the read fails.
+        let read_all = |mut stdout: ChildStdout| {
+            let mut text = String::new();
+            let _ = stdout.read_to_string(&mut text);
+            text
+        };
+        let child = match run_dreamer_child(
+            &mut self.command(request, &overlay),
+            self.timeout,
+            None,
+            read_all,
+        ) {
+            Ok(child) => child,
+            Err(error) => return DreamResult::failed(error),
+        };
         let log = session_log(&self.work_dir.join("sessions"));
         let mut result = log.as_ref().map(read_log).unwrap_or_default();
         if result.report.is_empty() {
-            result.report = stdout.trim().to_owned();
+            result.report = child.output.trim().to_owned();
         }
-        match ended {
-            Ended::Exited(Ok(status)) if status.success() => {}
-            Ended::Exited(Ok(status)) => {
-                result.error = Some(format!(
-                    "dreamer failed: dsh exited with {status}: {}",
-                    last_lines(&stderr)
-                ));
+        match child.ended {
+            Ended::Exited(waited) => {
+                let stderr = &child.stderr;
+                if let Some(error) = dreamer_exit_error(&waited, "dsh", || last_lines(stderr)) {
+                    result.error = Some(error);
+                }
             }
-            Ended::Exited(Err(error)) => result.error = Some(format!("dreamer failed: {error}")),
-            Ended::TimedOut => {
-                result.report = String::new();
-                result.error = Some(Ended::timeout_error(self.timeout));
-            }
+            Ended::TimedOut => return dreamer_timed_out(result.writes, self.timeout),
         }
         result
     }
@@ -256,13 +236,9 @@ pub fn read_log(log: &SessionLog) -> DreamResult {
 /// The last lines of dsh's diagnostics, enough to name the failure (stack
 /// frames and source excerpts left out).
 fn last_lines(text: &str) -> String {
-    let lines: Vec<&str> = text
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with("at ") && !l.starts_with("file://"))
-        .filter(|l| !matches!(*l, "^" | "}" | "{"))
-        .collect();
-    lines[lines.len().saturating_sub(5)..].join(" | ")
+    last_diagnostic_lines(text, 5, |line| {
+        !line.starts_with("at ") && !line.starts_with("file://") && !matches!(line, "^" | "}" | "{")
+    })
 }
 
 #[cfg(test)]

@@ -21,12 +21,13 @@
 //! Every problem is one warning, each starting `notesoup: ` and naming the
 //! key as it is written (`reserveTokens`, not a dotted path), so warnings
 //! from core and from this crate read alike.
+//!
+//! [`MAX_SETTINGS_BYTES`]: notesoup_core::plumbing::MAX_SETTINGS_BYTES
 
 use std::path::{Path, PathBuf};
 
 use notesoup_core::budget::{DEFAULT_RESERVE_TOKENS, clamp_reserve};
-use notesoup_core::plumbing::{Links, MAX_SETTINGS_BYTES, read_small_text};
-use notesoup_core::settings::{self, ProjectTrust, SETTINGS_KEY, Settings};
+use notesoup_core::settings::{self, ProjectTrust, Settings};
 use serde_json::{Map, Value};
 
 /// The settings file's name inside the dsh home.
@@ -115,50 +116,9 @@ pub fn session_secret_guard(cwd: &Path, user: bool) -> (bool, Vec<String>) {
     (guard, warnings)
 }
 
-/// The `notesoup` record of the settings file at `path`; a missing file is
-/// an empty record, an unreadable one or one that is not a JSON object is
-/// a warning and an empty record.
-pub fn read_file(path: &Path) -> (Map<String, Value>, Vec<String>) {
-    let text = match read_small_text(path, MAX_SETTINGS_BYTES, Links::Follow) {
-        Ok(Some(text)) => text,
-        Ok(None) => return (Map::new(), Vec::new()),
-        Err(error) => {
-            return (
-                Map::new(),
-                vec![format!(
-                    "notesoup: could not read {error}; using the defaults."
-                )],
-            );
-        }
-    };
-    match serde_json::from_str::<Value>(&text) {
-        Ok(Value::Object(file)) => match file.get(SETTINGS_KEY) {
-            None => (Map::new(), Vec::new()),
-            Some(Value::Object(record)) => (record.clone(), Vec::new()),
-            Some(_) => (
-                Map::new(),
-                vec![format!(
-                    "notesoup: the {SETTINGS_KEY} key of {} must be an object; using the defaults.",
-                    path.display()
-                )],
-            ),
-        },
-        Ok(_) => (
-            Map::new(),
-            vec![format!(
-                "notesoup: {} must hold a JSON object; using the defaults.",
-                path.display()
-            )],
-        ),
-        Err(error) => (
-            Map::new(),
-            vec![format!(
-                "notesoup: {} is not JSON ({error}); using the defaults.",
-                path.display()
-            )],
-        ),
-    }
-}
+/// The `notesoup` record of the settings file at `path`, with its warnings
+/// (core's reading, the same on every host whose file is notesoup's own).
+pub use notesoup_core::plumbing::read_settings_record as read_file;
 
 /// Merges the file's record and the row's `settings` (the row wins per key)
 /// and validates the result.

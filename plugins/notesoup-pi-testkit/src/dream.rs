@@ -180,15 +180,11 @@ fn assistant_message(reply: Reply, model: &ModelInfo, call_counter: &mut u64) ->
     };
     for (name, arguments) in calls {
         *call_counter += 1;
-        content.push(ContentBlock::ToolCall(ToolCall {
-            id: format!("call_{call_counter}"),
+        content.push(ContentBlock::tool_call(
+            format!("call_{call_counter}"),
             name,
             arguments,
-            thought_signature: None,
-            namespace: None,
-            arguments_error: None,
-            extra: Extra::new(),
-        }));
+        ));
     }
     AssistantMessage {
         content,

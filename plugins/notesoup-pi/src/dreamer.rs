@@ -19,15 +19,18 @@
 //! the writes made so far.
 
 use std::ffi::OsString;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 use notesoup_core::dream::{
-    Deadline, DreamRequest, DreamResult, DreamRunner, DreamWrite, Ended, dream_tool_table,
+    DreamRequest, DreamResult, DreamRunner, DreamWrite, Ended, dream_tool_table,
 };
-use notesoup_core::plumbing::{Links, MAX_SETTINGS_BYTES, read_small_text};
+use notesoup_core::plumbing::{
+    Links, MAX_SETTINGS_BYTES, dreamer_timed_out, last_diagnostic_lines, read_small_text,
+    run_dreamer_child,
+};
 use notesoup_core::settings::{self, SettingsWarning};
 use serde_json::{Value, json};
 
@@ -121,10 +124,7 @@ impl PiDreamer {
             .args(pi_arguments(extension, request.model_pattern))
             .current_dir(request.home)
             .env(CONFIG_VAR, config)
-            .env("PI_OFFLINE", "1")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
+            .env("PI_OFFLINE", "1");
         command
     }
 
@@ -133,56 +133,25 @@ impl PiDreamer {
             Ok(paths) => paths,
             Err(error) => return DreamResult::failed(error),
         };
-        // The deadline spawns it as the leader of its own process tree, so a
-        // timeout stops everything it started (the tools server too, which
-        // would otherwise keep a pipe open).
-        let spawned = Deadline::spawn(
+        // The playbook goes in on stdin (no argument-length limit); Pi takes
+        // piped input as the prompt. A timeout stops the tools server too,
+        // which would otherwise keep a pipe open.
+        let child = match run_dreamer_child(
             &mut self.command(request, &extension, &config),
             self.timeout,
-        );
-        let (deadline, pipes) = match spawned {
-            Ok(spawned) => spawned,
-            Err(error) => {
-                return DreamResult::failed(format!(
-                    "dreamer failed: could not start {}: {error}",
-                    self.pi.display()
-                ));
-            }
+            Some(request.prompt),
+            |stdout| read_events(BufReader::new(stdout)),
+        ) {
+            Ok(child) => child,
+            Err(error) => return DreamResult::failed(error),
         };
-        let (Some(mut stdin), Some(stdout), Some(mut stderr_pipe)) =
-            (pipes.stdin, pipes.stdout, pipes.stderr)
-        else {
-            let _ = deadline.stop();
-            return DreamResult::failed("dreamer failed: no pipes to pi");
-        };
-        // The playbook goes in on stdin (no argument-length limit); Pi takes
-        // piped input as the prompt. A Pi that exits early closes the pipe,
-        // which only ends this writer.
-        let prompt = request.prompt.to_owned();
-        let writer = std::thread::spawn(move || {
-            let _ = stdin.write_all(prompt.as_bytes());
-        });
-        let stderr_reader = std::thread::spawn(move || {
-            let mut text = Vec::new();
-            // Diagnostics only: a read failure leaves them short.
-            let _ = stderr_pipe.read_to_end(&mut text);
-            String::from_utf8_lossy(&text).into_owned()
-        });
-        let events = read_events(BufReader::new(stdout));
-        let stderr = stderr_reader.join().unwrap_or_default();
-        let _ = writer.join();
-        let waited = match deadline.wait() {
+        let events = child.output;
+        let waited = match child.ended {
             Ended::Exited(waited) => waited,
-            Ended::TimedOut => {
-                return DreamResult {
-                    report: String::new(),
-                    writes: events.writes,
-                    error: Some(Ended::timeout_error(self.timeout)),
-                };
-            }
+            Ended::TimedOut => return dreamer_timed_out(events.writes, self.timeout),
         };
         let status = waited.map_err(|error| format!("dreamer failed: {error}"));
-        events.outcome(request.model_pattern, status, &stderr)
+        events.outcome(request.model_pattern, status, &child.stderr)
     }
 }
 
@@ -300,12 +269,9 @@ impl Events {
 /// The last lines of Pi's diagnostics, enough to name the failure (stack
 /// frames and hints left out), at most 600 characters.
 fn last_lines(text: &str) -> String {
-    let lines: Vec<&str> = text
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with("at ") && !l.starts_with("Hint:"))
-        .collect();
-    let joined = lines[lines.len().saturating_sub(3)..].join(" | ");
+    let joined = last_diagnostic_lines(text, 3, |line| {
+        !line.starts_with("at ") && !line.starts_with("Hint:")
+    });
     if joined.is_empty() {
         return "(nothing on stderr)".to_owned();
     }

@@ -55,6 +55,55 @@ fn ceil_div(chars: usize, divisor: usize) -> u64 {
     chars.div_ceil(divisor) as u64
 }
 
+/// A content's characters: a string's length, or what the estimator's
+/// `block_chars` counts of its blocks (the two differ on images).
+fn content_chars(content: &Content, block_chars: fn(&[ContentBlock]) -> usize) -> usize {
+    match content {
+        Content::Text(text) => js_len(text),
+        Content::Blocks(blocks) => block_chars(blocks),
+    }
+}
+
+/// What both estimators count of an assistant's blocks: text, thinking, and
+/// a tool call's name and JSON arguments.
+fn assistant_chars(blocks: &[ContentBlock]) -> usize {
+    blocks
+        .iter()
+        .map(|block| match block {
+            ContentBlock::Text(text) => js_len(&text.text),
+            ContentBlock::Thinking(thinking) => js_len(&thinking.thinking),
+            ContentBlock::ToolCall(call) => js_len(&call.name) + js_json_len(&call.arguments),
+            _ => 0,
+        })
+        .sum()
+}
+
+impl ContextEstimate {
+    /// `estimateContextTokens`' last step, in both estimators: the trusted
+    /// usage (the assistant message at its index) plus `estimate` of every
+    /// message after it; without one, every message estimated.
+    fn after_usage<M: Borrow<AgentMessage>>(
+        messages: &[M],
+        last_usage: Option<(usize, &Usage)>,
+        estimate: impl Fn(&AgentMessage) -> u64,
+    ) -> Self {
+        let (usage_tokens, trailing) = match last_usage {
+            Some((index, usage)) => (calculate_context_tokens(usage), index + 1),
+            None => (0, 0),
+        };
+        let trailing_tokens = messages[trailing..]
+            .iter()
+            .map(|message| estimate(message.borrow()))
+            .sum();
+        Self {
+            tokens: usage_tokens + trailing_tokens,
+            usage_tokens,
+            trailing_tokens,
+            last_usage_index: last_usage.map(|(index, _)| index),
+        }
+    }
+}
+
 /// The coding agent's estimator (`compaction.ts`): `ceil(chars / 4)` over
 /// agent messages. It backs `getContextUsage()`, the compaction threshold and
 /// a boundary compaction's `tokensBefore`.
@@ -62,13 +111,6 @@ pub mod coding_agent {
     use super::*;
 
     /// Text lengths; images count 4800; other blocks nothing.
-    fn content_chars(content: &Content) -> usize {
-        match content {
-            Content::Text(text) => js_len(text),
-            Content::Blocks(blocks) => block_chars(blocks),
-        }
-    }
-
     fn block_chars(blocks: &[ContentBlock]) -> usize {
         blocks
             .iter()
@@ -93,22 +135,11 @@ pub mod coding_agent {
                     .sum();
                 // An empty list is truthy in JavaScript and counts as "[]".
                 let tools = system.tools_added.as_ref().map_or(0, js_json_len);
-                content_chars(&system.content) + sections + tools
+                content_chars(&system.content, block_chars) + sections + tools
             }
-            AgentMessage::User(user) => content_chars(&user.content),
-            AgentMessage::Assistant(assistant) => assistant
-                .content
-                .iter()
-                .map(|block| match block {
-                    ContentBlock::Text(text) => js_len(&text.text),
-                    ContentBlock::Thinking(thinking) => js_len(&thinking.thinking),
-                    ContentBlock::ToolCall(call) => {
-                        js_len(&call.name) + js_json_len(&call.arguments)
-                    }
-                    _ => 0,
-                })
-                .sum(),
-            AgentMessage::Custom(custom) => content_chars(&custom.content),
+            AgentMessage::User(user) => content_chars(&user.content, block_chars),
+            AgentMessage::Assistant(assistant) => assistant_chars(&assistant.content),
+            AgentMessage::Custom(custom) => content_chars(&custom.content, block_chars),
             AgentMessage::ToolResult(result) => block_chars(&result.content),
             AgentMessage::BashExecution(bash) => js_len(&bash.command) + js_len(&bash.output),
             AgentMessage::BranchSummary(summary) => js_len(&summary.summary),
@@ -129,30 +160,7 @@ pub mod coding_agent {
             .find_map(|(index, message)| {
                 usable_usage(message.borrow()).map(|usage| (index, usage))
             });
-        match last_usage {
-            Some((index, usage)) => {
-                let usage_tokens = calculate_context_tokens(usage);
-                let trailing_tokens = messages[index + 1..]
-                    .iter()
-                    .map(|m| estimate_tokens(m.borrow()))
-                    .sum();
-                ContextEstimate {
-                    tokens: usage_tokens + trailing_tokens,
-                    usage_tokens,
-                    trailing_tokens,
-                    last_usage_index: Some(index),
-                }
-            }
-            None => {
-                let tokens = messages.iter().map(|m| estimate_tokens(m.borrow())).sum();
-                ContextEstimate {
-                    tokens,
-                    usage_tokens: 0,
-                    trailing_tokens: tokens,
-                    last_usage_index: None,
-                }
-            }
-        }
+        ContextEstimate::after_usage(messages, last_usage, estimate_tokens)
     }
 
     /// `estimateProjectedContextTokens(projection, branchEntries)` (1.6.0):
@@ -213,13 +221,6 @@ pub mod pi_ai {
     }
 
     /// Text lengths; any other block counts as an image.
-    fn content_chars(content: &Content) -> usize {
-        match content {
-            Content::Text(text) => js_len(text),
-            Content::Blocks(blocks) => block_chars(blocks),
-        }
-    }
-
     fn block_chars(blocks: &[ContentBlock]) -> usize {
         blocks
             .iter()
@@ -246,22 +247,11 @@ pub mod pi_ai {
                     + tools_tokens(system.tools_added.as_ref())
                     + tools_tokens(system.tools_removed.as_ref())
             }
-            AgentMessage::User(user) => tokens_of_chars(content_chars(&user.content)),
+            AgentMessage::User(user) => tokens_of_chars(content_chars(&user.content, block_chars)),
             AgentMessage::ToolResult(result) => tokens_of_chars(block_chars(&result.content)),
-            AgentMessage::Assistant(assistant) => tokens_of_chars(
-                assistant
-                    .content
-                    .iter()
-                    .map(|block| match block {
-                        ContentBlock::Text(text) => js_len(&text.text),
-                        ContentBlock::Thinking(thinking) => js_len(&thinking.thinking),
-                        ContentBlock::ToolCall(call) => {
-                            js_len(&call.name) + js_json_len(&call.arguments)
-                        }
-                        _ => 0,
-                    })
-                    .sum(),
-            ),
+            AgentMessage::Assistant(assistant) => {
+                tokens_of_chars(assistant_chars(&assistant.content))
+            }
             _ => 0,
         }
     }
@@ -289,32 +279,6 @@ pub mod pi_ai {
                 latest_prefix.max(timestamp)
             };
         }
-        match last_usage {
-            Some((index, usage)) => {
-                let usage_tokens = calculate_context_tokens(usage);
-                let trailing_tokens = messages[index + 1..]
-                    .iter()
-                    .map(|m| estimate_message_tokens(m.borrow()))
-                    .sum();
-                ContextEstimate {
-                    tokens: usage_tokens + trailing_tokens,
-                    usage_tokens,
-                    trailing_tokens,
-                    last_usage_index: Some(index),
-                }
-            }
-            None => {
-                let tokens = messages
-                    .iter()
-                    .map(|m| estimate_message_tokens(m.borrow()))
-                    .sum();
-                ContextEstimate {
-                    tokens,
-                    usage_tokens: 0,
-                    trailing_tokens: tokens,
-                    last_usage_index: None,
-                }
-            }
-        }
+        ContextEstimate::after_usage(messages, last_usage, estimate_message_tokens)
     }
 }

@@ -300,14 +300,7 @@ fn text_of(content: &Content) -> String {
 }
 
 fn blocks_text(blocks: &[ContentBlock]) -> String {
-    let texts: Vec<&str> = blocks
-        .iter()
-        .filter_map(|block| match block {
-            ContentBlock::Text(text) => Some(text.text.as_str()),
-            _ => None,
-        })
-        .collect();
-    texts.join("\n")
+    crate::session::blocks_text(blocks, "\n")
 }
 
 fn tool_result(result: &ToolResultMessage) -> ToolResult {

@@ -155,6 +155,55 @@ pub fn js_number(value: f64) -> String {
     out
 }
 
+/// A struct for one of Pi's JSON objects, its fields in Pi's key order.
+///
+/// Pi's objects leave out a property that is `undefined`, and so do these:
+/// a field written `pub name?: T` is an `Option<T>` whose key is absent when
+/// it is `None` (and read as `None` when absent). `..entry` stands for a
+/// session entry's `id`, `parentId` and `timestamp`, at the place Pi writes
+/// them, and `..extra` for the keys notesoup does not read, kept so that
+/// nothing a newer Pi wrote is lost. Everything else (attributes,
+/// documentation, plain fields) is kept as written.
+macro_rules! pi_object {
+    ($(#[$meta:meta])* pub struct $name:ident { $($fields:tt)* }) => {
+        $crate::json::pi_object!(@fields [$(#[$meta])* pub struct $name] [] $($fields)*);
+    };
+    (@fields $head:tt [$($done:tt)*]
+        $(#[$attr:meta])* pub $field:ident ?: $ty:ty $(, $($rest:tt)*)?) => {
+        $crate::json::pi_object!(@fields $head [$($done)*
+            $(#[$attr])*
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub $field: Option<$ty>,
+        ] $($($rest)*)?);
+    };
+    (@fields $head:tt [$($done:tt)*]
+        $(#[$attr:meta])* pub $field:ident : $ty:ty $(, $($rest:tt)*)?) => {
+        $crate::json::pi_object!(@fields $head [$($done)* $(#[$attr])* pub $field: $ty,]
+            $($($rest)*)?);
+    };
+    (@fields $head:tt [$($done:tt)*] ..entry $(, $($rest:tt)*)?) => {
+        $crate::json::pi_object!(@fields $head [$($done)*
+            /// Entry id.
+            pub id: String,
+            /// Parent entry id; `None` for a root.
+            pub parent_id: Option<String>,
+            /// ISO time.
+            pub timestamp: String,
+        ] $($($rest)*)?);
+    };
+    (@fields $head:tt [$($done:tt)*] ..extra $(, $($rest:tt)*)?) => {
+        $crate::json::pi_object!(@fields $head [$($done)*
+            /// Unknown keys, kept in file order.
+            #[serde(flatten)]
+            pub extra: $crate::session::Extra,
+        ] $($($rest)*)?);
+    };
+    (@fields [$($head:tt)*] [$($done:tt)*]) => {
+        $($head)* { $($done)* }
+    };
+}
+pub(crate) use pi_object;
+
 /// Deserialises a field that JavaScript may write as a value or as `null`,
 /// keeping the difference from an absent key: absent is `None` (through
 /// `#[serde(default)]`), `null` is `Some(None)`.

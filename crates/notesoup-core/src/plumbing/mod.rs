@@ -14,7 +14,9 @@
 //! lines, from one definition.
 
 pub mod dream;
+pub mod dreamer_child;
 pub mod lines;
+pub mod settings_file;
 pub mod small_file;
 pub mod store;
 
@@ -22,10 +24,14 @@ pub use dream::{
     DEFAULT_DREAM_TIMEOUT, DreamFlags, Dreamer, DreamerProcess, DreamerSetting, NotesHomeError,
     dream_timeout, dreamer_executable, notes_home, run_dream_command,
 };
+pub use dreamer_child::{
+    DreamerChild, dreamer_exit_error, dreamer_timed_out, last_diagnostic_lines, run_dreamer_child,
+};
 pub use lines::{
     CappedLines, KEPT_PREFIX_BYTES, LineRead, MAX_LINE_BYTES, MAX_LINE_TOKENS, UNKNOWN_ID,
     is_blank, leading_id, read_capped, recover_id, too_many_tokens,
 };
+pub use settings_file::read_settings_record;
 pub use small_file::{
     Links, MAX_SETTINGS_BYTES, SmallFileError, open_regular, read_small_file, read_small_text,
 };

@@ -539,15 +539,9 @@ impl Decoder {
             let Some(mut decoded) = row.decoded else {
                 continue;
             };
-            let base = self.transcript.highest_seq + 1;
-            self.transcript.highest_seq += decoded.seqs;
-            if !on_branch {
-                self.transcript.off_branch.push(SeqSpan {
-                    first: base,
-                    last: self.transcript.highest_seq,
-                });
+            let Some(base) = self.number_row(decoded.seqs, on_branch) else {
                 continue;
-            }
+            };
             if row.boundary {
                 self.close_window(window);
                 window = self.open_window(session_id, row.timestamp.clone());
@@ -556,6 +550,22 @@ impl Decoder {
             window.push_items(base, row.timestamp, decoded.items);
         }
         self.close_window(window);
+    }
+
+    /// Gives a decoded row its `seqs` seqs, which depend only on the row,
+    /// never on the branch: a row off the branch has its span recorded as
+    /// such and gives `None`; one on it gives its first seq.
+    pub(super) fn number_row(&mut self, seqs: u32, on_branch: bool) -> Option<u32> {
+        let base = self.transcript.highest_seq + 1;
+        self.transcript.highest_seq += seqs;
+        if !on_branch {
+            self.transcript.off_branch.push(SeqSpan {
+                first: base,
+                last: self.transcript.highest_seq,
+            });
+            return None;
+        }
+        Some(base)
     }
 
     /// Where the decode stands, to come back to with [`Decoder::rewind`].

@@ -30,9 +30,7 @@ use std::collections::{HashMap, VecDeque};
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
-use notesoup_core::history::{
-    History, NestedCalls, SeqSpan, Transcript, TranscriptError, TranscriptWindow,
-};
+use notesoup_core::history::{History, NestedCalls, Transcript, TranscriptError, TranscriptWindow};
 
 use super::decode::{
     ChainFile, Decoder, OpenWindow, Parsed, STREAM_CHUNK_BYTES, attach_nested_calls, parse_stream,
@@ -907,16 +905,9 @@ impl Newest {
             let Some(mut decoded) = row.decoded else {
                 continue;
             };
-            let on_branch = on_branch[last[index]];
-            let base = decoder.transcript.highest_seq + 1;
-            decoder.transcript.highest_seq += decoded.seqs;
-            if !on_branch {
-                decoder.transcript.off_branch.push(SeqSpan {
-                    first: base,
-                    last: decoder.transcript.highest_seq,
-                });
+            let Some(base) = decoder.number_row(decoded.seqs, on_branch[last[index]]) else {
                 continue;
-            }
+            };
             if row.boundary {
                 let next = decoder.open_window(&self.session_id, row.timestamp.clone());
                 let closed = std::mem::replace(&mut self.window, next);

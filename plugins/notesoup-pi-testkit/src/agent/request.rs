@@ -12,7 +12,7 @@ use notesoup_pi::host::PiExtension;
 use notesoup_pi::projection::{convert_to_llm, current_system_message};
 use notesoup_pi::session::{
     AgentMessage, AssistantMessage, Content, ContentBlock, Cost, Extra, StopReason, SystemLayout,
-    SystemMessage, ToolCall, ToolDeclaration, ToolReference, Usage, UserMessage,
+    SystemMessage, ToolDeclaration, ToolReference, Usage, UserMessage,
 };
 
 use super::Harness;
@@ -169,15 +169,11 @@ impl<E: PiExtension> Harness<E> {
                     text.map(ContentBlock::text).into_iter().collect();
                 for (name, arguments) in calls {
                     self.tool_call_counter += 1;
-                    content.push(ContentBlock::ToolCall(ToolCall {
-                        id: format!("call_{}", self.tool_call_counter),
+                    content.push(ContentBlock::tool_call(
+                        format!("call_{}", self.tool_call_counter),
                         name,
                         arguments,
-                        thought_signature: None,
-                        namespace: None,
-                        arguments_error: None,
-                        extra: Extra::new(),
-                    }));
+                    ));
                 }
                 self.assistant(content, StopReason::ToolUse, None, input, output, started)
             }

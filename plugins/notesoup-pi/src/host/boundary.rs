@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::json::pi_object;
 use crate::session::{AgentMessage, Content, ContextReplacement, Entry, Usage};
 
 /// `SessionBoundaryDraft`: one entry Pi appends after the last handler.
@@ -126,16 +127,17 @@ pub struct BoundaryState {
     pub outcome: BoundaryOutcome,
 }
 
-/// `BoundaryResult`: returned `entries` replace the proposal (return
-/// `[...state.entries, draft]` to add); `None` keeps it.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct BoundaryResult {
-    /// The new draft list.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub entries: Option<Vec<SessionBoundaryDraft>>,
-    /// Request (or withdraw) one more provider request.
-    #[serde(default, rename = "continue", skip_serializing_if = "Option::is_none")]
-    pub continue_run: Option<bool>,
+pi_object! {
+    /// `BoundaryResult`: returned `entries` replace the proposal (return
+    /// `[...state.entries, draft]` to add); `None` keeps it.
+    #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+    pub struct BoundaryResult {
+        /// The new draft list.
+        pub entries?: Vec<SessionBoundaryDraft>,
+        /// Request (or withdraw) one more provider request.
+        #[serde(rename = "continue")]
+        pub continue_run?: bool,
+    }
 }
 
 impl BoundaryResult {

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::boundary::BoundaryState;
+use crate::json::pi_object;
 use crate::session::{
     AgentMessage, BranchSummaryEntry, CompactionEntry, Content, ContentBlock, CustomMessage, Entry,
     ImageContent, ToolResultMessage, Usage,
@@ -27,16 +28,16 @@ pub enum SessionStartReason {
     Fork,
 }
 
-/// `session_start`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SessionStartEvent {
-    /// Why; absent on v0.58.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<SessionStartReason>,
-    /// The session file before a switch or fork.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub previous_session_file: Option<String>,
+pi_object! {
+    /// `session_start`.
+    #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct SessionStartEvent {
+        /// Why; absent on v0.58.
+        pub reason?: SessionStartReason,
+        /// The session file before a switch or fork.
+        pub previous_session_file?: String,
+    }
 }
 
 /// Why a session shut down.
@@ -55,41 +56,40 @@ pub enum SessionShutdownReason {
     Fork,
 }
 
-/// `session_shutdown`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SessionShutdownEvent {
-    /// Why; absent on v0.58.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<SessionShutdownReason>,
-    /// The session file switched to.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub target_session_file: Option<String>,
+pi_object! {
+    /// `session_shutdown`.
+    #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct SessionShutdownEvent {
+        /// Why; absent on v0.58.
+        pub reason?: SessionShutdownReason,
+        /// The session file switched to.
+        pub target_session_file?: String,
+    }
 }
 
-/// `TreePreparation` of `session_before_tree`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct TreePreparation {
-    /// The entry navigated to.
-    pub target_id: String,
-    /// The leaf before navigation.
-    pub old_leaf_id: Option<String>,
-    /// The common ancestor of both.
-    pub common_ancestor_id: Option<String>,
-    /// The abandoned entries a summary would cover.
-    pub entries_to_summarize: Vec<Entry>,
-    /// Whether the user asked for a summary.
-    pub user_wants_summary: bool,
-    /// Extra summary instructions.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub custom_instructions: Option<String>,
-    /// Whether those instructions replace the default ones.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub replace_instructions: Option<bool>,
-    /// A label for the target.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub label: Option<String>,
+pi_object! {
+    /// `TreePreparation` of `session_before_tree`.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct TreePreparation {
+        /// The entry navigated to.
+        pub target_id: String,
+        /// The leaf before navigation.
+        pub old_leaf_id: Option<String>,
+        /// The common ancestor of both.
+        pub common_ancestor_id: Option<String>,
+        /// The abandoned entries a summary would cover.
+        pub entries_to_summarize: Vec<Entry>,
+        /// Whether the user asked for a summary.
+        pub user_wants_summary: bool,
+        /// Extra summary instructions.
+        pub custom_instructions?: String,
+        /// Whether those instructions replace the default ones.
+        pub replace_instructions?: bool,
+        /// A label for the target.
+        pub label?: String,
+    }
 }
 
 /// `session_before_tree`.
@@ -99,54 +99,51 @@ pub struct SessionBeforeTreeEvent {
     pub preparation: TreePreparation,
 }
 
-/// A summary supplied by an extension.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TreeSummary {
-    /// The text; empty writes no `branch_summary` (1.6.0).
-    pub summary: String,
-    /// Implementation data.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub details: Option<Value>,
-    /// Usage of its generation.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub usage: Option<Usage>,
+pi_object! {
+    /// A summary supplied by an extension.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    pub struct TreeSummary {
+        /// The text; empty writes no `branch_summary` (1.6.0).
+        pub summary: String,
+        /// Implementation data.
+        pub details?: Value,
+        /// Usage of its generation.
+        pub usage?: Usage,
+    }
 }
 
-/// The result of `session_before_tree`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SessionBeforeTreeResult {
-    /// Cancel the navigation.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cancel: Option<bool>,
-    /// Use this summary (only when the user asked for one).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub summary: Option<TreeSummary>,
-    /// Replacement instructions.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub custom_instructions: Option<String>,
-    /// Whether the instructions replace the default ones.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub replace_instructions: Option<bool>,
-    /// A label for the target.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub label: Option<String>,
+pi_object! {
+    /// The result of `session_before_tree`.
+    #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct SessionBeforeTreeResult {
+        /// Cancel the navigation.
+        pub cancel?: bool,
+        /// Use this summary (only when the user asked for one).
+        pub summary?: TreeSummary,
+        /// Replacement instructions.
+        pub custom_instructions?: String,
+        /// Whether the instructions replace the default ones.
+        pub replace_instructions?: bool,
+        /// A label for the target.
+        pub label?: String,
+    }
 }
 
-/// `session_tree`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SessionTreeEvent {
-    /// The new leaf.
-    pub new_leaf_id: Option<String>,
-    /// The old leaf.
-    pub old_leaf_id: Option<String>,
-    /// The summary written, if any.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub summary_entry: Option<BranchSummaryEntry>,
-    /// Whether an extension supplied the summary.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub from_extension: Option<bool>,
+pi_object! {
+    /// `session_tree`.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct SessionTreeEvent {
+        /// The new leaf.
+        pub new_leaf_id: Option<String>,
+        /// The old leaf.
+        pub old_leaf_id: Option<String>,
+        /// The summary written, if any.
+        pub summary_entry?: BranchSummaryEntry,
+        /// Whether an extension supplied the summary.
+        pub from_extension?: bool,
+    }
 }
 
 /// Why a compaction runs (≥ 0.79.10).
@@ -161,65 +158,65 @@ pub enum CompactionReason {
     Overflow,
 }
 
-/// `session_before_compact`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SessionBeforeCompactEvent {
-    /// Pi's `CompactionPreparation`, kept opaque.
-    pub preparation: Value,
-    /// The branch being compacted.
-    pub branch_entries: Vec<Entry>,
-    /// `/compact <instructions>`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub custom_instructions: Option<String>,
-    /// Why; absent before 0.79.10.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<CompactionReason>,
-    /// Whether Pi retries the request after compacting.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub will_retry: Option<bool>,
+pi_object! {
+    /// `session_before_compact`.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct SessionBeforeCompactEvent {
+        /// Pi's `CompactionPreparation`, kept opaque.
+        pub preparation: Value,
+        /// The branch being compacted.
+        pub branch_entries: Vec<Entry>,
+        /// `/compact <instructions>`.
+        pub custom_instructions?: String,
+        /// Why; absent before 0.79.10.
+        pub reason?: CompactionReason,
+        /// Whether Pi retries the request after compacting.
+        pub will_retry?: bool,
+    }
 }
 
-/// A compaction supplied by an extension (`CompactionResult`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct CompactionSupplied {
-    /// The summary.
-    pub summary: String,
-    /// The first kept entry.
-    pub first_kept_entry_id: String,
-    /// Tokens before.
-    pub tokens_before: u64,
-    /// Implementation data.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub details: Option<Value>,
+pi_object! {
+    /// A compaction supplied by an extension (`CompactionResult`).
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct CompactionSupplied {
+        /// The summary.
+        pub summary: String,
+        /// The first kept entry.
+        pub first_kept_entry_id: String,
+        /// Tokens before.
+        pub tokens_before: u64,
+        /// Implementation data.
+        pub details?: Value,
+    }
 }
 
-/// The result of `session_before_compact`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct SessionBeforeCompactResult {
-    /// Cancel the compaction (notesoup does while it owns the window).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cancel: Option<bool>,
-    /// Use this compaction instead of Pi's summary.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub compaction: Option<CompactionSupplied>,
+pi_object! {
+    /// The result of `session_before_compact`.
+    #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+    pub struct SessionBeforeCompactResult {
+        /// Cancel the compaction (notesoup does while it owns the window).
+        pub cancel?: bool,
+        /// Use this compaction instead of Pi's summary.
+        pub compaction?: CompactionSupplied,
+    }
 }
 
-/// `session_compact`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SessionCompactEvent {
-    /// The entry written.
-    pub compaction_entry: CompactionEntry,
-    /// Whether an extension supplied it.
-    pub from_extension: bool,
-    /// Why.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<CompactionReason>,
-    /// Whether Pi retries.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub will_retry: Option<bool>,
+pi_object! {
+    /// `session_compact`.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct SessionCompactEvent {
+        /// The entry written.
+        pub compaction_entry: CompactionEntry,
+        /// Whether an extension supplied it.
+        pub from_extension: bool,
+        /// Why.
+        pub reason?: CompactionReason,
+        /// Whether Pi retries.
+        pub will_retry?: bool,
+    }
 }
 
 /// The model a host runs: identity and limits.
@@ -236,17 +233,18 @@ pub struct ModelInfo {
     pub max_tokens: u64,
 }
 
-/// `model_select`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ModelSelectEvent {
-    /// The new model.
-    pub model: ModelInfo,
-    /// The previous model.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub previous_model: Option<ModelInfo>,
-    /// `set`, `cycle` or `restore`.
-    pub source: String,
+pi_object! {
+    /// `model_select`.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct ModelSelectEvent {
+        /// The new model.
+        pub model: ModelInfo,
+        /// The previous model.
+        pub previous_model?: ModelInfo,
+        /// `set`, `cycle` or `restore`.
+        pub source: String,
+    }
 }
 
 /// What started an agent run (1.6.0 `messageType`).
@@ -279,31 +277,32 @@ pub struct BeforeAgentStartEvent {
     pub input: AgentStartInput,
 }
 
-/// A custom message an extension sends (`sendMessage`, `before_agent_start`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct CustomMessageDraft {
-    /// The extension's type name.
-    pub custom_type: String,
-    /// Text or blocks.
-    pub content: Content,
-    /// Whether the TUI shows it.
-    pub display: bool,
-    /// Extension metadata.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub details: Option<Value>,
+pi_object! {
+    /// A custom message an extension sends (`sendMessage`, `before_agent_start`).
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct CustomMessageDraft {
+        /// The extension's type name.
+        pub custom_type: String,
+        /// Text or blocks.
+        pub content: Content,
+        /// Whether the TUI shows it.
+        pub display: bool,
+        /// Extension metadata.
+        pub details?: Value,
+    }
 }
 
-/// The result of `before_agent_start`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct BeforeAgentStartResult {
-    /// A message to add before the prompt.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub message: Option<CustomMessageDraft>,
-    /// A replacement system prompt for this run.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub system_prompt: Option<String>,
+pi_object! {
+    /// The result of `before_agent_start`.
+    #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct BeforeAgentStartResult {
+        /// A message to add before the prompt.
+        pub message?: CustomMessageDraft,
+        /// A replacement system prompt for this run.
+        pub system_prompt?: String,
+    }
 }
 
 /// `turn_start`.
@@ -316,25 +315,25 @@ pub struct TurnStartEvent {
     pub timestamp: i64,
 }
 
-/// `turn_end`: the turn plus, from 0.87, the boundary state.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct TurnEndEvent {
-    /// 0-based turn index within the run.
-    pub turn_index: u64,
-    /// The assistant message.
-    pub message: AgentMessage,
-    /// Its tool results.
-    pub tool_results: Vec<ToolResultMessage>,
-    /// The saved assistant entry (≥ 0.87).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub message_entry_id: Option<String>,
-    /// The saved tool-result entries (≥ 0.87).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tool_result_entry_ids: Option<Vec<String>>,
-    /// The boundary state (≥ 0.87); `None` on older hosts.
-    #[serde(default, flatten, skip_serializing_if = "Option::is_none")]
-    pub boundary: Option<BoundaryState>,
+pi_object! {
+    /// `turn_end`: the turn plus, from 0.87, the boundary state.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct TurnEndEvent {
+        /// 0-based turn index within the run.
+        pub turn_index: u64,
+        /// The assistant message.
+        pub message: AgentMessage,
+        /// Its tool results.
+        pub tool_results: Vec<ToolResultMessage>,
+        /// The saved assistant entry (≥ 0.87).
+        pub message_entry_id?: String,
+        /// The saved tool-result entries (≥ 0.87).
+        pub tool_result_entry_ids?: Vec<String>,
+        /// The boundary state (≥ 0.87); `None` on older hosts.
+        #[serde(flatten)]
+        pub boundary?: BoundaryState,
+    }
 }
 
 /// `agent_settled`.
@@ -345,41 +344,41 @@ pub struct AgentSettledEvent {
     pub aborted: bool,
 }
 
-/// `tool_result`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ToolResultEvent {
-    /// The call id.
-    pub tool_call_id: String,
-    /// The tool.
-    pub tool_name: String,
-    /// The call's arguments.
-    pub input: Value,
-    /// The result blocks.
-    pub content: Vec<ContentBlock>,
-    /// Tool details.
-    #[serde(default)]
-    pub details: Value,
-    /// Whether the tool failed.
-    pub is_error: bool,
-    /// Usage of the tool's execution.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub usage: Option<Usage>,
+pi_object! {
+    /// `tool_result`.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct ToolResultEvent {
+        /// The call id.
+        pub tool_call_id: String,
+        /// The tool.
+        pub tool_name: String,
+        /// The call's arguments.
+        pub input: Value,
+        /// The result blocks.
+        pub content: Vec<ContentBlock>,
+        /// Tool details.
+        #[serde(default)]
+        pub details: Value,
+        /// Whether the tool failed.
+        pub is_error: bool,
+        /// Usage of the tool's execution.
+        pub usage?: Usage,
+    }
 }
 
-/// The result of `tool_result`: fields replace the result's, one by one.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ToolResultPatch {
-    /// Replacement blocks.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub content: Option<Vec<ContentBlock>>,
-    /// Replacement details.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub details: Option<Value>,
-    /// Replacement error flag.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub is_error: Option<bool>,
+pi_object! {
+    /// The result of `tool_result`: fields replace the result's, one by one.
+    #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct ToolResultPatch {
+        /// Replacement blocks.
+        pub content?: Vec<ContentBlock>,
+        /// Replacement details.
+        pub details?: Value,
+        /// Replacement error flag.
+        pub is_error?: bool,
+    }
 }
 
 /// Where input came from.
@@ -406,20 +405,20 @@ pub enum DeliverAs {
     NextTurn,
 }
 
-/// `input`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct InputEvent {
-    /// The text typed or sent.
-    pub text: String,
-    /// Attached images.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub images: Option<Vec<ImageContent>>,
-    /// Where it came from.
-    pub source: InputSource,
-    /// Steer or follow-up while streaming.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub streaming_behavior: Option<DeliverAs>,
+pi_object! {
+    /// `input`.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct InputEvent {
+        /// The text typed or sent.
+        pub text: String,
+        /// Attached images.
+        pub images?: Vec<ImageContent>,
+        /// Where it came from.
+        pub source: InputSource,
+        /// Steer or follow-up while streaming.
+        pub streaming_behavior?: DeliverAs,
+    }
 }
 
 /// The result of `input`.

@@ -13,33 +13,32 @@ use super::events::{
     TurnStartEvent,
 };
 use super::pi_host::{HostError, PiHost};
+use crate::json::pi_object;
 use crate::session::{AgentMessage, ContentBlock, Usage};
 
-/// A tool as registered with `pi.registerTool`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ToolDescriptor {
-    /// The name the model calls.
-    pub name: String,
-    /// A label for the UI.
-    pub label: String,
-    /// What the model reads about it.
-    pub description: String,
-    /// A one-line prompt snippet.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub prompt_snippet: Option<String>,
-    /// Prompt guidelines.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub prompt_guidelines: Option<Vec<String>>,
-    /// JSON Schema of the arguments.
-    pub parameters: Value,
-    /// JSON Schema of a successful result's `structuredContent` (1.6.0
-    /// `outputSchema`; programmatic callers such as codemode read it).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub output_schema: Option<Value>,
-    /// `"sequential"`: calls of this tool never overlap (writing tools).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub execution_mode: Option<ExecutionMode>,
+pi_object! {
+    /// A tool as registered with `pi.registerTool`.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct ToolDescriptor {
+        /// The name the model calls.
+        pub name: String,
+        /// A label for the UI.
+        pub label: String,
+        /// What the model reads about it.
+        pub description: String,
+        /// A one-line prompt snippet.
+        pub prompt_snippet?: String,
+        /// Prompt guidelines.
+        pub prompt_guidelines?: Vec<String>,
+        /// JSON Schema of the arguments.
+        pub parameters: Value,
+        /// JSON Schema of a successful result's `structuredContent` (1.6.0
+        /// `outputSchema`; programmatic callers such as codemode read it).
+        pub output_schema?: Value,
+        /// `"sequential"`: calls of this tool never overlap (writing tools).
+        pub execution_mode?: ExecutionMode,
+    }
 }
 
 /// `ToolDefinition.executionMode`.
@@ -76,28 +75,26 @@ pub struct ToolInvocation {
     pub params: Value,
 }
 
-/// `AgentToolResult`: what a tool returns.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct AgentToolResult {
-    /// Text and image blocks for the model.
-    pub content: Vec<ContentBlock>,
-    /// Tool details, stored in the session.
-    pub details: Value,
-    /// Usage of the tool's own execution.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub usage: Option<Usage>,
-    /// Stop the run after this tool batch (when every result sets it).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub terminate: Option<bool>,
-    /// A non-throwing error result (1.6.0).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub is_error: Option<bool>,
-    /// The result for programmatic callers (1.6.0 `structuredContent`);
-    /// neither sent to the model nor stored in the session. Core's compact
-    /// JSON, serialized once.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub structured_content: Option<CompactJson>,
+pi_object! {
+    /// `AgentToolResult`: what a tool returns.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct AgentToolResult {
+        /// Text and image blocks for the model.
+        pub content: Vec<ContentBlock>,
+        /// Tool details, stored in the session.
+        pub details: Value,
+        /// Usage of the tool's own execution.
+        pub usage?: Usage,
+        /// Stop the run after this tool batch (when every result sets it).
+        pub terminate?: bool,
+        /// A non-throwing error result (1.6.0).
+        pub is_error?: bool,
+        /// The result for programmatic callers (1.6.0 `structuredContent`);
+        /// neither sent to the model nor stored in the session. Core's compact
+        /// JSON, serialized once.
+        pub structured_content?: CompactJson,
+    }
 }
 
 impl AgentToolResult {

@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use super::api_level::PiApiLevel;
 use super::events::{CustomMessageDraft, DeliverAs, ModelInfo};
+use crate::json::pi_object;
 use crate::projection::{Projection, project};
 use crate::session::{Entry, EntryIndex, Leaf, SessionError, SessionHeader};
 
@@ -55,16 +56,17 @@ pub enum NotifyLevel {
     Error,
 }
 
-/// Options of `pi.sendMessage`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SendOptions {
-    /// Start a turn when idle (or steer while streaming).
-    #[serde(default)]
-    pub trigger_turn: bool,
-    /// How to deliver while streaming.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub deliver_as: Option<DeliverAs>,
+pi_object! {
+    /// Options of `pi.sendMessage`.
+    #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct SendOptions {
+        /// Start a turn when idle (or steer while streaming).
+        #[serde(default)]
+        pub trigger_turn: bool,
+        /// How to deliver while streaming.
+        pub deliver_as?: DeliverAs,
+    }
 }
 
 /// `ctx.getContextUsage()`.

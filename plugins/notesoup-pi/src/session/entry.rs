@@ -4,39 +4,32 @@
 //! with `type, id, parentId, timestamp`; `custom` and `custom_message` put the
 //! base fields last.
 
-use serde::de::Error as _;
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::message::{
-    AgentMessage, Content, Extra, SystemMessage, Usage, from_map, restore_tag, tagged_object,
-};
-use crate::json::present;
+use super::message::{AgentMessage, Content, SystemMessage, Usage, deserialize_tagged};
+use crate::json::{pi_object, present};
 
 /// Pi's `CURRENT_SESSION_VERSION`.
 pub const CURRENT_SESSION_VERSION: u64 = 3;
 
-/// The first line of a session file: `{type:"session", version, id, timestamp, cwd, parentSession?}`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename = "session", rename_all = "camelCase")]
-pub struct SessionHeader {
-    /// Format version; a header without one counts as version 1.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub version: Option<u64>,
-    /// Session id (UUIDv7 in current Pi).
-    pub id: String,
-    /// ISO creation time.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub timestamp: Option<String>,
-    /// Working directory.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cwd: Option<String>,
-    /// Source file of a fork or branched session.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub parent_session: Option<String>,
-    /// Unknown keys.
-    #[serde(flatten)]
-    pub extra: Extra,
+pi_object! {
+    /// The first line of a session file: `{type:"session", version, id, timestamp, cwd, parentSession?}`.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(tag = "type", rename = "session", rename_all = "camelCase")]
+    pub struct SessionHeader {
+        /// Format version; a header without one counts as version 1.
+        pub version?: u64,
+        /// Session id (UUIDv7 in current Pi).
+        pub id: String,
+        /// ISO creation time.
+        pub timestamp?: String,
+        /// Working directory.
+        pub cwd?: String,
+        /// Source file of a fork or branched session.
+        pub parent_session?: String,
+        ..extra,
+    }
 }
 
 impl SessionHeader {
@@ -140,18 +133,8 @@ impl Entry {
     /// The `type` string.
     pub fn entry_type(&self) -> &str {
         match self {
-            Self::Message(_) => "message",
-            Self::ThinkingLevelChange(_) => "thinking_level_change",
-            Self::ModelChange(_) => "model_change",
-            Self::Compaction(_) => "compaction",
-            Self::BranchSummary(_) => "branch_summary",
-            Self::Custom(_) => "custom",
-            Self::CustomMessage(_) => "custom_message",
-            Self::Label(_) => "label",
-            Self::SessionInfo(_) => "session_info",
-            Self::Usage(_) => "usage",
-            Self::ContextEdit(_) => "context_edit",
             Self::Unknown(unknown) => unknown.entry_type().unwrap_or(""),
+            known => known.known_tag().unwrap_or(""),
         }
     }
 
@@ -175,121 +158,87 @@ impl Entry {
     }
 }
 
-impl<'de> Deserialize<'de> for Entry {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let (tag, map) = tagged_object(deserializer, "type")?;
-        let parsed = match tag.as_deref() {
-            Some("message") => from_map(map).map(Self::Message),
-            Some("thinking_level_change") => from_map(map).map(Self::ThinkingLevelChange),
-            Some("model_change") => from_map(map).map(Self::ModelChange),
-            Some("compaction") => from_map(map).map(Self::Compaction),
-            Some("branch_summary") => from_map(map).map(Self::BranchSummary),
-            Some("custom") => from_map(map).map(Self::Custom),
-            Some("custom_message") => from_map(map).map(Self::CustomMessage),
-            Some("label") => from_map(map).map(Self::Label),
-            Some("session_info") => from_map(map).map(Self::SessionInfo),
-            Some("usage") => from_map(map).map(Self::Usage),
-            Some("context_edit") => from_map(map).map(Self::ContextEdit),
-            _ => return Ok(Self::Unknown(UnknownEntry(restore_tag(map, "type", tag)))),
-        };
-        parsed.map_err(D::Error::custom)
+deserialize_tagged! {
+    Entry by "type" {
+        "message" => Message,
+        "thinking_level_change" => ThinkingLevelChange,
+        "model_change" => ModelChange,
+        "compaction" => Compaction,
+        "branch_summary" => BranchSummary,
+        "custom" => Custom,
+        "custom_message" => CustomMessage,
+        "label" => Label,
+        "session_info" => SessionInfo,
+        "usage" => Usage,
+        "context_edit" => ContextEdit,
+    }
+    else |map| Self::Unknown(UnknownEntry(map)), known_tag
+}
+
+pi_object! {
+    /// `{type:"message", id, parentId, timestamp, message}`.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct MessageEntry {
+        ..entry,
+        /// The message.
+        pub message: AgentMessage,
+        ..extra,
     }
 }
 
-/// `{type:"message", id, parentId, timestamp, message}`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct MessageEntry {
-    /// Entry id.
-    pub id: String,
-    /// Parent entry id; `None` for a root.
-    pub parent_id: Option<String>,
-    /// ISO time.
-    pub timestamp: String,
-    /// The message.
-    pub message: AgentMessage,
-    /// Unknown keys.
-    #[serde(flatten)]
-    pub extra: Extra,
+pi_object! {
+    /// `{type:"thinking_level_change", …, thinkingLevel}`.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct ThinkingLevelChangeEntry {
+        ..entry,
+        /// `off`, `minimal`, `low`, `medium`, `high`, `xhigh`, …
+        pub thinking_level: String,
+        ..extra,
+    }
 }
 
-/// `{type:"thinking_level_change", …, thinkingLevel}`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ThinkingLevelChangeEntry {
-    /// Entry id.
-    pub id: String,
-    /// Parent entry id.
-    pub parent_id: Option<String>,
-    /// ISO time.
-    pub timestamp: String,
-    /// `off`, `minimal`, `low`, `medium`, `high`, `xhigh`, …
-    pub thinking_level: String,
-    /// Unknown keys.
-    #[serde(flatten)]
-    pub extra: Extra,
+pi_object! {
+    /// `{type:"model_change", …, provider, modelId}`.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct ModelChangeEntry {
+        ..entry,
+        /// Provider id.
+        pub provider: String,
+        /// Model id.
+        pub model_id: String,
+        ..extra,
+    }
 }
 
-/// `{type:"model_change", …, provider, modelId}`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ModelChangeEntry {
-    /// Entry id.
-    pub id: String,
-    /// Parent entry id.
-    pub parent_id: Option<String>,
-    /// ISO time.
-    pub timestamp: String,
-    /// Provider id.
-    pub provider: String,
-    /// Model id.
-    pub model_id: String,
-    /// Unknown keys.
-    #[serde(flatten)]
-    pub extra: Extra,
-}
-
-/// `{type:"compaction", …, summary, firstKeptEntryId, tokensBefore, details?, usage?, fromHook?, systemMessage?}`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct CompactionEntry {
-    /// Entry id.
-    pub id: String,
-    /// Parent entry id.
-    pub parent_id: Option<String>,
-    /// ISO time.
-    pub timestamp: String,
-    /// The summary (empty for notesoup's checkpoint).
-    pub summary: String,
-    /// First entry kept from before the compaction; the compaction's own id
-    /// means retain-none.
-    pub first_kept_entry_id: String,
-    /// Estimated context tokens before the compaction.
-    pub tokens_before: u64,
-    /// Implementation data; `null` is kept.
-    #[serde(
-        default,
-        deserialize_with = "present",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub details: Option<Value>,
-    /// Usage of the summary generation.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub usage: Option<Usage>,
-    /// True when an extension produced the compaction.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub from_hook: Option<bool>,
-    /// The replayed prompt and tools at the compaction (1.6.0), written
-    /// with its `role`.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        with = "system_with_role"
-    )]
-    pub system_message: Option<SystemMessage>,
-    /// Unknown keys.
-    #[serde(flatten)]
-    pub extra: Extra,
+pi_object! {
+    /// `{type:"compaction", …, summary, firstKeptEntryId, tokensBefore, details?, usage?, fromHook?, systemMessage?}`.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct CompactionEntry {
+        ..entry,
+        /// The summary (empty for notesoup's checkpoint).
+        pub summary: String,
+        /// First entry kept from before the compaction; the compaction's own id
+        /// means retain-none.
+        pub first_kept_entry_id: String,
+        /// Estimated context tokens before the compaction.
+        pub tokens_before: u64,
+        /// Implementation data; `null` is kept.
+        #[serde(deserialize_with = "present")]
+        pub details?: Value,
+        /// Usage of the summary generation.
+        pub usage?: Usage,
+        /// True when an extension produced the compaction.
+        pub from_hook?: bool,
+        /// The replayed prompt and tools at the compaction (1.6.0), written
+        /// with its `role`.
+        #[serde(with = "system_with_role")]
+        pub system_message?: SystemMessage,
+        ..extra,
+    }
 }
 
 impl CompactionEntry {
@@ -299,182 +248,130 @@ impl CompactionEntry {
     }
 }
 
-/// `{type:"branch_summary", …, fromId, summary, details?, usage?, fromHook?}`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct BranchSummaryEntry {
-    /// Entry id.
-    pub id: String,
-    /// The entry the new branch continues from.
-    pub parent_id: Option<String>,
-    /// ISO time.
-    pub timestamp: String,
-    /// The abandoned leaf, or `"root"`.
-    pub from_id: String,
-    /// The summary.
-    pub summary: String,
-    /// Implementation data; `null` is kept.
-    #[serde(
-        default,
-        deserialize_with = "present",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub details: Option<Value>,
-    /// Usage of the summary generation.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub usage: Option<Usage>,
-    /// True when an extension produced the summary.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub from_hook: Option<bool>,
-    /// Unknown keys.
-    #[serde(flatten)]
-    pub extra: Extra,
+pi_object! {
+    /// `{type:"branch_summary", …, fromId, summary, details?, usage?, fromHook?}`;
+    /// its parent is the entry the new branch continues from.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct BranchSummaryEntry {
+        ..entry,
+        /// The abandoned leaf, or `"root"`.
+        pub from_id: String,
+        /// The summary.
+        pub summary: String,
+        /// Implementation data; `null` is kept.
+        #[serde(deserialize_with = "present")]
+        pub details?: Value,
+        /// Usage of the summary generation.
+        pub usage?: Usage,
+        /// True when an extension produced the summary.
+        pub from_hook?: bool,
+        ..extra,
+    }
 }
 
-/// `{type:"custom", customType, data, id, parentId, timestamp}`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct CustomEntry {
-    /// The extension's type name, e.g. `notesoup/reset-marker`.
-    pub custom_type: String,
-    /// Extension data; absent when undefined, `null` kept.
-    #[serde(
-        default,
-        deserialize_with = "present",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub data: Option<Value>,
-    /// Entry id.
-    pub id: String,
-    /// Parent entry id.
-    pub parent_id: Option<String>,
-    /// ISO time.
-    pub timestamp: String,
-    /// Unknown keys.
-    #[serde(flatten)]
-    pub extra: Extra,
+pi_object! {
+    /// `{type:"custom", customType, data, id, parentId, timestamp}`.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct CustomEntry {
+        /// The extension's type name, e.g. `notesoup/reset-marker`.
+        pub custom_type: String,
+        /// Extension data; absent when undefined, `null` kept.
+        #[serde(deserialize_with = "present")]
+        pub data?: Value,
+        ..entry,
+        ..extra,
+    }
 }
 
-/// `{type:"custom_message", customType, content, display, details, id, parentId, timestamp}`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct CustomMessageEntry {
-    /// The extension's type name, e.g. `notesoup/boot`.
-    pub custom_type: String,
-    /// Text or blocks; Pi projects a missing content as an empty list.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub content: Option<Content>,
-    /// Whether the TUI shows it.
-    pub display: bool,
-    /// Extension metadata; absent when undefined, `null` kept.
-    #[serde(
-        default,
-        deserialize_with = "present",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub details: Option<Value>,
-    /// Entry id.
-    pub id: String,
-    /// Parent entry id.
-    pub parent_id: Option<String>,
-    /// ISO time.
-    pub timestamp: String,
-    /// Unknown keys.
-    #[serde(flatten)]
-    pub extra: Extra,
+pi_object! {
+    /// `{type:"custom_message", customType, content, display, details, id, parentId, timestamp}`.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct CustomMessageEntry {
+        /// The extension's type name, e.g. `notesoup/boot`.
+        pub custom_type: String,
+        /// Text or blocks; Pi projects a missing content as an empty list.
+        pub content?: Content,
+        /// Whether the TUI shows it.
+        pub display: bool,
+        /// Extension metadata; absent when undefined, `null` kept.
+        #[serde(deserialize_with = "present")]
+        pub details?: Value,
+        ..entry,
+        ..extra,
+    }
 }
 
-/// `{type:"label", …, targetId, label?}`; no `label` clears it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct LabelEntry {
-    /// Entry id.
-    pub id: String,
-    /// Parent entry id.
-    pub parent_id: Option<String>,
-    /// ISO time.
-    pub timestamp: String,
-    /// The labelled entry.
-    pub target_id: String,
-    /// The label; absent or empty clears it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub label: Option<String>,
-    /// Unknown keys.
-    #[serde(flatten)]
-    pub extra: Extra,
+pi_object! {
+    /// `{type:"label", …, targetId, label?}`; no `label` clears it.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct LabelEntry {
+        ..entry,
+        /// The labelled entry.
+        pub target_id: String,
+        /// The label; absent or empty clears it.
+        pub label?: String,
+        ..extra,
+    }
 }
 
-/// `{type:"session_info", …, name}`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SessionInfoEntry {
-    /// Entry id.
-    pub id: String,
-    /// Parent entry id.
-    pub parent_id: Option<String>,
-    /// ISO time.
-    pub timestamp: String,
-    /// Display name; empty clears it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
-    /// Unknown keys.
-    #[serde(flatten)]
-    pub extra: Extra,
+pi_object! {
+    /// `{type:"session_info", …, name}`.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct SessionInfoEntry {
+        ..entry,
+        /// Display name; empty clears it.
+        pub name?: String,
+        ..extra,
+    }
 }
 
-/// `{type:"usage", …, kind, provider, model, usage, note?}`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct UsageEntry {
-    /// Entry id.
-    pub id: String,
-    /// Parent entry id.
-    pub parent_id: Option<String>,
-    /// ISO time.
-    pub timestamp: String,
-    /// What the usage was for, e.g. `cache_warm`.
-    pub kind: String,
-    /// Provider id.
-    pub provider: String,
-    /// Model id.
-    pub model: String,
-    /// The usage.
-    pub usage: Usage,
-    /// Free text.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub note: Option<String>,
-    /// Unknown keys.
-    #[serde(flatten)]
-    pub extra: Extra,
+pi_object! {
+    /// `{type:"usage", …, kind, provider, model, usage, note?}`.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct UsageEntry {
+        ..entry,
+        /// What the usage was for, e.g. `cache_warm`.
+        pub kind: String,
+        /// Provider id.
+        pub provider: String,
+        /// Model id.
+        pub model: String,
+        /// The usage.
+        pub usage: Usage,
+        /// Free text.
+        pub note?: String,
+        ..extra,
+    }
 }
 
-/// `{type:"context_edit", …, targetId, replacement}`; `replacement` is always written.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ContextEditEntry {
-    /// Entry id.
-    pub id: String,
-    /// Parent entry id.
-    pub parent_id: Option<String>,
-    /// ISO time.
-    pub timestamp: String,
-    /// The edited entry.
-    pub target_id: String,
-    /// `None` (`null`) removes the target from context.
-    pub replacement: Option<ContextReplacement>,
-    /// Unknown keys.
-    #[serde(flatten)]
-    pub extra: Extra,
+pi_object! {
+    /// `{type:"context_edit", …, targetId, replacement}`; `replacement` is always written.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct ContextEditEntry {
+        ..entry,
+        /// The edited entry.
+        pub target_id: String,
+        /// `None` (`null`) removes the target from context.
+        pub replacement: Option<ContextReplacement>,
+        ..extra,
+    }
 }
 
-/// The `{content}` of a context edit.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ContextReplacement {
-    /// The new content.
-    pub content: Content,
-    /// Unknown keys.
-    #[serde(flatten)]
-    pub extra: Extra,
+pi_object! {
+    /// The `{content}` of a context edit.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    pub struct ContextReplacement {
+        /// The new content.
+        pub content: Content,
+        ..extra,
+    }
 }
 
 /// A standalone system message keeps its `"role":"system"` first.

@@ -23,12 +23,12 @@ use std::ops::Range;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
-use notesoup_core::plumbing::{Links, MAX_LINE_BYTES, open_regular};
+use notesoup_core::plumbing::MAX_LINE_BYTES;
 use serde_json::Map;
 
 use super::SessionError;
 use super::entry::{Entry, SessionHeader, UnknownEntry};
-use super::reader::{Diagnostic, SessionFile};
+use super::reader::{Diagnostic, SessionFile, open_session_file};
 use super::scan::{Skeleton, scan};
 use super::tree::Leaf;
 
@@ -440,17 +440,7 @@ impl LazySession {
             path: path.to_owned(),
             error,
         };
-        // A FIFO or device under the name is refused, never waited on.
-        let mut file = match open_regular(path, Links::Follow) {
-            Ok(Some(file)) => file,
-            // The OS's own words for what is missing.
-            Ok(None) => {
-                return Err(failed(std::fs::metadata(path).err().unwrap_or_else(|| {
-                    std::io::Error::from(std::io::ErrorKind::NotFound)
-                })));
-            }
-            Err(error) => return Err(failed(error.into_io())),
-        };
+        let mut file = open_session_file(path)?;
         let reader = file.try_clone().map_err(failed)?;
         let mut indexer = Indexer::new(Source::File {
             file: reader,

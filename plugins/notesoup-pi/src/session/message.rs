@@ -8,7 +8,7 @@ use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
 
-use crate::json::{nullable, present};
+use crate::json::{nullable, pi_object, present};
 
 /// Unknown keys of a Pi object, kept in file order.
 pub type Extra = Map<String, Value>;
@@ -43,18 +43,21 @@ impl Content {
     pub fn text(&self, separator: &str) -> String {
         match self {
             Self::Text(text) => text.clone(),
-            Self::Blocks(blocks) => {
-                let texts: Vec<&str> = blocks
-                    .iter()
-                    .filter_map(|block| match block {
-                        ContentBlock::Text(text) => Some(text.text.as_str()),
-                        _ => None,
-                    })
-                    .collect();
-                texts.join(separator)
-            }
+            Self::Blocks(blocks) => blocks_text(blocks, separator),
         }
     }
+}
+
+/// pi-ai `contentText` of blocks: their text blocks joined with `separator`.
+pub fn blocks_text(blocks: &[ContentBlock], separator: &str) -> String {
+    let texts: Vec<&str> = blocks
+        .iter()
+        .filter_map(|block| match block {
+            ContentBlock::Text(text) => Some(text.text.as_str()),
+            _ => None,
+        })
+        .collect();
+    texts.join(separator)
 }
 
 /// Session files are parsed without validation by Pi, which projects a
@@ -104,141 +107,139 @@ impl ContentBlock {
             extra: Extra::new(),
         })
     }
-}
 
-impl<'de> Deserialize<'de> for ContentBlock {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let (tag, map) = tagged_object(deserializer, "type")?;
-        let parsed = match tag.as_deref() {
-            Some("text") => from_map(map).map(Self::Text),
-            Some("thinking") => from_map(map).map(Self::Thinking),
-            Some("image") => from_map(map).map(Self::Image),
-            Some("toolCall") => from_map(map).map(Self::ToolCall),
-            _ => return Ok(Self::Unknown(restore_tag(map, "type", tag))),
-        };
-        parsed.map_err(D::Error::custom)
+    /// A plain tool call, as a provider that sends only the call's id, name
+    /// and arguments makes it.
+    pub fn tool_call(id: String, name: String, arguments: Value) -> Self {
+        Self::ToolCall(ToolCall {
+            id,
+            name,
+            arguments,
+            thought_signature: None,
+            namespace: None,
+            arguments_error: None,
+            extra: Extra::new(),
+        })
     }
 }
 
-/// `TextContent`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct TextContent {
-    /// The text.
-    pub text: String,
-    /// Provider signature of the text.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub text_signature: Option<String>,
-    /// Unknown keys.
-    #[serde(flatten)]
-    pub extra: Extra,
+deserialize_tagged! {
+    ContentBlock by "type" {
+        "text" => Text,
+        "thinking" => Thinking,
+        "image" => Image,
+        "toolCall" => ToolCall,
+    }
+    else Self::Unknown
 }
 
-/// `ThinkingContent`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ThinkingContent {
-    /// The reasoning text.
-    pub thinking: String,
-    /// Provider signature (the opaque payload when redacted).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub thinking_signature: Option<String>,
-    /// True when the provider redacted the thinking.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub redacted: Option<bool>,
-    /// Unknown keys.
-    #[serde(flatten)]
-    pub extra: Extra,
+pi_object! {
+    /// `TextContent`.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct TextContent {
+        /// The text.
+        pub text: String,
+        /// Provider signature of the text.
+        pub text_signature?: String,
+        ..extra,
+    }
 }
 
-/// `ImageContent`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ImageContent {
-    /// Base64 data.
-    pub data: String,
-    /// MIME type, e.g. `image/png`.
-    pub mime_type: String,
-    /// Unknown keys.
-    #[serde(flatten)]
-    pub extra: Extra,
+pi_object! {
+    /// `ThinkingContent`.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct ThinkingContent {
+        /// The reasoning text.
+        pub thinking: String,
+        /// Provider signature (the opaque payload when redacted).
+        pub thinking_signature?: String,
+        /// True when the provider redacted the thinking.
+        pub redacted?: bool,
+        ..extra,
+    }
 }
 
-/// `ToolCall`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ToolCall {
-    /// Call id, paired with `ToolResultMessage::tool_call_id`.
-    pub id: String,
-    /// Tool name.
-    pub name: String,
-    /// Arguments object.
-    pub arguments: Value,
-    /// Provider signature.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub thought_signature: Option<String>,
-    /// OpenAI Responses namespace (1.6.0).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub namespace: Option<String>,
-    /// Set when the model's arguments were not a JSON object (1.6.0).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub arguments_error: Option<String>,
-    /// Unknown keys.
-    #[serde(flatten)]
-    pub extra: Extra,
+pi_object! {
+    /// `ImageContent`.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct ImageContent {
+        /// Base64 data.
+        pub data: String,
+        /// MIME type, e.g. `image/png`.
+        pub mime_type: String,
+        ..extra,
+    }
 }
 
-/// Token usage and cost of one response.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Usage {
-    /// Input tokens.
-    pub input: u64,
-    /// Output tokens.
-    pub output: u64,
-    /// Cache-read tokens.
-    pub cache_read: u64,
-    /// Cache-write tokens.
-    pub cache_write: u64,
-    /// Subset of `cache_write` with 1h retention (Anthropic only).
-    #[serde(
-        default,
-        rename = "cacheWrite1h",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub cache_write_1h: Option<u64>,
-    /// Reasoning tokens, a subset of `output`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reasoning: Option<u64>,
-    /// Total tokens as the provider reports them.
-    pub total_tokens: u64,
-    /// Cost in dollars.
-    pub cost: Cost,
-    /// Unknown keys.
-    #[serde(flatten)]
-    pub extra: Extra,
+pi_object! {
+    /// `ToolCall`.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct ToolCall {
+        /// Call id, paired with `ToolResultMessage::tool_call_id`.
+        pub id: String,
+        /// Tool name.
+        pub name: String,
+        /// Arguments object.
+        pub arguments: Value,
+        /// Provider signature.
+        pub thought_signature?: String,
+        /// OpenAI Responses namespace (1.6.0).
+        pub namespace?: String,
+        /// Set when the model's arguments were not a JSON object (1.6.0).
+        pub arguments_error?: String,
+        ..extra,
+    }
 }
 
-/// The `cost` of a [`Usage`].
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Cost {
-    /// Input cost.
-    pub input: f64,
-    /// Output cost.
-    pub output: f64,
-    /// Cache-read cost.
-    pub cache_read: f64,
-    /// Cache-write cost.
-    pub cache_write: f64,
-    /// Best available total.
-    pub total: f64,
-    /// True when `total` is the provider's billed cost (1.6.0).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub total_from_provider: Option<bool>,
-    /// Unknown keys.
-    #[serde(flatten)]
-    pub extra: Extra,
+pi_object! {
+    /// Token usage and cost of one response.
+    #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct Usage {
+        /// Input tokens.
+        pub input: u64,
+        /// Output tokens.
+        pub output: u64,
+        /// Cache-read tokens.
+        pub cache_read: u64,
+        /// Cache-write tokens.
+        pub cache_write: u64,
+        /// Subset of `cache_write` with 1h retention (Anthropic only).
+        #[serde(rename = "cacheWrite1h")]
+        pub cache_write_1h?: u64,
+        /// Reasoning tokens, a subset of `output`.
+        pub reasoning?: u64,
+        /// Total tokens as the provider reports them.
+        pub total_tokens: u64,
+        /// Cost in dollars.
+        pub cost: Cost,
+        ..extra,
+    }
+}
+
+pi_object! {
+    /// The `cost` of a [`Usage`].
+    #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct Cost {
+        /// Input cost.
+        pub input: f64,
+        /// Output cost.
+        pub output: f64,
+        /// Cache-read cost.
+        pub cache_read: f64,
+        /// Cache-write cost.
+        pub cache_write: f64,
+        /// Best available total.
+        pub total: f64,
+        /// True when `total` is the provider's billed cost (1.6.0).
+        pub total_from_provider?: bool,
+        ..extra,
+    }
 }
 
 /// Why an assistant response ended.
@@ -412,246 +413,221 @@ fn empty_text() -> Content {
     Content::Text(String::new())
 }
 
-/// A tool as declared to the model.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ToolDeclaration {
-    /// Tool name.
-    pub name: String,
-    /// Description.
-    pub description: String,
-    /// JSON Schema of the arguments.
-    pub parameters: Value,
-    /// Provider-side constrained sampling.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub constrained_sampling: Option<Value>,
-    /// Unknown keys.
-    #[serde(flatten)]
-    pub extra: Extra,
+pi_object! {
+    /// A tool as declared to the model.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct ToolDeclaration {
+        /// Tool name.
+        pub name: String,
+        /// Description.
+        pub description: String,
+        /// JSON Schema of the arguments.
+        pub parameters: Value,
+        /// Provider-side constrained sampling.
+        pub constrained_sampling?: Value,
+        ..extra,
+    }
 }
 
-/// A tool named in `toolsRemoved`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ToolReference {
-    /// Tool name.
-    pub name: String,
-    /// Unknown keys.
-    #[serde(flatten)]
-    pub extra: Extra,
+pi_object! {
+    /// A tool named in `toolsRemoved`.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    pub struct ToolReference {
+        /// Tool name.
+        pub name: String,
+        ..extra,
+    }
 }
 
-/// `UserMessage`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct UserMessage {
-    /// Text or text and image blocks.
-    #[serde(default, deserialize_with = "content_or_empty")]
-    pub content: Content,
-    /// Milliseconds since the epoch.
-    pub timestamp: i64,
-    /// Unknown keys.
-    #[serde(flatten)]
-    pub extra: Extra,
+pi_object! {
+    /// `UserMessage`.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    pub struct UserMessage {
+        /// Text or text and image blocks.
+        #[serde(default, deserialize_with = "content_or_empty")]
+        pub content: Content,
+        /// Milliseconds since the epoch.
+        pub timestamp: i64,
+        ..extra,
+    }
 }
 
-/// `AssistantMessage`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct AssistantMessage {
-    /// Text, thinking and tool-call blocks.
-    #[serde(default, deserialize_with = "blocks_or_empty")]
-    pub content: Vec<ContentBlock>,
-    /// Provider API, e.g. `anthropic-messages`.
-    pub api: String,
-    /// Provider id.
-    pub provider: String,
-    /// Model id.
-    pub model: String,
-    /// Token usage.
-    pub usage: Usage,
-    /// Why the response ended.
-    pub stop_reason: StopReason,
-    /// Handle of a deferred response.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub deferred: Option<Value>,
-    /// Error text for `error` and `aborted`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error_message: Option<String>,
-    /// Provider response id.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub response_id: Option<String>,
-    /// Milliseconds since the epoch when the request started.
-    pub timestamp: i64,
-    /// Response duration (1.6.0).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub duration_ms: Option<u64>,
-    /// Pi thinking level requested for this response (1.6.0).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub thinking_level: Option<String>,
-    /// Unknown keys (`responseModel`, `providerThinkingLevel`, `diagnostics`, …).
-    #[serde(flatten)]
-    pub extra: Extra,
+pi_object! {
+    /// `AssistantMessage`.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct AssistantMessage {
+        /// Text, thinking and tool-call blocks.
+        #[serde(default, deserialize_with = "blocks_or_empty")]
+        pub content: Vec<ContentBlock>,
+        /// Provider API, e.g. `anthropic-messages`.
+        pub api: String,
+        /// Provider id.
+        pub provider: String,
+        /// Model id.
+        pub model: String,
+        /// Token usage.
+        pub usage: Usage,
+        /// Why the response ended.
+        pub stop_reason: StopReason,
+        /// Handle of a deferred response.
+        pub deferred?: Value,
+        /// Error text for `error` and `aborted`.
+        pub error_message?: String,
+        /// Provider response id.
+        pub response_id?: String,
+        /// Milliseconds since the epoch when the request started.
+        pub timestamp: i64,
+        /// Response duration (1.6.0).
+        pub duration_ms?: u64,
+        /// Pi thinking level requested for this response (1.6.0).
+        pub thinking_level?: String,
+        /// Unknown keys (`responseModel`, `providerThinkingLevel`, `diagnostics`, …).
+        #[serde(flatten)]
+        pub extra: Extra,
+    }
 }
 
-/// `ToolResultMessage`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ToolResultMessage {
-    /// The call this answers.
-    pub tool_call_id: String,
-    /// Tool name.
-    pub tool_name: String,
-    /// Text and image blocks.
-    #[serde(default, deserialize_with = "blocks_or_empty")]
-    pub content: Vec<ContentBlock>,
-    /// Tool-specific details; `null` is kept.
-    #[serde(
-        default,
-        deserialize_with = "present",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub details: Option<Value>,
-    /// Usage of the tool's own execution.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub usage: Option<Usage>,
-    /// Whether the tool failed.
-    pub is_error: bool,
-    /// Execution time (1.6.0).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub duration_ms: Option<u64>,
-    /// Milliseconds since the epoch.
-    pub timestamp: i64,
-    /// Calls the tool made through `executeTool()` (1.6.0); never sent to the model.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub nested_calls: Option<NestedToolCalls>,
-    /// Unknown keys.
-    #[serde(flatten)]
-    pub extra: Extra,
+pi_object! {
+    /// `ToolResultMessage`.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct ToolResultMessage {
+        /// The call this answers.
+        pub tool_call_id: String,
+        /// Tool name.
+        pub tool_name: String,
+        /// Text and image blocks.
+        #[serde(default, deserialize_with = "blocks_or_empty")]
+        pub content: Vec<ContentBlock>,
+        /// Tool-specific details; `null` is kept.
+        #[serde(deserialize_with = "present")]
+        pub details?: Value,
+        /// Usage of the tool's own execution.
+        pub usage?: Usage,
+        /// Whether the tool failed.
+        pub is_error: bool,
+        /// Execution time (1.6.0).
+        pub duration_ms?: u64,
+        /// Milliseconds since the epoch.
+        pub timestamp: i64,
+        /// Calls the tool made through `executeTool()` (1.6.0); never sent to the model.
+        pub nested_calls?: NestedToolCalls,
+        ..extra,
+    }
 }
 
-/// `NestedToolCalls`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct NestedToolCalls {
-    /// The recorded calls.
-    pub calls: Vec<NestedToolCall>,
-    /// False when calls were dropped, arguments omitted, or calls unfinished.
-    pub complete: bool,
-    /// Unknown keys.
-    #[serde(flatten)]
-    pub extra: Extra,
+pi_object! {
+    /// `NestedToolCalls`.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    pub struct NestedToolCalls {
+        /// The recorded calls.
+        pub calls: Vec<NestedToolCall>,
+        /// False when calls were dropped, arguments omitted, or calls unfinished.
+        pub complete: bool,
+        ..extra,
+    }
 }
 
-/// `NestedToolCallRecord`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct NestedToolCall {
-    /// Call id.
-    pub id: String,
-    /// Tool name.
-    pub name: String,
-    /// Arguments, omitted when over the size limits.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub arguments: Option<Value>,
-    /// UTF-8 size of the omitted arguments.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub arguments_bytes: Option<u64>,
-    /// `ok`, `error` or `unfinished`.
-    pub status: String,
-    /// Duration.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub duration_ms: Option<u64>,
-    /// Truncated error text.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
-    /// Unknown keys.
-    #[serde(flatten)]
-    pub extra: Extra,
+pi_object! {
+    /// `NestedToolCallRecord`.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct NestedToolCall {
+        /// Call id.
+        pub id: String,
+        /// Tool name.
+        pub name: String,
+        /// Arguments, omitted when over the size limits.
+        pub arguments?: Value,
+        /// UTF-8 size of the omitted arguments.
+        pub arguments_bytes?: u64,
+        /// `ok`, `error` or `unfinished`.
+        pub status: String,
+        /// Duration.
+        pub duration_ms?: u64,
+        /// Truncated error text.
+        pub error?: String,
+        ..extra,
+    }
 }
 
-/// `BashExecutionMessage`: a `!command` the user ran.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct BashExecutionMessage {
-    /// The command line.
-    pub command: String,
-    /// Its output.
-    pub output: String,
-    /// Exit code; absent or `null` when the command did not finish.
-    #[serde(
-        default,
-        deserialize_with = "nullable",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub exit_code: Option<Option<i64>>,
-    /// Whether it was cancelled.
-    pub cancelled: bool,
-    /// Whether the output was truncated.
-    pub truncated: bool,
-    /// Where the full output was saved.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub full_output_path: Option<String>,
-    /// Milliseconds since the epoch.
-    pub timestamp: i64,
-    /// `!!command`: never sent to the model.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub exclude_from_context: Option<bool>,
-    /// Unknown keys.
-    #[serde(flatten)]
-    pub extra: Extra,
+pi_object! {
+    /// `BashExecutionMessage`: a `!command` the user ran.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct BashExecutionMessage {
+        /// The command line.
+        pub command: String,
+        /// Its output.
+        pub output: String,
+        /// Exit code; absent or `null` when the command did not finish.
+        #[serde(deserialize_with = "nullable")]
+        pub exit_code?: Option<i64>,
+        /// Whether it was cancelled.
+        pub cancelled: bool,
+        /// Whether the output was truncated.
+        pub truncated: bool,
+        /// Where the full output was saved.
+        pub full_output_path?: String,
+        /// Milliseconds since the epoch.
+        pub timestamp: i64,
+        /// `!!command`: never sent to the model.
+        pub exclude_from_context?: bool,
+        ..extra,
+    }
 }
 
-/// `CustomMessage`: an extension message; the model sees it as a user message.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct CustomMessage {
-    /// The extension's type name, e.g. `notesoup/boot`.
-    pub custom_type: String,
-    /// Text or text and image blocks.
-    #[serde(default, deserialize_with = "content_or_empty")]
-    pub content: Content,
-    /// Whether the TUI shows it.
-    pub display: bool,
-    /// Extension metadata, never sent to the model; `null` is kept.
-    #[serde(
-        default,
-        deserialize_with = "present",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub details: Option<Value>,
-    /// Milliseconds since the epoch.
-    pub timestamp: i64,
-    /// Unknown keys.
-    #[serde(flatten)]
-    pub extra: Extra,
+pi_object! {
+    /// `CustomMessage`: an extension message; the model sees it as a user message.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct CustomMessage {
+        /// The extension's type name, e.g. `notesoup/boot`.
+        pub custom_type: String,
+        /// Text or text and image blocks.
+        #[serde(default, deserialize_with = "content_or_empty")]
+        pub content: Content,
+        /// Whether the TUI shows it.
+        pub display: bool,
+        /// Extension metadata, never sent to the model; `null` is kept.
+        #[serde(deserialize_with = "present")]
+        pub details?: Value,
+        /// Milliseconds since the epoch.
+        pub timestamp: i64,
+        ..extra,
+    }
 }
 
-/// `BranchSummaryMessage`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct BranchSummaryMessage {
-    /// The summary text.
-    pub summary: String,
-    /// The leaf whose abandoned path was summarised, or `"root"`.
-    pub from_id: String,
-    /// Milliseconds since the epoch.
-    pub timestamp: i64,
-    /// Unknown keys.
-    #[serde(flatten)]
-    pub extra: Extra,
+pi_object! {
+    /// `BranchSummaryMessage`.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct BranchSummaryMessage {
+        /// The summary text.
+        pub summary: String,
+        /// The leaf whose abandoned path was summarised, or `"root"`.
+        pub from_id: String,
+        /// Milliseconds since the epoch.
+        pub timestamp: i64,
+        ..extra,
+    }
 }
 
-/// `CompactionSummaryMessage`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct CompactionSummaryMessage {
-    /// The summary text (empty for notesoup's retain-none checkpoint).
-    pub summary: String,
-    /// Estimated tokens before the compaction.
-    pub tokens_before: u64,
-    /// Milliseconds since the epoch.
-    pub timestamp: i64,
-    /// Unknown keys.
-    #[serde(flatten)]
-    pub extra: Extra,
+pi_object! {
+    /// `CompactionSummaryMessage`.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct CompactionSummaryMessage {
+        /// The summary text (empty for notesoup's retain-none checkpoint).
+        pub summary: String,
+        /// Estimated tokens before the compaction.
+        pub tokens_before: u64,
+        /// Milliseconds since the epoch.
+        pub timestamp: i64,
+        ..extra,
+    }
 }
 
 /// Pi's `AgentMessage`: pi-ai messages plus the coding agent's own roles.
@@ -691,15 +667,8 @@ impl AgentMessage {
     /// The `role` string.
     pub fn role(&self) -> &str {
         match self {
-            Self::System(_) => "system",
-            Self::User(_) => "user",
-            Self::Assistant(_) => "assistant",
-            Self::ToolResult(_) => "toolResult",
-            Self::BashExecution(_) => "bashExecution",
-            Self::Custom(_) => "custom",
-            Self::BranchSummary(_) => "branchSummary",
-            Self::CompactionSummary(_) => "compactionSummary",
             Self::Unknown(map) => map.get("role").and_then(Value::as_str).unwrap_or(""),
+            known => known.known_tag().unwrap_or(""),
         }
     }
 
@@ -719,23 +688,57 @@ impl AgentMessage {
     }
 }
 
-impl<'de> Deserialize<'de> for AgentMessage {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let (tag, map) = tagged_object(deserializer, "role")?;
-        let parsed = match tag.as_deref() {
-            Some("system") => from_map(map).map(Self::System),
-            Some("user") => from_map(map).map(Self::User),
-            Some("assistant") => from_map(map).map(Self::Assistant),
-            Some("toolResult") => from_map(map).map(Self::ToolResult),
-            Some("bashExecution") => from_map(map).map(Self::BashExecution),
-            Some("custom") => from_map(map).map(Self::Custom),
-            Some("branchSummary") => from_map(map).map(Self::BranchSummary),
-            Some("compactionSummary") => from_map(map).map(Self::CompactionSummary),
-            _ => return Ok(Self::Unknown(restore_tag(map, "role", tag))),
-        };
-        parsed.map_err(D::Error::custom)
+deserialize_tagged! {
+    AgentMessage by "role" {
+        "system" => System,
+        "user" => User,
+        "assistant" => Assistant,
+        "toolResult" => ToolResult,
+        "bashExecution" => BashExecution,
+        "custom" => Custom,
+        "branchSummary" => BranchSummary,
+        "compactionSummary" => CompactionSummary,
     }
+    else Self::Unknown, known_tag
 }
+
+/// `Deserialize` for an enum tagged by one key (`type`, `role`) whose
+/// variants each hold one object type: the tag is taken out and the rest read
+/// as the variant's type, and an object with any other tag goes to the
+/// fallback variant whole (its tag put back in front). With `known_tag`, also
+/// gives the enum that method: the tag of a typed variant.
+macro_rules! deserialize_tagged {
+    ($name:ident by $key:literal { $($tag:literal => $variant:ident),* $(,)? } else $unknown:expr) => {
+        $crate::session::message::deserialize_tagged!(@deserialize $name $key [$($tag $variant)*] $unknown);
+    };
+    ($name:ident by $key:literal { $($tag:literal => $variant:ident),* $(,)? } else $unknown:expr, known_tag) => {
+        $crate::session::message::deserialize_tagged!(@deserialize $name $key [$($tag $variant)*] $unknown);
+
+        impl $name {
+            /// The tag of a typed variant; `None` for one kept whole.
+            fn known_tag(&self) -> Option<&'static str> {
+                match self {
+                    $(Self::$variant(_) => Some($tag),)*
+                    _ => None,
+                }
+            }
+        }
+    };
+    (@deserialize $name:ident $key:literal [$($tag:literal $variant:ident)*] $unknown:expr) => {
+        impl<'de> serde::Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                use $crate::session::message::{from_map, restore_tag, tagged_object};
+                let (tag, map) = tagged_object(deserializer, $key)?;
+                let parsed = match tag.as_deref() {
+                    $(Some($tag) => from_map(map).map(Self::$variant),)*
+                    _ => return Ok($unknown(restore_tag(map, $key, tag))),
+                };
+                parsed.map_err(<D::Error as serde::de::Error>::custom)
+            }
+        }
+    };
+}
+pub(crate) use deserialize_tagged;
 
 /// A JSON object with its string tag taken out.
 pub(crate) type Tagged = (Option<String>, Map<String, Value>);

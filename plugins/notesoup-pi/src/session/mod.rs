@@ -22,7 +22,7 @@ pub use message::{
     CompactionSummaryMessage, Content, ContentBlock, Cost, CustomMessage, Extra, ImageContent,
     NestedToolCall, NestedToolCalls, StopReason, SystemLayout, SystemMessage, TextContent,
     ThinkingContent, ToolCall, ToolDeclaration, ToolReference, ToolResultMessage, Usage,
-    UserMessage,
+    UserMessage, blocks_text,
 };
 pub use reader::{Diagnostic, DiagnosticCode, SessionFile};
 pub use tree::{EntryIndex, Leaf};

@@ -142,23 +142,12 @@ impl SessionFile {
 
     /// Reads and parses a session file.
     pub fn read(path: &Path) -> Result<Self, SessionError> {
-        let failed = |error| SessionError::Io {
+        let mut file = open_session_file(path)?;
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut file, &mut bytes).map_err(|error| SessionError::Io {
             path: path.to_owned(),
             error,
-        };
-        // A FIFO or device under the name is refused unopened, never
-        // waited on (core's non-blocking open).
-        let mut file = match open_regular(path, Links::Follow) {
-            Ok(Some(file)) => file,
-            Ok(None) => {
-                return Err(failed(std::fs::metadata(path).err().unwrap_or_else(|| {
-                    std::io::Error::from(std::io::ErrorKind::NotFound)
-                })));
-            }
-            Err(error) => return Err(failed(error.into_io())),
-        };
-        let mut bytes = Vec::new();
-        std::io::Read::read_to_end(&mut file, &mut bytes).map_err(failed)?;
+        })?;
         Ok(Self::parse(&bytes))
     }
 
@@ -468,5 +457,24 @@ fn migrate_hook_message(map: &mut Map<String, Value>) {
         && message.get("role").and_then(Value::as_str) == Some("hookMessage")
     {
         message.insert("role".into(), Value::String("custom".into()));
+    }
+}
+
+/// Opens a session file for reading. A FIFO or device under the name is
+/// refused unopened, never waited on (core's non-blocking open); a missing
+/// file is named in the OS's own words.
+pub(crate) fn open_session_file(path: &Path) -> Result<std::fs::File, SessionError> {
+    let failed = |error| SessionError::Io {
+        path: path.to_owned(),
+        error,
+    };
+    match open_regular(path, Links::Follow) {
+        Ok(Some(file)) => Ok(file),
+        Ok(None) => {
+            Err(failed(std::fs::metadata(path).err().unwrap_or_else(|| {
+                std::io::Error::from(std::io::ErrorKind::NotFound)
+            })))
+        }
+        Err(error) => Err(failed(error.into_io())),
     }
 }
