@@ -21,8 +21,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use notesoup_core::notes::{
-    HeadCache, NoteStore, NotesIdentity, agent_slug, default_root, model_slug, project_key,
+    HeadCache, NoteStore, agent_slug, default_root, model_slug, project_key,
 };
+use notesoup_core::plumbing::NotesOwner;
 use notesoup_core::settings::WarnOnce;
 use notesoup_core::wire::ToolBindings;
 
@@ -199,15 +200,16 @@ impl Notesoup {
         let project = self.project_key(host.cwd());
         let model = model_slug(host.model().as_ref().map(|m| m.id.as_str()));
         let secret_guard = resolved_settings(host).secret_guard;
-        NotesIdentity::new(
-            &self.config.notes_home,
-            host.session_id(),
-            &project,
-            &self.config.agent,
-            &model,
-        )
-        .map(|identity| {
-            NoteStore::new(identity)
+        NotesOwner {
+            root: &self.config.notes_home,
+            session_id: Some(host.session_id()),
+            project_key: &project,
+            agent: &self.config.agent,
+            model: &model,
+        }
+        .open()
+        .map(|store| {
+            store
                 .with_secret_guard(secret_guard)
                 .with_head_cache(Arc::clone(&self.heads))
         })
