@@ -3,153 +3,15 @@
 //! a bound on every wait so that a hang fails the test instead of stalling
 //! it (the bound is no timing assertion: nothing here should take a second).
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::Write;
 use std::path::Path;
-use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
-use std::sync::mpsc::{Receiver, RecvTimeoutError};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
 use notesoup_pi::bridge::protocol::PROTOCOL_VERSION;
 use notesoup_pi::session::{DiagnosticCode, LazySession, SessionFile};
+use notesoup_test_support::child::{HANG, HUGE_LINE_BYTES, LINE_CAP_BYTES, Proc};
+use notesoup_test_support::not_a_file::{self, NOT_FILES, NotAFile};
 use serde_json::{Value, json};
-
-/// How long a child may take before the test calls it hung.
-const HANG: Duration = Duration::from_secs(120);
-
-/// The over-long line sent to a server: far past core's 16 MiB cap.
-const HUGE_LINE_BYTES: usize = 128 << 20;
-
-/// The most a server may hold at its peak after such a line: half of it.
-const PEAK_RSS_BOUND: u64 = 64 << 20;
-
-/// A child with its stdout read line by line, and its stderr collected, on
-/// threads of their own.
-struct Proc {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    lines: Receiver<String>,
-    stderr: std::thread::JoinHandle<(u64, String)>,
-}
-
-impl Proc {
-    fn spawn(command: &mut Command) -> Self {
-        let mut child = command
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
-        let (to_test, lines) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in stdout.lines() {
-                if to_test.send(line.unwrap()).is_err() {
-                    return;
-                }
-            }
-        });
-        let mut stderr = child.stderr.take().unwrap();
-        let stderr = std::thread::spawn(move || {
-            // The length of all of it, and its first 64 KiB.
-            let mut kept = Vec::new();
-            let mut total = 0u64;
-            let mut buffer = [0u8; 8192];
-            loop {
-                match stderr.read(&mut buffer) {
-                    Ok(0) | Err(_) => break,
-                    Ok(n) => {
-                        total += n as u64;
-                        let room = (64usize << 10).saturating_sub(kept.len());
-                        kept.extend_from_slice(&buffer[..n.min(room)]);
-                    }
-                }
-            }
-            (total, String::from_utf8_lossy(&kept).into_owned())
-        });
-        let stdin = child.stdin.take();
-        Self {
-            child,
-            stdin,
-            lines,
-            stderr,
-        }
-    }
-
-    fn stdin(&mut self) -> &mut ChildStdin {
-        self.stdin.as_mut().unwrap()
-    }
-
-    fn send(&mut self, message: &Value) {
-        writeln!(self.stdin(), "{message}").unwrap();
-        self.stdin().flush().unwrap();
-    }
-
-    /// Writes one line of `bytes` bytes: `head`, then `x` up to `tail`.
-    fn send_huge(&mut self, head: &str, bytes: usize, tail: &str) {
-        let stdin = self.stdin();
-        stdin.write_all(head.as_bytes()).unwrap();
-        let piece = vec![b'x'; 1 << 20];
-        let mut left = bytes - head.len() - tail.len();
-        while left > 0 {
-            let n = left.min(piece.len());
-            stdin.write_all(&piece[..n]).unwrap();
-            left -= n;
-        }
-        stdin.write_all(tail.as_bytes()).unwrap();
-        stdin.write_all(b"\n").unwrap();
-        stdin.flush().unwrap();
-    }
-
-    /// The next stdout line as JSON; a child that says nothing for [`HANG`]
-    /// fails the test.
-    fn next(&self) -> Value {
-        match self.lines.recv_timeout(HANG) {
-            Ok(line) => serde_json::from_str(&line).unwrap(),
-            Err(RecvTimeoutError::Timeout) => panic!("no answer within {HANG:?}: it hangs"),
-            Err(RecvTimeoutError::Disconnected) => panic!("the child closed its stdout"),
-        }
-    }
-
-    /// The child's peak resident memory (`VmHWM`) in bytes.
-    fn peak_rss(&self) -> u64 {
-        peak_rss(self.child.id())
-    }
-
-    /// Closes stdin and waits (at most [`HANG`]) for the exit status and
-    /// stderr: its length and its start.
-    fn finish(mut self) -> (ExitStatus, u64, String) {
-        drop(self.stdin.take());
-        let status = wait_within(&mut self.child);
-        let (bytes, text) = self.stderr.join().unwrap();
-        (status, bytes, text)
-    }
-}
-
-/// Waits for `child`, killing it and failing the test after [`HANG`].
-fn wait_within(child: &mut Child) -> ExitStatus {
-    let started = Instant::now();
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            return status;
-        }
-        if started.elapsed() > HANG {
-            let _ = child.kill();
-            panic!("the child did not end within {HANG:?}: it hangs");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-/// `VmHWM` of process `pid`, in bytes.
-fn peak_rss(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    let kib: u64 = status
-        .lines()
-        .find_map(|line| line.strip_prefix("VmHWM:"))
-        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap();
-    kib * 1024
-}
 
 fn serve(env: &[(&str, &str)]) -> (Proc, tempfile::TempDir) {
     let temp = tempfile::tempdir().unwrap();
@@ -201,26 +63,18 @@ fn an_event_line_past_the_cap_fails_that_event_in_bounded_memory_and_serving_goe
     std::fs::create_dir_all(&cwd).unwrap();
     sidecar.send(&hello());
     assert_eq!(sidecar.next()["type"], "ready");
-    sidecar.send_huge(
+    let refused = sidecar.answer_to_a_huge_line(
         r#"{"type":"event","body":{"id":7,"name":"turn_start","payload":""#,
-        HUGE_LINE_BYTES,
         r#""}}"#,
     );
-    let refused = sidecar.next();
     assert_eq!(refused["type"], "result", "{refused}");
     assert_eq!(refused["body"]["id"], 7);
     let error = refused["body"]["error"].as_str().unwrap();
     assert_eq!(
         error,
         format!(
-            "notesoup: a line of {HUGE_LINE_BYTES} bytes, over the limit of {}, was discarded unread",
-            16 << 20
+            "notesoup: a line of {HUGE_LINE_BYTES} bytes, over the limit of {LINE_CAP_BYTES}, was discarded unread"
         )
-    );
-    let peak = sidecar.peak_rss();
-    assert!(
-        peak < PEAK_RSS_BOUND,
-        "peak RSS {peak} bytes after a {HUGE_LINE_BYTES}-byte line"
     );
     sidecar.send(&tool_event(8, &cwd, json!({})));
     let served = sidecar.next();
@@ -359,40 +213,6 @@ fn an_action_answer_that_never_comes_fails_the_event_after_a_bounded_wait() {
     assert!(sidecar.finish().0.success());
 }
 
-/// What can stand at a settings file's name instead of a settings file.
-#[derive(Debug, Clone, Copy)]
-enum NotAFile {
-    DevZero,
-    Fifo,
-    Directory,
-    Oversized,
-}
-
-const NOT_FILES: [NotAFile; 4] = [
-    NotAFile::DevZero,
-    NotAFile::Fifo,
-    NotAFile::Directory,
-    NotAFile::Oversized,
-];
-
-fn place(kind: NotAFile, path: &Path) {
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    match kind {
-        NotAFile::DevZero => std::os::unix::fs::symlink("/dev/zero", path).unwrap(),
-        NotAFile::Fifo => {
-            let made = Command::new("mkfifo").arg(path).status().unwrap();
-            assert!(made.success());
-        }
-        NotAFile::Directory => std::fs::create_dir(path).unwrap(),
-        NotAFile::Oversized => {
-            let mut text = br#"{"notesoup": {"bootMaxChars": 5000}, "pad": ""#.to_vec();
-            text.resize(5 << 20, b' ');
-            text.extend_from_slice(b"\"}");
-            std::fs::write(path, text).unwrap();
-        }
-    }
-}
-
 #[test]
 fn pi_settings_that_are_not_files_give_the_defaults_and_one_warning_to_boot() {
     for kind in NOT_FILES {
@@ -412,7 +232,7 @@ fn pi_settings_that_are_not_files_give_the_defaults_and_one_warning_to_boot() {
             } else {
                 agent.join("settings.json")
             };
-            place(kind, &settings);
+            not_a_file::place(kind, &settings);
             let mut command = Command::new(env!("CARGO_BIN_EXE_notesoup-pi"));
             command
                 .args(["boot", "--cwd"])
@@ -483,7 +303,7 @@ fn a_session_line_past_the_cap_is_skipped_as_a_bad_line_and_reading_goes_on() {
 fn a_session_file_that_is_a_fifo_is_refused_not_waited_on() {
     let temp = tempfile::tempdir().unwrap();
     let fifo = temp.path().join("session.jsonl");
-    place(NotAFile::Fifo, &fifo);
+    not_a_file::place(NotAFile::Fifo, &fifo);
     // On a thread, so that a read that waits for a writer fails the test.
     let (to_test, read) = std::sync::mpsc::channel();
     let path = fifo.clone();
