@@ -13,4 +13,6 @@
 #![allow(clippy::unwrap_used)] // a failed unwrap is a failed test
 
 pub mod child;
+pub mod dreamer;
 pub mod not_a_file;
+pub mod shared_commands;
