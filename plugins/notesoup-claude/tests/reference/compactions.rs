@@ -27,8 +27,8 @@ use notesoup_core::history::{ItemKind, Transcript, TranscriptWindow};
 use serde_json::{Value, json};
 
 use crate::claude::{command, turn};
-use crate::fake_api::{FakeApi, Reply, texts};
 use crate::support::{Sandbox, spawn};
+use notesoup_test_support::fake_anthropic::{FakeApi, Reply, texts};
 
 const PREFIX: &str = "mcp__plugin_notesoup_notesoup__";
 

@@ -3,8 +3,8 @@
 //! window's first context ends with the prompt, verbatim.
 
 use crate::claude::{inline_data_dir, turn};
-use crate::fake_api::{FakeApi, Reply, texts};
 use crate::support::Sandbox;
+use notesoup_test_support::fake_anthropic::{FakeApi, Reply, texts};
 
 const PROMPT: &str = "write the tests next, then ship";
 

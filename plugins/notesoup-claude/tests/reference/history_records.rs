@@ -9,8 +9,8 @@ use notesoup_core::history::History;
 use serde_json::json;
 
 use crate::claude::turn;
-use crate::fake_api::{FakeApi, Reply};
 use crate::support::Sandbox;
+use notesoup_test_support::fake_anthropic::{FakeApi, Reply};
 
 #[test]
 fn persisted_outputs_and_sub_agent_calls_decode() {

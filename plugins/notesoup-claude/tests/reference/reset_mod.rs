@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::claude::{command, run};
-use crate::fake_api::{FakeApi, Reply};
 use crate::support::{Sandbox, copy_dir, notesoup_bin, spawn};
+use notesoup_test_support::fake_anthropic::{FakeApi, Reply};
 
 /// A copy of the mod directory with the built binary in `bin/`, as
 /// `cargo xtask claude-plugin` lays it out.

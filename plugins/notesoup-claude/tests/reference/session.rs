@@ -6,8 +6,8 @@
 use serde_json::{Value, json};
 
 use crate::claude::{inline_data_dir, turn};
-use crate::fake_api::{FakeApi, Reply, texts};
 use crate::support::Sandbox;
+use notesoup_test_support::fake_anthropic::{FakeApi, Reply, texts};
 
 const PREFIX: &str = "mcp__plugin_notesoup_notesoup__";
 

@@ -17,8 +17,8 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use crate::claude::{command, run, turn};
-use crate::fake_api::{FakeApi, Reply};
 use crate::support::Sandbox;
+use notesoup_test_support::fake_anthropic::{FakeApi, Reply};
 
 const PREFIX: &str = "mcp__plugin_notesoup_notesoup__";
 

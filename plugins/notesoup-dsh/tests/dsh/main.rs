@@ -10,8 +10,6 @@ mod dream;
 #[cfg(feature = "reference-hosts")]
 mod e2e;
 #[cfg(feature = "reference-hosts")]
-mod fake_deepseek;
-#[cfg(feature = "reference-hosts")]
 mod harness;
 mod history;
 mod recorded;

@@ -1,12 +1,13 @@
-//! A fake Messages API on 127.0.0.1: scripted streamed replies, every
-//! request recorded, so a test sees exactly what the model would see.
+//! A fake Anthropic Messages API on 127.0.0.1 (Claude Code reaches it
+//! through `ANTHROPIC_BASE_URL`): scripted streamed replies, every request
+//! recorded, so a test sees exactly what the model would see.
 
 use std::collections::VecDeque;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
+
+use crate::fake_http::{self, Answer};
 
 /// One scripted model turn.
 #[derive(Debug, Clone)]
@@ -59,7 +60,7 @@ impl Reply {
     }
 }
 
-#[derive(Default)]
+#[derive(Debug, Default)]
 struct Shared {
     script: VecDeque<Reply>,
     requests: Vec<Value>,
@@ -68,7 +69,8 @@ struct Shared {
     held: u64,
 }
 
-/// The running fake. Its thread lives as long as the test process.
+/// The running fake. Its threads live as long as the test process.
+#[derive(Debug)]
 pub struct FakeApi {
     /// `http://127.0.0.1:<port>`.
     pub url: String,
@@ -77,16 +79,9 @@ pub struct FakeApi {
 
 impl FakeApi {
     pub fn start() -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let url = format!("http://{}", listener.local_addr().unwrap());
         let shared = Arc::new(Mutex::new(Shared::default()));
-        let accept = Arc::clone(&shared);
-        std::thread::spawn(move || {
-            for stream in listener.incoming().flatten() {
-                let shared = Arc::clone(&accept);
-                std::thread::spawn(move || serve(stream, &shared));
-            }
-        });
+        let served = Arc::clone(&shared);
+        let url = fake_http::serve(move |path, body| answer(path, body, &served));
         Self { url, shared }
     }
 
@@ -106,76 +101,38 @@ impl FakeApi {
     }
 }
 
-/// Serves one keep-alive connection.
-fn serve(stream: TcpStream, shared: &Mutex<Shared>) {
-    let mut writer = stream.try_clone().unwrap();
-    let mut reader = BufReader::new(stream);
-    loop {
-        let mut request_line = String::new();
-        if reader.read_line(&mut request_line).unwrap_or(0) == 0 {
-            return;
-        }
-        let mut length = 0;
-        loop {
-            let mut header = String::new();
-            if reader.read_line(&mut header).unwrap_or(0) == 0 {
-                return;
-            }
-            let header = header.trim_end();
-            if header.is_empty() {
-                break;
-            }
-            if let Some((name, value)) = header.split_once(':')
-                && name.eq_ignore_ascii_case("content-length")
-            {
-                length = value.trim().parse().unwrap_or(0);
-            }
-        }
-        let mut body = vec![0; length];
-        if reader.read_exact(&mut body).is_err() {
-            return;
-        }
-        let path = request_line.split_whitespace().nth(1).unwrap_or("");
-        let (content_type, payload) = if path.starts_with("/v1/messages/count_tokens") {
-            ("application/json", json!({"input_tokens": 100}).to_string())
-        } else if path.starts_with("/v1/messages") {
-            let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-            let (reply, id) = {
-                let mut shared = shared.lock().unwrap();
-                shared.requests.push(request.clone());
-                shared.served += 1;
-                let reply = shared
-                    .script
-                    .pop_front()
-                    .unwrap_or_else(|| Reply::text("done."));
-                if reply.hangs {
-                    shared.held += 1;
-                }
-                (reply, shared.served)
-            };
-            if reply.hangs {
-                // Nothing more comes on this connection until the client
-                // goes away.
-                while matches!(reader.read(&mut [0; 64]), Ok(1..)) {}
-                return;
-            }
-            ("text/event-stream", stream_reply(&reply, id, &request))
-        } else {
-            let response = "HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n";
-            if writer.write_all(response.as_bytes()).is_err() {
-                return;
-            }
-            continue;
+/// The answer to one request: token counts, the next scripted reply, or
+/// nothing for a path the API does not have.
+fn answer(path: &str, body: &[u8], shared: &Mutex<Shared>) -> Answer {
+    if path.starts_with("/v1/messages/count_tokens") {
+        return Answer::Ok {
+            content_type: "application/json",
+            body: json!({"input_tokens": 100}).to_string(),
         };
-        let head = format!(
-            "HTTP/1.1 200 OK\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\n\r\n",
-            payload.len()
-        );
-        if writer.write_all(head.as_bytes()).is_err()
-            || writer.write_all(payload.as_bytes()).is_err()
-        {
-            return;
+    }
+    if !path.starts_with("/v1/messages") {
+        return Answer::NotFound;
+    }
+    let request: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+    let (reply, id) = {
+        let mut shared = shared.lock().unwrap();
+        shared.requests.push(request.clone());
+        shared.served += 1;
+        let reply = shared
+            .script
+            .pop_front()
+            .unwrap_or_else(|| Reply::text("done."));
+        if reply.hangs {
+            shared.held += 1;
         }
+        (reply, shared.served)
+    };
+    if reply.hangs {
+        return Answer::Hold;
+    }
+    Answer::Ok {
+        content_type: "text/event-stream",
+        body: stream_reply(&reply, id, &request),
     }
 }
 
