@@ -1,67 +1,39 @@
 //! `notesoup mcp` over real stdio: the handshake of both protocol eras, the
 //! tool list, calls resolved to the calling session, refusals.
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Stdio};
+use std::io::Write;
 
 use serde_json::{Value, json};
 
-use crate::support::{Sandbox, context_of, fake_token, hook_context_row, notesoup_bin, spawn};
+use crate::support::{McpServer, Sandbox, context_of, fake_token, hook_context_row, tools_call};
 
 const S1: &str = "44444444-4444-4444-8444-444444444444";
 
 /// A running `notesoup mcp`.
-struct Server {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
-}
+struct Server(McpServer);
 
 impl Server {
     fn start(sb: &Sandbox) -> Self {
-        let mut child = spawn(
-            sb.command(&notesoup_bin(), &["mcp"])
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::inherit()),
-        );
-        let stdin = child.stdin.take().unwrap();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
-        Self {
-            child,
-            stdin,
-            stdout,
-        }
+        Self(McpServer::start(sb))
     }
 
     fn send(&mut self, message: &Value) {
-        writeln!(self.stdin, "{message}").unwrap();
-        self.stdin.flush().unwrap();
+        self.0.send(message);
     }
 
     fn request(&mut self, message: &Value) -> Value {
-        self.send(message);
-        let mut line = String::new();
-        self.stdout.read_line(&mut line).unwrap();
-        serde_json::from_str(&line).unwrap()
+        self.0.request(message)
     }
 
-    /// `tools/call` as Claude Code 2.1.332 sends it.
+    /// `tools/call` as Claude Code 2.1.332 sends it, with a progress token.
     fn call(&mut self, id: u64, name: &str, arguments: Value, tool_use_id: &str) -> Value {
-        self.request(&json!({
-            "jsonrpc": "2.0", "id": id, "method": "tools/call",
-            "params": {"name": name, "arguments": arguments, "_meta": {
-                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                "io.modelcontextprotocol/clientInfo": {"name": "claude-code", "version": "2.1.332"},
-                "io.modelcontextprotocol/clientCapabilities": {},
-                "claudecode/toolUseId": tool_use_id, "progressToken": id}}
-        }))["result"]
-            .clone()
+        let mut request = tools_call(id, name, arguments, tool_use_id);
+        request["params"]["_meta"]["progressToken"] = id.into();
+        self.request(&request)["result"].clone()
     }
 
-    fn finish(mut self) {
-        drop(self.stdin);
-        assert!(self.child.wait().unwrap().success());
+    fn finish(self) {
+        self.0.finish();
     }
 }
 
@@ -405,7 +377,7 @@ fn exchange_rows(i: usize) -> [String; 3] {
 
 /// The server's resident memory in KiB.
 fn rss_kib(server: &Server) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{}/status", server.child.id())).unwrap();
+    let status = std::fs::read_to_string(format!("/proc/{}/status", server.0.id())).unwrap();
     status
         .lines()
         .find_map(|line| line.strip_prefix("VmRSS:"))
