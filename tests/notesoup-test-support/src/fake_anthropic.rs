@@ -2,12 +2,9 @@
 //! through `ANTHROPIC_BASE_URL`): scripted streamed replies, every request
 //! recorded, so a test sees exactly what the model would see.
 
-use std::collections::VecDeque;
-use std::sync::{Arc, Mutex};
-
 use serde_json::{Value, json};
 
-use crate::fake_http::{self, Answer};
+use crate::fake_model::{Answer, FakeModel, Wire};
 
 /// One scripted model turn.
 #[derive(Debug, Clone)]
@@ -60,79 +57,39 @@ impl Reply {
     }
 }
 
-#[derive(Debug, Default)]
-struct Shared {
-    script: VecDeque<Reply>,
-    requests: Vec<Value>,
-    served: u64,
-    /// Requests held open so far.
-    held: u64,
-}
-
-/// The running fake. Its threads live as long as the test process.
+/// The Messages API's wire.
 #[derive(Debug)]
-pub struct FakeApi {
-    /// `http://127.0.0.1:<port>`.
-    pub url: String,
-    shared: Arc<Mutex<Shared>>,
-}
+pub struct Messages;
 
-impl FakeApi {
-    pub fn start() -> Self {
-        let shared = Arc::new(Mutex::new(Shared::default()));
-        let served = Arc::clone(&shared);
-        let url = fake_http::serve(move |path, body| answer(path, body, &served));
-        Self { url, shared }
-    }
+/// The running fake.
+pub type FakeApi = FakeModel<Messages>;
 
-    /// Replaces the script; requests beyond it get "done.".
-    pub fn script(&self, replies: Vec<Reply>) {
-        self.shared.lock().unwrap().script = replies.into();
-    }
+impl Wire for Messages {
+    type Reply = Reply;
 
-    /// How many requests have been held open (see [`Reply::hang`]).
-    pub fn held(&self) -> u64 {
-        self.shared.lock().unwrap().held
-    }
-
-    /// Every `/v1/messages` request body so far, and forgets them.
-    pub fn take_requests(&self) -> Vec<Value> {
-        std::mem::take(&mut self.shared.lock().unwrap().requests)
-    }
-}
-
-/// The answer to one request: token counts, the next scripted reply, or
-/// nothing for a path the API does not have.
-fn answer(path: &str, body: &[u8], shared: &Mutex<Shared>) -> Answer {
-    if path.starts_with("/v1/messages/count_tokens") {
-        return Answer::Ok {
-            content_type: "application/json",
-            body: json!({"input_tokens": 100}).to_string(),
-        };
-    }
-    if !path.starts_with("/v1/messages") {
-        return Answer::NotFound;
-    }
-    let request: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
-    let (reply, id) = {
-        let mut shared = shared.lock().unwrap();
-        shared.requests.push(request.clone());
-        shared.served += 1;
-        let reply = shared
-            .script
-            .pop_front()
-            .unwrap_or_else(|| Reply::text("done."));
-        if reply.hangs {
-            shared.held += 1;
+    fn route(path: &str) -> Option<Answer> {
+        if path.starts_with("/v1/messages/count_tokens") {
+            Some(Answer::Ok {
+                content_type: "application/json",
+                body: json!({"input_tokens": 100}).to_string(),
+            })
+        } else if path.starts_with("/v1/messages") {
+            None
+        } else {
+            Some(Answer::NotFound)
         }
-        (reply, shared.served)
-    };
-    if reply.hangs {
-        return Answer::Hold;
     }
-    Answer::Ok {
-        content_type: "text/event-stream",
-        body: stream_reply(&reply, id, &request),
+
+    fn done() -> Reply {
+        Reply::text("done.")
+    }
+
+    fn holds(reply: &Reply) -> bool {
+        reply.hangs
+    }
+
+    fn stream(reply: &Reply, id: u64, request: &Value) -> String {
+        stream_reply(reply, id, request)
     }
 }
 

@@ -3,12 +3,9 @@
 //! recorded. dsh's `deepseek-official` route reaches it through
 //! `DEEPSEEK_BASE_URL`; the model is the only scripted part of a run.
 
-use std::collections::VecDeque;
-use std::sync::{Arc, Mutex};
-
 use serde_json::{Value, json};
 
-use crate::fake_http::{self, Answer};
+use crate::fake_model::{Answer, FakeModel, Wire};
 
 /// One scripted model answer.
 #[derive(Debug, Clone)]
@@ -19,60 +16,30 @@ pub enum Reply {
     Tool(String, Value),
 }
 
-#[derive(Debug, Default)]
-struct Shared {
-    script: VecDeque<Reply>,
-    requests: Vec<Value>,
-    served: u64,
-}
-
-/// The running fake; its threads live as long as the test process.
+/// The chat-completions wire.
 #[derive(Debug)]
-pub struct FakeDeepSeek {
-    /// `http://127.0.0.1:<port>`.
-    pub url: String,
-    shared: Arc<Mutex<Shared>>,
-}
+pub struct ChatCompletions;
 
-impl FakeDeepSeek {
-    pub fn start() -> Self {
-        let shared = Arc::new(Mutex::new(Shared::default()));
-        let served = Arc::clone(&shared);
-        let url = fake_http::serve(move |path, body| answer(path, body, &served));
-        Self { url, shared }
+/// The running fake.
+pub type FakeDeepSeek = FakeModel<ChatCompletions>;
+
+impl Wire for ChatCompletions {
+    type Reply = Reply;
+
+    fn route(path: &str) -> Option<Answer> {
+        if path.ends_with("/chat/completions") {
+            None
+        } else {
+            Some(Answer::NotFound)
+        }
     }
 
-    /// Replaces the script; requests beyond it get "done.".
-    pub fn script(&self, replies: Vec<Reply>) {
-        self.shared.lock().unwrap().script = replies.into();
+    fn done() -> Reply {
+        Reply::Text("done.".into())
     }
 
-    /// Every chat-completions request body so far, and forgets them.
-    pub fn take_requests(&self) -> Vec<Value> {
-        std::mem::take(&mut self.shared.lock().unwrap().requests)
-    }
-}
-
-/// The answer to one request: the next scripted reply, or nothing for a
-/// path the API does not have.
-fn answer(path: &str, body: &[u8], shared: &Mutex<Shared>) -> Answer {
-    if !path.ends_with("/chat/completions") {
-        return Answer::NotFound;
-    }
-    let request: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
-    let (reply, id) = {
-        let mut shared = shared.lock().unwrap();
-        shared.requests.push(request);
-        shared.served += 1;
-        let reply = shared
-            .script
-            .pop_front()
-            .unwrap_or_else(|| Reply::Text("done.".into()));
-        (reply, shared.served)
-    };
-    Answer::Ok {
-        content_type: "text/event-stream",
-        body: stream_reply(&reply, id),
+    fn stream(reply: &Reply, id: u64, _request: &Value) -> String {
+        stream_reply(reply, id)
     }
 }
 

@@ -16,6 +16,6 @@ pub mod child;
 pub mod dreamer;
 pub mod fake_anthropic;
 pub mod fake_deepseek;
-pub mod fake_http;
+pub mod fake_model;
 pub mod not_a_file;
 pub mod shared_commands;
