@@ -11,7 +11,7 @@ use notesoup_test_support::child::{self, HUGE_LINE_BYTES, LINE_CAP_BYTES, Proc};
 use notesoup_test_support::not_a_file::{self, NOT_FILES, NotAFile};
 use serde_json::{Value, json};
 
-use crate::support::{Sandbox, context_of, hook_context_row, notesoup_bin};
+use crate::support::{Sandbox, context_of, notesoup_bin, user_row};
 
 const S1: &str = "88888888-8888-4888-8888-888888888888";
 
@@ -50,15 +50,7 @@ fn a_request_line_past_the_cap_is_refused_in_bounded_memory_and_serving_goes_on(
 #[test]
 fn a_transcript_line_past_the_cap_is_skipped_in_bounded_memory() {
     let sb = Sandbox::new();
-    let boot = context_of(
-        &sb.hook("session-start", &sb.payload("SessionStart-startup", S1))
-            .unwrap(),
-        "SessionStart",
-    );
-    sb.append_transcript(S1, &[
-        hook_context_row("h1", &boot),
-        json!({"type":"user","uuid":"u1","parentUuid":"h1","isSidechain":false,"message":{"role":"user","content":"before the long line"}}).to_string(),
-    ]);
+    sb.start_session(S1, &[user_row("u1", "h1", "before the long line")]);
     let transcript = sb.transcript(S1);
     {
         let mut file = std::fs::OpenOptions::new()
@@ -74,10 +66,13 @@ fn a_transcript_line_past_the_cap_is_skipped_in_bounded_memory() {
     let call_row = json!({"type":"assistant","uuid":"a1","parentUuid":"u2","isSidechain":false,
         "message":{"id":"m1","model":"claude-opus-5-5","role":"assistant","content":[
             {"type":"tool_use","id":"toolu_long","name":"mcp__plugin_notesoup_notesoup__history_list","input":{}}]}});
-    sb.append_transcript(S1, &[
-        json!({"type":"user","uuid":"u2","parentUuid":"u1","isSidechain":false,"message":{"role":"user","content":"after the long line"}}).to_string(),
-        call_row.to_string(),
-    ]);
+    sb.append_transcript(
+        S1,
+        &[
+            user_row("u2", "u1", "after the long line"),
+            call_row.to_string(),
+        ],
+    );
     let mut server = mcp(&sb);
     server.send(&json!({
         "jsonrpc": "2.0", "id": 1, "method": "tools/call",

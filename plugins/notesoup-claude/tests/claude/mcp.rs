@@ -5,7 +5,7 @@ use std::io::Write;
 
 use serde_json::{Value, json};
 
-use crate::support::{McpServer, Sandbox, context_of, fake_token, hook_context_row, tools_call};
+use crate::support::{McpServer, Sandbox, fake_token, tools_call, user_row};
 
 const S1: &str = "44444444-4444-4444-8444-444444444444";
 
@@ -105,19 +105,16 @@ fn started_on_its_own_history_is_refused_clearly() {
 #[test]
 fn history_reads_the_calling_session() {
     let sb = Sandbox::new();
-    let boot = context_of(
-        &sb.hook("session-start", &sb.payload("SessionStart-startup", S1))
-            .unwrap(),
-        "SessionStart",
-    );
     let call_row = json!({"type":"assistant","uuid":"a1","parentUuid":"u1","isSidechain":false,
         "message":{"id":"m1","model":"claude-opus-5-5","role":"assistant","content":[
             {"type":"tool_use","id":"toolu_hist","name":"mcp__plugin_notesoup_notesoup__history_list","input":{}}]}});
-    sb.append_transcript(S1, &[
-        hook_context_row("h1", &boot),
-        json!({"type":"user","uuid":"u1","parentUuid":"h1","isSidechain":false,"message":{"role":"user","content":"find the parser bug"}}).to_string(),
-        call_row.to_string(),
-    ]);
+    sb.start_session(
+        S1,
+        &[
+            user_row("u1", "h1", "find the parser bug"),
+            call_row.to_string(),
+        ],
+    );
     let mut server = Server::start(&sb);
     let windows = server.call(1, "history_windows", json!({}), "toolu_hist");
     assert_eq!(windows["isError"], false);
@@ -295,21 +292,7 @@ fn session_notes_land_in_the_chain_s_notes_session() {
 #[test]
 fn history_follows_a_transcript_that_grows_shrinks_or_is_replaced() {
     let sb = Sandbox::new();
-    let boot = context_of(
-        &sb.hook("session-start", &sb.payload("SessionStart-startup", S1))
-            .unwrap(),
-        "SessionStart",
-    );
-    let user = |uuid: &str, parent: &str, text: &str| {
-        json!({"type":"user","uuid":uuid,"parentUuid":parent,"isSidechain":false,"message":{"role":"user","content":text}}).to_string()
-    };
-    sb.append_transcript(
-        S1,
-        &[
-            hook_context_row("h1", &boot),
-            user("u1", "h1", "first prompt"),
-        ],
-    );
+    sb.start_session(S1, &[user_row("u1", "h1", "first prompt")]);
     let mut server = Server::start(&sb);
     let windows = |server: &mut Server, id: u64| {
         text(&server.call(id, "history_windows", json!({}), "toolu_none")).to_owned()
@@ -318,7 +301,7 @@ fn history_follows_a_transcript_that_grows_shrinks_or_is_replaced() {
     assert_eq!(windows(&mut server, 1), one);
     assert_eq!(windows(&mut server, 2), one, "the cached decode");
     // Appended.
-    sb.append_transcript(S1, &[user("u2", "u1", "second prompt")]);
+    sb.append_transcript(S1, &[user_row("u2", "u1", "second prompt")]);
     assert_eq!(
         windows(&mut server, 3),
         format!("session {S1}\nwindow claude:{S1}:1 | seqs 1-3 | 3 events")

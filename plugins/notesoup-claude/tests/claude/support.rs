@@ -160,6 +160,25 @@ impl Sandbox {
         copy
     }
 
+    /// Starts `session` as Claude Code does (its SessionStart hook on
+    /// startup), then writes the row of the boot's context and `rows` to its
+    /// transcript. Returns the boot.
+    pub fn start_session(&self, session: &str, rows: &[String]) -> String {
+        let boot = context_of(
+            &self
+                .hook(
+                    "session-start",
+                    &self.payload("SessionStart-startup", session),
+                )
+                .unwrap(),
+            "SessionStart",
+        );
+        let mut all = vec![hook_context_row("h1", &boot)];
+        all.extend_from_slice(rows);
+        self.append_transcript(session, &all);
+        boot
+    }
+
     /// Appends transcript rows for `session`.
     pub fn append_transcript(&self, session: &str, rows: &[String]) {
         let path = self.transcript(session);
@@ -196,6 +215,11 @@ pub fn reply_row(uuid: &str, context_tokens: u64) -> String {
         context_tokens / 2,
         context_tokens - context_tokens / 2 - 10
     )
+}
+
+/// A main-thread user prompt row.
+pub fn user_row(uuid: &str, parent: &str, text: &str) -> String {
+    json!({"type":"user","uuid":uuid,"parentUuid":parent,"isSidechain":false,"message":{"role":"user","content":text}}).to_string()
 }
 
 /// A compact boundary row.

@@ -80,3 +80,50 @@ pub fn turn(sb: &Sandbox, api_url: &str, plugin: &Path, prompt: &str, extra: &[&
 pub fn inline_data_dir(sb: &Sandbox) -> PathBuf {
     sb.home.join(".claude/plugins/data/notesoup-inline")
 }
+
+/// The stdout of a Claude Code run that must succeed; a failure shows both
+/// streams.
+pub fn stdout_of(output: &Output) -> String {
+    assert!(
+        output.status.success(),
+        "exit {}: {}\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// `claude plugin validate <dir> --strict --json`: the report of a plugin
+/// that passes with no manifest error or warning.
+pub fn validate_strictly(sb: &Sandbox, dir: &Path) -> Value {
+    let report: Value = serde_json::from_str(&stdout_of(&run(&mut command(
+        sb,
+        None,
+        &[
+            "plugin",
+            "validate",
+            dir.to_str().unwrap(),
+            "--strict",
+            "--json",
+        ],
+    ))))
+    .unwrap();
+    assert_eq!(report["success"], true, "{report}");
+    assert_eq!(report["manifest"]["errors"], serde_json::json!([]));
+    assert_eq!(report["manifest"]["warnings"], serde_json::json!([]));
+    report
+}
+
+/// A recorded session with one prompt and its answer, for an MCP client
+/// that sends no tool-use id (its calls resolve to the project's latest
+/// session).
+pub fn parser_session(sb: &Sandbox, session: &str) {
+    sb.start_session(
+        session,
+        &[
+            crate::support::user_row("u1", "h1", "fix the parser"),
+            serde_json::json!({"type":"assistant","uuid":"a1","parentUuid":"u1","isSidechain":false,"message":{"id":"m1","model":"claude-opus-5-5","role":"assistant","content":[{"type":"text","text":"Looking at the parser."}]}}).to_string(),
+        ],
+    );
+}
