@@ -18,4 +18,5 @@ pub mod fake_anthropic;
 pub mod fake_deepseek;
 pub mod fake_model;
 pub mod not_a_file;
+pub mod pi_session;
 pub mod shared_commands;

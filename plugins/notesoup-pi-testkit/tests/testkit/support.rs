@@ -7,8 +7,8 @@ use notesoup_pi::extension::{Notesoup, NotesoupConfig};
 use notesoup_pi::host::{NotifyLevel, PiApiLevel, SessionStartReason};
 use notesoup_pi::session::{AgentMessage, Entry, SessionFile};
 use notesoup_pi_testkit::{
-    Clock, Harness, HostEvent, HostState, IdSource, ScriptedModel, SessionManager, entry_kind,
-    message_text,
+    Clock, Harness, HostEvent, HostState, IdSource, ScriptedModel, SessionManager, Step,
+    entry_kind, message_text,
 };
 use tempfile::TempDir;
 
@@ -32,6 +32,16 @@ impl Scene {
         let scene = Self::unstarted(context_window);
         let mut scene = scene;
         scene.harness.start(SessionStartReason::Startup);
+        scene
+    }
+
+    /// A started session whose model of `context_window` tokens answers
+    /// with `steps`, in order.
+    pub fn scripted(context_window: u64, steps: impl IntoIterator<Item = Step>) -> Self {
+        let mut scene = Self::new(context_window);
+        for step in steps {
+            scene.model().push(step);
+        }
         scene
     }
 

@@ -13,6 +13,7 @@ mod support;
 mod terminal;
 mod typecheck;
 
+use notesoup_test_support::pi_session::{RESET, reset_between};
 use serde_json::json;
 use support::{World, error, text, tool};
 
@@ -92,15 +93,10 @@ fn root_boot_notes_tools_wipe_and_history_in_pi_s_own_loop() {
         .expect("a checkpoint");
     assert_eq!(
         kinds[at - 2..at + 5],
-        [
-            "message:assistant",
-            "message:toolResult",
-            "compaction",
-            "custom:notesoup/reset-marker",
-            "custom_message:notesoup/boot",
-            "custom_message:notesoup/continuation",
-            "message:assistant",
-        ]
+        reset_between(
+            &["message:assistant", "message:toolResult"],
+            &["message:assistant"]
+        )
     );
     let entries = report.entries();
     let checkpoint = &entries[at];
@@ -186,14 +182,7 @@ fn budget_reminder_warning_and_close_out_as_the_window_fills() {
     assert!(reminder < at);
     assert_eq!(
         kinds[at - 1..at + 5],
-        [
-            "custom_message:notesoup/warning",
-            "compaction",
-            "custom:notesoup/reset-marker",
-            "custom_message:notesoup/boot",
-            "custom_message:notesoup/continuation",
-            "message:assistant",
-        ]
+        reset_between(&["custom_message:notesoup/warning"], &["message:assistant"])
     );
     assert!(
         report
@@ -232,15 +221,7 @@ fn fresh_window_bare_and_with_text() {
     );
     let kinds = report.kinds();
     assert!(kinds.contains(&"custom_message:notesoup/manual-wipe".to_owned()));
-    assert_eq!(
-        kinds[kinds.len() - 4..],
-        [
-            "compaction",
-            "custom:notesoup/reset-marker",
-            "custom_message:notesoup/boot",
-            "custom_message:notesoup/continuation",
-        ]
-    );
+    assert_eq!(kinds[kinds.len() - 4..], RESET);
 
     // With text: the fresh window continues with the text verbatim.
     let world = World::new(200_000);
@@ -354,15 +335,10 @@ fn overflow_recovers_once_through_a_forced_reset() {
         .expect("Pi's omission");
     assert_eq!(
         kinds[at - 1..],
-        [
-            "message:assistant",
-            "context_edit",
-            "compaction",
-            "custom:notesoup/reset-marker",
-            "custom_message:notesoup/boot",
-            "custom_message:notesoup/continuation",
-            "message:assistant",
-        ]
+        reset_between(
+            &["message:assistant", "context_edit"],
+            &["message:assistant"]
+        )
     );
     assert_eq!(report.markers()[0].1, "forced");
 }
