@@ -128,3 +128,30 @@ pub fn reports(home: &Path) -> Vec<String> {
         .map(|path| std::fs::read_to_string(path).unwrap())
         .collect()
 }
+
+/// A live note of a project, for a dream to read and keep.
+pub const LIVE: &str = "project/demo-1a2b3c4d/parser.md";
+
+/// A crumpled note of the same project, for a dream to delete.
+pub const CRUMPLED: &str = "project/demo-1a2b3c4d/old-idea.md";
+
+/// A note the model wrote, with `body`; `crumpled` puts it in the
+/// wastebasket.
+pub fn note(crumpled: bool, body: &str) -> String {
+    let crumpled = if crumpled {
+        "crumpledAt: 2026-02-01T00:00:00.000+00:00\n"
+    } else {
+        ""
+    };
+    format!(
+        "---\norigin: self\ncreatedAt: 2026-01-01T00:00:00.000+00:00\nupdatedAt: 2026-01-01T00:00:00.000+00:00\n{crumpled}---\n\n{body}\n"
+    )
+}
+
+/// Writes [`LIVE`] ("The parser is slow.") and [`CRUMPLED`] ("An abandoned
+/// idea.") into the notes home `notes`.
+pub fn live_and_crumpled(notes: &Path) {
+    std::fs::create_dir_all(notes.join("project/demo-1a2b3c4d")).unwrap();
+    std::fs::write(notes.join(LIVE), note(false, "The parser is slow.")).unwrap();
+    std::fs::write(notes.join(CRUMPLED), note(true, "An abandoned idea.")).unwrap();
+}

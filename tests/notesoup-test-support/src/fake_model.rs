@@ -185,3 +185,20 @@ fn serve_connection(stream: TcpStream, handler: &dyn Fn(&str, &[u8]) -> Answer) 
         }
     }
 }
+
+/// The text of a message's or a tool result's `content` as a model API
+/// carries it: a string, or an array of parts whose texts are joined by
+/// newlines; `None` for anything else.
+pub fn content_text(content: &Value) -> Option<String> {
+    match content {
+        Value::String(text) => Some(text.clone()),
+        Value::Array(parts) => Some(
+            parts
+                .iter()
+                .filter_map(|p| p["text"].as_str())
+                .collect::<Vec<_>>()
+                .join("\n"),
+        ),
+        _ => None,
+    }
+}

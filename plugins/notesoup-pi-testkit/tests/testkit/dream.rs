@@ -10,29 +10,14 @@ use std::process::Command;
 use notesoup_core::dream::{DreamOptions, DreamOutput, Stream, run_dream};
 use notesoup_pi::session::AgentMessage;
 use notesoup_pi_testkit::{ReferenceDreamHost, ScriptedModel, Step};
+use notesoup_test_support::dreamer::{self, CRUMPLED, LIVE};
 use serde_json::json;
-
-const LIVE: &str = "project/demo-1a2b3c4d/parser.md";
-const CRUMPLED: &str = "project/demo-1a2b3c4d/old-idea.md";
-
-fn note(crumpled: bool, body: &str) -> String {
-    let crumpled = if crumpled {
-        "crumpledAt: 2026-02-01T00:00:00.000+00:00\n"
-    } else {
-        ""
-    };
-    format!(
-        "---\norigin: self\ncreatedAt: 2026-01-01T00:00:00.000+00:00\nupdatedAt: 2026-01-01T00:00:00.000+00:00\n{crumpled}---\n\n{body}\n"
-    )
-}
 
 /// A notes home with one live and one crumpled note.
 fn home() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let notes = dir.path().join("notes");
-    fs::create_dir_all(notes.join("project/demo-1a2b3c4d")).unwrap();
-    fs::write(notes.join(LIVE), note(false, "The parser is slow.")).unwrap();
-    fs::write(notes.join(CRUMPLED), note(true, "An abandoned idea.")).unwrap();
+    dreamer::live_and_crumpled(&notes);
     dir
 }
 

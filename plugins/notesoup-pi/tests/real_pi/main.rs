@@ -15,7 +15,7 @@ mod typecheck;
 
 use notesoup_test_support::pi_session::{RESET, reset_between};
 use serde_json::json;
-use support::{World, error, text, tool};
+use support::{World, error, find_note, text, tool};
 
 /// This crate's `notesoup-pi`, for `support`.
 fn sidecar() -> std::path::PathBuf {
@@ -26,27 +26,6 @@ const ROOT_BOOT: &str = "user: <context_window>⏎Agent name: tester (brain: fau
 const SUMMARY: &str = "user: The conversation history before this point was compacted int";
 const FRESH_BOOT: &str = ROOT_BOOT;
 const CONTINUATION: &str = "user: You wake up blank, puffy-eyed, and clearly robbed. Your memo";
-
-fn find_note(root: &std::path::Path, name: &str) -> Option<std::path::PathBuf> {
-    walk(root)
-        .into_iter()
-        .find(|p| p.file_name().is_some_and(|n| n == name))
-}
-
-fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let mut found = Vec::new();
-    if let Ok(entries) = std::fs::read_dir(dir) {
-        for entry in entries.flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                found.extend(walk(&path));
-            } else {
-                found.push(path);
-            }
-        }
-    }
-    found
-}
 
 #[test]
 fn root_boot_notes_tools_wipe_and_history_in_pi_s_own_loop() {
