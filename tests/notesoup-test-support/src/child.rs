@@ -217,3 +217,34 @@ pub fn peak_rss(pid: u32) -> u64 {
         .unwrap();
     kib * 1024
 }
+
+/// Runs `command` to its end: its exit code, stdout and stderr as text.
+pub fn outcome(command: &mut Command) -> (i32, String, String) {
+    let output = command.output().unwrap();
+    (
+        output.status.code().unwrap(),
+        String::from_utf8(output.stdout).unwrap(),
+        String::from_utf8(output.stderr).unwrap(),
+    )
+}
+
+/// Runs `command` with its stdout's read end closed before it writes (a
+/// reader that has gone away: its first write meets a broken pipe): it must
+/// end quietly, with success and no panic on stderr. `what` names the case
+/// in a failure.
+pub fn assert_quiet_without_a_reader(command: &mut Command, what: &str) {
+    let mut child = command
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "{what}: {} {stderr}",
+        output.status
+    );
+    assert!(!stderr.contains("panicked"), "{what}: {stderr}");
+}

@@ -2,11 +2,10 @@
 //! `--help` everywhere, a reader that goes away, `boot --stats`, `doctor`
 //! and `doctor clean`, the install's patch with and without the engine.
 
-use std::io::Read;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
-use notesoup_test_support::dreamer;
+use notesoup_test_support::{child, dreamer};
 
 fn notesoup_dsh(args: &[&str], notes: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_notesoup-dsh"))
@@ -57,35 +56,21 @@ fn a_reader_that_goes_away_ends_the_command_quietly() {
         &["boot", "--stats"],
         &["install", "--print-patch"],
     ] {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_notesoup-dsh"))
-            .args(args)
-            .args(if args[0] == "install" {
-                vec![
-                    "--dir".to_owned(),
-                    notes.path().join("bundle").display().to_string(),
-                ]
-            } else {
-                Vec::new()
-            })
-            .env("PI_NOTES_HOME", notes.path())
-            .env("DSH_HOME", notes.path().join("no-dsh-home"))
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn");
-        // Close the read end before the binary writes: its first write
-        // meets a broken pipe.
-        drop(child.stdout.take());
-        let mut err = String::new();
-        child
-            .stderr
-            .take()
-            .expect("stderr")
-            .read_to_string(&mut err)
-            .expect("read");
-        let status = child.wait().expect("wait");
-        assert!(status.success(), "{args:?}: {status} {err}");
-        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        child::assert_quiet_without_a_reader(
+            Command::new(env!("CARGO_BIN_EXE_notesoup-dsh"))
+                .args(args)
+                .args(if args[0] == "install" {
+                    vec![
+                        "--dir".to_owned(),
+                        notes.path().join("bundle").display().to_string(),
+                    ]
+                } else {
+                    Vec::new()
+                })
+                .env("PI_NOTES_HOME", notes.path())
+                .env("DSH_HOME", notes.path().join("no-dsh-home")),
+            &format!("{args:?}"),
+        );
     }
 }
 

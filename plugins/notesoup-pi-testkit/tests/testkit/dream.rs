@@ -10,6 +10,7 @@ use std::process::Command;
 use notesoup_core::dream::{DreamOptions, DreamOutput, Stream, run_dream};
 use notesoup_pi::session::AgentMessage;
 use notesoup_pi_testkit::{ReferenceDreamHost, ScriptedModel, Step};
+use notesoup_test_support::child;
 use notesoup_test_support::dreamer::{self, CRUMPLED, LIVE};
 use serde_json::json;
 
@@ -233,16 +234,11 @@ fn an_unresolved_model_pattern_fails_before_any_session() {
 }
 
 fn binary(args: &[&str], home: &Path) -> (i32, String, String) {
-    let output = Command::new(env!("CARGO_BIN_EXE_notesoup-pi-reference"))
-        .args(args)
-        .arg("--notes-home")
-        .arg(home)
-        .output()
-        .unwrap();
-    (
-        output.status.code().unwrap(),
-        String::from_utf8(output.stdout).unwrap(),
-        String::from_utf8(output.stderr).unwrap(),
+    child::outcome(
+        Command::new(env!("CARGO_BIN_EXE_notesoup-pi-reference"))
+            .args(args)
+            .arg("--notes-home")
+            .arg(home),
     )
 }
 

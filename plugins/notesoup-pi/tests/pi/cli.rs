@@ -3,6 +3,8 @@
 
 use std::process::Command;
 
+use notesoup_test_support::child;
+
 fn golden(name: &str) -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/golden")
@@ -91,22 +93,13 @@ fn version_names_the_pi_release_and_the_protocol() {
 /// writing, so its first write fails.
 #[test]
 fn a_closed_pipe_ends_every_printing_command_quietly() {
-    use std::process::Stdio;
-
     let golden_file = golden("agent-loop.jsonl");
     let file = golden_file.to_str().unwrap();
     for args in [vec!["context", file], vec!["history", file, "list"]] {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_notesoup-pi"))
-            .args(&args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        drop(child.stdout.take());
-        let output = child.wait_with_output().unwrap();
-        let stderr = String::from_utf8(output.stderr).unwrap();
-        assert!(output.status.success(), "{args:?}: {stderr}");
-        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        child::assert_quiet_without_a_reader(
+            Command::new(env!("CARGO_BIN_EXE_notesoup-pi")).args(&args),
+            &format!("{args:?}"),
+        );
     }
 }
 
@@ -179,16 +172,11 @@ fn a_missing_file_says_the_os_error_once() {
 
 /// `dream` runs with the notes home given.
 fn dream(args: &[&str], home: &std::path::Path) -> (i32, String, String) {
-    let output = Command::new(env!("CARGO_BIN_EXE_notesoup-pi"))
-        .args(args)
-        .arg("--notes-home")
-        .arg(home)
-        .output()
-        .unwrap();
-    (
-        output.status.code().unwrap(),
-        String::from_utf8(output.stdout).unwrap(),
-        String::from_utf8(output.stderr).unwrap(),
+    child::outcome(
+        Command::new(env!("CARGO_BIN_EXE_notesoup-pi"))
+            .args(args)
+            .arg("--notes-home")
+            .arg(home),
     )
 }
 
