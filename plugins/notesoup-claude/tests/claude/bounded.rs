@@ -121,6 +121,16 @@ fn run_within(sb: &Sandbox, args: &[&str], stdin: &[u8]) -> (ExitStatus, String,
     child::run_within(&mut sb.command(&notesoup_bin(), args), stdin)
 }
 
+/// Runs `notesoup hook session-start` on `payload`, failing the test if it
+/// hangs.
+fn session_start(sb: &Sandbox, payload: &Value) -> (ExitStatus, String, String) {
+    run_within(
+        sb,
+        &["hook", "session-start"],
+        payload.to_string().as_bytes(),
+    )
+}
+
 #[test]
 fn settings_that_are_not_files_give_the_defaults_and_one_warning() {
     for kind in NOT_FILES {
@@ -147,11 +157,7 @@ fn settings_that_are_not_files_give_the_defaults_and_one_warning() {
             );
             // So does the boot.
             let payload = sb.payload("SessionStart-startup", S1);
-            let (status, stdout, _) = run_within(
-                &sb,
-                &["hook", "session-start"],
-                payload.to_string().as_bytes(),
-            );
+            let (status, stdout, _) = session_start(&sb, &payload);
             assert!(status.success());
             let output: Value = serde_json::from_str(&stdout).unwrap();
             assert!(output["hookSpecificOutput"]["additionalContext"].is_string());
@@ -167,11 +173,7 @@ fn a_session_record_that_is_not_a_file_is_rebuilt_with_one_warning() {
         let record = sb.data.join(format!("sessions/{S1}.json"));
         not_a_file::place(kind, &record);
         let payload = sb.payload("SessionStart-startup", S1);
-        let (status, stdout, stderr) = run_within(
-            &sb,
-            &["hook", "session-start"],
-            payload.to_string().as_bytes(),
-        );
+        let (status, stdout, stderr) = session_start(&sb, &payload);
         assert!(status.success(), "{kind:?}: {stderr}");
         let output: Value = serde_json::from_str(&stdout).unwrap();
         assert!(
@@ -216,11 +218,7 @@ fn a_hand_off_that_is_not_a_file_starts_a_new_chain_with_one_warning() {
         let marker = projects.join(safe).join("handoff.json");
         not_a_file::place(kind, &marker);
         let payload = sb.payload("SessionStart-clear", S1);
-        let (status, stdout, stderr) = run_within(
-            &sb,
-            &["hook", "session-start"],
-            payload.to_string().as_bytes(),
-        );
+        let (status, stdout, stderr) = session_start(&sb, &payload);
         assert!(status.success(), "{kind:?}: {stderr}");
         let output: Value = serde_json::from_str(&stdout).unwrap();
         let warned = notices_with(&output, "a new chain starts");
@@ -256,11 +254,7 @@ fn kept_heads_and_shelves_that_are_fifos_are_not_waited_on() {
     // changed for 2 s.
     std::thread::sleep(Duration::from_millis(2_100));
     let payload = sb.payload("SessionStart-startup", S1);
-    let (status, _, _) = run_within(
-        &sb,
-        &["hook", "session-start"],
-        payload.to_string().as_bytes(),
-    );
+    let (status, _, _) = session_start(&sb, &payload);
     assert!(status.success());
     for kind in ["note-heads", "boot-shelves"] {
         let file = kept_file(&sb, kind);
@@ -270,11 +264,7 @@ fn kept_heads_and_shelves_that_are_fifos_are_not_waited_on() {
     // Another session's boot: the caches are no help, and no wait.
     let other = "99999999-9999-4999-8999-999999999999";
     let payload = sb.payload("SessionStart-startup", other);
-    let (status, stdout, _) = run_within(
-        &sb,
-        &["hook", "session-start"],
-        payload.to_string().as_bytes(),
-    );
+    let (status, stdout, _) = session_start(&sb, &payload);
     assert!(status.success());
     let output: Value = serde_json::from_str(&stdout).unwrap();
     assert!(

@@ -6,7 +6,7 @@
 //! resets after the close-out.
 
 use std::io::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
@@ -154,8 +154,9 @@ impl Screen {
 }
 
 /// An interactive Claude Code on a pseudo-terminal with the plugin and the
-/// reset mod, its model the fake `api`.
+/// reset mod, its model a fake API answering with a script.
 struct Interactive {
+    _api: FakeApi,
     child: std::process::Child,
     stdin: std::process::ChildStdin,
     screen: Screen,
@@ -164,7 +165,11 @@ struct Interactive {
 }
 
 impl Interactive {
-    fn start(sb: &Sandbox, plugin: &Path, reset: &Path, api: &FakeApi) -> Self {
+    fn start(sb: &Sandbox, script: Vec<Reply>) -> Self {
+        let plugin = sb.plugin_copy();
+        let reset = mod_copy(sb);
+        let api = FakeApi::start();
+        api.script(script);
         // An onboarded user who trusts the project and approved the key, so
         // the terminal goes straight to the prompt.
         let key = "sk-ant-notesoup-reset-test-0123456789";
@@ -206,6 +211,7 @@ impl Interactive {
             .home
             .join(".claude/plugins/data/notesoup-inline/sessions");
         Self {
+            _api: api,
             child,
             stdin,
             screen,
@@ -241,16 +247,15 @@ impl Interactive {
 fn an_interactive_session_resets_to_the_next_boot_after_the_close_out() {
     let _terminal = crate::hosts::exclusive();
     let sb = Sandbox::new();
-    let plugin = sb.plugin_copy();
-    let reset = mod_copy(&sb);
-    let api = FakeApi::start();
     // Past the hard reserve at the first reply: Stop blocks with the
     // close-out, the second Stop records it, and the turn ends.
-    api.script(vec![
-        Reply::text("working").tokens(185_000),
-        Reply::text("closed out").tokens(186_000),
-    ]);
-    let mut session = Interactive::start(&sb, &plugin, &reset, &api);
+    let mut session = Interactive::start(
+        &sb,
+        vec![
+            Reply::text("working").tokens(185_000),
+            Reply::text("closed out").tokens(186_000),
+        ],
+    );
     let reset_record = session.started().and_then(|_| {
         session.type_prompt(b"hello there");
         wait_for(Duration::from_secs(90), || {
@@ -329,16 +334,15 @@ fn an_interactive_session_resets_to_the_next_boot_after_the_close_out() {
 fn an_automatic_compaction_with_the_mod_installed() {
     let _terminal = crate::hosts::exclusive();
     let sb = Sandbox::new();
-    let plugin = sb.plugin_copy();
-    let reset = mod_copy(&sb);
-    let api = FakeApi::start();
-    api.script(vec![
-        Reply::text("working").tokens(990_000),
-        Reply::text("SUMMARY: worked."),
-        Reply::text("closed out"),
-        Reply::text("more"),
-    ]);
-    let mut session = Interactive::start(&sb, &plugin, &reset, &api);
+    let mut session = Interactive::start(
+        &sb,
+        vec![
+            Reply::text("working").tokens(990_000),
+            Reply::text("SUMMARY: worked."),
+            Reply::text("closed out"),
+            Reply::text("more"),
+        ],
+    );
     let settled = session.started().and_then(|_| {
         session.type_prompt(b"hello there");
         wait_for(Duration::from_secs(60), || {

@@ -26,26 +26,22 @@ fn serve(env: &[(&str, &str)]) -> (Proc, tempfile::TempDir) {
     (Proc::spawn(&mut command), temp)
 }
 
+/// `notesoup-pi serve` past its handshake, with a project folder.
+fn ready(env: &[(&str, &str)]) -> (Proc, tempfile::TempDir, std::path::PathBuf) {
+    let (mut sidecar, temp) = serve(env);
+    let cwd = temp.path().join("project");
+    std::fs::create_dir_all(&cwd).unwrap();
+    sidecar.send(&hello());
+    assert_eq!(sidecar.next()["type"], "ready");
+    (sidecar, temp, cwd)
+}
+
 fn hello() -> Value {
     json!({"type": "hello", "body": {"protocol": PROTOCOL_VERSION, "piVersion": "1.6.0"}})
 }
 
 fn state(cwd: &Path, from: u32) -> Value {
-    json!({
-        "sessionId": "01a2324d-b8ef-7034-88ed-c5815690112d",
-        "header": {"type": "session", "version": 3, "id": "01a2324d-b8ef-7034-88ed-c5815690112d",
-                   "timestamp": "2026-01-01T00:00:00.000Z", "cwd": cwd},
-        "entriesFrom": from,
-        "entries": [],
-        "leafId": null,
-        "cwd": cwd,
-        "idle": true,
-        "pendingMessages": false,
-        "signalAborted": false,
-        "model": {"provider": "faux", "id": "faux-1", "contextWindow": 200000, "maxTokens": 8192},
-        "settings": {"global": {}, "project": {}},
-        "projectTrusted": true,
-    })
+    crate::bridge::state(cwd, Vec::new(), from, None)
 }
 
 fn tool_event(id: u32, cwd: &Path, params: Value) -> Value {
@@ -58,11 +54,7 @@ fn tool_event(id: u32, cwd: &Path, params: Value) -> Value {
 
 #[test]
 fn an_event_line_past_the_cap_fails_that_event_in_bounded_memory_and_serving_goes_on() {
-    let (mut sidecar, temp) = serve(&[]);
-    let cwd = temp.path().join("project");
-    std::fs::create_dir_all(&cwd).unwrap();
-    sidecar.send(&hello());
-    assert_eq!(sidecar.next()["type"], "ready");
+    let (mut sidecar, _temp, cwd) = ready(&[]);
     let refused = sidecar.answer_to_a_huge_line(
         r#"{"type":"event","body":{"id":7,"name":"turn_start","payload":""#,
         r#""}}"#,
@@ -86,11 +78,7 @@ fn an_event_line_past_the_cap_fails_that_event_in_bounded_memory_and_serving_goe
 
 #[test]
 fn tool_parameters_that_are_not_an_object_are_refused_with_a_code() {
-    let (mut sidecar, temp) = serve(&[]);
-    let cwd = temp.path().join("project");
-    std::fs::create_dir_all(&cwd).unwrap();
-    sidecar.send(&hello());
-    assert_eq!(sidecar.next()["type"], "ready");
+    let (mut sidecar, _temp, cwd) = ready(&[]);
     // By position, `["@human/x.md", "text"]` would have been a write.
     for (id, params) in [
         (1, json!(["@human/", 5])),
@@ -182,11 +170,7 @@ fn a_pi_version_that_is_no_version_is_refused_without_being_echoed() {
 /// taken in stride, and the next event is served.
 #[test]
 fn an_action_answer_that_never_comes_fails_the_event_after_a_bounded_wait() {
-    let (mut sidecar, temp) = serve(&[("NOTESOUP_PI_ACTION_TIMEOUT_MS", "300")]);
-    let cwd = temp.path().join("project");
-    std::fs::create_dir_all(&cwd).unwrap();
-    sidecar.send(&hello());
-    assert_eq!(sidecar.next()["type"], "ready");
+    let (mut sidecar, _temp, cwd) = ready(&[("NOTESOUP_PI_ACTION_TIMEOUT_MS", "300")]);
     sidecar.send(&json!({"type": "event", "body": {
         "id": 1, "name": "session_start", "payload": {"type": "session_start", "reason": "startup"},
         "state": state(&cwd, 0),

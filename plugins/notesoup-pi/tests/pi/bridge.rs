@@ -60,7 +60,8 @@ impl Sidecar {
     }
 }
 
-fn state(cwd: &Path, entries: Vec<Value>, from: u32, leaf: Option<&str>) -> Value {
+/// The session state the Pi package sends with an event.
+pub fn state(cwd: &Path, entries: Vec<Value>, from: u32, leaf: Option<&str>) -> Value {
     json!({
         "sessionId": "01a2324d-b8ef-7034-88ed-c5815690112d",
         "header": {"type": "session", "version": 3, "id": "01a2324d-b8ef-7034-88ed-c5815690112d",
