@@ -19,4 +19,5 @@ pub mod fake_deepseek;
 pub mod fake_model;
 pub mod not_a_file;
 pub mod pi_session;
+pub mod planted;
 pub mod shared_commands;

@@ -57,6 +57,25 @@ pub fn run(cmd: &mut Command) -> Output {
 /// One headless turn, `claude -p <prompt> --output-format json …`, with the
 /// plugin at `plugin`; returns the result object.
 pub fn turn(sb: &Sandbox, api_url: &str, plugin: &Path, prompt: &str, extra: &[&str]) -> Value {
+    let output = run(&mut turn_command(sb, api_url, plugin, prompt, extra));
+    assert!(
+        output.status.success(),
+        "claude -p {prompt:?} failed: {}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+/// `claude -p <prompt> --output-format json --plugin-dir <plugin> <extra>`
+/// in the sandbox, with the fake API at `api_url`.
+pub fn turn_command(
+    sb: &Sandbox,
+    api_url: &str,
+    plugin: &Path,
+    prompt: &str,
+    extra: &[&str],
+) -> Command {
     let mut args = vec![
         "-p",
         prompt,
@@ -66,14 +85,7 @@ pub fn turn(sb: &Sandbox, api_url: &str, plugin: &Path, prompt: &str, extra: &[&
         plugin.to_str().unwrap(),
     ];
     args.extend_from_slice(extra);
-    let output = run(&mut command(sb, Some(api_url), &args));
-    assert!(
-        output.status.success(),
-        "claude -p {prompt:?} failed: {}\n{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    serde_json::from_slice(&output.stdout).unwrap()
+    command(sb, Some(api_url), &args)
 }
 
 /// The plugin data directory Claude Code gives a `--plugin-dir` plugin.

@@ -291,7 +291,7 @@ fn a_dreamer_that_never_ends_is_stopped_with_every_process_it_started() {
 /// someone else's files unless `--force`, and writes again over its own.
 #[test]
 fn the_bundle_writes_only_its_own_files_and_never_through_links() {
-    use std::os::unix::fs::{PermissionsExt, symlink};
+    use notesoup_test_support::planted::{self, Victim};
     let temp = tempfile::tempdir().expect("tempdir");
     let dir = temp.path().join("bundle");
     let dir_arg = dir.to_str().expect("utf-8");
@@ -303,36 +303,18 @@ fn the_bundle_writes_only_its_own_files_and_never_through_links() {
             stderr(&output)
         );
     }
-    let victim = temp.path().join(".bashrc");
+    let victim = Victim::at(temp.path().join(".bashrc"));
     let mut files: Vec<&str> = notesoup_dsh::bundle::FILES
         .iter()
         .map(|(name, _)| *name)
         .collect();
     files.extend(["cordis.patch.yml", "manifest.json"]);
     for file in files {
-        std::fs::write(&victim, "export KEEP=1\n").expect("victim");
-        std::fs::set_permissions(&victim, std::fs::Permissions::from_mode(0o600)).expect("mode");
-        std::fs::remove_file(dir.join(file)).expect("remove");
-        symlink(&victim, dir.join(file)).expect("link");
+        victim.plant_at(&dir.join(file));
         let output = notesoup_dsh(&["bundle", "--out", dir_arg], temp.path());
         assert!(output.status.success(), "{file}: {}", stderr(&output));
-        assert_eq!(
-            std::fs::read_to_string(&victim).expect("victim"),
-            "export KEEP=1\n",
-            "{file}"
-        );
-        let mode = std::fs::metadata(&victim)
-            .expect("victim")
-            .permissions()
-            .mode()
-            & 0o777;
-        assert_eq!(mode, 0o600, "{file}");
-        assert!(
-            std::fs::symlink_metadata(dir.join(file))
-                .expect("file")
-                .is_file(),
-            "{file}"
-        );
+        victim.assert_untouched(file);
+        planted::assert_replaced(&dir.join(file), file);
     }
     // A folder of someone else's files (an unrelated package.json):
     // refused, with --print-patch too; --force writes over it.

@@ -271,7 +271,8 @@ const PACKAGE_FILES: [&str; 6] = [
 /// installs again over its own.
 #[test]
 fn install_writes_only_its_own_files_and_never_through_links() {
-    use std::os::unix::fs::{PermissionsExt, symlink};
+    use notesoup_test_support::planted::{self, Victim};
+    use std::os::unix::fs::symlink;
     let temp = tempfile::tempdir().unwrap();
     let home = temp.path();
     let dir = home.join("pkg");
@@ -309,12 +310,9 @@ fn install_writes_only_its_own_files_and_never_through_links() {
 
     // A link planted at each file: replaced, the file it pointed at keeps
     // its bytes and its mode.
-    let victim = home.join(".bashrc");
+    let victim = Victim::at(home.join(".bashrc"));
     for file in PACKAGE_FILES {
-        std::fs::write(&victim, "export KEEP=1\n").unwrap();
-        std::fs::set_permissions(&victim, std::fs::Permissions::from_mode(0o600)).unwrap();
-        std::fs::remove_file(dir.join(file)).unwrap();
-        symlink(&victim, dir.join(file)).unwrap();
+        victim.plant_at(&dir.join(file));
         for print in [true, false] {
             let args: &[&str] = if print {
                 &["--dir", dir_arg, "--print"]
@@ -323,16 +321,9 @@ fn install_writes_only_its_own_files_and_never_through_links() {
             };
             let output = install(home, args);
             assert!(output.status.success(), "{file}: {}", stderr(&output));
-            assert_eq!(
-                std::fs::read_to_string(&victim).unwrap(),
-                "export KEEP=1\n",
-                "{file}"
-            );
-            let mode = std::fs::metadata(&victim).unwrap().permissions().mode() & 0o777;
-            assert_eq!(mode, 0o600, "{file}");
+            victim.assert_untouched(file);
         }
-        let meta = std::fs::symlink_metadata(dir.join(file)).unwrap();
-        assert!(meta.is_file(), "{file} is the package's file again");
+        planted::assert_replaced(&dir.join(file), file);
     }
     // A link where one of its folders belongs: refused.
     let elsewhere = home.join("elsewhere");
