@@ -15,7 +15,7 @@ use notesoup_core::dream::{
 
 use notesoup_test_support::dreamer;
 
-use super::support::put;
+use super::support::three_fresh_sessions;
 
 /// How long the never-ending dreamers may run: long enough for the slowest
 /// of them (Python) to have started its escapee on a loaded machine.
@@ -91,13 +91,7 @@ struct World {
 fn world() -> World {
     let dir = tempfile::tempdir().expect("tempdir");
     let home = dir.path().join("notes");
-    for session in ["s1", "s2", "s3"] {
-        put(
-            &home,
-            &format!("pi/session/{session}/checkpoint.md"),
-            "---\norigin: self\n---\n\ngoal\n",
-        );
-    }
+    three_fresh_sessions(&home);
     let pids = dir.path().join("pids");
     fs::create_dir(&pids).expect("pids");
     World {

@@ -433,24 +433,14 @@ fn homes_are_isolated_by_session_and_project() {
         .expect("identity")
     };
     let other_session = NoteStore::new(identity("s2", "proj-12345678"));
-    let found: Vec<String> = other_session
-        .list(&ListQuery::default())
-        .all_rows()
-        .into_iter()
-        .map(|r| r.location.address)
-        .collect();
+    let found = addresses(&other_session, &ListQuery::default());
     assert!(
         found.iter().all(|a| a.starts_with('@')),
         "another session sees no bare notes: {found:?}"
     );
     assert!(found.contains(&"@project/MAP.md".to_owned()));
     let other_project = NoteStore::new(identity("s1", "other-87654321"));
-    let found: Vec<String> = other_project
-        .list(&ListQuery::default())
-        .all_rows()
-        .into_iter()
-        .map(|r| r.location.address)
-        .collect();
+    let found = addresses(&other_project, &ListQuery::default());
     assert!(
         found.iter().all(|a| !a.starts_with("@project/")),
         "{found:?}"
