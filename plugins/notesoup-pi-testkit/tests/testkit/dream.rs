@@ -38,21 +38,13 @@ fn stdout(output: &DreamOutput) -> Vec<&str> {
 }
 
 fn git_log(home: &Path) -> Vec<String> {
-    let out = Command::new("git")
-        .args(["log", "--format=%s"])
-        .current_dir(home)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let (code, log, stderr) = child::outcome(
+        Command::new("git")
+            .args(["log", "--format=%s"])
+            .current_dir(home),
     );
-    String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(str::to_owned)
-        .collect()
+    assert_eq!(code, 0, "{stderr}");
+    log.lines().map(str::to_owned).collect()
 }
 
 /// `(tool name, is_error, text)` of every tool result of the session.

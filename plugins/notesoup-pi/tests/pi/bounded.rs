@@ -288,26 +288,25 @@ fn a_session_file_that_is_a_fifo_is_refused_not_waited_on() {
     let temp = tempfile::tempdir().unwrap();
     let fifo = temp.path().join("session.jsonl");
     not_a_file::place(NotAFile::Fifo, &fifo);
-    // On a thread, so that a read that waits for a writer fails the test.
-    let (to_test, read) = std::sync::mpsc::channel();
     let path = fifo.clone();
-    std::thread::spawn(move || to_test.send(LazySession::read(&path).map(|s| s.len())));
-    let error = read
-        .recv_timeout(HANG)
-        .expect("the read waits on the FIFO")
-        .unwrap_err();
-    assert!(
-        error.to_string().contains("not a regular file (fifo)"),
-        "{error}"
-    );
+    assert_refuses_the_fifo(move || LazySession::read(&path).map(|s| s.len()));
     // The eager reader (`notesoup-pi boot`, the writer) too.
-    let (to_test, read) = std::sync::mpsc::channel();
-    let path = fifo.clone();
-    std::thread::spawn(move || to_test.send(SessionFile::read(&path).map(|_| ())));
-    let error = read
-        .recv_timeout(HANG)
-        .expect("the read waits on the FIFO")
-        .unwrap_err();
+    assert_refuses_the_fifo(move || SessionFile::read(&fifo).map(|_| ()));
+}
+
+/// Runs `read` on a thread, so that a read that waits for a writer fails
+/// the test: it must refuse the FIFO, not read it.
+fn assert_refuses_the_fifo<T, E>(read: impl FnOnce() -> Result<T, E> + Send + 'static)
+where
+    T: Send + std::fmt::Debug + 'static,
+    E: Send + std::fmt::Display + 'static,
+{
+    let (to_test, done) = std::sync::mpsc::channel();
+    std::thread::spawn(move || to_test.send(read()));
+    let error = match done.recv_timeout(HANG).expect("the read waits on the FIFO") {
+        Ok(read) => panic!("the FIFO was read: {read:?}"),
+        Err(error) => error,
+    };
     assert!(
         error.to_string().contains("not a regular file (fifo)"),
         "{error}"

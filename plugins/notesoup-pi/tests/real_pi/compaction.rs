@@ -155,14 +155,7 @@ fn a_small_reserve_notesoup_resets_first_and_pi_never_compacts() {
     assert_eq!(report.pending_responses, 0);
     assert_no_summary_saved(&report);
     assert!(report.compactions.is_empty(), "{:?}", events(&report));
-    let warned = report.request(0);
-    assert!(
-        warned
-            .last()
-            .unwrap()
-            .starts_with("user: <context_window_guidance>⏎Final warning"),
-        "{warned:?}"
-    );
+    super::support::assert_final_warning(&report.request(0));
     assert_eq!(compaction_entries(&report).len(), 1);
     assert_eq!(report.markers().len(), 1);
 }

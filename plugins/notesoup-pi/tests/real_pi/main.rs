@@ -145,14 +145,7 @@ fn budget_reminder_warning_and_close_out_as_the_window_fills() {
         .position(|k| k == "custom_message:notesoup/guidance")
         .expect("a reminder");
     // The warning went out with the request that crossed the line…
-    let warned = report.request(1);
-    assert!(
-        warned
-            .last()
-            .unwrap()
-            .starts_with("user: <context_window_guidance>⏎Final warning"),
-        "{warned:?}"
-    );
+    support::assert_final_warning(&report.request(1));
     // …and was saved before the boundary, after the reminder.
     let at = kinds
         .iter()

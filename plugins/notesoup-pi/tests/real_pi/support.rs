@@ -277,6 +277,17 @@ pub fn tool(name: &str, args: Value) -> Value {
     json!({ "tools": [{ "name": name, "args": args }] })
 }
 
+/// Fails the test unless a request (`Report::request`) ends with the final
+/// warning.
+pub fn assert_final_warning(request: &[String]) {
+    assert!(
+        request
+            .last()
+            .is_some_and(|last| last.starts_with("user: <context_window_guidance>⏎Final warning")),
+        "{request:?}"
+    );
+}
+
 /// A model reply: a provider error.
 pub fn error(message: &str) -> Value {
     json!({ "error": message })

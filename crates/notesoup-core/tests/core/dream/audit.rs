@@ -223,30 +223,15 @@ fn a_tree_with_content_and_no_head_is_committed_and_an_existing_repo_is_reused()
     );
     // A file tracked before it was ignored stays tracked (as `git add -A`).
     put(home, "human/b.md", "b\n");
-    git(
-        home,
-        &[
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "add",
-            "human/b.md",
-        ],
-    );
-    git(
-        home,
-        &[
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "commit",
-            "-q",
-            "-m",
-            "human commit",
-        ],
-    );
+    for args in [
+        &["add", "human/b.md"][..],
+        &["commit", "-q", "-m", "human commit"],
+    ] {
+        git(
+            home,
+            &[&["-c", "user.name=t", "-c", "user.email=t@t"][..], args].concat(),
+        );
+    }
     put(home, ".gitignore", "human/b.md\n");
     put(home, "human/b.md", "b changed\n");
     let second = audit_commit(home, "dream x").expect("second");

@@ -694,10 +694,13 @@ fn peek_row_reads_a_listed_note_whole_and_touches_nothing() {
         "no access metadata touched"
     );
 
-    let prefs = headers
-        .iter()
-        .find(|h| h.location.address == "@human/prefs.md")
-        .expect("prefs");
+    let listed = |address: &str| {
+        headers
+            .iter()
+            .find(|h| h.location.address == address)
+            .unwrap_or_else(|| panic!("{address} listed"))
+    };
+    let prefs = listed("@human/prefs.md");
     f.store
         .rename("@human/prefs", "@human/moved")
         .expect("rename");
@@ -707,10 +710,7 @@ fn peek_row_reads_a_listed_note_whole_and_touches_nothing() {
         "gone since listed"
     );
 
-    let tips = headers
-        .iter()
-        .find(|h| h.location.address == "@model/tips.md")
-        .expect("tips");
+    let tips = listed("@model/tips.md");
     let file = f.root().join("models/gpt/tips.md");
     std::fs::remove_file(&file).expect("remove");
     std::os::unix::fs::symlink(f.root().join("human/moved.md"), &file).expect("link");
