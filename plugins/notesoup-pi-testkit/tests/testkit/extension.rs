@@ -42,13 +42,11 @@ fn reset_prefix() -> Vec<String> {
 }
 
 fn text_of_request(scene: &Scene, index: isize) -> Vec<String> {
-    let requests = &scene.harness.host.requests;
-    let at = if index < 0 {
-        requests.len() as isize + index
-    } else {
-        index
-    } as usize;
-    requests[at].messages.iter().map(message_text).collect()
+    scene
+        .request_messages(index)
+        .iter()
+        .map(message_text)
+        .collect()
 }
 
 #[test]
@@ -691,17 +689,7 @@ fn notes_tools_speak_pi_and_survive_the_reset() {
         ],
     );
     scene.harness.prompt("Plan it.");
-    let results: Vec<String> = scene
-        .harness
-        .host
-        .session
-        .entries()
-        .iter()
-        .filter_map(|e| match e.message() {
-            Some(m @ AgentMessage::ToolResult(_)) => Some(message_text(m)),
-            _ => None,
-        })
-        .collect();
+    let results = scene.tool_results();
     assert!(results[0].starts_with("created @project/plan.md (project project-"));
     assert!(
         results[1].contains("diff:\n 1 # Plän 🚀\n 2 \n 3 step one\n-4 step two\n+4 step 2 ✅"),

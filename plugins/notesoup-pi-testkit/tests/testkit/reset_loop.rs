@@ -6,7 +6,7 @@ use notesoup_pi_testkit::{HostEvent, Reply, Step, UserAction};
 use notesoup_test_support::pi_session::{RESET, reset_between};
 use serde_json::json;
 
-use crate::support::{ROOT, Scene, window};
+use crate::support::{FRESH_WINDOW, ROOT, Scene, window};
 
 #[test]
 fn a_direct_wipe_without_warning_commits_at_turn_end_and_continues() {
@@ -16,12 +16,10 @@ fn a_direct_wipe_without_warning_commits_at_turn_end_and_continues() {
         .model()
         .push(Step::tool("wipe_memory", json!({})))
         .push(Step::text("Fresh and ready."));
-    let before = scene.entry_count();
-    scene.harness.prompt("Please wipe.");
 
     // The tool batch, then exactly one boundary in draft order.
     assert_eq!(
-        scene.kinds_since(before),
+        scene.kinds_after(|harness| harness.prompt("Please wipe.")),
         reset_between(
             &[
                 "message:system",
@@ -35,15 +33,7 @@ fn a_direct_wipe_without_warning_commits_at_turn_end_and_continues() {
     assert_eq!(scene.markers(), [(window(1), "normal".to_owned())]);
     // The tool answered, and the run went on once in the fresh window.
     assert_eq!(scene.request_count(), 2);
-    assert_eq!(
-        scene.request(-1),
-        [
-            "system: You are a coding agent running in the notesoup reference hos…",
-            "user: The conversation history before this point was compacted int…",
-            "user: <context_window>⏎Agent name: tester (brain: scripted-1)⏎Firs…",
-            "user: You wake up blank, puffy-eyed, and clearly robbed. Your memo…",
-        ]
-    );
+    assert_eq!(scene.request(-1), FRESH_WINDOW);
     let results = scene.events(|e| match e {
         HostEvent::TurnEnd {
             continued, drafts, ..
@@ -223,8 +213,7 @@ fn read_tool() -> notesoup_pi_testkit::HostTool {
 
 #[test]
 fn streaming_fresh_window_steers_the_run_and_commits_when_it_settles() {
-    let mut scene = Scene::new(200_000);
-    scene.harness = std::mem::replace(&mut scene.harness, placeholder()).with_tool(read_tool());
+    let mut scene = with_read_tool(Scene::new(200_000));
     scene
         .model()
         .push(
@@ -248,6 +237,12 @@ fn streaming_fresh_window_steers_the_run_and_commits_when_it_settles() {
     assert_eq!(scene.branch_tail(4), RESET);
 }
 
+/// `scene` with the host's `read` tool added.
+fn with_read_tool(mut scene: Scene) -> Scene {
+    scene.harness = std::mem::replace(&mut scene.harness, placeholder()).with_tool(read_tool());
+    scene
+}
+
 /// A throwaway harness to swap the real one out while adding tools.
 fn placeholder() -> notesoup_pi_testkit::Harness<notesoup_pi::extension::Notesoup> {
     Scene::unstarted(1).harness
@@ -266,19 +261,7 @@ fn same_window_requests_deduplicate() {
         ],
     );
     scene.harness.prompt("Wipe twice.");
-    let results: Vec<String> = scene
-        .harness
-        .host
-        .session
-        .entries()
-        .iter()
-        .filter_map(|e| match e.message() {
-            Some(m @ notesoup_pi::session::AgentMessage::ToolResult(_)) => {
-                Some(notesoup_pi_testkit::message_text(m))
-            }
-            _ => None,
-        })
-        .collect();
+    let results = scene.tool_results();
     assert_eq!(
         results,
         [
@@ -350,15 +333,7 @@ fn budget_close_out_with_wipe_commits_warning_before_marker() {
         other => panic!("expected the system head, got {other:?}"),
     };
     assert!(system.tools_added.as_ref().is_some_and(|t| t.len() == 11));
-    assert_eq!(
-        scene.request(2),
-        [
-            "system: You are a coding agent running in the notesoup reference hos…",
-            "user: The conversation history before this point was compacted int…",
-            "user: <context_window>⏎Agent name: tester (brain: scripted-1)⏎Firs…",
-            "user: You wake up blank, puffy-eyed, and clearly robbed. Your memo…",
-        ]
-    );
+    assert_eq!(scene.request(2), FRESH_WINDOW);
     let summary = notesoup_pi_testkit::message_text(&fresh[1]);
     assert!(summary.ends_with("<summary>\n\n</summary>"), "{summary:?}");
     assert_eq!(
@@ -448,9 +423,7 @@ fn hard_reserve_forces_a_reset_at_turn_end() {
 
     // Automatic resets off: no warning, no hard reserve.
     let mut scene = Scene::new(100_000);
-    if let Ok(settings) = &mut scene.harness.host.settings {
-        settings.compaction.enabled = false;
-    }
+    scene.automatic_resets_off();
     scene
         .model()
         .push(Step::text("A huge answer.").with_input_tokens(90_000))
@@ -473,8 +446,7 @@ fn hard_reserve_forces_a_reset_at_turn_end() {
 
 #[test]
 fn hard_reserve_in_a_bare_manual_close_out_commits_and_cancels_the_follow_up() {
-    let mut scene = Scene::new(100_000);
-    scene.harness = std::mem::replace(&mut scene.harness, placeholder()).with_tool(read_tool());
+    let mut scene = with_read_tool(Scene::new(100_000));
     scene
         .model()
         .push(Step::tool("read", json!({"path": "big.rs"})).with_input_tokens(90_000))
@@ -500,8 +472,7 @@ fn hard_reserve_in_a_bare_manual_close_out_commits_and_cancels_the_follow_up() {
 
 #[test]
 fn hard_reserve_in_a_manual_close_out_answers_queued_input_before_stopping() {
-    let mut scene = Scene::new(100_000);
-    scene.harness = std::mem::replace(&mut scene.harness, placeholder()).with_tool(read_tool());
+    let mut scene = with_read_tool(Scene::new(100_000));
     scene
         .model()
         .push(
@@ -656,10 +627,8 @@ fn overflow_recovers_once_through_a_forced_reset() {
             Step::text("Recovered in a fresh window."),
         ],
     );
-    let before = scene.entry_count();
-    scene.harness.prompt("Huge request.");
     assert_eq!(
-        scene.kinds_since(before),
+        scene.kinds_after(|harness| harness.prompt("Huge request.")),
         reset_between(
             &[
                 "message:system",
@@ -697,9 +666,7 @@ fn overflow_recovers_once_through_a_forced_reset() {
     // A manual close-out that overflows commits and stops, without retry and
     // even with automatic resets off.
     let mut scene = Scene::new(200_000);
-    if let Ok(settings) = &mut scene.harness.host.settings {
-        settings.compaction.enabled = false;
-    }
+    scene.automatic_resets_off();
     scene
         .model()
         .push(Step::error("prompt is too long"))
@@ -743,13 +710,10 @@ fn two_resets_then_reopening_the_file_keeps_the_latest_window() {
     assert_eq!(
         scene.request(-1),
         [
-            "system: You are a coding agent running in the notesoup reference hos…",
-            "user: The conversation history before this point was compacted int…",
-            "user: <context_window>⏎Agent name: tester (brain: scripted-1)⏎Firs…",
-            "user: You wake up blank, puffy-eyed, and clearly robbed. Your memo…",
-            "assistant: Fresh two.",
-            "user: Third task.",
+            &FRESH_WINDOW[..],
+            &["assistant: Fresh two.", "user: Third task."]
         ]
+        .concat()
     );
     let boot =
         notesoup_pi_testkit::message_text(&scene.harness.host.requests.last().unwrap().messages[2]);
