@@ -139,3 +139,25 @@ pub fn parser_session(sb: &Sandbox, session: &str) {
         ],
     );
 }
+
+/// Headless Claude Code in a sandbox with the plugin copied and its model a
+/// fake API.
+pub struct Headless {
+    pub sb: Sandbox,
+    pub plugin: PathBuf,
+    pub api: notesoup_test_support::fake_anthropic::FakeApi,
+}
+
+impl Headless {
+    pub fn new() -> Self {
+        let sb = Sandbox::new();
+        let plugin = sb.plugin_copy();
+        let api = notesoup_test_support::fake_anthropic::FakeApi::start();
+        Self { sb, plugin, api }
+    }
+
+    /// One headless turn with the plugin (see [`turn`]).
+    pub fn turn(&self, prompt: &str, extra: &[&str]) -> Value {
+        turn(&self.sb, &self.api.url, &self.plugin, prompt, extra)
+    }
+}
