@@ -32,6 +32,9 @@ const PI_ADAPTER: &str = "notesoup-pi";
 /// The shared command library's crate: below the plugins, above core.
 const CLI_DIR: &str = "crates/notesoup-cli";
 
+/// The shared test harness's crate: a dev-dependency of any member.
+const TEST_SUPPORT_DIR: &str = "tests/notesoup-test-support";
+
 /// Crates that may never appear in core's normal-dependency closure, with why.
 const CORE_FORBIDDEN: &[(&str, &str)] = &[
     ("tokio", "core is synchronous; async belongs in a plugin"),
@@ -60,6 +63,10 @@ pub enum Layer {
     PiTestkit,
     /// `tests/`: the cross-crate end-to-end test crate.
     EndToEnd,
+    /// `tests/notesoup-test-support`: the harness the tests of every binary
+    /// share. It may depend on core only; any member may take it as a
+    /// dev-dependency, none as a normal or build one, so it never ships.
+    TestSupport,
     /// `xtask/`: workspace automation.
     Xtask,
 }
@@ -72,6 +79,9 @@ impl Layer {
         if path.starts_with(CLI_DIR) {
             return Some(Self::Cli);
         }
+        if path.starts_with(TEST_SUPPORT_DIR) {
+            return Some(Self::TestSupport);
+        }
         match path.components().next()?.as_os_str().to_str()? {
             "crates" => Some(Self::Core),
             "plugins" => Some(Self::Plugin),
@@ -81,11 +91,16 @@ impl Layer {
         }
     }
 
-    /// May a member of this layer depend on `to_name`, a member of `to`?
-    fn may_depend_on(self, to: Layer, to_name: &str) -> bool {
+    /// May a member of this layer depend on `to_name`, a member of `to`,
+    /// by an edge of `kind`?
+    fn may_depend_on(self, to: Layer, to_name: &str, kind: EdgeKind) -> bool {
         use Layer::*;
         match (self, to) {
             (_, EndToEnd | Xtask) => false,
+            (TestSupport, TestSupport) => false,
+            (_, TestSupport) => kind == EdgeKind::Dev,
+            (TestSupport, Core) => true,
+            (TestSupport, Cli | Plugin | PiTestkit) => false,
             (Core, Core) => true,
             (Core, Cli | Plugin | PiTestkit) => false,
             (Cli, Core) => true,
@@ -111,6 +126,12 @@ impl Layer {
                 "nothing depends on the e2e test crate; move shared test helpers into the crate that needs them"
             }
             (_, Xtask) => "nothing depends on xtask; move the code into notesoup-core or a plugin",
+            (TestSupport, _) => {
+                "notesoup-test-support depends on notesoup-core only; pass the host's binary, flags and words in from the host's own tests"
+            }
+            (_, TestSupport) => {
+                "notesoup-test-support is test code: take it as a dev-dependency only, so it never ships"
+            }
             (Core, Plugin) => {
                 "core never depends on a plugin; move the shared code into notesoup-core and let the plugin call it"
             }
@@ -148,6 +169,7 @@ impl fmt::Display for Layer {
             Layer::Plugin => "plugin",
             Layer::PiTestkit => "pi-testkit",
             Layer::EndToEnd => "e2e",
+            Layer::TestSupport => "test-support",
             Layer::Xtask => "xtask",
         })
     }
@@ -269,10 +291,10 @@ pub fn check(metadata: &Metadata) -> Vec<Violation> {
             let Some(&to) = layers.get(dep.pkg.as_str()) else {
                 continue;
             };
-            if from.may_depend_on(to, &name_of(&dep.pkg)) {
-                continue;
-            }
             for kind in edge_kinds(dep) {
+                if from.may_depend_on(to, &name_of(&dep.pkg), kind) {
+                    continue;
+                }
                 violations.insert(Violation(format!(
                     "{} ({from}) -> {} ({to}) [{kind}]: not allowed; {}",
                     name_of(&node.id),
@@ -480,6 +502,7 @@ mod tests {
         ("notesoup-claude", "plugins/notesoup-claude"),
         ("notesoup-pi-testkit", "plugins/notesoup-pi-testkit"),
         ("notesoup-e2e", "tests/notesoup-e2e"),
+        ("notesoup-test-support", "tests/notesoup-test-support"),
         ("xtask", "xtask"),
     ];
 
@@ -552,6 +575,51 @@ mod tests {
                 "notesoup-core (core) -> notesoup-cli (cli) [normal]: not allowed; core never depends on notesoup-cli (it is clap-free and sits below the command line); move the shared code into notesoup-core",
                 "notesoup-core normal closure contains clap via notesoup-core -> notesoup-cli -> clap: command lines belong in notesoup-cli, a plugin binary or xtask; drop the dependency or move that code into a plugin",
                 "notesoup-core normal closure contains notesoup-cli via notesoup-core -> notesoup-cli: core never depends on notesoup-cli; drop the dependency or move that code into a plugin",
+            ],
+        );
+    }
+
+    /// The shared test harness is its own class: any member may take it as
+    /// a dev-dependency, none as a normal or build one (so it never ships),
+    /// and it depends on core only.
+    #[test]
+    fn the_test_support_crate_is_a_dev_dependency_over_core_only() {
+        check_edges(
+            &[
+                ("notesoup-test-support", "notesoup-core", None),
+                ("notesoup-test-support", "serde_json", None),
+                ("notesoup-claude", "notesoup-test-support", Some("dev")),
+                ("notesoup-pi", "notesoup-test-support", Some("dev")),
+                ("notesoup-pi-testkit", "notesoup-test-support", Some("dev")),
+                ("notesoup-core", "notesoup-test-support", Some("dev")),
+                ("notesoup-cli", "notesoup-test-support", Some("dev")),
+                ("notesoup-e2e", "notesoup-test-support", Some("dev")),
+                ("xtask", "notesoup-test-support", Some("dev")),
+            ],
+            &["serde_json"],
+            &[],
+        );
+        check_edges(
+            &[
+                ("notesoup-claude", "notesoup-test-support", None),
+                ("notesoup-pi", "notesoup-test-support", Some("build")),
+                ("notesoup-e2e", "notesoup-test-support", None),
+                ("notesoup-test-support", "notesoup-cli", None),
+                ("notesoup-test-support", "notesoup-pi", Some("dev")),
+                ("notesoup-test-support", "notesoup-pi-testkit", None),
+                ("notesoup-test-support", "notesoup-e2e", Some("dev")),
+                ("notesoup-test-support", "xtask", None),
+            ],
+            &[],
+            &[
+                "notesoup-claude (plugin) -> notesoup-test-support (test-support) [normal]: not allowed; notesoup-test-support is test code: take it as a dev-dependency only, so it never ships",
+                "notesoup-e2e (e2e) -> notesoup-test-support (test-support) [normal]: not allowed; notesoup-test-support is test code: take it as a dev-dependency only, so it never ships",
+                "notesoup-pi (plugin) -> notesoup-test-support (test-support) [build]: not allowed; notesoup-test-support is test code: take it as a dev-dependency only, so it never ships",
+                "notesoup-test-support (test-support) -> notesoup-cli (cli) [normal]: not allowed; notesoup-test-support depends on notesoup-core only; pass the host's binary, flags and words in from the host's own tests",
+                "notesoup-test-support (test-support) -> notesoup-e2e (e2e) [dev]: not allowed; nothing depends on the e2e test crate; move shared test helpers into the crate that needs them",
+                "notesoup-test-support (test-support) -> notesoup-pi (plugin) [dev]: not allowed; notesoup-test-support depends on notesoup-core only; pass the host's binary, flags and words in from the host's own tests",
+                "notesoup-test-support (test-support) -> notesoup-pi-testkit (pi-testkit) [normal]: not allowed; notesoup-test-support depends on notesoup-core only; pass the host's binary, flags and words in from the host's own tests",
+                "notesoup-test-support (test-support) -> xtask (xtask) [normal]: not allowed; nothing depends on xtask; move the code into notesoup-core or a plugin",
             ],
         );
     }

@@ -194,7 +194,7 @@ proptest! {
 }
 
 /// Bindings with every name changed, to show each substitution.
-fn odd_bindings() -> ToolBindings {
+pub fn odd_bindings() -> ToolBindings {
     ToolBindings {
         notes: "memo_*".into(),
         notes_list: "memo_list".into(),

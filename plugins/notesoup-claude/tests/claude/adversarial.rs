@@ -10,14 +10,12 @@
 
 use std::collections::BTreeMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
-use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, ChildStdout, Stdio};
 
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
-use crate::support::{Sandbox, notesoup_bin, reply_row, spawn};
+use crate::support::{McpServer, Sandbox, reply_row, tools_call};
 
 /// The cases of `tests/adversarial/<name>`; its first line says what the
 /// fields mean.
@@ -128,56 +126,26 @@ impl Tally {
 }
 
 /// A running `notesoup mcp`, spoken to in raw lines.
-struct Server {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
-}
+struct Server(McpServer);
 
 impl Server {
     fn start(sb: &Sandbox) -> Self {
-        let mut child = spawn(
-            sb.command(&notesoup_bin(), &["mcp"])
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::inherit()),
-        );
-        let stdin = child.stdin.take().unwrap();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
-        Self {
-            child,
-            stdin,
-            stdout,
-        }
+        Self(McpServer::start(sb))
     }
 
     fn send_line(&mut self, line: &[u8]) {
-        self.stdin.write_all(line).unwrap();
-        self.stdin.write_all(b"\n").unwrap();
-        self.stdin.flush().unwrap();
-    }
-
-    fn read_line(&mut self) -> String {
-        let mut line = String::new();
-        let read = self.stdout.read_line(&mut line).unwrap();
-        assert!(read > 0, "the server closed its output");
-        assert!(line.ends_with('\n'), "{line}");
-        line.pop();
-        line
+        self.0.send_line(line);
     }
 
     /// Sends a ping with id `probe` and returns every line answered before
     /// its reply; the reply itself must be the ping's.
     fn answers_before_probe(&mut self, probe: &str) -> Vec<String> {
-        self.send_line(
-            json!({"jsonrpc": "2.0", "id": probe, "method": "ping"})
-                .to_string()
-                .as_bytes(),
-        );
+        self.0
+            .send(&json!({"jsonrpc": "2.0", "id": probe, "method": "ping"}));
         let probe_id = json!(probe).to_string();
         let mut before = Vec::new();
         loop {
-            let line = self.read_line();
+            let line = self.0.read_line();
             // Raw members: a reply may carry an id no number type holds.
             let reply: BTreeMap<String, Box<RawValue>> = serde_json::from_str(&line).unwrap();
             if reply.get("id").map(|id| id.get()) == Some(probe_id.as_str()) {
@@ -190,23 +158,15 @@ impl Server {
 
     /// `tools/call` of `name`, as Claude Code sends it.
     fn call(&mut self, id: u64, name: &str, arguments: Value) -> Value {
-        let request = json!({
-            "jsonrpc": "2.0", "id": id, "method": "tools/call",
-            "params": {"name": name, "arguments": arguments, "_meta": {
-                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                "io.modelcontextprotocol/clientInfo": {"name": "claude-code", "version": "2.1.332"},
-                "io.modelcontextprotocol/clientCapabilities": {},
-                "claudecode/toolUseId": format!("toolu_adv_{id}")}}
-        });
-        self.send_line(request.to_string().as_bytes());
-        let reply: Value = serde_json::from_str(&self.read_line()).unwrap();
+        let reply = self
+            .0
+            .request(&tools_call(id, name, arguments, &format!("toolu_adv_{id}")));
         assert_eq!(reply["id"], id, "{reply}");
         reply["result"].clone()
     }
 
-    fn finish(mut self) {
-        drop(self.stdin);
-        assert!(self.child.wait().unwrap().success());
+    fn finish(self) {
+        self.0.finish();
     }
 }
 

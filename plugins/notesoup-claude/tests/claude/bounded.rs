@@ -3,189 +3,17 @@
 //! bound on every wait so that a hang fails the test instead of stalling it
 //! (the bound is no timing assertion).
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::path::Path;
-use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
-use std::sync::mpsc::{Receiver, RecvTimeoutError};
-use std::time::{Duration, Instant};
+use std::io::Write;
+use std::process::ExitStatus;
+use std::time::Duration;
 
+use notesoup_test_support::child::{self, HUGE_LINE_BYTES, LINE_CAP_BYTES, Proc};
+use notesoup_test_support::not_a_file::{self, NOT_FILES, NotAFile};
 use serde_json::{Value, json};
 
-use crate::support::{Sandbox, context_of, hook_context_row, notesoup_bin};
+use crate::support::{Sandbox, context_of, notesoup_bin, user_row};
 
 const S1: &str = "88888888-8888-4888-8888-888888888888";
-
-/// How long a child may take before the test calls it hung.
-const HANG: Duration = Duration::from_secs(120);
-
-/// The over-long line sent to a server: far past core's 16 MiB cap.
-const HUGE_LINE_BYTES: usize = 128 << 20;
-
-/// The most a server may hold at its peak after such a line: half of it.
-const PEAK_RSS_BOUND: u64 = 64 << 20;
-
-/// A child with its stdout read line by line, and its stderr collected, on
-/// threads of their own.
-struct Proc {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    lines: Receiver<String>,
-    stderr: std::thread::JoinHandle<(u64, String)>,
-}
-
-impl Proc {
-    fn spawn(command: &mut Command) -> Self {
-        let mut child = command
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
-        let (to_test, lines) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in stdout.lines() {
-                if to_test.send(line.unwrap()).is_err() {
-                    return;
-                }
-            }
-        });
-        let mut stderr = child.stderr.take().unwrap();
-        let stderr = std::thread::spawn(move || {
-            // The length of all of it, and its first 64 KiB.
-            let mut kept = Vec::new();
-            let mut total = 0u64;
-            let mut buffer = [0u8; 8192];
-            loop {
-                match stderr.read(&mut buffer) {
-                    Ok(0) | Err(_) => break,
-                    Ok(n) => {
-                        total += n as u64;
-                        let room = (64usize << 10).saturating_sub(kept.len());
-                        kept.extend_from_slice(&buffer[..n.min(room)]);
-                    }
-                }
-            }
-            (total, String::from_utf8_lossy(&kept).into_owned())
-        });
-        let stdin = child.stdin.take();
-        Self {
-            child,
-            stdin,
-            lines,
-            stderr,
-        }
-    }
-
-    fn stdin(&mut self) -> &mut ChildStdin {
-        self.stdin.as_mut().unwrap()
-    }
-
-    fn send(&mut self, message: &Value) {
-        writeln!(self.stdin(), "{message}").unwrap();
-        self.stdin().flush().unwrap();
-    }
-
-    /// Writes one line of `bytes` bytes: `head`, then `x` up to `tail`.
-    fn send_huge(&mut self, head: &str, bytes: usize, tail: &str) {
-        let stdin = self.stdin();
-        stdin.write_all(head.as_bytes()).unwrap();
-        let piece = vec![b'x'; 1 << 20];
-        let mut left = bytes - head.len() - tail.len();
-        while left > 0 {
-            let n = left.min(piece.len());
-            stdin.write_all(&piece[..n]).unwrap();
-            left -= n;
-        }
-        stdin.write_all(tail.as_bytes()).unwrap();
-        stdin.write_all(b"\n").unwrap();
-        stdin.flush().unwrap();
-    }
-
-    /// The next stdout line as JSON; a child that says nothing for [`HANG`]
-    /// fails the test.
-    fn next(&self) -> Value {
-        match self.lines.recv_timeout(HANG) {
-            Ok(line) => serde_json::from_str(&line).unwrap(),
-            Err(RecvTimeoutError::Timeout) => panic!("no answer within {HANG:?}: it hangs"),
-            Err(RecvTimeoutError::Disconnected) => panic!("the child closed its stdout"),
-        }
-    }
-
-    /// The child's peak resident memory (`VmHWM`) in bytes.
-    fn peak_rss(&self) -> u64 {
-        peak_rss(self.child.id())
-    }
-
-    /// Closes stdin and waits (at most [`HANG`]) for the exit status and
-    /// stderr: its length and its start.
-    fn finish(mut self) -> (ExitStatus, u64, String) {
-        drop(self.stdin.take());
-        let status = wait_within(&mut self.child);
-        let (bytes, text) = self.stderr.join().unwrap();
-        (status, bytes, text)
-    }
-}
-
-/// Waits for `child`, killing it and failing the test after [`HANG`].
-fn wait_within(child: &mut Child) -> ExitStatus {
-    let started = Instant::now();
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            return status;
-        }
-        if started.elapsed() > HANG {
-            let _ = child.kill();
-            panic!("the child did not end within {HANG:?}: it hangs");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-/// `VmHWM` of process `pid`, in bytes.
-fn peak_rss(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    let kib: u64 = status
-        .lines()
-        .find_map(|line| line.strip_prefix("VmHWM:"))
-        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap();
-    kib * 1024
-}
-
-/// What can stand at a settings file's name instead of a settings file.
-#[derive(Debug, Clone, Copy)]
-enum NotAFile {
-    DevZero,
-    Fifo,
-    Directory,
-    Oversized,
-}
-
-const NOT_FILES: [NotAFile; 4] = [
-    NotAFile::DevZero,
-    NotAFile::Fifo,
-    NotAFile::Directory,
-    NotAFile::Oversized,
-];
-
-fn place_file(kind: NotAFile, path: &Path) {
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    match kind {
-        NotAFile::DevZero => std::os::unix::fs::symlink("/dev/zero", path).unwrap(),
-        NotAFile::Fifo => {
-            let made = Command::new("mkfifo").arg(path).status().unwrap();
-            assert!(made.success());
-        }
-        NotAFile::Directory => std::fs::create_dir(path).unwrap(),
-        NotAFile::Oversized => {
-            let mut text = br#"{"notesoup": {"bootMaxChars": 5000}, "pad": ""#.to_vec();
-            text.resize(5 << 20, b' ');
-            text.extend_from_slice(b"\"}");
-            std::fs::write(path, text).unwrap();
-        }
-    }
-}
 
 fn mcp(sb: &Sandbox) -> Proc {
     Proc::spawn(&mut sb.command(&notesoup_bin(), &["mcp"]))
@@ -199,19 +27,15 @@ fn ping(id: u64) -> Value {
 fn a_request_line_past_the_cap_is_refused_in_bounded_memory_and_serving_goes_on() {
     let sb = Sandbox::new();
     let mut server = mcp(&sb);
-    server.send_huge(
+    let refused = server.answer_to_a_huge_line(
         r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"notes_write","arguments":{"content":""#,
-        HUGE_LINE_BYTES,
         r#""}}}"#,
     );
-    let refused = server.next();
     assert_eq!(refused["error"]["code"], -32600, "{refused}");
     assert_eq!(
         refused["error"]["data"],
-        json!({"limitBytes": 16 << 20, "lineBytes": HUGE_LINE_BYTES})
+        json!({"limitBytes": LINE_CAP_BYTES, "lineBytes": HUGE_LINE_BYTES})
     );
-    let peak = server.peak_rss();
-    assert!(peak < PEAK_RSS_BOUND, "peak RSS {peak} bytes");
     server.send(&ping(2));
     assert_eq!(
         server.next(),
@@ -226,15 +50,7 @@ fn a_request_line_past_the_cap_is_refused_in_bounded_memory_and_serving_goes_on(
 #[test]
 fn a_transcript_line_past_the_cap_is_skipped_in_bounded_memory() {
     let sb = Sandbox::new();
-    let boot = context_of(
-        &sb.hook("session-start", &sb.payload("SessionStart-startup", S1))
-            .unwrap(),
-        "SessionStart",
-    );
-    sb.append_transcript(S1, &[
-        hook_context_row("h1", &boot),
-        json!({"type":"user","uuid":"u1","parentUuid":"h1","isSidechain":false,"message":{"role":"user","content":"before the long line"}}).to_string(),
-    ]);
+    sb.start_session(S1, &[user_row("u1", "h1", "before the long line")]);
     let transcript = sb.transcript(S1);
     {
         let mut file = std::fs::OpenOptions::new()
@@ -250,10 +66,13 @@ fn a_transcript_line_past_the_cap_is_skipped_in_bounded_memory() {
     let call_row = json!({"type":"assistant","uuid":"a1","parentUuid":"u2","isSidechain":false,
         "message":{"id":"m1","model":"claude-opus-5-5","role":"assistant","content":[
             {"type":"tool_use","id":"toolu_long","name":"mcp__plugin_notesoup_notesoup__history_list","input":{}}]}});
-    sb.append_transcript(S1, &[
-        json!({"type":"user","uuid":"u2","parentUuid":"u1","isSidechain":false,"message":{"role":"user","content":"after the long line"}}).to_string(),
-        call_row.to_string(),
-    ]);
+    sb.append_transcript(
+        S1,
+        &[
+            user_row("u2", "u1", "after the long line"),
+            call_row.to_string(),
+        ],
+    );
     let mut server = mcp(&sb);
     server.send(&json!({
         "jsonrpc": "2.0", "id": 1, "method": "tools/call",
@@ -269,33 +88,21 @@ fn a_transcript_line_past_the_cap_is_skipped_in_bounded_memory() {
     assert!(text.starts_with("seq 2 | "), "{text}");
     assert!(text.contains("\n\nseq 3 | "), "{text}");
     assert_eq!(text.matches("the long line").count(), 2, "{text}");
-    let peak = server.peak_rss();
-    assert!(peak < PEAK_RSS_BOUND, "peak RSS {peak} bytes");
+    server.assert_peak_rss_bounded();
     assert!(server.finish().0.success());
 }
 
 #[test]
 fn a_hook_input_past_the_cap_is_not_read() {
     let sb = Sandbox::new();
-    let mut hook = Proc::spawn(&mut sb.command(&notesoup_bin(), &["hook", "session-start"]));
-    let mut stdin = hook.stdin.take().unwrap();
+    let hook = Proc::spawn(&mut sb.command(&notesoup_bin(), &["hook", "session-start"]));
     // The hook stops reading at the cap and ends: the rest meets a closed pipe.
-    let writer = std::thread::spawn(move || {
-        let piece = vec![b' '; 1 << 20];
-        for _ in 0..(HUGE_LINE_BYTES >> 20) {
-            if stdin.write_all(&piece).is_err() {
-                return;
-            }
-        }
-    });
-    let output = hook.next();
+    let (output, status) = hook.answer_to_a_huge_input();
     assert_eq!(
         output,
-        json!({"systemMessage": format!("notesoup: the hook input is over {} bytes; it was not read", 16 << 20)})
+        json!({"systemMessage": format!("notesoup: the hook input is over {LINE_CAP_BYTES} bytes; it was not read")})
     );
-    let (status, _, _) = hook.finish();
     assert!(status.success());
-    writer.join().unwrap();
 }
 
 /// The lines of a hook's `systemMessage` that contain `needle`.
@@ -311,16 +118,17 @@ fn notices_with(output: &Value, needle: &str) -> Vec<String> {
 
 /// Runs `notesoup <args>` with `stdin`, failing the test if it hangs.
 fn run_within(sb: &Sandbox, args: &[&str], stdin: &[u8]) -> (ExitStatus, String, String) {
-    let mut proc = Proc::spawn(&mut sb.command(&notesoup_bin(), args));
-    proc.stdin().write_all(stdin).unwrap();
-    let mut stdout = String::new();
-    drop(proc.stdin.take());
-    while let Ok(line) = proc.lines.recv_timeout(HANG) {
-        stdout.push_str(&line);
-        stdout.push('\n');
-    }
-    let (status, _, stderr) = proc.finish();
-    (status, stdout, stderr)
+    child::run_within(&mut sb.command(&notesoup_bin(), args), stdin)
+}
+
+/// Runs `notesoup hook session-start` on `payload`, failing the test if it
+/// hangs.
+fn session_start(sb: &Sandbox, payload: &Value) -> (ExitStatus, String, String) {
+    run_within(
+        sb,
+        &["hook", "session-start"],
+        payload.to_string().as_bytes(),
+    )
 }
 
 #[test]
@@ -333,7 +141,7 @@ fn settings_that_are_not_files_give_the_defaults_and_one_warning() {
             } else {
                 sb.project.join(".claude/notesoup.json")
             };
-            place_file(kind, &file);
+            not_a_file::place(kind, &file);
             // A note write completes, with the defaults and one warning.
             let (status, stdout, stderr) =
                 run_within(&sb, &["notes", "write", "@human/a.md", "plain\n"], b"");
@@ -349,11 +157,7 @@ fn settings_that_are_not_files_give_the_defaults_and_one_warning() {
             );
             // So does the boot.
             let payload = sb.payload("SessionStart-startup", S1);
-            let (status, stdout, _) = run_within(
-                &sb,
-                &["hook", "session-start"],
-                payload.to_string().as_bytes(),
-            );
+            let (status, stdout, _) = session_start(&sb, &payload);
             assert!(status.success());
             let output: Value = serde_json::from_str(&stdout).unwrap();
             assert!(output["hookSpecificOutput"]["additionalContext"].is_string());
@@ -367,13 +171,9 @@ fn a_session_record_that_is_not_a_file_is_rebuilt_with_one_warning() {
     for kind in NOT_FILES {
         let sb = Sandbox::new();
         let record = sb.data.join(format!("sessions/{S1}.json"));
-        place_file(kind, &record);
+        not_a_file::place(kind, &record);
         let payload = sb.payload("SessionStart-startup", S1);
-        let (status, stdout, stderr) = run_within(
-            &sb,
-            &["hook", "session-start"],
-            payload.to_string().as_bytes(),
-        );
+        let (status, stdout, stderr) = session_start(&sb, &payload);
         assert!(status.success(), "{kind:?}: {stderr}");
         let output: Value = serde_json::from_str(&stdout).unwrap();
         assert!(
@@ -416,13 +216,9 @@ fn a_hand_off_that_is_not_a_file_starts_a_new_chain_with_one_warning() {
             })
             .collect();
         let marker = projects.join(safe).join("handoff.json");
-        place_file(kind, &marker);
+        not_a_file::place(kind, &marker);
         let payload = sb.payload("SessionStart-clear", S1);
-        let (status, stdout, stderr) = run_within(
-            &sb,
-            &["hook", "session-start"],
-            payload.to_string().as_bytes(),
-        );
+        let (status, stdout, stderr) = session_start(&sb, &payload);
         assert!(status.success(), "{kind:?}: {stderr}");
         let output: Value = serde_json::from_str(&stdout).unwrap();
         let warned = notices_with(&output, "a new chain starts");
@@ -458,25 +254,17 @@ fn kept_heads_and_shelves_that_are_fifos_are_not_waited_on() {
     // changed for 2 s.
     std::thread::sleep(Duration::from_millis(2_100));
     let payload = sb.payload("SessionStart-startup", S1);
-    let (status, _, _) = run_within(
-        &sb,
-        &["hook", "session-start"],
-        payload.to_string().as_bytes(),
-    );
+    let (status, _, _) = session_start(&sb, &payload);
     assert!(status.success());
     for kind in ["note-heads", "boot-shelves"] {
         let file = kept_file(&sb, kind);
         std::fs::remove_file(&file).unwrap();
-        place_file(NotAFile::Fifo, &file);
+        not_a_file::place(NotAFile::Fifo, &file);
     }
     // Another session's boot: the caches are no help, and no wait.
     let other = "99999999-9999-4999-8999-999999999999";
     let payload = sb.payload("SessionStart-startup", other);
-    let (status, stdout, _) = run_within(
-        &sb,
-        &["hook", "session-start"],
-        payload.to_string().as_bytes(),
-    );
+    let (status, stdout, _) = session_start(&sb, &payload);
     assert!(status.success());
     let output: Value = serde_json::from_str(&stdout).unwrap();
     assert!(

@@ -2,6 +2,8 @@
 
 use std::process::Output;
 
+use notesoup_test_support::shared_commands::Binary;
+
 use crate::support::{CHAIN_1, Sandbox, fake_token, fixture};
 
 const S1: &str = "77777777-7777-4777-8777-777777777777";
@@ -590,11 +592,7 @@ fn every_subcommand_has_help() {
 #[test]
 fn completions_and_the_man_page_come_from_the_command_line_definitions() {
     let sb = Sandbox::new();
-    for shell in ["bash", "zsh", "fish"] {
-        let script = ok(sb.run(&["completions", shell], b""));
-        assert!(script.contains("notesoup"), "{shell}");
-        assert!(script.contains("install-plugin"), "{shell}: {script:.300}");
-    }
+    Binary::new("notesoup", |args| sb.run(args, b"")).assert_completions_name("install-plugin");
     let man = ok(sb.run(&["man"], b""));
     assert!(
         man.starts_with(".ie") || man.contains(".TH notesoup"),

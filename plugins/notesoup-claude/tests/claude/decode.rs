@@ -295,7 +295,7 @@ fn persisted_outputs_and_sub_agent_calls_are_recorded_on_their_events() {
 
 /// The complete lines of `bytes`, each with its newline, as cumulative
 /// prefixes' ends.
-fn line_ends(bytes: &[u8]) -> Vec<usize> {
+pub fn line_ends(bytes: &[u8]) -> Vec<usize> {
     bytes
         .iter()
         .enumerate()

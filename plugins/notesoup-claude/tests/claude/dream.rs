@@ -5,6 +5,8 @@ use std::process::Stdio;
 
 use serde_json::{Value, json};
 
+use notesoup_test_support::dreamer;
+
 use crate::support::{Sandbox, notesoup_bin, spawn};
 
 /// Calls the dream tools server once per request, in one process.
@@ -132,11 +134,9 @@ fn dream_respects_its_gates_and_reports_a_dreamer_that_cannot_start() {
         .push(("NOTESOUP_CLAUDE".into(), "/nonexistent/claude".into()));
     let failed = sb.run(&["dream", "--notes-home", &home, "--force"], b"");
     assert_eq!(failed.status.code(), Some(1));
-    let reports: Vec<_> = std::fs::read_dir(sb.notes.join("dreams"))
-        .unwrap()
-        .collect();
+    let reports = dreamer::reports(&sb.notes);
     assert_eq!(reports.len(), 1);
-    let report = std::fs::read_to_string(reports[0].as_ref().unwrap().path()).unwrap();
+    let report = &reports[0];
     assert!(report.contains("(failed)"), "{report}");
     assert!(
         report.contains("dreamer failed: could not start /nonexistent/claude"),
@@ -168,17 +168,7 @@ fn the_dreamer_setting_picks_the_model_and_the_flag_wins() {
     // the run ends right after choosing the model.
     let args_file = sb.home.join("dreamer-args");
     let stand_in = sb.home.join("claude-stand-in");
-    std::fs::write(
-        &stand_in,
-        format!(
-            "#!/bin/sh\nprintf '%s\\n' \"$@\" > '{}'\nexit 3\n",
-            args_file.display()
-        ),
-    )
-    .unwrap();
-    let mut permissions = std::fs::metadata(&stand_in).unwrap().permissions();
-    std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
-    std::fs::set_permissions(&stand_in, permissions).unwrap();
+    dreamer::recording_failure(&stand_in, &args_file);
     sb.env.push((
         "NOTESOUP_CLAUDE".into(),
         stand_in.to_str().unwrap().to_owned(),
@@ -230,69 +220,15 @@ fn the_dreamer_setting_picks_the_model_and_the_flag_wins() {
     assert_eq!(model(), None);
 }
 
-/// Forks, `setsid`s, forks again and lets the middle process exit: the
-/// grandchild belongs to no group or session of the dreamer and its parent
-/// is gone. It writes its pid and sleeps.
-const DOUBLE_FORK: &str = r#"
-import os, sys, time
-if os.fork() == 0:
-    os.setsid()
-    if os.fork() == 0:
-        with open(sys.argv[1] + ".tmp", "w") as f:
-            f.write(str(os.getpid()))
-        os.rename(sys.argv[1] + ".tmp", sys.argv[1])
-        time.sleep(1000)
-    os._exit(0)
-os.wait()
-"#;
-
-/// Writes an executable `claude` stand-in that never ends: it records its
-/// pid, starts a child in its group, one that `setsid`s away and a
-/// double-forked Python escapee (their output away from its pipes), then
-/// sleeps.
-fn never_ending_claude(dir: &std::path::Path) -> std::path::PathBuf {
-    let pids = dir.display();
-    std::fs::write(dir.join("double_fork.py"), DOUBLE_FORK).unwrap();
-    let script = dir.join("claude");
-    std::fs::write(
-        &script,
-        format!(
-            "#!/bin/sh\n\
-             echo $$ > {pids}/leader.tmp && mv {pids}/leader.tmp {pids}/leader\n\
-             sleep 1000 &\n\
-             echo $! > {pids}/grouped.tmp && mv {pids}/grouped.tmp {pids}/grouped\n\
-             setsid sh -c 'echo $$ > {pids}/setsid.tmp && mv {pids}/setsid.tmp {pids}/setsid; exec sleep 1000' </dev/null >/dev/null 2>&1 &\n\
-             python3 {pids}/double_fork.py {pids}/python </dev/null >/dev/null 2>&1 &\n\
-             exec sleep 1000\n"
-        ),
-    )
-    .unwrap();
-    let mut permissions = std::fs::metadata(&script).unwrap().permissions();
-    std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
-    std::fs::set_permissions(&script, permissions).unwrap();
-    script
-}
-
-/// Whether the process `pid` is alive and carries `mark` in its
-/// environment (a reused pid does not).
-fn alive(pid: u32, mark: &str) -> bool {
-    std::fs::read(format!("/proc/{pid}/environ")).is_ok_and(|environ| {
-        environ
-            .split(|&b| b == 0)
-            .any(|entry| entry == mark.as_bytes())
-    })
-}
-
 #[test]
 fn a_dreamer_that_never_ends_is_stopped_with_every_process_it_started() {
     let mut sb = Sandbox::new();
     let home = sb.notes.to_str().unwrap().to_owned();
     let pids = sb.home.join("pids");
     std::fs::create_dir_all(&pids).unwrap();
-    let claude = never_ending_claude(&pids);
+    let claude = dreamer::never_ending(&pids, "claude");
     let mark = uuid::Uuid::new_v4().to_string();
-    sb.env
-        .push(("NOTESOUP_TEST_TREE_MARK".into(), mark.clone()));
+    sb.env.push((dreamer::TREE_MARK.into(), mark.clone()));
     sb.env.push((
         "NOTESOUP_CLAUDE".into(),
         claude.to_str().unwrap().to_owned(),
@@ -308,28 +244,15 @@ fn a_dreamer_that_never_ends_is_stopped_with_every_process_it_started() {
         stderr.contains("dream: stopped the dreamer after 5 s"),
         "{stderr}"
     );
-    let mark = format!("NOTESOUP_TEST_TREE_MARK={mark}");
-    for name in ["leader", "grouped", "setsid", "python"] {
-        let pid: u32 = std::fs::read_to_string(pids.join(name))
-            .unwrap_or_else(|err| panic!("{name} never started: {err}"))
-            .trim()
-            .parse()
-            .unwrap();
-        assert!(
-            !alive(pid, &mark),
-            "the {name} process ({pid}) outlived the dream"
-        );
-    }
+    let mark = format!("{}={mark}", dreamer::TREE_MARK);
+    dreamer::assert_tree_stopped(&pids, &mark, "the dream");
     assert!(
         !sb.notes.join(".dream.lock").exists(),
         "the lock is released"
     );
-    let reports: Vec<_> = std::fs::read_dir(sb.notes.join("dreams"))
-        .unwrap()
-        .map(|entry| entry.unwrap().path())
-        .collect();
+    let reports = dreamer::reports(&sb.notes);
     assert_eq!(reports.len(), 1);
-    let report = std::fs::read_to_string(&reports[0]).unwrap();
+    let report = &reports[0];
     assert!(
         report.contains("(failed)")
             && report.contains("dreamer failed: timed out after 5 s and was stopped"),
@@ -338,14 +261,10 @@ fn a_dreamer_that_never_ends_is_stopped_with_every_process_it_started() {
 
     // The next dream starts and finishes.
     let quick = sb.home.join("claude-quick");
-    std::fs::write(
+    dreamer::executable(
         &quick,
-        "#!/bin/sh\necho '{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,\"result\":\"Report: nothing to do.\"}'\n",
-    )
-    .unwrap();
-    let mut permissions = std::fs::metadata(&quick).unwrap().permissions();
-    std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
-    std::fs::set_permissions(&quick, permissions).unwrap();
+        "echo '{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,\"result\":\"Report: nothing to do.\"}'\n",
+    );
     sb.env.retain(|(key, _)| key != "NOTESOUP_CLAUDE");
     sb.env
         .push(("NOTESOUP_CLAUDE".into(), quick.to_str().unwrap().to_owned()));

@@ -771,7 +771,7 @@ fn sub_agent_calls_are_kept_as_a_fresh_decode_has_them() {
         std::fs::copy(entry.path(), agents.join(entry.file_name())).unwrap();
     }
     let mut written = 0;
-    for end in memchr_ends(&bytes) {
+    for end in crate::decode::line_ends(&bytes) {
         append(&path, &bytes[written..end]);
         written = end;
         kept.update(session, &files).unwrap();
@@ -787,16 +787,6 @@ fn sub_agent_calls_are_kept_as_a_fresh_decode_has_them() {
         })
         .count();
     assert_eq!(nested, 1);
-}
-
-/// The end of every line of `bytes`, its newline included.
-fn memchr_ends(bytes: &[u8]) -> Vec<usize> {
-    bytes
-        .iter()
-        .enumerate()
-        .filter(|(_, byte)| **byte == b'\n')
-        .map(|(at, _)| at + 1)
-        .collect()
 }
 
 /// Every recorded compaction grown as Claude Code wrote it, a line at a
@@ -822,7 +812,7 @@ fn recorded_compactions_extend_and_equal_a_fresh_decode() {
             }];
             let mut kept = ChainDecoder::decode(&session, &files).unwrap();
             let ends = match piece {
-                None => memchr_ends(&bytes),
+                None => crate::decode::line_ends(&bytes),
                 Some(piece) => (1..=bytes.len().div_ceil(piece))
                     .map(|n| (n * piece).min(bytes.len()))
                     .collect(),

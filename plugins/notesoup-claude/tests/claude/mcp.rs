@@ -1,67 +1,39 @@
 //! `notesoup mcp` over real stdio: the handshake of both protocol eras, the
 //! tool list, calls resolved to the calling session, refusals.
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Stdio};
+use std::io::Write;
 
 use serde_json::{Value, json};
 
-use crate::support::{Sandbox, context_of, fake_token, hook_context_row, notesoup_bin, spawn};
+use crate::support::{McpServer, Sandbox, fake_token, tools_call, user_row};
 
 const S1: &str = "44444444-4444-4444-8444-444444444444";
 
 /// A running `notesoup mcp`.
-struct Server {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
-}
+struct Server(McpServer);
 
 impl Server {
     fn start(sb: &Sandbox) -> Self {
-        let mut child = spawn(
-            sb.command(&notesoup_bin(), &["mcp"])
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::inherit()),
-        );
-        let stdin = child.stdin.take().unwrap();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
-        Self {
-            child,
-            stdin,
-            stdout,
-        }
+        Self(McpServer::start(sb))
     }
 
     fn send(&mut self, message: &Value) {
-        writeln!(self.stdin, "{message}").unwrap();
-        self.stdin.flush().unwrap();
+        self.0.send(message);
     }
 
     fn request(&mut self, message: &Value) -> Value {
-        self.send(message);
-        let mut line = String::new();
-        self.stdout.read_line(&mut line).unwrap();
-        serde_json::from_str(&line).unwrap()
+        self.0.request(message)
     }
 
-    /// `tools/call` as Claude Code 2.1.332 sends it.
+    /// `tools/call` as Claude Code 2.1.332 sends it, with a progress token.
     fn call(&mut self, id: u64, name: &str, arguments: Value, tool_use_id: &str) -> Value {
-        self.request(&json!({
-            "jsonrpc": "2.0", "id": id, "method": "tools/call",
-            "params": {"name": name, "arguments": arguments, "_meta": {
-                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                "io.modelcontextprotocol/clientInfo": {"name": "claude-code", "version": "2.1.332"},
-                "io.modelcontextprotocol/clientCapabilities": {},
-                "claudecode/toolUseId": tool_use_id, "progressToken": id}}
-        }))["result"]
-            .clone()
+        let mut request = tools_call(id, name, arguments, tool_use_id);
+        request["params"]["_meta"]["progressToken"] = id.into();
+        self.request(&request)["result"].clone()
     }
 
-    fn finish(mut self) {
-        drop(self.stdin);
-        assert!(self.child.wait().unwrap().success());
+    fn finish(self) {
+        self.0.finish();
     }
 }
 
@@ -133,19 +105,16 @@ fn started_on_its_own_history_is_refused_clearly() {
 #[test]
 fn history_reads_the_calling_session() {
     let sb = Sandbox::new();
-    let boot = context_of(
-        &sb.hook("session-start", &sb.payload("SessionStart-startup", S1))
-            .unwrap(),
-        "SessionStart",
-    );
     let call_row = json!({"type":"assistant","uuid":"a1","parentUuid":"u1","isSidechain":false,
         "message":{"id":"m1","model":"claude-opus-5-5","role":"assistant","content":[
             {"type":"tool_use","id":"toolu_hist","name":"mcp__plugin_notesoup_notesoup__history_list","input":{}}]}});
-    sb.append_transcript(S1, &[
-        hook_context_row("h1", &boot),
-        json!({"type":"user","uuid":"u1","parentUuid":"h1","isSidechain":false,"message":{"role":"user","content":"find the parser bug"}}).to_string(),
-        call_row.to_string(),
-    ]);
+    sb.start_session(
+        S1,
+        &[
+            user_row("u1", "h1", "find the parser bug"),
+            call_row.to_string(),
+        ],
+    );
     let mut server = Server::start(&sb);
     let windows = server.call(1, "history_windows", json!({}), "toolu_hist");
     assert_eq!(windows["isError"], false);
@@ -323,21 +292,7 @@ fn session_notes_land_in_the_chain_s_notes_session() {
 #[test]
 fn history_follows_a_transcript_that_grows_shrinks_or_is_replaced() {
     let sb = Sandbox::new();
-    let boot = context_of(
-        &sb.hook("session-start", &sb.payload("SessionStart-startup", S1))
-            .unwrap(),
-        "SessionStart",
-    );
-    let user = |uuid: &str, parent: &str, text: &str| {
-        json!({"type":"user","uuid":uuid,"parentUuid":parent,"isSidechain":false,"message":{"role":"user","content":text}}).to_string()
-    };
-    sb.append_transcript(
-        S1,
-        &[
-            hook_context_row("h1", &boot),
-            user("u1", "h1", "first prompt"),
-        ],
-    );
+    sb.start_session(S1, &[user_row("u1", "h1", "first prompt")]);
     let mut server = Server::start(&sb);
     let windows = |server: &mut Server, id: u64| {
         text(&server.call(id, "history_windows", json!({}), "toolu_none")).to_owned()
@@ -346,7 +301,7 @@ fn history_follows_a_transcript_that_grows_shrinks_or_is_replaced() {
     assert_eq!(windows(&mut server, 1), one);
     assert_eq!(windows(&mut server, 2), one, "the cached decode");
     // Appended.
-    sb.append_transcript(S1, &[user("u2", "u1", "second prompt")]);
+    sb.append_transcript(S1, &[user_row("u2", "u1", "second prompt")]);
     assert_eq!(
         windows(&mut server, 3),
         format!("session {S1}\nwindow claude:{S1}:1 | seqs 1-3 | 3 events")
@@ -405,7 +360,7 @@ fn exchange_rows(i: usize) -> [String; 3] {
 
 /// The server's resident memory in KiB.
 fn rss_kib(server: &Server) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{}/status", server.child.id())).unwrap();
+    let status = std::fs::read_to_string(format!("/proc/{}/status", server.0.id())).unwrap();
     status
         .lines()
         .find_map(|line| line.strip_prefix("VmRSS:"))

@@ -226,7 +226,8 @@ fn install_plugin_lays_out_the_whole_marketplace_in_a_stable_place() {
 /// it did not write unless `--force`, and installs again over its own.
 #[test]
 fn install_plugin_writes_only_its_own_files_and_never_through_links() {
-    use std::os::unix::fs::{PermissionsExt, symlink};
+    use notesoup_test_support::planted::{self, Victim};
+    use std::os::unix::fs::symlink;
     let sb = Sandbox::new();
     let dir = sb.home.join("market");
     let dir_arg = dir.to_str().unwrap();
@@ -239,36 +240,23 @@ fn install_plugin_writes_only_its_own_files_and_never_through_links() {
     let ok = install(&["--dir", dir_arg]);
     assert!(ok.status.success(), "{}", said(&ok));
 
-    let victim = sb.home.join(".bashrc");
+    let victim = Victim::at(sb.home.join(".bashrc"));
     let planted: Vec<&str> = notesoup_claude::install::FILES
         .iter()
         .map(|(path, _)| *path)
         .chain(notesoup_claude::install::BINARIES)
         .collect();
     for file in planted {
-        std::fs::write(&victim, "export KEEP=1\n").unwrap();
-        std::fs::set_permissions(&victim, std::fs::Permissions::from_mode(0o600)).unwrap();
-        std::fs::remove_file(dir.join(file)).unwrap();
-        symlink(&victim, dir.join(file)).unwrap();
+        victim.plant_at(&dir.join(file));
         let again = install(&["--dir", dir_arg]);
         assert!(again.status.success(), "{file}: {}", said(&again));
-        assert_eq!(
-            std::fs::read_to_string(&victim).unwrap(),
-            "export KEEP=1\n",
-            "{file}"
-        );
-        let mode = std::fs::metadata(&victim).unwrap().permissions().mode() & 0o777;
-        assert_eq!(mode, 0o600, "{file}");
-        assert!(
-            std::fs::symlink_metadata(dir.join(file)).unwrap().is_file(),
-            "{file}"
-        );
+        victim.assert_untouched(file);
+        planted::assert_replaced(&dir.join(file), file);
     }
     // Links planted at the temporary names an installer of fixed names
     // would use (`.notesoup-install-<pid>.tmp`, for the process ids the
     // next process is likely to get): never followed.
-    std::fs::write(&victim, "export KEEP=1\n").unwrap();
-    std::fs::set_permissions(&victim, std::fs::Permissions::from_mode(0o600)).unwrap();
+    victim.reset();
     let next_pid = std::process::Command::new("true")
         .spawn()
         .and_then(|mut child| {
@@ -278,13 +266,11 @@ fn install_plugin_writes_only_its_own_files_and_never_through_links() {
         .unwrap();
     for pid in next_pid..next_pid + 4000 {
         let planted = dir.join(format!(".claude-plugin/.notesoup-install-{pid}.tmp"));
-        symlink(&victim, planted).unwrap();
+        symlink(victim.path(), planted).unwrap();
     }
     let again = install(&["--dir", dir_arg]);
     assert!(again.status.success(), "{}", said(&again));
-    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "export KEEP=1\n");
-    let mode = std::fs::metadata(&victim).unwrap().permissions().mode() & 0o777;
-    assert_eq!(mode, 0o600);
+    victim.assert_untouched("the temporary names");
     assert_eq!(
         std::fs::read(dir.join(".claude-plugin/marketplace.json")).unwrap(),
         notesoup_claude::install::FILES[0].1

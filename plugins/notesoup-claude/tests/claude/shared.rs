@@ -3,92 +3,31 @@
 //! name as `<bin>`), `doctor` and `dream doctor` as one command, the man
 //! page, `history FILE`, and the dream's notes home and dreamer lines.
 
-use std::process::Output;
+use notesoup_test_support::dreamer;
+use notesoup_test_support::shared_commands::{Binary, ok};
 
 use crate::support::{CHAIN_1, Sandbox, fixture};
 
-/// Every shared command, as a person types it before `--help`.
-const SHARED: &[&[&str]] = &[
-    &["notes"],
-    &["notes", "list"],
-    &["notes", "read"],
-    &["notes", "search"],
-    &["notes", "write"],
-    &["notes", "update"],
-    &["notes", "crumple"],
-    &["notes", "uncrumple"],
-    &["notes", "rename"],
-    &["boot"],
-    &["history"],
-    &["history", "windows"],
-    &["history", "list"],
-    &["history", "search"],
-    &["history", "read"],
-    &["doctor"],
-    &["doctor", "clean"],
-    &["dream"],
-    &["dream", "doctor"],
-    &["dream", "doctor", "clean"],
-    &["completions"],
-    &["man"],
-];
-
-fn ok(output: Output) -> String {
-    assert!(
-        output.status.success(),
-        "exit {}: {}",
-        output.status,
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).unwrap()
+/// `notesoup` in `sb`, for the checks every binary shares.
+fn notesoup(sb: &Sandbox) -> Binary<'_> {
+    Binary::new("notesoup", |args| sb.run(args, b""))
 }
 
 #[test]
 fn the_shared_commands_help() {
-    let sb = Sandbox::new();
-    let mut all = String::new();
-    for command in SHARED {
-        let mut args = command.to_vec();
-        args.push("--help");
-        let help = ok(sb.run(&args, b""));
-        all.push_str(&format!("$ <bin> {} --help\n", command.join(" ")));
-        all.push_str(&help.replace("notesoup", "<bin>"));
-        all.push('\n');
-    }
-    insta::assert_snapshot!(all);
+    insta::assert_snapshot!(notesoup(&Sandbox::new()).shared_help());
 }
 
 #[test]
 fn doctor_and_dream_doctor_are_one_command() {
     let sb = Sandbox::new();
     std::fs::write(sb.notes.join("stray.txt"), "x").unwrap();
-    let doctor = sb.run(&["doctor", "--json"], b"");
-    let dream_doctor = sb.run(&["dream", "doctor", "--json"], b"");
-    assert_eq!(doctor.status.code(), Some(1), "findings exit 1");
-    assert_eq!(dream_doctor.status.code(), Some(1));
-    assert_eq!(doctor.stdout, dream_doctor.stdout);
+    notesoup(&sb).assert_doctor_is_dream_doctor(&[]);
 }
 
 #[test]
 fn the_man_page_names_no_page_that_does_not_exist() {
-    let sb = Sandbox::new();
-    let man = ok(sb.run(&["man"], b""));
-    assert!(man.contains(".TH notesoup 1"), "{man:.300}");
-    for command in [
-        "notesoup mcp",
-        "notesoup notes list",
-        "notesoup dream doctor",
-    ] {
-        assert!(man.contains(&format!(".SS \"{command}\"")), "{command}");
-    }
-    assert!(
-        !man.contains("(1)"),
-        "clap_mangen's notesoup-notes(1) and the like"
-    );
-    assert!(
-        !man.contains("dream-tools"),
-        "a hidden command stays hidden"
-    );
+    notesoup(&Sandbox::new()).assert_man_page("mcp");
 }
 
 #[test]
@@ -96,19 +35,19 @@ fn history_takes_the_transcript_as_its_first_argument() {
     let sb = Sandbox::new();
     let path = fixture("chain-1-compact.jsonl");
     let path = path.to_str().unwrap();
-    let windows = ok(sb.run(&["history", path, "windows"], b""));
+    let windows = ok(&sb.run(&["history", path, "windows"], b""));
     assert_eq!(
         windows,
-        ok(sb.run(&["history", "--session", path, "windows"], b""))
+        ok(&sb.run(&["history", "--session", path, "windows"], b""))
     );
     assert!(
         windows.starts_with(&format!("session {CHAIN_1}\n")),
         "{windows}"
     );
-    let read = ok(sb.run(&["history", path, "read", r#"{"seq":5}"#], b""));
+    let read = ok(&sb.run(&["history", path, "read", r#"{"seq":5}"#], b""));
     assert_eq!(
         read,
-        ok(sb.run(&["history", path, "read", "--seq", "5"], b""))
+        ok(&sb.run(&["history", path, "read", "--seq", "5"], b""))
     );
 }
 
@@ -120,17 +59,7 @@ fn the_dream_makes_its_home_absolute_and_says_its_dreamer_s_lines() {
     let sb = Sandbox::new();
     let args_file = sb.home.join("dreamer-args");
     let stand_in = sb.home.join("claude-stand-in");
-    std::fs::write(
-        &stand_in,
-        format!(
-            "#!/bin/sh\nprintf '%s\\n' \"$@\" > '{}'\nexit 3\n",
-            args_file.display()
-        ),
-    )
-    .unwrap();
-    let mut permissions = std::fs::metadata(&stand_in).unwrap().permissions();
-    std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
-    std::fs::set_permissions(&stand_in, permissions).unwrap();
+    dreamer::recording_failure(&stand_in, &args_file);
     let stand_in = stand_in.to_str().unwrap();
     let output = sb.run(
         &[

@@ -1,11 +1,11 @@
 //! Shared helpers: fixtures recorded from Claude Code 2.1.332, and a
 //! sandbox that runs the built `notesoup` binary like Claude Code does.
 
-use std::io::Write;
+use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Output, Stdio};
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 /// The first session of the recorded chain: startup, a Bash call, an MCP
 /// `history_list` call, a reminder, a Stop block, `/compact`, then `/clear`.
@@ -160,6 +160,25 @@ impl Sandbox {
         copy
     }
 
+    /// Starts `session` as Claude Code does (its SessionStart hook on
+    /// startup), then writes the row of the boot's context and `rows` to its
+    /// transcript. Returns the boot.
+    pub fn start_session(&self, session: &str, rows: &[String]) -> String {
+        let boot = context_of(
+            &self
+                .hook(
+                    "session-start",
+                    &self.payload("SessionStart-startup", session),
+                )
+                .unwrap(),
+            "SessionStart",
+        );
+        let mut all = vec![hook_context_row("h1", &boot)];
+        all.extend_from_slice(rows);
+        self.append_transcript(session, &all);
+        boot
+    }
+
     /// Appends transcript rows for `session`.
     pub fn append_transcript(&self, session: &str, rows: &[String]) {
         let path = self.transcript(session);
@@ -196,6 +215,11 @@ pub fn reply_row(uuid: &str, context_tokens: u64) -> String {
         context_tokens / 2,
         context_tokens - context_tokens / 2 - 10
     )
+}
+
+/// A main-thread user prompt row.
+pub fn user_row(uuid: &str, parent: &str, text: &str) -> String {
+    json!({"type":"user","uuid":uuid,"parentUuid":parent,"isSidechain":false,"message":{"role":"user","content":text}}).to_string()
 }
 
 /// A compact boundary row.
@@ -238,4 +262,80 @@ pub fn copy_dir(from: &Path, to: &Path) {
             std::fs::copy(entry.path(), target).unwrap();
         }
     }
+}
+
+/// A running `notesoup mcp`, spoken to in lines as Claude Code does.
+pub struct McpServer {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+}
+
+impl McpServer {
+    pub fn start(sb: &Sandbox) -> Self {
+        let mut child = spawn(
+            sb.command(&notesoup_bin(), &["mcp"])
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::inherit()),
+        );
+        let stdin = child.stdin.take().unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        Self {
+            child,
+            stdin,
+            stdout,
+        }
+    }
+
+    /// Sends `line` as it is, then a newline.
+    pub fn send_line(&mut self, line: &[u8]) {
+        self.stdin.write_all(line).unwrap();
+        self.stdin.write_all(b"\n").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    pub fn send(&mut self, message: &Value) {
+        self.send_line(message.to_string().as_bytes());
+    }
+
+    /// The next line the server writes, without its newline.
+    pub fn read_line(&mut self) -> String {
+        let mut line = String::new();
+        let read = self.stdout.read_line(&mut line).unwrap();
+        assert!(read > 0, "the server closed its output");
+        assert!(line.ends_with('\n'), "{line}");
+        line.pop();
+        line
+    }
+
+    /// Sends `message` and reads the next line as JSON.
+    pub fn request(&mut self, message: &Value) -> Value {
+        self.send(message);
+        serde_json::from_str(&self.read_line()).unwrap()
+    }
+
+    /// The server's process id.
+    pub fn id(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Closes stdin; the server must end with success.
+    pub fn finish(mut self) {
+        drop(self.stdin);
+        assert!(self.child.wait().unwrap().success());
+    }
+}
+
+/// A `tools/call` of `name` with request id `id` as Claude Code 2.1.332
+/// sends it, its `_meta` naming the model's tool use `tool_use_id`.
+pub fn tools_call(id: u64, name: &str, arguments: Value, tool_use_id: &str) -> Value {
+    json!({
+        "jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": {"name": name, "arguments": arguments, "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientInfo": {"name": "claude-code", "version": "2.1.332"},
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "claudecode/toolUseId": tool_use_id}}
+    })
 }

@@ -57,16 +57,7 @@ pub fn run(cmd: &mut Command) -> Output {
 /// One headless turn, `claude -p <prompt> --output-format json …`, with the
 /// plugin at `plugin`; returns the result object.
 pub fn turn(sb: &Sandbox, api_url: &str, plugin: &Path, prompt: &str, extra: &[&str]) -> Value {
-    let mut args = vec![
-        "-p",
-        prompt,
-        "--output-format",
-        "json",
-        "--plugin-dir",
-        plugin.to_str().unwrap(),
-    ];
-    args.extend_from_slice(extra);
-    let output = run(&mut command(sb, Some(api_url), &args));
+    let output = run(&mut turn_command(sb, api_url, plugin, prompt, extra));
     assert!(
         output.status.success(),
         "claude -p {prompt:?} failed: {}\n{}",
@@ -76,7 +67,97 @@ pub fn turn(sb: &Sandbox, api_url: &str, plugin: &Path, prompt: &str, extra: &[&
     serde_json::from_slice(&output.stdout).unwrap()
 }
 
+/// `claude -p <prompt> --output-format json --plugin-dir <plugin> <extra>`
+/// in the sandbox, with the fake API at `api_url`.
+pub fn turn_command(
+    sb: &Sandbox,
+    api_url: &str,
+    plugin: &Path,
+    prompt: &str,
+    extra: &[&str],
+) -> Command {
+    let mut args = vec![
+        "-p",
+        prompt,
+        "--output-format",
+        "json",
+        "--plugin-dir",
+        plugin.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    command(sb, Some(api_url), &args)
+}
+
 /// The plugin data directory Claude Code gives a `--plugin-dir` plugin.
 pub fn inline_data_dir(sb: &Sandbox) -> PathBuf {
     sb.home.join(".claude/plugins/data/notesoup-inline")
+}
+
+/// The stdout of a Claude Code run that must succeed; a failure shows both
+/// streams.
+pub fn stdout_of(output: &Output) -> String {
+    assert!(
+        output.status.success(),
+        "exit {}: {}\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// `claude plugin validate <dir> --strict --json`: the report of a plugin
+/// that passes with no manifest error or warning.
+pub fn validate_strictly(sb: &Sandbox, dir: &Path) -> Value {
+    let report: Value = serde_json::from_str(&stdout_of(&run(&mut command(
+        sb,
+        None,
+        &[
+            "plugin",
+            "validate",
+            dir.to_str().unwrap(),
+            "--strict",
+            "--json",
+        ],
+    ))))
+    .unwrap();
+    assert_eq!(report["success"], true, "{report}");
+    assert_eq!(report["manifest"]["errors"], serde_json::json!([]));
+    assert_eq!(report["manifest"]["warnings"], serde_json::json!([]));
+    report
+}
+
+/// A recorded session with one prompt and its answer, for an MCP client
+/// that sends no tool-use id (its calls resolve to the project's latest
+/// session).
+pub fn parser_session(sb: &Sandbox, session: &str) {
+    sb.start_session(
+        session,
+        &[
+            crate::support::user_row("u1", "h1", "fix the parser"),
+            serde_json::json!({"type":"assistant","uuid":"a1","parentUuid":"u1","isSidechain":false,"message":{"id":"m1","model":"claude-opus-5-5","role":"assistant","content":[{"type":"text","text":"Looking at the parser."}]}}).to_string(),
+        ],
+    );
+}
+
+/// Headless Claude Code in a sandbox with the plugin copied and its model a
+/// fake API.
+pub struct Headless {
+    pub sb: Sandbox,
+    pub plugin: PathBuf,
+    pub api: notesoup_test_support::fake_anthropic::FakeApi,
+}
+
+impl Headless {
+    pub fn new() -> Self {
+        let sb = Sandbox::new();
+        let plugin = sb.plugin_copy();
+        let api = notesoup_test_support::fake_anthropic::FakeApi::start();
+        Self { sb, plugin, api }
+    }
+
+    /// One headless turn with the plugin (see [`turn`]).
+    pub fn turn(&self, prompt: &str, extra: &[&str]) -> Value {
+        turn(&self.sb, &self.api.url, &self.plugin, prompt, extra)
+    }
 }

@@ -26,9 +26,9 @@ use notesoup_claude::transcript::incremental::ChainDecoder;
 use notesoup_core::history::{ItemKind, Transcript, TranscriptWindow};
 use serde_json::{Value, json};
 
-use crate::claude::{command, turn};
-use crate::fake_api::{FakeApi, Reply, texts};
+use crate::claude::{turn, turn_command};
 use crate::support::{Sandbox, spawn};
+use notesoup_test_support::fake_anthropic::{FakeApi, Reply, texts};
 
 const PREFIX: &str = "mcp__plugin_notesoup_notesoup__";
 
@@ -75,17 +75,8 @@ fn run_cut_off(
     extra: &[&str],
 ) {
     let held = api.held();
-    let mut args = vec![
-        "-p",
-        prompt,
-        "--output-format",
-        "json",
-        "--plugin-dir",
-        plugin.to_str().unwrap(),
-    ];
-    args.extend_from_slice(extra);
     let mut child = spawn(
-        command(sb, Some(&api.url), &args)
+        turn_command(sb, &api.url, plugin, prompt, extra)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null()),

@@ -7,9 +7,9 @@ use std::process::Command;
 use serde_json::json;
 
 use crate::claude::run;
-use crate::fake_api::{FakeApi, Reply, texts};
 use crate::hosts::claude;
 use crate::support::{Sandbox, notesoup_bin};
+use notesoup_test_support::fake_anthropic::{FakeApi, Reply, texts};
 
 #[test]
 fn a_dream_runs_claude_with_only_the_jailed_tools() {

@@ -2,26 +2,18 @@
 //! the close-out, the Stop hook records it, and after `/clear` the next
 //! window's first context ends with the prompt, verbatim.
 
-use crate::claude::{inline_data_dir, turn};
-use crate::fake_api::{FakeApi, Reply, texts};
-use crate::support::Sandbox;
+use crate::claude::{Headless, inline_data_dir};
+use notesoup_test_support::fake_anthropic::{Reply, texts};
 
 const PROMPT: &str = "write the tests next, then ship";
 
 #[test]
 fn fresh_window_closes_out_and_carries_its_prompt_through_clear() {
     let _terminal = crate::hosts::shared();
-    let sb = Sandbox::new();
-    let plugin = sb.plugin_copy();
-    let api = FakeApi::start();
+    let claude = Headless::new();
+    let (sb, api) = (&claude.sb, &claude.api);
     api.script(vec![Reply::text("Closed out.")]);
-    let first = turn(
-        &sb,
-        &api.url,
-        &plugin,
-        &format!("/fresh-window {PROMPT}"),
-        &[],
-    );
+    let first = claude.turn(&format!("/fresh-window {PROMPT}"), &[]);
     let session = first["session_id"].as_str().unwrap().to_owned();
     let requests = api.take_requests();
     let sent = texts(&requests[0]);
@@ -33,18 +25,18 @@ fn fresh_window_closes_out_and_carries_its_prompt_through_clear() {
     );
     assert!(sent.iter().any(|t| t.contains("# Close out this window")));
     let record: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(inline_data_dir(&sb).join(format!("sessions/{session}.json")))
+        &std::fs::read_to_string(inline_data_dir(sb).join(format!("sessions/{session}.json")))
             .unwrap(),
     )
     .unwrap();
     assert_eq!(record["window"]["closeOutDone"], true, "{record}");
     assert_eq!(record["nextWindowPrompt"], PROMPT);
 
-    let cleared = turn(&sb, &api.url, &plugin, "/clear", &["--resume", &session]);
+    let cleared = claude.turn("/clear", &["--resume", &session]);
     let next = cleared["session_id"].as_str().unwrap().to_owned();
     api.take_requests();
     api.script(vec![Reply::text("On it.")]);
-    turn(&sb, &api.url, &plugin, "go on", &["--resume", &next]);
+    claude.turn("go on", &["--resume", &next]);
     let requests = api.take_requests();
     let boot: Vec<String> = texts(&requests[0])
         .into_iter()

@@ -8,16 +8,14 @@ use notesoup_claude::transcript::decode::{ChainFile, decode_chain};
 use notesoup_core::history::History;
 use serde_json::json;
 
-use crate::claude::turn;
-use crate::fake_api::{FakeApi, Reply};
-use crate::support::Sandbox;
+use crate::claude::Headless;
+use notesoup_test_support::fake_anthropic::Reply;
 
 #[test]
 fn persisted_outputs_and_sub_agent_calls_decode() {
     let _terminal = crate::hosts::shared();
-    let sb = Sandbox::new();
-    let plugin = sb.plugin_copy();
-    let api = FakeApi::start();
+    let claude = Headless::new();
+    let (sb, api) = (&claude.sb, &claude.api);
     api.script(vec![
         Reply::tool(
             "toolu_big",
@@ -37,13 +35,7 @@ fn persisted_outputs_and_sub_agent_calls_decode() {
         Reply::text("sub done"),
         Reply::text("all done"),
     ]);
-    let result = turn(
-        &sb,
-        &api.url,
-        &plugin,
-        "go",
-        &["--allowedTools", "Bash,Agent"],
-    );
+    let result = claude.turn("go", &["--allowedTools", "Bash,Agent"]);
     let session = result["session_id"].as_str().unwrap().to_owned();
     let transcript = sb.transcript(&session);
     if let Some(dir) = std::env::var_os("NOTESOUP_RECORD_DIR") {

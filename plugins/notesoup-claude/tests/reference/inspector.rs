@@ -7,8 +7,9 @@ use std::process::Output;
 
 use serde_json::{Value, json};
 
+use crate::claude::parser_session;
 use crate::hosts::mcp_inspector;
-use crate::support::{Sandbox, context_of, hook_context_row, notesoup_bin};
+use crate::support::{Sandbox, notesoup_bin};
 
 const S1: &str = "55555555-5555-4555-8555-555555555555";
 
@@ -83,16 +84,7 @@ fn the_inspector_lists_and_calls_every_tool() {
     let sb = Sandbox::new();
     // A recorded session: the Inspector sends no tool-use id, so calls go
     // to the project's latest session.
-    let boot = context_of(
-        &sb.hook("session-start", &sb.payload("SessionStart-startup", S1))
-            .unwrap(),
-        "SessionStart",
-    );
-    sb.append_transcript(S1, &[
-        hook_context_row("h1", &boot),
-        json!({"type":"user","uuid":"u1","parentUuid":"h1","isSidechain":false,"message":{"role":"user","content":"fix the parser"}}).to_string(),
-        json!({"type":"assistant","uuid":"a1","parentUuid":"u1","isSidechain":false,"message":{"id":"m1","model":"claude-opus-5-5","role":"assistant","content":[{"type":"text","text":"Looking at the parser."}]}}).to_string(),
-    ]);
+    parser_session(&sb, S1);
 
     let listed = inspect(&sb, &["--method", "tools/list"]);
     assert!(listed.status.success());

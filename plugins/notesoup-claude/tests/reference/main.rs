@@ -14,7 +14,6 @@
 mod claude;
 mod compactions;
 mod dream;
-mod fake_api;
 mod fresh_window;
 mod history_records;
 mod hosts;

@@ -4,40 +4,15 @@
 
 use serde_json::{Value, json};
 
-use crate::claude::{command, run};
+use crate::claude::{command, run, stdout_of, validate_strictly};
 use crate::support::Sandbox;
-
-fn stdout_of(output: &std::process::Output) -> String {
-    assert!(
-        output.status.success(),
-        "exit {}: {}\n{}",
-        output.status,
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
 
 #[test]
 fn validate_strict_passes_and_lists_every_component() {
     let _terminal = crate::hosts::shared();
     let sb = Sandbox::new();
     let plugin = sb.plugin_copy();
-    let report: Value = serde_json::from_str(&stdout_of(&run(&mut command(
-        &sb,
-        None,
-        &[
-            "plugin",
-            "validate",
-            plugin.to_str().unwrap(),
-            "--strict",
-            "--json",
-        ],
-    ))))
-    .unwrap();
-    assert_eq!(report["success"], true, "{report}");
-    assert_eq!(report["manifest"]["errors"], json!([]));
-    assert_eq!(report["manifest"]["warnings"], json!([]));
+    let report = validate_strictly(&sb, &plugin);
     let provides = &report["provides"];
     let events: Vec<&str> = provides["hooks"]
         .as_array()

@@ -7,8 +7,9 @@ use std::process::Stdio;
 
 use serde_json::{Value, json};
 
+use crate::claude::parser_session;
 use crate::hosts::mcp_python;
-use crate::support::{Sandbox, context_of, hook_context_row, notesoup_bin, spawn};
+use crate::support::{Sandbox, notesoup_bin, spawn};
 
 const S1: &str = "66666666-6666-4666-8666-666666666666";
 
@@ -37,21 +38,6 @@ fn run_client(sb: &Sandbox, plan: &Value) -> Value {
         String::from_utf8_lossy(&output.stderr)
     );
     serde_json::from_slice(&output.stdout).unwrap()
-}
-
-/// A recorded session (the client sends no tool-use id, so calls resolve to
-/// the project's latest session).
-fn recorded_session(sb: &Sandbox) {
-    let boot = context_of(
-        &sb.hook("session-start", &sb.payload("SessionStart-startup", S1))
-            .unwrap(),
-        "SessionStart",
-    );
-    sb.append_transcript(S1, &[
-        hook_context_row("h1", &boot),
-        json!({"type":"user","uuid":"u1","parentUuid":"h1","isSidechain":false,"message":{"role":"user","content":"fix the parser"}}).to_string(),
-        json!({"type":"assistant","uuid":"a1","parentUuid":"u1","isSidechain":false,"message":{"id":"m1","model":"claude-opus-5-5","role":"assistant","content":[{"type":"text","text":"Looking at the parser."}]}}).to_string(),
-    ]);
 }
 
 /// Every tool, success and refusal.
@@ -132,7 +118,7 @@ fn expected(sb: &Sandbox) -> Vec<(bool, String)> {
 fn the_python_sdk_lists_and_calls_every_tool() {
     let _terminal = crate::hosts::shared();
     let sb = Sandbox::new();
-    recorded_session(&sb);
+    parser_session(&sb, S1);
     let report = run_client(&sb, &plan());
 
     assert_eq!(report["initialize"]["protocol_version"], "2025-11-25");
@@ -175,7 +161,7 @@ fn the_python_sdk_validates_every_structured_result() {
     let mut sb = Sandbox::new();
     sb.env
         .push(("NOTESOUP_MCP_STRUCTURED".to_owned(), "1".to_owned()));
-    recorded_session(&sb);
+    parser_session(&sb, S1);
     let report = run_client(&sb, &plan());
 
     let tools = report["tools"].as_array().unwrap();

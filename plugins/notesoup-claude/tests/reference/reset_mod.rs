@@ -12,9 +12,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::claude::{command, run};
-use crate::fake_api::{FakeApi, Reply};
+use crate::claude::{command, run, stdout_of, validate_strictly};
 use crate::support::{Sandbox, copy_dir, notesoup_bin, spawn};
+use notesoup_test_support::fake_anthropic::{FakeApi, Reply};
 
 /// A copy of the mod directory with the built binary in `bin/`, as
 /// `cargo xtask claude-plugin` lays it out.
@@ -29,37 +29,12 @@ pub fn mod_copy(sb: &Sandbox) -> PathBuf {
     copy
 }
 
-fn succeeded(output: &std::process::Output) -> String {
-    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-    assert!(
-        output.status.success(),
-        "exit {}: {stdout}\n{}",
-        output.status,
-        String::from_utf8_lossy(&output.stderr)
-    );
-    stdout
-}
-
 #[test]
 fn the_mod_validates_strictly_and_uses_only_what_it_means_to() {
     let _terminal = crate::hosts::shared();
     let sb = Sandbox::new();
     let dir = mod_copy(&sb);
-    let report: Value = serde_json::from_str(&succeeded(&run(&mut command(
-        &sb,
-        None,
-        &[
-            "plugin",
-            "validate",
-            dir.to_str().unwrap(),
-            "--strict",
-            "--json",
-        ],
-    ))))
-    .unwrap();
-    assert_eq!(report["success"], true, "{report}");
-    assert_eq!(report["manifest"]["errors"], json!([]));
-    assert_eq!(report["manifest"]["warnings"], json!([]));
+    let report = validate_strictly(&sb, &dir);
     assert_eq!(
         report["provides"]["modules"],
         json!([{"path": "hooks/register.ts"}])
@@ -101,7 +76,7 @@ fn the_mods_tests_pass_with_the_real_kit() {
     let _terminal = crate::hosts::shared();
     let sb = Sandbox::new();
     let dir = mod_copy(&sb);
-    let stdout = succeeded(&run(&mut command(
+    let stdout = stdout_of(&run(&mut command(
         &sb,
         None,
         &["plugin", "test", dir.to_str().unwrap()],
@@ -178,69 +153,113 @@ impl Screen {
     }
 }
 
+/// An interactive Claude Code on a pseudo-terminal with the plugin and the
+/// reset mod, its model a fake API answering with a script.
+struct Interactive {
+    _api: FakeApi,
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    screen: Screen,
+    /// Where the plugin records its sessions.
+    sessions: PathBuf,
+}
+
+impl Interactive {
+    fn start(sb: &Sandbox, script: Vec<Reply>) -> Self {
+        let plugin = sb.plugin_copy();
+        let reset = mod_copy(sb);
+        let api = FakeApi::start();
+        api.script(script);
+        // An onboarded user who trusts the project and approved the key, so
+        // the terminal goes straight to the prompt.
+        let key = "sk-ant-notesoup-reset-test-0123456789";
+        let config = json!({
+            "hasCompletedOnboarding": true,
+            "theme": "dark",
+            "customApiKeyResponses": {"approved": [&key[key.len() - 20..]], "rejected": []},
+            "projects": {sb.project.to_str().unwrap(): {"hasTrustDialogAccepted": true, "hasCompletedProjectOnboarding": true}},
+        });
+        std::fs::write(sb.home.join(".claude.json"), config.to_string()).unwrap();
+        let claude = crate::hosts::claude();
+        let line = format!(
+            "{} --plugin-dir {} --plugin-dir {}",
+            claude.display(),
+            plugin.display(),
+            reset.display()
+        );
+        // `script` gives Claude Code the terminal it needs to be interactive.
+        let mut cmd = std::process::Command::new("script");
+        cmd.args(["-qfec", &line, "/dev/null"])
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", &sb.home)
+            .env("PI_NOTES_HOME", &sb.notes)
+            .env("TERM", "xterm-256color")
+            .env("ANTHROPIC_API_KEY", key)
+            .env("ANTHROPIC_BASE_URL", &api.url)
+            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+            .env("DISABLE_TELEMETRY", "1")
+            .env("DISABLE_AUTOUPDATER", "1")
+            .current_dir(&sb.project)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null());
+        let mut child = spawn(&mut cmd);
+        let stdin = child.stdin.take().unwrap();
+        let screen = Screen::capture(&mut child);
+        let sessions = sb
+            .home
+            .join(".claude/plugins/data/notesoup-inline/sessions");
+        Self {
+            _api: api,
+            child,
+            stdin,
+            screen,
+            sessions,
+        }
+    }
+
+    /// The plugin's record of the session, once there is one.
+    fn record(&self) -> Option<Value> {
+        let entry = std::fs::read_dir(&self.sessions).ok()?.next()?.ok()?;
+        serde_json::from_str(&std::fs::read_to_string(entry.path()).ok()?).ok()
+    }
+
+    /// Waits for the prompt: it is ready once SessionStart recorded the
+    /// session.
+    fn started(&self) -> Option<Value> {
+        wait_for(Duration::from_secs(60), || self.record())
+    }
+
+    fn type_prompt(&mut self, text: &[u8]) {
+        self.screen.type_prompt(&mut self.stdin, text);
+    }
+
+    /// Ends Claude Code (the child is ours) and returns what it drew.
+    fn end(mut self) -> Screen {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        self.screen
+    }
+}
+
 #[test]
 fn an_interactive_session_resets_to_the_next_boot_after_the_close_out() {
     let _terminal = crate::hosts::exclusive();
     let sb = Sandbox::new();
-    let plugin = sb.plugin_copy();
-    let reset = mod_copy(&sb);
-    let api = FakeApi::start();
     // Past the hard reserve at the first reply: Stop blocks with the
     // close-out, the second Stop records it, and the turn ends.
-    api.script(vec![
-        Reply::text("working").tokens(185_000),
-        Reply::text("closed out").tokens(186_000),
-    ]);
-    // An onboarded user who trusts the project and approved the key, so
-    // the terminal goes straight to the prompt.
-    let key = "sk-ant-notesoup-reset-test-0123456789";
-    let config = json!({
-        "hasCompletedOnboarding": true,
-        "theme": "dark",
-        "customApiKeyResponses": {"approved": [&key[key.len() - 20..]], "rejected": []},
-        "projects": {sb.project.to_str().unwrap(): {"hasTrustDialogAccepted": true, "hasCompletedProjectOnboarding": true}},
-    });
-    std::fs::write(sb.home.join(".claude.json"), config.to_string()).unwrap();
-    let claude = crate::hosts::claude();
-    let line = format!(
-        "{} --plugin-dir {} --plugin-dir {}",
-        claude.display(),
-        plugin.display(),
-        reset.display()
+    let mut session = Interactive::start(
+        &sb,
+        vec![
+            Reply::text("working").tokens(185_000),
+            Reply::text("closed out").tokens(186_000),
+        ],
     );
-    // `script` gives Claude Code the terminal it needs to be interactive.
-    let mut cmd = std::process::Command::new("script");
-    cmd.args(["-qfec", &line, "/dev/null"])
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", &sb.home)
-        .env("PI_NOTES_HOME", &sb.notes)
-        .env("TERM", "xterm-256color")
-        .env("ANTHROPIC_API_KEY", key)
-        .env("ANTHROPIC_BASE_URL", &api.url)
-        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-        .env("DISABLE_TELEMETRY", "1")
-        .env("DISABLE_AUTOUPDATER", "1")
-        .current_dir(&sb.project)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null());
-    let mut child = spawn(&mut cmd);
-    let mut stdin = child.stdin.take().unwrap();
-    let screen = Screen::capture(&mut child);
-    let sessions = sb
-        .home
-        .join(".claude/plugins/data/notesoup-inline/sessions");
-    let record = || -> Option<Value> {
-        let entry = std::fs::read_dir(&sessions).ok()?.next()?.ok()?;
-        serde_json::from_str(&std::fs::read_to_string(entry.path()).ok()?).ok()
-    };
-    // The prompt is ready once SessionStart recorded the session.
-    let started = wait_for(Duration::from_secs(60), record);
-    let reset_record = started.and_then(|_| {
-        screen.type_prompt(&mut stdin, b"hello there");
+    let reset_record = session.started().and_then(|_| {
+        session.type_prompt(b"hello there");
         wait_for(Duration::from_secs(90), || {
-            let state = record().filter(|r| r["windowOrdinal"] == 2)?;
+            let state = session.record().filter(|r| r["windowOrdinal"] == 2)?;
             let transcript = std::fs::read_to_string(state["transcriptPath"].as_str()?).ok()?;
             transcript
                 .contains("notesoup: memory cleared · window 2")
@@ -248,8 +267,7 @@ fn an_interactive_session_resets_to_the_next_boot_after_the_close_out() {
         })
     });
     // The child is ours; end it before judging.
-    let _ = child.kill();
-    let _ = child.wait();
+    let screen = session.end();
     let state = reset_record.unwrap_or_else(|| {
         panic!(
             "the session never reached window 2; the screen ended with:\n{}",
@@ -316,64 +334,19 @@ fn an_interactive_session_resets_to_the_next_boot_after_the_close_out() {
 fn an_automatic_compaction_with_the_mod_installed() {
     let _terminal = crate::hosts::exclusive();
     let sb = Sandbox::new();
-    let plugin = sb.plugin_copy();
-    let reset = mod_copy(&sb);
-    let api = FakeApi::start();
-    api.script(vec![
-        Reply::text("working").tokens(990_000),
-        Reply::text("SUMMARY: worked."),
-        Reply::text("closed out"),
-        Reply::text("more"),
-    ]);
-    // An onboarded user who trusts the project and approved the key, so
-    // the terminal goes straight to the prompt.
-    let key = "sk-ant-notesoup-reset-test-0123456789";
-    let config = json!({
-        "hasCompletedOnboarding": true,
-        "theme": "dark",
-        "customApiKeyResponses": {"approved": [&key[key.len() - 20..]], "rejected": []},
-        "projects": {sb.project.to_str().unwrap(): {"hasTrustDialogAccepted": true, "hasCompletedProjectOnboarding": true}},
-    });
-    std::fs::write(sb.home.join(".claude.json"), config.to_string()).unwrap();
-    let claude = crate::hosts::claude();
-    let line = format!(
-        "{} --plugin-dir {} --plugin-dir {}",
-        claude.display(),
-        plugin.display(),
-        reset.display()
+    let mut session = Interactive::start(
+        &sb,
+        vec![
+            Reply::text("working").tokens(990_000),
+            Reply::text("SUMMARY: worked."),
+            Reply::text("closed out"),
+            Reply::text("more"),
+        ],
     );
-    // `script` gives Claude Code the terminal it needs to be interactive.
-    let mut cmd = std::process::Command::new("script");
-    cmd.args(["-qfec", &line, "/dev/null"])
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", &sb.home)
-        .env("PI_NOTES_HOME", &sb.notes)
-        .env("TERM", "xterm-256color")
-        .env("ANTHROPIC_API_KEY", key)
-        .env("ANTHROPIC_BASE_URL", &api.url)
-        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-        .env("DISABLE_TELEMETRY", "1")
-        .env("DISABLE_AUTOUPDATER", "1")
-        .current_dir(&sb.project)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null());
-    let mut child = spawn(&mut cmd);
-    let mut stdin = child.stdin.take().unwrap();
-    let screen = Screen::capture(&mut child);
-    let sessions = sb
-        .home
-        .join(".claude/plugins/data/notesoup-inline/sessions");
-    let record = || -> Option<Value> {
-        let entry = std::fs::read_dir(&sessions).ok()?.next()?.ok()?;
-        serde_json::from_str(&std::fs::read_to_string(entry.path()).ok()?).ok()
-    };
-    let started = wait_for(Duration::from_secs(60), record);
-    let settled = started.and_then(|_| {
-        screen.type_prompt(&mut stdin, b"hello there");
+    let settled = session.started().and_then(|_| {
+        session.type_prompt(b"hello there");
         wait_for(Duration::from_secs(60), || {
-            let state = record().filter(|r| r["windowOrdinal"] == 2)?;
+            let state = session.record().filter(|r| r["windowOrdinal"] == 2)?;
             let transcript = std::fs::read_to_string(state["transcriptPath"].as_str()?).ok()?;
             (transcript.contains("notesoup: memory cleared")
                 || transcript.contains("compact_boundary"))
@@ -382,8 +355,7 @@ fn an_automatic_compaction_with_the_mod_installed() {
     });
     // Time for the rest of the turn to land in the transcript.
     std::thread::sleep(Duration::from_secs(5));
-    let _ = child.kill();
-    let _ = child.wait();
+    session.end();
     let state = settled.expect("no compaction and no reset happened");
     let session = state["sessionId"].as_str().unwrap().to_owned();
     let path = state["transcriptPath"].as_str().unwrap().to_owned();

@@ -5,9 +5,9 @@
 
 use serde_json::{Value, json};
 
-use crate::claude::{inline_data_dir, turn};
-use crate::fake_api::{FakeApi, Reply, texts};
+use crate::claude::{Headless, inline_data_dir};
 use crate::support::Sandbox;
+use notesoup_test_support::fake_anthropic::{Reply, texts};
 
 const PREFIX: &str = "mcp__plugin_notesoup_notesoup__";
 
@@ -29,9 +29,8 @@ fn transcript_rows(sb: &Sandbox, session: &str) -> Vec<Value> {
 #[test]
 fn a_chain_of_windows_through_compact_and_clear() {
     let _terminal = crate::hosts::shared();
-    let sb = Sandbox::new();
-    let plugin = sb.plugin_copy();
-    let api = FakeApi::start();
+    let claude = Headless::new();
+    let (sb, api) = (&claude.sb, &claude.api);
     let history_list = format!("{PREFIX}history_list");
     let history_windows = format!("{PREFIX}history_windows");
     let notes_write = format!("{PREFIX}notes_write");
@@ -43,13 +42,7 @@ fn a_chain_of_windows_through_compact_and_clear() {
         Reply::tool("toolu_e2e_list", &history_list, json!({})),
         Reply::text("Started.").tokens(150_000),
     ]);
-    let first = turn(
-        &sb,
-        &api.url,
-        &plugin,
-        "start the work",
-        &["--allowedTools", &allowed],
-    );
+    let first = claude.turn("start the work", &["--allowedTools", &allowed]);
     let session = first["session_id"].as_str().unwrap().to_owned();
     let requests = api.take_requests();
     assert_eq!(requests.len(), 3);
@@ -88,7 +81,7 @@ fn a_chain_of_windows_through_compact_and_clear() {
         )),
         "{result}"
     );
-    let rows = transcript_rows(&sb, &session);
+    let rows = transcript_rows(sb, &session);
     assert!(
         rows.iter()
             .any(|r| r["message"]["content"][0]["id"] == "toolu_e2e_list"),
@@ -102,13 +95,7 @@ fn a_chain_of_windows_through_compact_and_clear() {
         Reply::text("Noted.").tokens(160_000),
         Reply::text("Closed out."),
     ]);
-    turn(
-        &sb,
-        &api.url,
-        &plugin,
-        "keep going",
-        &["--resume", &session],
-    );
+    claude.turn("keep going", &["--resume", &session]);
     let requests = api.take_requests();
     assert_eq!(requests.len(), 2, "one block, one continuation");
     assert!(
@@ -124,7 +111,7 @@ fn a_chain_of_windows_through_compact_and_clear() {
             .any(|t| t.contains("Final warning")),
         "the Stop block reached the model"
     );
-    let data = inline_data_dir(&sb);
+    let data = inline_data_dir(sb);
     let state: Value = serde_json::from_slice(
         &std::fs::read(data.join(format!("sessions/{session}.json"))).unwrap(),
     )
@@ -133,7 +120,7 @@ fn a_chain_of_windows_through_compact_and_clear() {
         state["window"],
         json!({"bootInjected": true, "reminderShown": true, "warningShown": true, "closeOutDone": true})
     );
-    let hook_outputs: Vec<String> = transcript_rows(&sb, &session)
+    let hook_outputs: Vec<String> = transcript_rows(sb, &session)
         .iter()
         .filter(|r| {
             r["attachment"]["type"] == "hook_success" && r["attachment"]["hookName"] == "Stop"
@@ -147,16 +134,10 @@ fn a_chain_of_windows_through_compact_and_clear() {
 
     // 3. /compact: the fresh window gets a fresh boot.
     api.script(vec![Reply::text("SUMMARY: started the work, closed out.")]);
-    turn(&sb, &api.url, &plugin, "/compact", &["--resume", &session]);
+    claude.turn("/compact", &["--resume", &session]);
     api.take_requests();
     api.script(vec![Reply::text("Back.")]);
-    turn(
-        &sb,
-        &api.url,
-        &plugin,
-        "after compact",
-        &["--resume", &session],
-    );
+    claude.turn("after compact", &["--resume", &session]);
     let requests = api.take_requests();
     let boots: Vec<String> = texts(&requests[0])
         .into_iter()
@@ -166,7 +147,7 @@ fn a_chain_of_windows_through_compact_and_clear() {
     assert!(boots[0].contains(&format!("Current context window id: claude:{session}:2\nPrevious context window id: claude:{session}:1\n")));
 
     // 4. /clear: the hand-off carries the chain into a new session.
-    let cleared = turn(&sb, &api.url, &plugin, "/clear", &["--resume", &session]);
+    let cleared = claude.turn("/clear", &["--resume", &session]);
     let next = cleared["session_id"].as_str().unwrap().to_owned();
     assert_ne!(next, session);
     api.take_requests();
@@ -174,10 +155,7 @@ fn a_chain_of_windows_through_compact_and_clear() {
         Reply::tool("toolu_e2e_windows", &history_windows, json!({})),
         Reply::text("I see three windows."),
     ]);
-    turn(
-        &sb,
-        &api.url,
-        &plugin,
+    claude.turn(
         "where are we",
         &["--resume", &next, "--allowedTools", &allowed],
     );

@@ -17,8 +17,9 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use crate::claude::{command, run, turn};
-use crate::fake_api::{FakeApi, Reply};
 use crate::support::Sandbox;
+use notesoup_test_support::fake_anthropic::{FakeApi, Reply};
+use notesoup_test_support::fake_model::content_text;
 
 const PREFIX: &str = "mcp__plugin_notesoup_notesoup__";
 
@@ -126,15 +127,7 @@ fn tool_results(request: &Value) -> HashMap<String, Value> {
 
 /// The text a `tool_result` block hands the model.
 fn content(block: &Value) -> String {
-    match &block["content"] {
-        Value::String(text) => text.clone(),
-        Value::Array(parts) => parts
-            .iter()
-            .filter_map(|p| p["text"].as_str())
-            .collect::<Vec<_>>()
-            .join("\n"),
-        other => panic!("no content: {other}"),
-    }
+    content_text(&block["content"]).unwrap_or_else(|| panic!("no content: {}", block["content"]))
 }
 
 /// The transcript row holding the result of `id`.

@@ -5,187 +5,14 @@
 
 #![allow(clippy::unwrap_used)] // a failed unwrap is a failed test
 
-use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
-use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
-use std::sync::mpsc::{Receiver, RecvTimeoutError};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
+use notesoup_test_support::child::{HUGE_LINE_BYTES, LINE_CAP_BYTES, Proc};
+use notesoup_test_support::not_a_file::{self, NOT_FILES};
 use serde_json::{Value, json};
 
 use crate::hello;
-
-/// How long a child may take before the test calls it hung.
-const HANG: Duration = Duration::from_secs(120);
-
-/// The over-long line sent to a server: far past core's 16 MiB cap.
-const HUGE_LINE_BYTES: usize = 128 << 20;
-
-/// The most a server may hold at its peak after such a line: half of it.
-const PEAK_RSS_BOUND: u64 = 64 << 20;
-
-/// A child with its stdout read line by line, and its stderr collected, on
-/// threads of their own.
-struct Proc {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    lines: Receiver<String>,
-    stderr: std::thread::JoinHandle<(u64, String)>,
-}
-
-impl Proc {
-    fn spawn(command: &mut Command) -> Self {
-        let mut child = command
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
-        let (to_test, lines) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in stdout.lines() {
-                if to_test.send(line.unwrap()).is_err() {
-                    return;
-                }
-            }
-        });
-        let mut stderr = child.stderr.take().unwrap();
-        let stderr = std::thread::spawn(move || {
-            // The length of all of it, and its first 64 KiB.
-            let mut kept = Vec::new();
-            let mut total = 0u64;
-            let mut buffer = [0u8; 8192];
-            loop {
-                match stderr.read(&mut buffer) {
-                    Ok(0) | Err(_) => break,
-                    Ok(n) => {
-                        total += n as u64;
-                        let room = (64usize << 10).saturating_sub(kept.len());
-                        kept.extend_from_slice(&buffer[..n.min(room)]);
-                    }
-                }
-            }
-            (total, String::from_utf8_lossy(&kept).into_owned())
-        });
-        let stdin = child.stdin.take();
-        Self {
-            child,
-            stdin,
-            lines,
-            stderr,
-        }
-    }
-
-    fn stdin(&mut self) -> &mut ChildStdin {
-        self.stdin.as_mut().unwrap()
-    }
-
-    fn send(&mut self, message: &Value) {
-        writeln!(self.stdin(), "{message}").unwrap();
-        self.stdin().flush().unwrap();
-    }
-
-    /// Writes one line of `bytes` bytes: `head`, then `x` up to `tail`.
-    fn send_huge(&mut self, head: &str, bytes: usize, tail: &str) {
-        let stdin = self.stdin();
-        stdin.write_all(head.as_bytes()).unwrap();
-        let piece = vec![b'x'; 1 << 20];
-        let mut left = bytes - head.len() - tail.len();
-        while left > 0 {
-            let n = left.min(piece.len());
-            stdin.write_all(&piece[..n]).unwrap();
-            left -= n;
-        }
-        stdin.write_all(tail.as_bytes()).unwrap();
-        stdin.write_all(b"\n").unwrap();
-        stdin.flush().unwrap();
-    }
-
-    /// The next stdout line as JSON; a child that says nothing for [`HANG`]
-    /// fails the test.
-    fn next(&self) -> Value {
-        match self.lines.recv_timeout(HANG) {
-            Ok(line) => serde_json::from_str(&line).unwrap(),
-            Err(RecvTimeoutError::Timeout) => panic!("no answer within {HANG:?}: it hangs"),
-            Err(RecvTimeoutError::Disconnected) => panic!("the child closed its stdout"),
-        }
-    }
-
-    /// The child's peak resident memory (`VmHWM`) in bytes.
-    fn peak_rss(&self) -> u64 {
-        peak_rss(self.child.id())
-    }
-
-    /// Closes stdin and waits (at most [`HANG`]) for the exit status and
-    /// stderr: its length and its start.
-    fn finish(mut self) -> (ExitStatus, u64, String) {
-        drop(self.stdin.take());
-        let status = wait_within(&mut self.child);
-        let (bytes, text) = self.stderr.join().unwrap();
-        (status, bytes, text)
-    }
-}
-
-/// Waits for `child`, killing it and failing the test after [`HANG`].
-fn wait_within(child: &mut Child) -> ExitStatus {
-    let started = Instant::now();
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            return status;
-        }
-        if started.elapsed() > HANG {
-            let _ = child.kill();
-            panic!("the child did not end within {HANG:?}: it hangs");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-/// `VmHWM` of process `pid`, in bytes.
-fn peak_rss(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    let kib: u64 = status
-        .lines()
-        .find_map(|line| line.strip_prefix("VmHWM:"))
-        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap();
-    kib * 1024
-}
-
-/// What can stand at a settings file's name instead of a settings file.
-#[derive(Debug, Clone, Copy)]
-enum NotAFile {
-    DevZero,
-    Fifo,
-    Directory,
-    Oversized,
-}
-
-const NOT_FILES: [NotAFile; 4] = [
-    NotAFile::DevZero,
-    NotAFile::Fifo,
-    NotAFile::Directory,
-    NotAFile::Oversized,
-];
-
-fn place_file(kind: NotAFile, path: &Path) {
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    match kind {
-        NotAFile::DevZero => std::os::unix::fs::symlink("/dev/zero", path).unwrap(),
-        NotAFile::Fifo => {
-            let made = Command::new("mkfifo").arg(path).status().unwrap();
-            assert!(made.success());
-        }
-        NotAFile::Directory => std::fs::create_dir(path).unwrap(),
-        NotAFile::Oversized => {
-            let mut text = br#"{"notesoup": {"bootMaxChars": 5000}, "pad": ""#.to_vec();
-            text.resize(5 << 20, b' ');
-            text.extend_from_slice(b"\"}");
-            std::fs::write(path, text).unwrap();
-        }
-    }
-}
 
 /// A sandbox: the notes root, the dsh home and a project.
 struct Place {
@@ -238,27 +65,28 @@ fn write_call(id: u64, cwd: &Path, address: &str, content: &str) -> Value {
     )
 }
 
-#[test]
-fn a_request_line_past_the_cap_is_refused_in_bounded_memory_and_serving_goes_on() {
-    let place = Place::new();
-    let mut sidecar = place.run(&["serve"]);
-    sidecar.send_huge(
-        r#"{"id":5,"op":"hello","params":{"settings":{"pad":""#,
-        HUGE_LINE_BYTES,
-        r#""}}}"#,
-    );
-    let refused = sidecar.next();
-    assert_eq!(refused["id"], 5, "{refused}");
+/// The sidecar's and the dream tools' refusal of request `id`, a line past
+/// the cap.
+fn assert_line_refused(refused: &Value, id: u64) {
+    assert_eq!(refused["id"], id, "{refused}");
     assert_eq!(refused["error"]["code"], "bad_request");
     assert_eq!(
         refused["error"]["message"],
         format!(
-            "the request line is {HUGE_LINE_BYTES} bytes, over the limit of {}; it was discarded",
-            16 << 20
+            "the request line is {HUGE_LINE_BYTES} bytes, over the limit of {LINE_CAP_BYTES}; it was discarded"
         )
     );
-    let peak = sidecar.peak_rss();
-    assert!(peak < PEAK_RSS_BOUND, "peak RSS {peak} bytes");
+}
+
+#[test]
+fn a_request_line_past_the_cap_is_refused_in_bounded_memory_and_serving_goes_on() {
+    let place = Place::new();
+    let mut sidecar = place.run(&["serve"]);
+    let refused = sidecar.answer_to_a_huge_line(
+        r#"{"id":5,"op":"hello","params":{"settings":{"pad":""#,
+        r#""}}}"#,
+    );
+    assert_line_refused(&refused, 5);
     sidecar.send(&request(6, "hello", hello()));
     let greeted = sidecar.next();
     assert_eq!(greeted["id"], 6);
@@ -271,23 +99,11 @@ fn a_dream_tools_line_past_the_cap_is_refused_in_bounded_memory_and_serving_goes
     let place = Place::new();
     let notes = place.notes.display().to_string();
     let mut tools = place.run(&["dream-tools", "--notes-home", &notes]);
-    tools.send_huge(
+    let refused = tools.answer_to_a_huge_line(
         r#"{"id":3,"op":"dream.tool","params":{"name":"read","arguments":{"path":""#,
-        HUGE_LINE_BYTES,
         r#""}}}"#,
     );
-    let refused = tools.next();
-    assert_eq!(refused["id"], 3, "{refused}");
-    assert_eq!(refused["error"]["code"], "bad_request");
-    assert_eq!(
-        refused["error"]["message"],
-        format!(
-            "the request line is {HUGE_LINE_BYTES} bytes, over the limit of {}; it was discarded",
-            16 << 20
-        )
-    );
-    let peak = tools.peak_rss();
-    assert!(peak < PEAK_RSS_BOUND, "peak RSS {peak} bytes");
+    assert_line_refused(&refused, 3);
     tools.send(&json!({"id": 4, "op": "dream.tool", "params": {"name": "ls"}}));
     let listed = tools.next();
     assert_eq!(listed["id"], 4);
@@ -308,7 +124,7 @@ fn a_settings_file_that_is_not_a_file_gives_the_defaults_and_one_warning() {
     for kind in NOT_FILES {
         let place = Place::new();
         let file = place.dsh_home.join("notesoup.json");
-        place_file(kind, &file);
+        not_a_file::place(kind, &file);
         let mut sidecar = place.run(&["serve"]);
         sidecar.send(&request(1, "hello", hello()));
         let greeted = sidecar.next();
@@ -340,7 +156,7 @@ fn a_project_file_that_is_not_a_file_gives_the_defaults_and_one_warning() {
     for kind in NOT_FILES {
         let place = Place::new();
         let file = place.project.join(".dsh/notesoup.json");
-        place_file(kind, &file);
+        not_a_file::place(kind, &file);
         let mut sidecar = place.run(&["serve"]);
         sidecar.send(&request(1, "hello", hello()));
         assert!(

@@ -2,9 +2,10 @@
 //! `--help` everywhere, a reader that goes away, `boot --stats`, `doctor`
 //! and `doctor clean`, the install's patch with and without the engine.
 
-use std::io::Read;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
+
+use notesoup_test_support::{child, dreamer};
 
 fn notesoup_dsh(args: &[&str], notes: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_notesoup-dsh"))
@@ -55,35 +56,21 @@ fn a_reader_that_goes_away_ends_the_command_quietly() {
         &["boot", "--stats"],
         &["install", "--print-patch"],
     ] {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_notesoup-dsh"))
-            .args(args)
-            .args(if args[0] == "install" {
-                vec![
-                    "--dir".to_owned(),
-                    notes.path().join("bundle").display().to_string(),
-                ]
-            } else {
-                Vec::new()
-            })
-            .env("PI_NOTES_HOME", notes.path())
-            .env("DSH_HOME", notes.path().join("no-dsh-home"))
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn");
-        // Close the read end before the binary writes: its first write
-        // meets a broken pipe.
-        drop(child.stdout.take());
-        let mut err = String::new();
-        child
-            .stderr
-            .take()
-            .expect("stderr")
-            .read_to_string(&mut err)
-            .expect("read");
-        let status = child.wait().expect("wait");
-        assert!(status.success(), "{args:?}: {status} {err}");
-        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        child::assert_quiet_without_a_reader(
+            Command::new(env!("CARGO_BIN_EXE_notesoup-dsh"))
+                .args(args)
+                .args(if args[0] == "install" {
+                    vec![
+                        "--dir".to_owned(),
+                        notes.path().join("bundle").display().to_string(),
+                    ]
+                } else {
+                    Vec::new()
+                })
+                .env("PI_NOTES_HOME", notes.path())
+                .env("DSH_HOME", notes.path().join("no-dsh-home")),
+            &format!("{args:?}"),
+        );
     }
 }
 
@@ -254,66 +241,13 @@ fn the_printed_patch_mounts_the_engine_unless_told_not_to() {
     assert!(!both.status.success(), "--engine and --no-engine conflict");
 }
 
-/// Forks, `setsid`s, forks again and lets the middle process exit: the
-/// grandchild belongs to no group or session of the dreamer and its parent
-/// is gone. It writes its pid and sleeps.
-const DOUBLE_FORK: &str = r#"
-import os, sys, time
-if os.fork() == 0:
-    os.setsid()
-    if os.fork() == 0:
-        with open(sys.argv[1] + ".tmp", "w") as f:
-            f.write(str(os.getpid()))
-        os.rename(sys.argv[1] + ".tmp", sys.argv[1])
-        time.sleep(1000)
-    os._exit(0)
-os.wait()
-"#;
-
-/// An executable `dsh` stand-in that never ends: it records its pid,
-/// starts a child in its group, one that `setsid`s away and a
-/// double-forked Python escapee (their output away from its pipes), then
-/// sleeps.
-fn never_ending_dsh(dir: &Path) -> std::path::PathBuf {
-    let pids = dir.display();
-    std::fs::write(dir.join("double_fork.py"), DOUBLE_FORK).expect("script");
-    let script = dir.join("dsh");
-    std::fs::write(
-        &script,
-        format!(
-            "#!/bin/sh\n\
-             echo $$ > {pids}/leader.tmp && mv {pids}/leader.tmp {pids}/leader\n\
-             sleep 1000 &\n\
-             echo $! > {pids}/grouped.tmp && mv {pids}/grouped.tmp {pids}/grouped\n\
-             setsid sh -c 'echo $$ > {pids}/setsid.tmp && mv {pids}/setsid.tmp {pids}/setsid; exec sleep 1000' </dev/null >/dev/null 2>&1 &\n\
-             python3 {pids}/double_fork.py {pids}/python </dev/null >/dev/null 2>&1 &\n\
-             exec sleep 1000\n"
-        ),
-    )
-    .expect("stand-in");
-    let mut permissions = std::fs::metadata(&script).expect("stat").permissions();
-    std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
-    std::fs::set_permissions(&script, permissions).expect("chmod");
-    script
-}
-
-/// Whether the process `pid` is alive and carries `mark` in its
-/// environment (a reused pid does not).
-fn alive(pid: u32, mark: &str) -> bool {
-    std::fs::read(format!("/proc/{pid}/environ")).is_ok_and(|environ| {
-        environ
-            .split(|&b| b == 0)
-            .any(|entry| entry == mark.as_bytes())
-    })
-}
-
 #[test]
 fn a_dreamer_that_never_ends_is_stopped_with_every_process_it_started() {
     let dir = tempfile::tempdir().expect("tempdir");
     let notes = dir.path().join("notes");
     let pids = dir.path().join("pids");
     std::fs::create_dir_all(&pids).expect("pids");
-    let dsh = never_ending_dsh(&pids);
+    let dsh = dreamer::never_ending(&pids, "dsh");
     let mark = uuid::Uuid::new_v4().to_string();
     let dream = |dsh: &Path| {
         Command::new(env!("CARGO_BIN_EXE_notesoup-dsh"))
@@ -322,7 +256,7 @@ fn a_dreamer_that_never_ends_is_stopped_with_every_process_it_started() {
             .arg("--notes-home")
             .arg(&notes)
             .env("DSH_HOME", dir.path().join("no-dsh-home"))
-            .env("NOTESOUP_TEST_TREE_MARK", &mark)
+            .env(dreamer::TREE_MARK, &mark)
             .env_remove("PI_NOTES_AGENT")
             .output()
             .expect("notesoup-dsh runs")
@@ -334,25 +268,12 @@ fn a_dreamer_that_never_ends_is_stopped_with_every_process_it_started() {
         err.contains("dream: stopped the dreamer after 5 s"),
         "{err}"
     );
-    let mark = format!("NOTESOUP_TEST_TREE_MARK={mark}");
-    for name in ["leader", "grouped", "setsid", "python"] {
-        let pid: u32 = std::fs::read_to_string(pids.join(name))
-            .unwrap_or_else(|error| panic!("{name} never started: {error}"))
-            .trim()
-            .parse()
-            .expect("a pid");
-        assert!(
-            !alive(pid, &mark),
-            "the {name} process ({pid}) outlived the dream"
-        );
-    }
+    let mark = format!("{}={mark}", dreamer::TREE_MARK);
+    dreamer::assert_tree_stopped(&pids, &mark, "the dream");
     assert!(!notes.join(".dream.lock").exists(), "the lock is released");
-    let reports: Vec<_> = std::fs::read_dir(notes.join("dreams"))
-        .expect("dreams")
-        .map(|entry| entry.expect("entry").path())
-        .collect();
+    let reports = dreamer::reports(&notes);
     assert_eq!(reports.len(), 1);
-    let report = std::fs::read_to_string(&reports[0]).expect("report");
+    let report = &reports[0];
     assert!(
         report.contains("dreamer failed: timed out after 5 s and was stopped"),
         "{report}"
@@ -362,10 +283,7 @@ fn a_dreamer_that_never_ends_is_stopped_with_every_process_it_started() {
     let next = dream(Path::new("/nonexistent/dsh"));
     let err = stderr(&next);
     assert!(!err.contains("lock gate"), "{err}");
-    let reports = std::fs::read_dir(notes.join("dreams"))
-        .expect("dreams")
-        .count();
-    assert_eq!(reports, 2, "{err}");
+    assert_eq!(dreamer::reports(&notes).len(), 2, "{err}");
 }
 
 /// `bundle` (and so `install`) never writes through a link planted at one
@@ -373,7 +291,7 @@ fn a_dreamer_that_never_ends_is_stopped_with_every_process_it_started() {
 /// someone else's files unless `--force`, and writes again over its own.
 #[test]
 fn the_bundle_writes_only_its_own_files_and_never_through_links() {
-    use std::os::unix::fs::{PermissionsExt, symlink};
+    use notesoup_test_support::planted::{self, Victim};
     let temp = tempfile::tempdir().expect("tempdir");
     let dir = temp.path().join("bundle");
     let dir_arg = dir.to_str().expect("utf-8");
@@ -385,36 +303,18 @@ fn the_bundle_writes_only_its_own_files_and_never_through_links() {
             stderr(&output)
         );
     }
-    let victim = temp.path().join(".bashrc");
+    let victim = Victim::at(temp.path().join(".bashrc"));
     let mut files: Vec<&str> = notesoup_dsh::bundle::FILES
         .iter()
         .map(|(name, _)| *name)
         .collect();
     files.extend(["cordis.patch.yml", "manifest.json"]);
     for file in files {
-        std::fs::write(&victim, "export KEEP=1\n").expect("victim");
-        std::fs::set_permissions(&victim, std::fs::Permissions::from_mode(0o600)).expect("mode");
-        std::fs::remove_file(dir.join(file)).expect("remove");
-        symlink(&victim, dir.join(file)).expect("link");
+        victim.plant_at(&dir.join(file));
         let output = notesoup_dsh(&["bundle", "--out", dir_arg], temp.path());
         assert!(output.status.success(), "{file}: {}", stderr(&output));
-        assert_eq!(
-            std::fs::read_to_string(&victim).expect("victim"),
-            "export KEEP=1\n",
-            "{file}"
-        );
-        let mode = std::fs::metadata(&victim)
-            .expect("victim")
-            .permissions()
-            .mode()
-            & 0o777;
-        assert_eq!(mode, 0o600, "{file}");
-        assert!(
-            std::fs::symlink_metadata(dir.join(file))
-                .expect("file")
-                .is_file(),
-            "{file}"
-        );
+        victim.assert_untouched(file);
+        planted::assert_replaced(&dir.join(file), file);
     }
     // A folder of someone else's files (an unrelated package.json):
     // refused, with --print-patch too; --force writes over it.

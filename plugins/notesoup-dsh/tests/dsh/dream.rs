@@ -9,7 +9,7 @@ use std::process::{Command, Output};
 use serde_json::{Value, json};
 
 use crate::e2e::dsh_root;
-use crate::fake_deepseek::{FakeDeepSeek, Reply};
+use notesoup_test_support::fake_deepseek::{FakeDeepSeek, Reply};
 
 struct Dreamland {
     dir: tempfile::TempDir,

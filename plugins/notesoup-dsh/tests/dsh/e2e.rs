@@ -12,7 +12,7 @@ use notesoup_dsh::mirror::SessionMirror;
 use notesoup_dsh::window::{BootCarrier, recover};
 use serde_json::{Value, json};
 
-use crate::fixtures;
+use crate::{boots_on_the_surface, fixtures};
 
 /// The pinned dsh install. The feature is the opt-in, so a missing install
 /// fails the test instead of passing it unseen.
@@ -333,15 +333,7 @@ fn check_requests(requests: &[Value]) {
 /// The boots on the final surface: exactly one.
 fn visible_boots(log: &SessionLog) -> usize {
     let mirror = SessionMirror::from_events(log.events.clone()).expect("fold");
-    mirror
-        .surface()
-        .iter()
-        .filter_map(|seq| mirror.event(*seq))
-        .filter(|e| {
-            e.source()
-                .is_some_and(|s| s.section(BOOT_SECTION).is_some())
-        })
-        .count()
+    boots_on_the_surface(&mirror).len()
 }
 
 #[test]

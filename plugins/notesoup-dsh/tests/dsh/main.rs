@@ -10,8 +10,6 @@ mod dream;
 #[cfg(feature = "reference-hosts")]
 mod e2e;
 #[cfg(feature = "reference-hosts")]
-mod fake_deepseek;
-#[cfg(feature = "reference-hosts")]
 mod harness;
 mod history;
 mod recorded;
@@ -23,7 +21,8 @@ mod typecheck;
 use std::path::{Path, PathBuf};
 
 use notesoup_dsh::boot::NotesPlace;
-use notesoup_dsh::decode::{SessionEvent, SessionLog, read_session_jsonl};
+use notesoup_dsh::decode::{BOOT_SECTION, SessionEvent, SessionLog, read_session_jsonl};
+use notesoup_dsh::mirror::SessionMirror;
 use notesoup_dsh::server::Sidecar;
 use serde_json::{Value, json};
 
@@ -60,6 +59,13 @@ impl Client {
         }
     }
 
+    /// A client whose sidecar said hello with default settings.
+    pub fn greeted(root: &std::path::Path) -> Self {
+        let mut client = Self::new(root);
+        client.ok("hello", hello());
+        client
+    }
+
     pub fn call(&mut self, op: &str, params: Value) -> Value {
         let id = self.next_id;
         self.next_id += 1;
@@ -75,6 +81,21 @@ impl Client {
         assert!(answer.get("error").is_none(), "{op}: {answer}");
         answer["result"].clone()
     }
+}
+
+/// The seqs of the boots the model sees: the events on the mirror's
+/// surface that carry a boot section.
+pub fn boots_on_the_surface(mirror: &SessionMirror) -> Vec<u64> {
+    mirror
+        .surface()
+        .iter()
+        .filter_map(|seq| mirror.event(*seq))
+        .filter(|e| {
+            e.source()
+                .is_some_and(|s| s.section(BOOT_SECTION).is_some())
+        })
+        .map(|e| e.seq)
+        .collect()
 }
 
 /// A `session` parameter: the events from seq `from`.

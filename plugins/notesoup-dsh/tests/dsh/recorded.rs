@@ -2,13 +2,13 @@
 //! run whose scripted model called `get_context_remaining`, then
 //! `wipe_memory`, then answered in the fresh window.
 
-use notesoup_dsh::decode::{BOOT_SECTION, SessionEvent, SurfaceOp};
+use notesoup_dsh::decode::{SessionEvent, SurfaceOp};
 use notesoup_dsh::mirror::SessionMirror;
 use notesoup_dsh::protocol::Span;
 use notesoup_dsh::reset::plan_span;
 use notesoup_dsh::window::{BootCarrier, recover, windows};
 
-use crate::fixture_log;
+use crate::{boots_on_the_surface, fixture_log};
 
 const LOG: &str = "wipe-reset.session.jsonl";
 /// The reset marker's seq in the recording.
@@ -29,16 +29,7 @@ fn the_log_folds_to_one_boot_per_window() {
     // After the reset: the marker, the continuation, dsh's re-logged runtime
     // context, the answer.
     assert_eq!(mirror.surface(), [MARKER, 39, 40, 46]);
-    let boots: Vec<u64> = mirror
-        .surface()
-        .iter()
-        .filter_map(|seq| mirror.event(*seq))
-        .filter(|e| {
-            e.source()
-                .is_some_and(|s| s.section(BOOT_SECTION).is_some())
-        })
-        .map(|e| e.seq)
-        .collect();
+    let boots = boots_on_the_surface(&mirror);
     assert_eq!(
         boots,
         [MARKER],

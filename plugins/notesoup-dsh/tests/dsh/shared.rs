@@ -7,33 +7,9 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-const BIN: &str = env!("CARGO_BIN_EXE_notesoup-dsh");
+use notesoup_test_support::shared_commands::{Binary, ok as stdout};
 
-/// Every shared command, as a person types it before `--help`.
-const SHARED: &[&[&str]] = &[
-    &["notes"],
-    &["notes", "list"],
-    &["notes", "read"],
-    &["notes", "search"],
-    &["notes", "write"],
-    &["notes", "update"],
-    &["notes", "crumple"],
-    &["notes", "uncrumple"],
-    &["notes", "rename"],
-    &["boot"],
-    &["history"],
-    &["history", "windows"],
-    &["history", "list"],
-    &["history", "search"],
-    &["history", "read"],
-    &["doctor"],
-    &["doctor", "clean"],
-    &["dream"],
-    &["dream", "doctor"],
-    &["dream", "doctor", "clean"],
-    &["completions"],
-    &["man"],
-];
+const BIN: &str = env!("CARGO_BIN_EXE_notesoup-dsh");
 
 /// `notesoup-dsh ARGS` in `dir` with the notes root and the dsh home in it.
 fn run(args: &[&str], dir: &Path) -> Output {
@@ -47,13 +23,9 @@ fn run(args: &[&str], dir: &Path) -> Output {
         .expect("notesoup-dsh runs")
 }
 
-fn stdout(output: &Output) -> String {
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8_lossy(&output.stdout).into_owned()
+/// `notesoup-dsh` in `dir`, for the checks every binary shares.
+fn notesoup_dsh(dir: &Path) -> Binary<'_> {
+    Binary::new("notesoup-dsh", move |args| run(args, dir))
 }
 
 fn stderr(output: &Output) -> String {
@@ -63,16 +35,7 @@ fn stderr(output: &Output) -> String {
 #[test]
 fn the_shared_commands_help() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let mut all = String::new();
-    for command in SHARED {
-        let mut args = command.to_vec();
-        args.push("--help");
-        let help = stdout(&run(&args, dir.path()));
-        all.push_str(&format!("$ <bin> {} --help\n", command.join(" ")));
-        all.push_str(&help.replace("notesoup-dsh", "<bin>"));
-        all.push('\n');
-    }
-    insta::assert_snapshot!(all);
+    insta::assert_snapshot!(notesoup_dsh(dir.path()).shared_help());
 }
 
 #[test]
@@ -80,39 +43,17 @@ fn doctor_and_dream_doctor_are_one_command() {
     let dir = tempfile::tempdir().expect("tempdir");
     std::fs::create_dir_all(dir.path().join("notes/human")).expect("mkdir");
     std::fs::write(dir.path().join("notes/stray.txt"), "x").expect("write");
-    let doctor = run(&["doctor", "--json"], dir.path());
-    let dream_doctor = run(&["dream", "doctor", "--json"], dir.path());
-    assert_eq!(doctor.status.code(), Some(1), "findings exit 1");
-    assert_eq!(dream_doctor.status.code(), Some(1));
-    assert_eq!(doctor.stdout, dream_doctor.stdout);
-    let report: serde_json::Value = serde_json::from_slice(&doctor.stdout).expect("JSON");
-    assert_eq!(report["findings"][0]["path"], "stray.txt", "{report}");
+    notesoup_dsh(dir.path()).assert_doctor_is_dream_doctor(&[]);
 }
 
 #[test]
 fn completions_and_the_man_page() {
     let dir = tempfile::tempdir().expect("tempdir");
-    for shell in ["bash", "zsh", "fish"] {
-        let script = stdout(&run(&["completions", shell], dir.path()));
-        assert!(script.contains("notesoup-dsh"), "{shell}");
-        assert!(script.contains("history"), "{shell}");
-    }
-    let man = stdout(&run(&["man"], dir.path()));
-    assert!(man.contains(".TH notesoup-dsh 1"), "{man:.300}");
-    for command in [
-        "notesoup-dsh bundle",
-        "notesoup-dsh notes list",
-        "notesoup-dsh dream doctor",
-    ] {
-        assert!(man.contains(&format!(".SS \"{command}\"")), "{command}");
-    }
-    assert!(!man.contains("(1)"), "no page the install does not provide");
-    assert!(
-        !man.contains("dream-tools"),
-        "a hidden command stays hidden"
-    );
+    let bin = notesoup_dsh(dir.path());
+    bin.assert_completions_name("history");
+    bin.assert_man_page("bundle");
     assert_eq!(
-        stdout(&run(&["--version"], dir.path())),
+        stdout(&bin.run(&["--version"])),
         format!(
             "notesoup-dsh {} (dsh {}, sidecar protocol {})\n",
             env!("CARGO_PKG_VERSION"),

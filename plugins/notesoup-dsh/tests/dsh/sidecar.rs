@@ -4,7 +4,17 @@
 use notesoup_dsh::boot::{NotesPlace, store};
 use serde_json::{Value, json};
 
+use notesoup_dsh::decode::SessionLog;
+
 use crate::{Client, fixture_log, hello, session};
+
+/// The recorded log (a wipe and its reset), its session id and folder.
+fn recorded() -> (SessionLog, String, String) {
+    let log = fixture_log("wipe-reset.session.jsonl");
+    let id = log.header.id.clone();
+    let cwd = log.header.cwd.clone().expect("cwd");
+    (log, id, cwd)
+}
 
 #[test]
 fn hello_first_and_version_checked() {
@@ -27,12 +37,9 @@ fn hello_first_and_version_checked() {
 
 #[test]
 fn the_recorded_session_through_the_protocol() {
-    let log = fixture_log("wipe-reset.session.jsonl");
-    let id = log.header.id.clone();
-    let cwd = log.header.cwd.clone().expect("cwd");
+    let (log, id, cwd) = recorded();
     let notes = tempfile::tempdir().expect("tempdir");
-    let mut client = Client::new(notes.path());
-    client.ok("hello", hello());
+    let mut client = Client::greeted(notes.path());
 
     // The agent appears with its first snapshot logged: the boot it keeps.
     let opened = client.ok(
@@ -131,11 +138,9 @@ fn the_recorded_session_through_the_protocol() {
 
 #[test]
 fn a_wipe_without_its_reset_is_recovered_as_pending() {
-    let log = fixture_log("wipe-reset.session.jsonl");
-    let id = log.header.id.clone();
+    let (log, id, _) = recorded();
     let notes = tempfile::tempdir().expect("tempdir");
-    let mut client = Client::new(notes.path());
-    client.ok("hello", hello());
+    let mut client = Client::greeted(notes.path());
     let opened = client.ok(
         "window.open",
         json!({"session": session(&id, "/", 0, &log.events[..34])}),
@@ -146,8 +151,7 @@ fn a_wipe_without_its_reset_is_recovered_as_pending() {
 #[test]
 fn fresh_window_steers_a_close_out_once() {
     let notes = tempfile::tempdir().expect("tempdir");
-    let mut client = Client::new(notes.path());
-    client.ok("hello", hello());
+    let mut client = Client::greeted(notes.path());
     let first = client.ok(
         "command.fresh_window",
         json!({"session": session("s", "/", 0, &[]), "prompt": "fix the build"}),
@@ -173,12 +177,9 @@ fn fresh_window_steers_a_close_out_once() {
 
 #[test]
 fn notes_tools_write_to_the_session_homes() {
-    let log = fixture_log("wipe-reset.session.jsonl");
-    let id = log.header.id.clone();
-    let cwd = log.header.cwd.clone().expect("cwd");
+    let (log, id, cwd) = recorded();
     let notes = tempfile::tempdir().expect("tempdir");
-    let mut client = Client::new(notes.path());
-    client.ok("hello", hello());
+    let mut client = Client::greeted(notes.path());
     let mut tool = |from: u64, name: &str, arguments: Value| {
         client.ok(
             "tool",
@@ -238,11 +239,9 @@ fn notes_tools_write_to_the_session_homes() {
 
 #[test]
 fn a_refused_reset_plan_drops_the_request() {
-    let log = fixture_log("wipe-reset.session.jsonl");
-    let id = log.header.id.clone();
+    let (log, id, _) = recorded();
     let notes = tempfile::tempdir().expect("tempdir");
-    let mut client = Client::new(notes.path());
-    client.ok("hello", hello());
+    let mut client = Client::greeted(notes.path());
     let wipe = json!({"session": session(&id, "/", 0, &log.events[..31]), "name": "wipe_memory", "arguments": {}});
     assert_eq!(
         client.ok("tool", wipe)["text"],
@@ -264,19 +263,15 @@ fn a_refused_reset_plan_drops_the_request() {
 
 #[test]
 fn a_long_log_goes_ahead_in_sync_batches() {
-    let log = fixture_log("wipe-reset.session.jsonl");
-    let id = log.header.id.clone();
-    let cwd = log.header.cwd.clone().expect("cwd");
+    let (log, id, cwd) = recorded();
     let notes = tempfile::tempdir().expect("tempdir");
-    let mut whole = Client::new(notes.path());
-    whole.ok("hello", hello());
+    let mut whole = Client::greeted(notes.path());
     let at_once = whole.ok(
         "window.open",
         json!({"session": session(&id, &cwd, 0, &log.events)}),
     );
 
-    let mut client = Client::new(notes.path());
-    client.ok("hello", hello());
+    let mut client = Client::greeted(notes.path());
     let first = client.ok(
         "session.sync",
         json!({"session": session(&id, &cwd, 0, &log.events[..10])}),

@@ -3,6 +3,8 @@
 
 use std::process::Command;
 
+use notesoup_test_support::child;
+
 #[test]
 fn the_demo_runs_through_a_reset_and_finds_the_old_task_by_seq() {
     let notes = tempfile::tempdir().unwrap();
@@ -74,19 +76,10 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
 /// stderr. The pipe's read end is closed before the demo starts writing.
 #[test]
 fn a_closed_pipe_ends_the_demo_quietly() {
-    use std::process::Stdio;
-
-    let mut child = Command::new(env!("CARGO_BIN_EXE_notesoup-pi-reference"))
-        .arg("demo")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    drop(child.stdout.take());
-    let output = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8(output.stderr).unwrap();
-    assert!(output.status.success(), "{stderr}");
-    assert!(!stderr.contains("panicked"), "{stderr}");
+    child::assert_quiet_without_a_reader(
+        Command::new(env!("CARGO_BIN_EXE_notesoup-pi-reference")).arg("demo"),
+        "demo",
+    );
 }
 
 /// Every subcommand answers `--help`; `--version` names the Pi it models; a

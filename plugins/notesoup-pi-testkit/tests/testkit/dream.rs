@@ -10,29 +10,15 @@ use std::process::Command;
 use notesoup_core::dream::{DreamOptions, DreamOutput, Stream, run_dream};
 use notesoup_pi::session::AgentMessage;
 use notesoup_pi_testkit::{ReferenceDreamHost, ScriptedModel, Step};
+use notesoup_test_support::child;
+use notesoup_test_support::dreamer::{self, CRUMPLED, LIVE};
 use serde_json::json;
-
-const LIVE: &str = "project/demo-1a2b3c4d/parser.md";
-const CRUMPLED: &str = "project/demo-1a2b3c4d/old-idea.md";
-
-fn note(crumpled: bool, body: &str) -> String {
-    let crumpled = if crumpled {
-        "crumpledAt: 2026-02-01T00:00:00.000+00:00\n"
-    } else {
-        ""
-    };
-    format!(
-        "---\norigin: self\ncreatedAt: 2026-01-01T00:00:00.000+00:00\nupdatedAt: 2026-01-01T00:00:00.000+00:00\n{crumpled}---\n\n{body}\n"
-    )
-}
 
 /// A notes home with one live and one crumpled note.
 fn home() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let notes = dir.path().join("notes");
-    fs::create_dir_all(notes.join("project/demo-1a2b3c4d")).unwrap();
-    fs::write(notes.join(LIVE), note(false, "The parser is slow.")).unwrap();
-    fs::write(notes.join(CRUMPLED), note(true, "An abandoned idea.")).unwrap();
+    dreamer::live_and_crumpled(&notes);
     dir
 }
 
@@ -52,21 +38,13 @@ fn stdout(output: &DreamOutput) -> Vec<&str> {
 }
 
 fn git_log(home: &Path) -> Vec<String> {
-    let out = Command::new("git")
-        .args(["log", "--format=%s"])
-        .current_dir(home)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let (code, log, stderr) = child::outcome(
+        Command::new("git")
+            .args(["log", "--format=%s"])
+            .current_dir(home),
     );
-    String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(str::to_owned)
-        .collect()
+    assert_eq!(code, 0, "{stderr}");
+    log.lines().map(str::to_owned).collect()
 }
 
 /// `(tool name, is_error, text)` of every tool result of the session.
@@ -248,16 +226,11 @@ fn an_unresolved_model_pattern_fails_before_any_session() {
 }
 
 fn binary(args: &[&str], home: &Path) -> (i32, String, String) {
-    let output = Command::new(env!("CARGO_BIN_EXE_notesoup-pi-reference"))
-        .args(args)
-        .arg("--notes-home")
-        .arg(home)
-        .output()
-        .unwrap();
-    (
-        output.status.code().unwrap(),
-        String::from_utf8(output.stdout).unwrap(),
-        String::from_utf8(output.stderr).unwrap(),
+    child::outcome(
+        Command::new(env!("CARGO_BIN_EXE_notesoup-pi-reference"))
+            .args(args)
+            .arg("--notes-home")
+            .arg(home),
     )
 }
 

@@ -42,13 +42,11 @@ fn reset_prefix() -> Vec<String> {
 }
 
 fn text_of_request(scene: &Scene, index: isize) -> Vec<String> {
-    let requests = &scene.harness.host.requests;
-    let at = if index < 0 {
-        requests.len() as isize + index
-    } else {
-        index
-    } as usize;
-    requests[at].messages.iter().map(message_text).collect()
+    scene
+        .request_messages(index)
+        .iter()
+        .map(message_text)
+        .collect()
 }
 
 #[test]
@@ -192,11 +190,10 @@ fn compact_is_cancelled_while_on_or_while_a_marker_exists() {
     assert_eq!(cancelled(&scene), [true, false]);
 
     // Off with a marker on the branch: still cancelled.
-    let mut scene = Scene::new(200_000);
-    scene
-        .model()
-        .push(Step::tool("wipe_memory", json!({})))
-        .push(Step::text("Fresh."));
+    let mut scene = Scene::scripted(
+        200_000,
+        [Step::tool("wipe_memory", json!({})), Step::text("Fresh.")],
+    );
     scene.harness.prompt("Wipe.");
     scene.harness.command("/notesoup off").unwrap();
     scene.harness.compact();
@@ -205,12 +202,14 @@ fn compact_is_cancelled_while_on_or_while_a_marker_exists() {
 
 #[test]
 fn tree_summaries_across_a_reset_are_suppressed() {
-    let mut scene = Scene::new(200_000);
-    scene
-        .model()
-        .push(Step::text("First answer."))
-        .push(Step::tool("wipe_memory", json!({})))
-        .push(Step::text("Fresh."));
+    let mut scene = Scene::scripted(
+        200_000,
+        [
+            Step::text("First answer."),
+            Step::tool("wipe_memory", json!({})),
+            Step::text("Fresh."),
+        ],
+    );
     scene.harness.prompt("First.");
     let first_answer = scene.harness.host.session.leaf_id().unwrap().to_owned();
     scene.harness.prompt("Wipe.");
@@ -428,10 +427,7 @@ fn settings_come_from_the_host_project_over_global_per_key() {
 
 #[test]
 fn the_notesoup_command_reports_and_toggles() {
-    let mut scene = Scene::new(100_000);
-    scene
-        .model()
-        .push(Step::text("ok").with_input_tokens(50_000));
+    let mut scene = Scene::scripted(100_000, [Step::text("ok").with_input_tokens(50_000)]);
     scene.harness.prompt("Hi.");
     scene.harness.command("/notesoup").unwrap();
     let version = env!("CARGO_PKG_VERSION");
@@ -499,10 +495,7 @@ fn call(scene: &mut Scene, name: &str, params: Value) -> String {
 
 #[test]
 fn get_context_remaining_counts_down_to_the_warning_line() {
-    let mut scene = Scene::new(100_000);
-    scene
-        .model()
-        .push(Step::text("ok").with_input_tokens(50_000));
+    let mut scene = Scene::scripted(100_000, [Step::text("ok").with_input_tokens(50_000)]);
     scene.harness.prompt("Hi.");
     assert_eq!(
         call(&mut scene, "get_context_remaining", json!({})),
@@ -679,32 +672,24 @@ fn a_reset_proposed_before_a_tree_switch_is_never_announced() {
 
 #[test]
 fn notes_tools_speak_pi_and_survive_the_reset() {
-    let mut scene = Scene::new(200_000);
-    scene
-        .model()
-        .push(Step::tool(
-            "notes_write",
-            json!({"address": "@project/plan.md", "content": "# Plän 🚀\n\nstep one\nstep two\n"}),
-        ))
-        .push(Step::tool(
-            "notes_update",
-            json!({"address": "@project/plan.md", "edits": [{"oldText": "step two", "newText": "step 2 ✅"}]}),
-        ))
-        .push(Step::tool("wipe_memory", json!({})))
-        .push(Step::tool("history_search", json!({"query": "PLÄN"})))
-        .push(Step::text("Found the plan."));
+    let mut scene = Scene::scripted(
+        200_000,
+        [
+            Step::tool(
+                "notes_write",
+                json!({"address": "@project/plan.md", "content": "# Plän 🚀\n\nstep one\nstep two\n"}),
+            ),
+            Step::tool(
+                "notes_update",
+                json!({"address": "@project/plan.md", "edits": [{"oldText": "step two", "newText": "step 2 ✅"}]}),
+            ),
+            Step::tool("wipe_memory", json!({})),
+            Step::tool("history_search", json!({"query": "PLÄN"})),
+            Step::text("Found the plan."),
+        ],
+    );
     scene.harness.prompt("Plan it.");
-    let results: Vec<String> = scene
-        .harness
-        .host
-        .session
-        .entries()
-        .iter()
-        .filter_map(|e| match e.message() {
-            Some(m @ AgentMessage::ToolResult(_)) => Some(message_text(m)),
-            _ => None,
-        })
-        .collect();
+    let results = scene.tool_results();
     assert!(results[0].starts_with("created @project/plan.md (project project-"));
     assert!(
         results[1].contains("diff:\n 1 # Plän 🚀\n 2 \n 3 step one\n-4 step two\n+4 step 2 ✅"),
@@ -772,13 +757,15 @@ fn an_unreadable_home_is_named_once_per_window() {
 
 #[test]
 fn windows_follow_the_branch() {
-    let mut scene = Scene::new(200_000);
-    scene
-        .model()
-        .push(Step::text("First answer."))
-        .push(Step::tool("wipe_memory", json!({})))
-        .push(Step::text("Fresh."))
-        .push(Step::text("Back in the root window."));
+    let mut scene = Scene::scripted(
+        200_000,
+        [
+            Step::text("First answer."),
+            Step::tool("wipe_memory", json!({})),
+            Step::text("Fresh."),
+            Step::text("Back in the root window."),
+        ],
+    );
     scene.harness.prompt("First.");
     let first_answer = scene.harness.host.session.leaf_id().unwrap().to_owned();
     scene.harness.prompt("Wipe.");
@@ -804,10 +791,7 @@ fn windows_follow_the_branch() {
 #[test]
 fn a_model_switch_drops_staged_budget_drafts() {
     for switch in [false, true] {
-        let mut scene = Scene::new(100_000);
-        scene
-            .model()
-            .push(Step::text("Busy.").with_input_tokens(70_000));
+        let mut scene = Scene::scripted(100_000, [Step::text("Busy.").with_input_tokens(70_000)]);
         scene.harness.prompt("One.");
         // The next request stages the warning...
         let messages: Vec<AgentMessage> = scene

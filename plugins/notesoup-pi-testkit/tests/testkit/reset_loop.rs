@@ -3,9 +3,10 @@
 use notesoup_pi::host::NotifyLevel;
 use notesoup_pi::session::Entry;
 use notesoup_pi_testkit::{HostEvent, Reply, Step, UserAction};
+use notesoup_test_support::pi_session::{RESET, reset_between};
 use serde_json::json;
 
-use crate::support::{ROOT, Scene, window};
+use crate::support::{FRESH_WINDOW, ROOT, Scene, window};
 
 #[test]
 fn a_direct_wipe_without_warning_commits_at_turn_end_and_continues() {
@@ -15,36 +16,24 @@ fn a_direct_wipe_without_warning_commits_at_turn_end_and_continues() {
         .model()
         .push(Step::tool("wipe_memory", json!({})))
         .push(Step::text("Fresh and ready."));
-    let before = scene.entry_count();
-    scene.harness.prompt("Please wipe.");
 
     // The tool batch, then exactly one boundary in draft order.
     assert_eq!(
-        scene.kinds_since(before),
-        [
-            "message:system",
-            "message:user",
-            "message:assistant",
-            "message:toolResult",
-            "compaction",
-            "custom:notesoup/reset-marker",
-            "custom_message:notesoup/boot",
-            "custom_message:notesoup/continuation",
-            "message:assistant",
-        ]
+        scene.kinds_after(|harness| harness.prompt("Please wipe.")),
+        reset_between(
+            &[
+                "message:system",
+                "message:user",
+                "message:assistant",
+                "message:toolResult"
+            ],
+            &["message:assistant"]
+        )
     );
     assert_eq!(scene.markers(), [(window(1), "normal".to_owned())]);
     // The tool answered, and the run went on once in the fresh window.
     assert_eq!(scene.request_count(), 2);
-    assert_eq!(
-        scene.request(-1),
-        [
-            "system: You are a coding agent running in the notesoup reference hos…",
-            "user: The conversation history before this point was compacted int…",
-            "user: <context_window>⏎Agent name: tester (brain: scripted-1)⏎Firs…",
-            "user: You wake up blank, puffy-eyed, and clearly robbed. Your memo…",
-        ]
-    );
+    assert_eq!(scene.request(-1), FRESH_WINDOW);
     let results = scene.events(|e| match e {
         HostEvent::TurnEnd {
             continued, drafts, ..
@@ -106,29 +95,30 @@ fn checkpoint_note() -> Step {
 
 #[test]
 fn idle_fresh_window_closes_out_commits_at_settle_and_stops() {
-    let mut scene = Scene::new(200_000);
-    scene
-        .model()
-        .push(checkpoint_note())
-        .push(Step::tool("wipe_memory", json!({})))
-        .push(Step::text("unused"));
+    let mut scene = Scene::scripted(
+        200_000,
+        [
+            checkpoint_note(),
+            Step::tool("wipe_memory", json!({})),
+            Step::text("unused"),
+        ],
+    );
     let before = scene.entry_count();
     scene.harness.command("/fresh-window").unwrap();
 
     assert_eq!(
         scene.kinds_since(before),
-        [
-            "message:system",
-            "custom_message:notesoup/manual-wipe",
-            "message:assistant",
-            "message:toolResult",
-            "message:assistant",
-            "message:toolResult",
-            "compaction",
-            "custom:notesoup/reset-marker",
-            "custom_message:notesoup/boot",
-            "custom_message:notesoup/continuation",
-        ]
+        reset_between(
+            &[
+                "message:system",
+                "custom_message:notesoup/manual-wipe",
+                "message:assistant",
+                "message:toolResult",
+                "message:assistant",
+                "message:toolResult"
+            ],
+            &[]
+        )
     );
     // The agent's own wipe only acknowledged; the commit came at settlement
     // and the run stopped in the fresh window.
@@ -223,8 +213,7 @@ fn read_tool() -> notesoup_pi_testkit::HostTool {
 
 #[test]
 fn streaming_fresh_window_steers_the_run_and_commits_when_it_settles() {
-    let mut scene = Scene::new(200_000);
-    scene.harness = std::mem::replace(&mut scene.harness, placeholder()).with_tool(read_tool());
+    let mut scene = with_read_tool(Scene::new(200_000));
     scene
         .model()
         .push(
@@ -245,15 +234,13 @@ fn streaming_fresh_window_steers_the_run_and_commits_when_it_settles() {
     assert!(second[second.len() - 1].starts_with("user: <context_window_guidance>⏎Final warning"));
     assert_eq!(scene.markers(), [(window(1), "normal".to_owned())]);
     assert_eq!(scene.request_count(), 3);
-    assert_eq!(
-        scene.branch_tail(4),
-        [
-            "compaction",
-            "custom:notesoup/reset-marker",
-            "custom_message:notesoup/boot",
-            "custom_message:notesoup/continuation",
-        ]
-    );
+    assert_eq!(scene.branch_tail(4), RESET);
+}
+
+/// `scene` with the host's `read` tool added.
+fn with_read_tool(mut scene: Scene) -> Scene {
+    scene.harness = std::mem::replace(&mut scene.harness, placeholder()).with_tool(read_tool());
+    scene
 }
 
 /// A throwaway harness to swap the real one out while adding tools.
@@ -263,28 +250,18 @@ fn placeholder() -> notesoup_pi_testkit::Harness<notesoup_pi::extension::Notesou
 
 #[test]
 fn same_window_requests_deduplicate() {
-    let mut scene = Scene::new(200_000);
-    scene
-        .model()
-        .push(Step::tools(
-            None,
-            vec![("wipe_memory", json!({})), ("wipe_memory", json!({}))],
-        ))
-        .push(Step::text("Fresh."));
+    let mut scene = Scene::scripted(
+        200_000,
+        [
+            Step::tools(
+                None,
+                vec![("wipe_memory", json!({})), ("wipe_memory", json!({}))],
+            ),
+            Step::text("Fresh."),
+        ],
+    );
     scene.harness.prompt("Wipe twice.");
-    let results: Vec<String> = scene
-        .harness
-        .host
-        .session
-        .entries()
-        .iter()
-        .filter_map(|e| match e.message() {
-            Some(m @ notesoup_pi::session::AgentMessage::ToolResult(_)) => {
-                Some(notesoup_pi_testkit::message_text(m))
-            }
-            _ => None,
-        })
-        .collect();
+    let results = scene.tool_results();
     assert_eq!(
         results,
         [
@@ -319,12 +296,14 @@ fn same_window_requests_deduplicate() {
 
 #[test]
 fn budget_close_out_with_wipe_commits_warning_before_marker() {
-    let mut scene = Scene::new(100_000);
-    scene
-        .model()
-        .push(Step::text("Worked a lot.").with_input_tokens(70_000))
-        .push(Step::tool("wipe_memory", json!({})))
-        .push(Step::text("Fresh window."));
+    let mut scene = Scene::scripted(
+        100_000,
+        [
+            Step::text("Worked a lot.").with_input_tokens(70_000),
+            Step::tool("wipe_memory", json!({})),
+            Step::text("Fresh window."),
+        ],
+    );
     scene.harness.prompt("Do the big job.");
     assert!(scene.markers().is_empty());
     scene.harness.prompt("Continue.");
@@ -340,15 +319,10 @@ fn budget_close_out_with_wipe_commits_warning_before_marker() {
     // …and was saved before the boundary.
     assert_eq!(
         scene.branch_tail(7),
-        [
-            "message:toolResult",
-            "custom_message:notesoup/warning",
-            "compaction",
-            "custom:notesoup/reset-marker",
-            "custom_message:notesoup/boot",
-            "custom_message:notesoup/continuation",
-            "message:assistant",
-        ]
+        reset_between(
+            &["message:toolResult", "custom_message:notesoup/warning"],
+            &["message:assistant"]
+        )
     );
     assert_eq!(scene.markers(), [(window(1), "normal".to_owned())]);
     // The fresh window keeps the system and tool state and the empty
@@ -359,15 +333,7 @@ fn budget_close_out_with_wipe_commits_warning_before_marker() {
         other => panic!("expected the system head, got {other:?}"),
     };
     assert!(system.tools_added.as_ref().is_some_and(|t| t.len() == 11));
-    assert_eq!(
-        scene.request(2),
-        [
-            "system: You are a coding agent running in the notesoup reference hos…",
-            "user: The conversation history before this point was compacted int…",
-            "user: <context_window>⏎Agent name: tester (brain: scripted-1)⏎Firs…",
-            "user: You wake up blank, puffy-eyed, and clearly robbed. Your memo…",
-        ]
-    );
+    assert_eq!(scene.request(2), FRESH_WINDOW);
     let summary = notesoup_pi_testkit::message_text(&fresh[1]);
     assert!(summary.ends_with("<summary>\n\n</summary>"), "{summary:?}");
     assert_eq!(
@@ -381,12 +347,14 @@ fn budget_close_out_with_wipe_commits_warning_before_marker() {
 
 #[test]
 fn budget_close_out_alone_never_resets() {
-    let mut scene = Scene::new(100_000);
-    scene
-        .model()
-        .push(Step::text("Worked a lot.").with_input_tokens(70_000))
-        .push(Step::text("I will keep going."))
-        .push(Step::text("Still going.").with_input_tokens(72_000));
+    let mut scene = Scene::scripted(
+        100_000,
+        [
+            Step::text("Worked a lot.").with_input_tokens(70_000),
+            Step::text("I will keep going."),
+            Step::text("Still going.").with_input_tokens(72_000),
+        ],
+    );
     scene.harness.prompt("Do the big job.");
     scene.harness.prompt("Continue.");
     scene.harness.prompt("More.");
@@ -403,15 +371,17 @@ fn budget_close_out_alone_never_resets() {
 
 #[test]
 fn the_reminder_is_staged_once_per_window() {
-    let mut scene = Scene::new(100_000);
-    scene
-        .model()
-        .push(Step::text("Reading.").with_input_tokens(60_000))
-        .push(Step::text("Still reading."))
-        .push(Step::tool("wipe_memory", json!({})))
-        .push(Step::text("Fresh."))
-        .push(Step::text("New window work.").with_input_tokens(61_000))
-        .push(Step::text("Again."));
+    let mut scene = Scene::scripted(
+        100_000,
+        [
+            Step::text("Reading.").with_input_tokens(60_000),
+            Step::text("Still reading."),
+            Step::tool("wipe_memory", json!({})),
+            Step::text("Fresh."),
+            Step::text("New window work.").with_input_tokens(61_000),
+            Step::text("Again."),
+        ],
+    );
     scene.harness.prompt("Read.");
     scene.harness.prompt("Read more.");
     scene.harness.prompt("Wipe now.");
@@ -435,11 +405,13 @@ fn the_reminder_is_staged_once_per_window() {
 
 #[test]
 fn hard_reserve_forces_a_reset_at_turn_end() {
-    let mut scene = Scene::new(100_000);
-    scene
-        .model()
-        .push(Step::text("A huge answer.").with_input_tokens(90_000))
-        .push(Step::text("Fresh after the forced reset."));
+    let mut scene = Scene::scripted(
+        100_000,
+        [
+            Step::text("A huge answer.").with_input_tokens(90_000),
+            Step::text("Fresh after the forced reset."),
+        ],
+    );
     scene.harness.prompt("Go.");
     assert_eq!(scene.markers(), [(window(1), "forced".to_owned())]);
     assert_eq!(
@@ -451,9 +423,7 @@ fn hard_reserve_forces_a_reset_at_turn_end() {
 
     // Automatic resets off: no warning, no hard reserve.
     let mut scene = Scene::new(100_000);
-    if let Ok(settings) = &mut scene.harness.host.settings {
-        settings.compaction.enabled = false;
-    }
+    scene.automatic_resets_off();
     scene
         .model()
         .push(Step::text("A huge answer.").with_input_tokens(90_000))
@@ -476,8 +446,7 @@ fn hard_reserve_forces_a_reset_at_turn_end() {
 
 #[test]
 fn hard_reserve_in_a_bare_manual_close_out_commits_and_cancels_the_follow_up() {
-    let mut scene = Scene::new(100_000);
-    scene.harness = std::mem::replace(&mut scene.harness, placeholder()).with_tool(read_tool());
+    let mut scene = with_read_tool(Scene::new(100_000));
     scene
         .model()
         .push(Step::tool("read", json!({"path": "big.rs"})).with_input_tokens(90_000))
@@ -503,8 +472,7 @@ fn hard_reserve_in_a_bare_manual_close_out_commits_and_cancels_the_follow_up() {
 
 #[test]
 fn hard_reserve_in_a_manual_close_out_answers_queued_input_before_stopping() {
-    let mut scene = Scene::new(100_000);
-    scene.harness = std::mem::replace(&mut scene.harness, placeholder()).with_tool(read_tool());
+    let mut scene = with_read_tool(Scene::new(100_000));
     scene
         .model()
         .push(
@@ -529,12 +497,14 @@ fn hard_reserve_in_a_manual_close_out_answers_queued_input_before_stopping() {
 
 #[test]
 fn hard_reserve_in_a_manual_close_out_with_text_continues_once() {
-    let mut scene = Scene::new(100_000);
-    scene
-        .model()
-        .push(Step::text("Closing out.").with_input_tokens(90_000))
-        .push(Step::text("On the next task."))
-        .push(Step::text("never asked"));
+    let mut scene = Scene::scripted(
+        100_000,
+        [
+            Step::text("Closing out.").with_input_tokens(90_000),
+            Step::text("On the next task."),
+            Step::text("never asked"),
+        ],
+    );
     scene.harness.command("/fresh-window next task").unwrap();
     assert_eq!(scene.markers(), [(window(1), "forced".to_owned())]);
     assert_eq!(scene.request(-1).last().unwrap(), "user: next task");
@@ -543,11 +513,13 @@ fn hard_reserve_in_a_manual_close_out_with_text_continues_once() {
 
 #[test]
 fn a_real_abort_clears_the_close_out() {
-    let mut scene = Scene::new(200_000);
-    scene
-        .model()
-        .push(Step::reply(Reply::UserAbort))
-        .push(Step::text("Closing out again."));
+    let mut scene = Scene::scripted(
+        200_000,
+        [
+            Step::reply(Reply::UserAbort),
+            Step::text("Closing out again."),
+        ],
+    );
     scene.harness.command("/fresh-window").unwrap();
     assert!(scene.markers().is_empty());
     assert_eq!(scene.settlements(), [true]);
@@ -607,18 +579,18 @@ fn synthetic_aborts_and_errors_never_commit_a_close_out() {
 
 #[test]
 fn steering_and_follow_ups_are_delivered_once_before_the_stop() {
-    let mut scene = Scene::new(200_000);
-    scene
-        .model()
-        .push(
+    let mut scene = Scene::scripted(
+        200_000,
+        [
             Step::text("Closing out.")
                 .during(UserAction::Steer("Also note the API change.".to_owned()))
                 .during(UserAction::FollowUp("Then summarize.".to_owned())),
-        )
-        .push(checkpoint_note())
-        .push(Step::text("Noted the API change."))
-        .push(Step::text("Summary: done."))
-        .push(Step::text("never asked"));
+            checkpoint_note(),
+            Step::text("Noted the API change."),
+            Step::text("Summary: done."),
+            Step::text("never asked"),
+        ],
+    );
     scene.harness.command("/fresh-window").unwrap();
     assert_eq!(delivered(&scene, "Also note the API change."), 1);
     assert_eq!(delivered(&scene, "Then summarize."), 1);
@@ -648,28 +620,24 @@ fn steering_and_follow_ups_are_delivered_once_before_the_stop() {
 
 #[test]
 fn overflow_recovers_once_through_a_forced_reset() {
-    let mut scene = Scene::new(200_000);
-    scene
-        .model()
-        .push(Step::error(
-            "prompt is too long: 213462 tokens > 200000 maximum",
-        ))
-        .push(Step::text("Recovered in a fresh window."));
-    let before = scene.entry_count();
-    scene.harness.prompt("Huge request.");
-    assert_eq!(
-        scene.kinds_since(before),
+    let mut scene = Scene::scripted(
+        200_000,
         [
-            "message:system",
-            "message:user",
-            "message:assistant",
-            "context_edit",
-            "compaction",
-            "custom:notesoup/reset-marker",
-            "custom_message:notesoup/boot",
-            "custom_message:notesoup/continuation",
-            "message:assistant",
-        ]
+            Step::error("prompt is too long: 213462 tokens > 200000 maximum"),
+            Step::text("Recovered in a fresh window."),
+        ],
+    );
+    assert_eq!(
+        scene.kinds_after(|harness| harness.prompt("Huge request.")),
+        reset_between(
+            &[
+                "message:system",
+                "message:user",
+                "message:assistant",
+                "context_edit"
+            ],
+            &["message:assistant"]
+        )
     );
     assert_eq!(scene.markers(), [(window(1), "forced".to_owned())]);
     assert_eq!(
@@ -682,12 +650,14 @@ fn overflow_recovers_once_through_a_forced_reset() {
     );
 
     // A second overflow in the same chain does not recover again.
-    let mut scene = Scene::new(200_000);
-    scene
-        .model()
-        .push(Step::error("prompt is too long"))
-        .push(Step::error("prompt is too long"))
-        .push(Step::text("never asked"));
+    let mut scene = Scene::scripted(
+        200_000,
+        [
+            Step::error("prompt is too long"),
+            Step::error("prompt is too long"),
+            Step::text("never asked"),
+        ],
+    );
     scene.harness.prompt("Huge request.");
     assert_eq!(scene.markers().len(), 1);
     assert_eq!(scene.request_count(), 2);
@@ -696,9 +666,7 @@ fn overflow_recovers_once_through_a_forced_reset() {
     // A manual close-out that overflows commits and stops, without retry and
     // even with automatic resets off.
     let mut scene = Scene::new(200_000);
-    if let Ok(settings) = &mut scene.harness.host.settings {
-        settings.compaction.enabled = false;
-    }
+    scene.automatic_resets_off();
     scene
         .model()
         .push(Step::error("prompt is too long"))
@@ -710,14 +678,16 @@ fn overflow_recovers_once_through_a_forced_reset() {
 
 #[test]
 fn two_resets_then_reopening_the_file_keeps_the_latest_window() {
-    let mut scene = Scene::new(200_000);
-    scene
-        .model()
-        .push(Step::tool("wipe_memory", json!({})))
-        .push(Step::text("Fresh one."))
-        .push(Step::tool("wipe_memory", json!({})))
-        .push(Step::text("Fresh two."))
-        .push(Step::text("Third answer."));
+    let mut scene = Scene::scripted(
+        200_000,
+        [
+            Step::tool("wipe_memory", json!({})),
+            Step::text("Fresh one."),
+            Step::tool("wipe_memory", json!({})),
+            Step::text("Fresh two."),
+            Step::text("Third answer."),
+        ],
+    );
     scene.harness.prompt("First task.");
     scene.harness.prompt("Second task.");
     assert_eq!(
@@ -740,13 +710,10 @@ fn two_resets_then_reopening_the_file_keeps_the_latest_window() {
     assert_eq!(
         scene.request(-1),
         [
-            "system: You are a coding agent running in the notesoup reference hos…",
-            "user: The conversation history before this point was compacted int…",
-            "user: <context_window>⏎Agent name: tester (brain: scripted-1)⏎Firs…",
-            "user: You wake up blank, puffy-eyed, and clearly robbed. Your memo…",
-            "assistant: Fresh two.",
-            "user: Third task.",
+            &FRESH_WINDOW[..],
+            &["assistant: Fresh two.", "user: Third task."]
         ]
+        .concat()
     );
     let boot =
         notesoup_pi_testkit::message_text(&scene.harness.host.requests.last().unwrap().messages[2]);

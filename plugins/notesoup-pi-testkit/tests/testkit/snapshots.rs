@@ -29,15 +29,14 @@ fn readable(value: &mut Value) {
 }
 
 fn full_reset() -> Scene {
-    let mut scene = Scene::new(100_000);
-    scene
-        .model()
-        .push(Step::text("Read the whole module.").with_input_tokens(70_000))
-        .push(Step::tools(
-            Some("Closing out."),
-            vec![("wipe_memory", json!({}))],
-        ))
-        .push(Step::text("Fresh window, reading my notes."));
+    let mut scene = Scene::scripted(
+        100_000,
+        [
+            Step::text("Read the whole module.").with_input_tokens(70_000),
+            Step::tools(Some("Closing out."), vec![("wipe_memory", json!({}))]),
+            Step::text("Fresh window, reading my notes."),
+        ],
+    );
     scene.harness.prompt("Refactor the parser.");
     scene.harness.prompt("Go on.");
     scene

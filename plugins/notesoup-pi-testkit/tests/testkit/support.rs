@@ -7,14 +7,24 @@ use notesoup_pi::extension::{Notesoup, NotesoupConfig};
 use notesoup_pi::host::{NotifyLevel, PiApiLevel, SessionStartReason};
 use notesoup_pi::session::{AgentMessage, Entry, SessionFile};
 use notesoup_pi_testkit::{
-    Clock, Harness, HostEvent, HostState, IdSource, ScriptedModel, SessionManager, entry_kind,
-    message_text,
+    Clock, Harness, HostEvent, HostState, IdSource, ScriptedModel, SessionManager, Step,
+    entry_kind, message_text,
 };
 use tempfile::TempDir;
 
 pub const SESSION_ID: &str = "0195f000-0000-7000-8000-00000000abcd";
 pub const ROOT: &str = "pcw:0195f000:root";
 pub const START: &str = "2026-03-01T09:00:00.000Z";
+
+/// The head of every request in a fresh window, as [`Scene::request`]
+/// shows it: the system prompt, the empty summary, the boot and the
+/// continuation.
+pub const FRESH_WINDOW: [&str; 4] = [
+    "system: You are a coding agent running in the notesoup reference hos…",
+    "user: The conversation history before this point was compacted int…",
+    "user: <context_window>⏎Agent name: tester (brain: scripted-1)⏎Firs…",
+    "user: You wake up blank, puffy-eyed, and clearly robbed. Your memo…",
+];
 
 /// Window ids minted in order: `pcw:0195f000:00000001`, …
 pub fn window(n: u32) -> String {
@@ -32,6 +42,16 @@ impl Scene {
         let scene = Self::unstarted(context_window);
         let mut scene = scene;
         scene.harness.start(SessionStartReason::Startup);
+        scene
+    }
+
+    /// A started session whose model of `context_window` tokens answers
+    /// with `steps`, in order.
+    pub fn scripted(context_window: u64, steps: impl IntoIterator<Item = Step>) -> Self {
+        let mut scene = Self::new(context_window);
+        for step in steps {
+            scene.model().push(step);
+        }
         scene
     }
 
@@ -97,6 +117,34 @@ impl Scene {
         kinds[kinds.len().saturating_sub(count)..].to_vec()
     }
 
+    /// The text of every tool result in the session, in order.
+    pub fn tool_results(&self) -> Vec<String> {
+        self.harness
+            .host
+            .session
+            .entries()
+            .iter()
+            .filter_map(|e| match e.message() {
+                Some(m @ AgentMessage::ToolResult(_)) => Some(message_text(m)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Turns Pi's automatic resets (its compaction setting) off.
+    pub fn automatic_resets_off(&mut self) {
+        if let Ok(settings) = &mut self.harness.host.settings {
+            settings.compaction.enabled = false;
+        }
+    }
+
+    /// Runs `act` on the harness; the kinds of the entries it appended.
+    pub fn kinds_after(&mut self, act: impl FnOnce(&mut Harness<Notesoup>)) -> Vec<String> {
+        let before = self.entry_count();
+        act(&mut self.harness);
+        self.kinds_since(before)
+    }
+
     /// The kinds of every entry appended since `from` (an index into the
     /// session's entries).
     pub fn kinds_since(&self, from: usize) -> Vec<String> {
@@ -153,13 +201,18 @@ impl Scene {
     /// The provider request `index` (negative from the end) as lines
     /// `role: text` (text cut at 60 chars).
     pub fn request(&self, index: isize) -> Vec<String> {
+        self.request_messages(index).iter().map(describe).collect()
+    }
+
+    /// The messages of request `index` (negative counts from the end).
+    pub fn request_messages(&self, index: isize) -> &[AgentMessage] {
         let requests = &self.harness.host.requests;
         let at = if index < 0 {
             requests.len() as isize + index
         } else {
             index
         } as usize;
-        requests[at].messages.iter().map(describe).collect()
+        &requests[at].messages
     }
 
     pub fn request_count(&self) -> usize {

@@ -3,153 +3,15 @@
 //! a bound on every wait so that a hang fails the test instead of stalling
 //! it (the bound is no timing assertion: nothing here should take a second).
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::Write;
 use std::path::Path;
-use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
-use std::sync::mpsc::{Receiver, RecvTimeoutError};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
 use notesoup_pi::bridge::protocol::PROTOCOL_VERSION;
 use notesoup_pi::session::{DiagnosticCode, LazySession, SessionFile};
+use notesoup_test_support::child::{HANG, HUGE_LINE_BYTES, LINE_CAP_BYTES, Proc};
+use notesoup_test_support::not_a_file::{self, NOT_FILES, NotAFile};
 use serde_json::{Value, json};
-
-/// How long a child may take before the test calls it hung.
-const HANG: Duration = Duration::from_secs(120);
-
-/// The over-long line sent to a server: far past core's 16 MiB cap.
-const HUGE_LINE_BYTES: usize = 128 << 20;
-
-/// The most a server may hold at its peak after such a line: half of it.
-const PEAK_RSS_BOUND: u64 = 64 << 20;
-
-/// A child with its stdout read line by line, and its stderr collected, on
-/// threads of their own.
-struct Proc {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    lines: Receiver<String>,
-    stderr: std::thread::JoinHandle<(u64, String)>,
-}
-
-impl Proc {
-    fn spawn(command: &mut Command) -> Self {
-        let mut child = command
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
-        let (to_test, lines) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in stdout.lines() {
-                if to_test.send(line.unwrap()).is_err() {
-                    return;
-                }
-            }
-        });
-        let mut stderr = child.stderr.take().unwrap();
-        let stderr = std::thread::spawn(move || {
-            // The length of all of it, and its first 64 KiB.
-            let mut kept = Vec::new();
-            let mut total = 0u64;
-            let mut buffer = [0u8; 8192];
-            loop {
-                match stderr.read(&mut buffer) {
-                    Ok(0) | Err(_) => break,
-                    Ok(n) => {
-                        total += n as u64;
-                        let room = (64usize << 10).saturating_sub(kept.len());
-                        kept.extend_from_slice(&buffer[..n.min(room)]);
-                    }
-                }
-            }
-            (total, String::from_utf8_lossy(&kept).into_owned())
-        });
-        let stdin = child.stdin.take();
-        Self {
-            child,
-            stdin,
-            lines,
-            stderr,
-        }
-    }
-
-    fn stdin(&mut self) -> &mut ChildStdin {
-        self.stdin.as_mut().unwrap()
-    }
-
-    fn send(&mut self, message: &Value) {
-        writeln!(self.stdin(), "{message}").unwrap();
-        self.stdin().flush().unwrap();
-    }
-
-    /// Writes one line of `bytes` bytes: `head`, then `x` up to `tail`.
-    fn send_huge(&mut self, head: &str, bytes: usize, tail: &str) {
-        let stdin = self.stdin();
-        stdin.write_all(head.as_bytes()).unwrap();
-        let piece = vec![b'x'; 1 << 20];
-        let mut left = bytes - head.len() - tail.len();
-        while left > 0 {
-            let n = left.min(piece.len());
-            stdin.write_all(&piece[..n]).unwrap();
-            left -= n;
-        }
-        stdin.write_all(tail.as_bytes()).unwrap();
-        stdin.write_all(b"\n").unwrap();
-        stdin.flush().unwrap();
-    }
-
-    /// The next stdout line as JSON; a child that says nothing for [`HANG`]
-    /// fails the test.
-    fn next(&self) -> Value {
-        match self.lines.recv_timeout(HANG) {
-            Ok(line) => serde_json::from_str(&line).unwrap(),
-            Err(RecvTimeoutError::Timeout) => panic!("no answer within {HANG:?}: it hangs"),
-            Err(RecvTimeoutError::Disconnected) => panic!("the child closed its stdout"),
-        }
-    }
-
-    /// The child's peak resident memory (`VmHWM`) in bytes.
-    fn peak_rss(&self) -> u64 {
-        peak_rss(self.child.id())
-    }
-
-    /// Closes stdin and waits (at most [`HANG`]) for the exit status and
-    /// stderr: its length and its start.
-    fn finish(mut self) -> (ExitStatus, u64, String) {
-        drop(self.stdin.take());
-        let status = wait_within(&mut self.child);
-        let (bytes, text) = self.stderr.join().unwrap();
-        (status, bytes, text)
-    }
-}
-
-/// Waits for `child`, killing it and failing the test after [`HANG`].
-fn wait_within(child: &mut Child) -> ExitStatus {
-    let started = Instant::now();
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            return status;
-        }
-        if started.elapsed() > HANG {
-            let _ = child.kill();
-            panic!("the child did not end within {HANG:?}: it hangs");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-/// `VmHWM` of process `pid`, in bytes.
-fn peak_rss(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    let kib: u64 = status
-        .lines()
-        .find_map(|line| line.strip_prefix("VmHWM:"))
-        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap();
-    kib * 1024
-}
 
 fn serve(env: &[(&str, &str)]) -> (Proc, tempfile::TempDir) {
     let temp = tempfile::tempdir().unwrap();
@@ -164,26 +26,22 @@ fn serve(env: &[(&str, &str)]) -> (Proc, tempfile::TempDir) {
     (Proc::spawn(&mut command), temp)
 }
 
+/// `notesoup-pi serve` past its handshake, with a project folder.
+fn ready(env: &[(&str, &str)]) -> (Proc, tempfile::TempDir, std::path::PathBuf) {
+    let (mut sidecar, temp) = serve(env);
+    let cwd = temp.path().join("project");
+    std::fs::create_dir_all(&cwd).unwrap();
+    sidecar.send(&hello());
+    assert_eq!(sidecar.next()["type"], "ready");
+    (sidecar, temp, cwd)
+}
+
 fn hello() -> Value {
     json!({"type": "hello", "body": {"protocol": PROTOCOL_VERSION, "piVersion": "1.6.0"}})
 }
 
 fn state(cwd: &Path, from: u32) -> Value {
-    json!({
-        "sessionId": "01a2324d-b8ef-7034-88ed-c5815690112d",
-        "header": {"type": "session", "version": 3, "id": "01a2324d-b8ef-7034-88ed-c5815690112d",
-                   "timestamp": "2026-01-01T00:00:00.000Z", "cwd": cwd},
-        "entriesFrom": from,
-        "entries": [],
-        "leafId": null,
-        "cwd": cwd,
-        "idle": true,
-        "pendingMessages": false,
-        "signalAborted": false,
-        "model": {"provider": "faux", "id": "faux-1", "contextWindow": 200000, "maxTokens": 8192},
-        "settings": {"global": {}, "project": {}},
-        "projectTrusted": true,
-    })
+    crate::bridge::state(cwd, Vec::new(), from, None)
 }
 
 fn tool_event(id: u32, cwd: &Path, params: Value) -> Value {
@@ -196,31 +54,19 @@ fn tool_event(id: u32, cwd: &Path, params: Value) -> Value {
 
 #[test]
 fn an_event_line_past_the_cap_fails_that_event_in_bounded_memory_and_serving_goes_on() {
-    let (mut sidecar, temp) = serve(&[]);
-    let cwd = temp.path().join("project");
-    std::fs::create_dir_all(&cwd).unwrap();
-    sidecar.send(&hello());
-    assert_eq!(sidecar.next()["type"], "ready");
-    sidecar.send_huge(
+    let (mut sidecar, _temp, cwd) = ready(&[]);
+    let refused = sidecar.answer_to_a_huge_line(
         r#"{"type":"event","body":{"id":7,"name":"turn_start","payload":""#,
-        HUGE_LINE_BYTES,
         r#""}}"#,
     );
-    let refused = sidecar.next();
     assert_eq!(refused["type"], "result", "{refused}");
     assert_eq!(refused["body"]["id"], 7);
     let error = refused["body"]["error"].as_str().unwrap();
     assert_eq!(
         error,
         format!(
-            "notesoup: a line of {HUGE_LINE_BYTES} bytes, over the limit of {}, was discarded unread",
-            16 << 20
+            "notesoup: a line of {HUGE_LINE_BYTES} bytes, over the limit of {LINE_CAP_BYTES}, was discarded unread"
         )
-    );
-    let peak = sidecar.peak_rss();
-    assert!(
-        peak < PEAK_RSS_BOUND,
-        "peak RSS {peak} bytes after a {HUGE_LINE_BYTES}-byte line"
     );
     sidecar.send(&tool_event(8, &cwd, json!({})));
     let served = sidecar.next();
@@ -232,11 +78,7 @@ fn an_event_line_past_the_cap_fails_that_event_in_bounded_memory_and_serving_goe
 
 #[test]
 fn tool_parameters_that_are_not_an_object_are_refused_with_a_code() {
-    let (mut sidecar, temp) = serve(&[]);
-    let cwd = temp.path().join("project");
-    std::fs::create_dir_all(&cwd).unwrap();
-    sidecar.send(&hello());
-    assert_eq!(sidecar.next()["type"], "ready");
+    let (mut sidecar, _temp, cwd) = ready(&[]);
     // By position, `["@human/x.md", "text"]` would have been a write.
     for (id, params) in [
         (1, json!(["@human/", 5])),
@@ -328,11 +170,7 @@ fn a_pi_version_that_is_no_version_is_refused_without_being_echoed() {
 /// taken in stride, and the next event is served.
 #[test]
 fn an_action_answer_that_never_comes_fails_the_event_after_a_bounded_wait() {
-    let (mut sidecar, temp) = serve(&[("NOTESOUP_PI_ACTION_TIMEOUT_MS", "300")]);
-    let cwd = temp.path().join("project");
-    std::fs::create_dir_all(&cwd).unwrap();
-    sidecar.send(&hello());
-    assert_eq!(sidecar.next()["type"], "ready");
+    let (mut sidecar, _temp, cwd) = ready(&[("NOTESOUP_PI_ACTION_TIMEOUT_MS", "300")]);
     sidecar.send(&json!({"type": "event", "body": {
         "id": 1, "name": "session_start", "payload": {"type": "session_start", "reason": "startup"},
         "state": state(&cwd, 0),
@@ -359,40 +197,6 @@ fn an_action_answer_that_never_comes_fails_the_event_after_a_bounded_wait() {
     assert!(sidecar.finish().0.success());
 }
 
-/// What can stand at a settings file's name instead of a settings file.
-#[derive(Debug, Clone, Copy)]
-enum NotAFile {
-    DevZero,
-    Fifo,
-    Directory,
-    Oversized,
-}
-
-const NOT_FILES: [NotAFile; 4] = [
-    NotAFile::DevZero,
-    NotAFile::Fifo,
-    NotAFile::Directory,
-    NotAFile::Oversized,
-];
-
-fn place(kind: NotAFile, path: &Path) {
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    match kind {
-        NotAFile::DevZero => std::os::unix::fs::symlink("/dev/zero", path).unwrap(),
-        NotAFile::Fifo => {
-            let made = Command::new("mkfifo").arg(path).status().unwrap();
-            assert!(made.success());
-        }
-        NotAFile::Directory => std::fs::create_dir(path).unwrap(),
-        NotAFile::Oversized => {
-            let mut text = br#"{"notesoup": {"bootMaxChars": 5000}, "pad": ""#.to_vec();
-            text.resize(5 << 20, b' ');
-            text.extend_from_slice(b"\"}");
-            std::fs::write(path, text).unwrap();
-        }
-    }
-}
-
 #[test]
 fn pi_settings_that_are_not_files_give_the_defaults_and_one_warning_to_boot() {
     for kind in NOT_FILES {
@@ -412,7 +216,7 @@ fn pi_settings_that_are_not_files_give_the_defaults_and_one_warning_to_boot() {
             } else {
                 agent.join("settings.json")
             };
-            place(kind, &settings);
+            not_a_file::place(kind, &settings);
             let mut command = Command::new(env!("CARGO_BIN_EXE_notesoup-pi"));
             command
                 .args(["boot", "--cwd"])
@@ -483,27 +287,26 @@ fn a_session_line_past_the_cap_is_skipped_as_a_bad_line_and_reading_goes_on() {
 fn a_session_file_that_is_a_fifo_is_refused_not_waited_on() {
     let temp = tempfile::tempdir().unwrap();
     let fifo = temp.path().join("session.jsonl");
-    place(NotAFile::Fifo, &fifo);
-    // On a thread, so that a read that waits for a writer fails the test.
-    let (to_test, read) = std::sync::mpsc::channel();
+    not_a_file::place(NotAFile::Fifo, &fifo);
     let path = fifo.clone();
-    std::thread::spawn(move || to_test.send(LazySession::read(&path).map(|s| s.len())));
-    let error = read
-        .recv_timeout(HANG)
-        .expect("the read waits on the FIFO")
-        .unwrap_err();
-    assert!(
-        error.to_string().contains("not a regular file (fifo)"),
-        "{error}"
-    );
+    assert_refuses_the_fifo(move || LazySession::read(&path).map(|s| s.len()));
     // The eager reader (`notesoup-pi boot`, the writer) too.
-    let (to_test, read) = std::sync::mpsc::channel();
-    let path = fifo.clone();
-    std::thread::spawn(move || to_test.send(SessionFile::read(&path).map(|_| ())));
-    let error = read
-        .recv_timeout(HANG)
-        .expect("the read waits on the FIFO")
-        .unwrap_err();
+    assert_refuses_the_fifo(move || SessionFile::read(&fifo).map(|_| ()));
+}
+
+/// Runs `read` on a thread, so that a read that waits for a writer fails
+/// the test: it must refuse the FIFO, not read it.
+fn assert_refuses_the_fifo<T, E>(read: impl FnOnce() -> Result<T, E> + Send + 'static)
+where
+    T: Send + std::fmt::Debug + 'static,
+    E: Send + std::fmt::Display + 'static,
+{
+    let (to_test, done) = std::sync::mpsc::channel();
+    std::thread::spawn(move || to_test.send(read()));
+    let error = match done.recv_timeout(HANG).expect("the read waits on the FIFO") {
+        Ok(read) => panic!("the FIFO was read: {read:?}"),
+        Err(error) => error,
+    };
     assert!(
         error.to_string().contains("not a regular file (fifo)"),
         "{error}"

@@ -1,18 +1,17 @@
 //! The bridge without Node: the built `notesoup-pi serve` over real pipes,
 //! fed the lines a shim would send, and the Pi package's files.
 
-use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use notesoup_pi::bridge::package;
 use notesoup_pi::bridge::protocol::PROTOCOL_VERSION;
+use notesoup_test_support::child::Proc;
 use serde_json::{Value, json};
 
 /// A running `notesoup-pi serve` with a notes home in a temp dir.
 struct Sidecar {
-    child: std::process::Child,
-    stdout: BufReader<std::process::ChildStdout>,
+    proc: Proc,
     _temp: tempfile::TempDir,
     notes: std::path::PathBuf,
 }
@@ -21,46 +20,34 @@ impl Sidecar {
     fn start() -> Self {
         let temp = tempfile::tempdir().unwrap();
         let notes = temp.path().join("notes");
-        let mut child = Command::new(env!("CARGO_BIN_EXE_notesoup-pi"))
-            .arg("serve")
-            .env("PI_NOTES_HOME", &notes)
-            .env("PI_NOTES_AGENT", "tester")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
+        let proc = Proc::spawn(
+            Command::new(env!("CARGO_BIN_EXE_notesoup-pi"))
+                .arg("serve")
+                .env("PI_NOTES_HOME", &notes)
+                .env("PI_NOTES_AGENT", "tester"),
+        );
         Self {
-            child,
-            stdout,
+            proc,
             _temp: temp,
             notes,
         }
     }
 
     fn send(&mut self, message: Value) {
-        let stdin = self.child.stdin.as_mut().unwrap();
-        writeln!(stdin, "{message}").unwrap();
-        stdin.flush().unwrap();
+        self.proc.send(&message);
     }
 
     fn next(&mut self) -> Value {
-        let mut line = String::new();
-        assert!(
-            self.stdout.read_line(&mut line).unwrap() > 0,
-            "sidecar closed"
-        );
-        serde_json::from_str(&line).unwrap()
+        self.proc.next()
     }
 
-    fn finish(mut self) -> std::process::ExitStatus {
-        drop(self.child.stdin.take());
-        self.child.wait().unwrap()
+    fn finish(self) -> std::process::ExitStatus {
+        self.proc.finish().0
     }
 }
 
-fn state(cwd: &Path, entries: Vec<Value>, from: u32, leaf: Option<&str>) -> Value {
+/// The session state the Pi package sends with an event.
+pub fn state(cwd: &Path, entries: Vec<Value>, from: u32, leaf: Option<&str>) -> Value {
     json!({
         "sessionId": "01a2324d-b8ef-7034-88ed-c5815690112d",
         "header": {"type": "session", "version": 3, "id": "01a2324d-b8ef-7034-88ed-c5815690112d",

@@ -3,6 +3,8 @@
 
 use std::process::Command;
 
+use notesoup_test_support::child;
+
 fn golden(name: &str) -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/golden")
@@ -91,22 +93,13 @@ fn version_names_the_pi_release_and_the_protocol() {
 /// writing, so its first write fails.
 #[test]
 fn a_closed_pipe_ends_every_printing_command_quietly() {
-    use std::process::Stdio;
-
     let golden_file = golden("agent-loop.jsonl");
     let file = golden_file.to_str().unwrap();
     for args in [vec!["context", file], vec!["history", file, "list"]] {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_notesoup-pi"))
-            .args(&args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        drop(child.stdout.take());
-        let output = child.wait_with_output().unwrap();
-        let stderr = String::from_utf8(output.stderr).unwrap();
-        assert!(output.status.success(), "{args:?}: {stderr}");
-        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        child::assert_quiet_without_a_reader(
+            Command::new(env!("CARGO_BIN_EXE_notesoup-pi")).args(&args),
+            &format!("{args:?}"),
+        );
     }
 }
 
@@ -179,16 +172,11 @@ fn a_missing_file_says_the_os_error_once() {
 
 /// `dream` runs with the notes home given.
 fn dream(args: &[&str], home: &std::path::Path) -> (i32, String, String) {
-    let output = Command::new(env!("CARGO_BIN_EXE_notesoup-pi"))
-        .args(args)
-        .arg("--notes-home")
-        .arg(home)
-        .output()
-        .unwrap();
-    (
-        output.status.code().unwrap(),
-        String::from_utf8(output.stdout).unwrap(),
-        String::from_utf8(output.stderr).unwrap(),
+    child::outcome(
+        Command::new(env!("CARGO_BIN_EXE_notesoup-pi"))
+            .args(args)
+            .arg("--notes-home")
+            .arg(home),
     )
 }
 
@@ -283,7 +271,8 @@ const PACKAGE_FILES: [&str; 6] = [
 /// installs again over its own.
 #[test]
 fn install_writes_only_its_own_files_and_never_through_links() {
-    use std::os::unix::fs::{PermissionsExt, symlink};
+    use notesoup_test_support::planted::{self, Victim};
+    use std::os::unix::fs::symlink;
     let temp = tempfile::tempdir().unwrap();
     let home = temp.path();
     let dir = home.join("pkg");
@@ -321,12 +310,9 @@ fn install_writes_only_its_own_files_and_never_through_links() {
 
     // A link planted at each file: replaced, the file it pointed at keeps
     // its bytes and its mode.
-    let victim = home.join(".bashrc");
+    let victim = Victim::at(home.join(".bashrc"));
     for file in PACKAGE_FILES {
-        std::fs::write(&victim, "export KEEP=1\n").unwrap();
-        std::fs::set_permissions(&victim, std::fs::Permissions::from_mode(0o600)).unwrap();
-        std::fs::remove_file(dir.join(file)).unwrap();
-        symlink(&victim, dir.join(file)).unwrap();
+        victim.plant_at(&dir.join(file));
         for print in [true, false] {
             let args: &[&str] = if print {
                 &["--dir", dir_arg, "--print"]
@@ -335,16 +321,9 @@ fn install_writes_only_its_own_files_and_never_through_links() {
             };
             let output = install(home, args);
             assert!(output.status.success(), "{file}: {}", stderr(&output));
-            assert_eq!(
-                std::fs::read_to_string(&victim).unwrap(),
-                "export KEEP=1\n",
-                "{file}"
-            );
-            let mode = std::fs::metadata(&victim).unwrap().permissions().mode() & 0o777;
-            assert_eq!(mode, 0o600, "{file}");
+            victim.assert_untouched(file);
         }
-        let meta = std::fs::symlink_metadata(dir.join(file)).unwrap();
-        assert!(meta.is_file(), "{file} is the package's file again");
+        planted::assert_replaced(&dir.join(file), file);
     }
     // A link where one of its folders belongs: refused.
     let elsewhere = home.join("elsewhere");

@@ -6,6 +6,7 @@
 use std::io::Write;
 use std::process::{Command, Stdio};
 
+use notesoup_test_support::dreamer;
 use serde_json::{Value, json};
 
 const BIN: &str = env!("CARGO_BIN_EXE_notesoup-pi");
@@ -78,11 +79,7 @@ fn a_missing_pi_fails_the_run_cleanly() {
         "{stdout}"
     );
     let stderr = String::from_utf8(output.stderr).unwrap();
-    let path = stderr
-        .lines()
-        .find_map(|line| line.strip_prefix("dream: run failed; see "))
-        .unwrap_or_else(|| panic!("{stderr}"));
-    let report = std::fs::read_to_string(path).unwrap();
+    let report = dreamer::failed_run_report(&stderr);
     assert!(
         report.contains("\n\ndreamer failed: could not start /nonexistent/pi: "),
         "{report}"
@@ -127,65 +124,13 @@ fn the_dream_command_line() {
     assert_eq!(tools.status.code(), Some(2), "--notes-home is required");
 }
 
-/// Forks, `setsid`s, forks again and lets the middle process exit: the
-/// grandchild belongs to no group or session of the dreamer and its parent
-/// is gone. It writes its pid and sleeps.
-const DOUBLE_FORK: &str = r#"
-import os, sys, time
-if os.fork() == 0:
-    os.setsid()
-    if os.fork() == 0:
-        with open(sys.argv[1] + ".tmp", "w") as f:
-            f.write(str(os.getpid()))
-        os.rename(sys.argv[1] + ".tmp", sys.argv[1])
-        time.sleep(1000)
-    os._exit(0)
-os.wait()
-"#;
-
-/// An executable `pi` stand-in that never ends: it records its pid, starts
-/// a child in its group, one that `setsid`s away and a double-forked Python
-/// escapee (their output away from its pipes), then sleeps.
-fn never_ending_pi(dir: &std::path::Path) -> std::path::PathBuf {
-    let pids = dir.display();
-    std::fs::write(dir.join("double_fork.py"), DOUBLE_FORK).unwrap();
-    let script = dir.join("pi");
-    std::fs::write(
-        &script,
-        format!(
-            "#!/bin/sh\n\
-             echo $$ > {pids}/leader.tmp && mv {pids}/leader.tmp {pids}/leader\n\
-             sleep 1000 &\n\
-             echo $! > {pids}/grouped.tmp && mv {pids}/grouped.tmp {pids}/grouped\n\
-             setsid sh -c 'echo $$ > {pids}/setsid.tmp && mv {pids}/setsid.tmp {pids}/setsid; exec sleep 1000' </dev/null >/dev/null 2>&1 &\n\
-             python3 {pids}/double_fork.py {pids}/python </dev/null >/dev/null 2>&1 &\n\
-             exec sleep 1000\n"
-        ),
-    )
-    .unwrap();
-    let mut permissions = std::fs::metadata(&script).unwrap().permissions();
-    std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
-    std::fs::set_permissions(&script, permissions).unwrap();
-    script
-}
-
-/// Whether the process `pid` is alive and carries `mark` in its
-/// environment (a reused pid does not).
-fn alive(pid: u32, mark: &str) -> bool {
-    std::fs::read(format!("/proc/{pid}/environ")).is_ok_and(|environ| {
-        environ
-            .split(|&b| b == 0)
-            .any(|entry| entry == mark.as_bytes())
-    })
-}
-
 #[test]
 fn a_dreamer_that_never_ends_is_stopped_with_every_process_it_started() {
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().join("notes");
     let pids = dir.path().join("pids");
     std::fs::create_dir_all(&pids).unwrap();
-    let pi = never_ending_pi(&pids);
+    let pi = dreamer::never_ending(&pids, "pi");
     let mark = uuid::Uuid::new_v4().to_string();
     let dream = |pi: &std::path::Path, timeout: &str| {
         Command::new(BIN)
@@ -194,7 +139,7 @@ fn a_dreamer_that_never_ends_is_stopped_with_every_process_it_started() {
             .arg("--notes-home")
             .arg(&home)
             .env("PI_CODING_AGENT_DIR", dir.path().join("agent"))
-            .env("NOTESOUP_TEST_TREE_MARK", &mark)
+            .env(dreamer::TREE_MARK, &mark)
             .output()
             .unwrap()
     };
@@ -205,24 +150,10 @@ fn a_dreamer_that_never_ends_is_stopped_with_every_process_it_started() {
         stderr.contains("dream: stopped the dreamer after 5 s"),
         "{stderr}"
     );
-    let mark = format!("NOTESOUP_TEST_TREE_MARK={mark}");
-    for name in ["leader", "grouped", "setsid", "python"] {
-        let pid: u32 = std::fs::read_to_string(pids.join(name))
-            .unwrap_or_else(|err| panic!("{name} never started: {err}"))
-            .trim()
-            .parse()
-            .unwrap();
-        assert!(
-            !alive(pid, &mark),
-            "the {name} process ({pid}) outlived the dream"
-        );
-    }
+    let mark = format!("{}={mark}", dreamer::TREE_MARK);
+    dreamer::assert_tree_stopped(&pids, &mark, "the dream");
     assert!(!home.join(".dream.lock").exists(), "the lock is released");
-    let path = stderr
-        .lines()
-        .find_map(|line| line.strip_prefix("dream: run failed; see "))
-        .unwrap_or_else(|| panic!("{stderr}"));
-    let report = std::fs::read_to_string(path).unwrap();
+    let report = dreamer::failed_run_report(&stderr);
     assert!(
         report.contains("dreamer failed: timed out after 5 s and was stopped"),
         "{report}"
@@ -233,11 +164,7 @@ fn a_dreamer_that_never_ends_is_stopped_with_every_process_it_started() {
     let next = dream(std::path::Path::new("/nonexistent/pi"), "5");
     let stderr = String::from_utf8(next.stderr).unwrap();
     assert!(!stderr.contains("lock gate"), "{stderr}");
-    let path = stderr
-        .lines()
-        .find_map(|line| line.strip_prefix("dream: run failed; see "))
-        .unwrap_or_else(|| panic!("{stderr}"));
-    let report = std::fs::read_to_string(path).unwrap();
+    let report = dreamer::failed_run_report(&stderr);
     assert!(
         report.contains("dreamer failed: could not start /nonexistent/pi"),
         "{report}"

@@ -387,10 +387,9 @@ fn a_file_that_shrank_is_reported() {
     );
 }
 
-/// On a long session with compactions, only the entries after the newest
-/// compaction's kept range are decoded.
-#[test]
-fn a_long_session_decodes_only_its_active_part() {
+/// 2,000 turns of a prompt, a tool call and its result, and an answer, with
+/// a compaction every 500 turns; with `branch_at`, a branch after that turn.
+fn long_session(branch_at: Option<u32>) -> Vec<Step> {
     let mut steps = Vec::new();
     for turn in 0..2_000 {
         steps.extend([
@@ -402,8 +401,18 @@ fn a_long_session_decodes_only_its_active_part() {
         if turn % 500 == 499 {
             steps.push(Step::Compaction(4));
         }
+        if Some(turn) == branch_at {
+            steps.push(Step::Branch(5));
+        }
     }
-    let bytes = session(&steps);
+    steps
+}
+
+/// On a long session with compactions, only the entries after the newest
+/// compaction's kept range are decoded.
+#[test]
+fn a_long_session_decodes_only_its_active_part() {
+    let bytes = session(&long_session(None));
     let lazy = LazySession::parse(bytes.clone());
     assert_eq!(lazy.decoded(), 0, "indexing decodes nothing");
     let path = lazy.context_path(Leaf::Last);
@@ -419,22 +428,7 @@ fn a_long_session_decodes_only_its_active_part() {
 /// context and history as the eager reader.
 #[test]
 fn a_long_session_file_reads_the_same() {
-    let mut steps = Vec::new();
-    for turn in 0..2_000 {
-        steps.extend([
-            Step::User,
-            Step::Assistant(0),
-            Step::ToolResult,
-            Step::Assistant(1),
-        ]);
-        if turn % 500 == 499 {
-            steps.push(Step::Compaction(4));
-        }
-        if turn == 1_990 {
-            steps.push(Step::Branch(5));
-        }
-    }
-    let bytes = session(&steps);
+    let bytes = session(&long_session(Some(1_990)));
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("long.jsonl");
     std::fs::write(&path, &bytes).unwrap();

@@ -6,33 +6,9 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-const BIN: &str = env!("CARGO_BIN_EXE_notesoup-pi");
+use notesoup_test_support::shared_commands::{Binary, ok as stdout};
 
-/// Every shared command, as a person types it before `--help`.
-const SHARED: &[&[&str]] = &[
-    &["notes"],
-    &["notes", "list"],
-    &["notes", "read"],
-    &["notes", "search"],
-    &["notes", "write"],
-    &["notes", "update"],
-    &["notes", "crumple"],
-    &["notes", "uncrumple"],
-    &["notes", "rename"],
-    &["boot"],
-    &["history"],
-    &["history", "windows"],
-    &["history", "list"],
-    &["history", "search"],
-    &["history", "read"],
-    &["doctor"],
-    &["doctor", "clean"],
-    &["dream"],
-    &["dream", "doctor"],
-    &["dream", "doctor", "clean"],
-    &["completions"],
-    &["man"],
-];
+const BIN: &str = env!("CARGO_BIN_EXE_notesoup-pi");
 
 fn run(args: &[&str], notes: &Path) -> Output {
     Command::new(BIN)
@@ -44,28 +20,16 @@ fn run(args: &[&str], notes: &Path) -> Output {
         .unwrap()
 }
 
-fn stdout(output: &Output) -> String {
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout.clone()).unwrap()
+/// `notesoup-pi` with `notes` as its notes root, for the checks every
+/// binary shares.
+fn notesoup_pi(notes: &Path) -> Binary<'_> {
+    Binary::new("notesoup-pi", move |args| run(args, notes))
 }
 
 #[test]
 fn the_shared_commands_help() {
     let notes = tempfile::tempdir().unwrap();
-    let mut all = String::new();
-    for command in SHARED {
-        let mut args = command.to_vec();
-        args.push("--help");
-        let help = stdout(&run(&args, notes.path()));
-        all.push_str(&format!("$ <bin> {} --help\n", command.join(" ")));
-        all.push_str(&help.replace("notesoup-pi", "<bin>"));
-        all.push('\n');
-    }
-    insta::assert_snapshot!(all);
+    insta::assert_snapshot!(notesoup_pi(notes.path()).shared_help());
 }
 
 #[test]
@@ -75,40 +39,15 @@ fn doctor_and_dream_doctor_are_one_command() {
     std::fs::create_dir_all(home.join("human")).unwrap();
     std::fs::write(home.join("stray.txt"), "x").unwrap();
     let home = home.to_str().unwrap();
-    let doctor = run(&["doctor", "--json", "--notes-home", home], notes.path());
-    let dream_doctor = run(
-        &["dream", "doctor", "--json", "--notes-home", home],
-        notes.path(),
-    );
-    assert_eq!(doctor.status.code(), Some(1), "findings exit 1");
-    assert_eq!(dream_doctor.status.code(), Some(1));
-    assert_eq!(doctor.stdout, dream_doctor.stdout);
-    let report: serde_json::Value = serde_json::from_slice(&doctor.stdout).unwrap();
-    assert_eq!(report["findings"][0]["path"], "stray.txt", "{report}");
+    notesoup_pi(notes.path()).assert_doctor_is_dream_doctor(&["--notes-home", home]);
 }
 
 #[test]
 fn completions_and_the_man_page() {
     let notes = tempfile::tempdir().unwrap();
-    for shell in ["bash", "zsh", "fish"] {
-        let script = stdout(&run(&["completions", shell], notes.path()));
-        assert!(script.contains("notesoup-pi"), "{shell}");
-        assert!(script.contains("history"), "{shell}");
-    }
-    let man = stdout(&run(&["man"], notes.path()));
-    assert!(man.contains(".TH notesoup-pi 1"), "{man:.300}");
-    for command in [
-        "notesoup-pi serve",
-        "notesoup-pi notes list",
-        "notesoup-pi dream doctor",
-    ] {
-        assert!(man.contains(&format!(".SS \"{command}\"")), "{command}");
-    }
-    assert!(!man.contains("(1)"), "no page the install does not provide");
-    assert!(
-        !man.contains("dream-tools"),
-        "a hidden command stays hidden"
-    );
+    let bin = notesoup_pi(notes.path());
+    bin.assert_completions_name("history");
+    bin.assert_man_page("serve");
 }
 
 fn golden(name: &str) -> PathBuf {

@@ -5,6 +5,7 @@
 //! checkpoints with an empty summary. With notesoup off the same settings
 //! make Pi summarize, which shows the threshold really fires.
 
+use notesoup_test_support::pi_session::reset_between;
 use serde_json::{Value, json};
 
 use super::support::{Report, World, text, tool};
@@ -119,16 +120,7 @@ fn a_large_reserve_pi_s_threshold_compaction_is_cancelled_and_notesoup_resets_wi
         .iter()
         .position(|k| k == "compaction")
         .expect("a reset");
-    assert_eq!(
-        kinds[at..],
-        [
-            "compaction",
-            "custom:notesoup/reset-marker",
-            "custom_message:notesoup/boot",
-            "custom_message:notesoup/continuation",
-            "message:assistant",
-        ]
-    );
+    assert_eq!(kinds[at..], reset_between(&[], &["message:assistant"]));
     assert_eq!(compaction_entries(&report).len(), 1);
     assert_eq!(report.markers().len(), 1);
     assert_eq!(report.markers()[0].1, "forced");
@@ -163,14 +155,7 @@ fn a_small_reserve_notesoup_resets_first_and_pi_never_compacts() {
     assert_eq!(report.pending_responses, 0);
     assert_no_summary_saved(&report);
     assert!(report.compactions.is_empty(), "{:?}", events(&report));
-    let warned = report.request(0);
-    assert!(
-        warned
-            .last()
-            .unwrap()
-            .starts_with("user: <context_window_guidance>⏎Final warning"),
-        "{warned:?}"
-    );
+    super::support::assert_final_warning(&report.request(0));
     assert_eq!(compaction_entries(&report).len(), 1);
     assert_eq!(report.markers().len(), 1);
 }

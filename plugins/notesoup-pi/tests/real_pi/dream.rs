@@ -7,47 +7,24 @@
 //! package, which the dreamer must not load.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output};
-use std::time::Duration;
+use std::process::{Command, Output};
 
 use serde_json::{Value, json};
 
-use super::support::{Pi, package_dir, wait_for_port};
+use notesoup_test_support::dreamer::{self, CRUMPLED, LIVE, note};
 
-const LIVE: &str = "project/demo-1a2b3c4d/parser.md";
-const CRUMPLED: &str = "project/demo-1a2b3c4d/old-idea.md";
+use super::support::{Endpoint, Pi, message_texts, package_dir};
+
 const MAP: &str = "project/demo-1a2b3c4d/MAP.md";
 const TOOLS: [&str; 7] = ["read", "grep", "find", "ls", "write", "edit", "delete"];
-
-/// How long to wait for the fake endpoint to listen. A bound on waiting,
-/// not an assertion on speed.
-const PATIENCE: Duration = Duration::from_secs(60);
-
-fn note(crumpled: bool, body: &str) -> String {
-    let crumpled = if crumpled {
-        "crumpledAt: 2026-02-01T00:00:00.000+00:00\n"
-    } else {
-        ""
-    };
-    format!(
-        "---\norigin: self\ncreatedAt: 2026-01-01T00:00:00.000+00:00\nupdatedAt: 2026-01-01T00:00:00.000+00:00\n{crumpled}---\n\n{body}\n"
-    )
-}
 
 /// A temporary world: a notes home with a live and a crumpled note, Pi's
 /// agent directory (models.json for the endpoint, notesoup's package
 /// installed), and the fake endpoint serving `script`.
 struct DreamWorld {
     pi: Pi,
+    server: Endpoint,
     temp: tempfile::TempDir,
-    server: Child,
-}
-
-impl Drop for DreamWorld {
-    fn drop(&mut self) {
-        let _ = self.server.kill();
-        let _ = self.server.wait();
-    }
 }
 
 impl DreamWorld {
@@ -59,31 +36,12 @@ impl DreamWorld {
             .unwrap();
         let root = temp.path();
         let notes = root.join("notes");
-        std::fs::create_dir_all(notes.join("project/demo-1a2b3c4d")).unwrap();
-        std::fs::write(notes.join(LIVE), note(false, "The parser is slow.")).unwrap();
-        std::fs::write(notes.join(CRUMPLED), note(true, "An abandoned idea.")).unwrap();
+        dreamer::live_and_crumpled(&notes);
         std::fs::create_dir_all(root.join("agent")).unwrap();
         std::fs::create_dir_all(root.join("cwd")).unwrap();
-        std::fs::write(root.join("script.json"), script.to_string()).unwrap();
-        let port_file = root.join("port");
-        let server = Command::new(&pi.node)
-            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/real_pi/fake_openai.mjs"))
-            .arg(root.join("script.json"))
-            .arg(&port_file)
-            .arg(root.join("requests.jsonl"))
-            .spawn()
-            .unwrap();
-        let mut world = Self { pi, temp, server };
-        let port = wait_for_port(&port_file, &mut world.server, PATIENCE);
-        let models = json!({"providers": {"fake": {
-            "baseUrl": format!("http://127.0.0.1:{port}/v1"),
-            "api": "openai-completions",
-            "apiKey": "test-key",
-            "models": [
-                {"id": "fake-1", "name": "Fake One", "contextWindow": 200000, "maxTokens": 8192},
-                {"id": "fake-2", "name": "Fake Two", "contextWindow": 200000, "maxTokens": 8192},
-            ],
-        }}});
+        let server = Endpoint::start(&pi, root, &script);
+        let models = server.models_json(&[("fake-1", "Fake One"), ("fake-2", "Fake Two")]);
+        let world = Self { pi, server, temp };
         std::fs::write(world.agent().join("models.json"), models.to_string()).unwrap();
         world.settings(json!({}));
         world
@@ -138,11 +96,7 @@ impl DreamWorld {
 
     /// Every request the endpoint received.
     fn requests(&self) -> Vec<Value> {
-        std::fs::read_to_string(self.temp.path().join("requests.jsonl"))
-            .unwrap_or_default()
-            .lines()
-            .map(|line| serde_json::from_str(line).unwrap())
-            .collect()
+        self.server.requests()
     }
 
     fn git_log(&self) -> Vec<String> {
@@ -182,27 +136,6 @@ fn offered(request: &Value) -> Vec<&str> {
                 .collect()
         })
         .unwrap_or_default()
-}
-
-/// `(role, text)` of every message of a request.
-fn messages(request: &Value) -> Vec<(String, String)> {
-    request["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| {
-            let text = match &m["content"] {
-                Value::String(text) => text.clone(),
-                Value::Array(parts) => parts
-                    .iter()
-                    .filter_map(|p| p["text"].as_str())
-                    .collect::<Vec<_>>()
-                    .join("\n"),
-                _ => String::new(),
-            };
-            (m["role"].as_str().unwrap_or("?").to_owned(), text)
-        })
-        .collect()
 }
 
 fn call(name: &str, args: Value) -> Value {
@@ -286,23 +219,23 @@ fn real_pi_dreams_inside_the_jail_with_gates_lock_audit_and_report() {
     for request in &requests {
         assert_eq!(offered(request), TOOLS, "{request}");
         assert_eq!(request["model"], "fake-1");
-        let all: String = messages(request).into_iter().map(|(_, t)| t).collect();
+        let all: String = message_texts(request).into_iter().map(|(_, t)| t).collect();
         assert!(!all.contains("<context_window>"), "no boot: {all}");
     }
-    let first = messages(&requests[0]);
+    let first = message_texts(&requests[0]);
     let users: Vec<&(String, String)> = first.iter().filter(|(r, _)| r == "user").collect();
     assert_eq!(users.len(), 1, "{first:?}");
     assert_eq!(users[0].1, notesoup_core::dream::PLAYBOOK.trim_end());
 
     // What the tools answered, in the request after the calls.
-    let results: Vec<String> = messages(&requests[1])
+    let results: Vec<String> = message_texts(&requests[1])
         .into_iter()
         .filter(|(role, _)| role == "tool")
         .map(|(_, text)| text)
         .collect();
     assert_eq!(results[0], "old-idea.md\nparser.md", "{results:?}");
     assert!(results[1].ends_with("The parser is slow.\n"), "{results:?}");
-    let results: Vec<String> = messages(&requests[2])
+    let results: Vec<String> = message_texts(&requests[2])
         .into_iter()
         .filter(|(role, _)| role == "tool")
         .map(|(_, text)| text)
@@ -428,11 +361,7 @@ fn the_model_is_the_flag_then_the_setting_then_pi_s_default() {
     let out = world.dream(&["--force", "--dreamer", "nosuch-model"]);
     assert_eq!(out.status.code(), Some(1));
     let stderr = text(&out.stderr);
-    let path = stderr
-        .lines()
-        .find_map(|line| line.strip_prefix("dream: run failed; see "))
-        .unwrap_or_else(|| panic!("{stderr}"));
-    let report = std::fs::read_to_string(path).unwrap();
+    let report = dreamer::failed_run_report(&stderr);
     assert!(
         report.contains(
             "\n\ndreamer model pattern \"nosuch-model\" did not resolve to an available model\n\n- no changes\n"
@@ -460,11 +389,7 @@ fn a_dreamer_past_its_timeout_is_stopped_and_the_run_fails_cleanly() {
         stderr.contains("dream: stopped the dreamer after 3 s"),
         "{stderr}"
     );
-    let path = stderr
-        .lines()
-        .find_map(|line| line.strip_prefix("dream: run failed; see "))
-        .unwrap_or_else(|| panic!("{stderr}"));
-    let report = std::fs::read_to_string(path).unwrap();
+    let report = dreamer::failed_run_report(&stderr);
     assert!(
         report
             .contains("\n\ndreamer failed: timed out after 3 s and was stopped\n\n- no changes\n"),

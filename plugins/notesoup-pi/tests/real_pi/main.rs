@@ -13,8 +13,9 @@ mod support;
 mod terminal;
 mod typecheck;
 
+use notesoup_test_support::pi_session::{RESET, reset_between};
 use serde_json::json;
-use support::{World, error, text, tool};
+use support::{World, error, find_note, text, tool};
 
 /// This crate's `notesoup-pi`, for `support`.
 fn sidecar() -> std::path::PathBuf {
@@ -25,27 +26,6 @@ const ROOT_BOOT: &str = "user: <context_window>⏎Agent name: tester (brain: fau
 const SUMMARY: &str = "user: The conversation history before this point was compacted int";
 const FRESH_BOOT: &str = ROOT_BOOT;
 const CONTINUATION: &str = "user: You wake up blank, puffy-eyed, and clearly robbed. Your memo";
-
-fn find_note(root: &std::path::Path, name: &str) -> Option<std::path::PathBuf> {
-    walk(root)
-        .into_iter()
-        .find(|p| p.file_name().is_some_and(|n| n == name))
-}
-
-fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let mut found = Vec::new();
-    if let Ok(entries) = std::fs::read_dir(dir) {
-        for entry in entries.flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                found.extend(walk(&path));
-            } else {
-                found.push(path);
-            }
-        }
-    }
-    found
-}
 
 #[test]
 fn root_boot_notes_tools_wipe_and_history_in_pi_s_own_loop() {
@@ -92,15 +72,10 @@ fn root_boot_notes_tools_wipe_and_history_in_pi_s_own_loop() {
         .expect("a checkpoint");
     assert_eq!(
         kinds[at - 2..at + 5],
-        [
-            "message:assistant",
-            "message:toolResult",
-            "compaction",
-            "custom:notesoup/reset-marker",
-            "custom_message:notesoup/boot",
-            "custom_message:notesoup/continuation",
-            "message:assistant",
-        ]
+        reset_between(
+            &["message:assistant", "message:toolResult"],
+            &["message:assistant"]
+        )
     );
     let entries = report.entries();
     let checkpoint = &entries[at];
@@ -170,14 +145,7 @@ fn budget_reminder_warning_and_close_out_as_the_window_fills() {
         .position(|k| k == "custom_message:notesoup/guidance")
         .expect("a reminder");
     // The warning went out with the request that crossed the line…
-    let warned = report.request(1);
-    assert!(
-        warned
-            .last()
-            .unwrap()
-            .starts_with("user: <context_window_guidance>⏎Final warning"),
-        "{warned:?}"
-    );
+    support::assert_final_warning(&report.request(1));
     // …and was saved before the boundary, after the reminder.
     let at = kinds
         .iter()
@@ -186,14 +154,7 @@ fn budget_reminder_warning_and_close_out_as_the_window_fills() {
     assert!(reminder < at);
     assert_eq!(
         kinds[at - 1..at + 5],
-        [
-            "custom_message:notesoup/warning",
-            "compaction",
-            "custom:notesoup/reset-marker",
-            "custom_message:notesoup/boot",
-            "custom_message:notesoup/continuation",
-            "message:assistant",
-        ]
+        reset_between(&["custom_message:notesoup/warning"], &["message:assistant"])
     );
     assert!(
         report
@@ -232,15 +193,7 @@ fn fresh_window_bare_and_with_text() {
     );
     let kinds = report.kinds();
     assert!(kinds.contains(&"custom_message:notesoup/manual-wipe".to_owned()));
-    assert_eq!(
-        kinds[kinds.len() - 4..],
-        [
-            "compaction",
-            "custom:notesoup/reset-marker",
-            "custom_message:notesoup/boot",
-            "custom_message:notesoup/continuation",
-        ]
-    );
+    assert_eq!(kinds[kinds.len() - 4..], RESET);
 
     // With text: the fresh window continues with the text verbatim.
     let world = World::new(200_000);
@@ -354,15 +307,10 @@ fn overflow_recovers_once_through_a_forced_reset() {
         .expect("Pi's omission");
     assert_eq!(
         kinds[at - 1..],
-        [
-            "message:assistant",
-            "context_edit",
-            "compaction",
-            "custom:notesoup/reset-marker",
-            "custom_message:notesoup/boot",
-            "custom_message:notesoup/continuation",
-            "message:assistant",
-        ]
+        reset_between(
+            &["message:assistant", "context_edit"],
+            &["message:assistant"]
+        )
     );
     assert_eq!(report.markers()[0].1, "forced");
 }

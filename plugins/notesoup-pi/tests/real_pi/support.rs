@@ -277,6 +277,17 @@ pub fn tool(name: &str, args: Value) -> Value {
     json!({ "tools": [{ "name": name, "args": args }] })
 }
 
+/// Fails the test unless a request (`Report::request`) ends with the final
+/// warning.
+pub fn assert_final_warning(request: &[String]) {
+    assert!(
+        request
+            .last()
+            .is_some_and(|last| last.starts_with("user: <context_window_guidance>⏎Final warning")),
+        "{request:?}"
+    );
+}
+
 /// A model reply: a provider error.
 pub fn error(message: &str) -> Value {
     json!({ "error": message })
@@ -307,4 +318,274 @@ pub fn wait_for_port(
         }
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
+}
+
+/// The file called `name` anywhere under `root`.
+pub fn find_note(root: &Path, name: &str) -> Option<PathBuf> {
+    walk(root)
+        .into_iter()
+        .find(|p| p.file_name().is_some_and(|n| n == name))
+}
+
+/// Every file under `dir`.
+pub fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                found.extend(walk(&path));
+            } else {
+                found.push(path);
+            }
+        }
+    }
+    found
+}
+
+/// How long to wait for Pi in a terminal to reach a state before failing
+/// with the pane. A bound on waiting, not an assertion on speed.
+pub const PATIENCE: std::time::Duration = std::time::Duration::from_secs(180);
+
+/// A home for the real `pi` command: a temporary root with Pi's agent
+/// directory, a project and a notes root, and the environment `pi` and
+/// `notesoup-pi` run in (offline, Node 22 and `pi` on `PATH`).
+pub struct PiHome {
+    _temp: tempfile::TempDir,
+    pub root: PathBuf,
+    pub agent: PathBuf,
+    pub project: PathBuf,
+    pub notes: PathBuf,
+    pub env: Vec<(&'static str, std::ffi::OsString)>,
+}
+
+impl PiHome {
+    pub fn new(pi: &Pi, prefix: &str) -> Self {
+        let temp = tempfile::Builder::new().prefix(prefix).tempdir().unwrap();
+        let root = temp.path().to_path_buf();
+        let agent = root.join("agent");
+        let project = root.join("project");
+        let notes = root.join("notes");
+        std::fs::create_dir_all(&agent).unwrap();
+        std::fs::create_dir_all(&project).unwrap();
+        let env = vec![
+            ("PATH", pi.path()),
+            ("HOME", root.clone().into()),
+            ("PI_CODING_AGENT_DIR", agent.clone().into()),
+            ("PI_NOTES_HOME", notes.clone().into()),
+            ("PI_NOTES_AGENT", "tester".into()),
+            ("PI_OFFLINE", "1".into()),
+        ];
+        Self {
+            _temp: temp,
+            root,
+            agent,
+            project,
+            notes,
+            env,
+        }
+    }
+
+    /// `notesoup-pi install --dir <root>/pi-package` (which runs `pi
+    /// install <dir>` itself, `pi` being on `PATH`); returns the package
+    /// folder.
+    pub fn install(&self) -> PathBuf {
+        let package = self.root.join("pi-package");
+        let out = Command::new(crate::sidecar())
+            .args(["install", "--dir"])
+            .arg(&package)
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        package
+    }
+
+    /// `pi <args>` in a tmux pane of 160 by 50 in the project, on a tmux
+    /// server of its own called `socket`.
+    pub fn start_pi(&self, socket: String, args: &str) -> Pane {
+        let pane = Pane { socket };
+        // The new tmux server inherits this environment; the command sets
+        // it again because a login shell may rewrite PATH.
+        let assignments: Vec<String> = self
+            .env
+            .iter()
+            .map(|(key, value)| {
+                format!("{key}='{}'", value.to_string_lossy().replace('\'', "'\\''"))
+            })
+            .collect();
+        // The shell keeps the pane after pi exits, so a failure shows its
+        // output.
+        let command = format!(
+            "env {} pi{args}; echo \"[pi exited $?]\"; sleep 86400",
+            assignments.join(" ")
+        );
+        let status = Command::new("tmux")
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
+            .args(["-L", &pane.socket, "-f", "/dev/null", "new-session", "-d"])
+            .args(["-x", "160", "-y", "50", "-c"])
+            .arg(&self.project)
+            .arg(command)
+            .status()
+            .unwrap();
+        assert!(status.success(), "tmux new-session failed");
+        pane
+    }
+}
+
+/// Fails unless tmux is on `PATH`: the terminal tests need it.
+pub fn assert_tmux() {
+    assert!(
+        Command::new("tmux").arg("-V").output().is_ok(),
+        "the terminal test needs tmux on PATH"
+    );
+}
+
+/// A tmux pane on a server of its own, killed when dropped.
+pub struct Pane {
+    socket: String,
+}
+
+impl Drop for Pane {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["-L", &self.socket, "kill-server"])
+            .status();
+    }
+}
+
+impl Pane {
+    /// What the pane shows.
+    pub fn text(&self) -> String {
+        let out = Command::new("tmux")
+            .args(["-L", &self.socket, "capture-pane", "-p", "-t", "0"])
+            .output()
+            .expect("tmux capture-pane");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Sends tmux keys: `["-l", text]` types text, `["Tab"]` a key.
+    pub fn keys(&self, keys: &[&str]) {
+        let status = Command::new("tmux")
+            .args(["-L", &self.socket, "send-keys", "-t", "0"])
+            .args(keys)
+            .status()
+            .expect("tmux send-keys");
+        assert!(status.success());
+    }
+
+    /// Types `text`, then Enter.
+    pub fn type_line(&self, text: &str) {
+        self.keys(&["-l", text]);
+        self.keys(&["Enter"]);
+    }
+
+    /// Waits until `done` holds for the pane's lines (trailing blanks
+    /// trimmed).
+    pub fn wait_for_lines(&self, what: &str, done: impl Fn(&[&str]) -> bool) {
+        self.wait_for(what, |text| {
+            let lines: Vec<&str> = text.lines().map(str::trim_end).collect();
+            done(&lines)
+        });
+    }
+
+    /// Waits until `done` holds for what the pane shows, re-checking as Pi
+    /// works; fails if pi exits or after [`PATIENCE`].
+    pub fn wait_for(&self, what: &str, done: impl Fn(&str) -> bool) {
+        let start = std::time::Instant::now();
+        loop {
+            let text = self.text();
+            if done(&text) {
+                return;
+            }
+            assert!(!text.contains("[pi exited "), "pi exited:\n{text}");
+            assert!(
+                start.elapsed() < PATIENCE,
+                "Pi never reached: {what}\n--- pane ---\n{text}"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    }
+}
+
+/// The fake OpenAI-compatible endpoint (`fake_openai.mjs`) on 127.0.0.1,
+/// serving `script` and logging every request to `requests.jsonl`; ended
+/// when dropped.
+pub struct Endpoint {
+    server: std::process::Child,
+    log: PathBuf,
+    port: String,
+}
+
+impl Drop for Endpoint {
+    fn drop(&mut self) {
+        let _ = self.server.kill();
+        let _ = self.server.wait();
+    }
+}
+
+impl Endpoint {
+    /// Starts it with its script, port file and log in `root`, and waits
+    /// (at most [`PATIENCE`]) until it listens.
+    pub fn start(pi: &Pi, root: &Path, script: &Value) -> Self {
+        std::fs::write(root.join("script.json"), script.to_string()).unwrap();
+        let port_file = root.join("port");
+        let log = root.join("requests.jsonl");
+        let server = Command::new(&pi.node)
+            .arg(adapter_dir().join("tests/real_pi/fake_openai.mjs"))
+            .arg(root.join("script.json"))
+            .arg(&port_file)
+            .arg(&log)
+            .spawn()
+            .unwrap();
+        let mut endpoint = Self {
+            server,
+            log,
+            port: String::new(),
+        };
+        endpoint.port = wait_for_port(&port_file, &mut endpoint.server, PATIENCE);
+        endpoint
+    }
+
+    /// Pi's `models.json` naming this endpoint as provider `fake` with
+    /// `models` (`id`, `name`).
+    pub fn models_json(&self, models: &[(&str, &str)]) -> Value {
+        let models: Vec<Value> = models
+            .iter()
+            .map(|(id, name)| json!({"id": id, "name": name, "contextWindow": 200000, "maxTokens": 8192}))
+            .collect();
+        json!({"providers": {"fake": {
+            "baseUrl": format!("http://127.0.0.1:{}/v1", self.port),
+            "api": "openai-completions",
+            "apiKey": "test-key",
+            "models": models,
+        }}})
+    }
+
+    /// Every request it received.
+    pub fn requests(&self) -> Vec<Value> {
+        std::fs::read_to_string(&self.log)
+            .unwrap_or_default()
+            .lines()
+            .map(|line| serde_json::from_str(line).expect("a logged request"))
+            .collect()
+    }
+}
+
+/// `(role, text)` of every message of a request.
+pub fn message_texts(request: &Value) -> Vec<(String, String)> {
+    request["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .map(|m| {
+            let text =
+                notesoup_test_support::fake_model::content_text(&m["content"]).unwrap_or_default();
+            (m["role"].as_str().unwrap_or("?").to_owned(), text)
+        })
+        .collect()
 }

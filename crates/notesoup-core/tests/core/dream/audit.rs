@@ -38,6 +38,13 @@ fn gix_message(home: &Path, commit: &str) -> (String, Vec<String>) {
     (message, parents)
 }
 
+/// The home's commits are `log` (subjects, newest first) and nothing is
+/// left uncommitted.
+fn assert_committed(home: &Path, log: &str) {
+    assert_eq!(git(home, &["log", "--format=%s"]), log);
+    assert_eq!(git(home, &["status", "--porcelain"]), "");
+}
+
 #[test]
 fn baseline_and_dream_commits_read_back_with_gix_and_git() {
     let home = tempfile::tempdir().expect("tempdir");
@@ -193,11 +200,7 @@ fn empty_commit_rules() {
     put(home, "human/a.md", "a\n");
     let changed = audit_commit(home, "dream three").expect("changed");
     assert!(!changed.empty);
-    assert_eq!(
-        git(home, &["log", "--format=%s"]),
-        "dream three\nbaseline one\n"
-    );
-    assert_eq!(git(home, &["status", "--porcelain"]), "");
+    assert_committed(home, "dream three\nbaseline one\n");
 }
 
 #[test]
@@ -220,40 +223,21 @@ fn a_tree_with_content_and_no_head_is_committed_and_an_existing_repo_is_reused()
     );
     // A file tracked before it was ignored stays tracked (as `git add -A`).
     put(home, "human/b.md", "b\n");
-    git(
-        home,
-        &[
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "add",
-            "human/b.md",
-        ],
-    );
-    git(
-        home,
-        &[
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "commit",
-            "-q",
-            "-m",
-            "human commit",
-        ],
-    );
+    for args in [
+        &["add", "human/b.md"][..],
+        &["commit", "-q", "-m", "human commit"],
+    ] {
+        git(
+            home,
+            &[&["-c", "user.name=t", "-c", "user.email=t@t"][..], args].concat(),
+        );
+    }
     put(home, ".gitignore", "human/b.md\n");
     put(home, "human/b.md", "b changed\n");
     let second = audit_commit(home, "dream x").expect("second");
     assert!(!second.empty);
     assert_eq!(git(home, &["show", "HEAD:human/b.md"]), "b changed\n");
-    assert_eq!(
-        git(home, &["log", "--format=%s"]),
-        "dream x\nhuman commit\nbaseline x\n"
-    );
-    assert_eq!(git(home, &["status", "--porcelain"]), "");
+    assert_committed(home, "dream x\nhuman commit\nbaseline x\n");
 }
 
 #[test]

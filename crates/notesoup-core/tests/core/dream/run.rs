@@ -11,7 +11,9 @@ use notesoup_core::dream::{
     DreamWrite, LAST_RUN_FILE, LOCK_FILE, PLAYBOOK, TextEdit, last_run, run_dream,
 };
 
-use super::support::{git, hours_before, put, render_output, set_mtime, tree_hash};
+use super::support::{
+    git, hours_before, put, render_output, set_mtime, three_fresh_sessions, tree_hash,
+};
 
 const STAMP: &str = "2026-09-15T09-31-45-392Z";
 
@@ -108,13 +110,7 @@ const CRUMPLED: &str = "---\norigin: self\ncrumpledAt: 2026-09-01T10:00:00.000+0
 fn home_with_material() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().expect("tempdir");
     let home = dir.path().join("notes");
-    for session in ["s1", "s2", "s3"] {
-        put(
-            &home,
-            &format!("pi/session/{session}/checkpoint.md"),
-            "---\norigin: self\n---\n\ngoal\n",
-        );
-    }
+    three_fresh_sessions(&home);
     put(
         &home,
         "human/MAP.md",

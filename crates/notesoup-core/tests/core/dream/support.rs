@@ -18,6 +18,17 @@ pub fn put(home: &Path, relative: &str, content: &str) -> PathBuf {
     path
 }
 
+/// Three session homes, each with a checkpoint: material for a dream.
+pub fn three_fresh_sessions(home: &Path) {
+    for session in ["s1", "s2", "s3"] {
+        put(
+            home,
+            &format!("pi/session/{session}/checkpoint.md"),
+            "---\norigin: self\n---\n\ngoal\n",
+        );
+    }
+}
+
 /// Sets the mtime of `path`.
 pub fn set_mtime(path: &Path, at: SystemTime) {
     fs::File::options()

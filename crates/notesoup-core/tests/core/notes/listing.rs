@@ -194,20 +194,19 @@ fn scope_and_who() {
 #[test]
 fn patterns_match_concrete_addresses_and_narrow_homes() {
     let f = populated();
+    // Every note the default listing shows.
+    let everything = [
+        "@human/prefs.md",
+        "@model/tips.md",
+        "@project/MAP.md",
+        "@project/decisions.md",
+        "@self/diary.md",
+        "a/b/deep.md",
+        "checkpoint.md",
+    ];
     for (glob, expect) in [
         ("*", &["checkpoint.md"][..]),
-        (
-            "**",
-            &[
-                "@human/prefs.md",
-                "@model/tips.md",
-                "@project/MAP.md",
-                "@project/decisions.md",
-                "@self/diary.md",
-                "a/b/deep.md",
-                "checkpoint.md",
-            ],
-        ),
+        ("**", &everything[..]),
         ("**/deep.md", &["a/b/deep.md"]),
         ("**/checkpoint.md", &["checkpoint.md"]),
         ("a/**/deep.md", &["a/b/deep.md"]),
@@ -238,18 +237,7 @@ fn patterns_match_concrete_addresses_and_narrow_homes() {
         ),
         ("@nope/**", &[]),
         ("@proj*/**", &[]),
-        (
-            "**/*.md",
-            &[
-                "@human/prefs.md",
-                "@model/tips.md",
-                "@project/MAP.md",
-                "@project/decisions.md",
-                "@self/diary.md",
-                "a/b/deep.md",
-                "checkpoint.md",
-            ],
-        ),
+        ("**/*.md", &everything),
         (
             "@agents/**",
             &["@agents/bob/bob-notes.md", "@self/diary.md"],
@@ -433,24 +421,14 @@ fn homes_are_isolated_by_session_and_project() {
         .expect("identity")
     };
     let other_session = NoteStore::new(identity("s2", "proj-12345678"));
-    let found: Vec<String> = other_session
-        .list(&ListQuery::default())
-        .all_rows()
-        .into_iter()
-        .map(|r| r.location.address)
-        .collect();
+    let found = addresses(&other_session, &ListQuery::default());
     assert!(
         found.iter().all(|a| a.starts_with('@')),
         "another session sees no bare notes: {found:?}"
     );
     assert!(found.contains(&"@project/MAP.md".to_owned()));
     let other_project = NoteStore::new(identity("s1", "other-87654321"));
-    let found: Vec<String> = other_project
-        .list(&ListQuery::default())
-        .all_rows()
-        .into_iter()
-        .map(|r| r.location.address)
-        .collect();
+    let found = addresses(&other_project, &ListQuery::default());
     assert!(
         found.iter().all(|a| !a.starts_with("@project/")),
         "{found:?}"
@@ -704,10 +682,13 @@ fn peek_row_reads_a_listed_note_whole_and_touches_nothing() {
         "no access metadata touched"
     );
 
-    let prefs = headers
-        .iter()
-        .find(|h| h.location.address == "@human/prefs.md")
-        .expect("prefs");
+    let listed = |address: &str| {
+        headers
+            .iter()
+            .find(|h| h.location.address == address)
+            .unwrap_or_else(|| panic!("{address} listed"))
+    };
+    let prefs = listed("@human/prefs.md");
     f.store
         .rename("@human/prefs", "@human/moved")
         .expect("rename");
@@ -717,10 +698,7 @@ fn peek_row_reads_a_listed_note_whole_and_touches_nothing() {
         "gone since listed"
     );
 
-    let tips = headers
-        .iter()
-        .find(|h| h.location.address == "@model/tips.md")
-        .expect("tips");
+    let tips = listed("@model/tips.md");
     let file = f.root().join("models/gpt/tips.md");
     std::fs::remove_file(&file).expect("remove");
     std::os::unix::fs::symlink(f.root().join("human/moved.md"), &file).expect("link");

@@ -198,263 +198,109 @@ fn credentials_with(r: &mut Rng) -> Vec<(String, SecretKind)> {
     );
     let wrapped = base64(pem(r, "RSA PRIVATE KEY", 2, "\n").as_bytes(), BASE64, true);
     add(format!("  tls.key: {wrapped}"), PrivateKey);
-    add(
-        "PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none".to_owned(),
-        PrivateKey,
-    );
 
-    add(format!("AKIA{}", r.pick(BASE32, 16)), AwsAccessKey);
-    add(
-        format!("aws_access_key_id = ASIA{}", r.pick(BASE32, 16)),
-        AwsAccessKey,
-    );
-    add(
-        format!("the CI user's key is ABIA{}.", r.pick(BASE32, 16)),
-        AwsAccessKey,
-    );
-    add(
-        format!("aws_secret_access_key = {}", r.pick(BASE64, 40)),
-        AwsSecretKey,
-    );
-    add(
-        format!("export AWS_SECRET_ACCESS_KEY={}", r.pick(BASE64, 40)),
-        AwsSecretKey,
-    );
-    add(
-        format!(
-            r#"{{"AccessKeyId": "AKIA", "SecretAccessKey": "{}"}}"#,
-            r.pick(BASE64, 40)
+    for (template, kind) in [
+        (
+            "PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none",
+            PrivateKey,
         ),
-        AwsSecretKey,
-    );
-
-    add(checksummed(r, "ghp_"), GitHubToken);
-    add(
-        format!("export GH_TOKEN={}", checksummed(r, "gho_")),
-        GitHubToken,
-    );
-    add(
-        format!(
-            "git clone https://x-access-token:{}@github.com/acme/shop.git",
-            checksummed(r, "ghs_")
+        ("AKIA{base32:16}", AwsAccessKey),
+        ("aws_access_key_id = ASIA{base32:16}", AwsAccessKey),
+        ("the CI user's key is ABIA{base32:16}.", AwsAccessKey),
+        ("aws_secret_access_key = {base64:40}", AwsSecretKey),
+        ("export AWS_SECRET_ACCESS_KEY={base64:40}", AwsSecretKey),
+        (
+            r#"{"AccessKeyId": "AKIA", "SecretAccessKey": "{base64:40}"}"#,
+            AwsSecretKey,
         ),
-        GitHubToken,
-    );
-    add(
-        format!("github_pat_{}_{}", r.pick(BASE62, 22), r.pick(BASE62, 59)),
-        GitHubToken,
-    );
-
-    add(format!("glpat-{}", r.pick(URL_SAFE, 20)), GitLabToken);
-    add(
-        format!("runner token: glrt-{}", r.pick(URL_SAFE, 20)),
-        GitLabToken,
-    );
-    add(
-        format!("registration GR1348941{}", r.pick(URL_SAFE, 20)),
-        GitLabToken,
-    );
-
-    add(
-        format!(
-            "SLACK_BOT=xoxb-{}-{}-{}",
-            r.pick(DIGITS, 11),
-            r.pick(DIGITS, 13),
-            r.pick(BASE62, 24)
+        ("{checksummed:ghp_}", GitHubToken),
+        ("export GH_TOKEN={checksummed:gho_}", GitHubToken),
+        (
+            "git clone https://x-access-token:{checksummed:ghs_}@github.com/acme/shop.git",
+            GitHubToken,
         ),
-        SlackToken,
-    );
-    add(
-        format!(
-            "xoxp-{}-{}-{}-{}",
-            r.pick(DIGITS, 11),
-            r.pick(DIGITS, 11),
-            r.pick(DIGITS, 13),
-            r.pick(HEX, 32)
+        ("github_pat_{base62:22}_{base62:59}", GitHubToken),
+        ("glpat-{url:20}", GitLabToken),
+        ("runner token: glrt-{url:20}", GitLabToken),
+        ("registration GR1348941{url:20}", GitLabToken),
+        (
+            "SLACK_BOT=xoxb-{digits:11}-{digits:13}-{base62:24}",
+            SlackToken,
         ),
-        SlackToken,
-    );
-    add(
-        format!(
-            "app token xapp-1-A{}-{}-{}",
-            r.pick(BASE32, 10),
-            r.pick(DIGITS, 13),
-            r.pick(HEX, 64)
+        (
+            "xoxp-{digits:11}-{digits:11}-{digits:13}-{hex:32}",
+            SlackToken,
         ),
-        SlackToken,
-    );
-    add(
-        format!(
-            "webhook: https://hooks.slack.com/services/T{}/B{}/{}",
-            r.pick(BASE32, 8),
-            r.pick(BASE32, 10),
-            r.pick(BASE62, 24)
+        (
+            "app token xapp-1-A{base32:10}-{digits:13}-{hex:64}",
+            SlackToken,
         ),
-        SlackWebhook,
-    );
-    add(
-        format!(
-            "curl -X POST https://hooks.slack.com/services/T{}/B{}/{} -d @msg.json",
-            r.pick(BASE32, 10),
-            r.pick(BASE32, 11),
-            r.pick(BASE62, 24)
+        (
+            "webhook: https://hooks.slack.com/services/T{base32:8}/B{base32:10}/{base62:24}",
+            SlackWebhook,
         ),
-        SlackWebhook,
-    );
-
-    let bot_id = format!("{}{}", 1 + r.next() % 9, r.pick(DIGITS, 17));
-    add(
-        format!(
-            "DISCORD_TOKEN={}.{}.{}",
-            base64(bot_id.as_bytes(), URL_SAFE, false),
-            r.pick(URL_SAFE, 6),
-            r.pick(URL_SAFE, 38)
+        (
+            "curl -X POST https://hooks.slack.com/services/T{base32:10}/B{base32:11}/{base62:24} -d @msg.json",
+            SlackWebhook,
         ),
-        DiscordBotToken,
-    );
-    let bot_id = format!("{}{}", 1 + r.next() % 9, r.pick(DIGITS, 17));
-    add(
-        format!(
-            "bot.run('{}.{}.{}')",
-            base64(bot_id.as_bytes(), URL_SAFE, false),
-            r.pick(URL_SAFE, 6),
-            r.pick(URL_SAFE, 27)
+        ("DISCORD_TOKEN={discord:38}", DiscordBotToken),
+        ("bot.run('{discord:27}')", DiscordBotToken),
+        (
+            "https://discord.com/api/webhooks/{digits:18}/{url:68}",
+            DiscordWebhook,
         ),
-        DiscordBotToken,
-    );
-    add(
-        format!(
-            "https://discord.com/api/webhooks/{}/{}",
-            r.pick(DIGITS, 18),
-            r.pick(URL_SAFE, 68)
+        (
+            "notify via https://discordapp.com/api/webhooks/{digits:19}/{url:68}",
+            DiscordWebhook,
         ),
-        DiscordWebhook,
-    );
-    add(
-        format!(
-            "notify via https://discordapp.com/api/webhooks/{}/{}",
-            r.pick(DIGITS, 19),
-            r.pick(URL_SAFE, 68)
+        ("bot {digits:10}:AA{url:33}", TelegramBotToken),
+        ("TELEGRAM={digits:9}:AA{url:33}", TelegramBotToken),
+        ("sk_live_{base62:24}", StripeKey),
+        ("stripe: sk_test_51{base62:97}", StripeKey),
+        ("rk_live_{base62:24}", StripeKey),
+        ("STRIPE_WEBHOOK_SECRET=whsec_{base62:32}", StripeKey),
+        ("ANTHROPIC_API_KEY=sk-ant-api03-{url:93}AA", AnthropicKey),
+        ("claude oauth sk-ant-oat01-{url:93}AA", AnthropicKey),
+        ("OPENAI_API_KEY=sk-proj-{url:74}T3BlbkFJ{url:74}", OpenAiKey),
+        (
+            "openai.api_key = \"sk-{base62:20}T3BlbkFJ{base62:20}\"",
+            OpenAiKey,
         ),
-        DiscordWebhook,
-    );
-    add(
-        format!("bot {}:AA{}", r.pick(DIGITS, 10), r.pick(URL_SAFE, 33)),
-        TelegramBotToken,
-    );
-    add(
-        format!("TELEGRAM={}:AA{}", r.pick(DIGITS, 9), r.pick(URL_SAFE, 33)),
-        TelegramBotToken,
-    );
-
-    add(format!("sk_live_{}", r.pick(BASE62, 24)), StripeKey);
-    add(
-        format!("stripe: sk_test_51{}", r.pick(BASE62, 97)),
-        StripeKey,
-    );
-    add(format!("rk_live_{}", r.pick(BASE62, 24)), StripeKey);
-    add(
-        format!("STRIPE_WEBHOOK_SECRET=whsec_{}", r.pick(BASE62, 32)),
-        StripeKey,
-    );
-
-    add(
-        format!("ANTHROPIC_API_KEY=sk-ant-api03-{}AA", r.pick(URL_SAFE, 93)),
-        AnthropicKey,
-    );
-    add(
-        format!("claude oauth sk-ant-oat01-{}AA", r.pick(URL_SAFE, 93)),
-        AnthropicKey,
-    );
-    add(
-        format!(
-            "OPENAI_API_KEY=sk-proj-{}T3BlbkFJ{}",
-            r.pick(URL_SAFE, 74),
-            r.pick(URL_SAFE, 74)
+        ("sk-svcacct-{url:64}", OpenAiKey),
+        ("DEEPSEEK_API_KEY=sk-{hex:32}", SkApiKey),
+        ("key sk-{base62:48}", SkApiKey),
+        ("maps key AIza{url:35}", GoogleApiKey),
+        (
+            r#"<script src="https://maps.googleapis.com/maps/api/js?key=AIza{url:35}"></script>"#,
+            GoogleApiKey,
         ),
-        OpenAiKey,
-    );
-    add(
-        format!(
-            "openai.api_key = \"sk-{}T3BlbkFJ{}\"",
-            r.pick(BASE62, 20),
-            r.pick(BASE62, 20)
+        (r#""client_secret": "GOCSPX-{url:28}""#, GoogleOAuth),
+        ("access token ya29.a0{url:120}", GoogleOAuth),
+        ("{checksummed:npm_}", NpmToken),
+        (
+            "//registry.npmjs.org/:_authToken={checksummed:npm_}",
+            NpmToken,
         ),
-        OpenAiKey,
-    );
-    add(format!("sk-svcacct-{}", r.pick(URL_SAFE, 64)), OpenAiKey);
-    add(format!("DEEPSEEK_API_KEY=sk-{}", r.pick(HEX, 32)), SkApiKey);
-    add(format!("key sk-{}", r.pick(BASE62, 48)), SkApiKey);
-
-    add(
-        format!("maps key AIza{}", r.pick(URL_SAFE, 35)),
-        GoogleApiKey,
-    );
-    add(
-        format!(
-            r#"<script src="https://maps.googleapis.com/maps/api/js?key=AIza{}"></script>"#,
-            r.pick(URL_SAFE, 35)
+        ("password = pypi-AgEIcHlwaS5vcmc{url:120}", PyPiToken),
+        (
+            "TWINE_PASSWORD=pypi-AgENdGVzdC5weXBpLm9yZw{url:80}",
+            PyPiToken,
         ),
-        GoogleApiKey,
-    );
-    add(
-        format!(r#""client_secret": "GOCSPX-{}""#, r.pick(URL_SAFE, 28)),
-        GoogleOAuth,
-    );
-    add(
-        format!("access token ya29.a0{}", r.pick(URL_SAFE, 120)),
-        GoogleOAuth,
-    );
-
-    add(checksummed(r, "npm_"), NpmToken);
-    add(
-        format!(
-            "//registry.npmjs.org/:_authToken={}",
-            checksummed(r, "npm_")
+        ("HF_TOKEN=hf_{letters:34}", HuggingFaceToken),
+        (
+            "huggingface-cli login --token hf_{letters:34}",
+            HuggingFaceToken,
         ),
-        NpmToken,
-    );
-    add(
-        format!("password = pypi-AgEIcHlwaS5vcmc{}", r.pick(URL_SAFE, 120)),
-        PyPiToken,
-    );
-    add(
-        format!(
-            "TWINE_PASSWORD=pypi-AgENdGVzdC5weXBpLm9yZw{}",
-            r.pick(URL_SAFE, 80)
-        ),
-        PyPiToken,
-    );
-    add(
-        format!("HF_TOKEN=hf_{}", r.pick(LETTERS, 34)),
-        HuggingFaceToken,
-    );
-    add(
-        format!("huggingface-cli login --token hf_{}", r.pick(LETTERS, 34)),
-        HuggingFaceToken,
-    );
-    add(
-        format!("SG.{}.{}", r.pick(URL_SAFE, 22), r.pick(URL_SAFE, 43)),
-        SendGridKey,
-    );
-    add(
-        format!("SHOPIFY_ACCESS_TOKEN=shpat_{}", r.pick(HEX, 32)),
-        ShopifyToken,
-    );
-    add(format!("shpss_{}", r.pick(HEX, 32)), ShopifyToken);
-    add(
-        format!("doctl auth init -t dop_v1_{}", r.pick(HEX, 64)),
-        DigitalOceanToken,
-    );
-    add(
-        format!("VAULT_TOKEN=hvs.{}", r.pick(URL_SAFE, 91)),
-        VaultToken,
-    );
-    add(age_key(r), AgeSecretKey);
-    add(
-        format!("{}  # the backup identity", age_key(r)),
-        AgeSecretKey,
-    );
+        ("SG.{url:22}.{url:43}", SendGridKey),
+        ("SHOPIFY_ACCESS_TOKEN=shpat_{hex:32}", ShopifyToken),
+        ("shpss_{hex:32}", ShopifyToken),
+        ("doctl auth init -t dop_v1_{hex:64}", DigitalOceanToken),
+        ("VAULT_TOKEN=hvs.{url:91}", VaultToken),
+        ("{age:key}", AgeSecretKey),
+        ("{age:key}  # the backup identity", AgeSecretKey),
+    ] {
+        add(drawn(r, template), kind);
+    }
 
     let claims = r#"{"sub":"1234567890","name":"Shop Admin","iat":1716239022,"exp":1716242622}"#;
     add(
@@ -480,35 +326,30 @@ fn credentials_with(r: &mut Rng) -> Vec<(String, SecretKind)> {
         Jwt,
     );
 
-    add(
-        format!(
-            "DATABASE_URL=postgres://app:{}@db.internal:5432/shop",
-            r.pick(PASSWORD, 16)
+    for (template, kind) in [
+        (
+            "DATABASE_URL=postgres://app:{password:16}@db.internal:5432/shop",
+            ConnectionString,
         ),
-        ConnectionString,
-    );
-    add(
-        format!(
-            "mongodb+srv://admin:{}@cluster0.x1y2z.mongodb.net/shop?retryWrites=true",
-            r.pick(BASE62, 16)
+        (
+            "mongodb+srv://admin:{base62:16}@cluster0.x1y2z.mongodb.net/shop?retryWrites=true",
+            ConnectionString,
         ),
-        ConnectionString,
-    );
-    add(
-        format!("REDIS_URL=redis://:{}@cache:6379/0", r.pick(BASE62, 24)),
-        ConnectionString,
-    );
-    add(
-        "broker: amqp://shop:Spring2024!@mq.internal/shop".to_owned(),
-        ConnectionString,
-    );
-    add(
-        format!(
-            "git remote add origin https://deploy:{}@git.example.org/shop.git",
-            r.pick(BASE62, 20)
+        (
+            "REDIS_URL=redis://:{base62:24}@cache:6379/0",
+            ConnectionString,
         ),
-        ConnectionString,
-    );
+        (
+            "broker: amqp://shop:Spring2024!@mq.internal/shop",
+            ConnectionString,
+        ),
+        (
+            "git remote add origin https://deploy:{base62:20}@git.example.org/shop.git",
+            ConnectionString,
+        ),
+    ] {
+        add(drawn(r, template), kind);
+    }
     add(
         format!(
             "curl -H 'Authorization: Basic {}' https://api.example.org",
@@ -521,51 +362,83 @@ fn credentials_with(r: &mut Rng) -> Vec<(String, SecretKind)> {
         BasicAuth,
     );
 
-    add(format!("DB_PASSWORD={}", r.pick(PASSWORD, 16)), Assignment);
-    add(format!("secret: '{}'", r.pick(BASE62, 24)), Assignment);
-    add(
-        format!(r#""client_secret": "{}""#, r.pick(BASE62, 32)),
-        Assignment,
-    );
-    add(format!("api_key={}", r.pick(HEX, 32)), Assignment);
-    add(
-        format!("mysql --user=shop --password {} shop", r.pick(PASSWORD, 12)),
-        Assignment,
-    );
-    add(
-        format!("The deploy token is {} until Friday.", r.pick(HEX, 40)),
-        Assignment,
-    );
-    add(
-        format!("MAILGUN_API_KEY=key-{}", r.pick(HEX, 32)),
-        Assignment,
-    );
-    add(
-        format!(
-            "DefaultEndpointsProtocol=https;AccountName=shopdata;AccountKey={}==;EndpointSuffix=core.windows.net",
-            r.pick(BASE64, 86)
-        ),
-        Assignment,
-    );
-    add(format!("totp_secret: {}", r.pick(BASE32, 32)), Assignment);
-    add(
-        format!("Authorization: Bearer {}", r.pick(BASE62, 40)),
-        Assignment,
-    );
-    add(
-        format!("  password: \"{}\"", r.pick(PASSWORD, 10)),
-        Assignment,
-    );
-    add(
-        "HEROKU_API_KEY=6f1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d".to_owned(),
-        Assignment,
-    );
-    add(format!("GH_TOKEN=ghp_{}", r.pick(BASE62, 36)), Assignment);
-    add(
-        format!("const apiKey = \"{}\";", r.pick(URL_SAFE, 40)),
-        Assignment,
-    );
+    for template in [
+        "DB_PASSWORD={password:16}",
+        "secret: '{base62:24}'",
+        r#""client_secret": "{base62:32}""#,
+        "api_key={hex:32}",
+        "mysql --user=shop --password {password:12} shop",
+        "The deploy token is {hex:40} until Friday.",
+        "MAILGUN_API_KEY=key-{hex:32}",
+        "DefaultEndpointsProtocol=https;AccountName=shopdata;AccountKey={base64:86}==;EndpointSuffix=core.windows.net",
+        "totp_secret: {base32:32}",
+        "Authorization: Bearer {base62:40}",
+        "  password: \"{password:10}\"",
+        "HEROKU_API_KEY=6f1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d",
+        "GH_TOKEN=ghp_{base62:36}",
+        "const apiKey = \"{url:40}\";",
+    ] {
+        add(drawn(r, template), Assignment);
+    }
     samples
+}
+
+/// A Discord bot token: the bot's id in base64, a timestamp, and an HMAC of
+/// `hmac_length` characters.
+fn discord_token(r: &mut Rng, hmac_length: usize) -> String {
+    let bot_id = format!("{}{}", 1 + r.next() % 9, r.pick(DIGITS, 17));
+    format!(
+        "{}.{}.{}",
+        base64(bot_id.as_bytes(), URL_SAFE, false),
+        r.pick(URL_SAFE, 6),
+        r.pick(URL_SAFE, hmac_length)
+    )
+}
+
+/// `template` with each `{alphabet:length}` replaced by that many
+/// characters drawn from `r`, `{checksummed:prefix}` by a checksummed token,
+/// `{discord:length}` by a Discord bot token and `{age:key}` by an age
+/// identity, in the order they stand (the order a
+/// `format!` of the same draws takes them). Other braces are text.
+fn drawn(r: &mut Rng, template: &str) -> String {
+    let mut text = String::new();
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        text.push_str(&rest[..open]);
+        let placeholder = rest[open + 1..].split_once('}').and_then(|(inside, _)| {
+            let (what, arg) = inside.split_once(':')?;
+            let alphabet = match what {
+                "base62" => BASE62,
+                "url" => URL_SAFE,
+                "base64" => BASE64,
+                "base32" => BASE32,
+                "hex" => HEX,
+                "digits" => DIGITS,
+                "letters" => LETTERS,
+                "password" => PASSWORD,
+                "checksummed" => return Some((inside.len(), checksummed(r, arg))),
+                "age" => return Some((inside.len(), age_key(r))),
+                "discord" => {
+                    return Some((inside.len(), discord_token(r, arg.parse().ok()?)));
+                }
+                _ => return None,
+            };
+            let length = arg.parse().ok()?;
+            Some((inside.len(), r.pick(alphabet, length)))
+        });
+        match placeholder {
+            Some((used, drawn)) => {
+                text.push_str(&drawn);
+                rest = &rest[open + used + 2..];
+            }
+            None => {
+                text.push('{');
+                rest = &rest[open + 1..];
+            }
+        }
+    }
+    text.push_str(rest);
+    text
 }
 
 /// Ordinary texts that must pass: hashes, ids, colours, lock files, long

@@ -1,12 +1,10 @@
-//! A fake Messages API on 127.0.0.1: scripted streamed replies, every
-//! request recorded, so a test sees exactly what the model would see.
-
-use std::collections::VecDeque;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::sync::{Arc, Mutex};
+//! A fake Anthropic Messages API on 127.0.0.1 (Claude Code reaches it
+//! through `ANTHROPIC_BASE_URL`): scripted streamed replies, every request
+//! recorded, so a test sees exactly what the model would see.
 
 use serde_json::{Value, json};
+
+use crate::fake_model::{Answer, FakeModel, Wire};
 
 /// One scripted model turn.
 #[derive(Debug, Clone)]
@@ -59,123 +57,39 @@ impl Reply {
     }
 }
 
-#[derive(Default)]
-struct Shared {
-    script: VecDeque<Reply>,
-    requests: Vec<Value>,
-    served: u64,
-    /// Requests held open so far.
-    held: u64,
-}
+/// The Messages API's wire.
+#[derive(Debug)]
+pub struct Messages;
 
-/// The running fake. Its thread lives as long as the test process.
-pub struct FakeApi {
-    /// `http://127.0.0.1:<port>`.
-    pub url: String,
-    shared: Arc<Mutex<Shared>>,
-}
+/// The running fake.
+pub type FakeApi = FakeModel<Messages>;
 
-impl FakeApi {
-    pub fn start() -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let url = format!("http://{}", listener.local_addr().unwrap());
-        let shared = Arc::new(Mutex::new(Shared::default()));
-        let accept = Arc::clone(&shared);
-        std::thread::spawn(move || {
-            for stream in listener.incoming().flatten() {
-                let shared = Arc::clone(&accept);
-                std::thread::spawn(move || serve(stream, &shared));
-            }
-        });
-        Self { url, shared }
-    }
+impl Wire for Messages {
+    type Reply = Reply;
 
-    /// Replaces the script; requests beyond it get "done.".
-    pub fn script(&self, replies: Vec<Reply>) {
-        self.shared.lock().unwrap().script = replies.into();
-    }
-
-    /// How many requests have been held open (see [`Reply::hang`]).
-    pub fn held(&self) -> u64 {
-        self.shared.lock().unwrap().held
-    }
-
-    /// Every `/v1/messages` request body so far, and forgets them.
-    pub fn take_requests(&self) -> Vec<Value> {
-        std::mem::take(&mut self.shared.lock().unwrap().requests)
-    }
-}
-
-/// Serves one keep-alive connection.
-fn serve(stream: TcpStream, shared: &Mutex<Shared>) {
-    let mut writer = stream.try_clone().unwrap();
-    let mut reader = BufReader::new(stream);
-    loop {
-        let mut request_line = String::new();
-        if reader.read_line(&mut request_line).unwrap_or(0) == 0 {
-            return;
-        }
-        let mut length = 0;
-        loop {
-            let mut header = String::new();
-            if reader.read_line(&mut header).unwrap_or(0) == 0 {
-                return;
-            }
-            let header = header.trim_end();
-            if header.is_empty() {
-                break;
-            }
-            if let Some((name, value)) = header.split_once(':')
-                && name.eq_ignore_ascii_case("content-length")
-            {
-                length = value.trim().parse().unwrap_or(0);
-            }
-        }
-        let mut body = vec![0; length];
-        if reader.read_exact(&mut body).is_err() {
-            return;
-        }
-        let path = request_line.split_whitespace().nth(1).unwrap_or("");
-        let (content_type, payload) = if path.starts_with("/v1/messages/count_tokens") {
-            ("application/json", json!({"input_tokens": 100}).to_string())
+    fn route(path: &str) -> Option<Answer> {
+        if path.starts_with("/v1/messages/count_tokens") {
+            Some(Answer::Ok {
+                content_type: "application/json",
+                body: json!({"input_tokens": 100}).to_string(),
+            })
         } else if path.starts_with("/v1/messages") {
-            let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-            let (reply, id) = {
-                let mut shared = shared.lock().unwrap();
-                shared.requests.push(request.clone());
-                shared.served += 1;
-                let reply = shared
-                    .script
-                    .pop_front()
-                    .unwrap_or_else(|| Reply::text("done."));
-                if reply.hangs {
-                    shared.held += 1;
-                }
-                (reply, shared.served)
-            };
-            if reply.hangs {
-                // Nothing more comes on this connection until the client
-                // goes away.
-                while matches!(reader.read(&mut [0; 64]), Ok(1..)) {}
-                return;
-            }
-            ("text/event-stream", stream_reply(&reply, id, &request))
+            None
         } else {
-            let response = "HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n";
-            if writer.write_all(response.as_bytes()).is_err() {
-                return;
-            }
-            continue;
-        };
-        let head = format!(
-            "HTTP/1.1 200 OK\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\n\r\n",
-            payload.len()
-        );
-        if writer.write_all(head.as_bytes()).is_err()
-            || writer.write_all(payload.as_bytes()).is_err()
-        {
-            return;
+            Some(Answer::NotFound)
         }
+    }
+
+    fn done() -> Reply {
+        Reply::text("done.")
+    }
+
+    fn holds(reply: &Reply) -> bool {
+        reply.hangs
+    }
+
+    fn stream(reply: &Reply, id: u64, request: &Value) -> String {
+        stream_reply(reply, id, request)
     }
 }
 

@@ -1,0 +1,23 @@
+//! The harness the tests of every notesoup binary share, written once.
+//!
+//! The same test runs against each host's binary: the caller passes its own
+//! binary (its `env!("CARGO_BIN_EXE_…")` path, inside a `Command` it built
+//! with its own environment), its own flags and its own host words, and this
+//! crate holds what is the same: a child over real pipes with a bound on
+//! every wait, the capped-input attack bodies, files that are not files,
+//! stand-ins for the dreamer, the shared commands' checks, and fake model
+//! APIs on 127.0.0.1.
+//!
+//! A failed check panics: this is test code, and a panic is a failed test.
+
+#![allow(clippy::unwrap_used)] // a failed unwrap is a failed test
+
+pub mod child;
+pub mod dreamer;
+pub mod fake_anthropic;
+pub mod fake_deepseek;
+pub mod fake_model;
+pub mod not_a_file;
+pub mod pi_session;
+pub mod planted;
+pub mod shared_commands;
