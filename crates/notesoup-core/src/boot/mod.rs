@@ -8,6 +8,7 @@
 //! [`crate::budget`].
 
 mod render;
+mod shelf;
 mod shelves;
 mod snapshot;
 mod text;
@@ -18,11 +19,13 @@ use typeshare::typeshare;
 
 pub use render::{
     BLANK_SLATE, BootSections, DEFAULT_BOOT_MAX_CHARS, MAP_BOOT_MAX_CHARS, MIN_BOOT_MAX_CHARS,
-    SHELF_FRESH_LIMIT, TITLE_MAX_CHARS, boot_sections, page_title, relative_time, render_boot,
-    render_boot_within,
+    boot_sections, relative_time, render_boot, render_boot_within,
+};
+pub use shelf::{
+    FreshPage, HomeShelf, MapPage, SHELF_FRESH_LIMIT, TITLE_MAX_CHARS, home_label, page_title,
 };
 pub use shelves::ShelfIndex;
-pub use snapshot::{BootSnapshot, FreshPage, HomeShelf, MapPage, home_label};
+pub use snapshot::BootSnapshot;
 pub use text::continuation_text;
 
 /// The identity block's inputs: who is booting, into which window.

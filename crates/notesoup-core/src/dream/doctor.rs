@@ -14,8 +14,8 @@ use super::lock::{LAST_RUN_FILE, LOCK_FILE, LockState, lock_state, remove_stale_
 use super::scan::{RawField, RawFrontmatter, scan};
 use super::{DreamOutput, OutputLine};
 use crate::durable;
-use crate::notes::address::{MAX_SEGMENT_BYTES, is_hfs_ignorable};
 use crate::notes::beneath::{BeneathError, DirHandle, Kind};
+use crate::notes::segment::{MAX_SEGMENT_BYTES, is_hfs_ignorable};
 use crate::notes::{
     Address, Home, MAX_NOTE_BYTES, escape_forbidden, find_secret, is_forbidden_char,
     is_git_segment, is_slug, parse_iso_ms,

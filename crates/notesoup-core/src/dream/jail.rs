@@ -14,8 +14,9 @@ use std::path::{Component, Path, PathBuf};
 
 use super::DreamError;
 use super::lock::LOCK_FILE;
-use crate::notes::address::{check_virtual_path, is_git_segment};
+use crate::notes::address::check_virtual_path;
 use crate::notes::beneath::{BeneathError, DirHandle, Kind};
+use crate::notes::segment::is_git_segment;
 
 /// Checks the dreamer's `path` (relative to `home`, or absolute) as a
 /// write target and returns the file it names under the real home,

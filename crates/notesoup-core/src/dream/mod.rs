@@ -14,6 +14,7 @@ mod jail;
 mod lines;
 mod lock;
 mod report;
+mod result;
 mod run;
 mod scan;
 mod surface;
@@ -38,10 +39,8 @@ pub use lock::{
     remove_stale_lock, run_stamp,
 };
 pub use report::{audit_failure_section, finish_dream, render_report, report_path};
-pub use run::{
-    DreamOptions, DreamRequest, DreamResult, DreamRunner, DreamTool, DreamWrite, run_dream,
-    run_dream_with,
-};
+pub use result::{DreamResult, DreamTool, DreamWrite};
+pub use run::{DreamOptions, DreamRequest, DreamRunner, run_dream, run_dream_with};
 pub use surface::{DreamToolSpec, call_dream_tool, dream_tool_table};
 pub use tools::{DreamTools, GrepMatch, TextEdit, delete_crumpled_note};
 pub use wastebasket::WASTEBASKET_DAYS;

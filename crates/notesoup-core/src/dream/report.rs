@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use super::audit::audit_commit;
-use super::run::{DreamResult, DreamWrite};
+use super::result::{DreamResult, DreamWrite};
 use super::{DreamOutput, OutputLine};
 use crate::notes::beneath::DirHandle;
 use crate::notes::{SecretKind, find_secret};

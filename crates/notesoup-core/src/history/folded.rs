@@ -8,7 +8,7 @@
 
 use std::sync::{Arc, OnceLock};
 
-use super::model::Event;
+use super::event::Event;
 use crate::notes::matcher::fold_into;
 
 /// The folded documents of a history's events, in event order.

@@ -7,7 +7,7 @@ use std::path::{Component, Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::address::{MAX_SEGMENT_BYTES, is_forbidden_char, is_git_segment};
+use super::segment::{MAX_SEGMENT_BYTES, is_forbidden_char, is_git_segment};
 
 /// The five homes a note can live in.
 #[derive(

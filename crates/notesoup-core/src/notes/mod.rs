@@ -107,14 +107,12 @@ mod identity;
 pub(crate) mod matcher;
 mod paths;
 mod secrets;
+pub(crate) mod segment;
 mod store;
 mod time;
 
 pub use crate::wire::RefusalCode;
-pub use address::{
-    Address, Home, HomeSelection, MAX_SEGMENT_BYTES, NotePattern, escape_forbidden,
-    is_forbidden_char, is_git_segment,
-};
+pub use address::{Address, Home, HomeSelection, NotePattern};
 pub use error::{NO_SESSION_MESSAGE, NoteError, NoteErrorCode};
 pub use frontmatter::{
     Extra, KNOWN_KEYS, NoteMeta, Origin, ParsedNote, is_blank_body, parse_note, scalar_text,
@@ -126,6 +124,7 @@ pub use identity::{
 pub use matcher::{LineMatch, LiteralQueries};
 pub use paths::project_key;
 pub use secrets::{SecretFinding, SecretKind, find_secret, line_secret};
+pub use segment::{MAX_SEGMENT_BYTES, escape_forbidden, is_forbidden_char, is_git_segment};
 pub use store::{
     Change, ChangeKind, Edit, HeadCache, ListQuery, ListStatus, MAX_NOTE_BYTES,
     MAX_NOTE_PATH_BYTES, NoteHeader, NoteLocation, NoteRow, NoteStore, ReadResult, RenameResult,

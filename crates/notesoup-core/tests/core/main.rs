@@ -5,6 +5,7 @@ mod boot;
 mod budget;
 mod dream;
 mod history;
+mod modules;
 mod notes;
 mod plumbing;
 mod settings;

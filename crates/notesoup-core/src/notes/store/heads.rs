@@ -41,6 +41,7 @@ use crate::notes::beneath::FileStat;
 use crate::notes::frontmatter::{NoteMeta, SplitNote};
 use crate::plumbing::{Links, read_small_file};
 
+use super::forget::{Forget, is_at_or_below};
 use super::seal::{SEAL_BYTES, Seal, SealKey};
 use super::watch::Watcher;
 
@@ -226,18 +227,6 @@ struct Heads {
     devices: HashMap<u64, bool>,
 }
 
-/// What a change report asks a cache to stop serving without a stamp
-/// check.
-#[derive(Debug, PartialEq, Eq)]
-pub(super) enum Forget {
-    /// The head kept for this path.
-    Path(OsString),
-    /// Every head at or below this path.
-    Below(OsString),
-    /// Every head.
-    All,
-}
-
 impl Heads {
     /// Stops serving what `forget` names without a stamp check.
     fn forget(&mut self, forget: Vec<Forget>) {
@@ -263,14 +252,6 @@ impl Heads {
             }
         }
     }
-}
-
-/// Whether `path` is `dir` or below it.
-pub(super) fn is_at_or_below(path: &std::ffi::OsStr, dir: &std::ffi::OsStr) -> bool {
-    let (path, dir) = (path.as_encoded_bytes(), dir.as_encoded_bytes());
-    path.strip_prefix(dir).is_some_and(|rest| {
-        rest.is_empty() || rest.starts_with(std::path::MAIN_SEPARATOR_STR.as_bytes())
-    })
 }
 
 /// What [`HeadCache::serve`] found for a file's current stamp.

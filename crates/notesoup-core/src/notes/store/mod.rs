@@ -11,6 +11,7 @@
 //!   served without an `lstat` while nothing reported a change to it.
 
 mod files;
+mod forget;
 mod heads;
 mod listing;
 mod ops;
@@ -25,7 +26,7 @@ mod watch;
 mod watch {
     use std::path::Path;
 
-    pub(super) use super::heads::Forget;
+    use super::forget::Forget;
 
     #[derive(Debug)]
     pub(super) struct Watcher;
