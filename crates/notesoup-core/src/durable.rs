@@ -26,16 +26,25 @@ pub fn write(path: &Path, bytes: &[u8]) -> io::Result<()> {
 /// directory open and fsyncs it itself (the notes store, under its
 /// directory lock).
 pub fn replace(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    through_temp(path, bytes, &OpenOptions::new(), File::sync_all)
+}
+
+/// `bytes` written to a new temporary file beside `path` (opened with
+/// `options`, created exclusively), `finish`ed, and renamed over `path`; the
+/// temporary file removed again when any step fails.
+fn through_temp(
+    path: &Path,
+    bytes: &[u8],
+    options: &OpenOptions,
+    finish: impl FnOnce(&File) -> io::Result<()>,
+) -> io::Result<()> {
     let temp = temp_path(parent(path)?);
     let written = (|| {
         // `create_new` is O_CREAT|O_EXCL: it never follows a link planted
         // at the temporary name.
-        let mut file = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&temp)?;
+        let mut file = options.clone().write(true).create_new(true).open(&temp)?;
         file.write_all(bytes)?;
-        file.sync_all()?;
+        finish(&file)?;
         fs::rename(&temp, path)
     })();
     if written.is_err() {
@@ -54,22 +63,10 @@ pub fn replace(path: &Path, bytes: &[u8]) -> io::Result<()> {
 #[cfg(unix)]
 pub fn write_with_mode(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
     use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
-    let temp = temp_path(parent(path)?);
-    let written = (|| {
-        let mut file = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(mode)
-            .open(&temp)?;
-        file.write_all(bytes)?;
+    through_temp(path, bytes, OpenOptions::new().mode(mode), |file| {
         file.set_permissions(fs::Permissions::from_mode(mode))?;
-        file.sync_all()?;
-        fs::rename(&temp, path)
-    })();
-    if written.is_err() {
-        let _ = fs::remove_file(&temp);
-    }
-    written?;
+        file.sync_all()
+    })?;
     sync_dir(parent(path)?)
 }
 
@@ -84,19 +81,7 @@ pub fn write_with_mode(path: &Path, bytes: &[u8], _mode: u32) -> io::Result<()> 
 /// rebuild, written on a hot path where an fsync costs more than the rest
 /// of the work. A crash may lose the update, never tear it.
 pub fn replace_unsynced(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let temp = temp_path(parent(path)?);
-    let written = (|| {
-        let mut file = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&temp)?;
-        file.write_all(bytes)?;
-        fs::rename(&temp, path)
-    })();
-    if written.is_err() {
-        let _ = fs::remove_file(&temp);
-    }
-    written
+    through_temp(path, bytes, &OpenOptions::new(), |_| Ok(()))
 }
 
 /// Flushes a directory's entries (a rename into it, a new file) to disk.

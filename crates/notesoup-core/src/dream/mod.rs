@@ -11,8 +11,8 @@ mod doctor;
 mod error;
 mod gates;
 mod jail;
-mod lines;
 mod lock;
+mod protocol;
 mod report;
 mod result;
 mod run;
@@ -30,13 +30,13 @@ pub use doctor::{
 pub use error::DreamError;
 pub use gates::{DEFAULT_MIN_HOURS, DEFAULT_MIN_SESSIONS, Gate, material_gate, time_gate};
 pub use jail::{jail_read_path, jail_write_path};
-pub use lines::{
-    DreamAnswer, DreamCall, DreamErrorCode, DreamProtocolError, DreamToolParams, DreamToolResult,
-    answer_dream_line, serve_dream_tools,
-};
 pub use lock::{
     DreamLock, LAST_RUN_FILE, LOCK_FILE, LockState, iso_utc, last_run, lock_state,
     remove_stale_lock, run_stamp,
+};
+pub use protocol::{
+    DreamAnswer, DreamCall, DreamErrorCode, DreamProtocolError, DreamToolParams, DreamToolResult,
+    answer_dream_line, serve_dream_tools,
 };
 pub use report::{audit_failure_section, finish_dream, render_report, report_path};
 pub use result::{DreamResult, DreamTool, DreamWrite};

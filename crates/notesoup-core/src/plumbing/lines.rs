@@ -251,7 +251,7 @@ fn skip_space(bytes: &[u8]) -> &[u8] {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
@@ -335,10 +335,11 @@ mod tests {
         assert!(lines.line.capacity() <= RETAINED_CAPACITY);
     }
 
-    /// A reader that is interrupted once before each chunk it gives.
-    struct Interrupting<'a> {
-        data: &'a [u8],
-        interrupt: bool,
+    /// A reader that is interrupted once before each chunk it gives (the
+    /// dream-tools server's tests read through it too).
+    pub(crate) struct Interrupting<'a> {
+        pub(crate) data: &'a [u8],
+        pub(crate) interrupt: bool,
     }
 
     impl io::Read for Interrupting<'_> {

@@ -39,6 +39,7 @@ use jiff::tz::TimeZone;
 
 use crate::notes::beneath::FileStat;
 use crate::notes::frontmatter::{NoteMeta, SplitNote};
+use crate::notes::time::since_epoch;
 use crate::plumbing::{Links, read_small_file};
 
 use super::forget::{Forget, is_at_or_below};
@@ -71,25 +72,6 @@ impl Stamp {
     /// The change time as seconds and nanoseconds since the epoch.
     fn changed_at(&self) -> (i64, i64) {
         self.changed
-    }
-}
-
-/// A time as whole seconds and nanoseconds since the epoch (negative
-/// seconds before it), the shape `lstat` reports.
-fn since_epoch(time: SystemTime) -> (i64, i64) {
-    match time.duration_since(SystemTime::UNIX_EPOCH) {
-        Ok(after) => (
-            i64::try_from(after.as_secs()).unwrap_or(i64::MAX),
-            i64::from(after.subsec_nanos()),
-        ),
-        Err(before) => {
-            let before = before.duration();
-            let secs = i64::try_from(before.as_secs()).unwrap_or(i64::MAX);
-            match before.subsec_nanos() {
-                0 => (-secs, 0),
-                nanos => (-secs - 1, i64::from(1_000_000_000 - nanos)),
-            }
-        }
     }
 }
 

@@ -5,6 +5,7 @@ use std::ops::Range;
 
 use serde_json::json;
 
+use super::render::ToolFields;
 use super::types::{HistoryFoldedRow, HistoryPage, HistoryPageItem, HistoryRow, ToolCounts};
 use crate::history::{Event, History, Role};
 use crate::tools::output::{RESULT_TOO_LARGE, pack, pack_or};
@@ -330,21 +331,18 @@ impl PageScope<'_> {
         } else {
             event.document.clone()
         };
-        let tool = event.tool.as_ref();
-        let output_truncated = tool.is_some_and(|tool| tool.output_truncated);
+        let facts = ToolFields::of(event);
         HistoryPageItem {
             seq: event.seq,
             window_id: self.history.windows()[event.window].id.clone(),
             role: event.role,
             created_at: event.created_at.clone(),
-            tool: tool.map(|tool| tool.name.clone()),
+            tool: facts.name,
             tool_name_omitted: None,
-            tool_status: tool.map(|tool| tool.status),
-            output_truncated: output_truncated.then_some(true),
-            full_output_path: tool
-                .filter(|_| output_truncated)
-                .and_then(|tool| tool.full_output_path.clone()),
-            nested_calls: tool.and_then(|tool| tool.nested_calls),
+            tool_status: facts.status,
+            output_truncated: facts.output_truncated,
+            full_output_path: facts.full_output_path,
+            nested_calls: facts.nested_calls,
             truncated,
             total_chars: to_u32(total_chars),
             content,

@@ -5,11 +5,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use typeshare::typeshare;
 
-use super::render::{plural, push_identity, push_snapshot_footer, push_times};
-use super::{
-    FIRST_ROW_TOO_LARGE, fit_or, limit, list_query, project_key, run_over_store, store_error,
-};
-use crate::notes::{NoteStore, local_iso};
+use super::render::{plural, push_row_head, push_snapshot_footer};
+use super::{FIRST_ROW_TOO_LARGE, RowHead, fit_or, limit, list_query, run_over_store, store_error};
+use crate::notes::NoteStore;
 use crate::tools::definition::{Tool, ToolFamily};
 use crate::tools::fill::fill_best_from;
 use crate::tools::measure::json_bytes;
@@ -106,9 +104,13 @@ impl ToolData for NotesListData {
 
 /// One row of a `notes_list` text: `\n- <identity> | updated T[ | crumpled T]`.
 fn push_listed(text: &mut String, file: &ListedNote) {
-    text.push_str("\n- ");
-    push_identity(text, &file.address, file.project_key.as_deref());
-    push_times(text, &file.updated_at, file.crumpled_at.as_deref());
+    push_row_head(
+        text,
+        &file.address,
+        file.project_key.as_deref(),
+        &file.updated_at,
+        file.crumpled_at.as_deref(),
+    );
 }
 
 /// `notes_list`: a recent-first snapshot of notes, as many as fit.
@@ -121,18 +123,16 @@ fn list(store: &NoteStore, params: &NotesListParams) -> Outcome<ToolOutput> {
     let status = store
         .list_headers(&list_query(params.pattern.as_deref(), params.wastebasket))
         .map_err(store_error)?;
-    let tz = store.time_zone();
     let total = status.rows.len();
-    let rows = status
-        .rows
-        .iter()
-        .take(limit(params.limit))
-        .map(|row| ListedNote {
-            address: row.location.address.clone(),
-            project_key: project_key(row.location.scope, &row.meta, store.identity()),
-            updated_at: local_iso(row.meta.updated_at, tz),
-            crumpled_at: row.meta.crumpled_at.map(|at| local_iso(at, tz)),
-        });
+    let rows = status.rows.iter().take(limit(params.limit)).map(|row| {
+        let head = RowHead::of(store, &row.location, &row.meta);
+        ListedNote {
+            address: head.address,
+            project_key: head.project_key,
+            updated_at: head.updated_at,
+            crumpled_at: head.crumpled_at,
+        }
+    });
     list_page(
         rows,
         total,

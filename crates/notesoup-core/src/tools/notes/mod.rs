@@ -31,7 +31,8 @@ use super::{
     MAX_ERROR_LINE_FACTS, Outcome, Refusal, ToolContext, ToolData, ToolOutput, parse_arguments,
 };
 use crate::notes::{
-    Change, ListQuery, NoteError, NoteMeta, NoteStore, NotesIdentity, Origin, Scope,
+    Change, ListQuery, NoteError, NoteLocation, NoteMeta, NoteStore, NotesIdentity, Origin, Scope,
+    local_iso,
 };
 
 /// The notes tools, in the order hosts list them.
@@ -119,6 +120,27 @@ fn project_key(scope: Scope, meta: &NoteMeta, identity: &NotesIdentity) -> Optio
         Scope::Project => Some(identity.project_key().to_owned()),
         Scope::Session => meta.project.clone(),
         _ => None,
+    }
+}
+
+/// A snapshot row's head as `notes_list` and `notes_search` show it: the
+/// address, the project, and the times in the store's zone.
+struct RowHead {
+    address: String,
+    project_key: Option<String>,
+    updated_at: String,
+    crumpled_at: Option<String>,
+}
+
+impl RowHead {
+    fn of(store: &NoteStore, location: &NoteLocation, meta: &NoteMeta) -> RowHead {
+        let tz = store.time_zone();
+        RowHead {
+            address: location.address.clone(),
+            project_key: project_key(location.scope, meta, store.identity()),
+            updated_at: local_iso(meta.updated_at, tz),
+            crumpled_at: meta.crumpled_at.map(|at| local_iso(at, tz)),
+        }
     }
 }
 

@@ -8,11 +8,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use typeshare::typeshare;
 
-use super::render::{plural, push_identity, push_snapshot_footer, push_times};
-use super::{
-    FIRST_ROW_TOO_LARGE, fit_or, limit, list_query, project_key, run_over_store, store_error,
-};
-use crate::notes::{NoteStore, local_iso};
+use super::render::{plural, push_row_head, push_snapshot_footer};
+use super::{FIRST_ROW_TOO_LARGE, RowHead, fit_or, limit, list_query, run_over_store, store_error};
+use crate::notes::NoteStore;
 use crate::tools::definition::{Tool, ToolFamily};
 use crate::tools::output::pack;
 use crate::tools::params::at_least;
@@ -122,9 +120,13 @@ impl ToolData for NotesSearchData {
     fn render(&self) -> String {
         let mut text = plural(self.files.len() as u32, "file", "files");
         for file in &self.files {
-            text.push_str("\n- ");
-            push_identity(&mut text, &file.address, file.project_key.as_deref());
-            push_times(&mut text, &file.updated_at, file.crumpled_at.as_deref());
+            push_row_head(
+                &mut text,
+                &file.address,
+                file.project_key.as_deref(),
+                &file.updated_at,
+                file.crumpled_at.as_deref(),
+            );
             let _ = write!(
                 text,
                 " | {}",
@@ -170,7 +172,6 @@ fn search(store: &NoteStore, params: &NotesSearchParams) -> Outcome<ToolOutput> 
             &list_query(params.pattern.as_deref(), params.wastebasket),
         )
         .map_err(store_error)?;
-    let tz = store.time_zone();
     let mut rows = status.rows;
     // The store sorts by address; the tool shows the most recent first.
     rows.sort_by(|a, b| {
@@ -181,14 +182,13 @@ fn search(store: &NoteStore, params: &NotesSearchParams) -> Outcome<ToolOutput> 
     });
     let total = rows.len();
     let per_file = limit(params.max_matches_per_file);
-    let files = rows
-        .iter()
-        .take(limit(params.limit))
-        .map(|row| SearchedNote {
-            address: row.location.address.clone(),
-            project_key: project_key(row.location.scope, &row.meta, store.identity()),
-            updated_at: local_iso(row.meta.updated_at, tz),
-            crumpled_at: row.meta.crumpled_at.map(|at| local_iso(at, tz)),
+    let files = rows.iter().take(limit(params.limit)).map(|row| {
+        let head = RowHead::of(store, &row.location, &row.meta);
+        SearchedNote {
+            address: head.address,
+            project_key: head.project_key,
+            updated_at: head.updated_at,
+            crumpled_at: head.crumpled_at,
             matches_total: to_u32(row.matches.len()),
             matches: row
                 .matches
@@ -201,7 +201,8 @@ fn search(store: &NoteStore, params: &NotesSearchParams) -> Outcome<ToolOutput> 
                     offset_chars: to_u32(found.offset_chars),
                 })
                 .collect(),
-        });
+        }
+    });
     let data = |files: Vec<SearchedNote>| NotesSearchData {
         more: to_u32(total - files.len()),
         files,

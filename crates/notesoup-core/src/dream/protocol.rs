@@ -253,6 +253,7 @@ mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
+    use crate::plumbing::lines::tests::Interrupting;
 
     fn served(tools: &DreamTools, input: &str, cap: usize) -> Vec<Value> {
         let mut out = Vec::new();
@@ -381,25 +382,6 @@ mod tests {
             answer(&refusal(2, "no")),
             r#"{"id":2,"error":{"code":"bad_request","message":"no"}}"#
         );
-    }
-
-    /// A reader that is interrupted once before each chunk it gives.
-    struct Interrupting<'a> {
-        data: &'a [u8],
-        interrupt: bool,
-    }
-
-    impl io::Read for Interrupting<'_> {
-        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-            self.interrupt = !self.interrupt;
-            if self.interrupt {
-                return Err(io::ErrorKind::Interrupted.into());
-            }
-            let n = buf.len().min(self.data.len()).min(7);
-            buf[..n].copy_from_slice(&self.data[..n]);
-            self.data = &self.data[n..];
-            Ok(n)
-        }
     }
 
     #[test]
