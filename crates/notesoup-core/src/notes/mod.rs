@@ -7,8 +7,9 @@
 //!
 //! # Public API
 //!
-//! - Identity: [`NotesIdentity`] (`new`, `with_model`, getters), [`IdentityError`]
-//!   (`notes context <field> must be …`), [`Scope`], [`slugify`], [`is_slug`],
+//! - Identity: [`NotesIdentity`] (`new`, `with_model`, getters; a field that
+//!   fails validation is a [`NoteError`] reading `notes context <field> must be
+//!   …`), [`Scope`], [`slugify`], [`is_slug`],
 //!   [`default_root`], [`agent_slug`], [`model_slug`], [`project_key`].
 //! - Addresses: [`Address`] (`parse`, `new`, `render`, `concrete`, `is_writable`),
 //!   [`Home`] (`dir`, `rendered_prefix`, `concrete_prefix`, `label`, `own`),
@@ -118,9 +119,7 @@ pub use frontmatter::{
     Extra, KNOWN_KEYS, NoteMeta, Origin, ParsedNote, is_blank_body, parse_note, scalar_text,
     serialize_frontmatter, serialize_note, strip_frontmatter,
 };
-pub use identity::{
-    IdentityError, NotesIdentity, Scope, agent_slug, default_root, is_slug, model_slug, slugify,
-};
+pub use identity::{NotesIdentity, Scope, agent_slug, default_root, is_slug, model_slug, slugify};
 pub use matcher::{LineMatch, LiteralQueries};
 pub use paths::project_key;
 pub use secrets::{SecretFinding, SecretKind, find_secret, line_secret};
