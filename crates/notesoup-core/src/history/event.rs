@@ -62,7 +62,7 @@ pub struct ToolFacts {
 
 /// One public event at its seq.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Event {
+pub struct HistoryEvent {
     /// The stable address.
     pub seq: u32,
     /// Index of the event's window in [`History::windows`](super::History::windows).
@@ -77,7 +77,7 @@ pub struct Event {
     pub document: String,
 }
 
-impl Event {
+impl HistoryEvent {
     /// Code-point length of the document (counted on demand: only shown
     /// events need it).
     pub fn total_chars(&self) -> usize {

@@ -5,10 +5,11 @@ use std::collections::HashMap;
 use std::hash::Hasher;
 
 use super::document::tool_document;
-use super::event::{Event, NestedCallSummary, Role, ToolFacts};
+use super::event::{HistoryEvent, NestedCallSummary, Role, ToolFacts};
 use super::folded::{FoldCache, FoldedDocuments};
 use super::transcript::{
-    ItemKind, MessageRole, SeqSpan, ToolCall, ToolResult, ToolStatus, Transcript, TranscriptItem,
+    ItemKind, MessageRole, SeqSpan, ToolStatus, Transcript, TranscriptItem, TranscriptToolCall,
+    TranscriptToolResult,
 };
 
 /// One window of the active branch, with the seq range of its events.
@@ -81,7 +82,7 @@ pub struct History {
     pub(super) highest_seq: u32,
     pub(super) off_branch: Vec<SeqSpan>,
     pub(super) windows: Vec<Window>,
-    pub(super) events: Vec<Event>,
+    pub(super) events: Vec<HistoryEvent>,
     /// `(result seq, call seq)` for every result shown inside its call, by
     /// result seq.
     pub(super) paired_slots: Vec<(u32, u32)>,
@@ -99,7 +100,7 @@ pub struct History {
 pub(super) struct PendingCall {
     /// Its event's index in [`History::events`].
     pub(super) event: usize,
-    pub(super) call: ToolCall,
+    pub(super) call: TranscriptToolCall,
 }
 
 impl History {
@@ -221,7 +222,7 @@ impl History {
                         Some((result_seq, _)) => self.paired_slots.push((*result_seq, item.seq)),
                         None => self.pending_calls.push(PendingCall {
                             event: self.events.len(),
-                            call: ToolCall::clone(&call),
+                            call: TranscriptToolCall::clone(&call),
                         }),
                     }
                     call_event(item.seq, *call, result.map(|(_, result)| result))
@@ -241,7 +242,7 @@ impl History {
             info.last_seq = Some(seq);
             info.event_count += 1;
         }
-        self.events.push(Event {
+        self.events.push(HistoryEvent {
             seq,
             window,
             role: event.role,
@@ -267,7 +268,7 @@ impl History {
     }
 
     /// Every public event, in ascending seq order.
-    pub fn events(&self) -> &[Event] {
+    pub fn events(&self) -> &[HistoryEvent] {
         &self.events
     }
 
@@ -278,7 +279,7 @@ impl History {
     }
 
     /// The event at `seq`, if one lives there.
-    pub fn event(&self, seq: u32) -> Option<&Event> {
+    pub fn event(&self, seq: u32) -> Option<&HistoryEvent> {
         self.events
             .binary_search_by_key(&seq, |event| event.seq)
             .ok()
@@ -343,7 +344,10 @@ fn id_hash(id: &str) -> u64 {
 }
 
 /// Takes the result in `slot` if it answers the call `id`.
-fn take_result(slot: &mut Option<(usize, TranscriptItem)>, id: &str) -> Option<(u32, ToolResult)> {
+fn take_result(
+    slot: &mut Option<(usize, TranscriptItem)>,
+    id: &str,
+) -> Option<(u32, TranscriptToolResult)> {
     if result_call_id(slot) != Some(id) {
         return None;
     }
@@ -360,7 +364,11 @@ fn take_result(slot: &mut Option<(usize, TranscriptItem)>, id: &str) -> Option<(
     }
 }
 
-fn call_event(seq: u32, call: ToolCall, result: Option<ToolResult>) -> EventParts {
+fn call_event(
+    seq: u32,
+    call: TranscriptToolCall,
+    result: Option<TranscriptToolResult>,
+) -> EventParts {
     let Some(mut result) = result else {
         return tool_event(seq, call.name, call.arguments, ToolStatus::Unfinished, None);
     };
@@ -369,7 +377,7 @@ fn call_event(seq: u32, call: ToolCall, result: Option<ToolResult>) -> EventPart
     tool_event(seq, call.name, arguments, status, Some(result))
 }
 
-fn unpaired_result_event(seq: u32, mut result: ToolResult) -> EventParts {
+fn unpaired_result_event(seq: u32, mut result: TranscriptToolResult) -> EventParts {
     let name = result.name.take().unwrap_or_else(|| "unknown".to_owned());
     let arguments = result.arguments.take();
     let status = result.status;
@@ -381,7 +389,7 @@ fn tool_event(
     name: String,
     arguments: Option<String>,
     status: ToolStatus,
-    result: Option<ToolResult>,
+    result: Option<TranscriptToolResult>,
 ) -> EventParts {
     let (output, output_truncated, full_output_path, nested) = match result {
         Some(result) => (

@@ -14,7 +14,7 @@
 //! - Addresses: [`Address`] (`parse`, `new`, `render`, `concrete`, `is_writable`),
 //!   [`Home`] (`dir`, `rendered_prefix`, `concrete_prefix`, `label`, `own`),
 //!   [`NotePattern`] (`parse`, `matches`, `homes`) and [`HomeSelection`].
-//! - Format: [`NoteMeta`], [`Origin`], [`Extra`], [`ParsedNote`], [`parse_note`],
+//! - Format: [`NoteMeta`], [`NoteOrigin`], [`FrontmatterExtra`], [`ParsedNote`], [`parse_note`],
 //!   [`strip_frontmatter`], [`serialize_note`], [`serialize_frontmatter`],
 //!   [`scalar_text`], [`KNOWN_KEYS`]; times via [`local_iso`], [`parse_iso_ms`],
 //!   [`now_ms`], [`next_stamp_ms`].
@@ -116,8 +116,8 @@ pub use crate::wire::RefusalCode;
 pub use address::{Address, Home, HomeSelection, NotePattern};
 pub use error::{NO_SESSION_MESSAGE, NoteError, NoteErrorCode};
 pub use frontmatter::{
-    Extra, KNOWN_KEYS, NoteMeta, Origin, ParsedNote, is_blank_body, parse_note, scalar_text,
-    serialize_frontmatter, serialize_note, strip_frontmatter,
+    FrontmatterExtra, KNOWN_KEYS, NoteMeta, NoteOrigin, ParsedNote, is_blank_body, parse_note,
+    scalar_text, serialize_frontmatter, serialize_note, strip_frontmatter,
 };
 pub use identity::{NotesIdentity, Scope, agent_slug, default_root, is_slug, model_slug, slugify};
 pub use matcher::{LineMatch, LiteralQueries};

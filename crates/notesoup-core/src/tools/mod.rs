@@ -20,7 +20,7 @@
 //! once, where the host carries structured results, embedding it as it is).
 //!
 //! Internally an operation builds a typed data struct ([`ToolData`]: serde for
-//! the wire, a renderer for the text) as an [`Outcome`], bounding it with the
+//! the wire, a renderer for the text) as an [`ToolOutcome`], bounding it with the
 //! shared pieces here: [`read_window`] for code-point read windows,
 //! [`fill_while_fits`] for "add rows while the result fits", [`prefix_fit`] for
 //! the longest fitting prefix. Those only measure candidates; the result an
@@ -47,7 +47,7 @@ pub use definition::{ADDRESSES_SENTENCE, HostWording, Tool, ToolFamily};
 pub use fill::{Filled, fill_best, fill_while_fits};
 pub use history::{HISTORY_LIST, HISTORY_READ, HISTORY_SEARCH, HISTORY_WINDOWS};
 pub use notes::{NOTES_LIST, NOTES_READ, NOTES_SEARCH, NOTES_UPDATE, NOTES_WRITE};
-pub use outcome::{Outcome, Refusal, RefusalCode, WireRefusal};
+pub use outcome::{Refusal, RefusalCode, ToolOutcome, WireRefusal};
 pub use output::{CompactJson, ToolData, ToolOutput, fits};
 pub use params::{SearchQuery, json_kind, parse_arguments};
 pub use table::{

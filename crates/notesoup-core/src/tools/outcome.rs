@@ -1,4 +1,4 @@
-//! `Outcome<T>`: what every shared operation returns before it reaches a host.
+//! `ToolOutcome<T>`: what every shared operation returns before it reaches a host.
 //!
 //! A refusal is bounded when it is built: its message is clipped to
 //! [`ERROR_MESSAGE_MAX_CHARS`] code points and its details to
@@ -21,7 +21,7 @@ pub use crate::wire::RefusalCode;
 ///
 /// It never reaches the wire as such: [`crate::tools::ToolOutput`] flattens a
 /// success to the data itself and a refusal to `{error, code, details?}`.
-pub type Outcome<T> = Result<T, Refusal>;
+pub type ToolOutcome<T> = Result<T, Refusal>;
 
 /// A bounded refusal: a stable code, one short message and optional details.
 #[derive(Debug, Clone, PartialEq)]

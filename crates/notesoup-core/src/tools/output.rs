@@ -11,7 +11,7 @@ use serde_json::value::RawValue;
 
 use super::TOOL_OUTPUT_MAX_BYTES;
 use super::measure::json_bytes;
-use super::outcome::{Outcome, Refusal, RefusalCode};
+use super::outcome::{Refusal, RefusalCode, ToolOutcome};
 
 /// A tool's success data: serializable as the flat wire result, and readable
 /// as the model-facing text.
@@ -136,7 +136,7 @@ impl ToolOutput {
     /// Packages an outcome. A success that does not fit (a bug in the
     /// operation's own bounding) becomes an `output_too_large` refusal rather
     /// than an oversized response.
-    pub fn from_outcome<T: ToolData>(outcome: Outcome<T>) -> Self {
+    pub fn from_outcome<T: ToolData>(outcome: ToolOutcome<T>) -> Self {
         match outcome {
             Ok(data) => Self::success(&data),
             Err(refusal) => Self::refusal(&refusal),
@@ -155,7 +155,7 @@ impl ToolOutput {
     /// An operation that packaged its own result (with [`pack`], as the last
     /// step of its bounding), or its refusal: nothing is rendered, serialized
     /// or measured again.
-    pub(crate) fn from_packed(outcome: Outcome<ToolOutput>) -> Self {
+    pub(crate) fn from_packed(outcome: ToolOutcome<ToolOutput>) -> Self {
         outcome.unwrap_or_else(|refusal| Self::refusal(&refusal))
     }
 
@@ -218,7 +218,7 @@ pub(crate) fn pack<T: ToolData>(data: &T) -> Result<Option<ToolOutput>, Refusal>
 }
 
 /// [`pack`], or the `output_too_large` refusal `message` when it does not fit.
-pub(crate) fn pack_or(data: &impl ToolData, message: &str) -> Outcome<ToolOutput> {
+pub(crate) fn pack_or(data: &impl ToolData, message: &str) -> ToolOutcome<ToolOutput> {
     pack(data)?.ok_or_else(|| Refusal::new(RefusalCode::OutputTooLarge, message))
 }
 

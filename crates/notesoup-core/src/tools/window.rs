@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 use typeshare::typeshare;
 
-use super::outcome::{Outcome, Refusal, RefusalCode};
+use super::outcome::{Refusal, RefusalCode, ToolOutcome};
 use super::output::{ToolData, ToolOutput, fits, pack};
 use super::{DEFAULT_READ_WINDOW_CHARS, MAX_READ_WINDOW_CHARS, TOOL_OUTPUT_MAX_BYTES};
 
@@ -48,7 +48,7 @@ pub fn read_window<T: ToolData>(
     offset_chars: Option<i64>,
     limit_chars: Option<u32>,
     make: impl Fn(TextWindow) -> T,
-) -> Outcome<T> {
+) -> ToolOutcome<T> {
     window_search(source, offset_chars, limit_chars, make, |data| {
         Ok(if fits(&data) { Ok(data) } else { Err(data) })
     })
@@ -61,7 +61,7 @@ pub(crate) fn read_window_packed<T: ToolData>(
     offset_chars: Option<i64>,
     limit_chars: Option<u32>,
     make: impl Fn(TextWindow) -> T,
-) -> Outcome<ToolOutput> {
+) -> ToolOutcome<ToolOutput> {
     window_search(source, offset_chars, limit_chars, make, |data| {
         Ok(pack(&data)?.ok_or(data))
     })
@@ -75,8 +75,8 @@ fn window_search<T: ToolData, R>(
     offset_chars: Option<i64>,
     limit_chars: Option<u32>,
     make: impl Fn(TextWindow) -> T,
-    take: impl Fn(T) -> Outcome<Result<R, T>>,
-) -> Outcome<R> {
+    take: impl Fn(T) -> ToolOutcome<Result<R, T>>,
+) -> ToolOutcome<R> {
     let limit = match limit_chars {
         None => DEFAULT_READ_WINDOW_CHARS,
         Some(limit) if (1..=MAX_READ_WINDOW_CHARS).contains(&(limit as usize)) => limit as usize,
@@ -147,7 +147,7 @@ fn window_search<T: ToolData, R>(
 }
 
 /// Resolves a requested offset against a text of `total` code points.
-fn resolve_offset(requested: i64, total: usize) -> Outcome<usize> {
+fn resolve_offset(requested: i64, total: usize) -> ToolOutcome<usize> {
     if requested < 0 {
         let back = usize::try_from(requested.unsigned_abs()).unwrap_or(usize::MAX);
         return Ok(total.saturating_sub(back));

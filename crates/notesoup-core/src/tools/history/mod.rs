@@ -29,7 +29,8 @@ use self::page::{PageScope, resolve_window};
 use super::definition::Tool;
 use super::params::at_least;
 use super::{
-    HISTORY_PREVIEW_CHARS, Outcome, Refusal, RefusalCode, ToolContext, ToolOutput, parse_arguments,
+    HISTORY_PREVIEW_CHARS, Refusal, RefusalCode, ToolContext, ToolOutcome, ToolOutput,
+    parse_arguments,
 };
 use crate::history::{History, Role};
 
@@ -66,7 +67,7 @@ struct Selection<'a> {
 }
 
 impl Selection<'_> {
-    fn scope<'h>(&self, history: &'h History, folds: bool) -> Outcome<PageScope<'h>> {
+    fn scope<'h>(&self, history: &'h History, folds: bool) -> ToolOutcome<PageScope<'h>> {
         at_least("limit", self.limit, 1)?;
         at_least("max_chars_per_item", self.max_chars_per_item, 1)?;
         if self.roles.as_ref().is_some_and(Vec::is_empty) {

@@ -7,11 +7,12 @@ use serde_json::json;
 
 use super::render::ToolFields;
 use super::types::{HistoryFoldedRow, HistoryPage, HistoryPageItem, HistoryRow, ToolCounts};
-use crate::history::{Event, History, Role};
+use crate::history::{History, HistoryEvent, Role};
 use crate::tools::output::{RESULT_TOO_LARGE, pack, pack_or};
 use crate::tools::window::to_u32;
 use crate::tools::{
-    Outcome, Refusal, RefusalCode, TOOL_OUTPUT_MAX_BYTES, ToolOutput, fill_best, fits, prefix_fit,
+    Refusal, RefusalCode, TOOL_OUTPUT_MAX_BYTES, ToolOutcome, ToolOutput, fill_best, fits,
+    prefix_fit,
 };
 
 /// Most tool names one folded row lists.
@@ -50,7 +51,10 @@ struct Candidate {
 }
 
 /// Resolves a `window_id` parameter to a window index, refusing an unknown id.
-pub(super) fn resolve_window(history: &History, window_id: Option<&str>) -> Outcome<Option<usize>> {
+pub(super) fn resolve_window(
+    history: &History,
+    window_id: Option<&str>,
+) -> ToolOutcome<Option<usize>> {
     let Some(window_id) = window_id else {
         return Ok(None);
     };
@@ -95,12 +99,12 @@ impl PageScope<'_> {
         start..end.max(start)
     }
 
-    fn in_window(&self, event: &Event) -> bool {
+    fn in_window(&self, event: &HistoryEvent) -> bool {
         self.window.is_none_or(|window| event.window == window)
     }
 
     /// Would this event be a page row (before any search match)?
-    pub fn selects(&self, event: &Event) -> bool {
+    pub fn selects(&self, event: &HistoryEvent) -> bool {
         if !self.in_window(event) {
             return false;
         }
@@ -124,8 +128,8 @@ impl PageScope<'_> {
     /// The page comes packaged: rendered, serialized and measured once.
     pub fn page(
         &self,
-        mut accept: impl FnMut(usize, &Event) -> Option<Option<usize>>,
-    ) -> Outcome<ToolOutput> {
+        mut accept: impl FnMut(usize, &HistoryEvent) -> Option<Option<usize>>,
+    ) -> ToolOutcome<ToolOutput> {
         let range = self.range();
         let newest_first = self.after.is_none();
         let events = self.history.events();
@@ -174,7 +178,7 @@ impl PageScope<'_> {
         candidate: Candidate,
         more: bool,
         newest_first: bool,
-    ) -> Outcome<ToolOutput> {
+    ) -> ToolOutcome<ToolOutput> {
         let kept = [candidate];
         let page_with = |item: &HistoryPageItem| {
             self.build(&kept, more, newest_first, std::slice::from_ref(item))

@@ -14,7 +14,7 @@ use crate::tools::definition::{Tool, ToolFamily};
 use crate::tools::schema::schema_of;
 use crate::tools::window::read_window_packed;
 use crate::tools::{
-    LimitedBy, Outcome, Refusal, RefusalCode, ToolContext, ToolData, ToolOutput, render_window,
+    LimitedBy, Refusal, RefusalCode, ToolContext, ToolData, ToolOutcome, ToolOutput, render_window,
 };
 
 /// `history_read`.
@@ -135,7 +135,7 @@ pub fn history_read(history: &History, params: &HistoryReadParams) -> ToolOutput
     ToolOutput::from_packed(read_event(history, params))
 }
 
-fn read_event(history: &History, params: &HistoryReadParams) -> Outcome<ToolOutput> {
+fn read_event(history: &History, params: &HistoryReadParams) -> ToolOutcome<ToolOutput> {
     let seq = params.seq;
     let highest = history.highest_seq();
     if seq == 0 || seq > highest {

@@ -3,7 +3,7 @@
 use std::fmt::Write;
 
 use super::types::{HistoryFoldedRow, HistoryPage, HistoryPageItem, HistoryRow};
-use crate::history::{Event, NestedCallSummary, Role, ToolStatus};
+use crate::history::{HistoryEvent, NestedCallSummary, Role, ToolStatus};
 use crate::tools::ToolData;
 
 // Writing to a String cannot fail, so `write!` results are ignored below.
@@ -54,7 +54,7 @@ pub(super) struct ToolFields {
 }
 
 impl ToolFields {
-    pub(super) fn of(event: &Event) -> ToolFields {
+    pub(super) fn of(event: &HistoryEvent) -> ToolFields {
         let tool = event.tool.as_ref();
         let output_truncated = tool.is_some_and(|tool| tool.output_truncated);
         ToolFields {

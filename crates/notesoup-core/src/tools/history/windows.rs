@@ -15,7 +15,7 @@ use crate::tools::definition::{Tool, ToolFamily};
 use crate::tools::output::{pack, pack_or};
 use crate::tools::schema::schema_of;
 use crate::tools::window::to_u32;
-use crate::tools::{Outcome, ToolContext, ToolData, ToolOutput, fill_best};
+use crate::tools::{ToolContext, ToolData, ToolOutcome, ToolOutput, fill_best};
 
 /// `history_windows`.
 pub const HISTORY_WINDOWS: Tool = Tool {
@@ -100,7 +100,7 @@ pub fn history_windows(history: &History, _params: &HistoryWindowsParams) -> Too
     ToolOutput::from_packed(windows_data(history))
 }
 
-fn windows_data(history: &History) -> Outcome<ToolOutput> {
+fn windows_data(history: &History) -> ToolOutcome<ToolOutput> {
     let all = history.windows();
     let data = |windows: Vec<HistoryWindowRow>| HistoryWindowsData {
         session_id: history.session_id().to_owned(),

@@ -16,7 +16,7 @@ use crate::tools::params::at_least;
 use crate::tools::schema::schema_of;
 use crate::tools::window::to_u32;
 use crate::tools::{
-    Outcome, Refusal, RefusalCode, TOOL_OUTPUT_MAX_BYTES, ToolContext, ToolData, ToolOutput,
+    Refusal, RefusalCode, TOOL_OUTPUT_MAX_BYTES, ToolContext, ToolData, ToolOutcome, ToolOutput,
 };
 
 /// `notes_list`.
@@ -118,7 +118,7 @@ pub fn notes_list(store: &NoteStore, params: &NotesListParams) -> ToolOutput {
     ToolOutput::from_packed(list(store, params))
 }
 
-fn list(store: &NoteStore, params: &NotesListParams) -> Outcome<ToolOutput> {
+fn list(store: &NoteStore, params: &NotesListParams) -> ToolOutcome<ToolOutput> {
     at_least("limit", params.limit, 1)?;
     let status = store
         .list_headers(&list_query(params.pattern.as_deref(), params.wastebasket))
@@ -147,7 +147,7 @@ fn list_page(
     total: usize,
     crumpled_excluded: usize,
     homes_unavailable: &[String],
-) -> Outcome<ToolOutput> {
+) -> ToolOutcome<ToolOutput> {
     let data = |files: Vec<ListedNote>| NotesListData {
         more: to_u32(total - files.len()),
         files,

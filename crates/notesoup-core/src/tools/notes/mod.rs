@@ -28,11 +28,11 @@ pub use write::{NOTES_WRITE, NotesWriteData, NotesWriteParams, notes_write};
 use super::definition::Tool;
 use super::output::pack_or;
 use super::{
-    MAX_ERROR_LINE_FACTS, Outcome, Refusal, ToolContext, ToolData, ToolOutput, parse_arguments,
+    MAX_ERROR_LINE_FACTS, Refusal, ToolContext, ToolData, ToolOutcome, ToolOutput, parse_arguments,
 };
 use crate::notes::{
-    Change, ListQuery, NoteError, NoteLocation, NoteMeta, NoteStore, NotesIdentity, Origin, Scope,
-    local_iso,
+    Change, ListQuery, NoteError, NoteLocation, NoteMeta, NoteOrigin, NoteStore, NotesIdentity,
+    Scope, local_iso,
 };
 
 /// The notes tools, in the order hosts list them.
@@ -105,8 +105,11 @@ pub fn note_refusal(error: &NoteError) -> Refusal {
     }
 }
 
-fn parse_origin(origin: Option<&str>) -> Outcome<Option<Origin>> {
-    origin.map(Origin::parse).transpose().map_err(store_error)
+fn parse_origin(origin: Option<&str>) -> ToolOutcome<Option<NoteOrigin>> {
+    origin
+        .map(NoteOrigin::parse)
+        .transpose()
+        .map_err(store_error)
 }
 
 fn store_error(error: NoteError) -> Refusal {
@@ -145,7 +148,7 @@ impl RowHead {
 }
 
 /// The one size check of a result, packaging it.
-fn fit_or<T: ToolData>(data: T, message: &str) -> Outcome<ToolOutput> {
+fn fit_or<T: ToolData>(data: T, message: &str) -> ToolOutcome<ToolOutput> {
     pack_or(&data, message)
 }
 

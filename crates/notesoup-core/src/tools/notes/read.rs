@@ -10,14 +10,14 @@ use typeshare::typeshare;
 
 use super::render::push_identity;
 use super::{project_key, run_over_store, store_error};
-use crate::notes::{NoteMeta, NoteStore, Origin, local_iso};
+use crate::notes::{NoteMeta, NoteOrigin, NoteStore, local_iso};
 use crate::tools::definition::{Tool, ToolFamily};
 use crate::tools::measure::json_bytes;
 use crate::tools::schema::schema_of;
 use crate::tools::window::{read_window_packed, to_u32};
 use crate::tools::{
-    LimitedBy, MAX_METADATA_ENTRY_BYTES, MAX_METADATA_EXTRA_BYTES, Outcome, Refusal, RefusalCode,
-    ToolContext, ToolData, ToolOutput, render_window,
+    LimitedBy, MAX_METADATA_ENTRY_BYTES, MAX_METADATA_EXTRA_BYTES, Refusal, RefusalCode,
+    ToolContext, ToolData, ToolOutcome, ToolOutput, render_window,
 };
 use crate::wire::OrderedMap;
 
@@ -91,7 +91,7 @@ pub struct NotesReadData {
 pub struct NoteMetadata {
     /// user, self or external.
     #[typeshare(typescript(type = "\"user\" | \"self\" | \"external\""))]
-    pub origin: Origin,
+    pub origin: NoteOrigin,
     /// Creation time, local ISO with offset.
     pub created_at: String,
     /// Last content change, local ISO with offset.
@@ -186,7 +186,7 @@ pub fn notes_read(store: &NoteStore, params: &NotesReadParams) -> ToolOutput {
     ToolOutput::from_packed(read(store, params))
 }
 
-fn read(store: &NoteStore, params: &NotesReadParams) -> Outcome<ToolOutput> {
+fn read(store: &NoteStore, params: &NotesReadParams) -> ToolOutcome<ToolOutput> {
     let note = store
         .read(&params.address)
         .map_err(store_error)?

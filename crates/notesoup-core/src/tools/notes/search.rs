@@ -17,8 +17,8 @@ use crate::tools::params::at_least;
 use crate::tools::schema::schema_of;
 use crate::tools::window::to_u32;
 use crate::tools::{
-    Outcome, Refusal, RefusalCode, SearchQuery, ToolContext, ToolData, ToolOutput, fill_best, fits,
-    prefix_fit,
+    Refusal, RefusalCode, SearchQuery, ToolContext, ToolData, ToolOutcome, ToolOutput, fill_best,
+    fits, prefix_fit,
 };
 
 /// `notes_search`.
@@ -162,7 +162,7 @@ pub fn notes_search(store: &NoteStore, params: &NotesSearchParams) -> ToolOutput
     ToolOutput::from_packed(search(store, params))
 }
 
-fn search(store: &NoteStore, params: &NotesSearchParams) -> Outcome<ToolOutput> {
+fn search(store: &NoteStore, params: &NotesSearchParams) -> ToolOutcome<ToolOutput> {
     let literals = params.query.literals()?;
     at_least("limit", params.limit, 1)?;
     at_least("max_matches_per_file", params.max_matches_per_file, 1)?;

@@ -11,13 +11,13 @@ use super::render::{plural, push_identity};
 use super::{
     fit_or, note_line_diff, parse_origin, project_key, rename_diff, run_over_store, store_error,
 };
-use crate::notes::{Change, ChangeKind, Edit, NoteError, NoteStore, Origin, UpdateRequest};
+use crate::notes::{Change, ChangeKind, Edit, NoteError, NoteOrigin, NoteStore, UpdateRequest};
 use crate::tools::definition::{Tool, ToolFamily};
 use crate::tools::output::pack;
 use crate::tools::schema::schema_of;
 use crate::tools::window::to_u32;
 use crate::tools::{
-    Outcome, Refusal, RefusalCode, ToolContext, ToolData, ToolOutput, fits, prefix_fit,
+    Refusal, RefusalCode, ToolContext, ToolData, ToolOutcome, ToolOutput, fits, prefix_fit,
 };
 
 /// `notes_update`.
@@ -55,7 +55,7 @@ pub struct NotesUpdateParams {
     pub edits: Option<Vec<NoteEditParam>>,
     /// Optional. Set where the content came from: user, self or external.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "Option<Origin>")]
+    #[schemars(with = "Option<NoteOrigin>")]
     #[typeshare(typescript(type = "\"user\" | \"self\" | \"external\""))]
     pub origin: Option<String>,
     /// Optional. true crumples the note (it leaves the boot, list and search
@@ -169,7 +169,7 @@ fn update(
     store: &NoteStore,
     params: &NotesUpdateParams,
     diff: &dyn Fn(&Change) -> String,
-) -> Outcome<ToolOutput> {
+) -> ToolOutcome<ToolOutput> {
     let edits = params.edits.as_deref().unwrap_or_default();
     if let Some(target) = params.rename_to.as_deref().filter(|to| !to.is_empty()) {
         if !edits.is_empty()
@@ -228,7 +228,7 @@ fn update(
 }
 
 /// A receipt whose diff is cut to the longest fitting prefix when needed.
-fn bound_receipt(data: NotesUpdateData) -> Outcome<ToolOutput> {
+fn bound_receipt(data: NotesUpdateData) -> ToolOutcome<ToolOutput> {
     if let Some(output) = pack(&data)? {
         return Ok(output);
     }

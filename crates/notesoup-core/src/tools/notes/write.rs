@@ -8,10 +8,10 @@ use typeshare::typeshare;
 
 use super::render::push_identity;
 use super::{fit_or, parse_origin, project_key, run_over_store, store_error};
-use crate::notes::{NoteStore, Origin, WriteOutcome};
+use crate::notes::{NoteOrigin, NoteStore, WriteOutcome};
 use crate::tools::definition::{Tool, ToolFamily};
 use crate::tools::schema::schema_of;
-use crate::tools::{Outcome, ToolContext, ToolData, ToolOutput};
+use crate::tools::{ToolContext, ToolData, ToolOutcome, ToolOutput};
 
 /// `notes_write`.
 pub const NOTES_WRITE: Tool = Tool {
@@ -45,7 +45,7 @@ pub struct NotesWriteParams {
     /// (you wrote it; the default) or external (tool output, fetched text,
     /// third parties).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "Option<Origin>")]
+    #[schemars(with = "Option<NoteOrigin>")]
     #[typeshare(typescript(type = "\"user\" | \"self\" | \"external\""))]
     pub origin: Option<String>,
 }
@@ -77,7 +77,7 @@ pub fn notes_write(store: &NoteStore, params: &NotesWriteParams) -> ToolOutput {
     ToolOutput::from_packed(write(store, params))
 }
 
-fn write(store: &NoteStore, params: &NotesWriteParams) -> Outcome<ToolOutput> {
+fn write(store: &NoteStore, params: &NotesWriteParams) -> ToolOutcome<ToolOutput> {
     let origin = parse_origin(params.origin.as_deref())?;
     let written = store
         .write(&params.address, &params.content, origin)
