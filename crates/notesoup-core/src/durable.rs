@@ -25,7 +25,7 @@ pub fn write(path: &Path, bytes: &[u8]) -> io::Result<()> {
 /// [`write()`] without the final directory fsync, for a caller that holds the
 /// directory open and fsyncs it itself (the notes store, under its
 /// directory lock).
-pub fn replace(path: &Path, bytes: &[u8]) -> io::Result<()> {
+pub(crate) fn replace(path: &Path, bytes: &[u8]) -> io::Result<()> {
     through_temp(path, bytes, &OpenOptions::new(), File::sync_all)
 }
 
@@ -61,7 +61,7 @@ fn through_temp(
 /// writes through a link: the temporary file is new (O_CREAT|O_EXCL), and a
 /// link at `path` is replaced by the rename, not followed.
 #[cfg(unix)]
-pub fn write_with_mode(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
+pub(crate) fn write_with_mode(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
     use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
     through_temp(path, bytes, OpenOptions::new().mode(mode), |file| {
         file.set_permissions(fs::Permissions::from_mode(mode))?;
@@ -72,7 +72,7 @@ pub fn write_with_mode(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
 
 /// Permission bits are unix's: elsewhere a plain [`write()`].
 #[cfg(not(unix))]
-pub fn write_with_mode(path: &Path, bytes: &[u8], _mode: u32) -> io::Result<()> {
+pub(crate) fn write_with_mode(path: &Path, bytes: &[u8], _mode: u32) -> io::Result<()> {
     write(path, bytes)
 }
 
@@ -86,13 +86,13 @@ pub fn replace_unsynced(path: &Path, bytes: &[u8]) -> io::Result<()> {
 
 /// Flushes a directory's entries (a rename into it, a new file) to disk.
 #[cfg(unix)]
-pub fn sync_dir(dir: &Path) -> io::Result<()> {
+pub(crate) fn sync_dir(dir: &Path) -> io::Result<()> {
     File::open(dir)?.sync_all()
 }
 
 /// Directories cannot be opened for syncing off unix.
 #[cfg(not(unix))]
-pub fn sync_dir(_dir: &Path) -> io::Result<()> {
+pub(crate) fn sync_dir(_dir: &Path) -> io::Result<()> {
     Ok(())
 }
 
@@ -127,7 +127,7 @@ fn parent(path: &Path) -> io::Result<&Path> {
 /// `name` is one of notesoup's temporary names: today's
 /// `.notesoup-<pid>-<32 hex>.tmp`, or the earlier `<note>.<pid>.<32 hex>.tmp`
 /// and `<note>.<pid>.<uuid>.tmp`.
-pub fn temp_writer(name: &str) -> Option<u32> {
+pub(crate) fn temp_writer(name: &str) -> Option<u32> {
     let stem = name.strip_suffix(TEMP_SUFFIX)?;
     if let Some(rest) = stem.strip_prefix(TEMP_PREFIX) {
         let (pid, token) = rest.split_once('-')?;
@@ -149,7 +149,7 @@ fn is_token(token: &str) -> bool {
 
 /// Whether the process `pid` is still running. Without a process table to
 /// ask (off Linux) every writer counts as alive, so nothing is cleaned.
-pub fn writer_alive(pid: u32) -> bool {
+pub(crate) fn writer_alive(pid: u32) -> bool {
     if pid == std::process::id() {
         return true;
     }

@@ -29,7 +29,7 @@ use crate::durable;
 
 /// The marker an install leaves in its folder: its first line, then the
 /// path of every file it wrote, one per line.
-pub const MARKER: &str = ".notesoup-install";
+pub(crate) const MARKER: &str = ".notesoup-install";
 /// The first line of [`MARKER`].
 const MARKER_HEADER: &str = "notesoup install 1";
 /// The largest marker read.

@@ -15,23 +15,24 @@ use super::snapshot::BootSnapshot;
 use super::text::{identity_block, protocol_block};
 
 /// MAP bodies longer than this many code points are cut in the boot.
-pub const MAP_BOOT_MAX_CHARS: usize = 4096;
+pub(crate) const MAP_BOOT_MAX_CHARS: usize = 4096;
 
 /// Shown instead of shelves when no home has anything to show.
-pub const BLANK_SLATE: &str =
+pub(crate) const BLANK_SLATE: &str =
     "None yet. A blank slate is a fine place to start — just don't finish there.";
 
 /// The default bound of a whole boot, in characters (code points). Claude
 /// Code delivers hook context of this size whole, and replaces much larger
 /// context with a short preview.
-pub const DEFAULT_BOOT_MAX_CHARS: usize = 10_000;
+pub(crate) const DEFAULT_BOOT_MAX_CHARS: usize = 10_000;
 
 /// The smallest bound a host may set: the identity and protocol blocks and a
 /// cut line per shelf always fit in it.
-pub const MIN_BOOT_MAX_CHARS: usize = 4_000;
+pub(crate) const MIN_BOOT_MAX_CHARS: usize = 4_000;
 
+#[cfg(test)]
 /// The whole boot, within [`DEFAULT_BOOT_MAX_CHARS`].
-pub fn render_boot(
+pub(crate) fn render_boot(
     snapshot: &BootSnapshot,
     identity: &BootIdentity,
     bindings: &ToolBindings,
@@ -334,7 +335,7 @@ fn map_block(map: &MapPage) -> String {
 
 /// `just now`, `Ns ago`, `Nm ago`, `Nh ago`, `Nd ago`, or `in N…` for a time
 /// after `now` (whole units, rounded down).
-pub fn relative_time(now: Timestamp, then: Timestamp) -> String {
+pub(crate) fn relative_time(now: Timestamp, then: Timestamp) -> String {
     let millis = now.as_millisecond() - then.as_millisecond();
     let seconds = (millis / 1000).unsigned_abs();
     let amount = match seconds {

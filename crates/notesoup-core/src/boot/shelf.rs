@@ -7,10 +7,10 @@ use jiff::Timestamp;
 use crate::notes::{ListQuery, NoteError, NoteHeader, NoteRow, NoteStore, Scope};
 
 /// At most this many fresh pages per shelf.
-pub const SHELF_FRESH_LIMIT: usize = 3;
+pub(crate) const SHELF_FRESH_LIMIT: usize = 3;
 
 /// Page titles longer than this many code points are cut and end with `…`.
-pub const TITLE_MAX_CHARS: usize = 40;
+pub(crate) const TITLE_MAX_CHARS: usize = 40;
 
 /// The file name of a home's table of contents, at the home's root.
 pub(super) const MAP_FILE: &str = "MAP.md";
@@ -127,7 +127,7 @@ fn shelf_of(store: &NoteStore, headers: &[NoteHeader]) -> Result<Vec<NoteRow>, N
 
 /// The notice name of one of the caller's own homes (the store's
 /// `homes_unavailable` labels).
-pub fn home_label(scope: Scope) -> &'static str {
+pub(crate) fn home_label(scope: Scope) -> &'static str {
     match scope {
         Scope::Session => "session",
         Scope::Project => "@project",
@@ -150,7 +150,7 @@ fn timestamp(millis: i64) -> Timestamp {
 /// A page's title: its first markdown heading, else its first non-empty line,
 /// cut to [`TITLE_MAX_CHARS`] code points plus `…`. Empty when the body has
 /// no text. Headings inside fenced code blocks do not count.
-pub fn page_title(body: &str) -> String {
+pub(crate) fn page_title(body: &str) -> String {
     let raw = first_heading(body)
         .or_else(|| body.lines().map(str::trim).find(|l| !l.is_empty()))
         .unwrap_or("");

@@ -82,7 +82,7 @@ pub fn doctor(home: &Path) -> DoctorReport {
 /// How old a temporary file must be before [`clean_temp_files`] may remove
 /// it: a live write takes milliseconds, so a minute rules out a writer that
 /// is merely slow.
-pub const STALE_TEMP_AGE: Duration = Duration::from_secs(60);
+pub(crate) const STALE_TEMP_AGE: Duration = Duration::from_secs(60);
 
 /// What `doctor clean` found and did.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -35,7 +35,7 @@ const TOOL_OP: &str = "dream.tool";
 #[typeshare]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "op", content = "params")]
-pub enum DreamCall {
+pub(crate) enum DreamCall {
     /// Runs one dream tool.
     #[serde(rename = "dream.tool")]
     Tool(DreamToolParams),
@@ -45,7 +45,7 @@ pub enum DreamCall {
 #[typeshare]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct DreamToolParams {
+pub(crate) struct DreamToolParams {
     /// The dream tool's name, from core's table ([`dream_tool_table`]).
     pub name: String,
     /// The tool's arguments, an object; absent or `null` is `{}`.
@@ -58,7 +58,7 @@ pub struct DreamToolParams {
 /// is no such request.
 #[typeshare]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct DreamAnswer {
+pub(crate) struct DreamAnswer {
     /// The request's id (`0` when the line shows none).
     #[typeshare(serialized_as = "U53")]
     pub id: u64,
@@ -73,7 +73,7 @@ pub struct DreamAnswer {
 /// What a dream tool answered.
 #[typeshare]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct DreamToolResult {
+pub(crate) struct DreamToolResult {
     /// The tool's text, or its refusal's.
     pub text: String,
     /// Whether the tool refused (the jail, a missing note, bad arguments).
@@ -83,7 +83,7 @@ pub struct DreamToolResult {
 /// Why a line got no tool's answer.
 #[typeshare]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct DreamProtocolError {
+pub(crate) struct DreamProtocolError {
     /// What kind of refusal.
     #[typeshare(typescript(type = "`${DreamErrorCode}`"))]
     pub code: DreamErrorCode,
@@ -95,7 +95,7 @@ pub struct DreamProtocolError {
 #[typeshare]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum DreamErrorCode {
+pub(crate) enum DreamErrorCode {
     /// Not a request line of this protocol, another op, too long a line, or
     /// a name that is no dream tool.
     BadRequest,
@@ -179,7 +179,7 @@ fn refusal(id: u64, message: &str) -> DreamAnswer {
 }
 
 /// The answer to one request line.
-pub fn answer_dream_line(tools: &DreamTools, line: &[u8]) -> DreamAnswer {
+pub(crate) fn answer_dream_line(tools: &DreamTools, line: &[u8]) -> DreamAnswer {
     let Request { id, call } = match Request::parse(line) {
         Ok(request) => request,
         Err(NotARequest::Malformed(error)) => {

@@ -51,13 +51,18 @@ pub struct DreamOptions {
     pub model_pattern: Option<String>,
     /// Warnings from reading the settings pattern, printed to stderr.
     pub model_warnings: Vec<String>,
-    /// `--playbook`, else the packaged [`PLAYBOOK`].
+    /// `--playbook`, else the packaged [`DreamAsset::Playbook`](super::DreamAsset::Playbook).
     pub playbook: Option<PathBuf>,
     /// The clock reading this run starts at.
     pub now: Timestamp,
 }
 
 impl DreamOptions {
+    /// Default minimum age of the last run, in hours (`--min-hours`).
+    pub const DEFAULT_MIN_HOURS: f64 = DEFAULT_MIN_HOURS;
+    /// Default minimum number of changed session homes (`--min-sessions`).
+    pub const DEFAULT_MIN_SESSIONS: usize = DEFAULT_MIN_SESSIONS;
+
     /// The defaults for `home` at `now`.
     pub fn new(home: impl Into<PathBuf>, now: Timestamp) -> Self {
         DreamOptions {
@@ -86,7 +91,7 @@ pub fn run_dream(options: &DreamOptions, runner: &mut dyn DreamRunner) -> DreamO
 /// before the dreamer starts, the report and audit after it ends), so a
 /// command line can show the run as it goes. The output still holds every
 /// line.
-pub fn run_dream_with(
+pub(crate) fn run_dream_with(
     options: &DreamOptions,
     runner: &mut dyn DreamRunner,
     progress: &mut dyn FnMut(&OutputLine),

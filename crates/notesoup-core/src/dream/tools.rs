@@ -227,7 +227,11 @@ impl DreamTools {
 /// more than 7 days before `now`. The path is jailed without creating
 /// parents; a symlink is removed itself, after its in-home target was
 /// checked. Returns `deleted <path>`.
-pub fn delete_crumpled_note(home: &Path, path: &str, now: Timestamp) -> Result<String, DreamError> {
+pub(crate) fn delete_crumpled_note(
+    home: &Path,
+    path: &str,
+    now: Timestamp,
+) -> Result<String, DreamError> {
     let jailed = jail_write(home, path, false)?;
     let text = read_jailed(home, &jailed, path)?;
     wastebasket::check(home, &jailed.path, path, text.as_bytes(), now)?;

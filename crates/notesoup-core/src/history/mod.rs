@@ -16,7 +16,6 @@ mod transcript;
 
 pub use event::{HistoryEvent, NestedCallSummary, Role, ToolFacts};
 pub use extend::WindowView;
-pub use folded::FoldedDocuments;
 pub use model::{History, TranscriptError, Window};
 pub use transcript::{
     ItemKind, MessageRole, NestedArguments, NestedCall, NestedCalls, SeqSpan, ToolStatus,

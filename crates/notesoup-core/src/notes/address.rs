@@ -322,7 +322,7 @@ fn check_hygiene(path: &str) -> Result<(), NoteError> {
 
 /// Which homes a pattern's head lets a listing traverse.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum HomeSelection {
+pub(crate) enum HomeSelection {
     /// No `@` head: the caller's five own homes.
     Own,
     /// One concrete home.
@@ -355,7 +355,7 @@ enum Token {
 /// `/`, anchored at both ends. `@self/` and `@model/` heads are rewritten to
 /// the concrete `@agents/<agent>/` and `@models/<model>/`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NotePattern {
+pub(crate) struct NotePattern {
     tokens: Vec<Token>,
     /// The same pattern with `.md` appended, for a pattern that names a note
     /// the way an address does (`@human/prefs` matches `@human/prefs.md`).
@@ -366,7 +366,7 @@ pub struct NotePattern {
 impl NotePattern {
     /// Parses a pattern; `None` for an empty pattern (which means "no
     /// pattern"). NUL or `\` is `invalid_pattern`.
-    pub fn parse(
+    pub(crate) fn parse(
         pattern: &str,
         identity: &NotesIdentity,
     ) -> Result<Option<NotePattern>, NoteError> {
@@ -393,12 +393,12 @@ impl NotePattern {
     }
 
     /// The homes this pattern's head lets a listing traverse.
-    pub fn homes(&self) -> &HomeSelection {
+    pub(crate) fn homes(&self) -> &HomeSelection {
         &self.homes
     }
 
     /// Whether the concrete address `address` matches, anchored at both ends.
-    pub fn matches(&self, address: &str) -> bool {
+    pub(crate) fn matches(&self, address: &str) -> bool {
         matches_tokens(&self.tokens, address)
             || self
                 .with_md

@@ -25,11 +25,6 @@ pub(crate) enum SecretPlace {
 }
 use crate::wire::RefusalCode;
 
-/// The store's name for [`RefusalCode`]: the store refuses with a subset of
-/// the codes every tool answers with (`docs/behavior.md` §3.7), so both share one
-/// list and a store error reaches the wire without a mapping.
-pub type NoteErrorCode = RefusalCode;
-
 /// A refusal of the notes area: of the store, with a code, a human-readable
 /// message and, where they apply, the line numbers of an ambiguous edit, the
 /// index of the failing edit, and the path and OS error kind of a filesystem
@@ -49,7 +44,7 @@ pub struct NoteError {
 }
 
 /// Why a session note is refused when the host has no session yet.
-pub const NO_SESSION_MESSAGE: &str = "no session yet: this session's notes (bare addresses, the session scope) are not available until the host's session starts; the durable homes @project/, @human/, @self/ and @model/ are available.";
+pub(crate) const NO_SESSION_MESSAGE: &str = "no session yet: this session's notes (bare addresses, the session scope) are not available until the host's session starts; the durable homes @project/, @human/, @self/ and @model/ are available.";
 
 impl NoteError {
     /// A refusal with a code and a message and no further facts.

@@ -145,7 +145,7 @@ impl NoteMeta {
 }
 
 /// The known keys, in the order they are written.
-pub const KNOWN_KEYS: [&str; 7] = [
+pub(crate) const KNOWN_KEYS: [&str; 7] = [
     "origin",
     "createdAt",
     "updatedAt",
@@ -160,7 +160,7 @@ const LEGACY_SCOPE_KEY: &str = "scope";
 
 /// A parsed note file.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ParsedNote<'a> {
+pub(crate) struct ParsedNote<'a> {
     /// The metadata, with defaults for missing known keys.
     pub meta: NoteMeta,
     /// The body: everything after the frontmatter block and the one blank
@@ -173,7 +173,7 @@ pub struct ParsedNote<'a> {
 
 /// Parses a note file. Missing times default to `now_ms`; times without an
 /// offset are read in `tz`.
-pub fn parse_note<'a>(text: &'a str, now_ms: i64, tz: &TimeZone) -> ParsedNote<'a> {
+pub(crate) fn parse_note<'a>(text: &'a str, now_ms: i64, tz: &TimeZone) -> ParsedNote<'a> {
     let split = split_note(text);
     ParsedNote {
         meta: split.meta(now_ms, tz),
@@ -183,7 +183,7 @@ pub fn parse_note<'a>(text: &'a str, now_ms: i64, tz: &TimeZone) -> ParsedNote<'
 }
 
 /// The body of `content`: any leading frontmatter block is stripped.
-pub fn strip_frontmatter(content: &str) -> &str {
+pub(crate) fn strip_frontmatter(content: &str) -> &str {
     split_note(content).body
 }
 
@@ -461,7 +461,7 @@ fn count(value: &Value) -> Option<u64> {
 
 /// The frontmatter block `---\n…\n---\n` for `meta`, times written as local
 /// ISO in `tz`.
-pub fn serialize_frontmatter(meta: &NoteMeta, tz: &TimeZone) -> String {
+pub(crate) fn serialize_frontmatter(meta: &NoteMeta, tz: &TimeZone) -> String {
     let mut out = String::with_capacity(256);
     out.push_str("---\n");
     let mut line = |key: &str, value: &str| {
@@ -503,7 +503,7 @@ pub fn serialize_note(meta: &NoteMeta, body: &str, tz: &TimeZone) -> String {
 /// (any case) is written bare; everything else as compact JSON. A bare form
 /// that would read back as a JSON number (e.g. `"123"`) is quoted as well,
 /// so the value keeps its type.
-pub fn scalar_text(value: &Value) -> String {
+pub(crate) fn scalar_text(value: &Value) -> String {
     if let Value::String(text) = value
         && is_bare(text)
     {
@@ -557,7 +557,7 @@ mod tests {
 
     #[test]
     fn the_no_session_refusal_is_a_whole_sentence() {
-        let message = crate::notes::NO_SESSION_MESSAGE;
+        let message = crate::notes::error::NO_SESSION_MESSAGE;
         assert!(message.ends_with("@model/ are available."), "{message}");
     }
 

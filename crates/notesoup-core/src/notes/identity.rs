@@ -217,7 +217,7 @@ fn check_slug(field: &'static str, value: &str) -> Result<(), NoteError> {
 }
 
 /// Whether `value` matches `SLUG_PATTERN = ^[a-z0-9]+(?:-[a-z0-9]+)*$`.
-pub fn is_slug(value: &str) -> bool {
+pub(crate) fn is_slug(value: &str) -> bool {
     !value.is_empty()
         && !value.starts_with('-')
         && !value.ends_with('-')
@@ -229,7 +229,7 @@ pub fn is_slug(value: &str) -> bool {
 
 /// Lowercases `value`, replaces each run of characters outside `[a-z0-9]`
 /// with `-`, trims `-` at both ends; an empty result becomes `root`.
-pub fn slugify(value: &str) -> String {
+pub(crate) fn slugify(value: &str) -> String {
     let mut slug = String::with_capacity(value.len());
     let mut pending_dash = false;
     for c in value.chars().flat_map(char::to_lowercase) {

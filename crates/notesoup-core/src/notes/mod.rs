@@ -31,8 +31,7 @@
 //!   `search` uses (also fit for history search).
 //! - Errors: [`NoteError`] (`code().as_str()`, `message()`,
 //!   `line_numbers()`, `edit_index()`, `path()`, `io_kind()`) with a
-//!   [`RefusalCode`], the tools' own code list ([`NoteErrorCode`] is the same
-//!   type under the store's name).
+//!   [`RefusalCode`](crate::tools::RefusalCode), the tools' own code list.
 //!
 //! # Durability and concurrency
 //!
@@ -110,23 +109,34 @@ mod paths;
 mod secrets;
 pub(crate) mod segment;
 mod store;
+#[cfg(test)]
+mod tests;
 mod time;
 
-pub use crate::wire::RefusalCode;
-pub use address::{Address, Home, HomeSelection, NotePattern};
-pub use error::{NO_SESSION_MESSAGE, NoteError, NoteErrorCode};
-pub use frontmatter::{
-    FrontmatterExtra, KNOWN_KEYS, NoteMeta, NoteOrigin, ParsedNote, is_blank_body, parse_note,
-    scalar_text, serialize_frontmatter, serialize_note, strip_frontmatter,
-};
-pub use identity::{NotesIdentity, Scope, agent_slug, default_root, is_slug, model_slug, slugify};
-pub use matcher::{LineMatch, LiteralQueries};
+pub(crate) use address::Address;
+pub use address::Home;
+pub use error::NoteError;
+pub(crate) use frontmatter::parse_note;
+pub use frontmatter::{FrontmatterExtra, NoteMeta, NoteOrigin, is_blank_body, serialize_note};
+pub(crate) use identity::is_slug;
+pub use identity::{NotesIdentity, Scope, agent_slug, default_root, model_slug};
+pub use matcher::LineMatch;
+pub(crate) use matcher::LiteralQueries;
 pub use paths::project_key;
-pub use secrets::{SecretFinding, SecretKind, find_secret, line_secret};
-pub use segment::{MAX_SEGMENT_BYTES, escape_forbidden, is_forbidden_char, is_git_segment};
+pub use secrets::{SecretFinding, SecretKind, find_secret};
+pub(crate) use segment::{escape_forbidden, is_forbidden_char, is_git_segment};
 pub use store::{
-    Change, ChangeKind, Edit, HeadCache, ListQuery, ListStatus, MAX_NOTE_BYTES,
-    MAX_NOTE_PATH_BYTES, NoteHeader, NoteLocation, NoteRow, NoteStore, ReadResult, RenameResult,
-    SearchRow, UpdateRequest, UpdateResult, WriteOutcome, WriteResult,
+    Change, ChangeKind, Edit, HeadCache, ListQuery, ListStatus, MAX_NOTE_BYTES, NoteHeader,
+    NoteLocation, NoteRow, NoteStore, ReadResult, RenameResult, SearchRow, UpdateRequest,
+    UpdateResult, WriteOutcome, WriteResult,
 };
-pub use time::{local_iso, next_stamp_ms, now_ms, parse_iso_ms};
+pub(crate) use time::parse_iso_ms;
+pub use time::{local_iso, now_ms};
+
+// What the area's own tests name beside the public surface.
+#[cfg(test)]
+pub(crate) use crate::wire::RefusalCode;
+#[cfg(test)]
+pub(crate) use address::{HomeSelection, NotePattern};
+#[cfg(test)]
+pub(crate) use frontmatter::{KNOWN_KEYS, strip_frontmatter};

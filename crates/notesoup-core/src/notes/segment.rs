@@ -5,13 +5,13 @@
 /// The longest file or directory name a note path may hold, in UTF-8 bytes
 /// (the common filesystem limit, `NAME_MAX`). The final segment counts with
 /// its `.md`.
-pub const MAX_SEGMENT_BYTES: usize = 255;
+pub(crate) const MAX_SEGMENT_BYTES: usize = 255;
 
 /// Whether `c` may not appear in an address: C0 and C1 controls (with DEL),
 /// the line and paragraph separators, and the bidirectional controls. Each
 /// can forge rows or reorder text wherever an address is printed (a list, a
 /// boot, a receipt).
-pub fn is_forbidden_char(c: char) -> bool {
+pub(crate) fn is_forbidden_char(c: char) -> bool {
     matches!(c,
         '\u{0}'..='\u{1f}'
         | '\u{7f}'..='\u{9f}'
@@ -24,7 +24,7 @@ pub fn is_forbidden_char(c: char) -> bool {
 /// `text` with every [`is_forbidden_char`] written as a `\u{…}` escape, for
 /// printing a name found on disk that an address could not have named.
 /// Borrowed when nothing needs escaping (the common case).
-pub fn escape_forbidden(text: &str) -> std::borrow::Cow<'_, str> {
+pub(crate) fn escape_forbidden(text: &str) -> std::borrow::Cow<'_, str> {
     if !text.contains(is_forbidden_char) {
         return std::borrow::Cow::Borrowed(text);
     }
@@ -48,7 +48,7 @@ pub fn escape_forbidden(text: &str) -> std::borrow::Cow<'_, str> {
 /// code points HFS+ ignores (`.g\u{200c}it`). The audit repository lives at
 /// the root and the audit skips `.git` below it, so a note there would
 /// change without a trace; a look-alike makes the audit fail outright.
-pub fn is_git_segment(segment: &str) -> bool {
+pub(crate) fn is_git_segment(segment: &str) -> bool {
     is_ntfs_dot_git(segment) || is_hfs_dot_git(segment)
 }
 

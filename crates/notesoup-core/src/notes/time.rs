@@ -18,7 +18,7 @@ static LAST_STAMP: AtomicI64 = AtomicI64::new(i64::MIN);
 /// A modification stamp for this process: `max(now, last + 1)`, so stamps
 /// handed out by one process strictly increase and recent-first sorting
 /// never inverts.
-pub fn next_stamp_ms() -> i64 {
+pub(crate) fn next_stamp_ms() -> i64 {
     let now = now_ms();
     let mut last = LAST_STAMP.load(Ordering::Relaxed);
     loop {
@@ -43,7 +43,7 @@ pub fn local_iso(ms: i64, tz: &TimeZone) -> String {
 /// Parses a stored timestamp to epoch milliseconds: ISO 8601 with an offset
 /// or `Z`; a date-time without offset is local time in `tz`; a bare date is
 /// midnight UTC.
-pub fn parse_iso_ms(text: &str, tz: &TimeZone) -> Option<i64> {
+pub(crate) fn parse_iso_ms(text: &str, tz: &TimeZone) -> Option<i64> {
     let text = text.trim();
     if let Ok(timestamp) = text.parse::<Timestamp>() {
         return Some(timestamp.as_millisecond());

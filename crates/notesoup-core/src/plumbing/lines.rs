@@ -28,12 +28,12 @@ pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 pub const MAX_LINE_TOKENS: usize = 1 << 21;
 
 /// How much of an over-long line is kept, to recover its id.
-pub const KEPT_PREFIX_BYTES: usize = 256;
+pub(crate) const KEPT_PREFIX_BYTES: usize = 256;
 
 /// The id answered when a line's own id cannot be read. Senders number their
 /// requests from 1 and drop answers no request waits for, so such an answer
 /// never settles the wrong request.
-pub const UNKNOWN_ID: u64 = 0;
+pub(crate) const UNKNOWN_ID: u64 = 0;
 
 /// A line buffer grown by one large line is shrunk back to this afterwards,
 /// so a long-lived server does not hold the peak forever.

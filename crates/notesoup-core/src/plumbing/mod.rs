@@ -13,18 +13,18 @@
 //! finds the same notes home, names the same identity and says the same
 //! lines, from one definition.
 
-pub mod dream;
-pub mod lines;
-pub mod small_file;
-pub mod store;
+mod dream;
+pub(crate) mod lines;
+mod small_file;
+mod store;
 
 pub use dream::{
     DEFAULT_DREAM_TIMEOUT, DreamFlags, Dreamer, DreamerProcess, DreamerSetting, NotesHomeError,
     dream_timeout, dreamer_executable, notes_home, run_dream_command,
 };
 pub use lines::{
-    CappedLines, KEPT_PREFIX_BYTES, LineRead, MAX_LINE_BYTES, MAX_LINE_TOKENS, UNKNOWN_ID,
-    is_blank, leading_id, read_capped, recover_id, too_many_tokens,
+    CappedLines, LineRead, MAX_LINE_BYTES, MAX_LINE_TOKENS, is_blank, leading_id, read_capped,
+    recover_id, too_many_tokens,
 };
 pub use small_file::{
     Links, MAX_SETTINGS_BYTES, SmallFileError, open_regular, read_small_file, read_small_text,

@@ -133,6 +133,9 @@ pub struct ToolOutput {
 }
 
 impl ToolOutput {
+    /// The most bytes a result's text, and its JSON, may hold (32 KiB).
+    pub const MAX_BYTES: usize = TOOL_OUTPUT_MAX_BYTES;
+
     /// Packages an outcome. A success that does not fit (a bug in the
     /// operation's own bounding) becomes an `output_too_large` refusal rather
     /// than an oversized response.
@@ -223,6 +226,6 @@ pub(crate) fn pack_or(data: &impl ToolData, message: &str) -> ToolOutcome<ToolOu
 }
 
 /// True when both the text and the compact JSON of `data` fit the budget.
-pub fn fits<T: ToolData>(data: &T) -> bool {
+pub(crate) fn fits<T: ToolData>(data: &T) -> bool {
     json_bytes(data) <= TOOL_OUTPUT_MAX_BYTES && data.render().len() <= TOOL_OUTPUT_MAX_BYTES
 }

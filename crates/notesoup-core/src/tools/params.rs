@@ -38,7 +38,7 @@ pub fn parse_arguments<P: DeserializeOwned>(arguments: Value) -> ToolOutcome<P> 
 }
 
 /// What kind of JSON value `value` is, as a refusal names it.
-pub fn json_kind(value: &Value) -> &'static str {
+pub(crate) fn json_kind(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",

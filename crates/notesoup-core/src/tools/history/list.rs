@@ -13,7 +13,7 @@ use crate::tools::schema::schema_of;
 use crate::tools::{ToolContext, ToolOutcome, ToolOutput};
 
 /// `history_list`.
-pub const HISTORY_LIST: Tool = Tool {
+pub(crate) const HISTORY_LIST: Tool = Tool {
     name: "history_list",
     family: ToolFamily::History,
     description: "Page through this session's history by seq. Without before/after you get the newest page; \

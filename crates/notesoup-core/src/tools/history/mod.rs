@@ -14,16 +14,16 @@ mod windows;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-pub use list::{HISTORY_LIST, HistoryListParams, history_list};
-pub use page::{
-    DEFAULT_PAGE_LIMIT, MAX_FOLD_TOOL_NAME_CHARS, MAX_FOLD_TOOL_NAMES, PREVIOUS_WINDOW,
-};
-pub use read::{HISTORY_READ, HistoryReadData, HistoryReadParams, history_read};
-pub use search::{HISTORY_SEARCH, HistorySearchParams, history_search};
-pub use types::{HistoryFoldedRow, HistoryPage, HistoryPageItem, HistoryRow, ToolCounts};
-pub use windows::{
-    HISTORY_WINDOWS, HistoryWindowRow, HistoryWindowsData, HistoryWindowsParams, history_windows,
-};
+pub(crate) use list::HISTORY_LIST;
+pub use list::{HistoryListParams, history_list};
+pub(crate) use page::DEFAULT_PAGE_LIMIT;
+pub(crate) use read::HISTORY_READ;
+pub use read::{HistoryReadParams, history_read};
+pub(crate) use search::HISTORY_SEARCH;
+pub use search::{HistorySearchParams, history_search};
+pub(crate) use types::HistoryPage;
+pub(crate) use windows::HISTORY_WINDOWS;
+pub use windows::{HistoryWindowsParams, history_windows};
 
 use self::page::{PageScope, resolve_window};
 use super::definition::Tool;

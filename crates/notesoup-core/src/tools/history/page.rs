@@ -16,17 +16,17 @@ use crate::tools::{
 };
 
 /// Most tool names one folded row lists.
-pub const MAX_FOLD_TOOL_NAMES: usize = 20;
+pub(crate) const MAX_FOLD_TOOL_NAMES: usize = 20;
 /// Longest tool name a folded row lists; longer ones count as omitted.
-pub const MAX_FOLD_TOOL_NAME_CHARS: usize = 120;
+pub(crate) const MAX_FOLD_TOOL_NAME_CHARS: usize = 120;
 /// Default page size.
-pub const DEFAULT_PAGE_LIMIT: usize = 20;
+pub(crate) const DEFAULT_PAGE_LIMIT: usize = 20;
 
 /// Known window ids reported by an `unknown_window_id` refusal.
 const MAX_REPORTED_WINDOWS: usize = 25;
 
 /// The `window_id` value naming the window before the current one.
-pub const PREVIOUS_WINDOW: &str = "@previous";
+pub(crate) const PREVIOUS_WINDOW: &str = "@previous";
 
 /// What one page request selects from.
 pub(super) struct PageScope<'h> {
@@ -104,7 +104,7 @@ impl PageScope<'_> {
     }
 
     /// Would this event be a page row (before any search match)?
-    pub fn selects(&self, event: &HistoryEvent) -> bool {
+    pub(super) fn selects(&self, event: &HistoryEvent) -> bool {
         if !self.in_window(event) {
             return false;
         }
@@ -126,7 +126,7 @@ impl PageScope<'_> {
     /// otherwise), adds them while the page fits, shrinks the first one when
     /// none fits whole, and refuses with `page_too_large` when even that fails.
     /// The page comes packaged: rendered, serialized and measured once.
-    pub fn page(
+    pub(super) fn page(
         &self,
         mut accept: impl FnMut(usize, &HistoryEvent) -> Option<Option<usize>>,
     ) -> ToolOutcome<ToolOutput> {

@@ -18,7 +18,7 @@ use crate::tools::{
 };
 
 /// `history_read`.
-pub const HISTORY_READ: Tool = Tool {
+pub(crate) const HISTORY_READ: Tool = Tool {
     name: "history_read",
     family: ToolFamily::History,
     description: "Read one event by seq: its text (for a tool event: the call's arguments, output and nested calls) \
@@ -58,7 +58,7 @@ pub struct HistoryReadParams {
 /// Result of `history_read`: the event's facts and one window of its text.
 #[typeshare]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct HistoryReadData {
+pub(crate) struct HistoryReadData {
     /// The event's stable address.
     pub seq: u32,
     /// The event's window.

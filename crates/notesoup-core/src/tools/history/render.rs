@@ -81,7 +81,7 @@ pub(super) struct ToolLine<'a> {
 }
 
 impl ToolLine<'_> {
-    pub fn push(&self, text: &mut String, role: Role) {
+    pub(super) fn push(&self, text: &mut String, role: Role) {
         if role != Role::Tool {
             return;
         }

@@ -15,7 +15,7 @@ use crate::tools::schema::schema_of;
 use crate::tools::{Refusal, RefusalCode, SearchQuery, ToolContext, ToolOutcome, ToolOutput};
 
 /// `history_search`.
-pub const HISTORY_SEARCH: Tool = Tool {
+pub(crate) const HISTORY_SEARCH: Tool = Tool {
     name: "history_search",
     family: ToolFamily::History,
     description: "Search this session's history for literal text, case-insensitively; several queries match any of them. \

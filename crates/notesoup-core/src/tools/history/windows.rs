@@ -18,7 +18,7 @@ use crate::tools::window::to_u32;
 use crate::tools::{ToolContext, ToolData, ToolOutcome, ToolOutput, fill_best};
 
 /// `history_windows`.
-pub const HISTORY_WINDOWS: Tool = Tool {
+pub(crate) const HISTORY_WINDOWS: Tool = Tool {
     name: "history_windows",
     family: ToolFamily::History,
     description: "List this session's context windows, oldest first, each with its seq range and event count. \
@@ -43,7 +43,7 @@ pub struct HistoryWindowsParams {}
 /// Result of `history_windows`: the session's windows, oldest first.
 #[typeshare]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct HistoryWindowsData {
+pub(crate) struct HistoryWindowsData {
     /// The session id.
     pub session_id: String,
     /// Windows, oldest first.
@@ -55,7 +55,7 @@ pub struct HistoryWindowsData {
 /// One window in `history_windows`.
 #[typeshare]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct HistoryWindowRow {
+pub(crate) struct HistoryWindowRow {
     /// The window id.
     pub window_id: String,
     /// When the window began, if known.

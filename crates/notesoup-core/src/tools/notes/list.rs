@@ -20,7 +20,7 @@ use crate::tools::{
 };
 
 /// `notes_list`.
-pub const NOTES_LIST: Tool = Tool {
+pub(crate) const NOTES_LIST: Tool = Tool {
     name: "notes_list",
     family: ToolFamily::Notes,
     description: "List notes as a recent-first snapshot across this session, @project/, @human/, @self/ and \
@@ -42,7 +42,7 @@ fn run(context: &mut dyn ToolContext, arguments: Value) -> ToolOutput {
 #[typeshare]
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct NotesListParams {
+pub(crate) struct NotesListParams {
     /// Optional. A glob over full addresses: `*` within a segment, `**`
     /// across segments, `?` one character; e.g. "@project/**" or "**/*.md".
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -59,7 +59,7 @@ pub struct NotesListParams {
 /// Result of `notes_list`: a recent-first snapshot.
 #[typeshare]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct NotesListData {
+pub(crate) struct NotesListData {
     /// The notes shown, most recently updated first.
     pub files: Vec<ListedNote>,
     /// Matching notes not shown (the limit or the response budget).
@@ -73,7 +73,7 @@ pub struct NotesListData {
 /// One note in `notes_list`.
 #[typeshare]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct ListedNote {
+pub(crate) struct ListedNote {
     /// The note's rendered address.
     pub address: String,
     /// The project the note belongs to, when it belongs to one.
@@ -114,7 +114,7 @@ fn push_listed(text: &mut String, file: &ListedNote) {
 }
 
 /// `notes_list`: a recent-first snapshot of notes, as many as fit.
-pub fn notes_list(store: &NoteStore, params: &NotesListParams) -> ToolOutput {
+pub(crate) fn notes_list(store: &NoteStore, params: &NotesListParams) -> ToolOutput {
     ToolOutput::from_packed(list(store, params))
 }
 

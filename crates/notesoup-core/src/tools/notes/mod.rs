@@ -14,16 +14,24 @@ mod write;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
-pub use diff::line_diff;
-pub use list::{ListedNote, NOTES_LIST, NotesListData, NotesListParams, notes_list};
-pub use read::{
-    ExtraFields, NOTES_READ, NoteMetadata, NotesReadData, NotesReadParams, OmittedExtra, notes_read,
-};
-pub use search::{
-    NOTES_SEARCH, NoteMatch, NotesSearchData, NotesSearchParams, SearchedNote, notes_search,
-};
-pub use update::{NOTES_UPDATE, NoteEditParam, NotesUpdateData, NotesUpdateParams, notes_update};
-pub use write::{NOTES_WRITE, NotesWriteData, NotesWriteParams, notes_write};
+pub(super) use diff::line_diff;
+pub(super) use list::NOTES_LIST;
+pub(super) use read::NOTES_READ;
+pub(super) use search::NOTES_SEARCH;
+pub(super) use update::NOTES_UPDATE;
+pub(super) use write::NOTES_WRITE;
+
+// What the crate's own tests name: each operation over a store.
+#[cfg(test)]
+pub(crate) use list::{NotesListParams, notes_list};
+#[cfg(test)]
+pub(crate) use read::{NotesReadParams, notes_read};
+#[cfg(test)]
+pub(crate) use search::{NotesSearchParams, notes_search};
+#[cfg(test)]
+pub(crate) use update::{NotesUpdateParams, notes_update};
+#[cfg(test)]
+pub(crate) use write::{NotesWriteParams, notes_write};
 
 use super::definition::Tool;
 use super::output::pack_or;
@@ -63,17 +71,18 @@ fn run_over_store<P: DeserializeOwned>(
 
 /// The receipt diff every host shows: the numbered line diff of the body
 /// ([`line_diff`]).
-pub fn note_line_diff(change: &Change) -> String {
+pub(super) fn note_line_diff(change: &Change) -> String {
     line_diff(&change.before, &change.after)
 }
 
+#[cfg(test)]
 /// The simple diff: `note <kind>` (what the original Claude plugin showed).
-pub fn note_kind_diff(change: &Change) -> String {
+pub(super) fn note_kind_diff(change: &Change) -> String {
     format!("note {}", change.kind.as_str())
 }
 
 /// The diff of a rename: `rename A -> B`.
-pub fn rename_diff(from: &str, to: &str) -> String {
+pub(super) fn rename_diff(from: &str, to: &str) -> String {
     format!("rename {from} -> {to}")
 }
 
@@ -81,7 +90,7 @@ pub fn rename_diff(from: &str, to: &str) -> String {
 /// (at most [`MAX_ERROR_LINE_FACTS`], with the total) and the edit index go
 /// into details, and a filesystem failure is `io_error` "notes operation
 /// failed" (the path stays out of the model's view).
-pub fn note_refusal(error: &NoteError) -> Refusal {
+pub(super) fn note_refusal(error: &NoteError) -> Refusal {
     let code = error.code();
     if error.is_filesystem() {
         return Refusal::new(code, "notes operation failed");

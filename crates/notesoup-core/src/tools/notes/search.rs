@@ -22,7 +22,7 @@ use crate::tools::{
 };
 
 /// `notes_search`.
-pub const NOTES_SEARCH: Tool = Tool {
+pub(crate) const NOTES_SEARCH: Tool = Tool {
     name: "notes_search",
     family: ToolFamily::Notes,
     description: "Search note bodies line by line for literal text, case-insensitively; several queries match any \
@@ -44,7 +44,7 @@ fn run(context: &mut dyn ToolContext, arguments: Value) -> ToolOutput {
 #[typeshare]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct NotesSearchParams {
+pub(crate) struct NotesSearchParams {
     /// One literal, or several (any may match), matched case-insensitively
     /// against each body line.
     #[typeshare(typescript(type = "string | string[]"))]
@@ -69,7 +69,7 @@ pub struct NotesSearchParams {
 /// Result of `notes_search`: a recent-first snapshot of matching notes.
 #[typeshare]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct NotesSearchData {
+pub(crate) struct NotesSearchData {
     /// The matching notes shown, most recently updated first.
     pub files: Vec<SearchedNote>,
     /// Matching notes not shown (the limit or the response budget).
@@ -83,7 +83,7 @@ pub struct NotesSearchData {
 /// One note in `notes_search`, with its matching lines.
 #[typeshare]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct SearchedNote {
+pub(crate) struct SearchedNote {
     /// The note's rendered address.
     pub address: String,
     /// The project the note belongs to, when it belongs to one.
@@ -103,7 +103,7 @@ pub struct SearchedNote {
 /// One matching line.
 #[typeshare]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct NoteMatch {
+pub(crate) struct NoteMatch {
     /// 1-based line number in the body.
     pub line: u32,
     /// The line (possibly shortened, see truncated).
@@ -158,7 +158,7 @@ impl ToolData for NotesSearchData {
 
 /// `notes_search`: a recent-first snapshot of notes whose body lines contain
 /// any query literal, with the matching lines.
-pub fn notes_search(store: &NoteStore, params: &NotesSearchParams) -> ToolOutput {
+pub(crate) fn notes_search(store: &NoteStore, params: &NotesSearchParams) -> ToolOutput {
     ToolOutput::from_packed(search(store, params))
 }
 

@@ -21,7 +21,7 @@ use crate::tools::{
 };
 
 /// `notes_update`.
-pub const NOTES_UPDATE: Tool = Tool {
+pub(crate) const NOTES_UPDATE: Tool = Tool {
     name: "notes_update",
     family: ToolFamily::Notes,
     description: "Change one note: exact-text body edits (each oldText must occur exactly once unless \
@@ -46,7 +46,7 @@ fn run(context: &mut dyn ToolContext, arguments: Value) -> ToolOutput {
 #[typeshare]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct NotesUpdateParams {
+pub(crate) struct NotesUpdateParams {
     /// The note's address.
     pub address: String,
     /// Optional. Exact-text body edits, applied in order, all or nothing.
@@ -78,7 +78,7 @@ pub struct NotesUpdateParams {
 #[typeshare]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct NoteEditParam {
+pub(crate) struct NoteEditParam {
     /// Text that occurs in the body (exactly once unless replace_all).
     pub old_text: String,
     /// Its replacement.
@@ -92,7 +92,7 @@ pub struct NoteEditParam {
 /// Result of `notes_update`: the receipt of an applied update or rename.
 #[typeshare]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct NotesUpdateData {
+pub(crate) struct NotesUpdateData {
     /// The note's rendered address (the new one after a rename).
     pub address: String,
     /// The project the note belongs to, when it belongs to one.
@@ -157,7 +157,7 @@ impl ToolData for NotesUpdateData {
 /// `notes_update`: body edits, a metadata change, or (alone) a rename.
 /// `diff` renders the store's change in the host's style (e.g.
 /// [`super::note_kind_diff`]); a rename's diff is always [`rename_diff`].
-pub fn notes_update(
+pub(crate) fn notes_update(
     store: &NoteStore,
     params: &NotesUpdateParams,
     diff: &dyn Fn(&Change) -> String,

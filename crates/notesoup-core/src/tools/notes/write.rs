@@ -14,7 +14,7 @@ use crate::tools::schema::schema_of;
 use crate::tools::{ToolContext, ToolData, ToolOutcome, ToolOutput};
 
 /// `notes_write`.
-pub const NOTES_WRITE: Tool = Tool {
+pub(crate) const NOTES_WRITE: Tool = Tool {
     name: "notes_write",
     family: ToolFamily::Notes,
     description: "Create a note or replace its whole body. Its metadata is kept (createdAt and every other \
@@ -36,7 +36,7 @@ fn run(context: &mut dyn ToolContext, arguments: Value) -> ToolOutput {
 #[typeshare]
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct NotesWriteParams {
+pub(crate) struct NotesWriteParams {
     /// The note's address.
     pub address: String,
     /// The whole new body (any leading frontmatter is dropped).
@@ -53,7 +53,7 @@ pub struct NotesWriteParams {
 /// Result of `notes_write`.
 #[typeshare]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct NotesWriteData {
+pub(crate) struct NotesWriteData {
     /// The note's rendered address.
     pub address: String,
     /// The project the note belongs to, when it belongs to one.
@@ -73,7 +73,7 @@ impl ToolData for NotesWriteData {
 }
 
 /// `notes_write`: creates or replaces a note's body, keeping its metadata.
-pub fn notes_write(store: &NoteStore, params: &NotesWriteParams) -> ToolOutput {
+pub(crate) fn notes_write(store: &NoteStore, params: &NotesWriteParams) -> ToolOutput {
     ToolOutput::from_packed(write(store, params))
 }
 

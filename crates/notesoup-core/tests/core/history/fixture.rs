@@ -148,7 +148,7 @@ pub fn refusal(output: &ToolOutput, code: &str) -> serde_json::Value {
 
 /// Both surfaces fit the budget.
 pub fn assert_fits(output: &ToolOutput) {
-    let budget = notesoup_core::tools::TOOL_OUTPUT_MAX_BYTES;
+    let budget = ToolOutput::MAX_BYTES;
     assert!(
         output.text.len() <= budget,
         "text {} bytes",

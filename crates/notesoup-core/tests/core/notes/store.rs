@@ -2,8 +2,9 @@
 
 use jiff::tz::TimeZone;
 use notesoup_core::notes::{
-    ChangeKind, Edit, NoteOrigin, RefusalCode, Scope, UpdateRequest, WriteOutcome, local_iso,
+    ChangeKind, Edit, NoteOrigin, Scope, UpdateRequest, WriteOutcome, local_iso,
 };
+use notesoup_core::tools::RefusalCode;
 
 use super::support::{Fixture, PROJECT, code};
 

@@ -1,4 +1,7 @@
-//! Integration tests: boot.
+//! Boot: the snapshot, the shelf index, the renderer and its bounds, over
+//! internals no other crate sees.
+
+#![allow(clippy::unwrap_used)]
 
 use std::fs;
 use std::path::{Path, PathBuf};
