@@ -1,7 +1,7 @@
 //! The one durable write: a temporary file in the target's directory,
 //! written, fsynced and renamed over the target, then the directory fsynced.
 //! A crash leaves the old file or the new one, never a torn one; what it can
-//! leave besides is a temporary file, which [`temp_writer`] recognises so
+//! leave besides is a temporary file, which `temp_writer` recognises so
 //! doctor can name it and clean it up.
 //!
 //! The temporary name is short and independent of the target's name

@@ -64,7 +64,7 @@ pub struct SettingsRecord {
 /// The effective settings after the merge and validation.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Settings {
-    /// The reminder margin in tokens (default [`DEFAULT_REMINDER_MARGIN_TOKENS`]).
+    /// The reminder margin in tokens (default `DEFAULT_REMINDER_MARGIN_TOKENS`).
     pub reminder_margin_tokens: u64,
     /// The dreamer model pattern, trimmed; `None` lets the host choose.
     pub dreamer: Option<String>,

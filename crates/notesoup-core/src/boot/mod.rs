@@ -1,7 +1,7 @@
 //! Boot: the snapshot of the five homes and the pure renderer of the boot text.
 //!
 //! A boot is built once per window: [`BootSnapshot`] reads the homes, then
-//! [`render_boot`] turns the snapshot, the window identity and the host's
+//! `render_boot` turns the snapshot, the window identity and the host's
 //! [`ToolBindings`](crate::wire::ToolBindings) into the text the model reads
 //! first. The continuation that follows a reset boot is here too
 //! ([`continuation_text`]); the budget's close-out texts are in

@@ -42,7 +42,7 @@ pub(crate) fn render_boot(
 
 /// The whole boot (identity block, protocol block and notes shelves, joined
 /// by blank lines) in at most `max_chars` code points (raised to
-/// [`MIN_BOOT_MAX_CHARS`]). Shelves that do not fit share what is left: the
+/// `MIN_BOOT_MAX_CHARS`). Shelves that do not fit share what is left: the
 /// smaller ones whole, the larger ones cut at a line with a pointer to the
 /// tool call that lists the rest.
 pub fn render_boot_within(

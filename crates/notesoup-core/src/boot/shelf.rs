@@ -29,7 +29,7 @@ pub struct MapPage {
 pub struct FreshPage {
     /// The rendered address.
     pub address: String,
-    /// See [`page_title`]; empty when the body has no text.
+    /// See `page_title`; empty when the body has no text.
     pub title: String,
     /// The note's `updatedAt`.
     pub updated_at: Timestamp,
@@ -42,7 +42,7 @@ pub enum HomeShelf {
     Loaded {
         /// The root `MAP.md`, when there is one.
         map: Option<MapPage>,
-        /// Up to [`SHELF_FRESH_LIMIT`] of the freshest other notes, freshest
+        /// Up to `SHELF_FRESH_LIMIT` of the freshest other notes, freshest
         /// first.
         fresh: Vec<FreshPage>,
     },

@@ -122,7 +122,7 @@ impl ShelfIndex {
     /// the home to be kept.
     pub const SETTLE: Duration = Duration::from_secs(2);
     /// Pages kept past the ones whose time was not in the past: a shelf
-    /// shows [`SHELF_FRESH_LIMIT`], the rest stand in for pages found
+    /// shows `SHELF_FRESH_LIMIT`, the rest stand in for pages found
     /// crumpled (or unreadable) when read.
     pub const SPARE_PAGES: usize = 16;
     /// The most pages kept for one home; a home with more notes dated in

@@ -28,7 +28,7 @@ pub(crate) const MAX_RESERVE_TOKENS: u64 = 1_048_576;
 /// reminder margin.
 ///
 /// - reserve: the hard safety line;
-/// - warning = reserve + [`WARNING_RUNWAY_TOKENS`];
+/// - warning = reserve + `WARNING_RUNWAY_TOKENS`;
 /// - reminder = reserve + reminder margin.
 ///
 /// The lines are measured in tokens *remaining*: a line is reached when the
@@ -184,7 +184,7 @@ pub struct ClampedReserve {
 #[derive(Debug, Clone, PartialEq)]
 pub enum ReserveWarning {
     /// Not a positive integer (negative, zero, fractional, NaN or infinite):
-    /// replaced by [`DEFAULT_RESERVE_TOKENS`].
+    /// replaced by `DEFAULT_RESERVE_TOKENS`.
     NotPositive {
         /// The configured value.
         raw: f64,
@@ -235,12 +235,12 @@ impl ClampedReserve {
     /// forces a reset on every request. The rule:
     ///
     /// 1. Not a positive integer (negative, zero, fractional, NaN, infinite):
-    ///    [`DEFAULT_RESERVE_TOKENS`]. A zero reserve would let the window overflow
+    ///    `DEFAULT_RESERVE_TOKENS`. A zero reserve would let the window overflow
     ///    before the forced reset.
     /// 2. Above the cap: the cap. With a known context window the cap is half
-    ///    the window, but never below [`DEFAULT_RESERVE_TOKENS`] (so the default
+    ///    the window, but never below `DEFAULT_RESERVE_TOKENS` (so the default
     ///    is never clamped, even on small windows); with an unknown window it is
-    ///    [`MAX_RESERVE_TOKENS`]. A reserve past half the window leaves the
+    ///    `MAX_RESERVE_TOKENS`. A reserve past half the window leaves the
     ///    warning and hard lines firing almost from the first request.
     /// 3. Otherwise the value as is, with no warning.
     pub fn of(raw: f64, context_window: Option<u64>) -> Self {

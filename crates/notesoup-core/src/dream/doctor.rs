@@ -189,7 +189,7 @@ impl CleanReport {
 
 /// `doctor clean`: finds the temporary files that interrupted writes left
 /// below `home` (notesoup's own temporary names only), older than
-/// [`STALE_TEMP_AGE`] at `now` and whose writer process is gone, and the
+/// `STALE_TEMP_AGE` at `now` and whose writer process is gone, and the
 /// entries inside the homes named like `.git` ([`MovedEntry`]), and a
 /// stale dream lock (one whose flock nothing holds; a held lock is never
 /// touched); with `apply` it removes the temporary files and the stale lock and moves each such entry to a

@@ -116,7 +116,7 @@ impl DreamTools {
         Ok(format!("edited {path} ({} edits)", edits.len()))
     }
 
-    /// Deletes a note from the wastebasket; see [`delete_crumpled_note`].
+    /// Deletes a note from the wastebasket; see `delete_crumpled_note`.
     pub fn delete(&self, path: &str) -> Result<String, DreamError> {
         delete_crumpled_note(&self.home, path, self.now.unwrap_or_else(Timestamp::now))
     }

@@ -189,7 +189,7 @@ pub(crate) fn strip_frontmatter(content: &str) -> &str {
 
 /// Whether `content` leaves a blank body once written: nothing but
 /// whitespace and byte order marks after any leading frontmatter block is
-/// stripped (what [`strip_frontmatter`] gives). The human command lines
+/// stripped (what `strip_frontmatter` gives). The human command lines
 /// refuse such content unless asked for an empty note.
 pub fn is_blank_body(content: &str) -> bool {
     strip_frontmatter(content)

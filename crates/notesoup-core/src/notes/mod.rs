@@ -7,31 +7,29 @@
 //!
 //! # Public API
 //!
-//! - Identity: [`NotesIdentity`] (`new`, `with_model`, getters; a field that
-//!   fails validation is a [`NoteError`] reading `notes context <field> must be
-//!   …`), [`Scope`], [`slugify`], [`is_slug`],
+//! - Identity: [`NotesIdentity`] (`new`, `without_session`, `with_session`,
+//!   `with_model`, getters; a field that fails validation is a [`NoteError`]
+//!   reading `notes context <field> must be …`), [`Scope`], [`Home`],
 //!   [`default_root`], [`agent_slug`], [`model_slug`], [`project_key`].
-//! - Addresses: [`Address`] (`parse`, `new`, `render`, `concrete`, `is_writable`),
-//!   [`Home`] (`dir`, `rendered_prefix`, `concrete_prefix`, `label`, `own`),
-//!   [`NotePattern`] (`parse`, `matches`, `homes`) and [`HomeSelection`].
-//! - Format: [`NoteMeta`], [`NoteOrigin`], [`FrontmatterExtra`], [`ParsedNote`], [`parse_note`],
-//!   [`strip_frontmatter`], [`serialize_note`], [`serialize_frontmatter`],
-//!   [`scalar_text`], [`KNOWN_KEYS`]; times via [`local_iso`], [`parse_iso_ms`],
-//!   [`now_ms`], [`next_stamp_ms`].
-//! - Store: [`NoteStore`] with `write`, `read`, `update`, `rename`, `list`,
-//!   `list_headers`, `peek_row` and `search`; arguments [`Edit`],
-//!   [`UpdateRequest`], [`ListQuery`]; every result and row carries a
-//!   [`NoteLocation`] (address, scope, home, relative path, file); results
+//! - Format: [`NoteMeta`], [`NoteOrigin`], [`FrontmatterExtra`],
+//!   [`serialize_note`], [`is_blank_body`]; times via [`local_iso`] and
+//!   [`now_ms`]. The parser and the address and glob rules stay inside the
+//!   crate: hosts reach notes through the store and the tools.
+//! - Store: [`NoteStore`] with `write`, `read`, `update`, `edited_body`,
+//!   `rename`, `list`, `list_headers`, `peek_row` and `search`; arguments
+//!   [`Edit`], [`UpdateRequest`], [`ListQuery`]; every result and row carries
+//!   a [`NoteLocation`] (address, scope, home, relative path, file); results
 //!   [`WriteResult`] ([`WriteOutcome`]), [`ReadResult`], [`UpdateResult`]
 //!   ([`Change`], [`ChangeKind`]), [`RenameResult`]; `list`, `list_headers`
 //!   and `search` answer a [`ListStatus`] of [`NoteRow`], [`NoteHeader`] or
-//!   [`SearchRow`] ([`LineMatch`]) with the notes and homes left out; limits
-//!   [`MAX_NOTE_BYTES`], [`MAX_NOTE_PATH_BYTES`].
-//! - Matching: [`LiteralQueries`], the case-insensitive literal matcher that
-//!   `search` uses (also fit for history search).
+//!   [`SearchRow`] ([`LineMatch`]) with the notes and homes left out; the
+//!   kept note heads, [`HeadCache`]; the limit [`MAX_NOTE_BYTES`].
+//! - The credential guard: [`find_secret`] ([`SecretFinding`],
+//!   [`SecretKind`]).
 //! - Errors: [`NoteError`] (`code().as_str()`, `message()`,
-//!   `line_numbers()`, `edit_index()`, `path()`, `io_kind()`) with a
-//!   [`RefusalCode`](crate::tools::RefusalCode), the tools' own code list.
+//!   `line_numbers()`, `edit_index()`, `path()`, `io_kind()`,
+//!   `identity_field()`) with a [`RefusalCode`](crate::tools::RefusalCode),
+//!   the tools' own code list.
 //!
 //! # Durability and concurrency
 //!
@@ -73,7 +71,7 @@
 //! # Limits
 //!
 //! Writes refuse files over [`MAX_NOTE_BYTES`] and paths over
-//! [`MAX_NOTE_PATH_BYTES`]. `read` never fails for size: when its access
+//! `MAX_NOTE_PATH_BYTES`. `read` never fails for size: when its access
 //! rewrite would exceed the limit, the note is returned and left untouched
 //! ([`ReadResult::access_recorded`] is false).
 //!
@@ -96,7 +94,7 @@
 //! # Matching
 //!
 //! Search folds both sides with the Unicode default lowercase mapping
-//! (`char::to_lowercase`), plus final sigma `ς` → `σ`; see [`LiteralQueries`].
+//! (`char::to_lowercase`), plus final sigma `ς` → `σ`; see `LiteralQueries`.
 
 pub(crate) mod address;
 pub(crate) mod beneath;

@@ -57,9 +57,9 @@ pub fn notes_home(given: Option<&Path>, root: Option<PathBuf>) -> Result<PathBuf
 pub struct DreamFlags {
     /// `--notes-home`.
     pub notes_home: Option<PathBuf>,
-    /// `--min-hours` (default [`DEFAULT_MIN_HOURS`]).
+    /// `--min-hours` (default `DEFAULT_MIN_HOURS`).
     pub min_hours: Option<f64>,
-    /// `--min-sessions` (default [`DEFAULT_MIN_SESSIONS`]).
+    /// `--min-sessions` (default `DEFAULT_MIN_SESSIONS`).
     pub min_sessions: Option<usize>,
     /// `--force`.
     pub force: bool,

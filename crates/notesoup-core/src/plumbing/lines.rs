@@ -46,7 +46,7 @@ pub enum LineRead<'a> {
     /// or `\r\n`.
     Line(&'a [u8]),
     /// The line was longer than the cap; it was consumed up to and including
-    /// its newline, and only its first [`KEPT_PREFIX_BYTES`] were kept.
+    /// its newline, and only its first `KEPT_PREFIX_BYTES` were kept.
     TooLong {
         /// The line's first bytes.
         prefix: &'a [u8],
@@ -211,7 +211,7 @@ pub fn is_blank(line: &[u8]) -> bool {
 /// settled with the refusal: the line's `id` if it parses as JSON with an
 /// unsigned integer id, else an id written first in the line the way
 /// senders write it (`{"id":N,…`, which survives truncation, bad bytes and
-/// nesting past the parser's limit), else [`UNKNOWN_ID`].
+/// nesting past the parser's limit), else `UNKNOWN_ID`.
 pub fn recover_id(line: &[u8]) -> u64 {
     #[derive(Deserialize)]
     struct Probe {

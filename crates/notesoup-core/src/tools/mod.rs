@@ -15,14 +15,14 @@
 //! [`parse_arguments`]) and returns a [`ToolOutput`]: the model-facing text, the
 //! flat JSON result (the data itself on success, `{error, code, details?}` on a
 //! refusal) and an error flag. Both the text and the JSON fit
-//! [`TOOL_OUTPUT_MAX_BYTES`], whatever the input. Hosts never re-page or
+//! `TOOL_OUTPUT_MAX_BYTES`, whatever the input. Hosts never re-page or
 //! re-render: they forward `text` (and `json`, a [`CompactJson`] serialized
 //! once, where the host carries structured results, embedding it as it is).
 //!
-//! Internally an operation builds a typed data struct ([`ToolData`]: serde for
-//! the wire, a renderer for the text) as an [`ToolOutcome`], bounding it with the
-//! shared pieces here: [`read_window`] for code-point read windows,
-//! [`fill_while_fits`] for "add rows while the result fits", [`prefix_fit`] for
+//! Internally an operation builds a typed data struct (`ToolData`: serde for
+//! the wire, a renderer for the text) as an `ToolOutcome`, bounding it with the
+//! shared pieces here: `read_window` for code-point read windows,
+//! `fill_while_fits` for "add rows while the result fits", `prefix_fit` for
 //! the longest fitting prefix. Those only measure candidates; the result an
 //! operation settles on is packaged once (rendered, serialized and checked
 //! against the budget in one step), and hosts get that packaging as it is.
@@ -46,9 +46,11 @@ mod window;
 pub use context::{BudgetHost, ResetRequest, ToolContext};
 pub use definition::{HostWording, Tool, ToolFamily};
 pub(crate) use fill::fill_best;
-pub use outcome::{Refusal, RefusalCode, ToolOutcome};
+pub(crate) use outcome::ToolOutcome;
+pub use outcome::{Refusal, RefusalCode};
+pub(crate) use output::ToolData;
 pub(crate) use output::fits;
-pub use output::{CompactJson, ToolData, ToolOutput};
+pub use output::{CompactJson, ToolOutput};
 pub use params::parse_arguments;
 pub(crate) use params::{SearchQuery, json_kind};
 pub use table::{ListedTool, call_tool, find_tool, tool_table, tools_for};

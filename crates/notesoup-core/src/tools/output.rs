@@ -15,7 +15,7 @@ use super::outcome::{Refusal, RefusalCode, ToolOutcome};
 
 /// A tool's success data: serializable as the flat wire result, and readable
 /// as the model-facing text.
-pub trait ToolData: Serialize {
+pub(crate) trait ToolData: Serialize {
     /// The model-facing text of this result.
     fn render(&self) -> String;
 }
@@ -118,7 +118,7 @@ impl<'de> Deserialize<'de> for CompactJson {
 
 /// What a host hands back for one tool call: the rendered text, the flat JSON
 /// result (the data itself, or `{error, code, details?}`) and whether it is a
-/// refusal. Both `text` (as UTF-8) and `json` fit [`TOOL_OUTPUT_MAX_BYTES`];
+/// refusal. Both `text` (as UTF-8) and `json` fit `TOOL_OUTPUT_MAX_BYTES`;
 /// both were produced once, when the result was packaged.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolOutput {
@@ -139,7 +139,8 @@ impl ToolOutput {
     /// Packages an outcome. A success that does not fit (a bug in the
     /// operation's own bounding) becomes an `output_too_large` refusal rather
     /// than an oversized response.
-    pub fn from_outcome<T: ToolData>(outcome: ToolOutcome<T>) -> Self {
+    #[cfg(test)]
+    pub(crate) fn from_outcome<T: ToolData>(outcome: ToolOutcome<T>) -> Self {
         match outcome {
             Ok(data) => Self::success(&data),
             Err(refusal) => Self::refusal(&refusal),
@@ -147,7 +148,8 @@ impl ToolOutput {
     }
 
     /// Packages success data, refusing instead when it does not fit.
-    pub fn success<T: ToolData>(data: &T) -> Self {
+    #[cfg(test)]
+    pub(crate) fn success<T: ToolData>(data: &T) -> Self {
         match pack(data) {
             Ok(Some(output)) => output,
             Ok(None) => Self::refusal(&Refusal::new(RefusalCode::OutputTooLarge, RESULT_TOO_LARGE)),

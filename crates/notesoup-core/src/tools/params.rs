@@ -15,7 +15,7 @@ use super::outcome::{Refusal, RefusalCode, ToolOutcome};
 /// A missing or `null` argument object reads as `{}`; anything else that is
 /// not an object is `invalid_arguments` (serde would read an array by
 /// position, which no tool's schema offers).
-pub fn parse_arguments<P: DeserializeOwned>(arguments: Value) -> ToolOutcome<P> {
+pub fn parse_arguments<P: DeserializeOwned>(arguments: Value) -> Result<P, Refusal> {
     let arguments = match arguments {
         Value::Null => Value::Object(serde_json::Map::new()),
         Value::Object(object) => Value::Object(object),
