@@ -9,7 +9,6 @@ use std::path::Path;
 
 use notesoup_core::install::{self, InstallError, InstallFile};
 use notesoup_core::tools::Tool;
-
 use serde_json::json;
 
 use crate::decode::{BOOT_SECTION, PINNED_DSH_VERSION};

@@ -12,7 +12,6 @@ use std::path::PathBuf;
 
 use notesoup_core::boot::continuation_text;
 use notesoup_core::budget::BudgetPolicy;
-
 use notesoup_core::notes::project_key;
 
 use self::io::{Event, HookInput, HookOutput};

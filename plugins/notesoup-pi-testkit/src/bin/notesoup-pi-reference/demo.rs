@@ -7,7 +7,6 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use notesoup_core::budget::BudgetPolicy;
 use notesoup_core::tools::Tool;
-
 use notesoup_pi::extension::{Notesoup, NotesoupConfig};
 use notesoup_pi::host::{PiExtension, SessionStartReason, ToolInvocation};
 use notesoup_pi::reset::window::active_window;
