@@ -30,9 +30,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
-use notesoup_core::tools::{
-    HISTORY_LIST, HISTORY_READ, HISTORY_SEARCH, HISTORY_WINDOWS, NOTES_LIST,
-};
+use notesoup_core::tools::Tool;
 
 use crate::claude_plugin;
 use crate::workspace::workspace_root;
@@ -364,34 +362,37 @@ impl World {
         let (mut first_list, mut first_windows) = (Vec::new(), Vec::new());
         for _ in 0..FIRST_SERVERS {
             let mut server = McpServer::start(self, binary)?;
-            first_list.push(server.call(NOTES_LIST.name, empty(), &tool_use)?);
-            first_windows.push(server.call(HISTORY_WINDOWS.name, empty(), &tool_use)?);
+            first_list.push(server.call(Tool::NOTES_LIST.name, empty(), &tool_use)?);
+            first_windows.push(server.call(Tool::HISTORY_WINDOWS.name, empty(), &tool_use)?);
             server.finish()?;
         }
         let mut calls = Vec::new();
         let mut server = McpServer::start(self, binary)?;
-        server.call(NOTES_LIST.name, empty(), &tool_use)?;
+        server.call(Tool::NOTES_LIST.name, empty(), &tool_use)?;
         let warm = (1..runs)
-            .map(|_| server.call(NOTES_LIST.name, empty(), &tool_use))
+            .map(|_| server.call(Tool::NOTES_LIST.name, empty(), &tool_use))
             .collect::<Result<Vec<_>>>()?;
         calls.push((
             "notes_list (1,000 notes)",
             Some(median(first_list)),
             median(warm),
         ));
-        server.call(HISTORY_WINDOWS.name, empty(), &tool_use)?;
+        server.call(Tool::HISTORY_WINDOWS.name, empty(), &tool_use)?;
         let first = median(first_windows);
         let rss_first = server.rss_kib()?;
         // A prompt halfway through the transcript (4 seqs per exchange).
         let seq = u32::try_from(4 * (self.exchanges.get() / 2) + 1)?;
         let tools: [(&'static str, Arguments); 4] = [
-            (HISTORY_WINDOWS.name, |_| serde_json::json!({})),
-            (HISTORY_LIST.name, |_| serde_json::json!({})),
+            (Tool::HISTORY_WINDOWS.name, |_| serde_json::json!({})),
+            (Tool::HISTORY_LIST.name, |_| serde_json::json!({})),
             (
-                HISTORY_SEARCH.name,
+                Tool::HISTORY_SEARCH.name,
                 |_| serde_json::json!({"query": "prompt 7"}),
             ),
-            (HISTORY_READ.name, |seq| serde_json::json!({"seq": seq})),
+            (
+                Tool::HISTORY_READ.name,
+                |seq| serde_json::json!({"seq": seq}),
+            ),
         ];
         for (index, (tool, arguments)) in tools.into_iter().enumerate() {
             let warm = (1..runs)
@@ -402,7 +403,7 @@ impl World {
         let mut grown = Vec::new();
         for _ in 1..runs {
             self.append_exchange()?;
-            grown.push(server.call(HISTORY_LIST.name, empty(), &self.last_tool_use())?);
+            grown.push(server.call(Tool::HISTORY_LIST.name, empty(), &self.last_tool_use())?);
         }
         calls.push(("history_list, one exchange appended", None, median(grown)));
         for call in 0..RSS_CALLS {

@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
-use notesoup_core::dream::{DEFAULT_MIN_HOURS, DEFAULT_MIN_SESSIONS};
+use notesoup_core::dream::DreamOptions;
 use notesoup_core::plumbing::DEFAULT_DREAM_TIMEOUT;
 use serde_json::{Map, Value};
 
@@ -337,10 +337,10 @@ pub struct DreamArgs<D: Args> {
     #[arg(long, value_name = "DIR")]
     pub notes_home: Option<PathBuf>,
     /// Hours since the last dream before another may run.
-    #[arg(long, value_name = "N", default_value_t = DEFAULT_MIN_HOURS)]
+    #[arg(long, value_name = "N", default_value_t = DreamOptions::DEFAULT_MIN_HOURS)]
     pub min_hours: f64,
     /// Session homes changed since the last dream before another may run.
-    #[arg(long, value_name = "N", default_value_t = DEFAULT_MIN_SESSIONS)]
+    #[arg(long, value_name = "N", default_value_t = DreamOptions::DEFAULT_MIN_SESSIONS)]
     pub min_sessions: usize,
     /// Run even when the time and material gates say no (never past the
     /// lock).

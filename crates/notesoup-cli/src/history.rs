@@ -3,9 +3,7 @@
 //! subcommand's parameters come from its flags over a JSON object given in
 //! their place (the flags win).
 
-use notesoup_core::tools::{
-    HISTORY_LIST, HISTORY_READ, HISTORY_SEARCH, HISTORY_WINDOWS, call_tool,
-};
+use notesoup_core::tools::{Tool, call_tool};
 use serde_json::{Map, Value};
 
 use crate::args::{HistoryArgs, HistoryCommand, PageArgs, SeqOrParams, json_object};
@@ -37,10 +35,13 @@ pub(crate) fn run<H: CliHost>(
 /// The tool a subcommand calls and its parameters.
 fn parameters(command: HistoryCommand) -> (&'static str, Map<String, Value>) {
     match command {
-        HistoryCommand::Windows { params } => (HISTORY_WINDOWS.name, params.unwrap_or_default()),
-        HistoryCommand::List { params, page } => {
-            (HISTORY_LIST.name, page.over(params.unwrap_or_default()))
+        HistoryCommand::Windows { params } => {
+            (Tool::HISTORY_WINDOWS.name, params.unwrap_or_default())
         }
+        HistoryCommand::List { params, page } => (
+            Tool::HISTORY_LIST.name,
+            page.over(params.unwrap_or_default()),
+        ),
         HistoryCommand::Search { words, query, page } => {
             let (mut params, mut queries) = match words.as_slice() {
                 [one] if one.trim_start().starts_with('{') => match json_object(one) {
@@ -59,7 +60,7 @@ fn parameters(command: HistoryCommand) -> (&'static str, Map<String, Value>) {
                     params.insert("query".into(), Value::from(queries));
                 }
             }
-            (HISTORY_SEARCH.name, page.over(params))
+            (Tool::HISTORY_SEARCH.name, page.over(params))
         }
         HistoryCommand::Read {
             target,
@@ -81,7 +82,7 @@ fn parameters(command: HistoryCommand) -> (&'static str, Map<String, Value>) {
             if let Some(limit) = limit {
                 params.insert("limit_chars".into(), limit.into());
             }
-            (HISTORY_READ.name, params)
+            (Tool::HISTORY_READ.name, params)
         }
     }
 }

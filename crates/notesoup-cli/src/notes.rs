@@ -5,9 +5,7 @@ use std::io::IsTerminal;
 
 use notesoup_core::notes::{Edit, MAX_NOTE_BYTES, UpdateRequest, is_blank_body};
 use notesoup_core::plumbing::read_capped;
-use notesoup_core::tools::{
-    NOTES_LIST, NOTES_READ, NOTES_SEARCH, NOTES_UPDATE, NOTES_WRITE, call_tool,
-};
+use notesoup_core::tools::{Tool, call_tool};
 use serde_json::{Map, Value, json};
 
 use crate::args::{NotesArgs, NotesCommand};
@@ -35,7 +33,7 @@ pub(crate) fn run<H: CliHost>(
             put(&mut params, "pattern", json!(pattern));
             put(&mut params, "limit", json!(limit));
             put(&mut params, "wastebasket", json!(wastebasket));
-            NOTES_LIST.name
+            Tool::NOTES_LIST.name
         }
         NotesCommand::Read {
             address,
@@ -45,7 +43,7 @@ pub(crate) fn run<H: CliHost>(
             put(&mut params, "address", json!(address));
             put(&mut params, "offset_chars", json!(offset));
             put(&mut params, "limit_chars", json!(limit));
-            NOTES_READ.name
+            Tool::NOTES_READ.name
         }
         NotesCommand::Search {
             query,
@@ -63,7 +61,7 @@ pub(crate) fn run<H: CliHost>(
                 json!(max_matches_per_file),
             );
             put(&mut params, "wastebasket", json!(wastebasket));
-            NOTES_SEARCH.name
+            Tool::NOTES_SEARCH.name
         }
         NotesCommand::Write {
             address,
@@ -81,7 +79,7 @@ pub(crate) fn run<H: CliHost>(
             put(&mut params, "address", json!(address));
             put(&mut params, "content", json!(content));
             put(&mut params, "origin", json!(origin));
-            NOTES_WRITE.name
+            Tool::NOTES_WRITE.name
         }
         NotesCommand::Update {
             address,
@@ -118,22 +116,22 @@ pub(crate) fn run<H: CliHost>(
             put(&mut params, "address", json!(address));
             put(&mut params, "edits", json!(edits));
             put(&mut params, "replace_all", json!(all));
-            NOTES_UPDATE.name
+            Tool::NOTES_UPDATE.name
         }
         NotesCommand::Crumple { address } => {
             put(&mut params, "address", json!(address));
             params.insert("crumpled".into(), json!(true));
-            NOTES_UPDATE.name
+            Tool::NOTES_UPDATE.name
         }
         NotesCommand::Uncrumple { address } => {
             put(&mut params, "address", json!(address));
             params.insert("crumpled".into(), json!(false));
-            NOTES_UPDATE.name
+            Tool::NOTES_UPDATE.name
         }
         NotesCommand::Rename { address, to } => {
             put(&mut params, "address", json!(address));
             put(&mut params, "rename_to", json!(to));
-            NOTES_UPDATE.name
+            Tool::NOTES_UPDATE.name
         }
     };
     let mut arguments = Some(Value::Object(params));

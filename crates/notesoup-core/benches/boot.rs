@@ -12,8 +12,9 @@ use std::sync::OnceLock;
 use divan::Bencher;
 use jiff::Timestamp;
 use jiff::tz::TimeZone;
-use notesoup_core::boot::{BootIdentity, BootSnapshot, HomeShelf, render_boot};
+use notesoup_core::boot::{BootIdentity, BootSnapshot, HomeShelf, render_boot_within};
 use notesoup_core::notes::{ListQuery, NoteStore, NotesIdentity, Scope};
+use notesoup_core::settings::Settings;
 use notesoup_core::wire::ToolBindings;
 use tempfile::TempDir;
 
@@ -103,7 +104,12 @@ fn snapshot_and_render_10k(bencher: Bencher<'_, '_>) {
         let bindings = ToolBindings::plain();
         bencher.bench_local(|| {
             let snapshot = BootSnapshot::load(store).expect("snapshot");
-            render_boot(&snapshot, &identity(), &bindings)
+            render_boot_within(
+                &snapshot,
+                &identity(),
+                &bindings,
+                Settings::default().boot_max_chars,
+            )
         });
     });
 }
@@ -140,6 +146,13 @@ fn render_only(bencher: Bencher<'_, '_>) {
         let opened_at: Timestamp = "2026-09-01T00:00:00Z".parse().expect("time");
         let snapshot = BootSnapshot::load_at(store, opened_at).expect("snapshot");
         let bindings = ToolBindings::plain();
-        bencher.bench_local(|| render_boot(&snapshot, &identity(), &bindings));
+        bencher.bench_local(|| {
+            render_boot_within(
+                &snapshot,
+                &identity(),
+                &bindings,
+                Settings::default().boot_max_chars,
+            )
+        });
     });
 }

@@ -7,8 +7,8 @@ use std::sync::LazyLock;
 
 use divan::Bencher;
 use notesoup_core::history::{
-    History, ItemKind, MessageRole, ToolCall, ToolResult, ToolStatus, Transcript, TranscriptItem,
-    TranscriptWindow,
+    History, ItemKind, MessageRole, ToolStatus, Transcript, TranscriptItem, TranscriptToolCall,
+    TranscriptToolResult, TranscriptWindow,
 };
 use notesoup_core::tools::history::{
     HistoryListParams, HistoryReadParams, HistorySearchParams, history_list, history_read,
@@ -84,14 +84,14 @@ fn transcript() -> Transcript {
             text: text(turn + 1, 80),
         });
         for call in 0..2 {
-            push(ItemKind::from(ToolCall {
+            push(ItemKind::from(TranscriptToolCall {
                 name: ["bash", "read"][call].to_owned(),
                 call_id: format!("call-{turn}-{call}"),
                 arguments: Some(format!(r#"{{"command":"cargo test -p crate{turn}"}}"#)),
             }));
         }
         for call in 0..2 {
-            push(ItemKind::from(ToolResult {
+            push(ItemKind::from(TranscriptToolResult {
                 call_id: Some(format!("call-{turn}-{call}")),
                 name: None,
                 arguments: None,

@@ -1,7 +1,7 @@
 //! The one durable write: a temporary file in the target's directory,
 //! written, fsynced and renamed over the target, then the directory fsynced.
 //! A crash leaves the old file or the new one, never a torn one; what it can
-//! leave besides is a temporary file, which [`temp_writer`] recognises so
+//! leave besides is a temporary file, which `temp_writer` recognises so
 //! doctor can name it and clean it up.
 //!
 //! The temporary name is short and independent of the target's name
@@ -25,17 +25,26 @@ pub fn write(path: &Path, bytes: &[u8]) -> io::Result<()> {
 /// [`write()`] without the final directory fsync, for a caller that holds the
 /// directory open and fsyncs it itself (the notes store, under its
 /// directory lock).
-pub fn replace(path: &Path, bytes: &[u8]) -> io::Result<()> {
+pub(crate) fn replace(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    through_temp(path, bytes, &OpenOptions::new(), File::sync_all)
+}
+
+/// `bytes` written to a new temporary file beside `path` (opened with
+/// `options`, created exclusively), `finish`ed, and renamed over `path`; the
+/// temporary file removed again when any step fails.
+fn through_temp(
+    path: &Path,
+    bytes: &[u8],
+    options: &OpenOptions,
+    finish: impl FnOnce(&File) -> io::Result<()>,
+) -> io::Result<()> {
     let temp = temp_path(parent(path)?);
     let written = (|| {
         // `create_new` is O_CREAT|O_EXCL: it never follows a link planted
         // at the temporary name.
-        let mut file = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&temp)?;
+        let mut file = options.clone().write(true).create_new(true).open(&temp)?;
         file.write_all(bytes)?;
-        file.sync_all()?;
+        finish(&file)?;
         fs::rename(&temp, path)
     })();
     if written.is_err() {
@@ -52,30 +61,18 @@ pub fn replace(path: &Path, bytes: &[u8]) -> io::Result<()> {
 /// writes through a link: the temporary file is new (O_CREAT|O_EXCL), and a
 /// link at `path` is replaced by the rename, not followed.
 #[cfg(unix)]
-pub fn write_with_mode(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
+pub(crate) fn write_with_mode(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
     use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
-    let temp = temp_path(parent(path)?);
-    let written = (|| {
-        let mut file = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(mode)
-            .open(&temp)?;
-        file.write_all(bytes)?;
+    through_temp(path, bytes, OpenOptions::new().mode(mode), |file| {
         file.set_permissions(fs::Permissions::from_mode(mode))?;
-        file.sync_all()?;
-        fs::rename(&temp, path)
-    })();
-    if written.is_err() {
-        let _ = fs::remove_file(&temp);
-    }
-    written?;
+        file.sync_all()
+    })?;
     sync_dir(parent(path)?)
 }
 
 /// Permission bits are unix's: elsewhere a plain [`write()`].
 #[cfg(not(unix))]
-pub fn write_with_mode(path: &Path, bytes: &[u8], _mode: u32) -> io::Result<()> {
+pub(crate) fn write_with_mode(path: &Path, bytes: &[u8], _mode: u32) -> io::Result<()> {
     write(path, bytes)
 }
 
@@ -84,30 +81,18 @@ pub fn write_with_mode(path: &Path, bytes: &[u8], _mode: u32) -> io::Result<()> 
 /// rebuild, written on a hot path where an fsync costs more than the rest
 /// of the work. A crash may lose the update, never tear it.
 pub fn replace_unsynced(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let temp = temp_path(parent(path)?);
-    let written = (|| {
-        let mut file = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&temp)?;
-        file.write_all(bytes)?;
-        fs::rename(&temp, path)
-    })();
-    if written.is_err() {
-        let _ = fs::remove_file(&temp);
-    }
-    written
+    through_temp(path, bytes, &OpenOptions::new(), |_| Ok(()))
 }
 
 /// Flushes a directory's entries (a rename into it, a new file) to disk.
 #[cfg(unix)]
-pub fn sync_dir(dir: &Path) -> io::Result<()> {
+pub(crate) fn sync_dir(dir: &Path) -> io::Result<()> {
     File::open(dir)?.sync_all()
 }
 
 /// Directories cannot be opened for syncing off unix.
 #[cfg(not(unix))]
-pub fn sync_dir(_dir: &Path) -> io::Result<()> {
+pub(crate) fn sync_dir(_dir: &Path) -> io::Result<()> {
     Ok(())
 }
 
@@ -142,7 +127,7 @@ fn parent(path: &Path) -> io::Result<&Path> {
 /// `name` is one of notesoup's temporary names: today's
 /// `.notesoup-<pid>-<32 hex>.tmp`, or the earlier `<note>.<pid>.<32 hex>.tmp`
 /// and `<note>.<pid>.<uuid>.tmp`.
-pub fn temp_writer(name: &str) -> Option<u32> {
+pub(crate) fn temp_writer(name: &str) -> Option<u32> {
     let stem = name.strip_suffix(TEMP_SUFFIX)?;
     if let Some(rest) = stem.strip_prefix(TEMP_PREFIX) {
         let (pid, token) = rest.split_once('-')?;
@@ -164,7 +149,7 @@ fn is_token(token: &str) -> bool {
 
 /// Whether the process `pid` is still running. Without a process table to
 /// ask (off Linux) every writer counts as alive, so nothing is cleaned.
-pub fn writer_alive(pid: u32) -> bool {
+pub(crate) fn writer_alive(pid: u32) -> bool {
     if pid == std::process::id() {
         return true;
     }

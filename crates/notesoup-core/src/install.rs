@@ -3,14 +3,14 @@
 //! else there.
 //!
 //! - Every file goes through the durable write
-//!   ([`durable::write_with_mode`]): a new temporary file (O_CREAT|O_EXCL,
+//!   (`durable::write_with_mode`): a new temporary file (O_CREAT|O_EXCL,
 //!   never through a link planted at its name) renamed over the target, so
 //!   a link planted at a target is replaced, never written through, and the
 //!   file it pointed at keeps its bytes and its mode.
 //! - A link where a folder on the way to a file belongs is refused: a write
 //!   below it would land wherever it points.
 //! - The folder is the installer's only when it is new, empty, or holds the
-//!   installer's marker ([`MARKER`]), which lists the files it wrote. A
+//!   installer's marker (`MARKER`), which lists the files it wrote. A
 //!   folder holding anything else and no marker is refused (an unrelated
 //!   `package.json` in `--dir $HOME` is never overwritten), and so is a file
 //!   at one of the paths to write that the marker does not list, unless the
@@ -29,7 +29,7 @@ use crate::durable;
 
 /// The marker an install leaves in its folder: its first line, then the
 /// path of every file it wrote, one per line.
-pub const MARKER: &str = ".notesoup-install";
+pub(crate) const MARKER: &str = ".notesoup-install";
 /// The first line of [`MARKER`].
 const MARKER_HEADER: &str = "notesoup install 1";
 /// The largest marker read.

@@ -9,6 +9,13 @@
 //! enforces this. Host words (command names, hook texts, host wire formats)
 //! belong to the plugin that owns the host.
 
+#![deny(missing_docs)]
+#![warn(unreachable_pub)]
+
+// The unit tests name the crate as other crates do.
+#[cfg(test)]
+extern crate self as notesoup_core;
+
 pub mod boot;
 pub mod budget;
 pub mod dream;

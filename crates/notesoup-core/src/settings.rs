@@ -28,7 +28,7 @@ pub const SETTINGS_KEY: &str = "notesoup";
 
 /// The largest integer JavaScript represents exactly, `2^53 - 1`: the bound
 /// of a "safe integer".
-pub const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
+pub(crate) const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
 
 /// The shape of the `notesoup` record in a settings file, for documentation
 /// and schema generation. [`resolve`] reads raw JSON, so a wrong value is
@@ -64,7 +64,7 @@ pub struct SettingsRecord {
 /// The effective settings after the merge and validation.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Settings {
-    /// The reminder margin in tokens (default [`DEFAULT_REMINDER_MARGIN_TOKENS`]).
+    /// The reminder margin in tokens (default `DEFAULT_REMINDER_MARGIN_TOKENS`).
     pub reminder_margin_tokens: u64,
     /// The dreamer model pattern, trimmed; `None` lets the host choose.
     pub dreamer: Option<String>,
@@ -136,19 +136,20 @@ pub struct ResolvedSettings {
     pub warnings: Vec<SettingsWarning>,
 }
 
+#[cfg(test)]
 /// Whether a JSON value is a plain object (not null, an array or a scalar).
-pub fn is_plain_object(value: &Value) -> bool {
+pub(crate) fn is_plain_object(value: &Value) -> bool {
     value.is_object()
 }
 
 /// The key notesoup's record had before it was renamed; still read, with a
 /// warning, from a file that has no `notesoup` record.
-pub const LEGACY_SETTINGS_KEY: &str = "pi-context";
+pub(crate) const LEGACY_SETTINGS_KEY: &str = "pi-context";
 
 /// The `notesoup` record of one parsed settings file (or, in a file without
 /// one, its legacy `pi-context` record); a file or a record that is not a
 /// plain object counts as `{}`.
-pub fn notesoup_record(settings_file: &Value) -> Option<&Map<String, Value>> {
+pub(crate) fn notesoup_record(settings_file: &Value) -> Option<&Map<String, Value>> {
     match settings_file.get(SETTINGS_KEY) {
         Some(record) => record.as_object(),
         None => settings_file.get(LEGACY_SETTINGS_KEY)?.as_object(),
@@ -198,7 +199,7 @@ pub fn merge_records(
 /// `{...global.notesoup, ...project.notesoup}` under `trust` (see
 /// [`merge_records`]). Pass `None` for a file that is absent or not read
 /// (a project the host does not trust at all).
-pub fn merge(
+pub(crate) fn merge(
     global: Option<&Value>,
     project: Option<&Value>,
     trust: ProjectTrust,
@@ -303,3 +304,7 @@ impl WarnOnce {
             .collect()
     }
 }
+
+#[cfg(test)]
+#[path = "settings_tests.rs"]
+mod behaviour;

@@ -152,7 +152,7 @@ impl fmt::Display for RefusalCode {
 /// order is part of what the model reads. Each use names its own JSON Schema
 /// (see `ExtraFields` and `ToolCounts` in the tools).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct OrderedMap<V>(pub Vec<(String, V)>);
+pub(crate) struct OrderedMap<V>(pub Vec<(String, V)>);
 
 impl<V: Serialize> Serialize for OrderedMap<V> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {

@@ -2,10 +2,7 @@
 //! window from the model id, the reserve rule, and which notice a hook owes.
 //! The lines themselves and the texts are core's.
 
-use notesoup_core::budget::{
-    BudgetPolicy, BudgetStage, DEFAULT_REMINDER_MARGIN_TOKENS, DEFAULT_RESERVE_TOKENS,
-    clamp_reserve, remaining_tokens,
-};
+use notesoup_core::budget::{BudgetPolicy, BudgetStage, ClampedReserve};
 
 use crate::state::WindowFlags;
 use crate::transcript::scan::LastReply;
@@ -67,16 +64,16 @@ impl Budget {
     pub fn measure(reply: &LastReply, config: &BudgetConfig) -> Self {
         let window = context_window(reply, config);
         let reserve = match config.reserve {
-            Some(raw) => clamp_reserve(raw, Some(window)).tokens,
-            None => DEFAULT_RESERVE_TOKENS.max(window * RESERVE_PERCENT / 100),
+            Some(raw) => ClampedReserve::of(raw, Some(window)).tokens,
+            None => BudgetPolicy::DEFAULT_RESERVE_TOKENS.max(window * RESERVE_PERCENT / 100),
         };
         let margin = config
             .reminder_margin
             .filter(|m| *m > 0)
-            .unwrap_or(DEFAULT_REMINDER_MARGIN_TOKENS);
+            .unwrap_or(BudgetPolicy::DEFAULT_REMINDER_MARGIN_TOKENS);
         Self {
             policy: BudgetPolicy::new(reserve, margin),
-            remaining: remaining_tokens(window, reply.usage.context_tokens()),
+            remaining: BudgetPolicy::remaining_tokens(window, reply.usage.context_tokens()),
         }
     }
 
@@ -184,7 +181,10 @@ mod tests {
             ..BudgetConfig::default()
         };
         let budget = Budget::measure(&reply(0, "m"), &small);
-        assert_eq!(budget.policy.reserve_line(), DEFAULT_RESERVE_TOKENS);
+        assert_eq!(
+            budget.policy.reserve_line(),
+            BudgetPolicy::DEFAULT_RESERVE_TOKENS
+        );
         let custom = BudgetConfig {
             reserve: Some(20_000.0),
             reminder_margin: Some(1_000),

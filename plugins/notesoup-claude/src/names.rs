@@ -4,7 +4,7 @@
 
 use notesoup_core::notes::NotesIdentity;
 use notesoup_core::plumbing::NotesOwner;
-use notesoup_core::tools::{GET_CONTEXT_REMAINING, HostWording};
+use notesoup_core::tools::{HostWording, Tool};
 use notesoup_core::wire::ToolBindings;
 
 use crate::env::HostEnv;
@@ -58,7 +58,7 @@ pub const WORDING: HostWording<'static> = HostWording {
 /// lacks.
 pub fn bindings() -> ToolBindings {
     ToolBindings {
-        remaining: format!("{} (unavailable in Claude)", GET_CONTEXT_REMAINING.name),
+        remaining: format!("{} (unavailable in Claude)", Tool::GET_CONTEXT_REMAINING.name),
         wipe: "/clear (user command; no model reset tool in Claude: close out, then ask the human to run it)".to_owned(),
         ..ToolBindings::named(|name| format!("{MCP_TOOL_PREFIX}{name}"))
     }

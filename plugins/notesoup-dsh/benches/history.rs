@@ -8,9 +8,9 @@
 //!
 //! `cargo bench -p notesoup-dsh --bench history`
 
+use notesoup_core::tools::Tool;
 use std::time::{Duration, Instant};
 
-use notesoup_core::tools::{HISTORY_LIST, HISTORY_READ, HISTORY_SEARCH, HISTORY_WINDOWS};
 use notesoup_dsh::boot::NotesPlace;
 use notesoup_dsh::decode::SessionEvent;
 use notesoup_dsh::server::Sidecar;
@@ -213,13 +213,13 @@ fn main() {
             .find(|e| e.kind == "user/message" && e.source().is_some_and(|s| s.kind == "user"))
             .map_or(1, |e| e.seq + 1);
         let calls: [(&str, Value); 4] = [
-            (HISTORY_WINDOWS.name, json!({})),
-            (HISTORY_LIST.name, json!({"limit": 20})),
+            (Tool::HISTORY_WINDOWS.name, json!({})),
+            (Tool::HISTORY_LIST.name, json!({"limit": 20})),
             (
-                HISTORY_SEARCH.name,
+                Tool::HISTORY_SEARCH.name,
                 json!({"query": ["depth limit"], "limit": 10}),
             ),
-            (HISTORY_READ.name, json!({"seq": readable})),
+            (Tool::HISTORY_READ.name, json!({"seq": readable})),
         ];
         // Where a call's time goes: decoding the log, then core's model.
         let started = Instant::now();

@@ -11,7 +11,7 @@
 //! shadowed, and a reset of a window holding only its boot frees nothing (it
 //! would repeat at every step).
 
-use notesoup_core::budget::{BudgetPolicy, BudgetStage, remaining_tokens};
+use notesoup_core::budget::{BudgetPolicy, BudgetStage};
 
 use crate::decode::SessionEvent;
 use crate::messages::NoticeKind;
@@ -78,7 +78,7 @@ pub fn decide(
     notices: WindowNotices,
 ) -> Decision {
     let remaining = match (context_window, total_tokens) {
-        (Some(window), Some(used)) => Some(remaining_tokens(window, used)),
+        (Some(window), Some(used)) => Some(BudgetPolicy::remaining_tokens(window, used)),
         _ => None,
     };
     let action = match policy.stage(remaining, automatic) {

@@ -8,7 +8,7 @@
 use std::path::Path;
 
 use notesoup_core::install::{self, InstallError, InstallFile};
-use notesoup_core::tools::GET_CONTEXT_REMAINING;
+use notesoup_core::tools::Tool;
 use serde_json::json;
 
 use crate::decode::{BOOT_SECTION, PINNED_DSH_VERSION};
@@ -57,7 +57,7 @@ pub fn manifest() -> String {
         "dsh": PINNED_DSH_VERSION,
         "bootSection": BOOT_SECTION,
         "templateOpen": TEMPLATE_OPEN,
-        "budgetTool": GET_CONTEXT_REMAINING.name,
+        "budgetTool": Tool::GET_CONTEXT_REMAINING.name,
         "tools": tools::manifest(),
         "dreamTools": dream_tools::manifest(),
         "syncBatchBytes": SYNC_BATCH_BYTES,

@@ -24,8 +24,8 @@ use std::collections::HashMap;
 
 use jiff::Timestamp;
 use notesoup_core::history::{
-    History, ItemKind, MessageRole, ToolCall, ToolResult, ToolStatus, Transcript, TranscriptError,
-    TranscriptItem, TranscriptWindow,
+    History, ItemKind, MessageRole, ToolStatus, Transcript, TranscriptError, TranscriptItem,
+    TranscriptToolCall, TranscriptToolResult, TranscriptWindow,
 };
 use serde_json::Value;
 
@@ -273,7 +273,7 @@ fn item_kind(
         }),
         "tool/call" => {
             let field = |key: &str| event.data.get(key).and_then(Value::as_str);
-            Some(ItemKind::from(ToolCall {
+            Some(ItemKind::from(TranscriptToolCall {
                 name: field("name").unwrap_or("unknown").to_owned(),
                 call_id: field("callId").unwrap_or_default().to_owned(),
                 arguments: field("arguments").and_then(compact_arguments),
@@ -282,7 +282,7 @@ fn item_kind(
         "tool/result" if !matches!(event.surface_op, Some(SurfaceOp::Replace { .. })) => {
             let result = event.tool_result()?;
             let named = named_calls.get(&result.call_id);
-            Some(ItemKind::from(ToolResult {
+            Some(ItemKind::from(TranscriptToolResult {
                 name: named.map(|(name, _)| name.clone()),
                 arguments: named.and_then(|(_, arguments)| arguments.clone()),
                 call_id: Some(result.call_id),

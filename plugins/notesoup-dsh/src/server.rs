@@ -10,9 +10,7 @@ use std::panic::{self, AssertUnwindSafe};
 
 use jiff::Timestamp;
 use notesoup_core::boot::continuation_text;
-use notesoup_core::budget::{
-    BudgetPolicy, manual_close_out_text, remaining_tokens, reminder_text, warning_text,
-};
+use notesoup_core::budget::BudgetPolicy;
 use notesoup_core::history::History;
 use notesoup_core::notes::NoteStore;
 use notesoup_core::plumbing::{
@@ -20,8 +18,8 @@ use notesoup_core::plumbing::{
 };
 use notesoup_core::settings::{Settings, WarnOnce};
 use notesoup_core::tools::{
-    BudgetHost, CompactJson, Refusal, RefusalCode, ResetRequest, ToolContext, ToolOutput,
-    WIPE_MEMORY, call_tool,
+    BudgetHost, CompactJson, Refusal, RefusalCode, ResetRequest, Tool, ToolContext, ToolOutput,
+    call_tool,
 };
 use notesoup_core::wire::ToolBindings;
 use serde::Serialize;
@@ -283,13 +281,13 @@ impl Sidecar {
                 let countdown = policy.countdown(decision.remaining).unwrap_or(0);
                 Some(messages::notice(
                     NoticeKind::Reminder,
-                    &reminder_text(countdown, &bindings),
+                    &BudgetPolicy::reminder_text(countdown, &bindings),
                     &format!("notesoup: {countdown} tokens before close-out"),
                 ))
             }
             BudgetAction::Warning => Some(messages::notice(
                 NoticeKind::Warning,
-                &warning_text(&bindings),
+                &BudgetPolicy::warning_text(&bindings),
                 "notesoup: context almost full; close out the current memory window",
             )),
             BudgetAction::None | BudgetAction::Reset => None,
@@ -317,7 +315,7 @@ impl Sidecar {
             }
         };
         if let (Some(window), Some(used)) = (params.context_window, params.total_tokens) {
-            state.remaining = Some(remaining_tokens(window, used));
+            state.remaining = Some(BudgetPolicy::remaining_tokens(window, used));
         }
         let mut host = DshTools {
             state,
@@ -411,7 +409,8 @@ impl Sidecar {
             prompt: prompt.clone(),
         };
         state.pending = Some(reset.clone());
-        let close_out = manual_close_out_text(&ToolBindings::plain(), prompt.as_deref());
+        let close_out =
+            BudgetPolicy::manual_close_out_text(&ToolBindings::plain(), prompt.as_deref());
         let text = if prompt.is_some() {
             "notesoup: after closing out notes, the agent continues with your prompt in a fresh window."
         } else {
@@ -484,7 +483,7 @@ fn wipe_requested(events: &[SessionEvent], window: &window::WindowSpan) -> bool 
     let calls: Vec<String> = events
         .iter()
         .filter(|e| e.seq >= from && e.kind == "tool/call")
-        .filter(|e| e.data.get("name").and_then(Value::as_str) == Some(WIPE_MEMORY.name))
+        .filter(|e| e.data.get("name").and_then(Value::as_str) == Some(Tool::WIPE_MEMORY.name))
         .filter_map(|e| {
             e.data
                 .get("callId")

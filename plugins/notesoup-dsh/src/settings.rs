@@ -26,7 +26,7 @@
 
 use std::path::{Path, PathBuf};
 
-use notesoup_core::budget::{DEFAULT_RESERVE_TOKENS, clamp_reserve};
+use notesoup_core::budget::{BudgetPolicy, ClampedReserve};
 use notesoup_core::settings::{self, ProjectTrust, Settings};
 use serde_json::{Map, Value};
 
@@ -58,7 +58,7 @@ impl Default for DshSettings {
     fn default() -> Self {
         Self {
             core: Settings::default(),
-            reserve_tokens: DEFAULT_RESERVE_TOKENS,
+            reserve_tokens: BudgetPolicy::DEFAULT_RESERVE_TOKENS,
             automatic_resets: true,
         }
     }
@@ -143,19 +143,20 @@ pub fn validate(record: &Map<String, Value>) -> ResolvedDshSettings {
     let core = settings::validate(record);
     let mut warnings: Vec<String> = core.warnings.iter().map(same_prefix).collect();
     let reserve_tokens = match record.get("reserveTokens") {
-        None => DEFAULT_RESERVE_TOKENS,
+        None => BudgetPolicy::DEFAULT_RESERVE_TOKENS,
         Some(value) => match value.as_f64() {
             Some(raw) => {
-                let clamped = clamp_reserve(raw, None);
+                let clamped = ClampedReserve::of(raw, None);
                 warnings.extend(clamped.warning.iter().map(same_prefix));
                 clamped.tokens
             }
             None => {
                 warnings.push(format!(
-                    "notesoup: reserveTokens must be a positive integer (got {}); using the default reserve of {DEFAULT_RESERVE_TOKENS} tokens.",
-                    shown(value)
+                    "notesoup: reserveTokens must be a positive integer (got {}); using the default reserve of {} tokens.",
+                    shown(value),
+                    BudgetPolicy::DEFAULT_RESERVE_TOKENS
                 ));
-                DEFAULT_RESERVE_TOKENS
+                BudgetPolicy::DEFAULT_RESERVE_TOKENS
             }
         },
     };

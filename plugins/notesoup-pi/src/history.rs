@@ -18,8 +18,9 @@
 use std::collections::HashSet;
 
 use notesoup_core::history::{
-    History, ItemKind, MessageRole, NestedArguments, NestedCall, NestedCalls, SeqSpan, ToolCall,
-    ToolResult, ToolStatus, Transcript, TranscriptError, TranscriptItem, TranscriptWindow,
+    History, ItemKind, MessageRole, NestedArguments, NestedCall, NestedCalls, SeqSpan, ToolStatus,
+    Transcript, TranscriptError, TranscriptItem, TranscriptToolCall, TranscriptToolResult,
+    TranscriptWindow,
 };
 use serde_json::{Value, json};
 
@@ -274,7 +275,7 @@ fn decode_entry(entry: &Entry, base: u32, items: &mut Vec<TranscriptItem>) {
                 for (offset, call) in (1..).zip(calls) {
                     push(
                         base.saturating_add(offset),
-                        ItemKind::from(ToolCall {
+                        ItemKind::from(TranscriptToolCall {
                             name: call.name.clone(),
                             call_id: call.id.clone(),
                             arguments: to_js_string(&call.arguments).ok(),
@@ -303,9 +304,9 @@ fn blocks_text(blocks: &[ContentBlock]) -> String {
     crate::session::blocks_text(blocks, "\n")
 }
 
-fn tool_result(result: &ToolResultMessage) -> ToolResult {
+fn tool_result(result: &ToolResultMessage) -> TranscriptToolResult {
     let details = result.details.as_ref();
-    ToolResult {
+    TranscriptToolResult {
         call_id: Some(result.tool_call_id.clone()),
         name: Some(result.tool_name.clone()),
         arguments: None,
@@ -353,7 +354,7 @@ fn nested(calls: &NestedToolCalls) -> NestedCalls {
 }
 
 /// A `!command` the user ran: tool `bash` with arguments `{command}`.
-fn bash_run(bash: &BashExecutionMessage) -> ToolResult {
+fn bash_run(bash: &BashExecutionMessage) -> TranscriptToolResult {
     let status = if bash.cancelled {
         ToolStatus::Error
     } else {
@@ -363,7 +364,7 @@ fn bash_run(bash: &BashExecutionMessage) -> ToolResult {
             Some(None) | None => ToolStatus::Unfinished,
         }
     };
-    ToolResult {
+    TranscriptToolResult {
         call_id: None,
         name: Some("bash".to_owned()),
         arguments: to_js_string(&json!({"command": bash.command})).ok(),

@@ -1,29 +1,38 @@
 //! Boot: the snapshot of the five homes and the pure renderer of the boot text.
 //!
 //! A boot is built once per window: [`BootSnapshot`] reads the homes, then
-//! [`render_boot`] turns the snapshot, the window identity and the host's
+//! `render_boot` turns the snapshot, the window identity and the host's
 //! [`ToolBindings`](crate::wire::ToolBindings) into the text the model reads
 //! first. The continuation that follows a reset boot is here too
 //! ([`continuation_text`]); the budget's close-out texts are in
 //! [`crate::budget`].
 
 mod render;
+mod shelf;
 mod shelves;
 mod snapshot;
+#[cfg(test)]
+mod tests;
 mod text;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use typeshare::typeshare;
 
-pub use render::{
-    BLANK_SLATE, BootSections, DEFAULT_BOOT_MAX_CHARS, MAP_BOOT_MAX_CHARS, MIN_BOOT_MAX_CHARS,
-    SHELF_FRESH_LIMIT, TITLE_MAX_CHARS, boot_sections, page_title, relative_time, render_boot,
-    render_boot_within,
-};
+pub use render::{BootSections, boot_sections, render_boot_within};
+pub(crate) use render::{DEFAULT_BOOT_MAX_CHARS, MIN_BOOT_MAX_CHARS};
+pub use shelf::{FreshPage, HomeShelf, MapPage};
 pub use shelves::ShelfIndex;
-pub use snapshot::{BootSnapshot, FreshPage, HomeShelf, MapPage, home_label};
+pub use snapshot::BootSnapshot;
 pub use text::continuation_text;
+
+// What the crate's own tests name beside the public surface.
+#[cfg(test)]
+pub(crate) use render::relative_time;
+#[cfg(test)]
+pub(crate) use render::render_boot;
+#[cfg(test)]
+pub(crate) use shelf::page_title;
 
 /// The identity block's inputs: who is booting, into which window.
 #[typeshare]

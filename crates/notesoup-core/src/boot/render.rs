@@ -10,33 +10,29 @@ use crate::notes::Scope;
 use crate::wire::ToolBindings;
 
 use super::BootIdentity;
-use super::snapshot::{BootSnapshot, FreshPage, HomeShelf, MapPage};
+use super::shelf::{FreshPage, HomeShelf, MapPage, SHELF_FRESH_LIMIT};
+use super::snapshot::BootSnapshot;
 use super::text::{identity_block, protocol_block};
 
 /// MAP bodies longer than this many code points are cut in the boot.
-pub const MAP_BOOT_MAX_CHARS: usize = 4096;
-
-/// At most this many fresh pages per shelf.
-pub const SHELF_FRESH_LIMIT: usize = 3;
-
-/// Page titles longer than this many code points are cut and end with `…`.
-pub const TITLE_MAX_CHARS: usize = 40;
+pub(crate) const MAP_BOOT_MAX_CHARS: usize = 4096;
 
 /// Shown instead of shelves when no home has anything to show.
-pub const BLANK_SLATE: &str =
+pub(crate) const BLANK_SLATE: &str =
     "None yet. A blank slate is a fine place to start — just don't finish there.";
 
 /// The default bound of a whole boot, in characters (code points). Claude
 /// Code delivers hook context of this size whole, and replaces much larger
 /// context with a short preview.
-pub const DEFAULT_BOOT_MAX_CHARS: usize = 10_000;
+pub(crate) const DEFAULT_BOOT_MAX_CHARS: usize = 10_000;
 
 /// The smallest bound a host may set: the identity and protocol blocks and a
 /// cut line per shelf always fit in it.
-pub const MIN_BOOT_MAX_CHARS: usize = 4_000;
+pub(crate) const MIN_BOOT_MAX_CHARS: usize = 4_000;
 
+#[cfg(test)]
 /// The whole boot, within [`DEFAULT_BOOT_MAX_CHARS`].
-pub fn render_boot(
+pub(crate) fn render_boot(
     snapshot: &BootSnapshot,
     identity: &BootIdentity,
     bindings: &ToolBindings,
@@ -46,7 +42,7 @@ pub fn render_boot(
 
 /// The whole boot (identity block, protocol block and notes shelves, joined
 /// by blank lines) in at most `max_chars` code points (raised to
-/// [`MIN_BOOT_MAX_CHARS`]). Shelves that do not fit share what is left: the
+/// `MIN_BOOT_MAX_CHARS`). Shelves that do not fit share what is left: the
 /// smaller ones whole, the larger ones cut at a line with a pointer to the
 /// tool call that lists the rest.
 pub fn render_boot_within(
@@ -339,7 +335,7 @@ fn map_block(map: &MapPage) -> String {
 
 /// `just now`, `Ns ago`, `Nm ago`, `Nh ago`, `Nd ago`, or `in N…` for a time
 /// after `now` (whole units, rounded down).
-pub fn relative_time(now: Timestamp, then: Timestamp) -> String {
+pub(crate) fn relative_time(now: Timestamp, then: Timestamp) -> String {
     let millis = now.as_millisecond() - then.as_millisecond();
     let seconds = (millis / 1000).unsigned_abs();
     let amount = match seconds {
@@ -353,68 +349,5 @@ pub fn relative_time(now: Timestamp, then: Timestamp) -> String {
         format!("in {amount}")
     } else {
         format!("{amount} ago")
-    }
-}
-
-/// A page's title: its first markdown heading, else its first non-empty line,
-/// cut to [`TITLE_MAX_CHARS`] code points plus `…`. Empty when the body has
-/// no text. Headings inside fenced code blocks do not count.
-pub fn page_title(body: &str) -> String {
-    let raw = first_heading(body)
-        .or_else(|| body.lines().map(str::trim).find(|l| !l.is_empty()))
-        .unwrap_or("");
-    match raw.char_indices().nth(TITLE_MAX_CHARS) {
-        Some((byte, _)) => format!("{}…", &raw[..byte]),
-        None => raw.to_owned(),
-    }
-}
-
-/// The text of the first ATX heading (`# Title`, up to three spaces of
-/// indent, closing `#`s dropped) outside fenced code.
-fn first_heading(body: &str) -> Option<&str> {
-    let mut fence: Option<&str> = None;
-    for line in body.lines() {
-        let indent = line.len() - line.trim_start_matches(' ').len();
-        let trimmed = line.trim();
-        if indent <= 3 {
-            for marker in ["```", "~~~"] {
-                if trimmed.starts_with(marker) {
-                    fence = match fence {
-                        None => Some(marker),
-                        Some(open) if open == marker => None,
-                        other => other,
-                    };
-                }
-            }
-        }
-        if fence.is_some() || indent > 3 {
-            continue;
-        }
-        let hashes = trimmed.len() - trimmed.trim_start_matches('#').len();
-        if !(1..=6).contains(&hashes) {
-            continue;
-        }
-        let rest = &trimmed[hashes..];
-        if !rest.is_empty() && !rest.starts_with([' ', '\t']) {
-            continue;
-        }
-        let text = strip_closing_hashes(rest.trim());
-        if !text.is_empty() {
-            return Some(text);
-        }
-    }
-    None
-}
-
-/// `Title ##` is `Title`, but `C#` stays `C#`: a closing sequence needs a
-/// space before it.
-fn strip_closing_hashes(text: &str) -> &str {
-    let open = text.trim_end_matches('#');
-    if open.is_empty() {
-        open
-    } else if open.ends_with([' ', '\t']) {
-        open.trim_end()
-    } else {
-        text
     }
 }

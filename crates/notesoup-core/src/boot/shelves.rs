@@ -42,8 +42,7 @@ use crate::notes::{
 };
 use crate::plumbing::{Links, read_small_file};
 
-use super::render::SHELF_FRESH_LIMIT;
-use super::snapshot::{HomeShelf, MAP_FILE, list_home};
+use super::shelf::{HomeShelf, MAP_FILE, SHELF_FRESH_LIMIT, list_home};
 
 /// Boot shelves kept between boots; see the module docs.
 #[derive(Debug)]
@@ -123,7 +122,7 @@ impl ShelfIndex {
     /// the home to be kept.
     pub const SETTLE: Duration = Duration::from_secs(2);
     /// Pages kept past the ones whose time was not in the past: a shelf
-    /// shows [`SHELF_FRESH_LIMIT`], the rest stand in for pages found
+    /// shows `SHELF_FRESH_LIMIT`, the rest stand in for pages found
     /// crumpled (or unreadable) when read.
     pub const SPARE_PAGES: usize = 16;
     /// The most pages kept for one home; a home with more notes dated in
@@ -464,7 +463,7 @@ fn dir_stamps(root: &Path, home: &Path) -> Option<Vec<(PathBuf, DirStamp)>> {
             // The listing does not walk Git's directories.
             if name
                 .to_str()
-                .is_some_and(crate::notes::address::is_git_segment)
+                .is_some_and(crate::notes::segment::is_git_segment)
             {
                 continue;
             }

@@ -4,11 +4,11 @@
 //! usage; nothing here reads settings, the clock or the transcript.
 
 mod policy;
+#[cfg(test)]
+mod tests;
 mod text;
 
-pub use policy::{
-    BudgetPolicy, BudgetStage, ClampedReserve, ContextRemaining, DEFAULT_REMINDER_MARGIN_TOKENS,
-    DEFAULT_RESERVE_TOKENS, MAX_RESERVE_TOKENS, ReserveWarning, WARNING_RUNWAY_TOKENS,
-    clamp_reserve, remaining_tokens,
-};
-pub use text::{manual_close_out_text, reminder_text, warning_text};
+pub(crate) use policy::DEFAULT_REMINDER_MARGIN_TOKENS;
+pub use policy::{BudgetPolicy, BudgetStage, ClampedReserve, ContextRemaining, ReserveWarning};
+#[cfg(test)]
+pub(crate) use policy::{MAX_RESERVE_TOKENS, WARNING_RUNWAY_TOKENS};

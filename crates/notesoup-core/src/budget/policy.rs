@@ -10,30 +10,25 @@ use typeshare::typeshare;
 
 /// The hard safety line when settings name none: a reset is forced when no
 /// more than this many tokens remain.
-pub const DEFAULT_RESERVE_TOKENS: u64 = 16_384;
+pub(crate) const DEFAULT_RESERVE_TOKENS: u64 = 16_384;
 
 /// How far above the reserve the one-time reminder fires, unless
 /// `notesoup.reminderMarginTokens` says otherwise.
-pub const DEFAULT_REMINDER_MARGIN_TOKENS: u64 = 24_576;
+pub(crate) const DEFAULT_REMINDER_MARGIN_TOKENS: u64 = 24_576;
 
 /// How far above the reserve the close-out warning fires. A constant, not a
 /// setting: the countdown the model sees ends here.
-pub const WARNING_RUNWAY_TOKENS: u64 = 16_384;
+pub(crate) const WARNING_RUNWAY_TOKENS: u64 = 16_384;
 
 /// The largest reserve accepted when the context window is unknown (1 Mi
-/// tokens, the size of today's largest common windows). See [`clamp_reserve`].
-pub const MAX_RESERVE_TOKENS: u64 = 1_048_576;
-
-/// Tokens still free in the active window: `max(0, context_window - used)`.
-pub fn remaining_tokens(context_window: u64, used_tokens: u64) -> u64 {
-    context_window.saturating_sub(used_tokens)
-}
+/// tokens, the size of today's largest common windows). See [`ClampedReserve::of`].
+pub(crate) const MAX_RESERVE_TOKENS: u64 = 1_048_576;
 
 /// The three budget lines of one session, derived from the reserve and the
 /// reminder margin.
 ///
 /// - reserve: the hard safety line;
-/// - warning = reserve + [`WARNING_RUNWAY_TOKENS`];
+/// - warning = reserve + `WARNING_RUNWAY_TOKENS`;
 /// - reminder = reserve + reminder margin.
 ///
 /// The lines are measured in tokens *remaining*: a line is reached when the
@@ -52,7 +47,20 @@ impl Default for BudgetPolicy {
 }
 
 impl BudgetPolicy {
-    /// A policy from an already sane reserve (see [`clamp_reserve`]) and a
+    /// The hard safety line when settings name none: a reset is forced when
+    /// no more than this many tokens remain.
+    pub const DEFAULT_RESERVE_TOKENS: u64 = DEFAULT_RESERVE_TOKENS;
+
+    /// How far above the reserve the one-time reminder fires, unless
+    /// `notesoup.reminderMarginTokens` says otherwise.
+    pub const DEFAULT_REMINDER_MARGIN_TOKENS: u64 = DEFAULT_REMINDER_MARGIN_TOKENS;
+
+    /// Tokens still free in the active window: `max(0, context_window - used)`.
+    pub fn remaining_tokens(context_window: u64, used_tokens: u64) -> u64 {
+        context_window.saturating_sub(used_tokens)
+    }
+
+    /// A policy from an already sane reserve (see [`ClampedReserve::of`]) and a
     /// validated margin (see [`crate::settings`]).
     pub const fn new(reserve_tokens: u64, reminder_margin_tokens: u64) -> Self {
         Self {
@@ -162,7 +170,7 @@ pub enum BudgetStage {
     HardReserve,
 }
 
-/// A reserve after [`clamp_reserve`], with the warning to show once when the
+/// A reserve after [`ClampedReserve::of`], with the warning to show once when the
 /// configured value was replaced.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ClampedReserve {
@@ -176,7 +184,7 @@ pub struct ClampedReserve {
 #[derive(Debug, Clone, PartialEq)]
 pub enum ReserveWarning {
     /// Not a positive integer (negative, zero, fractional, NaN or infinite):
-    /// replaced by [`DEFAULT_RESERVE_TOKENS`].
+    /// replaced by `DEFAULT_RESERVE_TOKENS`.
     NotPositive {
         /// The configured value.
         raw: f64,
@@ -219,49 +227,51 @@ impl fmt::Display for ReserveWarning {
     }
 }
 
-/// Makes a configured reserve safe before the lines are derived from it.
-///
-/// This goes beyond the original, which clamped nothing (`docs/behavior.md`
-/// §6): a garbage reserve either disables the hard safety line or
-/// forces a reset on every request. The rule:
-///
-/// 1. Not a positive integer (negative, zero, fractional, NaN, infinite):
-///    [`DEFAULT_RESERVE_TOKENS`]. A zero reserve would let the window overflow
-///    before the forced reset.
-/// 2. Above the cap: the cap. With a known context window the cap is half
-///    the window, but never below [`DEFAULT_RESERVE_TOKENS`] (so the default
-///    is never clamped, even on small windows); with an unknown window it is
-///    [`MAX_RESERVE_TOKENS`]. A reserve past half the window leaves the
-///    warning and hard lines firing almost from the first request.
-/// 3. Otherwise the value as is, with no warning.
-pub fn clamp_reserve(raw: f64, context_window: Option<u64>) -> ClampedReserve {
-    if !raw.is_finite() || raw.fract() != 0.0 || raw <= 0.0 {
-        return ClampedReserve {
-            tokens: DEFAULT_RESERVE_TOKENS,
-            warning: Some(ReserveWarning::NotPositive { raw }),
+impl ClampedReserve {
+    /// Makes a configured reserve safe before the lines are derived from it.
+    ///
+    /// This goes beyond the original, which clamped nothing (`docs/behavior.md`
+    /// §6): a garbage reserve either disables the hard safety line or
+    /// forces a reset on every request. The rule:
+    ///
+    /// 1. Not a positive integer (negative, zero, fractional, NaN, infinite):
+    ///    `DEFAULT_RESERVE_TOKENS`. A zero reserve would let the window overflow
+    ///    before the forced reset.
+    /// 2. Above the cap: the cap. With a known context window the cap is half
+    ///    the window, but never below `DEFAULT_RESERVE_TOKENS` (so the default
+    ///    is never clamped, even on small windows); with an unknown window it is
+    ///    `MAX_RESERVE_TOKENS`. A reserve past half the window leaves the
+    ///    warning and hard lines firing almost from the first request.
+    /// 3. Otherwise the value as is, with no warning.
+    pub fn of(raw: f64, context_window: Option<u64>) -> Self {
+        if !raw.is_finite() || raw.fract() != 0.0 || raw <= 0.0 {
+            return Self {
+                tokens: DEFAULT_RESERVE_TOKENS,
+                warning: Some(ReserveWarning::NotPositive { raw }),
+            };
+        }
+        let cap = match context_window {
+            Some(window) => (window / 2).max(DEFAULT_RESERVE_TOKENS),
+            None => MAX_RESERVE_TOKENS,
         };
-    }
-    let cap = match context_window {
-        Some(window) => (window / 2).max(DEFAULT_RESERVE_TOKENS),
-        None => MAX_RESERVE_TOKENS,
-    };
-    // Both sides are exact below 2^53; anything above is over every cap.
-    #[allow(clippy::cast_precision_loss)]
-    if raw > cap as f64 {
-        return ClampedReserve {
-            tokens: cap,
-            warning: Some(ReserveWarning::TooLarge {
-                raw,
-                cap,
-                context_window,
-            }),
-        };
-    }
-    // `raw` is a positive integer no larger than `cap`, so the cast is exact.
-    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-    let tokens = raw as u64;
-    ClampedReserve {
-        tokens,
-        warning: None,
+        // Both sides are exact below 2^53; anything above is over every cap.
+        #[allow(clippy::cast_precision_loss)]
+        if raw > cap as f64 {
+            return Self {
+                tokens: cap,
+                warning: Some(ReserveWarning::TooLarge {
+                    raw,
+                    cap,
+                    context_window,
+                }),
+            };
+        }
+        // `raw` is a positive integer no larger than `cap`, so the cast is exact.
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let tokens = raw as u64;
+        Self {
+            tokens,
+            warning: None,
+        }
     }
 }

@@ -5,13 +5,14 @@
 
 use std::fmt::Write as _;
 
+use super::BudgetPolicy;
 use crate::wire::ToolBindings;
 
 /// The reminder, staged once per window when the reminder line is reached.
 ///
 /// `countdown` is the number frozen into the text at staging time: the
-/// [`super::BudgetPolicy::countdown`] at that moment.
-pub fn reminder_text(countdown: u64, bindings: &ToolBindings) -> String {
+/// [`BudgetPolicy::countdown`] at that moment.
+pub(crate) fn reminder_text(countdown: u64, bindings: &ToolBindings) -> String {
     let wipe = &bindings.wipe;
     let unit = if countdown == 1 { "token" } else { "tokens" };
     format!(
@@ -28,7 +29,7 @@ Then call {wipe} and go out on your own terms.
 
 /// The warning, staged once per window at the warning line; it arms the
 /// close-out.
-pub fn warning_text(bindings: &ToolBindings) -> String {
+pub(crate) fn warning_text(bindings: &ToolBindings) -> String {
     let ToolBindings {
         history_read, wipe, ..
     } = bindings;
@@ -59,7 +60,7 @@ Then call {wipe} immediately.
 /// Without a prompt (or with a blank one) this is exactly [`warning_text`];
 /// the host persists it under its own manual type, so a dropped manual
 /// request never suppresses a later budget warning.
-pub fn manual_close_out_text(bindings: &ToolBindings, prompt: Option<&str>) -> String {
+pub(crate) fn manual_close_out_text(bindings: &ToolBindings, prompt: Option<&str>) -> String {
     let mut text = warning_text(bindings);
     let Some(prompt) = prompt.filter(|p| !p.trim().is_empty()) else {
         return text;
@@ -80,4 +81,25 @@ pub fn manual_close_out_text(bindings: &ToolBindings, prompt: Option<&str>) -> S
         }
     }
     text
+}
+
+/// The close-out texts, with the policy whose lines stage them.
+impl BudgetPolicy {
+    /// The reminder, staged once per window when the reminder line is
+    /// reached; `countdown` is the [`BudgetPolicy::countdown`] frozen into it
+    /// at staging time.
+    pub fn reminder_text(countdown: u64, bindings: &ToolBindings) -> String {
+        reminder_text(countdown, bindings)
+    }
+
+    /// The warning, staged once per window when the warning line is reached.
+    pub fn warning_text(bindings: &ToolBindings) -> String {
+        warning_text(bindings)
+    }
+
+    /// The manual close-out: the warning, then the user's own words when
+    /// they gave some.
+    pub fn manual_close_out_text(bindings: &ToolBindings, prompt: Option<&str>) -> String {
+        manual_close_out_text(bindings, prompt)
+    }
 }

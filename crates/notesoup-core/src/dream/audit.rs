@@ -14,12 +14,12 @@ use gix::{ObjectId, Repository};
 use super::DreamError;
 
 /// Author and committer name of audit commits.
-pub const AUDIT_NAME: &str = "notesoup";
+pub(crate) const AUDIT_NAME: &str = "notesoup";
 /// Author and committer email of audit commits.
-pub const AUDIT_EMAIL: &str = "notesoup@localhost";
+pub(crate) const AUDIT_EMAIL: &str = "notesoup@localhost";
 /// The pattern added to `.git/info/exclude` so the lock and stamp are never
 /// committed.
-pub const LOCK_EXCLUDE: &str = ".dream.lock*";
+pub(crate) const LOCK_EXCLUDE: &str = ".dream.lock*";
 
 /// A successful audit.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -14,8 +14,8 @@ use super::lock::{LAST_RUN_FILE, LOCK_FILE, LockState, lock_state, remove_stale_
 use super::scan::{RawField, RawFrontmatter, scan};
 use super::{DreamOutput, OutputLine};
 use crate::durable;
-use crate::notes::address::{MAX_SEGMENT_BYTES, is_hfs_ignorable};
 use crate::notes::beneath::{BeneathError, DirHandle, Kind};
+use crate::notes::segment::{MAX_SEGMENT_BYTES, is_hfs_ignorable};
 use crate::notes::{
     Address, Home, MAX_NOTE_BYTES, escape_forbidden, find_secret, is_forbidden_char,
     is_git_segment, is_slug, parse_iso_ms,
@@ -82,7 +82,7 @@ pub fn doctor(home: &Path) -> DoctorReport {
 /// How old a temporary file must be before [`clean_temp_files`] may remove
 /// it: a live write takes milliseconds, so a minute rules out a writer that
 /// is merely slow.
-pub const STALE_TEMP_AGE: Duration = Duration::from_secs(60);
+pub(crate) const STALE_TEMP_AGE: Duration = Duration::from_secs(60);
 
 /// What `doctor clean` found and did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -189,7 +189,7 @@ impl CleanReport {
 
 /// `doctor clean`: finds the temporary files that interrupted writes left
 /// below `home` (notesoup's own temporary names only), older than
-/// [`STALE_TEMP_AGE`] at `now` and whose writer process is gone, and the
+/// `STALE_TEMP_AGE` at `now` and whose writer process is gone, and the
 /// entries inside the homes named like `.git` ([`MovedEntry`]), and a
 /// stale dream lock (one whose flock nothing holds; a held lock is never
 /// touched); with `apply` it removes the temporary files and the stale lock and moves each such entry to a

@@ -7,13 +7,13 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use jiff::Timestamp;
 
 /// Default minimum age of the last run, in hours (`--min-hours`).
-pub const DEFAULT_MIN_HOURS: f64 = 24.0;
+pub(crate) const DEFAULT_MIN_HOURS: f64 = 24.0;
 /// Default minimum number of changed session homes (`--min-sessions`).
-pub const DEFAULT_MIN_SESSIONS: usize = 3;
+pub(crate) const DEFAULT_MIN_SESSIONS: usize = 3;
 
 /// A gate's verdict and the reason line the CLI prints.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Gate {
+pub(crate) struct Gate {
     /// Whether the gate lets the dream through.
     pub ok: bool,
     /// The exact reason text, e.g. `time gate: stale`.
@@ -22,7 +22,7 @@ pub struct Gate {
 
 /// Time gate: ok when there is no stamp or the stamp (`last_run`, its mtime)
 /// is at least `min_hours` old at `now`.
-pub fn time_gate(last_run: Option<SystemTime>, now: Timestamp, min_hours: f64) -> Gate {
+pub(crate) fn time_gate(last_run: Option<SystemTime>, now: Timestamp, min_hours: f64) -> Gate {
     let Some(last_run) = last_run else {
         return Gate {
             ok: true,
@@ -46,7 +46,7 @@ pub fn time_gate(last_run: Option<SystemTime>, now: Timestamp, min_hours: f64) -
 /// Material gate: counts the session directories under `<home>/pi/session/`
 /// with at least one direct-child file modified after `since` (the stamp's
 /// mtime, or the epoch without a stamp). Symlinks are not followed.
-pub fn material_gate(home: &Path, since: Option<SystemTime>, min_sessions: usize) -> Gate {
+pub(crate) fn material_gate(home: &Path, since: Option<SystemTime>, min_sessions: usize) -> Gate {
     let since = since.unwrap_or(UNIX_EPOCH);
     let count = changed_sessions(home, since);
     if count >= min_sessions {

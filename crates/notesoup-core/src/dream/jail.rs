@@ -14,9 +14,11 @@ use std::path::{Component, Path, PathBuf};
 
 use super::DreamError;
 use super::lock::LOCK_FILE;
-use crate::notes::address::{check_virtual_path, is_git_segment};
+use crate::notes::address::check_virtual_path;
 use crate::notes::beneath::{BeneathError, DirHandle, Kind};
+use crate::notes::segment::is_git_segment;
 
+#[cfg(test)]
 /// Checks the dreamer's `path` (relative to `home`, or absolute) as a
 /// write target and returns the file it names under the real home,
 /// checking in order:
@@ -33,7 +35,7 @@ use crate::notes::beneath::{BeneathError, DirHandle, Kind};
 /// A path leading outside reads `write jail: <path> is outside notes home
 /// <home>`; one crossing a link `write jail: <path> crosses a symbolic
 /// link in notes home <home>; the jail never follows links`.
-pub fn jail_write_path(
+pub(crate) fn jail_write_path(
     home: &Path,
     path: &str,
     create_parent: bool,
@@ -159,10 +161,11 @@ fn check_note(real_home: &Path, target: &Path, path: &str) -> Result<(), DreamEr
     })
 }
 
+#[cfg(test)]
 /// Checks the dreamer's `path` for reading and returns it under the real
 /// home: it must lie inside home and be reached without following a link.
 /// Reads have no hard-link rule (they change nothing).
-pub fn jail_read_path(home: &Path, path: &str) -> Result<PathBuf, DreamError> {
+pub(crate) fn jail_read_path(home: &Path, path: &str) -> Result<PathBuf, DreamError> {
     let jailed = jail_read(home, path)?;
     let mut names: Vec<&std::ffi::OsStr> = jailed.rel.iter().collect();
     if let Some(name) = names.pop() {

@@ -16,10 +16,10 @@ use jiff::Timestamp;
 use super::DreamError;
 
 /// File name of the lock inside the notes home.
-pub const LOCK_FILE: &str = ".dream.lock";
+pub(crate) const LOCK_FILE: &str = ".dream.lock";
 /// File name of the last-run stamp inside the notes home; its mtime is the
 /// time of the last dream.
-pub const LAST_RUN_FILE: &str = ".dream.lock.last-run";
+pub(crate) const LAST_RUN_FILE: &str = ".dream.lock.last-run";
 
 /// The longest lock content read back: `<pid> <uuid>` is far shorter.
 const MAX_LOCK_BYTES: u64 = 4096;
@@ -46,7 +46,7 @@ enum PreviousStamp {
 /// [`DreamLock::release`] (success) or [`DreamLock::fail`] (failure); its
 /// flock is held until then (or until it is dropped).
 #[derive(Debug)]
-pub struct DreamLock {
+pub(crate) struct DreamLock {
     lock_path: PathBuf,
     stamp_path: PathBuf,
     /// The locked file; closing it frees the flock. `None` once settled.
@@ -60,7 +60,7 @@ pub struct DreamLock {
 
 /// What the lock file of a home says, read without taking it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum LockState {
+pub(crate) enum LockState {
     /// No lock file.
     Absent,
     /// A running dream holds its flock; the file's content.
@@ -81,7 +81,7 @@ impl DreamLock {
     /// [`DreamError::LockHeld`] while another run holds the flock; a file
     /// whose flock is free is stale and is taken over (its content is
     /// [`DreamLock::stale`]).
-    pub fn acquire(home: &Path, now: Timestamp) -> Result<DreamLock, DreamError> {
+    pub(crate) fn acquire(home: &Path, now: Timestamp) -> Result<DreamLock, DreamError> {
         let lock_path = home.join(LOCK_FILE);
         let content = format!("{} {}", std::process::id(), uuid::Uuid::new_v4());
         let (mut file, stale) = take(&lock_path)?;
@@ -112,29 +112,31 @@ impl DreamLock {
 
     /// The content of the stale lock this run took over (left by a dream
     /// that is gone), or `None` when there was no lock file.
-    pub fn stale(&self) -> Option<&str> {
+    pub(crate) fn stale(&self) -> Option<&str> {
         self.stale.as_deref()
     }
 
+    #[cfg(test)]
     /// When this run took the lock.
-    pub fn started_at(&self) -> Timestamp {
+    pub(crate) fn started_at(&self) -> Timestamp {
         self.started_at
     }
 
+    #[cfg(test)]
     /// The lock file's content, `<pid> <token>`.
-    pub fn content(&self) -> &str {
+    pub(crate) fn content(&self) -> &str {
         &self.content
     }
 
     /// The run's stamp: `ISO(startedAt)` with `:` and `.` replaced by `-`,
     /// e.g. `2026-09-15T09-31-45-392Z`. It names the report and the commits.
-    pub fn stamp(&self) -> String {
+    pub(crate) fn stamp(&self) -> String {
         run_stamp(self.started_at)
     }
 
     /// Ends a successful run: removes the lock if it is still this run's,
     /// then frees the flock. Idempotent.
-    pub fn release(&mut self) -> Result<(), DreamError> {
+    pub(crate) fn release(&mut self) -> Result<(), DreamError> {
         if self.settled {
             return Ok(());
         }
@@ -146,7 +148,7 @@ impl DreamLock {
     /// Ends a failed run: restores the previous stamp (content and mtime) or
     /// removes the stamp this run created, then removes the lock if it is
     /// still this run's and frees the flock. Idempotent.
-    pub fn fail(&mut self) -> Result<(), DreamError> {
+    pub(crate) fn fail(&mut self) -> Result<(), DreamError> {
         if self.settled {
             return Ok(());
         }
@@ -202,7 +204,7 @@ impl DreamLock {
 }
 
 /// The mtime of the last-run stamp of `home`, `None` when there is none.
-pub fn last_run(home: &Path) -> Option<SystemTime> {
+pub(crate) fn last_run(home: &Path) -> Option<SystemTime> {
     fs::metadata(home.join(LAST_RUN_FILE))
         .and_then(|meta| meta.modified())
         .ok()
@@ -210,7 +212,7 @@ pub fn last_run(home: &Path) -> Option<SystemTime> {
 
 /// Reads the lock of `home` without disturbing a run: its flock is only
 /// tested (taken shared for an instant, never waited for).
-pub fn lock_state(home: &Path) -> LockState {
+pub(crate) fn lock_state(home: &Path) -> LockState {
     let path = home.join(LOCK_FILE);
     match fs::symlink_metadata(&path) {
         Err(err) if err.kind() == ErrorKind::NotFound => return LockState::Absent,
@@ -237,7 +239,7 @@ pub fn lock_state(home: &Path) -> LockState {
 /// run holds it, and none can take it meanwhile) and removed only while
 /// the path still names the file locked. Returns whether a stale lock was
 /// removed; a held lock is left alone.
-pub fn remove_stale_lock(home: &Path) -> Result<bool, DreamError> {
+pub(crate) fn remove_stale_lock(home: &Path) -> Result<bool, DreamError> {
     let path = home.join(LOCK_FILE);
     let file = match open_no_follow(&path, Access::Read) {
         Ok(file) => file,
@@ -375,12 +377,12 @@ fn open_no_follow(path: &Path, access: Access) -> std::io::Result<File> {
 
 /// `ISO(at)` as JavaScript's `toISOString` writes it:
 /// `2026-09-15T09:31:45.392Z`.
-pub fn iso_utc(at: Timestamp) -> String {
+pub(crate) fn iso_utc(at: Timestamp) -> String {
     at.strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
 }
 
 /// `iso_utc(at)` with `:` and `.` replaced by `-`, safe in file names.
-pub fn run_stamp(at: Timestamp) -> String {
+pub(crate) fn run_stamp(at: Timestamp) -> String {
     iso_utc(at).replace([':', '.'], "-")
 }
 

@@ -11,56 +11,88 @@ mod doctor;
 mod error;
 mod gates;
 mod jail;
-mod lines;
 mod lock;
+mod protocol;
 mod report;
+mod result;
 mod run;
 mod scan;
 mod surface;
+#[cfg(test)]
+mod tests;
 mod tools;
 mod tree;
 mod wastebasket;
 
-pub use audit::{AUDIT_EMAIL, AUDIT_NAME, AuditCommit, LOCK_EXCLUDE, audit_commit};
+pub use audit::{AuditCommit, audit_commit};
 pub use deadline::{Deadline, DreamerPipes, Ended};
-pub use doctor::{
-    CleanReport, DoctorFinding, DoctorReport, MovedEntry, STALE_TEMP_AGE, clean_temp_files, doctor,
-};
+pub use doctor::{CleanReport, DoctorFinding, DoctorReport, MovedEntry, clean_temp_files, doctor};
 pub use error::DreamError;
-pub use gates::{DEFAULT_MIN_HOURS, DEFAULT_MIN_SESSIONS, Gate, material_gate, time_gate};
-pub use jail::{jail_read_path, jail_write_path};
-pub use lines::{
-    DreamAnswer, DreamCall, DreamErrorCode, DreamProtocolError, DreamToolParams, DreamToolResult,
-    answer_dream_line, serve_dream_tools,
-};
-pub use lock::{
-    DreamLock, LAST_RUN_FILE, LOCK_FILE, LockState, iso_utc, last_run, lock_state,
-    remove_stale_lock, run_stamp,
-};
-pub use report::{audit_failure_section, finish_dream, render_report, report_path};
-pub use run::{
-    DreamOptions, DreamRequest, DreamResult, DreamRunner, DreamTool, DreamWrite, run_dream,
-    run_dream_with,
-};
+pub(crate) use lock::LOCK_FILE;
+pub use protocol::serve_dream_tools;
+pub use result::{DreamResult, DreamTool, DreamWrite};
+pub(crate) use run::run_dream_with;
+pub use run::{DreamOptions, DreamRequest, DreamRunner, run_dream};
 pub use surface::{DreamToolSpec, call_dream_tool, dream_tool_table};
-pub use tools::{DreamTools, GrepMatch, TextEdit, delete_crumpled_note};
-pub use wastebasket::WASTEBASKET_DAYS;
+pub use tools::DreamTools;
 
-/// The canonical dream playbook, the dreamer's single prompt. Every host
-/// ships this exact text as `playbook.md`.
-pub const PLAYBOOK: &str = include_str!("../../assets/playbook.md");
-/// The canonical `skills/dream/SKILL.md`; it reads `../../playbook.md`.
-pub const DREAM_SKILL: &str = include_str!("../../assets/skills/dream/SKILL.md");
-/// The canonical `skills/memory/SKILL.md`.
-pub const MEMORY_SKILL: &str = include_str!("../../assets/skills/memory/SKILL.md");
+// What the area's own tests name beside the public surface.
+#[cfg(test)]
+pub(crate) use audit::{AUDIT_EMAIL, AUDIT_NAME};
+#[cfg(test)]
+pub(crate) use gates::{Gate, material_gate, time_gate};
+#[cfg(test)]
+pub(crate) use jail::{jail_read_path, jail_write_path};
+#[cfg(test)]
+pub(crate) use lock::{
+    DreamLock, LAST_RUN_FILE, LockState, iso_utc, last_run, lock_state, run_stamp,
+};
+#[cfg(test)]
+pub(crate) use report::render_report;
+#[cfg(test)]
+pub(crate) use tools::{GrepMatch, TextEdit, delete_crumpled_note};
 
-/// The packaged files as `(path relative to the package root, content)`, for
-/// hosts that lay out a package directory.
-pub const PACKAGED_FILES: [(&str, &str); 3] = [
-    ("playbook.md", PLAYBOOK),
-    ("skills/dream/SKILL.md", DREAM_SKILL),
-    ("skills/memory/SKILL.md", MEMORY_SKILL),
-];
+/// The canonical dream playbook, the dreamer's single prompt.
+const PLAYBOOK: &str = include_str!("../../assets/playbook.md");
+
+/// A file every host ships byte for byte in its package: the playbook and
+/// the two skills.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DreamAsset {
+    /// The dream playbook, the dreamer's single prompt (`playbook.md`).
+    Playbook,
+    /// `skills/dream/SKILL.md`; it reads `../../playbook.md`.
+    DreamSkill,
+    /// `skills/memory/SKILL.md`.
+    MemorySkill,
+}
+
+impl DreamAsset {
+    /// Every packaged file, for hosts that lay out a package directory.
+    pub const ALL: [DreamAsset; 3] = [
+        DreamAsset::Playbook,
+        DreamAsset::DreamSkill,
+        DreamAsset::MemorySkill,
+    ];
+
+    /// The file's path relative to the package root.
+    pub const fn path(self) -> &'static str {
+        match self {
+            DreamAsset::Playbook => "playbook.md",
+            DreamAsset::DreamSkill => "skills/dream/SKILL.md",
+            DreamAsset::MemorySkill => "skills/memory/SKILL.md",
+        }
+    }
+
+    /// The file's canonical text.
+    pub const fn text(self) -> &'static str {
+        match self {
+            DreamAsset::Playbook => PLAYBOOK,
+            DreamAsset::DreamSkill => include_str!("../../assets/skills/dream/SKILL.md"),
+            DreamAsset::MemorySkill => include_str!("../../assets/skills/memory/SKILL.md"),
+        }
+    }
+}
 
 /// Which stream a line goes to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

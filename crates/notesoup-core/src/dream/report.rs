@@ -4,20 +4,25 @@
 use std::path::{Path, PathBuf};
 
 use super::audit::audit_commit;
-use super::run::{DreamResult, DreamWrite};
+use super::result::{DreamResult, DreamWrite};
 use super::{DreamOutput, OutputLine};
 use crate::notes::beneath::DirHandle;
 use crate::notes::{SecretKind, find_secret};
 
 /// Where the report of the run with `stamp` goes.
-pub fn report_path(home: &Path, stamp: &str) -> PathBuf {
+pub(crate) fn report_path(home: &Path, stamp: &str) -> PathBuf {
     home.join("dreams").join(format!("{stamp}.md"))
 }
 
 /// The report text: `# Dream <stamp>[ (failed)]`, a blank line, the body,
 /// a blank line, then one `- <tool>: <path>` line per write, or
 /// `- no changes`.
-pub fn render_report(stamp: &str, failed: bool, body: &str, writes: &[DreamWrite]) -> String {
+pub(crate) fn render_report(
+    stamp: &str,
+    failed: bool,
+    body: &str,
+    writes: &[DreamWrite],
+) -> String {
     let mut text = format!(
         "# Dream {stamp}{}\n\n{}\n\n",
         failed_suffix(failed),
@@ -69,7 +74,7 @@ fn withhold_credentials(body: &str) -> String {
 }
 
 /// What is appended to the report when the final audit fails.
-pub fn audit_failure_section(error: &str) -> String {
+pub(crate) fn audit_failure_section(error: &str) -> String {
     format!("\n## Final audit failed\n\n{error}\n")
 }
 
@@ -82,7 +87,7 @@ fn failed_suffix(failed: bool) -> &'static str {
 /// `dream <stamp>[ (failed)]`, and appends the audit failure to the report.
 /// Exit code 1 when the run failed, the audit failed or the report could
 /// not be written; otherwise 0 and the report path is printed.
-pub fn finish_dream(home: &Path, stamp: &str, result: &DreamResult) -> DreamOutput {
+pub(crate) fn finish_dream(home: &Path, stamp: &str, result: &DreamResult) -> DreamOutput {
     let mut lines = Vec::new();
     let failed = result.error.is_some();
     let path = report_path(home, stamp);

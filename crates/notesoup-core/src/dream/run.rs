@@ -1,107 +1,18 @@
 //! The dream run: gates, lock, baseline audit, the host's dreamer, report,
 //! final audit, and release or fail of the lock.
 
-use std::fmt;
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use jiff::Timestamp;
-use serde::{Deserialize, Serialize};
 
 use super::audit::audit_commit;
 use super::gates::{DEFAULT_MIN_HOURS, DEFAULT_MIN_SESSIONS, material_gate, time_gate};
 use super::lock::{DreamLock, last_run};
 use super::report::finish_dream;
-use super::surface;
+use super::result::DreamResult;
 use super::tools::DreamTools;
 use super::{DreamError, DreamOutput, OutputLine, PLAYBOOK};
-use crate::notes::find_secret;
-
-/// A tool that changes the home.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum DreamTool {
-    /// The jailed `write` tool.
-    Write,
-    /// The jailed `edit` tool.
-    Edit,
-    /// The `delete` tool (the wastebasket rule).
-    Delete,
-}
-
-impl DreamTool {
-    /// The tool's name: `write`, `edit` or `delete`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DreamTool::Write => surface::WRITE.name,
-            DreamTool::Edit => surface::EDIT.name,
-            DreamTool::Delete => surface::DELETE.name,
-        }
-    }
-
-    /// The tool named `name`, if it is one that changes the home.
-    pub fn from_name(name: &str) -> Option<DreamTool> {
-        [DreamTool::Write, DreamTool::Edit, DreamTool::Delete]
-            .into_iter()
-            .find(|tool| tool.as_str() == name)
-    }
-}
-
-impl fmt::Display for DreamTool {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// One recorded write: every write, edit or delete tool event whose
-/// arguments include a `path`, whether or not it succeeded.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct DreamWrite {
-    /// Which tool.
-    pub tool: DreamTool,
-    /// The `path` argument as given.
-    pub path: String,
-}
-
-impl DreamWrite {
-    /// The write a dreamer's tool event records: one for every event named
-    /// `write`, `edit` or `delete` whose arguments include a string `path`,
-    /// whether or not the tool succeeded. A path holding a credential (a
-    /// refused write) is withheld: the report is committed to the audit
-    /// repository.
-    pub fn from_tool_event(tool_name: &str, arguments: &serde_json::Value) -> Option<DreamWrite> {
-        let tool = DreamTool::from_name(tool_name)?;
-        let path = arguments.get("path")?.as_str()?;
-        let path = match find_secret(path) {
-            Some(found) => format!("(a path holding a credential ({}), withheld)", found.kind),
-            None => path.to_owned(),
-        };
-        Some(DreamWrite { tool, path })
-    }
-}
-
-/// What a dreamer session returns.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct DreamResult {
-    /// The assistant's final message text.
-    pub report: String,
-    /// The recorded writes, in order.
-    pub writes: Vec<DreamWrite>,
-    /// Set when the run failed, e.g. `dreamer failed: <provider message>`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
-}
-
-impl DreamResult {
-    /// A failed run with no report and no writes (e.g. the session could not
-    /// be created).
-    pub fn failed(error: impl Into<String>) -> Self {
-        DreamResult {
-            error: Some(error.into()),
-            ..DreamResult::default()
-        }
-    }
-}
 
 /// What a host's dreamer is given.
 #[derive(Debug)]
@@ -140,13 +51,18 @@ pub struct DreamOptions {
     pub model_pattern: Option<String>,
     /// Warnings from reading the settings pattern, printed to stderr.
     pub model_warnings: Vec<String>,
-    /// `--playbook`, else the packaged [`PLAYBOOK`].
+    /// `--playbook`, else the packaged [`DreamAsset::Playbook`](super::DreamAsset::Playbook).
     pub playbook: Option<PathBuf>,
     /// The clock reading this run starts at.
     pub now: Timestamp,
 }
 
 impl DreamOptions {
+    /// Default minimum age of the last run, in hours (`--min-hours`).
+    pub const DEFAULT_MIN_HOURS: f64 = DEFAULT_MIN_HOURS;
+    /// Default minimum number of changed session homes (`--min-sessions`).
+    pub const DEFAULT_MIN_SESSIONS: usize = DEFAULT_MIN_SESSIONS;
+
     /// The defaults for `home` at `now`.
     pub fn new(home: impl Into<PathBuf>, now: Timestamp) -> Self {
         DreamOptions {
@@ -175,7 +91,7 @@ pub fn run_dream(options: &DreamOptions, runner: &mut dyn DreamRunner) -> DreamO
 /// before the dreamer starts, the report and audit after it ends), so a
 /// command line can show the run as it goes. The output still holds every
 /// line.
-pub fn run_dream_with(
+pub(crate) fn run_dream_with(
     options: &DreamOptions,
     runner: &mut dyn DreamRunner,
     progress: &mut dyn FnMut(&OutputLine),

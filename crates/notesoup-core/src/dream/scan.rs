@@ -28,7 +28,7 @@ pub(crate) struct RawField<'a> {
 impl RawField<'_> {
     /// The scalar as the codec reads it: JSON first (strings unwrapped),
     /// then surrounding quotes stripped, else the trimmed text.
-    pub fn value(&self) -> String {
+    pub(super) fn value(&self) -> String {
         match serde_json::from_str::<serde_json::Value>(self.raw) {
             Ok(serde_json::Value::String(text)) => text,
             Ok(_) => self.raw.to_owned(),

@@ -116,7 +116,7 @@ impl DreamTools {
         Ok(format!("edited {path} ({} edits)", edits.len()))
     }
 
-    /// Deletes a note from the wastebasket; see [`delete_crumpled_note`].
+    /// Deletes a note from the wastebasket; see `delete_crumpled_note`.
     pub fn delete(&self, path: &str) -> Result<String, DreamError> {
         delete_crumpled_note(&self.home, path, self.now.unwrap_or_else(Timestamp::now))
     }
@@ -227,7 +227,11 @@ impl DreamTools {
 /// more than 7 days before `now`. The path is jailed without creating
 /// parents; a symlink is removed itself, after its in-home target was
 /// checked. Returns `deleted <path>`.
-pub fn delete_crumpled_note(home: &Path, path: &str, now: Timestamp) -> Result<String, DreamError> {
+pub(crate) fn delete_crumpled_note(
+    home: &Path,
+    path: &str,
+    now: Timestamp,
+) -> Result<String, DreamError> {
     let jailed = jail_write(home, path, false)?;
     let text = read_jailed(home, &jailed, path)?;
     wastebasket::check(home, &jailed.path, path, text.as_bytes(), now)?;

@@ -22,7 +22,7 @@ use super::scan::{RawFrontmatter, scan};
 use crate::notes::parse_note;
 
 /// How many days a note lies in the wastebasket before it may go.
-pub const WASTEBASKET_DAYS: i64 = 7;
+pub(crate) const WASTEBASKET_DAYS: i64 = 7;
 
 const DAY_MS: i64 = 24 * 60 * 60 * 1000;
 

@@ -8,7 +8,7 @@
 
 use std::sync::{Arc, OnceLock};
 
-use super::model::Event;
+use super::event::HistoryEvent;
 use crate::notes::matcher::fold_into;
 
 /// The folded documents of a history's events, in event order.
@@ -22,7 +22,7 @@ pub struct FoldedDocuments {
 
 impl FoldedDocuments {
     /// Folds every event's document.
-    pub fn of(events: &[Event]) -> FoldedDocuments {
+    pub fn of(events: &[HistoryEvent]) -> FoldedDocuments {
         let mut text = String::with_capacity(with_room(documents_len(events)));
         let mut ends = Vec::with_capacity(events.len());
         for event in events {
@@ -49,7 +49,7 @@ impl FoldedDocuments {
 pub(super) struct FoldCache(OnceLock<Arc<FoldedDocuments>>);
 
 impl FoldCache {
-    pub(super) fn get_or_fold(&self, events: &[Event]) -> &FoldedDocuments {
+    pub(super) fn get_or_fold(&self, events: &[HistoryEvent]) -> &FoldedDocuments {
         self.0.get_or_init(|| Arc::new(FoldedDocuments::of(events)))
     }
 }
@@ -59,7 +59,7 @@ impl FoldCache {
     /// keeps the folded documents before it and folds the rest, when they
     /// were built and no clone shares them; otherwise they are built again
     /// on the next search.
-    pub(super) fn refold_from(&mut self, first_changed: usize, events: &[Event]) {
+    pub(super) fn refold_from(&mut self, first_changed: usize, events: &[HistoryEvent]) {
         let Some(kept) = self.0.take().and_then(|kept| Arc::try_unwrap(kept).ok()) else {
             return;
         };
@@ -85,7 +85,7 @@ impl FoldCache {
 }
 
 /// The bytes of `events`' documents (folding keeps most texts' length).
-fn documents_len(events: &[Event]) -> usize {
+fn documents_len(events: &[HistoryEvent]) -> usize {
     events.iter().map(|event| event.document.len()).sum()
 }
 
@@ -109,8 +109,8 @@ mod tests {
     use super::*;
     use crate::history::Role;
 
-    fn event(seq: u32, document: &str) -> Event {
-        Event {
+    fn event(seq: u32, document: &str) -> HistoryEvent {
+        HistoryEvent {
             seq,
             window: 0,
             role: Role::User,
@@ -134,7 +134,8 @@ mod tests {
     /// its text: the text is not copied.
     #[test]
     fn added_events_are_folded_in_place() {
-        let mut events: Vec<Event> = (1..=64).map(|seq| event(seq, &"Ab".repeat(64))).collect();
+        let mut events: Vec<HistoryEvent> =
+            (1..=64).map(|seq| event(seq, &"Ab".repeat(64))).collect();
         let mut cache = FoldCache::default();
         let folded = cache.get_or_fold(&events);
         // 8,192 bytes of text and an eighth of room.

@@ -8,15 +8,16 @@
 //! document once.
 
 mod document;
+mod event;
 mod extend;
 mod folded;
 mod model;
 mod transcript;
 
+pub use event::{HistoryEvent, NestedCallSummary, Role, ToolFacts};
 pub use extend::WindowView;
-pub use folded::FoldedDocuments;
-pub use model::{Event, History, NestedCallSummary, Role, ToolFacts, TranscriptError, Window};
+pub use model::{History, TranscriptError, Window};
 pub use transcript::{
-    ItemKind, MessageRole, NestedArguments, NestedCall, NestedCalls, SeqSpan, ToolCall, ToolResult,
-    ToolStatus, Transcript, TranscriptItem, TranscriptWindow,
+    ItemKind, MessageRole, NestedArguments, NestedCall, NestedCalls, SeqSpan, ToolStatus,
+    Transcript, TranscriptItem, TranscriptToolCall, TranscriptToolResult, TranscriptWindow,
 };

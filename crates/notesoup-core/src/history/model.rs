@@ -4,96 +4,13 @@
 use std::collections::HashMap;
 use std::hash::Hasher;
 
-use serde::{Deserialize, Serialize};
-use typeshare::typeshare;
-
 use super::document::tool_document;
+use super::event::{HistoryEvent, NestedCallSummary, Role, ToolFacts};
 use super::folded::{FoldCache, FoldedDocuments};
 use super::transcript::{
-    ItemKind, MessageRole, SeqSpan, ToolCall, ToolResult, ToolStatus, Transcript, TranscriptItem,
+    ItemKind, MessageRole, SeqSpan, ToolStatus, Transcript, TranscriptItem, TranscriptToolCall,
+    TranscriptToolResult,
 };
-
-/// The public role of an event.
-#[typeshare]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Role {
-    /// Typed by the human.
-    User,
-    /// Written by the model.
-    Assistant,
-    /// A tool call with its result.
-    Tool,
-    /// Injected context: custom messages and summaries.
-    Context,
-}
-
-impl Role {
-    /// The role as texts show it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::User => "user",
-            Self::Assistant => "assistant",
-            Self::Tool => "tool",
-            Self::Context => "context",
-        }
-    }
-}
-
-/// How many nested calls a tool event recorded, and whether the host marked
-/// the record complete.
-#[typeshare]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct NestedCallSummary {
-    /// Nested call records carried on the event.
-    pub call_count: u32,
-    /// The host's completeness flag, as recorded.
-    pub complete: bool,
-}
-
-/// The facts of a tool event beside its document.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ToolFacts {
-    /// The tool name (`unknown` for an unpaired result that records none).
-    pub name: String,
-    /// How the run ended.
-    pub status: ToolStatus,
-    /// The host truncated the recorded output.
-    pub output_truncated: bool,
-    /// Where the full output is, when the host saved it.
-    pub full_output_path: Option<String>,
-    /// The nested-call record, when there is one.
-    pub nested_calls: Option<NestedCallSummary>,
-}
-
-/// One public event at its seq.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Event {
-    /// The stable address.
-    pub seq: u32,
-    /// Index of the event's window in [`History::windows`].
-    pub window: usize,
-    /// The public role.
-    pub role: Role,
-    /// When it was recorded, if known.
-    pub created_at: Option<String>,
-    /// Tool facts, for tool events.
-    pub tool: Option<ToolFacts>,
-    /// The text search matches, previews show and reads return.
-    pub document: String,
-}
-
-impl Event {
-    /// Code-point length of the document (counted on demand: only shown
-    /// events need it).
-    pub fn total_chars(&self) -> usize {
-        if self.document.is_ascii() {
-            self.document.len()
-        } else {
-            self.document.chars().count()
-        }
-    }
-}
 
 /// One window of the active branch, with the seq range of its events.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -165,7 +82,7 @@ pub struct History {
     pub(super) highest_seq: u32,
     pub(super) off_branch: Vec<SeqSpan>,
     pub(super) windows: Vec<Window>,
-    pub(super) events: Vec<Event>,
+    pub(super) events: Vec<HistoryEvent>,
     /// `(result seq, call seq)` for every result shown inside its call, by
     /// result seq.
     pub(super) paired_slots: Vec<(u32, u32)>,
@@ -183,7 +100,7 @@ pub struct History {
 pub(super) struct PendingCall {
     /// Its event's index in [`History::events`].
     pub(super) event: usize,
-    pub(super) call: ToolCall,
+    pub(super) call: TranscriptToolCall,
 }
 
 impl History {
@@ -305,7 +222,7 @@ impl History {
                         Some((result_seq, _)) => self.paired_slots.push((*result_seq, item.seq)),
                         None => self.pending_calls.push(PendingCall {
                             event: self.events.len(),
-                            call: ToolCall::clone(&call),
+                            call: TranscriptToolCall::clone(&call),
                         }),
                     }
                     call_event(item.seq, *call, result.map(|(_, result)| result))
@@ -325,7 +242,7 @@ impl History {
             info.last_seq = Some(seq);
             info.event_count += 1;
         }
-        self.events.push(Event {
+        self.events.push(HistoryEvent {
             seq,
             window,
             role: event.role,
@@ -351,7 +268,7 @@ impl History {
     }
 
     /// Every public event, in ascending seq order.
-    pub fn events(&self) -> &[Event] {
+    pub fn events(&self) -> &[HistoryEvent] {
         &self.events
     }
 
@@ -362,7 +279,7 @@ impl History {
     }
 
     /// The event at `seq`, if one lives there.
-    pub fn event(&self, seq: u32) -> Option<&Event> {
+    pub fn event(&self, seq: u32) -> Option<&HistoryEvent> {
         self.events
             .binary_search_by_key(&seq, |event| event.seq)
             .ok()
@@ -427,7 +344,10 @@ fn id_hash(id: &str) -> u64 {
 }
 
 /// Takes the result in `slot` if it answers the call `id`.
-fn take_result(slot: &mut Option<(usize, TranscriptItem)>, id: &str) -> Option<(u32, ToolResult)> {
+fn take_result(
+    slot: &mut Option<(usize, TranscriptItem)>,
+    id: &str,
+) -> Option<(u32, TranscriptToolResult)> {
     if result_call_id(slot) != Some(id) {
         return None;
     }
@@ -444,7 +364,11 @@ fn take_result(slot: &mut Option<(usize, TranscriptItem)>, id: &str) -> Option<(
     }
 }
 
-fn call_event(seq: u32, call: ToolCall, result: Option<ToolResult>) -> EventParts {
+fn call_event(
+    seq: u32,
+    call: TranscriptToolCall,
+    result: Option<TranscriptToolResult>,
+) -> EventParts {
     let Some(mut result) = result else {
         return tool_event(seq, call.name, call.arguments, ToolStatus::Unfinished, None);
     };
@@ -453,7 +377,7 @@ fn call_event(seq: u32, call: ToolCall, result: Option<ToolResult>) -> EventPart
     tool_event(seq, call.name, arguments, status, Some(result))
 }
 
-fn unpaired_result_event(seq: u32, mut result: ToolResult) -> EventParts {
+fn unpaired_result_event(seq: u32, mut result: TranscriptToolResult) -> EventParts {
     let name = result.name.take().unwrap_or_else(|| "unknown".to_owned());
     let arguments = result.arguments.take();
     let status = result.status;
@@ -465,7 +389,7 @@ fn tool_event(
     name: String,
     arguments: Option<String>,
     status: ToolStatus,
-    result: Option<ToolResult>,
+    result: Option<TranscriptToolResult>,
 ) -> EventParts {
     let (output, output_truncated, full_output_path, nested) = match result {
         Some(result) => (

@@ -78,22 +78,22 @@ pub enum ItemKind {
         text: String,
     },
     /// A tool call made by the assistant.
-    ToolCall(Box<ToolCall>),
+    ToolCall(Box<TranscriptToolCall>),
     /// A tool result, or a standalone tool run (Pi's `bashExecution`).
-    ToolResult(Box<ToolResult>),
+    ToolResult(Box<TranscriptToolResult>),
 }
 
 // The tool variants are boxed: a result is five times a message's size,
 // and a long transcript's items are moved from vector to vector.
 
-impl From<ToolCall> for ItemKind {
-    fn from(call: ToolCall) -> Self {
+impl From<TranscriptToolCall> for ItemKind {
+    fn from(call: TranscriptToolCall) -> Self {
         Self::ToolCall(Box::new(call))
     }
 }
 
-impl From<ToolResult> for ItemKind {
-    fn from(result: ToolResult) -> Self {
+impl From<TranscriptToolResult> for ItemKind {
+    fn from(result: TranscriptToolResult) -> Self {
         Self::ToolResult(Box::new(result))
     }
 }
@@ -112,7 +112,7 @@ pub enum MessageRole {
 
 /// A tool call as recorded.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ToolCall {
+pub struct TranscriptToolCall {
     /// The tool name.
     pub name: String,
     /// The call id results refer to.
@@ -124,7 +124,7 @@ pub struct ToolCall {
 
 /// A tool result, or a standalone run that carries its own outcome.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ToolResult {
+pub struct TranscriptToolResult {
     /// The call id this result answers; `None` for a standalone run, which
     /// never pairs.
     #[serde(default)]

@@ -25,16 +25,14 @@ pub(crate) enum SecretPlace {
 }
 use crate::wire::RefusalCode;
 
-/// The store's name for [`RefusalCode`]: the store refuses with a subset of
-/// the codes every tool answers with (`docs/behavior.md` §3.7), so both share one
-/// list and a store error reaches the wire without a mapping.
-pub type NoteErrorCode = RefusalCode;
-
-/// A refusal of the notes store: a code, a human-readable message and, where
-/// they apply, the line numbers of an ambiguous edit, the index of the failing
-/// edit, and the path and OS error kind of a filesystem failure.
+/// A refusal of the notes area: of the store, with a code, a human-readable
+/// message and, where they apply, the line numbers of an ambiguous edit, the
+/// index of the failing edit, and the path and OS error kind of a filesystem
+/// failure; or of a [`NotesIdentity`](super::NotesIdentity) field that failed
+/// validation (`invalid_arguments`, shown as `notes context <field> must be
+/// …`, the field named by [`identity_field`](Self::identity_field)).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{code}: {message}")]
+#[error("{}", self.shown())]
 pub struct NoteError {
     code: RefusalCode,
     message: String,
@@ -42,10 +40,11 @@ pub struct NoteError {
     edit_index: Option<usize>,
     path: Option<PathBuf>,
     io_kind: Option<io::ErrorKind>,
+    identity_field: Option<&'static str>,
 }
 
 /// Why a session note is refused when the host has no session yet.
-pub const NO_SESSION_MESSAGE: &str = "no session yet: this session's notes (bare addresses, the session scope) are not available until the host's session starts; the durable homes @project/, @human/, @self/ and @model/ are available.";
+pub(crate) const NO_SESSION_MESSAGE: &str = "no session yet: this session's notes (bare addresses, the session scope) are not available until the host's session starts; the durable homes @project/, @human/, @self/ and @model/ are available.";
 
 impl NoteError {
     /// A refusal with a code and a message and no further facts.
@@ -57,7 +56,36 @@ impl NoteError {
             edit_index: None,
             path: None,
             io_kind: None,
+            identity_field: None,
         }
+    }
+
+    /// The refusal of an identity whose `field` (camelCase, e.g.
+    /// `sessionId`) is not `requirement`.
+    pub(crate) fn invalid_identity(field: &'static str, requirement: &str) -> Self {
+        Self {
+            identity_field: Some(field),
+            ..Self::new(
+                RefusalCode::InvalidArguments,
+                format!("notes context {field} must be {requirement}"),
+            )
+        }
+    }
+
+    /// How the error reads: `<code>: <message>`, or an identity's message
+    /// alone (it names what failed, and hosts prefix it with their own
+    /// words).
+    fn shown(&self) -> String {
+        match self.identity_field {
+            Some(_) => self.message.clone(),
+            None => format!("{}: {}", self.code, self.message),
+        }
+    }
+
+    /// The camelCase name of the identity field that failed validation (e.g.
+    /// `sessionId`), for an identity's refusal.
+    pub fn identity_field(&self) -> Option<&'static str> {
+        self.identity_field
     }
 
     /// A filesystem failure of `action` (e.g. "read") on `path`.

@@ -18,7 +18,7 @@ use crate::wire::RefusalCode;
     Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, schemars::JsonSchema,
 )]
 #[serde(rename_all = "lowercase")]
-pub enum Origin {
+pub enum NoteOrigin {
     /// The human said it.
     User,
     /// The agent wrote it (the default).
@@ -29,7 +29,7 @@ pub enum Origin {
     External,
 }
 
-impl Origin {
+impl NoteOrigin {
     /// The stored form: `user`, `self` or `external`.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -40,7 +40,7 @@ impl Origin {
     }
 
     /// Parses `user`, `self` or `external`; anything else is `invalid_origin`.
-    pub fn parse(text: &str) -> Result<Origin, NoteError> {
+    pub fn parse(text: &str) -> Result<NoteOrigin, NoteError> {
         match text {
             "user" => Ok(Self::User),
             "self" => Ok(Self::SelfAuthored),
@@ -56,21 +56,21 @@ impl Origin {
 /// An unknown frontmatter key, kept verbatim: its parsed value (for display)
 /// and the raw line(s) it was read from (for writing back unchanged).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Extra {
+pub struct FrontmatterExtra {
     key: String,
     value: Value,
     raw: String,
 }
 
-impl Extra {
+impl FrontmatterExtra {
     /// An extra built from a value, written with the bare-or-JSON rule.
     /// The key must match `^[A-Za-z_][A-Za-z0-9_-]*$` and must not be a known key.
-    pub fn new(key: &str, value: Value) -> Option<Extra> {
+    pub fn new(key: &str, value: Value) -> Option<FrontmatterExtra> {
         if !is_key(key) || KNOWN_KEYS.contains(&key) || key == LEGACY_SCOPE_KEY {
             return None;
         }
         let raw = format!("{key}: {}", scalar_text(&value));
-        Some(Extra {
+        Some(FrontmatterExtra {
             key: key.to_owned(),
             value,
             raw,
@@ -97,7 +97,7 @@ impl Extra {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NoteMeta {
     /// `origin`: who wrote the content.
-    pub origin: Origin,
+    pub origin: NoteOrigin,
     /// `createdAt`.
     pub created_at: i64,
     /// `updatedAt`: bumped when the body or origin changes.
@@ -111,14 +111,14 @@ pub struct NoteMeta {
     /// `project`: the project key of a session note.
     pub project: Option<String>,
     /// Every other key, in file order.
-    pub extras: Vec<Extra>,
+    pub extras: Vec<FrontmatterExtra>,
 }
 
 impl NoteMeta {
     /// Metadata of a brand-new note: every time is `now`, no accesses.
     pub fn new_at(now_ms: i64) -> NoteMeta {
         NoteMeta {
-            origin: Origin::SelfAuthored,
+            origin: NoteOrigin::SelfAuthored,
             created_at: now_ms,
             updated_at: now_ms,
             last_accessed: now_ms,
@@ -145,7 +145,7 @@ impl NoteMeta {
 }
 
 /// The known keys, in the order they are written.
-pub const KNOWN_KEYS: [&str; 7] = [
+pub(crate) const KNOWN_KEYS: [&str; 7] = [
     "origin",
     "createdAt",
     "updatedAt",
@@ -160,7 +160,7 @@ const LEGACY_SCOPE_KEY: &str = "scope";
 
 /// A parsed note file.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ParsedNote<'a> {
+pub(crate) struct ParsedNote<'a> {
     /// The metadata, with defaults for missing known keys.
     pub meta: NoteMeta,
     /// The body: everything after the frontmatter block and the one blank
@@ -173,7 +173,7 @@ pub struct ParsedNote<'a> {
 
 /// Parses a note file. Missing times default to `now_ms`; times without an
 /// offset are read in `tz`.
-pub fn parse_note<'a>(text: &'a str, now_ms: i64, tz: &TimeZone) -> ParsedNote<'a> {
+pub(crate) fn parse_note<'a>(text: &'a str, now_ms: i64, tz: &TimeZone) -> ParsedNote<'a> {
     let split = split_note(text);
     ParsedNote {
         meta: split.meta(now_ms, tz),
@@ -183,13 +183,13 @@ pub fn parse_note<'a>(text: &'a str, now_ms: i64, tz: &TimeZone) -> ParsedNote<'
 }
 
 /// The body of `content`: any leading frontmatter block is stripped.
-pub fn strip_frontmatter(content: &str) -> &str {
+pub(crate) fn strip_frontmatter(content: &str) -> &str {
     split_note(content).body
 }
 
 /// Whether `content` leaves a blank body once written: nothing but
 /// whitespace and byte order marks after any leading frontmatter block is
-/// stripped (what [`strip_frontmatter`] gives). The human command lines
+/// stripped (what `strip_frontmatter` gives). The human command lines
 /// refuse such content unless asked for an empty note.
 pub fn is_blank_body(content: &str) -> bool {
     strip_frontmatter(content)
@@ -409,7 +409,7 @@ fn apply_field(meta: &mut NoteMeta, field: Field, now_ms: i64, tz: &TimeZone) {
             meta.origin = field
                 .value
                 .as_str()
-                .and_then(|text| Origin::parse(text).ok())
+                .and_then(|text| NoteOrigin::parse(text).ok())
                 .unwrap_or_default();
         }
         "createdAt" => meta.created_at = time(&field.value),
@@ -431,7 +431,7 @@ fn apply_field(meta: &mut NoteMeta, field: Field, now_ms: i64, tz: &TimeZone) {
             };
         }
         LEGACY_SCOPE_KEY => {}
-        _ => meta.extras.push(Extra {
+        _ => meta.extras.push(FrontmatterExtra {
             key: field.key,
             value: field.value,
             raw: field.raw,
@@ -461,7 +461,7 @@ fn count(value: &Value) -> Option<u64> {
 
 /// The frontmatter block `---\n…\n---\n` for `meta`, times written as local
 /// ISO in `tz`.
-pub fn serialize_frontmatter(meta: &NoteMeta, tz: &TimeZone) -> String {
+pub(crate) fn serialize_frontmatter(meta: &NoteMeta, tz: &TimeZone) -> String {
     let mut out = String::with_capacity(256);
     out.push_str("---\n");
     let mut line = |key: &str, value: &str| {
@@ -503,7 +503,7 @@ pub fn serialize_note(meta: &NoteMeta, body: &str, tz: &TimeZone) -> String {
 /// (any case) is written bare; everything else as compact JSON. A bare form
 /// that would read back as a JSON number (e.g. `"123"`) is quoted as well,
 /// so the value keeps its type.
-pub fn scalar_text(value: &Value) -> String {
+pub(crate) fn scalar_text(value: &Value) -> String {
     if let Value::String(text) = value
         && is_bare(text)
     {
@@ -557,7 +557,7 @@ mod tests {
 
     #[test]
     fn the_no_session_refusal_is_a_whole_sentence() {
-        let message = crate::notes::NO_SESSION_MESSAGE;
+        let message = crate::notes::error::NO_SESSION_MESSAGE;
         assert!(message.ends_with("@model/ are available."), "{message}");
     }
 

@@ -7,7 +7,8 @@ use std::path::{Component, Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::address::{MAX_SEGMENT_BYTES, is_forbidden_char, is_git_segment};
+use super::error::NoteError;
+use super::segment::{MAX_SEGMENT_BYTES, is_forbidden_char, is_git_segment};
 
 /// The five homes a note can live in.
 #[derive(
@@ -70,22 +71,6 @@ impl fmt::Display for Scope {
     }
 }
 
-/// A field of `NotesIdentity` that failed validation. Its message reads
-/// `notes context <field> must be …`.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("notes context {field} must be {requirement}")]
-pub struct IdentityError {
-    field: &'static str,
-    requirement: &'static str,
-}
-
-impl IdentityError {
-    /// The camelCase name of the offending field, e.g. `sessionId`.
-    pub fn field(&self) -> &'static str {
-        self.field
-    }
-}
-
 /// The validated, immutable identity every store operation runs under:
 /// the notes root, the session (when the host has one), the project key, and
 /// the agent and model slugs that select `@self/` and `@model/`.
@@ -112,7 +97,7 @@ impl NotesIdentity {
         project_key: &str,
         agent: &str,
         model: &str,
-    ) -> Result<Self, IdentityError> {
+    ) -> Result<Self, NoteError> {
         let home = home.as_ref();
         if home.as_os_str().is_empty() {
             return Err(non_empty("home"));
@@ -131,7 +116,7 @@ impl NotesIdentity {
         project_key: &str,
         agent: &str,
         model: &str,
-    ) -> Result<Self, IdentityError> {
+    ) -> Result<Self, NoteError> {
         let home = home.as_ref();
         if home.as_os_str().is_empty() {
             return Err(non_empty("home"));
@@ -150,7 +135,7 @@ impl NotesIdentity {
 
     /// The same identity in session `session_id` (a host whose session
     /// started).
-    pub fn with_session(&self, session_id: &str) -> Result<Self, IdentityError> {
+    pub fn with_session(&self, session_id: &str) -> Result<Self, NoteError> {
         check_segment("sessionId", session_id)?;
         Ok(Self {
             session_id: Some(session_id.to_owned()),
@@ -160,7 +145,7 @@ impl NotesIdentity {
 
     /// The same identity with another model slug (the model is resolved live,
     /// so switching models retargets `@model/`).
-    pub fn with_model(&self, model: &str) -> Result<Self, IdentityError> {
+    pub fn with_model(&self, model: &str) -> Result<Self, NoteError> {
         check_slug("model", model)?;
         Ok(Self {
             model: model.to_owned(),
@@ -195,14 +180,11 @@ impl NotesIdentity {
     }
 }
 
-fn non_empty(field: &'static str) -> IdentityError {
-    IdentityError {
-        field,
-        requirement: "a non-empty string",
-    }
+fn non_empty(field: &'static str) -> NoteError {
+    NoteError::invalid_identity(field, "a non-empty string")
 }
 
-fn check_segment(field: &'static str, value: &str) -> Result<(), IdentityError> {
+fn check_segment(field: &'static str, value: &str) -> Result<(), NoteError> {
     if value.is_empty() {
         return Err(non_empty(field));
     }
@@ -213,29 +195,29 @@ fn check_segment(field: &'static str, value: &str) -> Result<(), IdentityError> 
         || value.contains(is_forbidden_char)
         || value.len() > MAX_SEGMENT_BYTES
     {
-        return Err(IdentityError {
+        return Err(NoteError::invalid_identity(
             field,
-            requirement: "a single path segment of at most 255 bytes: not ., .., .git or a name Git takes for .git (.git., git~1, …), and without \\, /, NUL, :, control, line-separator or bidirectional characters",
-        });
+            "a single path segment of at most 255 bytes: not ., .., .git or a name Git takes for .git (.git., git~1, …), and without \\, /, NUL, :, control, line-separator or bidirectional characters",
+        ));
     }
     Ok(())
 }
 
-fn check_slug(field: &'static str, value: &str) -> Result<(), IdentityError> {
+fn check_slug(field: &'static str, value: &str) -> Result<(), NoteError> {
     if value.is_empty() {
         return Err(non_empty(field));
     }
     if !is_slug(value) {
-        return Err(IdentityError {
+        return Err(NoteError::invalid_identity(
             field,
-            requirement: "a canonical lowercase slug (^[a-z0-9]+(?:-[a-z0-9]+)*$)",
-        });
+            "a canonical lowercase slug (^[a-z0-9]+(?:-[a-z0-9]+)*$)",
+        ));
     }
     Ok(())
 }
 
 /// Whether `value` matches `SLUG_PATTERN = ^[a-z0-9]+(?:-[a-z0-9]+)*$`.
-pub fn is_slug(value: &str) -> bool {
+pub(crate) fn is_slug(value: &str) -> bool {
     !value.is_empty()
         && !value.starts_with('-')
         && !value.ends_with('-')
@@ -247,7 +229,7 @@ pub fn is_slug(value: &str) -> bool {
 
 /// Lowercases `value`, replaces each run of characters outside `[a-z0-9]`
 /// with `-`, trims `-` at both ends; an empty result becomes `root`.
-pub fn slugify(value: &str) -> String {
+pub(crate) fn slugify(value: &str) -> String {
     let mut slug = String::with_capacity(value.len());
     let mut pending_dash = false;
     for c in value.chars().flat_map(char::to_lowercase) {

@@ -17,7 +17,7 @@ use crate::wire::RefusalCode;
 
 /// A set of literal queries, folded once, with a fast substring finder each.
 #[derive(Debug, Clone)]
-pub struct LiteralQueries {
+pub(crate) struct LiteralQueries {
     finders: Vec<Finder<'static>>,
     /// Whether every folded query is ASCII.
     ascii: bool,
@@ -39,7 +39,7 @@ pub struct LineMatch {
 
 impl LiteralQueries {
     /// Folds the queries. An empty list or an empty query is `invalid_query`.
-    pub fn new<Q: AsRef<str>>(queries: &[Q]) -> Result<LiteralQueries, NoteError> {
+    pub(crate) fn new<Q: AsRef<str>>(queries: &[Q]) -> Result<LiteralQueries, NoteError> {
         if queries.is_empty() {
             return Err(NoteError::new(
                 RefusalCode::InvalidQuery,
@@ -73,17 +73,9 @@ impl LiteralQueries {
         })
     }
 
-    /// Whether any query occurs in `text`.
-    pub fn is_match(&self, text: &str) -> bool {
-        let mut folded = String::with_capacity(text.len());
-        fold_into(text, &mut folded);
-        self.finders
-            .iter()
-            .any(|finder| finder.find(folded.as_bytes()).is_some())
-    }
-
+    #[cfg(test)]
     /// The code-point offset in `text` of the earliest match of any query.
-    pub fn find_first(&self, text: &str) -> Option<usize> {
+    pub(crate) fn find_first(&self, text: &str) -> Option<usize> {
         let mut folded = String::with_capacity(text.len());
         fold_into(text, &mut folded);
         self.find_first_folded(text, &folded)
@@ -91,7 +83,7 @@ impl LiteralQueries {
 
     /// [`Self::find_first`] given `text` already folded (`folded` must be
     /// the fold of `text`, as a history's folded documents are).
-    pub fn find_first_folded(&self, text: &str, folded: &str) -> Option<usize> {
+    pub(crate) fn find_first_folded(&self, text: &str, folded: &str) -> Option<usize> {
         let start = self
             .finders
             .iter()
@@ -107,7 +99,7 @@ impl LiteralQueries {
     /// (non-ASCII characters folding to ASCII); then, or when a query has no
     /// ASCII at all, it answers `true`. Invalid UTF-8 is fine: replacing it
     /// keeps every ASCII byte. `scratch` is reused across calls.
-    pub fn could_match(&self, bytes: &[u8], scratch: &mut Vec<u8>) -> bool {
+    pub(crate) fn could_match(&self, bytes: &[u8], scratch: &mut Vec<u8>) -> bool {
         let Some(runs) = &self.ascii_runs else {
             return true;
         };
@@ -123,7 +115,7 @@ impl LiteralQueries {
     /// Every line of `body` holding a match, with the code-point offset of
     /// its earliest match. `scratch` is reused across calls to avoid an
     /// allocation per body.
-    pub fn find_lines(&self, body: &str, scratch: &mut String) -> Vec<LineMatch> {
+    pub(crate) fn find_lines(&self, body: &str, scratch: &mut String) -> Vec<LineMatch> {
         scratch.clear();
         // When every query is ASCII, only ASCII characters of the body can
         // take part in a match, except the two non-ASCII characters whose

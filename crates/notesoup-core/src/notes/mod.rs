@@ -7,31 +7,29 @@
 //!
 //! # Public API
 //!
-//! - Identity: [`NotesIdentity`] (`new`, `with_model`, getters), [`IdentityError`]
-//!   (`notes context <field> must be …`), [`Scope`], [`slugify`], [`is_slug`],
+//! - Identity: [`NotesIdentity`] (`new`, `without_session`, `with_session`,
+//!   `with_model`, getters; a field that fails validation is a [`NoteError`]
+//!   reading `notes context <field> must be …`), [`Scope`], [`Home`],
 //!   [`default_root`], [`agent_slug`], [`model_slug`], [`project_key`].
-//! - Addresses: [`Address`] (`parse`, `new`, `render`, `concrete`, `is_writable`),
-//!   [`Home`] (`dir`, `rendered_prefix`, `concrete_prefix`, `label`, `own`),
-//!   [`NotePattern`] (`parse`, `matches`, `homes`) and [`HomeSelection`].
-//! - Format: [`NoteMeta`], [`Origin`], [`Extra`], [`ParsedNote`], [`parse_note`],
-//!   [`strip_frontmatter`], [`serialize_note`], [`serialize_frontmatter`],
-//!   [`scalar_text`], [`KNOWN_KEYS`]; times via [`local_iso`], [`parse_iso_ms`],
-//!   [`now_ms`], [`next_stamp_ms`].
-//! - Store: [`NoteStore`] with `write`, `read`, `update`, `rename`, `list`,
-//!   `list_headers`, `peek_row` and `search`; arguments [`Edit`],
-//!   [`UpdateRequest`], [`ListQuery`]; every result and row carries a
-//!   [`NoteLocation`] (address, scope, home, relative path, file); results
+//! - Format: [`NoteMeta`], [`NoteOrigin`], [`FrontmatterExtra`],
+//!   [`serialize_note`], [`is_blank_body`]; times via [`local_iso`] and
+//!   [`now_ms`]. The parser and the address and glob rules stay inside the
+//!   crate: hosts reach notes through the store and the tools.
+//! - Store: [`NoteStore`] with `write`, `read`, `update`, `edited_body`,
+//!   `rename`, `list`, `list_headers`, `peek_row` and `search`; arguments
+//!   [`Edit`], [`UpdateRequest`], [`ListQuery`]; every result and row carries
+//!   a [`NoteLocation`] (address, scope, home, relative path, file); results
 //!   [`WriteResult`] ([`WriteOutcome`]), [`ReadResult`], [`UpdateResult`]
 //!   ([`Change`], [`ChangeKind`]), [`RenameResult`]; `list`, `list_headers`
 //!   and `search` answer a [`ListStatus`] of [`NoteRow`], [`NoteHeader`] or
-//!   [`SearchRow`] ([`LineMatch`]) with the notes and homes left out; limits
-//!   [`MAX_NOTE_BYTES`], [`MAX_NOTE_PATH_BYTES`].
-//! - Matching: [`LiteralQueries`], the case-insensitive literal matcher that
-//!   `search` uses (also fit for history search).
+//!   [`SearchRow`] ([`LineMatch`]) with the notes and homes left out; the
+//!   kept note heads, [`HeadCache`]; the limit [`MAX_NOTE_BYTES`].
+//! - The credential guard: [`find_secret`] ([`SecretFinding`],
+//!   [`SecretKind`]).
 //! - Errors: [`NoteError`] (`code().as_str()`, `message()`,
-//!   `line_numbers()`, `edit_index()`, `path()`, `io_kind()`) with a
-//!   [`RefusalCode`], the tools' own code list ([`NoteErrorCode`] is the same
-//!   type under the store's name).
+//!   `line_numbers()`, `edit_index()`, `path()`, `io_kind()`,
+//!   `identity_field()`) with a [`RefusalCode`](crate::tools::RefusalCode),
+//!   the tools' own code list.
 //!
 //! # Durability and concurrency
 //!
@@ -73,7 +71,7 @@
 //! # Limits
 //!
 //! Writes refuse files over [`MAX_NOTE_BYTES`] and paths over
-//! [`MAX_NOTE_PATH_BYTES`]. `read` never fails for size: when its access
+//! `MAX_NOTE_PATH_BYTES`. `read` never fails for size: when its access
 //! rewrite would exceed the limit, the note is returned and left untouched
 //! ([`ReadResult::access_recorded`] is false).
 //!
@@ -96,7 +94,7 @@
 //! # Matching
 //!
 //! Search folds both sides with the Unicode default lowercase mapping
-//! (`char::to_lowercase`), plus final sigma `ς` → `σ`; see [`LiteralQueries`].
+//! (`char::to_lowercase`), plus final sigma `ς` → `σ`; see `LiteralQueries`.
 
 pub(crate) mod address;
 pub(crate) mod beneath;
@@ -107,28 +105,36 @@ mod identity;
 pub(crate) mod matcher;
 mod paths;
 mod secrets;
+pub(crate) mod segment;
 mod store;
+#[cfg(test)]
+mod tests;
 mod time;
 
-pub use crate::wire::RefusalCode;
-pub use address::{
-    Address, Home, HomeSelection, MAX_SEGMENT_BYTES, NotePattern, escape_forbidden,
-    is_forbidden_char, is_git_segment,
-};
-pub use error::{NO_SESSION_MESSAGE, NoteError, NoteErrorCode};
-pub use frontmatter::{
-    Extra, KNOWN_KEYS, NoteMeta, Origin, ParsedNote, is_blank_body, parse_note, scalar_text,
-    serialize_frontmatter, serialize_note, strip_frontmatter,
-};
-pub use identity::{
-    IdentityError, NotesIdentity, Scope, agent_slug, default_root, is_slug, model_slug, slugify,
-};
-pub use matcher::{LineMatch, LiteralQueries};
+pub(crate) use address::Address;
+pub use address::Home;
+pub use error::NoteError;
+pub(crate) use frontmatter::parse_note;
+pub use frontmatter::{FrontmatterExtra, NoteMeta, NoteOrigin, is_blank_body, serialize_note};
+pub(crate) use identity::is_slug;
+pub use identity::{NotesIdentity, Scope, agent_slug, default_root, model_slug};
+pub use matcher::LineMatch;
+pub(crate) use matcher::LiteralQueries;
 pub use paths::project_key;
-pub use secrets::{SecretFinding, SecretKind, find_secret, line_secret};
+pub use secrets::{SecretFinding, SecretKind, find_secret};
+pub(crate) use segment::{escape_forbidden, is_forbidden_char, is_git_segment};
 pub use store::{
-    Change, ChangeKind, Edit, HeadCache, ListQuery, ListStatus, MAX_NOTE_BYTES,
-    MAX_NOTE_PATH_BYTES, NoteHeader, NoteLocation, NoteRow, NoteStore, ReadResult, RenameResult,
-    SearchRow, UpdateRequest, UpdateResult, WriteOutcome, WriteResult,
+    Change, ChangeKind, Edit, HeadCache, ListQuery, ListStatus, MAX_NOTE_BYTES, NoteHeader,
+    NoteLocation, NoteRow, NoteStore, ReadResult, RenameResult, SearchRow, UpdateRequest,
+    UpdateResult, WriteOutcome, WriteResult,
 };
-pub use time::{local_iso, next_stamp_ms, now_ms, parse_iso_ms};
+pub(crate) use time::parse_iso_ms;
+pub use time::{local_iso, now_ms};
+
+// What the area's own tests name beside the public surface.
+#[cfg(test)]
+pub(crate) use crate::wire::RefusalCode;
+#[cfg(test)]
+pub(crate) use address::{HomeSelection, NotePattern};
+#[cfg(test)]
+pub(crate) use frontmatter::{KNOWN_KEYS, strip_frontmatter};

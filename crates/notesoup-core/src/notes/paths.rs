@@ -3,8 +3,8 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use super::address::is_forbidden_char;
 use super::identity::absolute_lexical;
+use super::segment::is_forbidden_char;
 
 /// The project key of `cwd`: `<basename(root)>-<first 8 hex of sha1(root)>`,
 /// where `root` is the git root found by walking up to a `.git` entry (a

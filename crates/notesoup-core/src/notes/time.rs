@@ -3,6 +3,7 @@
 //! the process-wide clock whose `updatedAt` stamps strictly increase.
 
 use std::sync::atomic::{AtomicI64, Ordering};
+use std::time::SystemTime;
 
 use jiff::tz::TimeZone;
 use jiff::{Timestamp, civil};
@@ -17,7 +18,7 @@ static LAST_STAMP: AtomicI64 = AtomicI64::new(i64::MIN);
 /// A modification stamp for this process: `max(now, last + 1)`, so stamps
 /// handed out by one process strictly increase and recent-first sorting
 /// never inverts.
-pub fn next_stamp_ms() -> i64 {
+pub(crate) fn next_stamp_ms() -> i64 {
     let now = now_ms();
     let mut last = LAST_STAMP.load(Ordering::Relaxed);
     loop {
@@ -42,7 +43,7 @@ pub fn local_iso(ms: i64, tz: &TimeZone) -> String {
 /// Parses a stored timestamp to epoch milliseconds: ISO 8601 with an offset
 /// or `Z`; a date-time without offset is local time in `tz`; a bare date is
 /// midnight UTC.
-pub fn parse_iso_ms(text: &str, tz: &TimeZone) -> Option<i64> {
+pub(crate) fn parse_iso_ms(text: &str, tz: &TimeZone) -> Option<i64> {
     let text = text.trim();
     if let Ok(timestamp) = text.parse::<Timestamp>() {
         return Some(timestamp.as_millisecond());
@@ -60,6 +61,25 @@ pub fn parse_iso_ms(text: &str, tz: &TimeZone) -> Option<i64> {
         .to_timestamp(date.to_datetime(civil::Time::midnight()))
         .ok()
         .map(|timestamp| timestamp.as_millisecond())
+}
+
+/// A time as whole seconds and nanoseconds since the epoch (negative
+/// seconds before it), the shape `lstat` reports.
+pub(crate) fn since_epoch(time: SystemTime) -> (i64, i64) {
+    match time.duration_since(SystemTime::UNIX_EPOCH) {
+        Ok(after) => (
+            i64::try_from(after.as_secs()).unwrap_or(i64::MAX),
+            i64::from(after.subsec_nanos()),
+        ),
+        Err(before) => {
+            let before = before.duration();
+            let secs = i64::try_from(before.as_secs()).unwrap_or(i64::MAX);
+            match before.subsec_nanos() {
+                0 => (-secs, 0),
+                nanos => (-secs - 1, i64::from(1_000_000_000 - nanos)),
+            }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -13,8 +13,7 @@ use std::time::{Duration, Instant};
 use jiff::Timestamp;
 
 use crate::dream::{
-    DEFAULT_MIN_HOURS, DEFAULT_MIN_SESSIONS, DreamOptions, DreamRequest, DreamResult, DreamRunner,
-    Ended, OutputLine, run_dream_with,
+    DreamOptions, DreamRequest, DreamResult, DreamRunner, Ended, OutputLine, run_dream_with,
 };
 
 /// How long a dreamer run as a child process may run when the command line
@@ -58,9 +57,9 @@ pub fn notes_home(given: Option<&Path>, root: Option<PathBuf>) -> Result<PathBuf
 pub struct DreamFlags {
     /// `--notes-home`.
     pub notes_home: Option<PathBuf>,
-    /// `--min-hours` (default [`DEFAULT_MIN_HOURS`]).
+    /// `--min-hours` (default `DEFAULT_MIN_HOURS`).
     pub min_hours: Option<f64>,
-    /// `--min-sessions` (default [`DEFAULT_MIN_SESSIONS`]).
+    /// `--min-sessions` (default `DEFAULT_MIN_SESSIONS`).
     pub min_sessions: Option<usize>,
     /// `--force`.
     pub force: bool,
@@ -92,8 +91,10 @@ impl DreamFlags {
     ) -> Result<DreamOptions, NotesHomeError> {
         let home = notes_home(self.notes_home.as_deref(), root)?;
         let mut options = DreamOptions::new(home, now);
-        options.min_hours = self.min_hours.unwrap_or(DEFAULT_MIN_HOURS);
-        options.min_sessions = self.min_sessions.unwrap_or(DEFAULT_MIN_SESSIONS);
+        options.min_hours = self.min_hours.unwrap_or(DreamOptions::DEFAULT_MIN_HOURS);
+        options.min_sessions = self
+            .min_sessions
+            .unwrap_or(DreamOptions::DEFAULT_MIN_SESSIONS);
         options.force = self.force;
         options.model_pattern = self.dreamer.or(setting.pattern);
         options.model_warnings = setting.warnings;

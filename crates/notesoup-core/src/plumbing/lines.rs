@@ -28,12 +28,12 @@ pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 pub const MAX_LINE_TOKENS: usize = 1 << 21;
 
 /// How much of an over-long line is kept, to recover its id.
-pub const KEPT_PREFIX_BYTES: usize = 256;
+pub(crate) const KEPT_PREFIX_BYTES: usize = 256;
 
 /// The id answered when a line's own id cannot be read. Senders number their
 /// requests from 1 and drop answers no request waits for, so such an answer
 /// never settles the wrong request.
-pub const UNKNOWN_ID: u64 = 0;
+pub(crate) const UNKNOWN_ID: u64 = 0;
 
 /// A line buffer grown by one large line is shrunk back to this afterwards,
 /// so a long-lived server does not hold the peak forever.
@@ -46,7 +46,7 @@ pub enum LineRead<'a> {
     /// or `\r\n`.
     Line(&'a [u8]),
     /// The line was longer than the cap; it was consumed up to and including
-    /// its newline, and only its first [`KEPT_PREFIX_BYTES`] were kept.
+    /// its newline, and only its first `KEPT_PREFIX_BYTES` were kept.
     TooLong {
         /// The line's first bytes.
         prefix: &'a [u8],
@@ -211,7 +211,7 @@ pub fn is_blank(line: &[u8]) -> bool {
 /// settled with the refusal: the line's `id` if it parses as JSON with an
 /// unsigned integer id, else an id written first in the line the way
 /// senders write it (`{"id":N,…`, which survives truncation, bad bytes and
-/// nesting past the parser's limit), else [`UNKNOWN_ID`].
+/// nesting past the parser's limit), else `UNKNOWN_ID`.
 pub fn recover_id(line: &[u8]) -> u64 {
     #[derive(Deserialize)]
     struct Probe {
@@ -251,7 +251,7 @@ fn skip_space(bytes: &[u8]) -> &[u8] {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
@@ -335,10 +335,11 @@ mod tests {
         assert!(lines.line.capacity() <= RETAINED_CAPACITY);
     }
 
-    /// A reader that is interrupted once before each chunk it gives.
-    struct Interrupting<'a> {
-        data: &'a [u8],
-        interrupt: bool,
+    /// A reader that is interrupted once before each chunk it gives (the
+    /// dream-tools server's tests read through it too).
+    pub(crate) struct Interrupting<'a> {
+        pub(crate) data: &'a [u8],
+        pub(crate) interrupt: bool,
     }
 
     impl io::Read for Interrupting<'_> {

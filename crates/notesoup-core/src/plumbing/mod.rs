@@ -13,12 +13,12 @@
 //! finds the same notes home, names the same identity and says the same
 //! lines, from one definition.
 
-pub mod dream;
-pub mod dreamer_child;
-pub mod lines;
-pub mod settings_file;
-pub mod small_file;
-pub mod store;
+mod dream;
+mod dreamer_child;
+pub(crate) mod lines;
+mod settings_file;
+mod small_file;
+mod store;
 
 pub use dream::{
     DEFAULT_DREAM_TIMEOUT, DreamFlags, Dreamer, DreamerProcess, DreamerSetting, NotesHomeError,
@@ -28,8 +28,8 @@ pub use dreamer_child::{
     DreamerChild, dreamer_exit_error, dreamer_timed_out, last_diagnostic_lines, run_dreamer_child,
 };
 pub use lines::{
-    CappedLines, KEPT_PREFIX_BYTES, LineRead, MAX_LINE_BYTES, MAX_LINE_TOKENS, UNKNOWN_ID,
-    is_blank, leading_id, read_capped, recover_id, too_many_tokens,
+    CappedLines, LineRead, MAX_LINE_BYTES, MAX_LINE_TOKENS, is_blank, leading_id, read_capped,
+    recover_id, too_many_tokens,
 };
 pub use settings_file::read_settings_record;
 pub use small_file::{

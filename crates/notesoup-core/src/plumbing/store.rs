@@ -7,7 +7,7 @@
 
 use std::path::Path;
 
-use crate::notes::{IdentityError, NoteStore, NotesIdentity};
+use crate::notes::{NoteError, NoteStore, NotesIdentity};
 
 /// Whose notes: everything a [`NotesIdentity`] is built from.
 #[derive(Debug, Clone, Copy)]
@@ -28,7 +28,7 @@ pub struct NotesOwner<'a> {
 impl NotesOwner<'_> {
     /// The validated identity: with the session when one is known, else one
     /// without a session.
-    pub fn identity(&self) -> Result<NotesIdentity, IdentityError> {
+    pub fn identity(&self) -> Result<NotesIdentity, NoteError> {
         match self.session_id {
             Some(session) => {
                 NotesIdentity::new(self.root, session, self.project_key, self.agent, self.model)
@@ -41,7 +41,7 @@ impl NotesOwner<'_> {
 
     /// The store of this identity, with core's defaults (the credential guard
     /// on, no kept heads); a host adds its settings and caches to it.
-    pub fn open(&self) -> Result<NoteStore, IdentityError> {
+    pub fn open(&self) -> Result<NoteStore, NoteError> {
         self.identity().map(NoteStore::new)
     }
 }

@@ -44,7 +44,7 @@ const MEMORY_SKILL_SLOT: &str = "{memory_skill}";
 /// The sentence every notes tool description ends with, through its
 /// `{addresses}` slot; it names the memory skill through the
 /// `{memory_skill}` slot.
-pub const ADDRESSES_SENTENCE: &str = "Addresses: `<path>` with no @ for this session; @project/, @human/, @self/, @model/ for durable homes (see {memory_skill}). Never pass them to filesystem tools.";
+pub(crate) const ADDRESSES_SENTENCE: &str = "Addresses: `<path>` with no @ for this session; @project/, @human/, @self/, @model/ for durable homes (see {memory_skill}). Never pass them to filesystem tools.";
 
 /// A host's own words in the tool descriptions. The table, the schemas and
 /// the generated files carry [`HostWording::DEFAULT`]; a host that names

@@ -4,13 +4,14 @@
 /// The rows kept, and the first row that did not fit (if the candidates ran
 /// out first, `rejected` is `None`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Filled<T> {
+pub(crate) struct Filled<T> {
     /// Rows kept, in the order they were offered.
     pub kept: Vec<T>,
     /// The first row that did not fit; nothing after it was tried.
     pub rejected: Option<T>,
 }
 
+#[cfg(test)]
 /// The longest prefix of `candidates` that `fits` accepts, and the first row
 /// after it: the page a linear "add rows while the result fits" would keep.
 ///
@@ -19,7 +20,7 @@ pub struct Filled<T> {
 /// it changes can take away. That lets the prefix be found by doubling, then
 /// halving, in O(log n) measurements instead of one per row; each measurement
 /// renders a whole page, so the linear rule cost O(n²) on long listings.
-pub fn fill_while_fits<T>(
+pub(crate) fn fill_while_fits<T>(
     candidates: impl IntoIterator<Item = T>,
     mut fits: impl FnMut(&[T]) -> bool,
 ) -> Filled<T> {
@@ -30,7 +31,7 @@ pub fn fill_while_fits<T>(
 /// packaged result): returns it for the kept rows too, so the page that was
 /// accepted is never built again. `None` only when no rows are kept (none
 /// offered, or the first did not fit).
-pub fn fill_best<T, O>(
+pub(crate) fn fill_best<T, O>(
     candidates: impl IntoIterator<Item = T>,
     measure: impl FnMut(&[T]) -> Option<O>,
 ) -> (Filled<T>, Option<O>) {

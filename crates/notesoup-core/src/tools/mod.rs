@@ -15,62 +15,74 @@
 //! [`parse_arguments`]) and returns a [`ToolOutput`]: the model-facing text, the
 //! flat JSON result (the data itself on success, `{error, code, details?}` on a
 //! refusal) and an error flag. Both the text and the JSON fit
-//! [`TOOL_OUTPUT_MAX_BYTES`], whatever the input. Hosts never re-page or
+//! `TOOL_OUTPUT_MAX_BYTES`, whatever the input. Hosts never re-page or
 //! re-render: they forward `text` (and `json`, a [`CompactJson`] serialized
 //! once, where the host carries structured results, embedding it as it is).
 //!
-//! Internally an operation builds a typed data struct ([`ToolData`]: serde for
-//! the wire, a renderer for the text) as an [`Outcome`], bounding it with the
-//! shared pieces here: [`read_window`] for code-point read windows,
-//! [`fill_while_fits`] for "add rows while the result fits", [`prefix_fit`] for
+//! Internally an operation builds a typed data struct (`ToolData`: serde for
+//! the wire, a renderer for the text) as an `ToolOutcome`, bounding it with the
+//! shared pieces here: `read_window` for code-point read windows,
+//! `fill_while_fits` for "add rows while the result fits", `prefix_fit` for
 //! the longest fitting prefix. Those only measure candidates; the result an
 //! operation settles on is packaged once (rendered, serialized and checked
 //! against the budget in one step), and hosts get that packaging as it is.
 
-pub mod budget;
+mod budget;
 mod context;
 mod definition;
 mod fill;
 pub mod history;
 mod measure;
-pub mod notes;
+pub(crate) mod notes;
 mod outcome;
 mod output;
 mod params;
 mod schema;
 mod table;
+#[cfg(test)]
+mod tests;
 mod window;
 
-pub use budget::{GET_CONTEXT_REMAINING, WIPE_MEMORY, WIPE_WHILE_OFF};
 pub use context::{BudgetHost, ResetRequest, ToolContext};
-pub use definition::{ADDRESSES_SENTENCE, HostWording, Tool, ToolFamily};
-pub use fill::{Filled, fill_best, fill_while_fits};
-pub use history::{HISTORY_LIST, HISTORY_READ, HISTORY_SEARCH, HISTORY_WINDOWS};
-pub use notes::{NOTES_LIST, NOTES_READ, NOTES_SEARCH, NOTES_UPDATE, NOTES_WRITE};
-pub use outcome::{Outcome, Refusal, RefusalCode, WireRefusal};
-pub use output::{CompactJson, ToolData, ToolOutput, fits};
-pub use params::{SearchQuery, json_kind, parse_arguments};
-pub use table::{
-    ListedTool, call_offered_tool, call_tool, find_tool, tool_definitions, tool_table, tools_for,
+pub use definition::{HostWording, Tool, ToolFamily};
+pub(crate) use fill::fill_best;
+pub(crate) use outcome::ToolOutcome;
+pub use outcome::{Refusal, RefusalCode};
+pub(crate) use output::ToolData;
+pub(crate) use output::fits;
+pub use output::{CompactJson, ToolOutput};
+pub use params::parse_arguments;
+pub(crate) use params::{SearchQuery, json_kind};
+pub use table::{ListedTool, call_tool, find_tool, tool_table, tools_for};
+pub(crate) use window::{LimitedBy, prefix_fit, render_window};
+
+// What the area's own tests name beside the public surface.
+#[cfg(test)]
+pub(crate) use crate::tools::{
+    definition::ADDRESSES_SENTENCE,
+    table::{call_offered_tool, tool_definitions},
 };
-pub use window::{LimitedBy, TextWindow, prefix_fit, read_window, render_window};
+#[cfg(test)]
+pub(crate) use fill::fill_while_fits;
+#[cfg(test)]
+pub(crate) use window::{TextWindow, read_window};
 
 /// Both the rendered text (UTF-8 bytes) and the compact JSON of a result must
 /// fit this many bytes.
-pub const TOOL_OUTPUT_MAX_BYTES: usize = 32 * 1024;
+pub(crate) const TOOL_OUTPUT_MAX_BYTES: usize = 32 * 1024;
 /// Default read window, in code points.
-pub const DEFAULT_READ_WINDOW_CHARS: usize = 12_000;
+pub(crate) const DEFAULT_READ_WINDOW_CHARS: usize = 12_000;
 /// Largest read window (`limit_chars` maximum), in code points.
-pub const MAX_READ_WINDOW_CHARS: usize = 50_000;
+pub(crate) const MAX_READ_WINDOW_CHARS: usize = 50_000;
 /// Default history preview per item, in code points.
-pub const HISTORY_PREVIEW_CHARS: usize = 1200;
+pub(crate) const HISTORY_PREVIEW_CHARS: usize = 1200;
 /// Longer refusal messages are clipped with `…[truncated N chars]`.
-pub const ERROR_MESSAGE_MAX_CHARS: usize = 2000;
+pub(crate) const ERROR_MESSAGE_MAX_CHARS: usize = 2000;
 /// Larger refusal details become `{truncated: true, details_bytes: N}`.
-pub const ERROR_DETAILS_MAX_BYTES: usize = 4096;
+pub(crate) const ERROR_DETAILS_MAX_BYTES: usize = 4096;
 /// Largest single note extra shown by `notes_read`.
-pub const MAX_METADATA_ENTRY_BYTES: usize = 1024;
+pub(crate) const MAX_METADATA_ENTRY_BYTES: usize = 1024;
 /// Largest total of note extras shown by `notes_read`.
-pub const MAX_METADATA_EXTRA_BYTES: usize = 2048;
+pub(crate) const MAX_METADATA_EXTRA_BYTES: usize = 2048;
 /// Line numbers listed in an `ambiguous_edit` refusal.
-pub const MAX_ERROR_LINE_FACTS: usize = 20;
+pub(crate) const MAX_ERROR_LINE_FACTS: usize = 20;

@@ -1,4 +1,4 @@
-//! `Outcome<T>`: what every shared operation returns before it reaches a host.
+//! `ToolOutcome<T>`: what every shared operation returns before it reaches a host.
 //!
 //! A refusal is bounded when it is built: its message is clipped to
 //! [`ERROR_MESSAGE_MAX_CHARS`] code points and its details to
@@ -21,7 +21,7 @@ pub use crate::wire::RefusalCode;
 ///
 /// It never reaches the wire as such: [`crate::tools::ToolOutput`] flattens a
 /// success to the data itself and a refusal to `{error, code, details?}`.
-pub type Outcome<T> = Result<T, Refusal>;
+pub(crate) type ToolOutcome<T> = Result<T, Refusal>;
 
 /// A bounded refusal: a stable code, one short message and optional details.
 #[derive(Debug, Clone, PartialEq)]
@@ -33,7 +33,7 @@ pub struct Refusal {
 
 impl Refusal {
     /// A refusal without details. The message is clipped to
-    /// [`ERROR_MESSAGE_MAX_CHARS`] code points.
+    /// `ERROR_MESSAGE_MAX_CHARS` code points.
     pub fn new(code: RefusalCode, message: impl Into<String>) -> Self {
         Self {
             code,
@@ -43,7 +43,7 @@ impl Refusal {
     }
 
     /// Adds structured details. `details` must be a JSON object; anything else is
-    /// wrapped as `{"value": details}`. Details over [`ERROR_DETAILS_MAX_BYTES`]
+    /// wrapped as `{"value": details}`. Details over `ERROR_DETAILS_MAX_BYTES`
     /// of compact JSON become `{"truncated": true, "details_bytes": N}`.
     pub fn with_details(mut self, details: Value) -> Self {
         let object = match details {

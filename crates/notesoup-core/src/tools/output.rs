@@ -11,11 +11,11 @@ use serde_json::value::RawValue;
 
 use super::TOOL_OUTPUT_MAX_BYTES;
 use super::measure::json_bytes;
-use super::outcome::{Outcome, Refusal, RefusalCode};
+use super::outcome::{Refusal, RefusalCode, ToolOutcome};
 
 /// A tool's success data: serializable as the flat wire result, and readable
 /// as the model-facing text.
-pub trait ToolData: Serialize {
+pub(crate) trait ToolData: Serialize {
     /// The model-facing text of this result.
     fn render(&self) -> String;
 }
@@ -118,7 +118,7 @@ impl<'de> Deserialize<'de> for CompactJson {
 
 /// What a host hands back for one tool call: the rendered text, the flat JSON
 /// result (the data itself, or `{error, code, details?}`) and whether it is a
-/// refusal. Both `text` (as UTF-8) and `json` fit [`TOOL_OUTPUT_MAX_BYTES`];
+/// refusal. Both `text` (as UTF-8) and `json` fit `TOOL_OUTPUT_MAX_BYTES`;
 /// both were produced once, when the result was packaged.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolOutput {
@@ -133,10 +133,14 @@ pub struct ToolOutput {
 }
 
 impl ToolOutput {
+    /// The most bytes a result's text, and its JSON, may hold (32 KiB).
+    pub const MAX_BYTES: usize = TOOL_OUTPUT_MAX_BYTES;
+
     /// Packages an outcome. A success that does not fit (a bug in the
     /// operation's own bounding) becomes an `output_too_large` refusal rather
     /// than an oversized response.
-    pub fn from_outcome<T: ToolData>(outcome: Outcome<T>) -> Self {
+    #[cfg(test)]
+    pub(crate) fn from_outcome<T: ToolData>(outcome: ToolOutcome<T>) -> Self {
         match outcome {
             Ok(data) => Self::success(&data),
             Err(refusal) => Self::refusal(&refusal),
@@ -144,7 +148,8 @@ impl ToolOutput {
     }
 
     /// Packages success data, refusing instead when it does not fit.
-    pub fn success<T: ToolData>(data: &T) -> Self {
+    #[cfg(test)]
+    pub(crate) fn success<T: ToolData>(data: &T) -> Self {
         match pack(data) {
             Ok(Some(output)) => output,
             Ok(None) => Self::refusal(&Refusal::new(RefusalCode::OutputTooLarge, RESULT_TOO_LARGE)),
@@ -155,7 +160,7 @@ impl ToolOutput {
     /// An operation that packaged its own result (with [`pack`], as the last
     /// step of its bounding), or its refusal: nothing is rendered, serialized
     /// or measured again.
-    pub(crate) fn from_packed(outcome: Outcome<ToolOutput>) -> Self {
+    pub(crate) fn from_packed(outcome: ToolOutcome<ToolOutput>) -> Self {
         outcome.unwrap_or_else(|refusal| Self::refusal(&refusal))
     }
 
@@ -218,11 +223,11 @@ pub(crate) fn pack<T: ToolData>(data: &T) -> Result<Option<ToolOutput>, Refusal>
 }
 
 /// [`pack`], or the `output_too_large` refusal `message` when it does not fit.
-pub(crate) fn pack_or(data: &impl ToolData, message: &str) -> Outcome<ToolOutput> {
+pub(crate) fn pack_or(data: &impl ToolData, message: &str) -> ToolOutcome<ToolOutput> {
     pack(data)?.ok_or_else(|| Refusal::new(RefusalCode::OutputTooLarge, message))
 }
 
 /// True when both the text and the compact JSON of `data` fit the budget.
-pub fn fits<T: ToolData>(data: &T) -> bool {
+pub(crate) fn fits<T: ToolData>(data: &T) -> bool {
     json_bytes(data) <= TOOL_OUTPUT_MAX_BYTES && data.render().len() <= TOOL_OUTPUT_MAX_BYTES
 }

@@ -8,14 +8,14 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::outcome::{Outcome, Refusal, RefusalCode};
+use super::outcome::{Refusal, RefusalCode, ToolOutcome};
 
 /// Decodes a tool call's JSON arguments into the tool's parameter struct.
 /// Unknown fields and wrong types are `invalid_arguments`, with serde's reason.
 /// A missing or `null` argument object reads as `{}`; anything else that is
 /// not an object is `invalid_arguments` (serde would read an array by
 /// position, which no tool's schema offers).
-pub fn parse_arguments<P: DeserializeOwned>(arguments: Value) -> Outcome<P> {
+pub fn parse_arguments<P: DeserializeOwned>(arguments: Value) -> Result<P, Refusal> {
     let arguments = match arguments {
         Value::Null => Value::Object(serde_json::Map::new()),
         Value::Object(object) => Value::Object(object),
@@ -38,7 +38,7 @@ pub fn parse_arguments<P: DeserializeOwned>(arguments: Value) -> Outcome<P> {
 }
 
 /// What kind of JSON value `value` is, as a refusal names it.
-pub fn json_kind(value: &Value) -> &'static str {
+pub(crate) fn json_kind(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
@@ -65,7 +65,7 @@ pub enum SearchQuery {
 impl SearchQuery {
     /// The literals to match, refusing an empty array, a non-string element and
     /// an empty string (which would match everything).
-    pub fn literals(&self) -> Outcome<Vec<&str>> {
+    pub fn literals(&self) -> ToolOutcome<Vec<&str>> {
         let literals = match self {
             Self::One(one) => vec![one.as_str()],
             Self::Many(many) if many.is_empty() => {
@@ -124,7 +124,7 @@ fn invalid_query(message: &str) -> Refusal {
 }
 
 /// Refuses a value below `min` as `invalid_arguments`.
-pub(crate) fn at_least(name: &str, value: Option<u32>, min: u32) -> Outcome<()> {
+pub(crate) fn at_least(name: &str, value: Option<u32>, min: u32) -> ToolOutcome<()> {
     match value {
         Some(value) if value < min => Err(Refusal::new(
             RefusalCode::InvalidArguments,

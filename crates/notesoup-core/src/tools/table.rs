@@ -11,13 +11,39 @@ use super::definition::{HostWording, Tool, ToolFamily};
 use super::{Refusal, RefusalCode, ToolContext, ToolOutput, budget, history, notes};
 use crate::wire::ToolBindings;
 
+/// Each tool by name, for a host or command that names one (`Tool::NOTES_WRITE.name`).
+impl Tool {
+    /// `notes_write`.
+    pub const NOTES_WRITE: Tool = notes::NOTES_WRITE;
+    /// `notes_update`.
+    pub const NOTES_UPDATE: Tool = notes::NOTES_UPDATE;
+    /// `notes_read`.
+    pub const NOTES_READ: Tool = notes::NOTES_READ;
+    /// `notes_list`.
+    pub const NOTES_LIST: Tool = notes::NOTES_LIST;
+    /// `notes_search`.
+    pub const NOTES_SEARCH: Tool = notes::NOTES_SEARCH;
+    /// `history_windows`.
+    pub const HISTORY_WINDOWS: Tool = history::HISTORY_WINDOWS;
+    /// `history_list`.
+    pub const HISTORY_LIST: Tool = history::HISTORY_LIST;
+    /// `history_search`.
+    pub const HISTORY_SEARCH: Tool = history::HISTORY_SEARCH;
+    /// `history_read`.
+    pub const HISTORY_READ: Tool = history::HISTORY_READ;
+    /// `get_context_remaining`.
+    pub const GET_CONTEXT_REMAINING: Tool = budget::GET_CONTEXT_REMAINING;
+    /// `wipe_memory`.
+    pub const WIPE_MEMORY: Tool = budget::WIPE_MEMORY;
+}
+
 /// Every family's list, in the order hosts list the tools: the notes tools,
 /// the history tools, then the budget tools. A tool is registered in its
 /// family's list, next to its `mod` line.
 const FAMILIES: [&[&Tool]; 3] = [notes::TOOLS, history::TOOLS, budget::TOOLS];
 
 /// Every tool, in the order hosts list them.
-pub fn tool_definitions() -> impl Iterator<Item = &'static Tool> {
+pub(crate) fn tool_definitions() -> impl Iterator<Item = &'static Tool> {
     FAMILIES.into_iter().flatten().copied()
 }
 
@@ -103,7 +129,7 @@ pub fn call_tool(context: &mut dyn ToolContext, name: &str, arguments: Value) ->
 /// Runs the tool `name` if it is one that [`tools_for`]`(with_budget)`
 /// lists; `None` when it is not, for a host whose protocol answers an
 /// unlisted name itself (MCP's invalid-params error).
-pub fn call_offered_tool(
+pub(crate) fn call_offered_tool(
     context: &mut dyn ToolContext,
     name: &str,
     arguments: Value,

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 use typeshare::typeshare;
 
-use super::outcome::{Outcome, Refusal, RefusalCode};
+use super::outcome::{Refusal, RefusalCode, ToolOutcome};
 use super::output::{ToolData, ToolOutput, fits, pack};
 use super::{DEFAULT_READ_WINDOW_CHARS, MAX_READ_WINDOW_CHARS, TOOL_OUTPUT_MAX_BYTES};
 
@@ -13,7 +13,7 @@ use super::{DEFAULT_READ_WINDOW_CHARS, MAX_READ_WINDOW_CHARS, TOOL_OUTPUT_MAX_BY
 #[typeshare]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum LimitedBy {
+pub(crate) enum LimitedBy {
     /// The requested `limit_chars`.
     Limit,
     /// The response byte budget.
@@ -22,7 +22,7 @@ pub enum LimitedBy {
 
 /// One window of a text: the slice, verbatim, and where it sits.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TextWindow {
+pub(crate) struct TextWindow {
     /// The delivered slice, with nothing inserted.
     pub text: String,
     /// Resolved code-point offset the slice starts at.
@@ -43,12 +43,13 @@ pub struct TextWindow {
 /// an empty read. The full requested range is tried first; failing that, the
 /// longest code-point prefix whose data fits the budget is delivered. If not
 /// even one character fits: `output_too_large`.
-pub fn read_window<T: ToolData>(
+#[cfg(test)]
+pub(crate) fn read_window<T: ToolData>(
     source: &str,
     offset_chars: Option<i64>,
     limit_chars: Option<u32>,
     make: impl Fn(TextWindow) -> T,
-) -> Outcome<T> {
+) -> ToolOutcome<T> {
     window_search(source, offset_chars, limit_chars, make, |data| {
         Ok(if fits(&data) { Ok(data) } else { Err(data) })
     })
@@ -61,7 +62,7 @@ pub(crate) fn read_window_packed<T: ToolData>(
     offset_chars: Option<i64>,
     limit_chars: Option<u32>,
     make: impl Fn(TextWindow) -> T,
-) -> Outcome<ToolOutput> {
+) -> ToolOutcome<ToolOutput> {
     window_search(source, offset_chars, limit_chars, make, |data| {
         Ok(pack(&data)?.ok_or(data))
     })
@@ -75,8 +76,8 @@ fn window_search<T: ToolData, R>(
     offset_chars: Option<i64>,
     limit_chars: Option<u32>,
     make: impl Fn(TextWindow) -> T,
-    take: impl Fn(T) -> Outcome<Result<R, T>>,
-) -> Outcome<R> {
+    take: impl Fn(T) -> ToolOutcome<Result<R, T>>,
+) -> ToolOutcome<R> {
     let limit = match limit_chars {
         None => DEFAULT_READ_WINDOW_CHARS,
         Some(limit) if (1..=MAX_READ_WINDOW_CHARS).contains(&(limit as usize)) => limit as usize,
@@ -147,7 +148,7 @@ fn window_search<T: ToolData, R>(
 }
 
 /// Resolves a requested offset against a text of `total` code points.
-fn resolve_offset(requested: i64, total: usize) -> Outcome<usize> {
+fn resolve_offset(requested: i64, total: usize) -> ToolOutcome<usize> {
     if requested < 0 {
         let back = usize::try_from(requested.unsigned_abs()).unwrap_or(usize::MAX);
         return Ok(total.saturating_sub(back));
@@ -182,7 +183,7 @@ fn char_bounds(source: &str, start: usize, count: usize) -> Vec<usize> {
 /// `[N more characters. Use offset_chars=X to continue.]` when the limit
 /// stopped it, `[Showing chars [a, b) of T (32KB limit). Use offset_chars=b to
 /// continue.]` when the byte budget did, nothing at the true end.
-pub fn render_window(
+pub(crate) fn render_window(
     out: &mut String,
     text: &str,
     offset_chars: u32,
@@ -213,7 +214,7 @@ pub fn render_window(
 
 /// The longest code-point prefix of `text` that `fits` accepts (possibly empty).
 /// `fits` must be monotone: if a prefix fits, every shorter one does.
-pub fn prefix_fit(text: &str, mut fits: impl FnMut(&str) -> bool) -> &str {
+pub(crate) fn prefix_fit(text: &str, mut fits: impl FnMut(&str) -> bool) -> &str {
     if fits(text) {
         return text;
     }

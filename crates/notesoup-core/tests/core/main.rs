@@ -1,11 +1,8 @@
 //! Integration tests of notesoup-core on real temp directories: one binary,
 //! one module per area.
 
-mod boot;
-mod budget;
-mod dream;
 mod history;
+mod modules;
 mod notes;
 mod plumbing;
-mod settings;
 mod tools;

@@ -47,7 +47,7 @@ fn the_store_s_identity_has_a_session_only_when_one_is_known() {
     assert_eq!(with.identity().project_key(), "proj-1a2b3c4d");
     assert_eq!(owner(None).identity().unwrap().session_id(), None);
     let refused = owner(Some("../up")).identity().unwrap_err();
-    assert_eq!(refused.field(), "sessionId");
+    assert_eq!(refused.identity_field(), Some("sessionId"));
 }
 
 #[test]

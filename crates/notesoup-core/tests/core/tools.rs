@@ -4,8 +4,4 @@
 // Tests may unwrap: a panic is a failed test.
 #![allow(clippy::unwrap_used)]
 
-mod infra;
 mod no_session;
-mod notes;
-mod schemas;
-mod surface;

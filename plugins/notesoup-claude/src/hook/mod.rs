@@ -11,7 +11,7 @@ use std::cell::RefCell;
 use std::path::PathBuf;
 
 use notesoup_core::boot::continuation_text;
-use notesoup_core::budget::{reminder_text, warning_text};
+use notesoup_core::budget::BudgetPolicy;
 use notesoup_core::notes::project_key;
 
 use self::io::{Event, HookInput, HookOutput};
@@ -379,11 +379,11 @@ impl<'a> Session<'a> {
                 None => return Ok(self.save(&state, HookOutput::default())),
                 Some(Notice::Reminder(countdown)) => {
                     state.window.reminder_shown = true;
-                    reminder_text(countdown, &bindings())
+                    BudgetPolicy::reminder_text(countdown, &bindings())
                 }
                 Some(Notice::Warning) => {
                     state.window.warning_shown = true;
-                    warning_text(&bindings())
+                    BudgetPolicy::warning_text(&bindings())
                 }
             };
             Ok(self.save(&state, HookOutput::context(event, text)))
@@ -411,7 +411,7 @@ impl<'a> Session<'a> {
                 && !self.input.stop_hook_active
             {
                 state.window.warning_shown = true;
-                HookOutput::block(warning_text(&bindings()))
+                HookOutput::block(BudgetPolicy::warning_text(&bindings()))
             } else {
                 let output = hard.map(HookOutput::notice).unwrap_or_default();
                 return Ok(if settled {

@@ -30,8 +30,8 @@ use std::path::PathBuf;
 use std::sync::{Mutex, PoisonError};
 
 use notesoup_core::history::{
-    ItemKind, MessageRole, NestedArguments, NestedCall, NestedCalls, SeqSpan, ToolCall, ToolResult,
-    ToolStatus, Transcript, TranscriptItem, TranscriptWindow,
+    ItemKind, MessageRole, NestedArguments, NestedCall, NestedCalls, SeqSpan, ToolStatus,
+    Transcript, TranscriptItem, TranscriptToolCall, TranscriptToolResult, TranscriptWindow,
 };
 use notesoup_core::plumbing::MAX_LINE_BYTES;
 use serde_json::Value;
@@ -793,7 +793,7 @@ fn decode_user(row: RowRef<'_>) -> Decoded {
                 let seq = u32::try_from(items.len() + 1).unwrap_or(u32::MAX);
                 items.push((
                     seq,
-                    ItemKind::from(ToolResult {
+                    ItemKind::from(TranscriptToolResult {
                         call_id: Some(tool_use_id.into_owned()),
                         name: None,
                         arguments: None,
@@ -837,11 +837,13 @@ fn decode_assistant(row: RowRef<'_>) -> Decoded {
     for block in row.message.into_iter().flat_map(|m| m.content.0) {
         match block {
             BlockRef::Text { text } => texts.push(text.0),
-            BlockRef::ToolUse { id, name, input } => calls.push(ItemKind::from(ToolCall {
-                name: name.into_owned(),
-                call_id: id.into_owned(),
-                arguments: Some(input.to_string()),
-            })),
+            BlockRef::ToolUse { id, name, input } => {
+                calls.push(ItemKind::from(TranscriptToolCall {
+                    name: name.into_owned(),
+                    call_id: id.into_owned(),
+                    arguments: Some(input.to_string()),
+                }))
+            }
             BlockRef::ToolResult { .. } | BlockRef::Other => {}
         }
     }

@@ -21,11 +21,11 @@ fn json_file(path: PathBuf) -> Value {
 fn the_dream_skill_and_playbook_are_byte_identical_to_core() {
     assert_eq!(
         std::fs::read_to_string(plugin_file("playbook.md")).unwrap(),
-        notesoup_core::dream::PLAYBOOK
+        notesoup_core::dream::DreamAsset::Playbook.text()
     );
     assert_eq!(
         std::fs::read_to_string(plugin_file("skills/dream/SKILL.md")).unwrap(),
-        notesoup_core::dream::DREAM_SKILL
+        notesoup_core::dream::DreamAsset::DreamSkill.text()
     );
 }
 

@@ -113,7 +113,10 @@ fn a_scripted_dreamer_tidies_the_home_inside_the_jail_with_an_audit() {
         session.tools,
         ["read", "grep", "find", "ls", "write", "edit", "delete"]
     );
-    assert_eq!(session.prompt, notesoup_core::dream::PLAYBOOK);
+    assert_eq!(
+        session.prompt,
+        notesoup_core::dream::DreamAsset::Playbook.text()
+    );
 
     let results = tool_results(&dreamer);
     let shown: Vec<(&str, bool)> = results

@@ -4,7 +4,7 @@
 //! checks them), so `pi install <checkout>/plugins/notesoup-pi/package` works
 //! too.
 
-use notesoup_core::dream::{DREAM_SKILL, MEMORY_SKILL};
+use notesoup_core::dream::DreamAsset;
 
 /// `package.json` with the `pi` manifest.
 pub const PACKAGE_JSON: &str = include_str!("../../package/package.json");
@@ -16,8 +16,8 @@ pub fn files() -> Vec<(&'static str, &'static str)> {
     vec![
         ("package.json", PACKAGE_JSON),
         ("extensions/notesoup.ts", SHIM),
-        ("skills/memory/SKILL.md", MEMORY_SKILL),
-        ("skills/dream/SKILL.md", DREAM_SKILL),
+        ("skills/memory/SKILL.md", DreamAsset::MemorySkill.text()),
+        ("skills/dream/SKILL.md", DreamAsset::DreamSkill.text()),
         ("dreamer/dream.ts", crate::dreamer::EXTENSION),
     ]
 }

@@ -1,9 +1,7 @@
 //! The budget on Pi: settings through the host, active-window usage, and
 //! staging the reminder and warning before every provider request.
 
-use notesoup_core::budget::{
-    BudgetPolicy, BudgetStage, clamp_reserve, reminder_text, warning_text,
-};
+use notesoup_core::budget::{BudgetPolicy, BudgetStage, ClampedReserve};
 use notesoup_core::settings;
 use serde_json::Value;
 
@@ -49,7 +47,7 @@ impl Notesoup {
         let window = host.model().map(|model| model.context_window);
         // Pi's reserve is a non-negative safe integer, exact as a double.
         #[allow(clippy::cast_precision_loss)]
-        let reserve = clamp_reserve(settings.compaction.reserve_tokens as f64, window);
+        let reserve = ClampedReserve::of(settings.compaction.reserve_tokens as f64, window);
         let mut warnings: Vec<String> = resolved.warnings.iter().map(ToString::to_string).collect();
         warnings.extend(reserve.warning.map(|w| w.to_string()));
         self.show_warnings(host, warnings);
@@ -130,7 +128,7 @@ impl Notesoup {
                     self.staged.push(Staged {
                         window_id: window.id.clone(),
                         kind: Kind::Guidance,
-                        text: reminder_text(countdown, &self.bindings),
+                        text: BudgetPolicy::reminder_text(countdown, &self.bindings),
                     });
                 }
                 None
@@ -150,7 +148,7 @@ impl Notesoup {
                 if durable || staged {
                     return None;
                 }
-                let text = warning_text(&self.bindings);
+                let text = BudgetPolicy::warning_text(&self.bindings);
                 self.staged
                     .retain(|s| !(s.window_id == window_id && s.kind == Kind::Guidance));
                 self.staged.push(Staged {

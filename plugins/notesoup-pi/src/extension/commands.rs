@@ -1,7 +1,5 @@
 //! `/notesoup [on|off]` and `/fresh-window [prompt]`.
 
-use notesoup_core::budget::manual_close_out_text;
-
 use super::{Notesoup, VERSION, texts};
 use crate::host::{
     CommandDescriptor, CustomMessageDraft, DeliverAs, HostError, NotifyLevel, PiHost, SendOptions,
@@ -9,6 +7,7 @@ use crate::host::{
 use crate::reset::window::active_window;
 use crate::reset::{CloseOutSource, Kind, ResetEffect, ResetEvent};
 use crate::session::Content;
+use notesoup_core::budget::BudgetPolicy;
 
 /// `/notesoup`.
 pub const NOTESOUP: &str = "notesoup";
@@ -121,7 +120,10 @@ impl Notesoup {
         let sent = host.send_message(
             CustomMessageDraft {
                 custom_type: Kind::ManualWipe.custom_type().to_owned(),
-                content: Content::Text(manual_close_out_text(&self.bindings, prompt.as_deref())),
+                content: Content::Text(BudgetPolicy::manual_close_out_text(
+                    &self.bindings,
+                    prompt.as_deref(),
+                )),
                 display: false,
                 details: None,
             },

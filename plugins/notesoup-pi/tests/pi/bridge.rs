@@ -198,11 +198,11 @@ fn the_package_folder_matches_the_embedded_package_and_core_s_skills() {
     // The skills are byte-identical copies of core's assets.
     assert_eq!(
         std::fs::read_to_string(folder.join("skills/memory/SKILL.md")).unwrap(),
-        notesoup_core::dream::MEMORY_SKILL
+        notesoup_core::dream::DreamAsset::MemorySkill.text()
     );
     assert_eq!(
         std::fs::read_to_string(folder.join("skills/dream/SKILL.md")).unwrap(),
-        notesoup_core::dream::DREAM_SKILL
+        notesoup_core::dream::DreamAsset::DreamSkill.text()
     );
     let manifest: Value = serde_json::from_str(package::PACKAGE_JSON).unwrap();
     assert_eq!(

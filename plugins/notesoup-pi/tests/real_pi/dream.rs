@@ -225,7 +225,10 @@ fn real_pi_dreams_inside_the_jail_with_gates_lock_audit_and_report() {
     let first = message_texts(&requests[0]);
     let users: Vec<&(String, String)> = first.iter().filter(|(r, _)| r == "user").collect();
     assert_eq!(users.len(), 1, "{first:?}");
-    assert_eq!(users[0].1, notesoup_core::dream::PLAYBOOK.trim_end());
+    assert_eq!(
+        users[0].1,
+        notesoup_core::dream::DreamAsset::Playbook.text().trim_end()
+    );
 
     // What the tools answered, in the request after the calls.
     let results: Vec<String> = message_texts(&requests[1])

@@ -11,7 +11,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use notesoup_core::tools::tool_definitions;
+use notesoup_core::tools::tool_table;
 
 /// The repository root.
 fn root() -> PathBuf {
@@ -176,7 +176,7 @@ fn identifiers_in_sources(tracked: &BTreeSet<String>) -> String {
 
 #[test]
 fn every_tool_the_docs_name_is_registered() {
-    let registered: BTreeSet<&str> = tool_definitions().map(|tool| tool.name).collect();
+    let registered: BTreeSet<&str> = tool_table().iter().map(|tool| tool.name).collect();
     let globs = ["notes_*", "history_*"];
     // Names of earlier versions, kept in behavior.md's version history
     // because old sessions may hold calls to them.

@@ -15,7 +15,7 @@ use rustix::fs::{
 };
 use rustix::io::Errno;
 
-use super::{BeneathError, Entry, FileStat, Kind, is_plain_name, plain_components};
+use super::{BeneathError, Entry, FileStat, Kind, components_below, plain_below};
 
 /// A directory, never reached through a link.
 const DIR_FLAGS: OFlags = OFlags::RDONLY
@@ -289,21 +289,11 @@ impl DirHandle {
     }
 
     fn plain<'a>(&self, name: &'a OsStr) -> Result<&'a OsStr, BeneathError> {
-        if is_plain_name(name) {
-            Ok(name)
-        } else {
-            Err(BeneathError::NotBelow {
-                base: self.path.clone(),
-                path: self.path.join(name),
-            })
-        }
+        plain_below(&self.path, name)
     }
 
     fn components<'a>(&self, rel: &'a Path) -> Result<Vec<&'a OsStr>, BeneathError> {
-        plain_components(rel).ok_or_else(|| BeneathError::NotBelow {
-            base: self.path.clone(),
-            path: self.path.join(rel),
-        })
+        components_below(&self.path, rel)
     }
 
     /// Opens `rel` below this directory with `flags`, following no link:

@@ -19,7 +19,7 @@
 //! each component is inspected without following links before the path is
 //! used.
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::io;
 use std::path::{Path, PathBuf};
 
@@ -137,6 +137,31 @@ pub(crate) fn plain_components(rel: &Path) -> Option<Vec<&std::ffi::OsStr>> {
             _ => None,
         })
         .collect()
+}
+
+/// `name` when it is one plain entry name of the directory at `base`, else
+/// the refusal that it does not stay below it.
+pub(crate) fn plain_below<'a>(base: &Path, name: &'a OsStr) -> Result<&'a OsStr, BeneathError> {
+    if is_plain_name(name) {
+        Ok(name)
+    } else {
+        Err(BeneathError::NotBelow {
+            base: base.to_path_buf(),
+            path: base.join(name),
+        })
+    }
+}
+
+/// The plain components of `rel` below the directory at `base`, else the
+/// refusal that it does not stay below it.
+pub(crate) fn components_below<'a>(
+    base: &Path,
+    rel: &'a Path,
+) -> Result<Vec<&'a OsStr>, BeneathError> {
+    plain_components(rel).ok_or_else(|| BeneathError::NotBelow {
+        base: base.to_path_buf(),
+        path: base.join(rel),
+    })
 }
 
 /// Whether `name` is one plain entry name (no separator, not `.` or `..`).

@@ -8,9 +8,10 @@ use std::ffi::OsStr;
 use std::fs::{self, File};
 use std::io;
 use std::path::{Path, PathBuf};
-use std::time::SystemTime;
 
-use super::{BeneathError, Entry, FileStat, Kind, is_plain_name, plain_components};
+use super::{BeneathError, Entry, FileStat, Kind, components_below, plain_below};
+#[cfg(not(unix))]
+use crate::notes::time::since_epoch;
 
 /// A directory at or below the notes root, by path.
 #[derive(Debug)]
@@ -175,21 +176,11 @@ impl DirHandle {
     }
 
     fn plain<'a>(&self, name: &'a OsStr) -> Result<&'a OsStr, BeneathError> {
-        if is_plain_name(name) {
-            Ok(name)
-        } else {
-            Err(BeneathError::NotBelow {
-                base: self.path.clone(),
-                path: self.path.join(name),
-            })
-        }
+        plain_below(&self.path, name)
     }
 
     fn components<'a>(&self, rel: &'a Path) -> Result<Vec<&'a OsStr>, BeneathError> {
-        plain_components(rel).ok_or_else(|| BeneathError::NotBelow {
-            base: self.path.clone(),
-            path: self.path.join(rel),
-        })
+        components_below(&self.path, rel)
     }
 }
 
@@ -253,26 +244,6 @@ fn file_stat(meta: &fs::Metadata) -> FileStat {
             len: meta.len(),
             modified,
             changed: modified,
-        }
-    }
-}
-
-/// A time as whole seconds and nanoseconds since the epoch (negative
-/// seconds before it), the shape `lstat` reports.
-#[cfg_attr(unix, allow(dead_code))]
-fn since_epoch(time: SystemTime) -> (i64, i64) {
-    match time.duration_since(SystemTime::UNIX_EPOCH) {
-        Ok(after) => (
-            i64::try_from(after.as_secs()).unwrap_or(i64::MAX),
-            i64::from(after.subsec_nanos()),
-        ),
-        Err(before) => {
-            let before = before.duration();
-            let secs = i64::try_from(before.as_secs()).unwrap_or(i64::MAX);
-            match before.subsec_nanos() {
-                0 => (-secs, 0),
-                nanos => (-secs - 1, i64::from(1_000_000_000 - nanos)),
-            }
         }
     }
 }

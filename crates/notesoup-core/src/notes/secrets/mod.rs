@@ -104,8 +104,9 @@ pub enum SecretKind {
 }
 
 impl SecretKind {
+    #[cfg(test)]
     /// Every kind, in the order of the documentation.
-    pub const ALL: [SecretKind; 28] = [
+    pub(crate) const ALL: [SecretKind; 28] = [
         Self::PrivateKey,
         Self::AwsAccessKey,
         Self::AwsSecretKey,
@@ -204,13 +205,6 @@ pub fn find_secret(text: &str) -> Option<SecretFinding> {
         start = end + 1;
         line += 1;
     }
-}
-
-/// The credential a single line holds, if any, read without the lines that
-/// follow it (so a private key header whose body is on the next lines is
-/// not one here; [`find_secret`] sees the block).
-pub fn line_secret(line: &str) -> Option<SecretKind> {
-    scan_line(trim_cr(line.as_bytes()), &[], &Runs::default())
 }
 
 fn trim_cr(line: &[u8]) -> &[u8] {

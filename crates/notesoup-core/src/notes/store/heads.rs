@@ -39,8 +39,10 @@ use jiff::tz::TimeZone;
 
 use crate::notes::beneath::FileStat;
 use crate::notes::frontmatter::{NoteMeta, SplitNote};
+use crate::notes::time::since_epoch;
 use crate::plumbing::{Links, read_small_file};
 
+use super::forget::{Forget, is_at_or_below};
 use super::seal::{SEAL_BYTES, Seal, SealKey};
 use super::watch::Watcher;
 
@@ -70,25 +72,6 @@ impl Stamp {
     /// The change time as seconds and nanoseconds since the epoch.
     fn changed_at(&self) -> (i64, i64) {
         self.changed
-    }
-}
-
-/// A time as whole seconds and nanoseconds since the epoch (negative
-/// seconds before it), the shape `lstat` reports.
-fn since_epoch(time: SystemTime) -> (i64, i64) {
-    match time.duration_since(SystemTime::UNIX_EPOCH) {
-        Ok(after) => (
-            i64::try_from(after.as_secs()).unwrap_or(i64::MAX),
-            i64::from(after.subsec_nanos()),
-        ),
-        Err(before) => {
-            let before = before.duration();
-            let secs = i64::try_from(before.as_secs()).unwrap_or(i64::MAX);
-            match before.subsec_nanos() {
-                0 => (-secs, 0),
-                nanos => (-secs - 1, i64::from(1_000_000_000 - nanos)),
-            }
-        }
     }
 }
 
@@ -226,18 +209,6 @@ struct Heads {
     devices: HashMap<u64, bool>,
 }
 
-/// What a change report asks a cache to stop serving without a stamp
-/// check.
-#[derive(Debug, PartialEq, Eq)]
-pub(super) enum Forget {
-    /// The head kept for this path.
-    Path(OsString),
-    /// Every head at or below this path.
-    Below(OsString),
-    /// Every head.
-    All,
-}
-
 impl Heads {
     /// Stops serving what `forget` names without a stamp check.
     fn forget(&mut self, forget: Vec<Forget>) {
@@ -263,14 +234,6 @@ impl Heads {
             }
         }
     }
-}
-
-/// Whether `path` is `dir` or below it.
-pub(super) fn is_at_or_below(path: &std::ffi::OsStr, dir: &std::ffi::OsStr) -> bool {
-    let (path, dir) = (path.as_encoded_bytes(), dir.as_encoded_bytes());
-    path.strip_prefix(dir).is_some_and(|rest| {
-        rest.is_empty() || rest.starts_with(std::path::MAIN_SEPARATOR_STR.as_bytes())
-    })
 }
 
 /// What [`HeadCache::serve`] found for a file's current stamp.

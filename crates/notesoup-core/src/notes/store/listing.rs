@@ -7,15 +7,14 @@ use std::path::{MAIN_SEPARATOR, Path};
 use std::rc::Rc;
 use std::time::SystemTime;
 
-use crate::notes::address::{
-    Address, Home, HomeSelection, NotePattern, escape_forbidden, is_git_segment,
-};
+use crate::notes::address::{Address, Home, HomeSelection, NotePattern};
 use crate::notes::beneath::{BeneathError, DirHandle, Kind};
 use crate::notes::error::NoteError;
 use crate::notes::frontmatter::{NoteMeta, parse_note, split_note};
 use crate::notes::fsio::FileTurns;
 use crate::notes::identity::{Scope, is_slug};
 use crate::notes::matcher::LiteralQueries;
+use crate::notes::segment::{escape_forbidden, is_git_segment};
 use crate::notes::time::now_ms;
 use crate::wire::RefusalCode;
 

@@ -11,6 +11,7 @@
 //!   served without an `lstat` while nothing reported a change to it.
 
 mod files;
+mod forget;
 mod heads;
 mod listing;
 mod ops;
@@ -25,7 +26,7 @@ mod watch;
 mod watch {
     use std::path::Path;
 
-    pub(super) use super::heads::Forget;
+    use super::forget::Forget;
 
     #[derive(Debug)]
     pub(super) struct Watcher;
@@ -74,7 +75,7 @@ pub use types::{
 /// The largest serialized note file, frontmatter included.
 pub const MAX_NOTE_BYTES: usize = 1_000_000;
 /// The longest virtual path (the home-relative path ending in `.md`).
-pub const MAX_NOTE_PATH_BYTES: usize = 512;
+pub(crate) const MAX_NOTE_PATH_BYTES: usize = 512;
 
 /// The notes store of one identity. Cheap to build; the per-file queue and
 /// the `updatedAt` clock are process-wide, so any number of stores may run

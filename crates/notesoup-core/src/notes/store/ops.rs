@@ -7,7 +7,7 @@ use crate::notes::address::{Address, Home};
 use crate::notes::beneath::{BeneathError, DirHandle, Kind};
 use crate::notes::error::{NoteError, SecretPlace};
 use crate::notes::frontmatter::{
-    NoteMeta, Origin, parse_note, serialize_frontmatter, serialize_note, strip_frontmatter,
+    NoteMeta, NoteOrigin, parse_note, serialize_frontmatter, serialize_note, strip_frontmatter,
 };
 use crate::notes::fsio::FileTurns;
 use crate::notes::secrets::find_secret;
@@ -27,7 +27,7 @@ impl NoteStore {
         &self,
         address: &str,
         content: &str,
-        origin: Option<Origin>,
+        origin: Option<NoteOrigin>,
     ) -> Result<WriteResult, NoteError> {
         let address = self.writable(address)?;
         check_path_len(&address)?;

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use crate::notes::address::Home;
-use crate::notes::frontmatter::{NoteMeta, Origin};
+use crate::notes::frontmatter::{NoteMeta, NoteOrigin};
 use crate::notes::identity::Scope;
 use crate::notes::matcher::LineMatch;
 
@@ -131,7 +131,7 @@ pub struct UpdateRequest {
     /// Edits applied in order to the evolving body.
     pub edits: Vec<Edit>,
     /// A new origin.
-    pub origin: Option<Origin>,
+    pub origin: Option<NoteOrigin>,
     /// `true` crumples (keeping the first crumple time), `false` smooths.
     pub crumpled: Option<bool>,
     /// Replace every occurrence of each `old_text`.

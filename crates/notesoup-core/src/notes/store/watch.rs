@@ -39,7 +39,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
-use super::heads::is_at_or_below;
+use super::forget::{Forget, is_at_or_below};
 
 use rustix::fs::inotify::{self, CreateFlags, ReadFlags, WatchFlags};
 use rustix::fs::{Mode, OFlags};
@@ -72,8 +72,6 @@ struct Watch {
     /// A directory's identity; `None` for a note.
     dir: Option<DirId>,
 }
-
-pub(super) use super::heads::Forget;
 
 /// The watches of one cache (see the module's documentation).
 pub(super) struct Watcher {

@@ -10,8 +10,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-pub use remaining::GET_CONTEXT_REMAINING;
-pub use wipe::{WIPE_MEMORY, WIPE_WHILE_OFF};
+pub(crate) use remaining::GET_CONTEXT_REMAINING;
+pub(crate) use wipe::WIPE_MEMORY;
 
 use super::definition::Tool;
 use super::{BudgetHost, Refusal, RefusalCode, ToolContext, ToolOutput, parse_arguments};

@@ -7,7 +7,7 @@ use crate::tools::definition::{Tool, ToolFamily};
 use crate::tools::{BudgetHost, ToolContext, ToolOutput};
 
 /// `get_context_remaining`.
-pub const GET_CONTEXT_REMAINING: Tool = Tool {
+pub(crate) const GET_CONTEXT_REMAINING: Tool = Tool {
     name: "get_context_remaining",
     family: ToolFamily::Budget,
     description: "How many tokens are left before this context window closes out (zero = wiped). Returns {\"remaining_tokens\": N}, or null when usage is unknown.",

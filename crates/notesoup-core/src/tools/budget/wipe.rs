@@ -8,7 +8,7 @@ use crate::tools::definition::{Tool, ToolFamily};
 use crate::tools::{BudgetHost, ResetRequest, ToolContext, ToolOutput};
 
 /// `wipe_memory`.
-pub const WIPE_MEMORY: Tool = Tool {
+pub(crate) const WIPE_MEMORY: Tool = Tool {
     name: "wipe_memory",
     family: ToolFamily::Budget,
     description: "Clear your in-context memory and start a fresh context window. Your session, notes, and history survive.",
@@ -24,7 +24,7 @@ fn run(context: &mut dyn ToolContext, arguments: Value) -> ToolOutput {
 }
 
 /// `wipe_memory`'s answer while notesoup is off.
-pub const WIPE_WHILE_OFF: &str = "notesoup is off (/notesoup on to enable)";
+pub(crate) const WIPE_WHILE_OFF: &str = "notesoup is off (/notesoup on to enable)";
 
 /// `{"status": "rollover_requested" | "rollover_already_pending"}` (ending
 /// the tool batch), or `{"error": …}` while notesoup is off.

@@ -10,10 +10,10 @@ use super::{HistoryPage, Selection, run_over_history};
 use crate::history::{History, Role};
 use crate::tools::definition::{Tool, ToolFamily};
 use crate::tools::schema::schema_of;
-use crate::tools::{Outcome, ToolContext, ToolOutput};
+use crate::tools::{ToolContext, ToolOutcome, ToolOutput};
 
 /// `history_list`.
-pub const HISTORY_LIST: Tool = Tool {
+pub(crate) const HISTORY_LIST: Tool = Tool {
     name: "history_list",
     family: ToolFamily::History,
     description: "Page through this session's history by seq. Without before/after you get the newest page; \
@@ -73,7 +73,7 @@ pub fn history_list(history: &History, params: &HistoryListParams) -> ToolOutput
     ToolOutput::from_packed(list_page(history, params))
 }
 
-fn list_page(history: &History, params: &HistoryListParams) -> Outcome<ToolOutput> {
+fn list_page(history: &History, params: &HistoryListParams) -> ToolOutcome<ToolOutput> {
     let selection = Selection {
         limit: params.limit,
         roles: &params.roles,

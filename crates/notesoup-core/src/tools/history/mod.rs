@@ -14,22 +14,23 @@ mod windows;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-pub use list::{HISTORY_LIST, HistoryListParams, history_list};
-pub use page::{
-    DEFAULT_PAGE_LIMIT, MAX_FOLD_TOOL_NAME_CHARS, MAX_FOLD_TOOL_NAMES, PREVIOUS_WINDOW,
-};
-pub use read::{HISTORY_READ, HistoryReadData, HistoryReadParams, history_read};
-pub use search::{HISTORY_SEARCH, HistorySearchParams, history_search};
-pub use types::{HistoryFoldedRow, HistoryPage, HistoryPageItem, HistoryRow, ToolCounts};
-pub use windows::{
-    HISTORY_WINDOWS, HistoryWindowRow, HistoryWindowsData, HistoryWindowsParams, history_windows,
-};
+pub(crate) use list::HISTORY_LIST;
+pub use list::{HistoryListParams, history_list};
+pub(crate) use page::DEFAULT_PAGE_LIMIT;
+pub(crate) use read::HISTORY_READ;
+pub use read::{HistoryReadParams, history_read};
+pub(crate) use search::HISTORY_SEARCH;
+pub use search::{HistorySearchParams, history_search};
+pub(crate) use types::HistoryPage;
+pub(crate) use windows::HISTORY_WINDOWS;
+pub use windows::{HistoryWindowsParams, history_windows};
 
 use self::page::{PageScope, resolve_window};
 use super::definition::Tool;
 use super::params::at_least;
 use super::{
-    HISTORY_PREVIEW_CHARS, Outcome, Refusal, RefusalCode, ToolContext, ToolOutput, parse_arguments,
+    HISTORY_PREVIEW_CHARS, Refusal, RefusalCode, ToolContext, ToolOutcome, ToolOutput,
+    parse_arguments,
 };
 use crate::history::{History, Role};
 
@@ -66,7 +67,7 @@ struct Selection<'a> {
 }
 
 impl Selection<'_> {
-    fn scope<'h>(&self, history: &'h History, folds: bool) -> Outcome<PageScope<'h>> {
+    fn scope<'h>(&self, history: &'h History, folds: bool) -> ToolOutcome<PageScope<'h>> {
         at_least("limit", self.limit, 1)?;
         at_least("max_chars_per_item", self.max_chars_per_item, 1)?;
         if self.roles.as_ref().is_some_and(Vec::is_empty) {

@@ -5,26 +5,28 @@ use std::ops::Range;
 
 use serde_json::json;
 
+use super::render::ToolFields;
 use super::types::{HistoryFoldedRow, HistoryPage, HistoryPageItem, HistoryRow, ToolCounts};
-use crate::history::{Event, History, Role};
+use crate::history::{History, HistoryEvent, Role};
 use crate::tools::output::{RESULT_TOO_LARGE, pack, pack_or};
 use crate::tools::window::to_u32;
 use crate::tools::{
-    Outcome, Refusal, RefusalCode, TOOL_OUTPUT_MAX_BYTES, ToolOutput, fill_best, fits, prefix_fit,
+    Refusal, RefusalCode, TOOL_OUTPUT_MAX_BYTES, ToolOutcome, ToolOutput, fill_best, fits,
+    prefix_fit,
 };
 
 /// Most tool names one folded row lists.
-pub const MAX_FOLD_TOOL_NAMES: usize = 20;
+pub(crate) const MAX_FOLD_TOOL_NAMES: usize = 20;
 /// Longest tool name a folded row lists; longer ones count as omitted.
-pub const MAX_FOLD_TOOL_NAME_CHARS: usize = 120;
+pub(crate) const MAX_FOLD_TOOL_NAME_CHARS: usize = 120;
 /// Default page size.
-pub const DEFAULT_PAGE_LIMIT: usize = 20;
+pub(crate) const DEFAULT_PAGE_LIMIT: usize = 20;
 
 /// Known window ids reported by an `unknown_window_id` refusal.
 const MAX_REPORTED_WINDOWS: usize = 25;
 
 /// The `window_id` value naming the window before the current one.
-pub const PREVIOUS_WINDOW: &str = "@previous";
+pub(crate) const PREVIOUS_WINDOW: &str = "@previous";
 
 /// What one page request selects from.
 pub(super) struct PageScope<'h> {
@@ -49,7 +51,10 @@ struct Candidate {
 }
 
 /// Resolves a `window_id` parameter to a window index, refusing an unknown id.
-pub(super) fn resolve_window(history: &History, window_id: Option<&str>) -> Outcome<Option<usize>> {
+pub(super) fn resolve_window(
+    history: &History,
+    window_id: Option<&str>,
+) -> ToolOutcome<Option<usize>> {
     let Some(window_id) = window_id else {
         return Ok(None);
     };
@@ -94,12 +99,12 @@ impl PageScope<'_> {
         start..end.max(start)
     }
 
-    fn in_window(&self, event: &Event) -> bool {
+    fn in_window(&self, event: &HistoryEvent) -> bool {
         self.window.is_none_or(|window| event.window == window)
     }
 
     /// Would this event be a page row (before any search match)?
-    pub fn selects(&self, event: &Event) -> bool {
+    pub(super) fn selects(&self, event: &HistoryEvent) -> bool {
         if !self.in_window(event) {
             return false;
         }
@@ -121,10 +126,10 @@ impl PageScope<'_> {
     /// otherwise), adds them while the page fits, shrinks the first one when
     /// none fits whole, and refuses with `page_too_large` when even that fails.
     /// The page comes packaged: rendered, serialized and measured once.
-    pub fn page(
+    pub(super) fn page(
         &self,
-        mut accept: impl FnMut(usize, &Event) -> Option<Option<usize>>,
-    ) -> Outcome<ToolOutput> {
+        mut accept: impl FnMut(usize, &HistoryEvent) -> Option<Option<usize>>,
+    ) -> ToolOutcome<ToolOutput> {
         let range = self.range();
         let newest_first = self.after.is_none();
         let events = self.history.events();
@@ -173,7 +178,7 @@ impl PageScope<'_> {
         candidate: Candidate,
         more: bool,
         newest_first: bool,
-    ) -> Outcome<ToolOutput> {
+    ) -> ToolOutcome<ToolOutput> {
         let kept = [candidate];
         let page_with = |item: &HistoryPageItem| {
             self.build(&kept, more, newest_first, std::slice::from_ref(item))
@@ -330,21 +335,18 @@ impl PageScope<'_> {
         } else {
             event.document.clone()
         };
-        let tool = event.tool.as_ref();
-        let output_truncated = tool.is_some_and(|tool| tool.output_truncated);
+        let facts = ToolFields::of(event);
         HistoryPageItem {
             seq: event.seq,
             window_id: self.history.windows()[event.window].id.clone(),
             role: event.role,
             created_at: event.created_at.clone(),
-            tool: tool.map(|tool| tool.name.clone()),
+            tool: facts.name,
             tool_name_omitted: None,
-            tool_status: tool.map(|tool| tool.status),
-            output_truncated: output_truncated.then_some(true),
-            full_output_path: tool
-                .filter(|_| output_truncated)
-                .and_then(|tool| tool.full_output_path.clone()),
-            nested_calls: tool.and_then(|tool| tool.nested_calls),
+            tool_status: facts.status,
+            output_truncated: facts.output_truncated,
+            full_output_path: facts.full_output_path,
+            nested_calls: facts.nested_calls,
             truncated,
             total_chars: to_u32(total_chars),
             content,

@@ -7,18 +7,18 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use typeshare::typeshare;
 
-use super::render::{ToolLine, push_header};
+use super::render::{ToolFields, ToolLine, push_header};
 use super::run_over_history;
 use crate::history::{History, NestedCallSummary, Role, ToolStatus};
 use crate::tools::definition::{Tool, ToolFamily};
 use crate::tools::schema::schema_of;
 use crate::tools::window::read_window_packed;
 use crate::tools::{
-    LimitedBy, Outcome, Refusal, RefusalCode, ToolContext, ToolData, ToolOutput, render_window,
+    LimitedBy, Refusal, RefusalCode, ToolContext, ToolData, ToolOutcome, ToolOutput, render_window,
 };
 
 /// `history_read`.
-pub const HISTORY_READ: Tool = Tool {
+pub(crate) const HISTORY_READ: Tool = Tool {
     name: "history_read",
     family: ToolFamily::History,
     description: "Read one event by seq: its text (for a tool event: the call's arguments, output and nested calls) \
@@ -58,7 +58,7 @@ pub struct HistoryReadParams {
 /// Result of `history_read`: the event's facts and one window of its text.
 #[typeshare]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct HistoryReadData {
+pub(crate) struct HistoryReadData {
     /// The event's stable address.
     pub seq: u32,
     /// The event's window.
@@ -135,7 +135,7 @@ pub fn history_read(history: &History, params: &HistoryReadParams) -> ToolOutput
     ToolOutput::from_packed(read_event(history, params))
 }
 
-fn read_event(history: &History, params: &HistoryReadParams) -> Outcome<ToolOutput> {
+fn read_event(history: &History, params: &HistoryReadParams) -> ToolOutcome<ToolOutput> {
     let seq = params.seq;
     let highest = history.highest_seq();
     if seq == 0 || seq > highest {
@@ -169,8 +169,7 @@ fn read_event(history: &History, params: &HistoryReadParams) -> Outcome<ToolOutp
         .with_details(json!({ "seq": seq })));
     };
     let window_id = &history.windows()[event.window].id;
-    let tool = event.tool.as_ref();
-    let output_truncated = tool.is_some_and(|tool| tool.output_truncated);
+    let facts = ToolFields::of(event);
     read_window_packed(
         &event.document,
         params.offset_chars.map(i64::from),
@@ -180,13 +179,11 @@ fn read_event(history: &History, params: &HistoryReadParams) -> Outcome<ToolOutp
             window_id: window_id.clone(),
             role: event.role,
             created_at: event.created_at.clone(),
-            tool: tool.map(|tool| tool.name.clone()),
-            tool_status: tool.map(|tool| tool.status),
-            output_truncated: output_truncated.then_some(true),
-            full_output_path: tool
-                .filter(|_| output_truncated)
-                .and_then(|tool| tool.full_output_path.clone()),
-            nested_calls: tool.and_then(|tool| tool.nested_calls),
+            tool: facts.name.clone(),
+            tool_status: facts.status,
+            output_truncated: facts.output_truncated,
+            full_output_path: facts.full_output_path.clone(),
+            nested_calls: facts.nested_calls,
             text: window.text,
             offset_chars: window.offset_chars,
             total_chars: window.total_chars,

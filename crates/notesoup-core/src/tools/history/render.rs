@@ -3,7 +3,7 @@
 use std::fmt::Write;
 
 use super::types::{HistoryFoldedRow, HistoryPage, HistoryPageItem, HistoryRow};
-use crate::history::{NestedCallSummary, Role, ToolStatus};
+use crate::history::{HistoryEvent, NestedCallSummary, Role, ToolStatus};
 use crate::tools::ToolData;
 
 // Writing to a String cannot fail, so `write!` results are ignored below.
@@ -43,6 +43,32 @@ pub(super) fn push_header(text: &mut String, seq: u32, window_id: &str, role: Ro
     let _ = write!(text, "seq {seq} | window {window_id} | {}", role.as_str());
 }
 
+/// An event's tool facts as a page item and a read carry them: the
+/// truncation flag only when set, and the full output's path only beside it.
+pub(super) struct ToolFields {
+    pub name: Option<String>,
+    pub status: Option<ToolStatus>,
+    pub output_truncated: Option<bool>,
+    pub full_output_path: Option<String>,
+    pub nested_calls: Option<NestedCallSummary>,
+}
+
+impl ToolFields {
+    pub(super) fn of(event: &HistoryEvent) -> ToolFields {
+        let tool = event.tool.as_ref();
+        let output_truncated = tool.is_some_and(|tool| tool.output_truncated);
+        ToolFields {
+            name: tool.map(|tool| tool.name.clone()),
+            status: tool.map(|tool| tool.status),
+            output_truncated: output_truncated.then_some(true),
+            full_output_path: tool
+                .filter(|_| output_truncated)
+                .and_then(|tool| tool.full_output_path.clone()),
+            nested_calls: tool.and_then(|tool| tool.nested_calls),
+        }
+    }
+}
+
 /// The second line of a tool event:
 /// `tool X | status S[ | output truncated[, full text at P]][ | nested calls N recorded, complete|incomplete]`.
 pub(super) struct ToolLine<'a> {
@@ -55,7 +81,7 @@ pub(super) struct ToolLine<'a> {
 }
 
 impl ToolLine<'_> {
-    pub fn push(&self, text: &mut String, role: Role) {
+    pub(super) fn push(&self, text: &mut String, role: Role) {
         if role != Role::Tool {
             return;
         }

@@ -12,10 +12,10 @@ use crate::history::{History, Role};
 use crate::notes::LiteralQueries;
 use crate::tools::definition::{Tool, ToolFamily};
 use crate::tools::schema::schema_of;
-use crate::tools::{Outcome, Refusal, RefusalCode, SearchQuery, ToolContext, ToolOutput};
+use crate::tools::{Refusal, RefusalCode, SearchQuery, ToolContext, ToolOutcome, ToolOutput};
 
 /// `history_search`.
-pub const HISTORY_SEARCH: Tool = Tool {
+pub(crate) const HISTORY_SEARCH: Tool = Tool {
     name: "history_search",
     family: ToolFamily::History,
     description: "Search this session's history for literal text, case-insensitively; several queries match any of them. \
@@ -76,7 +76,7 @@ pub fn history_search(history: &History, params: &HistorySearchParams) -> ToolOu
     ToolOutput::from_packed(search_page(history, params))
 }
 
-fn search_page(history: &History, params: &HistorySearchParams) -> Outcome<ToolOutput> {
+fn search_page(history: &History, params: &HistorySearchParams) -> ToolOutcome<ToolOutput> {
     let selection = Selection {
         limit: params.limit,
         roles: &params.roles,

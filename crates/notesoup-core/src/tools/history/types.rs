@@ -13,7 +13,7 @@ use crate::wire::OrderedMap;
 /// Result of `history_list` and `history_search`: one page, ascending by seq.
 #[typeshare]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct HistoryPage {
+pub(crate) struct HistoryPage {
     /// Event rows and (in the conversation view) folded rows, ascending.
     #[typeshare(typescript(type = "(HistoryPageItem | HistoryFoldedRow)[]"))]
     pub items: Vec<HistoryRow>,
@@ -28,7 +28,7 @@ pub struct HistoryPage {
 /// A page row: one event, or a fold of tool and context events.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(untagged)]
-pub enum HistoryRow {
+pub(crate) enum HistoryRow {
     /// A folded run of tool and context events.
     Folded(HistoryFoldedRow),
     /// One event with its preview.
@@ -38,7 +38,7 @@ pub enum HistoryRow {
 /// One event on a page, with a verbatim preview of its text.
 #[typeshare]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct HistoryPageItem {
+pub(crate) struct HistoryPageItem {
     /// The event's stable address.
     pub seq: u32,
     /// The event's window.
@@ -81,7 +81,7 @@ pub struct HistoryPageItem {
 /// A run of tool and context events the conversation view folds away.
 #[typeshare]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct HistoryFoldedRow {
+pub(crate) struct HistoryFoldedRow {
     /// Always true.
     pub folded: bool,
     /// Lowest seq in the fold.
@@ -99,7 +99,7 @@ pub struct HistoryFoldedRow {
 
 /// Tool name to count, kept in first-use order and serialized as a JSON object.
 #[typeshare(serialized_as = "HashMap<String, u32>")]
-pub type ToolCounts = OrderedMap<u32>;
+pub(crate) type ToolCounts = OrderedMap<u32>;
 
 impl JsonSchema for ToolCounts {
     fn schema_name() -> Cow<'static, str> {

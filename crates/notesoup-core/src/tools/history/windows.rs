@@ -15,10 +15,10 @@ use crate::tools::definition::{Tool, ToolFamily};
 use crate::tools::output::{pack, pack_or};
 use crate::tools::schema::schema_of;
 use crate::tools::window::to_u32;
-use crate::tools::{Outcome, ToolContext, ToolData, ToolOutput, fill_best};
+use crate::tools::{ToolContext, ToolData, ToolOutcome, ToolOutput, fill_best};
 
 /// `history_windows`.
-pub const HISTORY_WINDOWS: Tool = Tool {
+pub(crate) const HISTORY_WINDOWS: Tool = Tool {
     name: "history_windows",
     family: ToolFamily::History,
     description: "List this session's context windows, oldest first, each with its seq range and event count. \
@@ -43,7 +43,7 @@ pub struct HistoryWindowsParams {}
 /// Result of `history_windows`: the session's windows, oldest first.
 #[typeshare]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct HistoryWindowsData {
+pub(crate) struct HistoryWindowsData {
     /// The session id.
     pub session_id: String,
     /// Windows, oldest first.
@@ -55,7 +55,7 @@ pub struct HistoryWindowsData {
 /// One window in `history_windows`.
 #[typeshare]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct HistoryWindowRow {
+pub(crate) struct HistoryWindowRow {
     /// The window id.
     pub window_id: String,
     /// When the window began, if known.
@@ -100,7 +100,7 @@ pub fn history_windows(history: &History, _params: &HistoryWindowsParams) -> Too
     ToolOutput::from_packed(windows_data(history))
 }
 
-fn windows_data(history: &History) -> Outcome<ToolOutput> {
+fn windows_data(history: &History) -> ToolOutcome<ToolOutput> {
     let all = history.windows();
     let data = |windows: Vec<HistoryWindowRow>| HistoryWindowsData {
         session_id: history.session_id().to_owned(),

@@ -13,10 +13,10 @@
 use similar::{ChangeTag, TextDiff};
 
 /// Context lines shown around each change.
-pub const CONTEXT_LINES: usize = 4;
+pub(super) const CONTEXT_LINES: usize = 4;
 
 /// `generateDiffString(old, new).diff`.
-pub fn line_diff(old: &str, new: &str) -> String {
+pub(crate) fn line_diff(old: &str, new: &str) -> String {
     let width = line_count(old).max(line_count(new)).to_string().len();
     let parts = parts(old, new);
     let mut out = Output {

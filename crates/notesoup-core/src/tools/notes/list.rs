@@ -5,11 +5,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use typeshare::typeshare;
 
-use super::render::{plural, push_identity, push_snapshot_footer, push_times};
-use super::{
-    FIRST_ROW_TOO_LARGE, fit_or, limit, list_query, project_key, run_over_store, store_error,
-};
-use crate::notes::{NoteStore, local_iso};
+use super::render::{plural, push_row_head, push_snapshot_footer};
+use super::{FIRST_ROW_TOO_LARGE, RowHead, fit_or, limit, list_query, run_over_store, store_error};
+use crate::notes::NoteStore;
 use crate::tools::definition::{Tool, ToolFamily};
 use crate::tools::fill::fill_best_from;
 use crate::tools::measure::json_bytes;
@@ -18,11 +16,11 @@ use crate::tools::params::at_least;
 use crate::tools::schema::schema_of;
 use crate::tools::window::to_u32;
 use crate::tools::{
-    Outcome, Refusal, RefusalCode, TOOL_OUTPUT_MAX_BYTES, ToolContext, ToolData, ToolOutput,
+    Refusal, RefusalCode, TOOL_OUTPUT_MAX_BYTES, ToolContext, ToolData, ToolOutcome, ToolOutput,
 };
 
 /// `notes_list`.
-pub const NOTES_LIST: Tool = Tool {
+pub(crate) const NOTES_LIST: Tool = Tool {
     name: "notes_list",
     family: ToolFamily::Notes,
     description: "List notes as a recent-first snapshot across this session, @project/, @human/, @self/ and \
@@ -44,7 +42,7 @@ fn run(context: &mut dyn ToolContext, arguments: Value) -> ToolOutput {
 #[typeshare]
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct NotesListParams {
+pub(crate) struct NotesListParams {
     /// Optional. A glob over full addresses: `*` within a segment, `**`
     /// across segments, `?` one character; e.g. "@project/**" or "**/*.md".
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -61,7 +59,7 @@ pub struct NotesListParams {
 /// Result of `notes_list`: a recent-first snapshot.
 #[typeshare]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct NotesListData {
+pub(crate) struct NotesListData {
     /// The notes shown, most recently updated first.
     pub files: Vec<ListedNote>,
     /// Matching notes not shown (the limit or the response budget).
@@ -75,7 +73,7 @@ pub struct NotesListData {
 /// One note in `notes_list`.
 #[typeshare]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct ListedNote {
+pub(crate) struct ListedNote {
     /// The note's rendered address.
     pub address: String,
     /// The project the note belongs to, when it belongs to one.
@@ -106,33 +104,35 @@ impl ToolData for NotesListData {
 
 /// One row of a `notes_list` text: `\n- <identity> | updated T[ | crumpled T]`.
 fn push_listed(text: &mut String, file: &ListedNote) {
-    text.push_str("\n- ");
-    push_identity(text, &file.address, file.project_key.as_deref());
-    push_times(text, &file.updated_at, file.crumpled_at.as_deref());
+    push_row_head(
+        text,
+        &file.address,
+        file.project_key.as_deref(),
+        &file.updated_at,
+        file.crumpled_at.as_deref(),
+    );
 }
 
 /// `notes_list`: a recent-first snapshot of notes, as many as fit.
-pub fn notes_list(store: &NoteStore, params: &NotesListParams) -> ToolOutput {
+pub(crate) fn notes_list(store: &NoteStore, params: &NotesListParams) -> ToolOutput {
     ToolOutput::from_packed(list(store, params))
 }
 
-fn list(store: &NoteStore, params: &NotesListParams) -> Outcome<ToolOutput> {
+fn list(store: &NoteStore, params: &NotesListParams) -> ToolOutcome<ToolOutput> {
     at_least("limit", params.limit, 1)?;
     let status = store
         .list_headers(&list_query(params.pattern.as_deref(), params.wastebasket))
         .map_err(store_error)?;
-    let tz = store.time_zone();
     let total = status.rows.len();
-    let rows = status
-        .rows
-        .iter()
-        .take(limit(params.limit))
-        .map(|row| ListedNote {
-            address: row.location.address.clone(),
-            project_key: project_key(row.location.scope, &row.meta, store.identity()),
-            updated_at: local_iso(row.meta.updated_at, tz),
-            crumpled_at: row.meta.crumpled_at.map(|at| local_iso(at, tz)),
-        });
+    let rows = status.rows.iter().take(limit(params.limit)).map(|row| {
+        let head = RowHead::of(store, &row.location, &row.meta);
+        ListedNote {
+            address: head.address,
+            project_key: head.project_key,
+            updated_at: head.updated_at,
+            crumpled_at: head.crumpled_at,
+        }
+    });
     list_page(
         rows,
         total,
@@ -147,7 +147,7 @@ fn list_page(
     total: usize,
     crumpled_excluded: usize,
     homes_unavailable: &[String],
-) -> Outcome<ToolOutput> {
+) -> ToolOutcome<ToolOutput> {
     let data = |files: Vec<ListedNote>| NotesListData {
         more: to_u32(total - files.len()),
         files,

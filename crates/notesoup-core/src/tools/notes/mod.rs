@@ -14,24 +14,33 @@ mod write;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
-pub use diff::line_diff;
-pub use list::{ListedNote, NOTES_LIST, NotesListData, NotesListParams, notes_list};
-pub use read::{
-    ExtraFields, NOTES_READ, NoteMetadata, NotesReadData, NotesReadParams, OmittedExtra, notes_read,
-};
-pub use search::{
-    NOTES_SEARCH, NoteMatch, NotesSearchData, NotesSearchParams, SearchedNote, notes_search,
-};
-pub use update::{NOTES_UPDATE, NoteEditParam, NotesUpdateData, NotesUpdateParams, notes_update};
-pub use write::{NOTES_WRITE, NotesWriteData, NotesWriteParams, notes_write};
+pub(super) use diff::line_diff;
+pub(super) use list::NOTES_LIST;
+pub(super) use read::NOTES_READ;
+pub(super) use search::NOTES_SEARCH;
+pub(super) use update::NOTES_UPDATE;
+pub(super) use write::NOTES_WRITE;
+
+// What the crate's own tests name: each operation over a store.
+#[cfg(test)]
+pub(crate) use list::{NotesListParams, notes_list};
+#[cfg(test)]
+pub(crate) use read::{NotesReadParams, notes_read};
+#[cfg(test)]
+pub(crate) use search::{NotesSearchParams, notes_search};
+#[cfg(test)]
+pub(crate) use update::{NotesUpdateParams, notes_update};
+#[cfg(test)]
+pub(crate) use write::{NotesWriteParams, notes_write};
 
 use super::definition::Tool;
 use super::output::pack_or;
 use super::{
-    MAX_ERROR_LINE_FACTS, Outcome, Refusal, ToolContext, ToolData, ToolOutput, parse_arguments,
+    MAX_ERROR_LINE_FACTS, Refusal, ToolContext, ToolData, ToolOutcome, ToolOutput, parse_arguments,
 };
 use crate::notes::{
-    Change, ListQuery, NoteError, NoteMeta, NoteStore, NotesIdentity, Origin, Scope,
+    Change, ListQuery, NoteError, NoteLocation, NoteMeta, NoteOrigin, NoteStore, NotesIdentity,
+    Scope, local_iso,
 };
 
 /// The notes tools, in the order hosts list them.
@@ -62,17 +71,18 @@ fn run_over_store<P: DeserializeOwned>(
 
 /// The receipt diff every host shows: the numbered line diff of the body
 /// ([`line_diff`]).
-pub fn note_line_diff(change: &Change) -> String {
+pub(super) fn note_line_diff(change: &Change) -> String {
     line_diff(&change.before, &change.after)
 }
 
+#[cfg(test)]
 /// The simple diff: `note <kind>` (what the original Claude plugin showed).
-pub fn note_kind_diff(change: &Change) -> String {
+pub(super) fn note_kind_diff(change: &Change) -> String {
     format!("note {}", change.kind.as_str())
 }
 
 /// The diff of a rename: `rename A -> B`.
-pub fn rename_diff(from: &str, to: &str) -> String {
+pub(super) fn rename_diff(from: &str, to: &str) -> String {
     format!("rename {from} -> {to}")
 }
 
@@ -80,7 +90,7 @@ pub fn rename_diff(from: &str, to: &str) -> String {
 /// (at most [`MAX_ERROR_LINE_FACTS`], with the total) and the edit index go
 /// into details, and a filesystem failure is `io_error` "notes operation
 /// failed" (the path stays out of the model's view).
-pub fn note_refusal(error: &NoteError) -> Refusal {
+pub(super) fn note_refusal(error: &NoteError) -> Refusal {
     let code = error.code();
     if error.is_filesystem() {
         return Refusal::new(code, "notes operation failed");
@@ -104,8 +114,11 @@ pub fn note_refusal(error: &NoteError) -> Refusal {
     }
 }
 
-fn parse_origin(origin: Option<&str>) -> Outcome<Option<Origin>> {
-    origin.map(Origin::parse).transpose().map_err(store_error)
+fn parse_origin(origin: Option<&str>) -> ToolOutcome<Option<NoteOrigin>> {
+    origin
+        .map(NoteOrigin::parse)
+        .transpose()
+        .map_err(store_error)
 }
 
 fn store_error(error: NoteError) -> Refusal {
@@ -122,8 +135,29 @@ fn project_key(scope: Scope, meta: &NoteMeta, identity: &NotesIdentity) -> Optio
     }
 }
 
+/// A snapshot row's head as `notes_list` and `notes_search` show it: the
+/// address, the project, and the times in the store's zone.
+struct RowHead {
+    address: String,
+    project_key: Option<String>,
+    updated_at: String,
+    crumpled_at: Option<String>,
+}
+
+impl RowHead {
+    fn of(store: &NoteStore, location: &NoteLocation, meta: &NoteMeta) -> RowHead {
+        let tz = store.time_zone();
+        RowHead {
+            address: location.address.clone(),
+            project_key: project_key(location.scope, meta, store.identity()),
+            updated_at: local_iso(meta.updated_at, tz),
+            crumpled_at: meta.crumpled_at.map(|at| local_iso(at, tz)),
+        }
+    }
+}
+
 /// The one size check of a result, packaging it.
-fn fit_or<T: ToolData>(data: T, message: &str) -> Outcome<ToolOutput> {
+fn fit_or<T: ToolData>(data: T, message: &str) -> ToolOutcome<ToolOutput> {
     pack_or(&data, message)
 }
 

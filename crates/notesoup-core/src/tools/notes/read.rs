@@ -10,19 +10,19 @@ use typeshare::typeshare;
 
 use super::render::push_identity;
 use super::{project_key, run_over_store, store_error};
-use crate::notes::{NoteMeta, NoteStore, Origin, local_iso};
+use crate::notes::{NoteMeta, NoteOrigin, NoteStore, local_iso};
 use crate::tools::definition::{Tool, ToolFamily};
 use crate::tools::measure::json_bytes;
 use crate::tools::schema::schema_of;
 use crate::tools::window::{read_window_packed, to_u32};
 use crate::tools::{
-    LimitedBy, MAX_METADATA_ENTRY_BYTES, MAX_METADATA_EXTRA_BYTES, Outcome, Refusal, RefusalCode,
-    ToolContext, ToolData, ToolOutput, render_window,
+    LimitedBy, MAX_METADATA_ENTRY_BYTES, MAX_METADATA_EXTRA_BYTES, Refusal, RefusalCode,
+    ToolContext, ToolData, ToolOutcome, ToolOutput, render_window,
 };
 use crate::wire::OrderedMap;
 
 /// `notes_read`.
-pub const NOTES_READ: Tool = Tool {
+pub(crate) const NOTES_READ: Tool = Tool {
     name: "notes_read",
     family: ToolFamily::Notes,
     description: "Read a window of one note's body (the frontmatter is not part of it) with the note's metadata. \
@@ -44,7 +44,7 @@ fn run(context: &mut dyn ToolContext, arguments: Value) -> ToolOutput {
 #[typeshare]
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct NotesReadParams {
+pub(crate) struct NotesReadParams {
     /// The note's address.
     pub address: String,
     /// Optional. Code-point offset into the body (default 0; the frontmatter
@@ -62,7 +62,7 @@ pub struct NotesReadParams {
 /// Result of `notes_read`: the note's metadata and one window of its body.
 #[typeshare]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct NotesReadData {
+pub(crate) struct NotesReadData {
     /// The note's rendered address.
     pub address: String,
     /// The project the note belongs to, when it belongs to one.
@@ -88,10 +88,10 @@ pub struct NotesReadData {
 /// A note's metadata as `notes_read` shows it.
 #[typeshare]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct NoteMetadata {
+pub(crate) struct NoteMetadata {
     /// user, self or external.
     #[typeshare(typescript(type = "\"user\" | \"self\" | \"external\""))]
-    pub origin: Origin,
+    pub origin: NoteOrigin,
     /// Creation time, local ISO with offset.
     pub created_at: String,
     /// Last content change, local ISO with offset.
@@ -113,7 +113,7 @@ pub struct NoteMetadata {
 /// Extras too large to show: how many, and their serialized size.
 #[typeshare]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct OmittedExtra {
+pub(crate) struct OmittedExtra {
     /// Number of extras left out.
     pub keys: u32,
     /// Their serialized size in bytes.
@@ -121,7 +121,7 @@ pub struct OmittedExtra {
 }
 
 /// Frontmatter extras in file order, serialized as a JSON object.
-pub type ExtraFields = OrderedMap<Value>;
+pub(crate) type ExtraFields = OrderedMap<Value>;
 
 impl JsonSchema for ExtraFields {
     fn schema_name() -> Cow<'static, str> {
@@ -182,11 +182,11 @@ fn push_metadata(text: &mut String, metadata: &NoteMetadata) {
 }
 
 /// `notes_read`: one window of a note's body, with its metadata.
-pub fn notes_read(store: &NoteStore, params: &NotesReadParams) -> ToolOutput {
+pub(crate) fn notes_read(store: &NoteStore, params: &NotesReadParams) -> ToolOutput {
     ToolOutput::from_packed(read(store, params))
 }
 
-fn read(store: &NoteStore, params: &NotesReadParams) -> Outcome<ToolOutput> {
+fn read(store: &NoteStore, params: &NotesReadParams) -> ToolOutcome<ToolOutput> {
     let note = store
         .read(&params.address)
         .map_err(store_error)?

@@ -25,6 +25,20 @@ pub(super) fn push_times(text: &mut String, updated_at: &str, crumpled_at: Optio
     }
 }
 
+/// `\n- <identity> | updated T[ | crumpled T]`: the first line of a
+/// `notes_list` or `notes_search` row.
+pub(super) fn push_row_head(
+    text: &mut String,
+    address: &str,
+    project_key: Option<&str>,
+    updated_at: &str,
+    crumpled_at: Option<&str>,
+) {
+    text.push_str("\n- ");
+    push_identity(text, address, project_key);
+    push_times(text, updated_at, crumpled_at);
+}
+
 /// The omitted / hidden / unreadable lines shared by list and search.
 pub(super) fn push_snapshot_footer(
     text: &mut String,

@@ -8,23 +8,21 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use typeshare::typeshare;
 
-use super::render::{plural, push_identity, push_snapshot_footer, push_times};
-use super::{
-    FIRST_ROW_TOO_LARGE, fit_or, limit, list_query, project_key, run_over_store, store_error,
-};
-use crate::notes::{NoteStore, local_iso};
+use super::render::{plural, push_row_head, push_snapshot_footer};
+use super::{FIRST_ROW_TOO_LARGE, RowHead, fit_or, limit, list_query, run_over_store, store_error};
+use crate::notes::NoteStore;
 use crate::tools::definition::{Tool, ToolFamily};
 use crate::tools::output::pack;
 use crate::tools::params::at_least;
 use crate::tools::schema::schema_of;
 use crate::tools::window::to_u32;
 use crate::tools::{
-    Outcome, Refusal, RefusalCode, SearchQuery, ToolContext, ToolData, ToolOutput, fill_best, fits,
-    prefix_fit,
+    Refusal, RefusalCode, SearchQuery, ToolContext, ToolData, ToolOutcome, ToolOutput, fill_best,
+    fits, prefix_fit,
 };
 
 /// `notes_search`.
-pub const NOTES_SEARCH: Tool = Tool {
+pub(crate) const NOTES_SEARCH: Tool = Tool {
     name: "notes_search",
     family: ToolFamily::Notes,
     description: "Search note bodies line by line for literal text, case-insensitively; several queries match any \
@@ -46,7 +44,7 @@ fn run(context: &mut dyn ToolContext, arguments: Value) -> ToolOutput {
 #[typeshare]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct NotesSearchParams {
+pub(crate) struct NotesSearchParams {
     /// One literal, or several (any may match), matched case-insensitively
     /// against each body line.
     #[typeshare(typescript(type = "string | string[]"))]
@@ -71,7 +69,7 @@ pub struct NotesSearchParams {
 /// Result of `notes_search`: a recent-first snapshot of matching notes.
 #[typeshare]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct NotesSearchData {
+pub(crate) struct NotesSearchData {
     /// The matching notes shown, most recently updated first.
     pub files: Vec<SearchedNote>,
     /// Matching notes not shown (the limit or the response budget).
@@ -85,7 +83,7 @@ pub struct NotesSearchData {
 /// One note in `notes_search`, with its matching lines.
 #[typeshare]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct SearchedNote {
+pub(crate) struct SearchedNote {
     /// The note's rendered address.
     pub address: String,
     /// The project the note belongs to, when it belongs to one.
@@ -105,7 +103,7 @@ pub struct SearchedNote {
 /// One matching line.
 #[typeshare]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct NoteMatch {
+pub(crate) struct NoteMatch {
     /// 1-based line number in the body.
     pub line: u32,
     /// The line (possibly shortened, see truncated).
@@ -122,9 +120,13 @@ impl ToolData for NotesSearchData {
     fn render(&self) -> String {
         let mut text = plural(self.files.len() as u32, "file", "files");
         for file in &self.files {
-            text.push_str("\n- ");
-            push_identity(&mut text, &file.address, file.project_key.as_deref());
-            push_times(&mut text, &file.updated_at, file.crumpled_at.as_deref());
+            push_row_head(
+                &mut text,
+                &file.address,
+                file.project_key.as_deref(),
+                &file.updated_at,
+                file.crumpled_at.as_deref(),
+            );
             let _ = write!(
                 text,
                 " | {}",
@@ -156,11 +158,11 @@ impl ToolData for NotesSearchData {
 
 /// `notes_search`: a recent-first snapshot of notes whose body lines contain
 /// any query literal, with the matching lines.
-pub fn notes_search(store: &NoteStore, params: &NotesSearchParams) -> ToolOutput {
+pub(crate) fn notes_search(store: &NoteStore, params: &NotesSearchParams) -> ToolOutput {
     ToolOutput::from_packed(search(store, params))
 }
 
-fn search(store: &NoteStore, params: &NotesSearchParams) -> Outcome<ToolOutput> {
+fn search(store: &NoteStore, params: &NotesSearchParams) -> ToolOutcome<ToolOutput> {
     let literals = params.query.literals()?;
     at_least("limit", params.limit, 1)?;
     at_least("max_matches_per_file", params.max_matches_per_file, 1)?;
@@ -170,7 +172,6 @@ fn search(store: &NoteStore, params: &NotesSearchParams) -> Outcome<ToolOutput> 
             &list_query(params.pattern.as_deref(), params.wastebasket),
         )
         .map_err(store_error)?;
-    let tz = store.time_zone();
     let mut rows = status.rows;
     // The store sorts by address; the tool shows the most recent first.
     rows.sort_by(|a, b| {
@@ -181,14 +182,13 @@ fn search(store: &NoteStore, params: &NotesSearchParams) -> Outcome<ToolOutput> 
     });
     let total = rows.len();
     let per_file = limit(params.max_matches_per_file);
-    let files = rows
-        .iter()
-        .take(limit(params.limit))
-        .map(|row| SearchedNote {
-            address: row.location.address.clone(),
-            project_key: project_key(row.location.scope, &row.meta, store.identity()),
-            updated_at: local_iso(row.meta.updated_at, tz),
-            crumpled_at: row.meta.crumpled_at.map(|at| local_iso(at, tz)),
+    let files = rows.iter().take(limit(params.limit)).map(|row| {
+        let head = RowHead::of(store, &row.location, &row.meta);
+        SearchedNote {
+            address: head.address,
+            project_key: head.project_key,
+            updated_at: head.updated_at,
+            crumpled_at: head.crumpled_at,
             matches_total: to_u32(row.matches.len()),
             matches: row
                 .matches
@@ -201,7 +201,8 @@ fn search(store: &NoteStore, params: &NotesSearchParams) -> Outcome<ToolOutput> 
                     offset_chars: to_u32(found.offset_chars),
                 })
                 .collect(),
-        });
+        }
+    });
     let data = |files: Vec<SearchedNote>| NotesSearchData {
         more: to_u32(total - files.len()),
         files,

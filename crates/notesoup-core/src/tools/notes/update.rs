@@ -11,17 +11,17 @@ use super::render::{plural, push_identity};
 use super::{
     fit_or, note_line_diff, parse_origin, project_key, rename_diff, run_over_store, store_error,
 };
-use crate::notes::{Change, ChangeKind, Edit, NoteError, NoteStore, Origin, UpdateRequest};
+use crate::notes::{Change, ChangeKind, Edit, NoteError, NoteOrigin, NoteStore, UpdateRequest};
 use crate::tools::definition::{Tool, ToolFamily};
 use crate::tools::output::pack;
 use crate::tools::schema::schema_of;
 use crate::tools::window::to_u32;
 use crate::tools::{
-    Outcome, Refusal, RefusalCode, ToolContext, ToolData, ToolOutput, fits, prefix_fit,
+    Refusal, RefusalCode, ToolContext, ToolData, ToolOutcome, ToolOutput, fits, prefix_fit,
 };
 
 /// `notes_update`.
-pub const NOTES_UPDATE: Tool = Tool {
+pub(crate) const NOTES_UPDATE: Tool = Tool {
     name: "notes_update",
     family: ToolFamily::Notes,
     description: "Change one note: exact-text body edits (each oldText must occur exactly once unless \
@@ -46,7 +46,7 @@ fn run(context: &mut dyn ToolContext, arguments: Value) -> ToolOutput {
 #[typeshare]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct NotesUpdateParams {
+pub(crate) struct NotesUpdateParams {
     /// The note's address.
     pub address: String,
     /// Optional. Exact-text body edits, applied in order, all or nothing.
@@ -55,7 +55,7 @@ pub struct NotesUpdateParams {
     pub edits: Option<Vec<NoteEditParam>>,
     /// Optional. Set where the content came from: user, self or external.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "Option<Origin>")]
+    #[schemars(with = "Option<NoteOrigin>")]
     #[typeshare(typescript(type = "\"user\" | \"self\" | \"external\""))]
     pub origin: Option<String>,
     /// Optional. true crumples the note (it leaves the boot, list and search
@@ -78,7 +78,7 @@ pub struct NotesUpdateParams {
 #[typeshare]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct NoteEditParam {
+pub(crate) struct NoteEditParam {
     /// Text that occurs in the body (exactly once unless replace_all).
     pub old_text: String,
     /// Its replacement.
@@ -92,7 +92,7 @@ pub struct NoteEditParam {
 /// Result of `notes_update`: the receipt of an applied update or rename.
 #[typeshare]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct NotesUpdateData {
+pub(crate) struct NotesUpdateData {
     /// The note's rendered address (the new one after a rename).
     pub address: String,
     /// The project the note belongs to, when it belongs to one.
@@ -157,7 +157,7 @@ impl ToolData for NotesUpdateData {
 /// `notes_update`: body edits, a metadata change, or (alone) a rename.
 /// `diff` renders the store's change in the host's style (e.g.
 /// [`super::note_kind_diff`]); a rename's diff is always [`rename_diff`].
-pub fn notes_update(
+pub(crate) fn notes_update(
     store: &NoteStore,
     params: &NotesUpdateParams,
     diff: &dyn Fn(&Change) -> String,
@@ -169,7 +169,7 @@ fn update(
     store: &NoteStore,
     params: &NotesUpdateParams,
     diff: &dyn Fn(&Change) -> String,
-) -> Outcome<ToolOutput> {
+) -> ToolOutcome<ToolOutput> {
     let edits = params.edits.as_deref().unwrap_or_default();
     if let Some(target) = params.rename_to.as_deref().filter(|to| !to.is_empty()) {
         if !edits.is_empty()
@@ -228,7 +228,7 @@ fn update(
 }
 
 /// A receipt whose diff is cut to the longest fitting prefix when needed.
-fn bound_receipt(data: NotesUpdateData) -> Outcome<ToolOutput> {
+fn bound_receipt(data: NotesUpdateData) -> ToolOutcome<ToolOutput> {
     if let Some(output) = pack(&data)? {
         return Ok(output);
     }

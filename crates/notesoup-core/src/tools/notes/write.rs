@@ -8,13 +8,13 @@ use typeshare::typeshare;
 
 use super::render::push_identity;
 use super::{fit_or, parse_origin, project_key, run_over_store, store_error};
-use crate::notes::{NoteStore, Origin, WriteOutcome};
+use crate::notes::{NoteOrigin, NoteStore, WriteOutcome};
 use crate::tools::definition::{Tool, ToolFamily};
 use crate::tools::schema::schema_of;
-use crate::tools::{Outcome, ToolContext, ToolData, ToolOutput};
+use crate::tools::{ToolContext, ToolData, ToolOutcome, ToolOutput};
 
 /// `notes_write`.
-pub const NOTES_WRITE: Tool = Tool {
+pub(crate) const NOTES_WRITE: Tool = Tool {
     name: "notes_write",
     family: ToolFamily::Notes,
     description: "Create a note or replace its whole body. Its metadata is kept (createdAt and every other \
@@ -36,7 +36,7 @@ fn run(context: &mut dyn ToolContext, arguments: Value) -> ToolOutput {
 #[typeshare]
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct NotesWriteParams {
+pub(crate) struct NotesWriteParams {
     /// The note's address.
     pub address: String,
     /// The whole new body (any leading frontmatter is dropped).
@@ -45,7 +45,7 @@ pub struct NotesWriteParams {
     /// (you wrote it; the default) or external (tool output, fetched text,
     /// third parties).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "Option<Origin>")]
+    #[schemars(with = "Option<NoteOrigin>")]
     #[typeshare(typescript(type = "\"user\" | \"self\" | \"external\""))]
     pub origin: Option<String>,
 }
@@ -53,7 +53,7 @@ pub struct NotesWriteParams {
 /// Result of `notes_write`.
 #[typeshare]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct NotesWriteData {
+pub(crate) struct NotesWriteData {
     /// The note's rendered address.
     pub address: String,
     /// The project the note belongs to, when it belongs to one.
@@ -73,11 +73,11 @@ impl ToolData for NotesWriteData {
 }
 
 /// `notes_write`: creates or replaces a note's body, keeping its metadata.
-pub fn notes_write(store: &NoteStore, params: &NotesWriteParams) -> ToolOutput {
+pub(crate) fn notes_write(store: &NoteStore, params: &NotesWriteParams) -> ToolOutput {
     ToolOutput::from_packed(write(store, params))
 }
 
-fn write(store: &NoteStore, params: &NotesWriteParams) -> Outcome<ToolOutput> {
+fn write(store: &NoteStore, params: &NotesWriteParams) -> ToolOutcome<ToolOutput> {
     let origin = parse_origin(params.origin.as_deref())?;
     let written = store
         .write(&params.address, &params.content, origin)

@@ -1,8 +1,8 @@
 //! Small builders for decoded transcripts.
 
 use notesoup_core::history::{
-    History, ItemKind, MessageRole, NestedCalls, ToolCall, ToolResult, ToolStatus, Transcript,
-    TranscriptItem, TranscriptWindow,
+    History, ItemKind, MessageRole, NestedCalls, ToolStatus, Transcript, TranscriptItem,
+    TranscriptToolCall, TranscriptToolResult, TranscriptWindow,
 };
 use notesoup_core::tools::ToolOutput;
 
@@ -48,7 +48,7 @@ pub fn context(seq: u32, text: &str) -> TranscriptItem {
 pub fn call(seq: u32, name: &str, id: &str, arguments: &str) -> TranscriptItem {
     at(
         seq,
-        ItemKind::from(ToolCall {
+        ItemKind::from(TranscriptToolCall {
             name: name.to_owned(),
             call_id: id.to_owned(),
             arguments: Some(arguments.to_owned()),
@@ -64,9 +64,9 @@ pub fn result_with(
     seq: u32,
     id: &str,
     output: &str,
-    adjust: impl FnOnce(&mut ToolResult),
+    adjust: impl FnOnce(&mut TranscriptToolResult),
 ) -> TranscriptItem {
-    let mut result = ToolResult {
+    let mut result = TranscriptToolResult {
         call_id: Some(id.to_owned()),
         name: None,
         arguments: None,
@@ -148,7 +148,7 @@ pub fn refusal(output: &ToolOutput, code: &str) -> serde_json::Value {
 
 /// Both surfaces fit the budget.
 pub fn assert_fits(output: &ToolOutput) {
-    let budget = notesoup_core::tools::TOOL_OUTPUT_MAX_BYTES;
+    let budget = ToolOutput::MAX_BYTES;
     assert!(
         output.text.len() <= budget,
         "text {} bytes",

@@ -169,7 +169,7 @@ proptest! {
         let history = build(&gens);
         let window = (window_choice < history.windows().len() && window_choice > 0)
             .then(|| history.windows()[window_choice].id.clone());
-        let in_window = |event: &notesoup_core::history::Event| {
+        let in_window = |event: &notesoup_core::history::HistoryEvent| {
             window.as_ref().is_none_or(|id| &history.windows()[event.window].id == id)
         };
         let expected: Vec<u32> = history.events().iter()

@@ -4,7 +4,8 @@
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 
-use notesoup_core::notes::{Edit, ListQuery, RefusalCode, UpdateRequest};
+use notesoup_core::notes::{Edit, ListQuery, UpdateRequest};
+use notesoup_core::tools::RefusalCode;
 
 use super::support::{AllRows, Fixture, code, put};
 

@@ -107,7 +107,11 @@ fn identity_validation_messages() {
         );
     }
     let error = NotesIdentity::new("/n", "s", "p", "a", "M").expect_err("bad model");
-    assert_eq!(error.field(), "model");
+    assert_eq!(error.identity_field(), Some("model"));
+    assert_eq!(
+        error.code(),
+        notesoup_core::tools::RefusalCode::InvalidArguments
+    );
 }
 
 #[test]

@@ -4,8 +4,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use notesoup_core::notes::{
-    HeadCache, Home, ListQuery, NoteHeader, NoteRow, NoteStore, RefusalCode, Scope, UpdateRequest,
+    HeadCache, Home, ListQuery, NoteHeader, NoteRow, NoteStore, Scope, UpdateRequest,
 };
+use notesoup_core::tools::RefusalCode;
 
 use super::support::{AllRows, Fixture, code};
 

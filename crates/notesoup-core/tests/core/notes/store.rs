@@ -2,8 +2,9 @@
 
 use jiff::tz::TimeZone;
 use notesoup_core::notes::{
-    ChangeKind, Edit, Origin, RefusalCode, Scope, UpdateRequest, WriteOutcome, local_iso,
+    ChangeKind, Edit, NoteOrigin, Scope, UpdateRequest, WriteOutcome, local_iso,
 };
+use notesoup_core::tools::RefusalCode;
 
 use super::support::{Fixture, PROJECT, code};
 
@@ -60,9 +61,9 @@ fn write_outcomes_and_kept_metadata() {
     let f = Fixture::new();
     let first = f
         .store
-        .write("@project/a", "one", Some(Origin::User))
+        .write("@project/a", "one", Some(NoteOrigin::User))
         .expect("create");
-    assert_eq!(first.meta.origin, Origin::User);
+    assert_eq!(first.meta.origin, NoteOrigin::User);
     assert_eq!(first.meta.project, None, "only session notes get project");
     f.store.read("@project/a").expect("read").expect("exists");
     let second = f
@@ -72,7 +73,7 @@ fn write_outcomes_and_kept_metadata() {
     assert_eq!(second.outcome, WriteOutcome::Overwritten);
     assert_eq!(
         second.meta.origin,
-        Origin::SelfAuthored,
+        NoteOrigin::SelfAuthored,
         "origin defaults to self"
     );
     assert_eq!(second.meta.created_at, first.meta.created_at);
@@ -385,7 +386,7 @@ fn origin_changes_bump_updated_at_and_both_changes_are_a_file_change() {
         .update(
             "a",
             &UpdateRequest {
-                origin: Some(Origin::SelfAuthored),
+                origin: Some(NoteOrigin::SelfAuthored),
                 ..Default::default()
             },
         )
@@ -396,7 +397,7 @@ fn origin_changes_bump_updated_at_and_both_changes_are_a_file_change() {
         .update(
             "a",
             &UpdateRequest {
-                origin: Some(Origin::External),
+                origin: Some(NoteOrigin::External),
                 ..Default::default()
             },
         )
@@ -409,7 +410,7 @@ fn origin_changes_bump_updated_at_and_both_changes_are_a_file_change() {
         .update(
             "a",
             &UpdateRequest {
-                origin: Some(Origin::User),
+                origin: Some(NoteOrigin::User),
                 ..edits(&[("body", "new")])
             },
         )
@@ -425,7 +426,7 @@ fn rename_moves_everything_and_refuses_what_it_must() {
     assert_eq!(code(f.store.rename("gone", "there")), RefusalCode::NotFound);
     let written = f
         .store
-        .write("draft", "text", Some(Origin::User))
+        .write("draft", "text", Some(NoteOrigin::User))
         .expect("write");
     let same = f.store.rename("draft", "draft.md").expect_err("same");
     assert_eq!(
@@ -468,7 +469,7 @@ fn rename_moves_everything_and_refuses_what_it_must() {
         moved.meta.project, None,
         "moving out of the session drops project"
     );
-    assert_eq!(moved.meta.origin, Origin::User);
+    assert_eq!(moved.meta.origin, NoteOrigin::User);
     assert_eq!(moved.meta.created_at, written.meta.created_at);
     assert!(moved.meta.updated_at > written.meta.updated_at);
     assert!(!f.root().join("pi/session/s1/draft.md").exists());
@@ -581,8 +582,8 @@ fn invalid_addresses_are_refused_everywhere() {
 
 #[test]
 fn origins_parse_or_refuse() {
-    assert_eq!(Origin::parse("external"), Ok(Origin::External));
-    let error = Origin::parse("robot").expect_err("invalid");
+    assert_eq!(NoteOrigin::parse("external"), Ok(NoteOrigin::External));
+    let error = NoteOrigin::parse("robot").expect_err("invalid");
     assert_eq!(error.code(), RefusalCode::InvalidOrigin);
     assert_eq!(error.code().as_str(), "invalid_origin");
 }

@@ -3,7 +3,8 @@
 use std::path::{Path, PathBuf};
 
 use jiff::tz::TimeZone;
-use notesoup_core::notes::{ListStatus, NoteError, NoteStore, NotesIdentity, RefusalCode};
+use notesoup_core::notes::{ListStatus, NoteError, NoteStore, NotesIdentity};
+use notesoup_core::tools::RefusalCode;
 use tempfile::TempDir;
 
 pub const SESSION: &str = "s1";

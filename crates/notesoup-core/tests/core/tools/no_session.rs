@@ -43,14 +43,17 @@ fn an_identity_without_a_session_has_none_and_can_gain_one() {
         ("p", "a", "m")
     );
     assert_eq!(
-        identity.with_session("../x").expect_err("bad").field(),
-        "sessionId"
+        identity
+            .with_session("../x")
+            .expect_err("bad")
+            .identity_field(),
+        Some("sessionId")
     );
     assert_eq!(
         NotesIdentity::without_session("/n", "", "a", "m")
             .expect_err("bad")
-            .field(),
-        "projectKey"
+            .identity_field(),
+        Some("projectKey")
     );
 }
 

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use notesoup_core::budget::BudgetPolicy;
-use notesoup_core::tools::HISTORY_WINDOWS;
+use notesoup_core::tools::Tool;
 use notesoup_pi::extension::{Notesoup, NotesoupConfig};
 use notesoup_pi::host::{PiExtension, SessionStartReason, ToolInvocation};
 use notesoup_pi::reset::window::active_window;
@@ -448,7 +448,7 @@ fn print_windows(harness: &mut Harness<Notesoup>) {
         &mut harness.host,
         &ToolInvocation {
             tool_call_id: "demo".to_owned(),
-            name: HISTORY_WINDOWS.name.to_owned(),
+            name: Tool::HISTORY_WINDOWS.name.to_owned(),
             params: json!({}),
         },
     );

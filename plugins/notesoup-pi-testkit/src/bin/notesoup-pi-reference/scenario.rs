@@ -3,7 +3,7 @@
 //! wipes its memory, and in the fresh window digs its task back out of the
 //! history by seq.
 
-use notesoup_core::tools::{HISTORY_READ, HISTORY_SEARCH, NOTES_UPDATE, NOTES_WRITE, WIPE_MEMORY};
+use notesoup_core::tools::Tool;
 use notesoup_pi::session::{AgentMessage, ToolDeclaration};
 use notesoup_pi_testkit::{HostTool, ModelRequest, ScriptedModel, Step, message_text};
 use serde_json::{Value, json};
@@ -79,14 +79,14 @@ pub fn model() -> ScriptedModel {
             Some("I'll record the design decision first, then read the code."),
             vec![
                 (
-                    NOTES_WRITE.name,
+                    Tool::NOTES_WRITE.name,
                     json!({
                         "address": "@project/parser-split.md",
                         "content": "# Parser split\n\nDecision: the tokenizer owns Cursor and Token; the parser only sees tokens.\nTests stay in tests/parser.rs and must pass after every step.\n"
                     }),
                 ),
                 (
-                    NOTES_WRITE.name,
+                    Tool::NOTES_WRITE.name,
                     json!({
                         "address": "@project/MAP.md",
                         "content": "- @project/parser-split.md: how and why the parser module is split\n"
@@ -101,14 +101,14 @@ pub fn model() -> ScriptedModel {
             Some("The warning says close out. Saving my checkpoint before the wipe."),
             vec![
                 (
-                    NOTES_WRITE.name,
+                    Tool::NOTES_WRITE.name,
                     json!({
                         "address": "checkpoint.md",
                         "content": "# Checkpoint: parser split\n\nGoal: split src/parser.rs into tokenizer.rs and parser.rs.\nDone: read parser.rs, grammar.rs and tests/parser.rs; decision in @project/parser-split.md.\nNext: move Cursor and Token into src/tokenizer.rs.\nWhere to dig: history_search \"tokenizer\" finds the human's original request.\n"
                     }),
                 ),
                 (
-                    NOTES_UPDATE.name,
+                    Tool::NOTES_UPDATE.name,
                     json!({
                         "address": "@project/parser-split.md",
                         "edits": [{"oldText": "must pass after every step.", "newText": "must pass after every step.\nStatus: all three files read, nothing moved yet."}]
@@ -116,13 +116,13 @@ pub fn model() -> ScriptedModel {
                 ),
             ],
         ))
-        .push(Step::tool(WIPE_MEMORY.name, json!({})))
+        .push(Step::tool(Tool::WIPE_MEMORY.name, json!({})))
         .push(Step::tool(
-            HISTORY_SEARCH.name,
+            Tool::HISTORY_SEARCH.name,
             json!({"query": "tokenizer", "roles": ["user"]}),
         ))
         .push_with(|request| match first_seq(request) {
-            Some(seq) => Step::tool(HISTORY_READ.name, json!({ "seq": seq })),
+            Some(seq) => Step::tool(Tool::HISTORY_READ.name, json!({ "seq": seq })),
             None => Step::text("The search found nothing; I will work from the checkpoint alone."),
         })
         .push(Step::text(

@@ -1,17 +1,19 @@
-//! Integration tests: budget.
+//! Budget: the lines, the countdown, the stages, the clamped reserve and the
+//! texts, over internals no other crate sees.
+
+#![allow(clippy::unwrap_used)]
 
 use notesoup_core::budget::{
-    BudgetPolicy, BudgetStage, ClampedReserve, ContextRemaining, DEFAULT_REMINDER_MARGIN_TOKENS,
-    DEFAULT_RESERVE_TOKENS, MAX_RESERVE_TOKENS, ReserveWarning, WARNING_RUNWAY_TOKENS,
-    clamp_reserve, manual_close_out_text, remaining_tokens, reminder_text, warning_text,
+    BudgetPolicy, BudgetStage, ClampedReserve, ContextRemaining, MAX_RESERVE_TOKENS,
+    ReserveWarning, WARNING_RUNWAY_TOKENS,
 };
 use notesoup_core::wire::ToolBindings;
 use proptest::prelude::*;
 
 #[test]
 fn constants_and_default_lines() {
-    assert_eq!(DEFAULT_RESERVE_TOKENS, 16_384);
-    assert_eq!(DEFAULT_REMINDER_MARGIN_TOKENS, 24_576);
+    assert_eq!(BudgetPolicy::DEFAULT_RESERVE_TOKENS, 16_384);
+    assert_eq!(BudgetPolicy::DEFAULT_REMINDER_MARGIN_TOKENS, 24_576);
     assert_eq!(WARNING_RUNWAY_TOKENS, 16_384);
     let policy = BudgetPolicy::default();
     assert_eq!(policy.reserve_line(), 16_384);
@@ -32,9 +34,9 @@ fn lines_follow_reserve_and_margin() {
 
 #[test]
 fn remaining_never_goes_negative() {
-    assert_eq!(remaining_tokens(200_000, 150_000), 50_000);
-    assert_eq!(remaining_tokens(200_000, 200_000), 0);
-    assert_eq!(remaining_tokens(200_000, 250_000), 0);
+    assert_eq!(BudgetPolicy::remaining_tokens(200_000, 150_000), 50_000);
+    assert_eq!(BudgetPolicy::remaining_tokens(200_000, 200_000), 0);
+    assert_eq!(BudgetPolicy::remaining_tokens(200_000, 250_000), 0);
 }
 
 #[test]
@@ -95,7 +97,7 @@ fn clamping_garbage_reserves() {
         let ClampedReserve {
             tokens: got,
             warning: got_warning,
-        } = clamp_reserve(raw, window);
+        } = ClampedReserve::of(raw, window);
         assert_eq!(got, tokens, "raw {raw}, window {window:?}");
         assert_eq!(
             got_warning.map(|w| w.to_string()).as_deref(),
@@ -159,7 +161,7 @@ fn clamping_garbage_reserves() {
 #[test]
 fn clamp_warnings_carry_their_facts() {
     assert_eq!(
-        clamp_reserve(3e6, Some(1_000_000)).warning,
+        ClampedReserve::of(3e6, Some(1_000_000)).warning,
         Some(ReserveWarning::TooLarge {
             raw: 3e6,
             cap: 500_000,
@@ -171,9 +173,9 @@ fn clamp_warnings_carry_their_facts() {
 proptest! {
     #[test]
     fn clamped_reserves_are_positive_and_bounded(raw in any::<f64>(), window in proptest::option::of(any::<u64>())) {
-        let clamped = clamp_reserve(raw, window);
+        let clamped = ClampedReserve::of(raw, window);
         prop_assert!(clamped.tokens >= 1);
-        let cap = window.map_or(MAX_RESERVE_TOKENS, |w| (w / 2).max(DEFAULT_RESERVE_TOKENS));
+        let cap = window.map_or(MAX_RESERVE_TOKENS, |w| (w / 2).max(BudgetPolicy::DEFAULT_RESERVE_TOKENS));
         prop_assert!(clamped.tokens <= cap);
         prop_assert_eq!(clamped.warning.is_none(), raw == clamped.tokens as f64);
     }
@@ -194,7 +196,7 @@ proptest! {
 }
 
 /// Bindings with every name changed, to show each substitution.
-pub fn odd_bindings() -> ToolBindings {
+fn odd_bindings() -> ToolBindings {
     ToolBindings {
         notes: "memo_*".into(),
         notes_list: "memo_list".into(),
@@ -210,12 +212,12 @@ pub fn odd_bindings() -> ToolBindings {
 
 #[test]
 fn reminder_text_snapshot() {
-    insta::assert_snapshot!(reminder_text(8_192, &ToolBindings::plain()));
+    insta::assert_snapshot!(BudgetPolicy::reminder_text(8_192, &ToolBindings::plain()));
 }
 
 #[test]
 fn reminder_text_counts_one_token() {
-    let text = reminder_text(1, &ToolBindings::plain());
+    let text = BudgetPolicy::reminder_text(1, &ToolBindings::plain());
     assert!(
         text.contains("Only 1 token left before you get wiped…"),
         "{text}"
@@ -224,35 +226,35 @@ fn reminder_text_counts_one_token() {
 
 #[test]
 fn reminder_text_uses_the_wipe_binding() {
-    insta::assert_snapshot!(reminder_text(123_456, &odd_bindings()));
+    insta::assert_snapshot!(BudgetPolicy::reminder_text(123_456, &odd_bindings()));
 }
 
 #[test]
 fn warning_text_snapshot() {
-    insta::assert_snapshot!(warning_text(&ToolBindings::plain()));
+    insta::assert_snapshot!(BudgetPolicy::warning_text(&ToolBindings::plain()));
 }
 
 #[test]
 fn warning_text_uses_the_bindings() {
-    insta::assert_snapshot!(warning_text(&odd_bindings()));
+    insta::assert_snapshot!(BudgetPolicy::warning_text(&odd_bindings()));
 }
 
 #[test]
 fn bare_manual_close_out_is_the_warning() {
     let bindings = ToolBindings::plain();
     assert_eq!(
-        manual_close_out_text(&bindings, None),
-        warning_text(&bindings)
+        BudgetPolicy::manual_close_out_text(&bindings, None),
+        BudgetPolicy::warning_text(&bindings)
     );
     assert_eq!(
-        manual_close_out_text(&bindings, Some("  \n ")),
-        warning_text(&bindings)
+        BudgetPolicy::manual_close_out_text(&bindings, Some("  \n ")),
+        BudgetPolicy::warning_text(&bindings)
     );
 }
 
 #[test]
 fn manual_close_out_quotes_the_prompt() {
-    let text = manual_close_out_text(
+    let text = BudgetPolicy::manual_close_out_text(
         &ToolBindings::plain(),
         Some("Fix the flaky login test.\n\nThen run `cargo test` — all of it."),
     );

@@ -13,7 +13,7 @@ use notesoup_core::tools::{
 use notesoup_core::wire::ToolBindings;
 use serde_json::{Value, json};
 
-use crate::history::fixture;
+use super::fixture;
 
 /// A host over a temp notes root and the fixture session, counting what the
 /// tools asked of it.

@@ -1,4 +1,7 @@
-//! Integration tests: settings.
+//! Settings: the key, the plain-object test, the per-key merge under trust
+//! and validation, over internals no other crate sees.
+
+#![allow(clippy::unwrap_used)]
 
 use notesoup_core::settings::{
     ProjectTrust, ResolvedSettings, SETTINGS_KEY, Settings, SettingsWarning, WarnOnce,

@@ -35,7 +35,7 @@ const TOOL_OP: &str = "dream.tool";
 #[typeshare]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "op", content = "params")]
-pub enum DreamCall {
+pub(crate) enum DreamCall {
     /// Runs one dream tool.
     #[serde(rename = "dream.tool")]
     Tool(DreamToolParams),
@@ -45,7 +45,7 @@ pub enum DreamCall {
 #[typeshare]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct DreamToolParams {
+pub(crate) struct DreamToolParams {
     /// The dream tool's name, from core's table ([`dream_tool_table`]).
     pub name: String,
     /// The tool's arguments, an object; absent or `null` is `{}`.
@@ -58,7 +58,7 @@ pub struct DreamToolParams {
 /// is no such request.
 #[typeshare]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct DreamAnswer {
+pub(crate) struct DreamAnswer {
     /// The request's id (`0` when the line shows none).
     #[typeshare(serialized_as = "U53")]
     pub id: u64,
@@ -73,7 +73,7 @@ pub struct DreamAnswer {
 /// What a dream tool answered.
 #[typeshare]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct DreamToolResult {
+pub(crate) struct DreamToolResult {
     /// The tool's text, or its refusal's.
     pub text: String,
     /// Whether the tool refused (the jail, a missing note, bad arguments).
@@ -83,7 +83,7 @@ pub struct DreamToolResult {
 /// Why a line got no tool's answer.
 #[typeshare]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct DreamProtocolError {
+pub(crate) struct DreamProtocolError {
     /// What kind of refusal.
     #[typeshare(typescript(type = "`${DreamErrorCode}`"))]
     pub code: DreamErrorCode,
@@ -95,7 +95,7 @@ pub struct DreamProtocolError {
 #[typeshare]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum DreamErrorCode {
+pub(crate) enum DreamErrorCode {
     /// Not a request line of this protocol, another op, too long a line, or
     /// a name that is no dream tool.
     BadRequest,
@@ -179,7 +179,7 @@ fn refusal(id: u64, message: &str) -> DreamAnswer {
 }
 
 /// The answer to one request line.
-pub fn answer_dream_line(tools: &DreamTools, line: &[u8]) -> DreamAnswer {
+pub(crate) fn answer_dream_line(tools: &DreamTools, line: &[u8]) -> DreamAnswer {
     let Request { id, call } = match Request::parse(line) {
         Ok(request) => request,
         Err(NotARequest::Malformed(error)) => {
@@ -253,6 +253,7 @@ mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
+    use crate::plumbing::lines::tests::Interrupting;
 
     fn served(tools: &DreamTools, input: &str, cap: usize) -> Vec<Value> {
         let mut out = Vec::new();
@@ -381,25 +382,6 @@ mod tests {
             answer(&refusal(2, "no")),
             r#"{"id":2,"error":{"code":"bad_request","message":"no"}}"#
         );
-    }
-
-    /// A reader that is interrupted once before each chunk it gives.
-    struct Interrupting<'a> {
-        data: &'a [u8],
-        interrupt: bool,
-    }
-
-    impl io::Read for Interrupting<'_> {
-        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-            self.interrupt = !self.interrupt;
-            if self.interrupt {
-                return Err(io::ErrorKind::Interrupted.into());
-            }
-            let n = buf.len().min(self.data.len()).min(7);
-            buf[..n].copy_from_slice(&self.data[..n]);
-            self.data = &self.data[n..];
-            Ok(n)
-        }
     }
 
     #[test]

@@ -2,7 +2,7 @@
 
 use jiff::tz::{self, TimeZone};
 use notesoup_core::notes::{
-    Extra, NoteMeta, Origin, parse_note, serialize_note, strip_frontmatter,
+    FrontmatterExtra, NoteMeta, NoteOrigin, parse_note, serialize_note, strip_frontmatter,
 };
 use serde_json::{Value, json};
 
@@ -43,7 +43,7 @@ fn known_keys_bom_and_crlf() {
     let (meta, body, has) = parse(text);
     assert!(has);
     assert_eq!(body, "body\r\nline two\r\n");
-    assert_eq!(meta.origin, Origin::User);
+    assert_eq!(meta.origin, NoteOrigin::User);
     assert_eq!(
         (meta.created_at, meta.updated_at, meta.last_accessed),
         (NOW, NOW, 1_789_464_705_000)
@@ -60,7 +60,7 @@ fn defaults_and_garbage_values() {
         "---\norigin: robot\ncreatedAt: someday\naccessCount: -3\ncrumpledAt: null\nproject:\n---\nno blank line\n",
     );
     assert_eq!(body, "no blank line\n");
-    assert_eq!(meta.origin, Origin::SelfAuthored);
+    assert_eq!(meta.origin, NoteOrigin::SelfAuthored);
     assert_eq!(meta.created_at, NOW);
     assert_eq!(meta.access_count, 0);
     assert_eq!(meta.crumpled_at, None);
@@ -113,25 +113,25 @@ fn unknown_keys_are_kept_verbatim_in_order() {
 #[test]
 fn serialization_order_offsets_and_quoting() {
     let mut meta = NoteMeta::new_at(NOW);
-    meta.origin = Origin::External;
+    meta.origin = NoteOrigin::External;
     meta.access_count = 12;
     meta.crumpled_at = Some(NOW + 1);
     meta.project = Some("my project-1234abcd".into());
     meta.extras
-        .push(Extra::new("flag", json!("yes")).expect("extra"));
+        .push(FrontmatterExtra::new("flag", json!("yes")).expect("extra"));
     meta.extras
-        .push(Extra::new("path", json!("a/b:c+d.e_f-g")).expect("extra"));
+        .push(FrontmatterExtra::new("path", json!("a/b:c+d.e_f-g")).expect("extra"));
     meta.extras
-        .push(Extra::new("list", json!(["x", 1])).expect("extra"));
+        .push(FrontmatterExtra::new("list", json!(["x", 1])).expect("extra"));
     assert!(
-        Extra::new("origin", json!("x")).is_none(),
+        FrontmatterExtra::new("origin", json!("x")).is_none(),
         "known keys are not extras"
     );
     assert!(
-        Extra::new("scope", json!("x")).is_none(),
+        FrontmatterExtra::new("scope", json!("x")).is_none(),
         "the legacy scope key is never written"
     );
-    assert!(Extra::new("1bad", json!("x")).is_none());
+    assert!(FrontmatterExtra::new("1bad", json!("x")).is_none());
     let tz = TimeZone::fixed(tz::offset(8));
     assert_eq!(
         serialize_note(&meta, "", &tz),
@@ -160,5 +160,5 @@ fn strip_frontmatter_of_written_content() {
 fn a_repeated_known_key_takes_the_last_value() {
     let (meta, _, _) =
         parse("---\norigin: user\norigin: external\naccessCount: 1\naccessCount: 2\n---\n\n");
-    assert_eq!((meta.origin, meta.access_count), (Origin::External, 2));
+    assert_eq!((meta.origin, meta.access_count), (NoteOrigin::External, 2));
 }

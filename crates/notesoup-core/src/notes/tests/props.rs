@@ -2,8 +2,8 @@
 
 use jiff::tz::{self, TimeZone};
 use notesoup_core::notes::{
-    Address, Extra, Home, LiteralQueries, NoteMeta, NotesIdentity, Origin, parse_note,
-    serialize_note,
+    Address, FrontmatterExtra, Home, LiteralQueries, NoteMeta, NoteOrigin, NotesIdentity,
+    parse_note, serialize_note,
 };
 use proptest::prelude::*;
 use serde_json::Value;
@@ -73,9 +73,9 @@ fn meta() -> impl Strategy<Value = NoteMeta> {
     let extras = prop::collection::vec((extra_key(), json_value()), 0..6);
     (
         prop_oneof![
-            Just(Origin::User),
-            Just(Origin::SelfAuthored),
-            Just(Origin::External)
+            Just(NoteOrigin::User),
+            Just(NoteOrigin::SelfAuthored),
+            Just(NoteOrigin::External)
         ],
         times,
         any::<u64>(),
@@ -102,7 +102,7 @@ fn meta() -> impl Strategy<Value = NoteMeta> {
                     project,
                     extras: extras
                         .into_iter()
-                        .filter_map(|(key, value)| Extra::new(&key, value))
+                        .filter_map(|(key, value)| FrontmatterExtra::new(&key, value))
                         .collect(),
                 }
             },
@@ -138,7 +138,7 @@ proptest! {
         let first = parse_note(&text, 0, &TimeZone::UTC);
         let written = serialize_note(&first.meta, first.body, &TimeZone::UTC);
         let second = parse_note(&written, 0, &TimeZone::UTC);
-        let raws: Vec<&str> = second.meta.extras.iter().map(Extra::raw).collect();
+        let raws: Vec<&str> = second.meta.extras.iter().map(FrontmatterExtra::raw).collect();
         // An empty value starts a block sequence that may swallow no lines
         // here, so every line survives as its own extra, verbatim and in order.
         prop_assert_eq!(raws, lines.iter().map(String::as_str).collect::<Vec<_>>());

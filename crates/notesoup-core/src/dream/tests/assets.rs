@@ -2,7 +2,11 @@
 
 use std::path::Path;
 
-use notesoup_core::dream::{DREAM_SKILL, MEMORY_SKILL, PACKAGED_FILES, PLAYBOOK};
+use notesoup_core::dream::DreamAsset;
+
+const PLAYBOOK: &str = DreamAsset::Playbook.text();
+const DREAM_SKILL: &str = DreamAsset::DreamSkill.text();
+const MEMORY_SKILL: &str = DreamAsset::MemorySkill.text();
 
 fn assets() -> &'static Path {
     Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/assets"))
@@ -52,7 +56,7 @@ fn the_skill_relative_playbook_path_resolves_to_the_byte_identical_playbook() {
         std::fs::read(resolved).expect("playbook beside the skills"),
         PLAYBOOK.as_bytes()
     );
-    for (path, text) in PACKAGED_FILES {
+    for (path, text) in DreamAsset::ALL.map(|asset| (asset.path(), asset.text())) {
         assert_eq!(
             std::fs::read(assets().join(path)).expect(path),
             text.as_bytes(),

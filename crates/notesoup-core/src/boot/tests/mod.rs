@@ -1,4 +1,7 @@
-//! Integration tests: boot.
+//! Boot: the snapshot, the shelf index, the renderer and its bounds, over
+//! internals no other crate sees.
+
+#![allow(clippy::unwrap_used)]
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -14,8 +17,6 @@ use notesoup_core::notes::{ListQuery, NoteStore, NotesIdentity, Scope};
 use notesoup_core::wire::ToolBindings;
 use proptest::prelude::*;
 use tempfile::TempDir;
-
-use crate::budget::odd_bindings;
 
 const SESSION: &str = "0197a1b2-session";
 const PROJECT: &str = "shop-1a2b3c4d";
@@ -122,6 +123,20 @@ fn walkdir(dir: &Path) -> Vec<PathBuf> {
     found
 }
 
+fn memo_bindings() -> ToolBindings {
+    ToolBindings {
+        notes: "memo_*".into(),
+        notes_list: "memo_list".into(),
+        history: "past_*".into(),
+        history_windows: "past_windows".into(),
+        history_list: "past_list".into(),
+        history_search: "past_search".into(),
+        history_read: "past_read".into(),
+        remaining: "room_left".into(),
+        wipe: "forget_all".into(),
+    }
+}
+
 // ---- The renderer's pure parts ----
 
 #[test]
@@ -213,7 +228,7 @@ fn protocol_block_uses_every_binding() {
         opened_at: opened_at(),
         homes: vec![],
     };
-    let text = render_boot(&blank, &identity(None), &odd_bindings());
+    let text = render_boot(&blank, &identity(None), &memo_bindings());
     let protocol = &text[text.find("<context_window_protocol>").expect("protocol")..];
     insta::assert_snapshot!(protocol);
     for plain in [
@@ -300,7 +315,7 @@ fn continuation_snapshot() {
 
 #[test]
 fn continuation_uses_the_bindings() {
-    let text = continuation_text(&odd_bindings());
+    let text = continuation_text(&memo_bindings());
     assert!(text.contains("past_read it"), "{text}");
     assert!(text.contains("past_search is your shovel"), "{text}");
 }
@@ -462,7 +477,7 @@ fn unreadable_homes_use_the_list_binding() {
     // The agents namespace itself is a file: the agent home cannot be read.
     put(&notes.root.join("agents"), "not a directory");
     notes.note(Scope::Human, "style.md", 24.hours(), "# Plain words\n");
-    let (snapshot, text) = notes.boot(&odd_bindings());
+    let (snapshot, text) = notes.boot(&memo_bindings());
     assert_eq!(snapshot.unavailable(), [Scope::Agent]);
     let shelves = &text[text.find("YOUR NOTES").expect("shelves")..];
     assert_eq!(

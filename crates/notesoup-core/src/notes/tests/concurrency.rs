@@ -76,7 +76,7 @@ fn spawn(spec: &str) -> Child {
     Command::new(std::env::current_exe().expect("test binary"))
         .args([
             "--exact",
-            "notes::concurrency::child_worker_entry",
+            "notes::tests::concurrency::child_worker_entry",
             "--nocapture",
             "--test-threads=1",
         ])

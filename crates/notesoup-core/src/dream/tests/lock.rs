@@ -17,7 +17,7 @@ use super::support::{hours_before, put, set_mtime, tree_hash};
 
 /// Set in a child process of the race test: the directory to race in.
 const RACE_DIR_ENV: &str = "NOTESOUP_TEST_DREAM_LOCK_RACE";
-const RACE_TEST: &str = "dream::lock::two_processes_race_for_the_lock_and_exactly_one_wins";
+const RACE_TEST: &str = "dream::tests::lock::two_processes_race_for_the_lock_and_exactly_one_wins";
 
 fn now() -> Timestamp {
     "2026-09-15T09:31:45.392Z".parse().expect("timestamp")
@@ -208,7 +208,7 @@ fn a_symlinked_lock_is_never_followed() {
 
 /// Set in a child process of the SIGKILL test: the home to lock, then hold.
 const KILLED_HOME_ENV: &str = "NOTESOUP_TEST_DREAM_LOCK_KILLED";
-const KILLED_TEST: &str = "dream::lock::a_lock_left_by_a_killed_dream_is_taken_over";
+const KILLED_TEST: &str = "dream::tests::lock::a_lock_left_by_a_killed_dream_is_taken_over";
 
 #[test]
 fn a_lock_left_by_a_killed_dream_is_taken_over() {

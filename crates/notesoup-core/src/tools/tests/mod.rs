@@ -1,0 +1,16 @@
+//! The tools' shared bounding pieces, tested over internals no other crate
+//! sees: read windows, filling while a result fits, the longest fitting
+//! prefix; and the notes tools over a real store.
+
+#![allow(clippy::unwrap_used)]
+// The support files are shared with the integration tests, where they are
+// public.
+#![allow(unreachable_pub)]
+
+#[path = "../../../tests/core/history/fixture.rs"]
+#[allow(dead_code)]
+mod fixture;
+mod infra;
+mod notes;
+mod schemas;
+mod surface;
