@@ -109,6 +109,17 @@ pub struct ClaudeDreamerArgs {
     claude: Option<PathBuf>,
 }
 
+/// The `notesoup` command: parses `std::env::args_os()` (help and usage
+/// name it `notesoup` whatever the executable's file is called) and runs
+/// the subcommand over the process's environment. The `notesoup` binary is
+/// this function and its allocator.
+pub fn main() -> ExitCode {
+    run(
+        notesoup_cli::parse::<Cli, ClaudeCli>(),
+        HostEnv::from_process(),
+    )
+}
+
 /// Runs the command line; returns the process exit code.
 pub fn run(cli: Cli, env: HostEnv) -> ExitCode {
     let code = match cli.command {

@@ -1,37 +1,11 @@
-//! The commands every notesoup binary shares, as `notesoup` has them: their
-//! help (the same text on every binary, snapshotted here with the binary's
-//! name as `<bin>`), `doctor` and `dream doctor` as one command, the man
-//! page, `history FILE`, and the dream's notes home and dreamer lines.
+//! The commands every notesoup binary shares, as `notesoup` has them (their
+//! help, on every binary, is snapshotted in `tests/notesoup-e2e`): `doctor`
+//! and `dream doctor` as one command, the man page, `history FILE`, and the
+//! dream's notes home and dreamer lines.
 
 use std::process::Output;
 
 use crate::support::{CHAIN_1, Sandbox, fixture};
-
-/// Every shared command, as a person types it before `--help`.
-const SHARED: &[&[&str]] = &[
-    &["notes"],
-    &["notes", "list"],
-    &["notes", "read"],
-    &["notes", "search"],
-    &["notes", "write"],
-    &["notes", "update"],
-    &["notes", "crumple"],
-    &["notes", "uncrumple"],
-    &["notes", "rename"],
-    &["boot"],
-    &["history"],
-    &["history", "windows"],
-    &["history", "list"],
-    &["history", "search"],
-    &["history", "read"],
-    &["doctor"],
-    &["doctor", "clean"],
-    &["dream"],
-    &["dream", "doctor"],
-    &["dream", "doctor", "clean"],
-    &["completions"],
-    &["man"],
-];
 
 fn ok(output: Output) -> String {
     assert!(
@@ -41,21 +15,6 @@ fn ok(output: Output) -> String {
         String::from_utf8_lossy(&output.stderr)
     );
     String::from_utf8(output.stdout).unwrap()
-}
-
-#[test]
-fn the_shared_commands_help() {
-    let sb = Sandbox::new();
-    let mut all = String::new();
-    for command in SHARED {
-        let mut args = command.to_vec();
-        args.push("--help");
-        let help = ok(sb.run(&args, b""));
-        all.push_str(&format!("$ <bin> {} --help\n", command.join(" ")));
-        all.push_str(&help.replace("notesoup", "<bin>"));
-        all.push('\n');
-    }
-    insta::assert_snapshot!(all);
 }
 
 #[test]

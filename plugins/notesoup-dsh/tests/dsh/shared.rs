@@ -1,39 +1,12 @@
-//! The commands every notesoup binary shares, as `notesoup-dsh` has them:
-//! their help (the same text on every binary, snapshotted here with the
-//! binary's name as `<bin>`), `doctor` and `dream doctor` as one command,
-//! completions and the man page, and `notes`, `boot` and `history` over dsh
-//! sessions and their logs.
+//! The commands every notesoup binary shares, as `notesoup-dsh` has them
+//! (their help, on every binary, is snapshotted in `tests/notesoup-e2e`):
+//! `doctor` and `dream doctor` as one command, completions and the man
+//! page, and `notes`, `boot` and `history` over dsh sessions and their logs.
 
 use std::path::Path;
 use std::process::{Command, Output};
 
 const BIN: &str = env!("CARGO_BIN_EXE_notesoup-dsh");
-
-/// Every shared command, as a person types it before `--help`.
-const SHARED: &[&[&str]] = &[
-    &["notes"],
-    &["notes", "list"],
-    &["notes", "read"],
-    &["notes", "search"],
-    &["notes", "write"],
-    &["notes", "update"],
-    &["notes", "crumple"],
-    &["notes", "uncrumple"],
-    &["notes", "rename"],
-    &["boot"],
-    &["history"],
-    &["history", "windows"],
-    &["history", "list"],
-    &["history", "search"],
-    &["history", "read"],
-    &["doctor"],
-    &["doctor", "clean"],
-    &["dream"],
-    &["dream", "doctor"],
-    &["dream", "doctor", "clean"],
-    &["completions"],
-    &["man"],
-];
 
 /// `notesoup-dsh ARGS` in `dir` with the notes root and the dsh home in it.
 fn run(args: &[&str], dir: &Path) -> Output {
@@ -58,21 +31,6 @@ fn stdout(output: &Output) -> String {
 
 fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
-#[test]
-fn the_shared_commands_help() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let mut all = String::new();
-    for command in SHARED {
-        let mut args = command.to_vec();
-        args.push("--help");
-        let help = stdout(&run(&args, dir.path()));
-        all.push_str(&format!("$ <bin> {} --help\n", command.join(" ")));
-        all.push_str(&help.replace("notesoup-dsh", "<bin>"));
-        all.push('\n');
-    }
-    insta::assert_snapshot!(all);
 }
 
 #[test]

@@ -1,38 +1,12 @@
-//! The commands every notesoup binary shares, as `notesoup-pi` has them:
-//! their help (the same text on every binary, snapshotted here with the
-//! binary's name as `<bin>`), `doctor` and `dream doctor` as one command,
-//! completions and the man page, and `notes` over a Pi session.
+//! The commands every notesoup binary shares, as `notesoup-pi` has them
+//! (their help, on every binary, is snapshotted in `tests/notesoup-e2e`):
+//! `doctor` and `dream doctor` as one command, completions and the man
+//! page, and `notes` over a Pi session.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 const BIN: &str = env!("CARGO_BIN_EXE_notesoup-pi");
-
-/// Every shared command, as a person types it before `--help`.
-const SHARED: &[&[&str]] = &[
-    &["notes"],
-    &["notes", "list"],
-    &["notes", "read"],
-    &["notes", "search"],
-    &["notes", "write"],
-    &["notes", "update"],
-    &["notes", "crumple"],
-    &["notes", "uncrumple"],
-    &["notes", "rename"],
-    &["boot"],
-    &["history"],
-    &["history", "windows"],
-    &["history", "list"],
-    &["history", "search"],
-    &["history", "read"],
-    &["doctor"],
-    &["doctor", "clean"],
-    &["dream"],
-    &["dream", "doctor"],
-    &["dream", "doctor", "clean"],
-    &["completions"],
-    &["man"],
-];
 
 fn run(args: &[&str], notes: &Path) -> Output {
     Command::new(BIN)
@@ -51,21 +25,6 @@ fn stdout(output: &Output) -> String {
         String::from_utf8_lossy(&output.stderr)
     );
     String::from_utf8(output.stdout.clone()).unwrap()
-}
-
-#[test]
-fn the_shared_commands_help() {
-    let notes = tempfile::tempdir().unwrap();
-    let mut all = String::new();
-    for command in SHARED {
-        let mut args = command.to_vec();
-        args.push("--help");
-        let help = stdout(&run(&args, notes.path()));
-        all.push_str(&format!("$ <bin> {} --help\n", command.join(" ")));
-        all.push_str(&help.replace("notesoup-pi", "<bin>"));
-        all.push('\n');
-    }
-    insta::assert_snapshot!(all);
 }
 
 #[test]

@@ -37,7 +37,8 @@ pub const VERSION: &str = concat!(
 /// dsh's own flag for a session's notes.
 #[derive(Debug, Args)]
 pub struct DshSessionArgs {
-    /// The agent's model id (default: none, the `unknown` model home).
+    /// The agent's model id (default: none, and @model/ is the `default`
+    /// model home).
     #[arg(long, global = true, value_name = "ID")]
     pub model: Option<String>,
 }
