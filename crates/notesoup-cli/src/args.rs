@@ -84,9 +84,15 @@ pub struct NotesArgs<S: Args> {
 /// `notes` subcommands: one notes tool each.
 #[derive(Debug, Subcommand)]
 pub enum NotesCommand {
-    /// Notes, most recently updated first.
+    /// Every matching note, most recently updated first.
     List {
-        /// A glob over addresses, e.g. "@project/**".
+        /// A glob over addresses, e.g. "@project/**" (the same as
+        /// --pattern).
+        #[arg(value_name = "PATTERN", conflicts_with = "pattern")]
+        glob: Option<String>,
+        /// A glob over addresses: `*` within a segment, `**` across
+        /// segments, `?` one character.
+        #[arg(long)]
         pattern: Option<String>,
         /// List at most this many.
         #[arg(long)]
@@ -106,7 +112,8 @@ pub enum NotesCommand {
         #[arg(long)]
         limit: Option<u32>,
     },
-    /// Notes whose lines contain any of the queries.
+    /// Every note whose lines contain any of the queries, with its
+    /// matching lines.
     Search {
         /// Literal text to find (case-insensitive).
         #[arg(required = true)]

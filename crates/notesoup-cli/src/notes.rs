@@ -1,12 +1,18 @@
 //! `notes`: each subcommand is one notes tool, called through core's
-//! `call_tool` over the host's tools for the session.
+//! `call_tool` over the host's tools for the session; `list` and `search`
+//! print every matching note, without the response budget the agent's
+//! tools keep to.
 
 use std::io::IsTerminal;
 
-use notesoup_core::notes::{Edit, MAX_NOTE_BYTES, UpdateRequest, is_blank_body};
+use notesoup_core::notes::{Edit, MAX_NOTE_BYTES, NoteStore, UpdateRequest, is_blank_body};
 use notesoup_core::plumbing::read_capped;
+use notesoup_core::tools::notes::{
+    NotesListParams, NotesSearchParams, notes_list_unbounded, notes_search_unbounded,
+};
 use notesoup_core::tools::{
-    NOTES_LIST, NOTES_READ, NOTES_SEARCH, NOTES_UPDATE, NOTES_WRITE, call_tool,
+    CompactJson, NOTES_READ, NOTES_UPDATE, NOTES_WRITE, Outcome, Refusal, RefusalCode, ToolContext,
+    ToolData, ToolOutput, call_tool, parse_arguments,
 };
 use serde_json::{Map, Value, json};
 
@@ -26,16 +32,17 @@ pub(crate) fn run<H: CliHost>(
     let mut params = Map::new();
     // An update to check before it is made: would it leave a blank body?
     let mut blank_check = None;
-    let name = match command {
+    let call = match command {
         NotesCommand::List {
+            glob,
             pattern,
             limit,
             wastebasket,
         } => {
-            put(&mut params, "pattern", json!(pattern));
+            put(&mut params, "pattern", json!(pattern.or(glob)));
             put(&mut params, "limit", json!(limit));
             put(&mut params, "wastebasket", json!(wastebasket));
-            NOTES_LIST.name
+            Call::List
         }
         NotesCommand::Read {
             address,
@@ -45,7 +52,7 @@ pub(crate) fn run<H: CliHost>(
             put(&mut params, "address", json!(address));
             put(&mut params, "offset_chars", json!(offset));
             put(&mut params, "limit_chars", json!(limit));
-            NOTES_READ.name
+            Call::Tool(NOTES_READ.name)
         }
         NotesCommand::Search {
             query,
@@ -63,7 +70,7 @@ pub(crate) fn run<H: CliHost>(
                 json!(max_matches_per_file),
             );
             put(&mut params, "wastebasket", json!(wastebasket));
-            NOTES_SEARCH.name
+            Call::Search
         }
         NotesCommand::Write {
             address,
@@ -81,7 +88,7 @@ pub(crate) fn run<H: CliHost>(
             put(&mut params, "address", json!(address));
             put(&mut params, "content", json!(content));
             put(&mut params, "origin", json!(origin));
-            NOTES_WRITE.name
+            Call::Tool(NOTES_WRITE.name)
         }
         NotesCommand::Update {
             address,
@@ -118,22 +125,22 @@ pub(crate) fn run<H: CliHost>(
             put(&mut params, "address", json!(address));
             put(&mut params, "edits", json!(edits));
             put(&mut params, "replace_all", json!(all));
-            NOTES_UPDATE.name
+            Call::Tool(NOTES_UPDATE.name)
         }
         NotesCommand::Crumple { address } => {
             put(&mut params, "address", json!(address));
             params.insert("crumpled".into(), json!(true));
-            NOTES_UPDATE.name
+            Call::Tool(NOTES_UPDATE.name)
         }
         NotesCommand::Uncrumple { address } => {
             put(&mut params, "address", json!(address));
             params.insert("crumpled".into(), json!(false));
-            NOTES_UPDATE.name
+            Call::Tool(NOTES_UPDATE.name)
         }
         NotesCommand::Rename { address, to } => {
             put(&mut params, "address", json!(address));
             put(&mut params, "rename_to", json!(to));
-            NOTES_UPDATE.name
+            Call::Tool(NOTES_UPDATE.name)
         }
     };
     let mut arguments = Some(Value::Object(params));
@@ -149,9 +156,56 @@ pub(crate) fn run<H: CliHost>(
                 anyhow::bail!(blank_refusal(address, "these edits"));
             }
         }
-        Ok(call_tool(tools, name, arguments.take().unwrap_or_default()))
+        let arguments = arguments.take().unwrap_or_default();
+        Ok(match call {
+            Call::Tool(name) => call_tool(tools, name, arguments),
+            Call::List => match parse_arguments::<NotesListParams>(arguments) {
+                Ok(params) => unbounded(tools, |store| notes_list_unbounded(store, &params)),
+                Err(refusal) => ToolOutput::refusal(&refusal),
+            },
+            Call::Search => match parse_arguments::<NotesSearchParams>(arguments) {
+                Ok(params) => unbounded(tools, |store| notes_search_unbounded(store, &params)),
+                Err(refusal) => ToolOutput::refusal(&refusal),
+            },
+        })
     })?;
     Ok(tool_result(out, output, session.json))
+}
+
+/// What a `notes` subcommand calls.
+#[derive(Debug, Clone, Copy)]
+enum Call {
+    /// A notes tool, as the agent calls it.
+    Tool(&'static str),
+    /// `notes_list` without its response budget: a person at a terminal
+    /// gets every row.
+    List,
+    /// `notes_search` without its response budget.
+    Search,
+}
+
+/// The result of `run` over the command's notes store, as a tool's but
+/// unbounded: its text and its JSON.
+fn unbounded<T: ToolData>(
+    tools: &mut dyn ToolContext,
+    run: impl FnOnce(&NoteStore) -> Outcome<T>,
+) -> ToolOutput {
+    let data = match tools.notes().and_then(|store| run(&store)) {
+        Ok(data) => data,
+        Err(refusal) => return ToolOutput::refusal(&refusal),
+    };
+    match CompactJson::to_json(&data) {
+        Ok(json) => ToolOutput {
+            text: data.render(),
+            json,
+            is_error: false,
+            terminate: false,
+        },
+        Err(error) => ToolOutput::refusal(&Refusal::new(
+            RefusalCode::InternalError,
+            format!("the result could not be serialized: {error}"),
+        )),
+    }
 }
 
 /// A note's content from stdin, read to the most a note holds and no

@@ -7,7 +7,7 @@ use clap::{CommandFactory, FromArgMatches};
 use notesoup_core::tools::ToolOutput;
 
 use crate::args::{SessionArgs, SharedCommand};
-use crate::hints::cli_hints;
+use crate::hints::cli_text;
 use crate::host::{CliHost, Target, UsageError};
 use crate::out::Out;
 
@@ -98,14 +98,14 @@ fn settle<H: CliHost>(out: &mut Out, name: &str, result: anyhow::Result<u8>) -> 
     }
 }
 
-/// A tool's result as the command's: its text (continuation hints as this
-/// command line's flags) or its compact JSON, on stdout; a refusal on
-/// stderr, exit 1.
+/// A tool's result as the command's: its text (in this command line's
+/// words: its hints and a refusal's message as the flags to type) or its
+/// compact JSON (the tool's own), on stdout; a refusal on stderr, exit 1.
 pub(crate) fn tool_result(out: &mut Out, output: ToolOutput, as_json: bool) -> u8 {
     let shown = if as_json {
-        output.json.into_string()
+        output.json.as_str().to_owned()
     } else {
-        cli_hints(&output.text)
+        cli_text(&output)
     };
     if output.is_error {
         out.warn(&shown);

@@ -15,12 +15,15 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
 pub use diff::line_diff;
-pub use list::{ListedNote, NOTES_LIST, NotesListData, NotesListParams, notes_list};
+pub use list::{
+    ListedNote, NOTES_LIST, NotesListData, NotesListParams, notes_list, notes_list_unbounded,
+};
 pub use read::{
     ExtraFields, NOTES_READ, NoteMetadata, NotesReadData, NotesReadParams, OmittedExtra, notes_read,
 };
 pub use search::{
     NOTES_SEARCH, NoteMatch, NotesSearchData, NotesSearchParams, SearchedNote, notes_search,
+    notes_search_unbounded,
 };
 pub use update::{NOTES_UPDATE, NoteEditParam, NotesUpdateData, NotesUpdateParams, notes_update};
 pub use write::{NOTES_WRITE, NotesWriteData, NotesWriteParams, notes_write};

@@ -5,6 +5,7 @@
 //! command on every binary it applies to.
 
 mod alike;
+mod large_store;
 
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
@@ -105,6 +106,11 @@ impl Machine {
             stand_ins,
             env: Vec::new(),
         }
+    }
+
+    /// The notes root every binary uses by default: `~/.agents/notes`.
+    pub fn notes(&self) -> PathBuf {
+        self.home.join(".agents/notes")
     }
 
     /// Sets `name` for every later run.
