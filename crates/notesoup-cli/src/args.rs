@@ -313,8 +313,8 @@ pub struct DoctorArgs {
     /// The notes home (default: $PI_NOTES_HOME, else ~/.agents/notes).
     #[arg(long, global = true, value_name = "DIR")]
     pub notes_home: Option<PathBuf>,
-    /// Print the findings as JSON: {"home", "ok", "findings": [{"path",
-    /// "message"}]}.
+    /// Print the findings as JSON: {"home", "ok", "notes" (false when no
+    /// note is written yet), "findings": [{"path", "message"}]}.
     #[arg(long)]
     pub json: bool,
     #[command(subcommand)]

@@ -16,27 +16,57 @@ pub(crate) fn doctor<H: CliHost>(
     out: &mut Out,
 ) -> anyhow::Result<u8> {
     let home = notes_home(args.notes_home.as_deref(), host.notes_root())?;
-    let output = match args.command {
-        Some(DoctorCommand::Clean { apply }) => {
-            clean_temp_files(&home, apply, std::time::SystemTime::now()).output()
-        }
-        None if args.json => {
-            let report = check_home(&home);
-            let findings: Vec<Value> = report
-                .findings
-                .iter()
-                .map(|finding| json!({"path": finding.path, "message": finding.message}))
-                .collect();
+    if let Some(DoctorCommand::Clean { apply }) = args.command {
+        let output = clean_temp_files(&home, apply, std::time::SystemTime::now()).output();
+        output.lines.iter().for_each(|line| out.line(line));
+        return Ok(exit_code(output.exit_code));
+    }
+    // Nothing written yet is a fresh install, not a finding: the first note
+    // creates the root.
+    let fresh = matches!(
+        std::fs::symlink_metadata(&home),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound
+    );
+    if fresh {
+        if args.json {
             out.print(
-                &json!({"home": report.home, "ok": findings.is_empty(), "findings": findings})
-                    .to_string(),
+                &json!({"home": home, "ok": true, "notes": false, "findings": []}).to_string(),
             );
-            return Ok(exit_code(report.exit_code()));
+        } else {
+            out.print(&format!(
+                "doctor: no notes yet at {} (the first note written creates it)",
+                home.display()
+            ));
         }
-        None => check_home(&home).output(),
+        return Ok(0);
+    }
+    let report = check_home(&home);
+    // A finding about the root itself names it, not ".".
+    let path = |path: &str| {
+        if path == "." {
+            report.home.display().to_string()
+        } else {
+            path.to_owned()
+        }
     };
-    output.lines.iter().for_each(|line| out.line(line));
-    Ok(exit_code(output.exit_code))
+    if args.json {
+        let findings: Vec<Value> = report
+            .findings
+            .iter()
+            .map(|finding| json!({"path": path(&finding.path), "message": finding.message}))
+            .collect();
+        out.print(
+            &json!({"home": report.home, "ok": findings.is_empty(), "notes": true, "findings": findings})
+                .to_string(),
+        );
+    } else if report.findings.is_empty() {
+        out.print(&format!("doctor: OK ({})", report.home.display()));
+    } else {
+        for finding in &report.findings {
+            out.print(&format!("{}: {}", path(&finding.path), finding.message));
+        }
+    }
+    Ok(exit_code(report.exit_code()))
 }
 
 /// Runs `dream` (or `dream doctor`); 0 for a run or a skip, 1 for a

@@ -29,6 +29,7 @@ pub(crate) fn run<H: CliHost>(
 ) -> anyhow::Result<u8> {
     let NotesArgs { session, command } = args;
     let target = target(host, &session, None)?;
+    target.notes_root()?;
     let mut params = Map::new();
     // An update to check before it is made: would it leave a blank body?
     let mut blank_check = None;

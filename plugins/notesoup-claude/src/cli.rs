@@ -230,6 +230,9 @@ fn install_plugin(env: &HostEnv, dir: Option<PathBuf>, force: bool) -> Result<St
     ))
 }
 
+/// How a session comes to be recorded, said when none is.
+const NO_SESSION_YET: &str = " yet: notesoup records a session when Claude Code starts one in this project with the notesoup plugin enabled (notesoup install-plugin, then `claude plugin install notesoup@notesoup`)";
+
 /// One line per recorded session of the project: id, last touched,
 /// live window, notes session (the chain's first session).
 fn sessions(env: &HostEnv, args: &SessionsArgs) -> Result<String, String> {
@@ -239,22 +242,28 @@ fn sessions(env: &HostEnv, args: &SessionsArgs) -> Result<String, String> {
         None => std::env::current_dir().map_err(|err| format!("no current directory: {err}"))?,
     };
     let key = project_key(&cwd);
-    let Some(data) = env.data_dir() else {
-        return Err("no notesoup plugin data directory was found".to_owned());
-    };
-    let states = StateDir::new(&data);
     let mut found: Vec<(std::time::SystemTime, SessionState)> = Vec::new();
-    let entries = match std::fs::read_dir(data.join("sessions")) {
-        Ok(entries) => entries.filter_map(Result::ok).collect(),
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Vec::new(),
-        Err(err) => return Err(format!("{}: {err}", data.display())),
+    // No plugin data yet is a fresh install: nothing is recorded.
+    let data = env.data_dir();
+    let entries = match data
+        .as_ref()
+        .map(|data| std::fs::read_dir(data.join("sessions")))
+    {
+        Some(Ok(entries)) => entries.filter_map(Result::ok).collect(),
+        None => Vec::new(),
+        Some(Err(err)) if err.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Some(Err(err)) => {
+            let data = data.unwrap_or_default();
+            return Err(format!("{}: {err}", data.display()));
+        }
     };
+    let states = data.map(StateDir::new);
     for entry in entries {
         let name = entry.file_name().to_string_lossy().into_owned();
         let Some(id) = name.strip_suffix(".json") else {
             continue;
         };
-        let Ok(Some(state)) = states.load(id) else {
+        let Some(Ok(Some(state))) = states.as_ref().map(|states| states.load(id)) else {
             continue;
         };
         if state.project_key != key {
@@ -278,6 +287,10 @@ fn sessions(env: &HostEnv, args: &SessionsArgs) -> Result<String, String> {
         return Ok(Value::Array(rows).to_string());
     }
     let mut out = match found.len() {
+        0 => format!(
+            "0 sessions\n{}{NO_SESSION_YET}",
+            no_session_recorded::<ClaudeCli>(cwd.display())
+        ),
         1 => "1 session".to_owned(),
         n => format!("{n} sessions"),
     };

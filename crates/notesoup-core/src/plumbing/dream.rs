@@ -25,7 +25,9 @@ pub const DEFAULT_DREAM_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 #[derive(Debug, thiserror::Error)]
 pub enum NotesHomeError {
     /// No `--notes-home`, and neither `PI_NOTES_HOME` nor a home directory.
-    #[error("the notes root is unknown: pass --notes-home or set PI_NOTES_HOME")]
+    #[error(
+        "the notes root is unknown: neither PI_NOTES_HOME nor HOME is set; set HOME (the root is then ~/.agents/notes) or PI_NOTES_HOME, or pass --notes-home"
+    )]
     Unknown,
     /// `--notes-home` could not be made absolute (no current directory).
     #[error("--notes-home {path}: {source}")]

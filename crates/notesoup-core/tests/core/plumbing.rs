@@ -29,7 +29,7 @@ fn the_notes_home_is_the_flag_made_absolute_else_the_root() {
     assert!(matches!(unknown, NotesHomeError::Unknown));
     assert_eq!(
         unknown.to_string(),
-        "the notes root is unknown: pass --notes-home or set PI_NOTES_HOME"
+        "the notes root is unknown: neither PI_NOTES_HOME nor HOME is set; set HOME (the root is then ~/.agents/notes) or PI_NOTES_HOME, or pass --notes-home"
     );
 }
 

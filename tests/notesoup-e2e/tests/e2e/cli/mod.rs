@@ -5,6 +5,7 @@
 //! command on every binary it applies to.
 
 mod alike;
+mod fresh;
 mod large_store;
 
 use std::path::PathBuf;
@@ -72,7 +73,7 @@ pub struct Run {
 }
 
 impl Run {
-    fn of(output: Output) -> Self {
+    pub fn of(output: Output) -> Self {
         Self {
             code: output.status.code(),
             stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
