@@ -251,7 +251,7 @@ impl CliHost for DshCli {
             preview: session
                 .id
                 .is_none()
-                .then(|| format!("no dsh session is recorded for {}", session.cwd.display())),
+                .then(|| session.cwd.display().to_string()),
         })
     }
 

@@ -192,7 +192,7 @@ impl CliHost for PiCli {
         let preview = located
             .session_id
             .is_none()
-            .then(|| format!("no Pi session is recorded for {}", located.cwd.display()));
+            .then(|| located.cwd.display().to_string());
         Ok(BootView {
             window_id: located.window_id,
             sections,

@@ -40,6 +40,28 @@ fn every_binary_has_the_shared_commands() {
         let stats = machine.run(bin, &["boot", "--stats"]);
         assert!(stats.ok().starts_with("section "), "{bin:?}: {stats:?}");
         assert!(stats.stderr.contains("(bootMaxChars)"), "{stats:?}");
+        // Without a session, the preview is said once, in the same words.
+        let host = match bin {
+            Bin::Claude => "Claude Code",
+            Bin::Pi => "Pi",
+            Bin::Dsh => "dsh",
+        };
+        let place = match bin {
+            Bin::Claude => "this project".to_owned(),
+            Bin::Pi | Bin::Dsh => machine.project.display().to_string(),
+        };
+        assert!(
+            stats.stderr.starts_with(&format!(
+                "{} boot: no {host} session is recorded for {place}; this is a preview boot of a new session's first window (",
+            bin.name()
+            )),
+            "{stats:?}"
+        );
+        assert_eq!(
+            stats.stderr.matches("session is recorded").count(),
+            1,
+            "{stats:?}"
+        );
         let json: Value = serde_json::from_str(machine.run(bin, &["boot", "--json"]).ok()).unwrap();
         for key in ["window", "boot", "sectionChars", "bootMaxChars"] {
             assert!(json.get(key).is_some(), "{bin:?}: {key} in {json}");
