@@ -95,9 +95,12 @@ pub fn read_file(path: &Path) -> (Map<String, Value>, Vec<String>) {
         )
     };
     match serde_json::from_str::<Value>(&text) {
-        Ok(Value::Object(file)) => match file.get(SETTINGS_KEY) {
+        Ok(Value::Object(file)) => match settings::record_entry(&file) {
             None => (Map::new(), Vec::new()),
-            Some(Value::Object(record)) => (record.clone(), Vec::new()),
+            Some((Value::Object(record), legacy)) => (
+                record.clone(),
+                legacy.iter().map(ToString::to_string).collect(),
+            ),
             Some(_) => problem(format!(
                 "the {SETTINGS_KEY} key of {} must be an object",
                 path.display()

@@ -83,7 +83,15 @@ impl PiCli {
         let root = target.notes_root()?.to_owned();
         let here = target.cwd_or_current()?;
         let file = self.session_file(target, &here)?;
-        let mut warn = |text: String| out.warn(&format!("{} {command}: {text}", Self::BIN));
+        // A settings warning is said as every binary says it (`notesoup:
+        // …`); anything else names the command.
+        let mut warn = |text: String| {
+            if text.starts_with("notesoup: ") {
+                out.warn(&text);
+            } else {
+                out.warn(&format!("{} {command}: {text}", Self::BIN));
+            }
+        };
         let located = session::locate(
             file.as_deref(),
             target.cwd.clone(),

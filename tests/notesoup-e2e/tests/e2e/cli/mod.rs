@@ -7,6 +7,7 @@
 mod alike;
 mod fresh;
 mod large_store;
+mod settings;
 
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
