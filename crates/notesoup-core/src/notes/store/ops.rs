@@ -8,10 +8,11 @@ use crate::notes::beneath::{BeneathError, DirHandle, Kind};
 use crate::notes::error::{NoteError, SecretPlace};
 use crate::notes::frontmatter::{
     NoteMeta, Origin, parse_note, serialize_frontmatter, serialize_note, strip_frontmatter,
+    with_access,
 };
 use crate::notes::fsio::FileTurns;
 use crate::notes::secrets::find_secret;
-use crate::notes::time::{next_stamp_ms, now_ms};
+use crate::notes::time::{local_iso, next_stamp_ms, now_ms};
 use crate::wire::RefusalCode;
 
 use super::files::{read_bytes, text_checked, text_lossy};
@@ -78,12 +79,17 @@ impl NoteStore {
     }
 
     /// Reads a note, or `None` when it does not exist. Sets `lastAccessed`
-    /// and increments `accessCount` (foreign homes too). A file that is not
-    /// valid UTF-8 is returned with replacement characters and left
-    /// untouched on disk. A note whose rewrite would exceed
-    /// [`MAX_NOTE_BYTES`] is returned whole and left untouched too: a read
-    /// never fails for the size of what is already there, and never writes
-    /// a file over the limit. [`ReadResult::access_recorded`] tells which.
+    /// and increments `accessCount` (foreign homes too), changing nothing
+    /// else in the file: the two lines are set in place in its frontmatter
+    /// block (added to it when missing), every other field, its order and
+    /// the body kept byte for byte. A note without a frontmatter block is
+    /// left as it is (no access is recorded: a read never restructures a
+    /// note). A file that is not valid UTF-8 is returned with replacement
+    /// characters and left untouched on disk. A note whose rewrite would
+    /// exceed [`MAX_NOTE_BYTES`] is returned whole and left untouched too:
+    /// a read never fails for the size of what is already there, and never
+    /// writes a file over the limit. [`ReadResult::access_recorded`] tells
+    /// which.
     pub fn read(&self, address: &str) -> Result<Option<ReadResult>, NoteError> {
         let address = self.address(address)?;
         let path = self.note_path(&address)?;
@@ -106,12 +112,14 @@ impl NoteStore {
                 let mut meta = parsed.meta.clone();
                 meta.last_accessed = now;
                 meta.access_count = meta.access_count.saturating_add(1);
-                let rewritten = serialize_note(&meta, parsed.body, &self.tz);
-                if rewritten.len() <= MAX_NOTE_BYTES {
-                    replace(&dir, name, &rewritten, &path)?;
-                    (meta, parsed.body.to_owned(), true)
-                } else {
-                    (parsed.meta, parsed.body.to_owned(), false)
+                let rewritten = with_access(&text, &local_iso(now, &self.tz), meta.access_count)
+                    .filter(|rewritten| rewritten.len() <= MAX_NOTE_BYTES);
+                match rewritten {
+                    Some(rewritten) => {
+                        replace(&dir, name, &rewritten, &path)?;
+                        (meta, parsed.body.to_owned(), true)
+                    }
+                    None => (parsed.meta, parsed.body.to_owned(), false),
                 }
             }
             Err(invalid) => {
