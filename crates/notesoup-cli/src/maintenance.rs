@@ -2,7 +2,9 @@
 //! command flow over the host's dreamer.
 
 use notesoup_core::dream::{clean_temp_files, doctor as check_home};
-use notesoup_core::plumbing::{DreamFlags, Dreamer, notes_home, run_dream_command};
+use std::io::{IsTerminal, Write};
+
+use notesoup_core::plumbing::{DreamFlags, DreamProgress, Dreamer, notes_home, run_dream_command};
 use serde_json::{Value, json};
 
 use crate::args::{DoctorArgs, DoctorCommand, DreamArgs, DreamSubcommand};
@@ -91,15 +93,76 @@ pub(crate) fn dream<H: CliHost>(
     };
     let options = flags.options(host.notes_root(), dreamer.setting, jiff::Timestamp::now())?;
     let mut runner = dreamer.runner;
-    let code = run_dream_command(
-        &options,
-        Dreamer {
-            runner: runner.as_mut(),
-            process: Some(dreamer.process),
-        },
-        &mut |line| out.line(line),
-    );
+    let status = StatusLine::new(std::io::stderr().is_terminal());
+    let code = {
+        let mut progress = |progress: &DreamProgress| status.tell(progress);
+        run_dream_command(
+            &options,
+            Dreamer {
+                runner: runner.as_mut(),
+                process: Some(dreamer.process),
+                progress: Some(&mut progress),
+            },
+            &mut |line| {
+                status.clear();
+                out.line(line);
+            },
+        )
+    };
+    status.clear();
     Ok(exit_code(code))
+}
+
+/// A running dream's progress. On a terminal: one status line on stderr,
+/// redrawn in place at each dream-tool call (`dream: 42 s, 7 tool calls, 2
+/// notes changed`) and cleared before any other line. Elsewhere: a plain
+/// line for each call that changes a note.
+struct StatusLine {
+    terminal: bool,
+    drawn: std::cell::Cell<bool>,
+}
+
+impl StatusLine {
+    fn new(terminal: bool) -> Self {
+        Self {
+            terminal,
+            drawn: std::cell::Cell::new(false),
+        }
+    }
+
+    fn tell(&self, progress: &DreamProgress) {
+        let seconds = progress.elapsed.as_secs();
+        let counts = format!(
+            "{} tool call{}, {} note{} changed",
+            progress.tool_calls,
+            if progress.tool_calls == 1 { "" } else { "s" },
+            progress.notes_changed,
+            if progress.notes_changed == 1 { "" } else { "s" },
+        );
+        let mut stderr = std::io::stderr().lock();
+        // A closed stderr leaves nowhere to say anything.
+        if self.terminal {
+            let _ = write!(stderr, "\r\x1b[2Kdream: {seconds} s, {counts}");
+            let _ = stderr.flush();
+            self.drawn.set(true);
+        } else if let Some(change) = &progress.change {
+            let _ = writeln!(
+                stderr,
+                "dream: {seconds} s: {} {} ({counts})",
+                change.tool, change.path
+            );
+        }
+    }
+
+    /// Clears the status line, when one is drawn, so the next line starts
+    /// on a clean line.
+    fn clear(&self) {
+        if self.drawn.replace(false) {
+            let mut stderr = std::io::stderr().lock();
+            let _ = write!(stderr, "\r\x1b[2K");
+            let _ = stderr.flush();
+        }
+    }
 }
 
 fn exit_code(code: i32) -> u8 {

@@ -458,6 +458,12 @@ impl CliHost for ClaudeCli {
         Ok(HostDreamer {
             process: DreamerProcess {
                 command: format!("{} -p", claude.display()),
+                program: claude.clone(),
+                install_hint: format!(
+                    "install Claude Code, or name it with --claude PATH or {}",
+                    crate::dream::CLAUDE_VAR
+                ),
+                search_path: std::env::var_os("PATH"),
                 timeout,
             },
             runner: Box::new(ClaudeDreamer {

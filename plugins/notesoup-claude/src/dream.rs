@@ -81,7 +81,7 @@ impl DreamRunner for ClaudeDreamer {
             let _ = deadline.stop();
             return DreamResult::failed("dreamer failed: no output from claude");
         };
-        let mut result = read_stream(BufReader::new(stdout));
+        let mut result = read_stream(BufReader::new(stdout), request.on_tool_call);
         let mut stderr = String::new();
         // Diagnostics only: a read failure leaves them empty.
         let _ = stderr_pipe.read_to_string(&mut stderr);
@@ -96,12 +96,18 @@ impl DreamRunner for ClaudeDreamer {
                 };
             }
         };
+        // Without a result event, how claude ended and what it said is the
+        // reason.
+        let no_result = result.error.as_deref() == Some(NO_RESULT);
         match waited {
-            Ok(status) if !status.success() && result.error.is_none() => {
+            Ok(status) if !status.success() && (result.error.is_none() || no_result) => {
                 result.error = Some(format!(
                     "dreamer failed: claude exited with {status}: {}",
                     stderr.trim()
                 ));
+            }
+            Ok(_) if no_result && !stderr.trim().is_empty() => {
+                result.error = Some(format!("{NO_RESULT}: {}", stderr.trim()));
             }
             Err(err) if result.error.is_none() => {
                 result.error = Some(format!("dreamer failed: {err}"));
@@ -112,10 +118,14 @@ impl DreamRunner for ClaudeDreamer {
     }
 }
 
+/// The failure of a stream that ended without Claude Code's `result` event.
+const NO_RESULT: &str = "dreamer failed: claude ended without a result";
+
 /// Reads Claude Code's `stream-json` output: every dream-tool call that
 /// names a path is a write (recorded whether or not it succeeded), and the
-/// final `result` event is the report, or the failure.
-pub fn read_stream(reader: impl BufRead) -> DreamResult {
+/// final `result` event is the report, or the failure. `on_tool_call` is
+/// told of each dream-tool call as it is read.
+pub fn read_stream(reader: impl BufRead, on_tool_call: &dyn Fn(&str, &Value)) -> DreamResult {
     let prefix = format!("mcp__{DREAM_SERVER}__");
     let mut result = DreamResult::default();
     let mut finished = false;
@@ -134,6 +144,7 @@ pub fn read_stream(reader: impl BufRead) -> DreamResult {
                     else {
                         continue;
                     };
+                    on_tool_call(tool, &block["input"]);
                     result
                         .writes
                         .extend(DreamWrite::from_tool_event(tool, &block["input"]));
@@ -157,7 +168,7 @@ pub fn read_stream(reader: impl BufRead) -> DreamResult {
         }
     }
     if !finished && result.error.is_none() {
-        result.error = Some("dreamer failed: claude ended without a result".to_owned());
+        result.error = Some(NO_RESULT.to_owned());
     }
     result
 }
@@ -177,7 +188,7 @@ mod tests {
             r#"{"type":"result","subtype":"success","is_error":false,"result":"Report: one MAP fixed."}"#,
         ]
         .join("\n");
-        let result = read_stream(stream.as_bytes());
+        let result = read_stream(stream.as_bytes(), &|_, _| {});
         assert_eq!(result.report, "Report: one MAP fixed.");
         assert_eq!(result.error, None);
         let writes: Vec<(DreamTool, &str)> = result
@@ -196,12 +207,12 @@ mod tests {
 
     #[test]
     fn failures_are_reported() {
-        let failed = read_stream(r#"{"type":"result","subtype":"error_during_execution","is_error":true,"result":"API Error: 500"}"#.as_bytes());
+        let failed = read_stream(r#"{"type":"result","subtype":"error_during_execution","is_error":true,"result":"API Error: 500"}"#.as_bytes(), &|_, _| {});
         assert_eq!(
             failed.error.as_deref(),
             Some("dreamer failed: API Error: 500")
         );
-        let cut = read_stream(&b""[..]);
+        let cut = read_stream(&b""[..], &|_, _| {});
         assert_eq!(
             cut.error.as_deref(),
             Some("dreamer failed: claude ended without a result")

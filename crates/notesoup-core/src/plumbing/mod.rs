@@ -19,8 +19,8 @@ pub mod small_file;
 pub mod store;
 
 pub use dream::{
-    DEFAULT_DREAM_TIMEOUT, DreamFlags, Dreamer, DreamerProcess, DreamerSetting, NotesHomeError,
-    dream_timeout, dreamer_executable, notes_home, run_dream_command,
+    DEFAULT_DREAM_TIMEOUT, DreamFlags, DreamProgress, Dreamer, DreamerProcess, DreamerSetting,
+    NotesHomeError, ProgressSink, dream_timeout, dreamer_executable, notes_home, run_dream_command,
 };
 pub use lines::{
     CappedLines, KEPT_PREFIX_BYTES, LineRead, MAX_LINE_BYTES, MAX_LINE_TOKENS, UNKNOWN_ID,

@@ -117,6 +117,7 @@ fn dreamer_lines(error: Option<String>, process: Option<DreamerProcess>) -> (Vec
         Dreamer {
             runner: &mut runner,
             process,
+            progress: None,
         },
         &mut |line| lines.push(line.clone()),
     );
@@ -131,6 +132,9 @@ fn dreamer_lines(error: Option<String>, process: Option<DreamerProcess>) -> (Vec
 fn process() -> Option<DreamerProcess> {
     Some(DreamerProcess {
         command: "agent -p".into(),
+        program: "/bin/sh".into(),
+        install_hint: "install the agent".into(),
+        search_path: None,
         timeout: Duration::from_secs(5),
     })
 }

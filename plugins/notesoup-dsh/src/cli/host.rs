@@ -281,6 +281,12 @@ impl CliHost for DshCli {
         Ok(HostDreamer {
             process: DreamerProcess {
                 command: format!("{} --profile {}", dsh.display(), args.profile),
+                program: dsh.clone(),
+                install_hint: format!(
+                    "install dsh, or name it with --dsh PATH or {}",
+                    crate::dream::DSH_VAR
+                ),
+                search_path: std::env::var_os("PATH"),
                 timeout,
             },
             runner: Box::new(DshDreamer {

@@ -230,6 +230,12 @@ impl CliHost for PiCli {
         Ok(HostDreamer {
             process: DreamerProcess {
                 command: format!("{} --mode json", pi.display()),
+                program: pi.clone(),
+                install_hint: format!(
+                    "install Pi, or name it with --pi PATH or {}",
+                    crate::dreamer::PI_VAR
+                ),
+                search_path: std::env::var_os("PATH"),
                 timeout,
             },
             runner: Box::new(PiDreamer {

@@ -430,7 +430,11 @@ fn the_model_is_the_flag_then_the_setting_then_pi_s_default() {
     let stderr = text(&out.stderr);
     let path = stderr
         .lines()
-        .find_map(|line| line.strip_prefix("dream: run failed; see "))
+        .find_map(|line| {
+            line.strip_prefix("dream: run failed: ")
+                .and_then(|rest| rest.rsplit_once("; see "))
+                .map(|(_, path)| path)
+        })
         .unwrap_or_else(|| panic!("{stderr}"));
     let report = std::fs::read_to_string(path).unwrap();
     assert!(
@@ -462,7 +466,11 @@ fn a_dreamer_past_its_timeout_is_stopped_and_the_run_fails_cleanly() {
     );
     let path = stderr
         .lines()
-        .find_map(|line| line.strip_prefix("dream: run failed; see "))
+        .find_map(|line| {
+            line.strip_prefix("dream: run failed: ")
+                .and_then(|rest| rest.rsplit_once("; see "))
+                .map(|(_, path)| path)
+        })
         .unwrap_or_else(|| panic!("{stderr}"));
     let report = std::fs::read_to_string(path).unwrap();
     assert!(

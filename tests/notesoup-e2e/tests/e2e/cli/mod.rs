@@ -5,6 +5,7 @@
 //! command on every binary it applies to.
 
 mod alike;
+mod dream;
 mod foreign_read;
 mod fresh;
 mod large_store;
