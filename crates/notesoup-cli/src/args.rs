@@ -175,6 +175,18 @@ pub enum NotesCommand {
         /// The note's address.
         address: String,
     },
+    /// Delete a note for good (the agent can only crumple). Asks first on a
+    /// terminal; a live note must be crumpled first unless --force.
+    Delete {
+        /// The note's address.
+        address: String,
+        /// Delete without asking (needed when stdin is not a terminal).
+        #[arg(long, short = 'y')]
+        yes: bool,
+        /// Delete a live note too (otherwise only a crumpled one).
+        #[arg(long)]
+        force: bool,
+    },
     /// Move a note to another address with all its metadata.
     Rename {
         /// The note's address.
@@ -329,6 +341,15 @@ pub enum DoctorCommand {
     /// with --apply.
     Clean {
         /// Remove them (default: a dry run that only lists them).
+        #[arg(long)]
+        apply: bool,
+    },
+    /// Remove every file holding a credential from the dream's Git history
+    /// (the commits are written again without them); the notes themselves
+    /// stay as they are.
+    Purge {
+        /// Rewrite the history (default: a dry run that only lists what
+        /// would go).
         #[arg(long)]
         apply: bool,
     },

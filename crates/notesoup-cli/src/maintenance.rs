@@ -1,7 +1,7 @@
 //! `doctor` (and `dream doctor`) and `dream`: core's checks and core's dream
 //! command flow over the host's dreamer.
 
-use notesoup_core::dream::{clean_temp_files, doctor as check_home};
+use notesoup_core::dream::{clean_temp_files, doctor as check_home, purge_secrets};
 use std::io::{IsTerminal, Write};
 
 use notesoup_core::plumbing::{DreamFlags, DreamProgress, Dreamer, notes_home, run_dream_command};
@@ -18,10 +18,14 @@ pub(crate) fn doctor<H: CliHost>(
     out: &mut Out,
 ) -> anyhow::Result<u8> {
     let home = notes_home(args.notes_home.as_deref(), host.notes_root())?;
-    if let Some(DoctorCommand::Clean { apply }) = args.command {
-        let output = clean_temp_files(&home, apply, std::time::SystemTime::now()).output();
-        output.lines.iter().for_each(|line| out.line(line));
-        return Ok(exit_code(output.exit_code));
+    match args.command {
+        Some(DoctorCommand::Clean { apply }) => {
+            let output = clean_temp_files(&home, apply, std::time::SystemTime::now()).output();
+            output.lines.iter().for_each(|line| out.line(line));
+            return Ok(exit_code(output.exit_code));
+        }
+        Some(DoctorCommand::Purge { apply }) => return purge(&home, apply, out),
+        None => {}
     }
     // Nothing written yet is a fresh install, not a finding: the first note
     // creates the root.
@@ -69,6 +73,60 @@ pub(crate) fn doctor<H: CliHost>(
         }
     }
     Ok(exit_code(report.exit_code()))
+}
+
+/// `doctor purge [--apply]`: what the dream's history holds that the
+/// credential guard would refuse, and with `--apply` the history rewritten
+/// without it.
+fn purge(home: &std::path::Path, apply: bool, out: &mut Out) -> anyhow::Result<u8> {
+    let report = purge_secrets(home, apply)?;
+    if report.found.is_empty() {
+        out.print(&format!(
+            "doctor purge: the dream's history holds no credential ({})",
+            home.display()
+        ));
+        return Ok(0);
+    }
+    let mut paths: Vec<&str> = report.found.iter().map(|s| s.path.as_str()).collect();
+    paths.sort_unstable();
+    paths.dedup();
+    let commits = report
+        .found
+        .iter()
+        .map(|secret| &secret.commit)
+        .collect::<std::collections::BTreeSet<_>>()
+        .len();
+    if !report.applied {
+        for secret in &report.found {
+            let short = secret.commit.get(..12).unwrap_or(&secret.commit);
+            out.print(&format!(
+                "would remove {} ({}) from commit {short}",
+                secret.path, secret.kind
+            ));
+        }
+        out.print(&format!(
+            "{} file{} in {commits} commit{}; run again with --apply to rewrite the history without them",
+            paths.len(),
+            if paths.len() == 1 { "" } else { "s" },
+            if commits == 1 { "" } else { "s" },
+        ));
+        return Ok(0);
+    }
+    out.print(&format!(
+        "rewrote {} commit{} without {}",
+        report.rewritten,
+        if report.rewritten == 1 { "" } else { "s" },
+        paths.join(", ")
+    ));
+    if !report.still_packed.is_empty() {
+        out.warn(&format!(
+            "doctor purge: Git's packs still hold {} of them: run `git -C {} gc --prune=now` to remove them",
+            report.still_packed.len(),
+            home.display()
+        ));
+    }
+    out.warn("doctor purge: the notes themselves are unchanged: edit them, or delete them with `notes delete --force`; the next dream's audit leaves a note holding a credential out");
+    Ok(0)
 }
 
 /// Runs `dream` (or `dream doctor`); 0 for a run or a skip, 1 for a

@@ -5,10 +5,12 @@
 
 use std::io::IsTerminal;
 
-use notesoup_core::notes::{Edit, MAX_NOTE_BYTES, NoteStore, UpdateRequest, is_blank_body};
+use notesoup_core::notes::{
+    DeleteOutcome, Edit, MAX_NOTE_BYTES, NoteStore, UpdateRequest, is_blank_body,
+};
 use notesoup_core::plumbing::read_capped;
 use notesoup_core::tools::notes::{
-    NotesListParams, NotesSearchParams, notes_list_unbounded, notes_search_unbounded,
+    NotesListParams, NotesSearchParams, note_refusal, notes_list_unbounded, notes_search_unbounded,
 };
 use notesoup_core::tools::{
     CompactJson, NOTES_READ, NOTES_UPDATE, NOTES_WRITE, Outcome, Refusal, RefusalCode, ToolContext,
@@ -17,7 +19,7 @@ use notesoup_core::tools::{
 use serde_json::{Map, Value, json};
 
 use crate::args::{NotesArgs, NotesCommand};
-use crate::host::{CliHost, Purpose};
+use crate::host::{CliHost, Purpose, UsageError};
 use crate::out::Out;
 use crate::run::{target, tool_result};
 
@@ -138,6 +140,16 @@ pub(crate) fn run<H: CliHost>(
             params.insert("crumpled".into(), json!(false));
             Call::Tool(NOTES_UPDATE.name)
         }
+        NotesCommand::Delete {
+            address,
+            yes,
+            force,
+        } => {
+            if !yes && !confirm::<H>(&address, out)? {
+                anyhow::bail!("{address} was not deleted");
+            }
+            return delete(host, &target, &address, force, session.json, out);
+        }
         NotesCommand::Rename { address, to } => {
             put(&mut params, "address", json!(address));
             put(&mut params, "rename_to", json!(to));
@@ -206,6 +218,69 @@ fn unbounded<T: ToolData>(
             RefusalCode::InternalError,
             format!("the result could not be serialized: {error}"),
         )),
+    }
+}
+
+/// Asks on the terminal whether to delete `address`; a mistake in how the
+/// command was called when there is no terminal to ask on.
+fn confirm<H: CliHost>(address: &str, out: &mut Out) -> anyhow::Result<bool> {
+    let stdin = std::io::stdin();
+    if !stdin.is_terminal() {
+        return Err(UsageError(format!(
+            "notes delete asks before it deletes {address}, and there is no terminal to ask on: pass --yes"
+        ))
+        .into());
+    }
+    out.prompt(&format!("{}: delete {address} for good? [y/N] ", H::BIN));
+    let mut answer = String::new();
+    stdin
+        .read_line(&mut answer)
+        .map_err(|error| anyhow::anyhow!("could not read the answer: {error}"))?;
+    Ok(matches!(answer.trim(), "y" | "Y" | "yes" | "YES" | "Yes"))
+}
+
+/// `notes delete`: the note gone for good, or why not.
+fn delete<H: CliHost>(
+    host: &mut H,
+    target: &crate::host::Target<'_, H::SessionArgs>,
+    address: &str,
+    force: bool,
+    as_json: bool,
+    out: &mut Out,
+) -> anyhow::Result<u8> {
+    let mut outcome = None;
+    host.with_tools(target, Purpose::Notes, out, &mut |tools| {
+        let deleted = tools
+            .notes()
+            .map_err(|refusal| anyhow::anyhow!("{}", refusal.render()))?
+            .delete(address, force);
+        outcome = Some(deleted);
+        Ok(ToolOutput::plain_json(&Value::Null, false))
+    })?;
+    let outcome = outcome.ok_or_else(|| anyhow::anyhow!("no notes store was opened"))?;
+    match outcome {
+        Ok(DeleteOutcome::Deleted {
+            address,
+            was_crumpled,
+        }) => {
+            if as_json {
+                out.print(&json!({"deleted": address, "wasCrumpled": was_crumpled}).to_string());
+            } else {
+                out.print(&format!("deleted {address}"));
+            }
+            Ok(0)
+        }
+        Ok(DeleteOutcome::Live { address }) => anyhow::bail!(
+            "{address} is a live note: crumple it first (notes crumple {address}), or pass --force to delete it anyway"
+        ),
+        Err(error) => {
+            let refusal = note_refusal(&error);
+            Ok(crate::run::tool_result(
+                out,
+                ToolOutput::refusal(&refusal),
+                as_json,
+            ))
+        }
     }
 }
 

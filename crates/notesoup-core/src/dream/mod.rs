@@ -21,7 +21,10 @@ mod tools;
 mod tree;
 mod wastebasket;
 
-pub use audit::{AUDIT_EMAIL, AUDIT_NAME, AuditCommit, LOCK_EXCLUDE, audit_commit};
+pub use audit::{
+    AUDIT_EMAIL, AUDIT_NAME, AuditCommit, HistorySecret, LOCK_EXCLUDE, PurgeReport, audit_commit,
+    purge_secrets, secrets_in_history,
+};
 pub use deadline::{Deadline, DreamerPipes, Ended};
 pub use doctor::{
     CleanReport, DoctorFinding, DoctorReport, MovedEntry, STALE_TEMP_AGE, clean_temp_files, doctor,

@@ -98,6 +98,9 @@ pub fn finish_dream(home: &Path, stamp: &str, result: &DreamResult) -> DreamOutp
 
     let message = format!("dream {stamp}{}", failed_suffix(failed));
     let audited = audit_commit(home, &message);
+    if let Ok(audit) = &audited {
+        lines.extend(super::run::withheld_lines("final", &audit.withheld));
+    }
     if let Err(err) = &audited {
         lines.push(OutputLine::stderr(format!(
             "dream: final audit failed: {err}"

@@ -292,13 +292,20 @@ fn run_steps(options: &DreamOptions, runner: &mut dyn DreamRunner, out: &mut Pro
         out.push(OutputLine::stderr(warning.clone()));
     }
 
-    if let Err(err) = audit_commit(home, &format!("baseline {stamp}")) {
-        out.push(OutputLine::stderr(format!(
-            "dream: baseline audit failed: {err}"
-        )));
-        out.output.exit_code = 1;
-        settle(&mut lock, out);
-        return;
+    match audit_commit(home, &format!("baseline {stamp}")) {
+        Ok(baseline) => {
+            for line in withheld_lines("baseline", &baseline.withheld) {
+                out.push(line);
+            }
+        }
+        Err(err) => {
+            out.push(OutputLine::stderr(format!(
+                "dream: baseline audit failed: {err}"
+            )));
+            out.output.exit_code = 1;
+            settle(&mut lock, out);
+            return;
+        }
     }
 
     let tools = DreamTools::new(home).at(options.now);
@@ -315,6 +322,21 @@ fn run_steps(options: &DreamOptions, runner: &mut dyn DreamRunner, out: &mut Pro
         out.push(line);
     }
     settle(&mut lock, out);
+}
+
+/// What an audit left out of its commit, one stderr line per file.
+pub(crate) fn withheld_lines(
+    audit: &str,
+    withheld: &[(String, crate::notes::SecretKind)],
+) -> Vec<OutputLine> {
+    withheld
+        .iter()
+        .map(|(path, kind)| {
+            OutputLine::stderr(format!(
+                "dream: the {audit} audit left {path} out of the Git history: it holds a credential ({kind})"
+            ))
+        })
+        .collect()
 }
 
 /// Releases the lock after a successful run, fails it otherwise.

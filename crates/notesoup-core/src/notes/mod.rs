@@ -127,7 +127,7 @@ pub use matcher::{LineMatch, LiteralQueries};
 pub use paths::project_key;
 pub use secrets::{SecretFinding, SecretKind, find_secret, line_secret};
 pub use store::{
-    Change, ChangeKind, Edit, HeadCache, ListQuery, ListStatus, MAX_NOTE_BYTES,
+    Change, ChangeKind, DeleteOutcome, Edit, HeadCache, ListQuery, ListStatus, MAX_NOTE_BYTES,
     MAX_NOTE_PATH_BYTES, NoteHeader, NoteLocation, NoteRow, NoteStore, ReadResult, RenameResult,
     SearchRow, UpdateRequest, UpdateResult, WriteOutcome, WriteResult,
 };

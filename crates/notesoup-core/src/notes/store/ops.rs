@@ -17,8 +17,8 @@ use crate::wire::RefusalCode;
 
 use super::files::{read_bytes, text_checked, text_lossy};
 use super::{
-    Change, ChangeKind, Edit, MAX_NOTE_BYTES, MAX_NOTE_PATH_BYTES, NoteStore, ReadResult,
-    RenameResult, UpdateRequest, UpdateResult, WriteOutcome, WriteResult,
+    Change, ChangeKind, DeleteOutcome, Edit, MAX_NOTE_BYTES, MAX_NOTE_PATH_BYTES, NoteStore,
+    ReadResult, RenameResult, UpdateRequest, UpdateResult, WriteOutcome, WriteResult,
 };
 
 impl NoteStore {
@@ -371,6 +371,54 @@ impl NoteStore {
             location: self.locate(&target, target_path),
             meta,
             replaced_crumpled_target,
+        })
+    }
+}
+
+impl NoteStore {
+    /// Deletes a note for good, for a person (the command line's `notes
+    /// delete`): no agent tool calls it (the agent crumples; the dream's
+    /// wastebasket rule deletes). Only in a writable home; a link is
+    /// refused, never followed. A live note is left as it is
+    /// ([`DeleteOutcome::Live`]) unless `live` is set: crumple first is the
+    /// rule. The file is unlinked inside its open, locked directory, which
+    /// is then synced.
+    pub fn delete(&self, address: &str, live: bool) -> Result<DeleteOutcome, NoteError> {
+        let address = self.writable(address)?;
+        let path = self.note_path(&address)?;
+        let (rel_dir, name) = self.place(&address)?;
+        let _turn = FileTurns::take(&[&path]);
+        let mut dir = self.note_dir(&address, &rel_dir)?.ok_or_else(not_found)?;
+        match dir.stat(name) {
+            Ok(Some(stat)) if stat.kind == Kind::Link => {
+                return Err(self.refusal(
+                    &address,
+                    BeneathError::Link {
+                        path: dir.path().join(name),
+                    },
+                ));
+            }
+            Ok(Some(_)) => {}
+            Ok(None) => return Err(not_found()),
+            Err(e) => return Err(self.refusal(&address, e)),
+        }
+        lock(&mut dir)?;
+        let bytes = read_bytes(&dir, name)
+            .map_err(|e| self.refusal(&address, e))?
+            .ok_or_else(not_found)?;
+        let was_crumpled = parse_note(&text_lossy(bytes), now_ms(), &self.tz)
+            .meta
+            .is_crumpled();
+        let rendered = address.render(&self.identity);
+        if !was_crumpled && !live {
+            return Ok(DeleteOutcome::Live { address: rendered });
+        }
+        dir.remove_file(name)
+            .map_err(|e| NoteError::io("remove", &path, &e))?;
+        sync(&dir)?;
+        Ok(DeleteOutcome::Deleted {
+            address: rendered,
+            was_crumpled,
         })
     }
 }

@@ -9,6 +9,7 @@ mod dream;
 mod foreign_read;
 mod fresh;
 mod large_store;
+mod remove;
 mod settings;
 
 use std::path::PathBuf;
