@@ -84,9 +84,15 @@ pub struct NotesArgs<S: Args> {
 /// `notes` subcommands: one notes tool each.
 #[derive(Debug, Subcommand)]
 pub enum NotesCommand {
-    /// Notes, most recently updated first.
+    /// Every matching note, most recently updated first.
     List {
-        /// A glob over addresses, e.g. "@project/**".
+        /// A glob over addresses, e.g. "@project/**" (the same as
+        /// --pattern).
+        #[arg(value_name = "PATTERN", conflicts_with = "pattern")]
+        glob: Option<String>,
+        /// A glob over addresses: `*` within a segment, `**` across
+        /// segments, `?` one character.
+        #[arg(long)]
         pattern: Option<String>,
         /// List at most this many.
         #[arg(long)]
@@ -106,7 +112,8 @@ pub enum NotesCommand {
         #[arg(long)]
         limit: Option<u32>,
     },
-    /// Notes whose lines contain any of the queries.
+    /// Every note whose lines contain any of the queries, with its
+    /// matching lines.
     Search {
         /// Literal text to find (case-insensitive).
         #[arg(required = true)]
@@ -167,6 +174,18 @@ pub enum NotesCommand {
     Uncrumple {
         /// The note's address.
         address: String,
+    },
+    /// Delete a note for good (the agent can only crumple). Asks first on a
+    /// terminal; a live note must be crumpled first unless --force.
+    Delete {
+        /// The note's address.
+        address: String,
+        /// Delete without asking (needed when stdin is not a terminal).
+        #[arg(long, short = 'y')]
+        yes: bool,
+        /// Delete a live note too (otherwise only a crumpled one).
+        #[arg(long)]
+        force: bool,
     },
     /// Move a note to another address with all its metadata.
     Rename {
@@ -306,8 +325,8 @@ pub struct DoctorArgs {
     /// The notes home (default: $PI_NOTES_HOME, else ~/.agents/notes).
     #[arg(long, global = true, value_name = "DIR")]
     pub notes_home: Option<PathBuf>,
-    /// Print the findings as JSON: {"home", "ok", "findings": [{"path",
-    /// "message"}]}.
+    /// Print the findings as JSON: {"home", "ok", "notes" (false when no
+    /// note is written yet), "findings": [{"path", "message"}]}.
     #[arg(long)]
     pub json: bool,
     #[command(subcommand)]
@@ -322,6 +341,15 @@ pub enum DoctorCommand {
     /// with --apply.
     Clean {
         /// Remove them (default: a dry run that only lists them).
+        #[arg(long)]
+        apply: bool,
+    },
+    /// Remove every file holding a credential from the dream's Git history
+    /// (the commits are written again without them); the notes themselves
+    /// stay as they are.
+    Purge {
+        /// Rewrite the history (default: a dry run that only lists what
+        /// would go).
         #[arg(long)]
         apply: bool,
     },

@@ -16,6 +16,7 @@ pub(crate) fn run<H: CliHost>(
     out: &mut Out,
 ) -> anyhow::Result<u8> {
     let target = target(host, &args.session, None)?;
+    target.notes_root()?;
     let view = host.boot(&target, out)?;
     if let Some(place) = &view.preview {
         out.warn(&format!(

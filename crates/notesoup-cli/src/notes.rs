@@ -1,15 +1,17 @@
 //! `notes`: each subcommand is one notes tool, called through core's
-//! `call_tool` over the host's tools for the session.
+//! `call_tool` over the host's tools for the session; `list` and `search`
+//! print every matching note, without the response budget the agent's
+//! tools keep to.
 
 use std::io::IsTerminal;
 
-use notesoup_core::notes::{Edit, MAX_NOTE_BYTES, UpdateRequest, is_blank_body};
+use notesoup_core::notes::{DeleteOutcome, Edit, MAX_NOTE_BYTES, UpdateRequest, is_blank_body};
 use notesoup_core::plumbing::read_capped;
-use notesoup_core::tools::{Tool, call_tool};
+use notesoup_core::tools::{Refusal, Tool, ToolOutput, call_tool, call_unbounded};
 use serde_json::{Map, Value, json};
 
 use crate::args::{NotesArgs, NotesCommand};
-use crate::host::{CliHost, Purpose};
+use crate::host::{CliHost, Purpose, UsageError};
 use crate::out::Out;
 use crate::run::{target, tool_result};
 
@@ -21,19 +23,21 @@ pub(crate) fn run<H: CliHost>(
 ) -> anyhow::Result<u8> {
     let NotesArgs { session, command } = args;
     let target = target(host, &session, None)?;
+    target.notes_root()?;
     let mut params = Map::new();
     // An update to check before it is made: would it leave a blank body?
     let mut blank_check = None;
-    let name = match command {
+    let call = match command {
         NotesCommand::List {
+            glob,
             pattern,
             limit,
             wastebasket,
         } => {
-            put(&mut params, "pattern", json!(pattern));
+            put(&mut params, "pattern", json!(pattern.or(glob)));
             put(&mut params, "limit", json!(limit));
             put(&mut params, "wastebasket", json!(wastebasket));
-            Tool::NOTES_LIST.name
+            Call::Unbounded(Tool::NOTES_LIST.name)
         }
         NotesCommand::Read {
             address,
@@ -43,7 +47,7 @@ pub(crate) fn run<H: CliHost>(
             put(&mut params, "address", json!(address));
             put(&mut params, "offset_chars", json!(offset));
             put(&mut params, "limit_chars", json!(limit));
-            Tool::NOTES_READ.name
+            Call::Tool(Tool::NOTES_READ.name)
         }
         NotesCommand::Search {
             query,
@@ -61,7 +65,7 @@ pub(crate) fn run<H: CliHost>(
                 json!(max_matches_per_file),
             );
             put(&mut params, "wastebasket", json!(wastebasket));
-            Tool::NOTES_SEARCH.name
+            Call::Unbounded(Tool::NOTES_SEARCH.name)
         }
         NotesCommand::Write {
             address,
@@ -79,7 +83,7 @@ pub(crate) fn run<H: CliHost>(
             put(&mut params, "address", json!(address));
             put(&mut params, "content", json!(content));
             put(&mut params, "origin", json!(origin));
-            Tool::NOTES_WRITE.name
+            Call::Tool(Tool::NOTES_WRITE.name)
         }
         NotesCommand::Update {
             address,
@@ -116,22 +120,32 @@ pub(crate) fn run<H: CliHost>(
             put(&mut params, "address", json!(address));
             put(&mut params, "edits", json!(edits));
             put(&mut params, "replace_all", json!(all));
-            Tool::NOTES_UPDATE.name
+            Call::Tool(Tool::NOTES_UPDATE.name)
         }
         NotesCommand::Crumple { address } => {
             put(&mut params, "address", json!(address));
             params.insert("crumpled".into(), json!(true));
-            Tool::NOTES_UPDATE.name
+            Call::Tool(Tool::NOTES_UPDATE.name)
         }
         NotesCommand::Uncrumple { address } => {
             put(&mut params, "address", json!(address));
             params.insert("crumpled".into(), json!(false));
-            Tool::NOTES_UPDATE.name
+            Call::Tool(Tool::NOTES_UPDATE.name)
+        }
+        NotesCommand::Delete {
+            address,
+            yes,
+            force,
+        } => {
+            if !yes && !confirm::<H>(&address, out)? {
+                anyhow::bail!("{address} was not deleted");
+            }
+            return delete(host, &target, &address, force, session.json, out);
         }
         NotesCommand::Rename { address, to } => {
             put(&mut params, "address", json!(address));
             put(&mut params, "rename_to", json!(to));
-            Tool::NOTES_UPDATE.name
+            Call::Tool(Tool::NOTES_UPDATE.name)
         }
     };
     let mut arguments = Some(Value::Object(params));
@@ -147,9 +161,87 @@ pub(crate) fn run<H: CliHost>(
                 anyhow::bail!(blank_refusal(address, "these edits"));
             }
         }
-        Ok(call_tool(tools, name, arguments.take().unwrap_or_default()))
+        let arguments = arguments.take().unwrap_or_default();
+        Ok(match call {
+            Call::Tool(name) => call_tool(tools, name, arguments),
+            Call::Unbounded(name) => call_unbounded(tools, name, arguments)
+                .unwrap_or_else(|| call_tool(tools, name, Value::Null)),
+        })
     })?;
     Ok(tool_result(out, output, session.json))
+}
+
+/// What a `notes` subcommand calls.
+#[derive(Debug, Clone, Copy)]
+enum Call {
+    /// A notes tool, as the agent calls it.
+    Tool(&'static str),
+    /// `notes_list` or `notes_search` without the response budget: a
+    /// person at a terminal gets every row.
+    Unbounded(&'static str),
+}
+
+/// Asks on the terminal whether to delete `address`; a mistake in how the
+/// command was called when there is no terminal to ask on.
+fn confirm<H: CliHost>(address: &str, out: &mut Out) -> anyhow::Result<bool> {
+    let stdin = std::io::stdin();
+    if !stdin.is_terminal() {
+        return Err(UsageError(format!(
+            "notes delete asks before it deletes {address}, and there is no terminal to ask on: pass --yes"
+        ))
+        .into());
+    }
+    out.prompt(&format!("{}: delete {address} for good? [y/N] ", H::BIN));
+    let mut answer = String::new();
+    stdin
+        .read_line(&mut answer)
+        .map_err(|error| anyhow::anyhow!("could not read the answer: {error}"))?;
+    Ok(matches!(answer.trim(), "y" | "Y" | "yes" | "YES" | "Yes"))
+}
+
+/// `notes delete`: the note gone for good, or why not.
+fn delete<H: CliHost>(
+    host: &mut H,
+    target: &crate::host::Target<'_, H::SessionArgs>,
+    address: &str,
+    force: bool,
+    as_json: bool,
+    out: &mut Out,
+) -> anyhow::Result<u8> {
+    let mut outcome = None;
+    host.with_tools(target, Purpose::Notes, out, &mut |tools| {
+        let deleted = tools
+            .notes()
+            .map_err(|refusal| anyhow::anyhow!("{}", refusal.render()))?
+            .delete(address, force);
+        outcome = Some(deleted);
+        Ok(ToolOutput::plain_json(&Value::Null, false))
+    })?;
+    let outcome = outcome.ok_or_else(|| anyhow::anyhow!("no notes store was opened"))?;
+    match outcome {
+        Ok(DeleteOutcome::Deleted {
+            address,
+            was_crumpled,
+        }) => {
+            if as_json {
+                out.print(&json!({"deleted": address, "wasCrumpled": was_crumpled}).to_string());
+            } else {
+                out.print(&format!("deleted {address}"));
+            }
+            Ok(0)
+        }
+        Ok(DeleteOutcome::Live { address }) => anyhow::bail!(
+            "{address} is a live note: crumple it first (notes crumple {address}), or pass --force to delete it anyway"
+        ),
+        Err(error) => {
+            let refusal = Refusal::of_note_error(&error);
+            Ok(crate::run::tool_result(
+                out,
+                ToolOutput::refusal(&refusal),
+                as_json,
+            ))
+        }
+    }
 }
 
 /// A note's content from stdin, read to the most a note holds and no

@@ -47,6 +47,14 @@ impl Out {
         let _ = writeln!(stderr, "{}", text.trim_end_matches(['\n', '\r']));
     }
 
+    /// `text` on stderr with no line end, for a question answered on the
+    /// same line.
+    pub fn prompt(&mut self, text: &str) {
+        let mut stderr = io::stderr().lock();
+        let _ = write!(stderr, "{text}");
+        let _ = stderr.flush();
+    }
+
     /// One of core's output lines, to its stream.
     pub fn line(&mut self, line: &OutputLine) {
         match line.stream {

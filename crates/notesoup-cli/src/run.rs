@@ -7,21 +7,26 @@ use clap::{CommandFactory, FromArgMatches};
 use notesoup_core::tools::ToolOutput;
 
 use crate::args::{SessionArgs, SharedCommand};
-use crate::hints::cli_hints;
+use crate::hints::cli_text;
 use crate::host::{CliHost, Target, UsageError};
 use crate::out::Out;
 
+/// The widest help is wrapped to, however wide the terminal: longer lines
+/// are hard to read.
+pub const MAX_HELP_WIDTH: usize = 100;
+
 /// The binary's whole command line `C` (its host commands and the shared
 /// ones), named and versioned as host `H` names its binary, whatever the
-/// executable's file is called. Help is never wrapped: it is the same text
-/// on every binary and in every build (a build that pulls in clap's
-/// `wrap_help` would otherwise wrap it to the terminal).
+/// executable's file is called. Help is wrapped to the terminal's width
+/// (stdout's, else stderr's, else stdin's; else `$COLUMNS`, else 100), at
+/// most [`MAX_HELP_WIDTH`] columns: the same text on every binary for the
+/// same width.
 pub fn command<C: CommandFactory, H: CliHost>() -> clap::Command {
     C::command()
         .name(H::BIN)
         .bin_name(H::BIN)
         .version(H::VERSION)
-        .term_width(0)
+        .max_term_width(MAX_HELP_WIDTH)
 }
 
 /// Parses the process's arguments as `C`. `--help` and `--version` print and
@@ -93,14 +98,14 @@ fn settle<H: CliHost>(out: &mut Out, name: &str, result: anyhow::Result<u8>) -> 
     }
 }
 
-/// A tool's result as the command's: its text (continuation hints as this
-/// command line's flags) or its compact JSON, on stdout; a refusal on
-/// stderr, exit 1.
+/// A tool's result as the command's: its text (in this command line's
+/// words: its hints and a refusal's message as the flags to type) or its
+/// compact JSON (the tool's own), on stdout; a refusal on stderr, exit 1.
 pub(crate) fn tool_result(out: &mut Out, output: ToolOutput, as_json: bool) -> u8 {
     let shown = if as_json {
-        output.json.into_string()
+        output.json.as_str().to_owned()
     } else {
-        cli_hints(&output.text)
+        cli_text(&output)
     };
     if output.is_error {
         out.warn(&shown);

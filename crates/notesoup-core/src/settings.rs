@@ -100,7 +100,30 @@ pub enum SettingsWarning {
     LegacyKey,
     /// An untrusted project's file sets `secretGuard: false`; ignored.
     ProjectCannotLoosenSecretGuard,
+    /// The settings that take precedence (a project's, dsh's row) set this
+    /// key to a value that is not valid over a valid one: the valid value
+    /// under them is used, never the built-in default.
+    InvalidOverride(&'static str),
 }
+
+/// What a valid value of a key is, as the warnings say it.
+fn rule(key: &str) -> &'static str {
+    match key {
+        "reminderMarginTokens" => "must be a positive integer",
+        "dreamer" => "must be a non-empty string",
+        "secretGuard" => "must be true or false",
+        "bootMaxChars" => "must be an integer of at least 4000",
+        _ => "is not valid",
+    }
+}
+
+/// The keys [`validate`] reads.
+const CORE_KEYS: [&str; 4] = [
+    "reminderMarginTokens",
+    "dreamer",
+    "secretGuard",
+    "bootMaxChars",
+];
 
 impl fmt::Display for SettingsWarning {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -122,6 +145,13 @@ impl fmt::Display for SettingsWarning {
             }
             Self::ProjectCannotLoosenSecretGuard => {
                 "notesoup: a project's own settings cannot turn notesoup.secretGuard off; keeping the credential guard on (turn it off in your own settings)."
+            }
+            Self::InvalidOverride(key) => {
+                return write!(
+                    f,
+                    "notesoup: notesoup.{key} {}; the overriding value is ignored and the valid one under it is used.",
+                    rule(key)
+                );
             }
         })
     }
@@ -156,6 +186,18 @@ pub(crate) fn notesoup_record(settings_file: &Value) -> Option<&Map<String, Valu
     }
 }
 
+/// The value a settings file (its top-level object) keeps notesoup's
+/// record under: `notesoup`, else the legacy `pi-context`, which is read
+/// with [`SettingsWarning::LegacyKey`], on every host alike.
+pub fn record_entry(file: &Map<String, Value>) -> Option<(&Value, Option<SettingsWarning>)> {
+    match file.get(SETTINGS_KEY) {
+        Some(record) => Some((record, None)),
+        None => file
+            .get(LEGACY_SETTINGS_KEY)
+            .map(|record| (record, Some(SettingsWarning::LegacyKey))),
+    }
+}
+
 /// Whether a settings file still names its record by the legacy key.
 fn uses_legacy_key(settings_file: &Value) -> bool {
     settings_file.get(SETTINGS_KEY).is_none() && settings_file.get(LEGACY_SETTINGS_KEY).is_some()
@@ -175,25 +217,43 @@ pub enum ProjectTrust {
 
 /// The project's `notesoup` record over the user's, per key: project values
 /// win, except that an untrusted project's `secretGuard: false` is ignored
-/// (with a warning when it would have turned the guard off).
+/// (with a warning when it would have turned the guard off), and a project
+/// value that is not valid never hides a valid user value: the user's is
+/// kept, with a warning ([`SettingsWarning::InvalidOverride`]), so an
+/// invalid value falls back to the setting under it, never to the built-in
+/// default. Keys notesoup's core does not read are merged as given.
 pub fn merge_records(
     user: Option<&Map<String, Value>>,
     project: Option<&Map<String, Value>>,
     trust: ProjectTrust,
-) -> (Map<String, Value>, Option<SettingsWarning>) {
+) -> (Map<String, Value>, Vec<SettingsWarning>) {
     let mut merged = user.cloned().unwrap_or_default();
-    let mut warning = None;
+    let mut warnings = Vec::new();
     for (key, value) in project.into_iter().flatten() {
         if trust == ProjectTrust::Untrusted && key == "secretGuard" && *value == Value::Bool(false)
         {
             if merged.get(key) != Some(&Value::Bool(false)) {
-                warning = Some(SettingsWarning::ProjectCannotLoosenSecretGuard);
+                warnings.push(SettingsWarning::ProjectCannotLoosenSecretGuard);
             }
+            continue;
+        }
+        if let Some(known) = CORE_KEYS.into_iter().find(|known| known == key)
+            && !is_valid(key, value)
+            && merged.get(key).is_some_and(|under| is_valid(key, under))
+        {
+            warnings.push(SettingsWarning::InvalidOverride(known));
             continue;
         }
         merged.insert(key.clone(), value.clone());
     }
-    (merged, warning)
+    (merged, warnings)
+}
+
+/// Whether `value` is a valid value of `key`.
+fn is_valid(key: &str, value: &Value) -> bool {
+    validate(&Map::from_iter([(key.to_owned(), value.clone())]))
+        .warnings
+        .is_empty()
 }
 
 /// `{...global.notesoup, ...project.notesoup}` under `trust` (see
@@ -203,7 +263,7 @@ pub(crate) fn merge(
     global: Option<&Value>,
     project: Option<&Value>,
     trust: ProjectTrust,
-) -> (Map<String, Value>, Option<SettingsWarning>) {
+) -> (Map<String, Value>, Vec<SettingsWarning>) {
     merge_records(
         global.and_then(notesoup_record),
         project.and_then(notesoup_record),

@@ -124,8 +124,48 @@ fn merge_keeps_unknown_keys_and_project_order_of_precedence() {
         Some(&json!({"notesoup": {"b": 2, "c": 2}})),
         ProjectTrust::Untrusted,
     );
-    assert_eq!(warning, None);
+    assert_eq!(warning, []);
     assert_eq!(Value::Object(merged), json!({"a": 1, "b": 2, "c": 2}));
+}
+
+/// An invalid project value never hides a valid user value: the user's is
+/// used, with a warning, never the built-in default.
+#[test]
+fn an_invalid_project_value_falls_back_to_the_valid_user_value() {
+    for trust in [ProjectTrust::Trusted, ProjectTrust::Untrusted] {
+        let resolved = resolve(
+            Some(
+                &json!({"notesoup": {"bootMaxChars": 5000, "reminderMarginTokens": 1000, "dreamer": "g"}}),
+            ),
+            Some(
+                &json!({"notesoup": {"bootMaxChars": 3000, "reminderMarginTokens": -1, "dreamer": ""}}),
+            ),
+            trust,
+        );
+        assert_eq!(resolved.settings.boot_max_chars, 5000);
+        assert_eq!(resolved.settings.reminder_margin_tokens, 1000);
+        assert_eq!(resolved.settings.dreamer.as_deref(), Some("g"));
+        assert_eq!(
+            resolved.warnings,
+            [
+                SettingsWarning::InvalidOverride("bootMaxChars"),
+                SettingsWarning::InvalidOverride("reminderMarginTokens"),
+                SettingsWarning::InvalidOverride("dreamer"),
+            ]
+        );
+    }
+    assert_eq!(
+        SettingsWarning::InvalidOverride("bootMaxChars").to_string(),
+        "notesoup: notesoup.bootMaxChars must be an integer of at least 4000; the overriding value is ignored and the valid one under it is used."
+    );
+    // Nothing valid under it: the default, and the value's own warning.
+    let alone = resolve(
+        Some(&json!({"notesoup": {"bootMaxChars": "big"}})),
+        Some(&json!({"notesoup": {"bootMaxChars": 3000}})),
+        ProjectTrust::Trusted,
+    );
+    assert_eq!(alone.settings.boot_max_chars, 10_000);
+    assert_eq!(alone.warnings, [SettingsWarning::InvalidBootMaxChars]);
 }
 
 #[test]

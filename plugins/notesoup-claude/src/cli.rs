@@ -109,6 +109,17 @@ pub struct ClaudeDreamerArgs {
     claude: Option<PathBuf>,
 }
 
+/// The `notesoup` command: parses `std::env::args_os()` (help and usage
+/// name it `notesoup` whatever the executable's file is called) and runs
+/// the subcommand over the process's environment. The `notesoup` binary is
+/// this function and its allocator.
+pub fn main() -> ExitCode {
+    run(
+        notesoup_cli::parse::<Cli, ClaudeCli>(),
+        HostEnv::from_process(),
+    )
+}
+
 /// Runs the command line; returns the process exit code.
 pub fn run(cli: Cli, env: HostEnv) -> ExitCode {
     let code = match cli.command {
@@ -219,6 +230,9 @@ fn install_plugin(env: &HostEnv, dir: Option<PathBuf>, force: bool) -> Result<St
     ))
 }
 
+/// How a session comes to be recorded, said when none is.
+const NO_SESSION_YET: &str = " yet: notesoup records a session when Claude Code starts one in this project with the notesoup plugin enabled (notesoup install-plugin, then `claude plugin install notesoup@notesoup`)";
+
 /// One line per recorded session of the project: id, last touched,
 /// live window, notes session (the chain's first session).
 fn sessions(env: &HostEnv, args: &SessionsArgs) -> Result<String, String> {
@@ -228,22 +242,28 @@ fn sessions(env: &HostEnv, args: &SessionsArgs) -> Result<String, String> {
         None => std::env::current_dir().map_err(|err| format!("no current directory: {err}"))?,
     };
     let key = project_key(&cwd);
-    let Some(data) = env.data_dir() else {
-        return Err("no notesoup plugin data directory was found".to_owned());
-    };
-    let states = StateDir::new(&data);
     let mut found: Vec<(std::time::SystemTime, SessionState)> = Vec::new();
-    let entries = match std::fs::read_dir(data.join("sessions")) {
-        Ok(entries) => entries.filter_map(Result::ok).collect(),
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Vec::new(),
-        Err(err) => return Err(format!("{}: {err}", data.display())),
+    // No plugin data yet is a fresh install: nothing is recorded.
+    let data = env.data_dir();
+    let entries = match data
+        .as_ref()
+        .map(|data| std::fs::read_dir(data.join("sessions")))
+    {
+        Some(Ok(entries)) => entries.filter_map(Result::ok).collect(),
+        None => Vec::new(),
+        Some(Err(err)) if err.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Some(Err(err)) => {
+            let data = data.unwrap_or_default();
+            return Err(format!("{}: {err}", data.display()));
+        }
     };
+    let states = data.map(StateDir::new);
     for entry in entries {
         let name = entry.file_name().to_string_lossy().into_owned();
         let Some(id) = name.strip_suffix(".json") else {
             continue;
         };
-        let Ok(Some(state)) = states.load(id) else {
+        let Some(Ok(Some(state))) = states.as_ref().map(|states| states.load(id)) else {
             continue;
         };
         if state.project_key != key {
@@ -267,6 +287,10 @@ fn sessions(env: &HostEnv, args: &SessionsArgs) -> Result<String, String> {
         return Ok(Value::Array(rows).to_string());
     }
     let mut out = match found.len() {
+        0 => format!(
+            "0 sessions\n{}{NO_SESSION_YET}",
+            no_session_recorded::<ClaudeCli>(cwd.display())
+        ),
         1 => "1 session".to_owned(),
         n => format!("{n} sessions"),
     };
@@ -434,6 +458,12 @@ impl CliHost for ClaudeCli {
         Ok(HostDreamer {
             process: DreamerProcess {
                 command: format!("{} -p", claude.display()),
+                program: claude.clone(),
+                install_hint: format!(
+                    "install Claude Code, or name it with --claude PATH or {}",
+                    crate::dream::CLAUDE_VAR
+                ),
+                search_path: std::env::var_os("PATH"),
                 timeout,
             },
             runner: Box::new(ClaudeDreamer {

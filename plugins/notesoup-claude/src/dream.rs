@@ -9,7 +9,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use notesoup_core::dream::{DreamRequest, DreamResult, DreamRunner, DreamWrite, Ended};
-use notesoup_core::plumbing::{dreamer_exit_error, dreamer_timed_out, run_dreamer_child};
+use notesoup_core::plumbing::{dreamer_timed_out, run_dreamer_child};
 use serde_json::{Value, json};
 
 use crate::env::DISABLE_VAR;
@@ -63,7 +63,7 @@ impl ClaudeDreamer {
 
 impl DreamRunner for ClaudeDreamer {
     fn run(&mut self, request: DreamRequest<'_>) -> DreamResult {
-        let read = |stdout| read_stream(BufReader::new(stdout));
+        let read = |stdout| read_stream(BufReader::new(stdout), request.on_tool_call);
         let child = match run_dreamer_child(&mut self.command(&request), self.timeout, None, read) {
             Ok(child) => child,
             Err(error) => return DreamResult::failed(error),
@@ -74,17 +74,37 @@ impl DreamRunner for ClaudeDreamer {
             // The writes made so far go into the report.
             Ended::TimedOut => return dreamer_timed_out(result.writes, self.timeout),
         };
-        if result.error.is_none() {
-            result.error = dreamer_exit_error(&waited, "claude", || child.stderr.trim().to_owned());
+        let stderr = &child.stderr;
+        // Without a result event, how claude ended and what it said is the
+        // reason.
+        let no_result = result.error.as_deref() == Some(NO_RESULT);
+        match waited {
+            Ok(status) if !status.success() && (result.error.is_none() || no_result) => {
+                result.error = Some(format!(
+                    "dreamer failed: claude exited with {status}: {}",
+                    stderr.trim()
+                ));
+            }
+            Ok(_) if no_result && !stderr.trim().is_empty() => {
+                result.error = Some(format!("{NO_RESULT}: {}", stderr.trim()));
+            }
+            Err(err) if result.error.is_none() => {
+                result.error = Some(format!("dreamer failed: {err}"));
+            }
+            _ => {}
         }
         result
     }
 }
 
+/// The failure of a stream that ended without Claude Code's `result` event.
+const NO_RESULT: &str = "dreamer failed: claude ended without a result";
+
 /// Reads Claude Code's `stream-json` output: every dream-tool call that
 /// names a path is a write (recorded whether or not it succeeded), and the
-/// final `result` event is the report, or the failure.
-pub fn read_stream(reader: impl BufRead) -> DreamResult {
+/// final `result` event is the report, or the failure. `on_tool_call` is
+/// told of each dream-tool call as it is read.
+pub fn read_stream(reader: impl BufRead, on_tool_call: &dyn Fn(&str, &Value)) -> DreamResult {
     let prefix = format!("mcp__{DREAM_SERVER}__");
     let mut result = DreamResult::default();
     let mut finished = false;
@@ -103,6 +123,7 @@ pub fn read_stream(reader: impl BufRead) -> DreamResult {
                     else {
                         continue;
                     };
+                    on_tool_call(tool, &block["input"]);
                     result
                         .writes
                         .extend(DreamWrite::from_tool_event(tool, &block["input"]));
@@ -126,7 +147,7 @@ pub fn read_stream(reader: impl BufRead) -> DreamResult {
         }
     }
     if !finished && result.error.is_none() {
-        result.error = Some("dreamer failed: claude ended without a result".to_owned());
+        result.error = Some(NO_RESULT.to_owned());
     }
     result
 }
@@ -146,7 +167,7 @@ mod tests {
             r#"{"type":"result","subtype":"success","is_error":false,"result":"Report: one MAP fixed."}"#,
         ]
         .join("\n");
-        let result = read_stream(stream.as_bytes());
+        let result = read_stream(stream.as_bytes(), &|_, _| {});
         assert_eq!(result.report, "Report: one MAP fixed.");
         assert_eq!(result.error, None);
         let writes: Vec<(DreamTool, &str)> = result
@@ -165,12 +186,12 @@ mod tests {
 
     #[test]
     fn failures_are_reported() {
-        let failed = read_stream(r#"{"type":"result","subtype":"error_during_execution","is_error":true,"result":"API Error: 500"}"#.as_bytes());
+        let failed = read_stream(r#"{"type":"result","subtype":"error_during_execution","is_error":true,"result":"API Error: 500"}"#.as_bytes(), &|_, _| {});
         assert_eq!(
             failed.error.as_deref(),
             Some("dreamer failed: API Error: 500")
         );
-        let cut = read_stream(&b""[..]);
+        let cut = read_stream(&b""[..], &|_, _| {});
         assert_eq!(
             cut.error.as_deref(),
             Some("dreamer failed: claude ended without a result")

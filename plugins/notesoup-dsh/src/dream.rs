@@ -180,6 +180,16 @@ impl DshDreamer {
             }
             Ended::TimedOut => return dreamer_timed_out(result.writes, self.timeout),
         }
+        // A dreamer that ends without a word did not dream: a failure, not
+        // a run with an empty report.
+        if result.error.is_none() && result.report.trim().is_empty() {
+            let said = last_lines(&child.stderr);
+            result.error = Some(if said.is_empty() {
+                "dreamer failed: dsh ended without an answer".to_owned()
+            } else {
+                format!("dreamer failed: dsh ended without an answer: {said}")
+            });
+        }
         result
     }
 }

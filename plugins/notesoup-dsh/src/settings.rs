@@ -124,13 +124,23 @@ pub use notesoup_core::plumbing::read_settings_record as read_file;
 /// and validates the result.
 pub fn resolve(file: &Map<String, Value>, row: &Value) -> ResolvedDshSettings {
     let mut warnings = Vec::new();
-    let mut record = file.clone();
-    match row {
-        Value::Null => {}
-        Value::Object(row) => record.extend(row.iter().map(|(k, v)| (k.clone(), v.clone()))),
-        _ => warnings
-            .push("notesoup: the row's settings must be an object; using the defaults.".to_owned()),
-    }
+    // The row is the user's own profile: it may loosen the guard, and a
+    // value of it that is not valid keeps the file's valid one.
+    let record = match row {
+        Value::Null => file.clone(),
+        Value::Object(row) => {
+            let (record, overrides) =
+                settings::merge_records(Some(file), Some(row), ProjectTrust::Trusted);
+            warnings.extend(overrides.iter().map(same_prefix));
+            record
+        }
+        _ => {
+            warnings.push(
+                "notesoup: the row's settings must be an object; using the defaults.".to_owned(),
+            );
+            file.clone()
+        }
+    };
     let mut resolved = validate(&record);
     warnings.append(&mut resolved.warnings);
     resolved.warnings = warnings;
@@ -270,6 +280,37 @@ mod tests {
         assert_eq!(settings.core.boot_max_chars, 6000);
         assert!(!settings.automatic_resets);
         assert_eq!(resolve(&file, &json!([])).warnings.len(), 1);
+    }
+
+    #[test]
+    fn an_invalid_row_value_keeps_the_file_s_valid_one() {
+        let file = record(json!({"bootMaxChars": 5000}));
+        let resolved = resolve(&file, &json!({"bootMaxChars": 3000}));
+        assert_eq!(resolved.settings.core.boot_max_chars, 5000);
+        assert_eq!(
+            resolved.warnings,
+            [
+                "notesoup: bootMaxChars must be an integer of at least 4000; the overriding value is ignored and the valid one under it is used."
+            ]
+        );
+        // With nothing valid under it, the default, as before.
+        let alone = resolve(&Map::new(), &json!({"bootMaxChars": 3000}));
+        assert_eq!(alone.settings.core.boot_max_chars, 10_000);
+    }
+
+    #[test]
+    fn the_legacy_key_is_read_and_warned_about() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join(SETTINGS_FILE);
+        std::fs::write(&path, r#"{"pi-context": {"bootMaxChars": 6000}}"#).expect("write");
+        let (found, warnings) = read_file(&path);
+        assert_eq!(found, record(json!({"bootMaxChars": 6000})));
+        assert_eq!(
+            warnings,
+            [
+                "notesoup: the settings key \"pi-context\" is now \"notesoup\"; rename it (the old key is still read for now)."
+            ]
+        );
     }
 
     #[test]

@@ -140,7 +140,7 @@ impl PiDreamer {
             &mut self.command(request, &extension, &config),
             self.timeout,
             Some(request.prompt),
-            |stdout| read_events(BufReader::new(stdout)),
+            |stdout| read_events(BufReader::new(stdout), request.on_tool_call),
         ) {
             Ok(child) => child,
             Err(error) => return DreamResult::failed(error),
@@ -177,8 +177,9 @@ pub struct Events {
 }
 
 /// Reads Pi's `--mode json` stream (one JSON object per LF-ended line;
-/// other lines are skipped).
-pub fn read_events(reader: impl BufRead) -> Events {
+/// other lines are skipped); `on_tool_call` is told of each tool call as it
+/// is read.
+pub fn read_events(reader: impl BufRead, on_tool_call: &dyn Fn(&str, &Value)) -> Events {
     let mut events = Events::default();
     for line in reader.split(b'\n') {
         let Ok(line) = line else { break };
@@ -188,6 +189,7 @@ pub fn read_events(reader: impl BufRead) -> Events {
         match event["type"].as_str() {
             Some("tool_execution_start") => {
                 let name = event["toolName"].as_str().unwrap_or_default();
+                on_tool_call(name, &event["args"]);
                 events
                     .writes
                     .extend(DreamWrite::from_tool_event(name, &event["args"]));
@@ -339,7 +341,9 @@ pub fn dreamer_setting(
             .filter(|w| {
                 matches!(
                     w,
-                    SettingsWarning::InvalidDreamer | SettingsWarning::LegacyKey
+                    SettingsWarning::InvalidDreamer
+                        | SettingsWarning::LegacyKey
+                        | SettingsWarning::InvalidOverride("dreamer")
                 )
             })
             .map(ToString::to_string),
@@ -392,7 +396,7 @@ mod tests {
             r#"{"type":"agent_settled","aborted":false}"#,
         ]
         .join("\n");
-        let result = read_events(stream.as_bytes()).outcome(None, ok(), "");
+        let result = read_events(stream.as_bytes(), &|_, _| {}).outcome(None, ok(), "");
         assert_eq!(result.report, "Report: one MAP fixed.");
         assert_eq!(result.error, None);
         let writes: Vec<(DreamTool, &str)> = result
@@ -414,13 +418,13 @@ mod tests {
         let error = r#"{"type":"message_end","message":{"role":"assistant","content":[],"stopReason":"error","errorMessage":"401 invalid api key"}}
 {"type":"agent_settled","aborted":false}"#;
         assert_eq!(
-            read_events(error.as_bytes())
+            read_events(error.as_bytes(), &|_, _| {})
                 .outcome(None, ok(), "")
                 .error
                 .as_deref(),
             Some("dreamer failed: 401 invalid api key")
         );
-        let unresolved = read_events(&b""[..]).outcome(
+        let unresolved = read_events(&b""[..], &|_, _| {}).outcome(
             Some("opus"),
             Ok(ExitStatus::from_raw(256)),
             "Error: Model \"opus\" not found. Use --list-models to see available models.\n",
@@ -429,7 +433,7 @@ mod tests {
             unresolved.error.as_deref(),
             Some("dreamer model pattern \"opus\" did not resolve to an available model")
         );
-        let broken = read_events(&b""[..]).outcome(
+        let broken = read_events(&b""[..], &|_, _| {}).outcome(
             None,
             Ok(ExitStatus::from_raw(256)),
             "Error: Failed to load extension \"/w/dream.ts\": boom\nHint: Start without extensions using \"pi -ne\".\n",
@@ -442,14 +446,14 @@ mod tests {
         );
         let cut = r#"{"type":"message_end","message":{"role":"assistant","content":[{"type":"text","text":"half"}],"stopReason":"stop"}}"#;
         assert_eq!(
-            read_events(cut.as_bytes())
+            read_events(cut.as_bytes(), &|_, _| {})
                 .outcome(None, Ok(ExitStatus::from_raw(9)), "")
                 .error
                 .as_deref(),
             Some("dreamer failed: pi exited with signal: 9 (SIGKILL): (nothing on stderr)")
         );
         assert_eq!(
-            read_events(cut.as_bytes())
+            read_events(cut.as_bytes(), &|_, _| {})
                 .outcome(None, ok(), "")
                 .error
                 .as_deref(),
@@ -497,13 +501,14 @@ mod tests {
             r#"{"notesoup": {"dreamer": ""}}"#,
         )
         .unwrap();
-        // The project's value wins, and being bad, is ignored.
+        // The project's value would win, but being bad, the valid global
+        // one under it is kept, with a warning.
         assert_eq!(
             dreamer_setting(&lookup, &project),
             (
-                None,
+                Some("fake/fake-1".to_owned()),
                 vec![
-                    "notesoup: notesoup.dreamer must be a non-empty string; ignoring it."
+                    "notesoup: notesoup.dreamer must be a non-empty string; the overriding value is ignored and the valid one under it is used."
                         .to_owned()
                 ]
             )

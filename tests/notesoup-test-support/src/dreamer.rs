@@ -106,12 +106,16 @@ pub fn assert_tree_stopped(pids: &Path, mark: &str, what: &str) {
     }
 }
 
-/// The report a failed dream run names on stderr (`dream: run failed; see
-/// PATH`).
+/// The report a failed dream run names on stderr (`dream: run failed:
+/// REASON; see PATH`).
 pub fn failed_run_report(stderr: &str) -> String {
     let path = stderr
         .lines()
-        .find_map(|line| line.strip_prefix("dream: run failed; see "))
+        .find_map(|line| {
+            line.strip_prefix("dream: run failed: ")
+                .and_then(|rest| rest.rsplit_once("; see "))
+                .map(|(_, path)| path)
+        })
         .unwrap_or_else(|| panic!("{stderr}"));
     std::fs::read_to_string(path).unwrap()
 }

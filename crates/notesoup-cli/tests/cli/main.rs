@@ -203,7 +203,8 @@ fn shared_help() -> String {
             walk(sub, &deeper, out);
         }
     }
-    let mut command = notesoup_cli::command::<Cli, Nothing>();
+    // The width a terminal gives is the binary's; here it is fixed.
+    let mut command = notesoup_cli::command::<Cli, Nothing>().term_width(100);
     command.build();
     let mut out = String::new();
     walk(&command, &[], &mut out);

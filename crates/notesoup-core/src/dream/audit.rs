@@ -12,6 +12,7 @@ use gix::objs::tree::EntryKind;
 use gix::{ObjectId, Repository};
 
 use super::DreamError;
+use crate::notes::{SecretKind, find_secret};
 
 /// Author and committer name of audit commits.
 pub(crate) const AUDIT_NAME: &str = "notesoup";
@@ -28,6 +29,10 @@ pub struct AuditCommit {
     pub commit: String,
     /// Whether the tree was clean (nothing new to record).
     pub empty: bool,
+    /// Files left out because they hold a credential (the credential
+    /// guard's scan): their path in the home and what kind. The history
+    /// never takes one in (their content is not even written as an object).
+    pub withheld: Vec<(String, SecretKind)>,
 }
 
 /// Records the notes home as it is now, like `git add -A` and `git commit`:
@@ -85,13 +90,17 @@ fn audit(home: &Path, message: &str) -> Result<AuditCommit, AuditStep> {
         .excludes(&index, None, Default::default())
         .map_err(AuditStep::Index)?;
     let mut staged = Vec::new();
+    let mut withheld = Vec::new();
     stage_dir(
         &repo,
         &index,
         &mut excludes,
         home,
         &mut BString::default(),
-        &mut staged,
+        &mut Staging {
+            staged: &mut staged,
+            withheld: &mut withheld,
+        },
     )?;
 
     let tree = write_tree(&repo, &staged)?;
@@ -118,7 +127,14 @@ fn audit(home: &Path, message: &str) -> Result<AuditCommit, AuditStep> {
     Ok(AuditCommit {
         commit: commit.to_string(),
         empty: clean,
+        withheld,
     })
+}
+
+/// What a walk of the home stages, and what it leaves out.
+struct Staging<'a> {
+    staged: &'a mut Vec<Staged>,
+    withheld: &'a mut Vec<(String, SecretKind)>,
 }
 
 fn open_or_init(home: &Path) -> Result<Repository, AuditStep> {
@@ -177,7 +193,7 @@ fn stage_dir(
     excludes: &mut gix::AttributeStack<'_>,
     dir: &Path,
     prefix: &mut BString,
-    staged: &mut Vec<Staged>,
+    staging: &mut Staging<'_>,
 ) -> Result<(), AuditStep> {
     let read_error = |path: &Path, source| AuditStep::Read {
         path: path.display().to_string(),
@@ -214,9 +230,12 @@ fn stage_dir(
         };
         if !excluded || tracked {
             if is_dir {
-                stage_dir(repo, index, excludes, &path, prefix, staged)?;
+                stage_dir(repo, index, excludes, &path, prefix, staging)?;
             } else if kind.is_file() || kind.is_symlink() {
-                staged.push(stage_file(repo, &path, prefix.clone(), kind.is_symlink())?);
+                match stage_file(repo, &path, prefix.clone(), kind.is_symlink())? {
+                    Ok(staged) => staging.staged.push(staged),
+                    Err(kind) => staging.withheld.push((prefix.to_string(), kind)),
+                }
             }
         }
         prefix.truncate(prefix_len);
@@ -234,12 +253,13 @@ fn is_excluded(
     Ok(platform.is_excluded())
 }
 
+/// Stages one file, or says what credential keeps it out.
 fn stage_file(
     repo: &Repository,
     path: &Path,
     rela_path: BString,
     symlink: bool,
-) -> Result<Staged, AuditStep> {
+) -> Result<Result<Staged, SecretKind>, AuditStep> {
     let read_error = |source| AuditStep::Read {
         path: path.display().to_string(),
         source,
@@ -258,6 +278,9 @@ fn stage_file(
         };
         (kind, fs::read(path).map_err(read_error)?)
     };
+    if let Some(found) = find_secret(&String::from_utf8_lossy(&content)) {
+        return Ok(Err(found.kind));
+    }
     let id = repo
         .write_blob(&content)
         .map_err(|source| AuditStep::Stage {
@@ -267,12 +290,12 @@ fn stage_file(
         .detach();
     // A stat that cannot be taken only costs Git a re-hash on `git status`.
     let stat = Stat::from_fs(&meta).unwrap_or_default();
-    Ok(Staged {
+    Ok(Ok(Staged {
         path: rela_path,
         kind,
         id,
         stat,
-    })
+    }))
 }
 
 fn write_tree(repo: &Repository, staged: &[Staged]) -> Result<ObjectId, AuditStep> {
@@ -296,16 +319,21 @@ fn commit(
     tree: ObjectId,
     parent: Option<ObjectId>,
 ) -> Result<ObjectId, AuditStep> {
-    let signature = gix::actor::Signature {
-        name: AUDIT_NAME.into(),
-        email: AUDIT_EMAIL.into(),
-        time: gix::date::Time::now_local_or_utc(),
-    };
+    let signature = audit_signature();
     let mut time = gix::date::parse::TimeBuf::default();
     let signature = signature.to_ref(&mut time);
     repo.commit_as(signature, signature, "HEAD", message, tree, parent)
         .map(gix::Id::detach)
         .map_err(AuditStep::Commit)
+}
+
+/// `notesoup <notesoup@localhost>`, now.
+fn audit_signature() -> gix::actor::Signature {
+    gix::actor::Signature {
+        name: AUDIT_NAME.into(),
+        email: AUDIT_EMAIL.into(),
+        time: gix::date::Time::now_local_or_utc(),
+    }
 }
 
 fn write_index(repo: &Repository, staged: Vec<Staged>) -> Result<(), AuditStep> {
@@ -328,4 +356,388 @@ fn write_index(repo: &Repository, staged: Vec<Staged>) -> Result<(), AuditStep> 
     let mut file = gix::index::File::from_state(state, repo.index_path());
     file.write(Default::default())
         .map_err(AuditStep::WriteIndex)
+}
+
+/// A credential a commit of the audit history holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HistorySecret {
+    /// The commit (hex).
+    pub commit: String,
+    /// Its message's first line.
+    pub subject: String,
+    /// The file holding it, as the commit's tree names it.
+    pub path: String,
+    /// What kind of credential.
+    pub kind: SecretKind,
+}
+
+/// Every (commit, file) of the home's audit history, from `HEAD` back, whose
+/// content holds a credential (the credential guard's scan, each blob read
+/// once). Empty when the home has no repository or no commit.
+pub(crate) fn secrets_in_history(home: &Path) -> Result<Vec<HistorySecret>, DreamError> {
+    let Some(repo) = open_existing(home)? else {
+        return Ok(Vec::new());
+    };
+    let mut scan = HistoryScan::new(&repo);
+    let mut found = Vec::new();
+    for id in history(&repo)? {
+        let commit = repo.find_commit(id).map_err(audit_error)?;
+        let subject = commit
+            .message_raw_sloppy()
+            .lines()
+            .next()
+            .map(|line| line.to_str_lossy().into_owned())
+            .unwrap_or_default();
+        let tree = commit.tree_id().map_err(audit_error)?.detach();
+        for (path, kind) in scan.secrets(tree, "")? {
+            found.push(HistorySecret {
+                commit: id.to_string(),
+                subject: subject.clone(),
+                path,
+                kind,
+            });
+        }
+    }
+    Ok(found)
+}
+
+/// What `purge_secrets` did, or would do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PurgeReport {
+    /// What the history held.
+    pub found: Vec<HistorySecret>,
+    /// Whether the history was rewritten (`false`: a dry run).
+    pub applied: bool,
+    /// Commits rewritten.
+    pub rewritten: usize,
+    /// Objects holding a credential that are still in a pack (Git's own
+    /// `gc --prune=now` removes them); their ids.
+    pub still_packed: Vec<String>,
+}
+
+/// Removes every file holding a credential from the home's audit history:
+/// each commit from the first is written again without them (same
+/// messages, authors and times), the branch `HEAD` names is moved to the
+/// new tip, their loose objects are deleted, the index drops them, and the
+/// reference logs (which name the old commits) are removed. The notes
+/// themselves are not touched. With `apply` false, only says what it would
+/// do. Refused while a dream holds the lock.
+pub fn purge_secrets(home: &Path, apply: bool) -> Result<PurgeReport, DreamError> {
+    let found = secrets_in_history(home)?;
+    let mut report = PurgeReport {
+        found,
+        applied: false,
+        rewritten: 0,
+        still_packed: Vec::new(),
+    };
+    if !apply || report.found.is_empty() {
+        return Ok(report);
+    }
+    if matches!(
+        super::lock::lock_state(home),
+        super::lock::LockState::Held(_)
+    ) {
+        return Err(DreamError::LockHeld);
+    }
+    let Some(repo) = open_existing(home)? else {
+        return Ok(report);
+    };
+    // The old commits are deleted below: nothing else may reach them.
+    let branch = repo
+        .head_name()
+        .map_err(audit_error)?
+        .ok_or_else(|| DreamError::Audit("HEAD names no branch".to_owned()))?;
+    let others: Vec<String> = repo
+        .references()
+        .and_then(|refs| {
+            Ok(refs
+                .all()?
+                .filter_map(Result::ok)
+                .map(|reference| reference.name().as_bstr().to_string())
+                .collect::<Vec<_>>())
+        })
+        .map_err(audit_error)?
+        .into_iter()
+        .filter(|name| name.as_str() != branch.as_bstr())
+        .collect();
+    if !others.is_empty() {
+        return Err(DreamError::Audit(format!(
+            "the history has other references ({}); remove them first, the audit keeps one branch",
+            others.join(", ")
+        )));
+    }
+    let mut scan = HistoryScan::new(&repo);
+    let mut chain = history(&repo)?;
+    chain.reverse();
+    let mut renamed: std::collections::HashMap<ObjectId, ObjectId> = Default::default();
+    let mut tip = None;
+    for id in chain {
+        let commit = repo.find_commit(id).map_err(audit_error)?;
+        let mut owned = commit
+            .decode()
+            .and_then(|decoded| decoded.to_owned())
+            .map_err(audit_error)?;
+        let secrets = scan.secrets(owned.tree, "")?;
+        if !secrets.is_empty() {
+            let mut editor = repo.edit_tree(owned.tree).map_err(audit_error)?;
+            for (path, _) in &secrets {
+                editor.remove(path.as_str()).map_err(audit_error)?;
+            }
+            owned.tree = editor.write().map_err(audit_error)?.detach();
+        }
+        let parents: Vec<ObjectId> = owned
+            .parents
+            .iter()
+            .map(|parent| renamed.get(parent).copied().unwrap_or(*parent))
+            .collect();
+        let changed = !secrets.is_empty() || parents.iter().ne(owned.parents.iter());
+        let new_id = if changed {
+            owned.parents = parents.into_iter().collect();
+            report.rewritten += 1;
+            repo.write_object(&owned).map_err(audit_error)?.detach()
+        } else {
+            id
+        };
+        renamed.insert(id, new_id);
+        tip = Some((id, new_id));
+    }
+    if let Some((old, new)) = tip
+        && old != new
+    {
+        let edit = gix::refs::transaction::RefEdit::update(
+            branch,
+            new,
+            gix::refs::transaction::PreviousValue::MustExistAndMatch(old.into()),
+            "notesoup: remove credentials from the history",
+        );
+        // The audit's own identity: the repository is opened isolated, with
+        // no user's to write in the reference log.
+        let mut time = gix::date::parse::TimeBuf::default();
+        let signature = audit_signature();
+        repo.edit_references_as([edit], Some(signature.to_ref(&mut time)))
+            .map_err(audit_error)?;
+    }
+    let secret_blobs = scan.secret_blobs();
+    drop_from_index(&repo, &secret_blobs)?;
+    // The reference logs name the old commits; without them nothing
+    // reaches the objects removed below.
+    match fs::remove_dir_all(repo.common_dir().join("logs")) {
+        Err(err) if err.kind() != ErrorKind::NotFound => {
+            return Err(DreamError::Audit(format!(
+                "cannot remove the reference logs: {err}"
+            )));
+        }
+        _ => {}
+    }
+    let objects = repo.common_dir().join("objects");
+    // The blobs, and what reached them: the old commits and the trees that
+    // held them, so the repository stays whole (`git fsck` finds no broken
+    // link).
+    let old_commits = renamed
+        .iter()
+        .filter(|(old, new)| old != new)
+        .map(|(old, _)| *old);
+    let gone: Vec<ObjectId> = secret_blobs
+        .iter()
+        .copied()
+        .chain(scan.tainted.iter().copied())
+        .chain(old_commits)
+        .collect();
+    for blob in &gone {
+        let hex = blob.to_string();
+        let loose = objects.join(&hex[..2]).join(&hex[2..]);
+        match fs::remove_file(&loose) {
+            Err(err) if err.kind() != ErrorKind::NotFound => {
+                return Err(DreamError::Audit(format!(
+                    "cannot remove {}: {err}",
+                    loose.display()
+                )));
+            }
+            _ => {}
+        }
+    }
+    let reopened = open_existing(home)?;
+    report.still_packed = secret_blobs
+        .iter()
+        .filter(|blob| reopened.as_ref().is_some_and(|repo| repo.has_object(blob)))
+        .map(ToString::to_string)
+        .collect();
+    report.applied = true;
+    Ok(report)
+}
+
+fn audit_error(err: impl std::fmt::Display) -> DreamError {
+    DreamError::Audit(err.to_string())
+}
+
+/// The home's repository, when it has one.
+fn open_existing(home: &Path) -> Result<Option<Repository>, DreamError> {
+    if fs::symlink_metadata(home.join(".git")).is_err() {
+        return Ok(None);
+    }
+    gix::open_opts(home, gix::open::Options::isolated())
+        .map(Some)
+        .map_err(audit_error)
+}
+
+/// Every commit reachable from `HEAD`, newest first (each once).
+fn history(repo: &Repository) -> Result<Vec<ObjectId>, DreamError> {
+    let Some(head) = repo.head().map_err(audit_error)?.id().map(gix::Id::detach) else {
+        return Ok(Vec::new());
+    };
+    let mut seen = std::collections::HashSet::new();
+    let mut order = Vec::new();
+    let mut stack = vec![head];
+    while let Some(id) = stack.pop() {
+        if !seen.insert(id) {
+            continue;
+        }
+        order.push(id);
+        let commit = repo.find_commit(id).map_err(audit_error)?;
+        stack.extend(commit.parent_ids().map(gix::Id::detach));
+    }
+    // Each commit before its parents (a linear audit history already is).
+    topological(repo, order)
+}
+
+/// `commits` ordered so each comes before its parents.
+fn topological(repo: &Repository, commits: Vec<ObjectId>) -> Result<Vec<ObjectId>, DreamError> {
+    let set: std::collections::HashSet<ObjectId> = commits.iter().copied().collect();
+    let mut children: std::collections::HashMap<ObjectId, usize> = Default::default();
+    let mut parents_of: std::collections::HashMap<ObjectId, Vec<ObjectId>> = Default::default();
+    for id in &commits {
+        let parents: Vec<ObjectId> = repo
+            .find_commit(*id)
+            .map_err(audit_error)?
+            .parent_ids()
+            .map(gix::Id::detach)
+            .filter(|parent| set.contains(parent))
+            .collect();
+        for parent in &parents {
+            *children.entry(*parent).or_default() += 1;
+        }
+        parents_of.insert(*id, parents);
+    }
+    let mut ready: Vec<ObjectId> = commits
+        .iter()
+        .copied()
+        .filter(|id| !children.contains_key(id))
+        .collect();
+    let mut order = Vec::with_capacity(commits.len());
+    while let Some(id) = ready.pop() {
+        order.push(id);
+        for parent in parents_of.remove(&id).unwrap_or_default() {
+            if let Some(count) = children.get_mut(&parent) {
+                *count -= 1;
+                if *count == 0 {
+                    ready.push(parent);
+                }
+            }
+        }
+    }
+    Ok(order)
+}
+
+/// Trees read for credentials, each blob judged once.
+struct HistoryScan<'r> {
+    repo: &'r Repository,
+    judged: std::collections::HashMap<ObjectId, Option<SecretKind>>,
+    /// The trees found holding such a blob, at any depth.
+    tainted: std::collections::HashSet<ObjectId>,
+}
+
+impl<'r> HistoryScan<'r> {
+    fn new(repo: &'r Repository) -> Self {
+        Self {
+            repo,
+            judged: Default::default(),
+            tainted: Default::default(),
+        }
+    }
+
+    /// The files under `tree` (named below `prefix`) holding a credential.
+    fn secrets(
+        &mut self,
+        tree: ObjectId,
+        prefix: &str,
+    ) -> Result<Vec<(String, SecretKind)>, DreamError> {
+        let mut found = Vec::new();
+        let entries: Vec<(String, ObjectId, bool, bool)> = {
+            let tree = self.repo.find_tree(tree).map_err(audit_error)?;
+            let decoded = tree.decode().map_err(audit_error)?;
+            decoded
+                .entries
+                .iter()
+                .map(|entry| {
+                    (
+                        entry.filename.to_str_lossy().into_owned(),
+                        entry.oid.to_owned(),
+                        entry.mode.is_tree(),
+                        entry.mode.is_blob(),
+                    )
+                })
+                .collect()
+        };
+        for (name, id, is_tree, is_blob) in entries {
+            let path = if prefix.is_empty() {
+                name
+            } else {
+                format!("{prefix}/{name}")
+            };
+            if is_tree {
+                found.extend(self.secrets(id, &path)?);
+            } else if is_blob {
+                let kind = match self.judged.get(&id) {
+                    Some(kind) => *kind,
+                    None => {
+                        let blob = self.repo.find_blob(id).map_err(audit_error)?;
+                        let kind = find_secret(&String::from_utf8_lossy(&blob.data))
+                            .map(|found| found.kind);
+                        self.judged.insert(id, kind);
+                        kind
+                    }
+                };
+                if let Some(kind) = kind {
+                    found.push((path, kind));
+                }
+            }
+        }
+        if !found.is_empty() {
+            self.tainted.insert(tree);
+        }
+        Ok(found)
+    }
+
+    /// The blobs found holding a credential.
+    fn secret_blobs(&self) -> Vec<ObjectId> {
+        let mut blobs: Vec<ObjectId> = self
+            .judged
+            .iter()
+            .filter(|(_, kind)| kind.is_some())
+            .map(|(id, _)| *id)
+            .collect();
+        blobs.sort();
+        blobs
+    }
+}
+
+/// Rewrites the index without the entries of `blobs` and without its
+/// cached trees.
+fn drop_from_index(repo: &Repository, blobs: &[ObjectId]) -> Result<(), DreamError> {
+    let path = repo.index_path();
+    if fs::symlink_metadata(&path).is_err() {
+        return Ok(());
+    }
+    let mut file = gix::index::File::at(
+        &path,
+        repo.object_hash(),
+        false,
+        gix::index::decode::Options::default(),
+    )
+    .map_err(audit_error)?;
+    file.remove_entries(|_, _, entry| blobs.contains(&entry.id));
+    // Its cached trees may name the trees removed with them.
+    file.remove_tree();
+    file.remove_resolve_undo();
+    file.write(Default::default()).map_err(audit_error)
 }

@@ -73,6 +73,7 @@ pub fn doctor(home: &Path) -> DoctorReport {
         findings: Vec::new(),
     };
     doctor.check_root();
+    doctor.check_history();
     DoctorReport {
         home: home.to_path_buf(),
         findings: doctor.findings,
@@ -525,6 +526,29 @@ impl Doctor {
                 );
                 None
             }
+        }
+    }
+
+    /// The dream's Git history: a commit that holds a credential is named,
+    /// with the command that rewrites the history without it.
+    fn check_history(&mut self) {
+        match super::audit::secrets_in_history(&self.root) {
+            Ok(found) => {
+                for secret in found {
+                    let short = secret.commit.get(..12).unwrap_or(&secret.commit);
+                    self.report(
+                        Path::new(".git"),
+                        format!(
+                            "commit {short} (\"{}\") holds a credential ({}) in {}; remove it from the history with `doctor purge --apply` (the note itself stays: edit or delete it)",
+                            secret.subject, secret.kind, secret.path
+                        ),
+                    );
+                }
+            }
+            Err(err) => self.report(
+                Path::new(".git"),
+                format!("cannot read the audit history: {err}"),
+            ),
         }
     }
 

@@ -24,7 +24,7 @@ mod tools;
 mod tree;
 mod wastebasket;
 
-pub use audit::{AuditCommit, audit_commit};
+pub use audit::{AuditCommit, PurgeReport, audit_commit, purge_secrets};
 pub use deadline::{Deadline, DreamerPipes, Ended};
 pub use doctor::{CleanReport, DoctorFinding, DoctorReport, MovedEntry, clean_temp_files, doctor};
 pub use error::DreamError;

@@ -103,6 +103,9 @@ pub(crate) fn finish_dream(home: &Path, stamp: &str, result: &DreamResult) -> Dr
 
     let message = format!("dream {stamp}{}", failed_suffix(failed));
     let audited = audit_commit(home, &message);
+    if let Ok(audit) = &audited {
+        lines.extend(super::run::withheld_lines("final", &audit.withheld));
+    }
     if let Err(err) = &audited {
         lines.push(OutputLine::stderr(format!(
             "dream: final audit failed: {err}"
@@ -121,15 +124,38 @@ pub(crate) fn finish_dream(home: &Path, stamp: &str, result: &DreamResult) -> Dr
     let ok = !failed && written.is_ok() && audited.is_ok();
     if ok {
         lines.push(OutputLine::stdout(path.display().to_string()));
-    } else if failed && written.is_ok() {
-        lines.push(OutputLine::stderr(format!(
-            "dream: run failed; see {}",
-            path.display()
-        )));
+    } else if let Some(error) = result.error.as_deref() {
+        // Why, in the terminal, not only in the report.
+        let reason = failure_reason(error);
+        lines.push(OutputLine::stderr(if written.is_ok() {
+            format!("dream: run failed: {reason}; see {}", path.display())
+        } else {
+            format!("dream: run failed: {reason}")
+        }));
     }
     DreamOutput {
         exit_code: i32::from(!ok),
         lines,
+    }
+}
+
+/// The most a failure's reason takes on the terminal; the report has it
+/// whole.
+const MAX_REASON_CHARS: usize = 400;
+
+/// A failure's reason on one line: its lines joined, credentials withheld
+/// (the terminal may be recorded), cut to [`MAX_REASON_CHARS`].
+fn failure_reason(error: &str) -> String {
+    let joined = error
+        .lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty())
+        .collect::<Vec<_>>()
+        .join(" / ");
+    let withheld = withhold_credentials(&joined);
+    match withheld.char_indices().nth(MAX_REASON_CHARS) {
+        Some((cut, _)) => format!("{}…", &withheld[..cut]),
+        None => withheld,
     }
 }
 

@@ -1,6 +1,7 @@
 //! The dream run: gates, lock, baseline audit, the host's dreamer, report,
 //! final audit, and release or fail of the lock.
 
+use std::fmt;
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -15,7 +16,6 @@ use super::tools::DreamTools;
 use super::{DreamError, DreamOutput, OutputLine, PLAYBOOK};
 
 /// What a host's dreamer is given.
-#[derive(Debug)]
 pub struct DreamRequest<'a> {
     /// The single user prompt: the playbook text.
     pub prompt: &'a str,
@@ -26,11 +26,32 @@ pub struct DreamRequest<'a> {
     pub model_pattern: Option<&'a str>,
     /// The jailed write/edit/delete and read-only tools to offer.
     pub tools: &'a DreamTools,
+    /// Told of each dream-tool call as the dreamer makes it (its name and
+    /// arguments), by a runner that sees its dreamer's calls as they come:
+    /// the command line shows the run's progress from it.
+    pub on_tool_call: &'a dyn Fn(&str, &serde_json::Value),
+}
+
+impl fmt::Debug for DreamRequest<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DreamRequest")
+            .field("home", &self.home)
+            .field("model_pattern", &self.model_pattern)
+            .field("tools", &self.tools)
+            .finish_non_exhaustive()
+    }
 }
 
 /// A host's dreamer: one agent session over the notes home, with thinking
 /// off and only the tools of [`DreamRequest::tools`].
 pub trait DreamRunner {
+    /// Whether the dreamer can start at all (its program is there), asked
+    /// before the run takes the lock or touches the home: a dream that
+    /// cannot start leaves nothing behind. The reason when it cannot.
+    fn ready(&self) -> Result<(), String> {
+        Ok(())
+    }
+
     /// Runs the dreamer to completion. A failure to even start a session is
     /// reported as [`DreamResult::failed`].
     fn run(&mut self, request: DreamRequest<'_>) -> DreamResult;
@@ -119,15 +140,6 @@ impl Progress<'_> {
 
 fn run_steps(options: &DreamOptions, runner: &mut dyn DreamRunner, out: &mut Progress<'_>) {
     let home = options.home.as_path();
-    if let Err(err) = fs::create_dir_all(home) {
-        out.push(OutputLine::stderr(format!(
-            "dream: cannot create notes home {}: {err}",
-            home.display()
-        )));
-        out.output.exit_code = 1;
-        return;
-    }
-
     let since = last_run(home);
     let time = time_gate(since, options.now, options.min_hours);
     out.push(OutputLine::stdout(time.reason));
@@ -139,6 +151,31 @@ fn run_steps(options: &DreamOptions, runner: &mut dyn DreamRunner, out: &mut Pro
     out.push(OutputLine::stdout(material.reason));
     if !material.ok && !options.force {
         out.push(OutputLine::stdout(SKIPPED));
+        return;
+    }
+
+    // A dream that cannot start (no playbook, no dreamer) says why and
+    // leaves nothing behind: no home, lock, Git repository, commit or
+    // report.
+    let prompt = match read_playbook(options.playbook.as_deref()).and_then(|prompt| {
+        runner.ready()?;
+        Ok(prompt)
+    }) {
+        Ok(prompt) => prompt,
+        Err(reason) => {
+            out.push(OutputLine::stderr(format!(
+                "dream: cannot start: {reason}; nothing was changed"
+            )));
+            out.output.exit_code = 1;
+            return;
+        }
+    };
+    if let Err(err) = fs::create_dir_all(home) {
+        out.push(OutputLine::stderr(format!(
+            "dream: cannot create notes home {}: {err}",
+            home.display()
+        )));
+        out.output.exit_code = 1;
         return;
     }
 
@@ -172,33 +209,51 @@ fn run_steps(options: &DreamOptions, runner: &mut dyn DreamRunner, out: &mut Pro
         out.push(OutputLine::stderr(warning.clone()));
     }
 
-    if let Err(err) = audit_commit(home, &format!("baseline {stamp}")) {
-        out.push(OutputLine::stderr(format!(
-            "dream: baseline audit failed: {err}"
-        )));
-        out.output.exit_code = 1;
-        settle(&mut lock, out);
-        return;
+    match audit_commit(home, &format!("baseline {stamp}")) {
+        Ok(baseline) => {
+            for line in withheld_lines("baseline", &baseline.withheld) {
+                out.push(line);
+            }
+        }
+        Err(err) => {
+            out.push(OutputLine::stderr(format!(
+                "dream: baseline audit failed: {err}"
+            )));
+            out.output.exit_code = 1;
+            settle(&mut lock, out);
+            return;
+        }
     }
 
-    let result = match read_playbook(options.playbook.as_deref()) {
-        Ok(prompt) => {
-            let tools = DreamTools::new(home).at(options.now);
-            runner.run(DreamRequest {
-                prompt: &prompt,
-                home,
-                model_pattern: options.model_pattern.as_deref(),
-                tools: &tools,
-            })
-        }
-        Err(error) => DreamResult::failed(error),
-    };
+    let tools = DreamTools::new(home).at(options.now);
+    let result = runner.run(DreamRequest {
+        prompt: &prompt,
+        home,
+        model_pattern: options.model_pattern.as_deref(),
+        tools: &tools,
+        on_tool_call: &|_, _| {},
+    });
     let finished = finish_dream(home, &stamp, &result);
     out.output.exit_code = finished.exit_code;
     for line in finished.lines {
         out.push(line);
     }
     settle(&mut lock, out);
+}
+
+/// What an audit left out of its commit, one stderr line per file.
+pub(crate) fn withheld_lines(
+    audit: &str,
+    withheld: &[(String, crate::notes::SecretKind)],
+) -> Vec<OutputLine> {
+    withheld
+        .iter()
+        .map(|(path, kind)| {
+            OutputLine::stderr(format!(
+                "dream: the {audit} audit left {path} out of the Git history: it holds a credential ({kind})"
+            ))
+        })
+        .collect()
 }
 
 /// Releases the lock after a successful run, fails it otherwise.

@@ -286,6 +286,110 @@ pub(crate) fn settled_head_len(head: &[u8]) -> Option<usize> {
     None
 }
 
+/// `text` with its access recorded and nothing else changed: in its
+/// frontmatter block, every `lastAccessed` and `accessCount` line given the
+/// new value in place (each added just before the closing fence when the
+/// block lacks it); every other byte, field, order and the body kept as
+/// they are. `None` when the note has no closed frontmatter block: a read
+/// never gives a note a block it did not have, so it records no access
+/// there.
+pub(crate) fn with_access(text: &str, last_accessed: &str, access_count: u64) -> Option<String> {
+    let start = if text.starts_with('\u{feff}') {
+        '\u{feff}'.len_utf8()
+    } else {
+        0
+    };
+    let mut lines = LineSpans { text, at: start };
+    let fence = lines.next()?;
+    if fence.content != "---" {
+        return None;
+    }
+    let newline = if fence.ending.is_empty() {
+        "\n"
+    } else {
+        fence.ending
+    };
+    let mut out = String::with_capacity(text.len() + 64);
+    out.push_str(&text[..fence.end]);
+    let (mut set_accessed, mut set_count) = (false, false);
+    // A replaced key's sequence items (`key:` then `- item` lines) go with it.
+    let mut dropping_items = false;
+    loop {
+        let line = lines.next()?;
+        if line.content == "---" {
+            if !set_accessed {
+                out.push_str(&format!("lastAccessed: {last_accessed}{newline}"));
+            }
+            if !set_count {
+                out.push_str(&format!("accessCount: {access_count}{newline}"));
+            }
+            out.push_str(&text[line.start..]);
+            return Some(out);
+        }
+        if dropping_items && sequence_item(line.content).is_some() {
+            continue;
+        }
+        dropping_items = false;
+        let ending = if line.ending.is_empty() {
+            newline
+        } else {
+            line.ending
+        };
+        match split_key(line.content) {
+            Some(("lastAccessed", value)) => {
+                out.push_str(&format!("lastAccessed: {last_accessed}{ending}"));
+                set_accessed = true;
+                dropping_items = value.trim().is_empty();
+            }
+            Some(("accessCount", value)) => {
+                out.push_str(&format!("accessCount: {access_count}{ending}"));
+                set_count = true;
+                dropping_items = value.trim().is_empty();
+            }
+            _ => out.push_str(&text[line.start..line.end]),
+        }
+    }
+}
+
+/// One line of a text: where it starts, its content (without its ending),
+/// its ending (`\n`, `\r\n` or none at the end) and where the next starts.
+struct LineSpan<'a> {
+    start: usize,
+    content: &'a str,
+    ending: &'a str,
+    end: usize,
+}
+
+/// The lines of `text` from byte `at`.
+struct LineSpans<'a> {
+    text: &'a str,
+    at: usize,
+}
+
+impl<'a> Iterator for LineSpans<'a> {
+    type Item = LineSpan<'a>;
+
+    fn next(&mut self) -> Option<LineSpan<'a>> {
+        let start = self.at;
+        let rest = &self.text[start..];
+        if rest.is_empty() {
+            return None;
+        }
+        let (line, end) = match memchr::memchr(b'\n', rest.as_bytes()) {
+            Some(newline) => (&rest[..newline], start + newline + 1),
+            None => (rest, self.text.len()),
+        };
+        self.at = end;
+        let content = line.strip_suffix('\r').unwrap_or(line);
+        Some(LineSpan {
+            start,
+            content,
+            ending: &self.text[start + content.len()..end],
+            end,
+        })
+    }
+}
+
 /// Takes the next line off `rest` (without `\n` or `\r\n`); `None` at the end.
 fn next_line<'a>(rest: &mut &'a str) -> Option<&'a str> {
     if rest.is_empty() {
@@ -630,6 +734,78 @@ mod tests {
                 expect,
                 "{value:?}"
             );
+        }
+    }
+
+    /// A read sets the access lines and changes no other byte.
+    #[test]
+    fn recording_access_changes_only_the_access_lines() {
+        let at = "2026-02-02T00:00:00.000+00:00";
+        for (note, expect) in [
+            (
+                "---\nzeta: 1\nlastAccessed: old\norigin: self\naccessCount: 4\n---\n\nbody\n",
+                Some(format!(
+                    "---\nzeta: 1\nlastAccessed: {at}\norigin: self\naccessCount: 5\n---\n\nbody\n"
+                )),
+            ),
+            // Lacking them, the two lines are added at the block's end.
+            (
+                "---\ntitle: x\n---\nbody",
+                Some(format!(
+                    "---\ntitle: x\nlastAccessed: {at}\naccessCount: 5\n---\nbody"
+                )),
+            ),
+            // Line endings and a byte order mark are kept.
+            (
+                "\u{feff}---\r\naccessCount: 1\r\nx: y\r\n---\r\nbody\r\n",
+                Some(format!(
+                    "\u{feff}---\r\naccessCount: 5\r\nx: y\r\nlastAccessed: {at}\r\n---\r\nbody\r\n"
+                )),
+            ),
+            // A sequence under a replaced key goes with it.
+            (
+                "---\naccessCount:\n  - 1\n  - 2\nlastAccessed: a\n---\n",
+                Some(format!("---\naccessCount: 5\nlastAccessed: {at}\n---\n")),
+            ),
+            // No block, or an unclosed one: never given a block.
+            ("plain text\n", None),
+            ("---\nunclosed: 1\n", None),
+            ("", None),
+        ] {
+            assert_eq!(with_access(note, at, 5), expect, "{note:?}");
+        }
+    }
+
+    proptest! {
+        /// Whatever the block holds, the note reads back with the new
+        /// access and every other field as it was.
+        #[test]
+        fn recorded_access_reads_back(
+            fields in proptest::collection::vec(
+                ("[a-z]{1,8}", "[a-z0-9 ]{0,12}"),
+                0..6,
+            ),
+            body in "[a-z\n]{0,40}",
+        ) {
+            let tz = TimeZone::UTC;
+            let mut note = String::from("---\n");
+            for (key, value) in &fields {
+                note.push_str(&format!("{key}: {value}\n"));
+            }
+            note.push_str("---\n\n");
+            note.push_str(&body);
+            let at = 1_770_000_000_000;
+            let recorded = with_access(&note, &local_iso(at, &tz), 9);
+            prop_assert!(recorded.is_some());
+            let recorded = recorded.unwrap_or_default();
+            let before = parse_note(&note, 0, &tz);
+            let after = parse_note(&recorded, 0, &tz);
+            prop_assert_eq!(after.body, before.body);
+            prop_assert_eq!(after.meta.last_accessed, at);
+            prop_assert_eq!(after.meta.access_count, 9);
+            prop_assert_eq!(&after.meta.extras, &before.meta.extras);
+            prop_assert_eq!(after.meta.created_at, before.meta.created_at);
+            prop_assert_eq!(after.meta.origin, before.meta.origin);
         }
     }
 }

@@ -124,9 +124,9 @@ pub use paths::project_key;
 pub use secrets::{SecretFinding, SecretKind, find_secret};
 pub(crate) use segment::{escape_forbidden, is_forbidden_char, is_git_segment};
 pub use store::{
-    Change, ChangeKind, Edit, HeadCache, ListQuery, ListStatus, MAX_NOTE_BYTES, NoteHeader,
-    NoteLocation, NoteRow, NoteStore, ReadResult, RenameResult, SearchRow, UpdateRequest,
-    UpdateResult, WriteOutcome, WriteResult,
+    Change, ChangeKind, DeleteOutcome, Edit, HeadCache, ListQuery, ListStatus, MAX_NOTE_BYTES,
+    NoteHeader, NoteLocation, NoteRow, NoteStore, ReadResult, RenameResult, SearchRow,
+    UpdateRequest, UpdateResult, WriteOutcome, WriteResult,
 };
 pub(crate) use time::parse_iso_ms;
 pub use time::{local_iso, now_ms};

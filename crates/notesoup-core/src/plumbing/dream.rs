@@ -24,7 +24,9 @@ pub const DEFAULT_DREAM_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 #[derive(Debug, thiserror::Error)]
 pub enum NotesHomeError {
     /// No `--notes-home`, and neither `PI_NOTES_HOME` nor a home directory.
-    #[error("the notes root is unknown: pass --notes-home or set PI_NOTES_HOME")]
+    #[error(
+        "the notes root is unknown: neither PI_NOTES_HOME nor HOME is set; set HOME (the root is then ~/.agents/notes) or PI_NOTES_HOME, or pass --notes-home"
+    )]
     Unknown,
     /// `--notes-home` could not be made absolute (no current directory).
     #[error("--notes-home {path}: {source}")]
@@ -110,14 +112,84 @@ pub fn dream_timeout(seconds: u64) -> Duration {
 }
 
 /// A dreamer run as a child process under a deadline: the command that is
-/// started, as the lines name it, and its deadline.
+/// started, as the lines name it, its program and its deadline.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DreamerProcess {
     /// How the lines name it: `claude -p`, `pi --mode json`, `dsh --profile headless`.
     pub command: String,
+    /// The program started: a path, or a bare name looked up on `PATH`.
+    /// One that is not there fails the dream before it starts.
+    pub program: PathBuf,
+    /// How to get the program when it is not there, e.g. `install Claude
+    /// Code, or name it with --claude PATH`.
+    pub install_hint: String,
+    /// The `PATH` a bare program name is looked up on (the host's
+    /// environment's: core reads none).
+    pub search_path: Option<std::ffi::OsString>,
     /// When it is stopped.
     pub timeout: Duration,
 }
+
+impl DreamerProcess {
+    /// Why the program cannot be started, when it cannot: it is not on
+    /// [`search_path`](Self::search_path), or the path names no executable
+    /// file.
+    pub fn missing(&self) -> Option<String> {
+        let program = &self.program;
+        let path_variable = self.search_path.as_deref();
+        let why = if program.components().count() > 1 {
+            match std::fs::metadata(program) {
+                Ok(meta) if is_executable(&meta) => return None,
+                Ok(_) => "is not an executable file",
+                Err(_) => "does not exist",
+            }
+        } else {
+            let found = path_variable
+                .into_iter()
+                .flat_map(std::env::split_paths)
+                .any(|dir| {
+                    std::fs::metadata(dir.join(program)).is_ok_and(|meta| is_executable(&meta))
+                });
+            if found {
+                return None;
+            }
+            "is not on PATH"
+        };
+        Some(format!(
+            "the dreamer {} {why} ({})",
+            program.display(),
+            self.install_hint
+        ))
+    }
+}
+
+#[cfg(unix)]
+fn is_executable(meta: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    meta.is_file() && meta.permissions().mode() & 0o111 != 0
+}
+
+#[cfg(not(unix))]
+fn is_executable(meta: &std::fs::Metadata) -> bool {
+    meta.is_file()
+}
+
+/// How a dream is going, told each time the dreamer calls a dream tool.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DreamProgress {
+    /// Since the dreamer started.
+    pub elapsed: Duration,
+    /// The dream-tool calls so far.
+    pub tool_calls: usize,
+    /// The distinct notes written, edited or deleted so far.
+    pub notes_changed: usize,
+    /// The call this is told for, when it changes a note: the tool and
+    /// the path as given.
+    pub change: Option<crate::dream::DreamWrite>,
+}
+
+/// Told of the run's progress.
+pub type ProgressSink<'a> = &'a mut dyn FnMut(&DreamProgress);
 
 /// The host's dreamer for one dream command.
 pub struct Dreamer<'a> {
@@ -127,6 +199,9 @@ pub struct Dreamer<'a> {
     /// said on stderr. A dreamer that runs in this process (the reference
     /// host's scripted one) has no such lines.
     pub process: Option<DreamerProcess>,
+    /// Told of each dream-tool call the runner sees as it comes (the
+    /// command line's progress), when set.
+    pub progress: Option<ProgressSink<'a>>,
 }
 
 impl std::fmt::Debug for Dreamer<'_> {
@@ -149,6 +224,7 @@ pub fn run_dream_command(
     let mut told = Told {
         inner: dreamer.runner,
         process: dreamer.process,
+        progress: RefCell::new(dreamer.progress),
         sink: &sink,
     };
     run_dream_with(options, &mut told, &mut |line| say(&sink, line)).exit_code
@@ -166,17 +242,62 @@ fn say(sink: &Sink<'_>, line: &OutputLine) {
 /// Where the command's lines go, shared by the run and the dreamer.
 type Sink<'p> = RefCell<&'p mut dyn FnMut(&OutputLine)>;
 
-/// The host's dreamer, with its start and end said.
+/// The host's dreamer, with its start and end said and its progress told.
 struct Told<'a, 's, 'p> {
     inner: &'a mut dyn DreamRunner,
     process: Option<DreamerProcess>,
+    progress: RefCell<Option<ProgressSink<'a>>>,
     sink: &'s Sink<'p>,
 }
 
+impl Told<'_, '_, '_> {
+    /// Runs the dreamer, telling the progress sink of each tool call.
+    fn run_told(&mut self, request: DreamRequest<'_>) -> DreamResult {
+        let started = Instant::now();
+        let calls = std::cell::Cell::new(0_usize);
+        let changed = RefCell::new(std::collections::BTreeSet::new());
+        let progress = &self.progress;
+        let forward = request.on_tool_call;
+        let on_tool_call = |name: &str, arguments: &serde_json::Value| {
+            forward(name, arguments);
+            calls.set(calls.get() + 1);
+            let change = crate::dream::DreamWrite::from_tool_event(name, arguments);
+            if let (Some(change), Ok(mut changed)) = (&change, changed.try_borrow_mut()) {
+                changed.insert(change.path.clone());
+            }
+            if let Ok(mut progress) = progress.try_borrow_mut()
+                && let Some(progress) = progress.as_mut()
+            {
+                progress(&DreamProgress {
+                    elapsed: started.elapsed(),
+                    tool_calls: calls.get(),
+                    notes_changed: changed.try_borrow().map_or(0, |changed| changed.len()),
+                    change,
+                });
+            }
+        };
+        self.inner.run(DreamRequest {
+            on_tool_call: &on_tool_call,
+            ..request
+        })
+    }
+}
+
 impl DreamRunner for Told<'_, '_, '_> {
+    fn ready(&self) -> Result<(), String> {
+        self.inner.ready()?;
+        match &self.process {
+            Some(process) => match process.missing() {
+                Some(reason) => Err(reason),
+                None => Ok(()),
+            },
+            None => Ok(()),
+        }
+    }
+
     fn run(&mut self, request: DreamRequest<'_>) -> DreamResult {
-        let Some(process) = &self.process else {
-            return self.inner.run(request);
+        let Some(process) = self.process.clone() else {
+            return self.run_told(request);
         };
         let timeout = process.timeout.as_secs();
         say(
@@ -187,7 +308,7 @@ impl DreamRunner for Told<'_, '_, '_> {
             )),
         );
         let started = Instant::now();
-        let result = self.inner.run(request);
+        let result = self.run_told(request);
         let elapsed = started.elapsed().as_secs();
         let line = match result.error.as_deref() {
             None => format!("dream: the dreamer finished after {elapsed} s"),

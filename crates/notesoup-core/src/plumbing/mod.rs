@@ -21,8 +21,8 @@ mod small_file;
 mod store;
 
 pub use dream::{
-    DEFAULT_DREAM_TIMEOUT, DreamFlags, Dreamer, DreamerProcess, DreamerSetting, NotesHomeError,
-    dream_timeout, dreamer_executable, notes_home, run_dream_command,
+    DEFAULT_DREAM_TIMEOUT, DreamFlags, DreamProgress, Dreamer, DreamerProcess, DreamerSetting,
+    NotesHomeError, ProgressSink, dream_timeout, dreamer_executable, notes_home, run_dream_command,
 };
 pub use dreamer_child::{
     DreamerChild, dreamer_exit_error, dreamer_timed_out, last_diagnostic_lines, run_dreamer_child,

@@ -8,10 +8,11 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use super::small_file::{Links, MAX_SETTINGS_BYTES, read_small_text};
-use crate::settings::SETTINGS_KEY;
+use crate::settings::{self, SETTINGS_KEY};
 
 /// The `notesoup` record of the settings file at `path`, and the warnings:
-/// a missing file, or one without the key, is an empty record; an
+/// a missing file, or one without the key, is an empty record; a record
+/// under the legacy key is read, with a warning that names it; an
 /// unreadable one, one that is not a JSON object, or a record that is not
 /// an object is an empty record and one warning (the defaults apply).
 pub fn read_settings_record(path: &Path) -> (Map<String, Value>, Vec<String>) {
@@ -34,9 +35,12 @@ pub fn read_settings_record(path: &Path) -> (Map<String, Value>, Vec<String>) {
         )
     };
     match serde_json::from_str::<Value>(&text) {
-        Ok(Value::Object(file)) => match file.get(SETTINGS_KEY) {
+        Ok(Value::Object(file)) => match settings::record_entry(&file) {
             None => (Map::new(), Vec::new()),
-            Some(Value::Object(record)) => (record.clone(), Vec::new()),
+            Some((Value::Object(record), legacy)) => (
+                record.clone(),
+                legacy.iter().map(ToString::to_string).collect(),
+            ),
             Some(_) => problem(format!(
                 "the {SETTINGS_KEY} key of {} must be an object",
                 path.display()

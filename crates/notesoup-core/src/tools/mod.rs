@@ -34,6 +34,7 @@ mod fill;
 pub mod history;
 mod measure;
 pub(crate) mod notes;
+pub use notes::call_unbounded;
 mod outcome;
 mod output;
 mod params;

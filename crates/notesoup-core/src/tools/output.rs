@@ -204,6 +204,16 @@ pub(crate) const RESULT_TOO_LARGE: &str = "The result does not fit the response 
 /// budget (`Ok(None)` when one does not): the one size check of a result.
 /// A value that cannot be serialized is an `internal_error` refusal.
 pub(crate) fn pack<T: ToolData>(data: &T) -> Result<Option<ToolOutput>, Refusal> {
+    let output = package(data)?;
+    if output.text.len() > TOOL_OUTPUT_MAX_BYTES || output.json.len() > TOOL_OUTPUT_MAX_BYTES {
+        return Ok(None);
+    }
+    Ok(Some(output))
+}
+
+/// `data` rendered and serialized once, whatever its size. A value that
+/// cannot be serialized is an `internal_error` refusal.
+fn package<T: ToolData>(data: &T) -> Result<ToolOutput, Refusal> {
     let text = data.render();
     let json = CompactJson::to_json(data).map_err(|error| {
         Refusal::new(
@@ -211,15 +221,20 @@ pub(crate) fn pack<T: ToolData>(data: &T) -> Result<Option<ToolOutput>, Refusal>
             format!("the result could not be serialized: {error}"),
         )
     })?;
-    if text.len() > TOOL_OUTPUT_MAX_BYTES || json.len() > TOOL_OUTPUT_MAX_BYTES {
-        return Ok(None);
-    }
-    Ok(Some(ToolOutput {
+    Ok(ToolOutput {
         text,
         json,
         is_error: false,
         terminate: false,
-    }))
+    })
+}
+
+impl ToolOutput {
+    /// `data` packaged without the response budget: for a person at a
+    /// terminal, never for the agent.
+    pub(crate) fn unbounded<T: ToolData>(data: &T) -> Self {
+        package(data).unwrap_or_else(|refusal| Self::refusal(&refusal))
+    }
 }
 
 /// [`pack`], or the `output_too_large` refusal `message` when it does not fit.

@@ -29,7 +29,7 @@ fn the_notes_home_is_the_flag_made_absolute_else_the_root() {
     assert!(matches!(unknown, NotesHomeError::Unknown));
     assert_eq!(
         unknown.to_string(),
-        "the notes root is unknown: pass --notes-home or set PI_NOTES_HOME"
+        "the notes root is unknown: neither PI_NOTES_HOME nor HOME is set; set HOME (the root is then ~/.agents/notes) or PI_NOTES_HOME, or pass --notes-home"
     );
 }
 
@@ -117,6 +117,7 @@ fn dreamer_lines(error: Option<String>, process: Option<DreamerProcess>) -> (Vec
         Dreamer {
             runner: &mut runner,
             process,
+            progress: None,
         },
         &mut |line| lines.push(line.clone()),
     );
@@ -131,6 +132,9 @@ fn dreamer_lines(error: Option<String>, process: Option<DreamerProcess>) -> (Vec
 fn process() -> Option<DreamerProcess> {
     Some(DreamerProcess {
         command: "agent -p".into(),
+        program: "/bin/sh".into(),
+        install_hint: "install the agent".into(),
+        search_path: None,
         timeout: Duration::from_secs(5),
     })
 }

@@ -130,22 +130,22 @@ fn dream_respects_its_gates_and_reports_a_dreamer_that_cannot_start() {
         "time gate: no prior dream\nmaterial gate: only 0 changed sessions\ndream: skipped; pass --force to dream anyway (it never bypasses the lock)\n"
     );
 
+    // A dreamer that is not there: the dream says why and leaves no
+    // report, Git repository or lock.
     sb.env
         .push(("NOTESOUP_CLAUDE".into(), "/nonexistent/claude".into()));
     let failed = sb.run(&["dream", "--notes-home", &home, "--force"], b"");
     assert_eq!(failed.status.code(), Some(1));
-    let reports = dreamer::reports(&sb.notes);
-    assert_eq!(reports.len(), 1);
-    let report = &reports[0];
-    assert!(report.contains("(failed)"), "{report}");
+    let stderr = String::from_utf8(failed.stderr).unwrap();
     assert!(
-        report.contains("dreamer failed: could not start /nonexistent/claude"),
-        "{report}"
+        stderr.ends_with(
+            "dream: cannot start: the dreamer /nonexistent/claude does not exist (install Claude Code, or name it with --claude PATH or NOTESOUP_CLAUDE); nothing was changed\n"
+        ),
+        "{stderr}"
     );
-    assert!(
-        !sb.notes.join(".dream.lock").exists(),
-        "the lock is released"
-    );
+    for left in ["dreams", ".git", ".dream.lock"] {
+        assert!(!sb.notes.join(left).exists(), "{left}");
+    }
 }
 
 #[test]

@@ -1,7 +1,7 @@
-//! The commands every notesoup binary shares, as `notesoup` has them: their
-//! help (the same text on every binary, snapshotted here with the binary's
-//! name as `<bin>`), `doctor` and `dream doctor` as one command, the man
-//! page, `history FILE`, and the dream's notes home and dreamer lines.
+//! The commands every notesoup binary shares, as `notesoup` has them (their
+//! help, on every binary, is snapshotted in `tests/notesoup-e2e`): `doctor`
+//! and `dream doctor` as one command, the man page, `history FILE`, and the
+//! dream's notes home and dreamer lines.
 
 use notesoup_test_support::dreamer;
 use notesoup_test_support::shared_commands::{Binary, ok};
@@ -11,11 +11,6 @@ use crate::support::{CHAIN_1, Sandbox, fixture};
 /// `notesoup` in `sb`, for the checks every binary shares.
 fn notesoup(sb: &Sandbox) -> Binary<'_> {
     Binary::new("notesoup", |args| sb.run(args, b""))
-}
-
-#[test]
-fn the_shared_commands_help() {
-    insta::assert_snapshot!(notesoup(&Sandbox::new()).shared_help());
 }
 
 #[test]

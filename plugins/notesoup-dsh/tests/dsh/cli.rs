@@ -279,8 +279,9 @@ fn a_dreamer_that_never_ends_is_stopped_with_every_process_it_started() {
         "{report}"
     );
 
-    // The next dream starts (its dreamer cannot: the run fails, but it ran).
-    let next = dream(Path::new("/nonexistent/dsh"));
+    // The next dream starts (its dreamer ends at once: the run fails, but
+    // it ran).
+    let next = dream(Path::new("/bin/false"));
     let err = stderr(&next);
     assert!(!err.contains("lock gate"), "{err}");
     assert_eq!(dreamer::reports(&notes).len(), 2, "{err}");

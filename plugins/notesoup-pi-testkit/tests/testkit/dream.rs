@@ -186,8 +186,10 @@ fn a_provider_error_fails_the_run_and_keeps_the_partial_writes() {
         .unwrap();
     let report_path = failure
         .text
-        .strip_prefix("dream: run failed; see ")
-        .unwrap();
+        .strip_prefix("dream: run failed: ")
+        .and_then(|rest| rest.rsplit_once("; see "))
+        .unwrap()
+        .1;
     let stamp = Path::new(report_path)
         .file_stem()
         .unwrap()
@@ -308,7 +310,12 @@ fn the_dream_subcommand_fails_on_a_provider_error_a_missing_script_and_a_bad_scr
         &home,
     );
     assert_eq!(code, 1);
-    let path = err.trim().strip_prefix("dream: run failed; see ").unwrap();
+    let path = err
+        .trim()
+        .strip_prefix("dream: run failed: ")
+        .and_then(|rest| rest.rsplit_once("; see "))
+        .unwrap()
+        .1;
     assert!(
         fs::read_to_string(path)
             .unwrap()

@@ -83,7 +83,15 @@ impl PiCli {
         let root = target.notes_root()?.to_owned();
         let here = target.cwd_or_current()?;
         let file = self.session_file(target, &here)?;
-        let mut warn = |text: String| out.warn(&format!("{} {command}: {text}", Self::BIN));
+        // A settings warning is said as every binary says it (`notesoup:
+        // …`); anything else names the command.
+        let mut warn = |text: String| {
+            if text.starts_with("notesoup: ") {
+                out.warn(&text);
+            } else {
+                out.warn(&format!("{} {command}: {text}", Self::BIN));
+            }
+        };
         let located = session::locate(
             file.as_deref(),
             target.cwd.clone(),
@@ -192,7 +200,7 @@ impl CliHost for PiCli {
         let preview = located
             .session_id
             .is_none()
-            .then(|| format!("no Pi session is recorded for {}", located.cwd.display()));
+            .then(|| located.cwd.display().to_string());
         Ok(BootView {
             window_id: located.window_id,
             sections,
@@ -222,6 +230,12 @@ impl CliHost for PiCli {
         Ok(HostDreamer {
             process: DreamerProcess {
                 command: format!("{} --mode json", pi.display()),
+                program: pi.clone(),
+                install_hint: format!(
+                    "install Pi, or name it with --pi PATH or {}",
+                    crate::dreamer::PI_VAR
+                ),
+                search_path: std::env::var_os("PATH"),
                 timeout,
             },
             runner: Box::new(PiDreamer {

@@ -57,7 +57,7 @@ fn dream_tools_answers_each_line_inside_the_jail() {
 }
 
 #[test]
-fn a_missing_pi_fails_the_run_cleanly() {
+fn a_missing_pi_fails_the_run_before_it_starts() {
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().join("notes");
     let output = Command::new(BIN)
@@ -79,12 +79,13 @@ fn a_missing_pi_fails_the_run_cleanly() {
         "{stdout}"
     );
     let stderr = String::from_utf8(output.stderr).unwrap();
-    let report = dreamer::failed_run_report(&stderr);
     assert!(
-        report.contains("\n\ndreamer failed: could not start /nonexistent/pi: "),
-        "{report}"
+        stderr.ends_with(
+            "dream: cannot start: the dreamer /nonexistent/pi does not exist (install Pi, or name it with --pi PATH or NOTESOUP_PI); nothing was changed\n"
+        ),
+        "{stderr}"
     );
-    assert!(!home.join(".dream.lock").exists(), "the lock is released");
+    assert!(!home.exists(), "nothing is left behind");
 }
 
 #[test]
@@ -159,14 +160,14 @@ fn a_dreamer_that_never_ends_is_stopped_with_every_process_it_started() {
         "{report}"
     );
 
-    // The next dream starts (its dreamer is gone at once: the run fails,
-    // but it ran).
-    let next = dream(std::path::Path::new("/nonexistent/pi"), "5");
+    // The next dream starts (its dreamer ends at once: the run fails, but
+    // it ran).
+    let next = dream(std::path::Path::new("/bin/false"), "5");
     let stderr = String::from_utf8(next.stderr).unwrap();
     assert!(!stderr.contains("lock gate"), "{stderr}");
     let report = dreamer::failed_run_report(&stderr);
     assert!(
-        report.contains("dreamer failed: could not start /nonexistent/pi"),
+        report.contains("dreamer failed: pi ended without an answer"),
         "{report}"
     );
 }

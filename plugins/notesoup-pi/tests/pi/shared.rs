@@ -1,7 +1,7 @@
-//! The commands every notesoup binary shares, as `notesoup-pi` has them:
-//! their help (the same text on every binary, snapshotted here with the
-//! binary's name as `<bin>`), `doctor` and `dream doctor` as one command,
-//! completions and the man page, and `notes` over a Pi session.
+//! The commands every notesoup binary shares, as `notesoup-pi` has them
+//! (their help, on every binary, is snapshotted in `tests/notesoup-e2e`):
+//! `doctor` and `dream doctor` as one command, completions and the man
+//! page, and `notes` over a Pi session.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -24,12 +24,6 @@ fn run(args: &[&str], notes: &Path) -> Output {
 /// binary shares.
 fn notesoup_pi(notes: &Path) -> Binary<'_> {
     Binary::new("notesoup-pi", move |args| run(args, notes))
-}
-
-#[test]
-fn the_shared_commands_help() {
-    let notes = tempfile::tempdir().unwrap();
-    insta::assert_snapshot!(notesoup_pi(notes.path()).shared_help());
 }
 
 #[test]

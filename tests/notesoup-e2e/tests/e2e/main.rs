@@ -5,6 +5,7 @@
 // Tests may unwrap: a panic is how a test fails.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod cli;
 mod docs_paths;
 mod hosts;
 mod shared_notes;

@@ -184,7 +184,8 @@ fn empty_commit_rules() {
         again,
         AuditCommit {
             commit: first.commit.clone(),
-            empty: true
+            empty: true,
+            withheld: Vec::new(),
         }
     );
     assert_eq!(git(home, &["log", "--format=%s"]), "baseline one\n");

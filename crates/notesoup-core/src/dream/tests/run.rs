@@ -526,7 +526,8 @@ fn playbook_override_and_model_warnings() {
         )
     );
 
-    // A playbook that cannot be read fails the run like a dreamer error.
+    // A playbook that cannot be read: the dream cannot start, says why,
+    // and leaves no lock, Git repository, commit or report behind.
     let (_dir, home) = home_with_material();
     let mut options = self::options(&home);
     options.playbook = Some(home.join("missing.md"));
@@ -534,10 +535,43 @@ fn playbook_override_and_model_warnings() {
     let output = run_dream(&options, &mut runner);
     assert_eq!(runner.calls, 0);
     assert_eq!(output.exit_code, 1);
-    assert!(report_text(&home).starts_with(&format!(
-        "# Dream {STAMP} (failed)\n\ncannot read playbook {}: ",
-        home.join("missing.md").display()
-    )));
+    let said = lines(&output, &home);
+    assert!(
+        said.contains("stderr: dream: cannot start: cannot read playbook <home>/missing.md: ")
+            && said.contains("; nothing was changed\nexit 1\n"),
+        "{said}"
+    );
+    for left in [".git", "dreams", LOCK_FILE] {
+        assert!(!home.join(left).exists(), "{left}");
+    }
+}
+
+/// A dreamer that is not ready (its program missing) stops the run before
+/// the lock, the audit and the report, and the home is not even created.
+#[test]
+fn a_dreamer_that_cannot_start_leaves_nothing_behind() {
+    struct Missing;
+    impl DreamRunner for Missing {
+        fn ready(&self) -> Result<(), String> {
+            Err("the dreamer agent is not on PATH (install it)".to_owned())
+        }
+        fn run(&mut self, _request: DreamRequest<'_>) -> DreamResult {
+            unreachable!("never started")
+        }
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let home = dir.path().join("not-yet");
+    let mut options = options(&home);
+    options.force = true;
+    let output = run_dream(&options, &mut Missing);
+    assert_eq!(output.exit_code, 1);
+    assert_eq!(
+        output.lines.last().map(|line| line.text.as_str()),
+        Some(
+            "dream: cannot start: the dreamer agent is not on PATH (install it); nothing was changed"
+        )
+    );
+    assert!(!home.exists());
 }
 
 #[test]

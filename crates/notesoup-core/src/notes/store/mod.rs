@@ -68,8 +68,9 @@ use super::secrets::{SecretFinding, find_secret};
 
 pub use heads::HeadCache;
 pub use types::{
-    Change, ChangeKind, Edit, ListQuery, ListStatus, NoteHeader, NoteLocation, NoteRow, ReadResult,
-    RenameResult, SearchRow, UpdateRequest, UpdateResult, WriteOutcome, WriteResult,
+    Change, ChangeKind, DeleteOutcome, Edit, ListQuery, ListStatus, NoteHeader, NoteLocation,
+    NoteRow, ReadResult, RenameResult, SearchRow, UpdateRequest, UpdateResult, WriteOutcome,
+    WriteResult,
 };
 
 /// The largest serialized note file, frontmatter included.

@@ -8,16 +8,17 @@ use crate::notes::beneath::{BeneathError, DirHandle, Kind};
 use crate::notes::error::{NoteError, SecretPlace};
 use crate::notes::frontmatter::{
     NoteMeta, NoteOrigin, parse_note, serialize_frontmatter, serialize_note, strip_frontmatter,
+    with_access,
 };
 use crate::notes::fsio::FileTurns;
 use crate::notes::secrets::find_secret;
-use crate::notes::time::{next_stamp_ms, now_ms};
+use crate::notes::time::{local_iso, next_stamp_ms, now_ms};
 use crate::wire::RefusalCode;
 
 use super::files::{read_bytes, text_checked, text_lossy};
 use super::{
-    Change, ChangeKind, Edit, MAX_NOTE_BYTES, MAX_NOTE_PATH_BYTES, NoteStore, ReadResult,
-    RenameResult, UpdateRequest, UpdateResult, WriteOutcome, WriteResult,
+    Change, ChangeKind, DeleteOutcome, Edit, MAX_NOTE_BYTES, MAX_NOTE_PATH_BYTES, NoteStore,
+    ReadResult, RenameResult, UpdateRequest, UpdateResult, WriteOutcome, WriteResult,
 };
 
 impl NoteStore {
@@ -78,12 +79,17 @@ impl NoteStore {
     }
 
     /// Reads a note, or `None` when it does not exist. Sets `lastAccessed`
-    /// and increments `accessCount` (foreign homes too). A file that is not
-    /// valid UTF-8 is returned with replacement characters and left
-    /// untouched on disk. A note whose rewrite would exceed
-    /// [`MAX_NOTE_BYTES`] is returned whole and left untouched too: a read
-    /// never fails for the size of what is already there, and never writes
-    /// a file over the limit. [`ReadResult::access_recorded`] tells which.
+    /// and increments `accessCount` (foreign homes too), changing nothing
+    /// else in the file: the two lines are set in place in its frontmatter
+    /// block (added to it when missing), every other field, its order and
+    /// the body kept byte for byte. A note without a frontmatter block is
+    /// left as it is (no access is recorded: a read never restructures a
+    /// note). A file that is not valid UTF-8 is returned with replacement
+    /// characters and left untouched on disk. A note whose rewrite would
+    /// exceed [`MAX_NOTE_BYTES`] is returned whole and left untouched too:
+    /// a read never fails for the size of what is already there, and never
+    /// writes a file over the limit. [`ReadResult::access_recorded`] tells
+    /// which.
     pub fn read(&self, address: &str) -> Result<Option<ReadResult>, NoteError> {
         let address = self.address(address)?;
         let path = self.note_path(&address)?;
@@ -106,12 +112,14 @@ impl NoteStore {
                 let mut meta = parsed.meta.clone();
                 meta.last_accessed = now;
                 meta.access_count = meta.access_count.saturating_add(1);
-                let rewritten = serialize_note(&meta, parsed.body, &self.tz);
-                if rewritten.len() <= MAX_NOTE_BYTES {
-                    replace(&dir, name, &rewritten, &path)?;
-                    (meta, parsed.body.to_owned(), true)
-                } else {
-                    (parsed.meta, parsed.body.to_owned(), false)
+                let rewritten = with_access(&text, &local_iso(now, &self.tz), meta.access_count)
+                    .filter(|rewritten| rewritten.len() <= MAX_NOTE_BYTES);
+                match rewritten {
+                    Some(rewritten) => {
+                        replace(&dir, name, &rewritten, &path)?;
+                        (meta, parsed.body.to_owned(), true)
+                    }
+                    None => (parsed.meta, parsed.body.to_owned(), false),
                 }
             }
             Err(invalid) => {
@@ -363,6 +371,54 @@ impl NoteStore {
             location: self.locate(&target, target_path),
             meta,
             replaced_crumpled_target,
+        })
+    }
+}
+
+impl NoteStore {
+    /// Deletes a note for good, for a person (the command line's `notes
+    /// delete`): no agent tool calls it (the agent crumples; the dream's
+    /// wastebasket rule deletes). Only in a writable home; a link is
+    /// refused, never followed. A live note is left as it is
+    /// ([`DeleteOutcome::Live`]) unless `live` is set: crumple first is the
+    /// rule. The file is unlinked inside its open, locked directory, which
+    /// is then synced.
+    pub fn delete(&self, address: &str, live: bool) -> Result<DeleteOutcome, NoteError> {
+        let address = self.writable(address)?;
+        let path = self.note_path(&address)?;
+        let (rel_dir, name) = self.place(&address)?;
+        let _turn = FileTurns::take(&[&path]);
+        let mut dir = self.note_dir(&address, &rel_dir)?.ok_or_else(not_found)?;
+        match dir.stat(name) {
+            Ok(Some(stat)) if stat.kind == Kind::Link => {
+                return Err(self.refusal(
+                    &address,
+                    BeneathError::Link {
+                        path: dir.path().join(name),
+                    },
+                ));
+            }
+            Ok(Some(_)) => {}
+            Ok(None) => return Err(not_found()),
+            Err(e) => return Err(self.refusal(&address, e)),
+        }
+        lock(&mut dir)?;
+        let bytes = read_bytes(&dir, name)
+            .map_err(|e| self.refusal(&address, e))?
+            .ok_or_else(not_found)?;
+        let was_crumpled = parse_note(&text_lossy(bytes), now_ms(), &self.tz)
+            .meta
+            .is_crumpled();
+        let rendered = address.render(&self.identity);
+        if !was_crumpled && !live {
+            return Ok(DeleteOutcome::Live { address: rendered });
+        }
+        dir.remove_file(name)
+            .map_err(|e| NoteError::io("remove", &path, &e))?;
+        sync(&dir)?;
+        Ok(DeleteOutcome::Deleted {
+            address: rendered,
+            was_crumpled,
         })
     }
 }

@@ -164,6 +164,24 @@ pub struct RenameResult {
     pub replaced_crumpled_target: bool,
 }
 
+/// What `delete` did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DeleteOutcome {
+    /// The note is gone; its rendered address, and whether it was crumpled.
+    Deleted {
+        /// The rendered address.
+        address: String,
+        /// Whether it lay in the wastebasket.
+        was_crumpled: bool,
+    },
+    /// The note is live and was not asked to go live: nothing was done
+    /// (crumple it first, the agent's rule).
+    Live {
+        /// The rendered address.
+        address: String,
+    },
+}
+
 /// Which notes `list` and `search` consider.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ListQuery {

@@ -118,13 +118,51 @@ pub(crate) fn notes_list(store: &NoteStore, params: &NotesListParams) -> ToolOut
     ToolOutput::from_packed(list(store, params))
 }
 
+/// Every note `notes_list` would list, up to the limit alone: no response
+/// budget, for a person at a terminal (the command line's `notes list`).
+/// The agent's tool is [`notes_list`], which keeps to the budget.
+pub(super) fn notes_list_unbounded(
+    store: &NoteStore,
+    params: &NotesListParams,
+) -> ToolOutcome<NotesListData> {
+    listed(
+        store,
+        params,
+        |rows, total, crumpled_excluded, homes_unavailable| {
+            let files: Vec<ListedNote> = rows.collect();
+            Ok(NotesListData {
+                more: to_u32(total - files.len()),
+                files,
+                crumpled_excluded: to_u32(crumpled_excluded),
+                homes_unavailable: homes_unavailable.to_vec(),
+            })
+        },
+    )
+}
+
 fn list(store: &NoteStore, params: &NotesListParams) -> ToolOutcome<ToolOutput> {
+    listed(
+        store,
+        params,
+        |rows, total, crumpled_excluded, homes_unavailable| {
+            list_page(rows, total, crumpled_excluded, homes_unavailable)
+        },
+    )
+}
+
+/// The listed rows (to the limit), how many matched, the crumpled notes
+/// hidden and the unreadable homes, handed to `page`.
+fn listed<T>(
+    store: &NoteStore,
+    params: &NotesListParams,
+    page: impl FnOnce(&mut dyn Iterator<Item = ListedNote>, usize, usize, &[String]) -> ToolOutcome<T>,
+) -> ToolOutcome<T> {
     at_least("limit", params.limit, 1)?;
     let status = store
         .list_headers(&list_query(params.pattern.as_deref(), params.wastebasket))
         .map_err(store_error)?;
     let total = status.rows.len();
-    let rows = status.rows.iter().take(limit(params.limit)).map(|row| {
+    let mut rows = status.rows.iter().take(limit(params.limit)).map(|row| {
         let head = RowHead::of(store, &row.location, &row.meta);
         ListedNote {
             address: head.address,
@@ -133,8 +171,8 @@ fn list(store: &NoteStore, params: &NotesListParams) -> ToolOutcome<ToolOutput> 
             crumpled_at: head.crumpled_at,
         }
     });
-    list_page(
-        rows,
+    page(
+        &mut rows,
         total,
         status.crumpled_excluded,
         &status.homes_unavailable,

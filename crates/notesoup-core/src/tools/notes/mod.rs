@@ -16,18 +16,22 @@ use serde_json::{Map, Value, json};
 
 pub(super) use diff::line_diff;
 pub(super) use list::NOTES_LIST;
+pub(crate) use list::NotesListParams;
+use list::notes_list_unbounded;
 pub(super) use read::NOTES_READ;
 pub(super) use search::NOTES_SEARCH;
+pub(crate) use search::NotesSearchParams;
+use search::notes_search_unbounded;
 pub(super) use update::NOTES_UPDATE;
 pub(super) use write::NOTES_WRITE;
 
 // What the crate's own tests name: each operation over a store.
 #[cfg(test)]
-pub(crate) use list::{NotesListParams, notes_list};
+pub(crate) use list::notes_list;
 #[cfg(test)]
 pub(crate) use read::{NotesReadParams, notes_read};
 #[cfg(test)]
-pub(crate) use search::{NotesSearchParams, notes_search};
+pub(crate) use search::notes_search;
 #[cfg(test)]
 pub(crate) use update::{NotesUpdateParams, notes_update};
 #[cfg(test)]
@@ -90,7 +94,7 @@ pub(super) fn rename_diff(from: &str, to: &str) -> String {
 /// (at most [`MAX_ERROR_LINE_FACTS`], with the total) and the edit index go
 /// into details, and a filesystem failure is `io_error` "notes operation
 /// failed" (the path stays out of the model's view).
-pub(super) fn note_refusal(error: &NoteError) -> Refusal {
+pub(crate) fn note_refusal(error: &NoteError) -> Refusal {
     let code = error.code();
     if error.is_filesystem() {
         return Refusal::new(code, "notes operation failed");
@@ -177,4 +181,49 @@ const FIRST_ROW_TOO_LARGE: &str =
 
 fn limit(limit: Option<u32>) -> usize {
     limit.map_or(usize::MAX, |limit| limit as usize)
+}
+
+impl Refusal {
+    /// A store error as the notes tools refuse with it (see
+    /// [`note_refusal`]), for a host that calls the store itself.
+    pub fn of_note_error(error: &NoteError) -> Self {
+        note_refusal(error)
+    }
+}
+
+/// Runs `notes_list` or `notes_search` for a person at a terminal: every
+/// row up to the call's own limits, without the response budget that
+/// bounds the agent's result. `None` for any other tool.
+pub fn call_unbounded(
+    context: &mut dyn ToolContext,
+    name: &str,
+    arguments: Value,
+) -> Option<ToolOutput> {
+    fn packed<P: DeserializeOwned, T: ToolData>(
+        context: &mut dyn ToolContext,
+        arguments: Value,
+        run: fn(&NoteStore, &P) -> ToolOutcome<T>,
+    ) -> ToolOutput {
+        let data = parse_arguments::<P>(arguments)
+            .and_then(|params| context.notes().and_then(|store| run(&store, &params)));
+        match data {
+            Ok(data) => ToolOutput::unbounded(&data),
+            Err(refusal) => ToolOutput::refusal(&refusal),
+        }
+    }
+    if name == NOTES_LIST.name {
+        Some(packed::<NotesListParams, _>(
+            context,
+            arguments,
+            notes_list_unbounded,
+        ))
+    } else if name == NOTES_SEARCH.name {
+        Some(packed::<NotesSearchParams, _>(
+            context,
+            arguments,
+            notes_search_unbounded,
+        ))
+    } else {
+        None
+    }
 }

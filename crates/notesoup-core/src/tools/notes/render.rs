@@ -47,16 +47,12 @@ pub(super) fn push_snapshot_footer(
     homes_unavailable: &[String],
 ) {
     if more > 0 {
-        let _ = write!(
-            text,
-            "\n{more} more matching notes omitted; narrow with pattern"
-        );
+        let notes = plural(more, "more matching note", "more matching notes");
+        let _ = write!(text, "\n{notes} omitted; narrow with pattern");
     }
     if crumpled_excluded > 0 {
-        let _ = write!(
-            text,
-            "\n{crumpled_excluded} crumpled notes hidden; pass wastebasket to list them"
-        );
+        let notes = plural(crumpled_excluded, "crumpled note", "crumpled notes");
+        let _ = write!(text, "\n{notes} hidden; pass wastebasket to list them");
     }
     for home in homes_unavailable {
         let _ = write!(text, "\n{home} could not be read");

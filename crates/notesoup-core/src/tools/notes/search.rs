@@ -162,7 +162,31 @@ pub(crate) fn notes_search(store: &NoteStore, params: &NotesSearchParams) -> Too
     ToolOutput::from_packed(search(store, params))
 }
 
+/// Every note `notes_search` would show, with every matching line up to
+/// the limits alone: no response budget, for a person at a terminal (the
+/// command line's `notes search`). The agent's tool is [`notes_search`],
+/// which keeps to the budget.
+pub(super) fn notes_search_unbounded(
+    store: &NoteStore,
+    params: &NotesSearchParams,
+) -> ToolOutcome<NotesSearchData> {
+    searched(store, params, |files, data| Ok(data(files.collect())))
+}
+
 fn search(store: &NoteStore, params: &NotesSearchParams) -> ToolOutcome<ToolOutput> {
+    searched(store, params, search_page)
+}
+
+/// The searched notes (to the limits) and how a page of them is made,
+/// handed to `page`.
+fn searched<T>(
+    store: &NoteStore,
+    params: &NotesSearchParams,
+    page: impl FnOnce(
+        &mut dyn Iterator<Item = SearchedNote>,
+        &dyn Fn(Vec<SearchedNote>) -> NotesSearchData,
+    ) -> ToolOutcome<T>,
+) -> ToolOutcome<T> {
     let literals = params.query.literals()?;
     at_least("limit", params.limit, 1)?;
     at_least("max_matches_per_file", params.max_matches_per_file, 1)?;
@@ -182,7 +206,7 @@ fn search(store: &NoteStore, params: &NotesSearchParams) -> ToolOutcome<ToolOutp
     });
     let total = rows.len();
     let per_file = limit(params.max_matches_per_file);
-    let files = rows.iter().take(limit(params.limit)).map(|row| {
+    let mut files = rows.iter().take(limit(params.limit)).map(|row| {
         let head = RowHead::of(store, &row.location, &row.meta);
         SearchedNote {
             address: head.address,
@@ -209,6 +233,15 @@ fn search(store: &NoteStore, params: &NotesSearchParams) -> ToolOutcome<ToolOutp
         crumpled_excluded: to_u32(status.crumpled_excluded),
         homes_unavailable: status.homes_unavailable.clone(),
     };
+    page(&mut files, &data)
+}
+
+/// The `notes_search` page of `files`: as many as fit, the first shrunk to
+/// fit when it alone does not.
+fn search_page(
+    files: &mut dyn Iterator<Item = SearchedNote>,
+    data: &dyn Fn(Vec<SearchedNote>) -> NotesSearchData,
+) -> ToolOutcome<ToolOutput> {
     let (filled, packed) = fill_best(files, |kept| pack(&data(kept.to_vec())).ok().flatten());
     if let Some(output) = packed {
         return Ok(output);

@@ -442,7 +442,7 @@ fn search_shows_matching_lines_recent_first() {
     assert_snapshot!("search_wastebasket", ok(&crumpled));
     assert_eq!(
         ok(&notes.search(json!({"query": "quirk"}))),
-        "0 files\n1 crumpled notes hidden; pass wastebasket to list them"
+        "0 files\n1 crumpled note hidden; pass wastebasket to list them"
     );
     for query in [json!([]), json!(""), json!(["x", 1])] {
         refused(&notes.search(json!({"query": query})), "invalid_query");

@@ -65,6 +65,7 @@ pub fn run(args: DreamArgs) -> Result<u8, String> {
     let dreamer = Dreamer {
         runner: &mut runner,
         process: None,
+        progress: None,
     };
     let code = run_dream_command(&options, dreamer, &mut |line| match line.stream {
         Stream::Stdout => outln!("{}", line.text),

@@ -37,7 +37,8 @@ pub const VERSION: &str = concat!(
 /// dsh's own flag for a session's notes.
 #[derive(Debug, Args)]
 pub struct DshSessionArgs {
-    /// The agent's model id (default: none, the `unknown` model home).
+    /// The agent's model id (default: none, and @model/ is the `default`
+    /// model home).
     #[arg(long, global = true, value_name = "ID")]
     pub model: Option<String>,
 }
@@ -250,7 +251,7 @@ impl CliHost for DshCli {
             preview: session
                 .id
                 .is_none()
-                .then(|| format!("no dsh session is recorded for {}", session.cwd.display())),
+                .then(|| session.cwd.display().to_string()),
         })
     }
 
@@ -280,6 +281,12 @@ impl CliHost for DshCli {
         Ok(HostDreamer {
             process: DreamerProcess {
                 command: format!("{} --profile {}", dsh.display(), args.profile),
+                program: dsh.clone(),
+                install_hint: format!(
+                    "install dsh, or name it with --dsh PATH or {}",
+                    crate::dream::DSH_VAR
+                ),
+                search_path: std::env::var_os("PATH"),
                 timeout,
             },
             runner: Box::new(DshDreamer {

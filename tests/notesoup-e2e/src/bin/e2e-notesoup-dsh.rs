@@ -1,0 +1,8 @@
+//! The `notesoup-dsh` command itself (`notesoup_dsh::cli::main`), built in this crate so
+//! the tests that run every binary alike (`tests/e2e/cli/`) reach all three:
+//! Cargo hands a test only its own crate's binaries, and this one links the
+//! adapter library the test build has already compiled.
+
+fn main() -> std::process::ExitCode {
+    notesoup_dsh::cli::main()
+}

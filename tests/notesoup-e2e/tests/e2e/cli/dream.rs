@@ -1,0 +1,170 @@
+//! Dreams that explain themselves, on every binary: one that cannot start
+//! says why and leaves nothing behind, one that fails says why in the
+//! terminal, every host says the same start and end lines, and the run's
+//! progress is shown as the dreamer calls its tools.
+
+use super::{Bin, Machine};
+
+/// The stand-in's stdout for a dreamer that calls `read` then `write` on
+/// `human/a.md` and answers, in its host's own stream.
+fn answering_stream(bin: Bin) -> &'static str {
+    match bin {
+        Bin::Claude => {
+            r#"{"type":"assistant","message":{"content":[{"type":"tool_use","id":"t1","name":"mcp__dream__read","input":{"path":"human/a.md"}},{"type":"tool_use","id":"t2","name":"mcp__dream__write","input":{"path":"human/a.md","content":"x"}}]}}
+{"type":"result","subtype":"success","is_error":false,"result":"Report: tidied."}"#
+        }
+        Bin::Pi => {
+            r#"{"type":"tool_execution_start","toolName":"read","args":{"path":"human/a.md"}}
+{"type":"tool_execution_start","toolName":"write","args":{"path":"human/a.md","content":"x"}}
+{"type":"message_end","message":{"role":"assistant","content":[{"type":"text","text":"Report: tidied."}],"stopReason":"stop"}}
+{"type":"agent_settled"}"#
+        }
+        Bin::Dsh => "Report: tidied.",
+    }
+}
+
+/// Puts a stand-in for `bin`'s host that prints `stdout`, says `stderr` and
+/// exits with `code`.
+fn stand_in(machine: &Machine, bin: Bin, stdout: &str, stderr: &str, code: i32) {
+    let out = machine.root.join(format!("{}-stdout", bin.host_exe()));
+    std::fs::write(&out, stdout).unwrap();
+    machine.stand_in(
+        bin.host_exe(),
+        &format!(
+            "cat '{}'\nprintf '%s\\n' '{stderr}' >&2\nexit {code}",
+            out.display()
+        ),
+    );
+}
+
+/// Every entry under `dir`, relative, sorted.
+fn tree(dir: &std::path::Path) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(at) = stack.pop() {
+        for entry in std::fs::read_dir(&at).into_iter().flatten().flatten() {
+            let path = entry.path();
+            found.push(path.strip_prefix(dir).unwrap().display().to_string());
+            if entry.file_type().unwrap().is_dir() {
+                stack.push(path);
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+#[test]
+fn a_dream_that_cannot_start_says_why_and_leaves_nothing_behind() {
+    for bin in Bin::ALL {
+        let machine = Machine::new();
+        // No host on PATH: nothing at all is created, not even the root.
+        let run = machine.run(bin, &["dream", "--force"]);
+        assert_eq!(run.code, Some(1), "{bin:?}: {run:?}");
+        assert!(
+            run.stderr.contains(&format!(
+                "dream: cannot start: the dreamer {} is not on PATH (install ",
+                bin.host_exe()
+            )) && run.stderr.ends_with("); nothing was changed\n"),
+            "{bin:?}: {run:?}"
+        );
+        assert_eq!(tree(&machine.home), Vec::<String>::new(), "{bin:?}");
+
+        // With notes and a dreamer, a playbook that is not there: no Git
+        // repository, commit, lock or report.
+        machine
+            .run(Bin::Claude, &["notes", "write", "@human/a.md", "x"])
+            .ok();
+        let before = tree(&machine.notes());
+        stand_in(&machine, bin, answering_stream(bin), "", 0);
+        let run = machine.run(bin, &["dream", "--force", "--playbook", "no-such.md"]);
+        assert_eq!(run.code, Some(1), "{bin:?}: {run:?}");
+        assert!(
+            run.stderr
+                .contains("dream: cannot start: cannot read playbook ")
+                && run.stderr.ends_with("; nothing was changed\n"),
+            "{bin:?}: {run:?}"
+        );
+        assert!(!run.stderr.contains("the dreamer is running"), "{run:?}");
+        assert_eq!(tree(&machine.notes()), before, "{bin:?}");
+    }
+}
+
+#[test]
+fn a_failed_dream_says_why_in_the_terminal() {
+    for bin in Bin::ALL {
+        let machine = Machine::new();
+        stand_in(&machine, bin, "", "boom: no credentials", 3);
+        let run = machine.run(bin, &["dream", "--force"]);
+        assert_eq!(run.code, Some(1), "{bin:?}: {run:?}");
+        let failed = run
+            .stderr
+            .lines()
+            .find(|line| line.starts_with("dream: run failed: "))
+            .unwrap_or_else(|| panic!("{bin:?}: {run:?}"));
+        assert!(failed.contains("boom: no credentials"), "{bin:?}: {failed}");
+        assert!(failed.contains("; see "), "{bin:?}: {failed}");
+        assert!(
+            run.stderr.contains("\ndream: the dreamer failed after "),
+            "{bin:?}: {run:?}"
+        );
+    }
+}
+
+#[test]
+fn a_dsh_dreamer_that_ends_without_answering_fails() {
+    let machine = Machine::new();
+    stand_in(&machine, Bin::Dsh, "", "", 0);
+    let run = machine.run(Bin::Dsh, &["dream", "--force"]);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    assert!(
+        run.stderr
+            .contains("dream: run failed: dreamer failed: dsh ended without an answer; see "),
+        "{run:?}"
+    );
+}
+
+#[test]
+fn every_host_says_the_same_lines_and_shows_the_dream_s_progress() {
+    for bin in Bin::ALL {
+        let machine = Machine::new();
+        stand_in(&machine, bin, answering_stream(bin), "", 0);
+        let run = machine.run(bin, &["dream", "--force", "--timeout", "60"]);
+        assert_eq!(run.code, Some(0), "{bin:?}: {run:?}");
+        let lines: Vec<&str> = run.stderr.lines().collect();
+        let running = lines
+            .iter()
+            .position(|line| {
+                line.starts_with(&format!(
+                    "dream: the dreamer is running ({} ",
+                    bin.host_exe()
+                )) && line.ends_with(", at most 60 s)")
+            })
+            .unwrap_or_else(|| panic!("{bin:?}: {run:?}"));
+        let finished = lines
+            .iter()
+            .position(|line| line.starts_with("dream: the dreamer finished after "))
+            .unwrap_or_else(|| panic!("{bin:?}: {run:?}"));
+        assert!(running < finished, "{bin:?}: {run:?}");
+        // Off a terminal, a plain line for each note changed, as it comes
+        // (dsh's dreamer is read when it ends: no call is seen live).
+        let progress: Vec<&&str> = lines[running..finished]
+            .iter()
+            .filter(|line| line.contains(" s: "))
+            .collect();
+        match bin {
+            Bin::Dsh => assert!(progress.is_empty(), "{run:?}"),
+            Bin::Claude | Bin::Pi => {
+                assert_eq!(progress.len(), 1, "{bin:?}: {run:?}");
+                assert!(
+                    progress[0].ends_with(": write human/a.md (2 tool calls, 1 note changed)"),
+                    "{bin:?}: {run:?}"
+                );
+            }
+        }
+        assert!(
+            run.stdout.trim_end().ends_with(".md"),
+            "the report's path: {run:?}"
+        );
+    }
+}
