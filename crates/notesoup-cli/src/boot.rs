@@ -7,7 +7,7 @@ use serde_json::{Map, Value, json};
 use crate::args::BootArgs;
 use crate::host::{CliHost, no_session_recorded};
 use crate::out::Out;
-use crate::run::target;
+use crate::target::target;
 
 /// Runs `boot`; its exit code.
 pub(crate) fn run<H: CliHost>(

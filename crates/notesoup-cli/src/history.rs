@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 use crate::args::{HistoryArgs, HistoryCommand, PageArgs, SeqOrParams, json_object};
 use crate::host::{CliHost, Purpose};
 use crate::out::Out;
-use crate::run::{target, tool_result};
+use crate::target::{target, tool_result};
 
 /// Runs `history`; its exit code.
 pub(crate) fn run<H: CliHost>(

@@ -30,6 +30,7 @@ mod notes;
 mod out;
 mod pages;
 mod run;
+mod target;
 mod tools;
 
 pub use args::{

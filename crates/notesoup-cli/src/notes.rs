@@ -13,7 +13,7 @@ use serde_json::{Map, Value, json};
 use crate::args::{NotesArgs, NotesCommand};
 use crate::host::{CliHost, Purpose, UsageError};
 use crate::out::Out;
-use crate::run::{target, tool_result};
+use crate::target::{target, tool_result};
 
 /// Runs `notes`; its exit code.
 pub(crate) fn run<H: CliHost>(
@@ -235,7 +235,7 @@ fn delete<H: CliHost>(
         ),
         Err(error) => {
             let refusal = Refusal::of_note_error(&error);
-            Ok(crate::run::tool_result(
+            Ok(crate::target::tool_result(
                 out,
                 ToolOutput::refusal(&refusal),
                 as_json,

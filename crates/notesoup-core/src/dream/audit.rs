@@ -12,6 +12,7 @@ use gix::objs::tree::EntryKind;
 use gix::{ObjectId, Repository};
 
 use super::DreamError;
+use super::OutputLine;
 use crate::notes::{SecretKind, find_secret};
 
 /// Author and committer name of audit commits.
@@ -740,4 +741,19 @@ fn drop_from_index(repo: &Repository, blobs: &[ObjectId]) -> Result<(), DreamErr
     file.remove_tree();
     file.remove_resolve_undo();
     file.write(Default::default()).map_err(audit_error)
+}
+
+/// What an audit left out of its commit, one stderr line per file.
+pub(crate) fn withheld_lines(
+    audit: &str,
+    withheld: &[(String, crate::notes::SecretKind)],
+) -> Vec<OutputLine> {
+    withheld
+        .iter()
+        .map(|(path, kind)| {
+            OutputLine::stderr(format!(
+                "dream: the {audit} audit left {path} out of the Git history: it holds a credential ({kind})"
+            ))
+        })
+        .collect()
 }

@@ -104,7 +104,7 @@ pub(crate) fn finish_dream(home: &Path, stamp: &str, result: &DreamResult) -> Dr
     let message = format!("dream {stamp}{}", failed_suffix(failed));
     let audited = audit_commit(home, &message);
     if let Ok(audit) = &audited {
-        lines.extend(super::run::withheld_lines("final", &audit.withheld));
+        lines.extend(super::audit::withheld_lines("final", &audit.withheld));
     }
     if let Err(err) = &audited {
         lines.push(OutputLine::stderr(format!(

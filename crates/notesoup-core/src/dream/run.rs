@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use jiff::Timestamp;
 
-use super::audit::audit_commit;
+use super::audit::{audit_commit, withheld_lines};
 use super::gates::{DEFAULT_MIN_HOURS, DEFAULT_MIN_SESSIONS, material_gate, time_gate};
 use super::lock::{DreamLock, last_run};
 use super::report::finish_dream;
@@ -239,21 +239,6 @@ fn run_steps(options: &DreamOptions, runner: &mut dyn DreamRunner, out: &mut Pro
         out.push(line);
     }
     settle(&mut lock, out);
-}
-
-/// What an audit left out of its commit, one stderr line per file.
-pub(crate) fn withheld_lines(
-    audit: &str,
-    withheld: &[(String, crate::notes::SecretKind)],
-) -> Vec<OutputLine> {
-    withheld
-        .iter()
-        .map(|(path, kind)| {
-            OutputLine::stderr(format!(
-                "dream: the {audit} audit left {path} out of the Git history: it holds a credential ({kind})"
-            ))
-        })
-        .collect()
 }
 
 /// Releases the lock after a successful run, fails it otherwise.
