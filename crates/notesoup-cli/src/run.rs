@@ -10,13 +10,13 @@ use crate::out::Out;
 
 /// The widest help is wrapped to, however wide the terminal: longer lines
 /// are hard to read.
-pub const MAX_HELP_WIDTH: usize = 100;
+const MAX_HELP_WIDTH: usize = 100;
 
 /// The binary's whole command line `C` (its host commands and the shared
 /// ones), named and versioned as host `H` names its binary, whatever the
 /// executable's file is called. Help is wrapped to the terminal's width
 /// (stdout's, else stderr's, else stdin's; else `$COLUMNS`, else 100), at
-/// most [`MAX_HELP_WIDTH`] columns: the same text on every binary for the
+/// most `MAX_HELP_WIDTH` (100) columns: the same text on every binary for the
 /// same width.
 pub fn command<C: CommandFactory, H: CliHost>() -> clap::Command {
     C::command()

@@ -17,7 +17,7 @@ pub(crate) fn reminder_text(countdown: u64, bindings: &ToolBindings) -> String {
     let unit = if countdown == 1 { "token" } else { "tokens" };
     format!(
         "<context_window_guidance>
-Only {countdown} {unit} left before you get wiped… Pack while packing is still cheap:
+Only {countdown} {unit} left before your final warning, and the wipe right behind it… Pack while packing is still cheap:
 - update the notes your work has changed;
 - rescue whatever exists only in your head (decisions, dead ends, the next step) into a note;
 - crumple notes that are no longer true;

@@ -320,8 +320,9 @@ fn prompts_get_the_reminder_then_the_warning_once_per_window() {
     sb.append_transcript(S1, &[reply_row("a2", 150_000)]);
     let reminder = context_of(&prompt(&sb, S1).unwrap(), "UserPromptSubmit");
     assert!(
-        reminder
-            .starts_with("<context_window_guidance>\nOnly 3616 tokens left before you get wiped"),
+        reminder.starts_with(
+            "<context_window_guidance>\nOnly 3616 tokens left before your final warning"
+        ),
         "{reminder}"
     );
     assert!(reminder.contains("Then call /clear (user command;"));

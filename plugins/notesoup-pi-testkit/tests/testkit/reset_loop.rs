@@ -400,7 +400,7 @@ fn the_reminder_is_staged_once_per_window() {
     assert_eq!(guidance.len(), 2, "once in each window");
     // 100000 - (60000 + output + trailing) - 32768: the countdown is frozen.
     assert!(guidance[0].contains("Only 7"), "{}", guidance[0]);
-    assert!(guidance[0].contains("tokens left before you get wiped"));
+    assert!(guidance[0].contains("tokens left before your final warning"));
 }
 
 #[test]

@@ -5,7 +5,15 @@
 // its handshake (one at a time, with the session state they read), performs
 // the actions it asks for while it handles them, and stops it at
 // `session_shutdown`. If the sidecar is missing or dies, Pi keeps working
-// without notesoup and shows one notice; the next `session_start` tries again.
+// without notesoup, shows one notice and tells the agent once, before its
+// next run, that its memory tools are unavailable and why; the next
+// `session_start` tries again.
+//
+// The shim never keeps Pi's process alive: the child and its pipes are
+// unref'd (stdout is held only while an answer is awaited), the sidecar is
+// stopped when the process exits, and when the session goes away without a
+// `session_shutdown` (an SDK host's `session.dispose()`), which the shim
+// notices as its API turning stale.
 //
 // The protocol types come from the Rust definitions (`cargo xtask codegen`);
 // `import type` is erased at load, so the installed package needs no
@@ -19,6 +27,7 @@ import { fileURLToPath } from "node:url";
 import {
   SettingsManager,
   VERSION,
+  type BeforeAgentStartEventResult,
   type ExtensionAPI,
   type ExtensionContext,
 } from "@earendil-works/pi-coding-agent";
@@ -70,6 +79,9 @@ function sidecarCommand(): string {
   return "notesoup-pi";
 }
 
+/** A pipe or process handle Node can be told not to wait for. */
+type Handle = { ref?: () => void; unref?: () => void };
+
 /** One running `notesoup-pi serve` and its line-by-line reader. */
 class Sidecar {
   private lines: string[] = [];
@@ -77,8 +89,14 @@ class Sidecar {
   private buffer = "";
   private stderr = "";
   private exited: Error | undefined;
+  /** Stops the child when Pi's process exits, whatever it was doing. */
+  private readonly onExit = () => this.stop();
 
   private constructor(private readonly child: ChildProcessWithoutNullStreams) {
+    // Pi's process may end while the sidecar idles: nothing here holds it.
+    (child as Handle).unref?.();
+    for (const pipe of [child.stdin, child.stdout, child.stderr]) (pipe as Handle).unref?.();
+    process.once("exit", this.onExit);
     child.stdout.setEncoding("utf8");
     child.stdout.on("data", (chunk: string) => {
       this.buffer += chunk;
@@ -89,6 +107,7 @@ class Sidecar {
         const waiter = this.waiting.shift();
         if (waiter) waiter.resolve(line);
         else this.lines.push(line);
+        this.holdWhileAwaited();
         newline = this.buffer.indexOf("\n");
       }
     });
@@ -102,6 +121,8 @@ class Sidecar {
       const why = this.stderr.trim().split("\n").pop();
       this.exited = why ? new Error(`${error.message}: ${why}`) : error;
       for (const waiter of this.waiting.splice(0)) waiter.reject(this.exited);
+      this.holdWhileAwaited();
+      process.off("exit", this.onExit);
     };
     child.on("error", fail);
     child.on("close", (code, signal) =>
@@ -124,12 +145,30 @@ class Sidecar {
       this.lines.shift() ??
       (await new Promise<string>((resolve, reject) => {
         if (this.exited) reject(this.exited);
-        else this.waiting.push({ resolve, reject });
+        else {
+          this.waiting.push({ resolve, reject });
+          this.holdWhileAwaited();
+        }
       }));
     return JSON.parse(line) as SidecarMessage;
   }
 
+  /**
+   * Holds Pi's process only while an answer is awaited: its output pipe,
+   * and the child itself, so that a sidecar dying meanwhile is seen (its
+   * exit is what fails the wait).
+   */
+  private holdWhileAwaited(): void {
+    const handles = [this.child.stdout as Handle, this.child as Handle];
+    const hold = this.waiting.length > 0 && !this.exited;
+    for (const handle of handles) {
+      if (hold) handle.ref?.();
+      else handle.unref?.();
+    }
+  }
+
   stop(): void {
+    process.off("exit", this.onExit);
     this.child.stdin.end();
     this.child.kill();
   }
@@ -145,7 +184,13 @@ export default function notesoup(pi: ExtensionAPI): void {
   let nextEvent = 0;
   /** Events run one at a time: Pi awaits handlers, but tools may run in parallel. */
   let queue: Promise<unknown> = Promise.resolve();
-  const subscribed = new Set<string>(["session_start", "session_shutdown"]);
+  const subscribed = new Set<string>(["session_start", "session_shutdown", "before_agent_start"]);
+  /** The events the running sidecar asked for. */
+  const sidecarEvents = new Set<string>();
+  /** Whether the agent was told this session that its memory tools are off. */
+  let toldAgent = false;
+  /** Watches for the session going away without a `session_shutdown`. */
+  let staleWatch: ReturnType<typeof setInterval> | undefined;
   const registeredTools = new Set<string>();
   const registeredCommands = new Set<string>();
 
@@ -228,9 +273,7 @@ export default function notesoup(pi: ExtensionAPI): void {
   }
 
   function giveUp(why: string, ctx: ExtensionContext | undefined): void {
-    sidecar?.stop();
-    sidecar = undefined;
-    ready = undefined;
+    stop();
     if (unavailable === undefined) {
       unavailable = why;
       ctx?.ui.notify(`notesoup unavailable: ${why}`, "warning");
@@ -307,6 +350,7 @@ export default function notesoup(pi: ExtensionAPI): void {
       });
     }
     for (const event of spec.events) {
+      sidecarEvents.add(event);
       if (subscribed.has(event)) continue;
       subscribed.add(event);
       // Each event's payload and result are Pi's own shapes; the sidecar
@@ -335,11 +379,43 @@ export default function notesoup(pi: ExtensionAPI): void {
     });
   }
 
-  async function start(ctx: ExtensionContext): Promise<void> {
+  /**
+   * Whether Pi has made this extension's API stale: the session it served
+   * was disposed or replaced (an SDK host's `session.dispose()` emits no
+   * `session_shutdown`).
+   */
+  function stale(): boolean {
+    try {
+      pi.getActiveTools();
+      return false;
+    } catch (error) {
+      return /stale/i.test(error instanceof Error ? error.message : String(error));
+    }
+  }
+
+  function stop(): void {
     sidecar?.stop();
     sidecar = undefined;
     ready = undefined;
+    if (staleWatch !== undefined) clearInterval(staleWatch);
+    staleWatch = undefined;
+  }
+
+  /** Stops the sidecar once the session goes away by a path with no event. */
+  function watchForStale(): void {
+    if (staleWatch !== undefined) clearInterval(staleWatch);
+    staleWatch = setInterval(() => {
+      if (stale()) stop();
+    }, 1000);
+    // The watch itself never holds Pi's process.
+    staleWatch.unref();
+  }
+
+  async function start(ctx: ExtensionContext): Promise<void> {
+    stop();
     unavailable = undefined;
+    toldAgent = false;
+    sidecarEvents.clear();
     mirror = { sessionId: "", sent: 0 };
     try {
       const started = Sidecar.start();
@@ -358,6 +434,7 @@ export default function notesoup(pi: ExtensionAPI): void {
       sidecar = started;
       ready = answer.body;
       register(answer.body);
+      watchForStale();
     } catch (error) {
       giveUp(error instanceof Error ? error.message : String(error), ctx);
     }
@@ -370,9 +447,29 @@ export default function notesoup(pi: ExtensionAPI): void {
 
   pi.on("session_shutdown", async (event, ctx) => {
     await forward("session_shutdown", event, ctx);
-    sidecar?.stop();
-    sidecar = undefined;
-    ready = undefined;
+    stop();
+  });
+
+  // Without a sidecar the agent is told once, before its next run, that its
+  // memory tools are unavailable and why; with one, the event is the
+  // sidecar's when it asked for it.
+  pi.on("before_agent_start", async (event, ctx): Promise<BeforeAgentStartEventResult | undefined> => {
+    if (!ready) {
+      if (unavailable === undefined || toldAgent) return undefined;
+      toldAgent = true;
+      return {
+        message: {
+          customType: "notesoup-unavailable",
+          content:
+            `notesoup is unavailable in this session (${unavailable}): your memory tools ` +
+            "(notes_*, history_*) are not offered, and nothing you do now is kept in notes. " +
+            "Work without them; the user can fix notesoup and start a new session.",
+          display: false,
+        },
+      };
+    }
+    if (!sidecarEvents.has("before_agent_start")) return undefined;
+    return (await forward("before_agent_start", event, ctx)) as BeforeAgentStartEventResult | undefined;
   });
 }
 

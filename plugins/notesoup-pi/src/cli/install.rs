@@ -46,16 +46,54 @@ fn run(dir: Option<PathBuf>, print_only: bool, force: bool) -> Result<()> {
         eprintln!("`pi` is not on PATH: run the command above once Pi is installed");
         return Ok(());
     }
+    // Pi runs on the `node` on PATH; one too old fails `pi install` with no
+    // word about why.
+    if let Err(why) = node_is_new_enough() {
+        outln!("{command}");
+        bail!(
+            "Pi needs Node {}.{} or later, and {why}: install Node {0}.{1} or later (https://nodejs.org), then run the command above",
+            MIN_NODE.0,
+            MIN_NODE.1
+        );
+    }
     let status = Command::new("pi")
         .arg("install")
         .arg(&dir)
         .status()
         .context("could not start pi")?;
     if !status.success() {
-        bail!("`{command}` failed ({status})");
+        outln!("{command}");
+        bail!(
+            "`{command}` failed ({status}); the package is written: run the command above again once Pi can install it"
+        );
     }
     eprintln!("installed; uninstall with: pi remove {}", shell_quote(&dir));
     Ok(())
+}
+
+/// The oldest Node Pi 1.6.0 runs on (its `engines`).
+const MIN_NODE: (u64, u64) = (22, 19);
+
+/// Whether the `node` on PATH is at least [`MIN_NODE`]; else what it is.
+fn node_is_new_enough() -> Result<(), String> {
+    let output = Command::new("node")
+        .arg("--version")
+        .output()
+        .map_err(|_| "no `node` is on PATH".to_owned())?;
+    let version = String::from_utf8_lossy(&output.stdout).trim().to_owned();
+    let numbers: Vec<u64> = version
+        .trim_start_matches('v')
+        .split('.')
+        .map_while(|part| part.parse().ok())
+        .collect();
+    match numbers.as_slice() {
+        [major, minor, ..] if (*major, *minor) >= MIN_NODE => Ok(()),
+        [_, _, ..] => Err(format!("the `node` on PATH is {version}")),
+        _ => Err(format!(
+            "`node --version` said {:?}, not a version",
+            version.chars().take(40).collect::<String>()
+        )),
+    }
 }
 
 /// `$XDG_DATA_HOME/notesoup/pi-package`, else `~/.local/share/notesoup/pi-package`.

@@ -15,8 +15,16 @@
 //   {shutdown: true}             session_shutdown, as Pi emits it on quit
 //   {navigate: {userMessage: N, summarize}}  /tree to the N-th user message entry
 // The report on stdout: {sessionFile, requests, notices, errors, compactError,
-// compactions}; `compactions` lists Pi's compaction_start and compaction_end
-// events ({type, reason, aborted?, willRetry?, errorMessage?, summary?}).
+// compactions, sidecarPid}; `compactions` lists Pi's compaction_start and
+// compaction_end events ({type, reason, aborted?, willRetry?, errorMessage?,
+// summary?}); `sidecarPid` is the notesoup-pi child's at the end, if any.
+//
+// The plan's `end` says how the session ends: "shutdown" (the default:
+// session_shutdown, as Pi emits it on quit, then session.dispose()),
+// "dispose" (only session.dispose(), as an SDK host does: no event; the
+// driver then waits until the sidecar is gone) or "none" (nothing: the
+// script just ends). Either way the driver never calls process.exit: Node
+// must end by itself, so a sidecar that keeps it alive hangs the run.
 
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
@@ -152,25 +160,11 @@ for (const step of plan.steps) {
       compactError = error instanceof Error ? error.message : String(error);
     }
   } else if (step.killSidecar) {
-    const children = execFileSync("ps", ["--ppid", String(process.pid), "-o", "pid=,comm="], {
-      encoding: "utf8",
-    });
-    const sidecar = children
-      .split("\n")
-      .map((line) => line.trim().split(/\s+/))
-      .find(([, comm]) => comm === "notesoup-pi");
-    if (!sidecar) throw new Error(`no notesoup-pi child to kill:\n${children}`);
-    const pid = Number(sidecar[0]);
+    const pid = sidecarPid();
+    if (pid === undefined) throw new Error("no notesoup-pi child to kill");
     process.kill(pid, "SIGKILL");
     // Wait until the process is dead (a zombie or gone), not for a time.
-    const dead = () => {
-      try {
-        return /^State:\s+Z/m.test(fs.readFileSync(`/proc/${pid}/status`, "utf8"));
-      } catch {
-        return true;
-      }
-    };
-    while (!dead()) await new Promise((resolve) => setImmediate(resolve));
+    while (!dead(pid)) await new Promise((resolve) => setImmediate(resolve));
   } else if (step.navigate) {
     const users = session.sessionManager
       .getEntries()
@@ -185,8 +179,38 @@ for (const step of plan.steps) {
 }
 const pending = faux.getPendingResponseCount();
 const sessionFile = session.sessionManager.getSessionFile();
-await emitSessionShutdownEvent(session.extensionRunner, { type: "session_shutdown", reason: "quit" });
-session.dispose();
+const pid = sidecarPid() ?? null;
+const end = plan.end ?? "shutdown";
+if (end === "shutdown") {
+  await emitSessionShutdownEvent(session.extensionRunner, { type: "session_shutdown", reason: "quit" });
+  session.dispose();
+} else if (end === "dispose") {
+  session.dispose();
+  // Until the shim notices and stops its sidecar; a shim that never does
+  // hangs the run.
+  if (pid !== null) while (!dead(pid)) await new Promise((resolve) => setTimeout(resolve, 20));
+} else if (end !== "none") throw new Error(`unknown end ${end}`);
 process.stdout.write(
-  `${JSON.stringify({ sessionFile, requests, notices, errors, compactError, pendingResponses: pending, compactions })}\n`,
+  `${JSON.stringify({ sessionFile, requests, notices, errors, compactError, pendingResponses: pending, compactions, sidecarPid: pid })}\n`,
 );
+
+/** The pid of this process's notesoup-pi child, if it has one. */
+function sidecarPid() {
+  const children = execFileSync("ps", ["--ppid", String(process.pid), "-o", "pid=,comm="], {
+    encoding: "utf8",
+  });
+  const sidecar = children
+    .split("\n")
+    .map((line) => line.trim().split(/\s+/))
+    .find(([, comm]) => comm === "notesoup-pi");
+  return sidecar ? Number(sidecar[0]) : undefined;
+}
+
+/** Whether `pid` is dead: a zombie, or gone. */
+function dead(pid) {
+  try {
+    return /^State:\s+Z/m.test(fs.readFileSync(`/proc/${pid}/status`, "utf8"));
+  } catch {
+    return true;
+  }
+}

@@ -9,6 +9,7 @@ mod boot;
 mod compaction;
 mod completions;
 mod dream;
+mod embedding;
 mod support;
 mod terminal;
 mod typecheck;
@@ -402,7 +403,15 @@ fn a_missing_sidecar_leaves_pi_working_with_one_notice() {
         notices[0].starts_with("notesoup unavailable: "),
         "{notices:?}"
     );
-    assert_eq!(report.request(0), ["system: ", "user: Hello."]);
+    // Plain Pi, and the agent told that its memory tools are unavailable
+    // (`embedding.rs` checks it is told once).
+    let request = report.request(0);
+    assert_eq!(request[..2], ["system: ", "user: Hello."]);
+    assert_eq!(request.len(), 3, "{request:?}");
+    assert!(
+        request[2].starts_with("user: notesoup is unavailable in this session ("),
+        "{request:?}"
+    );
 }
 
 /// An executable script standing in for `notesoup-pi` (the shim runs
@@ -488,7 +497,14 @@ fn a_sidecar_dying_during_a_tool_call_fails_that_call_and_pi_carries_on() {
             .kinds()
             .contains(&"custom_message:notesoup/boot".to_owned())
     );
-    assert_eq!(report.request(-1).last().unwrap(), "user: Are you there?");
+    // The next run is told, once, that the memory tools are gone and why.
+    let last = report.request(-1);
+    assert_eq!(last[last.len() - 2], "user: Are you there?");
+    assert!(
+        last[last.len() - 1]
+            .starts_with("user: notesoup is unavailable in this session (the sidecar exited"),
+        "{last:?}"
+    );
 }
 
 #[test]

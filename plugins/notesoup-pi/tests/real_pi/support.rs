@@ -97,6 +97,8 @@ pub struct Report {
     pub pending_responses: u64,
     /// Pi's `compaction_start` / `compaction_end` events, in order.
     pub compactions: Vec<Value>,
+    /// The sidecar's process at the end of the run, when one ran.
+    pub sidecar_pid: Option<u32>,
 }
 
 impl World {
@@ -124,8 +126,18 @@ impl World {
         self.path("notes")
     }
 
-    /// Runs the steps in a new session, or in `resume` reopened.
+    /// Runs the steps in a new session, or in `resume` reopened, and ends
+    /// it as Pi does on quit (`session_shutdown`, then `dispose()`).
     pub fn run(&self, resume: Option<&Path>, steps: Value) -> Report {
+        self.run_ending(resume, steps, "shutdown")
+    }
+
+    /// Runs the steps and ends the session as `end` says (see
+    /// `driver.mjs`: "shutdown", "dispose" or "none"). The driver never
+    /// exits on its own call: Node ends when nothing holds it, so a shim
+    /// that keeps it alive fails the run (after a bound that only stops a
+    /// hang).
+    pub fn run_ending(&self, resume: Option<&Path>, steps: Value, end: &str) -> Report {
         let plan = json!({
             "packageDir": package_dir(),
             "agentDir": self.path("agent"),
@@ -135,11 +147,12 @@ impl World {
             "contextWindow": self.context_window,
             "settings": self.settings,
             "steps": steps,
+            "end": end,
         });
         let plan_file = self.path("plan.json");
         std::fs::write(&plan_file, plan.to_string()).expect("plan written");
         let driver = adapter_dir().join("tests/real_pi/driver.mjs");
-        let output = Command::new(&self.pi.node)
+        let child = Command::new(&self.pi.node)
             .arg(&driver)
             .arg(&plan_file)
             .env("NOTESOUP_PI_NODE_MODULES", &self.pi.node_modules)
@@ -148,8 +161,14 @@ impl World {
             .env("PI_NOTES_AGENT", "tester")
             .env("HOME", self.temp.path())
             .env("PI_CODING_AGENT_DIR", self.path("agent"))
-            .output()
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
             .expect("node runs");
+        let output = wait_bounded(
+            child,
+            "the driver (Node kept alive after the session ended?)",
+        );
         let stdout = String::from_utf8_lossy(&output.stdout);
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert!(
@@ -194,8 +213,69 @@ impl World {
                 .as_array()
                 .cloned()
                 .unwrap_or_default(),
+            sidecar_pid: report["sidecarPid"]
+                .as_u64()
+                .and_then(|pid| u32::try_from(pid).ok()),
         }
     }
+}
+
+/// How long a run may take before it counts as hung: far past any run's
+/// own time, only so a hang fails instead of blocking the suite.
+const HANG_BOUND: std::time::Duration = std::time::Duration::from_secs(300);
+
+/// `child`'s output once it has ended; killed and failed past [`HANG_BOUND`].
+pub fn wait_bounded(mut child: std::process::Child, what: &str) -> std::process::Output {
+    // The pipes are drained while it runs, so a full pipe cannot stall it.
+    let drain = |pipe: Option<Box<dyn std::io::Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut pipe) = pipe {
+                let _ = pipe.read_to_end(&mut bytes);
+            }
+            bytes
+        })
+    };
+    let stdout = drain(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn std::io::Read + Send>),
+    );
+    let stderr = drain(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn std::io::Read + Send>),
+    );
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        if started.elapsed() > HANG_BOUND {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{what} did not end by itself");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    std::process::Output {
+        status,
+        stdout: stdout.join().unwrap_or_default(),
+        stderr: stderr.join().unwrap_or_default(),
+    }
+}
+
+/// Whether process `pid` has ended (gone, or a zombie nobody reaped).
+pub fn ended(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .map(|status| {
+            status
+                .lines()
+                .any(|line| line.starts_with("State:") && line.contains('Z'))
+        })
+        .unwrap_or(true)
 }
 
 impl Report {

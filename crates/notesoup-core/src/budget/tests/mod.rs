@@ -219,7 +219,7 @@ fn reminder_text_snapshot() {
 fn reminder_text_counts_one_token() {
     let text = BudgetPolicy::reminder_text(1, &ToolBindings::plain());
     assert!(
-        text.contains("Only 1 token left before you get wiped…"),
+        text.contains("Only 1 token left before your final warning, and the wipe right behind it…"),
         "{text}"
     );
 }

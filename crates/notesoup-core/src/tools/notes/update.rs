@@ -137,7 +137,13 @@ impl ToolData for NotesUpdateData {
                     "updated "
                 });
                 push_identity(&mut text, &self.address, self.project_key.as_deref());
-                let _ = write!(text, ": {}", plural(self.applied, "edit", "edits"));
+                // A crumple, smoothing or origin change edits no text: say
+                // what did change rather than "0 edits".
+                if self.applied == 0 && self.change_kind != ChangeKind::None {
+                    text.push_str(": metadata only");
+                } else {
+                    let _ = write!(text, ": {}", plural(self.applied, "edit", "edits"));
+                }
             }
         }
         if self.diff_truncated == Some(true) {

@@ -500,7 +500,7 @@ fn notes_tools_are_callable_by_name() {
     );
     let crumpled = call("notes_update", json!({"address": "a", "crumpled": true})).text;
     assert!(
-        crumpled.starts_with("updated a.md (project proj-12345678): 0 edits\ndiff:\n"),
+        crumpled.starts_with("updated a.md (project proj-12345678): metadata only\ndiff:\n"),
         "{crumpled}"
     );
     assert!(

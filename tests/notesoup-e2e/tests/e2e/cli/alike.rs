@@ -175,6 +175,8 @@ fn every_binary_s_help_and_man_page() {
 #[test]
 fn an_install_without_its_host_prints_the_command_to_run() {
     let machine = Machine::new();
+    // Pi runs on the `node` on PATH: a new enough one.
+    machine.stand_in("node", "echo v22.19.0");
     for (bin, args) in [
         (Bin::Pi, &["install"][..]),
         (Bin::Dsh, &["install", "--profile", "my profile"]),
@@ -232,5 +234,36 @@ fn printing_an_install_writes_nothing() {
         std::fs::read_dir(&machine.home).unwrap().count(),
         0,
         "nothing under the home"
+    );
+}
+
+/// Pi needs Node 22.19 or later: with an older `node` on PATH, `pi install`
+/// is not run and the install says what to install.
+#[test]
+fn a_pi_install_on_an_old_node_says_what_to_install() {
+    let machine = Machine::new();
+    let ran = machine.root.join("pi-ran");
+    machine.stand_in("pi", &format!("touch '{}'", ran.display()));
+    machine.stand_in("node", "echo v20.20.2");
+    let run = machine.run(Bin::Pi, &["install"]);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    assert!(run.stdout.starts_with("pi install "), "{run:?}");
+    assert!(
+        run.stderr.contains(
+            "Pi needs Node 22.19 or later, and the `node` on PATH is v20.20.2: install Node 22.19 or later (https://nodejs.org), then run the command above"
+        ),
+        "{run:?}"
+    );
+    assert!(!ran.exists(), "pi install is not run");
+
+    // A failing `pi install` prints the command again and says so.
+    machine.stand_in("node", "echo v22.20.0");
+    machine.stand_in("pi", "exit 1");
+    let failed = machine.run(Bin::Pi, &["install"]);
+    assert_eq!(failed.code, Some(1), "{failed:?}");
+    assert!(failed.stdout.starts_with("pi install "), "{failed:?}");
+    assert!(
+        failed.stderr.contains("failed (exit status: 1)"),
+        "{failed:?}"
     );
 }

@@ -168,3 +168,52 @@ fn every_host_says_the_same_lines_and_shows_the_dream_s_progress() {
         );
     }
 }
+
+/// On a terminal the progress is one status line, redrawn in place at each
+/// tool call and cleared before the next line (run in a pseudo-terminal by
+/// util-linux's `script`).
+#[test]
+fn on_a_terminal_the_progress_is_one_status_line() {
+    for bin in [Bin::Claude, Bin::Pi] {
+        let machine = Machine::new();
+        stand_in(&machine, bin, answering_stream(bin), "", 0);
+        let base = machine.command(bin, &[]);
+        let mut script = std::process::Command::new("script");
+        script
+            .args(["-q", "-e", "-c"])
+            .arg(format!("'{}' dream --force", bin.exe()))
+            .arg("/dev/null")
+            .current_dir(&machine.project)
+            .env_clear()
+            .stdin(std::process::Stdio::null());
+        for (name, value) in base.get_envs() {
+            if let Some(value) = value {
+                script.env(name, value);
+            }
+        }
+        let output = script.output().expect("script runs");
+        let screen = String::from_utf8_lossy(&output.stdout);
+        assert_eq!(output.status.code(), Some(0), "{bin:?}: {screen}");
+        let drawn = "\r\x1b[2Kdream: ";
+        // Each draw starts by going back over the line and clearing it.
+        let draws: Vec<&str> = screen.split(drawn).skip(1).collect();
+        assert!(
+            draws
+                .iter()
+                .any(|draw| draw.contains(" s, 1 tool call, 0 notes changed")),
+            "{bin:?}: {screen:?}"
+        );
+        assert!(
+            screen.contains(" s, 2 tool calls, 1 note changed"),
+            "{bin:?}: {screen:?}"
+        );
+        assert!(
+            screen.contains("\r\x1b[2Kdream: the dreamer finished after "),
+            "cleared before the next line: {screen:?}"
+        );
+        assert!(
+            !screen.contains(": write human/a.md ("),
+            "no plain lines on a terminal: {screen:?}"
+        );
+    }
+}

@@ -188,9 +188,19 @@ fn hints_and_refusals_name_the_flags_that_exist() {
         );
         in_cli_words(bin, &part.stdout);
 
-        machine
-            .run(bin, &["notes", "crumple", &note("gone.md")])
-            .ok();
+        // A crumple edits no text: the receipt says what it changed.
+        let crumpled = machine.run(bin, &["notes", "crumple", &note("gone.md")]);
+        assert!(
+            crumpled.ok().starts_with(&format!(
+                "updated {}: metadata only\ndiff:\n",
+                note("gone.md")
+            )),
+            "{bin:?}: {crumpled:?}"
+        );
+        assert!(
+            crumpled.stdout.contains("\n+"),
+            "the diff shows crumpledAt: {crumpled:?}"
+        );
         let listed = machine.run(bin, &["notes", "list", "--pattern", &format!("{home}/**")]);
         assert!(
             listed

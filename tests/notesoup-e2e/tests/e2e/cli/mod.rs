@@ -5,6 +5,7 @@
 //! command on every binary it applies to.
 
 mod alike;
+mod docs;
 mod dream;
 mod foreign_read;
 mod fresh;
@@ -42,6 +43,11 @@ impl Bin {
             Bin::Pi => env!("CARGO_BIN_EXE_e2e-notesoup-pi"),
             Bin::Dsh => env!("CARGO_BIN_EXE_e2e-notesoup-dsh"),
         }
+    }
+
+    /// The binary named `name` as a person types it.
+    pub fn named(name: &str) -> Option<Bin> {
+        Bin::ALL.into_iter().find(|bin| bin.name() == name)
     }
 
     /// The host's own executable, which the binary runs to install itself
