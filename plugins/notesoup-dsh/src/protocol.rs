@@ -450,8 +450,7 @@ impl ProtocolError {
 /// One answer line.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Response {
-    /// The request's id ([`notesoup_core::plumbing::UNKNOWN_ID`] when the line shows
-    /// none).
+    /// The request's id (0 when the line shows none).
     pub id: u64,
     /// The result or the refusal.
     #[serde(flatten)]

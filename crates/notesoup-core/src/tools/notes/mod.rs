@@ -184,8 +184,9 @@ fn limit(limit: Option<u32>) -> usize {
 }
 
 impl Refusal {
-    /// A store error as the notes tools refuse with it (see
-    /// [`note_refusal`]), for a host that calls the store itself.
+    /// A store error as the notes tools refuse with it (its code, the line
+    /// numbers and edit index as details, a filesystem failure without its
+    /// path), for a host that calls the store itself.
     pub fn of_note_error(error: &NoteError) -> Self {
         note_refusal(error)
     }
