@@ -5,7 +5,7 @@
 
 mod policy;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 mod text;
 
 pub(crate) use policy::DEFAULT_REMINDER_MARGIN_TOKENS;

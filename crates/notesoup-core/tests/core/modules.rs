@@ -5,40 +5,10 @@
 
 #![allow(clippy::unwrap_used)]
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-/// A module's path (`["notes", "store", "heads"]`).
-type Module = Vec<String>;
-/// Which modules each file's module names.
-type Uses = BTreeMap<Module, BTreeSet<Module>>;
-
-/// `src/a/b.rs` or `src/a/b/mod.rs` as the module path `a::b`.
-fn module_of(src: &Path, file: &Path) -> Module {
-    let relative = file.strip_prefix(src).unwrap().with_extension("");
-    let mut path: Vec<String> = relative
-        .components()
-        .map(|part| part.as_os_str().to_string_lossy().into_owned())
-        .collect();
-    if path.last().is_some_and(|last| last == "mod") {
-        path.pop();
-    }
-    path
-}
-
-/// Every `.rs` file under `dir`.
-fn files(dir: &Path) -> Vec<PathBuf> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            found.extend(files(&path));
-        } else if path.extension().is_some_and(|ext| ext == "rs") {
-            found.push(path);
-        }
-    }
-    found
-}
+use notesoup_test_support::modules::{Module, Uses, cycle, files, module_of};
 
 /// A file's code: its test module left out, and its comment lines (doc
 /// links name paths that are no uses).
@@ -153,37 +123,6 @@ fn uses(code: &str, this: &[String], modules: &BTreeSet<Module>) -> BTreeSet<Mod
         }
     }
     named
-}
-
-/// A module that reaches itself through a chain of uses, shown as the chain.
-fn cycle(graph: &Uses) -> Option<Vec<String>> {
-    fn visit(
-        node: &Module,
-        graph: &Uses,
-        done: &mut BTreeSet<Module>,
-        stack: &mut Vec<Module>,
-    ) -> Option<Vec<String>> {
-        if let Some(at) = stack.iter().position(|n| n == node) {
-            let mut chain: Vec<String> = stack[at..].iter().map(|n| n.join("::")).collect();
-            chain.push(node.join("::"));
-            return Some(chain);
-        }
-        if !done.insert(node.clone()) {
-            return None;
-        }
-        stack.push(node.clone());
-        for next in graph.get(node).into_iter().flatten() {
-            if let Some(chain) = visit(next, graph, done, stack) {
-                return Some(chain);
-            }
-        }
-        stack.pop();
-        None
-    }
-    let mut done = BTreeSet::new();
-    graph
-        .keys()
-        .find_map(|node| visit(node, graph, &mut done, &mut Vec::new()))
 }
 
 /// The uses between the files of the crate whose sources are `src`.

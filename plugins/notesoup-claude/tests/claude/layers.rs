@@ -8,10 +8,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-/// A module's path (`["mcp", "wire"]`).
-type Module = Vec<String>;
-/// Which modules each file's module names.
-type Uses = BTreeMap<Module, BTreeSet<Module>>;
+use notesoup_test_support::modules::{Module, Uses, cycle, files, module_of};
 
 /// Each top-level module's floor, the command line's first.
 const FLOORS: [&[&str]; 4] = [
@@ -36,33 +33,6 @@ fn floor_of(module: &str) -> usize {
         .iter()
         .position(|floor| floor.contains(&module))
         .unwrap_or_else(|| panic!("{module} is on no floor: add it to FLOORS"))
-}
-
-/// `src/a/b.rs` or `src/a/b/mod.rs` as the module path `a::b`.
-fn module_of(src: &Path, file: &Path) -> Module {
-    let relative = file.strip_prefix(src).unwrap().with_extension("");
-    let mut path: Vec<String> = relative
-        .components()
-        .map(|part| part.as_os_str().to_string_lossy().into_owned())
-        .collect();
-    if path.last().is_some_and(|last| last == "mod") {
-        path.pop();
-    }
-    path
-}
-
-/// Every `.rs` file under `dir`.
-fn files(dir: &Path) -> Vec<PathBuf> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            found.extend(files(&path));
-        } else if path.extension().is_some_and(|ext| ext == "rs") {
-            found.push(path);
-        }
-    }
-    found
 }
 
 /// The modules `text` (one file, its test module left out) names through
@@ -105,37 +75,6 @@ fn uses(text: &str, this: &[String], modules: &BTreeSet<Module>) -> BTreeSet<Mod
         }
     }
     named
-}
-
-/// A file that reaches itself through a chain of uses, shown as the chain.
-fn cycle(graph: &Uses) -> Option<Vec<String>> {
-    fn visit(
-        node: &Module,
-        graph: &Uses,
-        done: &mut BTreeSet<Module>,
-        stack: &mut Vec<Module>,
-    ) -> Option<Vec<String>> {
-        if let Some(at) = stack.iter().position(|n| n == node) {
-            let mut chain: Vec<String> = stack[at..].iter().map(|n| n.join("::")).collect();
-            chain.push(node.join("::"));
-            return Some(chain);
-        }
-        if !done.insert(node.clone()) {
-            return None;
-        }
-        stack.push(node.clone());
-        for next in graph.get(node).into_iter().flatten() {
-            if let Some(chain) = visit(next, graph, done, stack) {
-                return Some(chain);
-            }
-        }
-        stack.pop();
-        None
-    }
-    let mut done = BTreeSet::new();
-    graph
-        .keys()
-        .find_map(|node| visit(node, graph, &mut done, &mut Vec::new()))
 }
 
 /// The uses between the crate's files, and every one that climbs a floor.

@@ -16,6 +16,8 @@ use notesoup_core::boot::{
 use notesoup_core::notes::{ListQuery, NoteStore, NotesIdentity, Scope};
 use notesoup_core::wire::ToolBindings;
 use proptest::prelude::*;
+
+use crate::budget::tests::odd_bindings;
 use tempfile::TempDir;
 
 const SESSION: &str = "0197a1b2-session";
@@ -123,20 +125,6 @@ fn walkdir(dir: &Path) -> Vec<PathBuf> {
     found
 }
 
-fn memo_bindings() -> ToolBindings {
-    ToolBindings {
-        notes: "memo_*".into(),
-        notes_list: "memo_list".into(),
-        history: "past_*".into(),
-        history_windows: "past_windows".into(),
-        history_list: "past_list".into(),
-        history_search: "past_search".into(),
-        history_read: "past_read".into(),
-        remaining: "room_left".into(),
-        wipe: "forget_all".into(),
-    }
-}
-
 // ---- The renderer's pure parts ----
 
 #[test]
@@ -228,7 +216,7 @@ fn protocol_block_uses_every_binding() {
         opened_at: opened_at(),
         homes: vec![],
     };
-    let text = render_boot(&blank, &identity(None), &memo_bindings());
+    let text = render_boot(&blank, &identity(None), &odd_bindings());
     let protocol = &text[text.find("<context_window_protocol>").expect("protocol")..];
     insta::assert_snapshot!(protocol);
     for plain in [
@@ -315,7 +303,7 @@ fn continuation_snapshot() {
 
 #[test]
 fn continuation_uses_the_bindings() {
-    let text = continuation_text(&memo_bindings());
+    let text = continuation_text(&odd_bindings());
     assert!(text.contains("past_read it"), "{text}");
     assert!(text.contains("past_search is your shovel"), "{text}");
 }
@@ -477,7 +465,7 @@ fn unreadable_homes_use_the_list_binding() {
     // The agents namespace itself is a file: the agent home cannot be read.
     put(&notes.root.join("agents"), "not a directory");
     notes.note(Scope::Human, "style.md", 24.hours(), "# Plain words\n");
-    let (snapshot, text) = notes.boot(&memo_bindings());
+    let (snapshot, text) = notes.boot(&odd_bindings());
     assert_eq!(snapshot.unavailable(), [Scope::Agent]);
     let shelves = &text[text.find("YOUR NOTES").expect("shelves")..];
     assert_eq!(

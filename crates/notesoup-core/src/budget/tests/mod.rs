@@ -195,8 +195,9 @@ proptest! {
     }
 }
 
-/// Bindings with every name changed, to show each substitution.
-fn odd_bindings() -> ToolBindings {
+/// Bindings with every name changed, to show each substitution (the boot's
+/// tests use them too).
+pub(crate) fn odd_bindings() -> ToolBindings {
     ToolBindings {
         notes: "memo_*".into(),
         notes_list: "memo_list".into(),
