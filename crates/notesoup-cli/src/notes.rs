@@ -193,9 +193,14 @@ fn confirm<H: CliHost>(address: &str, out: &mut Out) -> anyhow::Result<bool> {
     }
     out.prompt(&format!("{}: delete {address} for good? [y/N] ", H::BIN));
     let mut answer = String::new();
-    stdin
+    let read = stdin
         .read_line(&mut answer)
         .map_err(|error| anyhow::anyhow!("could not read the answer: {error}"))?;
+    if read == 0 {
+        // Ctrl-D echoes no newline: what is said next starts a line of its
+        // own.
+        out.prompt("\n");
+    }
     Ok(matches!(answer.trim(), "y" | "Y" | "yes" | "YES" | "Yes"))
 }
 

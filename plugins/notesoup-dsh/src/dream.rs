@@ -2,8 +2,10 @@
 //! dreamer. The dsh gets the playbook as its one task, the jailed dream
 //! tools as its only tools (the bundle's `notesoup/dsh/dream` row, answered
 //! by `notesoup-dsh dream-tools`), and notesoup's own rows stand aside in it
-//! ([`DREAMER_VAR`]). Every write, edit and delete the dreamer asked for is
-//! read back from the session log dsh wrote. A dreamer still running after
+//! ([`DREAMER_VAR`]). The session log dsh writes is followed while it runs
+//! ([`crate::dream_log`]): each tool call is told to the run's progress as
+//! it comes, and every write, edit and delete the dreamer asked for goes
+//! into the report. A dreamer still running after
 //! the timeout is stopped with its whole process tree (dsh, the tools
 //! server, anything that left the group), and the run fails with the
 //! writes its log shows.
@@ -11,16 +13,18 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{ChildStdout, Command};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::thread;
 use std::time::Duration;
 
-use notesoup_core::dream::{DreamRequest, DreamResult, DreamRunner, DreamWrite, Ended};
+use notesoup_core::dream::{DreamRequest, DreamResult, DreamRunner, Ended};
 use notesoup_core::plumbing::{
-    dreamer_exit_error, dreamer_timed_out, last_diagnostic_lines, run_dreamer_child,
+    MAX_LINE_BYTES, dreamer_exit_error, dreamer_timed_out, last_diagnostic_lines, run_dreamer_child,
 };
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::bundle;
-use crate::decode::{SessionLog, read_session_jsonl};
+use crate::dream_log::LogFollower;
 
 /// Names the `dsh` to run (default: `dsh` on PATH).
 pub const DSH_VAR: &str = "NOTESOUP_DSH";
@@ -151,23 +155,36 @@ impl DshDreamer {
             Ok(overlay) => overlay,
             Err(error) => return DreamResult::failed(error),
         };
-        // The report is read back from the session log when the read fails.
-        let read_all = |mut stdout: ChildStdout| {
-            let mut text = String::new();
-            let _ = stdout.read_to_string(&mut text);
-            text
+        let on_tool_call = request.on_tool_call;
+        let mut log = LogFollower::new(self.work_dir.join("sessions"));
+        // dsh prints only its last answer, when it ends: its calls are
+        // followed in its session log while its stdout stays open.
+        let follow = |stdout: ChildStdout| {
+            let (ended, end) = mpsc::channel();
+            let answer = thread::spawn(move || {
+                let text = read_answer(stdout);
+                let _ = ended.send(());
+                text
+            });
+            loop {
+                log.poll(on_tool_call);
+                if !matches!(end.recv_timeout(LOG_POLL), Err(RecvTimeoutError::Timeout)) {
+                    break;
+                }
+            }
+            answer.join().unwrap_or_default()
         };
         let child = match run_dreamer_child(
             &mut self.command(request, &overlay),
             self.timeout,
             None,
-            read_all,
+            follow,
         ) {
             Ok(child) => child,
             Err(error) => return DreamResult::failed(error),
         };
-        let log = session_log(&self.work_dir.join("sessions"));
-        let mut result = log.as_ref().map(read_log).unwrap_or_default();
+        let followed = log.finish(on_tool_call);
+        let mut result = followed.result;
         if result.report.is_empty() {
             result.report = child.output.trim().to_owned();
         }
@@ -179,6 +196,11 @@ impl DshDreamer {
                 }
             }
             Ended::TimedOut => return dreamer_timed_out(result.writes, self.timeout),
+        }
+        // A log that could not be read whole may hide a write from the
+        // report: the run fails naming the line.
+        if let (None, Some(refused)) = (&result.error, followed.refused) {
+            result.error = Some(format!("dreamer failed: {refused}"));
         }
         // A dreamer that ends without a word did not dream: a failure, not
         // a run with an empty report.
@@ -194,53 +216,20 @@ impl DshDreamer {
     }
 }
 
-/// The one session log under `root` (the dreamer creates one session).
-fn session_log(root: &Path) -> Option<SessionLog> {
-    let mut found = Vec::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-            let path = entry.path();
-            if entry.file_type().is_ok_and(|kind| kind.is_dir()) {
-                stack.push(path);
-            } else if entry.file_name() == "session.jsonl" {
-                found.push(path);
-            }
-        }
-    }
-    let path = found.pop()?;
-    let file = std::fs::File::open(path).ok()?;
-    read_session_jsonl(std::io::BufReader::new(file)).ok()
-}
+/// How often the session log is read while dsh runs (dsh appends a batch
+/// at most every 200 ms).
+const LOG_POLL: Duration = Duration::from_millis(100);
 
-/// Every write, edit and delete the dreamer called (whether or not it
-/// succeeded), and its last assistant text as the report.
-pub fn read_log(log: &SessionLog) -> DreamResult {
-    let mut result = DreamResult::default();
-    for event in &log.events {
-        match event.kind.as_str() {
-            "tool/call" => {
-                let name = event.data.get("name").and_then(Value::as_str).unwrap_or("");
-                let arguments = event
-                    .data
-                    .get("arguments")
-                    .and_then(Value::as_str)
-                    .and_then(|raw| serde_json::from_str::<Value>(raw).ok())
-                    .unwrap_or(Value::Null);
-                result
-                    .writes
-                    .extend(DreamWrite::from_tool_event(name, &arguments));
-            }
-            "assistant/message" => {
-                let text = event.text();
-                if !text.trim().is_empty() {
-                    result.report = text;
-                }
-            }
-            _ => {}
-        }
-    }
-    result
+/// dsh's stdout, its last answer: at most [`MAX_LINE_BYTES`] of it kept,
+/// the rest read and dropped so dsh is never stuck writing it.
+fn read_answer(mut stdout: ChildStdout) -> String {
+    let mut bytes = Vec::new();
+    // A read that fails leaves the answer short; the log holds it too.
+    let _ = (&mut stdout)
+        .take(MAX_LINE_BYTES as u64)
+        .read_to_end(&mut bytes);
+    let _ = std::io::copy(&mut stdout, &mut std::io::sink());
+    String::from_utf8_lossy(&bytes).into_owned()
 }
 
 /// The last lines of dsh's diagnostics, enough to name the failure (stack
@@ -276,32 +265,5 @@ mod tests {
             Some("vendor/model".into())
         );
         assert_eq!(ModelChoice::parse("  "), None);
-    }
-
-    #[test]
-    fn the_log_yields_writes_and_the_last_text() {
-        let text = concat!(
-            r#"{"type":"session","version":0,"id":"session-1"}"#,
-            "\n",
-            r#"{"type":"assistant/message","seq":0,"data":{"message":{"content":[{"type":"text","text":"tidying"}]}}}"#,
-            "\n",
-            r#"{"type":"tool/call","seq":1,"data":{"callId":"c1","name":"read","arguments":"{\"path\":\"human/MAP.md\"}"}}"#,
-            "\n",
-            r#"{"type":"tool/call","seq":2,"data":{"callId":"c2","name":"write","arguments":"{\"path\":\"../x.md\",\"content\":\"x\"}"}}"#,
-            "\n",
-            r#"{"type":"tool/call","seq":3,"data":{"callId":"c3","name":"delete","arguments":"{\"path\":\"human/old.md\"}"}}"#,
-            "\n",
-            r#"{"type":"assistant/message","seq":4,"data":{"message":{"content":[{"type":"text","text":"Report: done."}]}}}"#,
-            "\n",
-        );
-        let log = read_session_jsonl(text.as_bytes()).expect("log");
-        let result = read_log(&log);
-        assert_eq!(result.report, "Report: done.");
-        let writes: Vec<(&str, &str)> = result
-            .writes
-            .iter()
-            .map(|w| (w.tool.as_str(), w.path.as_str()))
-            .collect();
-        assert_eq!(writes, [("write", "../x.md"), ("delete", "human/old.md")]);
     }
 }

@@ -13,6 +13,7 @@ pub mod bundle;
 pub mod cli;
 pub mod decode;
 pub mod dream;
+pub mod dream_log;
 pub mod dream_tools;
 pub mod history;
 pub mod messages;

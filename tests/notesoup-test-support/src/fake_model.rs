@@ -7,7 +7,7 @@
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 
 use serde_json::Value;
 
@@ -40,6 +40,10 @@ struct Turns<R> {
     served: u64,
     /// Requests held open so far.
     held: u64,
+    /// The turn (counted from 1) that waits for [`FakeModel::release`].
+    paused_at: Option<u64>,
+    /// Whether that turn is waiting now.
+    pausing: bool,
 }
 
 /// A running fake of the API `W`. Its threads live as long as the test
@@ -49,6 +53,7 @@ pub struct FakeModel<W: Wire> {
     /// `http://127.0.0.1:<port>`.
     pub url: String,
     turns: Arc<Mutex<Turns<W::Reply>>>,
+    released: Arc<Condvar>,
 }
 
 impl<W: Wire> FakeModel<W> {
@@ -58,13 +63,40 @@ impl<W: Wire> FakeModel<W> {
             requests: Vec::new(),
             served: 0,
             held: 0,
+            paused_at: None,
+            pausing: false,
         }));
+        let released = Arc::new(Condvar::new());
         let served = Arc::clone(&turns);
+        let gate = Arc::clone(&released);
         let url = serve(move |path, body| match W::route(path) {
             Some(fixed) => fixed,
-            None => turn::<W>(body, &served),
+            None => turn::<W>(body, &served, &gate),
         });
-        Self { url, turns }
+        Self {
+            url,
+            turns,
+            released,
+        }
+    }
+
+    /// Answers the next `answered` turns, then keeps the one after waiting
+    /// (its request recorded, no answer yet) until [`release`](Self::release):
+    /// a test sees what the host does while the model is still thinking.
+    pub fn pause_after(&self, answered: u64) {
+        let mut turns = self.turns.lock().unwrap();
+        turns.paused_at = Some(turns.served + answered + 1);
+    }
+
+    /// Whether the paused turn is waiting now.
+    pub fn pausing(&self) -> bool {
+        self.turns.lock().unwrap().pausing
+    }
+
+    /// Lets the paused turn be answered.
+    pub fn release(&self) {
+        self.turns.lock().unwrap().paused_at = None;
+        self.released.notify_all();
     }
 
     /// Replaces the script; turns beyond it get [`Wire::done`].
@@ -84,12 +116,20 @@ impl<W: Wire> FakeModel<W> {
 }
 
 /// One model turn: records the request and answers with the next reply.
-fn turn<W: Wire>(body: &[u8], turns: &Mutex<Turns<W::Reply>>) -> Answer {
+fn turn<W: Wire>(body: &[u8], turns: &Mutex<Turns<W::Reply>>, released: &Condvar) -> Answer {
     let request: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
     let (reply, id) = {
         let mut turns = turns.lock().unwrap();
         turns.requests.push(request.clone());
         turns.served += 1;
+        let this = turns.served;
+        if turns.paused_at == Some(this) {
+            turns.pausing = true;
+            turns = released
+                .wait_while(turns, |turns| turns.paused_at == Some(this))
+                .unwrap();
+            turns.pausing = false;
+        }
         let reply = turns.script.pop_front().unwrap_or_else(W::done);
         if W::holds(&reply) {
             turns.held += 1;

@@ -3,8 +3,9 @@
 //! dreamer against a fake DeepSeek endpoint on 127.0.0.1, over a real notes
 //! home audited with Git. Only the model's answers are scripted.
 
+use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 
 use serde_json::{Value, json};
 
@@ -90,25 +91,38 @@ impl Dreamland {
     }
 
     fn dream(&self, args: &[&str]) -> Output {
-        let path = self.tool_path();
-        Command::new(env!("CARGO_BIN_EXE_notesoup-dsh"))
+        self.dream_command(args)
+            .output()
+            .expect("notesoup-dsh dream runs")
+    }
+
+    /// `notesoup-dsh dream ARGS` over this land, not yet started.
+    fn dream_command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_notesoup-dsh"));
+        command
             .arg("dream")
             // Relative to the current directory, as people type it.
             .args(["--notes-home", "notes"])
             .arg("--dsh")
             .arg(self.dsh_root.join("dsh/node_modules/.bin/dsh"))
-            .args(args)
+            .args(args);
+        self.environment(&mut command);
+        command
+    }
+
+    /// The environment a dream runs in here: the pinned tools, this land's
+    /// dsh home and the fake endpoint.
+    fn environment(&self, command: &mut Command) {
+        command
             .current_dir(self.dir.path())
-            .env("PATH", path)
+            .env("PATH", self.tool_path())
             .env("DSH_HOME", self.dir.path().join("dsh-home"))
             .env("DSH_TELEMETRY_DISABLED", "1")
             .env("DEEPSEEK_BASE_URL", &self.fake.url)
             .env("DEEPSEEK_API_KEY", "sk-fake-key-for-the-local-endpoint")
             .env("TMPDIR", self.dir.path())
             .env_remove("PI_NOTES_HOME")
-            .env_remove("NOTESOUP_DSH")
-            .output()
-            .expect("notesoup-dsh dream runs")
+            .env_remove("NOTESOUP_DSH");
     }
 
     fn git(&self, args: &[&str]) -> String {
@@ -360,4 +374,195 @@ fn the_dreamer_model_comes_from_the_command_line_then_the_setting() {
     let requests = land.fake.take_requests();
     assert_eq!(requests.len(), 1);
     assert_eq!(requests[0]["model"], "from-the-command-line");
+}
+
+/// A dreamer that calls `ls`, then writes, edits and deletes a note each,
+/// then answers.
+fn tidying_script() -> Vec<Reply> {
+    vec![
+        Reply::Tool("ls".into(), json!({"path": "human"})),
+        Reply::Tool(
+            "write".into(),
+            json!({"path": "human/new.md", "content": "# New\nfresh\n"}),
+        ),
+        Reply::Tool(
+            "edit".into(),
+            json!({"path": "human/MAP.md", "edits": [{"oldText": "- prefers short answers\n- prefers short answers\n", "newText": "- prefers short answers\n"}]}),
+        ),
+        Reply::Tool("delete".into(), json!({"path": "human/old.md"})),
+        Reply::Text("Report: tidied.".into()),
+    ]
+}
+
+/// The longest a dreamer runs here (`--timeout`): were the calls not shown
+/// while it runs, the held answer would keep it running until then, and
+/// the test fails instead of waiting for ever.
+const HELD_DREAM_TIMEOUT: &str = "300";
+
+#[test]
+fn the_dreamer_s_calls_show_while_it_runs() {
+    let land = Dreamland::new();
+    land.fake.script(tidying_script());
+    // The model's answer after the four calls is held back: the dream
+    // cannot end until the test has seen its progress.
+    land.fake.pause_after(4);
+    let mut child = land
+        .dream_command(&["--timeout", HELD_DREAM_TIMEOUT])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("notesoup-dsh dream starts");
+    let mut stderr = BufReader::new(child.stderr.take().expect("stderr"));
+    let mut seen = Vec::new();
+    let mut line = String::new();
+    while stderr.read_line(&mut line).expect("stderr reads") > 0 {
+        seen.push(std::mem::take(&mut line));
+        if seen
+            .last()
+            .is_some_and(|l| l.contains(": delete human/old.md ("))
+        {
+            break;
+        }
+    }
+    let before_the_answer = seen.concat();
+    land.fake.release();
+    let mut rest = String::new();
+    stderr.read_to_string(&mut rest).expect("stderr reads");
+    let mut out = String::new();
+    child
+        .stdout
+        .take()
+        .expect("stdout")
+        .read_to_string(&mut out)
+        .expect("stdout reads");
+    let status = child.wait().expect("dream ends");
+    assert!(status.success(), "{before_the_answer}{rest}{out}");
+
+    // Off a terminal: a plain line for each note changed, in order, all
+    // of them before the dreamer had its last answer.
+    let progress: Vec<&str> = before_the_answer
+        .lines()
+        .filter_map(|line| line.split_once(" s: ").map(|(_, said)| said))
+        .collect();
+    assert_eq!(
+        progress,
+        [
+            "write human/new.md (2 tool calls, 1 note changed)",
+            "edit human/MAP.md (3 tool calls, 2 notes changed)",
+            "delete human/old.md (4 tool calls, 3 notes changed)",
+        ],
+        "{before_the_answer}{rest}"
+    );
+    let running = before_the_answer.lines().next().unwrap_or_default();
+    assert!(
+        running.starts_with("dream: the dreamer is running (")
+            && running.ends_with("/dsh --profile headless, at most 300 s)"),
+        "{before_the_answer}"
+    );
+    assert!(
+        rest.starts_with("dream: the dreamer finished after "),
+        "{before_the_answer}{rest}"
+    );
+    assert!(!rest.contains(" s: "), "no call is told twice: {rest}");
+    let report = std::fs::read_to_string(out.trim().lines().last().expect("the report's path"))
+        .expect("report");
+    assert!(report.contains("Report: tidied."), "{report}");
+    assert!(report.contains("- write: human/new.md"), "{report}");
+
+    // A dreamer that ends without answering fails, saying why, its calls
+    // shown as they came.
+    land.fake.take_requests();
+    land.fake.script(vec![
+        Reply::Tool(
+            "write".into(),
+            json!({"path": "human/other.md", "content": "# Other\n"}),
+        ),
+        // Blank: dsh asks again after an empty answer, not after this.
+        Reply::Text(" \n".into()),
+    ]);
+    let run = land.dream(&["--force"]);
+    let (_, err) = text(&run);
+    assert_eq!(run.status.code(), Some(1), "{err}");
+    assert_eq!(
+        land.fake.take_requests().len(),
+        2,
+        "the blank answer ended it"
+    );
+    assert!(
+        err.contains(": write human/other.md (1 tool call, 1 note changed)\n"),
+        "{err}"
+    );
+    assert!(
+        err.contains("dream: run failed: dreamer failed: dsh ended without an answer; see "),
+        "{err}"
+    );
+}
+
+/// On a terminal (util-linux's `script` gives the dream one) the progress
+/// is one status line redrawn at each call, while the dreamer runs.
+#[test]
+fn on_a_terminal_the_dreamer_s_progress_is_one_status_line() {
+    let land = Dreamland::new();
+    land.fake.script(tidying_script());
+    land.fake.pause_after(4);
+    let mut script = Command::new("script");
+    script
+        .args(["-q", "-e", "-c"])
+        .arg(format!(
+            "'{}' dream --notes-home notes --dsh '{}' --timeout {HELD_DREAM_TIMEOUT}",
+            env!("CARGO_BIN_EXE_notesoup-dsh"),
+            land.dsh_root.join("dsh/node_modules/.bin/dsh").display()
+        ))
+        .arg("/dev/null")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    land.environment(&mut script);
+    let mut child = script.spawn().expect("script runs");
+    let mut screen_out = child.stdout.take().expect("stdout");
+    let mut screen = Vec::new();
+    let mut chunk = [0; 4096];
+    let last_draw = "4 tool calls, 3 notes changed";
+    while !String::from_utf8_lossy(&screen).contains(last_draw) {
+        let read = screen_out.read(&mut chunk).expect("the terminal reads");
+        if read == 0 {
+            break;
+        }
+        screen.extend_from_slice(&chunk[..read]);
+    }
+    let before_the_answer = String::from_utf8_lossy(&screen).into_owned();
+    land.fake.release();
+    screen_out
+        .read_to_end(&mut screen)
+        .expect("the terminal reads");
+    let status = child.wait().expect("script ends");
+    let screen = String::from_utf8_lossy(&screen).into_owned();
+    assert_eq!(status.code(), Some(0), "{screen:?}");
+
+    // Each draw goes back over the line and clears it; all four came
+    // before the dreamer had its last answer.
+    let draws: Vec<&str> = before_the_answer
+        .split("\r\x1b[2Kdream: ")
+        .skip(1)
+        .filter_map(|draw| draw.split_once(" s, ").map(|(_, counts)| counts))
+        .collect();
+    assert_eq!(
+        draws,
+        [
+            "1 tool call, 0 notes changed",
+            "2 tool calls, 1 note changed",
+            "3 tool calls, 2 notes changed",
+            last_draw,
+        ],
+        "{before_the_answer:?}"
+    );
+    assert!(
+        screen.contains("\r\x1b[2Kdream: the dreamer finished after "),
+        "cleared before the next line: {screen:?}"
+    );
+    assert!(
+        !screen.contains(": write human/new.md ("),
+        "no plain lines on a terminal: {screen:?}"
+    );
 }

@@ -23,6 +23,33 @@ fn answering_stream(bin: Bin) -> &'static str {
     }
 }
 
+/// A dsh stand-in's session log for the same calls and answer, written
+/// where the dreamer's overlay (its 4th argument, after `--profile
+/// headless --patch`) puts dsh's session logs, as dsh writes it.
+const DSH_SESSION_LOG: &str = r#"root=$(sed -n 's/^    root: "\(.*\)"$/\1/p' "$4")
+mkdir -p "$root/--notes--/session-1"
+cat > "$root/--notes--/session-1/session.jsonl" <<'EOF'
+{"type":"session","version":0,"id":"session-1","delegationDepth":0}
+{"type":"tool/call","seq":0,"data":{"callId":"c1","name":"read","arguments":"{\"path\":\"human/a.md\"}"}}
+{"type":"tool/call","seq":1,"data":{"callId":"c2","name":"write","arguments":"{\"path\":\"human/a.md\",\"content\":\"x\"}"}}
+{"type":"assistant/message","seq":2,"data":{"message":{"content":[{"type":"text","text":"Report: tidied."}]}}}
+EOF"#;
+
+/// Puts a stand-in for `bin`'s host whose dreamer calls `read` then
+/// `write` on `human/a.md` and answers.
+fn answering_stand_in(machine: &Machine, bin: Bin) {
+    match bin {
+        Bin::Dsh => {
+            let stdout = answering_stream(bin);
+            machine.stand_in(
+                bin.host_exe(),
+                &format!("{DSH_SESSION_LOG}\nprintf '%s\\n' '{stdout}'"),
+            );
+        }
+        Bin::Claude | Bin::Pi => stand_in(machine, bin, answering_stream(bin), "", 0),
+    }
+}
+
 /// Puts a stand-in for `bin`'s host that prints `stdout`, says `stderr` and
 /// exits with `code`.
 fn stand_in(machine: &Machine, bin: Bin, stdout: &str, stderr: &str, code: i32) {
@@ -128,7 +155,7 @@ fn a_dsh_dreamer_that_ends_without_answering_fails() {
 fn every_host_says_the_same_lines_and_shows_the_dream_s_progress() {
     for bin in Bin::ALL {
         let machine = Machine::new();
-        stand_in(&machine, bin, answering_stream(bin), "", 0);
+        answering_stand_in(&machine, bin);
         let run = machine.run(bin, &["dream", "--force", "--timeout", "60"]);
         assert_eq!(run.code, Some(0), "{bin:?}: {run:?}");
         let lines: Vec<&str> = run.stderr.lines().collect();
@@ -147,21 +174,16 @@ fn every_host_says_the_same_lines_and_shows_the_dream_s_progress() {
             .unwrap_or_else(|| panic!("{bin:?}: {run:?}"));
         assert!(running < finished, "{bin:?}: {run:?}");
         // Off a terminal, a plain line for each note changed, as it comes
-        // (dsh's dreamer is read when it ends: no call is seen live).
+        // (dsh's from its session log).
         let progress: Vec<&&str> = lines[running..finished]
             .iter()
             .filter(|line| line.contains(" s: "))
             .collect();
-        match bin {
-            Bin::Dsh => assert!(progress.is_empty(), "{run:?}"),
-            Bin::Claude | Bin::Pi => {
-                assert_eq!(progress.len(), 1, "{bin:?}: {run:?}");
-                assert!(
-                    progress[0].ends_with(": write human/a.md (2 tool calls, 1 note changed)"),
-                    "{bin:?}: {run:?}"
-                );
-            }
-        }
+        assert_eq!(progress.len(), 1, "{bin:?}: {run:?}");
+        assert!(
+            progress[0].ends_with(": write human/a.md (2 tool calls, 1 note changed)"),
+            "{bin:?}: {run:?}"
+        );
         assert!(
             run.stdout.trim_end().ends_with(".md"),
             "the report's path: {run:?}"
@@ -174,9 +196,9 @@ fn every_host_says_the_same_lines_and_shows_the_dream_s_progress() {
 /// util-linux's `script`).
 #[test]
 fn on_a_terminal_the_progress_is_one_status_line() {
-    for bin in [Bin::Claude, Bin::Pi] {
+    for bin in Bin::ALL {
         let machine = Machine::new();
-        stand_in(&machine, bin, answering_stream(bin), "", 0);
+        answering_stand_in(&machine, bin);
         let base = machine.command(bin, &[]);
         let mut script = std::process::Command::new("script");
         script
@@ -214,6 +236,54 @@ fn on_a_terminal_the_progress_is_one_status_line() {
         assert!(
             !screen.contains(": write human/a.md ("),
             "no plain lines on a terminal: {screen:?}"
+        );
+    }
+}
+
+/// A dsh session log that cannot be read whole (a line past the 16 MiB
+/// bound, a torn last line) fails the dream naming the line, since a write
+/// it held would be missing from the report; the lines around it are still
+/// read, and nothing panics.
+#[test]
+fn a_dsh_session_log_that_cannot_be_read_whole_fails_the_dream() {
+    let header = r#"{"type":"session","version":0,"id":"session-1","delegationDepth":0}"#;
+    let write = r#"{"type":"tool/call","seq":1,"data":{"callId":"c2","name":"write","arguments":"{\"path\":\"human/a.md\",\"content\":\"x\"}"}}"#;
+    let answer = r#"{"type":"assistant/message","seq":2,"data":{"message":{"content":[{"type":"text","text":"Report: tidied."}]}}}"#;
+    let long = 17_000_000;
+    let cases = [
+        (
+            format!(
+                "printf '%s\\n' '{header}'\nhead -c {long} /dev/zero | tr '\\000' x\nprintf '\\n%s\\n%s\\n' '{write}' '{answer}'"
+            ),
+            format!(
+                "line 2 of dsh's session log is {long} bytes, over the limit of 16777216; it was skipped"
+            ),
+        ),
+        (
+            format!("printf '%s\\n%s\\n%s' '{header}' '{write}' '{{\"type\":\"assistant/mes'"),
+            "line 3 of dsh's session log is torn (22 bytes without an end); the dreamer's last event is missing".to_owned(),
+        ),
+    ];
+    for (lines, reason) in cases {
+        let machine = Machine::new();
+        machine.stand_in(
+            "dsh",
+            &format!(
+                "root=$(sed -n 's/^    root: \"\\(.*\\)\"$/\\1/p' \"$4\")\nmkdir -p \"$root/--notes--/session-1\"\n{{\n{lines}\n}} > \"$root/--notes--/session-1/session.jsonl\"\nprintf '%s\\n' 'Report: tidied.'"
+            ),
+        );
+        let run = machine.run(Bin::Dsh, &["dream", "--force"]);
+        assert_eq!(run.code, Some(1), "{run:?}");
+        assert!(
+            run.stderr.contains(&format!(
+                "dream: run failed: dreamer failed: {reason}; see "
+            )),
+            "{run:?}"
+        );
+        assert!(
+            run.stderr
+                .contains(": write human/a.md (1 tool call, 1 note changed)\n"),
+            "the call after it is still told: {run:?}"
         );
     }
 }

@@ -205,3 +205,149 @@ fn doctor_names_a_credential_in_the_history_and_purge_removes_it() {
         );
     }
 }
+
+/// How long a command on a terminal may take to ask before the test gives
+/// up on it (a safety net against a hang, far above any real wait).
+const ASK_WITHIN: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// `bin ARGS` on a terminal (util-linux's `script` gives it one, as the
+/// dream's status-line test does), with `keys` typed once it has asked (a
+/// line ending `[y/N] `), as a person types: its exit code and everything
+/// the terminal showed, the echoed keys included.
+fn on_a_terminal(machine: &Machine, bin: Bin, args: &[&str], keys: &[u8]) -> (Option<i32>, String) {
+    let quoted: Vec<String> = std::iter::once(bin.exe())
+        .chain(args.iter().copied())
+        .map(|word| format!("'{word}'"))
+        .collect();
+    let base = machine.command(bin, &[]);
+    let mut script = Command::new("script");
+    script
+        .args(["-q", "-e", "-c"])
+        .arg(quoted.join(" "))
+        .arg("/dev/null")
+        .current_dir(&machine.project)
+        .env_clear()
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped());
+    for (name, value) in base.get_envs() {
+        if let Some(value) = value {
+            script.env(name, value);
+        }
+    }
+    let mut child = script.spawn().expect("script runs");
+    let mut terminal = child.stdout.take().expect("stdout");
+    let (shown, screen_parts) = std::sync::mpsc::channel::<Vec<u8>>();
+    std::thread::spawn(move || {
+        let mut chunk = [0; 4096];
+        while let Ok(read @ 1..) = std::io::Read::read(&mut terminal, &mut chunk) {
+            if shown.send(chunk[..read].to_vec()).is_err() {
+                break;
+            }
+        }
+    });
+    let mut screen = Vec::new();
+    while !String::from_utf8_lossy(&screen).ends_with("[y/N] ") {
+        match screen_parts.recv_timeout(ASK_WITHIN) {
+            Ok(part) => screen.extend(part),
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                let _ = child.kill();
+                panic!(
+                    "{bin:?} {args:?}: no question within {ASK_WITHIN:?}: {:?}",
+                    String::from_utf8_lossy(&screen)
+                );
+            }
+        }
+    }
+    let mut typing = child.stdin.take().expect("stdin");
+    // A command that ended without asking reads nothing: a closed pipe is
+    // its answer.
+    let _ = std::io::Write::write_all(&mut typing, keys);
+    drop(typing);
+    screen.extend(screen_parts.iter().flatten());
+    let status = child.wait().expect("script ends");
+    (status.code(), String::from_utf8_lossy(&screen).into_owned())
+}
+
+#[test]
+fn notes_delete_asks_on_a_terminal() {
+    let machine = Machine::new();
+    for bin in Bin::ALL {
+        let address = format!("@human/{}-asked.md", bin.name());
+        let path = machine
+            .notes()
+            .join(format!("human/{}-asked.md", bin.name()));
+        machine
+            .run(bin, &["notes", "write", &address, "ask me"])
+            .ok();
+        machine.run(bin, &["notes", "crumple", &address]).ok();
+        let asked = format!("{}: delete {address} for good? [y/N] ", bin.name());
+        let kept = format!("{} notes: {address} was not deleted\r\n", bin.name());
+
+        // No, an empty answer and Ctrl-D (end of input) keep the note, and
+        // say so on a line of its own.
+        for keys in [&b"n\n"[..], b"no\n", b"\n", b"\x04"] {
+            let (code, screen) = on_a_terminal(&machine, bin, &["notes", "delete", &address], keys);
+            assert_eq!(code, Some(1), "{bin:?} {keys:?}: {screen:?}");
+            assert!(
+                screen.contains(&asked) && screen.contains(&format!("\n{kept}")),
+                "{bin:?} {keys:?}: {screen:?}"
+            );
+            assert!(!screen.contains("deleted @"), "{screen:?}");
+            assert!(path.exists(), "{bin:?} {keys:?}: kept");
+        }
+
+        // Without a terminal, typed input is never taken for an answer: the
+        // flag to pass is named.
+        let mut piped = machine.command(bin, &["notes", "delete", &address]);
+        piped
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        let mut child = piped.spawn().unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        // The command may refuse before reading: a closed pipe is fine.
+        let _ = std::io::Write::write_all(&mut stdin, b"y\n");
+        drop(stdin);
+        let refused = super::Run::of(child.wait_with_output().unwrap());
+        assert_eq!(refused.code, Some(2), "{bin:?}: {refused:?}");
+        assert_eq!(
+            refused.stderr,
+            format!(
+                "{} notes: notes delete asks before it deletes {address}, and there is no terminal to ask on: pass --yes\n",
+                bin.name()
+            ),
+            "{bin:?}"
+        );
+        assert!(path.exists());
+
+        // Yes deletes the crumpled note.
+        let (code, screen) = on_a_terminal(&machine, bin, &["notes", "delete", &address], b"y\n");
+        assert_eq!(code, Some(0), "{bin:?}: {screen:?}");
+        assert!(
+            screen.contains(&asked) && screen.ends_with(&format!("deleted {address}\r\n")),
+            "{bin:?}: {screen:?}"
+        );
+        assert!(!path.exists(), "{bin:?}: deleted");
+
+        // A live note: yes is not enough without --force (crumple first),
+        // and with it the note goes.
+        machine.run(bin, &["notes", "write", &address, "live"]).ok();
+        let (code, screen) = on_a_terminal(&machine, bin, &["notes", "delete", &address], b"yes\n");
+        assert_eq!(code, Some(1), "{bin:?}: {screen:?}");
+        assert!(screen.contains(&asked), "{screen:?}");
+        assert!(
+            screen.contains(&format!("{address} is a live note: crumple it first")),
+            "{bin:?}: {screen:?}"
+        );
+        assert!(path.exists());
+        let (code, screen) = on_a_terminal(
+            &machine,
+            bin,
+            &["notes", "delete", &address, "--force"],
+            b"Y\n",
+        );
+        assert_eq!(code, Some(0), "{bin:?}: {screen:?}");
+        assert!(!path.exists(), "{bin:?}: forced");
+    }
+}
