@@ -198,8 +198,8 @@ fn a_boot_that_cannot_be_built_vetoes_the_reset() {
     let mut sb = Sandbox::new();
     start(&sb, "startup").unwrap();
     let before = record(&sb);
-    sb.env.push(("PI_NOTES_HOME".into(), String::new()));
-    sb.env.push(("HOME".into(), String::new()));
+    sb.set_env("PI_NOTES_HOME", "");
+    sb.set_env("HOME", "");
     assert_eq!(
         op(&sb, "boot", &request(&sb)),
         json!({"ok": false, "error": "the notes root is unknown: set PI_NOTES_HOME or HOME"})
