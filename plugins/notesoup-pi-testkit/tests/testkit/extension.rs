@@ -710,19 +710,7 @@ fn an_unreadable_home_is_named_once_per_window() {
     let shown = scene.notices().iter().filter(|n| **n == notice).count();
     assert_eq!(shown, 2, "once for the root window, once for the fresh one");
     // The model sees the drawer line in both boots.
-    let boots: Vec<String> = scene
-        .harness
-        .host
-        .session
-        .entries()
-        .iter()
-        .filter_map(|e| match e {
-            Entry::CustomMessage(c) if c.custom_type == "notesoup/boot" => {
-                c.content.as_ref().map(|c| c.text(""))
-            }
-            _ => None,
-        })
-        .collect();
+    let boots = scene.custom_message_texts("notesoup/boot");
     assert_eq!(boots.len(), 2);
     assert!(
         boots

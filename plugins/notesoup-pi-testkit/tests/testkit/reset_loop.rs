@@ -387,16 +387,7 @@ fn the_reminder_is_staged_once_per_window() {
         "Work in the new window.",
         "And more.",
     ]);
-    let kinds = scene.harness.host.session.entries();
-    let guidance: Vec<String> = kinds
-        .iter()
-        .filter_map(|e| match e {
-            Entry::CustomMessage(c) if c.custom_type == "notesoup/guidance" => {
-                c.content.as_ref().map(|c| c.text(""))
-            }
-            _ => None,
-        })
-        .collect();
+    let guidance = scene.custom_message_texts("notesoup/guidance");
     assert_eq!(guidance.len(), 2, "once in each window");
     // 100000 - (60000 + output + trailing) - 32768: the countdown is frozen.
     assert!(guidance[0].contains("Only 7"), "{}", guidance[0]);

@@ -203,6 +203,23 @@ impl Scene {
             .collect()
     }
 
+    /// The texts of the session's custom messages of `custom_type`, in file
+    /// order (every branch).
+    pub fn custom_message_texts(&self, custom_type: &str) -> Vec<String> {
+        self.harness
+            .host
+            .session
+            .entries()
+            .iter()
+            .filter_map(|e| match e {
+                Entry::CustomMessage(c) if c.custom_type == custom_type => {
+                    c.content.as_ref().map(|c| c.text(""))
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
     /// The reset markers' `(windowId, origin)` on the branch.
     pub fn markers(&self) -> Vec<(String, String)> {
         self.harness
