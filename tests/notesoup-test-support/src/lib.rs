@@ -22,3 +22,4 @@ pub mod not_a_file;
 pub mod pi_session;
 pub mod planted;
 pub mod shared_commands;
+pub mod tool_names;

@@ -230,17 +230,6 @@ fn a_hand_off_that_is_not_a_file_starts_a_new_chain_with_one_warning() {
     }
 }
 
-/// The file of `kind` (`note-heads`, `boot-shelves`) the boots of the
-/// sandbox's project keep.
-fn kept_file(sb: &Sandbox, kind: &str) -> std::path::PathBuf {
-    let key = notesoup_core::notes::project_key(&sb.project);
-    std::fs::read_dir(sb.data.join(kind))
-        .unwrap()
-        .map(|entry| entry.unwrap().path())
-        .find(|path| path.to_string_lossy().contains(&key))
-        .unwrap_or_else(|| panic!("the project's {kind} file"))
-}
-
 #[test]
 fn kept_heads_and_shelves_that_are_fifos_are_not_waited_on() {
     let sb = Sandbox::new();
@@ -257,7 +246,7 @@ fn kept_heads_and_shelves_that_are_fifos_are_not_waited_on() {
     let (status, _, _) = session_start(&sb, &payload);
     assert!(status.success());
     for kind in ["note-heads", "boot-shelves"] {
-        let file = kept_file(&sb, kind);
+        let file = sb.kept_file(kind);
         std::fs::remove_file(&file).unwrap();
         not_a_file::place(NotAFile::Fifo, &file);
     }

@@ -119,66 +119,36 @@ fn boot_without_any_session_previews_a_root_window() {
 fn history_reads_a_transcript_file_or_the_recorded_session() {
     let sb = Sandbox::new();
     let path = fixture("chain-1-compact.jsonl");
-    let windows = ok(sb.run(
-        &["history", "--transcript", path.to_str().unwrap(), "windows"],
-        b"",
-    ));
+    // `notesoup history --transcript <fixture> <args>`.
+    let history = |args: &[&str]| {
+        let mut all = vec!["history", "--transcript", path.to_str().unwrap()];
+        all.extend_from_slice(args);
+        sb.run(&all, b"")
+    };
+    let windows = ok(history(&["windows"]));
     assert_eq!(
         windows,
         format!(
             "session {CHAIN_1}\nwindow claude:{CHAIN_1}:1 | seqs 1-18 | 13 events\nwindow claude:{CHAIN_1}:2 | seqs 19-26 | 8 events\n"
         )
     );
-    let read = ok(sb.run(
-        &[
-            "history",
-            "--transcript",
-            path.to_str().unwrap(),
-            "read",
-            "5",
-        ],
-        b"",
-    ));
+    let read = ok(history(&["read", "5"]));
     assert!(read.contains("Bash {\"command\":\"echo hello\""), "{read}");
-    let slot = refused(sb.run(
-        &[
-            "history",
-            "--transcript",
-            path.to_str().unwrap(),
-            "read",
-            "6",
-        ],
-        b"",
-    ));
+    let slot = refused(history(&["read", "6"]));
     assert!(
         slot.starts_with(
             "error: not_an_event: seq 6 is a tool result already shown inside the call at seq 5"
         ),
         "{slot}"
     );
-    let search = ok(sb.run(
-        &[
-            "history",
-            "--transcript",
-            path.to_str().unwrap(),
-            "search",
-            "after compact",
-            "--role",
-            "assistant",
-        ],
-        b"",
-    ));
+    let search = ok(history(&["search", "after compact", "--role", "assistant"]));
     assert!(
         search.starts_with(&format!("seq 26 | window claude:{CHAIN_1}:2 | assistant")),
         "{search}"
     );
 
     // Roles as a comma list or as repeated flags: the same page.
-    let roles = |args: &[&str]| {
-        let mut all = vec!["history", "--transcript", path.to_str().unwrap(), "list"];
-        all.extend_from_slice(args);
-        ok(sb.run(&all, b""))
-    };
+    let roles = |args: &[&str]| ok(history(&[&["list"], args].concat()));
     let comma = roles(&["--role", "user,assistant"]);
     assert_eq!(comma, roles(&["--role", "user", "--role", "assistant"]));
     assert!(

@@ -169,10 +169,7 @@ fn the_dreamer_setting_picks_the_model_and_the_flag_wins() {
     let args_file = sb.home.join("dreamer-args");
     let stand_in = sb.home.join("claude-stand-in");
     dreamer::recording_failure(&stand_in, &args_file);
-    sb.env.push((
-        "NOTESOUP_CLAUDE".into(),
-        stand_in.to_str().unwrap().to_owned(),
-    ));
+    sb.set_env("NOTESOUP_CLAUDE", stand_in.to_str().unwrap());
     let model = || {
         let args = std::fs::read_to_string(&args_file).unwrap();
         let args: Vec<&str> = args.lines().collect();
@@ -228,11 +225,8 @@ fn a_dreamer_that_never_ends_is_stopped_with_every_process_it_started() {
     std::fs::create_dir_all(&pids).unwrap();
     let claude = dreamer::never_ending(&pids, "claude");
     let mark = uuid::Uuid::new_v4().to_string();
-    sb.env.push((dreamer::TREE_MARK.into(), mark.clone()));
-    sb.env.push((
-        "NOTESOUP_CLAUDE".into(),
-        claude.to_str().unwrap().to_owned(),
-    ));
+    sb.set_env(dreamer::TREE_MARK, &mark);
+    sb.set_env("NOTESOUP_CLAUDE", claude.to_str().unwrap());
     let out = sb.run(
         &["dream", "--notes-home", &home, "--force", "--timeout", "5"],
         b"",

@@ -88,11 +88,7 @@ fn boots_keep_note_heads_between_hooks() {
     };
     let boot = context_of(&start(&sb, "startup", S1).unwrap(), "SessionStart");
     assert_eq!(order(&boot), "alpha", "{boot}");
-    let saved = std::fs::read_dir(sb.data.join("note-heads"))
-        .unwrap()
-        .map(|entry| entry.unwrap().path())
-        .find(|path| path.to_string_lossy().contains(&key))
-        .expect("the project's heads file");
+    let saved = sb.kept_file("note-heads");
     let bytes = std::fs::read(&saved).unwrap();
     assert!(
         bytes.windows(8).any(|w| w == b"alpha.md") && bytes.windows(7).any(|w| w == b"beta.md"),
@@ -109,11 +105,7 @@ fn boots_keep_note_heads_between_hooks() {
     // The boots kept the project's shelf (its folder had settled); a note
     // written as notesoup writes (renamed into place) is seen by the next
     // boot, and a damaged index is passed over.
-    let shelves = std::fs::read_dir(sb.data.join("boot-shelves"))
-        .unwrap()
-        .map(|entry| entry.unwrap().path())
-        .find(|path| path.to_string_lossy().contains(&key))
-        .expect("the project's shelves file");
+    let shelves = sb.kept_file("boot-shelves");
     assert!(
         std::fs::read_to_string(&shelves)
             .unwrap()
@@ -431,19 +423,13 @@ fn the_hard_reserve_asks_the_user_for_clear_at_every_stop() {
 #[test]
 fn user_config_overrides_the_window_and_the_reserve() {
     let mut sb = Sandbox::new();
-    sb.env.push((
-        "CLAUDE_PLUGIN_OPTION_CONTEXT_WINDOW_TOKENS".into(),
-        "1000000".into(),
-    ));
+    sb.set_env("CLAUDE_PLUGIN_OPTION_CONTEXT_WINDOW_TOKENS", "1000000");
     start(&sb, "startup", S1).unwrap();
     // 1M window, reserve 150,000 (15%): the reminder line is 174,576 left.
     sb.append_transcript(S1, &[reply_row("a1", 680_000)]);
     assert_eq!(prompt(&sb, S1), None);
     // Reserve 300,000: the reminder line moves to 324,576 left.
-    sb.env.push((
-        "CLAUDE_PLUGIN_OPTION_RESERVE_TOKENS".into(),
-        "300000".into(),
-    ));
+    sb.set_env("CLAUDE_PLUGIN_OPTION_RESERVE_TOKENS", "300000");
     let reminder = context_of(&prompt(&sb, S1).unwrap(), "UserPromptSubmit");
     assert!(reminder.contains("Only 3616 tokens left"), "{reminder}");
 }
@@ -451,15 +437,9 @@ fn user_config_overrides_the_window_and_the_reserve() {
 #[test]
 fn a_garbage_reserve_is_clamped_by_core() {
     let mut sb = Sandbox::new();
-    sb.env.push((
-        "CLAUDE_PLUGIN_OPTION_CONTEXT_WINDOW_TOKENS".into(),
-        "1000000".into(),
-    ));
+    sb.set_env("CLAUDE_PLUGIN_OPTION_CONTEXT_WINDOW_TOKENS", "1000000");
     // Clamped to half the window: warning at 516,384 left, reminder at 524,576.
-    sb.env.push((
-        "CLAUDE_PLUGIN_OPTION_RESERVE_TOKENS".into(),
-        "900000".into(),
-    ));
+    sb.set_env("CLAUDE_PLUGIN_OPTION_RESERVE_TOKENS", "900000");
     start(&sb, "startup", S1).unwrap();
     sb.append_transcript(S1, &[reply_row("a1", 470_000)]);
     assert_eq!(prompt(&sb, S1), None);
@@ -473,7 +453,7 @@ fn subagent_events_and_the_opt_out_are_silent() {
     let mut payload = sb.payload("SessionStart-startup", S1);
     payload["agent_id"] = "agent-1".into();
     assert_eq!(sb.hook("session-start", &payload), None);
-    sb.env.push(("NOTESOUP_DISABLE".into(), "1".into()));
+    sb.set_env("NOTESOUP_DISABLE", "1");
     assert_eq!(start(&sb, "startup", S1), None);
     assert!(!sb.data.join("sessions").exists());
 }
@@ -518,7 +498,7 @@ fn a_torn_session_record_is_rebuilt() {
 fn a_boot_that_cannot_be_built_falls_back_visibly() {
     let mut sb = Sandbox::new();
     // No notes root: neither PI_NOTES_HOME nor HOME resolves.
-    sb.env.push(("PI_NOTES_HOME".into(), String::new()));
+    sb.set_env("PI_NOTES_HOME", "");
     let output = sb
         .command(&notesoup_bin(), &["hook", "session-start"])
         .env_remove("HOME")
@@ -661,11 +641,7 @@ fn crafted_note_heads_never_change_a_boot() {
         context_of(&start(&sb, "startup", session).unwrap(), "SessionStart")
     };
     assert_eq!(order(&boot(sessions[0])), "alpha");
-    let saved = std::fs::read_dir(sb.data.join("note-heads"))
-        .unwrap()
-        .map(|entry| entry.unwrap().path())
-        .find(|path| path.to_string_lossy().contains(&key))
-        .expect("the project's heads file");
+    let saved = sb.kept_file("note-heads");
     let real = std::fs::read(&saved).unwrap();
     let at = real
         .windows(10)

@@ -562,7 +562,7 @@ fn the_wire_conversation_is_pinned() {
     }
     for (name, lines) in sessions().into_iter().take(2) {
         let mut sb = Sandbox::new();
-        sb.env.push(("NOTESOUP_MCP_STRUCTURED".into(), "1".into()));
+        sb.set_env("NOTESOUP_MCP_STRUCTURED", "1");
         shown.push_str(&format!(
             "=== structured: {name}\n{}",
             conversation(&sb, &["mcp"], &lines)

@@ -97,6 +97,13 @@ fn decide_forces_a_reset_at_the_hard_reserve() {
     assert_eq!(result(&sb, "decide")["origin"], "forced");
 }
 
+/// The next compaction of the user's boots window 3 as usual.
+#[track_caller]
+fn assert_compact_boots_window_3(sb: &Sandbox) {
+    let next = context_of(&start(sb, "compact").unwrap(), "SessionStart");
+    assert!(next.contains(&format!("Current context window id: claude:{S1}:3")));
+}
+
 #[test]
 fn the_mods_boot_opens_the_next_window_and_compact_adds_no_second_one() {
     let sb = Sandbox::new();
@@ -136,8 +143,7 @@ fn the_mods_boot_opens_the_next_window_and_compact_adds_no_second_one() {
     );
 
     // A later compaction of the user's boots window 3 as usual.
-    let next = context_of(&start(&sb, "compact").unwrap(), "SessionStart");
-    assert!(next.contains(&format!("Current context window id: claude:{S1}:3")));
+    assert_compact_boots_window_3(&sb);
 }
 
 #[test]
@@ -152,8 +158,7 @@ fn without_a_compact_session_start_the_next_prompt_settles_the_mods_boot() {
     sb.hook("user-prompt-submit", &sb.payload("UserPromptSubmit", S1));
     assert!(record(&sb)["window"].get("bootByMod").is_none());
     assert!(record(&sb)["window"].get("openedByMod").is_none());
-    let next = context_of(&start(&sb, "compact").unwrap(), "SessionStart");
-    assert!(next.contains(&format!("Current context window id: claude:{S1}:3")));
+    assert_compact_boots_window_3(&sb);
 }
 
 #[test]
@@ -198,8 +203,8 @@ fn a_boot_that_cannot_be_built_vetoes_the_reset() {
     let mut sb = Sandbox::new();
     start(&sb, "startup").unwrap();
     let before = record(&sb);
-    sb.env.push(("PI_NOTES_HOME".into(), String::new()));
-    sb.env.push(("HOME".into(), String::new()));
+    sb.set_env("PI_NOTES_HOME", "");
+    sb.set_env("HOME", "");
     assert_eq!(
         op(&sb, "boot", &request(&sb)),
         json!({"ok": false, "error": "the notes root is unknown: set PI_NOTES_HOME or HOME"})

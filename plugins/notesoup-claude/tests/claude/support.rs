@@ -69,6 +69,22 @@ impl Sandbox {
         }
     }
 
+    /// Sets `name` to `value` in the environment of every later run.
+    pub fn set_env(&mut self, name: &str, value: impl Into<String>) {
+        self.env.push((name.to_owned(), value.into()));
+    }
+
+    /// The file of `kind` (`note-heads`, `boot-shelves`) the boots of the
+    /// sandbox's project keep.
+    pub fn kept_file(&self, kind: &str) -> PathBuf {
+        let key = notesoup_core::notes::project_key(&self.project);
+        std::fs::read_dir(self.data.join(kind))
+            .unwrap()
+            .map(|entry| entry.unwrap().path())
+            .find(|path| path.to_string_lossy().contains(&key))
+            .unwrap_or_else(|| panic!("the project's {kind} file"))
+    }
+
     /// Where Claude Code would write `session`'s transcript.
     pub fn transcript(&self, session: &str) -> PathBuf {
         let slug: String = self

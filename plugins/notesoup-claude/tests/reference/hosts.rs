@@ -21,7 +21,9 @@ fn reference_dir() -> Option<PathBuf> {
     }
 }
 
-fn find(var: &str, default: Option<PathBuf>, what: &str) -> PathBuf {
+/// The host at `$var`, or else at `<reference dir>/<install>/<inside>`.
+fn find(var: &str, install: &str, inside: &str, what: &str) -> PathBuf {
+    let default = reference_dir().map(|d| d.join(install).join(inside));
     if let Some(path) = std::env::var_os(var).filter(|p| !p.is_empty()) {
         let path = PathBuf::from(path);
         assert!(
@@ -41,10 +43,8 @@ fn find(var: &str, default: Option<PathBuf>, what: &str) -> PathBuf {
 pub fn claude() -> PathBuf {
     find(
         "NOTESOUP_CLAUDE",
-        reference_dir().map(|d| {
-            d.join(format!("claude-code-{CLAUDE_CODE_VERSION}"))
-                .join("node_modules/.bin/claude")
-        }),
+        &format!("claude-code-{CLAUDE_CODE_VERSION}"),
+        "node_modules/.bin/claude",
         &format!("Claude Code {CLAUDE_CODE_VERSION}"),
     )
 }
@@ -53,10 +53,8 @@ pub fn claude() -> PathBuf {
 pub fn mcp_python() -> PathBuf {
     find(
         "NOTESOUP_MCP_PYTHON",
-        reference_dir().map(|d| {
-            d.join(format!("mcp-py-{MCP_PY_VERSION}"))
-                .join("bin/python")
-        }),
+        &format!("mcp-py-{MCP_PY_VERSION}"),
+        "bin/python",
         &format!("the Python MCP SDK {MCP_PY_VERSION}"),
     )
 }
@@ -65,10 +63,8 @@ pub fn mcp_python() -> PathBuf {
 pub fn mcp_inspector() -> PathBuf {
     find(
         "NOTESOUP_MCP_INSPECTOR",
-        reference_dir().map(|d| {
-            d.join(format!("mcp-inspector-{INSPECTOR_VERSION}"))
-                .join("node_modules/.bin/mcp-inspector")
-        }),
+        &format!("mcp-inspector-{INSPECTOR_VERSION}"),
+        "node_modules/.bin/mcp-inspector",
         &format!("the MCP Inspector {INSPECTOR_VERSION}"),
     )
 }

@@ -67,51 +67,63 @@ fn plan() -> Value {
 fn expected(sb: &Sandbox) -> Vec<(bool, String)> {
     let key = notesoup_core::notes::project_key(&sb.project);
     vec![
-        (false, format!("created checkpoint.md (project {key})")),
-        (
-            true,
-            "error: invalid_address: invalid note address".to_owned(),
-        ),
-        (
-            false,
-            format!("updated checkpoint.md (project {key}): 1 edit"),
-        ),
-        (true, "error: no_match: ".to_owned()),
-        (
-            false,
-            format!("checkpoint.md (project {key})\norigin self | created "),
-        ),
-        (true, "error: not_found: note not found".to_owned()),
-        (
-            false,
-            format!("1 note\n- checkpoint.md (project {key}) | updated "),
-        ),
-        (
-            true,
-            "error: invalid_arguments: limit must be at least 1".to_owned(),
-        ),
-        (
-            false,
-            format!("1 file\n- checkpoint.md (project {key}) | updated "),
-        ),
-        (true, "error: invalid_query: ".to_owned()),
-        (
-            false,
-            format!("session {S1}\nwindow claude:{S1}:1 | seqs 1-3 | 3 events"),
-        ),
-        (false, "seq 1 | folded 1 event".to_owned()),
-        (false, format!("seq 2 | window claude:{S1}:1 | user")),
-        (false, format!("seq 2 | window claude:{S1}:1 | user")),
-        (
-            true,
-            "error: unknown_seq: unknown seq 99: this session's items run 1..3".to_owned(),
-        ),
-        (
-            true,
-            "error: invalid_arguments: invalid arguments: unknown field `bogus`".to_owned(),
-        ),
-        (true, "error: invalid_query: ".to_owned()),
+        answer(format!("created checkpoint.md (project {key})")),
+        refusal("error: invalid_address: invalid note address"),
+        answer(format!("updated checkpoint.md (project {key}): 1 edit")),
+        refusal("error: no_match: "),
+        answer(format!(
+            "checkpoint.md (project {key})\norigin self | created "
+        )),
+        refusal("error: not_found: note not found"),
+        answer(format!(
+            "1 note\n- checkpoint.md (project {key}) | updated "
+        )),
+        refusal("error: invalid_arguments: limit must be at least 1"),
+        answer(format!(
+            "1 file\n- checkpoint.md (project {key}) | updated "
+        )),
+        refusal("error: invalid_query: "),
+        answer(format!(
+            "session {S1}\nwindow claude:{S1}:1 | seqs 1-3 | 3 events"
+        )),
+        answer("seq 1 | folded 1 event"),
+        answer(format!("seq 2 | window claude:{S1}:1 | user")),
+        answer(format!("seq 2 | window claude:{S1}:1 | user")),
+        refusal("error: unknown_seq: unknown seq 99: this session's items run 1..3"),
+        refusal("error: invalid_arguments: invalid arguments: unknown field `bogus`"),
+        refusal("error: invalid_query: "),
     ]
+}
+
+/// A call of [`plan`] that answers with `text`.
+fn answer(text: impl Into<String>) -> (bool, String) {
+    (false, text.into())
+}
+
+/// A call of [`plan`] refused with `text`.
+fn refusal(text: &str) -> (bool, String) {
+    (true, text.to_owned())
+}
+
+/// The client's calls, each checked against [`expected`] (refused or not,
+/// text only, how the text starts), with whether it was refused.
+fn checked_calls<'a>(report: &'a Value, sb: &Sandbox) -> Vec<(&'a Value, bool)> {
+    let calls = report["calls"].as_array().unwrap();
+    let expect = expected(sb);
+    assert_eq!(calls.len(), expect.len());
+    calls
+        .iter()
+        .zip(expect)
+        .map(|(call, (is_error, prefix))| {
+            assert_eq!(call["is_error"], is_error, "{call}");
+            assert_eq!(call["content_types"], json!(["text"]), "{call}");
+            assert!(
+                call["text"].as_str().unwrap().starts_with(&prefix),
+                "{call}\nexpected prefix {prefix:?}"
+            );
+            (call, is_error)
+        })
+        .collect()
 }
 
 #[test]
@@ -137,17 +149,8 @@ fn the_python_sdk_lists_and_calls_every_tool() {
     assert_eq!(report["discover"]["supported_versions"][0], "2026-07-28");
     assert_eq!(report["discover"]["tools"], json!(names));
 
-    let calls = report["calls"].as_array().unwrap();
-    let expect = expected(&sb);
-    assert_eq!(calls.len(), expect.len());
-    for (call, (is_error, prefix)) in calls.iter().zip(expect) {
-        assert_eq!(call["is_error"], is_error, "{call}");
-        assert_eq!(call["content_types"], json!(["text"]), "{call}");
+    for (call, _) in checked_calls(&report, &sb) {
         assert_eq!(call["structured"], Value::Null, "{call}");
-        assert!(
-            call["text"].as_str().unwrap().starts_with(&prefix),
-            "{call}\nexpected prefix {prefix:?}"
-        );
     }
 }
 
@@ -159,8 +162,7 @@ fn the_python_sdk_lists_and_calls_every_tool() {
 fn the_python_sdk_validates_every_structured_result() {
     let _terminal = crate::hosts::shared();
     let mut sb = Sandbox::new();
-    sb.env
-        .push(("NOTESOUP_MCP_STRUCTURED".to_owned(), "1".to_owned()));
+    sb.set_env("NOTESOUP_MCP_STRUCTURED", "1");
     parser_session(&sb, S1);
     let report = run_client(&sb, &plan());
 
@@ -175,16 +177,8 @@ fn the_python_sdk_validates_every_structured_result() {
             "{tool}"
         );
     }
-    let calls = report["calls"].as_array().unwrap();
-    let expect = expected(&sb);
-    assert_eq!(calls.len(), expect.len());
-    for (call, (is_error, prefix)) in calls.iter().zip(expect) {
-        assert_eq!(call["is_error"], is_error, "{call}");
-        assert_eq!(call["content_types"], json!(["text"]), "{call}");
-        assert!(
-            call["text"].as_str().unwrap().starts_with(&prefix),
-            "{call}\nexpected prefix {prefix:?}"
-        );
+    let calls = checked_calls(&report, &sb);
+    for &(call, is_error) in &calls {
         if is_error {
             assert_eq!(call["structured"], Value::Null, "{call}");
         } else {
@@ -193,8 +187,8 @@ fn the_python_sdk_validates_every_structured_result() {
     }
     let key = notesoup_core::notes::project_key(&sb.project);
     assert_eq!(
-        calls[0]["structured"],
+        calls[0].0["structured"],
         json!({"address": "checkpoint.md", "project_key": key, "outcome": "created"})
     );
-    assert_eq!(calls[4]["structured"]["text"], "# Goal\nfixed the parser");
+    assert_eq!(calls[4].0["structured"]["text"], "# Goal\nfixed the parser");
 }

@@ -49,6 +49,14 @@ impl Place {
             .env("DSH_HOME", &self.dsh_home);
         Proc::spawn(&mut command)
     }
+
+    /// `notesoup-dsh serve` after its hello, with the hello's answer.
+    fn greeted(&self) -> (Proc, Value) {
+        let mut sidecar = self.run(&["serve"]);
+        sidecar.send(&request(1, "hello", hello()));
+        let greeted = sidecar.next();
+        (sidecar, greeted)
+    }
 }
 
 fn request(id: u64, op: &str, params: Value) -> Value {
@@ -125,9 +133,7 @@ fn a_settings_file_that_is_not_a_file_gives_the_defaults_and_one_warning() {
         let place = Place::new();
         let file = place.dsh_home.join("notesoup.json");
         not_a_file::place(kind, &file);
-        let mut sidecar = place.run(&["serve"]);
-        sidecar.send(&request(1, "hello", hello()));
-        let greeted = sidecar.next();
+        let (mut sidecar, greeted) = place.greeted();
         let warnings = greeted["result"]["warnings"].as_array().unwrap();
         assert_eq!(warnings.len(), 1, "{kind:?}: {greeted}");
         let warning = warnings[0].as_str().unwrap();
@@ -157,14 +163,8 @@ fn a_project_file_that_is_not_a_file_gives_the_defaults_and_one_warning() {
         let place = Place::new();
         let file = place.project.join(".dsh/notesoup.json");
         not_a_file::place(kind, &file);
-        let mut sidecar = place.run(&["serve"]);
-        sidecar.send(&request(1, "hello", hello()));
-        assert!(
-            sidecar.next()["result"]["warnings"]
-                .as_array()
-                .unwrap()
-                .is_empty()
-        );
+        let (mut sidecar, greeted) = place.greeted();
+        assert!(greeted["result"]["warnings"].as_array().unwrap().is_empty());
         for id in [2, 3] {
             sidecar.send(&write_call(id, &place.project, "@project/plain", "plain\n"));
             let stored = sidecar.next();
@@ -194,9 +194,7 @@ fn a_project_cannot_turn_the_secret_guard_off() {
         r#"{"notesoup": {"secretGuard": false}}"#,
     )
     .unwrap();
-    let mut sidecar = place.run(&["serve"]);
-    sidecar.send(&request(1, "hello", hello()));
-    sidecar.next();
+    let (mut sidecar, _) = place.greeted();
     for id in [2, 3] {
         sidecar.send(&write_call(id, &place.project, "@project/keys", KEY));
         let refused = sidecar.next();
@@ -217,9 +215,7 @@ fn a_project_cannot_turn_the_secret_guard_off() {
         r#"{"notesoup": {"secretGuard": false}}"#,
     )
     .unwrap();
-    let mut sidecar = place.run(&["serve"]);
-    sidecar.send(&request(1, "hello", hello()));
-    sidecar.next();
+    let (mut sidecar, _) = place.greeted();
     sidecar.send(&write_call(2, &place.project, "@project/keys", KEY));
     let stored = sidecar.next();
     assert_eq!(stored["result"]["is_error"], false, "{stored}");

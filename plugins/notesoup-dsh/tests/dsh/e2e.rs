@@ -10,6 +10,7 @@ use std::process::Command;
 use notesoup_dsh::decode::{BOOT_SECTION, SessionEvent, SessionLog, SurfaceOp, read_session_jsonl};
 use notesoup_dsh::mirror::SessionMirror;
 use notesoup_dsh::window::{BootCarrier, recover};
+use notesoup_test_support::tool_names::{CONTEXT_TOOLS, shared_tools};
 use serde_json::{Value, json};
 
 use crate::{boots_on_the_surface, fixtures};
@@ -312,19 +313,7 @@ fn check_requests(requests: &[Value]) {
             .count();
         assert_eq!(boots, 1, "one boot per request: {request}");
         let tools = request["tools"].as_array().expect("tools");
-        for name in [
-            "notes_write",
-            "notes_update",
-            "notes_read",
-            "notes_list",
-            "notes_search",
-            "history_windows",
-            "history_list",
-            "history_search",
-            "history_read",
-            "get_context_remaining",
-            "wipe_memory",
-        ] {
+        for name in shared_tools().iter().chain(&CONTEXT_TOOLS) {
             assert!(tools.contains(&json!(name)), "{name} offered: {tools:?}");
         }
     }

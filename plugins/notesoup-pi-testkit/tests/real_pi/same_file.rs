@@ -223,9 +223,8 @@ fn same_session(replies: &[(&str, Value)], inputs: &[Input]) {
     for Input::Prompt(line) in inputs {
         steps.push(json!({"prompt": line}));
     }
-    let real = world.run(None, Value::Array(steps));
-    assert!(real.errors.is_empty(), "{:?}", real.errors);
-    assert_eq!(real.pending_responses, 0);
+    let real = world.start(Value::Array(steps));
+    real.assert_finished(0);
 
     // The reference host: the same cwd (the project key is part of tool
     // receipts), its own notes home, the faux model's identity.

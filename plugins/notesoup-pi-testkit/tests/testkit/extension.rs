@@ -107,8 +107,7 @@ fn malformed_files_are_read_repaired_and_lose_no_byte() {
     );
 
     // The window now works and never sees the old conversation.
-    scene.model().push(Step::text("Fresh."));
-    scene.harness.prompt("New work.");
+    scene.answer_with("Fresh.", "New work.");
     let request = text_of_request(&scene, -1);
     assert!(request.iter().all(|t| !t.contains("secrets")));
     let boot = request
@@ -125,15 +124,8 @@ fn a_boundary_followed_by_work_is_not_repaired_and_is_never_sent_raw() {
     let mut lines = reset_prefix();
     lines.push(line(json!({"type":"message","id":"u2","parentId":"m1","timestamp":"2026-03-01T09:00:05.000Z","message":{"role":"user","content":"Later work.","timestamp":5}})));
     let original = format!("{}\n", lines.join("\n")).into_bytes();
-    let mut scene = Scene::from_file(&original, 200_000);
-    scene.harness.start(SessionStartReason::Resume);
-    assert_eq!(
-        std::fs::read(scene.session_file()).unwrap(),
-        original,
-        "no repair"
-    );
-    scene.model().push(Step::text("never asked"));
-    scene.harness.prompt("Go on.");
+    let mut scene = Scene::resumed_unchanged(&original, 200_000, "no repair");
+    scene.answer_with("never asked", "Go on.");
     let cancelled = scene.harness.host.requests.last().unwrap();
     assert!(cancelled.cancelled);
     assert!(
@@ -264,8 +256,7 @@ fn a_fork_gets_its_own_root_boot_in_the_projection() {
         ["custom_message:notesoup/boot"],
         "a fresh root boot for this session"
     );
-    scene.model().push(Step::text("Hello."));
-    scene.harness.prompt("Continue.");
+    scene.answer_with("Hello.", "Continue.");
     let request = text_of_request(&scene, -1);
     assert!(request.iter().all(|t| t != "Boot of the origin."));
     let boots = request
@@ -284,15 +275,9 @@ fn legacy_pi_context_windows_are_read() {
     let golden = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../notesoup-pi/tests/golden/legacy-marker.jsonl");
     let original = std::fs::read(golden).unwrap();
-    let mut scene = Scene::from_file(&original, 200_000);
-    scene.harness.start(SessionStartReason::Resume);
-    assert_eq!(
-        std::fs::read(scene.session_file()).unwrap(),
-        original,
-        "a complete legacy tail needs no repair"
-    );
-    scene.model().push(Step::text("Legacy fresh."));
-    scene.harness.prompt("Next.");
+    let mut scene =
+        Scene::resumed_unchanged(&original, 200_000, "a complete legacy tail needs no repair");
+    scene.answer_with("Legacy fresh.", "Next.");
     let request = text_of_request(&scene, -1);
     // The empty text is the system patch declaring notesoup's tools, which
     // the old transcript never declared.
@@ -356,8 +341,7 @@ fn settings_come_from_the_host_project_over_global_per_key() {
             .model()
             .push(Step::text("Busy.").with_input_tokens(40_000))
             .push(Step::text("More."));
-        scene.harness.prompt("One.");
-        scene.harness.prompt("Two.");
+        scene.prompt_each(&["One.", "Two."]);
         // 60k left: under the project's reminder line (66,384), above the
         // global one (26,384).
         assert_eq!(guidance_count(&scene), expect, "trusted {trusted}");
@@ -372,8 +356,7 @@ fn settings_come_from_the_host_project_over_global_per_key() {
         true,
     );
     scene.model().push(Step::text("A.")).push(Step::text("B."));
-    scene.harness.prompt("One.");
-    scene.harness.prompt("Two.");
+    scene.prompt_each(&["One.", "Two."]);
     assert_eq!(
         scene.notices_at(NotifyLevel::Warning),
         [
@@ -389,8 +372,7 @@ fn settings_come_from_the_host_project_over_global_per_key() {
         .model()
         .push(Step::text("A.").with_input_tokens(70_000))
         .push(Step::text("B."));
-    scene.harness.prompt("One.");
-    scene.harness.prompt("Two.");
+    scene.prompt_each(&["One.", "Two."]);
     assert_eq!(
         scene.notices_at(NotifyLevel::Warning)[0],
         "notesoup: could not read settings; using defaults (settings.json: unexpected token)"
@@ -416,8 +398,7 @@ fn settings_come_from_the_host_project_over_global_per_key() {
         .model()
         .push(Step::text("Busy.").with_input_tokens(55_000))
         .push(Step::text("More."));
-    scene.harness.prompt("One.");
-    scene.harness.prompt("Two.");
+    scene.prompt_each(&["One.", "Two."]);
     assert!(
         scene
             .branch_kinds()
@@ -585,8 +566,7 @@ fn a_failed_reset_keeps_the_window_and_the_budget_drafts() {
         .push(Step::text("Busy.").with_input_tokens(70_000))
         .push(Step::tool("wipe_memory", json!({})))
         .push(Step::text("never asked"));
-    scene.harness.prompt("One.");
-    scene.harness.prompt("Two.");
+    scene.prompt_each(&["One.", "Two."]);
     assert!(scene.markers().is_empty());
     assert_eq!(
         scene.branch_tail(3),
@@ -642,8 +622,7 @@ fn turn_end_event(scene: &Scene) -> TurnEndEvent {
 fn a_reset_proposed_before_a_tree_switch_is_never_announced() {
     for switch in [false, true] {
         let mut scene = Scene::new(200_000);
-        scene.model().push(Step::text("Hello."));
-        scene.harness.prompt("Hi.");
+        scene.answer_with("Hello.", "Hi.");
         let first = scene.harness.host.session.branch()[1].id().to_owned();
         call(&mut scene, "wipe_memory", json!({}));
         let event = turn_end_event(&scene);
@@ -731,19 +710,7 @@ fn an_unreadable_home_is_named_once_per_window() {
     let shown = scene.notices().iter().filter(|n| **n == notice).count();
     assert_eq!(shown, 2, "once for the root window, once for the fresh one");
     // The model sees the drawer line in both boots.
-    let boots: Vec<String> = scene
-        .harness
-        .host
-        .session
-        .entries()
-        .iter()
-        .filter_map(|e| match e {
-            Entry::CustomMessage(c) if c.custom_type == "notesoup/boot" => {
-                c.content.as_ref().map(|c| c.text(""))
-            }
-            _ => None,
-        })
-        .collect();
+    let boots = scene.custom_message_texts("notesoup/boot");
     assert_eq!(boots.len(), 2);
     assert!(
         boots

@@ -355,9 +355,7 @@ fn budget_close_out_alone_never_resets() {
             Step::text("Still going.").with_input_tokens(72_000),
         ],
     );
-    scene.harness.prompt("Do the big job.");
-    scene.harness.prompt("Continue.");
-    scene.harness.prompt("More.");
+    scene.prompt_each(&["Do the big job.", "Continue.", "More."]);
     assert!(scene.markers().is_empty(), "no reset without wipe_memory");
     // The warning is durable once and never repeated in the window.
     let warnings = scene
@@ -382,21 +380,14 @@ fn the_reminder_is_staged_once_per_window() {
             Step::text("Again."),
         ],
     );
-    scene.harness.prompt("Read.");
-    scene.harness.prompt("Read more.");
-    scene.harness.prompt("Wipe now.");
-    scene.harness.prompt("Work in the new window.");
-    scene.harness.prompt("And more.");
-    let kinds = scene.harness.host.session.entries();
-    let guidance: Vec<String> = kinds
-        .iter()
-        .filter_map(|e| match e {
-            Entry::CustomMessage(c) if c.custom_type == "notesoup/guidance" => {
-                c.content.as_ref().map(|c| c.text(""))
-            }
-            _ => None,
-        })
-        .collect();
+    scene.prompt_each(&[
+        "Read.",
+        "Read more.",
+        "Wipe now.",
+        "Work in the new window.",
+        "And more.",
+    ]);
+    let guidance = scene.custom_message_texts("notesoup/guidance");
     assert_eq!(guidance.len(), 2, "once in each window");
     // 100000 - (60000 + output + trailing) - 32768: the countdown is frozen.
     assert!(guidance[0].contains("Only 7"), "{}", guidance[0]);
@@ -428,8 +419,7 @@ fn hard_reserve_forces_a_reset_at_turn_end() {
         .model()
         .push(Step::text("A huge answer.").with_input_tokens(90_000))
         .push(Step::text("Next."));
-    scene.harness.prompt("Go.");
-    scene.harness.prompt("Again.");
+    scene.prompt_each(&["Go.", "Again."]);
     assert!(scene.markers().is_empty());
     assert!(
         !scene
@@ -688,8 +678,7 @@ fn two_resets_then_reopening_the_file_keeps_the_latest_window() {
             Step::text("Third answer."),
         ],
     );
-    scene.harness.prompt("First task.");
-    scene.harness.prompt("Second task.");
+    scene.prompt_each(&["First task.", "Second task."]);
     assert_eq!(
         scene.markers(),
         [

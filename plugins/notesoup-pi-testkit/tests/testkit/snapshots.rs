@@ -37,8 +37,7 @@ fn full_reset() -> Scene {
             Step::text("Fresh window, reading my notes."),
         ],
     );
-    scene.harness.prompt("Refactor the parser.");
-    scene.harness.prompt("Go on.");
+    scene.prompt_each(&["Refactor the parser.", "Go on."]);
     scene
 }
 

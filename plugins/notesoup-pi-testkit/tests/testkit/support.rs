@@ -92,6 +92,31 @@ impl Scene {
         scene
     }
 
+    /// A session resumed from `bytes` written as its file, after checking
+    /// that resuming left the file byte for byte as it was (`why` says why
+    /// nothing needed a repair).
+    #[track_caller]
+    pub fn resumed_unchanged(bytes: &[u8], context_window: u64, why: &str) -> Self {
+        let mut scene = Self::from_file(bytes, context_window);
+        scene.harness.start(SessionStartReason::Resume);
+        assert_eq!(std::fs::read(scene.session_file()).unwrap(), bytes, "{why}");
+        scene
+    }
+
+    /// The model answers the next prompt with `reply`; then the user sends
+    /// `prompt`.
+    pub fn answer_with(&mut self, reply: &str, prompt: &str) {
+        self.model().push(Step::text(reply));
+        self.harness.prompt(prompt);
+    }
+
+    /// The user sends each of `prompts` in turn.
+    pub fn prompt_each(&mut self, prompts: &[&str]) {
+        for prompt in prompts {
+            self.harness.prompt(prompt);
+        }
+    }
+
     pub fn notes_home(&self) -> PathBuf {
         self.dir.path().join("notes")
     }
@@ -175,6 +200,23 @@ impl Scene {
             .iter()
             .filter(|n| n.level == level)
             .map(|n| n.text.as_str())
+            .collect()
+    }
+
+    /// The texts of the session's custom messages of `custom_type`, in file
+    /// order (every branch).
+    pub fn custom_message_texts(&self, custom_type: &str) -> Vec<String> {
+        self.harness
+            .host
+            .session
+            .entries()
+            .iter()
+            .filter_map(|e| match e {
+                Entry::CustomMessage(c) if c.custom_type == custom_type => {
+                    c.content.as_ref().map(|c| c.text(""))
+                }
+                _ => None,
+            })
             .collect()
     }
 

@@ -336,17 +336,11 @@ function finish({ sm, dir, name }, leaves = [null]) {
   finish(s);
 }
 
-// Pi's real agent loop with the faux provider: the system message the first
-// request persists, a tool call and its result from the loop, a follow-up
-// turn, thinking-level and model changes made through the session.
-{
-  const s = create("agent-loop");
-  const agentDir = fs.mkdtempSync(path.join(process.env.TMPDIR ?? "/tmp", "notesoup-agent-"));
-  const faux = piAi.fauxProvider({ api: "faux", tokenSize: { min: 1000, max: 1000 } });
-  const modelRuntime = await sdk.ModelRuntime.create({ authPath: path.join(agentDir, "auth.json"), modelsPath: null, refreshOnCreate: false });
-  modelRuntime.registerNativeProvider(faux.provider);
-  const resourceLoader = {
-    getExtensions: () => ({ extensions: [], errors: [], runtime: sdk.createExtensionRuntime() }),
+// The resources of a golden session: the extensions `getExtensions`
+// returns, and nothing else but a fixed system prompt.
+function goldenResources(getExtensions) {
+  return {
+    getExtensions,
     getSkills: () => ({ skills: [], diagnostics: [] }),
     getPrompts: () => ({ prompts: [], diagnostics: [] }),
     getThemes: () => ({ themes: [], diagnostics: [] }),
@@ -358,6 +352,43 @@ function finish({ sm, dir, name }, leaves = [null]) {
     extendResources: () => {},
     reload: async () => {},
   };
+}
+
+// A golden agent session in Pi's real agent loop: the faux model, Pi's
+// built-in tools off (`customTools` only, when given), compaction and
+// retries off.
+function goldenSession({ agentDir, faux, modelRuntime, getExtensions, sessionManager, customTools }) {
+  return sdk.createAgentSession({
+    cwd: CWD,
+    agentDir,
+    model: faux.getModel(),
+    thinkingLevel: "off",
+    modelRuntime,
+    resourceLoader: goldenResources(getExtensions),
+    noTools: "builtin",
+    ...(customTools ? { customTools } : {}),
+    sessionManager,
+    settingsManager: sdk.SettingsManager.inMemory({ compaction: { enabled: false }, retry: { enabled: false } }),
+  });
+}
+
+// Pi's faux provider (every token 1000 bytes long) registered in a model
+// runtime whose auth file lives in `agentDir`.
+async function fauxRuntime(agentDir) {
+  const faux = piAi.fauxProvider({ api: "faux", tokenSize: { min: 1000, max: 1000 } });
+  const modelRuntime = await sdk.ModelRuntime.create({ authPath: path.join(agentDir, "auth.json"), modelsPath: null, refreshOnCreate: false });
+  modelRuntime.registerNativeProvider(faux.provider);
+  return { faux, modelRuntime };
+}
+
+// Pi's real agent loop with the faux provider: the system message the first
+// request persists, a tool call and its result from the loop, a follow-up
+// turn, thinking-level and model changes made through the session.
+{
+  const s = create("agent-loop");
+  const agentDir = fs.mkdtempSync(path.join(process.env.TMPDIR ?? "/tmp", "notesoup-agent-"));
+  const { faux, modelRuntime } = await fauxRuntime(agentDir);
+  const getExtensions = () => ({ extensions: [], errors: [], runtime: sdk.createExtensionRuntime() });
   const echo = {
     name: "echo",
     label: "Echo",
@@ -365,18 +396,7 @@ function finish({ sm, dir, name }, leaves = [null]) {
     parameters: { type: "object", properties: { text: { type: "string" } }, required: ["text"] },
     execute: async (_id, params) => ({ content: [{ type: "text", text: `echo: ${params.text}` }], details: { length: params.text.length } }),
   };
-  const { session } = await sdk.createAgentSession({
-    cwd: CWD,
-    agentDir,
-    model: faux.getModel(),
-    thinkingLevel: "off",
-    modelRuntime,
-    resourceLoader,
-    noTools: "builtin",
-    customTools: [echo],
-    sessionManager: s.sm,
-    settingsManager: sdk.SettingsManager.inMemory({ compaction: { enabled: false }, retry: { enabled: false } }),
-  });
+  const { session } = await goldenSession({ agentDir, faux, modelRuntime, getExtensions, sessionManager: s.sm, customTools: [echo] });
   faux.setResponses([
     piAi.fauxAssistantMessage([piAi.fauxThinking("Use the tool."), piAi.fauxToolCall("echo", { text: "héllo 😀" }, { id: "call_echo_1" })], { stopReason: "toolUse" }),
     piAi.fauxAssistantMessage("The tool said: echo: héllo 😀"),
@@ -410,37 +430,13 @@ async function notesoupScenario(name, { input, replies }) {
     PI_NOTES_AGENT: "tester",
     NOTESOUP_PI_WINDOW_IDS: "sequential",
   });
-  const faux = piAi.fauxProvider({ api: "faux", tokenSize: { min: 1000, max: 1000 } });
-  const modelRuntime = await sdk.ModelRuntime.create({ authPath: path.join(agentDir, "auth.json"), modelsPath: null, refreshOnCreate: false });
-  modelRuntime.registerNativeProvider(faux.provider);
+  const { faux, modelRuntime } = await fauxRuntime(agentDir);
   const runtime = sdk.createExtensionRuntime();
   const shim = path.resolve(outDir, "../../package/extensions/notesoup.ts");
   const loaded = await extensionLoader.loadExtensions([shim], CWD, sdk.createEventBus(), runtime);
   if (loaded.errors.length) throw new Error(JSON.stringify(loaded.errors));
-  const resourceLoader = {
-    getExtensions: () => ({ extensions: loaded.extensions, errors: [], runtime: loaded.runtime }),
-    getSkills: () => ({ skills: [], diagnostics: [] }),
-    getPrompts: () => ({ prompts: [], diagnostics: [] }),
-    getThemes: () => ({ themes: [], diagnostics: [] }),
-    getAgentsFiles: () => ({ agentsFiles: [] }),
-    getSystemPrompt: () => "You are the golden test agent.",
-    getSystemPromptSource: () => undefined,
-    getAppendSystemPrompt: () => [],
-    getAppendSystemPromptSources: () => [],
-    extendResources: () => {},
-    reload: async () => {},
-  };
-  const { session } = await sdk.createAgentSession({
-    cwd: CWD,
-    agentDir,
-    model: faux.getModel(),
-    thinkingLevel: "off",
-    modelRuntime,
-    resourceLoader,
-    noTools: "builtin",
-    sessionManager: s.sm,
-    settingsManager: sdk.SettingsManager.inMemory({ compaction: { enabled: false }, retry: { enabled: false } }),
-  });
+  const getExtensions = () => ({ extensions: loaded.extensions, errors: [], runtime: loaded.runtime });
+  const { session } = await goldenSession({ agentDir, faux, modelRuntime, getExtensions, sessionManager: s.sm });
   const errors = [];
   await session.bindExtensions({ uiContext: { notify: () => {} }, onError: (e) => errors.push(e) });
   faux.setResponses(replies());

@@ -85,17 +85,23 @@ fn garbage_blank_and_non_object_lines_are_kept() {
     );
 }
 
+/// A session file of the header, a user message and a custom entry, then
+/// `rest`.
+fn after_the_first_three(rest: &[&[u8]]) -> Vec<u8> {
+    lines(
+        &[
+            &[HEADER.as_bytes(), USER.as_bytes(), CUSTOM.as_bytes()],
+            rest,
+        ]
+        .concat(),
+    )
+}
+
 #[test]
 fn unknown_entry_types_stay_in_the_tree() {
     let future = br#"{"type":"hologram","id":"aaaa0003","parentId":"aaaa0002","timestamp":"2026-01-01T00:00:03.000Z","beam":[1,2.5]}"#;
     let child = br#"{"type":"message","id":"aaaa0004","parentId":"aaaa0003","timestamp":"2026-01-01T00:00:04.000Z","message":{"role":"user","content":"again","timestamp":1767225604000}}"#;
-    let bytes = lines(&[
-        HEADER.as_bytes(),
-        USER.as_bytes(),
-        CUSTOM.as_bytes(),
-        future,
-        child,
-    ]);
+    let bytes = after_the_first_three(&[future, child]);
     check(
         &bytes,
         &[(4, DiagnosticCode::UnknownEntryType)],
@@ -114,13 +120,7 @@ fn unknown_entry_types_stay_in_the_tree() {
 fn malformed_known_entries_are_kept_untyped() {
     let no_role = br#"{"type":"message","id":"aaaa0003","parentId":"aaaa0002","timestamp":"2026-01-01T00:00:03.000Z","message":{"content":"?"}}"#;
     let bad_tokens = br#"{"type":"compaction","id":"aaaa0004","parentId":"aaaa0003","timestamp":"t","summary":"s","firstKeptEntryId":"aaaa0004","tokensBefore":"many"}"#;
-    let bytes = lines(&[
-        HEADER.as_bytes(),
-        USER.as_bytes(),
-        CUSTOM.as_bytes(),
-        no_role,
-        bad_tokens,
-    ]);
+    let bytes = after_the_first_three(&[no_role, bad_tokens]);
     check(
         &bytes,
         &[(5, DiagnosticCode::MalformedEntry)],

@@ -76,12 +76,16 @@ fn the_handshake_names_tools_commands_and_events() {
     let body = &ready["body"];
     assert_eq!(body["protocol"], PROTOCOL_VERSION);
     assert_eq!(body["apiLevel"], "0.87");
-    let tools: Vec<&str> = body["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
-        .collect();
+    // The names of the ready body's `tools` or `commands`.
+    let names = |key: &str| -> Vec<&str> {
+        body[key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap())
+            .collect()
+    };
+    let tools = names("tools");
     assert_eq!(tools[..2], ["get_context_remaining", "wipe_memory"]);
     assert_eq!(tools.len(), 11);
     // Shared tools declare the shape of their structuredContent; the budget
@@ -98,12 +102,7 @@ fn the_handshake_names_tools_commands_and_events() {
     assert!(spec("notes_write")["outputSchema"].is_object());
     assert!(spec("wipe_memory").get("outputSchema").is_none());
     assert_eq!(spec("notes_write")["executionMode"], "sequential");
-    let commands: Vec<&str> = body["commands"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["name"].as_str().unwrap())
-        .collect();
+    let commands = names("commands");
     assert_eq!(commands, ["notesoup", "fresh-window"]);
     assert!(
         body["events"]

@@ -20,6 +20,11 @@ fn golden(name: &str) -> SessionFile {
     SessionFile::read(&path).unwrap()
 }
 
+/// The history along the branch to the file's last entry.
+fn history_at_last(file: &SessionFile) -> History {
+    history_at(file, file.entries().last().unwrap().id())
+}
+
 fn history_at(file: &SessionFile, leaf: &str) -> History {
     let index = file.index();
     let branch = index.branch(leaf);
@@ -103,8 +108,7 @@ fn seqs_cover_every_branch_in_file_order() {
 #[test]
 fn tool_calls_take_seqs_after_their_message_and_pair_with_results() {
     let file = golden("agent-loop");
-    let leaf = file.entries().last().unwrap().id().to_owned();
-    let history = history_at(&file, &leaf);
+    let history = history_at_last(&file);
     check_events(
         &history,
         &[
@@ -124,8 +128,7 @@ fn tool_calls_take_seqs_after_their_message_and_pair_with_results() {
 #[test]
 fn windows_split_at_current_and_legacy_markers() {
     let legacy = golden("legacy-marker");
-    let leaf = legacy.entries().last().unwrap().id().to_owned();
-    let history = history_at(&legacy, &leaf);
+    let history = history_at_last(&legacy);
     check_events(
         &history,
         &[
@@ -146,8 +149,7 @@ fn windows_split_at_current_and_legacy_markers() {
     );
 
     let reset = golden("retain-none");
-    let leaf = reset.entries().last().unwrap().id().to_owned();
-    let history = history_at(&reset, &leaf);
+    let history = history_at_last(&reset);
     let ids: Vec<&str> = history.windows().iter().map(|w| w.id.as_str()).collect();
     assert_eq!(
         ids,

@@ -97,19 +97,15 @@ fn boot_prints_the_boot_pi_got_and_stats_its_sections() {
     let map: String = (1..=80)
         .map(|n| format!("- topic {n:02}: where its notes and decisions live\n"))
         .collect();
-    let report = world.run(
-        None,
-        json!([
-            {"respond": [
-                tool("notes_write", json!({"address": "@project/MAP.md", "content": map})),
-                tool("wipe_memory", json!({})),
-                text("Fresh."),
-            ]},
-            {"prompt": "Plan it, then wipe."},
-        ]),
-    );
-    assert!(report.errors.is_empty(), "{:?}", report.errors);
-    assert_eq!(report.pending_responses, 0);
+    let report = world.start(json!([
+        {"respond": [
+            tool("notes_write", json!({"address": "@project/MAP.md", "content": map})),
+            tool("wipe_memory", json!({})),
+            text("Fresh."),
+        ]},
+        {"prompt": "Plan it, then wipe."},
+    ]));
+    report.assert_finished(0);
     let entries = report.entries();
     let (pi_boot, window) = last_boot(&entries);
     assert_eq!(report.markers()[0].0, window, "the fresh window's boot");

@@ -73,19 +73,15 @@ fn large_reserve_world() -> World {
 #[test]
 fn a_large_reserve_pi_s_threshold_compaction_is_cancelled_and_notesoup_resets_without_a_summary() {
     let world = large_reserve_world();
-    let report = world.run(
-        None,
-        json!([
-            {"respond": [text("First part read.")]},
-            {"prompt": format!("Part one. {}", "a".repeat(60_000))},
-            {"respond": [text("Second part read.")]},
-            {"prompt": format!("Part two. {}", "b".repeat(40_000))},
-            {"respond": [text("Third part read."), text("Fresh after the forced reset.")]},
-            {"prompt": format!("Part three. {}", "c".repeat(120_000))},
-        ]),
-    );
-    assert!(report.errors.is_empty(), "{:?}", report.errors);
-    assert_eq!(report.pending_responses, 0);
+    let report = world.start(json!([
+        {"respond": [text("First part read.")]},
+        {"prompt": format!("Part one. {}", "a".repeat(60_000))},
+        {"respond": [text("Second part read.")]},
+        {"prompt": format!("Part two. {}", "b".repeat(40_000))},
+        {"respond": [text("Third part read."), text("Fresh after the forced reset.")]},
+        {"prompt": format!("Part three. {}", "c".repeat(120_000))},
+    ]));
+    report.assert_finished(0);
     assert_no_summary_saved(&report);
 
     // Pi's threshold compaction fired after part two (and again before part
@@ -144,15 +140,11 @@ fn a_small_reserve_notesoup_resets_first_and_pi_never_compacts() {
     let mut world = World::new(100_000);
     world.settings["compaction"] =
         json!({"enabled": true, "reserveTokens": 2_000, "keepRecentTokens": 1_000});
-    let report = world.run(
-        None,
-        json!([
-            {"respond": [tool("wipe_memory", json!({})), text("Fresh window.")]},
-            {"prompt": format!("Do the big job. {}", "d".repeat(320_000))},
-        ]),
-    );
-    assert!(report.errors.is_empty(), "{:?}", report.errors);
-    assert_eq!(report.pending_responses, 0);
+    let report = world.start(json!([
+        {"respond": [tool("wipe_memory", json!({})), text("Fresh window.")]},
+        {"prompt": format!("Do the big job. {}", "d".repeat(320_000))},
+    ]));
+    report.assert_finished(0);
     assert_no_summary_saved(&report);
     assert!(report.compactions.is_empty(), "{:?}", events(&report));
     super::support::assert_final_warning(&report.request(0));
@@ -166,19 +158,16 @@ fn a_small_reserve_notesoup_resets_first_and_pi_never_compacts() {
 #[test]
 fn with_notesoup_off_the_same_settings_make_pi_summarize() {
     let world = large_reserve_world();
-    let report = world.run(
-        None,
-        json!([
-            {"prompt": "/notesoup off"},
-            {"respond": [
-                text("First part read."),
-                text("Second part read."),
-                text("Summary: parts one and two were read."),
-            ]},
-            {"prompt": format!("Part one. {}", "a".repeat(60_000))},
-            {"prompt": format!("Part two. {}", "b".repeat(40_000))},
-        ]),
-    );
+    let report = world.start(json!([
+        {"prompt": "/notesoup off"},
+        {"respond": [
+            text("First part read."),
+            text("Second part read."),
+            text("Summary: parts one and two were read."),
+        ]},
+        {"prompt": format!("Part one. {}", "a".repeat(60_000))},
+        {"prompt": format!("Part two. {}", "b".repeat(40_000))},
+    ]));
     assert!(report.errors.is_empty(), "{:?}", report.errors);
     assert_eq!(
         report.pending_responses, 0,

@@ -50,17 +50,13 @@ fn a_session_left_as_it_is_lets_node_end_and_takes_its_sidecar_along() {
 
 #[test]
 fn without_its_sidecar_the_agent_is_told_once_that_its_memory_tools_are_unavailable() {
-    let mut world = World::new(200_000);
-    world.sidecar = world.path("no-such-notesoup-pi");
-    let report = world.run(
-        None,
-        json!([
-            {"respond": [text("One.")]},
-            {"prompt": "First."},
-            {"respond": [text("Two.")]},
-            {"prompt": "Second."},
-        ]),
-    );
+    let world = World::without_sidecar(200_000);
+    let report = world.start(json!([
+        {"respond": [text("One.")]},
+        {"prompt": "First."},
+        {"respond": [text("Two.")]},
+        {"prompt": "Second."},
+    ]));
     assert!(report.errors.is_empty(), "{:?}", report.errors);
     let told = |request: usize| {
         report.requests[request]

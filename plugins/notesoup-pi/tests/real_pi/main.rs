@@ -16,7 +16,7 @@ mod typecheck;
 
 use notesoup_test_support::pi_session::{RESET, reset_between};
 use serde_json::json;
-use support::{World, error, find_note, text, tool};
+use support::{Report, World, error, find_note, text, tool};
 
 /// This crate's `notesoup-pi`, for `support`.
 fn sidecar() -> std::path::PathBuf {
@@ -28,30 +28,36 @@ const SUMMARY: &str = "user: The conversation history before this point was comp
 const FRESH_BOOT: &str = ROOT_BOOT;
 const CONTINUATION: &str = "user: You wake up blank, puffy-eyed, and clearly robbed. Your memo";
 
+/// Request `index` opens a fresh window: after the system prompt, Pi's
+/// empty summary, the fresh boot and the continuation.
+#[track_caller]
+fn assert_opens_fresh_window(report: &Report, index: isize) {
+    assert_eq!(
+        report.request(index)[1..4],
+        [SUMMARY, FRESH_BOOT, CONTINUATION]
+    );
+}
+
 #[test]
 fn root_boot_notes_tools_wipe_and_history_in_pi_s_own_loop() {
     let world = World::new(200_000);
-    let report = world.run(
-        None,
-        json!([
-            {"respond": [
-                tool("notes_write", json!({"address": "@project/plan.md", "content": "# Plan\nShip the sidecar.\n"})),
-                text("Noted."),
-            ]},
-            {"prompt": "Remember: the tokenizer bug is in lexer.rs."},
-            {"respond": [tool("wipe_memory", json!({})), text("Fresh and ready.")]},
-            {"prompt": "Please wipe."},
-            {"respond": [
-                tool("history_search", json!({"query": "tokenizer"})),
-                // Seqs depend only on entry kinds: the first prompt is seq 2.
-                tool("history_read", json!({"seq": 2})),
-                text("Found it."),
-            ]},
-            {"prompt": "Where was the bug?"},
-        ]),
-    );
-    assert!(report.errors.is_empty(), "{:?}", report.errors);
-    assert_eq!(report.pending_responses, 0);
+    let report = world.start(json!([
+        {"respond": [
+            tool("notes_write", json!({"address": "@project/plan.md", "content": "# Plan\nShip the sidecar.\n"})),
+            text("Noted."),
+        ]},
+        {"prompt": "Remember: the tokenizer bug is in lexer.rs."},
+        {"respond": [tool("wipe_memory", json!({})), text("Fresh and ready.")]},
+        {"prompt": "Please wipe."},
+        {"respond": [
+            tool("history_search", json!({"query": "tokenizer"})),
+            // Seqs depend only on entry kinds: the first prompt is seq 2.
+            tool("history_read", json!({"seq": 2})),
+            text("Found it."),
+        ]},
+        {"prompt": "Where was the bug?"},
+    ]));
+    report.assert_finished(0);
 
     // The root boot is the first thing the model saw, before the prompt.
     assert_eq!(report.request(0)[0], ROOT_BOOT);
@@ -99,8 +105,7 @@ fn root_boot_notes_tools_wipe_and_history_in_pi_s_own_loop() {
 
     // The next provider request holds the fresh boot and the continuation
     // and nothing from before the reset.
-    let fresh = report.request(3);
-    assert_eq!(fresh[1..4], [SUMMARY, FRESH_BOOT, CONTINUATION]);
+    assert_opens_fresh_window(&report, 3);
     let fresh_text: String = report.requests[3].iter().map(|(_, t)| t.as_str()).collect();
     assert!(!fresh_text.contains("tokenizer bug"), "no pre-reset turn");
     assert!(
@@ -128,17 +133,13 @@ fn budget_reminder_warning_and_close_out_as_the_window_fills() {
     let world = World::new(100_000);
     let big = "x".repeat(240_000);
     let more = "y".repeat(40_000);
-    let report = world.run(
-        None,
-        json!([
-            {"respond": [text("Worked a lot.")]},
-            {"prompt": format!("Do the big job. {big}")},
-            {"respond": [tool("wipe_memory", json!({})), text("Fresh window.")]},
-            {"prompt": format!("Continue. {more}")},
-        ]),
-    );
-    assert!(report.errors.is_empty(), "{:?}", report.errors);
-    assert_eq!(report.pending_responses, 0);
+    let report = world.start(json!([
+        {"respond": [text("Worked a lot.")]},
+        {"prompt": format!("Do the big job. {big}")},
+        {"respond": [tool("wipe_memory", json!({})), text("Fresh window.")]},
+        {"prompt": format!("Continue. {more}")},
+    ]));
+    report.assert_finished(0);
     let kinds = report.kinds();
     // The reminder was staged at the first request and saved at its turn end.
     let reminder = kinds
@@ -165,26 +166,22 @@ fn budget_reminder_warning_and_close_out_as_the_window_fills() {
         "{:?}",
         report.notices
     );
-    assert_eq!(report.request(2)[1..4], [SUMMARY, FRESH_BOOT, CONTINUATION]);
+    assert_opens_fresh_window(&report, 2);
 }
 
 #[test]
 fn fresh_window_bare_and_with_text() {
     let world = World::new(200_000);
-    let report = world.run(
-        None,
-        json!([
-            {"respond": [
-                tool("notes_write", json!({"address": "checkpoint.md", "content": "# Checkpoint\nGoal: lexer.\n"})),
-                tool("wipe_memory", json!({})),
-                text("unused"),
-            ]},
-            {"prompt": "/fresh-window"},
-        ]),
-    );
-    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    let report = world.start(json!([
+        {"respond": [
+            tool("notes_write", json!({"address": "checkpoint.md", "content": "# Checkpoint\nGoal: lexer.\n"})),
+            tool("wipe_memory", json!({})),
+            text("unused"),
+        ]},
+        {"prompt": "/fresh-window"},
+    ]));
     // The close-out committed at settlement and the run stopped there.
-    assert_eq!(report.pending_responses, 1);
+    report.assert_finished(1);
     assert_eq!(report.markers().len(), 1);
     assert!(
         report.notice_texts()[0]
@@ -199,23 +196,19 @@ fn fresh_window_bare_and_with_text() {
     // With text: the fresh window continues with the text verbatim.
     let world = World::new(200_000);
     let task = "  Now port the lexer to Rust, please:\n  tokens first.  ";
-    let report = world.run(
-        None,
-        json!([
-            {"respond": [
-                tool("notes_write", json!({"address": "checkpoint.md", "content": "# Checkpoint\n"})),
-                text("Notes saved."),
-                text("Porting the lexer."),
-            ]},
-            {"prompt": format!("/fresh-window {task}")},
-        ]),
-    );
-    assert!(report.errors.is_empty(), "{:?}", report.errors);
-    assert_eq!(report.pending_responses, 0);
+    let report = world.start(json!([
+        {"respond": [
+            tool("notes_write", json!({"address": "checkpoint.md", "content": "# Checkpoint\n"})),
+            text("Notes saved."),
+            text("Porting the lexer."),
+        ]},
+        {"prompt": format!("/fresh-window {task}")},
+    ]));
+    report.assert_finished(0);
     assert_eq!(report.markers().len(), 1);
     let fresh = &report.requests[2];
     assert_eq!(fresh.last().unwrap().1, task);
-    assert_eq!(report.request(2)[1..4], [SUMMARY, FRESH_BOOT, CONTINUATION]);
+    assert_opens_fresh_window(&report, 2);
 }
 
 #[test]
@@ -223,18 +216,15 @@ fn compact_is_cancelled_while_notesoup_is_on_and_the_command_toggles() {
     let world = World::new(200_000);
     // Enough history that Pi has something to compact (it keeps 20k tokens).
     let long = "w".repeat(120_000);
-    let report = world.run(
-        None,
-        json!([
-            {"respond": [text("Hello."), text("Again.")]},
-            {"prompt": format!("Hi. {long}")},
-            {"prompt": "More."},
-            {"compact": true},
-            {"prompt": "/notesoup"},
-            {"prompt": "/notesoup off"},
-            {"prompt": "/notesoup on"},
-        ]),
-    );
+    let report = world.start(json!([
+        {"respond": [text("Hello."), text("Again.")]},
+        {"prompt": format!("Hi. {long}")},
+        {"prompt": "More."},
+        {"compact": true},
+        {"prompt": "/notesoup"},
+        {"prompt": "/notesoup off"},
+        {"prompt": "/notesoup on"},
+    ]));
     assert!(report.errors.is_empty(), "{:?}", report.errors);
     assert_eq!(
         report.compact_error.as_deref(),
@@ -268,13 +258,10 @@ fn compact_is_cancelled_while_notesoup_is_on_and_the_command_toggles() {
 fn hard_reserve_forces_a_reset() {
     let world = World::new(100_000);
     let huge = "z".repeat(340_000);
-    let report = world.run(
-        None,
-        json!([
-            {"respond": [text("A huge answer."), text("Fresh after the forced reset.")]},
-            {"prompt": format!("Go. {huge}")},
-        ]),
-    );
+    let report = world.start(json!([
+        {"respond": [text("A huge answer."), text("Fresh after the forced reset.")]},
+        {"prompt": format!("Go. {huge}")},
+    ]));
     assert!(report.errors.is_empty(), "{:?}", report.errors);
     assert_eq!(
         report.pending_responses, 0,
@@ -283,24 +270,20 @@ fn hard_reserve_forces_a_reset() {
     let markers = report.markers();
     assert_eq!(markers.len(), 1);
     assert_eq!(markers[0].1, "forced");
-    assert_eq!(report.request(1)[1..4], [SUMMARY, FRESH_BOOT, CONTINUATION]);
+    assert_opens_fresh_window(&report, 1);
 }
 
 #[test]
 fn overflow_recovers_once_through_a_forced_reset() {
     let world = World::new(200_000);
-    let report = world.run(
-        None,
-        json!([
-            {"respond": [
-                error("prompt is too long: 213462 tokens > 200000 maximum"),
-                text("Recovered in a fresh window."),
-            ]},
-            {"prompt": "Huge request."},
-        ]),
-    );
-    assert!(report.errors.is_empty(), "{:?}", report.errors);
-    assert_eq!(report.pending_responses, 0);
+    let report = world.start(json!([
+        {"respond": [
+            error("prompt is too long: 213462 tokens > 200000 maximum"),
+            text("Recovered in a fresh window."),
+        ]},
+        {"prompt": "Huge request."},
+    ]));
+    report.assert_finished(0);
     let kinds = report.kinds();
     let at = kinds
         .iter()
@@ -319,19 +302,15 @@ fn overflow_recovers_once_through_a_forced_reset() {
 #[test]
 fn resume_keeps_windows_and_boot_and_the_sidecar_restarts_after_a_kill() {
     let world = World::new(200_000);
-    let first = world.run(
-        None,
-        json!([
-            {"respond": [tool("wipe_memory", json!({})), text("Fresh.")]},
-            {"prompt": "The secret word is walnut. Please wipe."},
-            // The sidecar dies mid-session: one notice, Pi keeps answering.
-            {"killSidecar": true},
-            {"respond": [text("Still here without notesoup.")]},
-            {"prompt": "Are you there?"},
-        ]),
-    );
-    assert!(first.errors.is_empty(), "{:?}", first.errors);
-    assert_eq!(first.pending_responses, 0);
+    let first = world.start(json!([
+        {"respond": [tool("wipe_memory", json!({})), text("Fresh.")]},
+        {"prompt": "The secret word is walnut. Please wipe."},
+        // The sidecar dies mid-session: one notice, Pi keeps answering.
+        {"killSidecar": true},
+        {"respond": [text("Still here without notesoup.")]},
+        {"prompt": "Are you there?"},
+    ]));
+    first.assert_finished(0);
     let unavailable: Vec<&str> = first
         .notice_texts()
         .into_iter()
@@ -361,8 +340,7 @@ fn resume_keeps_windows_and_boot_and_the_sidecar_restarts_after_a_kill() {
             {"prompt": "Resumed?"},
         ]),
     );
-    assert!(second.errors.is_empty(), "{:?}", second.errors);
-    assert_eq!(second.pending_responses, 0);
+    second.assert_finished(0);
     assert!(
         !second
             .notice_texts()
@@ -387,22 +365,12 @@ fn resume_keeps_windows_and_boot_and_the_sidecar_restarts_after_a_kill() {
 
 #[test]
 fn a_missing_sidecar_leaves_pi_working_with_one_notice() {
-    let mut world = World::new(200_000);
-    world.sidecar = world.path("no-such-notesoup-pi");
-    let report = world.run(
-        None,
-        json!([
-            {"respond": [text("Plain Pi.")]},
-            {"prompt": "Hello."},
-        ]),
-    );
-    assert_eq!(report.pending_responses, 0);
-    let notices = report.notice_texts();
-    assert_eq!(notices.len(), 1, "{notices:?}");
-    assert!(
-        notices[0].starts_with("notesoup unavailable: "),
-        "{notices:?}"
-    );
+    let world = World::without_sidecar(200_000);
+    let report = world.start(json!([
+        {"respond": [text("Plain Pi.")]},
+        {"prompt": "Hello."},
+    ]));
+    report.assert_unavailable_once("notesoup unavailable: ");
     // Plain Pi, and the agent told that its memory tools are unavailable
     // (`embedding.rs` checks it is told once).
     let request = report.request(0);
@@ -434,13 +402,10 @@ fn a_protocol_mismatch_leaves_pi_working_with_one_notice() {
         r#"read hello
 echo '{"type":"refused","body":{"protocol":3,"code":"protocol_mismatch","message":"the Pi package speaks protocol 2 but notesoup-pi speaks 3"}}'"#,
     );
-    let report = world.run(
-        None,
-        json!([
-            {"respond": [text("Plain Pi.")]},
-            {"prompt": "Hello."},
-        ]),
-    );
+    let report = world.start(json!([
+        {"respond": [text("Plain Pi.")]},
+        {"prompt": "Hello."},
+    ]));
     assert_eq!(report.pending_responses, 0);
     assert_eq!(
         report.notice_texts(),
@@ -464,25 +429,16 @@ fn a_sidecar_dying_during_a_tool_call_fails_that_call_and_pi_carries_on() {
             dying.display()
         ),
     );
-    let report = world.run(
-        None,
-        json!([
-            {"respond": [
-                tool("notes_write", json!({"address": "@project/plan.md", "content": "lost\n"})),
-                text("The tool failed; carrying on."),
-            ]},
-            {"prompt": "Write the plan."},
-            {"respond": [text("Still here.")]},
-            {"prompt": "Are you there?"},
-        ]),
-    );
-    assert_eq!(report.pending_responses, 0);
-    let notices = report.notice_texts();
-    assert_eq!(notices.len(), 1, "{notices:?}");
-    assert!(
-        notices[0].starts_with("notesoup unavailable: the sidecar exited"),
-        "{notices:?}"
-    );
+    let report = world.start(json!([
+        {"respond": [
+            tool("notes_write", json!({"address": "@project/plan.md", "content": "lost\n"})),
+            text("The tool failed; carrying on."),
+        ]},
+        {"prompt": "Write the plan."},
+        {"respond": [text("Still here.")]},
+        {"prompt": "Are you there?"},
+    ]));
+    report.assert_unavailable_once("notesoup unavailable: the sidecar exited");
     // The call failed as an error result; no note was written; the root
     // boot sent before the crash stays; the file is whole.
     let entries = report.entries();
@@ -510,23 +466,19 @@ fn a_sidecar_dying_during_a_tool_call_fails_that_call_and_pi_carries_on() {
 #[test]
 fn tree_navigation_across_a_reset_skips_the_summary_and_keeps_the_windows() {
     let world = World::new(200_000);
-    let report = world.run(
-        None,
-        json!([
-            {"respond": [text("Noted.")]},
-            {"prompt": "First question."},
-            {"respond": [tool("wipe_memory", json!({})), text("Fresh.")]},
-            {"prompt": "Please wipe."},
-            // Back to before the reset, asking for a summary of the
-            // abandoned branch: it holds a reset, so notesoup supplies an
-            // empty one and Pi writes no branch_summary (no model call).
-            {"navigate": {"userMessage": 1, "summarize": true}},
-            {"respond": [text("On the old branch.")]},
-            {"prompt": "Hello from the old branch."},
-        ]),
-    );
-    assert!(report.errors.is_empty(), "{:?}", report.errors);
-    assert_eq!(report.pending_responses, 0);
+    let report = world.start(json!([
+        {"respond": [text("Noted.")]},
+        {"prompt": "First question."},
+        {"respond": [tool("wipe_memory", json!({})), text("Fresh.")]},
+        {"prompt": "Please wipe."},
+        // Back to before the reset, asking for a summary of the
+        // abandoned branch: it holds a reset, so notesoup supplies an
+        // empty one and Pi writes no branch_summary (no model call).
+        {"navigate": {"userMessage": 1, "summarize": true}},
+        {"respond": [text("On the old branch.")]},
+        {"prompt": "Hello from the old branch."},
+    ]));
+    report.assert_finished(0);
     assert!(
         report.notice_texts().contains(
             &"notesoup: skipped branch summary across a reset window; navigation continues without erased history."

@@ -118,12 +118,24 @@ impl World {
         }
     }
 
+    /// A world whose `notesoup-pi` is missing.
+    pub fn without_sidecar(context_window: u64) -> Self {
+        let mut world = Self::new(context_window);
+        world.sidecar = world.path("no-such-notesoup-pi");
+        world
+    }
+
     pub fn path(&self, name: &str) -> PathBuf {
         self.temp.path().join(name)
     }
 
     pub fn notes_home(&self) -> PathBuf {
         self.path("notes")
+    }
+
+    /// Runs the steps in a new session (see `run`).
+    pub fn start(&self, steps: Value) -> Report {
+        self.run(None, steps)
     }
 
     /// Runs the steps in a new session, or in `resume` reopened, and ends
@@ -279,6 +291,24 @@ pub fn ended(pid: u32) -> bool {
 }
 
 impl Report {
+    /// The run ended without a driver error, with `pending` scripted
+    /// responses left unused.
+    #[track_caller]
+    pub fn assert_finished(&self, pending: u64) {
+        assert!(self.errors.is_empty(), "{:?}", self.errors);
+        assert_eq!(self.pending_responses, pending);
+    }
+
+    /// Pi answered every scripted turn and showed exactly one notice, that
+    /// notesoup is unavailable, starting with `start`.
+    #[track_caller]
+    pub fn assert_unavailable_once(&self, start: &str) {
+        assert_eq!(self.pending_responses, 0);
+        let notices = self.notice_texts();
+        assert_eq!(notices.len(), 1, "{notices:?}");
+        assert!(notices[0].starts_with(start), "{notices:?}");
+    }
+
     /// The session file's entries as JSON, after checking that the crate's
     /// reader takes it without a diagnostic (nothing half-written).
     pub fn entries(&self) -> Vec<Value> {

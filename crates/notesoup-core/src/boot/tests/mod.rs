@@ -15,6 +15,7 @@ use notesoup_core::boot::{
 };
 use notesoup_core::notes::{ListQuery, NoteStore, NotesIdentity, Scope};
 use notesoup_core::wire::ToolBindings;
+use notesoup_test_support::tool_names::{CONTEXT_TOOLS, HISTORY_TOOLS};
 use proptest::prelude::*;
 
 use crate::budget::tests::odd_bindings;
@@ -219,16 +220,8 @@ fn protocol_block_uses_every_binding() {
     let text = render_boot(&blank, &identity(None), &odd_bindings());
     let protocol = &text[text.find("<context_window_protocol>").expect("protocol")..];
     insta::assert_snapshot!(protocol);
-    for plain in [
-        "notes_*",
-        "history_*",
-        "history_windows",
-        "history_list",
-        "history_search",
-        "history_read",
-        "get_context_remaining",
-        "wipe_memory",
-    ] {
+    let families = ["notes_*", "history_*"];
+    for plain in families.iter().chain(&HISTORY_TOOLS).chain(&CONTEXT_TOOLS) {
         assert!(!text.contains(plain), "{plain} left unbound");
     }
 }

@@ -6,6 +6,7 @@ use notesoup_core::tools::{
     ADDRESSES_SENTENCE, HostWording, ListedTool, Refusal, RefusalCode, ToolContext, ToolFamily,
     call_tool, tools_for,
 };
+use notesoup_test_support::tool_names::shared_tools;
 use serde_json::Value;
 
 /// The shared tools (the notes and history tools), as every host lists them.
@@ -16,20 +17,7 @@ fn all() -> Vec<ListedTool> {
 #[test]
 fn every_tool_is_listed_once_in_order() {
     let names: Vec<&str> = all().iter().map(|tool| tool.name).collect();
-    assert_eq!(
-        names,
-        [
-            "notes_write",
-            "notes_update",
-            "notes_read",
-            "notes_list",
-            "notes_search",
-            "history_windows",
-            "history_list",
-            "history_search",
-            "history_read",
-        ]
-    );
+    assert_eq!(names, shared_tools());
     let sequential: Vec<&str> = all()
         .iter()
         .filter(|tool| tool.sequential)

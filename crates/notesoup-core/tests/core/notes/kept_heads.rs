@@ -62,6 +62,14 @@ fn title_at() -> u64 {
     note("aaaa", 2).find("aaaa").expect("test setup") as u64
 }
 
+/// Writes the note's title over in place (the same length), leaving the
+/// file open for the edit to go on with.
+fn retitle_in_place(path: &Path) -> std::fs::File {
+    let file = OpenOptions::new().write(true).open(path).expect("edit");
+    file.write_at(b"bbbb", title_at()).expect("edit");
+    file
+}
+
 type Edit = fn(&Path, &Path);
 
 /// The edit patterns: each changes the note at its path (a scratch folder
@@ -70,19 +78,16 @@ type Edit = fn(&Path, &Path);
 fn edits() -> Vec<(&'static str, Edit)> {
     vec![
         ("in place", |path, _| {
-            let file = OpenOptions::new().write(true).open(path).expect("edit");
-            file.write_at(b"bbbb", title_at()).expect("edit");
+            retitle_in_place(path);
         }),
         ("in place, mtime put back", |path, _| {
             let modified = times_of(path).1;
-            let file = OpenOptions::new().write(true).open(path).expect("edit");
-            file.write_at(b"bbbb", title_at()).expect("edit");
+            let file = retitle_in_place(path);
             file.set_modified(modified).expect("edit");
         }),
         ("in place, both times put back", |path, _| {
             let times = times_of(path);
-            let file = OpenOptions::new().write(true).open(path).expect("edit");
-            file.write_at(b"bbbb", title_at()).expect("edit");
+            let file = retitle_in_place(path);
             drop(file);
             put_back(path, times);
         }),
@@ -199,16 +204,14 @@ fn edits() -> Vec<(&'static str, Edit)> {
             },
         ),
         ("times put back to the future", |path, _| {
-            let file = OpenOptions::new().write(true).open(path).expect("edit");
-            file.write_at(b"bbbb", title_at()).expect("edit");
+            let file = retitle_in_place(path);
             file.set_modified(SystemTime::now() + Duration::from_secs(86_400))
                 .expect("edit");
         }),
         ("mode changed after the edit, times put back", |path, _| {
             use std::os::unix::fs::PermissionsExt;
             let times = times_of(path);
-            let file = OpenOptions::new().write(true).open(path).expect("edit");
-            file.write_at(b"bbbb", title_at()).expect("edit");
+            let file = retitle_in_place(path);
             drop(file);
             put_back(path, times);
             fs::set_permissions(path, fs::Permissions::from_mode(0o600)).expect("edit");
@@ -241,8 +244,7 @@ fn edits() -> Vec<(&'static str, Edit)> {
             "edited twice, the second time back to the first edit",
             |path, _| {
                 let times = times_of(path);
-                let file = OpenOptions::new().write(true).open(path).expect("edit");
-                file.write_at(b"bbbb", title_at()).expect("edit");
+                let file = retitle_in_place(path);
                 file.write_at(b"aaaa", title_at()).expect("edit");
                 file.write_at(b"bbbb", title_at()).expect("edit");
                 drop(file);

@@ -2,7 +2,7 @@
 
 use jiff::tz::TimeZone;
 use notesoup_core::notes::{
-    ChangeKind, Edit, NoteOrigin, Scope, UpdateRequest, WriteOutcome, local_iso,
+    ChangeKind, Edit, NoteError, NoteOrigin, Scope, UpdateRequest, WriteOutcome, local_iso,
 };
 use notesoup_core::tools::RefusalCode;
 
@@ -23,6 +23,18 @@ fn edits(pairs: &[(&str, &str)]) -> UpdateRequest {
 
 fn iso(ms: i64) -> String {
     local_iso(ms, &TimeZone::UTC)
+}
+
+/// `result` is a refusal with `code` and `message`.
+#[track_caller]
+fn assert_refusal<T: std::fmt::Debug>(
+    result: Result<T, NoteError>,
+    code: RefusalCode,
+    message: &str,
+) {
+    let refusal = result.expect_err("a refusal");
+    assert_eq!(refusal.code(), code);
+    assert_eq!(refusal.message(), message);
 }
 
 #[test]
@@ -188,14 +200,10 @@ fn foreign_homes_are_readable_but_never_writable() {
         .expect("read")
         .expect("exists");
     assert_eq!(model_note.location.address, "@models/claude/tips.md");
-    let refused = f
-        .store
-        .write("@agents/bob/secret", "mine now", None)
-        .expect_err("foreign");
-    assert_eq!(refused.code(), RefusalCode::InvalidScope);
-    assert_eq!(
-        refused.message(),
-        "@agents/bob/ is not your home: writable homes are this session, @project/, @human/, @self/, and the current @model/ home"
+    assert_refusal(
+        f.store.write("@agents/bob/secret", "mine now", None),
+        RefusalCode::InvalidScope,
+        "@agents/bob/ is not your home: writable homes are this session, @project/, @human/, @self/, and the current @model/ home",
     );
     let refused = f
         .store
@@ -205,12 +213,11 @@ fn foreign_homes_are_readable_but_never_writable() {
         "@models/claude/ is not your home: writable homes are this session, @project/, @human/, @self/, and the current @model/ home"
     );
     assert_eq!(
-        code(f.store.rename("@agents/bob/secret", "stolen")),
-        RefusalCode::InvalidScope
-    );
-    assert_eq!(
-        code(f.store.rename("mine", "@agents/bob/gift")),
-        RefusalCode::InvalidScope
+        [
+            code(f.store.rename("@agents/bob/secret", "stolen")),
+            code(f.store.rename("mine", "@agents/bob/gift")),
+        ],
+        [RefusalCode::InvalidScope; 2]
     );
     assert!(f.raw("agents/bob/secret.md").ends_with("\n\nbob's"));
 }
@@ -249,26 +256,18 @@ fn update_refusals() {
     f.store
         .write("a", "alpha\nbeta\nalpha\n", None)
         .expect("write");
-    let empty = f
-        .store
-        .update("a", &edits(&[("beta", "b"), ("", "z")]))
-        .expect_err("empty");
+    let refused = |pairs: &[(&str, &str)]| f.store.update("a", &edits(pairs)).expect_err("refused");
+    let empty = refused(&[("beta", "b"), ("", "z")]);
     assert_eq!(
         (empty.code(), empty.edit_index()),
         (RefusalCode::NoMatch, Some(1))
     );
-    let missing = f
-        .store
-        .update("a", &edits(&[("gamma", "g")]))
-        .expect_err("missing");
+    let missing = refused(&[("gamma", "g")]);
     assert_eq!(
         (missing.code(), missing.edit_index()),
         (RefusalCode::NoMatch, Some(0))
     );
-    let ambiguous = f
-        .store
-        .update("a", &edits(&[("alpha", "a")]))
-        .expect_err("ambiguous");
+    let ambiguous = refused(&[("alpha", "a")]);
     assert_eq!(ambiguous.code(), RefusalCode::AmbiguousEdit);
     assert_eq!(ambiguous.line_numbers(), Some(&[1, 3][..]));
     assert_eq!(ambiguous.edit_index(), Some(0));
@@ -437,14 +436,10 @@ fn rename_moves_everything_and_refuses_what_it_must() {
         )
     );
     f.store.write("@project/live", "live", None).expect("write");
-    let live = f
-        .store
-        .rename("draft", "@project/live")
-        .expect_err("live target");
-    assert_eq!(live.code(), RefusalCode::AlreadyExists);
-    assert_eq!(
-        live.message(),
-        "rename_to target is a live note; crumple it first or pick another address"
+    assert_refusal(
+        f.store.rename("draft", "@project/live"),
+        RefusalCode::AlreadyExists,
+        "rename_to target is a live note; crumple it first or pick another address",
     );
     f.store
         .update(
@@ -499,23 +494,15 @@ fn size_limits() {
     f.store
         .write(&fits, "x", None)
         .expect("512 bytes with .md fit");
-    let error = f
-        .store
-        .write(&format!("{fits}c"), "x", None)
-        .expect_err("path");
-    assert_eq!(error.code(), RefusalCode::TooLarge);
-    assert_eq!(
-        error.message(),
-        "note path exceeds 512 UTF-8 bytes (got 513)"
+    assert_refusal(
+        f.store.write(&format!("{fits}c"), "x", None),
+        RefusalCode::TooLarge,
+        "note path exceeds 512 UTF-8 bytes (got 513)",
     );
-    let error = f
-        .store
-        .write(&"é".repeat(500_000), "x", None)
-        .expect_err("path");
-    assert_eq!(error.code(), RefusalCode::TooLarge);
-    assert_eq!(
-        error.message(),
-        "the note's file name (with .md) is 1000003 UTF-8 bytes; the limit is 255 bytes"
+    assert_refusal(
+        f.store.write(&"é".repeat(500_000), "x", None),
+        RefusalCode::TooLarge,
+        "the note's file name (with .md) is 1000003 UTF-8 bytes; the limit is 255 bytes",
     );
     let big = "x".repeat(1_000_000);
     let error = f.store.write("big", &big, None).expect_err("size");
@@ -569,12 +556,11 @@ fn invalid_addresses_are_refused_everywhere() {
             "{address:?}"
         );
         assert_eq!(
-            code(f.store.update(address, &edits(&[("a", "b")]))),
-            RefusalCode::InvalidAddress
-        );
-        assert_eq!(
-            code(f.store.rename(address, "ok")),
-            RefusalCode::InvalidAddress
+            [
+                code(f.store.update(address, &edits(&[("a", "b")]))),
+                code(f.store.rename(address, "ok")),
+            ],
+            [RefusalCode::InvalidAddress; 2]
         );
     }
     assert!(!f.root().exists(), "nothing was created");

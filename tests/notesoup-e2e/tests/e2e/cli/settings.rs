@@ -25,6 +25,20 @@ fn put_settings(machine: &Machine, bin: Bin, global: bool, key: &str, record: &s
     std::fs::write(&path, format!(r#"{{"{key}": {record}{extra}}}"#)).unwrap();
 }
 
+/// A machine with the user's own settings `record` under `key`.
+fn with_user_settings(bin: Bin, key: &str, record: &str) -> Machine {
+    let machine = Machine::new();
+    put_settings(&machine, bin, true, key, record);
+    machine
+}
+
+/// The stderr of `notes list`, which must succeed.
+fn notes_stderr(machine: &Machine, bin: Bin) -> String {
+    let notes = machine.run(bin, &["notes", "list"]);
+    notes.ok();
+    notes.stderr
+}
+
 /// The bound `boot --stats` says, and its stderr.
 fn bound(machine: &Machine, bin: Bin) -> (String, String) {
     let run = machine.run(bin, &["boot", "--stats"]);
@@ -44,8 +58,7 @@ fn an_invalid_project_value_falls_back_to_the_user_s_valid_one() {
     // dsh reads bootMaxChars from one file on the command line (its row,
     // the layer above, is the sidecar's: the dsh crate's tests).
     for bin in [Bin::Claude, Bin::Pi] {
-        let machine = Machine::new();
-        put_settings(&machine, bin, true, "notesoup", r#"{"bootMaxChars": 5000}"#);
+        let machine = with_user_settings(bin, "notesoup", r#"{"bootMaxChars": 5000}"#);
         put_settings(
             &machine,
             bin,
@@ -56,10 +69,8 @@ fn an_invalid_project_value_falls_back_to_the_user_s_valid_one() {
         let (said, stderr) = bound(&machine, bin);
         assert_eq!(said, "5000 characters (bootMaxChars)", "{bin:?}: {stderr}");
         assert_eq!(stderr.matches(warning).count(), 1, "{bin:?}: {stderr}");
-        let notes = machine.run(bin, &["notes", "list"]);
-        notes.ok();
         assert_eq!(
-            notes.stderr,
+            notes_stderr(&machine, bin),
             format!("{warning}\n"),
             "{bin:?}: notes warns too"
         );
@@ -69,19 +80,10 @@ fn an_invalid_project_value_falls_back_to_the_user_s_valid_one() {
 #[test]
 fn a_settings_warning_shows_on_every_command_that_reads_them() {
     for bin in Bin::ALL {
-        let machine = Machine::new();
-        put_settings(
-            &machine,
-            bin,
-            true,
-            "notesoup",
-            r#"{"bootMaxChars": "big"}"#,
-        );
+        let machine = with_user_settings(bin, "notesoup", r#"{"bootMaxChars": "big"}"#);
         let (said, stderr) = bound(&machine, bin);
         assert_eq!(said, "10000 characters (bootMaxChars)", "{bin:?}");
-        let notes = machine.run(bin, &["notes", "list"]);
-        notes.ok();
-        for text in [&stderr, &notes.stderr] {
+        for text in [stderr, notes_stderr(&machine, bin)] {
             assert!(
                 text.contains(
                     "bootMaxChars must be an integer of at least 4000; using the default of 10000."
@@ -96,19 +98,10 @@ fn a_settings_warning_shows_on_every_command_that_reads_them() {
 fn the_legacy_key_is_honoured_and_warned_about_on_every_host() {
     let warning = "notesoup: the settings key \"pi-context\" is now \"notesoup\"; rename it (the old key is still read for now).\n";
     for bin in Bin::ALL {
-        let machine = Machine::new();
-        put_settings(
-            &machine,
-            bin,
-            true,
-            "pi-context",
-            r#"{"bootMaxChars": 6000}"#,
-        );
+        let machine = with_user_settings(bin, "pi-context", r#"{"bootMaxChars": 6000}"#);
         let (said, stderr) = bound(&machine, bin);
         assert_eq!(said, "6000 characters (bootMaxChars)", "{bin:?}: {stderr}");
         assert!(stderr.starts_with(warning), "{bin:?}: {stderr}");
-        let notes = machine.run(bin, &["notes", "list"]);
-        notes.ok();
-        assert_eq!(notes.stderr, warning, "{bin:?}");
+        assert_eq!(notes_stderr(&machine, bin), warning, "{bin:?}");
     }
 }
