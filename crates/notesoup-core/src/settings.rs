@@ -24,7 +24,7 @@ use crate::boot::{DEFAULT_BOOT_MAX_CHARS, MIN_BOOT_MAX_CHARS};
 use crate::budget::DEFAULT_REMINDER_MARGIN_TOKENS;
 
 /// The key of notesoup's record in a settings file (formerly `pi-context`).
-pub const SETTINGS_KEY: &str = "notesoup";
+pub(crate) const SETTINGS_KEY: &str = "notesoup";
 
 /// The largest integer JavaScript represents exactly, `2^53 - 1`: the bound
 /// of a "safe integer".
@@ -189,7 +189,7 @@ pub(crate) fn notesoup_record(settings_file: &Value) -> Option<&Map<String, Valu
 /// The value a settings file (its top-level object) keeps notesoup's
 /// record under: `notesoup`, else the legacy `pi-context`, which is read
 /// with [`SettingsWarning::LegacyKey`], on every host alike.
-pub fn record_entry(file: &Map<String, Value>) -> Option<(&Value, Option<SettingsWarning>)> {
+pub(crate) fn record_entry(file: &Map<String, Value>) -> Option<(&Value, Option<SettingsWarning>)> {
     match file.get(SETTINGS_KEY) {
         Some(record) => Some((record, None)),
         None => file

@@ -21,11 +21,13 @@ use typeshare::typeshare;
 
 pub use render::{BootSections, boot_sections, render_boot_within};
 pub(crate) use render::{DEFAULT_BOOT_MAX_CHARS, MIN_BOOT_MAX_CHARS};
-pub use shelf::{FreshPage, HomeShelf, MapPage};
+pub use shelf::HomeShelf;
 pub use shelves::ShelfIndex;
 pub use snapshot::BootSnapshot;
 pub use text::continuation_text;
 
+#[cfg(test)]
+pub(crate) use shelf::{FreshPage, MapPage};
 // What the crate's own tests name beside the public surface.
 #[cfg(test)]
 pub(crate) use render::relative_time;

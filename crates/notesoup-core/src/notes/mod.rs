@@ -115,22 +115,24 @@ pub(crate) use address::Address;
 pub use address::Home;
 pub use error::NoteError;
 pub(crate) use frontmatter::parse_note;
-pub use frontmatter::{FrontmatterExtra, NoteMeta, NoteOrigin, is_blank_body, serialize_note};
+pub use frontmatter::{NoteMeta, NoteOrigin, is_blank_body, serialize_note};
 pub(crate) use identity::is_slug;
 pub use identity::{NotesIdentity, Scope, agent_slug, default_root, model_slug};
-pub use matcher::LineMatch;
 pub(crate) use matcher::LiteralQueries;
 pub use paths::project_key;
-pub use secrets::{SecretFinding, SecretKind, find_secret};
+pub(crate) use secrets::SecretKind;
+pub use secrets::find_secret;
 pub(crate) use segment::{escape_forbidden, is_forbidden_char, is_git_segment};
+pub(crate) use store::NoteLocation;
 pub use store::{
     Change, ChangeKind, DeleteOutcome, Edit, HeadCache, ListQuery, ListStatus, MAX_NOTE_BYTES,
-    NoteHeader, NoteLocation, NoteRow, NoteStore, ReadResult, RenameResult, SearchRow,
-    UpdateRequest, UpdateResult, WriteOutcome, WriteResult,
+    NoteHeader, NoteRow, NoteStore, UpdateRequest, WriteOutcome,
 };
 pub(crate) use time::parse_iso_ms;
 pub use time::{local_iso, now_ms};
 
+#[cfg(test)]
+pub(crate) use frontmatter::FrontmatterExtra;
 // What the area's own tests name beside the public surface.
 #[cfg(test)]
 pub(crate) use crate::wire::RefusalCode;

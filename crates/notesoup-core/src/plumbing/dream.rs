@@ -189,7 +189,7 @@ pub struct DreamProgress {
 }
 
 /// Told of the run's progress.
-pub type ProgressSink<'a> = &'a mut dyn FnMut(&DreamProgress);
+pub(crate) type ProgressSink<'a> = &'a mut dyn FnMut(&DreamProgress);
 
 /// The host's dreamer for one dream command.
 pub struct Dreamer<'a> {

@@ -22,10 +22,10 @@ mod store;
 
 pub use dream::{
     DEFAULT_DREAM_TIMEOUT, DreamFlags, DreamProgress, Dreamer, DreamerProcess, DreamerSetting,
-    NotesHomeError, ProgressSink, dream_timeout, dreamer_executable, notes_home, run_dream_command,
+    NotesHomeError, dream_timeout, dreamer_executable, notes_home, run_dream_command,
 };
 pub use dreamer_child::{
-    DreamerChild, dreamer_exit_error, dreamer_timed_out, last_diagnostic_lines, run_dreamer_child,
+    dreamer_exit_error, dreamer_timed_out, last_diagnostic_lines, run_dreamer_child,
 };
 pub use lines::{
     CappedLines, LineRead, MAX_LINE_BYTES, MAX_LINE_TOKENS, is_blank, leading_id, read_capped,

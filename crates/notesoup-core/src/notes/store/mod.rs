@@ -68,9 +68,11 @@ use super::secrets::{SecretFinding, find_secret};
 
 pub use heads::HeadCache;
 pub use types::{
-    Change, ChangeKind, DeleteOutcome, Edit, ListQuery, ListStatus, NoteHeader, NoteLocation,
-    NoteRow, ReadResult, RenameResult, SearchRow, UpdateRequest, UpdateResult, WriteOutcome,
-    WriteResult,
+    Change, ChangeKind, DeleteOutcome, Edit, ListQuery, ListStatus, NoteHeader, NoteRow,
+    UpdateRequest, WriteOutcome,
+};
+pub(crate) use types::{
+    NoteLocation, ReadResult, RenameResult, SearchRow, UpdateResult, WriteResult,
 };
 
 /// The largest serialized note file, frontmatter included.
