@@ -27,7 +27,7 @@ use crate::dream::ClaudeDreamer;
 use crate::env::HostEnv;
 use crate::hook::{self, io::Event};
 use crate::mcp::{McpTools, ServerInfo, serve};
-use crate::state::{SessionState, StateDir};
+use crate::state::{ClaudeSessionState, StateDir};
 use crate::tools::ClaudeTools;
 use crate::transcript::scan::session_id_of;
 
@@ -242,7 +242,7 @@ fn sessions(env: &HostEnv, args: &SessionsArgs) -> Result<String, String> {
         None => std::env::current_dir().map_err(|err| format!("no current directory: {err}"))?,
     };
     let key = project_key(&cwd);
-    let mut found: Vec<(std::time::SystemTime, SessionState)> = Vec::new();
+    let mut found: Vec<(std::time::SystemTime, ClaudeSessionState)> = Vec::new();
     // No plugin data yet is a fresh install: nothing is recorded.
     let data = env.data_dir();
     let entries = match data
@@ -339,13 +339,13 @@ impl ClaudeCli {
         &self,
         target: &Target<'_, NoHostArgs>,
         cwd: &std::path::Path,
-    ) -> anyhow::Result<Option<SessionState>> {
+    ) -> anyhow::Result<Option<ClaudeSessionState>> {
         if let Some(path) = target.session_file() {
             let named = session_id_of(path).with_context(|| path.display().to_string())?;
             let session = named
                 .or_else(|| path.file_stem().map(|s| s.to_string_lossy().into_owned()))
                 .unwrap_or_default();
-            return Ok(Some(SessionState::new_chain(
+            return Ok(Some(ClaudeSessionState::new_chain(
                 &session,
                 path.to_owned(),
                 cwd.to_owned(),
@@ -417,7 +417,7 @@ impl CliHost for ClaudeCli {
             Some(state) => (state, None),
             None => {
                 let key = project_key(&cwd);
-                let state = SessionState::new_chain("preview", PathBuf::new(), cwd, key);
+                let state = ClaudeSessionState::new_chain("preview", PathBuf::new(), cwd, key);
                 (state, Some(THIS_PROJECT.to_owned()))
             }
         };

@@ -60,7 +60,7 @@ pub struct ModInput {
 /// The answer of `decide`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Decision {
+pub struct ResetDecision {
     /// Reset now.
     pub reset: bool,
     /// Why: `normal` after the close-out, `forced` at the hard reserve.
@@ -124,7 +124,7 @@ fn answer(op: Op, stdin: &[u8], env: &HostEnv) -> Result<Value, String> {
 
 impl Session<'_> {
     /// `decide`: reset after the close-out, or at the hard reserve.
-    fn decide(&self) -> Result<Decision, String> {
+    fn decide(&self) -> Result<ResetDecision, String> {
         let (state, _) = self.load_or_recover()?;
         let origin = if state.reset_from.is_some() || state.window.opened_by_mod {
             // A reset is in flight, or has just opened this window: the
@@ -137,7 +137,7 @@ impl Session<'_> {
                 .filter(|b| b.remaining <= b.policy.reserve_line())
                 .map(|_| Origin::Forced)
         };
-        Ok(Decision {
+        Ok(ResetDecision {
             reset: origin.is_some(),
             origin,
             instructions: RESET_INSTRUCTIONS,

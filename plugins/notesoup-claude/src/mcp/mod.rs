@@ -226,7 +226,7 @@ impl<T: McpTools> Server<T> {
     /// Answers one line into `out` (nothing for a notification).
     fn answer(&mut self, line: &[u8], out: &mut Vec<u8>) -> io::Result<()> {
         let request = match wire::read_line(line) {
-            Line::Request(request) => request,
+            Line::RpcRequest(request) => request,
             Line::Refused(id, error) => return wire::write_error(out, id, &error),
             Line::Nothing => return Ok(()),
         };

@@ -12,7 +12,7 @@ use notesoup_pi_testkit::{ReferenceDreamHost, ScriptedModel, parse_dream_script}
 
 /// `dream`'s flags.
 #[derive(Debug, clap::Args)]
-pub struct DreamArgs {
+pub struct ReferenceDreamArgs {
     /// The notes home (default: $PI_NOTES_HOME, else ~/.agents/notes).
     #[arg(long, value_name = "DIR")]
     notes_home: Option<PathBuf>,
@@ -41,7 +41,7 @@ pub struct DreamArgs {
 /// an error (exit 2). The flow is core's dream command, the one every host
 /// binary runs; the scripted dreamer runs in this process, so no lines about
 /// a dreamer process are said.
-pub fn run(args: DreamArgs) -> Result<u8, String> {
+pub fn run(args: ReferenceDreamArgs) -> Result<u8, String> {
     let text = std::fs::read_to_string(&args.script)
         .map_err(|err| format!("cannot read script {}: {err}", args.script.display()))?;
     let steps = parse_dream_script(&text)?;
