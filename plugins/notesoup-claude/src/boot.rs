@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use notesoup_core::boot::{BootIdentity, BootSections, BootSnapshot, ShelfIndex, boot_sections};
+use notesoup_core::boot::{BootIdentity, BootSections, BootSnapshot, ShelfIndex};
 use notesoup_core::notes::{HeadCache, Home, NoteStore, NotesIdentity};
 
 use crate::env::HostEnv;
@@ -97,7 +97,7 @@ fn sections_of(
         window_id: state.window_id().to_string(),
         previous_window_id: state.previous_window_id.clone(),
     };
-    let sections = boot_sections(
+    let sections = BootSections::new(
         &snapshot,
         &identity,
         &bindings(),

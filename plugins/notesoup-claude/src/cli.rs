@@ -17,9 +17,7 @@ use notesoup_cli::{
 };
 use notesoup_core::dream::DreamTools;
 use notesoup_core::notes::project_key;
-use notesoup_core::plumbing::{
-    DreamerProcess, DreamerSetting, MAX_LINE_BYTES, dreamer_executable, read_capped,
-};
+use notesoup_core::plumbing::{DreamerProcess, DreamerSetting, LineRead, read_capped};
 use notesoup_core::tools::ToolOutput;
 use serde_json::{Value, json};
 
@@ -165,10 +163,11 @@ fn serve_tools(tools: impl McpTools) -> i32 {
 fn run_hook(event: Event, env: &HostEnv) -> i32 {
     // A hook's input is one small JSON object: past the line cap it is not
     // read on, let alone held.
-    let output = match read_capped(std::io::stdin().lock(), MAX_LINE_BYTES) {
+    let output = match read_capped(std::io::stdin().lock(), LineRead::MAX_BYTES) {
         Ok(Some(stdin)) => hook::run(event, &stdin, env),
         Ok(None) => hook::io::HookOutput::notice(format!(
-            "notesoup: the hook input is over {MAX_LINE_BYTES} bytes; it was not read"
+            "notesoup: the hook input is over {max_bytes} bytes; it was not read",
+            max_bytes = LineRead::MAX_BYTES
         )),
         Err(err) => {
             hook::io::HookOutput::notice(format!("notesoup: could not read hook input: {err}"))
@@ -184,10 +183,11 @@ fn run_hook(event: Event, env: &HostEnv) -> i32 {
 fn run_mod(op: hook::reset::Op, env: &HostEnv) -> i32 {
     let refused =
         |error: String| serde_json::json!({ "ok": false, "error": error }).to_string() + "\n";
-    let line = match read_capped(std::io::stdin().lock(), MAX_LINE_BYTES) {
+    let line = match read_capped(std::io::stdin().lock(), LineRead::MAX_BYTES) {
         Ok(Some(stdin)) => hook::reset::run(op, &stdin, env),
         Ok(None) => refused(format!(
-            "the request is over {MAX_LINE_BYTES} bytes; it was not read"
+            "the request is over {max_bytes} bytes; it was not read",
+            max_bytes = LineRead::MAX_BYTES
         )),
         Err(err) => refused(format!("could not read the request: {err}")),
     };
@@ -447,7 +447,7 @@ impl CliHost for ClaudeCli {
         _out: &mut Out,
     ) -> anyhow::Result<HostDreamer> {
         let notesoup = std::env::current_exe().context("cannot find the notesoup binary")?;
-        let claude = dreamer_executable(
+        let claude = DreamerSetting::executable(
             args.claude,
             std::env::var(crate::dream::CLAUDE_VAR).ok(),
             "claude",

@@ -14,9 +14,7 @@ use std::process::{ChildStdout, Command};
 use std::time::Duration;
 
 use notesoup_core::dream::{DreamRequest, DreamResult, DreamRunner, DreamWrite, Ended};
-use notesoup_core::plumbing::{
-    dreamer_exit_error, dreamer_timed_out, last_diagnostic_lines, run_dreamer_child,
-};
+use notesoup_core::plumbing::run_dreamer_child;
 use serde_json::{Value, json};
 
 use crate::bundle;
@@ -174,11 +172,12 @@ impl DshDreamer {
         match child.ended {
             Ended::Exited(waited) => {
                 let stderr = &child.stderr;
-                if let Some(error) = dreamer_exit_error(&waited, "dsh", || last_lines(stderr)) {
+                if let Some(error) = DreamResult::exit_error(&waited, "dsh", || last_lines(stderr))
+                {
                     result.error = Some(error);
                 }
             }
-            Ended::TimedOut => return dreamer_timed_out(result.writes, self.timeout),
+            Ended::TimedOut => return DreamResult::timed_out(result.writes, self.timeout),
         }
         // A dreamer that ends without a word did not dream: a failure, not
         // a run with an empty report.
@@ -246,7 +245,7 @@ pub fn read_log(log: &SessionLog) -> DreamResult {
 /// The last lines of dsh's diagnostics, enough to name the failure (stack
 /// frames and source excerpts left out).
 fn last_lines(text: &str) -> String {
-    last_diagnostic_lines(text, 5, |line| {
+    DreamResult::last_diagnostic_lines(text, 5, |line| {
         !line.starts_with("at ") && !line.starts_with("file://") && !matches!(line, "^" | "}" | "{")
     })
 }

@@ -24,7 +24,7 @@ pub struct ChatCompletions;
 pub type FakeDeepSeek = FakeModel<ChatCompletions>;
 
 impl Wire for ChatCompletions {
-    type DeepSeekReply = DeepSeekReply;
+    type Reply = DeepSeekReply;
 
     fn route(path: &str) -> Option<Answer> {
         if path.ends_with("/chat/completions") {

@@ -10,7 +10,6 @@ pub mod reset;
 use std::cell::RefCell;
 use std::path::PathBuf;
 
-use notesoup_core::boot::continuation_text;
 use notesoup_core::budget::BudgetPolicy;
 use notesoup_core::notes::project_key;
 
@@ -243,7 +242,7 @@ impl<'a> Session<'a> {
             Ok((mut text, warnings)) => {
                 if continued {
                     text.push_str("\n\n");
-                    text.push_str(&continuation_text(&bindings()));
+                    text.push_str(&bindings().continuation_text());
                     if let Some(prompt) = state.next_window_prompt.take() {
                         text.push_str(&fresh_window_prompt(&prompt));
                     }

@@ -10,7 +10,6 @@
 
 use std::path::PathBuf;
 
-use notesoup_core::boot::continuation_text;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -156,7 +155,7 @@ impl Session<'_> {
         state.open_next_window();
         let mut text = boot::render(self.env, &state)?;
         text.push_str("\n\n");
-        text.push_str(&continuation_text(&bindings()));
+        text.push_str(&bindings().continuation_text());
         // Kept until the reset is committed: a vetoed one gives it back.
         if let Some(prompt) = &state.next_window_prompt {
             text.push_str(&super::fresh_window_prompt(prompt));

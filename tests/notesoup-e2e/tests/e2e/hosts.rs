@@ -8,7 +8,7 @@ use notesoup_claude::env::HostEnv;
 use notesoup_claude::hook::{self, io::Event};
 use notesoup_claude::mcp::{ServerInfo, serve};
 use notesoup_claude::tools::ClaudeTools;
-use notesoup_core::notes::{agent_slug, default_root};
+use notesoup_core::notes::NotesIdentity;
 use notesoup_dsh::boot::NotesPlace;
 use notesoup_dsh::server::Sidecar;
 use notesoup_pi::extension::{Notesoup, NotesoupConfig};
@@ -197,8 +197,8 @@ impl Dsh {
     pub fn new(world: &HostMachine) -> Self {
         let env = world.env(Some(DSH_AGENT));
         let place = NotesPlace {
-            root: default_root(&env).expect("a notes root"),
-            agent: agent_slug(&env),
+            root: NotesIdentity::default_root(&env).expect("a notes root"),
+            agent: NotesIdentity::agent_slug(&env),
         };
         let mut dsh = Self {
             sidecar: Sidecar::new(place),

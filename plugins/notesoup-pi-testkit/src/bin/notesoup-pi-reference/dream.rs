@@ -6,8 +6,8 @@
 use std::path::PathBuf;
 
 use notesoup_core::dream::Stream;
-use notesoup_core::notes::default_root;
-use notesoup_core::plumbing::{DreamFlags, Dreamer, DreamerSetting, run_dream_command};
+use notesoup_core::notes::NotesIdentity;
+use notesoup_core::plumbing::{DreamFlags, Dreamer, DreamerSetting};
 use notesoup_pi_testkit::{ReferenceDreamHost, ScriptedModel, parse_dream_script};
 
 /// `dream`'s flags.
@@ -53,7 +53,7 @@ pub fn run(args: ReferenceDreamArgs) -> Result<u8, String> {
         dreamer: args.dreamer,
         playbook: args.playbook,
     };
-    let root = default_root(|name| std::env::var(name).ok());
+    let root = NotesIdentity::default_root(|name| std::env::var(name).ok());
     let options = flags
         .options(root, DreamerSetting::default(), jiff::Timestamp::now())
         .map_err(|error| error.to_string())?;
@@ -67,7 +67,7 @@ pub fn run(args: ReferenceDreamArgs) -> Result<u8, String> {
         process: None,
         progress: None,
     };
-    let code = run_dream_command(&options, dreamer, &mut |line| match line.stream {
+    let code = dreamer.run(&options, &mut |line| match line.stream {
         Stream::Stdout => outln!("{}", line.text),
         Stream::Stderr => eprintln!("{}", line.text),
     });
