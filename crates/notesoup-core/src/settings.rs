@@ -31,8 +31,12 @@ pub(crate) const SETTINGS_KEY: &str = "notesoup";
 pub(crate) const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
 
 /// The shape of the `notesoup` record in a settings file, for documentation
-/// and schema generation. [`ResolvedSettings::resolve`] reads raw JSON, so a wrong value is
+/// and schema generation. [`resolve`] reads raw JSON, so a wrong value is
 /// reported rather than failing the whole record.
+// The sentences above are also the generated schema's and TypeScript's
+// description, so the link's target is given to rustdoc alone.
+#[cfg_attr(doc, doc = "")]
+#[cfg_attr(doc, doc = "[`resolve`]: crate::settings::ResolvedSettings::resolve")]
 #[typeshare]
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
