@@ -4,20 +4,16 @@
 use serde_json::{Value, json};
 
 use super::{no_parameters, run_over_budget};
-use crate::tools::definition::{Tool, ToolFamily};
+use crate::tools::definition::Tool;
 use crate::tools::{BudgetHost, ResetRequest, ToolContext, ToolOutput};
 
 /// `wipe_memory`.
-pub(crate) const WIPE_MEMORY: Tool = Tool {
-    name: "wipe_memory",
-    family: ToolFamily::Budget,
-    description: "Clear your in-context memory and start a fresh context window. Your session, notes, and history survive.",
-    read_only: false,
-    sequential: true,
-    parameters: no_parameters,
-    result: None,
+pub(crate) const WIPE_MEMORY: Tool = Tool::budget(
+    "wipe_memory",
+    "Clear your in-context memory and start a fresh context window. Your session, notes, and history survive.",
+    no_parameters,
     run,
-};
+).writing();
 
 fn run(context: &mut dyn ToolContext, arguments: Value) -> ToolOutput {
     run_over_budget(context, arguments, wipe)
