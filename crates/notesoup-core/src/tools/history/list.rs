@@ -3,13 +3,12 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use typeshare::typeshare;
 
 use super::{HistoryPage, Selection, run_over_history};
 use crate::history::{History, Role};
 use crate::tools::definition::{Tool, ToolFamily};
-use crate::tools::{ToolContext, ToolOutcome, ToolOutput};
+use crate::tools::{ToolOutcome, ToolOutput};
 
 /// `history_list`.
 pub(crate) const HISTORY_LIST: Tool = Tool::reading::<HistoryListParams, HistoryPage>(
@@ -21,12 +20,8 @@ pub(crate) const HISTORY_LIST: Tool = Tool::reading::<HistoryListParams, History
     Without roles you get the conversation view: user and assistant messages, with each run of tool \
     and context events folded into one row that prints its own expand call. \
     Read a whole event with history_read.",
-    run,
+    |context, arguments| run_over_history(context, arguments, history_list),
 );
-
-fn run(context: &mut dyn ToolContext, arguments: Value) -> ToolOutput {
-    run_over_history(context, arguments, history_list)
-}
 
 /// Parameters of `history_list`.
 #[typeshare]

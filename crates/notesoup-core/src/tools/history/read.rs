@@ -4,7 +4,7 @@ use std::fmt::Write;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::json;
 use typeshare::typeshare;
 
 use super::render::{ToolFields, ToolLine, push_header};
@@ -13,7 +13,7 @@ use crate::history::{History, NestedCallSummary, Role, ToolStatus};
 use crate::tools::definition::{Tool, ToolFamily};
 use crate::tools::window::read_window_packed;
 use crate::tools::{
-    LimitedBy, Refusal, RefusalCode, ToolContext, ToolData, ToolOutcome, ToolOutput, render_window,
+    LimitedBy, Refusal, RefusalCode, ToolData, ToolOutcome, ToolOutput, render_window,
 };
 
 /// `history_read`.
@@ -23,12 +23,8 @@ pub(crate) const HISTORY_READ: Tool = Tool::reading::<HistoryReadParams, History
     "Read one event by seq: its text (for a tool event: the call's arguments, output and nested calls) \
     in a window of code points, with its tool facts. Pass next_offset_chars back as offset_chars until it is null. \
     The footer names a history_list call for the surrounding events.",
-    run,
+    |context, arguments| run_over_history(context, arguments, history_read),
 );
-
-fn run(context: &mut dyn ToolContext, arguments: Value) -> ToolOutput {
-    run_over_history(context, arguments, history_read)
-}
 
 /// Parameters of `history_read`.
 #[typeshare]

@@ -4,14 +4,13 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use typeshare::typeshare;
 
 use super::{HistoryPage, Selection, run_over_history};
 use crate::history::{History, Role};
 use crate::notes::LiteralQueries;
 use crate::tools::definition::{Tool, ToolFamily};
-use crate::tools::{Refusal, RefusalCode, SearchQuery, ToolContext, ToolOutcome, ToolOutput};
+use crate::tools::{Refusal, RefusalCode, SearchQuery, ToolOutcome, ToolOutput};
 
 /// `history_search`.
 pub(crate) const HISTORY_SEARCH: Tool = Tool::reading::<HistorySearchParams, HistoryPage>(
@@ -21,12 +20,8 @@ pub(crate) const HISTORY_SEARCH: Tool = Tool::reading::<HistorySearchParams, His
     Every role is searched by default, tool arguments, output and nested calls included, and nothing is folded. \
     Each hit's preview starts at its earliest match and carries offset_chars: pass the seq and offset_chars \
     to history_read to read from there. Pages like history_list.",
-    run,
+    |context, arguments| run_over_history(context, arguments, history_search),
 );
-
-fn run(context: &mut dyn ToolContext, arguments: Value) -> ToolOutput {
-    run_over_history(context, arguments, history_search)
-}
 
 /// Parameters of `history_search`.
 #[typeshare]

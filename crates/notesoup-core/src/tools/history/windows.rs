@@ -5,7 +5,6 @@ use std::fmt::Write;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use typeshare::typeshare;
 
 use super::render::events;
@@ -14,7 +13,7 @@ use crate::history::History;
 use crate::tools::definition::{Tool, ToolFamily};
 use crate::tools::output::{pack, pack_or};
 use crate::tools::window::to_u32;
-use crate::tools::{ToolContext, ToolData, ToolOutcome, ToolOutput, fill_best};
+use crate::tools::{ToolData, ToolOutcome, ToolOutput, fill_best};
 
 /// `history_windows`.
 pub(crate) const HISTORY_WINDOWS: Tool = Tool::reading::<HistoryWindowsParams, HistoryWindowsData>(
@@ -22,12 +21,8 @@ pub(crate) const HISTORY_WINDOWS: Tool = Tool::reading::<HistoryWindowsParams, H
     ToolFamily::History,
     "List this session's context windows, oldest first, each with its seq range and event count. \
     Pass a window_id to history_list or history_search to stay inside one window.",
-    run,
+    |context, arguments| run_over_history(context, arguments, history_windows),
 );
-
-fn run(context: &mut dyn ToolContext, arguments: Value) -> ToolOutput {
-    run_over_history(context, arguments, history_windows)
-}
 
 /// Parameters of `history_windows`: none.
 #[typeshare]

@@ -2,7 +2,6 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use typeshare::typeshare;
 
 use super::render::{plural, push_row_head, push_snapshot_footer};
@@ -15,7 +14,7 @@ use crate::tools::output::pack;
 use crate::tools::params::at_least;
 use crate::tools::window::to_u32;
 use crate::tools::{
-    Refusal, RefusalCode, TOOL_OUTPUT_MAX_BYTES, ToolContext, ToolData, ToolOutcome, ToolOutput,
+    Refusal, RefusalCode, TOOL_OUTPUT_MAX_BYTES, ToolData, ToolOutcome, ToolOutput,
 };
 
 /// `notes_list`.
@@ -26,12 +25,8 @@ pub(crate) const NOTES_LIST: Tool = Tool::reading::<NotesListParams, NotesListDa
     @model/: each address with its updated time (and crumpled time in the wastebasket). Not paginated: \
     more counts the notes left out, so narrow with pattern. Hidden crumpled notes and unreadable homes \
     are reported. {addresses}",
-    run,
+    |context, arguments| run_over_store(context, arguments, notes_list),
 );
-
-fn run(context: &mut dyn ToolContext, arguments: Value) -> ToolOutput {
-    run_over_store(context, arguments, notes_list)
-}
 
 /// Parameters of `notes_list`.
 #[typeshare]

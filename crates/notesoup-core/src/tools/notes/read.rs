@@ -15,8 +15,8 @@ use crate::tools::definition::{Tool, ToolFamily};
 use crate::tools::measure::json_bytes;
 use crate::tools::window::{read_window_packed, to_u32};
 use crate::tools::{
-    LimitedBy, MAX_METADATA_ENTRY_BYTES, MAX_METADATA_EXTRA_BYTES, Refusal, RefusalCode,
-    ToolContext, ToolData, ToolOutcome, ToolOutput, render_window,
+    LimitedBy, MAX_METADATA_ENTRY_BYTES, MAX_METADATA_EXTRA_BYTES, Refusal, RefusalCode, ToolData,
+    ToolOutcome, ToolOutput, render_window,
 };
 use crate::wire::OrderedMap;
 
@@ -28,12 +28,8 @@ pub(crate) const NOTES_READ: Tool = Tool::reading::<NotesReadParams, NotesReadDa
     offset_chars counts code points into the body (negative counts back from the end); limit_chars \
     caps the window (default 12000, at most 50000). When more remains, the last line names the \
     offset_chars to continue with; successive windows join back into the exact body. {addresses}",
-    run,
+    |context, arguments| run_over_store(context, arguments, notes_read),
 );
-
-fn run(context: &mut dyn ToolContext, arguments: Value) -> ToolOutput {
-    run_over_store(context, arguments, notes_read)
-}
 
 /// Parameters of `notes_read`.
 #[typeshare]

@@ -5,7 +5,6 @@ use std::fmt::Write;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use typeshare::typeshare;
 
 use super::render::{plural, push_row_head, push_snapshot_footer};
@@ -16,8 +15,8 @@ use crate::tools::output::pack;
 use crate::tools::params::at_least;
 use crate::tools::window::to_u32;
 use crate::tools::{
-    Refusal, RefusalCode, SearchQuery, ToolContext, ToolData, ToolOutcome, ToolOutput, fill_best,
-    fits, prefix_fit,
+    Refusal, RefusalCode, SearchQuery, ToolData, ToolOutcome, ToolOutput, fill_best, fits,
+    prefix_fit,
 };
 
 /// `notes_search`.
@@ -28,12 +27,8 @@ pub(crate) const NOTES_SEARCH: Tool = Tool::reading::<NotesSearchParams, NotesSe
     of them. The result is a recent-first snapshot, not paginated: each note shows its matching lines \
     with their line numbers and offset_chars, which notes_read takes to read from the match. Narrow \
     with pattern; crumpled notes are searched only with wastebasket. {addresses}",
-    run,
+    |context, arguments| run_over_store(context, arguments, notes_search),
 );
-
-fn run(context: &mut dyn ToolContext, arguments: Value) -> ToolOutput {
-    run_over_store(context, arguments, notes_search)
-}
 
 /// Parameters of `notes_search`.
 #[typeshare]

@@ -3,14 +3,13 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use typeshare::typeshare;
 
 use super::render::push_identity;
 use super::{fit_or, parse_origin, project_key, run_over_store, store_error};
 use crate::notes::{NoteOrigin, NoteStore, WriteOutcome};
 use crate::tools::definition::{Tool, ToolFamily};
-use crate::tools::{ToolContext, ToolData, ToolOutcome, ToolOutput};
+use crate::tools::{ToolData, ToolOutcome, ToolOutput};
 
 /// `notes_write`.
 pub(crate) const NOTES_WRITE: Tool = Tool::reading::<NotesWriteParams, NotesWriteData>(
@@ -20,13 +19,9 @@ pub(crate) const NOTES_WRITE: Tool = Tool::reading::<NotesWriteParams, NotesWrit
     frontmatter key), and writing a crumpled note uncrumples it. Name a note for what it holds and \
     when to reach for it: a fresh window sees only the name. Store only what git and the history \
     cannot give back. The receipt says created, overwritten or uncrumpled. {addresses}",
-    run,
+    |context, arguments| run_over_store(context, arguments, notes_write),
 )
 .writing();
-
-fn run(context: &mut dyn ToolContext, arguments: Value) -> ToolOutput {
-    run_over_store(context, arguments, notes_write)
-}
 
 /// Parameters of `notes_write`.
 #[typeshare]
