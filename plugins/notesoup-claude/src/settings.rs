@@ -16,7 +16,7 @@
 //! directory or a file over [`SettingsRecord::MAX_BYTES`] under either name is one
 //! warning and the defaults, never a wait or a read without end.
 //!
-//! [`SettingsRecord::MAX_BYTES`]: notesoup_core::plumbing::SettingsRecord::MAX_BYTES
+//! [`SettingsRecord::MAX_BYTES`]: notesoup_core::settings::SettingsRecord::MAX_BYTES
 
 use std::path::{Path, PathBuf};
 

@@ -22,7 +22,7 @@
 //! key as it is written (`reserveTokens`, not a dotted path), so warnings
 //! from core and from this crate read alike.
 //!
-//! [`SettingsRecord::MAX_BYTES`]: notesoup_core::plumbing::SettingsRecord::MAX_BYTES
+//! [`SettingsRecord::MAX_BYTES`]: notesoup_core::settings::SettingsRecord::MAX_BYTES
 
 use std::path::{Path, PathBuf};
 
