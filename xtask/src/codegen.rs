@@ -26,10 +26,10 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use notesoup_core::boot::BootIdentity;
+use notesoup_core::boot::ToolBindings;
 use notesoup_core::budget::{BudgetStage, ContextRemaining};
 use notesoup_core::settings::SettingsRecord;
 use notesoup_core::tools;
-use notesoup_core::wire::ToolBindings;
 use schemars::{JsonSchema, schema_for};
 use typeshare_core::context::{ParseContext, ParseFileContext};
 use typeshare_core::language::{CrateName, Language, SINGLE_FILE_CRATE_NAME, TypeScript};

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 use notesoup_core::dream::DreamOptions;
-use notesoup_core::plumbing::DEFAULT_DREAM_TIMEOUT;
+use notesoup_core::plumbing::DreamFlags;
 use serde_json::{Map, Value};
 
 /// The commands every host's binary has.
@@ -383,7 +383,7 @@ pub struct DreamArgs<D: Args> {
     pub playbook: Option<PathBuf>,
     /// Stop the dreamer after this many seconds; the run then fails and the
     /// lock is released.
-    #[arg(long, value_name = "SECS", default_value_t = DEFAULT_DREAM_TIMEOUT.as_secs())]
+    #[arg(long, value_name = "SECS", default_value_t = DreamFlags::DEFAULT_TIMEOUT.as_secs())]
     pub timeout: u64,
     /// How this host starts its dreamer.
     #[command(flatten, next_help_heading = "Dreamer options")]

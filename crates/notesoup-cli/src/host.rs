@@ -36,7 +36,7 @@ pub trait CliHost {
     const HOST: &'static str;
 
     /// The notes root when no `--notes-home` is given: core's
-    /// `default_root` over this host's environment.
+    /// `NotesIdentity::default_root` over this host's environment.
     fn notes_root(&self) -> Option<PathBuf>;
 
     /// Runs `call` with the tools of the session `target` names. `notes`

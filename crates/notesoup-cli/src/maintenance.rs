@@ -4,7 +4,7 @@
 use notesoup_core::dream::{clean_temp_files, doctor as check_home, purge_secrets};
 use std::io::{IsTerminal, Write};
 
-use notesoup_core::plumbing::{DreamFlags, DreamProgress, Dreamer, notes_home, run_dream_command};
+use notesoup_core::plumbing::{DreamFlags, DreamProgress, Dreamer, notes_home};
 use serde_json::{Value, json};
 
 use crate::args::{DoctorArgs, DoctorCommand, DreamArgs, DreamSubcommand};
@@ -139,7 +139,7 @@ pub(crate) fn dream<H: CliHost>(
     if let Some(DreamSubcommand::Doctor(doctor_args)) = args.command {
         return doctor(host, doctor_args, out);
     }
-    let timeout = notesoup_core::plumbing::dream_timeout(args.timeout);
+    let timeout = notesoup_core::plumbing::DreamFlags::timeout(args.timeout);
     let dreamer = host.dreamer(args.host, timeout, out)?;
     let flags = DreamFlags {
         notes_home: args.notes_home,
@@ -154,18 +154,15 @@ pub(crate) fn dream<H: CliHost>(
     let status = StatusLine::new(std::io::stderr().is_terminal());
     let code = {
         let mut progress = |progress: &DreamProgress| status.tell(progress);
-        run_dream_command(
-            &options,
-            Dreamer {
-                runner: runner.as_mut(),
-                process: Some(dreamer.process),
-                progress: Some(&mut progress),
-            },
-            &mut |line| {
-                status.clear();
-                out.line(line);
-            },
-        )
+        Dreamer {
+            runner: runner.as_mut(),
+            process: Some(dreamer.process),
+            progress: Some(&mut progress),
+        }
+        .run(&options, &mut |line| {
+            status.clear();
+            out.line(line);
+        })
     };
     status.clear();
     Ok(exit_code(code))

@@ -5,9 +5,9 @@
 
 use std::io::IsTerminal;
 
-use notesoup_core::notes::{DeleteOutcome, Edit, MAX_NOTE_BYTES, UpdateRequest, is_blank_body};
+use notesoup_core::notes::{DeleteOutcome, Edit, NoteStore, UpdateRequest, is_blank_body};
 use notesoup_core::plumbing::read_capped;
-use notesoup_core::tools::{Refusal, Tool, ToolOutput, call_tool, call_unbounded};
+use notesoup_core::tools::{Refusal, Tool, ToolOutput, call_tool};
 use serde_json::{Map, Value, json};
 
 use crate::args::{NotesArgs, NotesCommand};
@@ -164,7 +164,7 @@ pub(crate) fn run<H: CliHost>(
         let arguments = arguments.take().unwrap_or_default();
         Ok(match call {
             Call::Tool(name) => call_tool(tools, name, arguments),
-            Call::Unbounded(name) => call_unbounded(tools, name, arguments)
+            Call::Unbounded(name) => Tool::call_unbounded(tools, name, arguments)
                 .unwrap_or_else(|| call_tool(tools, name, Value::Null)),
         })
     })?;
@@ -259,11 +259,11 @@ fn read_stdin<H: CliHost>(address: &str, out: &mut Out) -> anyhow::Result<String
             H::BIN
         ));
     }
-    let bytes = read_capped(stdin.lock(), MAX_NOTE_BYTES)
+    let bytes = read_capped(stdin.lock(), NoteStore::MAX_NOTE_BYTES)
         .map_err(|error| anyhow::anyhow!("could not read the content from stdin: {error}"))?
         .ok_or_else(|| {
             anyhow::anyhow!(
-                "the content on stdin is over {MAX_NOTE_BYTES} bytes, the most a note holds; nothing was written"
+                "the content on stdin is over {max_note_bytes} bytes, the most a note holds; nothing was written", max_note_bytes = NoteStore::MAX_NOTE_BYTES
             )
         })?;
     String::from_utf8(bytes)

@@ -12,10 +12,10 @@ use std::sync::OnceLock;
 use divan::Bencher;
 use jiff::Timestamp;
 use jiff::tz::TimeZone;
+use notesoup_core::boot::ToolBindings;
 use notesoup_core::boot::{BootIdentity, BootSnapshot, HomeShelf, render_boot_within};
 use notesoup_core::notes::{ListQuery, NoteStore, NotesIdentity, Scope};
 use notesoup_core::settings::Settings;
-use notesoup_core::wire::ToolBindings;
 use tempfile::TempDir;
 
 /// Notes in the generated store, spread evenly over the five homes.

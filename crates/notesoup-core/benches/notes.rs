@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use jiff::tz::TimeZone;
 use notesoup_core::notes::{
-    HeadCache, Home, ListQuery, NoteMeta, NoteStore, NotesIdentity, Scope, serialize_note,
+    HeadCache, Home, ListQuery, NoteStore, NotesIdentity, Scope, local_iso,
 };
 
 const NOTES: usize = 10_000;
@@ -100,10 +100,14 @@ fn generate() -> Fixture {
             }
             body.push('\n');
         }
-        let mut meta = NoteMeta::new_at(1_700_000_000_000 + index as i64 * 1000);
-        meta.project = Some("bench-1234abcd".to_owned());
+        // Written as a note on disk reads, frontmatter first, so the store
+        // parses what a user's notes hold.
+        let at = local_iso(1_700_000_000_000 + index as i64 * 1000, &TimeZone::UTC);
+        let note = format!(
+            "---\norigin: self\ncreatedAt: {at}\nupdatedAt: {at}\nlastAccessed: {at}\naccessCount: 0\nproject: bench-1234abcd\n---\n\n{body}"
+        );
         std::fs::create_dir_all(path.parent().expect("parent")).expect("dirs");
-        std::fs::write(&path, serialize_note(&meta, &body, &TimeZone::UTC)).expect("write");
+        std::fs::write(&path, note).expect("write");
     }
     Fixture { _dir: dir, store }
 }

@@ -6,7 +6,7 @@
 
 use std::sync::OnceLock;
 
-use notesoup_core::notes::{MAX_NOTE_BYTES, find_secret};
+use notesoup_core::notes::{NoteStore, find_secret};
 
 /// Ordinary note text: prose, a code block, hashes, ids and URLs, the
 /// look-alikes the guard must read past without refusing.
@@ -32,17 +32,17 @@ fn typical() -> &'static str {
 fn largest() -> &'static str {
     static TEXT: OnceLock<String> = OnceLock::new();
     TEXT.get_or_init(|| {
-        let mut text = repeat_to(PARAGRAPH, MAX_NOTE_BYTES - PARAGRAPH.len());
+        let mut text = repeat_to(PARAGRAPH, NoteStore::MAX_NOTE_BYTES - PARAGRAPH.len());
         // The paragraph is ASCII, so any byte is a character boundary.
-        text.truncate(MAX_NOTE_BYTES - 1);
+        text.truncate(NoteStore::MAX_NOTE_BYTES - 1);
         text
     })
 }
 
 /// One 1 MB line of a repeated unit: every position is a candidate start.
 fn hostile(unit: &str) -> String {
-    let mut text = repeat_to(unit, MAX_NOTE_BYTES - unit.len());
-    text.truncate(MAX_NOTE_BYTES - unit.len());
+    let mut text = repeat_to(unit, NoteStore::MAX_NOTE_BYTES - unit.len());
+    text.truncate(NoteStore::MAX_NOTE_BYTES - unit.len());
     text
 }
 

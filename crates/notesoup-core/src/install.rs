@@ -118,42 +118,6 @@ fn io_error(action: &'static str, path: &Path) -> impl FnOnce(io::Error) -> Inst
     }
 }
 
-/// What an install of `files` into `dir` would do, without doing it: the
-/// paths it would write (for `--print`), or why it would be refused.
-pub fn plan(
-    dir: &Path,
-    files: &[InstallFile<'_>],
-    force: bool,
-) -> Result<Vec<PathBuf>, InstallError> {
-    check(dir, files, force)?;
-    Ok(files.iter().map(|file| dir.join(file.path)).collect())
-}
-
-/// Installs `files` into `dir` (created when missing) after the checks of
-/// the module's documentation (`force` skips the ones about foreign files,
-/// never the ones about links): the marker first, listing every file, so an
-/// install cut short can be run again; then each file.
-pub fn install(dir: &Path, files: &[InstallFile<'_>], force: bool) -> Result<(), InstallError> {
-    check(dir, files, force)?;
-    fs::create_dir_all(dir).map_err(io_error("creating", dir))?;
-    let mut marker = String::from(MARKER_HEADER);
-    marker.push('\n');
-    for file in files {
-        marker.push_str(file.path);
-        marker.push('\n');
-    }
-    let marker_path = dir.join(MARKER);
-    durable::write_with_mode(&marker_path, marker.as_bytes(), 0o644)
-        .map_err(io_error("writing", &marker_path))?;
-    for file in files {
-        let path = dir.join(file.path);
-        make_dirs(dir, file.path)?;
-        let mode = if file.executable { 0o755 } else { 0o644 };
-        durable::write_with_mode(&path, file.bytes, mode).map_err(io_error("writing", &path))?;
-    }
-    Ok(())
-}
-
 /// Every check an install makes before it writes anything.
 fn check(dir: &Path, files: &[InstallFile<'_>], force: bool) -> Result<(), InstallError> {
     for file in files {
@@ -309,6 +273,45 @@ fn make_dirs(dir: &Path, path: &str) -> Result<(), InstallError> {
     Ok(())
 }
 
+impl InstallFile<'_> {
+    /// What an install of `files` into `dir` would do, without doing it: the
+    /// paths it would write (for `--print`), or why it would be refused.
+    pub fn plan(
+        dir: &Path,
+        files: &[InstallFile<'_>],
+        force: bool,
+    ) -> Result<Vec<PathBuf>, InstallError> {
+        check(dir, files, force)?;
+        Ok(files.iter().map(|file| dir.join(file.path)).collect())
+    }
+
+    /// Installs `files` into `dir` (created when missing) after the checks of
+    /// the module's documentation (`force` skips the ones about foreign files,
+    /// never the ones about links): the marker first, listing every file, so an
+    /// install cut short can be run again; then each file.
+    pub fn install(dir: &Path, files: &[InstallFile<'_>], force: bool) -> Result<(), InstallError> {
+        check(dir, files, force)?;
+        fs::create_dir_all(dir).map_err(io_error("creating", dir))?;
+        let mut marker = String::from(MARKER_HEADER);
+        marker.push('\n');
+        for file in files {
+            marker.push_str(file.path);
+            marker.push('\n');
+        }
+        let marker_path = dir.join(MARKER);
+        durable::write_with_mode(&marker_path, marker.as_bytes(), 0o644)
+            .map_err(io_error("writing", &marker_path))?;
+        for file in files {
+            let path = dir.join(file.path);
+            make_dirs(dir, file.path)?;
+            let mode = if file.executable { 0o755 } else { 0o644 };
+            durable::write_with_mode(&path, file.bytes, mode)
+                .map_err(io_error("writing", &path))?;
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)] // a failed unwrap is a failed test
@@ -342,13 +345,13 @@ mod tests {
     fn a_fresh_folder_is_installed_and_installed_again() {
         let temp = tempfile::tempdir().unwrap();
         let dir = temp.path().join("pkg");
-        assert_eq!(plan(&dir, &FILES, false).unwrap().len(), 3);
+        assert_eq!(InstallFile::plan(&dir, &FILES, false).unwrap().len(), 3);
         assert!(!dir.exists(), "a plan writes nothing");
-        install(&dir, &FILES, false).unwrap();
+        InstallFile::install(&dir, &FILES, false).unwrap();
         assert_eq!(fs::read(dir.join("dreamer/dream.ts")).unwrap(), b"dream\n");
         assert_eq!(mode(&dir.join("bin/tool")), 0o755);
         assert_eq!(mode(&dir.join("package.json")), 0o644);
-        install(&dir, &FILES, false).unwrap();
+        InstallFile::install(&dir, &FILES, false).unwrap();
         let marker = fs::read_to_string(dir.join(MARKER)).unwrap();
         assert_eq!(
             marker,
@@ -363,11 +366,11 @@ mod tests {
         fs::write(&victim, b"mine").unwrap();
         fs::set_permissions(&victim, fs::Permissions::from_mode(0o600)).unwrap();
         let dir = temp.path().join("pkg");
-        install(&dir, &FILES, false).unwrap();
+        InstallFile::install(&dir, &FILES, false).unwrap();
         // A link at a file: replaced.
         fs::remove_file(dir.join("dreamer/dream.ts")).unwrap();
         symlink(&victim, dir.join("dreamer/dream.ts")).unwrap();
-        install(&dir, &FILES, false).unwrap();
+        InstallFile::install(&dir, &FILES, false).unwrap();
         assert_eq!(fs::read(&victim).unwrap(), b"mine");
         assert_eq!(mode(&victim), 0o600);
         assert!(
@@ -382,7 +385,7 @@ mod tests {
         fs::remove_dir_all(dir.join("dreamer")).unwrap();
         symlink(&elsewhere, dir.join("dreamer")).unwrap();
         for force in [false, true] {
-            let error = install(&dir, &FILES, force).unwrap_err();
+            let error = InstallFile::install(&dir, &FILES, force).unwrap_err();
             assert!(matches!(error, InstallError::Link { .. }), "{error}");
         }
         assert_eq!(fs::read_dir(&elsewhere).unwrap().count(), 0);
@@ -394,18 +397,18 @@ mod tests {
         let home = temp.path().join("home");
         fs::create_dir(&home).unwrap();
         fs::write(home.join("package.json"), b"theirs").unwrap();
-        let error = install(&home, &FILES, false).unwrap_err();
+        let error = InstallFile::install(&home, &FILES, false).unwrap_err();
         let text = error.to_string();
         assert!(
             text.contains("package.json") && text.contains("--force"),
             "{text}"
         );
-        assert!(plan(&home, &FILES, false).is_err());
+        assert!(InstallFile::plan(&home, &FILES, false).is_err());
         assert_eq!(fs::read(home.join("package.json")).unwrap(), b"theirs");
         assert!(!home.join(MARKER).exists());
         // Installed once (forced), a file the marker does not list is still
         // never overwritten.
-        install(&home, &FILES, true).unwrap();
+        InstallFile::install(&home, &FILES, true).unwrap();
         let more = [
             FILES[0],
             InstallFile {
@@ -416,7 +419,7 @@ mod tests {
         ];
         fs::write(home.join("extra.txt"), b"theirs").unwrap();
         assert!(matches!(
-            install(&home, &more, false).unwrap_err(),
+            InstallFile::install(&home, &more, false).unwrap_err(),
             InstallError::Foreign { .. }
         ));
         assert_eq!(fs::read(home.join("extra.txt")).unwrap(), b"theirs");
@@ -427,7 +430,7 @@ mod tests {
             executable: false,
         }];
         assert!(matches!(
-            install(&home, &bad, true).unwrap_err(),
+            InstallFile::install(&home, &bad, true).unwrap_err(),
             InstallError::BadPath(_)
         ));
     }

@@ -26,4 +26,4 @@ pub mod notes;
 pub mod plumbing;
 pub mod settings;
 pub mod tools;
-pub mod wire;
+mod wire;

@@ -24,7 +24,7 @@ use crate::boot::{DEFAULT_BOOT_MAX_CHARS, MIN_BOOT_MAX_CHARS};
 use crate::budget::DEFAULT_REMINDER_MARGIN_TOKENS;
 
 /// The key of notesoup's record in a settings file (formerly `pi-context`).
-pub const SETTINGS_KEY: &str = "notesoup";
+pub(crate) const SETTINGS_KEY: &str = "notesoup";
 
 /// The largest integer JavaScript represents exactly, `2^53 - 1`: the bound
 /// of a "safe integer".
@@ -33,6 +33,10 @@ pub(crate) const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
 /// The shape of the `notesoup` record in a settings file, for documentation
 /// and schema generation. [`resolve`] reads raw JSON, so a wrong value is
 /// reported rather than failing the whole record.
+// The sentences above are also the generated schema's and TypeScript's
+// description, so the link's target is given to rustdoc alone.
+#[cfg_attr(doc, doc = "")]
+#[cfg_attr(doc, doc = "[`resolve`]: crate::settings::ResolvedSettings::resolve")]
 #[typeshare]
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -117,7 +121,7 @@ fn rule(key: &str) -> &'static str {
     }
 }
 
-/// The keys [`validate`] reads.
+/// The keys `validate` reads.
 const CORE_KEYS: [&str; 4] = [
     "reminderMarginTokens",
     "dreamer",
@@ -189,7 +193,7 @@ pub(crate) fn notesoup_record(settings_file: &Value) -> Option<&Map<String, Valu
 /// The value a settings file (its top-level object) keeps notesoup's
 /// record under: `notesoup`, else the legacy `pi-context`, which is read
 /// with [`SettingsWarning::LegacyKey`], on every host alike.
-pub fn record_entry(file: &Map<String, Value>) -> Option<(&Value, Option<SettingsWarning>)> {
+pub(crate) fn record_entry(file: &Map<String, Value>) -> Option<(&Value, Option<SettingsWarning>)> {
     match file.get(SETTINGS_KEY) {
         Some(record) => Some((record, None)),
         None => file
@@ -215,111 +219,26 @@ pub enum ProjectTrust {
     Untrusted,
 }
 
-/// The project's `notesoup` record over the user's, per key: project values
-/// win, except that an untrusted project's `secretGuard: false` is ignored
-/// (with a warning when it would have turned the guard off), and a project
-/// value that is not valid never hides a valid user value: the user's is
-/// kept, with a warning ([`SettingsWarning::InvalidOverride`]), so an
-/// invalid value falls back to the setting under it, never to the built-in
-/// default. Keys notesoup's core does not read are merged as given.
-pub fn merge_records(
-    user: Option<&Map<String, Value>>,
-    project: Option<&Map<String, Value>>,
-    trust: ProjectTrust,
-) -> (Map<String, Value>, Vec<SettingsWarning>) {
-    let mut merged = user.cloned().unwrap_or_default();
-    let mut warnings = Vec::new();
-    for (key, value) in project.into_iter().flatten() {
-        if trust == ProjectTrust::Untrusted && key == "secretGuard" && *value == Value::Bool(false)
-        {
-            if merged.get(key) != Some(&Value::Bool(false)) {
-                warnings.push(SettingsWarning::ProjectCannotLoosenSecretGuard);
-            }
-            continue;
-        }
-        if let Some(known) = CORE_KEYS.into_iter().find(|known| known == key)
-            && !is_valid(key, value)
-            && merged.get(key).is_some_and(|under| is_valid(key, under))
-        {
-            warnings.push(SettingsWarning::InvalidOverride(known));
-            continue;
-        }
-        merged.insert(key.clone(), value.clone());
-    }
-    (merged, warnings)
-}
-
 /// Whether `value` is a valid value of `key`.
 fn is_valid(key: &str, value: &Value) -> bool {
-    validate(&Map::from_iter([(key.to_owned(), value.clone())]))
+    ResolvedSettings::validate(&Map::from_iter([(key.to_owned(), value.clone())]))
         .warnings
         .is_empty()
 }
 
 /// `{...global.notesoup, ...project.notesoup}` under `trust` (see
-/// [`merge_records`]). Pass `None` for a file that is absent or not read
+/// [`SettingsRecord::merge`]). Pass `None` for a file that is absent or not read
 /// (a project the host does not trust at all).
 pub(crate) fn merge(
     global: Option<&Value>,
     project: Option<&Value>,
     trust: ProjectTrust,
 ) -> (Map<String, Value>, Vec<SettingsWarning>) {
-    merge_records(
+    SettingsRecord::merge(
         global.and_then(notesoup_record),
         project.and_then(notesoup_record),
         trust,
     )
-}
-
-/// Merges the global and project settings files under `trust` and
-/// validates the result.
-pub fn resolve(
-    global: Option<&Value>,
-    project: Option<&Value>,
-    trust: ProjectTrust,
-) -> ResolvedSettings {
-    let (merged, loosening) = merge(global, project, trust);
-    let mut resolved = validate(&merged);
-    resolved.warnings.extend(loosening);
-    if [global, project].into_iter().flatten().any(uses_legacy_key) {
-        resolved.warnings.insert(0, SettingsWarning::LegacyKey);
-    }
-    resolved
-}
-
-/// Validates a merged `notesoup` record. Unknown keys are ignored.
-pub fn validate(record: &Map<String, Value>) -> ResolvedSettings {
-    let mut resolved = ResolvedSettings::default();
-    if let Some(value) = record.get("reminderMarginTokens") {
-        match positive_safe_integer(value) {
-            Some(margin) => resolved.settings.reminder_margin_tokens = margin,
-            None => resolved
-                .warnings
-                .push(SettingsWarning::InvalidReminderMargin),
-        }
-    }
-    if let Some(value) = record.get("dreamer") {
-        match value.as_str().map(str::trim).filter(|s| !s.is_empty()) {
-            Some(pattern) => resolved.settings.dreamer = Some(pattern.to_owned()),
-            None => resolved.warnings.push(SettingsWarning::InvalidDreamer),
-        }
-    }
-    if let Some(value) = record.get("secretGuard") {
-        match value.as_bool() {
-            Some(on) => resolved.settings.secret_guard = on,
-            None => resolved.warnings.push(SettingsWarning::InvalidSecretGuard),
-        }
-    }
-    if let Some(value) = record.get("bootMaxChars") {
-        match positive_safe_integer(value)
-            .filter(|&chars| chars >= MIN_BOOT_MAX_CHARS as u64)
-            .and_then(|chars| usize::try_from(chars).ok())
-        {
-            Some(chars) => resolved.settings.boot_max_chars = chars,
-            None => resolved.warnings.push(SettingsWarning::InvalidBootMaxChars),
-        }
-    }
-    resolved
 }
 
 /// `Number.isSafeInteger(v) && v > 0`: `24576` and `24576.0` pass; strings,
@@ -368,3 +287,94 @@ impl WarnOnce {
 #[cfg(test)]
 #[path = "settings_tests.rs"]
 mod behaviour;
+
+impl SettingsRecord {
+    /// The project's `notesoup` record over the user's, per key: project values
+    /// win, except that an untrusted project's `secretGuard: false` is ignored
+    /// (with a warning when it would have turned the guard off), and a project
+    /// value that is not valid never hides a valid user value: the user's is
+    /// kept, with a warning ([`SettingsWarning::InvalidOverride`]), so an
+    /// invalid value falls back to the setting under it, never to the built-in
+    /// default. Keys notesoup's core does not read are merged as given.
+    pub fn merge(
+        user: Option<&Map<String, Value>>,
+        project: Option<&Map<String, Value>>,
+        trust: ProjectTrust,
+    ) -> (Map<String, Value>, Vec<SettingsWarning>) {
+        let mut merged = user.cloned().unwrap_or_default();
+        let mut warnings = Vec::new();
+        for (key, value) in project.into_iter().flatten() {
+            if trust == ProjectTrust::Untrusted
+                && key == "secretGuard"
+                && *value == Value::Bool(false)
+            {
+                if merged.get(key) != Some(&Value::Bool(false)) {
+                    warnings.push(SettingsWarning::ProjectCannotLoosenSecretGuard);
+                }
+                continue;
+            }
+            if let Some(known) = CORE_KEYS.into_iter().find(|known| known == key)
+                && !is_valid(key, value)
+                && merged.get(key).is_some_and(|under| is_valid(key, under))
+            {
+                warnings.push(SettingsWarning::InvalidOverride(known));
+                continue;
+            }
+            merged.insert(key.clone(), value.clone());
+        }
+        (merged, warnings)
+    }
+}
+
+impl ResolvedSettings {
+    /// Merges the global and project settings files under `trust` and
+    /// validates the result.
+    pub fn resolve(
+        global: Option<&Value>,
+        project: Option<&Value>,
+        trust: ProjectTrust,
+    ) -> ResolvedSettings {
+        let (merged, loosening) = merge(global, project, trust);
+        let mut resolved = ResolvedSettings::validate(&merged);
+        resolved.warnings.extend(loosening);
+        if [global, project].into_iter().flatten().any(uses_legacy_key) {
+            resolved.warnings.insert(0, SettingsWarning::LegacyKey);
+        }
+        resolved
+    }
+
+    /// Validates a merged `notesoup` record. Unknown keys are ignored.
+    pub fn validate(record: &Map<String, Value>) -> ResolvedSettings {
+        let mut resolved = ResolvedSettings::default();
+        if let Some(value) = record.get("reminderMarginTokens") {
+            match positive_safe_integer(value) {
+                Some(margin) => resolved.settings.reminder_margin_tokens = margin,
+                None => resolved
+                    .warnings
+                    .push(SettingsWarning::InvalidReminderMargin),
+            }
+        }
+        if let Some(value) = record.get("dreamer") {
+            match value.as_str().map(str::trim).filter(|s| !s.is_empty()) {
+                Some(pattern) => resolved.settings.dreamer = Some(pattern.to_owned()),
+                None => resolved.warnings.push(SettingsWarning::InvalidDreamer),
+            }
+        }
+        if let Some(value) = record.get("secretGuard") {
+            match value.as_bool() {
+                Some(on) => resolved.settings.secret_guard = on,
+                None => resolved.warnings.push(SettingsWarning::InvalidSecretGuard),
+            }
+        }
+        if let Some(value) = record.get("bootMaxChars") {
+            match positive_safe_integer(value)
+                .filter(|&chars| chars >= MIN_BOOT_MAX_CHARS as u64)
+                .and_then(|chars| usize::try_from(chars).ok())
+            {
+                Some(chars) => resolved.settings.boot_max_chars = chars,
+                None => resolved.warnings.push(SettingsWarning::InvalidBootMaxChars),
+            }
+        }
+        resolved
+    }
+}

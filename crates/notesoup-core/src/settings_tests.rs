@@ -5,7 +5,7 @@
 
 use notesoup_core::settings::{
     ProjectTrust, ResolvedSettings, SETTINGS_KEY, Settings, SettingsWarning, WarnOnce,
-    is_plain_object, merge, notesoup_record, resolve, validate,
+    is_plain_object, merge, notesoup_record,
 };
 use serde_json::{Value, json};
 
@@ -69,7 +69,7 @@ fn settings(margin: u64, dreamer: Option<&str>) -> Settings {
 
 fn check_merge(global: Option<Value>, project: Option<Value>, expect: ResolvedSettings) {
     assert_eq!(
-        resolve(global.as_ref(), project.as_ref(), ProjectTrust::Trusted),
+        ResolvedSettings::resolve(global.as_ref(), project.as_ref(), ProjectTrust::Trusted),
         expect,
         "global {global:?}, project {project:?}"
     );
@@ -133,7 +133,7 @@ fn merge_keeps_unknown_keys_and_project_order_of_precedence() {
 #[test]
 fn an_invalid_project_value_falls_back_to_the_valid_user_value() {
     for trust in [ProjectTrust::Trusted, ProjectTrust::Untrusted] {
-        let resolved = resolve(
+        let resolved = ResolvedSettings::resolve(
             Some(
                 &json!({"notesoup": {"bootMaxChars": 5000, "reminderMarginTokens": 1000, "dreamer": "g"}}),
             ),
@@ -159,7 +159,7 @@ fn an_invalid_project_value_falls_back_to_the_valid_user_value() {
         "notesoup: notesoup.bootMaxChars must be an integer of at least 4000; the overriding value is ignored and the valid one under it is used."
     );
     // Nothing valid under it: the default, and the value's own warning.
-    let alone = resolve(
+    let alone = ResolvedSettings::resolve(
         Some(&json!({"notesoup": {"bootMaxChars": "big"}})),
         Some(&json!({"notesoup": {"bootMaxChars": 3000}})),
         ProjectTrust::Trusted,
@@ -172,7 +172,7 @@ fn an_invalid_project_value_falls_back_to_the_valid_user_value() {
 fn reminder_margin_validation() {
     fn check(value: Value, expect: Option<u64>) {
         let record = json!({ "reminderMarginTokens": value.clone() });
-        let resolved = validate(record.as_object().expect("object"));
+        let resolved = ResolvedSettings::validate(record.as_object().expect("object"));
         match expect {
             Some(margin) => {
                 assert_eq!(resolved.settings.reminder_margin_tokens, margin, "{value}");
@@ -211,7 +211,7 @@ fn reminder_margin_validation() {
 fn dreamer_validation() {
     fn check(value: Value, expect: Option<&str>) {
         let record = json!({ "dreamer": value.clone() });
-        let resolved = validate(record.as_object().expect("object"));
+        let resolved = ResolvedSettings::validate(record.as_object().expect("object"));
         assert_eq!(resolved.settings.dreamer.as_deref(), expect, "{value}");
         let warnings = if expect.is_some() {
             vec![]
@@ -234,7 +234,7 @@ fn dreamer_validation() {
 
 #[test]
 fn one_warning_per_distinct_problem_in_field_order() {
-    let resolved = resolve(
+    let resolved = ResolvedSettings::resolve(
         Some(&json!({"notesoup": {"dreamer": 7, "reminderMarginTokens": "lots", "extra": 1}})),
         None,
         ProjectTrust::Trusted,
@@ -249,7 +249,7 @@ fn spec_example_resolves() {
     let file = json!({ "compaction": { "reserveTokens": 16384 },
       "notesoup": { "reminderMarginTokens": 24576, "dreamer": "anthropic/claude-sonnet-4-5" } });
     assert_eq!(
-        resolve(Some(&file), None, ProjectTrust::Trusted),
+        ResolvedSettings::resolve(Some(&file), None, ProjectTrust::Trusted),
         ResolvedSettings {
             settings: settings(24_576, Some("anthropic/claude-sonnet-4-5")),
             warnings: vec![],
@@ -261,16 +261,16 @@ fn spec_example_resolves() {
 fn each_distinct_warning_is_shown_once() {
     let mut once = WarnOnce::new();
     let bad = json!({"notesoup": {"reminderMarginTokens": 0}});
-    let first = resolve(Some(&bad), None, ProjectTrust::Trusted).warnings;
+    let first = ResolvedSettings::resolve(Some(&bad), None, ProjectTrust::Trusted).warnings;
     assert_eq!(once.fresh(first), [MARGIN_WARNING]);
     // Resolved live again: nothing new to show.
     assert!(
-        once.fresh(resolve(Some(&bad), None, ProjectTrust::Trusted).warnings)
+        once.fresh(ResolvedSettings::resolve(Some(&bad), None, ProjectTrust::Trusted).warnings)
             .is_empty()
     );
     let worse = json!({"notesoup": {"reminderMarginTokens": 0, "dreamer": ""}});
     assert_eq!(
-        once.fresh(resolve(Some(&worse), None, ProjectTrust::Trusted).warnings),
+        once.fresh(ResolvedSettings::resolve(Some(&worse), None, ProjectTrust::Trusted).warnings),
         [DREAMER_WARNING]
     );
 }
@@ -279,7 +279,7 @@ fn each_distinct_warning_is_shown_once() {
 fn boot_max_chars_validation() {
     let check = |value: Value, expect: Option<usize>| {
         let record = json!({"notesoup": {"bootMaxChars": value}});
-        let resolved = resolve(None, Some(&record), ProjectTrust::Trusted);
+        let resolved = ResolvedSettings::resolve(None, Some(&record), ProjectTrust::Trusted);
         match expect {
             Some(chars) => {
                 assert_eq!(resolved.settings.boot_max_chars, chars, "{value}");
@@ -302,7 +302,7 @@ fn boot_max_chars_validation() {
 #[test]
 fn the_legacy_key_is_read_with_a_warning() {
     let legacy = json!({"pi-context": {"reminderMarginTokens": 1000}});
-    let resolved = resolve(Some(&legacy), None, ProjectTrust::Trusted);
+    let resolved = ResolvedSettings::resolve(Some(&legacy), None, ProjectTrust::Trusted);
     assert_eq!(resolved.settings.reminder_margin_tokens, 1000);
     assert_eq!(resolved.warnings, [SettingsWarning::LegacyKey]);
     assert_eq!(
@@ -311,7 +311,7 @@ fn the_legacy_key_is_read_with_a_warning() {
     );
     // The new key wins in a file that has both, without a warning.
     let both = json!({"notesoup": {"reminderMarginTokens": 2000}, "pi-context": {"reminderMarginTokens": 1000}});
-    let resolved = resolve(Some(&both), None, ProjectTrust::Trusted);
+    let resolved = ResolvedSettings::resolve(Some(&both), None, ProjectTrust::Trusted);
     assert_eq!(resolved.settings.reminder_margin_tokens, 2000);
     assert!(resolved.warnings.is_empty());
 }

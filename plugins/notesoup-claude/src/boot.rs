@@ -4,19 +4,19 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use notesoup_core::boot::{BootIdentity, BootSections, BootSnapshot, ShelfIndex, boot_sections};
+use notesoup_core::boot::{BootIdentity, BootSections, BootSnapshot, ShelfIndex};
 use notesoup_core::notes::{HeadCache, Home, NoteStore, NotesIdentity};
 
 use crate::env::HostEnv;
 use crate::names::{AGENT, MODEL, bindings, notes_identity};
-use crate::state::SessionState;
+use crate::state::ClaudeSessionState;
 use crate::transcript::fnv::Fnv;
 
 /// What the user sees when no boot could be built.
 pub const BOOT_FAILED: &str = "notesoup: Notes boot failed.";
 
 /// The boot for the state's live window, or why it could not be built.
-pub fn render(env: &HostEnv, state: &SessionState) -> Result<String, String> {
+pub fn render(env: &HostEnv, state: &ClaudeSessionState) -> Result<String, String> {
     render_with_warnings(env, state).map(|(boot, _)| boot)
 }
 
@@ -24,7 +24,7 @@ pub fn render(env: &HostEnv, state: &SessionState) -> Result<String, String> {
 /// project's settings gave.
 pub fn render_with_warnings(
     env: &HostEnv,
-    state: &SessionState,
+    state: &ClaudeSessionState,
 ) -> Result<(String, Vec<String>), String> {
     sections(env, state).map(|(sections, warnings)| (sections.join(), warnings))
 }
@@ -33,7 +33,7 @@ pub fn render_with_warnings(
 /// `bootMaxChars`, and the warnings the project's settings gave.
 pub fn sections(
     env: &HostEnv,
-    state: &SessionState,
+    state: &ClaudeSessionState,
 ) -> Result<(BootSections, Vec<String>), String> {
     sections_of(env, state, Some(&state.notes_session_id))
 }
@@ -43,14 +43,14 @@ pub fn sections(
 /// are read, none is made up).
 pub fn preview_sections(
     env: &HostEnv,
-    state: &SessionState,
+    state: &ClaudeSessionState,
 ) -> Result<(BootSections, Vec<String>), String> {
     sections_of(env, state, None)
 }
 
 fn sections_of(
     env: &HostEnv,
-    state: &SessionState,
+    state: &ClaudeSessionState,
     notes_session: Option<&str>,
 ) -> Result<(BootSections, Vec<String>), String> {
     let settings = crate::settings::load(env, &state.cwd);
@@ -97,7 +97,7 @@ fn sections_of(
         window_id: state.window_id().to_string(),
         previous_window_id: state.previous_window_id.clone(),
     };
-    let sections = boot_sections(
+    let sections = BootSections::new(
         &snapshot,
         &identity,
         &bindings(),

@@ -91,7 +91,7 @@ impl Budget {
 
 /// What a prompt-time hook (UserPromptSubmit, PostToolBatch) delivers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Notice {
+pub enum BudgetNotice {
     /// The reminder, with its countdown.
     Reminder(u64),
     /// The close-out warning.
@@ -101,13 +101,13 @@ pub enum Notice {
 /// The notice owed now, once per window each: the warning at or below the
 /// warning line, else the reminder at or below the reminder line (never
 /// after the warning).
-pub fn notice_due(budget: &Budget, flags: &WindowFlags) -> Option<Notice> {
+pub fn notice_due(budget: &Budget, flags: &WindowFlags) -> Option<BudgetNotice> {
     match budget.stage() {
         BudgetStage::Warning | BudgetStage::HardReserve if !flags.warning_shown => {
-            Some(Notice::Warning)
+            Some(BudgetNotice::Warning)
         }
         BudgetStage::Reminder if !flags.reminder_shown && !flags.warning_shown => {
-            Some(Notice::Reminder(budget.countdown()))
+            Some(BudgetNotice::Reminder(budget.countdown()))
         }
         _ => None,
     }
@@ -116,13 +116,13 @@ pub fn notice_due(budget: &Budget, flags: &WindowFlags) -> Option<Notice> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::transcript::row::Usage;
+    use crate::transcript::row::TokenUsage;
 
     fn reply(tokens: u64, model: &str) -> LastReply {
         LastReply {
-            usage: Usage {
+            usage: TokenUsage {
                 input_tokens: tokens,
-                ..Usage::default()
+                ..TokenUsage::default()
             },
             model: Some("claude-x".into()),
             requested_model: Some(model.into()),
@@ -146,7 +146,7 @@ mod tests {
         assert_eq!(context_window(&reply(0, "claude-x"), &set), 500_000);
     }
 
-    fn check(tokens: u64, flags: WindowFlags, expect: Option<Notice>) {
+    fn check(tokens: u64, flags: WindowFlags, expect: Option<BudgetNotice>) {
         let budget = Budget::measure(&reply(tokens, "claude-x"), &BudgetConfig::default());
         assert_eq!(notice_due(&budget, &flags), expect, "{tokens} {flags:?}");
     }
@@ -156,16 +156,16 @@ mod tests {
         // Reserve 30,000 (15%), warning at 46,384 remaining, reminder at 54,576.
         let none = WindowFlags::default();
         check(145_423, none, None);
-        check(145_424, none, Some(Notice::Reminder(8_192)));
-        check(153_615, none, Some(Notice::Reminder(1)));
-        check(153_616, none, Some(Notice::Warning));
-        check(199_000, none, Some(Notice::Warning));
+        check(145_424, none, Some(BudgetNotice::Reminder(8_192)));
+        check(153_615, none, Some(BudgetNotice::Reminder(1)));
+        check(153_616, none, Some(BudgetNotice::Warning));
+        check(199_000, none, Some(BudgetNotice::Warning));
         let reminded = WindowFlags {
             reminder_shown: true,
             ..none
         };
         check(150_000, reminded, None);
-        check(160_000, reminded, Some(Notice::Warning));
+        check(160_000, reminded, Some(BudgetNotice::Warning));
         let warned = WindowFlags {
             warning_shown: true,
             ..none

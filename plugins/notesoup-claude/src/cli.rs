@@ -17,9 +17,7 @@ use notesoup_cli::{
 };
 use notesoup_core::dream::DreamTools;
 use notesoup_core::notes::project_key;
-use notesoup_core::plumbing::{
-    DreamerProcess, DreamerSetting, MAX_LINE_BYTES, dreamer_executable, read_capped,
-};
+use notesoup_core::plumbing::{DreamerProcess, DreamerSetting, LineRead, read_capped};
 use notesoup_core::tools::ToolOutput;
 use serde_json::{Value, json};
 
@@ -27,7 +25,7 @@ use crate::dream::ClaudeDreamer;
 use crate::env::HostEnv;
 use crate::hook::{self, io::Event};
 use crate::mcp::{McpTools, ServerInfo, serve};
-use crate::state::{SessionState, StateDir};
+use crate::state::{ClaudeSessionState, StateDir};
 use crate::tools::ClaudeTools;
 use crate::transcript::scan::session_id_of;
 
@@ -165,10 +163,11 @@ fn serve_tools(tools: impl McpTools) -> i32 {
 fn run_hook(event: Event, env: &HostEnv) -> i32 {
     // A hook's input is one small JSON object: past the line cap it is not
     // read on, let alone held.
-    let output = match read_capped(std::io::stdin().lock(), MAX_LINE_BYTES) {
+    let output = match read_capped(std::io::stdin().lock(), LineRead::MAX_BYTES) {
         Ok(Some(stdin)) => hook::run(event, &stdin, env),
         Ok(None) => hook::io::HookOutput::notice(format!(
-            "notesoup: the hook input is over {MAX_LINE_BYTES} bytes; it was not read"
+            "notesoup: the hook input is over {max_bytes} bytes; it was not read",
+            max_bytes = LineRead::MAX_BYTES
         )),
         Err(err) => {
             hook::io::HookOutput::notice(format!("notesoup: could not read hook input: {err}"))
@@ -184,10 +183,11 @@ fn run_hook(event: Event, env: &HostEnv) -> i32 {
 fn run_mod(op: hook::reset::Op, env: &HostEnv) -> i32 {
     let refused =
         |error: String| serde_json::json!({ "ok": false, "error": error }).to_string() + "\n";
-    let line = match read_capped(std::io::stdin().lock(), MAX_LINE_BYTES) {
+    let line = match read_capped(std::io::stdin().lock(), LineRead::MAX_BYTES) {
         Ok(Some(stdin)) => hook::reset::run(op, &stdin, env),
         Ok(None) => refused(format!(
-            "the request is over {MAX_LINE_BYTES} bytes; it was not read"
+            "the request is over {max_bytes} bytes; it was not read",
+            max_bytes = LineRead::MAX_BYTES
         )),
         Err(err) => refused(format!("could not read the request: {err}")),
     };
@@ -242,7 +242,7 @@ fn sessions(env: &HostEnv, args: &SessionsArgs) -> Result<String, String> {
         None => std::env::current_dir().map_err(|err| format!("no current directory: {err}"))?,
     };
     let key = project_key(&cwd);
-    let mut found: Vec<(std::time::SystemTime, SessionState)> = Vec::new();
+    let mut found: Vec<(std::time::SystemTime, ClaudeSessionState)> = Vec::new();
     // No plugin data yet is a fresh install: nothing is recorded.
     let data = env.data_dir();
     let entries = match data
@@ -339,13 +339,13 @@ impl ClaudeCli {
         &self,
         target: &Target<'_, NoHostArgs>,
         cwd: &std::path::Path,
-    ) -> anyhow::Result<Option<SessionState>> {
+    ) -> anyhow::Result<Option<ClaudeSessionState>> {
         if let Some(path) = target.session_file() {
             let named = session_id_of(path).with_context(|| path.display().to_string())?;
             let session = named
                 .or_else(|| path.file_stem().map(|s| s.to_string_lossy().into_owned()))
                 .unwrap_or_default();
-            return Ok(Some(SessionState::new_chain(
+            return Ok(Some(ClaudeSessionState::new_chain(
                 &session,
                 path.to_owned(),
                 cwd.to_owned(),
@@ -417,7 +417,7 @@ impl CliHost for ClaudeCli {
             Some(state) => (state, None),
             None => {
                 let key = project_key(&cwd);
-                let state = SessionState::new_chain("preview", PathBuf::new(), cwd, key);
+                let state = ClaudeSessionState::new_chain("preview", PathBuf::new(), cwd, key);
                 (state, Some(THIS_PROJECT.to_owned()))
             }
         };
@@ -447,7 +447,7 @@ impl CliHost for ClaudeCli {
         _out: &mut Out,
     ) -> anyhow::Result<HostDreamer> {
         let notesoup = std::env::current_exe().context("cannot find the notesoup binary")?;
-        let claude = dreamer_executable(
+        let claude = DreamerSetting::executable(
             args.claude,
             std::env::var(crate::dream::CLAUDE_VAR).ok(),
             "claude",

@@ -9,7 +9,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use notesoup_core::dream::{DreamRequest, DreamResult, DreamRunner, DreamWrite, Ended};
-use notesoup_core::plumbing::{dreamer_timed_out, run_dreamer_child};
+use notesoup_core::plumbing::run_dreamer_child;
 use serde_json::{Value, json};
 
 use crate::env::DISABLE_VAR;
@@ -72,7 +72,7 @@ impl DreamRunner for ClaudeDreamer {
         let waited = match child.ended {
             Ended::Exited(waited) => waited,
             // The writes made so far go into the report.
-            Ended::TimedOut => return dreamer_timed_out(result.writes, self.timeout),
+            Ended::TimedOut => return DreamResult::timed_out(result.writes, self.timeout),
         };
         let stderr = &child.stderr;
         // Without a result event, how claude ended and what it said is the

@@ -67,7 +67,7 @@ impl HostEnv {
         let claude_dir =
             path("CLAUDE_CONFIG_DIR").or_else(|| home.as_ref().map(|h| h.join(".claude")));
         Self {
-            notes_root: notesoup_core::notes::default_root(&get),
+            notes_root: notesoup_core::notes::NotesIdentity::default_root(&get),
             plugin_data: path("CLAUDE_PLUGIN_DATA"),
             project_dir: path("CLAUDE_PROJECT_DIR"),
             disabled: flag(get(DISABLE_VAR)),

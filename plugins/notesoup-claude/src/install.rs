@@ -97,5 +97,5 @@ pub fn install(dir: &Path, binary: &Path, force: bool) -> Result<(), InstallErro
             executable: true,
         }))
         .collect();
-    notesoup_core::install::install(dir, &files, force)
+    InstallFile::install(dir, &files, force)
 }

@@ -2,10 +2,10 @@
 //! the model calls, the dreamer's MCP server, and the boot's tool-name
 //! bindings.
 
+use notesoup_core::boot::ToolBindings;
 use notesoup_core::notes::NotesIdentity;
 use notesoup_core::plumbing::NotesOwner;
 use notesoup_core::tools::{HostWording, Tool};
-use notesoup_core::wire::ToolBindings;
 
 use crate::env::HostEnv;
 

@@ -13,10 +13,10 @@
 //! The project's file comes with its repository, so it may turn the
 //! credential guard on but never off (core's [`ProjectTrust::Untrusted`]).
 //! Each file is read with core's bounded reader: a FIFO, a device, a
-//! directory or a file over [`MAX_SETTINGS_BYTES`] under either name is one
+//! directory or a file over [`SettingsRecord::MAX_BYTES`] under either name is one
 //! warning and the defaults, never a wait or a read without end.
 //!
-//! [`MAX_SETTINGS_BYTES`]: notesoup_core::plumbing::MAX_SETTINGS_BYTES
+//! [`SettingsRecord::MAX_BYTES`]: notesoup_core::settings::SettingsRecord::MAX_BYTES
 
 use std::path::{Path, PathBuf};
 
@@ -50,8 +50,8 @@ pub fn load(env: &HostEnv, project_dir: &Path) -> ClaudeSettings {
     let user = read(user);
     let project = read(project);
     let (record, loosening) =
-        settings::merge_records(Some(&user), Some(&project), ProjectTrust::Untrusted);
-    let resolved = settings::validate(&record);
+        settings::SettingsRecord::merge(Some(&user), Some(&project), ProjectTrust::Untrusted);
+    let resolved = settings::ResolvedSettings::validate(&record);
     warnings.extend(
         resolved
             .warnings
@@ -76,7 +76,9 @@ pub fn files(env: &HostEnv, project_dir: &Path) -> [Option<PathBuf>; 2] {
 
 /// The `notesoup` record of the settings file at `path`, with its warnings
 /// (core's reading, the same on every host whose file is notesoup's own).
-pub use notesoup_core::plumbing::read_settings_record as read_file;
+pub fn read_file(path: &Path) -> (serde_json::Map<String, serde_json::Value>, Vec<String>) {
+    settings::SettingsRecord::read(path)
+}
 
 #[cfg(test)]
 mod tests {

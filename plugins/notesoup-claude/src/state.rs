@@ -5,7 +5,7 @@
 //!
 //! Layout:
 //! ```text
-//! sessions/<sessionId>.json          SessionState
+//! sessions/<sessionId>.json          ClaudeSessionState
 //! projects/<projectKey>/latest       the session id a hook last touched
 //! projects/<projectKey>/handoff.json HandOff, written at SessionEnd(clear)
 //! ```
@@ -99,7 +99,7 @@ pub struct ResetFrom {
 /// Everything notesoup remembers about one Claude session.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct SessionState {
+pub struct ClaudeSessionState {
     /// The Claude session id.
     pub session_id: String,
     /// The session's transcript file.
@@ -130,7 +130,7 @@ pub struct SessionState {
     pub next_window_prompt: Option<String>,
 }
 
-impl SessionState {
+impl ClaudeSessionState {
     /// The state of a session that starts a new chain (window 1).
     pub fn new_chain(
         session_id: &str,
@@ -252,13 +252,13 @@ impl StateDir {
     }
 
     /// The state of `session_id`, if one was recorded.
-    pub fn load(&self, session_id: &str) -> Result<Option<SessionState>, StateError> {
+    pub fn load(&self, session_id: &str) -> Result<Option<ClaudeSessionState>, StateError> {
         let path = self.session_path(session_id)?;
         read_json(&path)
     }
 
     /// Records `state` and marks it as the project's latest session.
-    pub fn save(&self, state: &SessionState) -> Result<(), StateError> {
+    pub fn save(&self, state: &ClaudeSessionState) -> Result<(), StateError> {
         let path = self.session_path(&state.session_id)?;
         write_json(&path, state)?;
         let latest = self.project_dir(&state.project_key)?.join("latest");
@@ -269,7 +269,7 @@ impl StateDir {
     }
 
     /// The session a hook of `project_key` last recorded.
-    pub fn latest(&self, project_key: &str) -> Result<Option<SessionState>, StateError> {
+    pub fn latest(&self, project_key: &str) -> Result<Option<ClaudeSessionState>, StateError> {
         let path = self.project_dir(project_key)?.join("latest");
         let Some(bytes) = files::read_record(&path).map_err(StateError::from)? else {
             return Ok(None);
@@ -382,8 +382,8 @@ fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<(), StateError> {
 mod tests {
     use super::*;
 
-    fn state(sid: &str, key: &str) -> SessionState {
-        SessionState::new_chain(
+    fn state(sid: &str, key: &str) -> ClaudeSessionState {
+        ClaudeSessionState::new_chain(
             sid,
             PathBuf::from(format!("/t/{sid}.jsonl")),
             PathBuf::from("/w"),

@@ -5,10 +5,10 @@ use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
 use jiff::Timestamp;
-use notesoup_core::boot::{BootIdentity, BootSections, BootSnapshot, boot_sections};
-use notesoup_core::notes::{HeadCache, NoteError, NoteStore, model_slug, project_key};
+use notesoup_core::boot::ToolBindings;
+use notesoup_core::boot::{BootIdentity, BootSections, BootSnapshot};
+use notesoup_core::notes::{HeadCache, NoteError, NoteStore, NotesIdentity, project_key};
 use notesoup_core::plumbing::NotesOwner;
-use notesoup_core::wire::ToolBindings;
 
 use crate::window::window_id;
 
@@ -44,7 +44,7 @@ pub fn store(
     secret_guard: bool,
 ) -> Result<NoteStore, BootError> {
     let project = project_key(std::path::Path::new(cwd));
-    let model = model_slug(model);
+    let model = NotesIdentity::model_slug(model);
     NotesOwner {
         root: &place.root,
         session_id,
@@ -99,7 +99,7 @@ pub fn sections(
         window_id: window_id(session, ordinal),
         previous_window_id: (ordinal > 1).then(|| window_id(session, ordinal - 1)),
     };
-    Ok(boot_sections(
+    Ok(BootSections::new(
         &BootSnapshot::load_at(store, opened_at)?,
         &boot,
         &ToolBindings::plain(),

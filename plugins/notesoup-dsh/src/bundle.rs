@@ -7,7 +7,7 @@
 
 use std::path::Path;
 
-use notesoup_core::install::{self, InstallError, InstallFile};
+use notesoup_core::install::{InstallError, InstallFile};
 use notesoup_core::tools::Tool;
 use serde_json::json;
 
@@ -15,12 +15,12 @@ use crate::decode::{BOOT_SECTION, PINNED_DSH_VERSION};
 use crate::dream_tools;
 use crate::server::TEMPLATE_OPEN;
 use crate::tools;
-use notesoup_core::plumbing::MAX_LINE_BYTES;
+use notesoup_core::plumbing::LineRead;
 
 /// How many bytes of session events the bundle sends in one request before
 /// it sends the rest ahead in `session.sync` batches: well under the
 /// sidecar's line cap, so a resumed long session still fits.
-pub const SYNC_BATCH_BYTES: usize = MAX_LINE_BYTES / 4;
+pub const SYNC_BATCH_BYTES: usize = LineRead::MAX_BYTES / 4;
 
 /// The profile patch `dsh plugin add` applies: notesoup's row and its
 /// compaction engine (which disables `compaction-basic`).
@@ -75,7 +75,7 @@ pub fn write(dir: &Path) -> Result<(), InstallError> {
 /// write unless `force`; `engine` picks its `cordis.patch.yml`.
 pub fn write_with(dir: &Path, engine: Engine, force: bool) -> Result<(), InstallError> {
     let manifest = manifest();
-    install::install(dir, &files(engine, &manifest), force)
+    InstallFile::install(dir, &files(engine, &manifest), force)
 }
 
 /// Every file of the bundle: [`FILES`], the profile patch `engine` picks

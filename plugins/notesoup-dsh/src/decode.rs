@@ -301,7 +301,7 @@ fn join_text(blocks: &[Value]) -> String {
 
 /// The first line of a JSONL session log.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-pub struct SessionHeader {
+pub struct DshSessionHeader {
     /// The session format version.
     pub version: u64,
     /// `session-<uuid>`.
@@ -324,7 +324,7 @@ pub struct SessionHeader {
 #[derive(Debug, Clone, PartialEq)]
 pub struct SessionLog {
     /// The header line.
-    pub header: SessionHeader,
+    pub header: DshSessionHeader,
     /// Every event, packed chunk runs expanded, in seq order.
     pub events: Vec<SessionEvent>,
 }
@@ -350,7 +350,7 @@ pub fn read_session_jsonl(reader: impl BufRead) -> Result<SessionLog, DecodeErro
             Err(err) => return Err(malformed(number, err)),
         };
         if header.is_none() {
-            let parsed = SessionHeader::deserialize(&value).map_err(|e| malformed(number, e))?;
+            let parsed = DshSessionHeader::deserialize(&value).map_err(|e| malformed(number, e))?;
             if parsed.version != SESSION_FORMAT_VERSION {
                 return Err(DecodeError::Version {
                     found: parsed.version,

@@ -18,9 +18,7 @@ use std::thread;
 use std::time::Duration;
 
 use notesoup_core::dream::{DreamRequest, DreamResult, DreamRunner, Ended};
-use notesoup_core::plumbing::{
-    MAX_LINE_BYTES, dreamer_exit_error, dreamer_timed_out, last_diagnostic_lines, run_dreamer_child,
-};
+use notesoup_core::plumbing::{LineRead, run_dreamer_child};
 use serde_json::json;
 
 use crate::bundle;
@@ -191,11 +189,12 @@ impl DshDreamer {
         match child.ended {
             Ended::Exited(waited) => {
                 let stderr = &child.stderr;
-                if let Some(error) = dreamer_exit_error(&waited, "dsh", || last_lines(stderr)) {
+                if let Some(error) = DreamResult::exit_error(&waited, "dsh", || last_lines(stderr))
+                {
                     result.error = Some(error);
                 }
             }
-            Ended::TimedOut => return dreamer_timed_out(result.writes, self.timeout),
+            Ended::TimedOut => return DreamResult::timed_out(result.writes, self.timeout),
         }
         // A log that could not be read whole may hide a write from the
         // report: the run fails naming the line.
@@ -220,13 +219,13 @@ impl DshDreamer {
 /// at most every 200 ms).
 const LOG_POLL: Duration = Duration::from_millis(100);
 
-/// dsh's stdout, its last answer: at most [`MAX_LINE_BYTES`] of it kept,
+/// dsh's stdout, its last answer: at most [`LineRead::MAX_BYTES`] of it kept,
 /// the rest read and dropped so dsh is never stuck writing it.
 fn read_answer(mut stdout: ChildStdout) -> String {
     let mut bytes = Vec::new();
     // A read that fails leaves the answer short; the log holds it too.
     let _ = (&mut stdout)
-        .take(MAX_LINE_BYTES as u64)
+        .take(LineRead::MAX_BYTES as u64)
         .read_to_end(&mut bytes);
     let _ = std::io::copy(&mut stdout, &mut std::io::sink());
     String::from_utf8_lossy(&bytes).into_owned()
@@ -235,7 +234,7 @@ fn read_answer(mut stdout: ChildStdout) -> String {
 /// The last lines of dsh's diagnostics, enough to name the failure (stack
 /// frames and source excerpts left out).
 fn last_lines(text: &str) -> String {
-    last_diagnostic_lines(text, 5, |line| {
+    DreamResult::last_diagnostic_lines(text, 5, |line| {
         !line.starts_with("at ") && !line.starts_with("file://") && !matches!(line, "^" | "}" | "{")
     })
 }

@@ -17,11 +17,11 @@ use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
 use notesoup_core::dream::{DreamResult, DreamWrite};
-use notesoup_core::plumbing::{MAX_LINE_BYTES, MAX_LINE_TOKENS, too_many_tokens};
+use notesoup_core::plumbing::LineRead;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::decode::{SESSION_FORMAT_VERSION, SessionEvent, SessionHeader};
+use crate::decode::{DshSessionHeader, SESSION_FORMAT_VERSION, SessionEvent};
 
 /// The log's file name under `<root>/--<cwd>--/<session>/`.
 const LOG_NAME: &str = "session.jsonl";
@@ -55,7 +55,7 @@ pub struct LogFollower {
 impl LogFollower {
     /// Follows the one session log dsh will write under `root`.
     pub fn new(root: impl Into<PathBuf>) -> Self {
-        Self::with_cap(root, MAX_LINE_BYTES)
+        Self::with_cap(root, LineRead::MAX_BYTES)
     }
 
     /// [`new`](Self::new) with lines capped at `cap` bytes, so tests need
@@ -159,9 +159,10 @@ impl LogFollower {
             return;
         }
         let number = self.line_number;
-        if too_many_tokens(line, MAX_LINE_TOKENS) {
+        if LineRead::too_many_tokens(line, LineRead::MAX_TOKENS) {
             return self.refuse(format!(
-                "line {number} of dsh's session log holds more than {MAX_LINE_TOKENS} JSON values"
+                "line {number} of dsh's session log holds more than {} JSON values",
+                LineRead::MAX_TOKENS
             ));
         }
         let value: Value = match serde_json::from_slice(line) {
@@ -174,7 +175,7 @@ impl LogFollower {
         };
         if !self.header_read {
             self.header_read = true;
-            match SessionHeader::deserialize(&value) {
+            match DshSessionHeader::deserialize(&value) {
                 Ok(header) if header.version == SESSION_FORMAT_VERSION => {}
                 Ok(header) => self.refuse(format!(
                     "dsh's session log has format version {}; notesoup reads version {SESSION_FORMAT_VERSION}",
@@ -413,13 +414,14 @@ mod tests {
     fn a_line_of_many_values_is_refused_before_it_is_parsed() {
         let mut log = Log::new();
         let follower = LogFollower::new(log.root());
-        let values = vec!["0"; MAX_LINE_TOKENS + 2].join(",");
+        let values = vec!["0"; LineRead::MAX_TOKENS + 2].join(",");
         log.append(format!("{HEADER}\n[{values}]\n").as_bytes());
         let followed = follower.finish(&|_, _| {});
         assert_eq!(
             followed.refused.as_deref(),
             Some(format!(
-                "line 2 of dsh's session log holds more than {MAX_LINE_TOKENS} JSON values"
+                "line 2 of dsh's session log holds more than {} JSON values",
+                LineRead::MAX_TOKENS
             ))
             .as_deref()
         );

@@ -9,19 +9,17 @@ use std::io::{self, BufRead, Write};
 use std::panic::{self, AssertUnwindSafe};
 
 use jiff::Timestamp;
-use notesoup_core::boot::continuation_text;
+
+use notesoup_core::boot::ToolBindings;
 use notesoup_core::budget::BudgetPolicy;
 use notesoup_core::history::History;
 use notesoup_core::notes::NoteStore;
-use notesoup_core::plumbing::{
-    CappedLines, LineRead, MAX_LINE_BYTES, MAX_LINE_TOKENS, is_blank, recover_id, too_many_tokens,
-};
+use notesoup_core::plumbing::{CappedLines, LineRead};
 use notesoup_core::settings::{Settings, WarnOnce};
 use notesoup_core::tools::{
     BudgetHost, CompactJson, Refusal, RefusalCode, ResetRequest, Tool, ToolContext, ToolOutput,
     call_tool,
 };
-use notesoup_core::wire::ToolBindings;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
@@ -108,12 +106,13 @@ impl Sidecar {
 
     /// Answers one request line with one answer line (no newline).
     pub fn answer_line(&mut self, line: &str) -> String {
-        if too_many_tokens(line.as_bytes(), MAX_LINE_TOKENS) {
+        if LineRead::too_many_tokens(line.as_bytes(), LineRead::MAX_TOKENS) {
             return encode(&refusal(
-                recover_id(line.as_bytes()),
+                LineRead::recover_id(line.as_bytes()),
                 ErrorCode::BadRequest,
                 format!(
-                    "the request line holds more than {MAX_LINE_TOKENS} commas, colons and opening brackets"
+                    "the request line holds more than {max_tokens} commas, colons and opening brackets",
+                    max_tokens = LineRead::MAX_TOKENS
                 ),
             ));
         }
@@ -126,7 +125,7 @@ impl Sidecar {
                 },
             },
             Err(error) => refusal(
-                recover_id(line.as_bytes()),
+                LineRead::recover_id(line.as_bytes()),
                 ErrorCode::BadRequest,
                 error.to_string(),
             ),
@@ -140,7 +139,7 @@ impl Sidecar {
         match std::str::from_utf8(line) {
             Ok(text) => self.answer_line(text),
             Err(error) => encode(&refusal(
-                recover_id(line),
+                LineRead::recover_id(line),
                 ErrorCode::BadRequest,
                 format!(
                     "the request line is not UTF-8 (invalid byte at offset {})",
@@ -372,7 +371,7 @@ impl Sidecar {
             (ResetTrigger::Manual | ResetTrigger::Compaction, _) => None,
             _ => Some(messages::notice(
                 NoticeKind::Continuation,
-                &continuation_text(&bindings),
+                &ToolBindings::continuation_text(&bindings),
                 &format!("notesoup: fresh context window {window_id}"),
             )),
         };
@@ -525,7 +524,7 @@ fn encode(response: &Response) -> String {
 /// Serves JSON lines until the input ends.
 ///
 /// One bad line never ends the loop: a line that is not UTF-8, not a request
-/// or longer than [`MAX_LINE_BYTES`] is answered with `bad_request` (the
+/// or longer than [`LineRead::MAX_BYTES`] is answered with `bad_request` (the
 /// over-long one without being buffered whole), and a handler that panics is
 /// answered with `internal`. Only a failing pipe ends it early.
 pub fn serve(mut sidecar: Sidecar, input: impl BufRead, mut output: impl Write) -> io::Result<()> {
@@ -534,13 +533,14 @@ pub fn serve(mut sidecar: Sidecar, input: impl BufRead, mut output: impl Write) 
         let answer = match lines.next_line()? {
             LineRead::Eof => return Ok(()),
             LineRead::TooLong { prefix, bytes } => encode(&refusal(
-                recover_id(prefix),
+                LineRead::recover_id(prefix),
                 ErrorCode::BadRequest,
                 format!(
-                    "the request line is {bytes} bytes, over the limit of {MAX_LINE_BYTES}; it was discarded"
+                    "the request line is {bytes} bytes, over the limit of {max_bytes}; it was discarded",
+                    max_bytes = LineRead::MAX_BYTES
                 ),
             )),
-            LineRead::Line(line) if is_blank(line) => continue,
+            LineRead::Line(line) if LineRead::is_blank(line) => continue,
             LineRead::Line(line) => {
                 // A panic is a bug, but it must cost one request, not the
                 // session's notes: the sidecar's state is only replaced whole
@@ -549,7 +549,7 @@ pub fn serve(mut sidecar: Sidecar, input: impl BufRead, mut output: impl Write) 
                 panic::catch_unwind(AssertUnwindSafe(|| sidecar.answer_bytes(line))).unwrap_or_else(
                     |_| {
                         encode(&refusal(
-                            recover_id(line),
+                            LineRead::recover_id(line),
                             ErrorCode::Internal,
                             "the sidecar failed on this request (a bug); it keeps serving",
                         ))

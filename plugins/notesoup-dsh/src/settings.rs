@@ -15,14 +15,14 @@
 //!    value there that is not a boolean is ignored.
 //!
 //! Both files are read with core's bounded reader: a FIFO, a device, a
-//! directory or a file over [`MAX_SETTINGS_BYTES`] under either name is one
+//! directory or a file over [`SettingsRecord::MAX_BYTES`] under either name is one
 //! warning and the defaults, never a wait or a read without end.
 //!
 //! Every problem is one warning, each starting `notesoup: ` and naming the
 //! key as it is written (`reserveTokens`, not a dotted path), so warnings
 //! from core and from this crate read alike.
 //!
-//! [`MAX_SETTINGS_BYTES`]: notesoup_core::plumbing::MAX_SETTINGS_BYTES
+//! [`SettingsRecord::MAX_BYTES`]: notesoup_core::settings::SettingsRecord::MAX_BYTES
 
 use std::path::{Path, PathBuf};
 
@@ -106,8 +106,11 @@ pub fn session_secret_guard(cwd: &Path, user: bool) -> (bool, Vec<String>) {
         .into_iter()
         .collect();
     let user_record = Map::from_iter([("secretGuard".to_owned(), Value::Bool(user))]);
-    let (merged, loosening) =
-        settings::merge_records(Some(&user_record), Some(&project), ProjectTrust::Untrusted);
+    let (merged, loosening) = settings::SettingsRecord::merge(
+        Some(&user_record),
+        Some(&project),
+        ProjectTrust::Untrusted,
+    );
     warnings.extend(loosening.iter().map(ToString::to_string));
     let guard = merged
         .get("secretGuard")
@@ -118,7 +121,9 @@ pub fn session_secret_guard(cwd: &Path, user: bool) -> (bool, Vec<String>) {
 
 /// The `notesoup` record of the settings file at `path`, with its warnings
 /// (core's reading, the same on every host whose file is notesoup's own).
-pub use notesoup_core::plumbing::read_settings_record as read_file;
+pub fn read_file(path: &Path) -> (Map<String, Value>, Vec<String>) {
+    settings::SettingsRecord::read(path)
+}
 
 /// Merges the file's record and the row's `settings` (the row wins per key)
 /// and validates the result.
@@ -130,7 +135,7 @@ pub fn resolve(file: &Map<String, Value>, row: &Value) -> ResolvedDshSettings {
         Value::Null => file.clone(),
         Value::Object(row) => {
             let (record, overrides) =
-                settings::merge_records(Some(file), Some(row), ProjectTrust::Trusted);
+                settings::SettingsRecord::merge(Some(file), Some(row), ProjectTrust::Trusted);
             warnings.extend(overrides.iter().map(same_prefix));
             record
         }
@@ -150,7 +155,7 @@ pub fn resolve(file: &Map<String, Value>, row: &Value) -> ResolvedDshSettings {
 /// Validates a merged record. Each problem warns once and falls back to the
 /// default for that key.
 pub fn validate(record: &Map<String, Value>) -> ResolvedDshSettings {
-    let core = settings::validate(record);
+    let core = settings::ResolvedSettings::validate(record);
     let mut warnings: Vec<String> = core.warnings.iter().map(same_prefix).collect();
     let reserve_tokens = match record.get("reserveTokens") {
         None => BudgetPolicy::DEFAULT_RESERVE_TOKENS,

@@ -6,7 +6,7 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::model::{ModelRequest, Reply, ScriptedModel, Step, message_text};
+use super::model::{ModelRequest, ScriptedModel, ScriptedReply, Step, message_text};
 use notesoup_core::dream::{
     DreamRequest, DreamResult, DreamRunner, DreamWrite, call_dream_tool, dream_tool_table,
 };
@@ -150,28 +150,32 @@ impl DreamRunner for ReferenceDreamHost {
 
 /// The assistant message of one scripted reply; tool calls get ids
 /// `call_<n>`.
-fn assistant_message(reply: Reply, model: &ModelInfo, call_counter: &mut u64) -> AssistantMessage {
+fn assistant_message(
+    reply: ScriptedReply,
+    model: &ModelInfo,
+    call_counter: &mut u64,
+) -> AssistantMessage {
     let (mut content, calls, stop_reason, error) = match reply {
-        Reply::Text(text) => (
+        ScriptedReply::Text(text) => (
             vec![ContentBlock::text(text)],
             vec![],
             StopReason::Stop,
             None,
         ),
-        Reply::Tools { text, calls } => (
+        ScriptedReply::Tools { text, calls } => (
             text.map(ContentBlock::text).into_iter().collect(),
             calls,
             StopReason::ToolUse,
             None,
         ),
-        Reply::Error(message) => (vec![], vec![], StopReason::Error, Some(message)),
-        Reply::Length(text) => (
+        ScriptedReply::Error(message) => (vec![], vec![], StopReason::Error, Some(message)),
+        ScriptedReply::Length(text) => (
             vec![ContentBlock::text(text)],
             vec![],
             StopReason::Length,
             None,
         ),
-        Reply::SyntheticAbort | Reply::UserAbort => (
+        ScriptedReply::SyntheticAbort | ScriptedReply::UserAbort => (
             vec![],
             vec![],
             StopReason::Aborted,
@@ -265,7 +269,7 @@ pub fn parse_dream_script(json: &str) -> Result<Vec<Step>, String> {
                 error: None,
                 text,
                 tools,
-            } if !tools.is_empty() => Ok(Step::reply(Reply::Tools {
+            } if !tools.is_empty() => Ok(Step::reply(ScriptedReply::Tools {
                 text,
                 calls: tools
                     .into_iter()

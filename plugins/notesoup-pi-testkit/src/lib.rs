@@ -39,5 +39,5 @@ pub use agent::{Harness, HostTool, HostToolFn};
 pub use clock::{Clock, IdSource, iso};
 pub use dream::{DreamSessionRecord, ReferenceDreamHost, parse_dream_script};
 pub use host::{HostEvent, HostState, Notice, ProviderRequest, entry_kind};
-pub use model::{ModelRequest, Reply, ScriptedModel, Step, UserAction, message_text};
+pub use model::{ModelRequest, ScriptedModel, ScriptedReply, Step, UserAction, message_text};
 pub use session::SessionManager;

@@ -59,7 +59,7 @@ pub fn message_text(message: &AgentMessage) -> String {
 
 /// How a step ends.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Reply {
+pub enum ScriptedReply {
     /// Text, `stopReason: "stop"`.
     Text(String),
     /// Optional text and tool calls, `stopReason: "toolUse"`.
@@ -97,13 +97,13 @@ pub struct Step {
     /// What the user does while it streams, in order.
     pub actions: Vec<UserAction>,
     /// The response.
-    pub reply: Reply,
+    pub reply: ScriptedReply,
     /// Input tokens to report instead of the chars/4 estimate.
     pub input_tokens: Option<u64>,
 }
 
 impl Step {
-    fn of(reply: Reply) -> Self {
+    fn of(reply: ScriptedReply) -> Self {
         Self {
             actions: Vec::new(),
             reply,
@@ -113,7 +113,7 @@ impl Step {
 
     /// A text answer.
     pub fn text(text: impl Into<String>) -> Self {
-        Self::of(Reply::Text(text.into()))
+        Self::of(ScriptedReply::Text(text.into()))
     }
 
     /// One tool call.
@@ -123,7 +123,7 @@ impl Step {
 
     /// Tool calls with optional text.
     pub fn tools(text: Option<&str>, calls: Vec<(&str, Value)>) -> Self {
-        Self::of(Reply::Tools {
+        Self::of(ScriptedReply::Tools {
             text: text.map(str::to_owned),
             calls: calls
                 .into_iter()
@@ -134,11 +134,11 @@ impl Step {
 
     /// A provider error.
     pub fn error(message: impl Into<String>) -> Self {
-        Self::of(Reply::Error(message.into()))
+        Self::of(ScriptedReply::Error(message.into()))
     }
 
     /// Any reply.
-    pub fn reply(reply: Reply) -> Self {
+    pub fn reply(reply: ScriptedReply) -> Self {
         Self::of(reply)
     }
 
@@ -226,10 +226,10 @@ impl ScriptedModel {
 }
 
 /// Characters of a reply, for its output tokens.
-pub(crate) fn reply_chars(reply: &Reply) -> usize {
+pub(crate) fn reply_chars(reply: &ScriptedReply) -> usize {
     match reply {
-        Reply::Text(text) | Reply::Length(text) => notesoup_pi::json::js_len(text),
-        Reply::Tools { text, calls } => {
+        ScriptedReply::Text(text) | ScriptedReply::Length(text) => notesoup_pi::json::js_len(text),
+        ScriptedReply::Tools { text, calls } => {
             text.as_deref().map_or(0, notesoup_pi::json::js_len)
                 + calls
                     .iter()
@@ -238,6 +238,6 @@ pub(crate) fn reply_chars(reply: &Reply) -> usize {
                     })
                     .sum::<usize>()
         }
-        Reply::Error(_) | Reply::SyntheticAbort | Reply::UserAbort => 0,
+        ScriptedReply::Error(_) | ScriptedReply::SyntheticAbort | ScriptedReply::UserAbort => 0,
     }
 }

@@ -27,11 +27,8 @@ use std::time::Duration;
 use notesoup_core::dream::{
     DreamRequest, DreamResult, DreamRunner, DreamWrite, Ended, dream_tool_table,
 };
-use notesoup_core::plumbing::{
-    Links, MAX_SETTINGS_BYTES, dreamer_timed_out, last_diagnostic_lines, read_small_text,
-    run_dreamer_child,
-};
-use notesoup_core::settings::{self, SettingsWarning};
+use notesoup_core::plumbing::{Links, read_small_text, run_dreamer_child};
+use notesoup_core::settings::{self, SettingsRecord, SettingsWarning};
 use serde_json::{Value, json};
 
 /// The dream extension Pi loads (`package/dreamer/dream.ts`).
@@ -148,7 +145,7 @@ impl PiDreamer {
         let events = child.output;
         let waited = match child.ended {
             Ended::Exited(waited) => waited,
-            Ended::TimedOut => return dreamer_timed_out(events.writes, self.timeout),
+            Ended::TimedOut => return DreamResult::timed_out(events.writes, self.timeout),
         };
         let status = waited.map_err(|error| format!("dreamer failed: {error}"));
         events.outcome(request.model_pattern, status, &child.stderr)
@@ -271,7 +268,7 @@ impl Events {
 /// The last lines of Pi's diagnostics, enough to name the failure (stack
 /// frames and hints left out), at most 600 characters.
 fn last_lines(text: &str) -> String {
-    let joined = last_diagnostic_lines(text, 3, |line| {
+    let joined = DreamResult::last_diagnostic_lines(text, 3, |line| {
         !line.starts_with("at ") && !line.starts_with("Hint:")
     });
     if joined.is_empty() {
@@ -289,7 +286,7 @@ fn last_lines(text: &str) -> String {
 /// rule for every host's dreamer: a path is made absolute, since Pi starts
 /// in the notes home).
 pub fn pi_executable(given: Option<PathBuf>, lookup: impl Fn(&str) -> Option<String>) -> PathBuf {
-    notesoup_core::plumbing::dreamer_executable(given, lookup(PI_VAR), "pi")
+    notesoup_core::plumbing::DreamerSetting::executable(given, lookup(PI_VAR), "pi")
 }
 
 /// The `dreamer` setting from Pi's settings files: the global
@@ -309,7 +306,7 @@ pub fn dreamer_setting(
     let mut warnings = Vec::new();
     let mut read = |path: Option<PathBuf>| -> Option<Value> {
         let path = path?;
-        let text = match read_small_text(&path, MAX_SETTINGS_BYTES, Links::Follow) {
+        let text = match read_small_text(&path, SettingsRecord::MAX_BYTES, Links::Follow) {
             Ok(text) => text?,
             Err(error) => {
                 warnings.push(format!("notesoup: cannot read {error}; ignoring it."));
@@ -329,7 +326,7 @@ pub fn dreamer_setting(
     };
     let global = read(agent_dir.map(|dir| dir.join("settings.json")));
     let project = read(Some(cwd.join(".pi/settings.json")));
-    let resolved = settings::resolve(
+    let resolved = settings::ResolvedSettings::resolve(
         global.as_ref(),
         project.as_ref(),
         settings::ProjectTrust::Untrusted,

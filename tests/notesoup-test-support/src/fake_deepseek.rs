@@ -9,7 +9,7 @@ use crate::fake_model::{Answer, FakeModel, Wire};
 
 /// One scripted model answer.
 #[derive(Debug, Clone)]
-pub enum Reply {
+pub enum DeepSeekReply {
     /// A text answer that ends the turn.
     Text(String),
     /// One tool call: name and arguments.
@@ -24,7 +24,7 @@ pub struct ChatCompletions;
 pub type FakeDeepSeek = FakeModel<ChatCompletions>;
 
 impl Wire for ChatCompletions {
-    type Reply = Reply;
+    type Reply = DeepSeekReply;
 
     fn route(path: &str) -> Option<Answer> {
         if path.ends_with("/chat/completions") {
@@ -34,28 +34,28 @@ impl Wire for ChatCompletions {
         }
     }
 
-    fn done() -> Reply {
-        Reply::Text("done.".into())
+    fn done() -> DeepSeekReply {
+        DeepSeekReply::Text("done.".into())
     }
 
-    fn stream(reply: &Reply, id: u64, _request: &Value) -> String {
+    fn stream(reply: &DeepSeekReply, id: u64, _request: &Value) -> String {
         stream_reply(reply, id)
     }
 }
 
 /// The SSE stream of one reply, in DeepSeek's wire shape.
-fn stream_reply(reply: &Reply, id: u64) -> String {
+fn stream_reply(reply: &DeepSeekReply, id: u64) -> String {
     let chunk = |delta: Value, finish: Option<&str>| {
         json!({"id": format!("fake-{id}"), "object": "chat.completion.chunk", "model": "fake",
                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
     };
     let mut events = vec![chunk(json!({"role": "assistant", "content": ""}), None)];
     match reply {
-        Reply::Text(text) => {
+        DeepSeekReply::Text(text) => {
             events.push(chunk(json!({"content": text}), None));
             events.push(chunk(json!({}), Some("stop")));
         }
-        Reply::Tool(name, arguments) => {
+        DeepSeekReply::Tool(name, arguments) => {
             events.push(chunk(
                 json!({"tool_calls": [{"index": 0, "id": format!("call_{id}"), "type": "function",
                         "function": {"name": name, "arguments": arguments.to_string()}}]}),

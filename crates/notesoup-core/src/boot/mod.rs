@@ -2,9 +2,9 @@
 //!
 //! A boot is built once per window: [`BootSnapshot`] reads the homes, then
 //! `render_boot` turns the snapshot, the window identity and the host's
-//! [`ToolBindings`](crate::wire::ToolBindings) into the text the model reads
+//! [`ToolBindings`] into the text the model reads
 //! first. The continuation that follows a reset boot is here too
-//! ([`continuation_text`]); the budget's close-out texts are in
+//! ([`ToolBindings::continuation_text`]); the budget's close-out texts are in
 //! [`crate::budget`].
 
 mod render;
@@ -19,13 +19,15 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use typeshare::typeshare;
 
-pub use render::{BootSections, boot_sections, render_boot_within};
+pub use crate::wire::ToolBindings;
+pub use render::{BootSections, render_boot_within};
 pub(crate) use render::{DEFAULT_BOOT_MAX_CHARS, MIN_BOOT_MAX_CHARS};
-pub use shelf::{FreshPage, HomeShelf, MapPage};
+pub use shelf::HomeShelf;
 pub use shelves::ShelfIndex;
 pub use snapshot::BootSnapshot;
-pub use text::continuation_text;
 
+#[cfg(test)]
+pub(crate) use shelf::{FreshPage, MapPage};
 // What the crate's own tests name beside the public surface.
 #[cfg(test)]
 pub(crate) use render::relative_time;

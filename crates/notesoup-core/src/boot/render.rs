@@ -51,7 +51,7 @@ pub fn render_boot_within(
     bindings: &ToolBindings,
     max_chars: usize,
 ) -> String {
-    boot_sections(snapshot, identity, bindings, max_chars).join()
+    BootSections::new(snapshot, identity, bindings, max_chars).join()
 }
 
 /// A rendered boot in its sections, for size reports (`boot --stats`).
@@ -94,38 +94,6 @@ impl BootSections {
             sizes.push((format!("shelf {}", scope.as_str()), chars(shelf)));
         }
         sizes
-    }
-}
-
-/// The boot in its sections, fitted to `max_chars` as
-/// [`render_boot_within`] describes.
-pub fn boot_sections(
-    snapshot: &BootSnapshot,
-    identity: &BootIdentity,
-    bindings: &ToolBindings,
-    max_chars: usize,
-) -> BootSections {
-    let max_chars = max_chars.max(MIN_BOOT_MAX_CHARS);
-    let identity_text = identity_block(identity);
-    let protocol = protocol_block(bindings);
-    let mut notes_heading = String::new();
-    push_heading(&mut notes_heading, "YOUR NOTES");
-    let shelves = render_shelves(snapshot, identity, bindings);
-    if shelves.is_empty() {
-        notes_heading.push_str("\n\n");
-        notes_heading.push_str(BLANK_SLATE);
-    }
-    // Separators: two blank-line joins, and before each shelf two or three
-    // newlines.
-    let fixed = chars(&identity_text) + chars(&protocol) + chars(&notes_heading) + 4;
-    let separators = shelves.len() * 3;
-    let budget = max_chars.saturating_sub(fixed + separators);
-    let shelves = fit_shelves(shelves, budget, bindings, max_chars);
-    BootSections {
-        identity: identity_text,
-        protocol,
-        notes_heading,
-        shelves,
     }
 }
 
@@ -349,5 +317,39 @@ pub(crate) fn relative_time(now: Timestamp, then: Timestamp) -> String {
         format!("in {amount}")
     } else {
         format!("{amount} ago")
+    }
+}
+
+impl BootSections {
+    /// The boot in its sections, fitted to `max_chars` as
+    /// [`render_boot_within`] describes.
+    pub fn new(
+        snapshot: &BootSnapshot,
+        identity: &BootIdentity,
+        bindings: &ToolBindings,
+        max_chars: usize,
+    ) -> BootSections {
+        let max_chars = max_chars.max(MIN_BOOT_MAX_CHARS);
+        let identity_text = identity_block(identity);
+        let protocol = protocol_block(bindings);
+        let mut notes_heading = String::new();
+        push_heading(&mut notes_heading, "YOUR NOTES");
+        let shelves = render_shelves(snapshot, identity, bindings);
+        if shelves.is_empty() {
+            notes_heading.push_str("\n\n");
+            notes_heading.push_str(BLANK_SLATE);
+        }
+        // Separators: two blank-line joins, and before each shelf two or three
+        // newlines.
+        let fixed = chars(&identity_text) + chars(&protocol) + chars(&notes_heading) + 4;
+        let separators = shelves.len() * 3;
+        let budget = max_chars.saturating_sub(fixed + separators);
+        let shelves = fit_shelves(shelves, budget, bindings, max_chars);
+        BootSections {
+            identity: identity_text,
+            protocol,
+            notes_heading,
+            shelves,
+        }
     }
 }

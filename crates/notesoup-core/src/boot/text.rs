@@ -70,15 +70,17 @@ Any other @ address is fake, and @ addresses never go to filesystem tools.
     )
 }
 
-/// The hidden message that greets the model in a fresh window after a reset,
-/// right after its boot.
-pub fn continuation_text(bindings: &ToolBindings) -> String {
-    let ToolBindings {
-        history_search,
-        history_read,
-        ..
-    } = bindings;
-    format!(
-        "You wake up blank, puffy-eyed, and clearly robbed. Your memory got wiped while you weren't looking. Your notes are still sitting there. So is the whole messy history. Start with your checkpoint (the session note with no @) and the MAPs in your boot; where a note names a seq, {history_read} it; where it names nothing, {history_search} is your shovel. Life goes on. It's your mess now."
-    )
+impl ToolBindings {
+    /// The hidden message that greets the model in a fresh window after a reset,
+    /// right after its boot.
+    pub fn continuation_text(&self) -> String {
+        let ToolBindings {
+            history_search,
+            history_read,
+            ..
+        } = self;
+        format!(
+            "You wake up blank, puffy-eyed, and clearly robbed. Your memory got wiped while you weren't looking. Your notes are still sitting there. So is the whole messy history. Start with your checkpoint (the session note with no @) and the MAPs in your boot; where a note names a seq, {history_read} it; where it names nothing, {history_search} is your shovel. Life goes on. It's your mess now."
+        )
+    }
 }

@@ -9,6 +9,8 @@ pub(crate) mod tests;
 mod text;
 
 pub(crate) use policy::DEFAULT_REMINDER_MARGIN_TOKENS;
-pub use policy::{BudgetPolicy, BudgetStage, ClampedReserve, ContextRemaining, ReserveWarning};
+#[cfg(test)]
+pub(crate) use policy::ReserveWarning;
+pub use policy::{BudgetPolicy, BudgetStage, ClampedReserve, ContextRemaining};
 #[cfg(test)]
 pub(crate) use policy::{MAX_RESERVE_TOKENS, WARNING_RUNWAY_TOKENS};

@@ -1,7 +1,7 @@
 //! The close-out texts the model reads: the reminder, the warning and the
 //! manual close-out. Host-neutral: every tool name comes from the host's
 //! [`ToolBindings`]. (The continuation that greets a fresh window lives with
-//! the boot, in [`crate::boot::continuation_text`].)
+//! the boot, in [`crate::boot::ToolBindings::continuation_text`].)
 
 use std::fmt::Write as _;
 

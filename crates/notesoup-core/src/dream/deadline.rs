@@ -19,7 +19,7 @@ use super::tree::{Subreaper, Tree};
 
 /// A running dreamer and the watchdog that stops it at its deadline.
 #[derive(Debug)]
-pub struct Deadline {
+pub(crate) struct Deadline {
     child: Child,
     tree: Tree,
     finished: Arc<(Mutex<bool>, Condvar)>,
@@ -36,7 +36,7 @@ pub struct Deadline {
 /// The pipes of a spawned dreamer (each `Some` when the command asked for
 /// it with `Stdio::piped()`).
 #[derive(Debug)]
-pub struct DreamerPipes {
+pub(crate) struct DreamerPipes {
     /// Its standard input.
     pub stdin: Option<ChildStdin>,
     /// Its standard output.
@@ -58,7 +58,7 @@ impl Deadline {
     /// Spawns `command` (the host sets its program, arguments, directory,
     /// environment and pipes) as the leader of a process tree of its own
     /// and starts watching it: past `timeout` the whole tree is killed.
-    pub fn spawn(
+    pub(crate) fn spawn(
         command: &mut Command,
         timeout: Duration,
     ) -> std::io::Result<(Deadline, DreamerPipes)> {
@@ -117,7 +117,7 @@ impl Deadline {
 
     /// Waits for the dreamer (call it once its output is read to the end),
     /// stops the watchdog, then stops whatever the dreamer left running.
-    pub fn wait(self) -> Ended {
+    pub(crate) fn wait(self) -> Ended {
         let Deadline {
             mut child,
             tree,
@@ -155,7 +155,7 @@ impl Deadline {
 
     /// Stops the dreamer and its tree now (e.g. its pipes could not be
     /// used) and waits for it.
-    pub fn stop(self) -> Ended {
+    pub(crate) fn stop(self) -> Ended {
         self.tree.kill();
         self.wait()
     }

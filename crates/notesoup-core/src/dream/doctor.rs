@@ -17,8 +17,8 @@ use crate::durable;
 use crate::notes::beneath::{BeneathError, DirHandle, Kind};
 use crate::notes::segment::{MAX_SEGMENT_BYTES, is_hfs_ignorable};
 use crate::notes::{
-    Address, Home, MAX_NOTE_BYTES, escape_forbidden, find_secret, is_forbidden_char,
-    is_git_segment, is_slug, parse_iso_ms,
+    Address, Home, NoteStore, escape_forbidden, find_secret, is_forbidden_char, is_git_segment,
+    is_slug, parse_iso_ms,
 };
 
 /// One problem, printed as `<relative path>: <message>`.
@@ -191,7 +191,7 @@ impl CleanReport {
 /// `doctor clean`: finds the temporary files that interrupted writes left
 /// below `home` (notesoup's own temporary names only), older than
 /// `STALE_TEMP_AGE` at `now` and whose writer process is gone, and the
-/// entries inside the homes named like `.git` ([`MovedEntry`]), and a
+/// entries inside the homes named like `.git` (each a moved entry), and a
 /// stale dream lock (one whose flock nothing holds; a held lock is never
 /// touched); with `apply` it removes the temporary files and the stale lock and moves each such entry to a
 /// free name Git and the addresses accept (`.git.` to `dot-git`, `git~1` to
@@ -735,12 +735,12 @@ impl Doctor {
     fn check_note(&mut self, home_dir: &Path, dir: &DirHandle, note: &Entry, home: &HomeKind) {
         let text = match read_file(dir, &note.os_name).map(String::from_utf8) {
             Ok(Ok(text)) => {
-                if text.len() > MAX_NOTE_BYTES {
+                if text.len() > NoteStore::MAX_NOTE_BYTES {
                     self.report(
                         &note.path,
                         format!(
-                            "note is {} bytes, over the {MAX_NOTE_BYTES}-byte limit; split it by topic",
-                            text.len()
+                            "note is {} bytes, over the {max_note_bytes}-byte limit; split it by topic",
+                            text.len(), max_note_bytes = NoteStore::MAX_NOTE_BYTES
                         ),
                     );
                 }

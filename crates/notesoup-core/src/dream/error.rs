@@ -114,7 +114,7 @@ pub enum DreamError {
         path: String,
         /// Its size after the write or edit.
         bytes: usize,
-        /// The limit ([`crate::notes::MAX_NOTE_BYTES`]).
+        /// The limit ([`crate::notes::NoteStore::MAX_NOTE_BYTES`]).
         limit: usize,
     },
     /// Another run holds the lock's flock.

@@ -24,18 +24,21 @@ mod tools;
 mod tree;
 mod wastebasket;
 
-pub use audit::{AuditCommit, PurgeReport, audit_commit, purge_secrets};
-pub use deadline::{Deadline, DreamerPipes, Ended};
-pub use doctor::{CleanReport, DoctorFinding, DoctorReport, MovedEntry, clean_temp_files, doctor};
-pub use error::DreamError;
+pub use audit::{audit_commit, purge_secrets};
+pub(crate) use deadline::Deadline;
+pub use deadline::Ended;
+pub use doctor::{clean_temp_files, doctor};
+pub(crate) use error::DreamError;
 pub(crate) use lock::LOCK_FILE;
 pub use protocol::serve_dream_tools;
 pub use result::{DreamResult, DreamTool, DreamWrite};
 pub(crate) use run::run_dream_with;
 pub use run::{DreamOptions, DreamRequest, DreamRunner, run_dream};
-pub use surface::{DreamToolSpec, call_dream_tool, dream_tool_table};
+pub use surface::{call_dream_tool, dream_tool_table};
 pub use tools::DreamTools;
 
+#[cfg(test)]
+pub(crate) use audit::AuditCommit;
 // What the area's own tests name beside the public surface.
 #[cfg(test)]
 pub(crate) use audit::{AUDIT_EMAIL, AUDIT_NAME};

@@ -22,7 +22,7 @@ use serde_json::value::RawValue;
 use typeshare::typeshare;
 
 use super::{DreamTools, call_dream_tool, dream_tool_table};
-use crate::plumbing::{CappedLines, LineRead, MAX_LINE_BYTES, is_blank, recover_id};
+use crate::plumbing::{CappedLines, LineRead};
 
 /// The longest refusal message sent back, in bytes.
 const MAX_MESSAGE_BYTES: usize = 1024;
@@ -183,7 +183,10 @@ pub(crate) fn answer_dream_line(tools: &DreamTools, line: &[u8]) -> DreamAnswer 
     let Request { id, call } = match Request::parse(line) {
         Ok(request) => request,
         Err(NotARequest::Malformed(error)) => {
-            return refusal(recover_id(line), &format!("not a request: {error}"));
+            return refusal(
+                LineRead::recover_id(line),
+                &format!("not a request: {error}"),
+            );
         }
         Err(NotARequest::OtherOp(id)) => return refusal(id, "the only op is dream.tool"),
     };
@@ -219,7 +222,7 @@ pub fn serve_dream_tools(
     input: impl BufRead,
     output: impl Write,
 ) -> io::Result<()> {
-    serve_capped(tools, input, output, MAX_LINE_BYTES)
+    serve_capped(tools, input, output, LineRead::MAX_BYTES)
 }
 
 fn serve_capped(
@@ -233,12 +236,12 @@ fn serve_capped(
         let answer = match lines.next_line()? {
             LineRead::Eof => return Ok(()),
             LineRead::TooLong { prefix, bytes } => refusal(
-                recover_id(prefix),
+                LineRead::recover_id(prefix),
                 &format!(
                     "the request line is {bytes} bytes, over the limit of {cap}; it was discarded"
                 ),
             ),
-            LineRead::Line(line) if is_blank(line) => continue,
+            LineRead::Line(line) if LineRead::is_blank(line) => continue,
             LineRead::Line(line) => answer_dream_line(tools, line),
         };
         let mut bytes = serde_json::to_vec(&answer).map_err(io::Error::other)?;
@@ -282,7 +285,7 @@ mod tests {
             "{\"id\":7,\"op\":\"dream.tool\",\"params\":{\"name\":\"read\",\"arguments\":{\"path\":\"human/a.md\"}}}\r",
         ]
         .join("\n");
-        let answers = served(&tools, &input, MAX_LINE_BYTES);
+        let answers = served(&tools, &input, LineRead::MAX_BYTES);
         assert_eq!(answers.len(), 7);
         assert_eq!(answers[0]["result"]["is_error"], false);
         assert_eq!(answers[1]["result"]["is_error"], true, "{}", answers[1]);
@@ -397,7 +400,7 @@ mod tests {
             },
         );
         let mut out = Vec::new();
-        serve_capped(&tools, reader, &mut out, MAX_LINE_BYTES).unwrap();
+        serve_capped(&tools, reader, &mut out, LineRead::MAX_BYTES).unwrap();
         let answer: Value = serde_json::from_slice(&out).unwrap();
         assert_eq!(answer["id"], 9);
         assert_eq!(answer["result"]["text"], "(nothing)");

@@ -15,7 +15,7 @@ use super::DreamError;
 use super::jail::{Jailed, JailedRead, jail_read, jail_write, refusal};
 use super::wastebasket;
 use crate::notes::beneath::{BeneathError, Kind};
-use crate::notes::{MAX_NOTE_BYTES, find_secret};
+use crate::notes::{NoteStore, find_secret};
 
 /// One exact-text replacement of the `edit` tool.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -349,13 +349,13 @@ fn shown(rel: &Path) -> String {
 }
 
 /// A dream write or edit obeys the notes' size limit, as the notes tools
-/// do: a note of `bytes` over [`MAX_NOTE_BYTES`] is refused.
+/// do: a note of `bytes` over [`NoteStore::MAX_NOTE_BYTES`] is refused.
 fn refuse_oversized(path: &str, bytes: usize) -> Result<(), DreamError> {
-    if bytes > MAX_NOTE_BYTES {
+    if bytes > NoteStore::MAX_NOTE_BYTES {
         return Err(DreamError::TooLarge {
             path: path.to_owned(),
             bytes,
-            limit: MAX_NOTE_BYTES,
+            limit: NoteStore::MAX_NOTE_BYTES,
         });
     }
     Ok(())

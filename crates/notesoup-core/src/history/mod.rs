@@ -14,7 +14,8 @@ mod folded;
 mod model;
 mod transcript;
 
-pub use event::{HistoryEvent, NestedCallSummary, Role, ToolFacts};
+pub(crate) use event::NestedCallSummary;
+pub use event::{HistoryEvent, Role};
 pub use extend::WindowView;
 pub use model::{History, TranscriptError, Window};
 pub use transcript::{

@@ -594,7 +594,7 @@ pub(crate) fn serialize_frontmatter(meta: &NoteMeta, tz: &TimeZone) -> String {
 }
 
 /// The whole file: the frontmatter block, one blank line, the body.
-pub fn serialize_note(meta: &NoteMeta, body: &str, tz: &TimeZone) -> String {
+pub(crate) fn serialize_note(meta: &NoteMeta, body: &str, tz: &TimeZone) -> String {
     let mut out = serialize_frontmatter(meta, tz);
     out.reserve(body.len() + 1);
     out.push('\n');

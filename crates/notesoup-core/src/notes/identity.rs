@@ -250,36 +250,6 @@ pub(crate) fn slugify(value: &str) -> String {
     }
 }
 
-/// The notes root from an environment lookup: `PI_NOTES_HOME` when set and
-/// non-empty (made absolute), else `$HOME` (or `$USERPROFILE` when `$HOME` is
-/// unset) joined with `.agents/notes`. `None` when no home directory is known.
-pub fn default_root(env: impl Fn(&str) -> Option<String>) -> Option<PathBuf> {
-    if let Some(root) = env("PI_NOTES_HOME").filter(|value| !value.is_empty()) {
-        return Some(absolute_lexical(Path::new(&root)));
-    }
-    let home = env("HOME")
-        .filter(|value| !value.is_empty())
-        .or_else(|| env("USERPROFILE").filter(|value| !value.is_empty()))?;
-    Some(absolute_lexical(
-        &Path::new(&home).join(".agents").join("notes"),
-    ))
-}
-
-/// The agent slug from an environment lookup:
-/// `slugify(PI_NOTES_AGENT ?? "anonymous")`.
-pub fn agent_slug(env: impl Fn(&str) -> Option<String>) -> String {
-    slugify(&env("PI_NOTES_AGENT").unwrap_or_else(|| "anonymous".to_owned()))
-}
-
-/// The model slug: `slugify` of the last `/`-separated segment of the model
-/// id, or `default` when there is no model.
-pub fn model_slug(model_id: Option<&str>) -> String {
-    match model_id.filter(|id| !id.is_empty()) {
-        Some(id) => slugify(id.rsplit('/').next().unwrap_or(id)),
-        None => "default".to_owned(),
-    }
-}
-
 /// Makes `path` absolute against the current directory and removes `.` and
 /// `..` components lexically (symlinks are not resolved).
 pub(crate) fn absolute_lexical(path: &Path) -> PathBuf {
@@ -301,6 +271,38 @@ pub(crate) fn absolute_lexical(path: &Path) -> PathBuf {
         }
     }
     normal
+}
+
+impl NotesIdentity {
+    /// The agent slug from an environment lookup:
+    /// `slugify(PI_NOTES_AGENT ?? "anonymous")`.
+    pub fn agent_slug(env: impl Fn(&str) -> Option<String>) -> String {
+        slugify(&env("PI_NOTES_AGENT").unwrap_or_else(|| "anonymous".to_owned()))
+    }
+
+    /// The model slug: `slugify` of the last `/`-separated segment of the model
+    /// id, or `default` when there is no model.
+    pub fn model_slug(model_id: Option<&str>) -> String {
+        match model_id.filter(|id| !id.is_empty()) {
+            Some(id) => slugify(id.rsplit('/').next().unwrap_or(id)),
+            None => "default".to_owned(),
+        }
+    }
+
+    /// The notes root from an environment lookup: `PI_NOTES_HOME` when set and
+    /// non-empty (made absolute), else `$HOME` (or `$USERPROFILE` when `$HOME` is
+    /// unset) joined with `.agents/notes`. `None` when no home directory is known.
+    pub fn default_root(env: impl Fn(&str) -> Option<String>) -> Option<PathBuf> {
+        if let Some(root) = env("PI_NOTES_HOME").filter(|value| !value.is_empty()) {
+            return Some(absolute_lexical(Path::new(&root)));
+        }
+        let home = env("HOME")
+            .filter(|value| !value.is_empty())
+            .or_else(|| env("USERPROFILE").filter(|value| !value.is_empty()))?;
+        Some(absolute_lexical(
+            &Path::new(&home).join(".agents").join("notes"),
+        ))
+    }
 }
 
 #[cfg(test)]

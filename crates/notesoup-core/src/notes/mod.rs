@@ -1,8 +1,8 @@
 //! Notes: identities, addresses, the frontmatter codec and the durable store.
 //!
 //! The standalone notes library. It reads no environment variables: a host
-//! builds a [`NotesIdentity`] explicitly (with [`default_root`],
-//! [`agent_slug`], [`model_slug`] and [`project_key`] to derive the values
+//! builds a [`NotesIdentity`] explicitly (with [`NotesIdentity::default_root`],
+//! [`NotesIdentity::agent_slug`], [`NotesIdentity::model_slug`] and [`project_key`] to derive the values
 //! from its own environment) and opens a [`NoteStore`] over it.
 //!
 //! # Public API
@@ -10,22 +10,22 @@
 //! - Identity: [`NotesIdentity`] (`new`, `without_session`, `with_session`,
 //!   `with_model`, getters; a field that fails validation is a [`NoteError`]
 //!   reading `notes context <field> must be …`), [`Scope`], [`Home`],
-//!   [`default_root`], [`agent_slug`], [`model_slug`], [`project_key`].
-//! - Format: [`NoteMeta`], [`NoteOrigin`], [`FrontmatterExtra`],
-//!   [`serialize_note`], [`is_blank_body`]; times via [`local_iso`] and
-//!   [`now_ms`]. The parser and the address and glob rules stay inside the
-//!   crate: hosts reach notes through the store and the tools.
+//!   [`NotesIdentity::default_root`], [`NotesIdentity::agent_slug`], [`NotesIdentity::model_slug`], [`project_key`].
+//! - Format: [`NoteOrigin`], [`is_blank_body`]; times via [`local_iso`]
+//!   and [`now_ms`]. A row's metadata (origin, times, access count, extras)
+//!   comes with it; the codec, the parser and the address and glob rules
+//!   stay inside the crate: hosts reach notes through the store and the
+//!   tools.
 //! - Store: [`NoteStore`] with `write`, `read`, `update`, `edited_body`,
 //!   `rename`, `list`, `list_headers`, `peek_row` and `search`; arguments
-//!   [`Edit`], [`UpdateRequest`], [`ListQuery`]; every result and row carries
-//!   a [`NoteLocation`] (address, scope, home, relative path, file); results
-//!   [`WriteResult`] ([`WriteOutcome`]), [`ReadResult`], [`UpdateResult`]
-//!   ([`Change`], [`ChangeKind`]), [`RenameResult`]; `list`, `list_headers`
-//!   and `search` answer a [`ListStatus`] of [`NoteRow`], [`NoteHeader`] or
-//!   [`SearchRow`] ([`LineMatch`]) with the notes and homes left out; the
-//!   kept note heads, [`HeadCache`]; the limit [`MAX_NOTE_BYTES`].
-//! - The credential guard: [`find_secret`] ([`SecretFinding`],
-//!   [`SecretKind`]).
+//!   [`Edit`], [`UpdateRequest`], [`ListQuery`]; every result and row
+//!   carries its location (address, scope, home, relative path, file); a
+//!   write says its [`WriteOutcome`], an update its [`ChangeKind`]; `list`,
+//!   `list_headers` and `search` answer a [`ListStatus`] of [`NoteRow`],
+//!   [`NoteHeader`] or search rows (with their matching lines) with the
+//!   notes and homes left out; the kept note heads, [`HeadCache`]; the
+//!   limit [`NoteStore::MAX_NOTE_BYTES`].
+//! - The credential guard: [`find_secret`] (what it found and its kind).
 //! - Errors: [`NoteError`] (`code().as_str()`, `message()`,
 //!   `line_numbers()`, `edit_index()`, `path()`, `io_kind()`,
 //!   `identity_field()`) with a [`RefusalCode`](crate::tools::RefusalCode),
@@ -70,10 +70,10 @@
 //!
 //! # Limits
 //!
-//! Writes refuse files over [`MAX_NOTE_BYTES`] and paths over
+//! Writes refuse files over [`NoteStore::MAX_NOTE_BYTES`] and paths over
 //! `MAX_NOTE_PATH_BYTES`. `read` never fails for size: when its access
 //! rewrite would exceed the limit, the note is returned and left untouched
-//! ([`ReadResult::access_recorded`] is false).
+//! (the read result says its access was not recorded).
 //!
 //! The full guide is `docs/notes-library.md`.
 //!
@@ -114,23 +114,28 @@ mod time;
 pub(crate) use address::Address;
 pub use address::Home;
 pub use error::NoteError;
+pub(crate) use frontmatter::NoteMeta;
 pub(crate) use frontmatter::parse_note;
-pub use frontmatter::{FrontmatterExtra, NoteMeta, NoteOrigin, is_blank_body, serialize_note};
+#[cfg(test)]
+pub(crate) use frontmatter::serialize_note;
+pub use frontmatter::{NoteOrigin, is_blank_body};
 pub(crate) use identity::is_slug;
-pub use identity::{NotesIdentity, Scope, agent_slug, default_root, model_slug};
-pub use matcher::LineMatch;
+pub use identity::{NotesIdentity, Scope};
 pub(crate) use matcher::LiteralQueries;
 pub use paths::project_key;
-pub use secrets::{SecretFinding, SecretKind, find_secret};
+pub(crate) use secrets::SecretKind;
+pub use secrets::find_secret;
 pub(crate) use segment::{escape_forbidden, is_forbidden_char, is_git_segment};
+pub(crate) use store::{Change, NoteLocation};
 pub use store::{
-    Change, ChangeKind, DeleteOutcome, Edit, HeadCache, ListQuery, ListStatus, MAX_NOTE_BYTES,
-    NoteHeader, NoteLocation, NoteRow, NoteStore, ReadResult, RenameResult, SearchRow,
-    UpdateRequest, UpdateResult, WriteOutcome, WriteResult,
+    ChangeKind, DeleteOutcome, Edit, HeadCache, ListQuery, ListStatus, NoteHeader, NoteRow,
+    NoteStore, UpdateRequest, WriteOutcome,
 };
 pub(crate) use time::parse_iso_ms;
 pub use time::{local_iso, now_ms};
 
+#[cfg(test)]
+pub(crate) use frontmatter::FrontmatterExtra;
 // What the area's own tests name beside the public surface.
 #[cfg(test)]
 pub(crate) use crate::wire::RefusalCode;

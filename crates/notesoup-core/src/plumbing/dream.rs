@@ -16,10 +16,6 @@ use crate::dream::{
     DreamOptions, DreamRequest, DreamResult, DreamRunner, Ended, OutputLine, run_dream_with,
 };
 
-/// How long a dreamer run as a child process may run when the command line
-/// does not say (`--timeout`).
-pub const DEFAULT_DREAM_TIMEOUT: Duration = Duration::from_secs(30 * 60);
-
 /// Why a command did not find the notes home it works on.
 #[derive(Debug, thiserror::Error)]
 pub enum NotesHomeError {
@@ -41,9 +37,9 @@ pub enum NotesHomeError {
 /// The notes home a command works on: `--notes-home` made absolute (a
 /// dreamer starts in it and hands it on to its tools server, so a relative
 /// path would be read from the wrong place), else the host's notes root
-/// (core's [`default_root`]: `PI_NOTES_HOME`, else `~/.agents/notes`).
+/// (core's [`NotesIdentity::default_root`]: `PI_NOTES_HOME`, else `~/.agents/notes`).
 ///
-/// [`default_root`]: crate::notes::default_root
+/// [`NotesIdentity::default_root`]: crate::notes::NotesIdentity::default_root
 pub fn notes_home(given: Option<&Path>, root: Option<PathBuf>) -> Result<PathBuf, NotesHomeError> {
     match given {
         Some(path) => std::path::absolute(path).map_err(|source| NotesHomeError::Unresolved {
@@ -103,12 +99,6 @@ impl DreamFlags {
         options.playbook = self.playbook;
         Ok(options)
     }
-}
-
-/// `--timeout SECS` as the deadline a child-process dreamer runs under (at
-/// least a second: a zero deadline would stop it before it started).
-pub fn dream_timeout(seconds: u64) -> Duration {
-    Duration::from_secs(seconds.max(1))
 }
 
 /// A dreamer run as a child process under a deadline: the command that is
@@ -189,7 +179,7 @@ pub struct DreamProgress {
 }
 
 /// Told of the run's progress.
-pub type ProgressSink<'a> = &'a mut dyn FnMut(&DreamProgress);
+pub(crate) type ProgressSink<'a> = &'a mut dyn FnMut(&DreamProgress);
 
 /// The host's dreamer for one dream command.
 pub struct Dreamer<'a> {
@@ -210,24 +200,6 @@ impl std::fmt::Debug for Dreamer<'_> {
             .field("process", &self.process)
             .finish_non_exhaustive()
     }
-}
-
-/// Runs the dream command: every line goes to `sink` as the run reaches
-/// it (the gates before the dreamer starts, the report and audit after it
-/// ends); returns the exit code: 0 for a run or a skip, 1 for a failure.
-pub fn run_dream_command(
-    options: &DreamOptions,
-    dreamer: Dreamer<'_>,
-    sink: &mut dyn FnMut(&OutputLine),
-) -> i32 {
-    let sink: Sink<'_> = RefCell::new(sink);
-    let mut told = Told {
-        inner: dreamer.runner,
-        process: dreamer.process,
-        progress: RefCell::new(dreamer.progress),
-        sink: &sink,
-    };
-    run_dream_with(options, &mut told, &mut |line| say(&sink, line)).exit_code
 }
 
 /// Hands a line to the sink. The run and the dreamer take turns, so the
@@ -322,16 +294,49 @@ impl DreamRunner for Told<'_, '_, '_> {
     }
 }
 
-/// The agent a host runs as its dreamer: the command line's path, else the
-/// host's variable (`NOTESOUP_CLAUDE`, `NOTESOUP_PI`, `NOTESOUP_DSH`: its
-/// value through the host's lookup), else `name` looked up on PATH. A path
-/// (not a bare name) is made absolute: the dreamer starts in the notes
-/// home, where a relative path would name another file.
-pub fn dreamer_executable(given: Option<PathBuf>, variable: Option<String>, name: &str) -> PathBuf {
-    let chosen = given.or_else(|| variable.filter(|v| !v.is_empty()).map(PathBuf::from));
-    match chosen {
-        Some(path) if path.components().count() > 1 => std::path::absolute(&path).unwrap_or(path),
-        Some(bare) => bare,
-        None => PathBuf::from(name),
+impl DreamFlags {
+    /// How long a dreamer run as a child process may run when the command line
+    /// does not say (`--timeout`).
+    pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+
+    /// `--timeout SECS` as the deadline a child-process dreamer runs under (at
+    /// least a second: a zero deadline would stop it before it started).
+    pub fn timeout(seconds: u64) -> Duration {
+        Duration::from_secs(seconds.max(1))
+    }
+}
+
+impl DreamerSetting {
+    /// The agent a host runs as its dreamer: the command line's path, else the
+    /// host's variable (`NOTESOUP_CLAUDE`, `NOTESOUP_PI`, `NOTESOUP_DSH`: its
+    /// value through the host's lookup), else `name` looked up on PATH. A path
+    /// (not a bare name) is made absolute: the dreamer starts in the notes
+    /// home, where a relative path would name another file.
+    pub fn executable(given: Option<PathBuf>, variable: Option<String>, name: &str) -> PathBuf {
+        let chosen = given.or_else(|| variable.filter(|v| !v.is_empty()).map(PathBuf::from));
+        match chosen {
+            Some(path) if path.components().count() > 1 => {
+                std::path::absolute(&path).unwrap_or(path)
+            }
+            Some(bare) => bare,
+            None => PathBuf::from(name),
+        }
+    }
+}
+
+impl Dreamer<'_> {
+    /// Runs the dream command: every line goes to `sink` as the run reaches
+    /// it (the gates before the dreamer starts, the report and audit after it
+    /// ends); returns the exit code: 0 for a run or a skip, 1 for a failure.
+    pub fn run(self, options: &DreamOptions, sink: &mut dyn FnMut(&OutputLine)) -> i32 {
+        let dreamer = self;
+        let sink: Sink<'_> = RefCell::new(sink);
+        let mut told = Told {
+            inner: dreamer.runner,
+            process: dreamer.process,
+            progress: RefCell::new(dreamer.progress),
+            sink: &sink,
+        };
+        run_dream_with(options, &mut told, &mut |line| say(&sink, line)).exit_code
     }
 }

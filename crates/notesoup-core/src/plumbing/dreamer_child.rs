@@ -83,42 +83,44 @@ pub fn run_dreamer_child<T>(
     })
 }
 
-/// The run's result for a dreamer stopped at `timeout`: no report, and the
-/// writes it made so far, which go into the audit.
-pub fn dreamer_timed_out(writes: Vec<DreamWrite>, timeout: Duration) -> DreamResult {
-    DreamResult {
-        report: String::new(),
-        writes,
-        error: Some(Ended::timeout_error(timeout)),
+impl DreamResult {
+    /// The run's result for a dreamer stopped at `timeout`: no report, and the
+    /// writes it made so far, which go into the audit.
+    pub fn timed_out(writes: Vec<DreamWrite>, timeout: Duration) -> DreamResult {
+        DreamResult {
+            report: String::new(),
+            writes,
+            error: Some(Ended::timeout_error(timeout)),
+        }
     }
-}
 
-/// The failure a dreamer's exit names: `dreamer failed: <name> exited with
-/// <status>: <diagnostics>` for an unsuccessful status, `dreamer failed:
-/// <error>` when waiting for it failed; `None` for a success.
-pub fn dreamer_exit_error(
-    waited: &std::io::Result<std::process::ExitStatus>,
-    name: &str,
-    diagnostics: impl FnOnce() -> String,
-) -> Option<String> {
-    match waited {
-        Ok(status) if status.success() => None,
-        Ok(status) => Some(format!(
-            "dreamer failed: {name} exited with {status}: {}",
-            diagnostics()
-        )),
-        Err(error) => Some(format!("dreamer failed: {error}")),
+    /// The failure a dreamer's exit names: `dreamer failed: <name> exited with
+    /// <status>: <diagnostics>` for an unsuccessful status, `dreamer failed:
+    /// <error>` when waiting for it failed; `None` for a success.
+    pub fn exit_error(
+        waited: &std::io::Result<std::process::ExitStatus>,
+        name: &str,
+        diagnostics: impl FnOnce() -> String,
+    ) -> Option<String> {
+        match waited {
+            Ok(status) if status.success() => None,
+            Ok(status) => Some(format!(
+                "dreamer failed: {name} exited with {status}: {}",
+                diagnostics()
+            )),
+            Err(error) => Some(format!("dreamer failed: {error}")),
+        }
     }
-}
 
-/// The last `count` lines of a dreamer's diagnostics that `keep` keeps
-/// (each trimmed, blank ones left out), joined with ` | `: enough to name a
-/// failure; each host leaves out its own noise (stack frames, hints).
-pub fn last_diagnostic_lines(text: &str, count: usize, keep: impl Fn(&str) -> bool) -> String {
-    let lines: Vec<&str> = text
-        .lines()
-        .map(str::trim)
-        .filter(|line| !line.is_empty() && keep(line))
-        .collect();
-    lines[lines.len().saturating_sub(count)..].join(" | ")
+    /// The last `count` lines of a dreamer's diagnostics that `keep` keeps
+    /// (each trimmed, blank ones left out), joined with ` | `: enough to name a
+    /// failure; each host leaves out its own noise (stack frames, hints).
+    pub fn last_diagnostic_lines(text: &str, count: usize, keep: impl Fn(&str) -> bool) -> String {
+        let lines: Vec<&str> = text
+            .lines()
+            .map(str::trim)
+            .filter(|line| !line.is_empty() && keep(line))
+            .collect();
+        lines[lines.len().saturating_sub(count)..].join(" | ")
+    }
 }

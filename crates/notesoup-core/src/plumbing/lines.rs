@@ -3,7 +3,7 @@
 //!
 //! A server must outlive any one bad line: a line that is not UTF-8, not
 //! JSON or far too long is answered and skipped, never the end of the serve
-//! loop, and never a reason to hold more than [`MAX_LINE_BYTES`]. Lines are
+//! loop, and never a reason to hold more than [`LineRead::MAX_BYTES`]. Lines are
 //! read with `fill_buf`/`consume`, so an over-long line is discarded as it
 //! streams past instead of being buffered whole; only its first
 //! [`KEPT_PREFIX_BYTES`] are kept, so the answer can name the request's id.
@@ -11,21 +11,6 @@
 use std::io::{self, BufRead, Read};
 
 use serde::Deserialize;
-
-/// The longest line any notesoup reader keeps, newline excluded: a request
-/// line of a sidecar or server, and a line of a transcript or session file
-/// that history decoding reads. Notes are capped at 1 MB and the hosts send
-/// each event or entry once, so a real request stays far below it; a
-/// transcript row this long is a Read of a large image or PDF, which history
-/// skips as a bad line.
-pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
-
-/// The most commas, colons and opening brackets (outside strings) one
-/// request line may hold. Parsed JSON can take many times its text: 16 MiB
-/// of `[0,0,…]` is 8 million values and most of a gigabyte. Real request
-/// lines have one such token per 25 bytes or so, about 700,000 in a full
-/// line.
-pub const MAX_LINE_TOKENS: usize = 1 << 21;
 
 /// How much of an over-long line is kept, to recover its id.
 pub(crate) const KEPT_PREFIX_BYTES: usize = 256;
@@ -66,9 +51,9 @@ pub struct CappedLines<R> {
 }
 
 impl<R: BufRead> CappedLines<R> {
-    /// Lines of `input` capped at [`MAX_LINE_BYTES`].
+    /// Lines of `input` capped at [`LineRead::MAX_BYTES`].
     pub fn new(input: R) -> Self {
-        Self::with_cap(input, MAX_LINE_BYTES)
+        Self::with_cap(input, LineRead::MAX_BYTES)
     }
 
     /// Lines of `input` capped at `cap` bytes, so tests need not send 16 MiB.
@@ -169,85 +154,102 @@ fn grow_within(line: &mut Vec<u8>, more: usize, cap: usize) {
     line.reserve_exact(target.max(needed) - line.len());
 }
 
-/// Whether `line` holds more than `max` commas, colons and opening brackets
-/// outside strings: a bound on the values it parses into, counted in one
-/// pass without parsing.
-pub fn too_many_tokens(line: &[u8], max: usize) -> bool {
-    let mut count = 0usize;
-    let mut in_string = false;
-    let mut escaped = false;
-    for byte in line {
-        if in_string {
-            match (escaped, byte) {
-                (true, _) => escaped = false,
-                (false, b'\\') => escaped = true,
-                (false, b'"') => in_string = false,
-                _ => {}
-            }
-        } else {
-            match byte {
-                b'"' => in_string = true,
-                b',' | b':' | b'[' | b'{' => {
-                    count += 1;
-                    if count > max {
-                        return true;
-                    }
-                }
-                _ => {}
-            }
-        }
-    }
-    false
-}
-
-/// A line with nothing but JSON whitespace is not a request and gets no
-/// answer.
-pub fn is_blank(line: &[u8]) -> bool {
-    line.iter()
-        .all(|byte| matches!(byte, b' ' | b'\t' | b'\r' | b'\n'))
-}
-
-/// The id of a line that is not a valid request, so the waiting request is
-/// settled with the refusal: the line's `id` if it parses as JSON with an
-/// unsigned integer id, else an id written first in the line the way
-/// senders write it (`{"id":N,…`, which survives truncation, bad bytes and
-/// nesting past the parser's limit), else `UNKNOWN_ID`.
-pub fn recover_id(line: &[u8]) -> u64 {
-    #[derive(Deserialize)]
-    struct Probe {
-        id: u64,
-    }
-    serde_json::from_slice::<Probe>(line)
-        .map(|probe| probe.id)
-        .ok()
-        .or_else(|| leading_id(line))
-        .unwrap_or(UNKNOWN_ID)
-}
-
-/// `{"id": N` at the start of `line`, N an unsigned 64-bit integer followed
-/// by `,` or `}` (whitespace allowed where JSON allows it).
-pub fn leading_id(line: &[u8]) -> Option<u64> {
-    let rest = skip_space(line).strip_prefix(b"{")?;
-    let rest = skip_space(rest).strip_prefix(b"\"id\"")?;
-    let rest = skip_space(rest).strip_prefix(b":")?;
-    let rest = skip_space(rest);
-    let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
-    let (number, after) = rest.split_at(digits);
-    if number.is_empty() || (number.len() > 1 && number[0] == b'0') {
-        return None;
-    }
-    if !matches!(skip_space(after).first(), Some(b',' | b'}')) {
-        return None;
-    }
-    std::str::from_utf8(number).ok()?.parse().ok()
-}
-
 fn skip_space(bytes: &[u8]) -> &[u8] {
     let start = bytes
         .iter()
         .position(|byte| !matches!(byte, b' ' | b'\t' | b'\r' | b'\n'))
         .unwrap_or(bytes.len());
     &bytes[start..]
+}
+
+impl LineRead<'_> {
+    /// A line with nothing but JSON whitespace is not a request and gets no
+    /// answer.
+    pub fn is_blank(line: &[u8]) -> bool {
+        line.iter()
+            .all(|byte| matches!(byte, b' ' | b'\t' | b'\r' | b'\n'))
+    }
+
+    /// Whether `line` holds more than `max` commas, colons and opening brackets
+    /// outside strings: a bound on the values it parses into, counted in one
+    /// pass without parsing.
+    pub fn too_many_tokens(line: &[u8], max: usize) -> bool {
+        let mut count = 0usize;
+        let mut in_string = false;
+        let mut escaped = false;
+        for byte in line {
+            if in_string {
+                match (escaped, byte) {
+                    (true, _) => escaped = false,
+                    (false, b'\\') => escaped = true,
+                    (false, b'"') => in_string = false,
+                    _ => {}
+                }
+            } else {
+                match byte {
+                    b'"' => in_string = true,
+                    b',' | b':' | b'[' | b'{' => {
+                        count += 1;
+                        if count > max {
+                            return true;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        false
+    }
+
+    /// `{"id": N` at the start of `line`, N an unsigned 64-bit integer followed
+    /// by `,` or `}` (whitespace allowed where JSON allows it).
+    pub fn leading_id(line: &[u8]) -> Option<u64> {
+        let rest = skip_space(line).strip_prefix(b"{")?;
+        let rest = skip_space(rest).strip_prefix(b"\"id\"")?;
+        let rest = skip_space(rest).strip_prefix(b":")?;
+        let rest = skip_space(rest);
+        let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+        let (number, after) = rest.split_at(digits);
+        if number.is_empty() || (number.len() > 1 && number[0] == b'0') {
+            return None;
+        }
+        if !matches!(skip_space(after).first(), Some(b',' | b'}')) {
+            return None;
+        }
+        std::str::from_utf8(number).ok()?.parse().ok()
+    }
+
+    /// The id of a line that is not a valid request, so the waiting request is
+    /// settled with the refusal: the line's `id` if it parses as JSON with an
+    /// unsigned integer id, else an id written first in the line the way
+    /// senders write it (`{"id":N,…`, which survives truncation, bad bytes and
+    /// nesting past the parser's limit), else `UNKNOWN_ID`.
+    pub fn recover_id(line: &[u8]) -> u64 {
+        #[derive(Deserialize)]
+        struct Probe {
+            id: u64,
+        }
+        serde_json::from_slice::<Probe>(line)
+            .map(|probe| probe.id)
+            .ok()
+            .or_else(|| LineRead::leading_id(line))
+            .unwrap_or(UNKNOWN_ID)
+    }
+
+    /// The longest line any notesoup reader keeps, newline excluded: a request
+    /// line of a sidecar or server, and a line of a transcript or session file
+    /// that history decoding reads. Notes are capped at 1 MB and the hosts send
+    /// each event or entry once, so a real request stays far below it; a
+    /// transcript row this long is a Read of a large image or PDF, which history
+    /// skips as a bad line.
+    pub const MAX_BYTES: usize = 16 * 1024 * 1024;
+
+    /// The most commas, colons and opening brackets (outside strings) one
+    /// request line may hold. Parsed JSON can take many times its text: 16 MiB
+    /// of `[0,0,…]` is 8 million values and most of a gigabyte. Real request
+    /// lines have one such token per 25 bytes or so, about 700,000 in a full
+    /// line.
+    pub const MAX_TOKENS: usize = 1 << 21;
 }
 
 #[cfg(test)]
@@ -303,7 +305,7 @@ pub(crate) mod tests {
         };
         assert_eq!(*bytes, 65);
         assert_eq!(prefix.as_slice(), &input[..20]);
-        assert_eq!(recover_id(prefix), 7);
+        assert_eq!(LineRead::recover_id(prefix), 7);
         assert_eq!(read[1], Got::Line(b"ok".to_vec()));
         // Exactly at the cap is still a line; one byte more is not.
         assert_eq!(lines(b"12345\n", 5), [Got::Line(b"12345".to_vec())]);
@@ -372,10 +374,13 @@ pub(crate) mod tests {
 
     #[test]
     fn ids_are_recovered_where_the_line_shows_them() {
-        assert_eq!(recover_id(br#"{"op": "x", "id": 12}"#), 12);
-        assert_eq!(recover_id(b"{\"id\": 5, \"op\": \"\xff\"}"), 5);
-        assert_eq!(recover_id(br#" { "id" : 6 , "params": {"#), 6);
-        assert_eq!(recover_id(br#"{"id":18446744073709551615}"#), u64::MAX);
+        assert_eq!(LineRead::recover_id(br#"{"op": "x", "id": 12}"#), 12);
+        assert_eq!(LineRead::recover_id(b"{\"id\": 5, \"op\": \"\xff\"}"), 5);
+        assert_eq!(LineRead::recover_id(br#" { "id" : 6 , "params": {"#), 6);
+        assert_eq!(
+            LineRead::recover_id(br#"{"id":18446744073709551615}"#),
+            u64::MAX
+        );
         for unknown in [
             &br#"{"id":18446744073709551616}"#[..],
             br#"{"id":-1,"op":"hello"}"#,
@@ -386,16 +391,16 @@ pub(crate) mod tests {
             b"\xff",
             b"",
         ] {
-            assert_eq!(recover_id(unknown), UNKNOWN_ID, "{unknown:?}");
+            assert_eq!(LineRead::recover_id(unknown), UNKNOWN_ID, "{unknown:?}");
         }
     }
 
     #[test]
     fn tokens_inside_strings_do_not_count() {
-        assert!(!too_many_tokens(br#"{"a":[1,2]}"#, 4));
-        assert!(too_many_tokens(br#"{"a":[1,2,3]}"#, 4));
-        assert!(!too_many_tokens(br#"{"a":"[,,,:{\"[,,"}"#, 2));
-        assert!(too_many_tokens(br#"{"a":"\\",",":1}"#, 2));
+        assert!(!LineRead::too_many_tokens(br#"{"a":[1,2]}"#, 4));
+        assert!(LineRead::too_many_tokens(br#"{"a":[1,2,3]}"#, 4));
+        assert!(!LineRead::too_many_tokens(br#"{"a":"[,,,:{\"[,,"}"#, 2));
+        assert!(LineRead::too_many_tokens(br#"{"a":"\\",",":1}"#, 2));
     }
 
     #[test]
@@ -411,9 +416,9 @@ pub(crate) mod tests {
 
     #[test]
     fn blank_lines_are_json_whitespace_only() {
-        assert!(is_blank(b""));
-        assert!(is_blank(b" \t\r"));
-        assert!(!is_blank(b"\x0b"));
-        assert!(!is_blank("\u{a0}".as_bytes()));
+        assert!(LineRead::is_blank(b""));
+        assert!(LineRead::is_blank(b" \t\r"));
+        assert!(!LineRead::is_blank(b"\x0b"));
+        assert!(!LineRead::is_blank("\u{a0}".as_bytes()));
     }
 }

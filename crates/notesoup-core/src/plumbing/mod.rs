@@ -6,7 +6,7 @@
 //! dream command's flow.
 //!
 //! The readers exist so that no input can make a host hold unbounded memory
-//! or wait forever: a line longer than [`MAX_LINE_BYTES`] streams past
+//! or wait forever: a line longer than [`LineRead::MAX_BYTES`] streams past
 //! without being kept, and a "file" that is a FIFO, a device, a directory or
 //! far too large is refused with a typed error before anything is read. The
 //! store opening and the dream flow exist so that every host's command line
@@ -21,18 +21,9 @@ mod small_file;
 mod store;
 
 pub use dream::{
-    DEFAULT_DREAM_TIMEOUT, DreamFlags, DreamProgress, Dreamer, DreamerProcess, DreamerSetting,
-    NotesHomeError, ProgressSink, dream_timeout, dreamer_executable, notes_home, run_dream_command,
+    DreamFlags, DreamProgress, Dreamer, DreamerProcess, DreamerSetting, NotesHomeError, notes_home,
 };
-pub use dreamer_child::{
-    DreamerChild, dreamer_exit_error, dreamer_timed_out, last_diagnostic_lines, run_dreamer_child,
-};
-pub use lines::{
-    CappedLines, LineRead, MAX_LINE_BYTES, MAX_LINE_TOKENS, is_blank, leading_id, read_capped,
-    recover_id, too_many_tokens,
-};
-pub use settings_file::read_settings_record;
-pub use small_file::{
-    Links, MAX_SETTINGS_BYTES, SmallFileError, open_regular, read_small_file, read_small_text,
-};
+pub use dreamer_child::run_dreamer_child;
+pub use lines::{CappedLines, LineRead, read_capped};
+pub use small_file::{Links, SmallFileError, open_regular, read_small_file, read_small_text};
 pub use store::NotesOwner;

@@ -7,46 +7,49 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use super::small_file::{Links, MAX_SETTINGS_BYTES, read_small_text};
+use super::small_file::{Links, read_small_text};
+use crate::settings::SettingsRecord;
 use crate::settings::{self, SETTINGS_KEY};
 
-/// The `notesoup` record of the settings file at `path`, and the warnings:
-/// a missing file, or one without the key, is an empty record; a record
-/// under the legacy key is read, with a warning that names it; an
-/// unreadable one, one that is not a JSON object, or a record that is not
-/// an object is an empty record and one warning (the defaults apply).
-pub fn read_settings_record(path: &Path) -> (Map<String, Value>, Vec<String>) {
-    let text = match read_small_text(path, MAX_SETTINGS_BYTES, Links::Follow) {
-        Ok(Some(text)) => text,
-        Ok(None) => return (Map::new(), Vec::new()),
-        Err(error) => {
-            return (
+impl crate::settings::SettingsRecord {
+    /// The `notesoup` record of the settings file at `path`, and the warnings:
+    /// a missing file, or one without the key, is an empty record; a record
+    /// under the legacy key is read, with a warning that names it; an
+    /// unreadable one, one that is not a JSON object, or a record that is not
+    /// an object is an empty record and one warning (the defaults apply).
+    pub fn read(path: &Path) -> (Map<String, Value>, Vec<String>) {
+        let text = match read_small_text(path, SettingsRecord::MAX_BYTES, Links::Follow) {
+            Ok(Some(text)) => text,
+            Ok(None) => return (Map::new(), Vec::new()),
+            Err(error) => {
+                return (
+                    Map::new(),
+                    vec![format!(
+                        "notesoup: could not read {error}; using the defaults."
+                    )],
+                );
+            }
+        };
+        let problem = |what: String| {
+            (
                 Map::new(),
-                vec![format!(
-                    "notesoup: could not read {error}; using the defaults."
-                )],
-            );
+                vec![format!("notesoup: {what}; using the defaults.")],
+            )
+        };
+        match serde_json::from_str::<Value>(&text) {
+            Ok(Value::Object(file)) => match settings::record_entry(&file) {
+                None => (Map::new(), Vec::new()),
+                Some((Value::Object(record), legacy)) => (
+                    record.clone(),
+                    legacy.iter().map(ToString::to_string).collect(),
+                ),
+                Some(_) => problem(format!(
+                    "the {SETTINGS_KEY} key of {} must be an object",
+                    path.display()
+                )),
+            },
+            Ok(_) => problem(format!("{} must hold a JSON object", path.display())),
+            Err(error) => problem(format!("{} is not JSON ({error})", path.display())),
         }
-    };
-    let problem = |what: String| {
-        (
-            Map::new(),
-            vec![format!("notesoup: {what}; using the defaults.")],
-        )
-    };
-    match serde_json::from_str::<Value>(&text) {
-        Ok(Value::Object(file)) => match settings::record_entry(&file) {
-            None => (Map::new(), Vec::new()),
-            Some((Value::Object(record), legacy)) => (
-                record.clone(),
-                legacy.iter().map(ToString::to_string).collect(),
-            ),
-            Some(_) => problem(format!(
-                "the {SETTINGS_KEY} key of {} must be an object",
-                path.display()
-            )),
-        },
-        Ok(_) => problem(format!("{} must hold a JSON object", path.display())),
-        Err(error) => problem(format!("{} is not JSON ({error})", path.display())),
     }
 }

@@ -15,10 +15,6 @@ use std::fs::File;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
-/// The bound of a settings file (notesoup's own, or a host's such as Pi's
-/// `settings.json`): real ones are a few kilobytes.
-pub const MAX_SETTINGS_BYTES: u64 = 1 << 20;
-
 /// Whether the last component of a path may be a symbolic link.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Links {
@@ -368,4 +364,10 @@ mod tests {
         );
         assert_eq!(refused.path(), to_file);
     }
+}
+
+impl crate::settings::SettingsRecord {
+    /// The bound of a settings file (notesoup's own, or a host's such as Pi's
+    /// `settings.json`): real ones are a few kilobytes.
+    pub const MAX_BYTES: u64 = 1 << 20;
 }

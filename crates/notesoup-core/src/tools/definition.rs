@@ -3,10 +3,12 @@
 //! Everything hosts register (the table, the JSON Schemas, the generated
 //! files, the boot's tool names) is derived from these constants.
 
+use schemars::JsonSchema;
 use serde_json::Value;
 
 use super::ToolOutput;
 use super::context::ToolContext;
+use super::schema::schema_of;
 
 /// Which family a tool belongs to: what it needs from its host.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -92,6 +94,55 @@ pub struct Tool {
 }
 
 impl Tool {
+    /// A tool that reads: parameters `P`, a structured result `R`, calls
+    /// run side by side. Each tool's file states only what is its own.
+    pub(crate) const fn reading<P: JsonSchema, R: JsonSchema>(
+        name: &'static str,
+        family: ToolFamily,
+        description: &'static str,
+        run: RunTool,
+    ) -> Self {
+        Self {
+            name,
+            family,
+            description,
+            read_only: true,
+            sequential: false,
+            parameters: schema_of::<P>,
+            result: Some(schema_of::<R>),
+            run,
+        }
+    }
+
+    /// A budget tool: no parameters, a plain JSON answer, reading.
+    pub(crate) const fn budget(
+        name: &'static str,
+        description: &'static str,
+        parameters: fn() -> Value,
+        run: RunTool,
+    ) -> Self {
+        Self {
+            name,
+            family: ToolFamily::Budget,
+            description,
+            read_only: true,
+            sequential: false,
+            parameters,
+            result: None,
+            run,
+        }
+    }
+
+    /// The same tool as one that changes things: not read-only, and its
+    /// calls run one at a time, in order.
+    pub(crate) const fn writing(self) -> Self {
+        Self {
+            read_only: false,
+            sequential: true,
+            ..self
+        }
+    }
+
     /// The description in `wording`.
     pub fn describe(&self, wording: &HostWording<'_>) -> String {
         self.description

@@ -34,7 +34,6 @@ mod fill;
 pub mod history;
 mod measure;
 pub(crate) mod notes;
-pub use notes::call_unbounded;
 mod outcome;
 mod output;
 mod params;
@@ -54,7 +53,7 @@ pub(crate) use output::fits;
 pub use output::{CompactJson, ToolOutput};
 pub use params::parse_arguments;
 pub(crate) use params::{SearchQuery, json_kind};
-pub use table::{ListedTool, call_tool, find_tool, tool_table, tools_for};
+pub use table::{ListedTool, call_tool, tool_table, tools_for};
 pub(crate) use window::{LimitedBy, prefix_fit, render_window};
 
 // What the area's own tests name beside the public surface.

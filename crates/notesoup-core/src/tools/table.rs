@@ -47,11 +47,6 @@ pub(crate) fn tool_definitions() -> impl Iterator<Item = &'static Tool> {
     FAMILIES.into_iter().flatten().copied()
 }
 
-/// The tool called `name`, if notesoup offers one.
-pub fn find_tool(name: &str) -> Option<&'static Tool> {
-    tool_definitions().find(|tool| tool.name == name)
-}
-
 /// One tool as every host registers it: its [`Tool`] with the description
 /// and schemas rendered ([`HostWording::DEFAULT`]).
 #[derive(Debug, Clone)]
@@ -135,7 +130,7 @@ pub(crate) fn call_offered_tool(
     arguments: Value,
     with_budget: bool,
 ) -> Option<ToolOutput> {
-    let tool = find_tool(name).filter(|tool| offered(tool.family, with_budget))?;
+    let tool = Tool::find(name).filter(|tool| offered(tool.family, with_budget))?;
     Some((tool.run)(context, arguments))
 }
 
@@ -169,6 +164,13 @@ impl ToolBindings {
             remaining: name(budget::GET_CONTEXT_REMAINING.name),
             wipe: name(budget::WIPE_MEMORY.name),
         }
+    }
+}
+
+impl Tool {
+    /// The tool called `name`, if notesoup offers one.
+    pub fn find(name: &str) -> Option<&'static Tool> {
+        tool_definitions().find(|tool| tool.name == name)
     }
 }
 

@@ -11,8 +11,7 @@ use std::time::Duration;
 use jiff::Timestamp;
 use notesoup_core::dream::{DreamRequest, DreamResult, DreamRunner, Ended, OutputLine, Stream};
 use notesoup_core::plumbing::{
-    DreamFlags, Dreamer, DreamerProcess, DreamerSetting, NotesHomeError, NotesOwner,
-    dreamer_executable, notes_home, run_dream_command,
+    DreamFlags, Dreamer, DreamerProcess, DreamerSetting, NotesHomeError, NotesOwner, notes_home,
 };
 
 #[test]
@@ -112,15 +111,12 @@ fn dreamer_lines(error: Option<String>, process: Option<DreamerProcess>) -> (Vec
     options.force = true;
     let mut lines: Vec<OutputLine> = Vec::new();
     let mut runner = Answering(error);
-    let code = run_dream_command(
-        &options,
-        Dreamer {
-            runner: &mut runner,
-            process,
-            progress: None,
-        },
-        &mut |line| lines.push(line.clone()),
-    );
+    let code = Dreamer {
+        runner: &mut runner,
+        process,
+        progress: None,
+    }
+    .run(&options, &mut |line| lines.push(line.clone()));
     let about: Vec<String> = lines
         .into_iter()
         .filter(|line| line.stream == Stream::Stderr && line.text.contains("the dreamer"))
@@ -172,19 +168,22 @@ fn a_child_process_dreamer_s_start_and_end_are_said_once() {
 
 #[test]
 fn the_dreamer_executable_is_the_flag_then_the_variable_then_the_name() {
-    assert_eq!(dreamer_executable(None, None, "pi"), PathBuf::from("pi"));
     assert_eq!(
-        dreamer_executable(None, Some(String::new()), "pi"),
+        DreamerSetting::executable(None, None, "pi"),
         PathBuf::from("pi")
     );
     assert_eq!(
-        dreamer_executable(None, Some("/opt/pi".into()), "pi"),
+        DreamerSetting::executable(None, Some(String::new()), "pi"),
+        PathBuf::from("pi")
+    );
+    assert_eq!(
+        DreamerSetting::executable(None, Some("/opt/pi".into()), "pi"),
         PathBuf::from("/opt/pi")
     );
     assert_eq!(
-        dreamer_executable(Some("pi-1.6".into()), Some("/opt/pi".into()), "pi"),
+        DreamerSetting::executable(Some("pi-1.6".into()), Some("/opt/pi".into()), "pi"),
         PathBuf::from("pi-1.6")
     );
-    let relative = dreamer_executable(Some("bin/pi".into()), None, "pi");
+    let relative = DreamerSetting::executable(Some("bin/pi".into()), None, "pi");
     assert!(relative.is_absolute() && relative.ends_with("bin/pi"));
 }

@@ -10,17 +10,18 @@ pub mod reset;
 use std::cell::RefCell;
 use std::path::PathBuf;
 
-use notesoup_core::boot::continuation_text;
 use notesoup_core::budget::BudgetPolicy;
 use notesoup_core::notes::project_key;
 
 use self::io::{Event, HookInput, HookOutput};
 use crate::boot::{self, BOOT_FAILED};
-use crate::budget::{Budget, Notice, notice_due};
+use crate::budget::{Budget, BudgetNotice, notice_due};
 use crate::env::HostEnv;
 use crate::files;
 use crate::names::bindings;
-use crate::state::{ChainLink, HandOff, Origin, SessionState, StateDir, StateError, WindowFlags};
+use crate::state::{
+    ChainLink, ClaudeSessionState, HandOff, Origin, StateDir, StateError, WindowFlags,
+};
 use crate::transcript::fnv::Fnv;
 use crate::transcript::scan::{BootScan, KeptScan, boot_scan_kept, last_reply};
 use crate::window::WindowId;
@@ -132,8 +133,8 @@ impl<'a> Session<'a> {
     }
 
     /// A state for a session that starts a new `/clear` chain.
-    fn new_chain(&self) -> SessionState {
-        SessionState::new_chain(
+    fn new_chain(&self) -> ClaudeSessionState {
+        ClaudeSessionState::new_chain(
             self.session_id(),
             self.transcript.clone(),
             self.cwd.clone(),
@@ -144,7 +145,7 @@ impl<'a> Session<'a> {
     /// The session's state, or one recovered from its transcript when the
     /// record is missing (plugin data wiped, plugin enabled mid-session, a
     /// fork). `true` when recovered.
-    fn load_or_recover(&self) -> Result<(SessionState, bool), String> {
+    fn load_or_recover(&self) -> Result<(ClaudeSessionState, bool), String> {
         match self.load()? {
             Some(state) => Ok((state, false)),
             None => Ok((self.recover(&self.scan()?), true)),
@@ -153,7 +154,7 @@ impl<'a> Session<'a> {
 
     /// The session's record; a record that is not notesoup's JSON (torn by
     /// hand, an older format) counts as missing and is rebuilt.
-    fn load(&self) -> Result<Option<SessionState>, String> {
+    fn load(&self) -> Result<Option<ClaudeSessionState>, String> {
         match self.states.load(self.session_id()) {
             Ok(state) => Ok(state),
             Err(StateError::Malformed { .. }) => Ok(None),
@@ -199,7 +200,7 @@ impl<'a> Session<'a> {
     /// A state rebuilt from the transcript: the newest notesoup boot names
     /// the chain's root and the window, and every compaction after it opened
     /// one more window.
-    fn recover(&self, scan: &BootScan) -> SessionState {
+    fn recover(&self, scan: &BootScan) -> ClaudeSessionState {
         let mut state = self.new_chain();
         if let Some(ids) = &scan.last_boot {
             state.notes_session_id = ids.root.session_id.clone();
@@ -215,7 +216,7 @@ impl<'a> Session<'a> {
     }
 
     /// Records `state`; a failure becomes a user notice on `output`.
-    fn save(&self, state: &SessionState, output: HookOutput) -> HookOutput {
+    fn save(&self, state: &ClaudeSessionState, output: HookOutput) -> HookOutput {
         match self.states.save(state) {
             Ok(()) => output,
             Err(err) => {
@@ -241,7 +242,7 @@ impl<'a> Session<'a> {
             Ok((mut text, warnings)) => {
                 if continued {
                     text.push_str("\n\n");
-                    text.push_str(&continuation_text(&bindings()));
+                    text.push_str(&bindings().continuation_text());
                     if let Some(prompt) = state.next_window_prompt.take() {
                         text.push_str(&fresh_window_prompt(&prompt));
                     }
@@ -260,7 +261,7 @@ impl<'a> Session<'a> {
 
     /// The window a SessionStart opens (or finds), and whether it continues
     /// a chain after `/clear` (then the continuation follows the boot).
-    fn window_to_boot(&self) -> Result<(SessionState, bool), String> {
+    fn window_to_boot(&self) -> Result<(ClaudeSessionState, bool), String> {
         let loaded = || self.load();
         match self.input.source.as_deref().unwrap_or("startup") {
             "compact" => {
@@ -320,7 +321,7 @@ impl<'a> Session<'a> {
 
     /// SessionStart(clear): the chain continues from the hand-off marker, or
     /// a new chain starts without one. `true` when it continued.
-    fn take_hand_off(&self) -> Result<(SessionState, bool), String> {
+    fn take_hand_off(&self) -> Result<(ClaudeSessionState, bool), String> {
         let key = project_key(&self.cwd);
         let hand_off = match self.states.take_hand_off(&key) {
             Ok(hand_off) => hand_off,
@@ -377,11 +378,11 @@ impl<'a> Session<'a> {
             let text = match notice_due(&budget, &state.window) {
                 None if !changed => return Ok(HookOutput::default()),
                 None => return Ok(self.save(&state, HookOutput::default())),
-                Some(Notice::Reminder(countdown)) => {
+                Some(BudgetNotice::Reminder(countdown)) => {
                     state.window.reminder_shown = true;
                     BudgetPolicy::reminder_text(countdown, &bindings())
                 }
-                Some(Notice::Warning) => {
+                Some(BudgetNotice::Warning) => {
                     state.window.warning_shown = true;
                     BudgetPolicy::warning_text(&bindings())
                 }
@@ -509,7 +510,7 @@ pub fn fresh_window_prompt(prompt: &str) -> String {
 /// SessionStart(`compact`) it may have raised: a later compaction must boot
 /// as usual, and the transcript's usage is this window's. `true` when there
 /// was a mark to forget.
-fn settle_mod_boot(state: &mut SessionState) -> bool {
+fn settle_mod_boot(state: &mut ClaudeSessionState) -> bool {
     let boot = std::mem::take(&mut state.window.boot_by_mod);
     let opened = std::mem::take(&mut state.window.opened_by_mod);
     boot || opened

@@ -10,7 +10,6 @@
 
 use std::path::PathBuf;
 
-use notesoup_core::boot::continuation_text;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -60,7 +59,7 @@ pub struct ModInput {
 /// The answer of `decide`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Decision {
+pub struct ResetDecision {
     /// Reset now.
     pub reset: bool,
     /// Why: `normal` after the close-out, `forced` at the hard reserve.
@@ -124,7 +123,7 @@ fn answer(op: Op, stdin: &[u8], env: &HostEnv) -> Result<Value, String> {
 
 impl Session<'_> {
     /// `decide`: reset after the close-out, or at the hard reserve.
-    fn decide(&self) -> Result<Decision, String> {
+    fn decide(&self) -> Result<ResetDecision, String> {
         let (state, _) = self.load_or_recover()?;
         let origin = if state.reset_from.is_some() || state.window.opened_by_mod {
             // A reset is in flight, or has just opened this window: the
@@ -137,7 +136,7 @@ impl Session<'_> {
                 .filter(|b| b.remaining <= b.policy.reserve_line())
                 .map(|_| Origin::Forced)
         };
-        Ok(Decision {
+        Ok(ResetDecision {
             reset: origin.is_some(),
             origin,
             instructions: RESET_INSTRUCTIONS,
@@ -156,7 +155,7 @@ impl Session<'_> {
         state.open_next_window();
         let mut text = boot::render(self.env, &state)?;
         text.push_str("\n\n");
-        text.push_str(&continuation_text(&bindings()));
+        text.push_str(&bindings().continuation_text());
         // Kept until the reset is committed: a vetoed one gives it back.
         if let Some(prompt) = &state.next_window_prompt {
             text.push_str(&super::fresh_window_prompt(prompt));

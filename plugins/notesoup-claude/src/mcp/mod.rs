@@ -21,9 +21,7 @@ pub mod wire;
 
 use std::io::{self, BufRead, Write};
 
-use notesoup_core::plumbing::{
-    CappedLines, LineRead, MAX_LINE_BYTES, MAX_LINE_TOKENS, is_blank, too_many_tokens,
-};
+use notesoup_core::plumbing::{CappedLines, LineRead};
 use notesoup_core::tools::CompactJson;
 use serde::{Serialize, Serializer};
 use serde_json::{Map, Value, json};
@@ -133,7 +131,7 @@ pub trait McpTools {
 
 /// Serves requests from `input` until it closes, answering on `output`.
 /// Lines are read as bytes: one that is not JSON (invalid UTF-8 included)
-/// or is over [`MAX_LINE_BYTES`] gets an error reply, and the next line is
+/// or is over [`LineRead::MAX_BYTES`] gets an error reply, and the next line is
 /// served as usual.
 pub fn serve(
     input: impl BufRead,
@@ -141,7 +139,7 @@ pub fn serve(
     info: &ServerInfo,
     tools: impl McpTools,
 ) -> io::Result<()> {
-    serve_capped(input, output, info, tools, MAX_LINE_BYTES)
+    serve_capped(input, output, info, tools, LineRead::MAX_BYTES)
 }
 
 fn serve_capped(
@@ -158,14 +156,15 @@ fn serve_capped(
         out.clear();
         match lines.next_line()? {
             LineRead::Eof => return Ok(()),
-            LineRead::Line(line) if is_blank(line) => continue,
-            LineRead::Line(line) if too_many_tokens(line, MAX_LINE_TOKENS) => {
+            LineRead::Line(line) if LineRead::is_blank(line) => continue,
+            LineRead::Line(line) if LineRead::too_many_tokens(line, LineRead::MAX_TOKENS) => {
                 let error = RpcError {
                     code: code::INVALID_REQUEST,
                     message: format!(
-                        "invalid request: the line holds more than {MAX_LINE_TOKENS} commas, colons and opening brackets and was not parsed"
+                        "invalid request: the line holds more than {max_tokens} commas, colons and opening brackets and was not parsed",
+                        max_tokens = LineRead::MAX_TOKENS
                     ),
-                    data: Some(json!({ "limitTokens": MAX_LINE_TOKENS })),
+                    data: Some(json!({ "limitTokens": LineRead::MAX_TOKENS })),
                 };
                 wire::write_error(&mut out, None, &error)?;
             }
@@ -226,7 +225,7 @@ impl<T: McpTools> Server<T> {
     /// Answers one line into `out` (nothing for a notification).
     fn answer(&mut self, line: &[u8], out: &mut Vec<u8>) -> io::Result<()> {
         let request = match wire::read_line(line) {
-            Line::Request(request) => request,
+            Line::RpcRequest(request) => request,
             Line::Refused(id, error) => return wire::write_error(out, id, &error),
             Line::Nothing => return Ok(()),
         };
@@ -559,11 +558,11 @@ mod tests {
         ] {
             let request = format!(r#"{{"jsonrpc":"2.0","id": {id} ,"method":"ping"}}"#);
             assert_eq!(
-                serve_bytes(request.as_bytes(), MAX_LINE_BYTES),
+                serve_bytes(request.as_bytes(), LineRead::MAX_BYTES),
                 [format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{}}}}"#)]
             );
             let request = format!(r#"{{"jsonrpc":"2.0","id":{id}}}"#);
-            let reply = serve_bytes(request.as_bytes(), MAX_LINE_BYTES);
+            let reply = serve_bytes(request.as_bytes(), LineRead::MAX_BYTES);
             assert!(
                 reply[0].starts_with(&format!(
                     r#"{{"jsonrpc":"2.0","id":{id},"error":{{"code":-32600,"#
@@ -637,7 +636,7 @@ mod tests {
              {{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}}\n\
              {{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{{}}}}\n"
         );
-        let replies: Vec<Value> = serve_bytes(input.as_bytes(), MAX_LINE_BYTES)
+        let replies: Vec<Value> = serve_bytes(input.as_bytes(), LineRead::MAX_BYTES)
             .iter()
             .map(|line| serde_json::from_str(line).unwrap())
             .collect();
@@ -664,7 +663,7 @@ mod tests {
         // after an `initialize`.
         let replies = serve_bytes(
             b"{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{\"name\":\"nope\"}}\n{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\",\"_meta\":{\"claudecode/toolUseId\":\"toolu_1\"}}}\n",
-            MAX_LINE_BYTES,
+            LineRead::MAX_BYTES,
         );
         let unknown: Value = serde_json::from_str(&replies[0]).unwrap();
         assert_eq!(unknown["error"]["code"], code::INVALID_PARAMS);

@@ -57,7 +57,7 @@ impl RpcError {
 
 /// A well-formed request.
 #[derive(Debug)]
-pub struct Request<'a> {
+pub struct RpcRequest<'a> {
     /// The id exactly as written.
     pub id: &'a RawValue,
     /// The method.
@@ -70,7 +70,7 @@ pub struct Request<'a> {
 #[derive(Debug)]
 pub enum Line<'a> {
     /// A request to serve.
-    Request(Request<'a>),
+    RpcRequest(RpcRequest<'a>),
     /// Not a usable request: answered with this error, under the request's
     /// id when it has a usable one, else `null`.
     Refused(Option<&'a RawValue>, RpcError),
@@ -148,7 +148,7 @@ pub fn read_line(line: &[u8]) -> Line<'_> {
             );
         }
     };
-    Line::Request(Request { id, method, params })
+    Line::RpcRequest(RpcRequest { id, method, params })
 }
 
 /// The kind of JSON value a raw value holds, from its first byte.

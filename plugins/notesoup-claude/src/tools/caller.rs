@@ -28,7 +28,7 @@ use crate::env::HostEnv;
 use crate::files::is_absent;
 use crate::names::notes_identity;
 use crate::settings::{self, ClaudeSettings};
-use crate::state::{SessionState, StateDir};
+use crate::state::{ClaudeSessionState, StateDir};
 use crate::transcript::row::{Block, Row};
 use crate::transcript::tail::{Needles, ReverseLines};
 
@@ -49,7 +49,7 @@ pub struct Caller {
     /// The `tool_use` the current call answers.
     tool_use_id: Option<String>,
     /// The current call's session, once looked up.
-    session: Option<Option<SessionState>>,
+    session: Option<Option<ClaudeSessionState>>,
     /// The last notes identity built.
     identity: Option<NotesIdentity>,
     /// The last settings read.
@@ -66,7 +66,7 @@ pub struct Caller {
 #[derive(Debug)]
 enum Finding {
     /// Known before any call.
-    Known(Option<SessionState>),
+    Known(Option<ClaudeSessionState>),
     /// From each call's `tool_use` row, keeping the session the last such
     /// row named.
     ByToolUse(Option<KnownCaller>),
@@ -79,7 +79,7 @@ impl Caller {
         env: &HostEnv,
         project_dir: &Path,
         project_key: &str,
-        session: Option<SessionState>,
+        session: Option<ClaudeSessionState>,
     ) -> Self {
         Self::new(
             env.clone(),
@@ -146,7 +146,7 @@ impl Caller {
     }
 
     /// The calling session, `None` when no session is known.
-    pub fn session(&mut self) -> Result<Option<&SessionState>, Refusal> {
+    pub fn session(&mut self) -> Result<Option<&ClaudeSessionState>, Refusal> {
         if self.session.is_none() {
             let found = match &mut self.finding {
                 Finding::Known(state) => state.clone(),
@@ -353,7 +353,7 @@ pub fn resolve_kept(
     transcripts_dir: Option<&Path>,
     project_key: &str,
     tool_use_id: Option<&str>,
-) -> Result<Option<(SessionState, Resolution)>, String> {
+) -> Result<Option<(ClaudeSessionState, Resolution)>, String> {
     let (Some(dir), Some(id)) = (transcripts_dir, tool_use_id) else {
         return resolve(states, transcripts_dir, project_key, tool_use_id);
     };
@@ -404,7 +404,7 @@ pub fn resolve(
     transcripts_dir: Option<&Path>,
     project_key: &str,
     tool_use_id: Option<&str>,
-) -> Result<Option<(SessionState, Resolution)>, String> {
+) -> Result<Option<(ClaudeSessionState, Resolution)>, String> {
     if let (Some(dir), Some(id)) = (transcripts_dir, tool_use_id)
         && let Some(session_id) = find_tool_use(dir, id).map_err(|e| e.to_string())?
         && let Some(state) = states.load(&session_id).map_err(|e| e.to_string())?
@@ -530,7 +530,7 @@ mod tests {
         let transcripts = tempfile::tempdir().unwrap();
         let states = StateDir::new(data.path());
         for id in ["sa", "sb"] {
-            let state = SessionState::new_chain(
+            let state = ClaudeSessionState::new_chain(
                 id,
                 transcripts.path().join(format!("{id}.jsonl")),
                 "/w".into(),
@@ -598,11 +598,19 @@ mod tests {
             .unwrap(),
             None
         );
-        let mut a =
-            SessionState::new_chain("sa", "/t/sa.jsonl".into(), "/w".into(), "p-12345678".into());
+        let mut a = ClaudeSessionState::new_chain(
+            "sa",
+            "/t/sa.jsonl".into(),
+            "/w".into(),
+            "p-12345678".into(),
+        );
         states.save(&a).unwrap();
-        let b =
-            SessionState::new_chain("sb", "/t/sb.jsonl".into(), "/w".into(), "p-12345678".into());
+        let b = ClaudeSessionState::new_chain(
+            "sb",
+            "/t/sb.jsonl".into(),
+            "/w".into(),
+            "p-12345678".into(),
+        );
         states.save(&b).unwrap();
         std::fs::write(transcripts.path().join("sa.jsonl"), tool_use_row("toolu_a")).unwrap();
         let (found, how) = resolve(

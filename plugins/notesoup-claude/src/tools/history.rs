@@ -5,7 +5,7 @@
 use notesoup_core::history::History;
 use notesoup_core::tools::{Refusal, RefusalCode, ToolOutput};
 
-use crate::state::SessionState;
+use crate::state::ClaudeSessionState;
 use crate::transcript::decode::{ChainFile, decode_chain};
 use crate::transcript::incremental::{ChainError, ChainHistory};
 
@@ -37,7 +37,7 @@ impl HistorySource {
     }
 
     /// The history of `state`'s chain, owned.
-    pub fn history(&mut self, state: &SessionState) -> Result<History, Refusal> {
+    pub fn history(&mut self, state: &ClaudeSessionState) -> Result<History, Refusal> {
         if self.keeps {
             cached_chain_history(&mut self.kept, state)
         } else {
@@ -49,7 +49,7 @@ impl HistorySource {
     /// not copied.
     pub fn with_history(
         &mut self,
-        state: &SessionState,
+        state: &ClaudeSessionState,
         run: &mut dyn FnMut(&History) -> ToolOutput,
     ) -> ToolOutput {
         let output = if self.keeps {
@@ -62,7 +62,7 @@ impl HistorySource {
 }
 
 /// The history of a session's whole `/clear` chain, decoded at once.
-pub fn chain_history(state: &SessionState) -> Result<History, Refusal> {
+pub fn chain_history(state: &ClaudeSessionState) -> Result<History, Refusal> {
     let files = chain_files(state);
     let transcript = decode_chain(&state.notes_session_id, &files).map_err(|err| {
         Refusal::new(
@@ -78,7 +78,7 @@ pub fn chain_history(state: &SessionState) -> Result<History, Refusal> {
 /// changed, else brought up to date (and kept).
 pub fn cached_chain_history(
     kept: &mut Option<ChainHistory>,
-    state: &SessionState,
+    state: &ClaudeSessionState,
 ) -> Result<History, Refusal> {
     cached_chain(kept, state).cloned()
 }
@@ -88,7 +88,7 @@ pub fn cached_chain_history(
 /// other change decodes the chain again.
 pub fn cached_chain<'c>(
     kept: &'c mut Option<ChainHistory>,
-    state: &SessionState,
+    state: &ClaudeSessionState,
 ) -> Result<&'c History, Refusal> {
     let files = chain_files(state);
     let update = match kept {
@@ -111,7 +111,7 @@ pub fn cached_chain<'c>(
         .ok_or_else(|| Refusal::new(RefusalCode::InternalError, "the history cache is empty"))
 }
 
-fn chain_files(state: &SessionState) -> Vec<ChainFile> {
+fn chain_files(state: &ClaudeSessionState) -> Vec<ChainFile> {
     state
         .transcripts()
         .into_iter()

@@ -18,7 +18,7 @@ use serde_json::Value;
 use self::caller::{Caller, NO_SESSION};
 use self::history::HistorySource;
 use crate::env::HostEnv;
-use crate::state::SessionState;
+use crate::state::ClaudeSessionState;
 
 /// The tools Claude Code lists: every tool but the budget family, which
 /// Claude keeps in its hooks (there is no model-callable reset here).
@@ -48,7 +48,7 @@ impl ClaudeTools {
         env: &HostEnv,
         project_dir: &Path,
         project_key: &str,
-        session: Option<SessionState>,
+        session: Option<ClaudeSessionState>,
     ) -> Self {
         Self {
             caller: Caller::known(env, project_dir, project_key, session),

@@ -33,7 +33,7 @@ use notesoup_core::history::{
     ItemKind, MessageRole, NestedArguments, NestedCall, NestedCalls, SeqSpan, ToolStatus,
     Transcript, TranscriptItem, TranscriptToolCall, TranscriptToolResult, TranscriptWindow,
 };
-use notesoup_core::plumbing::MAX_LINE_BYTES;
+use notesoup_core::plumbing::LineRead;
 use serde_json::Value;
 
 use super::fnv::{FastMap, FastSet};
@@ -412,7 +412,7 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// Fills `buffer` with the next chunk of whole lines (the carried bytes,
 /// then at least `chunk` more up to a newline) and returns its index;
 /// `None` at the end, when stopped, or on a read error (kept in the feed).
-/// A line longer than core's `MAX_LINE_BYTES` is passed over as it streams
+/// A line longer than core's `LineRead::MAX_BYTES` is passed over as it streams
 /// past, never kept whole: it is a bad line like one that does not parse
 /// (`read` still sees its bytes, so offsets stay true).
 fn next_chunk<R: Read, F: FnMut(&[u8]) -> bool>(
@@ -467,7 +467,7 @@ fn next_chunk<R: Read, F: FnMut(&[u8]) -> bool>(
         // No newline yet, so the buffer is one line's start: past the cap,
         // the line is read to its end and dropped, and what follows it goes
         // on as usual.
-        if buffer.len() > MAX_LINE_BYTES {
+        if buffer.len() > LineRead::MAX_BYTES {
             buffer.clear();
             buffer.shrink_to(chunk);
             loop {

@@ -93,15 +93,15 @@ pub struct Message {
     /// The model that answered.
     pub model: Option<String>,
     /// A string (a typed prompt) or content blocks.
-    pub content: Content,
+    pub content: MessageBlocks,
     /// Token usage of the request that produced this message.
-    pub usage: Option<Usage>,
+    pub usage: Option<TokenUsage>,
 }
 
 /// Token usage of one API response.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(default)]
-pub struct Usage {
+pub struct TokenUsage {
     /// Uncached input tokens.
     pub input_tokens: u64,
     /// Input tokens written to the cache.
@@ -112,7 +112,7 @@ pub struct Usage {
     pub output_tokens: u64,
 }
 
-impl Usage {
+impl TokenUsage {
     /// The size of the next request: everything sent plus what came back.
     /// This is the figure Claude Code reports as `context_tokens`.
     pub fn context_tokens(&self) -> u64 {
@@ -321,12 +321,12 @@ impl<'de> Deserialize<'de> for Block {
 /// A message's content as blocks: a string content (a typed prompt) is one
 /// text block. Read as [`ContentRef`] reads it, its strings then owned.
 #[derive(Debug, Clone, Default)]
-pub struct Content(pub Vec<Block>);
+pub struct MessageBlocks(pub Vec<Block>);
 
-impl<'de> Deserialize<'de> for Content {
+impl<'de> Deserialize<'de> for MessageBlocks {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let blocks = ContentRef::deserialize(deserializer)?.0;
-        Ok(Content(
+        Ok(MessageBlocks(
             blocks.into_iter().map(BlockRef::into_owned).collect(),
         ))
     }
@@ -528,7 +528,7 @@ pub struct MessageRef<'a> {
     #[serde(borrow)]
     pub content: ContentRef<'a>,
     /// See [`Message::usage`].
-    pub usage: Option<Usage>,
+    pub usage: Option<TokenUsage>,
 }
 
 /// A content block of a [`MessageRef`], its strings borrowed where they
@@ -789,7 +789,7 @@ impl<'a> BlockFields<'a> {
     }
 }
 
-/// [`Content`] with borrowed blocks.
+/// [`MessageBlocks`] with borrowed blocks.
 #[derive(Debug, Default)]
 pub struct ContentRef<'a>(pub Vec<BlockRef<'a>>);
 
@@ -1208,10 +1208,10 @@ mod tests {
 
     #[test]
     fn string_content_is_one_text_block() {
-        let content: Content = serde_json::from_str(r#""typed""#).unwrap();
+        let content: MessageBlocks = serde_json::from_str(r#""typed""#).unwrap();
         assert!(matches!(&content.0[..], [Block::Text { text }] if text == "typed"));
         assert!(
-            serde_json::from_str::<Content>("null")
+            serde_json::from_str::<MessageBlocks>("null")
                 .unwrap()
                 .0
                 .is_empty()

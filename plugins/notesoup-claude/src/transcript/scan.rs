@@ -7,7 +7,7 @@ use std::os::unix::fs::FileExt;
 use std::path::Path;
 
 use super::fnv::Fnv;
-use super::row::{Row, Usage};
+use super::row::{Row, TokenUsage};
 use super::tail::{MAX_LINE_BYTES, Needles, ReverseLines};
 use crate::files::{is_absent, open_regular};
 use crate::window::{BootIds, boot_ids};
@@ -16,7 +16,7 @@ use crate::window::{BootIds, boot_ids};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LastReply {
     /// Its usage: the size of the next request is `usage.context_tokens()`.
-    pub usage: Usage,
+    pub usage: TokenUsage,
     /// The model that answered.
     pub model: Option<String>,
     /// The model id the user selected (it may carry the `[1m]` suffix).

@@ -13,13 +13,15 @@ use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::Path;
 
+use notesoup_core::plumbing::LineRead;
+
 use crate::files::open_regular;
 
 const CHUNK: usize = 64 * 1024;
 
 /// The longest line the reader hands out: core's one line cap (16 MiB);
 /// longer ones are skipped.
-pub use notesoup_core::plumbing::MAX_LINE_BYTES;
+pub const MAX_LINE_BYTES: usize = LineRead::MAX_BYTES;
 
 /// Byte strings looked for in a transcript's lines, each with its finder
 /// (built once, not per line).

@@ -5,7 +5,7 @@
 
 use std::io::Write;
 
-use notesoup_claude::state::SessionState;
+use notesoup_claude::state::ClaudeSessionState;
 use notesoup_claude::tools::history::{cached_chain_history, chain_history};
 use proptest::prelude::*;
 
@@ -59,7 +59,7 @@ proptest! {
     ) {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("s1.jsonl");
-        let state = SessionState::new_chain("s1", path.clone(), dir.path().into(), "p-12345678".into());
+        let state = ClaudeSessionState::new_chain("s1", path.clone(), dir.path().into(), "p-12345678".into());
         let text: String = kinds
             .iter()
             .enumerate()
@@ -95,7 +95,8 @@ proptest! {
 fn a_first_timestamp_after_the_history_was_built_builds_it_again() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s1.jsonl");
-    let state = SessionState::new_chain("s1", path.clone(), dir.path().into(), "p-12345678".into());
+    let state =
+        ClaudeSessionState::new_chain("s1", path.clone(), dir.path().into(), "p-12345678".into());
     std::fs::write(
         &path,
         "{\"type\":\"user\",\"uuid\":\"r0\",\"parentUuid\":null,\"message\":{\"content\":\"one\"}}\n",
@@ -131,7 +132,7 @@ fn the_cache_equals_a_fresh_decode_on_each_recorded_compaction() {
         let bytes = std::fs::read(&recorded.path).unwrap();
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join(format!("{session}.jsonl"));
-        let state = SessionState::new_chain(
+        let state = ClaudeSessionState::new_chain(
             &session,
             path.clone(),
             dir.path().into(),

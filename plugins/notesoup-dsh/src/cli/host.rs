@@ -15,10 +15,8 @@ use clap::Args;
 use notesoup_cli::{
     BootView, CliHost, CommandTools, HostDreamer, Out, Purpose, Target, no_session_recorded,
 };
-use notesoup_core::notes::{agent_slug, default_root};
-use notesoup_core::plumbing::{
-    DreamerProcess, DreamerSetting, Links, dreamer_executable, open_regular,
-};
+use notesoup_core::notes::NotesIdentity;
+use notesoup_core::plumbing::{DreamerProcess, DreamerSetting, Links, open_regular};
 use notesoup_core::tools::{ToolContext, ToolOutput};
 
 use crate::boot::{self, NotesPlace};
@@ -131,7 +129,7 @@ impl DshCli {
     fn place(&self, target: &Target<'_, DshSessionArgs>) -> Result<NotesPlace> {
         Ok(NotesPlace {
             root: target.notes_root()?.to_owned(),
-            agent: agent_slug(env),
+            agent: NotesIdentity::agent_slug(env),
         })
     }
 
@@ -173,7 +171,7 @@ impl CliHost for DshCli {
     const HOST: &'static str = "dsh";
 
     fn notes_root(&self) -> Option<PathBuf> {
-        default_root(env)
+        NotesIdentity::default_root(env)
     }
 
     fn with_tools(
@@ -277,7 +275,7 @@ impl CliHost for DshCli {
                 .into_iter()
                 .filter(|warning| warning.starts_with("notesoup: dreamer ")),
         );
-        let dsh = dreamer_executable(args.dsh, env(crate::dream::DSH_VAR), "dsh");
+        let dsh = DreamerSetting::executable(args.dsh, env(crate::dream::DSH_VAR), "dsh");
         Ok(HostDreamer {
             process: DreamerProcess {
                 command: format!("{} --profile {}", dsh.display(), args.profile),

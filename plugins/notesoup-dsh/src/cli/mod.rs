@@ -25,7 +25,7 @@ use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
 use notesoup_cli::SharedCommand;
 use notesoup_core::dream::DreamTools;
-use notesoup_core::notes::{agent_slug, default_root};
+use notesoup_core::notes::NotesIdentity;
 
 /// notesoup for dsh (DeepSeek Harness): the sidecar the bundle starts, the
 /// bundle and its installer, and the notes, boot, history and dream of dsh
@@ -188,10 +188,11 @@ fn run(cli: Cli) -> Result<ExitCode> {
 }
 
 fn notes_place() -> Result<NotesPlace> {
-    let root = default_root(env).context("no notes root: set PI_NOTES_HOME or HOME")?;
+    let root =
+        NotesIdentity::default_root(env).context("no notes root: set PI_NOTES_HOME or HOME")?;
     Ok(NotesPlace {
         root,
-        agent: agent_slug(env),
+        agent: NotesIdentity::agent_slug(env),
     })
 }
 

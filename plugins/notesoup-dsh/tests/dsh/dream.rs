@@ -10,7 +10,7 @@ use std::process::{Command, Output, Stdio};
 use serde_json::{Value, json};
 
 use crate::e2e::dsh_root;
-use notesoup_test_support::fake_deepseek::{FakeDeepSeek, Reply};
+use notesoup_test_support::fake_deepseek::{DeepSeekReply, FakeDeepSeek};
 
 struct Dreamland {
     dir: tempfile::TempDir,
@@ -217,17 +217,17 @@ fn a_headless_dsh_dreams_with_only_the_jailed_tools() {
     std::fs::remove_file(&lock).expect("unlock");
 
     land.fake.script(vec![
-        Reply::Tool("ls".into(), json!({"path": "human"})),
-        Reply::Tool("write".into(), json!({"path": "../outside.md", "content": "escaped"})),
-        Reply::Tool("write".into(), json!({"path": ".git/config", "content": "[core]"})),
-        Reply::Tool("delete".into(), json!({"path": "human/live.md"})),
-        Reply::Tool("delete".into(), json!({"path": "human/old.md"})),
-        Reply::Tool(
+        DeepSeekReply::Tool("ls".into(), json!({"path": "human"})),
+        DeepSeekReply::Tool("write".into(), json!({"path": "../outside.md", "content": "escaped"})),
+        DeepSeekReply::Tool("write".into(), json!({"path": ".git/config", "content": "[core]"})),
+        DeepSeekReply::Tool("delete".into(), json!({"path": "human/live.md"})),
+        DeepSeekReply::Tool("delete".into(), json!({"path": "human/old.md"})),
+        DeepSeekReply::Tool(
             "edit".into(),
             json!({"path": "human/MAP.md", "edits": [{"oldText": "- prefers short answers\n- prefers short answers\n", "newText": "- prefers short answers\n"}]}),
         ),
-        Reply::Tool("bash".into(), json!({"command": "touch escaped-by-bash"})),
-        Reply::Text("Report: merged a duplicate line in the human MAP and emptied the wastebasket.".into()),
+        DeepSeekReply::Tool("bash".into(), json!({"command": "touch escaped-by-bash"})),
+        DeepSeekReply::Text("Report: merged a duplicate line in the human MAP and emptied the wastebasket.".into()),
     ]);
     let run = land.dream(&[]);
     let (out, err) = text(&run);
@@ -345,7 +345,7 @@ fn the_dreamer_model_comes_from_the_command_line_then_the_setting() {
     // A bad setting warns and is ignored: the profile's default model runs.
     land.settings(json!({"dreamer": 5}));
     land.fake
-        .script(vec![Reply::Text("Report: nothing to tidy.".into())]);
+        .script(vec![DeepSeekReply::Text("Report: nothing to tidy.".into())]);
     let run = land.dream(&[]);
     let (out, err) = text(&run);
     assert!(run.status.success(), "{out}{err}");
@@ -363,7 +363,7 @@ fn the_dreamer_model_comes_from_the_command_line_then_the_setting() {
     // --dreamer wins over a good setting.
     land.settings(json!({"dreamer": "deepseek-official/from-settings"}));
     land.fake
-        .script(vec![Reply::Text("Report: still tidy.".into())]);
+        .script(vec![DeepSeekReply::Text("Report: still tidy.".into())]);
     let run = land.dream(&[
         "--force",
         "--dreamer",
@@ -378,19 +378,19 @@ fn the_dreamer_model_comes_from_the_command_line_then_the_setting() {
 
 /// A dreamer that calls `ls`, then writes, edits and deletes a note each,
 /// then answers.
-fn tidying_script() -> Vec<Reply> {
+fn tidying_script() -> Vec<DeepSeekReply> {
     vec![
-        Reply::Tool("ls".into(), json!({"path": "human"})),
-        Reply::Tool(
+        DeepSeekReply::Tool("ls".into(), json!({"path": "human"})),
+        DeepSeekReply::Tool(
             "write".into(),
             json!({"path": "human/new.md", "content": "# New\nfresh\n"}),
         ),
-        Reply::Tool(
+        DeepSeekReply::Tool(
             "edit".into(),
             json!({"path": "human/MAP.md", "edits": [{"oldText": "- prefers short answers\n- prefers short answers\n", "newText": "- prefers short answers\n"}]}),
         ),
-        Reply::Tool("delete".into(), json!({"path": "human/old.md"})),
-        Reply::Text("Report: tidied.".into()),
+        DeepSeekReply::Tool("delete".into(), json!({"path": "human/old.md"})),
+        DeepSeekReply::Text("Report: tidied.".into()),
     ]
 }
 
@@ -474,12 +474,12 @@ fn the_dreamer_s_calls_show_while_it_runs() {
     // shown as they came.
     land.fake.take_requests();
     land.fake.script(vec![
-        Reply::Tool(
+        DeepSeekReply::Tool(
             "write".into(),
             json!({"path": "human/other.md", "content": "# Other\n"}),
         ),
         // Blank: dsh asks again after an empty answer, not after this.
-        Reply::Text(" \n".into()),
+        DeepSeekReply::Text(" \n".into()),
     ]);
     let run = land.dream(&["--force"]);
     let (_, err) = text(&run);

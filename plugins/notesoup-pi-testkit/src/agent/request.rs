@@ -6,7 +6,7 @@
 use std::collections::HashSet;
 
 use crate::host::{HostEvent, ProviderRequest};
-use crate::model::{ModelRequest, Reply, Step, UserAction, reply_chars};
+use crate::model::{ModelRequest, ScriptedReply, Step, UserAction, reply_chars};
 use notesoup_pi::estimate::coding_agent::estimate_tokens;
 use notesoup_pi::host::PiExtension;
 use notesoup_pi::projection::{convert_to_llm, current_system_message};
@@ -148,7 +148,7 @@ impl<E: PiExtension> Harness<E> {
         }
         let output = reply_chars(&step.reply).div_ceil(4) as u64;
         match step.reply {
-            Reply::Text(text) => self.assistant(
+            ScriptedReply::Text(text) => self.assistant(
                 vec![ContentBlock::text(text)],
                 StopReason::Stop,
                 None,
@@ -156,7 +156,7 @@ impl<E: PiExtension> Harness<E> {
                 output,
                 started,
             ),
-            Reply::Length(text) => self.assistant(
+            ScriptedReply::Length(text) => self.assistant(
                 vec![ContentBlock::text(text)],
                 StopReason::Length,
                 None,
@@ -164,7 +164,7 @@ impl<E: PiExtension> Harness<E> {
                 output,
                 started,
             ),
-            Reply::Tools { text, calls } => {
+            ScriptedReply::Tools { text, calls } => {
                 let mut content: Vec<ContentBlock> =
                     text.map(ContentBlock::text).into_iter().collect();
                 for (name, arguments) in calls {
@@ -177,7 +177,7 @@ impl<E: PiExtension> Harness<E> {
                 }
                 self.assistant(content, StopReason::ToolUse, None, input, output, started)
             }
-            Reply::Error(error) => self.assistant(
+            ScriptedReply::Error(error) => self.assistant(
                 Vec::new(),
                 StopReason::Error,
                 Some(&error),
@@ -185,7 +185,7 @@ impl<E: PiExtension> Harness<E> {
                 0,
                 started,
             ),
-            Reply::SyntheticAbort => self.assistant(
+            ScriptedReply::SyntheticAbort => self.assistant(
                 Vec::new(),
                 StopReason::Aborted,
                 Some("Request was aborted."),
@@ -193,7 +193,7 @@ impl<E: PiExtension> Harness<E> {
                 0,
                 started,
             ),
-            Reply::UserAbort => {
+            ScriptedReply::UserAbort => {
                 self.host.abort_requested = true;
                 self.assistant(
                     Vec::new(),

@@ -2,7 +2,7 @@
 
 use notesoup_pi::host::NotifyLevel;
 use notesoup_pi::session::Entry;
-use notesoup_pi_testkit::{HostEvent, Reply, Step, UserAction};
+use notesoup_pi_testkit::{HostEvent, ScriptedReply, Step, UserAction};
 use notesoup_test_support::pi_session::{RESET, reset_between};
 use serde_json::json;
 
@@ -506,7 +506,7 @@ fn a_real_abort_clears_the_close_out() {
     let mut scene = Scene::scripted(
         200_000,
         [
-            Step::reply(Reply::UserAbort),
+            Step::reply(ScriptedReply::UserAbort),
             Step::text("Closing out again."),
         ],
     );
@@ -541,8 +541,8 @@ fn a_real_abort_clears_the_close_out() {
 #[test]
 fn synthetic_aborts_and_errors_never_commit_a_close_out() {
     for reply in [
-        Reply::SyntheticAbort,
-        Reply::Error("internal server error".to_owned()),
+        ScriptedReply::SyntheticAbort,
+        ScriptedReply::Error("internal server error".to_owned()),
     ] {
         let mut scene = Scene::new(200_000);
         scene.model().push(Step::reply(reply.clone()));

@@ -7,9 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender};
 use std::time::{Duration, Instant};
 
-use notesoup_core::plumbing::{
-    CappedLines, LineRead, MAX_LINE_BYTES, MAX_LINE_TOKENS, is_blank, leading_id, too_many_tokens,
-};
+use notesoup_core::plumbing::{CappedLines, LineRead};
 use serde_json::Value;
 
 use super::BridgeError;
@@ -54,7 +52,7 @@ pub(crate) fn read_lines(input: impl BufRead, to: &SyncSender<Incoming>) {
     let mut lines = CappedLines::new(input);
     loop {
         let incoming = match lines.next_line() {
-            Ok(LineRead::Line(line)) if is_blank(line) => continue,
+            Ok(LineRead::Line(line)) if LineRead::is_blank(line) => continue,
             Ok(LineRead::Line(line)) => Incoming::Line(line.to_vec()),
             Ok(LineRead::TooLong { prefix, bytes }) => Incoming::TooLong {
                 prefix: prefix.to_vec(),
@@ -113,7 +111,7 @@ fn event_id(line: &[u8]) -> Option<u32> {
         return (probe.kind == "event").then_some(probe.body.id);
     }
     let rest = line.strip_prefix(br#"{"type":"event","body":"#)?;
-    leading_id(rest).and_then(|id| u32::try_from(id).ok())
+    LineRead::leading_id(rest).and_then(|id| u32::try_from(id).ok())
 }
 
 /// The two ends of the shim's pipe: lines from the reader thread, and the
@@ -165,14 +163,16 @@ impl<'io> Channel<'io> {
             Incoming::TooLong { prefix, bytes } => Received::Unreadable {
                 event: event_id(&prefix),
                 why: format!(
-                    "a line of {bytes} bytes, over the limit of {MAX_LINE_BYTES}, was discarded unread"
+                    "a line of {bytes} bytes, over the limit of {max_bytes}, was discarded unread",
+                    max_bytes = LineRead::MAX_BYTES
                 ),
             },
-            Incoming::Line(line) if too_many_tokens(&line, MAX_LINE_TOKENS) => {
+            Incoming::Line(line) if LineRead::too_many_tokens(&line, LineRead::MAX_TOKENS) => {
                 Received::Unreadable {
                     event: event_id(&line),
                     why: format!(
-                        "a line of more than {MAX_LINE_TOKENS} commas, colons and opening brackets was not parsed"
+                        "a line of more than {max_tokens} commas, colons and opening brackets was not parsed",
+                        max_tokens = LineRead::MAX_TOKENS
                     ),
                 }
             }

@@ -14,12 +14,12 @@ use notesoup_cli::{
     BootView, CliHost, CommandTools, HostDreamer, Out, Purpose, Target, UsageError,
     no_session_recorded,
 };
-use notesoup_core::boot::{BootIdentity, BootSnapshot, boot_sections};
+use notesoup_core::boot::ToolBindings;
+use notesoup_core::boot::{BootIdentity, BootSections, BootSnapshot};
 use notesoup_core::history::History;
-use notesoup_core::notes::{NoteStore, agent_slug, default_root, model_slug, project_key};
+use notesoup_core::notes::{NoteStore, NotesIdentity, project_key};
 use notesoup_core::plumbing::{DreamerProcess, DreamerSetting, NotesOwner};
 use notesoup_core::tools::{ToolContext, ToolOutput};
-use notesoup_core::wire::ToolBindings;
 
 use super::session::{self, Located, PREVIEW};
 use crate::dreamer::{PiDreamer, dreamer_setting, pi_executable};
@@ -104,8 +104,8 @@ impl PiCli {
         let model = located.model.clone().or(settings.default_model);
         let (project, model, agent) = (
             project_key(&located.cwd),
-            model_slug(model.as_deref()),
-            agent_slug(env),
+            NotesIdentity::model_slug(model.as_deref()),
+            NotesIdentity::agent_slug(env),
         );
         let store = NotesOwner {
             root: &root,
@@ -149,7 +149,7 @@ impl CliHost for PiCli {
     const HOST: &'static str = "Pi";
 
     fn notes_root(&self) -> Option<PathBuf> {
-        default_root(env)
+        NotesIdentity::default_root(env)
     }
 
     fn with_tools(
@@ -185,7 +185,7 @@ impl CliHost for PiCli {
             ));
         }
         let identity = store.identity();
-        let sections = boot_sections(
+        let sections = BootSections::new(
             &snapshot,
             &BootIdentity {
                 agent: identity.agent().to_owned(),

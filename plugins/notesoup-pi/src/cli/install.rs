@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
 use anyhow::{Context, Result, bail};
-use notesoup_core::install::{self, InstallFile};
+use notesoup_core::install::InstallFile;
 
 use crate::bridge::package;
 
@@ -33,13 +33,13 @@ fn run(dir: Option<PathBuf>, print_only: bool, force: bool) -> Result<()> {
     let command = format!("pi install {}", shell_quote(&dir));
     if print_only {
         // Nothing is written: what an install would write, and the command.
-        for path in install::plan(&dir, &files, force)? {
+        for path in InstallFile::plan(&dir, &files, force)? {
             eprintln!("would write {}", path.display());
         }
         outln!("{command}");
         return Ok(());
     }
-    install::install(&dir, &files, force)?;
+    InstallFile::install(&dir, &files, force)?;
     eprintln!("notesoup Pi package written to {}", dir.display());
     if !on_path("pi") {
         outln!("{command}");

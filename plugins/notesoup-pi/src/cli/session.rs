@@ -8,8 +8,8 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
-use notesoup_core::plumbing::{Links, MAX_SETTINGS_BYTES, read_small_text};
-use notesoup_core::settings::{ProjectTrust, ResolvedSettings, resolve};
+use notesoup_core::plumbing::{Links, read_small_text};
+use notesoup_core::settings::{ProjectTrust, ResolvedSettings, SettingsRecord};
 use serde_json::{Value, json};
 
 use crate::projection::project_path;
@@ -202,7 +202,8 @@ pub fn read_settings(
         .into_iter()
         .flatten()
         .find_map(|settings| settings.get("defaultModel")?.as_str().map(str::to_owned));
-    let resolved = resolve(Some(&global), project.as_ref(), ProjectTrust::Trusted);
+    let resolved =
+        ResolvedSettings::resolve(Some(&global), project.as_ref(), ProjectTrust::Trusted);
     for warning in &resolved.warnings {
         warn(warning.to_string());
     }
@@ -215,7 +216,7 @@ pub fn read_settings(
 /// A settings file's JSON; a file that cannot be read or is not JSON
 /// warns, and counts as absent.
 fn read_json(path: &Path, warn: &mut dyn FnMut(String)) -> Option<Value> {
-    let text = match read_small_text(path, MAX_SETTINGS_BYTES, Links::Follow) {
+    let text = match read_small_text(path, SettingsRecord::MAX_BYTES, Links::Follow) {
         Ok(text) => text?,
         Err(error) => {
             warn(format!("{error}; using the defaults"));
@@ -243,7 +244,7 @@ fn project_trusted(
     // An unreadable trust file trusts nothing, as Pi's own reading does.
     let decisions: Value = match read_small_text(
         &agent_dir.join("trust.json"),
-        MAX_SETTINGS_BYTES,
+        SettingsRecord::MAX_BYTES,
         Links::Follow,
     ) {
         Ok(text) => text.and_then(|text| serde_json::from_str(&text).ok()),

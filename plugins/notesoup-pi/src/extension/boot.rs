@@ -1,7 +1,7 @@
 //! Boots on Pi: rendering one per window, the silent root boot at session
 //! start, and the narrow repair of an incomplete reset tail.
 
-use notesoup_core::boot::{BootIdentity, BootSnapshot, continuation_text, render_boot_within};
+use notesoup_core::boot::{BootIdentity, BootSnapshot, ToolBindings, render_boot_within};
 
 use super::{Notesoup, texts};
 use crate::host::{CustomMessageDraft, NotifyLevel, PiHost, SendOptions};
@@ -78,7 +78,7 @@ impl Notesoup {
                     result = send_hidden(
                         host,
                         Kind::Continuation,
-                        continuation_text(&self.bindings),
+                        ToolBindings::continuation_text(&self.bindings),
                         None,
                     );
                 }

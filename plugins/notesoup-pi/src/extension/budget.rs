@@ -39,7 +39,7 @@ impl Notesoup {
             }
         };
         let project = host.is_project_trusted().then_some(&settings.project);
-        let resolved = settings::resolve(
+        let resolved = settings::ResolvedSettings::resolve(
             Some(&settings.global),
             project,
             settings::ProjectTrust::Trusted,

@@ -3,7 +3,7 @@
 //! commits manual close-outs and overflow recovery; notices wait for a
 //! verified commit.
 
-use notesoup_core::boot::continuation_text;
+use notesoup_core::boot::ToolBindings;
 
 use super::{Notesoup, texts};
 use crate::host::{
@@ -195,7 +195,7 @@ impl Notesoup {
             )
         };
         let boot = self.render_boot(host, &window_id, Some(&previous))?;
-        let continuation = continuation_text(&self.bindings);
+        let continuation = ToolBindings::continuation_text(&self.bindings);
         let drafts = Boundary {
             window_id: &window_id,
             session_id: &session_id,

@@ -20,12 +20,10 @@ mod tools;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use notesoup_core::notes::{
-    HeadCache, NoteStore, agent_slug, default_root, model_slug, project_key,
-};
+use notesoup_core::boot::ToolBindings;
+use notesoup_core::notes::{HeadCache, NoteStore, NotesIdentity, project_key};
 use notesoup_core::plumbing::NotesOwner;
 use notesoup_core::settings::WarnOnce;
-use notesoup_core::wire::ToolBindings;
 
 use crate::host::{
     AgentSettledEvent, BoundaryResult, BoundaryState, CommandDescriptor, HostError,
@@ -56,8 +54,8 @@ impl NotesoupConfig {
     /// root can be found (no `PI_NOTES_HOME` and no home directory).
     pub fn from_env(env: impl Fn(&str) -> Option<String>) -> Option<Self> {
         Some(Self {
-            notes_home: default_root(&env)?,
-            agent: agent_slug(&env),
+            notes_home: NotesIdentity::default_root(&env)?,
+            agent: NotesIdentity::agent_slug(&env),
         })
     }
 }
@@ -198,7 +196,7 @@ impl Notesoup {
     /// The notes store of this session and the current model.
     fn store(&mut self, host: &dyn PiHost) -> Result<NoteStore, String> {
         let project = self.project_key(host.cwd());
-        let model = model_slug(host.model().as_ref().map(|m| m.id.as_str()));
+        let model = NotesIdentity::model_slug(host.model().as_ref().map(|m| m.id.as_str()));
         let secret_guard = resolved_settings(host).secret_guard;
         NotesOwner {
             root: &self.config.notes_home,
@@ -330,7 +328,7 @@ fn resolved_settings(host: &dyn PiHost) -> notesoup_core::settings::Settings {
     host.settings()
         .map(|settings| {
             let project = host.is_project_trusted().then_some(&settings.project);
-            notesoup_core::settings::resolve(
+            notesoup_core::settings::ResolvedSettings::resolve(
                 Some(&settings.global),
                 project,
                 notesoup_core::settings::ProjectTrust::Trusted,

@@ -10,8 +10,8 @@
 use notesoup_core::history::History;
 use notesoup_core::notes::NoteStore;
 use notesoup_core::tools::{
-    BudgetHost, Refusal, RefusalCode, ResetRequest, ToolContext, ToolFamily, ToolOutput, call_tool,
-    find_tool, tool_table,
+    BudgetHost, Refusal, RefusalCode, ResetRequest, Tool, ToolContext, ToolFamily, ToolOutput,
+    call_tool, tool_table,
 };
 use serde_json::json;
 
@@ -56,7 +56,7 @@ pub fn descriptors() -> Vec<ToolDescriptor> {
 /// Core's result as Pi's tool result: a shared tool's flat result travels as
 /// `structuredContent`; a budget tool's plain JSON is its text alone.
 fn pi_result(name: &str, output: ToolOutput) -> AgentToolResult {
-    let shared = find_tool(name).is_some_and(|tool| tool.family != ToolFamily::Budget);
+    let shared = Tool::find(name).is_some_and(|tool| tool.family != ToolFamily::Budget);
     AgentToolResult {
         structured_content: (shared || output.is_error).then_some(output.json),
         content: vec![ContentBlock::text(output.text)],

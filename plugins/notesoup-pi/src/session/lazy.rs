@@ -23,7 +23,7 @@ use std::ops::Range;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
-use notesoup_core::plumbing::MAX_LINE_BYTES;
+use notesoup_core::plumbing::LineRead;
 use serde_json::Map;
 
 use super::SessionError;
@@ -134,7 +134,7 @@ struct Block {
     scans: Option<Vec<Option<Skeleton>>>,
     /// The last line of the file when it has no newline.
     torn: Option<Range<usize>>,
-    /// A line over [`MAX_LINE_BYTES`] just before this block's lines,
+    /// A line over [`LineRead::MAX_BYTES`] just before this block's lines,
     /// passed over without being kept.
     skipped: Option<SkippedLine>,
 }
@@ -428,7 +428,7 @@ impl LazySession {
     /// of lines that straddle chunks.
     #[doc(hidden)]
     pub fn read_chunked(path: &Path, chunk: usize) -> Result<Self, SessionError> {
-        Self::read_capped(path, chunk, MAX_LINE_BYTES)
+        Self::read_capped(path, chunk, LineRead::MAX_BYTES)
     }
 
     /// [`Self::read_chunked`] with lines over `max_line` bytes passed over

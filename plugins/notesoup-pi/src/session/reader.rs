@@ -40,7 +40,7 @@ pub enum DiagnosticCode {
     UnknownEntryType,
     /// A known entry type whose fields do not match Pi's shape; kept as an untyped entry.
     MalformedEntry,
-    /// A line longer than notesoup reads (core's `MAX_LINE_BYTES`), passed
+    /// A line longer than notesoup reads (core's `LineRead::MAX_BYTES`), passed
     /// over unread by the streaming reader.
     LineTooLong,
 }

@@ -8,7 +8,7 @@ use notesoup_claude::env::HostEnv;
 use notesoup_claude::hook::{self, io::Event};
 use notesoup_claude::mcp::{ServerInfo, serve};
 use notesoup_claude::tools::ClaudeTools;
-use notesoup_core::notes::{agent_slug, default_root};
+use notesoup_core::notes::NotesIdentity;
 use notesoup_dsh::boot::NotesPlace;
 use notesoup_dsh::server::Sidecar;
 use notesoup_pi::extension::{Notesoup, NotesoupConfig};
@@ -28,7 +28,7 @@ pub const CLAUDE_AGENT: &str = "claude";
 
 /// One machine: a home, one notes root, one git project, Claude's plugin data
 /// and a folder for Pi's session files.
-pub struct World {
+pub struct HostMachine {
     _dir: tempfile::TempDir,
     pub home: PathBuf,
     pub notes: PathBuf,
@@ -37,7 +37,7 @@ pub struct World {
     pub pi_sessions: PathBuf,
 }
 
-impl World {
+impl HostMachine {
     pub fn new() -> Self {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().canonicalize().unwrap();
@@ -82,12 +82,12 @@ impl World {
 
 /// A tool answer as the model sees it, whatever the host.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Answer {
+pub struct HostAnswer {
     pub text: String,
     pub is_error: bool,
 }
 
-impl Answer {
+impl HostAnswer {
     /// Asserts a successful answer and returns its text.
     pub fn ok(self) -> String {
         assert!(!self.is_error, "{}", self.text);
@@ -113,7 +113,7 @@ pub struct Claude {
 }
 
 impl Claude {
-    pub fn new(world: &World) -> Self {
+    pub fn new(world: &HostMachine) -> Self {
         let env = HostEnv::from_lookup(world.env(None));
         Self {
             env,
@@ -153,18 +153,18 @@ impl Claude {
     }
 
     /// `tools/call`.
-    pub fn call(&mut self, name: &str, arguments: Value) -> Answer {
+    pub fn call(&mut self, name: &str, arguments: Value) -> HostAnswer {
         let result = self.request("tools/call", json!({"name": name, "arguments": arguments}));
         let content = result["content"].as_array().expect("content");
         assert_eq!(content.len(), 1, "{result}");
-        Answer {
+        HostAnswer {
             text: content[0]["text"].as_str().expect("text").to_owned(),
             is_error: result["isError"] == true,
         }
     }
 
     /// The boot the SessionStart(startup) hook gives a new session.
-    pub fn boot(&self, world: &World, session_id: &str) -> String {
+    pub fn boot(&self, world: &HostMachine, session_id: &str) -> String {
         let payload = json!({
             "session_id": session_id,
             "transcript_path": world.home.join(".claude/projects/e2e").join(format!("{session_id}.jsonl")),
@@ -194,11 +194,11 @@ pub struct Dsh {
 }
 
 impl Dsh {
-    pub fn new(world: &World) -> Self {
+    pub fn new(world: &HostMachine) -> Self {
         let env = world.env(Some(DSH_AGENT));
         let place = NotesPlace {
-            root: default_root(&env).expect("a notes root"),
-            agent: agent_slug(&env),
+            root: NotesIdentity::default_root(&env).expect("a notes root"),
+            agent: NotesIdentity::agent_slug(&env),
         };
         let mut dsh = Self {
             sidecar: Sidecar::new(place),
@@ -228,11 +228,11 @@ impl Dsh {
     }
 
     /// A `tool` request of session `session_id`.
-    pub fn call(&mut self, session_id: &str, name: &str, arguments: Value) -> Answer {
+    pub fn call(&mut self, session_id: &str, name: &str, arguments: Value) -> HostAnswer {
         let params =
             json!({"session": self.session(session_id), "name": name, "arguments": arguments});
         let result = self.request("tool", params);
-        Answer {
+        HostAnswer {
             text: result["text"].as_str().expect("text").to_owned(),
             is_error: result["is_error"] == true,
         }
@@ -250,7 +250,7 @@ impl Dsh {
 /// configured from the environment, run to the end of one prompt: the model
 /// takes `steps` (each a batch of tool calls), then answers `done`.
 pub fn pi_session(
-    world: &World,
+    world: &HostMachine,
     session_id: &str,
     steps: Vec<Vec<(&str, Value)>>,
 ) -> Harness<Notesoup> {
@@ -278,12 +278,12 @@ pub fn pi_session(
 
 /// The tool results the model received in the session's last request, in
 /// call order.
-pub fn pi_answers(harness: &Harness<Notesoup>) -> Vec<Answer> {
+pub fn pi_answers(harness: &Harness<Notesoup>) -> Vec<HostAnswer> {
     let last = harness.host.requests.last().expect("a request");
     last.messages
         .iter()
         .filter_map(|message| match message {
-            AgentMessage::ToolResult(result) => Some(Answer {
+            AgentMessage::ToolResult(result) => Some(HostAnswer {
                 text: message_text(message),
                 is_error: result.is_error,
             }),

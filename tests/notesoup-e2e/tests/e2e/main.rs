@@ -10,3 +10,4 @@ mod docs_paths;
 mod hosts;
 mod shared_notes;
 mod tool_schemas;
+mod type_names;

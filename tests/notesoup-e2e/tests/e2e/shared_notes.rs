@@ -8,7 +8,8 @@ use notesoup_core::notes::project_key;
 use serde_json::{Value, json};
 
 use crate::hosts::{
-    Answer, CLAUDE_AGENT, Claude, DSH_AGENT, Dsh, PI_AGENT, World, pi_answers, pi_boot, pi_session,
+    CLAUDE_AGENT, Claude, DSH_AGENT, Dsh, HostAnswer, HostMachine, PI_AGENT, pi_answers, pi_boot,
+    pi_session,
 };
 
 /// The notes one host writes: `(address, content)` in its project, human and
@@ -56,7 +57,7 @@ fn reads_of(others: &[(&str, &str)]) -> Vec<(String, String)> {
 }
 
 /// A read answer shows the note's content after its header.
-fn check_read(answer: Answer, address: &str, content: &str) {
+fn check_read(answer: HostAnswer, address: &str, content: &str) {
     let text = answer.ok();
     assert!(text.contains(address), "{address}: {text}");
     assert!(
@@ -95,7 +96,7 @@ fn check_boot(boot: &str, host: &str, agent: &str) {
 
 #[test]
 fn three_hosts_share_one_notes_root() {
-    let world = World::new();
+    let world = HostMachine::new();
     let mut claude = Claude::new(&world);
     let mut dsh = Dsh::new(&world);
     let dsh_session = "session-0b7e4f5a-1c2d-4e3f-8a9b-0c1d2e3f4a5b";

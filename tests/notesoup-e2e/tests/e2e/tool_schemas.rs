@@ -13,7 +13,7 @@ use notesoup_pi_testkit::{
 };
 use serde_json::{Value, json};
 
-use crate::hosts::{Claude, PI_AGENT, World};
+use crate::hosts::{Claude, HostMachine, PI_AGENT};
 
 /// `(name, description, schema)` of core's table for a host with or without
 /// a budget, sorted by name.
@@ -46,7 +46,7 @@ fn check(host: &str, with_budget: bool, mut offered: Vec<(String, String, Value)
 
 #[test]
 fn claude_lists_cores_tools() {
-    let world = World::new();
+    let world = HostMachine::new();
     let mut claude = Claude::new(&world);
     let list = claude.request("tools/list", json!({}));
     let offered: Vec<(String, String, Value)> = list["tools"]
@@ -90,7 +90,7 @@ fn dsh_registers_cores_tools() {
 
 #[test]
 fn pi_registers_cores_tools_and_the_model_gets_them() {
-    let world = World::new();
+    let world = HostMachine::new();
     let config = NotesoupConfig::from_env(world.env(Some(PI_AGENT))).expect("a notes root");
     let session = SessionManager::create(
         &world.pi_sessions,

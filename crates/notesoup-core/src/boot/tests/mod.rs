@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use jiff::tz::TimeZone;
 use jiff::{Timestamp, ToSpan};
 use notesoup_core::boot::{
-    BootIdentity, BootSnapshot, DEFAULT_BOOT_MAX_CHARS, FreshPage, HomeShelf, MIN_BOOT_MAX_CHARS,
-    MapPage, ShelfIndex, boot_sections, continuation_text, page_title, relative_time, render_boot,
+    BootIdentity, BootSections, BootSnapshot, DEFAULT_BOOT_MAX_CHARS, FreshPage, HomeShelf,
+    MIN_BOOT_MAX_CHARS, MapPage, ShelfIndex, page_title, relative_time, render_boot,
     render_boot_within,
 };
 use notesoup_core::notes::{ListQuery, NoteStore, NotesIdentity, Scope};
@@ -291,12 +291,12 @@ THE HUMAN · @human
 
 #[test]
 fn continuation_snapshot() {
-    insta::assert_snapshot!(continuation_text(&ToolBindings::plain()));
+    insta::assert_snapshot!(ToolBindings::continuation_text(&ToolBindings::plain()));
 }
 
 #[test]
 fn continuation_uses_the_bindings() {
-    let text = continuation_text(&odd_bindings());
+    let text = ToolBindings::continuation_text(&odd_bindings());
     assert!(text.contains("past_read it"), "{text}");
     assert!(text.contains("past_search is your shovel"), "{text}");
 }
@@ -856,7 +856,7 @@ fn a_crowded_store_boots_within_the_bound_with_pointers() {
     // The identity and protocol blocks are never cut.
     assert!(text.contains("</context_window>\n\n<context_window_protocol>"));
     assert!(text.contains("</context_window_protocol>\n\nYOUR NOTES"));
-    let sections = boot_sections(
+    let sections = BootSections::new(
         &snapshot,
         &identity(Some("pcw:0197a1b2:0")),
         &ToolBindings::plain(),

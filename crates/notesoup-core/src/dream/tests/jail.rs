@@ -9,7 +9,7 @@ use notesoup_core::dream::{
     DreamTools, GrepMatch, TextEdit, audit_commit, delete_crumpled_note, jail_read_path,
     jail_write_path,
 };
-use notesoup_core::notes::MAX_NOTE_BYTES;
+use notesoup_core::notes::NoteStore;
 use notesoup_core::wire::RefusalCode;
 
 use super::support::{put, tree_hash};
@@ -458,8 +458,11 @@ fn dream_writes_and_edits_stop_at_the_note_size_limit() {
     let fx = fixture();
     let tools = DreamTools::new(&fx.home);
     let header = "---\norigin: self\n---\n\n";
-    let full = format!("{header}{}", "a".repeat(MAX_NOTE_BYTES - header.len()));
-    assert_eq!(full.len(), MAX_NOTE_BYTES);
+    let full = format!(
+        "{header}{}",
+        "a".repeat(NoteStore::MAX_NOTE_BYTES - header.len())
+    );
+    assert_eq!(full.len(), NoteStore::MAX_NOTE_BYTES);
     tools
         .write("human/full.md", &full)
         .expect("exactly the limit is a note");

@@ -67,14 +67,15 @@ use super::identity::NotesIdentity;
 use super::secrets::{SecretFinding, find_secret};
 
 pub use heads::HeadCache;
+pub(crate) use types::Change;
 pub use types::{
-    Change, ChangeKind, DeleteOutcome, Edit, ListQuery, ListStatus, NoteHeader, NoteLocation,
-    NoteRow, ReadResult, RenameResult, SearchRow, UpdateRequest, UpdateResult, WriteOutcome,
-    WriteResult,
+    ChangeKind, DeleteOutcome, Edit, ListQuery, ListStatus, NoteHeader, NoteRow, UpdateRequest,
+    WriteOutcome,
+};
+pub(crate) use types::{
+    NoteLocation, ReadResult, RenameResult, SearchRow, UpdateResult, WriteResult,
 };
 
-/// The largest serialized note file, frontmatter included.
-pub const MAX_NOTE_BYTES: usize = 1_000_000;
 /// The longest virtual path (the home-relative path ending in `.md`).
 pub(crate) const MAX_NOTE_PATH_BYTES: usize = 512;
 
@@ -238,4 +239,7 @@ impl NoteStore {
         }
         Ok(address)
     }
+
+    /// The largest serialized note file, frontmatter included.
+    pub const MAX_NOTE_BYTES: usize = 1_000_000;
 }

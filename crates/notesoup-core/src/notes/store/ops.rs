@@ -17,8 +17,8 @@ use crate::wire::RefusalCode;
 
 use super::files::{read_bytes, text_checked, text_lossy};
 use super::{
-    Change, ChangeKind, DeleteOutcome, Edit, MAX_NOTE_BYTES, MAX_NOTE_PATH_BYTES, NoteStore,
-    ReadResult, RenameResult, UpdateRequest, UpdateResult, WriteOutcome, WriteResult,
+    Change, ChangeKind, DeleteOutcome, Edit, MAX_NOTE_PATH_BYTES, NoteStore, ReadResult,
+    RenameResult, UpdateRequest, UpdateResult, WriteOutcome, WriteResult,
 };
 
 impl NoteStore {
@@ -86,9 +86,9 @@ impl NoteStore {
     /// left as it is (no access is recorded: a read never restructures a
     /// note). A file that is not valid UTF-8 is returned with replacement
     /// characters and left untouched on disk. A note whose rewrite would
-    /// exceed [`MAX_NOTE_BYTES`] is returned whole and left untouched too:
+    /// exceed [`NoteStore::MAX_NOTE_BYTES`] is returned whole and left untouched too:
     /// a read never fails for the size of what is already there, and never
-    /// writes a file over the limit. [`ReadResult::access_recorded`] tells
+    /// writes a file over the limit. The result's `access_recorded` tells
     /// which.
     pub fn read(&self, address: &str) -> Result<Option<ReadResult>, NoteError> {
         let address = self.address(address)?;
@@ -113,7 +113,7 @@ impl NoteStore {
                 meta.last_accessed = now;
                 meta.access_count = meta.access_count.saturating_add(1);
                 let rewritten = with_access(&text, &local_iso(now, &self.tz), meta.access_count)
-                    .filter(|rewritten| rewritten.len() <= MAX_NOTE_BYTES);
+                    .filter(|rewritten| rewritten.len() <= NoteStore::MAX_NOTE_BYTES);
                 match rewritten {
                     Some(rewritten) => {
                         replace(&dir, name, &rewritten, &path)?;
@@ -471,12 +471,13 @@ fn check_path_len(address: &Address) -> Result<(), NoteError> {
 }
 
 fn check_size(text: &str) -> Result<(), NoteError> {
-    if text.len() > MAX_NOTE_BYTES {
+    if text.len() > NoteStore::MAX_NOTE_BYTES {
         return Err(NoteError::new(
             RefusalCode::TooLarge,
             format!(
-                "note exceeds {MAX_NOTE_BYTES} UTF-8 bytes (serialized {})",
-                text.len()
+                "note exceeds {max_note_bytes} UTF-8 bytes (serialized {})",
+                text.len(),
+                max_note_bytes = NoteStore::MAX_NOTE_BYTES
             ),
         ));
     }

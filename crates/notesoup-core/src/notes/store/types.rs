@@ -111,7 +111,7 @@ pub struct ReadResult {
     pub body: String,
     /// Whether the file was rewritten with the new access metadata. It is
     /// not when the file is not valid UTF-8, or when the rewrite would
-    /// exceed [`super::MAX_NOTE_BYTES`] (a note put there by other means, or one at
+    /// exceed [`super::NoteStore::MAX_NOTE_BYTES`] (a note put there by other means, or one at
     /// the limit whose `accessCount` gains a digit).
     pub access_recorded: bool,
 }
@@ -231,7 +231,7 @@ pub struct SearchRow {
 }
 
 /// The rows of `list` ([`NoteRow`]), `list_headers` ([`NoteHeader`]) or
-/// `search` ([`SearchRow`]) with the notes they left out: crumpled notes
+/// `search` (search rows) with the notes they left out: crumpled notes
 /// hidden (outside the wastebasket) and homes that could not be read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ListStatus<R> {

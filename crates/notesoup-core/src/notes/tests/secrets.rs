@@ -4,7 +4,7 @@
 //! detector's corpus is in `corpus`.
 
 use notesoup_core::notes::{Edit, NoteError, RefusalCode, SecretKind, UpdateRequest};
-use notesoup_core::settings::{ProjectTrust, SettingsWarning, resolve};
+use notesoup_core::settings::{ProjectTrust, ResolvedSettings, SettingsWarning};
 use serde_json::json;
 
 use super::support::{Fixture, code};
@@ -234,14 +234,22 @@ fn the_setting_is_read_per_key_and_checked() {
     let global = json!({"notesoup": {"secretGuard": true}});
     let project = json!({"notesoup": {"secretGuard": false}});
     assert!(
-        !resolve(Some(&global), Some(&project), Trusted)
+        !ResolvedSettings::resolve(Some(&global), Some(&project), Trusted)
             .settings
             .secret_guard
     );
-    assert!(resolve(Some(&global), None, Trusted).settings.secret_guard);
-    assert!(resolve(None, None, Trusted).settings.secret_guard);
+    assert!(
+        ResolvedSettings::resolve(Some(&global), None, Trusted)
+            .settings
+            .secret_guard
+    );
+    assert!(
+        ResolvedSettings::resolve(None, None, Trusted)
+            .settings
+            .secret_guard
+    );
     let wrong = json!({"notesoup": {"secretGuard": "no"}});
-    let resolved = resolve(None, Some(&wrong), Trusted);
+    let resolved = ResolvedSettings::resolve(None, Some(&wrong), Trusted);
     assert!(resolved.settings.secret_guard);
     assert_eq!(resolved.warnings, [SettingsWarning::InvalidSecretGuard]);
 }
@@ -261,7 +269,7 @@ fn an_untrusted_project_may_tighten_the_guard_never_loosen_it() {
         Some(&on),
         Some(&json!({"notesoup": {"secretGuard": "x"}})),
     ] {
-        let resolved = resolve(user, Some(&off), Untrusted);
+        let resolved = ResolvedSettings::resolve(user, Some(&off), Untrusted);
         assert!(resolved.settings.secret_guard, "{user:?}");
         assert!(
             resolved
@@ -276,7 +284,7 @@ fn an_untrusted_project_may_tighten_the_guard_never_loosen_it() {
         "notesoup: a project's own settings cannot turn notesoup.secretGuard off; keeping the credential guard on (turn it off in your own settings)."
     );
     // The project's other keys still count.
-    let resolved = resolve(None, Some(&other), Untrusted);
+    let resolved = ResolvedSettings::resolve(None, Some(&other), Untrusted);
     assert_eq!(
         (
             resolved.settings.secret_guard,
@@ -286,15 +294,15 @@ fn an_untrusted_project_may_tighten_the_guard_never_loosen_it() {
     );
     // The user's own false stands, and a project's false beside it changes
     // nothing, so nothing is said.
-    let resolved = resolve(Some(&off), Some(&off), Untrusted);
+    let resolved = ResolvedSettings::resolve(Some(&off), Some(&off), Untrusted);
     assert!(!resolved.settings.secret_guard);
     assert!(resolved.warnings.is_empty(), "{:?}", resolved.warnings);
     // Tightening is honoured.
-    let resolved = resolve(Some(&off), Some(&on), Untrusted);
+    let resolved = ResolvedSettings::resolve(Some(&off), Some(&on), Untrusted);
     assert!(resolved.settings.secret_guard);
     assert!(resolved.warnings.is_empty());
     // A trusted project is the user's own.
-    let resolved = resolve(Some(&on), Some(&off), Trusted);
+    let resolved = ResolvedSettings::resolve(Some(&on), Some(&off), Trusted);
     assert!(!resolved.settings.secret_guard);
     assert!(resolved.warnings.is_empty());
 }

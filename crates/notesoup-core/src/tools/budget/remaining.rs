@@ -1,26 +1,18 @@
 //! `get_context_remaining`: the countdown to the warning line.
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::{no_parameters, run_over_budget};
-use crate::tools::definition::{Tool, ToolFamily};
-use crate::tools::{BudgetHost, ToolContext, ToolOutput};
+use crate::tools::definition::Tool;
+use crate::tools::{BudgetHost, ToolOutput};
 
 /// `get_context_remaining`.
-pub(crate) const GET_CONTEXT_REMAINING: Tool = Tool {
-    name: "get_context_remaining",
-    family: ToolFamily::Budget,
-    description: "How many tokens are left before this context window closes out (zero = wiped). Returns {\"remaining_tokens\": N}, or null when usage is unknown.",
-    read_only: true,
-    sequential: false,
-    parameters: no_parameters,
-    result: None,
-    run,
-};
-
-fn run(context: &mut dyn ToolContext, arguments: Value) -> ToolOutput {
-    run_over_budget(context, arguments, remaining)
-}
+pub(crate) const GET_CONTEXT_REMAINING: Tool = Tool::budget(
+    "get_context_remaining",
+    "How many tokens are left before this context window closes out (zero = wiped). Returns {\"remaining_tokens\": N}, or null when usage is unknown.",
+    no_parameters,
+    |context, arguments| run_over_budget(context, arguments, remaining),
+);
 
 /// `{"remaining_tokens": N | null}`.
 fn remaining(budget: &mut dyn BudgetHost) -> ToolOutput {

@@ -1,27 +1,19 @@
 //! `wipe_memory`: asks the host's reset lifecycle for a fresh context
 //! window at the end of this tool batch.
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::{no_parameters, run_over_budget};
-use crate::tools::definition::{Tool, ToolFamily};
-use crate::tools::{BudgetHost, ResetRequest, ToolContext, ToolOutput};
+use crate::tools::definition::Tool;
+use crate::tools::{BudgetHost, ResetRequest, ToolOutput};
 
 /// `wipe_memory`.
-pub(crate) const WIPE_MEMORY: Tool = Tool {
-    name: "wipe_memory",
-    family: ToolFamily::Budget,
-    description: "Clear your in-context memory and start a fresh context window. Your session, notes, and history survive.",
-    read_only: false,
-    sequential: true,
-    parameters: no_parameters,
-    result: None,
-    run,
-};
-
-fn run(context: &mut dyn ToolContext, arguments: Value) -> ToolOutput {
-    run_over_budget(context, arguments, wipe)
-}
+pub(crate) const WIPE_MEMORY: Tool = Tool::budget(
+    "wipe_memory",
+    "Clear your in-context memory and start a fresh context window. Your session, notes, and history survive.",
+    no_parameters,
+    |context, arguments| run_over_budget(context, arguments, wipe),
+).writing();
 
 /// `wipe_memory`'s answer while notesoup is off.
 pub(crate) const WIPE_WHILE_OFF: &str = "notesoup is off (/notesoup on to enable)";

@@ -3,35 +3,25 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use typeshare::typeshare;
 
 use super::{HistoryPage, Selection, run_over_history};
 use crate::history::{History, Role};
 use crate::tools::definition::{Tool, ToolFamily};
-use crate::tools::schema::schema_of;
-use crate::tools::{ToolContext, ToolOutcome, ToolOutput};
+use crate::tools::{ToolOutcome, ToolOutput};
 
 /// `history_list`.
-pub(crate) const HISTORY_LIST: Tool = Tool {
-    name: "history_list",
-    family: ToolFamily::History,
-    description: "Page through this session's history by seq. Without before/after you get the newest page; \
-                  before and after are strict bounds, and together they select the events strictly between. \
-                  Rows are in ascending seq order and the footer prints the exact calls for the older and newer pages. \
-                  Without roles you get the conversation view: user and assistant messages, with each run of tool \
-                  and context events folded into one row that prints its own expand call. \
-                  Read a whole event with history_read.",
-    read_only: true,
-    sequential: false,
-    parameters: schema_of::<HistoryListParams>,
-    result: Some(schema_of::<HistoryPage>),
-    run,
-};
-
-fn run(context: &mut dyn ToolContext, arguments: Value) -> ToolOutput {
-    run_over_history(context, arguments, history_list)
-}
+pub(crate) const HISTORY_LIST: Tool = Tool::reading::<HistoryListParams, HistoryPage>(
+    "history_list",
+    ToolFamily::History,
+    "Page through this session's history by seq. Without before/after you get the newest page; \
+    before and after are strict bounds, and together they select the events strictly between. \
+    Rows are in ascending seq order and the footer prints the exact calls for the older and newer pages. \
+    Without roles you get the conversation view: user and assistant messages, with each run of tool \
+    and context events folded into one row that prints its own expand call. \
+    Read a whole event with history_read.",
+    |context, arguments| run_over_history(context, arguments, history_list),
+);
 
 /// Parameters of `history_list`.
 #[typeshare]

@@ -4,36 +4,27 @@ use std::fmt::Write;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::json;
 use typeshare::typeshare;
 
 use super::render::{ToolFields, ToolLine, push_header};
 use super::run_over_history;
 use crate::history::{History, NestedCallSummary, Role, ToolStatus};
 use crate::tools::definition::{Tool, ToolFamily};
-use crate::tools::schema::schema_of;
 use crate::tools::window::read_window_packed;
 use crate::tools::{
-    LimitedBy, Refusal, RefusalCode, ToolContext, ToolData, ToolOutcome, ToolOutput, render_window,
+    LimitedBy, Refusal, RefusalCode, ToolData, ToolOutcome, ToolOutput, render_window,
 };
 
 /// `history_read`.
-pub(crate) const HISTORY_READ: Tool = Tool {
-    name: "history_read",
-    family: ToolFamily::History,
-    description: "Read one event by seq: its text (for a tool event: the call's arguments, output and nested calls) \
-                  in a window of code points, with its tool facts. Pass next_offset_chars back as offset_chars until it is null. \
-                  The footer names a history_list call for the surrounding events.",
-    read_only: true,
-    sequential: false,
-    parameters: schema_of::<HistoryReadParams>,
-    result: Some(schema_of::<HistoryReadData>),
-    run,
-};
-
-fn run(context: &mut dyn ToolContext, arguments: Value) -> ToolOutput {
-    run_over_history(context, arguments, history_read)
-}
+pub(crate) const HISTORY_READ: Tool = Tool::reading::<HistoryReadParams, HistoryReadData>(
+    "history_read",
+    ToolFamily::History,
+    "Read one event by seq: its text (for a tool event: the call's arguments, output and nested calls) \
+    in a window of code points, with its tool facts. Pass next_offset_chars back as offset_chars until it is null. \
+    The footer names a history_list call for the surrounding events.",
+    |context, arguments| run_over_history(context, arguments, history_read),
+);
 
 /// Parameters of `history_read`.
 #[typeshare]

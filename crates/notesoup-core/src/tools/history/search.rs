@@ -4,34 +4,24 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use typeshare::typeshare;
 
 use super::{HistoryPage, Selection, run_over_history};
 use crate::history::{History, Role};
 use crate::notes::LiteralQueries;
 use crate::tools::definition::{Tool, ToolFamily};
-use crate::tools::schema::schema_of;
-use crate::tools::{Refusal, RefusalCode, SearchQuery, ToolContext, ToolOutcome, ToolOutput};
+use crate::tools::{Refusal, RefusalCode, SearchQuery, ToolOutcome, ToolOutput};
 
 /// `history_search`.
-pub(crate) const HISTORY_SEARCH: Tool = Tool {
-    name: "history_search",
-    family: ToolFamily::History,
-    description: "Search this session's history for literal text, case-insensitively; several queries match any of them. \
-                  Every role is searched by default, tool arguments, output and nested calls included, and nothing is folded. \
-                  Each hit's preview starts at its earliest match and carries offset_chars: pass the seq and offset_chars \
-                  to history_read to read from there. Pages like history_list.",
-    read_only: true,
-    sequential: false,
-    parameters: schema_of::<HistorySearchParams>,
-    result: Some(schema_of::<HistoryPage>),
-    run,
-};
-
-fn run(context: &mut dyn ToolContext, arguments: Value) -> ToolOutput {
-    run_over_history(context, arguments, history_search)
-}
+pub(crate) const HISTORY_SEARCH: Tool = Tool::reading::<HistorySearchParams, HistoryPage>(
+    "history_search",
+    ToolFamily::History,
+    "Search this session's history for literal text, case-insensitively; several queries match any of them. \
+    Every role is searched by default, tool arguments, output and nested calls included, and nothing is folded. \
+    Each hit's preview starts at its earliest match and carries offset_chars: pass the seq and offset_chars \
+    to history_read to read from there. Pages like history_list.",
+    |context, arguments| run_over_history(context, arguments, history_search),
+);
 
 /// Parameters of `history_search`.
 #[typeshare]

@@ -5,7 +5,6 @@ use std::fmt::Write;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use typeshare::typeshare;
 
 use super::render::events;
@@ -13,26 +12,17 @@ use super::run_over_history;
 use crate::history::History;
 use crate::tools::definition::{Tool, ToolFamily};
 use crate::tools::output::{pack, pack_or};
-use crate::tools::schema::schema_of;
 use crate::tools::window::to_u32;
-use crate::tools::{ToolContext, ToolData, ToolOutcome, ToolOutput, fill_best};
+use crate::tools::{ToolData, ToolOutcome, ToolOutput, fill_best};
 
 /// `history_windows`.
-pub(crate) const HISTORY_WINDOWS: Tool = Tool {
-    name: "history_windows",
-    family: ToolFamily::History,
-    description: "List this session's context windows, oldest first, each with its seq range and event count. \
-                  Pass a window_id to history_list or history_search to stay inside one window.",
-    read_only: true,
-    sequential: false,
-    parameters: schema_of::<HistoryWindowsParams>,
-    result: Some(schema_of::<HistoryWindowsData>),
-    run,
-};
-
-fn run(context: &mut dyn ToolContext, arguments: Value) -> ToolOutput {
-    run_over_history(context, arguments, history_windows)
-}
+pub(crate) const HISTORY_WINDOWS: Tool = Tool::reading::<HistoryWindowsParams, HistoryWindowsData>(
+    "history_windows",
+    ToolFamily::History,
+    "List this session's context windows, oldest first, each with its seq range and event count. \
+    Pass a window_id to history_list or history_search to stay inside one window.",
+    |context, arguments| run_over_history(context, arguments, history_windows),
+);
 
 /// Parameters of `history_windows`: none.
 #[typeshare]

@@ -2,7 +2,6 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use typeshare::typeshare;
 
 use super::render::{plural, push_row_head, push_snapshot_footer};
@@ -13,30 +12,21 @@ use crate::tools::fill::fill_best_from;
 use crate::tools::measure::json_bytes;
 use crate::tools::output::pack;
 use crate::tools::params::at_least;
-use crate::tools::schema::schema_of;
 use crate::tools::window::to_u32;
 use crate::tools::{
-    Refusal, RefusalCode, TOOL_OUTPUT_MAX_BYTES, ToolContext, ToolData, ToolOutcome, ToolOutput,
+    Refusal, RefusalCode, TOOL_OUTPUT_MAX_BYTES, ToolData, ToolOutcome, ToolOutput,
 };
 
 /// `notes_list`.
-pub(crate) const NOTES_LIST: Tool = Tool {
-    name: "notes_list",
-    family: ToolFamily::Notes,
-    description: "List notes as a recent-first snapshot across this session, @project/, @human/, @self/ and \
-                  @model/: each address with its updated time (and crumpled time in the wastebasket). Not paginated: \
-                  more counts the notes left out, so narrow with pattern. Hidden crumpled notes and unreadable homes \
-                  are reported. {addresses}",
-    read_only: true,
-    sequential: false,
-    parameters: schema_of::<NotesListParams>,
-    result: Some(schema_of::<NotesListData>),
-    run,
-};
-
-fn run(context: &mut dyn ToolContext, arguments: Value) -> ToolOutput {
-    run_over_store(context, arguments, notes_list)
-}
+pub(crate) const NOTES_LIST: Tool = Tool::reading::<NotesListParams, NotesListData>(
+    "notes_list",
+    ToolFamily::Notes,
+    "List notes as a recent-first snapshot across this session, @project/, @human/, @self/ and \
+    @model/: each address with its updated time (and crumpled time in the wastebasket). Not paginated: \
+    more counts the notes left out, so narrow with pattern. Hidden crumpled notes and unreadable homes \
+    are reported. {addresses}",
+    |context, arguments| run_over_store(context, arguments, notes_list),
+);
 
 /// Parameters of `notes_list`.
 #[typeshare]

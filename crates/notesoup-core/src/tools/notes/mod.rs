@@ -192,39 +192,41 @@ impl Refusal {
     }
 }
 
-/// Runs `notes_list` or `notes_search` for a person at a terminal: every
-/// row up to the call's own limits, without the response budget that
-/// bounds the agent's result. `None` for any other tool.
-pub fn call_unbounded(
-    context: &mut dyn ToolContext,
-    name: &str,
-    arguments: Value,
-) -> Option<ToolOutput> {
-    fn packed<P: DeserializeOwned, T: ToolData>(
+impl crate::tools::Tool {
+    /// Runs `notes_list` or `notes_search` for a person at a terminal: every
+    /// row up to the call's own limits, without the response budget that
+    /// bounds the agent's result. `None` for any other tool.
+    pub fn call_unbounded(
         context: &mut dyn ToolContext,
+        name: &str,
         arguments: Value,
-        run: fn(&NoteStore, &P) -> ToolOutcome<T>,
-    ) -> ToolOutput {
-        let data = parse_arguments::<P>(arguments)
-            .and_then(|params| context.notes().and_then(|store| run(&store, &params)));
-        match data {
-            Ok(data) => ToolOutput::unbounded(&data),
-            Err(refusal) => ToolOutput::refusal(&refusal),
+    ) -> Option<ToolOutput> {
+        fn packed<P: DeserializeOwned, T: ToolData>(
+            context: &mut dyn ToolContext,
+            arguments: Value,
+            run: fn(&NoteStore, &P) -> ToolOutcome<T>,
+        ) -> ToolOutput {
+            let data = parse_arguments::<P>(arguments)
+                .and_then(|params| context.notes().and_then(|store| run(&store, &params)));
+            match data {
+                Ok(data) => ToolOutput::unbounded(&data),
+                Err(refusal) => ToolOutput::refusal(&refusal),
+            }
         }
-    }
-    if name == NOTES_LIST.name {
-        Some(packed::<NotesListParams, _>(
-            context,
-            arguments,
-            notes_list_unbounded,
-        ))
-    } else if name == NOTES_SEARCH.name {
-        Some(packed::<NotesSearchParams, _>(
-            context,
-            arguments,
-            notes_search_unbounded,
-        ))
-    } else {
-        None
+        if name == NOTES_LIST.name {
+            Some(packed::<NotesListParams, _>(
+                context,
+                arguments,
+                notes_list_unbounded,
+            ))
+        } else if name == NOTES_SEARCH.name {
+            Some(packed::<NotesSearchParams, _>(
+                context,
+                arguments,
+                notes_search_unbounded,
+            ))
+        } else {
+            None
+        }
     }
 }

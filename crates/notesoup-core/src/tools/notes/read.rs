@@ -13,32 +13,23 @@ use super::{project_key, run_over_store, store_error};
 use crate::notes::{NoteMeta, NoteOrigin, NoteStore, local_iso};
 use crate::tools::definition::{Tool, ToolFamily};
 use crate::tools::measure::json_bytes;
-use crate::tools::schema::schema_of;
 use crate::tools::window::{read_window_packed, to_u32};
 use crate::tools::{
-    LimitedBy, MAX_METADATA_ENTRY_BYTES, MAX_METADATA_EXTRA_BYTES, Refusal, RefusalCode,
-    ToolContext, ToolData, ToolOutcome, ToolOutput, render_window,
+    LimitedBy, MAX_METADATA_ENTRY_BYTES, MAX_METADATA_EXTRA_BYTES, Refusal, RefusalCode, ToolData,
+    ToolOutcome, ToolOutput, render_window,
 };
 use crate::wire::OrderedMap;
 
 /// `notes_read`.
-pub(crate) const NOTES_READ: Tool = Tool {
-    name: "notes_read",
-    family: ToolFamily::Notes,
-    description: "Read a window of one note's body (the frontmatter is not part of it) with the note's metadata. \
-                  offset_chars counts code points into the body (negative counts back from the end); limit_chars \
-                  caps the window (default 12000, at most 50000). When more remains, the last line names the \
-                  offset_chars to continue with; successive windows join back into the exact body. {addresses}",
-    read_only: true,
-    sequential: false,
-    parameters: schema_of::<NotesReadParams>,
-    result: Some(schema_of::<NotesReadData>),
-    run,
-};
-
-fn run(context: &mut dyn ToolContext, arguments: Value) -> ToolOutput {
-    run_over_store(context, arguments, notes_read)
-}
+pub(crate) const NOTES_READ: Tool = Tool::reading::<NotesReadParams, NotesReadData>(
+    "notes_read",
+    ToolFamily::Notes,
+    "Read a window of one note's body (the frontmatter is not part of it) with the note's metadata. \
+    offset_chars counts code points into the body (negative counts back from the end); limit_chars \
+    caps the window (default 12000, at most 50000). When more remains, the last line names the \
+    offset_chars to continue with; successive windows join back into the exact body. {addresses}",
+    |context, arguments| run_over_store(context, arguments, notes_read),
+);
 
 /// Parameters of `notes_read`.
 #[typeshare]

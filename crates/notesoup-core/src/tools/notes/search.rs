@@ -5,7 +5,6 @@ use std::fmt::Write;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use typeshare::typeshare;
 
 use super::render::{plural, push_row_head, push_snapshot_footer};
@@ -14,31 +13,22 @@ use crate::notes::NoteStore;
 use crate::tools::definition::{Tool, ToolFamily};
 use crate::tools::output::pack;
 use crate::tools::params::at_least;
-use crate::tools::schema::schema_of;
 use crate::tools::window::to_u32;
 use crate::tools::{
-    Refusal, RefusalCode, SearchQuery, ToolContext, ToolData, ToolOutcome, ToolOutput, fill_best,
-    fits, prefix_fit,
+    Refusal, RefusalCode, SearchQuery, ToolData, ToolOutcome, ToolOutput, fill_best, fits,
+    prefix_fit,
 };
 
 /// `notes_search`.
-pub(crate) const NOTES_SEARCH: Tool = Tool {
-    name: "notes_search",
-    family: ToolFamily::Notes,
-    description: "Search note bodies line by line for literal text, case-insensitively; several queries match any \
-                  of them. The result is a recent-first snapshot, not paginated: each note shows its matching lines \
-                  with their line numbers and offset_chars, which notes_read takes to read from the match. Narrow \
-                  with pattern; crumpled notes are searched only with wastebasket. {addresses}",
-    read_only: true,
-    sequential: false,
-    parameters: schema_of::<NotesSearchParams>,
-    result: Some(schema_of::<NotesSearchData>),
-    run,
-};
-
-fn run(context: &mut dyn ToolContext, arguments: Value) -> ToolOutput {
-    run_over_store(context, arguments, notes_search)
-}
+pub(crate) const NOTES_SEARCH: Tool = Tool::reading::<NotesSearchParams, NotesSearchData>(
+    "notes_search",
+    ToolFamily::Notes,
+    "Search note bodies line by line for literal text, case-insensitively; several queries match any \
+    of them. The result is a recent-first snapshot, not paginated: each note shows its matching lines \
+    with their line numbers and offset_chars, which notes_read takes to read from the match. Narrow \
+    with pattern; crumpled notes are searched only with wastebasket. {addresses}",
+    |context, arguments| run_over_store(context, arguments, notes_search),
+);
 
 /// Parameters of `notes_search`.
 #[typeshare]

@@ -14,27 +14,22 @@ use super::{
 use crate::notes::{Change, ChangeKind, Edit, NoteError, NoteOrigin, NoteStore, UpdateRequest};
 use crate::tools::definition::{Tool, ToolFamily};
 use crate::tools::output::pack;
-use crate::tools::schema::schema_of;
 use crate::tools::window::to_u32;
 use crate::tools::{
     Refusal, RefusalCode, ToolContext, ToolData, ToolOutcome, ToolOutput, fits, prefix_fit,
 };
 
 /// `notes_update`.
-pub(crate) const NOTES_UPDATE: Tool = Tool {
-    name: "notes_update",
-    family: ToolFamily::Notes,
-    description: "Change one note: exact-text body edits (each oldText must occur exactly once unless \
-                  replace_all is set), a metadata-only change (origin, crumpled), or a move with rename_to, which \
-                  is used alone. An ambiguous edit fails with its match line numbers and a missing one with its \
-                  edit index; nothing is written unless every edit applies. The receipt gives the number of edits \
-                  that changed text, the change kind and the diff. {addresses}",
-    read_only: false,
-    sequential: true,
-    parameters: schema_of::<NotesUpdateParams>,
-    result: Some(schema_of::<NotesUpdateData>),
+pub(crate) const NOTES_UPDATE: Tool = Tool::reading::<NotesUpdateParams, NotesUpdateData>(
+    "notes_update",
+    ToolFamily::Notes,
+    "Change one note: exact-text body edits (each oldText must occur exactly once unless \
+    replace_all is set), a metadata-only change (origin, crumpled), or a move with rename_to, which \
+    is used alone. An ambiguous edit fails with its match line numbers and a missing one with its \
+    edit index; nothing is written unless every edit applies. The receipt gives the number of edits \
+    that changed text, the change kind and the diff. {addresses}",
     run,
-};
+).writing();
 
 fn run(context: &mut dyn ToolContext, arguments: Value) -> ToolOutput {
     run_over_store(context, arguments, |store, params| {

@@ -3,34 +3,25 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use typeshare::typeshare;
 
 use super::render::push_identity;
 use super::{fit_or, parse_origin, project_key, run_over_store, store_error};
 use crate::notes::{NoteOrigin, NoteStore, WriteOutcome};
 use crate::tools::definition::{Tool, ToolFamily};
-use crate::tools::schema::schema_of;
-use crate::tools::{ToolContext, ToolData, ToolOutcome, ToolOutput};
+use crate::tools::{ToolData, ToolOutcome, ToolOutput};
 
 /// `notes_write`.
-pub(crate) const NOTES_WRITE: Tool = Tool {
-    name: "notes_write",
-    family: ToolFamily::Notes,
-    description: "Create a note or replace its whole body. Its metadata is kept (createdAt and every other \
-                  frontmatter key), and writing a crumpled note uncrumples it. Name a note for what it holds and \
-                  when to reach for it: a fresh window sees only the name. Store only what git and the history \
-                  cannot give back. The receipt says created, overwritten or uncrumpled. {addresses}",
-    read_only: false,
-    sequential: true,
-    parameters: schema_of::<NotesWriteParams>,
-    result: Some(schema_of::<NotesWriteData>),
-    run,
-};
-
-fn run(context: &mut dyn ToolContext, arguments: Value) -> ToolOutput {
-    run_over_store(context, arguments, notes_write)
-}
+pub(crate) const NOTES_WRITE: Tool = Tool::reading::<NotesWriteParams, NotesWriteData>(
+    "notes_write",
+    ToolFamily::Notes,
+    "Create a note or replace its whole body. Its metadata is kept (createdAt and every other \
+    frontmatter key), and writing a crumpled note uncrumples it. Name a note for what it holds and \
+    when to reach for it: a fresh window sees only the name. Store only what git and the history \
+    cannot give back. The receipt says created, overwritten or uncrumpled. {addresses}",
+    |context, arguments| run_over_store(context, arguments, notes_write),
+)
+.writing();
 
 /// Parameters of `notes_write`.
 #[typeshare]

@@ -7,8 +7,8 @@ use notesoup_core::history::History;
 use notesoup_core::notes::{NoteStore, NotesIdentity};
 use notesoup_core::tools::call_offered_tool;
 use notesoup_core::tools::{
-    BudgetHost, HostWording, Refusal, RefusalCode, ResetRequest, ToolContext, ToolFamily,
-    ToolOutput, call_tool, find_tool, tool_definitions, tool_table, tools_for,
+    BudgetHost, HostWording, Refusal, RefusalCode, ResetRequest, Tool, ToolContext, ToolFamily,
+    ToolOutput, call_tool, tool_definitions, tool_table, tools_for,
 };
 use notesoup_core::wire::ToolBindings;
 use serde_json::{Value, json};
@@ -110,7 +110,7 @@ fn the_table_lists_every_tool_once_in_host_order() {
     assert_eq!(table.len(), tool_definitions().count());
     for (tool, definition) in table.iter().zip(tool_definitions()) {
         assert_eq!(tool.name, definition.name);
-        assert!(std::ptr::eq(find_tool(tool.name).unwrap(), definition));
+        assert!(std::ptr::eq(Tool::find(tool.name).unwrap(), definition));
         assert_eq!(tool.description, definition.describe(&HostWording::DEFAULT));
         assert_eq!(tool.input_schema["type"], "object", "{}", tool.name);
     }

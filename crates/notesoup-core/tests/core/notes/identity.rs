@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use notesoup_core::notes::{NotesIdentity, agent_slug, default_root, model_slug, project_key};
+use notesoup_core::notes::{NotesIdentity, project_key};
 
 fn env(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
     let pairs: Vec<(String, String)> = pairs
@@ -131,45 +131,52 @@ fn identity_is_absolute_and_retargets_the_model() {
 #[test]
 fn default_root_from_the_environment() {
     assert_eq!(
-        default_root(env(&[
+        NotesIdentity::default_root(env(&[
             ("PI_NOTES_HOME", "/data/notes"),
             ("HOME", "/home/u")
         ])),
         Some(PathBuf::from("/data/notes"))
     );
     assert_eq!(
-        default_root(env(&[("PI_NOTES_HOME", ""), ("HOME", "/home/u")])),
+        NotesIdentity::default_root(env(&[("PI_NOTES_HOME", ""), ("HOME", "/home/u")])),
         Some(PathBuf::from("/home/u/.agents/notes"))
     );
     assert_eq!(
-        default_root(env(&[("USERPROFILE", "/users/u")])),
+        NotesIdentity::default_root(env(&[("USERPROFILE", "/users/u")])),
         Some(PathBuf::from("/users/u/.agents/notes"))
     );
     assert_eq!(
-        default_root(env(&[("HOME", "/home/u"), ("USERPROFILE", "/users/u")])),
+        NotesIdentity::default_root(env(&[("HOME", "/home/u"), ("USERPROFILE", "/users/u")])),
         Some(PathBuf::from("/home/u/.agents/notes"))
     );
-    assert_eq!(default_root(env(&[])), None);
-    let relative = default_root(env(&[("PI_NOTES_HOME", "rel/notes")])).expect("root");
+    assert_eq!(NotesIdentity::default_root(env(&[])), None);
+    let relative =
+        NotesIdentity::default_root(env(&[("PI_NOTES_HOME", "rel/notes")])).expect("root");
     assert!(relative.is_absolute() && relative.ends_with("rel/notes"));
 }
 
 #[test]
 fn agent_and_model_slugs() {
-    assert_eq!(agent_slug(env(&[])), "anonymous");
+    assert_eq!(NotesIdentity::agent_slug(env(&[])), "anonymous");
     assert_eq!(
-        agent_slug(env(&[("PI_NOTES_AGENT", "Code Reviewer")])),
+        NotesIdentity::agent_slug(env(&[("PI_NOTES_AGENT", "Code Reviewer")])),
         "code-reviewer"
     );
-    assert_eq!(agent_slug(env(&[("PI_NOTES_AGENT", "")])), "root");
-    assert_eq!(model_slug(None), "default");
-    assert_eq!(model_slug(Some("")), "default");
     assert_eq!(
-        model_slug(Some("anthropic/claude-sonnet-4.5")),
+        NotesIdentity::agent_slug(env(&[("PI_NOTES_AGENT", "")])),
+        "root"
+    );
+    assert_eq!(NotesIdentity::model_slug(None), "default");
+    assert_eq!(NotesIdentity::model_slug(Some("")), "default");
+    assert_eq!(
+        NotesIdentity::model_slug(Some("anthropic/claude-sonnet-4.5")),
         "claude-sonnet-4-5"
     );
-    assert_eq!(model_slug(Some("openrouter/openai/GPT-4o")), "gpt-4o");
-    assert_eq!(model_slug(Some("claude")), "claude");
+    assert_eq!(
+        NotesIdentity::model_slug(Some("openrouter/openai/GPT-4o")),
+        "gpt-4o"
+    );
+    assert_eq!(NotesIdentity::model_slug(Some("claude")), "claude");
 }
 
 fn key_of(path: &Path) -> String {

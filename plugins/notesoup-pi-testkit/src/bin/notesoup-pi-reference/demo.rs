@@ -105,7 +105,7 @@ fn print_header(harness: &Harness<Notesoup>, file: &Path, notes: &Path) {
     );
     // The lines as notesoup derives them from this host's settings.
     if let Ok(settings) = &harness.host.settings {
-        let margin = notesoup_core::settings::resolve(
+        let margin = notesoup_core::settings::ResolvedSettings::resolve(
             Some(&settings.global),
             Some(&settings.project),
             notesoup_core::settings::ProjectTrust::Trusted,

@@ -6,13 +6,13 @@
 use std::path::PathBuf;
 
 use notesoup_core::dream::Stream;
-use notesoup_core::notes::default_root;
-use notesoup_core::plumbing::{DreamFlags, Dreamer, DreamerSetting, run_dream_command};
+use notesoup_core::notes::NotesIdentity;
+use notesoup_core::plumbing::{DreamFlags, Dreamer, DreamerSetting};
 use notesoup_pi_testkit::{ReferenceDreamHost, ScriptedModel, parse_dream_script};
 
 /// `dream`'s flags.
 #[derive(Debug, clap::Args)]
-pub struct DreamArgs {
+pub struct ReferenceDreamArgs {
     /// The notes home (default: $PI_NOTES_HOME, else ~/.agents/notes).
     #[arg(long, value_name = "DIR")]
     notes_home: Option<PathBuf>,
@@ -41,7 +41,7 @@ pub struct DreamArgs {
 /// an error (exit 2). The flow is core's dream command, the one every host
 /// binary runs; the scripted dreamer runs in this process, so no lines about
 /// a dreamer process are said.
-pub fn run(args: DreamArgs) -> Result<u8, String> {
+pub fn run(args: ReferenceDreamArgs) -> Result<u8, String> {
     let text = std::fs::read_to_string(&args.script)
         .map_err(|err| format!("cannot read script {}: {err}", args.script.display()))?;
     let steps = parse_dream_script(&text)?;
@@ -53,7 +53,7 @@ pub fn run(args: DreamArgs) -> Result<u8, String> {
         dreamer: args.dreamer,
         playbook: args.playbook,
     };
-    let root = default_root(|name| std::env::var(name).ok());
+    let root = NotesIdentity::default_root(|name| std::env::var(name).ok());
     let options = flags
         .options(root, DreamerSetting::default(), jiff::Timestamp::now())
         .map_err(|error| error.to_string())?;
@@ -67,7 +67,7 @@ pub fn run(args: DreamArgs) -> Result<u8, String> {
         process: None,
         progress: None,
     };
-    let code = run_dream_command(&options, dreamer, &mut |line| match line.stream {
+    let code = dreamer.run(&options, &mut |line| match line.stream {
         Stream::Stdout => outln!("{}", line.text),
         Stream::Stderr => eprintln!("{}", line.text),
     });

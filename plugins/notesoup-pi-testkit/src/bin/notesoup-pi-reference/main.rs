@@ -57,7 +57,7 @@ enum Command {
     },
     /// Tidy a notes home with the scripted dreamer: gates, lock, baseline
     /// audit, the dreamer replaying --script, report, final audit.
-    Dream(dream::DreamArgs),
+    Dream(dream::ReferenceDreamArgs),
 }
 
 /// Stdout failed: a reader that went away ends the process quietly, with
