@@ -14,14 +14,14 @@ use serde_json::Value;
 
 use super::BridgeError;
 use super::protocol::{
-    AbortArgs, Action, ActionRequest, ActionResult, AppendEntryArgs, NotifyArgs, SendMessageArgs,
-    SessionState, ShimMessage, SidecarMessage,
+    AbortArgs, Action, ActionRequest, ActionResult, AppendEntryArgs, NotifyArgs, OnDisk,
+    SendMessageArgs, SessionState, ShimMessage, SidecarMessage, ids_hash,
 };
 use crate::host::{
     CompactionSettings, ContextUsage, CustomMessageDraft, HostError, HostSettings, ModelInfo,
     NotifyLevel, PiApiLevel, PiHost, SendOptions,
 };
-use crate::session::{Entry, SessionHeader};
+use crate::session::{Entry, LazySession, SessionHeader};
 
 /// The longest piece of text from the shim an error message repeats, in
 /// characters: a refusal or a stderr line stays short whatever was sent.
@@ -277,15 +277,48 @@ impl<'io> BridgeHost<'io> {
         true
     }
 
+    /// Updates the mirror from the shim's report, and when the session file
+    /// does not hold the entries the report leaves to it, asks the shim for
+    /// every entry (`resendEntries`) and takes its answer instead.
+    pub(crate) fn sync(&mut self, state: SessionState) -> Result<(), BridgeError> {
+        match self.apply_state(state) {
+            Err(BridgeError::Resync(_)) => self
+                .perform(Action::ResendEntries(AbortArgs {}))
+                .map_err(|error| BridgeError::Decode(error.to_string())),
+            other => other,
+        }
+    }
+
     /// Updates the mirror from the shim's report. Entries are appended from
-    /// `entriesFrom`; a new session id or `entriesFrom: 0` starts over.
+    /// `entriesFrom`; a new session id or `entriesFrom: 0` starts over. The
+    /// entries before `entriesFrom` that the report leaves to the session
+    /// file (`onDisk`) are read from it, unless the mirror already holds
+    /// them; a file that does not hold them is [`BridgeError::Resync`],
+    /// the mirror left as it was.
     pub(crate) fn apply_state(&mut self, state: SessionState) -> Result<(), BridgeError> {
         let from = state.entries_from as usize;
-        if state.session_id != self.session_id || from == 0 {
+        let same_session = state.session_id == self.session_id;
+        if let Some(on_disk) = &state.on_disk {
+            let count = on_disk.count as usize;
+            let held = same_session
+                && self.entries.len() >= count
+                && count > 0
+                && self.entries[count - 1].id() == on_disk.last_id
+                && ids_hash(self.entries[..count].iter().map(Entry::id)) == on_disk.ids_hash;
+            if !held {
+                let read = read_on_disk(state.session_file.as_deref(), &state.session_id, on_disk)?;
+                self.entries = read;
+            }
+            if from < count {
+                return Err(BridgeError::Resync(format!(
+                    "the shim sent entries from {from}, before the {count} it left to the session file"
+                )));
+            }
+        } else if !same_session || from == 0 {
             self.entries.clear();
         }
         if from > self.entries.len() {
-            return Err(BridgeError::Decode(format!(
+            return Err(BridgeError::Resync(format!(
                 "the shim sent entries from {from} but the mirror holds {}",
                 self.entries.len()
             )));
@@ -366,7 +399,20 @@ impl<'io> BridgeHost<'io> {
         match self.channel.receive(Some(deadline))? {
             Received::Message(message) => match *message {
                 ShimMessage::ActionResult(result) if result.id == id => {
-                    self.apply_state(result.state)?;
+                    // The answer to `resendEntries` carries every entry, so
+                    // a file that lets the mirror down is asked about once.
+                    match self.apply_state(result.state) {
+                        Err(BridgeError::Resync(_)) if name != "resendEntries" => {
+                            self.next_action = self.next_action.wrapping_add(1);
+                            let resend = self.next_action;
+                            if let Some(error) =
+                                self.round_trip(resend, Action::ResendEntries(AbortArgs {}))?
+                            {
+                                return Err(BridgeError::Decode(shown(&error)));
+                            }
+                        }
+                        other => other?,
+                    }
                     Ok(result.error)
                 }
                 other => Err(BridgeError::Decode(format!(
@@ -385,6 +431,49 @@ impl<'io> BridgeHost<'io> {
             }),
         }
     }
+}
+
+/// The first `on_disk.count` entries of the session file at `file`, once
+/// checked to be the ones Pi holds: the header names `session_id`, the
+/// file holds at least that many entries, the last of them has Pi's id and
+/// their ids hash to Pi's.
+/// Pi appends each entry to the file as it adds it, once the session has a
+/// conversation (docs/pi.md, "When Pi writes the session file"), so a file
+/// that fails a check was edited, truncated or not yet written.
+fn read_on_disk(
+    file: Option<&str>,
+    session_id: &str,
+    on_disk: &OnDisk,
+) -> Result<Vec<Entry>, BridgeError> {
+    let count = on_disk.count as usize;
+    let file = file.ok_or_else(|| BridgeError::Resync("no session file".to_owned()))?;
+    let session = LazySession::read(Path::new(file))
+        .map_err(|error| BridgeError::Resync(shown(&error.to_string())))?;
+    if session.header().map(|header| header.id.as_str()) != Some(session_id) {
+        return Err(BridgeError::Resync(
+            "the session file's header names another session".to_owned(),
+        ));
+    }
+    if count == 0
+        || session.len() < count
+        || session.id(count - 1) != on_disk.last_id
+        || ids_hash((0..count).map(|position| session.id(position))) != on_disk.ids_hash
+    {
+        return Err(BridgeError::Resync(format!(
+            "the session file does not hold Pi's first {count} entries"
+        )));
+    }
+    let positions: Vec<usize> = (0..count).collect();
+    let entries = session
+        .entries_uncached(&positions)
+        .into_iter()
+        .map(std::borrow::Cow::into_owned)
+        .collect();
+    // A file that shrank while it was read back is no mirror.
+    session
+        .check()
+        .map_err(|error| BridgeError::Resync(shown(&error.to_string())))?;
+    Ok(entries)
 }
 
 fn to_value<T: serde::Serialize>(value: &T) -> Result<Value, HostError> {
