@@ -2,6 +2,8 @@
 //! relays every action to the shim as a nested request, and the [`Channel`]
 //! both travel over.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender};
@@ -21,6 +23,7 @@ use crate::host::{
     CompactionSettings, ContextUsage, CustomMessageDraft, HostError, HostSettings, ModelInfo,
     NotifyLevel, PiApiLevel, PiHost, SendOptions,
 };
+use crate::projection::{Projection, project_path};
 use crate::session::{Entry, LazySession, SessionHeader};
 
 /// The longest piece of text from the shim an error message repeats, in
@@ -196,6 +199,15 @@ pub struct BridgeHost<'io> {
     session_id: String,
     header: Option<SessionHeader>,
     entries: Vec<Entry>,
+    /// Each entry's id to its last position in `entries`, kept as they
+    /// change, so that an event's branch walks do not hash every id again.
+    by_id: HashMap<String, usize>,
+    /// How many entries, from the first, `by_id` covers.
+    indexed: usize,
+    /// The leaf's path (positions, root first) the last time it was walked:
+    /// an event's many branch walks, and the next event's after a few
+    /// appends, start from it instead of hashing every id on the way.
+    leaf_path: RefCell<Option<(usize, Vec<usize>)>>,
     leaf_id: Option<String>,
     cwd: PathBuf,
     session_file: Option<PathBuf>,
@@ -233,6 +245,9 @@ impl<'io> BridgeHost<'io> {
             session_id: String::new(),
             header: None,
             entries: Vec::new(),
+            by_id: HashMap::new(),
+            indexed: 0,
+            leaf_path: RefCell::new(None),
             leaf_id: None,
             cwd: PathBuf::new(),
             session_file: None,
@@ -308,6 +323,7 @@ impl<'io> BridgeHost<'io> {
             if !held {
                 let read = read_on_disk(state.session_file.as_deref(), &state.session_id, on_disk)?;
                 self.entries = read;
+                self.forget_index();
             }
             if from < count {
                 return Err(BridgeError::Resync(format!(
@@ -316,6 +332,7 @@ impl<'io> BridgeHost<'io> {
             }
         } else if !same_session || from == 0 {
             self.entries.clear();
+            self.forget_index();
         }
         if from > self.entries.len() {
             return Err(BridgeError::Resync(format!(
@@ -324,12 +341,31 @@ impl<'io> BridgeHost<'io> {
             )));
         }
         self.entries.truncate(from);
-        for value in state.entries {
-            let entry: Entry = serde_json::from_value(value).map_err(|error| {
-                BridgeError::Decode(format!("an entry: {}", shown(&error.to_string())))
-            })?;
-            self.entries.push(entry);
+        if self.indexed > from {
+            self.forget_index();
         }
+        let mut decoded = Ok(());
+        for value in state.entries {
+            match serde_json::from_value(value) {
+                Ok(entry) => self.entries.push(entry),
+                Err(error) => {
+                    decoded = Err(BridgeError::Decode(format!(
+                        "an entry: {}",
+                        shown(&error.to_string())
+                    )));
+                    break;
+                }
+            }
+        }
+        // A later duplicate id wins, as in Pi's `byId`.
+        for (position, entry) in self.entries.iter().enumerate().skip(self.indexed) {
+            if self.by_id.insert(entry.id().to_owned(), position).is_some() {
+                // An id now names another entry: a kept path may not hold.
+                *self.leaf_path.get_mut() = None;
+            }
+        }
+        self.indexed = self.entries.len();
+        decoded?;
         self.session_id = state.session_id;
         self.header = serde_json::from_value(state.header).ok();
         self.leaf_id = state.leaf_id;
@@ -358,6 +394,69 @@ impl<'io> BridgeHost<'io> {
         };
         self.project_trusted = state.project_trusted;
         Ok(())
+    }
+
+    fn forget_index(&mut self) {
+        self.by_id.clear();
+        self.indexed = 0;
+        *self.leaf_path.get_mut() = None;
+    }
+
+    fn parent_position(&self, position: usize) -> Option<usize> {
+        self.entries[position]
+            .parent_id()
+            .and_then(|id| self.by_id.get(id).copied())
+    }
+
+    /// The positions from the root to the entry at `start`, root first, as
+    /// `EntryIndex::branch` walks them (a cycle ends the walk before the
+    /// first repeated entry). A walk that reaches the kept leaf path within
+    /// a few steps extends it; the leaf's walk is kept.
+    fn path_to(&self, start: usize, is_leaf: bool) -> Vec<usize> {
+        const STEPS: usize = 64;
+        let mut path = None;
+        if let Some((tip, kept)) = self.leaf_path.borrow().as_ref() {
+            if *tip == start {
+                path = Some(kept.clone());
+            } else {
+                let mut fresh = vec![start];
+                let mut current = start;
+                while fresh.len() <= STEPS {
+                    match self.parent_position(current) {
+                        Some(parent) if parent == *tip => {
+                            let mut whole = kept.clone();
+                            whole.extend(fresh.iter().rev());
+                            path = Some(whole);
+                            break;
+                        }
+                        Some(parent) if !fresh.contains(&parent) => {
+                            fresh.push(parent);
+                            current = parent;
+                        }
+                        _ => break,
+                    }
+                }
+            }
+        }
+        let path = path.unwrap_or_else(|| {
+            let mut visited = vec![false; self.entries.len()];
+            visited[start] = true;
+            let mut walked = vec![start];
+            let mut current = start;
+            while let Some(parent) = self.parent_position(current) {
+                if std::mem::replace(&mut visited[parent], true) {
+                    break;
+                }
+                walked.push(parent);
+                current = parent;
+            }
+            walked.reverse();
+            walked
+        });
+        if is_leaf {
+            *self.leaf_path.borrow_mut() = Some((start, path.clone()));
+        }
+        path
     }
 
     /// Sends `action` and waits for its answer, whose state replaces the
@@ -582,6 +681,43 @@ impl PiHost for BridgeHost<'_> {
 
     fn entries(&self) -> &[Entry] {
         &self.entries
+    }
+
+    fn entry(&self, id: &str) -> Option<&Entry> {
+        self.by_id.get(id).map(|&position| &self.entries[position])
+    }
+
+    fn branch(&self, from: Option<&str>) -> Vec<&Entry> {
+        let Some(id) = from.or(self.leaf_id()) else {
+            return Vec::new();
+        };
+        let Some(&start) = self.by_id.get(id) else {
+            return Vec::new();
+        };
+        let is_leaf = self.leaf_id() == Some(id);
+        self.path_to(start, is_leaf)
+            .into_iter()
+            .map(|position| &self.entries[position])
+            .collect()
+    }
+
+    fn build_projection(&self) -> Projection<'_> {
+        // `buildSessionPath`: no leaf, no path; an unknown leaf id is the
+        // last entry's path.
+        let Some(leaf) = self.leaf_id() else {
+            return project_path(&[]);
+        };
+        let start = match self.by_id.get(leaf) {
+            Some(&start) => start,
+            None if self.entries.is_empty() => return project_path(&[]),
+            None => self.entries.len() - 1,
+        };
+        let path: Vec<&Entry> = self
+            .path_to(start, true)
+            .into_iter()
+            .map(|position| &self.entries[position])
+            .collect();
+        project_path(&path)
     }
 
     fn leaf_id(&self) -> Option<&str> {

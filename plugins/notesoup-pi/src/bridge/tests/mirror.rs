@@ -23,6 +23,8 @@ use super::super::protocol::{
     ActionResult, OnDisk, SessionState, SettingsState, ShimMessage, SidecarMessage, ids_hash,
 };
 use crate::host::{PiApiLevel, PiHost};
+use crate::projection::project;
+use crate::session::{Entry, EntryIndex, Leaf};
 
 const SESSION_ID: &str = "0195-mirror-session";
 
@@ -249,8 +251,34 @@ fn mirror_event(
         );
         if let Some(previous) = previous {
             host.apply_state(previous).expect("the previous mirror");
+            // Walked now, the previous leaf's path is kept for the next walk.
+            let _ = host.branch(None);
         }
         host.sync(state.clone()).expect("the mirror follows");
+        // The kept id table and leaf path give what a fresh index gives.
+        let fresh = EntryIndex::new(host.entries());
+        let ids_of = |branch: Vec<&Entry>| -> Vec<String> {
+            branch.iter().map(|e| e.id().to_owned()).collect()
+        };
+        if let Some(leaf) = host.leaf_id() {
+            assert_eq!(ids_of(host.branch(None)), ids_of(fresh.branch(leaf)));
+            assert_eq!(ids_of(host.branch(None)), ids_of(fresh.branch(leaf)));
+        }
+        if let Some(first) = host.entries().first() {
+            let id = first.id().to_owned();
+            assert_eq!(ids_of(host.branch(Some(&id))), ids_of(fresh.branch(&id)));
+        }
+        let leaf = host.leaf_id().map_or(Leaf::Null, Leaf::Id);
+        assert_eq!(
+            format!("{:?}", host.build_projection()),
+            format!("{:?}", project(&fresh, leaf)),
+        );
+        for entry in host.entries() {
+            assert!(std::ptr::eq(
+                host.entry(entry.id()).expect("every id is found"),
+                fresh.get(entry.id()).expect("every id is indexed"),
+            ));
+        }
         (
             host.entries().iter().map(|e| e.id().to_owned()).collect(),
             host.leaf_id().map(str::to_owned),
