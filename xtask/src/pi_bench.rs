@@ -11,13 +11,17 @@ use anyhow::{Context, Result, bail};
 use crate::workspace::{build_notesoup_pi, workspace_root};
 
 pub fn run(args: &[String]) -> Result<()> {
-    if args.first().map(String::as_str) == Some("context") {
-        return context(&args[1..]);
+    match args.first().map(String::as_str) {
+        Some("context") => return context(&args[1..]),
+        Some("resume") => return resume(&args[1..]),
+        _ => {}
     }
     let rounds = match args {
         [] => "500".to_owned(),
         [n] if n.parse::<u32>().is_ok() => n.clone(),
-        _ => bail!("usage: cargo xtask pi-bench [ROUNDS] | pi-bench context [ENTRIES] [RUNS]"),
+        _ => bail!(
+            "usage: cargo xtask pi-bench [ROUNDS] | pi-bench context [ENTRIES] [RUNS] | pi-bench resume [RUNS] [ENTRIES...]"
+        ),
     };
     let env = crate::hosts::pi_env()?;
     let root = workspace_root();
@@ -81,25 +85,7 @@ fn context(args: &[String]) -> Result<()> {
     let root = workspace_root();
     build_notesoup_pi(true)?;
     let script = root.join("plugins/notesoup-pi/bench/long-session.mjs");
-    let cache = crate::refdir::reference_dir()?.join("bench");
-    std::fs::create_dir_all(&cache).with_context(|| format!("creating {}", cache.display()))?;
-    let session = cache.join(format!("pi-1.6.0-long-{entries}.jsonl"));
-    if !session.exists() {
-        eprintln!("writing a {entries}-entry session with the real Pi SDK");
-        let status = Command::new(&env.node)
-            .arg(&script)
-            .args([
-                "write".as_ref(),
-                session.as_os_str(),
-                entries.to_string().as_ref(),
-            ])
-            .env("NOTESOUP_PI_NODE_MODULES", &env.node_modules)
-            .status()
-            .context("could not run the session writer")?;
-        if !status.success() {
-            bail!("writing the session failed ({status})");
-        }
-    }
+    let session = long_session(&env, entries)?;
     let size = std::fs::metadata(&session).map(|m| m.len()).unwrap_or(0);
     println!(
         "session: {entries} entries, {:.1} MB, written by Pi 1.6.0 ({})",
@@ -149,6 +135,186 @@ fn context(args: &[String]) -> Result<()> {
         theirs.peak_mb / ours.peak_mb
     );
     Ok(())
+}
+
+/// A session of `entries` entries written by the real Pi SDK
+/// (`bench/long-session.mjs write`), cached under the reference directory.
+fn long_session(env: &crate::hosts::PiInstall, entries: usize) -> Result<std::path::PathBuf> {
+    let script = workspace_root().join("plugins/notesoup-pi/bench/long-session.mjs");
+    let cache = crate::refdir::reference_dir()?.join("bench");
+    std::fs::create_dir_all(&cache).with_context(|| format!("creating {}", cache.display()))?;
+    let session = cache.join(format!("pi-1.6.0-long-{entries}.jsonl"));
+    if !session.exists() {
+        eprintln!("writing a {entries}-entry session with the real Pi SDK");
+        let status = Command::new(&env.node)
+            .arg(&script)
+            .args([
+                "write".as_ref(),
+                session.as_os_str(),
+                entries.to_string().as_ref(),
+            ])
+            .env("NOTESOUP_PI_NODE_MODULES", &env.node_modules)
+            .status()
+            .context("could not run the session writer")?;
+        if !status.success() {
+            bail!("writing the session failed ({status})");
+        }
+    }
+    Ok(session)
+}
+
+/// `pi-bench resume [RUNS] [ENTRIES...]`: real Pi 1.6.0 (SDK, faux model)
+/// resuming a session written by Pi and answering one prompt, with and
+/// without the notesoup package, runs alternating in one process tree:
+/// medians of the whole Node process's wall time, of Pi's part (from its
+/// modules loaded to the answer), and of Pi's process's peak RSS (the
+/// sidecar is a process of its own), side by side with the ratio. A third
+/// variant loads a no-op extension: what any extension costs Pi. Sessions of 1,000,
+/// 10,000 and 100,000 entries unless ENTRIES are given.
+fn resume(args: &[String]) -> Result<()> {
+    let runs: usize = match args.first() {
+        Some(n) => n.parse().context("RUNS is a number")?,
+        None => 5,
+    };
+    let sizes: Vec<usize> = if args.len() > 1 {
+        args[1..]
+            .iter()
+            .map(|n| n.parse().context("ENTRIES are numbers"))
+            .collect::<Result<_>>()?
+    } else {
+        vec![1_000, 10_000, 100_000]
+    };
+    let env = crate::hosts::pi_env()?;
+    let root = workspace_root();
+    build_notesoup_pi(true)?;
+    let script = root.join("plugins/notesoup-pi/bench/resume.mjs");
+    let package = root.join("plugins/notesoup-pi/package");
+    let binary = root.join("target/release/notesoup-pi");
+    let work = std::env::temp_dir().join(format!("notesoup-pi-resume-{}", std::process::id()));
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    println!(
+        "load average at the start: {}",
+        load.split_whitespace()
+            .take(3)
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+    println!(
+        "{:>8} {:>6} | {:>9} {:>9} {:>9} {:>9} {:>7} | {:>7} {:>7} {:>7}",
+        "entries",
+        "MB",
+        "without",
+        "no-op ext",
+        "notesoup",
+        "added",
+        "ratio",
+        "RSS w/o",
+        "no-op",
+        "notesoup",
+    );
+    for entries in sizes {
+        let session = long_session(&env, entries)?;
+        let size = std::fs::metadata(&session).map(|m| m.len()).unwrap_or(0);
+        let variants = [
+            std::ffi::OsString::from("none"),
+            std::ffi::OsString::from("noop"),
+            package.clone().into_os_string(),
+        ];
+        let mut samples: [Vec<ResumeSample>; 3] = Default::default();
+        for run in 0..runs {
+            // Alternating runs share whatever else the machine is doing.
+            for (variant, (package_arg, kept)) in
+                variants.iter().zip(samples.iter_mut()).enumerate()
+            {
+                let dir = work.join(format!("{entries}-{run}-{variant}"));
+                let _ = std::fs::remove_dir_all(&dir);
+                std::fs::create_dir_all(&dir)
+                    .with_context(|| format!("creating {}", dir.display()))?;
+                let start = std::time::Instant::now();
+                let output = Command::new(&env.node)
+                    .arg(&script)
+                    .arg(package_arg)
+                    .arg(&dir)
+                    .arg(&session)
+                    .env("NOTESOUP_PI_NODE_MODULES", &env.node_modules)
+                    .env("NOTESOUP_PI_BIN", &binary)
+                    .env("HOME", &dir)
+                    .env("PI_NOTES_HOME", dir.join("notes"))
+                    .output()
+                    .context("could not run the resume bench")?;
+                let wall = start.elapsed().as_secs_f64() * 1000.0;
+                let _ = std::fs::remove_dir_all(&dir);
+                if !output.status.success() {
+                    bail!(
+                        "the resume bench failed ({}):\n{}",
+                        output.status,
+                        String::from_utf8_lossy(&output.stderr)
+                    );
+                }
+                let report: serde_json::Value = serde_json::from_slice(&output.stdout)
+                    .context("the resume bench printed no JSON")?;
+                let figure = |v: &serde_json::Value| v.as_f64().unwrap_or(f64::NAN);
+                kept.push(ResumeSample {
+                    wall,
+                    after_modules: figure(&report["totalMs"])
+                        - figure(&report["phases"]["modules"]),
+                    rss: figure(&report["rssMb"]),
+                });
+            }
+        }
+        let median = |samples: &[ResumeSample], field: fn(&ResumeSample) -> f64| {
+            let mut values: Vec<f64> = samples.iter().map(field).collect();
+            values.sort_by(f64::total_cmp);
+            values.get(values.len() / 2).copied().unwrap_or(f64::NAN)
+        };
+        let [none, noop, ours] = &samples;
+        for (label, field) in [
+            (
+                "wall",
+                (|s: &ResumeSample| s.wall) as fn(&ResumeSample) -> f64,
+            ),
+            ("Pi's part", |s: &ResumeSample| s.after_modules),
+        ] {
+            let (w0, w1, w2) = (
+                median(none, field),
+                median(noop, field),
+                median(ours, field),
+            );
+            println!(
+                "{entries:>8} {:>6.1} | {w0:>7.0}ms {w1:>7.0}ms {w2:>7.0}ms {:>+7.0}ms {:>6.2}x | {:>5.0}MB {:>5.0}MB {:>6.0}MB  {label}",
+                size as f64 / 1e6,
+                w2 - w0,
+                w2 / w0,
+                median(none, |s| s.rss),
+                median(noop, |s| s.rss),
+                median(ours, |s| s.rss),
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(&work);
+    println!(
+        "medians of {runs} alternating runs; wall: the whole Node process; Pi's part: from Pi's modules loaded to the prompt's answer; added and ratio: notesoup against no extension; RSS: Pi's process's peak"
+    );
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    println!(
+        "load average at the end: {}",
+        load.split_whitespace()
+            .take(3)
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+    Ok(())
+}
+
+/// One run of `bench/resume.mjs`.
+#[derive(Debug, Clone, Copy)]
+struct ResumeSample {
+    /// The whole Node process, milliseconds.
+    wall: f64,
+    /// From Pi's modules loaded to the prompt's answer, milliseconds.
+    after_modules: f64,
+    /// Pi's process's peak RSS, MB.
+    rss: f64,
 }
 
 /// One run of a measured process.

@@ -34,6 +34,7 @@ import {
 
 import type {
   Action,
+  OnDisk,
   Ready,
   SessionState,
   SettingsState,
@@ -63,8 +64,25 @@ function omit(payload: unknown, paths: string[]): unknown {
   return result;
 }
 
+/**
+ * The sidecar's `ids_hash`: 32-bit FNV-1a over each id's UTF-16 code units,
+ * each id followed by a newline unit (an id that is not a string counts as
+ * `""`).
+ */
+function idsHash(entries: ReadonlyArray<{ id?: unknown }>): number {
+  let hash = 0x811c9dc5;
+  for (const entry of entries) {
+    const id = typeof entry.id === "string" ? entry.id : "";
+    for (let i = 0; i < id.length; i++) {
+      hash = Math.imul(hash ^ id.charCodeAt(i), 0x01000193);
+    }
+    hash = Math.imul(hash ^ 0x0a, 0x01000193);
+  }
+  return hash >>> 0;
+}
+
 /** Must equal the sidecar's `PROTOCOL_VERSION`. */
-const PROTOCOL = 2;
+const PROTOCOL = 3;
 
 /** The sidecar: `NOTESOUP_PI_BIN`, else `sidecar.json` written by `notesoup-pi install`, else PATH. */
 function sidecarCommand(): string {
@@ -179,8 +197,11 @@ export default function notesoup(pi: ExtensionAPI): void {
   let ready: Ready | undefined;
   /** Why notesoup is off until the next `session_start`, once shown. */
   let unavailable: string | undefined;
-  /** The mirror the sidecar holds: session id and how many entries it has. */
-  let mirror = { sessionId: "", sent: 0 };
+  /**
+   * The mirror the sidecar holds: session id and how many entries it has;
+   * `resend` when it asked for every entry on the line.
+   */
+  let mirror = { sessionId: "", sent: 0, resend: false };
   let nextEvent = 0;
   /** Events run one at a time: Pi awaits handlers, but tools may run in parallel. */
   let queue: Promise<unknown> = Promise.resolve();
@@ -219,18 +240,34 @@ export default function notesoup(pi: ExtensionAPI): void {
     const sm = ctx.sessionManager;
     const sessionId = sm.getSessionId();
     const entries = sm.getEntries();
-    const from =
-      sessionId === mirror.sessionId && entries.length >= mirror.sent ? mirror.sent : 0;
-    mirror = { sessionId, sent: entries.length };
+    const known = sessionId === mirror.sessionId && entries.length >= mirror.sent;
+    let from = known ? mirror.sent : 0;
+    // A mirror starting over reads what Pi has written to the session file
+    // (every entry, once the session has a conversation: Pi appends each one
+    // as it adds it) instead of taking it on the line; the sidecar checks the
+    // file and asks for the entries (`resendEntries`) when it does not hold
+    // them.
+    const file = sm.getSessionFile();
+    let onDisk: OnDisk | undefined;
+    if (!known && !mirror.resend && entries.length > 0 && file && existsSync(file)) {
+      onDisk = {
+        count: entries.length,
+        lastId: entries[entries.length - 1].id,
+        idsHash: idsHash(entries),
+      };
+      from = entries.length;
+    }
+    mirror = { sessionId, sent: entries.length, resend: false };
     const model = ctx.model;
     return {
       sessionId,
       header: sm.getHeader() ?? null,
       entriesFrom: from,
       entries: entries.slice(from),
+      onDisk,
       leafId: sm.getLeafId() ?? undefined,
       cwd: ctx.cwd,
-      sessionFile: sm.getSessionFile(),
+      sessionFile: file,
       idle: ctx.isIdle(),
       pendingMessages: ctx.hasPendingMessages(),
       signalAborted: ctx.signal?.aborted ?? false,
@@ -264,6 +301,10 @@ export default function notesoup(pi: ExtensionAPI): void {
           break;
         case "abort":
           ctx.abort();
+          break;
+        case "resendEntries":
+          // The answer's state carries every entry.
+          mirror = { sessionId: "", sent: 0, resend: true };
           break;
       }
       return undefined;
@@ -416,7 +457,7 @@ export default function notesoup(pi: ExtensionAPI): void {
     unavailable = undefined;
     toldAgent = false;
     sidecarEvents.clear();
-    mirror = { sessionId: "", sent: 0 };
+    mirror = { sessionId: "", sent: 0, resend: false };
     try {
       const started = Sidecar.start();
       started.send({ type: "hello", body: { protocol: PROTOCOL, piVersion: VERSION } });

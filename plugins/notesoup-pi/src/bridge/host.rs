@@ -2,6 +2,8 @@
 //! relays every action to the shim as a nested request, and the [`Channel`]
 //! both travel over.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender};
@@ -12,14 +14,15 @@ use serde_json::Value;
 
 use super::BridgeError;
 use super::protocol::{
-    AbortArgs, Action, ActionRequest, ActionResult, AppendEntryArgs, NotifyArgs, SendMessageArgs,
-    SessionState, ShimMessage, SidecarMessage,
+    AbortArgs, Action, ActionRequest, ActionResult, AppendEntryArgs, NotifyArgs, OnDisk,
+    SendMessageArgs, SessionState, ShimMessage, SidecarMessage, ids_hash,
 };
 use crate::host::{
     CompactionSettings, ContextUsage, CustomMessageDraft, HostError, HostSettings, ModelInfo,
     NotifyLevel, PiApiLevel, PiHost, SendOptions,
 };
-use crate::session::{Entry, SessionHeader};
+use crate::projection::{Projection, project_path};
+use crate::session::{Entry, LazySession, SessionHeader};
 
 /// The longest piece of text from the shim an error message repeats, in
 /// characters: a refusal or a stderr line stays short whatever was sent.
@@ -196,6 +199,15 @@ pub struct BridgeHost<'io> {
     session_id: String,
     header: Option<SessionHeader>,
     entries: Vec<Entry>,
+    /// Each entry's id to its last position in `entries`, kept as they
+    /// change, so that an event's branch walks do not hash every id again.
+    by_id: HashMap<String, usize>,
+    /// How many entries, from the first, `by_id` covers.
+    indexed: usize,
+    /// The leaf's path (positions, root first) the last time it was walked:
+    /// an event's many branch walks, and the next event's after a few
+    /// appends, start from it instead of hashing every id on the way.
+    leaf_path: RefCell<Option<(usize, Vec<usize>)>>,
     leaf_id: Option<String>,
     cwd: PathBuf,
     session_file: Option<PathBuf>,
@@ -233,6 +245,9 @@ impl<'io> BridgeHost<'io> {
             session_id: String::new(),
             header: None,
             entries: Vec::new(),
+            by_id: HashMap::new(),
+            indexed: 0,
+            leaf_path: RefCell::new(None),
             leaf_id: None,
             cwd: PathBuf::new(),
             session_file: None,
@@ -277,26 +292,80 @@ impl<'io> BridgeHost<'io> {
         true
     }
 
+    /// Updates the mirror from the shim's report, and when the session file
+    /// does not hold the entries the report leaves to it, asks the shim for
+    /// every entry (`resendEntries`) and takes its answer instead.
+    pub(crate) fn sync(&mut self, state: SessionState) -> Result<(), BridgeError> {
+        match self.apply_state(state) {
+            Err(BridgeError::Resync(_)) => self
+                .perform(Action::ResendEntries(AbortArgs {}))
+                .map_err(|error| BridgeError::Decode(error.to_string())),
+            other => other,
+        }
+    }
+
     /// Updates the mirror from the shim's report. Entries are appended from
-    /// `entriesFrom`; a new session id or `entriesFrom: 0` starts over.
+    /// `entriesFrom`; a new session id or `entriesFrom: 0` starts over. The
+    /// entries before `entriesFrom` that the report leaves to the session
+    /// file (`onDisk`) are read from it, unless the mirror already holds
+    /// them; a file that does not hold them is [`BridgeError::Resync`],
+    /// the mirror left as it was.
     pub(crate) fn apply_state(&mut self, state: SessionState) -> Result<(), BridgeError> {
         let from = state.entries_from as usize;
-        if state.session_id != self.session_id || from == 0 {
+        let same_session = state.session_id == self.session_id;
+        if let Some(on_disk) = &state.on_disk {
+            let count = on_disk.count as usize;
+            let held = same_session
+                && self.entries.len() >= count
+                && count > 0
+                && self.entries[count - 1].id() == on_disk.last_id
+                && ids_hash(self.entries[..count].iter().map(Entry::id)) == on_disk.ids_hash;
+            if !held {
+                let read = read_on_disk(state.session_file.as_deref(), &state.session_id, on_disk)?;
+                self.entries = read;
+                self.forget_index();
+            }
+            if from < count {
+                return Err(BridgeError::Resync(format!(
+                    "the shim sent entries from {from}, before the {count} it left to the session file"
+                )));
+            }
+        } else if !same_session || from == 0 {
             self.entries.clear();
+            self.forget_index();
         }
         if from > self.entries.len() {
-            return Err(BridgeError::Decode(format!(
+            return Err(BridgeError::Resync(format!(
                 "the shim sent entries from {from} but the mirror holds {}",
                 self.entries.len()
             )));
         }
         self.entries.truncate(from);
-        for value in state.entries {
-            let entry: Entry = serde_json::from_value(value).map_err(|error| {
-                BridgeError::Decode(format!("an entry: {}", shown(&error.to_string())))
-            })?;
-            self.entries.push(entry);
+        if self.indexed > from {
+            self.forget_index();
         }
+        let mut decoded = Ok(());
+        for value in state.entries {
+            match serde_json::from_value(value) {
+                Ok(entry) => self.entries.push(entry),
+                Err(error) => {
+                    decoded = Err(BridgeError::Decode(format!(
+                        "an entry: {}",
+                        shown(&error.to_string())
+                    )));
+                    break;
+                }
+            }
+        }
+        // A later duplicate id wins, as in Pi's `byId`.
+        for (position, entry) in self.entries.iter().enumerate().skip(self.indexed) {
+            if self.by_id.insert(entry.id().to_owned(), position).is_some() {
+                // An id now names another entry: a kept path may not hold.
+                *self.leaf_path.get_mut() = None;
+            }
+        }
+        self.indexed = self.entries.len();
+        decoded?;
         self.session_id = state.session_id;
         self.header = serde_json::from_value(state.header).ok();
         self.leaf_id = state.leaf_id;
@@ -325,6 +394,69 @@ impl<'io> BridgeHost<'io> {
         };
         self.project_trusted = state.project_trusted;
         Ok(())
+    }
+
+    fn forget_index(&mut self) {
+        self.by_id.clear();
+        self.indexed = 0;
+        *self.leaf_path.get_mut() = None;
+    }
+
+    fn parent_position(&self, position: usize) -> Option<usize> {
+        self.entries[position]
+            .parent_id()
+            .and_then(|id| self.by_id.get(id).copied())
+    }
+
+    /// The positions from the root to the entry at `start`, root first, as
+    /// `EntryIndex::branch` walks them (a cycle ends the walk before the
+    /// first repeated entry). A walk that reaches the kept leaf path within
+    /// a few steps extends it; the leaf's walk is kept.
+    fn path_to(&self, start: usize, is_leaf: bool) -> Vec<usize> {
+        const STEPS: usize = 64;
+        let mut path = None;
+        if let Some((tip, kept)) = self.leaf_path.borrow().as_ref() {
+            if *tip == start {
+                path = Some(kept.clone());
+            } else {
+                let mut fresh = vec![start];
+                let mut current = start;
+                while fresh.len() <= STEPS {
+                    match self.parent_position(current) {
+                        Some(parent) if parent == *tip => {
+                            let mut whole = kept.clone();
+                            whole.extend(fresh.iter().rev());
+                            path = Some(whole);
+                            break;
+                        }
+                        Some(parent) if !fresh.contains(&parent) => {
+                            fresh.push(parent);
+                            current = parent;
+                        }
+                        _ => break,
+                    }
+                }
+            }
+        }
+        let path = path.unwrap_or_else(|| {
+            let mut visited = vec![false; self.entries.len()];
+            visited[start] = true;
+            let mut walked = vec![start];
+            let mut current = start;
+            while let Some(parent) = self.parent_position(current) {
+                if std::mem::replace(&mut visited[parent], true) {
+                    break;
+                }
+                walked.push(parent);
+                current = parent;
+            }
+            walked.reverse();
+            walked
+        });
+        if is_leaf {
+            *self.leaf_path.borrow_mut() = Some((start, path.clone()));
+        }
+        path
     }
 
     /// Sends `action` and waits for its answer, whose state replaces the
@@ -366,7 +498,20 @@ impl<'io> BridgeHost<'io> {
         match self.channel.receive(Some(deadline))? {
             Received::Message(message) => match *message {
                 ShimMessage::ActionResult(result) if result.id == id => {
-                    self.apply_state(result.state)?;
+                    // The answer to `resendEntries` carries every entry, so
+                    // a file that lets the mirror down is asked about once.
+                    match self.apply_state(result.state) {
+                        Err(BridgeError::Resync(_)) if name != "resendEntries" => {
+                            self.next_action = self.next_action.wrapping_add(1);
+                            let resend = self.next_action;
+                            if let Some(error) =
+                                self.round_trip(resend, Action::ResendEntries(AbortArgs {}))?
+                            {
+                                return Err(BridgeError::Decode(shown(&error)));
+                            }
+                        }
+                        other => other?,
+                    }
                     Ok(result.error)
                 }
                 other => Err(BridgeError::Decode(format!(
@@ -385,6 +530,49 @@ impl<'io> BridgeHost<'io> {
             }),
         }
     }
+}
+
+/// The first `on_disk.count` entries of the session file at `file`, once
+/// checked to be the ones Pi holds: the header names `session_id`, the
+/// file holds at least that many entries, the last of them has Pi's id and
+/// their ids hash to Pi's.
+/// Pi appends each entry to the file as it adds it, once the session has a
+/// conversation (docs/pi.md, "When Pi writes the session file"), so a file
+/// that fails a check was edited, truncated or not yet written.
+fn read_on_disk(
+    file: Option<&str>,
+    session_id: &str,
+    on_disk: &OnDisk,
+) -> Result<Vec<Entry>, BridgeError> {
+    let count = on_disk.count as usize;
+    let file = file.ok_or_else(|| BridgeError::Resync("no session file".to_owned()))?;
+    let session = LazySession::read(Path::new(file))
+        .map_err(|error| BridgeError::Resync(shown(&error.to_string())))?;
+    if session.header().map(|header| header.id.as_str()) != Some(session_id) {
+        return Err(BridgeError::Resync(
+            "the session file's header names another session".to_owned(),
+        ));
+    }
+    if count == 0
+        || session.len() < count
+        || session.id(count - 1) != on_disk.last_id
+        || ids_hash((0..count).map(|position| session.id(position))) != on_disk.ids_hash
+    {
+        return Err(BridgeError::Resync(format!(
+            "the session file does not hold Pi's first {count} entries"
+        )));
+    }
+    let positions: Vec<usize> = (0..count).collect();
+    let entries = session
+        .entries_uncached(&positions)
+        .into_iter()
+        .map(std::borrow::Cow::into_owned)
+        .collect();
+    // A file that shrank while it was read back is no mirror.
+    session
+        .check()
+        .map_err(|error| BridgeError::Resync(shown(&error.to_string())))?;
+    Ok(entries)
 }
 
 fn to_value<T: serde::Serialize>(value: &T) -> Result<Value, HostError> {
@@ -493,6 +681,43 @@ impl PiHost for BridgeHost<'_> {
 
     fn entries(&self) -> &[Entry] {
         &self.entries
+    }
+
+    fn entry(&self, id: &str) -> Option<&Entry> {
+        self.by_id.get(id).map(|&position| &self.entries[position])
+    }
+
+    fn branch(&self, from: Option<&str>) -> Vec<&Entry> {
+        let Some(id) = from.or(self.leaf_id()) else {
+            return Vec::new();
+        };
+        let Some(&start) = self.by_id.get(id) else {
+            return Vec::new();
+        };
+        let is_leaf = self.leaf_id() == Some(id);
+        self.path_to(start, is_leaf)
+            .into_iter()
+            .map(|position| &self.entries[position])
+            .collect()
+    }
+
+    fn build_projection(&self) -> Projection<'_> {
+        // `buildSessionPath`: no leaf, no path; an unknown leaf id is the
+        // last entry's path.
+        let Some(leaf) = self.leaf_id() else {
+            return project_path(&[]);
+        };
+        let start = match self.by_id.get(leaf) {
+            Some(&start) => start,
+            None if self.entries.is_empty() => return project_path(&[]),
+            None => self.entries.len() - 1,
+        };
+        let path: Vec<&Entry> = self
+            .path_to(start, true)
+            .into_iter()
+            .map(|position| &self.entries[position])
+            .collect();
+        project_path(&path)
     }
 
     fn leaf_id(&self) -> Option<&str> {

@@ -18,6 +18,8 @@
 mod host;
 pub mod package;
 pub mod protocol;
+#[cfg(test)]
+mod tests;
 
 use std::io::{BufRead, Write};
 use std::time::Duration;
@@ -113,6 +115,11 @@ pub enum BridgeError {
         /// How long it was waited for.
         waited: Duration,
     },
+    /// The mirror cannot follow the shim's report (the session file does not
+    /// hold the entries the shim left to it, or the report starts past the
+    /// mirror's end): every entry must be sent again.
+    #[error("the mirror needs every entry again: {0}")]
+    Resync(String),
     /// The handshake was refused (the `refused` line was sent).
     #[error("{message}")]
     Refused {
@@ -316,7 +323,7 @@ fn handle(
 ) -> EventResult {
     let id = request.id;
     let outcome = host
-        .apply_state(request.state)
+        .sync(request.state)
         .map_err(|error| error.to_string())
         .and_then(|()| dispatch(extension, host, &request.name, request.payload));
     match outcome {

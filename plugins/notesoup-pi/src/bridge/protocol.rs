@@ -25,7 +25,7 @@ use typeshare::typeshare;
 
 /// The protocol version both sides must speak. Raise it on any change that
 /// an older shim or sidecar could misread.
-pub const PROTOCOL_VERSION: u32 = 2;
+pub const PROTOCOL_VERSION: u32 = 3;
 
 /// A line from the shim to the sidecar.
 #[typeshare]
@@ -194,6 +194,12 @@ pub struct SessionState {
     /// `getEntries().slice(entriesFrom)`.
     #[typeshare(typescript(type = "unknown[]"))]
     pub entries: Vec<Value>,
+    /// Set when the shim sends no entry before `entriesFrom` because Pi has
+    /// written them to `sessionFile`: the sidecar reads them from there,
+    /// once it has checked the file holds them, and asks for them with
+    /// `resendEntries` when it does not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_disk: Option<OnDisk>,
     /// `getLeafId()`.
     #[serde(default)]
     pub leaf_id: Option<String>,
@@ -220,6 +226,37 @@ pub struct SessionState {
     pub settings: SettingsState,
     /// `ctx.isProjectTrusted()`.
     pub project_trusted: bool,
+}
+
+/// The entries the shim leaves to the session file: the first `count` of
+/// `getEntries()`, the last of which has the id `lastId`, and whose ids in
+/// order hash to `idsHash` ([`ids_hash`]).
+#[typeshare]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OnDisk {
+    /// How many entries, from the first.
+    pub count: u32,
+    /// The id of entry `count - 1`.
+    pub last_id: String,
+    /// [`ids_hash`] of the entries' ids, in order.
+    pub ids_hash: u32,
+}
+
+/// 32-bit FNV-1a over each id's UTF-16 code units, each id followed by a
+/// newline unit: what the shim computes over `getEntries()` (an id that is
+/// not a string counts as `""`), so that a session file whose ids differ
+/// from Pi's anywhere, not only at the end, is not taken for Pi's.
+pub fn ids_hash<'a>(ids: impl IntoIterator<Item = &'a str>) -> u32 {
+    const PRIME: u32 = 0x0100_0193;
+    let mut hash: u32 = 0x811c_9dc5;
+    for id in ids {
+        for unit in id.encode_utf16() {
+            hash = (hash ^ u32::from(unit)).wrapping_mul(PRIME);
+        }
+        hash = (hash ^ 0x0a).wrapping_mul(PRIME);
+    }
+    hash
 }
 
 /// Pi's settings records and the compaction settings for the model.
@@ -268,6 +305,9 @@ pub enum Action {
     Notify(NotifyArgs),
     /// `ctx.abort()`.
     Abort(AbortArgs),
+    /// Not Pi's: the session file did not hold what `onDisk` said, so the
+    /// answer's state must carry every entry (`entriesFrom: 0`, no `onDisk`).
+    ResendEntries(AbortArgs),
 }
 
 impl Action {
@@ -278,6 +318,7 @@ impl Action {
             Self::SendMessage(_) => "sendMessage",
             Self::Notify(_) => "notify",
             Self::Abort(_) => "abort",
+            Self::ResendEntries(_) => "resendEntries",
         }
     }
 }
@@ -320,7 +361,7 @@ pub struct NotifyArgs {
     pub level: String,
 }
 
-/// Arguments of `abort` (none).
+/// Arguments of `abort` and `resendEntries` (none).
 #[typeshare]
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AbortArgs {}

@@ -647,6 +647,11 @@ impl LazySession {
         self.lines.last().map(|line| self.text(&line.id))
     }
 
+    /// The id of the entry at `position` (file order), without decoding it.
+    pub fn id(&self, position: usize) -> &str {
+        self.text(&self.lines[position].id)
+    }
+
     /// Whether an entry has this id.
     pub fn contains(&self, id: &str) -> bool {
         self.position_of(id).is_some()

@@ -219,3 +219,79 @@ fn the_package_folder_matches_the_embedded_package_and_core_s_skills() {
         "bump PROTOCOL in package/extensions/notesoup.ts"
     );
 }
+
+/// Runs one `execute_tool` event of `history_search` for `unicorn` with
+/// `state`, answering `resendEntries` with `resent`; returns the result and
+/// how many times the sidecar asked for the entries.
+fn search_with(sidecar: &mut Sidecar, state: Value, resent: &Value) -> (Value, usize) {
+    sidecar.send(json!({"type": "event", "body": {
+        "id": 1, "name": "execute_tool",
+        "payload": {"toolCallId": "call_1", "name": "history_search", "params": {"query": "unicorn"}},
+        "state": state,
+    }}));
+    let mut resends = 0;
+    loop {
+        let message = sidecar.next();
+        if message["type"] == "result" {
+            return (message, resends);
+        }
+        assert_eq!(message["type"], "action", "{message}");
+        assert_eq!(
+            message["body"]["action"]["kind"], "resendEntries",
+            "{message}"
+        );
+        resends += 1;
+        sidecar.send(json!({"type": "actionResult", "body": {
+            "id": message["body"]["id"], "state": resent,
+        }}));
+    }
+}
+
+/// A session Pi has written is read from its file: the event carries no
+/// entry, only `onDisk`, and the history tool finds what the file holds. A
+/// file whose ids are not Pi's makes the sidecar ask for every entry.
+#[test]
+fn a_written_session_is_mirrored_from_its_file_and_a_wrong_one_is_resent() {
+    use notesoup_pi::bridge::protocol::ids_hash;
+    let session_id = "01a2324d-b8ef-7034-88ed-c5815690112d";
+    let entries = vec![
+        json!({"type": "message", "id": "e0000001", "parentId": null, "timestamp": "2026-01-01T00:00:01.000Z",
+               "message": {"role": "user", "content": "Where is the unicorn?", "timestamp": 1}}),
+        json!({"type": "custom", "customType": "other", "data": {}, "id": "e0000002", "parentId": "e0000001",
+               "timestamp": "2026-01-01T00:00:02.000Z"}),
+    ];
+    for (hash_ids, expect_resends) in [(["e0000001", "e0000002"], 0), (["e0000009", "e0000002"], 1)]
+    {
+        let mut sidecar = Sidecar::start();
+        let cwd = sidecar.notes.parent().unwrap().join("project");
+        std::fs::create_dir_all(&cwd).unwrap();
+        let file = cwd.join("session.jsonl");
+        let header = json!({"type": "session", "version": 3, "id": session_id,
+                            "timestamp": "2026-01-01T00:00:00.000Z", "cwd": cwd});
+        let text: String = std::iter::once(&header)
+            .chain(&entries)
+            .map(|line| format!("{line}\n"))
+            .collect();
+        std::fs::write(&file, text).unwrap();
+        sidecar.send(
+            json!({"type": "hello", "body": {"protocol": PROTOCOL_VERSION, "piVersion": "1.6.0"}}),
+        );
+        assert_eq!(sidecar.next()["type"], "ready");
+        let mut on_disk = state(&cwd, vec![], 2, Some("e0000002"));
+        on_disk["sessionFile"] = json!(file);
+        on_disk["onDisk"] =
+            json!({"count": 2, "lastId": "e0000002", "idsHash": ids_hash(hash_ids)});
+        let mut resent = state(&cwd, entries.clone(), 0, Some("e0000002"));
+        resent["sessionFile"] = json!(file);
+        let (result, resends) = search_with(&mut sidecar, on_disk, &resent);
+        assert_eq!(resends, expect_resends, "{result}");
+        assert!(result["body"]["error"].is_null(), "{result}");
+        assert!(
+            result["body"]["value"]["content"][0]["text"]
+                .as_str()
+                .is_some_and(|text| text.contains("unicorn")),
+            "{result}"
+        );
+        assert!(sidecar.finish().success());
+    }
+}

@@ -1,0 +1,123 @@
+// Real Pi 1.6.0 resuming a session file and answering one prompt, with or
+// without the notesoup package: what a user waits for when they reopen a
+// long session.
+//
+// usage: node resume.mjs PACKAGE_DIR|none|noop WORK_DIR SESSION_FILE
+//   (NOTESOUP_PI_NODE_MODULES must be set; NOTESOUP_PI_BIN with a package)
+//
+// `noop` loads a package whose one extension subscribes to the events
+// notesoup forwards and does nothing: what any extension costs Pi (jiti
+// loading it), apart from notesoup's own work.
+//
+// The session file is copied into WORK_DIR (Pi appends to it). Pi's SDK
+// loads its resources (the package, through the `packages` setting, as
+// `pi install <dir>` records it), opens the copy, binds the extensions
+// (`session_start`, reason `resume`) and answers one prompt with the faux
+// model. Prints one JSON object: the milliseconds from the start of the
+// script to the prompt's answer (`totalMs`) and of each phase, and Pi's own
+// process's peak RSS in MB (the sidecar is another process).
+
+import fs from "node:fs";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+
+const begin = process.hrtime.bigint();
+const [packageArg, workDir, sessionFile] = process.argv.slice(2);
+const nodeModules = process.env.NOTESOUP_PI_NODE_MODULES;
+if (!nodeModules || !sessionFile) {
+  throw new Error("usage: resume.mjs PACKAGE_DIR|none|noop WORK_DIR SESSION_FILE (NOTESOUP_PI_NODE_MODULES set)");
+}
+const load = (rel) => import(pathToFileURL(path.join(nodeModules, rel)).href);
+const sdk = await load("@earendil-works/pi-coding-agent/dist/index.js");
+const piAi = await load("@earendil-works/pi-ai/dist/index.js");
+const since = () => Number(process.hrtime.bigint() - begin) / 1e6;
+
+const withPackage = packageArg !== "none";
+let packageDir = packageArg;
+if (packageArg === "noop") {
+  packageDir = path.join(workDir, "noop-package");
+  fs.mkdirSync(path.join(packageDir, "extensions"), { recursive: true });
+  fs.writeFileSync(
+    path.join(packageDir, "package.json"),
+    JSON.stringify({ name: "noop", version: "0.0.0", type: "module", keywords: ["pi-package"], pi: { extensions: ["./extensions/noop.ts"] } }),
+  );
+  const events = ["session_start", "session_shutdown", "before_agent_start", "turn_start", "context",
+    "context_with_system", "turn_end", "agent_before_settle", "agent_settled", "model_select"];
+  fs.writeFileSync(
+    path.join(packageDir, "extensions", "noop.ts"),
+    `export default function noop(pi: any): void {\n  for (const name of ${JSON.stringify(events)}) pi.on(name, () => undefined);\n}\n`,
+  );
+}
+const agentDir = path.join(workDir, "agent");
+const cwd = path.join(workDir, "project");
+const sessionDir = path.join(workDir, "sessions");
+for (const dir of [agentDir, cwd, sessionDir]) fs.mkdirSync(dir, { recursive: true });
+fs.writeFileSync(
+  path.join(agentDir, "settings.json"),
+  JSON.stringify(withPackage ? { packages: [packageDir] } : {}),
+);
+const resumed = path.join(sessionDir, path.basename(sessionFile));
+fs.copyFileSync(sessionFile, resumed);
+const phases = { modules: since() };
+
+const faux = piAi.fauxProvider({
+  api: "faux",
+  provider: "faux",
+  models: [{ id: "faux-1", contextWindow: 100000000 }],
+});
+const modelRuntime = await sdk.ModelRuntime.create({
+  authPath: path.join(agentDir, "auth.json"),
+  modelsPath: null,
+  refreshOnCreate: false,
+});
+modelRuntime.registerNativeProvider(faux.provider);
+const settingsManager = sdk.SettingsManager.create(cwd, agentDir);
+const resourceLoader = new sdk.DefaultResourceLoader({
+  cwd,
+  agentDir,
+  settingsManager,
+  noContextFiles: true,
+  systemPrompt: "You are the notesoup bench agent.",
+});
+await resourceLoader.reload();
+const loaded = resourceLoader.getExtensions();
+if (withPackage && !loaded.extensions.some((e) => e.path.startsWith(packageDir))) {
+  throw new Error(`Pi did not load the package from ${packageDir}: ${JSON.stringify(loaded.errors)}`);
+}
+phases.resources = since();
+
+const sessionManager = sdk.SessionManager.open(resumed, sessionDir, cwd);
+phases.open = since();
+const { session } = await sdk.createAgentSession({
+  cwd,
+  agentDir,
+  model: faux.getModel(),
+  thinkingLevel: "off",
+  modelRuntime,
+  resourceLoader,
+  noTools: "builtin",
+  sessionManager,
+  settingsManager,
+  sessionStartEvent: { type: "session_start", reason: "resume" },
+});
+const errors = [];
+const notices = [];
+await session.bindExtensions({
+  uiContext: { notify: (message, level) => notices.push(`${level ?? "info"}: ${message}`) },
+  onError: (error) => errors.push(`${error.event}: ${error.error}`),
+});
+phases.sessionStart = since();
+
+faux.setResponses([piAi.fauxAssistantMessage("Resumed.")]);
+await session.prompt("Where were we?");
+phases.prompt = since();
+const totalMs = since();
+const unavailable = notices.filter((notice) => notice.includes("notesoup unavailable"));
+if (errors.length > 0 || unavailable.length > 0) {
+  throw new Error(`Pi reported: ${[...errors, ...unavailable].join("; ")}`);
+}
+const rssMb = process.resourceUsage().maxRSS / 1024;
+session.dispose();
+fs.rmSync(resumed, { force: true });
+process.stdout.write(`${JSON.stringify({ totalMs, phases, rssMb, entries: sessionManager.getEntryCount() })}\n`);
+process.exit(0);

@@ -1,0 +1,3 @@
+//! Unit tests of the bridge that reach its internals.
+
+mod mirror;
