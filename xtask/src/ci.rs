@@ -66,6 +66,22 @@ pub fn run() -> Result<()> {
     step("doc", doc, &env)?;
     eprintln!("== xtask ci: check-deps");
     deps::run()?;
+    // crates.io's checks on every published crate, in dependency order
+    // (cargo resolves the unpublished workspace dependencies locally). The
+    // verifying build of each packaged crate (six minutes here) is left to
+    // the release's own `cargo publish --workspace --dry-run`.
+    step(
+        "publish dry run",
+        cargo(&[
+            "publish",
+            "--workspace",
+            "--dry-run",
+            "--no-verify",
+            "--allow-dirty",
+            "--locked",
+        ]),
+        &env,
+    )?;
     // The npm install test installs what `cargo xtask dist` lays out; the
     // packages take the test build's binaries (profile dev) rather than a
     // release build, which would take ten minutes more: the packaging is
