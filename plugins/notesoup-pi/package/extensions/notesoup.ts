@@ -19,8 +19,9 @@
 // `import type` is erased at load, so the installed package needs no
 // generated file at run time.
 
-import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { execFileSync, spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -84,17 +85,84 @@ function idsHash(entries: ReadonlyArray<{ id?: unknown }>): number {
 /** Must equal the sidecar's `PROTOCOL_VERSION`. */
 const PROTOCOL = 3;
 
-/** The sidecar: `NOTESOUP_PI_BIN`, else `sidecar.json` written by `notesoup-pi install`, else PATH. */
+/** This package's folder (the shim lives in `extensions/`). */
+const PACKAGE_DIR = join(dirname(fileURLToPath(import.meta.url)), "..");
+
+/**
+ * The prebuilt sidecar of the platform package npm installed beside this
+ * one (`notesoup-<os>-<cpu>`, an optional dependency whose `os`/`cpu` match
+ * this machine's; Node's `process.platform`/`process.arch` use npm's names).
+ */
+function platformSidecar(): string | undefined {
+  try {
+    const name = `notesoup-${process.platform}-${process.arch}`;
+    const manifest = createRequire(join(PACKAGE_DIR, "package.json")).resolve(`${name}/package.json`);
+    const binary = join(dirname(manifest), "bin", "notesoup-pi");
+    return existsSync(binary) ? binary : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The sidecar: the platform package's, else `NOTESOUP_PI_BIN`, else
+ * `sidecar.json` written by `notesoup-pi install`, else `notesoup-pi` on PATH.
+ */
 function sidecarCommand(): string {
+  const fromPlatform = platformSidecar();
+  if (fromPlatform) return fromPlatform;
   const fromEnv = process.env.NOTESOUP_PI_BIN;
   if (fromEnv) return fromEnv;
-  const here = dirname(fileURLToPath(import.meta.url));
-  const config = join(here, "..", "sidecar.json");
+  const config = join(PACKAGE_DIR, "sidecar.json");
   if (existsSync(config)) {
     const parsed = JSON.parse(readFileSync(config, "utf8")) as { command?: unknown };
     if (typeof parsed.command === "string" && parsed.command) return parsed.command;
   }
   return "notesoup-pi";
+}
+
+/** This package's version: the sidecar must be the same. */
+function packageVersion(): string | undefined {
+  try {
+    const parsed = JSON.parse(readFileSync(join(PACKAGE_DIR, "package.json"), "utf8")) as { version?: unknown };
+    return typeof parsed.version === "string" ? parsed.version : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Sidecars whose version matched, checked once per process. */
+const versionChecked = new Set<string>();
+
+/**
+ * Why `command` cannot serve this package, or undefined when its
+ * `--version` is this package's version. A mismatch names both versions and
+ * the two ways out.
+ */
+function versionMismatch(command: string): string | undefined {
+  const wanted = packageVersion();
+  if (wanted === undefined || versionChecked.has(command)) return undefined;
+  let line: string;
+  try {
+    line = execFileSync(command, ["--version"], {
+      encoding: "utf8",
+      timeout: 10_000,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+  } catch (error) {
+    return `could not run ${command} --version (${error instanceof Error ? error.message : String(error)})`;
+  }
+  // `notesoup-pi 0.1.0 (Pi 1.6.0, bridge protocol 2)`: the second word.
+  const found = line.trim().split(/\s+/)[1];
+  if (found === wanted) {
+    versionChecked.add(command);
+    return undefined;
+  }
+  return (
+    `${command} is version ${found ?? "unknown"} but the notesoup-pi Pi package is ${wanted}; ` +
+    `install matching versions: \`pi install npm:notesoup-pi@${found ?? "<version>"}\`, ` +
+    `or a notesoup-pi binary of version ${wanted} (\`cargo install notesoup-pi --version ${wanted}\`)`
+  );
 }
 
 /** A pipe or process handle Node can be told not to wait for. */
@@ -149,8 +217,12 @@ class Sidecar {
     child.stdin.on("error", fail);
   }
 
+  /** Starts the sidecar found, after checking it is this package's version. */
   static start(): Sidecar {
-    return new Sidecar(spawn(sidecarCommand(), ["serve"], { stdio: ["pipe", "pipe", "pipe"] }));
+    const command = sidecarCommand();
+    const mismatch = versionMismatch(command);
+    if (mismatch) throw new Error(mismatch);
+    return new Sidecar(spawn(command, ["serve"], { stdio: ["pipe", "pipe", "pipe"] }));
   }
 
   send(message: ShimMessage): void {

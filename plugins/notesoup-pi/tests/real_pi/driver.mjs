@@ -5,7 +5,7 @@
 //
 // usage: node driver.mjs PLAN.json   (NOTESOUP_PI_NODE_MODULES must be set)
 //
-// The plan: {packageDir, agentDir, cwd, sessionDir, resume?, contextWindow,
+// The plan: {packageDir (a folder, or an installed `npm:<name>`), agentDir, cwd, sessionDir, resume?, contextWindow,
 // settings?, steps: [...]}. A step is one of
 //   {respond: [reply...]}        queue model replies; a reply is
 //                                {text?, tools?: [{name, args, id?}], error?, stopReason?}
@@ -110,8 +110,12 @@ const resourceLoader = new sdk.DefaultResourceLoader({
 await resourceLoader.reload();
 const loaded = resourceLoader.getExtensions();
 for (const error of loaded.errors) errors.push(`load: ${error.path}: ${error.error}`);
-if (!loaded.extensions.some((e) => e.path.startsWith(plan.packageDir))) {
-  throw new Error(`Pi did not load the package from ${plan.packageDir}`);
+// An npm source (`pi install npm:<name>`) loads from Pi's npm folder.
+const loadedFrom = plan.packageDir.startsWith("npm:")
+  ? path.join(plan.agentDir, "npm", "node_modules", plan.packageDir.slice("npm:".length))
+  : plan.packageDir;
+if (!loaded.extensions.some((e) => e.path.startsWith(loadedFrom))) {
+  throw new Error(`Pi did not load the package from ${loadedFrom}`);
 }
 
 const sessionManager = plan.resume

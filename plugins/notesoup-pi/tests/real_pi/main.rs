@@ -383,13 +383,58 @@ fn a_missing_sidecar_leaves_pi_working_with_one_notice() {
 }
 
 /// An executable script standing in for `notesoup-pi` (the shim runs
-/// `<binary> serve`).
+/// `<binary> --version`, then `<binary> serve`); it says it is this
+/// package's version.
 fn fake_sidecar(world: &World, name: &str, body: &str) -> std::path::PathBuf {
+    fake_sidecar_of_version(world, name, env!("CARGO_PKG_VERSION"), body)
+}
+
+fn fake_sidecar_of_version(
+    world: &World,
+    name: &str,
+    version: &str,
+    body: &str,
+) -> std::path::PathBuf {
     use std::os::unix::fs::PermissionsExt;
     let path = world.path(name);
-    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+    let answer_version = format!(
+        "if [ \"$1\" = --version ]; then echo 'notesoup-pi {version} (stand-in)'; exit 0; fi"
+    );
+    std::fs::write(&path, format!("#!/bin/sh\n{answer_version}\n{body}\n")).unwrap();
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
     path
+}
+
+#[test]
+fn a_sidecar_of_another_version_leaves_pi_working_with_the_documented_notice() {
+    let mut world = World::new(200_000);
+    // It would serve, but the shim asks its version first.
+    let real = env!("CARGO_BIN_EXE_notesoup-pi");
+    world.sidecar = fake_sidecar_of_version(
+        &world,
+        "older-notesoup-pi",
+        "0.0.1",
+        &format!("exec '{real}' \"$@\""),
+    );
+    let report = world.run(
+        None,
+        json!([
+            {"respond": [text("Plain Pi.")]},
+            {"prompt": "Hello."},
+        ]),
+    );
+    assert_eq!(report.pending_responses, 0);
+    let version = env!("CARGO_PKG_VERSION");
+    assert_eq!(
+        report.notice_texts(),
+        [format!(
+            "notesoup unavailable: {} is version 0.0.1 but the notesoup-pi Pi package is {version}; \
+             install matching versions: `pi install npm:notesoup-pi@0.0.1`, or a notesoup-pi binary \
+             of version {version} (`cargo install notesoup-pi --version {version}`)",
+            world.sidecar.display()
+        )]
+    );
+    assert!(!report.kinds().iter().any(|k| k.contains("notesoup/")));
 }
 
 #[test]

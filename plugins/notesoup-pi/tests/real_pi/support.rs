@@ -61,11 +61,12 @@ impl Pi {
 }
 
 /// The Pi adapter's folder in this checkout (`plugins/notesoup-pi`, whichever
-/// crate next to it includes this file), without `..`: Pi compares package
+/// crate includes this file), without `..`: Pi compares package
 /// paths as written.
 pub fn adapter_dir() -> PathBuf {
+    // Every crate including this file sits two folders below the root.
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../notesoup-pi")
+        .join("../../plugins/notesoup-pi")
         .canonicalize()
         .expect("the notesoup-pi folder")
 }
@@ -83,6 +84,11 @@ pub struct World {
     pub settings: Value,
     /// `NOTESOUP_PI_BIN` for the shim: `notesoup-pi` of this checkout.
     pub sidecar: PathBuf,
+    /// The package Pi loads, as the `packages` setting names it: this
+    /// checkout's folder, or an installed source such as `npm:notesoup-pi`.
+    pub package: PathBuf,
+    /// Variables set last on the driver (a test's own `PATH`, say).
+    pub env: Vec<(String, std::ffi::OsString)>,
 }
 
 /// What one driver run saw.
@@ -115,6 +121,8 @@ impl World {
             // Provider errors go to notesoup's recovery, not Pi's retry.
             settings: json!({ "retry": { "enabled": false } }),
             sidecar: crate::sidecar(),
+            package: package_dir(),
+            env: Vec::new(),
         }
     }
 
@@ -151,7 +159,7 @@ impl World {
     /// hang).
     pub fn run_ending(&self, resume: Option<&Path>, steps: Value, end: &str) -> Report {
         let plan = json!({
-            "packageDir": package_dir(),
+            "packageDir": self.package,
             "agentDir": self.path("agent"),
             "cwd": self.path("project"),
             "sessionDir": self.path("sessions"),
@@ -173,6 +181,7 @@ impl World {
             .env("PI_NOTES_AGENT", "tester")
             .env("HOME", self.temp.path())
             .env("PI_CODING_AGENT_DIR", self.path("agent"))
+            .envs(self.env.iter().map(|(name, value)| (name, value)))
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
             .spawn()
