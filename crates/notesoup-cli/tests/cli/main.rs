@@ -64,6 +64,14 @@ impl CliHost for Nothing {
         anyhow::bail!("no boot")
     }
 
+    fn ledger(
+        &mut self,
+        _target: &Target<'_, NoHostArgs>,
+        _out: &mut Out,
+    ) -> anyhow::Result<notesoup_core::history::SessionLedger> {
+        anyhow::bail!("no ledger")
+    }
+
     fn dreamer(
         &mut self,
         _args: NoHostArgs,

@@ -11,11 +11,16 @@ mod document;
 mod event;
 mod extend;
 mod folded;
+mod ledger;
 mod model;
 mod transcript;
 
 pub use event::{HistoryEvent, NestedCallSummary, Role, ToolFacts};
 pub use extend::WindowView;
+pub use ledger::{
+    EndReason, LedgerNote, LedgerNotice, NoticeKind, Reorientation, SessionLedger, WindowLedger,
+    WindowSignals, session_ledger,
+};
 pub use model::{History, TranscriptError, Window};
 pub use transcript::{
     ItemKind, MessageRole, NestedArguments, NestedCall, NestedCalls, SeqSpan, ToolStatus,
