@@ -37,6 +37,9 @@ pub(crate) fn run<H: CliHost>(
     Ok(0)
 }
 
+/// The widest window id column: a longer id is cut with an ellipsis.
+const MAX_ID_CELLS: usize = 60;
+
 /// Width of a fill bar, in cells.
 const BAR_CELLS: usize = 20;
 
@@ -72,9 +75,16 @@ pub fn render_table(ledger: &SessionLedger) -> String {
         ledger.tool_calls,
     );
     let scale = fill_scale(ledger);
+    let id_width = ledger
+        .windows
+        .iter()
+        .map(|w| w.window_id.chars().count())
+        .max()
+        .unwrap_or(0)
+        .clamp(6, MAX_ID_CELLS);
     let _ = writeln!(
         text,
-        "{:>3}  {:<28}  {:<11}  {:<width$}  {:>15}  {:<15}  {:>5}  {:<10}  reorientation",
+        "{:>3}  {:<id_width$}  {:<11}  {:<width$}  {:>15}  {:<15}  {:>5}  {:<10}  reorientation",
         "#",
         "window",
         "seqs",
@@ -114,9 +124,9 @@ pub fn render_table(ledger: &SessionLedger) -> String {
         };
         let _ = writeln!(
             text,
-            "{:>3}  {:<28}  {:<11}  {}  {:>15}  {:<15}  {:>5}  {:<10}  {}",
+            "{:>3}  {:<id_width$}  {:<11}  {}  {:>15}  {:<15}  {:>5}  {:<10}  {}",
             index + 1,
-            ellipsize(&window.window_id, 28),
+            ellipsize(&window.window_id, id_width),
             seqs,
             fill_bar(window, scale),
             tokens,
