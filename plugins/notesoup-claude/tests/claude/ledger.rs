@@ -91,7 +91,19 @@ fn report_reads_an_automatic_compaction_from_its_transcript() {
     assert_eq!(windows[1]["end"], "open");
     assert_eq!(json["slipped_summaries"], 1);
     assert_eq!(json["ends"]["host_compaction"], 1);
-    // `--transcript` is the same flag.
-    let text = report(&["--transcript", file.to_str().unwrap()]);
+    // `--transcript` is the same flag; `--html` writes the page beside the
+    // table.
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("report.html");
+    let text = report(&[
+        "--transcript",
+        file.to_str().unwrap(),
+        "--html",
+        page.to_str().unwrap(),
+    ]);
     assert!(text.contains("host_compaction"), "{text}");
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    assert_eq!(html.matches("<tr class=\"window\"").count(), 2);
+    assert!(html.contains("<g class=\"reset\" data-origin=\"host_compaction\">"));
 }
