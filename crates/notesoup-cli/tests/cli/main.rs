@@ -232,6 +232,7 @@ fn the_man_page_has_every_command_and_names_no_other_page() {
         "test-bin serve",
         "test-bin notes list",
         "test-bin history read",
+        "test-bin report",
         "test-bin doctor clean",
         "test-bin dream doctor",
         "test-bin completions",
@@ -247,8 +248,8 @@ fn the_man_page_has_every_command_and_names_no_other_page() {
     // subcommand.
     assert_eq!(
         page.matches("\\-\\-cwd\\fR").count(),
-        3,
-        "notes, boot, history"
+        4,
+        "notes, boot, history, report"
     );
 }
 
