@@ -241,6 +241,7 @@ fn end_color(reason: EndReason) -> &'static str {
         EndReason::Overflow => "#e7298a",
         EndReason::HostCompaction => "#a6761d",
         EndReason::Clear => "#666666",
+        EndReason::Reset => "#444444",
         EndReason::Open => "#bbbbbb",
     }
 }

@@ -58,7 +58,9 @@ pub fn history_seq(dsh_seq: u64) -> Result<u32, HistoryError> {
 
 /// The history of one session, from its whole log in seq order.
 pub fn history(session_id: &str, events: &[SessionEvent]) -> Result<History, HistoryError> {
-    Ok(History::new(transcript(session_id, events)?)?)
+    let mut history = History::new(transcript(session_id, events)?)?;
+    history.set_window_signals(window_signals(session_id, events)?);
+    Ok(history)
 }
 
 /// Decodes a whole log, in seq order, into core's transcript.

@@ -39,12 +39,15 @@ use crate::session::{
 pub fn host_history(host: &dyn PiHost) -> Result<History, TranscriptError> {
     let branch = host.branch(None);
     let created = host.header().and_then(|h| h.timestamp.clone());
-    History::new(decode(
+    let (transcript, signals) = decode_with_signals(
         host.session_id(),
         created.as_deref(),
         host.entries(),
         &branch,
-    ))
+    );
+    let mut history = History::new(transcript)?;
+    history.set_window_signals(signals);
+    Ok(history)
 }
 
 /// Decodes `entries` (file order) with `branch` (root first) as the active
@@ -210,11 +213,13 @@ impl Decoder {
                 items: Vec::new(),
             });
             if let Some(ended) = self.signals.last_mut() {
-                ended.ended_by = Some(match marker_origin(entry) {
-                    Some("forced") if self.overflowed => EndReason::Overflow,
-                    Some("forced") => EndReason::HardReserve,
-                    _ => EndReason::Budget,
-                });
+                // A legacy marker records no origin.
+                ended.ended_by = match marker_origin(entry) {
+                    Some("forced") if self.overflowed => Some(EndReason::Overflow),
+                    Some("forced") => Some(EndReason::HardReserve),
+                    Some(_) => Some(EndReason::Budget),
+                    None => None,
+                };
             }
             self.signals.push(WindowSignals::default());
             self.overflowed = false;

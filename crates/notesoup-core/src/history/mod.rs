@@ -13,15 +13,16 @@ mod extend;
 mod folded;
 mod ledger;
 mod model;
+mod signals;
 mod transcript;
 
 pub use event::{HistoryEvent, NestedCallSummary, Role, ToolFacts};
 pub use extend::WindowView;
 pub use ledger::{
-    EndReason, LedgerNote, LedgerNotice, NoticeKind, Reorientation, SessionLedger, WindowLedger,
-    WindowSignals, session_ledger,
+    LedgerNote, LedgerNotice, Reorientation, SessionLedger, WindowLedger, session_ledger,
 };
 pub use model::{History, TranscriptError, Window};
+pub use signals::{EndReason, NoticeKind, WindowSignals};
 pub use transcript::{
     ItemKind, MessageRole, NestedArguments, NestedCall, NestedCalls, SeqSpan, ToolStatus,
     Transcript, TranscriptItem, TranscriptToolCall, TranscriptToolResult, TranscriptWindow,

@@ -122,7 +122,9 @@ impl PiCli {
 
     /// The decoded history of the session `target` names.
     fn history(&self, target: &Target<'_, PiSessionArgs>) -> Result<History> {
-        Ok(self.history_with_signals(target)?.0)
+        let (mut history, signals) = self.history_with_signals(target)?;
+        history.set_window_signals(signals);
+        Ok(history)
     }
 
     /// The history and what the file records about each window beyond it.
