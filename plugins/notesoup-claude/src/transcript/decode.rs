@@ -237,6 +237,9 @@ pub(super) struct Parsed {
     /// A main-thread reply's context tokens, and whether its model has the
     /// long (`[1m]`) window.
     pub(super) usage: Option<(u64, bool)>,
+    /// A compact boundary's `preTokens`: the window's fill when it was
+    /// compacted.
+    pub(super) pre_tokens: Option<u64>,
     /// The seqs and items the row takes; `None` when it takes none.
     pub(super) decoded: Option<Decoded>,
 }
@@ -278,8 +281,14 @@ impl Parsed {
             _ => None,
         }
         .filter(|&(tokens, _)| tokens > 0);
+        let pre_tokens = row
+            .compact_metadata
+            .as_ref()
+            .and_then(|metadata| metadata.pre_tokens)
+            .filter(|_| boundary);
         Some(Self {
             usage,
+            pre_tokens,
             uuid,
             parent: row.parent_uuid.as_ref().map(|p| p.0.to_string()),
             logical_parent: row.logical_parent_uuid.as_ref().map(|p| p.0.to_string()),
@@ -581,6 +590,7 @@ impl Decoder {
             };
             if row.boundary {
                 window.signals.ended_by = Some(EndReason::HostCompaction);
+                window.signals.tokens_before_end = row.pre_tokens;
                 self.close_window(window);
                 window = self.open_window(session_id, row.timestamp.clone());
             }

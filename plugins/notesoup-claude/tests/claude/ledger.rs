@@ -88,6 +88,8 @@ fn report_reads_an_automatic_compaction_from_its_transcript() {
     let windows = json["windows"].as_array().unwrap();
     assert_eq!(windows.len(), 2);
     assert_eq!(windows[0]["end"], "host_compaction");
+    // The boundary's `preTokens`: how full the window was when compacted.
+    assert_eq!(windows[0]["tokens_at_end"], 990_418);
     assert_eq!(windows[1]["end"], "open");
     assert_eq!(json["slipped_summaries"], 1);
     assert_eq!(json["ends"]["host_compaction"], 1);
