@@ -295,6 +295,31 @@ export interface HistorySearchParams {
 	max_chars_per_item?: number;
 }
 
+/** How a window ended. */
+export enum EndReason {
+	/** The agent called `wipe_memory`. */
+	Tool = "tool",
+	/** A person asked for a fresh window (`/fresh-window`). */
+	Manual = "manual",
+	/** The budget closed the window out after its warning. */
+	Budget = "budget",
+	/** The window reached the hard reserve and was reset by force. */
+	HardReserve = "hard_reserve",
+	/** The provider refused a request as too long and notesoup reset. */
+	Overflow = "overflow",
+	/** The host compacted the window itself. */
+	HostCompaction = "host_compaction",
+	/** A person ran `/clear`. */
+	Clear = "clear",
+	/**
+	 * The window was reset and the host recorded no reason (a legacy
+	 * marker, or a history the host handed no signals).
+	 */
+	Reset = "reset",
+	/** The window is the session's last and is still open. */
+	Open = "open",
+}
+
 /** One window in `history_windows`. */
 export interface HistoryWindowRow {
 	/** The window id. */
@@ -307,6 +332,19 @@ export interface HistoryWindowRow {
 	last_seq?: number | null;
 	/** Number of events. */
 	item_count: number;
+	/**
+	 * How the window ended: `tool` (wipe_memory), `manual`, `budget`,
+	 * `hard_reserve`, `overflow`, `host_compaction`, `clear`, `reset` (no
+	 * reason recorded), or `open` for the live window.
+	 */
+	end: EndReason;
+	/**
+	 * Context tokens at the window's end (the live window's latest), or
+	 * null when the host recorded none.
+	 */
+	tokens_at_end?: number | null;
+	/** A checkpoint (the session note with no @) was written in the window. */
+	checkpoint_written: boolean;
 }
 
 /** Result of `history_windows`: the session's windows, oldest first. */

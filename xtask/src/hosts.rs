@@ -12,6 +12,10 @@
 //! rewriting the committed session files and Pi's own projection dumps; CI
 //! never runs it (the golden tests read the committed files). `hosts
 //! verdaccio` installs the npm registry the install test publishes to.
+//!
+//! `hosts chromium` installs Debian's `chromium` when it is missing and
+//! prints `NOTESOUP_CHROMIUM`: the `reference-hosts` tests load the
+//! `report --html` page in it, headless.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -74,8 +78,33 @@ pub fn run(args: &[String]) -> Result<()> {
             println!("export NOTESOUP_VERDACCIO='{}'", verdaccio.display());
             Ok(())
         }
-        _ => bail!("usage: cargo xtask hosts pi|verdaccio"),
+        Some("chromium") => {
+            let chromium = ensure_chromium()?;
+            println!("export NOTESOUP_CHROMIUM='{}'", chromium.display());
+            Ok(())
+        }
+        _ => bail!("usage: cargo xtask hosts pi|verdaccio|chromium"),
     }
+}
+
+/// Where Debian's `chromium` package puts the browser.
+const CHROMIUM: &str = "/usr/bin/chromium";
+
+/// Headless Chromium, which loads `report --html` pages in the
+/// `reference-hosts` tests: Debian's `chromium` package, installed when
+/// missing.
+fn ensure_chromium() -> Result<PathBuf> {
+    let chromium = PathBuf::from(CHROMIUM);
+    let present = Command::new(&chromium)
+        .arg("--version")
+        .output()
+        .is_ok_and(|out| out.status.success());
+    if present {
+        return Ok(chromium);
+    }
+    eprintln!("installing chromium (Debian package) for the report page test");
+    apt_install("chromium")?;
+    Ok(chromium)
 }
 
 /// `cargo xtask golden-pi`: regenerates the committed Pi goldens.
@@ -112,9 +141,14 @@ fn ensure_tmux() -> Result<()> {
         return Ok(());
     }
     eprintln!("installing tmux (Debian package) for the Pi terminal test");
+    apt_install("tmux")
+}
+
+/// `apt-get update`, then `apt-get install -y <package>`.
+fn apt_install(package: &str) -> Result<()> {
     for args in [
         &["update", "-qq"][..],
-        &["install", "-y", "-qq", "tmux"][..],
+        &["install", "-y", "-qq", package][..],
     ] {
         let status = Command::new("apt-get")
             .args(args)

@@ -21,6 +21,9 @@ pub enum SharedCommand<S: Args, D: Args> {
     Boot(BootArgs<S>),
     /// Page, search and read a session's history.
     History(HistoryArgs<S>),
+    /// How a session's windows went: fill, why each ended, the notes written
+    /// and what each fresh window spent getting back to work.
+    Report(ReportArgs<S>),
     /// Check the notes home without changing anything; exit 1 on findings.
     Doctor(DoctorArgs),
     /// Tidy the notes home with this host's agent as a headless dreamer
@@ -203,6 +206,19 @@ pub struct BootArgs<S: Args> {
     /// of the boot (--json carries the sizes too).
     #[arg(long, conflicts_with = "json")]
     pub stats: bool,
+    #[command(flatten)]
+    pub session: SessionArgs<S>,
+}
+
+/// `report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs<S: Args> {
+    /// A session file (the same as --session FILE).
+    #[arg(value_name = "FILE", conflicts_with = "session")]
+    pub file: Option<PathBuf>,
+    /// Also write the report as one self-contained HTML page to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
     #[command(flatten)]
     pub session: SessionArgs<S>,
 }

@@ -10,6 +10,7 @@ use std::time::Duration;
 use clap::Args;
 use notesoup_core::boot::BootSections;
 use notesoup_core::dream::DreamRunner;
+use notesoup_core::history::SessionLedger;
 use notesoup_core::plumbing::{DreamerProcess, DreamerSetting};
 use notesoup_core::tools::{ToolContext, ToolOutput};
 
@@ -58,6 +59,14 @@ pub trait CliHost {
         target: &Target<'_, Self::SessionArgs>,
         out: &mut Out,
     ) -> anyhow::Result<BootView>;
+
+    /// The window ledger of the session `target` names, read from its
+    /// transcript (`report`).
+    fn ledger(
+        &mut self,
+        target: &Target<'_, Self::SessionArgs>,
+        out: &mut Out,
+    ) -> anyhow::Result<SessionLedger>;
 
     /// The dreamer this host runs, stopped after `timeout`, and its
     /// `dreamer` setting.

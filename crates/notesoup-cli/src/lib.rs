@@ -1,5 +1,5 @@
 //! The commands every notesoup host binary shares, written once: `notes`,
-//! `boot`, `history`, `doctor` (also `dream doctor`), `dream`, `completions
+//! `boot`, `history`, `report`, `doctor` (also `dream doctor`), `dream`, `completions
 //! <shell>`, `man`, and `--version`.
 //!
 //! A host's binary (`notesoup` for Claude Code, `notesoup-pi`,
@@ -29,17 +29,20 @@ mod maintenance;
 mod notes;
 mod out;
 mod pages;
+mod report;
 mod run;
 mod target;
 mod tools;
 
 pub use args::{
     BootArgs, DoctorArgs, DoctorCommand, DreamArgs, DreamSubcommand, HistoryArgs, HistoryCommand,
-    NoHostArgs, NotesArgs, NotesCommand, PageArgs, SeqOrParams, SessionArgs, SharedCommand,
+    NoHostArgs, NotesArgs, NotesCommand, PageArgs, ReportArgs, SeqOrParams, SessionArgs,
+    SharedCommand,
 };
 pub use boot::boot_stats;
 pub use host::{BootView, CliHost, HostDreamer, Purpose, Target, UsageError, no_session_recorded};
 pub use out::Out;
 pub use pages::man_page;
+pub use report::{render_html, render_table};
 pub use run::{command, parse, run};
 pub use tools::CommandTools;

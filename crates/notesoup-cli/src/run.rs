@@ -53,6 +53,10 @@ pub fn run<C: CommandFactory, H: CliHost>(
             let result = crate::history::run(host, args, &mut out);
             settle::<H>(&mut out, "history", result)
         }
+        SharedCommand::Report(args) => {
+            let result = crate::report::run(host, args, &mut out);
+            settle::<H>(&mut out, "report", result)
+        }
         SharedCommand::Doctor(args) => {
             let result = crate::maintenance::doctor(host, args, &mut out);
             settle::<H>(&mut out, "doctor", result)

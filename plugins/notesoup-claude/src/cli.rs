@@ -440,6 +440,22 @@ impl CliHost for ClaudeCli {
         })
     }
 
+    fn ledger(
+        &mut self,
+        target: &Target<'_, NoHostArgs>,
+        _out: &mut Out,
+    ) -> anyhow::Result<notesoup_core::history::SessionLedger> {
+        let cwd = target.cwd_or_current()?;
+        let Some(state) = self.session_state(target, &cwd)? else {
+            anyhow::bail!(
+                "{}; pass --session",
+                no_session_recorded::<Self>(THIS_PROJECT)
+            );
+        };
+        crate::tools::history::chain_ledger(&state, self.env.budget.context_window)
+            .map_err(|refusal| anyhow::anyhow!("{}", refusal.message()))
+    }
+
     fn dreamer(
         &mut self,
         args: ClaudeDreamerArgs,

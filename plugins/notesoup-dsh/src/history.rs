@@ -24,12 +24,14 @@ use std::collections::HashMap;
 
 use jiff::Timestamp;
 use notesoup_core::history::{
-    History, ItemKind, MessageRole, ToolStatus, Transcript, TranscriptError, TranscriptItem,
-    TranscriptToolCall, TranscriptToolResult, TranscriptWindow,
+    EndReason, History, ItemKind, MessageRole, NoticeKind as LedgerNotice, SessionLedger,
+    ToolStatus, Transcript, TranscriptError, TranscriptItem, TranscriptToolCall,
+    TranscriptToolResult, TranscriptWindow, WindowSignals, session_ledger,
 };
 use serde_json::Value;
 
 use crate::decode::{SessionEvent, SurfaceOp};
+use crate::messages::NoticeKind;
 use crate::window::{parse_window_id, windows};
 
 /// A log the history tools cannot read.
@@ -56,7 +58,9 @@ pub fn history_seq(dsh_seq: u64) -> Result<u32, HistoryError> {
 
 /// The history of one session, from its whole log in seq order.
 pub fn history(session_id: &str, events: &[SessionEvent]) -> Result<History, HistoryError> {
-    Ok(History::new(transcript(session_id, events)?)?)
+    let mut history = History::new(transcript(session_id, events)?)?;
+    history.set_window_signals(window_signals(session_id, events)?);
+    Ok(history)
 }
 
 /// Decodes a whole log, in seq order, into core's transcript.
@@ -102,6 +106,121 @@ pub fn transcript(session_id: &str, events: &[SessionEvent]) -> Result<Transcrip
         off_branch: Vec::new(),
         windows: out,
     })
+}
+
+/// The window ledger of one session, from its whole log in seq order.
+pub fn ledger(session_id: &str, events: &[SessionEvent]) -> Result<SessionLedger, HistoryError> {
+    let history = history(session_id, events)?;
+    Ok(session_ledger(
+        &history,
+        &window_signals(session_id, events)?,
+    ))
+}
+
+/// What the log records about each window beyond its items: each reply's
+/// usage, the model window of each request, notesoup's notices, the
+/// markers' origins, and a summary dsh's own compaction left.
+pub fn window_signals(
+    session_id: &str,
+    events: &[SessionEvent],
+) -> Result<Vec<WindowSignals>, HistoryError> {
+    let spans = windows(session_id, events);
+    let mut signals = vec![WindowSignals::default(); spans.len()];
+    let mut current = 0;
+    let mut context_window = None;
+    let mut usage = None;
+    let mut overflowed = false;
+    for event in events {
+        while spans
+            .get(current + 1)
+            .and_then(|next| next.marker_seq)
+            .is_some_and(|marker| marker <= event.seq)
+        {
+            let origin = spans
+                .get(current + 1)
+                .and(event.source())
+                .and_then(|source| source.origin);
+            if let Some(ended) = signals.get_mut(current) {
+                ended.ended_by = Some(match origin.as_deref() {
+                    Some("forced") if overflowed => EndReason::Overflow,
+                    Some("forced") => EndReason::HardReserve,
+                    _ => EndReason::Budget,
+                });
+            }
+            overflowed = false;
+            current += 1;
+        }
+        let Some(window) = signals.get_mut(current) else {
+            continue;
+        };
+        let seq = history_seq(event.seq)?;
+        match event.kind.as_str() {
+            "request/context" => {
+                if let Some(size) = event.data.get("contextWindow").and_then(Value::as_u64) {
+                    context_window = Some(size);
+                }
+            }
+            "assistant/chunk" => {
+                let chunk = event.data.get("chunk");
+                if chunk.and_then(|c| c.get("type")).and_then(Value::as_str) == Some("usage") {
+                    usage = chunk.and_then(|c| c.get("usage")).map(usage_tokens);
+                }
+            }
+            "assistant/message" => {
+                let recorded = event
+                    .data
+                    .get("message")
+                    .and_then(|m| m.get("usage"))
+                    .map(usage_tokens)
+                    .or(usage.take());
+                if let Some(tokens) = recorded.filter(|&tokens| tokens > 0) {
+                    window.fill.push((seq, tokens));
+                }
+            }
+            "agent/request-error" => {
+                overflowed |= event.data.to_string().contains("CONTEXT_WINDOW_EXCEEDED");
+            }
+            "user/message" => {
+                let Some(source) = event.source() else {
+                    continue;
+                };
+                if source.plugin.as_deref() == Some("compact") {
+                    let chars = event.text().chars().count();
+                    window
+                        .compaction_summaries
+                        .push(u64::try_from(chars).unwrap_or(u64::MAX));
+                } else if source.is_notesoup() && source.form.as_deref() == Some("notice") {
+                    match source.notice.as_deref().and_then(NoticeKind::parse) {
+                        Some(NoticeKind::Reminder) => {
+                            window.notices.push((seq, LedgerNotice::Reminder));
+                        }
+                        Some(NoticeKind::Warning) => {
+                            window.notices.push((seq, LedgerNotice::Warning));
+                        }
+                        Some(NoticeKind::CloseOut) => window.manual = true,
+                        Some(NoticeKind::Continuation) | None => {}
+                    }
+                }
+            }
+            _ => {}
+        }
+        window.context_window = context_window;
+    }
+    Ok(signals)
+}
+
+/// A dsh usage record's tokens: what the request carried and the reply
+/// added.
+fn usage_tokens(usage: &Value) -> u64 {
+    [
+        "inputTokens",
+        "outputTokens",
+        "cacheReadTokens",
+        "cacheWriteTokens",
+    ]
+    .iter()
+    .filter_map(|key| usage.get(key).and_then(Value::as_u64))
+    .sum()
 }
 
 /// The history of one session, decoded incrementally: the log is

@@ -18,15 +18,17 @@
 use std::collections::HashSet;
 
 use notesoup_core::history::{
-    History, ItemKind, MessageRole, NestedArguments, NestedCall, NestedCalls, SeqSpan, ToolStatus,
-    Transcript, TranscriptError, TranscriptItem, TranscriptToolCall, TranscriptToolResult,
-    TranscriptWindow,
+    EndReason, History, ItemKind, MessageRole, NestedArguments, NestedCall, NestedCalls,
+    NoticeKind, SeqSpan, ToolStatus, Transcript, TranscriptError, TranscriptItem,
+    TranscriptToolCall, TranscriptToolResult, TranscriptWindow, WindowSignals,
 };
 use serde_json::{Value, json};
 
 use crate::host::PiHost;
 use crate::json::to_js_string;
+use crate::overflow::is_context_overflow;
 use crate::projection::reset_markers;
+use crate::reset::Kind;
 use crate::reset::window::root_window_id;
 use crate::session::{
     AgentMessage, BashExecutionMessage, Content, ContentBlock, Entry, LazySession, Leaf,
@@ -37,12 +39,15 @@ use crate::session::{
 pub fn host_history(host: &dyn PiHost) -> Result<History, TranscriptError> {
     let branch = host.branch(None);
     let created = host.header().and_then(|h| h.timestamp.clone());
-    History::new(decode(
+    let (transcript, signals) = decode_with_signals(
         host.session_id(),
         created.as_deref(),
         host.entries(),
         &branch,
-    ))
+    );
+    let mut history = History::new(transcript)?;
+    history.set_window_signals(signals);
+    Ok(history)
 }
 
 /// Decodes `entries` (file order) with `branch` (root first) as the active
@@ -53,6 +58,18 @@ pub fn decode(
     entries: &[Entry],
     branch: &[&Entry],
 ) -> Transcript {
+    decode_with_signals(session_id, created_at, entries, branch).0
+}
+
+/// [`decode`], with what the entries record about each window beyond its
+/// items (token usage, the markers' origins, notices, compactions): the
+/// window ledger's input.
+pub fn decode_with_signals(
+    session_id: &str,
+    created_at: Option<&str>,
+    entries: &[Entry],
+    branch: &[&Entry],
+) -> (Transcript, Vec<WindowSignals>) {
     let on_branch: HashSet<*const Entry> = branch.iter().map(|e| std::ptr::from_ref(*e)).collect();
     let markers: HashSet<*const Entry> = reset_markers(branch)
         .iter()
@@ -80,6 +97,14 @@ pub fn decode(
 /// decoded for its seq count alone, and not at all when its type takes no
 /// seq. The session header's id and time name the root window.
 pub fn decode_lazy(session: &LazySession, leaf: Leaf<'_>) -> Transcript {
+    decode_lazy_with_signals(session, leaf).0
+}
+
+/// [`decode_lazy`] with each window's signals, as [`decode_with_signals`].
+pub fn decode_lazy_with_signals(
+    session: &LazySession,
+    leaf: Leaf<'_>,
+) -> (Transcript, Vec<WindowSignals>) {
     let header = session.header();
     let session_id = header.map_or("", |h| h.id.as_str());
     let created_at = header.and_then(|h| h.timestamp.as_deref());
@@ -137,6 +162,10 @@ struct Decoder {
     window_ids: HashSet<String>,
     off_branch: Vec<SeqSpan>,
     next_seq: u32,
+    /// One per window, beside `windows`.
+    signals: Vec<WindowSignals>,
+    /// The last assistant message of the current window overflowed.
+    overflowed: bool,
 }
 
 impl Decoder {
@@ -153,6 +182,8 @@ impl Decoder {
             window_ids,
             off_branch: Vec::new(),
             next_seq: 1,
+            signals: vec![WindowSignals::default()],
+            overflowed: false,
         }
     }
 
@@ -181,7 +212,19 @@ impl Decoder {
                 created_at: Some(entry.timestamp().to_owned()),
                 items: Vec::new(),
             });
+            if let Some(ended) = self.signals.last_mut() {
+                // A legacy marker records no origin.
+                ended.ended_by = match marker_origin(entry) {
+                    Some("forced") if self.overflowed => Some(EndReason::Overflow),
+                    Some("forced") => Some(EndReason::HardReserve),
+                    Some(_) => Some(EndReason::Budget),
+                    None => None,
+                };
+            }
+            self.signals.push(WindowSignals::default());
+            self.overflowed = false;
         }
+        self.signal(entry, self.next_seq);
         if count > 0
             && let Some(window) = self.windows.last_mut()
         {
@@ -190,13 +233,64 @@ impl Decoder {
         self.next_seq = self.next_seq.saturating_add(count);
     }
 
-    fn finish(self) -> Transcript {
-        Transcript {
-            session_id: self.session_id,
-            highest_seq: self.next_seq - 1,
-            off_branch: self.off_branch,
-            windows: self.windows,
+    /// What `entry`, at `seq`, tells the current window's signals.
+    fn signal(&mut self, entry: &Entry, seq: u32) {
+        let Some(signals) = self.signals.last_mut() else {
+            return;
+        };
+        match entry {
+            Entry::Message(message) => {
+                if let AgentMessage::Assistant(assistant) = &message.message {
+                    let usage = &assistant.usage;
+                    let tokens = if usage.total_tokens > 0 {
+                        usage.total_tokens
+                    } else {
+                        usage.input + usage.output + usage.cache_read + usage.cache_write
+                    };
+                    // An aborted or refused turn records no usage.
+                    if tokens > 0 {
+                        signals.fill.push((seq, tokens));
+                        signals.tokens_before_end = None;
+                    }
+                    self.overflowed = is_context_overflow(assistant, 0);
+                }
+            }
+            Entry::Compaction(compaction) => {
+                signals
+                    .compaction_summaries
+                    .push(u64::try_from(compaction.summary.chars().count()).unwrap_or(u64::MAX));
+                signals.tokens_before_end = Some(compaction.tokens_before);
+            }
+            Entry::CustomMessage(custom) => {
+                if Kind::Warning.matches(&custom.custom_type) {
+                    signals.notices.push((seq, NoticeKind::Warning));
+                } else if Kind::Guidance.matches(&custom.custom_type) {
+                    signals.notices.push((seq, NoticeKind::Reminder));
+                } else if Kind::ManualWipe.matches(&custom.custom_type) {
+                    signals.manual = true;
+                }
+            }
+            _ => {}
         }
+    }
+
+    fn finish(self) -> (Transcript, Vec<WindowSignals>) {
+        (
+            Transcript {
+                session_id: self.session_id,
+                highest_seq: self.next_seq - 1,
+                off_branch: self.off_branch,
+                windows: self.windows,
+            },
+            self.signals,
+        )
+    }
+}
+
+fn marker_origin(entry: &Entry) -> Option<&str> {
+    match entry {
+        Entry::Custom(custom) => custom.data.as_ref()?.get("origin")?.as_str(),
+        _ => None,
     }
 }
 

@@ -64,6 +64,14 @@ impl CliHost for Nothing {
         anyhow::bail!("no boot")
     }
 
+    fn ledger(
+        &mut self,
+        _target: &Target<'_, NoHostArgs>,
+        _out: &mut Out,
+    ) -> anyhow::Result<notesoup_core::history::SessionLedger> {
+        anyhow::bail!("no ledger")
+    }
+
     fn dreamer(
         &mut self,
         _args: NoHostArgs,
@@ -224,6 +232,7 @@ fn the_man_page_has_every_command_and_names_no_other_page() {
         "test-bin serve",
         "test-bin notes list",
         "test-bin history read",
+        "test-bin report",
         "test-bin doctor clean",
         "test-bin dream doctor",
         "test-bin completions",
@@ -239,8 +248,8 @@ fn the_man_page_has_every_command_and_names_no_other_page() {
     // subcommand.
     assert_eq!(
         page.matches("\\-\\-cwd\\fR").count(),
-        3,
-        "notes, boot, history"
+        4,
+        "notes, boot, history, report"
     );
 }
 
@@ -257,4 +266,56 @@ fn the_binary_is_named_and_versioned_as_its_host_says() {
             .get_subcommands()
             .any(|sub| sub.get_name() == "completions")
     );
+}
+
+/// A note's text, address and the window and session ids are the agent's
+/// and the host's words: the page shows them, it never runs or loads them.
+#[test]
+fn the_report_page_escapes_what_the_session_wrote() {
+    use notesoup_core::history::{EndReason, LedgerNote, SessionLedger, WindowLedger};
+    let hostile = "<script>alert(1)</script><img src=x onerror=alert(2)>\"'&";
+    let window = WindowLedger {
+        window_id: hostile.to_owned(),
+        first_seq: Some(1),
+        last_seq: Some(2),
+        started_at: Some(hostile.to_owned()),
+        ended_at: None,
+        events: 2,
+        tool_calls: 1,
+        tokens_at_end: Some(10),
+        context_window: None,
+        end: EndReason::Tool,
+        notices: Vec::new(),
+        notes: vec![LedgerNote {
+            seq: 1,
+            op: "write".to_owned(),
+            address: hostile.to_owned(),
+            chars: 3,
+            checkpoint: true,
+            text: hostile.to_owned(),
+        }],
+        checkpoint_written: true,
+        checkpoint_chars: Some(3),
+        reorientation: None,
+        slipped_summaries: 0,
+        fill: vec![(1, 10)],
+    };
+    let ledger = SessionLedger {
+        session_id: hostile.to_owned(),
+        windows: vec![window],
+        ends: [(EndReason::Tool, 1)].into_iter().collect(),
+        slipped_summaries: 0,
+        events: 2,
+        tool_calls: 1,
+        notes_written: 1,
+        reorientation_calls: 0,
+    };
+    let page = notesoup_cli::render_html(&ledger);
+    for live in ["<script", "<img", "onerror=alert(2)>"] {
+        assert!(!page.contains(live), "{live} in the page");
+    }
+    assert!(page.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+    assert!(page.contains("&quot;&#39;&amp;"));
+    let table = notesoup_cli::render_table(&ledger);
+    assert!(table.contains("1 resets (tool 1)"), "{table}");
 }

@@ -11,13 +11,19 @@ mod document;
 mod event;
 mod extend;
 mod folded;
+mod ledger;
 mod model;
+mod signals;
 mod transcript;
 
 pub(crate) use event::NestedCallSummary;
 pub use event::{HistoryEvent, Role};
 pub use extend::WindowView;
+pub use ledger::{
+    LedgerNote, LedgerNotice, Reorientation, SessionLedger, WindowLedger, session_ledger,
+};
 pub use model::{History, TranscriptError, Window};
+pub use signals::{EndReason, NoticeKind, WindowSignals};
 pub use transcript::{
     ItemKind, MessageRole, NestedArguments, NestedCall, NestedCalls, SeqSpan, ToolStatus,
     Transcript, TranscriptItem, TranscriptToolCall, TranscriptToolResult, TranscriptWindow,

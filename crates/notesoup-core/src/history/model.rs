@@ -7,6 +7,7 @@ use std::hash::Hasher;
 use super::document::tool_document;
 use super::event::{HistoryEvent, NestedCallSummary, Role, ToolFacts};
 use super::folded::{FoldCache, FoldedDocuments};
+use super::signals::WindowSignals;
 use super::transcript::{
     ItemKind, MessageRole, SeqSpan, ToolStatus, Transcript, TranscriptItem, TranscriptToolCall,
     TranscriptToolResult,
@@ -93,6 +94,9 @@ pub struct History {
     pub(super) pending_calls: Vec<PendingCall>,
     /// The events' documents folded for search, once searched.
     pub(super) folded: FoldCache,
+    /// What the host recorded about each window beyond its events, when
+    /// it handed that over ([`History::set_window_signals`]).
+    pub(super) window_signals: Vec<WindowSignals>,
 }
 
 /// A call without a result yet, kept so [`History::extend`] can pair it.
@@ -158,6 +162,7 @@ impl History {
             last_item_seq: 0,
             pending_calls: Vec::new(),
             folded: FoldCache::default(),
+            window_signals: Vec::new(),
         };
         history.pair_and_project(items);
         Ok(history)
@@ -250,6 +255,19 @@ impl History {
             tool: event.tool,
             document: event.document,
         });
+    }
+
+    /// Hands over what the host's format records about each window beyond
+    /// its events (`signals[i]` for window `i`), so `history_windows` can
+    /// say how each window ended and how full it was. A host sets them
+    /// again after [`History::extend`]: they are not extended.
+    pub fn set_window_signals(&mut self, signals: Vec<WindowSignals>) {
+        self.window_signals = signals;
+    }
+
+    /// The window signals the host handed over (none when it did not).
+    pub fn window_signals(&self) -> &[WindowSignals] {
+        &self.window_signals
     }
 
     /// The session id.

@@ -6,6 +6,7 @@
 
 mod extend;
 pub(crate) mod fixture;
+mod ledger;
 mod list;
 mod model;
 pub(crate) mod properties;

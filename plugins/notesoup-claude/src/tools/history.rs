@@ -2,11 +2,11 @@
 //! decoded for the call (the command line) or kept between calls and
 //! extended as its newest transcript grows (a running server).
 
-use notesoup_core::history::History;
+use notesoup_core::history::{History, SessionLedger, session_ledger};
 use notesoup_core::tools::{Refusal, RefusalCode, ToolOutput};
 
 use crate::state::ClaudeSessionState;
-use crate::transcript::decode::{ChainFile, decode_chain};
+use crate::transcript::decode::{ChainFile, decode_chain, decode_chain_with_signals};
 use crate::transcript::incremental::{ChainError, ChainHistory};
 
 /// Where a call's history comes from: decoded for the call, or kept from
@@ -72,6 +72,31 @@ pub fn chain_history(state: &ClaudeSessionState) -> Result<History, Refusal> {
     })?;
     History::new(transcript)
         .map_err(|err| Refusal::new(RefusalCode::InternalError, err.to_string()))
+}
+
+/// The window ledger of a session's whole `/clear` chain, decoded at once;
+/// `context_window` (the user's override) replaces the window each reply's
+/// model implies.
+pub fn chain_ledger(
+    state: &ClaudeSessionState,
+    context_window: Option<u64>,
+) -> Result<SessionLedger, Refusal> {
+    let files = chain_files(state);
+    let (transcript, mut signals) = decode_chain_with_signals(&state.notes_session_id, &files)
+        .map_err(|err| {
+            Refusal::new(
+                RefusalCode::IoError,
+                format!("transcript unreadable: {err}"),
+            )
+        })?;
+    let history = History::new(transcript)
+        .map_err(|err| Refusal::new(RefusalCode::InternalError, err.to_string()))?;
+    if let Some(window) = context_window {
+        for signal in &mut signals {
+            signal.context_window = Some(window);
+        }
+    }
+    Ok(session_ledger(&history, &signals))
 }
 
 /// The history of `state`'s chain: the kept one while none of its files

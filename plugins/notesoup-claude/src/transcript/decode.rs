@@ -30,8 +30,9 @@ use std::path::PathBuf;
 use std::sync::{Mutex, PoisonError};
 
 use notesoup_core::history::{
-    ItemKind, MessageRole, NestedArguments, NestedCall, NestedCalls, SeqSpan, ToolStatus,
-    Transcript, TranscriptItem, TranscriptToolCall, TranscriptToolResult, TranscriptWindow,
+    EndReason, ItemKind, MessageRole, NestedArguments, NestedCall, NestedCalls, SeqSpan,
+    ToolStatus, Transcript, TranscriptItem, TranscriptToolCall, TranscriptToolResult,
+    TranscriptWindow, WindowSignals,
 };
 use notesoup_core::plumbing::LineRead;
 use serde_json::Value;
@@ -55,13 +56,23 @@ pub struct ChainFile {
 /// A missing file decodes as empty (Claude Code creates a transcript lazily),
 /// and so does a path that names no regular file (a FIFO would block).
 pub fn decode_chain(notes_session_id: &str, files: &[ChainFile]) -> io::Result<Transcript> {
+    Ok(decode_chain_with_signals(notes_session_id, files)?.0)
+}
+
+/// [`decode_chain`], with what the rows record about each window beyond its
+/// items (each reply's usage and model window, the compactions and their
+/// summaries, the `/clear` between files): the window ledger's input.
+pub fn decode_chain_with_signals(
+    notes_session_id: &str,
+    files: &[ChainFile],
+) -> io::Result<(Transcript, Vec<WindowSignals>)> {
     let mut decoder = Decoder::new(notes_session_id);
     for file in files {
         let rows = read_rows(&file.path)?;
         let nested = subagent_calls(&file.path);
         decoder.file(&file.session_id, rows, &nested);
     }
-    Ok(decoder.transcript)
+    Ok((decoder.transcript, decoder.signals))
 }
 
 /// The used rows of the file at `path`, its last line read even without
@@ -184,6 +195,8 @@ pub(super) struct Decoder {
     pub(super) transcript: Transcript,
     pub(super) used_ids: HashSet<String>,
     pub(super) last_ordinal: u64,
+    /// One per closed window, beside the transcript's windows.
+    pub(super) signals: Vec<WindowSignals>,
 }
 
 /// Row kinds worth parsing; a line whose leading `"type"` names anything else
@@ -221,6 +234,12 @@ pub(super) struct Parsed {
     /// What a boundary preserved (boxed: most rows are no boundary).
     pub(super) preserved: Option<Box<Preserved>>,
     pub(super) timestamp: Option<String>,
+    /// A main-thread reply's context tokens, and whether its model has the
+    /// long (`[1m]`) window.
+    pub(super) usage: Option<(u64, bool)>,
+    /// A compact boundary's `preTokens`: the window's fill when it was
+    /// compacted.
+    pub(super) pre_tokens: Option<u64>,
     /// The seqs and items the row takes; `None` when it takes none.
     pub(super) decoded: Option<Decoded>,
 }
@@ -249,7 +268,27 @@ impl Parsed {
             return None;
         }
         let boundary = row.is_compact_boundary();
+        let usage = match &row.message {
+            Some(message) if row.kind.0 == "assistant" && !row.is_synthetic() => {
+                message.usage.as_ref().map(|usage| {
+                    let long = [row.requested_model.as_ref(), message.model.as_ref()]
+                        .into_iter()
+                        .flatten()
+                        .any(|id| id.0.to_ascii_lowercase().ends_with("[1m]"));
+                    (usage.context_tokens(), long)
+                })
+            }
+            _ => None,
+        }
+        .filter(|&(tokens, _)| tokens > 0);
+        let pre_tokens = row
+            .compact_metadata
+            .as_ref()
+            .and_then(|metadata| metadata.pre_tokens)
+            .filter(|_| boundary);
         Some(Self {
+            usage,
+            pre_tokens,
             uuid,
             parent: row.parent_uuid.as_ref().map(|p| p.0.to_string()),
             logical_parent: row.logical_parent_uuid.as_ref().map(|p| p.0.to_string()),
@@ -517,6 +556,7 @@ impl Decoder {
             },
             used_ids: HashSet::new(),
             last_ordinal: 0,
+            signals: Vec::new(),
         }
     }
 
@@ -533,6 +573,12 @@ impl Decoder {
             .map(|row| branch.contains(row.uuid.as_str()))
             .collect();
         drop(branch);
+        // A file after another is the session a `/clear` started.
+        if let Some(ended) = self.signals.last_mut()
+            && ended.ended_by.is_none()
+        {
+            ended.ended_by = Some(EndReason::Clear);
+        }
         let mut window = self.open_window(session_id, first_timestamp(&rows));
         // The rows are consumed: their items move into the windows.
         for (row, on_branch) in rows.into_iter().zip(on_branch) {
@@ -543,8 +589,35 @@ impl Decoder {
                 continue;
             };
             if row.boundary {
+                window.signals.ended_by = Some(EndReason::HostCompaction);
+                window.signals.tokens_before_end = row.pre_tokens;
                 self.close_window(window);
                 window = self.open_window(session_id, row.timestamp.clone());
+            }
+            if let Some((tokens, long)) = row.usage {
+                window.signals.fill.push((base, tokens));
+                window.signals.context_window = Some(if long {
+                    crate::budget::LONG_CONTEXT_WINDOW
+                } else {
+                    crate::budget::DEFAULT_CONTEXT_WINDOW
+                });
+            }
+            // A compaction's summary opens the window after its boundary;
+            // it is the compacted window's loss.
+            if row.compact_summary
+                && let Some(compacted) = self.signals.last_mut()
+            {
+                let chars = decoded
+                    .items
+                    .iter()
+                    .map(|(_, kind)| match kind {
+                        ItemKind::Message { text, .. } => text.chars().count(),
+                        _ => 0,
+                    })
+                    .sum::<usize>();
+                compacted
+                    .compaction_summaries
+                    .push(u64::try_from(chars).unwrap_or(u64::MAX));
             }
             attach_nested_calls(&mut decoded.items, nested);
             window.push_items(base, row.timestamp, decoded.items);
@@ -576,6 +649,7 @@ impl Decoder {
             windows: self.transcript.windows.len(),
             used_ids: self.used_ids.clone(),
             last_ordinal: self.last_ordinal,
+            signals: self.signals.len(),
         }
     }
 
@@ -586,6 +660,7 @@ impl Decoder {
         self.transcript.windows.truncate(mark.windows);
         self.used_ids = mark.used_ids;
         self.last_ordinal = mark.last_ordinal;
+        self.signals.truncate(mark.signals);
     }
 
     pub(super) fn open_window(&self, session_id: &str, created_at: Option<String>) -> OpenWindow {
@@ -594,6 +669,7 @@ impl Decoder {
             created_at,
             boot_id: None,
             items: Vec::new(),
+            signals: WindowSignals::default(),
         }
     }
 
@@ -621,6 +697,7 @@ impl Decoder {
         self.last_ordinal = id.ordinal;
         let id = id.to_string();
         self.used_ids.insert(id.clone());
+        self.signals.push(window.signals);
         self.transcript.windows.push(TranscriptWindow {
             id,
             created_at: window.created_at,
@@ -636,6 +713,7 @@ pub(super) struct DecoderMark {
     windows: usize,
     used_ids: HashSet<String>,
     last_ordinal: u64,
+    signals: usize,
 }
 
 /// A window being filled.
@@ -646,6 +724,8 @@ pub(super) struct OpenWindow {
     /// The id named by the first notesoup boot in the window.
     pub(super) boot_id: Option<WindowId>,
     pub(super) items: Vec<TranscriptItem>,
+    /// What the rows say about the window beyond its items.
+    pub(super) signals: WindowSignals,
 }
 
 impl OpenWindow {

@@ -251,6 +251,7 @@ impl ChainDecoder {
             transcript: self.decoder.transcript.clone(),
             used_ids: self.decoder.used_ids.clone(),
             last_ordinal: self.decoder.last_ordinal,
+            signals: Vec::new(),
         };
         if let Some(newest) = &self.newest {
             decoder.close_window(newest.window.clone());

@@ -148,6 +148,10 @@ pub struct CompactMetadata {
     /// The kept rows listed (`preservedMessages`).
     #[serde(deserialize_with = "part")]
     pub preserved_messages: Option<Part<PreservedMessages>>,
+    /// The context tokens Claude Code measured before compacting
+    /// (`preTokens`); another shape reads as absent.
+    #[serde(deserialize_with = "lenient")]
+    pub pre_tokens: Option<u64>,
 }
 
 /// A part of [`CompactMetadata`] that was there (not null).

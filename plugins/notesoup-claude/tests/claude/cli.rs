@@ -129,7 +129,7 @@ fn history_reads_a_transcript_file_or_the_recorded_session() {
     assert_eq!(
         windows,
         format!(
-            "session {CHAIN_1}\nwindow claude:{CHAIN_1}:1 | seqs 1-18 | 13 events\nwindow claude:{CHAIN_1}:2 | seqs 19-26 | 8 events\n"
+            "session {CHAIN_1}\nwindow claude:{CHAIN_1}:1 | seqs 1-18 | 13 events | ended: reset\nwindow claude:{CHAIN_1}:2 | seqs 19-26 | 8 events | open\n"
         )
     );
     let read = ok(history(&["read", "5"]));

@@ -12,6 +12,7 @@ mod hooks;
 mod incremental;
 mod kept_scan;
 mod layers;
+mod ledger;
 mod mcp;
 mod mcp_wire;
 mod plugin_files;

@@ -120,7 +120,7 @@ fn history_reads_the_calling_session() {
     assert_eq!(windows["isError"], false);
     assert_eq!(
         text(&windows),
-        format!("session {S1}\nwindow claude:{S1}:1 | seqs 1-4 | 3 events")
+        format!("session {S1}\nwindow claude:{S1}:1 | seqs 1-4 | 3 events | open")
     );
     let search = server.call(
         2,
@@ -297,14 +297,14 @@ fn history_follows_a_transcript_that_grows_shrinks_or_is_replaced() {
     let windows = |server: &mut Server, id: u64| {
         text(&server.call(id, "history_windows", json!({}), "toolu_none")).to_owned()
     };
-    let one = format!("session {S1}\nwindow claude:{S1}:1 | seqs 1-2 | 2 events");
+    let one = format!("session {S1}\nwindow claude:{S1}:1 | seqs 1-2 | 2 events | open");
     assert_eq!(windows(&mut server, 1), one);
     assert_eq!(windows(&mut server, 2), one, "the cached decode");
     // Appended.
     sb.append_transcript(S1, &[user_row("u2", "u1", "second prompt")]);
     assert_eq!(
         windows(&mut server, 3),
-        format!("session {S1}\nwindow claude:{S1}:1 | seqs 1-3 | 3 events")
+        format!("session {S1}\nwindow claude:{S1}:1 | seqs 1-3 | 3 events | open")
     );
     let read = server.call(4, "history_read", json!({"seq": 3}), "toolu_none");
     assert!(text(&read).contains("second prompt"), "{read}");

@@ -20,6 +20,7 @@ mod hosts;
 mod inspector;
 mod plugin;
 mod python_client;
+mod report_page;
 mod reset_mod;
 mod session;
 mod structured;

@@ -220,6 +220,26 @@ impl CliHost for DshCli {
         call(&mut tools)
     }
 
+    fn ledger(
+        &mut self,
+        target: &Target<'_, DshSessionArgs>,
+        _out: &mut Out,
+    ) -> Result<notesoup_core::history::SessionLedger> {
+        let session = self.session(target)?;
+        let Some(log) = session.log else {
+            match session.id {
+                Some(id) => {
+                    bail!("no log of dsh session {id}; pass --session FILE (its session.jsonl)")
+                }
+                None => bail!(
+                    "{}; pass --session",
+                    no_session_recorded::<Self>(session.cwd.display())
+                ),
+            }
+        };
+        Ok(crate::history::ledger(&log.header.id, &log.events)?)
+    }
+
     fn boot(&mut self, target: &Target<'_, DshSessionArgs>, out: &mut Out) -> Result<BootView> {
         let session = self.session(target)?;
         let chosen = self.settings(out).settings.core;

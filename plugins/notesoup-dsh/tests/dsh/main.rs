@@ -12,6 +12,7 @@ mod e2e;
 #[cfg(feature = "reference-hosts")]
 mod harness;
 mod history;
+mod ledger;
 mod recorded;
 mod shared;
 mod sidecar;

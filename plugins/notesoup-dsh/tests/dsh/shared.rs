@@ -72,7 +72,7 @@ fn a_session_log_gives_its_history_and_its_live_window() {
     assert_eq!(
         windows,
         format!(
-            "session {SESSION}\nwindow dsh:{SESSION}:1 | seqs 8-31 | 6 events\nwindow dsh:{SESSION}:2 | seqs 35-47 | 4 events\n"
+            "session {SESSION}\nwindow dsh:{SESSION}:1 | seqs 8-31 | 6 events | ended: tool at 110 tokens\nwindow dsh:{SESSION}:2 | seqs 35-47 | 4 events | open at 110 tokens\n"
         )
     );
     let boot: serde_json::Value = serde_json::from_str(&stdout(&run(

@@ -16,14 +16,14 @@ use notesoup_cli::{
 };
 use notesoup_core::boot::ToolBindings;
 use notesoup_core::boot::{BootIdentity, BootSections, BootSnapshot};
-use notesoup_core::history::History;
+use notesoup_core::history::{History, SessionLedger, WindowSignals, session_ledger};
 use notesoup_core::notes::{NoteStore, NotesIdentity, project_key};
 use notesoup_core::plumbing::{DreamerProcess, DreamerSetting, NotesOwner};
 use notesoup_core::tools::{ToolContext, ToolOutput};
 
 use super::session::{self, Located, PREVIEW};
 use crate::dreamer::{PiDreamer, dreamer_setting, pi_executable};
-use crate::history::decode_lazy;
+use crate::history::decode_lazy_with_signals;
 use crate::reset::window::root_window_id;
 use crate::session::Leaf;
 
@@ -122,6 +122,16 @@ impl PiCli {
 
     /// The decoded history of the session `target` names.
     fn history(&self, target: &Target<'_, PiSessionArgs>) -> Result<History> {
+        let (mut history, signals) = self.history_with_signals(target)?;
+        history.set_window_signals(signals);
+        Ok(history)
+    }
+
+    /// The history and what the file records about each window beyond it.
+    fn history_with_signals(
+        &self,
+        target: &Target<'_, PiSessionArgs>,
+    ) -> Result<(History, Vec<WindowSignals>)> {
         let here = target.cwd_or_current()?;
         let file = self.session_file(target, &here)?.with_context(|| {
             format!(
@@ -134,9 +144,13 @@ impl PiCli {
         // after loading) is decoded; the rest of the session only counts
         // seqs.
         let session = super::inspect::open(&file, leaf)?;
-        let transcript = decode_lazy(&session, leaf.map_or(Leaf::Last, Leaf::Id));
+        let (transcript, signals) =
+            decode_lazy_with_signals(&session, leaf.map_or(Leaf::Last, Leaf::Id));
         session.check()?;
-        History::new(transcript).context("decoding the history")
+        Ok((
+            History::new(transcript).context("decoding the history")?,
+            signals,
+        ))
     }
 }
 
@@ -170,6 +184,15 @@ impl CliHost for PiCli {
             },
         };
         call(&mut tools)
+    }
+
+    fn ledger(
+        &mut self,
+        target: &Target<'_, PiSessionArgs>,
+        _out: &mut Out,
+    ) -> Result<SessionLedger> {
+        let (history, signals) = self.history_with_signals(target)?;
+        Ok(session_ledger(&history, &signals))
     }
 
     fn boot(&mut self, target: &Target<'_, PiSessionArgs>, out: &mut Out) -> Result<BootView> {

@@ -53,9 +53,9 @@ fn history_prints_the_tool_text() {
     assert_eq!(
         stdout,
         "session 0195f000-0000-7000-8000-000000000005\n\
-         window pcw:0195f000:root | seqs 1-5 | 5 events\n\
-         window pcw:0195f000:aaaa1111 | seqs 6-12 | 7 events\n\
-         window pcw:0195f000:bbbb2222 | seqs 13-14 | 2 events\n"
+         window pcw:0195f000:root | seqs 1-5 | 5 events | ended: budget at 920 tokens\n\
+         window pcw:0195f000:aaaa1111 | seqs 6-12 | 7 events | ended: hard_reserve at 920 tokens\n\
+         window pcw:0195f000:bbbb2222 | seqs 13-14 | 2 events | open\n"
     );
     let (ok, stdout) = run(&["history", file.to_str().unwrap(), "read", r#"{"seq":2}"#]);
     assert!(ok);

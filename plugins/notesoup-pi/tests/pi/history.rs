@@ -144,8 +144,8 @@ fn windows_split_at_current_and_legacy_markers() {
     assert_eq!(
         windows.text,
         "session 0195f000-0000-7000-8000-000000000007\n\
-         window pcw:0195f000:root | seqs 1-2 | 2 events\n\
-         window pcw:legacy:0001 | seqs 3-6 | 4 events"
+         window pcw:0195f000:root | seqs 1-2 | 2 events | ended: reset\n\
+         window pcw:legacy:0001 | seqs 3-6 | 4 events | open"
     );
 
     let reset = golden("retain-none");

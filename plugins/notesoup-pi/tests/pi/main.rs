@@ -12,6 +12,7 @@ mod golden;
 mod history;
 mod host;
 mod lazy;
+mod ledger;
 mod projection;
 mod reducer;
 mod shared;

@@ -9,7 +9,7 @@ use typeshare::typeshare;
 
 use super::render::events;
 use super::run_over_history;
-use crate::history::History;
+use crate::history::{EndReason, History, session_ledger};
 use crate::tools::definition::{Tool, ToolFamily};
 use crate::tools::output::{pack, pack_or};
 use crate::tools::window::to_u32;
@@ -59,6 +59,16 @@ pub(crate) struct HistoryWindowRow {
     pub last_seq: Option<u32>,
     /// Number of events.
     pub item_count: u32,
+    /// How the window ended: `tool` (wipe_memory), `manual`, `budget`,
+    /// `hard_reserve`, `overflow`, `host_compaction`, `clear`, `reset` (no
+    /// reason recorded), or `open` for the live window.
+    pub end: EndReason,
+    /// Context tokens at the window's end (the live window's latest), or
+    /// null when the host recorded none.
+    #[typeshare(typescript(type = "number | null"))]
+    pub tokens_at_end: Option<u32>,
+    /// A checkpoint (the session note with no @) was written in the window.
+    pub checkpoint_written: bool,
 }
 
 // Writing to a String cannot fail, so `write!` results are ignored below.
@@ -72,6 +82,17 @@ impl ToolData for HistoryWindowsData {
                     let _ = write!(text, "seqs {first}-{last} | {}", events(window.item_count));
                 }
                 _ => text.push_str("no events yet"),
+            }
+            if window.end == EndReason::Open {
+                text.push_str(" | open");
+            } else {
+                let _ = write!(text, " | ended: {}", window.end.as_str());
+            }
+            if let Some(tokens) = window.tokens_at_end {
+                let _ = write!(text, " at {tokens} tokens");
+            }
+            if window.checkpoint_written {
+                text.push_str(" | checkpoint written");
             }
         }
         if self.more > 0 {
@@ -97,13 +118,22 @@ fn windows_data(history: &History) -> ToolOutcome<ToolOutput> {
         more: to_u32(all.len() - windows.len()),
         windows,
     };
-    let rows = all.iter().map(|window| HistoryWindowRow {
-        window_id: window.id.clone(),
-        created_at: window.created_at.clone(),
-        first_seq: window.first_seq,
-        last_seq: window.last_seq,
-        item_count: window.event_count,
-    });
+    let ledger = session_ledger(history, history.window_signals());
+    let rows = all
+        .iter()
+        .zip(&ledger.windows)
+        .map(|(window, line)| HistoryWindowRow {
+            window_id: window.id.clone(),
+            created_at: window.created_at.clone(),
+            first_seq: window.first_seq,
+            last_seq: window.last_seq,
+            item_count: window.event_count,
+            end: line.end,
+            tokens_at_end: line
+                .tokens_at_end
+                .map(|tokens| u32::try_from(tokens).unwrap_or(u32::MAX)),
+            checkpoint_written: line.checkpoint_written,
+        });
     let (filled, packed) = fill_best(rows, |kept| pack(&data(kept.to_vec())).ok().flatten());
     match packed {
         Some(output) => Ok(output),

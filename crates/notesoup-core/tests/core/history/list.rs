@@ -23,8 +23,54 @@ fn windows_text() {
     assert_snapshot!(ok_text(&output));
     assert_eq!(
         output.json.to_value()["windows"][2],
-        json!({"window_id": "pcw:3", "created_at": "2026-09-15T10:00:05+00:00", "first_seq": null, "last_seq": null, "item_count": 0})
+        json!({"window_id": "pcw:3", "created_at": "2026-09-15T10:00:05+00:00", "first_seq": null, "last_seq": null, "item_count": 0, "end": "open", "tokens_at_end": null, "checkpoint_written": false})
     );
+}
+
+/// With the host's signals each window says why it ended, how full it was
+/// and whether a checkpoint was written in it.
+#[test]
+fn windows_carry_their_ledger_fields() {
+    use notesoup_core::history::{EndReason, WindowSignals};
+    let mut history = history(vec![
+        window(
+            "root",
+            vec![
+                call(
+                    1,
+                    "notes_write",
+                    "c1",
+                    r#"{"address":"checkpoint","content":"goal"}"#,
+                ),
+                tool_result(2, "c1", "{}"),
+                call(3, "wipe_memory", "c2", "{}"),
+                tool_result(4, "c2", "{}"),
+            ],
+        ),
+        window("pcw:2", vec![user(5, "again")]),
+    ]);
+    history.set_window_signals(vec![
+        WindowSignals {
+            fill: vec![(1, 3_538)],
+            ended_by: Some(EndReason::Budget),
+            ..WindowSignals::default()
+        },
+        WindowSignals {
+            fill: vec![(5, 900)],
+            ..WindowSignals::default()
+        },
+    ]);
+    let output = history_windows(&history, &HistoryWindowsParams {});
+    assert_eq!(
+        ok_text(&output),
+        "session session-1\n\
+         window root | seqs 1-3 | 2 events | ended: tool at 3538 tokens | checkpoint written\n\
+         window pcw:2 | seqs 5-5 | 1 event | open at 900 tokens"
+    );
+    let json = output.json.to_value();
+    assert_eq!(json["windows"][0]["end"], "tool");
+    assert_eq!(json["windows"][0]["tokens_at_end"], 3538);
+    assert_eq!(json["windows"][0]["checkpoint_written"], true);
 }
 
 fn session_windows() -> Vec<notesoup_core::history::TranscriptWindow> {

@@ -1,0 +1,93 @@
+//! `notesoup-dsh report` over the session log the pinned dsh recorded (a
+//! scripted model called `get_context_remaining`, then `wipe_memory`, then
+//! answered in the fresh window).
+//!
+//! dsh never recorded a forced reset here, so the hard-reserve and overflow
+//! cases are that recording with its marker's `origin` set to `forced`, and
+//! for overflow the `step/end` before the reset logged instead as the
+//! request error dsh logs when the provider refuses a request as too long.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+const LOG: &str = "wipe-reset.session.jsonl";
+
+fn recorded() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/dsh/fixtures")
+        .join(LOG)
+}
+
+fn report(log: &Path, extra: &[&str]) -> String {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let output = Command::new(env!("CARGO_BIN_EXE_notesoup-dsh"))
+        .arg("report")
+        .arg(log)
+        .args(extra)
+        .current_dir(dir.path())
+        .env("PI_NOTES_HOME", dir.path().join("notes"))
+        .env("DSH_HOME", dir.path().join("dsh-home"))
+        .output()
+        .expect("notesoup-dsh runs");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).expect("utf-8")
+}
+
+fn ends(ledger: &Value) -> Vec<String> {
+    ledger["windows"]
+        .as_array()
+        .expect("windows")
+        .iter()
+        .map(|w| w["end"].as_str().expect("end").to_owned())
+        .collect()
+}
+
+#[test]
+fn a_wipe_memory_reset_then_an_open_window() {
+    let ledger: Value = serde_json::from_str(&report(&recorded(), &["--json"])).expect("json");
+    assert_eq!(ends(&ledger), ["tool", "open"]);
+    let first = &ledger["windows"][0];
+    // dsh logged the model route's window and each reply's usage.
+    assert_eq!(first["context_window"], 131_072);
+    assert_eq!(first["tokens_at_end"], 110);
+    assert_eq!(first["tool_calls"], 2);
+    let second = &ledger["windows"][1];
+    assert_eq!(second["reorientation"]["tool_calls"], 0);
+    assert_eq!(second["reorientation"]["reached_work"], false);
+    insta::assert_snapshot!("report_table_wipe_reset", report(&recorded(), &[]));
+}
+
+/// The recording with its marker forced; with `overflow`, the step before
+/// the reset ends in dsh's context-window error instead.
+fn forced(overflow: bool) -> tempfile::TempPath {
+    let text = std::fs::read_to_string(recorded()).expect("fixture");
+    let mut lines = Vec::new();
+    for line in text.lines() {
+        let mut event: Value = serde_json::from_str(line).expect("json line");
+        if event["data"]["source"]["form"] == "snapshot" && event["seq"] == 34 {
+            event["data"]["source"]["origin"] = "forced".into();
+        }
+        if overflow && event["seq"] == 32 {
+            event["type"] = "agent/request-error".into();
+            event["data"] = serde_json::json!({"error": {"code": "CONTEXT_WINDOW_EXCEEDED"}});
+        }
+        lines.push(event.to_string());
+    }
+    let file = tempfile::NamedTempFile::new().expect("temp file");
+    std::fs::write(file.path(), lines.join("\n") + "\n").expect("write");
+    file.into_temp_path()
+}
+
+#[test]
+fn a_forced_reset_is_the_hard_reserve_or_an_overflow() {
+    let hard: Value = serde_json::from_str(&report(&forced(false), &["--json"])).expect("json");
+    assert_eq!(ends(&hard), ["hard_reserve", "open"]);
+    let overflow: Value = serde_json::from_str(&report(&forced(true), &["--json"])).expect("json");
+    assert_eq!(ends(&overflow), ["overflow", "open"]);
+}
