@@ -24,14 +24,14 @@ use std::collections::HashMap;
 
 use jiff::Timestamp;
 use notesoup_core::history::{
-    EndReason, History, ItemKind, MessageRole, NoticeKind as LedgerNotice, SessionLedger,
+    EndReason, History, ItemKind, MessageRole, NoticeKind, SessionLedger,
     ToolStatus, Transcript, TranscriptError, TranscriptItem, TranscriptToolCall,
     TranscriptToolResult, TranscriptWindow, WindowSignals, session_ledger,
 };
 use serde_json::Value;
 
 use crate::decode::{SessionEvent, SurfaceOp};
-use crate::messages::NoticeKind;
+use crate::messages::DshNotice;
 use crate::window::{parse_window_id, windows};
 
 /// A log the history tools cannot read.
@@ -190,15 +190,15 @@ pub fn window_signals(
                         .compaction_summaries
                         .push(u64::try_from(chars).unwrap_or(u64::MAX));
                 } else if source.is_notesoup() && source.form.as_deref() == Some("notice") {
-                    match source.notice.as_deref().and_then(NoticeKind::parse) {
-                        Some(NoticeKind::Reminder) => {
-                            window.notices.push((seq, LedgerNotice::Reminder));
+                    match source.notice.as_deref().and_then(DshNotice::parse) {
+                        Some(DshNotice::Reminder) => {
+                            window.notices.push((seq, NoticeKind::Reminder));
                         }
-                        Some(NoticeKind::Warning) => {
-                            window.notices.push((seq, LedgerNotice::Warning));
+                        Some(DshNotice::Warning) => {
+                            window.notices.push((seq, NoticeKind::Warning));
                         }
-                        Some(NoticeKind::CloseOut) => window.manual = true,
-                        Some(NoticeKind::Continuation) | None => {}
+                        Some(DshNotice::CloseOut) => window.manual = true,
+                        Some(DshNotice::Continuation) | None => {}
                     }
                 }
             }
