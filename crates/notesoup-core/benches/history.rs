@@ -10,10 +10,9 @@ use notesoup_core::history::{
     History, ItemKind, MessageRole, ToolStatus, Transcript, TranscriptItem, TranscriptToolCall,
     TranscriptToolResult, TranscriptWindow,
 };
-use notesoup_core::tools::history::{
-    HistoryListParams, HistoryReadParams, HistorySearchParams, history_list, history_read,
-    history_search,
-};
+use notesoup_core::notes::NoteStore;
+use notesoup_core::tools::{Refusal, RefusalCode, Tool, ToolContext, ToolOutput, call_tool};
+use serde_json::{Value, json};
 
 fn main() {
     divan::main();
@@ -127,88 +126,87 @@ fn build_100k(bencher: Bencher<'_, '_>) {
         .bench_values(|transcript| History::new(transcript).expect("consistent"));
 }
 
-fn list(params: HistoryListParams) -> notesoup_core::tools::ToolOutput {
-    history_list(&HISTORY, &params)
+/// A host holding the benchmark history, as a running server lends its
+/// kept history to each call.
+struct Host;
+
+impl ToolContext for Host {
+    fn notes(&mut self) -> Result<NoteStore, Refusal> {
+        Err(Refusal::new(RefusalCode::InternalError, "no notes here"))
+    }
+
+    fn history(&mut self) -> Result<History, Refusal> {
+        Ok(HISTORY.clone())
+    }
+
+    fn with_history(&mut self, run: &mut dyn FnMut(&History) -> ToolOutput) -> ToolOutput {
+        run(&HISTORY)
+    }
+}
+
+/// One call through core's router, arguments as the host receives them.
+fn call(tool: Tool, arguments: Value) -> ToolOutput {
+    call_tool(&mut Host, tool.name, arguments)
 }
 
 #[divan::bench]
-fn list_newest_conversation() -> notesoup_core::tools::ToolOutput {
-    list(HistoryListParams::default())
+fn list_newest_conversation() -> ToolOutput {
+    call(Tool::HISTORY_LIST, json!({}))
 }
 
 #[divan::bench]
-fn list_middle_conversation() -> notesoup_core::tools::ToolOutput {
-    list(HistoryListParams {
-        before: Some(HISTORY.highest_seq() / 2),
-        ..Default::default()
-    })
-}
-
-#[divan::bench]
-fn list_oldest_tools_after() -> notesoup_core::tools::ToolOutput {
-    list(HistoryListParams {
-        after: Some(0),
-        roles: Some(vec![notesoup_core::history::Role::Tool]),
-        limit: Some(50),
-        ..Default::default()
-    })
-}
-
-#[divan::bench]
-fn list_previous_window() -> notesoup_core::tools::ToolOutput {
-    list(HistoryListParams {
-        window_id: Some("@previous".to_owned()),
-        ..Default::default()
-    })
-}
-
-fn search(query: Vec<&str>) -> notesoup_core::tools::ToolOutput {
-    history_search(
-        &HISTORY,
-        &HistorySearchParams {
-            query: query.into(),
-            limit: None,
-            roles: None,
-            before: None,
-            after: None,
-            window_id: None,
-            max_chars_per_item: None,
-        },
+fn list_middle_conversation() -> ToolOutput {
+    call(
+        Tool::HISTORY_LIST,
+        json!({"before": HISTORY.highest_seq() / 2}),
     )
+}
+
+#[divan::bench]
+fn list_oldest_tools_after() -> ToolOutput {
+    call(
+        Tool::HISTORY_LIST,
+        json!({"after": 0, "roles": ["tool"], "limit": 50}),
+    )
+}
+
+#[divan::bench]
+fn list_previous_window() -> ToolOutput {
+    call(Tool::HISTORY_LIST, json!({"window_id": "@previous"}))
+}
+
+fn search(query: Vec<&str>) -> ToolOutput {
+    call(Tool::HISTORY_SEARCH, json!({ "query": query }))
 }
 
 /// A common word: the newest page fills after a few events.
 #[divan::bench]
-fn search_common() -> notesoup_core::tools::ToolOutput {
+fn search_common() -> ToolOutput {
     search(vec!["PARSER"])
 }
 
 /// A word in no event: every document is scanned.
 #[divan::bench(sample_count = 20)]
-fn search_absent_full_scan() -> notesoup_core::tools::ToolOutput {
+fn search_absent_full_scan() -> ToolOutput {
     search(vec!["zebra"])
 }
 
 /// Three literals, one of them non-ASCII, none present: a full scan.
 #[divan::bench(sample_count = 20)]
-fn search_absent_or_unicode_full_scan() -> notesoup_core::tools::ToolOutput {
+fn search_absent_or_unicode_full_scan() -> ToolOutput {
     search(vec!["zebra", "ÉLAN", "北京"])
 }
 
 /// A literal found only in the oldest events: a full scan that fills a page.
 #[divan::bench(sample_count = 20)]
-fn search_rare_oldest() -> notesoup_core::tools::ToolOutput {
+fn search_rare_oldest() -> ToolOutput {
     search(vec!["crate1\""])
 }
 
 #[divan::bench]
-fn read_tool_event() -> notesoup_core::tools::ToolOutput {
-    history_read(
-        &HISTORY,
-        &HistoryReadParams {
-            seq: HISTORY.highest_seq() / 2,
-            offset_chars: None,
-            limit_chars: None,
-        },
+fn read_tool_event() -> ToolOutput {
+    call(
+        Tool::HISTORY_READ,
+        json!({"seq": HISTORY.highest_seq() / 2}),
     )
 }

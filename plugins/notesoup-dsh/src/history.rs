@@ -24,9 +24,9 @@ use std::collections::HashMap;
 
 use jiff::Timestamp;
 use notesoup_core::history::{
-    EndReason, History, ItemKind, MessageRole, NoticeKind, SessionLedger,
-    ToolStatus, Transcript, TranscriptError, TranscriptItem, TranscriptToolCall,
-    TranscriptToolResult, TranscriptWindow, WindowSignals, session_ledger,
+    EndReason, History, ItemKind, MessageRole, NoticeKind, SessionLedger, ToolStatus, Transcript,
+    TranscriptError, TranscriptItem, TranscriptToolCall, TranscriptToolResult, TranscriptWindow,
+    WindowSignals, session_ledger,
 };
 use serde_json::Value;
 

@@ -4,7 +4,7 @@
 //! only ever grows at the end: new items after the last one, on the last
 //! window or on new windows, and new seqs (some off the branch). Building
 //! the history again would copy and project every item of a long session on
-//! each append; [`History::extend`] projects only the new items, and pairs
+//! each append; [`History::extend_owned`] projects only the new items, and pairs
 //! the calls still waiting for a result. The result equals
 //! [`History::new`] over the whole transcript (a property test checks it).
 
@@ -13,10 +13,10 @@ use std::collections::HashSet;
 use super::model::{History, TranscriptError, Window, check_seqs, merge_spans};
 use super::transcript::{SeqSpan, Transcript, TranscriptItem, TranscriptWindow};
 
-/// One window of a transcript, borrowed: how a host that keeps its decoded
-/// transcript hands it to [`History::extend`] without copying it.
+/// One window of a handed-over transcript, borrowed while it is checked
+/// against the history.
 #[derive(Debug, Clone, Copy)]
-pub struct WindowView<'a> {
+pub(crate) struct WindowView<'a> {
     /// The window id.
     pub id: &'a str,
     /// When the window began, if known.
@@ -36,43 +36,19 @@ impl<'a> From<&'a TranscriptWindow> for WindowView<'a> {
 }
 
 impl History {
-    /// Brings the history up to the transcript `highest_seq`, `off_branch`,
-    /// `windows` (the whole transcript, borrowed), which must continue the
-    /// one the history was built from: the same windows (ids and start
-    /// times) with items only after the history's last item, possibly new
-    /// windows after them, and every earlier seq where it was (on or off
-    /// the branch). Only the new items are projected.
+    /// Brings the history up to `transcript`, handed over so its new items
+    /// move into the history instead of being copied. The transcript must
+    /// continue the one the history was built from: the same windows (ids
+    /// and start times) with items only after the history's last item,
+    /// possibly new windows after them, and every earlier seq where it was
+    /// (on or off the branch). It holds every window and at least the items
+    /// after the history's last one; earlier items may be left out. Only the
+    /// new items are projected.
     ///
     /// A transcript that does not continue the history is refused with
     /// [`TranscriptError::NotAContinuation`] and the history is left as it
     /// was (build it again with [`History::new`]); an inconsistent one gets
     /// the error [`History::new`] would give, also leaving it as it was.
-    pub fn extend(
-        &mut self,
-        highest_seq: u32,
-        off_branch: &[SeqSpan],
-        windows: &[WindowView<'_>],
-    ) -> Result<(), TranscriptError> {
-        let Continuation {
-            off_branch,
-            new_from,
-        } = self.continuation(highest_seq, off_branch, windows)?;
-        let items = new_from
-            .iter()
-            .flat_map(|&(index, old)| {
-                windows[index].items[old..]
-                    .iter()
-                    .map(move |item| Some((index, item.clone())))
-            })
-            .collect();
-        self.apply(highest_seq, off_branch, windows, items);
-        Ok(())
-    }
-
-    /// [`History::extend`] with the transcript handed over: its new items
-    /// move into the history instead of being copied. The transcript holds
-    /// every window (ids and start times) and at least the items after the
-    /// history's last one; earlier items may be left out.
     pub fn extend_owned(&mut self, transcript: Transcript) -> Result<(), TranscriptError> {
         let Transcript {
             highest_seq,
@@ -143,18 +119,6 @@ impl History {
             off_branch,
             new_from,
         })
-    }
-
-    /// Takes on a continuation checked by [`History::continuation`].
-    fn apply(
-        &mut self,
-        highest_seq: u32,
-        off_branch: Vec<SeqSpan>,
-        windows: &[WindowView<'_>],
-        items: Vec<Option<(usize, TranscriptItem)>>,
-    ) {
-        self.extend_windows(windows);
-        self.project(highest_seq, off_branch, items);
     }
 
     /// Adds the windows after the history's.

@@ -3,7 +3,7 @@
 //! A host decodes its own transcript into a [`Transcript`] (seqs allocated over
 //! every entry in append order, off-branch spans, the active branch's windows
 //! and items) and builds a [`History`] from it; the history tools in
-//! [`crate::tools::history`] read only that. Building pairs each tool call with
+//! `tools::history` read only that. Building pairs each tool call with
 //! its result into one tool event at the call's seq and computes each event's
 //! document once.
 
@@ -14,11 +14,13 @@ mod folded;
 mod ledger;
 mod model;
 mod signals;
+#[cfg(test)]
+pub(crate) mod tests;
 mod transcript;
 
 pub(crate) use event::NestedCallSummary;
 pub use event::{HistoryEvent, Role};
-pub use extend::WindowView;
+
 pub use ledger::{
     LedgerNote, LedgerNotice, Reorientation, SessionLedger, WindowLedger, session_ledger,
 };

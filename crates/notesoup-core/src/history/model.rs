@@ -61,7 +61,7 @@ pub enum TranscriptError {
         /// Last seq of the span.
         last: u32,
     },
-    /// [`History::extend`] was handed a transcript that does not continue
+    /// [`History::extend_owned`] was handed a transcript that does not continue
     /// the history (build it again instead).
     #[error("the transcript does not continue the history: {reason}")]
     NotAContinuation {
@@ -87,7 +87,7 @@ pub struct History {
     /// `(result seq, call seq)` for every result shown inside its call, by
     /// result seq.
     pub(super) paired_slots: Vec<(u32, u32)>,
-    /// The seq of the last item read (0 before any), for [`History::extend`].
+    /// The seq of the last item read (0 before any), for [`History::extend_owned`].
     pub(super) last_item_seq: u32,
     /// The calls still waiting for a result, in seq order, each with the
     /// index of its event: a later item may finish them.
@@ -99,7 +99,7 @@ pub struct History {
     pub(super) window_signals: Vec<WindowSignals>,
 }
 
-/// A call without a result yet, kept so [`History::extend`] can pair it.
+/// A call without a result yet, kept so [`History::extend_owned`] can pair it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct PendingCall {
     /// Its event's index in [`History::events`].
@@ -260,7 +260,7 @@ impl History {
     /// Hands over what the host's format records about each window beyond
     /// its events (`signals[i]` for window `i`), so `history_windows` can
     /// say how each window ended and how full it was. A host sets them
-    /// again after [`History::extend`]: they are not extended.
+    /// again after [`History::extend_owned`]: they are not extended.
     pub fn set_window_signals(&mut self, signals: Vec<WindowSignals>) {
         self.window_signals = signals;
     }

@@ -12,7 +12,7 @@
 //! the host's [`ToolContext`].
 //!
 //! Each operation takes its parameter struct (decoded from the host's JSON with
-//! [`parse_arguments`]) and returns a [`ToolOutput`]: the model-facing text, the
+//! `parse_arguments`) and returns a [`ToolOutput`]: the model-facing text, the
 //! flat JSON result (the data itself on success, `{error, code, details?}` on a
 //! refusal) and an error flag. Both the text and the JSON fit
 //! `TOOL_OUTPUT_MAX_BYTES`, whatever the input. Hosts never re-page or
@@ -31,7 +31,7 @@ mod budget;
 mod context;
 mod definition;
 mod fill;
-pub mod history;
+pub(crate) mod history;
 mod measure;
 pub(crate) mod notes;
 mod outcome;
@@ -51,7 +51,7 @@ pub use outcome::{Refusal, RefusalCode};
 pub(crate) use output::ToolData;
 pub(crate) use output::fits;
 pub use output::{CompactJson, ToolOutput};
-pub use params::parse_arguments;
+pub(crate) use params::parse_arguments;
 pub(crate) use params::{SearchQuery, json_kind};
 pub use table::{ListedTool, call_tool, tool_table, tools_for};
 pub(crate) use window::{LimitedBy, prefix_fit, render_window};

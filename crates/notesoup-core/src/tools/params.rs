@@ -15,7 +15,7 @@ use super::outcome::{Refusal, RefusalCode, ToolOutcome};
 /// A missing or `null` argument object reads as `{}`; anything else that is
 /// not an object is `invalid_arguments` (serde would read an array by
 /// position, which no tool's schema offers).
-pub fn parse_arguments<P: DeserializeOwned>(arguments: Value) -> Result<P, Refusal> {
+pub(crate) fn parse_arguments<P: DeserializeOwned>(arguments: Value) -> Result<P, Refusal> {
     let arguments = match arguments {
         Value::Null => Value::Object(serde_json::Map::new()),
         Value::Object(object) => Value::Object(object),
@@ -55,7 +55,7 @@ pub(crate) fn json_kind(value: &Value) -> &'static str {
 /// (by [`SearchQuery::literals`]) rather than as a decoding failure.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
-pub enum SearchQuery {
+pub(crate) enum SearchQuery {
     /// One literal.
     One(String),
     /// Several literals, any of which may match.
@@ -65,7 +65,7 @@ pub enum SearchQuery {
 impl SearchQuery {
     /// The literals to match, refusing an empty array, a non-string element and
     /// an empty string (which would match everything).
-    pub fn literals(&self) -> ToolOutcome<Vec<&str>> {
+    pub(crate) fn literals(&self) -> ToolOutcome<Vec<&str>> {
         let literals = match self {
             Self::One(one) => vec![one.as_str()],
             Self::Many(many) if many.is_empty() => {

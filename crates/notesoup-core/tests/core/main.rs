@@ -1,7 +1,6 @@
 //! Integration tests of notesoup-core on real temp directories: one binary,
 //! one module per area.
 
-mod history;
 mod modules;
 mod notes;
 mod plumbing;

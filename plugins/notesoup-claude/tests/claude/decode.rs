@@ -6,9 +6,9 @@ use std::fmt::Write;
 
 use notesoup_claude::transcript::decode::{ChainFile, decode_chain};
 use notesoup_claude::transcript::scan::{boot_scan, last_reply};
+use notesoup_cli::CommandTools;
 use notesoup_core::history::{History, Transcript};
-use notesoup_core::tools::history::{HistoryListParams, history_list};
-use notesoup_core::tools::parse_arguments;
+use notesoup_core::tools::{Tool, call_tool};
 
 use crate::support::{CHAIN_1, CHAIN_2, fixture};
 
@@ -436,13 +436,18 @@ fn previous_names_the_window_before_each_recorded_compaction() {
         let (session, file) = compaction(name);
         let history = History::new(decode_chain(&session, &[file]).unwrap()).unwrap();
         let previous = &history.windows()[history.windows().len() - 2];
-        let params: HistoryListParams = parse_arguments(serde_json::json!({
+        let mut tools = CommandTools {
+            history: Some(history.clone()),
+            ..CommandTools::default()
+        };
+        let arguments = serde_json::json!({
             "window_id": "@previous",
             "roles": ["user", "assistant"],
             "limit": 100,
-        }))
-        .unwrap();
-        let page = history_list(&history, &params).json.to_value();
+        });
+        let page = call_tool(&mut tools, Tool::HISTORY_LIST.name, arguments)
+            .json
+            .to_value();
         let items = page["items"].as_array().unwrap();
         let texts: Vec<&str> = items
             .iter()

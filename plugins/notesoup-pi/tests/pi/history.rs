@@ -3,12 +3,9 @@
 
 use std::path::Path;
 
+use notesoup_cli::CommandTools;
 use notesoup_core::history::{History, Role, ToolStatus};
-use notesoup_core::tools::history::{
-    HistoryListParams, HistoryReadParams, HistoryWindowsParams, history_list, history_read,
-    history_windows,
-};
-use notesoup_core::tools::parse_arguments;
+use notesoup_core::tools::{Tool, ToolOutput, call_tool};
 use notesoup_pi::history::decode;
 use notesoup_pi::session::SessionFile;
 use serde_json::json;
@@ -100,7 +97,7 @@ fn seqs_cover_every_branch_in_file_order() {
         ],
     );
     // An abandoned branch is unreadable here.
-    let read = history_read(&history, &read_params(4));
+    let read = history_tool(&history, Tool::HISTORY_READ, json!({"seq": 4}));
     assert!(read.is_error);
     assert!(read.text.contains("not_on_branch"), "{}", read.text);
 }
@@ -120,7 +117,7 @@ fn tool_calls_take_seqs_after_their_message_and_pair_with_results() {
             "7 pcw:0195f000:root assistant Second answer.",
         ],
     );
-    let slot = history_read(&history, &read_params(4));
+    let slot = history_tool(&history, Tool::HISTORY_READ, json!({"seq": 4}));
     assert!(slot.is_error);
     assert!(slot.text.contains("not_an_event"), "{}", slot.text);
 }
@@ -140,7 +137,7 @@ fn windows_split_at_current_and_legacy_markers() {
             "6 pcw:legacy:0001 assistant New answer.",
         ],
     );
-    let windows = history_windows(&history, &HistoryWindowsParams::default());
+    let windows = history_tool(&history, Tool::HISTORY_WINDOWS, json!({}));
     assert_eq!(
         windows.text,
         "session 0195f000-0000-7000-8000-000000000007\n\
@@ -180,9 +177,11 @@ fn windows_split_at_current_and_legacy_markers() {
         .unwrap();
     assert_eq!(history.windows()[checkpoint.window].id, "pcw:0195f000:root");
     // @previous names the second-to-last window.
-    let previous: HistoryListParams =
-        parse_arguments(json!({"window_id": "@previous", "roles": ["context"]})).unwrap();
-    let page = history_list(&history, &previous);
+    let page = history_tool(
+        &history,
+        Tool::HISTORY_LIST,
+        json!({"window_id": "@previous", "roles": ["context"]}),
+    );
     assert!(!page.is_error, "{}", page.text);
     assert!(page.text.contains("window pcw:0195f000:aaaa1111"));
     assert!(!page.text.contains("window pcw:0195f000:bbbb2222"));
@@ -240,8 +239,14 @@ fn bash_runs_nested_calls_unpaired_results_and_repeated_windows() {
     assert_eq!(history.highest_seq(), 12);
 }
 
-fn read_params(seq: u32) -> HistoryReadParams {
-    parse_arguments(json!({ "seq": seq })).unwrap()
+/// Calls a history tool over `history` through core's one router, as a
+/// command line does.
+fn history_tool(history: &History, tool: Tool, arguments: serde_json::Value) -> ToolOutput {
+    let mut tools = CommandTools {
+        history: Some(history.clone()),
+        ..CommandTools::default()
+    };
+    call_tool(&mut tools, tool.name, arguments)
 }
 
 mod properties {

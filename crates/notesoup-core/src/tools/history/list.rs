@@ -27,7 +27,7 @@ pub(crate) const HISTORY_LIST: Tool = Tool::reading::<HistoryListParams, History
 #[typeshare]
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct HistoryListParams {
+pub(crate) struct HistoryListParams {
     /// Optional. Most events per page (default 20); folded rows do not count.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1))]
@@ -59,7 +59,7 @@ pub struct HistoryListParams {
 
 /// `history_list`: one page of events around the anchors, the conversation
 /// view (with folded rows) when no roles are given.
-pub fn history_list(history: &History, params: &HistoryListParams) -> ToolOutput {
+pub(crate) fn history_list(history: &History, params: &HistoryListParams) -> ToolOutput {
     ToolOutput::from_packed(list_page(history, params))
 }
 

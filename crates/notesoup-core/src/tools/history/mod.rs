@@ -15,15 +15,19 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 pub(crate) use list::HISTORY_LIST;
-pub use list::{HistoryListParams, history_list};
+#[cfg(test)]
+pub(crate) use list::{HistoryListParams, history_list};
 pub(crate) use page::DEFAULT_PAGE_LIMIT;
 pub(crate) use read::HISTORY_READ;
-pub use read::{HistoryReadParams, history_read};
+#[cfg(test)]
+pub(crate) use read::{HistoryReadParams, history_read};
 pub(crate) use search::HISTORY_SEARCH;
-pub use search::{HistorySearchParams, history_search};
+#[cfg(test)]
+pub(crate) use search::{HistorySearchParams, history_search};
 pub(crate) use types::HistoryPage;
 pub(crate) use windows::HISTORY_WINDOWS;
-pub use windows::{HistoryWindowsParams, history_windows};
+#[cfg(test)]
+pub(crate) use windows::{HistoryWindowsParams, history_windows};
 
 use self::page::{PageScope, resolve_window};
 use super::definition::Tool;

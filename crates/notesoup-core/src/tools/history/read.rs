@@ -30,7 +30,7 @@ pub(crate) const HISTORY_READ: Tool = Tool::reading::<HistoryReadParams, History
 #[typeshare]
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct HistoryReadParams {
+pub(crate) struct HistoryReadParams {
     /// The event's seq, from history_list or history_search.
     #[schemars(range(min = 1))]
     pub seq: u32,
@@ -122,7 +122,7 @@ impl ToolData for HistoryReadData {
 }
 
 /// `history_read`: one window of an event's document, with its facts.
-pub fn history_read(history: &History, params: &HistoryReadParams) -> ToolOutput {
+pub(crate) fn history_read(history: &History, params: &HistoryReadParams) -> ToolOutput {
     ToolOutput::from_packed(read_event(history, params))
 }
 

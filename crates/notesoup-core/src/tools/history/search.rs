@@ -27,7 +27,7 @@ pub(crate) const HISTORY_SEARCH: Tool = Tool::reading::<HistorySearchParams, His
 #[typeshare]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct HistorySearchParams {
+pub(crate) struct HistorySearchParams {
     /// One literal, or several (any may match). Matching is case-insensitive
     /// over each event's text, tool arguments, output and nested calls.
     #[typeshare(typescript(type = "string | string[]"))]
@@ -62,7 +62,7 @@ pub struct HistorySearchParams {
 
 /// `history_search`: one page of events whose document contains any of the
 /// query literals (case-insensitive), previews starting at the earliest match.
-pub fn history_search(history: &History, params: &HistorySearchParams) -> ToolOutput {
+pub(crate) fn history_search(history: &History, params: &HistorySearchParams) -> ToolOutput {
     ToolOutput::from_packed(search_page(history, params))
 }
 

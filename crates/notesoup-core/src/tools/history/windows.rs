@@ -28,7 +28,7 @@ pub(crate) const HISTORY_WINDOWS: Tool = Tool::reading::<HistoryWindowsParams, H
 #[typeshare]
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct HistoryWindowsParams {}
+pub(crate) struct HistoryWindowsParams {}
 
 /// Result of `history_windows`: the session's windows, oldest first.
 #[typeshare]
@@ -107,7 +107,7 @@ impl ToolData for HistoryWindowsData {
 }
 
 /// `history_windows`: the session's windows, oldest first, as many as fit.
-pub fn history_windows(history: &History, _params: &HistoryWindowsParams) -> ToolOutput {
+pub(crate) fn history_windows(history: &History, _params: &HistoryWindowsParams) -> ToolOutput {
     ToolOutput::from_packed(windows_data(history))
 }
 

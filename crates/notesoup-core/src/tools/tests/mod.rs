@@ -7,9 +7,7 @@
 // public.
 #![allow(unreachable_pub)]
 
-#[path = "../../../tests/core/history/fixture.rs"]
-#[allow(dead_code)]
-mod fixture;
+use crate::history::tests::fixture;
 mod infra;
 mod notes;
 mod schemas;

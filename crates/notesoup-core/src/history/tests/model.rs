@@ -1,9 +1,9 @@
 //! The decoded model: validation, pairing, documents, windows.
 
-use insta::assert_snapshot;
-use notesoup_core::history::{
+use crate::history::{
     History, NestedArguments, NestedCall, NestedCalls, Role, SeqSpan, ToolStatus, TranscriptError,
 };
+use insta::assert_snapshot;
 
 use super::fixture::*;
 
@@ -193,7 +193,7 @@ fn branch_facts_answer_lookups() {
 
 #[test]
 fn inconsistent_transcripts_are_rejected() {
-    fn check(edit: impl FnOnce(&mut notesoup_core::history::Transcript), expect: TranscriptError) {
+    fn check(edit: impl FnOnce(&mut crate::history::Transcript), expect: TranscriptError) {
         let mut transcript = transcript(vec![
             window("a", vec![user(1, "x"), user(2, "y")]),
             window("b", vec![user(3, "z")]),

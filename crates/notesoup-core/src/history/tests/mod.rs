@@ -1,4 +1,4 @@
-//! Integration tests: history — the decoded model, pairing, documents and the
+//! Unit tests: history — the decoded model, pairing, documents and the
 //! four history tools.
 
 // Tests may unwrap: a panic is a failed test.

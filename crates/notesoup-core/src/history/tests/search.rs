@@ -1,8 +1,8 @@
 //! `history_search`.
 
+use crate::tools::history::{HistorySearchParams, history_search};
+use crate::tools::{ToolOutput, parse_arguments};
 use insta::assert_snapshot;
-use notesoup_core::tools::history::{HistorySearchParams, history_search};
-use notesoup_core::tools::{ToolOutput, parse_arguments};
 use serde_json::json;
 
 use super::fixture::*;

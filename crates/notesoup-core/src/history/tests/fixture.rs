@@ -1,13 +1,13 @@
 //! Small builders for decoded transcripts.
 
-use notesoup_core::history::{
+use crate::history::{
     History, ItemKind, MessageRole, NestedCalls, ToolStatus, Transcript, TranscriptItem,
     TranscriptToolCall, TranscriptToolResult, TranscriptWindow,
 };
-use notesoup_core::tools::ToolOutput;
+use crate::tools::ToolOutput;
 
 /// A window with its items.
-pub fn window(id: &str, items: Vec<TranscriptItem>) -> TranscriptWindow {
+pub(crate) fn window(id: &str, items: Vec<TranscriptItem>) -> TranscriptWindow {
     TranscriptWindow {
         id: id.to_owned(),
         created_at: Some(format!("2026-09-15T10:00:{:02}+00:00", id.len())),
@@ -23,7 +23,7 @@ fn at(seq: u32, kind: ItemKind) -> TranscriptItem {
     }
 }
 
-pub fn message(seq: u32, role: MessageRole, text: &str) -> TranscriptItem {
+pub(crate) fn message(seq: u32, role: MessageRole, text: &str) -> TranscriptItem {
     at(
         seq,
         ItemKind::Message {
@@ -33,19 +33,19 @@ pub fn message(seq: u32, role: MessageRole, text: &str) -> TranscriptItem {
     )
 }
 
-pub fn user(seq: u32, text: &str) -> TranscriptItem {
+pub(crate) fn user(seq: u32, text: &str) -> TranscriptItem {
     message(seq, MessageRole::User, text)
 }
 
-pub fn assistant(seq: u32, text: &str) -> TranscriptItem {
+pub(crate) fn assistant(seq: u32, text: &str) -> TranscriptItem {
     message(seq, MessageRole::Assistant, text)
 }
 
-pub fn context(seq: u32, text: &str) -> TranscriptItem {
+pub(crate) fn context(seq: u32, text: &str) -> TranscriptItem {
     message(seq, MessageRole::Context, text)
 }
 
-pub fn call(seq: u32, name: &str, id: &str, arguments: &str) -> TranscriptItem {
+pub(crate) fn call(seq: u32, name: &str, id: &str, arguments: &str) -> TranscriptItem {
     at(
         seq,
         ItemKind::from(TranscriptToolCall {
@@ -56,11 +56,11 @@ pub fn call(seq: u32, name: &str, id: &str, arguments: &str) -> TranscriptItem {
     )
 }
 
-pub fn tool_result(seq: u32, id: &str, output: &str) -> TranscriptItem {
+pub(crate) fn tool_result(seq: u32, id: &str, output: &str) -> TranscriptItem {
     result_with(seq, id, output, |_| {})
 }
 
-pub fn result_with(
+pub(crate) fn result_with(
     seq: u32,
     id: &str,
     output: &str,
@@ -81,7 +81,7 @@ pub fn result_with(
 }
 
 /// A transcript over these windows, `highest_seq` the last item's seq.
-pub fn transcript(windows: Vec<TranscriptWindow>) -> Transcript {
+pub(crate) fn transcript(windows: Vec<TranscriptWindow>) -> Transcript {
     let highest_seq = windows
         .iter()
         .flat_map(|window| window.items.iter().map(|item| item.seq))
@@ -95,12 +95,12 @@ pub fn transcript(windows: Vec<TranscriptWindow>) -> Transcript {
     }
 }
 
-pub fn history(windows: Vec<TranscriptWindow>) -> History {
+pub(crate) fn history(windows: Vec<TranscriptWindow>) -> History {
     History::new(transcript(windows)).unwrap()
 }
 
 /// A short session: two windows, a conversation with tool runs in between.
-pub fn session() -> History {
+pub(crate) fn session() -> History {
     history(vec![
         window(
             "root",
@@ -133,13 +133,13 @@ pub fn session() -> History {
 }
 
 /// Asserts a success and returns its text.
-pub fn ok_text(output: &ToolOutput) -> &str {
+pub(crate) fn ok_text(output: &ToolOutput) -> &str {
     assert!(!output.is_error, "unexpected refusal: {}", output.text);
     &output.text
 }
 
 /// Asserts a refusal with `code` and returns its JSON.
-pub fn refusal(output: &ToolOutput, code: &str) -> serde_json::Value {
+pub(crate) fn refusal(output: &ToolOutput, code: &str) -> serde_json::Value {
     assert!(output.is_error, "expected {code}, got: {}", output.text);
     let json = output.json.to_value();
     assert_eq!(json["code"], code, "{}", output.text);
@@ -147,7 +147,7 @@ pub fn refusal(output: &ToolOutput, code: &str) -> serde_json::Value {
 }
 
 /// Both surfaces fit the budget.
-pub fn assert_fits(output: &ToolOutput) {
+pub(crate) fn assert_fits(output: &ToolOutput) {
     let budget = ToolOutput::MAX_BYTES;
     assert!(
         output.text.len() <= budget,

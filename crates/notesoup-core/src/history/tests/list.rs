@@ -1,16 +1,16 @@
 //! `history_windows` and `history_list`.
 
-use insta::assert_snapshot;
-use notesoup_core::history::Role;
-use notesoup_core::tools::history::{
+use crate::history::Role;
+use crate::tools::history::{
     HistoryListParams, HistoryWindowsParams, history_list, history_windows,
 };
+use insta::assert_snapshot;
 use serde_json::json;
 
 use super::fixture::*;
 
-fn list(params: serde_json::Value) -> notesoup_core::tools::ToolOutput {
-    let params: HistoryListParams = notesoup_core::tools::parse_arguments(params).unwrap();
+fn list(params: serde_json::Value) -> crate::tools::ToolOutput {
+    let params: HistoryListParams = crate::tools::parse_arguments(params).unwrap();
     history_list(&session(), &params)
 }
 
@@ -31,7 +31,7 @@ fn windows_text() {
 /// and whether a checkpoint was written in it.
 #[test]
 fn windows_carry_their_ledger_fields() {
-    use notesoup_core::history::{EndReason, WindowSignals};
+    use crate::history::{EndReason, WindowSignals};
     let mut history = history(vec![
         window(
             "root",
@@ -73,7 +73,7 @@ fn windows_carry_their_ledger_fields() {
     assert_eq!(json["windows"][0]["checkpoint_written"], true);
 }
 
-fn session_windows() -> Vec<notesoup_core::history::TranscriptWindow> {
+fn session_windows() -> Vec<crate::history::TranscriptWindow> {
     vec![
         window("root", vec![user(1, "hello"), assistant(2, "hi")]),
         window("pcw:2", vec![user(3, "again")]),
@@ -101,7 +101,7 @@ fn windows_beyond_the_budget_are_counted() {
 fn a_session_id_too_large_for_any_response_is_refused() {
     let mut transcript = transcript(vec![]);
     transcript.session_id = "s".repeat(40_000);
-    let history = notesoup_core::history::History::new(transcript).unwrap();
+    let history = crate::history::History::new(transcript).unwrap();
     refusal(
         &history_windows(&history, &HistoryWindowsParams {}),
         "output_too_large",
@@ -138,7 +138,7 @@ fn explicit_roles_list_every_matching_event_without_folds() {
 
 #[test]
 fn anchors_select_pages_in_each_direction() {
-    fn seqs(output: &notesoup_core::tools::ToolOutput) -> Vec<u64> {
+    fn seqs(output: &crate::tools::ToolOutput) -> Vec<u64> {
         let json = output.json.to_value();
         json["items"]
             .as_array()
@@ -282,7 +282,7 @@ fn bad_arguments_are_refused() {
     refusal(&list(json!({"max_chars_per_item": 0})), "invalid_arguments");
     refusal(&list(json!({"roles": []})), "invalid_arguments");
     let unknown: Result<HistoryListParams, _> =
-        notesoup_core::tools::parse_arguments(json!({"limit": 1, "cursor": "x"}));
+        crate::tools::parse_arguments(json!({"limit": 1, "cursor": "x"}));
     let refusal = unknown.unwrap_err();
     assert_eq!(refusal.code().as_str(), "invalid_arguments");
     assert!(
@@ -398,9 +398,9 @@ fn a_page_that_cannot_fit_even_at_its_smallest_is_refused() {
         "1 history rows and their fold summary do not fit one response even at their smallest; narrow the range with before/after or read one seq"
     );
     assert_eq!(json["details"], json!({"rows": 1}));
-    let search = notesoup_core::tools::history::history_search(
+    let search = crate::tools::history::history_search(
         &history,
-        &notesoup_core::tools::parse_arguments(json!({"query": "hello"})).unwrap(),
+        &crate::tools::parse_arguments(json!({"query": "hello"})).unwrap(),
     );
     refusal(&search, "page_too_large");
 }

@@ -1,9 +1,9 @@
 //! `history_read`: address checks, windows, footers.
 
+use crate::history::{History, SeqSpan};
+use crate::tools::ToolOutput;
+use crate::tools::history::{HistoryReadParams, history_read};
 use insta::assert_snapshot;
-use notesoup_core::history::{History, SeqSpan};
-use notesoup_core::tools::ToolOutput;
-use notesoup_core::tools::history::{HistoryReadParams, history_read};
 use serde_json::json;
 
 use super::fixture::*;

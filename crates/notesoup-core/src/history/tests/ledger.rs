@@ -3,7 +3,7 @@
 //! window spent getting back to work, and the notices' fill. The hosts'
 //! tests run it on recorded sessions; this one pins the rules.
 
-use notesoup_core::history::{EndReason, NoticeKind, WindowSignals, session_ledger};
+use crate::history::{EndReason, NoticeKind, WindowSignals, session_ledger};
 
 use super::fixture::{assistant, call, context, history, tool_result, user, window};
 
@@ -100,7 +100,7 @@ fn a_manual_close_out_and_a_failed_write() {
                     r#"{"address":"checkpoint","content":"x"}"#,
                 ),
                 super::fixture::result_with(2, "c1", "refused", |result| {
-                    result.status = notesoup_core::history::ToolStatus::Error;
+                    result.status = crate::history::ToolStatus::Error;
                 }),
             ],
         ),

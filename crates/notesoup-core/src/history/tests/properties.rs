@@ -3,11 +3,11 @@
 
 use std::collections::BTreeSet;
 
-use notesoup_core::history::{
+use crate::history::{
     History, ItemKind, MessageRole, Role, SeqSpan, ToolStatus, Transcript, TranscriptItem,
     TranscriptWindow,
 };
-use notesoup_core::tools::history::{
+use crate::tools::history::{
     HistoryListParams, HistoryReadParams, HistorySearchParams, HistoryWindowsParams, history_list,
     history_read, history_search, history_windows,
 };
@@ -169,7 +169,7 @@ proptest! {
         let history = build(&gens);
         let window = (window_choice < history.windows().len() && window_choice > 0)
             .then(|| history.windows()[window_choice].id.clone());
-        let in_window = |event: &notesoup_core::history::HistoryEvent| {
+        let in_window = |event: &crate::history::HistoryEvent| {
             window.as_ref().is_none_or(|id| &history.windows()[event.window].id == id)
         };
         let expected: Vec<u32> = history.events().iter()
