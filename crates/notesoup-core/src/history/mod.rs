@@ -20,7 +20,8 @@ pub(crate) use event::NestedCallSummary;
 pub use event::{HistoryEvent, Role};
 pub use extend::WindowView;
 pub use ledger::{
-    LedgerNote, LedgerNotice, Reorientation, SessionLedger, WindowLedger, session_ledger,
+    LedgerEdit, LedgerNote, LedgerNotice, Reorientation, SessionLedger, WindowLedger,
+    session_ledger,
 };
 pub use model::{History, TranscriptError, Window};
 pub use signals::{EndReason, NoticeKind, WindowSignals};
