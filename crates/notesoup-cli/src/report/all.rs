@@ -214,6 +214,12 @@ pub(super) fn project_report(project: String, sessions: Vec<SessionRow>) -> Proj
             read.iter().map(|r| r.fill_at_reset_percent).collect(),
         ),
         trend(
+            "tokens at a reset",
+            read.iter()
+                .map(|r| r.tokens_at_reset.map(|t| t as f64))
+                .collect(),
+        ),
+        trend(
             "re-orientation calls per fresh window",
             read.iter().map(|r| r.reorientation_calls).collect(),
         ),
@@ -272,6 +278,15 @@ fn origins(by: &BTreeMap<EndReason, u32>) -> String {
         .join(", ")
 }
 
+/// The fill at a reset: the percent of the window, else the tokens.
+fn fill_at_reset(row: &SessionRow) -> String {
+    match (row.fill_at_reset_percent, row.tokens_at_reset) {
+        (Some(percent), _) => format!("{percent}%"),
+        (None, Some(tokens)) => format!("{tokens}t"),
+        (None, None) => "-".to_owned(),
+    }
+}
+
 fn or_dash<T: std::fmt::Display>(value: Option<T>) -> String {
     value.map_or_else(|| "-".to_owned(), |v| v.to_string())
 }
@@ -305,13 +320,17 @@ pub fn render_all_table(report: &ProjectReport) -> String {
         "started",
         "windows",
         "resets",
-        "fill@reset",
+        "at reset",
         "reorientation",
         "slipped",
         "notes"
     );
     for (index, row) in report.sessions.iter().enumerate() {
-        let id = row.session_id.as_deref().unwrap_or(&row.session);
+        let id = row
+            .session_id
+            .as_deref()
+            .filter(|id| !id.is_empty())
+            .unwrap_or(&row.session);
         if let Some(error) = &row.error {
             let _ = writeln!(
                 text,
@@ -334,8 +353,7 @@ pub fn render_all_table(report: &ProjectReport) -> String {
             super::ellipsize(row.started_at.as_deref().unwrap_or("-"), 24),
             row.windows,
             row.resets,
-            row.fill_at_reset_percent
-                .map_or_else(|| "-".to_owned(), |p| format!("{p}%")),
+            fill_at_reset(row),
             reorientation,
             row.slipped_summaries,
             row.notes_written,
@@ -395,7 +413,12 @@ pub fn render_all_html(report: &ProjectReport) -> String {
          <th>notes</th><th>tool calls</th></tr></thead><tbody>\n",
     );
     for (index, row) in report.sessions.iter().enumerate() {
-        let id = escape(row.session_id.as_deref().unwrap_or(&row.session));
+        let id = escape(
+            row.session_id
+                .as_deref()
+                .filter(|id| !id.is_empty())
+                .unwrap_or(&row.session),
+        );
         if let Some(error) = &row.error {
             let _ = writeln!(
                 page,
@@ -425,9 +448,7 @@ pub fn render_all_html(report: &ProjectReport) -> String {
             } else {
                 format!(" ({})", escape(&by))
             },
-            fill = row
-                .fill_at_reset_percent
-                .map_or_else(|| "–".to_owned(), |p| format!("{p}%")),
+            fill = fill_at_reset(row),
             slipped = row.slipped_summaries,
             notes = row.notes_written,
             calls = row.tool_calls,

@@ -3,9 +3,7 @@
 
 use std::path::Path;
 
-use notesoup_core::history::{
-    EndReason, LedgerEdit, LedgerNote, SessionLedger, WindowLedger,
-};
+use notesoup_core::history::{EndReason, LedgerEdit, LedgerNote, SessionLedger, WindowLedger};
 use notesoup_core::notes::NoteStore;
 use notesoup_core::plumbing::NotesOwner;
 
@@ -92,11 +90,15 @@ fn ledger(notes: Vec<LedgerNote>) -> SessionLedger {
 fn an_update_is_applied_to_the_audited_text_then_to_the_sessions_own() {
     let root = tempfile::tempdir().unwrap();
     let store = store(root.path());
-    store.write("@project/MAP.md", "alpha beta\n", None).unwrap();
+    store
+        .write("@project/MAP.md", "alpha beta\n", None)
+        .unwrap();
     store.write("@project/OLD.md", "old\n", None).unwrap();
     notesoup_core::dream::audit_commit(root.path(), "baseline one").unwrap();
     // Changed since the commit: the page must not show this for the call.
-    store.write("@project/MAP.md", "alpha beta delta\n", None).unwrap();
+    store
+        .write("@project/MAP.md", "alpha beta delta\n", None)
+        .unwrap();
     store.write("@project/NEW.md", "fresh\n", None).unwrap();
     let later = from_now(60);
     let ledger = ledger(vec![
@@ -111,7 +113,11 @@ fn an_update_is_applied_to_the_audited_text_then_to_the_sessions_own() {
     let texts = note_texts(&ledger, &store, root.path());
     assert!(texts.git);
     let at = |seq: u32| &texts.by_seq[&seq];
-    assert!(matches!(at(2).source, TextSource::Git { .. }), "{:?}", at(2));
+    assert!(
+        matches!(at(2).source, TextSource::Git { .. }),
+        "{:?}",
+        at(2)
+    );
     assert_eq!(at(2).text, "alpha gamma\n");
     assert_eq!(at(3).source, TextSource::Replayed { seq: 2 });
     assert_eq!(at(3).text, "alpha epsilon\n");
@@ -119,13 +125,25 @@ fn an_update_is_applied_to_the_audited_text_then_to_the_sessions_own() {
     assert_eq!(at(5).source, TextSource::Replayed { seq: 4 });
     assert_eq!(at(5).text, "next: test");
     // Not in the commit: the note as it is now, said so.
-    assert!(matches!(at(6).source, TextSource::Current { .. }), "{:?}", at(6));
+    assert!(
+        matches!(at(6).source, TextSource::Current { .. }),
+        "{:?}",
+        at(6)
+    );
     assert_eq!(at(6).text, "fresh\n");
     // Older than every commit.
-    assert!(matches!(at(7).source, TextSource::Current { .. }), "{:?}", at(7));
+    assert!(
+        matches!(at(7).source, TextSource::Current { .. }),
+        "{:?}",
+        at(7)
+    );
     assert_eq!(at(7).text, "old\n");
     // An edit that does not apply to the rebuilt text.
-    assert!(matches!(at(8).source, TextSource::Current { .. }), "{:?}", at(8));
+    assert!(
+        matches!(at(8).source, TextSource::Current { .. }),
+        "{:?}",
+        at(8)
+    );
     assert_eq!(at(8).text, "alpha beta delta\n");
 }
 
@@ -145,7 +163,10 @@ fn without_a_repository_an_update_shows_the_note_as_it_is_now() {
     };
     assert!(reason.contains("not a Git repository"), "{reason}");
     assert_eq!(texts.by_seq[&2].text, "now\n");
-    assert!(matches!(texts.by_seq[&3].source, TextSource::Unknown { .. }));
+    assert!(matches!(
+        texts.by_seq[&3].source,
+        TextSource::Unknown { .. }
+    ));
     let page = render_html(&SessionReport {
         ledger,
         budget: None,
