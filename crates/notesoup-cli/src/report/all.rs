@@ -147,8 +147,23 @@ fn failed_row(session: &str, error: String) -> SessionRow {
     }
 }
 
+impl SessionRow {
+    /// The row of `session` (as the host lists it) from its ledger.
+    pub fn of(session: &str, ledger: &SessionLedger) -> Self {
+        session_row(session, ledger)
+    }
+}
+
+impl ProjectReport {
+    /// The report of `project` over its sessions' rows, oldest first: the
+    /// totals and the trends.
+    pub fn new(project: String, sessions: Vec<SessionRow>) -> Self {
+        project_report(project, sessions)
+    }
+}
+
 /// A session's row from its ledger.
-pub(super) fn session_row(session: &str, ledger: &SessionLedger) -> SessionRow {
+fn session_row(session: &str, ledger: &SessionLedger) -> SessionRow {
     let resets: Vec<_> = ledger
         .windows
         .iter()
@@ -196,7 +211,7 @@ pub(super) fn session_row(session: &str, ledger: &SessionLedger) -> SessionRow {
 }
 
 /// The project's report over its rows.
-pub(super) fn project_report(project: String, sessions: Vec<SessionRow>) -> ProjectReport {
+fn project_report(project: String, sessions: Vec<SessionRow>) -> ProjectReport {
     let mut resets_by_origin = BTreeMap::new();
     for row in &sessions {
         for (reason, n) in &row.resets_by_origin {

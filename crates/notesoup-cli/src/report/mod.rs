@@ -422,17 +422,22 @@ fn timeline(page: &mut String, ledger: &SessionLedger, budget: Option<&BudgetLin
         label_y = PAD - 6,
     );
     if let Some(lines) = budget {
-        for (name, at) in [
+        // Each label at its own place along the line: the lines may lie
+        // a few pixels apart.
+        for (slot, (name, at)) in [
             ("reminder", lines.reminder_at),
             ("warning", lines.warning_at),
             ("reserve", lines.reserve_at),
-        ] {
+        ]
+        .into_iter()
+        .enumerate()
+        {
             let _ = writeln!(
                 page,
                 "<g class=\"budget\" data-line=\"{name}\" data-tokens=\"{at}\"><line class=\"budget-{name}\" x1=\"{PAD}\" y1=\"{ly}\" x2=\"{right}\" y2=\"{ly}\"/><text x=\"{tx}\" y=\"{ty}\" font-size=\"10\">{name} {at}</text></g>",
                 ly = y(at),
                 right = WIDTH - PAD,
-                tx = WIDTH - PAD - 110,
+                tx = WIDTH - PAD - 110 * (slot as u64 + 1),
                 ty = y(at).saturating_sub(3),
             );
         }
