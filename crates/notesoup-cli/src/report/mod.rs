@@ -575,7 +575,10 @@ fn notes_section(page: &mut String, ledger: &SessionLedger, texts: &NoteTexts) {
             escape(reason)
         ),
         (None, true) => "Each note shows its text right after the call: a write's content, an update applied to this session's earlier text of the note, else to the note in the notes' Git history (the notes root is a Git repository), else the note as it is now, as each says.".to_owned(),
-        (None, false) => "Each note shows its text right after the call: a write's content, an update applied to this session's earlier text of the note, else the note as it is now (the notes root is not a Git repository), as each says.".to_owned(),
+        (None, false) => match &texts.git_error {
+            Some(error) => format!("Each note shows its text right after the call: a write's content, an update applied to this session's earlier text of the note, else the note as it is now (the notes' Git history could not be read: {}), as each says.", escape(error)),
+            None => "Each note shows its text right after the call: a write's content, an update applied to this session's earlier text of the note, else the note as it is now (the notes root is not a Git repository), as each says.".to_owned(),
+        },
     };
     let _ = writeln!(
         page,

@@ -105,7 +105,7 @@ fn an_update_is_applied_to_the_audited_text_then_to_the_sessions_own() {
         update(2, "@project/MAP.md", "beta", "gamma", &later),
         update(3, "@project/MAP.md", "gamma", "epsilon", &later),
         write(4, "checkpoint.md", "next: ship", &later),
-        update(5, "checkpoint.md", "ship", "test", &later),
+        update(5, "checkpoint", "ship", "test", &later),
         update(6, "@project/NEW.md", "fresh", "stale", &later),
         update(7, "@project/OLD.md", "old", "older", &from_now(-3600)),
         update(8, "@project/MAP.md", "nowhere", "x", &later),

@@ -60,6 +60,9 @@ pub struct NoteTexts {
     pub git: bool,
     /// Why the texts could not be read at all (no notes root, no store).
     pub unavailable: Option<String>,
+    /// Why the notes root's Git history could not be read, when it could
+    /// not (the texts are then rebuilt without it).
+    pub git_error: Option<String>,
     /// The texts, by seq.
     pub by_seq: BTreeMap<u32, NoteText>,
 }
@@ -78,13 +81,17 @@ pub(crate) fn note_texts(ledger: &SessionLedger, store: &NoteStore, root: &Path)
         .zip(&paths)
         .filter_map(|(note, path)| Some((path.clone()?, call_seconds(note)?)))
         .collect();
-    let (git, mut audited) = match notesoup_core::dream::audited_texts(root, &wanted) {
-        Ok(Some(found)) => (true, found.into_iter()),
-        Ok(None) | Err(_) => (false, Vec::new().into_iter()),
+    let (git, git_error, mut audited) = match notesoup_core::dream::audited_texts(root, &wanted) {
+        Ok(Some(found)) => (true, None, found.into_iter()),
+        Ok(None) => (false, None, Vec::new().into_iter()),
+        Err(error) => (false, Some(error.to_string()), Vec::new().into_iter()),
     };
+    // By the note's file where it resolves (`checkpoint` and
+    // `checkpoint.md` are one note), else by the address as written.
     let mut known: HashMap<&str, (u32, String)> = HashMap::new();
     let mut by_seq = BTreeMap::new();
     for (note, path) in notes.iter().zip(&paths) {
+        let key = path.as_deref().unwrap_or(&note.address);
         let from_git = if path.is_some() && call_seconds(note).is_some() {
             audited.next().flatten()
         } else {
@@ -96,7 +103,7 @@ pub(crate) fn note_texts(ledger: &SessionLedger, store: &NoteStore, root: &Path)
                 text: note.text.clone(),
             }
         } else {
-            let earlier = match known.get(note.address.as_str()) {
+            let earlier = match known.get(key) {
                 Some((seq, text)) => Some((TextSource::Replayed { seq: *seq }, text.clone())),
                 None => from_git.map(|found| {
                     (
@@ -117,16 +124,17 @@ pub(crate) fn note_texts(ledger: &SessionLedger, store: &NoteStore, root: &Path)
         // Only a rebuilt text is a base for the next update.
         match shown.source {
             TextSource::Current { .. } | TextSource::Unknown { .. } => {
-                known.remove(note.address.as_str());
+                known.remove(key);
             }
             _ => {
-                known.insert(&note.address, (note.seq, shown.text.clone()));
+                known.insert(key, (note.seq, shown.text.clone()));
             }
         }
         by_seq.insert(note.seq, shown);
     }
     NoteTexts {
         git,
+        git_error,
         unavailable: None,
         by_seq,
     }
