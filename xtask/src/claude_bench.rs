@@ -539,7 +539,10 @@ pub fn report(args: &[String]) -> Result<()> {
         _ => bail!("{USAGE}"),
     };
     let claude = crate::refdir::reference_dir()?
-        .join(format!("claude-code-{}", crate::claude_hosts::CLAUDE_CODE_VERSION))
+        .join(format!(
+            "claude-code-{}",
+            crate::claude_hosts::CLAUDE_CODE_VERSION
+        ))
         .join("node_modules/.bin/claude");
     if !claude.exists() {
         bail!(
@@ -576,7 +579,10 @@ fn report_in(dir: &Path, binary: &Path, claude: &Path, runs: usize) -> Result<()
         size as f64 / 1e6,
         transcript.display()
     );
-    println!("load average at the start: {}", crate::workspace::load_average());
+    println!(
+        "load average at the start: {}",
+        crate::workspace::load_average()
+    );
     let ours = |html: bool| {
         let mut cmd = Command::new(binary);
         cmd.arg("report").arg("--session").arg(&transcript);
@@ -591,14 +597,21 @@ fn report_in(dir: &Path, binary: &Path, claude: &Path, runs: usize) -> Result<()
     };
     let theirs = || {
         let mut cmd = Command::new(claude);
-        cmd.args(["-p", "go on", "--output-format", "json", "--resume", REPORT_SESSION])
-            .env("HOME", &home)
-            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-            .env("DISABLE_TELEMETRY", "1")
-            .env("DISABLE_AUTOUPDATER", "1")
-            .env("ANTHROPIC_API_KEY", "sk-notesoup-bench")
-            .env("ANTHROPIC_BASE_URL", &api.url)
-            .current_dir(&project);
+        cmd.args([
+            "-p",
+            "go on",
+            "--output-format",
+            "json",
+            "--resume",
+            REPORT_SESSION,
+        ])
+        .env("HOME", &home)
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .env("DISABLE_TELEMETRY", "1")
+        .env("DISABLE_AUTOUPDATER", "1")
+        .env("ANTHROPIC_API_KEY", "sk-notesoup-bench")
+        .env("ANTHROPIC_BASE_URL", &api.url)
+        .current_dir(&project);
         cmd
     };
     let mut table = Vec::new();
@@ -620,8 +633,14 @@ fn report_in(dir: &Path, binary: &Path, claude: &Path, runs: usize) -> Result<()
         crate::pi_bench::medians(&html),
         crate::pi_bench::medians(&resumed),
     );
-    println!("medians of {runs} alternating runs ({} API requests answered):", api.requests());
-    println!("{:<44} {:>10} {:>10} {:>10}", "", "wall (s)", "CPU (s)", "RSS (MB)");
+    println!(
+        "medians of {runs} alternating runs ({} API requests answered):",
+        api.requests()
+    );
+    println!(
+        "{:<44} {:>10} {:>10} {:>10}",
+        "", "wall (s)", "CPU (s)", "RSS (MB)"
+    );
     for (name, sample) in [
         ("notesoup report", table),
         ("notesoup report --html", html),
@@ -633,7 +652,10 @@ fn report_in(dir: &Path, binary: &Path, claude: &Path, runs: usize) -> Result<()
         );
     }
     println!("the page: {page_kb:.0} kB");
-    println!("load average at the end: {}", crate::workspace::load_average());
+    println!(
+        "load average at the end: {}",
+        crate::workspace::load_average()
+    );
     Ok(())
 }
 
@@ -650,7 +672,12 @@ fn write_resumable_transcript(path: &Path, project: &Path) -> Result<()> {
     let mut i = 0u64;
     let mut parent = serde_json::Value::Null;
     while bytes < TRANSCRIPT_BYTES {
-        let at = format!("2026-01-01T{:02}:{:02}:{:02}.000Z", (i / 3600) % 24, (i / 60) % 60, i % 60);
+        let at = format!(
+            "2026-01-01T{:02}:{:02}:{:02}.000Z",
+            (i / 3600) % 24,
+            (i / 60) % 60,
+            i % 60
+        );
         let common = |uuid: String, parent: serde_json::Value| {
             serde_json::json!({"uuid": uuid, "parentUuid": parent, "isSidechain": false,
                 "sessionId": REPORT_SESSION, "cwd": cwd, "version": crate::claude_hosts::CLAUDE_CODE_VERSION,
@@ -745,13 +772,28 @@ fn answer(stream: std::net::TcpStream) -> Result<()> {
             .and_then(|request| request["model"].as_str().map(str::to_owned))
             .unwrap_or_else(|| "claude-opus-5-5".to_owned());
         let events = [
-            ("message_start", serde_json::json!({"type": "message_start", "message": {"id": "msg_bench", "type": "message",
+            (
+                "message_start",
+                serde_json::json!({"type": "message_start", "message": {"id": "msg_bench", "type": "message",
                 "role": "assistant", "model": model, "content": [], "stop_reason": null, "stop_sequence": null,
-                "usage": {"input_tokens": 10, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 20_000, "output_tokens": 1}}})),
-            ("content_block_start", serde_json::json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}})),
-            ("content_block_delta", serde_json::json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "ok"}})),
-            ("content_block_stop", serde_json::json!({"type": "content_block_stop", "index": 0})),
-            ("message_delta", serde_json::json!({"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": null}, "usage": {"output_tokens": 2}})),
+                "usage": {"input_tokens": 10, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 20_000, "output_tokens": 1}}}),
+            ),
+            (
+                "content_block_start",
+                serde_json::json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+            ),
+            (
+                "content_block_delta",
+                serde_json::json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "ok"}}),
+            ),
+            (
+                "content_block_stop",
+                serde_json::json!({"type": "content_block_stop", "index": 0}),
+            ),
+            (
+                "message_delta",
+                serde_json::json!({"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": null}, "usage": {"output_tokens": 2}}),
+            ),
             ("message_stop", serde_json::json!({"type": "message_stop"})),
         ];
         let mut text = String::new();

@@ -164,7 +164,10 @@ fn report(args: &[String]) -> Result<()> {
         size as f64 / 1e6,
         session.display()
     );
-    println!("load average at the start: {}", crate::workspace::load_average());
+    println!(
+        "load average at the start: {}",
+        crate::workspace::load_average()
+    );
     let notesoup = |html: bool| {
         let mut cmd = Command::new(root.join("target/release/notesoup-pi"));
         cmd.arg("report").arg(&session);
@@ -218,7 +221,10 @@ fn report(args: &[String]) -> Result<()> {
         theirs.cpu / table.cpu,
         theirs.peak_mb / table.peak_mb
     );
-    println!("load average at the end: {}", crate::workspace::load_average());
+    println!(
+        "load average at the end: {}",
+        crate::workspace::load_average()
+    );
     Ok(())
 }
 
