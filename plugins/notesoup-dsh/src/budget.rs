@@ -14,7 +14,7 @@
 use notesoup_core::budget::{BudgetPolicy, BudgetStage};
 
 use crate::decode::SessionEvent;
-use crate::messages::NoticeKind;
+use crate::messages::DshNotice;
 use crate::protocol::BudgetAction;
 
 /// What the current window has already been told.
@@ -46,9 +46,9 @@ impl WindowNotices {
             if !source.is_notesoup() {
                 continue;
             }
-            match source.notice.as_deref().and_then(NoticeKind::parse) {
-                Some(NoticeKind::Reminder) => notices.reminder = true,
-                Some(NoticeKind::Warning | NoticeKind::CloseOut) => notices.warning = true,
+            match source.notice.as_deref().and_then(DshNotice::parse) {
+                Some(DshNotice::Reminder) => notices.reminder = true,
+                Some(DshNotice::Warning | DshNotice::CloseOut) => notices.warning = true,
                 _ => {}
             }
         }

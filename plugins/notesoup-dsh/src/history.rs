@@ -31,7 +31,7 @@ use notesoup_core::history::{
 use serde_json::Value;
 
 use crate::decode::{SessionEvent, SurfaceOp};
-use crate::messages::NoticeKind;
+use crate::messages::DshNotice;
 use crate::window::{parse_window_id, windows};
 
 /// A log the history tools cannot read.
@@ -190,15 +190,15 @@ pub fn window_signals(
                         .compaction_summaries
                         .push(u64::try_from(chars).unwrap_or(u64::MAX));
                 } else if source.is_notesoup() && source.form.as_deref() == Some("notice") {
-                    match source.notice.as_deref().and_then(NoticeKind::parse) {
-                        Some(NoticeKind::Reminder) => {
+                    match source.notice.as_deref().and_then(DshNotice::parse) {
+                        Some(DshNotice::Reminder) => {
                             window.notices.push((seq, LedgerNotice::Reminder));
                         }
-                        Some(NoticeKind::Warning) => {
+                        Some(DshNotice::Warning) => {
                             window.notices.push((seq, LedgerNotice::Warning));
                         }
-                        Some(NoticeKind::CloseOut) => window.manual = true,
-                        Some(NoticeKind::Continuation) | None => {}
+                        Some(DshNotice::CloseOut) => window.manual = true,
+                        Some(DshNotice::Continuation) | None => {}
                     }
                 }
             }

@@ -34,7 +34,7 @@ impl ResetOrigin {
 
 /// What a notesoup notice is, in `source.notice`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum NoticeKind {
+pub enum DshNotice {
     /// The budget reminder.
     Reminder,
     /// The budget warning (the automatic close-out).
@@ -45,24 +45,24 @@ pub enum NoticeKind {
     Continuation,
 }
 
-impl NoticeKind {
+impl DshNotice {
     /// The `source.notice` value.
     pub fn as_str(self) -> &'static str {
         match self {
-            NoticeKind::Reminder => "reminder",
-            NoticeKind::Warning => "warning",
-            NoticeKind::CloseOut => "close-out",
-            NoticeKind::Continuation => "continuation",
+            DshNotice::Reminder => "reminder",
+            DshNotice::Warning => "warning",
+            DshNotice::CloseOut => "close-out",
+            DshNotice::Continuation => "continuation",
         }
     }
 
     /// Reads a `source.notice` value.
     pub fn parse(value: &str) -> Option<Self> {
         [
-            NoticeKind::Reminder,
-            NoticeKind::Warning,
-            NoticeKind::CloseOut,
-            NoticeKind::Continuation,
+            DshNotice::Reminder,
+            DshNotice::Warning,
+            DshNotice::CloseOut,
+            DshNotice::Continuation,
         ]
         .into_iter()
         .find(|k| k.as_str() == value)
@@ -94,7 +94,7 @@ pub fn boot_marker(boot: &str, window_id: &str, origin: ResetOrigin) -> Value {
 }
 
 /// A notesoup notice: model-facing text plus a one-line summary for the UI.
-pub fn notice(kind: NoticeKind, text: &str, summary: &str) -> Value {
+pub fn notice(kind: DshNotice, text: &str, summary: &str) -> Value {
     let summary: String = if summary.chars().count() > NOTICE_SUMMARY_MAX_CHARS {
         let cut: String = summary.chars().take(NOTICE_SUMMARY_MAX_CHARS - 1).collect();
         format!("{cut}…")
@@ -149,11 +149,11 @@ mod tests {
     #[test]
     fn notice_summaries_are_bounded() {
         let long = "x".repeat(500);
-        let message = notice(NoticeKind::Warning, "text", &long);
+        let message = notice(DshNotice::Warning, "text", &long);
         let summary = message["source"]["summary"].as_str().expect("summary");
         assert_eq!(summary.chars().count(), NOTICE_SUMMARY_MAX_CHARS);
         assert_eq!(message["source"]["notice"], "warning");
-        assert_eq!(NoticeKind::parse("close-out"), Some(NoticeKind::CloseOut));
-        assert_eq!(NoticeKind::parse("other"), None);
+        assert_eq!(DshNotice::parse("close-out"), Some(DshNotice::CloseOut));
+        assert_eq!(DshNotice::parse("other"), None);
     }
 }

@@ -27,7 +27,7 @@ use crate::boot::{self, NotesPlace};
 use crate::budget::{self, WindowNotices};
 use crate::decode::{PINNED_DSH_VERSION, SessionEvent};
 use crate::history::IncrementalHistory;
-use crate::messages::{self, NoticeKind, ResetOrigin};
+use crate::messages::{self, DshNotice, ResetOrigin};
 use crate::mirror::{MirrorError, SessionMirror};
 use crate::protocol::{
     BudgetAction, BudgetParams, BudgetResult, Call, ErrorCode, FreshWindowParams,
@@ -279,13 +279,13 @@ impl Sidecar {
             BudgetAction::Reminder => {
                 let countdown = policy.countdown(decision.remaining).unwrap_or(0);
                 Some(messages::notice(
-                    NoticeKind::Reminder,
+                    DshNotice::Reminder,
                     &BudgetPolicy::reminder_text(countdown, &bindings),
                     &format!("notesoup: {countdown} tokens before close-out"),
                 ))
             }
             BudgetAction::Warning => Some(messages::notice(
-                NoticeKind::Warning,
+                DshNotice::Warning,
                 &BudgetPolicy::warning_text(&bindings),
                 "notesoup: context almost full; close out the current memory window",
             )),
@@ -370,7 +370,7 @@ impl Sidecar {
             (ResetTrigger::Manual, Some(prompt)) => Some(messages::human_prompt(prompt)),
             (ResetTrigger::Manual | ResetTrigger::Compaction, _) => None,
             _ => Some(messages::notice(
-                NoticeKind::Continuation,
+                DshNotice::Continuation,
                 &ToolBindings::continuation_text(&bindings),
                 &format!("notesoup: fresh context window {window_id}"),
             )),
@@ -418,7 +418,7 @@ impl Sidecar {
         Ok(FreshWindowResult {
             text: text.into(),
             steer: Some(messages::notice(
-                NoticeKind::CloseOut,
+                DshNotice::CloseOut,
                 &close_out,
                 "notesoup: close out notes before a fresh window",
             )),
