@@ -35,7 +35,7 @@ use notesoup_core::tools::Tool;
 use crate::claude_plugin;
 use crate::workspace::workspace_root;
 
-const USAGE: &str = "usage: cargo xtask claude-bench [--runs N]";
+const USAGE: &str = "usage: cargo xtask claude-bench [--runs N] | claude-bench report [--runs N]";
 const SESSION: &str = "bench-session";
 const NOTES: usize = 1_000;
 const MANY_NOTES: usize = 10_000;
@@ -47,6 +47,9 @@ const RSS_CALLS: usize = 1_000;
 const FIRST_SERVERS: usize = 5;
 
 pub fn run(args: &[String]) -> Result<()> {
+    if args.first().is_some_and(|a| a == "report") {
+        return report(&args[1..]);
+    }
     let runs = match args {
         [] => 20,
         [flag, n] if flag == "--runs" => n.parse::<usize>().context(USAGE)?.max(2),
@@ -518,4 +521,295 @@ fn median(mut samples: Vec<Duration>) -> Duration {
 
 fn ms(duration: Duration) -> f64 {
     duration.as_secs_f64() * 1000.0
+}
+
+/// The session the report bench writes and Claude Code resumes.
+const REPORT_SESSION: &str = "0b5e55e5-5e55-4e55-8e55-5e55e55e55e5";
+
+/// `cargo xtask claude-bench report [--runs N]`: `notesoup report` (release)
+/// over a 50 MB transcript, as the table and with `--html`, side by side in
+/// one run with the real Claude Code resuming the same session headless
+/// (`claude -p --resume`, one turn answered by a fake Messages API on
+/// 127.0.0.1), each a whole process measured with GNU time, with the load
+/// average at the start and the end.
+pub fn report(args: &[String]) -> Result<()> {
+    let runs = match args {
+        [] => 3,
+        [flag, n] if flag == "--runs" => n.parse::<usize>().context(USAGE)?.max(1),
+        _ => bail!("{USAGE}"),
+    };
+    let claude = crate::refdir::reference_dir()?
+        .join(format!(
+            "claude-code-{}",
+            crate::claude_hosts::CLAUDE_CODE_VERSION
+        ))
+        .join("node_modules/.bin/claude");
+    if !claude.exists() {
+        bail!(
+            "Claude Code is not at {}: install it with `cargo xtask claude-hosts claude`",
+            claude.display()
+        );
+    }
+    let binary = claude_plugin::build(&workspace_root(), true)?;
+    let dir = std::env::temp_dir().join(format!("notesoup-claude-report-{}", std::process::id()));
+    let result = report_in(&dir, &binary, &claude, runs);
+    let _ = std::fs::remove_dir_all(&dir);
+    result
+}
+
+fn report_in(dir: &Path, binary: &Path, claude: &Path, runs: usize) -> Result<()> {
+    let home = dir.join("home");
+    let project = dir.join("work").join("proj");
+    std::fs::create_dir_all(project.join(".git"))?;
+    let slug: String = project
+        .to_string_lossy()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    let transcript = home
+        .join(".claude/projects")
+        .join(slug)
+        .join(format!("{REPORT_SESSION}.jsonl"));
+    write_resumable_transcript(&transcript, &project)?;
+    let size = std::fs::metadata(&transcript).map(|m| m.len()).unwrap_or(0);
+    let page = dir.join("report.html");
+    let api = FakeMessages::start()?;
+    println!(
+        "claude-bench report: a {:.1} MB transcript ({})",
+        size as f64 / 1e6,
+        transcript.display()
+    );
+    println!(
+        "load average at the start: {}",
+        crate::workspace::load_average()
+    );
+    let ours = |html: bool| {
+        let mut cmd = Command::new(binary);
+        cmd.arg("report").arg("--session").arg(&transcript);
+        if html {
+            cmd.arg("--html").arg(&page);
+        }
+        cmd.env("HOME", &home)
+            .env("PI_NOTES_HOME", dir.join("notes"))
+            .env("CLAUDE_PLUGIN_DATA", dir.join("data"))
+            .current_dir(&project);
+        cmd
+    };
+    let theirs = || {
+        let mut cmd = Command::new(claude);
+        cmd.args([
+            "-p",
+            "go on",
+            "--output-format",
+            "json",
+            "--resume",
+            REPORT_SESSION,
+        ])
+        .env("HOME", &home)
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .env("DISABLE_TELEMETRY", "1")
+        .env("DISABLE_AUTOUPDATER", "1")
+        .env("ANTHROPIC_API_KEY", "sk-notesoup-bench")
+        .env("ANTHROPIC_BASE_URL", &api.url)
+        .current_dir(&project);
+        cmd
+    };
+    let mut table = Vec::new();
+    let mut html = Vec::new();
+    let mut resumed = Vec::new();
+    // Alternating runs share whatever else the machine is doing. Claude
+    // Code appends its turn to the transcript: each run resumes a copy.
+    let pristine = dir.join("pristine.jsonl");
+    std::fs::copy(&transcript, &pristine)?;
+    for _ in 0..runs {
+        table.push(crate::pi_bench::measure(ours(false))?);
+        html.push(crate::pi_bench::measure(ours(true))?);
+        resumed.push(crate::pi_bench::measure(theirs())?);
+        std::fs::copy(&pristine, &transcript)?;
+    }
+    let page_kb = std::fs::metadata(&page).map(|m| m.len()).unwrap_or(0) as f64 / 1e3;
+    let (table, html, resumed) = (
+        crate::pi_bench::medians(&table),
+        crate::pi_bench::medians(&html),
+        crate::pi_bench::medians(&resumed),
+    );
+    println!(
+        "medians of {runs} alternating runs ({} API requests answered):",
+        api.requests()
+    );
+    println!(
+        "{:<44} {:>10} {:>10} {:>10}",
+        "", "wall (s)", "CPU (s)", "RSS (MB)"
+    );
+    for (name, sample) in [
+        ("notesoup report", table),
+        ("notesoup report --html", html),
+        ("claude -p --resume (one fake turn)", resumed),
+    ] {
+        println!(
+            "{name:<44} {:>10.3} {:>10.3} {:>10.0}",
+            sample.wall, sample.cpu, sample.peak_mb
+        );
+    }
+    println!("the page: {page_kb:.0} kB");
+    println!(
+        "load average at the end: {}",
+        crate::workspace::load_average()
+    );
+    Ok(())
+}
+
+/// A transcript of about 50 MB as Claude Code writes one: a first prompt,
+/// then exchanges of a prompt, a `Bash` call and its 2,000-character
+/// result, each row carrying the session, the project and a time, the
+/// replies' usage rising so the fill has a shape.
+fn write_resumable_transcript(path: &Path, project: &Path) -> Result<()> {
+    std::fs::create_dir_all(path.parent().context("transcript dir")?)?;
+    let mut out = std::io::BufWriter::new(std::fs::File::create(path)?);
+    let output = "x".repeat(2_000);
+    let cwd = project.to_string_lossy();
+    let mut bytes = 0;
+    let mut i = 0u64;
+    let mut parent = serde_json::Value::Null;
+    while bytes < TRANSCRIPT_BYTES {
+        let at = format!(
+            "2026-01-01T{:02}:{:02}:{:02}.000Z",
+            (i / 3600) % 24,
+            (i / 60) % 60,
+            i % 60
+        );
+        let common = |uuid: String, parent: serde_json::Value| {
+            serde_json::json!({"uuid": uuid, "parentUuid": parent, "isSidechain": false,
+                "sessionId": REPORT_SESSION, "cwd": cwd, "version": crate::claude_hosts::CLAUDE_CODE_VERSION,
+                "userType": "external", "timestamp": at})
+        };
+        let mut user = common(format!("u{i}"), parent.clone());
+        user["type"] = "user".into();
+        user["message"] = serde_json::json!({"role": "user", "content": format!("prompt {i}")});
+        let mut reply = common(format!("a{i}"), format!("u{i}").into());
+        reply["type"] = "assistant".into();
+        reply["message"] = serde_json::json!({"id": format!("m{i}"), "model": "claude-opus-5-5", "role": "assistant",
+            "type": "message", "stop_reason": "tool_use",
+            "content": [{"type": "tool_use", "id": format!("t{i}"), "name": "Bash", "input": {"command": "ls"}}],
+            "usage": {"input_tokens": 10, "cache_creation_input_tokens": 0,
+                "cache_read_input_tokens": 20_000 + (i % 1_000) * 150, "output_tokens": 10}});
+        let mut result = common(format!("r{i}"), format!("a{i}").into());
+        result["type"] = "user".into();
+        result["message"] = serde_json::json!({"role": "user", "content": [{"type": "tool_result",
+            "tool_use_id": format!("t{i}"), "content": output, "is_error": false}]});
+        for row in [user, reply, result] {
+            let line = row.to_string();
+            bytes += line.len() + 1;
+            writeln!(out, "{line}")?;
+        }
+        parent = format!("r{i}").into();
+        i += 1;
+    }
+    out.flush()?;
+    Ok(())
+}
+
+/// A fake Anthropic Messages API on 127.0.0.1: every `/v1/messages` request
+/// is read whole and answered with one streamed `ok` turn, token counts
+/// with a small figure.
+struct FakeMessages {
+    url: String,
+    answered: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl FakeMessages {
+    fn start() -> Result<Self> {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+        let url = format!("http://{}", listener.local_addr()?);
+        let answered = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let count = answered.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let count = count.clone();
+                std::thread::spawn(move || {
+                    if answer(stream).is_ok() {
+                        count.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    }
+                });
+            }
+        });
+        Ok(Self { url, answered })
+    }
+
+    fn requests(&self) -> usize {
+        self.answered.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+/// Reads one request (headers, then a body of its `Content-Length`) and
+/// answers it; the connection is then closed.
+fn answer(stream: std::net::TcpStream) -> Result<()> {
+    use std::io::Read as _;
+    let mut reader = BufReader::new(stream.try_clone()?);
+    let mut request_line = String::new();
+    reader.read_line(&mut request_line)?;
+    let mut length = 0usize;
+    loop {
+        let mut line = String::new();
+        reader.read_line(&mut line)?;
+        if line.trim().is_empty() {
+            break;
+        }
+        if let Some((name, value)) = line.split_once(':')
+            && name.eq_ignore_ascii_case("content-length")
+        {
+            length = value.trim().parse().unwrap_or(0);
+        }
+    }
+    let mut body = vec![0; length];
+    reader.read_exact(&mut body)?;
+    let path = request_line.split_whitespace().nth(1).unwrap_or("");
+    let (content_type, body) = if path.starts_with("/v1/messages/count_tokens") {
+        ("application/json", r#"{"input_tokens":100}"#.to_owned())
+    } else if path.starts_with("/v1/messages") {
+        let model = serde_json::from_slice::<serde_json::Value>(&body)
+            .ok()
+            .and_then(|request| request["model"].as_str().map(str::to_owned))
+            .unwrap_or_else(|| "claude-opus-5-5".to_owned());
+        let events = [
+            (
+                "message_start",
+                serde_json::json!({"type": "message_start", "message": {"id": "msg_bench", "type": "message",
+                "role": "assistant", "model": model, "content": [], "stop_reason": null, "stop_sequence": null,
+                "usage": {"input_tokens": 10, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 20_000, "output_tokens": 1}}}),
+            ),
+            (
+                "content_block_start",
+                serde_json::json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+            ),
+            (
+                "content_block_delta",
+                serde_json::json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "ok"}}),
+            ),
+            (
+                "content_block_stop",
+                serde_json::json!({"type": "content_block_stop", "index": 0}),
+            ),
+            (
+                "message_delta",
+                serde_json::json!({"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": null}, "usage": {"output_tokens": 2}}),
+            ),
+            ("message_stop", serde_json::json!({"type": "message_stop"})),
+        ];
+        let mut text = String::new();
+        for (name, data) in events {
+            let _ = write!(text, "event: {name}\ndata: {data}\n\n");
+        }
+        ("text/event-stream", text)
+    } else {
+        ("application/json", "{}".to_owned())
+    };
+    let mut stream = stream;
+    write!(
+        stream,
+        "HTTP/1.1 200 OK\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    )?;
+    stream.flush()?;
+    Ok(())
 }

@@ -27,6 +27,9 @@ commands:
   ci           everything CI runs: fmt, clippy, check-deps, tests
   claude-bench [--runs N]
                time the Claude plugin's hooks and an MCP call against node -e ''
+  claude-bench report [--runs N]
+               notesoup report (table and --html) on a 50 MB transcript, against
+               Claude Code resuming it for one turn (fake API)
   claude-hosts [claude|mcp|inspector|all]
                install the reference Claude Code, Python MCP client and MCP Inspector;
                prints export lines: eval \"$(cargo xtask claude-hosts)\"
@@ -46,6 +49,9 @@ commands:
   pi-bench context [ENTRIES] [RUNS]
                notesoup-pi context on a long session written by real Pi, against
                Pi opening it (SessionManager.open + buildSessionContext)
+  pi-bench report [ENTRIES] [RUNS]
+               notesoup-pi report (table and --html) on the same session, against
+               Pi opening it
   golden-pi    regenerate plugins/notesoup-pi/tests/golden with the real Pi SDK
   install-dsh  install Node 22, pnpm and the pinned dsh for notesoup-dsh's
                opt-in tests; prints `export NOTESOUP_DSH_ROOT=...` to eval

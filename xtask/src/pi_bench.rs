@@ -13,6 +13,7 @@ use crate::workspace::{build_notesoup_pi, workspace_root};
 pub fn run(args: &[String]) -> Result<()> {
     match args.first().map(String::as_str) {
         Some("context") => return context(&args[1..]),
+        Some("report") => return report(&args[1..]),
         Some("resume") => return resume(&args[1..]),
         _ => {}
     }
@@ -20,7 +21,7 @@ pub fn run(args: &[String]) -> Result<()> {
         [] => "500".to_owned(),
         [n] if n.parse::<u32>().is_ok() => n.clone(),
         _ => bail!(
-            "usage: cargo xtask pi-bench [ROUNDS] | pi-bench context [ENTRIES] [RUNS] | pi-bench resume [RUNS] [ENTRIES...]"
+            "usage: cargo xtask pi-bench [ROUNDS] | pi-bench context [ENTRIES] [RUNS] | pi-bench report [ENTRIES] [RUNS] | pi-bench resume [RUNS] [ENTRIES...]"
         ),
     };
     let env = crate::hosts::pi_env()?;
@@ -133,6 +134,96 @@ fn context(args: &[String]) -> Result<()> {
         theirs.wall / ours.wall,
         theirs.cpu / ours.cpu,
         theirs.peak_mb / ours.peak_mb
+    );
+    Ok(())
+}
+
+/// `pi-bench report [ENTRIES] [RUNS]`: `notesoup-pi report FILE` (release)
+/// over a long session written by real Pi, as the table and with `--html`,
+/// side by side in one run with Pi opening the same file and building its
+/// context (`SessionManager.open` + `buildSessionContext`, a whole Node
+/// process), with the load average at the start and the end.
+fn report(args: &[String]) -> Result<()> {
+    let number = |at: usize, default: usize| -> Result<usize> {
+        args.get(at).map_or(Ok(default), |n| {
+            n.parse().context("ENTRIES and RUNS are numbers")
+        })
+    };
+    let (entries, runs) = (number(0, 100_000)?, number(1, 5)?);
+    let env = crate::hosts::pi_env()?;
+    let root = workspace_root();
+    build_notesoup_pi(true)?;
+    let script = root.join("plugins/notesoup-pi/bench/long-session.mjs");
+    let session = long_session(&env, entries)?;
+    let size = std::fs::metadata(&session).map(|m| m.len()).unwrap_or(0);
+    let work = std::env::temp_dir().join(format!("notesoup-pi-report-{}", std::process::id()));
+    std::fs::create_dir_all(&work).with_context(|| format!("creating {}", work.display()))?;
+    let page = work.join("report.html");
+    println!(
+        "session: {entries} entries, {:.1} MB, written by Pi 1.6.0 ({})",
+        size as f64 / 1e6,
+        session.display()
+    );
+    println!(
+        "load average at the start: {}",
+        crate::workspace::load_average()
+    );
+    let notesoup = |html: bool| {
+        let mut cmd = Command::new(root.join("target/release/notesoup-pi"));
+        cmd.arg("report").arg(&session);
+        if html {
+            cmd.arg("--html").arg(&page);
+        }
+        // The notes the page reads: an empty home of the bench's own.
+        cmd.env("PI_NOTES_HOME", work.join("notes"))
+            .env("PI_CODING_AGENT_DIR", work.join("agent"));
+        cmd
+    };
+    let pi = || {
+        let mut cmd = Command::new(&env.node);
+        cmd.arg(&script)
+            .arg("open")
+            .arg(&session)
+            .env("NOTESOUP_PI_NODE_MODULES", &env.node_modules);
+        cmd
+    };
+    let mut table = Vec::new();
+    let mut html = Vec::new();
+    let mut theirs = Vec::new();
+    // Alternating runs share whatever else the machine is doing.
+    for _ in 0..runs {
+        table.push(measure(notesoup(false))?);
+        html.push(measure(notesoup(true))?);
+        theirs.push(measure(pi())?);
+    }
+    let page_kb = std::fs::metadata(&page).map(|m| m.len()).unwrap_or(0) as f64 / 1e3;
+    let _ = std::fs::remove_dir_all(&work);
+    let (table, html, theirs) = (medians(&table), medians(&html), medians(&theirs));
+    println!("medians of {runs} alternating runs:");
+    println!(
+        "{:<36} {:>10} {:>10} {:>10}",
+        "", "wall (s)", "CPU (s)", "RSS (MB)"
+    );
+    for (name, sample) in [
+        ("notesoup-pi report", table),
+        ("notesoup-pi report --html", html),
+        ("Pi open + buildSessionContext", theirs),
+    ] {
+        println!(
+            "{name:<36} {:>10.3} {:>10.3} {:>10.0}",
+            sample.wall, sample.cpu, sample.peak_mb
+        );
+    }
+    println!("the page: {page_kb:.0} kB");
+    println!(
+        "ratio: Pi's open over the report: {:.2}x (wall), {:.2}x (CPU), {:.2}x (memory)",
+        theirs.wall / table.wall,
+        theirs.cpu / table.cpu,
+        theirs.peak_mb / table.peak_mb
+    );
+    println!(
+        "load average at the end: {}",
+        crate::workspace::load_average()
     );
     Ok(())
 }
@@ -319,19 +410,19 @@ struct ResumeSample {
 
 /// One run of a measured process.
 #[derive(Debug, Clone, Copy)]
-struct Sample {
+pub(crate) struct Sample {
     /// Wall time, seconds.
-    wall: f64,
+    pub(crate) wall: f64,
     /// CPU time (user + sys, every thread), seconds.
-    cpu: f64,
+    pub(crate) cpu: f64,
     /// Peak resident set, MB.
-    peak_mb: f64,
+    pub(crate) peak_mb: f64,
 }
 
 /// Wall time, CPU time and peak RSS of one whole process, its output
 /// discarded. CPU time and the peak come from GNU time when it is installed
 /// (NaN otherwise).
-fn measure(cmd: Command) -> Result<Sample> {
+pub(crate) fn measure(cmd: Command) -> Result<Sample> {
     let gnu_time = std::path::Path::new("/usr/bin/time");
     let program = cmd.get_program().to_owned();
     let args: Vec<_> = cmd.get_args().map(ToOwned::to_owned).collect();
@@ -377,7 +468,7 @@ fn measure(cmd: Command) -> Result<Sample> {
     })
 }
 
-fn medians(samples: &[Sample]) -> Sample {
+pub(crate) fn medians(samples: &[Sample]) -> Sample {
     let median = |values: &mut Vec<f64>| {
         values.sort_by(f64::total_cmp);
         values.get(values.len() / 2).copied().unwrap_or(f64::NAN)

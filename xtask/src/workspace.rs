@@ -34,3 +34,15 @@ pub fn build_notesoup_pi(release: bool) -> Result<()> {
     }
     Ok(())
 }
+
+/// The machine's load average (1, 5 and 15 minutes), as `/proc/loadavg`
+/// gives it; `unknown` where there is none.
+pub fn load_average() -> String {
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    let figures: Vec<&str> = load.split_whitespace().take(3).collect();
+    if figures.is_empty() {
+        "unknown".to_owned()
+    } else {
+        figures.join(" ")
+    }
+}

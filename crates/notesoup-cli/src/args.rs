@@ -219,6 +219,10 @@ pub struct ReportArgs<S: Args> {
     /// Also write the report as one self-contained HTML page to FILE.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
+    /// Report every session of the project (--cwd, else the current
+    /// directory), one row each, and the trends across them.
+    #[arg(long)]
+    pub all: bool,
     #[command(flatten)]
     pub session: SessionArgs<S>,
 }

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use clap::Args;
 use notesoup_core::boot::BootSections;
+use notesoup_core::budget::BudgetPolicy;
 use notesoup_core::dream::DreamRunner;
 use notesoup_core::history::SessionLedger;
 use notesoup_core::plumbing::{DreamerProcess, DreamerSetting};
@@ -67,6 +68,26 @@ pub trait CliHost {
         target: &Target<'_, Self::SessionArgs>,
         out: &mut Out,
     ) -> anyhow::Result<SessionLedger>;
+
+    /// The budget lines the session `target` names is held to in a window
+    /// of `context_window` tokens, from this host's settings as they are
+    /// now (`report`'s timeline); `None` when this host has no budget.
+    fn budget(
+        &mut self,
+        target: &Target<'_, Self::SessionArgs>,
+        context_window: u64,
+        out: &mut Out,
+    ) -> anyhow::Result<Option<BudgetPolicy>>;
+
+    /// Every recorded session of the project `target` names (its `--cwd`,
+    /// else the current directory), oldest first, each as `--session`
+    /// takes it (`report --all`). A session continued across several
+    /// records (Claude Code's `/clear` chain) is listed once.
+    fn sessions(
+        &mut self,
+        target: &Target<'_, Self::SessionArgs>,
+        out: &mut Out,
+    ) -> anyhow::Result<Vec<String>>;
 
     /// The dreamer this host runs, stopped after `timeout`, and its
     /// `dreamer` setting.

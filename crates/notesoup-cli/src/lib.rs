@@ -43,6 +43,9 @@ pub use boot::boot_stats;
 pub use host::{BootView, CliHost, HostDreamer, Purpose, Target, UsageError, no_session_recorded};
 pub use out::Out;
 pub use pages::man_page;
-pub use report::{render_html, render_table};
+pub use report::{
+    BudgetLines, NoteText, NoteTexts, ProjectReport, SessionReport, SessionRow, TextSource, Trend,
+    render_all_html, render_all_table, render_html, render_table,
+};
 pub use run::{command, parse, run};
 pub use tools::CommandTools;

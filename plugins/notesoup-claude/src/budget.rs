@@ -63,16 +63,8 @@ impl Budget {
     /// user's, clamped by core).
     pub fn measure(reply: &LastReply, config: &BudgetConfig) -> Self {
         let window = context_window(reply, config);
-        let reserve = match config.reserve {
-            Some(raw) => ClampedReserve::of(raw, Some(window)).tokens,
-            None => BudgetPolicy::DEFAULT_RESERVE_TOKENS.max(window * RESERVE_PERCENT / 100),
-        };
-        let margin = config
-            .reminder_margin
-            .filter(|m| *m > 0)
-            .unwrap_or(BudgetPolicy::DEFAULT_REMINDER_MARGIN_TOKENS);
         Self {
-            policy: BudgetPolicy::new(reserve, margin),
+            policy: policy(window, config),
             remaining: BudgetPolicy::remaining_tokens(window, reply.usage.context_tokens()),
         }
     }
@@ -87,6 +79,21 @@ impl Budget {
     pub fn countdown(&self) -> u64 {
         self.policy.countdown(Some(self.remaining)).unwrap_or(0)
     }
+}
+
+/// The lines in a window of `window` tokens: the reserve the larger of the
+/// default and 15% of the window (or the user's, clamped by core), the
+/// user's reminder margin or the default.
+pub fn policy(window: u64, config: &BudgetConfig) -> BudgetPolicy {
+    let reserve = match config.reserve {
+        Some(raw) => ClampedReserve::of(raw, Some(window)).tokens,
+        None => BudgetPolicy::DEFAULT_RESERVE_TOKENS.max(window * RESERVE_PERCENT / 100),
+    };
+    let margin = config
+        .reminder_margin
+        .filter(|m| *m > 0)
+        .unwrap_or(BudgetPolicy::DEFAULT_REMINDER_MARGIN_TOKENS);
+    BudgetPolicy::new(reserve, margin)
 }
 
 /// What a prompt-time hook (UserPromptSubmit, PostToolBatch) delivers.

@@ -456,6 +456,71 @@ impl CliHost for ClaudeCli {
             .map_err(|refusal| anyhow::anyhow!("{}", refusal.message()))
     }
 
+    fn budget(
+        &mut self,
+        _target: &Target<'_, NoHostArgs>,
+        context_window: u64,
+        _out: &mut Out,
+    ) -> anyhow::Result<Option<notesoup_core::budget::BudgetPolicy>> {
+        Ok(Some(crate::budget::policy(
+            context_window,
+            &self.env.budget,
+        )))
+    }
+
+    fn sessions(
+        &mut self,
+        target: &Target<'_, NoHostArgs>,
+        _out: &mut Out,
+    ) -> anyhow::Result<Vec<String>> {
+        let cwd = target.cwd_or_current()?;
+        let key = project_key(&cwd);
+        let Some(data) = self.env.data_dir() else {
+            return Ok(Vec::new());
+        };
+        let entries = match std::fs::read_dir(data.join("sessions")) {
+            Ok(entries) => entries,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(error) => anyhow::bail!("{}: {error}", data.display()),
+        };
+        let states = StateDir::new(data);
+        // A `/clear` chain is one session: its last record, listed when the
+        // chain began.
+        let mut chains: std::collections::BTreeMap<
+            String,
+            (std::time::SystemTime, std::time::SystemTime, String),
+        > = std::collections::BTreeMap::new();
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let Some(id) = name.strip_suffix(".json") else {
+                continue;
+            };
+            let Ok(Some(state)) = states.load(id) else {
+                continue;
+            };
+            if state.project_key != key {
+                continue;
+            }
+            let touched = entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .unwrap_or(std::time::UNIX_EPOCH);
+            let chain = chains.entry(state.notes_session_id.clone()).or_insert((
+                touched,
+                touched,
+                state.session_id.clone(),
+            ));
+            chain.0 = chain.0.min(touched);
+            if touched >= chain.1 {
+                chain.1 = touched;
+                chain.2 = state.session_id.clone();
+            }
+        }
+        let mut found: Vec<_> = chains.into_values().collect();
+        found.sort();
+        Ok(found.into_iter().map(|(_, _, id)| id).collect())
+    }
+
     fn dreamer(
         &mut self,
         args: ClaudeDreamerArgs,

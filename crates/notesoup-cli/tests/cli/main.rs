@@ -72,6 +72,23 @@ impl CliHost for Nothing {
         anyhow::bail!("no ledger")
     }
 
+    fn budget(
+        &mut self,
+        _target: &Target<'_, NoHostArgs>,
+        _context_window: u64,
+        _out: &mut Out,
+    ) -> anyhow::Result<Option<notesoup_core::budget::BudgetPolicy>> {
+        Ok(None)
+    }
+
+    fn sessions(
+        &mut self,
+        _target: &Target<'_, NoHostArgs>,
+        _out: &mut Out,
+    ) -> anyhow::Result<Vec<String>> {
+        Ok(Vec::new())
+    }
+
     fn dreamer(
         &mut self,
         _args: NoHostArgs,
@@ -293,6 +310,9 @@ fn the_report_page_escapes_what_the_session_wrote() {
             chars: 3,
             checkpoint: true,
             text: hostile.to_owned(),
+            at: Some(hostile.to_owned()),
+            edits: Vec::new(),
+            replace_all: false,
         }],
         checkpoint_written: true,
         checkpoint_chars: Some(3),
@@ -310,7 +330,22 @@ fn the_report_page_escapes_what_the_session_wrote() {
         notes_written: 1,
         reorientation_calls: 0,
     };
-    let page = notesoup_cli::render_html(&ledger);
+    let mut texts = notesoup_cli::NoteTexts::default();
+    texts.by_seq.insert(
+        1,
+        notesoup_cli::NoteText {
+            source: notesoup_cli::TextSource::Current {
+                reason: hostile.to_owned(),
+            },
+            text: hostile.to_owned(),
+        },
+    );
+    let report = notesoup_cli::SessionReport {
+        ledger: ledger.clone(),
+        budget: None,
+        texts,
+    };
+    let page = notesoup_cli::render_html(&report);
     for live in ["<script", "<img", "onerror=alert(2)>"] {
         assert!(!page.contains(live), "{live} in the page");
     }

@@ -757,3 +757,61 @@ pub(crate) fn withheld_lines(
         })
         .collect()
 }
+
+/// A file's text as one audit commit of a home holds it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuditedText {
+    /// The commit (hex).
+    pub commit: String,
+    /// Its commit time, Unix seconds.
+    pub committed_at: i64,
+    /// The file's bytes, read as UTF-8 (a bad byte replaced).
+    pub text: String,
+}
+
+/// For each `(path, at)`: the file at `path` (`/`-separated, relative to
+/// `home`) in the newest audit commit made at or before `at` (Unix
+/// seconds), `None` where that commit lacks it or no commit is that old.
+/// `Ok(None)` when the home has no repository. Read only: nothing is
+/// written, the index included.
+pub fn audited_texts(
+    home: &Path,
+    wanted: &[(String, i64)],
+) -> Result<Option<Vec<Option<AuditedText>>>, DreamError> {
+    let Some(repo) = open_existing(home)? else {
+        return Ok(None);
+    };
+    let mut commits = Vec::new();
+    for id in history(&repo)? {
+        let commit = repo.find_commit(id).map_err(audit_error)?;
+        let seconds = commit.time().map_err(audit_error)?.seconds;
+        let tree = commit.tree_id().map_err(audit_error)?.detach();
+        commits.push((id, seconds, tree));
+    }
+    let mut found = Vec::with_capacity(wanted.len());
+    for (path, at) in wanted {
+        // Newest first: the first commit not after `at`.
+        let Some(&(id, seconds, tree)) = commits.iter().find(|(_, seconds, _)| seconds <= at)
+        else {
+            found.push(None);
+            continue;
+        };
+        let tree = repo.find_tree(tree).map_err(audit_error)?;
+        let entry = tree
+            .lookup_entry_by_path(path.as_str())
+            .map_err(audit_error)?;
+        let text = match entry {
+            Some(entry) if entry.mode().is_blob() => {
+                let blob = repo.find_blob(entry.object_id()).map_err(audit_error)?;
+                Some(String::from_utf8_lossy(&blob.data).into_owned())
+            }
+            _ => None,
+        };
+        found.push(text.map(|text| AuditedText {
+            commit: id.to_string(),
+            committed_at: seconds,
+            text,
+        }));
+    }
+    Ok(Some(found))
+}

@@ -24,7 +24,7 @@ mod tools;
 mod tree;
 mod wastebasket;
 
-pub use audit::{audit_commit, purge_secrets};
+pub use audit::{AuditedText, audit_commit, audited_texts, purge_secrets};
 pub(crate) use deadline::Deadline;
 pub use deadline::Ended;
 pub use doctor::{clean_temp_files, doctor};

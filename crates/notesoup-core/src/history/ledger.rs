@@ -34,6 +34,25 @@ pub struct LedgerNote {
     /// The text as the call carried it (the new content of a write, the
     /// replacement of an update).
     pub text: String,
+    /// When the call was recorded, as the host recorded it.
+    #[serde(default)]
+    pub at: Option<String>,
+    /// An update's edits, in order (empty for a write), so a reader can
+    /// apply them to the note's earlier text.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub edits: Vec<LedgerEdit>,
+    /// The update replaced every occurrence of each old text.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub replace_all: bool,
+}
+
+/// One edit of a `notes_update` call.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LedgerEdit {
+    /// The text replaced.
+    pub old_text: String,
+    /// Its replacement.
+    pub new_text: String,
 }
 
 /// A notice with the fill at the time it was given.
@@ -192,8 +211,9 @@ fn window_ledger(
             wiped = true;
         }
         if tool.status != ToolStatus::Error
-            && let Some(note) = note_of(event.seq, name, &event.document)
+            && let Some(mut note) = note_of(event.seq, name, &event.document)
         {
+            note.at.clone_from(&event.created_at);
             notes.push(note);
         }
     }
@@ -298,21 +318,39 @@ fn note_of(seq: u32, name: &str, document: &str) -> Option<LedgerNote> {
         .next()?
         .ok()?;
     let address = arguments.get("address")?.as_str()?.to_owned();
-    let text = match arguments.get("edits").and_then(serde_json::Value::as_array) {
-        Some(edits) => edits
+    let text_of = |edit: &serde_json::Value, camel: &str, snake: &str| {
+        edit.get(camel)
+            .or_else(|| edit.get(snake))
+            .and_then(serde_json::Value::as_str)
+            .map(str::to_owned)
+    };
+    let edits: Vec<LedgerEdit> = arguments
+        .get("edits")
+        .and_then(serde_json::Value::as_array)
+        .map(|edits| {
+            edits
+                .iter()
+                .filter_map(|edit| {
+                    Some(LedgerEdit {
+                        old_text: text_of(edit, "oldText", "old_text")?,
+                        new_text: text_of(edit, "newText", "new_text")?,
+                    })
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let text = if op == "update" {
+        edits
             .iter()
-            .filter_map(|edit| {
-                edit.get("newText")
-                    .or_else(|| edit.get("new_text"))
-                    .and_then(serde_json::Value::as_str)
-            })
+            .map(|edit| edit.new_text.as_str())
             .collect::<Vec<_>>()
-            .join("\n…\n"),
-        None => arguments
+            .join("\n…\n")
+    } else {
+        arguments
             .get("content")
             .and_then(serde_json::Value::as_str)
             .unwrap_or_default()
-            .to_owned(),
+            .to_owned()
     };
     Some(LedgerNote {
         seq,
@@ -321,6 +359,13 @@ fn note_of(seq: u32, name: &str, document: &str) -> Option<LedgerNote> {
         chars: u64::try_from(text.chars().count()).unwrap_or(u64::MAX),
         address,
         text,
+        at: None,
+        replace_all: arguments
+            .get("replace_all")
+            .or_else(|| arguments.get("replaceAll"))
+            .and_then(serde_json::Value::as_bool)
+            .unwrap_or(false),
+        edits,
     })
 }
 

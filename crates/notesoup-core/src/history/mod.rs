@@ -22,7 +22,8 @@ pub(crate) use event::NestedCallSummary;
 pub use event::{HistoryEvent, Role};
 
 pub use ledger::{
-    LedgerNote, LedgerNotice, Reorientation, SessionLedger, WindowLedger, session_ledger,
+    LedgerEdit, LedgerNote, LedgerNotice, Reorientation, SessionLedger, WindowLedger,
+    session_ledger,
 };
 pub use model::{History, TranscriptError, Window};
 pub use signals::{EndReason, NoticeKind, WindowSignals};

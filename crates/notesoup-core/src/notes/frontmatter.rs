@@ -183,7 +183,7 @@ pub(crate) fn parse_note<'a>(text: &'a str, now_ms: i64, tz: &TimeZone) -> Parse
 }
 
 /// The body of `content`: any leading frontmatter block is stripped.
-pub(crate) fn strip_frontmatter(content: &str) -> &str {
+pub fn strip_frontmatter(content: &str) -> &str {
     split_note(content).body
 }
 

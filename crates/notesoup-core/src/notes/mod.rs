@@ -142,4 +142,5 @@ pub(crate) use crate::wire::RefusalCode;
 #[cfg(test)]
 pub(crate) use address::{HomeSelection, NotePattern};
 #[cfg(test)]
-pub(crate) use frontmatter::{KNOWN_KEYS, strip_frontmatter};
+pub(crate) use frontmatter::KNOWN_KEYS;
+pub use frontmatter::strip_frontmatter;

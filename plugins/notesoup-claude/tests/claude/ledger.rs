@@ -10,7 +10,7 @@ use notesoup_claude::transcript::decode::{ChainFile, decode_chain_with_signals};
 use notesoup_core::history::{EndReason, History, SessionLedger, session_ledger};
 use serde_json::Value;
 
-use crate::support::{CHAIN_1, CHAIN_2, fixture};
+use crate::support::{CHAIN_1, CHAIN_2, Sandbox, fixture, reply_row};
 
 fn chain_ledger() -> SessionLedger {
     let files = [
@@ -108,4 +108,113 @@ fn report_reads_an_automatic_compaction_from_its_transcript() {
     assert!(html.starts_with("<!DOCTYPE html>"));
     assert_eq!(html.matches("<tr class=\"window\"").count(), 2);
     assert!(html.contains("<g class=\"reset\" data-origin=\"host_compaction\">"));
+}
+
+const S1: &str = "11111111-1111-4111-8111-111111111111";
+const S2: &str = "22222222-2222-4222-8222-222222222222";
+const S3: &str = "33333333-3333-4333-8333-333333333333";
+
+/// A model turn calling notesoup's `name` with `input`, and its result,
+/// recorded `at`.
+fn tool_rows(id: &str, name: &str, input: &Value, at: &str) -> [String; 2] {
+    [
+        serde_json::json!({"type": "assistant", "uuid": format!("a-{id}"), "parentUuid": null,
+            "isSidechain": false, "timestamp": at, "requestedModel": "claude-opus-5-5",
+            "message": {"id": format!("msg-{id}"), "model": "claude-opus-5-5", "role": "assistant",
+                "content": [{"type": "tool_use", "id": format!("toolu_{id}"),
+                    "name": format!("mcp__plugin_notesoup_notesoup__{name}"), "input": input}],
+                "usage": {"input_tokens": 1000, "cache_creation_input_tokens": 0,
+                    "cache_read_input_tokens": 60_000, "output_tokens": 10}}})
+        .to_string(),
+        serde_json::json!({"type": "user", "uuid": format!("u-{id}"), "parentUuid": format!("a-{id}"),
+            "isSidechain": false, "timestamp": at,
+            "message": {"role": "user", "content": [{"type": "tool_result",
+                "tool_use_id": format!("toolu_{id}"), "content": "{}"}]}})
+        .to_string(),
+    ]
+}
+
+fn run_ok(sb: &Sandbox, args: &[&str]) -> String {
+    let output = sb.run(args, b"");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).unwrap()
+}
+
+#[test]
+fn report_all_lists_a_clear_chain_once_and_the_page_embeds_the_notes_at_their_calls() {
+    let sb = Sandbox::new();
+    sb.start_session(S1, &[reply_row("r1", 150_000)]);
+    assert_eq!(
+        sb.hook("session-end", &sb.payload("SessionEnd-clear", S1)),
+        None
+    );
+    sb.hook("session-start", &sb.payload("SessionStart-clear", S2))
+        .unwrap();
+    sb.append_transcript(S2, &[reply_row("r2", 40_000)]);
+    // The third session updates a note the notes' Git history holds.
+    run_ok(
+        &sb,
+        &["notes", "write", "@project/MAP.md", "# Map\nalpha beta\n"],
+    );
+    notesoup_core::dream::audit_commit(&sb.notes, "baseline one").unwrap();
+    run_ok(
+        &sb,
+        &[
+            "notes",
+            "write",
+            "@project/MAP.md",
+            "# Map\nchanged since\n",
+        ],
+    );
+    let later = jiff::Timestamp::from_second(jiff::Timestamp::now().as_second() + 60)
+        .unwrap()
+        .to_string();
+    let update = serde_json::json!({"address": "@project/MAP.md",
+        "edits": [{"oldText": "beta", "newText": "gamma"}]});
+    let mut rows = vec![reply_row("r3", 90_000)];
+    rows.extend(tool_rows("1", "notes_update", &update, &later));
+    sb.start_session(S3, &rows);
+
+    let json: Value = serde_json::from_str(&run_ok(&sb, &["report", "--all", "--json"])).unwrap();
+    let sessions = json["sessions"].as_array().unwrap();
+    assert_eq!(sessions.len(), 2, "{json:#}");
+    assert_eq!(
+        sessions[0]["session_id"], S1,
+        "the chain, under its first id"
+    );
+    assert_eq!(sessions[0]["resets_by_origin"]["clear"], 1);
+    assert_eq!(sessions[0]["fill_at_reset_percent"], 75.0);
+    assert_eq!(sessions[1]["session_id"], S3);
+    assert_eq!(sessions[1]["notes_written"], 1);
+    assert_eq!(json["resets"], 1);
+
+    let page = sb.project.join("report.html");
+    run_ok(
+        &sb,
+        &["report", "--session", S3, "--html", page.to_str().unwrap()],
+    );
+    let html = std::fs::read_to_string(&page).unwrap();
+    // Claude Code's lines in a 200,000-token window: the reserve is 15%.
+    for (line, at) in [
+        ("reminder", 145_424),
+        ("warning", 153_616),
+        ("reserve", 170_000),
+    ] {
+        assert!(
+            html.contains(&format!("data-line=\"{line}\" data-tokens=\"{at}\"")),
+            "{line}"
+        );
+    }
+    assert!(html.contains("data-git=\"true\""));
+    assert!(html.contains("data-source=\"git\""), "{html}");
+    assert!(html.contains("<pre># Map\nalpha gamma\n</pre>"), "{html}");
+
+    let all = sb.project.join("all.html");
+    run_ok(&sb, &["report", "--all", "--html", all.to_str().unwrap()]);
+    let html = std::fs::read_to_string(&all).unwrap();
+    assert_eq!(html.matches("<tr class=\"session\"").count(), 2);
 }

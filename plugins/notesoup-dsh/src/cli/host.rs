@@ -15,6 +15,7 @@ use clap::Args;
 use notesoup_cli::{
     BootView, CliHost, CommandTools, HostDreamer, Out, Purpose, Target, no_session_recorded,
 };
+use notesoup_core::budget::BudgetPolicy;
 use notesoup_core::notes::NotesIdentity;
 use notesoup_core::plumbing::{DreamerProcess, DreamerSetting, Links, open_regular};
 use notesoup_core::tools::{ToolContext, ToolOutput};
@@ -218,6 +219,48 @@ impl CliHost for DshCli {
             }
         }
         call(&mut tools)
+    }
+
+    fn budget(
+        &mut self,
+        _target: &Target<'_, DshSessionArgs>,
+        _context_window: u64,
+        out: &mut Out,
+    ) -> Result<Option<BudgetPolicy>> {
+        let settings = self.settings(out).settings;
+        Ok(Some(BudgetPolicy::new(
+            settings.reserve_tokens,
+            settings.core.reminder_margin_tokens,
+        )))
+    }
+
+    fn sessions(
+        &mut self,
+        target: &Target<'_, DshSessionArgs>,
+        _out: &mut Out,
+    ) -> Result<Vec<String>> {
+        let here = target.cwd_or_current()?;
+        let Some(folder) = sessions_dir(&here) else {
+            return Ok(Vec::new());
+        };
+        let entries = match std::fs::read_dir(&folder) {
+            Ok(entries) => entries,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(error) => bail!("{}: {error}", folder.display()),
+        };
+        let mut logs: Vec<(std::time::SystemTime, PathBuf)> = entries
+            .flatten()
+            .map(|entry| entry.path().join("session.jsonl"))
+            .filter_map(|path| {
+                let modified = std::fs::metadata(&path).ok()?.modified().ok()?;
+                Some((modified, path))
+            })
+            .collect();
+        logs.sort();
+        Ok(logs
+            .into_iter()
+            .map(|(_, path)| path.to_string_lossy().into_owned())
+            .collect())
     }
 
     fn ledger(

@@ -91,3 +91,59 @@ fn a_forced_reset_is_the_hard_reserve_or_an_overflow() {
     let overflow: Value = serde_json::from_str(&report(&forced(true), &["--json"])).expect("json");
     assert_eq!(ends(&overflow), ["overflow", "open"]);
 }
+
+/// `report --all` over a project's session logs in the dsh home, and the
+/// budget lines of its settings file in the window dsh logged.
+#[test]
+fn every_session_of_a_project_and_the_budget_lines_of_the_settings() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let project = dir.path().join("proj");
+    std::fs::create_dir_all(&project).expect("project");
+    let home = dir.path().join("dsh-home");
+    let safe = project
+        .to_string_lossy()
+        .trim_start_matches('/')
+        .replace('/', "-");
+    for session in ["s1", "s2"] {
+        let folder = home
+            .join("sessions")
+            .join(format!("--{safe}--"))
+            .join(session);
+        std::fs::create_dir_all(&folder).expect("folder");
+        std::fs::copy(recorded(), folder.join("session.jsonl")).expect("log");
+    }
+    std::fs::write(
+        home.join("notesoup.json"),
+        r#"{"notesoup": {"reserveTokens": 20000, "reminderMarginTokens": 10000}}"#,
+    )
+    .expect("settings");
+    let run = |args: &[&str]| {
+        let output = Command::new(env!("CARGO_BIN_EXE_notesoup-dsh"))
+            .arg("report")
+            .args(args)
+            .current_dir(&project)
+            .env("PI_NOTES_HOME", dir.path().join("notes"))
+            .env("DSH_HOME", &home)
+            .output()
+            .expect("notesoup-dsh runs");
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        serde_json::from_slice::<Value>(&output.stdout).expect("json")
+    };
+    let all = run(&["--all", "--json"]);
+    assert_eq!(all["sessions"].as_array().expect("sessions").len(), 2);
+    assert_eq!(all["resets_by_origin"]["tool"], 2);
+    let log = recorded();
+    let one = run(&["--json", "--session", log.to_str().expect("path")]);
+    // In dsh's 131,072-token window: the reminder 30,000 tokens before the
+    // end, the warning 36,384 (the reserve and a 16,384 runway), the reserve
+    // 20,000.
+    assert_eq!(
+        one["budget"],
+        serde_json::json!({"context_window": 131_072, "reminder_at": 101_072,
+            "warning_at": 94_688, "reserve_at": 111_072})
+    );
+}

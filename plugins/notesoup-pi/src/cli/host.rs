@@ -16,6 +16,7 @@ use notesoup_cli::{
 };
 use notesoup_core::boot::ToolBindings;
 use notesoup_core::boot::{BootIdentity, BootSections, BootSnapshot};
+use notesoup_core::budget::{BudgetPolicy, ClampedReserve};
 use notesoup_core::history::{History, SessionLedger, WindowSignals, session_ledger};
 use notesoup_core::notes::{NoteStore, NotesIdentity, project_key};
 use notesoup_core::plumbing::{DreamerProcess, DreamerSetting, NotesOwner};
@@ -193,6 +194,41 @@ impl CliHost for PiCli {
     ) -> Result<SessionLedger> {
         let (history, signals) = self.history_with_signals(target)?;
         Ok(session_ledger(&history, &signals))
+    }
+
+    fn budget(
+        &mut self,
+        target: &Target<'_, PiSessionArgs>,
+        context_window: u64,
+        out: &mut Out,
+    ) -> Result<Option<BudgetPolicy>> {
+        let here = target.cwd_or_current()?;
+        let mut warn = |text: String| out.warn(&format!("{} report: {text}", Self::BIN));
+        let settings = session::read_settings(session::agent_dir(env).as_deref(), &here, &mut warn);
+        // Pi's own default reserve when its settings name none.
+        #[allow(clippy::cast_precision_loss)]
+        let raw = settings
+            .reserve_tokens
+            .unwrap_or(BudgetPolicy::DEFAULT_RESERVE_TOKENS as f64);
+        let reserve = ClampedReserve::of(raw, Some(context_window));
+        Ok(Some(BudgetPolicy::new(
+            reserve.tokens,
+            settings.resolved.settings.reminder_margin_tokens,
+        )))
+    }
+
+    fn sessions(
+        &mut self,
+        target: &Target<'_, PiSessionArgs>,
+        _out: &mut Out,
+    ) -> Result<Vec<String>> {
+        let here = target.cwd_or_current()?;
+        Ok(
+            session::session_files(session::agent_dir(env).as_deref(), &here)?
+                .into_iter()
+                .map(|path| path.to_string_lossy().into_owned())
+                .collect(),
+        )
     }
 
     fn boot(&mut self, target: &Target<'_, PiSessionArgs>, out: &mut Out) -> Result<BootView> {

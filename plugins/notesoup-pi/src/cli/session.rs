@@ -105,6 +105,29 @@ pub fn session_file(
     }
 }
 
+/// Every session file of the project at `cwd`, oldest first (by the time
+/// each was last written, then by name).
+pub fn session_files(agent_dir: Option<&Path>, cwd: &Path) -> Result<Vec<PathBuf>> {
+    let agent_dir = agent_dir.context("no Pi agent directory: set PI_CODING_AGENT_DIR or HOME")?;
+    let dir = session_dir(agent_dir, cwd);
+    let entries = match std::fs::read_dir(&dir) {
+        Ok(entries) => entries,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(error) => bail!("{}: {error}", dir.display()),
+    };
+    let mut files: Vec<(std::time::SystemTime, PathBuf)> = entries
+        .flatten()
+        .map(|entry| entry.path())
+        .filter(|path| path.extension().is_some_and(|e| e == "jsonl"))
+        .filter_map(|path| {
+            let modified = path.metadata().and_then(|m| m.modified()).ok()?;
+            Some((modified, path))
+        })
+        .collect();
+    files.sort();
+    Ok(files.into_iter().map(|(_, path)| path).collect())
+}
+
 /// A session as a command sees it: whose it is and which window is live.
 #[derive(Debug)]
 pub struct Located {
@@ -182,6 +205,9 @@ pub struct PiSettings {
     pub resolved: ResolvedSettings,
     /// `defaultModel`, project over global.
     pub default_model: Option<String>,
+    /// `compaction.reserveTokens`, project over global, as written (the
+    /// budget clamps it).
+    pub reserve_tokens: Option<f64>,
 }
 
 /// Reads Pi's settings for the project at `cwd`; what was wrong with them
@@ -202,6 +228,10 @@ pub fn read_settings(
         .into_iter()
         .flatten()
         .find_map(|settings| settings.get("defaultModel")?.as_str().map(str::to_owned));
+    let reserve_tokens = [project.as_ref(), Some(&global)]
+        .into_iter()
+        .flatten()
+        .find_map(|settings| settings.get("compaction")?.get("reserveTokens")?.as_f64());
     let resolved =
         ResolvedSettings::resolve(Some(&global), project.as_ref(), ProjectTrust::Trusted);
     for warning in &resolved.warnings {
@@ -210,6 +240,7 @@ pub fn read_settings(
     PiSettings {
         resolved,
         default_model,
+        reserve_tokens,
     }
 }
 

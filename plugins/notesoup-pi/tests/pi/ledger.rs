@@ -129,3 +129,135 @@ fn the_table_and_json_of_a_recorded_session() {
         serde_json::to_string_pretty(&json).unwrap()
     );
 }
+
+/// A project whose Pi session folder holds `goldens` (oldest first, by
+/// their times written), plus `extra` files as they are: the agent
+/// directory, the project directory and the folder.
+fn project_with(
+    goldens: &[&std::path::Path],
+    extra: &[(&str, &str)],
+) -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
+    let home = tempfile::tempdir().unwrap();
+    let project = home.path().join("proj");
+    std::fs::create_dir_all(&project).unwrap();
+    let safe = project
+        .to_string_lossy()
+        .trim_start_matches('/')
+        .replace('/', "-");
+    let folder = home
+        .path()
+        .join("agent/sessions")
+        .join(format!("--{safe}--"));
+    std::fs::create_dir_all(&folder).unwrap();
+    let start = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_772_000_000);
+    let mut written = 0;
+    for (index, golden) in goldens.iter().enumerate() {
+        let path = folder.join(format!(
+            "2026-03-0{}T09-00-00-000Z_s{index}.jsonl",
+            index + 1
+        ));
+        std::fs::copy(golden, &path).unwrap();
+        let file = std::fs::File::options().write(true).open(&path).unwrap();
+        file.set_modified(start + std::time::Duration::from_secs(60 * index as u64))
+            .unwrap();
+        written = index + 1;
+    }
+    for (index, (name, text)) in extra.iter().enumerate() {
+        let path = folder.join(name);
+        std::fs::write(&path, text).unwrap();
+        let file = std::fs::File::options().write(true).open(&path).unwrap();
+        file.set_modified(start + std::time::Duration::from_secs(60 * (written + index) as u64))
+            .unwrap();
+    }
+    (home, project, folder)
+}
+
+fn report_all(
+    home: &std::path::Path,
+    project: &std::path::Path,
+    extra: &[&str],
+) -> (i32, String, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_notesoup-pi"))
+        .args(["report", "--all", "--cwd"])
+        .arg(project)
+        .args(extra)
+        .env("PI_CODING_AGENT_DIR", home.join("agent"))
+        .env("PI_NOTES_HOME", home.join("notes"))
+        .output()
+        .unwrap();
+    // The folder Pi names after the project holds the temporary path too.
+    let safe = project
+        .to_string_lossy()
+        .trim_start_matches('/')
+        .replace('/', "-");
+    let scrub = |text: &[u8]| {
+        String::from_utf8_lossy(text)
+            .replace(&format!("--{safe}--"), "--[PROJECT]--")
+            .replace(&home.display().to_string(), "[HOME]")
+    };
+    (
+        output.status.code().unwrap(),
+        scrub(&output.stdout),
+        scrub(&output.stderr),
+    )
+}
+
+#[test]
+fn every_session_of_a_project_with_the_trends_across_them() {
+    let hard = forced_boundary(false);
+    let overflow = forced_boundary(true);
+    let goldens = [
+        golden("retain-none"),
+        golden("notesoup-boundary"),
+        golden("notesoup-settle"),
+        golden("compaction"),
+        hard.to_path_buf(),
+        overflow.to_path_buf(),
+    ];
+    let files: Vec<&std::path::Path> = goldens.iter().map(std::path::PathBuf::as_path).collect();
+    let (home, project, _) = project_with(&files, &[]);
+    let (code, table, stderr) = report_all(home.path(), &project, &[]);
+    assert_eq!(code, 0, "{stderr}");
+    insta::assert_snapshot!("report_all_table", table);
+    let html = home.path().join("all.html");
+    let (code, json, stderr) = report_all(
+        home.path(),
+        &project,
+        &["--json", "--html", html.to_str().unwrap()],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    let json: Value = serde_json::from_str(&json).unwrap();
+    insta::assert_snapshot!(
+        "report_all_json",
+        serde_json::to_string_pretty(&json).unwrap()
+    );
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert_eq!(page.matches("<tr class=\"session\"").count(), 6);
+    assert_eq!(page.matches("<figure class=\"trend\"").count(), 5);
+    for external in ["src=", "<script", "<link", "@import", "url("] {
+        assert!(!page.contains(external), "{external} in the page");
+    }
+}
+
+#[test]
+fn an_unreadable_session_is_a_row_that_says_why_and_exit_1() {
+    let (home, project, folder) = project_with(&[&golden("retain-none")], &[]);
+    // Listed by its name, but not a file Pi could have written.
+    std::fs::create_dir(folder.join("2026-03-09T09-00-00-000Z_bad.jsonl")).unwrap();
+    let (code, table, stderr) = report_all(home.path(), &project, &[]);
+    assert_eq!(code, 1, "{table}");
+    assert!(table.contains("unreadable: "), "{table}");
+    assert!(
+        stderr.starts_with("notesoup-pi report: [HOME]/agent/sessions/"),
+        "{stderr}"
+    );
+    // A session named as well as --all is a usage mistake.
+    let (code, _, stderr) = report_all(home.path(), &project, &["--session", "x"]);
+    assert_eq!(code, 2, "{stderr}");
+    // A project with no session: nothing to report, said plainly.
+    let empty = home.path().join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    let (code, table, _) = report_all(home.path(), &empty, &[]);
+    assert_eq!(code, 0);
+    assert!(table.contains(": 0 sessions, 0 windows"), "{table}");
+}

@@ -254,3 +254,32 @@ fn a_broken_repository_is_an_audit_error() {
         "{refused}"
     );
 }
+
+/// A note's text as the newest commit not after a time holds it: nothing
+/// without a repository, nothing before the first commit or for a path no
+/// commit holds, and the committed bytes (not the file's later ones) after.
+#[test]
+fn audited_texts_reads_the_newest_commit_not_after_the_time() {
+    use notesoup_core::dream::audited_texts;
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path();
+    let wanted = |at: i64| {
+        vec![
+            ("projects/p/MAP.md".to_owned(), at),
+            ("projects/p/NONE.md".to_owned(), at),
+        ]
+    };
+    assert_eq!(audited_texts(home, &wanted(i64::MAX)).unwrap(), None);
+    put(home, "projects/p/MAP.md", "first\n");
+    let commit = audit_commit(home, "baseline one").unwrap();
+    put(home, "projects/p/MAP.md", "not committed\n");
+    let found = audited_texts(home, &wanted(i64::MAX)).unwrap().unwrap();
+    let text = found[0].as_ref().unwrap();
+    assert_eq!(text.text, "first\n");
+    assert_eq!(text.commit, commit.commit);
+    assert_eq!(found[1], None);
+    let before = audited_texts(home, &wanted(text.committed_at - 1))
+        .unwrap()
+        .unwrap();
+    assert_eq!(before, [None, None]);
+}

@@ -35,7 +35,7 @@ fn notes_checkpoint_end_and_reorientation() {
                     5,
                     "mcp__plugin_notesoup_notesoup__notes_update",
                     "c2",
-                    r#"{"address":"@project/parser.md","edits":[{"oldText":"a","newText":"bcd"}]}"#,
+                    r#"{"address":"@project/parser.md","edits":[{"oldText":"a","newText":"bcd"}],"replace_all":true}"#,
                 ),
                 tool_result(6, "c2", "{}"),
                 call(7, "wipe_memory", "c3", "{}"),
@@ -72,6 +72,16 @@ fn notes_checkpoint_end_and_reorientation() {
     assert!(one.notes[0].checkpoint);
     assert_eq!(one.notes[1].op, "update");
     assert_eq!(one.notes[1].text, "bcd");
+    // What a reader needs to apply the update to the note's earlier text.
+    assert_eq!(
+        one.notes[1].edits,
+        [notesoup_core::history::LedgerEdit {
+            old_text: "a".to_owned(),
+            new_text: "bcd".to_owned(),
+        }]
+    );
+    assert!(one.notes[1].replace_all);
+    assert!(one.notes[0].edits.is_empty() && !one.notes[0].replace_all);
     assert!(!one.notes[1].checkpoint);
     assert!(one.checkpoint_written);
     assert_eq!(one.checkpoint_chars, Some(12));

@@ -1,13 +1,26 @@
 //! `report`: a session's window ledger as a terminal table, as JSON, or as
-//! one self-contained HTML page. The ledger is core's; this is only how it
-//! is shown.
+//! one self-contained HTML page (`--all`: every session of the project,
+//! `all.rs`). The ledger is core's; this is only how it is shown, with the
+//! budget lines the host's settings give and the notes' texts at their
+//! calls (`texts.rs`).
+
+mod all;
+#[cfg(test)]
+mod tests;
+mod texts;
 
 use std::fmt::Write as _;
 
+use notesoup_core::budget::BudgetPolicy;
 use notesoup_core::history::{EndReason, SessionLedger, WindowLedger};
+use notesoup_core::tools::{Refusal, RefusalCode, ToolOutput};
+use serde::Serialize;
+
+pub use all::{ProjectReport, SessionRow, Trend, render_all_html, render_all_table};
+pub use texts::{NoteText, NoteTexts, TextSource};
 
 use crate::args::ReportArgs;
-use crate::host::CliHost;
+use crate::host::{CliHost, Purpose, Target, UsageError};
 use crate::out::Out;
 use crate::target::target;
 
@@ -20,21 +33,141 @@ pub(crate) fn run<H: CliHost>(
     let ReportArgs {
         file,
         html,
+        all,
         session,
     } = args;
+    if all && (file.is_some() || session.session.is_some()) {
+        return Err(UsageError("--all reports every session: give no session".to_owned()).into());
+    }
     let file = file.map(|path| path.to_string_lossy().into_owned());
     let target = target(host, &session, file.as_deref())?;
+    if all {
+        return all::run(host, &target, html.as_deref(), session.json, out);
+    }
     let ledger = host.ledger(&target, out)?;
+    let report = session_report(host, &target, ledger, html.is_some(), out)?;
     if let Some(path) = &html {
-        notesoup_core::durable::write(path, render_html(&ledger).as_bytes())
+        notesoup_core::durable::write(path, render_html(&report).as_bytes())
             .map_err(|error| anyhow::anyhow!("--html {}: {error}", path.display()))?;
     }
     if session.json {
-        out.print(&serde_json::to_string(&ledger)?);
+        out.print(&serde_json::to_string(&report)?);
     } else {
-        out.print(&render_table(&ledger));
+        out.print(&render_table(&report.ledger));
     }
     Ok(0)
+}
+
+/// The budget lines a report draws, as the tokens used at which each is
+/// reached in a window of `context_window` tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct BudgetLines {
+    /// The window the lines are placed in (the largest the session's
+    /// windows record).
+    pub context_window: u64,
+    /// The one-time reminder.
+    pub reminder_at: u64,
+    /// The close-out warning.
+    pub warning_at: u64,
+    /// The hard reserve: a forced reset.
+    pub reserve_at: u64,
+}
+
+impl BudgetLines {
+    /// The lines of `policy` in a window of `context_window` tokens.
+    pub fn new(policy: &BudgetPolicy, context_window: u64) -> Self {
+        Self {
+            context_window,
+            reminder_at: context_window.saturating_sub(policy.reminder_line()),
+            warning_at: context_window.saturating_sub(policy.warning_line()),
+            reserve_at: context_window.saturating_sub(policy.reserve_line()),
+        }
+    }
+}
+
+/// One session's report: its ledger, the budget lines of the settings the
+/// host reads now, and (for the page) the notes' texts at their calls.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SessionReport {
+    /// The ledger.
+    #[serde(flatten)]
+    pub ledger: SessionLedger,
+    /// The budget lines; `None` when no window records its size.
+    pub budget: Option<BudgetLines>,
+    /// The notes' texts (the page only: not in the JSON).
+    #[serde(skip)]
+    pub texts: NoteTexts,
+}
+
+/// The report of `ledger`, the session `target` names: its budget lines
+/// and, when `with_texts`, the notes' texts (read through the host's notes
+/// store; a failure is said in the page, never fatal).
+fn session_report<H: CliHost>(
+    host: &mut H,
+    target: &Target<'_, H::SessionArgs>,
+    ledger: SessionLedger,
+    with_texts: bool,
+    out: &mut Out,
+) -> anyhow::Result<SessionReport> {
+    let budget = match ledger.windows.iter().filter_map(|w| w.context_window).max() {
+        Some(window) if window > 0 => host
+            .budget(target, window, out)?
+            .map(|policy| BudgetLines::new(&policy, window)),
+        _ => None,
+    };
+    let texts = if with_texts {
+        note_texts(host, target, &ledger, out)
+    } else {
+        NoteTexts::default()
+    };
+    Ok(SessionReport {
+        ledger,
+        budget,
+        texts,
+    })
+}
+
+/// The notes' texts through the host's notes store.
+fn note_texts<H: CliHost>(
+    host: &mut H,
+    target: &Target<'_, H::SessionArgs>,
+    ledger: &SessionLedger,
+    out: &mut Out,
+) -> NoteTexts {
+    if ledger.windows.iter().all(|w| w.notes.is_empty()) {
+        return NoteTexts::default();
+    }
+    let root = match target.notes_root() {
+        Ok(root) => root.to_owned(),
+        Err(error) => {
+            return NoteTexts {
+                unavailable: Some(error.to_string()),
+                ..NoteTexts::default()
+            };
+        }
+    };
+    let mut texts = None;
+    let opened = host.with_tools(target, Purpose::Notes, out, &mut |tools| {
+        let store = tools
+            .notes()
+            .map_err(|refusal| anyhow::anyhow!("{}", refusal.message()))?;
+        texts = Some(texts::note_texts(ledger, &store, &root));
+        Ok(ToolOutput::refusal(&Refusal::new(
+            RefusalCode::InternalError,
+            "the report reads no tool",
+        )))
+    });
+    match (opened, texts) {
+        (Ok(_), Some(texts)) => texts,
+        (Err(error), _) => NoteTexts {
+            unavailable: Some(format!("{error:#}")),
+            ..NoteTexts::default()
+        },
+        (Ok(_), None) => NoteTexts {
+            unavailable: Some("the notes store was not opened".to_owned()),
+            ..NoteTexts::default()
+        },
+    }
 }
 
 /// The widest window id column: a longer id is cut with an ellipsis.
@@ -186,12 +319,23 @@ fn ellipsize(text: &str, width: usize) -> String {
 /// window keeping its first and last sample.
 const MAX_POINTS: usize = 2000;
 
-/// The ledger as one self-contained HTML page: no network, no script, no
+/// The most chars of one note's text the page embeds; the rest is cut
+/// with a marker.
+pub const MAX_NOTE_TEXT_CHARS: usize = 16 * 1024;
+
+/// The most chars of note texts one page embeds in all; the notes past it
+/// are listed with their text left out, with a marker.
+pub const MAX_PAGE_TEXT_CHARS: usize = 2 * 1024 * 1024;
+
+/// The report as one self-contained HTML page: no network, no script, no
 /// external font; an inline SVG timeline of every window's fill with the
-/// resets marked by origin and the context window as the top line, the
-/// notes each window wrote (their text as written, one link each), and the
-/// ledger table.
-pub fn render_html(ledger: &SessionLedger) -> String {
+/// resets marked by origin, the context window as the top line and the
+/// budget lines (reminder, warning, reserve) below it, the ledger table,
+/// and the notes each window wrote with their text right after the call
+/// (one `<details>` each, linked from the table; bounded, with a marker
+/// where cut).
+pub fn render_html(report: &SessionReport) -> String {
+    let ledger = &report.ledger;
     let mut page = String::with_capacity(16 * 1024);
     let title = format!("notesoup report: session {}", ledger.session_id);
     let _ = write!(
@@ -218,9 +362,9 @@ pub fn render_html(ledger: &SessionLedger) -> String {
         ledger.notes_written,
         ledger.tool_calls,
     );
-    timeline(&mut page, ledger);
+    timeline(&mut page, ledger, report.budget.as_ref());
     ledger_table(&mut page, ledger);
-    notes_section(&mut page, ledger);
+    notes_section(&mut page, ledger, &report.texts);
     page.push_str("</body></html>\n");
     page
 }
@@ -230,7 +374,10 @@ table{border-collapse:collapse}td,th{border:1px solid #bbb;padding:.2em .5em;tex
 svg{border:1px solid #ccc;background:#fafafa}.fill{fill:none;stroke:#2a6fdb;stroke-width:1.5}\
 .reset line{stroke-width:2}.reset text{font-size:10px}.limit{stroke:#999;stroke-dasharray:4 3}\
 .bar{display:inline-block;height:.8em;background:#2a6fdb}.barbox{display:inline-block;width:8em;background:#e4e4e4}\
-pre{white-space:pre-wrap;background:#f4f4f4;padding:.5em;max-height:20em;overflow:auto}";
+pre{white-space:pre-wrap;background:#f4f4f4;padding:.5em;max-height:20em;overflow:auto}\
+.budget line{stroke-width:1;stroke-dasharray:2 3}.budget-reminder{stroke:#66a61e}.budget-warning{stroke:#d95f02}\
+.budget-reserve{stroke:#e7298a}.truncated{color:#a00;font-style:italic}.source{color:#555;font-size:.9em}\
+.trend polyline{fill:none;stroke:#2a6fdb;stroke-width:1.5}.trend circle{fill:#2a6fdb}";
 
 fn end_color(reason: EndReason) -> &'static str {
     match reason {
@@ -246,7 +393,7 @@ fn end_color(reason: EndReason) -> &'static str {
     }
 }
 
-fn timeline(page: &mut String, ledger: &SessionLedger) {
+fn timeline(page: &mut String, ledger: &SessionLedger, budget: Option<&BudgetLines>) {
     const WIDTH: u64 = 900;
     const HEIGHT: u64 = 240;
     const PAD: u64 = 20;
@@ -274,6 +421,27 @@ fn timeline(page: &mut String, ledger: &SessionLedger) {
         right = WIDTH - PAD,
         label_y = PAD - 6,
     );
+    if let Some(lines) = budget {
+        // Each label at its own place along the line: the lines may lie
+        // a few pixels apart.
+        for (slot, (name, at)) in [
+            ("reminder", lines.reminder_at),
+            ("warning", lines.warning_at),
+            ("reserve", lines.reserve_at),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let _ = writeln!(
+                page,
+                "<g class=\"budget\" data-line=\"{name}\" data-tokens=\"{at}\"><line class=\"budget-{name}\" x1=\"{PAD}\" y1=\"{ly}\" x2=\"{right}\" y2=\"{ly}\"/><text x=\"{tx}\" y=\"{ty}\" font-size=\"10\">{name} {at}</text></g>",
+                ly = y(at),
+                right = WIDTH - PAD,
+                tx = WIDTH - PAD - 110 * (slot as u64 + 1),
+                ty = y(at).saturating_sub(3),
+            );
+        }
+    }
     let total: usize = ledger.windows.iter().map(|w| w.fill.len()).sum();
     let step = total.div_ceil(MAX_POINTS).max(1);
     for (index, window) in ledger.windows.iter().enumerate() {
@@ -304,6 +472,18 @@ fn timeline(page: &mut String, ledger: &SessionLedger) {
         }
     }
     page.push_str("</svg>\n");
+    match budget {
+        Some(lines) => {
+            let _ = writeln!(
+                page,
+                "<p id=\"budget\">Budget lines, from the settings as they are now, in a {} token window: reminder at {} tokens used, warning at {}, hard reserve at {}.</p>",
+                lines.context_window, lines.reminder_at, lines.warning_at, lines.reserve_at
+            );
+        }
+        None => page.push_str(
+            "<p id=\"budget\">No budget lines: no window records the context window's size.</p>\n",
+        ),
+    }
 }
 
 fn ledger_table(page: &mut String, ledger: &SessionLedger) {
@@ -387,9 +567,26 @@ fn ledger_table(page: &mut String, ledger: &SessionLedger) {
     page.push_str("</tbody></table>\n");
 }
 
-fn notes_section(page: &mut String, ledger: &SessionLedger) {
+fn notes_section(page: &mut String, ledger: &SessionLedger, texts: &NoteTexts) {
     page.push_str("<h2>Notes written</h2>\n");
+    let source = match (&texts.unavailable, texts.git) {
+        (Some(reason), _) => format!(
+            "The notes' texts could not be read ({}): each note shows what its call carried.",
+            escape(reason)
+        ),
+        (None, true) => "Each note shows its text right after the call: a write's content, an update applied to this session's earlier text of the note, else to the note in the notes' Git history (the notes root is a Git repository), else the note as it is now, as each says.".to_owned(),
+        (None, false) => match &texts.git_error {
+            Some(error) => format!("Each note shows its text right after the call: a write's content, an update applied to this session's earlier text of the note, else the note as it is now (the notes' Git history could not be read: {}), as each says.", escape(error)),
+            None => "Each note shows its text right after the call: a write's content, an update applied to this session's earlier text of the note, else the note as it is now (the notes root is not a Git repository), as each says.".to_owned(),
+        },
+    };
+    let _ = writeln!(
+        page,
+        "<p id=\"note-source\" data-git=\"{}\">{source}</p>",
+        texts.git
+    );
     let mut any = false;
+    let mut budget = MAX_PAGE_TEXT_CHARS;
     for (index, window) in ledger.windows.iter().enumerate() {
         if window.notes.is_empty() {
             continue;
@@ -402,20 +599,68 @@ fn notes_section(page: &mut String, ledger: &SessionLedger) {
             escape(&window.window_id)
         );
         for note in &window.notes {
-            let _ = writeln!(
+            let (text, source) = match texts.by_seq.get(&note.seq) {
+                Some(shown) => (shown.text.as_str(), source_words(&shown.source)),
+                None => (note.text.as_str(), "what the call carried".to_owned()),
+            };
+            let _ = write!(
                 page,
-                "<details class=\"note\" id=\"note-{seq}\"><summary>seq {seq}: {op} {address} ({chars} chars){checkpoint}</summary><pre>{text}</pre></details>",
+                "<details class=\"note\" id=\"note-{seq}\" data-source=\"{kind}\"><summary>seq {seq}: {op} {address} ({chars} chars){checkpoint}</summary><p class=\"source\">{source}</p>",
                 seq = note.seq,
+                kind = texts
+                    .by_seq
+                    .get(&note.seq)
+                    .map_or("call", |shown| source_kind(&shown.source)),
                 op = note.op,
                 address = escape(&note.address),
                 chars = note.chars,
                 checkpoint = if note.checkpoint { ", checkpoint" } else { "" },
-                text = escape(&note.text),
+                source = escape(&source),
             );
+            let total = text.chars().count();
+            let room = MAX_NOTE_TEXT_CHARS.min(budget);
+            let shown: String = text.chars().take(room).collect();
+            let shown_chars = total.min(room);
+            budget -= shown_chars;
+            let _ = write!(page, "<pre>{}</pre>", escape(&shown));
+            if shown_chars < total {
+                let _ = write!(
+                    page,
+                    "<p class=\"truncated\">truncated: {shown_chars} of {total} chars shown</p>"
+                );
+            }
+            page.push_str("</details>\n");
         }
     }
     if !any {
         page.push_str("<p>No notes were written.</p>\n");
+    }
+}
+
+fn source_kind(source: &TextSource) -> &'static str {
+    match source {
+        TextSource::Written => "written",
+        TextSource::Replayed { .. } => "replayed",
+        TextSource::Git { .. } => "git",
+        TextSource::Current { .. } => "current",
+        TextSource::Unknown { .. } => "unknown",
+    }
+}
+
+fn source_words(source: &TextSource) -> String {
+    match source {
+        TextSource::Written => "The content this call wrote.".to_owned(),
+        TextSource::Replayed { seq } => {
+            format!("This update applied to the note as this session's call at seq {seq} left it.")
+        }
+        TextSource::Git {
+            commit,
+            committed_at,
+        } => format!(
+            "This update applied to the note as audit commit {commit} ({committed_at}) holds it."
+        ),
+        TextSource::Current { reason } => format!("The note as it is now: {reason}."),
+        TextSource::Unknown { reason } => format!("No text: {reason}."),
     }
 }
 

@@ -1,0 +1,208 @@
+//! The notes' texts at their calls over a real notes store, with and
+//! without an audit repository, and the page that embeds them.
+
+use std::path::Path;
+
+use notesoup_core::history::{EndReason, LedgerEdit, LedgerNote, SessionLedger, WindowLedger};
+use notesoup_core::notes::NoteStore;
+use notesoup_core::plumbing::NotesOwner;
+
+use super::texts::note_texts;
+use super::{BudgetLines, NoteTexts, SessionReport, TextSource, render_html};
+
+fn store(root: &Path) -> NoteStore {
+    NotesOwner {
+        root,
+        session_id: Some("s1"),
+        project_key: "proj-12345678",
+        agent: "agent",
+        model: "model",
+    }
+    .open()
+    .unwrap()
+}
+
+/// An RFC 3339 time `seconds` from now.
+fn from_now(seconds: i64) -> String {
+    let now = jiff::Timestamp::now().as_second() + seconds;
+    jiff::Timestamp::from_second(now).unwrap().to_string()
+}
+
+fn write(seq: u32, address: &str, text: &str, at: &str) -> LedgerNote {
+    LedgerNote {
+        seq,
+        op: "write".to_owned(),
+        address: address.to_owned(),
+        chars: text.chars().count() as u64,
+        checkpoint: !address.starts_with('@'),
+        text: text.to_owned(),
+        at: Some(at.to_owned()),
+        edits: Vec::new(),
+        replace_all: false,
+    }
+}
+
+fn update(seq: u32, address: &str, old: &str, new: &str, at: &str) -> LedgerNote {
+    LedgerNote {
+        op: "update".to_owned(),
+        text: new.to_owned(),
+        edits: vec![LedgerEdit {
+            old_text: old.to_owned(),
+            new_text: new.to_owned(),
+        }],
+        ..write(seq, address, new, at)
+    }
+}
+
+fn ledger(notes: Vec<LedgerNote>) -> SessionLedger {
+    let window = WindowLedger {
+        window_id: "w1".to_owned(),
+        first_seq: Some(1),
+        last_seq: Some(9),
+        started_at: None,
+        ended_at: None,
+        events: 9,
+        tool_calls: 4,
+        tokens_at_end: Some(150_000),
+        context_window: Some(200_000),
+        end: EndReason::Tool,
+        notices: Vec::new(),
+        notes,
+        checkpoint_written: false,
+        checkpoint_chars: None,
+        reorientation: None,
+        slipped_summaries: 0,
+        fill: vec![(2, 50_000), (8, 150_000)],
+    };
+    SessionLedger {
+        session_id: "s1".to_owned(),
+        windows: vec![window],
+        ends: [(EndReason::Tool, 1)].into_iter().collect(),
+        slipped_summaries: 0,
+        events: 9,
+        tool_calls: 4,
+        notes_written: 0,
+        reorientation_calls: 0,
+    }
+}
+
+#[test]
+fn an_update_is_applied_to_the_audited_text_then_to_the_sessions_own() {
+    let root = tempfile::tempdir().unwrap();
+    let store = store(root.path());
+    store
+        .write("@project/MAP.md", "alpha beta\n", None)
+        .unwrap();
+    store.write("@project/OLD.md", "old\n", None).unwrap();
+    notesoup_core::dream::audit_commit(root.path(), "baseline one").unwrap();
+    // Changed since the commit: the page must not show this for the call.
+    store
+        .write("@project/MAP.md", "alpha beta delta\n", None)
+        .unwrap();
+    store.write("@project/NEW.md", "fresh\n", None).unwrap();
+    let later = from_now(60);
+    let ledger = ledger(vec![
+        update(2, "@project/MAP.md", "beta", "gamma", &later),
+        update(3, "@project/MAP.md", "gamma", "epsilon", &later),
+        write(4, "checkpoint.md", "next: ship", &later),
+        update(5, "checkpoint", "ship", "test", &later),
+        update(6, "@project/NEW.md", "fresh", "stale", &later),
+        update(7, "@project/OLD.md", "old", "older", &from_now(-3600)),
+        update(8, "@project/MAP.md", "nowhere", "x", &later),
+    ]);
+    let texts = note_texts(&ledger, &store, root.path());
+    assert!(texts.git);
+    let at = |seq: u32| &texts.by_seq[&seq];
+    assert!(
+        matches!(at(2).source, TextSource::Git { .. }),
+        "{:?}",
+        at(2)
+    );
+    assert_eq!(at(2).text, "alpha gamma\n");
+    assert_eq!(at(3).source, TextSource::Replayed { seq: 2 });
+    assert_eq!(at(3).text, "alpha epsilon\n");
+    assert_eq!(at(4).source, TextSource::Written);
+    assert_eq!(at(5).source, TextSource::Replayed { seq: 4 });
+    assert_eq!(at(5).text, "next: test");
+    // Not in the commit: the note as it is now, said so.
+    assert!(
+        matches!(at(6).source, TextSource::Current { .. }),
+        "{:?}",
+        at(6)
+    );
+    assert_eq!(at(6).text, "fresh\n");
+    // Older than every commit.
+    assert!(
+        matches!(at(7).source, TextSource::Current { .. }),
+        "{:?}",
+        at(7)
+    );
+    assert_eq!(at(7).text, "old\n");
+    // An edit that does not apply to the rebuilt text.
+    assert!(
+        matches!(at(8).source, TextSource::Current { .. }),
+        "{:?}",
+        at(8)
+    );
+    assert_eq!(at(8).text, "alpha beta delta\n");
+}
+
+#[test]
+fn without_a_repository_an_update_shows_the_note_as_it_is_now() {
+    let root = tempfile::tempdir().unwrap();
+    let store = store(root.path());
+    store.write("@project/MAP.md", "now\n", None).unwrap();
+    let ledger = ledger(vec![
+        update(2, "@project/MAP.md", "then", "now", &from_now(0)),
+        update(3, "@project/GONE.md", "a", "b", &from_now(0)),
+    ]);
+    let texts = note_texts(&ledger, &store, root.path());
+    assert!(!texts.git);
+    let TextSource::Current { reason } = &texts.by_seq[&2].source else {
+        panic!("{:?}", texts.by_seq[&2]);
+    };
+    assert!(reason.contains("not a Git repository"), "{reason}");
+    assert_eq!(texts.by_seq[&2].text, "now\n");
+    assert!(matches!(
+        texts.by_seq[&3].source,
+        TextSource::Unknown { .. }
+    ));
+    let page = render_html(&SessionReport {
+        ledger,
+        budget: None,
+        texts,
+    });
+    assert!(page.contains("data-git=\"false\""));
+    assert!(page.contains("the notes root is not a Git repository"));
+    assert!(page.contains("<details class=\"note\" id=\"note-2\" data-source=\"current\">"));
+}
+
+#[test]
+fn the_page_draws_the_budget_lines_and_cuts_a_long_note() {
+    let long = "x".repeat(super::MAX_NOTE_TEXT_CHARS + 10);
+    let ledger = ledger(vec![write(2, "@project/LONG.md", &long, &from_now(0))]);
+    let policy = notesoup_core::budget::BudgetPolicy::new(30_000, 24_576);
+    let budget = BudgetLines::new(&policy, 200_000);
+    assert_eq!(
+        (budget.reminder_at, budget.warning_at, budget.reserve_at),
+        (145_424, 153_616, 170_000)
+    );
+    let page = render_html(&SessionReport {
+        ledger,
+        budget: Some(budget),
+        texts: NoteTexts::default(),
+    });
+    for line in ["reminder", "warning", "reserve"] {
+        assert!(
+            page.contains(&format!("<g class=\"budget\" data-line=\"{line}\"")),
+            "{line}"
+        );
+    }
+    assert!(page.contains("data-tokens=\"145424\""));
+    assert!(page.contains(&format!(
+        "truncated: {} of {} chars shown",
+        super::MAX_NOTE_TEXT_CHARS,
+        super::MAX_NOTE_TEXT_CHARS + 10
+    )));
+    assert!(page.contains("<a href=\"#note-2\">@project/LONG.md</a>"));
+}
