@@ -518,12 +518,14 @@ pub fn sync_notes(
             .filter(|path| !ours_tree.contains_key(*path))
             .count();
     let mut ours = match previous {
-        Some(id) if ours_tree == previous_tree => id,
+        Some(id) if ours_tree == previous_tree => Some(id),
+        // Nothing here and nothing synced yet: no commit of an empty tree.
+        None if ours_tree.is_empty() => None,
         _ => {
             let message = format!("notes from {}", signature.name);
             let id = repo.commit(&ours_tree, previous.as_slice(), &message, &signature)?;
             repo.set_ref(&local_ref, id)?;
-            id
+            Some(id)
         }
     };
 
@@ -531,21 +533,20 @@ pub fn sync_notes(
         // 2. The remote's branch.
         let theirs = fetch(&repo, &config, options.timeout)?;
         repo = SyncRepo::open(&paths.repo)?;
-        let mut push = true;
+        let mut push = ours.is_some();
         if let Some(theirs) = theirs {
-            if theirs == ours {
-                push = false;
+            let base = match ours {
+                Some(ours) if ours == theirs => Some(theirs),
+                Some(ours) => merge_base(&repo, ours, theirs, options.timeout)?,
+                None => None,
+            };
+            if base == Some(theirs) {
+                // Level, or only ahead: push as it is.
+                push = ours != Some(theirs);
             } else {
-                let base = merge_base(&repo, ours, theirs, options.timeout)?;
-                if base == Some(theirs) {
-                    // Only ahead: push as it is.
-                } else {
-                    let theirs_tree = repo.read_tree(theirs)?;
-                    let (target, commit) = if base == Some(ours) {
-                        // Only behind: take theirs.
-                        push = false;
-                        (theirs_tree, theirs)
-                    } else {
+                let theirs_tree = repo.read_tree(theirs)?;
+                let (target, commit) = match ours {
+                    Some(ours) if base != Some(ours) => {
                         // 3. Both moved: merge note by note.
                         let base_tree = match base {
                             Some(base) => repo.read_tree(base)?,
@@ -580,15 +581,25 @@ pub fn sync_notes(
                         let message = format!("merge notes from {machine} on {}", signature.name);
                         let id =
                             repo.commit(&merged.tree, &[ours, theirs], &message, &signature)?;
+                        push = true;
                         (merged.tree, id)
-                    };
-                    // 4. The merge, on disk.
-                    write_to_disk(root, &scope, &mut disk, &target, &mut report, theirs)?;
-                    repo.set_ref(&local_ref, commit)?;
-                    ours = commit;
-                }
+                    }
+                    // Only behind (or nothing here yet): take theirs.
+                    _ => {
+                        push = false;
+                        (theirs_tree, theirs)
+                    }
+                };
+                // 4. The merge, on disk.
+                write_to_disk(root, &scope, &mut disk, &target, &mut report, theirs)?;
+                repo.set_ref(&local_ref, commit)?;
+                ours = Some(commit);
             }
         }
+        let Some(ours) = ours else {
+            // Nothing anywhere yet.
+            return Ok(report);
+        };
         if !push {
             report.commit = ours.to_string();
             return Ok(report);
@@ -741,15 +752,29 @@ fn push_branch(
         return Ok(true);
     }
     let said = format!("{}\n{}", output.stdout, output.stderr);
-    if said.contains("[rejected]")
-        || said.contains("fetch first")
-        || said.contains("non-fast-forward")
-    {
+    // Another push got there first: refused as not a fast-forward, or the
+    // remote's ref moved while it was being updated.
+    let lost = [
+        "[rejected]",
+        "fetch first",
+        "non-fast-forward",
+        "cannot lock ref",
+        "failed to update ref",
+        "incorrect old value",
+    ];
+    if lost.iter().any(|sign| said.contains(sign)) {
         return Ok(false);
     }
+    // The porcelain line of the refused ref says why, else git's last words.
+    let detail = output
+        .stdout
+        .lines()
+        .find(|line| line.starts_with('!'))
+        .map(|line| line.chars().take(300).collect())
+        .unwrap_or_else(|| last_words(&output));
     Err(SyncError::Unreachable {
         remote: config.remote.clone(),
-        detail: last_words(&output),
+        detail,
     })
 }
 

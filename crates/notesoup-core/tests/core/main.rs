@@ -5,4 +5,5 @@ mod history;
 mod modules;
 mod notes;
 mod plumbing;
+mod sync;
 mod tools;
