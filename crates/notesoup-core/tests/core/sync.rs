@@ -363,6 +363,45 @@ fn a_push_that_loses_the_race_merges_and_retries() {
     assert_eq!(notes_of(&pair.a).len(), 3);
 }
 
+#[cfg(unix)]
+#[test]
+fn a_push_that_loses_the_race_fetches_merges_and_pushes_again() {
+    use std::os::unix::fs::PermissionsExt;
+    let pair = pair();
+    write(&pair.a, "human/base.md", "base\n");
+    sync(&pair.a);
+    sync(&pair.b);
+    let before = git(&["rev-parse", "main"], &pair.remote);
+    // B's push lands; the remote is then put back, holding B's commit, and
+    // a hook moves the branch to it while A's push is received (once).
+    write(&pair.b, "human/b.md", "from b\n");
+    sync(&pair.b);
+    let raced = git(&["rev-parse", "main"], &pair.remote);
+    git(
+        &["update-ref", "refs/heads/main", before.trim()],
+        &pair.remote,
+    );
+    let hook = pair.remote.join("hooks/pre-receive");
+    fs::write(
+        &hook,
+        format!(
+            "#!/bin/sh\ncat >/dev/null\nif [ ! -f raced ]; then touch raced; echo {} > refs/heads/main; fi\n",
+            raced.trim()
+        ),
+    )
+    .expect("hook");
+    fs::set_permissions(&hook, fs::Permissions::from_mode(0o755)).expect("chmod");
+    write(&pair.a, "human/a.md", "from a\n");
+    let report = sync(&pair.a);
+    assert!(pair.remote.join("raced").exists(), "the hook ran");
+    assert_eq!(report.retries, 1, "{report:?}");
+    assert!(report.pushed);
+    assert_eq!(read(&pair.a, "human/b.md"), "from b\n");
+    sync(&pair.b);
+    assert_eq!(notes_of(&pair.a), notes_of(&pair.b));
+    assert_eq!(notes_of(&pair.a).len(), 3);
+}
+
 /// A `git daemon` serving `base` on a free port of 127.0.0.1, stopped when
 /// dropped.
 struct Daemon {
