@@ -14,6 +14,10 @@ use crate::notes::{FrontmatterExtra, NoteMeta, SplitNote, serialize_note, split_
 /// A tree of notes: path below the root → content.
 pub(crate) type NoteTree = BTreeMap<String, Vec<u8>>;
 
+/// Names the side note of a conflict on `path`, given which names are
+/// taken.
+pub(crate) type SideName<'a> = &'a dyn Fn(&str, &dyn Fn(&str) -> bool) -> String;
+
 /// What merging one note gave.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum NoteMerge {
@@ -89,12 +93,12 @@ pub(crate) fn merge_note(path: &str, base: Option<&[u8]>, ours: &[u8], theirs: &
 /// `agents/<slug>/MAP.md`, `models/<slug>/MAP.md`, `pi/session/<id>/MAP.md`.
 pub(crate) fn is_home_map(path: &str) -> bool {
     let parts: Vec<&str> = path.split('/').collect();
-    match parts.as_slice() {
-        ["human", "MAP.md"] => true,
-        ["project" | "agents" | "models", _, "MAP.md"] => true,
-        ["pi", "session", _, "MAP.md"] => true,
-        _ => false,
-    }
+    matches!(
+        parts.as_slice(),
+        ["human", "MAP.md"]
+            | ["project" | "agents" | "models", _, "MAP.md"]
+            | ["pi", "session", _, "MAP.md"]
+    )
 }
 
 /// Which sides changed the body since the base.

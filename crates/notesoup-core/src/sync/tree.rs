@@ -8,7 +8,7 @@ use std::io::Read;
 use std::path::Path;
 
 use super::SyncError;
-use super::merge::{NoteMerge, NoteTree, merge_note};
+use super::merge::{NoteMerge, NoteTree, SideName, merge_note};
 use crate::notes::NoteStore;
 use crate::notes::beneath::{DirHandle, Kind};
 use crate::notes::is_git_segment;
@@ -159,7 +159,7 @@ pub(crate) fn apply(
     path: &str,
     expected: Option<&[u8]>,
     new: Option<&[u8]>,
-    side_name: &dyn Fn(&str, &dyn Fn(&str) -> bool) -> String,
+    side_name: SideName<'_>,
 ) -> Result<Applied, SyncError> {
     let fail = |err: std::io::Error| SyncError::io("write a note", err);
     let (parent, name) = path.rsplit_once('/').unwrap_or(("", path));
