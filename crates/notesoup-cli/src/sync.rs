@@ -22,10 +22,21 @@ pub(crate) fn run<H: CliHost>(host: &mut H, args: SyncArgs, out: &mut Out) -> an
     let failed = |err: SyncError| anyhow::anyhow!("{}: {err}", err.code());
     if let Some(remote) = &args.remote {
         let mut config = SyncConfig::new(remote, args.branch.as_deref()).map_err(failed)?;
-        if !args.homes.is_empty() {
-            config.homes = args.homes.clone();
+        // What is not given again is kept from the set-up before.
+        let before = SyncConfig::read(&root).ok().flatten();
+        if let Some(before) = &before {
+            if args.branch.is_none() {
+                config.branch.clone_from(&before.branch);
+            }
+            config.homes.clone_from(&before.homes);
+            config.exclude.clone_from(&before.exclude);
         }
-        config.exclude = args.exclude.clone();
+        if !args.homes.is_empty() {
+            config.homes.clone_from(&args.homes);
+        }
+        if !args.exclude.is_empty() {
+            config.exclude.clone_from(&args.exclude);
+        }
         sync_setup(&root, &config).map_err(failed)?;
         if args.json {
             out.print(&json!({"home": root, "config": config}).to_string());

@@ -28,7 +28,7 @@ use gix::ObjectId;
 use serde::{Deserialize, Serialize};
 
 use self::git::{last_words, run_git};
-use self::merge::{NoteTree, merge_trees};
+use self::merge::{NoteTree, SideName, merge_trees};
 use self::repo::{Signature, SyncRepo};
 use self::tree::{Applied, Scope, apply, note_path, read_notes};
 use crate::notes::{find_secret, slugify};
@@ -545,6 +545,12 @@ pub fn sync_notes(
                 push = ours != Some(theirs);
             } else {
                 let theirs_tree = repo.read_tree(theirs)?;
+                let machine = repo
+                    .author_email(theirs)
+                    .and_then(|email| email.strip_prefix("notesoup@").map(slugify))
+                    .filter(|machine| !machine.is_empty())
+                    .unwrap_or_else(|| "remote".to_owned());
+                let short = theirs.to_hex_with_len(7).to_string();
                 let (target, commit) = match ours {
                     Some(ours) if base != Some(ours) => {
                         // 3. Both moved: merge note by note.
@@ -553,12 +559,6 @@ pub fn sync_notes(
                             None => NoteTree::new(),
                         };
                         let ours_tree = repo.read_tree(ours)?;
-                        let machine = repo
-                            .author_email(theirs)
-                            .and_then(|email| email.strip_prefix("notesoup@").map(slugify))
-                            .filter(|machine| !machine.is_empty())
-                            .unwrap_or_else(|| "remote".to_owned());
-                        let short = theirs.to_hex_with_len(7).to_string();
                         let side_name = |path: &str, taken: &dyn Fn(&str) -> bool| {
                             conflict_name(path, &machine, &short, taken)
                         };
@@ -591,7 +591,10 @@ pub fn sync_notes(
                     }
                 };
                 // 4. The merge, on disk.
-                write_to_disk(root, &scope, &mut disk, &target, &mut report, theirs)?;
+                let side_name = |path: &str, taken: &dyn Fn(&str) -> bool| {
+                    conflict_name(path, &machine, &short, taken)
+                };
+                write_to_disk(root, &scope, &mut disk, &target, &mut report, &side_name)?;
                 repo.set_ref(&local_ref, commit)?;
                 ours = Some(commit);
             }
@@ -641,9 +644,8 @@ fn write_to_disk(
     disk: &mut NoteTree,
     target: &NoteTree,
     report: &mut SyncReport,
-    theirs: ObjectId,
+    side_name: SideName<'_>,
 ) -> Result<(), SyncError> {
-    let short = theirs.to_hex_with_len(7).to_string();
     let paths: Vec<String> = disk
         .keys()
         .chain(target.keys())
@@ -657,15 +659,12 @@ fn write_to_disk(
         if expected == new {
             continue;
         }
-        let side_name = |path: &str, taken: &dyn Fn(&str) -> bool| {
-            conflict_name(path, "this-machine", &short, taken)
-        };
         let applied = apply(
             root,
             &path,
             expected.map(Vec::as_slice),
             new.map(Vec::as_slice),
-            &side_name,
+            side_name,
         )?;
         if let Applied::Remerged { side: Some(side) } = &applied {
             report.conflicts.push(SyncConflict {
