@@ -87,6 +87,15 @@ pub enum SyncError {
         /// What git said.
         detail: String,
     },
+    /// The remote refused the push (not a lost race: a protected branch,
+    /// a checked-out branch of a non-bare repository, no write access).
+    #[error("the remote {remote} refused the push: {detail}")]
+    PushRefused {
+        /// The remote's URL.
+        remote: String,
+        /// What git said.
+        detail: String,
+    },
     /// Every push lost the race to another machine's.
     #[error("the push lost the race {0} times to other machines' pushes; sync again")]
     PushRejected(usize),
@@ -120,7 +129,8 @@ pub enum SyncError {
 
 impl SyncError {
     /// The stable code: `not_configured`, `invalid_config`, `invalid`,
-    /// `git_missing`, `git_timeout`, `remote_unreachable`, `push_rejected`,
+    /// `git_missing`, `git_timeout`, `remote_unreachable`, `push_refused`,
+    /// `push_rejected`,
     /// `secret_detected`, `sync_busy`, `repo_error`, `io_error`.
     pub fn code(&self) -> &'static str {
         match self {
@@ -130,6 +140,7 @@ impl SyncError {
             SyncError::GitMissing => "git_missing",
             SyncError::GitTimeout { .. } => "git_timeout",
             SyncError::Unreachable { .. } => "remote_unreachable",
+            SyncError::PushRefused { .. } => "push_refused",
             SyncError::PushRejected(_) => "push_rejected",
             SyncError::SecretDetected { .. } => "secret_detected",
             SyncError::Busy(_) => "sync_busy",
@@ -764,17 +775,22 @@ fn push_branch(
     if lost.iter().any(|sign| said.contains(sign)) {
         return Ok(false);
     }
-    // The porcelain line of the refused ref says why, else git's last words.
-    let detail = output
-        .stdout
-        .lines()
-        .find(|line| line.starts_with('!'))
-        .map(|line| line.chars().take(300).collect())
-        .unwrap_or_else(|| last_words(&output));
-    Err(SyncError::Unreachable {
-        remote: config.remote.clone(),
-        detail,
-    })
+    // The porcelain line of a refused ref says why; without one the remote
+    // was not reached.
+    match output.stdout.lines().find(|line| line.starts_with('!')) {
+        Some(line) => Err(SyncError::PushRefused {
+            remote: config.remote.clone(),
+            detail: format!(
+                "{} ({})",
+                line.chars().take(200).collect::<String>(),
+                last_words(&output)
+            ),
+        }),
+        None => Err(SyncError::Unreachable {
+            remote: config.remote.clone(),
+            detail: last_words(&output),
+        }),
+    }
 }
 
 /// The best common ancestor of two commits.

@@ -139,6 +139,25 @@ fn a_note_written_on_one_machine_appears_on_the_other() {
 }
 
 #[test]
+fn the_dream_audit_and_sync_keep_to_their_own_repositories() {
+    let pair = pair();
+    write(&pair.a, "human/a.md", &note(FIELDS, "a\n"));
+    notesoup_core::dream::audit_commit(&pair.a, "baseline").expect("audit");
+    sync(&pair.a);
+    notesoup_core::dream::audit_commit(&pair.a, "dream").expect("audit");
+    let audited = git(&["ls-tree", "-r", "--name-only", "HEAD"], &pair.a);
+    assert_eq!(audited, "human/a.md\n");
+    // The remote holds notes only, never the audit's history.
+    assert_eq!(git(&["rev-list", "--count", "main"], &pair.remote), "1\n");
+    sync(&pair.b);
+    assert!(!pair.b.join(".git").exists());
+    assert_eq!(read(&pair.b, "human/a.md"), note(FIELDS, "a\n"));
+    // doctor takes .sync for what it is.
+    let report = doctor(&pair.a);
+    assert!(report.findings.is_empty(), "{:?}", report.findings);
+}
+
+#[test]
 fn session_notes_and_excluded_paths_stay_home() {
     let pair = pair();
     let url = pair.remote.to_str().expect("utf-8");
@@ -329,6 +348,35 @@ fn a_missing_remote_is_a_clear_error_with_a_code() {
 }
 
 #[test]
+fn a_remote_that_refuses_the_push_is_said_apart_from_a_lost_race() {
+    let pair = pair();
+    // A non-bare repository refuses a push to its checked-out branch.
+    let dir = tempfile::tempdir().expect("temp dir");
+    git(&["init", "--quiet", "-b", "main", "."], dir.path());
+    git(
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "--quiet",
+            "--allow-empty",
+            "-m",
+            "x",
+        ],
+        dir.path(),
+    );
+    let url = dir.path().to_str().expect("utf-8");
+    sync_setup(&pair.a, &SyncConfig::new(url, None).expect("config")).expect("set up");
+    write(&pair.a, "human/x.md", "x\n");
+    let author = SyncAuthor::on_machine("Test", "tester", "a");
+    let err = sync_notes(&pair.a, &author, SyncOptions::default()).expect_err("refused");
+    assert_eq!(err.code(), "push_refused", "{err}");
+    assert!(err.to_string().contains("refs/heads/main"), "{err}");
+}
+
+#[test]
 fn two_syncs_of_one_root_at_once_both_land() {
     let pair = pair();
     write(&pair.a, "human/one.md", "one\n");
@@ -502,6 +550,8 @@ fn sync_over_the_network_through_git_daemon() {
 enum Step {
     /// Append a fresh line to note `n` on side `a`/`b`.
     Append { a: bool, n: usize },
+    /// Replace note `n`'s body with a fresh line.
+    Write { a: bool, n: usize },
     /// Crumple note `n`.
     Crumple { a: bool, n: usize },
     /// Sync one side.
@@ -511,6 +561,7 @@ enum Step {
 fn step() -> impl Strategy<Value = Step> {
     prop_oneof![
         4 => (any::<bool>(), 0usize..3).prop_map(|(a, n)| Step::Append { a, n }),
+        2 => (any::<bool>(), 0usize..3).prop_map(|(a, n)| Step::Write { a, n }),
         1 => (any::<bool>(), 0usize..3).prop_map(|(a, n)| Step::Crumple { a, n }),
         2 => any::<bool>().prop_map(|a| Step::Sync { a }),
     ]
@@ -519,9 +570,10 @@ fn step() -> impl Strategy<Value = Step> {
 proptest! {
     #![proptest_config(ProptestConfig { cases: 8, ..ProptestConfig::default() })]
 
-    /// Random writes, updates and crumples on two roots with syncs between
-    /// them converge (after each side syncs twice both trees are equal) and
-    /// lose no line that was written.
+    /// Random writes, updates (appends) and crumples on two roots with syncs
+    /// between them converge (after each side syncs twice both trees are
+    /// equal) and lose no line that was written, but those a side replaced
+    /// seeing them.
     #[test]
     fn interleavings_converge_and_lose_nothing(steps in prop::collection::vec(step(), 1..12)) {
         let pair = pair();
@@ -535,6 +587,16 @@ proptest! {
                     let old = fs::read_to_string(root.join(&path))
                         .unwrap_or_else(|_| note(FIELDS, ""));
                     write(root, &path, &format!("{old}{line}"));
+                    written.push(line);
+                }
+                Step::Write { a, n } => {
+                    let root = if *a { &pair.a } else { &pair.b };
+                    let path = format!("human/n{n}.md");
+                    // The lines this side sees are replaced on purpose.
+                    let old = fs::read_to_string(root.join(&path)).unwrap_or_default();
+                    written.retain(|line: &String| !old.contains(line.as_str()));
+                    let line = format!("write {i} from {}\n", if *a { "a" } else { "b" });
+                    write(root, &path, &note(FIELDS, &line));
                     written.push(line);
                 }
                 Step::Crumple { a, n } => {
