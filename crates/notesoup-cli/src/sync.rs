@@ -93,6 +93,12 @@ pub(crate) fn run<H: CliHost>(host: &mut H, args: SyncArgs, out: &mut Out) -> an
         report.conflicts.len(),
         if report.pushed { ", pushed" } else { "" },
     ));
+    for skipped in &report.skipped {
+        out.warn(&format!(
+            "{} sync: {skipped} is over the largest note notesoup keeps; it stays on this machine (doctor names it)",
+            H::BIN
+        ));
+    }
     for conflict in &report.conflicts {
         out.print(&format!(
             "conflict: {} kept as it was here; the other side is in {} (merge it by hand, then crumple it)",

@@ -31,7 +31,7 @@ use self::git::{last_words, run_git};
 use self::merge::{NoteTree, SideName, merge_trees};
 use self::repo::{Signature, SyncRepo};
 use self::tree::{Applied, Scope, apply, note_path, read_notes};
-use crate::notes::{find_secret, slugify};
+use crate::notes::{NoteStore, find_secret, slugify};
 
 /// The folder below the notes root that holds sync's own state (never a
 /// note; the dream's audit leaves it out).
@@ -396,6 +396,9 @@ pub struct SyncReport {
     pub retries: usize,
     /// The commit both sides now have (hex).
     pub commit: String,
+    /// Notes left out because they are over the store's bound
+    /// (`NoteStore::MAX_NOTE_BYTES`), here or on the remote.
+    pub skipped: Vec<String>,
 }
 
 /// One body conflict.
@@ -495,7 +498,7 @@ pub fn sync_notes(
     fs::create_dir_all(&paths.dir).map_err(|err| SyncError::io("create .sync", err))?;
     let _lock = SyncLock::acquire(&paths.lock, LOCK_WAIT)?;
     let mut repo = SyncRepo::open_or_init(&paths.repo)?;
-    let scope = config.scope();
+    let mut scope = config.scope();
     let local_ref = format!("refs/heads/{}", config.branch);
     let signature = author.signature();
     let mut report = SyncReport::default();
@@ -507,6 +510,10 @@ pub fn sync_notes(
         None => NoteTree::new(),
     };
     let mut disk = read_notes(root, &scope)?;
+    // A note over the store's bound stays home (doctor names it).
+    report.skipped = oversized(&disk);
+    scope.exclude.extend(report.skipped.iter().cloned());
+    disk.retain(|path, _| scope.contains(path));
     guard(
         disk.iter()
             .filter(|(path, bytes)| previous_tree.get(*path) != Some(*bytes)),
@@ -556,6 +563,8 @@ pub fn sync_notes(
                 push = ours != Some(theirs);
             } else {
                 let theirs_tree = repo.read_tree(theirs)?;
+                // Nor is one written here.
+                scope.exclude.extend(oversized(&theirs_tree));
                 let machine = repo
                     .author_email(theirs)
                     .and_then(|email| email.strip_prefix("notesoup@").map(slugify))
@@ -631,6 +640,14 @@ pub fn sync_notes(
         }
     }
     Err(SyncError::PushRejected(MAX_PUSH_ATTEMPTS))
+}
+
+/// The notes of `tree` over the store's bound, which never travel.
+fn oversized(tree: &NoteTree) -> Vec<String> {
+    tree.iter()
+        .filter(|(_, bytes)| bytes.len() > NoteStore::MAX_NOTE_BYTES)
+        .map(|(path, _)| path.clone())
+        .collect()
 }
 
 /// Every outgoing note must pass the credential guard.

@@ -450,6 +450,49 @@ fn a_push_that_loses_the_race_fetches_merges_and_pushes_again() {
     assert_eq!(notes_of(&pair.a).len(), 3);
 }
 
+#[test]
+fn a_remote_that_never_answers_is_stopped_at_the_deadline() {
+    // A port that takes the connection and says nothing.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("listen");
+    let port = listener.local_addr().expect("address").port();
+    let held = std::thread::spawn(move || {
+        let (stream, _) = listener.accept().expect("accept");
+        std::thread::sleep(Duration::from_secs(4));
+        drop(stream);
+    });
+    let dir = tempfile::tempdir().expect("temp dir");
+    let url = format!("git://127.0.0.1:{port}/notes.git");
+    sync_setup(dir.path(), &SyncConfig::new(&url, None).expect("config")).expect("set up");
+    write(dir.path(), "human/x.md", "x\n");
+    let author = SyncAuthor::on_machine("Test", "tester", "a");
+    let options = SyncOptions {
+        timeout: Duration::from_secs(1),
+    };
+    let err = sync_notes(dir.path(), &author, options).expect_err("timed out");
+    assert_eq!(err.code(), "git_timeout", "{err}");
+    assert!(
+        err.to_string()
+            .contains("git fetch did not finish within 1 s"),
+        "{err}"
+    );
+    held.join().expect("thread");
+}
+
+#[test]
+fn a_note_over_the_bound_stays_home() {
+    let pair = pair();
+    let big = "x".repeat(notesoup_core::notes::NoteStore::MAX_NOTE_BYTES + 10);
+    write(&pair.a, "human/big.md", &big);
+    write(&pair.a, "human/small.md", "small\n");
+    let report = sync(&pair.a);
+    assert_eq!(report.skipped, vec!["human/big.md".to_owned()]);
+    assert_eq!(
+        git(&["ls-tree", "-r", "--name-only", "main"], &pair.remote),
+        "human/small.md\n"
+    );
+    assert_eq!(read(&pair.a, "human/big.md"), big);
+}
+
 /// A `git daemon` serving `base` on a free port of 127.0.0.1, stopped when
 /// dropped.
 struct Daemon {
