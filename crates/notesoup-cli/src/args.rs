@@ -372,6 +372,15 @@ pub struct SyncArgs {
     /// folder and all below it); repeatable (with --remote).
     #[arg(long, value_name = "PATH", requires = "remote")]
     pub exclude: Vec<String>,
+    /// Sync on their own: each boot pulls first (waiting at most
+    /// --auto-wait-ms), close-outs, resets and dreams push in the
+    /// background; off: only this command syncs.
+    #[arg(long, value_name = "on|off", value_parser = ["on", "off"], conflicts_with = "status")]
+    pub auto: Option<String>,
+    /// How long a boot waits for its pull, in milliseconds (with --auto;
+    /// default 1500).
+    #[arg(long, value_name = "MS", requires = "auto")]
+    pub auto_wait_ms: Option<u64>,
     /// Show where this machine stands: commits ahead and behind the remote,
     /// notes changed since the last sync, unresolved conflicts.
     #[arg(long)]

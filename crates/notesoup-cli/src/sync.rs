@@ -20,16 +20,28 @@ pub(crate) fn run<H: CliHost>(host: &mut H, args: SyncArgs, out: &mut Out) -> an
         timeout: Duration::from_secs(args.timeout.max(1)),
     };
     let failed = |err: SyncError| anyhow::anyhow!("{}: {err}", err.code());
-    if let Some(remote) = &args.remote {
-        let mut config = SyncConfig::new(remote, args.branch.as_deref()).map_err(failed)?;
+    if args.remote.is_some() || args.auto.is_some() {
+        let before = SyncConfig::read(&root).map_err(failed)?;
+        let mut config = match (&args.remote, &before) {
+            (Some(remote), _) => SyncConfig::new(remote, args.branch.as_deref()).map_err(failed)?,
+            (None, Some(before)) => before.clone(),
+            (None, None) => return Err(failed(SyncError::NotConfigured(root))),
+        };
         // What is not given again is kept from the set-up before.
-        let before = SyncConfig::read(&root).ok().flatten();
         if let Some(before) = &before {
             if args.branch.is_none() {
                 config.branch.clone_from(&before.branch);
             }
             config.homes.clone_from(&before.homes);
             config.exclude.clone_from(&before.exclude);
+            config.auto = before.auto;
+            config.auto_wait_ms = before.auto_wait_ms;
+        }
+        if let Some(auto) = &args.auto {
+            config.auto = auto == "on";
+        }
+        if let Some(wait) = args.auto_wait_ms {
+            config.auto_wait_ms = wait;
         }
         if !args.homes.is_empty() {
             config.homes.clone_from(&args.homes);
@@ -41,8 +53,16 @@ pub(crate) fn run<H: CliHost>(host: &mut H, args: SyncArgs, out: &mut Out) -> an
         if args.json {
             out.print(&json!({"home": root, "config": config}).to_string());
         } else {
+            let auto = if config.auto {
+                format!(
+                    "; automatic: boots pull first (waiting at most {} ms), close-outs push",
+                    config.auto_wait_ms
+                )
+            } else {
+                String::new()
+            };
             out.print(&format!(
-                "sync: {} syncs with {} (branch {}; homes {}); run `{} sync` to sync now",
+                "sync: {} syncs with {} (branch {}; homes {}{auto}); run `{} sync` to sync now",
                 root.display(),
                 config.remote,
                 config.branch,

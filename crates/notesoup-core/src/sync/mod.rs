@@ -12,6 +12,7 @@
 //! writes the result to disk and pushes. The `git` binary is the transport
 //! only (`git.rs`), bounded by a deadline. See `docs/sync.md`.
 
+mod auto;
 mod git;
 mod merge;
 mod repo;
@@ -27,6 +28,7 @@ use std::time::{Duration, Instant};
 use gix::ObjectId;
 use serde::{Deserialize, Serialize};
 
+pub use self::auto::{AutoMoment, AutoSync, auto_sync};
 use self::git::{last_words, run_git};
 use self::merge::{NoteTree, SideName, merge_trees};
 use self::repo::{Signature, SyncRepo};
@@ -175,6 +177,18 @@ pub struct SyncConfig {
     /// and everything below it).
     #[serde(default)]
     pub exclude: Vec<String>,
+    /// Whether the hosts sync on their own: a boot pulls first (waiting at
+    /// most `autoWaitMs`), close-outs, resets and dreams push in the
+    /// background (default off).
+    #[serde(default)]
+    pub auto: bool,
+    /// How long a boot waits for its pull, in milliseconds (default 1500).
+    #[serde(default = "default_auto_wait_ms")]
+    pub auto_wait_ms: u64,
+}
+
+fn default_auto_wait_ms() -> u64 {
+    SyncConfig::DEFAULT_AUTO_WAIT_MS
 }
 
 fn default_branch() -> String {
@@ -191,6 +205,11 @@ fn default_homes() -> Vec<String> {
 impl SyncConfig {
     /// The largest `config.json` read.
     const MAX_BYTES: u64 = 64 * 1024;
+    /// How long a boot waits for its pull unless `autoWaitMs` says
+    /// otherwise.
+    pub const DEFAULT_AUTO_WAIT_MS: u64 = 1500;
+    /// The longest a boot may wait for its pull.
+    pub const MAX_AUTO_WAIT_MS: u64 = 30_000;
 
     /// A set-up for `remote` with the defaults.
     pub fn new(remote: &str, branch: Option<&str>) -> Result<SyncConfig, SyncError> {
@@ -199,6 +218,8 @@ impl SyncConfig {
             branch: branch.map_or_else(default_branch, str::to_owned),
             homes: default_homes(),
             exclude: Vec::new(),
+            auto: false,
+            auto_wait_ms: Self::DEFAULT_AUTO_WAIT_MS,
         };
         config.check()?;
         Ok(config)
@@ -228,6 +249,12 @@ impl SyncConfig {
             return Err(SyncError::Invalid(format!(
                 "the branch {:?} is not a valid Git branch name",
                 self.branch
+            )));
+        }
+        if self.auto_wait_ms > Self::MAX_AUTO_WAIT_MS {
+            return Err(SyncError::Invalid(format!(
+                "autoWaitMs is at most {} (a boot waits no longer)",
+                Self::MAX_AUTO_WAIT_MS
             )));
         }
         for home in &self.homes {

@@ -127,3 +127,97 @@ fn without_git_or_a_remote_sync_says_why() {
     let bad = machine.run(Bin::Claude, &["sync", "--remote", "-x"]);
     assert_eq!(bad.code, Some(2), "{bad:?}");
 }
+
+/// Runs `notesoup hook <event>` on `payload`, as Claude Code does.
+fn hook(machine: &Machine, event: &str, payload: &serde_json::Value) -> super::Run {
+    use std::io::Write;
+    let mut child = machine
+        .command(Bin::Claude, &["hook", event])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(payload.to_string().as_bytes())
+        .unwrap();
+    super::Run::of(child.wait_with_output().unwrap())
+}
+
+#[test]
+fn with_auto_on_a_boot_pulls_first_and_a_session_end_pushes() {
+    let first = Machine::new();
+    let mut second = Machine::new();
+    let data = second.root.join("plugin-data");
+    second.set_env("CLAUDE_PLUGIN_DATA", &data);
+    let remote = bare_remote(&first);
+    first.run(Bin::Claude, &["sync", "--remote", &remote]).ok();
+    first
+        .run(
+            Bin::Claude,
+            &["notes", "write", "@human/from-first.md", "pulled at boot"],
+        )
+        .ok();
+    first.run(Bin::Claude, &["sync"]).ok();
+
+    second.run(Bin::Claude, &["sync", "--remote", &remote]).ok();
+    // The wait is a bound, not a delay: the boot goes on as soon as the pull
+    // is done.
+    let on = second.run(
+        Bin::Claude,
+        &["sync", "--auto", "on", "--auto-wait-ms", "20000"],
+    );
+    assert!(on.ok().contains("automatic: boots pull first"), "{on:?}");
+    let session = |event: &str| {
+        serde_json::json!({
+            "session_id": "0b0e7c1a-0000-4000-8000-000000000001",
+            "transcript_path": second.home.join(".claude/projects/shop/s.jsonl"),
+            "cwd": second.project,
+            "hook_event_name": event,
+            "source": "startup",
+            "reason": "other",
+        })
+    };
+    let boot = hook(&second, "session-start", &session("SessionStart"));
+    assert_eq!(boot.code, Some(0), "{boot:?}");
+    assert!(boot.stdout.contains("from-first.md"), "{boot:?}");
+    assert!(second.notes().join("human/from-first.md").exists());
+
+    // A session's end pushes in the background.
+    second
+        .run(
+            Bin::Claude,
+            &[
+                "notes",
+                "write",
+                "@human/from-second.md",
+                "pushed at the end",
+            ],
+        )
+        .ok();
+    let end = hook(&second, "session-end", &session("SessionEnd"));
+    assert_eq!(end.code, Some(0), "{end:?}");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let listed = Command::new("git")
+            .args(["ls-tree", "-r", "--name-only", "main"])
+            .current_dir(&remote)
+            .output()
+            .unwrap();
+        if String::from_utf8_lossy(&listed.stdout).contains("human/from-second.md") {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the background push never landed: {}",
+            std::fs::read_to_string(second.notes().join(".sync/auto.log")).unwrap_or_default()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    // Off again: only the command syncs.
+    let off = second.run(Bin::Claude, &["sync", "--auto", "off"]);
+    assert!(!off.ok().contains("automatic"), "{off:?}");
+}
