@@ -2,7 +2,6 @@
 
 use std::time::Duration;
 
-use notesoup_core::notes::NotesIdentity;
 use notesoup_core::plumbing::notes_home;
 use notesoup_core::sync::{
     SyncAuthor, SyncConfig, SyncError, SyncOptions, sync_notes, sync_setup, sync_status,
@@ -98,8 +97,7 @@ pub(crate) fn run<H: CliHost>(host: &mut H, args: SyncArgs, out: &mut Out) -> an
         }
         return Ok(u8::from(!status.conflicts.is_empty()));
     }
-    let agent = NotesIdentity::agent_slug(|key| std::env::var(key).ok());
-    let author = SyncAuthor::new(H::HOST, &agent);
+    let author = SyncAuthor::new(H::HOST, &host.agent());
     let report = sync_notes(&root, &author, options).map_err(failed)?;
     if args.json {
         out.print(&serde_json::to_string(&report)?);

@@ -2,7 +2,7 @@
 //! `tests/core/sync.rs`).
 
 use super::merge::{NoteMerge, NoteTree, is_home_map, merge_note, merge_text, merge_trees};
-use super::tree::{Scope, note_path};
+use super::tree::{Applied, Scope, apply, note_path};
 
 fn clean(merge: NoteMerge) -> String {
     match merge {
@@ -193,4 +193,68 @@ fn only_plain_note_paths_are_synced() {
     ] {
         assert!(!note_path(bad), "{bad:?}");
     }
+}
+
+#[test]
+fn a_note_written_while_a_sync_runs_is_merged_again_never_overwritten() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("human")).expect("home");
+    let side = |path: &str, _taken: &dyn Fn(&str) -> bool| format!("{path}.side.md");
+    // As the sync read it: unchanged since, so the merge's version lands.
+    std::fs::write(root.join("human/a.md"), "one\ntwo\n").expect("write");
+    let applied = apply(
+        root,
+        "human/a.md",
+        Some(b"one\ntwo\n"),
+        Some(b"one\ntwo\nthree\n"),
+        &side,
+    );
+    assert_eq!(applied.expect("applied"), Applied::AsMerged);
+    assert_eq!(
+        std::fs::read_to_string(root.join("human/a.md")).expect("read"),
+        "one\ntwo\nthree\n"
+    );
+    // Written meanwhile, elsewhere in the note: both changes kept.
+    std::fs::write(root.join("human/a.md"), "zero\none\ntwo\nthree\n").expect("write");
+    let applied = apply(
+        root,
+        "human/a.md",
+        Some(b"one\ntwo\nthree\n"),
+        Some(b"one\ntwo\nthree\nfour\n"),
+        &side,
+    );
+    assert_eq!(applied.expect("applied"), Applied::Remerged { side: None });
+    assert_eq!(
+        std::fs::read_to_string(root.join("human/a.md")).expect("read"),
+        "zero\none\ntwo\nthree\nfour\n"
+    );
+    // Written meanwhile in the same place: the write stays, the merge's
+    // version goes beside it.
+    std::fs::write(root.join("human/a.md"), "mine\n").expect("write");
+    let applied = apply(
+        root,
+        "human/a.md",
+        Some(b"zero\n"),
+        Some(b"theirs\n"),
+        &side,
+    );
+    assert_eq!(
+        applied.expect("applied"),
+        Applied::Remerged {
+            side: Some("human/a.md.side.md".to_owned())
+        }
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("human/a.md")).expect("read"),
+        "mine\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("human/a.md.side.md")).expect("read"),
+        "theirs\n"
+    );
+    // A delete of a note written meanwhile keeps it.
+    let applied = apply(root, "human/a.md", Some(b"zero\n"), None, &side);
+    assert_eq!(applied.expect("applied"), Applied::Kept);
+    assert!(root.join("human/a.md").exists());
 }

@@ -51,6 +51,20 @@ fn a_note_travels_between_machines_on_every_binary() {
         let status: serde_json::Value = serde_json::from_str(status.ok()).unwrap();
         assert_eq!(status["changed"], 1, "{status}");
     }
+    // Each commit names its agent, host and machine.
+    let log = Command::new("git")
+        .args(["log", "--format=%an", "main"])
+        .current_dir(&remote)
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&log.stdout);
+    for host in [
+        "claude (Claude Code) on ",
+        "anonymous (Pi) on ",
+        "anonymous (dsh) on ",
+    ] {
+        assert!(log.contains(host), "{host}: {log}");
+    }
 }
 
 #[test]
