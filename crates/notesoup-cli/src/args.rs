@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand};
 use notesoup_core::dream::DreamOptions;
 use notesoup_core::plumbing::DreamFlags;
+use notesoup_core::sync::SyncOptions;
 use serde_json::{Map, Value};
 
 /// The commands every host's binary has.
@@ -26,6 +27,9 @@ pub enum SharedCommand<S: Args, D: Args> {
     Report(ReportArgs<S>),
     /// Check the notes home without changing anything; exit 1 on findings.
     Doctor(DoctorArgs),
+    /// Sync the notes with a Git remote: commit this machine's notes, fetch,
+    /// merge note by note, push (set up first with --remote URL).
+    Sync(SyncArgs),
     /// Tidy the notes home with this host's agent as a headless dreamer
     /// holding only the jailed dream tools (gated, locked, audited with Git).
     Dream(DreamArgs<D>),
@@ -351,6 +355,49 @@ pub struct DoctorArgs {
     pub json: bool,
     #[command(subcommand)]
     pub command: Option<DoctorCommand>,
+}
+
+/// `sync`.
+#[derive(Debug, Args)]
+pub struct SyncArgs {
+    /// Set up (or change) the remote this notes root syncs with: a path, an
+    /// `ssh://` or `git@host:path` URL, `https://` or `git://`. Nothing is
+    /// synced until the next `sync`.
+    #[arg(long, value_name = "URL", conflicts_with = "status")]
+    pub remote: Option<String>,
+    /// The remote branch (with --remote; default main).
+    #[arg(long, value_name = "B", requires = "remote")]
+    pub branch: Option<String>,
+    /// The homes that travel, comma-separated, from project, human,
+    /// agents, models, session (with --remote; default all but session).
+    #[arg(long, value_name = "LIST", value_delimiter = ',', requires = "remote")]
+    pub homes: Vec<String>,
+    /// A path below the notes root that stays on this machine (a note, or a
+    /// folder and all below it); repeatable (with --remote).
+    #[arg(long, value_name = "PATH", requires = "remote")]
+    pub exclude: Vec<String>,
+    /// Sync on their own: each boot pulls first (waiting at most
+    /// --auto-wait-ms), close-outs, resets and dreams push in the
+    /// background; off: only this command syncs.
+    #[arg(long, value_name = "on|off", value_parser = ["on", "off"], conflicts_with = "status")]
+    pub auto: Option<String>,
+    /// How long a boot waits for its pull, in milliseconds (with --auto;
+    /// default 1500).
+    #[arg(long, value_name = "MS", requires = "auto")]
+    pub auto_wait_ms: Option<u64>,
+    /// Show where this machine stands: commits ahead and behind the remote,
+    /// notes changed since the last sync, unresolved conflicts.
+    #[arg(long)]
+    pub status: bool,
+    /// Stop each git run (fetch, push) after this many seconds.
+    #[arg(long, value_name = "SECS", default_value_t = SyncOptions::DEFAULT_TIMEOUT.as_secs())]
+    pub timeout: u64,
+    /// The notes root (default: $PI_NOTES_HOME, else ~/.agents/notes).
+    #[arg(long, value_name = "DIR")]
+    pub notes_home: Option<PathBuf>,
+    /// Print the result as JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `doctor` subcommands.

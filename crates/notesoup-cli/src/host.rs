@@ -41,6 +41,12 @@ pub trait CliHost {
     /// `NotesIdentity::default_root` over this host's environment.
     fn notes_root(&self) -> Option<PathBuf>;
 
+    /// The agent a sync's commits name (`sync`): `PI_NOTES_AGENT`'s slug,
+    /// else `anonymous`, unless the host has an agent of its own.
+    fn agent(&self) -> String {
+        notesoup_core::notes::NotesIdentity::agent_slug(|key| std::env::var(key).ok())
+    }
+
     /// Runs `call` with the tools of the session `target` names. `notes`
     /// need no session (the durable homes are served without one); `history`
     /// needs one ([`Purpose::History`]), and its absence is an error that

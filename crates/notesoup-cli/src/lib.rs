@@ -1,5 +1,5 @@
 //! The commands every notesoup host binary shares, written once: `notes`,
-//! `boot`, `history`, `report`, `doctor` (also `dream doctor`), `dream`, `completions
+//! `boot`, `history`, `report`, `doctor` (also `dream doctor`), `sync`, `dream`, `completions
 //! <shell>`, `man`, and `--version`.
 //!
 //! A host's binary (`notesoup` for Claude Code, `notesoup-pi`,
@@ -31,13 +31,14 @@ mod out;
 mod pages;
 mod report;
 mod run;
+mod sync;
 mod target;
 mod tools;
 
 pub use args::{
     BootArgs, DoctorArgs, DoctorCommand, DreamArgs, DreamSubcommand, HistoryArgs, HistoryCommand,
     NoHostArgs, NotesArgs, NotesCommand, PageArgs, ReportArgs, SeqOrParams, SessionArgs,
-    SharedCommand,
+    SharedCommand, SyncArgs,
 };
 pub use boot::boot_stats;
 pub use host::{BootView, CliHost, HostDreamer, Purpose, Target, UsageError, no_session_recorded};

@@ -61,6 +61,10 @@ pub fn run<C: CommandFactory, H: CliHost>(
             let result = crate::maintenance::doctor(host, args, &mut out);
             settle::<H>(&mut out, "doctor", result)
         }
+        SharedCommand::Sync(args) => {
+            let result = crate::sync::run::<H>(host, args, &mut out);
+            settle::<H>(&mut out, "sync", result)
+        }
         SharedCommand::Dream(args) => {
             let result = crate::maintenance::dream(host, args, &mut out);
             settle::<H>(&mut out, "dream", result)

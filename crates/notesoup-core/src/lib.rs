@@ -25,5 +25,6 @@ pub mod install;
 pub mod notes;
 pub mod plumbing;
 pub mod settings;
+pub mod sync;
 pub mod tools;
 mod wire;

@@ -381,6 +381,10 @@ impl CliHost for ClaudeCli {
         self.env.notes_root.clone()
     }
 
+    fn agent(&self) -> String {
+        crate::names::AGENT.to_owned()
+    }
+
     fn with_tools(
         &mut self,
         target: &Target<'_, NoHostArgs>,

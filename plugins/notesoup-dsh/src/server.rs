@@ -4,6 +4,7 @@
 //! session's log; every decision reads the log, so a restarted sidecar that is
 //! re-sent the log decides exactly as before.
 
+use notesoup_core::sync::{AutoMoment, AutoSync, auto_sync};
 use std::collections::HashMap;
 use std::io::{self, BufRead, Write};
 use std::panic::{self, AssertUnwindSafe};
@@ -233,6 +234,9 @@ impl Sidecar {
             BootCarrier::Marker => String::new(),
             BootCarrier::Context(Some(text)) => escape_template(&text),
             BootCarrier::Context(None) => {
+                // `auto` sync: the boot pulls first, waiting at most
+                // autoWaitMs (a failure leaves the boot as the disk has it).
+                auto_sync_notes(&place.root, AutoMoment::Boot);
                 let store =
                     boot::store(&place, Some(&id), &state.cwd, state.model.as_deref(), guard)
                         .map_err(boot_failed)?;
@@ -341,6 +345,8 @@ impl Sidecar {
     }
 
     fn reset_plan(&mut self, params: ResetParams) -> Result<ResetPlan, ProtocolError> {
+        // The close-out's notes go out in the background (`auto`).
+        auto_sync_notes(&self.place.root, AutoMoment::Background);
         let id = params.session.id.clone();
         let place = self.place.clone();
         let (guard, max_chars) = (self.secret_guard, self.boot_max_chars);
@@ -498,6 +504,15 @@ fn wipe_requested(events: &[SessionEvent], window: &window::WindowSpan) -> bool 
 }
 
 /// A core tool's output as the bundle forwards it.
+/// `auto` sync of the notes root (its set-up says whether), by the running
+/// binary (`notesoup-dsh`).
+fn auto_sync_notes(root: &std::path::Path, moment: AutoMoment) -> AutoSync {
+    match std::env::current_exe() {
+        Ok(exe) => auto_sync(root, &exe, moment),
+        Err(_) => AutoSync::Off,
+    }
+}
+
 fn boot_failed(error: boot::BootError) -> ProtocolError {
     ProtocolError::new(ErrorCode::BootFailed, error.to_string())
 }

@@ -204,7 +204,8 @@ fn stage_dir(
     for entry in entries {
         let entry = entry.map_err(|err| read_error(dir, err))?;
         let name = entry.file_name();
-        if name == ".git" {
+        // Sync's own repository and lock are never audited.
+        if name == ".git" || (prefix.is_empty() && name == crate::sync::SYNC_DIR) {
             continue;
         }
         let path = entry.path();

@@ -74,6 +74,7 @@ pub fn doctor(home: &Path) -> DoctorReport {
     };
     doctor.check_root();
     doctor.check_history();
+    doctor.check_sync_conflicts();
     DoctorReport {
         home: home.to_path_buf(),
         findings: doctor.findings,
@@ -450,7 +451,14 @@ struct Entry {
     kind: Kind,
 }
 
-const ROOT_IGNORED: [&str; 5] = [".git", "dreams", "snapshots", "trash", LAST_RUN_FILE];
+const ROOT_IGNORED: [&str; 6] = [
+    ".git",
+    crate::sync::SYNC_DIR,
+    "dreams",
+    "snapshots",
+    "trash",
+    LAST_RUN_FILE,
+];
 
 impl Doctor {
     fn report(&mut self, path: &Path, message: impl Into<String>) {
@@ -549,6 +557,23 @@ impl Doctor {
                 Path::new(".git"),
                 format!("cannot read the audit history: {err}"),
             ),
+        }
+    }
+
+    /// Each live side note a sync conflict left: the other machine's
+    /// version of a note, waiting for a person (or agent) to merge it.
+    fn check_sync_conflicts(&mut self) {
+        for side in crate::sync::unresolved_conflicts(&self.root) {
+            let note = side
+                .split_once(crate::sync::CONFLICT_MARK)
+                .map_or_else(|| side.clone(), |(stem, _)| format!("{stem}.md"));
+            let path = self.root.join(&side);
+            self.report(
+                &path,
+                format!(
+                    "unresolved sync conflict: another machine's version of {note}; merge what it holds into {note}, then crumple or delete this note"
+                ),
+            );
         }
     }
 

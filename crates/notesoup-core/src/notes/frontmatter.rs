@@ -208,6 +208,16 @@ pub(crate) struct SplitNote<'a> {
 }
 
 impl SplitNote<'_> {
+    /// Whether the note has a closed frontmatter block.
+    pub(crate) fn has_block(&self) -> bool {
+        self.block.is_some()
+    }
+
+    /// The lines between the fences, when the block is closed.
+    pub(crate) fn block_text(&self) -> Option<&str> {
+        self.block
+    }
+
     /// Parses the metadata of the block (defaults when there is none).
     pub(crate) fn meta(&self, now_ms: i64, tz: &TimeZone) -> NoteMeta {
         let mut meta = NoteMeta::new_at(now_ms);

@@ -116,11 +116,10 @@ pub use address::Home;
 pub use error::NoteError;
 pub(crate) use frontmatter::NoteMeta;
 pub(crate) use frontmatter::parse_note;
-#[cfg(test)]
-pub(crate) use frontmatter::serialize_note;
+pub(crate) use frontmatter::{FrontmatterExtra, SplitNote, serialize_note, split_note};
 pub use frontmatter::{NoteOrigin, is_blank_body};
-pub(crate) use identity::is_slug;
 pub use identity::{NotesIdentity, Scope};
+pub(crate) use identity::{is_slug, slugify};
 pub(crate) use matcher::LiteralQueries;
 pub use paths::project_key;
 pub(crate) use secrets::SecretKind;
@@ -134,8 +133,6 @@ pub use store::{
 pub(crate) use time::parse_iso_ms;
 pub use time::{local_iso, now_ms};
 
-#[cfg(test)]
-pub(crate) use frontmatter::FrontmatterExtra;
 // What the area's own tests name beside the public surface.
 #[cfg(test)]
 pub(crate) use crate::wire::RefusalCode;

@@ -4,4 +4,5 @@
 mod modules;
 mod notes;
 mod plumbing;
+mod sync;
 mod tools;

@@ -7,6 +7,7 @@
 pub mod io;
 pub mod reset;
 
+use notesoup_core::sync::{AutoMoment, AutoSync, auto_sync};
 use std::cell::RefCell;
 use std::path::PathBuf;
 
@@ -238,6 +239,7 @@ impl<'a> Session<'a> {
             return self.save(&state, HookOutput::default());
         }
         state.window.boot_injected = true;
+        let pulled = self.auto_sync(AutoMoment::Boot);
         let output = match boot::render_with_warnings(self.env, &state) {
             Ok((mut text, warnings)) => {
                 if continued {
@@ -250,6 +252,11 @@ impl<'a> Session<'a> {
                 let mut output = HookOutput::context(Event::SessionStart, text);
                 for warning in warnings {
                     output = output.with_notice(&warning);
+                }
+                if let AutoSync::Failed(reason) | AutoSync::NotStarted(reason) = pulled {
+                    output = output.with_notice(&format!(
+                        "notesoup: the automatic sync before this boot failed: {reason}"
+                    ));
                 }
                 output
             }
@@ -448,7 +455,18 @@ impl<'a> Session<'a> {
 
     /// SessionEnd(clear): the hand-off marker for the next session, and
     /// nothing else (SessionEnd runs under a short timeout).
+    /// `auto` sync of the notes root (its set-up says whether), by this
+    /// very binary.
+    fn auto_sync(&self, moment: AutoMoment) -> AutoSync {
+        match (&self.env.notes_root, std::env::current_exe()) {
+            (Some(root), Ok(exe)) => auto_sync(root, &exe, moment),
+            _ => AutoSync::Off,
+        }
+    }
+
     fn end(&self) -> HookOutput {
+        // The session is over: its notes go out in the background.
+        self.auto_sync(AutoMoment::Background);
         if self.input.reason.as_deref() != Some("clear") {
             return HookOutput::default();
         }

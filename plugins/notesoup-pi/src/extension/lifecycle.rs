@@ -171,6 +171,8 @@ impl Notesoup {
         match self.build_boundary(host, plan) {
             Ok((window_id, drafts)) => {
                 self.pending_resets.push(window_id);
+                // The close-out's notes go out in the background (`auto`).
+                self.auto_sync(notesoup_core::sync::AutoMoment::Background);
                 Some(drafts)
             }
             Err(error) => {

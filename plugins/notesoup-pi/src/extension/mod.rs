@@ -17,6 +17,7 @@ mod lifecycle;
 mod texts;
 mod tools;
 
+use notesoup_core::sync::{AutoMoment, AutoSync, auto_sync};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -117,6 +118,15 @@ impl std::fmt::Debug for Notesoup {
 }
 
 impl Notesoup {
+    /// `auto` sync of the notes root (its set-up says whether), by the
+    /// running binary (`notesoup-pi`).
+    pub(crate) fn auto_sync(&self, moment: AutoMoment) -> AutoSync {
+        match std::env::current_exe() {
+            Ok(exe) => auto_sync(&self.config.notes_home, &exe, moment),
+            Err(_) => AutoSync::Off,
+        }
+    }
+
     /// The extension for a host at `level`. A host without the boundary API
     /// (Pi before 0.87) is refused: notesoup cannot reset there.
     pub fn new(config: NotesoupConfig, level: PiApiLevel) -> Result<Self, VersionError> {
@@ -247,6 +257,15 @@ impl PiExtension for Notesoup {
         self.missing_boot_notices.clear();
         if self.enabled {
             self.policy(host);
+            // `auto` sync: the boot pulls first, waiting at most autoWaitMs.
+            if let AutoSync::Failed(reason) | AutoSync::NotStarted(reason) =
+                self.auto_sync(AutoMoment::Boot)
+            {
+                host.notify(
+                    &format!("notesoup: the automatic sync before this boot failed: {reason}"),
+                    crate::host::NotifyLevel::Warning,
+                );
+            }
             self.ensure_window_boot(host);
         }
     }
@@ -277,6 +296,9 @@ impl PiExtension for Notesoup {
 
     fn session_shutdown(&mut self, _host: &mut dyn PiHost, _event: &SessionShutdownEvent) {
         self.clear_transient();
+        if self.enabled {
+            self.auto_sync(AutoMoment::Background);
+        }
     }
 
     fn model_select(&mut self, _host: &mut dyn PiHost, _event: &ModelSelectEvent) {

@@ -12,6 +12,7 @@ mod fresh;
 mod large_store;
 mod remove;
 mod settings;
+mod sync;
 
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};

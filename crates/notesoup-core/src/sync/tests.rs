@@ -1,0 +1,260 @@
+//! The merge's rules, one by one (the whole sync runs over real Git in
+//! `tests/core/sync.rs`).
+
+use super::merge::{NoteMerge, NoteTree, is_home_map, merge_note, merge_text, merge_trees};
+use super::tree::{Applied, Scope, apply, note_path};
+
+fn clean(merge: NoteMerge) -> String {
+    match merge {
+        NoteMerge::Clean(bytes) => String::from_utf8(bytes).expect("utf-8"),
+        NoteMerge::Conflict => panic!("conflict"),
+    }
+}
+
+#[test]
+fn changes_in_different_places_both_land() {
+    let base = "a\nb\nc\nd\n";
+    let merged = merge_text(base, "A\nb\nc\nd\n", "a\nb\nc\nD\n", false);
+    assert_eq!(merged.as_deref(), Some("A\nb\nc\nD\n"));
+    // The same change on both sides is taken once.
+    let merged = merge_text(base, "a\nB\nc\nd\n", "a\nB\nc\nd\n", false);
+    assert_eq!(merged.as_deref(), Some("a\nB\nc\nd\n"));
+    // A deletion and an edit far apart.
+    let merged = merge_text(base, "b\nc\nd\n", "a\nb\nc\nd\ne\n", false);
+    assert_eq!(merged.as_deref(), Some("b\nc\nd\ne\n"));
+}
+
+#[test]
+fn changes_to_the_same_lines_conflict() {
+    assert_eq!(merge_text("a\nb\n", "a\nX\n", "a\nY\n", false), None);
+    // Both appended at the end: the same place.
+    assert_eq!(merge_text("a\n", "a\nx\n", "a\ny\n", false), None);
+    // Added on both sides with different text (no base).
+    assert_eq!(merge_text("", "x\n", "y\n", false), None);
+}
+
+#[test]
+fn a_home_map_merges_as_a_union_of_lines() {
+    assert!(is_home_map("human/MAP.md"));
+    assert!(is_home_map("project/shop-0123abcd/MAP.md"));
+    assert!(is_home_map("agents/pi/MAP.md"));
+    assert!(!is_home_map("human/topics/MAP.md"));
+    let merged = merge_text("- a\n", "- a\n- ours\n", "- a\n- theirs\n", true);
+    assert_eq!(merged.as_deref(), Some("- a\n- ours\n- theirs\n"));
+    // A line ours removed stays removed; theirs' additions come in.
+    let merged = merge_text("- a\n- b\n", "- a\n- c\n", "- a\n- b\n- d\n", true);
+    assert_eq!(merged.as_deref(), Some("- a\n- c\n- d\n"));
+}
+
+fn note(fields: &str, body: &str) -> String {
+    format!("---\n{fields}---\n\n{body}")
+}
+
+#[test]
+fn frontmatter_merges_field_by_field() {
+    let base = note(
+        "origin: self\ncreatedAt: 2026-01-02T00:00:00.000+00:00\nupdatedAt: 2026-01-02T00:00:00.000+00:00\nlastAccessed: 2026-01-02T00:00:00.000+00:00\naccessCount: 10\ntopic: db\n",
+        "body\n",
+    );
+    let ours = note(
+        "origin: self\ncreatedAt: 2026-01-02T00:00:00.000+00:00\nupdatedAt: 2026-01-05T00:00:00.000+00:00\nlastAccessed: 2026-01-03T00:00:00.000+00:00\naccessCount: 12\ntopic: database\n",
+        "body\nours\n",
+    );
+    let theirs = note(
+        "origin: external\ncreatedAt: 2026-01-01T00:00:00.000+00:00\nupdatedAt: 2026-01-04T00:00:00.000+00:00\nlastAccessed: 2026-01-06T00:00:00.000+00:00\naccessCount: 11\ntopic: db\nstatus: active\n",
+        "theirs\nbody\n",
+    );
+    let merged = clean(merge_note(
+        "human/x.md",
+        Some(base.as_bytes()),
+        ours.as_bytes(),
+        theirs.as_bytes(),
+    ));
+    assert_eq!(
+        merged,
+        note(
+            "origin: external\ncreatedAt: 2026-01-01T00:00:00.000+00:00\nupdatedAt: 2026-01-05T00:00:00.000+00:00\nlastAccessed: 2026-01-06T00:00:00.000+00:00\naccessCount: 13\ntopic: database\nstatus: active\n",
+            "theirs\nbody\nours\n",
+        )
+    );
+}
+
+#[test]
+fn a_crumple_gives_way_to_an_edit_on_the_other_side() {
+    let fields = "origin: self\ncreatedAt: 2026-01-02T00:00:00.000+00:00\nupdatedAt: 2026-01-02T00:00:00.000+00:00\nlastAccessed: 2026-01-02T00:00:00.000+00:00\naccessCount: 0\n";
+    let base = note(fields, "one\n");
+    let crumpled = note(
+        &format!("{fields}crumpledAt: 2026-02-01T00:00:00.000+00:00\n"),
+        "one\n",
+    );
+    let edited = note(fields, "one\ntwo\n");
+    for (ours, theirs) in [(&crumpled, &edited), (&edited, &crumpled)] {
+        let merged = clean(merge_note(
+            "human/x.md",
+            Some(base.as_bytes()),
+            ours.as_bytes(),
+            theirs.as_bytes(),
+        ));
+        assert!(!merged.contains("crumpledAt"), "{merged}");
+        assert!(merged.ends_with("\n\none\ntwo\n"), "{merged}");
+    }
+    // Crumpled on one side, only read on the other: crumpled.
+    let read = note(&fields.replace("accessCount: 0", "accessCount: 1"), "one\n");
+    let merged = clean(merge_note(
+        "human/x.md",
+        Some(base.as_bytes()),
+        crumpled.as_bytes(),
+        read.as_bytes(),
+    ));
+    assert!(merged.contains("crumpledAt: 2026-02-01"), "{merged}");
+    assert!(merged.contains("accessCount: 1"), "{merged}");
+}
+
+#[test]
+fn trees_merge_per_path_and_conflicts_go_beside() {
+    let tree = |entries: &[(&str, &str)]| -> NoteTree {
+        entries
+            .iter()
+            .map(|(path, text)| ((*path).to_owned(), text.as_bytes().to_vec()))
+            .collect()
+    };
+    let base = tree(&[
+        ("human/a.md", "a\n"),
+        ("human/b.md", "b\n"),
+        ("human/c.md", "c\n"),
+    ]);
+    let ours = tree(&[
+        ("human/a.md", "a ours\n"),
+        ("human/c.md", "c\n"),
+        ("human/new.md", "n\n"),
+    ]);
+    let theirs = tree(&[
+        ("human/a.md", "a theirs\n"),
+        ("human/b.md", "b theirs\n"),
+        ("pi/session/s/x.md", "session of theirs\n"),
+    ]);
+    let scope = Scope {
+        homes: vec!["human"],
+        exclude: Vec::new(),
+    };
+    let merged = merge_trees(
+        &base,
+        &ours,
+        &theirs,
+        |path| scope.contains(path),
+        |path, _taken| format!("{path}.side"),
+    );
+    let got: Vec<(&str, &str)> = merged
+        .tree
+        .iter()
+        .map(|(path, bytes)| (path.as_str(), std::str::from_utf8(bytes).expect("utf-8")))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            ("human/a.md", "a ours\n"),
+            ("human/a.md.side", "a theirs\n"),
+            // Deleted here, changed there: the change stays.
+            ("human/b.md", "b theirs\n"),
+            // Deleted there, unchanged here: gone. Added here: kept.
+            ("human/new.md", "n\n"),
+            // Not this machine's to merge: theirs, untouched.
+            ("pi/session/s/x.md", "session of theirs\n"),
+        ]
+    );
+    assert_eq!(
+        merged.conflicts,
+        vec![("human/a.md".to_owned(), "human/a.md.side".to_owned())]
+    );
+}
+
+#[test]
+fn only_plain_note_paths_are_synced() {
+    let scope = Scope {
+        homes: vec!["project", "human", "agents"],
+        exclude: vec!["human/private".to_owned()],
+    };
+    assert!(scope.contains("human/a.md"));
+    assert!(scope.contains("project/shop-0123abcd/a/b.md"));
+    assert!(!scope.contains("project/a.md"));
+    assert!(!scope.contains("agents/a.md"));
+    assert!(!scope.contains("human/private/a.md"));
+    assert!(!scope.contains("human/private.md/x"));
+    assert!(scope.contains("human/privateer.md"));
+    assert!(!scope.contains("models/x/a.md"));
+    for bad in [
+        "human/../etc/passwd.md",
+        "human/.git/config.md",
+        "human/.hidden.md",
+        "human//a.md",
+        "human/a.txt",
+        "human/git~1/a.md",
+        "human/a\nb.md",
+    ] {
+        assert!(!note_path(bad), "{bad:?}");
+    }
+}
+
+#[test]
+fn a_note_written_while_a_sync_runs_is_merged_again_never_overwritten() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("human")).expect("home");
+    let side = |path: &str, _taken: &dyn Fn(&str) -> bool| format!("{path}.side.md");
+    // As the sync read it: unchanged since, so the merge's version lands.
+    std::fs::write(root.join("human/a.md"), "one\ntwo\n").expect("write");
+    let applied = apply(
+        root,
+        "human/a.md",
+        Some(b"one\ntwo\n"),
+        Some(b"one\ntwo\nthree\n"),
+        &side,
+    );
+    assert_eq!(applied.expect("applied"), Applied::AsMerged);
+    assert_eq!(
+        std::fs::read_to_string(root.join("human/a.md")).expect("read"),
+        "one\ntwo\nthree\n"
+    );
+    // Written meanwhile, elsewhere in the note: both changes kept.
+    std::fs::write(root.join("human/a.md"), "zero\none\ntwo\nthree\n").expect("write");
+    let applied = apply(
+        root,
+        "human/a.md",
+        Some(b"one\ntwo\nthree\n"),
+        Some(b"one\ntwo\nthree\nfour\n"),
+        &side,
+    );
+    assert_eq!(applied.expect("applied"), Applied::Remerged { side: None });
+    assert_eq!(
+        std::fs::read_to_string(root.join("human/a.md")).expect("read"),
+        "zero\none\ntwo\nthree\nfour\n"
+    );
+    // Written meanwhile in the same place: the write stays, the merge's
+    // version goes beside it.
+    std::fs::write(root.join("human/a.md"), "mine\n").expect("write");
+    let applied = apply(
+        root,
+        "human/a.md",
+        Some(b"zero\n"),
+        Some(b"theirs\n"),
+        &side,
+    );
+    assert_eq!(
+        applied.expect("applied"),
+        Applied::Remerged {
+            side: Some("human/a.md.side.md".to_owned())
+        }
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("human/a.md")).expect("read"),
+        "mine\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("human/a.md.side.md")).expect("read"),
+        "theirs\n"
+    );
+    // A delete of a note written meanwhile keeps it.
+    let applied = apply(root, "human/a.md", Some(b"zero\n"), None, &side);
+    assert_eq!(applied.expect("applied"), Applied::Kept);
+    assert!(root.join("human/a.md").exists());
+}
