@@ -517,6 +517,12 @@ fn a_large_store_lists_and_searches_as_one_reader_would() {
         assert!(listed.homes_unavailable.is_empty());
         let listed: Vec<NoteHeader> = listed.rows.into_iter().map(header_of).collect();
         assert_eq!(listed, headers.rows);
+        // Through kept heads (read on several threads, then served).
+        let (kept, heads) = keeping(&f);
+        for _ in 0..2 {
+            assert_eq!(kept.list_headers(&query).expect("kept").rows, listed);
+        }
+        assert!(!heads.is_empty());
     }
     let searched = f
         .store
