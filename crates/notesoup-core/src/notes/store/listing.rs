@@ -244,7 +244,7 @@ impl NoteStore {
             let walked = self.walk_home(root, &home, pattern.as_ref(), true, |file| {
                 let listed = ListedFile {
                     dir: file.dir,
-                    name: file.name,
+                    name: OsStr::new(file.name),
                     path: &file.path,
                 };
                 let read = match self.heads.as_deref() {
@@ -315,15 +315,20 @@ impl NoteStore {
         // The walk: every file to read, in order, and the homes it failed.
         let mut files = Vec::new();
         let mut failed = vec![false; homes.len()];
+        let mut rel_dir: Option<Arc<str>> = None;
         for (index, home) in homes.iter().enumerate() {
             let start = files.len();
             let walked = self.walk_home(&root, home, pattern.as_ref(), false, |file| {
+                // One copy of each directory's path for all its files.
+                let dir_path = match &rel_dir {
+                    Some(kept) if **kept == *file.rel_dir => Arc::clone(kept),
+                    _ => Arc::clone(rel_dir.insert(Arc::from(file.rel_dir))),
+                };
                 files.push(WholeFile {
                     home: index,
                     dir: Arc::clone(file.dir),
-                    name: file.name.to_owned(),
-                    rel_path: file.rel_path.to_owned(),
-                    path: file.path,
+                    rel_dir: dir_path,
+                    name: file.name.into(),
                 });
                 Ok(())
             });
@@ -336,40 +341,56 @@ impl NoteStore {
             .iter()
             .map(|home| home.rendered_prefix(&self.identity))
             .collect();
-        // The reads: each file's outcome at its index in the walk.
-        let read_one = |file: &WholeFile, scratch: &mut S, buffer: &mut Vec<u8>| {
+        // The reads: the outcome of each file that adds to the listing,
+        // with its index in the walk.
+        let read_one = |file: &WholeFile, scratch: &mut S, buffers: &mut ReadBuffers| {
+            let ReadBuffers {
+                bytes,
+                rel_path,
+                path,
+            } = buffers;
+            rel_path.clear();
+            rel_path.push_str(&file.rel_dir);
+            rel_path.push_str(&file.name);
+            path.as_mut_os_string().clear();
+            path.push(file.dir.path());
+            path.push(&*file.name);
             let listed = ListedFile {
                 dir: &file.dir,
-                name: &file.name,
-                path: &file.path,
+                name: OsStr::new(&*file.name),
+                path,
             };
-            match read_file(&listed, Reading::Whole, buffer) {
-                Ok(Some(len)) => Read::Visited(visit(
+            match read_file(&listed, Reading::Whole, bytes) {
+                Ok(Some(len)) => match visit(
                     Found {
                         home: &homes[file.home],
                         address_prefix: &prefixes[file.home],
-                        rel_path: &file.rel_path,
-                        path: &file.path,
-                        bytes: &buffer[..len],
+                        rel_path,
+                        path,
+                        bytes: &bytes[..len],
                         cached: Cached::Not,
                     },
                     scratch,
-                )),
+                ) {
+                    Visit::Row(row) => Some(Read::Row(row)),
+                    Visit::Hidden => Some(Read::Hidden),
+                    Visit::Skip => None,
+                },
                 // Renamed away, or swapped for a link, since the directory
                 // was read.
-                Ok(None) | Err(BeneathError::Link { .. }) => Read::Gone,
-                Err(_) => Read::Failed,
+                Ok(None) | Err(BeneathError::Link { .. }) => None,
+                Err(_) => Some(Read::Failed),
             }
         };
         let outcomes = read_all(&files, |file| Arc::as_ptr(&file.dir) as usize, read_one);
         let mut home_rows: Vec<Vec<R>> = homes.iter().map(|_| Vec::new()).collect();
         let mut home_hidden = vec![0; homes.len()];
-        for (file, outcome) in files.iter().zip(outcomes) {
+        for (index, outcome) in outcomes {
+            let home = files[index].home;
             match outcome {
-                Read::Visited(Visit::Row(row)) => home_rows[file.home].push(row),
-                Read::Visited(Visit::Hidden) => home_hidden[file.home] += 1,
-                Read::Visited(Visit::Skip) | Read::Gone => {}
-                Read::Failed => failed[file.home] = true,
+                Read::Row(row) => home_rows[home].push(row),
+                Read::Hidden => home_hidden[home] += 1,
+                Read::Failed => failed[home] = true,
             }
         }
         let mut rows = Vec::new();
@@ -550,7 +571,8 @@ impl NoteStore {
                 on_file(WalkedFile {
                     dir: &dir,
                     watched,
-                    name: &entry.name,
+                    name,
+                    rel_dir,
                     rel_path: &rel_path,
                     path: current.join(&entry.name),
                 })?;
@@ -572,7 +594,9 @@ struct WalkedFile<'a> {
     dir: &'a Arc<DirHandle>,
     /// The device the directory is watched on, when it is.
     watched: Option<u64>,
-    name: &'a OsStr,
+    name: &'a str,
+    /// Its directory's path relative to the home.
+    rel_dir: &'a str,
     rel_path: &'a str,
     path: PathBuf,
 }
@@ -582,18 +606,28 @@ struct WholeFile {
     /// Its home's index among the listing's homes.
     home: usize,
     dir: Arc<DirHandle>,
-    name: OsString,
-    rel_path: String,
-    path: PathBuf,
+    /// Its directory's path relative to the home (shared by the
+    /// directory's files).
+    rel_dir: Arc<str>,
+    name: Box<str>,
 }
 
-/// What reading one [`WholeFile`] gave.
+/// What reading one [`WholeFile`] added to the listing.
 enum Read<R> {
-    Visited(Visit<R>),
-    /// Gone since the walk (or swapped for a link).
-    Gone,
+    Row(R),
+    /// A crumpled note left out.
+    Hidden,
     /// Unreadable: its home fails.
     Failed,
+}
+
+/// A reading thread's buffers: the file's bytes, its path relative to
+/// its home, and its path.
+#[derive(Default)]
+struct ReadBuffers {
+    bytes: Vec<u8>,
+    rel_path: String,
+    path: PathBuf,
 }
 
 /// A listing's scratch for [`NoteStore::search`], one per reading thread.
@@ -612,17 +646,18 @@ const READ_UNIT: usize = 32;
 /// A reading thread's stack: it holds no more than a few frames.
 const READER_STACK_BYTES: usize = 256 * 1024;
 
-/// `read_one` of every file, in order. A listing of many files is read by
-/// a few threads at once, each with its own scratch and buffer, each
-/// taking a directory's files (at most [`READ_UNIT`]) at a time, so two
-/// threads seldom open files in one directory at once; `group` names a
-/// file's directory (the files of one directory are next to each other).
-/// The outcomes are put back in the files' order.
+/// `read_one` of every file, each outcome it gives with the file's index,
+/// in the files' order. A listing of many files is read by a few threads
+/// at once, each with its own scratch and buffers, each taking a
+/// directory's files (at most [`READ_UNIT`]) at a time, so two threads
+/// seldom open files in one directory at once; `group` names a file's
+/// directory (the files of one directory are next to each other). Only
+/// the outcomes are kept: a file that adds nothing costs no memory.
 fn read_all<F: Sync, O: Send, S: Default>(
     files: &[F],
     group: impl Fn(&F) -> usize,
-    read_one: impl Fn(&F, &mut S, &mut Vec<u8>) -> O + Sync,
-) -> Vec<O> {
+    read_one: impl Fn(&F, &mut S, &mut ReadBuffers) -> Option<O> + Sync,
+) -> Vec<(usize, O)> {
     let readers = if files.len() < PARALLEL_MIN_FILES {
         1
     } else {
@@ -632,10 +667,11 @@ fn read_all<F: Sync, O: Send, S: Default>(
     };
     if readers <= 1 {
         let mut scratch = S::default();
-        let mut buffer = Vec::new();
+        let mut buffers = ReadBuffers::default();
         return files
             .iter()
-            .map(|file| read_one(file, &mut scratch, &mut buffer))
+            .enumerate()
+            .filter_map(|(index, file)| Some((index, read_one(file, &mut scratch, &mut buffers)?)))
             .collect();
     }
     // The units: runs of one directory's files, cut at `READ_UNIT`.
@@ -653,17 +689,18 @@ fn read_all<F: Sync, O: Send, S: Default>(
     let next = AtomicUsize::new(0);
     let reader = || {
         let mut scratch = S::default();
-        let mut buffer = Vec::new();
+        let mut buffers = ReadBuffers::default();
         let mut done: Vec<(usize, O)> = Vec::new();
         while let Some(&(start, end)) = units.get(next.fetch_add(1, AtomicOrdering::Relaxed)) {
             for (index, file) in files[start..end].iter().enumerate() {
-                done.push((start + index, read_one(file, &mut scratch, &mut buffer)));
+                if let Some(outcome) = read_one(file, &mut scratch, &mut buffers) {
+                    done.push((start + index, outcome));
+                }
             }
         }
         done
     };
-    let mut slots: Vec<Option<O>> = std::iter::repeat_with(|| None).take(files.len()).collect();
-    std::thread::scope(|scope| {
+    let mut all = std::thread::scope(|scope| {
         // A thread that cannot be started leaves its share to the others.
         let others: Vec<_> = (1..readers)
             .filter_map(|_| {
@@ -673,19 +710,18 @@ fn read_all<F: Sync, O: Send, S: Default>(
                     .ok()
             })
             .collect();
-        let mut all = vec![reader()];
+        let mut all = reader();
         for other in others {
             match other.join() {
-                Ok(done) => all.push(done),
+                Ok(mut done) => all.append(&mut done),
                 // A reader that panicked: the panic goes on here.
                 Err(panic) => std::panic::resume_unwind(panic),
             }
         }
-        for (index, outcome) in all.into_iter().flatten() {
-            slots[index] = Some(outcome);
-        }
+        all
     });
-    slots.into_iter().flatten().collect()
+    all.sort_unstable_by_key(|(index, _)| *index);
+    all
 }
 
 /// Every slug-named real directory under `<root>/<namespace>/`.
