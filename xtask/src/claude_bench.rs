@@ -11,6 +11,10 @@
 //!   transcript), booting from the 10,000-note store: the first run of
 //!   each, before the hooks kept shelves or a transcript scan, and the
 //!   median of the others;
+//! - the same `resume` with a new plugin data directory each run (the
+//!   caches in `~/.cache/notesoup` kept), and with nothing kept anywhere
+//!   (a new data directory and new caches: the store listed whole, the
+//!   transcript scanned whole);
 //! - `notesoup hook user-prompt-submit` (usage from the transcript's tail);
 //! - MCP `tools/call` round trips on a running `notesoup mcp`, each call
 //!   carrying Claude Code's `claudecode/toolUseId`: `notes_list` over the
@@ -221,6 +225,19 @@ impl World {
         session: &str,
         source: &str,
     ) -> Result<Duration> {
+        self.hook_with(binary, notes, event, session, source, &[])
+    }
+
+    /// [`Self::hook_on`] with more of the environment set.
+    fn hook_with(
+        &self,
+        binary: &Path,
+        notes: &Path,
+        event: &str,
+        session: &str,
+        source: &str,
+        env: &[(&str, PathBuf)],
+    ) -> Result<Duration> {
         let payload = serde_json::json!({
             "session_id": session, "transcript_path": self.transcript, "cwd": self.project,
             "hook_event_name": event, "source": source, "prompt": "go"});
@@ -228,6 +245,7 @@ impl World {
         let mut child = self
             .command(binary, &["hook", event])
             .env("PI_NOTES_HOME", notes)
+            .envs(env.iter().map(|(name, value)| (name, value)))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()?;
@@ -250,6 +268,8 @@ impl World {
         let mut prompt = Vec::new();
         let mut resume = Vec::new();
         let mut compact = Vec::new();
+        let mut cold = Vec::new();
+        let mut nothing_kept = Vec::new();
         // The prompt hook needs the session recorded once.
         self.hook(binary, "session-start", SESSION, "startup")?;
         for run in 0..runs {
@@ -279,6 +299,29 @@ impl World {
                 "session-start",
                 &format!("bench-compact-{run}"),
                 "compact",
+            )?);
+            // A new plugin data directory each run (a reinstall): the
+            // caches in `~/.cache/notesoup` outlive it.
+            let fresh = self.home.join(format!("fresh-{run}"));
+            cold.push(self.hook_with(
+                binary,
+                &self.many_notes,
+                "session-start",
+                &format!("bench-cold-{run}"),
+                "resume",
+                &[("CLAUDE_PLUGIN_DATA", fresh.join("data"))],
+            )?);
+            // Nothing kept anywhere: a new data directory and new caches.
+            nothing_kept.push(self.hook_with(
+                binary,
+                &self.many_notes,
+                "session-start",
+                &format!("bench-nothing-{run}"),
+                "resume",
+                &[
+                    ("CLAUDE_PLUGIN_DATA", fresh.join("data-nothing")),
+                    ("XDG_CACHE_HOME", fresh.join("cache-nothing")),
+                ],
             )?);
         }
         let mcp = self.mcp_figures(binary, runs)?;
@@ -324,9 +367,25 @@ impl World {
                 ms(node) / ms(first)
             )?;
         }
+        for (name, samples) in [
+            ("resume, new data dir*", cold),
+            ("resume, nothing kept*", nothing_kept),
+        ] {
+            let m = median(samples);
+            writeln!(
+                report,
+                "  notesoup {name:<23} {:>8.2} ms   {:.1}x faster than node",
+                ms(m),
+                ms(node) / ms(m)
+            )?;
+        }
         writeln!(
             report,
-            "  (* {MANY_NOTES} notes, 50 MB transcript, no record of the session; medians of the runs after the first)"
+            "  (* {MANY_NOTES} notes, 50 MB transcript, no record of the session; medians of the runs after the first;"
+        )?;
+        writeln!(
+            report,
+            "     new data dir: a new CLAUDE_PLUGIN_DATA each run, the caches kept; nothing kept: new caches too)"
         )?;
         writeln!(
             report,

@@ -14,6 +14,7 @@ mod dsh;
 mod hosts;
 mod pi_bench;
 mod refdir;
+mod search_bench;
 mod versions;
 mod workspace;
 
@@ -52,6 +53,8 @@ commands:
   pi-bench report [ENTRIES] [RUNS]
                notesoup-pi report (table and --html) on the same session, against
                Pi opening it
+  search-bench [--runs N] [--mb MB] [--also PATH] [--binary PATH] [--keep]
+               notesoup notes search against rg -i -F -c over the same ~15 MB of notes
   golden-pi    regenerate plugins/notesoup-pi/tests/golden with the real Pi SDK
   install-dsh  install Node 22, pnpm and the pinned dsh for notesoup-dsh's
                opt-in tests; prints `export NOTESOUP_DSH_ROOT=...` to eval
@@ -70,6 +73,7 @@ fn main() -> ExitCode {
         Some("hosts") => hosts::run(&args[1..]),
         Some("golden-pi") => hosts::golden_pi(),
         Some("pi-bench") => pi_bench::run(&args[1..]),
+        Some("search-bench") => search_bench::run(&args[1..]),
         Some("install-dsh") => dsh::run(),
         Some("-h" | "--help" | "help") => {
             print!("{USAGE}");

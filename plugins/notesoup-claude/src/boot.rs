@@ -55,7 +55,8 @@ fn sections_of(
 ) -> Result<(BootSections, Vec<String>), String> {
     let settings = crate::settings::load(env, &state.cwd);
     let identity = notes_identity(env, notes_session, &state.project_key)?;
-    let data = env.data_dir();
+    let data = env.cache_dir();
+    crate::files::private_dir(data.as_deref());
     let kept_file = |kind: &str, extension: &str| {
         data.as_deref()
             .map(|dir| kept_file(dir, kind, identity.home(), &state.project_key, extension))

@@ -25,6 +25,9 @@ pub struct HostEnv {
     pub notes_root: Option<PathBuf>,
     /// `${CLAUDE_PLUGIN_DATA}`: where the plugin keeps its records.
     pub plugin_data: Option<PathBuf>,
+    /// `$XDG_CACHE_HOME/notesoup` (an absolute `XDG_CACHE_HOME`), else
+    /// `~/.cache/notesoup`: where boots and hooks keep their caches.
+    pub cache: Option<PathBuf>,
     /// `CLAUDE_CONFIG_DIR`, else `~/.claude`.
     pub claude_dir: Option<PathBuf>,
     /// `${CLAUDE_PROJECT_DIR}`: the session's project (MCP server).
@@ -66,9 +69,14 @@ impl HostEnv {
         let home = path("HOME").or_else(|| path("USERPROFILE"));
         let claude_dir =
             path("CLAUDE_CONFIG_DIR").or_else(|| home.as_ref().map(|h| h.join(".claude")));
+        let cache = path("XDG_CACHE_HOME")
+            .filter(|dir| dir.is_absolute())
+            .or_else(|| home.as_ref().map(|h| h.join(".cache")))
+            .map(|dir| dir.join("notesoup"));
         Self {
             notes_root: notesoup_core::notes::NotesIdentity::default_root(&get),
             plugin_data: path("CLAUDE_PLUGIN_DATA"),
+            cache,
             project_dir: path("CLAUDE_PROJECT_DIR"),
             disabled: flag(get(DISABLE_VAR)),
             mcp_structured: flag(get(MCP_STRUCTURED_VAR)),
@@ -108,6 +116,15 @@ impl HostEnv {
             .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
             .max()
             .map(|(_, path)| path)
+    }
+
+    /// Where boots and hooks keep their caches (the boot shelves, the note
+    /// heads, the transcript scans): [`Self::cache`], which outlives the
+    /// plugin's data directory (a reinstall, a second plugin directory),
+    /// else the data directory. A cache is only ever a shortcut: deleting
+    /// it is always safe.
+    pub fn cache_dir(&self) -> Option<PathBuf> {
+        self.cache.clone().or_else(|| self.data_dir())
     }
 
     /// Where Claude Code keeps a project's transcripts:

@@ -83,6 +83,20 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     notesoup_core::durable::replace_unsynced(path, bytes)
 }
 
+/// Makes the caches' directory `dir` when it is missing, with any missing
+/// parent, readable by its owner alone (the caches hold note heads and
+/// addresses). A failure is left to the write that follows, which then
+/// fails and is ignored: a cache that is not saved costs only time.
+pub fn private_dir(dir: Option<&Path>) {
+    use std::os::unix::fs::DirBuilderExt;
+    if let Some(dir) = dir {
+        let _ = fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir);
+    }
+}
+
 /// Takes the record at `path` atomically: renames it to a private name
 /// first, so of several racing takers exactly one gets the content, then
 /// reads it (a regular file within [`MAX_RECORD_BYTES`], never through a

@@ -189,11 +189,13 @@ impl<'a> Session<'a> {
     }
 
     /// Where the scan of this hook's transcript is kept: one file per
-    /// transcript path (FNV-1a of the path).
+    /// transcript path (FNV-1a of the path), in the caches' directory.
     fn kept_scan_file(&self) -> PathBuf {
         let hash = Fnv::of(self.transcript.as_os_str().as_encoded_bytes());
-        self.states
-            .root()
+        let cache = self.env.cache_dir();
+        files::private_dir(cache.as_deref());
+        cache
+            .unwrap_or_else(|| self.states.root().to_path_buf())
             .join("transcript-scans")
             .join(format!("{hash:016x}.json"))
     }

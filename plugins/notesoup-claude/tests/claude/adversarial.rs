@@ -477,7 +477,9 @@ fn hook_inputs_corpus() {
     let plugin_data = sb.data.parent().unwrap().to_owned();
     let mod_data = plugin_data.join("notesoup-reset-test");
     let key = notesoup_core::notes::project_key(&sb.project);
-    let before = tree(&root, &[&sb.notes, &plugin_data]);
+    // `~/.cache`, made by the first boot for the caches.
+    let caches = sb.cache.parent().unwrap().to_owned();
+    let before = tree(&root, &[&sb.notes, &plugin_data, &caches]);
     let mut tally = Tally::default();
     for (n, case) in corpus("hook-inputs.jsonl").iter().enumerate() {
         let session = format!("adv-{n:04}");
@@ -526,9 +528,19 @@ fn hook_inputs_corpus() {
         let answer = check_hook_case(case, &output);
         tally.add(case["class"].as_str().unwrap(), answer);
     }
-    assert_eq!(tree(&root, &[&sb.notes, &plugin_data]), before);
-    // In the plugin data only records, planted files, hand-off markers and
-    // the hooks' caches.
+    assert_eq!(tree(&root, &[&sb.notes, &plugin_data, &caches]), before);
+    // In the caches' directory only the hooks' caches.
+    for path in tree(&sb.cache, &[]).keys() {
+        let rel = path.strip_prefix(&sb.cache).unwrap().to_string_lossy();
+        assert!(
+            rel.is_empty()
+                || rel.starts_with("transcript-scans")
+                || rel.starts_with("boot-shelves")
+                || rel.starts_with("note-heads"),
+            "unexpected cache {rel}"
+        );
+    }
+    // In the plugin data only records, planted files and hand-off markers.
     for path in tree(&plugin_data, &[]).keys() {
         let rel = path.strip_prefix(&plugin_data).unwrap().to_string_lossy();
         let name = path.file_name().unwrap().to_string_lossy();
@@ -539,9 +551,6 @@ fn hook_inputs_corpus() {
         assert!(
             rel.starts_with("notesoup-test/sessions")
                 || rel.starts_with("notesoup-test/projects")
-                || rel.starts_with("notesoup-test/transcript-scans")
-                || rel.starts_with("notesoup-test/boot-shelves")
-                || rel.starts_with("notesoup-test/note-heads")
                 || rel == "notesoup-test",
             "unexpected {rel}"
         );

@@ -58,7 +58,7 @@ fn the_boot_shows_the_project_map() {
     );
 }
 
-/// The boot saves the note heads it read in the plugin data directory, and
+/// The boot saves the note heads it read in the caches' directory, and
 /// the next hook's boot lists through them: a note changed since is read
 /// again, and a damaged file is passed over.
 #[test]
@@ -128,6 +128,105 @@ fn boots_keep_note_heads_between_hooks() {
     assert!(fresh(&boot), "{boot}");
 }
 
+/// The caches live outside the plugin data directory, so a boot with a
+/// new one (a reinstall) still lists through them; whatever changed in the
+/// store since they were kept, the boot is the one a boot without any
+/// cache gives, and damaged caches are passed over and made anew.
+#[test]
+fn a_new_plugin_data_directory_boots_through_the_kept_caches() {
+    let mut sb = Sandbox::new();
+    let key = notesoup_core::notes::project_key(&sb.project);
+    let dir = sb.notes.join("project").join(&key);
+    std::fs::create_dir_all(&dir).unwrap();
+    // As notesoup writes: a temporary file renamed over the note.
+    let note = |name: &str, day: u8, title: &str| {
+        let temp = dir.join(format!(".{name}.tmp"));
+        std::fs::write(
+            &temp,
+            format!("---\nupdatedAt: 2026-01-{day:02}T00:00:00.000+00:00\n---\n\n# {title}\n"),
+        )
+        .unwrap();
+        std::fs::rename(&temp, dir.join(format!("{name}.md"))).unwrap();
+    };
+    let settle = || std::thread::sleep(std::time::Duration::from_millis(2_100));
+    let mut runs = 0;
+    // A boot with a new plugin data directory, with the kept caches or
+    // (`uncached`) with none, its window ids left out.
+    let mut boot = |sb: &mut Sandbox, uncached: bool| {
+        runs += 1;
+        sb.data = sb
+            .home
+            .join(format!(".claude/plugins/data/notesoup-run{runs}"));
+        let empty = sb.home.join(format!("empty-cache-{runs}"));
+        if uncached {
+            sb.env.push((
+                "XDG_CACHE_HOME".to_owned(),
+                empty.to_string_lossy().into_owned(),
+            ));
+        }
+        let session = format!("{runs:08}-aaaa-4aaa-8aaa-aaaaaaaaaaaa");
+        let boot = context_of(&start(sb, "startup", &session).unwrap(), "SessionStart");
+        if uncached {
+            sb.env.pop();
+            assert!(empty.join("notesoup").is_dir(), "the empty cache was used");
+        }
+        boot.lines()
+            .filter(|line| !line.contains("context window id: "))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    note("alpha", 2, "alpha");
+    note("beta", 1, "beta");
+    settle();
+    let first = boot(&mut sb, false);
+    assert!(first.contains("@project/alpha.md") && first.contains("@project/beta.md"));
+    assert_eq!(first, boot(&mut sb, true));
+    let shelves = sb.kept_file("boot-shelves");
+    assert!(
+        std::fs::read_to_string(&shelves)
+            .unwrap()
+            .contains("beta.md")
+    );
+
+    // Added, removed and edited from outside since the caches were kept.
+    note("gamma", 3, "gamma");
+    let added = boot(&mut sb, false);
+    assert!(added.contains("@project/gamma.md"), "{added}");
+    assert_eq!(added, boot(&mut sb, true));
+    std::fs::remove_file(dir.join("beta.md")).unwrap();
+    let removed = boot(&mut sb, false);
+    assert!(!removed.contains("@project/beta.md"), "{removed}");
+    assert_eq!(removed, boot(&mut sb, true));
+    settle();
+    boot(&mut sb, false);
+    std::fs::write(
+        dir.join("alpha.md"),
+        "---\nupdatedAt: 2026-01-09T00:00:00.000+00:00\n---\n\n# alpha, edited in place\n",
+    )
+    .unwrap();
+    let edited = boot(&mut sb, false);
+    assert!(edited.contains("alpha, edited in place"), "{edited}");
+    assert_eq!(edited, boot(&mut sb, true));
+
+    // Damaged caches: passed over, and made anew.
+    settle();
+    let heads = sb.kept_file("note-heads");
+    std::fs::write(&shelves, b"{not an index").unwrap();
+    std::fs::write(&heads, b"not heads").unwrap();
+    let damaged = boot(&mut sb, false);
+    assert_eq!(damaged, boot(&mut sb, true));
+    assert_eq!(damaged, edited);
+    assert!(
+        std::fs::read_to_string(&shelves)
+            .unwrap()
+            .contains("alpha.md")
+    );
+    assert_ne!(std::fs::read(&heads).unwrap(), b"not heads");
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&sb.cache).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o700, "the caches are the owner's alone");
+}
+
 #[test]
 fn compact_boots_the_next_window() {
     let sb = Sandbox::new();
@@ -152,7 +251,7 @@ fn resume_injects_nothing_when_the_live_window_has_its_boot() {
     assert_eq!(start(&sb, "resume", S1), None);
     // The scan was kept; the next one reads only the rows appended since
     // (and a damaged kept scan is passed over: the file is scanned again).
-    let kept: Vec<_> = std::fs::read_dir(sb.data.join("transcript-scans"))
+    let kept: Vec<_> = std::fs::read_dir(sb.cache.join("transcript-scans"))
         .unwrap()
         .map(|entry| entry.unwrap().path())
         .collect();
@@ -637,7 +736,7 @@ fn crafted_note_heads_never_change_a_boot() {
     };
     let boot = |session: &str| {
         // Without the kept shelves, so every boot lists through the heads.
-        let _ = std::fs::remove_dir_all(sb.data.join("boot-shelves"));
+        let _ = std::fs::remove_dir_all(sb.cache.join("boot-shelves"));
         context_of(&start(&sb, "startup", session).unwrap(), "SessionStart")
     };
     assert_eq!(order(&boot(sessions[0])), "alpha");
@@ -666,7 +765,7 @@ fn crafted_note_heads_never_change_a_boot() {
     // The real file, its seal key readable by others: not used (and made
     // anew at the next save).
     std::fs::write(&saved, &real).unwrap();
-    let key_file = sb.data.join("note-heads/.note-heads.key");
+    let key_file = sb.cache.join("note-heads/.note-heads.key");
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&key_file, std::fs::Permissions::from_mode(0o644)).unwrap();
     assert_eq!(order(&boot(sessions[3])), "alpha");

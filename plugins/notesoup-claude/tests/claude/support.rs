@@ -40,6 +40,8 @@ pub struct Sandbox {
     pub home: PathBuf,
     /// `${CLAUDE_PLUGIN_DATA}`.
     pub data: PathBuf,
+    /// `~/.cache/notesoup`: the boots' and hooks' caches.
+    pub cache: PathBuf,
     /// `PI_NOTES_HOME`.
     pub notes: PathBuf,
     /// The project (a git repository root).
@@ -61,6 +63,7 @@ impl Sandbox {
         }
         Self {
             _dir: dir,
+            cache: home.join(".cache/notesoup"),
             home,
             data,
             notes,
@@ -78,7 +81,7 @@ impl Sandbox {
     /// sandbox's project keep.
     pub fn kept_file(&self, kind: &str) -> PathBuf {
         let key = notesoup_core::notes::project_key(&self.project);
-        std::fs::read_dir(self.data.join(kind))
+        std::fs::read_dir(self.cache.join(kind))
             .unwrap()
             .map(|entry| entry.unwrap().path())
             .find(|path| path.to_string_lossy().contains(&key))

@@ -3,8 +3,9 @@
 
 use std::cmp::Ordering;
 use std::ffi::{OsStr, OsString};
-use std::path::{MAIN_SEPARATOR, Path};
-use std::rc::Rc;
+use std::path::{MAIN_SEPARATOR, Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering as AtomicOrdering};
 use std::time::SystemTime;
 
 use crate::notes::address::{Address, Home, HomeSelection, NotePattern};
@@ -81,7 +82,7 @@ impl NoteStore {
     /// still list).
     pub fn list(&self, query: &ListQuery) -> Result<ListStatus<NoteRow>, NoteError> {
         let now = now_ms();
-        let mut listed = self.scan(query, Reading::Whole, |found| {
+        let mut listed = self.scan_whole(query, |found, _: &mut ()| {
             let text = text_of(found.bytes);
             let parsed = parse_note(&text, now, &self.tz);
             shown(query, parsed.meta.is_crumpled(), || NoteRow {
@@ -102,7 +103,7 @@ impl NoteStore {
     /// for callers that show metadata (`notes_list`, the boot).
     pub fn list_headers(&self, query: &ListQuery) -> Result<ListStatus<NoteHeader>, NoteError> {
         let now = now_ms();
-        let mut listed = self.scan(query, Reading::Head { now }, |mut found| {
+        let mut listed = self.scan_heads(query, now, |mut found| {
             let meta = match std::mem::replace(&mut found.cached, Cached::Not) {
                 // A kept parse at this call's time.
                 Cached::Meta(meta) => meta,
@@ -170,15 +171,13 @@ impl NoteStore {
     ) -> Result<ListStatus<SearchRow>, NoteError> {
         let matcher = LiteralQueries::new(queries)?;
         let now = now_ms();
-        let mut scratch = String::new();
-        let mut raw_scratch = Vec::new();
-        let mut listed = self.scan(query, Reading::Whole, |found| {
-            if !matcher.could_match(found.bytes, &mut raw_scratch) {
+        let mut listed = self.scan_whole(query, |found, scratch: &mut SearchScratch| {
+            if !matcher.could_match(found.bytes, &mut scratch.raw) {
                 return Visit::Skip;
             }
             let text = text_of(found.bytes);
             let split = split_note(&text);
-            let matches = matcher.find_lines(split.body, &mut scratch);
+            let matches = matcher.find_lines(split.body, &mut scratch.folded);
             if matches.is_empty() {
                 return Visit::Skip;
             }
@@ -216,47 +215,64 @@ impl NoteStore {
         }
     }
 
-    /// Walks the selected homes and hands every matching `.md` file to
-    /// `visit`. A home that fails contributes no rows and is reported with
-    /// its label.
-    fn scan<R>(
+    /// Walks the selected homes and hands every matching `.md` file's head
+    /// to `visit`, through the store's [`HeadCache`] when it has one. A
+    /// home that fails contributes no rows and is reported with its label.
+    fn scan_heads<R>(
         &self,
         query: &ListQuery,
-        reading: Reading,
+        now: i64,
         mut visit: impl FnMut(Found<'_>) -> Visit<R>,
     ) -> Result<ListStatus<R>, NoteError> {
-        let pattern = match query.pattern.as_deref() {
-            Some(text) => NotePattern::parse(text, &self.identity)?,
-            None => None,
-        };
-        let mut failures = Vec::new();
-        let root = self.open_root()?;
-        let homes = self.selected_homes(query, pattern.as_ref(), root.as_ref(), &mut failures)?;
-        if let (Reading::Head { .. }, Some(heads)) = (reading, self.heads.as_deref()) {
+        let (homes, root, mut failures) = self.scan_start(query)?;
+        let pattern = homes.pattern;
+        if let Some(heads) = self.heads.as_deref() {
             heads.begin_listing();
         }
+        let reading = Reading::Head { now };
         let mut rows = Vec::new();
         let mut hidden = 0;
         let mut buffer = Vec::new();
-        for home in homes {
-            let mut home_rows = Vec::new();
-            let mut home_hidden = 0;
+        for home in homes.homes {
             let Some(root) = root.as_ref() else {
                 // No root yet: every home is empty.
                 continue;
             };
-            let walked = self.walk_home(
-                root,
-                &home,
-                pattern.as_ref(),
-                reading,
-                &mut buffer,
-                |found| match visit(found) {
+            let mut home_rows = Vec::new();
+            let mut home_hidden = 0;
+            let address_prefix = home.rendered_prefix(&self.identity);
+            let walked = self.walk_home(root, &home, pattern.as_ref(), true, |file| {
+                let listed = ListedFile {
+                    dir: file.dir,
+                    name: OsStr::new(file.name),
+                    path: &file.path,
+                };
+                let read = match self.heads.as_deref() {
+                    Some(heads) => kept_head(heads, &listed, now, file.watched, &mut buffer),
+                    None => read_file(&listed, reading, &mut buffer)
+                        .map(|len| len.map(|len| (len, Cached::Not))),
+                };
+                let (len, cached) = match read {
+                    Ok(Some(read)) => read,
+                    // Renamed away, or swapped for a link, since the
+                    // directory was read.
+                    Ok(None) | Err(BeneathError::Link { .. }) => return Ok(()),
+                    Err(error) => return Err(error.into()),
+                };
+                match visit(Found {
+                    home: &home,
+                    address_prefix: &address_prefix,
+                    rel_path: file.rel_path,
+                    path: &file.path,
+                    bytes: &buffer[..len],
+                    cached,
+                }) {
                     Visit::Row(row) => home_rows.push(row),
                     Visit::Hidden => home_hidden += 1,
                     Visit::Skip => {}
-                },
-            );
+                }
+                Ok(())
+            });
             match walked {
                 Ok(()) => {
                     rows.append(&mut home_rows);
@@ -272,6 +288,145 @@ impl NoteStore {
             crumpled_excluded: hidden,
             homes_unavailable: failures,
         })
+    }
+
+    /// Walks the selected homes, then reads every matching `.md` file whole
+    /// and hands it to `visit`, with a scratch `S` of the reading thread's
+    /// own. A large listing reads its files on a few threads at once; the
+    /// rows, their order and the homes reported are those of one thread
+    /// reading the files in the order of the walk. A home that fails
+    /// contributes no rows and is reported with its label.
+    fn scan_whole<R: Send, S: Default>(
+        &self,
+        query: &ListQuery,
+        visit: impl Fn(Found<'_>, &mut S) -> Visit<R> + Sync,
+    ) -> Result<ListStatus<R>, NoteError> {
+        let (homes, root, mut failures) = self.scan_start(query)?;
+        let pattern = homes.pattern;
+        let homes = homes.homes;
+        let Some(root) = root else {
+            // No root yet: every home is empty.
+            return Ok(ListStatus {
+                rows: Vec::new(),
+                crumpled_excluded: 0,
+                homes_unavailable: failures,
+            });
+        };
+        // The walk: every file to read, in order, and the homes it failed.
+        let mut files = Vec::new();
+        let mut failed = vec![false; homes.len()];
+        let mut rel_dir: Option<Arc<str>> = None;
+        for (index, home) in homes.iter().enumerate() {
+            let start = files.len();
+            let walked = self.walk_home(&root, home, pattern.as_ref(), false, |file| {
+                // One copy of each directory's path for all its files.
+                let dir_path = match &rel_dir {
+                    Some(kept) if **kept == *file.rel_dir => Arc::clone(kept),
+                    _ => Arc::clone(rel_dir.insert(Arc::from(file.rel_dir))),
+                };
+                files.push(WholeFile {
+                    home: index,
+                    dir: Arc::clone(file.dir),
+                    rel_dir: dir_path,
+                    name: file.name.into(),
+                });
+                Ok(())
+            });
+            if walked.is_err() {
+                files.truncate(start);
+                failed[index] = true;
+            }
+        }
+        let prefixes: Vec<String> = homes
+            .iter()
+            .map(|home| home.rendered_prefix(&self.identity))
+            .collect();
+        // The reads: the outcome of each file that adds to the listing,
+        // with its index in the walk.
+        let read_one = |file: &WholeFile, scratch: &mut S, buffers: &mut ReadBuffers| {
+            let ReadBuffers {
+                bytes,
+                rel_path,
+                path,
+            } = buffers;
+            rel_path.clear();
+            rel_path.push_str(&file.rel_dir);
+            rel_path.push_str(&file.name);
+            path.as_mut_os_string().clear();
+            path.push(file.dir.path());
+            path.push(&*file.name);
+            let listed = ListedFile {
+                dir: &file.dir,
+                name: OsStr::new(&*file.name),
+                path,
+            };
+            match read_file(&listed, Reading::Whole, bytes) {
+                Ok(Some(len)) => match visit(
+                    Found {
+                        home: &homes[file.home],
+                        address_prefix: &prefixes[file.home],
+                        rel_path,
+                        path,
+                        bytes: &bytes[..len],
+                        cached: Cached::Not,
+                    },
+                    scratch,
+                ) {
+                    Visit::Row(row) => Some(Read::Row(row)),
+                    Visit::Hidden => Some(Read::Hidden),
+                    Visit::Skip => None,
+                },
+                // Renamed away, or swapped for a link, since the directory
+                // was read.
+                Ok(None) | Err(BeneathError::Link { .. }) => None,
+                Err(_) => Some(Read::Failed),
+            }
+        };
+        let outcomes = read_all(&files, |file| Arc::as_ptr(&file.dir) as usize, read_one);
+        let mut home_rows: Vec<Vec<R>> = homes.iter().map(|_| Vec::new()).collect();
+        let mut home_hidden = vec![0; homes.len()];
+        for (index, outcome) in outcomes {
+            let home = files[index].home;
+            match outcome {
+                Read::Row(row) => home_rows[home].push(row),
+                Read::Hidden => home_hidden[home] += 1,
+                Read::Failed => failed[home] = true,
+            }
+        }
+        let mut rows = Vec::new();
+        let mut hidden = 0;
+        for (index, home) in homes.iter().enumerate() {
+            if failed[index] {
+                // The error itself is dropped: the label is what callers
+                // report, and the other homes still list.
+                failures.push(home.label(&self.identity));
+            } else {
+                rows.append(&mut home_rows[index]);
+                hidden += home_hidden[index];
+            }
+        }
+        Ok(ListStatus {
+            rows,
+            crumpled_excluded: hidden,
+            homes_unavailable: failures,
+        })
+    }
+
+    /// What every listing starts with: the pattern, the homes it
+    /// traverses, the root (`None` when there is none yet) and the homes
+    /// that could not be enumerated.
+    fn scan_start(
+        &self,
+        query: &ListQuery,
+    ) -> Result<(ScanHomes, Option<DirHandle>, Vec<String>), NoteError> {
+        let pattern = match query.pattern.as_deref() {
+            Some(text) => NotePattern::parse(text, &self.identity)?,
+            None => None,
+        };
+        let mut failures = Vec::new();
+        let root = self.open_root()?;
+        let homes = self.selected_homes(query, pattern.as_ref(), root.as_ref(), &mut failures)?;
+        Ok((ScanHomes { pattern, homes }, root, failures))
     }
 
     /// The homes a query traverses: the pattern's head narrows them, the
@@ -330,18 +485,18 @@ impl NoteStore {
     }
 
     /// Walks one home without following links, handing each `.md` file whose
-    /// concrete address matches the pattern to `visit`. Every directory is
+    /// concrete address matches the pattern to `on_file`. Every directory is
     /// opened inside its parent and every file inside its directory, never
     /// through a link: a directory swapped for a link while the walk runs
-    /// is skipped, not followed.
+    /// is skipped, not followed. With `watch`, each directory is watched
+    /// through the store's [`HeadCache`] before it is read.
     fn walk_home(
         &self,
         root: &DirHandle,
         home: &Home,
         pattern: Option<&NotePattern>,
-        reading: Reading,
-        buffer: &mut Vec<u8>,
-        mut visit: impl FnMut(Found<'_>),
+        watch: bool,
+        mut on_file: impl FnMut(WalkedFile<'_>) -> Result<(), NoteError>,
     ) -> Result<(), NoteError> {
         // The home directory and every directory above it (below the root)
         // must be real directories; a missing home is simply empty.
@@ -349,7 +504,6 @@ impl NoteStore {
             return Ok(());
         };
         let concrete_prefix = home.concrete_prefix();
-        let address_prefix = home.rendered_prefix(&self.identity);
         let mut concrete = String::new();
         let mut rel_path = String::new();
         // Depth first. A directory waits as its parent's handle and its
@@ -357,13 +511,13 @@ impl NoteStore {
         // on the way down are open at once. Each goes with its path
         // relative to the home (`None` when that is not UTF-8: no file
         // below it has an address).
-        let mut pending: Vec<(Rc<DirHandle>, Option<OsString>, Option<String>)> =
-            vec![(Rc::new(home_dir), None, Some(String::new()))];
+        let mut pending: Vec<(Arc<DirHandle>, Option<OsString>, Option<String>)> =
+            vec![(Arc::new(home_dir), None, Some(String::new()))];
         while let Some((parent, name, rel_dir)) = pending.pop() {
             let dir = match name {
                 None => parent,
                 Some(name) => match parent.open_dir(Path::new(&name)) {
-                    Ok(Some(dir)) => Rc::new(dir),
+                    Ok(Some(dir)) => Arc::new(dir),
                     // Gone, or swapped for a link or a file since it was
                     // listed.
                     Ok(None)
@@ -375,8 +529,8 @@ impl NoteStore {
             };
             let current = dir.path();
             // Watched before it is read: a change after this is reported.
-            let watched = match (reading, self.heads.as_deref()) {
-                (Reading::Head { .. }, Some(heads)) => heads.watch_dir(current),
+            let watched = match (watch, self.heads.as_deref()) {
+                (true, Some(heads)) => heads.watch_dir(current),
                 _ => None,
             };
             for entry in dir.entries()? {
@@ -391,7 +545,7 @@ impl NoteStore {
                 let rel = rel_dir.as_deref().zip(name);
                 if entry.kind == Kind::Dir {
                     let rel = rel.map(|(rel_dir, name)| format!("{rel_dir}{name}{MAIN_SEPARATOR}"));
-                    pending.push((Rc::clone(&dir), Some(entry.name), rel));
+                    pending.push((Arc::clone(&dir), Some(entry.name), rel));
                     continue;
                 }
                 if entry.kind != Kind::File {
@@ -414,38 +568,160 @@ impl NoteStore {
                         continue;
                     }
                 }
-                let path = current.join(&entry.name);
-                let file = ListedFile {
+                on_file(WalkedFile {
                     dir: &dir,
-                    name: &entry.name,
-                    path: &path,
-                };
-                let read = match (reading, self.heads.as_deref()) {
-                    (Reading::Head { now }, Some(heads)) => {
-                        kept_head(heads, &file, now, watched, buffer)
-                    }
-                    _ => read_file(&file, reading, buffer)
-                        .map(|len| len.map(|len| (len, Cached::Not))),
-                };
-                let (len, cached) = match read {
-                    Ok(Some(read)) => read,
-                    // Renamed away, or swapped for a link, since the
-                    // directory was read.
-                    Ok(None) | Err(BeneathError::Link { .. }) => continue,
-                    Err(error) => return Err(error.into()),
-                };
-                visit(Found {
-                    home,
-                    address_prefix: &address_prefix,
+                    watched,
+                    name,
+                    rel_dir,
                     rel_path: &rel_path,
-                    path: &path,
-                    bytes: &buffer[..len],
-                    cached,
-                });
+                    path: current.join(&entry.name),
+                })?;
             }
         }
         Ok(())
     }
+}
+
+/// The pattern of a listing and the homes it traverses.
+struct ScanHomes {
+    pattern: Option<NotePattern>,
+    homes: Vec<Home>,
+}
+
+/// A `.md` file a home's walk met.
+struct WalkedFile<'a> {
+    /// Its open directory.
+    dir: &'a Arc<DirHandle>,
+    /// The device the directory is watched on, when it is.
+    watched: Option<u64>,
+    name: &'a str,
+    /// Its directory's path relative to the home.
+    rel_dir: &'a str,
+    rel_path: &'a str,
+    path: PathBuf,
+}
+
+/// A file a listing of whole files reads once the walk is done.
+struct WholeFile {
+    /// Its home's index among the listing's homes.
+    home: usize,
+    dir: Arc<DirHandle>,
+    /// Its directory's path relative to the home (shared by the
+    /// directory's files).
+    rel_dir: Arc<str>,
+    name: Box<str>,
+}
+
+/// What reading one [`WholeFile`] added to the listing.
+enum Read<R> {
+    Row(R),
+    /// A crumpled note left out.
+    Hidden,
+    /// Unreadable: its home fails.
+    Failed,
+}
+
+/// A reading thread's buffers: the file's bytes, its path relative to
+/// its home, and its path.
+#[derive(Default)]
+struct ReadBuffers {
+    bytes: Vec<u8>,
+    rel_path: String,
+    path: PathBuf,
+}
+
+/// A listing's scratch for [`NoteStore::search`], one per reading thread.
+#[derive(Default)]
+struct SearchScratch {
+    raw: Vec<u8>,
+    folded: String,
+}
+
+/// Below this many files a listing reads them on the calling thread.
+const PARALLEL_MIN_FILES: usize = 128;
+/// The most threads reading a listing's files.
+const MAX_READERS: usize = 4;
+/// The most files of one directory a reading thread takes at a time.
+const READ_UNIT: usize = 32;
+/// A reading thread's stack: it holds no more than a few frames.
+const READER_STACK_BYTES: usize = 256 * 1024;
+
+/// `read_one` of every file, each outcome it gives with the file's index,
+/// in the files' order. A listing of many files is read by a few threads
+/// at once, each with its own scratch and buffers, each taking a
+/// directory's files (at most [`READ_UNIT`]) at a time, so two threads
+/// seldom open files in one directory at once; `group` names a file's
+/// directory (the files of one directory are next to each other). Only
+/// the outcomes are kept: a file that adds nothing costs no memory.
+fn read_all<F: Sync, O: Send, S: Default>(
+    files: &[F],
+    group: impl Fn(&F) -> usize,
+    read_one: impl Fn(&F, &mut S, &mut ReadBuffers) -> Option<O> + Sync,
+) -> Vec<(usize, O)> {
+    let readers = if files.len() < PARALLEL_MIN_FILES {
+        1
+    } else {
+        std::thread::available_parallelism()
+            .map_or(1, usize::from)
+            .min(MAX_READERS)
+    };
+    if readers <= 1 {
+        let mut scratch = S::default();
+        let mut buffers = ReadBuffers::default();
+        return files
+            .iter()
+            .enumerate()
+            .filter_map(|(index, file)| Some((index, read_one(file, &mut scratch, &mut buffers)?)))
+            .collect();
+    }
+    // The units: runs of one directory's files, cut at `READ_UNIT`.
+    let mut units: Vec<(usize, usize)> = Vec::new();
+    let mut start = 0;
+    for index in 1..=files.len() {
+        let ends = index == files.len()
+            || index - start == READ_UNIT
+            || group(&files[index]) != group(&files[start]);
+        if ends {
+            units.push((start, index));
+            start = index;
+        }
+    }
+    let next = AtomicUsize::new(0);
+    let reader = || {
+        let mut scratch = S::default();
+        let mut buffers = ReadBuffers::default();
+        let mut done: Vec<(usize, O)> = Vec::new();
+        while let Some(&(start, end)) = units.get(next.fetch_add(1, AtomicOrdering::Relaxed)) {
+            for (index, file) in files[start..end].iter().enumerate() {
+                if let Some(outcome) = read_one(file, &mut scratch, &mut buffers) {
+                    done.push((start + index, outcome));
+                }
+            }
+        }
+        done
+    };
+    let mut all = std::thread::scope(|scope| {
+        // A thread that cannot be started leaves its share to the others.
+        let others: Vec<_> = (1..readers)
+            .filter_map(|_| {
+                std::thread::Builder::new()
+                    .stack_size(READER_STACK_BYTES)
+                    .spawn_scoped(scope, reader)
+                    .ok()
+            })
+            .collect();
+        let mut all = reader();
+        for other in others {
+            match other.join() {
+                Ok(mut done) => all.append(&mut done),
+                // A reader that panicked: the panic goes on here.
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        }
+        all
+    });
+    all.sort_unstable_by_key(|(index, _)| *index);
+    all
 }
 
 /// Every slug-named real directory under `<root>/<namespace>/`.

@@ -461,6 +461,137 @@ fn search_never_matches_frontmatter() {
     );
 }
 
+/// A store large enough that `list` and `search` read its files on
+/// several threads: one directory per home and many small folders, some
+/// notes crumpled, some matching on known lines.
+fn large_library() -> Fixture {
+    let f = Fixture::new();
+    let homes = [
+        "pi/session/s1",
+        "project/proj-12345678",
+        "human",
+        "agents/alice",
+        "models/gpt",
+    ];
+    for index in 0..600 {
+        let home = homes[index % homes.len()];
+        let folder = if index % 7 == 0 {
+            String::new()
+        } else {
+            format!("f{}/", index % 13)
+        };
+        let crumpled = if index % 11 == 0 {
+            "crumpledAt: 2026-02-01T00:00:00.000+00:00\n"
+        } else {
+            ""
+        };
+        let needle = if index % 3 == 0 {
+            format!("\nsecond line, a Needle {index}\nthird\nnEEDLE again")
+        } else {
+            String::new()
+        };
+        f.put(
+            &format!("{home}/{folder}n{index:03}.md"),
+            &format!(
+                "---\norigin: self\ncreatedAt: 2026-01-01T00:00:00.000+00:00\nupdatedAt: 2026-01-{:02}T00:00:00.000+00:00\nlastAccessed: 2026-01-02T00:00:00.000+00:00\n{crumpled}---\n\n# Note {index} é{needle}\n",
+                1 + index % 28
+            ),
+        );
+    }
+    f
+}
+
+#[test]
+fn a_large_store_lists_and_searches_as_one_reader_would() {
+    let f = large_library();
+    // `list` reads whole files on several threads, `list_headers` reads
+    // heads on one: the same notes, in the same order.
+    for wastebasket in [false, true] {
+        let query = ListQuery {
+            wastebasket,
+            ..ListQuery::default()
+        };
+        let listed = f.store.list(&query).expect("list");
+        let headers = f.store.list_headers(&query).expect("headers");
+        assert_eq!(listed.crumpled_excluded, headers.crumpled_excluded);
+        assert!(listed.homes_unavailable.is_empty());
+        let listed: Vec<NoteHeader> = listed.rows.into_iter().map(header_of).collect();
+        assert_eq!(listed, headers.rows);
+        // Through kept heads (read on several threads, then served).
+        let (kept, heads) = keeping(&f);
+        for _ in 0..2 {
+            assert_eq!(kept.list_headers(&query).expect("kept").rows, listed);
+        }
+        assert!(!heads.is_empty());
+    }
+    let searched = f
+        .store
+        .search(&["needle"], &ListQuery::default())
+        .expect("search");
+    let expected: Vec<usize> = (0..600).filter(|i| i % 3 == 0 && i % 11 != 0).collect();
+    assert_eq!(
+        searched.crumpled_excluded,
+        (0..600).filter(|i| i % 3 == 0 && i % 11 == 0).count()
+    );
+    // Rows by address, every match line with its code-point offset.
+    let mut addresses: Vec<String> = searched
+        .rows
+        .iter()
+        .map(|row| row.location.address.clone())
+        .collect();
+    let by_address = addresses.clone();
+    addresses.sort();
+    assert_eq!(addresses, by_address);
+    assert_eq!(searched.rows.len(), expected.len());
+    for row in &searched.rows {
+        let index: usize = row
+            .location
+            .rel_path
+            .rsplit('n')
+            .next()
+            .and_then(|name| name.strip_suffix(".md"))
+            .and_then(|n| n.parse().ok())
+            .expect("index");
+        assert!(expected.contains(&index), "{}", row.location.address);
+        let heading = format!("# Note {index} é\n");
+        let second = format!("second line, a Needle {index}\n");
+        let lines: Vec<(usize, String, usize)> = row
+            .matches
+            .iter()
+            .map(|m| (m.line, m.text.clone(), m.offset_chars))
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                (
+                    2,
+                    format!("second line, a Needle {index}"),
+                    heading.chars().count() + 15
+                ),
+                (
+                    4,
+                    "nEEDLE again".to_owned(),
+                    heading.chars().count() + second.chars().count() + "third\n".len()
+                ),
+            ],
+            "{}",
+            row.location.address
+        );
+    }
+    // A home that cannot be read is reported and the others still list.
+    std::fs::remove_dir_all(f.root().join("human")).expect("remove");
+    f.put("human", "a file where the human home should be");
+    let searched = f
+        .store
+        .search(&["needle"], &ListQuery::default())
+        .expect("search");
+    assert_eq!(searched.homes_unavailable, ["@human"]);
+    assert_eq!(
+        searched.rows.len(),
+        expected.iter().filter(|i| *i % 5 != 2).count()
+    );
+}
+
 /// A row without its body, to compare with `list_headers`.
 fn header_of(row: NoteRow) -> NoteHeader {
     NoteHeader {
