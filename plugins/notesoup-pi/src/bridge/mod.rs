@@ -16,6 +16,7 @@
 //! without being echoed.
 
 mod host;
+mod mirror;
 pub mod package;
 pub mod protocol;
 #[cfg(test)]

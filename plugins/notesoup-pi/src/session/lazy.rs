@@ -598,8 +598,8 @@ impl LazySession {
         }
     }
 
-    /// The position of the entry with this id.
-    fn position_of(&self, id: &str) -> Option<usize> {
+    /// The position of the entry with this id (a later duplicate wins).
+    pub(crate) fn position_of(&self, id: &str) -> Option<usize> {
         if self.by_id.slots.is_empty() {
             return None;
         }
@@ -611,7 +611,7 @@ impl LazySession {
 
     /// The position of the entry at `position`'s parent (Pi's `byId` of its
     /// `parentId`).
-    fn parent_of(&self, position: usize) -> Option<usize> {
+    pub(crate) fn parent_of(&self, position: usize) -> Option<usize> {
         let line = &self.lines[position];
         match line.parent_hint {
             // Without a repeated id, the parent found while indexing is still
@@ -619,6 +619,25 @@ impl LazySession {
             Some(parent) if !self.duplicates => Some(parent),
             _ => self.position_of(self.text(line.parent.as_ref()?)),
         }
+    }
+
+    /// The `parentId` of the entry at `position`, without decoding it.
+    pub(crate) fn parent_id(&self, position: usize) -> Option<&str> {
+        self.lines[position]
+            .parent
+            .as_ref()
+            .map(|range| self.text(range))
+    }
+
+    /// Whether the entry at `position` is a `message`, without decoding it.
+    pub(crate) fn is_message(&self, position: usize) -> bool {
+        self.lines[position].kind == MESSAGE
+    }
+
+    /// Whether the entry at `position` is a `compaction` by its type,
+    /// without decoding it.
+    pub(crate) fn is_compaction(&self, position: usize) -> bool {
+        self.lines[position].kind == COMPACTION
     }
 
     /// The header, if the file has one.
@@ -680,6 +699,12 @@ impl LazySession {
             Some(entry) => Cow::Borrowed(entry),
             None => Cow::Owned(self.decode(position)),
         }
+    }
+
+    /// The entry at `position` read back from the file and decoded now,
+    /// whether or not it is cached (to see that the file still holds it).
+    pub(crate) fn entry_fresh(&self, position: usize) -> Entry {
+        self.decode(position)
     }
 
     fn decode(&self, position: usize) -> Entry {
@@ -782,7 +807,7 @@ impl LazySession {
     }
 
     /// Decodes and caches the entries at `positions`, side by side.
-    fn prefetch(&self, positions: &[usize]) {
+    pub(crate) fn prefetch(&self, positions: &[usize]) {
         let fresh: Vec<usize> = positions
             .iter()
             .copied()
