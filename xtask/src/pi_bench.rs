@@ -14,13 +14,14 @@ pub fn run(args: &[String]) -> Result<()> {
     match args.first().map(String::as_str) {
         Some("context") => return context(&args[1..]),
         Some("resume") => return resume(&args[1..]),
+        Some("sidecar") => return sidecar(&args[1..]),
         _ => {}
     }
     let rounds = match args {
         [] => "500".to_owned(),
         [n] if n.parse::<u32>().is_ok() => n.clone(),
         _ => bail!(
-            "usage: cargo xtask pi-bench [ROUNDS] | pi-bench context [ENTRIES] [RUNS] | pi-bench resume [RUNS] [ENTRIES...]"
+            "usage: cargo xtask pi-bench [ROUNDS] | pi-bench context [ENTRIES] [RUNS] | pi-bench resume [RUNS] [ENTRIES...] | pi-bench sidecar [ENTRIES] [RUNS] [EVENTS] [BASELINE_BINARY]"
         ),
     };
     let env = crate::hosts::pi_env()?;
@@ -161,6 +162,71 @@ fn long_session(env: &crate::hosts::PiInstall, entries: usize) -> Result<std::pa
         }
     }
     Ok(session)
+}
+
+/// `pi-bench sidecar [ENTRIES] [RUNS] [EVENTS] [BASELINE_BINARY]`: the
+/// sidecar alone (`bench/sidecar.mjs`, no Pi) resuming a long session
+/// written by real Pi: `session_start` with every entry left to the session
+/// file, then EVENTS `turn_start` events; medians of RUNS runs, and the
+/// sidecar's peak RSS. A BASELINE_BINARY (another build of `notesoup-pi`)
+/// runs alternating with the release build, on the same load.
+fn sidecar(args: &[String]) -> Result<()> {
+    let number = |at: usize, default: usize| -> Result<usize> {
+        args.get(at)
+            .map_or(Ok(default), |n| n.parse().context("ENTRIES, RUNS and EVENTS are numbers"))
+    };
+    let (entries, runs, events) = (number(0, 100_000)?, number(1, 5)?, number(2, 20)?);
+    let env = crate::hosts::pi_env()?;
+    let root = workspace_root();
+    build_notesoup_pi(true)?;
+    let session = long_session(&env, entries)?;
+    let mut binaries = vec![root.join("target/release/notesoup-pi").into_os_string()];
+    binaries.extend(args.get(3).map(std::ffi::OsString::from));
+    let load = || {
+        std::fs::read_to_string("/proc/loadavg")
+            .unwrap_or_default()
+            .split_whitespace()
+            .take(3)
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    println!("load average at the start: {}", load());
+    let output = Command::new(&env.node)
+        .arg(root.join("plugins/notesoup-pi/bench/sidecar.mjs"))
+        .arg(&session)
+        .arg(runs.to_string())
+        .arg(events.to_string())
+        .args(&binaries)
+        .output()
+        .context("could not run the sidecar bench")?;
+    if !output.status.success() {
+        bail!(
+            "the sidecar bench failed ({}):\n{}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    let report: serde_json::Value =
+        serde_json::from_slice(&output.stdout).context("the sidecar bench printed no JSON")?;
+    let ms = |v: &serde_json::Value| v.as_f64().unwrap_or(f64::NAN);
+    println!(
+        "{} entries, medians of {runs} runs ({events} turn_start events each)",
+        report["entries"]
+    );
+    if let Some(binaries) = report["binaries"].as_object() {
+        for (binary, figures) in binaries {
+            println!(
+                "{binary}: handshake {:.1} ms, session_start {:.1} ms (runs: {}), turn_start {:.3} ms, peak RSS {:.0} MB",
+                ms(&figures["handshakeMs"]),
+                ms(&figures["sessionStartMs"]),
+                figures["sessionStartAllMs"],
+                ms(&figures["turnStartMs"]),
+                ms(&figures["rssMb"]),
+            );
+        }
+    }
+    println!("load average at the end: {}", load());
+    Ok(())
 }
 
 /// `pi-bench resume [RUNS] [ENTRIES...]`: real Pi 1.6.0 (SDK, faux model)
