@@ -17,6 +17,9 @@ pub(crate) struct EntryMirror {
     /// mirror's first.
     disk: Option<LazySession>,
     disk_len: usize,
+    /// Whether each entry on disk is a `message`, from the index: the
+    /// window branch asks of every entry on the path at every event.
+    disk_messages: Vec<bool>,
     /// The entries after them, decoded from the shim's lines.
     tail: Vec<Entry>,
     /// Each tail entry's id to its position (a later duplicate wins).
@@ -38,6 +41,7 @@ impl Default for EntryMirror {
         Self {
             disk: None,
             disk_len: 0,
+            disk_messages: Vec::new(),
             tail: Vec::new(),
             tail_ids: HashMap::new(),
             shadowed: false,
@@ -51,8 +55,12 @@ impl EntryMirror {
     /// A mirror of the first `count` entries of `session` (the caller has
     /// checked that the file holds them).
     pub(crate) fn from_disk(session: LazySession, count: usize) -> Self {
+        let disk_len = count.min(session.len());
         Self {
-            disk_len: count.min(session.len()),
+            disk_messages: (0..disk_len)
+                .map(|position| session.is_message(position))
+                .collect(),
+            disk_len,
             disk: Some(session),
             ..Self::default()
         }
@@ -103,9 +111,9 @@ impl EntryMirror {
 
     /// Whether the entry at `position` has the type `message`.
     pub(crate) fn is_message(&self, position: usize) -> bool {
-        match &self.disk {
-            Some(disk) if position < self.disk_len => disk.is_message(position),
-            _ => self.tail[position - self.disk_len].entry_type() == "message",
+        match self.disk_messages.get(position) {
+            Some(&message) => message,
+            None => self.tail[position - self.disk_len].entry_type() == "message",
         }
     }
 
