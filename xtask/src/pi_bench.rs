@@ -172,8 +172,9 @@ fn long_session(env: &crate::hosts::PiInstall, entries: usize) -> Result<std::pa
 /// runs alternating with the release build, on the same load.
 fn sidecar(args: &[String]) -> Result<()> {
     let number = |at: usize, default: usize| -> Result<usize> {
-        args.get(at)
-            .map_or(Ok(default), |n| n.parse().context("ENTRIES, RUNS and EVENTS are numbers"))
+        args.get(at).map_or(Ok(default), |n| {
+            n.parse().context("ENTRIES, RUNS and EVENTS are numbers")
+        })
     };
     let (entries, runs, events) = (number(0, 100_000)?, number(1, 5)?, number(2, 20)?);
     let env = crate::hosts::pi_env()?;
@@ -236,8 +237,12 @@ fn sidecar(args: &[String]) -> Result<()> {
 /// modules loaded to the answer), and of Pi's process's peak RSS (the
 /// sidecar is a process of its own), side by side with the ratio. A third
 /// variant loads a no-op extension: what any extension costs Pi. Sessions of 1,000,
-/// 10,000 and 100,000 entries unless ENTRIES are given.
+/// 10,000 and 100,000 entries unless ENTRIES are given. With
+/// `NOTESOUP_PI_BENCH_BASELINE` set to another build of `notesoup-pi`, a
+/// fourth variant runs the package with that sidecar (a before and after
+/// on the same load).
 fn resume(args: &[String]) -> Result<()> {
+    let baseline = std::env::var_os("NOTESOUP_PI_BENCH_BASELINE").map(std::path::PathBuf::from);
     let runs: usize = match args.first() {
         Some(n) => n.parse().context("RUNS is a number")?,
         None => 5,
@@ -281,15 +286,19 @@ fn resume(args: &[String]) -> Result<()> {
     for entries in sizes {
         let session = long_session(&env, entries)?;
         let size = std::fs::metadata(&session).map(|m| m.len()).unwrap_or(0);
-        let variants = [
-            std::ffi::OsString::from("none"),
-            std::ffi::OsString::from("noop"),
-            package.clone().into_os_string(),
+        // Each variant: the package argument and the sidecar binary.
+        let mut variants = vec![
+            (std::ffi::OsString::from("none"), binary.clone()),
+            (std::ffi::OsString::from("noop"), binary.clone()),
+            (package.clone().into_os_string(), binary.clone()),
         ];
-        let mut samples: [Vec<ResumeSample>; 3] = Default::default();
+        if let Some(baseline) = &baseline {
+            variants.push((package.clone().into_os_string(), baseline.clone()));
+        }
+        let mut samples: Vec<Vec<ResumeSample>> = vec![Vec::new(); variants.len()];
         for run in 0..runs {
             // Alternating runs share whatever else the machine is doing.
-            for (variant, (package_arg, kept)) in
+            for (variant, ((package_arg, binary), kept)) in
                 variants.iter().zip(samples.iter_mut()).enumerate()
             {
                 let dir = work.join(format!("{entries}-{run}-{variant}"));
@@ -303,7 +312,7 @@ fn resume(args: &[String]) -> Result<()> {
                     .arg(&dir)
                     .arg(&session)
                     .env("NOTESOUP_PI_NODE_MODULES", &env.node_modules)
-                    .env("NOTESOUP_PI_BIN", &binary)
+                    .env("NOTESOUP_PI_BIN", binary)
                     .env("HOME", &dir)
                     .env("PI_NOTES_HOME", dir.join("notes"))
                     .output()
@@ -333,7 +342,7 @@ fn resume(args: &[String]) -> Result<()> {
             values.sort_by(f64::total_cmp);
             values.get(values.len() / 2).copied().unwrap_or(f64::NAN)
         };
-        let [none, noop, ours] = &samples;
+        let (none, noop, ours) = (&samples[0], &samples[1], &samples[2]);
         for (label, field) in [
             (
                 "wall",
@@ -355,6 +364,16 @@ fn resume(args: &[String]) -> Result<()> {
                 median(noop, |s| s.rss),
                 median(ours, |s| s.rss),
             );
+            if let Some(base) = samples.get(3) {
+                let wb = median(base, field);
+                println!(
+                    "{entries:>8} {:>6.1} | baseline sidecar: {wb:>7.0}ms {:>+7.0}ms {:>6.2}x | {:>6.0}MB  {label}",
+                    size as f64 / 1e6,
+                    wb - w0,
+                    wb / w0,
+                    median(base, |s| s.rss),
+                );
+            }
         }
     }
     let _ = std::fs::remove_dir_all(&work);
