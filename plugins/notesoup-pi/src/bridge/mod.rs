@@ -56,6 +56,22 @@ pub const FORWARDED_EVENTS: &[&str] = &[
     "agent_settled",
 ];
 
+/// The forwarded events whose handlers never read `ctx.getContextUsage()`
+/// (only the budget does: `context`, `turn_end`, tools and commands), so
+/// their states leave it out.
+pub const USAGE_OMITTED: &[&str] = &[
+    "session_start",
+    "session_tree",
+    "session_before_tree",
+    "session_before_compact",
+    "session_shutdown",
+    "model_select",
+    "turn_start",
+    "context_with_system",
+    "agent_before_settle",
+    "agent_settled",
+];
+
 /// Payload parts left out by the shim, per event: the boundary preview's
 /// copies of the whole context, which grow with the session and which
 /// `Notesoup` never reads (it reads the session, and `pendingMessages`).
@@ -314,6 +330,7 @@ pub fn ready(extension: &dyn PiExtension, level: PiApiLevel) -> Ready {
                 paths: paths.iter().map(|&p| p.to_owned()).collect(),
             })
             .collect(),
+        usage_omitted: USAGE_OMITTED.iter().map(|&e| e.to_owned()).collect(),
     }
 }
 
