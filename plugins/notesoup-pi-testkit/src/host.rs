@@ -136,6 +136,8 @@ pub struct HostState {
     pub(crate) triggered: Option<CustomMessage>,
     pub(crate) streaming: bool,
     pub(crate) abort_requested: bool,
+    /// How many times the extension read `ctx.getContextUsage()`.
+    pub(crate) usage_reads: std::cell::Cell<usize>,
 }
 
 impl HostState {
@@ -160,6 +162,7 @@ impl HostState {
             triggered: None,
             streaming: false,
             abort_requested: false,
+            usage_reads: std::cell::Cell::new(0),
         }
     }
 
@@ -314,6 +317,7 @@ impl PiHost for HostState {
 
     /// Pi 1.6.0's `getContextUsage()`.
     fn context_usage(&self) -> Option<ContextUsage> {
+        self.usage_reads.set(self.usage_reads.get() + 1);
         let context_window = self.model.as_ref()?.context_window;
         if context_window == 0 {
             return None;
