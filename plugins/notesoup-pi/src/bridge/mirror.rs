@@ -30,6 +30,9 @@ pub(crate) struct EntryMirror {
     /// An entry read back from the file was not the one indexed there: the
     /// file changed under the mirror, which [`Self::check`] then reports.
     stale: Cell<bool>,
+    /// The last entry on disk's line as it was read when the mirror
+    /// started (`None` when it could not be read back).
+    last_line: Option<Vec<u8>>,
     /// What [`Self::window_entry`] gives for a `message` entry.
     stand_in: Entry,
 }
@@ -46,6 +49,7 @@ impl Default for EntryMirror {
             tail_ids: HashMap::new(),
             shadowed: false,
             stale: Cell::new(false),
+            last_line: None,
             stand_in: Entry::Unknown(UnknownEntry(stand_in)),
         }
     }
@@ -56,7 +60,11 @@ impl EntryMirror {
     /// checked that the file holds them).
     pub(crate) fn from_disk(session: LazySession, count: usize) -> Self {
         let disk_len = count.min(session.len());
+        let last_line = disk_len
+            .checked_sub(1)
+            .and_then(|last| session.line_now(last).ok());
         Self {
+            last_line,
             disk_messages: (0..disk_len)
                 .map(|position| session.is_message(position))
                 .collect(),
@@ -233,7 +241,7 @@ impl EntryMirror {
 
     /// Whether the session file still holds the entries the mirror reads
     /// from it: every entry read back so far was the one indexed, and the
-    /// last of them still is. Pi only appends to its file; a file edited,
+    /// last of them is still, byte for byte, the line that was indexed. Pi only appends to its file; a file edited,
     /// cut or rewritten under the mirror fails, and the mirror is rebuilt.
     pub(crate) fn check(&self) -> Result<(), String> {
         let Some(disk) = &self.disk else {
@@ -243,7 +251,7 @@ impl EntryMirror {
             return Err("the session file changed under the mirror".to_owned());
         }
         if let Some(last) = self.disk_len.checked_sub(1)
-            && disk.entry_fresh(last).id() != disk.id(last)
+            && (self.last_line.is_none() || disk.line_now(last).ok() != self.last_line)
         {
             self.stale.set(true);
             return Err("the session file changed under the mirror".to_owned());

@@ -106,7 +106,13 @@ fn decode_line(
     len: usize,
     legacy: bool,
 ) -> Result<Entry, std::io::Error> {
-    let raw: Cow<'_, [u8]> = match source {
+    let raw = line_bytes(source, offset, len)?;
+    Ok(SessionFile::decode_entry_line(&raw, legacy))
+}
+
+/// The bytes of the line at `offset`, `len` long, as the source holds them now.
+fn line_bytes(source: &Source, offset: u64, len: usize) -> Result<Cow<'_, [u8]>, std::io::Error> {
+    Ok(match source {
         Source::Bytes(bytes) => {
             let start = usize::try_from(offset).unwrap_or(usize::MAX);
             Cow::Borrowed(
@@ -120,8 +126,7 @@ fn decode_line(
             file.read_exact_at(&mut raw, offset)?;
             Cow::Owned(raw)
         }
-    };
-    Ok(SessionFile::decode_entry_line(&raw, legacy))
+    })
 }
 
 /// Whole lines read from the file, and their scans when the reader made them.
@@ -701,10 +706,11 @@ impl LazySession {
         }
     }
 
-    /// The entry at `position` read back from the file and decoded now,
-    /// whether or not it is cached (to see that the file still holds it).
-    pub(crate) fn entry_fresh(&self, position: usize) -> Entry {
-        self.decode(position)
+    /// The line of the entry at `position` as the file holds it now (to
+    /// see that the file still holds what was indexed).
+    pub(crate) fn line_now(&self, position: usize) -> std::io::Result<Vec<u8>> {
+        let line = &self.lines[position];
+        line_bytes(&self.source, line.offset, line.len).map(Cow::into_owned)
     }
 
     fn decode(&self, position: usize) -> Entry {
