@@ -225,6 +225,13 @@ export interface Ready {
 	 * leaves out (on a copy) to keep the lines short.
 	 */
 	omit: PayloadOmission[];
+	/**
+	 * Events whose handlers never read the context usage: their state,
+	 * and the states answering their actions, leave `contextUsage` out
+	 * (Pi's `getContextUsage()` walks the whole branch: 60–190 ms on a
+	 * 100,000-entry session).
+	 */
+	usageOmitted?: string[];
 }
 
 /** `refused`: why the sidecar cannot serve this Pi. */

@@ -53,6 +53,11 @@ commands:
   pi-bench report [ENTRIES] [RUNS]
                notesoup-pi report (table and --html) on the same session, against
                Pi opening it
+  pi-bench resume [RUNS] [ENTRIES...]
+               real Pi resuming a session and answering one prompt, without an
+               extension, with a no-op one and with notesoup
+  pi-bench sidecar [ENTRIES] [RUNS] [EVENTS] [BASELINE_BINARY]
+               the sidecar alone over its pipes: session_start and per-event times
   search-bench [--runs N] [--mb MB] [--also PATH] [--binary PATH] [--keep]
                notesoup notes search against rg -i -F -c over the same ~15 MB of notes
   golden-pi    regenerate plugins/notesoup-pi/tests/golden with the real Pi SDK

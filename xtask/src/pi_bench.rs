@@ -15,13 +15,14 @@ pub fn run(args: &[String]) -> Result<()> {
         Some("context") => return context(&args[1..]),
         Some("report") => return report(&args[1..]),
         Some("resume") => return resume(&args[1..]),
+        Some("sidecar") => return sidecar(&args[1..]),
         _ => {}
     }
     let rounds = match args {
         [] => "500".to_owned(),
         [n] if n.parse::<u32>().is_ok() => n.clone(),
         _ => bail!(
-            "usage: cargo xtask pi-bench [ROUNDS] | pi-bench context [ENTRIES] [RUNS] | pi-bench report [ENTRIES] [RUNS] | pi-bench resume [RUNS] [ENTRIES...]"
+            "usage: cargo xtask pi-bench [ROUNDS] | pi-bench context [ENTRIES] [RUNS] | pi-bench report [ENTRIES] [RUNS] | pi-bench resume [RUNS] [ENTRIES...] | pi-bench sidecar [ENTRIES] [RUNS] [EVENTS] [BASELINE_BINARY]"
         ),
     };
     let env = crate::hosts::pi_env()?;
@@ -254,6 +255,72 @@ fn long_session(env: &crate::hosts::PiInstall, entries: usize) -> Result<std::pa
     Ok(session)
 }
 
+/// `pi-bench sidecar [ENTRIES] [RUNS] [EVENTS] [BASELINE_BINARY]`: the
+/// sidecar alone (`bench/sidecar.mjs`, no Pi) resuming a long session
+/// written by real Pi: `session_start` with every entry left to the session
+/// file, then EVENTS `turn_start` events; medians of RUNS runs, and the
+/// sidecar's peak RSS. A BASELINE_BINARY (another build of `notesoup-pi`)
+/// runs alternating with the release build, on the same load.
+fn sidecar(args: &[String]) -> Result<()> {
+    let number = |at: usize, default: usize| -> Result<usize> {
+        args.get(at).map_or(Ok(default), |n| {
+            n.parse().context("ENTRIES, RUNS and EVENTS are numbers")
+        })
+    };
+    let (entries, runs, events) = (number(0, 100_000)?, number(1, 5)?, number(2, 20)?);
+    let env = crate::hosts::pi_env()?;
+    let root = workspace_root();
+    build_notesoup_pi(true)?;
+    let session = long_session(&env, entries)?;
+    let mut binaries = vec![root.join("target/release/notesoup-pi").into_os_string()];
+    binaries.extend(args.get(3).map(std::ffi::OsString::from));
+    let load = || {
+        std::fs::read_to_string("/proc/loadavg")
+            .unwrap_or_default()
+            .split_whitespace()
+            .take(3)
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    println!("load average at the start: {}", load());
+    let output = Command::new(&env.node)
+        .arg(root.join("plugins/notesoup-pi/bench/sidecar.mjs"))
+        .arg(&session)
+        .arg(runs.to_string())
+        .arg(events.to_string())
+        .args(&binaries)
+        .output()
+        .context("could not run the sidecar bench")?;
+    if !output.status.success() {
+        bail!(
+            "the sidecar bench failed ({}):\n{}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    let report: serde_json::Value =
+        serde_json::from_slice(&output.stdout).context("the sidecar bench printed no JSON")?;
+    let ms = |v: &serde_json::Value| v.as_f64().unwrap_or(f64::NAN);
+    println!(
+        "{} entries, medians of {runs} runs ({events} turn_start events each)",
+        report["entries"]
+    );
+    if let Some(binaries) = report["binaries"].as_object() {
+        for (binary, figures) in binaries {
+            println!(
+                "{binary}: handshake {:.1} ms, session_start {:.1} ms (runs: {}), turn_start {:.3} ms, peak RSS {:.0} MB",
+                ms(&figures["handshakeMs"]),
+                ms(&figures["sessionStartMs"]),
+                figures["sessionStartAllMs"],
+                ms(&figures["turnStartMs"]),
+                ms(&figures["rssMb"]),
+            );
+        }
+    }
+    println!("load average at the end: {}", load());
+    Ok(())
+}
+
 /// `pi-bench resume [RUNS] [ENTRIES...]`: real Pi 1.6.0 (SDK, faux model)
 /// resuming a session written by Pi and answering one prompt, with and
 /// without the notesoup package, runs alternating in one process tree:
@@ -261,8 +328,12 @@ fn long_session(env: &crate::hosts::PiInstall, entries: usize) -> Result<std::pa
 /// modules loaded to the answer), and of Pi's process's peak RSS (the
 /// sidecar is a process of its own), side by side with the ratio. A third
 /// variant loads a no-op extension: what any extension costs Pi. Sessions of 1,000,
-/// 10,000 and 100,000 entries unless ENTRIES are given.
+/// 10,000 and 100,000 entries unless ENTRIES are given. With
+/// `NOTESOUP_PI_BENCH_BASELINE` set to another build of `notesoup-pi`, a
+/// fourth variant runs the package with that sidecar (a before and after
+/// on the same load).
 fn resume(args: &[String]) -> Result<()> {
+    let baseline = std::env::var_os("NOTESOUP_PI_BENCH_BASELINE").map(std::path::PathBuf::from);
     let runs: usize = match args.first() {
         Some(n) => n.parse().context("RUNS is a number")?,
         None => 5,
@@ -306,15 +377,19 @@ fn resume(args: &[String]) -> Result<()> {
     for entries in sizes {
         let session = long_session(&env, entries)?;
         let size = std::fs::metadata(&session).map(|m| m.len()).unwrap_or(0);
-        let variants = [
-            std::ffi::OsString::from("none"),
-            std::ffi::OsString::from("noop"),
-            package.clone().into_os_string(),
+        // Each variant: the package argument and the sidecar binary.
+        let mut variants = vec![
+            (std::ffi::OsString::from("none"), binary.clone()),
+            (std::ffi::OsString::from("noop"), binary.clone()),
+            (package.clone().into_os_string(), binary.clone()),
         ];
-        let mut samples: [Vec<ResumeSample>; 3] = Default::default();
+        if let Some(baseline) = &baseline {
+            variants.push((package.clone().into_os_string(), baseline.clone()));
+        }
+        let mut samples: Vec<Vec<ResumeSample>> = vec![Vec::new(); variants.len()];
         for run in 0..runs {
             // Alternating runs share whatever else the machine is doing.
-            for (variant, (package_arg, kept)) in
+            for (variant, ((package_arg, binary), kept)) in
                 variants.iter().zip(samples.iter_mut()).enumerate()
             {
                 let dir = work.join(format!("{entries}-{run}-{variant}"));
@@ -328,7 +403,7 @@ fn resume(args: &[String]) -> Result<()> {
                     .arg(&dir)
                     .arg(&session)
                     .env("NOTESOUP_PI_NODE_MODULES", &env.node_modules)
-                    .env("NOTESOUP_PI_BIN", &binary)
+                    .env("NOTESOUP_PI_BIN", binary)
                     .env("HOME", &dir)
                     .env("PI_NOTES_HOME", dir.join("notes"))
                     .output()
@@ -358,7 +433,7 @@ fn resume(args: &[String]) -> Result<()> {
             values.sort_by(f64::total_cmp);
             values.get(values.len() / 2).copied().unwrap_or(f64::NAN)
         };
-        let [none, noop, ours] = &samples;
+        let (none, noop, ours) = (&samples[0], &samples[1], &samples[2]);
         for (label, field) in [
             (
                 "wall",
@@ -380,6 +455,16 @@ fn resume(args: &[String]) -> Result<()> {
                 median(noop, |s| s.rss),
                 median(ours, |s| s.rss),
             );
+            if let Some(base) = samples.get(3) {
+                let wb = median(base, field);
+                println!(
+                    "{entries:>8} {:>6.1} | baseline sidecar: {wb:>7.0}ms {:>+7.0}ms {:>6.2}x | {:>6.0}MB  {label}",
+                    size as f64 / 1e6,
+                    wb - w0,
+                    wb / w0,
+                    median(base, |s| s.rss),
+                );
+            }
         }
     }
     let _ = std::fs::remove_dir_all(&work);

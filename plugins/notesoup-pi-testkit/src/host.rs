@@ -10,9 +10,10 @@ use super::session::SessionManager;
 use notesoup_pi::estimate::calculate_context_tokens;
 use notesoup_pi::estimate::coding_agent::estimate_projected_context_tokens;
 use notesoup_pi::host::{
-    ContextUsage, CustomMessageDraft, DeliverAs, HostError, HostSettings, ModelInfo, NotifyLevel,
-    PiApiLevel, PiHost, SendOptions,
+    ContextUsage, CustomMessageDraft, DeliverAs, HeldEntries, HostError, HostSettings, ModelInfo,
+    NotifyLevel, PiApiLevel, PiHost, SendOptions,
 };
+use notesoup_pi::projection::Projection;
 use notesoup_pi::session::{AgentMessage, CustomMessage, Entry, Extra, SessionHeader, StopReason};
 
 /// A notice shown through `ctx.ui.notify`.
@@ -135,6 +136,8 @@ pub struct HostState {
     pub(crate) triggered: Option<CustomMessage>,
     pub(crate) streaming: bool,
     pub(crate) abort_requested: bool,
+    /// How many times the extension read `ctx.getContextUsage()`.
+    pub(crate) usage_reads: std::cell::Cell<usize>,
 }
 
 impl HostState {
@@ -159,6 +162,7 @@ impl HostState {
             triggered: None,
             streaming: false,
             abort_requested: false,
+            usage_reads: std::cell::Cell::new(0),
         }
     }
 
@@ -313,6 +317,7 @@ impl PiHost for HostState {
 
     /// Pi 1.6.0's `getContextUsage()`.
     fn context_usage(&self) -> Option<ContextUsage> {
+        self.usage_reads.set(self.usage_reads.get() + 1);
         let context_window = self.model.as_ref()?.context_window;
         if context_window == 0 {
             return None;
@@ -380,11 +385,33 @@ impl PiHost for HostState {
         self.session.file()
     }
 
-    fn entries(&self) -> &[Entry] {
-        self.session.entries()
+    fn entries(&self) -> Vec<&Entry> {
+        self.held().all()
     }
 
     fn leaf_id(&self) -> Option<&str> {
         self.session.leaf_id()
+    }
+
+    fn entry(&self, id: &str) -> Option<&Entry> {
+        self.held().entry(id)
+    }
+
+    fn branch(&self, from: Option<&str>) -> Vec<&Entry> {
+        self.held().branch(from)
+    }
+
+    fn build_projection(&self) -> Projection<'_> {
+        self.held().projection()
+    }
+}
+
+impl HostState {
+    /// The session's entries and leaf, for the session accessors.
+    fn held(&self) -> HeldEntries<'_> {
+        HeldEntries {
+            entries: self.session.entries(),
+            leaf: self.session.leaf_id(),
+        }
     }
 }

@@ -52,10 +52,10 @@ pub fn host_history(host: &dyn PiHost) -> Result<History, TranscriptError> {
 
 /// Decodes `entries` (file order) with `branch` (root first) as the active
 /// branch. `created_at` dates the root window (the session header's time).
-pub fn decode(
+pub fn decode<'e>(
     session_id: &str,
     created_at: Option<&str>,
-    entries: &[Entry],
+    entries: impl IntoIterator<Item = &'e Entry>,
     branch: &[&Entry],
 ) -> Transcript {
     decode_with_signals(session_id, created_at, entries, branch).0
@@ -64,10 +64,10 @@ pub fn decode(
 /// [`decode`], with what the entries record about each window beyond its
 /// items (token usage, the markers' origins, notices, compactions): the
 /// window ledger's input.
-pub fn decode_with_signals(
+pub fn decode_with_signals<'e>(
     session_id: &str,
     created_at: Option<&str>,
-    entries: &[Entry],
+    entries: impl IntoIterator<Item = &'e Entry>,
     branch: &[&Entry],
 ) -> (Transcript, Vec<WindowSignals>) {
     let on_branch: HashSet<*const Entry> = branch.iter().map(|e| std::ptr::from_ref(*e)).collect();

@@ -27,16 +27,16 @@ impl<E: PiExtension> Harness<E> {
 
     pub(super) fn before_compact(&mut self, reason: CompactionReason, will_retry: bool) -> bool {
         let branch_entries: Vec<Entry> = self.host.session.branch().into_iter().cloned().collect();
-        let result = self.extension.session_before_compact(
-            &mut self.host,
-            &SessionBeforeCompactEvent {
-                preparation: Value::Object(serde_json::Map::new()),
-                branch_entries,
-                custom_instructions: None,
-                reason: Some(reason),
-                will_retry: Some(will_retry),
-            },
-        );
+        let event = SessionBeforeCompactEvent {
+            preparation: Value::Object(serde_json::Map::new()),
+            branch_entries,
+            custom_instructions: None,
+            reason: Some(reason),
+            will_retry: Some(will_retry),
+        };
+        let result = self.without_usage("session_before_compact", |extension, host| {
+            extension.session_before_compact(host, &event)
+        });
         let cancelled = result.cancel == Some(true);
         let reason = serde_json::to_value(reason)
             .ok()
@@ -185,7 +185,9 @@ impl<E: PiExtension> Harness<E> {
             context: self.preview(&[], false),
             outcome: self.last_outcome,
         };
-        let result = self.extension.agent_before_settle(&mut self.host, &state);
+        let result = self.without_usage("agent_before_settle", |extension, host| {
+            extension.agent_before_settle(host, &state)
+        });
         let drafts = result.entries.unwrap_or_default();
         let saved = self.commit_drafts(&drafts, "agent_before_settle");
         self.flush_held();

@@ -30,6 +30,7 @@ use super::clock::{Clock, IdSource};
 use super::host::{HostEvent, HostState};
 use super::model::ScriptedModel;
 use super::session::SessionManager;
+use notesoup_pi::bridge::USAGE_OMITTED;
 use notesoup_pi::host::{
     BoundaryOutcome, HostError, PiExtension, SessionStartEvent, SessionStartReason,
 };
@@ -84,13 +85,35 @@ impl<E: PiExtension> Harness<E> {
     /// `session_start` with a reason.
     pub fn start(&mut self, reason: SessionStartReason) {
         self.host.log.push(HostEvent::SessionStart);
-        self.extension.session_start(
-            &mut self.host,
-            &SessionStartEvent {
-                reason: Some(reason),
-                previous_session_file: None,
-            },
+        let event = SessionStartEvent {
+            reason: Some(reason),
+            previous_session_file: None,
+        };
+        self.without_usage("session_start", |extension, host| {
+            extension.session_start(host, &event);
+        });
+    }
+
+    /// Runs the handler of `event`, one whose state notesoup's sidecar
+    /// leaves Pi's context usage out of (`bridge::USAGE_OMITTED`): the
+    /// handler must not read it.
+    pub(crate) fn without_usage<R>(
+        &mut self,
+        event: &str,
+        run: impl FnOnce(&mut E, &mut HostState) -> R,
+    ) -> R {
+        assert!(
+            USAGE_OMITTED.contains(&event),
+            "{event} is not an event whose state leaves the usage out"
         );
+        let before = self.host.usage_reads.get();
+        let result = run(&mut self.extension, &mut self.host);
+        assert_eq!(
+            self.host.usage_reads.get(),
+            before,
+            "the {event} handler read the context usage, which its state leaves out"
+        );
+        result
     }
 
     /// Reloads the session from its file, as a restarted Pi resumes it, and

@@ -25,7 +25,9 @@ impl<E: PiExtension> Harness<E> {
                 label: None,
             },
         };
-        let result = self.extension.session_before_tree(&mut self.host, &event);
+        let result = self.without_usage("session_before_tree", |extension, host| {
+            extension.session_before_tree(host, &event)
+        });
         let supplied = result.summary.is_some();
         if result.cancel == Some(true) {
             return;
@@ -58,7 +60,9 @@ impl<E: PiExtension> Harness<E> {
             from_extension: summary_entry.as_ref().map(|_| supplied),
             summary_entry,
         };
-        self.extension.session_tree(&mut self.host, &event);
+        self.without_usage("session_tree", |extension, host| {
+            extension.session_tree(host, &event);
+        });
     }
 
     pub(super) fn append_branch_summary(&mut self, from: &str, text: &str) -> Option<String> {

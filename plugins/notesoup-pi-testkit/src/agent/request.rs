@@ -98,9 +98,9 @@ impl<E: PiExtension> Harness<E> {
             None => messages,
         };
         if self.host.api_level.has_context_with_system()
-            && let Some(returned) = self
-                .extension
-                .context_with_system(&mut self.host, &messages)
+            && let Some(returned) = self.without_usage("context_with_system", |extension, host| {
+                extension.context_with_system(host, &messages)
+            })
         {
             messages = returned;
         }

@@ -72,8 +72,9 @@ impl<E: PiExtension> Harness<E> {
         self.host.streaming = false;
         let aborted = self.host.abort_requested;
         self.host.log.push(HostEvent::Settled { aborted });
-        self.extension
-            .agent_settled(&mut self.host, &AgentSettledEvent { aborted });
+        self.without_usage("agent_settled", |extension, host| {
+            extension.agent_settled(host, &AgentSettledEvent { aborted });
+        });
         self.host.abort_requested = false;
         // A run requested from a settled handler starts now.
         if let Some(custom) = self.host.triggered.take() {
@@ -122,13 +123,13 @@ impl<E: PiExtension> Harness<E> {
             index: self.turn_index,
         });
         let timestamp = self.host.session.now_ms();
-        self.extension.turn_start(
-            &mut self.host,
-            &TurnStartEvent {
-                turn_index: self.turn_index,
-                timestamp,
-            },
-        );
+        let event = TurnStartEvent {
+            turn_index: self.turn_index,
+            timestamp,
+        };
+        self.without_usage("turn_start", |extension, host| {
+            extension.turn_start(host, &event);
+        });
     }
 
     /// `runLoop` of agent-core.

@@ -308,7 +308,7 @@ export default function notesoup(pi: ExtensionAPI): void {
     }
   }
 
-  function state(ctx: ExtensionContext): SessionState {
+  function state(ctx: ExtensionContext, usageOmitted = false): SessionState {
     const sm = ctx.sessionManager;
     const sessionId = sm.getSessionId();
     const entries = sm.getEntries();
@@ -343,7 +343,8 @@ export default function notesoup(pi: ExtensionAPI): void {
       idle: ctx.isIdle(),
       pendingMessages: ctx.hasPendingMessages(),
       signalAborted: ctx.signal?.aborted ?? false,
-      contextUsage: contextUsage(ctx),
+      // Pi computes it over the whole branch: only for the events that read it.
+      contextUsage: usageOmitted ? undefined : contextUsage(ctx),
       model: model && {
         provider: model.provider,
         id: model.id,
@@ -400,14 +401,15 @@ export default function notesoup(pi: ExtensionAPI): void {
     const id = ++nextEvent;
     const omitted = ready.omit.find((rule) => rule.event === name);
     const body = omitted ? omit(payload, omitted.paths) : payload;
-    current.send({ type: "event", body: { id, name, payload: body, state: state(ctx) } });
+    const usageOmitted = (ready.usageOmitted ?? []).includes(name);
+    current.send({ type: "event", body: { id, name, payload: body, state: state(ctx, usageOmitted) } });
     for (;;) {
       const message = await current.next();
       if (message.type === "action") {
         const error = perform(message.body.action, ctx);
         current.send({
           type: "actionResult",
-          body: { id: message.body.id, error, state: state(ctx) },
+          body: { id: message.body.id, error, state: state(ctx, usageOmitted) },
         });
       } else if (message.type === "result" && message.body.id === id) {
         if (message.body.error) throw new HandlerError(message.body.error);

@@ -3,7 +3,6 @@
 //! both travel over.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender};
@@ -13,6 +12,7 @@ use notesoup_core::plumbing::{CappedLines, LineRead};
 use serde_json::Value;
 
 use super::BridgeError;
+use super::mirror::EntryMirror;
 use super::protocol::{
     AbortArgs, Action, ActionRequest, ActionResult, AppendEntryArgs, NotifyArgs, OnDisk,
     SendMessageArgs, SessionState, ShimMessage, SidecarMessage, ids_hash,
@@ -22,7 +22,7 @@ use crate::host::{
     NotifyLevel, PiApiLevel, PiHost, SendOptions,
 };
 use crate::projection::{Projection, project_path};
-use crate::session::{Entry, LazySession, SessionHeader};
+use crate::session::{AgentMessage, Entry, LazySession, SessionHeader};
 
 /// The longest piece of text from the shim an error message repeats, in
 /// characters: a refusal or a stderr line stays short whatever was sent.
@@ -198,12 +198,10 @@ pub struct BridgeHost<'io> {
     pi_version: String,
     session_id: String,
     header: Option<SessionHeader>,
-    entries: Vec<Entry>,
-    /// Each entry's id to its last position in `entries`, kept as they
-    /// change, so that an event's branch walks do not hash every id again.
-    by_id: HashMap<String, usize>,
-    /// How many entries, from the first, `by_id` covers.
-    indexed: usize,
+    /// Pi's entries: those on disk when the mirror started read lazily,
+    /// with an id table kept as they change, so that an event's branch
+    /// walks neither decode nor hash every entry again.
+    mirror: EntryMirror,
     /// The leaf's path (positions, root first) the last time it was walked:
     /// an event's many branch walks, and the next event's after a few
     /// appends, start from it instead of hashing every id on the way.
@@ -244,9 +242,7 @@ impl<'io> BridgeHost<'io> {
             pi_version,
             session_id: String::new(),
             header: None,
-            entries: Vec::new(),
-            by_id: HashMap::new(),
-            indexed: 0,
+            mirror: EntryMirror::default(),
             leaf_path: RefCell::new(None),
             leaf_id: None,
             cwd: PathBuf::new(),
@@ -316,14 +312,14 @@ impl<'io> BridgeHost<'io> {
         if let Some(on_disk) = &state.on_disk {
             let count = on_disk.count as usize;
             let held = same_session
-                && self.entries.len() >= count
+                && self.mirror.len() >= count
                 && count > 0
-                && self.entries[count - 1].id() == on_disk.last_id
-                && ids_hash(self.entries[..count].iter().map(Entry::id)) == on_disk.ids_hash;
+                && self.mirror.id(count - 1) == on_disk.last_id
+                && ids_hash(self.mirror.ids(count)) == on_disk.ids_hash;
             if !held {
                 let read = read_on_disk(state.session_file.as_deref(), &state.session_id, on_disk)?;
-                self.entries = read;
-                self.forget_index();
+                self.mirror = read;
+                *self.leaf_path.get_mut() = None;
             }
             if from < count {
                 return Err(BridgeError::Resync(format!(
@@ -331,23 +327,32 @@ impl<'io> BridgeHost<'io> {
                 )));
             }
         } else if !same_session || from == 0 {
-            self.entries.clear();
-            self.forget_index();
+            self.mirror = EntryMirror::default();
+            *self.leaf_path.get_mut() = None;
         }
-        if from > self.entries.len() {
+        // The entries kept from the session file must still be there.
+        self.mirror
+            .check()
+            .map_err(|why| BridgeError::Resync(shown(&why)))?;
+        if from > self.mirror.len() {
             return Err(BridgeError::Resync(format!(
                 "the shim sent entries from {from} but the mirror holds {}",
-                self.entries.len()
+                self.mirror.len()
             )));
         }
-        self.entries.truncate(from);
-        if self.indexed > from {
-            self.forget_index();
+        if self.mirror.truncate(from) {
+            *self.leaf_path.get_mut() = None;
         }
         let mut decoded = Ok(());
         for value in state.entries {
             match serde_json::from_value(value) {
-                Ok(entry) => self.entries.push(entry),
+                // A later duplicate id wins, as in Pi's `byId`; an id that
+                // now names another entry may break a kept path.
+                Ok(entry) => {
+                    if self.mirror.push(entry) {
+                        *self.leaf_path.get_mut() = None;
+                    }
+                }
                 Err(error) => {
                     decoded = Err(BridgeError::Decode(format!(
                         "an entry: {}",
@@ -357,14 +362,6 @@ impl<'io> BridgeHost<'io> {
                 }
             }
         }
-        // A later duplicate id wins, as in Pi's `byId`.
-        for (position, entry) in self.entries.iter().enumerate().skip(self.indexed) {
-            if self.by_id.insert(entry.id().to_owned(), position).is_some() {
-                // An id now names another entry: a kept path may not hold.
-                *self.leaf_path.get_mut() = None;
-            }
-        }
-        self.indexed = self.entries.len();
         decoded?;
         self.session_id = state.session_id;
         self.header = serde_json::from_value(state.header).ok();
@@ -396,16 +393,35 @@ impl<'io> BridgeHost<'io> {
         Ok(())
     }
 
-    fn forget_index(&mut self) {
-        self.by_id.clear();
-        self.indexed = 0;
-        *self.leaf_path.get_mut() = None;
+    fn parent_position(&self, position: usize) -> Option<usize> {
+        self.mirror.parent_position(position)
     }
 
-    fn parent_position(&self, position: usize) -> Option<usize> {
-        self.entries[position]
-            .parent_id()
-            .and_then(|id| self.by_id.get(id).copied())
+    /// The mirror's ids in order, read without decoding an entry.
+    #[cfg(test)]
+    pub(crate) fn ids(&self) -> Vec<String> {
+        self.mirror
+            .ids(self.mirror.len())
+            .map(str::to_owned)
+            .collect()
+    }
+
+    /// How many entries read from the session file have been decoded.
+    #[cfg(test)]
+    pub(crate) fn decoded(&self) -> usize {
+        self.mirror.decoded()
+    }
+
+    /// The positions from the root to the entry `from` names (default: the
+    /// leaf); empty when no entry has that id.
+    fn branch_positions(&self, from: Option<&str>) -> Vec<usize> {
+        let Some(id) = from.or(self.leaf_id()) else {
+            return Vec::new();
+        };
+        let Some(start) = self.mirror.position_of(id) else {
+            return Vec::new();
+        };
+        self.path_to(start, self.leaf_id() == Some(id))
     }
 
     /// The positions from the root to the entry at `start`, root first, as
@@ -439,7 +455,7 @@ impl<'io> BridgeHost<'io> {
             }
         }
         let path = path.unwrap_or_else(|| {
-            let mut visited = vec![false; self.entries.len()];
+            let mut visited = vec![false; self.mirror.len()];
             visited[start] = true;
             let mut walked = vec![start];
             let mut current = start;
@@ -457,6 +473,26 @@ impl<'io> BridgeHost<'io> {
             *self.leaf_path.borrow_mut() = Some((start, path.clone()));
         }
         path
+    }
+
+    /// Where on `positions` (a path) the messages the context can use
+    /// begin: the newest compaction's first kept entry (the compaction
+    /// itself when it keeps none), or the start.
+    fn context_start(&self, positions: &[usize]) -> usize {
+        let Some(at) = positions
+            .iter()
+            .rposition(|&position| self.mirror.is_compaction(position))
+        else {
+            return 0;
+        };
+        let Entry::Compaction(compaction) = self.mirror.entry(positions[at]) else {
+            // A malformed compaction is no compaction: keep everything.
+            return 0;
+        };
+        positions[..at]
+            .iter()
+            .position(|&position| self.mirror.id(position) == compaction.first_kept_entry_id)
+            .unwrap_or(at)
     }
 
     /// Sends `action` and waits for its answer, whose state replaces the
@@ -535,7 +571,8 @@ impl<'io> BridgeHost<'io> {
 /// The first `on_disk.count` entries of the session file at `file`, once
 /// checked to be the ones Pi holds: the header names `session_id`, the
 /// file holds at least that many entries, the last of them has Pi's id and
-/// their ids hash to Pi's.
+/// their ids hash to Pi's. They are only indexed here: each is decoded when
+/// a handler reads it.
 /// Pi appends each entry to the file as it adds it, once the session has a
 /// conversation (docs/pi.md, "When Pi writes the session file"), so a file
 /// that fails a check was edited, truncated or not yet written.
@@ -543,7 +580,7 @@ fn read_on_disk(
     file: Option<&str>,
     session_id: &str,
     on_disk: &OnDisk,
-) -> Result<Vec<Entry>, BridgeError> {
+) -> Result<EntryMirror, BridgeError> {
     let count = on_disk.count as usize;
     let file = file.ok_or_else(|| BridgeError::Resync("no session file".to_owned()))?;
     let session = LazySession::read(Path::new(file))
@@ -562,17 +599,7 @@ fn read_on_disk(
             "the session file does not hold Pi's first {count} entries"
         )));
     }
-    let positions: Vec<usize> = (0..count).collect();
-    let entries = session
-        .entries_uncached(&positions)
-        .into_iter()
-        .map(std::borrow::Cow::into_owned)
-        .collect();
-    // A file that shrank while it was read back is no mirror.
-    session
-        .check()
-        .map_err(|error| BridgeError::Resync(shown(&error.to_string())))?;
-    Ok(entries)
+    Ok(EntryMirror::from_disk(session, count))
 }
 
 fn to_value<T: serde::Serialize>(value: &T) -> Result<Value, HostError> {
@@ -679,43 +706,78 @@ impl PiHost for BridgeHost<'_> {
         self.session_file.as_deref()
     }
 
-    fn entries(&self) -> &[Entry] {
-        &self.entries
+    fn entries(&self) -> Vec<&Entry> {
+        self.mirror.all()
     }
 
     fn entry(&self, id: &str) -> Option<&Entry> {
-        self.by_id.get(id).map(|&position| &self.entries[position])
+        self.mirror
+            .position_of(id)
+            .map(|position| self.mirror.entry(position))
     }
 
     fn branch(&self, from: Option<&str>) -> Vec<&Entry> {
-        let Some(id) = from.or(self.leaf_id()) else {
-            return Vec::new();
-        };
-        let Some(&start) = self.by_id.get(id) else {
-            return Vec::new();
-        };
-        let is_leaf = self.leaf_id() == Some(id);
-        self.path_to(start, is_leaf)
+        let positions = self.branch_positions(from);
+        self.mirror.prefetch(&positions);
+        positions
             .into_iter()
-            .map(|position| &self.entries[position])
+            .map(|position| self.mirror.entry(position))
             .collect()
     }
 
+    /// Only the branch's entries that are not messages are decoded.
+    fn window_branch(&self, from: Option<&str>) -> Vec<&Entry> {
+        let positions = self.branch_positions(from);
+        let needed: Vec<usize> = positions
+            .iter()
+            .copied()
+            .filter(|&position| !self.mirror.is_message(position))
+            .collect();
+        self.mirror.prefetch(&needed);
+        positions
+            .into_iter()
+            .map(|position| self.mirror.window_entry(position))
+            .collect()
+    }
+
+    /// Decodes what the projection reads, as `LazySession::context_path`
+    /// does: every entry on the path that is not a message, the messages
+    /// from the newest compaction's first kept entry on, and the newest
+    /// assistant message before them (the model).
     fn build_projection(&self) -> Projection<'_> {
         // `buildSessionPath`: no leaf, no path; an unknown leaf id is the
         // last entry's path.
         let Some(leaf) = self.leaf_id() else {
             return project_path(&[]);
         };
-        let start = match self.by_id.get(leaf) {
-            Some(&start) => start,
-            None if self.entries.is_empty() => return project_path(&[]),
-            None => self.entries.len() - 1,
+        let start = match self.mirror.position_of(leaf) {
+            Some(start) => start,
+            None => match self.mirror.len().checked_sub(1) {
+                Some(last) => last,
+                None => return project_path(&[]),
+            },
         };
-        let path: Vec<&Entry> = self
-            .path_to(start, true)
+        let positions = self.path_to(start, true);
+        let from = self.context_start(&positions);
+        let assistant_before = positions[..from].iter().rposition(|&position| {
+            self.mirror.is_message(position)
+                && matches!(
+                    self.mirror.entry(position),
+                    Entry::Message(message) if matches!(message.message, AgentMessage::Assistant(_))
+                )
+        });
+        let needed: Vec<usize> = positions
+            .iter()
+            .enumerate()
+            .filter(|&(at, &position)| {
+                at >= from || assistant_before == Some(at) || !self.mirror.is_message(position)
+            })
+            .map(|(_, &position)| position)
+            .collect();
+        self.mirror.prefetch(&needed);
+        let path: Vec<&Entry> = needed
             .into_iter()
-            .map(|position| &self.entries[position])
+            .map(|position| self.mirror.entry(position))
             .collect();
         project_path(&path)
     }

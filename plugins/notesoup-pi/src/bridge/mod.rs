@@ -16,6 +16,7 @@
 //! without being echoed.
 
 mod host;
+mod mirror;
 pub mod package;
 pub mod protocol;
 #[cfg(test)]
@@ -51,6 +52,22 @@ pub const FORWARDED_EVENTS: &[&str] = &[
     "context",
     "context_with_system",
     "turn_end",
+    "agent_before_settle",
+    "agent_settled",
+];
+
+/// The forwarded events whose handlers never read `ctx.getContextUsage()`
+/// (only the budget does: `context`, `turn_end`, tools and commands), so
+/// their states leave it out.
+pub const USAGE_OMITTED: &[&str] = &[
+    "session_start",
+    "session_tree",
+    "session_before_tree",
+    "session_before_compact",
+    "session_shutdown",
+    "model_select",
+    "turn_start",
+    "context_with_system",
     "agent_before_settle",
     "agent_settled",
 ];
@@ -313,6 +330,7 @@ pub fn ready(extension: &dyn PiExtension, level: PiApiLevel) -> Ready {
                 paths: paths.iter().map(|&p| p.to_owned()).collect(),
             })
             .collect(),
+        usage_omitted: USAGE_OMITTED.iter().map(|&e| e.to_owned()).collect(),
     }
 }
 

@@ -53,7 +53,7 @@ impl Notesoup {
     pub(super) fn ensure_window_boot(&mut self, host: &mut dyn PiHost) {
         let session_id = host.session_id().to_owned();
         let (tail, missing_root_boot, previous) = {
-            let branch = host.branch(None);
+            let branch = host.window_branch(None);
             let window = active_window(&branch, &session_id);
             (
                 inspect_tail(&branch),

@@ -114,7 +114,7 @@ impl Notesoup {
             return None;
         }
         let policy = self.policy(host);
-        let branch = host.branch(None);
+        let branch = host.window_branch(None);
         let window = active_window(&branch, host.session_id());
         let remaining = Self::remaining(host, &branch, &window);
         match policy.budget.stage(remaining, policy.automatic) {

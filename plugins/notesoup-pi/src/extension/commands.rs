@@ -76,7 +76,7 @@ impl Notesoup {
     fn report(&mut self, host: &mut dyn PiHost) -> String {
         let policy = self.policy(host);
         let (window_id, remaining) = {
-            let branch = host.branch(None);
+            let branch = host.window_branch(None);
             let window = active_window(&branch, host.session_id());
             let remaining = Self::remaining(host, &branch, &window);
             (window.id, remaining)
@@ -106,7 +106,7 @@ impl Notesoup {
         }
         let prompt = (!args.trim().is_empty()).then(|| args.to_owned());
         let idle = host.is_idle();
-        let window_id = active_window(&host.branch(None), host.session_id()).id;
+        let window_id = active_window(&host.window_branch(None), host.session_id()).id;
         let before = self.control.clone();
         let effect = self.apply(ResetEvent::CloseOut {
             window_id,

@@ -56,7 +56,7 @@ impl Notesoup {
         }
         let session_id = host.session_id().to_owned();
         let plan = {
-            let branch = host.branch(None);
+            let branch = host.window_branch(None);
             let window = active_window(&branch, &session_id);
             match &window.marker {
                 None => Plan::Root,

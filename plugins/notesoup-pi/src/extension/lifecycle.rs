@@ -72,7 +72,7 @@ impl Notesoup {
         }
         let policy = self.policy(host);
         let (window_id, hard_reserve) = {
-            let branch = host.branch(None);
+            let branch = host.window_branch(None);
             let window = active_window(&branch, host.session_id());
             let remaining = Self::remaining(host, &branch, &window);
             (
@@ -117,7 +117,7 @@ impl Notesoup {
         host: &mut dyn PiHost,
         state: &BoundaryState,
     ) -> BoundaryResult {
-        let window_id = active_window(&host.branch(None), host.session_id()).id;
+        let window_id = active_window(&host.window_branch(None), host.session_id()).id;
         let overflowed = matches!(
             self.control.overflow,
             OverflowPhase::Pending | OverflowPhase::PendingSpent
@@ -189,7 +189,7 @@ impl Notesoup {
     ) -> Result<(String, Vec<SessionBoundaryDraft>), String> {
         let session_id = host.session_id().to_owned();
         let (window_id, previous) = {
-            let branch = host.branch(None);
+            let branch = host.window_branch(None);
             let previous = active_window(&branch, &session_id).id;
             (
                 mint_window_id(&session_id, &branch, &mut self.random_hex8),
@@ -232,7 +232,7 @@ impl Notesoup {
     pub(super) fn announce_verified(&mut self, host: &mut dyn PiHost) {
         let mut notices = Vec::new();
         {
-            let branch = host.branch(None);
+            let branch = host.window_branch(None);
             // In the order they happened: the warning, then the reset.
             if let Some(window_id) = &self.pending_warning {
                 let durable =
@@ -267,7 +267,7 @@ impl Notesoup {
         host: &mut dyn PiHost,
         event: &SessionBeforeCompactEvent,
     ) -> SessionBeforeCompactResult {
-        if !self.enabled && !has_marker(&host.branch(None)) {
+        if !self.enabled && !has_marker(&host.window_branch(None)) {
             return SessionBeforeCompactResult::default();
         }
         if event.reason == Some(CompactionReason::Manual) {
@@ -292,7 +292,7 @@ impl Notesoup {
             return SessionBeforeTreeResult::default();
         }
         let crosses =
-            |from: Option<&str>| from.is_some_and(|id| has_marker(&host.branch(Some(id))));
+            |from: Option<&str>| from.is_some_and(|id| has_marker(&host.window_branch(Some(id))));
         if !(crosses(preparation.old_leaf_id.as_deref()) || crosses(Some(&preparation.target_id))) {
             return SessionBeforeTreeResult::default();
         }

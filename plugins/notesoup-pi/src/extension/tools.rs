@@ -115,7 +115,7 @@ impl BudgetHost for PiTools<'_> {
     fn remaining_tokens(&mut self) -> Option<u64> {
         let policy = self.notesoup.policy(self.host);
         let remaining = {
-            let branch = self.host.branch(None);
+            let branch = self.host.window_branch(None);
             let window = active_window(&branch, self.host.session_id());
             Notesoup::remaining(self.host, &branch, &window)
         };
@@ -128,7 +128,7 @@ impl BudgetHost for PiTools<'_> {
         if !self.notesoup.enabled {
             return ResetRequest::Off;
         }
-        let window_id = active_window(&self.host.branch(None), self.host.session_id()).id;
+        let window_id = active_window(&self.host.window_branch(None), self.host.session_id()).id;
         match self.notesoup.apply(ResetEvent::ToolRequest { window_id }) {
             ResetEffect::AlreadyPending => ResetRequest::AlreadyPending,
             _ => ResetRequest::Requested,

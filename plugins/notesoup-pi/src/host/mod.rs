@@ -25,5 +25,6 @@ pub use extension::{
     AgentToolResult, CommandDescriptor, ExecutionMode, PiExtension, ToolDescriptor, ToolInvocation,
 };
 pub use pi_host::{
-    CompactionSettings, ContextUsage, HostError, HostSettings, NotifyLevel, PiHost, SendOptions,
+    CompactionSettings, ContextUsage, HeldEntries, HostError, HostSettings, NotifyLevel, PiHost,
+    SendOptions,
 };

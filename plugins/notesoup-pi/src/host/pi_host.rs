@@ -162,27 +162,66 @@ pub trait PiHost {
     fn cwd(&self) -> &Path;
     /// `getSessionFile()`; `None` for an in-memory session.
     fn session_file(&self) -> Option<&Path>;
-    /// `getEntries()`: every entry in append order.
-    fn entries(&self) -> &[Entry];
+    /// `getEntries()`: every entry in append order, each decoded. Only
+    /// the history tools read them all; a handler reads a narrower view.
+    fn entries(&self) -> Vec<&Entry>;
     /// `getLeafId()`.
     fn leaf_id(&self) -> Option<&str>;
 
     /// `getEntry(id)`; a later duplicate id wins, like Pi's index.
-    fn entry(&self, id: &str) -> Option<&Entry> {
-        self.entries().iter().rev().find(|entry| entry.id() == id)
+    fn entry(&self, id: &str) -> Option<&Entry>;
+
+    /// `getBranch(fromId?)`: root to `from` (default: the leaf), every
+    /// entry decoded.
+    fn branch(&self, from: Option<&str>) -> Vec<&Entry>;
+
+    /// The branch to `from` (default: the leaf) as the window rules
+    /// (`crate::reset::window`, `crate::projection::reset_markers`) read
+    /// it: every entry that is not a `message` is the branch's own, and a
+    /// `message` entry may be a stand-in (an untyped entry of type
+    /// `message`, which those rules treat as they treat a message), so a
+    /// host that reads its session lazily need not decode the messages.
+    /// The default is [`Self::branch`].
+    fn window_branch(&self, from: Option<&str>) -> Vec<&Entry> {
+        self.branch(from)
     }
 
-    /// `getBranch(fromId?)`: root to `from` (default: the leaf).
-    fn branch(&self, from: Option<&str>) -> Vec<&Entry> {
-        match from.or(self.leaf_id()) {
-            Some(from) => EntryIndex::new(self.entries()).branch(from),
+    /// `buildSessionProjection()` at the current leaf.
+    fn build_projection(&self) -> Projection<'_>;
+}
+
+/// The session accessors of [`PiHost`] over entries a host holds decoded
+/// in memory, in append order, with its leaf.
+#[derive(Debug, Clone, Copy)]
+pub struct HeldEntries<'a> {
+    /// Every entry, in append order.
+    pub entries: &'a [Entry],
+    /// `getLeafId()`.
+    pub leaf: Option<&'a str>,
+}
+
+impl<'a> HeldEntries<'a> {
+    /// [`PiHost::entries`].
+    pub fn all(self) -> Vec<&'a Entry> {
+        self.entries.iter().collect()
+    }
+
+    /// [`PiHost::entry`]: a later duplicate id wins.
+    pub fn entry(self, id: &str) -> Option<&'a Entry> {
+        self.entries.iter().rev().find(|entry| entry.id() == id)
+    }
+
+    /// [`PiHost::branch`].
+    pub fn branch(self, from: Option<&str>) -> Vec<&'a Entry> {
+        match from.or(self.leaf) {
+            Some(from) => EntryIndex::new(self.entries).branch(from),
             None => Vec::new(),
         }
     }
 
-    /// `buildSessionProjection()` at the current leaf.
-    fn build_projection(&self) -> Projection<'_> {
-        let leaf = self.leaf_id().map_or(Leaf::Null, Leaf::Id);
-        project(&EntryIndex::new(self.entries()), leaf)
+    /// [`PiHost::build_projection`].
+    pub fn projection(self) -> Projection<'a> {
+        let leaf = self.leaf.map_or(Leaf::Null, Leaf::Id);
+        project(&EntryIndex::new(self.entries), leaf)
     }
 }

@@ -106,7 +106,13 @@ fn decode_line(
     len: usize,
     legacy: bool,
 ) -> Result<Entry, std::io::Error> {
-    let raw: Cow<'_, [u8]> = match source {
+    let raw = line_bytes(source, offset, len)?;
+    Ok(SessionFile::decode_entry_line(&raw, legacy))
+}
+
+/// The bytes of the line at `offset`, `len` long, as the source holds them now.
+fn line_bytes(source: &Source, offset: u64, len: usize) -> Result<Cow<'_, [u8]>, std::io::Error> {
+    Ok(match source {
         Source::Bytes(bytes) => {
             let start = usize::try_from(offset).unwrap_or(usize::MAX);
             Cow::Borrowed(
@@ -120,8 +126,7 @@ fn decode_line(
             file.read_exact_at(&mut raw, offset)?;
             Cow::Owned(raw)
         }
-    };
-    Ok(SessionFile::decode_entry_line(&raw, legacy))
+    })
 }
 
 /// Whole lines read from the file, and their scans when the reader made them.
@@ -598,8 +603,8 @@ impl LazySession {
         }
     }
 
-    /// The position of the entry with this id.
-    fn position_of(&self, id: &str) -> Option<usize> {
+    /// The position of the entry with this id (a later duplicate wins).
+    pub(crate) fn position_of(&self, id: &str) -> Option<usize> {
         if self.by_id.slots.is_empty() {
             return None;
         }
@@ -611,7 +616,7 @@ impl LazySession {
 
     /// The position of the entry at `position`'s parent (Pi's `byId` of its
     /// `parentId`).
-    fn parent_of(&self, position: usize) -> Option<usize> {
+    pub(crate) fn parent_of(&self, position: usize) -> Option<usize> {
         let line = &self.lines[position];
         match line.parent_hint {
             // Without a repeated id, the parent found while indexing is still
@@ -619,6 +624,25 @@ impl LazySession {
             Some(parent) if !self.duplicates => Some(parent),
             _ => self.position_of(self.text(line.parent.as_ref()?)),
         }
+    }
+
+    /// The `parentId` of the entry at `position`, without decoding it.
+    pub(crate) fn parent_id(&self, position: usize) -> Option<&str> {
+        self.lines[position]
+            .parent
+            .as_ref()
+            .map(|range| self.text(range))
+    }
+
+    /// Whether the entry at `position` is a `message`, without decoding it.
+    pub(crate) fn is_message(&self, position: usize) -> bool {
+        self.lines[position].kind == MESSAGE
+    }
+
+    /// Whether the entry at `position` is a `compaction` by its type,
+    /// without decoding it.
+    pub(crate) fn is_compaction(&self, position: usize) -> bool {
+        self.lines[position].kind == COMPACTION
     }
 
     /// The header, if the file has one.
@@ -680,6 +704,13 @@ impl LazySession {
             Some(entry) => Cow::Borrowed(entry),
             None => Cow::Owned(self.decode(position)),
         }
+    }
+
+    /// The line of the entry at `position` as the file holds it now (to
+    /// see that the file still holds what was indexed).
+    pub(crate) fn line_now(&self, position: usize) -> std::io::Result<Vec<u8>> {
+        let line = &self.lines[position];
+        line_bytes(&self.source, line.offset, line.len).map(Cow::into_owned)
     }
 
     fn decode(&self, position: usize) -> Entry {
@@ -782,7 +813,7 @@ impl LazySession {
     }
 
     /// Decodes and caches the entries at `positions`, side by side.
-    fn prefetch(&self, positions: &[usize]) {
+    pub(crate) fn prefetch(&self, positions: &[usize]) {
         let fresh: Vec<usize> = positions
             .iter()
             .copied()

@@ -4,11 +4,12 @@
 use std::path::{Path, PathBuf};
 
 use notesoup_pi::host::{
-    BoundaryResult, BoundaryState, ContextUsage, CustomMessageDraft, HostError, HostSettings,
-    InputResult, ModelInfo, NotifyLevel, PiApiLevel, PiExtension, PiHost, SendOptions,
-    SessionBoundaryDraft, ToolInvocation, TurnEndEvent,
+    BoundaryResult, BoundaryState, ContextUsage, CustomMessageDraft, HeldEntries, HostError,
+    HostSettings, InputResult, ModelInfo, NotifyLevel, PiApiLevel, PiExtension, PiHost,
+    SendOptions, SessionBoundaryDraft, ToolInvocation, TurnEndEvent,
 };
 use notesoup_pi::json::to_js_string;
+use notesoup_pi::projection::Projection;
 use notesoup_pi::session::{Content, ContextReplacement, Entry, Extra, SessionFile, SessionHeader};
 use serde_json::{Value, json};
 
@@ -176,11 +177,29 @@ impl PiHost for FileHost {
     fn session_file(&self) -> Option<&Path> {
         Some(&self.path)
     }
-    fn entries(&self) -> &[Entry] {
-        self.file.entries()
+    fn entries(&self) -> Vec<&Entry> {
+        self.held().all()
     }
     fn leaf_id(&self) -> Option<&str> {
         self.leaf.as_deref()
+    }
+    fn entry(&self, id: &str) -> Option<&Entry> {
+        self.held().entry(id)
+    }
+    fn branch(&self, from: Option<&str>) -> Vec<&Entry> {
+        self.held().branch(from)
+    }
+    fn build_projection(&self) -> Projection<'_> {
+        self.held().projection()
+    }
+}
+
+impl FileHost {
+    fn held(&self) -> HeldEntries<'_> {
+        HeldEntries {
+            entries: self.file.entries(),
+            leaf: self.leaf.as_deref(),
+        }
     }
 }
 

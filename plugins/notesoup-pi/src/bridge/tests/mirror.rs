@@ -1,7 +1,12 @@
 //! The sidecar's mirror of the session, read from the session file where Pi
 //! has written it, equals what Pi holds (ids, order, leaf) after every event,
-//! for random sessions, appends, branches and compactions, including a
-//! session file edited, truncated or removed under it, or not yet written.
+//! for random sessions, appends, branches, compactions and resets, including
+//! a session file edited, truncated or removed under it, or not yet written.
+//! The mirror is kept from event to event, as `notesoup-pi serve` keeps it,
+//! so the entries it reads lazily from the file are read after the file
+//! changed. After every event, what the handlers read (the window branch,
+//! the projection, the window rules over both) is checked against Pi's own
+//! entries, and on some events every entry, decoded.
 //!
 //! Pi is modelled as its `SessionManager` 1.6.0 behaves (docs/pi.md, "When
 //! Pi writes the session file"): nothing is written until the session holds
@@ -10,8 +15,10 @@
 //! `package/extensions/notesoup.ts` builds its state; its answer to
 //! `resendEntries` is given by the pipe's far end.
 
+use std::cell::{Cell, RefCell};
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 use std::sync::mpsc::{SyncSender, sync_channel};
 use std::time::Duration;
 
@@ -23,7 +30,12 @@ use super::super::protocol::{
     ActionResult, OnDisk, SessionState, SettingsState, ShimMessage, SidecarMessage, ids_hash,
 };
 use crate::host::{PiApiLevel, PiHost};
-use crate::projection::project;
+use crate::projection::{is_checkpoint_backed, project, reset_markers, window_projection};
+use crate::reset::Kind;
+use crate::reset::window::{
+    active_window, boundary_committed, has_marker, inspect_tail, root_window_id, window_entries,
+    window_has, window_has_boot,
+};
 use crate::session::{Entry, EntryIndex, Leaf};
 
 const SESSION_ID: &str = "0195-mirror-session";
@@ -61,10 +73,24 @@ impl Pi {
             .collect()
     }
 
+    /// The id the next appended entry gets.
+    fn next_id(&self) -> String {
+        format!("{:08x}", (self.next_id + 1).wrapping_mul(2_654_435_761))
+    }
+
+    /// Pi's entries, decoded.
+    fn decoded(&self) -> Vec<Entry> {
+        self.entries
+            .iter()
+            .map(|entry| serde_json::from_value(entry.clone()).expect("Pi's entry"))
+            .collect()
+    }
+
     /// `_appendEntry` and `_persist`.
     fn append(&mut self, mut entry: Value) {
         self.next_id += 1;
         let id = format!("{:08x}", self.next_id.wrapping_mul(2_654_435_761));
+        debug_assert_eq!(entry.get("id"), None);
         entry["id"] = json!(id);
         entry["parentId"] = self.leaf.clone().map_or(Value::Null, Value::String);
         entry["timestamp"] = json!("2026-01-01T00:00:01.000Z");
@@ -107,6 +133,16 @@ enum Step {
     ModelChange,
     /// A compaction keeping the entry at this index (modulo the length).
     Compaction(usize),
+    /// A reset as notesoup writes it: the retain-none checkpoint, the
+    /// marker, the hidden boot and the continuation (the last two dropped
+    /// when `complete` is false).
+    Reset {
+        complete: bool,
+    },
+    /// A legacy reset: a `pi-context/` marker and boot, no checkpoint.
+    LegacyReset,
+    /// A hidden custom message of notesoup's (the warning).
+    Warning,
     /// `branch()` to the entry at this index (modulo the length).
     Branch(usize),
     /// The session file edited under both: an entry's id changed at this
@@ -118,8 +154,11 @@ enum Step {
     Remove,
     /// The sidecar restarted: a fresh mirror, as at `session_start`.
     Restart,
-    /// An event: the shim reports the state and the sidecar mirrors it.
-    Event,
+    /// An event: the shim reports the state and the sidecar mirrors it;
+    /// `full` also checks every entry, decoded.
+    Event {
+        full: bool,
+    },
 }
 
 fn step() -> impl Strategy<Value = Step> {
@@ -129,12 +168,15 @@ fn step() -> impl Strategy<Value = Step> {
         2 => Just(Step::Custom),
         1 => Just(Step::ModelChange),
         1 => any::<usize>().prop_map(Step::Compaction),
+        1 => any::<bool>().prop_map(|complete| Step::Reset { complete }),
+        1 => Just(Step::LegacyReset),
+        1 => Just(Step::Warning),
         2 => any::<usize>().prop_map(Step::Branch),
         1 => any::<usize>().prop_map(Step::EditId),
         1 => (0u8..8).prop_map(Step::Truncate),
         1 => Just(Step::Remove),
         1 => Just(Step::Restart),
-        6 => Just(Step::Event),
+        6 => any::<u8>().prop_map(|n| Step::Event { full: n % 3 == 0 }),
     ]
 }
 
@@ -192,8 +234,8 @@ impl Shim {
 /// as the shim does, and counts the requests.
 struct FarEnd {
     to: SyncSender<Incoming>,
-    answer: SessionState,
-    resends: usize,
+    answer: Rc<RefCell<Option<SessionState>>>,
+    resends: Rc<Cell<usize>>,
 }
 
 impl Write for FarEnd {
@@ -205,11 +247,13 @@ impl Write for FarEnd {
                 return Err(std::io::Error::other("only actions are expected"));
             };
             assert_eq!(request.action.name(), "resendEntries");
-            self.resends += 1;
+            self.resends.set(self.resends.get() + 1);
+            let state = self.answer.borrow().clone();
+            let state = state.ok_or_else(|| std::io::Error::other("no answer is set"))?;
             let answer = ShimMessage::ActionResult(ActionResult {
                 id: request.id,
                 error: None,
-                state: self.answer.clone(),
+                state,
             });
             let text = serde_json::to_vec(&answer).map_err(std::io::Error::other)?;
             self.to
@@ -224,78 +268,165 @@ impl Write for FarEnd {
     }
 }
 
-/// One event: the shim's report mirrored by a host that keeps `mirror`
-/// (the sidecar's entries, carried between events as the host would keep
-/// them). Returns the host's ids and leaf and how many resends it asked for.
-fn mirror_event(
-    shim: &mut Shim,
-    pi: &Pi,
-    previous: Option<SessionState>,
-) -> (Vec<String>, Option<String>, usize, SessionState) {
-    let state = shim.state(pi, false);
-    // What the shim answers to `resendEntries`: every entry, no `onDisk`.
-    let answer = Shim::default().state(pi, true);
-    let (to, incoming) = sync_channel(4);
-    let mut far = FarEnd {
-        to: to.clone(),
-        answer,
-        resends: 0,
-    };
-    let (ids, leaf) = {
-        let channel = Channel::new(incoming, &mut far);
-        let mut host = BridgeHost::new(
-            channel,
+/// The sidecar: one host, kept from event to event.
+struct Sidecar {
+    host: BridgeHost<'static>,
+    /// What the shim answers to `resendEntries`: every entry, no `onDisk`.
+    answer: Rc<RefCell<Option<SessionState>>>,
+    resends: Rc<Cell<usize>>,
+}
+
+impl Sidecar {
+    fn new() -> Self {
+        let (to, incoming) = sync_channel(4);
+        let answer = Rc::new(RefCell::new(None));
+        let resends = Rc::new(Cell::new(0));
+        // The far end lives as long as the test process: a few bytes a case.
+        let far: &'static mut FarEnd = Box::leak(Box::new(FarEnd {
+            to,
+            answer: Rc::clone(&answer),
+            resends: Rc::clone(&resends),
+        }));
+        let host = BridgeHost::new(
+            Channel::new(incoming, far),
             PiApiLevel::V0_87,
             "1.6.0".to_owned(),
             Duration::from_secs(5),
         );
-        if let Some(previous) = previous {
-            host.apply_state(previous).expect("the previous mirror");
-            // Walked now, the previous leaf's path is kept for the next walk.
-            let _ = host.branch(None);
+        Self {
+            host,
+            answer,
+            resends,
         }
-        host.sync(state.clone()).expect("the mirror follows");
-        // The kept id table and leaf path give what a fresh index gives.
-        let fresh = EntryIndex::new(host.entries());
-        let ids_of = |branch: Vec<&Entry>| -> Vec<String> {
-            branch.iter().map(|e| e.id().to_owned()).collect()
-        };
-        if let Some(leaf) = host.leaf_id() {
-            assert_eq!(ids_of(host.branch(None)), ids_of(fresh.branch(leaf)));
-            assert_eq!(ids_of(host.branch(None)), ids_of(fresh.branch(leaf)));
-        }
-        if let Some(first) = host.entries().first() {
-            let id = first.id().to_owned();
-            assert_eq!(ids_of(host.branch(Some(&id))), ids_of(fresh.branch(&id)));
-        }
-        let leaf = host.leaf_id().map_or(Leaf::Null, Leaf::Id);
-        assert_eq!(
-            format!("{:?}", host.build_projection()),
-            format!("{:?}", project(&fresh, leaf)),
+    }
+
+    /// One event: the shim's report mirrored.
+    fn event(&mut self, shim: &mut Shim, pi: &Pi) {
+        *self.answer.borrow_mut() = Some(Shim::default().state(pi, true));
+        let state = shim.state(pi, false);
+        self.host.sync(state).expect("the mirror follows");
+    }
+}
+
+fn ids_of(branch: &[&Entry]) -> Vec<String> {
+    branch.iter().map(|e| e.id().to_owned()).collect()
+}
+
+/// The window rules give the same answers over `window` (a window branch)
+/// as over `branch` (every entry of the same branch).
+fn same_rules(window: &[&Entry], branch: &[&Entry]) -> Result<(), TestCaseError> {
+    let (seen, held) = (
+        active_window(window, SESSION_ID),
+        active_window(branch, SESSION_ID),
+    );
+    prop_assert_eq!(&seen.id, &held.id);
+    prop_assert_eq!(seen.start, held.start);
+    prop_assert_eq!(&seen.previous, &held.previous);
+    prop_assert_eq!(
+        seen.marker.map(|m| m.position),
+        held.marker.map(|m| m.position)
+    );
+    prop_assert_eq!(inspect_tail(window), inspect_tail(branch));
+    prop_assert_eq!(has_marker(window), has_marker(branch));
+    prop_assert_eq!(
+        window_has_boot(window, &seen, SESSION_ID),
+        window_has_boot(branch, &held, SESSION_ID)
+    );
+    for kind in [Kind::Boot, Kind::Warning, Kind::Continuation] {
+        prop_assert_eq!(
+            window_has(window, &seen, kind),
+            window_has(branch, &held, kind)
         );
-        for entry in host.entries() {
-            assert!(std::ptr::eq(
+    }
+    let mut windows = vec![root_window_id(SESSION_ID)];
+    for (seen, held) in reset_markers(window).iter().zip(reset_markers(branch)) {
+        prop_assert_eq!(seen.position, held.position);
+        prop_assert_eq!(
+            is_checkpoint_backed(window, seen),
+            is_checkpoint_backed(branch, &held)
+        );
+        windows.push(held.window_id.to_owned());
+    }
+    prop_assert_eq!(reset_markers(window).len(), reset_markers(branch).len());
+    for id in &windows {
+        prop_assert_eq!(
+            boundary_committed(window, id),
+            boundary_committed(branch, id)
+        );
+        prop_assert_eq!(
+            window_entries(window, id, SESSION_ID).map(<[&Entry]>::len),
+            window_entries(branch, id, SESSION_ID).map(<[&Entry]>::len)
+        );
+    }
+    Ok(())
+}
+
+/// What the handlers read of the mirror is what Pi holds: ids, order and
+/// leaf (read from the index alone), the window branch and the projection;
+/// with `full`, every entry decoded and the whole branches.
+fn check_mirror(host: &BridgeHost<'_>, pi: &Pi, full: bool) -> Result<(), TestCaseError> {
+    prop_assert_eq!(host.ids(), pi.ids(), "the mirror's ids and order");
+    prop_assert_eq!(host.leaf_id(), pi.leaf.as_deref(), "the mirror's leaf");
+    let held = pi.decoded();
+    let fresh = EntryIndex::new(&held);
+    let pi_branch = pi
+        .leaf
+        .as_deref()
+        .map_or_else(Vec::new, |leaf| fresh.branch(leaf));
+    let window = host.window_branch(None);
+    prop_assert_eq!(window.len(), pi_branch.len());
+    for (seen, held) in window.iter().zip(&pi_branch) {
+        if held.entry_type() == "message" {
+            prop_assert_eq!(seen.entry_type(), "message");
+        } else {
+            prop_assert_eq!(format!("{seen:?}"), format!("{held:?}"));
+        }
+    }
+    same_rules(&window, &pi_branch)?;
+    let leaf = pi.leaf.as_deref().map_or(Leaf::Null, Leaf::Id);
+    let projection = host.build_projection();
+    prop_assert_eq!(
+        format!("{projection:?}"),
+        format!("{:?}", project(&fresh, leaf)),
+        "the projection"
+    );
+    if full {
+        let all = host.entries();
+        prop_assert_eq!(
+            format!("{all:?}"),
+            format!("{:?}", held.iter().collect::<Vec<_>>())
+        );
+        let branch = host.branch(None);
+        prop_assert_eq!(ids_of(&branch), ids_of(&pi_branch));
+        // Over the same entries, the window branch and the whole branch
+        // decide the window's context alike (its legacy slice matches
+        // entries by address).
+        prop_assert_eq!(
+            format!("{:?}", window_projection(&projection, &window)),
+            format!("{:?}", window_projection(&projection, &branch))
+        );
+        if let Some(first) = held.first() {
+            prop_assert_eq!(
+                ids_of(&host.branch(Some(first.id()))),
+                ids_of(&fresh.branch(first.id()))
+            );
+        }
+        for entry in &held {
+            let position = fresh.position(entry.id()).expect("every id is indexed");
+            prop_assert!(std::ptr::eq(
                 host.entry(entry.id()).expect("every id is found"),
-                fresh.get(entry.id()).expect("every id is indexed"),
+                all[position],
             ));
         }
-        (
-            host.entries().iter().map(|e| e.id().to_owned()).collect(),
-            host.leaf_id().map(str::to_owned),
-        )
-    };
-    // The state the host now mirrors, whole, to rebuild it next time.
-    let mut whole = Shim::default().state(pi, true);
-    whole.leaf_id = leaf.clone();
-    (ids, leaf, far.resends, whole)
+    }
+    Ok(())
 }
 
 fn run(steps: &[Step], dir: &Path) -> Result<(), TestCaseError> {
     let mut pi = Pi::new(dir.join("session.jsonl"));
     let mut shim = Shim::default();
-    // The sidecar's mirror between events, as a whole state it can rebuild
-    // from (each event builds a fresh host over it).
-    let mut kept: Option<SessionState> = None;
+    let mut sidecar = Sidecar::new();
+    let mut windows = 0;
     for step in steps {
         match step {
             Step::User => pi.append(json!({"type": "message",
@@ -314,6 +445,32 @@ fn run(steps: &[Step], dir: &Path) -> Result<(), TestCaseError> {
                         "firstKeptEntryId": kept_id, "tokensBefore": 10}));
                 }
             }
+            Step::Reset { complete } => {
+                windows += 1;
+                let window = format!("pcw:0195-mir:{windows:08x}");
+                let own = pi.next_id();
+                pi.append(json!({"type": "compaction", "summary": "",
+                    "firstKeptEntryId": own, "tokensBefore": 10}));
+                pi.append(json!({"type": "custom", "customType": "notesoup/reset-marker",
+                    "data": {"windowId": window, "origin": "normal"}}));
+                if *complete {
+                    pi.append(json!({"type": "custom_message", "customType": "notesoup/boot",
+                        "content": "the boot", "display": false,
+                        "details": {"windowId": window, "sessionId": SESSION_ID}}));
+                    pi.append(json!({"type": "custom_message", "customType": "notesoup/continuation",
+                        "content": "go on", "display": false}));
+                }
+            }
+            Step::LegacyReset => {
+                windows += 1;
+                let window = format!("pcw:0195-mir:{windows:08x}");
+                pi.append(json!({"type": "custom", "customType": "pi-context/reset-marker",
+                    "data": {"windowId": window}}));
+                pi.append(json!({"type": "custom_message", "customType": "pi-context/boot",
+                    "content": "the boot", "display": false, "details": {"windowId": window}}));
+            }
+            Step::Warning => pi.append(json!({"type": "custom_message",
+                "customType": "notesoup/warning", "content": "almost full", "display": false})),
             Step::Branch(at) => {
                 if let Some(id) = pick(&pi, *at) {
                     pi.leaf = Some(id);
@@ -331,17 +488,24 @@ fn run(steps: &[Step], dir: &Path) -> Result<(), TestCaseError> {
             }
             Step::Restart => {
                 shim = Shim::default();
-                kept = None;
+                sidecar = Sidecar::new();
             }
-            Step::Event => {
-                let (ids, leaf, _, whole) = mirror_event(&mut shim, &pi, kept.take());
-                prop_assert_eq!(&ids, &pi.ids(), "the mirror's ids and order");
-                prop_assert_eq!(&leaf, &pi.leaf, "the mirror's leaf");
-                kept = Some(whole);
+            Step::Event { full } => {
+                sidecar.event(&mut shim, &pi);
+                check_mirror(&sidecar.host, &pi, *full)?;
             }
         }
     }
     Ok(())
+}
+
+/// A fresh sidecar's first event over `pi`: the host and how many resends
+/// it asked for.
+fn first_event(pi: &Pi) -> (Sidecar, usize) {
+    let mut sidecar = Sidecar::new();
+    sidecar.event(&mut Shim::default(), pi);
+    let resends = sidecar.resends.get();
+    (sidecar, resends)
 }
 
 fn pick(pi: &Pi, at: usize) -> Option<String> {
@@ -365,16 +529,6 @@ fn edit_id(pi: &Pi, at: usize) {
     }
 }
 
-proptest! {
-    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
-
-    #[test]
-    fn the_mirror_equals_what_pi_holds(steps in proptest::collection::vec(step(), 1..60)) {
-        let dir = tempfile::tempdir().expect("a temp dir");
-        run(&steps, dir.path())?;
-    }
-}
-
 /// A written session's first event is read from the file: no resend, and
 /// the state on the line carries no entry.
 #[test]
@@ -391,10 +545,9 @@ fn a_written_session_is_read_from_its_file() {
         shim.state(&pi, false).entries.is_empty(),
         "nothing on the line"
     );
-    let mut shim = Shim::default();
-    let (ids, leaf, resends, _) = mirror_event(&mut shim, &pi, None);
-    assert_eq!(ids, pi.ids());
-    assert_eq!(leaf, pi.leaf);
+    let (sidecar, resends) = first_event(&pi);
+    assert_eq!(sidecar.host.ids(), pi.ids());
+    assert_eq!(sidecar.host.leaf_id(), pi.leaf.as_deref());
     assert_eq!(resends, 0, "the file held every entry");
 }
 
@@ -409,8 +562,60 @@ fn an_id_edited_in_the_middle_is_caught() {
             "message": {"role": "user", "content": "a question", "timestamp": 1}}));
     }
     edit_id(&pi, 4);
-    let mut shim = Shim::default();
-    let (ids, _, resends, _) = mirror_event(&mut shim, &pi, None);
-    assert_eq!(ids, pi.ids());
+    let (sidecar, resends) = first_event(&pi);
+    assert_eq!(sidecar.host.ids(), pi.ids());
     assert_eq!(resends, 1);
+}
+
+/// A long session read from its file decodes, for what the handlers read at
+/// `session_start` (the window branch, the projection), only the entries
+/// that are not messages and the messages since the newest compaction.
+#[test]
+fn the_handlers_decode_only_what_they_read() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let mut pi = Pi::new(dir.path().join("session.jsonl"));
+    pi.append(json!({"type": "model_change", "provider": "faux", "modelId": "faux-1"}));
+    for _ in 0..500 {
+        pi.append(json!({"type": "message",
+            "message": {"role": "user", "content": "a question", "timestamp": 1}}));
+    }
+    let (sidecar, _) = first_event(&pi);
+    assert_eq!(sidecar.host.decoded(), 0, "syncing decodes nothing");
+    let window = sidecar.host.window_branch(None);
+    assert_eq!(window.len(), 501);
+    assert_eq!(sidecar.host.decoded(), 1, "only the model change");
+    // A compaction keeping the last three messages: the projection needs
+    // those, the compaction and the model change (and, for the model, the
+    // newest assistant message before them: there is none, so every
+    // earlier message is looked at).
+    let mut pi = Pi::new(dir.path().join("compacted.jsonl"));
+    pi.append(json!({"type": "model_change", "provider": "faux", "modelId": "faux-1"}));
+    for _ in 0..500 {
+        pi.append(json!({"type": "message",
+            "message": {"role": "assistant", "content": [{"type": "text", "text": "an answer"}],
+                "api": "faux", "provider": "faux", "model": "faux-1",
+                "usage": {"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 2,
+                    "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}},
+                "stopReason": "stop", "timestamp": 2}}));
+    }
+    let kept = pi.ids()[498].clone();
+    pi.append(json!({"type": "compaction", "summary": "so far",
+        "firstKeptEntryId": kept, "tokensBefore": 10}));
+    let (sidecar, _) = first_event(&pi);
+    let _ = sidecar.host.window_branch(None);
+    let _ = sidecar.host.build_projection();
+    // The model change, the compaction, the three kept messages and the
+    // assistant message before them.
+    assert_eq!(sidecar.host.decoded(), 6);
+    check_mirror(&sidecar.host, &pi, true).expect("the mirror is Pi's");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn the_mirror_equals_what_pi_holds(steps in proptest::collection::vec(step(), 1..60)) {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        run(&steps, dir.path())?;
+    }
 }
