@@ -20,6 +20,7 @@ pub mod boot;
 pub mod budget;
 pub mod dream;
 pub mod durable;
+mod git_tree;
 pub mod history;
 pub mod install;
 pub mod notes;

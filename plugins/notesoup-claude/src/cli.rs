@@ -5,7 +5,7 @@
 //! `notesoup-cli`), which run over [`ClaudeCli`].
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -233,37 +233,26 @@ fn install_plugin(env: &HostEnv, dir: Option<PathBuf>, force: bool) -> Result<St
 /// How a session comes to be recorded, said when none is.
 const NO_SESSION_YET: &str = " yet: notesoup records a session when Claude Code starts one in this project with the notesoup plugin enabled (notesoup install-plugin, then `claude plugin install notesoup@notesoup`)";
 
-/// One line per recorded session of the project: id, last touched,
-/// live window, notes session (the chain's first session).
-fn sessions(env: &HostEnv, args: &SessionsArgs) -> Result<String, String> {
-    let cwd = match &args.cwd {
-        Some(cwd) if cwd.is_dir() => cwd.clone(),
-        Some(cwd) => return Err(format!("--cwd {}: not a directory", cwd.display())),
-        None => std::env::current_dir().map_err(|err| format!("no current directory: {err}"))?,
+/// The session records of the project `key` under the plugin data
+/// directory `data`, each with when it was last touched; none when nothing
+/// was recorded yet. A record that cannot be read is left out.
+fn project_records(
+    data: &Path,
+    key: &str,
+) -> std::io::Result<Vec<(std::time::SystemTime, ClaudeSessionState)>> {
+    let entries = match std::fs::read_dir(data.join("sessions")) {
+        Ok(entries) => entries,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(err) => return Err(err),
     };
-    let key = project_key(&cwd);
-    let mut found: Vec<(std::time::SystemTime, ClaudeSessionState)> = Vec::new();
-    // No plugin data yet is a fresh install: nothing is recorded.
-    let data = env.data_dir();
-    let entries = match data
-        .as_ref()
-        .map(|data| std::fs::read_dir(data.join("sessions")))
-    {
-        Some(Ok(entries)) => entries.filter_map(Result::ok).collect(),
-        None => Vec::new(),
-        Some(Err(err)) if err.kind() == std::io::ErrorKind::NotFound => Vec::new(),
-        Some(Err(err)) => {
-            let data = data.unwrap_or_default();
-            return Err(format!("{}: {err}", data.display()));
-        }
-    };
-    let states = data.map(StateDir::new);
-    for entry in entries {
+    let states = StateDir::new(data.to_path_buf());
+    let mut found = Vec::new();
+    for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
         let Some(id) = name.strip_suffix(".json") else {
             continue;
         };
-        let Some(Ok(Some(state))) = states.as_ref().map(|states| states.load(id)) else {
+        let Ok(Some(state)) = states.load(id) else {
             continue;
         };
         if state.project_key != key {
@@ -275,6 +264,25 @@ fn sessions(env: &HostEnv, args: &SessionsArgs) -> Result<String, String> {
             .unwrap_or(std::time::UNIX_EPOCH);
         found.push((touched, state));
     }
+    Ok(found)
+}
+
+/// One line per recorded session of the project: id, last touched,
+/// live window, notes session (the chain's first session).
+fn sessions(env: &HostEnv, args: &SessionsArgs) -> Result<String, String> {
+    let cwd = match &args.cwd {
+        Some(cwd) if cwd.is_dir() => cwd.clone(),
+        Some(cwd) => return Err(format!("--cwd {}: not a directory", cwd.display())),
+        None => std::env::current_dir().map_err(|err| format!("no current directory: {err}"))?,
+    };
+    let key = project_key(&cwd);
+    // No plugin data yet is a fresh install: nothing is recorded.
+    let mut found = match env.data_dir() {
+        Some(data) => {
+            project_records(&data, &key).map_err(|err| format!("{}: {err}", data.display()))?
+        }
+        None => Vec::new(),
+    };
     found.sort_by_key(|(touched, _)| std::cmp::Reverse(*touched));
     if args.json {
         let rows: Vec<Value> = found
@@ -482,33 +490,14 @@ impl CliHost for ClaudeCli {
         let Some(data) = self.env.data_dir() else {
             return Ok(Vec::new());
         };
-        let entries = match std::fs::read_dir(data.join("sessions")) {
-            Ok(entries) => entries,
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(error) => anyhow::bail!("{}: {error}", data.display()),
-        };
-        let states = StateDir::new(data);
+        let records = project_records(&data, &key).with_context(|| data.display().to_string())?;
         // A `/clear` chain is one session: its last record, listed when the
         // chain began.
         let mut chains: std::collections::BTreeMap<
             String,
             (std::time::SystemTime, std::time::SystemTime, String),
         > = std::collections::BTreeMap::new();
-        for entry in entries.flatten() {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            let Some(id) = name.strip_suffix(".json") else {
-                continue;
-            };
-            let Ok(Some(state)) = states.load(id) else {
-                continue;
-            };
-            if state.project_key != key {
-                continue;
-            }
-            let touched = entry
-                .metadata()
-                .and_then(|m| m.modified())
-                .unwrap_or(std::time::UNIX_EPOCH);
+        for (touched, state) in records {
             let chain = chains.entry(state.notes_session_id.clone()).or_insert((
                 touched,
                 touched,

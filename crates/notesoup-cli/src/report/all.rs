@@ -9,7 +9,7 @@ use std::path::Path;
 use notesoup_core::history::{EndReason, SessionLedger};
 use serde::Serialize;
 
-use super::{STYLE, escape};
+use super::{escape, page_head};
 use crate::host::{CliHost, Target};
 use crate::out::Out;
 
@@ -392,14 +392,7 @@ pub fn render_all_table(report: &ProjectReport) -> String {
 pub fn render_all_html(report: &ProjectReport) -> String {
     let mut page = String::with_capacity(8 * 1024);
     let title = format!("notesoup report: project {}", report.project);
-    let _ = write!(
-        page,
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
-         <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">\
-         <title>{}</title><style>{STYLE}</style></head><body>\n<h1>{}</h1>\n",
-        escape(&title),
-        escape(&title),
-    );
+    page_head(&mut page, &title);
     let _ = writeln!(
         page,
         "<p id=\"summary\" data-sessions=\"{}\" data-windows=\"{}\" data-resets=\"{}\" data-slipped=\"{}\">{} sessions, {} windows, {} resets{}, {} summaries slipped through, {} notes written, {} tool calls.</p>",

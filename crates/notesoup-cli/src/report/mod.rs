@@ -327,6 +327,18 @@ pub const MAX_NOTE_TEXT_CHARS: usize = 16 * 1024;
 /// are listed with their text left out, with a marker.
 pub const MAX_PAGE_TEXT_CHARS: usize = 2 * 1024 * 1024;
 
+/// A page's opening up to its heading: the strict content policy (no
+/// network, no script), the style, and `title` as title and heading.
+fn page_head(page: &mut String, title: &str) {
+    let title = escape(title);
+    let _ = write!(
+        page,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">\
+         <title>{title}</title><style>{STYLE}</style></head><body>\n<h1>{title}</h1>\n",
+    );
+}
+
 /// The report as one self-contained HTML page: no network, no script, no
 /// external font; an inline SVG timeline of every window's fill with the
 /// resets marked by origin, the context window as the top line and the
@@ -338,14 +350,7 @@ pub fn render_html(report: &SessionReport) -> String {
     let ledger = &report.ledger;
     let mut page = String::with_capacity(16 * 1024);
     let title = format!("notesoup report: session {}", ledger.session_id);
-    let _ = write!(
-        page,
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
-         <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">\
-         <title>{}</title><style>{STYLE}</style></head><body>\n<h1>{}</h1>\n",
-        escape(&title),
-        escape(&title),
-    );
+    page_head(&mut page, &title);
     let resets: u32 = ledger
         .ends
         .iter()

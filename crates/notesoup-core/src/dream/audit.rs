@@ -13,6 +13,7 @@ use gix::{ObjectId, Repository};
 
 use super::DreamError;
 use super::OutputLine;
+use crate::git_tree::{TreeEntry, tree_entries};
 use crate::notes::{SecretKind, find_secret};
 
 /// Author and committer name of audit commits.
@@ -664,28 +665,13 @@ impl<'r> HistoryScan<'r> {
         prefix: &str,
     ) -> Result<Vec<(String, SecretKind)>, DreamError> {
         let mut found = Vec::new();
-        let entries: Vec<(String, ObjectId, bool, bool)> = {
-            let tree = self.repo.find_tree(tree).map_err(audit_error)?;
-            let decoded = tree.decode().map_err(audit_error)?;
-            decoded
-                .entries
-                .iter()
-                .map(|entry| {
-                    (
-                        entry.filename.to_str_lossy().into_owned(),
-                        entry.oid.to_owned(),
-                        entry.mode.is_tree(),
-                        entry.mode.is_blob(),
-                    )
-                })
-                .collect()
-        };
-        for (name, id, is_tree, is_blob) in entries {
-            let path = if prefix.is_empty() {
-                name
-            } else {
-                format!("{prefix}/{name}")
-            };
+        for TreeEntry {
+            path,
+            id,
+            is_tree,
+            is_blob,
+        } in tree_entries(self.repo, tree, prefix).map_err(DreamError::Audit)?
+        {
             if is_tree {
                 found.extend(self.secrets(id, &path)?);
             } else if is_blob {

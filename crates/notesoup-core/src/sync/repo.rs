@@ -12,6 +12,7 @@ use gix::{ObjectId, Repository};
 
 use super::SyncError;
 use super::merge::NoteTree;
+use crate::git_tree::{TreeEntry, tree_entries};
 
 /// Who a sync commit names.
 #[derive(Debug, Clone)]
@@ -91,28 +92,13 @@ impl SyncRepo {
     }
 
     fn collect(&self, tree: ObjectId, prefix: &str, files: &mut NoteTree) -> Result<(), SyncError> {
-        let entries: Vec<(String, ObjectId, bool, bool)> = {
-            let tree = self.repo.find_tree(tree).map_err(repo_error)?;
-            let decoded = tree.decode().map_err(repo_error)?;
-            decoded
-                .entries
-                .iter()
-                .map(|entry| {
-                    (
-                        entry.filename.to_str_lossy().into_owned(),
-                        entry.oid.to_owned(),
-                        entry.mode.is_tree(),
-                        entry.mode.is_blob(),
-                    )
-                })
-                .collect()
-        };
-        for (name, id, is_tree, is_blob) in entries {
-            let path = if prefix.is_empty() {
-                name
-            } else {
-                format!("{prefix}/{name}")
-            };
+        for TreeEntry {
+            path,
+            id,
+            is_tree,
+            is_blob,
+        } in tree_entries(&self.repo, tree, prefix).map_err(SyncError::Repo)?
+        {
             if is_tree {
                 self.collect(id, &path, files)?;
             } else if is_blob {
