@@ -567,6 +567,7 @@ pub fn sync_notes(
         // Nothing here and nothing synced yet: no commit of an empty tree.
         None if ours_tree.is_empty() => None,
         _ => {
+            fault("commit");
             let message = format!("notes from {}", signature.name);
             let id = repo.commit(&ours_tree, previous.as_slice(), &message, &signature)?;
             repo.set_ref(&local_ref, id)?;
@@ -669,6 +670,19 @@ pub fn sync_notes(
     Err(SyncError::PushRejected(MAX_PUSH_ATTEMPTS))
 }
 
+/// A crash at `step` for the fault tests: debug builds only, when
+/// `NOTESOUP_SYNC_FAULT` names the step (`commit`: before this machine's
+/// notes are committed; `write`: after the first note of a merge is
+/// written to disk), the process aborts as a kill would stop it.
+fn fault(step: &str) {
+    #[cfg(debug_assertions)]
+    if std::env::var_os("NOTESOUP_SYNC_FAULT").is_some_and(|named| named == step) {
+        std::process::abort();
+    }
+    #[cfg(not(debug_assertions))]
+    let _ = step;
+}
+
 /// The notes of `tree` over the store's bound, which never travel.
 fn oversized(tree: &NoteTree) -> Vec<String> {
     tree.iter()
@@ -728,6 +742,7 @@ fn write_to_disk(
             });
         }
         report.received.push(path.clone());
+        fault("write");
         match new {
             Some(bytes) if applied == Applied::AsMerged => {
                 disk.insert(path, bytes.clone());

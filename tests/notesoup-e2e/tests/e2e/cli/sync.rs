@@ -235,3 +235,170 @@ fn with_auto_on_a_boot_pulls_first_and_a_session_end_pushes() {
     let off = second.run(Bin::Claude, &["sync", "--auto", "off"]);
     assert!(!off.ok().contains("automatic"), "{off:?}");
 }
+
+/// Puts a `git` on the machine's `PATH` that runs the real one, except that
+/// a run naming `$NOTESOUP_TEST_GIT_BLOCK` (`fetch`, `push`) says so in
+/// `<dir>/blocked` and then never answers, until `<dir>/release` appears
+/// (then it fails). The test kills the sync there, or sees a boot go on.
+fn blocking_git(machine: &Machine) -> std::path::PathBuf {
+    let real = Command::new("sh")
+        .args(["-c", "command -v git"])
+        .output()
+        .unwrap();
+    let real = String::from_utf8_lossy(&real.stdout).trim().to_owned();
+    let dir = machine.root.join("git-gate");
+    std::fs::create_dir_all(&dir).unwrap();
+    machine.stand_in(
+        "git",
+        &format!(
+            "for arg in \"$@\"; do\n  if [ -n \"$NOTESOUP_TEST_GIT_BLOCK\" ] && [ \"$arg\" = \"$NOTESOUP_TEST_GIT_BLOCK\" ]; then\n    touch '{dir}/blocked'\n    while [ ! -e '{dir}/release' ]; do sleep 0.05; done\n    exit 1\n  fi\ndone\nexec '{real}' \"$@\"",
+            dir = dir.display()
+        ),
+    );
+    dir
+}
+
+/// Waits (bounded) for `path` to appear.
+fn wait_for(path: &std::path::Path) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !path.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{} never appeared",
+            path.display()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
+/// The travelling notes of a machine (`human/`), by name.
+fn human_notes(machine: &Machine) -> Vec<(String, String)> {
+    let mut notes: Vec<(String, String)> = std::fs::read_dir(machine.notes().join("human"))
+        .unwrap()
+        .map(|entry| entry.unwrap())
+        .map(|entry| {
+            (
+                entry.file_name().to_string_lossy().into_owned(),
+                std::fs::read_to_string(entry.path()).unwrap(),
+            )
+        })
+        .collect();
+    notes.sort();
+    notes
+}
+
+/// Where a sync is stopped, and how.
+#[derive(Debug, Clone, Copy)]
+enum Kill {
+    /// `NOTESOUP_SYNC_FAULT=<step>`: the process aborts there.
+    Fault(&'static str),
+    /// SIGKILL while its `git <command>` is running.
+    During(&'static str),
+}
+
+/// Two machines both ahead of their last sync; the second's sync is killed
+/// at `kill`; then it syncs again and the first syncs: both hold every note
+/// each of them wrote, the same, and the lock was freed.
+fn a_sync_killed_then_run_again_loses_nothing(kill: Kill) {
+    let first = Machine::new();
+    let second = Machine::new();
+    let remote = bare_remote(&first);
+    let gate = blocking_git(&second);
+    for machine in [&first, &second] {
+        machine.run(Bin::Pi, &["sync", "--remote", &remote]).ok();
+    }
+    let write = |machine: &Machine, address: &str, text: &str| {
+        machine
+            .run(Bin::Pi, &["notes", "write", address, text])
+            .ok();
+    };
+    write(&first, "@human/shared.md", "written on the first machine");
+    first.run(Bin::Pi, &["sync"]).ok();
+    second.run(Bin::Pi, &["sync"]).ok();
+    // Both move: the first's sync is acknowledged (pushed); the second's
+    // has to fetch, merge, write to disk and push.
+    write(&first, "@human/a1.md", "one from the first");
+    write(&first, "@human/a2.md", "two from the first");
+    write(&first, "@human/shared.md", "edited on the first machine");
+    assert!(first.run(Bin::Pi, &["sync"]).ok().contains("pushed"));
+    write(&second, "@human/b1.md", "one from the second");
+    write(&second, "@human/b2.md", "two from the second");
+
+    let mut command = second.command(Bin::Pi, &["sync"]);
+    command
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let status = match kill {
+        Kill::Fault(step) => command
+            .env("NOTESOUP_SYNC_FAULT", step)
+            .status()
+            .unwrap(),
+        Kill::During(git_command) => {
+            let mut child = command
+                .env("NOTESOUP_TEST_GIT_BLOCK", git_command)
+                .spawn()
+                .unwrap();
+            wait_for(&gate.join("blocked"));
+            child.kill().unwrap();
+            let status = child.wait().unwrap();
+            std::fs::write(gate.join("release"), "").unwrap();
+            status
+        }
+    };
+    assert!(!status.success(), "{kill:?}: the sync was not stopped");
+
+    // Every note the second wrote is still there, as written.
+    let here = human_notes(&second);
+    for (name, text) in [
+        ("b1.md", "one from the second"),
+        ("b2.md", "two from the second"),
+    ] {
+        assert!(
+            here.iter().any(|(n, t)| n == name && t.ends_with(text)),
+            "{kill:?}: {name} lost: {here:?}"
+        );
+    }
+    // The lock is free: the next sync runs (a held lock would be sync_busy
+    // after a minute), and both machines converge.
+    let again = second.run(Bin::Pi, &["sync"]);
+    assert!(again.ok().contains("pushed"), "{kill:?}: {again:?}");
+    first.run(Bin::Pi, &["sync"]).ok();
+    let (one, two) = (human_notes(&first), human_notes(&second));
+    assert_eq!(one, two, "{kill:?}");
+    let names: Vec<&str> = one.iter().map(|(name, _)| name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["a1.md", "a2.md", "b1.md", "b2.md", "shared.md"],
+        "{kill:?}"
+    );
+    assert!(one[4].1.ends_with("edited on the first machine"), "{one:?}");
+    for machine in [&first, &second] {
+        let status = machine.run(Bin::Pi, &["sync", "--status", "--json"]);
+        let status: serde_json::Value = serde_json::from_str(status.ok()).unwrap();
+        assert_eq!(
+            (&status["ahead"], &status["behind"], &status["changed"]),
+            (&serde_json::json!(0), &serde_json::json!(0), &serde_json::json!(0)),
+            "{kill:?}: {status}"
+        );
+    }
+}
+
+#[test]
+fn a_sync_killed_before_its_commit_loses_nothing() {
+    a_sync_killed_then_run_again_loses_nothing(Kill::Fault("commit"));
+}
+
+#[test]
+fn a_sync_killed_during_its_fetch_loses_nothing() {
+    a_sync_killed_then_run_again_loses_nothing(Kill::During("fetch"));
+}
+
+#[test]
+fn a_sync_killed_while_writing_the_merge_to_disk_loses_nothing() {
+    a_sync_killed_then_run_again_loses_nothing(Kill::Fault("write"));
+}
+
+#[test]
+fn a_sync_killed_during_its_push_loses_nothing() {
+    a_sync_killed_then_run_again_loses_nothing(Kill::During("push"));
+}
