@@ -329,10 +329,7 @@ fn a_sync_killed_then_run_again_loses_nothing(kill: Kill) {
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());
     let status = match kill {
-        Kill::Fault(step) => command
-            .env("NOTESOUP_SYNC_FAULT", step)
-            .status()
-            .unwrap(),
+        Kill::Fault(step) => command.env("NOTESOUP_SYNC_FAULT", step).status().unwrap(),
         Kill::During(git_command) => {
             let mut child = command
                 .env("NOTESOUP_TEST_GIT_BLOCK", git_command)
@@ -377,7 +374,11 @@ fn a_sync_killed_then_run_again_loses_nothing(kill: Kill) {
         let status: serde_json::Value = serde_json::from_str(status.ok()).unwrap();
         assert_eq!(
             (&status["ahead"], &status["behind"], &status["changed"]),
-            (&serde_json::json!(0), &serde_json::json!(0), &serde_json::json!(0)),
+            (
+                &serde_json::json!(0),
+                &serde_json::json!(0),
+                &serde_json::json!(0)
+            ),
             "{kill:?}: {status}"
         );
     }
@@ -401,4 +402,114 @@ fn a_sync_killed_while_writing_the_merge_to_disk_loses_nothing() {
 #[test]
 fn a_sync_killed_during_its_push_loses_nothing() {
     a_sync_killed_then_run_again_loses_nothing(Kill::During("push"));
+}
+
+/// The boot a host renders on `machine`: Pi's `session_start` through
+/// `notesoup-pi serve`, dsh's first `window.open` through `notesoup-dsh
+/// serve`, each over its pipes (the automatic sync is the serving binary
+/// itself, run as a child).
+fn host_boot(machine: &Machine, bin: Bin) -> String {
+    use notesoup_test_support::child::Proc;
+    let cwd = machine.project.clone();
+    let mut sidecar = Proc::spawn(&mut machine.command(bin, &["serve"]));
+    let boot = match bin {
+        Bin::Pi => {
+            let protocol = notesoup_pi::bridge::protocol::PROTOCOL_VERSION;
+            sidecar.send(&serde_json::json!({"type": "hello", "body": {"protocol": protocol, "piVersion": "1.6.0"}}));
+            let ready = sidecar.next();
+            assert_eq!(ready["type"], "ready", "{ready}");
+            let session = "01a2324d-b8ef-7034-88ed-c5815690112d";
+            sidecar.send(&serde_json::json!({"type": "event", "body": {
+                "id": 1, "name": "session_start", "payload": {"type": "session_start", "reason": "startup"},
+                "state": {
+                    "sessionId": session,
+                    "header": {"type": "session", "version": 3, "id": session,
+                               "timestamp": "2026-01-01T00:00:00.000Z", "cwd": cwd},
+                    "entriesFrom": 0, "entries": [], "leafId": null, "cwd": cwd,
+                    "idle": true, "pendingMessages": false, "signalAborted": false,
+                    "model": {"provider": "faux", "id": "faux-1", "contextWindow": 200000, "maxTokens": 8192},
+                    "settings": {"global": {}, "project": {}}, "projectTrusted": true,
+                },
+            }}));
+            let action = sidecar.next();
+            assert_eq!(action["body"]["action"]["kind"], "sendMessage", "{action}");
+            let message = &action["body"]["action"]["args"]["message"];
+            assert_eq!(message["customType"], "notesoup/boot", "{action}");
+            message["content"].to_string()
+        }
+        Bin::Dsh => {
+            sidecar.send(&serde_json::json!({"id": 1, "op": "hello", "params":
+                {"protocol": 1, "bundle": "0.1.0", "dsh": "0.1.0-rc.8", "settings": {}}}));
+            let hello = sidecar.next();
+            assert!(hello.get("error").is_none(), "{hello}");
+            sidecar.send(
+                &serde_json::json!({"id": 2, "op": "window.open", "params": {"session":
+                {"id": "0b0e7c1a-0000-4000-8000-000000000002", "cwd": cwd,
+                 "model": "scripted/scripted-model", "from": 0, "events": []}}}),
+            );
+            let opened = sidecar.next();
+            assert!(opened.get("error").is_none(), "{opened}");
+            opened["result"]["context_text"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        }
+        Bin::Claude => unreachable!("Claude Code boots through its hook"),
+    };
+    drop(sidecar.take_stdin());
+    boot
+}
+
+/// With `auto` on, Pi's and dsh's boots pull first; a remote that never
+/// answers holds a boot no longer than `autoWaitMs`, and the boot is the
+/// notes as they are here.
+#[test]
+fn with_auto_on_pi_and_dsh_boots_pull_first_and_never_wait_past_the_bound() {
+    for bin in [Bin::Pi, Bin::Dsh] {
+        let first = Machine::new();
+        let second = Machine::new();
+        let remote = bare_remote(&first);
+        let gate = blocking_git(&second);
+        first.run(bin, &["sync", "--remote", &remote]).ok();
+        first
+            .run(
+                bin,
+                &["notes", "write", "@human/from-first.md", "pulled at boot"],
+            )
+            .ok();
+        first.run(bin, &["sync"]).ok();
+        second.run(bin, &["sync", "--remote", &remote]).ok();
+        // The wait is a bound, not a delay.
+        second
+            .run(bin, &["sync", "--auto", "on", "--auto-wait-ms", "20000"])
+            .ok();
+        let boot = host_boot(&second, bin);
+        assert!(boot.contains("from-first.md"), "{bin:?}: {boot}");
+        assert!(second.notes().join("human/from-first.md").exists());
+
+        // The remote moves on, but this machine's git never answers a
+        // fetch: the boot goes on after the (small) wait, from the notes
+        // here.
+        first
+            .run(bin, &["notes", "write", "@human/later.md", "not in time"])
+            .ok();
+        first.run(bin, &["sync"]).ok();
+        second
+            .run(bin, &["notes", "write", "@human/local.md", "written here"])
+            .ok();
+        second
+            .run(bin, &["sync", "--auto", "on", "--auto-wait-ms", "50"])
+            .ok();
+        let mut second = second;
+        second.set_env("NOTESOUP_TEST_GIT_BLOCK", "fetch");
+        let boot = host_boot(&second, bin);
+        assert!(
+            gate.join("blocked").exists(),
+            "{bin:?}: the pull never started"
+        );
+        std::fs::write(gate.join("release"), "").unwrap();
+        assert!(boot.contains("local.md"), "{bin:?}: {boot}");
+        assert!(!boot.contains("later.md"), "{bin:?}: {boot}");
+        assert!(!second.notes().join("human/later.md").exists());
+    }
 }
