@@ -478,7 +478,11 @@ fn a_push_that_loses_every_race_stops_with_push_rejected_and_keeps_the_notes() {
         err.to_string(),
         "the push lost the race 4 times to other machines' pushes; sync again"
     );
-    assert_eq!(read(&pair.remote, "moves").trim(), "4", "one push per attempt");
+    assert_eq!(
+        read(&pair.remote, "moves").trim(),
+        "4",
+        "one push per attempt"
+    );
     assert_eq!(notes_of(&pair.a), before, "no local note changed");
     let listed = git(&["ls-tree", "-r", "--name-only", "main"], &pair.remote);
     assert!(!listed.contains("human/a.md"), "{listed}");

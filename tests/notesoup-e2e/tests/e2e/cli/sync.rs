@@ -513,3 +513,55 @@ fn with_auto_on_pi_and_dsh_boots_pull_first_and_never_wait_past_the_bound() {
         assert!(!second.notes().join("human/later.md").exists());
     }
 }
+
+/// A note changed on both machines, merged, and the sync killed right after
+/// writing that merge to disk: the next sync finishes the same merge, and
+/// does not merge the other side's change in a second time.
+#[test]
+fn a_merge_killed_half_written_is_finished_not_merged_twice() {
+    let first = Machine::new();
+    let second = Machine::new();
+    let remote = bare_remote(&first);
+    for machine in [&first, &second] {
+        machine.run(Bin::Pi, &["sync", "--remote", &remote]).ok();
+    }
+    let note = |count: u32, body: &str| {
+        format!(
+            "---\norigin: self\ncreatedAt: 2026-01-01T00:00:00.000+00:00\nupdatedAt: 2026-01-01T00:00:00.000+00:00\nlastAccessed: 2026-01-01T00:00:00.000+00:00\naccessCount: {count}\n---\n\n{body}"
+        )
+    };
+    let put = |machine: &Machine, name: &str, text: &str| {
+        let dir = machine.notes().join("human");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(name), text).unwrap();
+    };
+    put(&first, "a-shared.md", &note(2, "one\ntwo\nthree\n"));
+    first.run(Bin::Pi, &["sync"]).ok();
+    second.run(Bin::Pi, &["sync"]).ok();
+    // The first reads it once and edits its first line; the second reads
+    // it three times and edits its last; the first also writes a note that
+    // is written to disk after the merged one.
+    put(&first, "a-shared.md", &note(3, "ONE\ntwo\nthree\n"));
+    put(&first, "z-later.md", &note(1, "from the first\n"));
+    first.run(Bin::Pi, &["sync"]).ok();
+    put(&second, "a-shared.md", &note(5, "one\ntwo\nTHREE\n"));
+    let killed = second
+        .command(Bin::Pi, &["sync"])
+        .env("NOTESOUP_SYNC_FAULT", "write")
+        .output()
+        .unwrap();
+    assert!(!killed.status.success(), "{killed:?}");
+    let half = std::fs::read_to_string(second.notes().join("human/a-shared.md")).unwrap();
+    assert!(half.ends_with("ONE\ntwo\nTHREE\n"), "{half}");
+    assert!(!second.notes().join("human/z-later.md").exists());
+
+    second.run(Bin::Pi, &["sync"]).ok();
+    first.run(Bin::Pi, &["sync"]).ok();
+    let (one, two) = (human_notes(&first), human_notes(&second));
+    assert_eq!(one, two);
+    let names: Vec<&str> = one.iter().map(|(name, _)| name.as_str()).collect();
+    assert_eq!(names, ["a-shared.md", "z-later.md"]);
+    // 2, one access on the first, three on the second.
+    assert!(one[0].1.contains("accessCount: 6\n"), "{}", one[0].1);
+    assert!(one[0].1.ends_with("ONE\ntwo\nTHREE\n"), "{}", one[0].1);
+}
