@@ -701,7 +701,7 @@ fn finish_merge(
     let (from, to) = (ids.next().unwrap_or(""), ids.next().unwrap_or(""));
     let previous = repo.read_ref(local_ref)?;
     let from_matches = match previous {
-        Some(id) => id.to_string() == from,
+        Some(id) => ObjectId::from_hex(from.as_bytes()).is_ok_and(|from| from == id),
         None => from == "none",
     };
     let Ok(to) = ObjectId::from_hex(to.as_bytes()) else {

@@ -494,6 +494,30 @@ fn a_push_that_loses_every_race_stops_with_push_rejected_and_keeps_the_notes() {
 }
 
 #[test]
+fn a_merge_record_that_does_not_fit_the_branch_is_dropped() {
+    let pair = pair();
+    write(&pair.a, "human/a.md", "from a\n");
+    let mut last = sync(&pair.a).commit;
+    let record = pair.a.join(".sync/merging");
+    // Garbage, a record the branch moved past, a merge commit that is not
+    // in the repository: each is dropped and the sync goes on.
+    for kind in ["garbage", "moved past", "missing"] {
+        let text = match kind {
+            "garbage" => "not a record".to_owned(),
+            "moved past" => format!("none {last}\n"),
+            _ => format!("{last} {}\n", "1".repeat(40)),
+        };
+        fs::write(&record, &text).expect("record");
+        write(&pair.a, "human/a.md", &format!("from a, {text}\n"));
+        let report = sync(&pair.a);
+        last = report.commit.clone();
+        assert!(report.pushed, "{text}: {report:?}");
+        assert!(!record.exists(), "{text}");
+        assert_eq!(read(&pair.a, "human/a.md"), format!("from a, {text}\n"));
+    }
+}
+
+#[test]
 fn a_remote_that_never_answers_is_stopped_at_the_deadline() {
     // A port that takes the connection and says nothing.
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("listen");
