@@ -684,9 +684,10 @@ pub fn sync_notes(
 
 /// Finishes the merge `.sync/merging` records, when a sync was stopped
 /// while writing it to disk: every note still as it was before the merge
-/// takes the merge's version, a note already written or changed since
-/// stays, and the branch moves to the merge. A record the branch has moved
-/// past is dropped.
+/// takes the merge's version, one already written stays, one changed since
+/// is merged with it as a sync merges a note written while it runs, and
+/// the branch moves to the merge. A record the branch has moved past is
+/// dropped.
 fn finish_merge(
     root: &Path,
     paths: &SyncPaths,
@@ -727,7 +728,7 @@ fn finish_merge(
         .collect();
     for path in paths_changed {
         let (old, new) = (before.get(path), merged.get(path));
-        if new.is_some_and(|bytes| bytes.len() > NoteStore::MAX_NOTE_BYTES) || disk.get(path) != old
+        if new.is_some_and(|bytes| bytes.len() > NoteStore::MAX_NOTE_BYTES) || disk.get(path) == new
         {
             continue;
         }

@@ -565,3 +565,67 @@ fn a_merge_killed_half_written_is_finished_not_merged_twice() {
     assert!(one[0].1.contains("accessCount: 6\n"), "{}", one[0].1);
     assert!(one[0].1.ends_with("ONE\ntwo\nTHREE\n"), "{}", one[0].1);
 }
+
+/// A merge with a conflict, the sync killed right after writing the side
+/// note, and a note edited by hand before the next sync: the next sync
+/// writes no second side note and keeps both edits of the edited note.
+#[test]
+fn a_conflicting_merge_killed_half_written_keeps_one_side_note_and_later_edits() {
+    let first = Machine::new();
+    let second = Machine::new();
+    let remote = bare_remote(&first);
+    for machine in [&first, &second] {
+        machine.run(Bin::Pi, &["sync", "--remote", &remote]).ok();
+    }
+    let put = |machine: &Machine, name: &str, text: &str| {
+        let dir = machine.notes().join("human");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(name), text).unwrap();
+    };
+    put(&first, "a-shared.md", "one\ntwo\nthree\n");
+    put(&first, "m-edited.md", "one\ntwo\nthree\n");
+    first.run(Bin::Pi, &["sync"]).ok();
+    second.run(Bin::Pi, &["sync"]).ok();
+    put(&first, "a-shared.md", "one\ntwo from the first\nthree\n");
+    put(&first, "m-edited.md", "ONE\ntwo\nthree\n");
+    put(&first, "z-later.md", "from the first\n");
+    first.run(Bin::Pi, &["sync"]).ok();
+    put(&second, "a-shared.md", "one\ntwo from the second\nthree\n");
+    // The side note is the first note the merge writes; then it stops.
+    let killed = second
+        .command(Bin::Pi, &["sync"])
+        .env("NOTESOUP_SYNC_FAULT", "write")
+        .output()
+        .unwrap();
+    assert!(!killed.status.success(), "{killed:?}");
+    let sides = |machine: &Machine| {
+        human_notes(machine)
+            .into_iter()
+            .filter(|(name, _)| name.contains(".conflict-from-"))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(sides(&second).len(), 1, "{:?}", human_notes(&second));
+    assert!(!second.notes().join("human/z-later.md").exists());
+    // Edited by hand before the next sync.
+    put(&second, "m-edited.md", "one\ntwo\nTHREE\n");
+
+    second.run(Bin::Pi, &["sync"]).ok();
+    first.run(Bin::Pi, &["sync"]).ok();
+    let (one, two) = (human_notes(&first), human_notes(&second));
+    assert_eq!(one, two);
+    assert_eq!(sides(&second).len(), 1, "{two:?}");
+    assert!(
+        sides(&second)[0].1.contains("two from the first"),
+        "{two:?}"
+    );
+    let text = |name: &str| {
+        two.iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, t)| t.clone())
+            .unwrap_or_default()
+    };
+    assert_eq!(text("a-shared.md"), "one\ntwo from the second\nthree\n");
+    assert_eq!(text("m-edited.md"), "ONE\ntwo\nTHREE\n");
+    assert_eq!(text("z-later.md"), "from the first\n");
+    assert_eq!(two.len(), 4, "{two:?}");
+}
