@@ -443,6 +443,9 @@ struct SyncPaths {
     dir: PathBuf,
     repo: PathBuf,
     lock: PathBuf,
+    /// The merge being written to disk: `<from> <to>` (hex; `none` when
+    /// nothing was synced before), removed once the branch is at `<to>`.
+    merging: PathBuf,
 }
 
 impl SyncPaths {
@@ -451,6 +454,7 @@ impl SyncPaths {
         SyncPaths {
             repo: dir.join("repo.git"),
             lock: dir.join("lock"),
+            merging: dir.join("merging"),
             dir,
         }
     }
@@ -530,6 +534,10 @@ pub fn sync_notes(
     let signature = author.signature();
     let mut report = SyncReport::default();
 
+    // A merge a killed sync had begun to write to disk is finished first,
+    // so its other side is not merged in a second time.
+    finish_merge(root, &paths, &repo, &local_ref, &config.scope())?;
+
     // 1. This machine's notes, as they are.
     let previous = repo.read_ref(&local_ref)?;
     let previous_tree = match previous {
@@ -567,6 +575,7 @@ pub fn sync_notes(
         // Nothing here and nothing synced yet: no commit of an empty tree.
         None if ours_tree.is_empty() => None,
         _ => {
+            fault("commit");
             let message = format!("notes from {}", signature.name);
             let id = repo.commit(&ours_tree, previous.as_slice(), &message, &signature)?;
             repo.set_ref(&local_ref, id)?;
@@ -641,8 +650,12 @@ pub fn sync_notes(
                 let side_name = |path: &str, taken: &dyn Fn(&str) -> bool| {
                     conflict_name(path, &machine, &short, taken)
                 };
+                let from = ours.map_or_else(|| "none".to_owned(), |id| id.to_string());
+                fs::write(&paths.merging, format!("{from} {commit}\n"))
+                    .map_err(|err| SyncError::io("record the merge", err))?;
                 write_to_disk(root, &scope, &mut disk, &target, &mut report, &side_name)?;
                 repo.set_ref(&local_ref, commit)?;
+                remove_merging(&paths)?;
                 ours = Some(commit);
             }
         }
@@ -667,6 +680,91 @@ pub fn sync_notes(
         }
     }
     Err(SyncError::PushRejected(MAX_PUSH_ATTEMPTS))
+}
+
+/// Finishes the merge `.sync/merging` records, when a sync was stopped
+/// while writing it to disk: every note still as it was before the merge
+/// takes the merge's version, one already written stays, one changed since
+/// is merged with it as a sync merges a note written while it runs, and
+/// the branch moves to the merge. A record the branch has moved past is
+/// dropped.
+fn finish_merge(
+    root: &Path,
+    paths: &SyncPaths,
+    repo: &SyncRepo,
+    local_ref: &str,
+    scope: &Scope,
+) -> Result<(), SyncError> {
+    let Ok(record) = fs::read_to_string(&paths.merging) else {
+        return Ok(());
+    };
+    let mut ids = record.split_whitespace();
+    let (from, to) = (ids.next().unwrap_or(""), ids.next().unwrap_or(""));
+    let previous = repo.read_ref(local_ref)?;
+    let from_matches = match previous {
+        Some(id) => ObjectId::from_hex(from.as_bytes()).is_ok_and(|from| from == id),
+        None => from == "none",
+    };
+    let Ok(to) = ObjectId::from_hex(to.as_bytes()) else {
+        return remove_merging(paths);
+    };
+    if !from_matches {
+        return remove_merging(paths);
+    }
+    let before = match previous {
+        Some(id) => repo.read_tree(id)?,
+        None => NoteTree::new(),
+    };
+    let Ok(merged) = repo.read_tree(to) else {
+        return remove_merging(paths);
+    };
+    let disk = read_notes(root, scope)?;
+    let side_name =
+        |path: &str, taken: &dyn Fn(&str) -> bool| conflict_name(path, "remote", "merge", taken);
+    let paths_changed: std::collections::BTreeSet<&String> = before
+        .keys()
+        .chain(merged.keys())
+        .filter(|path| scope.contains(path) && before.get(*path) != merged.get(*path))
+        .collect();
+    for path in paths_changed {
+        let (old, new) = (before.get(path), merged.get(path));
+        if new.is_some_and(|bytes| bytes.len() > NoteStore::MAX_NOTE_BYTES) || disk.get(path) == new
+        {
+            continue;
+        }
+        apply(
+            root,
+            path,
+            old.map(Vec::as_slice),
+            new.map(Vec::as_slice),
+            &side_name,
+        )?;
+    }
+    repo.set_ref(local_ref, to)?;
+    remove_merging(paths)
+}
+
+/// Drops the record of a merge being written.
+fn remove_merging(paths: &SyncPaths) -> Result<(), SyncError> {
+    match fs::remove_file(&paths.merging) {
+        Err(err) if err.kind() != std::io::ErrorKind::NotFound => {
+            Err(SyncError::io("remove the merge record", err))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// A crash at `step` for the fault tests: debug builds only, when
+/// `NOTESOUP_SYNC_FAULT` names the step (`commit`: before this machine's
+/// notes are committed; `write`: after the first note of a merge is
+/// written to disk), the process aborts as a kill would stop it.
+fn fault(step: &str) {
+    #[cfg(debug_assertions)]
+    if std::env::var_os("NOTESOUP_SYNC_FAULT").is_some_and(|named| named == step) {
+        std::process::abort();
+    }
+    #[cfg(not(debug_assertions))]
+    let _ = step;
 }
 
 /// The notes of `tree` over the store's bound, which never travel.
@@ -728,6 +826,7 @@ fn write_to_disk(
             });
         }
         report.received.push(path.clone());
+        fault("write");
         match new {
             Some(bytes) if applied == Applied::AsMerged => {
                 disk.insert(path, bytes.clone());

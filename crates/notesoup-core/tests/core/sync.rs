@@ -450,6 +450,73 @@ fn a_push_that_loses_the_race_fetches_merges_and_pushes_again() {
     assert_eq!(notes_of(&pair.a).len(), 3);
 }
 
+#[cfg(unix)]
+#[test]
+fn a_push_that_loses_every_race_stops_with_push_rejected_and_keeps_the_notes() {
+    use std::os::unix::fs::PermissionsExt;
+    let pair = pair();
+    write(&pair.a, "human/base.md", "base\n");
+    sync(&pair.a);
+    // Every push A makes finds the branch moved: the hook puts another
+    // machine's commit (the same notes, one more commit) on it while the
+    // push is received, outside the push's quarantine.
+    let hook = pair.remote.join("hooks/pre-receive");
+    fs::write(
+        &hook,
+        "#!/bin/sh\ncat >/dev/null\nunset GIT_QUARANTINE_PATH GIT_OBJECT_DIRECTORY GIT_ALTERNATE_OBJECT_DIRECTORIES\n\
+         n=$(cat moves 2>/dev/null || echo 0); echo $((n + 1)) > moves\n\
+         new=$(echo race | git commit-tree main^{tree} -p main) && git update-ref refs/heads/main \"$new\"\n",
+    )
+    .expect("hook");
+    fs::set_permissions(&hook, fs::Permissions::from_mode(0o755)).expect("chmod");
+    write(&pair.a, "human/a.md", "from a\n");
+    let before = notes_of(&pair.a);
+    let author = SyncAuthor::on_machine("Test", "tester", "a");
+    let err = sync_notes(&pair.a, &author, SyncOptions::default()).expect_err("every race lost");
+    assert_eq!(err.code(), "push_rejected", "{err}");
+    assert_eq!(
+        err.to_string(),
+        "the push lost the race 4 times to other machines' pushes; sync again"
+    );
+    assert_eq!(
+        read(&pair.remote, "moves").trim(),
+        "4",
+        "one push per attempt"
+    );
+    assert_eq!(notes_of(&pair.a), before, "no local note changed");
+    let listed = git(&["ls-tree", "-r", "--name-only", "main"], &pair.remote);
+    assert!(!listed.contains("human/a.md"), "{listed}");
+    // With the race over, the next sync lands.
+    fs::remove_file(&hook).expect("hook gone");
+    assert!(sync(&pair.a).pushed);
+    sync(&pair.b);
+    assert_eq!(notes_of(&pair.a), notes_of(&pair.b));
+}
+
+#[test]
+fn a_merge_record_that_does_not_fit_the_branch_is_dropped() {
+    let pair = pair();
+    write(&pair.a, "human/a.md", "from a\n");
+    let mut last = sync(&pair.a).commit;
+    let record = pair.a.join(".sync/merging");
+    // Garbage, a record the branch moved past, a merge commit that is not
+    // in the repository: each is dropped and the sync goes on.
+    for kind in ["garbage", "moved past", "missing"] {
+        let text = match kind {
+            "garbage" => "not a record".to_owned(),
+            "moved past" => format!("none {last}\n"),
+            _ => format!("{last} {}\n", "1".repeat(40)),
+        };
+        fs::write(&record, &text).expect("record");
+        write(&pair.a, "human/a.md", &format!("from a, {text}\n"));
+        let report = sync(&pair.a);
+        last = report.commit.clone();
+        assert!(report.pushed, "{text}: {report:?}");
+        assert!(!record.exists(), "{text}");
+        assert_eq!(read(&pair.a, "human/a.md"), format!("from a, {text}\n"));
+    }
+}
+
 #[test]
 fn a_remote_that_never_answers_is_stopped_at_the_deadline() {
     // A port that takes the connection and says nothing.

@@ -235,3 +235,397 @@ fn with_auto_on_a_boot_pulls_first_and_a_session_end_pushes() {
     let off = second.run(Bin::Claude, &["sync", "--auto", "off"]);
     assert!(!off.ok().contains("automatic"), "{off:?}");
 }
+
+/// Puts a `git` on the machine's `PATH` that runs the real one, except that
+/// a run naming `$NOTESOUP_TEST_GIT_BLOCK` (`fetch`, `push`) says so in
+/// `<dir>/blocked` and then never answers, until `<dir>/release` appears
+/// (then it fails). The test kills the sync there, or sees a boot go on.
+fn blocking_git(machine: &Machine) -> std::path::PathBuf {
+    let real = Command::new("sh")
+        .args(["-c", "command -v git"])
+        .output()
+        .unwrap();
+    let real = String::from_utf8_lossy(&real.stdout).trim().to_owned();
+    let dir = machine.root.join("git-gate");
+    std::fs::create_dir_all(&dir).unwrap();
+    machine.stand_in(
+        "git",
+        &format!(
+            "for arg in \"$@\"; do\n  if [ -n \"$NOTESOUP_TEST_GIT_BLOCK\" ] && [ \"$arg\" = \"$NOTESOUP_TEST_GIT_BLOCK\" ]; then\n    touch '{dir}/blocked'\n    while [ ! -e '{dir}/release' ]; do sleep 0.05; done\n    exit 1\n  fi\ndone\nexec '{real}' \"$@\"",
+            dir = dir.display()
+        ),
+    );
+    dir
+}
+
+/// Waits (bounded) for `path` to appear.
+fn wait_for(path: &std::path::Path) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !path.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{} never appeared",
+            path.display()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
+/// The travelling notes of a machine (`human/`), by name.
+fn human_notes(machine: &Machine) -> Vec<(String, String)> {
+    let mut notes: Vec<(String, String)> = std::fs::read_dir(machine.notes().join("human"))
+        .unwrap()
+        .map(|entry| entry.unwrap())
+        .map(|entry| {
+            (
+                entry.file_name().to_string_lossy().into_owned(),
+                std::fs::read_to_string(entry.path()).unwrap(),
+            )
+        })
+        .collect();
+    notes.sort();
+    notes
+}
+
+/// Where a sync is stopped, and how.
+#[derive(Debug, Clone, Copy)]
+enum Kill {
+    /// `NOTESOUP_SYNC_FAULT=<step>`: the process aborts there.
+    Fault(&'static str),
+    /// SIGKILL while its `git <command>` is running.
+    During(&'static str),
+}
+
+/// Two machines both ahead of their last sync; the second's sync is killed
+/// at `kill`; then it syncs again and the first syncs: both hold every note
+/// each of them wrote, the same, and the lock was freed.
+fn a_sync_killed_then_run_again_loses_nothing(kill: Kill) {
+    let first = Machine::new();
+    let second = Machine::new();
+    let remote = bare_remote(&first);
+    let gate = blocking_git(&second);
+    for machine in [&first, &second] {
+        machine.run(Bin::Pi, &["sync", "--remote", &remote]).ok();
+    }
+    let write = |machine: &Machine, address: &str, text: &str| {
+        machine
+            .run(Bin::Pi, &["notes", "write", address, text])
+            .ok();
+    };
+    write(&first, "@human/shared.md", "written on the first machine");
+    first.run(Bin::Pi, &["sync"]).ok();
+    second.run(Bin::Pi, &["sync"]).ok();
+    // Both move: the first's sync is acknowledged (pushed); the second's
+    // has to fetch, merge, write to disk and push.
+    write(&first, "@human/a1.md", "one from the first");
+    write(&first, "@human/a2.md", "two from the first");
+    write(&first, "@human/shared.md", "edited on the first machine");
+    assert!(first.run(Bin::Pi, &["sync"]).ok().contains("pushed"));
+    write(&second, "@human/b1.md", "one from the second");
+    write(&second, "@human/b2.md", "two from the second");
+
+    let mut command = second.command(Bin::Pi, &["sync"]);
+    command
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let status = match kill {
+        Kill::Fault(step) => command.env("NOTESOUP_SYNC_FAULT", step).status().unwrap(),
+        Kill::During(git_command) => {
+            let mut child = command
+                .env("NOTESOUP_TEST_GIT_BLOCK", git_command)
+                .spawn()
+                .unwrap();
+            wait_for(&gate.join("blocked"));
+            child.kill().unwrap();
+            let status = child.wait().unwrap();
+            std::fs::write(gate.join("release"), "").unwrap();
+            status
+        }
+    };
+    assert!(!status.success(), "{kill:?}: the sync was not stopped");
+
+    // Every note the second wrote is still there, as written.
+    let here = human_notes(&second);
+    for (name, text) in [
+        ("b1.md", "one from the second"),
+        ("b2.md", "two from the second"),
+    ] {
+        assert!(
+            here.iter().any(|(n, t)| n == name && t.ends_with(text)),
+            "{kill:?}: {name} lost: {here:?}"
+        );
+    }
+    // The lock is free: the next sync runs (a held lock would be sync_busy
+    // after a minute), and both machines converge.
+    let again = second.run(Bin::Pi, &["sync"]);
+    assert!(again.ok().contains("pushed"), "{kill:?}: {again:?}");
+    first.run(Bin::Pi, &["sync"]).ok();
+    let (one, two) = (human_notes(&first), human_notes(&second));
+    assert_eq!(one, two, "{kill:?}");
+    let names: Vec<&str> = one.iter().map(|(name, _)| name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["a1.md", "a2.md", "b1.md", "b2.md", "shared.md"],
+        "{kill:?}"
+    );
+    assert!(one[4].1.ends_with("edited on the first machine"), "{one:?}");
+    for machine in [&first, &second] {
+        let status = machine.run(Bin::Pi, &["sync", "--status", "--json"]);
+        let status: serde_json::Value = serde_json::from_str(status.ok()).unwrap();
+        assert_eq!(
+            (&status["ahead"], &status["behind"], &status["changed"]),
+            (
+                &serde_json::json!(0),
+                &serde_json::json!(0),
+                &serde_json::json!(0)
+            ),
+            "{kill:?}: {status}"
+        );
+    }
+}
+
+#[test]
+fn a_sync_killed_before_its_commit_loses_nothing() {
+    a_sync_killed_then_run_again_loses_nothing(Kill::Fault("commit"));
+}
+
+#[test]
+fn a_sync_killed_during_its_fetch_loses_nothing() {
+    a_sync_killed_then_run_again_loses_nothing(Kill::During("fetch"));
+}
+
+#[test]
+fn a_sync_killed_while_writing_the_merge_to_disk_loses_nothing() {
+    a_sync_killed_then_run_again_loses_nothing(Kill::Fault("write"));
+}
+
+#[test]
+fn a_sync_killed_during_its_push_loses_nothing() {
+    a_sync_killed_then_run_again_loses_nothing(Kill::During("push"));
+}
+
+/// The boot a host renders on `machine`: Pi's `session_start` through
+/// `notesoup-pi serve`, dsh's first `window.open` through `notesoup-dsh
+/// serve`, each over its pipes (the automatic sync is the serving binary
+/// itself, run as a child).
+fn host_boot(machine: &Machine, bin: Bin) -> String {
+    use notesoup_test_support::child::Proc;
+    let cwd = machine.project.clone();
+    let mut sidecar = Proc::spawn(&mut machine.command(bin, &["serve"]));
+    let boot = match bin {
+        Bin::Pi => {
+            let protocol = notesoup_pi::bridge::protocol::PROTOCOL_VERSION;
+            sidecar.send(&serde_json::json!({"type": "hello", "body": {"protocol": protocol, "piVersion": "1.6.0"}}));
+            let ready = sidecar.next();
+            assert_eq!(ready["type"], "ready", "{ready}");
+            let session = "01a2324d-b8ef-7034-88ed-c5815690112d";
+            sidecar.send(&serde_json::json!({"type": "event", "body": {
+                "id": 1, "name": "session_start", "payload": {"type": "session_start", "reason": "startup"},
+                "state": {
+                    "sessionId": session,
+                    "header": {"type": "session", "version": 3, "id": session,
+                               "timestamp": "2026-01-01T00:00:00.000Z", "cwd": cwd},
+                    "entriesFrom": 0, "entries": [], "leafId": null, "cwd": cwd,
+                    "idle": true, "pendingMessages": false, "signalAborted": false,
+                    "model": {"provider": "faux", "id": "faux-1", "contextWindow": 200000, "maxTokens": 8192},
+                    "settings": {"global": {}, "project": {}}, "projectTrusted": true,
+                },
+            }}));
+            let action = sidecar.next();
+            assert_eq!(action["body"]["action"]["kind"], "sendMessage", "{action}");
+            let message = &action["body"]["action"]["args"]["message"];
+            assert_eq!(message["customType"], "notesoup/boot", "{action}");
+            message["content"].to_string()
+        }
+        Bin::Dsh => {
+            sidecar.send(&serde_json::json!({"id": 1, "op": "hello", "params":
+                {"protocol": 1, "bundle": "0.1.0", "dsh": "0.1.0-rc.8", "settings": {}}}));
+            let hello = sidecar.next();
+            assert!(hello.get("error").is_none(), "{hello}");
+            sidecar.send(
+                &serde_json::json!({"id": 2, "op": "window.open", "params": {"session":
+                {"id": "0b0e7c1a-0000-4000-8000-000000000002", "cwd": cwd,
+                 "model": "scripted/scripted-model", "from": 0, "events": []}}}),
+            );
+            let opened = sidecar.next();
+            assert!(opened.get("error").is_none(), "{opened}");
+            opened["result"]["context_text"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        }
+        Bin::Claude => unreachable!("Claude Code boots through its hook"),
+    };
+    drop(sidecar.take_stdin());
+    boot
+}
+
+/// With `auto` on, Pi's and dsh's boots pull first; a remote that never
+/// answers holds a boot no longer than `autoWaitMs`, and the boot is the
+/// notes as they are here.
+#[test]
+fn with_auto_on_pi_and_dsh_boots_pull_first_and_never_wait_past_the_bound() {
+    for bin in [Bin::Pi, Bin::Dsh] {
+        let first = Machine::new();
+        let second = Machine::new();
+        let remote = bare_remote(&first);
+        let gate = blocking_git(&second);
+        first.run(bin, &["sync", "--remote", &remote]).ok();
+        first
+            .run(
+                bin,
+                &["notes", "write", "@human/from-first.md", "pulled at boot"],
+            )
+            .ok();
+        first.run(bin, &["sync"]).ok();
+        second.run(bin, &["sync", "--remote", &remote]).ok();
+        // The wait is a bound, not a delay.
+        second
+            .run(bin, &["sync", "--auto", "on", "--auto-wait-ms", "20000"])
+            .ok();
+        let boot = host_boot(&second, bin);
+        assert!(boot.contains("from-first.md"), "{bin:?}: {boot}");
+        assert!(second.notes().join("human/from-first.md").exists());
+
+        // The remote moves on, but this machine's git never answers a
+        // fetch: the boot goes on after the (small) wait, from the notes
+        // here.
+        first
+            .run(bin, &["notes", "write", "@human/later.md", "not in time"])
+            .ok();
+        first.run(bin, &["sync"]).ok();
+        second
+            .run(bin, &["notes", "write", "@human/local.md", "written here"])
+            .ok();
+        second
+            .run(bin, &["sync", "--auto", "on", "--auto-wait-ms", "50"])
+            .ok();
+        let mut second = second;
+        second.set_env("NOTESOUP_TEST_GIT_BLOCK", "fetch");
+        let boot = host_boot(&second, bin);
+        assert!(
+            gate.join("blocked").exists(),
+            "{bin:?}: the pull never started"
+        );
+        std::fs::write(gate.join("release"), "").unwrap();
+        assert!(boot.contains("local.md"), "{bin:?}: {boot}");
+        assert!(!boot.contains("later.md"), "{bin:?}: {boot}");
+        assert!(!second.notes().join("human/later.md").exists());
+    }
+}
+
+/// A note changed on both machines, merged, and the sync killed right after
+/// writing that merge to disk: the next sync finishes the same merge, and
+/// does not merge the other side's change in a second time.
+#[test]
+fn a_merge_killed_half_written_is_finished_not_merged_twice() {
+    let first = Machine::new();
+    let second = Machine::new();
+    let remote = bare_remote(&first);
+    for machine in [&first, &second] {
+        machine.run(Bin::Pi, &["sync", "--remote", &remote]).ok();
+    }
+    let note = |count: u32, body: &str| {
+        format!(
+            "---\norigin: self\ncreatedAt: 2026-01-01T00:00:00.000+00:00\nupdatedAt: 2026-01-01T00:00:00.000+00:00\nlastAccessed: 2026-01-01T00:00:00.000+00:00\naccessCount: {count}\n---\n\n{body}"
+        )
+    };
+    let put = |machine: &Machine, name: &str, text: &str| {
+        let dir = machine.notes().join("human");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(name), text).unwrap();
+    };
+    put(&first, "a-shared.md", &note(2, "one\ntwo\nthree\n"));
+    first.run(Bin::Pi, &["sync"]).ok();
+    second.run(Bin::Pi, &["sync"]).ok();
+    // The first reads it once and edits its first line; the second reads
+    // it three times and edits its last; the first also writes a note that
+    // is written to disk after the merged one.
+    put(&first, "a-shared.md", &note(3, "ONE\ntwo\nthree\n"));
+    put(&first, "z-later.md", &note(1, "from the first\n"));
+    first.run(Bin::Pi, &["sync"]).ok();
+    put(&second, "a-shared.md", &note(5, "one\ntwo\nTHREE\n"));
+    let killed = second
+        .command(Bin::Pi, &["sync"])
+        .env("NOTESOUP_SYNC_FAULT", "write")
+        .output()
+        .unwrap();
+    assert!(!killed.status.success(), "{killed:?}");
+    let half = std::fs::read_to_string(second.notes().join("human/a-shared.md")).unwrap();
+    assert!(half.ends_with("ONE\ntwo\nTHREE\n"), "{half}");
+    assert!(!second.notes().join("human/z-later.md").exists());
+
+    second.run(Bin::Pi, &["sync"]).ok();
+    first.run(Bin::Pi, &["sync"]).ok();
+    let (one, two) = (human_notes(&first), human_notes(&second));
+    assert_eq!(one, two);
+    let names: Vec<&str> = one.iter().map(|(name, _)| name.as_str()).collect();
+    assert_eq!(names, ["a-shared.md", "z-later.md"]);
+    // 2, one access on the first, three on the second.
+    assert!(one[0].1.contains("accessCount: 6\n"), "{}", one[0].1);
+    assert!(one[0].1.ends_with("ONE\ntwo\nTHREE\n"), "{}", one[0].1);
+}
+
+/// A merge with a conflict, the sync killed right after writing the side
+/// note, and a note edited by hand before the next sync: the next sync
+/// writes no second side note and keeps both edits of the edited note.
+#[test]
+fn a_conflicting_merge_killed_half_written_keeps_one_side_note_and_later_edits() {
+    let first = Machine::new();
+    let second = Machine::new();
+    let remote = bare_remote(&first);
+    for machine in [&first, &second] {
+        machine.run(Bin::Pi, &["sync", "--remote", &remote]).ok();
+    }
+    let put = |machine: &Machine, name: &str, text: &str| {
+        let dir = machine.notes().join("human");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(name), text).unwrap();
+    };
+    put(&first, "a-shared.md", "one\ntwo\nthree\n");
+    put(&first, "m-edited.md", "one\ntwo\nthree\n");
+    first.run(Bin::Pi, &["sync"]).ok();
+    second.run(Bin::Pi, &["sync"]).ok();
+    put(&first, "a-shared.md", "one\ntwo from the first\nthree\n");
+    put(&first, "m-edited.md", "ONE\ntwo\nthree\n");
+    put(&first, "z-later.md", "from the first\n");
+    first.run(Bin::Pi, &["sync"]).ok();
+    put(&second, "a-shared.md", "one\ntwo from the second\nthree\n");
+    // The side note is the first note the merge writes; then it stops.
+    let killed = second
+        .command(Bin::Pi, &["sync"])
+        .env("NOTESOUP_SYNC_FAULT", "write")
+        .output()
+        .unwrap();
+    assert!(!killed.status.success(), "{killed:?}");
+    let sides = |machine: &Machine| {
+        human_notes(machine)
+            .into_iter()
+            .filter(|(name, _)| name.contains(".conflict-from-"))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(sides(&second).len(), 1, "{:?}", human_notes(&second));
+    assert!(!second.notes().join("human/z-later.md").exists());
+    // Edited by hand before the next sync.
+    put(&second, "m-edited.md", "one\ntwo\nTHREE\n");
+
+    second.run(Bin::Pi, &["sync"]).ok();
+    first.run(Bin::Pi, &["sync"]).ok();
+    let (one, two) = (human_notes(&first), human_notes(&second));
+    assert_eq!(one, two);
+    assert_eq!(sides(&second).len(), 1, "{two:?}");
+    assert!(
+        sides(&second)[0].1.contains("two from the first"),
+        "{two:?}"
+    );
+    let text = |name: &str| {
+        two.iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, t)| t.clone())
+            .unwrap_or_default()
+    };
+    assert_eq!(text("a-shared.md"), "one\ntwo from the second\nthree\n");
+    assert_eq!(text("m-edited.md"), "ONE\ntwo\nTHREE\n");
+    assert_eq!(text("z-later.md"), "from the first\n");
+    assert_eq!(two.len(), 4, "{two:?}");
+}
