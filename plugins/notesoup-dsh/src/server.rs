@@ -235,8 +235,11 @@ impl Sidecar {
             BootCarrier::Context(Some(text)) => escape_template(&text),
             BootCarrier::Context(None) => {
                 // `auto` sync: the boot pulls first, waiting at most
-                // autoWaitMs (a failure leaves the boot as the disk has it).
-                auto_sync_notes(&place.root, AutoMoment::Boot);
+                // autoWaitMs (a failure leaves the boot as the disk has it,
+                // said in the sidecar's log: dsh's window has no notice).
+                if let Some(notice) = auto_sync_notes(&place.root, AutoMoment::Boot).boot_notice() {
+                    eprintln!("{notice}");
+                }
                 let store =
                     boot::store(&place, Some(&id), &state.cwd, state.model.as_deref(), guard)
                         .map_err(boot_failed)?;

@@ -36,6 +36,27 @@ pub enum AutoSync {
     NotStarted(String),
 }
 
+impl AutoSync {
+    /// What a boot says when the pull before it did not bring the remote's
+    /// notes in: it failed, could not start, or was still running when the
+    /// wait ran out. The boot is then the notes on this machine; `None`
+    /// when there is nothing to say.
+    pub fn boot_notice(&self) -> Option<String> {
+        let why = match self {
+            AutoSync::Off | AutoSync::Done => return None,
+            AutoSync::Running => {
+                "it did not finish within autoWaitMs and goes on in the background".to_owned()
+            }
+            AutoSync::Failed(reason) | AutoSync::NotStarted(reason) => {
+                format!("it failed: {reason}")
+            }
+        };
+        Some(format!(
+            "notesoup: this boot is from the notes on this machine, not the remote's: the automatic sync before it did not land ({why})"
+        ))
+    }
+}
+
 /// Runs `exe sync --notes-home root` when `root`'s set-up has `auto` on:
 /// before a boot waited for at most `autoWaitMs`, after a close-out not
 /// waited for. Never fails the caller: what went wrong is returned.

@@ -255,10 +255,8 @@ impl<'a> Session<'a> {
                 for warning in warnings {
                     output = output.with_notice(&warning);
                 }
-                if let AutoSync::Failed(reason) | AutoSync::NotStarted(reason) = pulled {
-                    output = output.with_notice(&format!(
-                        "notesoup: the automatic sync before this boot failed: {reason}"
-                    ));
+                if let Some(notice) = pulled.boot_notice() {
+                    output = output.with_notice(&notice);
                 }
                 output
             }

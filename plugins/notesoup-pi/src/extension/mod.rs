@@ -258,13 +258,8 @@ impl PiExtension for Notesoup {
         if self.enabled {
             self.policy(host);
             // `auto` sync: the boot pulls first, waiting at most autoWaitMs.
-            if let AutoSync::Failed(reason) | AutoSync::NotStarted(reason) =
-                self.auto_sync(AutoMoment::Boot)
-            {
-                host.notify(
-                    &format!("notesoup: the automatic sync before this boot failed: {reason}"),
-                    crate::host::NotifyLevel::Warning,
-                );
+            if let Some(notice) = self.auto_sync(AutoMoment::Boot).boot_notice() {
+                host.notify(&notice, crate::host::NotifyLevel::Warning);
             }
             self.ensure_window_boot(host);
         }

@@ -408,7 +408,7 @@ fn a_sync_killed_during_its_push_loses_nothing() {
 /// `notesoup-pi serve`, dsh's first `window.open` through `notesoup-dsh
 /// serve`, each over its pipes (the automatic sync is the serving binary
 /// itself, run as a child).
-fn host_boot(machine: &Machine, bin: Bin) -> String {
+fn host_boot(machine: &Machine, bin: Bin) -> (String, String) {
     use notesoup_test_support::child::Proc;
     let cwd = machine.project.clone();
     let mut sidecar = Proc::spawn(&mut machine.command(bin, &["serve"]));
@@ -419,23 +419,40 @@ fn host_boot(machine: &Machine, bin: Bin) -> String {
             let ready = sidecar.next();
             assert_eq!(ready["type"], "ready", "{ready}");
             let session = "01a2324d-b8ef-7034-88ed-c5815690112d";
+            let state = serde_json::json!({
+                "sessionId": session,
+                "header": {"type": "session", "version": 3, "id": session,
+                           "timestamp": "2026-01-01T00:00:00.000Z", "cwd": cwd},
+                "entriesFrom": 0, "entries": [], "leafId": null, "cwd": cwd,
+                "idle": true, "pendingMessages": false, "signalAborted": false,
+                "model": {"provider": "faux", "id": "faux-1", "contextWindow": 200000, "maxTokens": 8192},
+                "settings": {"global": {}, "project": {}}, "projectTrusted": true,
+            });
             sidecar.send(&serde_json::json!({"type": "event", "body": {
                 "id": 1, "name": "session_start", "payload": {"type": "session_start", "reason": "startup"},
-                "state": {
-                    "sessionId": session,
-                    "header": {"type": "session", "version": 3, "id": session,
-                               "timestamp": "2026-01-01T00:00:00.000Z", "cwd": cwd},
-                    "entriesFrom": 0, "entries": [], "leafId": null, "cwd": cwd,
-                    "idle": true, "pendingMessages": false, "signalAborted": false,
-                    "model": {"provider": "faux", "id": "faux-1", "contextWindow": 200000, "maxTokens": 8192},
-                    "settings": {"global": {}, "project": {}}, "projectTrusted": true,
-                },
+                "state": state,
             }}));
-            let action = sidecar.next();
+            // Notices come first, each answered as the shim does.
+            let mut said = String::new();
+            let action = loop {
+                let action = sidecar.next();
+                if action["body"]["action"]["kind"] != "notify" {
+                    break action;
+                }
+                said.push_str(
+                    action["body"]["action"]["args"]["message"]
+                        .as_str()
+                        .unwrap(),
+                );
+                said.push('\n');
+                sidecar.send(&serde_json::json!({"type": "actionResult",
+                    "body": {"id": action["body"]["id"], "state": state}}));
+            };
             assert_eq!(action["body"]["action"]["kind"], "sendMessage", "{action}");
             let message = &action["body"]["action"]["args"]["message"];
             assert_eq!(message["customType"], "notesoup/boot", "{action}");
-            message["content"].to_string()
+            drop(sidecar.take_stdin());
+            return (message["content"].to_string(), said);
         }
         Bin::Dsh => {
             sidecar.send(&serde_json::json!({"id": 1, "op": "hello", "params":
@@ -456,8 +473,64 @@ fn host_boot(machine: &Machine, bin: Bin) -> String {
         }
         Bin::Claude => unreachable!("Claude Code boots through its hook"),
     };
-    drop(sidecar.take_stdin());
-    boot
+    // dsh's window has no notice: what the sidecar says is in its log.
+    let (_, _, said) = sidecar.finish();
+    (boot, said)
+}
+
+/// With `auto` on and a remote whose git never answers a fetch, Claude
+/// Code's SessionStart boots after the (small) wait from the notes here,
+/// and says so once, in its notice.
+#[test]
+fn with_auto_on_a_claude_boot_never_waits_past_the_bound_and_says_so() {
+    let first = Machine::new();
+    let mut second = Machine::new();
+    let data = second.root.join("plugin-data");
+    second.set_env("CLAUDE_PLUGIN_DATA", &data);
+    let remote = bare_remote(&first);
+    let gate = blocking_git(&second);
+    first.run(Bin::Claude, &["sync", "--remote", &remote]).ok();
+    second.run(Bin::Claude, &["sync", "--remote", &remote]).ok();
+    first
+        .run(
+            Bin::Claude,
+            &["notes", "write", "@human/later.md", "not in time"],
+        )
+        .ok();
+    first.run(Bin::Claude, &["sync"]).ok();
+    second
+        .run(
+            Bin::Claude,
+            &["notes", "write", "@human/local.md", "written here"],
+        )
+        .ok();
+    second
+        .run(
+            Bin::Claude,
+            &["sync", "--auto", "on", "--auto-wait-ms", "50"],
+        )
+        .ok();
+    second.set_env("NOTESOUP_TEST_GIT_BLOCK", "fetch");
+    let payload = serde_json::json!({
+        "session_id": "0b0e7c1a-0000-4000-8000-000000000003",
+        "transcript_path": second.home.join(".claude/projects/shop/s.jsonl"),
+        "cwd": second.project,
+        "hook_event_name": "SessionStart",
+        "source": "startup",
+    });
+    let boot = hook(&second, "session-start", &payload);
+    std::fs::write(gate.join("release"), "").unwrap();
+    assert_eq!(boot.code, Some(0), "{boot:?}");
+    assert!(gate.join("blocked").exists(), "the pull never started");
+    assert!(boot.stdout.contains("local.md"), "{boot:?}");
+    assert!(!boot.stdout.contains("later.md"), "{boot:?}");
+    assert_eq!(
+        boot.stdout
+            .matches("this boot is from the notes on this machine, not the remote's")
+            .count(),
+        1,
+        "{boot:?}"
+    );
 }
 
 /// With `auto` on, Pi's and dsh's boots pull first; a remote that never
@@ -483,8 +556,9 @@ fn with_auto_on_pi_and_dsh_boots_pull_first_and_never_wait_past_the_bound() {
         second
             .run(bin, &["sync", "--auto", "on", "--auto-wait-ms", "20000"])
             .ok();
-        let boot = host_boot(&second, bin);
+        let (boot, said) = host_boot(&second, bin);
         assert!(boot.contains("from-first.md"), "{bin:?}: {boot}");
+        assert!(!said.contains("automatic sync"), "{bin:?}: {said}");
         assert!(second.notes().join("human/from-first.md").exists());
 
         // The remote moves on, but this machine's git never answers a
@@ -502,7 +576,11 @@ fn with_auto_on_pi_and_dsh_boots_pull_first_and_never_wait_past_the_bound() {
             .ok();
         let mut second = second;
         second.set_env("NOTESOUP_TEST_GIT_BLOCK", "fetch");
-        let boot = host_boot(&second, bin);
+        let (boot, said) = host_boot(&second, bin);
+        assert!(
+            said.contains("this boot is from the notes on this machine, not the remote's: the automatic sync before it did not land (it did not finish within autoWaitMs"),
+            "{bin:?}: {said}"
+        );
         assert!(
             gate.join("blocked").exists(),
             "{bin:?}: the pull never started"
