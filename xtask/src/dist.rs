@@ -7,8 +7,9 @@
 //! OUT/npm/notesoup-pi/             the Pi package; its shim finds the sidecar in the
 //!                                  platform package (an optionalDependencies entry)
 //! OUT/npm/notesoup-claude/         the Claude Code plugin, binary included
+//! OUT/npm/notesoup-claude-reset/   the optional reset mod, binary included
 //! OUT/marketplace/.claude-plugin/marketplace.json
-//!                                  a marketplace whose plugin source is that npm package
+//!                                  a marketplace whose plugin sources are those npm packages
 //! OUT/tarballs/*.tgz               `npm pack` of each package
 //! OUT/SHA256SUMS                   the tarballs' and binaries' checksums
 //! ```
@@ -48,6 +49,9 @@ pub const BINARIES: [(&str, &str); 3] = [
 /// The npm names of the Pi package and the Claude Code plugin package.
 pub const PI_PACKAGE: &str = "notesoup-pi";
 pub const CLAUDE_PACKAGE: &str = "notesoup-claude";
+/// The npm package of the optional reset mod (`notesoup-reset` in the
+/// marketplace).
+pub const RESET_PACKAGE: &str = "notesoup-claude-reset";
 
 /// A file that marks a folder as this command's output, so that only such a
 /// folder is ever cleared.
@@ -239,33 +243,69 @@ fn layout(
     )?;
     fs::copy(&license, pi_dir.join("LICENSE"))?;
 
-    // The Claude Code plugin, binary included (Claude Code installs no
-    // dependency of an npm plugin).
-    let claude_dir = npm.join(CLAUDE_PACKAGE);
-    copy_tree(&root.join("plugins/notesoup-claude/plugin"), &claude_dir)?;
-    fs::create_dir_all(claude_dir.join("bin"))?;
-    let binary = claude_dir.join("bin/notesoup");
-    fs::copy(platform_dir.join("bin/notesoup"), &binary)?;
-    make_executable(&binary)?;
-    let plugin = read_json(&claude_dir.join(".claude-plugin/plugin.json"))?;
-    write_json(
-        &claude_dir.join("package.json"),
-        &json!({
-            "name": CLAUDE_PACKAGE,
+    // The Claude Code plugin and its optional reset mod, each with the
+    // binary (Claude Code installs no dependency of an npm plugin).
+    let plugins = [
+        (
+            CLAUDE_PACKAGE,
+            "plugins/notesoup-claude/plugin",
+            "notesoup as a Claude Code plugin (npm plugin source)",
+            &[
+                ".claude-plugin",
+                ".mcp.json",
+                "hooks",
+                "skills",
+                "bin",
+                "playbook.md",
+                "README.md",
+                "LICENSE",
+            ][..],
+        ),
+        (
+            RESET_PACKAGE,
+            "plugins/notesoup-claude/mod",
+            "notesoup's optional automatic reset as a Claude Code plugin (npm plugin source)",
+            &[".claude-plugin", "hooks", "bin", "LICENSE"][..],
+        ),
+    ];
+    let mut entries = Vec::new();
+    for (package, source_dir, description, files) in plugins {
+        let dir = npm.join(package);
+        copy_tree(&root.join(source_dir), &dir)?;
+        // The mod's own tests are not part of what it ships.
+        let _ = fs::remove_dir_all(dir.join("tests"));
+        fs::create_dir_all(dir.join("bin"))?;
+        let binary = dir.join("bin/notesoup");
+        fs::copy(platform_dir.join("bin/notesoup"), &binary)?;
+        make_executable(&binary)?;
+        if !dir.join("LICENSE").is_file() {
+            fs::copy(&license, dir.join("LICENSE"))?;
+        }
+        let plugin = read_json(&dir.join(".claude-plugin/plugin.json"))?;
+        write_json(
+            &dir.join("package.json"),
+            &json!({
+                "name": package,
+                "version": version,
+                "description": format!("{description}, with the notesoup binary for {}-{}.", platform.os, platform.cpu),
+                "license": "MIT OR Apache-2.0",
+                "keywords": ["claude-code", "claude-code-plugin", "memory", "notes"],
+                "os": [platform.os],
+                "cpu": [platform.cpu],
+                "files": files,
+            }),
+        )?;
+        // The marketplace names the package.
+        let mut source = json!({ "source": "npm", "package": package, "version": version });
+        if let Some(registry) = &options.registry {
+            source["registry"] = json!(registry);
+        }
+        entries.push(json!({
+            "name": plugin["name"],
+            "source": source,
+            "description": plugin["description"],
             "version": version,
-            "description": format!("notesoup as a Claude Code plugin (npm plugin source), with the notesoup binary for {}-{}.", platform.os, platform.cpu),
-            "license": "MIT OR Apache-2.0",
-            "keywords": ["claude-code", "claude-code-plugin", "memory", "notes"],
-            "os": [platform.os],
-            "cpu": [platform.cpu],
-            "files": [".claude-plugin", ".mcp.json", "hooks", "skills", "bin", "playbook.md", "README.md", "LICENSE"],
-        }),
-    )?;
-
-    // The marketplace naming that package.
-    let mut source = json!({ "source": "npm", "package": CLAUDE_PACKAGE, "version": version });
-    if let Some(registry) = &options.registry {
-        source["registry"] = json!(registry);
+        }));
     }
     let market = read_json(&root.join("plugins/notesoup-claude/.claude-plugin/marketplace.json"))?;
     let market_dir = out.join("marketplace/.claude-plugin");
@@ -276,12 +316,7 @@ fn layout(
             "name": market["name"],
             "owner": market["owner"],
             "description": market["description"],
-            "plugins": [{
-                "name": plugin["name"],
-                "source": source,
-                "description": plugin["description"],
-                "version": version,
-            }],
+            "plugins": entries,
         }),
     )?;
     Ok(())
@@ -379,6 +414,17 @@ mod tests {
             market["plugins"][0]["source"],
             json!({"source": "npm", "package": "notesoup-claude", "version": version, "registry": "http://127.0.0.1:4873/"})
         );
+        assert_eq!(market["plugins"][1]["name"], "notesoup-reset");
+        assert_eq!(
+            market["plugins"][1]["source"],
+            json!({"source": "npm", "package": "notesoup-claude-reset", "version": version, "registry": "http://127.0.0.1:4873/"})
+        );
+        assert!(out.join("npm/notesoup-claude-reset/bin/notesoup").is_file());
+        assert!(
+            out.join("npm/notesoup-claude-reset/hooks/register.ts")
+                .is_file()
+        );
+        assert!(!out.join("npm/notesoup-claude-reset/tests").exists());
 
         // A binary of another version is refused, naming it.
         let stale = bin_dir.join("notesoup-pi");

@@ -226,6 +226,7 @@ fn the_npm_packages_install_into_real_pi_and_claude_code_on_a_fresh_machine() {
         names,
         [
             format!("notesoup-claude-{version}.tgz"),
+            format!("notesoup-claude-reset-{version}.tgz"),
             format!("notesoup-linux-x64-{version}.tgz"),
             format!("notesoup-pi-{version}.tgz"),
         ]
@@ -356,6 +357,18 @@ fn the_npm_packages_install_into_real_pi_and_claude_code_on_a_fresh_machine() {
         installed.contains("Successfully installed plugin: notesoup@notesoup"),
         "{installed}"
     );
+    // The optional reset mod installs from the same marketplace, its own
+    // binary with it.
+    let reset = succeed(
+        claude_cmd(&["plugin", "install", "notesoup-reset@notesoup"]),
+        "claude plugin install notesoup-reset",
+    );
+    assert!(
+        reset.contains("Successfully installed plugin: notesoup-reset@notesoup"),
+        "{reset}"
+    );
+    let plugins = succeed(claude_cmd(&["plugin", "list"]), "claude plugin list");
+    assert!(plugins.contains("notesoup-reset@notesoup"), "{plugins}");
     let list = succeed(claude_cmd(&["mcp", "list"]), "claude mcp list");
     let line = list
         .lines()
@@ -384,6 +397,10 @@ fn the_npm_packages_install_into_real_pi_and_claude_code_on_a_fresh_machine() {
     );
 
     // Uninstalled, nothing of notesoup is left in Claude Code's settings.
+    succeed(
+        claude_cmd(&["plugin", "uninstall", "notesoup-reset@notesoup"]),
+        "claude plugin uninstall notesoup-reset",
+    );
     succeed(
         claude_cmd(&["plugin", "uninstall", "notesoup@notesoup"]),
         "claude plugin uninstall",
