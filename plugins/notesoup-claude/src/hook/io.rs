@@ -55,6 +55,9 @@ pub struct HookInput {
     pub model: Option<String>,
     /// Stop: true when re-entered after a block.
     pub stop_hook_active: bool,
+    /// Stop: the reply that just ended, current even when the transcript
+    /// lags behind the hook.
+    pub last_assistant_message: Option<String>,
     /// SessionEnd: `clear`, `resume`, `logout`, `prompt_input_exit`, `other`.
     pub reason: Option<String>,
     /// UserPromptSubmit: the prompt as typed (a slash command unexpanded).

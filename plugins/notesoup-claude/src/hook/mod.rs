@@ -10,6 +10,7 @@ pub mod reset;
 use notesoup_core::sync::{AutoMoment, AutoSync, auto_sync};
 use std::cell::RefCell;
 use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
 use notesoup_core::budget::BudgetPolicy;
 use notesoup_core::notes::project_key;
@@ -24,11 +25,15 @@ use crate::state::{
     ChainLink, ClaudeSessionState, HandOff, Origin, StateDir, StateError, WindowFlags,
 };
 use crate::transcript::fnv::Fnv;
-use crate::transcript::scan::{BootScan, KeptScan, boot_scan_kept, last_reply};
+use crate::transcript::scan::{BootScan, KeptScan, boot_scan_kept, last_reply, reply_written};
 use crate::window::WindowId;
 
 /// The largest kept scan file read (a real one is a few hundred bytes).
 const KEPT_SCAN_MAX_BYTES: usize = 64 * 1024;
+/// How long a Stop hook waits for the reply that just ended to reach the
+/// transcript (Claude Code writes it asynchronously; on a loaded machine it
+/// can land after the hook starts).
+const REPLY_WAIT: Duration = Duration::from_secs(2);
 
 /// Shown once the close-out after a warning is done.
 pub const CLOSE_OUT_DONE: &str =
@@ -404,6 +409,7 @@ impl<'a> Session<'a> {
     /// and the hard-reserve notice.
     fn stop(&self) -> HookOutput {
         let run = || -> Result<HookOutput, String> {
+            self.await_reply();
             let (mut state, _) = self.load_or_recover()?;
             let settled = settle_mod_boot(&mut state);
             let budget = self.budget()?;
@@ -435,6 +441,20 @@ impl<'a> Session<'a> {
             Ok(self.save(&state, output))
         };
         run().unwrap_or_else(|message| HookOutput::notice(format!("notesoup: {message}")))
+    }
+
+    /// Waits, at most [`REPLY_WAIT`], for the reply that just ended to be
+    /// in the transcript: Claude Code writes it after the Stop hook may
+    /// start, and the budget is that reply's usage. Without the message
+    /// (or once the wait is over) the transcript is read as it is.
+    fn await_reply(&self) {
+        let Some(reply) = self.input.last_assistant_message.as_deref() else {
+            return;
+        };
+        let deadline = Instant::now() + REPLY_WAIT;
+        while !reply_written(&self.transcript, reply).unwrap_or(true) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 
     /// `/fresh-window [prompt]`: arms the close-out (the skill the command

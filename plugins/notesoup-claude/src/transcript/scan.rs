@@ -59,6 +59,36 @@ pub fn last_reply(path: &Path) -> io::Result<Option<LastReply>> {
     Ok(None)
 }
 
+/// How much of a transcript's end [`reply_written`] looks at.
+const REPLY_TAIL_BYTES: u64 = 256 * 1024;
+
+/// Whether the transcript's last 256 KiB hold `reply`, the text Claude Code
+/// hands a Stop hook as `last_assistant_message`, as its JSON string (its
+/// last 120 characters, escaped as JSON escapes them). Claude Code writes
+/// the transcript after the hook may already run; a Stop hook waits for
+/// this before it reads the reply's usage. A missing transcript is `false`.
+pub fn reply_written(path: &Path, reply: &str) -> io::Result<bool> {
+    let reply = reply.trim_end();
+    let start = reply.char_indices().rev().nth(119).map_or(0, |(at, _)| at);
+    let Ok(quoted) = serde_json::to_string(&reply[start..]) else {
+        return Ok(false);
+    };
+    let needle = &quoted.as_bytes()[1..quoted.len() - 1];
+    if needle.is_empty() {
+        return Ok(true);
+    }
+    let file = match open_regular(path) {
+        Ok(file) => file,
+        Err(err) if is_absent(&err) => return Ok(false),
+        Err(err) => return Err(err),
+    };
+    let len = file.metadata()?.len();
+    let from = len.saturating_sub(REPLY_TAIL_BYTES);
+    let mut tail = vec![0; usize::try_from(len - from).unwrap_or(0)];
+    file.read_exact_at(&mut tail, from)?;
+    Ok(memchr::memmem::find(&tail, needle).is_some())
+}
+
 /// What a transcript says about notesoup's windows, for a session whose
 /// state record is missing (resume, fork) and for the live-window check.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

@@ -470,6 +470,45 @@ fn stop_blocks_once_then_records_the_close_out() {
     assert_eq!(stop(&sb, S1, false), None);
 }
 
+/// Claude Code may run Stop before the reply that just ended is in the
+/// transcript: the hook waits (bounded) for `last_assistant_message` to be
+/// written, so the close-out comes at the reply that crossed the line.
+#[test]
+fn stop_waits_for_the_reply_the_transcript_has_not_caught_up_with() {
+    let sb = Sandbox::new();
+    start(&sb, "startup", S1).unwrap();
+    sb.append_transcript(S1, &[reply_row("a1", 100_000)]);
+    let text = "Split \"parser.rs\" in two.\nNext: the tokenizer, café — done?";
+    let late = reply_row("a2", 160_000).replace(
+        r#""text":"ok""#,
+        &format!(r#""text":{}"#, serde_json::to_string(text).unwrap()),
+    );
+    let mut payload = sb.payload("Stop", S1);
+    payload["last_assistant_message"] = text.into();
+    let block = std::thread::scope(|scope| {
+        scope.spawn(|| {
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            sb.append_transcript(S1, std::slice::from_ref(&late));
+        });
+        sb.hook("stop", &payload)
+    })
+    .expect("the late reply crossed the warning line");
+    assert_eq!(block["decision"], "block");
+    assert!(block["reason"].as_str().unwrap().contains("Final warning"));
+}
+
+/// A reply that never reaches the transcript holds Stop no longer than its
+/// bound: the hook then reads the transcript as it is.
+#[test]
+fn stop_reads_the_transcript_as_it_is_when_the_reply_never_lands() {
+    let sb = Sandbox::new();
+    start(&sb, "startup", S1).unwrap();
+    sb.append_transcript(S1, &[reply_row("a1", 100_000)]);
+    let mut payload = sb.payload("Stop", S1);
+    payload["last_assistant_message"] = "A reply Claude Code never wrote down.".into();
+    assert_eq!(sb.hook("stop", &payload), None);
+}
+
 #[test]
 fn a_warning_delivered_at_a_prompt_makes_the_next_stop_the_close_out() {
     let sb = Sandbox::new();
