@@ -218,3 +218,67 @@ fn report_all_lists_a_clear_chain_once_and_the_page_embeds_the_notes_at_their_ca
     let html = std::fs::read_to_string(&all).unwrap();
     assert_eq!(html.matches("<tr class=\"session\"").count(), 2);
 }
+
+/// The session Claude Code 2.1.332 recorded as it compacted a window on its
+/// own (`compactions/automatic-compaction.jsonl`).
+const AUTOMATIC: &str = "2f774857-624a-41ee-a54a-d4b0b123e752";
+
+/// Sets the time `file` was last written to `seconds` past a fixed start.
+fn touch(file: &std::path::Path, seconds: u64) {
+    let start = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_780_000_000);
+    std::fs::File::options()
+        .write(true)
+        .open(file)
+        .unwrap()
+        .set_modified(start + std::time::Duration::from_secs(seconds))
+        .unwrap();
+}
+
+#[test]
+fn report_all_table_and_json_over_the_recorded_sessions() {
+    let sb = Sandbox::new();
+    // The recorded `/clear` chain, started and cleared through the hooks as
+    // Claude Code ran them, then the recorded automatic compaction.
+    sb.hook(
+        "session-start",
+        &sb.payload("SessionStart-startup", CHAIN_1),
+    )
+    .unwrap();
+    assert_eq!(
+        sb.hook("session-end", &sb.payload("SessionEnd-clear", CHAIN_1)),
+        None
+    );
+    sb.hook("session-start", &sb.payload("SessionStart-clear", CHAIN_2))
+        .unwrap();
+    sb.hook(
+        "session-start",
+        &sb.payload("SessionStart-startup", AUTOMATIC),
+    )
+    .unwrap();
+    for (session, file) in [
+        (CHAIN_1, "chain-1-compact.jsonl"),
+        (CHAIN_2, "chain-2-after-clear.jsonl"),
+        (AUTOMATIC, "compactions/automatic-compaction.jsonl"),
+    ] {
+        let path = sb.transcript(session);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::copy(fixture(file), &path).unwrap();
+    }
+    // The records' times order the sessions: fixed, a minute apart.
+    for (index, session) in [CHAIN_1, CHAIN_2, AUTOMATIC].iter().enumerate() {
+        touch(
+            &sb.data.join("sessions").join(format!("{session}.json")),
+            60 * index as u64,
+        );
+    }
+    let scrub = |text: String| text.replace(&sb.project.display().to_string(), "[PROJECT]");
+    let table = scrub(run_ok(&sb, &["report", "--all"]));
+    insta::assert_snapshot!("report_all_table", table);
+    let json: Value =
+        serde_json::from_str(&scrub(run_ok(&sb, &["report", "--all", "--json"]))).unwrap();
+    assert_eq!(json["sessions"].as_array().unwrap().len(), 2, "{json:#}");
+    insta::assert_snapshot!(
+        "report_all_json",
+        serde_json::to_string_pretty(&json).unwrap()
+    );
+}
