@@ -10,7 +10,7 @@ use notesoup_claude::transcript::decode::{ChainFile, decode_chain_with_signals};
 use notesoup_core::history::{EndReason, History, SessionLedger, session_ledger};
 use serde_json::Value;
 
-use crate::support::{CHAIN_1, CHAIN_2, Sandbox, fixture, reply_row};
+use crate::support::{CHAIN_1, CHAIN_2, Sandbox, fixture, reply_row, tool_rows};
 
 fn chain_ledger() -> SessionLedger {
     let files = [
@@ -113,26 +113,6 @@ fn report_reads_an_automatic_compaction_from_its_transcript() {
 const S1: &str = "11111111-1111-4111-8111-111111111111";
 const S2: &str = "22222222-2222-4222-8222-222222222222";
 const S3: &str = "33333333-3333-4333-8333-333333333333";
-
-/// A model turn calling notesoup's `name` with `input`, and its result,
-/// recorded `at`.
-fn tool_rows(id: &str, name: &str, input: &Value, at: &str) -> [String; 2] {
-    [
-        serde_json::json!({"type": "assistant", "uuid": format!("a-{id}"), "parentUuid": null,
-            "isSidechain": false, "timestamp": at, "requestedModel": "claude-opus-5-5",
-            "message": {"id": format!("msg-{id}"), "model": "claude-opus-5-5", "role": "assistant",
-                "content": [{"type": "tool_use", "id": format!("toolu_{id}"),
-                    "name": format!("mcp__plugin_notesoup_notesoup__{name}"), "input": input}],
-                "usage": {"input_tokens": 1000, "cache_creation_input_tokens": 0,
-                    "cache_read_input_tokens": 60_000, "output_tokens": 10}}})
-        .to_string(),
-        serde_json::json!({"type": "user", "uuid": format!("u-{id}"), "parentUuid": format!("a-{id}"),
-            "isSidechain": false, "timestamp": at,
-            "message": {"role": "user", "content": [{"type": "tool_result",
-                "tool_use_id": format!("toolu_{id}"), "content": "{}"}]}})
-        .to_string(),
-    ]
-}
 
 fn run_ok(sb: &Sandbox, args: &[&str]) -> String {
     let output = sb.run(args, b"");
