@@ -53,6 +53,9 @@ commands:
   pi-bench report [ENTRIES] [RUNS]
                notesoup-pi report (table and --html) on the same session, against
                Pi opening it
+  pi-bench report-all [SESSIONS] [RUNS]
+               notesoup-pi report --all over a project of copied Pi goldens, on
+               its thread pool and pinned to one core
   pi-bench resume [RUNS] [ENTRIES...]
                real Pi resuming a session and answering one prompt, without an
                extension, with a no-op one and with notesoup

@@ -14,6 +14,7 @@ pub fn run(args: &[String]) -> Result<()> {
     match args.first().map(String::as_str) {
         Some("context") => return context(&args[1..]),
         Some("report") => return report(&args[1..]),
+        Some("report-all") => return report_all(&args[1..]),
         Some("resume") => return resume(&args[1..]),
         Some("sidecar") => return sidecar(&args[1..]),
         _ => {}
@@ -22,7 +23,7 @@ pub fn run(args: &[String]) -> Result<()> {
         [] => "500".to_owned(),
         [n] if n.parse::<u32>().is_ok() => n.clone(),
         _ => bail!(
-            "usage: cargo xtask pi-bench [ROUNDS] | pi-bench context [ENTRIES] [RUNS] | pi-bench report [ENTRIES] [RUNS] | pi-bench resume [RUNS] [ENTRIES...] | pi-bench sidecar [ENTRIES] [RUNS] [EVENTS] [BASELINE_BINARY]"
+            "usage: cargo xtask pi-bench [ROUNDS] | pi-bench context [ENTRIES] [RUNS] | pi-bench report [ENTRIES] [RUNS] | pi-bench report-all [SESSIONS] [RUNS] | pi-bench resume [RUNS] [ENTRIES...] | pi-bench sidecar [ENTRIES] [RUNS] [EVENTS] [BASELINE_BINARY]"
         ),
     };
     let env = crate::hosts::pi_env()?;
@@ -221,6 +222,104 @@ fn report(args: &[String]) -> Result<()> {
         theirs.wall / table.wall,
         theirs.cpu / table.cpu,
         theirs.peak_mb / table.peak_mb
+    );
+    println!(
+        "load average at the end: {}",
+        crate::workspace::load_average()
+    );
+    Ok(())
+}
+
+/// `pi-bench report-all [SESSIONS] [RUNS]`: `notesoup-pi report --all`
+/// (release) over a project of `sessions` sessions, each a copy of a
+/// session real Pi 1.6.0 wrote (the goldens, taken in turn), with every core
+/// the process may use and pinned to one core (`taskset -c 0`: the thread
+/// pool then has one thread), in alternating runs, with the load average at
+/// the start and the end. Needs no Node.
+fn report_all(args: &[String]) -> Result<()> {
+    let number = |at: usize, default: usize| -> Result<usize> {
+        args.get(at).map_or(Ok(default), |n| {
+            n.parse().context("SESSIONS and RUNS are numbers")
+        })
+    };
+    let (sessions, runs) = (number(0, 400)?, number(1, 5)?);
+    let root = workspace_root();
+    build_notesoup_pi(true)?;
+    let work = std::env::temp_dir().join(format!("notesoup-pi-report-all-{}", std::process::id()));
+    let project = work.join("proj");
+    std::fs::create_dir_all(&project).with_context(|| format!("creating {}", project.display()))?;
+    let safe = project
+        .to_string_lossy()
+        .trim_start_matches('/')
+        .replace('/', "-");
+    let folder = work.join("agent/sessions").join(format!("--{safe}--"));
+    std::fs::create_dir_all(&folder).with_context(|| format!("creating {}", folder.display()))?;
+    let goldens = [
+        "notesoup-boundary",
+        "retain-none",
+        "notesoup-settle",
+        "compaction",
+        "agent-loop",
+        "branches",
+    ];
+    let mut bytes = 0;
+    for index in 0..sessions {
+        let golden = root
+            .join("plugins/notesoup-pi/tests/golden")
+            .join(format!("{}.jsonl", goldens[index % goldens.len()]));
+        let path = folder.join(format!("2026-03-01T09-00-00-000Z_s{index:05}.jsonl"));
+        bytes += std::fs::copy(&golden, &path)
+            .with_context(|| format!("copying {}", golden.display()))?;
+    }
+    println!(
+        "project: {sessions} sessions, {:.1} MB in all (copies of Pi 1.6.0's goldens), {} cores",
+        bytes as f64 / 1e6,
+        std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+    );
+    println!(
+        "load average at the start: {}",
+        crate::workspace::load_average()
+    );
+    let binary = root.join("target/release/notesoup-pi");
+    let notesoup = |pinned: bool| {
+        let mut cmd = if pinned {
+            let mut cmd = Command::new("taskset");
+            cmd.args(["-c", "0"]).arg(&binary);
+            cmd
+        } else {
+            Command::new(&binary)
+        };
+        cmd.args(["report", "--all", "--cwd"]).arg(&project);
+        cmd.env("PI_NOTES_HOME", work.join("notes"))
+            .env("PI_CODING_AGENT_DIR", work.join("agent"));
+        cmd
+    };
+    let mut pool = Vec::new();
+    let mut one = Vec::new();
+    // Alternating runs share whatever else the machine is doing.
+    for _ in 0..runs {
+        pool.push(measure(notesoup(false))?);
+        one.push(measure(notesoup(true))?);
+    }
+    let _ = std::fs::remove_dir_all(&work);
+    let (pool, one) = (medians(&pool), medians(&one));
+    println!("medians of {runs} alternating runs:");
+    println!(
+        "{:<40} {:>10} {:>10} {:>10}",
+        "", "wall (s)", "CPU (s)", "RSS (MB)"
+    );
+    for (name, sample) in [
+        ("notesoup-pi report --all", pool),
+        ("the same, pinned to one core", one),
+    ] {
+        println!(
+            "{name:<40} {:>10.3} {:>10.3} {:>10.0}",
+            sample.wall, sample.cpu, sample.peak_mb
+        );
+    }
+    println!(
+        "ratio: one core over the pool: {:.2}x (wall)",
+        one.wall / pool.wall
     );
     println!(
         "load average at the end: {}",

@@ -75,6 +75,20 @@ pub trait CliHost {
         out: &mut Out,
     ) -> anyhow::Result<SessionLedger>;
 
+    /// [`CliHost::ledger`] of each of `targets`, in their order (`report
+    /// --all`). Read one after another unless the host reads them on a
+    /// small thread pool ([`in_parallel`]).
+    fn ledgers(
+        &mut self,
+        targets: &[Target<'_, Self::SessionArgs>],
+        out: &mut Out,
+    ) -> Vec<anyhow::Result<SessionLedger>> {
+        targets
+            .iter()
+            .map(|target| self.ledger(target, out))
+            .collect()
+    }
+
     /// The budget lines the session `target` names is held to in a window
     /// of `context_window` tokens, from this host's settings as they are
     /// now (`report`'s timeline); `None` when this host has no budget.
@@ -205,4 +219,67 @@ impl std::error::Error for UsageError {}
 /// for <place>`, the same words on every binary.
 pub fn no_session_recorded<H: CliHost>(place: impl fmt::Display) -> String {
     format!("no {} session is recorded for {place}", H::HOST)
+}
+
+/// `read` of each of `items`, in their order, on at most as many threads as
+/// the machine runs at once (and no more than there are items); one item,
+/// or one thread, is read on this thread.
+pub fn in_parallel<T: Sync, R: Send>(items: &[T], read: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, std::num::NonZeroUsize::get)
+        .min(items.len());
+    if threads <= 1 {
+        return items.iter().map(read).collect();
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut all: Vec<(usize, R)> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut done = Vec::new();
+                    loop {
+                        let at = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(item) = items.get(at) else {
+                            return done;
+                        };
+                        done.push((at, read(item)));
+                    }
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|worker| match worker.join() {
+                Ok(done) => done,
+                Err(panic) => std::panic::resume_unwind(panic),
+            })
+            .collect()
+    });
+    all.sort_by_key(|(at, _)| *at);
+    all.into_iter().map(|(_, result)| result).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::in_parallel;
+
+    #[test]
+    fn in_parallel_keeps_the_order_of_the_items() {
+        let items: Vec<u32> = (0..200).collect();
+        // Uneven work, so the threads finish out of order.
+        let read = |n: &u32| {
+            let mut sum = 0u64;
+            for step in 0..u64::from((200 - n) * 50) {
+                sum = sum.wrapping_add(step);
+            }
+            (*n, sum)
+        };
+        let got: Vec<u32> = in_parallel(&items, read)
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect();
+        assert_eq!(got, items);
+        assert!(in_parallel(&[] as &[u32], read).is_empty());
+        assert_eq!(in_parallel(&[7u32], |n| n + 1), [8]);
+    }
 }

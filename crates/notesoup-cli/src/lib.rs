@@ -41,7 +41,9 @@ pub use args::{
     SharedCommand, SyncArgs,
 };
 pub use boot::boot_stats;
-pub use host::{BootView, CliHost, HostDreamer, Purpose, Target, UsageError, no_session_recorded};
+pub use host::{
+    BootView, CliHost, HostDreamer, Purpose, Target, UsageError, in_parallel, no_session_recorded,
+};
 pub use out::Out;
 pub use pages::man_page;
 pub use report::{

@@ -340,6 +340,22 @@ impl ClaudeCli {
         }
     }
 
+    /// The window ledger of the session `target` names (`report`).
+    fn read_ledger(
+        &self,
+        target: &Target<'_, NoHostArgs>,
+    ) -> anyhow::Result<notesoup_core::history::SessionLedger> {
+        let cwd = target.cwd_or_current()?;
+        let Some(state) = self.session_state(target, &cwd)? else {
+            anyhow::bail!(
+                "{}; pass --session",
+                no_session_recorded::<Self>(THIS_PROJECT)
+            );
+        };
+        crate::tools::history::chain_ledger(&state, self.env.budget.context_window)
+            .map_err(|refusal| anyhow::anyhow!("{}", refusal.message()))
+    }
+
     /// The session a command means: `--session FILE` (a transcript: a chain
     /// of its own, named by the session it records), `--session ID` (a
     /// recorded session), else the project's latest recorded session.
@@ -457,15 +473,16 @@ impl CliHost for ClaudeCli {
         target: &Target<'_, NoHostArgs>,
         _out: &mut Out,
     ) -> anyhow::Result<notesoup_core::history::SessionLedger> {
-        let cwd = target.cwd_or_current()?;
-        let Some(state) = self.session_state(target, &cwd)? else {
-            anyhow::bail!(
-                "{}; pass --session",
-                no_session_recorded::<Self>(THIS_PROJECT)
-            );
-        };
-        crate::tools::history::chain_ledger(&state, self.env.budget.context_window)
-            .map_err(|refusal| anyhow::anyhow!("{}", refusal.message()))
+        self.read_ledger(target)
+    }
+
+    fn ledgers(
+        &mut self,
+        targets: &[Target<'_, NoHostArgs>],
+        _out: &mut Out,
+    ) -> Vec<anyhow::Result<notesoup_core::history::SessionLedger>> {
+        let this = &*self;
+        notesoup_cli::in_parallel(targets, |target| this.read_ledger(target))
     }
 
     fn budget(

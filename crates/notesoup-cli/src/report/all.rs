@@ -96,22 +96,27 @@ pub(super) fn run<H: CliHost>(
     out: &mut Out,
 ) -> anyhow::Result<u8> {
     let sessions = host.sessions(target, out)?;
-    let mut rows = Vec::with_capacity(sessions.len());
-    for session in &sessions {
-        let one = Target {
+    let targets: Vec<Target<'_, H::SessionArgs>> = sessions
+        .iter()
+        .map(|session| Target {
             cwd: target.cwd.clone(),
             session: Some(session.as_str()),
             notes_root: target.notes_root.clone(),
             host: target.host,
-        };
-        rows.push(match host.ledger(&one, out) {
+        })
+        .collect();
+    let ledgers = host.ledgers(&targets, out);
+    let rows = sessions
+        .iter()
+        .zip(ledgers)
+        .map(|(session, ledger)| match ledger {
             Ok(ledger) => session_row(session, &ledger),
             Err(error) => {
                 out.warn(&format!("{} report: {session}: {error:#}", H::BIN));
                 failed_row(session, format!("{error:#}"))
             }
-        });
-    }
+        })
+        .collect();
     let project = target.cwd_or_current()?.display().to_string();
     let report = project_report(project, rows);
     if let Some(path) = html {

@@ -10,7 +10,7 @@ use notesoup_claude::transcript::decode::{ChainFile, decode_chain_with_signals};
 use notesoup_core::history::{EndReason, History, SessionLedger, session_ledger};
 use serde_json::Value;
 
-use crate::support::{CHAIN_1, CHAIN_2, Sandbox, fixture, reply_row};
+use crate::support::{CHAIN_1, CHAIN_2, Sandbox, fixture, reply_row, tool_rows};
 
 fn chain_ledger() -> SessionLedger {
     let files = [
@@ -114,26 +114,6 @@ const S1: &str = "11111111-1111-4111-8111-111111111111";
 const S2: &str = "22222222-2222-4222-8222-222222222222";
 const S3: &str = "33333333-3333-4333-8333-333333333333";
 
-/// A model turn calling notesoup's `name` with `input`, and its result,
-/// recorded `at`.
-fn tool_rows(id: &str, name: &str, input: &Value, at: &str) -> [String; 2] {
-    [
-        serde_json::json!({"type": "assistant", "uuid": format!("a-{id}"), "parentUuid": null,
-            "isSidechain": false, "timestamp": at, "requestedModel": "claude-opus-5-5",
-            "message": {"id": format!("msg-{id}"), "model": "claude-opus-5-5", "role": "assistant",
-                "content": [{"type": "tool_use", "id": format!("toolu_{id}"),
-                    "name": format!("mcp__plugin_notesoup_notesoup__{name}"), "input": input}],
-                "usage": {"input_tokens": 1000, "cache_creation_input_tokens": 0,
-                    "cache_read_input_tokens": 60_000, "output_tokens": 10}}})
-        .to_string(),
-        serde_json::json!({"type": "user", "uuid": format!("u-{id}"), "parentUuid": format!("a-{id}"),
-            "isSidechain": false, "timestamp": at,
-            "message": {"role": "user", "content": [{"type": "tool_result",
-                "tool_use_id": format!("toolu_{id}"), "content": "{}"}]}})
-        .to_string(),
-    ]
-}
-
 fn run_ok(sb: &Sandbox, args: &[&str]) -> String {
     let output = sb.run(args, b"");
     assert!(
@@ -217,4 +197,71 @@ fn report_all_lists_a_clear_chain_once_and_the_page_embeds_the_notes_at_their_ca
     run_ok(&sb, &["report", "--all", "--html", all.to_str().unwrap()]);
     let html = std::fs::read_to_string(&all).unwrap();
     assert_eq!(html.matches("<tr class=\"session\"").count(), 2);
+}
+
+/// The session Claude Code 2.1.332 recorded as it compacted a window on its
+/// own (`compactions/automatic-compaction.jsonl`).
+const AUTOMATIC: &str = "2f774857-624a-41ee-a54a-d4b0b123e752";
+
+/// Sets the time `file` was last written to `seconds` past a fixed start.
+fn touch(file: &std::path::Path, seconds: u64) {
+    let start = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_780_000_000);
+    std::fs::File::options()
+        .write(true)
+        .open(file)
+        .unwrap()
+        .set_modified(start + std::time::Duration::from_secs(seconds))
+        .unwrap();
+}
+
+#[test]
+fn report_all_table_and_json_over_the_recorded_sessions() {
+    let sb = Sandbox::new();
+    // The recorded `/clear` chain, started and cleared through the hooks as
+    // Claude Code ran them, then the recorded automatic compaction.
+    sb.hook(
+        "session-start",
+        &sb.payload("SessionStart-startup", CHAIN_1),
+    )
+    .unwrap();
+    assert_eq!(
+        sb.hook("session-end", &sb.payload("SessionEnd-clear", CHAIN_1)),
+        None
+    );
+    sb.hook("session-start", &sb.payload("SessionStart-clear", CHAIN_2))
+        .unwrap();
+    sb.hook(
+        "session-start",
+        &sb.payload("SessionStart-startup", AUTOMATIC),
+    )
+    .unwrap();
+    for (session, file) in [
+        (CHAIN_1, "chain-1-compact.jsonl"),
+        (CHAIN_2, "chain-2-after-clear.jsonl"),
+        (AUTOMATIC, "compactions/automatic-compaction.jsonl"),
+    ] {
+        let path = sb.transcript(session);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::copy(fixture(file), &path).unwrap();
+    }
+    // The records' times order the sessions: fixed, a minute apart.
+    for (index, session) in [CHAIN_1, CHAIN_2, AUTOMATIC].iter().enumerate() {
+        touch(
+            &sb.data.join("sessions").join(format!("{session}.json")),
+            60 * index as u64,
+        );
+    }
+    // The automatic compaction was recorded against a scripted API that
+    // reported 990,418 tokens in a model's 200,000-token window: the row
+    // says so (495.2% at its reset) rather than hide it.
+    let scrub = |text: String| text.replace(&sb.project.display().to_string(), "[PROJECT]");
+    let table = scrub(run_ok(&sb, &["report", "--all"]));
+    insta::assert_snapshot!("report_all_table", table);
+    let json: Value =
+        serde_json::from_str(&scrub(run_ok(&sb, &["report", "--all", "--json"]))).unwrap();
+    assert_eq!(json["sessions"].as_array().unwrap().len(), 2, "{json:#}");
+    insta::assert_snapshot!(
+        "report_all_json",
+        serde_json::to_string_pretty(&json).unwrap()
+    );
 }

@@ -358,3 +358,23 @@ pub fn tools_call(id: u64, name: &str, arguments: Value, tool_use_id: &str) -> V
             "claudecode/toolUseId": tool_use_id}}
     })
 }
+
+/// A model turn calling notesoup's `name` with `input`, and its result,
+/// recorded `at`.
+pub fn tool_rows(id: &str, name: &str, input: &Value, at: &str) -> [String; 2] {
+    [
+        serde_json::json!({"type": "assistant", "uuid": format!("a-{id}"), "parentUuid": null,
+            "isSidechain": false, "timestamp": at, "requestedModel": "claude-opus-5-5",
+            "message": {"id": format!("msg-{id}"), "model": "claude-opus-5-5", "role": "assistant",
+                "content": [{"type": "tool_use", "id": format!("toolu_{id}"),
+                    "name": format!("mcp__plugin_notesoup_notesoup__{name}"), "input": input}],
+                "usage": {"input_tokens": 1000, "cache_creation_input_tokens": 0,
+                    "cache_read_input_tokens": 60_000, "output_tokens": 10}}})
+        .to_string(),
+        serde_json::json!({"type": "user", "uuid": format!("u-{id}"), "parentUuid": format!("a-{id}"),
+            "isSidechain": false, "timestamp": at,
+            "message": {"role": "user", "content": [{"type": "tool_result",
+                "tool_use_id": format!("toolu_{id}"), "content": "{}"}]}})
+        .to_string(),
+    ]
+}

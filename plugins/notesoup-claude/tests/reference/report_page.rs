@@ -3,7 +3,9 @@
 //! a recorded `/clear` chain from a file with networking disabled, and the
 //! test reads back the DOM it built (the window rows, the reset markers by
 //! origin, the summary) and keeps a screenshot under
-//! `target/tmp/report-page/`. Chromium's console log goes to stderr, where
+//! `target/tmp/report-page/`; so too for `report --all`'s page and for the
+//! page of a session whose notes were written (each note's text, where it
+//! comes from, and the links from the window row to it). Chromium's console log goes to stderr, where
 //! no console message and no blocked load may appear.
 
 use std::path::PathBuf;
@@ -211,4 +213,174 @@ fn the_all_sessions_page_renders_in_headless_chromium() {
         String::from_utf8_lossy(&shot.stderr)
     );
     assert!(std::fs::read(&screenshot).unwrap().starts_with(b"\x89PNG"));
+}
+
+/// A session's page with the texts of the notes it wrote, built by the
+/// real binary from a session whose calls updated a note the notes' Git
+/// history holds, updated it again, and wrote a new one: Chromium's DOM
+/// holds each note's `<details>` with its text and where that text comes
+/// from, and every link from a window row lands on one of them.
+#[test]
+fn the_report_page_with_note_texts_renders_in_headless_chromium() {
+    use crate::support::{Sandbox, reply_row, tool_rows};
+
+    const SESSION: &str = "44444444-4444-4444-8444-444444444444";
+    let chromium = chromium();
+    let sb = Sandbox::new();
+    let write = |address: &str, text: &str| {
+        let output = sb.run(&["notes", "write", address, text], b"");
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    };
+    // The audit history holds the note's text before the session; the note
+    // has changed since, so only Git can say what the update applied to.
+    write("@project/MAP.md", "# Map\nalpha beta\n");
+    notesoup_core::dream::audit_commit(&sb.notes, "baseline one").unwrap();
+    write("@project/MAP.md", "# Map\nchanged since\n");
+    let later = jiff::Timestamp::from_second(jiff::Timestamp::now().as_second() + 60)
+        .unwrap()
+        .to_string();
+    let first = serde_json::json!({"address": "@project/MAP.md",
+        "edits": [{"oldText": "beta", "newText": "gamma"}]});
+    let second = serde_json::json!({"address": "@project/MAP.md",
+        "edits": [{"oldText": "gamma", "newText": "delta"}]});
+    let third = serde_json::json!({"address": "@project/TODO.md",
+        "content": "# Todo\nship <it> & check\n"});
+    let mut rows = vec![reply_row("r1", 60_000)];
+    rows.extend(tool_rows("1", "notes_update", &first, &later));
+    rows.extend(tool_rows("2", "notes_update", &second, &later));
+    rows.extend(tool_rows("3", "notes_write", &third, &later));
+    // One thread: each row's parent is the row before it (the first's is
+    // the SessionStart hook's context row).
+    let mut parent = "h1".to_owned();
+    let rows: Vec<String> = rows
+        .iter()
+        .map(|row| {
+            let mut row: serde_json::Value = serde_json::from_str(row).unwrap();
+            row["parentUuid"] = parent.clone().into();
+            parent = row["uuid"].as_str().unwrap().to_owned();
+            row.to_string()
+        })
+        .collect();
+    sb.start_session(SESSION, &rows);
+
+    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("report-page");
+    std::fs::create_dir_all(&out).unwrap();
+    let html = out.join("notes.html");
+    let report = sb.run(
+        &[
+            "report",
+            "--session",
+            SESSION,
+            "--html",
+            html.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert!(
+        report.status.success(),
+        "{}",
+        String::from_utf8_lossy(&report.stderr)
+    );
+    let page = std::fs::read_to_string(&html).unwrap();
+    for external in ["src=", "<script", "<link", "@import", "url("] {
+        assert!(!page.contains(external), "{external} in the page");
+    }
+    let profile = tempfile::tempdir().unwrap();
+    let url = format!("file://{}", html.display());
+    let dom = headless(&chromium, profile.path())
+        .arg("--dump-dom")
+        .arg(&url)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&dom.stderr);
+    assert!(dom.status.success(), "chromium failed: {stderr}");
+    let dom = String::from_utf8(dom.stdout).unwrap();
+
+    // One `<details>` per note call, in call order, each with where its text
+    // comes from and the text itself as Chromium parsed it.
+    let details: Vec<&str> = dom
+        .split("<details class=\"note\" ")
+        .skip(1)
+        .map(|rest| &rest[..rest.find("</details>").expect("closed")])
+        .collect();
+    assert_eq!(details.len(), 3, "{dom}");
+    let expected = [
+        (
+            "git",
+            "@project/MAP.md",
+            "This update applied to the note as audit commit ",
+            "<pre># Map\nalpha gamma\n</pre>",
+        ),
+        (
+            "replayed",
+            "@project/MAP.md",
+            "This update applied to the note as this session's call at seq ",
+            "<pre># Map\nalpha delta\n</pre>",
+        ),
+        (
+            "written",
+            "@project/TODO.md",
+            "The content this call wrote.",
+            "<pre># Todo\nship &lt;it&gt; &amp; check\n</pre>",
+        ),
+    ];
+    let mut ids = Vec::new();
+    for (one, (kind, address, source, text)) in details.iter().zip(expected) {
+        let id = one
+            .strip_prefix("id=\"")
+            .and_then(|rest| rest.split('"').next())
+            .expect("an id");
+        assert!(id.starts_with("note-"), "{one}");
+        assert!(one.contains(&format!("data-source=\"{kind}\"")), "{one}");
+        assert!(one.contains(address), "{one}");
+        assert!(
+            one.contains(&format!("<p class=\"source\">{source}")),
+            "{kind}: {one}"
+        );
+        assert!(one.contains(text), "{kind}: {one}");
+        ids.push(id.to_owned());
+    }
+    // The replayed update names the call it applied to: the first update.
+    let first_seq = ids[0].trim_start_matches("note-");
+    assert!(
+        details[1].contains(&format!("call at seq {first_seq} left it.")),
+        "{}",
+        details[1]
+    );
+    // The window row links to each note, and each link lands on one.
+    let links: Vec<&str> = dom
+        .split("<a href=\"#")
+        .skip(1)
+        .map(|rest| rest.split('"').next().expect("a target"))
+        .collect();
+    assert_eq!(links, ids, "{dom}");
+    assert!(dom.contains("data-git=\"true\""), "{dom}");
+    for noise in ["CONSOLE", "Refused to", "net::ERR"] {
+        assert!(
+            !stderr.contains(noise),
+            "{noise} in chromium's log: {stderr}"
+        );
+    }
+
+    // The screenshot, opened at the first note the row links to.
+    let screenshot = out.join("notes.png");
+    let _ = std::fs::remove_file(&screenshot);
+    let shot = headless(&chromium, profile.path())
+        .arg(format!("--screenshot={}", screenshot.display()))
+        .arg(format!("{url}#{}", ids[0]))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&shot.stderr);
+    assert!(shot.status.success(), "chromium failed: {stderr}");
+    assert!(std::fs::read(&screenshot).unwrap().starts_with(b"\x89PNG"));
+    for noise in ["CONSOLE", "Refused to", "net::ERR"] {
+        assert!(
+            !stderr.contains(noise),
+            "{noise} in chromium's log: {stderr}"
+        );
+    }
 }

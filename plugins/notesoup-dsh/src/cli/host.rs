@@ -89,6 +89,26 @@ fn read_log(path: &Path) -> Result<SessionLog> {
 }
 
 impl DshCli {
+    /// The window ledger of the session `target` names (`report`).
+    fn read_ledger(
+        &self,
+        target: &Target<'_, DshSessionArgs>,
+    ) -> Result<notesoup_core::history::SessionLedger> {
+        let session = self.session(target)?;
+        let Some(log) = session.log else {
+            match session.id {
+                Some(id) => {
+                    bail!("no log of dsh session {id}; pass --session FILE (its session.jsonl)")
+                }
+                None => bail!(
+                    "{}; pass --session",
+                    no_session_recorded::<Self>(session.cwd.display())
+                ),
+            }
+        };
+        Ok(crate::history::ledger(&log.header.id, &log.events)?)
+    }
+
     /// The session `target` names.
     fn session(&self, target: &Target<'_, DshSessionArgs>) -> Result<DshSession> {
         let here = target.cwd_or_current()?;
@@ -268,19 +288,16 @@ impl CliHost for DshCli {
         target: &Target<'_, DshSessionArgs>,
         _out: &mut Out,
     ) -> Result<notesoup_core::history::SessionLedger> {
-        let session = self.session(target)?;
-        let Some(log) = session.log else {
-            match session.id {
-                Some(id) => {
-                    bail!("no log of dsh session {id}; pass --session FILE (its session.jsonl)")
-                }
-                None => bail!(
-                    "{}; pass --session",
-                    no_session_recorded::<Self>(session.cwd.display())
-                ),
-            }
-        };
-        Ok(crate::history::ledger(&log.header.id, &log.events)?)
+        self.read_ledger(target)
+    }
+
+    fn ledgers(
+        &mut self,
+        targets: &[Target<'_, DshSessionArgs>],
+        _out: &mut Out,
+    ) -> Vec<Result<notesoup_core::history::SessionLedger>> {
+        let this = &*self;
+        notesoup_cli::in_parallel(targets, |target| this.read_ledger(target))
     }
 
     fn boot(&mut self, target: &Target<'_, DshSessionArgs>, out: &mut Out) -> Result<BootView> {

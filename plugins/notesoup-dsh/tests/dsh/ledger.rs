@@ -147,3 +147,68 @@ fn every_session_of_a_project_and_the_budget_lines_of_the_settings() {
             "warning_at": 94_688, "reserve_at": 111_072})
     );
 }
+
+/// `report --all` as a person and a script read it, over three sessions of
+/// one project: the recording, then it with its reset forced at the hard
+/// reserve, then forced by an overflow; each log written a minute after the
+/// one before, and the temporary paths scrubbed.
+#[test]
+fn report_all_table_and_json_over_the_recorded_sessions() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let project = dir.path().join("proj");
+    std::fs::create_dir_all(&project).expect("project");
+    let home = dir.path().join("dsh-home");
+    let safe = project
+        .to_string_lossy()
+        .trim_start_matches('/')
+        .replace('/', "-");
+    let hard = forced(false);
+    let overflow = forced(true);
+    let start = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_780_000_000);
+    for (index, (session, log)) in [
+        ("s1", recorded()),
+        ("s2", hard.to_path_buf()),
+        ("s3", overflow.to_path_buf()),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let folder = home
+            .join("sessions")
+            .join(format!("--{safe}--"))
+            .join(session);
+        std::fs::create_dir_all(&folder).expect("folder");
+        let path = folder.join("session.jsonl");
+        std::fs::copy(log, &path).expect("log");
+        std::fs::File::options()
+            .write(true)
+            .open(&path)
+            .expect("log")
+            .set_modified(start + std::time::Duration::from_secs(60 * index as u64))
+            .expect("time");
+    }
+    let run = |args: &[&str]| {
+        let output = Command::new(env!("CARGO_BIN_EXE_notesoup-dsh"))
+            .args(["report", "--all"])
+            .args(args)
+            .current_dir(&project)
+            .env("PI_NOTES_HOME", dir.path().join("notes"))
+            .env("DSH_HOME", &home)
+            .output()
+            .expect("notesoup-dsh runs");
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8_lossy(&output.stdout)
+            .replace(&format!("--{safe}--"), "--[PROJECT]--")
+            .replace(&dir.path().display().to_string(), "[DIR]")
+    };
+    insta::assert_snapshot!("report_all_table", run(&[]));
+    let json: Value = serde_json::from_str(&run(&["--json"])).expect("json");
+    insta::assert_snapshot!(
+        "report_all_json",
+        serde_json::to_string_pretty(&json).expect("json")
+    );
+}

@@ -196,6 +196,18 @@ impl CliHost for PiCli {
         Ok(session_ledger(&history, &signals))
     }
 
+    fn ledgers(
+        &mut self,
+        targets: &[Target<'_, PiSessionArgs>],
+        _out: &mut Out,
+    ) -> Vec<Result<SessionLedger>> {
+        let this = &*self;
+        notesoup_cli::in_parallel(targets, |target| {
+            let (history, signals) = this.history_with_signals(target)?;
+            Ok(session_ledger(&history, &signals))
+        })
+    }
+
     fn budget(
         &mut self,
         target: &Target<'_, PiSessionArgs>,
