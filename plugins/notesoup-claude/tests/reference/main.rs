@@ -27,3 +27,4 @@ mod structured;
 #[path = "../claude/support.rs"]
 #[allow(dead_code)]
 mod support;
+mod sync;

@@ -683,3 +683,89 @@ fn installed_without_the_engine_dsh_summarizes() {
         markers(&log)
     );
 }
+
+/// `notesoup-dsh ARGS` on the world's notes root, as dsh runs it; it must
+/// succeed. Its stdout.
+fn notesoup_dsh(world: &World, args: &[&str]) -> String {
+    let output = Command::new(env!("CARGO_BIN_EXE_notesoup-dsh"))
+        .args(args)
+        .current_dir(world.path("work"))
+        .env("PI_NOTES_HOME", world.path("notes"))
+        .env_remove("PI_NOTES_AGENT")
+        .output()
+        .expect("notesoup-dsh runs");
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(
+        output.status.success(),
+        "notesoup-dsh {args:?}: {stdout}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    stdout
+}
+
+/// `sync` across two notes roots: a note the model writes in a dsh session
+/// on root A is in the boot of a dsh session on root B, whose automatic
+/// sync pulled it before the boot.
+#[test]
+fn a_note_written_on_one_root_is_in_the_boot_on_another_after_sync() {
+    let root = dsh_root();
+    let first = World::new(root.clone());
+    let second = World::new(root);
+    let remote = first.path("remote.git");
+    let status = Command::new("git")
+        .args(["init", "--quiet", "--bare"])
+        .arg(&remote)
+        .status()
+        .expect("git runs");
+    assert!(status.success());
+    let remote = remote.display().to_string();
+
+    notesoup_dsh(&first, &["sync", "--remote", &remote]);
+    let wrote = first.run(&Scenario {
+        label: "write",
+        script: json!([
+            {"tool": "notes_write", "args": {"address": "@human/x.md", "content": "# X\nWritten on the first root."}},
+            {"text": "Noted."}
+        ]),
+        inputs: &["remember x"],
+        resume: None,
+        engine: false,
+        profile: false,
+    });
+    assert_eq!(wrote.report["text"], "Noted.");
+    assert!(first.path("notes/human/x.md").is_file());
+    let sent = notesoup_dsh(&first, &["sync"]);
+    assert!(sent.contains("pushed"), "{sent}");
+
+    // The second root: the same remote, automatic sync on. The wait is a
+    // bound, not a delay: the boot goes on once the pull is done.
+    notesoup_dsh(&second, &["sync", "--remote", &remote]);
+    notesoup_dsh(
+        &second,
+        &["sync", "--auto", "on", "--auto-wait-ms", "20000"],
+    );
+    assert!(!second.path("notes/human/x.md").exists());
+    let booted = second.run(&Scenario {
+        label: "boot",
+        script: json!([{"text": "Hello."}]),
+        inputs: &["hi"],
+        resume: None,
+        engine: false,
+        profile: false,
+    });
+    check_requests(&booted.requests);
+    let boot: Vec<&str> = booted.requests[0]["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .filter_map(|m| m["text"].as_str())
+        .filter(|t| t.contains("<context_window>\n"))
+        .collect();
+    assert_eq!(boot.len(), 1, "{:?}", booted.requests[0]);
+    assert!(
+        boot[0].contains("@human/x.md"),
+        "the boot lists the note: {}",
+        boot[0]
+    );
+    assert!(second.path("notes/human/x.md").is_file());
+}

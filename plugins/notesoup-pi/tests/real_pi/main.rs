@@ -11,6 +11,7 @@ mod completions;
 mod dream;
 mod embedding;
 mod support;
+mod sync;
 mod terminal;
 mod typecheck;
 

@@ -1,0 +1,87 @@
+//! `sync` across two notes roots: a note the model writes in a real Pi
+//! session on root A is in the boot of a real Pi session on root B, whose
+//! automatic sync pulled it before the boot.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use serde_json::json;
+
+use super::support::{World, find_note, text, tool};
+
+/// `notesoup-pi ARGS` on the world's notes root, with the environment Pi
+/// runs under.
+fn notesoup_pi(world: &World, args: &[&str]) -> Output {
+    let output = Command::new(crate::sidecar())
+        .args(args)
+        .current_dir(world.path("project"))
+        .env("HOME", world.temp.path())
+        .env("PI_CODING_AGENT_DIR", world.path("agent"))
+        .env("PI_NOTES_HOME", world.notes_home())
+        .env("PI_NOTES_AGENT", "tester")
+        .output()
+        .expect("notesoup-pi runs");
+    assert!(
+        output.status.success(),
+        "notesoup-pi {args:?}: {}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output
+}
+
+/// A bare Git repository at `path`, the remote both roots sync with.
+fn bare_remote(path: &Path) -> String {
+    let status = Command::new("git")
+        .args(["init", "--quiet", "--bare"])
+        .arg(path)
+        .status()
+        .expect("git runs");
+    assert!(status.success());
+    path.display().to_string()
+}
+
+#[test]
+fn a_note_written_on_one_root_is_in_the_boot_on_another_after_sync() {
+    let first = World::new(200_000);
+    let second = World::new(200_000);
+    let remote = bare_remote(&first.path("remote.git"));
+
+    notesoup_pi(&first, &["sync", "--remote", &remote]);
+    let report = first.start(json!([
+        {"respond": [
+            tool("notes_write", json!({"address": "@human/x.md", "content": "# X\nWritten on the first root.\n"})),
+            text("Noted."),
+        ]},
+        {"prompt": "Remember x."},
+    ]));
+    report.assert_finished(0);
+    assert!(find_note(&first.notes_home().join("human"), "x.md").is_some());
+    let sent = notesoup_pi(&first, &["sync"]);
+    assert!(
+        String::from_utf8_lossy(&sent.stdout).contains("pushed"),
+        "{sent:?}"
+    );
+
+    // The second root: the same remote, automatic sync on. The wait is a
+    // bound, not a delay: the boot goes on once the pull is done.
+    notesoup_pi(&second, &["sync", "--remote", &remote]);
+    notesoup_pi(
+        &second,
+        &["sync", "--auto", "on", "--auto-wait-ms", "20000"],
+    );
+    assert!(find_note(&second.notes_home().join("human"), "x.md").is_none());
+    let report = second.start(json!([
+        {"respond": [text("Hello.")]},
+        {"prompt": "Hi."},
+    ]));
+    report.assert_finished(0);
+    let boot = &report.requests[0][0];
+    assert_eq!(boot.0, "user");
+    assert!(boot.1.starts_with("<context_window>"), "{boot:?}");
+    assert!(
+        boot.1.contains("@human/x.md"),
+        "the boot lists the note: {boot:?}"
+    );
+    assert!(find_note(&second.notes_home().join("human"), "x.md").is_some());
+}
