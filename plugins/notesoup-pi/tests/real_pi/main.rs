@@ -13,6 +13,7 @@ mod embedding;
 mod support;
 mod terminal;
 mod typecheck;
+mod usage;
 
 use notesoup_test_support::pi_session::{RESET, reset_between};
 use serde_json::json;

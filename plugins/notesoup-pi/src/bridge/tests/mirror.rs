@@ -218,6 +218,7 @@ impl Shim {
             pending_messages: false,
             signal_aborted: false,
             context_usage: None,
+            usage_local: false,
             model: None,
             settings: SettingsState {
                 global: json!({}),
