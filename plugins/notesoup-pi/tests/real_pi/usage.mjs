@@ -7,7 +7,8 @@
 // For each file, Pi opens it (`SessionManager.open`) under an agent session
 // whose model is pi-ai's faux model with that context window, moves the leaf
 // to every entry in turn (`branch(id)`, then `resetLeaf()` for no leaf) and
-// calls `session.getContextUsage()`. Stdout: [{file, leaves: [{leafId,
+// calls `session.getContextUsage()`. Opening a file under an agent session
+// appends Pi's thinking level to it: give this copies. Stdout: [{file, leaves: [{leafId,
 // usage}]}], `usage` null when Pi returns undefined.
 
 import fs from "node:fs";

@@ -92,16 +92,24 @@ fn compare(world: &World, files: &[PathBuf]) -> usize {
 
 #[test]
 fn the_sidecar_computes_pi_s_own_context_usage_at_every_leaf() {
+    // Copies of the goldens: opening a session under an agent session
+    // appends Pi's thinking level to the file.
+    let small = World::new(40_000);
     let golden = adapter_dir().join("tests/golden");
+    let copies = small.path("goldens");
+    std::fs::create_dir_all(&copies).unwrap();
     let mut files: Vec<PathBuf> = std::fs::read_to_string(golden.join("scenarios.txt"))
         .unwrap()
         .lines()
-        .map(|name| golden.join(format!("{name}.jsonl")))
+        .map(|name| {
+            let copy = copies.join(format!("{name}.jsonl"));
+            std::fs::copy(golden.join(format!("{name}.jsonl")), &copy).unwrap();
+            copy
+        })
         .collect();
 
     // Sessions real Pi writes with notesoup on: a small window, so
     // notesoup's budget resets the window (a retain-none compaction) ...
-    let small = World::new(40_000);
     let report = small.start(json!([
         {"respond": [text("One.")]},
         {"prompt": format!("Part one. {}", "a".repeat(60_000))},
