@@ -91,6 +91,11 @@ export interface SessionState {
 	signalAborted: boolean;
 	/** `ctx.getContextUsage()` (`{tokens, contextWindow, percent}`). */
 	contextUsage?: unknown;
+	/**
+	 * Set when the shim left `contextUsage` for the sidecar to compute
+	 * (an event of `usageComputed`, the model not virtual).
+	 */
+	usageLocal?: boolean;
 	/** `ctx.model` as `{provider, id, contextWindow, maxTokens}`. */
 	model?: unknown;
 	/** The settings, or why they could not be read. */
@@ -232,6 +237,15 @@ export interface Ready {
 	 * 100,000-entry session).
 	 */
 	usageOmitted?: string[];
+	/**
+	 * Events whose handlers read the context usage, which the sidecar
+	 * computes from its mirror as Pi's `getContextUsage()` does: their
+	 * states leave `contextUsage` out and set `usageLocal`, unless the
+	 * model is virtual (`api` `pi-virtual`: Pi takes the limits of the
+	 * model that answered, which the sidecar does not know), when they
+	 * carry Pi's value.
+	 */
+	usageComputed?: string[];
 }
 
 /** `refused`: why the sidecar cannot serve this Pi. */

@@ -23,6 +23,29 @@ pub fn calculate_context_tokens(usage: &Usage) -> u64 {
     }
 }
 
+/// What the coding agent's usage estimates read of one branch entry: its
+/// id and whether it is a `compaction` or a `context_edit`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BranchStep<'a> {
+    /// The entry's id.
+    pub id: &'a str,
+    /// A `compaction` entry.
+    pub compaction: bool,
+    /// A `context_edit` entry.
+    pub context_edit: bool,
+}
+
+impl<'a> BranchStep<'a> {
+    /// The step of a decoded entry.
+    pub fn of(entry: &'a Entry) -> Self {
+        Self {
+            id: entry.id(),
+            compaction: matches!(entry, Entry::Compaction(_)),
+            context_edit: matches!(entry, Entry::ContextEdit(_)),
+        }
+    }
+}
+
 /// The result of `estimateContextTokens`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -171,6 +194,16 @@ pub mod coding_agent {
         projection: &Projection<'_>,
         branch: &[&Entry],
     ) -> ContextEstimate {
+        let steps: Vec<BranchStep<'_>> = branch.iter().map(|entry| BranchStep::of(entry)).collect();
+        estimate_projected_over_steps(projection, &steps)
+    }
+
+    /// [`estimate_projected_context_tokens`] over what it reads of the
+    /// branch: each entry's id and type.
+    pub fn estimate_projected_over_steps(
+        projection: &Projection<'_>,
+        branch: &[BranchStep<'_>],
+    ) -> ContextEstimate {
         let estimate = estimate_context_tokens(&projection.messages);
         if let Some(usage_index) = estimate.last_usage_index {
             let usage_entry = projection
@@ -180,11 +213,11 @@ pub mod coding_agent {
             let usage_position = usage_entry.and_then(|entry| {
                 branch
                     .iter()
-                    .position(|candidate| candidate.id() == entry.source.id())
+                    .position(|candidate| candidate.id == entry.source.id())
             });
             let invalidating = branch
                 .iter()
-                .rposition(|entry| matches!(entry, Entry::ContextEdit(_) | Entry::Compaction(_)));
+                .rposition(|entry| entry.context_edit || entry.compaction);
             let trusted = match (usage_position, invalidating) {
                 (Some(usage), Some(invalidating)) => usage > invalidating,
                 (Some(_), None) => true,
@@ -207,6 +240,42 @@ pub mod coding_agent {
             trailing_tokens: tokens,
             last_usage_index: None,
         }
+    }
+    /// The tokens of `AgentSession.getContextUsage()` (1.6.0,
+    /// `dist/core/agent-session.js`) over the session projection and the
+    /// branch: `None` when the branch has a compaction and no projected
+    /// assistant entry with usable usage after it (unknown until the next
+    /// answer), else [`estimate_projected_context_tokens`].
+    pub fn context_usage_tokens(
+        projection: &Projection<'_>,
+        branch: &[BranchStep<'_>],
+    ) -> Option<u64> {
+        // `getLatestCompactionEntry(branch)`, then `branch.findIndex` by its id.
+        if let Some(latest) = branch.iter().rev().find(|entry| entry.compaction) {
+            let projected: std::collections::HashSet<&str> = projection
+                .entries
+                .iter()
+                .filter(|entry| {
+                    projection
+                        .messages_of(entry)
+                        .iter()
+                        .any(|message| usable_usage(message).is_some())
+                })
+                .map(|entry| entry.source.id())
+                .collect();
+            // `findIndex` is -1 when absent: then `slice(0)`.
+            let after = branch
+                .iter()
+                .position(|entry| entry.id == latest.id)
+                .map_or(0, |index| index + 1);
+            let has_post_compaction_usage = branch[after..]
+                .iter()
+                .any(|entry| projected.contains(entry.id));
+            if !has_post_compaction_usage {
+                return None;
+            }
+        }
+        Some(estimate_projected_over_steps(projection, branch).tokens)
     }
 }
 

@@ -308,7 +308,23 @@ export default function notesoup(pi: ExtensionAPI): void {
     }
   }
 
-  function state(ctx: ExtensionContext, usageOmitted = false): SessionState {
+  /**
+   * How an event's state treats the context usage: Pi's value (`"pi"`), left
+   * out (`"omitted"`: its handlers never read it), or left to the sidecar
+   * (`"local"`: it computes Pi's `getContextUsage()` from its mirror). Under a
+   * virtual model Pi takes the limits of the model that answered, which only
+   * Pi knows: then Pi's value.
+   */
+  function usageMode(name: string, ctx: ExtensionContext): "pi" | "omitted" | "local" {
+    if (!ready) return "pi";
+    if ((ready.usageOmitted ?? []).includes(name)) return "omitted";
+    if ((ready.usageComputed ?? []).includes(name) && ctx.model && ctx.model.api !== "pi-virtual") {
+      return "local";
+    }
+    return "pi";
+  }
+
+  function state(ctx: ExtensionContext, usage: "pi" | "omitted" | "local" = "pi"): SessionState {
     const sm = ctx.sessionManager;
     const sessionId = sm.getSessionId();
     const entries = sm.getEntries();
@@ -343,8 +359,10 @@ export default function notesoup(pi: ExtensionAPI): void {
       idle: ctx.isIdle(),
       pendingMessages: ctx.hasPendingMessages(),
       signalAborted: ctx.signal?.aborted ?? false,
-      // Pi computes it over the whole branch: only for the events that read it.
-      contextUsage: usageOmitted ? undefined : contextUsage(ctx),
+      // Pi computes it over the whole branch: only for the events that read
+      // it and whose usage the sidecar cannot compute.
+      contextUsage: usage === "pi" ? contextUsage(ctx) : undefined,
+      usageLocal: usage === "local" ? true : undefined,
       model: model && {
         provider: model.provider,
         id: model.id,
@@ -401,15 +419,15 @@ export default function notesoup(pi: ExtensionAPI): void {
     const id = ++nextEvent;
     const omitted = ready.omit.find((rule) => rule.event === name);
     const body = omitted ? omit(payload, omitted.paths) : payload;
-    const usageOmitted = (ready.usageOmitted ?? []).includes(name);
-    current.send({ type: "event", body: { id, name, payload: body, state: state(ctx, usageOmitted) } });
+    const usage = usageMode(name, ctx);
+    current.send({ type: "event", body: { id, name, payload: body, state: state(ctx, usage) } });
     for (;;) {
       const message = await current.next();
       if (message.type === "action") {
         const error = perform(message.body.action, ctx);
         current.send({
           type: "actionResult",
-          body: { id: message.body.id, error, state: state(ctx, usageOmitted) },
+          body: { id: message.body.id, error, state: state(ctx, usage) },
         });
       } else if (message.type === "result" && message.body.id === id) {
         if (message.body.error) throw new HandlerError(message.body.error);

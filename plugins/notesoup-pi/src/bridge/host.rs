@@ -17,6 +17,7 @@ use super::protocol::{
     AbortArgs, Action, ActionRequest, ActionResult, AppendEntryArgs, NotifyArgs, OnDisk,
     SendMessageArgs, SessionState, ShimMessage, SidecarMessage, ids_hash,
 };
+use crate::estimate::{BranchStep, coding_agent};
 use crate::host::{
     CompactionSettings, ContextUsage, CustomMessageDraft, HostError, HostSettings, ModelInfo,
     NotifyLevel, PiApiLevel, PiHost, SendOptions,
@@ -213,6 +214,8 @@ pub struct BridgeHost<'io> {
     pending_messages: bool,
     signal_aborted: bool,
     context_usage: Option<ContextUsage>,
+    /// The state left the usage to the sidecar (`usageLocal`).
+    usage_local: bool,
     model: Option<ModelInfo>,
     settings: Result<HostSettings, String>,
     project_trusted: bool,
@@ -251,6 +254,7 @@ impl<'io> BridgeHost<'io> {
             pending_messages: false,
             signal_aborted: false,
             context_usage: None,
+            usage_local: false,
             model: None,
             settings: Ok(HostSettings::default()),
             project_trusted: false,
@@ -371,6 +375,7 @@ impl<'io> BridgeHost<'io> {
         self.idle = state.idle;
         self.pending_messages = state.pending_messages;
         self.signal_aborted = state.signal_aborted;
+        self.usage_local = state.usage_local;
         self.context_usage = state
             .context_usage
             .and_then(|value| serde_json::from_value(value).ok());
@@ -672,8 +677,43 @@ impl PiHost for BridgeHost<'_> {
         self.pending_messages
     }
 
+    /// Pi's value when the state carries it; computed from the mirror, as
+    /// Pi 1.6.0's `getContextUsage()` does, when the shim left it out for
+    /// the sidecar (`usageLocal`).
     fn context_usage(&self) -> Option<ContextUsage> {
-        self.context_usage
+        if !self.usage_local {
+            return self.context_usage;
+        }
+        let context_window = self.model.as_ref()?.context_window;
+        if context_window == 0 {
+            return None;
+        }
+        let projection = self.build_projection();
+        // Ids and types only: a message on the branch is not decoded for it.
+        let positions = self.branch_positions(None);
+        let needed: Vec<usize> = positions
+            .iter()
+            .copied()
+            .filter(|&position| !self.mirror.is_message(position))
+            .collect();
+        self.mirror.prefetch(&needed);
+        let branch: Vec<BranchStep<'_>> = positions
+            .into_iter()
+            .map(|position| {
+                let entry = self.mirror.window_entry(position);
+                BranchStep {
+                    id: self.mirror.id(position),
+                    compaction: matches!(entry, Entry::Compaction(_)),
+                    context_edit: matches!(entry, Entry::ContextEdit(_)),
+                }
+            })
+            .collect();
+        let tokens = coding_agent::context_usage_tokens(&projection, &branch);
+        Some(ContextUsage {
+            tokens,
+            context_window,
+            percent: tokens.map(|tokens| tokens as f64 / context_window as f64 * 100.0),
+        })
     }
 
     fn model(&self) -> Option<ModelInfo> {

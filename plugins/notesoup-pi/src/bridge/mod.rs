@@ -72,6 +72,13 @@ pub const USAGE_OMITTED: &[&str] = &[
     "agent_settled",
 ];
 
+/// The forwarded events whose handlers read the context usage (the budget,
+/// at `context` and `turn_end`): the sidecar computes it from its mirror as
+/// Pi 1.6.0's `getContextUsage()` does (`estimate::coding_agent::
+/// context_usage_tokens`), so their states leave it out too, except under a
+/// virtual model, whose limits only Pi knows.
+pub const USAGE_COMPUTED: &[&str] = &["context", "turn_end"];
+
 /// Payload parts left out by the shim, per event: the boundary preview's
 /// copies of the whole context, which grow with the session and which
 /// `Notesoup` never reads (it reads the session, and `pendingMessages`).
@@ -331,6 +338,7 @@ pub fn ready(extension: &dyn PiExtension, level: PiApiLevel) -> Ready {
             })
             .collect(),
         usage_omitted: USAGE_OMITTED.iter().map(|&e| e.to_owned()).collect(),
+        usage_computed: USAGE_COMPUTED.iter().map(|&e| e.to_owned()).collect(),
     }
 }
 

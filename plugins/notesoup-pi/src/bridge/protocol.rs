@@ -93,6 +93,14 @@ pub struct Ready {
     /// 100,000-entry session).
     #[serde(default)]
     pub usage_omitted: Vec<String>,
+    /// Events whose handlers read the context usage, which the sidecar
+    /// computes from its mirror as Pi's `getContextUsage()` does: their
+    /// states leave `contextUsage` out and set `usageLocal`, unless the
+    /// model is virtual (`api` `pi-virtual`: Pi takes the limits of the
+    /// model that answered, which the sidecar does not know), when they
+    /// carry Pi's value.
+    #[serde(default)]
+    pub usage_computed: Vec<String>,
 }
 
 /// Payload parts of one event to leave out.
@@ -224,6 +232,10 @@ pub struct SessionState {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[typeshare(typescript(type = "unknown"))]
     pub context_usage: Option<Value>,
+    /// Set when the shim left `contextUsage` for the sidecar to compute
+    /// (an event of `usageComputed`, the model not virtual).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub usage_local: bool,
     /// `ctx.model` as `{provider, id, contextWindow, maxTokens}`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[typeshare(typescript(type = "unknown"))]

@@ -14,6 +14,7 @@ mod support;
 mod sync;
 mod terminal;
 mod typecheck;
+mod usage;
 
 use notesoup_test_support::pi_session::{RESET, reset_between};
 use serde_json::json;

@@ -29,7 +29,8 @@ use super::super::host::{BridgeHost, Channel, Incoming};
 use super::super::protocol::{
     ActionResult, OnDisk, SessionState, SettingsState, ShimMessage, SidecarMessage, ids_hash,
 };
-use crate::host::{PiApiLevel, PiHost};
+use crate::estimate::{BranchStep, coding_agent};
+use crate::host::{ContextUsage, PiApiLevel, PiHost};
 use crate::projection::{is_checkpoint_backed, project, reset_markers, window_projection};
 use crate::reset::Kind;
 use crate::reset::window::{
@@ -180,6 +181,9 @@ fn step() -> impl Strategy<Value = Step> {
     ]
 }
 
+/// The model's context window in the shim's states.
+const CONTEXT_WINDOW: u64 = 200_000;
+
 /// The shim's side of the mirror (`mirror` in the shim).
 #[derive(Default)]
 struct Shim {
@@ -217,8 +221,11 @@ impl Shim {
             idle: true,
             pending_messages: false,
             signal_aborted: false,
+            // The usage left to the sidecar, as for `context` and `turn_end`.
             context_usage: None,
-            model: None,
+            usage_local: true,
+            model: Some(json!({"provider": "faux", "id": "faux-1",
+                "contextWindow": CONTEXT_WINDOW, "maxTokens": 8192})),
             settings: SettingsState {
                 global: json!({}),
                 project: json!({}),
@@ -389,6 +396,21 @@ fn check_mirror(host: &BridgeHost<'_>, pi: &Pi, full: bool) -> Result<(), TestCa
         format!("{projection:?}"),
         format!("{:?}", project(&fresh, leaf)),
         "the projection"
+    );
+    // The usage the sidecar computes is the one over Pi's own entries.
+    let steps: Vec<BranchStep<'_>> = pi_branch
+        .iter()
+        .map(|entry| BranchStep::of(entry))
+        .collect();
+    let tokens = coding_agent::context_usage_tokens(&project(&fresh, leaf), &steps);
+    prop_assert_eq!(
+        host.context_usage(),
+        Some(ContextUsage {
+            tokens,
+            context_window: CONTEXT_WINDOW,
+            percent: tokens.map(|tokens| tokens as f64 / CONTEXT_WINDOW as f64 * 100.0),
+        }),
+        "the context usage"
     );
     if full {
         let all = host.entries();
@@ -604,6 +626,9 @@ fn the_handlers_decode_only_what_they_read() {
     let (sidecar, _) = first_event(&pi);
     let _ = sidecar.host.window_branch(None);
     let _ = sidecar.host.build_projection();
+    // The usage reads no more than the window branch and the projection.
+    let usage = sidecar.host.context_usage().expect("a usage");
+    assert_eq!(usage.tokens, None, "no answer after the compaction");
     // The model change, the compaction, the three kept messages and the
     // assistant message before them.
     assert_eq!(sidecar.host.decoded(), 6);
