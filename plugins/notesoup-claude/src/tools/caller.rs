@@ -319,6 +319,11 @@ fn file_identity(meta: &std::fs::Metadata) -> Option<(u64, u64, SystemTime)> {
 
 /// Transcripts looked at, newest first: the caller's is being written to.
 const MAX_FILES: usize = 16;
+/// How long a call whose `tool_use` row is in no transcript yet waits for
+/// it, while a transcript is being written.
+const TOOL_USE_WAIT: Duration = Duration::from_secs(1);
+/// A transcript modified this recently is being written.
+const WRITING: Duration = Duration::from_secs(3);
 /// Bytes read from the end of each: the `tool_use` row is near the end.
 const MAX_TAIL_BYTES: u64 = 8 * 1024 * 1024;
 
@@ -367,22 +372,50 @@ pub fn resolve_kept(
     }
     *known = None;
     let needle = format!("\"{id}\"");
-    for (_, session_id, path) in found.iter().take(MAX_FILES) {
-        if holds_tool_use(path, id, needle.as_bytes()).map_err(|e| e.to_string())? {
-            if let Some(state) = states.load(session_id).map_err(|e| e.to_string())? {
-                *known = Some(KnownCaller {
-                    transcripts_dir: dir.to_path_buf(),
-                    session_id: session_id.clone(),
-                });
-                return Ok(Some((state, Resolution::ToolUse)));
+    let deadline = std::time::Instant::now() + TOOL_USE_WAIT;
+    let mut found = found;
+    loop {
+        for (_, session_id, path) in found.iter().take(MAX_FILES) {
+            if holds_tool_use(path, id, needle.as_bytes()).map_err(|e| e.to_string())? {
+                if let Some(state) = states.load(session_id).map_err(|e| e.to_string())? {
+                    *known = Some(KnownCaller {
+                        transcripts_dir: dir.to_path_buf(),
+                        session_id: session_id.clone(),
+                    });
+                    return Ok(Some((state, Resolution::ToolUse)));
+                }
+                return latest(states, project_key);
             }
+        }
+        // Claude Code writes the call's row asynchronously: while a
+        // transcript is being written, give the row a moment to land.
+        if !being_written(&found) || std::time::Instant::now() >= deadline {
             break;
         }
+        std::thread::sleep(Duration::from_millis(20));
+        found = candidates(dir).map_err(|e| e.to_string())?;
     }
+    latest(states, project_key)
+}
+
+/// The project's latest recorded session, when no `tool_use` row named one.
+fn latest(
+    states: &StateDir,
+    project_key: &str,
+) -> Result<Option<(ClaudeSessionState, Resolution)>, String> {
     Ok(states
         .latest(project_key)
         .map_err(|e| e.to_string())?
         .map(|state| (state, Resolution::Latest)))
+}
+
+/// Whether the newest of `found` was modified in the last [`WRITING`].
+fn being_written(found: &[(SystemTime, String, PathBuf)]) -> bool {
+    found.first().is_some_and(|(modified, _, _)| {
+        SystemTime::now()
+            .duration_since(*modified)
+            .is_ok_and(|age| age < WRITING)
+    })
 }
 
 /// Whether `session_id`'s newest transcript is strictly newer than every
@@ -581,6 +614,46 @@ mod tests {
         // the kept caller; once sa writes again it is found.
         write("sa", "toolu_a3");
         assert_eq!(call("toolu_a3"), ("sa".to_owned(), Resolution::ToolUse));
+    }
+
+    /// Claude Code may call a tool before the call's row is in the
+    /// transcript it is writing: the caller waits (bounded) for the row.
+    #[test]
+    fn a_call_whose_row_lands_late_is_found_by_its_tool_use() {
+        let data = tempfile::tempdir().unwrap();
+        let transcripts = tempfile::tempdir().unwrap();
+        let states = StateDir::new(data.path());
+        for id in ["sa", "sb"] {
+            let state = ClaudeSessionState::new_chain(
+                id,
+                transcripts.path().join(format!("{id}.jsonl")),
+                "/w".into(),
+                "p-12345678".into(),
+            );
+            states.save(&state).unwrap();
+        }
+        // sb is the latest record, sa the session being written.
+        let sa = transcripts.path().join("sa.jsonl");
+        std::fs::write(&sa, tool_use_row("toolu_earlier") + "\n").unwrap();
+        let found = std::thread::scope(|scope| {
+            scope.spawn(|| {
+                std::thread::sleep(std::time::Duration::from_millis(200));
+                let mut text = std::fs::read_to_string(&sa).unwrap();
+                text.push_str(&(tool_use_row("toolu_late") + "\n"));
+                std::fs::write(&sa, text).unwrap();
+            });
+            resolve_kept(
+                &mut None,
+                &states,
+                Some(transcripts.path()),
+                "p-12345678",
+                Some("toolu_late"),
+            )
+            .unwrap()
+            .map(|(state, how)| (state.session_id, how))
+            .unwrap()
+        });
+        assert_eq!(found, ("sa".to_owned(), Resolution::ToolUse));
     }
 
     #[test]
