@@ -320,8 +320,9 @@ fn file_identity(meta: &std::fs::Metadata) -> Option<(u64, u64, SystemTime)> {
 /// Transcripts looked at, newest first: the caller's is being written to.
 const MAX_FILES: usize = 16;
 /// How long a call whose `tool_use` row is in no transcript yet waits for
-/// it, while a transcript is being written.
-const TOOL_USE_WAIT: Duration = Duration::from_secs(1);
+/// it, while a transcript is being written or the latest session's is not
+/// on disk yet.
+const TOOL_USE_WAIT: Duration = Duration::from_secs(2);
 /// A transcript modified this recently is being written.
 const WRITING: Duration = Duration::from_secs(3);
 /// Bytes read from the end of each: the `tool_use` row is near the end.
@@ -387,9 +388,12 @@ pub fn resolve_kept(
                 return latest(states, project_key);
             }
         }
-        // Claude Code writes the call's row asynchronously: while a
-        // transcript is being written, give the row a moment to land.
-        if !being_written(&found) || std::time::Instant::now() >= deadline {
+        // Claude Code writes the transcript asynchronously, in batches: the
+        // call's row, even the session's first rows, can land after the
+        // call. While a transcript is being written, or the latest
+        // session's is not on disk yet, give the row a moment to land.
+        let pending = being_written(&found) || latest_transcript_pending(states, project_key);
+        if !pending || std::time::Instant::now() >= deadline {
             break;
         }
         std::thread::sleep(Duration::from_millis(20));
@@ -407,6 +411,16 @@ fn latest(
         .latest(project_key)
         .map_err(|e| e.to_string())?
         .map(|state| (state, Resolution::Latest)))
+}
+
+/// Whether the project's latest recorded session (a hook recorded it, so a
+/// Claude Code session is under way) has no transcript on disk yet.
+fn latest_transcript_pending(states: &StateDir, project_key: &str) -> bool {
+    states
+        .latest(project_key)
+        .ok()
+        .flatten()
+        .is_some_and(|state| std::fs::symlink_metadata(&state.transcript_path).is_err())
 }
 
 /// Whether the newest of `found` was modified in the last [`WRITING`].
