@@ -473,8 +473,6 @@ impl<'a> Session<'a> {
         run().unwrap_or_else(|message| HookOutput::notice(format!("notesoup: {message}")))
     }
 
-    /// SessionEnd(clear): the hand-off marker for the next session, and
-    /// nothing else (SessionEnd runs under a short timeout).
     /// `auto` sync of the notes root (its set-up says whether), by this
     /// very binary.
     fn auto_sync(&self, moment: AutoMoment) -> AutoSync {
@@ -484,6 +482,9 @@ impl<'a> Session<'a> {
         }
     }
 
+    /// SessionEnd: the notes pushed in the background (when `auto` sync
+    /// is on) and, for `clear`, the hand-off marker for the next session;
+    /// nothing else (SessionEnd runs under a short timeout).
     fn end(&self) -> HookOutput {
         // The session is over: its notes go out in the background.
         self.auto_sync(AutoMoment::Background);

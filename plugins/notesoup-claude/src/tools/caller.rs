@@ -8,7 +8,8 @@
 //! the `tool_use` the call names (`_meta["claudecode/toolUseId"]`) belongs
 //! to the caller (a subagent's transcript resolves to its parent session).
 //! When that row is not on disk yet (transcripts are written
-//! asynchronously), the project's most recently recorded session stands in.
+//! asynchronously), a history call waits for it (bounded) and otherwise
+//! the project's most recently recorded session stands in.
 //!
 //! A running server keeps what does not change between calls: the session
 //! a `tool_use` row named (while its transcript is the project's newest),
@@ -145,8 +146,23 @@ impl Caller {
         self.session = None;
     }
 
-    /// The calling session, `None` when no session is known.
+    /// The calling session, `None` when no session is known. A call whose
+    /// `tool_use` row is not on disk yet is served by the project's latest
+    /// session at once: notes need only the session's identity, which that
+    /// session names.
     pub fn session(&mut self) -> Result<Option<&ClaudeSessionState>, Refusal> {
+        self.find_session(Duration::ZERO)
+    }
+
+    /// The calling session for a history call, which reads the session's
+    /// transcript: a call whose `tool_use` row is not on disk yet waits for
+    /// it (at most [`TOOL_USE_WAIT`]) while a transcript is being written,
+    /// so the history holds the rows before the call.
+    pub fn session_with_transcript(&mut self) -> Result<Option<&ClaudeSessionState>, Refusal> {
+        self.find_session(TOOL_USE_WAIT)
+    }
+
+    fn find_session(&mut self, wait: Duration) -> Result<Option<&ClaudeSessionState>, Refusal> {
         if self.session.is_none() {
             let found = match &mut self.finding {
                 Finding::Known(state) => state.clone(),
@@ -158,6 +174,7 @@ impl Caller {
                         self.env.transcripts_dir(&self.project_dir).as_deref(),
                         &self.project_key,
                         self.tool_use_id.as_deref(),
+                        wait,
                     )
                     .map_err(|error| Refusal::new(RefusalCode::IoError, error))?
                     .map(|(state, _)| state),
@@ -319,10 +336,10 @@ fn file_identity(meta: &std::fs::Metadata) -> Option<(u64, u64, SystemTime)> {
 
 /// Transcripts looked at, newest first: the caller's is being written to.
 const MAX_FILES: usize = 16;
-/// How long a call whose `tool_use` row is in no transcript yet waits for
-/// it, while a transcript is being written or the latest session's is not
-/// on disk yet.
-const TOOL_USE_WAIT: Duration = Duration::from_secs(2);
+/// How long a history call whose `tool_use` row is in no transcript yet
+/// waits for it, while a transcript is being written or the latest
+/// session's is not on disk yet.
+pub const TOOL_USE_WAIT: Duration = Duration::from_secs(2);
 /// A transcript modified this recently is being written.
 const WRITING: Duration = Duration::from_secs(3);
 /// Bytes read from the end of each: the `tool_use` row is near the end.
@@ -352,13 +369,16 @@ pub struct KnownCaller {
 /// a `tool_use` row named in `known`. While that session's transcript (or
 /// one of its sub-agents') is the project's newest, later calls are served
 /// by it without reading transcripts; a newer transcript of another session
-/// resolves again.
+/// resolves again. A call whose row is in no transcript waits for it, at
+/// most `wait`, while a transcript is being written or the latest recorded
+/// session's is not on disk yet.
 pub fn resolve_kept(
     known: &mut Option<KnownCaller>,
     states: &StateDir,
     transcripts_dir: Option<&Path>,
     project_key: &str,
     tool_use_id: Option<&str>,
+    wait: Duration,
 ) -> Result<Option<(ClaudeSessionState, Resolution)>, String> {
     let (Some(dir), Some(id)) = (transcripts_dir, tool_use_id) else {
         return resolve(states, transcripts_dir, project_key, tool_use_id);
@@ -373,7 +393,7 @@ pub fn resolve_kept(
     }
     *known = None;
     let needle = format!("\"{id}\"");
-    let deadline = std::time::Instant::now() + TOOL_USE_WAIT;
+    let deadline = std::time::Instant::now() + wait;
     let mut found = found;
     loop {
         for (_, session_id, path) in found.iter().take(MAX_FILES) {
@@ -392,8 +412,9 @@ pub fn resolve_kept(
         // call's row, even the session's first rows, can land after the
         // call. While a transcript is being written, or the latest
         // session's is not on disk yet, give the row a moment to land.
-        let pending = being_written(&found) || latest_transcript_pending(states, project_key);
-        if !pending || std::time::Instant::now() >= deadline {
+        if std::time::Instant::now() >= deadline
+            || !(being_written(&found) || latest_transcript_pending(states, project_key))
+        {
             break;
         }
         std::thread::sleep(Duration::from_millis(20));
@@ -610,6 +631,7 @@ mod tests {
                 Some(transcripts.path()),
                 "p-12345678",
                 Some(tool_use),
+                Duration::ZERO,
             )
             .unwrap()
             .map(|(state, how)| (state.session_id, how))
@@ -631,9 +653,10 @@ mod tests {
     }
 
     /// Claude Code may call a tool before the call's row is in the
-    /// transcript it is writing: the caller waits (bounded) for the row.
+    /// transcript it is writing: a history call waits (bounded) for the
+    /// row; a notes call does not wait.
     #[test]
-    fn a_call_whose_row_lands_late_is_found_by_its_tool_use() {
+    fn a_history_call_whose_row_lands_late_is_found_by_its_tool_use() {
         let data = tempfile::tempdir().unwrap();
         let transcripts = tempfile::tempdir().unwrap();
         let states = StateDir::new(data.path());
@@ -649,25 +672,30 @@ mod tests {
         // sb is the latest record, sa the session being written.
         let sa = transcripts.path().join("sa.jsonl");
         std::fs::write(&sa, tool_use_row("toolu_earlier") + "\n").unwrap();
-        let found = std::thread::scope(|scope| {
-            scope.spawn(|| {
-                std::thread::sleep(std::time::Duration::from_millis(200));
-                let mut text = std::fs::read_to_string(&sa).unwrap();
-                text.push_str(&(tool_use_row("toolu_late") + "\n"));
-                std::fs::write(&sa, text).unwrap();
-            });
+        let resolve = |wait| {
             resolve_kept(
                 &mut None,
                 &states,
                 Some(transcripts.path()),
                 "p-12345678",
                 Some("toolu_late"),
+                wait,
             )
             .unwrap()
             .map(|(state, how)| (state.session_id, how))
             .unwrap()
+        };
+        let (notes, history) = std::thread::scope(|scope| {
+            scope.spawn(|| {
+                std::thread::sleep(std::time::Duration::from_millis(200));
+                let mut text = std::fs::read_to_string(&sa).unwrap();
+                text.push_str(&(tool_use_row("toolu_late") + "\n"));
+                std::fs::write(&sa, text).unwrap();
+            });
+            (resolve(Duration::ZERO), resolve(TOOL_USE_WAIT))
         });
-        assert_eq!(found, ("sa".to_owned(), Resolution::ToolUse));
+        assert_eq!(notes, ("sb".to_owned(), Resolution::Latest));
+        assert_eq!(history, ("sa".to_owned(), Resolution::ToolUse));
     }
 
     #[test]

@@ -94,14 +94,14 @@ impl ToolContext for ClaudeTools {
     }
 
     fn history(&mut self) -> Result<History, Refusal> {
-        match self.caller.session()? {
+        match self.caller.session_with_transcript()? {
             Some(state) => self.history.history(state),
             None => Err(Self::no_session()),
         }
     }
 
     fn with_history(&mut self, run: &mut dyn FnMut(&History) -> ToolOutput) -> ToolOutput {
-        match self.caller.session() {
+        match self.caller.session_with_transcript() {
             Ok(Some(state)) => self.history.with_history(state, run),
             Ok(None) => ToolOutput::refusal(&Self::no_session()),
             Err(refusal) => ToolOutput::refusal(&refusal),
