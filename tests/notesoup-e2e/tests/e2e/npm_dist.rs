@@ -85,13 +85,26 @@ fn the_npm_packages_install_into_real_pi_and_claude_code_on_a_fresh_machine() {
         .iter()
         .map(|t| t.file_name().unwrap().to_string_lossy().into_owned())
         .collect();
+    // This machine's platform package, and any other platform's of a
+    // release built for several (`cargo xtask dist --target …`).
+    let others: Vec<&String> = names
+        .iter()
+        .filter(|n| n.starts_with("notesoup-linux-") && !n.starts_with("notesoup-linux-x64-"))
+        .collect();
+    assert!(
+        others
+            .iter()
+            .all(|n| *n == &format!("notesoup-linux-arm64-{version}.tgz")),
+        "{others:?}"
+    );
+    let ours: Vec<&String> = names.iter().filter(|n| !others.contains(n)).collect();
     assert_eq!(
-        names,
+        ours,
         [
-            format!("notesoup-claude-{version}.tgz"),
-            format!("notesoup-claude-reset-{version}.tgz"),
-            format!("notesoup-linux-x64-{version}.tgz"),
-            format!("notesoup-pi-{version}.tgz"),
+            &format!("notesoup-claude-{version}.tgz"),
+            &format!("notesoup-claude-reset-{version}.tgz"),
+            &format!("notesoup-linux-x64-{version}.tgz"),
+            &format!("notesoup-pi-{version}.tgz"),
         ]
     );
     for tarball in &tarballs {
@@ -113,6 +126,8 @@ fn the_npm_packages_install_into_real_pi_and_claude_code_on_a_fresh_machine() {
     let modules = agent.join("npm/node_modules");
     let sidecar = modules.join("notesoup-linux-x64/bin/notesoup-pi");
     assert!(sidecar.is_file(), "the platform package's sidecar");
+    // Only this machine's platform package is installed.
+    assert!(!modules.join("notesoup-linux-arm64").exists());
 
     // The agent loop on the installed copy: the shim must find the
     // platform package's sidecar (NOTESOUP_PI_BIN names nothing, PATH has
