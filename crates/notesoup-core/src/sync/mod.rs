@@ -15,6 +15,7 @@
 mod auto;
 mod git;
 mod merge;
+mod record;
 mod repo;
 mod tree;
 
@@ -31,6 +32,7 @@ use serde::{Deserialize, Serialize};
 pub use self::auto::AutoSync;
 use self::git::{last_words, run_git};
 use self::merge::{NoteTree, SideName, merge_trees};
+use self::record::MergeRecord;
 use self::repo::{Signature, SyncRepo};
 use self::tree::{Applied, Scope, apply, note_path, read_notes};
 use crate::notes::{NoteStore, find_secret, slugify};
@@ -520,8 +522,9 @@ struct SyncPaths {
     dir: PathBuf,
     repo: PathBuf,
     lock: PathBuf,
-    /// The merge being written to disk: `<from> <to>` (hex; `none` when
-    /// nothing was synced before), removed once the branch is at `<to>`.
+    /// The merge being written to disk (`record.rs`): `<from> <to>` (hex;
+    /// `none` when nothing was synced before), then each note written,
+    /// removed once the branch is at `<to>`.
     merging: PathBuf,
 }
 
@@ -721,12 +724,19 @@ fn sync_notes(
                 let side_name = |path: &str, taken: &dyn Fn(&str) -> bool| {
                     conflict_name(path, &machine, &short, taken)
                 };
-                let from = ours.map_or_else(|| "none".to_owned(), |id| id.to_string());
-                fs::write(&paths.merging, format!("{from} {commit}\n"))
-                    .map_err(|err| SyncError::io("record the merge", err))?;
-                write_to_disk(root, &scope, &mut disk, &target, &mut report, &side_name)?;
-                repo.set_ref(&local_ref, commit)?;
-                remove_merging(&paths)?;
+                let mut record = MergeRecord::begin(&paths.merging, ours, commit)?;
+                write_to_disk(
+                    root,
+                    &scope,
+                    &mut disk,
+                    &target,
+                    &mut report,
+                    &side_name,
+                    &mut record,
+                )?;
+                drop(record);
+                repo.set_ref_durably(&local_ref, commit)?;
+                record::remove(&paths.merging)?;
                 ours = Some(commit);
             }
         }
@@ -755,10 +765,12 @@ fn sync_notes(
 
 /// Finishes the merge `.sync/merging` records, when a sync was stopped
 /// while writing it to disk: every note still as it was before the merge
-/// takes the merge's version, one already written stays, one changed since
-/// is merged with it as a sync merges a note written while it runs, and
-/// the branch moves to the merge. A record the branch has moved past is
-/// dropped.
+/// takes the merge's version; one the record says was written stays as it
+/// is on disk (edited since or not: it already holds the merge, so nothing
+/// of the other side is merged into it again); one changed since that was
+/// not written yet is merged with it as a sync merges a note written while
+/// it runs; and the branch moves to the merge. A record the branch has
+/// moved past is dropped.
 fn finish_merge(
     root: &Path,
     paths: &SyncPaths,
@@ -766,28 +778,27 @@ fn finish_merge(
     local_ref: &str,
     scope: &Scope,
 ) -> Result<(), SyncError> {
-    let Ok(record) = fs::read_to_string(&paths.merging) else {
+    let Some(recorded) = record::read(&paths.merging) else {
         return Ok(());
     };
-    let mut ids = record.split_whitespace();
-    let (from, to) = (ids.next().unwrap_or(""), ids.next().unwrap_or(""));
+    let (from, to) = (recorded.from.as_str(), recorded.to.as_str());
     let previous = repo.read_ref(local_ref)?;
     let from_matches = match previous {
         Some(id) => ObjectId::from_hex(from.as_bytes()).is_ok_and(|from| from == id),
         None => from == "none",
     };
     let Ok(to) = ObjectId::from_hex(to.as_bytes()) else {
-        return remove_merging(paths);
+        return record::remove(&paths.merging);
     };
     if !from_matches {
-        return remove_merging(paths);
+        return record::remove(&paths.merging);
     }
     let before = match previous {
         Some(id) => repo.read_tree(id)?,
         None => NoteTree::new(),
     };
     let Ok(merged) = repo.read_tree(to) else {
-        return remove_merging(paths);
+        return record::remove(&paths.merging);
     };
     let disk = read_notes(root, scope)?;
     let side_name =
@@ -796,6 +807,7 @@ fn finish_merge(
         .keys()
         .chain(merged.keys())
         .filter(|path| scope.contains(path) && before.get(*path) != merged.get(*path))
+        .filter(|path| !recorded.written.contains(*path))
         .collect();
     for path in paths_changed {
         let (old, new) = (before.get(path), merged.get(path));
@@ -811,18 +823,8 @@ fn finish_merge(
             &side_name,
         )?;
     }
-    repo.set_ref(local_ref, to)?;
-    remove_merging(paths)
-}
-
-/// Drops the record of a merge being written.
-fn remove_merging(paths: &SyncPaths) -> Result<(), SyncError> {
-    match fs::remove_file(&paths.merging) {
-        Err(err) if err.kind() != std::io::ErrorKind::NotFound => {
-            Err(SyncError::io("remove the merge record", err))
-        }
-        _ => Ok(()),
-    }
+    repo.set_ref_durably(local_ref, to)?;
+    record::remove(&paths.merging)
 }
 
 /// A crash at `step` for the fault tests: debug builds only, when
@@ -861,7 +863,7 @@ fn guard<'a>(outgoing: impl Iterator<Item = (&'a String, &'a Vec<u8>)>) -> Resul
 }
 
 /// Writes to disk every note of `scope` where `target` differs from what
-/// the sync read (`disk`).
+/// the sync read (`disk`), each named in `record` once it is written.
 fn write_to_disk(
     root: &Path,
     scope: &Scope,
@@ -869,6 +871,7 @@ fn write_to_disk(
     target: &NoteTree,
     report: &mut SyncReport,
     side_name: SideName<'_>,
+    record: &mut MergeRecord,
 ) -> Result<(), SyncError> {
     let paths: Vec<String> = disk
         .keys()
@@ -896,6 +899,7 @@ fn write_to_disk(
                 side: side.clone(),
             });
         }
+        record.written(&path)?;
         report.received.push(path.clone());
         fault("write");
         match new {

@@ -644,6 +644,67 @@ fn a_merge_killed_half_written_is_finished_not_merged_twice() {
     assert!(one[0].1.ends_with("ONE\ntwo\nTHREE\n"), "{}", one[0].1);
 }
 
+/// A merge killed right after writing a note, and that note then edited by
+/// hand before the next sync: the next sync keeps the edit and counts each
+/// side's reads once (the note already holds the other side's, so they are
+/// not added again).
+#[test]
+fn a_merged_note_edited_by_hand_after_a_kill_counts_its_reads_once() {
+    let first = Machine::new();
+    let second = Machine::new();
+    let remote = bare_remote(&first);
+    for machine in [&first, &second] {
+        machine.run(Bin::Pi, &["sync", "--remote", &remote]).ok();
+    }
+    let note = |count: u32, body: &str| {
+        format!(
+            "---\norigin: self\ncreatedAt: 2026-01-01T00:00:00.000+00:00\nupdatedAt: 2026-01-01T00:00:00.000+00:00\nlastAccessed: 2026-01-01T00:00:00.000+00:00\naccessCount: {count}\n---\n\n{body}"
+        )
+    };
+    let put = |machine: &Machine, name: &str, text: &str| {
+        let dir = machine.notes().join("human");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(name), text).unwrap();
+    };
+    put(&first, "a-shared.md", &note(2, "one\ntwo\nthree\n"));
+    first.run(Bin::Pi, &["sync"]).ok();
+    second.run(Bin::Pi, &["sync"]).ok();
+    // Read once and edited on the first, read three times and edited on
+    // the second; the first's later note is written after the merged one.
+    put(&first, "a-shared.md", &note(3, "ONE\ntwo\nthree\n"));
+    put(&first, "z-later.md", &note(1, "from the first\n"));
+    first.run(Bin::Pi, &["sync"]).ok();
+    put(&second, "a-shared.md", &note(5, "one\ntwo\nTHREE\n"));
+    let killed = second
+        .command(Bin::Pi, &["sync"])
+        .env("NOTESOUP_SYNC_FAULT", "write")
+        .output()
+        .unwrap();
+    assert!(!killed.status.success(), "{killed:?}");
+    let merged = note(6, "ONE\ntwo\nTHREE\n");
+    assert_eq!(
+        std::fs::read_to_string(second.notes().join("human/a-shared.md")).unwrap(),
+        merged
+    );
+    // The record names the merge and the one note it wrote.
+    let record = std::fs::read_to_string(second.notes().join(".sync/merging")).unwrap();
+    let lines: Vec<&str> = record.lines().collect();
+    assert_eq!(lines.len(), 2, "{record}");
+    assert_eq!(lines[0].split(' ').count(), 2, "{record}");
+    assert_eq!(lines[1], "human/a-shared.md", "{record}");
+    // The merged note, edited by hand (no read) before the next sync.
+    put(&second, "a-shared.md", &note(6, "ONE\ntwo\nTHREE\nfour\n"));
+
+    second.run(Bin::Pi, &["sync"]).ok();
+    first.run(Bin::Pi, &["sync"]).ok();
+    let (one, two) = (human_notes(&first), human_notes(&second));
+    assert_eq!(one, two);
+    let names: Vec<&str> = one.iter().map(|(name, _)| name.as_str()).collect();
+    assert_eq!(names, ["a-shared.md", "z-later.md"]);
+    // 2, one read on the first, three on the second: 6, not 7.
+    assert_eq!(one[0].1, note(6, "ONE\ntwo\nTHREE\nfour\n"));
+}
+
 /// A merge with a conflict, the sync killed right after writing the side
 /// note, and a note edited by hand before the next sync: the next sync
 /// writes no second side note and keeps both edits of the edited note.
