@@ -406,9 +406,10 @@ impl<'a> Session<'a> {
         run().unwrap_or_else(|message| HookOutput::notice(format!("notesoup: {message}")))
     }
 
-    /// Stop: close-out done after a delivered warning; otherwise one block
-    /// with the close-out text when the warning line was crossed unseen;
-    /// and the hard-reserve notice.
+    /// Stop: close-out done after a delivered warning (its notes pushed in
+    /// the background when `auto` sync is on); otherwise one block with the
+    /// close-out text when the warning line was crossed unseen; and the
+    /// hard-reserve notice.
     fn stop(&self) -> HookOutput {
         let run = || -> Result<HookOutput, String> {
             self.await_reply();
@@ -420,6 +421,10 @@ impl<'a> Session<'a> {
                 .map(|b| hard_reserve_notice(b.remaining));
             let output = if state.window.warning_shown && !state.window.close_out_done {
                 state.window.close_out_done = true;
+                // The close-out's notes go out in the background (`auto`).
+                if let Some(sync) = self.notes_sync() {
+                    sync.auto_background();
+                }
                 HookOutput::notice(CLOSE_OUT_DONE)
             } else if let Some(budget) = budget
                 && budget.remaining <= budget.policy.warning_line()

@@ -214,26 +214,101 @@ fn with_auto_on_a_boot_pulls_first_and_a_session_end_pushes() {
         .ok();
     let end = hook(&second, "session-end", &session("SessionEnd"));
     assert_eq!(end.code, Some(0), "{end:?}");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    loop {
-        let listed = Command::new("git")
-            .args(["ls-tree", "-r", "--name-only", "main"])
-            .current_dir(&remote)
-            .output()
-            .unwrap();
-        if String::from_utf8_lossy(&listed.stdout).contains("human/from-second.md") {
-            break;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the background push never landed: {}",
-            std::fs::read_to_string(second.notes().join(".sync/auto.log")).unwrap_or_default()
-        );
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    wait_for_remote(&remote, "human/from-second.md", &second);
     // Off again: only the command syncs.
     let off = second.run(Bin::Claude, &["sync", "--auto", "off"]);
     assert!(!off.ok().contains("automatic"), "{off:?}");
+}
+
+/// Waits (bounded) for the remote's branch to hold `path`; the background
+/// sync's log says why when it never does.
+fn wait_for_remote(remote: &str, path: &str, machine: &Machine) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !remote_holds(remote, path) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the background push of {path} never landed: {}",
+            std::fs::read_to_string(machine.notes().join(".sync/auto.log")).unwrap_or_default()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+/// Whether the remote's branch holds `path`.
+fn remote_holds(remote: &str, path: &str) -> bool {
+    let listed = Command::new("git")
+        .args(["ls-tree", "-r", "--name-only", "main"])
+        .current_dir(remote)
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&listed.stdout)
+        .lines()
+        .any(|line| line == path)
+}
+
+/// With `auto` on, Claude Code's close-out pushes in the background: the
+/// Stop that records the close-out done starts the sync, as a reset's
+/// close-out does on Pi and dsh.
+#[test]
+fn with_auto_on_a_claude_close_out_pushes() {
+    let first = Machine::new();
+    let mut second = Machine::new();
+    let data = second.root.join("plugin-data");
+    second.set_env("CLAUDE_PLUGIN_DATA", &data);
+    let remote = bare_remote(&first);
+    second.run(Bin::Claude, &["sync", "--remote", &remote]).ok();
+    second
+        .run(
+            Bin::Claude,
+            &["sync", "--auto", "on", "--auto-wait-ms", "20000"],
+        )
+        .ok();
+    let transcript = second.home.join(".claude/projects/shop/s.jsonl");
+    let payload = |event: &str, active: bool| {
+        serde_json::json!({
+            "session_id": "0b0e7c1a-0000-4000-8000-000000000004",
+            "transcript_path": transcript,
+            "cwd": second.project,
+            "hook_event_name": event,
+            "source": "startup",
+            "stop_hook_active": active,
+        })
+    };
+    let boot = hook(&second, "session-start", &payload("SessionStart", false));
+    assert_eq!(boot.code, Some(0), "{boot:?}");
+    // The close-out's note, written once the boot's pull is done.
+    second
+        .run(
+            Bin::Claude,
+            &[
+                "notes",
+                "write",
+                "@human/closed-out.md",
+                "written at the close-out",
+            ],
+        )
+        .ok();
+    // A reply past the warning line (200k window, 160k used): the first
+    // Stop blocks with the close-out text, and pushes nothing.
+    std::fs::create_dir_all(transcript.parent().unwrap()).unwrap();
+    let reply = serde_json::json!({
+        "type": "assistant", "uuid": "a1", "parentUuid": null, "isSidechain": false,
+        "requestedModel": "claude-opus-5-5",
+        "message": {"id": "msg-a1", "model": "claude-opus-5-5", "role": "assistant",
+            "content": [{"type": "text", "text": "ok"}],
+            "usage": {"input_tokens": 80_000, "cache_creation_input_tokens": 0,
+                "cache_read_input_tokens": 79_990, "output_tokens": 10}},
+    });
+    std::fs::write(&transcript, format!("{reply}\n")).unwrap();
+    let block = hook(&second, "stop", &payload("Stop", false));
+    assert_eq!(block.code, Some(0), "{block:?}");
+    assert!(block.stdout.contains("\"decision\":\"block\""), "{block:?}");
+    assert!(!remote_holds(&remote, "human/closed-out.md"));
+    // The Stop after the close-out records it done and pushes.
+    let done = hook(&second, "stop", &payload("Stop", true));
+    assert_eq!(done.code, Some(0), "{done:?}");
+    assert!(done.stdout.contains("close-out done"), "{done:?}");
+    wait_for_remote(&remote, "human/closed-out.md", &second);
 }
 
 /// Puts a `git` on the machine's `PATH` that runs the real one, except that
