@@ -843,3 +843,216 @@ fn a_conflicting_merge_killed_half_written_keeps_one_side_note_and_later_edits()
     assert_eq!(text("z-later.md"), "from the first\n");
     assert_eq!(two.len(), 4, "{two:?}");
 }
+
+/// Sets `machine` up to sync with a fresh bare remote, `auto` on: the
+/// remote's URL.
+fn auto_on(machine: &Machine, bin: Bin) -> String {
+    let remote = bare_remote(machine);
+    machine.run(bin, &["sync", "--remote", &remote]).ok();
+    machine
+        .run(bin, &["sync", "--auto", "on", "--auto-wait-ms", "20000"])
+        .ok();
+    remote
+}
+
+/// Writes `@human/<name>.md` on `machine`, a note `remote` does not have.
+fn note_to_push(machine: &Machine, bin: Bin, remote: &str, name: &str) {
+    machine
+        .run(
+            bin,
+            &["notes", "write", &format!("@human/{name}.md"), "to push"],
+        )
+        .ok();
+    assert!(!remote_holds(remote, &format!("human/{name}.md")));
+}
+
+/// The session state the Pi package sends with an event.
+fn pi_state(
+    cwd: &std::path::Path,
+    entries: Vec<serde_json::Value>,
+    leaf: Option<&str>,
+) -> serde_json::Value {
+    let session = "01a2324d-b8ef-7034-88ed-c5815690112d";
+    serde_json::json!({
+        "sessionId": session,
+        "header": {"type": "session", "version": 3, "id": session,
+                   "timestamp": "2026-01-01T00:00:00.000Z", "cwd": cwd},
+        "entriesFrom": 0, "entries": entries, "leafId": leaf, "cwd": cwd,
+        "idle": true, "pendingMessages": false, "signalAborted": false,
+        "model": {"provider": "faux", "id": "faux-1", "contextWindow": 200000, "maxTokens": 8192},
+        "settings": {"global": {}, "project": {}}, "projectTrusted": true,
+    })
+}
+
+/// `notesoup-pi serve` on `machine`, greeted.
+fn pi_serve(machine: &Machine) -> notesoup_test_support::child::Proc {
+    use notesoup_test_support::child::Proc;
+    let mut sidecar = Proc::spawn(&mut machine.command(Bin::Pi, &["serve"]));
+    let protocol = notesoup_pi::bridge::protocol::PROTOCOL_VERSION;
+    sidecar.send(
+        &serde_json::json!({"type": "hello", "body": {"protocol": protocol, "piVersion": "1.6.0"}}),
+    );
+    let ready = sidecar.next();
+    assert_eq!(ready["type"], "ready", "{ready}");
+    sidecar
+}
+
+/// Sends Pi event `name` with `payload` and `state`, answers each action the
+/// sidecar asks for with `state` (as the shim does): the actions, and the
+/// event's result.
+fn pi_event(
+    sidecar: &mut notesoup_test_support::child::Proc,
+    id: u64,
+    name: &str,
+    payload: serde_json::Value,
+    state: &serde_json::Value,
+) -> (Vec<serde_json::Value>, serde_json::Value) {
+    sidecar.send(&serde_json::json!({"type": "event", "body": {
+        "id": id, "name": name, "payload": payload, "state": state,
+    }}));
+    let mut actions = Vec::new();
+    loop {
+        let message = sidecar.next();
+        if message["type"] != "action" {
+            assert_eq!(message["type"], "result", "{name}: {message}");
+            assert_eq!(message["body"]["id"], id, "{name}: {message}");
+            return (actions, message["body"].clone());
+        }
+        sidecar.send(&serde_json::json!({"type": "actionResult",
+            "body": {"id": message["body"]["id"], "state": state}}));
+        actions.push(message["body"]["action"].clone());
+    }
+}
+
+/// With `auto` on, Pi's `session_shutdown` (through `notesoup-pi serve`)
+/// pushes in the background.
+#[test]
+fn with_auto_on_a_pi_session_shutdown_pushes() {
+    let machine = Machine::new();
+    let remote = auto_on(&machine, Bin::Pi);
+    note_to_push(&machine, Bin::Pi, &remote, "at-shutdown");
+    let mut sidecar = pi_serve(&machine);
+    let state = pi_state(&machine.project, vec![], None);
+    let (_, result) = pi_event(
+        &mut sidecar,
+        1,
+        "session_shutdown",
+        serde_json::json!({"type": "session_shutdown", "reason": "quit"}),
+        &state,
+    );
+    assert!(result.get("error").is_none(), "{result}");
+    let (status, _, said) = sidecar.finish();
+    assert!(status.success(), "{said}");
+    wait_for_remote(&remote, "human/at-shutdown.md", &machine);
+}
+
+/// With `auto` on, Pi's reset (a `/fresh-window` close-out committed when
+/// the run settles, through `notesoup-pi serve`) pushes in the background.
+#[test]
+fn with_auto_on_a_pi_reset_pushes() {
+    let machine = Machine::new();
+    let remote = auto_on(&machine, Bin::Pi);
+    let mut sidecar = pi_serve(&machine);
+    let cwd = machine.project.clone();
+    // The boot (its pull pushes too), then the session holding it.
+    let (actions, _) = pi_event(
+        &mut sidecar,
+        1,
+        "session_start",
+        serde_json::json!({"type": "session_start", "reason": "startup"}),
+        &pi_state(&cwd, vec![], None),
+    );
+    let boot = actions
+        .iter()
+        .map(|action| &action["args"]["message"])
+        .find(|message| message["customType"] == "notesoup/boot")
+        .unwrap_or_else(|| panic!("no boot: {actions:?}"));
+    let state = pi_state(
+        &cwd,
+        vec![
+            serde_json::json!({"type": "custom_message", "customType": "notesoup/boot",
+            "content": boot["content"], "display": false, "details": boot["details"],
+            "id": "a1b2c3d4", "parentId": null, "timestamp": "2026-01-01T00:00:01.000Z"}),
+        ],
+        Some("a1b2c3d4"),
+    );
+    note_to_push(&machine, Bin::Pi, &remote, "at-reset");
+    // `/fresh-window` arms the close-out; nothing is pushed yet.
+    let (_, armed) = pi_event(
+        &mut sidecar,
+        2,
+        "command",
+        serde_json::json!({"name": "fresh-window", "args": ""}),
+        &state,
+    );
+    assert!(armed.get("error").is_none(), "{armed}");
+    assert!(!remote_holds(&remote, "human/at-reset.md"));
+    // The run settles: the reset commits its boundary, and pushes.
+    let (_, settled) = pi_event(
+        &mut sidecar,
+        3,
+        "agent_before_settle",
+        serde_json::json!({"entries": [], "continue": false, "outcome": "completed",
+            "context": {"pendingMessages": [], "canContinue": false}}),
+        &state,
+    );
+    assert!(
+        settled["value"]["entries"]
+            .as_array()
+            .is_some_and(|e| !e.is_empty()),
+        "the reset committed no boundary: {settled}"
+    );
+    let (status, _, said) = sidecar.finish();
+    assert!(status.success(), "{said}");
+    wait_for_remote(&remote, "human/at-reset.md", &machine);
+}
+
+/// With `auto` on, dsh's reset (its plan, through `notesoup-dsh serve`)
+/// pushes in the background.
+#[test]
+fn with_auto_on_a_dsh_reset_pushes() {
+    use notesoup_test_support::child::Proc;
+    let machine = Machine::new();
+    let remote = auto_on(&machine, Bin::Dsh);
+    let mut sidecar = Proc::spawn(&mut machine.command(Bin::Dsh, &["serve"]));
+    sidecar.send(&serde_json::json!({"id": 1, "op": "hello", "params":
+        {"protocol": 1, "bundle": "0.1.0", "dsh": "0.1.0-rc.8", "settings": {}}}));
+    let hello = sidecar.next();
+    assert!(hello.get("error").is_none(), "{hello}");
+    let session = serde_json::json!({"id": "0b0e7c1a-0000-4000-8000-000000000005",
+        "cwd": machine.project, "model": "scripted/scripted-model", "from": 0, "events": []});
+    sidecar
+        .send(&serde_json::json!({"id": 2, "op": "window.open", "params": {"session": session}}));
+    let opened = sidecar.next();
+    assert!(opened.get("error").is_none(), "{opened}");
+    // Written after the boot's pull (which pushes too).
+    note_to_push(&machine, Bin::Dsh, &remote, "at-reset");
+    let mut session = session;
+    session["events"] = serde_json::json!([]);
+    sidecar.send(
+        &serde_json::json!({"id": 3, "op": "reset.plan", "params": {"session": session,
+        "surface": [], "origin": "normal", "trigger": "manual"}}),
+    );
+    let plan = sidecar.next();
+    assert!(plan.get("error").is_none(), "{plan}");
+    assert!(plan["result"]["window_id"].as_str().is_some(), "{plan}");
+    let (status, _, said) = sidecar.finish();
+    assert!(status.success(), "{said}");
+    wait_for_remote(&remote, "human/at-reset.md", &machine);
+}
+
+/// With `auto` on, a finished dream pushes in the background.
+#[test]
+fn with_auto_on_a_finished_dream_pushes() {
+    let machine = Machine::new();
+    let remote = auto_on(&machine, Bin::Pi);
+    note_to_push(&machine, Bin::Pi, &remote, "at-dream");
+    super::dream::answering_stand_in(&machine, Bin::Pi);
+    let run = machine.run(Bin::Pi, &["dream", "--force", "--timeout", "60"]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(
+        run.stderr.contains("dream: the dreamer finished after "),
+        "{run:?}"
+    );
+    wait_for_remote(&remote, "human/at-dream.md", &machine);
+}
