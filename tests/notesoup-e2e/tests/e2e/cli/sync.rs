@@ -1056,3 +1056,159 @@ fn with_auto_on_a_finished_dream_pushes() {
     );
     wait_for_remote(&remote, "human/at-dream.md", &machine);
 }
+
+/// A throwaway `sshd` on a free port of 127.0.0.1: its own host key,
+/// one user key authorized, everything in a temp dir; stopped when
+/// dropped.
+#[cfg(feature = "ssh-remote")]
+struct Sshd {
+    child: std::process::Child,
+    port: u16,
+    dir: tempfile::TempDir,
+}
+
+#[cfg(feature = "ssh-remote")]
+impl Drop for Sshd {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[cfg(feature = "ssh-remote")]
+impl Sshd {
+    fn start() -> Sshd {
+        const INSTALL: &str = "install it with `eval \"$(cargo xtask hosts sshd)\"` (Debian's openssh-server; it sets NOTESOUP_SSHD)";
+        let program = std::env::var_os("NOTESOUP_SSHD")
+            .filter(|path| !path.is_empty())
+            .map_or_else(
+                || std::path::PathBuf::from("/usr/sbin/sshd"),
+                std::path::PathBuf::from,
+            );
+        assert!(
+            program.is_file(),
+            "sshd is not at {}: the SSH remote test cannot run; {INSTALL}",
+            program.display()
+        );
+        // sshd's privilege separation needs its (root-owned) empty folder.
+        std::fs::create_dir_all("/run/sshd").unwrap_or_else(|err| {
+            panic!("/run/sshd is missing and cannot be made ({err}); run the test as root")
+        });
+        let dir = tempfile::tempdir().unwrap();
+        let keygen = |name: &str| {
+            let status = Command::new("ssh-keygen")
+                .args(["-q", "-t", "ed25519", "-N", ""])
+                .arg("-f")
+                .arg(dir.path().join(name))
+                .status()
+                .expect("ssh-keygen runs");
+            assert!(status.success(), "ssh-keygen {name}");
+        };
+        keygen("host_key");
+        keygen("user_key");
+        std::fs::copy(
+            dir.path().join("user_key.pub"),
+            dir.path().join("authorized_keys"),
+        )
+        .unwrap();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|listener| listener.local_addr())
+            .expect("free port")
+            .port();
+        let config = dir.path().join("sshd_config");
+        std::fs::write(
+            &config,
+            format!(
+                "Port {port}\nListenAddress 127.0.0.1\nHostKey {d}/host_key\nAuthorizedKeysFile {d}/authorized_keys\n\
+                 StrictModes no\nPasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\n\
+                 PermitRootLogin prohibit-password\nPidFile {d}/sshd.pid\n",
+                d = dir.path().display()
+            ),
+        )
+        .unwrap();
+        let child = Command::new(&program)
+            .arg("-D")
+            .arg("-e")
+            .arg("-f")
+            .arg(&config)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::fs::File::create(dir.path().join("sshd.log")).unwrap())
+            .spawn()
+            .expect("sshd starts");
+        let sshd = Sshd { child, port, dir };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "sshd did not listen on {port}: {}",
+                sshd.log()
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        sshd
+    }
+
+    /// What sshd said.
+    fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("sshd.log")).unwrap_or_default()
+    }
+
+    /// The `GIT_SSH_COMMAND` that logs in with the user key, trusting the
+    /// throwaway host key without recording it.
+    fn ssh_command(&self) -> String {
+        format!(
+            "ssh -i {} -p {} -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o BatchMode=yes -o LogLevel=ERROR",
+            self.dir.path().join("user_key").display(),
+            self.port
+        )
+    }
+}
+
+/// Two machines sync through a bare repository reached over SSH (a real
+/// `sshd` on 127.0.0.1, the system `ssh` as git's transport).
+#[cfg(feature = "ssh-remote")]
+#[test]
+fn two_machines_sync_over_ssh() {
+    let sshd = Sshd::start();
+    let mut first = Machine::new();
+    let mut second = Machine::new();
+    let remote = bare_remote(&first);
+    let user = Command::new("id").arg("-un").output().unwrap();
+    let user = String::from_utf8_lossy(&user.stdout).trim().to_owned();
+    let url = format!("ssh://{user}@127.0.0.1:{}{remote}", sshd.port);
+    for machine in [&mut first, &mut second] {
+        machine.set_env("GIT_SSH_COMMAND", sshd.ssh_command());
+        machine.run(Bin::Pi, &["sync", "--remote", &url]).ok();
+    }
+    first
+        .run(
+            Bin::Pi,
+            &["notes", "write", "@human/over-ssh.md", "from the first"],
+        )
+        .ok();
+    let sent = first.run(Bin::Pi, &["sync"]);
+    assert!(sent.ok().contains("pushed"), "{sent:?}: {}", sshd.log());
+    assert!(remote_holds(&remote, "human/over-ssh.md"));
+    second.run(Bin::Pi, &["sync"]).ok();
+    second
+        .run(
+            Bin::Dsh,
+            &["notes", "write", "@human/back.md", "from the second"],
+        )
+        .ok();
+    assert!(second.run(Bin::Dsh, &["sync"]).ok().contains("pushed"));
+    first.run(Bin::Pi, &["sync"]).ok();
+    assert_eq!(human_notes(&first), human_notes(&second));
+    assert_eq!(human_notes(&first).len(), 2);
+    let status = first.run(Bin::Pi, &["sync", "--status", "--json"]);
+    let status: serde_json::Value = serde_json::from_str(status.ok()).unwrap();
+    assert_eq!(
+        (&status["ahead"], &status["behind"], &status["offline"]),
+        (
+            &serde_json::json!(0),
+            &serde_json::json!(0),
+            &serde_json::Value::Null
+        ),
+        "{status}"
+    );
+}
