@@ -119,6 +119,7 @@ fn install_all() -> Result<Vec<(String, String)>> {
         &["hosts", "pi"][..],
         &["hosts", "verdaccio"][..],
         &["hosts", "chromium"][..],
+        &["hosts", "sshd"][..],
     ] {
         env.extend(install(installer)?);
     }
