@@ -206,3 +206,61 @@ fn the_page_draws_the_budget_lines_and_cuts_a_long_note() {
     )));
     assert!(page.contains("<a href=\"#note-2\">@project/LONG.md</a>"));
 }
+
+/// `git init`, `git add -A` and `git commit` in `root`, dated `seconds`
+/// from now.
+fn commit_dated(root: &Path, seconds: i64) {
+    let at = format!("@{} +0000", jiff::Timestamp::now().as_second() + seconds);
+    let identity = ["-c", "user.name=n", "-c", "user.email=n@localhost"];
+    for args in [
+        vec!["init", "-q"],
+        vec!["add", "-A"],
+        [&identity[..], &["commit", "-q", "-m", "baseline"]].concat(),
+    ] {
+        let output = std::process::Command::new("git")
+            .arg("-C")
+            .arg(root)
+            .args(&args)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_AUTHOR_DATE", &at)
+            .env("GIT_COMMITTER_DATE", &at)
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "git {args:?}: {output:?}");
+    }
+}
+
+/// A note renamed after the audit commit and updated under its new name:
+/// the commit that records the rename (a deletion and an addition) comes
+/// after the call, and the call's text is rebuilt from the note's old path
+/// in the commit before it, not shown as the note is now.
+#[test]
+fn an_update_of_a_renamed_note_is_applied_to_its_text_under_the_old_path() {
+    let root = tempfile::tempdir().unwrap();
+    let store = store(root.path());
+    store
+        .write("@project/plan.md", "alpha beta\n", None)
+        .unwrap();
+    commit_dated(root.path(), -3600);
+    store
+        .rename("@project/plan.md", "@project/roadmap.md")
+        .unwrap();
+    // The call, then more changes, then the audit that records the rename.
+    let ledger = ledger(vec![update(
+        2,
+        "@project/roadmap.md",
+        "beta",
+        "gamma",
+        &from_now(-1800),
+    )]);
+    store
+        .write("@project/roadmap.md", "alpha gamma delta\n", None)
+        .unwrap();
+    notesoup_core::dream::audit_commit(root.path(), "dream").unwrap();
+    let texts = note_texts(&ledger, &store, root.path());
+    assert!(texts.git);
+    let shown = &texts.by_seq[&2];
+    assert!(matches!(shown.source, TextSource::Git { .. }), "{shown:?}");
+    assert_eq!(shown.text, "alpha gamma\n");
+}
