@@ -130,6 +130,14 @@ fn the_table_and_json_of_a_recorded_session() {
     );
 }
 
+/// The project's path as Pi names its session folder (`--<safe>--`).
+fn safe_name(project: &std::path::Path) -> String {
+    project
+        .to_string_lossy()
+        .trim_start_matches('/')
+        .replace('/', "-")
+}
+
 /// A project whose Pi session folder holds `goldens` (oldest first, by
 /// their times written), plus `extra` files as they are: the agent
 /// directory, the project directory and the folder.
@@ -140,10 +148,7 @@ fn project_with(
     let home = tempfile::tempdir().unwrap();
     let project = home.path().join("proj");
     std::fs::create_dir_all(&project).unwrap();
-    let safe = project
-        .to_string_lossy()
-        .trim_start_matches('/')
-        .replace('/', "-");
+    let safe = safe_name(&project);
     let folder = home
         .path()
         .join("agent/sessions")
@@ -186,10 +191,7 @@ fn report_all(
         .output()
         .unwrap();
     // The folder Pi names after the project holds the temporary path too.
-    let safe = project
-        .to_string_lossy()
-        .trim_start_matches('/')
-        .replace('/', "-");
+    let safe = safe_name(project);
     let scrub = |text: &[u8]| {
         String::from_utf8_lossy(text)
             .replace(&format!("--{safe}--"), "--[PROJECT]--")
