@@ -4,10 +4,13 @@
 //! table and JSON a person and a script read.
 //!
 //! Pi never recorded a forced reset for these goldens (a scripted model
-//! never fills a window), so the hard-reserve and overflow cases are built
-//! from the recorded `notesoup-boundary` rows: the marker's `origin` set to
-//! `forced`, and for overflow the reply before it turned into the error Pi
-//! records when the provider refuses a request as too long.
+//! never fills a window), so the hard-reserve and overflow cases here are
+//! built from the recorded `notesoup-boundary` rows: the marker's `origin`
+//! set to `forced`, and for overflow the reply before it turned into the
+//! error Pi records when the provider refuses a request as too long. The
+//! real-Pi suite (`tests/real_pi/main.rs`, feature `real-pi`) reads both
+//! ends from sessions real Pi writes as it resets at the hard reserve and
+//! after an overflow.
 
 use std::process::Command;
 
