@@ -1,11 +1,15 @@
-//! `notesoup-dsh report` over the session log the pinned dsh recorded (a
+//! `notesoup-dsh report` over the session logs the pinned dsh recorded: a
 //! scripted model called `get_context_remaining`, then `wipe_memory`, then
-//! answered in the fresh window).
+//! answered in the fresh window (`wipe-reset`); and, through notesoup's
+//! engine, a reply past the hard reserve, then a request the provider
+//! refused as too long (`reserve-overflow`, kept from `e2e.rs`'s
+//! `budget_lines_and_overflow_through_the_engine`, its temporary directory
+//! written as `/tmp/e2e1`).
 //!
-//! dsh never recorded a forced reset here, so the hard-reserve and overflow
-//! cases are that recording with its marker's `origin` set to `forced`, and
-//! for overflow the `step/end` before the reset logged instead as the
-//! request error dsh logs when the provider refuses a request as too long.
+//! The `report --all` cases also take the `wipe-reset` recording with its
+//! marker's `origin` set to `forced`, and for overflow the `step/end`
+//! before the reset logged instead as a request error naming the same
+//! failure.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -129,6 +133,24 @@ fn a_wipe_memory_reset_then_an_open_window() {
     assert_eq!(second["reorientation"]["tool_calls"], 0);
     assert_eq!(second["reorientation"]["reached_work"], false);
     insta::assert_snapshot!("report_table_wipe_reset", report(&recorded(), &[]));
+}
+
+/// dsh's own record of a forced reset at the hard reserve (the warning
+/// before it) and of one after the provider refused a request as too long
+/// (the stream's `finish` with `CONTEXT_WINDOW_EXCEEDED`).
+#[test]
+fn a_recorded_hard_reserve_then_a_recorded_overflow() {
+    let log = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/dsh/fixtures")
+        .join("reserve-overflow.session.jsonl");
+    let ledger = ledger(&log);
+    assert_eq!(ends(&ledger), ["hard_reserve", "overflow", "open"]);
+    let first = &ledger["windows"][0];
+    assert_eq!(first["tokens_at_end"], 120_010);
+    assert_eq!(first["notices"][0]["kind"], "warning");
+    assert_eq!(ledger["ends"]["hard_reserve"], 1);
+    assert_eq!(ledger["ends"]["overflow"], 1);
+    insta::assert_snapshot!("report_table_reserve_overflow", report(&log, &[]));
 }
 
 /// The recording with its marker forced; with `overflow`, the step before
