@@ -333,9 +333,10 @@ impl Report {
     }
 
     /// How each window of the session ended, as `notesoup-pi report
-    /// FILE --json` reads it from the file Pi wrote.
+    /// FILE --json` (the binary under test) reads it from the file Pi
+    /// wrote.
     pub fn ledger_ends(&self) -> Vec<String> {
-        let output = Command::new(env!("CARGO_BIN_EXE_notesoup-pi"))
+        let output = Command::new(crate::sidecar())
             .arg("report")
             .arg(&self.session_file)
             .arg("--json")
