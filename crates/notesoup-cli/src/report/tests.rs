@@ -39,6 +39,7 @@ fn write(seq: u32, address: &str, text: &str, at: &str) -> LedgerNote {
         at: Some(at.to_owned()),
         edits: Vec::new(),
         replace_all: false,
+        rename_to: None,
     }
 }
 
@@ -263,4 +264,37 @@ fn an_update_of_a_renamed_note_is_applied_to_its_text_under_the_old_path() {
     let shown = &texts.by_seq[&2];
     assert!(matches!(shown.source, TextSource::Git { .. }), "{shown:?}");
     assert_eq!(shown.text, "alpha gamma\n");
+}
+
+/// A note this session moved (`rename_to`) and then updated under its new
+/// address: the update applies to the text the session rebuilt before the
+/// move, and nothing is left to replay under the old address.
+#[test]
+fn an_update_after_the_sessions_own_rename_replays_the_moved_text() {
+    let root = tempfile::tempdir().unwrap();
+    let store = store(root.path());
+    let at = from_now(0);
+    let moved = LedgerNote {
+        edits: Vec::new(),
+        text: String::new(),
+        rename_to: Some("@project/b.md".to_owned()),
+        ..update(3, "@project/a.md", "", "", &at)
+    };
+    let ledger = ledger(vec![
+        write(2, "@project/a.md", "one two\n", &at),
+        moved,
+        update(4, "@project/b.md", "two", "three", &at),
+        update(5, "@project/a.md", "one", "zero", &at),
+    ]);
+    let texts = note_texts(&ledger, &store, root.path());
+    let at = |seq: u32| &texts.by_seq[&seq];
+    assert_eq!(at(3).source, TextSource::Replayed { seq: 2 });
+    assert_eq!(at(3).text, "one two\n");
+    assert_eq!(at(4).source, TextSource::Replayed { seq: 3 });
+    assert_eq!(at(4).text, "one three\n");
+    assert!(
+        matches!(at(5).source, TextSource::Unknown { .. }),
+        "{:?}",
+        at(5)
+    );
 }
