@@ -225,17 +225,8 @@ impl World {
     /// LOG --json` reads it from the log dsh wrote.
     fn ledger_ends(&self, id: &str) -> Vec<String> {
         let log = self.log_path(id);
-        let ledger: Value = serde_json::from_str(&notesoup_dsh(
-            self,
-            &["report", log.to_str().expect("path"), "--json"],
-        ))
-        .expect("the ledger's JSON");
-        ledger["windows"]
-            .as_array()
-            .expect("windows")
-            .iter()
-            .map(|window| window["end"].as_str().expect("an end").to_owned())
-            .collect()
+        let report = notesoup_dsh(self, &["report", log.to_str().expect("path"), "--json"]);
+        crate::ledger::ends(&serde_json::from_str(&report).expect("the ledger's JSON"))
     }
 }
 

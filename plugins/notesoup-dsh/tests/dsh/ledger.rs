@@ -111,7 +111,8 @@ fn ledger(log: &Path) -> Value {
     serde_json::from_str(&report(log, &["--json"])).expect("json")
 }
 
-fn ends(ledger: &Value) -> Vec<String> {
+/// How each window of a ledger's JSON ended.
+pub(crate) fn ends(ledger: &Value) -> Vec<String> {
     ledger["windows"]
         .as_array()
         .expect("windows")
