@@ -11,6 +11,7 @@ mod codegen;
 mod deps;
 mod dist;
 mod dsh;
+mod dsh_bench;
 mod hosts;
 mod pi_bench;
 mod refdir;
@@ -64,6 +65,9 @@ commands:
                the sidecar alone over its pipes: session_start and per-event times
   search-bench [--runs N] [--mb MB] [--also PATH] [--binary PATH] [--keep]
                notesoup notes search against rg -i -F -c over the same ~15 MB of notes
+  dsh-bench report [EVENTS] [RUNS]
+               notesoup-dsh report (table and --html) on a long dsh session log,
+               against the pinned dsh resuming it headless
   golden-pi    regenerate plugins/notesoup-pi/tests/golden with the real Pi SDK
   install-dsh  install Node 22, pnpm and the pinned dsh for notesoup-dsh's
                opt-in tests; prints `export NOTESOUP_DSH_ROOT=...` to eval
@@ -84,6 +88,7 @@ fn main() -> ExitCode {
         Some("pi-bench") => pi_bench::run(&args[1..]),
         Some("search-bench") => search_bench::run(&args[1..]),
         Some("install-dsh") => dsh::run(),
+        Some("dsh-bench") => dsh_bench::run(&args[1..]),
         Some("-h" | "--help" | "help") => {
             print!("{USAGE}");
             return ExitCode::SUCCESS;

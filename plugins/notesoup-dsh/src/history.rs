@@ -162,8 +162,20 @@ pub fn window_signals(
             }
             "assistant/chunk" => {
                 let chunk = event.data.get("chunk");
-                if chunk.and_then(|c| c.get("type")).and_then(Value::as_str) == Some("usage") {
-                    usage = chunk.and_then(|c| c.get("usage")).map(usage_tokens);
+                match chunk.and_then(|c| c.get("type")).and_then(Value::as_str) {
+                    Some("usage") => {
+                        usage = chunk.and_then(|c| c.get("usage")).map(usage_tokens);
+                    }
+                    // The provider refused the request as too long: dsh
+                    // logs the stream's end with the failure, and the
+                    // engine's retry after the reset logs no request error.
+                    Some("finish") => {
+                        overflowed |= chunk
+                            .and_then(|c| c.pointer("/reason/failure/code"))
+                            .and_then(Value::as_str)
+                            == Some(CONTEXT_WINDOW_EXCEEDED);
+                    }
+                    _ => {}
                 }
             }
             "assistant/message" => {
@@ -178,7 +190,7 @@ pub fn window_signals(
                 }
             }
             "agent/request-error" => {
-                overflowed |= event.data.to_string().contains("CONTEXT_WINDOW_EXCEEDED");
+                overflowed |= event.data.to_string().contains(CONTEXT_WINDOW_EXCEEDED);
             }
             "user/message" => {
                 let Some(source) = event.source() else {
@@ -208,6 +220,9 @@ pub fn window_signals(
     }
     Ok(signals)
 }
+
+/// The failure code dsh gives a request the provider refused as too long.
+const CONTEXT_WINDOW_EXCEEDED: &str = "CONTEXT_WINDOW_EXCEEDED";
 
 /// A dsh usage record's tokens: what the request carried and the reply
 /// added.

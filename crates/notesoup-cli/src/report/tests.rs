@@ -39,6 +39,7 @@ fn write(seq: u32, address: &str, text: &str, at: &str) -> LedgerNote {
         at: Some(at.to_owned()),
         edits: Vec::new(),
         replace_all: false,
+        rename_to: None,
     }
 }
 
@@ -205,4 +206,95 @@ fn the_page_draws_the_budget_lines_and_cuts_a_long_note() {
         super::MAX_NOTE_TEXT_CHARS + 10
     )));
     assert!(page.contains("<a href=\"#note-2\">@project/LONG.md</a>"));
+}
+
+/// `git init`, `git add -A` and `git commit` in `root`, dated `seconds`
+/// from now.
+fn commit_dated(root: &Path, seconds: i64) {
+    let at = format!("@{} +0000", jiff::Timestamp::now().as_second() + seconds);
+    let identity = ["-c", "user.name=n", "-c", "user.email=n@localhost"];
+    for args in [
+        vec!["init", "-q"],
+        vec!["add", "-A"],
+        [&identity[..], &["commit", "-q", "-m", "baseline"]].concat(),
+    ] {
+        let output = std::process::Command::new("git")
+            .arg("-C")
+            .arg(root)
+            .args(&args)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_AUTHOR_DATE", &at)
+            .env("GIT_COMMITTER_DATE", &at)
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "git {args:?}: {output:?}");
+    }
+}
+
+/// A note renamed after the audit commit and updated under its new name:
+/// the commit that records the rename (a deletion and an addition) comes
+/// after the call, and the call's text is rebuilt from the note's old path
+/// in the commit before it, not shown as the note is now.
+#[test]
+fn an_update_of_a_renamed_note_is_applied_to_its_text_under_the_old_path() {
+    let root = tempfile::tempdir().unwrap();
+    let store = store(root.path());
+    store
+        .write("@project/plan.md", "alpha beta\n", None)
+        .unwrap();
+    commit_dated(root.path(), -3600);
+    store
+        .rename("@project/plan.md", "@project/roadmap.md")
+        .unwrap();
+    // The call, then more changes, then the audit that records the rename.
+    let ledger = ledger(vec![update(
+        2,
+        "@project/roadmap.md",
+        "beta",
+        "gamma",
+        &from_now(-1800),
+    )]);
+    store
+        .write("@project/roadmap.md", "alpha gamma delta\n", None)
+        .unwrap();
+    notesoup_core::dream::audit_commit(root.path(), "dream").unwrap();
+    let texts = note_texts(&ledger, &store, root.path());
+    assert!(texts.git);
+    let shown = &texts.by_seq[&2];
+    assert!(matches!(shown.source, TextSource::Git { .. }), "{shown:?}");
+    assert_eq!(shown.text, "alpha gamma\n");
+}
+
+/// A note this session moved (`rename_to`) and then updated under its new
+/// address: the update applies to the text the session rebuilt before the
+/// move, and nothing is left to replay under the old address.
+#[test]
+fn an_update_after_the_sessions_own_rename_replays_the_moved_text() {
+    let root = tempfile::tempdir().unwrap();
+    let store = store(root.path());
+    let at = from_now(0);
+    let moved = LedgerNote {
+        edits: Vec::new(),
+        text: String::new(),
+        rename_to: Some("@project/b.md".to_owned()),
+        ..update(3, "@project/a.md", "", "", &at)
+    };
+    let ledger = ledger(vec![
+        write(2, "@project/a.md", "one two\n", &at),
+        moved,
+        update(4, "@project/b.md", "two", "three", &at),
+        update(5, "@project/a.md", "one", "zero", &at),
+    ]);
+    let texts = note_texts(&ledger, &store, root.path());
+    let at = |seq: u32| &texts.by_seq[&seq];
+    assert_eq!(at(3).source, TextSource::Replayed { seq: 2 });
+    assert_eq!(at(3).text, "one two\n");
+    assert_eq!(at(4).source, TextSource::Replayed { seq: 3 });
+    assert_eq!(at(4).text, "one three\n");
+    assert!(
+        matches!(at(5).source, TextSource::Unknown { .. }),
+        "{:?}",
+        at(5)
+    );
 }

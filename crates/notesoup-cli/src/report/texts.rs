@@ -88,10 +88,10 @@ pub(crate) fn note_texts(ledger: &SessionLedger, store: &NoteStore, root: &Path)
     };
     // By the note's file where it resolves (`checkpoint` and
     // `checkpoint.md` are one note), else by the address as written.
-    let mut known: HashMap<&str, (u32, String)> = HashMap::new();
+    let mut known: HashMap<String, (u32, String)> = HashMap::new();
     let mut by_seq = BTreeMap::new();
     for (note, path) in notes.iter().zip(&paths) {
-        let key = path.as_deref().unwrap_or(&note.address);
+        let key = path.clone().unwrap_or_else(|| note.address.clone());
         let from_git = if path.is_some() && call_seconds(note).is_some() {
             audited.next().flatten()
         } else {
@@ -103,7 +103,7 @@ pub(crate) fn note_texts(ledger: &SessionLedger, store: &NoteStore, root: &Path)
                 text: note.text.clone(),
             }
         } else {
-            let earlier = match known.get(key) {
+            let earlier = match known.get(&key) {
                 Some((seq, text)) => Some((TextSource::Replayed { seq: *seq }, text.clone())),
                 None => from_git.map(|found| {
                     (
@@ -121,14 +121,23 @@ pub(crate) fn note_texts(ledger: &SessionLedger, store: &NoteStore, root: &Path)
                 None => now_or_unknown(store, &note.address, git),
             }
         };
-        // Only a rebuilt text is a base for the next update.
-        match shown.source {
-            TextSource::Current { .. } | TextSource::Unknown { .. } => {
-                known.remove(key);
+        // Only a rebuilt text is a base for the next update; a rename
+        // moves it to the note's new place.
+        let rebuilt = !matches!(
+            shown.source,
+            TextSource::Current { .. } | TextSource::Unknown { .. }
+        );
+        let key = match &note.rename_to {
+            Some(to) => {
+                known.remove(&key);
+                rel_path(store, root, to).unwrap_or_else(|| to.clone())
             }
-            _ => {
-                known.insert(key, (note.seq, shown.text.clone()));
-            }
+            None => key,
+        };
+        if rebuilt {
+            known.insert(key, (note.seq, shown.text.clone()));
+        } else {
+            known.remove(&key);
         }
         by_seq.insert(note.seq, shown);
     }

@@ -313,6 +313,7 @@ fn the_report_page_escapes_what_the_session_wrote() {
             at: Some(hostile.to_owned()),
             edits: Vec::new(),
             replace_all: false,
+            rename_to: None,
         }],
         checkpoint_written: true,
         checkpoint_chars: Some(3),

@@ -759,6 +759,12 @@ pub struct AuditedText {
 /// For each `(path, at)`: the file at `path` (`/`-separated, relative to
 /// `home`) in the newest audit commit made at or before `at` (Unix
 /// seconds), `None` where that commit lacks it or no commit is that old.
+/// A path that commit lacks is followed back through a rename: the audit
+/// records a rename as a deletion and an addition in one commit, so the
+/// first later commit that adds `path` names the file it was before (the
+/// deleted file with the same blob, else with the same body, else the only
+/// file that commit deleted), and that file's text is the one given. At
+/// most eight renames are followed.
 /// `Ok(None)` when the home has no repository. Read only: nothing is
 /// written, the index included.
 pub fn audited_texts(
@@ -773,32 +779,159 @@ pub fn audited_texts(
         let commit = repo.find_commit(id).map_err(audit_error)?;
         let seconds = commit.time().map_err(audit_error)?.seconds;
         let tree = commit.tree_id().map_err(audit_error)?.detach();
-        commits.push((id, seconds, tree));
+        let parent = match commit.parent_ids().next() {
+            Some(parent) => Some(
+                repo.find_commit(parent.detach())
+                    .map_err(audit_error)?
+                    .tree_id()
+                    .map_err(audit_error)?
+                    .detach(),
+            ),
+            None => None,
+        };
+        commits.push(AuditedCommit {
+            id,
+            seconds,
+            tree,
+            parent,
+        });
     }
     let mut found = Vec::with_capacity(wanted.len());
     for (path, at) in wanted {
         // Newest first: the first commit not after `at`.
-        let Some(&(id, seconds, tree)) = commits.iter().find(|(_, seconds, _)| seconds <= at)
-        else {
+        let Some(base) = commits.iter().position(|commit| commit.seconds <= *at) else {
             found.push(None);
             continue;
         };
-        let tree = repo.find_tree(tree).map_err(audit_error)?;
-        let entry = tree
-            .lookup_entry_by_path(path.as_str())
-            .map_err(audit_error)?;
-        let text = match entry {
-            Some(entry) if entry.mode().is_blob() => {
-                let blob = repo.find_blob(entry.object_id()).map_err(audit_error)?;
-                Some(String::from_utf8_lossy(&blob.data).into_owned())
+        let commit = &commits[base];
+        let mut looked = path.clone();
+        let mut text = blob_at(&repo, commit.tree, &looked)?;
+        // The commits after `base` still to search for the rename, newest
+        // first.
+        let mut later = &commits[..base];
+        for _ in 0..MAX_RENAME_HOPS {
+            if text.is_some() {
+                break;
             }
-            _ => None,
-        };
+            let Some((index, before)) = renamed_from(&repo, later, &looked)? else {
+                break;
+            };
+            later = &later[index + 1..];
+            text = blob_at(&repo, commit.tree, &before)?;
+            looked = before;
+        }
         found.push(text.map(|text| AuditedText {
-            commit: id.to_string(),
-            committed_at: seconds,
+            commit: commit.id.to_string(),
+            committed_at: commit.seconds,
             text,
         }));
     }
     Ok(Some(found))
+}
+
+/// How many renames [`audited_texts`] follows back for one file.
+const MAX_RENAME_HOPS: usize = 8;
+
+/// One commit of the audit history, as [`audited_texts`] reads it.
+struct AuditedCommit {
+    id: ObjectId,
+    seconds: i64,
+    tree: ObjectId,
+    /// The first parent's tree.
+    parent: Option<ObjectId>,
+}
+
+/// The text of the blob at `path` in `tree`, `None` when there is none.
+fn blob_at(repo: &Repository, tree: ObjectId, path: &str) -> Result<Option<String>, DreamError> {
+    match blob_id(repo, tree, path)? {
+        Some(id) => {
+            let blob = repo.find_blob(id).map_err(audit_error)?;
+            Ok(Some(String::from_utf8_lossy(&blob.data).into_owned()))
+        }
+        None => Ok(None),
+    }
+}
+
+/// The blob at `path` in `tree`.
+fn blob_id(repo: &Repository, tree: ObjectId, path: &str) -> Result<Option<ObjectId>, DreamError> {
+    let tree = repo.find_tree(tree).map_err(audit_error)?;
+    let entry = tree.lookup_entry_by_path(path).map_err(audit_error)?;
+    Ok(entry
+        .filter(|entry| entry.mode().is_blob())
+        .map(|entry| entry.object_id()))
+}
+
+/// Where `path` was before the first of `later` (newest first) that adds
+/// it, with that commit's index in `later`: the file the same commit
+/// deleted with the same blob, else with the same body, else the only one
+/// it deleted. `None` when no commit adds it or none of these holds.
+fn renamed_from(
+    repo: &Repository,
+    later: &[AuditedCommit],
+    path: &str,
+) -> Result<Option<(usize, String)>, DreamError> {
+    for (index, commit) in later.iter().enumerate().rev() {
+        let Some(added) = blob_id(repo, commit.tree, path)? else {
+            continue;
+        };
+        let Some(parent) = commit.parent else {
+            return Ok(None);
+        };
+        if blob_id(repo, parent, path)?.is_some() {
+            return Ok(None);
+        }
+        let mut deleted = Vec::new();
+        deleted_blobs(repo, parent, Some(commit.tree), "", &mut deleted)?;
+        if let Some((before, _)) = deleted.iter().find(|(_, id)| *id == added) {
+            return Ok(Some((index, before.clone())));
+        }
+        let body = |id: ObjectId| -> Result<String, DreamError> {
+            let blob = repo.find_blob(id).map_err(audit_error)?;
+            let text = String::from_utf8_lossy(&blob.data);
+            Ok(crate::notes::strip_frontmatter(&text).to_owned())
+        };
+        let added_body = body(added)?;
+        for (before, id) in &deleted {
+            if body(*id)? == added_body {
+                return Ok(Some((index, before.clone())));
+            }
+        }
+        return Ok(match deleted.as_slice() {
+            [(before, _)] => Some((index, before.clone())),
+            _ => None,
+        });
+    }
+    Ok(None)
+}
+
+/// The blobs under `prefix` that `parent` holds and `tree` does not (at
+/// that path), with their ids; a subtree both hold unchanged is skipped.
+fn deleted_blobs(
+    repo: &Repository,
+    parent: ObjectId,
+    tree: Option<ObjectId>,
+    prefix: &str,
+    out: &mut Vec<(String, ObjectId)>,
+) -> Result<(), DreamError> {
+    if tree == Some(parent) {
+        return Ok(());
+    }
+    let now: std::collections::HashMap<String, TreeEntry> = match tree {
+        Some(tree) => tree_entries(repo, tree, prefix)
+            .map_err(audit_error)?
+            .into_iter()
+            .map(|entry| (entry.path.clone(), entry))
+            .collect(),
+        None => std::collections::HashMap::new(),
+    };
+    for entry in tree_entries(repo, parent, prefix).map_err(audit_error)? {
+        let kept = now.get(&entry.path);
+        if entry.is_tree {
+            let kept_tree = kept.filter(|other| other.is_tree).map(|other| other.id);
+            deleted_blobs(repo, entry.id, kept_tree, &entry.path, out)?;
+        } else if entry.is_blob && !kept.is_some_and(|other| other.is_blob) {
+            out.push((entry.path, entry.id));
+        }
+    }
+    Ok(())
 }

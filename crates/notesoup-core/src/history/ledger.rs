@@ -44,6 +44,9 @@ pub struct LedgerNote {
     /// The update replaced every occurrence of each old text.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub replace_all: bool,
+    /// The address an update moved the note to (`rename_to`), if it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rename_to: Option<String>,
 }
 
 /// One edit of a `notes_update` call.
@@ -365,6 +368,12 @@ fn note_of(seq: u32, name: &str, document: &str) -> Option<LedgerNote> {
             .or_else(|| arguments.get("replaceAll"))
             .and_then(serde_json::Value::as_bool)
             .unwrap_or(false),
+        rename_to: arguments
+            .get("rename_to")
+            .or_else(|| arguments.get("renameTo"))
+            .and_then(serde_json::Value::as_str)
+            .filter(|to| !to.is_empty())
+            .map(str::to_owned),
         edits,
     })
 }

@@ -6,26 +6,12 @@
 use std::fmt::Write as _;
 use std::process::Command;
 
-use notesoup_claude::transcript::decode::{ChainFile, decode_chain_with_signals};
-use notesoup_core::history::{EndReason, History, SessionLedger, session_ledger};
+use notesoup_core::history::EndReason;
 use serde_json::Value;
 
-use crate::support::{CHAIN_1, CHAIN_2, Sandbox, fixture, reply_row, tool_rows};
-
-fn chain_ledger() -> SessionLedger {
-    let files = [
-        ChainFile {
-            session_id: CHAIN_1.into(),
-            path: fixture("chain-1-compact.jsonl"),
-        },
-        ChainFile {
-            session_id: CHAIN_2.into(),
-            path: fixture("chain-2-after-clear.jsonl"),
-        },
-    ];
-    let (transcript, signals) = decode_chain_with_signals(CHAIN_1, &files).unwrap();
-    session_ledger(&History::new(transcript).unwrap(), &signals)
-}
+use crate::support::{
+    CHAIN_1, CHAIN_2, Sandbox, chain_ledger, fixture, map_update, reply_row, tool_rows,
+};
 
 #[test]
 fn a_compaction_then_a_clear_then_an_open_window() {
@@ -114,16 +100,6 @@ const S1: &str = "11111111-1111-4111-8111-111111111111";
 const S2: &str = "22222222-2222-4222-8222-222222222222";
 const S3: &str = "33333333-3333-4333-8333-333333333333";
 
-fn run_ok(sb: &Sandbox, args: &[&str]) -> String {
-    let output = sb.run(args, b"");
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).unwrap()
-}
-
 #[test]
 fn report_all_lists_a_clear_chain_once_and_the_page_embeds_the_notes_at_their_calls() {
     let sb = Sandbox::new();
@@ -136,30 +112,13 @@ fn report_all_lists_a_clear_chain_once_and_the_page_embeds_the_notes_at_their_ca
         .unwrap();
     sb.append_transcript(S2, &[reply_row("r2", 40_000)]);
     // The third session updates a note the notes' Git history holds.
-    run_ok(
-        &sb,
-        &["notes", "write", "@project/MAP.md", "# Map\nalpha beta\n"],
-    );
-    notesoup_core::dream::audit_commit(&sb.notes, "baseline one").unwrap();
-    run_ok(
-        &sb,
-        &[
-            "notes",
-            "write",
-            "@project/MAP.md",
-            "# Map\nchanged since\n",
-        ],
-    );
-    let later = jiff::Timestamp::from_second(jiff::Timestamp::now().as_second() + 60)
-        .unwrap()
-        .to_string();
-    let update = serde_json::json!({"address": "@project/MAP.md",
-        "edits": [{"oldText": "beta", "newText": "gamma"}]});
+    let later = sb.map_in_git_history();
+    let update = map_update("beta", "gamma");
     let mut rows = vec![reply_row("r3", 90_000)];
     rows.extend(tool_rows("1", "notes_update", &update, &later));
     sb.start_session(S3, &rows);
 
-    let json: Value = serde_json::from_str(&run_ok(&sb, &["report", "--all", "--json"])).unwrap();
+    let json: Value = serde_json::from_str(&sb.run_ok(&["report", "--all", "--json"])).unwrap();
     let sessions = json["sessions"].as_array().unwrap();
     assert_eq!(sessions.len(), 2, "{json:#}");
     assert_eq!(
@@ -173,10 +132,7 @@ fn report_all_lists_a_clear_chain_once_and_the_page_embeds_the_notes_at_their_ca
     assert_eq!(json["resets"], 1);
 
     let page = sb.project.join("report.html");
-    run_ok(
-        &sb,
-        &["report", "--session", S3, "--html", page.to_str().unwrap()],
-    );
+    sb.run_ok(&["report", "--session", S3, "--html", page.to_str().unwrap()]);
     let html = std::fs::read_to_string(&page).unwrap();
     // Claude Code's lines in a 200,000-token window: the reserve is 15%.
     for (line, at) in [
@@ -194,7 +150,7 @@ fn report_all_lists_a_clear_chain_once_and_the_page_embeds_the_notes_at_their_ca
     assert!(html.contains("<pre># Map\nalpha gamma\n</pre>"), "{html}");
 
     let all = sb.project.join("all.html");
-    run_ok(&sb, &["report", "--all", "--html", all.to_str().unwrap()]);
+    sb.run_ok(&["report", "--all", "--html", all.to_str().unwrap()]);
     let html = std::fs::read_to_string(&all).unwrap();
     assert_eq!(html.matches("<tr class=\"session\"").count(), 2);
 }
@@ -255,10 +211,10 @@ fn report_all_table_and_json_over_the_recorded_sessions() {
     // reported 990,418 tokens in a model's 200,000-token window: the row
     // says so (495.2% at its reset) rather than hide it.
     let scrub = |text: String| text.replace(&sb.project.display().to_string(), "[PROJECT]");
-    let table = scrub(run_ok(&sb, &["report", "--all"]));
+    let table = scrub(sb.run_ok(&["report", "--all"]));
     insta::assert_snapshot!("report_all_table", table);
     let json: Value =
-        serde_json::from_str(&scrub(run_ok(&sb, &["report", "--all", "--json"]))).unwrap();
+        serde_json::from_str(&scrub(sb.run_ok(&["report", "--all", "--json"]))).unwrap();
     assert_eq!(json["sessions"].as_array().unwrap().len(), 2, "{json:#}");
     insta::assert_snapshot!(
         "report_all_json",

@@ -378,3 +378,65 @@ pub fn tool_rows(id: &str, name: &str, input: &Value, at: &str) -> [String; 2] {
         .to_string(),
     ]
 }
+
+impl Sandbox {
+    /// Runs `notesoup <args>` with no input, asserts it succeeded and
+    /// returns its stdout.
+    pub fn run_ok(&self, args: &[&str]) -> String {
+        let output = self.run(args, b"");
+        assert!(
+            output.status.success(),
+            "notesoup {args:?}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8(output.stdout).unwrap()
+    }
+
+    /// A notes root whose Git history holds `@project/MAP.md` as `# Map\n
+    /// alpha beta\n`, the note changed since (`# Map\nchanged since\n`) so
+    /// only Git can say what a later update applied to. Returns a time a
+    /// minute from now, for the calls of a session recorded after it.
+    pub fn map_in_git_history(&self) -> String {
+        self.run_ok(&["notes", "write", "@project/MAP.md", "# Map\nalpha beta\n"]);
+        notesoup_core::dream::audit_commit(&self.notes, "baseline one").unwrap();
+        self.run_ok(&[
+            "notes",
+            "write",
+            "@project/MAP.md",
+            "# Map\nchanged since\n",
+        ]);
+        jiff::Timestamp::from_second(jiff::Timestamp::now().as_second() + 60)
+            .unwrap()
+            .to_string()
+    }
+}
+
+/// A `notes_update` of `@project/MAP.md` replacing `old` with `new`.
+pub fn map_update(old: &str, new: &str) -> Value {
+    json!({"address": "@project/MAP.md", "edits": [{"oldText": old, "newText": new}]})
+}
+
+/// The ledger of the recorded session of `files` (`(session id, fixture)`,
+/// a `/clear` chain in order, under the first one's id).
+pub fn recorded_ledger(files: &[(&str, &str)]) -> notesoup_core::history::SessionLedger {
+    use notesoup_claude::transcript::decode::{ChainFile, decode_chain_with_signals};
+    let chain: Vec<ChainFile> = files
+        .iter()
+        .map(|(session, name)| ChainFile {
+            session_id: (*session).into(),
+            path: fixture(name),
+        })
+        .collect();
+    let (transcript, signals) = decode_chain_with_signals(files[0].0, &chain).unwrap();
+    let history = notesoup_core::history::History::new(transcript).unwrap();
+    notesoup_core::history::session_ledger(&history, &signals)
+}
+
+/// The ledger of the recorded `/clear` chain: a compaction, a `/clear`, an
+/// open window.
+pub fn chain_ledger() -> notesoup_core::history::SessionLedger {
+    recorded_ledger(&[
+        (CHAIN_1, "chain-1-compact.jsonl"),
+        (CHAIN_2, "chain-2-after-clear.jsonl"),
+    ])
+}

@@ -8,13 +8,10 @@
 //! comes from, and the links from the window row to it). Chromium's console log goes to stderr, where
 //! no console message and no blocked load may appear.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use notesoup_claude::transcript::decode::{ChainFile, decode_chain_with_signals};
-use notesoup_core::history::{History, session_ledger};
-
-use crate::support::{CHAIN_1, CHAIN_2, fixture};
+use crate::support::{chain_ledger, recorded_ledger};
 
 const INSTALL: &str = "install it with `eval \"$(cargo xtask hosts chromium)\"` (Debian's chromium package; it sets NOTESOUP_CHROMIUM)";
 
@@ -53,21 +50,89 @@ fn headless(chromium: &PathBuf, profile: &std::path::Path) -> Command {
     command
 }
 
+/// Where the pages and screenshots are kept: `target/tmp/report-page/`.
+fn out_dir() -> PathBuf {
+    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("report-page");
+    std::fs::create_dir_all(&out).unwrap();
+    out
+}
+
+/// Nothing for the browser to fetch, nothing to run.
+fn assert_self_contained(page: &str) {
+    for external in ["src=", "<script", "<link", "@import", "url("] {
+        assert!(!page.contains(external), "{external} in the page");
+    }
+}
+
+/// No console message and no blocked load in Chromium's log.
+fn assert_quiet(stderr: &str) {
+    for noise in ["CONSOLE", "Refused to", "net::ERR"] {
+        assert!(
+            !stderr.contains(noise),
+            "{noise} in chromium's log: {stderr}"
+        );
+    }
+}
+
+/// One headless Chromium with its own profile, loading pages from files.
+struct Browser {
+    chromium: PathBuf,
+    profile: tempfile::TempDir,
+}
+
+impl Browser {
+    fn new() -> Self {
+        Self {
+            chromium: chromium(),
+            profile: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    /// The DOM Chromium built from `url`; it ran and logged nothing.
+    fn dom(&self, url: &str) -> String {
+        let dom = headless(&self.chromium, self.profile.path())
+            .arg("--dump-dom")
+            .arg(url)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&dom.stderr);
+        assert!(dom.status.success(), "chromium failed: {stderr}");
+        assert_quiet(&stderr);
+        String::from_utf8(dom.stdout).unwrap()
+    }
+
+    /// A screenshot of `url` kept at `screenshot`: a PNG, and nothing
+    /// logged.
+    fn screenshot(&self, url: &str, screenshot: &Path) {
+        let _ = std::fs::remove_file(screenshot);
+        let shot = headless(&self.chromium, self.profile.path())
+            .arg(format!("--screenshot={}", screenshot.display()))
+            .arg(url)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&shot.stderr);
+        assert!(shot.status.success(), "chromium failed: {stderr}");
+        assert!(
+            std::fs::read(screenshot).unwrap().starts_with(b"\x89PNG"),
+            "a PNG screenshot"
+        );
+        assert_quiet(&stderr);
+    }
+}
+
+/// `page` checked self-contained and kept as `name` under the output
+/// directory; its `file://` URL.
+fn keep_page(name: &str, page: &str) -> String {
+    assert_self_contained(page);
+    let html = out_dir().join(name);
+    std::fs::write(&html, page).unwrap();
+    format!("file://{}", html.display())
+}
+
 #[test]
 fn the_report_page_renders_in_headless_chromium() {
-    let chromium = chromium();
-    let files = [
-        ChainFile {
-            session_id: CHAIN_1.into(),
-            path: fixture("chain-1-compact.jsonl"),
-        },
-        ChainFile {
-            session_id: CHAIN_2.into(),
-            path: fixture("chain-2-after-clear.jsonl"),
-        },
-    ];
-    let (transcript, signals) = decode_chain_with_signals(CHAIN_1, &files).unwrap();
-    let ledger = session_ledger(&History::new(transcript).unwrap(), &signals);
+    let browser = Browser::new();
+    let ledger = chain_ledger();
     // Claude Code's lines in the chain's 200,000-token window.
     let policy = notesoup_core::budget::BudgetPolicy::new(30_000, 24_576);
     let report = notesoup_cli::SessionReport {
@@ -75,27 +140,8 @@ fn the_report_page_renders_in_headless_chromium() {
         ledger,
         texts: notesoup_cli::NoteTexts::default(),
     };
-    let page = notesoup_cli::render_html(&report);
-    // Self-contained: nothing for the browser to fetch, nothing to run.
-    for external in ["src=", "<script", "<link", "@import", "url("] {
-        assert!(!page.contains(external), "{external} in the page");
-    }
-
-    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("report-page");
-    std::fs::create_dir_all(&out).unwrap();
-    let html = out.join("chain.html");
-    std::fs::write(&html, &page).unwrap();
-    let profile = tempfile::tempdir().unwrap();
-    let url = format!("file://{}", html.display());
-
-    let dom = headless(&chromium, profile.path())
-        .arg("--dump-dom")
-        .arg(&url)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&dom.stderr);
-    assert!(dom.status.success(), "chromium failed: {stderr}");
-    let dom = String::from_utf8(dom.stdout).unwrap();
+    let url = keep_page("chain.html", &notesoup_cli::render_html(&report));
+    let dom = browser.dom(&url);
     // The rows and markers Chromium built from the page.
     assert_eq!(dom.matches("<tr class=\"window\"").count(), 3, "{dom}");
     assert_eq!(dom.matches("<g class=\"reset\"").count(), 2, "{dom}");
@@ -109,59 +155,16 @@ fn the_report_page_renders_in_headless_chromium() {
             "{line}: {dom}"
         );
     }
-    for noise in ["CONSOLE", "Refused to", "net::ERR"] {
-        assert!(
-            !stderr.contains(noise),
-            "{noise} in chromium's log: {stderr}"
-        );
-    }
-
-    let screenshot = out.join("chain.png");
-    let _ = std::fs::remove_file(&screenshot);
-    let shot = headless(&chromium, profile.path())
-        .arg(format!("--screenshot={}", screenshot.display()))
-        .arg(&url)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&shot.stderr);
-    assert!(shot.status.success(), "chromium failed: {stderr}");
-    let png = std::fs::read(&screenshot).unwrap();
-    assert!(png.starts_with(b"\x89PNG"), "a PNG screenshot");
-    for noise in ["CONSOLE", "Refused to", "net::ERR"] {
-        assert!(
-            !stderr.contains(noise),
-            "{noise} in chromium's log: {stderr}"
-        );
-    }
+    browser.screenshot(&url, &out_dir().join("chain.png"));
 }
 
 /// `report --all`'s page: one row per session and a chart per trend, as
 /// Chromium builds it, with nothing fetched and nothing logged.
 #[test]
 fn the_all_sessions_page_renders_in_headless_chromium() {
-    let chromium = chromium();
-    let files = [
-        ChainFile {
-            session_id: CHAIN_1.into(),
-            path: fixture("chain-1-compact.jsonl"),
-        },
-        ChainFile {
-            session_id: CHAIN_2.into(),
-            path: fixture("chain-2-after-clear.jsonl"),
-        },
-    ];
-    let (transcript, signals) = decode_chain_with_signals(CHAIN_1, &files).unwrap();
-    let chain = session_ledger(&History::new(transcript).unwrap(), &signals);
-    let automatic = fixture("compactions/automatic-compaction.jsonl");
-    let (transcript, signals) = decode_chain_with_signals(
-        "automatic",
-        &[ChainFile {
-            session_id: "automatic".into(),
-            path: automatic,
-        }],
-    )
-    .unwrap();
-    let single = session_ledger(&History::new(transcript).unwrap(), &signals);
+    let browser = Browser::new();
+    let chain = chain_ledger();
+    let single = recorded_ledger(&[("automatic", "compactions/automatic-compaction.jsonl")]);
     let report = notesoup_cli::ProjectReport::new(
         "/work/<proj>".to_owned(),
         vec![
@@ -169,24 +172,8 @@ fn the_all_sessions_page_renders_in_headless_chromium() {
             notesoup_cli::SessionRow::of("automatic", &single),
         ],
     );
-    let page = notesoup_cli::render_all_html(&report);
-    for external in ["src=", "<script", "<link", "@import", "url("] {
-        assert!(!page.contains(external), "{external} in the page");
-    }
-    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("report-page");
-    std::fs::create_dir_all(&out).unwrap();
-    let html = out.join("all.html");
-    std::fs::write(&html, &page).unwrap();
-    let profile = tempfile::tempdir().unwrap();
-    let url = format!("file://{}", html.display());
-    let dom = headless(&chromium, profile.path())
-        .arg("--dump-dom")
-        .arg(&url)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&dom.stderr);
-    assert!(dom.status.success(), "chromium failed: {stderr}");
-    let dom = String::from_utf8(dom.stdout).unwrap();
+    let url = keep_page("all.html", &notesoup_cli::render_all_html(&report));
+    let dom = browser.dom(&url);
     assert_eq!(dom.matches("<tr class=\"session\"").count(), 2, "{dom}");
     assert_eq!(dom.matches("<figure class=\"trend\"").count(), 5, "{dom}");
     assert!(
@@ -194,25 +181,7 @@ fn the_all_sessions_page_renders_in_headless_chromium() {
         "{dom}"
     );
     assert!(dom.contains("/work/&lt;proj&gt;"), "the project is escaped");
-    for noise in ["CONSOLE", "Refused to", "net::ERR"] {
-        assert!(
-            !stderr.contains(noise),
-            "{noise} in chromium's log: {stderr}"
-        );
-    }
-    let screenshot = out.join("all.png");
-    let _ = std::fs::remove_file(&screenshot);
-    let shot = headless(&chromium, profile.path())
-        .arg(format!("--screenshot={}", screenshot.display()))
-        .arg(&url)
-        .output()
-        .unwrap();
-    assert!(
-        shot.status.success(),
-        "chromium failed: {}",
-        String::from_utf8_lossy(&shot.stderr)
-    );
-    assert!(std::fs::read(&screenshot).unwrap().starts_with(b"\x89PNG"));
+    browser.screenshot(&url, &out_dir().join("all.png"));
 }
 
 /// A session's page with the texts of the notes it wrote, built by the
@@ -222,31 +191,16 @@ fn the_all_sessions_page_renders_in_headless_chromium() {
 /// from, and every link from a window row lands on one of them.
 #[test]
 fn the_report_page_with_note_texts_renders_in_headless_chromium() {
-    use crate::support::{Sandbox, reply_row, tool_rows};
+    use crate::support::{Sandbox, map_update, reply_row, tool_rows};
 
     const SESSION: &str = "44444444-4444-4444-8444-444444444444";
-    let chromium = chromium();
+    let browser = Browser::new();
     let sb = Sandbox::new();
-    let write = |address: &str, text: &str| {
-        let output = sb.run(&["notes", "write", address, text], b"");
-        assert!(
-            output.status.success(),
-            "{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-    };
     // The audit history holds the note's text before the session; the note
     // has changed since, so only Git can say what the update applied to.
-    write("@project/MAP.md", "# Map\nalpha beta\n");
-    notesoup_core::dream::audit_commit(&sb.notes, "baseline one").unwrap();
-    write("@project/MAP.md", "# Map\nchanged since\n");
-    let later = jiff::Timestamp::from_second(jiff::Timestamp::now().as_second() + 60)
-        .unwrap()
-        .to_string();
-    let first = serde_json::json!({"address": "@project/MAP.md",
-        "edits": [{"oldText": "beta", "newText": "gamma"}]});
-    let second = serde_json::json!({"address": "@project/MAP.md",
-        "edits": [{"oldText": "gamma", "newText": "delta"}]});
+    let later = sb.map_in_git_history();
+    let first = map_update("beta", "gamma");
+    let second = map_update("gamma", "delta");
     let third = serde_json::json!({"address": "@project/TODO.md",
         "content": "# Todo\nship <it> & check\n"});
     let mut rows = vec![reply_row("r1", 60_000)];
@@ -267,38 +221,18 @@ fn the_report_page_with_note_texts_renders_in_headless_chromium() {
         .collect();
     sb.start_session(SESSION, &rows);
 
-    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("report-page");
-    std::fs::create_dir_all(&out).unwrap();
-    let html = out.join("notes.html");
-    let report = sb.run(
-        &[
-            "report",
-            "--session",
-            SESSION,
-            "--html",
-            html.to_str().unwrap(),
-        ],
-        b"",
-    );
-    assert!(
-        report.status.success(),
-        "{}",
-        String::from_utf8_lossy(&report.stderr)
-    );
+    let html = out_dir().join("notes.html");
+    sb.run_ok(&[
+        "report",
+        "--session",
+        SESSION,
+        "--html",
+        html.to_str().unwrap(),
+    ]);
     let page = std::fs::read_to_string(&html).unwrap();
-    for external in ["src=", "<script", "<link", "@import", "url("] {
-        assert!(!page.contains(external), "{external} in the page");
-    }
-    let profile = tempfile::tempdir().unwrap();
+    assert_self_contained(&page);
     let url = format!("file://{}", html.display());
-    let dom = headless(&chromium, profile.path())
-        .arg("--dump-dom")
-        .arg(&url)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&dom.stderr);
-    assert!(dom.status.success(), "chromium failed: {stderr}");
-    let dom = String::from_utf8(dom.stdout).unwrap();
+    let dom = browser.dom(&url);
 
     // One `<details>` per note call, in call order, each with where its text
     // comes from and the text itself as Chromium parsed it.
@@ -359,28 +293,7 @@ fn the_report_page_with_note_texts_renders_in_headless_chromium() {
         .collect();
     assert_eq!(links, ids, "{dom}");
     assert!(dom.contains("data-git=\"true\""), "{dom}");
-    for noise in ["CONSOLE", "Refused to", "net::ERR"] {
-        assert!(
-            !stderr.contains(noise),
-            "{noise} in chromium's log: {stderr}"
-        );
-    }
 
     // The screenshot, opened at the first note the row links to.
-    let screenshot = out.join("notes.png");
-    let _ = std::fs::remove_file(&screenshot);
-    let shot = headless(&chromium, profile.path())
-        .arg(format!("--screenshot={}", screenshot.display()))
-        .arg(format!("{url}#{}", ids[0]))
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&shot.stderr);
-    assert!(shot.status.success(), "chromium failed: {stderr}");
-    assert!(std::fs::read(&screenshot).unwrap().starts_with(b"\x89PNG"));
-    for noise in ["CONSOLE", "Refused to", "net::ERR"] {
-        assert!(
-            !stderr.contains(noise),
-            "{noise} in chromium's log: {stderr}"
-        );
-    }
+    browser.screenshot(&format!("{url}#{}", ids[0]), &out_dir().join("notes.png"));
 }

@@ -238,16 +238,29 @@ impl World {
         Outcome { report, requests }
     }
 
-    /// The session log dsh wrote for `id`.
-    pub(crate) fn log(&self, id: &str) -> SessionLog {
+    /// The file of the session log dsh wrote for `id`.
+    fn log_path(&self, id: &str) -> PathBuf {
         let found: Vec<PathBuf> = walk(&self.path("sessions"))
             .into_iter()
             .filter(|p| p.file_name().is_some_and(|n| n == "session.jsonl"))
             .filter(|p| p.parent().is_some_and(|d| d.ends_with(id)))
             .collect();
         assert_eq!(found.len(), 1, "{found:?}");
-        let file = std::fs::File::open(&found[0]).expect("log");
+        found[0].clone()
+    }
+
+    /// The session log dsh wrote for `id`.
+    pub(crate) fn log(&self, id: &str) -> SessionLog {
+        let file = std::fs::File::open(self.log_path(id)).expect("log");
         read_session_jsonl(std::io::BufReader::new(file)).expect("dsh's log decodes")
+    }
+
+    /// How each window of `id`'s session ended, as `notesoup-dsh report
+    /// LOG --json` reads it from the log dsh wrote.
+    fn ledger_ends(&self, id: &str) -> Vec<String> {
+        let log = self.log_path(id);
+        let report = notesoup_dsh(self, &["report", log.to_str().expect("path"), "--json"]);
+        crate::ledger::ends(&serde_json::from_str(&report).expect("the ledger's JSON"))
     }
 }
 
@@ -554,6 +567,16 @@ fn budget_lines_and_overflow_through_the_engine() {
     check_marker(found[1], &id, 3, "forced");
     assert_eq!(notices(&log, "continuation").len(), 2);
     assert_eq!(visible_boots(&log), 1);
+    // Kept for a look (and as the source of a recorded fixture).
+    let kept = Path::new(env!("CARGO_TARGET_TMPDIR")).join("dsh-logs");
+    std::fs::create_dir_all(&kept).expect("kept logs");
+    std::fs::copy(
+        world.log_path(&id),
+        kept.join("reserve-overflow.session.jsonl"),
+    )
+    .expect("kept log");
+    // The report reads each forced reset's cause from the log dsh wrote.
+    assert_eq!(world.ledger_ends(&id), ["hard_reserve", "overflow", "open"]);
 }
 
 #[test]

@@ -4,10 +4,13 @@
 //! table and JSON a person and a script read.
 //!
 //! Pi never recorded a forced reset for these goldens (a scripted model
-//! never fills a window), so the hard-reserve and overflow cases are built
-//! from the recorded `notesoup-boundary` rows: the marker's `origin` set to
-//! `forced`, and for overflow the reply before it turned into the error Pi
-//! records when the provider refuses a request as too long.
+//! never fills a window), so the hard-reserve and overflow cases here are
+//! built from the recorded `notesoup-boundary` rows: the marker's `origin`
+//! set to `forced`, and for overflow the reply before it turned into the
+//! error Pi records when the provider refuses a request as too long. The
+//! real-Pi suite (`tests/real_pi/main.rs`, feature `real-pi`) reads both
+//! ends from sessions real Pi writes as it resets at the hard reserve and
+//! after an overflow.
 
 use std::process::Command;
 
@@ -130,6 +133,14 @@ fn the_table_and_json_of_a_recorded_session() {
     );
 }
 
+/// The project's path as Pi names its session folder (`--<safe>--`).
+fn safe_name(project: &std::path::Path) -> String {
+    project
+        .to_string_lossy()
+        .trim_start_matches('/')
+        .replace('/', "-")
+}
+
 /// A project whose Pi session folder holds `goldens` (oldest first, by
 /// their times written), plus `extra` files as they are: the agent
 /// directory, the project directory and the folder.
@@ -140,10 +151,7 @@ fn project_with(
     let home = tempfile::tempdir().unwrap();
     let project = home.path().join("proj");
     std::fs::create_dir_all(&project).unwrap();
-    let safe = project
-        .to_string_lossy()
-        .trim_start_matches('/')
-        .replace('/', "-");
+    let safe = safe_name(&project);
     let folder = home
         .path()
         .join("agent/sessions")
@@ -186,10 +194,7 @@ fn report_all(
         .output()
         .unwrap();
     // The folder Pi names after the project holds the temporary path too.
-    let safe = project
-        .to_string_lossy()
-        .trim_start_matches('/')
-        .replace('/', "-");
+    let safe = safe_name(project);
     let scrub = |text: &[u8]| {
         String::from_utf8_lossy(text)
             .replace(&format!("--{safe}--"), "--[PROJECT]--")

@@ -273,6 +273,8 @@ fn hard_reserve_forces_a_reset() {
     assert_eq!(markers.len(), 1);
     assert_eq!(markers[0].1, "forced");
     assert_opens_fresh_window(&report, 1);
+    // The report reads the forced reset at the reserve from Pi's file.
+    assert_eq!(report.ledger_ends(), ["hard_reserve", "open"]);
 }
 
 #[test]
@@ -299,6 +301,8 @@ fn overflow_recovers_once_through_a_forced_reset() {
         )
     );
     assert_eq!(report.markers()[0].1, "forced");
+    // The report reads the refused request before the forced reset.
+    assert_eq!(report.ledger_ends(), ["overflow", "open"]);
 }
 
 #[test]

@@ -332,6 +332,31 @@ impl Report {
             .collect()
     }
 
+    /// How each window of the session ended, as `notesoup-pi report
+    /// FILE --json` (the binary under test) reads it from the file Pi
+    /// wrote.
+    pub fn ledger_ends(&self) -> Vec<String> {
+        let output = Command::new(crate::sidecar())
+            .arg("report")
+            .arg(&self.session_file)
+            .arg("--json")
+            .env("PI_NOTES_HOME", self.session_file.with_extension("notes"))
+            .output()
+            .expect("notesoup-pi report runs");
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let ledger: Value = serde_json::from_slice(&output.stdout).expect("the ledger's JSON");
+        ledger["windows"]
+            .as_array()
+            .expect("windows")
+            .iter()
+            .map(|window| window["end"].as_str().expect("an end").to_owned())
+            .collect()
+    }
+
     /// `type[:customType|:role]` of every entry.
     pub fn kinds(&self) -> Vec<String> {
         self.entries().iter().map(kind).collect()

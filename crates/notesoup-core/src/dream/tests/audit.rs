@@ -283,3 +283,114 @@ fn audited_texts_reads_the_newest_commit_not_after_the_time() {
         .unwrap();
     assert_eq!(before, [None, None]);
 }
+
+/// `git add -A` and `git commit` in `home` with author and committer time
+/// `seconds`, as the audit records a rename: a deletion and an addition.
+fn commit_at(home: &Path, seconds: i64, message: &str) {
+    for args in [
+        &["add", "-A"][..],
+        &[
+            "-c",
+            "user.name=notesoup",
+            "-c",
+            "user.email=notesoup@localhost",
+            "commit",
+            "-q",
+            "-m",
+            message,
+        ][..],
+    ] {
+        let output = std::process::Command::new("git")
+            .arg("-C")
+            .arg(home)
+            .args(args)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_AUTHOR_DATE", format!("@{seconds} +0000"))
+            .env("GIT_COMMITTER_DATE", format!("@{seconds} +0000"))
+            .output()
+            .expect("run git");
+        assert!(
+            output.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+}
+
+/// A file the newest commit before a time lacks is followed back through
+/// the later commit that renamed it (a deletion and an addition): by the
+/// same blob, by the same body under a changed frontmatter, by the only
+/// file that commit deleted, and over two renames; an edited file among
+/// two deletions, or one added with no deletion, has no earlier text.
+#[test]
+fn audited_texts_follow_a_rename_recorded_after_the_time() {
+    use notesoup_core::dream::audited_texts;
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path();
+    git(home, &["init", "-q"]);
+    put(home, "p/same.md", "same\n");
+    put(home, "p/meta.md", "---\nupdatedAt: 1\n---\n\nbody\n");
+    put(home, "p/only.md", "only\n");
+    put(home, "p/twice.md", "twice\n");
+    put(home, "p/other.md", "other\n");
+    commit_at(home, 1_000, "baseline");
+    // After the time asked about: the renames, each with other changes.
+    let moved = |from: &str, to: &str| {
+        let text = fs::read_to_string(home.join(from)).unwrap();
+        fs::remove_file(home.join(from)).unwrap();
+        put(home, to, &text);
+    };
+    moved("p/same.md", "q/same.md");
+    fs::remove_file(home.join("p/meta.md")).unwrap();
+    put(home, "q/meta.md", "---\nupdatedAt: 2\n---\n\nbody\n");
+    moved("p/twice.md", "p/twice-1.md");
+    commit_at(home, 3_000, "renames");
+    fs::remove_file(home.join("p/only.md")).unwrap();
+    put(home, "q/only.md", "only, edited\n");
+    commit_at(home, 3_500, "one rename, edited");
+    moved("p/twice-1.md", "q/twice-2.md");
+    fs::remove_file(home.join("p/other.md")).unwrap();
+    put(home, "q/other.md", "other, edited\n");
+    put(home, "q/new.md", "new\n");
+    commit_at(home, 4_000, "more");
+    let wanted: Vec<(String, i64)> = [
+        "q/same.md",
+        "q/meta.md",
+        "q/only.md",
+        "q/twice-2.md",
+        "q/other.md",
+        "q/new.md",
+    ]
+    .iter()
+    .map(|path| ((*path).to_owned(), 2_000))
+    .collect();
+    let found = audited_texts(home, &wanted).unwrap().unwrap();
+    let texts: Vec<Option<&str>> = found
+        .iter()
+        .map(|text| text.as_ref().map(|text| text.text.as_str()))
+        .collect();
+    assert_eq!(
+        texts,
+        [
+            Some("same\n"),
+            Some("---\nupdatedAt: 1\n---\n\nbody\n"),
+            Some("only\n"),
+            Some("twice\n"),
+            None,
+            None,
+        ]
+    );
+    // Each from the commit before the time.
+    assert!(
+        found
+            .iter()
+            .flatten()
+            .all(|text| text.committed_at == 1_000)
+    );
+    // At a time after the renames, the path itself is read.
+    let now = audited_texts(home, &[("q/only.md".to_owned(), 5_000)])
+        .unwrap()
+        .unwrap();
+    assert_eq!(now[0].as_ref().unwrap().text, "only, edited\n");
+}

@@ -130,3 +130,33 @@ fn a_manual_close_out_and_a_failed_write() {
     assert_eq!(ledger.windows[1].end, EndReason::Open);
     assert_eq!(ledger.windows[1].tokens_at_end, None);
 }
+
+/// An update that moves a note carries where it moved, so a reader can
+/// follow the note to its new address.
+#[test]
+fn a_rename_is_an_update_that_names_its_target() {
+    let history = history(vec![window(
+        "w1",
+        vec![
+            call(
+                1,
+                "notes_update",
+                "c1",
+                r#"{"address":"@project/a.md","rename_to":"@project/b.md"}"#,
+            ),
+            tool_result(2, "c1", "{}"),
+            call(
+                3,
+                "notes_update",
+                "c2",
+                r#"{"address":"@project/b.md","edits":[{"oldText":"x","newText":"y"}]}"#,
+            ),
+            tool_result(4, "c2", "{}"),
+        ],
+    )]);
+    let ledger = session_ledger(&history, &[signals(&[], None)]);
+    let notes = &ledger.windows[0].notes;
+    assert_eq!(notes[0].rename_to.as_deref(), Some("@project/b.md"));
+    assert!(notes[0].edits.is_empty());
+    assert_eq!(notes[1].rename_to, None);
+}
