@@ -12,6 +12,7 @@ mod deps;
 mod dist;
 mod dsh;
 mod hosts;
+mod measure;
 mod pi_bench;
 mod refdir;
 mod search_bench;

@@ -23,7 +23,8 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 
 use crate::claude_plugin;
-use crate::workspace::workspace_root;
+use crate::measure::{Order, alternating, median, ms};
+use crate::workspace::{load_average, workspace_root};
 
 const USAGE: &str =
     "usage: cargo xtask search-bench [--runs N] [--mb MB] [--binary PATH] [--also PATH] [--keep]";
@@ -251,17 +252,12 @@ impl World {
         }
         // Each run times every command once, the order rotating from run
         // to run.
-        let mut samples = vec![Vec::new(); 1 + binaries.len()];
-        for run in 0..runs {
-            for turn in 0..samples.len() {
-                let which = (run + turn) % samples.len();
-                let elapsed = match which {
-                    0 => self.rg(rg)?.0,
-                    _ => self.notesoup(&binaries[which - 1].1)?.0,
-                };
-                samples[which].push(elapsed);
-            }
-        }
+        let samples = alternating(runs, 1 + binaries.len(), Order::Rotating, |_, which| {
+            Ok(match which {
+                0 => self.rg(rg)?.0,
+                _ => self.notesoup(&binaries[which - 1].1)?.0,
+            })
+        })?;
         let load_after = load_average();
         let medians: Vec<Duration> = samples.into_iter().map(median).collect();
         let theirs = medians[0];
@@ -350,26 +346,6 @@ impl Lcg {
     }
 }
 
-fn load_average() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .map(|load| {
-            load.split_whitespace()
-                .take(3)
-                .collect::<Vec<_>>()
-                .join(" ")
-        })
-        .unwrap_or_else(|_| "unknown".to_owned())
-}
-
 fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, usize::from)
-}
-
-fn median(mut samples: Vec<Duration>) -> Duration {
-    samples.sort_unstable();
-    samples[samples.len() / 2]
-}
-
-fn ms(duration: Duration) -> f64 {
-    duration.as_secs_f64() * 1000.0
 }
