@@ -191,16 +191,13 @@ impl World {
     }
 
     fn command(&self, binary: &Path, args: &[&str]) -> Command {
-        let mut cmd = Command::new(binary);
-        cmd.args(args)
-            .env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("HOME", &self.home)
-            .env("PI_NOTES_HOME", &self.notes)
-            .env("CLAUDE_PLUGIN_DATA", &self.data)
-            .env("CLAUDE_PROJECT_DIR", &self.project)
-            .current_dir(&self.project);
-        cmd
+        claude_plugin::PluginEnv {
+            home: &self.home,
+            notes: &self.notes,
+            data: &self.data,
+            project: &self.project,
+        }
+        .command(binary, args)
     }
 
     fn hook(&self, binary: &Path, event: &str, session: &str, source: &str) -> Result<Duration> {
@@ -329,47 +326,34 @@ impl World {
             "  node -e ''                      {:>8.2} ms",
             ms(node)
         )?;
-        for (name, samples) in [
-            ("hook session-start", start),
-            ("hook user-prompt-submit", prompt),
+        // The first of a kind marked `first` runs before the hooks kept
+        // anything of this store and transcript: the shelves are listed, the
+        // transcript is scanned whole; it is shown apart.
+        for (name, mut samples, first) in [
+            ("hook session-start", start, false),
+            ("hook user-prompt-submit", prompt, false),
+            ("session-start resume*", resume, true),
+            ("session-start compact*", compact, true),
+            ("resume, new data dir*", cold, false),
+            ("resume, nothing kept*", nothing_kept, false),
         ] {
+            let first = first.then(|| samples.remove(0));
             let m = median(samples);
-            writeln!(
+            write!(
                 report,
                 "  notesoup {name:<23} {:>8.2} ms   {:.1}x faster than node",
                 ms(m),
                 ms(node) / ms(m)
             )?;
-        }
-        // The first of each kind runs before the hooks kept anything of
-        // this store and transcript: the shelves are listed, the transcript
-        // is scanned whole.
-        for (name, mut samples) in [
-            ("session-start resume*", resume),
-            ("session-start compact*", compact),
-        ] {
-            let first = samples.remove(0);
-            let m = median(samples);
-            writeln!(
-                report,
-                "  notesoup {name:<23} {:>8.2} ms   {:.1}x faster than node (first: {:.2} ms, {:.1}x)",
-                ms(m),
-                ms(node) / ms(m),
-                ms(first),
-                ms(node) / ms(first)
-            )?;
-        }
-        for (name, samples) in [
-            ("resume, new data dir*", cold),
-            ("resume, nothing kept*", nothing_kept),
-        ] {
-            let m = median(samples);
-            writeln!(
-                report,
-                "  notesoup {name:<23} {:>8.2} ms   {:.1}x faster than node",
-                ms(m),
-                ms(node) / ms(m)
-            )?;
+            if let Some(first) = first {
+                write!(
+                    report,
+                    " (first: {:.2} ms, {:.1}x)",
+                    ms(first),
+                    ms(node) / ms(first)
+                )?;
+            }
+            writeln!(report)?;
         }
         writeln!(
             report,

