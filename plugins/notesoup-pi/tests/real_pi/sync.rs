@@ -12,15 +12,7 @@ use super::support::{World, find_note, text, tool};
 /// `notesoup-pi ARGS` on the world's notes root, with the environment Pi
 /// runs under.
 fn notesoup_pi(world: &World, args: &[&str]) -> Output {
-    let output = Command::new(crate::sidecar())
-        .args(args)
-        .current_dir(world.path("project"))
-        .env("HOME", world.temp.path())
-        .env("PI_CODING_AGENT_DIR", world.path("agent"))
-        .env("PI_NOTES_HOME", world.notes_home())
-        .env("PI_NOTES_AGENT", "tester")
-        .output()
-        .expect("notesoup-pi runs");
+    let output = world.notesoup_pi(args).output().expect("notesoup-pi runs");
     assert!(
         output.status.success(),
         "notesoup-pi {args:?}: {}{}",
