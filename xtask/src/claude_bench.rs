@@ -201,21 +201,10 @@ impl World {
     }
 
     fn hook(&self, binary: &Path, event: &str, session: &str, source: &str) -> Result<Duration> {
-        self.hook_on(binary, &self.notes, event, session, source)
+        self.hook_with(binary, &self.notes, event, session, source, &[])
     }
 
-    fn hook_on(
-        &self,
-        binary: &Path,
-        notes: &Path,
-        event: &str,
-        session: &str,
-        source: &str,
-    ) -> Result<Duration> {
-        self.hook_with(binary, notes, event, session, source, &[])
-    }
-
-    /// [`Self::hook_on`] with more of the environment set.
+    /// A hook on the notes root `notes`, with `env` set too.
     fn hook_with(
         &self,
         binary: &Path,
@@ -229,21 +218,14 @@ impl World {
             "session_id": session, "transcript_path": self.transcript, "cwd": self.project,
             "hook_event_name": event, "source": source, "prompt": "go"});
         let started = Instant::now();
-        let mut child = self
-            .command(binary, &["hook", event])
-            .env("PI_NOTES_HOME", notes)
-            .envs(env.iter().map(|(name, value)| (name, value)))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()?;
-        child
-            .stdin
-            .take()
-            .context("stdin")?
-            .write_all(payload.to_string().as_bytes())?;
-        let output = child.wait_with_output()?;
+        let succeeded = claude_plugin::run_hook(
+            self.command(binary, &["hook", event])
+                .env("PI_NOTES_HOME", notes)
+                .envs(env.iter().map(|(name, value)| (name, value))),
+            &payload,
+        )?;
         let elapsed = started.elapsed();
-        if !output.status.success() {
+        if !succeeded {
             bail!("hook {event} failed");
         }
         Ok(elapsed)
@@ -273,19 +255,21 @@ impl World {
                 1 => self.hook(binary, "session-start", &format!("bench-{run}"), "startup"),
                 2 => self.hook(binary, "user-prompt-submit", SESSION, ""),
                 // Sessions with no record: the window comes from the transcript.
-                3 => self.hook_on(
+                3 => self.hook_with(
                     binary,
                     &self.many_notes,
                     "session-start",
                     &format!("bench-resume-{run}"),
                     "resume",
+                    &[],
                 ),
-                4 => self.hook_on(
+                4 => self.hook_with(
                     binary,
                     &self.many_notes,
                     "session-start",
                     &format!("bench-compact-{run}"),
                     "compact",
+                    &[],
                 ),
                 5 => self.hook_with(
                     binary,

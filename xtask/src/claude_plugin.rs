@@ -71,6 +71,24 @@ impl PluginEnv<'_> {
     }
 }
 
+/// Runs `hook` (a `notesoup hook EVENT` command) to its end with `payload`
+/// on its stdin, as Claude Code sends a hook its event, its stdout read and
+/// dropped; whether it succeeded.
+pub(crate) fn run_hook(
+    hook: &mut std::process::Command,
+    payload: &serde_json::Value,
+) -> Result<bool> {
+    use std::io::Write as _;
+    use std::process::Stdio;
+    let mut child = hook.stdin(Stdio::piped()).stdout(Stdio::piped()).spawn()?;
+    child
+        .stdin
+        .take()
+        .context("stdin")?
+        .write_all(payload.to_string().as_bytes())?;
+    Ok(child.wait_with_output()?.status.success())
+}
+
 /// Builds the `notesoup` binary and returns its path, as cargo reports it.
 pub(crate) fn build(root: &Path, release: bool) -> Result<PathBuf> {
     let mut cmd = cargo(&[

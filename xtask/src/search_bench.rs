@@ -15,7 +15,6 @@
 //! says so: there is nothing to compare with.
 
 use std::fmt::Write as _;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -201,17 +200,10 @@ impl World {
         let payload = serde_json::json!({
             "session_id": SESSION, "transcript_path": self.home.join("none.jsonl"),
             "cwd": self.project, "hook_event_name": "SessionStart", "source": "startup"});
-        let mut child = self
-            .command(binary, &["hook", "session-start"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .spawn()?;
-        child
-            .stdin
-            .take()
-            .context("stdin")?
-            .write_all(payload.to_string().as_bytes())?;
-        if !child.wait()?.success() {
+        if !claude_plugin::run_hook(
+            &mut self.command(binary, &["hook", "session-start"]),
+            &payload,
+        )? {
             bail!("hook session-start failed");
         }
         Ok(())
