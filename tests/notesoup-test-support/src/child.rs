@@ -234,6 +234,14 @@ pub fn stdout_of(command: &mut Command) -> String {
     String::from_utf8(output.stdout).unwrap()
 }
 
+/// `git -C dir`, the machine's own Git configuration (`/etc/gitconfig`) left
+/// out; the caller adds the arguments and the rest of the environment.
+pub fn git_in(dir: &std::path::Path) -> Command {
+    let mut git = Command::new("git");
+    git.arg("-C").arg(dir).env("GIT_CONFIG_NOSYSTEM", "1");
+    git
+}
+
 /// Runs `command` to its end: its exit code, stdout and stderr as text.
 pub fn outcome(command: &mut Command) -> (i32, String, String) {
     let output = command.output().unwrap();

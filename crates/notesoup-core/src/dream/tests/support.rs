@@ -3,7 +3,6 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::{Duration, SystemTime};
 
 use notesoup_core::dream::{DreamOutput, Stream};
@@ -85,14 +84,8 @@ pub fn tree_hash(root: &Path) -> String {
 /// Runs `git <args>` in `dir` and returns its stdout; fails the test on a
 /// non-zero exit.
 pub fn git(dir: &Path, args: &[&str]) -> String {
-    notesoup_test_support::child::stdout_of(
-        Command::new("git")
-            .arg("-C")
-            .arg(dir)
-            .args(args)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null"),
-    )
+    use notesoup_test_support::child::{git_in, stdout_of};
+    stdout_of(git_in(dir).args(args).env("GIT_CONFIG_GLOBAL", "/dev/null"))
 }
 
 /// The output as `stdout: …` / `stderr: …` lines, with `home` shown as
