@@ -79,14 +79,10 @@ pub fn run(args: &[String]) -> Result<()> {
 /// (`SessionManager.open` + `buildSessionContext`, a whole Node process).
 /// The session is written once by the real Pi SDK and cached.
 fn context(args: &[String]) -> Result<()> {
-    let (entries, runs) = (
-        number(args, 0, 100_000, "ENTRIES and RUNS")?,
-        number(args, 1, 5, "ENTRIES and RUNS")?,
-    );
-    let bench = LongSession::open(entries)?;
+    let (bench, runs) = LongSession::open(args)?;
     let medians = alternating_medians(runs, 2, |_, variant| {
         Ok(if variant == 0 {
-            let mut cmd = Command::new(bench.root.join("target/release/notesoup-pi"));
+            let mut cmd = bench.notesoup_pi();
             cmd.arg("context").arg(&bench.session);
             cmd
         } else {
@@ -117,17 +113,13 @@ fn context(args: &[String]) -> Result<()> {
 /// context (`SessionManager.open` + `buildSessionContext`, a whole Node
 /// process), with the load average at the start and the end.
 fn report(args: &[String]) -> Result<()> {
-    let (entries, runs) = (
-        number(args, 0, 100_000, "ENTRIES and RUNS")?,
-        number(args, 1, 5, "ENTRIES and RUNS")?,
-    );
-    let bench = LongSession::open(entries)?;
+    let (bench, runs) = LongSession::open(args)?;
     let work = std::env::temp_dir().join(format!("notesoup-pi-report-{}", std::process::id()));
     std::fs::create_dir_all(&work).with_context(|| format!("creating {}", work.display()))?;
     let page = work.join("report.html");
     println!("load average at the start: {}", load_average());
     let notesoup = |html: bool| {
-        let mut cmd = Command::new(bench.root.join("target/release/notesoup-pi"));
+        let mut cmd = bench.notesoup_pi();
         cmd.arg("report").arg(&bench.session);
         if html {
             cmd.arg("--html").arg(&page);
@@ -263,9 +255,13 @@ struct LongSession {
 }
 
 impl LongSession {
-    /// Builds and writes what the bench needs, and prints the session's
-    /// size and place.
-    fn open(entries: usize) -> Result<Self> {
+    /// Builds and writes what the bench needs for `[ENTRIES] [RUNS]` in
+    /// `args`, and prints the session's size and place; and RUNS.
+    fn open(args: &[String]) -> Result<(Self, usize)> {
+        let (entries, runs) = (
+            number(args, 0, 100_000, "ENTRIES and RUNS")?,
+            number(args, 1, 5, "ENTRIES and RUNS")?,
+        );
         let env = crate::hosts::pi_env()?;
         let root = workspace_root();
         build_notesoup_pi(true)?;
@@ -276,7 +272,12 @@ impl LongSession {
             size as f64 / 1e6,
             session.display()
         );
-        Ok(Self { env, root, session })
+        Ok((Self { env, root, session }, runs))
+    }
+
+    /// The release `notesoup-pi`.
+    fn notesoup_pi(&self) -> Command {
+        Command::new(self.root.join("target/release/notesoup-pi"))
     }
 
     /// Pi opening the session and building its context
