@@ -724,27 +724,22 @@ mod tests {
         );
         states.save(&b).unwrap();
         std::fs::write(transcripts.path().join("sa.jsonl"), tool_use_row("toolu_a")).unwrap();
-        let (found, how) = resolve(
-            &states,
-            Some(transcripts.path()),
-            "p-12345678",
-            Some("toolu_a"),
-        )
-        .unwrap()
-        .unwrap();
+        let resolved = |tool_use| {
+            let (found, how) = resolve(
+                &states,
+                Some(transcripts.path()),
+                "p-12345678",
+                Some(tool_use),
+            )
+            .unwrap()
+            .unwrap();
+            (found.session_id, how)
+        };
+        assert_eq!(resolved("toolu_a"), ("sa".to_owned(), Resolution::ToolUse));
         assert_eq!(
-            (found.session_id.as_str(), how),
-            ("sa", Resolution::ToolUse)
+            resolved("toolu_unflushed"),
+            ("sb".to_owned(), Resolution::Latest)
         );
-        let (found, how) = resolve(
-            &states,
-            Some(transcripts.path()),
-            "p-12345678",
-            Some("toolu_unflushed"),
-        )
-        .unwrap()
-        .unwrap();
-        assert_eq!((found.session_id.as_str(), how), ("sb", Resolution::Latest));
         a.window_ordinal = 2;
         states.save(&a).unwrap();
         let (found, _) = resolve(&states, None, "p-12345678", None).unwrap().unwrap();
