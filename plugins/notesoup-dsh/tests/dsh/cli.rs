@@ -261,16 +261,7 @@ fn a_dreamer_that_never_ends_is_stopped_with_every_process_it_started() {
             .output()
             .expect("notesoup-dsh runs")
     };
-    let output = dream(&dsh);
-    let err = stderr(&output);
-    assert_eq!(output.status.code(), Some(1), "{err}");
-    assert!(
-        err.contains("dream: stopped the dreamer after 5 s"),
-        "{err}"
-    );
-    let mark = format!("{}={mark}", dreamer::TREE_MARK);
-    dreamer::assert_tree_stopped(&pids, &mark, "the dream");
-    assert!(!notes.join(".dream.lock").exists(), "the lock is released");
+    dreamer::assert_stopped_at_timeout(&dream(&dsh), &pids, &mark, &notes);
     let reports = dreamer::reports(&notes);
     assert_eq!(reports.len(), 1);
     let report = &reports[0];
