@@ -241,6 +241,16 @@ pub fn user_row(uuid: &str, parent: &str, text: &str) -> String {
     json!({"type":"user","uuid":uuid,"parentUuid":parent,"isSidechain":false,"message":{"role":"user","content":text}}).to_string()
 }
 
+/// A main-thread reply row `uuid` (`a<N>`, its message `m<N>`) after
+/// `parent` calling the plugin's MCP tool `tool` as `tool_use_id`.
+pub fn mcp_call_row(uuid: &str, parent: Option<&str>, tool_use_id: &str, tool: &str) -> String {
+    let message = format!("m{}", uuid.trim_start_matches('a'));
+    json!({"type":"assistant","uuid":uuid,"parentUuid":parent,"isSidechain":false,
+        "message":{"id":message,"model":"claude-opus-5-5","role":"assistant","content":[
+            {"type":"tool_use","id":tool_use_id,"name":format!("mcp__plugin_notesoup_notesoup__{tool}"),"input":{}}]}})
+    .to_string()
+}
+
 /// A compact boundary row.
 pub fn boundary_row(uuid: &str) -> String {
     format!(
