@@ -4,6 +4,7 @@
 use std::process::Command;
 
 use notesoup_test_support::child;
+use notesoup_test_support::shared_commands::Binary;
 
 #[test]
 fn the_demo_runs_through_a_reset_and_finds_the_old_task_by_seq() {
@@ -86,18 +87,13 @@ fn a_closed_pipe_ends_the_demo_quietly() {
 /// mistake is refused on stderr with status 2.
 #[test]
 fn every_subcommand_answers_help() {
-    for command in [
-        vec!["--help"],
-        vec!["demo", "--help"],
-        vec!["dream", "--help"],
-    ] {
-        let output = Command::new(env!("CARGO_BIN_EXE_notesoup-pi-reference"))
-            .args(&command)
+    let binary = Binary::new("notesoup-pi-reference", |args| {
+        Command::new(env!("CARGO_BIN_EXE_notesoup-pi-reference"))
+            .args(args)
             .output()
-            .unwrap();
-        assert_eq!(output.status.code(), Some(0), "{command:?}");
-        assert!(!output.stdout.is_empty(), "{command:?}");
-    }
+            .unwrap()
+    });
+    binary.assert_answers_help(&[&[], &["demo"], &["dream"]]);
     let version = Command::new(env!("CARGO_BIN_EXE_notesoup-pi-reference"))
         .arg("--version")
         .output()
@@ -109,15 +105,8 @@ fn every_subcommand_answers_help() {
             env!("CARGO_PKG_VERSION")
         )
     );
-    let wrong = Command::new(env!("CARGO_BIN_EXE_notesoup-pi-reference"))
-        .args(["dream", "--min-hours", "soon", "--script", "x.json"])
-        .output()
-        .unwrap();
-    assert_eq!(wrong.status.code(), Some(2));
-    assert!(wrong.stdout.is_empty(), "a refusal is not output");
-    assert!(
-        String::from_utf8(wrong.stderr)
-            .unwrap()
-            .contains("--min-hours")
+    binary.assert_refused(
+        &["dream", "--min-hours", "soon", "--script", "x.json"],
+        "--min-hours",
     );
 }
