@@ -213,6 +213,18 @@ impl Sandbox {
     }
 }
 
+/// Appends `bytes` to the file at `path` (made when missing), in one write,
+/// as a host appends to a transcript it is writing.
+pub fn append(path: &Path, bytes: &[u8]) {
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .unwrap();
+    file.write_all(bytes).unwrap();
+    file.flush().unwrap();
+}
+
 /// Spawns `cmd`, retrying while a freshly copied executable is still open
 /// for writing in a child another test thread forked ("text file busy").
 pub fn spawn(cmd: &mut Command) -> std::process::Child {
