@@ -17,6 +17,7 @@ pub mod dreamer;
 pub mod fake_anthropic;
 pub mod fake_deepseek;
 pub mod fake_model;
+pub mod files;
 pub mod modules;
 pub mod not_a_file;
 pub mod pi_session;

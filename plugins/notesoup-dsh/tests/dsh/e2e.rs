@@ -10,6 +10,7 @@ use std::process::Command;
 use notesoup_dsh::decode::{BOOT_SECTION, SessionEvent, SessionLog, SurfaceOp, read_session_jsonl};
 use notesoup_dsh::mirror::SessionMirror;
 use notesoup_dsh::window::{BootCarrier, recover};
+use notesoup_test_support::files::files_under;
 use notesoup_test_support::tool_names::{CONTEXT_TOOLS, shared_tools};
 use serde_json::{Value, json};
 
@@ -206,7 +207,7 @@ impl World {
 
     /// The session log dsh wrote for `id`.
     fn log(&self, id: &str) -> SessionLog {
-        let found: Vec<PathBuf> = walk(&self.path("sessions"))
+        let found: Vec<PathBuf> = files_under(&self.path("sessions"))
             .into_iter()
             .filter(|p| p.file_name().is_some_and(|n| n == "session.jsonl"))
             .filter(|p| p.parent().is_some_and(|d| d.ends_with(id)))
@@ -215,19 +216,6 @@ impl World {
         let file = std::fs::File::open(&found[0]).expect("log");
         read_session_jsonl(std::io::BufReader::new(file)).expect("dsh's log decodes")
     }
-}
-
-fn walk(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            out.extend(walk(&path));
-        } else {
-            out.push(path);
-        }
-    }
-    out
 }
 
 fn session_id(outcome: &Outcome) -> String {

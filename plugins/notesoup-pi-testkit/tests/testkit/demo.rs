@@ -4,6 +4,7 @@
 use std::process::Command;
 
 use notesoup_test_support::child;
+use notesoup_test_support::files::files_under;
 use notesoup_test_support::shared_commands::Binary;
 
 #[test]
@@ -43,7 +44,7 @@ fn the_demo_runs_through_a_reset_and_finds_the_old_task_by_seq() {
         "{stdout}"
     );
     // The notes are real files in the given home.
-    let checkpoint = walk(notes.path())
+    let checkpoint = files_under(notes.path())
         .into_iter()
         .find(|p| p.ends_with("checkpoint.md"))
         .unwrap();
@@ -58,19 +59,6 @@ fn the_demo_runs_through_a_reset_and_finds_the_old_task_by_seq() {
         .output()
         .unwrap();
     assert_eq!(usage.status.code(), Some(2));
-}
-
-fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            out.extend(walk(&path));
-        } else {
-            out.push(path);
-        }
-    }
-    out
 }
 
 /// A reader that has gone away ends the demo quietly: status 0, no panic on

@@ -484,20 +484,7 @@ pub fn find_note(root: &Path, name: &str) -> Option<PathBuf> {
 }
 
 /// Every file under `dir`.
-pub fn walk(dir: &Path) -> Vec<PathBuf> {
-    let mut found = Vec::new();
-    if let Ok(entries) = std::fs::read_dir(dir) {
-        for entry in entries.flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                found.extend(walk(&path));
-            } else {
-                found.push(path);
-            }
-        }
-    }
-    found
-}
+pub use notesoup_test_support::files::files_under as walk;
 
 /// How long to wait for Pi in a terminal to reach a state before failing
 /// with the pane. A bound on waiting, not an assertion on speed.
