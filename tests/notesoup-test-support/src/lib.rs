@@ -5,8 +5,8 @@
 //! with its own environment), its own flags and its own host words, and this
 //! crate holds what is the same: a child over real pipes with a bound on
 //! every wait, the capped-input attack bodies, files that are not files,
-//! stand-ins for the dreamer, the shared commands' checks, and fake model
-//! APIs on 127.0.0.1.
+//! a folder's files and their bytes, stand-ins for the dreamer, the shared
+//! commands' checks, and fake model APIs on 127.0.0.1.
 //!
 //! A failed check panics: this is test code, and a panic is a failed test.
 
