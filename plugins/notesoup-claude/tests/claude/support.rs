@@ -169,9 +169,16 @@ impl Sandbox {
     /// A copy of the plugin directory with the built binary in `bin/`, as
     /// `cargo xtask claude-plugin` lays it out.
     pub fn plugin_copy(&self) -> PathBuf {
-        let copy = self.home.join("plugin-copy");
+        self.laid_out_copy("plugin")
+    }
+
+    /// A copy of the crate's `folder` (`plugin`, or `mod`: the reset mod)
+    /// with the built binary in `bin/`, as `cargo xtask claude-plugin` lays
+    /// it out.
+    pub fn laid_out_copy(&self, folder: &str) -> PathBuf {
+        let copy = self.home.join(format!("{folder}-copy"));
         copy_dir(
-            &PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("plugin"),
+            &PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(folder),
             &copy,
         );
         std::fs::create_dir_all(copy.join("bin")).unwrap();
