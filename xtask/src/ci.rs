@@ -8,9 +8,11 @@
 //! clippy, rustdoc (warnings denied), check-deps and every test with the
 //! reference hosts switched on
 //! (`--all-features` includes the `real-pi` tests of notesoup-pi and
-//! notesoup-pi-testkit, and the `npm-dist` install test of notesoup-e2e,
-//! which installs the packages `cargo xtask dist` lays out from the test
-//! build's binaries through verdaccio, a local npm registry).
+//! notesoup-pi-testkit, the `npm-dist` install test of notesoup-e2e and the
+//! npm install test of notesoup-dsh (`tests/dsh/npm.rs`, feature
+//! `reference-hosts`), which install the packages `cargo xtask dist` lays
+//! out from the test build's binaries through verdaccio, a local npm
+//! registry).
 
 use std::process::{Command, Stdio};
 use std::time::Instant;
@@ -83,7 +85,8 @@ pub fn run() -> Result<()> {
         ]),
         &env,
     )?;
-    // The npm install test installs what `cargo xtask dist` lays out; the
+    // The npm install tests (Pi and Claude Code in notesoup-e2e, dsh in
+    // notesoup-dsh) install what `cargo xtask dist` lays out; the
     // packages take the test build's binaries (profile dev) rather than a
     // release build, which would take ten minutes more: the packaging is
     // the same code.
@@ -116,6 +119,7 @@ fn install_all() -> Result<Vec<(String, String)>> {
         &["hosts", "pi"][..],
         &["hosts", "verdaccio"][..],
         &["hosts", "chromium"][..],
+        &["hosts", "sshd"][..],
     ] {
         env.extend(install(installer)?);
     }

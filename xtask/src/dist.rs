@@ -24,6 +24,15 @@
 //! packages what that profile's directory already holds, as CI does with
 //! its test build's binaries (`--profile dev --no-build`): the packaging is
 //! the same code either way.
+//!
+//! `--target TRIPLE` (repeatable) builds for those targets instead of this
+//! machine's, each into its own platform package (a cross linker is taken
+//! from `<gnu prefix>-gcc` when cargo has none set). Every binary answers
+//! `--version` before it ships, a foreign one under `qemu-<cpu>` (Debian's
+//! `qemu-user`). With several platforms the Claude Code packages carry each
+//! platform's binary under `bin/<os>-<cpu>/` and a `bin/notesoup` launcher
+//! that runs this machine's; npm installs the Pi package's matching
+//! platform package by its `os` and `cpu`.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -36,8 +45,7 @@ use crate::claude_plugin::{copy_tree, make_executable};
 use crate::versions;
 use crate::workspace::{cargo, workspace_root};
 
-const USAGE: &str =
-    "usage: cargo xtask dist [--profile PROFILE] [--out DIR] [--registry URL] [--no-build]";
+const USAGE: &str = "usage: cargo xtask dist [--profile PROFILE] [--target TRIPLE]... [--out DIR] [--registry URL] [--no-build]";
 
 /// The three binaries every platform package holds, and their crates.
 pub const BINARIES: [(&str, &str); 3] = [
@@ -72,10 +80,12 @@ pub fn run(args: &[String]) -> Result<()> {
         registry: None,
         build: true,
     };
+    let mut targets = Vec::new();
     let mut args = args.iter();
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--profile" => options.profile = args.next().context(USAGE)?.clone(),
+            "--target" => targets.push(args.next().context(USAGE)?.clone()),
             "--out" => options.out = PathBuf::from(args.next().context(USAGE)?),
             "--registry" => options.registry = Some(args.next().context(USAGE)?.clone()),
             "--no-build" => options.build = false,
@@ -83,33 +93,99 @@ pub fn run(args: &[String]) -> Result<()> {
         }
     }
     let version = versions::check(&root)?;
-    if options.build {
-        build(&options.profile)?;
-    }
-    let bin_dir = target_dir(&root).join(profile_dir(&options.profile));
-    let platform = Platform::this()?;
-    layout(&root, &bin_dir, &platform, &version, &options)?;
+    let profile_dir = profile_dir(&options.profile);
+    let builds = if targets.is_empty() {
+        if options.build {
+            build(&options.profile, None)?;
+        }
+        vec![Build {
+            platform: Platform::this()?,
+            bin_dir: target_dir(&root).join(profile_dir),
+            runner: Vec::new(),
+        }]
+    } else {
+        let mut builds = Vec::new();
+        for triple in &targets {
+            let platform = Platform::of_triple(triple)?;
+            if options.build {
+                build(&options.profile, Some(triple))?;
+            }
+            builds.push(Build {
+                runner: platform.runner()?,
+                platform,
+                bin_dir: target_dir(&root).join(triple).join(profile_dir),
+            });
+        }
+        builds
+    };
+    layout(&root, &builds, &version, &options)?;
     pack(&options.out)?;
     println!("{}", options.out.display());
+    let names: Vec<String> = builds.iter().map(|b| b.platform.name()).collect();
     eprintln!(
         "dist: notesoup {version} for {} in {}",
-        platform.name(),
+        names.join(", "),
         options.out.display()
     );
     Ok(())
 }
 
-/// `cargo build` of the three binaries in `profile`.
-fn build(profile: &str) -> Result<()> {
+/// One platform's binaries: where cargo wrote them, and how this machine
+/// runs them (empty: directly; else an emulator's command line before the
+/// binary).
+struct Build {
+    platform: Platform,
+    bin_dir: PathBuf,
+    runner: Vec<String>,
+}
+
+/// `cargo build` of the three binaries in `profile`, for `target` (none:
+/// this machine's).
+fn build(profile: &str, target: Option<&str>) -> Result<()> {
     let mut cmd = cargo(&["build", "--locked", "--profile", profile, "--bins"]);
     for (krate, _) in BINARIES {
         cmd.args(["--package", krate]);
     }
+    if let Some(triple) = target {
+        cmd.args(["--target", triple]);
+        // A cross linker for a GNU/Linux target, unless cargo has one.
+        let variable = format!(
+            "CARGO_TARGET_{}_LINKER",
+            triple.to_uppercase().replace('-', "_")
+        );
+        if std::env::var_os(&variable).is_none()
+            && let Some(prefix) = gnu_prefix(triple)
+            && triple != host_triple()
+        {
+            cmd.env(&variable, format!("{prefix}-gcc"));
+        }
+    }
     let status = cmd.status().context("could not run cargo build")?;
     if !status.success() {
-        bail!("cargo build --profile {profile} failed ({status})");
+        bail!(
+            "cargo build --profile {profile} {} failed ({status})",
+            target.map_or(String::new(), |t| format!("--target {t}"))
+        );
     }
     Ok(())
+}
+
+/// The GNU toolchain prefix of a GNU/Linux triple
+/// (`aarch64-unknown-linux-gnu` → `aarch64-linux-gnu`).
+fn gnu_prefix(triple: &str) -> Option<String> {
+    let cpu = triple.strip_suffix("-unknown-linux-gnu")?;
+    Some(format!("{cpu}-linux-gnu"))
+}
+
+/// The triple this machine builds for by default.
+fn host_triple() -> &'static str {
+    match (std::env::consts::ARCH, std::env::consts::OS) {
+        ("x86_64", "linux") => "x86_64-unknown-linux-gnu",
+        ("aarch64", "linux") => "aarch64-unknown-linux-gnu",
+        ("aarch64", "macos") => "aarch64-apple-darwin",
+        ("x86_64", "macos") => "x86_64-apple-darwin",
+        _ => "",
+    }
 }
 
 fn target_dir(root: &Path) -> PathBuf {
@@ -134,6 +210,51 @@ pub struct Platform {
 }
 
 impl Platform {
+    /// The npm platform of a Rust target triple.
+    pub fn of_triple(triple: &str) -> Result<Self> {
+        let (os, cpu) = match triple {
+            "x86_64-unknown-linux-gnu" => ("linux", "x64"),
+            "aarch64-unknown-linux-gnu" => ("linux", "arm64"),
+            "x86_64-apple-darwin" => ("darwin", "x64"),
+            "aarch64-apple-darwin" => ("darwin", "arm64"),
+            other => bail!(
+                "no npm platform package for the target {other} (x86_64 or aarch64, linux-gnu or apple-darwin)"
+            ),
+        };
+        Ok(Self { os, cpu })
+    }
+
+    /// How this machine runs the platform's binaries: directly when it is
+    /// this machine's, a Linux one under `qemu-<cpu>` with the target's
+    /// libraries, else refused (its binaries could not answer `--version`).
+    fn runner(&self) -> Result<Vec<String>> {
+        let this = Self::this()?;
+        if (this.os, this.cpu) == (self.os, self.cpu) {
+            return Ok(Vec::new());
+        }
+        let (qemu, libs) = match (self.os, self.cpu) {
+            ("linux", "arm64") => ("qemu-aarch64", "/usr/aarch64-linux-gnu"),
+            ("linux", "x64") => ("qemu-x86_64", "/usr/x86_64-linux-gnu"),
+            _ => bail!(
+                "the {} binaries cannot be run here to check their version; build them on {}-{}",
+                self.name(),
+                self.os,
+                self.cpu
+            ),
+        };
+        let found = Command::new(qemu)
+            .arg("--version")
+            .output()
+            .is_ok_and(|out| out.status.success());
+        if !found {
+            bail!(
+                "{qemu} is needed to check the {} binaries' version (Debian: apt-get install qemu-user)",
+                self.name()
+            );
+        }
+        Ok(vec![qemu.to_owned(), "-L".to_owned(), libs.to_owned()])
+    }
+
     /// The platform xtask runs on (the one cargo builds for by default).
     pub fn this() -> Result<Self> {
         let os = match std::env::consts::OS {
@@ -155,49 +276,24 @@ impl Platform {
     }
 }
 
-fn write_json(path: &Path, value: &Value) -> Result<()> {
-    let text = serde_json::to_string_pretty(value)? + "\n";
-    fs::write(path, text).with_context(|| format!("writing {}", path.display()))
-}
-
-fn read_json(path: &Path) -> Result<Value> {
-    let text = fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))
-}
-
-/// Clears `out` (only when empty or made by this command) and lays out
-/// every package in it.
-fn layout(
-    root: &Path,
-    bin_dir: &Path,
-    platform: &Platform,
-    version: &str,
-    options: &Options,
-) -> Result<()> {
-    let out = &options.out;
-    if out.exists() {
-        let empty = fs::read_dir(out)?.next().is_none();
-        if !empty && !out.join(MARKER).is_file() {
-            bail!(
-                "{} is not empty and was not written by cargo xtask dist; choose another --out",
-                out.display()
-            );
-        }
-        fs::remove_dir_all(out).with_context(|| format!("clearing {}", out.display()))?;
-    }
-    fs::create_dir_all(out)?;
-    fs::write(out.join(MARKER), b"")?;
-    let npm = out.join("npm");
-    let license = root.join("plugins/notesoup-claude/plugin/LICENSE");
-
-    // The platform package: the three binaries, each checked to be this
-    // version before it ships.
+/// A platform package: the three binaries, each checked to be this
+/// version before it ships.
+fn platform_package(npm: &Path, build: &Build, version: &str, license: &Path) -> Result<()> {
+    let platform = &build.platform;
     let platform_dir = npm.join(platform.name());
     fs::create_dir_all(platform_dir.join("bin"))?;
     let mut bins = serde_json::Map::new();
     for (_, name) in BINARIES {
-        let from = bin_dir.join(name);
-        let says = Command::new(&from)
+        let from = build.bin_dir.join(name);
+        let mut run = match build.runner.split_first() {
+            Some((emulator, args)) => {
+                let mut run = Command::new(emulator);
+                run.args(args).arg(&from);
+                run
+            }
+            None => Command::new(&from),
+        };
+        let says = run
             .arg("--version")
             .output()
             .with_context(|| format!("could not run {} --version", from.display()))?;
@@ -214,7 +310,7 @@ fn layout(
         make_executable(&to)?;
         bins.insert(name.to_owned(), json!(format!("bin/{name}")));
     }
-    fs::copy(&license, platform_dir.join("LICENSE"))?;
+    fs::copy(license, platform_dir.join("LICENSE"))?;
     write_json(
         &platform_dir.join("package.json"),
         &json!({
@@ -227,14 +323,71 @@ fn layout(
             "bin": bins,
             "files": ["bin", "LICENSE"],
         }),
-    )?;
+    )
+}
 
-    // The Pi package: the source package with the platform package as an
-    // optional dependency (npm installs the one matching os/cpu).
+/// The `bin/notesoup` of a Claude Code package that carries several
+/// platforms' binaries: it runs this machine's (one `uname` a call).
+const LAUNCHER: &str = r#"#!/bin/sh
+# notesoup for Claude Code: runs this machine's binary of those this
+# package carries (bin/<os>-<cpu>/notesoup).
+case "$(uname -sm)" in
+  "Linux x86_64") platform=linux-x64 ;;
+  "Linux aarch64" | "Linux arm64") platform=linux-arm64 ;;
+  "Darwin x86_64") platform=darwin-x64 ;;
+  "Darwin arm64") platform=darwin-arm64 ;;
+  *) platform=unknown ;;
+esac
+binary="$(dirname "$0")/$platform/notesoup"
+if [ ! -x "$binary" ]; then
+  echo "notesoup: this package has no binary for $(uname -sm); install notesoup from source: cargo install --locked notesoup-claude" >&2
+  exit 1
+fi
+exec "$binary" "$@"
+"#;
+
+fn write_json(path: &Path, value: &Value) -> Result<()> {
+    let text = serde_json::to_string_pretty(value)? + "\n";
+    fs::write(path, text).with_context(|| format!("writing {}", path.display()))
+}
+
+fn read_json(path: &Path) -> Result<Value> {
+    let text = fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))
+}
+
+/// Clears `out` (only when empty or made by this command) and lays out
+/// every package in it.
+fn layout(root: &Path, builds: &[Build], version: &str, options: &Options) -> Result<()> {
+    let out = &options.out;
+    if out.exists() {
+        let empty = fs::read_dir(out)?.next().is_none();
+        if !empty && !out.join(MARKER).is_file() {
+            bail!(
+                "{} is not empty and was not written by cargo xtask dist; choose another --out",
+                out.display()
+            );
+        }
+        fs::remove_dir_all(out).with_context(|| format!("clearing {}", out.display()))?;
+    }
+    fs::create_dir_all(out)?;
+    fs::write(out.join(MARKER), b"")?;
+    let npm = out.join("npm");
+    let license = root.join("plugins/notesoup-claude/plugin/LICENSE");
+    for build in builds {
+        platform_package(&npm, build, version, &license)?;
+    }
+
+    // The Pi package: the source package with the platform packages as
+    // optional dependencies (npm installs the one matching os/cpu).
     let pi_dir = npm.join(PI_PACKAGE);
     copy_tree(&root.join("plugins/notesoup-pi/package"), &pi_dir)?;
     let mut pi = read_json(&pi_dir.join("package.json"))?;
-    pi["optionalDependencies"] = json!({ platform.name(): version });
+    let platforms: serde_json::Map<String, Value> = builds
+        .iter()
+        .map(|build| (build.platform.name(), json!(version)))
+        .collect();
+    pi["optionalDependencies"] = Value::Object(platforms);
     pi["files"] = json!(["extensions", "skills", "dreamer", "README.md", "LICENSE"]);
     write_json(&pi_dir.join("package.json"), &pi)?;
     fs::copy(
@@ -268,6 +421,16 @@ fn layout(
             &[".claude-plugin", "hooks", "bin", "LICENSE"][..],
         ),
     ];
+    let platforms: Vec<String> = builds
+        .iter()
+        .map(|b| format!("{}-{}", b.platform.os, b.platform.cpu))
+        .collect();
+    let mut oses: Vec<&str> = builds.iter().map(|b| b.platform.os).collect();
+    oses.sort_unstable();
+    oses.dedup();
+    let mut cpus: Vec<&str> = builds.iter().map(|b| b.platform.cpu).collect();
+    cpus.sort_unstable();
+    cpus.dedup();
     let mut entries = Vec::new();
     for (package, source_dir, description, files) in plugins {
         let dir = npm.join(package);
@@ -276,7 +439,21 @@ fn layout(
         let _ = fs::remove_dir_all(dir.join("tests"));
         fs::create_dir_all(dir.join("bin"))?;
         let binary = dir.join("bin/notesoup");
-        fs::copy(platform_dir.join("bin/notesoup"), &binary)?;
+        if let [build] = builds {
+            fs::copy(
+                npm.join(build.platform.name()).join("bin/notesoup"),
+                &binary,
+            )?;
+        } else {
+            fs::write(&binary, LAUNCHER)?;
+            for build in builds {
+                let name = build.platform.name();
+                let to = dir.join("bin").join(&name["notesoup-".len()..]);
+                fs::create_dir_all(&to)?;
+                fs::copy(npm.join(&name).join("bin/notesoup"), to.join("notesoup"))?;
+                make_executable(&to.join("notesoup"))?;
+            }
+        }
         make_executable(&binary)?;
         if !dir.join("LICENSE").is_file() {
             fs::copy(&license, dir.join("LICENSE"))?;
@@ -287,11 +464,11 @@ fn layout(
             &json!({
                 "name": package,
                 "version": version,
-                "description": format!("{description}, with the notesoup binary for {}-{}.", platform.os, platform.cpu),
+                "description": format!("{description}, with the notesoup binary for {}.", platforms.join(", ")),
                 "license": "MIT OR Apache-2.0",
                 "keywords": ["claude-code", "claude-code-plugin", "memory", "notes"],
-                "os": [platform.os],
-                "cpu": [platform.cpu],
+                "os": oses,
+                "cpu": cpus,
                 "files": files,
             }),
         )?;
@@ -362,34 +539,47 @@ fn pack(out: &Path) -> Result<()> {
 mod tests {
     use super::*;
 
+    /// Stand-in binaries in `dir` that answer --version as the real ones
+    /// do (`version` theirs).
+    fn stand_ins(dir: &Path, version: &str, tag: &str) {
+        fs::create_dir_all(dir).expect("bin dir");
+        for (_, name) in BINARIES {
+            let path = dir.join(name);
+            fs::write(
+                &path,
+                format!("#!/bin/sh\necho '{name} {version} ({tag})'\n"),
+            )
+            .expect("stand-in");
+            make_executable(&path).expect("chmod");
+        }
+    }
+
+    fn options(out: PathBuf) -> Options {
+        Options {
+            profile: "dev".into(),
+            out,
+            registry: Some("http://127.0.0.1:4873/".into()),
+            build: false,
+        }
+    }
+
     #[test]
     fn lays_out_the_packages_with_one_version() {
         let root = workspace_root();
         let temp = tempfile::tempdir().expect("temp dir");
         let version = versions::workspace_version(&root).expect("version");
-        // Stand-in binaries that answer --version as the real ones do.
         let bin_dir = temp.path().join("bin");
-        fs::create_dir_all(&bin_dir).expect("bin dir");
-        for (_, name) in BINARIES {
-            let path = bin_dir.join(name);
-            fs::write(
-                &path,
-                format!("#!/bin/sh\necho '{name} {version} (stand-in)'\n"),
-            )
-            .expect("stand-in");
-            make_executable(&path).expect("chmod");
-        }
-        let platform = Platform {
-            os: "linux",
-            cpu: "x64",
-        };
-        let options = Options {
-            profile: "dev".into(),
-            out: temp.path().join("out"),
-            registry: Some("http://127.0.0.1:4873/".into()),
-            build: false,
-        };
-        layout(&root, &bin_dir, &platform, &version, &options).expect("layout");
+        stand_ins(&bin_dir, &version, "stand-in");
+        let builds = [Build {
+            platform: Platform {
+                os: "linux",
+                cpu: "x64",
+            },
+            bin_dir: bin_dir.clone(),
+            runner: Vec::new(),
+        }];
+        let options = options(temp.path().join("out"));
+        layout(&root, &builds, &version, &options).expect("layout");
         let out = &options.out;
         let platform_json =
             read_json(&out.join("npm/notesoup-linux-x64/package.json")).expect("json");
@@ -403,7 +593,16 @@ mod tests {
             json!({"notesoup-linux-x64": version})
         );
         assert!(out.join("npm/notesoup-pi/extensions/notesoup.ts").is_file());
-        assert!(out.join("npm/notesoup-claude/bin/notesoup").is_file());
+        // One platform: the binary itself, no launcher.
+        assert_eq!(
+            fs::read(out.join("npm/notesoup-claude/bin/notesoup")).expect("binary"),
+            fs::read(bin_dir.join("notesoup")).expect("stand-in")
+        );
+        let claude = read_json(&out.join("npm/notesoup-claude/package.json")).expect("json");
+        assert_eq!(
+            (&claude["os"], &claude["cpu"]),
+            (&json!(["linux"]), &json!(["x64"]))
+        );
         assert!(
             out.join("npm/notesoup-claude/.claude-plugin/plugin.json")
                 .is_file()
@@ -429,8 +628,8 @@ mod tests {
         // A binary of another version is refused, naming it.
         let stale = bin_dir.join("notesoup-pi");
         fs::write(&stale, "#!/bin/sh\necho 'notesoup-pi 0.0.1'\n").expect("stale");
-        let err = layout(&root, &bin_dir, &platform, &version, &options)
-            .expect_err("a stale binary is refused");
+        let err =
+            layout(&root, &builds, &version, &options).expect_err("a stale binary is refused");
         assert!(format!("{err:#}").contains("not version"), "{err:#}");
 
         // A folder this command did not write is never cleared.
@@ -441,7 +640,124 @@ mod tests {
             out: foreign.clone(),
             ..options
         };
-        assert!(layout(&root, &bin_dir, &platform, &version, &options).is_err());
+        assert!(layout(&root, &builds, &version, &options).is_err());
         assert!(foreign.join("keep.txt").is_file());
+    }
+
+    /// Two platforms: a platform package each, both optional dependencies
+    /// of the Pi package, and Claude Code packages whose launcher runs the
+    /// machine's binary. The foreign binaries answer --version through
+    /// their runner (here `sh`, standing in for qemu).
+    #[test]
+    fn lays_out_several_platforms_with_a_launcher() {
+        let root = workspace_root();
+        let temp = tempfile::tempdir().expect("temp dir");
+        let version = versions::workspace_version(&root).expect("version");
+        let x64 = temp.path().join("x64");
+        let arm64 = temp.path().join("arm64");
+        stand_ins(&x64, &version, "x64");
+        stand_ins(&arm64, &version, "arm64");
+        for (_, name) in BINARIES {
+            // Not executable: run only through the runner.
+            fs::set_permissions(
+                arm64.join(name),
+                std::os::unix::fs::PermissionsExt::from_mode(0o644),
+            )
+            .expect("chmod");
+        }
+        let builds = [
+            Build {
+                platform: Platform::of_triple("x86_64-unknown-linux-gnu").expect("x64"),
+                bin_dir: x64,
+                runner: Vec::new(),
+            },
+            Build {
+                platform: Platform::of_triple("aarch64-unknown-linux-gnu").expect("arm64"),
+                bin_dir: arm64,
+                runner: vec!["sh".into()],
+            },
+        ];
+        let options = options(temp.path().join("out"));
+        layout(&root, &builds, &version, &options).expect("layout");
+        let out = &options.out;
+        let arm = read_json(&out.join("npm/notesoup-linux-arm64/package.json")).expect("json");
+        assert_eq!(
+            (&arm["os"], &arm["cpu"]),
+            (&json!(["linux"]), &json!(["arm64"]))
+        );
+        let pi = read_json(&out.join("npm/notesoup-pi/package.json")).expect("json");
+        assert_eq!(
+            pi["optionalDependencies"],
+            json!({"notesoup-linux-x64": version, "notesoup-linux-arm64": version})
+        );
+        for package in ["notesoup-claude", "notesoup-claude-reset"] {
+            let dir = out.join("npm").join(package);
+            let json = read_json(&dir.join("package.json")).expect("json");
+            assert_eq!(json["cpu"], json!(["arm64", "x64"]), "{package}");
+            assert!(
+                json["description"]
+                    .as_str()
+                    .is_some_and(|d| d.contains("linux-x64, linux-arm64")),
+                "{json}"
+            );
+            let launcher = dir.join("bin/notesoup");
+            // The launcher on this machine, and as an arm64 machine (a
+            // `uname` that says so first on PATH), and on a platform it
+            // does not carry.
+            let fake = temp.path().join(format!("uname-{package}"));
+            fs::create_dir_all(&fake).expect("dir");
+            let run = |says: Option<&str>| {
+                let mut cmd = Command::new(&launcher);
+                if let Some(says) = says {
+                    let uname = fake.join("uname");
+                    fs::write(&uname, format!("#!/bin/sh\necho '{says}'\n")).expect("uname");
+                    make_executable(&uname).expect("chmod");
+                    let path = std::env::var_os("PATH").unwrap_or_default();
+                    let mut paths = vec![fake.clone()];
+                    paths.extend(std::env::split_paths(&path));
+                    cmd.env("PATH", std::env::join_paths(paths).expect("PATH"));
+                }
+                cmd.arg("--version").output().expect("launcher")
+            };
+            let here = run(None);
+            assert_eq!(
+                String::from_utf8_lossy(&here.stdout).trim(),
+                format!("notesoup {version} (x64)")
+            );
+            let arm = run(Some("Linux aarch64"));
+            assert_eq!(
+                String::from_utf8_lossy(&arm.stdout).trim(),
+                format!("notesoup {version} (arm64)")
+            );
+            let other = run(Some("FreeBSD amd64"));
+            assert!(!other.status.success());
+            assert!(
+                String::from_utf8_lossy(&other.stderr).contains("no binary for FreeBSD amd64"),
+                "{other:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn names_the_platform_of_a_triple() {
+        let name = |t| Platform::of_triple(t).map(|p| p.name());
+        assert_eq!(
+            name("x86_64-unknown-linux-gnu").expect("x64"),
+            "notesoup-linux-x64"
+        );
+        assert_eq!(
+            name("aarch64-unknown-linux-gnu").expect("arm64"),
+            "notesoup-linux-arm64"
+        );
+        assert_eq!(
+            name("aarch64-apple-darwin").expect("mac"),
+            "notesoup-darwin-arm64"
+        );
+        assert!(name("riscv64gc-unknown-linux-gnu").is_err());
+        assert_eq!(
+            gnu_prefix("aarch64-unknown-linux-gnu").as_deref(),
+            Some("aarch64-linux-gnu")
+        );
+        assert_eq!(gnu_prefix("aarch64-apple-darwin"), None);
     }
 }

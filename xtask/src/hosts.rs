@@ -15,7 +15,10 @@
 //!
 //! `hosts chromium` installs Debian's `chromium` when it is missing and
 //! prints `NOTESOUP_CHROMIUM`: the `reference-hosts` tests load the
-//! `report --html` page in it, headless.
+//! `report --html` page in it, headless. `hosts sshd` installs Debian's
+//! `openssh-server` when `sshd` is missing and prints `NOTESOUP_SSHD`: the
+//! `ssh-remote` test of notesoup-e2e syncs two roots through a throwaway
+//! `sshd` on 127.0.0.1.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -83,8 +86,29 @@ pub fn run(args: &[String]) -> Result<()> {
             println!("export NOTESOUP_CHROMIUM='{}'", chromium.display());
             Ok(())
         }
-        _ => bail!("usage: cargo xtask hosts pi|verdaccio|chromium"),
+        Some("sshd") => {
+            let sshd = ensure_sshd()?;
+            println!("export NOTESOUP_SSHD='{}'", sshd.display());
+            Ok(())
+        }
+        _ => bail!("usage: cargo xtask hosts pi|verdaccio|chromium|sshd"),
     }
+}
+
+/// Where Debian's `openssh-server` package puts the daemon.
+const SSHD: &str = "/usr/sbin/sshd";
+
+/// The SSH daemon the sync-over-SSH test starts (on a port of its own, with
+/// a throwaway configuration): Debian's `openssh-server`, installed when
+/// missing.
+fn ensure_sshd() -> Result<PathBuf> {
+    let sshd = PathBuf::from(SSHD);
+    if sshd.is_file() {
+        return Ok(sshd);
+    }
+    eprintln!("installing openssh-server (Debian package) for the sync over SSH test");
+    apt_install("openssh-server")?;
+    Ok(sshd)
 }
 
 /// Where Debian's `chromium` package puts the browser.

@@ -38,10 +38,11 @@ commands:
   claude-plugin [--out DIR] [--debug]
                build notesoup and assemble the Claude Code plugin marketplace
                (default target/claude-plugin)
-  dist [--profile PROFILE] [--out DIR] [--registry URL] [--no-build]
-               build the binaries (default profile release) and lay out the npm
-               packages (platform, Pi, Claude Code plugin), a marketplace, tarballs
-               and SHA256SUMS (default target/dist)
+  dist [--profile PROFILE] [--target TRIPLE]... [--out DIR] [--registry URL] [--no-build]
+               build the binaries (default profile release; this machine's target
+               or each TRIPLE's) and lay out the npm packages (a platform package
+               per target, Pi, Claude Code plugin), a marketplace, tarballs and
+               SHA256SUMS (default target/dist)
   codegen      write generated/ (TypeScript declarations, JSON Schemas);
                --check only reports stale files
   hosts pi     install Node 22, the Pi SDK and TypeScript (the real-pi tests) and print env exports

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand};
 use notesoup_core::dream::DreamOptions;
 use notesoup_core::plumbing::DreamFlags;
-use notesoup_core::sync::SyncOptions;
+use notesoup_core::sync::NotesSync;
 use serde_json::{Map, Value};
 
 /// The commands every host's binary has.
@@ -390,7 +390,7 @@ pub struct SyncArgs {
     #[arg(long)]
     pub status: bool,
     /// Stop each git run (fetch, push) after this many seconds.
-    #[arg(long, value_name = "SECS", default_value_t = SyncOptions::DEFAULT_TIMEOUT.as_secs())]
+    #[arg(long, value_name = "SECS", default_value_t = NotesSync::DEFAULT_TIMEOUT.as_secs())]
     pub timeout: u64,
     /// The notes root (default: $PI_NOTES_HOME, else ~/.agents/notes).
     #[arg(long, value_name = "DIR")]

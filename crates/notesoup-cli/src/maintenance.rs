@@ -5,7 +5,7 @@ use notesoup_core::dream::{clean_temp_files, doctor as check_home, purge_secrets
 use std::io::{IsTerminal, Write};
 
 use notesoup_core::plumbing::{DreamFlags, DreamProgress, Dreamer, notes_home};
-use notesoup_core::sync::{AutoMoment, auto_sync};
+use notesoup_core::sync::NotesSync;
 use serde_json::{Value, json};
 
 use crate::args::{DoctorArgs, DoctorCommand, DreamArgs, DreamSubcommand};
@@ -167,9 +167,7 @@ pub(crate) fn dream<H: CliHost>(
     };
     status.clear();
     // What the dream tidied goes out in the background (`auto` sync).
-    if let Ok(exe) = std::env::current_exe() {
-        auto_sync(&options.home, &exe, AutoMoment::Background);
-    }
+    NotesSync::open(&options.home).auto_background();
     Ok(exit_code(code))
 }
 

@@ -3,9 +3,7 @@
 use std::time::Duration;
 
 use notesoup_core::plumbing::notes_home;
-use notesoup_core::sync::{
-    SyncAuthor, SyncConfig, SyncError, SyncOptions, sync_notes, sync_setup, sync_status,
-};
+use notesoup_core::sync::{NotesSync, SyncConfig, SyncError};
 use serde_json::json;
 
 use crate::args::SyncArgs;
@@ -15,12 +13,12 @@ use crate::out::Out;
 /// Runs `sync`, `sync --status` or `sync --remote URL`.
 pub(crate) fn run<H: CliHost>(host: &mut H, args: SyncArgs, out: &mut Out) -> anyhow::Result<u8> {
     let root = notes_home(args.notes_home.as_deref(), host.notes_root())?;
-    let options = SyncOptions {
-        timeout: Duration::from_secs(args.timeout.max(1)),
-    };
+    let sync = NotesSync::open(&root)
+        .by(H::HOST, &host.agent())
+        .timeout(Duration::from_secs(args.timeout.max(1)));
     let failed = |err: SyncError| anyhow::anyhow!("{}: {err}", err.code());
     if args.remote.is_some() || args.auto.is_some() {
-        let before = SyncConfig::read(&root).map_err(failed)?;
+        let before = sync.config().map_err(failed)?;
         let mut config = match (&args.remote, &before) {
             (Some(remote), _) => SyncConfig::new(remote, args.branch.as_deref()).map_err(failed)?,
             (None, Some(before)) => before.clone(),
@@ -48,7 +46,7 @@ pub(crate) fn run<H: CliHost>(host: &mut H, args: SyncArgs, out: &mut Out) -> an
         if !args.exclude.is_empty() {
             config.exclude.clone_from(&args.exclude);
         }
-        sync_setup(&root, &config).map_err(failed)?;
+        sync.setup(&config).map_err(failed)?;
         if args.json {
             out.print(&json!({"home": root, "config": config}).to_string());
         } else {
@@ -72,7 +70,7 @@ pub(crate) fn run<H: CliHost>(host: &mut H, args: SyncArgs, out: &mut Out) -> an
         return Ok(0);
     }
     if args.status {
-        let status = sync_status(&root, options).map_err(failed)?;
+        let status = sync.status().map_err(failed)?;
         if args.json {
             out.print(&serde_json::to_string(&status)?);
         } else {
@@ -97,8 +95,7 @@ pub(crate) fn run<H: CliHost>(host: &mut H, args: SyncArgs, out: &mut Out) -> an
         }
         return Ok(u8::from(!status.conflicts.is_empty()));
     }
-    let author = SyncAuthor::new(H::HOST, &host.agent());
-    let report = sync_notes(&root, &author, options).map_err(failed)?;
+    let report = sync.run().map_err(failed)?;
     if args.json {
         out.print(&serde_json::to_string(&report)?);
         return Ok(0);
@@ -108,7 +105,7 @@ pub(crate) fn run<H: CliHost>(host: &mut H, args: SyncArgs, out: &mut Out) -> an
         "sync: {} note(s) sent, {} received, {} conflict(s){}; at {short}",
         report.committed,
         report.received.len(),
-        report.conflicts.len(),
+        report.conflicts().len(),
         if report.pushed { ", pushed" } else { "" },
     ));
     for skipped in &report.skipped {
@@ -117,10 +114,9 @@ pub(crate) fn run<H: CliHost>(host: &mut H, args: SyncArgs, out: &mut Out) -> an
             H::BIN
         ));
     }
-    for conflict in &report.conflicts {
+    for (note, side) in report.conflicts() {
         out.print(&format!(
-            "conflict: {} kept as it was here; the other side is in {} (merge it by hand, then crumple it)",
-            conflict.note, conflict.side
+            "conflict: {note} kept as it was here; the other side is in {side} (merge it by hand, then crumple it)"
         ));
     }
     Ok(0)

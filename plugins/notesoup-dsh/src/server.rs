@@ -4,7 +4,7 @@
 //! session's log; every decision reads the log, so a restarted sidecar that is
 //! re-sent the log decides exactly as before.
 
-use notesoup_core::sync::{AutoMoment, AutoSync, auto_sync};
+use notesoup_core::sync::NotesSync;
 use std::collections::HashMap;
 use std::io::{self, BufRead, Write};
 use std::panic::{self, AssertUnwindSafe};
@@ -237,7 +237,7 @@ impl Sidecar {
                 // `auto` sync: the boot pulls first, waiting at most
                 // autoWaitMs (a failure leaves the boot as the disk has it,
                 // said in the sidecar's log: dsh's window has no notice).
-                if let Some(notice) = auto_sync_notes(&place.root, AutoMoment::Boot).boot_notice() {
+                if let Some(notice) = NotesSync::open(&place.root).auto_boot().boot_notice() {
                     eprintln!("{notice}");
                 }
                 let store =
@@ -349,7 +349,7 @@ impl Sidecar {
 
     fn reset_plan(&mut self, params: ResetParams) -> Result<ResetPlan, ProtocolError> {
         // The close-out's notes go out in the background (`auto`).
-        auto_sync_notes(&self.place.root, AutoMoment::Background);
+        NotesSync::open(&self.place.root).auto_background();
         let id = params.session.id.clone();
         let place = self.place.clone();
         let (guard, max_chars) = (self.secret_guard, self.boot_max_chars);
@@ -504,16 +504,6 @@ fn wipe_requested(events: &[SessionEvent], window: &window::WindowSpan) -> bool 
         .filter(|e| e.seq >= from)
         .filter_map(SessionEvent::tool_result)
         .any(|result| !result.is_error && calls.contains(&result.call_id))
-}
-
-/// A core tool's output as the bundle forwards it.
-/// `auto` sync of the notes root (its set-up says whether), by the running
-/// binary (`notesoup-dsh`).
-fn auto_sync_notes(root: &std::path::Path, moment: AutoMoment) -> AutoSync {
-    match std::env::current_exe() {
-        Ok(exe) => auto_sync(root, &exe, moment),
-        Err(_) => AutoSync::Off,
-    }
 }
 
 fn boot_failed(error: boot::BootError) -> ProtocolError {

@@ -6,7 +6,8 @@
 //! crate holds what is the same: a child over real pipes with a bound on
 //! every wait, the capped-input attack bodies, files that are not files,
 //! a folder's files and their bytes, stand-ins for the dreamer, the shared
-//! commands' checks, and fake model APIs on 127.0.0.1.
+//! commands' checks, fake model APIs on 127.0.0.1, and a local npm registry
+//! with a fresh machine to install the dist's packages on.
 //!
 //! A failed check panics: this is test code, and a panic is a failed test.
 
@@ -20,6 +21,7 @@ pub mod fake_model;
 pub mod files;
 pub mod modules;
 pub mod not_a_file;
+pub mod npm_registry;
 pub mod pi_session;
 pub mod planted;
 pub mod shared_commands;

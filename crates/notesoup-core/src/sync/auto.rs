@@ -14,7 +14,7 @@ use super::{SYNC_DIR, SyncConfig};
 
 /// When an automatic sync runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AutoMoment {
+pub(crate) enum AutoMoment {
     /// Before a boot: waited for, at most `autoWaitMs`.
     Boot,
     /// After a close-out, a reset or a dream: not waited for.
@@ -57,13 +57,18 @@ impl AutoSync {
     }
 }
 
-/// Runs `exe sync --notes-home root` when `root`'s set-up has `auto` on:
-/// before a boot waited for at most `autoWaitMs`, after a close-out not
-/// waited for. Never fails the caller: what went wrong is returned.
-pub fn auto_sync(root: &Path, exe: &Path, moment: AutoMoment) -> AutoSync {
+/// Runs `<the running binary> sync --notes-home root` when `root`'s set-up
+/// has `auto` on: before a boot waited for at most `autoWaitMs`, after a
+/// close-out not waited for. Never fails the caller: what went wrong is
+/// returned.
+pub(crate) fn auto_sync(root: &Path, moment: AutoMoment) -> AutoSync {
     let config = match SyncConfig::read(root) {
         Ok(Some(config)) if config.auto => config,
         _ => return AutoSync::Off,
+    };
+    let exe = match std::env::current_exe() {
+        Ok(exe) => exe,
+        Err(err) => return AutoSync::NotStarted(err.to_string()),
     };
     let log_path = root.join(SYNC_DIR).join("auto.log");
     let log = fs::create_dir_all(root.join(SYNC_DIR)).and_then(|()| fs::File::create(&log_path));
@@ -71,7 +76,7 @@ pub fn auto_sync(root: &Path, exe: &Path, moment: AutoMoment) -> AutoSync {
         Ok((out, err)) => (Stdio::from(out), Stdio::from(err)),
         Err(_) => (Stdio::null(), Stdio::null()),
     };
-    let mut command = Command::new(exe);
+    let mut command = Command::new(&exe);
     command
         .arg("sync")
         .arg("--notes-home")

@@ -15,6 +15,7 @@
 mod auto;
 mod git;
 mod merge;
+mod record;
 mod repo;
 mod tree;
 
@@ -28,9 +29,10 @@ use std::time::{Duration, Instant};
 use gix::ObjectId;
 use serde::{Deserialize, Serialize};
 
-pub use self::auto::{AutoMoment, AutoSync, auto_sync};
+pub use self::auto::AutoSync;
 use self::git::{last_words, run_git};
 use self::merge::{NoteTree, SideName, merge_trees};
+use self::record::MergeRecord;
 use self::repo::{Signature, SyncRepo};
 use self::tree::{Applied, Scope, apply, note_path, read_notes};
 use crate::notes::{NoteStore, find_secret, slugify};
@@ -275,7 +277,7 @@ impl SyncConfig {
     }
 
     /// The set-up of `root`, or `None` when it has none.
-    pub fn read(root: &Path) -> Result<Option<SyncConfig>, SyncError> {
+    pub(crate) fn read(root: &Path) -> Result<Option<SyncConfig>, SyncError> {
         let path = root.join(SYNC_DIR).join("config.json");
         let fail = |detail: String| SyncError::Config {
             path: path.clone(),
@@ -300,7 +302,7 @@ impl SyncConfig {
     }
 
     /// Saves it as `root`'s set-up.
-    pub fn write(&self, root: &Path) -> Result<(), SyncError> {
+    pub(crate) fn write(&self, root: &Path) -> Result<(), SyncError> {
         self.check()?;
         let dir = root.join(SYNC_DIR);
         fs::create_dir_all(&dir).map_err(|err| SyncError::io("create .sync", err))?;
@@ -337,31 +339,13 @@ fn home_dir(home: &str) -> Option<&'static str> {
 
 /// Who syncs: the host, its agent and the machine, named in every commit.
 #[derive(Debug, Clone)]
-pub struct SyncAuthor {
+pub(crate) struct SyncAuthor {
     host: String,
     agent: String,
     machine: String,
 }
 
 impl SyncAuthor {
-    /// `host` (e.g. `Pi`) and `agent` (its slug) on this machine.
-    pub fn new(host: &str, agent: &str) -> SyncAuthor {
-        SyncAuthor {
-            host: host.to_owned(),
-            agent: agent.to_owned(),
-            machine: machine_name(),
-        }
-    }
-
-    /// The same on a named machine (tests run two machines on one).
-    pub fn on_machine(host: &str, agent: &str, machine: &str) -> SyncAuthor {
-        SyncAuthor {
-            host: host.to_owned(),
-            agent: agent.to_owned(),
-            machine: slugify(machine),
-        }
-    }
-
     fn signature(&self) -> Signature {
         Signature {
             name: format!("{} ({}) on {}", self.agent, self.host, self.machine),
@@ -387,23 +371,107 @@ fn machine_name() -> String {
     }
 }
 
-/// How a sync is run.
-#[derive(Debug, Clone, Copy)]
-pub struct SyncOptions {
-    /// Each git run's deadline.
-    pub timeout: Duration,
+/// Sync of one notes root over its Git remote: the set-up, a sync, where
+/// the root stands, and the automatic syncs a host starts around its boots
+/// and close-outs.
+///
+/// ```no_run
+/// # use notesoup_core::sync::NotesSync;
+/// let sync = NotesSync::open(std::path::Path::new("/home/me/.notesoup")).by("Pi", "anonymous");
+/// if sync.config()?.is_some() {
+///     let report = sync.run()?;
+///     println!("{} note(s) sent, pushed: {}", report.committed, report.pushed);
+/// }
+/// # Ok::<(), notesoup_core::sync::SyncError>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct NotesSync {
+    root: PathBuf,
+    author: SyncAuthor,
+    timeout: Duration,
 }
 
-impl SyncOptions {
-    /// The deadline of each git run unless said otherwise.
+impl NotesSync {
+    /// The deadline of each git run unless [`NotesSync::timeout`] says
+    /// otherwise.
     pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
-}
 
-impl Default for SyncOptions {
-    fn default() -> Self {
-        SyncOptions {
+    /// Sync of the notes root `root`, by `anonymous (notesoup)` on this
+    /// machine, each git run bounded by [`NotesSync::DEFAULT_TIMEOUT`].
+    /// Nothing is read or written until a method asks.
+    pub fn open(root: &Path) -> NotesSync {
+        NotesSync {
+            root: root.to_path_buf(),
+            author: SyncAuthor {
+                host: "notesoup".to_owned(),
+                agent: "anonymous".to_owned(),
+                machine: machine_name(),
+            },
             timeout: Self::DEFAULT_TIMEOUT,
         }
+    }
+
+    /// The same, its commits naming `host` (e.g. `Pi`) and `agent` (its
+    /// slug).
+    #[must_use]
+    pub fn by(mut self, host: &str, agent: &str) -> NotesSync {
+        host.clone_into(&mut self.author.host);
+        agent.clone_into(&mut self.author.agent);
+        self
+    }
+
+    /// The same, on a named machine instead of this one's host name (tests
+    /// run two machines on one).
+    #[must_use]
+    pub fn on_machine(mut self, machine: &str) -> NotesSync {
+        self.author.machine = slugify(machine);
+        self
+    }
+
+    /// The same, each git run bounded by `timeout`.
+    #[must_use]
+    pub fn timeout(mut self, timeout: Duration) -> NotesSync {
+        self.timeout = timeout;
+        self
+    }
+
+    /// The root's set-up (`.sync/config.json`), or `None` when it has none.
+    pub fn config(&self) -> Result<Option<SyncConfig>, SyncError> {
+        SyncConfig::read(&self.root)
+    }
+
+    /// Sets the root up to sync with `config.remote`; the repository is made
+    /// on the first sync.
+    pub fn setup(&self, config: &SyncConfig) -> Result<(), SyncError> {
+        config.write(&self.root)
+    }
+
+    /// One sync: commit the travelling notes, fetch, merge note by note,
+    /// write the merge to disk, push (a push that lost the race fetches and
+    /// merges again, a bounded number of times).
+    pub fn run(&self) -> Result<SyncReport, SyncError> {
+        sync_notes(&self.root, &self.author, self.timeout)
+    }
+
+    /// Where the root stands against its remote: fetches (bounded), then
+    /// counts.
+    pub fn status(&self) -> Result<SyncStatus, SyncError> {
+        sync_status(&self.root, self.timeout)
+    }
+
+    /// The automatic sync before a boot, when the set-up has `auto` on: the
+    /// running binary as `<bin> sync --notes-home <root>`, waited for at
+    /// most `autoWaitMs`. Never fails the caller: what went wrong is
+    /// returned ([`AutoSync::boot_notice`] says it).
+    pub fn auto_boot(&self) -> AutoSync {
+        auto::auto_sync(&self.root, auto::AutoMoment::Boot)
+    }
+
+    /// The automatic push after a close-out, a reset or a dream, when the
+    /// set-up has `auto` on: the running binary as `<bin> sync --notes-home
+    /// <root>`, started and not waited for.
+    pub fn auto_background(&self) -> AutoSync {
+        auto::auto_sync(&self.root, auto::AutoMoment::Background)
     }
 }
 
@@ -415,8 +483,9 @@ pub struct SyncReport {
     pub committed: usize,
     /// Notes written or removed on disk by the merge.
     pub received: Vec<String>,
-    /// Body conflicts: the note kept, and the side note holding theirs.
-    pub conflicts: Vec<SyncConflict>,
+    /// Body conflicts: the note kept, and the side note holding theirs
+    /// ([`SyncReport::conflicts`]).
+    pub(crate) conflicts: Vec<SyncConflict>,
     /// Whether a push was made.
     pub pushed: bool,
     /// Pushes that lost the race before one went through.
@@ -428,14 +497,24 @@ pub struct SyncReport {
     pub skipped: Vec<String>,
 }
 
+impl SyncReport {
+    /// Each body conflict: the note kept as this machine had it, and the
+    /// side note holding the other side's version.
+    pub fn conflicts(&self) -> impl ExactSizeIterator<Item = (&str, &str)> + '_ {
+        self.conflicts
+            .iter()
+            .map(|conflict| (conflict.note.as_str(), conflict.side.as_str()))
+    }
+}
+
 /// One body conflict.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct SyncConflict {
+pub(crate) struct SyncConflict {
     /// The note kept as this machine had it.
-    pub note: String,
+    pub(crate) note: String,
     /// The note holding the other side's version.
-    pub side: String,
+    pub(crate) side: String,
 }
 
 /// Where sync's own files are.
@@ -443,8 +522,9 @@ struct SyncPaths {
     dir: PathBuf,
     repo: PathBuf,
     lock: PathBuf,
-    /// The merge being written to disk: `<from> <to>` (hex; `none` when
-    /// nothing was synced before), removed once the branch is at `<to>`.
+    /// The merge being written to disk (`record.rs`): `<from> <to>` (hex;
+    /// `none` when nothing was synced before), then each note written,
+    /// removed once the branch is at `<to>`.
     merging: PathBuf,
 }
 
@@ -509,19 +589,13 @@ fn try_lock(file: &fs::File) -> std::io::Result<bool> {
     }
 }
 
-/// Sets up `root` to sync with `config.remote`; the repository is made on
-/// the first sync.
-pub fn sync_setup(root: &Path, config: &SyncConfig) -> Result<(), SyncError> {
-    config.write(root)
-}
-
 /// One sync of `root`: commit the travelling notes, fetch, merge note by
 /// note, write the merge to disk, push (a push that lost the race fetches
 /// and merges again, at most `MAX_PUSH_ATTEMPTS` times).
-pub fn sync_notes(
+fn sync_notes(
     root: &Path,
     author: &SyncAuthor,
-    options: SyncOptions,
+    timeout: Duration,
 ) -> Result<SyncReport, SyncError> {
     let config =
         SyncConfig::read(root)?.ok_or_else(|| SyncError::NotConfigured(root.to_path_buf()))?;
@@ -585,13 +659,13 @@ pub fn sync_notes(
 
     for attempt in 0..MAX_PUSH_ATTEMPTS {
         // 2. The remote's branch.
-        let theirs = fetch(&repo, &config, options.timeout)?;
+        let theirs = fetch(&repo, &config, timeout)?;
         repo = SyncRepo::open(&paths.repo)?;
         let mut push = ours.is_some();
         if let Some(theirs) = theirs {
             let base = match ours {
                 Some(ours) if ours == theirs => Some(theirs),
-                Some(ours) => merge_base(&repo, ours, theirs, options.timeout)?,
+                Some(ours) => merge_base(&repo, ours, theirs, timeout)?,
                 None => None,
             };
             if base == Some(theirs) {
@@ -650,12 +724,19 @@ pub fn sync_notes(
                 let side_name = |path: &str, taken: &dyn Fn(&str) -> bool| {
                     conflict_name(path, &machine, &short, taken)
                 };
-                let from = ours.map_or_else(|| "none".to_owned(), |id| id.to_string());
-                fs::write(&paths.merging, format!("{from} {commit}\n"))
-                    .map_err(|err| SyncError::io("record the merge", err))?;
-                write_to_disk(root, &scope, &mut disk, &target, &mut report, &side_name)?;
-                repo.set_ref(&local_ref, commit)?;
-                remove_merging(&paths)?;
+                let mut record = MergeRecord::begin(&paths.merging, ours, commit)?;
+                write_to_disk(
+                    root,
+                    &scope,
+                    &mut disk,
+                    &target,
+                    &mut report,
+                    &side_name,
+                    &mut record,
+                )?;
+                drop(record);
+                repo.set_ref_durably(&local_ref, commit)?;
+                record::remove(&paths.merging)?;
                 ours = Some(commit);
             }
         }
@@ -668,7 +749,7 @@ pub fn sync_notes(
             return Ok(report);
         }
         // 5. Push; a push that lost the race goes round again.
-        match push_branch(&repo, &config, ours, options.timeout)? {
+        match push_branch(&repo, &config, ours, timeout)? {
             true => {
                 repo.set_ref(REMOTE_REF, ours)?;
                 report.pushed = true;
@@ -684,10 +765,12 @@ pub fn sync_notes(
 
 /// Finishes the merge `.sync/merging` records, when a sync was stopped
 /// while writing it to disk: every note still as it was before the merge
-/// takes the merge's version, one already written stays, one changed since
-/// is merged with it as a sync merges a note written while it runs, and
-/// the branch moves to the merge. A record the branch has moved past is
-/// dropped.
+/// takes the merge's version; one the record says was written stays as it
+/// is on disk (edited since or not: it already holds the merge, so nothing
+/// of the other side is merged into it again); one changed since that was
+/// not written yet is merged with it as a sync merges a note written while
+/// it runs; and the branch moves to the merge. A record the branch has
+/// moved past is dropped.
 fn finish_merge(
     root: &Path,
     paths: &SyncPaths,
@@ -695,28 +778,27 @@ fn finish_merge(
     local_ref: &str,
     scope: &Scope,
 ) -> Result<(), SyncError> {
-    let Ok(record) = fs::read_to_string(&paths.merging) else {
+    let Some(recorded) = record::read(&paths.merging) else {
         return Ok(());
     };
-    let mut ids = record.split_whitespace();
-    let (from, to) = (ids.next().unwrap_or(""), ids.next().unwrap_or(""));
+    let (from, to) = (recorded.from.as_str(), recorded.to.as_str());
     let previous = repo.read_ref(local_ref)?;
     let from_matches = match previous {
         Some(id) => ObjectId::from_hex(from.as_bytes()).is_ok_and(|from| from == id),
         None => from == "none",
     };
     let Ok(to) = ObjectId::from_hex(to.as_bytes()) else {
-        return remove_merging(paths);
+        return record::remove(&paths.merging);
     };
     if !from_matches {
-        return remove_merging(paths);
+        return record::remove(&paths.merging);
     }
     let before = match previous {
         Some(id) => repo.read_tree(id)?,
         None => NoteTree::new(),
     };
     let Ok(merged) = repo.read_tree(to) else {
-        return remove_merging(paths);
+        return record::remove(&paths.merging);
     };
     let disk = read_notes(root, scope)?;
     let side_name =
@@ -725,6 +807,7 @@ fn finish_merge(
         .keys()
         .chain(merged.keys())
         .filter(|path| scope.contains(path) && before.get(*path) != merged.get(*path))
+        .filter(|path| !recorded.written.contains(*path))
         .collect();
     for path in paths_changed {
         let (old, new) = (before.get(path), merged.get(path));
@@ -740,18 +823,8 @@ fn finish_merge(
             &side_name,
         )?;
     }
-    repo.set_ref(local_ref, to)?;
-    remove_merging(paths)
-}
-
-/// Drops the record of a merge being written.
-fn remove_merging(paths: &SyncPaths) -> Result<(), SyncError> {
-    match fs::remove_file(&paths.merging) {
-        Err(err) if err.kind() != std::io::ErrorKind::NotFound => {
-            Err(SyncError::io("remove the merge record", err))
-        }
-        _ => Ok(()),
-    }
+    repo.set_ref_durably(local_ref, to)?;
+    record::remove(&paths.merging)
 }
 
 /// A crash at `step` for the fault tests: debug builds only, when
@@ -790,7 +863,7 @@ fn guard<'a>(outgoing: impl Iterator<Item = (&'a String, &'a Vec<u8>)>) -> Resul
 }
 
 /// Writes to disk every note of `scope` where `target` differs from what
-/// the sync read (`disk`).
+/// the sync read (`disk`), each named in `record` once it is written.
 fn write_to_disk(
     root: &Path,
     scope: &Scope,
@@ -798,6 +871,7 @@ fn write_to_disk(
     target: &NoteTree,
     report: &mut SyncReport,
     side_name: SideName<'_>,
+    record: &mut MergeRecord,
 ) -> Result<(), SyncError> {
     let paths: Vec<String> = disk
         .keys()
@@ -825,6 +899,7 @@ fn write_to_disk(
                 side: side.clone(),
             });
         }
+        record.written(&path)?;
         report.received.push(path.clone());
         fault("write");
         match new {
@@ -981,7 +1056,7 @@ pub struct SyncStatus {
 }
 
 /// Where `root` stands: fetches (bounded), then counts.
-pub fn sync_status(root: &Path, options: SyncOptions) -> Result<SyncStatus, SyncError> {
+fn sync_status(root: &Path, timeout: Duration) -> Result<SyncStatus, SyncError> {
     let config =
         SyncConfig::read(root)?.ok_or_else(|| SyncError::NotConfigured(root.to_path_buf()))?;
     let paths = SyncPaths::new(root);
@@ -1014,7 +1089,7 @@ pub fn sync_status(root: &Path, options: SyncOptions) -> Result<SyncStatus, Sync
             .keys()
             .filter(|path| scope.contains(path) && !disk.contains_key(*path))
             .count();
-    let remote = match fetch(&repo, &config, options.timeout) {
+    let remote = match fetch(&repo, &config, timeout) {
         Ok(remote) => remote,
         Err(err) => {
             status.offline = Some(err.to_string());
@@ -1027,7 +1102,7 @@ pub fn sync_status(root: &Path, options: SyncOptions) -> Result<SyncStatus, Sync
             let output = run_git(
                 repo.path(),
                 &["rev-list", "--left-right", "--count", &range],
-                options.timeout,
+                timeout,
             )?;
             let mut counts = output.stdout.split_whitespace().map(str::parse::<usize>);
             status.ahead = counts.next().and_then(Result::ok).unwrap_or(0);

@@ -78,6 +78,22 @@ impl SyncRepo {
         Ok(())
     }
 
+    /// Points `name` at `id`, the reference flushed to disk (gix writes it
+    /// without an fsync): a move a merge record is dropped after must
+    /// outlast a power cut.
+    pub(crate) fn set_ref_durably(&self, name: &str, id: ObjectId) -> Result<(), SyncError> {
+        self.set_ref(name, id)?;
+        let file = self.path.join(name);
+        let flush = || -> std::io::Result<()> {
+            std::fs::File::open(&file)?.sync_all()?;
+            match file.parent() {
+                Some(dir) => crate::durable::sync_dir(dir),
+                None => Ok(()),
+            }
+        };
+        flush().map_err(|err| SyncError::io("flush the branch to disk", err))
+    }
+
     /// Every file of `commit`'s tree.
     pub(crate) fn read_tree(&self, commit: ObjectId) -> Result<NoteTree, SyncError> {
         let tree = self

@@ -7,9 +7,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use notesoup_core::dream::doctor;
-use notesoup_core::sync::{
-    SyncAuthor, SyncConfig, SyncOptions, SyncReport, sync_notes, sync_setup, sync_status,
-};
+use notesoup_core::sync::{NotesSync, SyncConfig, SyncReport};
 use proptest::prelude::*;
 use tempfile::TempDir;
 
@@ -43,7 +41,7 @@ fn pair() -> Pair {
     for root in [&a, &b] {
         fs::create_dir_all(root).expect("root");
         let url = remote.to_str().expect("utf-8 path");
-        sync_setup(root, &SyncConfig::new(url, None).expect("config")).expect("set up");
+        setup(root, &SyncConfig::new(url, None).expect("config"));
     }
     Pair {
         _dir: dir,
@@ -53,10 +51,20 @@ fn pair() -> Pair {
     }
 }
 
-fn sync(root: &Path) -> SyncReport {
+/// Sync of `root` as the machine its folder names.
+fn notes_sync(root: &Path) -> NotesSync {
     let machine = root.file_name().and_then(|n| n.to_str()).unwrap_or("x");
-    let author = SyncAuthor::on_machine("Test", "tester", machine);
-    sync_notes(root, &author, SyncOptions::default()).expect("sync")
+    NotesSync::open(root)
+        .by("Test", "tester")
+        .on_machine(machine)
+}
+
+fn sync(root: &Path) -> SyncReport {
+    notes_sync(root).run().expect("sync")
+}
+
+fn setup(root: &Path, config: &SyncConfig) {
+    NotesSync::open(root).setup(config).expect("set up");
 }
 
 fn write(root: &Path, path: &str, text: &str) {
@@ -132,7 +140,7 @@ fn a_note_written_on_one_machine_appears_on_the_other() {
     let again = sync(&pair.b);
     assert_eq!(again.committed, 0);
     assert!(!again.pushed);
-    let status = sync_status(&pair.a, SyncOptions::default()).expect("status");
+    let status = notes_sync(&pair.a).status().expect("status");
     assert_eq!((status.ahead, status.behind, status.changed), (0, 0, 0));
     sync(&pair.a);
     assert_eq!(notes_of(&pair.a), notes_of(&pair.b));
@@ -163,7 +171,7 @@ fn session_notes_and_excluded_paths_stay_home() {
     let url = pair.remote.to_str().expect("utf-8");
     let mut config = SyncConfig::new(url, None).expect("config");
     config.exclude = vec!["human/private".to_owned()];
-    sync_setup(&pair.a, &config).expect("set up");
+    setup(&pair.a, &config);
     write(&pair.a, "pi/session/s1/checkpoint.md", "where I was\n");
     write(&pair.a, "human/private/diary.md", "mine only\n");
     write(&pair.a, "human/shared.md", "for everyone\n");
@@ -216,7 +224,7 @@ fn both_sides_edits_merge_field_by_field_and_line_by_line() {
     );
     sync(&pair.a);
     let merged = sync(&pair.b);
-    assert!(merged.conflicts.is_empty(), "{merged:?}");
+    assert_eq!(merged.conflicts().len(), 0, "{merged:?}");
     let want = note(
         "origin: user\ncreatedAt: 2025-12-31T00:00:00.000+00:00\nupdatedAt: 2026-02-02T00:00:00.000+00:00\nlastAccessed: 2026-02-03T00:00:00.000+00:00\naccessCount: 5\nstatus: active\n",
         "# Deploy\n\nstep one (with care)\nstep two\nstep three, then check\n",
@@ -241,8 +249,9 @@ fn a_conflicting_body_keeps_ours_and_puts_theirs_beside_it() {
     write(&pair.b, "human/db.md", &note(FIELDS, "port 6543\n"));
     sync(&pair.a);
     let report = sync(&pair.b);
-    assert_eq!(report.conflicts.len(), 1, "{report:?}");
-    let side = &report.conflicts[0].side;
+    assert_eq!(report.conflicts().len(), 1, "{report:?}");
+    let (_, side) = report.conflicts().next().expect("a conflict");
+    let side = &side.to_owned();
     assert!(
         side.starts_with("human/db.conflict-from-a-") && side.ends_with(".md"),
         "{side}"
@@ -263,7 +272,7 @@ fn a_conflicting_body_keeps_ours_and_puts_theirs_beside_it() {
         finding.message
     );
     sync(&pair.a);
-    let status = sync_status(&pair.a, SyncOptions::default()).expect("status");
+    let status = notes_sync(&pair.a).status().expect("status");
     assert_eq!(status.conflicts, vec![side.clone()]);
     assert_eq!(notes_of(&pair.a), notes_of(&pair.b));
 }
@@ -307,8 +316,7 @@ fn a_secret_stops_the_push_and_names_the_note() {
     let _ = key;
     write(&pair.a, "human/creds.md", &format!("the token: {token}\n"));
     let before = git(&["rev-parse", "main"], &pair.remote);
-    let author = SyncAuthor::on_machine("Test", "tester", "a");
-    let err = sync_notes(&pair.a, &author, SyncOptions::default()).expect_err("refused");
+    let err = notes_sync(&pair.a).run().expect_err("refused");
     assert_eq!(err.code(), "secret_detected", "{err}");
     let message = err.to_string();
     assert!(message.contains("human/creds.md"), "{message}");
@@ -331,17 +339,15 @@ fn a_missing_remote_is_a_clear_error_with_a_code() {
     let dir = tempfile::tempdir().expect("temp dir");
     let root = dir.path().join("a");
     let missing = dir.path().join("nowhere.git");
-    sync_setup(
+    setup(
         &root,
         &SyncConfig::new(missing.to_str().expect("utf-8"), None).expect("config"),
-    )
-    .expect("set up");
+    );
     write(&root, "human/x.md", "x\n");
-    let author = SyncAuthor::on_machine("Test", "tester", "a");
-    let err = sync_notes(&root, &author, SyncOptions::default()).expect_err("unreachable");
+    let err = notes_sync(&root).run().expect_err("unreachable");
     assert_eq!(err.code(), "remote_unreachable", "{err}");
     let unset = tempfile::tempdir().expect("temp dir");
-    let err = sync_notes(unset.path(), &author, SyncOptions::default()).expect_err("no set-up");
+    let err = notes_sync(unset.path()).run().expect_err("no set-up");
     assert_eq!(err.code(), "not_configured");
     let err = SyncConfig::new("--upload-pack=evil", None).expect_err("refused");
     assert_eq!(err.code(), "invalid");
@@ -368,10 +374,9 @@ fn a_remote_that_refuses_the_push_is_said_apart_from_a_lost_race() {
         dir.path(),
     );
     let url = dir.path().to_str().expect("utf-8");
-    sync_setup(&pair.a, &SyncConfig::new(url, None).expect("config")).expect("set up");
+    setup(&pair.a, &SyncConfig::new(url, None).expect("config"));
     write(&pair.a, "human/x.md", "x\n");
-    let author = SyncAuthor::on_machine("Test", "tester", "a");
-    let err = sync_notes(&pair.a, &author, SyncOptions::default()).expect_err("refused");
+    let err = notes_sync(&pair.a).run().expect_err("refused");
     assert_eq!(err.code(), "push_refused", "{err}");
     assert!(err.to_string().contains("refs/heads/main"), "{err}");
 }
@@ -471,8 +476,7 @@ fn a_push_that_loses_every_race_stops_with_push_rejected_and_keeps_the_notes() {
     fs::set_permissions(&hook, fs::Permissions::from_mode(0o755)).expect("chmod");
     write(&pair.a, "human/a.md", "from a\n");
     let before = notes_of(&pair.a);
-    let author = SyncAuthor::on_machine("Test", "tester", "a");
-    let err = sync_notes(&pair.a, &author, SyncOptions::default()).expect_err("every race lost");
+    let err = notes_sync(&pair.a).run().expect_err("every race lost");
     assert_eq!(err.code(), "push_rejected", "{err}");
     assert_eq!(
         err.to_string(),
@@ -529,13 +533,12 @@ fn a_remote_that_never_answers_is_stopped_at_the_deadline() {
     });
     let dir = tempfile::tempdir().expect("temp dir");
     let url = format!("git://127.0.0.1:{port}/notes.git");
-    sync_setup(dir.path(), &SyncConfig::new(&url, None).expect("config")).expect("set up");
+    setup(dir.path(), &SyncConfig::new(&url, None).expect("config"));
     write(dir.path(), "human/x.md", "x\n");
-    let author = SyncAuthor::on_machine("Test", "tester", "a");
-    let options = SyncOptions {
-        timeout: Duration::from_secs(1),
-    };
-    let err = sync_notes(dir.path(), &author, options).expect_err("timed out");
+    let err = notes_sync(dir.path())
+        .timeout(Duration::from_secs(1))
+        .run()
+        .expect_err("timed out");
     assert_eq!(err.code(), "git_timeout", "{err}");
     assert!(
         err.to_string()
@@ -619,7 +622,7 @@ fn sync_over_the_network_through_git_daemon() {
     let daemon = daemon(&base);
     let url = format!("git://127.0.0.1:{}/remote.git", daemon.port);
     for root in [&pair.a, &pair.b] {
-        sync_setup(root, &SyncConfig::new(&url, Some("notes")).expect("config")).expect("set up");
+        setup(root, &SyncConfig::new(&url, Some("notes")).expect("config"));
     }
     write(
         &pair.a,
@@ -643,11 +646,10 @@ fn sync_over_the_network_through_git_daemon() {
     // A closed port is "unreachable", with the code, well within the deadline.
     drop(daemon);
     write(&pair.a, "human/late.md", "late\n");
-    let author = SyncAuthor::on_machine("Test", "tester", "a");
-    let options = SyncOptions {
-        timeout: Duration::from_secs(20),
-    };
-    let err = sync_notes(&pair.a, &author, options).expect_err("daemon gone");
+    let err = notes_sync(&pair.a)
+        .timeout(Duration::from_secs(20))
+        .run()
+        .expect_err("daemon gone");
     assert!(
         matches!(err.code(), "remote_unreachable" | "git_timeout"),
         "{}: {err}",

