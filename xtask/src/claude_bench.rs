@@ -37,7 +37,8 @@ use anyhow::{Context, Result, bail};
 use notesoup_core::tools::Tool;
 
 use crate::claude_plugin;
-use crate::workspace::workspace_root;
+use crate::measure::{Order, alternating, measure, median, medians, ms, print_table};
+use crate::workspace::{load_average, workspace_root};
 
 const USAGE: &str = "usage: cargo xtask claude-bench [--runs N] | claude-bench report [--runs N]";
 const SESSION: &str = "bench-session";
@@ -82,18 +83,7 @@ struct World {
 
 impl World {
     fn create(dir: &Path) -> Result<Self> {
-        let home = dir.join("home");
-        let project = dir.join("work").join("proj");
-        std::fs::create_dir_all(project.join(".git"))?;
-        let slug: String = project
-            .to_string_lossy()
-            .chars()
-            .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
-            .collect();
-        let transcript = home
-            .join(".claude/projects")
-            .join(slug)
-            .join(format!("{SESSION}.jsonl"));
+        let (home, project, transcript) = project_in(dir, SESSION)?;
         let world = Self {
             notes: dir.join("notes"),
             many_notes: dir.join("many-notes"),
@@ -201,34 +191,20 @@ impl World {
     }
 
     fn command(&self, binary: &Path, args: &[&str]) -> Command {
-        let mut cmd = Command::new(binary);
-        cmd.args(args)
-            .env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("HOME", &self.home)
-            .env("PI_NOTES_HOME", &self.notes)
-            .env("CLAUDE_PLUGIN_DATA", &self.data)
-            .env("CLAUDE_PROJECT_DIR", &self.project)
-            .current_dir(&self.project);
-        cmd
+        claude_plugin::PluginEnv {
+            home: &self.home,
+            notes: &self.notes,
+            data: &self.data,
+            project: &self.project,
+        }
+        .command(binary, args)
     }
 
     fn hook(&self, binary: &Path, event: &str, session: &str, source: &str) -> Result<Duration> {
-        self.hook_on(binary, &self.notes, event, session, source)
+        self.hook_with(binary, &self.notes, event, session, source, &[])
     }
 
-    fn hook_on(
-        &self,
-        binary: &Path,
-        notes: &Path,
-        event: &str,
-        session: &str,
-        source: &str,
-    ) -> Result<Duration> {
-        self.hook_with(binary, notes, event, session, source, &[])
-    }
-
-    /// [`Self::hook_on`] with more of the environment set.
+    /// A hook on the notes root `notes`, with `env` set too.
     fn hook_with(
         &self,
         binary: &Path,
@@ -242,88 +218,85 @@ impl World {
             "session_id": session, "transcript_path": self.transcript, "cwd": self.project,
             "hook_event_name": event, "source": source, "prompt": "go"});
         let started = Instant::now();
-        let mut child = self
-            .command(binary, &["hook", event])
-            .env("PI_NOTES_HOME", notes)
-            .envs(env.iter().map(|(name, value)| (name, value)))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()?;
-        child
-            .stdin
-            .take()
-            .context("stdin")?
-            .write_all(payload.to_string().as_bytes())?;
-        let output = child.wait_with_output()?;
+        let succeeded = claude_plugin::run_hook(
+            self.command(binary, &["hook", event])
+                .env("PI_NOTES_HOME", notes)
+                .envs(env.iter().map(|(name, value)| (name, value))),
+            &payload,
+        )?;
         let elapsed = started.elapsed();
-        if !output.status.success() {
+        if !succeeded {
             bail!("hook {event} failed");
         }
         Ok(elapsed)
     }
 
     fn measure(&self, binary: &Path, runs: usize) -> Result<String> {
-        let mut node = Vec::new();
-        let mut start = Vec::new();
-        let mut prompt = Vec::new();
-        let mut resume = Vec::new();
-        let mut compact = Vec::new();
-        let mut cold = Vec::new();
-        let mut nothing_kept = Vec::new();
         // The prompt hook needs the session recorded once.
         self.hook(binary, "session-start", SESSION, "startup")?;
-        for run in 0..runs {
-            let started = Instant::now();
-            let status = Command::new("node")
-                .args(["-e", ""])
-                .status()
-                .context("node")?;
-            node.push(started.elapsed());
-            if !status.success() {
-                bail!("node -e '' failed");
-            }
-            // A new session each time: a window is booted only once.
-            start.push(self.hook(binary, "session-start", &format!("bench-{run}"), "startup")?);
-            prompt.push(self.hook(binary, "user-prompt-submit", SESSION, "")?);
-            // Sessions with no record: the window comes from the transcript.
-            resume.push(self.hook_on(
-                binary,
-                &self.many_notes,
-                "session-start",
-                &format!("bench-resume-{run}"),
-                "resume",
-            )?);
-            compact.push(self.hook_on(
-                binary,
-                &self.many_notes,
-                "session-start",
-                &format!("bench-compact-{run}"),
-                "compact",
-            )?);
+        let samples = alternating(runs, 7, Order::Same, |run, variant| {
             // A new plugin data directory each run (a reinstall): the
             // caches in `~/.cache/notesoup` outlive it.
             let fresh = self.home.join(format!("fresh-{run}"));
-            cold.push(self.hook_with(
-                binary,
-                &self.many_notes,
-                "session-start",
-                &format!("bench-cold-{run}"),
-                "resume",
-                &[("CLAUDE_PLUGIN_DATA", fresh.join("data"))],
-            )?);
-            // Nothing kept anywhere: a new data directory and new caches.
-            nothing_kept.push(self.hook_with(
-                binary,
-                &self.many_notes,
-                "session-start",
-                &format!("bench-nothing-{run}"),
-                "resume",
-                &[
-                    ("CLAUDE_PLUGIN_DATA", fresh.join("data-nothing")),
-                    ("XDG_CACHE_HOME", fresh.join("cache-nothing")),
-                ],
-            )?);
-        }
+            match variant {
+                0 => {
+                    let started = Instant::now();
+                    let status = Command::new("node")
+                        .args(["-e", ""])
+                        .status()
+                        .context("node")?;
+                    let elapsed = started.elapsed();
+                    if !status.success() {
+                        bail!("node -e '' failed");
+                    }
+                    Ok(elapsed)
+                }
+                // A new session each time: a window is booted only once.
+                1 => self.hook(binary, "session-start", &format!("bench-{run}"), "startup"),
+                2 => self.hook(binary, "user-prompt-submit", SESSION, ""),
+                // Sessions with no record: the window comes from the transcript.
+                3 => self.hook_with(
+                    binary,
+                    &self.many_notes,
+                    "session-start",
+                    &format!("bench-resume-{run}"),
+                    "resume",
+                    &[],
+                ),
+                4 => self.hook_with(
+                    binary,
+                    &self.many_notes,
+                    "session-start",
+                    &format!("bench-compact-{run}"),
+                    "compact",
+                    &[],
+                ),
+                5 => self.hook_with(
+                    binary,
+                    &self.many_notes,
+                    "session-start",
+                    &format!("bench-cold-{run}"),
+                    "resume",
+                    &[("CLAUDE_PLUGIN_DATA", fresh.join("data"))],
+                ),
+                // Nothing kept anywhere: a new data directory and new caches.
+                _ => self.hook_with(
+                    binary,
+                    &self.many_notes,
+                    "session-start",
+                    &format!("bench-nothing-{run}"),
+                    "resume",
+                    &[
+                        ("CLAUDE_PLUGIN_DATA", fresh.join("data-nothing")),
+                        ("XDG_CACHE_HOME", fresh.join("cache-nothing")),
+                    ],
+                ),
+            }
+        })?;
+        let [node, start, prompt, resume, compact, cold, nothing_kept]: [Vec<Duration>; 7] =
+            samples
+                .try_into()
+                .map_err(|_| anyhow::anyhow!("seven variants"))?;
         let mcp = self.mcp_figures(binary, runs)?;
         let node = median(node);
         let mut report = String::new();
@@ -337,47 +310,34 @@ impl World {
             "  node -e ''                      {:>8.2} ms",
             ms(node)
         )?;
-        for (name, samples) in [
-            ("hook session-start", start),
-            ("hook user-prompt-submit", prompt),
+        // The first of a kind marked `first` runs before the hooks kept
+        // anything of this store and transcript: the shelves are listed, the
+        // transcript is scanned whole; it is shown apart.
+        for (name, mut samples, first) in [
+            ("hook session-start", start, false),
+            ("hook user-prompt-submit", prompt, false),
+            ("session-start resume*", resume, true),
+            ("session-start compact*", compact, true),
+            ("resume, new data dir*", cold, false),
+            ("resume, nothing kept*", nothing_kept, false),
         ] {
+            let first = first.then(|| samples.remove(0));
             let m = median(samples);
-            writeln!(
+            write!(
                 report,
                 "  notesoup {name:<23} {:>8.2} ms   {:.1}x faster than node",
                 ms(m),
                 ms(node) / ms(m)
             )?;
-        }
-        // The first of each kind runs before the hooks kept anything of
-        // this store and transcript: the shelves are listed, the transcript
-        // is scanned whole.
-        for (name, mut samples) in [
-            ("session-start resume*", resume),
-            ("session-start compact*", compact),
-        ] {
-            let first = samples.remove(0);
-            let m = median(samples);
-            writeln!(
-                report,
-                "  notesoup {name:<23} {:>8.2} ms   {:.1}x faster than node (first: {:.2} ms, {:.1}x)",
-                ms(m),
-                ms(node) / ms(m),
-                ms(first),
-                ms(node) / ms(first)
-            )?;
-        }
-        for (name, samples) in [
-            ("resume, new data dir*", cold),
-            ("resume, nothing kept*", nothing_kept),
-        ] {
-            let m = median(samples);
-            writeln!(
-                report,
-                "  notesoup {name:<23} {:>8.2} ms   {:.1}x faster than node",
-                ms(m),
-                ms(node) / ms(m)
-            )?;
+            if let Some(first) = first {
+                write!(
+                    report,
+                    " (first: {:.2} ms, {:.1}x)",
+                    ms(first),
+                    ms(node) / ms(first)
+                )?;
+            }
+            writeln!(report)?;
         }
         writeln!(
             report,
@@ -561,6 +521,24 @@ impl McpServer {
     }
 }
 
+/// The bench's home, its project (a Git root) made in `dir`, and where
+/// Claude Code keeps the transcript of `session` in that project.
+fn project_in(dir: &Path, session: &str) -> Result<(PathBuf, PathBuf, PathBuf)> {
+    let home = dir.join("home");
+    let project = dir.join("work").join("proj");
+    std::fs::create_dir_all(project.join(".git"))?;
+    let slug: String = project
+        .to_string_lossy()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    let transcript = home
+        .join(".claude/projects")
+        .join(slug)
+        .join(format!("{session}.jsonl"));
+    Ok((home, project, transcript))
+}
+
 /// `project/<basename>-<sha1 8>` for a git root, as core derives it.
 fn project_key_dir(notes: &Path, project: &Path) -> Result<PathBuf> {
     let key = notesoup_core::notes::project_key(project);
@@ -571,15 +549,6 @@ fn note_text(title: &str, body: &str) -> String {
     format!(
         "---\norigin: self\ncreatedAt: 2026-01-01T00:00:00.000+00:00\nupdatedAt: 2026-01-01T00:00:00.000+00:00\n---\n\n# {title}\n\n{body}"
     )
-}
-
-fn median(mut samples: Vec<Duration>) -> Duration {
-    samples.sort_unstable();
-    samples[samples.len() / 2]
-}
-
-fn ms(duration: Duration) -> f64 {
-    duration.as_secs_f64() * 1000.0
 }
 
 /// The session the report bench writes and Claude Code resumes.
@@ -617,18 +586,7 @@ pub fn report(args: &[String]) -> Result<()> {
 }
 
 fn report_in(dir: &Path, binary: &Path, claude: &Path, runs: usize) -> Result<()> {
-    let home = dir.join("home");
-    let project = dir.join("work").join("proj");
-    std::fs::create_dir_all(project.join(".git"))?;
-    let slug: String = project
-        .to_string_lossy()
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
-        .collect();
-    let transcript = home
-        .join(".claude/projects")
-        .join(slug)
-        .join(format!("{REPORT_SESSION}.jsonl"));
+    let (home, project, transcript) = project_in(dir, REPORT_SESSION)?;
     write_resumable_transcript(&transcript, &project)?;
     let size = std::fs::metadata(&transcript).map(|m| m.len()).unwrap_or(0);
     let page = dir.join("report.html");
@@ -638,10 +596,7 @@ fn report_in(dir: &Path, binary: &Path, claude: &Path, runs: usize) -> Result<()
         size as f64 / 1e6,
         transcript.display()
     );
-    println!(
-        "load average at the start: {}",
-        crate::workspace::load_average()
-    );
+    println!("load average at the start: {}", load_average());
     let ours = |html: bool| {
         let mut cmd = Command::new(binary);
         cmd.arg("report").arg("--session").arg(&transcript);
@@ -673,48 +628,36 @@ fn report_in(dir: &Path, binary: &Path, claude: &Path, runs: usize) -> Result<()
         .current_dir(&project);
         cmd
     };
-    let mut table = Vec::new();
-    let mut html = Vec::new();
-    let mut resumed = Vec::new();
-    // Alternating runs share whatever else the machine is doing. Claude
-    // Code appends its turn to the transcript: each run resumes a copy.
+    // Claude Code appends its turn to the transcript: each run resumes a
+    // copy.
     let pristine = dir.join("pristine.jsonl");
     std::fs::copy(&transcript, &pristine)?;
-    for _ in 0..runs {
-        table.push(crate::pi_bench::measure(ours(false))?);
-        html.push(crate::pi_bench::measure(ours(true))?);
-        resumed.push(crate::pi_bench::measure(theirs())?);
-        std::fs::copy(&pristine, &transcript)?;
-    }
+    let samples = alternating(runs, 3, Order::Same, |_, variant| {
+        let sample = measure(match variant {
+            0 => ours(false),
+            1 => ours(true),
+            _ => theirs(),
+        })?;
+        if variant == 2 {
+            std::fs::copy(&pristine, &transcript)?;
+        }
+        Ok(sample)
+    })?;
     let page_kb = std::fs::metadata(&page).map(|m| m.len()).unwrap_or(0) as f64 / 1e3;
-    let (table, html, resumed) = (
-        crate::pi_bench::medians(&table),
-        crate::pi_bench::medians(&html),
-        crate::pi_bench::medians(&resumed),
-    );
     println!(
         "medians of {runs} alternating runs ({} API requests answered):",
         api.requests()
     );
-    println!(
-        "{:<44} {:>10} {:>10} {:>10}",
-        "", "wall (s)", "CPU (s)", "RSS (MB)"
+    print_table(
+        44,
+        &[
+            ("notesoup report", medians(&samples[0])),
+            ("notesoup report --html", medians(&samples[1])),
+            ("claude -p --resume (one fake turn)", medians(&samples[2])),
+        ],
     );
-    for (name, sample) in [
-        ("notesoup report", table),
-        ("notesoup report --html", html),
-        ("claude -p --resume (one fake turn)", resumed),
-    ] {
-        println!(
-            "{name:<44} {:>10.3} {:>10.3} {:>10.0}",
-            sample.wall, sample.cpu, sample.peak_mb
-        );
-    }
     println!("the page: {page_kb:.0} kB");
-    println!(
-        "load average at the end: {}",
-        crate::workspace::load_average()
-    );
+    println!("load average at the end: {}", load_average());
     Ok(())
 }
 

@@ -45,6 +45,50 @@ pub fn run(args: &[String]) -> Result<()> {
     Ok(())
 }
 
+/// Where the benches run the plugin's `notesoup`: the home, the notes root,
+/// the plugin's data directory and the project (a Git root).
+pub(crate) struct PluginEnv<'a> {
+    pub(crate) home: &'a Path,
+    pub(crate) notes: &'a Path,
+    pub(crate) data: &'a Path,
+    pub(crate) project: &'a Path,
+}
+
+impl PluginEnv<'_> {
+    /// `binary args` in Claude Code's environment for plugin processes
+    /// (nothing else inherited but `PATH`), in the project.
+    pub(crate) fn command(&self, binary: &Path, args: &[&str]) -> std::process::Command {
+        let mut cmd = std::process::Command::new(binary);
+        cmd.args(args)
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", self.home)
+            .env("PI_NOTES_HOME", self.notes)
+            .env("CLAUDE_PLUGIN_DATA", self.data)
+            .env("CLAUDE_PROJECT_DIR", self.project)
+            .current_dir(self.project);
+        cmd
+    }
+}
+
+/// Runs `hook` (a `notesoup hook EVENT` command) to its end with `payload`
+/// on its stdin, as Claude Code sends a hook its event, its stdout read and
+/// dropped; whether it succeeded.
+pub(crate) fn run_hook(
+    hook: &mut std::process::Command,
+    payload: &serde_json::Value,
+) -> Result<bool> {
+    use std::io::Write as _;
+    use std::process::Stdio;
+    let mut child = hook.stdin(Stdio::piped()).stdout(Stdio::piped()).spawn()?;
+    child
+        .stdin
+        .take()
+        .context("stdin")?
+        .write_all(payload.to_string().as_bytes())?;
+    Ok(child.wait_with_output()?.status.success())
+}
+
 /// Builds the `notesoup` binary and returns its path, as cargo reports it.
 pub(crate) fn build(root: &Path, release: bool) -> Result<PathBuf> {
     let mut cmd = cargo(&[

@@ -143,19 +143,20 @@ fn report_in(dir: &Path, root: &Path, dsh_root: &Path, events: usize, runs: usiz
             .current_dir(&work);
         cmd
     };
-    let mut table = Vec::new();
-    let mut html = Vec::new();
-    let mut opened = Vec::new();
     // Alternating runs share whatever else the machine is doing; dsh may
     // append to the log it resumes, so each run opens a fresh copy.
     let pristine = dir.join("pristine.jsonl");
     std::fs::copy(&log, &pristine)?;
-    for _ in 0..runs {
-        table.push(crate::pi_bench::measure(ours(false))?);
-        html.push(crate::pi_bench::measure(ours(true))?);
-        opened.push(crate::pi_bench::measure(theirs())?);
-        std::fs::copy(&pristine, &log)?;
-    }
+    let medians = crate::measure::alternating_medians(runs, 3, |_, variant| {
+        Ok(match variant {
+            0 => ours(false),
+            1 => ours(true),
+            _ => {
+                std::fs::copy(&pristine, &log)?;
+                theirs()
+            }
+        })
+    })?;
     let resumed: Value = serde_json::from_str(
         &std::fs::read_to_string(dir.join("driver-report.json"))
             .context("dsh's driver wrote no report")?,
@@ -164,26 +165,15 @@ fn report_in(dir: &Path, root: &Path, dsh_root: &Path, events: usize, runs: usiz
         bail!("dsh resumed another session: {resumed}");
     }
     let page_kb = std::fs::metadata(&page).map(|m| m.len()).unwrap_or(0) as f64 / 1e3;
-    let (table, html, opened) = (
-        crate::pi_bench::medians(&table),
-        crate::pi_bench::medians(&html),
-        crate::pi_bench::medians(&opened),
-    );
     println!("medians of {runs} alternating runs:");
-    println!(
-        "{:<44} {:>10} {:>10} {:>10}",
-        "", "wall (s)", "CPU (s)", "RSS (MB)"
+    crate::measure::print_table(
+        44,
+        &[
+            ("notesoup-dsh report", medians[0]),
+            ("notesoup-dsh report --html", medians[1]),
+            ("dsh resuming the session (headless)", medians[2]),
+        ],
     );
-    for (name, sample) in [
-        ("notesoup-dsh report", table),
-        ("notesoup-dsh report --html", html),
-        ("dsh resuming the session (headless)", opened),
-    ] {
-        println!(
-            "{name:<44} {:>10.3} {:>10.3} {:>10.0}",
-            sample.wall, sample.cpu, sample.peak_mb
-        );
-    }
     println!("the page: {page_kb:.0} kB");
     println!(
         "load average at the end: {}",

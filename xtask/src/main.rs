@@ -13,6 +13,7 @@ mod dist;
 mod dsh;
 mod dsh_bench;
 mod hosts;
+mod measure;
 mod pi_bench;
 mod refdir;
 mod search_bench;

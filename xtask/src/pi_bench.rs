@@ -8,7 +8,8 @@ use std::process::Command;
 
 use anyhow::{Context, Result, bail};
 
-use crate::workspace::{build_notesoup_pi, workspace_root};
+use crate::measure::{Order, alternating, alternating_medians, median_f64, print_table};
+use crate::workspace::{build_notesoup_pi, load_average, workspace_root};
 
 pub fn run(args: &[String]) -> Result<()> {
     match args.first().map(String::as_str) {
@@ -78,59 +79,25 @@ pub fn run(args: &[String]) -> Result<()> {
 /// (`SessionManager.open` + `buildSessionContext`, a whole Node process).
 /// The session is written once by the real Pi SDK and cached.
 fn context(args: &[String]) -> Result<()> {
-    let number = |at: usize, default: usize| -> Result<usize> {
-        args.get(at).map_or(Ok(default), |n| {
-            n.parse().context("ENTRIES and RUNS are numbers")
+    let (bench, runs) = LongSession::open(args)?;
+    let medians = alternating_medians(runs, 2, |_, variant| {
+        Ok(if variant == 0 {
+            let mut cmd = bench.notesoup_pi();
+            cmd.arg("context").arg(&bench.session);
+            cmd
+        } else {
+            bench.pi_open()
         })
-    };
-    let (entries, runs) = (number(0, 100_000)?, number(1, 5)?);
-    let env = crate::hosts::pi_env()?;
-    let root = workspace_root();
-    build_notesoup_pi(true)?;
-    let script = root.join("plugins/notesoup-pi/bench/long-session.mjs");
-    let session = long_session(&env, entries)?;
-    let size = std::fs::metadata(&session).map(|m| m.len()).unwrap_or(0);
-    println!(
-        "session: {entries} entries, {:.1} MB, written by Pi 1.6.0 ({})",
-        size as f64 / 1e6,
-        session.display()
-    );
-    let notesoup = || {
-        let mut cmd = Command::new(root.join("target/release/notesoup-pi"));
-        cmd.arg("context").arg(&session);
-        cmd
-    };
-    let pi = || {
-        let mut cmd = Command::new(&env.node);
-        cmd.arg(&script)
-            .arg("open")
-            .arg(&session)
-            .env("NOTESOUP_PI_NODE_MODULES", &env.node_modules);
-        cmd
-    };
-    let mut ours = Vec::new();
-    let mut theirs = Vec::new();
-    // Alternating runs share whatever else the machine is doing.
-    for _ in 0..runs {
-        ours.push(measure(notesoup())?);
-        theirs.push(measure(pi())?);
-    }
-    let ours = medians(&ours);
-    let theirs = medians(&theirs);
+    })?;
+    let (ours, theirs) = (medians[0], medians[1]);
     println!("medians of {runs} alternating runs:");
-    println!(
-        "{:<32} {:>10} {:>10} {:>10}",
-        "", "wall (s)", "CPU (s)", "RSS (MB)"
+    print_table(
+        32,
+        &[
+            ("notesoup-pi context", ours),
+            ("Pi open + buildSessionContext", theirs),
+        ],
     );
-    for (name, sample) in [
-        ("notesoup-pi context", ours),
-        ("Pi open + buildSessionContext", theirs),
-    ] {
-        println!(
-            "{name:<32} {:>10.3} {:>10.3} {:>10.0}",
-            sample.wall, sample.cpu, sample.peak_mb
-        );
-    }
     println!(
         "ratio: notesoup-pi is {:.1}x faster (wall), {:.1}x (CPU), {:.1}x less memory",
         theirs.wall / ours.wall,
@@ -146,33 +113,14 @@ fn context(args: &[String]) -> Result<()> {
 /// context (`SessionManager.open` + `buildSessionContext`, a whole Node
 /// process), with the load average at the start and the end.
 fn report(args: &[String]) -> Result<()> {
-    let number = |at: usize, default: usize| -> Result<usize> {
-        args.get(at).map_or(Ok(default), |n| {
-            n.parse().context("ENTRIES and RUNS are numbers")
-        })
-    };
-    let (entries, runs) = (number(0, 100_000)?, number(1, 5)?);
-    let env = crate::hosts::pi_env()?;
-    let root = workspace_root();
-    build_notesoup_pi(true)?;
-    let script = root.join("plugins/notesoup-pi/bench/long-session.mjs");
-    let session = long_session(&env, entries)?;
-    let size = std::fs::metadata(&session).map(|m| m.len()).unwrap_or(0);
+    let (bench, runs) = LongSession::open(args)?;
     let work = std::env::temp_dir().join(format!("notesoup-pi-report-{}", std::process::id()));
     std::fs::create_dir_all(&work).with_context(|| format!("creating {}", work.display()))?;
     let page = work.join("report.html");
-    println!(
-        "session: {entries} entries, {:.1} MB, written by Pi 1.6.0 ({})",
-        size as f64 / 1e6,
-        session.display()
-    );
-    println!(
-        "load average at the start: {}",
-        crate::workspace::load_average()
-    );
+    println!("load average at the start: {}", load_average());
     let notesoup = |html: bool| {
-        let mut cmd = Command::new(root.join("target/release/notesoup-pi"));
-        cmd.arg("report").arg(&session);
+        let mut cmd = bench.notesoup_pi();
+        cmd.arg("report").arg(&bench.session);
         if html {
             cmd.arg("--html").arg(&page);
         }
@@ -181,41 +129,25 @@ fn report(args: &[String]) -> Result<()> {
             .env("PI_CODING_AGENT_DIR", work.join("agent"));
         cmd
     };
-    let pi = || {
-        let mut cmd = Command::new(&env.node);
-        cmd.arg(&script)
-            .arg("open")
-            .arg(&session)
-            .env("NOTESOUP_PI_NODE_MODULES", &env.node_modules);
-        cmd
-    };
-    let mut table = Vec::new();
-    let mut html = Vec::new();
-    let mut theirs = Vec::new();
-    // Alternating runs share whatever else the machine is doing.
-    for _ in 0..runs {
-        table.push(measure(notesoup(false))?);
-        html.push(measure(notesoup(true))?);
-        theirs.push(measure(pi())?);
-    }
+    let medians = alternating_medians(runs, 3, |_, variant| {
+        Ok(match variant {
+            0 => notesoup(false),
+            1 => notesoup(true),
+            _ => bench.pi_open(),
+        })
+    })?;
     let page_kb = std::fs::metadata(&page).map(|m| m.len()).unwrap_or(0) as f64 / 1e3;
     let _ = std::fs::remove_dir_all(&work);
-    let (table, html, theirs) = (medians(&table), medians(&html), medians(&theirs));
+    let (table, html, theirs) = (medians[0], medians[1], medians[2]);
     println!("medians of {runs} alternating runs:");
-    println!(
-        "{:<36} {:>10} {:>10} {:>10}",
-        "", "wall (s)", "CPU (s)", "RSS (MB)"
+    print_table(
+        36,
+        &[
+            ("notesoup-pi report", table),
+            ("notesoup-pi report --html", html),
+            ("Pi open + buildSessionContext", theirs),
+        ],
     );
-    for (name, sample) in [
-        ("notesoup-pi report", table),
-        ("notesoup-pi report --html", html),
-        ("Pi open + buildSessionContext", theirs),
-    ] {
-        println!(
-            "{name:<36} {:>10.3} {:>10.3} {:>10.0}",
-            sample.wall, sample.cpu, sample.peak_mb
-        );
-    }
     println!("the page: {page_kb:.0} kB");
     println!(
         "ratio: Pi's open over the report: {:.2}x (wall), {:.2}x (CPU), {:.2}x (memory)",
@@ -223,10 +155,7 @@ fn report(args: &[String]) -> Result<()> {
         theirs.cpu / table.cpu,
         theirs.peak_mb / table.peak_mb
     );
-    println!(
-        "load average at the end: {}",
-        crate::workspace::load_average()
-    );
+    println!("load average at the end: {}", load_average());
     Ok(())
 }
 
@@ -237,12 +166,10 @@ fn report(args: &[String]) -> Result<()> {
 /// pool then has one thread), in alternating runs, with the load average at
 /// the start and the end. Needs no Node.
 fn report_all(args: &[String]) -> Result<()> {
-    let number = |at: usize, default: usize| -> Result<usize> {
-        args.get(at).map_or(Ok(default), |n| {
-            n.parse().context("SESSIONS and RUNS are numbers")
-        })
-    };
-    let (sessions, runs) = (number(0, 400)?, number(1, 5)?);
+    let (sessions, runs) = (
+        number(args, 0, 400, "SESSIONS and RUNS")?,
+        number(args, 1, 5, "SESSIONS and RUNS")?,
+    );
     let root = workspace_root();
     build_notesoup_pi(true)?;
     let work = std::env::temp_dir().join(format!("notesoup-pi-report-all-{}", std::process::id()));
@@ -276,10 +203,7 @@ fn report_all(args: &[String]) -> Result<()> {
         bytes as f64 / 1e6,
         std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
     );
-    println!(
-        "load average at the start: {}",
-        crate::workspace::load_average()
-    );
+    println!("load average at the start: {}", load_average());
     let binary = root.join("target/release/notesoup-pi");
     let notesoup = |pinned: bool| {
         let mut cmd = if pinned {
@@ -294,38 +218,78 @@ fn report_all(args: &[String]) -> Result<()> {
             .env("PI_CODING_AGENT_DIR", work.join("agent"));
         cmd
     };
-    let mut pool = Vec::new();
-    let mut one = Vec::new();
-    // Alternating runs share whatever else the machine is doing.
-    for _ in 0..runs {
-        pool.push(measure(notesoup(false))?);
-        one.push(measure(notesoup(true))?);
-    }
+    let medians = alternating_medians(runs, 2, |_, variant| Ok(notesoup(variant == 1)));
     let _ = std::fs::remove_dir_all(&work);
-    let (pool, one) = (medians(&pool), medians(&one));
+    let medians = medians?;
+    let (pool, one) = (medians[0], medians[1]);
     println!("medians of {runs} alternating runs:");
-    println!(
-        "{:<40} {:>10} {:>10} {:>10}",
-        "", "wall (s)", "CPU (s)", "RSS (MB)"
+    print_table(
+        40,
+        &[
+            ("notesoup-pi report --all", pool),
+            ("the same, pinned to one core", one),
+        ],
     );
-    for (name, sample) in [
-        ("notesoup-pi report --all", pool),
-        ("the same, pinned to one core", one),
-    ] {
-        println!(
-            "{name:<40} {:>10.3} {:>10.3} {:>10.0}",
-            sample.wall, sample.cpu, sample.peak_mb
-        );
-    }
     println!(
         "ratio: one core over the pool: {:.2}x (wall)",
         one.wall / pool.wall
     );
-    println!(
-        "load average at the end: {}",
-        crate::workspace::load_average()
-    );
+    println!("load average at the end: {}", load_average());
     Ok(())
+}
+
+/// The `at`th argument as a number, `default` where there is none; `what`
+/// names the arguments that are numbers.
+fn number(args: &[String], at: usize, default: usize, what: &str) -> Result<usize> {
+    args.get(at).map_or(Ok(default), |n| {
+        n.parse().with_context(|| format!("{what} are numbers"))
+    })
+}
+
+/// A bench over a long session written by real Pi: the Pi install, the
+/// release `notesoup-pi` built, the session written (or found cached).
+struct LongSession {
+    env: crate::hosts::PiInstall,
+    root: std::path::PathBuf,
+    session: std::path::PathBuf,
+}
+
+impl LongSession {
+    /// Builds and writes what the bench needs for `[ENTRIES] [RUNS]` in
+    /// `args`, and prints the session's size and place; and RUNS.
+    fn open(args: &[String]) -> Result<(Self, usize)> {
+        let (entries, runs) = (
+            number(args, 0, 100_000, "ENTRIES and RUNS")?,
+            number(args, 1, 5, "ENTRIES and RUNS")?,
+        );
+        let env = crate::hosts::pi_env()?;
+        let root = workspace_root();
+        build_notesoup_pi(true)?;
+        let session = long_session(&env, entries)?;
+        let size = std::fs::metadata(&session).map(|m| m.len()).unwrap_or(0);
+        println!(
+            "session: {entries} entries, {:.1} MB, written by Pi 1.6.0 ({})",
+            size as f64 / 1e6,
+            session.display()
+        );
+        Ok((Self { env, root, session }, runs))
+    }
+
+    /// The release `notesoup-pi`.
+    fn notesoup_pi(&self) -> Command {
+        Command::new(self.root.join("target/release/notesoup-pi"))
+    }
+
+    /// Pi opening the session and building its context
+    /// (`SessionManager.open` + `buildSessionContext`), a whole Node process.
+    fn pi_open(&self) -> Command {
+        let mut cmd = Command::new(&self.env.node);
+        cmd.arg(self.root.join("plugins/notesoup-pi/bench/long-session.mjs"))
+            .arg("open")
+            .arg(&self.session)
+            .env("NOTESOUP_PI_NODE_MODULES", &self.env.node_modules);
+        cmd
+    }
 }
 
 /// A session of `entries` entries written by the real Pi SDK
@@ -361,27 +325,19 @@ fn long_session(env: &crate::hosts::PiInstall, entries: usize) -> Result<std::pa
 /// sidecar's peak RSS. A BASELINE_BINARY (another build of `notesoup-pi`)
 /// runs alternating with the release build, on the same load.
 fn sidecar(args: &[String]) -> Result<()> {
-    let number = |at: usize, default: usize| -> Result<usize> {
-        args.get(at).map_or(Ok(default), |n| {
-            n.parse().context("ENTRIES, RUNS and EVENTS are numbers")
-        })
-    };
-    let (entries, runs, events) = (number(0, 100_000)?, number(1, 5)?, number(2, 20)?);
+    let what = "ENTRIES, RUNS and EVENTS";
+    let (entries, runs, events) = (
+        number(args, 0, 100_000, what)?,
+        number(args, 1, 5, what)?,
+        number(args, 2, 20, what)?,
+    );
     let env = crate::hosts::pi_env()?;
     let root = workspace_root();
     build_notesoup_pi(true)?;
     let session = long_session(&env, entries)?;
     let mut binaries = vec![root.join("target/release/notesoup-pi").into_os_string()];
     binaries.extend(args.get(3).map(std::ffi::OsString::from));
-    let load = || {
-        std::fs::read_to_string("/proc/loadavg")
-            .unwrap_or_default()
-            .split_whitespace()
-            .take(3)
-            .collect::<Vec<_>>()
-            .join(" ")
-    };
-    println!("load average at the start: {}", load());
+    println!("load average at the start: {}", load_average());
     let output = Command::new(&env.node)
         .arg(root.join("plugins/notesoup-pi/bench/sidecar.mjs"))
         .arg(&session)
@@ -416,7 +372,7 @@ fn sidecar(args: &[String]) -> Result<()> {
             );
         }
     }
-    println!("load average at the end: {}", load());
+    println!("load average at the end: {}", load_average());
     Ok(())
 }
 
@@ -452,14 +408,7 @@ fn resume(args: &[String]) -> Result<()> {
     let package = root.join("plugins/notesoup-pi/package");
     let binary = root.join("target/release/notesoup-pi");
     let work = std::env::temp_dir().join(format!("notesoup-pi-resume-{}", std::process::id()));
-    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
-    println!(
-        "load average at the start: {}",
-        load.split_whitespace()
-            .take(3)
-            .collect::<Vec<_>>()
-            .join(" ")
-    );
+    println!("load average at the start: {}", load_average());
     println!(
         "{:>8} {:>6} | {:>9} {:>9} {:>9} {:>9} {:>7} | {:>7} {:>7} {:>7}",
         "entries",
@@ -485,52 +434,43 @@ fn resume(args: &[String]) -> Result<()> {
         if let Some(baseline) = &baseline {
             variants.push((package.clone().into_os_string(), baseline.clone()));
         }
-        let mut samples: Vec<Vec<ResumeSample>> = vec![Vec::new(); variants.len()];
-        for run in 0..runs {
-            // Alternating runs share whatever else the machine is doing.
-            for (variant, ((package_arg, binary), kept)) in
-                variants.iter().zip(samples.iter_mut()).enumerate()
-            {
-                let dir = work.join(format!("{entries}-{run}-{variant}"));
-                let _ = std::fs::remove_dir_all(&dir);
-                std::fs::create_dir_all(&dir)
-                    .with_context(|| format!("creating {}", dir.display()))?;
-                let start = std::time::Instant::now();
-                let output = Command::new(&env.node)
-                    .arg(&script)
-                    .arg(package_arg)
-                    .arg(&dir)
-                    .arg(&session)
-                    .env("NOTESOUP_PI_NODE_MODULES", &env.node_modules)
-                    .env("NOTESOUP_PI_BIN", binary)
-                    .env("HOME", &dir)
-                    .env("PI_NOTES_HOME", dir.join("notes"))
-                    .output()
-                    .context("could not run the resume bench")?;
-                let wall = start.elapsed().as_secs_f64() * 1000.0;
-                let _ = std::fs::remove_dir_all(&dir);
-                if !output.status.success() {
-                    bail!(
-                        "the resume bench failed ({}):\n{}",
-                        output.status,
-                        String::from_utf8_lossy(&output.stderr)
-                    );
-                }
-                let report: serde_json::Value = serde_json::from_slice(&output.stdout)
-                    .context("the resume bench printed no JSON")?;
-                let figure = |v: &serde_json::Value| v.as_f64().unwrap_or(f64::NAN);
-                kept.push(ResumeSample {
-                    wall,
-                    after_modules: figure(&report["totalMs"])
-                        - figure(&report["phases"]["modules"]),
-                    rss: figure(&report["rssMb"]),
-                });
+        let samples = alternating(runs, variants.len(), Order::Same, |run, variant| {
+            let (package_arg, binary) = &variants[variant];
+            let dir = work.join(format!("{entries}-{run}-{variant}"));
+            let _ = std::fs::remove_dir_all(&dir);
+            std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+            let start = std::time::Instant::now();
+            let output = Command::new(&env.node)
+                .arg(&script)
+                .arg(package_arg)
+                .arg(&dir)
+                .arg(&session)
+                .env("NOTESOUP_PI_NODE_MODULES", &env.node_modules)
+                .env("NOTESOUP_PI_BIN", binary)
+                .env("HOME", &dir)
+                .env("PI_NOTES_HOME", dir.join("notes"))
+                .output()
+                .context("could not run the resume bench")?;
+            let wall = start.elapsed().as_secs_f64() * 1000.0;
+            let _ = std::fs::remove_dir_all(&dir);
+            if !output.status.success() {
+                bail!(
+                    "the resume bench failed ({}):\n{}",
+                    output.status,
+                    String::from_utf8_lossy(&output.stderr)
+                );
             }
-        }
+            let report: serde_json::Value = serde_json::from_slice(&output.stdout)
+                .context("the resume bench printed no JSON")?;
+            let figure = |v: &serde_json::Value| v.as_f64().unwrap_or(f64::NAN);
+            Ok(ResumeSample {
+                wall,
+                after_modules: figure(&report["totalMs"]) - figure(&report["phases"]["modules"]),
+                rss: figure(&report["rssMb"]),
+            })
+        })?;
         let median = |samples: &[ResumeSample], field: fn(&ResumeSample) -> f64| {
-            let mut values: Vec<f64> = samples.iter().map(field).collect();
-            values.sort_by(f64::total_cmp);
-            values.get(values.len() / 2).copied().unwrap_or(f64::NAN)
+            median_f64(samples.iter().map(field))
         };
         let (none, noop, ours) = (&samples[0], &samples[1], &samples[2]);
         for (label, field) in [
@@ -570,14 +510,7 @@ fn resume(args: &[String]) -> Result<()> {
     println!(
         "medians of {runs} alternating runs; wall: the whole Node process; Pi's part: from Pi's modules loaded to the prompt's answer; added and ratio: notesoup against no extension; RSS: Pi's process's peak"
     );
-    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
-    println!(
-        "load average at the end: {}",
-        load.split_whitespace()
-            .take(3)
-            .collect::<Vec<_>>()
-            .join(" ")
-    );
+    println!("load average at the end: {}", load_average());
     Ok(())
 }
 
@@ -590,77 +523,4 @@ struct ResumeSample {
     after_modules: f64,
     /// Pi's process's peak RSS, MB.
     rss: f64,
-}
-
-/// One run of a measured process.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Sample {
-    /// Wall time, seconds.
-    pub(crate) wall: f64,
-    /// CPU time (user + sys, every thread), seconds.
-    pub(crate) cpu: f64,
-    /// Peak resident set, MB.
-    pub(crate) peak_mb: f64,
-}
-
-/// Wall time, CPU time and peak RSS of one whole process, its output
-/// discarded. CPU time and the peak come from GNU time when it is installed
-/// (NaN otherwise).
-pub(crate) fn measure(cmd: Command) -> Result<Sample> {
-    let gnu_time = std::path::Path::new("/usr/bin/time");
-    let program = cmd.get_program().to_owned();
-    let args: Vec<_> = cmd.get_args().map(ToOwned::to_owned).collect();
-    let envs: Vec<_> = cmd
-        .get_envs()
-        .filter_map(|(k, v)| v.map(|v| (k.to_owned(), v.to_owned())))
-        .collect();
-    let mut run = if gnu_time.exists() {
-        let mut timed = Command::new(gnu_time);
-        timed.args(["-f", "%M %U %S"]).arg(&program).args(&args);
-        timed
-    } else {
-        let mut plain = Command::new(&program);
-        plain.args(&args);
-        plain
-    };
-    run.envs(envs).stdout(std::process::Stdio::null());
-    let start = std::time::Instant::now();
-    let output = run
-        .output()
-        .context("could not start the measured process")?;
-    let wall = start.elapsed().as_secs_f64();
-    if !output.status.success() {
-        bail!(
-            "{} failed: {}",
-            program.to_string_lossy(),
-            String::from_utf8_lossy(&output.stderr)
-        );
-    }
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    let figures: Vec<f64> = stderr
-        .lines()
-        .last()
-        .unwrap_or("")
-        .split_whitespace()
-        .map(|figure| figure.parse().unwrap_or(f64::NAN))
-        .collect();
-    let figure = |at: usize| figures.get(at).copied().unwrap_or(f64::NAN);
-    Ok(Sample {
-        wall,
-        cpu: figure(1) + figure(2),
-        peak_mb: figure(0) / 1024.0,
-    })
-}
-
-pub(crate) fn medians(samples: &[Sample]) -> Sample {
-    let median = |values: &mut Vec<f64>| {
-        values.sort_by(f64::total_cmp);
-        values.get(values.len() / 2).copied().unwrap_or(f64::NAN)
-    };
-    let pick = |field: fn(&Sample) -> f64| median(&mut samples.iter().map(field).collect());
-    Sample {
-        wall: pick(|s| s.wall),
-        cpu: pick(|s| s.cpu),
-        peak_mb: pick(|s| s.peak_mb),
-    }
 }

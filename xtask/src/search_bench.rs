@@ -15,7 +15,6 @@
 //! says so: there is nothing to compare with.
 
 use std::fmt::Write as _;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -23,7 +22,8 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 
 use crate::claude_plugin;
-use crate::workspace::workspace_root;
+use crate::measure::{Order, alternating, median, ms};
+use crate::workspace::{load_average, workspace_root};
 
 const USAGE: &str =
     "usage: cargo xtask search-bench [--runs N] [--mb MB] [--binary PATH] [--also PATH] [--keep]";
@@ -185,19 +185,13 @@ impl World {
     }
 
     fn command(&self, binary: &Path, args: &[&str]) -> Command {
-        let mut cmd = Command::new(binary);
-        cmd.args(args)
-            .env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("HOME", &self.home)
-            .env("PI_NOTES_HOME", &self.notes)
-            .env(
-                "CLAUDE_PLUGIN_DATA",
-                self.home.join(".claude/plugins/data/notesoup-bench"),
-            )
-            .env("CLAUDE_PROJECT_DIR", &self.project)
-            .current_dir(&self.project);
-        cmd
+        claude_plugin::PluginEnv {
+            home: &self.home,
+            notes: &self.notes,
+            data: &self.home.join(".claude/plugins/data/notesoup-bench"),
+            project: &self.project,
+        }
+        .command(binary, args)
     }
 
     /// Records the session with a `session-start` hook, so `notes search`
@@ -206,17 +200,10 @@ impl World {
         let payload = serde_json::json!({
             "session_id": SESSION, "transcript_path": self.home.join("none.jsonl"),
             "cwd": self.project, "hook_event_name": "SessionStart", "source": "startup"});
-        let mut child = self
-            .command(binary, &["hook", "session-start"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .spawn()?;
-        child
-            .stdin
-            .take()
-            .context("stdin")?
-            .write_all(payload.to_string().as_bytes())?;
-        if !child.wait()?.success() {
+        if !claude_plugin::run_hook(
+            &mut self.command(binary, &["hook", "session-start"]),
+            &payload,
+        )? {
             bail!("hook session-start failed");
         }
         Ok(())
@@ -251,17 +238,12 @@ impl World {
         }
         // Each run times every command once, the order rotating from run
         // to run.
-        let mut samples = vec![Vec::new(); 1 + binaries.len()];
-        for run in 0..runs {
-            for turn in 0..samples.len() {
-                let which = (run + turn) % samples.len();
-                let elapsed = match which {
-                    0 => self.rg(rg)?.0,
-                    _ => self.notesoup(&binaries[which - 1].1)?.0,
-                };
-                samples[which].push(elapsed);
-            }
-        }
+        let samples = alternating(runs, 1 + binaries.len(), Order::Rotating, |_, which| {
+            Ok(match which {
+                0 => self.rg(rg)?.0,
+                _ => self.notesoup(&binaries[which - 1].1)?.0,
+            })
+        })?;
         let load_after = load_average();
         let medians: Vec<Duration> = samples.into_iter().map(median).collect();
         let theirs = medians[0];
@@ -350,26 +332,6 @@ impl Lcg {
     }
 }
 
-fn load_average() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .map(|load| {
-            load.split_whitespace()
-                .take(3)
-                .collect::<Vec<_>>()
-                .join(" ")
-        })
-        .unwrap_or_else(|_| "unknown".to_owned())
-}
-
 fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, usize::from)
-}
-
-fn median(mut samples: Vec<Duration>) -> Duration {
-    samples.sort_unstable();
-    samples[samples.len() / 2]
-}
-
-fn ms(duration: Duration) -> f64 {
-    duration.as_secs_f64() * 1000.0
 }

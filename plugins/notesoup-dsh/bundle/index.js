@@ -6,7 +6,7 @@
 // sidecar is unavailable the window is kept and dsh runs without notesoup.
 import { readFileSync, realpathSync } from 'node:fs'
 import { dirname, join } from 'node:path'
-import { Sidecar, PROTOCOL_VERSION } from './sidecar.js'
+import { Sidecar, PROTOCOL_VERSION, servedTool } from './sidecar.js'
 
 export const name = 'notesoup/dsh'
 export const inject = ['tools', 'systemPrompt', 'tokenMeter', 'sessions']
@@ -312,18 +312,8 @@ export function apply(ctx, config = {}) {
 
   // The tools, registered under their plain names from the manifest.
   for (const tool of manifest.tools) {
-    ctx.tools.register({
-      name: tool.name,
-      description: tool.description,
-      parameters: tool.parameters,
-      isConcurrencySafe: () => !tool.sequential,
-      output: {
-        schema: { type: 'object' },
-        render: (_args, value) => [{ type: 'text', text: value.text }],
-      },
-      finalizeContent: (_exec, result) =>
-        result.isError ? [{ type: 'text', text: result.error.message }] : undefined,
-      async execute(args, exec) {
+    ctx.tools.register(
+      servedTool(tool, async (args, exec) => {
         const agent = exec.agent
         if (!agent || !served(agent)) throw new Error('notesoup tools serve top-level agents only')
         /** @type {Omit<import('./sidecar.js').ToolParams, 'session'>} */
@@ -339,8 +329,8 @@ export function apply(ctx, config = {}) {
         if (answer.conclude_turn) exec.concludeTurn()
         if (answer.is_error) throw new Error(answer.text)
         return { text: answer.text, result: answer.result }
-      },
-    })
+      }),
+    )
   }
 
   // /fresh-window [prompt]: close out, reset, then stop or continue. Profiles

@@ -48,6 +48,31 @@ import { createInterface } from 'node:readline'
 
 export const PROTOCOL_VERSION = 1
 
+/**
+ * A tool the sidecar serves, as dsh's `tools.register` takes it: the
+ * manifest's name, description and parameters; run one at a time when the
+ * manifest marks it sequential (writes go in the model's order); its
+ * answer's text shown, a failure's message handed to the model; `execute`
+ * runs a call.
+ * @param {{ name: string, description: string, parameters: unknown, sequential?: boolean }} tool
+ * @param {(args: any, exec: any) => Promise<{ text: string, result?: unknown }>} execute
+ */
+export function servedTool(tool, execute) {
+  return {
+    name: tool.name,
+    description: tool.description,
+    parameters: tool.parameters,
+    isConcurrencySafe: () => !tool.sequential,
+    output: {
+      schema: { type: 'object' },
+      render: (_args, value) => [{ type: 'text', text: value.text }],
+    },
+    finalizeContent: (_exec, result) =>
+      result.isError ? [{ type: 'text', text: result.error.message }] : undefined,
+    execute,
+  }
+}
+
 export class NotesoupUnavailable extends Error {
   constructor(message) {
     super(`notesoup unavailable: ${message}`)

@@ -19,7 +19,8 @@
 
 import fs from "node:fs";
 import path from "node:path";
-import { pathToFileURL } from "node:url";
+
+import { fauxModel, fauxSession, loadPi, loadResources } from "../tests/real_pi/pi_sdk.mjs";
 
 const begin = process.hrtime.bigint();
 const [packageArg, workDir, sessionFile] = process.argv.slice(2);
@@ -27,9 +28,8 @@ const nodeModules = process.env.NOTESOUP_PI_NODE_MODULES;
 if (!nodeModules || !sessionFile) {
   throw new Error("usage: resume.mjs PACKAGE_DIR|none|noop WORK_DIR SESSION_FILE (NOTESOUP_PI_NODE_MODULES set)");
 }
-const load = (rel) => import(pathToFileURL(path.join(nodeModules, rel)).href);
-const sdk = await load("@earendil-works/pi-coding-agent/dist/index.js");
-const piAi = await load("@earendil-works/pi-ai/dist/index.js");
+const pi = await loadPi();
+const { sdk, piAi } = pi;
 const since = () => Number(process.hrtime.bigint() - begin) / 1e6;
 
 const withPackage = packageArg !== "none";
@@ -60,26 +60,10 @@ const resumed = path.join(sessionDir, path.basename(sessionFile));
 fs.copyFileSync(sessionFile, resumed);
 const phases = { modules: since() };
 
-const faux = piAi.fauxProvider({
-  api: "faux",
-  provider: "faux",
-  models: [{ id: "faux-1", contextWindow: 100000000 }],
-});
-const modelRuntime = await sdk.ModelRuntime.create({
-  authPath: path.join(agentDir, "auth.json"),
-  modelsPath: null,
-  refreshOnCreate: false,
-});
-modelRuntime.registerNativeProvider(faux.provider);
-const settingsManager = sdk.SettingsManager.create(cwd, agentDir);
-const resourceLoader = new sdk.DefaultResourceLoader({
-  cwd,
-  agentDir,
-  settingsManager,
-  noContextFiles: true,
+const { faux, modelRuntime } = await fauxModel(pi, agentDir, { contextWindow: 100000000 });
+const { settingsManager, resourceLoader } = await loadResources(sdk, cwd, agentDir, {
   systemPrompt: "You are the notesoup bench agent.",
 });
-await resourceLoader.reload();
 const loaded = resourceLoader.getExtensions();
 if (withPackage && !loaded.extensions.some((e) => e.path.startsWith(packageDir))) {
   throw new Error(`Pi did not load the package from ${packageDir}: ${JSON.stringify(loaded.errors)}`);
@@ -88,14 +72,11 @@ phases.resources = since();
 
 const sessionManager = sdk.SessionManager.open(resumed, sessionDir, cwd);
 phases.open = since();
-const { session } = await sdk.createAgentSession({
+const session = await fauxSession(sdk, faux, {
   cwd,
   agentDir,
-  model: faux.getModel(),
-  thinkingLevel: "off",
   modelRuntime,
   resourceLoader,
-  noTools: "builtin",
   sessionManager,
   settingsManager,
   sessionStartEvent: { type: "session_start", reason: "resume" },

@@ -17,16 +17,16 @@
 import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { pathToFileURL } from "node:url";
+
+import { fauxModel, fauxSession, loadPi, loadResources } from "../tests/real_pi/pi_sdk.mjs";
 
 const [packageDir, workDir, roundsArg] = process.argv.slice(2);
 const rounds = Number(roundsArg ?? 300);
 const nodeModules = process.env.NOTESOUP_PI_NODE_MODULES;
 const binary = process.env.NOTESOUP_PI_BIN;
 if (!nodeModules || !binary) throw new Error("NOTESOUP_PI_NODE_MODULES and NOTESOUP_PI_BIN must be set");
-const load = (rel) => import(pathToFileURL(path.join(nodeModules, rel)).href);
-const sdk = await load("@earendil-works/pi-coding-agent/dist/index.js");
-const piAi = await load("@earendil-works/pi-ai/dist/index.js");
+const pi = await loadPi();
+const { sdk, piAi } = pi;
 
 const median = (values) => {
   const sorted = [...values].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
@@ -66,30 +66,15 @@ async function session(name, options) {
   fs.mkdirSync(agentDir, { recursive: true });
   fs.mkdirSync(cwd, { recursive: true });
   fs.writeFileSync(path.join(agentDir, "settings.json"), JSON.stringify(options.settings ?? {}));
-  const faux = piAi.fauxProvider({ api: "faux", provider: "faux", models: [{ id: "faux-1", contextWindow: 200000 }] });
-  const modelRuntime = await sdk.ModelRuntime.create({
-    authPath: path.join(agentDir, "auth.json"),
-    modelsPath: null,
-    refreshOnCreate: false,
-  });
-  modelRuntime.registerNativeProvider(faux.provider);
-  const settingsManager = sdk.SettingsManager.create(cwd, agentDir);
-  const resourceLoader = new sdk.DefaultResourceLoader({
-    cwd,
-    agentDir,
-    settingsManager,
-    noContextFiles: true,
+  const { faux, modelRuntime } = await fauxModel(pi, agentDir, { contextWindow: 200000 });
+  const { settingsManager, resourceLoader } = await loadResources(sdk, cwd, agentDir, {
     extensionFactories: options.factories ?? [],
   });
-  await resourceLoader.reload();
-  const { session } = await sdk.createAgentSession({
+  const session = await fauxSession(sdk, faux, {
     cwd,
     agentDir,
-    model: faux.getModel(),
-    thinkingLevel: "off",
     modelRuntime,
     resourceLoader,
-    noTools: "builtin",
     sessionManager: sdk.SessionManager.create(cwd, path.join(dir, "sessions")),
     settingsManager,
   });

@@ -218,6 +218,30 @@ pub fn peak_rss(pid: u32) -> u64 {
     kib * 1024
 }
 
+/// Runs `command` to its end and fails the test, naming the command and
+/// showing its stdout and stderr, unless it succeeded: its stdout as text.
+pub fn stdout_of(command: &mut Command) -> String {
+    let output = command
+        .output()
+        .unwrap_or_else(|error| panic!("{command:?} did not run: {error}"));
+    assert!(
+        output.status.success(),
+        "{command:?} failed ({}):\n{}{}",
+        output.status,
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).unwrap()
+}
+
+/// `git -C dir`, the machine's own Git configuration (`/etc/gitconfig`) left
+/// out; the caller adds the arguments and the rest of the environment.
+pub fn git_in(dir: &std::path::Path) -> Command {
+    let mut git = Command::new("git");
+    git.arg("-C").arg(dir).env("GIT_CONFIG_NOSYSTEM", "1");
+    git
+}
+
 /// Runs `command` to its end: its exit code, stdout and stderr as text.
 pub fn outcome(command: &mut Command) -> (i32, String, String) {
     let output = command.output().unwrap();

@@ -106,6 +106,30 @@ pub fn assert_tree_stopped(pids: &Path, mark: &str, what: &str) {
     }
 }
 
+/// Fails the test unless the dream of `output`, run with `--timeout 5` and
+/// a dreamer that never ends (its tree's pids in `pids`, marked with
+/// `mark`), was stopped: exit code 1, the stop said on stderr, no process
+/// of the [`TREE`] left, the lock of `notes_home` released. Its stderr.
+pub fn assert_stopped_at_timeout(
+    output: &std::process::Output,
+    pids: &Path,
+    mark: &str,
+    notes_home: &Path,
+) -> String {
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("dream: stopped the dreamer after 5 s"),
+        "{stderr}"
+    );
+    assert_tree_stopped(pids, &format!("{TREE_MARK}={mark}"), "the dream");
+    assert!(
+        !notes_home.join(".dream.lock").exists(),
+        "the lock is released"
+    );
+    stderr
+}
+
 /// The report a failed dream run names on stderr (`dream: run failed:
 /// REASON; see PATH`).
 pub fn failed_run_report(stderr: &str) -> String {

@@ -5,9 +5,9 @@
 //! with its own environment), its own flags and its own host words, and this
 //! crate holds what is the same: a child over real pipes with a bound on
 //! every wait, the capped-input attack bodies, files that are not files,
-//! stand-ins for the dreamer, the shared commands' checks, fake model
-//! APIs on 127.0.0.1, and a local npm registry with a fresh machine to
-//! install the dist's packages on.
+//! a folder's files and their bytes, stand-ins for the dreamer, the shared
+//! commands' checks, fake model APIs on 127.0.0.1, and a local npm registry
+//! with a fresh machine to install the dist's packages on.
 //!
 //! A failed check panics: this is test code, and a panic is a failed test.
 
@@ -18,6 +18,7 @@ pub mod dreamer;
 pub mod fake_anthropic;
 pub mod fake_deepseek;
 pub mod fake_model;
+pub mod files;
 pub mod modules;
 pub mod not_a_file;
 pub mod npm_registry;

@@ -74,6 +74,31 @@ impl<'a> Binary<'a> {
         (self.run)(args)
     }
 
+    /// Every command of `commands` (as a person types it before `--help`;
+    /// none for the binary itself) answers `--help`: success, and its
+    /// usage on stdout.
+    pub fn assert_answers_help(&self, commands: &[&[&str]]) {
+        for command in commands {
+            let mut args = command.to_vec();
+            args.push("--help");
+            let help = ok(&self.run(&args));
+            assert!(
+                help.contains(&format!("Usage: {}", self.name)),
+                "{command:?}: {help}"
+            );
+        }
+    }
+
+    /// `args` are a mistake the binary refuses: status 2, nothing on
+    /// stdout, `named` on stderr.
+    pub fn assert_refused(&self, args: &[&str], named: &str) {
+        let wrong = self.run(args);
+        let stderr = String::from_utf8_lossy(&wrong.stderr);
+        assert_eq!(wrong.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(wrong.stdout.is_empty(), "a refusal is not output");
+        assert!(stderr.contains(named), "{args:?}: {stderr}");
+    }
+
     /// The help of every shared command, each after the line a person
     /// types, with the binary's name as `<bin>`: the same text on every
     /// binary, for a snapshot.

@@ -564,6 +564,47 @@ mod tests {
         )
     }
 
+    /// Two recorded sessions of project `p-12345678`, `sa` then `sb` (the
+    /// latest record), their transcripts named in the second folder, not
+    /// written yet: the data folder, the transcripts folder, the records.
+    fn two_sessions() -> (tempfile::TempDir, tempfile::TempDir, StateDir) {
+        let data = tempfile::tempdir().unwrap();
+        let transcripts = tempfile::tempdir().unwrap();
+        let states = StateDir::new(data.path());
+        for id in ["sa", "sb"] {
+            let state = ClaudeSessionState::new_chain(
+                id,
+                transcripts.path().join(format!("{id}.jsonl")),
+                "/w".into(),
+                "p-12345678".into(),
+            );
+            states.save(&state).unwrap();
+        }
+        (data, transcripts, states)
+    }
+
+    /// The session [`resolve_kept`] finds for `tool_use` in project
+    /// `p-12345678`, and how.
+    fn kept(
+        known: &mut Option<KnownCaller>,
+        states: &StateDir,
+        transcripts: &tempfile::TempDir,
+        tool_use: &str,
+        wait: Duration,
+    ) -> (String, Resolution) {
+        resolve_kept(
+            known,
+            states,
+            Some(transcripts.path()),
+            "p-12345678",
+            Some(tool_use),
+            wait,
+        )
+        .unwrap()
+        .map(|(state, how)| (state.session_id, how))
+        .unwrap()
+    }
+
     #[test]
     fn finds_main_and_subagent_transcripts() {
         let dir = tempfile::tempdir().unwrap();
@@ -594,18 +635,7 @@ mod tests {
 
     #[test]
     fn a_kept_caller_serves_until_another_session_writes_a_newer_transcript() {
-        let data = tempfile::tempdir().unwrap();
-        let transcripts = tempfile::tempdir().unwrap();
-        let states = StateDir::new(data.path());
-        for id in ["sa", "sb"] {
-            let state = ClaudeSessionState::new_chain(
-                id,
-                transcripts.path().join(format!("{id}.jsonl")),
-                "/w".into(),
-                "p-12345678".into(),
-            );
-            states.save(&state).unwrap();
-        }
+        let (_data, transcripts, states) = two_sessions();
         let write = |id: &str, tool_use: &str| {
             let path = transcripts.path().join(format!("{id}.jsonl"));
             let mut text = std::fs::read_to_string(&path).unwrap_or_default();
@@ -624,19 +654,8 @@ mod tests {
                 .unwrap();
         };
         let mut known = None;
-        let mut call = |tool_use: &str| {
-            resolve_kept(
-                &mut known,
-                &states,
-                Some(transcripts.path()),
-                "p-12345678",
-                Some(tool_use),
-                Duration::ZERO,
-            )
-            .unwrap()
-            .map(|(state, how)| (state.session_id, how))
-            .unwrap()
-        };
+        let mut call =
+            |tool_use: &str| kept(&mut known, &states, &transcripts, tool_use, Duration::ZERO);
         write("sb", "toolu_b");
         write("sa", "toolu_a");
         assert_eq!(call("toolu_a"), ("sa".to_owned(), Resolution::ToolUse));
@@ -657,34 +676,11 @@ mod tests {
     /// row; a notes call does not wait.
     #[test]
     fn a_history_call_whose_row_lands_late_is_found_by_its_tool_use() {
-        let data = tempfile::tempdir().unwrap();
-        let transcripts = tempfile::tempdir().unwrap();
-        let states = StateDir::new(data.path());
-        for id in ["sa", "sb"] {
-            let state = ClaudeSessionState::new_chain(
-                id,
-                transcripts.path().join(format!("{id}.jsonl")),
-                "/w".into(),
-                "p-12345678".into(),
-            );
-            states.save(&state).unwrap();
-        }
+        let (_data, transcripts, states) = two_sessions();
         // sb is the latest record, sa the session being written.
         let sa = transcripts.path().join("sa.jsonl");
         std::fs::write(&sa, tool_use_row("toolu_earlier") + "\n").unwrap();
-        let resolve = |wait| {
-            resolve_kept(
-                &mut None,
-                &states,
-                Some(transcripts.path()),
-                "p-12345678",
-                Some("toolu_late"),
-                wait,
-            )
-            .unwrap()
-            .map(|(state, how)| (state.session_id, how))
-            .unwrap()
-        };
+        let resolve = |wait| kept(&mut None, &states, &transcripts, "toolu_late", wait);
         let (notes, history) = std::thread::scope(|scope| {
             scope.spawn(|| {
                 std::thread::sleep(std::time::Duration::from_millis(200));
@@ -728,27 +724,22 @@ mod tests {
         );
         states.save(&b).unwrap();
         std::fs::write(transcripts.path().join("sa.jsonl"), tool_use_row("toolu_a")).unwrap();
-        let (found, how) = resolve(
-            &states,
-            Some(transcripts.path()),
-            "p-12345678",
-            Some("toolu_a"),
-        )
-        .unwrap()
-        .unwrap();
+        let resolved = |tool_use| {
+            let (found, how) = resolve(
+                &states,
+                Some(transcripts.path()),
+                "p-12345678",
+                Some(tool_use),
+            )
+            .unwrap()
+            .unwrap();
+            (found.session_id, how)
+        };
+        assert_eq!(resolved("toolu_a"), ("sa".to_owned(), Resolution::ToolUse));
         assert_eq!(
-            (found.session_id.as_str(), how),
-            ("sa", Resolution::ToolUse)
+            resolved("toolu_unflushed"),
+            ("sb".to_owned(), Resolution::Latest)
         );
-        let (found, how) = resolve(
-            &states,
-            Some(transcripts.path()),
-            "p-12345678",
-            Some("toolu_unflushed"),
-        )
-        .unwrap()
-        .unwrap();
-        assert_eq!((found.session_id.as_str(), how), ("sb", Resolution::Latest));
         a.window_ordinal = 2;
         states.save(&a).unwrap();
         let (found, _) = resolve(&states, None, "p-12345678", None).unwrap().unwrap();

@@ -11,7 +11,7 @@ use notesoup_test_support::child::{self, HUGE_LINE_BYTES, LINE_CAP_BYTES, Proc};
 use notesoup_test_support::not_a_file::{self, NOT_FILES, NotAFile};
 use serde_json::{Value, json};
 
-use crate::support::{Sandbox, context_of, notesoup_bin, user_row};
+use crate::support::{Sandbox, context_of, mcp_call_row, notesoup_bin, user_row};
 
 const S1: &str = "88888888-8888-4888-8888-888888888888";
 
@@ -63,14 +63,11 @@ fn a_transcript_line_past_the_cap_is_skipped_in_bounded_memory() {
         }
         file.write_all(b"\n").unwrap();
     }
-    let call_row = json!({"type":"assistant","uuid":"a1","parentUuid":"u2","isSidechain":false,
-        "message":{"id":"m1","model":"claude-opus-5-5","role":"assistant","content":[
-            {"type":"tool_use","id":"toolu_long","name":"mcp__plugin_notesoup_notesoup__history_list","input":{}}]}});
     sb.append_transcript(
         S1,
         &[
             user_row("u2", "u1", "after the long line"),
-            call_row.to_string(),
+            mcp_call_row("a1", Some("u2"), "toolu_long", "history_list"),
         ],
     );
     let mut server = mcp(&sb);

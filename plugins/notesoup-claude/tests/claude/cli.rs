@@ -2,20 +2,14 @@
 
 use std::process::Output;
 
-use notesoup_test_support::shared_commands::Binary;
+use notesoup_test_support::shared_commands::{self, Binary};
 
 use crate::support::{CHAIN_1, Sandbox, fake_token, fixture};
 
 const S1: &str = "77777777-7777-4777-8777-777777777777";
 
 fn ok(output: Output) -> String {
-    assert!(
-        output.status.success(),
-        "exit {}: {}",
-        output.status,
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).unwrap()
+    shared_commands::ok(&output)
 }
 
 fn refused(output: Output) -> String {

@@ -5,13 +5,14 @@
 //! transcript that only grows along its branch, no change after the first
 //! decodes the file again.
 
-use std::io::Write;
 use std::path::Path;
 
 use notesoup_claude::transcript::decode::{ChainFile, decode_chain};
 use notesoup_claude::transcript::incremental::{ChainDecoder, Update};
 use notesoup_core::history::ItemKind;
 use proptest::prelude::*;
+
+use crate::support::append;
 
 /// One generated row; `n` is its index, `parent` the index of the row it
 /// hangs off (or `None`).
@@ -431,16 +432,6 @@ fn render(rows: &[(Gen, Parent)], session: &str, wild: bool) -> String {
 
 fn write(path: &Path, bytes: &[u8]) {
     std::fs::write(path, bytes).unwrap();
-}
-
-fn append(path: &Path, bytes: &[u8]) {
-    let mut file = std::fs::OpenOptions::new()
-        .append(true)
-        .create(true)
-        .open(path)
-        .unwrap();
-    file.write_all(bytes).unwrap();
-    file.flush().unwrap();
 }
 
 /// A chain of an earlier, finished transcript and the growing one.

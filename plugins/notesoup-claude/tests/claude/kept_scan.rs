@@ -4,10 +4,11 @@
 //! truncations, in-place rewrites of the head and replacements.
 
 use std::io::Write;
-use std::path::Path;
 
 use notesoup_claude::transcript::scan::{BootScan, KeptScan, boot_scan, boot_scan_kept};
 use proptest::prelude::*;
+
+use crate::support::append;
 
 /// One generated row.
 #[derive(Debug, Clone)]
@@ -75,15 +76,6 @@ fn change() -> impl Strategy<Value = Change> {
         1 => Just(Change::RewriteHead),
         1 => Just(Change::Replace),
     ]
-}
-
-fn append(path: &Path, bytes: &[u8]) {
-    let mut file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .unwrap();
-    file.write_all(bytes).unwrap();
 }
 
 proptest! {

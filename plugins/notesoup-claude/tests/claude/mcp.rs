@@ -5,7 +5,7 @@ use std::io::Write;
 
 use serde_json::{Value, json};
 
-use crate::support::{McpServer, Sandbox, fake_token, tools_call, user_row};
+use crate::support::{McpServer, Sandbox, fake_token, mcp_call_row, tools_call, user_row};
 
 const S1: &str = "44444444-4444-4444-8444-444444444444";
 
@@ -105,14 +105,11 @@ fn started_on_its_own_history_is_refused_clearly() {
 #[test]
 fn history_reads_the_calling_session() {
     let sb = Sandbox::new();
-    let call_row = json!({"type":"assistant","uuid":"a1","parentUuid":"u1","isSidechain":false,
-        "message":{"id":"m1","model":"claude-opus-5-5","role":"assistant","content":[
-            {"type":"tool_use","id":"toolu_hist","name":"mcp__plugin_notesoup_notesoup__history_list","input":{}}]}});
     sb.start_session(
         S1,
         &[
             user_row("u1", "h1", "find the parser bug"),
-            call_row.to_string(),
+            mcp_call_row("a1", Some("u1"), "toolu_hist", "history_list"),
         ],
     );
     let mut server = Server::start(&sb);
@@ -153,9 +150,7 @@ fn session_with_call(sb: &Sandbox, session: &str, prompt: &str, tool_use_id: &st
     .unwrap();
     sb.append_transcript(session, &[
         json!({"type":"user","uuid":"u1","parentUuid":null,"isSidechain":false,"message":{"role":"user","content":prompt}}).to_string(),
-        json!({"type":"assistant","uuid":"a1","parentUuid":"u1","isSidechain":false,
-            "message":{"id":"m1","model":"claude-opus-5-5","role":"assistant","content":[
-                {"type":"tool_use","id":tool_use_id,"name":"mcp__plugin_notesoup_notesoup__history_list","input":{}}]}}).to_string(),
+        mcp_call_row("a1", Some("u1"), tool_use_id, "history_list"),
     ]);
 }
 
@@ -240,9 +235,7 @@ fn session_notes_land_in_the_chain_s_notes_session() {
     sb.hook("session-end", &sb.payload("SessionEnd-clear", S1));
     sb.hook("session-start", &sb.payload("SessionStart-clear", S2))
         .unwrap();
-    sb.append_transcript(S2, &[json!({"type":"assistant","uuid":"a9","parentUuid":null,"isSidechain":false,
-        "message":{"id":"m9","model":"claude-opus-5-5","role":"assistant","content":[
-            {"type":"tool_use","id":"toolu_two","name":"mcp__plugin_notesoup_notesoup__notes_write","input":{}}]}}).to_string()]);
+    sb.append_transcript(S2, &[mcp_call_row("a9", None, "toolu_two", "notes_write")]);
     let mut server = Server::start(&sb);
     let wrote = server.call(
         1,

@@ -169,9 +169,16 @@ impl Sandbox {
     /// A copy of the plugin directory with the built binary in `bin/`, as
     /// `cargo xtask claude-plugin` lays it out.
     pub fn plugin_copy(&self) -> PathBuf {
-        let copy = self.home.join("plugin-copy");
+        self.laid_out_copy("plugin")
+    }
+
+    /// A copy of the crate's `folder` (`plugin`, or `mod`: the reset mod)
+    /// with the built binary in `bin/`, as `cargo xtask claude-plugin` lays
+    /// it out.
+    pub fn laid_out_copy(&self, folder: &str) -> PathBuf {
+        let copy = self.home.join(format!("{folder}-copy"));
         copy_dir(
-            &PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("plugin"),
+            &PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(folder),
             &copy,
         );
         std::fs::create_dir_all(copy.join("bin")).unwrap();
@@ -213,6 +220,18 @@ impl Sandbox {
     }
 }
 
+/// Appends `bytes` to the file at `path` (made when missing), in one write,
+/// as a host appends to a transcript it is writing.
+pub fn append(path: &Path, bytes: &[u8]) {
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .unwrap();
+    file.write_all(bytes).unwrap();
+    file.flush().unwrap();
+}
+
 /// Spawns `cmd`, retrying while a freshly copied executable is still open
 /// for writing in a child another test thread forked ("text file busy").
 pub fn spawn(cmd: &mut Command) -> std::process::Child {
@@ -239,6 +258,16 @@ pub fn reply_row(uuid: &str, context_tokens: u64) -> String {
 /// A main-thread user prompt row.
 pub fn user_row(uuid: &str, parent: &str, text: &str) -> String {
     json!({"type":"user","uuid":uuid,"parentUuid":parent,"isSidechain":false,"message":{"role":"user","content":text}}).to_string()
+}
+
+/// A main-thread reply row `uuid` (`a<N>`, its message `m<N>`) after
+/// `parent` calling the plugin's MCP tool `tool` as `tool_use_id`.
+pub fn mcp_call_row(uuid: &str, parent: Option<&str>, tool_use_id: &str, tool: &str) -> String {
+    let message = format!("m{}", uuid.trim_start_matches('a'));
+    json!({"type":"assistant","uuid":uuid,"parentUuid":parent,"isSidechain":false,
+        "message":{"id":message,"model":"claude-opus-5-5","role":"assistant","content":[
+            {"type":"tool_use","id":tool_use_id,"name":format!("mcp__plugin_notesoup_notesoup__{tool}"),"input":{}}]}})
+    .to_string()
 }
 
 /// A compact boundary row.

@@ -13,20 +13,13 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::claude::{command, run, stdout_of, validate_strictly};
-use crate::support::{Sandbox, copy_dir, notesoup_bin, spawn};
+use crate::support::{Sandbox, spawn};
 use notesoup_test_support::fake_anthropic::{FakeApi, Reply};
 
 /// A copy of the mod directory with the built binary in `bin/`, as
 /// `cargo xtask claude-plugin` lays it out.
 pub fn mod_copy(sb: &Sandbox) -> PathBuf {
-    let copy = sb.home.join("mod-copy");
-    copy_dir(
-        &PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("mod"),
-        &copy,
-    );
-    std::fs::create_dir_all(copy.join("bin")).unwrap();
-    std::fs::copy(notesoup_bin(), copy.join("bin/notesoup")).unwrap();
-    copy
+    sb.laid_out_copy("mod")
 }
 
 #[test]

@@ -5,6 +5,7 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
+use notesoup_test_support::shared_commands::Binary;
 use notesoup_test_support::{child, dreamer};
 
 fn notesoup_dsh(args: &[&str], notes: &Path) -> Output {
@@ -28,21 +29,17 @@ fn stderr(output: &Output) -> String {
 #[test]
 fn every_subcommand_answers_help() {
     let notes = tempfile::tempdir().expect("tempdir");
-    for args in [
-        &["--help"][..],
-        &["serve", "--help"],
-        &["bundle", "--help"],
-        &["install", "--help"],
-        &["boot", "--help"],
-        &["dream", "--help"],
-        &["doctor", "--help"],
-        &["doctor", "clean", "--help"],
-        &["dream-tools", "--help"],
-    ] {
-        let output = notesoup_dsh(args, notes.path());
-        assert!(output.status.success(), "{args:?}: {}", stderr(&output));
-        assert!(stdout(&output).contains("Usage: notesoup-dsh"), "{args:?}");
-    }
+    Binary::new("notesoup-dsh", |args| notesoup_dsh(args, notes.path())).assert_answers_help(&[
+        &[],
+        &["serve"],
+        &["bundle"],
+        &["install"],
+        &["boot"],
+        &["dream"],
+        &["doctor"],
+        &["doctor", "clean"],
+        &["dream-tools"],
+    ]);
     let install = stdout(&notesoup_dsh(&["install", "--help"], notes.path()));
     assert!(install.contains("--no-engine"), "{install}");
     assert!(install.contains("80 % context pressure"), "{install}");
@@ -261,16 +258,7 @@ fn a_dreamer_that_never_ends_is_stopped_with_every_process_it_started() {
             .output()
             .expect("notesoup-dsh runs")
     };
-    let output = dream(&dsh);
-    let err = stderr(&output);
-    assert_eq!(output.status.code(), Some(1), "{err}");
-    assert!(
-        err.contains("dream: stopped the dreamer after 5 s"),
-        "{err}"
-    );
-    let mark = format!("{}={mark}", dreamer::TREE_MARK);
-    dreamer::assert_tree_stopped(&pids, &mark, "the dream");
-    assert!(!notes.join(".dream.lock").exists(), "the lock is released");
+    dreamer::assert_stopped_at_timeout(&dream(&dsh), &pids, &mark, &notes);
     let reports = dreamer::reports(&notes);
     assert_eq!(reports.len(), 1);
     let report = &reports[0];

@@ -10,6 +10,7 @@ use std::process::{Command, Output, Stdio};
 use serde_json::{Value, json};
 
 use crate::e2e::dsh_root;
+use notesoup_test_support::child::stdout_of;
 use notesoup_test_support::fake_deepseek::{DeepSeekReply, FakeDeepSeek};
 
 struct Dreamland {
@@ -74,19 +75,14 @@ impl Dreamland {
     /// `notesoup-dsh install --profile headless`: the dreamer's own profile
     /// then mounts notesoup and its engine too.
     fn install_notesoup(&self) {
-        let output = Command::new(env!("CARGO_BIN_EXE_notesoup-dsh"))
-            .args(["install", "--profile", "headless", "--dir"])
-            .arg(self.dir.path().join("installed-bundle"))
-            .current_dir(self.dir.path())
-            .env("PATH", self.tool_path())
-            .env("DSH_HOME", self.dir.path().join("dsh-home"))
-            .env("DSH_TELEMETRY_DISABLED", "1")
-            .output()
-            .expect("notesoup-dsh install");
-        assert!(
-            output.status.success(),
-            "{}",
-            String::from_utf8_lossy(&output.stderr)
+        stdout_of(
+            Command::new(env!("CARGO_BIN_EXE_notesoup-dsh"))
+                .args(["install", "--profile", "headless", "--dir"])
+                .arg(self.dir.path().join("installed-bundle"))
+                .current_dir(self.dir.path())
+                .env("PATH", self.tool_path())
+                .env("DSH_HOME", self.dir.path().join("dsh-home"))
+                .env("DSH_TELEMETRY_DISABLED", "1"),
         );
     }
 
@@ -126,18 +122,7 @@ impl Dreamland {
     }
 
     fn git(&self, args: &[&str]) -> String {
-        let output = Command::new("git")
-            .arg("-C")
-            .arg(self.home())
-            .args(args)
-            .output()
-            .expect("git runs");
-        assert!(
-            output.status.success(),
-            "{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        String::from_utf8_lossy(&output.stdout).into_owned()
+        stdout_of(Command::new("git").arg("-C").arg(self.home()).args(args))
     }
 }
 

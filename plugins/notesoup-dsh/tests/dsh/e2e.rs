@@ -11,6 +11,7 @@ use std::process::Command;
 use notesoup_dsh::decode::{BOOT_SECTION, SessionEvent, SessionLog, SurfaceOp, read_session_jsonl};
 use notesoup_dsh::mirror::SessionMirror;
 use notesoup_dsh::window::{BootCarrier, recover};
+use notesoup_test_support::files::files_under;
 use notesoup_test_support::tool_names::{CONTEXT_TOOLS, shared_tools};
 use serde_json::{Value, json};
 
@@ -240,7 +241,7 @@ impl World {
 
     /// The file of the session log dsh wrote for `id`.
     fn log_path(&self, id: &str) -> PathBuf {
-        let found: Vec<PathBuf> = walk(&self.path("sessions"))
+        let found: Vec<PathBuf> = files_under(&self.path("sessions"))
             .into_iter()
             .filter(|p| p.file_name().is_some_and(|n| n == "session.jsonl"))
             .filter(|p| p.parent().is_some_and(|d| d.ends_with(id)))
@@ -262,19 +263,6 @@ impl World {
         let report = notesoup_dsh(self, &["report", log.to_str().expect("path"), "--json"]);
         crate::ledger::ends(&serde_json::from_str(&report).expect("the ledger's JSON"))
     }
-}
-
-fn walk(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            out.extend(walk(&path));
-        } else {
-            out.push(path);
-        }
-    }
-    out
 }
 
 pub(crate) fn session_id(outcome: &Outcome) -> String {

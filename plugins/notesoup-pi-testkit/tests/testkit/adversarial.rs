@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use notesoup_core::dream::{DreamTools, audit_commit, call_dream_tool};
 use notesoup_pi::host::{PiExtension, ToolInvocation};
+use notesoup_test_support::files::tree;
 use serde_json::{Value, json};
 
 use crate::support::Scene;
@@ -23,35 +24,6 @@ fn corpus(name: &str) -> Vec<Value> {
         .skip(1)
         .map(|line| serde_json::from_str(line).unwrap())
         .collect()
-}
-
-/// Every file under `dir` (links not followed) with its bytes.
-fn tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
-    let mut files: Vec<(PathBuf, Vec<u8>)> = walk(dir)
-        .into_iter()
-        .map(|path| {
-            let bytes = fs::read(&path).unwrap_or_default();
-            (path, bytes)
-        })
-        .collect();
-    files.sort();
-    files
-}
-
-fn walk(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let Ok(entries) = fs::read_dir(dir) else {
-        return out;
-    };
-    for entry in entries.flatten() {
-        let kind = entry.file_type().unwrap();
-        if kind.is_dir() {
-            out.extend(walk(&entry.path()));
-        } else {
-            out.push(entry.path());
-        }
-    }
-    out
 }
 
 #[test]

@@ -4,6 +4,8 @@
 use std::process::Command;
 
 use notesoup_test_support::child;
+use notesoup_test_support::files::files_under;
+use notesoup_test_support::shared_commands::Binary;
 
 #[test]
 fn the_demo_runs_through_a_reset_and_finds_the_old_task_by_seq() {
@@ -42,7 +44,7 @@ fn the_demo_runs_through_a_reset_and_finds_the_old_task_by_seq() {
         "{stdout}"
     );
     // The notes are real files in the given home.
-    let checkpoint = walk(notes.path())
+    let checkpoint = files_under(notes.path())
         .into_iter()
         .find(|p| p.ends_with("checkpoint.md"))
         .unwrap();
@@ -59,19 +61,6 @@ fn the_demo_runs_through_a_reset_and_finds_the_old_task_by_seq() {
     assert_eq!(usage.status.code(), Some(2));
 }
 
-fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            out.extend(walk(&path));
-        } else {
-            out.push(path);
-        }
-    }
-    out
-}
-
 /// A reader that has gone away ends the demo quietly: status 0, no panic on
 /// stderr. The pipe's read end is closed before the demo starts writing.
 #[test]
@@ -86,18 +75,13 @@ fn a_closed_pipe_ends_the_demo_quietly() {
 /// mistake is refused on stderr with status 2.
 #[test]
 fn every_subcommand_answers_help() {
-    for command in [
-        vec!["--help"],
-        vec!["demo", "--help"],
-        vec!["dream", "--help"],
-    ] {
-        let output = Command::new(env!("CARGO_BIN_EXE_notesoup-pi-reference"))
-            .args(&command)
+    let binary = Binary::new("notesoup-pi-reference", |args| {
+        Command::new(env!("CARGO_BIN_EXE_notesoup-pi-reference"))
+            .args(args)
             .output()
-            .unwrap();
-        assert_eq!(output.status.code(), Some(0), "{command:?}");
-        assert!(!output.stdout.is_empty(), "{command:?}");
-    }
+            .unwrap()
+    });
+    binary.assert_answers_help(&[&[], &["demo"], &["dream"]]);
     let version = Command::new(env!("CARGO_BIN_EXE_notesoup-pi-reference"))
         .arg("--version")
         .output()
@@ -109,15 +93,8 @@ fn every_subcommand_answers_help() {
             env!("CARGO_PKG_VERSION")
         )
     );
-    let wrong = Command::new(env!("CARGO_BIN_EXE_notesoup-pi-reference"))
-        .args(["dream", "--min-hours", "soon", "--script", "x.json"])
-        .output()
-        .unwrap();
-    assert_eq!(wrong.status.code(), Some(2));
-    assert!(wrong.stdout.is_empty(), "a refusal is not output");
-    assert!(
-        String::from_utf8(wrong.stderr)
-            .unwrap()
-            .contains("--min-hours")
+    binary.assert_refused(
+        &["dream", "--min-hours", "soon", "--script", "x.json"],
+        "--min-hours",
     );
 }

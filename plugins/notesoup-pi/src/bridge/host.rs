@@ -429,6 +429,20 @@ impl<'io> BridgeHost<'io> {
         self.path_to(start, self.leaf_id() == Some(id))
     }
 
+    /// [`Self::branch_positions`], with the branch's entries that are not
+    /// messages decoded ahead in one pass (its messages are left to decode
+    /// when read).
+    fn branch_positions_prefetched(&self, from: Option<&str>) -> Vec<usize> {
+        let positions = self.branch_positions(from);
+        let needed: Vec<usize> = positions
+            .iter()
+            .copied()
+            .filter(|&position| !self.mirror.is_message(position))
+            .collect();
+        self.mirror.prefetch(&needed);
+        positions
+    }
+
     /// The positions from the root to the entry at `start`, root first, as
     /// `EntryIndex::branch` walks them (a cycle ends the walk before the
     /// first repeated entry). A walk that reaches the kept leaf path within
@@ -690,13 +704,7 @@ impl PiHost for BridgeHost<'_> {
         }
         let projection = self.build_projection();
         // Ids and types only: a message on the branch is not decoded for it.
-        let positions = self.branch_positions(None);
-        let needed: Vec<usize> = positions
-            .iter()
-            .copied()
-            .filter(|&position| !self.mirror.is_message(position))
-            .collect();
-        self.mirror.prefetch(&needed);
+        let positions = self.branch_positions_prefetched(None);
         let branch: Vec<BranchStep<'_>> = positions
             .into_iter()
             .map(|position| {
@@ -767,14 +775,7 @@ impl PiHost for BridgeHost<'_> {
 
     /// Only the branch's entries that are not messages are decoded.
     fn window_branch(&self, from: Option<&str>) -> Vec<&Entry> {
-        let positions = self.branch_positions(from);
-        let needed: Vec<usize> = positions
-            .iter()
-            .copied()
-            .filter(|&position| !self.mirror.is_message(position))
-            .collect();
-        self.mirror.prefetch(&needed);
-        positions
+        self.branch_positions_prefetched(from)
             .into_iter()
             .map(|position| self.mirror.window_entry(position))
             .collect()

@@ -5,27 +5,11 @@ use std::io::Write as _;
 use std::path::Path;
 
 use anyhow::{Result, bail};
-use serde_json::Value;
 
 use crate::json::to_js_pretty_writer;
 use crate::projection::{WindowProjection, convert_to_llm, project_path, window_projection};
-use crate::reset::Kind;
+use crate::reset::is_boot_of;
 use crate::session::{AgentMessage, LazySession, Leaf};
-
-fn is_boot_of(message: &AgentMessage, window_id: &str) -> bool {
-    match message {
-        AgentMessage::Custom(custom) => {
-            Kind::Boot.matches(&custom.custom_type)
-                && custom
-                    .details
-                    .as_ref()
-                    .and_then(|d| d.get("windowId"))
-                    .and_then(Value::as_str)
-                    == Some(window_id)
-        }
-        _ => false,
-    }
-}
 
 /// Reads and indexes the session, its irregular lines said on stderr; `leaf`,
 /// when given, must be an entry of it.

@@ -3,14 +3,13 @@
 
 use notesoup_core::budget::{BudgetPolicy, BudgetStage, ClampedReserve};
 use notesoup_core::settings;
-use serde_json::Value;
 
 use super::{Notesoup, Staged, texts};
 use crate::estimate::pi_ai;
 use crate::host::{NotifyLevel, PiHost};
 use crate::projection::{WindowProjection, convert_to_llm, window_projection};
 use crate::reset::window::{ActiveWindow, active_window, window_has};
-use crate::reset::{CloseOutSource, Kind, ResetEvent};
+use crate::reset::{CloseOutSource, Kind, ResetEvent, is_boot_of};
 use crate::session::{AgentMessage, Content, CustomMessage, Entry, Extra};
 
 /// The budget lines and whether automatic resets are on.
@@ -183,20 +182,4 @@ pub(super) fn has_boot<'m>(
     window_id: &str,
 ) -> bool {
     messages.any(|message| is_boot_of(message, window_id))
-}
-
-/// A boot custom message whose `details.windowId` is `window_id`.
-pub(super) fn is_boot_of(message: &AgentMessage, window_id: &str) -> bool {
-    match message {
-        AgentMessage::Custom(custom) => {
-            Kind::Boot.matches(&custom.custom_type)
-                && custom
-                    .details
-                    .as_ref()
-                    .and_then(|d| d.get("windowId"))
-                    .and_then(Value::as_str)
-                    == Some(window_id)
-        }
-        _ => false,
-    }
 }

@@ -12,10 +12,10 @@
 
 use serde_json::Value;
 
-use super::budget::is_boot_of;
 use super::{Notesoup, texts};
 use crate::host::{NotifyLevel, PiHost};
 use crate::projection::{current_system_message, is_checkpoint_backed};
+use crate::reset::is_boot_of;
 use crate::reset::window::{active_window, boundary_committed, is_own_root_boot};
 use crate::reset::{CloseOutSource, Kind, RequestPhase};
 use crate::session::AgentMessage;

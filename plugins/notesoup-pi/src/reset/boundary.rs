@@ -5,13 +5,29 @@ use serde_json::json;
 use super::kinds::Kind;
 use crate::host::SessionBoundaryDraft;
 use crate::projection::MarkerOrigin;
-use crate::session::Content;
+use crate::session::{AgentMessage, Content};
 
 /// The marker's `origin` string.
 pub fn origin_str(origin: MarkerOrigin) -> &'static str {
     match origin {
         MarkerOrigin::Normal => "normal",
         MarkerOrigin::Forced => "forced",
+    }
+}
+
+/// A boot custom message whose `details.windowId` is `window_id`.
+pub(crate) fn is_boot_of(message: &AgentMessage, window_id: &str) -> bool {
+    match message {
+        AgentMessage::Custom(custom) => {
+            Kind::Boot.matches(&custom.custom_type)
+                && custom
+                    .details
+                    .as_ref()
+                    .and_then(|d| d.get("windowId"))
+                    .and_then(serde_json::Value::as_str)
+                    == Some(window_id)
+        }
+        _ => false,
     }
 }
 

@@ -18,6 +18,7 @@ pub mod kinds;
 pub mod reducer;
 pub mod window;
 
+pub(crate) use boundary::is_boot_of;
 pub use boundary::{Boundary, boot_details, origin_str};
 pub use kinds::Kind;
 pub use reducer::{

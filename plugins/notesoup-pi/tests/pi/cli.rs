@@ -4,6 +4,7 @@
 use std::process::Command;
 
 use notesoup_test_support::child;
+use notesoup_test_support::shared_commands::Binary;
 
 fn golden(name: &str) -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -107,28 +108,21 @@ fn a_closed_pipe_ends_every_printing_command_quietly() {
 /// status 2.
 #[test]
 fn every_subcommand_answers_help() {
-    for command in [
-        vec!["--help"],
-        vec!["serve", "--help"],
-        vec!["install", "--help"],
-        vec!["history", "--help"],
-        vec!["context", "--help"],
-        vec!["dream", "--help"],
-    ] {
-        let output = Command::new(env!("CARGO_BIN_EXE_notesoup-pi"))
-            .args(&command)
+    let binary = Binary::new("notesoup-pi", |args| {
+        Command::new(env!("CARGO_BIN_EXE_notesoup-pi"))
+            .args(args)
             .output()
-            .unwrap();
-        assert_eq!(output.status.code(), Some(0), "{command:?}");
-        assert!(!output.stdout.is_empty(), "{command:?}");
-    }
-    let wrong = Command::new(env!("CARGO_BIN_EXE_notesoup-pi"))
-        .args(["history", "--limit", "many"])
-        .output()
-        .unwrap();
-    assert_eq!(wrong.status.code(), Some(2));
-    assert!(wrong.stdout.is_empty(), "a refusal is not output");
-    assert!(String::from_utf8(wrong.stderr).unwrap().contains("--limit"));
+            .unwrap()
+    });
+    binary.assert_answers_help(&[
+        &[],
+        &["serve"],
+        &["install"],
+        &["history"],
+        &["context"],
+        &["dream"],
+    ]);
+    binary.assert_refused(&["history", "--limit", "many"], "--limit");
 }
 
 /// `history … search` takes plain flags as well as a JSON object.

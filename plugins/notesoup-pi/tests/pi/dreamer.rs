@@ -145,15 +145,7 @@ fn a_dreamer_that_never_ends_is_stopped_with_every_process_it_started() {
             .unwrap()
     };
     let output = dream(&pi, "5");
-    let stderr = String::from_utf8(output.stderr).unwrap();
-    assert_eq!(output.status.code(), Some(1), "{stderr}");
-    assert!(
-        stderr.contains("dream: stopped the dreamer after 5 s"),
-        "{stderr}"
-    );
-    let mark = format!("{}={mark}", dreamer::TREE_MARK);
-    dreamer::assert_tree_stopped(&pids, &mark, "the dream");
-    assert!(!home.join(".dream.lock").exists(), "the lock is released");
+    let stderr = dreamer::assert_stopped_at_timeout(&output, &pids, &mark, &home);
     let report = dreamer::failed_run_report(&stderr);
     assert!(
         report.contains("dreamer failed: timed out after 5 s and was stopped"),

@@ -3,7 +3,7 @@
 //! notes root, agent, session, model and settings, and its sizes.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::{Value, json};
 
@@ -12,14 +12,9 @@ use super::support::{World, text, tool};
 /// `notesoup-pi boot ARGS` in the world's project, with the environment Pi
 /// ran under.
 fn boot(world: &World, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_notesoup-pi"))
-        .arg("boot")
+    world
+        .notesoup_pi(&["boot"])
         .args(args)
-        .current_dir(world.path("project"))
-        .env("HOME", world.temp.path())
-        .env("PI_CODING_AGENT_DIR", world.path("agent"))
-        .env("PI_NOTES_HOME", world.notes_home())
-        .env("PI_NOTES_AGENT", "tester")
         .output()
         .expect("notesoup-pi runs")
 }

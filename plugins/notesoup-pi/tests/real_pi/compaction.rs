@@ -8,7 +8,7 @@
 use notesoup_test_support::pi_session::reset_between;
 use serde_json::{Value, json};
 
-use super::support::{Report, World, text, tool};
+use super::support::{Report, World, text, three_long_parts, tool};
 
 /// Every compaction entry the session file holds.
 fn compaction_entries(report: &Report) -> Vec<Value> {
@@ -63,24 +63,10 @@ fn events(report: &Report) -> Vec<String> {
 /// 20,000 tokens. notesoup clamps a reserve above half the window to half
 /// the window (one warning), so its own lines come later: the warning at
 /// 33,616 tokens, the hard reserve at 50,000.
-fn large_reserve_world() -> World {
-    let mut world = World::new(100_000);
-    world.settings["compaction"] =
-        json!({"enabled": true, "reserveTokens": 80_000, "keepRecentTokens": 1_000});
-    world
-}
-
 #[test]
 fn a_large_reserve_pi_s_threshold_compaction_is_cancelled_and_notesoup_resets_without_a_summary() {
-    let world = large_reserve_world();
-    let report = world.start(json!([
-        {"respond": [text("First part read.")]},
-        {"prompt": format!("Part one. {}", "a".repeat(60_000))},
-        {"respond": [text("Second part read.")]},
-        {"prompt": format!("Part two. {}", "b".repeat(40_000))},
-        {"respond": [text("Third part read."), text("Fresh after the forced reset.")]},
-        {"prompt": format!("Part three. {}", "c".repeat(120_000))},
-    ]));
+    let world = World::large_reserve();
+    let report = world.start(three_long_parts());
     report.assert_finished(0);
     assert_no_summary_saved(&report);
 
@@ -157,7 +143,7 @@ fn a_small_reserve_notesoup_resets_first_and_pi_never_compacts() {
 /// summarizer on the model and saves a summary.
 #[test]
 fn with_notesoup_off_the_same_settings_make_pi_summarize() {
-    let world = large_reserve_world();
+    let world = World::large_reserve();
     let report = world.start(json!([
         {"prompt": "/notesoup off"},
         {"respond": [

@@ -29,14 +29,12 @@
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { pathToFileURL } from "node:url";
+
+import { fauxModel, fauxSession, load, loadPi, loadResources } from "./pi_sdk.mjs";
 
 const plan = JSON.parse(fs.readFileSync(process.argv[2], "utf8"));
-const nodeModules = process.env.NOTESOUP_PI_NODE_MODULES;
-if (!nodeModules) throw new Error("NOTESOUP_PI_NODE_MODULES is not set");
-const load = (rel) => import(pathToFileURL(path.join(nodeModules, rel)).href);
-const sdk = await load("@earendil-works/pi-coding-agent/dist/index.js");
-const piAi = await load("@earendil-works/pi-ai/dist/index.js");
+const pi = await loadPi();
+const { sdk, piAi } = pi;
 const { emitSessionShutdownEvent } = await load(
   "@earendil-works/pi-coding-agent/dist/core/extensions/runner.js",
 );
@@ -67,18 +65,12 @@ function text(content) {
     .join("\n");
 }
 
-const faux = piAi.fauxProvider({
-  api: "faux",
-  provider: "faux",
-  models: [{ id: "faux-1", contextWindow: plan.contextWindow ?? 200000, maxTokens: 8192 }],
-  tokenSize: { min: 100000, max: 100000 },
-});
-const modelRuntime = await sdk.ModelRuntime.create({
-  authPath: path.join(plan.agentDir, "auth.json"),
-  modelsPath: null,
-  refreshOnCreate: false,
-});
-modelRuntime.registerNativeProvider(faux.provider);
+const { faux, modelRuntime } = await fauxModel(
+  pi,
+  plan.agentDir,
+  { contextWindow: plan.contextWindow ?? 200000, maxTokens: 8192 },
+  { tokenSize: { min: 100000, max: 100000 } },
+);
 
 let callId = 0;
 function reply(step) {
@@ -99,15 +91,9 @@ function reply(step) {
   };
 }
 
-const settingsManager = sdk.SettingsManager.create(plan.cwd, plan.agentDir);
-const resourceLoader = new sdk.DefaultResourceLoader({
-  cwd: plan.cwd,
-  agentDir: plan.agentDir,
-  settingsManager,
-  noContextFiles: true,
+const { settingsManager, resourceLoader } = await loadResources(sdk, plan.cwd, plan.agentDir, {
   systemPrompt: "You are the notesoup real-Pi test agent.",
 });
-await resourceLoader.reload();
 const loaded = resourceLoader.getExtensions();
 for (const error of loaded.errors) errors.push(`load: ${error.path}: ${error.error}`);
 // An npm source (`pi install npm:<name>`) loads from Pi's npm folder.
@@ -121,14 +107,11 @@ if (!loaded.extensions.some((e) => e.path.startsWith(loadedFrom))) {
 const sessionManager = plan.resume
   ? sdk.SessionManager.open(plan.resume, plan.sessionDir, plan.cwd)
   : sdk.SessionManager.create(plan.cwd, plan.sessionDir);
-const { session } = await sdk.createAgentSession({
+const session = await fauxSession(sdk, faux, {
   cwd: plan.cwd,
   agentDir: plan.agentDir,
-  model: faux.getModel(),
-  thinkingLevel: "off",
   modelRuntime,
   resourceLoader,
-  noTools: "builtin",
   sessionManager,
   settingsManager,
   sessionStartEvent: plan.resume ? { type: "session_start", reason: "resume" } : undefined,

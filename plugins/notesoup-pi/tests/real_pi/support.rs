@@ -133,8 +133,31 @@ impl World {
         world
     }
 
+    /// A world with Pi's own threshold compaction on and a large reserve
+    /// (80,000 of 100,000 tokens): [`three_long_parts`] makes it compact.
+    pub fn large_reserve() -> Self {
+        let mut world = Self::new(100_000);
+        world.settings["compaction"] =
+            json!({"enabled": true, "reserveTokens": 80_000, "keepRecentTokens": 1_000});
+        world
+    }
+
     pub fn path(&self, name: &str) -> PathBuf {
         self.temp.path().join(name)
+    }
+
+    /// `notesoup-pi ARGS` (the binary under test) in the world's project,
+    /// with the environment Pi runs under.
+    pub fn notesoup_pi(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(crate::sidecar());
+        command
+            .args(args)
+            .current_dir(self.path("project"))
+            .env("HOME", self.temp.path())
+            .env("PI_CODING_AGENT_DIR", self.path("agent"))
+            .env("PI_NOTES_HOME", self.notes_home())
+            .env("PI_NOTES_AGENT", "tester");
+        command
     }
 
     pub fn notes_home(&self) -> PathBuf {
@@ -416,6 +439,20 @@ pub fn text(text: &str) -> Value {
     json!({ "text": text })
 }
 
+/// Three long prompts, each answered, that fill a
+/// [`World::large_reserve`] window past Pi's threshold: the third is
+/// answered twice (the reply, then the first turn after a reset).
+pub fn three_long_parts() -> Value {
+    json!([
+        {"respond": [text("First part read.")]},
+        {"prompt": format!("Part one. {}", "a".repeat(60_000))},
+        {"respond": [text("Second part read.")]},
+        {"prompt": format!("Part two. {}", "b".repeat(40_000))},
+        {"respond": [text("Third part read."), text("Fresh after the forced reset.")]},
+        {"prompt": format!("Part three. {}", "c".repeat(120_000))},
+    ])
+}
+
 /// A model reply: one tool call.
 pub fn tool(name: &str, args: Value) -> Value {
     json!({ "tools": [{ "name": name, "args": args }] })
@@ -472,20 +509,7 @@ pub fn find_note(root: &Path, name: &str) -> Option<PathBuf> {
 }
 
 /// Every file under `dir`.
-pub fn walk(dir: &Path) -> Vec<PathBuf> {
-    let mut found = Vec::new();
-    if let Ok(entries) = std::fs::read_dir(dir) {
-        for entry in entries.flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                found.extend(walk(&path));
-            } else {
-                found.push(path);
-            }
-        }
-    }
-    found
-}
+pub use notesoup_test_support::files::files_under as walk;
 
 /// How long to wait for Pi in a terminal to reach a state before failing
 /// with the pane. A bound on waiting, not an assertion on speed.

@@ -3,31 +3,16 @@
 //! automatic sync pulled it before the boot.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Command;
 
 use serde_json::json;
 
 use super::support::{World, find_note, text, tool};
 
 /// `notesoup-pi ARGS` on the world's notes root, with the environment Pi
-/// runs under.
-fn notesoup_pi(world: &World, args: &[&str]) -> Output {
-    let output = Command::new(crate::sidecar())
-        .args(args)
-        .current_dir(world.path("project"))
-        .env("HOME", world.temp.path())
-        .env("PI_CODING_AGENT_DIR", world.path("agent"))
-        .env("PI_NOTES_HOME", world.notes_home())
-        .env("PI_NOTES_AGENT", "tester")
-        .output()
-        .expect("notesoup-pi runs");
-    assert!(
-        output.status.success(),
-        "notesoup-pi {args:?}: {}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    output
+/// runs under: its stdout.
+fn notesoup_pi(world: &World, args: &[&str]) -> String {
+    notesoup_test_support::child::stdout_of(&mut world.notesoup_pi(args))
 }
 
 /// A bare Git repository at `path`, the remote both roots sync with.
@@ -58,10 +43,7 @@ fn a_note_written_on_one_root_is_in_the_boot_on_another_after_sync() {
     report.assert_finished(0);
     assert!(find_note(&first.notes_home().join("human"), "x.md").is_some());
     let sent = notesoup_pi(&first, &["sync"]);
-    assert!(
-        String::from_utf8_lossy(&sent.stdout).contains("pushed"),
-        "{sent:?}"
-    );
+    assert!(sent.contains("pushed"), "{sent}");
 
     // The second root: the same remote, automatic sync on. The wait is a
     // bound, not a delay: the boot goes on once the pull is done.

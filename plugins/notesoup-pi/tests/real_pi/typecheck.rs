@@ -38,16 +38,10 @@ fn the_shim_type_checks_against_pi_and_the_generated_protocol() {
     });
     let tsconfig = temp.path().join("tsconfig.json");
     std::fs::write(&tsconfig, config.to_string()).unwrap();
-    let output = std::process::Command::new(&pi.node)
-        .arg(&tsc)
-        .arg("-p")
-        .arg(&tsconfig)
-        .output()
-        .expect("tsc runs");
-    assert!(
-        output.status.success(),
-        "tsc --noEmit failed:\n{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
+    notesoup_test_support::child::stdout_of(
+        std::process::Command::new(&pi.node)
+            .arg(&tsc)
+            .arg("-p")
+            .arg(&tsconfig),
     );
 }

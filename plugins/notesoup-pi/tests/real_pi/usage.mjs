@@ -12,50 +12,31 @@
 // usage}]}], `usage` null when Pi returns undefined.
 
 import fs from "node:fs";
-import path from "node:path";
-import { pathToFileURL } from "node:url";
+
+import { fauxModel, fauxSession, loadPi, loadResources } from "./pi_sdk.mjs";
 
 const plan = JSON.parse(fs.readFileSync(process.argv[2], "utf8"));
-const nodeModules = process.env.NOTESOUP_PI_NODE_MODULES;
-if (!nodeModules) throw new Error("NOTESOUP_PI_NODE_MODULES is not set");
-const load = (rel) => import(pathToFileURL(path.join(nodeModules, rel)).href);
-const sdk = await load("@earendil-works/pi-coding-agent/dist/index.js");
-const piAi = await load("@earendil-works/pi-ai/dist/index.js");
+const pi = await loadPi();
+const { sdk } = pi;
 
 fs.mkdirSync(plan.agentDir, { recursive: true });
-const faux = piAi.fauxProvider({
-  api: "faux",
-  provider: "faux",
-  models: [{ id: "faux-1", contextWindow: plan.contextWindow, maxTokens: 8192 }],
+const { faux, modelRuntime } = await fauxModel(pi, plan.agentDir, {
+  contextWindow: plan.contextWindow,
+  maxTokens: 8192,
 });
-const modelRuntime = await sdk.ModelRuntime.create({
-  authPath: path.join(plan.agentDir, "auth.json"),
-  modelsPath: null,
-  refreshOnCreate: false,
-});
-modelRuntime.registerNativeProvider(faux.provider);
-const settingsManager = sdk.SettingsManager.create(plan.cwd, plan.agentDir);
-const resourceLoader = new sdk.DefaultResourceLoader({
-  cwd: plan.cwd,
-  agentDir: plan.agentDir,
-  settingsManager,
+const { settingsManager, resourceLoader } = await loadResources(sdk, plan.cwd, plan.agentDir, {
   noExtensions: true,
-  noContextFiles: true,
   systemPrompt: "usage",
 });
-await resourceLoader.reload();
 
 const out = [];
 for (const file of plan.files) {
   const sessionManager = sdk.SessionManager.open(file, plan.sessionDir, plan.cwd);
-  const { session } = await sdk.createAgentSession({
+  const session = await fauxSession(sdk, faux, {
     cwd: plan.cwd,
     agentDir: plan.agentDir,
-    model: faux.getModel(),
-    thinkingLevel: "off",
     modelRuntime,
     resourceLoader,
-    noTools: "builtin",
     sessionManager,
     settingsManager,
   });

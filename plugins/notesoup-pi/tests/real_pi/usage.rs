@@ -13,7 +13,7 @@ use notesoup_pi::projection::project;
 use notesoup_pi::session::{Leaf, SessionFile};
 use serde_json::{Value, json};
 
-use crate::support::{World, adapter_dir, text, wait_bounded};
+use crate::support::{World, adapter_dir, text, three_long_parts, wait_bounded};
 
 /// The sidecar's computation over one leaf of a session file, as
 /// `{tokens, contextWindow, percent}` (`null` tokens and percent when
@@ -127,17 +127,8 @@ fn the_sidecar_computes_pi_s_own_context_usage_at_every_leaf() {
     ]));
     files.push(report.session_file.clone());
     // ... and Pi's own threshold compaction on, with a large reserve.
-    let mut large = World::new(100_000);
-    large.settings["compaction"] =
-        json!({"enabled": true, "reserveTokens": 80_000, "keepRecentTokens": 1_000});
-    let report = large.start(json!([
-        {"respond": [text("First part read.")]},
-        {"prompt": format!("Part one. {}", "a".repeat(60_000))},
-        {"respond": [text("Second part read.")]},
-        {"prompt": format!("Part two. {}", "b".repeat(40_000))},
-        {"respond": [text("Third part read."), text("Fresh after the forced reset.")]},
-        {"prompt": format!("Part three. {}", "c".repeat(120_000))},
-    ]));
+    let large = World::large_reserve();
+    let report = large.start(three_long_parts());
     let large_file = report.session_file.clone();
 
     let mut compared = compare(&small, &files);

@@ -15,6 +15,7 @@ use notesoup_core::boot::{
 };
 use notesoup_core::notes::{ListQuery, NoteStore, NotesIdentity, Scope};
 use notesoup_core::wire::ToolBindings;
+use notesoup_test_support::files::tree;
 use notesoup_test_support::tool_names::{CONTEXT_TOOLS, HISTORY_TOOLS};
 use proptest::prelude::*;
 
@@ -98,32 +99,6 @@ fn note_text(updated: Timestamp, crumpled: Option<Timestamp>, body: &str) -> Str
     format!(
         "---\norigin: self\ncreatedAt: 2026-01-01T00:00:00.000+00:00\nupdatedAt: {updated}\nlastAccessed: 2026-01-01T00:00:00.000+00:00\naccessCount: 0\n{crumpled}---\n\n{body}"
     )
-}
-
-/// Every file under `dir` with its text, to show a boot changed nothing.
-fn tree(dir: &Path) -> Vec<(PathBuf, String)> {
-    let mut files: Vec<_> = walkdir(dir)
-        .into_iter()
-        .map(|path| {
-            let text = fs::read_to_string(&path).unwrap_or_default();
-            (path, text)
-        })
-        .collect();
-    files.sort();
-    files
-}
-
-fn walkdir(dir: &Path) -> Vec<PathBuf> {
-    let mut found = Vec::new();
-    for entry in fs::read_dir(dir).expect("readable dir") {
-        let path = entry.expect("entry").path();
-        if path.is_dir() {
-            found.extend(walkdir(&path));
-        } else {
-            found.push(path);
-        }
-    }
-    found
 }
 
 // ---- The renderer's pure parts ----

@@ -3,7 +3,6 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::{Duration, SystemTime};
 
 use notesoup_core::dream::{DreamOutput, Stream};
@@ -85,20 +84,8 @@ pub fn tree_hash(root: &Path) -> String {
 /// Runs `git <args>` in `dir` and returns its stdout; fails the test on a
 /// non-zero exit.
 pub fn git(dir: &Path, args: &[&str]) -> String {
-    let output = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .output()
-        .expect("run git");
-    assert!(
-        output.status.success(),
-        "git {args:?} failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).expect("git output is UTF-8")
+    use notesoup_test_support::child::{git_in, stdout_of};
+    stdout_of(git_in(dir).args(args).env("GIT_CONFIG_GLOBAL", "/dev/null"))
 }
 
 /// The output as `stdout: …` / `stderr: …` lines, with `home` shown as

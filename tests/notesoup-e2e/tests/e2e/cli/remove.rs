@@ -79,20 +79,8 @@ fn a_person_deletes_a_note_for_good() {
 }
 
 fn git(dir: &Path, args: &[&str]) -> String {
-    let output = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("HOME", dir)
-        .output()
-        .expect("git runs");
-    assert!(
-        output.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8_lossy(&output.stdout).into_owned()
+    use notesoup_test_support::child::{git_in, stdout_of};
+    stdout_of(git_in(dir).args(args).env("HOME", dir))
 }
 
 /// Everything the repository's objects hold, as Git reads them.
