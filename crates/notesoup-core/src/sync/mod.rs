@@ -724,6 +724,7 @@ fn sync_notes(
                 let side_name = |path: &str, taken: &dyn Fn(&str) -> bool| {
                     conflict_name(path, &machine, &short, taken)
                 };
+                repo.flush_commit(commit)?;
                 let mut record = MergeRecord::begin(&paths.merging, ours, commit)?;
                 write_to_disk(
                     root,

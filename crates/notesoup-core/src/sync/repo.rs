@@ -94,6 +94,54 @@ impl SyncRepo {
         flush().map_err(|err| SyncError::io("flush the branch to disk", err))
     }
 
+    /// Flushes to disk every loose object of `commit` (the commit, its
+    /// trees and blobs) and the folders holding them: gix writes objects
+    /// without an fsync, and a merge record that names a commit must not
+    /// outlast the commit through a power cut. Objects in packs came from
+    /// `git fetch`, which flushes its own.
+    pub(crate) fn flush_commit(&self, commit: ObjectId) -> Result<(), SyncError> {
+        let tree = self
+            .repo
+            .find_commit(commit)
+            .and_then(|commit| commit.tree_id())
+            .map_err(repo_error)?
+            .detach();
+        let mut ids = vec![commit, tree];
+        self.object_ids(tree, &mut ids)?;
+        let objects = self.path.join("objects");
+        let flush = |ids: &[ObjectId]| -> std::io::Result<()> {
+            let mut folders = std::collections::BTreeSet::new();
+            for id in ids {
+                let hex = id.to_hex().to_string();
+                let folder = objects.join(&hex[..2]);
+                match std::fs::File::open(folder.join(&hex[2..])) {
+                    Ok(file) => file.sync_all()?,
+                    Err(err) if err.kind() == std::io::ErrorKind::NotFound => continue,
+                    Err(err) => return Err(err),
+                }
+                folders.insert(folder);
+            }
+            for folder in &folders {
+                crate::durable::sync_dir(folder)?;
+            }
+            crate::durable::sync_dir(&objects)
+        };
+        flush(&ids).map_err(|err| SyncError::io("flush the merge commit to disk", err))
+    }
+
+    /// The ids of every tree and blob under `tree`, appended to `ids`.
+    fn object_ids(&self, tree: ObjectId, ids: &mut Vec<ObjectId>) -> Result<(), SyncError> {
+        for TreeEntry { id, is_tree, .. } in
+            tree_entries(&self.repo, tree, "").map_err(SyncError::Repo)?
+        {
+            ids.push(id);
+            if is_tree {
+                self.object_ids(id, ids)?;
+            }
+        }
+        Ok(())
+    }
+
     /// Every file of `commit`'s tree.
     pub(crate) fn read_tree(&self, commit: ObjectId) -> Result<NoteTree, SyncError> {
         let tree = self
