@@ -684,16 +684,9 @@ impl Pane {
 /// serving `script` and logging every request to `requests.jsonl`; ended
 /// when dropped.
 pub struct Endpoint {
-    server: std::process::Child,
+    server: notesoup_test_support::child::Reaped,
     log: PathBuf,
     port: String,
-}
-
-impl Drop for Endpoint {
-    fn drop(&mut self) {
-        let _ = self.server.kill();
-        let _ = self.server.wait();
-    }
 }
 
 impl Endpoint {
@@ -703,19 +696,21 @@ impl Endpoint {
         std::fs::write(root.join("script.json"), script.to_string()).unwrap();
         let port_file = root.join("port");
         let log = root.join("requests.jsonl");
-        let server = Command::new(&pi.node)
-            .arg(adapter_dir().join("tests/real_pi/fake_openai.mjs"))
-            .arg(root.join("script.json"))
-            .arg(&port_file)
-            .arg(&log)
-            .spawn()
-            .unwrap();
+        let server = notesoup_test_support::child::Reaped(
+            Command::new(&pi.node)
+                .arg(adapter_dir().join("tests/real_pi/fake_openai.mjs"))
+                .arg(root.join("script.json"))
+                .arg(&port_file)
+                .arg(&log)
+                .spawn()
+                .unwrap(),
+        );
         let mut endpoint = Self {
             server,
             log,
             port: String::new(),
         };
-        endpoint.port = wait_for_port(&port_file, &mut endpoint.server, PATIENCE);
+        endpoint.port = wait_for_port(&port_file, &mut endpoint.server.0, PATIENCE);
         endpoint
     }
 

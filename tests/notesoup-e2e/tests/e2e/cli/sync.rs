@@ -1032,17 +1032,9 @@ fn with_auto_on_a_finished_dream_pushes() {
 /// dropped.
 #[cfg(feature = "ssh-remote")]
 struct Sshd {
-    child: std::process::Child,
+    _child: notesoup_test_support::child::Reaped,
     port: u16,
     dir: tempfile::TempDir,
-}
-
-#[cfg(feature = "ssh-remote")]
-impl Drop for Sshd {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 #[cfg(feature = "ssh-remote")]
@@ -1081,10 +1073,7 @@ impl Sshd {
             dir.path().join("authorized_keys"),
         )
         .unwrap();
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|listener| listener.local_addr())
-            .expect("free port")
-            .port();
+        let port = notesoup_test_support::child::free_port();
         let config = dir.path().join("sshd_config");
         std::fs::write(
             &config,
@@ -1096,24 +1085,25 @@ impl Sshd {
             ),
         )
         .unwrap();
-        let child = Command::new(&program)
-            .arg("-D")
-            .arg("-e")
-            .arg("-f")
-            .arg(&config)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::fs::File::create(dir.path().join("sshd.log")).unwrap())
-            .spawn()
-            .expect("sshd starts");
-        let sshd = Sshd { child, port, dir };
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(
-                std::time::Instant::now() < deadline,
-                "sshd did not listen on {port}: {}",
-                sshd.log()
-            );
-            std::thread::sleep(std::time::Duration::from_millis(20));
+        let mut child = notesoup_test_support::child::Reaped(
+            Command::new(&program)
+                .arg("-D")
+                .arg("-e")
+                .arg("-f")
+                .arg(&config)
+                .stdout(std::process::Stdio::null())
+                .stderr(std::fs::File::create(dir.path().join("sshd.log")).unwrap())
+                .spawn()
+                .expect("sshd starts"),
+        );
+        let listening = child.listening(port, std::time::Duration::from_secs(20));
+        let sshd = Sshd {
+            _child: child,
+            port,
+            dir,
+        };
+        if let Err(why) = listening {
+            panic!("sshd {why}: {}", sshd.log());
         }
         sshd
     }
