@@ -311,3 +311,14 @@ impl Reaped {
         Ok(())
     }
 }
+
+/// A bare Git repository made at `path` (`git init --bare`), the remote of
+/// a sync test: its path, as `sync --remote` takes it.
+pub fn bare_remote(path: &std::path::Path) -> String {
+    stdout_of(
+        Command::new("git")
+            .args(["init", "--quiet", "--bare"])
+            .arg(path),
+    );
+    path.display().to_string()
+}

@@ -756,14 +756,7 @@ fn a_note_written_on_one_root_is_in_the_boot_on_another_after_sync() {
     let root = dsh_root();
     let first = World::new(root.clone());
     let second = World::new(root);
-    let remote = first.path("remote.git");
-    let status = Command::new("git")
-        .args(["init", "--quiet", "--bare"])
-        .arg(&remote)
-        .status()
-        .expect("git runs");
-    assert!(status.success());
-    let remote = remote.display().to_string();
+    let remote = notesoup_test_support::child::bare_remote(&first.path("remote.git"));
 
     notesoup_dsh(&first, &["sync", "--remote", &remote]);
     let wrote = first.run(&Scenario {

@@ -6,15 +6,9 @@ use std::process::Command;
 
 use super::{Bin, Machine};
 
+/// A fresh bare remote in `machine`'s folder: its URL.
 fn bare_remote(machine: &Machine) -> String {
-    let remote = machine.root.join("remote.git");
-    let status = Command::new("git")
-        .args(["init", "--quiet", "--bare"])
-        .arg(&remote)
-        .status()
-        .unwrap();
-    assert!(status.success());
-    remote.display().to_string()
+    notesoup_test_support::child::bare_remote(&machine.root.join("remote.git"))
 }
 
 /// Two machines set up to sync through one fresh bare remote with `bin`:
