@@ -9,7 +9,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use crate::child::{Reaped, free_port};
+use crate::child::{Reaped, free_port, stdout_of};
 
 /// A variable the test needs, naming a path that exists, or a failure
 /// saying how to get it (`how`).
@@ -93,16 +93,9 @@ impl Registry {
              console.log((await r.json()).token);",
             self.url
         );
-        let out = Command::new(node)
-            .args(["--input-type=module", "-e", &script])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap().trim().to_owned()
+        stdout_of(Command::new(node).args(["--input-type=module", "-e", &script]))
+            .trim()
+            .to_owned()
     }
 
     /// The `.npmrc` lines that point npm at this registry as a user would,

@@ -559,16 +559,11 @@ impl PiHome {
     /// folder.
     pub fn install(&self) -> PathBuf {
         let package = self.root.join("pi-package");
-        let out = Command::new(crate::sidecar())
-            .args(["install", "--dir"])
-            .arg(&package)
-            .envs(self.env.iter().map(|(k, v)| (k, v)))
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
+        notesoup_test_support::child::stdout_of(
+            Command::new(crate::sidecar())
+                .args(["install", "--dir"])
+                .arg(&package)
+                .envs(self.env.iter().map(|(k, v)| (k, v))),
         );
         package
     }
