@@ -893,6 +893,19 @@ fn pi_event(
     }
 }
 
+/// Ends a `serve` sidecar, which must exit cleanly, then waits (bounded)
+/// for its background push of `path` to reach `remote`.
+fn ended_then_pushed(
+    sidecar: notesoup_test_support::child::Proc,
+    remote: &str,
+    path: &str,
+    machine: &Machine,
+) {
+    let (status, _, said) = sidecar.finish();
+    assert!(status.success(), "{said}");
+    wait_for_remote(remote, path, machine);
+}
+
 /// With `auto` on, Pi's `session_shutdown` (through `notesoup-pi serve`)
 /// pushes in the background.
 #[test]
@@ -910,9 +923,7 @@ fn with_auto_on_a_pi_session_shutdown_pushes() {
         &state,
     );
     assert!(result.get("error").is_none(), "{result}");
-    let (status, _, said) = sidecar.finish();
-    assert!(status.success(), "{said}");
-    wait_for_remote(&remote, "human/at-shutdown.md", &machine);
+    ended_then_pushed(sidecar, &remote, "human/at-shutdown.md", &machine);
 }
 
 /// With `auto` on, Pi's reset (a `/fresh-window` close-out committed when
@@ -971,9 +982,7 @@ fn with_auto_on_a_pi_reset_pushes() {
             .is_some_and(|e| !e.is_empty()),
         "the reset committed no boundary: {settled}"
     );
-    let (status, _, said) = sidecar.finish();
-    assert!(status.success(), "{said}");
-    wait_for_remote(&remote, "human/at-reset.md", &machine);
+    ended_then_pushed(sidecar, &remote, "human/at-reset.md", &machine);
 }
 
 /// With `auto` on, dsh's reset (its plan, through `notesoup-dsh serve`)
@@ -1000,9 +1009,7 @@ fn with_auto_on_a_dsh_reset_pushes() {
     let plan = sidecar.next();
     assert!(plan.get("error").is_none(), "{plan}");
     assert!(plan["result"]["window_id"].as_str().is_some(), "{plan}");
-    let (status, _, said) = sidecar.finish();
-    assert!(status.success(), "{said}");
-    wait_for_remote(&remote, "human/at-reset.md", &machine);
+    ended_then_pushed(sidecar, &remote, "human/at-reset.md", &machine);
 }
 
 /// With `auto` on, a finished dream pushes in the background.
