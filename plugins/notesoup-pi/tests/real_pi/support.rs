@@ -359,19 +359,14 @@ impl Report {
     /// FILE --json` (the binary under test) reads it from the file Pi
     /// wrote.
     pub fn ledger_ends(&self) -> Vec<String> {
-        let output = Command::new(crate::sidecar())
-            .arg("report")
-            .arg(&self.session_file)
-            .arg("--json")
-            .env("PI_NOTES_HOME", self.session_file.with_extension("notes"))
-            .output()
-            .expect("notesoup-pi report runs");
-        assert!(
-            output.status.success(),
-            "{}",
-            String::from_utf8_lossy(&output.stderr)
+        let report = notesoup_test_support::child::stdout_of(
+            Command::new(crate::sidecar())
+                .arg("report")
+                .arg(&self.session_file)
+                .arg("--json")
+                .env("PI_NOTES_HOME", self.session_file.with_extension("notes")),
         );
-        let ledger: Value = serde_json::from_slice(&output.stdout).expect("the ledger's JSON");
+        let ledger: Value = serde_json::from_str(&report).expect("the ledger's JSON");
         ledger["windows"]
             .as_array()
             .expect("windows")
