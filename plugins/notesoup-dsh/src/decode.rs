@@ -194,6 +194,19 @@ pub struct ToolResultView {
 }
 
 impl SessionEvent {
+    /// An event of the tests: no time, no cited events.
+    #[cfg(test)]
+    pub(crate) fn test_event(seq: u64, kind: &str, data: Value, op: Option<SurfaceOp>) -> Self {
+        Self {
+            kind: kind.into(),
+            seq,
+            time: None,
+            data,
+            surface_op: op,
+            source_event_seqs: None,
+        }
+    }
+
     /// Whether this event is on the surface path (carries a surface op).
     pub fn is_surface(&self) -> bool {
         self.surface_op.is_some()

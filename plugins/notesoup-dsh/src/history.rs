@@ -461,12 +461,8 @@ mod tests {
 
     fn ev(seq: u64, kind: &str, data: Value, op: Option<SurfaceOp>) -> SessionEvent {
         SessionEvent {
-            kind: kind.into(),
-            seq,
             time: Some(1_796_086_296_000 + seq as i64),
-            data,
-            surface_op: op,
-            source_event_seqs: None,
+            ..SessionEvent::test_event(seq, kind, data, op)
         }
     }
 

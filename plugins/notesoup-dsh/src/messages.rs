@@ -124,14 +124,7 @@ mod tests {
     use crate::decode::SessionEvent;
 
     fn as_event(message: Value) -> SessionEvent {
-        SessionEvent {
-            kind: "user/message".into(),
-            seq: 0,
-            time: None,
-            data: message,
-            surface_op: None,
-            source_event_seqs: None,
-        }
+        SessionEvent::test_event(0, "user/message", message, None)
     }
 
     #[test]

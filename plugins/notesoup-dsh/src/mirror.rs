@@ -156,14 +156,7 @@ mod tests {
     use serde_json::{Value, json};
 
     fn ev(seq: u64, kind: &str, data: Value, op: Option<SurfaceOp>) -> SessionEvent {
-        SessionEvent {
-            kind: kind.into(),
-            seq,
-            time: None,
-            data,
-            surface_op: op,
-            source_event_seqs: None,
-        }
+        SessionEvent::test_event(seq, kind, data, op)
     }
 
     fn user(seq: u64) -> SessionEvent {

@@ -62,14 +62,7 @@ mod tests {
     use serde_json::{Value, json};
 
     fn ev(seq: u64, kind: &str, data: Value) -> SessionEvent {
-        SessionEvent {
-            kind: kind.into(),
-            seq,
-            time: None,
-            data,
-            surface_op: Some(SurfaceOp::Append),
-            source_event_seqs: None,
-        }
+        SessionEvent::test_event(seq, kind, data, Some(SurfaceOp::Append))
     }
 
     fn mirror(kinds: &[&str]) -> SessionMirror {

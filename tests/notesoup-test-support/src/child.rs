@@ -272,3 +272,53 @@ pub fn assert_quiet_without_a_reader(command: &mut Command, what: &str) {
     );
     assert!(!stderr.contains("panicked"), "{what}: {stderr}");
 }
+
+/// A port of 127.0.0.1 that is free now, for a server the test starts.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("free port")
+        .port()
+}
+
+/// A server the test started, killed and waited for when dropped, however
+/// the test ends.
+#[derive(Debug)]
+pub struct Reaped(pub Child);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+impl Reaped {
+    /// Waits, at most `within` (a bound on a hang, not on speed), until
+    /// something listens on 127.0.0.1:`port`; why not, when the server
+    /// exited first or never listened.
+    pub fn listening(&mut self, port: u16, within: Duration) -> Result<(), String> {
+        let deadline = Instant::now() + within;
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            if let Some(status) = self.0.try_wait().map_err(|error| error.to_string())? {
+                return Err(format!("exited before listening on {port} ({status})"));
+            }
+            if Instant::now() >= deadline {
+                return Err(format!("did not listen on {port} within {within:?}"));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Ok(())
+    }
+}
+
+/// A bare Git repository made at `path` (`git init --bare`), the remote of
+/// a sync test: its path, as `sync --remote` takes it.
+pub fn bare_remote(path: &std::path::Path) -> String {
+    stdout_of(
+        Command::new("git")
+            .args(["init", "--quiet", "--bare"])
+            .arg(path),
+    );
+    path.display().to_string()
+}

@@ -4,9 +4,9 @@
 //! binary (its `env!("CARGO_BIN_EXE_…")` path, inside a `Command` it built
 //! with its own environment), its own flags and its own host words, and this
 //! crate holds what is the same: a child over real pipes with a bound on
-//! every wait, the capped-input attack bodies, files that are not files,
-//! a folder's files and their bytes, stand-ins for the dreamer, the shared
-//! commands' checks, fake model APIs on 127.0.0.1, and a local npm registry
+//! every wait, a server killed when the test ends, the capped-input attack
+//! bodies, files that are not files, a folder's files and their bytes,
+//! stand-ins for the dreamer, the shared commands' checks, fake model APIs on 127.0.0.1, and a local npm registry
 //! with a fresh machine to install the dist's packages on.
 //!
 //! A failed check panics: this is test code, and a panic is a failed test.

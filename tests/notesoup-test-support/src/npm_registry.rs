@@ -7,7 +7,9 @@
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
+
+use crate::child::{Reaped, free_port, stdout_of};
 
 /// A variable the test needs, naming a path that exists, or a failure
 /// saying how to get it (`how`).
@@ -34,16 +36,9 @@ pub const HOW_TO_VERDACCIO: &str = "run `eval \"$(cargo xtask hosts verdaccio)\"
 /// The verdaccio process, ended when the test ends, however it ends.
 #[derive(Debug)]
 pub struct Registry {
-    child: Child,
+    _child: Reaped,
     /// `http://127.0.0.1:PORT/`.
     pub url: String,
-}
-
-impl Drop for Registry {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 impl Registry {
@@ -66,38 +61,26 @@ impl Registry {
              max_body_size: 512mb\n",
         )
         .unwrap();
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let child = Command::new(node)
-            .arg(verdaccio)
-            .args(["--config"])
-            .arg(&config)
-            .args(["--listen", &format!("127.0.0.1:{port}")])
-            .current_dir(dir)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("verdaccio starts");
-        let mut registry = Self {
-            child,
+        let port = free_port();
+        let mut child = Reaped(
+            Command::new(node)
+                .arg(verdaccio)
+                .args(["--config"])
+                .arg(&config)
+                .args(["--listen", &format!("127.0.0.1:{port}")])
+                .current_dir(dir)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("verdaccio starts"),
+        );
+        child
+            .listening(port, std::time::Duration::from_secs(120))
+            .unwrap_or_else(|why| panic!("verdaccio {why}"));
+        Self {
+            _child: child,
             url: format!("http://127.0.0.1:{port}/"),
-        };
-        // A bound on waiting for it to listen, not on its speed.
-        let started = std::time::Instant::now();
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            if let Some(status) = registry.child.try_wait().unwrap() {
-                panic!("verdaccio exited before listening ({status})");
-            }
-            assert!(
-                started.elapsed() < std::time::Duration::from_secs(120),
-                "verdaccio never listened on {port}"
-            );
-            std::thread::sleep(std::time::Duration::from_millis(100));
         }
-        registry
     }
 
     /// A user's token (`npm adduser`'s request), for `npm publish`.
@@ -110,16 +93,9 @@ impl Registry {
              console.log((await r.json()).token);",
             self.url
         );
-        let out = Command::new(node)
-            .args(["--input-type=module", "-e", &script])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap().trim().to_owned()
+        stdout_of(Command::new(node).args(["--input-type=module", "-e", &script]))
+            .trim()
+            .to_owned()
     }
 
     /// The `.npmrc` lines that point npm at this registry as a user would,

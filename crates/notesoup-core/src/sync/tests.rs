@@ -201,58 +201,36 @@ fn a_note_written_while_a_sync_runs_is_merged_again_never_overwritten() {
     let root = dir.path();
     std::fs::create_dir_all(root.join("human")).expect("home");
     let side = |path: &str, _taken: &dyn Fn(&str) -> bool| format!("{path}.side.md");
+    let text = |name: &str| std::fs::read_to_string(root.join(name)).expect("read");
+    // `human/a.md` is `now` on disk; the sync read `read` and merged it into
+    // `merged`.
+    let apply_over = |now: &str, read: &[u8], merged: &[u8]| {
+        std::fs::write(root.join("human/a.md"), now).expect("write");
+        apply(root, "human/a.md", Some(read), Some(merged), &side).expect("applied")
+    };
     // As the sync read it: unchanged since, so the merge's version lands.
-    std::fs::write(root.join("human/a.md"), "one\ntwo\n").expect("write");
-    let applied = apply(
-        root,
-        "human/a.md",
-        Some(b"one\ntwo\n"),
-        Some(b"one\ntwo\nthree\n"),
-        &side,
-    );
-    assert_eq!(applied.expect("applied"), Applied::AsMerged);
-    assert_eq!(
-        std::fs::read_to_string(root.join("human/a.md")).expect("read"),
-        "one\ntwo\nthree\n"
-    );
+    let applied = apply_over("one\ntwo\n", b"one\ntwo\n", b"one\ntwo\nthree\n");
+    assert_eq!(applied, Applied::AsMerged);
+    assert_eq!(text("human/a.md"), "one\ntwo\nthree\n");
     // Written meanwhile, elsewhere in the note: both changes kept.
-    std::fs::write(root.join("human/a.md"), "zero\none\ntwo\nthree\n").expect("write");
-    let applied = apply(
-        root,
-        "human/a.md",
-        Some(b"one\ntwo\nthree\n"),
-        Some(b"one\ntwo\nthree\nfour\n"),
-        &side,
+    let applied = apply_over(
+        "zero\none\ntwo\nthree\n",
+        b"one\ntwo\nthree\n",
+        b"one\ntwo\nthree\nfour\n",
     );
-    assert_eq!(applied.expect("applied"), Applied::Remerged { side: None });
-    assert_eq!(
-        std::fs::read_to_string(root.join("human/a.md")).expect("read"),
-        "zero\none\ntwo\nthree\nfour\n"
-    );
+    assert_eq!(applied, Applied::Remerged { side: None });
+    assert_eq!(text("human/a.md"), "zero\none\ntwo\nthree\nfour\n");
     // Written meanwhile in the same place: the write stays, the merge's
     // version goes beside it.
-    std::fs::write(root.join("human/a.md"), "mine\n").expect("write");
-    let applied = apply(
-        root,
-        "human/a.md",
-        Some(b"zero\n"),
-        Some(b"theirs\n"),
-        &side,
-    );
+    let applied = apply_over("mine\n", b"zero\n", b"theirs\n");
     assert_eq!(
-        applied.expect("applied"),
+        applied,
         Applied::Remerged {
             side: Some("human/a.md.side.md".to_owned())
         }
     );
-    assert_eq!(
-        std::fs::read_to_string(root.join("human/a.md")).expect("read"),
-        "mine\n"
-    );
-    assert_eq!(
-        std::fs::read_to_string(root.join("human/a.md.side.md")).expect("read"),
-        "theirs\n"
-    );
+    assert_eq!(text("human/a.md"), "mine\n");
+    assert_eq!(text("human/a.md.side.md"), "theirs\n");
     // A delete of a note written meanwhile keeps it.
     let applied = apply(root, "human/a.md", Some(b"zero\n"), None, &side);
     assert_eq!(applied.expect("applied"), Applied::Kept);

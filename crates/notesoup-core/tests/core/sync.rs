@@ -3,11 +3,12 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
+use std::time::Duration;
 
 use notesoup_core::dream::doctor;
 use notesoup_core::sync::{NotesSync, SyncConfig, SyncReport};
+use notesoup_test_support::child::{Reaped, free_port};
 use proptest::prelude::*;
 use tempfile::TempDir;
 
@@ -566,15 +567,8 @@ fn a_note_over_the_bound_stays_home() {
 /// A `git daemon` serving `base` on a free port of 127.0.0.1, stopped when
 /// dropped.
 struct Daemon {
-    child: Child,
+    _child: Reaped,
     port: u16,
-}
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 fn daemon(base: &Path) -> Daemon {
@@ -587,32 +581,28 @@ fn daemon(base: &Path) -> Daemon {
         "git daemon is not installed on this machine ({} is missing): the network test cannot run",
         program.display()
     );
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|listener| listener.local_addr())
-        .expect("free port")
-        .port();
-    let child = Command::new(&program)
-        .arg("--export-all")
-        .arg("--enable=receive-pack")
-        .arg("--reuseaddr")
-        .arg("--listen=127.0.0.1")
-        .arg(format!("--port={port}"))
-        .arg(format!("--base-path={}", base.display()))
-        .arg(base)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("git daemon starts");
-    let daemon = Daemon { child, port };
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            Instant::now() < deadline,
-            "git daemon did not listen on {port}"
-        );
-        std::thread::sleep(Duration::from_millis(20));
+    let port = free_port();
+    let mut child = Reaped(
+        Command::new(&program)
+            .arg("--export-all")
+            .arg("--enable=receive-pack")
+            .arg("--reuseaddr")
+            .arg("--listen=127.0.0.1")
+            .arg(format!("--port={port}"))
+            .arg(format!("--base-path={}", base.display()))
+            .arg(base)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("git daemon starts"),
+    );
+    child
+        .listening(port, Duration::from_secs(20))
+        .unwrap_or_else(|why| panic!("git daemon {why}"));
+    Daemon {
+        _child: child,
+        port,
     }
-    daemon
 }
 
 #[test]

@@ -194,13 +194,7 @@ fn the_credential_guard_follows_the_user_settings_never_a_project_s_false() {
     let key = notesoup_core::notes::project_key(&sb.project);
     let note = sb.notes.join("project").join(key).join("deploy.md");
     assert!(!note.exists(), "nothing is written");
-    let settings = sb.project.join(".claude");
-    std::fs::create_dir_all(&settings).unwrap();
-    std::fs::write(
-        settings.join("notesoup.json"),
-        r#"{"notesoup":{"secretGuard":false}}"#,
-    )
-    .unwrap();
+    sb.project_settings(r#"{"notesoup":{"secretGuard":false}}"#);
     let refusal = refused(sb.run(&["notes", "write", "@project/deploy.md", &content], b""));
     let lines: Vec<&str> = refusal.lines().collect();
     assert_eq!(
@@ -234,13 +228,7 @@ fn the_boot_keeps_within_the_configured_bound() {
     let default = ok(sb.run(&["boot"], b""));
     assert!(chars(&default) <= 10_000, "{}", chars(&default));
     assert!(chars(&default) > 6_000, "{}", chars(&default));
-    let settings = sb.project.join(".claude");
-    std::fs::create_dir_all(&settings).unwrap();
-    std::fs::write(
-        settings.join("notesoup.json"),
-        r#"{"notesoup":{"bootMaxChars":6000}}"#,
-    )
-    .unwrap();
+    sb.project_settings(r#"{"notesoup":{"bootMaxChars":6000}}"#);
     let bounded = ok(sb.run(&["boot"], b""));
     assert!(chars(&bounded) <= 6_000, "{}", chars(&bounded));
     assert!(bounded.contains("line 0 of the map"), "{bounded}");

@@ -180,13 +180,7 @@ fn the_dreamer_setting_picks_the_model_and_the_flag_wins() {
     sb.run(&["dream", "--notes-home", &home, "--force"], b"");
     assert_eq!(model(), None, "no setting: Claude Code's own default");
 
-    let settings = sb.project.join(".claude");
-    std::fs::create_dir_all(&settings).unwrap();
-    std::fs::write(
-        settings.join("notesoup.json"),
-        r#"{"notesoup":{"dreamer":"claude-dreamer-from-settings"}}"#,
-    )
-    .unwrap();
+    sb.project_settings(r#"{"notesoup":{"dreamer":"claude-dreamer-from-settings"}}"#);
     sb.run(&["dream", "--notes-home", &home, "--force"], b"");
     assert_eq!(model().as_deref(), Some("claude-dreamer-from-settings"));
 
@@ -203,11 +197,7 @@ fn the_dreamer_setting_picks_the_model_and_the_flag_wins() {
     );
     assert_eq!(model().as_deref(), Some("flagged"));
 
-    std::fs::write(
-        settings.join("notesoup.json"),
-        r#"{"notesoup":{"dreamer":7}}"#,
-    )
-    .unwrap();
+    sb.project_settings(r#"{"notesoup":{"dreamer":7}}"#);
     let warned = sb.run(&["dream", "--notes-home", &home, "--force"], b"");
     assert!(
         String::from_utf8_lossy(&warned.stderr).contains("notesoup.dreamer must be"),

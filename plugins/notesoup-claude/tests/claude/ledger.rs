@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 use std::process::Command;
 
 use notesoup_core::history::EndReason;
+use notesoup_test_support::child::stdout_of;
 use serde_json::Value;
 
 use crate::support::{
@@ -52,18 +53,12 @@ fn a_compaction_then_a_clear_then_an_open_window() {
 }
 
 fn report(args: &[&str]) -> String {
-    let output = Command::new(env!("CARGO_BIN_EXE_notesoup"))
-        .arg("report")
-        .args(args)
-        .env("CLAUDE_PLUGIN_DATA", "/nonexistent-notesoup-report")
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).unwrap()
+    stdout_of(
+        Command::new(env!("CARGO_BIN_EXE_notesoup"))
+            .arg("report")
+            .args(args)
+            .env("CLAUDE_PLUGIN_DATA", "/nonexistent-notesoup-report"),
+    )
 }
 
 #[test]

@@ -409,6 +409,13 @@ pub fn tool_rows(id: &str, name: &str, input: &Value, at: &str) -> [String; 2] {
 }
 
 impl Sandbox {
+    /// Writes the project's `.claude/notesoup.json`.
+    pub fn project_settings(&self, json: &str) {
+        let settings = self.project.join(".claude");
+        std::fs::create_dir_all(&settings).unwrap();
+        std::fs::write(settings.join("notesoup.json"), json).unwrap();
+    }
+
     /// Runs `notesoup <args>` with no input, asserts it succeeded and
     /// returns its stdout.
     pub fn run_ok(&self, args: &[&str]) -> String {

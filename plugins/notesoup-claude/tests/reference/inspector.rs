@@ -31,14 +31,20 @@ fn inspect_with(sb: &Sandbox, env: &[&str], args: &[&str]) -> Output {
     crate::claude::run(&mut sb.command(&mcp_inspector(), &all))
 }
 
-/// The result of a call that must succeed.
-fn called(sb: &Sandbox, tool: &str, args: &[&str]) -> Value {
+/// `tools/call` of `tool` with `args` (each `key=value`) through the
+/// Inspector.
+fn call(sb: &Sandbox, tool: &str, args: &[&str]) -> Output {
     let mut all = vec!["--method", "tools/call", "--tool-name", tool];
     for arg in args {
         all.push("--tool-arg");
         all.push(arg);
     }
-    let output = inspect(sb, &all);
+    inspect(sb, &all)
+}
+
+/// The result of a call that must succeed.
+fn called(sb: &Sandbox, tool: &str, args: &[&str]) -> Value {
+    let output = call(sb, tool, args);
     assert!(
         output.status.success(),
         "{tool} {args:?}: {}\n{}",
@@ -51,12 +57,7 @@ fn called(sb: &Sandbox, tool: &str, args: &[&str]) -> Value {
 /// The refusal code of a call that must be refused (the Inspector prints
 /// the result, then fails).
 fn refused(sb: &Sandbox, tool: &str, args: &[&str]) -> String {
-    let mut all = vec!["--method", "tools/call", "--tool-name", tool];
-    for arg in args {
-        all.push("--tool-arg");
-        all.push(arg);
-    }
-    let output = inspect(sb, &all);
+    let output = call(sb, tool, args);
     assert!(!output.status.success(), "{tool} {args:?} was not refused");
     let stdout = String::from_utf8_lossy(&output.stdout);
     let result: Value = serde_json::Deserializer::from_str(&stdout)

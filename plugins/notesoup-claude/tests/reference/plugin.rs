@@ -78,24 +78,17 @@ fn a_local_marketplace_installs_and_the_server_is_healthy() {
         None,
         &["plugin", "marketplace", "add", market_arg],
     )));
-    let installed = stdout_of(&run(&mut command(
-        &sb,
-        None,
-        &["plugin", "install", "notesoup@notesoup"],
-    )));
-    assert!(
-        installed.contains("Successfully installed plugin: notesoup@notesoup"),
-        "{installed}"
-    );
-    let installed = stdout_of(&run(&mut command(
-        &sb,
-        None,
-        &["plugin", "install", "notesoup-reset@notesoup"],
-    )));
-    assert!(
-        installed.contains("Successfully installed plugin: notesoup-reset@notesoup"),
-        "{installed}"
-    );
+    for plugin in ["notesoup@notesoup", "notesoup-reset@notesoup"] {
+        let installed = stdout_of(&run(&mut command(
+            &sb,
+            None,
+            &["plugin", "install", plugin],
+        )));
+        assert!(
+            installed.contains(&format!("Successfully installed plugin: {plugin}")),
+            "{installed}"
+        );
+    }
     let list = stdout_of(&run(&mut command(&sb, None, &["mcp", "list"])));
     let line = list
         .lines()

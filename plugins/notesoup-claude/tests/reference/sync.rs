@@ -2,11 +2,10 @@
 //! Code session on root A is in the SessionStart boot of a real Claude Code
 //! session on root B, whose automatic sync pulled it before the boot.
 
-use std::process::Command;
-
 use serde_json::json;
 
 use crate::claude::{Headless, stdout_of};
+use notesoup_test_support::child::bare_remote;
 use notesoup_test_support::fake_anthropic::{Reply, texts};
 
 const NOTES_WRITE: &str = "mcp__plugin_notesoup_notesoup__notes_write";
@@ -21,14 +20,8 @@ fn a_note_written_on_one_root_is_in_the_boot_on_another_after_sync() {
     let _terminal = crate::hosts::shared();
     let first = Headless::new();
     let second = Headless::new();
-    let remote = first.sb.home.join("remote.git");
-    let status = Command::new("git")
-        .args(["init", "--quiet", "--bare"])
-        .arg(&remote)
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let remote = remote.to_str().unwrap();
+    let remote = bare_remote(&first.sb.home.join("remote.git"));
+    let remote = remote.as_str();
 
     notesoup(&first, &["sync", "--remote", remote]);
     first.api.script(vec![

@@ -17,6 +17,11 @@ use serde_json::{Value, json};
 
 use crate::{boots_on_the_surface, fixtures};
 
+/// dsh's summarizing compaction turned off, as notesoup's default install
+/// leaves it.
+pub(crate) const COMPACTION_OFF: &str =
+    "- id: compaction-basic\n  name: '@deepseek-ai/dsh-compaction-basic'\n  disabled: true\n";
+
 /// The pinned dsh install. The feature is the opt-in, so a missing install
 /// fails the test instead of passing it unseen.
 pub fn dsh_root() -> PathBuf {
@@ -210,6 +215,21 @@ impl World {
             .args(args)
             .output()
             .expect("dsh runs")
+    }
+
+    /// dsh's configuration over the headless profile as `--dump-config`
+    /// prints it (it must succeed), with an empty overlay written to
+    /// `overlay` in the world.
+    pub(crate) fn dumped_config(&self, overlay: &str) -> String {
+        let overlay = self.path(overlay);
+        std::fs::write(&overlay, "[]\n").expect("overlay");
+        let dumped = self.dsh(&["--dump-config"], &overlay);
+        assert!(
+            dumped.status.success(),
+            "{}",
+            String::from_utf8_lossy(&dumped.stderr)
+        );
+        String::from_utf8_lossy(&dumped.stdout).into_owned()
     }
 
     /// Runs one dsh process to completion.
@@ -628,15 +648,9 @@ fn installed_through_the_profile_as_documented() {
     let said = world.install_into_profile(&[]);
     assert!(said.contains("with notesoup's compaction engine"), "{said}");
     // The default install mounts the engine and turns dsh's summary off.
-    let overlay = world.path("overlay-profile-dump.yml");
-    std::fs::write(&overlay, "[]\n").expect("overlay");
-    let dumped = world.dsh(&["--dump-config"], &overlay);
-    let config = String::from_utf8_lossy(&dumped.stdout);
+    let config = world.dumped_config("overlay-profile-dump.yml");
     assert!(config.contains("id: notesoup-engine\n"), "{config}");
-    assert!(
-        config.contains("- id: compaction-basic\n  name: '@deepseek-ai/dsh-compaction-basic'\n  disabled: true\n"),
-        "{config}"
-    );
+    assert!(config.contains(COMPACTION_OFF), "{config}");
 
     let outcome = world.run(&Scenario {
         label: "profile",
@@ -678,16 +692,10 @@ fn installed_without_the_engine_dsh_summarizes() {
             && said.contains("summarizes the conversation at 80 % context pressure"),
         "{said}"
     );
-    let overlay = world.path("overlay-plain-dump.yml");
-    std::fs::write(&overlay, "[]\n").expect("overlay");
-    let dumped = world.dsh(&["--dump-config"], &overlay);
-    let config = String::from_utf8_lossy(&dumped.stdout);
+    let config = world.dumped_config("overlay-plain-dump.yml");
     assert!(config.contains("id: notesoup\n"), "{config}");
     assert!(!config.contains("id: notesoup-engine\n"), "{config}");
-    assert!(
-        !config.contains("- id: compaction-basic\n  name: '@deepseek-ai/dsh-compaction-basic'\n  disabled: true\n"),
-        "{config}"
-    );
+    assert!(!config.contains(COMPACTION_OFF), "{config}");
     // The bundle's engine.patch.yml adds the engine to such an install, as
     // the docs say.
     let engine_patch = world.path("profile-bundle/engine.patch.yml");
@@ -697,14 +705,11 @@ fn installed_without_the_engine_dsh_summarizes() {
             engine_patch.to_str().expect("utf-8 path"),
             "--dump-config",
         ],
-        &overlay,
+        &world.path("overlay-plain-dump.yml"),
     );
     let config = String::from_utf8_lossy(&patched.stdout);
     assert!(config.contains("id: notesoup-engine\n"), "{config}");
-    assert!(
-        config.contains("- id: compaction-basic\n  name: '@deepseek-ai/dsh-compaction-basic'\n  disabled: true\n"),
-        "{config}"
-    );
+    assert!(config.contains(COMPACTION_OFF), "{config}");
 
     let outcome = world.run(&Scenario {
         label: "plain",
@@ -756,14 +761,7 @@ fn a_note_written_on_one_root_is_in_the_boot_on_another_after_sync() {
     let root = dsh_root();
     let first = World::new(root.clone());
     let second = World::new(root);
-    let remote = first.path("remote.git");
-    let status = Command::new("git")
-        .args(["init", "--quiet", "--bare"])
-        .arg(&remote)
-        .status()
-        .expect("git runs");
-    assert!(status.success());
-    let remote = remote.display().to_string();
+    let remote = notesoup_test_support::child::bare_remote(&first.path("remote.git"));
 
     notesoup_dsh(&first, &["sync", "--remote", &remote]);
     let wrote = first.run(&Scenario {

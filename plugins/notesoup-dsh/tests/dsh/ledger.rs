@@ -14,6 +14,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use notesoup_test_support::child::stdout_of;
 use serde_json::Value;
 
 const LOG: &str = "wipe-reset.session.jsonl";
@@ -75,22 +76,16 @@ impl Project {
     /// `notesoup-dsh report <args>` in the project: it succeeds; its stdout
     /// with the temporary paths scrubbed.
     fn report(&self, args: &[&str]) -> String {
-        let output = Command::new(env!("CARGO_BIN_EXE_notesoup-dsh"))
-            .arg("report")
-            .args(args)
-            .current_dir(&self.project)
-            .env("PI_NOTES_HOME", self.dir.path().join("notes"))
-            .env("DSH_HOME", &self.home)
-            .output()
-            .expect("notesoup-dsh runs");
-        assert!(
-            output.status.success(),
-            "{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        String::from_utf8_lossy(&output.stdout)
-            .replace(&format!("--{}--", self.safe), "--[PROJECT]--")
-            .replace(&self.dir.path().display().to_string(), "[DIR]")
+        stdout_of(
+            Command::new(env!("CARGO_BIN_EXE_notesoup-dsh"))
+                .arg("report")
+                .args(args)
+                .current_dir(&self.project)
+                .env("PI_NOTES_HOME", self.dir.path().join("notes"))
+                .env("DSH_HOME", &self.home),
+        )
+        .replace(&format!("--{}--", self.safe), "--[PROJECT]--")
+        .replace(&self.dir.path().display().to_string(), "[DIR]")
     }
 
     /// `report --json` parsed.

@@ -23,15 +23,12 @@ use notesoup_test_support::npm_registry::{
 };
 use serde_json::json;
 
-use crate::e2e::{Scenario, World, check_requests, dsh_root, session_id, tool_results};
+use crate::e2e::{
+    COMPACTION_OFF, Scenario, World, check_requests, dsh_root, session_id, tool_results,
+};
 
 /// The platform package the docs install.
 const PACKAGE: &str = "notesoup-linux-x64";
-
-/// dsh's summarizing compaction turned off, as notesoup's default install
-/// leaves it.
-const COMPACTION_OFF: &str =
-    "- id: compaction-basic\n  name: '@deepseek-ai/dsh-compaction-basic'\n  disabled: true\n";
 
 /// Runs `command` and returns its output; a failure shows both streams.
 fn succeed(command: &mut Command, what: &str) -> Output {
@@ -201,10 +198,7 @@ fn installed_from_the_npm_platform_package_as_documented() {
             .expect("the profile's notesoup-dsh"),
         bundle
     );
-    let overlay = world.path("overlay-npm-dump.yml");
-    std::fs::write(&overlay, "[]\n").expect("overlay");
-    let dumped = world.dsh(&["--dump-config"], &overlay);
-    let config = String::from_utf8_lossy(&dumped.stdout);
+    let config = world.dumped_config("overlay-npm-dump.yml");
     for row in [
         "- id: notesoup\n  name: notesoup-dsh\n  config: {}\n",
         "- id: notesoup-engine\n  name: notesoup-dsh/engine\n",
@@ -260,9 +254,7 @@ fn installed_from_the_npm_platform_package_as_documented() {
             .args(["plugin", "--profile", "headless", "remove", "notesoup-dsh"]),
         "dsh plugin --profile headless remove notesoup-dsh",
     );
-    let dumped = world.dsh(&["--dump-config"], &overlay);
-    assert!(dumped.status.success());
-    let config = String::from_utf8_lossy(&dumped.stdout);
+    let config = world.dumped_config("overlay-npm-dump.yml");
     assert!(!config.contains("notesoup"), "{config}");
     assert!(
         !config.contains(COMPACTION_OFF),

@@ -14,6 +14,7 @@
 
 use std::process::Command;
 
+use notesoup_test_support::child::stdout_of;
 use serde_json::Value;
 
 fn golden(name: &str) -> std::path::PathBuf {
@@ -23,18 +24,12 @@ fn golden(name: &str) -> std::path::PathBuf {
 }
 
 fn report(file: &std::path::Path, extra: &[&str]) -> String {
-    let output = Command::new(env!("CARGO_BIN_EXE_notesoup-pi"))
-        .arg("report")
-        .arg(file)
-        .args(extra)
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).unwrap()
+    stdout_of(
+        Command::new(env!("CARGO_BIN_EXE_notesoup-pi"))
+            .arg("report")
+            .arg(file)
+            .args(extra),
+    )
 }
 
 fn ledger(file: &std::path::Path) -> Value {

@@ -359,19 +359,14 @@ impl Report {
     /// FILE --json` (the binary under test) reads it from the file Pi
     /// wrote.
     pub fn ledger_ends(&self) -> Vec<String> {
-        let output = Command::new(crate::sidecar())
-            .arg("report")
-            .arg(&self.session_file)
-            .arg("--json")
-            .env("PI_NOTES_HOME", self.session_file.with_extension("notes"))
-            .output()
-            .expect("notesoup-pi report runs");
-        assert!(
-            output.status.success(),
-            "{}",
-            String::from_utf8_lossy(&output.stderr)
+        let report = notesoup_test_support::child::stdout_of(
+            Command::new(crate::sidecar())
+                .arg("report")
+                .arg(&self.session_file)
+                .arg("--json")
+                .env("PI_NOTES_HOME", self.session_file.with_extension("notes")),
         );
-        let ledger: Value = serde_json::from_slice(&output.stdout).expect("the ledger's JSON");
+        let ledger: Value = serde_json::from_str(&report).expect("the ledger's JSON");
         ledger["windows"]
             .as_array()
             .expect("windows")
@@ -559,16 +554,11 @@ impl PiHome {
     /// folder.
     pub fn install(&self) -> PathBuf {
         let package = self.root.join("pi-package");
-        let out = Command::new(crate::sidecar())
-            .args(["install", "--dir"])
-            .arg(&package)
-            .envs(self.env.iter().map(|(k, v)| (k, v)))
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
+        notesoup_test_support::child::stdout_of(
+            Command::new(crate::sidecar())
+                .args(["install", "--dir"])
+                .arg(&package)
+                .envs(self.env.iter().map(|(k, v)| (k, v))),
         );
         package
     }
@@ -684,16 +674,9 @@ impl Pane {
 /// serving `script` and logging every request to `requests.jsonl`; ended
 /// when dropped.
 pub struct Endpoint {
-    server: std::process::Child,
+    server: notesoup_test_support::child::Reaped,
     log: PathBuf,
     port: String,
-}
-
-impl Drop for Endpoint {
-    fn drop(&mut self) {
-        let _ = self.server.kill();
-        let _ = self.server.wait();
-    }
 }
 
 impl Endpoint {
@@ -703,19 +686,21 @@ impl Endpoint {
         std::fs::write(root.join("script.json"), script.to_string()).unwrap();
         let port_file = root.join("port");
         let log = root.join("requests.jsonl");
-        let server = Command::new(&pi.node)
-            .arg(adapter_dir().join("tests/real_pi/fake_openai.mjs"))
-            .arg(root.join("script.json"))
-            .arg(&port_file)
-            .arg(&log)
-            .spawn()
-            .unwrap();
+        let server = notesoup_test_support::child::Reaped(
+            Command::new(&pi.node)
+                .arg(adapter_dir().join("tests/real_pi/fake_openai.mjs"))
+                .arg(root.join("script.json"))
+                .arg(&port_file)
+                .arg(&log)
+                .spawn()
+                .unwrap(),
+        );
         let mut endpoint = Self {
             server,
             log,
             port: String::new(),
         };
-        endpoint.port = wait_for_port(&port_file, &mut endpoint.server, PATIENCE);
+        endpoint.port = wait_for_port(&port_file, &mut endpoint.server.0, PATIENCE);
         endpoint
     }
 

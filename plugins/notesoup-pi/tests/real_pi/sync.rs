@@ -2,9 +2,7 @@
 //! session on root A is in the boot of a real Pi session on root B, whose
 //! automatic sync pulled it before the boot.
 
-use std::path::Path;
-use std::process::Command;
-
+use notesoup_test_support::child::bare_remote;
 use serde_json::json;
 
 use super::support::{World, find_note, text, tool};
@@ -13,17 +11,6 @@ use super::support::{World, find_note, text, tool};
 /// runs under: its stdout.
 fn notesoup_pi(world: &World, args: &[&str]) -> String {
     notesoup_test_support::child::stdout_of(&mut world.notesoup_pi(args))
-}
-
-/// A bare Git repository at `path`, the remote both roots sync with.
-fn bare_remote(path: &Path) -> String {
-    let status = Command::new("git")
-        .args(["init", "--quiet", "--bare"])
-        .arg(path)
-        .status()
-        .expect("git runs");
-    assert!(status.success());
-    path.display().to_string()
 }
 
 #[test]

@@ -3,7 +3,7 @@
 //! file holding a credential, and one that got there is named by doctor and
 //! purged by `doctor purge --apply`.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use super::{Bin, Machine};
@@ -11,17 +11,22 @@ use super::{Bin, Machine};
 /// An AWS access key id the credential guard refuses.
 const KEY: &str = "AKIAIOSFODNN7EXAMPLX";
 
+/// Writes `@human/<binary>-<name>.md` through `bin` on `machine`: its
+/// address and its file.
+fn human_note(machine: &Machine, bin: Bin, name: &str, body: &str) -> (String, PathBuf) {
+    let address = format!("@human/{}-{name}.md", bin.name());
+    machine.run(bin, &["notes", "write", &address, body]).ok();
+    let path = machine
+        .notes()
+        .join(format!("human/{}-{name}.md", bin.name()));
+    (address, path)
+}
+
 #[test]
 fn a_person_deletes_a_note_for_good() {
     let machine = Machine::new();
     for bin in Bin::ALL {
-        let address = format!("@human/{}-gone.md", bin.name());
-        let path = machine
-            .notes()
-            .join(format!("human/{}-gone.md", bin.name()));
-        machine
-            .run(bin, &["notes", "write", &address, "soon gone"])
-            .ok();
+        let (address, path) = human_note(&machine, bin, "gone", "soon gone");
 
         // No terminal to ask on: a mistake in how it was called.
         let unasked = machine.run(bin, &["notes", "delete", &address]);
@@ -261,13 +266,7 @@ fn on_a_terminal(machine: &Machine, bin: Bin, args: &[&str], keys: &[u8]) -> (Op
 fn notes_delete_asks_on_a_terminal() {
     let machine = Machine::new();
     for bin in Bin::ALL {
-        let address = format!("@human/{}-asked.md", bin.name());
-        let path = machine
-            .notes()
-            .join(format!("human/{}-asked.md", bin.name()));
-        machine
-            .run(bin, &["notes", "write", &address, "ask me"])
-            .ok();
+        let (address, path) = human_note(&machine, bin, "asked", "ask me");
         machine.run(bin, &["notes", "crumple", &address]).ok();
         let asked = format!("{}: delete {address} for good? [y/N] ", bin.name());
         let kept = format!("{} notes: {address} was not deleted\r\n", bin.name());

@@ -6,15 +6,35 @@ use std::process::Command;
 
 use super::{Bin, Machine};
 
+/// A fresh bare remote in `machine`'s folder: its URL.
 fn bare_remote(machine: &Machine) -> String {
-    let remote = machine.root.join("remote.git");
-    let status = Command::new("git")
-        .args(["init", "--quiet", "--bare"])
-        .arg(&remote)
-        .status()
-        .unwrap();
-    assert!(status.success());
-    remote.display().to_string()
+    notesoup_test_support::child::bare_remote(&machine.root.join("remote.git"))
+}
+
+/// Two machines set up to sync through one fresh bare remote with `bin`:
+/// the first, the second and the remote's URL.
+fn two_machines_on_one_remote(bin: Bin) -> (Machine, Machine, String) {
+    let first = Machine::new();
+    let second = Machine::new();
+    let remote = bare_remote(&first);
+    for machine in [&first, &second] {
+        machine.run(bin, &["sync", "--remote", &remote]).ok();
+    }
+    (first, second, remote)
+}
+
+/// A machine whose Claude Code plugin data is a folder of its own.
+fn claude_machine() -> Machine {
+    let mut machine = Machine::new();
+    let data = machine.root.join("plugin-data");
+    machine.set_env("CLAUDE_PLUGIN_DATA", &data);
+    machine
+}
+
+/// What `sync --status --json` says on `machine`.
+fn sync_status(machine: &Machine, bin: Bin) -> serde_json::Value {
+    let status = machine.run(bin, &["sync", "--status", "--json"]);
+    serde_json::from_str(status.ok()).unwrap()
 }
 
 #[test]
@@ -40,15 +60,13 @@ fn a_note_travels_between_machines_on_every_binary() {
         assert!(sent.ok().contains("pushed"), "{bin:?}: {sent:?}");
         there.run(bin, &["sync", "--remote", &remote]).ok();
         there.run(bin, &["sync"]).ok();
-        let status = there.run(bin, &["sync", "--status", "--json"]);
-        let status: serde_json::Value = serde_json::from_str(status.ok()).unwrap();
+        let status = sync_status(there, bin);
         assert_eq!(status["behind"], 0, "{status}");
         assert_eq!(status["changed"], 0, "{status}");
         // Reading a note records the access: a change the next sync sends.
         let read = there.run(bin, &["notes", "read", &address]);
         assert!(read.ok().contains("from here"), "{bin:?}: {read:?}");
-        let status = there.run(bin, &["sync", "--status", "--json"]);
-        let status: serde_json::Value = serde_json::from_str(status.ok()).unwrap();
+        let status = sync_status(there, bin);
         assert_eq!(status["changed"], 1, "{status}");
     }
     // Each commit names its agent, host and machine.
@@ -69,12 +87,7 @@ fn a_note_travels_between_machines_on_every_binary() {
 
 #[test]
 fn a_conflict_is_said_and_doctor_names_it() {
-    let first = Machine::new();
-    let second = Machine::new();
-    let remote = bare_remote(&first);
-    for machine in [&first, &second] {
-        machine.run(Bin::Pi, &["sync", "--remote", &remote]).ok();
-    }
+    let (first, second, _) = two_machines_on_one_remote(Bin::Pi);
     first
         .run(Bin::Pi, &["notes", "write", "@human/db.md", "port 1"])
         .ok();
@@ -164,9 +177,7 @@ fn hook(machine: &Machine, event: &str, payload: &serde_json::Value) -> super::R
 #[test]
 fn with_auto_on_a_boot_pulls_first_and_a_session_end_pushes() {
     let first = Machine::new();
-    let mut second = Machine::new();
-    let data = second.root.join("plugin-data");
-    second.set_env("CLAUDE_PLUGIN_DATA", &data);
+    let second = claude_machine();
     let remote = bare_remote(&first);
     first.run(Bin::Claude, &["sync", "--remote", &remote]).ok();
     first
@@ -252,9 +263,7 @@ fn remote_holds(remote: &str, path: &str) -> bool {
 #[test]
 fn with_auto_on_a_claude_close_out_pushes() {
     let first = Machine::new();
-    let mut second = Machine::new();
-    let data = second.root.join("plugin-data");
-    second.set_env("CLAUDE_PLUGIN_DATA", &data);
+    let second = claude_machine();
     let remote = bare_remote(&first);
     second.run(Bin::Claude, &["sync", "--remote", &remote]).ok();
     second
@@ -375,13 +384,8 @@ enum Kill {
 /// at `kill`; then it syncs again and the first syncs: both hold every note
 /// each of them wrote, the same, and the lock was freed.
 fn a_sync_killed_then_run_again_loses_nothing(kill: Kill) {
-    let first = Machine::new();
-    let second = Machine::new();
-    let remote = bare_remote(&first);
+    let (first, second, _) = two_machines_on_one_remote(Bin::Pi);
     let gate = blocking_git(&second);
-    for machine in [&first, &second] {
-        machine.run(Bin::Pi, &["sync", "--remote", &remote]).ok();
-    }
     let write = |machine: &Machine, address: &str, text: &str| {
         machine
             .run(Bin::Pi, &["notes", "write", address, text])
@@ -435,8 +439,8 @@ fn a_sync_killed_then_run_again_loses_nothing(kill: Kill) {
     let again = second.run(Bin::Pi, &["sync"]);
     assert!(again.ok().contains("pushed"), "{kill:?}: {again:?}");
     first.run(Bin::Pi, &["sync"]).ok();
-    let (one, two) = (human_notes(&first), human_notes(&second));
-    assert_eq!(one, two, "{kill:?}");
+    let one = human_notes(&first);
+    assert_eq!(one, human_notes(&second), "{kill:?}");
     let names: Vec<&str> = one.iter().map(|(name, _)| name.as_str()).collect();
     assert_eq!(
         names,
@@ -445,8 +449,7 @@ fn a_sync_killed_then_run_again_loses_nothing(kill: Kill) {
     );
     assert!(one[4].1.ends_with("edited on the first machine"), "{one:?}");
     for machine in [&first, &second] {
-        let status = machine.run(Bin::Pi, &["sync", "--status", "--json"]);
-        let status: serde_json::Value = serde_json::from_str(status.ok()).unwrap();
+        let status = sync_status(machine, Bin::Pi);
         assert_eq!(
             (&status["ahead"], &status["behind"], &status["changed"]),
             (
@@ -484,25 +487,11 @@ fn a_sync_killed_during_its_push_loses_nothing() {
 /// serve`, each over its pipes (the automatic sync is the serving binary
 /// itself, run as a child).
 fn host_boot(machine: &Machine, bin: Bin) -> (String, String) {
-    use notesoup_test_support::child::Proc;
     let cwd = machine.project.clone();
-    let mut sidecar = Proc::spawn(&mut machine.command(bin, &["serve"]));
-    let boot = match bin {
+    match bin {
         Bin::Pi => {
-            let protocol = notesoup_pi::bridge::protocol::PROTOCOL_VERSION;
-            sidecar.send(&serde_json::json!({"type": "hello", "body": {"protocol": protocol, "piVersion": "1.6.0"}}));
-            let ready = sidecar.next();
-            assert_eq!(ready["type"], "ready", "{ready}");
-            let session = "01a2324d-b8ef-7034-88ed-c5815690112d";
-            let state = serde_json::json!({
-                "sessionId": session,
-                "header": {"type": "session", "version": 3, "id": session,
-                           "timestamp": "2026-01-01T00:00:00.000Z", "cwd": cwd},
-                "entriesFrom": 0, "entries": [], "leafId": null, "cwd": cwd,
-                "idle": true, "pendingMessages": false, "signalAborted": false,
-                "model": {"provider": "faux", "id": "faux-1", "contextWindow": 200000, "maxTokens": 8192},
-                "settings": {"global": {}, "project": {}}, "projectTrusted": true,
-            });
+            let mut sidecar = pi_serve(machine);
+            let state = pi_state(&cwd, vec![], None);
             sidecar.send(&serde_json::json!({"type": "event", "body": {
                 "id": 1, "name": "session_start", "payload": {"type": "session_start", "reason": "startup"},
                 "state": state,
@@ -527,13 +516,10 @@ fn host_boot(machine: &Machine, bin: Bin) -> (String, String) {
             let message = &action["body"]["action"]["args"]["message"];
             assert_eq!(message["customType"], "notesoup/boot", "{action}");
             drop(sidecar.take_stdin());
-            return (message["content"].to_string(), said);
+            (message["content"].to_string(), said)
         }
         Bin::Dsh => {
-            sidecar.send(&serde_json::json!({"id": 1, "op": "hello", "params":
-                {"protocol": 1, "bundle": "0.1.0", "dsh": "0.1.0-rc.8", "settings": {}}}));
-            let hello = sidecar.next();
-            assert!(hello.get("error").is_none(), "{hello}");
+            let mut sidecar = dsh_serve(machine);
             sidecar.send(
                 &serde_json::json!({"id": 2, "op": "window.open", "params": {"session":
                 {"id": "0b0e7c1a-0000-4000-8000-000000000002", "cwd": cwd,
@@ -541,16 +527,16 @@ fn host_boot(machine: &Machine, bin: Bin) -> (String, String) {
             );
             let opened = sidecar.next();
             assert!(opened.get("error").is_none(), "{opened}");
-            opened["result"]["context_text"]
+            let boot = opened["result"]["context_text"]
                 .as_str()
                 .unwrap()
-                .to_owned()
+                .to_owned();
+            // dsh's window has no notice: what the sidecar says is in its log.
+            let (_, _, said) = sidecar.finish();
+            (boot, said)
         }
         Bin::Claude => unreachable!("Claude Code boots through its hook"),
-    };
-    // dsh's window has no notice: what the sidecar says is in its log.
-    let (_, _, said) = sidecar.finish();
-    (boot, said)
+    }
 }
 
 /// With `auto` on and a remote whose git never answers a fetch, Claude
@@ -559,9 +545,7 @@ fn host_boot(machine: &Machine, bin: Bin) -> (String, String) {
 #[test]
 fn with_auto_on_a_claude_boot_never_waits_past_the_bound_and_says_so() {
     let first = Machine::new();
-    let mut second = Machine::new();
-    let data = second.root.join("plugin-data");
-    second.set_env("CLAUDE_PLUGIN_DATA", &data);
+    let mut second = claude_machine();
     let remote = bare_remote(&first);
     let gate = blocking_git(&second);
     first.run(Bin::Claude, &["sync", "--remote", &remote]).ok();
@@ -672,46 +656,13 @@ fn with_auto_on_pi_and_dsh_boots_pull_first_and_never_wait_past_the_bound() {
 /// does not merge the other side's change in a second time.
 #[test]
 fn a_merge_killed_half_written_is_finished_not_merged_twice() {
-    let first = Machine::new();
-    let second = Machine::new();
-    let remote = bare_remote(&first);
-    for machine in [&first, &second] {
-        machine.run(Bin::Pi, &["sync", "--remote", &remote]).ok();
-    }
-    let note = |count: u32, body: &str| {
-        format!(
-            "---\norigin: self\ncreatedAt: 2026-01-01T00:00:00.000+00:00\nupdatedAt: 2026-01-01T00:00:00.000+00:00\nlastAccessed: 2026-01-01T00:00:00.000+00:00\naccessCount: {count}\n---\n\n{body}"
-        )
-    };
-    let put = |machine: &Machine, name: &str, text: &str| {
-        let dir = machine.notes().join("human");
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(dir.join(name), text).unwrap();
-    };
-    put(&first, "a-shared.md", &note(2, "one\ntwo\nthree\n"));
-    first.run(Bin::Pi, &["sync"]).ok();
-    second.run(Bin::Pi, &["sync"]).ok();
-    // The first reads it once and edits its first line; the second reads
-    // it three times and edits its last; the first also writes a note that
-    // is written to disk after the merged one.
-    put(&first, "a-shared.md", &note(3, "ONE\ntwo\nthree\n"));
-    put(&first, "z-later.md", &note(1, "from the first\n"));
-    first.run(Bin::Pi, &["sync"]).ok();
-    put(&second, "a-shared.md", &note(5, "one\ntwo\nTHREE\n"));
-    let killed = second
-        .command(Bin::Pi, &["sync"])
-        .env("NOTESOUP_SYNC_FAULT", "write")
-        .output()
-        .unwrap();
-    assert!(!killed.status.success(), "{killed:?}");
+    let (first, second, _) = two_machines_on_one_remote(Bin::Pi);
+    a_shared_note_edited_on_both_then_merged_and_killed(&first, &second);
     let half = std::fs::read_to_string(second.notes().join("human/a-shared.md")).unwrap();
     assert!(half.ends_with("ONE\ntwo\nTHREE\n"), "{half}");
     assert!(!second.notes().join("human/z-later.md").exists());
 
-    second.run(Bin::Pi, &["sync"]).ok();
-    first.run(Bin::Pi, &["sync"]).ok();
-    let (one, two) = (human_notes(&first), human_notes(&second));
-    assert_eq!(one, two);
+    let one = synced_again(&first, &second);
     let names: Vec<&str> = one.iter().map(|(name, _)| name.as_str()).collect();
     assert_eq!(names, ["a-shared.md", "z-later.md"]);
     // 2, one access on the first, three on the second.
@@ -725,38 +676,9 @@ fn a_merge_killed_half_written_is_finished_not_merged_twice() {
 /// not added again).
 #[test]
 fn a_merged_note_edited_by_hand_after_a_kill_counts_its_reads_once() {
-    let first = Machine::new();
-    let second = Machine::new();
-    let remote = bare_remote(&first);
-    for machine in [&first, &second] {
-        machine.run(Bin::Pi, &["sync", "--remote", &remote]).ok();
-    }
-    let note = |count: u32, body: &str| {
-        format!(
-            "---\norigin: self\ncreatedAt: 2026-01-01T00:00:00.000+00:00\nupdatedAt: 2026-01-01T00:00:00.000+00:00\nlastAccessed: 2026-01-01T00:00:00.000+00:00\naccessCount: {count}\n---\n\n{body}"
-        )
-    };
-    let put = |machine: &Machine, name: &str, text: &str| {
-        let dir = machine.notes().join("human");
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(dir.join(name), text).unwrap();
-    };
-    put(&first, "a-shared.md", &note(2, "one\ntwo\nthree\n"));
-    first.run(Bin::Pi, &["sync"]).ok();
-    second.run(Bin::Pi, &["sync"]).ok();
-    // Read once and edited on the first, read three times and edited on
-    // the second; the first's later note is written after the merged one.
-    put(&first, "a-shared.md", &note(3, "ONE\ntwo\nthree\n"));
-    put(&first, "z-later.md", &note(1, "from the first\n"));
-    first.run(Bin::Pi, &["sync"]).ok();
-    put(&second, "a-shared.md", &note(5, "one\ntwo\nTHREE\n"));
-    let killed = second
-        .command(Bin::Pi, &["sync"])
-        .env("NOTESOUP_SYNC_FAULT", "write")
-        .output()
-        .unwrap();
-    assert!(!killed.status.success(), "{killed:?}");
-    let merged = note(6, "ONE\ntwo\nTHREE\n");
+    let (first, second, _) = two_machines_on_one_remote(Bin::Pi);
+    a_shared_note_edited_on_both_then_merged_and_killed(&first, &second);
+    let merged = dated_note(6, "ONE\ntwo\nTHREE\n");
     assert_eq!(
         std::fs::read_to_string(second.notes().join("human/a-shared.md")).unwrap(),
         merged
@@ -768,16 +690,17 @@ fn a_merged_note_edited_by_hand_after_a_kill_counts_its_reads_once() {
     assert_eq!(lines[0].split(' ').count(), 2, "{record}");
     assert_eq!(lines[1], "human/a-shared.md", "{record}");
     // The merged note, edited by hand (no read) before the next sync.
-    put(&second, "a-shared.md", &note(6, "ONE\ntwo\nTHREE\nfour\n"));
+    put_human(
+        &second,
+        "a-shared.md",
+        &dated_note(6, "ONE\ntwo\nTHREE\nfour\n"),
+    );
 
-    second.run(Bin::Pi, &["sync"]).ok();
-    first.run(Bin::Pi, &["sync"]).ok();
-    let (one, two) = (human_notes(&first), human_notes(&second));
-    assert_eq!(one, two);
+    let one = synced_again(&first, &second);
     let names: Vec<&str> = one.iter().map(|(name, _)| name.as_str()).collect();
     assert_eq!(names, ["a-shared.md", "z-later.md"]);
     // 2, one read on the first, three on the second: 6, not 7.
-    assert_eq!(one[0].1, note(6, "ONE\ntwo\nTHREE\nfour\n"));
+    assert_eq!(one[0].1, dated_note(6, "ONE\ntwo\nTHREE\nfour\n"));
 }
 
 /// A merge with a conflict, the sync killed right after writing the side
@@ -785,33 +708,18 @@ fn a_merged_note_edited_by_hand_after_a_kill_counts_its_reads_once() {
 /// writes no second side note and keeps both edits of the edited note.
 #[test]
 fn a_conflicting_merge_killed_half_written_keeps_one_side_note_and_later_edits() {
-    let first = Machine::new();
-    let second = Machine::new();
-    let remote = bare_remote(&first);
-    for machine in [&first, &second] {
-        machine.run(Bin::Pi, &["sync", "--remote", &remote]).ok();
-    }
-    let put = |machine: &Machine, name: &str, text: &str| {
-        let dir = machine.notes().join("human");
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(dir.join(name), text).unwrap();
-    };
-    put(&first, "a-shared.md", "one\ntwo\nthree\n");
-    put(&first, "m-edited.md", "one\ntwo\nthree\n");
+    let (first, second, _) = two_machines_on_one_remote(Bin::Pi);
+    put_human(&first, "a-shared.md", "one\ntwo\nthree\n");
+    put_human(&first, "m-edited.md", "one\ntwo\nthree\n");
     first.run(Bin::Pi, &["sync"]).ok();
     second.run(Bin::Pi, &["sync"]).ok();
-    put(&first, "a-shared.md", "one\ntwo from the first\nthree\n");
-    put(&first, "m-edited.md", "ONE\ntwo\nthree\n");
-    put(&first, "z-later.md", "from the first\n");
+    put_human(&first, "a-shared.md", "one\ntwo from the first\nthree\n");
+    put_human(&first, "m-edited.md", "ONE\ntwo\nthree\n");
+    put_human(&first, "z-later.md", "from the first\n");
     first.run(Bin::Pi, &["sync"]).ok();
-    put(&second, "a-shared.md", "one\ntwo from the second\nthree\n");
+    put_human(&second, "a-shared.md", "one\ntwo from the second\nthree\n");
     // The side note is the first note the merge writes; then it stops.
-    let killed = second
-        .command(Bin::Pi, &["sync"])
-        .env("NOTESOUP_SYNC_FAULT", "write")
-        .output()
-        .unwrap();
-    assert!(!killed.status.success(), "{killed:?}");
+    sync_killed_after_its_first_write(&second);
     let sides = |machine: &Machine| {
         human_notes(machine)
             .into_iter()
@@ -821,12 +729,9 @@ fn a_conflicting_merge_killed_half_written_keeps_one_side_note_and_later_edits()
     assert_eq!(sides(&second).len(), 1, "{:?}", human_notes(&second));
     assert!(!second.notes().join("human/z-later.md").exists());
     // Edited by hand before the next sync.
-    put(&second, "m-edited.md", "one\ntwo\nTHREE\n");
+    put_human(&second, "m-edited.md", "one\ntwo\nTHREE\n");
 
-    second.run(Bin::Pi, &["sync"]).ok();
-    first.run(Bin::Pi, &["sync"]).ok();
-    let (one, two) = (human_notes(&first), human_notes(&second));
-    assert_eq!(one, two);
+    let two = synced_again(&first, &second);
     assert_eq!(sides(&second).len(), 1, "{two:?}");
     assert!(
         sides(&second)[0].1.contains("two from the first"),
@@ -842,6 +747,59 @@ fn a_conflicting_merge_killed_half_written_keeps_one_side_note_and_later_edits()
     assert_eq!(text("m-edited.md"), "ONE\ntwo\nTHREE\n");
     assert_eq!(text("z-later.md"), "from the first\n");
     assert_eq!(two.len(), 4, "{two:?}");
+}
+
+/// Writes `human/<name>` straight into `machine`'s notes, as an edit by
+/// hand does.
+fn put_human(machine: &Machine, name: &str, text: &str) {
+    let dir = machine.notes().join("human");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join(name), text).unwrap();
+}
+
+/// A note's text: front matter dated 2026-01-01, read `count` times, then
+/// `body`.
+fn dated_note(count: u32, body: &str) -> String {
+    format!(
+        "---\norigin: self\ncreatedAt: 2026-01-01T00:00:00.000+00:00\nupdatedAt: 2026-01-01T00:00:00.000+00:00\nlastAccessed: 2026-01-01T00:00:00.000+00:00\naccessCount: {count}\n---\n\n{body}"
+    )
+}
+
+/// Runs Pi's `sync` on `machine` with `NOTESOUP_SYNC_FAULT=write`: it aborts
+/// right after writing the first note of its merge to disk.
+fn sync_killed_after_its_first_write(machine: &Machine) {
+    let killed = machine
+        .command(Bin::Pi, &["sync"])
+        .env("NOTESOUP_SYNC_FAULT", "write")
+        .output()
+        .unwrap();
+    assert!(!killed.status.success(), "{killed:?}");
+}
+
+/// A shared note (read twice) reaches both machines; the first reads it once
+/// and edits its first line, the second reads it three times and edits its
+/// last; the first also writes a note that is written to disk after the
+/// merged one. The second's sync merges and is killed after writing the
+/// merged note.
+fn a_shared_note_edited_on_both_then_merged_and_killed(first: &Machine, second: &Machine) {
+    put_human(first, "a-shared.md", &dated_note(2, "one\ntwo\nthree\n"));
+    first.run(Bin::Pi, &["sync"]).ok();
+    second.run(Bin::Pi, &["sync"]).ok();
+    put_human(first, "a-shared.md", &dated_note(3, "ONE\ntwo\nthree\n"));
+    put_human(first, "z-later.md", &dated_note(1, "from the first\n"));
+    first.run(Bin::Pi, &["sync"]).ok();
+    put_human(second, "a-shared.md", &dated_note(5, "one\ntwo\nTHREE\n"));
+    sync_killed_after_its_first_write(second);
+}
+
+/// The second syncs again, then the first: both hold the same travelling
+/// notes, returned.
+fn synced_again(first: &Machine, second: &Machine) -> Vec<(String, String)> {
+    second.run(Bin::Pi, &["sync"]).ok();
+    first.run(Bin::Pi, &["sync"]).ok();
+    let one = human_notes(first);
+    assert_eq!(one, human_notes(second));
+    one
 }
 
 /// Sets `machine` up to sync with a fresh bare remote, `auto` on: the
@@ -897,6 +855,17 @@ fn pi_serve(machine: &Machine) -> notesoup_test_support::child::Proc {
     sidecar
 }
 
+/// `notesoup-dsh serve` on `machine`, greeted.
+fn dsh_serve(machine: &Machine) -> notesoup_test_support::child::Proc {
+    use notesoup_test_support::child::Proc;
+    let mut sidecar = Proc::spawn(&mut machine.command(Bin::Dsh, &["serve"]));
+    sidecar.send(&serde_json::json!({"id": 1, "op": "hello", "params":
+        {"protocol": 1, "bundle": "0.1.0", "dsh": "0.1.0-rc.8", "settings": {}}}));
+    let hello = sidecar.next();
+    assert!(hello.get("error").is_none(), "{hello}");
+    sidecar
+}
+
 /// Sends Pi event `name` with `payload` and `state`, answers each action the
 /// sidecar asks for with `state` (as the shim does): the actions, and the
 /// event's result.
@@ -924,6 +893,19 @@ fn pi_event(
     }
 }
 
+/// Ends a `serve` sidecar, which must exit cleanly, then waits (bounded)
+/// for its background push of `path` to reach `remote`.
+fn ended_then_pushed(
+    sidecar: notesoup_test_support::child::Proc,
+    remote: &str,
+    path: &str,
+    machine: &Machine,
+) {
+    let (status, _, said) = sidecar.finish();
+    assert!(status.success(), "{said}");
+    wait_for_remote(remote, path, machine);
+}
+
 /// With `auto` on, Pi's `session_shutdown` (through `notesoup-pi serve`)
 /// pushes in the background.
 #[test]
@@ -941,9 +923,7 @@ fn with_auto_on_a_pi_session_shutdown_pushes() {
         &state,
     );
     assert!(result.get("error").is_none(), "{result}");
-    let (status, _, said) = sidecar.finish();
-    assert!(status.success(), "{said}");
-    wait_for_remote(&remote, "human/at-shutdown.md", &machine);
+    ended_then_pushed(sidecar, &remote, "human/at-shutdown.md", &machine);
 }
 
 /// With `auto` on, Pi's reset (a `/fresh-window` close-out committed when
@@ -1002,23 +982,16 @@ fn with_auto_on_a_pi_reset_pushes() {
             .is_some_and(|e| !e.is_empty()),
         "the reset committed no boundary: {settled}"
     );
-    let (status, _, said) = sidecar.finish();
-    assert!(status.success(), "{said}");
-    wait_for_remote(&remote, "human/at-reset.md", &machine);
+    ended_then_pushed(sidecar, &remote, "human/at-reset.md", &machine);
 }
 
 /// With `auto` on, dsh's reset (its plan, through `notesoup-dsh serve`)
 /// pushes in the background.
 #[test]
 fn with_auto_on_a_dsh_reset_pushes() {
-    use notesoup_test_support::child::Proc;
     let machine = Machine::new();
     let remote = auto_on(&machine, Bin::Dsh);
-    let mut sidecar = Proc::spawn(&mut machine.command(Bin::Dsh, &["serve"]));
-    sidecar.send(&serde_json::json!({"id": 1, "op": "hello", "params":
-        {"protocol": 1, "bundle": "0.1.0", "dsh": "0.1.0-rc.8", "settings": {}}}));
-    let hello = sidecar.next();
-    assert!(hello.get("error").is_none(), "{hello}");
+    let mut sidecar = dsh_serve(&machine);
     let session = serde_json::json!({"id": "0b0e7c1a-0000-4000-8000-000000000005",
         "cwd": machine.project, "model": "scripted/scripted-model", "from": 0, "events": []});
     sidecar
@@ -1036,9 +1009,7 @@ fn with_auto_on_a_dsh_reset_pushes() {
     let plan = sidecar.next();
     assert!(plan.get("error").is_none(), "{plan}");
     assert!(plan["result"]["window_id"].as_str().is_some(), "{plan}");
-    let (status, _, said) = sidecar.finish();
-    assert!(status.success(), "{said}");
-    wait_for_remote(&remote, "human/at-reset.md", &machine);
+    ended_then_pushed(sidecar, &remote, "human/at-reset.md", &machine);
 }
 
 /// With `auto` on, a finished dream pushes in the background.
@@ -1062,17 +1033,9 @@ fn with_auto_on_a_finished_dream_pushes() {
 /// dropped.
 #[cfg(feature = "ssh-remote")]
 struct Sshd {
-    child: std::process::Child,
+    _child: notesoup_test_support::child::Reaped,
     port: u16,
     dir: tempfile::TempDir,
-}
-
-#[cfg(feature = "ssh-remote")]
-impl Drop for Sshd {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 #[cfg(feature = "ssh-remote")]
@@ -1111,10 +1074,7 @@ impl Sshd {
             dir.path().join("authorized_keys"),
         )
         .unwrap();
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|listener| listener.local_addr())
-            .expect("free port")
-            .port();
+        let port = notesoup_test_support::child::free_port();
         let config = dir.path().join("sshd_config");
         std::fs::write(
             &config,
@@ -1126,24 +1086,25 @@ impl Sshd {
             ),
         )
         .unwrap();
-        let child = Command::new(&program)
-            .arg("-D")
-            .arg("-e")
-            .arg("-f")
-            .arg(&config)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::fs::File::create(dir.path().join("sshd.log")).unwrap())
-            .spawn()
-            .expect("sshd starts");
-        let sshd = Sshd { child, port, dir };
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(
-                std::time::Instant::now() < deadline,
-                "sshd did not listen on {port}: {}",
-                sshd.log()
-            );
-            std::thread::sleep(std::time::Duration::from_millis(20));
+        let mut child = notesoup_test_support::child::Reaped(
+            Command::new(&program)
+                .arg("-D")
+                .arg("-e")
+                .arg("-f")
+                .arg(&config)
+                .stdout(std::process::Stdio::null())
+                .stderr(std::fs::File::create(dir.path().join("sshd.log")).unwrap())
+                .spawn()
+                .expect("sshd starts"),
+        );
+        let listening = child.listening(port, std::time::Duration::from_secs(20));
+        let sshd = Sshd {
+            _child: child,
+            port,
+            dir,
+        };
+        if let Err(why) = listening {
+            panic!("sshd {why}: {}", sshd.log());
         }
         sshd
     }
@@ -1200,8 +1161,7 @@ fn two_machines_sync_over_ssh() {
     first.run(Bin::Pi, &["sync"]).ok();
     assert_eq!(human_notes(&first), human_notes(&second));
     assert_eq!(human_notes(&first).len(), 2);
-    let status = first.run(Bin::Pi, &["sync", "--status", "--json"]);
-    let status: serde_json::Value = serde_json::from_str(status.ok()).unwrap();
+    let status = sync_status(&first, Bin::Pi);
     assert_eq!(
         (&status["ahead"], &status["behind"], &status["offline"]),
         (
