@@ -394,9 +394,11 @@ fn sidecar(args: &[String]) -> Result<()> {
 /// 10,000 and 100,000 entries unless ENTRIES are given. With
 /// `NOTESOUP_PI_BENCH_BASELINE` set to another build of `notesoup-pi`, a
 /// fourth variant runs the package with that sidecar (a before and after
-/// on the same load).
+/// on the same load); `NOTESOUP_PI_BENCH_BASELINE_PACKAGE` names the Pi
+/// package folder of that build when its bridge protocol is not this one's.
 fn resume(args: &[String]) -> Result<()> {
     let baseline = std::env::var_os("NOTESOUP_PI_BENCH_BASELINE").map(std::path::PathBuf::from);
+    let baseline_package = std::env::var_os("NOTESOUP_PI_BENCH_BASELINE_PACKAGE");
     let runs: usize = match args.first() {
         Some(n) => n.parse().context("RUNS is a number")?,
         None => 5,
@@ -440,7 +442,10 @@ fn resume(args: &[String]) -> Result<()> {
             (package.clone().into_os_string(), binary.clone()),
         ];
         if let Some(baseline) = &baseline {
-            variants.push((package.clone().into_os_string(), baseline.clone()));
+            let with = baseline_package
+                .clone()
+                .unwrap_or_else(|| package.clone().into_os_string());
+            variants.push((with, baseline.clone()));
         }
         let samples = alternating(runs, variants.len(), Order::Same, |run, variant| {
             let (package_arg, binary) = &variants[variant];
