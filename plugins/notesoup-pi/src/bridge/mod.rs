@@ -385,7 +385,8 @@ fn null() -> CompactJson {
     CompactJson::null()
 }
 
-/// `{messages}` for a replaced context, `null` to keep Pi's.
+/// `{messages}` for a replaced context (`context_with_system`), `null` to
+/// keep Pi's.
 fn messages_result(
     messages: Option<Vec<crate::session::AgentMessage>>,
 ) -> Result<CompactJson, String> {
