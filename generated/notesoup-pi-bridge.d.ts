@@ -135,6 +135,16 @@ export interface CommandSpec {
 	arguments?: string[];
 }
 
+/**
+ * The value of a `context` event's `result` that adds messages: the shim
+ * answers Pi with `{messages: [...event.messages, ...append]}`, so the
+ * context's messages cross the pipe in neither direction.
+ */
+export interface ContextAppend {
+	/** Pi's `AgentMessage`s to add after the context's, in order. */
+	append: unknown[];
+}
+
 /** `event`: one thing for the extension to handle. */
 export interface EventRequest {
 	/** Chosen by the shim; echoed by the `result`. */
@@ -156,7 +166,8 @@ export interface EventResult {
 	id: number;
 	/**
 	 * The handler's return value (`null`: return nothing). For
-	 * `execute_tool`, an `AgentToolResult`; for `command`, `null`.
+	 * `execute_tool`, an `AgentToolResult`; for `command`, `null`; for
+	 * `context`, a [`ContextAppend`] or `null`.
 	 * Serialized once, by the handler's encoding.
 	 */
 	value: unknown;

@@ -321,8 +321,10 @@ fn long_session(env: &crate::hosts::PiInstall, entries: usize) -> Result<std::pa
 /// `pi-bench sidecar [ENTRIES] [RUNS] [EVENTS] [BASELINE_BINARY]`: the
 /// sidecar alone (`bench/sidecar.mjs`, no Pi) resuming a long session
 /// written by real Pi: `session_start` with every entry left to the session
-/// file, then EVENTS `turn_start` events; medians of RUNS runs, and the
-/// sidecar's peak RSS. A BASELINE_BINARY (another build of `notesoup-pi`)
+/// file, then EVENTS `turn_start` events, EVENTS `context` events carrying
+/// a 5,000-message context (the payload as each build's `ready.omit` has
+/// the shim send it) and one `context` at the warning line; medians of
+/// RUNS runs, and the sidecar's peak RSS. A BASELINE_BINARY (another build of `notesoup-pi`)
 /// runs alternating with the release build, on the same load.
 fn sidecar(args: &[String]) -> Result<()> {
     let what = "ENTRIES, RUNS and EVENTS";
@@ -357,17 +359,23 @@ fn sidecar(args: &[String]) -> Result<()> {
         serde_json::from_slice(&output.stdout).context("the sidecar bench printed no JSON")?;
     let ms = |v: &serde_json::Value| v.as_f64().unwrap_or(f64::NAN);
     println!(
-        "{} entries, medians of {runs} runs ({events} turn_start events each)",
-        report["entries"]
+        "{} entries, medians of {runs} runs ({events} turn_start and {events} context events each; the context: {} messages, {:.1} MB of JSON)",
+        report["entries"],
+        report["contextMessages"],
+        ms(&report["contextMessagesBytes"]) / 1e6,
     );
     if let Some(binaries) = report["binaries"].as_object() {
         for (binary, figures) in binaries {
             println!(
-                "{binary}: handshake {:.1} ms, session_start {:.1} ms (runs: {}), turn_start {:.3} ms, peak RSS {:.0} MB",
+                "{binary} (protocol {}): handshake {:.1} ms, session_start {:.1} ms (runs: {}), turn_start {:.3} ms, context {:.2} ms (line {:.0} bytes), context at the warning {:.2} ms, peak RSS {:.0} MB",
+                figures["protocol"],
                 ms(&figures["handshakeMs"]),
                 ms(&figures["sessionStartMs"]),
                 figures["sessionStartAllMs"],
                 ms(&figures["turnStartMs"]),
+                ms(&figures["contextMs"]),
+                ms(&figures["contextLineBytes"]),
+                ms(&figures["contextWarningMs"]),
                 ms(&figures["rssMb"]),
             );
         }
@@ -386,9 +394,11 @@ fn sidecar(args: &[String]) -> Result<()> {
 /// 10,000 and 100,000 entries unless ENTRIES are given. With
 /// `NOTESOUP_PI_BENCH_BASELINE` set to another build of `notesoup-pi`, a
 /// fourth variant runs the package with that sidecar (a before and after
-/// on the same load).
+/// on the same load); `NOTESOUP_PI_BENCH_BASELINE_PACKAGE` names the Pi
+/// package folder of that build when its bridge protocol is not this one's.
 fn resume(args: &[String]) -> Result<()> {
     let baseline = std::env::var_os("NOTESOUP_PI_BENCH_BASELINE").map(std::path::PathBuf::from);
+    let baseline_package = std::env::var_os("NOTESOUP_PI_BENCH_BASELINE_PACKAGE");
     let runs: usize = match args.first() {
         Some(n) => n.parse().context("RUNS is a number")?,
         None => 5,
@@ -432,7 +442,10 @@ fn resume(args: &[String]) -> Result<()> {
             (package.clone().into_os_string(), binary.clone()),
         ];
         if let Some(baseline) = &baseline {
-            variants.push((package.clone().into_os_string(), baseline.clone()));
+            let with = baseline_package
+                .clone()
+                .unwrap_or_else(|| package.clone().into_os_string());
+            variants.push((with, baseline.clone()));
         }
         let samples = alternating(runs, variants.len(), Order::Same, |run, variant| {
             let (package_arg, binary) = &variants[variant];

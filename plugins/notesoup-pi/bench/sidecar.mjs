@@ -9,11 +9,19 @@
 // state leaves every entry to the session file (`onDisk`, as the shim does
 // for a written session), answering every action as the shim would
 // (`sendMessage` and `appendEntry` add an entry, sent with the next state),
-// then EVENTS `turn_start` events. Prints one JSON object: per binary, the
-// medians of the handshake, `session_start` and `turn_start` (from the
-// event line written to its result read), and the sidecar's peak RSS.
+// then EVENTS `turn_start` events, then EVENTS `context` events whose
+// payload holds a long context (the last CONTEXT_MESSAGES messages of the
+// file, 5,000 unless `NOTESOUP_PI_BENCH_CONTEXT_MESSAGES` says otherwise)
+// with the usage clear of the budget's lines, then one `context` event with
+// the usage past the warning line (the warning goes out with it). Each
+// binary is greeted with the bridge protocol its `--version` names, and its
+// `ready.omit` rules are applied to the payloads as the shim applies them.
+// Prints one JSON object: per binary, the medians of the handshake,
+// `session_start`, `turn_start` and the two kinds of `context` (from the
+// event line written to its result read, the shim's answer to Pi built),
+// the `context` lines' sizes, and the sidecar's peak RSS.
 
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -57,6 +65,53 @@ for (const line of lines.slice(1)) {
 }
 const onDisk = { count: ids.length, lastId: ids[ids.length - 1], idsHash: idsHash(ids) };
 
+// A long context as Pi's `context` handlers get it: the file's last
+// messages, in order.
+const contextSize = Number(process.env.NOTESOUP_PI_BENCH_CONTEXT_MESSAGES ?? 5000);
+const contextMessages = [];
+for (let at = lines.length - 1; at > 0 && contextMessages.length < contextSize; at--) {
+  try {
+    const entry = JSON.parse(lines[at]);
+    if (entry.type === "message") contextMessages.push(entry.message);
+  } catch {
+    // Pi skips a line it cannot parse.
+  }
+}
+contextMessages.reverse();
+
+/** The bridge protocol `binary --version` names (`bridge protocol N`). */
+function protocolOf(binary) {
+  const line = execFileSync(binary, ["--version"], { encoding: "utf8" });
+  const found = /bridge protocol (\d+)/.exec(line);
+  if (!found) throw new Error(`${binary} --version names no bridge protocol: ${line}`);
+  return Number(found[1]);
+}
+
+/** The shim's `omit`: a copy of `payload` without the dotted `paths`. */
+function omit(payload, paths) {
+  let result = payload;
+  for (const path of paths) {
+    const keys = path.split(".");
+    const strip = (value, depth) => {
+      if (typeof value !== "object" || value === null || Array.isArray(value)) return value;
+      const copy = { ...value };
+      const key = keys[depth];
+      if (depth === keys.length - 1) delete copy[key];
+      else if (key in copy) copy[key] = strip(copy[key], depth + 1);
+      return copy;
+    };
+    result = strip(result, 0);
+  }
+  return result;
+}
+
+/** The shim's answer to Pi for `context`: a protocol-3 sidecar's `{messages}`, or Pi's messages and `{append}`. */
+function contextAnswer(payload, value) {
+  if (!value) return undefined;
+  if (Array.isArray(value.append)) return { messages: [...payload.messages, ...value.append] };
+  return value;
+}
+
 async function once(binary) {
   const home = fs.mkdtempSync(path.join(os.tmpdir(), "notesoup-sidecar-bench-"));
   const child = spawn(binary, ["serve"], {
@@ -87,6 +142,7 @@ async function once(binary) {
   let leaf = onDisk.lastId;
   let sent = 0;
   let first = true;
+  let usage = { tokens: 50000, contextWindow: 200000, percent: 25 };
   const state = () => {
     const from = first ? ids.length : ids.length + sent;
     const entries = first ? [] : added.slice(sent);
@@ -103,7 +159,7 @@ async function once(binary) {
       idle: true,
       pendingMessages: false,
       signalAborted: false,
-      contextUsage: { tokens: 50000, contextWindow: 200000, percent: 25 },
+      contextUsage: usage,
       model: { provider: "faux", id: "faux-1", contextWindow: 200000, maxTokens: 16384 },
       settings: {
         global: {},
@@ -122,14 +178,22 @@ async function once(binary) {
   };
 
   let nextEvent = 0;
+  let omitted = [];
+  let lastLine = 0;
+  let lastValue;
   async function event(name, payload) {
     const id = ++nextEvent;
     const begin = process.hrtime.bigint();
-    send({ type: "event", body: { id, name, payload, state: state() } });
+    const rule = omitted.find((r) => r.event === name);
+    const body = rule ? omit(payload, rule.paths) : payload;
+    const line = JSON.stringify({ type: "event", body: { id, name, payload: body, state: state() } });
+    lastLine = line.length;
+    child.stdin.write(`${line}\n`);
     for (;;) {
       const message = await receive();
       if (message.type === "result" && message.body.id === id) {
         if (message.body.error) throw new Error(`${name}: ${message.body.error}`);
+        lastValue = name === "context" ? contextAnswer(payload, message.body.value) : message.body.value;
         return process.hrtime.bigint() - begin;
       }
       if (message.type !== "action") throw new Error(`unexpected ${message.type}`);
@@ -147,28 +211,60 @@ async function once(binary) {
   }
 
   const begin = process.hrtime.bigint();
-  send({ type: "hello", body: { protocol: 3, piVersion: "1.6.0" } });
+  send({ type: "hello", body: { protocol: protocols.get(binary), piVersion: "1.6.0" } });
   const ready = await receive();
   if (ready.type !== "ready") throw new Error(JSON.stringify(ready));
   const handshake = process.hrtime.bigint() - begin;
+  omitted = ready.body.omit ?? [];
   const start = await event("session_start", { type: "session_start", reason: "resume" });
   const turns = [];
   for (let i = 0; i < events; i++) {
     turns.push(await event("turn_start", { type: "turn_start", turnIndex: i, timestamp: Date.now() }));
+  }
+  const contexts = [];
+  let contextLine = 0;
+  for (let i = 0; i < events; i++) {
+    contexts.push(await event("context", { type: "context", messages: contextMessages }));
+    contextLine = lastLine;
+    if (lastValue !== undefined) throw new Error("context: the budget changed a request clear of its lines");
+  }
+  // Past the warning line: the warning goes out with this request.
+  usage = { tokens: 199000, contextWindow: 200000, percent: 99.5 };
+  const warning = await event("context", { type: "context", messages: contextMessages });
+  const warned = lastValue?.messages;
+  if (warned?.length !== contextMessages.length + 1) {
+    throw new Error(`context at the warning: expected one message added, got ${warned?.length}`);
   }
   const status = fs.readFileSync(`/proc/${child.pid}/status`, "utf8");
   const hwm = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
   child.stdin.end();
   await new Promise((resolve) => child.on("close", resolve));
   fs.rmSync(home, { recursive: true, force: true });
-  return { handshake: ms(handshake), sessionStart: ms(start), turnStart: median(turns.map(ms)), rssMb: hwm };
+  return {
+    handshake: ms(handshake),
+    sessionStart: ms(start),
+    turnStart: median(turns.map(ms)),
+    context: median(contexts.map(ms)),
+    contextWarning: ms(warning),
+    contextLineBytes: contextLine,
+    rssMb: hwm,
+  };
 }
+
+const protocols = new Map(binaries.map((binary) => [binary, protocolOf(binary)]));
 
 const samples = binaries.map(() => []);
 for (let run = 0; run < runs; run++) {
   for (const [at, binary] of binaries.entries()) samples[at].push(await once(binary));
 }
-const report = { entries: ids.length, runs, events, binaries: {} };
+const report = {
+  entries: ids.length,
+  runs,
+  events,
+  contextMessages: contextMessages.length,
+  contextMessagesBytes: JSON.stringify(contextMessages).length,
+  binaries: {},
+};
 for (const [at, binary] of binaries.entries()) {
   const of = (field) => median(samples[at].map((sample) => sample[field]));
   report.binaries[binary] = {
@@ -176,6 +272,10 @@ for (const [at, binary] of binaries.entries()) {
     sessionStartMs: of("sessionStart"),
     sessionStartAllMs: samples[at].map((sample) => Math.round(sample.sessionStart)),
     turnStartMs: of("turnStart"),
+    contextMs: of("context"),
+    contextWarningMs: of("contextWarning"),
+    contextLineBytes: of("contextLineBytes"),
+    protocol: protocols.get(binary),
     rssMb: of("rssMb"),
   };
 }

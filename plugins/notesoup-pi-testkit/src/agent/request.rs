@@ -93,9 +93,15 @@ impl<E: PiExtension> Harness<E> {
             .filter(|m| !matches!(m, AgentMessage::System(_)))
             .cloned()
             .collect();
-        let mut messages = match self.extension.context(&mut self.host, &visible) {
-            Some(returned) => restore_system(&messages, &visible, returned),
-            None => messages,
+        // The hook answers what to append; the Pi package returns Pi's
+        // visible messages followed by those, as Pi's handler result.
+        let append = self.extension.context(&mut self.host);
+        let mut messages = if append.is_empty() {
+            messages
+        } else {
+            let mut returned = visible.clone();
+            returned.extend(append);
+            restore_system(&messages, &visible, returned)
         };
         if self.host.api_level.has_context_with_system()
             && let Some(returned) = self.without_usage("context_with_system", |extension, host| {

@@ -761,19 +761,8 @@ fn a_model_switch_drops_staged_budget_drafts() {
         let mut scene = Scene::scripted(100_000, [Step::text("Busy.").with_input_tokens(70_000)]);
         scene.harness.prompt("One.");
         // The next request stages the warning...
-        let messages: Vec<AgentMessage> = scene
-            .harness
-            .host
-            .session
-            .projection()
-            .message_refs()
-            .cloned()
-            .collect();
-        let staged = scene
-            .harness
-            .extension
-            .context(&mut scene.harness.host, &messages);
-        assert!(staged.is_some(), "the warning goes out with the request");
+        let staged = scene.harness.extension.context(&mut scene.harness.host);
+        assert_eq!(staged.len(), 1, "the warning goes out with the request");
         // ...and a model switch before the turn ends drops it.
         if switch {
             let model = scene.harness.model.info.clone();

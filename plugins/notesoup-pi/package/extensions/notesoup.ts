@@ -35,6 +35,7 @@ import {
 
 import type {
   Action,
+  ContextAppend,
   OnDisk,
   Ready,
   SessionState,
@@ -83,7 +84,7 @@ function idsHash(entries: ReadonlyArray<{ id?: unknown }>): number {
 }
 
 /** Must equal the sidecar's `PROTOCOL_VERSION`. */
-const PROTOCOL = 3;
+const PROTOCOL = 4;
 
 /** This package's folder (the shim lives in `extensions/`). */
 const PACKAGE_DIR = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -489,8 +490,22 @@ export default function notesoup(pi: ExtensionAPI): void {
       // Each event's payload and result are Pi's own shapes; the sidecar
       // decodes them, so one generic handler serves every event.
       const on = pi.on as (name: string, handler: (event: unknown, ctx: ExtensionContext) => unknown) => void;
-      on(event, (payload, ctx) => forward(event, payload, ctx));
+      on(event, (payload, ctx) =>
+        event === "context" ? context(payload, ctx) : forward(event, payload, ctx),
+      );
     }
+  }
+
+  /**
+   * `context`: sent without its messages (an `omit` rule); the sidecar
+   * answers the messages to add after them (`{append}`) or nothing, and Pi
+   * gets its own messages followed by those.
+   */
+  async function context(payload: unknown, ctx: ExtensionContext): Promise<unknown> {
+    const result = (await forward("context", payload, ctx)) as ContextAppend | undefined;
+    if (!result?.append?.length) return undefined;
+    const messages = (payload as { messages?: unknown[] }).messages ?? [];
+    return { messages: [...messages, ...result.append] };
   }
 
   function registerTool(tool: ToolSpec): void {

@@ -33,8 +33,8 @@ use serde_json::Value;
 pub use host::BridgeHost;
 use host::{Channel, Received, kind, shown};
 use protocol::{
-    CommandSpec, EventRequest, EventResult, PROTOCOL_VERSION, PayloadOmission, Ready, Refused,
-    ShimMessage, SidecarMessage, ToolSpec,
+    CommandSpec, ContextAppend, EventRequest, EventResult, PROTOCOL_VERSION, PayloadOmission,
+    Ready, Refused, ShimMessage, SidecarMessage, ToolSpec,
 };
 
 use crate::host::{ExecutionMode, PiApiLevel, PiExtension, PiHost, ToolInvocation};
@@ -79,10 +79,13 @@ pub const USAGE_OMITTED: &[&str] = &[
 /// virtual model, whose limits only Pi knows.
 pub const USAGE_COMPUTED: &[&str] = &["context", "turn_end"];
 
-/// Payload parts left out by the shim, per event: the boundary preview's
-/// copies of the whole context, which grow with the session and which
-/// `Notesoup` never reads (it reads the session, and `pendingMessages`).
+/// Payload parts left out by the shim, per event: the copies of the whole
+/// context, which grow with the session and which `Notesoup` never reads
+/// (it reads the session, and `pendingMessages`): the boundary preview's,
+/// and `context`'s messages (the budget decides from the session and
+/// answers what to append, [`ContextAppend`]).
 pub const OMITTED_PAYLOAD: &[(&str, &[&str])] = &[
+    ("context", &["messages"]),
     (
         "turn_end",
         &[
@@ -382,7 +385,8 @@ fn null() -> CompactJson {
     CompactJson::null()
 }
 
-/// `{messages}` for a replaced context, `null` to keep Pi's.
+/// `{messages}` for a replaced context (`context_with_system`), `null` to
+/// keep Pi's.
 fn messages_result(
     messages: Option<Vec<crate::session::AgentMessage>>,
 ) -> Result<CompactJson, String> {
@@ -394,6 +398,14 @@ fn messages_result(
         Some(messages) => encode(&Replaced { messages }),
         None => Ok(null()),
     }
+}
+
+/// `{append}` for messages added after Pi's, `null` to keep Pi's.
+fn append_result(append: Vec<crate::session::AgentMessage>) -> Result<CompactJson, String> {
+    if append.is_empty() {
+        return Ok(null());
+    }
+    encode(&ContextAppend { append })
 }
 
 #[derive(serde::Deserialize)]
@@ -449,10 +461,9 @@ fn dispatch(
             ext.agent_settled(host, &decode(payload)?);
             Ok(null())
         }
-        "context" => {
-            let payload: MessagesPayload = decode(payload)?;
-            messages_result(ext.context(host, &payload.messages))
-        }
+        // The payload's messages are left out (`OMITTED_PAYLOAD`): the hook
+        // answers what to append, which the shim adds after Pi's.
+        "context" => append_result(ext.context(host)),
         "context_with_system" => {
             let payload: MessagesPayload = decode(payload)?;
             messages_result(ext.context_with_system(host, &payload.messages))

@@ -14,6 +14,11 @@
 //!    requests, each answered by one `actionResult` (with the state after the
 //!    action) before anything else; then it sends the event's `result`.
 //!
+//! The `context` event is sent without its `messages` (an `omit` rule of
+//! `ready`), and its result is `null` (keep Pi's messages) or a
+//! [`ContextAppend`] (`{append}`): the shim returns Pi's messages followed
+//! by those.
+//!
 //! Payloads that are Pi's own objects (entries, messages, event payloads,
 //! results) travel as Pi writes them and are typed `unknown` on the shim's
 //! side: the shim forwards them, it never interprets them.
@@ -23,9 +28,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use typeshare::typeshare;
 
+use crate::session::AgentMessage;
+
 /// The protocol version both sides must speak. Raise it on any change that
 /// an older shim or sidecar could misread.
-pub const PROTOCOL_VERSION: u32 = 3;
+pub const PROTOCOL_VERSION: u32 = 4;
 
 /// A line from the shim to the sidecar.
 #[typeshare]
@@ -398,6 +405,18 @@ pub struct ActionResult {
     pub state: SessionState,
 }
 
+/// The value of a `context` event's `result` that adds messages: the shim
+/// answers Pi with `{messages: [...event.messages, ...append]}`, so the
+/// context's messages cross the pipe in neither direction.
+#[typeshare]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContextAppend {
+    /// Pi's `AgentMessage`s to add after the context's, in order.
+    #[typeshare(typescript(type = "unknown[]"))]
+    pub append: Vec<AgentMessage>,
+}
+
 /// `result`: what the handler returns to Pi.
 #[typeshare]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -406,7 +425,8 @@ pub struct EventResult {
     /// The `event`'s id.
     pub id: u32,
     /// The handler's return value (`null`: return nothing). For
-    /// `execute_tool`, an `AgentToolResult`; for `command`, `null`.
+    /// `execute_tool`, an `AgentToolResult`; for `command`, `null`; for
+    /// `context`, a [`ContextAppend`] or `null`.
     /// Serialized once, by the handler's encoding.
     #[typeshare(typescript(type = "unknown"))]
     pub value: CompactJson,

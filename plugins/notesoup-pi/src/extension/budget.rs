@@ -98,26 +98,24 @@ impl Notesoup {
         Some(context_window.saturating_sub(tokens))
     }
 
-    /// The `context` hook: stage the reminder or warning for this request.
+    /// The `context` hook: stage the reminder or warning for this request;
+    /// the messages to add after the request's (the warning, or none).
     /// At the warning line (automatic resets on) the close-out is re-armed on
     /// every request; the warning itself is added to the outgoing request
     /// once per window and staged for persistence at `turn_end`, replacing a
     /// pending reminder. Above it, the reminder is staged once per window,
-    /// its countdown frozen into the text.
-    pub(super) fn stage_budget(
-        &mut self,
-        host: &mut dyn PiHost,
-        messages: &[AgentMessage],
-    ) -> Option<Vec<AgentMessage>> {
+    /// its countdown frozen into the text. Everything is decided from the
+    /// session, never from the request's messages.
+    pub(super) fn stage_budget(&mut self, host: &mut dyn PiHost) -> Vec<AgentMessage> {
         if !self.enabled {
-            return None;
+            return Vec::new();
         }
         let policy = self.policy(host);
         let branch = host.window_branch(None);
         let window = active_window(&branch, host.session_id());
         let remaining = Self::remaining(host, &branch, &window);
         match policy.budget.stage(remaining, policy.automatic) {
-            BudgetStage::Clear => None,
+            BudgetStage::Clear => Vec::new(),
             BudgetStage::Reminder => {
                 let noted = window_has(&branch, &window, Kind::Warning)
                     || window_has(&branch, &window, Kind::Guidance)
@@ -130,7 +128,7 @@ impl Notesoup {
                         text: BudgetPolicy::reminder_text(countdown, &self.bindings),
                     });
                 }
-                None
+                Vec::new()
             }
             BudgetStage::Warning | BudgetStage::HardReserve => {
                 let window_id = window.id.clone();
@@ -145,7 +143,7 @@ impl Notesoup {
                     .iter()
                     .any(|s| s.window_id == window_id && s.kind == Kind::Warning);
                 if durable || staged {
-                    return None;
+                    return Vec::new();
                 }
                 let text = BudgetPolicy::warning_text(&self.bindings);
                 self.staged
@@ -156,9 +154,7 @@ impl Notesoup {
                     text: text.clone(),
                 });
                 self.pending_warning = Some(window_id);
-                let mut outgoing = messages.to_vec();
-                outgoing.push(hidden_message(Kind::Warning, text));
-                Some(outgoing)
+                vec![hidden_message(Kind::Warning, text)]
             }
         }
     }

@@ -319,12 +319,8 @@ impl PiExtension for Notesoup {
         self.clear_transient();
     }
 
-    fn context(
-        &mut self,
-        host: &mut dyn PiHost,
-        messages: &[AgentMessage],
-    ) -> Option<Vec<AgentMessage>> {
-        self.stage_budget(host, messages)
+    fn context(&mut self, host: &mut dyn PiHost) -> Vec<AgentMessage> {
+        self.stage_budget(host)
     }
 
     fn context_with_system(

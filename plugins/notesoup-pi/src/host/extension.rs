@@ -204,14 +204,12 @@ pub trait PiExtension {
     /// `agent_settled`.
     fn agent_settled(&mut self, _host: &mut dyn PiHost, _event: &AgentSettledEvent) {}
 
-    /// `context`: the messages without system messages (≥ 0.87); `Some`
-    /// replaces them.
-    fn context(
-        &mut self,
-        _host: &mut dyn PiHost,
-        _messages: &[AgentMessage],
-    ) -> Option<Vec<AgentMessage>> {
-        None
+    /// `context`: the messages to add after Pi's (its messages without
+    /// system messages, ≥ 0.87) for this provider request; none keeps Pi's
+    /// as they are. The hook never sees Pi's messages: it decides from the
+    /// session, so the bridge does not carry them.
+    fn context(&mut self, _host: &mut dyn PiHost) -> Vec<AgentMessage> {
+        Vec::new()
     }
 
     /// `context_with_system` (≥ 0.87): the full transcript; `Some` is sent

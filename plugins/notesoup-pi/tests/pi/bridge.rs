@@ -295,3 +295,64 @@ fn a_written_session_is_mirrored_from_its_file_and_a_wrong_one_is_resent() {
         assert!(sidecar.finish().success());
     }
 }
+
+/// `context` crosses the pipe without the context's messages: the handshake
+/// has the shim leave them out, a request clear of the budget's lines gets
+/// `null` (Pi keeps its messages), and one past the warning line gets
+/// exactly one message to append, the hidden warning, once per window.
+#[test]
+fn context_carries_no_messages_and_the_warning_comes_back_as_one_appended_message() {
+    let mut sidecar = Sidecar::start();
+    let cwd = sidecar.notes.parent().unwrap().join("project");
+    std::fs::create_dir_all(&cwd).unwrap();
+    sidecar.send(
+        json!({"type": "hello", "body": {"protocol": PROTOCOL_VERSION, "piVersion": "1.6.0"}}),
+    );
+    let ready = sidecar.next();
+    assert_eq!(ready["type"], "ready");
+    let omit = ready["body"]["omit"].as_array().unwrap();
+    assert!(
+        omit.contains(&json!({"event": "context", "paths": ["messages"]})),
+        "{omit:?}"
+    );
+    // What the shim sends: the payload without its messages.
+    let context = |id: u32, tokens: u64, entries: Vec<Value>, from: u32, leaf: &str| {
+        let mut state = state(&cwd, entries, from, Some(leaf));
+        state["contextUsage"] = json!({"tokens": tokens, "contextWindow": 200000, "percent": 0});
+        json!({"type": "event", "body": {"id": id, "name": "context",
+            "payload": {"type": "context"}, "state": state}})
+    };
+    let user = json!({"type": "message", "id": "e0000001", "parentId": null,
+        "timestamp": "2026-01-01T00:00:01.000Z",
+        "message": {"role": "user", "content": "Hello.", "timestamp": 1}});
+    // Clear of the lines: Pi keeps its messages.
+    sidecar.send(context(1, 20_000, vec![user], 0, "e0000001"));
+    assert_eq!(sidecar.next()["body"], json!({"id": 1, "value": null}));
+    // Past the warning line: the warning alone, to append.
+    sidecar.send(context(2, 190_000, vec![], 1, "e0000001"));
+    let result = loop {
+        let message = sidecar.next();
+        if message["type"] == "result" {
+            break message;
+        }
+        // A nested action (a notice) is answered as the shim does.
+        assert_eq!(message["type"], "action", "{message}");
+        sidecar.send(json!({"type": "actionResult", "body": {
+            "id": message["body"]["id"], "state": state(&cwd, vec![], 1, Some("e0000001")),
+        }}));
+    };
+    let body = result["body"].as_object().unwrap();
+    assert_eq!(body.len(), 2, "{result}");
+    assert_eq!(body["id"], 2);
+    let value = body["value"].as_object().unwrap();
+    assert_eq!(value.keys().collect::<Vec<_>>(), ["append"], "{result}");
+    let append = value["append"].as_array().unwrap();
+    assert_eq!(append.len(), 1, "{result}");
+    assert_eq!(append[0]["role"], "custom");
+    assert_eq!(append[0]["customType"], "notesoup/warning");
+    assert_eq!(append[0]["display"], false);
+    // The warning goes out once per window.
+    sidecar.send(context(3, 190_000, vec![], 1, "e0000001"));
+    assert_eq!(sidecar.next()["body"], json!({"id": 3, "value": null}));
+    assert!(sidecar.finish().success());
+}

@@ -171,6 +171,45 @@ fn budget_reminder_warning_and_close_out_as_the_window_fills() {
     assert_opens_fresh_window(&report, 2);
 }
 
+/// In real Pi the `context` lines carry no messages, and the warning still
+/// goes out last in the request that crosses the line: the sidecar answers
+/// it as one message to append, which the shim adds after Pi's.
+#[test]
+fn context_lines_carry_no_messages_and_the_warning_is_appended_by_the_shim() {
+    let mut world = World::new(100_000);
+    let lines = world.path("bridge-in.jsonl");
+    world.sidecar = fake_sidecar(
+        &world,
+        "teeing-notesoup-pi",
+        &format!(
+            "tee '{}' | '{}' serve",
+            lines.display(),
+            crate::sidecar().display()
+        ),
+    );
+    let big = "x".repeat(240_000);
+    let more = "y".repeat(40_000);
+    let report = world.start(json!([
+        {"respond": [text("Worked a lot.")]},
+        {"prompt": format!("Do the big job. {big}")},
+        {"respond": [text("Noted.")]},
+        {"prompt": format!("Continue. {more}")},
+    ]));
+    report.assert_finished(0);
+    support::assert_final_warning(&report.request(1));
+    let sent = std::fs::read_to_string(&lines).unwrap();
+    let contexts: Vec<serde_json::Value> = sent
+        .lines()
+        .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
+        .filter(|message| message["type"] == "event" && message["body"]["name"] == "context")
+        .collect();
+    assert!(contexts.len() >= 2, "{contexts:?}");
+    for context in &contexts {
+        let payload = context["body"]["payload"].as_object().unwrap();
+        assert!(!payload.contains_key("messages"), "{payload:?}");
+    }
+}
+
 #[test]
 fn fresh_window_bare_and_with_text() {
     let world = World::new(200_000);
