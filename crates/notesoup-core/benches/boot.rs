@@ -1,20 +1,21 @@
 //! The boot over a 10,000-note store: the snapshot (five scoped listings of
 //! note heads, then the few bodies the boot shows) and the pure render,
-//! together and apart; and, for comparison, the snapshot taken from five
-//! full listings that read every body.
+//! together and apart; and the snapshot a host that keeps a shelf index
+//! between boots takes while no home has changed.
 //!
 //! Run with `cargo bench -p notesoup-core --bench boot`.
 
 use std::fs;
 use std::path::Path;
 use std::sync::OnceLock;
+use std::time::Duration;
 
 use divan::Bencher;
 use jiff::Timestamp;
 use jiff::tz::TimeZone;
 use notesoup_core::boot::ToolBindings;
-use notesoup_core::boot::{BootIdentity, BootSnapshot, HomeShelf, render_boot_within};
-use notesoup_core::notes::{ListQuery, NoteStore, NotesIdentity, Scope};
+use notesoup_core::boot::{BootIdentity, BootSnapshot, ShelfIndex, render_boot_within};
+use notesoup_core::notes::{NoteStore, NotesIdentity};
 use notesoup_core::settings::Settings;
 use tempfile::TempDir;
 
@@ -121,22 +122,20 @@ fn snapshot_10k(bencher: Bencher<'_, '_>) {
     });
 }
 
-/// The snapshot as first built, for comparison: each home listed with
-/// every body (`list`) and the shelf taken from the full rows.
+/// The snapshot through a warm [`ShelfIndex`] (its homes settled first:
+/// a shelf is kept only once its directories are 2 s old): every home is
+/// served from the index, and only the notes the boot shows are read.
 #[divan::bench(sample_count = 20)]
-fn snapshot_from_full_listing_10k(bencher: Bencher<'_, '_>) {
+fn snapshot_indexed_10k(bencher: Bencher<'_, '_>) {
     with_store(|store| {
-        bencher.bench_local(|| {
-            Scope::ALL.map(|scope| {
-                let listed = store
-                    .list(&ListQuery {
-                        scope: Some(scope),
-                        ..ListQuery::default()
-                    })
-                    .expect("list");
-                HomeShelf::from_rows(listed.rows)
-            })
-        });
+        std::thread::sleep(ShelfIndex::SETTLE + Duration::from_millis(100));
+        let mut index = ShelfIndex::new();
+        BootSnapshot::load_indexed(store, &mut index).expect("snapshot");
+        assert!(
+            BootSnapshot::served(store, &index).is_some(),
+            "every home is served from the index"
+        );
+        bencher.bench_local(|| BootSnapshot::load_indexed(store, &mut index).expect("snapshot"));
     });
 }
 

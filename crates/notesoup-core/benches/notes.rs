@@ -1,6 +1,9 @@
 //! Benchmarks of the notes store over a generated store of 10,000 notes
-//! across the five homes: `list`, `list_headers` and `search`, then `search` side by side
-//! with `rg -i -F` over the same files, printing both times and the ratio.
+//! across the five homes, measured as a host pays them: `notes_list` and
+//! `notes_search` through core's tool router (the listing, the rows and the
+//! bounded result), with and without kept note heads, and the boot's
+//! listing of each home; then `notes_search` side by side with `rg -i -F`
+//! over the same files, printing both times and the ratio.
 //!
 //! Run with `cargo bench -p notesoup-core --bench notes`.
 
@@ -10,9 +13,11 @@ use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use jiff::tz::TimeZone;
-use notesoup_core::notes::{
-    HeadCache, Home, ListQuery, NoteStore, NotesIdentity, Scope, local_iso,
-};
+use notesoup_core::boot::BootSnapshot;
+use notesoup_core::history::History;
+use notesoup_core::notes::{HeadCache, Home, NoteStore, NotesIdentity, local_iso};
+use notesoup_core::tools::{Refusal, RefusalCode, Tool, ToolContext, ToolOutput, call_tool};
+use serde_json::{Value, json};
 
 const NOTES: usize = 10_000;
 const QUERY: &str = "zephyr";
@@ -116,29 +121,47 @@ fn root() -> &'static Path {
     fixture().store.root()
 }
 
+/// A host lending one store to each call, as a running server does.
+struct Host(NoteStore);
+
+impl ToolContext for Host {
+    fn notes(&mut self) -> Result<NoteStore, Refusal> {
+        Ok(self.0.clone())
+    }
+
+    fn history(&mut self) -> Result<History, Refusal> {
+        Err(Refusal::new(RefusalCode::NoSession, "no history here"))
+    }
+}
+
+/// One call through core's router over `store`, arguments as the host
+/// receives them.
+fn call(store: &NoteStore, tool: Tool, arguments: Value) -> ToolOutput {
+    let output = call_tool(&mut Host(store.clone()), tool.name, arguments);
+    assert!(!output.is_error, "{}", output.text);
+    output
+}
+
+/// How many notes a listing or search matched: those shown and those left
+/// out (the limit or the response budget).
+fn matched(output: &ToolOutput) -> usize {
+    let json = output.json.to_value();
+    let shown = json["files"].as_array().map_or(0, Vec::len);
+    let more = json["more"].as_u64().unwrap_or_default();
+    shown + usize::try_from(more).unwrap_or(usize::MAX)
+}
+
+fn list(store: &NoteStore, arguments: Value) -> usize {
+    matched(&call(store, Tool::NOTES_LIST, arguments))
+}
+
+/// Every note listed: only each note's frontmatter head is read, then the
+/// rows that fit the result are rendered.
 #[divan::bench(sample_count = 10)]
 fn list_all() -> usize {
-    fixture()
-        .store
-        .list(&ListQuery::default())
-        .expect("list")
-        .rows
-        .len()
+    list(&fixture().store, json!({}))
 }
 
-/// `list_all` without bodies: only each note's frontmatter head is read.
-#[divan::bench(sample_count = 10)]
-fn list_headers_all() -> usize {
-    fixture()
-        .store
-        .list_headers(&ListQuery::default())
-        .expect("list")
-        .rows
-        .len()
-}
-
-/// The first boot's access pattern: one scoped, status-reporting list per
-/// home, bodies and all (the boot now lists headers, see the boot bench).
 /// A head cache of every note (its notes settled first: heads are kept only
 /// once a note is 2 s old), and where it is saved.
 fn kept_heads() -> &'static (Arc<HeadCache>, PathBuf) {
@@ -147,64 +170,47 @@ fn kept_heads() -> &'static (Arc<HeadCache>, PathBuf) {
         std::thread::sleep(HeadCache::DEFAULT_SETTLE + Duration::from_millis(100));
         let heads = Arc::new(HeadCache::new());
         let store = fixture().store.clone().with_head_cache(Arc::clone(&heads));
-        store.list_headers(&ListQuery::default()).expect("list");
+        assert_eq!(list(&store, json!({})), NOTES);
         let saved = root().join("bench-heads/note-heads.bin");
         heads.save(&saved).expect("save");
         (heads, saved)
     })
 }
 
-/// `list_headers_all` through a warm cache of a long-lived host (stamp
-/// checked, no change notification).
+/// `list_all` through a warm cache of a long-lived host (stamp checked, no
+/// change notification).
 #[divan::bench(sample_count = 10)]
-fn list_headers_kept() -> usize {
+fn list_all_kept_heads() -> usize {
     let (heads, _) = kept_heads();
-    fixture()
-        .store
-        .clone()
-        .with_head_cache(Arc::clone(heads))
-        .list_headers(&ListQuery::default())
-        .expect("list")
-        .rows
-        .len()
+    list(
+        &fixture().store.clone().with_head_cache(Arc::clone(heads)),
+        json!({}),
+    )
 }
 
-/// A hook's listing: the saved heads loaded, then `list_headers_all`
-/// through them.
+/// A hook's listing: the saved heads loaded, then `list_all` through them.
 #[divan::bench(sample_count = 10)]
-fn list_headers_through_saved_heads() -> usize {
+fn list_all_through_saved_heads() -> usize {
     let (_, saved) = kept_heads();
-    fixture()
-        .store
-        .clone()
-        .with_head_cache(Arc::new(HeadCache::load(saved)))
-        .list_headers(&ListQuery::default())
-        .expect("list")
-        .rows
-        .len()
+    list(
+        &fixture()
+            .store
+            .clone()
+            .with_head_cache(Arc::new(HeadCache::load(saved))),
+        json!({}),
+    )
 }
 
+/// The boot's listing: one scoped listing of note heads per home, then the
+/// few bodies the boot shows (see the boot bench for the render).
 #[divan::bench(sample_count = 10)]
-fn list_each_home_like_the_boot() -> usize {
-    Scope::ALL
-        .iter()
-        .map(|scope| {
-            let query = ListQuery {
-                scope: Some(*scope),
-                ..ListQuery::default()
-            };
-            fixture().store.list(&query).expect("list").rows.len()
-        })
-        .sum()
+fn list_each_home_like_the_boot() -> BootSnapshot {
+    BootSnapshot::load(&fixture().store).expect("snapshot")
 }
 
 #[divan::bench(sample_count = 10)]
 fn list_with_pattern() -> usize {
-    let query = ListQuery {
-        pattern: Some("**/topic-3/*.md".to_owned()),
-        ..ListQuery::default()
-    };
-    fixture().store.list(&query).expect("list").rows.len()
+    list(&fixture().store, json!({"pattern": "**/topic-3/*.md"}))
 }
 
 #[divan::bench(sample_count = 10)]
@@ -223,12 +229,11 @@ fn ripgrep_one_query() -> bool {
 }
 
 fn search(queries: &[&str]) -> usize {
-    fixture()
-        .store
-        .search(queries, &ListQuery::default())
-        .expect("search")
-        .rows
-        .len()
+    matched(&call(
+        &fixture().store,
+        Tool::NOTES_SEARCH,
+        json!({ "query": queries }),
+    ))
 }
 
 fn ripgrep(query: &str) -> bool {
@@ -246,8 +251,8 @@ fn median(mut times: Vec<Duration>) -> Duration {
     times[times.len() / 2]
 }
 
-/// Times `list`, `search` and `rg -i -F` in turn over the same files, so
-/// load on the machine hits all three alike.
+/// Times `notes_list`, `notes_search` and `rg -i -F` in turn over the same
+/// files, so load on the machine hits all three alike.
 fn compare_with_ripgrep() {
     if !ripgrep(QUERY) {
         println!("\nrg is not installed (or found nothing); skipping the side-by-side comparison");

@@ -22,12 +22,11 @@ use typeshare::typeshare;
 pub use crate::wire::ToolBindings;
 pub use render::{BootSections, render_boot_within};
 pub(crate) use render::{DEFAULT_BOOT_MAX_CHARS, MIN_BOOT_MAX_CHARS};
-pub use shelf::HomeShelf;
 pub use shelves::ShelfIndex;
 pub use snapshot::BootSnapshot;
 
 #[cfg(test)]
-pub(crate) use shelf::{FreshPage, MapPage};
+pub(crate) use shelf::{FreshPage, HomeShelf, MapPage};
 // What the crate's own tests name beside the public surface.
 #[cfg(test)]
 pub(crate) use render::relative_time;

@@ -64,7 +64,7 @@ pub struct BootSections {
     /// The `YOUR NOTES` heading, or the blank-slate line with it.
     pub notes_heading: String,
     /// Each shown shelf, in boot order, as fitted.
-    pub shelves: Vec<(Scope, String)>,
+    pub(crate) shelves: Vec<(Scope, String)>,
 }
 
 impl BootSections {

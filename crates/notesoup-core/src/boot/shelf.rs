@@ -17,7 +17,7 @@ pub(super) const MAP_FILE: &str = "MAP.md";
 
 /// A home's MAP: its table of contents, inlined in the boot.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MapPage {
+pub(crate) struct MapPage {
     /// The rendered address, e.g. `@project/MAP.md`.
     pub address: String,
     /// The whole body (the renderer caps it).
@@ -26,7 +26,7 @@ pub struct MapPage {
 
 /// One of a shelf's freshest pages.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FreshPage {
+pub(crate) struct FreshPage {
     /// The rendered address.
     pub address: String,
     /// See `page_title`; empty when the body has no text.
@@ -37,7 +37,7 @@ pub struct FreshPage {
 
 /// What the snapshot holds for one home.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum HomeShelf {
+pub(crate) enum HomeShelf {
     /// The home was listed (a missing directory lists as empty).
     Loaded {
         /// The root `MAP.md`, when there is one.
@@ -54,7 +54,7 @@ impl HomeShelf {
     /// The shelf of one home's live notes, listed recent first (ties by
     /// address). The root `MAP.md` is the MAP; any other note, nested MAPs
     /// included, is a page.
-    pub fn from_rows(rows: Vec<NoteRow>) -> HomeShelf {
+    pub(crate) fn from_rows(rows: Vec<NoteRow>) -> HomeShelf {
         let mut map = None;
         let mut fresh = Vec::new();
         for row in rows {

@@ -15,7 +15,7 @@ pub struct BootSnapshot {
     pub opened_at: Timestamp,
     /// Each home once, in [`Scope::ALL`] order: session, project, human,
     /// agent, model.
-    pub homes: Vec<(Scope, HomeShelf)>,
+    pub(crate) homes: Vec<(Scope, HomeShelf)>,
 }
 
 impl BootSnapshot {
@@ -30,14 +30,14 @@ impl BootSnapshot {
     /// Each of the store identity's five homes is listed once, in order
     /// session, project, human, agent, model, without crumpled notes and
     /// without touching access metadata. A home the filesystem refuses is
-    /// recorded as [`HomeShelf::Unavailable`] and the others are kept; a
-    /// missing home is empty. Any other error propagates.
+    /// recorded as unavailable (see [`Self::unavailable_labels`]) and the
+    /// others are kept; a missing home is empty. Any other error propagates.
     ///
     /// The listing reads only each note's frontmatter; then only the bodies
     /// the boot shows are read (the root MAP and the freshest pages): one
     /// short read per note plus at most four whole notes per home. The
-    /// shelves are the same as [`HomeShelf::from_rows`] over the full
-    /// listing.
+    /// shelves are the same as those taken from a full listing that reads
+    /// every body.
     pub fn load_at(store: &NoteStore, opened_at: Timestamp) -> Result<BootSnapshot, NoteError> {
         let mut homes = Vec::with_capacity(Scope::ALL.len());
         for scope in Scope::ALL {
@@ -85,7 +85,7 @@ impl BootSnapshot {
     }
 
     /// What the snapshot holds for `scope`.
-    pub fn home(&self, scope: Scope) -> Option<&HomeShelf> {
+    pub(crate) fn home(&self, scope: Scope) -> Option<&HomeShelf> {
         self.homes
             .iter()
             .find(|(s, _)| *s == scope)
@@ -93,7 +93,7 @@ impl BootSnapshot {
     }
 
     /// The homes that could not be read, in load order.
-    pub fn unavailable(&self) -> Vec<Scope> {
+    pub(crate) fn unavailable(&self) -> Vec<Scope> {
         self.homes
             .iter()
             .filter(|(_, shelf)| *shelf == HomeShelf::Unavailable)
@@ -101,8 +101,9 @@ impl BootSnapshot {
             .collect()
     }
 
-    /// The labels of [`Self::unavailable`] as hosts name them in notices:
-    /// `session`, `@project`, `@human`, `@self`, `@model`.
+    /// The labels of the homes that could not be read, in load order, as
+    /// hosts name them in notices: `session`, `@project`, `@human`,
+    /// `@self`, `@model`.
     pub fn unavailable_labels(&self) -> Vec<&'static str> {
         self.unavailable().into_iter().map(home_label).collect()
     }

@@ -29,7 +29,7 @@ pub enum Home {
 
 impl Home {
     /// The scope of this home.
-    pub fn scope(&self) -> Scope {
+    pub(crate) fn scope(&self) -> Scope {
         match self {
             Self::Session => Scope::Session,
             Self::Project => Scope::Project,

@@ -28,7 +28,7 @@ pub(crate) struct LiteralQueries {
 
 /// One matching line of a body.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LineMatch {
+pub(crate) struct LineMatch {
     /// 1-based line number.
     pub line: usize,
     /// The whole line, without its line ending.

@@ -9,22 +9,23 @@
 //!
 //! - Identity: [`NotesIdentity`] (`new`, `without_session`, `with_session`,
 //!   `with_model`, getters; a field that fails validation is a [`NoteError`]
-//!   reading `notes context <field> must be …`), [`Scope`], [`Home`],
+//!   reading `notes context <field> must be …`), [`Home`],
 //!   [`NotesIdentity::default_root`], [`NotesIdentity::agent_slug`], [`NotesIdentity::model_slug`], [`project_key`].
-//! - Format: [`NoteOrigin`], [`is_blank_body`]; times via [`local_iso`]
-//!   and [`now_ms`]. A row's metadata (origin, times, access count, extras)
-//!   comes with it; the codec, the parser and the address and glob rules
-//!   stay inside the crate: hosts reach notes through the store and the
-//!   tools.
+//! - Format: [`is_blank_body`]; times via [`local_iso`]
+//!   and [`now_ms`]. A result's metadata (origin, times, access count,
+//!   extras) comes with it; the origins, the codec, the parser and the
+//!   address and glob rules stay inside the crate: hosts write with no
+//!   origin (`None`) and reach notes through the store and the tools.
 //! - Store: [`NoteStore`] with `write`, `read`, `update`, `edited_body`,
-//!   `rename`, `list`, `list_headers`, `peek_row` and `search`; arguments
-//!   [`Edit`], [`UpdateRequest`], [`ListQuery`]; every result and row
-//!   carries its location (address, scope, home, relative path, file); a
-//!   write says its [`WriteOutcome`], an update its [`ChangeKind`]; `list`,
-//!   `list_headers` and `search` answer a [`ListStatus`] of [`NoteRow`],
-//!   [`NoteHeader`] or search rows (with their matching lines) with the
-//!   notes and homes left out; the kept note heads, [`HeadCache`]; the
-//!   limit [`NoteStore::MAX_NOTE_BYTES`].
+//!   `rename` and `delete`; arguments [`Edit`], [`UpdateRequest`]; every
+//!   result carries its location (address, scope, home, relative path,
+//!   file); a delete says its [`DeleteOutcome`]; the kept note heads,
+//!   [`HeadCache`]; the limit [`NoteStore::MAX_NOTE_BYTES`].
+//! - Listing and search are reached through the tools
+//!   ([`call_tool`](crate::tools::call_tool) with `notes_list` and
+//!   `notes_search`) and the boot ([`BootSnapshot`](crate::boot::BootSnapshot));
+//!   the store's typed listing (`list`, `list_headers`, `peek_row`,
+//!   `search`, their query and rows) and the scopes stay inside the crate.
 //! - The credential guard: [`find_secret`] (what it found and its kind).
 //! - Errors: [`NoteError`] (`code().as_str()`, `message()`,
 //!   `line_numbers()`, `edit_index()`, `path()`, `io_kind()`,
@@ -115,21 +116,22 @@ pub(crate) use address::Address;
 pub use address::Home;
 pub use error::NoteError;
 pub(crate) use frontmatter::NoteMeta;
+pub(crate) use frontmatter::NoteOrigin;
+pub use frontmatter::is_blank_body;
 pub(crate) use frontmatter::parse_note;
 pub(crate) use frontmatter::{FrontmatterExtra, SplitNote, serialize_note, split_note};
-pub use frontmatter::{NoteOrigin, is_blank_body};
-pub use identity::{NotesIdentity, Scope};
+pub use identity::NotesIdentity;
+pub(crate) use identity::Scope;
 pub(crate) use identity::{is_slug, slugify};
 pub(crate) use matcher::LiteralQueries;
 pub use paths::project_key;
 pub(crate) use secrets::SecretKind;
 pub use secrets::find_secret;
 pub(crate) use segment::{escape_forbidden, is_forbidden_char, is_git_segment};
-pub(crate) use store::{Change, NoteLocation};
-pub use store::{
-    ChangeKind, DeleteOutcome, Edit, HeadCache, ListQuery, ListStatus, NoteHeader, NoteRow,
-    NoteStore, UpdateRequest, WriteOutcome,
+pub(crate) use store::{
+    Change, ChangeKind, ListQuery, NoteHeader, NoteLocation, NoteRow, WriteOutcome,
 };
+pub use store::{DeleteOutcome, Edit, HeadCache, NoteStore, UpdateRequest};
 pub(crate) use time::parse_iso_ms;
 pub use time::{local_iso, now_ms};
 
@@ -141,3 +143,5 @@ pub(crate) use address::{HomeSelection, NotePattern};
 #[cfg(test)]
 pub(crate) use frontmatter::KNOWN_KEYS;
 pub use frontmatter::strip_frontmatter;
+#[cfg(test)]
+pub(crate) use store::ListStatus;

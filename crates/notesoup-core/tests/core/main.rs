@@ -5,4 +5,3 @@ mod modules;
 mod notes;
 mod plumbing;
 mod sync;
-mod tools;

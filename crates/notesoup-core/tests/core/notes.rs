@@ -1,8 +1,4 @@
-//! Integration tests: notes.
+//! Integration tests: notes — the identity a host builds from its
+//! environment.
 
-mod escape;
 mod identity;
-mod kept_heads;
-mod listing;
-mod store;
-mod support;

@@ -79,8 +79,10 @@ fn shown<R>(query: &ListQuery, crumpled: bool, row: impl FnOnce() -> R) -> Visit
 impl NoteStore {
     /// Lists notes, recent first (ties by address), reporting hidden
     /// crumpled notes and homes that could not be read (the other homes
-    /// still list).
-    pub fn list(&self, query: &ListQuery) -> Result<ListStatus<NoteRow>, NoteError> {
+    /// still list). Only the crate's tests read every body this way; the
+    /// tools and the boot list heads ([`Self::list_headers`]).
+    #[cfg(test)]
+    pub(crate) fn list(&self, query: &ListQuery) -> Result<ListStatus<NoteRow>, NoteError> {
         let now = now_ms();
         let mut listed = self.scan_whole(query, |found, _: &mut ()| {
             let text = text_of(found.bytes);
@@ -101,7 +103,10 @@ impl NoteStore {
     /// Lists notes like [`Self::list`] without their bodies: only the start
     /// of each file is read, as far as its frontmatter goes. The fast path
     /// for callers that show metadata (`notes_list`, the boot).
-    pub fn list_headers(&self, query: &ListQuery) -> Result<ListStatus<NoteHeader>, NoteError> {
+    pub(crate) fn list_headers(
+        &self,
+        query: &ListQuery,
+    ) -> Result<ListStatus<NoteHeader>, NoteError> {
         let now = now_ms();
         let mut listed = self.scan_heads(query, now, |mut found| {
             let meta = match std::mem::replace(&mut found.cached, Cached::Not) {
@@ -134,7 +139,7 @@ impl NoteStore {
     /// crosses a link or is not a regular file (a listing skips those).
     /// The note may have changed since it was listed; the row is what is on
     /// disk now.
-    pub fn peek_row(&self, header: &NoteHeader) -> Result<Option<NoteRow>, NoteError> {
+    pub(crate) fn peek_row(&self, header: &NoteHeader) -> Result<Option<NoteRow>, NoteError> {
         let address = Address::on_disk(header.location.home.clone(), &header.location.rel_path)?;
         let path = self.note_path(&address)?;
         let (rel_dir, name) = self.place(&address)?;
@@ -164,7 +169,7 @@ impl NoteStore {
     /// Searches note bodies line by line for any of `queries`
     /// (case-insensitive literals), rows sorted by address, reporting hidden
     /// crumpled notes with matches and homes that could not be read.
-    pub fn search<Q: AsRef<str>>(
+    pub(crate) fn search<Q: AsRef<str>>(
         &self,
         queries: &[Q],
         query: &ListQuery,

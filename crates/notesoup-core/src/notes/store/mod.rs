@@ -67,14 +67,11 @@ use super::identity::NotesIdentity;
 use super::secrets::{SecretFinding, find_secret};
 
 pub use heads::HeadCache;
-pub(crate) use types::Change;
-pub use types::{
-    ChangeKind, DeleteOutcome, Edit, ListQuery, ListStatus, NoteHeader, NoteRow, UpdateRequest,
-    WriteOutcome,
-};
 pub(crate) use types::{
-    NoteLocation, ReadResult, RenameResult, SearchRow, UpdateResult, WriteResult,
+    Change, ChangeKind, ListQuery, ListStatus, NoteHeader, NoteLocation, NoteRow, ReadResult,
+    RenameResult, SearchRow, UpdateResult, WriteOutcome, WriteResult,
 };
+pub use types::{DeleteOutcome, Edit, UpdateRequest};
 
 /// The longest virtual path (the home-relative path ending in `.md`).
 pub(crate) const MAX_NOTE_PATH_BYTES: usize = 512;

@@ -184,7 +184,7 @@ pub enum DeleteOutcome {
 
 /// Which notes `list` and `search` consider.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct ListQuery {
+pub(crate) struct ListQuery {
     /// A glob over concrete addresses; empty or `None` means no pattern.
     pub pattern: Option<String>,
     /// Only this scope.
@@ -197,7 +197,7 @@ pub struct ListQuery {
 
 /// A note as listed.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NoteRow {
+pub(crate) struct NoteRow {
     /// Where the note is.
     pub location: NoteLocation,
     /// The metadata.
@@ -212,7 +212,7 @@ pub struct NoteRow {
 /// frontmatter is read, the body is not, and the file's size is not asked
 /// for (each would cost a system call per note).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NoteHeader {
+pub(crate) struct NoteHeader {
     /// Where the note is.
     pub location: NoteLocation,
     /// The metadata.
@@ -221,7 +221,7 @@ pub struct NoteHeader {
 
 /// A note with matching lines.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SearchRow {
+pub(crate) struct SearchRow {
     /// Where the note is.
     pub location: NoteLocation,
     /// The metadata.
@@ -234,7 +234,7 @@ pub struct SearchRow {
 /// `search` (search rows) with the notes they left out: crumpled notes
 /// hidden (outside the wastebasket) and homes that could not be read.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ListStatus<R> {
+pub(crate) struct ListStatus<R> {
     /// Recent first, ties by address (`list`, `list_headers`); by address
     /// (`search`).
     pub rows: Vec<R>,

@@ -9,6 +9,7 @@
 
 use crate::history::tests::fixture;
 mod infra;
+mod no_session;
 mod notes;
 mod schemas;
 mod surface;

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use notesoup_core::notes::{HeadCache, ListQuery, NoteHeader, NoteStore};
+use crate::notes::{HeadCache, ListQuery, NoteHeader, NoteStore};
 
 use super::support::{AllRows, Fixture};
 

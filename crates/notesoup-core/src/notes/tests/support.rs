@@ -2,9 +2,9 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::notes::{ListStatus, NoteError, NoteStore, NotesIdentity};
+use crate::tools::RefusalCode;
 use jiff::tz::TimeZone;
-use notesoup_core::notes::{ListStatus, NoteError, NoteStore, NotesIdentity};
-use notesoup_core::tools::RefusalCode;
 use tempfile::TempDir;
 
 pub const SESSION: &str = "s1";
@@ -56,7 +56,7 @@ pub fn store_at(home: &Path, agent: &str, model: &str) -> NoteStore {
 }
 
 /// The code of an error result.
-pub fn code<T: std::fmt::Debug>(result: Result<T, notesoup_core::notes::NoteError>) -> RefusalCode {
+pub fn code<T: std::fmt::Debug>(result: Result<T, crate::notes::NoteError>) -> RefusalCode {
     result.expect_err("expected a refusal").code()
 }
 

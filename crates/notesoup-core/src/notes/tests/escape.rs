@@ -4,8 +4,8 @@
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 
-use notesoup_core::notes::{Edit, ListQuery, UpdateRequest};
-use notesoup_core::tools::RefusalCode;
+use crate::notes::{Edit, ListQuery, UpdateRequest};
+use crate::tools::RefusalCode;
 
 use super::listing::addresses;
 use super::support::{AllRows, Fixture, code, put};

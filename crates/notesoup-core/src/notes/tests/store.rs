@@ -1,10 +1,10 @@
 //! write / read / update / rename on real temp directories, every refusal.
 
-use jiff::tz::TimeZone;
-use notesoup_core::notes::{
+use crate::notes::{
     ChangeKind, Edit, NoteError, NoteOrigin, Scope, UpdateRequest, WriteOutcome, local_iso,
 };
-use notesoup_core::tools::RefusalCode;
+use crate::tools::RefusalCode;
+use jiff::tz::TimeZone;
 
 use super::support::{Fixture, PROJECT, code};
 

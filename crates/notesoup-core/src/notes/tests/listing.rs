@@ -3,10 +3,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use notesoup_core::notes::{
+use crate::notes::{
     HeadCache, Home, ListQuery, NoteHeader, NoteRow, NoteStore, Scope, UpdateRequest,
 };
-use notesoup_core::tools::RefusalCode;
+use crate::tools::RefusalCode;
 
 use super::support::{AllRows, Fixture, code};
 
@@ -412,7 +412,7 @@ fn missing_homes_are_simply_empty() {
 fn homes_are_isolated_by_session_and_project() {
     let f = populated();
     let identity = |session: &str, project: &str| {
-        notesoup_core::notes::NotesIdentity::new(
+        crate::notes::NotesIdentity::new(
             f.dir.path().join("notes"),
             session,
             project,
@@ -748,7 +748,7 @@ fn kept_metadata_never_hides_the_clock_or_the_zone() {
     let query = ListQuery::default();
     for round in 0..3 {
         // Each listing parses the clock-dependent note at its own time.
-        let before = notesoup_core::notes::now_ms();
+        let before = crate::notes::now_ms();
         let rows = kept.list_headers(&query).all_rows();
         let no_times = rows
             .iter()

@@ -2,10 +2,10 @@
 //! and every way of naming a session note is refused with `no_session`
 //! without touching the disk.
 
-use notesoup_core::boot::BootSnapshot;
-use notesoup_core::history::History;
-use notesoup_core::notes::{NoteStore, NotesIdentity, Scope};
-use notesoup_core::tools::{Refusal, RefusalCode, ToolContext, ToolOutput, call_tool};
+use crate::boot::BootSnapshot;
+use crate::history::History;
+use crate::notes::{NoteStore, NotesIdentity, Scope};
+use crate::tools::{Refusal, RefusalCode, ToolContext, ToolOutput, call_tool};
 use serde_json::{Value, json};
 
 struct Host {
@@ -106,7 +106,7 @@ fn session_addresses_are_refused_with_no_session() {
     // The session scope, asked for by name, is refused.
     let store = NoteStore::new(host.identity.clone());
     let scoped = store
-        .list(&notesoup_core::notes::ListQuery {
+        .list(&crate::notes::ListQuery {
             scope: Some(Scope::Session),
             ..Default::default()
         })
@@ -145,10 +145,7 @@ fn listing_everything_lists_the_durable_homes_and_the_boot_has_an_empty_session_
     let snapshot = BootSnapshot::load(&store).expect("boot");
     assert!(snapshot.unavailable().is_empty());
     let session = snapshot.home(Scope::Session).expect("a session shelf");
-    assert_eq!(
-        session,
-        &notesoup_core::boot::HomeShelf::from_rows(Vec::new())
-    );
+    assert_eq!(session, &crate::boot::HomeShelf::from_rows(Vec::new()));
     assert!(!dir.path().join("pi").exists());
 
     // Once the session starts, the same root serves session notes.
