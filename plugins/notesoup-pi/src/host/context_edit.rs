@@ -157,13 +157,10 @@ impl WindowEdit {
     /// The edited messages: the head, then the kept ranges (each cut to
     /// `messages`).
     pub fn apply(&self, messages: &[AgentMessage]) -> Vec<AgentMessage> {
-        let len = messages.len();
-        self.head
-            .iter()
-            .chain(self.keep.iter().flat_map(|range| {
-                &messages[range.start.min(len)..range.end.min(len).max(range.start.min(len))]
-            }))
-            .cloned()
-            .collect()
+        let kept = self.keep.iter().flat_map(|range| {
+            let start = range.start.min(messages.len());
+            &messages[start..range.end.clamp(start, messages.len())]
+        });
+        self.head.iter().chain(kept).cloned().collect()
     }
 }

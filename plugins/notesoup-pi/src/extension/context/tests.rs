@@ -230,7 +230,10 @@ fn summaries_carry_no_content_but_system_messages() {
         let summary = shim_summary(&message);
         let text = summary.to_string();
         if message.role() == "system" {
-            assert_eq!(summary, serde_json::to_value(&message).unwrap());
+            assert_eq!(
+                summary,
+                serde_json::to_value(&message).expect("a message encodes")
+            );
         } else {
             assert!(
                 !text.contains("content") && !text.contains("Boot"),
