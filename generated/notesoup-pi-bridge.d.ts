@@ -145,6 +145,28 @@ export interface ContextAppend {
 	append: unknown[];
 }
 
+/** The event's messages from index `from` up to, not including, `to`. */
+export interface KeptRange {
+	/** The first index kept. */
+	from: number;
+	/** The index after the last one kept. */
+	to: number;
+}
+
+/**
+ * The value of a `context_with_system` event's `result` that changes the
+ * context (its payload's messages are summarised, [`MessageSummaryRule`]):
+ * the shim answers Pi with `{messages: [head, ...keep.flatMap(r =>
+ * event.messages.slice(r.from, r.to))]}` (no `head` when absent), so the
+ * context's messages cross the pipe in neither direction.
+ */
+export interface ContextEdit {
+	/** Pi's `AgentMessage` put first: the replayed system message. */
+	head?: unknown;
+	/** The ranges of the event's messages kept after the head, in order. */
+	keep: KeptRange[];
+}
+
 /** `event`: one thing for the extension to handle. */
 export interface EventRequest {
 	/** Chosen by the shim; echoed by the `result`. */
@@ -167,7 +189,8 @@ export interface EventResult {
 	/**
 	 * The handler's return value (`null`: return nothing). For
 	 * `execute_tool`, an `AgentToolResult`; for `command`, `null`; for
-	 * `context`, a [`ContextAppend`] or `null`.
+	 * `context`, a [`ContextAppend`] or `null`; for `context_with_system`,
+	 * a [`ContextEdit`] or `null`.
 	 * Serialized once, by the handler's encoding.
 	 */
 	value: unknown;
@@ -181,6 +204,24 @@ export interface Hello {
 	protocol: number;
 	/** Pi's `VERSION`, e.g. `"1.6.0"`. */
 	piVersion: string;
+}
+
+/**
+ * A list of messages in one event's payload that the shim sends
+ * summarised: each message becomes an object holding only its `fields`
+ * (dotted paths, e.g. `details.windowId`; an absent field stays absent),
+ * except a message whose `role` is one of `wholeRoles`, which is sent
+ * whole.
+ */
+export interface MessageSummaryRule {
+	/** The event name. */
+	event: string;
+	/** The payload's key holding the messages, e.g. `messages`. */
+	list: string;
+	/** The dotted paths kept of each message. */
+	fields: string[];
+	/** The roles whose messages are sent whole. */
+	wholeRoles: string[];
 }
 
 /** Arguments of `notify`. */
@@ -241,6 +282,11 @@ export interface Ready {
 	 * leaves out (on a copy) to keep the lines short.
 	 */
 	omit: PayloadOmission[];
+	/**
+	 * Payload lists of messages the shim sends summarised (on a copy):
+	 * only the fields the sidecar reads of each message.
+	 */
+	summarize: MessageSummaryRule[];
 	/**
 	 * Events whose handlers never read the context usage: their state,
 	 * and the states answering their actions, leave `contextUsage` out

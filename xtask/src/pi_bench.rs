@@ -323,9 +323,12 @@ fn long_session(env: &crate::hosts::PiInstall, entries: usize) -> Result<std::pa
 /// written by real Pi: `session_start` with every entry left to the session
 /// file, then EVENTS `turn_start` events, EVENTS `context` events carrying
 /// a 5,000-message context (the payload as each build's `ready.omit` has
-/// the shim send it) and one `context` at the warning line; medians of
-/// RUNS runs, and the sidecar's peak RSS. A BASELINE_BINARY (another build of `notesoup-pi`)
-/// runs alternating with the release build, on the same load.
+/// the shim send it), one `context` at the warning line, EVENTS
+/// `context_with_system` events over the same context (summarised as each
+/// build's `ready.summarize` says) and one with a fork's copied root boot
+/// to drop; medians of RUNS runs, and the sidecar's peak RSS. A
+/// BASELINE_BINARY (another build of `notesoup-pi`) runs alternating with
+/// the release build, on the same load.
 fn sidecar(args: &[String]) -> Result<()> {
     let what = "ENTRIES, RUNS and EVENTS";
     let (entries, runs, events) = (
@@ -359,7 +362,7 @@ fn sidecar(args: &[String]) -> Result<()> {
         serde_json::from_slice(&output.stdout).context("the sidecar bench printed no JSON")?;
     let ms = |v: &serde_json::Value| v.as_f64().unwrap_or(f64::NAN);
     println!(
-        "{} entries, medians of {runs} runs ({events} turn_start and {events} context events each; the context: {} messages, {:.1} MB of JSON)",
+        "{} entries, medians of {runs} runs ({events} turn_start, {events} context and {events} context_with_system events each; the context: {} messages, {:.1} MB of JSON)",
         report["entries"],
         report["contextMessages"],
         ms(&report["contextMessagesBytes"]) / 1e6,
@@ -367,7 +370,7 @@ fn sidecar(args: &[String]) -> Result<()> {
     if let Some(binaries) = report["binaries"].as_object() {
         for (binary, figures) in binaries {
             println!(
-                "{binary} (protocol {}): handshake {:.1} ms, session_start {:.1} ms (runs: {}), turn_start {:.3} ms, context {:.2} ms (line {:.0} bytes), context at the warning {:.2} ms, peak RSS {:.0} MB",
+                "{binary} (protocol {}): handshake {:.1} ms, session_start {:.1} ms (runs: {}), turn_start {:.3} ms, context {:.2} ms (line {:.0} bytes), context at the warning {:.2} ms, context_with_system {:.2} ms (line {:.0} bytes), context_with_system editing {:.2} ms, peak RSS {:.0} MB",
                 figures["protocol"],
                 ms(&figures["handshakeMs"]),
                 ms(&figures["sessionStartMs"]),
@@ -376,6 +379,9 @@ fn sidecar(args: &[String]) -> Result<()> {
                 ms(&figures["contextMs"]),
                 ms(&figures["contextLineBytes"]),
                 ms(&figures["contextWarningMs"]),
+                ms(&figures["contextWithSystemMs"]),
+                ms(&figures["contextWithSystemLineBytes"]),
+                ms(&figures["contextWithSystemEditMs"]),
                 ms(&figures["rssMb"]),
             );
         }

@@ -13,13 +13,17 @@
 // payload holds a long context (the last CONTEXT_MESSAGES messages of the
 // file, 5,000 unless `NOTESOUP_PI_BENCH_CONTEXT_MESSAGES` says otherwise)
 // with the usage clear of the budget's lines, then one `context` event with
-// the usage past the warning line (the warning goes out with it). Each
-// binary is greeted with the bridge protocol its `--version` names, and its
-// `ready.omit` rules are applied to the payloads as the shim applies them.
-// Prints one JSON object: per binary, the medians of the handshake,
-// `session_start`, `turn_start` and the two kinds of `context` (from the
-// event line written to its result read, the shim's answer to Pi built),
-// the `context` lines' sizes, and the sidecar's peak RSS.
+// the usage past the warning line (the warning goes out with it), then
+// EVENTS `context_with_system` events over the same context (Pi's messages
+// kept), then one over it with a fork's copied root boot and the session's
+// own root boot first (the copied boot dropped: an edit). Each binary is
+// greeted with the bridge protocol its `--version` names, and its
+// `ready.omit` and `ready.summarize` rules are applied to the payloads as
+// the shim applies them. Prints one JSON object: per binary, the medians
+// of the handshake, `session_start`, `turn_start`, the two kinds of
+// `context` and of `context_with_system` (from the event line written to
+// its result read, the shim's answer to Pi built), the lines' sizes, and
+// the sidecar's peak RSS.
 
 import { execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
@@ -105,6 +109,33 @@ function omit(payload, paths) {
   return result;
 }
 
+/** The shim's `summarize`: a copy of `payload` with `rule.list`'s messages summarised. */
+function summarize(payload, rule) {
+  const paths = rule.fields.map((field) => field.split("."));
+  const summary = payload[rule.list].map((message) => {
+    if (rule.wholeRoles.includes(message.role)) return message;
+    const picked = {};
+    for (const keys of paths) {
+      let value = message;
+      for (const key of keys) value = value && typeof value === "object" ? value[key] : undefined;
+      if (value === undefined) continue;
+      let into = picked;
+      for (const key of keys.slice(0, -1)) into = into[key] ??= {};
+      into[keys[keys.length - 1]] = value;
+    }
+    return picked;
+  });
+  return { ...payload, [rule.list]: summary };
+}
+
+/** The shim's answer to Pi for `context_with_system`: a protocol-4 sidecar's `{messages}`, or the edit applied to Pi's messages. */
+function contextWithSystemAnswer(payload, value) {
+  if (!value) return undefined;
+  if (!Array.isArray(value.keep)) return value;
+  const kept = value.keep.flatMap((range) => payload.messages.slice(range.from, range.to));
+  return { messages: value.head ? [value.head, ...kept] : kept };
+}
+
 /** The shim's answer to Pi for `context`: a protocol-3 sidecar's `{messages}`, or Pi's messages and `{append}`. */
 function contextAnswer(payload, value) {
   if (!value) return undefined;
@@ -179,13 +210,17 @@ async function once(binary) {
 
   let nextEvent = 0;
   let omitted = [];
+  let summarized = [];
+  let ownBoot;
   let lastLine = 0;
   let lastValue;
   async function event(name, payload) {
     const id = ++nextEvent;
     const begin = process.hrtime.bigint();
     const rule = omitted.find((r) => r.event === name);
-    const body = rule ? omit(payload, rule.paths) : payload;
+    const trimmed = rule ? omit(payload, rule.paths) : payload;
+    const summary = summarized.find((r) => r.event === name);
+    const body = summary ? summarize(trimmed, summary) : trimmed;
     const line = JSON.stringify({ type: "event", body: { id, name, payload: body, state: state() } });
     lastLine = line.length;
     child.stdin.write(`${line}\n`);
@@ -193,13 +228,20 @@ async function once(binary) {
       const message = await receive();
       if (message.type === "result" && message.body.id === id) {
         if (message.body.error) throw new Error(`${name}: ${message.body.error}`);
-        lastValue = name === "context" ? contextAnswer(payload, message.body.value) : message.body.value;
+        const value = message.body.value;
+        lastValue =
+          name === "context"
+            ? contextAnswer(payload, value)
+            : name === "context_with_system"
+              ? contextWithSystemAnswer(payload, value)
+              : value;
         return process.hrtime.bigint() - begin;
       }
       if (message.type !== "action") throw new Error(`unexpected ${message.type}`);
       const { kind, args } = message.body.action;
       if (kind === "sendMessage") {
         const m = args.message;
+        if (m.customType === "notesoup/boot") ownBoot = { role: "custom", ...m, timestamp: Date.now() };
         append({ type: "custom_message", customType: m.customType, content: m.content, display: m.display, details: m.details });
       } else if (kind === "appendEntry") {
         append({ type: "custom", customType: args.customType, data: args.data });
@@ -216,6 +258,7 @@ async function once(binary) {
   if (ready.type !== "ready") throw new Error(JSON.stringify(ready));
   const handshake = process.hrtime.bigint() - begin;
   omitted = ready.body.omit ?? [];
+  summarized = ready.body.summarize ?? [];
   const start = await event("session_start", { type: "session_start", reason: "resume" });
   const turns = [];
   for (let i = 0; i < events; i++) {
@@ -235,6 +278,22 @@ async function once(binary) {
   if (warned?.length !== contextMessages.length + 1) {
     throw new Error(`context at the warning: expected one message added, got ${warned?.length}`);
   }
+  const withSystem = [];
+  let withSystemLine = 0;
+  for (let i = 0; i < events; i++) {
+    withSystem.push(await event("context_with_system", { type: "context_with_system", messages: contextMessages }));
+    withSystemLine = lastLine;
+    if (lastValue !== undefined) throw new Error("context_with_system: the messages changed without a boot to refresh");
+  }
+  // A fork's copied root boot before the session's own: it is dropped.
+  if (!ownBoot) throw new Error("session_start sent no root boot");
+  const foreign = { ...ownBoot, details: { windowId: "pcw:ffffffff:root", sessionId: "ffffffff-0000-4000-8000-000000000000" } };
+  const forked = [foreign, ownBoot, ...contextMessages];
+  const withSystemEdit = await event("context_with_system", { type: "context_with_system", messages: forked });
+  const edited = lastValue?.messages;
+  if (edited?.length !== forked.length - 1 || edited[0].details?.windowId !== ownBoot.details?.windowId) {
+    throw new Error(`context_with_system with a copied boot: expected it dropped, got ${edited?.length}`);
+  }
   const status = fs.readFileSync(`/proc/${child.pid}/status`, "utf8");
   const hwm = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
   child.stdin.end();
@@ -247,6 +306,9 @@ async function once(binary) {
     context: median(contexts.map(ms)),
     contextWarning: ms(warning),
     contextLineBytes: contextLine,
+    withSystem: median(withSystem.map(ms)),
+    withSystemEdit: ms(withSystemEdit),
+    withSystemLineBytes: withSystemLine,
     rssMb: hwm,
   };
 }
@@ -275,6 +337,9 @@ for (const [at, binary] of binaries.entries()) {
     contextMs: of("context"),
     contextWarningMs: of("contextWarning"),
     contextLineBytes: of("contextLineBytes"),
+    contextWithSystemMs: of("withSystem"),
+    contextWithSystemEditMs: of("withSystemEdit"),
+    contextWithSystemLineBytes: of("withSystemLineBytes"),
     protocol: protocols.get(binary),
     rssMb: of("rssMb"),
   };

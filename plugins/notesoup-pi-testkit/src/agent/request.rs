@@ -8,7 +8,7 @@ use std::collections::HashSet;
 use crate::host::{HostEvent, ProviderRequest};
 use crate::model::{ModelRequest, ScriptedReply, Step, UserAction, reply_chars};
 use notesoup_pi::estimate::coding_agent::estimate_tokens;
-use notesoup_pi::host::PiExtension;
+use notesoup_pi::host::{MessageSummary, PiExtension};
 use notesoup_pi::projection::{convert_to_llm, current_system_message};
 use notesoup_pi::session::{
     AgentMessage, AssistantMessage, Content, ContentBlock, Cost, Extra, StopReason, SystemLayout,
@@ -103,12 +103,15 @@ impl<E: PiExtension> Harness<E> {
             returned.extend(append);
             restore_system(&messages, &visible, returned)
         };
-        if self.host.api_level.has_context_with_system()
-            && let Some(returned) = self.without_usage("context_with_system", |extension, host| {
-                extension.context_with_system(host, &messages)
-            })
-        {
-            messages = returned;
+        // The hook reads each message's summary, as the Pi package sends
+        // it, and answers an edit the Pi package applies to Pi's messages.
+        if self.host.api_level.has_context_with_system() {
+            let summaries: Vec<MessageSummary> = messages.iter().map(MessageSummary::of).collect();
+            if let Some(edit) = self.without_usage("context_with_system", |extension, host| {
+                extension.context_with_system(host, &summaries)
+            }) {
+                messages = edit.apply(&messages);
+            }
         }
         let llm: Vec<AgentMessage> = convert_to_llm(&messages)
             .into_iter()

@@ -36,6 +36,8 @@ import {
 import type {
   Action,
   ContextAppend,
+  ContextEdit,
+  MessageSummaryRule,
   OnDisk,
   Ready,
   SessionState,
@@ -67,6 +69,43 @@ function omit(payload: unknown, paths: string[]): unknown {
 }
 
 /**
+ * A copy of `payload` whose `rule.list` messages are summarised: each holds
+ * only the rule's dotted `fields` (an absent one stays absent), except a
+ * message of one of `rule.wholeRoles`, which is kept whole.
+ */
+function summarize(payload: unknown, rule: MessageSummaryRule): unknown {
+  if (typeof payload !== "object" || payload === null) return payload;
+  const source = payload as Record<string, unknown>;
+  const messages = source[rule.list];
+  if (!Array.isArray(messages)) return payload;
+  const paths = rule.fields.map((field) => field.split("."));
+  const summary = messages.map((message: unknown) => {
+    if (typeof message !== "object" || message === null) return message;
+    const whole = message as Record<string, unknown>;
+    if (rule.wholeRoles.includes(whole.role as string)) return message;
+    const picked: Record<string, unknown> = {};
+    for (const keys of paths) {
+      let value: unknown = whole;
+      for (const key of keys) {
+        value =
+          typeof value === "object" && value !== null && !Array.isArray(value)
+            ? (value as Record<string, unknown>)[key]
+            : undefined;
+      }
+      if (value === undefined) continue;
+      let into = picked;
+      for (const key of keys.slice(0, -1)) {
+        if (typeof into[key] !== "object" || into[key] === null) into[key] = {};
+        into = into[key] as Record<string, unknown>;
+      }
+      into[keys[keys.length - 1]] = value;
+    }
+    return picked;
+  });
+  return { ...source, [rule.list]: summary };
+}
+
+/**
  * The sidecar's `ids_hash`: 32-bit FNV-1a over each id's UTF-16 code units,
  * each id followed by a newline unit (an id that is not a string counts as
  * `""`).
@@ -84,7 +123,7 @@ function idsHash(entries: ReadonlyArray<{ id?: unknown }>): number {
 }
 
 /** Must equal the sidecar's `PROTOCOL_VERSION`. */
-const PROTOCOL = 4;
+const PROTOCOL = 5;
 
 /** This package's folder (the shim lives in `extensions/`). */
 const PACKAGE_DIR = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -419,7 +458,9 @@ export default function notesoup(pi: ExtensionAPI): void {
     if (!current || !ready) return undefined;
     const id = ++nextEvent;
     const omitted = ready.omit.find((rule) => rule.event === name);
-    const body = omitted ? omit(payload, omitted.paths) : payload;
+    const summarized = ready.summarize.find((rule) => rule.event === name);
+    const trimmed = omitted ? omit(payload, omitted.paths) : payload;
+    const body = summarized ? summarize(trimmed, summarized) : trimmed;
     const usage = usageMode(name, ctx);
     current.send({ type: "event", body: { id, name, payload: body, state: state(ctx, usage) } });
     for (;;) {
@@ -491,7 +532,11 @@ export default function notesoup(pi: ExtensionAPI): void {
       // decodes them, so one generic handler serves every event.
       const on = pi.on as (name: string, handler: (event: unknown, ctx: ExtensionContext) => unknown) => void;
       on(event, (payload, ctx) =>
-        event === "context" ? context(payload, ctx) : forward(event, payload, ctx),
+        event === "context"
+          ? context(payload, ctx)
+          : event === "context_with_system"
+            ? contextWithSystem(payload, ctx)
+            : forward(event, payload, ctx),
       );
     }
   }
@@ -506,6 +551,19 @@ export default function notesoup(pi: ExtensionAPI): void {
     if (!result?.append?.length) return undefined;
     const messages = (payload as { messages?: unknown[] }).messages ?? [];
     return { messages: [...messages, ...result.append] };
+  }
+
+  /**
+   * `context_with_system`: sent with its messages summarised (a `summarize`
+   * rule); the sidecar answers an edit (`{head, keep}`) or nothing, and Pi
+   * gets the head followed by the kept ranges of its own messages.
+   */
+  async function contextWithSystem(payload: unknown, ctx: ExtensionContext): Promise<unknown> {
+    const result = (await forward("context_with_system", payload, ctx)) as ContextEdit | undefined;
+    if (!result) return undefined;
+    const messages = (payload as { messages?: unknown[] }).messages ?? [];
+    const kept = result.keep.flatMap((range) => messages.slice(range.from, range.to));
+    return { messages: result.head === undefined || result.head === null ? kept : [result.head, ...kept] };
   }
 
   function registerTool(tool: ToolSpec): void {

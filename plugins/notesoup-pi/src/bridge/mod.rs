@@ -33,11 +33,15 @@ use serde_json::Value;
 pub use host::BridgeHost;
 use host::{Channel, Received, kind, shown};
 use protocol::{
-    CommandSpec, ContextAppend, EventRequest, EventResult, PROTOCOL_VERSION, PayloadOmission,
-    Ready, Refused, ShimMessage, SidecarMessage, ToolSpec,
+    CommandSpec, ContextAppend, ContextEdit, EventRequest, EventResult, KeptRange,
+    MessageSummaryRule, PROTOCOL_VERSION, PayloadOmission, Ready, Refused, ShimMessage,
+    SidecarMessage, ToolSpec,
 };
 
-use crate::host::{ExecutionMode, PiApiLevel, PiExtension, PiHost, ToolInvocation};
+use crate::host::{
+    ExecutionMode, MessageSummary, PiApiLevel, PiExtension, PiHost, SUMMARY_FIELDS, ToolInvocation,
+    WHOLE_ROLES, WindowEdit,
+};
 
 /// The Pi events the shim forwards, in the order it subscribes to them: the
 /// events `Notesoup` handles.
@@ -103,6 +107,12 @@ pub const OMITTED_PAYLOAD: &[(&str, &[&str])] = &[
         ],
     ),
 ];
+
+/// The payload lists of messages the shim sends summarised, per event:
+/// `context_with_system`'s, of which the hook reads each message's
+/// [`SUMMARY_FIELDS`] and the [`WHOLE_ROLES`] messages whole, and answers
+/// an edit of Pi's messages ([`ContextEdit`]).
+pub const SUMMARIZED_MESSAGES: &[(&str, &str)] = &[("context_with_system", "messages")];
 
 /// How long the sidecar waits for the shim's answer to one nested action.
 /// The shim performs every action synchronously and answers at once, so a
@@ -340,6 +350,15 @@ pub fn ready(extension: &dyn PiExtension, level: PiApiLevel) -> Ready {
                 paths: paths.iter().map(|&p| p.to_owned()).collect(),
             })
             .collect(),
+        summarize: SUMMARIZED_MESSAGES
+            .iter()
+            .map(|(event, list)| MessageSummaryRule {
+                event: (*event).to_owned(),
+                list: (*list).to_owned(),
+                fields: SUMMARY_FIELDS.iter().map(|&f| f.to_owned()).collect(),
+                whole_roles: WHOLE_ROLES.iter().map(|&r| r.to_owned()).collect(),
+            })
+            .collect(),
         usage_omitted: USAGE_OMITTED.iter().map(|&e| e.to_owned()).collect(),
         usage_computed: USAGE_COMPUTED.iter().map(|&e| e.to_owned()).collect(),
     }
@@ -385,19 +404,29 @@ fn null() -> CompactJson {
     CompactJson::null()
 }
 
-/// `{messages}` for a replaced context (`context_with_system`), `null` to
+/// `{head, keep}` for an edited context (`context_with_system`), `null` to
 /// keep Pi's.
-fn messages_result(
-    messages: Option<Vec<crate::session::AgentMessage>>,
-) -> Result<CompactJson, String> {
-    #[derive(Serialize)]
-    struct Replaced {
-        messages: Vec<crate::session::AgentMessage>,
-    }
-    match messages {
-        Some(messages) => encode(&Replaced { messages }),
-        None => Ok(null()),
-    }
+fn edit_result(edit: Option<WindowEdit>) -> Result<CompactJson, String> {
+    let Some(edit) = edit else {
+        return Ok(null());
+    };
+    let bound = |index: usize| {
+        u32::try_from(index).map_err(|_| format!("message index {index} is out of range"))
+    };
+    let keep = edit
+        .keep
+        .iter()
+        .map(|range| {
+            Ok(KeptRange {
+                from: bound(range.start)?,
+                to: bound(range.end)?,
+            })
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    encode(&ContextEdit {
+        head: edit.head,
+        keep,
+    })
 }
 
 /// `{append}` for messages added after Pi's, `null` to keep Pi's.
@@ -409,8 +438,8 @@ fn append_result(append: Vec<crate::session::AgentMessage>) -> Result<CompactJso
 }
 
 #[derive(serde::Deserialize)]
-struct MessagesPayload {
-    messages: Vec<crate::session::AgentMessage>,
+struct SummariesPayload {
+    messages: Vec<Value>,
 }
 
 #[derive(serde::Deserialize)]
@@ -464,9 +493,16 @@ fn dispatch(
         // The payload's messages are left out (`OMITTED_PAYLOAD`): the hook
         // answers what to append, which the shim adds after Pi's.
         "context" => append_result(ext.context(host)),
+        // The payload's messages are summarised (`SUMMARIZED_MESSAGES`): the
+        // hook answers an edit, which the shim applies to Pi's.
         "context_with_system" => {
-            let payload: MessagesPayload = decode(payload)?;
-            messages_result(ext.context_with_system(host, &payload.messages))
+            let payload: SummariesPayload = decode(payload)?;
+            let messages = payload
+                .messages
+                .into_iter()
+                .map(MessageSummary::from_json)
+                .collect::<Result<Vec<_>, String>>()?;
+            edit_result(ext.context_with_system(host, &messages))
         }
         "tool_result" => encode(&ext.tool_result(host, &decode(payload)?)),
         "input" => encode(&ext.input(host, &decode(payload)?)),

@@ -17,7 +17,11 @@
 //! The `context` event is sent without its `messages` (an `omit` rule of
 //! `ready`), and its result is `null` (keep Pi's messages) or a
 //! [`ContextAppend`] (`{append}`): the shim returns Pi's messages followed
-//! by those.
+//! by those. The `context_with_system` event's messages are summarised (a
+//! `summarize` rule of `ready`: each message's role, custom type and boot
+//! details; system messages whole), and its result is `null` or a
+//! [`ContextEdit`] (`{head, keep}`): the shim returns the head followed by
+//! the kept ranges of Pi's messages.
 //!
 //! Payloads that are Pi's own objects (entries, messages, event payloads,
 //! results) travel as Pi writes them and are typed `unknown` on the shim's
@@ -32,7 +36,7 @@ use crate::session::AgentMessage;
 
 /// The protocol version both sides must speak. Raise it on any change that
 /// an older shim or sidecar could misread.
-pub const PROTOCOL_VERSION: u32 = 4;
+pub const PROTOCOL_VERSION: u32 = 5;
 
 /// A line from the shim to the sidecar.
 #[typeshare]
@@ -94,6 +98,9 @@ pub struct Ready {
     /// Parts of event payloads the sidecar does not read, which the shim
     /// leaves out (on a copy) to keep the lines short.
     pub omit: Vec<PayloadOmission>,
+    /// Payload lists of messages the shim sends summarised (on a copy):
+    /// only the fields the sidecar reads of each message.
+    pub summarize: Vec<MessageSummaryRule>,
     /// Events whose handlers never read the context usage: their state,
     /// and the states answering their actions, leave `contextUsage` out
     /// (Pi's `getContextUsage()` walks the whole branch: 60–190 ms on a
@@ -119,6 +126,25 @@ pub struct PayloadOmission {
     pub event: String,
     /// Dotted paths into the payload, e.g. `context.llmMessages`.
     pub paths: Vec<String>,
+}
+
+/// A list of messages in one event's payload that the shim sends
+/// summarised: each message becomes an object holding only its `fields`
+/// (dotted paths, e.g. `details.windowId`; an absent field stays absent),
+/// except a message whose `role` is one of `wholeRoles`, which is sent
+/// whole.
+#[typeshare]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MessageSummaryRule {
+    /// The event name.
+    pub event: String,
+    /// The payload's key holding the messages, e.g. `messages`.
+    pub list: String,
+    /// The dotted paths kept of each message.
+    pub fields: Vec<String>,
+    /// The roles whose messages are sent whole.
+    pub whole_roles: Vec<String>,
 }
 
 /// `refused`: why the sidecar cannot serve this Pi.
@@ -417,6 +443,34 @@ pub struct ContextAppend {
     pub append: Vec<AgentMessage>,
 }
 
+/// The value of a `context_with_system` event's `result` that changes the
+/// context (its payload's messages are summarised, [`MessageSummaryRule`]):
+/// the shim answers Pi with `{messages: [head, ...keep.flatMap(r =>
+/// event.messages.slice(r.from, r.to))]}` (no `head` when absent), so the
+/// context's messages cross the pipe in neither direction.
+#[typeshare]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContextEdit {
+    /// Pi's `AgentMessage` put first: the replayed system message.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[typeshare(typescript(type = "unknown"))]
+    pub head: Option<AgentMessage>,
+    /// The ranges of the event's messages kept after the head, in order.
+    pub keep: Vec<KeptRange>,
+}
+
+/// The event's messages from index `from` up to, not including, `to`.
+#[typeshare]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct KeptRange {
+    /// The first index kept.
+    pub from: u32,
+    /// The index after the last one kept.
+    pub to: u32,
+}
+
 /// `result`: what the handler returns to Pi.
 #[typeshare]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -426,7 +480,8 @@ pub struct EventResult {
     pub id: u32,
     /// The handler's return value (`null`: return nothing). For
     /// `execute_tool`, an `AgentToolResult`; for `command`, `null`; for
-    /// `context`, a [`ContextAppend`] or `null`.
+    /// `context`, a [`ContextAppend`] or `null`; for `context_with_system`,
+    /// a [`ContextEdit`] or `null`.
     /// Serialized once, by the handler's encoding.
     #[typeshare(typescript(type = "unknown"))]
     pub value: CompactJson,

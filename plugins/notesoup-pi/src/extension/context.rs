@@ -13,36 +13,37 @@
 use serde_json::Value;
 
 use super::{Notesoup, texts};
-use crate::host::{NotifyLevel, PiHost};
+use crate::host::{MessageSummary, NotifyLevel, PiHost, WindowEdit};
 use crate::projection::{current_system_message, is_checkpoint_backed};
-use crate::reset::is_boot_of;
 use crate::reset::window::{active_window, boundary_committed, is_own_root_boot};
 use crate::reset::{CloseOutSource, Kind, RequestPhase};
 use crate::session::AgentMessage;
 
 /// Only the replayed system message of `messages`.
-fn system_head(messages: &[AgentMessage]) -> Vec<AgentMessage> {
-    current_system_message(messages)
-        .map(AgentMessage::System)
-        .into_iter()
-        .collect()
+fn system_head(messages: &[MessageSummary]) -> WindowEdit {
+    WindowEdit::head_only(
+        current_system_message(messages.iter().filter_map(MessageSummary::whole))
+            .map(AgentMessage::System),
+    )
 }
 
-fn custom_kind(message: &AgentMessage) -> Option<(Kind, Option<&Value>)> {
-    match message {
-        AgentMessage::Custom(custom) => {
-            Kind::of(&custom.custom_type).map(|kind| (kind, custom.details.as_ref()))
-        }
-        _ => None,
-    }
+fn custom_kind(message: &MessageSummary) -> Option<(Kind, Option<&Value>)> {
+    Kind::of(message.custom_type()?).map(|kind| (kind, message.details()))
+}
+
+/// A boot whose `details.windowId` is `window_id` (`reset::is_boot_of` over
+/// a summary).
+fn is_boot_of(message: &MessageSummary, window_id: &str) -> bool {
+    matches!(custom_kind(message), Some((Kind::Boot, details))
+        if details.and_then(|d| d.get("windowId")).and_then(Value::as_str) == Some(window_id))
 }
 
 impl Notesoup {
     pub(super) fn project_window(
         &mut self,
         host: &mut dyn PiHost,
-        messages: &[AgentMessage],
-    ) -> Option<Vec<AgentMessage>> {
+        messages: &[MessageSummary],
+    ) -> Option<WindowEdit> {
         enum Plan {
             Root,
             Checkpoint {
@@ -99,16 +100,10 @@ impl Notesoup {
                 }
                 None
             }
-            Plan::Legacy { window_id } => {
-                match messages.iter().rposition(|m| is_boot_of(m, &window_id)) {
-                    Some(boot) => {
-                        let mut sliced = system_head(&messages[..boot]);
-                        sliced.extend_from_slice(&messages[boot..]);
-                        Some(sliced)
-                    }
-                    None => Some(self.cancel_missing_boot(host, messages, &window_id)),
-                }
-            }
+            Plan::Legacy { window_id } => match legacy_slice(messages, &window_id) {
+                Some(sliced) => Some(sliced),
+                None => Some(self.cancel_missing_boot(host, messages, &window_id)),
+            },
         }
     }
 }
@@ -120,9 +115,9 @@ impl Notesoup {
     fn cancel_missing_boot(
         &mut self,
         host: &mut dyn PiHost,
-        messages: &[AgentMessage],
+        messages: &[MessageSummary],
         window_id: &str,
-    ) -> Vec<AgentMessage> {
+    ) -> WindowEdit {
         if !self.missing_boot_notices.iter().any(|w| w == window_id) {
             self.missing_boot_notices.push(window_id.to_owned());
             host.notify(&texts::missing_boot(window_id), NotifyLevel::Error);
@@ -133,7 +128,7 @@ impl Notesoup {
 }
 
 /// Real human input after the reset: a user message after the continuation.
-fn user_after_continuation(messages: &[AgentMessage]) -> bool {
+fn user_after_continuation(messages: &[MessageSummary]) -> bool {
     let Some(continuation) = messages
         .iter()
         .rposition(|m| matches!(custom_kind(m), Some((Kind::Continuation, _))))
@@ -142,24 +137,40 @@ fn user_after_continuation(messages: &[AgentMessage]) -> bool {
     };
     messages[continuation + 1..]
         .iter()
-        .any(|m| matches!(m, AgentMessage::User(_)))
+        .any(|m| m.role() == "user")
+}
+
+/// A legacy window sliced at its newest boot, keeping the system head of
+/// the dropped prefix; none without a boot.
+fn legacy_slice(messages: &[MessageSummary], window_id: &str) -> Option<WindowEdit> {
+    let boot = messages.iter().rposition(|m| is_boot_of(m, window_id))?;
+    let mut sliced = system_head(&messages[..boot]);
+    sliced.keep.push(boot..messages.len());
+    Some(sliced)
 }
 
 /// In the root window, a fork's copied root boot (of another session) gives
-/// way to this session's own root boot.
-fn refresh_root_boot(messages: &[AgentMessage], session_id: &str) -> Option<Vec<AgentMessage>> {
-    let is_foreign = |message: &AgentMessage| matches!(custom_kind(message), Some((Kind::Boot, details)) if !is_own_root_boot(details, session_id));
+/// way to this session's own root boot: every message but those is kept.
+fn refresh_root_boot(messages: &[MessageSummary], session_id: &str) -> Option<WindowEdit> {
+    let is_foreign = |message: &MessageSummary| matches!(custom_kind(message), Some((Kind::Boot, details)) if !is_own_root_boot(details, session_id));
     let has_own = messages.iter().any(|message| {
         matches!(custom_kind(message), Some((Kind::Boot, details)) if is_own_root_boot(details, session_id))
     });
     if !has_own || !messages.iter().any(is_foreign) {
         return None;
     }
-    Some(
-        messages
-            .iter()
-            .filter(|m| !is_foreign(m))
-            .cloned()
-            .collect(),
-    )
+    let mut keep: Vec<std::ops::Range<usize>> = Vec::new();
+    for (index, message) in messages.iter().enumerate() {
+        if is_foreign(message) {
+            continue;
+        }
+        match keep.last_mut() {
+            Some(range) if range.end == index => range.end = index + 1,
+            _ => keep.push(index..index + 1),
+        }
+    }
+    Some(WindowEdit { head: None, keep })
 }
+
+#[cfg(test)]
+mod tests;

@@ -27,11 +27,11 @@ use notesoup_core::plumbing::NotesOwner;
 use notesoup_core::settings::WarnOnce;
 
 use crate::host::{
-    AgentSettledEvent, BoundaryResult, BoundaryState, CommandDescriptor, HostError,
+    AgentSettledEvent, BoundaryResult, BoundaryState, CommandDescriptor, HostError, MessageSummary,
     ModelSelectEvent, PiApiLevel, PiExtension, PiHost, SessionBeforeCompactEvent,
     SessionBeforeCompactResult, SessionBeforeTreeEvent, SessionBeforeTreeResult,
     SessionShutdownEvent, SessionStartEvent, SessionTreeEvent, ToolDescriptor, ToolInvocation,
-    TurnEndEvent, TurnStartEvent,
+    TurnEndEvent, TurnStartEvent, WindowEdit,
 };
 use crate::reset::{Kind, ResetControl, ResetEffect, ResetEvent, reduce};
 use crate::session::AgentMessage;
@@ -326,8 +326,8 @@ impl PiExtension for Notesoup {
     fn context_with_system(
         &mut self,
         host: &mut dyn PiHost,
-        messages: &[AgentMessage],
-    ) -> Option<Vec<AgentMessage>> {
+        messages: &[MessageSummary],
+    ) -> Option<WindowEdit> {
         self.project_window(host, messages)
     }
 }

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::boundary::{BoundaryResult, BoundaryState};
+use super::context_edit::{MessageSummary, WindowEdit};
 use super::events::{
     AgentSettledEvent, BeforeAgentStartEvent, BeforeAgentStartResult, InputEvent, InputResult,
     ModelSelectEvent, SessionBeforeCompactEvent, SessionBeforeCompactResult,
@@ -212,13 +213,16 @@ pub trait PiExtension {
         Vec::new()
     }
 
-    /// `context_with_system` (≥ 0.87): the full transcript; `Some` is sent
-    /// as is and must keep a system message first.
+    /// `context_with_system` (≥ 0.87): the full transcript, summarised (each
+    /// message's role, custom type and boot details; system messages
+    /// whole). `Some` is the edit the host applies to its messages, which
+    /// must keep a system message first; the hook never sees the messages'
+    /// content, so the bridge does not carry it.
     fn context_with_system(
         &mut self,
         _host: &mut dyn PiHost,
-        _messages: &[AgentMessage],
-    ) -> Option<Vec<AgentMessage>> {
+        _messages: &[MessageSummary],
+    ) -> Option<WindowEdit> {
         None
     }
 

@@ -3,6 +3,7 @@
 
 mod api_level;
 mod boundary;
+mod context_edit;
 mod events;
 mod extension;
 mod pi_host;
@@ -12,6 +13,7 @@ pub use boundary::{
     BoundaryContextPreview, BoundaryOutcome, BoundaryResult, BoundaryState, ProjectedSessionEntry,
     SessionBoundaryDraft,
 };
+pub use context_edit::{MessageSummary, SUMMARY_FIELDS, WHOLE_ROLES, WindowEdit};
 pub use events::{
     AgentSettledEvent, AgentStartInput, BeforeAgentStartEvent, BeforeAgentStartResult,
     CompactionReason, CompactionSupplied, CustomMessageDraft, DeliverAs, InputEvent, InputResult,

@@ -356,3 +356,130 @@ fn context_carries_no_messages_and_the_warning_comes_back_as_one_appended_messag
     assert_eq!(sidecar.next()["body"], json!({"id": 3, "value": null}));
     assert!(sidecar.finish().success());
 }
+
+/// What the Pi package sends of one message under a `summarize` rule: the
+/// rule's dotted fields, or the whole message for a whole role.
+fn summarized(rule: &Value, message: &Value) -> Value {
+    let whole_roles = rule["wholeRoles"].as_array().unwrap();
+    if whole_roles.contains(&message["role"]) {
+        return message.clone();
+    }
+    let mut picked = json!({});
+    for field in rule["fields"].as_array().unwrap() {
+        let pointer = format!("/{}", field.as_str().unwrap().replace('.', "/"));
+        if let Some(value) = message.pointer(&pointer) {
+            let keys: Vec<&str> = field.as_str().unwrap().split('.').collect();
+            let mut into = &mut picked;
+            for key in &keys[..keys.len() - 1] {
+                into = into
+                    .as_object_mut()
+                    .unwrap()
+                    .entry(*key)
+                    .or_insert_with(|| json!({}));
+            }
+            into[*keys.last().unwrap()] = value.clone();
+        }
+    }
+    picked
+}
+
+/// `context_with_system` crosses the pipe with its messages summarised
+/// (role, custom type, a boot's window and session; system messages whole)
+/// and comes back as an edit of Pi's messages: none, a fork's copied root
+/// boot dropped (kept ranges around it), a legacy window cut at its boot
+/// (the replayed system head, then the messages from the boot on), and a
+/// window without its boot cancelled (the system head alone).
+#[test]
+fn context_with_system_carries_summaries_and_comes_back_as_an_edit() {
+    let mut sidecar = Sidecar::start();
+    let cwd = sidecar.notes.parent().unwrap().join("project");
+    std::fs::create_dir_all(&cwd).unwrap();
+    sidecar.send(
+        json!({"type": "hello", "body": {"protocol": PROTOCOL_VERSION, "piVersion": "1.6.0"}}),
+    );
+    let ready = sidecar.next();
+    assert_eq!(ready["type"], "ready");
+    let rules = ready["body"]["summarize"].as_array().unwrap();
+    assert_eq!(rules.len(), 1, "{rules:?}");
+    let rule = rules[0].clone();
+    assert_eq!(rule["event"], "context_with_system");
+    assert_eq!(rule["list"], "messages");
+    assert_eq!(rule["wholeRoles"], json!(["system"]));
+    let session = "01a2324d-b8ef-7034-88ed-c5815690112d";
+    let secret = "SECRET-CONTENT";
+    let system = json!({"role": "system", "content": "You are Pi.", "sections": {"a": "one"},
+        "timestamp": 1});
+    let user = |n: u32| json!({"role": "user", "content": format!("{secret} {n}"), "timestamp": n});
+    let boot = |window: &str, owner: Option<&str>| {
+        let mut details = json!({"windowId": window, "notes": secret});
+        if let Some(owner) = owner {
+            details["sessionId"] = json!(owner);
+        }
+        json!({"role": "custom", "customType": "notesoup/boot", "content": format!("{secret} boot"),
+            "display": false, "details": details, "timestamp": 3})
+    };
+    let mut next_id = 0;
+    let mut exchange = |sidecar: &mut Sidecar,
+                        entries: Vec<Value>,
+                        from: u32,
+                        leaf: Option<&str>,
+                        messages: &[Value]| {
+        next_id += 1;
+        let payload = json!({"type": "context_with_system",
+            "messages": messages.iter().map(|m| summarized(&rule, m)).collect::<Vec<_>>()});
+        let line = payload.to_string();
+        assert!(!line.contains(secret), "{line}");
+        let state = state(&cwd, entries, from, leaf);
+        sidecar.send(
+            json!({"type": "event", "body": {"id": next_id, "name": "context_with_system",
+            "payload": payload, "state": state.clone()}}),
+        );
+        loop {
+            let message = sidecar.next();
+            if message["type"] == "result" {
+                assert_eq!(message["body"]["id"], next_id, "{message}");
+                assert!(message["body"].get("error").is_none(), "{message}");
+                return message["body"]["value"].clone();
+            }
+            assert_eq!(message["type"], "action", "{message}");
+            sidecar.send(json!({"type": "actionResult", "body": {
+                "id": message["body"]["id"], "state": state.clone(),
+            }}));
+        }
+    };
+    let root = "pcw:01a2324d:root";
+    // The root window with its own boot: Pi's messages stay.
+    let own = [system.clone(), boot(root, Some(session)), user(2)];
+    assert_eq!(exchange(&mut sidecar, vec![], 0, None, &own), Value::Null);
+    // A fork's copied root boot gives way: every message but it is kept.
+    let forked = [
+        system.clone(),
+        boot("pcw:ffffffff:root", Some("ffffffff-0000")),
+        user(2),
+        boot(root, Some(session)),
+        user(4),
+    ];
+    assert_eq!(
+        exchange(&mut sidecar, vec![], 0, None, &forked),
+        json!({"keep": [{"from": 0, "to": 1}, {"from": 2, "to": 5}]})
+    );
+    // A legacy window: cut at its boot, the system head first.
+    let window = "pcw:01a2324d:0000beef";
+    let marker = json!({"type": "custom", "id": "e0000001", "parentId": null,
+        "timestamp": "2026-01-01T00:00:01.000Z", "customType": "pi-context/reset-marker",
+        "data": {"windowId": window}});
+    let legacy = [system.clone(), user(2), boot(window, None), user(4)];
+    let head = json!({"role": "system", "content": "You are Pi.", "sections": {"a": "one"},
+        "timestamp": 1});
+    assert_eq!(
+        exchange(&mut sidecar, vec![marker], 0, Some("e0000001"), &legacy),
+        json!({"head": head, "keep": [{"from": 2, "to": 4}]})
+    );
+    // The same window without its boot: cancelled, the system head alone.
+    let lost = [system.clone(), user(2), user(4)];
+    assert_eq!(
+        exchange(&mut sidecar, vec![], 1, Some("e0000001"), &lost),
+        json!({"head": head, "keep": []})
+    );
+    assert!(sidecar.finish().success());
+}

@@ -173,7 +173,9 @@ fn budget_reminder_warning_and_close_out_as_the_window_fills() {
 
 /// In real Pi the `context` lines carry no messages, and the warning still
 /// goes out last in the request that crosses the line: the sidecar answers
-/// it as one message to append, which the shim adds after Pi's.
+/// it as one message to append, which the shim adds after Pi's. The
+/// `context_with_system` lines carry the messages summarised, without
+/// their content.
 #[test]
 fn context_lines_carry_no_messages_and_the_warning_is_appended_by_the_shim() {
     let mut world = World::new(100_000);
@@ -207,6 +209,28 @@ fn context_lines_carry_no_messages_and_the_warning_is_appended_by_the_shim() {
     for context in &contexts {
         let payload = context["body"]["payload"].as_object().unwrap();
         assert!(!payload.contains_key("messages"), "{payload:?}");
+    }
+    // `context_with_system` carries each message summarised: no content
+    // but the system messages'.
+    let with_system: Vec<serde_json::Value> = sent
+        .lines()
+        .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
+        .filter(|message| {
+            message["type"] == "event" && message["body"]["name"] == "context_with_system"
+        })
+        .collect();
+    assert!(with_system.len() >= 2, "{with_system:?}");
+    for context in &with_system {
+        let messages = context["body"]["payload"]["messages"].as_array().unwrap();
+        assert!(messages.iter().any(|m| m["role"] == "user"), "{messages:?}");
+        for message in messages.iter().filter(|m| m["role"] != "system") {
+            assert!(message.get("content").is_none(), "{message}");
+        }
+        let line = context.to_string();
+        assert!(
+            !line.contains(&big) && !line.contains(&more),
+            "a message's content was sent"
+        );
     }
 }
 
