@@ -677,7 +677,13 @@ mod tests {
     #[test]
     fn a_history_call_whose_row_lands_late_is_found_by_its_tool_use() {
         let (_data, transcripts, states) = two_sessions();
-        // sb is the latest record, sa the session being written.
+        // sb is the latest record (its transcript on disk), sa the session
+        // being written.
+        std::fs::write(
+            transcripts.path().join("sb.jsonl"),
+            tool_use_row("toolu_b") + "\n",
+        )
+        .unwrap();
         let sa = transcripts.path().join("sa.jsonl");
         std::fs::write(&sa, tool_use_row("toolu_earlier") + "\n").unwrap();
         let resolve = |wait| kept(&mut None, &states, &transcripts, "toolu_late", wait);
@@ -692,6 +698,40 @@ mod tests {
         });
         assert_eq!(notes, ("sb".to_owned(), Resolution::Latest));
         assert_eq!(history, ("sa".to_owned(), Resolution::ToolUse));
+    }
+
+    /// Claude Code writes a session's first rows in a batch that can land
+    /// after its first calls: while the latest recorded session has no
+    /// transcript on disk, a history call waits for it too, even when no
+    /// other transcript is being written.
+    #[test]
+    fn a_history_call_waits_for_the_latest_sessions_first_rows() {
+        let (_data, transcripts, states) = two_sessions();
+        // sa's transcript is old; sb, the latest record, has none yet.
+        let sa = transcripts.path().join("sa.jsonl");
+        std::fs::write(&sa, tool_use_row("toolu_a") + "\n").unwrap();
+        let old = SystemTime::now() - Duration::from_secs(60);
+        std::fs::File::options()
+            .write(true)
+            .open(&sa)
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+        let sb = transcripts.path().join("sb.jsonl");
+        let history = std::thread::scope(|scope| {
+            scope.spawn(|| {
+                std::thread::sleep(std::time::Duration::from_millis(200));
+                std::fs::write(&sb, tool_use_row("toolu_first") + "\n").unwrap();
+            });
+            kept(
+                &mut None,
+                &states,
+                &transcripts,
+                "toolu_first",
+                TOOL_USE_WAIT,
+            )
+        });
+        assert_eq!(history, ("sb".to_owned(), Resolution::ToolUse));
     }
 
     #[test]
