@@ -148,16 +148,11 @@ fn build(profile: &str, target: Option<&str>) -> Result<()> {
     }
     if let Some(triple) = target {
         cmd.args(["--target", triple]);
-        // A cross linker for a GNU/Linux target, unless cargo has one.
-        let variable = format!(
-            "CARGO_TARGET_{}_LINKER",
-            triple.to_uppercase().replace('-', "_")
-        );
-        if std::env::var_os(&variable).is_none()
-            && let Some(prefix) = gnu_prefix(triple)
-            && triple != host_triple()
+        // A cross linker, unless cargo has one.
+        if let Some((variable, linker)) = cross_linker(triple)
+            && std::env::var_os(&variable).is_none()
         {
-            cmd.env(&variable, format!("{prefix}-gcc"));
+            cmd.env(&variable, linker);
         }
     }
     let status = cmd.status().context("could not run cargo build")?;
@@ -168,6 +163,17 @@ fn build(profile: &str, target: Option<&str>) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// The cargo variable naming `triple`'s linker and the GNU cross linker
+/// for it, when `triple` is a GNU/Linux target other than this machine's.
+fn cross_linker(triple: &str) -> Option<(String, String)> {
+    let prefix = gnu_prefix(triple).filter(|_| triple != host_triple())?;
+    let variable = format!(
+        "CARGO_TARGET_{}_LINKER",
+        triple.to_uppercase().replace('-', "_")
+    );
+    Some((variable, format!("{prefix}-gcc")))
 }
 
 /// The GNU toolchain prefix of a GNU/Linux triple
@@ -736,6 +742,73 @@ mod tests {
                 "{other:?}"
             );
         }
+    }
+
+    #[test]
+    fn this_machine_builds_for_its_own_platform_and_crosses_to_another() {
+        let host = host_triple();
+        assert_eq!(
+            Platform::of_triple(host)
+                .expect("this machine's platform")
+                .name(),
+            Platform::this().expect("this machine").name()
+        );
+        assert_eq!(cross_linker(host), None, "no cross linker for {host}");
+        let other = if host == "aarch64-unknown-linux-gnu" {
+            "x86_64-unknown-linux-gnu"
+        } else {
+            "aarch64-unknown-linux-gnu"
+        };
+        let (variable, linker) = cross_linker(other).expect("a cross linker");
+        assert_eq!(
+            variable,
+            format!(
+                "CARGO_TARGET_{}_LINKER",
+                other.to_uppercase().replace('-', "_")
+            )
+        );
+        assert_eq!(linker, format!("{}-gcc", gnu_prefix(other).expect("gnu")));
+        assert_eq!(cross_linker("aarch64-apple-darwin"), None);
+    }
+
+    #[test]
+    fn runs_this_machines_binaries_directly_and_a_foreign_linux_ones_under_qemu() {
+        let this = Platform::this().expect("this machine");
+        assert_eq!(this.runner().expect("runs here"), Vec::<String>::new());
+        let (foreign, qemu, libs) = if this.cpu == "arm64" {
+            (
+                "x86_64-unknown-linux-gnu",
+                "qemu-x86_64",
+                "/usr/x86_64-linux-gnu",
+            )
+        } else {
+            (
+                "aarch64-unknown-linux-gnu",
+                "qemu-aarch64",
+                "/usr/aarch64-linux-gnu",
+            )
+        };
+        let foreign = Platform::of_triple(foreign).expect("foreign");
+        let has_qemu = Command::new(qemu)
+            .arg("--version")
+            .output()
+            .is_ok_and(|out| out.status.success());
+        match foreign.runner() {
+            Ok(runner) => {
+                assert!(has_qemu);
+                assert_eq!(runner, [qemu, "-L", libs]);
+            }
+            Err(err) => {
+                assert!(!has_qemu);
+                assert!(
+                    format!("{err}").contains("apt-get install qemu-user"),
+                    "{err}"
+                );
+            }
+        }
+        let mac = Platform::of_triple("aarch64-apple-darwin").expect("mac");
+        let err = mac.runner().expect_err("no darwin runner here");
+        assert!(format!("{err}").contains("cannot be run here"), "{err}");
     }
 
     #[test]
