@@ -100,12 +100,7 @@ impl SyncRepo {
     /// outlast the commit through a power cut. Objects in packs came from
     /// `git fetch`, which flushes its own.
     pub(crate) fn flush_commit(&self, commit: ObjectId) -> Result<(), SyncError> {
-        let tree = self
-            .repo
-            .find_commit(commit)
-            .and_then(|commit| commit.tree_id())
-            .map_err(repo_error)?
-            .detach();
+        let tree = self.tree_of(commit)?;
         let mut ids = vec![commit, tree];
         self.object_ids(tree, &mut ids)?;
         let objects = self.path.join("objects");
@@ -129,6 +124,16 @@ impl SyncRepo {
         flush(&ids).map_err(|err| SyncError::io("flush the merge commit to disk", err))
     }
 
+    /// The root tree of `commit`.
+    fn tree_of(&self, commit: ObjectId) -> Result<ObjectId, SyncError> {
+        Ok(self
+            .repo
+            .find_commit(commit)
+            .and_then(|commit| commit.tree_id())
+            .map_err(repo_error)?
+            .detach())
+    }
+
     /// The ids of every tree and blob under `tree`, appended to `ids`.
     fn object_ids(&self, tree: ObjectId, ids: &mut Vec<ObjectId>) -> Result<(), SyncError> {
         for TreeEntry { id, is_tree, .. } in
@@ -144,12 +149,7 @@ impl SyncRepo {
 
     /// Every file of `commit`'s tree.
     pub(crate) fn read_tree(&self, commit: ObjectId) -> Result<NoteTree, SyncError> {
-        let tree = self
-            .repo
-            .find_commit(commit)
-            .and_then(|commit| commit.tree_id())
-            .map_err(repo_error)?
-            .detach();
+        let tree = self.tree_of(commit)?;
         let mut files = NoteTree::new();
         self.collect(tree, "", &mut files)?;
         Ok(files)
