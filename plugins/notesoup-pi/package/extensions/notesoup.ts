@@ -122,6 +122,59 @@ function idsHash(entries: ReadonlyArray<{ id?: unknown }>): number {
   return hash >>> 0;
 }
 
+/** What the sidecar's mirror holds of Pi's session. */
+interface Mirror {
+  sessionId: string;
+  /** How many entries it holds. */
+  sent: number;
+  /** Whether it asked for every entry on the line. */
+  resend: boolean;
+  /** The id of the last entry it holds. */
+  lastId?: string;
+  /** Whether Pi's entry count (distinct ids) equals its entries. */
+  countable?: boolean;
+}
+
+type Sessions = ExtensionContext["sessionManager"];
+type Entry = NonNullable<ReturnType<Sessions["getEntry"]>>;
+
+/**
+ * Pi's entry count, without the copy `getEntries()` makes: the read-only
+ * type Pi hands extensions leaves `getEntryCount()` out, so it is used
+ * when the object has it.
+ */
+function entryCount(sm: Sessions): number | undefined {
+  const count = (sm as { getEntryCount?: () => unknown }).getEntryCount;
+  if (typeof count !== "function") return undefined;
+  const n: unknown = count.call(sm);
+  return typeof n === "number" ? n : undefined;
+}
+
+/**
+ * The entries Pi appended since the mirror's last one, oldest first, found
+ * by walking up from the leaf instead of copying every entry (4-6 ms at
+ * 100,000 entries); undefined when the walk cannot show that it found them
+ * all, and the caller copies. Pi appends each entry as a child of one it
+ * holds, so an entry below the mirror's last one was appended after it:
+ * when the leaf's path reaches the mirror's last entry in exactly as many
+ * steps as Pi has new entries, that path holds every new entry.
+ */
+function appendedSince(sm: Sessions, mirror: Mirror): Entry[] | undefined {
+  if (!mirror.countable || mirror.lastId === undefined) return undefined;
+  const count = entryCount(sm);
+  if (count === undefined || count < mirror.sent) return undefined;
+  const path: Entry[] = [];
+  let id = sm.getLeafId();
+  while (path.length < count - mirror.sent) {
+    const entry = id ? sm.getEntry(id) : undefined;
+    if (!entry) return undefined;
+    path.push(entry);
+    id = entry.parentId;
+  }
+  if (path.length > 0 && id !== mirror.lastId) return undefined;
+  return path.reverse();
+}
+
 /** Must equal the sidecar's `PROTOCOL_VERSION`. */
 const PROTOCOL = 5;
 
@@ -313,7 +366,7 @@ export default function notesoup(pi: ExtensionAPI): void {
    * The mirror the sidecar holds: session id and how many entries it has;
    * `resend` when it asked for every entry on the line.
    */
-  let mirror = { sessionId: "", sent: 0, resend: false };
+  let mirror: Mirror = { sessionId: "", sent: 0, resend: false };
   let nextEvent = 0;
   /** Events run one at a time: Pi awaits handlers, but tools may run in parallel. */
   let queue: Promise<unknown> = Promise.resolve();
@@ -367,6 +420,13 @@ export default function notesoup(pi: ExtensionAPI): void {
   function state(ctx: ExtensionContext, usage: "pi" | "omitted" | "local" = "pi"): SessionState {
     const sm = ctx.sessionManager;
     const sessionId = sm.getSessionId();
+    const appended = sessionId === mirror.sessionId ? appendedSince(sm, mirror) : undefined;
+    if (appended) {
+      const from = mirror.sent;
+      const last = appended[appended.length - 1];
+      mirror = { ...mirror, sent: from + appended.length, lastId: last ? last.id : mirror.lastId };
+      return sessionState(ctx, sessionId, from, appended, undefined, usage);
+    }
     const entries = sm.getEntries();
     const known = sessionId === mirror.sessionId && entries.length >= mirror.sent;
     let from = known ? mirror.sent : 0;
@@ -385,13 +445,34 @@ export default function notesoup(pi: ExtensionAPI): void {
       };
       from = entries.length;
     }
-    mirror = { sessionId, sent: entries.length, resend: false };
+    mirror = {
+      sessionId,
+      sent: entries.length,
+      resend: false,
+      lastId: entries.length > 0 ? entries[entries.length - 1].id : undefined,
+      // Pi counts distinct ids; the count stands for the entries only
+      // while no id repeats.
+      countable: entryCount(sm) === entries.length,
+    };
+    return sessionState(ctx, sessionId, from, entries.slice(from), onDisk, usage);
+  }
+
+  function sessionState(
+    ctx: ExtensionContext,
+    sessionId: string,
+    from: number,
+    entries: unknown[],
+    onDisk: OnDisk | undefined,
+    usage: "pi" | "omitted" | "local",
+  ): SessionState {
+    const sm = ctx.sessionManager;
+    const file = sm.getSessionFile();
     const model = ctx.model;
     return {
       sessionId,
       header: sm.getHeader() ?? null,
       entriesFrom: from,
-      entries: entries.slice(from),
+      entries,
       onDisk,
       leafId: sm.getLeafId() ?? undefined,
       cwd: ctx.cwd,

@@ -159,6 +159,14 @@ for (const step of plan.steps) {
     const target = users[step.navigate.userMessage];
     if (!target) throw new Error(`no user message ${step.navigate.userMessage}`);
     await session.navigateTree(target.id, { summarize: step.navigate.summarize ?? false });
+  } else if (step.asideOffPath) {
+    // An entry appended at the leaf, then the leaf moved back to its
+    // parent, with no event between: the next one finds an entry that is
+    // not on the leaf's path.
+    const sm = session.sessionManager;
+    const leaf = sm.getLeafId();
+    sm.appendCustomEntry("notesoup-test/aside", { text: step.asideOffPath });
+    sm.branch(leaf);
   } else if (step.shutdown) {
     await emitSessionShutdownEvent(session.extensionRunner, { type: "session_shutdown", reason: "quit" });
   } else throw new Error(`unknown step ${JSON.stringify(step)}`);

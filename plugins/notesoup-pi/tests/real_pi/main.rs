@@ -180,15 +180,7 @@ fn budget_reminder_warning_and_close_out_as_the_window_fills() {
 fn context_lines_carry_no_messages_and_the_warning_is_appended_by_the_shim() {
     let mut world = World::new(100_000);
     let lines = world.path("bridge-in.jsonl");
-    world.sidecar = fake_sidecar(
-        &world,
-        "teeing-notesoup-pi",
-        &format!(
-            "tee '{}' | '{}' serve",
-            lines.display(),
-            crate::sidecar().display()
-        ),
-    );
+    world.sidecar = teeing_sidecar(&world, &lines);
     let big = "x".repeat(240_000);
     let more = "y".repeat(40_000);
     let report = world.start(json!([
@@ -232,6 +224,7 @@ fn context_lines_carry_no_messages_and_the_warning_is_appended_by_the_shim() {
             "a message's content was sent"
         );
     }
+    assert_mirror_follows_pi(&lines, &report.session_file);
 }
 
 #[test]
@@ -577,9 +570,73 @@ fn a_sidecar_dying_during_a_tool_call_fails_that_call_and_pi_carries_on() {
     );
 }
 
+/// A sidecar that copies every line the shim sends it into `lines`.
+fn teeing_sidecar(world: &World, lines: &std::path::Path) -> std::path::PathBuf {
+    fake_sidecar(
+        world,
+        "teeing-notesoup-pi",
+        &format!(
+            "tee '{}' | '{}' serve",
+            lines.display(),
+            crate::sidecar().display()
+        ),
+    )
+}
+
+/// Follows the mirror the shim builds in the sidecar from the lines it
+/// sent: at every state the mirror is a prefix of the entries Pi wrote
+/// (ids in order) and holds the leaf, and no entry went on the line twice.
+fn assert_mirror_follows_pi(lines: &std::path::Path, session_file: &std::path::Path) {
+    let written: Vec<String> = std::fs::read_to_string(session_file)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
+        .filter(|entry| entry["type"] != "session")
+        .map(|entry| entry["id"].as_str().unwrap().to_owned())
+        .collect();
+    let mut mirror: Vec<String> = Vec::new();
+    let (mut states, mut sent) = (0, 0);
+    for line in std::fs::read_to_string(lines).unwrap().lines() {
+        let message: serde_json::Value = serde_json::from_str(line).unwrap();
+        let Some(state) = message["body"].get("state") else {
+            continue;
+        };
+        states += 1;
+        let from = state["entriesFrom"].as_u64().unwrap() as usize;
+        if let Some(on_disk) = state.get("onDisk") {
+            let count = on_disk["count"].as_u64().unwrap() as usize;
+            assert_eq!(from, count, "{state}");
+            mirror = written[..count].to_vec();
+        }
+        assert!(from <= mirror.len(), "entriesFrom {from} past the mirror");
+        mirror.truncate(from);
+        let entries = state["entries"].as_array().unwrap();
+        sent += entries.len();
+        mirror.extend(entries.iter().map(|e| e["id"].as_str().unwrap().to_owned()));
+        assert!(
+            written.starts_with(&mirror),
+            "the mirror {mirror:?} is not what Pi wrote {written:?}"
+        );
+        if let Some(leaf) = state["leafId"].as_str() {
+            assert!(
+                mirror.iter().any(|id| id == leaf),
+                "leaf {leaf} not mirrored"
+            );
+        }
+    }
+    assert!(states > 5, "{states} states");
+    assert!(
+        sent <= written.len(),
+        "{sent} entries sent for {} written: some went twice",
+        written.len()
+    );
+}
+
 #[test]
 fn tree_navigation_across_a_reset_skips_the_summary_and_keeps_the_windows() {
-    let world = World::new(200_000);
+    let mut world = World::new(200_000);
+    let lines = world.path("bridge-in.jsonl");
+    world.sidecar = teeing_sidecar(&world, &lines);
     let report = world.start(json!([
         {"respond": [text("Noted.")]},
         {"prompt": "First question."},
@@ -591,6 +648,9 @@ fn tree_navigation_across_a_reset_skips_the_summary_and_keeps_the_windows() {
         {"navigate": {"userMessage": 1, "summarize": true}},
         {"respond": [text("On the old branch.")]},
         {"prompt": "Hello from the old branch."},
+        {"asideOffPath": "Off the path."},
+        {"respond": [text("Still here.")]},
+        {"prompt": "And now?"},
     ]));
     report.assert_finished(0);
     assert!(
@@ -605,11 +665,15 @@ fn tree_navigation_across_a_reset_skips_the_summary_and_keeps_the_windows() {
     // boot is still the first thing the model sees; no second root boot.
     let last = report.request(-1);
     assert_eq!(last[0], ROOT_BOOT);
-    assert_eq!(last.last().unwrap(), "user: Hello from the old branch.");
+    assert_eq!(last[last.len() - 3], "user: Hello from the old branch.");
+    assert_eq!(last.last().unwrap(), "user: And now?");
     let boots = report
         .kinds()
         .iter()
         .filter(|k| *k == "custom_message:notesoup/boot")
         .count();
     assert_eq!(boots, 2, "the root boot and the reset's boot, no more");
+    // The entries appended after the move, and the one left off the
+    // leaf's path, all reach the sidecar once.
+    assert_mirror_follows_pi(&lines, &report.session_file);
 }
