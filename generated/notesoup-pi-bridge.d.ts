@@ -196,6 +196,11 @@ export interface EventResult {
 	value: unknown;
 	/** Set when the handler failed; the shim throws it, so Pi reports it. */
 	error?: string;
+	/**
+	 * The events of `ready.onDemand` the sidecar needs from now on (the
+	 * shim subscribes to them and drops the others); absent: no change.
+	 */
+	onDemand?: string[];
 }
 
 /** `hello`: the shim's protocol version and the Pi it runs in. */
@@ -303,6 +308,14 @@ export interface Ready {
 	 * carry Pi's value.
 	 */
 	usageComputed?: string[];
+	/**
+	 * Events of `events` the shim subscribes to only while the sidecar
+	 * asks for them (each `result`'s `onDemand`): Pi does work for every
+	 * event that has handlers (for `agent_before_settle`, it builds the
+	 * boundary context, walking the whole branch), and the handler does
+	 * nothing in most runs.
+	 */
+	onDemand?: string[];
 }
 
 /** `refused`: why the sidecar cannot serve this Pi. */

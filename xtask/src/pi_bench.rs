@@ -391,10 +391,11 @@ fn sidecar(args: &[String]) -> Result<()> {
 }
 
 /// `pi-bench resume [RUNS] [ENTRIES...]`: real Pi 1.6.0 (SDK, faux model)
-/// resuming a session written by Pi and answering one prompt, with and
-/// without the notesoup package, runs alternating in one process tree:
-/// medians of the whole Node process's wall time, of Pi's part (from its
-/// modules loaded to the answer), and of Pi's process's peak RSS (the
+/// resuming a session written by Pi and answering one prompt, then five
+/// more, with and without the notesoup package, runs alternating in one
+/// process tree: medians of the whole Node process's wall time, of Pi's
+/// part (from its modules loaded to the first answer), of a later prompt
+/// (what each ordinary prompt's events cost), and of Pi's process's peak RSS (the
 /// sidecar is a process of its own), side by side with the ratio. A third
 /// variant loads a no-op extension: what any extension costs Pi. Sessions of 1,000,
 /// 10,000 and 100,000 entries unless ENTRIES are given. With
@@ -485,6 +486,7 @@ fn resume(args: &[String]) -> Result<()> {
             Ok(ResumeSample {
                 wall,
                 after_modules: figure(&report["totalMs"]) - figure(&report["phases"]["modules"]),
+                later: figure(&report["laterMs"]),
                 rss: figure(&report["rssMb"]),
             })
         })?;
@@ -498,6 +500,7 @@ fn resume(args: &[String]) -> Result<()> {
                 (|s: &ResumeSample| s.wall) as fn(&ResumeSample) -> f64,
             ),
             ("Pi's part", |s: &ResumeSample| s.after_modules),
+            ("a later prompt", |s: &ResumeSample| s.later),
         ] {
             let (w0, w1, w2) = (
                 median(none, field),
@@ -527,7 +530,7 @@ fn resume(args: &[String]) -> Result<()> {
     }
     let _ = std::fs::remove_dir_all(&work);
     println!(
-        "medians of {runs} alternating runs; wall: the whole Node process; Pi's part: from Pi's modules loaded to the prompt's answer; added and ratio: notesoup against no extension; RSS: Pi's process's peak"
+        "medians of {runs} alternating runs; wall: the whole Node process; Pi's part: from Pi's modules loaded to the first prompt's answer; a later prompt: the median of five more prompts, each one an ordinary prompt's events (before_agent_start, turn_start, context, context_with_system, turn_end and the settle events); added and ratio: notesoup against no extension; RSS: Pi's process's peak"
     );
     println!("load average at the end: {}", load_average());
     Ok(())
@@ -538,8 +541,10 @@ fn resume(args: &[String]) -> Result<()> {
 struct ResumeSample {
     /// The whole Node process, milliseconds.
     wall: f64,
-    /// From Pi's modules loaded to the prompt's answer, milliseconds.
+    /// From Pi's modules loaded to the first prompt's answer, milliseconds.
     after_modules: f64,
+    /// The median of the later prompts, milliseconds.
+    later: f64,
     /// Pi's process's peak RSS, MB.
     rss: f64,
 }

@@ -2,20 +2,24 @@
 // without the notesoup package: what a user waits for when they reopen a
 // long session.
 //
-// usage: node resume.mjs PACKAGE_DIR|none|noop WORK_DIR SESSION_FILE
+// usage: node resume.mjs PACKAGE_DIR|none|noop WORK_DIR SESSION_FILE [LATER]
 //   (NOTESOUP_PI_NODE_MODULES must be set; NOTESOUP_PI_BIN with a package)
 //
 // `noop` loads a package whose one extension subscribes to the events
 // notesoup forwards and does nothing: what any extension costs Pi (jiti
-// loading it), apart from notesoup's own work.
+// loading it, and the work Pi does for each event that has handlers),
+// apart from notesoup's own work.
 //
 // The session file is copied into WORK_DIR (Pi appends to it). Pi's SDK
 // loads its resources (the package, through the `packages` setting, as
 // `pi install <dir>` records it), opens the copy, binds the extensions
 // (`session_start`, reason `resume`) and answers one prompt with the faux
-// model. Prints one JSON object: the milliseconds from the start of the
-// script to the prompt's answer (`totalMs`) and of each phase, and Pi's own
-// process's peak RSS in MB (the sidecar is another process).
+// model, then LATER more prompts (5 unless given), each timed on its own:
+// the events of an ordinary prompt in a long session. Prints one JSON
+// object: the milliseconds from the start of the script to the first
+// prompt's answer (`totalMs`) and of each phase, the median of the later
+// prompts (`laterMs`), and Pi's own process's peak RSS in MB (the sidecar
+// is another process).
 
 import fs from "node:fs";
 import path from "node:path";
@@ -23,7 +27,8 @@ import path from "node:path";
 import { fauxModel, fauxSession, loadPi, loadResources } from "../tests/real_pi/pi_sdk.mjs";
 
 const begin = process.hrtime.bigint();
-const [packageArg, workDir, sessionFile] = process.argv.slice(2);
+const [packageArg, workDir, sessionFile, laterArg] = process.argv.slice(2);
+const laterPrompts = Number(laterArg ?? 5);
 const nodeModules = process.env.NOTESOUP_PI_NODE_MODULES;
 if (!nodeModules || !sessionFile) {
   throw new Error("usage: resume.mjs PACKAGE_DIR|none|noop WORK_DIR SESSION_FILE (NOTESOUP_PI_NODE_MODULES set)");
@@ -41,8 +46,12 @@ if (packageArg === "noop") {
     path.join(packageDir, "package.json"),
     JSON.stringify({ name: "noop", version: "0.0.0", type: "module", keywords: ["pi-package"], pi: { extensions: ["./extensions/noop.ts"] } }),
   );
-  const events = ["session_start", "session_shutdown", "before_agent_start", "turn_start", "context",
-    "context_with_system", "turn_end", "agent_before_settle", "agent_settled", "model_select"];
+  // NOTESOUP_PI_BENCH_NOOP_EVENTS (a JSON list) subscribes it to other
+  // events: what Pi charges for one event's handlers.
+  const events = process.env.NOTESOUP_PI_BENCH_NOOP_EVENTS
+    ? JSON.parse(process.env.NOTESOUP_PI_BENCH_NOOP_EVENTS)
+    : ["session_start", "session_shutdown", "before_agent_start", "turn_start", "context",
+      "context_with_system", "turn_end", "agent_before_settle", "agent_settled", "model_select"];
   fs.writeFileSync(
     path.join(packageDir, "extensions", "noop.ts"),
     `export default function noop(pi: any): void {\n  for (const name of ${JSON.stringify(events)}) pi.on(name, () => undefined);\n}\n`,
@@ -93,6 +102,15 @@ faux.setResponses([piAi.fauxAssistantMessage("Resumed.")]);
 await session.prompt("Where were we?");
 phases.prompt = since();
 const totalMs = since();
+const later = [];
+for (let i = 0; i < laterPrompts; i++) {
+  faux.setResponses([piAi.fauxAssistantMessage(`Step ${i} done.`)]);
+  const start = process.hrtime.bigint();
+  await session.prompt(`Next step ${i}.`);
+  later.push(Number(process.hrtime.bigint() - start) / 1e6);
+}
+later.sort((a, b) => a - b);
+const laterMs = later.length > 0 ? later[Math.floor(later.length / 2)] : null;
 const unavailable = notices.filter((notice) => notice.includes("notesoup unavailable"));
 if (errors.length > 0 || unavailable.length > 0) {
   throw new Error(`Pi reported: ${[...errors, ...unavailable].join("; ")}`);
@@ -100,5 +118,5 @@ if (errors.length > 0 || unavailable.length > 0) {
 const rssMb = process.resourceUsage().maxRSS / 1024;
 session.dispose();
 fs.rmSync(resumed, { force: true });
-process.stdout.write(`${JSON.stringify({ totalMs, phases, rssMb, entries: sessionManager.getEntryCount() })}\n`);
+process.stdout.write(`${JSON.stringify({ totalMs, laterMs, phases, rssMb, entries: sessionManager.getEntryCount() })}\n`);
 process.exit(0);

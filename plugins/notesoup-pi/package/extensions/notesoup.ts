@@ -373,6 +373,11 @@ export default function notesoup(pi: ExtensionAPI): void {
   const subscribed = new Set<string>(["session_start", "session_shutdown", "before_agent_start"]);
   /** The events the running sidecar asked for. */
   const sidecarEvents = new Set<string>();
+  /**
+   * The on-demand events subscribed to now, with the function that drops
+   * each: Pi skips its own work for an event nobody handles.
+   */
+  const onDemand = new Map<string, () => void>();
   /** Whether the agent was told this session that its memory tools are off. */
   let toldAgent = false;
   /** Watches for the session going away without a `session_shutdown`. */
@@ -553,6 +558,7 @@ export default function notesoup(pi: ExtensionAPI): void {
           body: { id: message.body.id, error, state: state(ctx, usage) },
         });
       } else if (message.type === "result" && message.body.id === id) {
+        if (message.body.onDemand) demand(message.body.onDemand);
         if (message.body.error) throw new HandlerError(message.body.error);
         return message.body.value ?? undefined;
       } else {
@@ -607,18 +613,44 @@ export default function notesoup(pi: ExtensionAPI): void {
     }
     for (const event of spec.events) {
       sidecarEvents.add(event);
-      if (subscribed.has(event)) continue;
+      if (subscribed.has(event) || (spec.onDemand ?? []).includes(event)) continue;
       subscribed.add(event);
-      // Each event's payload and result are Pi's own shapes; the sidecar
-      // decodes them, so one generic handler serves every event.
-      const on = pi.on as (name: string, handler: (event: unknown, ctx: ExtensionContext) => unknown) => void;
-      on(event, (payload, ctx) =>
-        event === "context"
-          ? context(payload, ctx)
-          : event === "context_with_system"
-            ? contextWithSystem(payload, ctx)
-            : forward(event, payload, ctx),
-      );
+      subscribe(event);
+    }
+  }
+
+  /** Subscribes to `event`; returns the function that drops the handler. */
+  function subscribe(event: string): () => void {
+    // Each event's payload and result are Pi's own shapes; the sidecar
+    // decodes them, so one generic handler serves every event.
+    const on = pi.on as (
+      name: string,
+      handler: (event: unknown, ctx: ExtensionContext) => unknown,
+    ) => (() => void) | void;
+    const off = on(event, (payload, ctx) =>
+      event === "context"
+        ? context(payload, ctx)
+        : event === "context_with_system"
+          ? contextWithSystem(payload, ctx)
+          : forward(event, payload, ctx),
+    );
+    return typeof off === "function" ? off : () => {};
+  }
+
+  /**
+   * Holds a handler for exactly the on-demand events in `wanted` (a
+   * result's `onDemand`; `[]` drops them all).
+   */
+  function demand(wanted: readonly string[]): void {
+    for (const [event, off] of onDemand) {
+      if (!wanted.includes(event)) {
+        off();
+        onDemand.delete(event);
+      }
+    }
+    for (const event of wanted) {
+      if (onDemand.has(event) || !(ready?.onDemand ?? []).includes(event)) continue;
+      onDemand.set(event, subscribe(event));
     }
   }
 
@@ -683,6 +715,7 @@ export default function notesoup(pi: ExtensionAPI): void {
   function stop(): void {
     sidecar?.stop();
     sidecar = undefined;
+    demand([]);
     ready = undefined;
     if (staleWatch !== undefined) clearInterval(staleWatch);
     staleWatch = undefined;

@@ -83,6 +83,13 @@ pub const USAGE_OMITTED: &[&str] = &[
 /// virtual model, whose limits only Pi knows.
 pub const USAGE_COMPUTED: &[&str] = &["context", "turn_end"];
 
+/// The forwarded events the shim subscribes to only while the extension
+/// needs them ([`PiExtension::needs`]): `agent_before_settle`, for which Pi
+/// builds the boundary context (a walk of the whole branch, about 0.1 s a
+/// prompt at 100,000 entries) whether or not the handler acts, and whose
+/// handler acts only on a pending close-out or overflow.
+pub const ON_DEMAND_EVENTS: &[&str] = &["agent_before_settle"];
+
 /// Payload parts left out by the shim, per event: the copies of the whole
 /// context, which grow with the session and which `Notesoup` never reads
 /// (it reads the session, and `pendingMessages`): the boundary preview's,
@@ -278,6 +285,7 @@ pub fn serve(
                     id,
                     value: null(),
                     error: Some(format!("notesoup: {why}")),
+                    on_demand: None,
                 }))?;
                 continue;
             }
@@ -361,7 +369,17 @@ pub fn ready(extension: &dyn PiExtension, level: PiApiLevel) -> Ready {
             .collect(),
         usage_omitted: USAGE_OMITTED.iter().map(|&e| e.to_owned()).collect(),
         usage_computed: USAGE_COMPUTED.iter().map(|&e| e.to_owned()).collect(),
+        on_demand: ON_DEMAND_EVENTS.iter().map(|&e| e.to_owned()).collect(),
     }
+}
+
+/// The events of [`ON_DEMAND_EVENTS`] `extension` needs now.
+fn on_demand(extension: &dyn PiExtension) -> Vec<String> {
+    ON_DEMAND_EVENTS
+        .iter()
+        .filter(|event| extension.needs(event))
+        .map(|&event| event.to_owned())
+        .collect()
 }
 
 fn handle(
@@ -374,17 +392,18 @@ fn handle(
         .sync(request.state)
         .map_err(|error| error.to_string())
         .and_then(|()| dispatch(extension, host, &request.name, request.payload));
-    match outcome {
-        Ok(value) => EventResult {
-            id,
-            value,
-            error: None,
-        },
-        Err(error) => EventResult {
-            id,
-            value: null(),
-            error: Some(format!("notesoup: {}: {error}", shown(&request.name))),
-        },
+    let (value, error) = match outcome {
+        Ok(value) => (value, None),
+        Err(error) => (
+            null(),
+            Some(format!("notesoup: {}: {error}", shown(&request.name))),
+        ),
+    };
+    EventResult {
+        id,
+        value,
+        error,
+        on_demand: Some(on_demand(extension)),
     }
 }
 

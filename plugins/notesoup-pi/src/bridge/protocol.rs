@@ -115,6 +115,13 @@ pub struct Ready {
     /// carry Pi's value.
     #[serde(default)]
     pub usage_computed: Vec<String>,
+    /// Events of `events` the shim subscribes to only while the sidecar
+    /// asks for them (each `result`'s `onDemand`): Pi does work for every
+    /// event that has handlers (for `agent_before_settle`, it builds the
+    /// boundary context, walking the whole branch), and the handler does
+    /// nothing in most runs.
+    #[serde(default)]
+    pub on_demand: Vec<String>,
 }
 
 /// Payload parts of one event to leave out.
@@ -488,4 +495,8 @@ pub struct EventResult {
     /// Set when the handler failed; the shim throws it, so Pi reports it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The events of `ready.onDemand` the sidecar needs from now on (the
+    /// shim subscribes to them and drops the others); absent: no change.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_demand: Option<Vec<String>>,
 }

@@ -33,7 +33,7 @@ use crate::host::{
     SessionShutdownEvent, SessionStartEvent, SessionTreeEvent, ToolDescriptor, ToolInvocation,
     TurnEndEvent, TurnStartEvent, WindowEdit,
 };
-use crate::reset::{Kind, ResetControl, ResetEffect, ResetEvent, reduce};
+use crate::reset::{Kind, ResetControl, ResetEffect, ResetEvent, reduce, settle_matters};
 use crate::session::AgentMessage;
 
 pub use texts::requires_boundary_api;
@@ -311,6 +311,12 @@ impl PiExtension for Notesoup {
         state: &BoundaryState,
     ) -> BoundaryResult {
         self.on_before_settle(host, state)
+    }
+
+    /// `agent_before_settle` only while a close-out, a committed stop or an
+    /// overflow recovery waits for settlement; every other event always.
+    fn needs(&self, event: &str) -> bool {
+        event != "agent_before_settle" || settle_matters(&self.control, self.enabled)
     }
 
     fn agent_settled(&mut self, host: &mut dyn PiHost, _event: &AgentSettledEvent) {

@@ -193,6 +193,14 @@ pub trait PiExtension {
         BoundaryResult::keep()
     }
 
+    /// Whether the extension needs `event` delivered now. A host may leave
+    /// an event it is not needed for undelivered (Pi then skips work it
+    /// does for events that have handlers); its handler must then do
+    /// nothing whatever the event would carry. Every event by default.
+    fn needs(&self, _event: &str) -> bool {
+        true
+    }
+
     /// `agent_before_settle` (≥ 0.87).
     fn agent_before_settle(
         &mut self,

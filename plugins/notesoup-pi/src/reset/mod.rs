@@ -23,5 +23,5 @@ pub use boundary::{Boundary, boot_details, origin_str};
 pub use kinds::Kind;
 pub use reducer::{
     CloseOutSource, CommitPlan, OverflowPhase, RequestPhase, ResetControl, ResetEffect, ResetEvent,
-    SettleFacts, ToolSource, TurnEndFacts, TurnOutcome, reduce,
+    SettleFacts, ToolSource, TurnEndFacts, TurnOutcome, reduce, settle_matters,
 };

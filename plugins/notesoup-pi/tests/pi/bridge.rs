@@ -110,6 +110,14 @@ fn the_handshake_names_tools_commands_and_events() {
             .unwrap()
             .contains(&json!("turn_end"))
     );
+    // Forwarded, but subscribed to only while a result asks for it.
+    assert_eq!(body["onDemand"], json!(["agent_before_settle"]));
+    assert!(
+        body["events"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("agent_before_settle"))
+    );
     assert!(sidecar.finish().success());
 }
 
@@ -166,7 +174,10 @@ fn session_start_sends_the_root_boot_through_a_nested_action_and_tools_write_not
     }}));
     let result = sidecar.next();
     assert_eq!(result["type"], "result");
-    assert_eq!(result["body"], json!({"id": 1, "value": null}));
+    assert_eq!(
+        result["body"],
+        json!({"id": 1, "value": null, "onDemand": []})
+    );
 
     sidecar.send(json!({"type": "event", "body": {
         "id": 2, "name": "execute_tool",
@@ -327,7 +338,10 @@ fn context_carries_no_messages_and_the_warning_comes_back_as_one_appended_messag
         "message": {"role": "user", "content": "Hello.", "timestamp": 1}});
     // Clear of the lines: Pi keeps its messages.
     sidecar.send(context(1, 20_000, vec![user], 0, "e0000001"));
-    assert_eq!(sidecar.next()["body"], json!({"id": 1, "value": null}));
+    assert_eq!(
+        sidecar.next()["body"],
+        json!({"id": 1, "value": null, "onDemand": []})
+    );
     // Past the warning line: the warning alone, to append.
     sidecar.send(context(2, 190_000, vec![], 1, "e0000001"));
     let result = loop {
@@ -342,8 +356,10 @@ fn context_carries_no_messages_and_the_warning_comes_back_as_one_appended_messag
         }}));
     };
     let body = result["body"].as_object().unwrap();
-    assert_eq!(body.len(), 2, "{result}");
+    assert_eq!(body.len(), 3, "{result}");
     assert_eq!(body["id"], 2);
+    // The warning armed a close-out: the settlement may act on it now.
+    assert_eq!(body["onDemand"], json!(["agent_before_settle"]));
     let value = body["value"].as_object().unwrap();
     assert_eq!(value.keys().collect::<Vec<_>>(), ["append"], "{result}");
     let append = value["append"].as_array().unwrap();
@@ -353,7 +369,10 @@ fn context_carries_no_messages_and_the_warning_comes_back_as_one_appended_messag
     assert_eq!(append[0]["display"], false);
     // The warning goes out once per window.
     sidecar.send(context(3, 190_000, vec![], 1, "e0000001"));
-    assert_eq!(sidecar.next()["body"], json!({"id": 3, "value": null}));
+    assert_eq!(
+        sidecar.next()["body"],
+        json!({"id": 3, "value": null, "onDemand": ["agent_before_settle"]})
+    );
     assert!(sidecar.finish().success());
 }
 

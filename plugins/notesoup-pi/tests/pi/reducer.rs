@@ -4,7 +4,7 @@
 use notesoup_pi::projection::MarkerOrigin::{Forced, Normal};
 use notesoup_pi::reset::{
     CloseOutSource, CommitPlan, OverflowPhase, RequestPhase, ResetControl, ResetEffect, ResetEvent,
-    SettleFacts, ToolSource, TurnEndFacts, TurnOutcome, reduce,
+    SettleFacts, ToolSource, TurnEndFacts, TurnOutcome, reduce, settle_matters,
 };
 
 use OverflowPhase::{Idle, Pending, PendingSpent, Spent};
@@ -851,4 +851,72 @@ mod properties {
             }
         }
     }
+}
+
+// ---- whether a settlement can matter ----------------------------------------
+
+/// `settle_matters` is false exactly when no settlement Pi could report
+/// changes the state or has an effect: over every request phase (for two
+/// windows, with and without a prompt), every overflow phase, notesoup on
+/// and off, and every settlement (three windows, every outcome, abort and
+/// queued work). The bridge leaves `agent_before_settle` unsubscribed while
+/// it is false.
+#[test]
+fn settle_matters_exactly_when_some_settlement_acts() {
+    let requests = [
+        none(),
+        manual("w1"),
+        manual_with("w2", "go on"),
+        automatic("w1"),
+        tool("w2"),
+        tool_in_close_out("w1"),
+        stop("w2"),
+    ];
+    let outcomes = [
+        TurnOutcome::Completed,
+        TurnOutcome::Aborted,
+        TurnOutcome::Error { overflow: false },
+        TurnOutcome::Error { overflow: true },
+    ];
+    let mut quiet = 0;
+    for request in &requests {
+        for overflow in [Idle, Pending, PendingSpent, Spent] {
+            for enabled in [true, false] {
+                let control = state(request.clone(), overflow);
+                let mut acts = false;
+                for window in ["w1", "w2", "w3"] {
+                    for outcome in outcomes {
+                        for (aborted, queued) in
+                            [(false, false), (false, true), (true, false), (true, true)]
+                        {
+                            let facts = SettleFacts {
+                                window_id: window.into(),
+                                outcome,
+                                aborted,
+                                queued,
+                                enabled,
+                            };
+                            let event = ResetEvent::BeforeSettle(facts);
+                            acts |=
+                                reduce(&control, &event) != (control.clone(), ResetEffect::None);
+                        }
+                    }
+                }
+                assert_eq!(
+                    settle_matters(&control, enabled),
+                    acts,
+                    "{control:?}, enabled {enabled}"
+                );
+                quiet += usize::from(!acts);
+            }
+        }
+    }
+    // Only the idle state (nothing pending, no overflow phase) is quiet,
+    // on and off: a settlement clears or acts on anything else. It is the
+    // state of every ordinary run.
+    assert!(!settle_matters(&ResetControl::default(), true));
+    assert!(!settle_matters(&ResetControl::default(), false));
+    assert!(settle_matters(&state(manual("w1"), Idle), true));
+    assert!(settle_matters(&state(none(), Spent), false));
+    assert_eq!(quiet, 2);
 }
