@@ -7,7 +7,7 @@ use notesoup_core::notes::{Edit, NoteError, RefusalCode, SecretKind, UpdateReque
 use notesoup_core::settings::{ProjectTrust, ResolvedSettings, SettingsWarning};
 use serde_json::json;
 
-use super::support::{Fixture, code};
+use super::support::{Fixture, code, crumpling};
 
 mod corpus;
 
@@ -197,10 +197,7 @@ fn a_note_already_holding_a_credential_can_be_cleaned_not_rewritten() {
     );
     assert!(f.root().join("project/proj-12345678/db.md").exists());
 
-    let crumple = UpdateRequest {
-        crumpled: Some(true),
-        ..UpdateRequest::default()
-    };
+    let crumple = crumpling();
     f.store
         .update("@project/db", &crumple)
         .expect("metadata adds no text");
