@@ -3,9 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::notes::{
-    HeadCache, Home, ListQuery, NoteHeader, NoteRow, NoteStore, Scope, UpdateRequest,
-};
+use crate::notes::{HeadCache, Home, ListQuery, NoteHeader, NoteRow, NoteStore, Scope};
 use crate::tools::RefusalCode;
 
 use super::support::{AllRows, Fixture, code, crumpling};

@@ -1,25 +1,12 @@
 //! write / read / update / rename on real temp directories, every refusal.
 
 use crate::notes::{
-    ChangeKind, Edit, NoteError, NoteOrigin, Scope, UpdateRequest, WriteOutcome, local_iso,
+    ChangeKind, NoteError, NoteOrigin, Scope, UpdateRequest, WriteOutcome, local_iso,
 };
 use crate::tools::RefusalCode;
 use jiff::tz::TimeZone;
 
-use super::support::{Fixture, PROJECT, code, crumpling};
-
-fn edits(pairs: &[(&str, &str)]) -> UpdateRequest {
-    UpdateRequest {
-        edits: pairs
-            .iter()
-            .map(|(old, new)| Edit {
-                old_text: (*old).to_owned(),
-                new_text: (*new).to_owned(),
-            })
-            .collect(),
-        ..UpdateRequest::default()
-    }
-}
+use super::support::{Fixture, PROJECT, code, crumpling, edits};
 
 fn iso(ms: i64) -> String {
     local_iso(ms, &TimeZone::UTC)
