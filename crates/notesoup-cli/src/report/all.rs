@@ -215,6 +215,10 @@ fn session_row(session: &str, ledger: &SessionLedger) -> SessionRow {
     }
 }
 
+/// One value of a session row a trend is taken over; `None` when the
+/// session has none.
+type SessionValue = fn(&SessionRow) -> Option<f64>;
+
 /// The project's report over its rows.
 fn project_report(project: String, sessions: Vec<SessionRow>) -> ProjectReport {
     let mut resets_by_origin = BTreeMap::new();
@@ -224,7 +228,7 @@ fn project_report(project: String, sessions: Vec<SessionRow>) -> ProjectReport {
         }
     }
     let read: Vec<&SessionRow> = sessions.iter().filter(|r| r.error.is_none()).collect();
-    let metrics: [(&'static str, fn(&SessionRow) -> Option<f64>); 5] = [
+    let metrics: [(&'static str, SessionValue); 5] = [
         ("resets per session", |r| Some(f64::from(r.resets))),
         ("fill at a reset (% of the window)", |r| {
             r.fill_at_reset_percent
