@@ -215,6 +215,10 @@ fn session_row(session: &str, ledger: &SessionLedger) -> SessionRow {
     }
 }
 
+/// One value of a session row a trend is taken over; `None` when the
+/// session has none.
+type SessionValue = fn(&SessionRow) -> Option<f64>;
+
 /// The project's report over its rows.
 fn project_report(project: String, sessions: Vec<SessionRow>) -> ProjectReport {
     let mut resets_by_origin = BTreeMap::new();
@@ -224,32 +228,23 @@ fn project_report(project: String, sessions: Vec<SessionRow>) -> ProjectReport {
         }
     }
     let read: Vec<&SessionRow> = sessions.iter().filter(|r| r.error.is_none()).collect();
-    let trends = vec![
-        trend(
-            "resets per session",
-            read.iter().map(|r| Some(f64::from(r.resets))).collect(),
-        ),
-        trend(
-            "fill at a reset (% of the window)",
-            read.iter().map(|r| r.fill_at_reset_percent).collect(),
-        ),
-        trend(
-            "tokens at a reset",
-            read.iter()
-                .map(|r| r.tokens_at_reset.map(|t| t as f64))
-                .collect(),
-        ),
-        trend(
-            "re-orientation calls per fresh window",
-            read.iter().map(|r| r.reorientation_calls).collect(),
-        ),
-        trend(
-            "re-orientation tokens per fresh window",
-            read.iter()
-                .map(|r| r.reorientation_tokens.map(|t| t as f64))
-                .collect(),
-        ),
+    let metrics: [(&'static str, SessionValue); 5] = [
+        ("resets per session", |r| Some(f64::from(r.resets))),
+        ("fill at a reset (% of the window)", |r| {
+            r.fill_at_reset_percent
+        }),
+        ("tokens at a reset", |r| r.tokens_at_reset.map(|t| t as f64)),
+        ("re-orientation calls per fresh window", |r| {
+            r.reorientation_calls
+        }),
+        ("re-orientation tokens per fresh window", |r| {
+            r.reorientation_tokens.map(|t| t as f64)
+        }),
     ];
+    let trends = metrics
+        .into_iter()
+        .map(|(metric, value)| trend(metric, read.iter().map(|r| value(r)).collect()))
+        .collect();
     ProjectReport {
         project,
         windows: sessions.iter().map(|r| r.windows).sum(),

@@ -125,27 +125,22 @@ fn an_update_is_applied_to_the_audited_text_then_to_the_sessions_own() {
     assert_eq!(at(4).source, TextSource::Written);
     assert_eq!(at(5).source, TextSource::Replayed { seq: 4 });
     assert_eq!(at(5).text, "next: test");
-    // Not in the commit: the note as it is now, said so.
-    assert!(
-        matches!(at(6).source, TextSource::Current { .. }),
-        "{:?}",
-        at(6)
-    );
-    assert_eq!(at(6).text, "fresh\n");
-    // Older than every commit.
-    assert!(
-        matches!(at(7).source, TextSource::Current { .. }),
-        "{:?}",
-        at(7)
-    );
-    assert_eq!(at(7).text, "old\n");
-    // An edit that does not apply to the rebuilt text.
-    assert!(
-        matches!(at(8).source, TextSource::Current { .. }),
-        "{:?}",
-        at(8)
-    );
-    assert_eq!(at(8).text, "alpha beta delta\n");
+    // The note as it is now, said so:
+    for (seq, text) in [
+        // not in the commit;
+        (6, "fresh\n"),
+        // older than every commit;
+        (7, "old\n"),
+        // an edit that does not apply to the rebuilt text.
+        (8, "alpha beta delta\n"),
+    ] {
+        assert!(
+            matches!(at(seq).source, TextSource::Current { .. }),
+            "{:?}",
+            at(seq)
+        );
+        assert_eq!(at(seq).text, text);
+    }
 }
 
 #[test]

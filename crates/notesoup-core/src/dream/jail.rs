@@ -10,12 +10,13 @@
 use std::ffi::OsString;
 use std::fs;
 use std::io::ErrorKind;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use super::DreamError;
 use super::lock::LOCK_FILE;
 use crate::notes::address::check_virtual_path;
 use crate::notes::beneath::{BeneathError, DirHandle, Kind};
+use crate::notes::normalize_lexical;
 use crate::notes::segment::is_git_segment;
 
 #[cfg(test)]
@@ -272,28 +273,13 @@ fn open_home(home: &Path, real_home: &Path) -> Result<DirHandle, DreamError> {
 /// an absolute path names neither.
 fn lexical_target(home: &Path, real_home: &Path, path: &Path) -> Option<PathBuf> {
     if !path.is_absolute() {
-        return Some(normalize(&real_home.join(path)));
+        return Some(normalize_lexical(&real_home.join(path)));
     }
-    let path = normalize(path);
+    let path = normalize_lexical(path);
     if path.starts_with(real_home) {
         return Some(path);
     }
-    let given_home = normalize(&std::path::absolute(home).ok()?);
+    let given_home = normalize_lexical(&std::path::absolute(home).ok()?);
     let rest = path.strip_prefix(&given_home).ok()?;
     Some(real_home.join(rest))
-}
-
-/// Resolves `.` and `..` without touching the filesystem.
-fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other),
-        }
-    }
-    out
 }

@@ -130,13 +130,7 @@ impl DreamTools {
             .root
             .open_file_at(&jailed.rel)
             .map_err(refused)?
-            .ok_or_else(|| {
-                DreamError::io(
-                    "cannot read",
-                    jailed.root.path().join(&jailed.rel),
-                    ErrorKind::NotFound.into(),
-                )
-            })?;
+            .ok_or_else(|| missing("cannot read", &jailed))?;
         text_of(file, len, &jailed.root.path().join(&jailed.rel), path)
     }
 
@@ -148,13 +142,7 @@ impl DreamTools {
             .root
             .open_dir(&jailed.rel)
             .map_err(refused)?
-            .ok_or_else(|| {
-                DreamError::io(
-                    "cannot list",
-                    jailed.root.path().join(&jailed.rel),
-                    ErrorKind::NotFound.into(),
-                )
-            })?;
+            .ok_or_else(|| missing("cannot list", &jailed))?;
         let mut names: Vec<String> = dir
             .entries()
             .map_err(refused)?
@@ -256,6 +244,15 @@ fn read_jailed(home: &Path, jailed: &Jailed, path: &str) -> Result<String, Dream
     text_of(file, len, &jailed.path, path)
 }
 
+/// The jailed path found missing while `action` (`cannot read`, ...).
+fn missing(action: &'static str, jailed: &JailedRead) -> DreamError {
+    DreamError::io(
+        action,
+        jailed.root.path().join(&jailed.rel),
+        ErrorKind::NotFound.into(),
+    )
+}
+
 /// The whole of `file` (`len` bytes long, at `real`) as UTF-8 text.
 fn text_of(file: File, len: u64, real: &Path, path: &str) -> Result<String, DreamError> {
     let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0).saturating_add(1));
@@ -280,13 +277,7 @@ fn walk_files(
     let refused = |error| refusal(home, path, "cannot resolve", error);
     let start = match jailed.root.open_dir(&jailed.rel) {
         Ok(Some(dir)) => dir,
-        Ok(None) => {
-            return Err(DreamError::io(
-                "cannot resolve",
-                jailed.root.path().join(&jailed.rel),
-                ErrorKind::NotFound.into(),
-            ));
-        }
+        Ok(None) => return Err(missing("cannot resolve", jailed)),
         // Not a directory: the one file, unless it is a link.
         Err(BeneathError::NotADirectory { .. }) => {
             let mut names: Vec<&std::ffi::OsStr> = jailed.rel.iter().collect();

@@ -98,14 +98,7 @@ impl NotesIdentity {
         agent: &str,
         model: &str,
     ) -> Result<Self, NoteError> {
-        let home = home.as_ref();
-        if home.as_os_str().is_empty() {
-            return Err(non_empty("home"));
-        }
-        check_segment("sessionId", session_id)?;
-        let mut identity = Self::without_session(home, project_key, agent, model)?;
-        identity.session_id = Some(session_id.to_owned());
-        Ok(identity)
+        Self::checked(home.as_ref(), Some(session_id), project_key, agent, model)
     }
 
     /// Validates and builds an identity with no session: session addresses
@@ -117,16 +110,30 @@ impl NotesIdentity {
         agent: &str,
         model: &str,
     ) -> Result<Self, NoteError> {
-        let home = home.as_ref();
+        Self::checked(home.as_ref(), None, project_key, agent, model)
+    }
+
+    /// Checks the parts in order (home, sessionId when there is one,
+    /// projectKey, agent, model) and builds the identity.
+    fn checked(
+        home: &Path,
+        session_id: Option<&str>,
+        project_key: &str,
+        agent: &str,
+        model: &str,
+    ) -> Result<Self, NoteError> {
         if home.as_os_str().is_empty() {
             return Err(non_empty("home"));
+        }
+        if let Some(session_id) = session_id {
+            check_segment("sessionId", session_id)?;
         }
         check_segment("projectKey", project_key)?;
         check_slug("agent", agent)?;
         check_slug("model", model)?;
         Ok(Self {
             home: absolute_lexical(home),
-            session_id: None,
+            session_id: session_id.map(str::to_owned),
             project_key: project_key.to_owned(),
             agent: agent.to_owned(),
             model: model.to_owned(),
@@ -260,8 +267,14 @@ pub(crate) fn absolute_lexical(path: &Path) -> PathBuf {
             .map(|cwd| cwd.join(path))
             .unwrap_or_else(|_| path.to_path_buf())
     };
+    normalize_lexical(&joined)
+}
+
+/// Removes `.` and `..` components of `path` lexically, without touching
+/// the filesystem.
+pub(crate) fn normalize_lexical(path: &Path) -> PathBuf {
     let mut normal = PathBuf::new();
-    for component in joined.components() {
+    for component in path.components() {
         match component {
             Component::CurDir => {}
             Component::ParentDir => {

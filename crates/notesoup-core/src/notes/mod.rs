@@ -122,7 +122,7 @@ pub(crate) use frontmatter::parse_note;
 pub(crate) use frontmatter::{FrontmatterExtra, SplitNote, serialize_note, split_note};
 pub use identity::NotesIdentity;
 pub(crate) use identity::Scope;
-pub(crate) use identity::{is_slug, slugify};
+pub(crate) use identity::{is_slug, normalize_lexical, slugify};
 pub(crate) use matcher::LiteralQueries;
 pub use paths::project_key;
 pub(crate) use secrets::SecretKind;

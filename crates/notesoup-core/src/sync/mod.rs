@@ -636,14 +636,7 @@ fn sync_notes(
         disk.iter()
             .map(|(path, bytes)| (path.clone(), bytes.clone())),
     );
-    report.committed = ours_tree
-        .iter()
-        .filter(|(path, bytes)| previous_tree.get(*path) != Some(*bytes))
-        .count()
-        + previous_tree
-            .keys()
-            .filter(|path| !ours_tree.contains_key(*path))
-            .count();
+    report.committed = changed_notes(&ours_tree, &previous_tree, |_| true);
     let mut ours = match previous {
         Some(id) if ours_tree == previous_tree => Some(id),
         // Nothing here and nothing synced yet: no commit of an empty tree.
@@ -847,6 +840,18 @@ fn oversized(tree: &NoteTree) -> Vec<String> {
         .filter(|(_, bytes)| bytes.len() > NoteStore::MAX_NOTE_BYTES)
         .map(|(path, _)| path.clone())
         .collect()
+}
+
+/// How many notes `new` adds or changes against `old`, plus the notes of
+/// `old` it lacks among those `seen` (the ones `new` would hold).
+fn changed_notes(new: &NoteTree, old: &NoteTree, seen: impl Fn(&str) -> bool) -> usize {
+    new.iter()
+        .filter(|(path, bytes)| old.get(*path) != Some(*bytes))
+        .count()
+        + old
+            .keys()
+            .filter(|path| seen(path) && !new.contains_key(*path))
+            .count()
 }
 
 /// Every outgoing note must pass the credential guard.
@@ -1082,14 +1087,7 @@ fn sync_status(root: &Path, timeout: Duration) -> Result<SyncStatus, SyncError> 
         Some(id) => repo.read_tree(id)?,
         None => NoteTree::new(),
     };
-    status.changed = disk
-        .iter()
-        .filter(|(path, bytes)| local_tree.get(*path) != Some(*bytes))
-        .count()
-        + local_tree
-            .keys()
-            .filter(|path| scope.contains(path) && !disk.contains_key(*path))
-            .count();
+    status.changed = changed_notes(&disk, &local_tree, |path| scope.contains(path));
     let remote = match fetch(&repo, &config, timeout) {
         Ok(remote) => remote,
         Err(err) => {

@@ -417,10 +417,20 @@ fn a_push_that_loses_the_race_merges_and_retries() {
     assert_eq!(notes_of(&pair.a).len(), 3);
 }
 
+/// Installs `body` as the remote's `pre-receive` hook, after a line that
+/// reads the pushed refs; its path.
+#[cfg(unix)]
+fn pre_receive_hook(remote: &Path, body: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let hook = remote.join("hooks/pre-receive");
+    fs::write(&hook, format!("#!/bin/sh\ncat >/dev/null\n{body}")).expect("hook");
+    fs::set_permissions(&hook, fs::Permissions::from_mode(0o755)).expect("chmod");
+    hook
+}
+
 #[cfg(unix)]
 #[test]
 fn a_push_that_loses_the_race_fetches_merges_and_pushes_again() {
-    use std::os::unix::fs::PermissionsExt;
     let pair = pair();
     write(&pair.a, "human/base.md", "base\n");
     sync(&pair.a);
@@ -435,16 +445,13 @@ fn a_push_that_loses_the_race_fetches_merges_and_pushes_again() {
         &["update-ref", "refs/heads/main", before.trim()],
         &pair.remote,
     );
-    let hook = pair.remote.join("hooks/pre-receive");
-    fs::write(
-        &hook,
-        format!(
-            "#!/bin/sh\ncat >/dev/null\nif [ ! -f raced ]; then touch raced; echo {} > refs/heads/main; fi\n",
+    pre_receive_hook(
+        &pair.remote,
+        &format!(
+            "if [ ! -f raced ]; then touch raced; echo {} > refs/heads/main; fi\n",
             raced.trim()
         ),
-    )
-    .expect("hook");
-    fs::set_permissions(&hook, fs::Permissions::from_mode(0o755)).expect("chmod");
+    );
     write(&pair.a, "human/a.md", "from a\n");
     let report = sync(&pair.a);
     assert!(pair.remote.join("raced").exists(), "the hook ran");
@@ -459,22 +466,18 @@ fn a_push_that_loses_the_race_fetches_merges_and_pushes_again() {
 #[cfg(unix)]
 #[test]
 fn a_push_that_loses_every_race_stops_with_push_rejected_and_keeps_the_notes() {
-    use std::os::unix::fs::PermissionsExt;
     let pair = pair();
     write(&pair.a, "human/base.md", "base\n");
     sync(&pair.a);
     // Every push A makes finds the branch moved: the hook puts another
     // machine's commit (the same notes, one more commit) on it while the
     // push is received, outside the push's quarantine.
-    let hook = pair.remote.join("hooks/pre-receive");
-    fs::write(
-        &hook,
-        "#!/bin/sh\ncat >/dev/null\nunset GIT_QUARANTINE_PATH GIT_OBJECT_DIRECTORY GIT_ALTERNATE_OBJECT_DIRECTORIES\n\
+    let hook = pre_receive_hook(
+        &pair.remote,
+        "unset GIT_QUARANTINE_PATH GIT_OBJECT_DIRECTORY GIT_ALTERNATE_OBJECT_DIRECTORIES\n\
          n=$(cat moves 2>/dev/null || echo 0); echo $((n + 1)) > moves\n\
          new=$(echo race | git commit-tree main^{tree} -p main) && git update-ref refs/heads/main \"$new\"\n",
-    )
-    .expect("hook");
-    fs::set_permissions(&hook, fs::Permissions::from_mode(0o755)).expect("chmod");
+    );
     write(&pair.a, "human/a.md", "from a\n");
     let before = notes_of(&pair.a);
     let err = notes_sync(&pair.a).run().expect_err("every race lost");

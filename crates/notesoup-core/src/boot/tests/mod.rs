@@ -927,6 +927,17 @@ fn listed_shelves(store: &NoteStore, since: Timestamp) -> Vec<(Scope, HomeShelf)
     shelves(BootSnapshot::load(store).expect("snapshot"), since)
 }
 
+/// The session's shelf of `snapshot` is loaded and empty: no map, no note.
+fn assert_empty_session_shelf(snapshot: &BootSnapshot) {
+    assert_eq!(
+        snapshot.home(Scope::Session),
+        Some(&HomeShelf::Loaded {
+            map: None,
+            fresh: Vec::new()
+        })
+    );
+}
+
 /// Writes `text` as notesoup does: a file beside the note renamed over it.
 fn replace(path: &Path, text: &str) {
     fs::create_dir_all(path.parent().expect("parent")).expect("dirs");
@@ -1194,13 +1205,7 @@ fn a_home_swapped_for_a_link_is_listed_and_a_missing_home_is_served_empty() {
     let mut index = ShelfIndex::with_settle(std::time::Duration::ZERO);
     BootSnapshot::load_indexed(&other, &mut index).expect("snapshot");
     let served = BootSnapshot::served(&other, &index).expect("served");
-    assert_eq!(
-        served.home(Scope::Session),
-        Some(&HomeShelf::Loaded {
-            map: None,
-            fresh: Vec::new()
-        })
-    );
+    assert_empty_session_shelf(&served);
     assert_eq!(shelves(served, since), listed_shelves(&other, since));
 }
 
@@ -1349,13 +1354,7 @@ fn an_identity_without_a_session_boots_through_the_index_with_an_empty_session_s
     let since = this_millisecond();
     let mut index = ShelfIndex::with_settle(std::time::Duration::ZERO);
     let indexed = BootSnapshot::load_indexed(&store, &mut index).expect("snapshot");
-    assert_eq!(
-        indexed.home(Scope::Session),
-        Some(&HomeShelf::Loaded {
-            map: None,
-            fresh: Vec::new()
-        })
-    );
+    assert_empty_session_shelf(&indexed);
     assert_eq!(shelves(indexed, since), listed_shelves(&store, since));
     assert_eq!(index.len(), Scope::ALL.len() - 1);
     let served = BootSnapshot::served(&store, &index).expect("served");

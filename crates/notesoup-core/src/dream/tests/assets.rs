@@ -67,7 +67,7 @@ fn the_skill_relative_playbook_path_resolves_to_the_byte_identical_playbook() {
 
 #[test]
 fn the_playbook_carries_the_rules() {
-    for phrase in [
+    let playbook: &[&str] = &[
         "Notes are record, not memory",
         "## Scope",
         "Session notes are never edited",
@@ -96,18 +96,14 @@ fn the_playbook_carries_the_rules() {
         "coverage gaps",
         "No false success",
         "as proposals",
-    ] {
-        assert!(PLAYBOOK.contains(phrase), "playbook lacks {phrase:?}");
-    }
-    for phrase in [
+    ];
+    let dream_skill: &[&str] = &[
         "completely",
         "current session",
         "Ask the human",
         "Never invent write scope",
-    ] {
-        assert!(DREAM_SKILL.contains(phrase), "dream skill lacks {phrase:?}");
-    }
-    for phrase in [
+    ];
+    let memory_skill: &[&str] = &[
         "`wipe_memory`",
         "A refusal returns `{ error, code, details? }`",
         "`@project/…`",
@@ -117,10 +113,14 @@ fn the_playbook_carries_the_rules() {
         "`notes_search`",
         "`history_read({seq})`",
         "checkpoint",
+    ];
+    for (name, text, phrases) in [
+        ("playbook", PLAYBOOK, playbook),
+        ("dream skill", DREAM_SKILL, dream_skill),
+        ("memory skill", MEMORY_SKILL, memory_skill),
     ] {
-        assert!(
-            MEMORY_SKILL.contains(phrase),
-            "memory skill lacks {phrase:?}"
-        );
+        for phrase in phrases {
+            assert!(text.contains(phrase), "{name} lacks {phrase:?}");
+        }
     }
 }

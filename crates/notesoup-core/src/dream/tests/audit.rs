@@ -7,6 +7,8 @@ use notesoup_core::dream::{
     AUDIT_EMAIL, AUDIT_NAME, AuditCommit, LAST_RUN_FILE, LOCK_FILE, audit_commit,
 };
 
+use notesoup_test_support::child::{git_in, stdout_of};
+
 use super::support::{git, put};
 
 /// Every path in the tree of `commit`, with its mode, read with gix.
@@ -300,20 +302,12 @@ fn commit_at(home: &Path, seconds: i64, message: &str) {
             message,
         ][..],
     ] {
-        let output = std::process::Command::new("git")
-            .arg("-C")
-            .arg(home)
-            .args(args)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_AUTHOR_DATE", format!("@{seconds} +0000"))
-            .env("GIT_COMMITTER_DATE", format!("@{seconds} +0000"))
-            .output()
-            .expect("run git");
-        assert!(
-            output.status.success(),
-            "git {args:?}: {}",
-            String::from_utf8_lossy(&output.stderr)
+        stdout_of(
+            git_in(home)
+                .args(args)
+                .env("GIT_CONFIG_GLOBAL", "/dev/null")
+                .env("GIT_AUTHOR_DATE", format!("@{seconds} +0000"))
+                .env("GIT_COMMITTER_DATE", format!("@{seconds} +0000")),
         );
     }
 }

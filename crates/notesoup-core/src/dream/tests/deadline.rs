@@ -54,18 +54,26 @@ impl ProcessRunner {
     }
 }
 
+/// `sh -c <script>` with `mark` (`NAME=value`) in its environment and no
+/// stdin or stderr; the caller chooses its stdout.
+fn marked_sh(script: &str, mark: &str) -> Command {
+    let (name, value) = mark.split_once('=').expect("mark");
+    let mut command = Command::new("sh");
+    command
+        .args(["-c", script])
+        .env(name, value)
+        .stdin(Stdio::null())
+        .stderr(Stdio::null());
+    command
+}
+
 impl DreamRunner for ProcessRunner {
     fn run(&mut self, request: DreamRequest<'_>) -> DreamResult {
         self.calls += 1;
-        let (name, value) = self.mark.split_once('=').expect("mark");
         let (deadline, pipes) = Deadline::spawn(
-            Command::new("sh")
-                .args(["-c", &self.script])
+            marked_sh(&self.script, &self.mark)
                 .current_dir(request.home)
-                .env(name, value)
-                .stdin(Stdio::null())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::null()),
+                .stdout(Stdio::piped()),
             TIMEOUT,
         )
         .expect("sh runs");
@@ -133,14 +141,8 @@ fn a_dreamer_that_never_ends_is_stopped_with_every_process_it_started() {
 fn what_a_dreamer_leaves_running_is_stopped_when_it_ends() {
     let world = world();
     let runner = ProcessRunner::new(dreamer_script(&world.pids, true));
-    let (name, value) = runner.mark.split_once('=').expect("mark");
     let (deadline, _pipes) = Deadline::spawn(
-        Command::new("sh")
-            .args(["-c", &runner.script])
-            .env(name, value)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null()),
+        marked_sh(&runner.script, &runner.mark).stdout(Stdio::null()),
         Duration::from_secs(600),
     )
     .expect("sh runs");
@@ -156,7 +158,6 @@ fn a_process_left_holding_the_output_does_not_keep_the_reading_open() {
     let world = world();
     let pids = world.pids.display();
     let mark = format!("{}={}", dreamer::TREE_MARK, uuid::Uuid::new_v4());
-    let (name, value) = mark.split_once('=').expect("mark");
     // The dreamer answers and exits; a `setsid` child keeps its stdout.
     let script = format!(
         "setsid sh -c 'echo $$ > {pids}/setsid.tmp && mv {pids}/setsid.tmp {pids}/setsid; exec sleep 1000' </dev/null &\n\
@@ -164,12 +165,7 @@ fn a_process_left_holding_the_output_does_not_keep_the_reading_open() {
          echo answered\n"
     );
     let (deadline, pipes) = Deadline::spawn(
-        Command::new("sh")
-            .args(["-c", &script])
-            .env(name, value)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null()),
+        marked_sh(&script, &mark).stdout(Stdio::piped()),
         Duration::from_secs(120),
     )
     .expect("sh runs");

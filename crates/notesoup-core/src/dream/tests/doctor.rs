@@ -9,8 +9,18 @@ use notesoup_core::dream::{
 };
 
 use super::support::{put, render_output, tree_hash};
+use crate::dream::doctor::DoctorReport;
 
 const GOOD: &str = "---\norigin: self\ncreatedAt: 2026-09-15T17:31:45.392+08:00\nupdatedAt: 2026-09-15T09:31:45Z\nlastAccessed: 2026-09-15T17:31:45.392+08:00\naccessCount: 3\n---\n\nbody\n";
+
+/// Each finding of `report` as `path: message`.
+fn finding_lines(report: &DoctorReport) -> Vec<String> {
+    report
+        .findings
+        .iter()
+        .map(|finding| format!("{}: {}", finding.path, finding.message))
+        .collect()
+}
 
 /// A store with one of every problem doctor knows, plus things it must
 /// accept or ignore.
@@ -290,11 +300,7 @@ fn doctor_names_hygiene_problems_by_name() {
     let before = tree_hash(home);
     let report = doctor(home);
     assert_eq!(tree_hash(home), before, "doctor never writes");
-    let found: Vec<String> = report
-        .findings
-        .iter()
-        .map(|finding| format!("{}: {}", finding.path, finding.message))
-        .collect();
+    let found = finding_lines(&report);
     let me = std::process::id();
     let expected = [
         format!("human/{}: temporary file of an interrupted write; its writer (process {GONE}) is gone, `doctor clean --apply` removes it", temp_name(GONE)),
@@ -390,11 +396,7 @@ fn doctor_reports_credentials_already_in_the_store() {
         &format!("{GOOD}commit 9fceb02d0ae598e95dc970b74767f19372d61af8\n"),
     );
     let report = doctor(home);
-    let found: Vec<String> = report
-        .findings
-        .iter()
-        .map(|finding| format!("{}: {}", finding.path, finding.message))
-        .collect();
+    let found = finding_lines(&report);
     assert_eq!(
         found,
         [
@@ -472,11 +474,7 @@ fn names_git_takes_for_git_are_found_and_moved() {
         );
     }
     let after = doctor(&home);
-    let left: Vec<String> = after
-        .findings
-        .iter()
-        .map(|finding| format!("{}: {}", finding.path, finding.message))
-        .collect();
+    let left = finding_lines(&after);
     assert_eq!(
         left,
         [

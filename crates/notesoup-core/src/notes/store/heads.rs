@@ -44,6 +44,8 @@ use crate::plumbing::{Links, read_small_file};
 
 use super::forget::{Forget, is_at_or_below};
 use super::seal::{SEAL_BYTES, Seal, SealKey};
+#[cfg(target_os = "linux")]
+use super::watch::LOCAL_FILESYSTEMS;
 use super::watch::Watcher;
 
 /// What identifies one version of a file on disk.
@@ -639,28 +641,21 @@ impl HeadCache {
     }
 }
 
-/// Filesystems whose change time every write moves and no user can set:
-/// ext2/3/4, XFS, Btrfs, tmpfs, F2FS, ZFS, bcachefs, overlayfs (the change
-/// time of the layer's own filesystem) and NFS (the server's).
+/// Filesystems beyond the [`LOCAL_FILESYSTEMS`] whose change time every
+/// write moves and no user can set: overlayfs (the change time of the
+/// layer's own filesystem) and NFS (the server's). The local ones (ext2/3/4,
+/// XFS, Btrfs, tmpfs, F2FS, ZFS, bcachefs) keep it too.
 #[cfg(target_os = "linux")]
-const CHANGE_TIME_FILESYSTEMS: [i128; 9] = [
-    0xEF53,
-    0x5846_5342,
-    0x9123_683E,
-    0x0102_1994,
-    0xF2F5_2010,
-    0x2FC1_2FC1,
-    0xCA45_1A4E,
-    0x794C_7630,
-    0x6969,
-];
+const LAYERED_AND_REMOTE_FILESYSTEMS: [i128; 2] = [0x794C_7630, 0x6969];
 
-/// Whether the filesystem holding `path` is one of
-/// [`CHANGE_TIME_FILESYSTEMS`]; `None` when it cannot be asked.
+/// Whether the filesystem holding `path` is one of the
+/// [`LOCAL_FILESYSTEMS`] or the [`LAYERED_AND_REMOTE_FILESYSTEMS`]; `None`
+/// when it cannot be asked.
 #[cfg(target_os = "linux")]
 fn filesystem_keeps_change_times(path: &Path) -> Option<bool> {
     let fs = rustix::fs::statfs(path).ok()?;
-    Some(CHANGE_TIME_FILESYSTEMS.contains(&i128::from(fs.f_type)))
+    let kind = i128::from(fs.f_type);
+    Some(LOCAL_FILESYSTEMS.contains(&kind) || LAYERED_AND_REMOTE_FILESYSTEMS.contains(&kind))
 }
 
 /// Elsewhere the system's change time is trusted as it is.

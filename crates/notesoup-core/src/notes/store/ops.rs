@@ -292,19 +292,7 @@ impl NoteStore {
         let mut source_dir = self.note_dir(&source, &source_rel)?.ok_or_else(not_found)?;
         // Before any directory is made for the target: a missing source
         // creates nothing.
-        match source_dir.stat(source_name) {
-            Ok(Some(stat)) if stat.kind == Kind::Link => {
-                return Err(self.refusal(
-                    &source,
-                    BeneathError::Link {
-                        path: source_dir.path().join(source_name),
-                    },
-                ));
-            }
-            Ok(Some(_)) => {}
-            Ok(None) => return Err(not_found()),
-            Err(e) => return Err(self.refusal(&source, e)),
-        }
+        self.check_no_link(&source, &source_dir, source_name)?;
         let mut target_dir = if target_rel == source_rel {
             None
         } else {
@@ -389,19 +377,7 @@ impl NoteStore {
         let (rel_dir, name) = self.place(&address)?;
         let _turn = FileTurns::take(&[&path]);
         let mut dir = self.note_dir(&address, &rel_dir)?.ok_or_else(not_found)?;
-        match dir.stat(name) {
-            Ok(Some(stat)) if stat.kind == Kind::Link => {
-                return Err(self.refusal(
-                    &address,
-                    BeneathError::Link {
-                        path: dir.path().join(name),
-                    },
-                ));
-            }
-            Ok(Some(_)) => {}
-            Ok(None) => return Err(not_found()),
-            Err(e) => return Err(self.refusal(&address, e)),
-        }
+        self.check_no_link(&address, &dir, name)?;
         lock(&mut dir)?;
         let bytes = read_bytes(&dir, name)
             .map_err(|e| self.refusal(&address, e))?
@@ -435,6 +411,28 @@ impl NoteStore {
             return Ok(None);
         };
         root.open_dir(rel_dir).map_err(|e| self.refusal(address, e))
+    }
+
+    /// Refuses unless the entry `name` of `dir` (the note `address`)
+    /// exists and is no link: a link is refused, never followed; a missing
+    /// note is `not_found`.
+    fn check_no_link(
+        &self,
+        address: &Address,
+        dir: &DirHandle,
+        name: &OsStr,
+    ) -> Result<(), NoteError> {
+        match dir.stat(name) {
+            Ok(Some(stat)) if stat.kind == Kind::Link => Err(self.refusal(
+                address,
+                BeneathError::Link {
+                    path: dir.path().join(name),
+                },
+            )),
+            Ok(Some(_)) => Ok(()),
+            Ok(None) => Err(not_found()),
+            Err(e) => Err(self.refusal(address, e)),
+        }
     }
 }
 

@@ -53,8 +53,9 @@ pub(super) type DirId = (u64, u64);
 const MAX_WATCHES: usize = 50_000;
 
 /// Filesystems whose every change is reported to a local watch: ext2/3/4,
-/// XFS, Btrfs, tmpfs, F2FS, ZFS and bcachefs.
-const LOCAL_FILESYSTEMS: [i128; 7] = [
+/// XFS, Btrfs, tmpfs, F2FS, ZFS and bcachefs. Their change time is kept
+/// by every write too (see the note heads).
+pub(super) const LOCAL_FILESYSTEMS: [i128; 7] = [
     0xEF53,
     0x5846_5342,
     0x9123_683E,

@@ -10,21 +10,15 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use jiff::tz::TimeZone;
-use notesoup_core::notes::{Edit, ListQuery, UpdateRequest, parse_note};
+use notesoup_core::notes::{ListQuery, parse_note};
 
-use super::support::{AllRows, Fixture, store_at};
+use super::support::{AllRows, Fixture, edits, store_at};
 
 const CHILD_ENV: &str = "NOTESOUP_NOTES_CHILD";
 const END: &str = "<!-- end -->";
 
 fn append(store: &notesoup_core::notes::NoteStore, line: &str) {
-    let request = UpdateRequest {
-        edits: vec![Edit {
-            old_text: END.to_owned(),
-            new_text: format!("{line}\n{END}"),
-        }],
-        ..UpdateRequest::default()
-    };
+    let request = edits(&[(END, &format!("{line}\n{END}"))]);
     store.update("@project/shared", &request).expect("append");
 }
 

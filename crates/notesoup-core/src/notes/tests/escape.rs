@@ -4,11 +4,11 @@
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 
-use crate::notes::{Edit, ListQuery, UpdateRequest};
+use crate::notes::{ListQuery, UpdateRequest};
 use crate::tools::RefusalCode;
 
 use super::listing::addresses;
-use super::support::{AllRows, Fixture, code, put};
+use super::support::{AllRows, Fixture, code, edits, put};
 
 /// A directory outside the root with one file; returns (dir, file, text).
 fn outside(f: &Fixture) -> (PathBuf, PathBuf, &'static str) {
@@ -44,13 +44,7 @@ fn finds_the_secret(f: &Fixture) -> bool {
 }
 
 fn edit() -> UpdateRequest {
-    UpdateRequest {
-        edits: vec![Edit {
-            old_text: "secret".into(),
-            new_text: "stolen".into(),
-        }],
-        ..UpdateRequest::default()
-    }
+    edits(&[("secret", "stolen")])
 }
 
 #[test]

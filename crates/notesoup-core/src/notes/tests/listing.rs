@@ -3,12 +3,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::notes::{
-    HeadCache, Home, ListQuery, NoteHeader, NoteRow, NoteStore, Scope, UpdateRequest,
-};
+use crate::notes::{HeadCache, Home, ListQuery, NoteHeader, NoteRow, NoteStore, Scope};
 use crate::tools::RefusalCode;
 
-use super::support::{AllRows, Fixture, code};
+use super::support::{AllRows, Fixture, code, crumpling};
 
 fn pattern(text: &str) -> ListQuery {
     ListQuery {
@@ -105,10 +103,7 @@ fn list_ties_sort_by_address() {
 #[test]
 fn wastebasket_and_crumpled_excluded() {
     let f = populated();
-    let crumple = UpdateRequest {
-        crumpled: Some(true),
-        ..Default::default()
-    };
+    let crumple = crumpling();
     f.store.update("@human/prefs", &crumple).expect("crumple");
     let live = f.store.list(&ListQuery::default()).expect("list");
     assert_eq!(live.crumpled_excluded, 1);
@@ -318,10 +313,7 @@ fn search_finds_lines_with_code_point_offsets() {
 #[test]
 fn search_skips_crumpled_notes_and_never_touches_access_metadata() {
     let f = populated();
-    let crumple = UpdateRequest {
-        crumpled: Some(true),
-        ..Default::default()
-    };
+    let crumple = crumpling();
     f.store
         .update("@project/decisions", &crumple)
         .expect("crumple");
@@ -961,13 +953,7 @@ fn watched_heads_follow_every_change() {
     warm("a new note");
     // Crumpled through the store, then smoothed by hand.
     watched
-        .update(
-            "@self/fresh",
-            &UpdateRequest {
-                crumpled: Some(true),
-                ..UpdateRequest::default()
-            },
-        )
+        .update("@self/fresh", &crumpling())
         .expect("test setup");
     warm("crumpled");
     f.put("agents/alice/fresh.md", &timed(12, ""));

@@ -3,11 +3,11 @@
 //! kind and the line but never the secret, and nothing is written. The
 //! detector's corpus is in `corpus`.
 
-use notesoup_core::notes::{Edit, NoteError, RefusalCode, SecretKind, UpdateRequest};
+use notesoup_core::notes::{NoteError, RefusalCode, SecretKind};
 use notesoup_core::settings::{ProjectTrust, ResolvedSettings, SettingsWarning};
 use serde_json::json;
 
-use super::support::{Fixture, code};
+use super::support::{Fixture, code, crumpling, edits};
 
 mod corpus;
 
@@ -60,19 +60,10 @@ fn writes_and_edits_holding_a_credential_are_refused_and_write_nothing() {
         .expect("a reference is fine");
     let before = f.raw("project/proj-12345678/setup.md");
     let key = sample(SecretKind::AnthropicKey);
-    let request = UpdateRequest {
-        edits: vec![
-            Edit {
-                old_text: "# Setup".into(),
-                new_text: "# Set-up".into(),
-            },
-            Edit {
-                old_text: "in the vault.".into(),
-                new_text: format!("in the vault.\n{key}"),
-            },
-        ],
-        ..UpdateRequest::default()
-    };
+    let request = edits(&[
+        ("# Setup", "# Set-up"),
+        ("in the vault.", &format!("in the vault.\n{key}")),
+    ]);
     let error = refusal(f.store.update("@project/setup", &request), &key);
     assert_eq!(
         error.message(),
@@ -96,19 +87,7 @@ fn edits_that_assemble_a_key_in_the_note_are_refused() {
         .write("@project/aws", "# AWS\n\nkey: first and second\n", None)
         .expect("no key yet");
     let before = f.raw("project/proj-12345678/aws.md");
-    let request = UpdateRequest {
-        edits: vec![
-            Edit {
-                old_text: "first".into(),
-                new_text: head.into(),
-            },
-            Edit {
-                old_text: " and second".into(),
-                new_text: tail.into(),
-            },
-        ],
-        ..UpdateRequest::default()
-    };
+    let request = edits(&[("first", head), (" and second", tail)]);
     let error = refusal(f.store.update("@project/aws", &request), &key);
     assert_eq!(
         error.message(),
@@ -123,13 +102,7 @@ fn edits_that_assemble_a_key_in_the_note_are_refused() {
     f.store
         .write("@project/aws", &format!("# AWS\n\nkey: {head}\n"), None)
         .expect("half a key is no key");
-    let request = UpdateRequest {
-        edits: vec![Edit {
-            old_text: format!("{head}\n"),
-            new_text: format!("{head}{tail}\n"),
-        }],
-        ..UpdateRequest::default()
-    };
+    let request = edits(&[(&format!("{head}\n"), &format!("{head}{tail}\n"))]);
     refusal(f.store.update("@project/aws", &request), &key);
 }
 
@@ -177,13 +150,7 @@ fn a_note_already_holding_a_credential_can_be_cleaned_not_rewritten() {
         )
         .expect("guard off");
 
-    let edit = |old: &str, new: &str| UpdateRequest {
-        edits: vec![Edit {
-            old_text: old.into(),
-            new_text: new.into(),
-        }],
-        ..UpdateRequest::default()
-    };
+    let edit = |old: &str, new: &str| edits(&[(old, new)]);
     let error = refusal(
         f.store.update("@project/db", &edit("5432", "6432")),
         password,
@@ -197,10 +164,7 @@ fn a_note_already_holding_a_credential_can_be_cleaned_not_rewritten() {
     );
     assert!(f.root().join("project/proj-12345678/db.md").exists());
 
-    let crumple = UpdateRequest {
-        crumpled: Some(true),
-        ..UpdateRequest::default()
-    };
+    let crumple = crumpling();
     f.store
         .update("@project/db", &crumple)
         .expect("metadata adds no text");

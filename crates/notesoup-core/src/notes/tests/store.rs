@@ -1,25 +1,12 @@
 //! write / read / update / rename on real temp directories, every refusal.
 
 use crate::notes::{
-    ChangeKind, Edit, NoteError, NoteOrigin, Scope, UpdateRequest, WriteOutcome, local_iso,
+    ChangeKind, NoteError, NoteOrigin, Scope, UpdateRequest, WriteOutcome, local_iso,
 };
 use crate::tools::RefusalCode;
 use jiff::tz::TimeZone;
 
-use super::support::{Fixture, PROJECT, code};
-
-fn edits(pairs: &[(&str, &str)]) -> UpdateRequest {
-    UpdateRequest {
-        edits: pairs
-            .iter()
-            .map(|(old, new)| Edit {
-                old_text: (*old).to_owned(),
-                new_text: (*new).to_owned(),
-            })
-            .collect(),
-        ..UpdateRequest::default()
-    }
-}
+use super::support::{Fixture, PROJECT, code, crumpling, edits};
 
 fn iso(ms: i64) -> String {
     local_iso(ms, &TimeZone::UTC)
@@ -91,16 +78,7 @@ fn write_outcomes_and_kept_metadata() {
     assert_eq!(second.meta.created_at, first.meta.created_at);
     assert_eq!(second.meta.access_count, 1, "access metadata is kept");
     assert!(second.meta.updated_at > first.meta.updated_at);
-    let crumpled = f
-        .store
-        .update(
-            "@project/a",
-            &UpdateRequest {
-                crumpled: Some(true),
-                ..Default::default()
-            },
-        )
-        .expect("crumple");
+    let crumpled = f.store.update("@project/a", &crumpling()).expect("crumple");
     assert!(crumpled.meta.is_crumpled());
     let third = f
         .store
@@ -343,10 +321,7 @@ fn edits_apply_in_order_on_the_evolving_body() {
 fn crumple_and_smooth_never_touch_updated_at() {
     let f = Fixture::new();
     let written = f.store.write("@human/old", "stale", None).expect("write");
-    let crumple = UpdateRequest {
-        crumpled: Some(true),
-        ..Default::default()
-    };
+    let crumple = crumpling();
     let first = f.store.update("@human/old", &crumple).expect("crumple");
     assert_eq!(first.change.kind, ChangeKind::Metadata);
     assert_eq!(first.applied, 0);
@@ -446,13 +421,7 @@ fn rename_moves_everything_and_refuses_what_it_must() {
         "rename_to target is a live note; crumple it first or pick another address",
     );
     f.store
-        .update(
-            "@project/live",
-            &UpdateRequest {
-                crumpled: Some(true),
-                ..Default::default()
-            },
-        )
+        .update("@project/live", &crumpling())
         .expect("crumple");
     let moved = f
         .store

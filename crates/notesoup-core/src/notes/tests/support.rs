@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::notes::{ListStatus, NoteError, NoteStore, NotesIdentity};
+use crate::notes::{Edit, ListStatus, NoteError, NoteStore, NotesIdentity, UpdateRequest};
 use crate::tools::RefusalCode;
 use jiff::tz::TimeZone;
 use tempfile::TempDir;
@@ -53,6 +53,28 @@ pub fn put(path: &Path, text: &str) {
 pub fn store_at(home: &Path, agent: &str, model: &str) -> NoteStore {
     let identity = NotesIdentity::new(home, SESSION, PROJECT, agent, model).expect("identity");
     NoteStore::new(identity).with_time_zone(TimeZone::UTC)
+}
+
+/// The update that makes each `(oldText, newText)` edit in turn.
+pub fn edits(pairs: &[(&str, &str)]) -> UpdateRequest {
+    UpdateRequest {
+        edits: pairs
+            .iter()
+            .map(|(old, new)| Edit {
+                old_text: (*old).to_owned(),
+                new_text: (*new).to_owned(),
+            })
+            .collect(),
+        ..UpdateRequest::default()
+    }
+}
+
+/// The update that crumples a note and changes nothing else.
+pub fn crumpling() -> UpdateRequest {
+    UpdateRequest {
+        crumpled: Some(true),
+        ..UpdateRequest::default()
+    }
 }
 
 /// The code of an error result.

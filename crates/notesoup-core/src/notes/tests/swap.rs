@@ -20,10 +20,10 @@ use std::thread;
 use std::time::{Duration, SystemTime};
 
 use notesoup_core::dream::{DreamTools, TextEdit, clean_temp_files};
-use notesoup_core::notes::{Edit, UpdateRequest};
+use notesoup_core::notes::UpdateRequest;
 use rustix::fs::{CWD, RenameFlags, renameat_with};
 
-use super::support::Fixture;
+use super::support::{Fixture, edits};
 
 /// Attempts per write path and attack class.
 const ATTEMPTS: usize = 120;
@@ -157,12 +157,8 @@ fn attempt(
     let file = |name: &str| format!("{}/{name}", class.dir);
     let store = &f.store;
     let edit = |from: &str, to: &str| UpdateRequest {
-        edits: vec![Edit {
-            old_text: from.into(),
-            new_text: to.into(),
-        }],
         replace_all: true,
-        ..UpdateRequest::default()
+        ..edits(&[(from, to)])
     };
     let crumple = |on: bool| UpdateRequest {
         crumpled: Some(on),

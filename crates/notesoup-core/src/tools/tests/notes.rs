@@ -17,6 +17,8 @@ use notesoup_core::tools::{
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
+use crate::history::tests::fixture::{assert_fits, refusal};
+
 struct Notes {
     _dir: TempDir,
     root: PathBuf,
@@ -77,28 +79,8 @@ impl Notes {
 
 fn ok(output: &ToolOutput) -> &str {
     assert!(!output.is_error, "unexpected refusal: {}", output.text);
-    fits(output);
+    assert_fits(output);
     &output.text
-}
-
-fn refused(output: &ToolOutput, code: &str) -> Value {
-    assert!(output.is_error, "expected {code}: {}", output.text);
-    let json = output.json.to_value();
-    assert_eq!(json["code"], code, "{}", output.text);
-    json
-}
-
-fn fits(output: &ToolOutput) {
-    assert!(
-        output.text.len() <= TOOL_OUTPUT_MAX_BYTES,
-        "text {}",
-        output.text.len()
-    );
-    assert!(
-        output.json.len() <= TOOL_OUTPUT_MAX_BYTES,
-        "json {}",
-        output.json.len()
-    );
 }
 
 #[test]
@@ -132,7 +114,7 @@ fn write_receipts_name_the_outcome_and_project() {
 #[test]
 fn write_refusals_pass_the_store_codes_through() {
     let notes = Notes::new();
-    let json = refused(
+    let json = refusal(
         &notes.write(json!({"address": "@agents/bob/x", "content": "x"})),
         "invalid_scope",
     );
@@ -140,7 +122,7 @@ fn write_refusals_pass_the_store_codes_through() {
         json["error"].as_str().unwrap().contains("is not your home"),
         "{json}"
     );
-    let json = refused(
+    let json = refusal(
         &notes.write(json!({"address": "@bogus/x", "content": "x"})),
         "invalid_address",
     );
@@ -148,14 +130,14 @@ fn write_refusals_pass_the_store_codes_through() {
         json["error"],
         "invalid note address: legal prefixes are @project/, @human/, @self/, and @model/; bare names are this session"
     );
-    refused(
+    refusal(
         &notes.write(json!({"address": "big", "content": "x".repeat(1_000_001)})),
         "too_large",
     );
     let unknown: Result<NotesWriteParams, _> =
         parse_arguments(json!({"address": "a", "content": "b", "extra": 1}));
     assert_eq!(unknown.unwrap_err().code().as_str(), "invalid_arguments");
-    let json = refused(
+    let json = refusal(
         &notes.write(json!({"address": "a", "content": "b", "origin": "robot"})),
         "invalid_origin",
     );
@@ -214,7 +196,7 @@ fn update_refusals_carry_their_facts() {
     let notes = Notes::new();
     let body: String = (1..=25).map(|line| format!("dup {line}\n")).collect();
     ok(&notes.write(json!({"address": "plan", "content": body})));
-    let json = refused(
+    let json = refusal(
         &notes.update(json!({"address": "plan", "edits": [{"oldText": "dup", "newText": "x"}]})),
         "ambiguous_edit",
     );
@@ -223,22 +205,22 @@ fn update_refusals_carry_their_facts() {
         json!((1..=20).collect::<Vec<_>>())
     );
     assert_eq!(json["details"]["line_numbers_total"], 25);
-    let json = refused(
+    let json = refusal(
         &notes.update(json!({"address": "plan", "edits": [{"oldText": "dup 1\n", "newText": "a"}, {"oldText": "absent", "newText": "b"}]})),
         "no_match",
     );
     assert_eq!(json["details"], json!({"edit_index": 1}));
-    let json = refused(
+    let json = refusal(
         &notes.update(json!({"address": "plan", "edits": [{"oldText": "dup 2\n", "newText": 7}]})),
         "no_match",
     );
     assert_eq!(json["details"], json!({"edit_index": 0}));
-    refused(&notes.update(json!({"address": "plan"})), "nothing_to_do");
-    refused(
+    refusal(&notes.update(json!({"address": "plan"})), "nothing_to_do");
+    refusal(
         &notes.update(json!({"address": "missing", "crumpled": true})),
         "not_found",
     );
-    refused(
+    refusal(
         &notes.update(json!({"address": "plan", "origin": "nobody"})),
         "invalid_origin",
     );
@@ -265,11 +247,11 @@ fn rename_is_used_alone() {
         ok(&replaced).lines().next().unwrap(),
         "moved fresh.md -> old.md (replaced a crumpled note)"
     );
-    refused(
+    refusal(
         &notes.update(json!({"address": "old", "rename_to": "@project/plan"})),
         "already_exists",
     );
-    refused(
+    refusal(
         &notes.update(json!({"address": "old", "rename_to": "old.md"})),
         "nothing_to_do",
     );
@@ -284,7 +266,7 @@ fn rename_is_used_alone() {
             .as_object_mut()
             .unwrap()
             .extend(extra.as_object().unwrap().clone());
-        let json = refused(&notes.update(arguments), "invalid_scope");
+        let json = refusal(&notes.update(arguments), "invalid_scope");
         assert_eq!(
             json["error"],
             "rename_to is used alone: do not combine it with edits, origin, crumpled, or replace_all"
@@ -343,7 +325,7 @@ fn read_shows_metadata_and_a_window() {
     let window =
         notes.read(json!({"address": "@project/deploy", "offset_chars": -5, "limit_chars": 2}));
     assert_snapshot!("read_window", ok(&window));
-    let json = refused(
+    let json = refusal(
         &notes.read(json!({"address": "@project/deploy", "offset_chars": 22})),
         "invalid_offset",
     );
@@ -352,10 +334,10 @@ fn read_shows_metadata_and_a_window() {
         json!({"offset_chars": 22, "total_chars": 21})
     );
     assert_eq!(
-        refused(&notes.read(json!({"address": "nothing"})), "not_found")["error"],
+        refusal(&notes.read(json!({"address": "nothing"})), "not_found")["error"],
         "note not found"
     );
-    refused(&notes.read(json!({"address": "a/../b"})), "invalid_address");
+    refusal(&notes.read(json!({"address": "a/../b"})), "invalid_address");
 }
 
 fn seed_library(notes: &Notes) {
@@ -407,8 +389,8 @@ fn list_is_a_recent_first_snapshot() {
         ok(&notes.list(json!({"pattern": ""}))).lines().next(),
         Some("4 notes")
     );
-    refused(&notes.list(json!({"pattern": "a\\b"})), "invalid_pattern");
-    refused(&notes.list(json!({"limit": 0})), "invalid_arguments");
+    refusal(&notes.list(json!({"pattern": "a\\b"})), "invalid_pattern");
+    refusal(&notes.list(json!({"limit": 0})), "invalid_arguments");
 }
 
 #[test]
@@ -445,9 +427,9 @@ fn search_shows_matching_lines_recent_first() {
         "0 files\n1 crumpled note hidden; pass wastebasket to list them"
     );
     for query in [json!([]), json!(""), json!(["x", 1])] {
-        refused(&notes.search(json!({"query": query})), "invalid_query");
+        refusal(&notes.search(json!({"query": query})), "invalid_query");
     }
-    refused(
+    refusal(
         &notes.search(json!({"query": "x", "max_matches_per_file": 0})),
         "invalid_arguments",
     );
@@ -552,16 +534,16 @@ fn every_notes_result_fits_whatever_the_note() {
     for (index, unit) in ["a", "é", "😀", "\u{1}", "\""].iter().enumerate() {
         let body = format!("{}\n{}", unit.repeat(999_900 / unit.len() / 6), "tail");
         let address = format!("big{index}");
-        fits(&notes.write(json!({"address": address, "content": body})));
-        fits(&notes.read(json!({"address": address, "limit_chars": 50_000})));
-        fits(&notes.read(json!({"address": address, "offset_chars": -3})));
-        fits(
+        assert_fits(&notes.write(json!({"address": address, "content": body})));
+        assert_fits(&notes.read(json!({"address": address, "limit_chars": 50_000})));
+        assert_fits(&notes.read(json!({"address": address, "offset_chars": -3})));
+        assert_fits(
             &notes.update(
                 json!({"address": address, "edits": [{"oldText": "tail", "newText": "end"}]}),
             ),
         );
     }
-    fits(&notes.list(json!({})));
-    fits(&notes.search(json!({"query": ["a", "é", "😀", "\u{1}", "\""]})));
-    fits(&notes.search(json!({"query": "end", "max_matches_per_file": 1})));
+    assert_fits(&notes.list(json!({})));
+    assert_fits(&notes.search(json!({"query": ["a", "é", "😀", "\u{1}", "\""]})));
+    assert_fits(&notes.search(json!({"query": "end", "max_matches_per_file": 1})));
 }
