@@ -60,11 +60,11 @@ const resumed = path.join(sessionDir, path.basename(sessionFile));
 fs.copyFileSync(sessionFile, resumed);
 const phases = { modules: since() };
 
-const { faux, modelRuntime } = await fauxModel(pi, agentDir, { contextWindow: 100000000 });
-const { settingsManager, resourceLoader } = await loadResources(sdk, cwd, agentDir, {
+const model = await fauxModel(pi, agentDir, { contextWindow: 100000000 });
+const resources = await loadResources(sdk, cwd, agentDir, {
   systemPrompt: "You are the notesoup bench agent.",
 });
-const loaded = resourceLoader.getExtensions();
+const loaded = resources.resourceLoader.getExtensions();
 if (withPackage && !loaded.extensions.some((e) => e.path.startsWith(packageDir))) {
   throw new Error(`Pi did not load the package from ${packageDir}: ${JSON.stringify(loaded.errors)}`);
 }
@@ -72,13 +72,8 @@ phases.resources = since();
 
 const sessionManager = sdk.SessionManager.open(resumed, sessionDir, cwd);
 phases.open = since();
-const session = await fauxSession(sdk, faux, {
-  cwd,
-  agentDir,
-  modelRuntime,
-  resourceLoader,
+const session = await fauxSession(sdk, model, resources, {
   sessionManager,
-  settingsManager,
   sessionStartEvent: { type: "session_start", reason: "resume" },
 });
 const errors = [];
@@ -89,7 +84,7 @@ await session.bindExtensions({
 });
 phases.sessionStart = since();
 
-faux.setResponses([piAi.fauxAssistantMessage("Resumed.")]);
+model.faux.setResponses([piAi.fauxAssistantMessage("Resumed.")]);
 await session.prompt("Where were we?");
 phases.prompt = since();
 const totalMs = since();
