@@ -69,11 +69,11 @@ const resumed = path.join(sessionDir, path.basename(sessionFile));
 fs.copyFileSync(sessionFile, resumed);
 const phases = { modules: since() };
 
-const { faux, modelRuntime } = await fauxModel(pi, agentDir, { contextWindow: 100000000 });
-const { settingsManager, resourceLoader } = await loadResources(sdk, cwd, agentDir, {
+const model = await fauxModel(pi, agentDir, { contextWindow: 100000000 });
+const resources = await loadResources(sdk, cwd, agentDir, {
   systemPrompt: "You are the notesoup bench agent.",
 });
-const loaded = resourceLoader.getExtensions();
+const loaded = resources.resourceLoader.getExtensions();
 if (withPackage && !loaded.extensions.some((e) => e.path.startsWith(packageDir))) {
   throw new Error(`Pi did not load the package from ${packageDir}: ${JSON.stringify(loaded.errors)}`);
 }
@@ -81,13 +81,8 @@ phases.resources = since();
 
 const sessionManager = sdk.SessionManager.open(resumed, sessionDir, cwd);
 phases.open = since();
-const session = await fauxSession(sdk, faux, {
-  cwd,
-  agentDir,
-  modelRuntime,
-  resourceLoader,
+const session = await fauxSession(sdk, model, resources, {
   sessionManager,
-  settingsManager,
   sessionStartEvent: { type: "session_start", reason: "resume" },
 });
 const errors = [];
@@ -98,13 +93,13 @@ await session.bindExtensions({
 });
 phases.sessionStart = since();
 
-faux.setResponses([piAi.fauxAssistantMessage("Resumed.")]);
+model.faux.setResponses([piAi.fauxAssistantMessage("Resumed.")]);
 await session.prompt("Where were we?");
 phases.prompt = since();
 const totalMs = since();
 const later = [];
 for (let i = 0; i < laterPrompts; i++) {
-  faux.setResponses([piAi.fauxAssistantMessage(`Step ${i} done.`)]);
+  model.faux.setResponses([piAi.fauxAssistantMessage(`Step ${i} done.`)]);
   const start = process.hrtime.bigint();
   await session.prompt(`Next step ${i}.`);
   later.push(Number(process.hrtime.bigint() - start) / 1e6);

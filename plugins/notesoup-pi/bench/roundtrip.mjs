@@ -66,21 +66,16 @@ async function session(name, options) {
   fs.mkdirSync(agentDir, { recursive: true });
   fs.mkdirSync(cwd, { recursive: true });
   fs.writeFileSync(path.join(agentDir, "settings.json"), JSON.stringify(options.settings ?? {}));
-  const { faux, modelRuntime } = await fauxModel(pi, agentDir, { contextWindow: 200000 });
-  const { settingsManager, resourceLoader } = await loadResources(sdk, cwd, agentDir, {
+  const model = await fauxModel(pi, agentDir, { contextWindow: 200000 });
+  const resources = await loadResources(sdk, cwd, agentDir, {
     extensionFactories: options.factories ?? [],
   });
-  const session = await fauxSession(sdk, faux, {
-    cwd,
-    agentDir,
-    modelRuntime,
-    resourceLoader,
+  const session = await fauxSession(sdk, model, resources, {
     sessionManager: sdk.SessionManager.create(cwd, path.join(dir, "sessions")),
-    settingsManager,
   });
   await session.bindExtensions({ uiContext: { notify: () => {} } });
   // A short real conversation so the events carry a session.
-  faux.setResponses(Array.from({ length: 10 }, (_, i) => piAi.fauxAssistantMessage(`Answer ${i}.`)));
+  model.faux.setResponses(Array.from({ length: 10 }, (_, i) => piAi.fauxAssistantMessage(`Answer ${i}.`)));
   for (let i = 0; i < 10; i++) await session.prompt(`Question ${i}: ${"words ".repeat(50)}`);
   return session;
 }

@@ -127,14 +127,7 @@ impl<E: PiExtension> Harness<E> {
             leaf: self.host.session.leaf_id().map(str::to_owned),
         });
         if cancelled {
-            return self.assistant(
-                Vec::new(),
-                StopReason::Aborted,
-                Some("Request was aborted."),
-                0,
-                0,
-                started,
-            );
+            return self.aborted(0, started);
         }
         let tools = self.declarations();
         let step = self.model.respond(&ModelRequest {
@@ -146,33 +139,13 @@ impl<E: PiExtension> Harness<E> {
             .unwrap_or_else(|| llm.iter().map(estimate_tokens).sum());
         self.during_stream(&step);
         if self.host.abort_requested {
-            return self.assistant(
-                Vec::new(),
-                StopReason::Aborted,
-                Some("Request was aborted."),
-                input,
-                0,
-                started,
-            );
+            return self.aborted(input, started);
         }
         let output = reply_chars(&step.reply).div_ceil(4) as u64;
-        match step.reply {
-            ScriptedReply::Text(text) => self.assistant(
-                vec![ContentBlock::text(text)],
-                StopReason::Stop,
-                None,
-                input,
-                output,
-                started,
-            ),
-            ScriptedReply::Length(text) => self.assistant(
-                vec![ContentBlock::text(text)],
-                StopReason::Length,
-                None,
-                input,
-                output,
-                started,
-            ),
+        // A reply with content is answered after the match; the others here.
+        let (content, stop_reason) = match step.reply {
+            ScriptedReply::Text(text) => (vec![ContentBlock::text(text)], StopReason::Stop),
+            ScriptedReply::Length(text) => (vec![ContentBlock::text(text)], StopReason::Length),
             ScriptedReply::Tools { text, calls } => {
                 let mut content: Vec<ContentBlock> =
                     text.map(ContentBlock::text).into_iter().collect();
@@ -184,36 +157,25 @@ impl<E: PiExtension> Harness<E> {
                         arguments,
                     ));
                 }
-                self.assistant(content, StopReason::ToolUse, None, input, output, started)
+                (content, StopReason::ToolUse)
             }
-            ScriptedReply::Error(error) => self.assistant(
-                Vec::new(),
-                StopReason::Error,
-                Some(&error),
-                input,
-                0,
-                started,
-            ),
-            ScriptedReply::SyntheticAbort => self.assistant(
-                Vec::new(),
-                StopReason::Aborted,
-                Some("Request was aborted."),
-                input,
-                0,
-                started,
-            ),
-            ScriptedReply::UserAbort => {
-                self.host.abort_requested = true;
-                self.assistant(
+            ScriptedReply::Error(error) => {
+                return self.assistant(
                     Vec::new(),
-                    StopReason::Aborted,
-                    Some("Request was aborted."),
+                    StopReason::Error,
+                    Some(&error),
                     input,
                     0,
                     started,
-                )
+                );
             }
-        }
+            ScriptedReply::SyntheticAbort => return self.aborted(input, started),
+            ScriptedReply::UserAbort => {
+                self.host.abort_requested = true;
+                return self.aborted(input, started);
+            }
+        };
+        self.assistant(content, stop_reason, None, input, output, started)
     }
 
     pub(super) fn during_stream(&mut self, step: &Step) {
@@ -245,6 +207,18 @@ impl<E: PiExtension> Harness<E> {
             timestamp: self.host.session.now_ms(),
             extra: Extra::new(),
         })
+    }
+
+    /// An aborted reply after `input` tokens: no content, Pi's abort text.
+    fn aborted(&self, input: u64, timestamp: i64) -> AssistantMessage {
+        self.assistant(
+            Vec::new(),
+            StopReason::Aborted,
+            Some("Request was aborted."),
+            input,
+            0,
+            timestamp,
+        )
     }
 
     pub(super) fn assistant(

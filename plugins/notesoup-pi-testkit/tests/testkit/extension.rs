@@ -194,18 +194,8 @@ fn compact_is_cancelled_while_on_or_while_a_marker_exists() {
 
 #[test]
 fn tree_summaries_across_a_reset_are_suppressed() {
-    let mut scene = Scene::scripted(
-        200_000,
-        [
-            Step::text("First answer."),
-            Step::tool("wipe_memory", json!({})),
-            Step::text("Fresh."),
-        ],
-    );
-    scene.harness.prompt("First.");
-    let first_answer = scene.harness.host.session.leaf_id().unwrap().to_owned();
-    scene.harness.prompt("Wipe.");
-    let fresh_leaf = scene.harness.host.session.leaf_id().unwrap().to_owned();
+    let (mut scene, first_answer) = Scene::wiped_once([]);
+    let fresh_leaf = scene.leaf();
 
     // Back across the reset, with a summary asked for: none is written.
     scene.harness.navigate(&first_answer, true);
@@ -227,7 +217,7 @@ fn tree_summaries_across_a_reset_are_suppressed() {
     let mut scene = Scene::new(200_000);
     scene.model().push(Step::text("A.")).push(Step::text("B."));
     scene.harness.prompt("One.");
-    let first = scene.harness.host.session.leaf_id().unwrap().to_owned();
+    let first = scene.leaf();
     scene.harness.prompt("Two.");
     scene.harness.navigate(&first, true);
     assert!(scene.branch_kinds().iter().any(|k| k == "branch_summary"));
@@ -632,7 +622,7 @@ fn a_reset_proposed_before_a_tree_switch_is_never_announced() {
             .turn_end(&mut scene.harness.host, &event);
         let drafts = result.entries.unwrap();
         scene.harness.host.session.apply_drafts(&drafts).unwrap();
-        let committed_leaf = scene.harness.host.session.leaf_id().unwrap().to_owned();
+        let committed_leaf = scene.leaf();
         if switch {
             scene.harness.navigate(&first, false);
             scene.harness.navigate(&committed_leaf, false);
@@ -724,18 +714,7 @@ fn an_unreadable_home_is_named_once_per_window() {
 
 #[test]
 fn windows_follow_the_branch() {
-    let mut scene = Scene::scripted(
-        200_000,
-        [
-            Step::text("First answer."),
-            Step::tool("wipe_memory", json!({})),
-            Step::text("Fresh."),
-            Step::text("Back in the root window."),
-        ],
-    );
-    scene.harness.prompt("First.");
-    let first_answer = scene.harness.host.session.leaf_id().unwrap().to_owned();
-    scene.harness.prompt("Wipe.");
+    let (mut scene, first_answer) = Scene::wiped_once([Step::text("Back in the root window.")]);
     assert!(call(&mut scene, "history_windows", json!({})).contains(&window(1)));
     // Navigating back before the reset: the sibling branch has no marker.
     scene.harness.navigate(&first_answer, false);

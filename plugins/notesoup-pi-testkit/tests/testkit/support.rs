@@ -55,6 +55,27 @@ impl Scene {
         scene
     }
 
+    /// A started session of 200000 tokens that answered "First." with
+    /// "First answer." and then wiped its memory on "Wipe." (the fresh
+    /// window answering "Fresh."), its model scripted with `then` after;
+    /// with the leaf of the first answer.
+    pub fn wiped_once(then: impl IntoIterator<Item = Step>) -> (Self, String) {
+        let mut scene = Self::scripted(
+            200_000,
+            [
+                Step::text("First answer."),
+                Step::tool("wipe_memory", serde_json::json!({})),
+                Step::text("Fresh."),
+            ]
+            .into_iter()
+            .chain(then),
+        );
+        scene.harness.prompt("First.");
+        let first_answer = scene.leaf();
+        scene.harness.prompt("Wipe.");
+        (scene, first_answer)
+    }
+
     /// A session whose `session_start` has not run yet.
     pub fn unstarted(context_window: u64) -> Self {
         let dir = tempfile::tempdir().unwrap();
@@ -115,6 +136,11 @@ impl Scene {
         for prompt in prompts {
             self.harness.prompt(prompt);
         }
+    }
+
+    /// The session's leaf id.
+    pub fn leaf(&self) -> String {
+        self.harness.host.session.leaf_id().unwrap().to_owned()
     }
 
     pub fn notes_home(&self) -> PathBuf {

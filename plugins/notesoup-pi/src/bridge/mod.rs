@@ -423,6 +423,15 @@ fn null() -> CompactJson {
     CompactJson::null()
 }
 
+/// A handler that returns nothing, called with the decoded payload: `null`.
+fn notified<T: DeserializeOwned>(
+    payload: Value,
+    handler: impl FnOnce(&T),
+) -> Result<CompactJson, String> {
+    handler(&decode(payload)?);
+    Ok(null())
+}
+
 /// `{head, keep}` for an edited context (`context_with_system`), `null` to
 /// keep Pi's.
 fn edit_result(edit: Option<WindowEdit>) -> Result<CompactJson, String> {
@@ -476,39 +485,18 @@ fn dispatch(
     payload: Value,
 ) -> Result<CompactJson, String> {
     match name {
-        "session_start" => {
-            ext.session_start(host, &decode(payload)?);
-            Ok(null())
-        }
-        "session_tree" => {
-            ext.session_tree(host, &decode(payload)?);
-            Ok(null())
-        }
+        "session_start" => notified(payload, |event| ext.session_start(host, event)),
+        "session_tree" => notified(payload, |event| ext.session_tree(host, event)),
         "session_before_tree" => encode(&ext.session_before_tree(host, &decode(payload)?)),
         "session_before_compact" => encode(&ext.session_before_compact(host, &decode(payload)?)),
-        "session_compact" => {
-            ext.session_compact(host, &decode(payload)?);
-            Ok(null())
-        }
-        "session_shutdown" => {
-            ext.session_shutdown(host, &decode(payload)?);
-            Ok(null())
-        }
-        "model_select" => {
-            ext.model_select(host, &decode(payload)?);
-            Ok(null())
-        }
+        "session_compact" => notified(payload, |event| ext.session_compact(host, event)),
+        "session_shutdown" => notified(payload, |event| ext.session_shutdown(host, event)),
+        "model_select" => notified(payload, |event| ext.model_select(host, event)),
         "before_agent_start" => encode(&ext.before_agent_start(host, &decode(payload)?)),
-        "turn_start" => {
-            ext.turn_start(host, &decode(payload)?);
-            Ok(null())
-        }
+        "turn_start" => notified(payload, |event| ext.turn_start(host, event)),
         "turn_end" => encode(&ext.turn_end(host, &decode(payload)?)),
         "agent_before_settle" => encode(&ext.agent_before_settle(host, &decode(payload)?)),
-        "agent_settled" => {
-            ext.agent_settled(host, &decode(payload)?);
-            Ok(null())
-        }
+        "agent_settled" => notified(payload, |event| ext.agent_settled(host, event)),
         // The payload's messages are left out (`OMITTED_PAYLOAD`): the hook
         // answers what to append, which the shim adds after Pi's.
         "context" => append_result(ext.context(host)),

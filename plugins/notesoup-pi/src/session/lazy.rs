@@ -374,7 +374,7 @@ impl Indexer {
         } else {
             None
         };
-        if let Some((kind, skeleton)) = quick {
+        let (kind, legacy, id, parent, entry) = if let Some((kind, skeleton)) = quick {
             self.eager.note_parsed_line();
             if torn {
                 self.eager.diagnose_missing_final_newline(number);
@@ -385,9 +385,7 @@ impl Indexer {
             let parent = skeleton
                 .parent
                 .map(|range| self.session.push_id(&line[range]));
-            let legacy = self.eager.is_legacy();
-            self.session
-                .push_line(offset, line.len(), number, kind, legacy, id, parent, None);
+            (kind, self.eager.is_legacy(), id, parent, OnceCell::new())
         } else if let Some(entry) = self.eager.read_one_line(number, line, torn) {
             let kind = type_code(entry.entry_type().as_bytes())
                 .filter(|_| !matches!(entry, Entry::Unknown(_)))
@@ -396,17 +394,21 @@ impl Indexer {
             let parent = entry
                 .parent_id()
                 .map(|parent| self.session.push_id(parent.as_bytes()));
-            self.session.push_line(
-                offset,
-                line.len(),
-                number,
-                kind,
-                false,
-                id,
-                parent,
-                Some(entry),
-            );
-        }
+            (kind, false, id, parent, OnceCell::from(Box::new(entry)))
+        } else {
+            return;
+        };
+        self.session.push_line(IndexedLine {
+            offset,
+            len: line.len(),
+            number,
+            kind,
+            legacy,
+            id,
+            parent,
+            parent_hint: None,
+            entry,
+        });
     }
 
     /// Counts a line over the cap, passed over unread: a bad line, as Pi
@@ -504,39 +506,17 @@ impl LazySession {
         start..self.ids.len()
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn push_line(
-        &mut self,
-        offset: u64,
-        len: usize,
-        number: usize,
-        kind: u8,
-        legacy: bool,
-        id: Range<usize>,
-        parent: Option<Range<usize>>,
-        entry: Option<Entry>,
-    ) {
+    /// Adds an indexed line, finding its parent's position.
+    fn push_line(&mut self, mut line: IndexedLine) {
         let position = self.lines.len();
-        let parent_hint = parent.as_ref().and_then(|parent| {
+        line.parent_hint = line.parent.as_ref().and_then(|parent| {
             let parent = self.id_bytes(parent);
             match self.lines.last() {
                 Some(last) if self.id_bytes(&last.id) == parent => Some(position - 1),
                 _ => self.position_of(std::str::from_utf8(parent).ok()?),
             }
         });
-        self.lines.push(IndexedLine {
-            offset,
-            len,
-            number,
-            kind,
-            legacy,
-            id,
-            parent,
-            parent_hint,
-            entry: entry
-                .map(Box::new)
-                .map_or_else(OnceCell::new, OnceCell::from),
-        });
+        self.lines.push(line);
         // Like Pi's `byId`, a later duplicate id replaces the earlier one.
         self.insert_id(position);
     }

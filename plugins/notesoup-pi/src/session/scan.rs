@@ -40,54 +40,35 @@ pub(crate) fn scan(line: &[u8]) -> Option<Skeleton> {
     let mut kind = None;
     let mut id: Option<Option<Range<usize>>> = None;
     let mut parent: Option<Option<Range<usize>>> = None;
-    scanner.whitespace();
-    if scanner.peek()? == b'}' {
-        scanner.at += 1;
-    } else {
-        loop {
-            scanner.whitespace();
-            if scanner.next()? != b'"' {
-                return None;
-            }
-            let (key, escaped) = scanner.string()?;
-            if escaped {
-                // An escaped key might spell a field the index needs.
-                return None;
-            }
-            scanner.whitespace();
-            if scanner.next()? != b':' {
-                return None;
-            }
-            scanner.whitespace();
-            match &line[key] {
-                b"type" => {
-                    if kind.is_some() || scanner.next()? != b'"' {
-                        return None;
-                    }
-                    kind = Some(scanner.plain_string()?);
-                }
-                b"id" => {
-                    if id.is_some() {
-                        return None;
-                    }
-                    id = Some(scanner.string_or_null()?);
-                }
-                b"parentId" => {
-                    if parent.is_some() {
-                        return None;
-                    }
-                    parent = Some(scanner.string_or_null()?);
-                }
-                _ => scanner.value(1)?,
-            }
-            scanner.whitespace();
-            match scanner.next()? {
-                b',' => {}
-                b'}' => break,
-                _ => return None,
-            }
+    scanner.members(b'}', |scanner| {
+        let (key, escaped) = scanner.key()?;
+        if escaped {
+            // An escaped key might spell a field the index needs.
+            return None;
         }
-    }
+        match &line[key] {
+            b"type" => {
+                if kind.is_some() || scanner.next()? != b'"' {
+                    return None;
+                }
+                kind = Some(scanner.plain_string()?);
+            }
+            b"id" => {
+                if id.is_some() {
+                    return None;
+                }
+                id = Some(scanner.string_or_null()?);
+            }
+            b"parentId" => {
+                if parent.is_some() {
+                    return None;
+                }
+                parent = Some(scanner.string_or_null()?);
+            }
+            _ => scanner.value(1)?,
+        }
+        Some(())
+    })?;
     scanner.whitespace();
     if scanner.at != line.len() {
         return None;
@@ -190,54 +171,59 @@ impl Scanner<'_> {
         Some(())
     }
 
+    /// After the opening `{` or `[`: the members up to `close`, each read
+    /// by `member` (whitespace around it skipped), separated by commas.
+    fn members(
+        &mut self,
+        close: u8,
+        mut member: impl FnMut(&mut Self) -> Option<()>,
+    ) -> Option<()> {
+        self.whitespace();
+        if self.peek()? == close {
+            self.at += 1;
+            return Some(());
+        }
+        loop {
+            self.whitespace();
+            member(self)?;
+            self.whitespace();
+            match self.next()? {
+                b',' => {}
+                byte if byte == close => return Some(()),
+                _ => return None,
+            }
+        }
+    }
+
+    /// An object member's key and colon, whitespace after it skipped: the
+    /// key's range and whether it has escapes.
+    fn key(&mut self) -> Option<(Range<usize>, bool)> {
+        if self.next()? != b'"' {
+            return None;
+        }
+        let key = self.string()?;
+        self.whitespace();
+        if self.next()? != b':' {
+            return None;
+        }
+        self.whitespace();
+        Some(key)
+    }
+
     /// Any JSON value, at nesting `depth` (the top-level object is 1).
     fn value(&mut self, depth: usize) -> Option<()> {
         match self.next()? {
             b'"' => self.string().map(|_| ()),
             b'{' => {
                 let depth = Self::deeper(depth)?;
-                self.whitespace();
-                if self.peek()? == b'}' {
-                    self.at += 1;
-                    return Some(());
-                }
-                loop {
-                    self.whitespace();
-                    if self.next()? != b'"' {
-                        return None;
-                    }
-                    self.string()?;
-                    self.whitespace();
-                    if self.next()? != b':' {
-                        return None;
-                    }
-                    self.whitespace();
-                    self.value(depth)?;
-                    self.whitespace();
-                    match self.next()? {
-                        b',' => {}
-                        b'}' => return Some(()),
-                        _ => return None,
-                    }
-                }
+                self.members(b'}', |scanner| {
+                    scanner.key()?;
+                    scanner.value(depth)
+                })
             }
             b'[' => {
                 let depth = Self::deeper(depth)?;
-                self.whitespace();
-                if self.peek()? == b']' {
-                    self.at += 1;
-                    return Some(());
-                }
-                loop {
-                    self.whitespace();
-                    self.value(depth)?;
-                    self.whitespace();
-                    match self.next()? {
-                        b',' => {}
-                        b']' => return Some(()),
-                        _ => return None,
-                    }
-                }
+                self.members(b']', |scanner| scanner.value(depth))
             }
             b't' => self.literal(b"rue"),
             b'f' => self.literal(b"alse"),

@@ -33,6 +33,23 @@ impl Sidecar {
         }
     }
 
+    /// The project folder of the sessions, created.
+    fn project(&self) -> std::path::PathBuf {
+        let cwd = self.notes.parent().unwrap().join("project");
+        std::fs::create_dir_all(&cwd).unwrap();
+        cwd
+    }
+
+    /// Sends the hello of Pi 1.6.0 at this protocol; the `ready` answer.
+    fn handshake(&mut self) -> Value {
+        self.send(
+            json!({"type": "hello", "body": {"protocol": PROTOCOL_VERSION, "piVersion": "1.6.0"}}),
+        );
+        let ready = self.next();
+        assert_eq!(ready["type"], "ready");
+        ready
+    }
+
     fn send(&mut self, message: Value) {
         self.proc.send(&message);
     }
@@ -68,11 +85,7 @@ pub fn state(cwd: &Path, entries: Vec<Value>, from: u32, leaf: Option<&str>) -> 
 #[test]
 fn the_handshake_names_tools_commands_and_events() {
     let mut sidecar = Sidecar::start();
-    sidecar.send(
-        json!({"type": "hello", "body": {"protocol": PROTOCOL_VERSION, "piVersion": "1.6.0"}}),
-    );
-    let ready = sidecar.next();
-    assert_eq!(ready["type"], "ready");
+    let ready = sidecar.handshake();
     let body = &ready["body"];
     assert_eq!(body["protocol"], PROTOCOL_VERSION);
     assert_eq!(body["apiLevel"], "0.87");
@@ -145,12 +158,8 @@ fn a_protocol_mismatch_or_an_old_pi_is_refused() {
 #[test]
 fn session_start_sends_the_root_boot_through_a_nested_action_and_tools_write_notes() {
     let mut sidecar = Sidecar::start();
-    let cwd = sidecar.notes.parent().unwrap().join("project");
-    std::fs::create_dir_all(&cwd).unwrap();
-    sidecar.send(
-        json!({"type": "hello", "body": {"protocol": PROTOCOL_VERSION, "piVersion": "1.6.0"}}),
-    );
-    assert_eq!(sidecar.next()["type"], "ready");
+    let cwd = sidecar.project();
+    sidecar.handshake();
 
     sidecar.send(json!({"type": "event", "body": {
         "id": 1, "name": "session_start", "payload": {"type": "session_start", "reason": "startup"},
@@ -274,8 +283,7 @@ fn a_written_session_is_mirrored_from_its_file_and_a_wrong_one_is_resent() {
     for (hash_ids, expect_resends) in [(["e0000001", "e0000002"], 0), (["e0000009", "e0000002"], 1)]
     {
         let mut sidecar = Sidecar::start();
-        let cwd = sidecar.notes.parent().unwrap().join("project");
-        std::fs::create_dir_all(&cwd).unwrap();
+        let cwd = sidecar.project();
         let file = cwd.join("session.jsonl");
         let header = json!({"type": "session", "version": 3, "id": session_id,
                             "timestamp": "2026-01-01T00:00:00.000Z", "cwd": cwd});
@@ -284,10 +292,7 @@ fn a_written_session_is_mirrored_from_its_file_and_a_wrong_one_is_resent() {
             .map(|line| format!("{line}\n"))
             .collect();
         std::fs::write(&file, text).unwrap();
-        sidecar.send(
-            json!({"type": "hello", "body": {"protocol": PROTOCOL_VERSION, "piVersion": "1.6.0"}}),
-        );
-        assert_eq!(sidecar.next()["type"], "ready");
+        sidecar.handshake();
         let mut on_disk = state(&cwd, vec![], 2, Some("e0000002"));
         on_disk["sessionFile"] = json!(file);
         on_disk["onDisk"] =
@@ -314,13 +319,8 @@ fn a_written_session_is_mirrored_from_its_file_and_a_wrong_one_is_resent() {
 #[test]
 fn context_carries_no_messages_and_the_warning_comes_back_as_one_appended_message() {
     let mut sidecar = Sidecar::start();
-    let cwd = sidecar.notes.parent().unwrap().join("project");
-    std::fs::create_dir_all(&cwd).unwrap();
-    sidecar.send(
-        json!({"type": "hello", "body": {"protocol": PROTOCOL_VERSION, "piVersion": "1.6.0"}}),
-    );
-    let ready = sidecar.next();
-    assert_eq!(ready["type"], "ready");
+    let cwd = sidecar.project();
+    let ready = sidecar.handshake();
     let omit = ready["body"]["omit"].as_array().unwrap();
     assert!(
         omit.contains(&json!({"event": "context", "paths": ["messages"]})),
@@ -411,13 +411,8 @@ fn summarized(rule: &Value, message: &Value) -> Value {
 #[test]
 fn context_with_system_carries_summaries_and_comes_back_as_an_edit() {
     let mut sidecar = Sidecar::start();
-    let cwd = sidecar.notes.parent().unwrap().join("project");
-    std::fs::create_dir_all(&cwd).unwrap();
-    sidecar.send(
-        json!({"type": "hello", "body": {"protocol": PROTOCOL_VERSION, "piVersion": "1.6.0"}}),
-    );
-    let ready = sidecar.next();
-    assert_eq!(ready["type"], "ready");
+    let cwd = sidecar.project();
+    let ready = sidecar.handshake();
     let rules = ready["body"]["summarize"].as_array().unwrap();
     assert_eq!(rules.len(), 1, "{rules:?}");
     let rule = rules[0].clone();

@@ -59,6 +59,14 @@ fn check_events(history: &History, expect: &[&str]) {
     assert_eq!(events(history), expect);
 }
 
+/// `history_read` of `seq` is refused with `code`.
+#[track_caller]
+fn assert_read_refused(history: &History, seq: u64, code: &str) {
+    let read = history_tool(history, Tool::HISTORY_READ, json!({ "seq": seq }));
+    assert!(read.is_error);
+    assert!(read.text.contains(code), "{}", read.text);
+}
+
 #[test]
 fn seqs_cover_every_branch_in_file_order() {
     let file = golden("branches");
@@ -97,9 +105,7 @@ fn seqs_cover_every_branch_in_file_order() {
         ],
     );
     // An abandoned branch is unreadable here.
-    let read = history_tool(&history, Tool::HISTORY_READ, json!({"seq": 4}));
-    assert!(read.is_error);
-    assert!(read.text.contains("not_on_branch"), "{}", read.text);
+    assert_read_refused(&history, 4, "not_on_branch");
 }
 
 #[test]
@@ -117,9 +123,7 @@ fn tool_calls_take_seqs_after_their_message_and_pair_with_results() {
             "7 pcw:0195f000:root assistant Second answer.",
         ],
     );
-    let slot = history_tool(&history, Tool::HISTORY_READ, json!({"seq": 4}));
-    assert!(slot.is_error);
-    assert!(slot.text.contains("not_an_event"), "{}", slot.text);
+    assert_read_refused(&history, 4, "not_an_event");
 }
 
 #[test]

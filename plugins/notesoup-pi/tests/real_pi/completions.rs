@@ -2,11 +2,21 @@
 //! package installed with `notesoup-pi install`, Pi's own editor in a tmux
 //! pane, keys typed as a user types them. No model is needed.
 
-use super::support::{Pi, PiHome, assert_tmux};
+use super::support::{Pane, Pi, PiHome, assert_tmux};
 
 /// Whether the pane has exactly this line (trailing blanks trimmed).
 fn has_line(lines: &[&str], line: &str) -> bool {
     lines.contains(&line)
+}
+
+/// Enter runs the command the editor holds; notesoup's status says it is
+/// `state` (`on` or `off`).
+fn enter_turns(pane: &Pane, state: &str) {
+    pane.keys(&["Enter"]);
+    let status = format!("notesoup: {state} · v");
+    pane.wait_for_lines(&format!("notesoup turned {state}"), |lines| {
+        lines.iter().any(|l| l.trim_start().starts_with(&status))
+    });
 }
 
 #[test]
@@ -34,12 +44,7 @@ fn the_notesoup_command_completes_on_and_off_in_pi_s_editor() {
     pane.wait_for_lines("the editor completed to off", |lines| {
         lines.iter().any(|l| l.trim_end() == "/notesoup off") && !has_line(lines, "→ off")
     });
-    pane.keys(&["Enter"]);
-    pane.wait_for_lines("notesoup turned off", |lines| {
-        lines
-            .iter()
-            .any(|l| l.trim_start().starts_with("notesoup: off · v"))
-    });
+    enter_turns(&pane, "off");
 
     pane.keys(&["-l", "/notesoup o"]);
     pane.wait_for_lines("on and off offered for o", |lines| {
@@ -49,12 +54,7 @@ fn the_notesoup_command_completes_on_and_off_in_pi_s_editor() {
     pane.wait_for_lines("the editor completed to on", |lines| {
         lines.iter().any(|l| l.trim_end() == "/notesoup on")
     });
-    pane.keys(&["Enter"]);
-    pane.wait_for_lines("notesoup turned on", |lines| {
-        lines
-            .iter()
-            .any(|l| l.trim_start().starts_with("notesoup: on · v"))
-    });
+    enter_turns(&pane, "on");
 
     // A command without arguments offers none.
     pane.keys(&["-l", "/fresh-window "]);

@@ -65,12 +65,13 @@ function text(content) {
     .join("\n");
 }
 
-const { faux, modelRuntime } = await fauxModel(
+const model = await fauxModel(
   pi,
   plan.agentDir,
   { contextWindow: plan.contextWindow ?? 200000, maxTokens: 8192 },
   { tokenSize: { min: 100000, max: 100000 } },
 );
+const { faux } = model;
 
 let callId = 0;
 function reply(step) {
@@ -91,10 +92,10 @@ function reply(step) {
   };
 }
 
-const { settingsManager, resourceLoader } = await loadResources(sdk, plan.cwd, plan.agentDir, {
+const resources = await loadResources(sdk, plan.cwd, plan.agentDir, {
   systemPrompt: "You are the notesoup real-Pi test agent.",
 });
-const loaded = resourceLoader.getExtensions();
+const loaded = resources.resourceLoader.getExtensions();
 for (const error of loaded.errors) errors.push(`load: ${error.path}: ${error.error}`);
 // An npm source (`pi install npm:<name>`) loads from Pi's npm folder.
 const loadedFrom = plan.packageDir.startsWith("npm:")
@@ -107,13 +108,8 @@ if (!loaded.extensions.some((e) => e.path.startsWith(loadedFrom))) {
 const sessionManager = plan.resume
   ? sdk.SessionManager.open(plan.resume, plan.sessionDir, plan.cwd)
   : sdk.SessionManager.create(plan.cwd, plan.sessionDir);
-const session = await fauxSession(sdk, faux, {
-  cwd: plan.cwd,
-  agentDir: plan.agentDir,
-  modelRuntime,
-  resourceLoader,
+const session = await fauxSession(sdk, model, resources, {
   sessionManager,
-  settingsManager,
   sessionStartEvent: plan.resume ? { type: "session_start", reason: "resume" } : undefined,
 });
 await session.bindExtensions({

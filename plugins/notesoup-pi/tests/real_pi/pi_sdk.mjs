@@ -45,7 +45,8 @@ export async function fauxModel({ sdk, piAi }, agentDir, model, options = {}) {
 
 /**
  * Pi's settings for `cwd` and `agentDir`, and its resources loaded with
- * `options` (context files never).
+ * `options` (context files never); with `cwd` and `agentDir`, for
+ * `fauxSession`.
  */
 export async function loadResources(sdk, cwd, agentDir, options = {}) {
   const settingsManager = sdk.SettingsManager.create(cwd, agentDir);
@@ -57,18 +58,21 @@ export async function loadResources(sdk, cwd, agentDir, options = {}) {
     ...options,
   });
   await resourceLoader.reload();
-  return { settingsManager, resourceLoader };
+  return { cwd, agentDir, settingsManager, resourceLoader };
 }
 
 /**
- * An agent session on `faux`'s model, thinking off, without Pi's builtin
- * tools; `options` are the rest of `createAgentSession`'s.
+ * An agent session on the faux model of `fauxModel`, with the settings and
+ * resources of `loadResources`, thinking off, without Pi's builtin tools;
+ * `options` are the rest of `createAgentSession`'s (the `sessionManager`).
  */
-export async function fauxSession(sdk, faux, options) {
+export async function fauxSession(sdk, { faux, modelRuntime }, resources, options) {
   const { session } = await sdk.createAgentSession({
     model: faux.getModel(),
     thinkingLevel: "off",
     noTools: "builtin",
+    modelRuntime,
+    ...resources,
     ...options,
   });
   return session;

@@ -20,11 +20,11 @@ const pi = await loadPi();
 const { sdk } = pi;
 
 fs.mkdirSync(plan.agentDir, { recursive: true });
-const { faux, modelRuntime } = await fauxModel(pi, plan.agentDir, {
+const model = await fauxModel(pi, plan.agentDir, {
   contextWindow: plan.contextWindow,
   maxTokens: 8192,
 });
-const { settingsManager, resourceLoader } = await loadResources(sdk, plan.cwd, plan.agentDir, {
+const resources = await loadResources(sdk, plan.cwd, plan.agentDir, {
   noExtensions: true,
   systemPrompt: "usage",
 });
@@ -32,14 +32,7 @@ const { settingsManager, resourceLoader } = await loadResources(sdk, plan.cwd, p
 const out = [];
 for (const file of plan.files) {
   const sessionManager = sdk.SessionManager.open(file, plan.sessionDir, plan.cwd);
-  const session = await fauxSession(sdk, faux, {
-    cwd: plan.cwd,
-    agentDir: plan.agentDir,
-    modelRuntime,
-    resourceLoader,
-    sessionManager,
-    settingsManager,
-  });
+  const session = await fauxSession(sdk, model, resources, { sessionManager });
   const leaves = [];
   const usageAt = (leafId) => leaves.push({ leafId, usage: session.getContextUsage() ?? null });
   for (const entry of sessionManager.getEntries()) {

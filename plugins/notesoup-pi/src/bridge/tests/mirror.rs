@@ -451,20 +451,15 @@ fn run(steps: &[Step], dir: &Path) -> Result<(), TestCaseError> {
     let mut windows = 0;
     for step in steps {
         match step {
-            Step::User => pi.append(json!({"type": "message",
-                "message": {"role": "user", "content": "a question", "timestamp": 1}})),
-            Step::Assistant => pi.append(json!({"type": "message",
-                "message": {"role": "assistant", "content": [{"type": "text", "text": "an answer"}],
-                    "api": "faux", "provider": "faux", "model": "faux-1",
-                    "usage": {"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 2,
-                        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}},
-                    "stopReason": "stop", "timestamp": 2}})),
-            Step::Custom => pi.append(json!({"type": "custom", "customType": "mirror-test", "data": {"n": 1}})),
-            Step::ModelChange => pi.append(json!({"type": "model_change", "provider": "faux", "modelId": "faux-1"})),
+            Step::User => pi.append(question()),
+            Step::Assistant => pi.append(answer()),
+            Step::Custom => {
+                pi.append(json!({"type": "custom", "customType": "mirror-test", "data": {"n": 1}}))
+            }
+            Step::ModelChange => pi.append(model_change()),
             Step::Compaction(at) => {
                 if let Some(kept_id) = pick(&pi, *at) {
-                    pi.append(json!({"type": "compaction", "summary": "so far",
-                        "firstKeptEntryId": kept_id, "tokensBefore": 10}));
+                    pi.append(compaction(&kept_id));
                 }
             }
             Step::Reset { complete } => {
@@ -473,23 +468,33 @@ fn run(steps: &[Step], dir: &Path) -> Result<(), TestCaseError> {
                 let own = pi.next_id();
                 pi.append(json!({"type": "compaction", "summary": "",
                     "firstKeptEntryId": own, "tokensBefore": 10}));
-                pi.append(json!({"type": "custom", "customType": "notesoup/reset-marker",
-                    "data": {"windowId": window, "origin": "normal"}}));
+                pi.append(
+                    json!({"type": "custom", "customType": "notesoup/reset-marker",
+                    "data": {"windowId": window, "origin": "normal"}}),
+                );
                 if *complete {
-                    pi.append(json!({"type": "custom_message", "customType": "notesoup/boot",
+                    pi.append(
+                        json!({"type": "custom_message", "customType": "notesoup/boot",
                         "content": "the boot", "display": false,
-                        "details": {"windowId": window, "sessionId": SESSION_ID}}));
-                    pi.append(json!({"type": "custom_message", "customType": "notesoup/continuation",
-                        "content": "go on", "display": false}));
+                        "details": {"windowId": window, "sessionId": SESSION_ID}}),
+                    );
+                    pi.append(
+                        json!({"type": "custom_message", "customType": "notesoup/continuation",
+                        "content": "go on", "display": false}),
+                    );
                 }
             }
             Step::LegacyReset => {
                 windows += 1;
                 let window = format!("pcw:0195-mir:{windows:08x}");
-                pi.append(json!({"type": "custom", "customType": "pi-context/reset-marker",
-                    "data": {"windowId": window}}));
-                pi.append(json!({"type": "custom_message", "customType": "pi-context/boot",
-                    "content": "the boot", "display": false, "details": {"windowId": window}}));
+                pi.append(
+                    json!({"type": "custom", "customType": "pi-context/reset-marker",
+                    "data": {"windowId": window}}),
+                );
+                pi.append(
+                    json!({"type": "custom_message", "customType": "pi-context/boot",
+                    "content": "the boot", "display": false, "details": {"windowId": window}}),
+                );
             }
             Step::Warning => pi.append(json!({"type": "custom_message",
                 "customType": "notesoup/warning", "content": "almost full", "display": false})),
@@ -501,8 +506,12 @@ fn run(steps: &[Step], dir: &Path) -> Result<(), TestCaseError> {
             Step::EditId(at) => edit_id(&pi, *at),
             Step::Truncate(eighths) => {
                 if let Ok(meta) = std::fs::metadata(&pi.file) {
-                    let file = std::fs::OpenOptions::new().write(true).open(&pi.file).expect("open");
-                    file.set_len(meta.len() * u64::from(*eighths) / 8).expect("truncate");
+                    let file = std::fs::OpenOptions::new()
+                        .write(true)
+                        .open(&pi.file)
+                        .expect("open");
+                    file.set_len(meta.len() * u64::from(*eighths) / 8)
+                        .expect("truncate");
                 }
             }
             Step::Remove => {
@@ -528,6 +537,33 @@ fn first_event(pi: &Pi) -> (Sidecar, usize) {
     sidecar.event(&mut Shim::default(), pi);
     let resends = sidecar.resends.get();
     (sidecar, resends)
+}
+
+/// Pi's user message entry (`append` gives it its id, parent and time).
+fn question() -> Value {
+    json!({"type": "message",
+        "message": {"role": "user", "content": "a question", "timestamp": 1}})
+}
+
+/// Pi's assistant message entry.
+fn answer() -> Value {
+    json!({"type": "message",
+        "message": {"role": "assistant", "content": [{"type": "text", "text": "an answer"}],
+            "api": "faux", "provider": "faux", "model": "faux-1",
+            "usage": {"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 2,
+                "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}},
+            "stopReason": "stop", "timestamp": 2}})
+}
+
+/// Pi's model change entry.
+fn model_change() -> Value {
+    json!({"type": "model_change", "provider": "faux", "modelId": "faux-1"})
+}
+
+/// Pi's compaction entry keeping from `kept_id`.
+fn compaction(kept_id: &str) -> Value {
+    json!({"type": "compaction", "summary": "so far",
+        "firstKeptEntryId": kept_id, "tokensBefore": 10})
 }
 
 fn pick(pi: &Pi, at: usize) -> Option<String> {
@@ -557,10 +593,9 @@ fn edit_id(pi: &Pi, at: usize) {
 fn a_written_session_is_read_from_its_file() {
     let dir = tempfile::tempdir().expect("a temp dir");
     let mut pi = Pi::new(dir.path().join("session.jsonl"));
-    pi.append(json!({"type": "model_change", "provider": "faux", "modelId": "faux-1"}));
+    pi.append(model_change());
     for _ in 0..20 {
-        pi.append(json!({"type": "message",
-            "message": {"role": "user", "content": "a question", "timestamp": 1}}));
+        pi.append(question());
     }
     let mut shim = Shim::default();
     assert!(
@@ -580,8 +615,7 @@ fn an_id_edited_in_the_middle_is_caught() {
     let dir = tempfile::tempdir().expect("a temp dir");
     let mut pi = Pi::new(dir.path().join("session.jsonl"));
     for _ in 0..10 {
-        pi.append(json!({"type": "message",
-            "message": {"role": "user", "content": "a question", "timestamp": 1}}));
+        pi.append(question());
     }
     edit_id(&pi, 4);
     let (sidecar, resends) = first_event(&pi);
@@ -596,10 +630,9 @@ fn an_id_edited_in_the_middle_is_caught() {
 fn the_handlers_decode_only_what_they_read() {
     let dir = tempfile::tempdir().expect("a temp dir");
     let mut pi = Pi::new(dir.path().join("session.jsonl"));
-    pi.append(json!({"type": "model_change", "provider": "faux", "modelId": "faux-1"}));
+    pi.append(model_change());
     for _ in 0..500 {
-        pi.append(json!({"type": "message",
-            "message": {"role": "user", "content": "a question", "timestamp": 1}}));
+        pi.append(question());
     }
     let (sidecar, _) = first_event(&pi);
     assert_eq!(sidecar.host.decoded(), 0, "syncing decodes nothing");
@@ -611,18 +644,12 @@ fn the_handlers_decode_only_what_they_read() {
     // newest assistant message before them: there is none, so every
     // earlier message is looked at).
     let mut pi = Pi::new(dir.path().join("compacted.jsonl"));
-    pi.append(json!({"type": "model_change", "provider": "faux", "modelId": "faux-1"}));
+    pi.append(model_change());
     for _ in 0..500 {
-        pi.append(json!({"type": "message",
-            "message": {"role": "assistant", "content": [{"type": "text", "text": "an answer"}],
-                "api": "faux", "provider": "faux", "model": "faux-1",
-                "usage": {"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 2,
-                    "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}},
-                "stopReason": "stop", "timestamp": 2}}));
+        pi.append(answer());
     }
     let kept = pi.ids()[498].clone();
-    pi.append(json!({"type": "compaction", "summary": "so far",
-        "firstKeptEntryId": kept, "tokensBefore": 10}));
+    pi.append(compaction(&kept));
     let (sidecar, _) = first_event(&pi);
     let _ = sidecar.host.window_branch(None);
     let _ = sidecar.host.build_projection();
