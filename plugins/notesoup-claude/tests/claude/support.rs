@@ -5,6 +5,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Output, Stdio};
 
+use notesoup_test_support::child::assert_succeeded;
 use serde_json::{Value, json};
 
 /// The first session of the recorded chain: startup, a Bash call, an MCP
@@ -420,11 +421,7 @@ impl Sandbox {
     /// returns its stdout.
     pub fn run_ok(&self, args: &[&str]) -> String {
         let output = self.run(args, b"");
-        assert!(
-            output.status.success(),
-            "notesoup {args:?}: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
+        assert_succeeded(&output, format_args!("notesoup {args:?}"));
         String::from_utf8(output.stdout).unwrap()
     }
 

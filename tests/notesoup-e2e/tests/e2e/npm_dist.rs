@@ -13,6 +13,7 @@ use std::process::{Command, Output, Stdio};
 use serde_json::{Value, json};
 
 use crate::pi_support::{World, find_note, text, tool, wait_bounded};
+use notesoup_test_support::child::assert_succeeded;
 use notesoup_test_support::fake_anthropic::{FakeApi, Reply, texts};
 use notesoup_test_support::npm_registry::{
     HOW_TO_DIST, Registry, assert_nothing_of_notesoup_or_rust_on, dist_tarballs, fresh_bin,
@@ -50,13 +51,7 @@ fn fresh(command: impl AsRef<std::ffi::OsStr>, home: &Path, path: &OsString) -> 
 /// Runs `cmd` (bounded) and returns its stdout; a failure shows both streams.
 fn succeed(mut cmd: Command, what: &str) -> String {
     let output: Output = wait_bounded(cmd.spawn().expect(what), what);
-    assert!(
-        output.status.success(),
-        "{what} failed ({}):\n{}\n{}",
-        output.status,
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
+    assert_succeeded(&output, what);
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
