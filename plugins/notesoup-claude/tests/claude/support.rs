@@ -221,6 +221,15 @@ impl Sandbox {
     }
 }
 
+/// The rows of the JSONL file at `path` that parse (a torn line left out).
+pub fn json_rows(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .filter_map(|line| serde_json::from_str(line).ok())
+        .collect()
+}
+
 /// Appends `bytes` to the file at `path` (made when missing), in one write,
 /// as a host appends to a transcript it is writing.
 pub fn append(path: &Path, bytes: &[u8]) {

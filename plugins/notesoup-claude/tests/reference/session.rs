@@ -6,7 +6,7 @@
 use serde_json::{Value, json};
 
 use crate::claude::{Headless, inline_data_dir};
-use crate::support::Sandbox;
+use crate::support::json_rows;
 use notesoup_test_support::fake_anthropic::{Reply, texts};
 
 const PREFIX: &str = "mcp__plugin_notesoup_notesoup__";
@@ -16,14 +16,6 @@ fn one_starting(texts: &[String], prefix: &str) -> String {
     let found: Vec<&String> = texts.iter().filter(|t| t.starts_with(prefix)).collect();
     assert_eq!(found.len(), 1, "{prefix:?} in {texts:#?}");
     found[0].clone()
-}
-
-fn transcript_rows(sb: &Sandbox, session: &str) -> Vec<Value> {
-    std::fs::read_to_string(sb.transcript(session))
-        .unwrap()
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect()
 }
 
 #[test]
@@ -81,7 +73,7 @@ fn a_chain_of_windows_through_compact_and_clear() {
         )),
         "{result}"
     );
-    let rows = transcript_rows(sb, &session);
+    let rows = json_rows(&sb.transcript(&session));
     assert!(
         rows.iter()
             .any(|r| r["message"]["content"][0]["id"] == "toolu_e2e_list"),
@@ -120,7 +112,7 @@ fn a_chain_of_windows_through_compact_and_clear() {
         state["window"],
         json!({"bootInjected": true, "reminderShown": true, "warningShown": true, "closeOutDone": true})
     );
-    let hook_outputs: Vec<String> = transcript_rows(sb, &session)
+    let hook_outputs: Vec<String> = json_rows(&sb.transcript(&session))
         .iter()
         .filter(|r| {
             r["attachment"]["type"] == "hook_success" && r["attachment"]["hookName"] == "Stop"
