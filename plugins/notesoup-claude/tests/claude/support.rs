@@ -308,6 +308,14 @@ pub fn context_of(output: &Value, event: &str) -> String {
         .to_owned()
 }
 
+/// The message a hook output shows the user (`systemMessage`), which must
+/// be there.
+pub fn system_message(output: &Value) -> &str {
+    output["systemMessage"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no systemMessage: {output}"))
+}
+
 /// Copies a directory tree.
 pub fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
