@@ -222,24 +222,18 @@ fn the_npm_packages_install_into_real_pi_and_claude_code_on_a_fresh_machine() {
         claude_cmd(&["plugin", "marketplace", "add", market.to_str().unwrap()]),
         "claude plugin marketplace add",
     );
-    let installed = succeed(
-        claude_cmd(&["plugin", "install", "notesoup@notesoup"]),
-        "claude plugin install",
-    );
-    assert!(
-        installed.contains("Successfully installed plugin: notesoup@notesoup"),
-        "{installed}"
-    );
-    // The optional reset mod installs from the same marketplace, its own
-    // binary with it.
-    let reset = succeed(
-        claude_cmd(&["plugin", "install", "notesoup-reset@notesoup"]),
-        "claude plugin install notesoup-reset",
-    );
-    assert!(
-        reset.contains("Successfully installed plugin: notesoup-reset@notesoup"),
-        "{reset}"
-    );
+    // The plugin, then the optional reset mod from the same marketplace,
+    // its own binary with it.
+    for plugin in ["notesoup@notesoup", "notesoup-reset@notesoup"] {
+        let installed = succeed(
+            claude_cmd(&["plugin", "install", plugin]),
+            &format!("claude plugin install {plugin}"),
+        );
+        assert!(
+            installed.contains(&format!("Successfully installed plugin: {plugin}")),
+            "{installed}"
+        );
+    }
     let plugins = succeed(claude_cmd(&["plugin", "list"]), "claude plugin list");
     assert!(plugins.contains("notesoup-reset@notesoup"), "{plugins}");
     let list = succeed(claude_cmd(&["mcp", "list"]), "claude mcp list");
