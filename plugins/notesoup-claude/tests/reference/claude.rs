@@ -12,6 +12,17 @@ use serde_json::Value;
 use crate::hosts::claude;
 use crate::support::{Sandbox, spawn};
 
+/// How a notesoup boot reaches the model: the start of SessionStart's
+/// additional context.
+pub const BOOT_TEXT: &str = "SessionStart hook additional context: <context_window>";
+
+/// The one text of `texts` that starts with `prefix`.
+pub fn one_starting(texts: &[String], prefix: &str) -> String {
+    let found: Vec<&String> = texts.iter().filter(|t| t.starts_with(prefix)).collect();
+    assert_eq!(found.len(), 1, "{prefix:?} in {texts:#?}");
+    found[0].clone()
+}
+
 /// No single Claude Code run may take longer.
 const RUN_TIMEOUT: Duration = Duration::from_secs(120);
 

@@ -5,18 +5,11 @@
 
 use serde_json::{Value, json};
 
-use crate::claude::{Headless, inline_data_dir};
+use crate::claude::{BOOT_TEXT, Headless, inline_data_dir, one_starting};
 use crate::support::json_rows;
 use notesoup_test_support::fake_anthropic::{Reply, texts};
 
 const PREFIX: &str = "mcp__plugin_notesoup_notesoup__";
-
-/// The one text of `texts` that starts with `prefix`.
-fn one_starting(texts: &[String], prefix: &str) -> String {
-    let found: Vec<&String> = texts.iter().filter(|t| t.starts_with(prefix)).collect();
-    assert_eq!(found.len(), 1, "{prefix:?} in {texts:#?}");
-    found[0].clone()
-}
 
 #[test]
 fn a_chain_of_windows_through_compact_and_clear() {
@@ -38,10 +31,7 @@ fn a_chain_of_windows_through_compact_and_clear() {
     let session = first["session_id"].as_str().unwrap().to_owned();
     let requests = api.take_requests();
     assert_eq!(requests.len(), 3);
-    let boot = one_starting(
-        &texts(&requests[0]),
-        "SessionStart hook additional context: <context_window>",
-    );
+    let boot = one_starting(&texts(&requests[0]), BOOT_TEXT);
     assert!(boot.contains(&format!("Current context window id: claude:{session}:1\n")));
     let key = notesoup_core::notes::project_key(&sb.project);
     assert_eq!(
@@ -152,10 +142,7 @@ fn a_chain_of_windows_through_compact_and_clear() {
         &["--resume", &next, "--allowedTools", &allowed],
     );
     let requests = api.take_requests();
-    let boot = one_starting(
-        &texts(&requests[0]),
-        "SessionStart hook additional context: <context_window>",
-    );
+    let boot = one_starting(&texts(&requests[0]), BOOT_TEXT);
     assert!(boot.contains(&format!(
         "First context window id: claude:{session}:1\nCurrent context window id: claude:{next}:3\nPrevious context window id: claude:{session}:2\n"
     )), "{boot}");
