@@ -4,7 +4,7 @@
 //! median time Pi spends dispatching an event to notesoup next to the same
 //! event dispatched to a no-op extension.
 
-use std::process::Command;
+use std::process::{Command, Output};
 
 use anyhow::{Context, Result, bail};
 
@@ -44,16 +44,7 @@ pub fn run(args: &[String]) -> Result<()> {
         .output()
         .context("could not run the bench")?;
     let _ = std::fs::remove_dir_all(&work);
-    if !output.status.success() {
-        bail!(
-            "the bench failed ({}):\n{}",
-            output.status,
-            String::from_utf8_lossy(&output.stderr)
-        );
-    }
-    let report: serde_json::Value =
-        serde_json::from_slice(&output.stdout).context("the bench printed no JSON")?;
-    let ms = |v: &serde_json::Value| v.as_f64().unwrap_or(f64::NAN);
+    let report = report_of(&output, "the bench")?;
     println!("rounds: {}", report["rounds"]);
     println!(
         "sidecar start to ready (median of 30): {:.2} ms",
@@ -240,6 +231,25 @@ fn report_all(args: &[String]) -> Result<()> {
 
 /// The `at`th argument as a number, `default` where there is none; `what`
 /// names the arguments that are numbers.
+/// The JSON report a Node bench printed on stdout; a failed run or one that
+/// printed no JSON is refused with its stderr.
+fn report_of(output: &Output, bench: &str) -> Result<serde_json::Value> {
+    if !output.status.success() {
+        bail!(
+            "{bench} failed ({}):\n{}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    serde_json::from_slice(&output.stdout).with_context(|| format!("{bench} printed no JSON"))
+}
+
+/// A figure of a bench report in milliseconds (or any float), `NaN` when
+/// it is missing.
+fn ms(value: &serde_json::Value) -> f64 {
+    value.as_f64().unwrap_or(f64::NAN)
+}
+
 fn number(args: &[String], at: usize, default: usize, what: &str) -> Result<usize> {
     args.get(at).map_or(Ok(default), |n| {
         n.parse().with_context(|| format!("{what} are numbers"))
@@ -351,16 +361,7 @@ fn sidecar(args: &[String]) -> Result<()> {
         .args(&binaries)
         .output()
         .context("could not run the sidecar bench")?;
-    if !output.status.success() {
-        bail!(
-            "the sidecar bench failed ({}):\n{}",
-            output.status,
-            String::from_utf8_lossy(&output.stderr)
-        );
-    }
-    let report: serde_json::Value =
-        serde_json::from_slice(&output.stdout).context("the sidecar bench printed no JSON")?;
-    let ms = |v: &serde_json::Value| v.as_f64().unwrap_or(f64::NAN);
+    let report = report_of(&output, "the sidecar bench")?;
     println!(
         "{} entries, medians of {runs} runs ({events} turn_start, {events} context and {events} context_with_system events each; the context: {} messages, {:.1} MB of JSON)",
         report["entries"],
@@ -473,21 +474,12 @@ fn resume(args: &[String]) -> Result<()> {
                 .context("could not run the resume bench")?;
             let wall = start.elapsed().as_secs_f64() * 1000.0;
             let _ = std::fs::remove_dir_all(&dir);
-            if !output.status.success() {
-                bail!(
-                    "the resume bench failed ({}):\n{}",
-                    output.status,
-                    String::from_utf8_lossy(&output.stderr)
-                );
-            }
-            let report: serde_json::Value = serde_json::from_slice(&output.stdout)
-                .context("the resume bench printed no JSON")?;
-            let figure = |v: &serde_json::Value| v.as_f64().unwrap_or(f64::NAN);
+            let report = report_of(&output, "the resume bench")?;
             Ok(ResumeSample {
                 wall,
-                after_modules: figure(&report["totalMs"]) - figure(&report["phases"]["modules"]),
-                later: figure(&report["laterMs"]),
-                rss: figure(&report["rssMb"]),
+                after_modules: ms(&report["totalMs"]) - ms(&report["phases"]["modules"]),
+                later: ms(&report["laterMs"]),
+                rss: ms(&report["rssMb"]),
             })
         })?;
         let median = |samples: &[ResumeSample], field: fn(&ResumeSample) -> f64| {

@@ -29,8 +29,6 @@ pub use notesoup_core::dream::serve_dream_tools as serve;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use notesoup_core::dream::DreamTools;
-    use serde_json::Value;
 
     #[test]
     fn the_manifest_names_every_tool_once_and_writes_go_alone() {
@@ -43,35 +41,5 @@ mod tests {
             let writes = ["write", "edit", "delete"].contains(&tool.name.as_str());
             assert_eq!(tool.sequential, writes, "{}", tool.name);
         }
-    }
-
-    #[test]
-    fn lines_are_answered_in_order_and_the_jail_refuses() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let home = dir.path().join("notes");
-        std::fs::create_dir_all(home.join("human")).expect("mkdir");
-        let tools = DreamTools::new(&home);
-        let input = [
-            r#"{"id":1,"op":"dream.tool","params":{"name":"write","arguments":{"path":"human/a.md","content":"hi"}}}"#,
-            r#"{"id":2,"op":"dream.tool","params":{"name":"write","arguments":{"path":"../escape.md","content":"x"}}}"#,
-            r#"{"id":3,"op":"dream.tool","params":{"name":"bash","arguments":{}}}"#,
-            "not json",
-            r#"{"id":5,"op":"dream.tool","params":{"name":"ls"}}"#,
-        ]
-        .join("\n");
-        let mut out = Vec::new();
-        serve(&tools, input.as_bytes(), &mut out).expect("serve");
-        let answers: Vec<Value> = String::from_utf8(out)
-            .expect("utf-8")
-            .lines()
-            .map(|l| serde_json::from_str(l).expect("json"))
-            .collect();
-        assert_eq!(answers.len(), 5);
-        assert_eq!(answers[0]["result"]["is_error"], false);
-        assert_eq!(answers[1]["result"]["is_error"], true, "{}", answers[1]);
-        assert!(!dir.path().join("escape.md").exists());
-        assert_eq!(answers[2]["error"]["code"], "bad_request");
-        assert_eq!(answers[3]["id"], 0);
-        assert_eq!(answers[4]["result"]["text"], "human/");
     }
 }

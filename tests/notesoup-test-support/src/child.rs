@@ -3,7 +3,7 @@
 //! assertion), and the capped-input attacks every binary must survive.
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Output, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
@@ -224,14 +224,20 @@ pub fn stdout_of(command: &mut Command) -> String {
     let output = command
         .output()
         .unwrap_or_else(|error| panic!("{command:?} did not run: {error}"));
+    assert_succeeded(&output, format_args!("{command:?}"));
+    String::from_utf8(output.stdout).unwrap()
+}
+
+/// Fails the test, naming `what` and showing the exit status, stdout and
+/// stderr, unless `output` is a success.
+pub fn assert_succeeded(output: &Output, what: impl std::fmt::Display) {
     assert!(
         output.status.success(),
-        "{command:?} failed ({}):\n{}{}",
+        "{what} failed ({}):\n{}\n{}",
         output.status,
         String::from_utf8_lossy(&output.stdout),
         String::from_utf8_lossy(&output.stderr)
     );
-    String::from_utf8(output.stdout).unwrap()
 }
 
 /// `git -C dir`, the machine's own Git configuration (`/etc/gitconfig`) left

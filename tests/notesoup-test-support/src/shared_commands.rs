@@ -6,6 +6,8 @@ use std::process::Output;
 
 use serde_json::Value;
 
+use crate::child::assert_succeeded;
+
 /// Every shared command, as a person types it before `--help`.
 pub const SHARED: &[&[&str]] = &[
     &["notes"],
@@ -32,14 +34,9 @@ pub const SHARED: &[&[&str]] = &[
     &["man"],
 ];
 
-/// The stdout of a run that must succeed; a failure shows its stderr.
+/// The stdout of a run that must succeed; a failure shows both streams.
 pub fn ok(output: &Output) -> String {
-    assert!(
-        output.status.success(),
-        "exit {}: {}",
-        output.status,
-        String::from_utf8_lossy(&output.stderr)
-    );
+    assert_succeeded(output, "the command");
     String::from_utf8(output.stdout.clone()).unwrap()
 }
 

@@ -310,12 +310,7 @@ impl<T: McpTools> Server<T> {
         params: &Map<String, Value>,
         out: &mut Vec<u8>,
     ) -> Result<(), RpcError> {
-        let invalid = |what: &str| {
-            RpcError::new(
-                code::INVALID_PARAMS,
-                format!("invalid params for initialize: {what}"),
-            )
-        };
+        let invalid = |what: &str| RpcError::invalid_params("initialize", what);
         let requested = match params.get("protocolVersion") {
             None => None,
             Some(Value::String(version)) => Some(version.as_str()),
@@ -366,12 +361,7 @@ impl<T: McpTools> Server<T> {
         stateless: bool,
         out: &mut Vec<u8>,
     ) -> Result<(), RpcError> {
-        let invalid = |what: &str| {
-            RpcError::new(
-                code::INVALID_PARAMS,
-                format!("invalid params for tools/call: {what}"),
-            )
-        };
+        let invalid = |what: &str| RpcError::invalid_params("tools/call", what);
         let Some(Value::String(name)) = params.remove("name") else {
             return Err(invalid("name must be a string"));
         };
@@ -439,12 +429,9 @@ impl<'m> RequestMeta<'m> {
             None => return Ok(Self::default()),
             Some(Value::Object(meta)) => meta,
             Some(_) => {
-                return Err(RpcError::new(
-                    code::INVALID_PARAMS,
-                    format!(
-                        "invalid params for {}: _meta must be an object",
-                        shown(method)
-                    ),
+                return Err(RpcError::invalid_params(
+                    &shown(method),
+                    "_meta must be an object",
                 ));
             }
         };

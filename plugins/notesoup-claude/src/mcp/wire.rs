@@ -53,6 +53,14 @@ impl RpcError {
             data: None,
         }
     }
+
+    /// `invalid params for <method>: <what>`.
+    pub fn invalid_params(method: &str, what: &str) -> Self {
+        Self::new(
+            code::INVALID_PARAMS,
+            format!("invalid params for {method}: {what}"),
+        )
+    }
 }
 
 /// A well-formed request.

@@ -444,6 +444,34 @@ struct Feed<'r, R, F> {
     error: Option<io::Error>,
 }
 
+impl<R: Read, F> Feed<'_, R, F> {
+    /// One read into `buffer`, an interrupted read retried: how many bytes
+    /// came (0 at the end); `None` on a read error, kept, the feed ended.
+    fn read_some(&mut self, buffer: &mut [u8]) -> Option<usize> {
+        loop {
+            match self.reader.read(buffer) {
+                Ok(read) => return Some(read),
+                Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
+                Err(err) => {
+                    self.error = Some(err);
+                    self.ended = true;
+                    return None;
+                }
+            }
+        }
+    }
+
+    /// Hands out `buffer` up to `end` (just past its last newline) as the
+    /// next chunk, carrying the bytes after it: the chunk's index.
+    fn hand_out(&mut self, buffer: &mut Vec<u8>, end: usize) -> usize {
+        self.carry.extend_from_slice(&buffer[end..]);
+        buffer.truncate(end);
+        let index = self.next;
+        self.next += 1;
+        index
+    }
+}
+
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
@@ -471,37 +499,21 @@ fn next_chunk<R: Read, F: FnMut(&[u8]) -> bool>(
         buffer.resize(start + chunk, 0);
         let mut filled = start;
         while filled < buffer.len() {
-            match feed.reader.read(&mut buffer[filled..]) {
-                Ok(0) => break,
-                Ok(n) => filled += n,
-                Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
-                Err(err) => {
-                    feed.error = Some(err);
-                    feed.ended = true;
-                    return None;
-                }
+            match feed.read_some(&mut buffer[filled..])? {
+                0 => break,
+                n => filled += n,
             }
         }
         buffer.truncate(filled);
-        if filled == start {
-            // The end: what is left is the tail.
-            feed.ended = true;
-            std::mem::swap(&mut feed.carry, buffer);
-            return None;
-        }
-        if !(feed.read)(&buffer[start..]) {
+        if filled == start || !(feed.read)(&buffer[start..]) {
+            // The end (or a stop): what is left is the tail.
             feed.ended = true;
             std::mem::swap(&mut feed.carry, buffer);
             return None;
         }
         // Only the new bytes can hold a newline the carried ones lacked.
         if let Some(at) = memchr::memrchr(b'\n', &buffer[start..]) {
-            let end = start + at + 1;
-            feed.carry.extend_from_slice(&buffer[end..]);
-            buffer.truncate(end);
-            let index = feed.next;
-            feed.next += 1;
-            return Some(index);
+            return Some(feed.hand_out(buffer, start + at + 1));
         }
         // No newline yet, so the buffer is one line's start: past the cap,
         // the line is read to its end and dropped, and what follows it goes
@@ -511,17 +523,7 @@ fn next_chunk<R: Read, F: FnMut(&[u8]) -> bool>(
             buffer.shrink_to(chunk);
             loop {
                 buffer.resize(chunk, 0);
-                let read = loop {
-                    match feed.reader.read(&mut buffer[..]) {
-                        Ok(read) => break read,
-                        Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
-                        Err(err) => {
-                            feed.error = Some(err);
-                            feed.ended = true;
-                            return None;
-                        }
-                    }
-                };
+                let read = feed.read_some(&mut buffer[..])?;
                 buffer.truncate(read);
                 if read == 0 || !(feed.read)(buffer) {
                     // The end (or a stop) inside the dropped line: no tail.
@@ -535,12 +537,7 @@ fn next_chunk<R: Read, F: FnMut(&[u8]) -> bool>(
                 }
             }
             if let Some(at) = memchr::memrchr(b'\n', buffer) {
-                let end = at + 1;
-                feed.carry.extend_from_slice(&buffer[end..]);
-                buffer.truncate(end);
-                let index = feed.next;
-                feed.next += 1;
-                return Some(index);
+                return Some(feed.hand_out(buffer, at + 1));
             }
         }
     }

@@ -10,7 +10,7 @@ use notesoup_cli::CommandTools;
 use notesoup_core::history::{History, Transcript};
 use notesoup_core::tools::{Tool, call_tool};
 
-use crate::support::{CHAIN_1, CHAIN_2, fixture};
+use crate::support::{CHAIN_1, CHAIN_2, fixture, json_rows};
 
 fn chain() -> Vec<ChainFile> {
     vec![
@@ -370,11 +370,7 @@ fn kept_rows_keep_their_place_before_the_boundary() {
     for name in ["kept-head-after-tool-calls", "kept-automatic-compaction"] {
         let (session, file) = compaction(name);
         let transcript = decode_chain(&session, std::slice::from_ref(&file)).unwrap();
-        let rows: Vec<serde_json::Value> = std::fs::read_to_string(&file.path)
-            .unwrap()
-            .lines()
-            .filter_map(|line| serde_json::from_str(line).ok())
-            .collect();
+        let rows = json_rows(&file.path);
         let boundary = rows
             .iter()
             .position(|row| row["subtype"] == "compact_boundary")

@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 
 use crate::support::{
-    Sandbox, boundary_row, context_of, hook_context_row, notesoup_bin, reply_row,
+    Sandbox, boundary_row, context_of, hook_context_row, notesoup_bin, reply_row, system_message,
 };
 
 const S1: &str = "11111111-1111-4111-8111-111111111111";
@@ -516,12 +516,7 @@ fn a_warning_delivered_at_a_prompt_makes_the_next_stop_the_close_out() {
     sb.append_transcript(S1, &[reply_row("a1", 160_000)]);
     prompt(&sb, S1).unwrap();
     let done = stop(&sb, S1, false).unwrap();
-    assert!(
-        done["systemMessage"]
-            .as_str()
-            .unwrap()
-            .starts_with("notesoup: close-out done")
-    );
+    assert!(system_message(&done).starts_with("notesoup: close-out done"));
     assert!(done.get("decision").is_none());
 }
 
@@ -537,25 +532,10 @@ fn the_hard_reserve_asks_the_user_for_clear_at_every_stop() {
         "notesoup: context almost full (20000 tokens left). Run /clear for a fresh window; it boots from your notes."
     );
     let second = stop(&sb, S1, true).unwrap();
-    assert!(
-        second["systemMessage"]
-            .as_str()
-            .unwrap()
-            .contains("close-out done")
-    );
-    assert!(
-        second["systemMessage"]
-            .as_str()
-            .unwrap()
-            .contains("20000 tokens left")
-    );
+    assert!(system_message(&second).contains("close-out done"));
+    assert!(system_message(&second).contains("20000 tokens left"));
     let third = stop(&sb, S1, false).unwrap();
-    assert!(
-        third["systemMessage"]
-            .as_str()
-            .unwrap()
-            .starts_with("notesoup: context almost full")
-    );
+    assert!(system_message(&third).starts_with("notesoup: context almost full"));
 }
 
 #[test]
@@ -602,12 +582,7 @@ fn bad_input_is_reported_to_the_user_and_exits_zero() {
     let output = sb.run(&["hook", "stop"], b"{not json");
     assert!(output.status.success());
     let out: Value = serde_json::from_slice(&output.stdout).unwrap();
-    assert!(
-        out["systemMessage"]
-            .as_str()
-            .unwrap()
-            .starts_with("notesoup: unreadable hook input:")
-    );
+    assert!(system_message(&out).starts_with("notesoup: unreadable hook input:"));
     let unsafe_id = sb
         .hook(
             "session-start",
@@ -710,13 +685,7 @@ fn fresh_window_arms_the_close_out_and_carries_its_prompt_through_clear() {
     assert_eq!(sb.hook("user-prompt-submit", &payload), None);
     // The close-out is armed: the next Stop records it and asks for /clear.
     let done = sb.hook("stop", &sb.payload("Stop", S1)).unwrap();
-    assert!(
-        done["systemMessage"]
-            .as_str()
-            .unwrap()
-            .contains("close-out done"),
-        "{done}"
-    );
+    assert!(system_message(&done).contains("close-out done"), "{done}");
     sb.hook("session-end", &sb.payload("SessionEnd-clear", S1));
     let boot = context_of(&start(&sb, "clear", S2).unwrap(), "SessionStart");
     assert!(

@@ -56,6 +56,17 @@ fn line(row: &Gen, n: usize) -> String {
     }
 }
 
+/// A transcript's first line: a main-thread boot of window `ordinal`.
+fn boot_line(ordinal: u8) -> String {
+    line(
+        &Gen::Boot {
+            ordinal,
+            sidechain: false,
+        },
+        0,
+    )
+}
+
 /// What happens to the transcript between two hooks.
 #[derive(Debug, Clone)]
 enum Change {
@@ -136,13 +147,7 @@ proptest! {
 fn a_kept_scan_reads_only_what_was_appended() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("t.jsonl");
-    let boot = line(
-        &Gen::Boot {
-            ordinal: 2,
-            sidechain: false,
-        },
-        0,
-    ) + "\n";
+    let boot = boot_line(2) + "\n";
     let boundary = line(&Gen::Boundary { sidechain: false }, 1) + "\n";
     std::fs::write(&path, &boot).unwrap();
     let (scan, kept) = boot_scan_kept(&path, None).unwrap();
@@ -190,13 +195,7 @@ fn a_torn_last_line_is_read_but_not_kept() {
 /// middle: the text around a middle line, a plain middle and a boundary of
 /// the same length. Only what no probe covers differs.
 fn probed_pair() -> (impl Fn(&str) -> String, String, String) {
-    let boot = line(
-        &Gen::Boot {
-            ordinal: 1,
-            sidechain: false,
-        },
-        0,
-    );
+    let boot = boot_line(1);
     let boundary = line(&Gen::Boundary { sidechain: false }, 1);
     let long = format!(
         r#"{{"type":"user","uuid":"long","content":"{}"}}"#,
@@ -275,13 +274,7 @@ fn a_torn_last_line_is_read_up_to_the_longest_line_a_scan_reads() {
     use notesoup_claude::transcript::tail::MAX_LINE_BYTES;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("t.jsonl");
-    let boot = line(
-        &Gen::Boot {
-            ordinal: 1,
-            sidechain: false,
-        },
-        0,
-    );
+    let boot = boot_line(1);
     let head = r#"{"type":"system","subtype":"compact_boundary","uuid":"c","parentUuid":null,"isSidechain":false,"pad":""#;
     for size in [MAX_LINE_BYTES, MAX_LINE_BYTES + 1] {
         let boundary = format!("{head}{}\"}}", "z".repeat(size - head.len() - 2));

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
-use crate::support::{Sandbox, notesoup_bin};
+use crate::support::{Sandbox, notesoup_bin, system_message};
 
 fn plugin_file(path: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -88,12 +88,7 @@ fn hooks_run_the_binary_in_exec_form_for_every_event_it_handles() {
         let output = sb.run(&["hook", arg], b"");
         assert!(output.status.success(), "{arg}");
         let out: Value = serde_json::from_slice(&output.stdout).unwrap();
-        assert!(
-            out["systemMessage"]
-                .as_str()
-                .unwrap()
-                .starts_with("notesoup: unreadable hook input")
-        );
+        assert!(system_message(&out).starts_with("notesoup: unreadable hook input"));
     }
 }
 

@@ -5,6 +5,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Output, Stdio};
 
+use notesoup_test_support::child::assert_succeeded;
 use serde_json::{Value, json};
 
 /// The first session of the recorded chain: startup, a Bash call, an MCP
@@ -220,6 +221,15 @@ impl Sandbox {
     }
 }
 
+/// The rows of the JSONL file at `path` that parse (a torn line left out).
+pub fn json_rows(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .filter_map(|line| serde_json::from_str(line).ok())
+        .collect()
+}
+
 /// Appends `bytes` to the file at `path` (made when missing), in one write,
 /// as a host appends to a transcript it is writing.
 pub fn append(path: &Path, bytes: &[u8]) {
@@ -296,6 +306,14 @@ pub fn context_of(output: &Value, event: &str) -> String {
         .as_str()
         .unwrap()
         .to_owned()
+}
+
+/// The message a hook output shows the user (`systemMessage`), which must
+/// be there.
+pub fn system_message(output: &Value) -> &str {
+    output["systemMessage"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no systemMessage: {output}"))
 }
 
 /// Copies a directory tree.
@@ -420,11 +438,7 @@ impl Sandbox {
     /// returns its stdout.
     pub fn run_ok(&self, args: &[&str]) -> String {
         let output = self.run(args, b"");
-        assert!(
-            output.status.success(),
-            "notesoup {args:?}: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
+        assert_succeeded(&output, format_args!("notesoup {args:?}"));
         String::from_utf8(output.stdout).unwrap()
     }
 

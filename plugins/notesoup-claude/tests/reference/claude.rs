@@ -6,10 +6,22 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use notesoup_test_support::child::assert_succeeded;
 use serde_json::Value;
 
 use crate::hosts::claude;
 use crate::support::{Sandbox, spawn};
+
+/// How a notesoup boot reaches the model: the start of SessionStart's
+/// additional context.
+pub const BOOT_TEXT: &str = "SessionStart hook additional context: <context_window>";
+
+/// The one text of `texts` that starts with `prefix`.
+pub fn one_starting(texts: &[String], prefix: &str) -> String {
+    let found: Vec<&String> = texts.iter().filter(|t| t.starts_with(prefix)).collect();
+    assert_eq!(found.len(), 1, "{prefix:?} in {texts:#?}");
+    found[0].clone()
+}
 
 /// No single Claude Code run may take longer.
 const RUN_TIMEOUT: Duration = Duration::from_secs(120);
@@ -58,12 +70,7 @@ pub fn run(cmd: &mut Command) -> Output {
 /// plugin at `plugin`; returns the result object.
 pub fn turn(sb: &Sandbox, api_url: &str, plugin: &Path, prompt: &str, extra: &[&str]) -> Value {
     let output = run(&mut turn_command(sb, api_url, plugin, prompt, extra));
-    assert!(
-        output.status.success(),
-        "claude -p {prompt:?} failed: {}\n{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
+    assert_succeeded(&output, format_args!("claude -p {prompt:?}"));
     serde_json::from_slice(&output.stdout).unwrap()
 }
 
@@ -96,13 +103,7 @@ pub fn inline_data_dir(sb: &Sandbox) -> PathBuf {
 /// The stdout of a Claude Code run that must succeed; a failure shows both
 /// streams.
 pub fn stdout_of(output: &Output) -> String {
-    assert!(
-        output.status.success(),
-        "exit {}: {}\n{}",
-        output.status,
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
+    assert_succeeded(output, "claude");
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
 

@@ -27,7 +27,7 @@ use notesoup_core::history::{ItemKind, Transcript, TranscriptWindow};
 use serde_json::{Value, json};
 
 use crate::claude::{turn, turn_command};
-use crate::support::{Sandbox, spawn};
+use crate::support::{Sandbox, json_rows, spawn};
 use notesoup_test_support::fake_anthropic::{FakeApi, Reply, texts};
 
 const PREFIX: &str = "mcp__plugin_notesoup_notesoup__";
@@ -339,11 +339,7 @@ fn check(name: &str, steps: Vec<Step>, windows: usize, kept: Kept, shrunk: bool)
     let api = FakeApi::start();
     let (session, last) = run(&sb, &api, steps);
     record(&sb, &session, name, shrunk);
-    let rows: Vec<Value> = std::fs::read_to_string(sb.transcript(&session))
-        .unwrap()
-        .lines()
-        .filter_map(|line| serde_json::from_str(line).ok())
-        .collect();
+    let rows = json_rows(&sb.transcript(&session));
     check_shape(name, &rows, kept);
     let transcript = decode(&sb, &session);
     let ids: Vec<&str> = transcript.windows.iter().map(|w| w.id.as_str()).collect();

@@ -4,6 +4,7 @@
 
 use std::process::Command;
 
+use notesoup_test_support::child::assert_succeeded;
 use serde_json::json;
 
 use crate::claude::run;
@@ -33,12 +34,8 @@ fn a_dream_runs_claude_with_only_the_jailed_tools() {
         .env("DISABLE_TELEMETRY", "1")
         .env("DISABLE_AUTOUPDATER", "1");
     let output = run(&mut cmd);
+    assert_succeeded(&output, "notesoup dream");
     let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
 
     let requests = api.take_requests();
     assert_eq!(requests.len(), 2);

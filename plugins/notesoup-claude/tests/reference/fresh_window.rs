@@ -2,7 +2,7 @@
 //! the close-out, the Stop hook records it, and after `/clear` the next
 //! window's first context ends with the prompt, verbatim.
 
-use crate::claude::{Headless, inline_data_dir};
+use crate::claude::{BOOT_TEXT, Headless, inline_data_dir, one_starting};
 use notesoup_test_support::fake_anthropic::{Reply, texts};
 
 const PROMPT: &str = "write the tests next, then ship";
@@ -38,21 +38,16 @@ fn fresh_window_closes_out_and_carries_its_prompt_through_clear() {
     api.script(vec![Reply::text("On it.")]);
     claude.turn("go on", &["--resume", &next]);
     let requests = api.take_requests();
-    let boot: Vec<String> = texts(&requests[0])
-        .into_iter()
-        .filter(|t| t.starts_with("SessionStart hook additional context: <context_window>"))
-        .collect();
-    assert_eq!(boot.len(), 1, "{boot:#?}");
+    let boot = one_starting(&texts(&requests[0]), BOOT_TEXT);
     assert!(
-        boot[0].contains(&format!("Current context window id: claude:{next}:2\n")),
-        "{}",
-        boot[0]
+        boot.contains(&format!("Current context window id: claude:{next}:2\n")),
+        "{boot}"
     );
     assert!(
-        boot[0].contains(&format!(
+        boot.contains(&format!(
             "The human asked for this window (with /fresh-window):\n{PROMPT}\n"
         )),
         "{}",
-        &boot[0][boot[0].len().saturating_sub(600)..]
+        &boot[boot.len().saturating_sub(600)..]
     );
 }

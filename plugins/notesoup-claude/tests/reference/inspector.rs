@@ -5,6 +5,7 @@
 
 use std::process::Output;
 
+use notesoup_test_support::child::assert_succeeded;
 use serde_json::{Value, json};
 
 use crate::claude::parser_session;
@@ -45,12 +46,7 @@ fn call(sb: &Sandbox, tool: &str, args: &[&str]) -> Output {
 /// The result of a call that must succeed.
 fn called(sb: &Sandbox, tool: &str, args: &[&str]) -> Value {
     let output = call(sb, tool, args);
-    assert!(
-        output.status.success(),
-        "{tool} {args:?}: {}\n{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
+    assert_succeeded(&output, format_args!("{tool} {args:?}"));
     serde_json::from_slice(&output.stdout).unwrap()
 }
 

@@ -5,6 +5,7 @@
 use std::io::Write;
 use std::process::Stdio;
 
+use notesoup_test_support::child::assert_succeeded;
 use serde_json::{Value, json};
 
 use crate::claude::parser_session;
@@ -32,11 +33,7 @@ fn run_client(sb: &Sandbox, plan: &Value) -> Value {
         .write_all(plan.to_string().as_bytes())
         .unwrap();
     let output = child.wait_with_output().unwrap();
-    assert!(
-        output.status.success(),
-        "python client failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    assert_succeeded(&output, "python client");
     serde_json::from_slice(&output.stdout).unwrap()
 }
 

@@ -6,14 +6,14 @@
 //! resets after the close-out.
 
 use std::io::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
 use crate::claude::{command, run, stdout_of, validate_strictly};
-use crate::support::{Sandbox, spawn};
+use crate::support::{Sandbox, json_rows, spawn};
 use notesoup_test_support::fake_anthropic::{FakeApi, Reply};
 
 /// A copy of the mod directory with the built binary in `bin/`, as
@@ -276,11 +276,7 @@ fn an_interactive_session_resets_to_the_next_boot_after_the_close_out() {
     );
     // The transcript: a compact boundary, then exactly one message, the
     // boot of window 2, with no SessionStart boot added after it.
-    let transcript = std::fs::read_to_string(state["transcriptPath"].as_str().unwrap()).unwrap();
-    let rows: Vec<Value> = transcript
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect();
+    let rows = json_rows(Path::new(state["transcriptPath"].as_str().unwrap()));
     let boundary = rows
         .iter()
         .rposition(|r| r["subtype"] == "compact_boundary")
@@ -354,11 +350,7 @@ fn an_automatic_compaction_with_the_mod_installed() {
     let state = settled.expect("no compaction and no reset happened");
     let session = state["sessionId"].as_str().unwrap().to_owned();
     let path = state["transcriptPath"].as_str().unwrap().to_owned();
-    let rows: Vec<Value> = std::fs::read_to_string(&path)
-        .unwrap()
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect();
+    let rows = json_rows(Path::new(&path));
     // Seen with 2.1.332, a race: mostly Claude Code compacts on its own
     // inside the turn (between the Stop hook's close-out request and the
     // continuation), so the mod, which decides when a turn completes, never

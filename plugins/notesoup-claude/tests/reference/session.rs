@@ -5,26 +5,11 @@
 
 use serde_json::{Value, json};
 
-use crate::claude::{Headless, inline_data_dir};
-use crate::support::Sandbox;
+use crate::claude::{BOOT_TEXT, Headless, inline_data_dir, one_starting};
+use crate::support::json_rows;
 use notesoup_test_support::fake_anthropic::{Reply, texts};
 
 const PREFIX: &str = "mcp__plugin_notesoup_notesoup__";
-
-/// The one text of `texts` that starts with `prefix`.
-fn one_starting(texts: &[String], prefix: &str) -> String {
-    let found: Vec<&String> = texts.iter().filter(|t| t.starts_with(prefix)).collect();
-    assert_eq!(found.len(), 1, "{prefix:?} in {texts:#?}");
-    found[0].clone()
-}
-
-fn transcript_rows(sb: &Sandbox, session: &str) -> Vec<Value> {
-    std::fs::read_to_string(sb.transcript(session))
-        .unwrap()
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect()
-}
 
 #[test]
 fn a_chain_of_windows_through_compact_and_clear() {
@@ -46,10 +31,7 @@ fn a_chain_of_windows_through_compact_and_clear() {
     let session = first["session_id"].as_str().unwrap().to_owned();
     let requests = api.take_requests();
     assert_eq!(requests.len(), 3);
-    let boot = one_starting(
-        &texts(&requests[0]),
-        "SessionStart hook additional context: <context_window>",
-    );
+    let boot = one_starting(&texts(&requests[0]), BOOT_TEXT);
     assert!(boot.contains(&format!("Current context window id: claude:{session}:1\n")));
     let key = notesoup_core::notes::project_key(&sb.project);
     assert_eq!(
@@ -81,7 +63,7 @@ fn a_chain_of_windows_through_compact_and_clear() {
         )),
         "{result}"
     );
-    let rows = transcript_rows(sb, &session);
+    let rows = json_rows(&sb.transcript(&session));
     assert!(
         rows.iter()
             .any(|r| r["message"]["content"][0]["id"] == "toolu_e2e_list"),
@@ -120,7 +102,7 @@ fn a_chain_of_windows_through_compact_and_clear() {
         state["window"],
         json!({"bootInjected": true, "reminderShown": true, "warningShown": true, "closeOutDone": true})
     );
-    let hook_outputs: Vec<String> = transcript_rows(sb, &session)
+    let hook_outputs: Vec<String> = json_rows(&sb.transcript(&session))
         .iter()
         .filter(|r| {
             r["attachment"]["type"] == "hook_success" && r["attachment"]["hookName"] == "Stop"
@@ -160,10 +142,7 @@ fn a_chain_of_windows_through_compact_and_clear() {
         &["--resume", &next, "--allowedTools", &allowed],
     );
     let requests = api.take_requests();
-    let boot = one_starting(
-        &texts(&requests[0]),
-        "SessionStart hook additional context: <context_window>",
-    );
+    let boot = one_starting(&texts(&requests[0]), BOOT_TEXT);
     assert!(boot.contains(&format!(
         "First context window id: claude:{session}:1\nCurrent context window id: claude:{next}:3\nPrevious context window id: claude:{session}:2\n"
     )), "{boot}");

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use crate::claude::{command, run, turn};
-use crate::support::Sandbox;
+use crate::support::{Sandbox, json_rows};
 use notesoup_test_support::fake_anthropic::{FakeApi, Reply};
 use notesoup_test_support::fake_model::content_text;
 
@@ -101,12 +101,7 @@ fn calls(sb: &Sandbox, plugin: &Path) -> (Value, Vec<Value>) {
         );
     }
     let session = result["session_id"].as_str().unwrap();
-    let rows = std::fs::read_to_string(sb.transcript(session))
-        .unwrap()
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect();
-    (requests.pop().unwrap(), rows)
+    (requests.pop().unwrap(), json_rows(&sb.transcript(session)))
 }
 
 /// Every `tool_result` block of `request`, by tool-use id.

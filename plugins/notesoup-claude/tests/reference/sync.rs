@@ -4,7 +4,7 @@
 
 use serde_json::json;
 
-use crate::claude::{Headless, stdout_of};
+use crate::claude::{BOOT_TEXT, Headless, one_starting, stdout_of};
 use notesoup_test_support::child::bare_remote;
 use notesoup_test_support::fake_anthropic::{Reply, texts};
 
@@ -48,15 +48,10 @@ fn a_note_written_on_one_root_is_in_the_boot_on_another_after_sync() {
     second.api.script(vec![Reply::text("Hello.")]);
     second.turn("hi", &[]);
     let requests = second.api.take_requests();
-    let boot: Vec<String> = texts(&requests[0])
-        .into_iter()
-        .filter(|t| t.starts_with("SessionStart hook additional context: <context_window>"))
-        .collect();
-    assert_eq!(boot.len(), 1, "{:#?}", texts(&requests[0]));
+    let boot = one_starting(&texts(&requests[0]), BOOT_TEXT);
     assert!(
-        boot[0].contains("@human/x.md"),
-        "the boot lists the note: {}",
-        boot[0]
+        boot.contains("@human/x.md"),
+        "the boot lists the note: {boot}"
     );
     assert!(second.sb.notes.join("human/x.md").is_file());
 }

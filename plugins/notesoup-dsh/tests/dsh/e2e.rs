@@ -11,6 +11,7 @@ use std::process::Command;
 use notesoup_dsh::decode::{BOOT_SECTION, SessionEvent, SessionLog, SurfaceOp, read_session_jsonl};
 use notesoup_dsh::mirror::SessionMirror;
 use notesoup_dsh::window::{BootCarrier, recover};
+use notesoup_test_support::child::assert_succeeded;
 use notesoup_test_support::files::files_under;
 use notesoup_test_support::tool_names::{CONTEXT_TOOLS, shared_tools};
 use serde_json::{Value, json};
@@ -602,11 +603,7 @@ fn the_overlay_mounts_notesoup_and_the_engine() {
     let overlay = world.path("overlay-dump.yml");
     std::fs::write(&overlay, world.overlay(&scenario)).expect("overlay");
     let output = world.dsh(&["--dump-config"], &overlay);
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    assert_succeeded(&output, "dsh --dump-config");
     let config = String::from_utf8_lossy(&output.stdout);
     for needle in [
         "id: notesoup\n",
@@ -744,13 +741,8 @@ fn notesoup_dsh(world: &World, args: &[&str]) -> String {
         .env_remove("PI_NOTES_AGENT")
         .output()
         .expect("notesoup-dsh runs");
-    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-    assert!(
-        output.status.success(),
-        "notesoup-dsh {args:?}: {stdout}{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    stdout
+    assert_succeeded(&output, format_args!("notesoup-dsh {args:?}"));
+    String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
 /// `sync` across two notes roots: a note the model writes in a dsh session

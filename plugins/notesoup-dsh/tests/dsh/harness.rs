@@ -6,6 +6,8 @@
 use std::path::Path;
 use std::process::Command;
 
+use notesoup_test_support::child::assert_succeeded;
+
 use crate::e2e::dsh_root;
 use crate::fixtures;
 
@@ -28,11 +30,7 @@ fn the_bundle_in_a_bare_cordis_context() {
         .env_remove("PI_NOTES_AGENT")
         .output()
         .expect("node runs");
+    assert_succeeded(&output, "node --test harness/cordis.test.mjs");
     let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
     assert!(stdout.contains("# pass 8\n# fail 0\n"), "{stdout}");
 }

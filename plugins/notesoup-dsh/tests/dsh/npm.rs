@@ -17,6 +17,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
+use notesoup_test_support::child::assert_succeeded;
 use notesoup_test_support::npm_registry::{
     HOW_TO_DIST, HOW_TO_VERDACCIO, NOT_ON_A_FRESH_MACHINE, Registry,
     assert_nothing_of_notesoup_or_rust_on, dist_tarballs, fresh_bin, required_path,
@@ -36,13 +37,7 @@ fn succeed(command: &mut Command, what: &str) -> Output {
         .stdin(Stdio::null())
         .output()
         .unwrap_or_else(|e| panic!("{what} does not start: {e}"));
-    assert!(
-        output.status.success(),
-        "{what} failed ({}):\n{}\n{}",
-        output.status,
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
+    assert_succeeded(&output, what);
     output
 }
 

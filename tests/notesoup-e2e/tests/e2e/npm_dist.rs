@@ -13,6 +13,7 @@ use std::process::{Command, Output, Stdio};
 use serde_json::{Value, json};
 
 use crate::pi_support::{World, find_note, text, tool, wait_bounded};
+use notesoup_test_support::child::assert_succeeded;
 use notesoup_test_support::fake_anthropic::{FakeApi, Reply, texts};
 use notesoup_test_support::npm_registry::{
     HOW_TO_DIST, Registry, assert_nothing_of_notesoup_or_rust_on, dist_tarballs, fresh_bin,
@@ -50,13 +51,7 @@ fn fresh(command: impl AsRef<std::ffi::OsStr>, home: &Path, path: &OsString) -> 
 /// Runs `cmd` (bounded) and returns its stdout; a failure shows both streams.
 fn succeed(mut cmd: Command, what: &str) -> String {
     let output: Output = wait_bounded(cmd.spawn().expect(what), what);
-    assert!(
-        output.status.success(),
-        "{what} failed ({}):\n{}\n{}",
-        output.status,
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
+    assert_succeeded(&output, what);
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
@@ -227,24 +222,18 @@ fn the_npm_packages_install_into_real_pi_and_claude_code_on_a_fresh_machine() {
         claude_cmd(&["plugin", "marketplace", "add", market.to_str().unwrap()]),
         "claude plugin marketplace add",
     );
-    let installed = succeed(
-        claude_cmd(&["plugin", "install", "notesoup@notesoup"]),
-        "claude plugin install",
-    );
-    assert!(
-        installed.contains("Successfully installed plugin: notesoup@notesoup"),
-        "{installed}"
-    );
-    // The optional reset mod installs from the same marketplace, its own
-    // binary with it.
-    let reset = succeed(
-        claude_cmd(&["plugin", "install", "notesoup-reset@notesoup"]),
-        "claude plugin install notesoup-reset",
-    );
-    assert!(
-        reset.contains("Successfully installed plugin: notesoup-reset@notesoup"),
-        "{reset}"
-    );
+    // The plugin, then the optional reset mod from the same marketplace,
+    // its own binary with it.
+    for plugin in ["notesoup@notesoup", "notesoup-reset@notesoup"] {
+        let installed = succeed(
+            claude_cmd(&["plugin", "install", plugin]),
+            &format!("claude plugin install {plugin}"),
+        );
+        assert!(
+            installed.contains(&format!("Successfully installed plugin: {plugin}")),
+            "{installed}"
+        );
+    }
     let plugins = succeed(claude_cmd(&["plugin", "list"]), "claude plugin list");
     assert!(plugins.contains("notesoup-reset@notesoup"), "{plugins}");
     let list = succeed(claude_cmd(&["mcp", "list"]), "claude mcp list");
