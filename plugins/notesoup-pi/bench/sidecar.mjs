@@ -30,6 +30,9 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 
+// The shim's own payload helpers (Node strips their types).
+import { idsHash, omit, summarize } from "../package/extensions/payload.ts";
+
 const [sessionFile, runsArg, eventsArg, ...binaries] = process.argv.slice(2);
 if (!sessionFile || binaries.length === 0) {
   throw new Error("usage: sidecar.mjs SESSION_FILE RUNS EVENTS BINARY [BINARY...]");
@@ -43,18 +46,6 @@ const median = (values) => {
 };
 const ms = (ns) => Number(ns) / 1e6;
 
-/** The shim's `idsHash`: FNV-1a over UTF-16 units, a newline after each id. */
-function idsHash(ids) {
-  let hash = 0x811c9dc5;
-  for (const id of ids) {
-    for (let i = 0; i < id.length; i++) {
-      hash = Math.imul(hash ^ id.charCodeAt(i), 0x01000193) >>> 0;
-    }
-    hash = Math.imul(hash ^ 0x0a, 0x01000193) >>> 0;
-  }
-  return hash >>> 0;
-}
-
 // What Pi holds after opening the file: its entries' ids, the last as leaf.
 const lines = fs.readFileSync(sessionFile, "utf8").split("\n").filter((line) => line.trim());
 const header = JSON.parse(lines[0]);
@@ -67,7 +58,7 @@ for (const line of lines.slice(1)) {
     // Pi skips a line it cannot parse.
   }
 }
-const onDisk = { count: ids.length, lastId: ids[ids.length - 1], idsHash: idsHash(ids) };
+const onDisk = { count: ids.length, lastId: ids[ids.length - 1], idsHash: idsHash(ids.map((id) => ({ id }))) };
 
 // A long context as Pi's `context` handlers get it: the file's last
 // messages, in order.
@@ -89,43 +80,6 @@ function protocolOf(binary) {
   const found = /bridge protocol (\d+)/.exec(line);
   if (!found) throw new Error(`${binary} --version names no bridge protocol: ${line}`);
   return Number(found[1]);
-}
-
-/** The shim's `omit`: a copy of `payload` without the dotted `paths`. */
-function omit(payload, paths) {
-  let result = payload;
-  for (const path of paths) {
-    const keys = path.split(".");
-    const strip = (value, depth) => {
-      if (typeof value !== "object" || value === null || Array.isArray(value)) return value;
-      const copy = { ...value };
-      const key = keys[depth];
-      if (depth === keys.length - 1) delete copy[key];
-      else if (key in copy) copy[key] = strip(copy[key], depth + 1);
-      return copy;
-    };
-    result = strip(result, 0);
-  }
-  return result;
-}
-
-/** The shim's `summarize`: a copy of `payload` with `rule.list`'s messages summarised. */
-function summarize(payload, rule) {
-  const paths = rule.fields.map((field) => field.split("."));
-  const summary = payload[rule.list].map((message) => {
-    if (rule.wholeRoles.includes(message.role)) return message;
-    const picked = {};
-    for (const keys of paths) {
-      let value = message;
-      for (const key of keys) value = value && typeof value === "object" ? value[key] : undefined;
-      if (value === undefined) continue;
-      let into = picked;
-      for (const key of keys.slice(0, -1)) into = into[key] ??= {};
-      into[keys[keys.length - 1]] = value;
-    }
-    return picked;
-  });
-  return { ...payload, [rule.list]: summary };
 }
 
 /** The shim's answer to Pi for `context_with_system`: a protocol-4 sidecar's `{messages}`, or the edit applied to Pi's messages. */
