@@ -522,7 +522,7 @@ fn resume(args: &[String]) -> Result<()> {
     }
     let _ = std::fs::remove_dir_all(&work);
     println!(
-        "medians of {runs} alternating runs; wall: the whole Node process; Pi's part: from Pi's modules loaded to the first prompt's answer; a later prompt: the median of five more prompts, each one an ordinary prompt's events (before_agent_start, turn_start, context, context_with_system, turn_end and the settle events); added and ratio: notesoup against no extension; RSS: Pi's process's peak"
+        "medians of {runs} alternating runs; wall: the whole Node process; Pi's part: from Pi's modules loaded to the first prompt's answer; a later prompt: the median of five more prompts, each one an ordinary prompt's events (before_agent_start, turn_start, context, context_with_system, turn_end and the settle events); added and ratio: notesoup against no extension; RSS: Pi's process's peak up to the first answer"
     );
     println!("load average at the end: {}", load_average());
     Ok(())

@@ -18,8 +18,8 @@
 // the events of an ordinary prompt in a long session. Prints one JSON
 // object: the milliseconds from the start of the script to the first
 // prompt's answer (`totalMs`) and of each phase, the median of the later
-// prompts (`laterMs`), and Pi's own process's peak RSS in MB (the sidecar
-// is another process).
+// prompts (`laterMs`), and Pi's own process's peak RSS in MB up to the
+// first answer (the sidecar is another process).
 
 import fs from "node:fs";
 import path from "node:path";
@@ -97,6 +97,8 @@ model.faux.setResponses([piAi.fauxAssistantMessage("Resumed.")]);
 await session.prompt("Where were we?");
 phases.prompt = since();
 const totalMs = since();
+// Pi's peak up to the first answer: what resuming costs it.
+const rssMb = process.resourceUsage().maxRSS / 1024;
 const later = [];
 for (let i = 0; i < laterPrompts; i++) {
   model.faux.setResponses([piAi.fauxAssistantMessage(`Step ${i} done.`)]);
@@ -110,7 +112,6 @@ const unavailable = notices.filter((notice) => notice.includes("notesoup unavail
 if (errors.length > 0 || unavailable.length > 0) {
   throw new Error(`Pi reported: ${[...errors, ...unavailable].join("; ")}`);
 }
-const rssMb = process.resourceUsage().maxRSS / 1024;
 session.dispose();
 fs.rmSync(resumed, { force: true });
 process.stdout.write(`${JSON.stringify({ totalMs, laterMs, phases, rssMb, entries: sessionManager.getEntryCount() })}\n`);
