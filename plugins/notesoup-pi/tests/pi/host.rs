@@ -253,6 +253,11 @@ fn host_defaults_read_the_session_like_pi() {
     );
     assert_eq!(result.is_error, Some(true));
     assert!(extension.context(&mut host).is_empty());
+    // An extension that does not say otherwise gets every event, on-demand
+    // ones included.
+    for event in notesoup_pi::bridge::FORWARDED_EVENTS {
+        assert!(extension.needs(event), "{event}");
+    }
     assert!(
         host.append_entry("x", None)
             .is_err_and(|err| err.code() == "host_rejected")

@@ -163,6 +163,29 @@ for (const step of plan.steps) {
     const leaf = sm.getLeafId();
     sm.appendCustomEntry("notesoup-test/aside", { text: step.asideOffPath });
     sm.branch(leaf);
+  } else if (step.shuffle) {
+    // Session changes with no event between them, drawn from a seeded
+    // generator: entries appended at the leaf, the leaf moved to any
+    // entry, an entry appended and left off the leaf's path.
+    const sm = session.sessionManager;
+    let seed = step.shuffle.seed >>> 0;
+    const next = (n) => {
+      seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0;
+      return seed % n;
+    };
+    for (let i = 0; i < step.shuffle.steps; i++) {
+      const kind = next(3);
+      if (kind === 0) {
+        sm.appendCustomEntry("notesoup-test/shuffle", { i });
+      } else if (kind === 1) {
+        const entries = sm.getEntries();
+        sm.branch(entries[next(entries.length)].id);
+      } else {
+        const leaf = sm.getLeafId();
+        sm.appendCustomEntry("notesoup-test/shuffle", { i, aside: true });
+        if (leaf) sm.branch(leaf);
+      }
+    }
   } else if (step.shutdown) {
     await emitSessionShutdownEvent(session.extensionRunner, { type: "session_shutdown", reason: "quit" });
   } else throw new Error(`unknown step ${JSON.stringify(step)}`);

@@ -632,6 +632,31 @@ fn assert_mirror_follows_pi(lines: &std::path::Path, session_file: &std::path::P
     );
 }
 
+/// Seeded runs of session changes with no event between them (appends at
+/// the leaf, the leaf moved to any entry, entries left off its path), each
+/// followed by a prompt: the entries reach the sidecar once and in order,
+/// whichever way the shim finds them.
+#[test]
+fn the_mirror_follows_pi_through_changes_made_between_events() {
+    for seed in [1, 7, 42] {
+        let mut world = World::new(200_000);
+        let lines = world.path("bridge-in.jsonl");
+        world.sidecar = teeing_sidecar(&world, &lines);
+        let mut steps = vec![
+            json!({"respond": [text("Noted.")]}),
+            json!({"prompt": "First question."}),
+        ];
+        for round in 0..4 {
+            steps.push(json!({"shuffle": {"seed": seed * 10 + round, "steps": 6}}));
+            steps.push(json!({"respond": [text("Still here.")]}));
+            steps.push(json!({"prompt": format!("Round {round}.")}));
+        }
+        let report = world.start(serde_json::Value::Array(steps));
+        report.assert_finished(0);
+        assert_mirror_follows_pi(&lines, &report.session_file);
+    }
+}
+
 #[test]
 fn tree_navigation_across_a_reset_skips_the_summary_and_keeps_the_windows() {
     let mut world = World::new(200_000);
