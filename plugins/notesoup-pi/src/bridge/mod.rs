@@ -76,12 +76,15 @@ pub const USAGE_OMITTED: &[&str] = &[
     "agent_settled",
 ];
 
-/// The forwarded events whose handlers read the context usage (the budget,
-/// at `context` and `turn_end`): the sidecar computes it from its mirror as
-/// Pi 1.6.0's `getContextUsage()` does (`estimate::coding_agent::
-/// context_usage_tokens`), so their states leave it out too, except under a
-/// virtual model, whose limits only Pi knows.
-pub const USAGE_COMPUTED: &[&str] = &["context", "turn_end"];
+/// The exchanges whose handlers read the context usage (the budget, at
+/// `context` and `turn_end`; tool calls, for `get_context_remaining` and
+/// `wipe_memory`; commands, for `/fresh-window`): the sidecar computes it
+/// from its mirror as Pi 1.6.0's `getContextUsage()` does
+/// (`estimate::coding_agent::context_usage_tokens`), so their states leave
+/// it out too, except under a virtual model, whose limits only Pi knows.
+/// Pi's own call walks the whole branch: 40–50 ms a tool call at 100,000
+/// entries.
+pub const USAGE_COMPUTED: &[&str] = &["context", "turn_end", "execute_tool", "command"];
 
 /// The forwarded events the shim subscribes to only while the extension
 /// needs them ([`PiExtension::needs`]): `agent_before_settle`, for which Pi

@@ -10,12 +10,16 @@ use notesoup_core::dream::DreamAsset;
 pub const PACKAGE_JSON: &str = include_str!("../../package/package.json");
 /// The shim Pi loads (through jiti: TypeScript needs no build step).
 pub const SHIM: &str = include_str!("../../package/extensions/notesoup.ts");
+/// The shim's payload helpers, a module of their own (the sidecar bench
+/// imports them too).
+pub const SHIM_PAYLOAD: &str = include_str!("../../package/extensions/payload.ts");
 
 /// Every file of the package, by path relative to its folder.
 pub fn files() -> Vec<(&'static str, &'static str)> {
     vec![
         ("package.json", PACKAGE_JSON),
         ("extensions/notesoup.ts", SHIM),
+        ("extensions/payload.ts", SHIM_PAYLOAD),
         ("skills/memory/SKILL.md", DreamAsset::MemorySkill.text()),
         ("skills/dream/SKILL.md", DreamAsset::DreamSkill.text()),
         ("dreamer/dream.ts", crate::dreamer::EXTENSION),

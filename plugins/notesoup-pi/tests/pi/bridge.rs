@@ -214,6 +214,17 @@ fn the_package_folder_matches_the_embedded_package_and_core_s_skills() {
         let on_disk = std::fs::read_to_string(folder.join(relative)).unwrap();
         assert_eq!(on_disk, text, "{relative}");
     }
+    // And every file of the folder is embedded: an installed package is
+    // the whole folder.
+    let embedded: Vec<&str> = package::files().iter().map(|(path, _)| *path).collect();
+    for entry in walkdir::WalkDir::new(&folder) {
+        let entry = entry.unwrap();
+        if entry.file_type().is_file() {
+            let relative = entry.path().strip_prefix(&folder).unwrap();
+            let relative = relative.to_str().unwrap();
+            assert!(embedded.contains(&relative), "{relative} is not embedded");
+        }
+    }
     // The skills are byte-identical copies of core's assets.
     assert_eq!(
         std::fs::read_to_string(folder.join("skills/memory/SKILL.md")).unwrap(),

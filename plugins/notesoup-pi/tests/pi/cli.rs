@@ -251,9 +251,10 @@ fn install(home: &std::path::Path, args: &[&str]) -> std::process::Output {
 }
 
 /// Every file of the package, as the installer writes it.
-const PACKAGE_FILES: [&str; 6] = [
+const PACKAGE_FILES: [&str; 7] = [
     "package.json",
     "extensions/notesoup.ts",
+    "extensions/payload.ts",
     "skills/memory/SKILL.md",
     "skills/dream/SKILL.md",
     "dreamer/dream.ts",

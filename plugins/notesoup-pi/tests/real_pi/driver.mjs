@@ -119,8 +119,12 @@ await session.bindExtensions({
   onError: (error) => errors.push(`${error.event}: ${error.error}`),
 });
 
+/** Pi's own context usage as each tool starts, to compare with what the tool reads. */
+const toolUsages = [];
 session.subscribe((event) => {
-  if (event.type === "compaction_start") compactions.push({ type: event.type, reason: event.reason });
+  if (event.type === "tool_execution_start") {
+    toolUsages.push({ tool: event.toolName, tokens: session.getContextUsage()?.tokens ?? null });
+  } else if (event.type === "compaction_start") compactions.push({ type: event.type, reason: event.reason });
   else if (event.type === "compaction_end")
     compactions.push({
       type: event.type,
@@ -205,7 +209,7 @@ if (end === "shutdown") {
   if (pid !== null) while (!dead(pid)) await new Promise((resolve) => setTimeout(resolve, 20));
 } else if (end !== "none") throw new Error(`unknown end ${end}`);
 process.stdout.write(
-  `${JSON.stringify({ sessionFile, requests, notices, errors, compactError, pendingResponses: pending, compactions, sidecarPid: pid })}\n`,
+  `${JSON.stringify({ sessionFile, requests, notices, errors, compactError, pendingResponses: pending, compactions, sidecarPid: pid, toolUsages })}\n`,
 );
 
 /** The pid of this process's notesoup-pi child, if it has one. */

@@ -171,6 +171,48 @@ fn budget_reminder_warning_and_close_out_as_the_window_fills() {
     assert_opens_fresh_window(&report, 2);
 }
 
+/// A tool reads the context usage the sidecar computes from its mirror
+/// (the state of a tool call leaves Pi's out): as the window fills, what
+/// `get_context_remaining` reports plus Pi's own `getContextUsage()`
+/// tokens at that moment is the window less the warning line (Pi's default
+/// reserve, 16,384, plus the 16,384-token runway) at every call.
+#[test]
+fn a_tool_reads_the_context_usage_pi_itself_reports() {
+    let world = World::new(200_000);
+    let mut steps = Vec::new();
+    for (round, size) in [2_000, 30_000, 60_000].into_iter().enumerate() {
+        steps
+            .push(json!({"respond": [tool("get_context_remaining", json!({})), text("Counted.")]}));
+        steps.push(json!({"prompt": format!("Round {round}. {}", "z".repeat(size))}));
+    }
+    let report = world.start(serde_json::Value::Array(steps));
+    report.assert_finished(0);
+    let pi_tokens: Vec<u64> = report
+        .tool_usages
+        .iter()
+        .filter(|usage| usage["tool"] == "get_context_remaining")
+        .map(|usage| usage["tokens"].as_u64().expect("Pi knows the usage"))
+        .collect();
+    let reported: Vec<u64> = report
+        .requests
+        .iter()
+        .filter_map(|request| {
+            let (role, text) = request.last()?;
+            let value: serde_json::Value = serde_json::from_str(text).ok()?;
+            (role == "toolResult").then(|| value["remaining_tokens"].as_u64())?
+        })
+        .collect();
+    assert_eq!(pi_tokens.len(), 3, "{:?}", report.tool_usages);
+    assert_eq!(reported.len(), 3, "{:?}", report.requests);
+    assert!(pi_tokens.windows(2).all(|w| w[0] < w[1]), "{pi_tokens:?}");
+    let sums: Vec<u64> = pi_tokens
+        .iter()
+        .zip(&reported)
+        .map(|(p, r)| p + r)
+        .collect();
+    assert_eq!(sums, [200_000 - 32_768; 3], "{pi_tokens:?} {reported:?}");
+}
+
 /// In real Pi the `context` lines carry no messages, and the warning still
 /// goes out last in the request that crosses the line: the sidecar answers
 /// it as one message to append, which the shim adds after Pi's. The

@@ -105,6 +105,8 @@ pub struct Report {
     pub compactions: Vec<Value>,
     /// The sidecar's process at the end of the run, when one ran.
     pub sidecar_pid: Option<u32>,
+    /// Pi's `getContextUsage()` tokens as each tool started: `{tool, tokens}`.
+    pub tool_usages: Vec<Value>,
 }
 
 impl World {
@@ -257,6 +259,7 @@ impl World {
                 .as_array()
                 .cloned()
                 .unwrap_or_default(),
+            tool_usages: report["toolUsages"].as_array().cloned().unwrap_or_default(),
             sidecar_pid: report["sidecarPid"]
                 .as_u64()
                 .and_then(|pid| u32::try_from(pid).ok()),
