@@ -705,9 +705,19 @@ impl PiHost for BridgeHost<'_> {
         let projection = self.build_projection();
         // Ids and types only: a message on the branch is not decoded for it.
         let positions = self.branch_positions_prefetched(None);
-        let branch: Vec<BranchStep<'_>> = positions
-            .into_iter()
-            .map(|position| {
+        // From the newest compaction on: Pi's computation reads nothing
+        // before it (the compaction is found by its id, and an id stands
+        // once on a branch, which Pi walks through its id map), so the
+        // steps before it are never turned into ids.
+        let newest_compaction = positions
+            .iter()
+            .rposition(|&position| {
+                matches!(self.mirror.window_entry(position), Entry::Compaction(_))
+            })
+            .unwrap_or(0);
+        let branch: Vec<BranchStep<'_>> = positions[newest_compaction..]
+            .iter()
+            .map(|&position| {
                 let entry = self.mirror.window_entry(position);
                 BranchStep {
                     id: self.mirror.id(position),
