@@ -24,5 +24,6 @@ pub mod not_a_file;
 pub mod npm_registry;
 pub mod pi_session;
 pub mod planted;
+pub mod shared_a;
 pub mod shared_commands;
 pub mod tool_names;

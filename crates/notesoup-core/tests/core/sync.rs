@@ -52,6 +52,17 @@ fn pair() -> Pair {
     }
 }
 
+/// A pair whose roots both hold `files`: written on `a`, synced to `b`.
+fn shared_pair(files: &[(&str, &str)]) -> Pair {
+    let pair = pair();
+    for (path, text) in files {
+        write(&pair.a, path, text);
+    }
+    sync(&pair.a);
+    sync(&pair.b);
+    pair
+}
+
 /// Sync of `root` as the machine its folder names.
 fn notes_sync(root: &Path) -> NotesSync {
     let machine = root.file_name().and_then(|n| n.to_str()).unwrap_or("x");
@@ -186,12 +197,11 @@ fn session_notes_and_excluded_paths_stay_home() {
 
 #[test]
 fn both_sides_edits_merge_field_by_field_and_line_by_line() {
-    let pair = pair();
     let base_body = "# Deploy\n\nstep one\nstep two\nstep three\n";
-    write(&pair.a, "human/deploy.md", &note(FIELDS, base_body));
-    write(&pair.a, "human/MAP.md", "- `@human/deploy.md`: deploying\n");
-    sync(&pair.a);
-    sync(&pair.b);
+    let pair = shared_pair(&[
+        ("human/deploy.md", &note(FIELDS, base_body)),
+        ("human/MAP.md", "- `@human/deploy.md`: deploying\n"),
+    ]);
 
     // A edits the top and is read twice; B edits the bottom, read once,
     // and adds an unknown field.
@@ -242,10 +252,7 @@ fn both_sides_edits_merge_field_by_field_and_line_by_line() {
 
 #[test]
 fn a_conflicting_body_keeps_ours_and_puts_theirs_beside_it() {
-    let pair = pair();
-    write(&pair.a, "human/db.md", &note(FIELDS, "port 5432\n"));
-    sync(&pair.a);
-    sync(&pair.b);
+    let pair = shared_pair(&[("human/db.md", &note(FIELDS, "port 5432\n"))]);
     write(&pair.a, "human/db.md", &note(FIELDS, "port 5433\n"));
     write(&pair.b, "human/db.md", &note(FIELDS, "port 6543\n"));
     sync(&pair.a);
@@ -280,10 +287,7 @@ fn a_conflicting_body_keeps_ours_and_puts_theirs_beside_it() {
 
 #[test]
 fn crumpled_on_one_side_and_edited_on_the_other_stays_live() {
-    let pair = pair();
-    write(&pair.a, "human/old.md", &note(FIELDS, "one\n"));
-    sync(&pair.a);
-    sync(&pair.b);
+    let pair = shared_pair(&[("human/old.md", &note(FIELDS, "one\n"))]);
     write(
         &pair.a,
         "human/old.md",
@@ -431,10 +435,7 @@ fn pre_receive_hook(remote: &Path, body: &str) -> PathBuf {
 #[cfg(unix)]
 #[test]
 fn a_push_that_loses_the_race_fetches_merges_and_pushes_again() {
-    let pair = pair();
-    write(&pair.a, "human/base.md", "base\n");
-    sync(&pair.a);
-    sync(&pair.b);
+    let pair = shared_pair(&[("human/base.md", "base\n")]);
     let before = git(&["rev-parse", "main"], &pair.remote);
     // B's push lands; the remote is then put back, holding B's commit, and
     // a hook moves the branch to it while A's push is received (once).

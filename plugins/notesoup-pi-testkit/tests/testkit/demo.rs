@@ -5,7 +5,7 @@ use std::process::Command;
 
 use notesoup_test_support::child;
 use notesoup_test_support::files::files_under;
-use notesoup_test_support::shared_commands::Binary;
+use notesoup_test_support::shared_a::plain_binary;
 
 #[test]
 fn the_demo_runs_through_a_reset_and_finds_the_old_task_by_seq() {
@@ -75,17 +75,12 @@ fn a_closed_pipe_ends_the_demo_quietly() {
 /// mistake is refused on stderr with status 2.
 #[test]
 fn every_subcommand_answers_help() {
-    let binary = Binary::new("notesoup-pi-reference", |args| {
-        Command::new(env!("CARGO_BIN_EXE_notesoup-pi-reference"))
-            .args(args)
-            .output()
-            .unwrap()
-    });
+    let binary = plain_binary(
+        "notesoup-pi-reference",
+        env!("CARGO_BIN_EXE_notesoup-pi-reference"),
+    );
     binary.assert_answers_help(&[&[], &["demo"], &["dream"]]);
-    let version = Command::new(env!("CARGO_BIN_EXE_notesoup-pi-reference"))
-        .arg("--version")
-        .output()
-        .unwrap();
+    let version = binary.run(&["--version"]);
     assert_eq!(
         String::from_utf8(version.stdout).unwrap(),
         format!(

@@ -309,14 +309,6 @@ fn with_settings(scene: &mut Scene, global: Value, project: Value, trusted: bool
     scene.harness.host.trusted = trusted;
 }
 
-fn guidance_count(scene: &Scene) -> usize {
-    scene
-        .branch_kinds()
-        .iter()
-        .filter(|k| *k == "custom_message:notesoup/guidance")
-        .count()
-}
-
 #[test]
 fn settings_come_from_the_host_project_over_global_per_key() {
     for (trusted, expect) in [(true, 1), (false, 0)] {
@@ -334,7 +326,11 @@ fn settings_come_from_the_host_project_over_global_per_key() {
         scene.prompt_each(&["One.", "Two."]);
         // 60k left: under the project's reminder line (66,384), above the
         // global one (26,384).
-        assert_eq!(guidance_count(&scene), expect, "trusted {trusted}");
+        assert_eq!(
+            scene.on_branch("notesoup/guidance"),
+            expect,
+            "trusted {trusted}"
+        );
     }
 
     // An invalid margin warns once and the default applies.
@@ -368,9 +364,7 @@ fn settings_come_from_the_host_project_over_global_per_key() {
         "notesoup: could not read settings; using defaults (settings.json: unexpected token)"
     );
     assert!(
-        scene
-            .branch_kinds()
-            .contains(&"custom_message:notesoup/warning".to_owned()),
+        scene.on_branch("notesoup/warning") > 0,
         "automatic resets default to on"
     );
 
@@ -389,11 +383,7 @@ fn settings_come_from_the_host_project_over_global_per_key() {
         .push(Step::text("Busy.").with_input_tokens(55_000))
         .push(Step::text("More."));
     scene.prompt_each(&["One.", "Two."]);
-    assert!(
-        scene
-            .branch_kinds()
-            .contains(&"custom_message:notesoup/warning".to_owned())
-    );
+    assert!(scene.on_branch("notesoup/warning") > 0);
 }
 
 #[test]

@@ -285,10 +285,9 @@ fn same_window_requests_deduplicate() {
         ]
     );
     assert_eq!(scene.markers().len(), 1);
-    assert!(
-        !scene
-            .branch_kinds()
-            .contains(&"custom_message:notesoup/reset-prompt".to_owned()),
+    assert_eq!(
+        scene.on_branch("notesoup/reset-prompt"),
+        0,
         "the original bare request stands"
     );
     assert_eq!(scene.request_count(), 1, "the bare request stopped");
@@ -358,12 +357,7 @@ fn budget_close_out_alone_never_resets() {
     scene.prompt_each(&["Do the big job.", "Continue.", "More."]);
     assert!(scene.markers().is_empty(), "no reset without wipe_memory");
     // The warning is durable once and never repeated in the window.
-    let warnings = scene
-        .branch_kinds()
-        .iter()
-        .filter(|k| *k == "custom_message:notesoup/warning")
-        .count();
-    assert_eq!(warnings, 1);
+    assert_eq!(scene.on_branch("notesoup/warning"), 1);
     assert!(!scene.request(2).last().unwrap().contains("Final warning"));
 }
 
@@ -421,15 +415,9 @@ fn hard_reserve_forces_a_reset_at_turn_end() {
         .push(Step::text("Next."));
     scene.prompt_each(&["Go.", "Again."]);
     assert!(scene.markers().is_empty());
+    assert_eq!(scene.on_branch("notesoup/warning"), 0);
     assert!(
-        !scene
-            .branch_kinds()
-            .contains(&"custom_message:notesoup/warning".to_owned())
-    );
-    assert!(
-        scene
-            .branch_kinds()
-            .contains(&"custom_message:notesoup/guidance".to_owned()),
+        scene.on_branch("notesoup/guidance") > 0,
         "the reminder still comes"
     );
 }

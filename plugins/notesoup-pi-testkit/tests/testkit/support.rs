@@ -162,6 +162,12 @@ impl Scene {
             .collect()
     }
 
+    /// How many custom messages of `custom_type` the branch holds.
+    pub fn on_branch(&self, custom_type: &str) -> usize {
+        let kind = format!("custom_message:{custom_type}");
+        self.branch_kinds().iter().filter(|k| **k == kind).count()
+    }
+
     /// The kinds of the last `count` entries of the branch.
     pub fn branch_tail(&self, count: usize) -> Vec<String> {
         let kinds = self.branch_kinds();

@@ -4,7 +4,7 @@
 use std::process::Command;
 
 use notesoup_test_support::child;
-use notesoup_test_support::shared_commands::Binary;
+use notesoup_test_support::shared_a::plain_binary;
 
 fn golden(name: &str) -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -108,12 +108,7 @@ fn a_closed_pipe_ends_every_printing_command_quietly() {
 /// status 2.
 #[test]
 fn every_subcommand_answers_help() {
-    let binary = Binary::new("notesoup-pi", |args| {
-        Command::new(env!("CARGO_BIN_EXE_notesoup-pi"))
-            .args(args)
-            .output()
-            .unwrap()
-    });
+    let binary = plain_binary("notesoup-pi", env!("CARGO_BIN_EXE_notesoup-pi"));
     binary.assert_answers_help(&[
         &[],
         &["serve"],

@@ -971,6 +971,13 @@ fn kept_store() -> Notes {
     notes
 }
 
+/// An index with no settle time, filled by one boot of `store`.
+fn kept_index(store: &NoteStore) -> ShelfIndex {
+    let mut index = ShelfIndex::with_settle(std::time::Duration::ZERO);
+    BootSnapshot::load_indexed(store, &mut index).expect("snapshot");
+    index
+}
+
 #[test]
 fn kept_shelves_equal_listed_shelves_through_renames_and_in_place_crumpling() {
     let notes = kept_store();
@@ -1091,8 +1098,7 @@ fn an_in_place_edit_off_the_shelf_shows_at_the_next_rename_in_its_folder() {
     let notes = kept_store();
     let store = notes.store();
     let since = this_millisecond();
-    let mut index = ShelfIndex::with_settle(std::time::Duration::ZERO);
-    BootSnapshot::load_indexed(&store, &mut index).expect("snapshot");
+    let mut index = kept_index(&store);
     // Another program dates a page off the shelf forward, in place: the
     // stamps cannot see it (the documented limit).
     let off_shelf = notes.home(Scope::Agent).join("moved-up.md");
@@ -1137,8 +1143,7 @@ fn homes_changed_within_the_settle_time_or_in_an_unnamed_zone_are_not_kept() {
     let fixed = notes
         .store()
         .with_time_zone(TimeZone::fixed(jiff::tz::Offset::constant(9)));
-    let mut index = ShelfIndex::with_settle(std::time::Duration::ZERO);
-    BootSnapshot::load_indexed(&fixed, &mut index).expect("snapshot");
+    let mut index = kept_index(&fixed);
     assert!(index.is_empty());
     // Kept in UTC, not served in another zone.
     BootSnapshot::load_indexed(&notes.store(), &mut index).expect("snapshot");
@@ -1153,8 +1158,7 @@ fn a_saved_index_serves_the_next_boot_and_a_damaged_one_is_empty() {
     let store = notes.store();
     let since = this_millisecond();
     let file = notes.root.join("../kept/shelves.json");
-    let mut index = ShelfIndex::with_settle(std::time::Duration::ZERO);
-    BootSnapshot::load_indexed(&store, &mut index).expect("snapshot");
+    let mut index = kept_index(&store);
     index.save(&file).expect("saved");
     let loaded = ShelfIndex::load(&file);
     assert_eq!(loaded.len(), Scope::ALL.len());
@@ -1184,8 +1188,7 @@ fn a_home_swapped_for_a_link_is_listed_and_a_missing_home_is_served_empty() {
     let notes = kept_store();
     let store = notes.store();
     let since = this_millisecond();
-    let mut index = ShelfIndex::with_settle(std::time::Duration::ZERO);
-    BootSnapshot::load_indexed(&store, &mut index).expect("snapshot");
+    let mut index = kept_index(&store);
     // The same notes, reached through a link: a listing refuses the home.
     let human = notes.home(Scope::Human);
     let elsewhere = notes.root.join("../human-moved");
@@ -1202,8 +1205,7 @@ fn a_home_swapped_for_a_link_is_listed_and_a_missing_home_is_served_empty() {
     let other = NoteStore::new(identity).with_time_zone(TimeZone::UTC);
     fs::remove_file(&human).expect("unlink");
     fs::rename(&elsewhere, &human).expect("move back");
-    let mut index = ShelfIndex::with_settle(std::time::Duration::ZERO);
-    BootSnapshot::load_indexed(&other, &mut index).expect("snapshot");
+    let index = kept_index(&other);
     let served = BootSnapshot::served(&other, &index).expect("served");
     assert_empty_session_shelf(&served);
     assert_eq!(shelves(served, since), listed_shelves(&other, since));
@@ -1243,8 +1245,7 @@ fn a_served_shelf_past_its_kept_pages_is_listed_unless_the_home_was_kept_whole()
     }
     let store = notes.store();
     let since = this_millisecond();
-    let mut index = ShelfIndex::with_settle(std::time::Duration::ZERO);
-    BootSnapshot::load_indexed(&store, &mut index).expect("snapshot");
+    let mut index = kept_index(&store);
     assert!(!index.is_empty());
     let crumple = |scope: Scope, name: &str, age: jiff::Span| {
         let text = note_text(opened_at() - age, Some(opened_at()), "# Crumpled\n");
@@ -1269,8 +1270,7 @@ fn a_saved_index_is_read_up_to_its_bound() {
     let notes = kept_store();
     let store = notes.store();
     let file = notes.root.join("../kept/shelves.json");
-    let mut index = ShelfIndex::with_settle(std::time::Duration::ZERO);
-    BootSnapshot::load_indexed(&store, &mut index).expect("snapshot");
+    let mut index = kept_index(&store);
     index.save(&file).expect("saved");
     let saved = fs::read_to_string(&file).expect("saved");
     let bound = usize::try_from(ShelfIndex::MAX_SAVED_BYTES).expect("bound");
@@ -1303,8 +1303,7 @@ fn undated_pages_overtake_pages_dated_just_ahead_once_that_time_passes() {
         notes.raw(Scope::Human, name, "# Undated\n");
     }
     let store = notes.store();
-    let mut index = ShelfIndex::with_settle(std::time::Duration::ZERO);
-    BootSnapshot::load_indexed(&store, &mut index).expect("snapshot");
+    let index = kept_index(&store);
     std::thread::sleep(std::time::Duration::from_millis(800));
     let since = this_millisecond();
     let served = shelves(BootSnapshot::served(&store, &index).expect("kept"), since);
@@ -1320,8 +1319,7 @@ fn a_home_with_more_current_pages_than_kept_pages_is_listed_at_every_boot() {
         notes.raw(Scope::Agent, &format!("undated-{i:03}.md"), "# Undated\n");
     }
     let store = notes.store();
-    let mut index = ShelfIndex::with_settle(std::time::Duration::ZERO);
-    BootSnapshot::load_indexed(&store, &mut index).expect("snapshot");
+    let mut index = kept_index(&store);
     assert_eq!(index.len(), 1, "at the bound: kept");
     notes.raw(Scope::Agent, "undated-one-more.md", "# Undated\n");
     BootSnapshot::load_indexed(&store, &mut index).expect("snapshot");
@@ -1332,8 +1330,7 @@ fn a_home_with_more_current_pages_than_kept_pages_is_listed_at_every_boot() {
 fn a_home_no_longer_kept_is_dropped_from_the_saved_index() {
     let notes = kept_store();
     let file = notes.root.join("../kept/shelves.json");
-    let mut index = ShelfIndex::with_settle(std::time::Duration::ZERO);
-    BootSnapshot::load_indexed(&notes.store(), &mut index).expect("snapshot");
+    let mut index = kept_index(&notes.store());
     index.save(&file).expect("saved");
     // Listed in a zone without a name: nothing may be kept.
     let fixed = notes

@@ -19,6 +19,13 @@ fn outside(f: &Fixture) -> (PathBuf, PathBuf, &'static str) {
     (dir, file, text)
 }
 
+/// A link at `rel` below the notes root (its folders made) to `target`.
+fn link(f: &Fixture, rel: &str, target: &Path) {
+    let at = f.root().join(rel);
+    std::fs::create_dir_all(at.parent().expect("parent")).expect("folders");
+    symlink(target, &at).unwrap_or_else(|err| panic!("link {rel}: {err}"));
+}
+
 fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     let mut files: Vec<(PathBuf, Vec<u8>)> = walkdir::WalkDir::new(dir)
         .into_iter()
@@ -92,7 +99,7 @@ fn a_symlinked_directory_inside_a_home_is_never_followed() {
     let f = Fixture::new();
     let (dir, _, _) = outside(&f);
     f.store.write("@human/real", "inside", None).expect("write");
-    symlink(&dir, f.root().join("human/linked")).expect("symlink");
+    link(&f, "human/linked", &dir);
     let before = snapshot(&dir);
     let read = f.store.read("@human/linked/secret").expect_err("read");
     assert_eq!(read.code(), RefusalCode::InvalidAddress);
@@ -128,9 +135,8 @@ fn a_symlinked_directory_inside_a_home_is_never_followed() {
 fn a_symlinked_note_file_is_never_followed() {
     let f = Fixture::new();
     let (dir, file, text) = outside(&f);
-    std::fs::create_dir_all(f.root().join("human")).expect("home");
-    symlink(&file, f.root().join("human/secret.md")).expect("symlink");
-    symlink(dir.join("missing.md"), f.root().join("human/dangling.md")).expect("dangling");
+    link(&f, "human/secret.md", &file);
+    link(&f, "human/dangling.md", &dir.join("missing.md"));
     assert_eq!(
         [
             code(f.store.read("@human/secret")),
@@ -164,10 +170,8 @@ fn a_symlinked_note_file_is_never_followed() {
 fn a_symlinked_home_is_refused_and_reported_unavailable() {
     let f = Fixture::new();
     let (dir, _, _) = outside(&f);
-    std::fs::create_dir_all(f.root().join("project")).expect("project");
-    symlink(&dir, f.root().join("project/proj-12345678")).expect("linked home");
-    std::fs::create_dir_all(f.root().join("agents")).expect("agents");
-    symlink(&dir, f.root().join("agents/eve")).expect("linked foreign home");
+    link(&f, "project/proj-12345678", &dir);
+    link(&f, "agents/eve", &dir);
     let before = snapshot(&dir);
     assert_eq!(
         [

@@ -560,6 +560,17 @@ fn model_change() -> Value {
     json!({"type": "model_change", "provider": "faux", "modelId": "faux-1"})
 }
 
+/// A session written at `file`: a model change, then `count` entries made
+/// by `entry`.
+fn after_a_model_change(file: PathBuf, count: usize, entry: fn() -> Value) -> Pi {
+    let mut pi = Pi::new(file);
+    pi.append(model_change());
+    for _ in 0..count {
+        pi.append(entry());
+    }
+    pi
+}
+
 /// Pi's compaction entry keeping from `kept_id`.
 fn compaction(kept_id: &str) -> Value {
     json!({"type": "compaction", "summary": "so far",
@@ -592,11 +603,7 @@ fn edit_id(pi: &Pi, at: usize) {
 #[test]
 fn a_written_session_is_read_from_its_file() {
     let dir = tempfile::tempdir().expect("a temp dir");
-    let mut pi = Pi::new(dir.path().join("session.jsonl"));
-    pi.append(model_change());
-    for _ in 0..20 {
-        pi.append(question());
-    }
+    let pi = after_a_model_change(dir.path().join("session.jsonl"), 20, question);
     let mut shim = Shim::default();
     assert!(
         shim.state(&pi, false).entries.is_empty(),
@@ -629,11 +636,7 @@ fn an_id_edited_in_the_middle_is_caught() {
 #[test]
 fn the_handlers_decode_only_what_they_read() {
     let dir = tempfile::tempdir().expect("a temp dir");
-    let mut pi = Pi::new(dir.path().join("session.jsonl"));
-    pi.append(model_change());
-    for _ in 0..500 {
-        pi.append(question());
-    }
+    let pi = after_a_model_change(dir.path().join("session.jsonl"), 500, question);
     let (sidecar, _) = first_event(&pi);
     assert_eq!(sidecar.host.decoded(), 0, "syncing decodes nothing");
     let window = sidecar.host.window_branch(None);
@@ -643,11 +646,7 @@ fn the_handlers_decode_only_what_they_read() {
     // those, the compaction and the model change (and, for the model, the
     // newest assistant message before them: there is none, so every
     // earlier message is looked at).
-    let mut pi = Pi::new(dir.path().join("compacted.jsonl"));
-    pi.append(model_change());
-    for _ in 0..500 {
-        pi.append(answer());
-    }
+    let mut pi = after_a_model_change(dir.path().join("compacted.jsonl"), 500, answer);
     let kept = pi.ids()[498].clone();
     pi.append(compaction(&kept));
     let (sidecar, _) = first_event(&pi);
