@@ -214,12 +214,26 @@ fn probed_pair() -> (impl Fn(&str) -> String, String, String) {
     (text, plain, boundary)
 }
 
+/// The plain one of the probed pair written at `path` and scanned: the
+/// text around a middle line, the boundary middle, and the scan with what
+/// it kept.
+fn plain_scanned(
+    path: &std::path::Path,
+) -> (
+    impl Fn(&str) -> String,
+    String,
+    (BootScan, Option<KeptScan>),
+) {
+    let (text, plain, boundary) = probed_pair();
+    std::fs::write(path, text(&plain)).unwrap();
+    let scanned = boot_scan_kept(path, None).unwrap();
+    (text, boundary, scanned)
+}
+
 #[test]
 fn a_replaced_transcript_is_scanned_again_even_when_its_probes_match() {
     let (dir, path) = temp_transcript();
-    let (text, plain, boundary) = probed_pair();
-    std::fs::write(&path, text(&plain)).unwrap();
-    let (_, kept) = boot_scan_kept(&path, None).unwrap();
+    let (text, boundary, (_, kept)) = plain_scanned(&path);
     let other = dir.path().join("other.jsonl");
     std::fs::write(&other, text(&boundary)).unwrap();
     std::fs::rename(&other, &path).unwrap();
@@ -254,9 +268,7 @@ fn a_transcript_that_cannot_be_opened_is_an_error_and_no_file_is_empty() {
 #[test]
 fn a_kept_scan_does_not_read_again_the_bytes_it_covered() {
     let (_dir, path) = temp_transcript();
-    let (text, plain, boundary) = probed_pair();
-    std::fs::write(&path, text(&plain)).unwrap();
-    let (before, kept) = boot_scan_kept(&path, None).unwrap();
+    let (text, boundary, (before, kept)) = plain_scanned(&path);
     let mut file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
     file.write_all(text(&boundary).as_bytes()).unwrap();
     drop(file);
