@@ -569,11 +569,24 @@ mod tests {
         }
     }
 
-    #[test]
-    fn lays_out_the_packages_with_one_version() {
+    /// The workspace's root and version, and a temp dir to lay out in.
+    fn root_version_and_temp() -> (PathBuf, String, tempfile::TempDir) {
         let root = workspace_root();
         let temp = tempfile::tempdir().expect("temp dir");
         let version = versions::workspace_version(&root).expect("version");
+        (root, version, temp)
+    }
+
+    /// `builds` laid out in `temp`'s `out`, and the options that did it.
+    fn laid_out(root: &Path, builds: &[Build], version: &str, temp: &tempfile::TempDir) -> Options {
+        let options = options(temp.path().join("out"));
+        layout(root, builds, version, &options).expect("layout");
+        options
+    }
+
+    #[test]
+    fn lays_out_the_packages_with_one_version() {
+        let (root, version, temp) = root_version_and_temp();
         let bin_dir = temp.path().join("bin");
         stand_ins(&bin_dir, &version, "stand-in");
         let builds = [Build {
@@ -584,8 +597,7 @@ mod tests {
             bin_dir: bin_dir.clone(),
             runner: Vec::new(),
         }];
-        let options = options(temp.path().join("out"));
-        layout(&root, &builds, &version, &options).expect("layout");
+        let options = laid_out(&root, &builds, &version, &temp);
         let out = &options.out;
         let platform_json =
             read_json(&out.join("npm/notesoup-linux-x64/package.json")).expect("json");
@@ -656,9 +668,7 @@ mod tests {
     /// their runner (here `sh`, standing in for qemu).
     #[test]
     fn lays_out_several_platforms_with_a_launcher() {
-        let root = workspace_root();
-        let temp = tempfile::tempdir().expect("temp dir");
-        let version = versions::workspace_version(&root).expect("version");
+        let (root, version, temp) = root_version_and_temp();
         let x64 = temp.path().join("x64");
         let arm64 = temp.path().join("arm64");
         stand_ins(&x64, &version, "x64");
@@ -683,8 +693,7 @@ mod tests {
                 runner: vec!["sh".into()],
             },
         ];
-        let options = options(temp.path().join("out"));
-        layout(&root, &builds, &version, &options).expect("layout");
+        let options = laid_out(&root, &builds, &version, &temp);
         let out = &options.out;
         let arm = read_json(&out.join("npm/notesoup-linux-arm64/package.json")).expect("json");
         assert_eq!(

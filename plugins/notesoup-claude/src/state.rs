@@ -391,10 +391,16 @@ mod tests {
         )
     }
 
-    #[test]
-    fn states_round_trip_and_track_the_latest_session() {
+    /// A state store in a temp dir of its own (kept while it is held).
+    fn store() -> (tempfile::TempDir, StateDir) {
         let dir = tempfile::tempdir().unwrap();
         let store = StateDir::new(dir.path());
+        (dir, store)
+    }
+
+    #[test]
+    fn states_round_trip_and_track_the_latest_session() {
+        let (_dir, store) = store();
         assert_eq!(store.load("s1").unwrap(), None);
         assert!(store.latest("w-12345678").unwrap().is_none());
         let mut one = state("s1", "w-12345678");
@@ -424,8 +430,7 @@ mod tests {
         ] {
             assert_eq!(project_dir_name(key), name, "{key:?}");
         }
-        let dir = tempfile::tempdir().unwrap();
-        let store = StateDir::new(dir.path());
+        let (_dir, store) = store();
         let a = state("s1", "My Project-12345678");
         store.save(&a).unwrap();
         assert_eq!(store.latest("My Project-12345678").unwrap(), Some(a));
@@ -434,8 +439,7 @@ mod tests {
 
     #[test]
     fn unsafe_names_are_refused() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = StateDir::new(dir.path());
+        let (_dir, store) = store();
         for bad in ["", "..", "a/b", "a\\b", "x y"] {
             assert!(matches!(
                 store.load(bad),
@@ -446,8 +450,7 @@ mod tests {
 
     #[test]
     fn the_hand_off_is_taken_once() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = StateDir::new(dir.path());
+        let (dir, store) = store();
         let hand_off = HandOff {
             notes_session_id: "s1".into(),
             previous_session_id: "s2".into(),
@@ -472,8 +475,7 @@ mod tests {
 
     #[test]
     fn a_garbage_record_is_reported_not_trusted() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = StateDir::new(dir.path());
+        let (dir, store) = store();
         std::fs::create_dir_all(dir.path().join("sessions")).unwrap();
         std::fs::write(dir.path().join("sessions/s1.json"), "{nope").unwrap();
         assert!(matches!(

@@ -56,6 +56,13 @@ fn line(row: &Gen, n: usize) -> String {
     }
 }
 
+/// A temp dir and the path of `t.jsonl` in it (not written yet).
+fn temp_transcript() -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.jsonl");
+    (dir, path)
+}
+
 /// A transcript's first line: a main-thread boot of window `ordinal`.
 fn boot_line(ordinal: u8) -> String {
     line(
@@ -97,8 +104,7 @@ proptest! {
         rows in prop::collection::vec(row(), 0..40),
         changes in prop::collection::vec(change(), 1..30),
     ) {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("t.jsonl");
+        let (dir, path) = temp_transcript();
         let text: String = rows
             .iter()
             .enumerate()
@@ -145,8 +151,7 @@ proptest! {
 
 #[test]
 fn a_kept_scan_reads_only_what_was_appended() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("t.jsonl");
+    let (dir, path) = temp_transcript();
     let boot = boot_line(2) + "\n";
     let boundary = line(&Gen::Boundary { sidechain: false }, 1) + "\n";
     std::fs::write(&path, &boot).unwrap();
@@ -176,8 +181,7 @@ fn a_kept_scan_reads_only_what_was_appended() {
 
 #[test]
 fn a_torn_last_line_is_read_but_not_kept() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("t.jsonl");
+    let (_dir, path) = temp_transcript();
     let boundary = line(&Gen::Boundary { sidechain: false }, 1);
     // The boundary row has no newline yet: it counts now, and it is read
     // again (not counted twice) once finished.
@@ -210,13 +214,26 @@ fn probed_pair() -> (impl Fn(&str) -> String, String, String) {
     (text, plain, boundary)
 }
 
+/// The plain one of the probed pair written at `path` and scanned: the
+/// text around a middle line, the boundary middle, and the scan with what
+/// it kept.
+fn plain_scanned(
+    path: &std::path::Path,
+) -> (
+    impl Fn(&str) -> String,
+    String,
+    (BootScan, Option<KeptScan>),
+) {
+    let (text, plain, boundary) = probed_pair();
+    std::fs::write(path, text(&plain)).unwrap();
+    let scanned = boot_scan_kept(path, None).unwrap();
+    (text, boundary, scanned)
+}
+
 #[test]
 fn a_replaced_transcript_is_scanned_again_even_when_its_probes_match() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("t.jsonl");
-    let (text, plain, boundary) = probed_pair();
-    std::fs::write(&path, text(&plain)).unwrap();
-    let (_, kept) = boot_scan_kept(&path, None).unwrap();
+    let (dir, path) = temp_transcript();
+    let (text, boundary, (_, kept)) = plain_scanned(&path);
     let other = dir.path().join("other.jsonl");
     std::fs::write(&other, text(&boundary)).unwrap();
     std::fs::rename(&other, &path).unwrap();
@@ -250,11 +267,8 @@ fn a_transcript_that_cannot_be_opened_is_an_error_and_no_file_is_empty() {
 /// the same bytes renamed into place are (see above).
 #[test]
 fn a_kept_scan_does_not_read_again_the_bytes_it_covered() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("t.jsonl");
-    let (text, plain, boundary) = probed_pair();
-    std::fs::write(&path, text(&plain)).unwrap();
-    let (before, kept) = boot_scan_kept(&path, None).unwrap();
+    let (_dir, path) = temp_transcript();
+    let (text, boundary, (before, kept)) = plain_scanned(&path);
     let mut file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
     file.write_all(text(&boundary).as_bytes()).unwrap();
     drop(file);
@@ -272,8 +286,7 @@ fn a_kept_scan_does_not_read_again_the_bytes_it_covered() {
 #[test]
 fn a_torn_last_line_is_read_up_to_the_longest_line_a_scan_reads() {
     use notesoup_claude::transcript::tail::MAX_LINE_BYTES;
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("t.jsonl");
+    let (_dir, path) = temp_transcript();
     let boot = boot_line(1);
     let head = r#"{"type":"system","subtype":"compact_boundary","uuid":"c","parentUuid":null,"isSidechain":false,"pad":""#;
     for size in [MAX_LINE_BYTES, MAX_LINE_BYTES + 1] {

@@ -32,6 +32,13 @@ impl Server {
         self.request(&request)["result"].clone()
     }
 
+    /// A tools call that must succeed: its result.
+    fn ok(&mut self, id: u64, name: &str, arguments: Value, tool_use_id: &str) -> Value {
+        let result = self.call(id, name, arguments, tool_use_id);
+        assert_eq!(result["isError"], false, "{name}: {result}");
+        result
+    }
+
     fn finish(self) {
         self.0.finish();
     }
@@ -113,8 +120,7 @@ fn history_reads_the_calling_session() {
         ],
     );
     let mut server = Server::start(&sb);
-    let windows = server.call(1, "history_windows", json!({}), "toolu_hist");
-    assert_eq!(windows["isError"], false);
+    let windows = server.ok(1, "history_windows", json!({}), "toolu_hist");
     assert_eq!(
         text(&windows),
         format!("session {S1}\nwindow claude:{S1}:1 | seqs 1-4 | 3 events | open")
@@ -175,13 +181,12 @@ fn each_call_resolves_its_own_session_with_the_latest_as_fallback() {
 fn started_on_its_own_the_durable_homes_are_served() {
     let sb = Sandbox::new();
     let mut server = Server::start(&sb);
-    let wrote = server.call(
+    let wrote = server.ok(
         1,
         "notes_write",
         json!({"address": "@project/decisions.md", "content": "# Decisions\nUse tabs."}),
         "toolu_a",
     );
-    assert_eq!(wrote["isError"], false, "{wrote}");
     let key = notesoup_core::notes::project_key(&sb.project);
     assert_eq!(
         text(&wrote),
@@ -237,13 +242,12 @@ fn session_notes_land_in_the_chain_s_notes_session() {
         .unwrap();
     sb.append_transcript(S2, &[mcp_call_row("a9", None, "toolu_two", "notes_write")]);
     let mut server = Server::start(&sb);
-    let wrote = server.call(
+    server.ok(
         1,
         "notes_write",
         json!({"address": "checkpoint.md", "content": "# Goal\nship it"}),
         "toolu_two",
     );
-    assert_eq!(wrote["isError"], false, "{wrote}");
     let file = sb.notes.join("pi/session").join(S1).join("checkpoint.md");
     assert!(
         std::fs::read_to_string(&file)
@@ -377,8 +381,7 @@ fn memory_stays_bounded_over_a_thousand_calls_on_a_long_transcript() {
     let mut server = Server::start(&sb);
     let mut exchanges = EXCHANGES;
     let tool_use = |exchanges: usize| format!("t{}", exchanges - 1);
-    let first = server.call(1, "history_windows", json!({}), &tool_use(exchanges));
-    assert_eq!(first["isError"], false, "{first}");
+    server.ok(1, "history_windows", json!({}), &tool_use(exchanges));
     let rss_first = rss_kib(&server);
     for call in 0..1_000u64 {
         if call % 10 == 9 {
@@ -393,8 +396,7 @@ fn memory_stays_bounded_over_a_thousand_calls_on_a_long_transcript() {
             3 => ("notes_list", json!({})),
             _ => ("history_windows", json!({})),
         };
-        let result = server.call(call + 2, name, arguments, &tool_use(exchanges));
-        assert_eq!(result["isError"], false, "{name}: {result}");
+        let result = server.ok(call + 2, name, arguments, &tool_use(exchanges));
         if name == "history_search" {
             assert!(text(&result).ends_with(&newest), "{result}");
         }

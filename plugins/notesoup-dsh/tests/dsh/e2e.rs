@@ -277,6 +277,15 @@ impl World {
         read_session_jsonl(std::io::BufReader::new(file)).expect("dsh's log decodes")
     }
 
+    /// The session `outcome` ran and the log dsh wrote for it, once every
+    /// model request of the run is checked.
+    pub(crate) fn checked_log(&self, outcome: &Outcome) -> (String, SessionLog) {
+        check_requests(&outcome.requests);
+        let id = session_id(outcome);
+        let log = self.log(&id);
+        (id, log)
+    }
+
     /// How each window of `id`'s session ended, as `notesoup-dsh report
     /// LOG --json` reads it from the log dsh wrote.
     fn ledger_ends(&self, id: &str) -> Vec<String> {
@@ -353,19 +362,23 @@ fn check_marker(marker: &SessionEvent, id: &str, ordinal: u64, origin: &str) {
     );
 }
 
+/// The texts of a model request's messages, in order.
+pub(crate) fn message_texts(request: &Value) -> Vec<&str> {
+    request["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .filter_map(|m| m["text"].as_str())
+        .collect()
+}
+
 /// Every model request carried exactly one boot and offered notesoup's tools.
 pub(crate) fn check_requests(requests: &[Value]) {
     assert!(!requests.is_empty());
     for request in requests {
-        let boots = request["messages"]
-            .as_array()
-            .expect("messages")
+        let boots = message_texts(request)
             .iter()
-            .filter(|m| {
-                m["text"]
-                    .as_str()
-                    .is_some_and(|t| t.contains("<context_window>\n"))
-            })
+            .filter(|t| t.contains("<context_window>\n"))
             .count();
         assert_eq!(boots, 1, "one boot per request: {request}");
         let tools = request["tools"].as_array().expect("tools");
@@ -400,9 +413,7 @@ fn a_wipe_resets_and_a_resumed_session_keeps_its_window() {
         profile: false,
     });
     assert_eq!(first.report["text"], "ANSWER FROM WINDOW 2");
-    check_requests(&first.requests);
-    let id = session_id(&first);
-    let log = world.log(&id);
+    let (id, log) = world.checked_log(&first);
 
     // The countdown is known at the first call (the window is measured then).
     let remaining: Value =
@@ -502,9 +513,7 @@ fn fresh_window_and_compact_through_the_engine() {
         engine: true,
         profile: false,
     });
-    check_requests(&outcome.requests);
-    let id = session_id(&outcome);
-    let log = world.log(&id);
+    let (id, log) = world.checked_log(&outcome);
 
     // The close-out carried the human's text; window 2 continued with it
     // verbatim; /compact opened window 3 and stopped there.
@@ -563,10 +572,8 @@ fn budget_lines_and_overflow_through_the_engine() {
         engine: true,
         profile: false,
     });
-    check_requests(&outcome.requests);
     assert_eq!(outcome.report["text"], "AFTER THE OVERFLOW");
-    let id = session_id(&outcome);
-    let log = world.log(&id);
+    let (id, log) = world.checked_log(&outcome);
     let warnings = notices(&log, "warning");
     assert_eq!(warnings.len(), 1, "one warning in window 1");
     let found = markers(&log);
@@ -657,10 +664,8 @@ fn installed_through_the_profile_as_documented() {
         engine: true,
         profile: true,
     });
-    check_requests(&outcome.requests);
     assert_eq!(outcome.report["text"], "LISTED");
-    let id = session_id(&outcome);
-    let log = world.log(&id);
+    let (id, log) = world.checked_log(&outcome);
     assert_eq!(tool_results(&log, "notes_list"), ["0 notes"]);
     // Past dsh's 80 % line nothing was summarized: notesoup warned instead,
     // and /compact opened a fresh window through the engine.
@@ -789,11 +794,8 @@ fn a_note_written_on_one_root_is_in_the_boot_on_another_after_sync() {
         profile: false,
     });
     check_requests(&booted.requests);
-    let boot: Vec<&str> = booted.requests[0]["messages"]
-        .as_array()
-        .expect("messages")
-        .iter()
-        .filter_map(|m| m["text"].as_str())
+    let boot: Vec<&str> = message_texts(&booted.requests[0])
+        .into_iter()
         .filter(|t| t.contains("<context_window>\n"))
         .collect();
     assert_eq!(boot.len(), 1, "{:?}", booted.requests[0]);

@@ -24,9 +24,7 @@ use notesoup_test_support::npm_registry::{
 };
 use serde_json::json;
 
-use crate::e2e::{
-    COMPACTION_OFF, Scenario, World, check_requests, dsh_root, session_id, tool_results,
-};
+use crate::e2e::{COMPACTION_OFF, Scenario, World, dsh_root, message_texts, tool_results};
 
 /// The platform package the docs install.
 const PACKAGE: &str = "notesoup-linux-x64";
@@ -217,14 +215,8 @@ fn installed_from_the_npm_platform_package_as_documented() {
         profile: true,
     });
     assert_eq!(outcome.report["text"], "Noted.");
-    check_requests(&outcome.requests);
-    let first: Vec<&str> = outcome.requests[0]["messages"]
-        .as_array()
-        .expect("messages")
-        .iter()
-        .filter_map(|m| m["text"].as_str())
-        .collect();
-    let id = session_id(&outcome);
+    let (id, log) = world.checked_log(&outcome);
+    let first = message_texts(&outcome.requests[0]);
     let window = format!("Current context window id: dsh:{id}:1\n");
     assert!(
         first
@@ -232,7 +224,6 @@ fn installed_from_the_npm_platform_package_as_documented() {
             .any(|t| t.contains("<context_window>\n") && t.contains(&window)),
         "the first request carries the boot: {first:?}"
     );
-    let log = world.log(&id);
     let wrote = tool_results(&log, "notes_write");
     assert_eq!(wrote.len(), 1, "{wrote:?}");
     let note = std::fs::read_to_string(world.path("notes/human/from-npm.md"))

@@ -16,6 +16,13 @@ fn recorded() -> (SessionLog, String, String) {
     (log, id, cwd)
 }
 
+/// A client greeted over a notes folder of its own (kept while it is held).
+fn greeted() -> (tempfile::TempDir, Client) {
+    let notes = tempfile::tempdir().expect("tempdir");
+    let client = Client::greeted(notes.path());
+    (notes, client)
+}
+
 #[test]
 fn hello_first_and_version_checked() {
     let notes = tempfile::tempdir().expect("tempdir");
@@ -38,8 +45,7 @@ fn hello_first_and_version_checked() {
 #[test]
 fn the_recorded_session_through_the_protocol() {
     let (log, id, cwd) = recorded();
-    let notes = tempfile::tempdir().expect("tempdir");
-    let mut client = Client::greeted(notes.path());
+    let (notes, mut client) = greeted();
 
     // The agent appears with its first snapshot logged: the boot it keeps.
     let opened = client.ok(
@@ -139,8 +145,7 @@ fn the_recorded_session_through_the_protocol() {
 #[test]
 fn a_wipe_without_its_reset_is_recovered_as_pending() {
     let (log, id, _) = recorded();
-    let notes = tempfile::tempdir().expect("tempdir");
-    let mut client = Client::greeted(notes.path());
+    let (_notes, mut client) = greeted();
     let opened = client.ok(
         "window.open",
         json!({"session": session(&id, "/", 0, &log.events[..34])}),
@@ -150,8 +155,7 @@ fn a_wipe_without_its_reset_is_recovered_as_pending() {
 
 #[test]
 fn fresh_window_steers_a_close_out_once() {
-    let notes = tempfile::tempdir().expect("tempdir");
-    let mut client = Client::greeted(notes.path());
+    let (_notes, mut client) = greeted();
     let first = client.ok(
         "command.fresh_window",
         json!({"session": session("s", "/", 0, &[]), "prompt": "fix the build"}),
@@ -178,8 +182,7 @@ fn fresh_window_steers_a_close_out_once() {
 #[test]
 fn notes_tools_write_to_the_session_homes() {
     let (log, id, cwd) = recorded();
-    let notes = tempfile::tempdir().expect("tempdir");
-    let mut client = Client::greeted(notes.path());
+    let (notes, mut client) = greeted();
     let mut tool = |from: u64, name: &str, arguments: Value| {
         client.ok(
             "tool",
@@ -240,8 +243,7 @@ fn notes_tools_write_to_the_session_homes() {
 #[test]
 fn a_refused_reset_plan_drops_the_request() {
     let (log, id, _) = recorded();
-    let notes = tempfile::tempdir().expect("tempdir");
-    let mut client = Client::greeted(notes.path());
+    let (_notes, mut client) = greeted();
     let wipe = json!({"session": session(&id, "/", 0, &log.events[..31]), "name": "wipe_memory", "arguments": {}});
     assert_eq!(
         client.ok("tool", wipe)["text"],
@@ -264,8 +266,7 @@ fn a_refused_reset_plan_drops_the_request() {
 #[test]
 fn a_long_log_goes_ahead_in_sync_batches() {
     let (log, id, cwd) = recorded();
-    let notes = tempfile::tempdir().expect("tempdir");
-    let mut whole = Client::greeted(notes.path());
+    let (notes, mut whole) = greeted();
     let at_once = whole.ok(
         "window.open",
         json!({"session": session(&id, &cwd, 0, &log.events)}),

@@ -108,13 +108,15 @@ fn the_npm_packages_install_into_real_pi_and_claude_code_on_a_fresh_machine() {
         succeed(publish, "npm publish");
     }
 
+    // Pi's command line on the fresh machine, which must succeed.
+    let pi = |args: [&str; 2]| {
+        let mut cmd = fresh(&node, &home, &path);
+        cmd.arg(&pi_cli).args(args).current_dir(&home);
+        succeed(cmd, &format!("pi {}", args.join(" ")))
+    };
+
     // Pi: one command.
-    let mut install = fresh(&node, &home, &path);
-    install
-        .arg(&pi_cli)
-        .args(["install", "npm:notesoup-pi"])
-        .current_dir(&home);
-    succeed(install, "pi install npm:notesoup-pi");
+    pi(["install", "npm:notesoup-pi"]);
     let agent = home.join("agent");
     let settings = read_json(&agent.join("settings.json"));
     assert_eq!(settings["packages"], json!(["npm:notesoup-pi"]));
@@ -190,12 +192,7 @@ fn the_npm_packages_install_into_real_pi_and_claude_code_on_a_fresh_machine() {
     std::fs::write(&manifest, original).unwrap();
 
     // And the uninstall leaves nothing.
-    let mut remove = fresh(&node, &home, &path);
-    remove
-        .arg(&pi_cli)
-        .args(["remove", "npm:notesoup-pi"])
-        .current_dir(&home);
-    succeed(remove, "pi remove npm:notesoup-pi");
+    pi(["remove", "npm:notesoup-pi"]);
     let settings = std::fs::read_to_string(agent.join("settings.json")).unwrap();
     assert!(!settings.contains("notesoup"), "{settings}");
     let left: Vec<_> = std::fs::read_dir(&modules)

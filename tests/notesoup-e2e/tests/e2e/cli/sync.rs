@@ -542,6 +542,23 @@ fn host_boot(machine: &Machine, bin: Bin) -> (String, String) {
 /// With `auto` on and a remote whose git never answers a fetch, Claude
 /// Code's SessionStart boots after the (small) wait from the notes here,
 /// and says so once, in its notice.
+/// The remote moves on (`first` syncs `later.md`) while `second` writes
+/// `local.md` and waits at most 50 ms for its automatic sync, whose fetch
+/// never answers (held at `blocking_git`'s gate).
+fn the_remote_moves_on_out_of_reach(first: &Machine, second: &mut Machine, bin: Bin) {
+    first
+        .run(bin, &["notes", "write", "@human/later.md", "not in time"])
+        .ok();
+    first.run(bin, &["sync"]).ok();
+    second
+        .run(bin, &["notes", "write", "@human/local.md", "written here"])
+        .ok();
+    second
+        .run(bin, &["sync", "--auto", "on", "--auto-wait-ms", "50"])
+        .ok();
+    second.set_env("NOTESOUP_TEST_GIT_BLOCK", "fetch");
+}
+
 #[test]
 fn with_auto_on_a_claude_boot_never_waits_past_the_bound_and_says_so() {
     let first = Machine::new();
@@ -550,26 +567,7 @@ fn with_auto_on_a_claude_boot_never_waits_past_the_bound_and_says_so() {
     let gate = blocking_git(&second);
     first.run(Bin::Claude, &["sync", "--remote", &remote]).ok();
     second.run(Bin::Claude, &["sync", "--remote", &remote]).ok();
-    first
-        .run(
-            Bin::Claude,
-            &["notes", "write", "@human/later.md", "not in time"],
-        )
-        .ok();
-    first.run(Bin::Claude, &["sync"]).ok();
-    second
-        .run(
-            Bin::Claude,
-            &["notes", "write", "@human/local.md", "written here"],
-        )
-        .ok();
-    second
-        .run(
-            Bin::Claude,
-            &["sync", "--auto", "on", "--auto-wait-ms", "50"],
-        )
-        .ok();
-    second.set_env("NOTESOUP_TEST_GIT_BLOCK", "fetch");
+    the_remote_moves_on_out_of_reach(&first, &mut second, Bin::Claude);
     let payload = serde_json::json!({
         "session_id": "0b0e7c1a-0000-4000-8000-000000000003",
         "transcript_path": second.home.join(".claude/projects/shop/s.jsonl"),
@@ -601,7 +599,7 @@ fn with_auto_on_a_claude_boot_never_waits_past_the_bound_and_says_so() {
 fn with_auto_on_pi_and_dsh_boots_pull_first_and_never_wait_past_the_bound() {
     for bin in [Bin::Pi, Bin::Dsh] {
         let first = Machine::new();
-        let second = Machine::new();
+        let mut second = Machine::new();
         let remote = bare_remote(&first);
         let gate = blocking_git(&second);
         first.run(bin, &["sync", "--remote", &remote]).ok();
@@ -625,18 +623,7 @@ fn with_auto_on_pi_and_dsh_boots_pull_first_and_never_wait_past_the_bound() {
         // The remote moves on, but this machine's git never answers a
         // fetch: the boot goes on after the (small) wait, from the notes
         // here.
-        first
-            .run(bin, &["notes", "write", "@human/later.md", "not in time"])
-            .ok();
-        first.run(bin, &["sync"]).ok();
-        second
-            .run(bin, &["notes", "write", "@human/local.md", "written here"])
-            .ok();
-        second
-            .run(bin, &["sync", "--auto", "on", "--auto-wait-ms", "50"])
-            .ok();
-        let mut second = second;
-        second.set_env("NOTESOUP_TEST_GIT_BLOCK", "fetch");
+        the_remote_moves_on_out_of_reach(&first, &mut second, bin);
         let (boot, said) = host_boot(&second, bin);
         assert!(
             said.contains("this boot is from the notes on this machine, not the remote's: the automatic sync before it did not land (it did not finish within autoWaitMs"),
