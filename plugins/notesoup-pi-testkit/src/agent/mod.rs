@@ -30,7 +30,7 @@ use super::clock::{Clock, IdSource};
 use super::host::{HostEvent, HostState};
 use super::model::ScriptedModel;
 use super::session::SessionManager;
-use notesoup_pi::bridge::USAGE_OMITTED;
+use notesoup_pi::bridge::usage_omitted;
 use notesoup_pi::host::{
     BoundaryOutcome, HostError, PiExtension, SessionStartEvent, SessionStartReason,
 };
@@ -95,7 +95,7 @@ impl<E: PiExtension> Harness<E> {
     }
 
     /// Runs the handler of `event`, one whose state notesoup's sidecar
-    /// leaves Pi's context usage out of (`bridge::USAGE_OMITTED`): the
+    /// leaves Pi's context usage out of (`bridge::usage_omitted`): the
     /// handler must not read it.
     pub(crate) fn without_usage<R>(
         &mut self,
@@ -103,7 +103,7 @@ impl<E: PiExtension> Harness<E> {
         run: impl FnOnce(&mut E, &mut HostState) -> R,
     ) -> R {
         assert!(
-            USAGE_OMITTED.contains(&event),
+            usage_omitted(event),
             "{event} is not an event whose state leaves the usage out"
         );
         let before = self.host.usage_reads.get();

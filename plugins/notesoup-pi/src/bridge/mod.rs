@@ -60,21 +60,12 @@ pub const FORWARDED_EVENTS: &[&str] = &[
     "agent_settled",
 ];
 
-/// The forwarded events whose handlers never read `ctx.getContextUsage()`
-/// (only the budget does: `context`, `turn_end`, tools and commands), so
-/// their states leave it out.
-pub const USAGE_OMITTED: &[&str] = &[
-    "session_start",
-    "session_tree",
-    "session_before_tree",
-    "session_before_compact",
-    "session_shutdown",
-    "model_select",
-    "turn_start",
-    "context_with_system",
-    "agent_before_settle",
-    "agent_settled",
-];
+/// Whether the state of `event` leaves Pi's context usage out: a forwarded
+/// event none of whose handlers reads `ctx.getContextUsage()` (only the
+/// budget does, at the [`USAGE_COMPUTED`] exchanges).
+pub fn usage_omitted(event: &str) -> bool {
+    FORWARDED_EVENTS.contains(&event) && !USAGE_COMPUTED.contains(&event)
+}
 
 /// The exchanges whose handlers read the context usage (the budget, at
 /// `context` and `turn_end`; tool calls, for `get_context_remaining` and
@@ -370,7 +361,11 @@ pub fn ready(extension: &dyn PiExtension, level: PiApiLevel) -> Ready {
                 whole_roles: WHOLE_ROLES.iter().map(|&r| r.to_owned()).collect(),
             })
             .collect(),
-        usage_omitted: USAGE_OMITTED.iter().map(|&e| e.to_owned()).collect(),
+        usage_omitted: FORWARDED_EVENTS
+            .iter()
+            .filter(|event| usage_omitted(event))
+            .map(|&e| e.to_owned())
+            .collect(),
         usage_computed: USAGE_COMPUTED.iter().map(|&e| e.to_owned()).collect(),
         on_demand: ON_DEMAND_EVENTS.iter().map(|&e| e.to_owned()).collect(),
     }

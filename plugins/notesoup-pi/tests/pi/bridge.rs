@@ -125,6 +125,18 @@ fn the_handshake_names_tools_commands_and_events() {
     );
     // Forwarded, but subscribed to only while a result asks for it.
     assert_eq!(body["onDemand"], json!(["agent_before_settle"]));
+    // The usage is read only by the budget: every forwarded event's state
+    // but `context`'s and `turn_end`'s leaves it out, and those exchanges,
+    // tool calls and commands have the sidecar compute it.
+    let forwarded = body["events"].as_array().unwrap();
+    let omitted = body["usageOmitted"].as_array().unwrap();
+    assert_eq!(omitted.len(), forwarded.len() - 2, "{omitted:?}");
+    assert!(!omitted.contains(&json!("context")) && !omitted.contains(&json!("turn_end")));
+    assert!(omitted.iter().all(|event| forwarded.contains(event)));
+    assert_eq!(
+        body["usageComputed"],
+        json!(["context", "turn_end", "execute_tool", "command"])
+    );
     assert!(
         body["events"]
             .as_array()
