@@ -316,7 +316,7 @@ impl PiExtension for Notesoup {
     /// `agent_before_settle` only while a close-out, a committed stop or an
     /// overflow recovery waits for settlement; every other event always.
     fn needs(&self, event: &str) -> bool {
-        event != "agent_before_settle" || settle_matters(&self.control, self.enabled)
+        event != "agent_before_settle" || settle_matters(&self.control)
     }
 
     fn agent_settled(&mut self, host: &mut dyn PiHost, _event: &AgentSettledEvent) {

@@ -903,7 +903,7 @@ fn settle_matters_exactly_when_some_settlement_acts() {
                     }
                 }
                 assert_eq!(
-                    settle_matters(&control, enabled),
+                    settle_matters(&control),
                     acts,
                     "{control:?}, enabled {enabled}"
                 );
@@ -914,9 +914,8 @@ fn settle_matters_exactly_when_some_settlement_acts() {
     // Only the idle state (nothing pending, no overflow phase) is quiet,
     // on and off: a settlement clears or acts on anything else. It is the
     // state of every ordinary run.
-    assert!(!settle_matters(&ResetControl::default(), true));
-    assert!(!settle_matters(&ResetControl::default(), false));
-    assert!(settle_matters(&state(manual("w1"), Idle), true));
-    assert!(settle_matters(&state(none(), Spent), false));
+    assert!(!settle_matters(&ResetControl::default()));
+    assert!(settle_matters(&state(manual("w1"), Idle)));
+    assert!(settle_matters(&state(none(), Spent)));
     assert_eq!(quiet, 2);
 }
