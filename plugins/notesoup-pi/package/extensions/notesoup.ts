@@ -149,38 +149,39 @@ function packageVersion(): string | undefined {
   }
 }
 
-/** Sidecars whose version matched, checked once per process. */
-const versionChecked = new Set<string>();
-
 /**
- * Why `command` cannot serve this package, or undefined when its
- * `--version` is this package's version. A mismatch names both versions and
- * the two ways out.
+ * The notice for a sidecar of version `found` serving this package of
+ * version `wanted`: both versions and the two ways out.
  */
-function versionMismatch(command: string): string | undefined {
-  const wanted = packageVersion();
-  if (wanted === undefined || versionChecked.has(command)) return undefined;
-  let line: string;
-  try {
-    line = execFileSync(command, ["--version"], {
-      encoding: "utf8",
-      timeout: 10_000,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-  } catch (error) {
-    return `could not run ${command} --version (${error instanceof Error ? error.message : String(error)})`;
-  }
-  // `notesoup-pi 0.1.0 (Pi 1.6.0, bridge protocol 2)`: the second word.
-  const found = line.trim().split(/\s+/)[1];
-  if (found === wanted) {
-    versionChecked.add(command);
-    return undefined;
-  }
+function mismatchText(command: string, found: string | undefined, wanted: string): string {
   return (
     `${command} is version ${found ?? "unknown"} but the notesoup-pi Pi package is ${wanted}; ` +
     `install matching versions: \`pi install npm:notesoup-pi@${found ?? "<version>"}\`, ` +
     `or a notesoup-pi binary of version ${wanted} (\`cargo install notesoup-pi --version ${wanted}\`)`
   );
+}
+
+/**
+ * Why a sidecar whose handshake failed cannot serve this package, when its
+ * `--version` is another version than this package's: a release that speaks
+ * another protocol says so only there. Run only on that failure path; the
+ * handshake carries the version of a sidecar that answers it.
+ */
+function versionMismatch(command: string): string | undefined {
+  const wanted = packageVersion();
+  if (wanted === undefined) return undefined;
+  try {
+    const line = execFileSync(command, ["--version"], {
+      encoding: "utf8",
+      timeout: 10_000,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    // `notesoup-pi 0.1.0 (Pi 1.6.0, bridge protocol 2)`: the second word.
+    const found = line.trim().split(/\s+/)[1];
+    return found === wanted ? undefined : mismatchText(command, found, wanted);
+  } catch {
+    return undefined;
+  }
 }
 
 /** A pipe or process handle Node can be told not to wait for. */
@@ -196,7 +197,10 @@ class Sidecar {
   /** Stops the child when Pi's process exits, whatever it was doing. */
   private readonly onExit = () => this.stop();
 
-  private constructor(private readonly child: ChildProcessWithoutNullStreams) {
+  private constructor(
+    readonly command: string,
+    private readonly child: ChildProcessWithoutNullStreams,
+  ) {
     // Pi's process may end while the sidecar idles: nothing here holds it.
     (child as Handle).unref?.();
     for (const pipe of [child.stdin, child.stdout, child.stderr]) (pipe as Handle).unref?.();
@@ -235,12 +239,16 @@ class Sidecar {
     child.stdin.on("error", fail);
   }
 
-  /** Starts the sidecar found, after checking it is this package's version. */
+  /**
+   * Starts the sidecar found and greets it: its answer waits in the line
+   * buffer until [`next`] reads it, so a sidecar started while Pi loads
+   * is ready by the time the session starts.
+   */
   static start(): Sidecar {
     const command = sidecarCommand();
-    const mismatch = versionMismatch(command);
-    if (mismatch) throw new Error(mismatch);
-    return new Sidecar(spawn(command, ["serve"], { stdio: ["pipe", "pipe", "pipe"] }));
+    const started = new Sidecar(command, spawn(command, ["serve"], { stdio: ["pipe", "pipe", "pipe"] }));
+    started.send({ type: "hello", body: { protocol: PROTOCOL, piVersion: VERSION } });
+    return started;
   }
 
   send(message: ShimMessage): void {
@@ -309,6 +317,18 @@ export default function notesoup(pi: ExtensionAPI): void {
   let staleWatch: ReturnType<typeof setInterval> | undefined;
   const registeredTools = new Set<string>();
   const registeredCommands = new Set<string>();
+  /**
+   * The sidecar started while Pi loads, greeted and answering while Pi opens
+   * the session; the first `session_start` takes it. Pi's process never
+   * waits for it (see [`Sidecar`]); a failure to start shows at that
+   * `session_start`.
+   */
+  let early: Sidecar | undefined;
+  try {
+    early = Sidecar.start();
+  } catch {
+    early = undefined;
+  }
 
   function settings(ctx: ExtensionContext): SettingsState {
     try {
@@ -662,18 +682,27 @@ export default function notesoup(pi: ExtensionAPI): void {
     toldAgent = false;
     sidecarEvents.clear();
     mirror = { sessionId: "", sent: 0, resend: false };
+    let started: Sidecar | undefined;
     try {
-      const started = Sidecar.start();
-      started.send({ type: "hello", body: { protocol: PROTOCOL, piVersion: VERSION } });
+      started = early ?? Sidecar.start();
+      early = undefined;
       const answer = await started.next();
-      if (answer.type === "refused") {
+      if (answer.type === "ready" && answer.body.protocol === PROTOCOL) {
+        const wanted = packageVersion();
+        if (wanted !== undefined && answer.body.version !== wanted) {
+          started.stop();
+          giveUp(mismatchText(started.command, answer.body.version, wanted), ctx);
+          return;
+        }
+      } else {
         started.stop();
-        giveUp(answer.body.message, ctx);
-        return;
-      }
-      if (answer.type !== "ready" || answer.body.protocol !== PROTOCOL) {
-        started.stop();
-        giveUp(`the sidecar speaks another protocol (${JSON.stringify(answer).slice(0, 200)})`, ctx);
+        giveUp(
+          versionMismatch(started.command) ??
+            (answer.type === "refused"
+              ? answer.body.message
+              : `the sidecar speaks another protocol (${JSON.stringify(answer).slice(0, 200)})`),
+          ctx,
+        );
         return;
       }
       sidecar = started;
@@ -681,7 +710,8 @@ export default function notesoup(pi: ExtensionAPI): void {
       register(answer.body);
       watchForStale();
     } catch (error) {
-      giveUp(error instanceof Error ? error.message : String(error), ctx);
+      const why = error instanceof Error ? error.message : String(error);
+      giveUp((started && versionMismatch(started.command)) ?? why, ctx);
     }
   }
 

@@ -487,8 +487,8 @@ fn a_missing_sidecar_leaves_pi_working_with_one_notice() {
 }
 
 /// An executable script standing in for `notesoup-pi` (the shim runs
-/// `<binary> --version`, then `<binary> serve`); it says it is this
-/// package's version.
+/// `<binary> serve`, and `<binary> --version` when the handshake fails);
+/// it says it is this package's version.
 fn fake_sidecar(world: &World, name: &str, body: &str) -> std::path::PathBuf {
     fake_sidecar_of_version(world, name, env!("CARGO_PKG_VERSION"), body)
 }
@@ -511,34 +511,47 @@ fn fake_sidecar_of_version(
 
 #[test]
 fn a_sidecar_of_another_version_leaves_pi_working_with_the_documented_notice() {
-    let mut world = World::new(200_000);
-    // It would serve, but the shim asks its version first.
-    let real = env!("CARGO_BIN_EXE_notesoup-pi");
-    world.sidecar = fake_sidecar_of_version(
-        &world,
-        "older-notesoup-pi",
-        "0.0.1",
-        &format!("exec '{real}' \"$@\""),
-    );
-    let report = world.run(
-        None,
-        json!([
-            {"respond": [text("Plain Pi.")]},
-            {"prompt": "Hello."},
-        ]),
-    );
-    assert_eq!(report.pending_responses, 0);
     let version = env!("CARGO_PKG_VERSION");
-    assert_eq!(
-        report.notice_texts(),
-        [format!(
+    let notice = |sidecar: &std::path::Path| {
+        format!(
             "notesoup unavailable: {} is version 0.0.1 but the notesoup-pi Pi package is {version}; \
              install matching versions: `pi install npm:notesoup-pi@0.0.1`, or a notesoup-pi binary \
              of version {version} (`cargo install notesoup-pi --version {version}`)",
-            world.sidecar.display()
-        )]
+            sidecar.display()
+        )
+    };
+    // An older release that speaks this protocol: its handshake says its
+    // version.
+    let protocol = notesoup_pi::bridge::protocol::PROTOCOL_VERSION;
+    let same_protocol = format!(
+        r#"read hello
+echo '{{"type":"ready","body":{{"protocol":{protocol},"version":"0.0.1","apiLevel":"0.87","tools":[],"commands":[],"events":[],"omit":[],"summarize":[]}}}}'
+read rest"#
     );
-    assert!(!report.kinds().iter().any(|k| k.contains("notesoup/")));
+    // One that speaks another protocol refuses the handshake; its
+    // `--version` says why.
+    let other_protocol = r#"read hello
+echo '{"type":"refused","body":{"protocol":3,"code":"protocol_mismatch","message":"the Pi package speaks protocol 5 but notesoup-pi speaks 3"}}'"#;
+    for (name, body) in [
+        ("older-notesoup-pi", same_protocol.as_str()),
+        ("oldest-notesoup-pi", other_protocol),
+    ] {
+        let mut world = World::new(200_000);
+        world.sidecar = fake_sidecar_of_version(&world, name, "0.0.1", body);
+        let report = world.run(
+            None,
+            json!([
+                {"respond": [text("Plain Pi.")]},
+                {"prompt": "Hello."},
+            ]),
+        );
+        assert_eq!(report.pending_responses, 0, "{name}");
+        assert_eq!(report.notice_texts(), [notice(&world.sidecar)], "{name}");
+        assert!(
+            !report.kinds().iter().any(|k| k.contains("notesoup/")),
+            "{name}"
+        );
+    }
 }
 
 #[test]
