@@ -5,7 +5,10 @@ use serde::{Deserialize, Serialize};
 use typeshare::typeshare;
 
 use super::render::{plural, push_row_head, push_snapshot_footer};
-use super::{FIRST_ROW_TOO_LARGE, RowHead, fit_or, limit, list_query, run_over_store, store_error};
+use super::{
+    FIRST_ROW_TOO_LARGE, RowHead, SNAPSHOT_TOO_LARGE, fit_or, limit, list_query, run_over_store,
+    store_error,
+};
 use crate::notes::NoteStore;
 use crate::tools::definition::{Tool, ToolFamily};
 use crate::tools::fill::fill_best_from;
@@ -173,10 +176,7 @@ fn list_page(
     }
     match packed {
         Some(output) => Ok(output),
-        None => fit_or(
-            data(filled.kept),
-            "The notes snapshot metadata exceeds the response budget.",
-        ),
+        None => fit_or(data(filled.kept), SNAPSHOT_TOO_LARGE),
     }
 }
 

@@ -176,6 +176,11 @@ fn list_query(pattern: Option<&str>, wastebasket: Option<bool>) -> ListQuery {
 const FIRST_ROW_TOO_LARGE: &str =
     "The first matching note cannot fit in a response without losing its identity.";
 
+/// The refusal of a `notes_list` or `notes_search` snapshot when no page of
+/// it fits: its metadata (the counts and the unreadable homes) is past the
+/// budget.
+const SNAPSHOT_TOO_LARGE: &str = "The notes snapshot metadata exceeds the response budget.";
+
 fn limit(limit: Option<u32>) -> usize {
     limit.map_or(usize::MAX, |limit| limit as usize)
 }
