@@ -51,8 +51,8 @@ pub use outcome::{Refusal, RefusalCode};
 pub(crate) use output::ToolData;
 pub(crate) use output::fits;
 pub use output::{CompactJson, ToolOutput};
-pub(crate) use params::parse_arguments;
 pub(crate) use params::{SearchQuery, json_kind};
+pub(crate) use params::{parse_arguments, with_arguments};
 pub use table::{ListedTool, call_tool, tool_table, tools_for};
 pub(crate) use window::{LimitedBy, prefix_fit, render_window};
 

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::outcome::{Refusal, RefusalCode, ToolOutcome};
+use super::output::ToolOutput;
 
 /// Decodes a tool call's JSON arguments into the tool's parameter struct.
 /// Unknown fields and wrong types are `invalid_arguments`, with serde's reason.
@@ -35,6 +36,19 @@ pub(crate) fn parse_arguments<P: DeserializeOwned>(arguments: Value) -> Result<P
             format!("invalid arguments: {error}"),
         )
     })
+}
+
+/// Runs a tool over its decoded arguments ([`parse_arguments`]): a call
+/// whose arguments do not decode is refused before `run`, so it costs no
+/// disk access and no transcript decoding.
+pub(crate) fn with_arguments<P: DeserializeOwned>(
+    arguments: Value,
+    run: impl FnOnce(P) -> ToolOutput,
+) -> ToolOutput {
+    match parse_arguments(arguments) {
+        Ok(params) => run(params),
+        Err(refusal) => ToolOutput::refusal(&refusal),
+    }
 }
 
 /// What kind of JSON value `value` is, as a refusal names it.

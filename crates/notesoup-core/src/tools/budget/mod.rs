@@ -14,7 +14,7 @@ pub(crate) use remaining::GET_CONTEXT_REMAINING;
 pub(crate) use wipe::WIPE_MEMORY;
 
 use super::definition::Tool;
-use super::{BudgetHost, Refusal, RefusalCode, ToolContext, ToolOutput, parse_arguments};
+use super::{BudgetHost, Refusal, RefusalCode, ToolContext, ToolOutput, with_arguments};
 
 /// The budget tools, in the order hosts list them.
 pub(crate) const TOOLS: &[&Tool] = &[&GET_CONTEXT_REMAINING, &WIPE_MEMORY];
@@ -27,16 +27,13 @@ fn run_over_budget(
     arguments: Value,
     run: fn(&mut dyn BudgetHost) -> ToolOutput,
 ) -> ToolOutput {
-    if let Err(refusal) = parse_arguments::<NoParameters>(arguments) {
-        return ToolOutput::refusal(&refusal);
-    }
-    match context.budget() {
+    with_arguments(arguments, |NoParameters {}| match context.budget() {
         Some(budget) => run(budget),
         None => ToolOutput::refusal(&Refusal::new(
             RefusalCode::UnknownTool,
             "this host keeps no context budget",
         )),
-    }
+    })
 }
 
 /// The budget tools take no parameters; an unknown one is refused like any

@@ -34,7 +34,7 @@ use super::definition::Tool;
 use super::params::at_least;
 use super::{
     HISTORY_PREVIEW_CHARS, Refusal, RefusalCode, ToolContext, ToolOutcome, ToolOutput,
-    parse_arguments,
+    with_arguments,
 };
 use crate::history::{History, Role};
 
@@ -53,11 +53,9 @@ fn run_over_history<P: DeserializeOwned>(
     arguments: Value,
     run: fn(&History, &P) -> ToolOutput,
 ) -> ToolOutput {
-    let params: P = match parse_arguments(arguments) {
-        Ok(params) => params,
-        Err(refusal) => return ToolOutput::refusal(&refusal),
-    };
-    context.with_history(&mut |history| run(history, &params))
+    with_arguments(arguments, |params: P| {
+        context.with_history(&mut |history| run(history, &params))
+    })
 }
 
 /// The parameters list and search share, checked.

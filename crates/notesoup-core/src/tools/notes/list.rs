@@ -5,7 +5,10 @@ use serde::{Deserialize, Serialize};
 use typeshare::typeshare;
 
 use super::render::{plural, push_row_head, push_snapshot_footer};
-use super::{FIRST_ROW_TOO_LARGE, RowHead, fit_or, limit, list_query, run_over_store, store_error};
+use super::{
+    FIRST_ROW_TOO_LARGE, RowHead, SNAPSHOT_TOO_LARGE, fit_or, limit, list_query, run_over_store,
+    store_error,
+};
 use crate::notes::NoteStore;
 use crate::tools::definition::{Tool, ToolFamily};
 use crate::tools::fill::fill_best_from;
@@ -115,37 +118,23 @@ pub(super) fn notes_list_unbounded(
     store: &NoteStore,
     params: &NotesListParams,
 ) -> ToolOutcome<NotesListData> {
-    listed(
-        store,
-        params,
-        |rows, total, crumpled_excluded, homes_unavailable| {
-            let files: Vec<ListedNote> = rows.collect();
-            Ok(NotesListData {
-                more: to_u32(total - files.len()),
-                files,
-                crumpled_excluded: to_u32(crumpled_excluded),
-                homes_unavailable: homes_unavailable.to_vec(),
-            })
-        },
-    )
+    listed(store, params, |rows, data| Ok(data(rows.collect())))
 }
 
 fn list(store: &NoteStore, params: &NotesListParams) -> ToolOutcome<ToolOutput> {
-    listed(
-        store,
-        params,
-        |rows, total, crumpled_excluded, homes_unavailable| {
-            list_page(rows, total, crumpled_excluded, homes_unavailable)
-        },
-    )
+    listed(store, params, list_page)
 }
 
-/// The listed rows (to the limit), how many matched, the crumpled notes
-/// hidden and the unreadable homes, handed to `page`.
+/// The listed rows (to the limit) and how a page of them is made (with how
+/// many matched, the crumpled notes hidden and the unreadable homes),
+/// handed to `page`.
 fn listed<T>(
     store: &NoteStore,
     params: &NotesListParams,
-    page: impl FnOnce(&mut dyn Iterator<Item = ListedNote>, usize, usize, &[String]) -> ToolOutcome<T>,
+    page: impl FnOnce(
+        &mut dyn Iterator<Item = ListedNote>,
+        &dyn Fn(Vec<ListedNote>) -> NotesListData,
+    ) -> ToolOutcome<T>,
 ) -> ToolOutcome<T> {
     at_least("limit", params.limit, 1)?;
     let status = store
@@ -161,28 +150,21 @@ fn listed<T>(
             crumpled_at: head.crumpled_at,
         }
     });
-    page(
-        &mut rows,
-        total,
-        status.crumpled_excluded,
-        &status.homes_unavailable,
-    )
-}
-
-/// The `notes_list` page of `rows` (of `total` listed): as many as fit.
-fn list_page(
-    mut rows: impl Iterator<Item = ListedNote>,
-    total: usize,
-    crumpled_excluded: usize,
-    homes_unavailable: &[String],
-) -> ToolOutcome<ToolOutput> {
     let data = |files: Vec<ListedNote>| NotesListData {
         more: to_u32(total - files.len()),
         files,
-        crumpled_excluded: to_u32(crumpled_excluded),
-        homes_unavailable: homes_unavailable.to_vec(),
+        crumpled_excluded: to_u32(status.crumpled_excluded),
+        homes_unavailable: status.homes_unavailable.clone(),
     };
-    let (first, guess) = fitting_rows(rows.by_ref(), &data(Vec::new()));
+    page(&mut rows, &data)
+}
+
+/// The `notes_list` page of `rows`, made by `data`: as many as fit.
+fn list_page(
+    rows: &mut dyn Iterator<Item = ListedNote>,
+    data: &dyn Fn(Vec<ListedNote>) -> NotesListData,
+) -> ToolOutcome<ToolOutput> {
+    let (first, guess) = fitting_rows(&mut *rows, &data(Vec::new()));
     let (filled, packed) = fill_best_from(first.into_iter().chain(rows), guess, |kept| {
         pack(&data(kept.to_vec())).ok().flatten()
     });
@@ -194,10 +176,7 @@ fn list_page(
     }
     match packed {
         Some(output) => Ok(output),
-        None => fit_or(
-            data(filled.kept),
-            "The notes snapshot metadata exceeds the response budget.",
-        ),
+        None => fit_or(data(filled.kept), SNAPSHOT_TOO_LARGE),
     }
 }
 
@@ -237,23 +216,39 @@ mod tests {
     use crate::tools::fits;
     use proptest::prelude::*;
 
+    /// The pages of a snapshot of `total` notes, with `crumpled_excluded`
+    /// hidden and `homes_unavailable`.
+    fn snapshot(
+        total: usize,
+        crumpled_excluded: u32,
+        homes_unavailable: &[&str],
+    ) -> impl Fn(Vec<ListedNote>) -> NotesListData {
+        let homes_unavailable: Vec<String> = homes_unavailable
+            .iter()
+            .map(|&home| home.to_owned())
+            .collect();
+        move |files| NotesListData {
+            more: to_u32(total - files.len()),
+            files,
+            crumpled_excluded,
+            homes_unavailable: homes_unavailable.clone(),
+        }
+    }
+
     /// The page the rule reads as: rows added one by one while the page
     /// fits.
-    fn linear_page(rows: &[ListedNote], total: usize) -> Option<ToolOutput> {
-        let data = |files: &[ListedNote]| NotesListData {
-            more: to_u32(total - files.len()),
-            files: files.to_vec(),
-            crumpled_excluded: 2,
-            homes_unavailable: vec!["@human".to_owned()],
-        };
+    fn linear_page(
+        rows: &[ListedNote],
+        data: impl Fn(Vec<ListedNote>) -> NotesListData,
+    ) -> Option<ToolOutput> {
         let mut page = None;
         for len in 0..=rows.len() {
-            match pack(&data(&rows[..len])).unwrap() {
+            match pack(&data(rows[..len].to_vec())).unwrap() {
                 Some(output) => page = Some(output),
                 None => break,
             }
         }
-        page.filter(|_| rows.is_empty() || fits(&data(&rows[..1])))
+        page.filter(|_| rows.is_empty() || fits(&data(rows[..1].to_vec())))
     }
 
     fn listed_note() -> impl Strategy<Value = ListedNote> {
@@ -280,9 +275,9 @@ mod tests {
             rows in proptest::collection::vec(listed_note(), 0..700),
             hidden in 0usize..3,
         ) {
-            let total = rows.len() + hidden;
-            let page = list_page(rows.clone().into_iter(), total, 2, &["@human".to_owned()]);
-            match linear_page(&rows, total) {
+            let data = snapshot(rows.len() + hidden, 2, &["@human"]);
+            let page = list_page(&mut rows.clone().into_iter(), &data);
+            match linear_page(&rows, data) {
                 Some(expected) => prop_assert_eq!(page.unwrap(), expected),
                 None => prop_assert!(page.is_err()),
             }
@@ -297,9 +292,9 @@ mod tests {
             updated_at: String::new(),
             crumpled_at: None,
         };
-        let refused = list_page([huge].into_iter(), 1, 0, &[]).unwrap_err();
+        let refused = list_page(&mut [huge].into_iter(), &snapshot(1, 0, &[])).unwrap_err();
         assert_eq!(refused.code(), RefusalCode::OutputTooLarge);
-        let empty = list_page(std::iter::empty(), 0, 0, &[]).unwrap();
+        let empty = list_page(&mut std::iter::empty(), &snapshot(0, 0, &[])).unwrap();
         assert_eq!(empty.text, "0 notes");
     }
 }

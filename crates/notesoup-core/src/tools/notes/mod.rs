@@ -41,6 +41,7 @@ use super::definition::Tool;
 use super::output::pack_or;
 use super::{
     MAX_ERROR_LINE_FACTS, Refusal, ToolContext, ToolData, ToolOutcome, ToolOutput, parse_arguments,
+    with_arguments,
 };
 use crate::notes::{
     Change, ListQuery, NoteError, NoteLocation, NoteMeta, NoteOrigin, NoteStore, NotesIdentity,
@@ -63,14 +64,10 @@ fn run_over_store<P: DeserializeOwned>(
     arguments: Value,
     run: fn(&NoteStore, &P) -> ToolOutput,
 ) -> ToolOutput {
-    let params = match parse_arguments(arguments) {
-        Ok(params) => params,
-        Err(refusal) => return ToolOutput::refusal(&refusal),
-    };
-    match context.notes() {
+    with_arguments(arguments, |params: P| match context.notes() {
         Ok(store) => run(&store, &params),
         Err(refusal) => ToolOutput::refusal(&refusal),
-    }
+    })
 }
 
 /// The receipt diff every host shows: the numbered line diff of the body
@@ -178,6 +175,11 @@ fn list_query(pattern: Option<&str>, wastebasket: Option<bool>) -> ListQuery {
 
 const FIRST_ROW_TOO_LARGE: &str =
     "The first matching note cannot fit in a response without losing its identity.";
+
+/// The refusal of a `notes_list` or `notes_search` snapshot when no page of
+/// it fits: its metadata (the counts and the unreadable homes) is past the
+/// budget.
+const SNAPSHOT_TOO_LARGE: &str = "The notes snapshot metadata exceeds the response budget.";
 
 fn limit(limit: Option<u32>) -> usize {
     limit.map_or(usize::MAX, |limit| limit as usize)

@@ -8,7 +8,10 @@ use serde::{Deserialize, Serialize};
 use typeshare::typeshare;
 
 use super::render::{plural, push_row_head, push_snapshot_footer};
-use super::{FIRST_ROW_TOO_LARGE, RowHead, fit_or, limit, list_query, run_over_store, store_error};
+use super::{
+    FIRST_ROW_TOO_LARGE, RowHead, SNAPSHOT_TOO_LARGE, fit_or, limit, list_query, run_over_store,
+    store_error,
+};
 use crate::notes::NoteStore;
 use crate::tools::definition::{Tool, ToolFamily};
 use crate::tools::output::pack;
@@ -244,10 +247,7 @@ fn search_page(
             .ok_or_else(|| Refusal::new(RefusalCode::OutputTooLarge, FIRST_ROW_TOO_LARGE))?;
         kept.push(shrunk);
     }
-    fit_or(
-        data(kept),
-        "The notes snapshot metadata exceeds the response budget.",
-    )
+    fit_or(data(kept), SNAPSHOT_TOO_LARGE)
 }
 
 /// The first search row at its largest fitting size: as many whole match
