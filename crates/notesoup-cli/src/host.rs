@@ -221,6 +221,32 @@ pub fn no_session_recorded<H: CliHost>(place: impl fmt::Display) -> String {
     format!("no {} session is recorded for {place}", H::HOST)
 }
 
+/// The session files among the entries of `dir` that `pick` names (it
+/// maps each entry's path to its file, `None` to skip it), oldest first: by
+/// the time each was last written, then by path. A file whose time cannot
+/// be read is left out; a missing `dir` has none, another error reading it
+/// is one.
+pub fn files_oldest_first(
+    dir: &Path,
+    pick: impl Fn(PathBuf) -> Option<PathBuf>,
+) -> anyhow::Result<Vec<PathBuf>> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(error) => anyhow::bail!("{}: {error}", dir.display()),
+    };
+    let mut files: Vec<(std::time::SystemTime, PathBuf)> = entries
+        .flatten()
+        .filter_map(|entry| pick(entry.path()))
+        .filter_map(|path| {
+            let modified = std::fs::metadata(&path).ok()?.modified().ok()?;
+            Some((modified, path))
+        })
+        .collect();
+    files.sort();
+    Ok(files.into_iter().map(|(_, path)| path).collect())
+}
+
 /// `read` of each of `items`, in their order, on at most as many threads as
 /// the machine runs at once (and no more than there are items); one item,
 /// or one thread, is read on this thread.

@@ -42,7 +42,8 @@ pub use args::{
 };
 pub use boot::boot_stats;
 pub use host::{
-    BootView, CliHost, HostDreamer, Purpose, Target, UsageError, in_parallel, no_session_recorded,
+    BootView, CliHost, HostDreamer, Purpose, Target, UsageError, files_oldest_first, in_parallel,
+    no_session_recorded,
 };
 pub use out::Out;
 pub use pages::man_page;
