@@ -36,9 +36,9 @@ mod target;
 mod tools;
 
 pub use args::{
-    BootArgs, DoctorArgs, DoctorCommand, DreamArgs, DreamSubcommand, HistoryArgs, HistoryCommand,
-    NoHostArgs, NotesArgs, NotesCommand, PageArgs, ReportArgs, SeqOrParams, SessionArgs,
-    SharedCommand, SyncArgs,
+    BootArgs, DoctorArgs, DoctorCommand, DreamArgs, DreamSubcommand, DreamToolsArgs, HistoryArgs,
+    HistoryCommand, NoHostArgs, NotesArgs, NotesCommand, PageArgs, ReportArgs, SeqOrParams,
+    SessionArgs, SharedCommand, SyncArgs,
 };
 pub use boot::boot_stats;
 pub use host::{
