@@ -47,6 +47,15 @@ pub enum SharedCommand<S: Args, D: Args> {
 #[derive(Debug, Clone, Copy, Default, Args)]
 pub struct NoHostArgs {}
 
+/// The flags of a host's hidden `dream-tools` command, which serves the
+/// dreamer's jailed tools to the dreamer its `dream` starts.
+#[derive(Debug, Clone, Args)]
+pub struct DreamToolsArgs {
+    /// The notes home the tools are jailed to.
+    #[arg(long, value_name = "DIR")]
+    pub notes_home: PathBuf,
+}
+
 /// Where the session flags sort in a subcommand's help: after its own.
 const SESSION_ORDER: usize = 900;
 

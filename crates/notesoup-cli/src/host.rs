@@ -221,6 +221,32 @@ pub fn no_session_recorded<H: CliHost>(place: impl fmt::Display) -> String {
     format!("no {} session is recorded for {place}", H::HOST)
 }
 
+/// The session files among the entries of `dir` that `pick` names (it
+/// maps each entry's path to its file, `None` to skip it), oldest first: by
+/// the time each was last written, then by path. A file whose time cannot
+/// be read is left out; a missing `dir` has none, another error reading it
+/// is one.
+pub fn files_oldest_first(
+    dir: &Path,
+    pick: impl Fn(PathBuf) -> Option<PathBuf>,
+) -> anyhow::Result<Vec<PathBuf>> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(error) => anyhow::bail!("{}: {error}", dir.display()),
+    };
+    let mut files: Vec<(std::time::SystemTime, PathBuf)> = entries
+        .flatten()
+        .filter_map(|entry| pick(entry.path()))
+        .filter_map(|path| {
+            let modified = std::fs::metadata(&path).ok()?.modified().ok()?;
+            Some((modified, path))
+        })
+        .collect();
+    files.sort();
+    Ok(files.into_iter().map(|(_, path)| path).collect())
+}
+
 /// `read` of each of `items`, in their order, on at most as many threads as
 /// the machine runs at once (and no more than there are items); one item,
 /// or one thread, is read on this thread.
@@ -261,7 +287,9 @@ pub fn in_parallel<T: Sync, R: Send>(items: &[T], read: impl Fn(&T) -> R + Sync)
 
 #[cfg(test)]
 mod tests {
-    use super::in_parallel;
+    use std::time::{Duration, SystemTime};
+
+    use super::{files_oldest_first, in_parallel};
 
     #[test]
     fn in_parallel_keeps_the_order_of_the_items() {
@@ -281,5 +309,40 @@ mod tests {
         assert_eq!(got, items);
         assert!(in_parallel(&[] as &[u32], read).is_empty());
         assert_eq!(in_parallel(&[7u32], |n| n + 1), [8]);
+    }
+
+    #[test]
+    fn files_oldest_first_orders_by_time_then_path_and_skips_what_pick_skips() {
+        let dir = tempfile::tempdir().unwrap();
+        let at = |seconds: u64| SystemTime::UNIX_EPOCH + Duration::from_secs(seconds);
+        for (name, seconds) in [
+            ("b.jsonl", 20),
+            ("c.jsonl", 10),
+            ("a.jsonl", 20),
+            ("x.txt", 5),
+        ] {
+            let file = std::fs::File::create(dir.path().join(name)).unwrap();
+            file.set_modified(at(1_000_000 + seconds)).unwrap();
+        }
+        let jsonl = |path: std::path::PathBuf| {
+            path.extension()
+                .is_some_and(|e| e == "jsonl")
+                .then_some(path)
+        };
+        let names: Vec<String> = files_oldest_first(dir.path(), jsonl)
+            .unwrap()
+            .into_iter()
+            .map(|path| path.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, ["c.jsonl", "a.jsonl", "b.jsonl"]);
+        // A picked path that does not exist has no time: left out.
+        let missing = |path: std::path::PathBuf| Some(path.join("session.jsonl"));
+        assert!(files_oldest_first(dir.path(), missing).unwrap().is_empty());
+        // No folder: no files.
+        let gone = dir.path().join("gone");
+        assert!(files_oldest_first(&gone, Some).unwrap().is_empty());
+        // A folder that is a file cannot be listed: an error naming it.
+        let error = files_oldest_first(&dir.path().join("x.txt"), Some).unwrap_err();
+        assert!(error.to_string().contains("x.txt"), "{error}");
     }
 }

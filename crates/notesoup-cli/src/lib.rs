@@ -36,13 +36,14 @@ mod target;
 mod tools;
 
 pub use args::{
-    BootArgs, DoctorArgs, DoctorCommand, DreamArgs, DreamSubcommand, HistoryArgs, HistoryCommand,
-    NoHostArgs, NotesArgs, NotesCommand, PageArgs, ReportArgs, SeqOrParams, SessionArgs,
-    SharedCommand, SyncArgs,
+    BootArgs, DoctorArgs, DoctorCommand, DreamArgs, DreamSubcommand, DreamToolsArgs, HistoryArgs,
+    HistoryCommand, NoHostArgs, NotesArgs, NotesCommand, PageArgs, ReportArgs, SeqOrParams,
+    SessionArgs, SharedCommand, SyncArgs,
 };
 pub use boot::boot_stats;
 pub use host::{
-    BootView, CliHost, HostDreamer, Purpose, Target, UsageError, in_parallel, no_session_recorded,
+    BootView, CliHost, HostDreamer, Purpose, Target, UsageError, files_oldest_first, in_parallel,
+    no_session_recorded,
 };
 pub use out::Out;
 pub use pages::man_page;

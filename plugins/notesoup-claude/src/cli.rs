@@ -12,8 +12,8 @@ use std::time::Duration;
 use anyhow::Context as _;
 use clap::{Args, Parser, Subcommand};
 use notesoup_cli::{
-    BootView, CliHost, HostDreamer, NoHostArgs, Out, Purpose, SharedCommand, Target,
-    no_session_recorded,
+    BootView, CliHost, DreamToolsArgs, HostDreamer, NoHostArgs, Out, Purpose, SharedCommand,
+    Target, no_session_recorded,
 };
 use notesoup_core::dream::DreamTools;
 use notesoup_core::notes::project_key;
@@ -79,11 +79,7 @@ enum Command {
     },
     /// Serve the dreamer's jailed tools over stdio (MCP); `dream` starts this.
     #[command(hide = true)]
-    DreamTools {
-        /// The notes home the tools are jailed to.
-        #[arg(long)]
-        notes_home: PathBuf,
-    },
+    DreamTools(DreamToolsArgs),
     #[command(flatten)]
     Shared(Box<SharedCommand<NoHostArgs, ClaudeDreamerArgs>>),
 }
@@ -128,7 +124,9 @@ pub fn run(cli: Cli, env: HostEnv) -> ExitCode {
         Command::InstallPlugin { dir, force } => {
             report(install_plugin(&env, dir, force), "install-plugin")
         }
-        Command::DreamTools { notes_home } => serve_tools(DreamTools::new(notes_home)),
+        Command::DreamTools(DreamToolsArgs { notes_home }) => {
+            serve_tools(DreamTools::new(notes_home))
+        }
         Command::Shared(shared) => {
             return notesoup_cli::run::<Cli, ClaudeCli>(&mut ClaudeCli { env }, *shared);
         }

@@ -106,20 +106,3 @@ pub fn sections(
         max_chars,
     ))
 }
-
-/// The size report of a boot: characters and estimated tokens (characters
-/// / 4, rounded up) per section, then the whole boot.
-pub fn stats(sections: &BootSections) -> String {
-    let tokens = |chars: usize| chars.div_ceil(4);
-    let mut out = String::from("section              chars  ~tokens\n");
-    for (name, chars) in sections.sizes() {
-        out.push_str(&format!("{name:<18} {chars:>7} {:>8}\n", tokens(chars)));
-    }
-    let total = sections.join().chars().count();
-    out.push_str(&format!(
-        "{:<18} {total:>7} {:>8}\n",
-        "whole boot",
-        tokens(total)
-    ));
-    out
-}

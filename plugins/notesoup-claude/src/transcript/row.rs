@@ -338,59 +338,13 @@ impl<'de> Deserialize<'de> for MessageBlocks {
 
 /// The text of a tool result's content: a string, or its parts joined by
 /// newlines (text parts as their text, other parts named by their type).
+/// Read as [`ResultTextRef`] reads it, then owned.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ResultText(pub String);
 
 impl<'de> Deserialize<'de> for ResultText {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_any(ResultTextVisitor)
-    }
-}
-
-/// Reads a [`ResultText`].
-struct ResultTextVisitor;
-
-impl<'de> Visitor<'de> for ResultTextVisitor {
-    type Value = ResultText;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a string or a list of result parts")
-    }
-
-    fn visit_str<E: de::Error>(self, text: &str) -> Result<ResultText, E> {
-        Ok(ResultText(text.to_owned()))
-    }
-
-    fn visit_string<E: de::Error>(self, text: String) -> Result<ResultText, E> {
-        Ok(ResultText(text))
-    }
-
-    fn visit_unit<E: de::Error>(self) -> Result<ResultText, E> {
-        Ok(ResultText::default())
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<ResultText, A::Error> {
-        #[derive(Deserialize)]
-        struct Part {
-            #[serde(rename = "type", default)]
-            kind: Option<String>,
-            #[serde(default)]
-            text: Option<String>,
-        }
-
-        let mut parts = Vec::new();
-        while let Some(part) = seq.next_element::<Part>()? {
-            parts.push(match part.text {
-                Some(text) => text,
-                None => format!("[{}]", part.kind.as_deref().unwrap_or("content")),
-            });
-        }
-        Ok(ResultText(parts.join("\n")))
-    }
-
-    fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<ResultText, A::Error> {
-        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-        Ok(ResultText::default())
+        ResultTextRef::deserialize(deserializer).map(|text| ResultText(text.0.into_owned()))
     }
 }
 
@@ -872,16 +826,28 @@ impl<'de: 'a, 'a> Deserialize<'de> for ResultTextRef<'a> {
                 Ok(ResultTextRef::default())
             }
 
-            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
-                ResultTextVisitor
-                    .visit_seq(seq)
-                    .map(|text| ResultTextRef(Cow::Owned(text.0)))
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                #[derive(Deserialize)]
+                struct Part {
+                    #[serde(rename = "type", default)]
+                    kind: Option<String>,
+                    #[serde(default)]
+                    text: Option<String>,
+                }
+
+                let mut parts = Vec::new();
+                while let Some(part) = seq.next_element::<Part>()? {
+                    parts.push(match part.text {
+                        Some(text) => text,
+                        None => format!("[{}]", part.kind.as_deref().unwrap_or("content")),
+                    });
+                }
+                Ok(ResultTextRef(Cow::Owned(parts.join("\n"))))
             }
 
-            fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
-                ResultTextVisitor
-                    .visit_map(map)
-                    .map(|text| ResultTextRef(Cow::Owned(text.0)))
+            fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(ResultTextRef::default())
             }
         }
 

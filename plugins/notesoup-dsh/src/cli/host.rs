@@ -13,7 +13,8 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use notesoup_cli::{
-    BootView, CliHost, CommandTools, HostDreamer, Out, Purpose, Target, no_session_recorded,
+    BootView, CliHost, CommandTools, HostDreamer, Out, Purpose, Target, files_oldest_first,
+    no_session_recorded,
 };
 use notesoup_core::budget::BudgetPolicy;
 use notesoup_core::notes::NotesIdentity;
@@ -171,16 +172,12 @@ impl DshCli {
 
 /// The most recently written `*/session.jsonl` in `folder`.
 fn newest_log(folder: &Path) -> Option<PathBuf> {
-    std::fs::read_dir(folder)
-        .ok()?
-        .flatten()
-        .map(|entry| entry.path().join("session.jsonl"))
-        .filter_map(|path| {
-            let modified = std::fs::metadata(&path).ok()?.modified().ok()?;
-            Some((modified, path))
-        })
-        .max()
-        .map(|(_, path)| path)
+    session_logs(folder).ok()?.pop()
+}
+
+/// Every `*/session.jsonl` in `folder`, oldest first.
+fn session_logs(folder: &Path) -> Result<Vec<PathBuf>> {
+    files_oldest_first(folder, |session| Some(session.join("session.jsonl")))
 }
 
 impl CliHost for DshCli {
@@ -263,23 +260,9 @@ impl CliHost for DshCli {
         let Some(folder) = sessions_dir(&here) else {
             return Ok(Vec::new());
         };
-        let entries = match std::fs::read_dir(&folder) {
-            Ok(entries) => entries,
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(error) => bail!("{}: {error}", folder.display()),
-        };
-        let mut logs: Vec<(std::time::SystemTime, PathBuf)> = entries
-            .flatten()
-            .map(|entry| entry.path().join("session.jsonl"))
-            .filter_map(|path| {
-                let modified = std::fs::metadata(&path).ok()?.modified().ok()?;
-                Some((modified, path))
-            })
-            .collect();
-        logs.sort();
-        Ok(logs
+        Ok(session_logs(&folder)?
             .into_iter()
-            .map(|(_, path)| path.to_string_lossy().into_owned())
+            .map(|path| path.to_string_lossy().into_owned())
             .collect())
     }
 

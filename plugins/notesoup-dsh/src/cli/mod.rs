@@ -23,7 +23,7 @@ use crate::server::{self, Sidecar};
 use crate::{dream_tools, settings};
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
-use notesoup_cli::SharedCommand;
+use notesoup_cli::{DreamToolsArgs, SharedCommand};
 use notesoup_core::dream::DreamTools;
 use notesoup_core::notes::NotesIdentity;
 
@@ -79,11 +79,7 @@ enum Cmd {
     /// Serve the dreamer's jailed tools as JSON lines; `dream` starts this
     /// inside the dreamer's dsh.
     #[command(hide = true)]
-    DreamTools {
-        /// The notes home the tools are jailed to.
-        #[arg(long)]
-        notes_home: PathBuf,
-    },
+    DreamTools(DreamToolsArgs),
     #[command(flatten)]
     Shared(Box<SharedCommand<DshSessionArgs, DshDreamerArgs>>),
 }
@@ -176,7 +172,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             print_patch,
             force,
         }),
-        Cmd::DreamTools { notes_home } => {
+        Cmd::DreamTools(DreamToolsArgs { notes_home }) => {
             let tools = DreamTools::new(notes_home);
             let stdin = std::io::stdin().lock();
             let stdout = std::io::stdout().lock();

@@ -45,7 +45,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use notesoup_cli::SharedCommand;
+use notesoup_cli::{DreamToolsArgs, SharedCommand};
 use notesoup_core::dream::DreamTools;
 
 pub use host::{PiCli, PiDreamerArgs, PiSessionArgs, VERSION};
@@ -90,11 +90,7 @@ enum Command {
     /// Serve the dreamer's jailed tools as JSON lines on stdio; the dream
     /// extension inside the dreamer's Pi starts this.
     #[command(hide = true)]
-    DreamTools {
-        /// The notes home the tools are jailed to.
-        #[arg(long, value_name = "DIR")]
-        notes_home: PathBuf,
-    },
+    DreamTools(DreamToolsArgs),
     #[command(flatten)]
     Shared(Box<SharedCommand<PiSessionArgs, PiDreamerArgs>>),
 }
@@ -124,7 +120,7 @@ pub fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         },
-        Command::DreamTools { notes_home } => serve_dream_tools(notes_home),
+        Command::DreamTools(DreamToolsArgs { notes_home }) => serve_dream_tools(notes_home),
         Command::Shared(shared) => notesoup_cli::run::<Cli, PiCli>(&mut PiCli, *shared),
     }
 }

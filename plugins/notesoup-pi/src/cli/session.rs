@@ -8,6 +8,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
+use notesoup_cli::files_oldest_first;
 use notesoup_core::plumbing::{Links, read_small_text};
 use notesoup_core::settings::{ProjectTrust, ResolvedSettings, SettingsRecord};
 use serde_json::{Value, json};
@@ -94,14 +95,7 @@ pub fn session_file(
                     )
                 })
         }
-        None => Ok(files()
-            .into_iter()
-            .filter_map(|path| {
-                let modified = path.metadata().and_then(|m| m.modified()).ok()?;
-                Some((modified, path))
-            })
-            .max()
-            .map(|(_, path)| path)),
+        None => Ok(jsonl_files(&dir).unwrap_or_default().pop()),
     }
 }
 
@@ -109,23 +103,16 @@ pub fn session_file(
 /// each was last written, then by name).
 pub fn session_files(agent_dir: Option<&Path>, cwd: &Path) -> Result<Vec<PathBuf>> {
     let agent_dir = agent_dir.context("no Pi agent directory: set PI_CODING_AGENT_DIR or HOME")?;
-    let dir = session_dir(agent_dir, cwd);
-    let entries = match std::fs::read_dir(&dir) {
-        Ok(entries) => entries,
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(error) => bail!("{}: {error}", dir.display()),
-    };
-    let mut files: Vec<(std::time::SystemTime, PathBuf)> = entries
-        .flatten()
-        .map(|entry| entry.path())
-        .filter(|path| path.extension().is_some_and(|e| e == "jsonl"))
-        .filter_map(|path| {
-            let modified = path.metadata().and_then(|m| m.modified()).ok()?;
-            Some((modified, path))
-        })
-        .collect();
-    files.sort();
-    Ok(files.into_iter().map(|(_, path)| path).collect())
+    jsonl_files(&session_dir(agent_dir, cwd))
+}
+
+/// Every `*.jsonl` in `dir`, oldest first.
+fn jsonl_files(dir: &Path) -> Result<Vec<PathBuf>> {
+    files_oldest_first(dir, |path| {
+        path.extension()
+            .is_some_and(|e| e == "jsonl")
+            .then_some(path)
+    })
 }
 
 /// A session as a command sees it: whose it is and which window is live.

@@ -237,6 +237,18 @@ impl SessionFile {
         });
     }
 
+    /// A line that is not read: diagnosed, and kept as it is for a rewrite.
+    fn keep_foreign(
+        &mut self,
+        number: usize,
+        raw: &[u8],
+        code: DiagnosticCode,
+        message: impl Into<String>,
+    ) {
+        self.diagnose(number, code, message);
+        self.lines.push(Line::Foreign(raw.into()));
+    }
+
     fn read_line(&mut self, number: usize, raw: &[u8], torn: bool) {
         let text = match std::str::from_utf8(raw) {
             Ok(text) => std::borrow::Cow::Borrowed(text),
@@ -264,12 +276,12 @@ impl SessionFile {
                 } else {
                     DiagnosticCode::InvalidJson
                 };
-                self.diagnose(
+                self.keep_foreign(
                     number,
+                    raw,
                     code,
                     format!("not JSON ({err}); skipped as Pi does, kept on rewrite"),
                 );
-                self.lines.push(Line::Foreign(raw.into()));
                 return;
             }
         };
@@ -281,12 +293,12 @@ impl SessionFile {
             );
         }
         let Value::Object(map) = value else {
-            self.diagnose(
+            self.keep_foreign(
                 number,
+                raw,
                 DiagnosticCode::NotAnObject,
                 "a JSON value that is not an object; ignored",
             );
-            self.lines.push(Line::Foreign(raw.into()));
             return;
         };
         let first_parsed = !std::mem::replace(&mut self.seen_parsed, true);
@@ -320,12 +332,12 @@ impl SessionFile {
         first_parsed: bool,
     ) {
         if self.header.is_some() {
-            self.diagnose(
+            self.keep_foreign(
                 number,
+                raw,
                 DiagnosticCode::ExtraHeader,
                 "a second session header; ignored as Pi does",
             );
-            self.lines.push(Line::Foreign(raw.into()));
             return;
         }
         map.shift_remove("type");
@@ -345,20 +357,17 @@ impl SessionFile {
                 });
             }
             Err(err) => {
-                if first_parsed {
-                    self.diagnose(
-                        number,
-                        DiagnosticCode::MissingHeader,
-                        format!("malformed session header ({err}); Pi refuses this file"),
-                    );
+                let (code, outcome) = if first_parsed {
+                    (DiagnosticCode::MissingHeader, "Pi refuses this file")
                 } else {
-                    self.diagnose(
-                        number,
-                        DiagnosticCode::ExtraHeader,
-                        format!("malformed session header ({err}); ignored"),
-                    );
-                }
-                self.lines.push(Line::Foreign(raw.into()));
+                    (DiagnosticCode::ExtraHeader, "ignored")
+                };
+                self.keep_foreign(
+                    number,
+                    raw,
+                    code,
+                    format!("malformed session header ({err}); {outcome}"),
+                );
             }
         }
     }
