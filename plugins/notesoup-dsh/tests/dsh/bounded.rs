@@ -9,6 +9,7 @@ use std::path::Path;
 use std::process::Command;
 
 use notesoup_test_support::child::{HUGE_LINE_BYTES, LINE_CAP_BYTES, Proc};
+use notesoup_test_support::files::put;
 use notesoup_test_support::not_a_file::{self, NOT_FILES};
 use serde_json::{Value, json};
 
@@ -188,12 +189,10 @@ fn a_project_file_that_is_not_a_file_gives_the_defaults_and_one_warning() {
 #[test]
 fn a_project_cannot_turn_the_secret_guard_off() {
     let place = Place::new();
-    std::fs::create_dir_all(place.project.join(".dsh")).unwrap();
-    std::fs::write(
-        place.project.join(".dsh/notesoup.json"),
+    put(
+        &place.project.join(".dsh/notesoup.json"),
         r#"{"notesoup": {"secretGuard": false}}"#,
-    )
-    .unwrap();
+    );
     let (mut sidecar, _) = place.greeted();
     for id in [2, 3] {
         sidecar.send(&write_call(id, &place.project, "@project/keys", KEY));

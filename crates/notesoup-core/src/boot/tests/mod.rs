@@ -15,7 +15,7 @@ use notesoup_core::boot::{
 };
 use notesoup_core::notes::{ListQuery, NoteStore, NotesIdentity, Scope};
 use notesoup_core::wire::ToolBindings;
-use notesoup_test_support::files::tree;
+use notesoup_test_support::files::{put, tree};
 use notesoup_test_support::tool_names::{CONTEXT_TOOLS, HISTORY_TOOLS};
 use proptest::prelude::*;
 
@@ -85,11 +85,6 @@ impl Notes {
         let text = render_boot(&snapshot, &identity(None), bindings);
         (snapshot, text)
     }
-}
-
-fn put(path: &Path, text: &str) {
-    fs::create_dir_all(path.parent().expect("parent")).expect("dirs");
-    fs::write(path, text).expect("write");
 }
 
 fn note_text(updated: Timestamp, crumpled: Option<Timestamp>, body: &str) -> String {
