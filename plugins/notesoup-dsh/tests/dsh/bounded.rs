@@ -135,13 +135,17 @@ fn a_settings_file_that_is_not_a_file_gives_the_defaults_and_one_warning() {
         let file = place.dsh_home.join("notesoup.json");
         not_a_file::place(kind, &file);
         let (mut sidecar, greeted) = place.greeted();
-        let warnings = greeted["result"]["warnings"].as_array().unwrap();
-        assert_eq!(warnings.len(), 1, "{kind:?}: {greeted}");
-        let warning = warnings[0].as_str().unwrap();
-        assert!(
-            warning.starts_with(&format!("notesoup: could not read {}: ", file.display()))
-                && warning.ends_with("; using the defaults."),
-            "{warning}"
+        let warnings: Vec<&str> = greeted["result"]["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|warning| warning.as_str().unwrap())
+            .collect();
+        not_a_file::assert_one_warning(
+            &warnings,
+            &format!("notesoup: could not read {}: ", file.display()),
+            "; using the defaults.",
+            &format!("{kind:?}: {greeted}"),
         );
         // The defaults: the guard is on.
         sidecar.send(&write_call(2, &place.project, "@human/keys", KEY));
