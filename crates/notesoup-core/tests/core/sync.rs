@@ -9,6 +9,7 @@ use std::time::Duration;
 use notesoup_core::dream::doctor;
 use notesoup_core::sync::{NotesSync, SyncConfig, SyncReport};
 use notesoup_test_support::child::{Reaped, free_port};
+use notesoup_test_support::files::put;
 use proptest::prelude::*;
 use tempfile::TempDir;
 
@@ -80,9 +81,7 @@ fn setup(root: &Path, config: &SyncConfig) {
 }
 
 fn write(root: &Path, path: &str, text: &str) {
-    let path = root.join(path);
-    fs::create_dir_all(path.parent().expect("parent")).expect("folders");
-    fs::write(path, text).expect("write");
+    put(&root.join(path), text);
 }
 
 fn read(root: &Path, path: &str) -> String {

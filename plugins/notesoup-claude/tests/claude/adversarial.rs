@@ -15,6 +15,8 @@ use std::path::{Path, PathBuf};
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
+use notesoup_test_support::files::put;
+
 use crate::support::{McpServer, Sandbox, reply_row, tools_call};
 
 /// The cases of `tests/adversarial/<name>`; its first line says what the
@@ -504,11 +506,10 @@ fn hook_inputs_corpus() {
             Some("directory-record") => {
                 std::fs::create_dir_all(sb.data.join(format!("sessions/{session}.json"))).unwrap();
             }
-            Some("garbage-record") => {
-                let path = sb.data.join(format!("sessions/{session}.json"));
-                std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-                std::fs::write(path, b"{\"sessionId\": [").unwrap();
-            }
+            Some("garbage-record") => put(
+                &sb.data.join(format!("sessions/{session}.json")),
+                b"{\"sessionId\": [",
+            ),
             Some("fifo-handoff") => {
                 mkfifo(&sb.data.join(format!("projects/{key}/handoff.json")));
             }

@@ -1,6 +1,7 @@
 //! Hook I/O: recorded Claude Code 2.1.332 payloads piped into the built
 //! binary, checked on stdout, the exit code and the records left behind.
 
+use notesoup_test_support::files::put;
 use serde_json::{Value, json};
 
 use crate::support::{
@@ -45,12 +46,10 @@ fn the_boot_shows_the_project_map() {
     let sb = Sandbox::new();
     let key = notesoup_core::notes::project_key(&sb.project);
     let map = sb.notes.join("project").join(&key).join("MAP.md");
-    std::fs::create_dir_all(map.parent().unwrap()).unwrap();
-    std::fs::write(
+    put(
         &map,
         "---\norigin: self\n---\n\n- `@project/decisions.md` — why we chose X\n",
-    )
-    .unwrap();
+    );
     let boot = context_of(&start(&sb, "startup", S1).unwrap(), "SessionStart");
     assert!(
         boot.contains("MAP — @project/MAP.md\n  - `@project/decisions.md` — why we chose X"),
@@ -378,12 +377,10 @@ fn session_notes_survive_clear() {
     let sb = Sandbox::new();
     start(&sb, "startup", S1).unwrap();
     let session_note = sb.notes.join("pi/session").join(S1).join("checkpoint.md");
-    std::fs::create_dir_all(session_note.parent().unwrap()).unwrap();
-    std::fs::write(
+    put(
         &session_note,
         "---\norigin: self\n---\n\n# Checkpoint: ship the parser\n",
-    )
-    .unwrap();
+    );
     sb.hook("session-end", &sb.payload("SessionEnd-clear", S1));
     let boot = context_of(&start(&sb, "clear", S2).unwrap(), "SessionStart");
     assert!(

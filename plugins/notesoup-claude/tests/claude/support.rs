@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Output, Stdio};
 
 use notesoup_test_support::child::assert_succeeded;
+use notesoup_test_support::files::put;
 use serde_json::{Value, json};
 
 /// The first session of the recorded chain: startup, a Bash call, an MCP
@@ -430,8 +431,7 @@ impl Sandbox {
     /// Writes the project's `.claude/notesoup.json`.
     pub fn project_settings(&self, json: &str) {
         let settings = self.project.join(".claude");
-        std::fs::create_dir_all(&settings).unwrap();
-        std::fs::write(settings.join("notesoup.json"), json).unwrap();
+        put(&settings.join("notesoup.json"), json);
     }
 
     /// Runs `notesoup <args>` with no input, asserts it succeeded and

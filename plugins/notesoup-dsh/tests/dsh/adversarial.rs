@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
 
 use notesoup_dsh::protocol::MAX_MESSAGE_BYTES;
+use notesoup_test_support::files::put;
 use serde_json::{Value, json};
 
 /// Probes are numbered from here, far from every id the corpus uses.
@@ -82,9 +83,7 @@ impl World {
             ("work/src/main.rs", "fn main() {}\n"),
             ("outside/precious.md", "# not a note\n"),
         ] {
-            let path = dir.path().join(file);
-            std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
-            std::fs::write(path, text).expect("write");
+            put(&dir.path().join(file), text);
         }
         Self { dir }
     }

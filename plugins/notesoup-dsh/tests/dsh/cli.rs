@@ -5,6 +5,7 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
+use notesoup_test_support::files::put;
 use notesoup_test_support::shared_commands::Binary;
 use notesoup_test_support::{child, dreamer};
 
@@ -90,8 +91,7 @@ fn boot_prints_a_preview_or_its_sizes() {
     // The preview has no session: it names none, so the notes of a dsh
     // session that happens to be called `preview` are not its notes.
     let stray = notes.path().join("pi/session/preview");
-    std::fs::create_dir_all(&stray).expect("mkdir");
-    std::fs::write(stray.join("stray.md"), "not the preview's").expect("write");
+    put(&stray.join("stray.md"), "not the preview's");
     let again = notesoup_dsh(&["boot", "--cwd", "/"], notes.path());
     assert!(again.status.success(), "{}", stderr(&again));
     assert!(!stdout(&again).contains("stray"), "{}", stdout(&again));

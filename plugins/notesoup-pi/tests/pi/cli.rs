@@ -204,8 +204,7 @@ fn doctor_clean_lists_then_removes_stale_temporary_files() {
     // A temporary file of a write whose process is long gone (no kernel
     // hands out such a pid), an hour old.
     let stale = home.join("human/.notesoup-999999999-0123456789abcdef0123456789abcdef.tmp");
-    std::fs::create_dir_all(stale.parent().unwrap()).unwrap();
-    std::fs::write(&stale, "partial").unwrap();
+    notesoup_test_support::files::put(&stale, "partial");
     let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
     std::fs::File::options()
         .write(true)

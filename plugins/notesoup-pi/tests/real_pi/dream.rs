@@ -12,6 +12,7 @@ use std::process::{Command, Output};
 use serde_json::{Value, json};
 
 use notesoup_test_support::dreamer::{self, CRUMPLED, LIVE, note};
+use notesoup_test_support::files::put;
 
 use super::support::{Endpoint, Pi, message_texts, package_dir};
 
@@ -70,8 +71,7 @@ impl DreamWorld {
     fn sessions(&self, count: usize) {
         for n in 0..count {
             let dir = self.notes().join(format!("pi/session/s{n}"));
-            std::fs::create_dir_all(&dir).unwrap();
-            std::fs::write(dir.join("progress.md"), note(false, "Working.")).unwrap();
+            put(&dir.join("progress.md"), note(false, "Working."));
         }
     }
 

@@ -1358,8 +1358,7 @@ fn a_home_below_a_file_is_unavailable_not_served_empty() {
     let notes = Notes::new();
     notes.note(Scope::Human, "kept.md", 1.hour(), "# Kept\n");
     // `agents` is a file: the agent home's path cannot be a directory.
-    fs::create_dir_all(&notes.root).expect("root");
-    fs::write(notes.root.join("agents"), "not a directory").expect("file");
+    put(&notes.root.join("agents"), "not a directory");
     let store = notes.store();
     let index = ShelfIndex::with_settle(std::time::Duration::ZERO);
     assert!(BootSnapshot::served(&store, &index).is_none());

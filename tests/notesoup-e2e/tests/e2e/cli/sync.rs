@@ -4,6 +4,8 @@
 
 use std::process::Command;
 
+use notesoup_test_support::files::put;
+
 use super::{Bin, Machine};
 
 /// A fresh bare remote in `machine`'s folder: its URL.
@@ -742,8 +744,7 @@ fn a_conflicting_merge_killed_half_written_keeps_one_side_note_and_later_edits()
 /// hand does.
 fn put_human(machine: &Machine, name: &str, text: &str) {
     let dir = machine.notes().join("human");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join(name), text).unwrap();
+    put(&dir.join(name), text);
 }
 
 /// A note's text: front matter dated 2026-01-01, read `count` times, then
