@@ -56,7 +56,7 @@ impl Dreamland {
     fn settings(&self, record: Value) {
         put(
             &self.dir.path().join("dsh-home/notesoup.json"),
-            &json!({"notesoup": record}).to_string(),
+            json!({"notesoup": record}).to_string(),
         );
     }
 

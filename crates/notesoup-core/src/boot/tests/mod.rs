@@ -343,7 +343,7 @@ fn full_store() -> Notes {
     // Another agent's diary is not this boot's business.
     put(
         &notes.root.join("agents/bob/diary.md"),
-        &note_text(opened_at(), None, "# Bob's secrets\n"),
+        note_text(opened_at(), None, "# Bob's secrets\n"),
     );
     notes
 }
