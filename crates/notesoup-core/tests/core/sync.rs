@@ -3,7 +3,7 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 use notesoup_core::dream::doctor;
@@ -585,7 +585,7 @@ fn daemon(base: &Path) -> Daemon {
         program.display()
     );
     let port = free_port();
-    let mut child = Reaped(
+    let child = Reaped::quiet_server(
         Command::new(&program)
             .arg("--export-all")
             .arg("--enable=receive-pack")
@@ -593,15 +593,11 @@ fn daemon(base: &Path) -> Daemon {
             .arg("--listen=127.0.0.1")
             .arg(format!("--port={port}"))
             .arg(format!("--base-path={}", base.display()))
-            .arg(base)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("git daemon starts"),
+            .arg(base),
+        port,
+        Duration::from_secs(20),
+        "git daemon",
     );
-    child
-        .listening(port, Duration::from_secs(20))
-        .unwrap_or_else(|why| panic!("git daemon {why}"));
     Daemon {
         _child: child,
         port,
