@@ -510,34 +510,16 @@ fn sessions_lists_the_recorded_sessions_of_the_project() {
 #[test]
 fn every_subcommand_has_help() {
     let sb = Sandbox::new();
-    Binary::new("notesoup", |args| sb.run(args, b"")).assert_answers_help(&[
+    let binary = Binary::new("notesoup", |args| sb.run(args, b""));
+    binary.assert_answers_help(&[
         &[],
-        &["notes"],
-        &["notes", "list"],
-        &["notes", "read"],
-        &["notes", "search"],
-        &["notes", "write"],
-        &["notes", "update"],
-        &["notes", "crumple"],
-        &["notes", "uncrumple"],
-        &["notes", "rename"],
-        &["boot"],
-        &["history"],
-        &["history", "windows"],
-        &["history", "list"],
-        &["history", "search"],
-        &["history", "read"],
         &["sessions"],
-        &["doctor"],
-        &["doctor", "clean"],
-        &["dream"],
         &["mcp"],
         &["hook"],
         &["mod"],
         &["install-plugin"],
-        &["completions"],
-        &["man"],
     ]);
+    binary.assert_answers_help(shared_commands::SHARED);
 }
 
 #[test]
