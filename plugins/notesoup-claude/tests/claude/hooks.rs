@@ -1,6 +1,8 @@
 //! Hook I/O: recorded Claude Code 2.1.332 payloads piped into the built
 //! binary, checked on stdout, the exit code and the records left behind.
 
+use std::path::{Path, PathBuf};
+
 use notesoup_test_support::files::put;
 use serde_json::{Value, json};
 
@@ -57,6 +59,32 @@ fn the_boot_shows_the_project_map() {
     );
 }
 
+/// Writes the project note `name`, updated on 2026-01-`day`, in `dir`.
+fn project_note(dir: &Path, name: &str, day: u8) {
+    put(
+        &dir.join(format!("{name}.md")),
+        format!("---\nupdatedAt: 2026-01-{day:02}T00:00:00.000+00:00\n---\n\n# {name}\n"),
+    );
+}
+
+/// The project notes alpha (the newer) and beta, left unchanged past the
+/// 2 s after which their heads are kept: the project home's folder.
+fn settled_alpha_and_beta(sb: &Sandbox) -> PathBuf {
+    let key = notesoup_core::notes::project_key(&sb.project);
+    let dir = sb.notes.join("project").join(key);
+    project_note(&dir, "alpha", 2);
+    project_note(&dir, "beta", 1);
+    std::thread::sleep(std::time::Duration::from_millis(2_100));
+    dir
+}
+
+/// Which of alpha and beta `boot` lists first.
+fn order(boot: &str) -> &'static str {
+    let alpha = boot.find("@project/alpha.md").unwrap();
+    let beta = boot.find("@project/beta.md").unwrap();
+    if alpha < beta { "alpha" } else { "beta" }
+}
+
 /// The boot saves the note heads it read in the caches' directory, and
 /// the next hook's boot lists through them: a note changed since is read
 /// again, and a damaged file is passed over.
@@ -66,25 +94,7 @@ fn boots_keep_note_heads_between_hooks() {
     const S4: &str = "44444444-4444-4444-8444-444444444444";
     const S5: &str = "55555555-5555-4555-8555-555555555555";
     let sb = Sandbox::new();
-    let key = notesoup_core::notes::project_key(&sb.project);
-    let dir = sb.notes.join("project").join(&key);
-    std::fs::create_dir_all(&dir).unwrap();
-    let note = |name: &str, day: u8| {
-        std::fs::write(
-            dir.join(format!("{name}.md")),
-            format!("---\nupdatedAt: 2026-01-{day:02}T00:00:00.000+00:00\n---\n\n# {name}\n"),
-        )
-        .unwrap();
-    };
-    note("alpha", 2);
-    note("beta", 1);
-    // Heads are kept only for notes that have not changed for 2 s.
-    std::thread::sleep(std::time::Duration::from_millis(2_100));
-    let order = |boot: &str| {
-        let alpha = boot.find("@project/alpha.md").unwrap();
-        let beta = boot.find("@project/beta.md").unwrap();
-        if alpha < beta { "alpha" } else { "beta" }
-    };
+    let dir = settled_alpha_and_beta(&sb);
     let boot = context_of(&start(&sb, "startup", S1).unwrap(), "SessionStart");
     assert_eq!(order(&boot), "alpha", "{boot}");
     let saved = sb.kept_file("note-heads");
@@ -94,7 +104,7 @@ fn boots_keep_note_heads_between_hooks() {
         "both heads saved"
     );
     // Edited in place to the same length: the newer head is read.
-    note("beta", 3);
+    project_note(&dir, "beta", 3);
     let boot = context_of(&start(&sb, "startup", S2).unwrap(), "SessionStart");
     assert_eq!(order(&boot), "beta", "{boot}");
     std::fs::write(&saved, b"not a cache").unwrap();
@@ -285,10 +295,7 @@ fn resume_without_a_record_recovers_the_window_from_the_transcript() {
             format!("Previous context window id: claude:{S1}:4"),
         ]
     );
-    let state: Value = serde_json::from_slice(
-        &std::fs::read(sb.data.join(format!("sessions/{S1}.json"))).unwrap(),
-    )
-    .unwrap();
+    let state = sb.session_record(S1);
     assert_eq!(state["notesSessionId"], "root-session");
 }
 
@@ -354,10 +361,7 @@ fn clear_carries_the_hand_off_into_the_next_window() {
         None,
         "a repeated SessionStart(clear) boots nothing"
     );
-    let state: Value = serde_json::from_slice(
-        &std::fs::read(sb.data.join(format!("sessions/{S2}.json"))).unwrap(),
-    )
-    .unwrap();
+    let state = sb.session_record(S2);
     assert_eq!(state["notesSessionId"], S1);
     assert_eq!(state["chain"][0]["sessionId"], S1);
 
@@ -662,10 +666,7 @@ fn a_forked_session_recovers_its_chain_at_its_first_hook() {
     );
     let reminder = context_of(&prompt(&sb, S2).unwrap(), "UserPromptSubmit");
     assert!(reminder.contains("Only 3616 tokens left"));
-    let state: Value = serde_json::from_slice(
-        &std::fs::read(sb.data.join(format!("sessions/{S2}.json"))).unwrap(),
-    )
-    .unwrap();
+    let state = sb.session_record(S2);
     assert_eq!(state["notesSessionId"], S1);
     assert_eq!(state["windowOrdinal"], 1);
     assert_eq!(state["window"]["bootInjected"], true);
@@ -692,10 +693,7 @@ fn fresh_window_arms_the_close_out_and_carries_its_prompt_through_clear() {
         "{boot}"
     );
     // Once only: a later window does not repeat it.
-    let record: Value = serde_json::from_str(
-        &std::fs::read_to_string(sb.data.join(format!("sessions/{S2}.json"))).unwrap(),
-    )
-    .unwrap();
+    let record = sb.session_record(S2);
     assert!(record.get("nextWindowPrompt").is_none(), "{record}");
 }
 
@@ -722,23 +720,7 @@ fn crafted_note_heads_never_change_a_boot() {
         "a5555555-5555-4555-8555-555555555555",
     ];
     let sb = Sandbox::new();
-    let key = notesoup_core::notes::project_key(&sb.project);
-    let dir = sb.notes.join("project").join(&key);
-    std::fs::create_dir_all(&dir).unwrap();
-    for (name, day) in [("alpha", 2), ("beta", 1)] {
-        std::fs::write(
-            dir.join(format!("{name}.md")),
-            format!("---\nupdatedAt: 2026-01-{day:02}T00:00:00.000+00:00\n---\n\n# {name}\n"),
-        )
-        .unwrap();
-    }
-    // Heads are kept only for notes that have not changed for 2 s.
-    std::thread::sleep(std::time::Duration::from_millis(2_100));
-    let order = |boot: &str| {
-        let alpha = boot.find("@project/alpha.md").unwrap();
-        let beta = boot.find("@project/beta.md").unwrap();
-        if alpha < beta { "alpha" } else { "beta" }
-    };
+    settled_alpha_and_beta(&sb);
     let boot = |session: &str| {
         // Without the kept shelves, so every boot lists through the heads.
         let _ = std::fs::remove_dir_all(sb.cache.join("boot-shelves"));

@@ -79,6 +79,12 @@ impl Sandbox {
         self.env.push((name.to_owned(), value.into()));
     }
 
+    /// The record notesoup keeps of `session`, as JSON.
+    pub fn session_record(&self, session: &str) -> Value {
+        let path = self.data.join(format!("sessions/{session}.json"));
+        serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+    }
+
     /// The file of `kind` (`note-heads`, `boot-shelves`) the boots of the
     /// sandbox's project keep.
     pub fn kept_file(&self, kind: &str) -> PathBuf {
