@@ -15,24 +15,10 @@ use std::path::{Path, PathBuf};
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
+use notesoup_test_support::adversarial::corpus;
 use notesoup_test_support::files::put;
 
 use crate::support::{McpServer, Sandbox, reply_row, tools_call};
-
-/// The cases of `tests/adversarial/<name>`; its first line says what the
-/// fields mean.
-fn corpus(name: &str) -> Vec<Value> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/adversarial")
-        .join(name);
-    let text = std::fs::read_to_string(&path).unwrap();
-    let mut lines = text.lines();
-    let about: Value = serde_json::from_str(lines.next().unwrap()).unwrap();
-    assert!(about["about"].is_string(), "{name}: no about line");
-    lines
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect()
-}
 
 fn unhex(text: &str) -> Vec<u8> {
     (0..text.len())

@@ -9,22 +9,11 @@ use std::path::Path;
 
 use notesoup_core::dream::{DreamTools, audit_commit, call_dream_tool};
 use notesoup_pi::host::{PiExtension, ToolInvocation};
+use notesoup_test_support::adversarial::corpus;
 use notesoup_test_support::files::{put, tree};
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::support::Scene;
-
-fn corpus(name: &str) -> Vec<Value> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/adversarial")
-        .join(name);
-    fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .skip(1)
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect()
-}
 
 #[test]
 fn the_address_corpus_through_notes_write() {
