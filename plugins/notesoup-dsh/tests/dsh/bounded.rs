@@ -177,12 +177,11 @@ fn a_project_file_that_is_not_a_file_gives_the_defaults_and_one_warning() {
         }
         let (status, _, stderr) = sidecar.finish();
         assert!(status.success());
-        let lines: Vec<&str> = stderr.lines().collect();
-        assert_eq!(lines.len(), 1, "{kind:?}: {stderr}");
-        assert!(
-            lines[0].starts_with(&format!("notesoup: could not read {}: ", file.display())),
-            "{}",
-            lines[0]
+        not_a_file::assert_one_warning(
+            &stderr.lines().collect::<Vec<_>>(),
+            &format!("notesoup: could not read {}: ", file.display()),
+            "; using the defaults.",
+            &format!("{kind:?}: {stderr}"),
         );
     }
 }
