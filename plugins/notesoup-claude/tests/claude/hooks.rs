@@ -601,8 +601,7 @@ fn bad_input_is_reported_to_the_user_and_exits_zero() {
 #[test]
 fn a_torn_session_record_is_rebuilt() {
     let sb = Sandbox::new();
-    std::fs::create_dir_all(sb.data.join("sessions")).unwrap();
-    std::fs::write(sb.data.join(format!("sessions/{S1}.json")), "{torn").unwrap();
+    put(&sb.data.join(format!("sessions/{S1}.json")), "{torn");
     let boot = context_of(&start(&sb, "startup", S1).unwrap(), "SessionStart");
     assert!(boot.contains(&format!("Current context window id: claude:{S1}:1")));
     assert_eq!(start(&sb, "startup", S1), None);

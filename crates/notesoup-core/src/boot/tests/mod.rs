@@ -671,9 +671,10 @@ fn generate(notes: &Notes, kinds: &[u64], count: u64, seed: u64) {
                 _ => format!("t{}/n{seed}-{i}.md", i % 4),
             };
             let kind = kinds[((roll >> 8) % kinds.len() as u64) as usize];
-            let file = notes.home(scope).join(path);
-            fs::create_dir_all(file.parent().expect("parent")).expect("dirs");
-            fs::write(file, generated_note(kind, updated, crumpled, i)).expect("note");
+            put(
+                &notes.home(scope).join(path),
+                generated_note(kind, updated, crumpled, i),
+            );
         }
     }
 }
