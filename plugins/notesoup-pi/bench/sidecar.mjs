@@ -218,13 +218,20 @@ async function once(binary) {
   for (let i = 0; i < events; i++) {
     turns.push(await event("turn_start", { type: "turn_start", turnIndex: i, timestamp: Date.now() }));
   }
-  const contexts = [];
-  let contextLine = 0;
-  for (let i = 0; i < events; i++) {
-    contexts.push(await event("context", { type: "context", messages: contextMessages }));
-    contextLine = lastLine;
-    if (lastValue !== undefined) throw new Error("context: the budget changed a request clear of its lines");
+  // EVENTS events `name` over the long context, each of which must leave
+  // Pi's messages as they are (`why` says what a change would mean): their
+  // times, and the last line's size.
+  async function keepingTheMessages(name, why) {
+    const times = [];
+    let line = 0;
+    for (let i = 0; i < events; i++) {
+      times.push(await event(name, { type: name, messages: contextMessages }));
+      line = lastLine;
+      if (lastValue !== undefined) throw new Error(`${name}: ${why}`);
+    }
+    return [times, line];
   }
+  const [contexts, contextLine] = await keepingTheMessages("context", "the budget changed a request clear of its lines");
   // Past the warning line: the warning goes out with this request.
   usage = { tokens: 199000, contextWindow: 200000, percent: 99.5 };
   const warning = await event("context", { type: "context", messages: contextMessages });
@@ -232,13 +239,7 @@ async function once(binary) {
   if (warned?.length !== contextMessages.length + 1) {
     throw new Error(`context at the warning: expected one message added, got ${warned?.length}`);
   }
-  const withSystem = [];
-  let withSystemLine = 0;
-  for (let i = 0; i < events; i++) {
-    withSystem.push(await event("context_with_system", { type: "context_with_system", messages: contextMessages }));
-    withSystemLine = lastLine;
-    if (lastValue !== undefined) throw new Error("context_with_system: the messages changed without a boot to refresh");
-  }
+  const [withSystem, withSystemLine] = await keepingTheMessages("context_with_system", "the messages changed without a boot to refresh");
   // A fork's copied root boot before the session's own: it is dropped.
   if (!ownBoot) throw new Error("session_start sent no root boot");
   const foreign = { ...ownBoot, details: { windowId: "pcw:ffffffff:root", sessionId: "ffffffff-0000-4000-8000-000000000000" } };

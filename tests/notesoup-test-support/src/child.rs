@@ -300,6 +300,24 @@ impl Drop for Reaped {
 }
 
 impl Reaped {
+    /// Starts `command` as a server with its output dropped and waits, at
+    /// most `within` (a bound on a hang), until it listens on 127.0.0.1:
+    /// `port`; the test fails naming `what` when it does not start or
+    /// listen.
+    pub fn quiet_server(command: &mut Command, port: u16, within: Duration, what: &str) -> Self {
+        let mut child = Reaped(
+            command
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap_or_else(|error| panic!("{what} does not start: {error}")),
+        );
+        child
+            .listening(port, within)
+            .unwrap_or_else(|why| panic!("{what} {why}"));
+        child
+    }
+
     /// Waits, at most `within` (a bound on a hang, not on speed), until
     /// something listens on 127.0.0.1:`port`; why not, when the server
     /// exited first or never listened.

@@ -179,7 +179,6 @@ pub fn note(crumpled: bool, body: &str) -> String {
 /// Writes [`LIVE`] ("The parser is slow.") and [`CRUMPLED`] ("An abandoned
 /// idea.") into the notes home `notes`.
 pub fn live_and_crumpled(notes: &Path) {
-    std::fs::create_dir_all(notes.join("project/demo-1a2b3c4d")).unwrap();
-    std::fs::write(notes.join(LIVE), note(false, "The parser is slow.")).unwrap();
-    std::fs::write(notes.join(CRUMPLED), note(true, "An abandoned idea.")).unwrap();
+    crate::files::put(&notes.join(LIVE), note(false, "The parser is slow."));
+    crate::files::put(&notes.join(CRUMPLED), note(true, "An abandoned idea."));
 }

@@ -1,5 +1,6 @@
 //! A folder as a test looks at it: every file under it, and what they
-//! hold, to show that something changed nothing.
+//! hold, to show that something changed nothing; and a file put in place
+//! with the folders it needs.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -34,4 +35,12 @@ pub fn tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
         .collect();
     files.sort();
     files
+}
+
+/// Writes `text` to `path`, creating the folders it needs first.
+pub fn put(path: &Path, text: impl AsRef<[u8]>) {
+    if let Some(parent) = path.parent() {
+        fs::create_dir_all(parent).unwrap();
+    }
+    fs::write(path, text).unwrap();
 }

@@ -4,8 +4,8 @@
 //! binary (its `env!("CARGO_BIN_EXE_…")` path, inside a `Command` it built
 //! with its own environment), its own flags and its own host words, and this
 //! crate holds what is the same: a child over real pipes with a bound on
-//! every wait, a server killed when the test ends, the capped-input attack
-//! bodies, files that are not files, a folder's files and their bytes,
+//! every wait, a server killed when the test ends, the adversarial corpora,
+//! the capped-input attack bodies, files that are not files, a folder's files and their bytes,
 //! stand-ins for the dreamer, the shared commands' checks, fake model APIs on 127.0.0.1, and a local npm registry
 //! with a fresh machine to install the dist's packages on.
 //!
@@ -13,6 +13,7 @@
 
 #![allow(clippy::unwrap_used)] // a failed unwrap is a failed test
 
+pub mod adversarial;
 pub mod child;
 pub mod dreamer;
 pub mod fake_anthropic;

@@ -1,6 +1,7 @@
 //! Reading a crate's module graph from its source, for the tests that hold
 //! a crate's modules to their layering: each module as its path, the files
-//! of a source tree, and a cycle of uses, shown as its chain.
+//! of a source tree, the module a path names, and a cycle of uses, shown as
+//! its chain.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -35,6 +36,27 @@ pub fn files(dir: &Path) -> Vec<PathBuf> {
         }
     }
     found
+}
+
+/// The module a path in `this` (a file's module) names: `start` (where the
+/// path's first segments lead) extended by the longest prefix of `rest`
+/// that is still a module of `modules`; none when that is the crate root or
+/// `this` itself.
+pub fn named_module(
+    modules: &BTreeSet<Module>,
+    this: &[String],
+    start: Module,
+    rest: &[&str],
+) -> Option<Module> {
+    let mut module = start;
+    let mut longest = module.clone();
+    for segment in rest {
+        module.push((*segment).to_owned());
+        if modules.contains(&module) {
+            longest = module.clone();
+        }
+    }
+    (!longest.is_empty() && longest != this).then_some(longest)
 }
 
 /// A module that reaches itself through a chain of uses, shown as the chain.

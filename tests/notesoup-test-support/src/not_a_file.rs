@@ -41,3 +41,15 @@ pub fn place(kind: NotAFile, path: &Path) {
         }
     }
 }
+
+/// Fails the test unless `warnings` is exactly one warning, starting with
+/// `head` (the binary naming the file) and ending with `tail` (the defaults
+/// apply); `what` names the case.
+pub fn assert_one_warning(warnings: &[&str], head: &str, tail: &str, what: &str) {
+    assert_eq!(warnings.len(), 1, "{what}");
+    assert!(
+        warnings[0].starts_with(head) && warnings[0].ends_with(tail),
+        "{}",
+        warnings[0]
+    );
+}

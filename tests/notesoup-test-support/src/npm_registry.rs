@@ -7,7 +7,7 @@
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use crate::child::{Reaped, free_port, stdout_of};
 
@@ -62,21 +62,17 @@ impl Registry {
         )
         .unwrap();
         let port = free_port();
-        let mut child = Reaped(
+        let child = Reaped::quiet_server(
             Command::new(node)
                 .arg(verdaccio)
                 .args(["--config"])
                 .arg(&config)
                 .args(["--listen", &format!("127.0.0.1:{port}")])
-                .current_dir(dir)
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .expect("verdaccio starts"),
+                .current_dir(dir),
+            port,
+            std::time::Duration::from_secs(120),
+            "verdaccio",
         );
-        child
-            .listening(port, std::time::Duration::from_secs(120))
-            .unwrap_or_else(|why| panic!("verdaccio {why}"));
         Self {
             _child: child,
             url: format!("http://127.0.0.1:{port}/"),

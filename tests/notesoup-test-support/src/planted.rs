@@ -1,9 +1,11 @@
 //! A link planted where an installer writes one of its files, pointing at a
 //! file of the user's (a `.bashrc`): every installer must replace the link,
-//! never write through it.
+//! never write through it. A link where one of its folders belongs, and a
+//! folder of someone else's files, are refused.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
+use std::process::Output;
 
 /// What the user's file holds.
 const KEPT: &str = "export KEEP=1\n";
@@ -52,5 +54,69 @@ pub fn assert_replaced(file: &Path, what: &str) {
     assert!(
         std::fs::symlink_metadata(file).unwrap().is_file(),
         "{what} is the installer's file again"
+    );
+}
+
+/// What an installer said on stderr.
+fn said(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// Replaces the installed `folder` with a link to the empty folder
+/// `elsewhere`: every one of `attempts` (the installer's arguments, run by
+/// `run`) is refused with exit 1 naming the link, and nothing is written
+/// through it.
+pub fn assert_linked_folder_refused(
+    folder: &Path,
+    elsewhere: &Path,
+    attempts: &[Vec<&str>],
+    run: impl Fn(&[&str]) -> Output,
+) {
+    std::fs::create_dir_all(elsewhere).unwrap();
+    std::fs::remove_dir_all(folder).unwrap();
+    std::os::unix::fs::symlink(elsewhere, folder).unwrap();
+    for args in attempts {
+        let refused = run(args);
+        assert_eq!(refused.status.code(), Some(1), "{args:?}");
+        assert!(
+            said(&refused).contains("is a symbolic link"),
+            "{}",
+            said(&refused)
+        );
+    }
+    assert_eq!(std::fs::read_dir(elsewhere).unwrap().count(), 0);
+}
+
+/// Someone else's folder `foreign`, holding only their file `theirs` (a
+/// path under it, holding `text`): every one of `attempts` (the installer's
+/// arguments, run by `run`) is refused with exit 1, naming the entry that
+/// is not the installer's, `--force` and each of `also_said`; their file
+/// keeps its bytes and nothing is written beside it.
+pub fn assert_foreign_folder_refused(
+    foreign: &Path,
+    theirs: &str,
+    text: &str,
+    attempts: &[Vec<&str>],
+    also_said: &[&str],
+    run: impl Fn(&[&str]) -> Output,
+) {
+    crate::files::put(&foreign.join(theirs), text);
+    let entry = theirs.split('/').next().unwrap_or(theirs);
+    for args in attempts {
+        let refused = run(args);
+        assert_eq!(refused.status.code(), Some(1), "{args:?}");
+        let said = said(&refused);
+        assert!(
+            said.contains(&format!("holds files notesoup did not install ({entry})"))
+                && said.contains("--force")
+                && also_said.iter().all(|word| said.contains(word)),
+            "{said}"
+        );
+    }
+    assert_eq!(std::fs::read_to_string(foreign.join(theirs)).unwrap(), text);
+    assert_eq!(
+        std::fs::read_dir(foreign).unwrap().count(),
+        1,
+        "nothing written"
     );
 }

@@ -2,6 +2,7 @@
 //! same way on each binary: the caller passes how to run its binary in its
 //! own sandbox and the words its host uses.
 
+use std::path::Path;
 use std::process::Output;
 
 use serde_json::Value;
@@ -123,6 +124,26 @@ impl<'a> Binary<'a> {
         assert_eq!(doctor.stdout, dream_doctor.stdout);
         let report: Value = serde_json::from_slice(&doctor.stdout).unwrap();
         assert_eq!(report["findings"][0]["path"], "stray.txt", "{report}");
+    }
+
+    /// `notes --session SESSION write checkpoint.md` writes the session's
+    /// note (the file `stored`), and `unsessioned` (a note write that names
+    /// no session) is refused: exit 1, `no_session` on stderr.
+    pub fn assert_notes_on_a_session(&self, session: &str, stored: &Path, unsessioned: &[&str]) {
+        let written = ok(&self.run(&[
+            "notes",
+            "--session",
+            session,
+            "write",
+            "checkpoint.md",
+            "# Goal\nship",
+        ]));
+        assert!(written.starts_with("created checkpoint.md"), "{written}");
+        assert!(stored.is_file(), "{}", stored.display());
+        let refused = self.run(unsessioned);
+        let stderr = String::from_utf8_lossy(&refused.stderr);
+        assert_eq!(refused.status.code(), Some(1), "{unsessioned:?}: {stderr}");
+        assert!(stderr.starts_with("error: no_session: "), "{stderr}");
     }
 
     /// Every shell's completions name the binary and `word`.

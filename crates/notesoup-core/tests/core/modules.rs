@@ -8,7 +8,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use notesoup_test_support::modules::{Module, Uses, cycle, files, module_of};
+use notesoup_test_support::modules::{Module, Uses, cycle, files, module_of, named_module};
 
 /// A file's code: its test module left out, and its comment lines (doc
 /// links name paths that are no uses).
@@ -111,16 +111,7 @@ fn uses(code: &str, this: &[String], modules: &BTreeSet<Module>) -> BTreeSet<Mod
                 rest = &rest[1..];
             }
         }
-        let mut longest = module.clone();
-        for segment in rest {
-            module.push((*segment).to_owned());
-            if modules.contains(&module) {
-                longest = module.clone();
-            }
-        }
-        if !longest.is_empty() && longest != this {
-            named.insert(longest);
-        }
+        named.extend(named_module(modules, this, module, rest));
     }
     named
 }

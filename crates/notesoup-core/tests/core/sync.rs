@@ -3,12 +3,13 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 use notesoup_core::dream::doctor;
 use notesoup_core::sync::{NotesSync, SyncConfig, SyncReport};
 use notesoup_test_support::child::{Reaped, free_port};
+use notesoup_test_support::files::put;
 use proptest::prelude::*;
 use tempfile::TempDir;
 
@@ -80,9 +81,7 @@ fn setup(root: &Path, config: &SyncConfig) {
 }
 
 fn write(root: &Path, path: &str, text: &str) {
-    let path = root.join(path);
-    fs::create_dir_all(path.parent().expect("parent")).expect("folders");
-    fs::write(path, text).expect("write");
+    put(&root.join(path), text);
 }
 
 fn read(root: &Path, path: &str) -> String {
@@ -586,7 +585,7 @@ fn daemon(base: &Path) -> Daemon {
         program.display()
     );
     let port = free_port();
-    let mut child = Reaped(
+    let child = Reaped::quiet_server(
         Command::new(&program)
             .arg("--export-all")
             .arg("--enable=receive-pack")
@@ -594,15 +593,11 @@ fn daemon(base: &Path) -> Daemon {
             .arg("--listen=127.0.0.1")
             .arg(format!("--port={port}"))
             .arg(format!("--base-path={}", base.display()))
-            .arg(base)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("git daemon starts"),
+            .arg(base),
+        port,
+        Duration::from_secs(20),
+        "git daemon",
     );
-    child
-        .listening(port, Duration::from_secs(20))
-        .unwrap_or_else(|why| panic!("git daemon {why}"));
     Daemon {
         _child: child,
         port,

@@ -15,22 +15,10 @@ use std::path::{Path, PathBuf};
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
-use crate::support::{McpServer, Sandbox, reply_row, tools_call};
+use notesoup_test_support::adversarial::corpus;
+use notesoup_test_support::files::put;
 
-/// The cases of `tests/adversarial/<name>`; its first line says what the
-/// fields mean.
-fn corpus(name: &str) -> Vec<Value> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/adversarial")
-        .join(name);
-    let text = std::fs::read_to_string(&path).unwrap();
-    let mut lines = text.lines();
-    let about: Value = serde_json::from_str(lines.next().unwrap()).unwrap();
-    assert!(about["about"].is_string(), "{name}: no about line");
-    lines
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect()
-}
+use crate::support::{McpServer, Sandbox, reply_row, tools_call};
 
 fn unhex(text: &str) -> Vec<u8> {
     (0..text.len())
@@ -504,11 +492,10 @@ fn hook_inputs_corpus() {
             Some("directory-record") => {
                 std::fs::create_dir_all(sb.data.join(format!("sessions/{session}.json"))).unwrap();
             }
-            Some("garbage-record") => {
-                let path = sb.data.join(format!("sessions/{session}.json"));
-                std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-                std::fs::write(path, b"{\"sessionId\": [").unwrap();
-            }
+            Some("garbage-record") => put(
+                &sb.data.join(format!("sessions/{session}.json")),
+                b"{\"sessionId\": [",
+            ),
             Some("fifo-handoff") => {
                 mkfifo(&sb.data.join(format!("projects/{key}/handoff.json")));
             }

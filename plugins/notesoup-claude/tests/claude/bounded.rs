@@ -144,13 +144,11 @@ fn settings_that_are_not_files_give_the_defaults_and_one_warning() {
                 run_within(&sb, &["notes", "write", "@human/a.md", "plain\n"], b"");
             assert!(status.success(), "{kind:?}: {stderr}");
             assert_eq!(stdout, "created @human/a.md\n");
-            let warnings: Vec<&str> = stderr.lines().collect();
-            assert_eq!(warnings.len(), 1, "{kind:?} {user}: {stderr}");
-            assert!(
-                warnings[0].starts_with(&format!("notesoup: could not read {}: ", file.display()))
-                    && warnings[0].ends_with("; using the defaults."),
-                "{}",
-                warnings[0]
+            not_a_file::assert_one_warning(
+                &stderr.lines().collect::<Vec<_>>(),
+                &format!("notesoup: could not read {}: ", file.display()),
+                "; using the defaults.",
+                &format!("{kind:?} {user}: {stderr}"),
             );
             // So does the boot.
             let payload = sb.payload("SessionStart-startup", S1);

@@ -2,6 +2,7 @@
 
 use std::process::Output;
 
+use notesoup_test_support::files::put;
 use notesoup_test_support::shared_commands::{self, Binary};
 
 use crate::support::{CHAIN_1, Sandbox, fake_token, fixture};
@@ -103,8 +104,7 @@ fn boot_without_any_session_previews_a_root_window() {
     // No session is recorded, so none is read: the notes of a session that
     // happens to be called `preview` are not the preview's.
     let stray = sb.notes.join("pi/session/preview");
-    std::fs::create_dir_all(&stray).unwrap();
-    std::fs::write(stray.join("stray.md"), "not the preview's").unwrap();
+    put(&stray.join("stray.md"), "not the preview's");
     let again = ok(sb.run(&["boot"], b""));
     assert!(!again.contains("stray"), "{again}");
 }
@@ -257,8 +257,7 @@ fn the_boot_keeps_within_the_configured_bound() {
 fn doctor_clean_lists_then_removes_stale_temporary_files() {
     let sb = Sandbox::new();
     let human = sb.notes.join("human");
-    std::fs::create_dir_all(&human).unwrap();
-    std::fs::write(human.join("prefs.md"), "# Prefs\n").unwrap();
+    put(&human.join("prefs.md"), "# Prefs\n");
     // A writer long gone (no such pid) two minutes ago.
     let stale = human.join(".notesoup-999999999-0123456789abcdef0123456789abcdef.tmp");
     std::fs::write(&stale, "half a note").unwrap();
@@ -511,38 +510,16 @@ fn sessions_lists_the_recorded_sessions_of_the_project() {
 #[test]
 fn every_subcommand_has_help() {
     let sb = Sandbox::new();
-    for args in [
-        &["--help"][..],
-        &["notes", "--help"],
-        &["notes", "list", "--help"],
-        &["notes", "read", "--help"],
-        &["notes", "search", "--help"],
-        &["notes", "write", "--help"],
-        &["notes", "update", "--help"],
-        &["notes", "crumple", "--help"],
-        &["notes", "uncrumple", "--help"],
-        &["notes", "rename", "--help"],
-        &["boot", "--help"],
-        &["history", "--help"],
-        &["history", "windows", "--help"],
-        &["history", "list", "--help"],
-        &["history", "search", "--help"],
-        &["history", "read", "--help"],
-        &["sessions", "--help"],
-        &["doctor", "--help"],
-        &["doctor", "clean", "--help"],
-        &["dream", "--help"],
-        &["mcp", "--help"],
-        &["hook", "--help"],
-        &["mod", "--help"],
-        &["sessions", "--help"],
-        &["install-plugin", "--help"],
-        &["completions", "--help"],
-        &["man", "--help"],
-    ] {
-        let help = ok(sb.run(args, b""));
-        assert!(help.contains("Usage: notesoup"), "{args:?}: {help}");
-    }
+    let binary = Binary::new("notesoup", |args| sb.run(args, b""));
+    binary.assert_answers_help(&[
+        &[],
+        &["sessions"],
+        &["mcp"],
+        &["hook"],
+        &["mod"],
+        &["install-plugin"],
+    ]);
+    binary.assert_answers_help(shared_commands::SHARED);
 }
 
 #[test]

@@ -6,6 +6,7 @@ use std::process::Stdio;
 use serde_json::{Value, json};
 
 use notesoup_test_support::dreamer;
+use notesoup_test_support::files::put;
 
 use crate::support::{Sandbox, notesoup_bin, spawn};
 
@@ -52,17 +53,14 @@ fn dream_tools(sb: &Sandbox, calls: &[(&str, Value)]) -> (Vec<String>, Vec<(bool
 #[test]
 fn the_dream_tools_are_jailed_and_delete_only_crumpled_notes() {
     let sb = Sandbox::new();
-    std::fs::create_dir_all(sb.notes.join("human")).unwrap();
-    std::fs::write(
-        sb.notes.join("human/old.md"),
+    put(
+        &sb.notes.join("human/old.md"),
         "---\ncrumpledAt: 2026-01-01T00:00:00.000+00:00\n---\n\nold\n",
-    )
-    .unwrap();
-    std::fs::write(
-        sb.notes.join("human/live.md"),
+    );
+    put(
+        &sb.notes.join("human/live.md"),
         "---\norigin: user\n---\n\nLikes tea.\n",
-    )
-    .unwrap();
+    );
     // The baseline the wastebasket rule reads (a dream makes it first).
     notesoup_core::dream::audit_commit(&sb.notes, "baseline").unwrap();
     let (names, results) = dream_tools(

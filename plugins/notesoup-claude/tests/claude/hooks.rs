@@ -1,6 +1,9 @@
 //! Hook I/O: recorded Claude Code 2.1.332 payloads piped into the built
 //! binary, checked on stdout, the exit code and the records left behind.
 
+use std::path::{Path, PathBuf};
+
+use notesoup_test_support::files::put;
 use serde_json::{Value, json};
 
 use crate::support::{
@@ -45,17 +48,41 @@ fn the_boot_shows_the_project_map() {
     let sb = Sandbox::new();
     let key = notesoup_core::notes::project_key(&sb.project);
     let map = sb.notes.join("project").join(&key).join("MAP.md");
-    std::fs::create_dir_all(map.parent().unwrap()).unwrap();
-    std::fs::write(
+    put(
         &map,
         "---\norigin: self\n---\n\n- `@project/decisions.md` — why we chose X\n",
-    )
-    .unwrap();
+    );
     let boot = context_of(&start(&sb, "startup", S1).unwrap(), "SessionStart");
     assert!(
         boot.contains("MAP — @project/MAP.md\n  - `@project/decisions.md` — why we chose X"),
         "{boot}"
     );
+}
+
+/// Writes the project note `name`, updated on 2026-01-`day`, in `dir`.
+fn project_note(dir: &Path, name: &str, day: u8) {
+    put(
+        &dir.join(format!("{name}.md")),
+        format!("---\nupdatedAt: 2026-01-{day:02}T00:00:00.000+00:00\n---\n\n# {name}\n"),
+    );
+}
+
+/// The project notes alpha (the newer) and beta, left unchanged past the
+/// 2 s after which their heads are kept: the project home's folder.
+fn settled_alpha_and_beta(sb: &Sandbox) -> PathBuf {
+    let key = notesoup_core::notes::project_key(&sb.project);
+    let dir = sb.notes.join("project").join(key);
+    project_note(&dir, "alpha", 2);
+    project_note(&dir, "beta", 1);
+    std::thread::sleep(std::time::Duration::from_millis(2_100));
+    dir
+}
+
+/// Which of alpha and beta `boot` lists first.
+fn order(boot: &str) -> &'static str {
+    let alpha = boot.find("@project/alpha.md").unwrap();
+    let beta = boot.find("@project/beta.md").unwrap();
+    if alpha < beta { "alpha" } else { "beta" }
 }
 
 /// The boot saves the note heads it read in the caches' directory, and
@@ -67,25 +94,7 @@ fn boots_keep_note_heads_between_hooks() {
     const S4: &str = "44444444-4444-4444-8444-444444444444";
     const S5: &str = "55555555-5555-4555-8555-555555555555";
     let sb = Sandbox::new();
-    let key = notesoup_core::notes::project_key(&sb.project);
-    let dir = sb.notes.join("project").join(&key);
-    std::fs::create_dir_all(&dir).unwrap();
-    let note = |name: &str, day: u8| {
-        std::fs::write(
-            dir.join(format!("{name}.md")),
-            format!("---\nupdatedAt: 2026-01-{day:02}T00:00:00.000+00:00\n---\n\n# {name}\n"),
-        )
-        .unwrap();
-    };
-    note("alpha", 2);
-    note("beta", 1);
-    // Heads are kept only for notes that have not changed for 2 s.
-    std::thread::sleep(std::time::Duration::from_millis(2_100));
-    let order = |boot: &str| {
-        let alpha = boot.find("@project/alpha.md").unwrap();
-        let beta = boot.find("@project/beta.md").unwrap();
-        if alpha < beta { "alpha" } else { "beta" }
-    };
+    let dir = settled_alpha_and_beta(&sb);
     let boot = context_of(&start(&sb, "startup", S1).unwrap(), "SessionStart");
     assert_eq!(order(&boot), "alpha", "{boot}");
     let saved = sb.kept_file("note-heads");
@@ -95,7 +104,7 @@ fn boots_keep_note_heads_between_hooks() {
         "both heads saved"
     );
     // Edited in place to the same length: the newer head is read.
-    note("beta", 3);
+    project_note(&dir, "beta", 3);
     let boot = context_of(&start(&sb, "startup", S2).unwrap(), "SessionStart");
     assert_eq!(order(&boot), "beta", "{boot}");
     std::fs::write(&saved, b"not a cache").unwrap();
@@ -286,10 +295,7 @@ fn resume_without_a_record_recovers_the_window_from_the_transcript() {
             format!("Previous context window id: claude:{S1}:4"),
         ]
     );
-    let state: Value = serde_json::from_slice(
-        &std::fs::read(sb.data.join(format!("sessions/{S1}.json"))).unwrap(),
-    )
-    .unwrap();
+    let state = sb.session_record(S1);
     assert_eq!(state["notesSessionId"], "root-session");
 }
 
@@ -355,10 +361,7 @@ fn clear_carries_the_hand_off_into_the_next_window() {
         None,
         "a repeated SessionStart(clear) boots nothing"
     );
-    let state: Value = serde_json::from_slice(
-        &std::fs::read(sb.data.join(format!("sessions/{S2}.json"))).unwrap(),
-    )
-    .unwrap();
+    let state = sb.session_record(S2);
     assert_eq!(state["notesSessionId"], S1);
     assert_eq!(state["chain"][0]["sessionId"], S1);
 
@@ -378,12 +381,10 @@ fn session_notes_survive_clear() {
     let sb = Sandbox::new();
     start(&sb, "startup", S1).unwrap();
     let session_note = sb.notes.join("pi/session").join(S1).join("checkpoint.md");
-    std::fs::create_dir_all(session_note.parent().unwrap()).unwrap();
-    std::fs::write(
+    put(
         &session_note,
         "---\norigin: self\n---\n\n# Checkpoint: ship the parser\n",
-    )
-    .unwrap();
+    );
     sb.hook("session-end", &sb.payload("SessionEnd-clear", S1));
     let boot = context_of(&start(&sb, "clear", S2).unwrap(), "SessionStart");
     assert!(
@@ -600,8 +601,7 @@ fn bad_input_is_reported_to_the_user_and_exits_zero() {
 #[test]
 fn a_torn_session_record_is_rebuilt() {
     let sb = Sandbox::new();
-    std::fs::create_dir_all(sb.data.join("sessions")).unwrap();
-    std::fs::write(sb.data.join(format!("sessions/{S1}.json")), "{torn").unwrap();
+    put(&sb.data.join(format!("sessions/{S1}.json")), "{torn");
     let boot = context_of(&start(&sb, "startup", S1).unwrap(), "SessionStart");
     assert!(boot.contains(&format!("Current context window id: claude:{S1}:1")));
     assert_eq!(start(&sb, "startup", S1), None);
@@ -665,10 +665,7 @@ fn a_forked_session_recovers_its_chain_at_its_first_hook() {
     );
     let reminder = context_of(&prompt(&sb, S2).unwrap(), "UserPromptSubmit");
     assert!(reminder.contains("Only 3616 tokens left"));
-    let state: Value = serde_json::from_slice(
-        &std::fs::read(sb.data.join(format!("sessions/{S2}.json"))).unwrap(),
-    )
-    .unwrap();
+    let state = sb.session_record(S2);
     assert_eq!(state["notesSessionId"], S1);
     assert_eq!(state["windowOrdinal"], 1);
     assert_eq!(state["window"]["bootInjected"], true);
@@ -695,10 +692,7 @@ fn fresh_window_arms_the_close_out_and_carries_its_prompt_through_clear() {
         "{boot}"
     );
     // Once only: a later window does not repeat it.
-    let record: Value = serde_json::from_str(
-        &std::fs::read_to_string(sb.data.join(format!("sessions/{S2}.json"))).unwrap(),
-    )
-    .unwrap();
+    let record = sb.session_record(S2);
     assert!(record.get("nextWindowPrompt").is_none(), "{record}");
 }
 
@@ -725,23 +719,7 @@ fn crafted_note_heads_never_change_a_boot() {
         "a5555555-5555-4555-8555-555555555555",
     ];
     let sb = Sandbox::new();
-    let key = notesoup_core::notes::project_key(&sb.project);
-    let dir = sb.notes.join("project").join(&key);
-    std::fs::create_dir_all(&dir).unwrap();
-    for (name, day) in [("alpha", 2), ("beta", 1)] {
-        std::fs::write(
-            dir.join(format!("{name}.md")),
-            format!("---\nupdatedAt: 2026-01-{day:02}T00:00:00.000+00:00\n---\n\n# {name}\n"),
-        )
-        .unwrap();
-    }
-    // Heads are kept only for notes that have not changed for 2 s.
-    std::thread::sleep(std::time::Duration::from_millis(2_100));
-    let order = |boot: &str| {
-        let alpha = boot.find("@project/alpha.md").unwrap();
-        let beta = boot.find("@project/beta.md").unwrap();
-        if alpha < beta { "alpha" } else { "beta" }
-    };
+    settled_alpha_and_beta(&sb);
     let boot = |session: &str| {
         // Without the kept shelves, so every boot lists through the heads.
         let _ = std::fs::remove_dir_all(sb.cache.join("boot-shelves"));

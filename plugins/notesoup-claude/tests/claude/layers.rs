@@ -8,7 +8,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use notesoup_test_support::modules::{Module, Uses, cycle, files, module_of};
+use notesoup_test_support::modules::{Module, Uses, cycle, files, module_of, named_module};
 
 /// Each top-level module's floor, the command line's first.
 const FLOORS: [&[&str]; 4] = [
@@ -54,7 +54,7 @@ fn uses(text: &str, this: &[String], modules: &BTreeSet<Module>) -> BTreeSet<Mod
             continue;
         }
         let segments: Vec<&str> = code[start..end].split("::").collect();
-        let (mut path, rest): (Module, &[&str]) = match segments[0] {
+        let (path, rest): (Module, &[&str]) = match segments[0] {
             "crate" => (Vec::new(), &segments[1..]),
             "self" if is_file_module => (this.to_vec(), &segments[1..]),
             "super" => (
@@ -63,16 +63,7 @@ fn uses(text: &str, this: &[String], modules: &BTreeSet<Module>) -> BTreeSet<Mod
             ),
             _ => continue,
         };
-        let mut longest = path.clone();
-        for segment in rest {
-            path.push((*segment).to_owned());
-            if modules.contains(&path) {
-                longest = path.clone();
-            }
-        }
-        if !longest.is_empty() && longest != this {
-            named.insert(longest);
-        }
+        named.extend(named_module(modules, this, path, rest));
     }
     named
 }

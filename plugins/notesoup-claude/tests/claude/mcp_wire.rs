@@ -42,6 +42,14 @@ fn meta(extra: Value) -> Value {
     meta
 }
 
+/// The handshake with `params`, then a tools/list.
+fn initialize_then_list(params: Option<Value>) -> Vec<String> {
+    vec![
+        req(json!(0), "initialize", params),
+        req(json!(1), "tools/list", None),
+    ]
+}
+
 fn init(version: &str) -> Value {
     json!({"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}})
 }
@@ -218,10 +226,7 @@ fn sessions() -> Vec<(&'static str, Vec<String>)> {
         ),
         (
             "initialize 2024-11-05",
-            vec![
-                req(json!(0), "initialize", Some(init("2024-11-05"))),
-                req(json!(1), "tools/list", None),
-            ],
+            initialize_then_list(Some(init("2024-11-05"))),
         ),
         (
             "initialize 2025-03-26",
@@ -236,70 +241,37 @@ fn sessions() -> Vec<(&'static str, Vec<String>)> {
         ),
         (
             "initialize 2025-06-18",
-            vec![
-                req(json!(0), "initialize", Some(init("2025-06-18"))),
-                req(json!(1), "tools/list", None),
-            ],
+            initialize_then_list(Some(init("2025-06-18"))),
         ),
         (
             "initialize naming the stateless revision",
-            vec![
-                req(json!(0), "initialize", Some(init("2026-07-28"))),
-                req(json!(1), "tools/list", None),
-            ],
+            initialize_then_list(Some(init("2026-07-28"))),
         ),
         (
             "initialize naming a revision nobody knows",
-            vec![
-                req(json!(0), "initialize", Some(init("1999-01-01"))),
-                req(json!(1), "tools/list", None),
-            ],
+            initialize_then_list(Some(init("1999-01-01"))),
         ),
-        (
-            "initialize with no params",
-            vec![
-                req(json!(0), "initialize", None),
-                req(json!(1), "tools/list", None),
-            ],
-        ),
+        ("initialize with no params", initialize_then_list(None)),
         (
             "initialize with empty params",
-            vec![
-                req(json!(0), "initialize", Some(json!({}))),
-                req(json!(1), "tools/list", None),
-            ],
+            initialize_then_list(Some(json!({}))),
         ),
         (
             "initialize with a client name only",
-            vec![
-                req(
-                    json!(0),
-                    "initialize",
-                    Some(json!({"protocolVersion": "2025-11-25", "clientInfo": {"name": "x"}})),
-                ),
-                req(json!(1), "tools/list", None),
-            ],
+            initialize_then_list(Some(
+                json!({"protocolVersion": "2025-11-25", "clientInfo": {"name": "x"}}),
+            )),
         ),
         (
             "initialize with a protocol version that is not a string",
-            vec![
-                req(json!(0), "initialize", Some(json!({"protocolVersion": 5}))),
-                req(json!(1), "tools/list", None),
-            ],
+            initialize_then_list(Some(json!({"protocolVersion": 5}))),
         ),
         (
             "initialize with extra fields and the stateless _meta",
-            vec![
-                req(
-                    json!(0),
-                    "initialize",
-                    Some(with_meta(
-                        json!({"protocolVersion": "2025-11-25", "capabilities": {"roots": {"listChanged": true}, "sampling": {}}, "clientInfo": {"name": "t", "version": "1"}, "extra": 1}),
-                        m(),
-                    )),
-                ),
-                req(json!(1), "tools/list", None),
-            ],
+            initialize_then_list(Some(with_meta(
+                json!({"protocolVersion": "2025-11-25", "capabilities": {"roots": {"listChanged": true}, "sampling": {}}, "clientInfo": {"name": "t", "version": "1"}, "extra": 1}),
+                m(),
+            ))),
         ),
         (
             "initialize twice, the second naming another revision",

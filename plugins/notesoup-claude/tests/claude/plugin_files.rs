@@ -279,36 +279,22 @@ fn install_plugin_writes_only_its_own_files_and_never_through_links() {
         .collect();
     assert_eq!(leftovers, Vec::<String>::new());
 
-    let elsewhere = sb.home.join("elsewhere");
-    std::fs::create_dir_all(&elsewhere).unwrap();
-    std::fs::remove_dir_all(dir.join("mod/bin")).unwrap();
-    symlink(&elsewhere, dir.join("mod/bin")).unwrap();
-    for args in [vec!["--dir", dir_arg], vec!["--dir", dir_arg, "--force"]] {
-        let refused = install(&args);
-        assert_eq!(refused.status.code(), Some(1), "{args:?}");
-        assert!(
-            said(&refused).contains("is a symbolic link"),
-            "{}",
-            said(&refused)
-        );
-    }
-    assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
+    planted::assert_linked_folder_refused(
+        &dir.join("mod/bin"),
+        &sb.home.join("elsewhere"),
+        &[vec!["--dir", dir_arg], vec!["--dir", dir_arg, "--force"]],
+        install,
+    );
 
     let foreign = sb.home.join("project-files");
-    std::fs::create_dir_all(foreign.join(".claude-plugin")).unwrap();
-    std::fs::write(foreign.join(".claude-plugin/marketplace.json"), "theirs").unwrap();
     let foreign_arg = foreign.to_str().unwrap();
-    let refused = install(&["--dir", foreign_arg]);
-    assert_eq!(refused.status.code(), Some(1));
-    let text = said(&refused);
-    assert!(
-        text.contains("holds files notesoup did not install (.claude-plugin)")
-            && text.contains("--force"),
-        "{text}"
-    );
-    assert_eq!(
-        std::fs::read_to_string(foreign.join(".claude-plugin/marketplace.json")).unwrap(),
-        "theirs"
+    planted::assert_foreign_folder_refused(
+        &foreign,
+        ".claude-plugin/marketplace.json",
+        "theirs",
+        &[vec!["--dir", foreign_arg]],
+        &[],
+        install,
     );
     assert!(!foreign.join("plugin").exists());
     let forced = install(&["--dir", foreign_arg, "--force"]);

@@ -64,11 +64,6 @@ fn stop(sb: &Sandbox) -> Option<Value> {
     sb.hook("stop", &sb.payload("Stop", S1))
 }
 
-fn record(sb: &Sandbox) -> Value {
-    let text = std::fs::read_to_string(sb.data.join(format!("sessions/{S1}.json"))).unwrap();
-    serde_json::from_str(&text).unwrap()
-}
-
 const INSTRUCTIONS: &str = "notesoup: reset to a fresh notes-only context window.";
 
 #[test]
@@ -129,8 +124,8 @@ fn the_mods_boot_opens_the_next_window_and_compact_adds_no_second_one() {
         committed,
         json!({"window": format!("claude:{S1}:2"), "message": "notesoup: memory cleared · window 2"})
     );
-    assert!(record(&sb).get("resetFrom").is_none());
-    assert_eq!(record(&sb)["window"]["bootInjected"], true);
+    assert!(sb.session_record(S1).get("resetFrom").is_none());
+    assert_eq!(sb.session_record(S1)["window"]["bootInjected"], true);
 
     // Claude Code may write the compaction to the transcript late: until the
     // window's first prompt, the old window's usage decides nothing.
@@ -153,11 +148,11 @@ fn without_a_compact_session_start_the_next_prompt_settles_the_mods_boot() {
     sb.append_transcript(S1, &[reply_row("a1", 180_000)]);
     result(&sb, "boot");
     result(&sb, "committed");
-    assert_eq!(record(&sb)["window"]["bootByMod"], true);
+    assert_eq!(sb.session_record(S1)["window"]["bootByMod"], true);
     // No SessionStart(compact) came; the next prompt ends the mod's turn.
     sb.hook("user-prompt-submit", &sb.payload("UserPromptSubmit", S1));
-    assert!(record(&sb)["window"].get("bootByMod").is_none());
-    assert!(record(&sb)["window"].get("openedByMod").is_none());
+    assert!(sb.session_record(S1)["window"].get("bootByMod").is_none());
+    assert!(sb.session_record(S1)["window"].get("openedByMod").is_none());
     assert_compact_boots_window_3(&sb);
 }
 
@@ -167,7 +162,7 @@ fn a_stop_settles_the_mods_boot_too() {
     start(&sb, "startup").unwrap();
     result(&sb, "boot");
     assert_eq!(stop(&sb), None);
-    assert!(record(&sb)["window"].get("bootByMod").is_none());
+    assert!(sb.session_record(S1)["window"].get("bootByMod").is_none());
 }
 
 #[test]
@@ -177,9 +172,9 @@ fn a_failed_reset_gives_the_window_back() {
     sb.append_transcript(S1, &[reply_row("a1", 160_000)]);
     stop(&sb).unwrap();
     stop(&sb).unwrap();
-    let before = record(&sb);
+    let before = sb.session_record(S1);
     result(&sb, "boot");
-    assert_eq!(record(&sb)["windowOrdinal"], 2);
+    assert_eq!(sb.session_record(S1)["windowOrdinal"], 2);
     let mut req = request(&sb);
     req["reason"] = "a hook vetoed the compaction".into();
     let failed = op(&sb, "failed", &req);
@@ -190,7 +185,7 @@ fn a_failed_reset_gives_the_window_back() {
             "message": "notesoup: reset failed; keeping the current window: a hook vetoed the compaction",
         }})
     );
-    assert_eq!(record(&sb), before);
+    assert_eq!(sb.session_record(S1), before);
     assert_eq!(
         result(&sb, "decide")["reset"],
         true,
@@ -202,14 +197,14 @@ fn a_failed_reset_gives_the_window_back() {
 fn a_boot_that_cannot_be_built_vetoes_the_reset() {
     let mut sb = Sandbox::new();
     start(&sb, "startup").unwrap();
-    let before = record(&sb);
+    let before = sb.session_record(S1);
     sb.set_env("PI_NOTES_HOME", "");
     sb.set_env("HOME", "");
     assert_eq!(
         op(&sb, "boot", &request(&sb)),
         json!({"ok": false, "error": "the notes root is unknown: set PI_NOTES_HOME or HOME"})
     );
-    assert_eq!(record(&sb), before);
+    assert_eq!(sb.session_record(S1), before);
 }
 
 #[test]
@@ -253,8 +248,11 @@ fn fresh_window_resets_through_the_mod_with_its_prompt() {
     // A vetoed reset keeps the prompt for the next try; a committed one
     // has placed it.
     result(&sb, "failed");
-    assert_eq!(record(&sb)["nextWindowPrompt"], "next: the parser");
+    assert_eq!(
+        sb.session_record(S1)["nextWindowPrompt"],
+        "next: the parser"
+    );
     result(&sb, "boot");
     result(&sb, "committed");
-    assert!(record(&sb).get("nextWindowPrompt").is_none());
+    assert!(sb.session_record(S1).get("nextWindowPrompt").is_none());
 }

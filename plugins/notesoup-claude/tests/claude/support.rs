@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Output, Stdio};
 
 use notesoup_test_support::child::assert_succeeded;
+use notesoup_test_support::files::put;
 use serde_json::{Value, json};
 
 /// The first session of the recorded chain: startup, a Bash call, an MCP
@@ -76,6 +77,12 @@ impl Sandbox {
     /// Sets `name` to `value` in the environment of every later run.
     pub fn set_env(&mut self, name: &str, value: impl Into<String>) {
         self.env.push((name.to_owned(), value.into()));
+    }
+
+    /// The record notesoup keeps of `session`, as JSON.
+    pub fn session_record(&self, session: &str) -> Value {
+        let path = self.data.join(format!("sessions/{session}.json"));
+        serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
     }
 
     /// The file of `kind` (`note-heads`, `boot-shelves`) the boots of the
@@ -430,8 +437,7 @@ impl Sandbox {
     /// Writes the project's `.claude/notesoup.json`.
     pub fn project_settings(&self, json: &str) {
         let settings = self.project.join(".claude");
-        std::fs::create_dir_all(&settings).unwrap();
-        std::fs::write(settings.join("notesoup.json"), json).unwrap();
+        put(&settings.join("notesoup.json"), json);
     }
 
     /// Runs `notesoup <args>` with no input, asserts it succeeded and

@@ -10,6 +10,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
 
 use notesoup_dsh::protocol::MAX_MESSAGE_BYTES;
+use notesoup_test_support::adversarial::corpus;
+use notesoup_test_support::files::put;
 use serde_json::{Value, json};
 
 /// Probes are numbered from here, far from every id the corpus uses.
@@ -19,22 +21,6 @@ const PROBE_BASE: u64 = 1_000_000;
 /// of at most [`MAX_MESSAGE_BYTES`], results are core's bounded outputs.
 const MAX_ERROR_ANSWER_BYTES: usize = MAX_MESSAGE_BYTES + 256;
 const MAX_ANSWER_BYTES: usize = 128 * 1024;
-
-fn corpus(name: &str) -> Vec<Value> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/adversarial")
-        .join(name);
-    let text = std::fs::read_to_string(&path).expect("corpus exists");
-    let mut lines = text.lines();
-    let about: Value = serde_json::from_str(lines.next().expect("about line")).expect("json");
-    assert!(
-        about["about"].is_string(),
-        "{name} starts with its about line"
-    );
-    lines
-        .map(|line| serde_json::from_str(line).expect("case is json"))
-        .collect()
-}
 
 /// A case's line: a string, or segments (strings, `{"hex"}`, `{"repeat",
 /// "times"}`) joined.
@@ -82,9 +68,7 @@ impl World {
             ("work/src/main.rs", "fn main() {}\n"),
             ("outside/precious.md", "# not a note\n"),
         ] {
-            let path = dir.path().join(file);
-            std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
-            std::fs::write(path, text).expect("write");
+            put(&dir.path().join(file), text);
         }
         Self { dir }
     }

@@ -9,6 +9,7 @@ use std::path::Path;
 use std::process::Command;
 
 use notesoup_test_support::child::{HUGE_LINE_BYTES, LINE_CAP_BYTES, Proc};
+use notesoup_test_support::files::put;
 use notesoup_test_support::not_a_file::{self, NOT_FILES};
 use serde_json::{Value, json};
 
@@ -134,13 +135,17 @@ fn a_settings_file_that_is_not_a_file_gives_the_defaults_and_one_warning() {
         let file = place.dsh_home.join("notesoup.json");
         not_a_file::place(kind, &file);
         let (mut sidecar, greeted) = place.greeted();
-        let warnings = greeted["result"]["warnings"].as_array().unwrap();
-        assert_eq!(warnings.len(), 1, "{kind:?}: {greeted}");
-        let warning = warnings[0].as_str().unwrap();
-        assert!(
-            warning.starts_with(&format!("notesoup: could not read {}: ", file.display()))
-                && warning.ends_with("; using the defaults."),
-            "{warning}"
+        let warnings: Vec<&str> = greeted["result"]["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|warning| warning.as_str().unwrap())
+            .collect();
+        not_a_file::assert_one_warning(
+            &warnings,
+            &format!("notesoup: could not read {}: ", file.display()),
+            "; using the defaults.",
+            &format!("{kind:?}: {greeted}"),
         );
         // The defaults: the guard is on.
         sidecar.send(&write_call(2, &place.project, "@human/keys", KEY));
@@ -172,12 +177,11 @@ fn a_project_file_that_is_not_a_file_gives_the_defaults_and_one_warning() {
         }
         let (status, _, stderr) = sidecar.finish();
         assert!(status.success());
-        let lines: Vec<&str> = stderr.lines().collect();
-        assert_eq!(lines.len(), 1, "{kind:?}: {stderr}");
-        assert!(
-            lines[0].starts_with(&format!("notesoup: could not read {}: ", file.display())),
-            "{}",
-            lines[0]
+        not_a_file::assert_one_warning(
+            &stderr.lines().collect::<Vec<_>>(),
+            &format!("notesoup: could not read {}: ", file.display()),
+            "; using the defaults.",
+            &format!("{kind:?}: {stderr}"),
         );
     }
 }
@@ -188,12 +192,10 @@ fn a_project_file_that_is_not_a_file_gives_the_defaults_and_one_warning() {
 #[test]
 fn a_project_cannot_turn_the_secret_guard_off() {
     let place = Place::new();
-    std::fs::create_dir_all(place.project.join(".dsh")).unwrap();
-    std::fs::write(
-        place.project.join(".dsh/notesoup.json"),
+    put(
+        &place.project.join(".dsh/notesoup.json"),
         r#"{"notesoup": {"secretGuard": false}}"#,
-    )
-    .unwrap();
+    );
     let (mut sidecar, _) = place.greeted();
     for id in [2, 3] {
         sidecar.send(&write_call(id, &place.project, "@project/keys", KEY));

@@ -5,6 +5,7 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
+use notesoup_test_support::files::put;
 use notesoup_test_support::shared_commands::Binary;
 use notesoup_test_support::{child, dreamer};
 
@@ -90,8 +91,7 @@ fn boot_prints_a_preview_or_its_sizes() {
     // The preview has no session: it names none, so the notes of a dsh
     // session that happens to be called `preview` are not its notes.
     let stray = notes.path().join("pi/session/preview");
-    std::fs::create_dir_all(&stray).expect("mkdir");
-    std::fs::write(stray.join("stray.md"), "not the preview's").expect("write");
+    put(&stray.join("stray.md"), "not the preview's");
     let again = notesoup_dsh(&["boot", "--cwd", "/"], notes.path());
     assert!(again.status.success(), "{}", stderr(&again));
     assert!(!stdout(&again).contains("stray"), "{}", stdout(&again));
@@ -308,27 +308,18 @@ fn the_bundle_writes_only_its_own_files_and_never_through_links() {
     // A folder of someone else's files (an unrelated package.json):
     // refused, with --print-patch too; --force writes over it.
     let foreign = temp.path().join("project");
-    std::fs::create_dir_all(&foreign).expect("foreign");
-    std::fs::write(foreign.join("package.json"), "{\"name\":\"theirs\"}\n").expect("theirs");
     let foreign_arg = foreign.to_str().expect("utf-8");
-    for args in [
-        vec!["bundle", "--out", foreign_arg],
-        vec!["install", "--print-patch", "--dir", foreign_arg],
-    ] {
-        let output = notesoup_dsh(&args, temp.path());
-        assert_eq!(output.status.code(), Some(1), "{args:?}");
-        let said = stderr(&output);
-        assert!(
-            said.contains("holds files notesoup did not install (package.json)")
-                && said.contains("--force"),
-            "{said}"
-        );
-    }
-    assert_eq!(
-        std::fs::read_to_string(foreign.join("package.json")).expect("theirs"),
-        "{\"name\":\"theirs\"}\n"
+    planted::assert_foreign_folder_refused(
+        &foreign,
+        "package.json",
+        "{\"name\":\"theirs\"}\n",
+        &[
+            vec!["bundle", "--out", foreign_arg],
+            vec!["install", "--print-patch", "--dir", foreign_arg],
+        ],
+        &[],
+        |args| notesoup_dsh(args, temp.path()),
     );
-    assert_eq!(std::fs::read_dir(&foreign).expect("foreign").count(), 1);
     let forced = notesoup_dsh(&["bundle", "--out", foreign_arg, "--force"], temp.path());
     assert!(forced.status.success(), "{}", stderr(&forced));
     assert!(foreign.join("index.js").is_file());

@@ -4,7 +4,7 @@
 //! home audited with Git. Only the model's answers are scripted.
 
 use std::io::{BufRead, BufReader, Read};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
 use serde_json::{Value, json};
@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 use crate::e2e::dsh_root;
 use notesoup_test_support::child::stdout_of;
 use notesoup_test_support::fake_deepseek::{DeepSeekReply, FakeDeepSeek};
+use notesoup_test_support::files::put;
 
 struct Dreamland {
     dir: tempfile::TempDir,
@@ -26,17 +27,17 @@ impl Dreamland {
         let home = dir.path().join("notes");
         // Three session homes changed: the material gate's default.
         for session in ["session-a", "session-b", "session-c"] {
-            write(
+            put(
                 &home.join("pi/session").join(session).join("checkpoint.md"),
                 "# Goal\nwork\n",
             );
         }
-        write(
+        put(
             &home.join("human/MAP.md"),
             "# Human MAP\n- prefers short answers\n- prefers short answers\n",
         );
-        write(&home.join("human/live.md"), "# A live note\nkeep me\n");
-        write(
+        put(&home.join("human/live.md"), "# A live note\nkeep me\n");
+        put(
             &home.join("human/old.md"),
             "---\ncrumpledAt: 2026-01-01T00:00:00Z\n---\n# Crumpled\nthrow me away\n",
         );
@@ -53,9 +54,9 @@ impl Dreamland {
     }
 
     fn settings(&self, record: Value) {
-        write(
+        put(
             &self.dir.path().join("dsh-home/notesoup.json"),
-            &json!({"notesoup": record}).to_string(),
+            json!({"notesoup": record}).to_string(),
         );
     }
 
@@ -126,11 +127,6 @@ impl Dreamland {
     }
 }
 
-fn write(path: &Path, text: &str) {
-    std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
-    std::fs::write(path, text).expect("write");
-}
-
 fn text(output: &Output) -> (String, String) {
     let mut err = String::from_utf8_lossy(&output.stderr).into_owned();
     // A failed run names its report; show it so the failure says why.
@@ -183,7 +179,7 @@ fn a_headless_dsh_dreams_with_only_the_jailed_tools() {
     // A held lock (another run's flock on it) stops it too, past the
     // gates; the lock is left alone.
     let lock = land.home().join(".dream.lock");
-    write(&lock, "held by another run\n");
+    put(&lock, "held by another run\n");
     let holder = std::fs::File::open(&lock).expect("open lock");
     holder.lock().expect("hold the lock");
     let held = land.dream(&[]);

@@ -133,29 +133,10 @@ fn a_session_log_gives_its_history_and_its_live_window() {
 #[test]
 fn notes_work_on_a_session_s_notes() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let written = stdout(&run(
-        &[
-            "notes",
-            "--session",
-            "session-1",
-            "write",
-            "checkpoint.md",
-            "# Goal\nship",
-        ],
-        dir.path(),
-    ));
-    assert!(written.starts_with("created checkpoint.md"), "{written}");
-    assert!(
-        dir.path()
-            .join("notes/pi/session/session-1/checkpoint.md")
-            .is_file()
-    );
-    let refused = run(&["notes", "write", "checkpoint.md", "x"], dir.path());
-    assert_eq!(refused.status.code(), Some(1));
-    assert!(
-        stderr(&refused).starts_with("error: no_session: "),
-        "{}",
-        stderr(&refused)
+    notesoup_dsh(dir.path()).assert_notes_on_a_session(
+        "session-1",
+        &dir.path().join("notes/pi/session/session-1/checkpoint.md"),
+        &["notes", "write", "checkpoint.md", "x"],
     );
     let listed = stdout(&run(
         &["notes", "list", "--session", "session-1", "--json"],

@@ -5,6 +5,7 @@ use notesoup_dsh::boot::{NotesPlace, store};
 use serde_json::{Value, json};
 
 use notesoup_dsh::decode::SessionLog;
+use notesoup_test_support::files::put;
 
 use crate::{Client, fixture_log, hello, session};
 
@@ -334,8 +335,7 @@ fn a_project_turns_the_secret_guard_on_never_off() {
     let strict = tempfile::tempdir().expect("project");
     let plain = tempfile::tempdir().expect("project");
     let settings = |dir: &tempfile::TempDir, text: &str| {
-        std::fs::create_dir_all(dir.path().join(".dsh")).expect("mkdir");
-        std::fs::write(dir.path().join(".dsh/notesoup.json"), text).expect("write");
+        put(&dir.path().join(".dsh/notesoup.json"), text);
     };
     settings(&relaxed, r#"{"notesoup": {"secretGuard": false}}"#);
     settings(&strict, r#"{"notesoup": {"secretGuard": true}}"#);

@@ -5,26 +5,15 @@
 
 use std::fs;
 use std::os::unix::fs::symlink;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use notesoup_core::dream::{DreamTools, audit_commit, call_dream_tool};
 use notesoup_pi::host::{PiExtension, ToolInvocation};
-use notesoup_test_support::files::tree;
-use serde_json::{Value, json};
+use notesoup_test_support::adversarial::corpus;
+use notesoup_test_support::files::{put, tree};
+use serde_json::json;
 
 use crate::support::Scene;
-
-fn corpus(name: &str) -> Vec<Value> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/adversarial")
-        .join(name);
-    fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .skip(1)
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect()
-}
 
 #[test]
 fn the_address_corpus_through_notes_write() {
@@ -114,28 +103,27 @@ fn the_dreamer_paths_corpus_through_the_dream_tools() {
 
 /// The notes root the dreamer-paths corpus describes.
 fn fixture(home: &Path, outside: &Path) {
-    let put = |path: PathBuf, text: &str| {
-        fs::create_dir_all(path.parent().unwrap()).unwrap();
-        fs::write(path, text).unwrap();
-    };
     // A real audit repository: the baseline the dream's delete reads is
     // committed once the notes are in.
     fs::create_dir_all(home).unwrap();
     audit_commit(home, "init").unwrap();
-    put(home.join("dreams/2026-01-01.md"), "# Dream\n");
+    put(&home.join("dreams/2026-01-01.md"), "# Dream\n");
     put(
-        home.join(".dream.lock"),
+        &home.join(".dream.lock"),
         "1 00000000-0000-0000-0000-000000000000\n",
     );
-    put(home.join(".dream.lock.last-run"), "2026-01-01T00:00:00Z\n");
-    put(home.join("human/prefs.md"), "---\norigin: user\n---\n\nx\n");
+    put(&home.join(".dream.lock.last-run"), "2026-01-01T00:00:00Z\n");
     put(
-        home.join("human/old.md"),
+        &home.join("human/prefs.md"),
+        "---\norigin: user\n---\n\nx\n",
+    );
+    put(
+        &home.join("human/old.md"),
         "---\norigin: self\ncrumpledAt: 2026-01-01T00:00:00.000+00:00\n---\n\nx\n",
     );
-    put(home.join("human/x.txt"), "x\n");
-    put(home.join("human/x.md.bak"), "x\n");
-    put(outside.join("x.md"), "x\n");
+    put(&home.join("human/x.txt"), "x\n");
+    put(&home.join("human/x.md.bak"), "x\n");
+    put(&outside.join("x.md"), "x\n");
     symlink(home.join(".git"), home.join("human/to-git")).unwrap();
     symlink(
         home.join(".git/config"),

@@ -7,9 +7,19 @@ const HEADER: &str = r#"{"type":"session","version":3,"id":"0197a1b2-0000-7000-8
 const USER: &str = r#"{"type":"message","id":"aaaa0001","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"hi","timestamp":1767225601000}}"#;
 const CUSTOM: &str = r#"{"type":"custom","customType":"x/y","data":{"n":1},"id":"aaaa0002","parentId":"aaaa0001","timestamp":"2026-01-01T00:00:02.000Z"}"#;
 
+/// What a rewrite of `bytes` holds: every byte, plus a newline for a torn
+/// last line.
+fn rewritten(bytes: &[u8]) -> Vec<u8> {
+    let mut expect = bytes.to_vec();
+    if !expect.is_empty() && !expect.ends_with(b"\n") {
+        expect.push(b'\n');
+    }
+    expect
+}
+
 /// Parses `bytes` and checks the diagnostics (line, code) and the entry ids,
-/// then that a rewrite keeps every byte (plus a newline for a torn last line).
-fn check(bytes: &[u8], diagnostics: &[(usize, DiagnosticCode)], entry_ids: &[&str]) {
+/// then that a rewrite keeps every byte ([`rewritten`]); the parsed file.
+fn check(bytes: &[u8], diagnostics: &[(usize, DiagnosticCode)], entry_ids: &[&str]) -> SessionFile {
     let file = SessionFile::parse(bytes);
     let got: Vec<(usize, DiagnosticCode)> = file
         .diagnostics()
@@ -19,11 +29,12 @@ fn check(bytes: &[u8], diagnostics: &[(usize, DiagnosticCode)], entry_ids: &[&st
     assert_eq!(got, diagnostics, "{:#?}", file.diagnostics());
     let ids: Vec<&str> = file.entries().iter().map(Entry::id).collect();
     assert_eq!(ids, entry_ids);
-    let mut expect = bytes.to_vec();
-    if !expect.is_empty() && !expect.ends_with(b"\n") {
-        expect.push(b'\n');
-    }
-    assert_eq!(file.to_jsonl().unwrap(), expect, "rewrite changed bytes");
+    assert_eq!(
+        file.to_jsonl().unwrap(),
+        rewritten(bytes),
+        "rewrite changed bytes"
+    );
+    file
 }
 
 fn lines(lines: &[&[u8]]) -> Vec<u8> {
@@ -102,12 +113,11 @@ fn unknown_entry_types_stay_in_the_tree() {
     let future = br#"{"type":"hologram","id":"aaaa0003","parentId":"aaaa0002","timestamp":"2026-01-01T00:00:03.000Z","beam":[1,2.5]}"#;
     let child = br#"{"type":"message","id":"aaaa0004","parentId":"aaaa0003","timestamp":"2026-01-01T00:00:04.000Z","message":{"role":"user","content":"again","timestamp":1767225604000}}"#;
     let bytes = after_the_first_three(&[future, child]);
-    check(
+    let file = check(
         &bytes,
         &[(4, DiagnosticCode::UnknownEntryType)],
         &["aaaa0001", "aaaa0002", "aaaa0003", "aaaa0004"],
     );
-    let file = SessionFile::parse(&bytes);
     let index = file.index();
     assert_eq!(
         index.branch("aaaa0004").len(),
@@ -121,12 +131,11 @@ fn malformed_known_entries_are_kept_untyped() {
     let no_role = br#"{"type":"message","id":"aaaa0003","parentId":"aaaa0002","timestamp":"2026-01-01T00:00:03.000Z","message":{"content":"?"}}"#;
     let bad_tokens = br#"{"type":"compaction","id":"aaaa0004","parentId":"aaaa0003","timestamp":"t","summary":"s","firstKeptEntryId":"aaaa0004","tokensBefore":"many"}"#;
     let bytes = after_the_first_three(&[no_role, bad_tokens]);
-    check(
+    let file = check(
         &bytes,
         &[(5, DiagnosticCode::MalformedEntry)],
         &["aaaa0001", "aaaa0002", "aaaa0003", "aaaa0004"],
     );
-    let file = SessionFile::parse(&bytes);
     // A message without a role is an unknown message, not a malformed entry.
     assert!(matches!(&file.entries()[2], Entry::Message(m) if m.message.role().is_empty()));
     assert!(
@@ -140,8 +149,7 @@ fn invalid_utf8_is_read_lossily_and_written_back_unchanged() {
     let at = bad.windows(2).position(|w| w == b"hi").unwrap();
     bad[at] = 0xff;
     let bytes = lines(&[HEADER.as_bytes(), &bad]);
-    check(&bytes, &[(2, DiagnosticCode::InvalidUtf8)], &["aaaa0001"]);
-    let file = SessionFile::parse(&bytes);
+    let file = check(&bytes, &[(2, DiagnosticCode::InvalidUtf8)], &["aaaa0001"]);
     let Some(Entry::Message(message)) = file.entries().first() else {
         panic!("no message")
     };
@@ -230,11 +238,7 @@ proptest! {
     #[test]
     fn any_bytes_parse_without_panic_and_rewrite_losslessly(bytes in proptest::collection::vec(any::<u8>(), 0..512)) {
         let file = SessionFile::parse(&bytes);
-        let mut expect = bytes.clone();
-        if !expect.is_empty() && !expect.ends_with(b"\n") {
-            expect.push(b'\n');
-        }
-        prop_assert_eq!(file.to_jsonl().unwrap(), expect);
+        prop_assert_eq!(file.to_jsonl().unwrap(), rewritten(&bytes));
     }
 
     #[test]

@@ -231,12 +231,11 @@ fn pi_settings_that_are_not_files_give_the_defaults_and_one_warning_to_boot() {
                 .lines()
                 .filter(|line| line.contains("settings.json"))
                 .collect();
-            assert_eq!(warnings.len(), 1, "{kind:?} {trusted_project}: {stderr}");
-            assert!(
-                warnings[0].starts_with(&format!("notesoup-pi boot: {}: ", settings.display()))
-                    && warnings[0].ends_with("; using the defaults"),
-                "{}",
-                warnings[0]
+            not_a_file::assert_one_warning(
+                &warnings,
+                &format!("notesoup-pi boot: {}: ", settings.display()),
+                "; using the defaults",
+                &format!("{kind:?} {trusted_project}: {stderr}"),
             );
         }
     }

@@ -40,6 +40,15 @@ impl Sidecar {
         cwd
     }
 
+    /// A sidecar past the handshake, with a project folder: the sidecar,
+    /// the project and the `ready` answer.
+    fn ready_in_a_project() -> (Self, std::path::PathBuf, Value) {
+        let mut sidecar = Self::start();
+        let cwd = sidecar.project();
+        let ready = sidecar.handshake();
+        (sidecar, cwd, ready)
+    }
+
     /// Sends the hello of Pi 1.6.0 at this protocol; the `ready` answer.
     fn handshake(&mut self) -> Value {
         self.send(
@@ -169,9 +178,7 @@ fn a_protocol_mismatch_or_an_old_pi_is_refused() {
 
 #[test]
 fn session_start_sends_the_root_boot_through_a_nested_action_and_tools_write_notes() {
-    let mut sidecar = Sidecar::start();
-    let cwd = sidecar.project();
-    sidecar.handshake();
+    let (mut sidecar, cwd, _) = Sidecar::ready_in_a_project();
 
     sidecar.send(json!({"type": "event", "body": {
         "id": 1, "name": "session_start", "payload": {"type": "session_start", "reason": "startup"},
@@ -341,9 +348,7 @@ fn a_written_session_is_mirrored_from_its_file_and_a_wrong_one_is_resent() {
 /// exactly one message to append, the hidden warning, once per window.
 #[test]
 fn context_carries_no_messages_and_the_warning_comes_back_as_one_appended_message() {
-    let mut sidecar = Sidecar::start();
-    let cwd = sidecar.project();
-    let ready = sidecar.handshake();
+    let (mut sidecar, cwd, ready) = Sidecar::ready_in_a_project();
     let omit = ready["body"]["omit"].as_array().unwrap();
     assert!(
         omit.contains(&json!({"event": "context", "paths": ["messages"]})),
@@ -433,9 +438,7 @@ fn summarized(rule: &Value, message: &Value) -> Value {
 /// window without its boot cancelled (the system head alone).
 #[test]
 fn context_with_system_carries_summaries_and_comes_back_as_an_edit() {
-    let mut sidecar = Sidecar::start();
-    let cwd = sidecar.project();
-    let ready = sidecar.handshake();
+    let (mut sidecar, cwd, ready) = Sidecar::ready_in_a_project();
     let rules = ready["body"]["summarize"].as_array().unwrap();
     assert_eq!(rules.len(), 1, "{rules:?}");
     let rule = rules[0].clone();

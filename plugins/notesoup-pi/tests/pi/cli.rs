@@ -204,8 +204,7 @@ fn doctor_clean_lists_then_removes_stale_temporary_files() {
     // A temporary file of a write whose process is long gone (no kernel
     // hands out such a pid), an hour old.
     let stale = home.join("human/.notesoup-999999999-0123456789abcdef0123456789abcdef.tmp");
-    std::fs::create_dir_all(stale.parent().unwrap()).unwrap();
-    std::fs::write(&stale, "partial").unwrap();
+    notesoup_test_support::files::put(&stale, "partial");
     let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
     std::fs::File::options()
         .write(true)
@@ -262,7 +261,6 @@ const PACKAGE_FILES: [&str; 7] = [
 #[test]
 fn install_writes_only_its_own_files_and_never_through_links() {
     use notesoup_test_support::planted::{self, Victim};
-    use std::os::unix::fs::symlink;
     let temp = tempfile::tempdir().unwrap();
     let home = temp.path();
     let dir = home.join("pkg");
@@ -316,49 +314,27 @@ fn install_writes_only_its_own_files_and_never_through_links() {
         planted::assert_replaced(&dir.join(file), file);
     }
     // A link where one of its folders belongs: refused.
-    let elsewhere = home.join("elsewhere");
-    std::fs::create_dir_all(&elsewhere).unwrap();
-    std::fs::remove_dir_all(dir.join("dreamer")).unwrap();
-    symlink(&elsewhere, dir.join("dreamer")).unwrap();
-    for args in [vec!["--dir", dir_arg], vec!["--dir", dir_arg, "--force"]] {
-        let output = install(home, &args);
-        assert_eq!(output.status.code(), Some(1), "{args:?}");
-        assert!(
-            stderr(&output).contains("is a symbolic link"),
-            "{}",
-            stderr(&output)
-        );
-    }
-    assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
+    planted::assert_linked_folder_refused(
+        &dir.join("dreamer"),
+        &home.join("elsewhere"),
+        &[vec!["--dir", dir_arg], vec!["--dir", dir_arg, "--force"]],
+        |args| install(home, args),
+    );
 
     // A folder of someone else's (an unrelated package.json): refused,
     // with --print too; --force installs.
     let foreign = home.join("project");
-    std::fs::create_dir_all(&foreign).unwrap();
-    std::fs::write(foreign.join("package.json"), "{\"name\":\"theirs\"}\n").unwrap();
     let foreign_arg = foreign.to_str().unwrap();
-    for args in [
-        vec!["--dir", foreign_arg],
-        vec!["--dir", foreign_arg, "--print"],
-    ] {
-        let output = install(home, &args);
-        assert_eq!(output.status.code(), Some(1), "{args:?}");
-        let said = stderr(&output);
-        assert!(
-            said.contains("holds files notesoup did not install (package.json)")
-                && said.contains("--force")
-                && said.contains("fresh directory"),
-            "{said}"
-        );
-    }
-    assert_eq!(
-        std::fs::read_to_string(foreign.join("package.json")).unwrap(),
-        "{\"name\":\"theirs\"}\n"
-    );
-    assert_eq!(
-        std::fs::read_dir(&foreign).unwrap().count(),
-        1,
-        "nothing written"
+    planted::assert_foreign_folder_refused(
+        &foreign,
+        "package.json",
+        "{\"name\":\"theirs\"}\n",
+        &[
+            vec!["--dir", foreign_arg],
+            vec!["--dir", foreign_arg, "--print"],
+        ],
+        &["fresh directory"],
+        |args| install(home, args),
     );
     let forced = install(home, &["--dir", foreign_arg, "--force"]);
     assert!(forced.status.success(), "{}", stderr(&forced));

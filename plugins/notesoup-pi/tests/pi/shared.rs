@@ -57,43 +57,21 @@ fn notes_work_on_a_session_s_notes() {
     let notes = tempfile::tempdir().unwrap();
     let session = golden("retain-none.jsonl");
     let session = session.to_str().unwrap();
-    let written = stdout(&run(
-        &[
-            "notes",
-            "--session",
-            session,
-            "write",
-            "checkpoint.md",
-            "# Goal\nship",
-        ],
-        notes.path(),
-    ));
-    assert!(written.starts_with("created checkpoint.md"), "{written}");
-    assert!(
-        notes
+    let project = notes.path().join("project-dir");
+    std::fs::create_dir_all(&project).unwrap();
+    let cwd = project.to_str().unwrap();
+    notesoup_pi(notes.path()).assert_notes_on_a_session(
+        session,
+        &notes
             .path()
-            .join("pi/session/0195f000-0000-7000-8000-000000000005/checkpoint.md")
-            .is_file()
+            .join("pi/session/0195f000-0000-7000-8000-000000000005/checkpoint.md"),
+        &["notes", "--cwd", cwd, "write", "checkpoint.md", "x"],
     );
     let read = stdout(&run(
         &["notes", "read", "checkpoint.md", "--session", session],
         notes.path(),
     ));
     assert!(read.ends_with("# Goal\nship\n"), "{read}");
-
-    let project = notes.path().join("project-dir");
-    std::fs::create_dir_all(&project).unwrap();
-    let cwd = project.to_str().unwrap();
-    let refused = run(
-        &["notes", "--cwd", cwd, "write", "checkpoint.md", "x"],
-        notes.path(),
-    );
-    assert_eq!(refused.status.code(), Some(1));
-    assert!(
-        String::from_utf8_lossy(&refused.stderr).starts_with("error: no_session: "),
-        "{}",
-        String::from_utf8_lossy(&refused.stderr)
-    );
     let durable = stdout(&run(
         &["notes", "--cwd", cwd, "write", "@human/prefs.md", "# Prefs"],
         notes.path(),

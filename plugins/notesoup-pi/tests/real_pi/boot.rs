@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
+use notesoup_test_support::files::put;
 use serde_json::{Value, json};
 
 use super::support::{World, text, tool};
@@ -170,12 +171,10 @@ fn boot_prints_the_boot_pi_got_and_stats_its_sections() {
     global["notesoup"] = json!({"bootMaxChars": 4000});
     std::fs::write(&settings, global.to_string()).unwrap();
     let project = world.path("project");
-    std::fs::create_dir_all(project.join(".pi")).unwrap();
-    std::fs::write(
-        project.join(".pi/settings.json"),
+    put(
+        &project.join(".pi/settings.json"),
         json!({"notesoup": {"bootMaxChars": 12000}}).to_string(),
-    )
-    .unwrap();
+    );
     assert_eq!(stdout(&boot(&world, &[])), printed, "untrusted");
     let trusted = json!({ project.canonicalize().unwrap().to_str().unwrap(): true });
     std::fs::write(world.path("agent").join("trust.json"), trusted.to_string()).unwrap();

@@ -11,7 +11,9 @@ use std::process::{Command, Output};
 
 use serde_json::{Value, json};
 
+use notesoup_test_support::child::stdout_of;
 use notesoup_test_support::dreamer::{self, CRUMPLED, LIVE, note};
+use notesoup_test_support::files::put;
 
 use super::support::{Endpoint, Pi, message_texts, package_dir};
 
@@ -70,8 +72,7 @@ impl DreamWorld {
     fn sessions(&self, count: usize) {
         for n in 0..count {
             let dir = self.notes().join(format!("pi/session/s{n}"));
-            std::fs::create_dir_all(&dir).unwrap();
-            std::fs::write(dir.join("progress.md"), note(false, "Working.")).unwrap();
+            put(&dir.join("progress.md"), note(false, "Working."));
         }
     }
 
@@ -108,17 +109,7 @@ impl DreamWorld {
 }
 
 fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
+    stdout_of(Command::new("git").args(args).current_dir(dir))
 }
 
 fn text(output: &[u8]) -> String {

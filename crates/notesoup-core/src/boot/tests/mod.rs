@@ -15,7 +15,7 @@ use notesoup_core::boot::{
 };
 use notesoup_core::notes::{ListQuery, NoteStore, NotesIdentity, Scope};
 use notesoup_core::wire::ToolBindings;
-use notesoup_test_support::files::tree;
+use notesoup_test_support::files::{put, tree};
 use notesoup_test_support::tool_names::{CONTEXT_TOOLS, HISTORY_TOOLS};
 use proptest::prelude::*;
 
@@ -85,11 +85,6 @@ impl Notes {
         let text = render_boot(&snapshot, &identity(None), bindings);
         (snapshot, text)
     }
-}
-
-fn put(path: &Path, text: &str) {
-    fs::create_dir_all(path.parent().expect("parent")).expect("dirs");
-    fs::write(path, text).expect("write");
 }
 
 fn note_text(updated: Timestamp, crumpled: Option<Timestamp>, body: &str) -> String {
@@ -348,7 +343,7 @@ fn full_store() -> Notes {
     // Another agent's diary is not this boot's business.
     put(
         &notes.root.join("agents/bob/diary.md"),
-        &note_text(opened_at(), None, "# Bob's secrets\n"),
+        note_text(opened_at(), None, "# Bob's secrets\n"),
     );
     notes
 }
@@ -676,9 +671,10 @@ fn generate(notes: &Notes, kinds: &[u64], count: u64, seed: u64) {
                 _ => format!("t{}/n{seed}-{i}.md", i % 4),
             };
             let kind = kinds[((roll >> 8) % kinds.len() as u64) as usize];
-            let file = notes.home(scope).join(path);
-            fs::create_dir_all(file.parent().expect("parent")).expect("dirs");
-            fs::write(file, generated_note(kind, updated, crumpled, i)).expect("note");
+            put(
+                &notes.home(scope).join(path),
+                generated_note(kind, updated, crumpled, i),
+            );
         }
     }
 }
@@ -1363,8 +1359,7 @@ fn a_home_below_a_file_is_unavailable_not_served_empty() {
     let notes = Notes::new();
     notes.note(Scope::Human, "kept.md", 1.hour(), "# Kept\n");
     // `agents` is a file: the agent home's path cannot be a directory.
-    fs::create_dir_all(&notes.root).expect("root");
-    fs::write(notes.root.join("agents"), "not a directory").expect("file");
+    put(&notes.root.join("agents"), "not a directory");
     let store = notes.store();
     let index = ShelfIndex::with_settle(std::time::Duration::ZERO);
     assert!(BootSnapshot::served(&store, &index).is_none());

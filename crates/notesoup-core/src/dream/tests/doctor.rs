@@ -13,6 +13,15 @@ use crate::dream::doctor::DoctorReport;
 
 const GOOD: &str = "---\norigin: self\ncreatedAt: 2026-09-15T17:31:45.392+08:00\nupdatedAt: 2026-09-15T09:31:45Z\nlastAccessed: 2026-09-15T17:31:45.392+08:00\naccessCount: 3\n---\n\nbody\n";
 
+/// Doctor's report on `home`, failing the test if doctor changed a byte
+/// there (it only reads).
+fn read_only_doctor(home: &Path) -> DoctorReport {
+    let before = tree_hash(home);
+    let report = doctor(home);
+    assert_eq!(tree_hash(home), before, "doctor changed the store");
+    report
+}
+
 /// Each finding of `report` as `path: message`.
 fn finding_lines(report: &DoctorReport) -> Vec<String> {
     report
@@ -112,10 +121,8 @@ fn finds_every_planted_problem_and_changes_no_byte() {
     let home = dir.path().join("home");
     fs::create_dir(&home).expect("home");
     broken_store(&home);
-    let before = tree_hash(&home);
 
-    let report = doctor(&home);
-    assert_eq!(tree_hash(&home), before, "doctor changed the store");
+    let report = read_only_doctor(&home);
     assert_eq!(report.exit_code(), 1);
     insta::assert_snapshot!(
         "doctor_broken_store",
@@ -127,8 +134,7 @@ fn finds_every_planted_problem_and_changes_no_byte() {
 fn a_held_lock_is_a_running_dream_and_a_free_one_is_stale() {
     let home = tempfile::tempdir().expect("tempdir");
     let mut held = DreamLock::acquire(home.path(), jiff::Timestamp::now()).expect("a dream runs");
-    let before = tree_hash(home.path());
-    let report = doctor(home.path());
+    let report = read_only_doctor(home.path());
     assert_eq!(
         render_output(&report.output(), home.path()),
         format!(
@@ -136,7 +142,6 @@ fn a_held_lock_is_a_running_dream_and_a_free_one_is_stale() {
             std::process::id()
         )
     );
-    assert_eq!(tree_hash(home.path()), before, "doctor changed nothing");
     // Doctor only tested the flock: the dream still holds it.
     assert_eq!(
         DreamLock::acquire(home.path(), jiff::Timestamp::now())
@@ -154,13 +159,11 @@ fn a_held_lock_is_a_running_dream_and_a_free_one_is_stale() {
         LOCK_FILE,
         "4242 0f8fad5b-d9cb-469f-a165-70867728950e\n",
     );
-    let before = tree_hash(home.path());
-    let report = doctor(home.path());
+    let report = read_only_doctor(home.path());
     assert_eq!(
         render_output(&report.output(), home.path()),
         "stdout: .dream.lock: stale lock left by a dream that is gone (process 4242); the next dream takes it over, `doctor clean --apply` removes it\nexit 1\n"
     );
-    assert_eq!(tree_hash(home.path()), before);
 
     for malformed in [
         "0 0f8fad5b-d9cb-469f-a165-70867728950e",
@@ -297,9 +300,7 @@ fn doctor_names_hygiene_problems_by_name() {
         "human/big.md",
         &format!("{GOOD}{}\n", "x".repeat(1_000_000)),
     );
-    let before = tree_hash(home);
-    let report = doctor(home);
-    assert_eq!(tree_hash(home), before, "doctor never writes");
+    let report = read_only_doctor(home);
     let found = finding_lines(&report);
     let me = std::process::id();
     let expected = [
@@ -429,9 +430,8 @@ fn names_git_takes_for_git_are_found_and_moved() {
     let refused = audit_commit(&home, "baseline").expect_err("Git refuses the names");
     assert_eq!(refused.code(), "audit_failed");
 
+    let report = read_only_doctor(&home);
     let before = tree_hash(&home);
-    let report = doctor(&home);
-    assert_eq!(tree_hash(&home), before, "doctor never writes");
     insta::assert_snapshot!(
         "doctor_names_like_git",
         render_output(&report.output(), &home)

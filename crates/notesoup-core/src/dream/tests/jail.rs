@@ -11,6 +11,7 @@ use notesoup_core::dream::{
 };
 use notesoup_core::notes::NoteStore;
 use notesoup_core::wire::RefusalCode;
+use notesoup_test_support::adversarial::corpus;
 
 use super::support::{put, tree_hash};
 
@@ -644,12 +645,9 @@ struct PathCase {
 }
 
 fn dreamer_path_cases() -> Vec<PathCase> {
-    let corpus =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/adversarial/dreamer-paths.jsonl");
-    let text = fs::read_to_string(&corpus).expect("the dreamer-paths corpus");
-    text.lines()
-        .skip(1)
-        .map(|line| serde_json::from_str(line).expect("a corpus case"))
+    corpus("dreamer-paths.jsonl")
+        .into_iter()
+        .map(|case| serde_json::from_value(case).expect("a corpus case"))
         .collect()
 }
 

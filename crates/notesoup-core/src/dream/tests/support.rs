@@ -10,10 +10,7 @@ use notesoup_core::dream::{DreamOutput, Stream};
 /// Writes `content` to `home/relative`, creating parents.
 pub fn put(home: &Path, relative: &str, content: &str) -> PathBuf {
     let path = home.join(relative);
-    if let Some(parent) = path.parent() {
-        fs::create_dir_all(parent).expect("create parents");
-    }
-    fs::write(&path, content).expect("write file");
+    notesoup_test_support::files::put(&path, content);
     path
 }
 

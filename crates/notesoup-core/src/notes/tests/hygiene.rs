@@ -10,6 +10,7 @@ use notesoup_core::notes::{ListQuery, RefusalCode, escape_forbidden, is_forbidde
 use notesoup_core::tools::notes::{NotesWriteParams, notes_write};
 use notesoup_core::tools::parse_arguments;
 use notesoup_core::wire::ToolBindings;
+use notesoup_test_support::adversarial::corpus;
 use serde_json::{Value, json};
 
 use super::support::{AllRows, Fixture, code, put};
@@ -23,12 +24,9 @@ struct AddressCase {
 }
 
 fn address_cases() -> Vec<AddressCase> {
-    let corpus =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/adversarial/addresses.jsonl");
-    let text = std::fs::read_to_string(corpus).expect("the address corpus");
-    text.lines()
-        .skip(1)
-        .map(|line| serde_json::from_str(line).expect("a corpus case"))
+    corpus("addresses.jsonl")
+        .into_iter()
+        .map(|case| serde_json::from_value(case).expect("a corpus case"))
         .collect()
 }
 

@@ -6,7 +6,7 @@ use crate::notes::{
 use crate::tools::RefusalCode;
 use jiff::tz::TimeZone;
 
-use super::support::{Fixture, PROJECT, code, crumpling, edits};
+use super::support::{Fixture, PROJECT, code, crumpling, edits, put};
 
 fn iso(ms: i64) -> String {
     local_iso(ms, &TimeZone::UTC)
@@ -561,8 +561,7 @@ fn filesystem_failures_are_io_errors() {
 fn invalid_utf8_is_never_rewritten() {
     let f = Fixture::new();
     let path = f.root().join("human/bin.md");
-    std::fs::create_dir_all(path.parent().expect("parent")).expect("dirs");
-    std::fs::write(&path, b"---\norigin: user\n---\n\nbad \xff byte\n").expect("write");
+    put(&path, b"---\norigin: user\n---\n\nbad \xff byte\n");
     let read = f.store.read("@human/bin").expect("read").expect("exists");
     assert_eq!(read.body, "bad \u{fffd} byte\n");
     assert!(!read.access_recorded);

@@ -45,10 +45,7 @@ impl Fixture {
     }
 }
 
-pub fn put(path: &Path, text: &str) {
-    std::fs::create_dir_all(path.parent().expect("parent")).expect("dirs");
-    std::fs::write(path, text).expect("write");
-}
+pub use notesoup_test_support::files::put;
 
 pub fn store_at(home: &Path, agent: &str, model: &str) -> NoteStore {
     let identity = NotesIdentity::new(home, SESSION, PROJECT, agent, model).expect("identity");

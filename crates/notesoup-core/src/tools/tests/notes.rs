@@ -14,6 +14,7 @@ use notesoup_core::tools::{
     Refusal, RefusalCode, TOOL_OUTPUT_MAX_BYTES, ToolContext, ToolFamily, ToolOutput, call_tool,
     parse_arguments, tools_for,
 };
+use notesoup_test_support::files::put;
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
@@ -40,12 +41,10 @@ impl Notes {
     /// Seeds a note file with fixed times (hour `updated` of the day) and
     /// extra frontmatter lines.
     fn seed(&self, relative: &str, updated: u32, extra: &str, body: &str) {
-        let path = self.root.join(relative);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         let text = format!(
             "---\norigin: self\ncreatedAt: 2026-09-15T08:00:00.000+00:00\nupdatedAt: 2026-09-15T{updated:02}:00:00.000+00:00\nlastAccessed: 2026-09-15T08:00:00.000+00:00\naccessCount: 0\n{extra}---\n\n{body}"
         );
-        std::fs::write(path, text).unwrap();
+        put(&self.root.join(relative), text);
     }
 
     fn call<P: serde::de::DeserializeOwned>(&self, arguments: Value) -> P {
@@ -147,12 +146,10 @@ fn write_refusals_pass_the_store_codes_through() {
 #[test]
 fn a_filesystem_failure_is_io_error_without_the_path() {
     let notes = Notes::new();
-    std::fs::create_dir_all(notes.root.join("pi/session")).unwrap();
-    std::fs::write(
-        notes.root.join("pi/session/s1"),
+    put(
+        &notes.root.join("pi/session/s1"),
         "a file where the home should be",
-    )
-    .unwrap();
+    );
     let output = notes.write(json!({"address": "plan", "content": "x"}));
     assert_eq!(output.text, "error: io_error: notes operation failed");
     assert_eq!(

@@ -3,6 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use notesoup_core::notes::{NotesIdentity, project_key};
+use notesoup_test_support::files::put;
 
 fn env(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
     let pairs: Vec<(String, String)> = pairs
@@ -210,17 +211,14 @@ fn project_keys_walk_up_to_the_git_root() {
     );
 
     let relative = dir.path().join("relative");
-    std::fs::create_dir_all(&relative).expect("relative");
-    std::fs::write(
-        relative.join(".git"),
+    put(
+        &relative.join(".git"),
         "gitdir: ../main/.git/worktrees/feature\n",
-    )
-    .expect(".git file");
+    );
     assert_eq!(project_key(&relative), key_of(&main));
 
     let submodule = main.join("vendor/lib");
-    std::fs::create_dir_all(&submodule).expect("submodule");
-    std::fs::write(submodule.join(".git"), "gitdir: ../../.git/modules/lib\n").expect(".git file");
+    put(&submodule.join(".git"), "gitdir: ../../.git/modules/lib\n");
     assert_eq!(
         project_key(&submodule),
         key_of(&submodule),

@@ -5,14 +5,15 @@
 
 use serde_json::Value;
 
+use notesoup_test_support::files::put;
+
 use super::{Bin, Machine, command_paths};
 
 #[test]
 fn every_binary_has_the_shared_commands() {
     let machine = Machine::new();
     let home = machine.root.join("checked");
-    std::fs::create_dir_all(&home).unwrap();
-    std::fs::write(home.join("stray.txt"), "x").unwrap();
+    put(&home.join("stray.txt"), "x");
     let home = home.to_str().unwrap();
     let mut refusals = Vec::new();
     for bin in Bin::ALL {

@@ -6,6 +6,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use notesoup_test_support::files::put;
+
 use super::{Bin, Machine};
 
 /// An AWS access key id the credential guard refuses.
@@ -64,8 +66,7 @@ fn a_person_deletes_a_note_for_good() {
         );
     }
     // Never in another agent's home.
-    std::fs::create_dir_all(machine.notes().join("agents/someone-else")).unwrap();
-    std::fs::write(machine.notes().join("agents/someone-else/n.md"), "theirs").unwrap();
+    put(&machine.notes().join("agents/someone-else/n.md"), "theirs");
     let foreign = machine.run(
         Bin::Claude,
         &[
@@ -136,8 +137,7 @@ fn the_dream_s_history_never_takes_in_a_credential() {
 fn doctor_names_a_credential_in_the_history_and_purge_removes_it() {
     let machine = Machine::new();
     let notes = machine.notes();
-    std::fs::create_dir_all(notes.join("human")).unwrap();
-    std::fs::write(notes.join("human/plain.md"), "nothing secret\n").unwrap();
+    put(&notes.join("human/plain.md"), "nothing secret\n");
     std::fs::write(notes.join("human/key.md"), format!("aws: {KEY}\n")).unwrap();
     // A history made before the audit left such files out.
     git(&notes, &["init", "-q"]);

@@ -5,6 +5,7 @@
 //! warned about alike.
 
 use super::{Bin, Machine};
+use notesoup_test_support::files::put;
 
 /// Writes `record` as notesoup's settings under `key`: the user's own
 /// (`global`) or the project's, where `bin`'s host keeps them.
@@ -21,8 +22,7 @@ fn put_settings(machine: &Machine, bin: Bin, global: bool, key: &str, record: &s
         (Bin::Dsh, true) => (machine.home.join(".dsh/notesoup.json"), ""),
         (Bin::Dsh, false) => (machine.project.join(".dsh/notesoup.json"), ""),
     };
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(&path, format!(r#"{{"{key}": {record}{extra}}}"#)).unwrap();
+    put(&path, format!(r#"{{"{key}": {record}{extra}}}"#));
 }
 
 /// A machine with the user's own settings `record` under `key`.

@@ -4,6 +4,8 @@
 
 use std::process::Command;
 
+use notesoup_test_support::files::put;
+
 use super::{Bin, Machine};
 
 /// A fresh bare remote in `machine`'s folder: its URL.
@@ -262,31 +264,23 @@ fn remote_holds(remote: &str, path: &str) -> bool {
 /// close-out does on Pi and dsh.
 #[test]
 fn with_auto_on_a_claude_close_out_pushes() {
-    let first = Machine::new();
-    let second = claude_machine();
-    let remote = bare_remote(&first);
-    second.run(Bin::Claude, &["sync", "--remote", &remote]).ok();
-    second
-        .run(
-            Bin::Claude,
-            &["sync", "--auto", "on", "--auto-wait-ms", "20000"],
-        )
-        .ok();
-    let transcript = second.home.join(".claude/projects/shop/s.jsonl");
+    let machine = claude_machine();
+    let remote = auto_on(&machine, Bin::Claude);
+    let transcript = machine.home.join(".claude/projects/shop/s.jsonl");
     let payload = |event: &str, active: bool| {
         serde_json::json!({
             "session_id": "0b0e7c1a-0000-4000-8000-000000000004",
             "transcript_path": transcript,
-            "cwd": second.project,
+            "cwd": machine.project,
             "hook_event_name": event,
             "source": "startup",
             "stop_hook_active": active,
         })
     };
-    let boot = hook(&second, "session-start", &payload("SessionStart", false));
+    let boot = hook(&machine, "session-start", &payload("SessionStart", false));
     assert_eq!(boot.code, Some(0), "{boot:?}");
     // The close-out's note, written once the boot's pull is done.
-    second
+    machine
         .run(
             Bin::Claude,
             &[
@@ -309,15 +303,15 @@ fn with_auto_on_a_claude_close_out_pushes() {
                 "cache_read_input_tokens": 79_990, "output_tokens": 10}},
     });
     std::fs::write(&transcript, format!("{reply}\n")).unwrap();
-    let block = hook(&second, "stop", &payload("Stop", false));
+    let block = hook(&machine, "stop", &payload("Stop", false));
     assert_eq!(block.code, Some(0), "{block:?}");
     assert!(block.stdout.contains("\"decision\":\"block\""), "{block:?}");
     assert!(!remote_holds(&remote, "human/closed-out.md"));
     // The Stop after the close-out records it done and pushes.
-    let done = hook(&second, "stop", &payload("Stop", true));
+    let done = hook(&machine, "stop", &payload("Stop", true));
     assert_eq!(done.code, Some(0), "{done:?}");
     assert!(done.stdout.contains("close-out done"), "{done:?}");
-    wait_for_remote(&remote, "human/closed-out.md", &second);
+    wait_for_remote(&remote, "human/closed-out.md", &machine);
 }
 
 /// Puts a `git` on the machine's `PATH` that runs the real one, except that
@@ -742,8 +736,7 @@ fn a_conflicting_merge_killed_half_written_keeps_one_side_note_and_later_edits()
 /// hand does.
 fn put_human(machine: &Machine, name: &str, text: &str) {
     let dir = machine.notes().join("human");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join(name), text).unwrap();
+    put(&dir.join(name), text);
 }
 
 /// A note's text: front matter dated 2026-01-01, read `count` times, then
