@@ -339,10 +339,10 @@ impl BootSections {
             notes_heading.push_str("\n\n");
             notes_heading.push_str(BLANK_SLATE);
         }
-        // Separators: two blank-line joins, and before each shelf two or three
-        // newlines.
+        // Separators, as `join` writes them: two blank-line joins, then two
+        // newlines before the first shelf and three before each other.
         let fixed = chars(&identity_text) + chars(&protocol) + chars(&notes_heading) + 4;
-        let separators = shelves.len() * 3;
+        let separators = (shelves.len() * 3).saturating_sub(1);
         let budget = max_chars.saturating_sub(fixed + separators);
         let shelves = fit_shelves(shelves, budget, bindings, max_chars);
         BootSections {

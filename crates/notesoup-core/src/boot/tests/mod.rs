@@ -1368,3 +1368,25 @@ fn a_home_below_a_file_is_unavailable_not_served_empty() {
     assert_eq!(indexed.unavailable(), [Scope::Agent]);
     assert!(BootSnapshot::served(&store, &index).is_none());
 }
+
+/// A boot exactly as long as its bound is shown whole; one character more
+/// and it is cut (the joins between shelves counted as the join writes
+/// them: two newlines before the first shelf, three before each other).
+#[test]
+fn a_boot_exactly_its_bound_long_is_not_cut() {
+    let ident = identity(Some("pcw:0197a1b2:0"));
+    for shelves in 1..=5 {
+        let mut snapshot = crowded_snapshot("- [plan](plan.md): the plan", 40);
+        for (_, shelf) in snapshot.homes.iter_mut().skip(shelves) {
+            *shelf = HomeShelf::Loaded { map: None, fresh: vec![] };
+        }
+        let whole = render_boot_within(&snapshot, &ident, &ToolBindings::plain(), usize::MAX);
+        let length = whole.chars().count();
+        assert!(length > MIN_BOOT_MAX_CHARS, "{shelves} shelves: {length}");
+        let exact = render_boot_within(&snapshot, &ident, &ToolBindings::plain(), length);
+        assert_eq!(exact, whole, "{shelves} shelves, bound {length}");
+        let short = render_boot_within(&snapshot, &ident, &ToolBindings::plain(), length - 1);
+        assert!(short.contains("[cut to fit"), "{shelves} shelves, bound {}", length - 1);
+        assert!(short.chars().count() < length, "{shelves} shelves");
+    }
+}
