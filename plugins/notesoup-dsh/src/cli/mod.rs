@@ -189,6 +189,7 @@ fn notes_place() -> Result<NotesPlace> {
     Ok(NotesPlace {
         root,
         agent: NotesIdentity::agent_slug(env),
+        cache: notesoup_core::plumbing::cache_dir(env),
     })
 }
 
