@@ -12,6 +12,7 @@ fn notesoup_dsh(args: &[&str], notes: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_notesoup-dsh"))
         .args(args)
         .env("PI_NOTES_HOME", notes)
+        .env("XDG_CACHE_HOME", notes.join(".cache"))
         .env("DSH_HOME", notes.join("no-dsh-home"))
         .env_remove("PI_NOTES_AGENT")
         .output()
@@ -65,6 +66,7 @@ fn a_reader_that_goes_away_ends_the_command_quietly() {
                     Vec::new()
                 })
                 .env("PI_NOTES_HOME", notes.path())
+                .env("XDG_CACHE_HOME", notes.path().join(".cache"))
                 .env("DSH_HOME", notes.path().join("no-dsh-home")),
             &format!("{args:?}"),
         );
