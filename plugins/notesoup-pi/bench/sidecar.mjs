@@ -31,8 +31,11 @@
 // `XDG_CACHE_HOME` of the bench's: per binary one kept across runs (after
 // one unmeasured start fills it) for an ordinary start, and for a "first
 // start ever", measured before it in each run, an empty one (that sidecar
-// only starts the session). The report adds the median `session_start` of
-// the first starts.
+// only starts the session). After each run's ordinary starts a note is
+// written (renamed into a folder, as notesoup writes) and left to settle,
+// and one more sidecar per binary, with its kept caches, only starts the
+// session: the start after a session that wrote a note. The report adds the medians of
+// `session_start` at first starts and at starts after a write.
 
 import { execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
@@ -310,6 +313,7 @@ const protocols = new Map(binaries.map((binary) => [binary, protocolOf(binary)])
 
 const samples = binaries.map(() => []);
 const firstStarts = binaries.map(() => []);
+const afterWrites = binaries.map(() => []);
 const keptCaches = binaries.map((_, at) => path.join(benchDir, `kept-cache-${at}`));
 if (notesRoot) {
   for (const [at, binary] of binaries.entries()) await once(binary, keptCaches[at], true);
@@ -322,6 +326,16 @@ for (let run = 0; run < runs; run++) {
       fs.rmSync(fresh, { recursive: true, force: true });
     }
     samples[at].push(await once(binary, keptCaches[at]));
+  }
+  if (notesRoot) {
+    const folder = path.join(notesRoot, "human", "topic-000");
+    const temp = path.join(folder, `.written-${run}.md.tmp`);
+    fs.writeFileSync(temp, `---\nupdatedAt: ${new Date().toISOString().replace("Z", "+00:00")}\n---\n\n# Written\n`);
+    fs.renameSync(temp, path.join(folder, `written-${run}.md`));
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    for (const [at, binary] of binaries.entries()) {
+      afterWrites[at].push((await once(binary, keptCaches[at], true)).sessionStart);
+    }
   }
 }
 fs.rmSync(benchDir, { recursive: true, force: true });
@@ -342,6 +356,8 @@ for (const [at, binary] of binaries.entries()) {
     sessionStartAllMs: samples[at].map((sample) => Math.round(sample.sessionStart)),
     sessionStartFirstMs: notesRoot ? median(firstStarts[at]) : null,
     sessionStartFirstAllMs: firstStarts[at].map(Math.round),
+    sessionStartAfterWriteMs: notesRoot ? median(afterWrites[at]) : null,
+    sessionStartAfterWriteAllMs: afterWrites[at].map(Math.round),
     turnStartMs: of("turnStart"),
     contextMs: of("context"),
     contextWarningMs: of("contextWarning"),
