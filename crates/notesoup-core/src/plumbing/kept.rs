@@ -181,8 +181,8 @@ mod tests {
         // FNV-1a's published test vectors.
         assert_eq!(fnv1a(b""), 0xcbf2_9ce4_8422_2325);
         assert_eq!(fnv1a(b"a"), 0xaf63_dc4c_8601_ec8c);
-        let identity =
-            NotesIdentity::new(Path::new("/n/root"), "s1", "p-12345678", "a", "m").unwrap();
+        let identity = NotesIdentity::new(Path::new("/n/root"), "s1", "p-12345678", "a", "m")
+            .expect("an identity");
         assert_eq!(
             kept_file(Path::new("/c"), "boot-shelves", &identity, "json"),
             // The name Claude Code's hooks have always given it.
