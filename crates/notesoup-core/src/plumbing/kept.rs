@@ -14,6 +14,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::thread::JoinHandle;
 
 use crate::boot::{BootSnapshot, ShelfIndex};
 use crate::notes::{HeadCache, NoteError, NoteStore, NotesIdentity};
@@ -53,7 +54,11 @@ pub fn private_dir(dir: &Path) {
 #[derive(Debug)]
 pub struct BootCaches {
     dir: Option<PathBuf>,
-    kept: Mutex<Kept>,
+    kept: Arc<Mutex<Kept>>,
+    /// Saves run on a thread of their own ([`Self::saving_in_background`]).
+    background: bool,
+    /// The last save started on its own thread.
+    saving: Mutex<Option<JoinHandle<()>>>,
 }
 
 /// What a [`BootCaches`] holds.
@@ -62,6 +67,27 @@ struct Kept {
     /// The shelves loaded from, and saved to, this file.
     shelves: Option<(PathBuf, ShelfIndex)>,
     heads: Arc<HeadCache>,
+    /// Where the last listing's heads are saved.
+    heads_file: Option<PathBuf>,
+}
+
+impl Kept {
+    /// Saves what changed since it was loaded or last saved; a cache that
+    /// cannot be saved is listed again by the next process.
+    fn save(&mut self) {
+        if let Some(file) = &self.heads_file {
+            let _ = self.heads.save(file);
+        }
+        if let Some((file, shelves)) = &mut self.shelves {
+            let _ = shelves.save(file);
+        }
+    }
+}
+
+/// `kept`, locked: every change to it is one assignment or one save, so a
+/// panic leaves no half of one.
+fn lock(kept: &Mutex<Kept>) -> MutexGuard<'_, Kept> {
+    kept.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl BootCaches {
@@ -75,36 +101,42 @@ impl BootCaches {
     pub fn new(dir: Option<PathBuf>) -> BootCaches {
         BootCaches {
             dir,
-            kept: Mutex::new(Kept::default()),
+            kept: Arc::new(Mutex::new(Kept::default())),
+            background: false,
+            saving: Mutex::new(None),
         }
+    }
+
+    /// The same caches, saved on a thread of their own after a boot that
+    /// listed, so a long-lived host's boot does not wait for the write (the
+    /// next boot, or a store's [`Self::heads`], waits for it; dropping the
+    /// caches waits for the last one).
+    pub fn saving_in_background(mut self) -> BootCaches {
+        self.background = true;
+        self
     }
 
     /// The note heads of this process, for every store it opens
     /// ([`NoteStore::with_head_cache`]).
     pub fn heads(&self) -> Arc<HeadCache> {
-        Arc::clone(&self.lock().heads)
-    }
-
-    fn lock(&self) -> MutexGuard<'_, Kept> {
-        // Every change is one assignment: a panic leaves no half of one.
-        self.kept.lock().unwrap_or_else(PoisonError::into_inner)
+        Arc::clone(&lock(&self.kept).heads)
     }
 
     /// The boot snapshot of `store`'s homes. With a cache directory: served
     /// from the kept shelves while their directories are unchanged (only
     /// the notes shown are read), else listed with this process's heads
     /// (those saved by an earlier process when it has none yet) and kept;
-    /// the caches are saved when they changed. Without one: listed with the
-    /// heads kept in memory.
+    /// the caches are saved. Without one: listed with the heads kept in
+    /// memory.
     pub fn snapshot(&self, store: &NoteStore) -> Result<BootSnapshot, NoteError> {
-        let mut kept = self.lock();
+        let mut guard = lock(&self.kept);
+        let kept = &mut *guard;
         let Some(dir) = &self.dir else {
             return BootSnapshot::load(&store.clone().with_head_cache(Arc::clone(&kept.heads)));
         };
         private_dir(dir);
         let identity = store.identity();
         let shelves_file = kept_file(dir, Self::SHELVES, identity, "json");
-        let kept = &mut *kept;
         let shelves = match &mut kept.shelves {
             Some((file, shelves)) if *file == shelves_file => shelves,
             slot => {
@@ -112,23 +144,55 @@ impl BootCaches {
                 &mut slot.insert((shelves_file, shelves)).1
             }
         };
-        let snapshot = match BootSnapshot::served(store, shelves) {
-            Some(snapshot) => snapshot,
-            None => {
-                let heads_file = kept_file(dir, Self::HEADS, identity, "bin");
-                if kept.heads.is_empty() {
-                    kept.heads = Arc::new(HeadCache::load(&heads_file));
-                }
-                let listing = store.clone().with_head_cache(Arc::clone(&kept.heads));
-                let snapshot = BootSnapshot::load_indexed(&listing, shelves)?;
-                let _ = kept.heads.save(&heads_file);
-                snapshot
-            }
-        };
-        if let Some((file, shelves)) = &mut kept.shelves {
-            let _ = shelves.save(file);
+        // Served: nothing read that a save would keep.
+        if let Some(snapshot) = BootSnapshot::served(store, shelves) {
+            return Ok(snapshot);
         }
-        Ok(snapshot)
+        let heads_file = kept_file(dir, Self::HEADS, identity, "bin");
+        if kept.heads.is_empty() {
+            kept.heads = Arc::new(HeadCache::load(&heads_file));
+        }
+        let listing = store.clone().with_head_cache(Arc::clone(&kept.heads));
+        let snapshot = BootSnapshot::load_indexed(&listing, shelves);
+        kept.heads_file = Some(heads_file);
+        if self.background {
+            drop(guard);
+            self.save_in_background();
+        } else {
+            kept.save();
+        }
+        snapshot
+    }
+
+    /// Saves the caches on a thread of their own (inline when no thread can
+    /// be started), after the save before it.
+    fn save_in_background(&self) {
+        let mut saving = self.saving.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(previous) = saving.take() {
+            let _ = previous.join();
+        }
+        let kept = Arc::clone(&self.kept);
+        let started = std::thread::Builder::new()
+            .name("notesoup-boot-caches".to_owned())
+            .spawn(move || lock(&kept).save());
+        match started {
+            Ok(thread) => *saving = Some(thread),
+            Err(_) => lock(&self.kept).save(),
+        }
+    }
+}
+
+impl Drop for BootCaches {
+    /// Waits for the last save started on its own thread, so a host that
+    /// ends saves what its last boot listed.
+    fn drop(&mut self) {
+        let saving = self
+            .saving
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(thread) = saving.take() {
+            let _ = thread.join();
+        }
     }
 }
 

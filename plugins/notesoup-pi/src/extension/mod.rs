@@ -164,10 +164,11 @@ impl Notesoup {
     /// Keeps the boot caches in `dir` (core's
     /// [`notesoup_core::plumbing::cache_dir`]) between processes, so the
     /// first boot of a sidecar reads the shelves and note heads an earlier
-    /// one saved instead of listing every note. Without it they live as
-    /// long as the extension.
+    /// one saved instead of listing every note; a boot that listed saves
+    /// them on a thread of its own, so the boot does not wait for the
+    /// write. Without it they live as long as the extension.
     pub fn with_boot_caches(mut self, dir: Option<PathBuf>) -> Self {
-        self.caches = BootCaches::new(dir);
+        self.caches = BootCaches::new(dir).saving_in_background();
         self
     }
 
