@@ -66,19 +66,37 @@ pub fn store(
     .map_err(|e| BootError::Identity(e.to_string()))
 }
 
+/// The boot caches this process keeps, per cache directory.
+static KEPT: Mutex<Vec<(Option<PathBuf>, Arc<BootCaches>)>> = Mutex::new(Vec::new());
+
 /// The boot caches this process keeps for `place`'s cache directory (the
 /// sidecar lives as long as its dsh session): the note heads every store
 /// lists with, and the boot shelves and heads loaded from, and saved to,
-/// the directory (see core's `BootCaches`).
+/// the directory (see core's `BootCaches`), saved on a thread of their own
+/// so a boot does not wait for the write ([`wait_for_saves`] before the
+/// process ends).
 fn caches(place: &NotesPlace) -> Arc<BootCaches> {
-    static KEPT: Mutex<Vec<(Option<PathBuf>, Arc<BootCaches>)>> = Mutex::new(Vec::new());
     let mut kept = KEPT.lock().unwrap_or_else(PoisonError::into_inner);
     if let Some((_, caches)) = kept.iter().find(|(dir, _)| *dir == place.cache) {
         return Arc::clone(caches);
     }
-    let caches = Arc::new(BootCaches::new(place.cache.clone()));
+    let caches = Arc::new(BootCaches::new(place.cache.clone()).saving_in_background());
     kept.push((place.cache.clone(), Arc::clone(&caches)));
     caches
+}
+
+/// Waits for the boot caches' saves under way; the process calls it before
+/// it ends (its caches are never dropped).
+pub fn wait_for_saves() {
+    let kept: Vec<Arc<BootCaches>> = KEPT
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .iter()
+        .map(|(_, caches)| Arc::clone(caches))
+        .collect();
+    for caches in kept {
+        caches.wait_for_saves();
+    }
 }
 
 /// The session a preview boot with no session names in its window ids (its

@@ -180,19 +180,26 @@ impl BootCaches {
             Err(_) => lock(&self.kept).save(),
         }
     }
+
+    /// Waits for the last save started on its own thread: a host that ends
+    /// without dropping its caches (kept for the process) calls it last.
+    pub fn wait_for_saves(&self) {
+        let thread = self
+            .saving
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(thread) = thread {
+            let _ = thread.join();
+        }
+    }
 }
 
 impl Drop for BootCaches {
     /// Waits for the last save started on its own thread, so a host that
     /// ends saves what its last boot listed.
     fn drop(&mut self) {
-        let saving = self
-            .saving
-            .get_mut()
-            .unwrap_or_else(PoisonError::into_inner);
-        if let Some(thread) = saving.take() {
-            let _ = thread.join();
-        }
+        self.wait_for_saves();
     }
 }
 
