@@ -48,8 +48,9 @@ pub fn private_dir(dir: &Path) {
 
 /// The boot caches of one process: its note heads, shared with every store
 /// it opens ([`Self::heads`]), and the boot shelves, both loaded from the
-/// cache directory by the first boot that needs them and saved after a
-/// boot that changed them. With no cache directory the heads are kept in
+/// cache directory by the first boot that needs them, kept in memory for
+/// the process's later boots, and saved after a boot that listed (only
+/// what changed is written). With no cache directory the heads are kept in
 /// memory only and every boot lists.
 #[derive(Debug)]
 pub struct BootCaches {
