@@ -338,7 +338,11 @@ fn long_session(env: &crate::hosts::PiInstall, entries: usize) -> Result<std::pa
 /// build's `ready.summarize` says) and one with a fork's copied root boot
 /// to drop; medians of RUNS runs, and the sidecar's peak RSS. A
 /// BASELINE_BINARY (another build of `notesoup-pi`) runs alternating with
-/// the release build, on the same load.
+/// the release build, on the same load. With `NOTESOUP_PI_BENCH_NOTES=N`,
+/// the sidecars share a notes root of N notes, and `session_start` is
+/// measured three ways: a first start ever (an empty cache directory), an
+/// ordinary one (the boot caches the last start kept) and one after a note
+/// was written (its folder listed again with the kept heads).
 fn sidecar(args: &[String]) -> Result<()> {
     let what = "ENTRIES, RUNS and EVENTS";
     let (entries, runs, events) = (
@@ -363,8 +367,9 @@ fn sidecar(args: &[String]) -> Result<()> {
         .context("could not run the sidecar bench")?;
     let report = report_of(&output, "the sidecar bench")?;
     println!(
-        "{} entries, medians of {runs} runs ({events} turn_start, {events} context and {events} context_with_system events each; the context: {} messages, {:.1} MB of JSON)",
+        "{} entries, {} notes, medians of {runs} runs ({events} turn_start, {events} context and {events} context_with_system events each; the context: {} messages, {:.1} MB of JSON)",
         report["entries"],
+        report["notes"],
         report["contextMessages"],
         ms(&report["contextMessagesBytes"]) / 1e6,
     );
@@ -385,6 +390,16 @@ fn sidecar(args: &[String]) -> Result<()> {
                 ms(&figures["contextWithSystemEditMs"]),
                 ms(&figures["rssMb"]),
             );
+            if !figures["sessionStartFirstMs"].is_null() {
+                println!(
+                    "{binary}: session_start at a first start ever (no kept caches) {:.1} ms (runs: {}), after a note was written {:.1} ms (runs: {}), at an ordinary start {:.1} ms",
+                    ms(&figures["sessionStartFirstMs"]),
+                    figures["sessionStartFirstAllMs"],
+                    ms(&figures["sessionStartAfterWriteMs"]),
+                    figures["sessionStartAfterWriteAllMs"],
+                    ms(&figures["sessionStartMs"]),
+                );
+            }
         }
     }
     println!("load average at the end: {}", load_average());

@@ -1,16 +1,13 @@
 //! Rendering the boot of a Claude window: core's snapshot and renderer with
 //! the Claude identity and bindings.
 
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
-
-use notesoup_core::boot::{BootIdentity, BootSections, BootSnapshot, ShelfIndex};
-use notesoup_core::notes::{HeadCache, Home, NoteStore, NotesIdentity};
+use notesoup_core::boot::{BootIdentity, BootSections};
+use notesoup_core::notes::{Home, NoteStore, NotesIdentity};
+use notesoup_core::plumbing::BootCaches;
 
 use crate::env::HostEnv;
 use crate::names::{AGENT, MODEL, bindings, notes_identity};
 use crate::state::ClaudeSessionState;
-use crate::transcript::fnv::Fnv;
 
 /// What the user sees when no boot could be built.
 pub const BOOT_FAILED: &str = "notesoup: Notes boot failed.";
@@ -55,42 +52,11 @@ fn sections_of(
 ) -> Result<(BootSections, Vec<String>), String> {
     let settings = crate::settings::load(env, &state.cwd);
     let identity = notes_identity(env, notes_session, &state.project_key)?;
-    let data = env.cache_dir();
-    crate::files::private_dir(data.as_deref());
-    let kept_file = |kind: &str, extension: &str| {
-        data.as_deref()
-            .map(|dir| kept_file(dir, kind, identity.home(), &state.project_key, extension))
-    };
-    let (shelves_file, heads_file) = (
-        kept_file("boot-shelves", "json"),
-        kept_file("note-heads", "bin"),
-    );
     // Both are caches: a boot whose caches are not saved lists again.
-    let mut shelves = shelves_file
-        .as_deref()
-        .map_or_else(ShelfIndex::new, ShelfIndex::load);
-    let store = NoteStore::new(identity.clone());
-    let snapshot = match BootSnapshot::served(&store, &shelves) {
-        Some(snapshot) => snapshot,
-        None => {
-            // A home must be listed: with the heads the last listing kept.
-            let heads = Arc::new(
-                heads_file
-                    .as_deref()
-                    .map_or_else(HeadCache::new, HeadCache::load),
-            );
-            let store = store.with_head_cache(Arc::clone(&heads));
-            let snapshot = BootSnapshot::load_indexed(&store, &mut shelves)
-                .map_err(|err| name_paths(&err.to_string(), &identity))?;
-            if let Some(file) = &heads_file {
-                let _ = heads.save(file);
-            }
-            snapshot
-        }
-    };
-    if let Some(file) = &shelves_file {
-        let _ = shelves.save(file);
-    }
+    let caches = BootCaches::new(env.cache_dir());
+    let snapshot = caches
+        .snapshot(&NoteStore::new(identity.clone()))
+        .map_err(|err| name_paths(&err.to_string(), &identity))?;
     let identity = BootIdentity {
         agent: AGENT.to_owned(),
         model: MODEL.to_owned(),
@@ -105,22 +71,6 @@ fn sections_of(
         settings.settings.boot_max_chars,
     );
     Ok((sections, settings.warnings))
-}
-
-/// Where the boots of `project_key` over the notes root `root` keep one
-/// `kind` of cache (`note-heads`, `boot-shelves`): one file per project and
-/// root (FNV-1a of the root's path), so a boot loads only what it lists.
-fn kept_file(
-    data_dir: &Path,
-    kind: &str,
-    root: &Path,
-    project_key: &str,
-    extension: &str,
-) -> PathBuf {
-    let root_hash = Fnv::of(root.as_os_str().as_encoded_bytes());
-    data_dir
-        .join(kind)
-        .join(format!("{project_key}-{root_hash:016x}.{extension}"))
 }
 
 /// `text` with every path under the notes root named as the model knows it:

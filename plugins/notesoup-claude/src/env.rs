@@ -26,7 +26,8 @@ pub struct HostEnv {
     /// `${CLAUDE_PLUGIN_DATA}`: where the plugin keeps its records.
     pub plugin_data: Option<PathBuf>,
     /// `$XDG_CACHE_HOME/notesoup` (an absolute `XDG_CACHE_HOME`), else
-    /// `~/.cache/notesoup`: where boots and hooks keep their caches.
+    /// `~/.cache/notesoup` (core's [`notesoup_core::plumbing::cache_dir`]):
+    /// where boots and hooks keep their caches.
     pub cache: Option<PathBuf>,
     /// `CLAUDE_CONFIG_DIR`, else `~/.claude`.
     pub claude_dir: Option<PathBuf>,
@@ -69,10 +70,7 @@ impl HostEnv {
         let home = path("HOME").or_else(|| path("USERPROFILE"));
         let claude_dir =
             path("CLAUDE_CONFIG_DIR").or_else(|| home.as_ref().map(|h| h.join(".claude")));
-        let cache = path("XDG_CACHE_HOME")
-            .filter(|dir| dir.is_absolute())
-            .or_else(|| home.as_ref().map(|h| h.join(".cache")))
-            .map(|dir| dir.join("notesoup"));
+        let cache = notesoup_core::plumbing::cache_dir(&get);
         Self {
             notes_root: notesoup_core::notes::NotesIdentity::default_root(&get),
             plugin_data: path("CLAUDE_PLUGIN_DATA"),

@@ -88,12 +88,8 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
 /// addresses). A failure is left to the write that follows, which then
 /// fails and is ignored: a cache that is not saved costs only time.
 pub fn private_dir(dir: Option<&Path>) {
-    use std::os::unix::fs::DirBuilderExt;
     if let Some(dir) = dir {
-        let _ = fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(dir);
+        plumbing::private_dir(dir);
     }
 }
 

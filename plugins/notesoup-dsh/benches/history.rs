@@ -131,6 +131,7 @@ impl Bench {
         let mut sidecar = Sidecar::new(NotesPlace {
             root: notes.path().to_path_buf(),
             agent: "anonymous".into(),
+            cache: None,
         });
         let hello = json!({"id": 1, "op": "hello", "params": {"protocol": 1, "bundle": "0.1.0", "dsh": "0.1.0-rc.8", "settings": {}}});
         sidecar.answer_line(&hello.to_string());

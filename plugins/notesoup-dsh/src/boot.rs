@@ -1,14 +1,15 @@
 //! The boot for one dsh window: the notes identity of the session, the
-//! snapshot of its five homes and core's renderer with the plain tool names.
+//! snapshot of its five homes (through the boot caches this process and the
+//! sidecars before it kept) and core's renderer with the plain tool names.
 
 use std::path::PathBuf;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use jiff::Timestamp;
 use notesoup_core::boot::ToolBindings;
-use notesoup_core::boot::{BootIdentity, BootSections, BootSnapshot};
-use notesoup_core::notes::{HeadCache, NoteError, NoteStore, NotesIdentity, project_key};
-use notesoup_core::plumbing::NotesOwner;
+use notesoup_core::boot::{BootIdentity, BootSections};
+use notesoup_core::notes::{NoteError, NoteStore, NotesIdentity, project_key};
+use notesoup_core::plumbing::{BootCaches, NotesOwner};
 
 use crate::window::window_id;
 
@@ -19,6 +20,10 @@ pub struct NotesPlace {
     pub root: PathBuf,
     /// The agent slug (`PI_NOTES_AGENT`, default `anonymous`).
     pub agent: String,
+    /// Where boots keep their caches between processes (core's
+    /// [`notesoup_core::plumbing::cache_dir`]); `None` keeps them for the
+    /// life of the process only.
+    pub cache: Option<PathBuf>,
 }
 
 /// A refusal to build a boot.
@@ -56,16 +61,42 @@ pub fn store(
     .map(|store| {
         store
             .with_secret_guard(secret_guard)
-            .with_head_cache(kept_heads())
+            .with_head_cache(caches(place).heads())
     })
     .map_err(|e| BootError::Identity(e.to_string()))
 }
 
-/// The note heads this process keeps between listings (the sidecar lives
-/// as long as its dsh session; see core's `HeadCache`).
-fn kept_heads() -> Arc<HeadCache> {
-    static HEADS: OnceLock<Arc<HeadCache>> = OnceLock::new();
-    Arc::clone(HEADS.get_or_init(|| Arc::new(HeadCache::new())))
+/// The boot caches this process keeps, per cache directory.
+static KEPT: Mutex<Vec<(Option<PathBuf>, Arc<BootCaches>)>> = Mutex::new(Vec::new());
+
+/// The boot caches this process keeps for `place`'s cache directory (the
+/// sidecar lives as long as its dsh session): the note heads every store
+/// lists with, and the boot shelves and heads loaded from, and saved to,
+/// the directory (see core's `BootCaches`), saved on a thread of their own
+/// so a boot does not wait for the write ([`wait_for_saves`] before the
+/// process ends).
+fn caches(place: &NotesPlace) -> Arc<BootCaches> {
+    let mut kept = KEPT.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some((_, caches)) = kept.iter().find(|(dir, _)| *dir == place.cache) {
+        return Arc::clone(caches);
+    }
+    let caches = Arc::new(BootCaches::new(place.cache.clone()).saving_in_background());
+    kept.push((place.cache.clone(), Arc::clone(&caches)));
+    caches
+}
+
+/// Waits for the boot caches' saves under way; the process calls it before
+/// it ends (its caches are never dropped).
+pub fn wait_for_saves() {
+    let kept: Vec<Arc<BootCaches>> = KEPT
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .iter()
+        .map(|(_, caches)| Arc::clone(caches))
+        .collect();
+    for caches in kept {
+        caches.wait_for_saves();
+    }
 }
 
 /// The session a preview boot with no session names in its window ids (its
@@ -73,18 +104,20 @@ fn kept_heads() -> Arc<HeadCache> {
 pub const PREVIEW_SESSION: &str = "preview";
 
 /// Renders the boot of window `ordinal` of the session, within `max_chars`
-/// characters (the `bootMaxChars` setting).
+/// characters (the `bootMaxChars` setting), through `place`'s boot caches.
 pub fn render(
+    place: &NotesPlace,
     store: &NoteStore,
     ordinal: u64,
     opened_at: Timestamp,
     max_chars: usize,
 ) -> Result<String, BootError> {
-    Ok(sections(store, ordinal, opened_at, max_chars)?.join())
+    Ok(sections(place, store, ordinal, opened_at, max_chars)?.join())
 }
 
 /// The boot of window `ordinal` in its sections, for `boot --stats`.
 pub fn sections(
+    place: &NotesPlace,
     store: &NoteStore,
     ordinal: u64,
     opened_at: Timestamp,
@@ -99,8 +132,10 @@ pub fn sections(
         window_id: window_id(session, ordinal),
         previous_window_id: (ordinal > 1).then(|| window_id(session, ordinal - 1)),
     };
+    let mut snapshot = caches(place).snapshot(store)?;
+    snapshot.opened_at = opened_at;
     Ok(BootSections::new(
-        &BootSnapshot::load_at(store, opened_at)?,
+        &snapshot,
         &boot,
         &ToolBindings::plain(),
         max_chars,

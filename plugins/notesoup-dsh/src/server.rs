@@ -244,6 +244,7 @@ impl Sidecar {
                     boot::store(&place, Some(&id), &state.cwd, state.model.as_deref(), guard)
                         .map_err(boot_failed)?;
                 let text = boot::render(
+                    &place,
                     &store,
                     recovered.window.ordinal,
                     Timestamp::now(),
@@ -372,8 +373,8 @@ impl Sidecar {
         let window_id = window::window_id(&id, ordinal);
         let store = boot::store(&place, Some(&id), &state.cwd, state.model.as_deref(), guard)
             .map_err(boot_failed)?;
-        let boot =
-            boot::render(&store, ordinal, Timestamp::now(), max_chars).map_err(boot_failed)?;
+        let boot = boot::render(&place, &store, ordinal, Timestamp::now(), max_chars)
+            .map_err(boot_failed)?;
         let bindings = ToolBindings::plain();
         let followup = match (params.trigger, params.prompt.as_deref()) {
             (ResetTrigger::Manual, Some(prompt)) => Some(messages::human_prompt(prompt)),

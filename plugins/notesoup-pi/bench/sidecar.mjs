@@ -24,6 +24,18 @@
 // `context` and of `context_with_system` (from the event line written to
 // its result read, the shim's answer to Pi built), the lines' sizes, and
 // the sidecar's peak RSS.
+//
+// With `NOTESOUP_PI_BENCH_NOTES=N`, N notes are written once into a notes
+// root every sidecar shares (`PI_NOTES_HOME`), in 100-note folders of
+// `@human`, and left to settle; each sidecar keeps its boot caches in an
+// `XDG_CACHE_HOME` of the bench's: per binary one kept across runs (after
+// one unmeasured start fills it) for an ordinary start, and for a "first
+// start ever", measured before it in each run, an empty one (that sidecar
+// only starts the session). After each run's ordinary starts a note is
+// written (renamed into a folder, as notesoup writes) and left to settle,
+// and one more sidecar per binary, with its kept caches, only starts the
+// session: the start after a session that wrote a note. The report adds the medians of
+// `session_start` at first starts and at starts after a write.
 
 import { execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
@@ -97,11 +109,35 @@ function contextAnswer(payload, value) {
   return value;
 }
 
-async function once(binary) {
+// The shared notes root, when the bench has notes.
+const notesCount = Number(process.env.NOTESOUP_PI_BENCH_NOTES ?? 0);
+const benchDir = fs.mkdtempSync(path.join(os.tmpdir(), "notesoup-sidecar-bench-notes-"));
+const notesRoot = notesCount > 0 ? path.join(benchDir, "notes") : undefined;
+if (notesRoot) {
+  for (let i = 0; i < notesCount; i++) {
+    const dir = path.join(notesRoot, "human", `topic-${String(Math.floor(i / 100)).padStart(3, "0")}`);
+    if (i % 100 === 0) fs.mkdirSync(dir, { recursive: true });
+    const updatedAt = new Date(Date.UTC(2026, 0, 1) + i * 60_000).toISOString().replace("Z", "+00:00");
+    fs.writeFileSync(
+      path.join(dir, `note-${String(i).padStart(5, "0")}.md`),
+      `---\nupdatedAt: ${updatedAt}\n---\n\n# Note ${i}\n\nWhat was learned about topic ${i % 97}.\n`,
+    );
+  }
+  // Caches keep only notes and folders that settled (2 s) before a read.
+  await new Promise((resolve) => setTimeout(resolve, 2500));
+}
+
+/** One sidecar of `binary` keeping its caches in `cacheHome`; with `startOnly`, it only starts the session. */
+async function once(binary, cacheHome, startOnly = false) {
   const home = fs.mkdtempSync(path.join(os.tmpdir(), "notesoup-sidecar-bench-"));
   const child = spawn(binary, ["serve"], {
     stdio: ["pipe", "pipe", "inherit"],
-    env: { ...process.env, HOME: home, PI_NOTES_HOME: path.join(home, "notes") },
+    env: {
+      ...process.env,
+      HOME: home,
+      PI_NOTES_HOME: notesRoot ?? path.join(home, "notes"),
+      XDG_CACHE_HOME: cacheHome,
+    },
   });
   let buffer = "";
   const waiting = [];
@@ -214,6 +250,12 @@ async function once(binary) {
   omitted = ready.body.omit ?? [];
   summarized = ready.body.summarize ?? [];
   const start = await event("session_start", { type: "session_start", reason: "resume" });
+  if (startOnly) {
+    child.stdin.end();
+    await new Promise((resolve) => child.on("close", resolve));
+    fs.rmSync(home, { recursive: true, force: true });
+    return { sessionStart: ms(start) };
+  }
   const turns = [];
   for (let i = 0; i < events; i++) {
     turns.push(await event("turn_start", { type: "turn_start", turnIndex: i, timestamp: Date.now() }));
@@ -271,10 +313,35 @@ async function once(binary) {
 const protocols = new Map(binaries.map((binary) => [binary, protocolOf(binary)]));
 
 const samples = binaries.map(() => []);
-for (let run = 0; run < runs; run++) {
-  for (const [at, binary] of binaries.entries()) samples[at].push(await once(binary));
+const firstStarts = binaries.map(() => []);
+const afterWrites = binaries.map(() => []);
+const keptCaches = binaries.map((_, at) => path.join(benchDir, `kept-cache-${at}`));
+if (notesRoot) {
+  for (const [at, binary] of binaries.entries()) await once(binary, keptCaches[at], true);
 }
+for (let run = 0; run < runs; run++) {
+  for (const [at, binary] of binaries.entries()) {
+    if (notesRoot) {
+      const fresh = fs.mkdtempSync(path.join(benchDir, "fresh-cache-"));
+      firstStarts[at].push((await once(binary, fresh, true)).sessionStart);
+      fs.rmSync(fresh, { recursive: true, force: true });
+    }
+    samples[at].push(await once(binary, keptCaches[at]));
+  }
+  if (notesRoot) {
+    const folder = path.join(notesRoot, "human", "topic-000");
+    const temp = path.join(folder, `.written-${run}.md.tmp`);
+    fs.writeFileSync(temp, `---\nupdatedAt: ${new Date().toISOString().replace("Z", "+00:00")}\n---\n\n# Written\n`);
+    fs.renameSync(temp, path.join(folder, `written-${run}.md`));
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    for (const [at, binary] of binaries.entries()) {
+      afterWrites[at].push((await once(binary, keptCaches[at], true)).sessionStart);
+    }
+  }
+}
+fs.rmSync(benchDir, { recursive: true, force: true });
 const report = {
+  notes: notesCount,
   entries: ids.length,
   runs,
   events,
@@ -288,6 +355,10 @@ for (const [at, binary] of binaries.entries()) {
     handshakeMs: of("handshake"),
     sessionStartMs: of("sessionStart"),
     sessionStartAllMs: samples[at].map((sample) => Math.round(sample.sessionStart)),
+    sessionStartFirstMs: notesRoot ? median(firstStarts[at]) : null,
+    sessionStartFirstAllMs: firstStarts[at].map(Math.round),
+    sessionStartAfterWriteMs: notesRoot ? median(afterWrites[at]) : null,
+    sessionStartAfterWriteAllMs: afterWrites[at].map(Math.round),
     turnStartMs: of("turnStart"),
     contextMs: of("context"),
     contextWarningMs: of("contextWarning"),

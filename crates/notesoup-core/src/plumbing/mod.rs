@@ -2,8 +2,9 @@
 //! one capped line reader for a JSON-lines stream (a sidecar's stdin, the
 //! MCP server's, the dream-tools server's), the one bounded reader for the
 //! small files notesoup keeps or reads (settings, session records, kept
-//! heads and shelves), opening the notes store for an identity, and the
-//! dream command's flow.
+//! heads and shelves), the boot caches a host keeps between its processes
+//! ([`BootCaches`], in [`cache_dir`]), opening the notes store for an
+//! identity, and the dream command's flow.
 //!
 //! The readers exist so that no input can make a host hold unbounded memory
 //! or wait forever: a line longer than [`LineRead::MAX_BYTES`] streams past
@@ -15,6 +16,7 @@
 
 mod dream;
 mod dreamer_child;
+mod kept;
 pub(crate) mod lines;
 mod settings_file;
 mod small_file;
@@ -24,6 +26,7 @@ pub use dream::{
     DreamFlags, DreamProgress, Dreamer, DreamerProcess, DreamerSetting, NotesHomeError, notes_home,
 };
 pub use dreamer_child::run_dreamer_child;
+pub use kept::{BootCaches, cache_dir, private_dir};
 pub use lines::{CappedLines, LineRead, read_capped};
 pub use small_file::{Links, SmallFileError, open_regular, read_small_file, read_small_text};
 pub use store::NotesOwner;

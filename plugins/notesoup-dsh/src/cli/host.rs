@@ -152,6 +152,7 @@ impl DshCli {
         Ok(NotesPlace {
             root: target.notes_root()?.to_owned(),
             agent: NotesIdentity::agent_slug(env),
+            cache: notesoup_core::plumbing::cache_dir(env),
         })
     }
 
@@ -286,8 +287,9 @@ impl CliHost for DshCli {
     fn boot(&mut self, target: &Target<'_, DshSessionArgs>, out: &mut Out) -> Result<BootView> {
         let session = self.session(target)?;
         let chosen = self.settings(out).settings.core;
+        let place = self.place(target)?;
         let store = boot::store(
-            &self.place(target)?,
+            &place,
             session.id.as_deref(),
             &session.cwd.display().to_string(),
             target.host.model.as_deref(),
@@ -299,6 +301,7 @@ impl CliHost for DshCli {
             _ => 1,
         };
         let sections = boot::sections(
+            &place,
             &store,
             ordinal,
             jiff::Timestamp::now(),

@@ -148,7 +148,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let sidecar = Sidecar::new(place).with_settings_file(record, warnings);
             let stdin = std::io::stdin().lock();
             let stdout = std::io::stdout().lock();
-            server::serve(sidecar, stdin, stdout).context("serving")?;
+            let served = server::serve(sidecar, stdin, stdout);
+            crate::boot::wait_for_saves();
+            served.context("serving")?;
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Bundle { out, engine, force } => {
@@ -179,7 +181,11 @@ fn run(cli: Cli) -> Result<ExitCode> {
             dream_tools::serve(&tools, stdin, stdout).context("serving the dream tools")?;
             Ok(ExitCode::SUCCESS)
         }
-        Cmd::Shared(shared) => Ok(notesoup_cli::run::<Cli, DshCli>(&mut DshCli, *shared)),
+        Cmd::Shared(shared) => {
+            let code = notesoup_cli::run::<Cli, DshCli>(&mut DshCli, *shared);
+            crate::boot::wait_for_saves();
+            Ok(code)
+        }
     }
 }
 
@@ -189,6 +195,7 @@ fn notes_place() -> Result<NotesPlace> {
     Ok(NotesPlace {
         root,
         agent: NotesIdentity::agent_slug(env),
+        cache: notesoup_core::plumbing::cache_dir(env),
     })
 }
 

@@ -77,10 +77,26 @@ impl World {
         self.dir.path().join(sub)
     }
 
-    /// Every entry outside the notes root, with its content.
+    /// Every entry outside the notes root and the caches' directory, with
+    /// its content; in the caches' directory there are only the boots'
+    /// caches.
     fn outside_notes(&self) -> BTreeMap<PathBuf, Vec<u8>> {
         let mut entries = BTreeMap::new();
         walk(self.dir.path(), &self.path("notes"), &mut entries);
+        let caches = self.path("caches");
+        entries.retain(|path, _| {
+            let Ok(rel) = path.strip_prefix(&caches) else {
+                return true;
+            };
+            let rel = rel.to_string_lossy();
+            assert!(
+                ["", "notesoup"].contains(&rel.as_ref())
+                    || rel.starts_with("notesoup/boot-shelves")
+                    || rel.starts_with("notesoup/note-heads"),
+                "unexpected cache {rel}"
+            );
+            false
+        });
         entries
     }
 
@@ -91,6 +107,7 @@ impl World {
             .current_dir(self.path("work"))
             .env("HOME", self.path("home"))
             .env("PI_NOTES_HOME", self.path("notes"))
+            .env("XDG_CACHE_HOME", self.path("caches"))
             .env_remove("PI_NOTES_AGENT")
             .env_remove("XDG_DATA_HOME")
             .stdin(Stdio::piped())

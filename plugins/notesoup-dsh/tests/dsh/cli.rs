@@ -13,6 +13,7 @@ fn notesoup_dsh(args: &[&str], notes: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_notesoup-dsh"))
         .args(args)
         .env("PI_NOTES_HOME", notes)
+        .env("XDG_CACHE_HOME", notes.join(".cache"))
         .env("DSH_HOME", notes.join("no-dsh-home"))
         .env_remove("PI_NOTES_AGENT")
         .output()
@@ -66,10 +67,78 @@ fn a_reader_that_goes_away_ends_the_command_quietly() {
                     Vec::new()
                 })
                 .env("PI_NOTES_HOME", notes.path())
+                .env("XDG_CACHE_HOME", notes.path().join(".cache"))
                 .env("DSH_HOME", notes.path().join("no-dsh-home")),
             &format!("{args:?}"),
         );
     }
+}
+
+/// `notesoup-dsh boot` (and the sidecar) keeps the boot caches in
+/// `$XDG_CACHE_HOME/notesoup` between processes: the next process boots
+/// through them, and a note added since, or damaged caches, give the boot a
+/// process without caches gives.
+#[test]
+fn boots_keep_their_caches_between_processes() {
+    let temp = tempfile::tempdir().expect("tempdir");
+    let (notes, cache) = (temp.path().join("notes"), temp.path().join("cache"));
+    let cwd = temp.path().join("project");
+    std::fs::create_dir_all(&cwd).expect("mkdir");
+    let key = notesoup_core::notes::project_key(&cwd);
+    let dir = notes.join("project").join(&key);
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let note = |name: &str, day: u8| {
+        let temp = dir.join(format!(".{name}.tmp"));
+        std::fs::write(
+            &temp,
+            format!("---\nupdatedAt: 2026-01-{day:02}T00:00:00.000+00:00\n---\n\n# {name}\n"),
+        )
+        .expect("write");
+        std::fs::rename(&temp, dir.join(format!("{name}.md"))).expect("rename");
+    };
+    let boot = |cache: &Path| {
+        let output = Command::new(env!("CARGO_BIN_EXE_notesoup-dsh"))
+            .args(["boot", "--session", "s1", "--cwd"])
+            .arg(&cwd)
+            .env("PI_NOTES_HOME", &notes)
+            .env("XDG_CACHE_HOME", cache)
+            .env("DSH_HOME", temp.path().join("no-dsh-home"))
+            .env_remove("PI_NOTES_AGENT")
+            .output()
+            .expect("notesoup-dsh runs");
+        assert!(output.status.success(), "{}", stderr(&output));
+        stdout(&output)
+    };
+    let mut fresh = 0;
+    let mut uncached = || {
+        fresh += 1;
+        boot(&temp.path().join(format!("empty-cache-{fresh}")))
+    };
+    note("alpha", 2);
+    note("beta", 1);
+    // Kept only once the folder settled (2 s).
+    std::thread::sleep(std::time::Duration::from_millis(2_100));
+    let first = boot(&cache);
+    assert!(first.contains("@project/alpha.md"), "{first}");
+    let kept = |kind: &str| {
+        let kept = cache.join("notesoup").join(kind);
+        std::fs::read_dir(&kept)
+            .expect("the caches were saved")
+            .map(|entry| entry.expect("entry").path())
+            .find(|path| path.to_string_lossy().contains(&key))
+            .unwrap_or_else(|| panic!("the project's {kind} file"))
+    };
+    let shelves = kept("boot-shelves");
+    let heads = kept("note-heads");
+    assert_eq!(boot(&cache), first);
+    assert_eq!(uncached(), first);
+    note("gamma", 3);
+    let added = boot(&cache);
+    assert!(added.contains("@project/gamma.md"), "{added}");
+    assert_eq!(uncached(), added);
+    std::fs::write(&shelves, b"{not an index").expect("write");
+    std::fs::write(&heads, b"not heads").expect("write");
+    assert_eq!(boot(&cache), added);
 }
 
 #[test]

@@ -55,6 +55,7 @@ impl Client {
         let place = NotesPlace {
             root: root.to_path_buf(),
             agent: "anonymous".into(),
+            cache: None,
         };
         Self {
             sidecar: Sidecar::new(place),

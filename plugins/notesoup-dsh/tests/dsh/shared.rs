@@ -16,6 +16,7 @@ fn run(args: &[&str], dir: &Path) -> Output {
         .args(args)
         .current_dir(dir)
         .env("PI_NOTES_HOME", dir.join("notes"))
+        .env("XDG_CACHE_HOME", dir.join("cache"))
         .env("DSH_HOME", dir.join("dsh-home"))
         .env_remove("PI_NOTES_AGENT")
         .output()

@@ -101,6 +101,7 @@ fn the_recorded_session_through_the_protocol() {
         &NotesPlace {
             root: notes.path().to_path_buf(),
             agent: "anonymous".into(),
+            cache: None,
         },
         Some(&id),
         &cwd,
@@ -373,6 +374,7 @@ fn boots_stay_within_boot_max_chars() {
     let place = NotesPlace {
         root: notes.path().to_path_buf(),
         agent: "anonymous".into(),
+        cache: None,
     };
     // Far more notes than a 4,000-character boot can show.
     let notes_store = store(

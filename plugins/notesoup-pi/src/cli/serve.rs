@@ -1,7 +1,10 @@
 //! `notesoup-pi serve`: the sidecar the Pi package starts at `session_start`.
 //!
 //! It loads nothing before the handshake (the session arrives with the first
-//! event), so Pi waits only for process start. stdout carries only protocol
+//! event), so Pi waits only for process start. Boots keep their caches in
+//! core's `cache_dir` (`$XDG_CACHE_HOME/notesoup`, else
+//! `~/.cache/notesoup`), so the first boot of a start reads what the last
+//! start saved instead of listing every note. stdout carries only protocol
 //! lines; diagnostics go to stderr, which the shim shows when it gives up.
 //!
 //! `NOTESOUP_PI_WINDOW_IDS=sequential` mints window ids `00000001`, … instead
@@ -17,6 +20,7 @@ use std::time::Duration;
 use crate::bridge::{ACTION_REPLY_TIMEOUT, BridgeError, serve};
 use crate::extension::{Notesoup, NotesoupConfig};
 use crate::host::PiExtension;
+use notesoup_core::plumbing::cache_dir;
 
 pub fn main(args: &[String]) -> ExitCode {
     if !args.is_empty() {
@@ -41,7 +45,8 @@ pub fn main(args: &[String]) -> ExitCode {
                     )
                 })?;
             let mut extension = Notesoup::new(config, level)
-                .map_err(|error| (error.code().to_owned(), error.to_string()))?;
+                .map_err(|error| (error.code().to_owned(), error.to_string()))?
+                .with_boot_caches(cache_dir(|name| std::env::var(name).ok()));
             if std::env::var("NOTESOUP_PI_WINDOW_IDS").as_deref() == Ok("sequential") {
                 let mut counter = 0u32;
                 extension = extension.with_window_ids(move || {

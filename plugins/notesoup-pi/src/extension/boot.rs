@@ -1,7 +1,7 @@
 //! Boots on Pi: rendering one per window, the silent root boot at session
 //! start, and the narrow repair of an incomplete reset tail.
 
-use notesoup_core::boot::{BootIdentity, BootSnapshot, ToolBindings, render_boot_within};
+use notesoup_core::boot::{BootIdentity, ToolBindings, render_boot_within};
 
 use super::{Notesoup, texts};
 use crate::host::{CustomMessageDraft, NotifyLevel, PiHost, SendOptions};
@@ -10,8 +10,9 @@ use crate::reset::{Kind, boot_details};
 use crate::session::Content;
 
 impl Notesoup {
-    /// The boot text of `window_id`, from a fresh snapshot of the five homes.
-    /// A home that cannot be read is named once per window.
+    /// The boot text of `window_id`, from a snapshot of the five homes
+    /// through the boot caches (as fresh as a listing's). A home that cannot
+    /// be read is named once per window.
     pub(super) fn render_boot(
         &mut self,
         host: &mut dyn PiHost,
@@ -19,7 +20,10 @@ impl Notesoup {
         previous: Option<&str>,
     ) -> Result<String, String> {
         let store = self.store(host)?;
-        let snapshot = BootSnapshot::load(&store).map_err(|error| error.to_string())?;
+        let snapshot = self
+            .caches
+            .snapshot(&store)
+            .map_err(|error| error.to_string())?;
         let identity = store.identity();
         let max_chars = super::resolved_settings(host).boot_max_chars;
         let text = render_boot_within(

@@ -19,11 +19,10 @@ mod tools;
 
 use notesoup_core::sync::NotesSync;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use notesoup_core::boot::ToolBindings;
-use notesoup_core::notes::{HeadCache, NoteStore, NotesIdentity, project_key};
-use notesoup_core::plumbing::NotesOwner;
+use notesoup_core::notes::{NoteStore, NotesIdentity, project_key};
+use notesoup_core::plumbing::{BootCaches, NotesOwner};
 use notesoup_core::settings::WarnOnce;
 
 use crate::host::{
@@ -101,8 +100,11 @@ pub struct Notesoup {
     settings_warnings: WarnOnce,
     /// `(cwd, project key)` of the last lookup.
     project: Option<(PathBuf, String)>,
-    /// Note heads kept between listings for the life of the extension.
-    heads: Arc<HeadCache>,
+    /// The boot caches: note heads kept between listings for the life of
+    /// the extension, and, with a cache directory
+    /// ([`Self::with_boot_caches`]), the boot shelves and heads saved
+    /// between processes.
+    caches: BootCaches,
     random_hex8: Box<dyn FnMut() -> String + Send>,
 }
 
@@ -147,7 +149,7 @@ impl Notesoup {
             missing_boot_notices: Vec::new(),
             settings_warnings: WarnOnce::new(),
             project: None,
-            heads: Arc::new(HeadCache::new()),
+            caches: BootCaches::new(None),
             random_hex8: Box::new(crate::reset::window::random_hex8),
         })
     }
@@ -156,6 +158,17 @@ impl Notesoup {
     /// (deterministic demos and tests).
     pub fn with_window_ids(mut self, source: impl FnMut() -> String + Send + 'static) -> Self {
         self.random_hex8 = Box::new(source);
+        self
+    }
+
+    /// Keeps the boot caches in `dir` (core's
+    /// [`notesoup_core::plumbing::cache_dir`]) between processes, so the
+    /// first boot of a sidecar reads the shelves and note heads an earlier
+    /// one saved instead of listing every note; a boot that listed saves
+    /// them on a thread of its own, so the boot does not wait for the
+    /// write. Without it they live as long as the extension.
+    pub fn with_boot_caches(mut self, dir: Option<PathBuf>) -> Self {
+        self.caches = BootCaches::new(dir).saving_in_background();
         self
     }
 
@@ -216,7 +229,7 @@ impl Notesoup {
         .map(|store| {
             store
                 .with_secret_guard(secret_guard)
-                .with_head_cache(Arc::clone(&self.heads))
+                .with_head_cache(self.caches.heads())
         })
         .map_err(|error| error.to_string())
     }

@@ -19,6 +19,7 @@ fn serve(env: &[(&str, &str)]) -> (Proc, tempfile::TempDir) {
     command
         .arg("serve")
         .env("PI_NOTES_HOME", temp.path().join("notes"))
+        .env("XDG_CACHE_HOME", temp.path().join("cache"))
         .env("PI_NOTES_AGENT", "tester");
     for (key, value) in env {
         command.env(key, value);

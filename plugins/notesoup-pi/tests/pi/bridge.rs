@@ -12,25 +12,59 @@ use serde_json::{Value, json};
 /// A running `notesoup-pi serve` with a notes home in a temp dir.
 struct Sidecar {
     proc: Proc,
-    _temp: tempfile::TempDir,
+    _temp: Option<tempfile::TempDir>,
     notes: std::path::PathBuf,
 }
 
 impl Sidecar {
     fn start() -> Self {
         let temp = tempfile::tempdir().unwrap();
-        let notes = temp.path().join("notes");
+        let mut sidecar = Self::start_in(&temp.path().join("notes"), &temp.path().join("cache"));
+        sidecar._temp = Some(temp);
+        sidecar
+    }
+
+    /// A sidecar over the notes root `notes` keeping its caches in `cache`
+    /// (its `XDG_CACHE_HOME`).
+    fn start_in(notes: &Path, cache: &Path) -> Self {
         let proc = Proc::spawn(
             Command::new(env!("CARGO_BIN_EXE_notesoup-pi"))
                 .arg("serve")
-                .env("PI_NOTES_HOME", &notes)
-                .env("PI_NOTES_AGENT", "tester"),
+                .env("PI_NOTES_HOME", notes)
+                .env("PI_NOTES_AGENT", "tester")
+                .env("XDG_CACHE_HOME", cache),
         );
         Self {
             proc,
-            _temp: temp,
-            notes,
+            _temp: None,
+            notes: notes.to_owned(),
         }
+    }
+
+    /// Starts the session in `cwd` (`session_start`, the shim performing
+    /// the boot's action); the root boot's text.
+    fn session_start(&mut self, cwd: &Path) -> String {
+        self.send(json!({"type": "event", "body": {
+            "id": 1, "name": "session_start", "payload": {"type": "session_start", "reason": "startup"},
+            "state": state(cwd, vec![], 0, None),
+        }}));
+        let action = self.next();
+        assert_eq!(action["type"], "action", "{action}");
+        let message = &action["body"]["action"]["args"]["message"];
+        assert_eq!(message["customType"], "notesoup/boot", "{action}");
+        let text = match &message["content"] {
+            Value::String(text) => text.clone(),
+            content => content[0]["text"].as_str().unwrap().to_owned(),
+        };
+        let boot = json!({"type": "custom_message", "customType": "notesoup/boot", "content": message["content"],
+            "display": false, "details": message["details"], "id": "a1b2c3d4", "parentId": null,
+            "timestamp": "2026-01-01T00:00:01.000Z"});
+        self.send(json!({"type": "actionResult", "body": {
+            "id": action["body"]["id"], "state": state(cwd, vec![boot], 0, Some("a1b2c3d4")),
+        }}));
+        let result = self.next();
+        assert_eq!(result["type"], "result", "{result}");
+        text
     }
 
     /// The project folder of the sessions, created.
@@ -224,6 +258,121 @@ fn session_start_sends_the_root_boot_through_a_nested_action_and_tools_write_not
     let note = std::fs::read_to_string(sidecar.notes.join("human/style.md")).unwrap();
     assert!(note.ends_with("Short answers.\n"), "{note}");
     assert!(sidecar.finish().success());
+}
+
+/// Each start of Pi is a new sidecar: its first boot reads the boot
+/// shelves and note heads the last one saved in the cache directory
+/// (`$XDG_CACHE_HOME/notesoup`, made the owner's alone). Whatever changed in
+/// the store since they were kept, the boot is the one a sidecar without
+/// any cache gives, and damaged caches are passed over and made anew.
+#[test]
+fn a_new_sidecar_boots_through_the_caches_the_last_one_kept() {
+    let temp = tempfile::tempdir().unwrap();
+    let (notes, cache) = (temp.path().join("notes"), temp.path().join("cache"));
+    let cwd = temp.path().join("project");
+    std::fs::create_dir_all(&cwd).unwrap();
+    let key = notesoup_core::notes::project_key(&cwd);
+    let dir = notes.join("project").join(&key);
+    std::fs::create_dir_all(&dir).unwrap();
+    // As notesoup writes: a temporary file renamed over the note.
+    let note = |name: &str, day: u8, title: &str| {
+        let temp = dir.join(format!(".{name}.tmp"));
+        std::fs::write(
+            &temp,
+            format!("---\nupdatedAt: 2026-01-{day:02}T00:00:00.000+00:00\n---\n\n# {title}\n"),
+        )
+        .unwrap();
+        std::fs::rename(&temp, dir.join(format!("{name}.md"))).unwrap();
+    };
+    let settle = || std::thread::sleep(std::time::Duration::from_millis(2_100));
+    let mut runs = 0;
+    // The root boot of a new sidecar, with the kept caches or (`uncached`)
+    // with an empty cache directory of its own.
+    let mut boot = |uncached: bool| {
+        runs += 1;
+        let empty = temp.path().join(format!("empty-cache-{runs}"));
+        let mut sidecar = Sidecar::start_in(&notes, if uncached { &empty } else { &cache });
+        sidecar.handshake();
+        let boot = sidecar.session_start(&cwd);
+        assert!(sidecar.finish().success());
+        if uncached {
+            assert!(empty.join("notesoup").is_dir(), "the empty cache was used");
+        }
+        boot
+    };
+    let kept_file = |kind: &str| {
+        std::fs::read_dir(cache.join("notesoup").join(kind))
+            .unwrap()
+            .map(|entry| entry.unwrap().path())
+            .find(|path| path.to_string_lossy().contains(&key))
+            .unwrap_or_else(|| panic!("the project's {kind} file"))
+    };
+    note("alpha", 2, "alpha");
+    note("beta", 1, "beta");
+    settle();
+    let first = boot(false);
+    assert!(
+        first.contains("@project/alpha.md") && first.contains("@project/beta.md"),
+        "{first}"
+    );
+    assert_eq!(first, boot(true));
+    let shelves = kept_file("boot-shelves");
+    let heads = kept_file("note-heads");
+    assert!(
+        std::fs::read_to_string(&shelves)
+            .unwrap()
+            .contains("beta.md")
+    );
+    // Served from the kept shelf: the next start lists nothing, so it
+    // keeps no new heads.
+    let saved_heads = std::fs::read(&heads).unwrap();
+    assert_eq!(boot(false), first);
+    assert_eq!(std::fs::read(&heads).unwrap(), saved_heads);
+
+    // Added, removed and edited from outside since the caches were kept.
+    note("gamma", 3, "gamma");
+    let added = boot(false);
+    assert!(added.contains("@project/gamma.md"), "{added}");
+    assert_eq!(added, boot(true));
+    std::fs::remove_file(dir.join("beta.md")).unwrap();
+    let removed = boot(false);
+    assert!(!removed.contains("@project/beta.md"), "{removed}");
+    assert_eq!(removed, boot(true));
+    settle();
+    boot(false);
+    std::fs::write(
+        dir.join("alpha.md"),
+        "---\nupdatedAt: 2026-01-09T00:00:00.000+00:00\n---\n\n# alpha, edited in place\n",
+    )
+    .unwrap();
+    let edited = boot(false);
+    assert!(edited.contains("alpha, edited in place"), "{edited}");
+    assert_eq!(edited, boot(true));
+
+    // Damaged caches: passed over, and made anew.
+    settle();
+    std::fs::write(&shelves, b"{not an index").unwrap();
+    std::fs::write(&heads, b"not heads").unwrap();
+    let damaged = boot(false);
+    assert_eq!(damaged, boot(true));
+    assert_eq!(damaged, edited);
+    assert!(
+        std::fs::read_to_string(&shelves)
+            .unwrap()
+            .contains("alpha.md")
+    );
+    assert_ne!(std::fs::read(&heads).unwrap(), b"not heads");
+    // Deleted: the next start lists, and keeps them again.
+    std::fs::remove_dir_all(cache.join("notesoup")).unwrap();
+    assert_eq!(boot(false), edited);
+    assert!(kept_file("boot-shelves").is_file());
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(cache.join("notesoup"))
+        .unwrap()
+        .permissions()
+        .mode()
+        & 0o777;
+    assert_eq!(mode, 0o700, "the caches are the owner's alone");
 }
 
 #[test]

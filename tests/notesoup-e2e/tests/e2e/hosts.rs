@@ -199,6 +199,7 @@ impl Dsh {
         let place = NotesPlace {
             root: NotesIdentity::default_root(&env).expect("a notes root"),
             agent: NotesIdentity::agent_slug(&env),
+            cache: None,
         };
         let mut dsh = Self {
             sidecar: Sidecar::new(place),

@@ -1,0 +1,264 @@
+//! The boot caches a host keeps between its processes: the boot shelves
+//! ([`ShelfIndex`], served while the homes' directory stamps are unchanged)
+//! and the note heads ([`HeadCache`], sealed), saved as files in the
+//! user's cache directory ([`cache_dir`]), one per kind, notes root and
+//! project. A Claude Code hook is a new process for every boot; a Pi or
+//! dsh sidecar is a new process for every start of its host. With the
+//! caches, a boot over a large store reads the notes it shows instead of
+//! listing every note.
+//!
+//! Caches are only shortcuts: a missing, damaged or stale file gives the
+//! boot a fresh listing gives (see [`ShelfIndex::load`] and
+//! [`HeadCache::load`] for what each checks), and deleting the directory is
+//! always safe.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::thread::JoinHandle;
+
+use crate::boot::{BootSnapshot, ShelfIndex};
+use crate::notes::{HeadCache, NoteError, NoteStore, NotesIdentity};
+
+/// Where notesoup keeps its caches, from an environment lookup
+/// (`std::env::var` in a binary): `$XDG_CACHE_HOME/notesoup` when
+/// `XDG_CACHE_HOME` is absolute, else `$HOME/.cache/notesoup` (`HOME`,
+/// else `USERPROFILE`); `None` when neither is known.
+pub fn cache_dir(get: impl Fn(&str) -> Option<String>) -> Option<PathBuf> {
+    let path = |name: &str| get(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    path("XDG_CACHE_HOME")
+        .filter(|dir| dir.is_absolute())
+        .or_else(|| {
+            path("HOME")
+                .or_else(|| path("USERPROFILE"))
+                .map(|home| home.join(".cache"))
+        })
+        .map(|dir| dir.join("notesoup"))
+}
+
+/// Creates `dir` and its missing parents, the new ones readable by the
+/// owner only (0700 on Unix): caches and records hold note text. A failure
+/// is left to the first write into it to report.
+pub fn private_dir(dir: &Path) {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    let _ = builder.create(dir);
+}
+
+/// The boot caches of one process: its note heads, shared with every store
+/// it opens ([`Self::heads`]), and the boot shelves, both loaded from the
+/// cache directory by the first boot that needs them, kept in memory for
+/// the process's later boots, and saved after a boot that listed (only
+/// what changed is written). With no cache directory the heads are kept in
+/// memory only and every boot lists.
+#[derive(Debug)]
+pub struct BootCaches {
+    dir: Option<PathBuf>,
+    kept: Arc<Mutex<Kept>>,
+    /// Saves run on a thread of their own ([`Self::saving_in_background`]).
+    background: bool,
+    /// The last save started on its own thread.
+    saving: Mutex<Option<JoinHandle<()>>>,
+}
+
+/// What a [`BootCaches`] holds.
+#[derive(Debug, Default)]
+struct Kept {
+    /// The shelves loaded from, and saved to, this file.
+    shelves: Option<(PathBuf, ShelfIndex)>,
+    heads: Arc<HeadCache>,
+    /// Where the last listing's heads are saved.
+    heads_file: Option<PathBuf>,
+}
+
+impl Kept {
+    /// Saves what changed since it was loaded or last saved; a cache that
+    /// cannot be saved is listed again by the next process.
+    fn save(&mut self) {
+        if let Some(file) = &self.heads_file {
+            let _ = self.heads.save(file);
+        }
+        if let Some((file, shelves)) = &mut self.shelves {
+            let _ = shelves.save(file);
+        }
+    }
+}
+
+/// `kept`, locked: every change to it is one assignment or one save, so a
+/// panic leaves no half of one.
+fn lock(kept: &Mutex<Kept>) -> MutexGuard<'_, Kept> {
+    kept.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl BootCaches {
+    /// The kind of file the boot shelves are kept in.
+    const SHELVES: &str = "boot-shelves";
+    /// The kind of file the note heads are kept in.
+    const HEADS: &str = "note-heads";
+
+    /// The caches of a process keeping them in `dir` (see [`cache_dir`]);
+    /// `None` keeps the heads in memory only.
+    pub fn new(dir: Option<PathBuf>) -> BootCaches {
+        BootCaches {
+            dir,
+            kept: Arc::new(Mutex::new(Kept::default())),
+            background: false,
+            saving: Mutex::new(None),
+        }
+    }
+
+    /// The same caches, saved on a thread of their own after a boot that
+    /// listed, so a long-lived host's boot does not wait for the write (the
+    /// next boot, or a store's [`Self::heads`], waits for it; dropping the
+    /// caches waits for the last one).
+    pub fn saving_in_background(mut self) -> BootCaches {
+        self.background = true;
+        self
+    }
+
+    /// The note heads of this process, for every store it opens
+    /// ([`NoteStore::with_head_cache`]).
+    pub fn heads(&self) -> Arc<HeadCache> {
+        Arc::clone(&lock(&self.kept).heads)
+    }
+
+    /// The boot snapshot of `store`'s homes. With a cache directory: served
+    /// from the kept shelves while their directories are unchanged (only
+    /// the notes shown are read), else listed with this process's heads
+    /// (those saved by an earlier process when it has none yet) and kept;
+    /// the caches are saved. Without one: listed with the heads kept in
+    /// memory.
+    pub fn snapshot(&self, store: &NoteStore) -> Result<BootSnapshot, NoteError> {
+        let mut guard = lock(&self.kept);
+        let kept = &mut *guard;
+        let Some(dir) = &self.dir else {
+            return BootSnapshot::load(&store.clone().with_head_cache(Arc::clone(&kept.heads)));
+        };
+        private_dir(dir);
+        let identity = store.identity();
+        let shelves_file = kept_file(dir, Self::SHELVES, identity, "json");
+        let shelves = match &mut kept.shelves {
+            Some((file, shelves)) if *file == shelves_file => shelves,
+            slot => {
+                let shelves = ShelfIndex::load(&shelves_file);
+                &mut slot.insert((shelves_file, shelves)).1
+            }
+        };
+        // Served: nothing read that a save would keep.
+        if let Some(snapshot) = BootSnapshot::served(store, shelves) {
+            return Ok(snapshot);
+        }
+        let heads_file = kept_file(dir, Self::HEADS, identity, "bin");
+        if kept.heads.is_empty() {
+            kept.heads = Arc::new(HeadCache::load(&heads_file));
+        }
+        let listing = store.clone().with_head_cache(Arc::clone(&kept.heads));
+        let snapshot = BootSnapshot::load_indexed(&listing, shelves);
+        kept.heads_file = Some(heads_file);
+        if self.background {
+            drop(guard);
+            self.save_in_background();
+        } else {
+            kept.save();
+        }
+        snapshot
+    }
+
+    /// Saves the caches on a thread of their own (inline when no thread can
+    /// be started), after the save before it.
+    fn save_in_background(&self) {
+        let mut saving = self.saving.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(previous) = saving.take() {
+            let _ = previous.join();
+        }
+        let kept = Arc::clone(&self.kept);
+        let started = std::thread::Builder::new()
+            .name("notesoup-boot-caches".to_owned())
+            .spawn(move || lock(&kept).save());
+        match started {
+            Ok(thread) => *saving = Some(thread),
+            Err(_) => lock(&self.kept).save(),
+        }
+    }
+
+    /// Waits for the last save started on its own thread: a host that ends
+    /// without dropping its caches (kept for the process) calls it last.
+    pub fn wait_for_saves(&self) {
+        let thread = self
+            .saving
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(thread) = thread {
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Drop for BootCaches {
+    /// Waits for the last save started on its own thread, so a host that
+    /// ends saves what its last boot listed.
+    fn drop(&mut self) {
+        self.wait_for_saves();
+    }
+}
+
+/// Where the boots of `identity`'s project over its notes root keep one
+/// `kind` of cache (`note-heads`, `boot-shelves`): one file per project and
+/// root (FNV-1a of the root's path), so a boot loads only what it lists.
+fn kept_file(dir: &Path, kind: &str, identity: &NotesIdentity, extension: &str) -> PathBuf {
+    let root_hash = fnv1a(identity.home().as_os_str().as_encoded_bytes());
+    let project_key = identity.project_key();
+    dir.join(kind)
+        .join(format!("{project_key}-{root_hash:016x}.{extension}"))
+}
+
+/// The 64-bit FNV-1a hash of `bytes`: stable across builds and platforms,
+/// so a file named by it is found again by the next process.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
+        (hash ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    #[test]
+    fn the_cache_dir_follows_xdg_only_when_absolute() {
+        let dir = |vars: &[(&str, &str)]| {
+            let vars: HashMap<&str, &str> = vars.iter().copied().collect();
+            cache_dir(|name| vars.get(name).map(|v| (*v).to_owned()))
+        };
+        assert_eq!(
+            dir(&[("HOME", "/h"), ("XDG_CACHE_HOME", "/x")]),
+            Some(PathBuf::from("/x/notesoup"))
+        );
+        assert_eq!(
+            dir(&[("HOME", "/h"), ("XDG_CACHE_HOME", "rel")]),
+            Some(PathBuf::from("/h/.cache/notesoup"))
+        );
+        assert_eq!(
+            dir(&[("HOME", ""), ("USERPROFILE", "/u")]),
+            Some(PathBuf::from("/u/.cache/notesoup"))
+        );
+        assert_eq!(dir(&[("XDG_CACHE_HOME", "")]), None);
+    }
+
+    #[test]
+    fn kept_files_are_named_by_kind_project_and_root() {
+        // FNV-1a's published test vectors.
+        assert_eq!(fnv1a(b""), 0xcbf2_9ce4_8422_2325);
+        assert_eq!(fnv1a(b"a"), 0xaf63_dc4c_8601_ec8c);
+        let identity = NotesIdentity::new(Path::new("/n/root"), "s1", "p-12345678", "a", "m")
+            .expect("an identity");
+        assert_eq!(
+            kept_file(Path::new("/c"), "boot-shelves", &identity, "json"),
+            // The name Claude Code's hooks have always given it.
+            PathBuf::from("/c/boot-shelves/p-12345678-a67f05684d81b90d.json")
+        );
+    }
+}
