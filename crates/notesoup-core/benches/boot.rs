@@ -14,7 +14,7 @@ use divan::Bencher;
 use jiff::Timestamp;
 use jiff::tz::TimeZone;
 use notesoup_core::boot::ToolBindings;
-use notesoup_core::boot::{BootIdentity, BootSnapshot, ShelfIndex, render_boot_within};
+use notesoup_core::boot::{BootIdentity, BootSections, BootSnapshot, ShelfIndex};
 use notesoup_core::notes::{NoteStore, NotesIdentity};
 use notesoup_core::settings::Settings;
 use tempfile::TempDir;
@@ -105,12 +105,13 @@ fn snapshot_and_render_10k(bencher: Bencher<'_, '_>) {
         let bindings = ToolBindings::plain();
         bencher.bench_local(|| {
             let snapshot = BootSnapshot::load(store).expect("snapshot");
-            render_boot_within(
+            BootSections::new(
                 &snapshot,
                 &identity(),
                 &bindings,
                 Settings::default().boot_max_chars,
             )
+            .join()
         });
     });
 }
@@ -146,12 +147,13 @@ fn render_only(bencher: Bencher<'_, '_>) {
         let snapshot = BootSnapshot::load_at(store, opened_at).expect("snapshot");
         let bindings = ToolBindings::plain();
         bencher.bench_local(|| {
-            render_boot_within(
+            BootSections::new(
                 &snapshot,
                 &identity(),
                 &bindings,
                 Settings::default().boot_max_chars,
             )
+            .join()
         });
     });
 }

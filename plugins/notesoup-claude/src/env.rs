@@ -70,7 +70,7 @@ impl HostEnv {
         let home = path("HOME").or_else(|| path("USERPROFILE"));
         let claude_dir =
             path("CLAUDE_CONFIG_DIR").or_else(|| home.as_ref().map(|h| h.join(".claude")));
-        let cache = notesoup_core::plumbing::cache_dir(&get);
+        let cache = notesoup_core::plumbing::BootCaches::dir(&get);
         Self {
             notes_root: notesoup_core::notes::NotesIdentity::default_root(&get),
             plugin_data: path("CLAUDE_PLUGIN_DATA"),

@@ -89,7 +89,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
 /// fails and is ignored: a cache that is not saved costs only time.
 pub fn private_dir(dir: Option<&Path>) {
     if let Some(dir) = dir {
-        plumbing::private_dir(dir);
+        plumbing::BootCaches::private_dir(dir);
     }
 }
 

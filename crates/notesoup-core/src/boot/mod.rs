@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 use typeshare::typeshare;
 
 pub use crate::wire::ToolBindings;
-pub use render::{BootSections, render_boot_within};
+pub use render::BootSections;
 pub(crate) use render::{DEFAULT_BOOT_MAX_CHARS, MIN_BOOT_MAX_CHARS};
 pub use shelves::ShelfIndex;
 pub use snapshot::BootSnapshot;
@@ -31,7 +31,7 @@ pub(crate) use shelf::{FreshPage, HomeShelf, MapPage};
 #[cfg(test)]
 pub(crate) use render::relative_time;
 #[cfg(test)]
-pub(crate) use render::render_boot;
+pub(crate) use render::{render_boot, render_boot_within};
 #[cfg(test)]
 pub(crate) use shelf::page_title;
 

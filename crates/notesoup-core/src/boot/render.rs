@@ -37,15 +37,12 @@ pub(crate) fn render_boot(
     identity: &BootIdentity,
     bindings: &ToolBindings,
 ) -> String {
-    render_boot_within(snapshot, identity, bindings, DEFAULT_BOOT_MAX_CHARS)
+    BootSections::new(snapshot, identity, bindings, DEFAULT_BOOT_MAX_CHARS).join()
 }
 
-/// The whole boot (identity block, protocol block and notes shelves, joined
-/// by blank lines) in at most `max_chars` code points (raised to
-/// `MIN_BOOT_MAX_CHARS`). Shelves that do not fit share what is left: the
-/// smaller ones whole, the larger ones cut at a line with a pointer to the
-/// tool call that lists the rest.
-pub fn render_boot_within(
+/// The whole boot within `max_chars` ([`BootSections::new`], joined).
+#[cfg(test)]
+pub(crate) fn render_boot_within(
     snapshot: &BootSnapshot,
     identity: &BootIdentity,
     bindings: &ToolBindings,
@@ -321,8 +318,12 @@ pub(crate) fn relative_time(now: Timestamp, then: Timestamp) -> String {
 }
 
 impl BootSections {
-    /// The boot in its sections, fitted to `max_chars` as
-    /// [`render_boot_within`] describes.
+    /// The boot (identity block, protocol block and notes shelves, joined
+    /// by blank lines by [`Self::join`]) in its sections, fitted to at most
+    /// `max_chars` code points (raised to `MIN_BOOT_MAX_CHARS`). Shelves
+    /// that do not fit share what is left: the smaller ones whole, the
+    /// larger ones cut at a line with a pointer to the tool call that lists
+    /// the rest.
     pub fn new(
         snapshot: &BootSnapshot,
         identity: &BootIdentity,

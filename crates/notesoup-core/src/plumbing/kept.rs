@@ -1,7 +1,7 @@
 //! The boot caches a host keeps between its processes: the boot shelves
 //! ([`ShelfIndex`], served while the homes' directory stamps are unchanged)
 //! and the note heads ([`HeadCache`], sealed), saved as files in the
-//! user's cache directory ([`cache_dir`]), one per kind, notes root and
+//! user's cache directory ([`BootCaches::dir`]), one per kind, notes root and
 //! project. A Claude Code hook is a new process for every boot; a Pi or
 //! dsh sidecar is a new process for every start of its host. With the
 //! caches, a boot over a large store reads the notes it shows instead of
@@ -18,33 +18,6 @@ use std::thread::JoinHandle;
 
 use crate::boot::{BootSnapshot, ShelfIndex};
 use crate::notes::{HeadCache, NoteError, NoteStore, NotesIdentity};
-
-/// Where notesoup keeps its caches, from an environment lookup
-/// (`std::env::var` in a binary): `$XDG_CACHE_HOME/notesoup` when
-/// `XDG_CACHE_HOME` is absolute, else `$HOME/.cache/notesoup` (`HOME`,
-/// else `USERPROFILE`); `None` when neither is known.
-pub fn cache_dir(get: impl Fn(&str) -> Option<String>) -> Option<PathBuf> {
-    let path = |name: &str| get(name).filter(|v| !v.is_empty()).map(PathBuf::from);
-    path("XDG_CACHE_HOME")
-        .filter(|dir| dir.is_absolute())
-        .or_else(|| {
-            path("HOME")
-                .or_else(|| path("USERPROFILE"))
-                .map(|home| home.join(".cache"))
-        })
-        .map(|dir| dir.join("notesoup"))
-}
-
-/// Creates `dir` and its missing parents, the new ones readable by the
-/// owner only (0700 on Unix): caches and records hold note text. A failure
-/// is left to the first write into it to report.
-pub fn private_dir(dir: &Path) {
-    let mut builder = std::fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    let _ = builder.create(dir);
-}
 
 /// The boot caches of one process: its note heads, shared with every store
 /// it opens ([`Self::heads`]), and the boot shelves, both loaded from the
@@ -92,12 +65,39 @@ fn lock(kept: &Mutex<Kept>) -> MutexGuard<'_, Kept> {
 }
 
 impl BootCaches {
+    /// Where notesoup keeps its caches, from an environment lookup
+    /// (`std::env::var` in a binary): `$XDG_CACHE_HOME/notesoup` when
+    /// `XDG_CACHE_HOME` is absolute, else `$HOME/.cache/notesoup` (`HOME`,
+    /// else `USERPROFILE`); `None` when neither is known.
+    pub fn dir(get: impl Fn(&str) -> Option<String>) -> Option<PathBuf> {
+        let path = |name: &str| get(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+        path("XDG_CACHE_HOME")
+            .filter(|dir| dir.is_absolute())
+            .or_else(|| {
+                path("HOME")
+                    .or_else(|| path("USERPROFILE"))
+                    .map(|home| home.join(".cache"))
+            })
+            .map(|dir| dir.join("notesoup"))
+    }
+
+    /// Creates `dir` and its missing parents, the new ones readable by the
+    /// owner only (0700 on Unix): caches and records hold note text. A failure
+    /// is left to the first write into it to report.
+    pub fn private_dir(dir: &Path) {
+        let mut builder = std::fs::DirBuilder::new();
+        builder.recursive(true);
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        let _ = builder.create(dir);
+    }
+
     /// The kind of file the boot shelves are kept in.
     const SHELVES: &str = "boot-shelves";
     /// The kind of file the note heads are kept in.
     const HEADS: &str = "note-heads";
 
-    /// The caches of a process keeping them in `dir` (see [`cache_dir`]);
+    /// The caches of a process keeping them in `dir` (see [`Self::dir`]);
     /// `None` keeps the heads in memory only.
     pub fn new(dir: Option<PathBuf>) -> BootCaches {
         BootCaches {
@@ -135,7 +135,7 @@ impl BootCaches {
         let Some(dir) = &self.dir else {
             return BootSnapshot::load(&store.clone().with_head_cache(Arc::clone(&kept.heads)));
         };
-        private_dir(dir);
+        Self::private_dir(dir);
         let identity = store.identity();
         let shelves_file = kept_file(dir, Self::SHELVES, identity, "json");
         let shelves = match &mut kept.shelves {
@@ -231,7 +231,7 @@ mod tests {
     fn the_cache_dir_follows_xdg_only_when_absolute() {
         let dir = |vars: &[(&str, &str)]| {
             let vars: HashMap<&str, &str> = vars.iter().copied().collect();
-            cache_dir(|name| vars.get(name).map(|v| (*v).to_owned()))
+            BootCaches::dir(|name| vars.get(name).map(|v| (*v).to_owned()))
         };
         assert_eq!(
             dir(&[("HOME", "/h"), ("XDG_CACHE_HOME", "/x")]),

@@ -3,7 +3,7 @@
 //! MCP server's, the dream-tools server's), the one bounded reader for the
 //! small files notesoup keeps or reads (settings, session records, kept
 //! heads and shelves), the boot caches a host keeps between its processes
-//! ([`BootCaches`], in [`cache_dir`]), opening the notes store for an
+//! ([`BootCaches`], in [`BootCaches::dir`]), opening the notes store for an
 //! identity, and the dream command's flow.
 //!
 //! The readers exist so that no input can make a host hold unbounded memory
@@ -26,7 +26,7 @@ pub use dream::{
     DreamFlags, DreamProgress, Dreamer, DreamerProcess, DreamerSetting, NotesHomeError, notes_home,
 };
 pub use dreamer_child::run_dreamer_child;
-pub use kept::{BootCaches, cache_dir, private_dir};
+pub use kept::BootCaches;
 pub use lines::{CappedLines, LineRead, read_capped};
 pub use small_file::{Links, SmallFileError, open_regular, read_small_file, read_small_text};
 pub use store::NotesOwner;

@@ -152,7 +152,7 @@ impl DshCli {
         Ok(NotesPlace {
             root: target.notes_root()?.to_owned(),
             agent: NotesIdentity::agent_slug(env),
-            cache: notesoup_core::plumbing::cache_dir(env),
+            cache: notesoup_core::plumbing::BootCaches::dir(env),
         })
     }
 

@@ -195,7 +195,7 @@ fn notes_place() -> Result<NotesPlace> {
     Ok(NotesPlace {
         root,
         agent: NotesIdentity::agent_slug(env),
-        cache: notesoup_core::plumbing::cache_dir(env),
+        cache: notesoup_core::plumbing::BootCaches::dir(env),
     })
 }
 

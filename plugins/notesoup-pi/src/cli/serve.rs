@@ -2,7 +2,7 @@
 //!
 //! It loads nothing before the handshake (the session arrives with the first
 //! event), so Pi waits only for process start. Boots keep their caches in
-//! core's `cache_dir` (`$XDG_CACHE_HOME/notesoup`, else
+//! core's `BootCaches::dir` (`$XDG_CACHE_HOME/notesoup`, else
 //! `~/.cache/notesoup`), so the first boot of a start reads what the last
 //! start saved instead of listing every note. stdout carries only protocol
 //! lines; diagnostics go to stderr, which the shim shows when it gives up.
@@ -20,7 +20,7 @@ use std::time::Duration;
 use crate::bridge::{ACTION_REPLY_TIMEOUT, BridgeError, serve};
 use crate::extension::{Notesoup, NotesoupConfig};
 use crate::host::PiExtension;
-use notesoup_core::plumbing::cache_dir;
+use notesoup_core::plumbing::BootCaches;
 
 pub fn main(args: &[String]) -> ExitCode {
     if !args.is_empty() {
@@ -46,7 +46,7 @@ pub fn main(args: &[String]) -> ExitCode {
                 })?;
             let mut extension = Notesoup::new(config, level)
                 .map_err(|error| (error.code().to_owned(), error.to_string()))?
-                .with_boot_caches(cache_dir(|name| std::env::var(name).ok()));
+                .with_boot_caches(BootCaches::dir(|name| std::env::var(name).ok()));
             if std::env::var("NOTESOUP_PI_WINDOW_IDS").as_deref() == Ok("sequential") {
                 let mut counter = 0u32;
                 extension = extension.with_window_ids(move || {

@@ -1,7 +1,7 @@
 //! Boots on Pi: rendering one per window, the silent root boot at session
 //! start, and the narrow repair of an incomplete reset tail.
 
-use notesoup_core::boot::{BootIdentity, ToolBindings, render_boot_within};
+use notesoup_core::boot::{BootIdentity, BootSections, ToolBindings};
 
 use super::{Notesoup, texts};
 use crate::host::{CustomMessageDraft, NotifyLevel, PiHost, SendOptions};
@@ -26,7 +26,7 @@ impl Notesoup {
             .map_err(|error| error.to_string())?;
         let identity = store.identity();
         let max_chars = super::resolved_settings(host).boot_max_chars;
-        let text = render_boot_within(
+        let text = BootSections::new(
             &snapshot,
             &BootIdentity {
                 agent: identity.agent().to_owned(),
@@ -37,7 +37,8 @@ impl Notesoup {
             },
             &self.bindings,
             max_chars,
-        );
+        )
+        .join();
         let unavailable = snapshot.unavailable_labels();
         if !unavailable.is_empty() && !self.boot_notices.iter().any(|w| w == window_id) {
             self.boot_notices.push(window_id.to_owned());

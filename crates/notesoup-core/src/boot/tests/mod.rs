@@ -1378,7 +1378,10 @@ fn a_boot_exactly_its_bound_long_is_not_cut() {
     for shelves in 1..=5 {
         let mut snapshot = crowded_snapshot("- [plan](plan.md): the plan", 40);
         for (_, shelf) in snapshot.homes.iter_mut().skip(shelves) {
-            *shelf = HomeShelf::Loaded { map: None, fresh: vec![] };
+            *shelf = HomeShelf::Loaded {
+                map: None,
+                fresh: vec![],
+            };
         }
         let whole = render_boot_within(&snapshot, &ident, &ToolBindings::plain(), usize::MAX);
         let length = whole.chars().count();
@@ -1386,7 +1389,11 @@ fn a_boot_exactly_its_bound_long_is_not_cut() {
         let exact = render_boot_within(&snapshot, &ident, &ToolBindings::plain(), length);
         assert_eq!(exact, whole, "{shelves} shelves, bound {length}");
         let short = render_boot_within(&snapshot, &ident, &ToolBindings::plain(), length - 1);
-        assert!(short.contains("[cut to fit"), "{shelves} shelves, bound {}", length - 1);
+        assert!(
+            short.contains("[cut to fit"),
+            "{shelves} shelves, bound {}",
+            length - 1
+        );
         assert!(short.chars().count() < length, "{shelves} shelves");
     }
 }
