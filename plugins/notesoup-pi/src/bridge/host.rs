@@ -2,7 +2,7 @@
 //! relays every action to the shim as a nested request, and the [`Channel`]
 //! both travel over.
 
-use std::cell::RefCell;
+use std::cell::{Cell, Ref, RefCell};
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender};
@@ -191,6 +191,46 @@ impl<'io> Channel<'io> {
     }
 }
 
+/// The leaf's path (positions in the mirror, root first) and what the
+/// handlers read of it at every event, kept while new entries only extend
+/// it: a branch of 100,000 entries is neither walked nor scanned again for
+/// each event.
+#[derive(Debug, Default)]
+struct LeafPath {
+    /// The position the path ends at; `None`: nothing kept.
+    tip: Option<usize>,
+    /// The positions from the root to `tip`.
+    positions: Vec<usize>,
+    /// The indexes in `positions` of the entries that are not messages
+    /// (the only ones the window rules read whole).
+    others: Vec<usize>,
+    /// The indexes in `positions` of the entries of type `compaction`.
+    compactions: Vec<usize>,
+    /// Where the context's messages begin on the path
+    /// ([`BridgeHost::context_start`]) once found; a compaction added to
+    /// the path clears it.
+    context_start: Cell<Option<usize>>,
+}
+
+impl LeafPath {
+    fn clear(&mut self) {
+        *self = Self::default();
+    }
+
+    /// Adds the entry at `position` at the path's end.
+    fn push(&mut self, mirror: &EntryMirror, position: usize) {
+        let at = self.positions.len();
+        self.positions.push(position);
+        if !mirror.is_message(position) {
+            self.others.push(at);
+        }
+        if mirror.is_compaction(position) {
+            self.compactions.push(at);
+            self.context_start.set(None);
+        }
+    }
+}
+
 /// The session as the shim last reported it, and the way back to the shim.
 #[derive(Debug)]
 pub struct BridgeHost<'io> {
@@ -203,10 +243,12 @@ pub struct BridgeHost<'io> {
     /// with an id table kept as they change, so that an event's branch
     /// walks neither decode nor hash every entry again.
     mirror: EntryMirror,
-    /// The leaf's path (positions, root first) the last time it was walked:
-    /// an event's many branch walks, and the next event's after a few
-    /// appends, start from it instead of hashing every id on the way.
-    leaf_path: RefCell<Option<(usize, Vec<usize>)>>,
+    /// The leaf's path the last time it was walked, with what the window
+    /// rules and the projection read of it: an event's many branch walks,
+    /// and the next event's after a few appends, start from it instead of
+    /// hashing every id on the way. Cleared whenever a kept path may no
+    /// longer hold (the mirror rebuilt or cut, an id reused).
+    leaf_path: RefCell<LeafPath>,
     leaf_id: Option<String>,
     cwd: PathBuf,
     session_file: Option<PathBuf>,
@@ -246,7 +288,7 @@ impl<'io> BridgeHost<'io> {
             session_id: String::new(),
             header: None,
             mirror: EntryMirror::default(),
-            leaf_path: RefCell::new(None),
+            leaf_path: RefCell::new(LeafPath::default()),
             leaf_id: None,
             cwd: PathBuf::new(),
             session_file: None,
@@ -323,7 +365,7 @@ impl<'io> BridgeHost<'io> {
             if !held {
                 let read = read_on_disk(state.session_file.as_deref(), &state.session_id, on_disk)?;
                 self.mirror = read;
-                *self.leaf_path.get_mut() = None;
+                self.leaf_path.get_mut().clear();
             }
             if from < count {
                 return Err(BridgeError::Resync(format!(
@@ -332,7 +374,7 @@ impl<'io> BridgeHost<'io> {
             }
         } else if !same_session || from == 0 {
             self.mirror = EntryMirror::default();
-            *self.leaf_path.get_mut() = None;
+            self.leaf_path.get_mut().clear();
         }
         // The entries kept from the session file must still be there.
         self.mirror
@@ -345,7 +387,7 @@ impl<'io> BridgeHost<'io> {
             )));
         }
         if self.mirror.truncate(from) {
-            *self.leaf_path.get_mut() = None;
+            self.leaf_path.get_mut().clear();
         }
         let mut decoded = Ok(());
         for value in state.entries {
@@ -354,7 +396,7 @@ impl<'io> BridgeHost<'io> {
                 // now names another entry may break a kept path.
                 Ok(entry) => {
                     if self.mirror.push(entry) {
-                        *self.leaf_path.get_mut() = None;
+                        self.leaf_path.get_mut().clear();
                     }
                 }
                 Err(error) => {
@@ -426,7 +468,11 @@ impl<'io> BridgeHost<'io> {
         let Some(start) = self.mirror.position_of(id) else {
             return Vec::new();
         };
-        self.path_to(start, self.leaf_id() == Some(id))
+        if self.leaf_id() == Some(id) {
+            self.leaf_path(start).positions.clone()
+        } else {
+            self.path_to(start)
+        }
     }
 
     /// [`Self::branch_positions`], with the branch's entries that are not
@@ -443,65 +489,108 @@ impl<'io> BridgeHost<'io> {
         positions
     }
 
-    /// The positions from the root to the entry at `start`, root first, as
-    /// `EntryIndex::branch` walks them (a cycle ends the walk before the
-    /// first repeated entry). A walk that reaches the kept leaf path within
-    /// a few steps extends it; the leaf's walk is kept.
-    fn path_to(&self, start: usize, is_leaf: bool) -> Vec<usize> {
-        const STEPS: usize = 64;
-        let mut path = None;
-        if let Some((tip, kept)) = self.leaf_path.borrow().as_ref() {
-            if *tip == start {
-                path = Some(kept.clone());
-            } else {
-                let mut fresh = vec![start];
-                let mut current = start;
-                while fresh.len() <= STEPS {
-                    match self.parent_position(current) {
-                        Some(parent) if parent == *tip => {
-                            let mut whole = kept.clone();
-                            whole.extend(fresh.iter().rev());
-                            path = Some(whole);
-                            break;
+    /// The path from the root to the entry at `start`, the leaf's: the kept
+    /// path when the leaf has not moved, the kept path extended when the
+    /// leaf descends from its tip within a few steps (the usual append),
+    /// else walked afresh.
+    fn leaf_path(&self, start: usize) -> Ref<'_, LeafPath> {
+        {
+            let mut kept = self.leaf_path.borrow_mut();
+            if kept.tip != Some(start) {
+                match kept.tip.and_then(|tip| self.walk_to(start, tip)) {
+                    Some(fresh) => {
+                        for &position in fresh.iter().rev() {
+                            kept.push(&self.mirror, position);
                         }
-                        Some(parent) if !fresh.contains(&parent) => {
-                            fresh.push(parent);
-                            current = parent;
+                    }
+                    None => {
+                        kept.clear();
+                        for position in self.walk(start) {
+                            kept.push(&self.mirror, position);
                         }
-                        _ => break,
                     }
                 }
+                kept.tip = Some(start);
             }
         }
-        let path = path.unwrap_or_else(|| {
-            let mut visited = vec![false; self.mirror.len()];
-            visited[start] = true;
-            let mut walked = vec![start];
-            let mut current = start;
-            while let Some(parent) = self.parent_position(current) {
-                if std::mem::replace(&mut visited[parent], true) {
-                    break;
-                }
-                walked.push(parent);
-                current = parent;
-            }
-            walked.reverse();
-            walked
-        });
-        if is_leaf {
-            *self.leaf_path.borrow_mut() = Some((start, path.clone()));
-        }
-        path
+        self.leaf_path.borrow()
     }
 
-    /// Where on `positions` (a path) the messages the context can use
-    /// begin: the newest compaction's first kept entry (the compaction
-    /// itself when it keeps none), or the start.
-    fn context_start(&self, positions: &[usize]) -> usize {
-        let Some(at) = positions
-            .iter()
-            .rposition(|&position| self.mirror.is_compaction(position))
-        else {
+    /// The positions from the root to the entry at `start`, root first, as
+    /// `EntryIndex::branch` walks them, for an entry that is not the leaf:
+    /// a walk that reaches the kept leaf path within a few steps extends it.
+    fn path_to(&self, start: usize) -> Vec<usize> {
+        {
+            let kept = self.leaf_path.borrow();
+            if let Some(tip) = kept.tip {
+                if tip == start {
+                    return kept.positions.clone();
+                }
+                if let Some(fresh) = self.walk_to(start, tip) {
+                    let mut whole = kept.positions.clone();
+                    whole.extend(fresh.iter().rev());
+                    return whole;
+                }
+            }
+        }
+        self.walk(start)
+    }
+
+    /// The entries from `start` up to, not including, `tip`, `start` first,
+    /// when `tip` is an ancestor of `start` a few steps up; `None` when it
+    /// is not (or the walk meets a cycle first).
+    fn walk_to(&self, start: usize, tip: usize) -> Option<Vec<usize>> {
+        const STEPS: usize = 64;
+        let mut fresh = vec![start];
+        let mut current = start;
+        while fresh.len() <= STEPS {
+            match self.parent_position(current) {
+                Some(parent) if parent == tip => return Some(fresh),
+                Some(parent) if !fresh.contains(&parent) => {
+                    fresh.push(parent);
+                    current = parent;
+                }
+                _ => return None,
+            }
+        }
+        None
+    }
+
+    /// The positions from the root to the entry at `start`, root first, as
+    /// `EntryIndex::branch` walks them (a cycle ends the walk before the
+    /// first repeated entry).
+    fn walk(&self, start: usize) -> Vec<usize> {
+        let mut visited = vec![false; self.mirror.len()];
+        visited[start] = true;
+        let mut walked = vec![start];
+        let mut current = start;
+        while let Some(parent) = self.parent_position(current) {
+            if std::mem::replace(&mut visited[parent], true) {
+                break;
+            }
+            walked.push(parent);
+            current = parent;
+        }
+        walked.reverse();
+        walked
+    }
+
+    /// Where on the leaf's path the messages the context can use begin: the
+    /// newest compaction's first kept entry (the compaction itself when it
+    /// keeps none), or the start. Found once per path and newest compaction.
+    fn context_start(&self, leaf: &LeafPath) -> usize {
+        if let Some(from) = leaf.context_start.get() {
+            return from;
+        }
+        let from = self.context_start_on(&leaf.positions, leaf.compactions.last().copied());
+        leaf.context_start.set(Some(from));
+        from
+    }
+
+    /// [`Self::context_start`] on `positions`, whose newest entry of type
+    /// `compaction` is at `newest`.
+    fn context_start_on(&self, positions: &[usize], newest: Option<usize>) -> usize {
+        let Some(at) = newest else {
             return 0;
         };
         let Entry::Compaction(compaction) = self.mirror.entry(positions[at]) else {
@@ -703,16 +792,29 @@ impl PiHost for BridgeHost<'_> {
             return None;
         }
         let projection = self.build_projection();
-        // Ids and types only: a message on the branch is not decoded for it.
-        let positions = self.branch_positions_prefetched(None);
+        // Ids and types only: a message on the branch is not decoded for it
+        // (the projection has decoded every other entry).
+        let leaf = self
+            .leaf_id()
+            .and_then(|id| self.mirror.position_of(id))
+            .map(|start| self.leaf_path(start));
+        let (positions, compactions): (&[usize], &[usize]) = match &leaf {
+            Some(leaf) => (&leaf.positions, &leaf.compactions),
+            None => (&[], &[]),
+        };
         // From the newest compaction on: Pi's computation reads nothing
         // before it (the compaction is found by its id, and an id stands
         // once on a branch, which Pi walks through its id map), so the
         // steps before it are never turned into ids.
-        let newest_compaction = positions
+        let newest_compaction = compactions
             .iter()
-            .rposition(|&position| {
-                matches!(self.mirror.window_entry(position), Entry::Compaction(_))
+            .rev()
+            .copied()
+            .find(|&at| {
+                matches!(
+                    self.mirror.window_entry(positions[at]),
+                    Entry::Compaction(_)
+                )
             })
             .unwrap_or(0);
         let branch: Vec<BranchStep<'_>> = positions[newest_compaction..]
@@ -783,12 +885,31 @@ impl PiHost for BridgeHost<'_> {
             .collect()
     }
 
-    /// Only the branch's entries that are not messages are decoded.
+    /// Only the branch's entries that are not messages are decoded. The
+    /// leaf's branch is built from its kept path: the stand-in everywhere,
+    /// then the entries that are not messages in their places.
     fn window_branch(&self, from: Option<&str>) -> Vec<&Entry> {
-        self.branch_positions_prefetched(from)
-            .into_iter()
-            .map(|position| self.mirror.window_entry(position))
-            .collect()
+        let Some(id) = from.or(self.leaf_id()) else {
+            return Vec::new();
+        };
+        let Some(start) = self.mirror.position_of(id) else {
+            return Vec::new();
+        };
+        if self.leaf_id() != Some(id) {
+            return self
+                .branch_positions_prefetched(from)
+                .into_iter()
+                .map(|position| self.mirror.window_entry(position))
+                .collect();
+        }
+        let leaf = self.leaf_path(start);
+        let others: Vec<usize> = leaf.others.iter().map(|&at| leaf.positions[at]).collect();
+        self.mirror.prefetch(&others);
+        let mut branch = vec![self.mirror.stand_in(); leaf.positions.len()];
+        for (&at, &position) in leaf.others.iter().zip(&others) {
+            branch[at] = self.mirror.entry(position);
+        }
+        branch
     }
 
     /// Decodes what the projection reads, as `LazySession::context_path`
@@ -808,8 +929,9 @@ impl PiHost for BridgeHost<'_> {
                 None => return project_path(&[]),
             },
         };
-        let positions = self.path_to(start, true);
-        let from = self.context_start(&positions);
+        let leaf = self.leaf_path(start);
+        let positions = &leaf.positions;
+        let from = self.context_start(&leaf);
         let assistant_before = positions[..from].iter().rposition(|&position| {
             self.mirror.is_message(position)
                 && matches!(
@@ -817,14 +939,21 @@ impl PiHost for BridgeHost<'_> {
                     Entry::Message(message) if matches!(message.message, AgentMessage::Assistant(_))
                 )
         });
-        let needed: Vec<usize> = positions
-            .iter()
-            .enumerate()
-            .filter(|&(at, &position)| {
-                at >= from || assistant_before == Some(at) || !self.mirror.is_message(position)
-            })
-            .map(|(_, &position)| position)
-            .collect();
+        // In path order: the entries before `from` that are not messages,
+        // with that assistant message among them, then every entry from
+        // `from` on.
+        let mut needed = Vec::with_capacity(leaf.others.len() + positions.len() - from + 1);
+        let mut assistant = assistant_before;
+        for &at in leaf.others.iter().take_while(|&&at| at < from) {
+            if let Some(before) = assistant.filter(|&before| before < at) {
+                needed.push(positions[before]);
+                assistant = None;
+            }
+            needed.push(positions[at]);
+        }
+        needed.extend(assistant.map(|before| positions[before]));
+        needed.extend_from_slice(&positions[from..]);
+        drop(leaf);
         self.mirror.prefetch(&needed);
         let path: Vec<&Entry> = needed
             .into_iter()
