@@ -14,12 +14,12 @@ use serde_json::Value;
 use super::BridgeError;
 use super::mirror::EntryMirror;
 use super::protocol::{
-    AbortArgs, Action, ActionRequest, ActionResult, AppendEntryArgs, NotifyArgs, OnDisk,
+    AbortArgs, Action, ActionRequest, ActionResult, AppendEntryArgs, EventRequest, NotifyArgs, OnDisk,
     SendMessageArgs, SessionState, ShimMessage, SidecarMessage, ids_hash,
 };
 use crate::estimate::{BranchStep, coding_agent};
 use crate::host::{
-    CompactionSettings, ContextUsage, CustomMessageDraft, HostError, HostSettings, ModelInfo,
+    CompactionSettings, ContextUsage, CustomMessageDraft, HostError, HostSettings, MessageSummary, ModelInfo,
     NotifyLevel, PiApiLevel, PiHost, SendOptions,
 };
 use crate::projection::{Projection, project_path};
@@ -118,6 +118,92 @@ fn event_id(line: &[u8]) -> Option<u32> {
     LineRead::leading_id(rest).and_then(|id| u32::try_from(id).ok())
 }
 
+/// A `context_with_system` event line as the shim writes it
+/// (`{"type":"event","body":{"id":…,"name":"context_with_system","payload":{"messages":[…]},…}}`),
+/// read with its message summaries decoded straight from the line: its
+/// payload, thousands of small objects, is never built as a value (the
+/// event's `payload` is `null`, its `summaries` set). Any other line, or
+/// one this reading does not take exactly as the whole line's decoding
+/// would, is `None`: the caller decodes it whole.
+fn summarized_event(line: &[u8]) -> Option<ShimMessage> {
+    use serde_json::value::RawValue;
+    #[derive(serde::Deserialize)]
+    struct Line<'a> {
+        #[serde(rename = "type")]
+        kind: &'a str,
+        #[serde(borrow)]
+        body: Body<'a>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Body<'a> {
+        id: u32,
+        name: &'a str,
+        #[serde(borrow)]
+        payload: Payload<'a>,
+        state: SessionState,
+    }
+    #[derive(serde::Deserialize)]
+    struct Payload<'a> {
+        #[serde(borrow)]
+        messages: Vec<&'a RawValue>,
+    }
+    const START: &[u8] = br#"{"type":"event","body":{"id":"#;
+    const NAME: &[u8] = br#","name":"context_with_system","payload":{"#;
+    let rest = line.strip_prefix(START)?;
+    let digits = rest.iter().take_while(|byte| byte.is_ascii_digit()).count();
+    // Nested well within serde_json's depth limit, which each summary read
+    // on its own would not count from the line's root.
+    if !rest[digits..].starts_with(NAME) || nesting(line) > 64 {
+        return None;
+    }
+    let read: Line<'_> = serde_json::from_slice(line).ok()?;
+    if read.kind != "event" || read.body.name != "context_with_system" {
+        return None;
+    }
+    let summaries = read
+        .body
+        .payload
+        .messages
+        .iter()
+        .map(|raw| MessageSummary::from_raw(raw))
+        .collect::<Result<Vec<_>, String>>()
+        .ok()?;
+    Some(ShimMessage::Event(EventRequest {
+        id: read.body.id,
+        name: read.body.name.to_owned(),
+        payload: Value::Null,
+        state: read.body.state,
+        summaries: Some(summaries),
+    }))
+}
+
+/// How deep `line`'s arrays and objects nest (brackets within strings
+/// left out).
+fn nesting(line: &[u8]) -> usize {
+    let (mut depth, mut deepest, mut in_string, mut escaped) = (0usize, 0, false, false);
+    for &byte in line {
+        if in_string {
+            match byte {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match byte {
+            b'"' => in_string = true,
+            b'{' | b'[' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
+}
+
 /// The two ends of the shim's pipe: lines from the reader thread, and the
 /// writer.
 pub(crate) struct Channel<'io> {
@@ -180,7 +266,9 @@ impl<'io> Channel<'io> {
                     ),
                 }
             }
-            Incoming::Line(line) => match serde_json::from_slice(&line) {
+            Incoming::Line(line) => match summarized_event(&line)
+                .map_or_else(|| serde_json::from_slice(&line), Ok)
+            {
                 Ok(message) => Received::Message(Box::new(message)),
                 Err(error) => Received::Unreadable {
                     event: event_id(&line),

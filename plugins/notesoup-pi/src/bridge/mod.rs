@@ -389,7 +389,11 @@ fn handle(
     let outcome = host
         .sync(request.state)
         .map_err(|error| error.to_string())
-        .and_then(|()| dispatch(extension, host, &request.name, request.payload));
+        .and_then(|()| match request.summaries {
+            // Read from the line (`context_with_system` only).
+            Some(summaries) => edit_result(extension.context_with_system(host, &summaries)),
+            None => dispatch(extension, host, &request.name, request.payload),
+        });
     let (value, error) = match outcome {
         Ok(value) => (value, None),
         Err(error) => (

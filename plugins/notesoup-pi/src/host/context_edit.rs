@@ -2,8 +2,10 @@
 //! Pi's messages ([`MessageSummary`]) and what it answers ([`WindowEdit`]),
 //! which the host applies to its own messages.
 
+use std::borrow::Cow;
 use std::ops::Range;
 
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::session::AgentMessage;
@@ -29,7 +31,8 @@ pub struct MessageSummary {
     role: String,
     custom_type: Option<String>,
     details: Option<Value>,
-    whole: Option<AgentMessage>,
+    /// Boxed: a summary is small, a whole message is not.
+    whole: Option<Box<AgentMessage>>,
 }
 
 impl MessageSummary {
@@ -41,7 +44,7 @@ impl MessageSummary {
                 role,
                 custom_type: None,
                 details: None,
-                whole: Some(message.clone()),
+                whole: Some(Box::new(message.clone())),
             };
         }
         let (custom_type, details) = match message {
@@ -82,7 +85,7 @@ impl MessageSummary {
                 role,
                 custom_type: None,
                 details: None,
-                whole: Some(whole),
+                whole: Some(Box::new(whole)),
             });
         }
         let custom_type = match map.remove("customType") {
@@ -96,6 +99,40 @@ impl MessageSummary {
             details,
             whole: None,
         })
+    }
+
+    /// [`Self::from_json`] over a summary's raw JSON, without building it
+    /// as a value when it is a summary as the Pi package sends it (an
+    /// object with a string `role` of no [`WHOLE_ROLES`], each key once).
+    pub(crate) fn from_raw(raw: &RawValue) -> Result<Self, String> {
+        #[derive(serde::Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Picked<'a> {
+            #[serde(borrow)]
+            role: Cow<'a, str>,
+            #[serde(default)]
+            custom_type: Option<Value>,
+            #[serde(default)]
+            details: Option<Value>,
+        }
+        // An object only (a struct also decodes from an array).
+        if raw.get().starts_with('{')
+            && let Ok(picked) = serde_json::from_str::<Picked<'_>>(raw.get())
+            && !WHOLE_ROLES.contains(&picked.role.as_ref())
+        {
+            return Ok(Self {
+                role: picked.role.into_owned(),
+                custom_type: match picked.custom_type {
+                    Some(Value::String(custom_type)) => Some(custom_type),
+                    _ => None,
+                },
+                details: picked_details(picked.details.as_ref()),
+                whole: None,
+            });
+        }
+        let value: Value = serde_json::from_str(raw.get())
+            .map_err(|error| format!("a message summary does not decode: {error}"))?;
+        Self::from_json(value)
     }
 
     /// The message's `role`.
@@ -118,7 +155,7 @@ impl MessageSummary {
 
     /// The whole message, for a [`WHOLE_ROLES`] role.
     pub fn whole(&self) -> Option<&AgentMessage> {
-        self.whole.as_ref()
+        self.whole.as_deref()
     }
 }
 
