@@ -119,14 +119,15 @@ fn event_id(line: &[u8]) -> Option<u32> {
 }
 
 /// A `context_with_system` event line as the shim writes it
-/// (`{"type":"event","body":{"id":…,"name":"context_with_system","payload":{"messages":[…]},…}}`),
-/// read with its message summaries decoded straight from the line: its
-/// payload, thousands of small objects, is never built as a value (the
-/// event's `payload` is `null`, its `summaries` set). Any other line, or
-/// one this reading does not take exactly as the whole line's decoding
-/// would, is `None`: the caller decodes it whole.
-fn summarized_event(line: &[u8]) -> Option<ShimMessage> {
-    use serde_json::value::RawValue;
+/// (`{"type":"event","body":{"id":…,"name":"context_with_system","payload":{…,"messages":[…]},…}}`),
+/// read with its message summaries decoded in the same pass: its payload,
+/// thousands of small objects, is never built as a value (the event's
+/// `payload` is `null`, its `summaries` set). Any other line, or one this
+/// reading refuses (a duplicate field, an escaped key, a summary
+/// [`MessageSummary::from_json`] refuses), is `None`: the caller decodes it
+/// whole, and whatever it makes of it stands. Nesting counts as in the
+/// whole line's decoding, so its depth limit holds alike.
+pub(super) fn summarized_event(line: &[u8]) -> Option<ShimMessage> {
     #[derive(serde::Deserialize)]
     struct Line<'a> {
         #[serde(rename = "type")]
@@ -138,70 +139,70 @@ fn summarized_event(line: &[u8]) -> Option<ShimMessage> {
     struct Body<'a> {
         id: u32,
         name: &'a str,
-        #[serde(borrow)]
-        payload: Payload<'a>,
+        payload: Payload,
         state: SessionState,
     }
     #[derive(serde::Deserialize)]
-    struct Payload<'a> {
-        #[serde(borrow)]
-        messages: Vec<&'a RawValue>,
+    struct Payload {
+        messages: Vec<Summary>,
     }
     const START: &[u8] = br#"{"type":"event","body":{"id":"#;
     const NAME: &[u8] = br#","name":"context_with_system","payload":{"#;
     let rest = line.strip_prefix(START)?;
     let digits = rest.iter().take_while(|byte| byte.is_ascii_digit()).count();
-    // Nested well within serde_json's depth limit, which each summary read
-    // on its own would not count from the line's root.
-    if !rest[digits..].starts_with(NAME) || nesting(line) > 64 {
+    if !rest[digits..].starts_with(NAME) {
         return None;
     }
     let read: Line<'_> = serde_json::from_slice(line).ok()?;
     if read.kind != "event" || read.body.name != "context_with_system" {
         return None;
     }
-    let summaries = read
-        .body
-        .payload
-        .messages
-        .iter()
-        .map(|raw| MessageSummary::from_raw(raw))
-        .collect::<Result<Vec<_>, String>>()
-        .ok()?;
     Some(ShimMessage::Event(EventRequest {
         id: read.body.id,
         name: read.body.name.to_owned(),
         payload: Value::Null,
         state: read.body.state,
-        summaries: Some(summaries),
+        summaries: Some(
+            read.body
+                .payload
+                .messages
+                .into_iter()
+                .map(|summary| summary.0)
+                .collect(),
+        ),
     }))
 }
 
-/// How deep `line`'s arrays and objects nest (brackets within strings
-/// left out).
-fn nesting(line: &[u8]) -> usize {
-    let (mut depth, mut deepest, mut in_string, mut escaped) = (0usize, 0, false, false);
-    for &byte in line {
-        if in_string {
-            match byte {
-                _ if escaped => escaped = false,
-                b'\\' => escaped = true,
-                b'"' => in_string = false,
-                _ => {}
+/// One message summary of a `context_with_system` line
+/// ([`summarized_event`]): an object's fields, each value decoded as a
+/// JSON value, made a [`MessageSummary`].
+struct Summary(MessageSummary);
+
+impl<'de> serde::Deserialize<'de> for Summary {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Fields;
+        impl<'de> serde::de::Visitor<'de> for Fields {
+            type Value = Summary;
+
+            fn expecting(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                formatter.write_str("a message summary")
             }
-            continue;
-        }
-        match byte {
-            b'"' => in_string = true,
-            b'{' | b'[' => {
-                depth += 1;
-                deepest = deepest.max(depth);
+
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Summary, A::Error> {
+                let mut fields: Vec<(&'de str, Value)> = Vec::with_capacity(2);
+                while let Some(name) = map.next_key::<&'de str>()? {
+                    fields.push((name, map.next_value()?));
+                }
+                MessageSummary::from_fields(fields)
+                    .map(Summary)
+                    .map_err(serde::de::Error::custom)
             }
-            b'}' | b']' => depth = depth.saturating_sub(1),
-            _ => {}
         }
+        deserializer.deserialize_map(Fields)
     }
-    deepest
 }
 
 /// The two ends of the shim's pipe: lines from the reader thread, and the

@@ -2,10 +2,8 @@
 //! Pi's messages ([`MessageSummary`]) and what it answers ([`WindowEdit`]),
 //! which the host applies to its own messages.
 
-use std::borrow::Cow;
 use std::ops::Range;
 
-use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::session::AgentMessage;
@@ -101,38 +99,38 @@ impl MessageSummary {
         })
     }
 
-    /// [`Self::from_json`] over a summary's raw JSON, without building it
-    /// as a value when it is a summary as the Pi package sends it (an
-    /// object with a string `role` of no [`WHOLE_ROLES`], each key once).
-    pub(crate) fn from_raw(raw: &RawValue) -> Result<Self, String> {
-        #[derive(serde::Deserialize)]
-        #[serde(rename_all = "camelCase")]
-        struct Picked<'a> {
-            #[serde(borrow)]
-            role: Cow<'a, str>,
-            #[serde(default)]
-            custom_type: Option<Value>,
-            #[serde(default)]
-            details: Option<Value>,
+    /// [`Self::from_json`] over a summary's fields in the order they came
+    /// (a later duplicate key wins, as in a JSON object), building the
+    /// object only for a [`WHOLE_ROLES`] role.
+    pub(crate) fn from_fields(mut fields: Vec<(&str, Value)>) -> Result<Self, String> {
+        let last = |fields: &[(&str, Value)], key: &str| {
+            fields.iter().rposition(|(name, _)| *name == key)
+        };
+        let role = match last(&fields, "role") {
+            Some(at) if fields[at].1.is_string() => at,
+            _ => return Err("a message summary has no role".to_owned()),
+        };
+        if WHOLE_ROLES.iter().any(|&whole| fields[role].1 == whole) {
+            let map: Map<String, Value> = fields
+                .into_iter()
+                .map(|(name, value)| (name.to_owned(), value))
+                .collect();
+            return Self::from_json(Value::Object(map));
         }
-        // An object only (a struct also decodes from an array).
-        if raw.get().starts_with('{')
-            && let Ok(picked) = serde_json::from_str::<Picked<'_>>(raw.get())
-            && !WHOLE_ROLES.contains(&picked.role.as_ref())
-        {
-            return Ok(Self {
-                role: picked.role.into_owned(),
-                custom_type: match picked.custom_type {
-                    Some(Value::String(custom_type)) => Some(custom_type),
-                    _ => None,
-                },
-                details: picked_details(picked.details.as_ref()),
-                whole: None,
-            });
-        }
-        let value: Value = serde_json::from_str(raw.get())
-            .map_err(|error| format!("a message summary does not decode: {error}"))?;
-        Self::from_json(value)
+        let details = picked_details(last(&fields, "details").map(|at| &fields[at].1));
+        let custom_type = match last(&fields, "customType").map(|at| fields[at].1.take()) {
+            Some(Value::String(custom_type)) => Some(custom_type),
+            _ => None,
+        };
+        let Value::String(role) = fields[role].1.take() else {
+            return Err("a message summary has no role".to_owned());
+        };
+        Ok(Self {
+            role,
+            custom_type,
+            details,
+            whole: None,
+        })
     }
 
     /// The message's `role`.
