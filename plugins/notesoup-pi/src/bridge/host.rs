@@ -14,13 +14,13 @@ use serde_json::Value;
 use super::BridgeError;
 use super::mirror::EntryMirror;
 use super::protocol::{
-    AbortArgs, Action, ActionRequest, ActionResult, AppendEntryArgs, EventRequest, NotifyArgs, OnDisk,
-    SendMessageArgs, SessionState, ShimMessage, SidecarMessage, ids_hash,
+    AbortArgs, Action, ActionRequest, ActionResult, AppendEntryArgs, EventRequest, NotifyArgs,
+    OnDisk, SendMessageArgs, SessionState, ShimMessage, SidecarMessage, ids_hash,
 };
 use crate::estimate::{BranchStep, coding_agent};
 use crate::host::{
-    CompactionSettings, ContextUsage, CustomMessageDraft, HostError, HostSettings, MessageSummary, ModelInfo,
-    NotifyLevel, PiApiLevel, PiHost, SendOptions,
+    CompactionSettings, ContextUsage, CustomMessageDraft, HostError, HostSettings, MessageSummary,
+    ModelInfo, NotifyLevel, PiApiLevel, PiHost, SendOptions,
 };
 use crate::projection::{Projection, project_path};
 use crate::session::{AgentMessage, Entry, LazySession, SessionHeader};
@@ -267,15 +267,15 @@ impl<'io> Channel<'io> {
                     ),
                 }
             }
-            Incoming::Line(line) => match summarized_event(&line)
-                .map_or_else(|| serde_json::from_slice(&line), Ok)
-            {
-                Ok(message) => Received::Message(Box::new(message)),
-                Err(error) => Received::Unreadable {
-                    event: event_id(&line),
-                    why: format!("an unreadable line ({})", shown(&error.to_string())),
-                },
-            },
+            Incoming::Line(line) => {
+                match summarized_event(&line).map_or_else(|| serde_json::from_slice(&line), Ok) {
+                    Ok(message) => Received::Message(Box::new(message)),
+                    Err(error) => Received::Unreadable {
+                        event: event_id(&line),
+                        why: format!("an unreadable line ({})", shown(&error.to_string())),
+                    },
+                }
+            }
         })
     }
 }

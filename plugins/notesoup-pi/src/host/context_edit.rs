@@ -103,9 +103,8 @@ impl MessageSummary {
     /// (a later duplicate key wins, as in a JSON object), building the
     /// object only for a [`WHOLE_ROLES`] role.
     pub(crate) fn from_fields(mut fields: Vec<(&str, Value)>) -> Result<Self, String> {
-        let last = |fields: &[(&str, Value)], key: &str| {
-            fields.iter().rposition(|(name, _)| *name == key)
-        };
+        let last =
+            |fields: &[(&str, Value)], key: &str| fields.iter().rposition(|(name, _)| *name == key);
         let role = match last(&fields, "role") {
             Some(at) if fields[at].1.is_string() => at,
             _ => return Err("a message summary has no role".to_owned()),

@@ -46,8 +46,7 @@ fn agrees(line: &str) -> bool {
     let Some(ShimMessage::Event(straight)) = summarized_event(line.as_bytes()) else {
         return false;
     };
-    let (ShimMessage::Event(whole), summaries) = decoded_whole(line).expect("decodes whole")
-    else {
+    let (ShimMessage::Event(whole), summaries) = decoded_whole(line).expect("decodes whole") else {
         panic!("not an event");
     };
     assert_eq!(
@@ -88,13 +87,19 @@ fn a_line_read_otherwise_is_decoded_whole() {
         // An escaped key: the same summary, decoded whole.
         (r#"{"messages":[{"r\u006fle":"user"}]}"#, true),
         // A duplicate `messages`: the whole decoding keeps the later one.
-        (r#"{"messages":[{"role":"x"}],"messages":[{"role":"user"}]}"#, true),
+        (
+            r#"{"messages":[{"role":"x"}],"messages":[{"role":"user"}]}"#,
+            true,
+        ),
         // Refusals: the handler's, from the whole decoding.
         (r#"{"messages":[{"content":"no role"}]}"#, false),
         (r#"{"messages":[{"role":7}]}"#, false),
         (r#"{"messages":["not an object"]}"#, false),
         (r#"{"messages":{"0":{"role":"user"}}}"#, false),
-        (r#"{"messages":[{"role":"system","content":7,"timestamp":1}]}"#, false),
+        (
+            r#"{"messages":[{"role":"system","content":7,"timestamp":1}]}"#,
+            false,
+        ),
         (r#"{"other":[]}"#, false),
     ];
     for (payload, decodes) in refused {
