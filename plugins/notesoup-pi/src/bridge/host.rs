@@ -175,7 +175,9 @@ pub(super) fn summarized_event(line: &[u8]) -> Option<ShimMessage> {
 
 /// One message summary of a `context_with_system` line
 /// ([`summarized_event`]): an object's fields, each value decoded as a
-/// JSON value, made a [`MessageSummary`].
+/// JSON value but the `role`, read as a string in place (anything else
+/// refuses the line, which is then decoded whole), made a
+/// [`MessageSummary`].
 struct Summary(MessageSummary);
 
 impl<'de> serde::Deserialize<'de> for Summary {
@@ -192,13 +194,37 @@ impl<'de> serde::Deserialize<'de> for Summary {
                 self,
                 mut map: A,
             ) -> Result<Summary, A::Error> {
-                let mut fields: Vec<(&'de str, Value)> = Vec::with_capacity(2);
+                // The few fields a summary holds stay here; more spill.
+                const KEPT: usize = 4;
+                let mut kept: [(&'de str, Value); KEPT] = Default::default();
+                let mut spilled: Vec<(&'de str, Value)> = Vec::new();
+                let mut count = 0;
+                // The string `role` (a later one wins) and its field's index.
+                let mut role: Option<(&'de str, usize)> = None;
                 while let Some(name) = map.next_key::<&'de str>()? {
-                    fields.push((name, map.next_value()?));
+                    let value = if name == "role" {
+                        role = Some((map.next_value::<&'de str>()?, count));
+                        Value::Null
+                    } else {
+                        map.next_value()?
+                    };
+                    match kept.get_mut(count) {
+                        Some(slot) => *slot = (name, value),
+                        None => spilled.push((name, value)),
+                    }
+                    count += 1;
                 }
-                MessageSummary::from_fields(fields)
-                    .map(Summary)
-                    .map_err(serde::de::Error::custom)
+                let Some((text, at)) = role else {
+                    return Err(serde::de::Error::custom("a message summary has no role"));
+                };
+                let summary = if spilled.is_empty() {
+                    MessageSummary::from_fields(&mut kept[..count], text, at)
+                } else {
+                    let mut fields: Vec<(&'de str, Value)> = kept.into_iter().collect();
+                    fields.append(&mut spilled);
+                    MessageSummary::from_fields(&mut fields, text, at)
+                };
+                summary.map(Summary).map_err(serde::de::Error::custom)
             }
         }
         deserializer.deserialize_map(Fields)

@@ -2,6 +2,7 @@
 //! Pi's messages ([`MessageSummary`]) and what it answers ([`WindowEdit`]),
 //! which the host applies to its own messages.
 
+use std::borrow::Cow;
 use std::ops::Range;
 
 use serde_json::{Map, Value};
@@ -22,11 +23,32 @@ pub const SUMMARY_FIELDS: &[&str] = &[
 /// the tools change).
 pub const WHOLE_ROLES: &[&str] = &["system"];
 
+/// The roles of Pi's messages (`AgentMessage`), held without a copy.
+const ROLES: &[&str] = &[
+    "user",
+    "assistant",
+    "toolResult",
+    "custom",
+    "bashExecution",
+    "branchSummary",
+    "compactionSummary",
+    "system",
+];
+
+/// `role`, borrowed when it is one of [`ROLES`].
+fn interned(role: &str) -> Cow<'static, str> {
+    match ROLES.iter().find(|&&known| known == role) {
+        Some(&known) => Cow::Borrowed(known),
+        None => Cow::Owned(role.to_owned()),
+    }
+}
+
 /// One of Pi's messages as the `context_with_system` hook reads it: its
 /// [`SUMMARY_FIELDS`], or the whole message for the [`WHOLE_ROLES`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct MessageSummary {
-    role: String,
+    /// A role of Pi's own messages is not copied.
+    role: Cow<'static, str>,
     custom_type: Option<String>,
     details: Option<Value>,
     /// Boxed: a summary is small, a whole message is not.
@@ -36,8 +58,8 @@ pub struct MessageSummary {
 impl MessageSummary {
     /// The summary of a whole message, as the Pi package would send it.
     pub fn of(message: &AgentMessage) -> Self {
-        let role = message.role().to_owned();
-        if WHOLE_ROLES.contains(&role.as_str()) {
+        let role = interned(message.role());
+        if WHOLE_ROLES.contains(&role.as_ref()) {
             return Self {
                 role,
                 custom_type: None,
@@ -73,10 +95,10 @@ impl MessageSummary {
             return Err("a message summary is not an object".to_owned());
         };
         let role = match map.get("role") {
-            Some(Value::String(role)) => role.clone(),
+            Some(Value::String(role)) => interned(role),
             _ => return Err("a message summary has no role".to_owned()),
         };
-        if WHOLE_ROLES.contains(&role.as_str()) {
+        if WHOLE_ROLES.contains(&role.as_ref()) {
             let whole: AgentMessage = serde_json::from_value(Value::Object(map))
                 .map_err(|error| format!("a {role} message does not decode: {error}"))?;
             return Ok(Self {
@@ -100,32 +122,31 @@ impl MessageSummary {
     }
 
     /// [`Self::from_json`] over a summary's fields in the order they came
-    /// (a later duplicate key wins, as in a JSON object), building the
-    /// object only for a [`WHOLE_ROLES`] role.
-    pub(crate) fn from_fields(mut fields: Vec<(&str, Value)>) -> Result<Self, String> {
-        let last =
-            |fields: &[(&str, Value)], key: &str| fields.iter().rposition(|(name, _)| *name == key);
-        let role = match last(&fields, "role") {
-            Some(at) if fields[at].1.is_string() => at,
-            _ => return Err("a message summary has no role".to_owned()),
-        };
-        if WHOLE_ROLES.iter().any(|&whole| fields[role].1 == whole) {
+    /// (a later duplicate key wins, as in a JSON object), its `role` the
+    /// string `role`, read at `fields[role_at]` (whose value is left out),
+    /// building the object only for a [`WHOLE_ROLES`] role.
+    pub(crate) fn from_fields(
+        fields: &mut [(&str, Value)],
+        role: &str,
+        role_at: usize,
+    ) -> Result<Self, String> {
+        if WHOLE_ROLES.contains(&role) {
+            fields[role_at].1 = Value::String(role.to_owned());
             let map: Map<String, Value> = fields
-                .into_iter()
-                .map(|(name, value)| (name.to_owned(), value))
+                .iter_mut()
+                .map(|(name, value)| ((*name).to_owned(), value.take()))
                 .collect();
             return Self::from_json(Value::Object(map));
         }
-        let details = picked_details(last(&fields, "details").map(|at| &fields[at].1));
-        let custom_type = match last(&fields, "customType").map(|at| fields[at].1.take()) {
+        let last =
+            |fields: &[(&str, Value)], key: &str| fields.iter().rposition(|(name, _)| *name == key);
+        let details = picked_details(last(fields, "details").map(|at| &fields[at].1));
+        let custom_type = match last(fields, "customType").map(|at| fields[at].1.take()) {
             Some(Value::String(custom_type)) => Some(custom_type),
             _ => None,
         };
-        let Value::String(role) = fields[role].1.take() else {
-            return Err("a message summary has no role".to_owned());
-        };
         Ok(Self {
-            role,
+            role: interned(role),
             custom_type,
             details,
             whole: None,

@@ -79,6 +79,33 @@ fn the_shims_summaries_are_read_straight_from_the_line() {
         r#"{"messages":[{"role":"system","content":"x","timestamp":1,"content":"y"}]}"#
     )));
     assert!(agrees(&line(r#"{"messages":[]}"#)));
+    // More fields than a summary holds on its own, and a role of no
+    // message of Pi's.
+    assert!(agrees(&line(
+        r#"{"messages":[{"a":1,"b":2,"customType":"x","role":"custom","c":[3],"details":{"windowId":"w"},"role":"other"}]}"#
+    )));
+    assert!(agrees(&line(
+        r#"{"messages":[{"a":1,"b":2,"c":3,"d":4,"e":5,"role":"system","content":"x","timestamp":1}]}"#
+    )));
+    // A duplicate role: the later wins, in its first place.
+    assert!(agrees(&line(
+        r#"{"messages":[{"role":"user","content":"x","role":"system","timestamp":1}]}"#
+    )));
+}
+
+#[test]
+fn a_role_read_otherwise_is_decoded_whole() {
+    for payload in [
+        // Not a string first, then one: the later wins in the whole decoding.
+        r#"{"messages":[{"role":7,"role":"user"}]}"#,
+        // An escaped role.
+        r#"{"messages":[{"role":"\u0075ser"}]}"#,
+    ] {
+        let line = line(payload);
+        assert!(summarized_event(line.as_bytes()).is_none(), "{line}");
+        let (_, summaries) = decoded_whole(&line).expect("decodes whole");
+        assert_eq!(summaries[0].role(), "user");
+    }
 }
 
 #[test]
