@@ -252,17 +252,20 @@ pub mod coding_agent {
     ) -> Option<u64> {
         // `getLatestCompactionEntry(branch)`, then `branch.findIndex` by its id.
         if let Some(latest) = branch.iter().rev().find(|entry| entry.compaction) {
-            let projected: std::collections::HashSet<&str> = projection
-                .entries
-                .iter()
-                .filter(|entry| {
-                    projection
-                        .messages_of(entry)
-                        .iter()
-                        .any(|message| usable_usage(message).is_some())
-                })
-                .map(|entry| entry.source.id())
-                .collect();
+            let mut projected: std::collections::HashSet<&str> =
+                std::collections::HashSet::with_capacity(projection.entries.len());
+            projected.extend(
+                projection
+                    .entries
+                    .iter()
+                    .filter(|entry| {
+                        projection
+                            .messages_of(entry)
+                            .iter()
+                            .any(|message| usable_usage(message).is_some())
+                    })
+                    .map(|entry| entry.source.id()),
+            );
             // `findIndex` is -1 when absent: then `slice(0)`.
             let after = branch
                 .iter()

@@ -2,7 +2,7 @@
 //! relays every action to the shim as a nested request, and the [`Channel`]
 //! both travel over.
 
-use std::cell::RefCell;
+use std::cell::{Cell, Ref, RefCell};
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender};
@@ -14,13 +14,13 @@ use serde_json::Value;
 use super::BridgeError;
 use super::mirror::EntryMirror;
 use super::protocol::{
-    AbortArgs, Action, ActionRequest, ActionResult, AppendEntryArgs, NotifyArgs, OnDisk,
-    SendMessageArgs, SessionState, ShimMessage, SidecarMessage, ids_hash,
+    AbortArgs, Action, ActionRequest, ActionResult, AppendEntryArgs, EventRequest, NotifyArgs,
+    OnDisk, SendMessageArgs, SessionState, ShimMessage, SidecarMessage, ids_hash,
 };
 use crate::estimate::{BranchStep, coding_agent};
 use crate::host::{
-    CompactionSettings, ContextUsage, CustomMessageDraft, HostError, HostSettings, ModelInfo,
-    NotifyLevel, PiApiLevel, PiHost, SendOptions,
+    CompactionSettings, ContextUsage, CustomMessageDraft, HostError, HostSettings, MessageSummary,
+    ModelInfo, NotifyLevel, PiApiLevel, PiHost, SendOptions,
 };
 use crate::projection::{Projection, project_path};
 use crate::session::{AgentMessage, Entry, LazySession, SessionHeader};
@@ -118,6 +118,119 @@ fn event_id(line: &[u8]) -> Option<u32> {
     LineRead::leading_id(rest).and_then(|id| u32::try_from(id).ok())
 }
 
+/// A `context_with_system` event line as the shim writes it
+/// (`{"type":"event","body":{"id":…,"name":"context_with_system","payload":{…,"messages":[…]},…}}`),
+/// read with its message summaries decoded in the same pass: its payload,
+/// thousands of small objects, is never built as a value (the event's
+/// `payload` is `null`, its `summaries` set). Any other line, or one this
+/// reading refuses (a duplicate field, an escaped key, a summary
+/// [`MessageSummary::from_json`] refuses), is `None`: the caller decodes it
+/// whole, and whatever it makes of it stands. Nesting counts as in the
+/// whole line's decoding, so its depth limit holds alike.
+pub(super) fn summarized_event(line: &[u8]) -> Option<ShimMessage> {
+    #[derive(serde::Deserialize)]
+    struct Line<'a> {
+        #[serde(rename = "type")]
+        kind: &'a str,
+        #[serde(borrow)]
+        body: Body<'a>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Body<'a> {
+        id: u32,
+        name: &'a str,
+        payload: Payload,
+        state: SessionState,
+    }
+    #[derive(serde::Deserialize)]
+    struct Payload {
+        messages: Vec<Summary>,
+    }
+    const START: &[u8] = br#"{"type":"event","body":{"id":"#;
+    const NAME: &[u8] = br#","name":"context_with_system","payload":{"#;
+    let rest = line.strip_prefix(START)?;
+    let digits = rest.iter().take_while(|byte| byte.is_ascii_digit()).count();
+    if !rest[digits..].starts_with(NAME) {
+        return None;
+    }
+    let read: Line<'_> = serde_json::from_slice(line).ok()?;
+    if read.kind != "event" || read.body.name != "context_with_system" {
+        return None;
+    }
+    Some(ShimMessage::Event(EventRequest {
+        id: read.body.id,
+        name: read.body.name.to_owned(),
+        payload: Value::Null,
+        state: read.body.state,
+        summaries: Some(
+            read.body
+                .payload
+                .messages
+                .into_iter()
+                .map(|summary| summary.0)
+                .collect(),
+        ),
+    }))
+}
+
+/// One message summary of a `context_with_system` line
+/// ([`summarized_event`]): an object's fields, each value decoded as a
+/// JSON value but the `role`, read as a string in place (anything else
+/// refuses the line, which is then decoded whole), made a
+/// [`MessageSummary`].
+struct Summary(MessageSummary);
+
+impl<'de> serde::Deserialize<'de> for Summary {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Fields;
+        impl<'de> serde::de::Visitor<'de> for Fields {
+            type Value = Summary;
+
+            fn expecting(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                formatter.write_str("a message summary")
+            }
+
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Summary, A::Error> {
+                // The few fields a summary holds stay here; more spill.
+                const KEPT: usize = 4;
+                let mut kept: [(&'de str, Value); KEPT] = Default::default();
+                let mut spilled: Vec<(&'de str, Value)> = Vec::new();
+                let mut count = 0;
+                // The string `role` (a later one wins) and its field's index.
+                let mut role: Option<(&'de str, usize)> = None;
+                while let Some(name) = map.next_key::<&'de str>()? {
+                    let value = if name == "role" {
+                        role = Some((map.next_value::<&'de str>()?, count));
+                        Value::Null
+                    } else {
+                        map.next_value()?
+                    };
+                    match kept.get_mut(count) {
+                        Some(slot) => *slot = (name, value),
+                        None => spilled.push((name, value)),
+                    }
+                    count += 1;
+                }
+                let Some((text, at)) = role else {
+                    return Err(serde::de::Error::custom("a message summary has no role"));
+                };
+                let summary = if spilled.is_empty() {
+                    MessageSummary::from_fields(&mut kept[..count], text, at)
+                } else {
+                    let mut fields: Vec<(&'de str, Value)> = kept.into_iter().collect();
+                    fields.append(&mut spilled);
+                    MessageSummary::from_fields(&mut fields, text, at)
+                };
+                summary.map(Summary).map_err(serde::de::Error::custom)
+            }
+        }
+        deserializer.deserialize_map(Fields)
+    }
+}
+
 /// The two ends of the shim's pipe: lines from the reader thread, and the
 /// writer.
 pub(crate) struct Channel<'io> {
@@ -180,14 +293,56 @@ impl<'io> Channel<'io> {
                     ),
                 }
             }
-            Incoming::Line(line) => match serde_json::from_slice(&line) {
-                Ok(message) => Received::Message(Box::new(message)),
-                Err(error) => Received::Unreadable {
-                    event: event_id(&line),
-                    why: format!("an unreadable line ({})", shown(&error.to_string())),
-                },
-            },
+            Incoming::Line(line) => {
+                match summarized_event(&line).map_or_else(|| serde_json::from_slice(&line), Ok) {
+                    Ok(message) => Received::Message(Box::new(message)),
+                    Err(error) => Received::Unreadable {
+                        event: event_id(&line),
+                        why: format!("an unreadable line ({})", shown(&error.to_string())),
+                    },
+                }
+            }
         })
+    }
+}
+
+/// The leaf's path (positions in the mirror, root first) and what the
+/// handlers read of it at every event, kept while new entries only extend
+/// it: a branch of 100,000 entries is neither walked nor scanned again for
+/// each event.
+#[derive(Debug, Default)]
+struct LeafPath {
+    /// The position the path ends at; `None`: nothing kept.
+    tip: Option<usize>,
+    /// The positions from the root to `tip`.
+    positions: Vec<usize>,
+    /// The indexes in `positions` of the entries that are not messages
+    /// (the only ones the window rules read whole).
+    others: Vec<usize>,
+    /// The indexes in `positions` of the entries of type `compaction`.
+    compactions: Vec<usize>,
+    /// Where the context's messages begin on the path
+    /// ([`BridgeHost::context_start`]) once found; a compaction added to
+    /// the path clears it.
+    context_start: Cell<Option<usize>>,
+}
+
+impl LeafPath {
+    fn clear(&mut self) {
+        *self = Self::default();
+    }
+
+    /// Adds the entry at `position` at the path's end.
+    fn push(&mut self, mirror: &EntryMirror, position: usize) {
+        let at = self.positions.len();
+        self.positions.push(position);
+        if !mirror.is_message(position) {
+            self.others.push(at);
+        }
+        if mirror.is_compaction(position) {
+            self.compactions.push(at);
+            self.context_start.set(None);
+        }
     }
 }
 
@@ -203,10 +358,12 @@ pub struct BridgeHost<'io> {
     /// with an id table kept as they change, so that an event's branch
     /// walks neither decode nor hash every entry again.
     mirror: EntryMirror,
-    /// The leaf's path (positions, root first) the last time it was walked:
-    /// an event's many branch walks, and the next event's after a few
-    /// appends, start from it instead of hashing every id on the way.
-    leaf_path: RefCell<Option<(usize, Vec<usize>)>>,
+    /// The leaf's path the last time it was walked, with what the window
+    /// rules and the projection read of it: an event's many branch walks,
+    /// and the next event's after a few appends, start from it instead of
+    /// hashing every id on the way. Cleared whenever a kept path may no
+    /// longer hold (the mirror rebuilt or cut, an id reused).
+    leaf_path: RefCell<LeafPath>,
     leaf_id: Option<String>,
     cwd: PathBuf,
     session_file: Option<PathBuf>,
@@ -246,7 +403,7 @@ impl<'io> BridgeHost<'io> {
             session_id: String::new(),
             header: None,
             mirror: EntryMirror::default(),
-            leaf_path: RefCell::new(None),
+            leaf_path: RefCell::new(LeafPath::default()),
             leaf_id: None,
             cwd: PathBuf::new(),
             session_file: None,
@@ -323,7 +480,7 @@ impl<'io> BridgeHost<'io> {
             if !held {
                 let read = read_on_disk(state.session_file.as_deref(), &state.session_id, on_disk)?;
                 self.mirror = read;
-                *self.leaf_path.get_mut() = None;
+                self.leaf_path.get_mut().clear();
             }
             if from < count {
                 return Err(BridgeError::Resync(format!(
@@ -332,7 +489,7 @@ impl<'io> BridgeHost<'io> {
             }
         } else if !same_session || from == 0 {
             self.mirror = EntryMirror::default();
-            *self.leaf_path.get_mut() = None;
+            self.leaf_path.get_mut().clear();
         }
         // The entries kept from the session file must still be there.
         self.mirror
@@ -345,7 +502,7 @@ impl<'io> BridgeHost<'io> {
             )));
         }
         if self.mirror.truncate(from) {
-            *self.leaf_path.get_mut() = None;
+            self.leaf_path.get_mut().clear();
         }
         let mut decoded = Ok(());
         for value in state.entries {
@@ -354,7 +511,7 @@ impl<'io> BridgeHost<'io> {
                 // now names another entry may break a kept path.
                 Ok(entry) => {
                     if self.mirror.push(entry) {
-                        *self.leaf_path.get_mut() = None;
+                        self.leaf_path.get_mut().clear();
                     }
                 }
                 Err(error) => {
@@ -426,7 +583,11 @@ impl<'io> BridgeHost<'io> {
         let Some(start) = self.mirror.position_of(id) else {
             return Vec::new();
         };
-        self.path_to(start, self.leaf_id() == Some(id))
+        if self.leaf_id() == Some(id) {
+            self.leaf_path(start).positions.clone()
+        } else {
+            self.path_to(start)
+        }
     }
 
     /// [`Self::branch_positions`], with the branch's entries that are not
@@ -443,65 +604,108 @@ impl<'io> BridgeHost<'io> {
         positions
     }
 
-    /// The positions from the root to the entry at `start`, root first, as
-    /// `EntryIndex::branch` walks them (a cycle ends the walk before the
-    /// first repeated entry). A walk that reaches the kept leaf path within
-    /// a few steps extends it; the leaf's walk is kept.
-    fn path_to(&self, start: usize, is_leaf: bool) -> Vec<usize> {
-        const STEPS: usize = 64;
-        let mut path = None;
-        if let Some((tip, kept)) = self.leaf_path.borrow().as_ref() {
-            if *tip == start {
-                path = Some(kept.clone());
-            } else {
-                let mut fresh = vec![start];
-                let mut current = start;
-                while fresh.len() <= STEPS {
-                    match self.parent_position(current) {
-                        Some(parent) if parent == *tip => {
-                            let mut whole = kept.clone();
-                            whole.extend(fresh.iter().rev());
-                            path = Some(whole);
-                            break;
+    /// The path from the root to the entry at `start`, the leaf's: the kept
+    /// path when the leaf has not moved, the kept path extended when the
+    /// leaf descends from its tip within a few steps (the usual append),
+    /// else walked afresh.
+    fn leaf_path(&self, start: usize) -> Ref<'_, LeafPath> {
+        {
+            let mut kept = self.leaf_path.borrow_mut();
+            if kept.tip != Some(start) {
+                match kept.tip.and_then(|tip| self.walk_to(start, tip)) {
+                    Some(fresh) => {
+                        for &position in fresh.iter().rev() {
+                            kept.push(&self.mirror, position);
                         }
-                        Some(parent) if !fresh.contains(&parent) => {
-                            fresh.push(parent);
-                            current = parent;
+                    }
+                    None => {
+                        kept.clear();
+                        for position in self.walk(start) {
+                            kept.push(&self.mirror, position);
                         }
-                        _ => break,
                     }
                 }
+                kept.tip = Some(start);
             }
         }
-        let path = path.unwrap_or_else(|| {
-            let mut visited = vec![false; self.mirror.len()];
-            visited[start] = true;
-            let mut walked = vec![start];
-            let mut current = start;
-            while let Some(parent) = self.parent_position(current) {
-                if std::mem::replace(&mut visited[parent], true) {
-                    break;
-                }
-                walked.push(parent);
-                current = parent;
-            }
-            walked.reverse();
-            walked
-        });
-        if is_leaf {
-            *self.leaf_path.borrow_mut() = Some((start, path.clone()));
-        }
-        path
+        self.leaf_path.borrow()
     }
 
-    /// Where on `positions` (a path) the messages the context can use
-    /// begin: the newest compaction's first kept entry (the compaction
-    /// itself when it keeps none), or the start.
-    fn context_start(&self, positions: &[usize]) -> usize {
-        let Some(at) = positions
-            .iter()
-            .rposition(|&position| self.mirror.is_compaction(position))
-        else {
+    /// The positions from the root to the entry at `start`, root first, as
+    /// `EntryIndex::branch` walks them, for an entry that is not the leaf:
+    /// a walk that reaches the kept leaf path within a few steps extends it.
+    fn path_to(&self, start: usize) -> Vec<usize> {
+        {
+            let kept = self.leaf_path.borrow();
+            if let Some(tip) = kept.tip {
+                if tip == start {
+                    return kept.positions.clone();
+                }
+                if let Some(fresh) = self.walk_to(start, tip) {
+                    let mut whole = kept.positions.clone();
+                    whole.extend(fresh.iter().rev());
+                    return whole;
+                }
+            }
+        }
+        self.walk(start)
+    }
+
+    /// The entries from `start` up to, not including, `tip`, `start` first,
+    /// when `tip` is an ancestor of `start` a few steps up; `None` when it
+    /// is not (or the walk meets a cycle first).
+    fn walk_to(&self, start: usize, tip: usize) -> Option<Vec<usize>> {
+        const STEPS: usize = 64;
+        let mut fresh = vec![start];
+        let mut current = start;
+        while fresh.len() <= STEPS {
+            match self.parent_position(current) {
+                Some(parent) if parent == tip => return Some(fresh),
+                Some(parent) if !fresh.contains(&parent) => {
+                    fresh.push(parent);
+                    current = parent;
+                }
+                _ => return None,
+            }
+        }
+        None
+    }
+
+    /// The positions from the root to the entry at `start`, root first, as
+    /// `EntryIndex::branch` walks them (a cycle ends the walk before the
+    /// first repeated entry).
+    fn walk(&self, start: usize) -> Vec<usize> {
+        let mut visited = vec![false; self.mirror.len()];
+        visited[start] = true;
+        let mut walked = vec![start];
+        let mut current = start;
+        while let Some(parent) = self.parent_position(current) {
+            if std::mem::replace(&mut visited[parent], true) {
+                break;
+            }
+            walked.push(parent);
+            current = parent;
+        }
+        walked.reverse();
+        walked
+    }
+
+    /// Where on the leaf's path the messages the context can use begin: the
+    /// newest compaction's first kept entry (the compaction itself when it
+    /// keeps none), or the start. Found once per path and newest compaction.
+    fn context_start(&self, leaf: &LeafPath) -> usize {
+        if let Some(from) = leaf.context_start.get() {
+            return from;
+        }
+        let from = self.context_start_on(&leaf.positions, leaf.compactions.last().copied());
+        leaf.context_start.set(Some(from));
+        from
+    }
+
+    /// [`Self::context_start`] on `positions`, whose newest entry of type
+    /// `compaction` is at `newest`.
+    fn context_start_on(&self, positions: &[usize], newest: Option<usize>) -> usize {
+        let Some(at) = newest else {
             return 0;
         };
         let Entry::Compaction(compaction) = self.mirror.entry(positions[at]) else {
@@ -703,16 +907,29 @@ impl PiHost for BridgeHost<'_> {
             return None;
         }
         let projection = self.build_projection();
-        // Ids and types only: a message on the branch is not decoded for it.
-        let positions = self.branch_positions_prefetched(None);
+        // Ids and types only: a message on the branch is not decoded for it
+        // (the projection has decoded every other entry).
+        let leaf = self
+            .leaf_id()
+            .and_then(|id| self.mirror.position_of(id))
+            .map(|start| self.leaf_path(start));
+        let (positions, compactions): (&[usize], &[usize]) = match &leaf {
+            Some(leaf) => (&leaf.positions, &leaf.compactions),
+            None => (&[], &[]),
+        };
         // From the newest compaction on: Pi's computation reads nothing
         // before it (the compaction is found by its id, and an id stands
         // once on a branch, which Pi walks through its id map), so the
         // steps before it are never turned into ids.
-        let newest_compaction = positions
+        let newest_compaction = compactions
             .iter()
-            .rposition(|&position| {
-                matches!(self.mirror.window_entry(position), Entry::Compaction(_))
+            .rev()
+            .copied()
+            .find(|&at| {
+                matches!(
+                    self.mirror.window_entry(positions[at]),
+                    Entry::Compaction(_)
+                )
             })
             .unwrap_or(0);
         let branch: Vec<BranchStep<'_>> = positions[newest_compaction..]
@@ -783,12 +1000,31 @@ impl PiHost for BridgeHost<'_> {
             .collect()
     }
 
-    /// Only the branch's entries that are not messages are decoded.
+    /// Only the branch's entries that are not messages are decoded. The
+    /// leaf's branch is built from its kept path: the stand-in everywhere,
+    /// then the entries that are not messages in their places.
     fn window_branch(&self, from: Option<&str>) -> Vec<&Entry> {
-        self.branch_positions_prefetched(from)
-            .into_iter()
-            .map(|position| self.mirror.window_entry(position))
-            .collect()
+        let Some(id) = from.or(self.leaf_id()) else {
+            return Vec::new();
+        };
+        let Some(start) = self.mirror.position_of(id) else {
+            return Vec::new();
+        };
+        if self.leaf_id() != Some(id) {
+            return self
+                .branch_positions_prefetched(from)
+                .into_iter()
+                .map(|position| self.mirror.window_entry(position))
+                .collect();
+        }
+        let leaf = self.leaf_path(start);
+        let others: Vec<usize> = leaf.others.iter().map(|&at| leaf.positions[at]).collect();
+        self.mirror.prefetch(&others);
+        let mut branch = vec![self.mirror.stand_in(); leaf.positions.len()];
+        for (&at, &position) in leaf.others.iter().zip(&others) {
+            branch[at] = self.mirror.entry(position);
+        }
+        branch
     }
 
     /// Decodes what the projection reads, as `LazySession::context_path`
@@ -808,8 +1044,9 @@ impl PiHost for BridgeHost<'_> {
                 None => return project_path(&[]),
             },
         };
-        let positions = self.path_to(start, true);
-        let from = self.context_start(&positions);
+        let leaf = self.leaf_path(start);
+        let positions = &leaf.positions;
+        let from = self.context_start(&leaf);
         let assistant_before = positions[..from].iter().rposition(|&position| {
             self.mirror.is_message(position)
                 && matches!(
@@ -817,14 +1054,21 @@ impl PiHost for BridgeHost<'_> {
                     Entry::Message(message) if matches!(message.message, AgentMessage::Assistant(_))
                 )
         });
-        let needed: Vec<usize> = positions
-            .iter()
-            .enumerate()
-            .filter(|&(at, &position)| {
-                at >= from || assistant_before == Some(at) || !self.mirror.is_message(position)
-            })
-            .map(|(_, &position)| position)
-            .collect();
+        // In path order: the entries before `from` that are not messages,
+        // with that assistant message among them, then every entry from
+        // `from` on.
+        let mut needed = Vec::with_capacity(leaf.others.len() + positions.len() - from + 1);
+        let mut assistant = assistant_before;
+        for &at in leaf.others.iter().take_while(|&&at| at < from) {
+            if let Some(before) = assistant.filter(|&before| before < at) {
+                needed.push(positions[before]);
+                assistant = None;
+            }
+            needed.push(positions[at]);
+        }
+        needed.extend(assistant.map(|before| positions[before]));
+        needed.extend_from_slice(&positions[from..]);
+        drop(leaf);
         self.mirror.prefetch(&needed);
         let path: Vec<&Entry> = needed
             .into_iter()

@@ -117,6 +117,11 @@ impl EntryMirror {
         }
     }
 
+    /// What [`Self::window_entry`] gives for a `message` entry.
+    pub(crate) fn stand_in(&self) -> &Entry {
+        &self.stand_in
+    }
+
     /// Whether the entry at `position` has the type `message`.
     pub(crate) fn is_message(&self, position: usize) -> bool {
         match self.disk_messages.get(position) {

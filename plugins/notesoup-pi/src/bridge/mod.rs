@@ -389,7 +389,11 @@ fn handle(
     let outcome = host
         .sync(request.state)
         .map_err(|error| error.to_string())
-        .and_then(|()| dispatch(extension, host, &request.name, request.payload));
+        .and_then(|()| match request.summaries {
+            // Read from the line (`context_with_system` only).
+            Some(summaries) => edit_result(extension.context_with_system(host, &summaries)),
+            None => dispatch(extension, host, &request.name, request.payload),
+        });
     let (value, error) = match outcome {
         Ok(value) => (value, None),
         Err(error) => (
@@ -468,6 +472,18 @@ struct SummariesPayload {
     messages: Vec<Value>,
 }
 
+/// The `messages` of a `context_with_system` payload: taken as they are
+/// from `{messages: [...]}` (as the shim sends them; decoding them again
+/// would rebuild every summary), else decoded, with decoding's refusal.
+fn summaries(mut payload: Value) -> Result<Vec<Value>, String> {
+    if let Value::Object(map) = &mut payload
+        && let Some(Value::Array(messages)) = map.get_mut("messages")
+    {
+        return Ok(std::mem::take(messages));
+    }
+    decode::<SummariesPayload>(payload).map(|payload| payload.messages)
+}
+
 #[derive(serde::Deserialize)]
 struct CommandPayload {
     name: String,
@@ -501,9 +517,7 @@ fn dispatch(
         // The payload's messages are summarised (`SUMMARIZED_MESSAGES`): the
         // hook answers an edit, which the shim applies to Pi's.
         "context_with_system" => {
-            let payload: SummariesPayload = decode(payload)?;
-            let messages = payload
-                .messages
+            let messages = summaries(payload)?
                 .into_iter()
                 .map(MessageSummary::from_json)
                 .collect::<Result<Vec<_>, String>>()?;

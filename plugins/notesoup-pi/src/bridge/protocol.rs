@@ -32,6 +32,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use typeshare::typeshare;
 
+use crate::host::MessageSummary;
 use crate::session::AgentMessage;
 
 /// The protocol version both sides must speak. Raise it on any change that
@@ -228,6 +229,11 @@ pub struct EventRequest {
     pub payload: Value,
     /// The session as the handler's `ctx` sees it.
     pub state: SessionState,
+    /// A `context_with_system` event's message summaries, read from the
+    /// line without building its payload (which is then `null`); never on
+    /// the wire.
+    #[serde(skip)]
+    pub summaries: Option<Vec<MessageSummary>>,
 }
 
 /// What the extension reads from `ctx` and the session manager, sent with

@@ -2,6 +2,7 @@
 //! Pi's messages ([`MessageSummary`]) and what it answers ([`WindowEdit`]),
 //! which the host applies to its own messages.
 
+use std::borrow::Cow;
 use std::ops::Range;
 
 use serde_json::{Map, Value};
@@ -22,26 +23,48 @@ pub const SUMMARY_FIELDS: &[&str] = &[
 /// the tools change).
 pub const WHOLE_ROLES: &[&str] = &["system"];
 
+/// The roles of Pi's messages (`AgentMessage`), held without a copy.
+const ROLES: &[&str] = &[
+    "user",
+    "assistant",
+    "toolResult",
+    "custom",
+    "bashExecution",
+    "branchSummary",
+    "compactionSummary",
+    "system",
+];
+
+/// `role`, borrowed when it is one of [`ROLES`].
+fn interned(role: &str) -> Cow<'static, str> {
+    match ROLES.iter().find(|&&known| known == role) {
+        Some(&known) => Cow::Borrowed(known),
+        None => Cow::Owned(role.to_owned()),
+    }
+}
+
 /// One of Pi's messages as the `context_with_system` hook reads it: its
 /// [`SUMMARY_FIELDS`], or the whole message for the [`WHOLE_ROLES`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct MessageSummary {
-    role: String,
+    /// A role of Pi's own messages is not copied.
+    role: Cow<'static, str>,
     custom_type: Option<String>,
     details: Option<Value>,
-    whole: Option<AgentMessage>,
+    /// Boxed: a summary is small, a whole message is not.
+    whole: Option<Box<AgentMessage>>,
 }
 
 impl MessageSummary {
     /// The summary of a whole message, as the Pi package would send it.
     pub fn of(message: &AgentMessage) -> Self {
-        let role = message.role().to_owned();
-        if WHOLE_ROLES.contains(&role.as_str()) {
+        let role = interned(message.role());
+        if WHOLE_ROLES.contains(&role.as_ref()) {
             return Self {
                 role,
                 custom_type: None,
                 details: None,
-                whole: Some(message.clone()),
+                whole: Some(Box::new(message.clone())),
             };
         }
         let (custom_type, details) = match message {
@@ -72,17 +95,17 @@ impl MessageSummary {
             return Err("a message summary is not an object".to_owned());
         };
         let role = match map.get("role") {
-            Some(Value::String(role)) => role.clone(),
+            Some(Value::String(role)) => interned(role),
             _ => return Err("a message summary has no role".to_owned()),
         };
-        if WHOLE_ROLES.contains(&role.as_str()) {
+        if WHOLE_ROLES.contains(&role.as_ref()) {
             let whole: AgentMessage = serde_json::from_value(Value::Object(map))
                 .map_err(|error| format!("a {role} message does not decode: {error}"))?;
             return Ok(Self {
                 role,
                 custom_type: None,
                 details: None,
-                whole: Some(whole),
+                whole: Some(Box::new(whole)),
             });
         }
         let custom_type = match map.remove("customType") {
@@ -92,6 +115,38 @@ impl MessageSummary {
         let details = picked_details(map.get("details"));
         Ok(Self {
             role,
+            custom_type,
+            details,
+            whole: None,
+        })
+    }
+
+    /// [`Self::from_json`] over a summary's fields in the order they came
+    /// (a later duplicate key wins, as in a JSON object), its `role` the
+    /// string `role`, read at `fields[role_at]` (whose value is left out),
+    /// building the object only for a [`WHOLE_ROLES`] role.
+    pub(crate) fn from_fields(
+        fields: &mut [(&str, Value)],
+        role: &str,
+        role_at: usize,
+    ) -> Result<Self, String> {
+        if WHOLE_ROLES.contains(&role) {
+            fields[role_at].1 = Value::String(role.to_owned());
+            let map: Map<String, Value> = fields
+                .iter_mut()
+                .map(|(name, value)| ((*name).to_owned(), value.take()))
+                .collect();
+            return Self::from_json(Value::Object(map));
+        }
+        let last =
+            |fields: &[(&str, Value)], key: &str| fields.iter().rposition(|(name, _)| *name == key);
+        let details = picked_details(last(fields, "details").map(|at| &fields[at].1));
+        let custom_type = match last(fields, "customType").map(|at| fields[at].1.take()) {
+            Some(Value::String(custom_type)) => Some(custom_type),
+            _ => None,
+        };
+        Ok(Self {
+            role: interned(role),
             custom_type,
             details,
             whole: None,
@@ -118,7 +173,7 @@ impl MessageSummary {
 
     /// The whole message, for a [`WHOLE_ROLES`] role.
     pub fn whole(&self) -> Option<&AgentMessage> {
-        self.whole.as_ref()
+        self.whole.as_deref()
     }
 }
 

@@ -45,30 +45,41 @@ pub struct ResetMarker<'a> {
 /// The reset markers on a branch (root first), current and legacy. A marker
 /// without a string `windowId` is not a marker.
 pub fn reset_markers<'a>(branch: &[&'a Entry]) -> Vec<ResetMarker<'a>> {
-    branch
-        .iter()
-        .enumerate()
-        .filter_map(|(position, entry)| {
-            let Entry::Custom(custom) = entry else {
-                return None;
-            };
-            if !RESET_MARKER_TYPES.contains(&custom.custom_type.as_str()) {
-                return None;
-            }
-            let data = custom.data.as_ref()?;
-            let window_id = data.get("windowId")?.as_str()?;
-            let origin = match data.get("origin").and_then(Value::as_str) {
-                Some("forced") => MarkerOrigin::Forced,
-                _ => MarkerOrigin::Normal,
-            };
-            Some(ResetMarker {
-                entry: custom,
-                position,
-                window_id,
-                origin,
-            })
-        })
-        .collect()
+    let mut markers = Vec::new();
+    // A branch may hold one entry many times (a window branch's stand-in
+    // for every message): an entry found to be no custom entry is skipped
+    // by its address while it repeats.
+    let mut not_custom: Option<&Entry> = None;
+    for (position, &entry) in branch.iter().enumerate() {
+        if not_custom.is_some_and(|known| std::ptr::eq(known, entry)) {
+            continue;
+        }
+        let Entry::Custom(custom) = entry else {
+            not_custom = Some(entry);
+            continue;
+        };
+        markers.extend(marker_of(custom, position));
+    }
+    markers
+}
+
+/// The marker `custom` is, at `position` on its branch.
+fn marker_of(custom: &CustomEntry, position: usize) -> Option<ResetMarker<'_>> {
+    if !RESET_MARKER_TYPES.contains(&custom.custom_type.as_str()) {
+        return None;
+    }
+    let data = custom.data.as_ref()?;
+    let window_id = data.get("windowId")?.as_str()?;
+    let origin = match data.get("origin").and_then(Value::as_str) {
+        Some("forced") => MarkerOrigin::Forced,
+        _ => MarkerOrigin::Normal,
+    };
+    Some(ResetMarker {
+        entry: custom,
+        position,
+        window_id,
+        origin,
+    })
 }
 
 /// A marker is checkpoint-backed when its parent, the entry right before it

@@ -220,3 +220,34 @@ fn pi_ai_usage_is_invalidated_by_an_older_insertion_and_by_missing_timestamps() 
         Some(1)
     );
 }
+
+/// One entry may stand at many places on a branch (a window branch's
+/// stand-in for every message): every place of a marker is found, and an
+/// entry that is no marker is none anywhere, repeated or not.
+#[test]
+fn reset_markers_are_found_among_repeated_entries() {
+    let entry = |value: serde_json::Value| -> Entry { serde_json::from_value(value).unwrap() };
+    let stand_in = entry(
+        serde_json::json!({"type": "message", "id": "u", "parentId": null,
+        "timestamp": "2026-01-01T00:00:00.000Z",
+        "message": {"role": "user", "content": "a question", "timestamp": 1}}),
+    );
+    let other = entry(
+        serde_json::json!({"type": "custom", "id": "c", "parentId": null,
+        "timestamp": "2026-01-01T00:00:00.000Z", "customType": "other", "data": {"windowId": "x"}}),
+    );
+    let marker = entry(
+        serde_json::json!({"type": "custom", "id": "m", "parentId": null,
+        "timestamp": "2026-01-01T00:00:00.000Z", "customType": "notesoup/reset-marker",
+        "data": {"windowId": "pcw:0195f000:aaaa1111", "origin": "forced"}}),
+    );
+    let branch = [
+        &stand_in, &stand_in, &marker, &marker, &stand_in, &other, &other, &marker, &stand_in,
+    ];
+    let found: Vec<(usize, &str, MarkerOrigin)> = reset_markers(&branch)
+        .iter()
+        .map(|m| (m.position, m.window_id, m.origin))
+        .collect();
+    let at = |position| (position, "pcw:0195f000:aaaa1111", MarkerOrigin::Forced);
+    assert_eq!(found, [at(2), at(3), at(7)]);
+}

@@ -661,6 +661,77 @@ fn the_handlers_decode_only_what_they_read() {
     check_mirror(&sidecar.host, &pi, true).expect("the mirror is Pi's");
 }
 
+/// The leaf's kept path, and what is kept with it (its entries that are not
+/// messages, its compactions, where its context starts), follows the
+/// session from event to event: entries appended to the leaf, a compaction
+/// appended (the context starts anew), the leaf moved back and forth,
+/// entries appended off the path kept, resets, a fresh mirror, and entries
+/// resent when the file is cut.
+#[test]
+fn the_kept_leaf_path_follows_the_session() {
+    use Step::{
+        Assistant, Branch, Compaction, Custom, LegacyReset, Reset, Restart, Truncate, User, Warning,
+    };
+    let event = || Step::Event { full: false };
+    let steps = [
+        User,
+        Assistant,
+        event(),
+        Custom,
+        User,
+        Assistant,
+        event(),
+        // A compaction appended to the leaf, keeping the third entry.
+        Compaction(2),
+        event(),
+        User,
+        Assistant,
+        // A fresh mirror walks the path with the compaction on it; another
+        // compaction appended, keeping more, starts the context earlier.
+        Restart,
+        event(),
+        Compaction(0),
+        event(),
+        // Back before the compaction, an entry off the kept path, then
+        // forth again past the compaction.
+        Branch(3),
+        event(),
+        User,
+        Warning,
+        event(),
+        Branch(9),
+        event(),
+        Assistant,
+        event(),
+        Branch(13),
+        event(),
+        // Compactions on the new path, then resets.
+        Compaction(1),
+        Compaction(5),
+        event(),
+        Reset { complete: true },
+        event(),
+        LegacyReset,
+        User,
+        event(),
+        Branch(0),
+        event(),
+        Branch(30),
+        User,
+        event(),
+        Restart,
+        event(),
+        User,
+        event(),
+        Truncate(4),
+        User,
+        Assistant,
+        Step::Event { full: true },
+    ];
+    let dir = tempfile::tempdir().expect("a temp dir");
+    run(&steps, dir.path()).expect("the mirror is Pi's at every event");
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
 
