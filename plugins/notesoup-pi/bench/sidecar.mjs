@@ -12,8 +12,11 @@
 // then EVENTS `turn_start` events, then EVENTS `context` events whose
 // payload holds a long context (the last CONTEXT_MESSAGES messages of the
 // file, 5,000 unless `NOTESOUP_PI_BENCH_CONTEXT_MESSAGES` says otherwise)
-// with the usage clear of the budget's lines, then one `context` event with
-// the usage past the warning line (the warning goes out with it), then
+// whose usage the sidecar computes from its mirror (as in Pi with a real
+// model; the states follow `ready.usageOmitted` and `ready.usageComputed`
+// as the shim's do), clear of the budget's lines, then one `context` event
+// with Pi's usage past the warning line (as under a virtual model; the
+// warning goes out with it), then
 // EVENTS `context_with_system` events over the same context (Pi's messages
 // kept), then one over it with a fork's copied root boot and the session's
 // own root boot first (the copied boot dropped: an edit). Each binary is
@@ -164,7 +167,14 @@ async function once(binary, cacheHome, startOnly = false) {
   let sent = 0;
   let first = true;
   let usage = { tokens: 50000, contextWindow: 200000, percent: 25 };
-  const state = () => {
+  // Whether Pi's usage is sent for the events whose usage the sidecar can
+  // compute (as the shim does under a virtual model); otherwise they leave
+  // it to the sidecar, as in Pi with a real model.
+  let piUsage = false;
+  // How a state treats the usage, as the shim's `usageMode` does.
+  const usageMode = (name) =>
+    usageOmitted.includes(name) ? "omitted" : usageComputed.includes(name) && !piUsage ? "local" : "pi";
+  const state = (mode) => {
     const from = first ? ids.length : ids.length + sent;
     const entries = first ? [] : added.slice(sent);
     sent = added.length;
@@ -180,7 +190,8 @@ async function once(binary, cacheHome, startOnly = false) {
       idle: true,
       pendingMessages: false,
       signalAborted: false,
-      contextUsage: usage,
+      contextUsage: mode === "pi" ? usage : undefined,
+      usageLocal: mode === "local" ? true : undefined,
       model: { provider: "faux", id: "faux-1", contextWindow: 200000, maxTokens: 16384 },
       settings: {
         global: {},
@@ -201,6 +212,8 @@ async function once(binary, cacheHome, startOnly = false) {
   let nextEvent = 0;
   let omitted = [];
   let summarized = [];
+  let usageOmitted = [];
+  let usageComputed = [];
   let ownBoot;
   let lastLine = 0;
   let lastValue;
@@ -211,7 +224,8 @@ async function once(binary, cacheHome, startOnly = false) {
     const trimmed = rule ? omit(payload, rule.paths) : payload;
     const summary = summarized.find((r) => r.event === name);
     const body = summary ? summarize(trimmed, summary) : trimmed;
-    const line = JSON.stringify({ type: "event", body: { id, name, payload: body, state: state() } });
+    const mode = usageMode(name);
+    const line = JSON.stringify({ type: "event", body: { id, name, payload: body, state: state(mode) } });
     lastLine = line.length;
     child.stdin.write(`${line}\n`);
     for (;;) {
@@ -238,7 +252,7 @@ async function once(binary, cacheHome, startOnly = false) {
       } else if (kind === "resendEntries") {
         throw new Error("the sidecar asked for every entry: the file did not hold them");
       }
-      send({ type: "actionResult", body: { id: message.body.id, state: state() } });
+      send({ type: "actionResult", body: { id: message.body.id, state: state(mode) } });
     }
   }
 
@@ -249,6 +263,8 @@ async function once(binary, cacheHome, startOnly = false) {
   const handshake = process.hrtime.bigint() - begin;
   omitted = ready.body.omit ?? [];
   summarized = ready.body.summarize ?? [];
+  usageOmitted = ready.body.usageOmitted ?? [];
+  usageComputed = ready.body.usageComputed ?? [];
   const start = await event("session_start", { type: "session_start", reason: "resume" });
   if (startOnly) {
     child.stdin.end();
@@ -274,8 +290,10 @@ async function once(binary, cacheHome, startOnly = false) {
     return [times, line];
   }
   const [contexts, contextLine] = await keepingTheMessages("context", "the budget changed a request clear of its lines");
-  // Past the warning line: the warning goes out with this request.
+  // Past the warning line: the warning goes out with this request (Pi's
+  // usage, as under a virtual model: the session's own is far from it).
   usage = { tokens: 199000, contextWindow: 200000, percent: 99.5 };
+  piUsage = true;
   const warning = await event("context", { type: "context", messages: contextMessages });
   const warned = lastValue?.messages;
   if (warned?.length !== contextMessages.length + 1) {
