@@ -26,7 +26,7 @@ pub struct HostEnv {
     /// `${CLAUDE_PLUGIN_DATA}`: where the plugin keeps its records.
     pub plugin_data: Option<PathBuf>,
     /// `$XDG_CACHE_HOME/notesoup` (an absolute `XDG_CACHE_HOME`), else
-    /// `~/.cache/notesoup` (core's [`notesoup_core::plumbing::cache_dir`]):
+    /// `~/.cache/notesoup` (core's [`notesoup_core::plumbing::BootCaches::dir`]):
     /// where boots and hooks keep their caches.
     pub cache: Option<PathBuf>,
     /// `CLAUDE_CONFIG_DIR`, else `~/.claude`.

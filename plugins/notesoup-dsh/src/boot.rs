@@ -21,7 +21,7 @@ pub struct NotesPlace {
     /// The agent slug (`PI_NOTES_AGENT`, default `anonymous`).
     pub agent: String,
     /// Where boots keep their caches between processes (core's
-    /// [`notesoup_core::plumbing::cache_dir`]); `None` keeps them for the
+    /// [`notesoup_core::plumbing::BootCaches::dir`]); `None` keeps them for the
     /// life of the process only.
     pub cache: Option<PathBuf>,
 }

@@ -162,7 +162,7 @@ impl Notesoup {
     }
 
     /// Keeps the boot caches in `dir` (core's
-    /// [`notesoup_core::plumbing::cache_dir`]) between processes, so the
+    /// [`notesoup_core::plumbing::BootCaches::dir`]) between processes, so the
     /// first boot of a sidecar reads the shelves and note heads an earlier
     /// one saved instead of listing every note; a boot that listed saves
     /// them on a thread of its own, so the boot does not wait for the
