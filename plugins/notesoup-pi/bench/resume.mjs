@@ -6,9 +6,11 @@
 //   (NOTESOUP_PI_NODE_MODULES must be set; NOTESOUP_PI_BIN with a package)
 //
 // `noop` loads a package whose one extension subscribes to the events
-// notesoup forwards and does nothing: what any extension costs Pi (jiti
+// notesoup's shim holds while idle and does nothing: what any extension costs Pi (jiti
 // loading it, and the work Pi does for each event that has handlers),
-// apart from notesoup's own work.
+// apart from notesoup's own work. Like an installed package, it stays at
+// one path between runs (in the temporary directory), so Pi's loader finds
+// its kept transform, as it finds notesoup's.
 //
 // The session file is copied into WORK_DIR (Pi appends to it). Pi's SDK
 // loads its resources (the package, through the `packages` setting, as
@@ -21,7 +23,9 @@
 // prompts (`laterMs`), and Pi's own process's peak RSS in MB up to the
 // first answer (the sidecar is another process).
 
+import { createHash } from "node:crypto";
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 
 import { fauxModel, fauxSession, loadPi, loadResources } from "../tests/real_pi/pi_sdk.mjs";
@@ -40,22 +44,38 @@ const since = () => Number(process.hrtime.bigint() - begin) / 1e6;
 const withPackage = packageArg !== "none";
 let packageDir = packageArg;
 if (packageArg === "noop") {
-  packageDir = path.join(workDir, "noop-package");
-  fs.mkdirSync(path.join(packageDir, "extensions"), { recursive: true });
-  fs.writeFileSync(
-    path.join(packageDir, "package.json"),
-    JSON.stringify({ name: "noop", version: "0.0.0", type: "module", keywords: ["pi-package"], pi: { extensions: ["./extensions/noop.ts"] } }),
-  );
-  // NOTESOUP_PI_BENCH_NOOP_EVENTS (a JSON list) subscribes it to other
-  // events: what Pi charges for one event's handlers.
+  // The events notesoup's shim holds while its reset is idle (the sidecar's
+  // forwarded events but `agent_before_settle`, which it takes on demand,
+  // and `before_agent_start`); NOTESOUP_PI_BENCH_NOOP_EVENTS (a JSON list)
+  // subscribes it to others: what Pi charges for one event's handlers.
   const events = process.env.NOTESOUP_PI_BENCH_NOOP_EVENTS
     ? JSON.parse(process.env.NOTESOUP_PI_BENCH_NOOP_EVENTS)
-    : ["session_start", "session_shutdown", "before_agent_start", "turn_start", "context",
-      "context_with_system", "turn_end", "agent_before_settle", "agent_settled", "model_select"];
-  fs.writeFileSync(
-    path.join(packageDir, "extensions", "noop.ts"),
-    `export default function noop(pi: any): void {\n  for (const name of ${JSON.stringify(events)}) pi.on(name, () => undefined);\n}\n`,
-  );
+    : ["session_start", "session_tree", "session_before_tree", "session_before_compact",
+      "session_shutdown", "model_select", "before_agent_start", "turn_start", "context",
+      "context_with_system", "turn_end", "agent_settled"];
+  const files = {
+    "package.json": JSON.stringify({ name: "noop", version: "0.0.0", type: "module", keywords: ["pi-package"], pi: { extensions: ["./extensions/noop.ts"] } }),
+    "extensions/noop.ts": `export default function noop(pi: any): void {\n  for (const name of ${JSON.stringify(events)}) pi.on(name, () => undefined);\n}\n`,
+  };
+  // One folder per event list, kept between runs and written only when its
+  // files differ: Pi's loader (jiti) keeps its transform of an extension
+  // by path and file, as it does for an installed package, so each run
+  // pays what an installed extension costs, not a first load's transform.
+  const key = createHash("sha256").update(JSON.stringify(files)).digest("hex").slice(0, 16);
+  packageDir = path.join(os.tmpdir(), `notesoup-pi-bench-noop-${key}`);
+  for (const [name, text] of Object.entries(files)) {
+    const file = path.join(packageDir, name);
+    let current;
+    try {
+      current = fs.readFileSync(file, "utf8");
+    } catch {
+      current = undefined;
+    }
+    if (current !== text) {
+      fs.mkdirSync(path.dirname(file), { recursive: true });
+      fs.writeFileSync(file, text);
+    }
+  }
 }
 const agentDir = path.join(workDir, "agent");
 const cwd = path.join(workDir, "project");
