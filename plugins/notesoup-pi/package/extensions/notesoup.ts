@@ -1,7 +1,8 @@
 // notesoup for Pi: a thin shim over the `notesoup-pi serve` sidecar.
 //
-// Everything notesoup decides happens in the sidecar. This file starts it at
-// `session_start`, forwards the events, tool calls and commands it names in
+// Everything notesoup decides happens in the sidecar. This file starts it as
+// Pi loads the extension (the first `session_start` takes it; later ones
+// start their own), forwards the events, tool calls and commands it names in
 // its handshake (one at a time, with the session state they read), performs
 // the actions it asks for while it handles them, and stops it at
 // `session_shutdown`. If the sidecar is missing or dies, Pi keeps working
