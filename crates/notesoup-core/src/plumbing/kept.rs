@@ -249,6 +249,60 @@ mod tests {
     }
 
     #[test]
+    fn caches_are_kept_per_project_saved_and_served_to_the_next_process() {
+        let temp = tempfile::tempdir().expect("a temp dir");
+        let root = temp.path().join("notes");
+        let cache = temp.path().join("cache").join("notesoup");
+        let store = |project: &str| {
+            NoteStore::new(NotesIdentity::new(&root, "s1", project, "a", "m").expect("identity"))
+        };
+        let (a, b) = (store("a-11111111"), store("b-22222222"));
+        a.write("@project/alpha", "# Alpha\n\nalpha\n", None)
+            .expect("a note");
+        b.write("@project/beta", "# Beta\n\nbeta\n", None)
+            .expect("a note");
+        // Heads and shelves are kept only from files older than this.
+        std::thread::sleep(HeadCache::DEFAULT_SETTLE + std::time::Duration::from_millis(100));
+        let listed = |store: &NoteStore| BootSnapshot::load(store).expect("a listing").homes;
+        let kept = |kind: &str, store: &NoteStore, extension: &str| {
+            kept_file(&cache, kind, store.identity(), extension)
+        };
+        {
+            let caches = BootCaches::new(Some(cache.clone())).saving_in_background();
+            // One head cache for every store the process opens.
+            assert!(Arc::ptr_eq(&caches.heads(), &caches.heads()));
+            assert_eq!(caches.snapshot(&a).expect("a").homes, listed(&a));
+            // Each save is of the caches as they are when it runs.
+            caches.wait_for_saves();
+            // Another project: its own shelves, in its own file.
+            assert_eq!(caches.snapshot(&b).expect("b").homes, listed(&b));
+            caches.wait_for_saves();
+            assert_eq!(caches.snapshot(&a).expect("a again").homes, listed(&a));
+        }
+        // Dropped: its last save is written.
+        for store in [&a, &b] {
+            assert!(kept(BootCaches::SHELVES, store, "json").is_file());
+            assert!(kept(BootCaches::HEADS, store, "bin").is_file());
+        }
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&cache)
+                .expect("the cache dir")
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o777, 0o700, "the caches are the owner's alone");
+        }
+        // The next process: served from the saved shelves, nothing listed,
+        // so no heads saved anew.
+        let heads = kept(BootCaches::HEADS, &a, "bin");
+        let saved = std::fs::read(&heads).expect("the heads");
+        let caches = BootCaches::new(Some(cache.clone()));
+        assert_eq!(caches.snapshot(&a).expect("served").homes, listed(&a));
+        assert_eq!(std::fs::read(&heads).expect("the heads"), saved);
+    }
+
+    #[test]
     fn kept_files_are_named_by_kind_project_and_root() {
         // FNV-1a's published test vectors.
         assert_eq!(fnv1a(b""), 0xcbf2_9ce4_8422_2325);
