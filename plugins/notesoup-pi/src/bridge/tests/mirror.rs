@@ -390,6 +390,30 @@ fn check_mirror(host: &BridgeHost<'_>, pi: &Pi, full: bool) -> Result<(), TestCa
         }
     }
     same_rules(&window, &pi_branch)?;
+    // From entries that are not the leaf, as a marker's check reads them:
+    // the first, one in the middle and the last Pi holds.
+    let ids = pi.ids();
+    for id in [ids.first(), ids.get(ids.len() / 2), ids.last()]
+        .into_iter()
+        .flatten()
+    {
+        let from_host = host.window_branch(Some(id));
+        let from_pi = fresh.branch(id);
+        prop_assert_eq!(
+            from_host.len(),
+            from_pi.len(),
+            "the window branch from {}",
+            id
+        );
+        for (seen, held) in from_host.iter().zip(&from_pi) {
+            // Messages are stand-ins there: no rule reads them.
+            if held.entry_type() == "message" {
+                prop_assert_eq!(seen.entry_type(), "message");
+            } else {
+                prop_assert_eq!(seen.id(), held.id(), "the window branch from {}", id);
+            }
+        }
+    }
     let leaf = pi.leaf.as_deref().map_or(Leaf::Null, Leaf::Id);
     let projection = host.build_projection();
     prop_assert_eq!(
