@@ -44,3 +44,16 @@ pub fn put(path: &Path, text: impl AsRef<[u8]>) {
     }
     fs::write(path, text).unwrap();
 }
+
+/// Writes the note `<dir>/<name>.md` as notesoup writes one (a temporary
+/// file renamed over it), updated on day `day` of January 2026 and titled
+/// `title`: a note a kept-cache test changes from outside.
+pub fn renamed_note(dir: &Path, name: &str, day: u8, title: &str) {
+    let temp = dir.join(format!(".{name}.tmp"));
+    fs::write(
+        &temp,
+        format!("---\nupdatedAt: 2026-01-{day:02}T00:00:00.000+00:00\n---\n\n# {title}\n"),
+    )
+    .expect("a temporary note");
+    fs::rename(&temp, dir.join(format!("{name}.md"))).expect("the note renamed into place");
+}

@@ -276,13 +276,7 @@ fn a_new_sidecar_boots_through_the_caches_the_last_one_kept() {
     std::fs::create_dir_all(&dir).unwrap();
     // As notesoup writes: a temporary file renamed over the note.
     let note = |name: &str, day: u8, title: &str| {
-        let temp = dir.join(format!(".{name}.tmp"));
-        std::fs::write(
-            &temp,
-            format!("---\nupdatedAt: 2026-01-{day:02}T00:00:00.000+00:00\n---\n\n# {title}\n"),
-        )
-        .unwrap();
-        std::fs::rename(&temp, dir.join(format!("{name}.md"))).unwrap();
+        notesoup_test_support::files::renamed_note(&dir, name, day, title);
     };
     let settle = || std::thread::sleep(std::time::Duration::from_millis(2_100));
     let mut runs = 0;
