@@ -490,11 +490,27 @@ fn resume(args: &[String]) -> Result<()> {
             let wall = start.elapsed().as_secs_f64() * 1000.0;
             let _ = std::fs::remove_dir_all(&dir);
             let report = report_of(&output, "the resume bench")?;
+            let handlers = &report["handlers"];
+            let slowest = handlers["laterEvents"]
+                .as_object()
+                .map(|events| {
+                    events
+                        .values()
+                        .map(|event| ms(&event["meanMs"]))
+                        .fold(0.0, f64::max)
+                })
+                .unwrap_or(0.0);
             Ok(ResumeSample {
                 wall,
                 after_modules: ms(&report["totalMs"]) - ms(&report["phases"]["modules"]),
                 later: ms(&report["laterMs"]),
                 rss: ms(&report["rssMb"]),
+                in_handlers: [
+                    ms(&handlers["startMs"]),
+                    ms(&handlers["firstPromptMs"]),
+                    ms(&handlers["laterMs"]),
+                    slowest,
+                ],
             })
         })?;
         let median = |samples: &[ResumeSample], field: fn(&ResumeSample) -> f64| {
@@ -534,8 +550,25 @@ fn resume(args: &[String]) -> Result<()> {
                 );
             }
         }
+        let in_handlers = |samples: &[ResumeSample], who: &str| {
+            let part = |at: usize| median_f64(samples.iter().map(|s| s.in_handlers[at]));
+            println!(
+                "{entries:>8} in handlers ({who}): start {:.1} ms, first prompt {:.1} ms, a later prompt {:.1} ms (slowest event {:.2} ms)",
+                part(0),
+                part(1),
+                part(2),
+                part(3),
+            );
+        };
+        in_handlers(ours, "notesoup");
+        if let Some(base) = samples.get(3) {
+            in_handlers(base, "baseline");
+        }
     }
     let _ = std::fs::remove_dir_all(&work);
+    println!(
+        "in handlers: the time Pi waited in the package's event handlers (its own work and the sidecar's answers; Pi's work for an event that has handlers is the no-op extension's), medians: at the start (to the end of session_start), in the first prompt, in a later prompt, and the slowest event's mean in the later prompts"
+    );
     println!(
         "medians of {runs} alternating runs; wall: the whole Node process; Pi's part: from Pi's modules loaded to the first prompt's answer; a later prompt: the median of five more prompts, each one an ordinary prompt's events (before_agent_start, turn_start, context, context_with_system, turn_end and the settle events); added and ratio: notesoup against no extension; RSS: Pi's process's peak up to the first answer"
     );
@@ -554,4 +587,7 @@ struct ResumeSample {
     later: f64,
     /// Pi's process's peak RSS, MB.
     rss: f64,
+    /// Milliseconds in the package's handlers: the start, the first prompt,
+    /// the median later prompt, and the slowest event's mean in those.
+    in_handlers: [f64; 4],
 }

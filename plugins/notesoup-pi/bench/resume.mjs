@@ -89,6 +89,49 @@ const resumed = path.join(sessionDir, path.basename(sessionFile));
 fs.copyFileSync(sessionFile, resumed);
 const phases = { modules: since() };
 
+// The time Pi waits in the package's event handlers, by event: each handler
+// Pi keeps for the package's extension (`extension.handlers`, where Pi's
+// runner takes them from at every event) is wrapped in a timer, those the
+// extension subscribes later too; unsubscribing still finds the handler.
+// Pi's own time for an event that has handlers (the contexts it builds
+// and clones for them) is not in it: the no-op extension shows that part.
+const inHandlers = new Map();
+let handlerMs = 0;
+class TimedHandlers extends Array {
+  static get [Symbol.species]() {
+    return Array;
+  }
+  indexOf(handler) {
+    return super.indexOf(timers.get(handler) ?? handler);
+  }
+}
+const timers = new WeakMap();
+function timed(name, handler) {
+  if (timers.has(handler)) return timers.get(handler);
+  const timer = async (...args) => {
+    const start = performance.now();
+    try {
+      return await handler(...args);
+    } finally {
+      const ms = performance.now() - start;
+      handlerMs += ms;
+      const seen = inHandlers.get(name) ?? { ms: 0, count: 0 };
+      inHandlers.set(name, { ms: seen.ms + ms, count: seen.count + 1 });
+    }
+  };
+  timers.set(handler, timer);
+  timers.set(timer, timer);
+  return timer;
+}
+function timeHandlers(handlers) {
+  const wrap = (name, list) => {
+    const wrapped = TimedHandlers.from(list, (handler) => timed(name, handler));
+    return wrapped;
+  };
+  for (const [name, list] of handlers) Map.prototype.set.call(handlers, name, wrap(name, list));
+  handlers.set = (name, list) => Map.prototype.set.call(handlers, name, wrap(name, list));
+}
+
 const model = await fauxModel(pi, agentDir, { contextWindow: 100000000 });
 const resources = await loadResources(sdk, cwd, agentDir, {
   systemPrompt: "You are the notesoup bench agent.",
@@ -97,6 +140,7 @@ const loaded = resources.resourceLoader.getExtensions();
 if (withPackage && !loaded.extensions.some((e) => e.path.startsWith(packageDir))) {
   throw new Error(`Pi did not load the package from ${packageDir}: ${JSON.stringify(loaded.errors)}`);
 }
+for (const extension of loaded.extensions) timeHandlers(extension.handlers);
 phases.resources = since();
 
 const sessionManager = sdk.SessionManager.open(resumed, sessionDir, cwd);
@@ -112,27 +156,49 @@ await session.bindExtensions({
   onError: (error) => errors.push(`${error.event}: ${error.error}`),
 });
 phases.sessionStart = since();
+const startHandlerMs = handlerMs;
 
 model.faux.setResponses([piAi.fauxAssistantMessage("Resumed.")]);
 await session.prompt("Where were we?");
 phases.prompt = since();
+const firstPromptHandlerMs = handlerMs - startHandlerMs;
+const firstEvents = Object.fromEntries(inHandlers);
 const totalMs = since();
 // Pi's peak up to the first answer: what resuming costs it.
 const rssMb = process.resourceUsage().maxRSS / 1024;
 const later = [];
+const laterInHandlers = [];
+inHandlers.clear();
 for (let i = 0; i < laterPrompts; i++) {
   model.faux.setResponses([piAi.fauxAssistantMessage(`Step ${i} done.`)]);
   const start = process.hrtime.bigint();
+  const before = handlerMs;
   await session.prompt(`Next step ${i}.`);
   later.push(Number(process.hrtime.bigint() - start) / 1e6);
+  laterInHandlers.push(handlerMs - before);
 }
-later.sort((a, b) => a - b);
-const laterMs = later.length > 0 ? later[Math.floor(later.length / 2)] : null;
+const median = (values) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted.length > 0 ? sorted[Math.floor(sorted.length / 2)] : null;
+};
+const laterMs = median(later);
+// The time in the package's handlers: at the start (from its load to the
+// end of `session_start`), in the first prompt, in the median later prompt,
+// and each later prompt's events, with their mean time.
+const handlers = {
+  startMs: startHandlerMs,
+  firstPromptMs: firstPromptHandlerMs,
+  firstEvents,
+  laterMs: median(laterInHandlers),
+  laterEvents: Object.fromEntries(
+    [...inHandlers].map(([name, { ms, count }]) => [name, { count: count / Math.max(laterPrompts, 1), meanMs: ms / count }]),
+  ),
+};
 const unavailable = notices.filter((notice) => notice.includes("notesoup unavailable"));
 if (errors.length > 0 || unavailable.length > 0) {
   throw new Error(`Pi reported: ${[...errors, ...unavailable].join("; ")}`);
 }
 session.dispose();
 fs.rmSync(resumed, { force: true });
-process.stdout.write(`${JSON.stringify({ totalMs, laterMs, phases, rssMb, entries: sessionManager.getEntryCount() })}\n`);
+process.stdout.write(`${JSON.stringify({ totalMs, laterMs, phases, rssMb, handlers, entries: sessionManager.getEntryCount() })}\n`);
 process.exit(0);

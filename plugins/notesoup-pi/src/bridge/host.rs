@@ -5,7 +5,7 @@
 use std::cell::{Cell, Ref, RefCell};
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TryRecvError};
 use std::time::{Duration, Instant};
 
 use notesoup_core::plumbing::{CappedLines, LineRead};
@@ -235,6 +235,8 @@ impl<'de> serde::Deserialize<'de> for Summary {
 /// writer.
 pub(crate) struct Channel<'io> {
     incoming: Receiver<Incoming>,
+    /// A line taken by [`Channel::is_waiting`], handed out first.
+    waiting: Option<Incoming>,
     writer: &'io mut dyn Write,
 }
 
@@ -246,7 +248,24 @@ impl std::fmt::Debug for Channel<'_> {
 
 impl<'io> Channel<'io> {
     pub(crate) fn new(incoming: Receiver<Incoming>, writer: &'io mut dyn Write) -> Self {
-        Self { incoming, writer }
+        Self {
+            incoming,
+            waiting: None,
+            writer,
+        }
+    }
+
+    /// Whether a line (or the pipe's end) is there to be received, without
+    /// waiting for one.
+    pub(crate) fn is_waiting(&mut self) -> bool {
+        if self.waiting.is_none() {
+            self.waiting = match self.incoming.try_recv() {
+                Ok(incoming) => Some(incoming),
+                Err(TryRecvError::Empty) => None,
+                Err(TryRecvError::Disconnected) => Some(Incoming::Closed),
+            };
+        }
+        self.waiting.is_some()
     }
 
     /// Writes one line and flushes it: the shim waits for it.
@@ -262,10 +281,11 @@ impl<'io> Channel<'io> {
     /// The next line, waited for until `deadline` (for ever without one).
     /// Blank lines are skipped.
     pub(crate) fn receive(&mut self, deadline: Option<Instant>) -> Result<Received, BridgeError> {
-        let incoming = match deadline {
+        let incoming = match (self.waiting.take(), deadline) {
+            (Some(incoming), _) => incoming,
             // A reader thread that is gone has nothing more to give.
-            None => self.incoming.recv().unwrap_or(Incoming::Closed),
-            Some(deadline) => match self
+            (None, None) => self.incoming.recv().unwrap_or(Incoming::Closed),
+            (None, Some(deadline)) => match self
                 .incoming
                 .recv_timeout(deadline.saturating_duration_since(Instant::now()))
             {
@@ -387,6 +407,9 @@ pub struct BridgeHost<'io> {
     /// The action whose answer stopped being waited for: its answer, should
     /// it still come, is no surprise.
     late_action: Option<u32>,
+    /// What the projection reads is still being decoded ahead, between
+    /// events ([`Self::warm`]).
+    warming: bool,
 }
 
 impl<'io> BridgeHost<'io> {
@@ -420,6 +443,7 @@ impl<'io> BridgeHost<'io> {
             broken: None,
             timed_out: None,
             late_action: None,
+            warming: false,
         }
     }
 
@@ -588,6 +612,76 @@ impl<'io> BridgeHost<'io> {
         } else {
             self.path_to(start)
         }
+    }
+
+    /// The positions `build_projection` reads, in path order.
+    fn projection_positions(&self) -> Vec<usize> {
+        // `buildSessionPath`: no leaf, no path; an unknown leaf id is the
+        // last entry's path.
+        let Some(leaf) = self.leaf_id() else {
+            return Vec::new();
+        };
+        let start = match self.mirror.position_of(leaf) {
+            Some(start) => start,
+            None => match self.mirror.len().checked_sub(1) {
+                Some(last) => last,
+                None => return Vec::new(),
+            },
+        };
+        let leaf = self.leaf_path(start);
+        let positions = &leaf.positions;
+        let from = self.context_start(&leaf);
+        let assistant_before = positions[..from].iter().rposition(|&position| {
+            self.mirror.is_message(position)
+                && matches!(
+                    self.mirror.entry(position),
+                    Entry::Message(message) if matches!(message.message, AgentMessage::Assistant(_))
+                )
+        });
+        // In path order: the entries before `from` that are not messages,
+        // with that assistant message among them, then every entry from
+        // `from` on.
+        let mut needed = Vec::with_capacity(leaf.others.len() + positions.len() - from + 1);
+        let mut assistant = assistant_before;
+        for &at in leaf.others.iter().take_while(|&&at| at < from) {
+            if let Some(before) = assistant.filter(|&before| before < at) {
+                needed.push(positions[before]);
+                assistant = None;
+            }
+            needed.push(positions[at]);
+        }
+        needed.extend(assistant.map(|before| positions[before]));
+        needed.extend_from_slice(&positions[from..]);
+        needed
+    }
+
+    /// From now on, decode ahead what the projection reads ([`Self::warm`]).
+    pub(crate) fn start_warming(&mut self) {
+        self.warming = true;
+    }
+
+    /// Decodes ahead what a request's projection reads (Pi's usage when the
+    /// sidecar computes it, a reset window's messages), a batch at a time on
+    /// this thread, while no line waits: after a `session_start` Pi prepares
+    /// its first request on its own thread meanwhile, and this leaves it the
+    /// other core. A line that arrives pauses it until that event is
+    /// answered (the event decodes what it needs itself); it ends when
+    /// everything is decoded.
+    pub(crate) fn warm(&mut self) {
+        /// Under the count `LazySession` decodes on several threads.
+        const BATCH: usize = 128;
+        const _: () = assert!(BATCH < crate::session::PARALLEL_MIN);
+        if !self.warming || self.channel.is_waiting() {
+            return;
+        }
+        let needed = self.mirror.undecoded(self.projection_positions());
+        for batch in needed.chunks(BATCH) {
+            if self.channel.is_waiting() {
+                return;
+            }
+            self.mirror.prefetch(batch);
+        }
+        self.warming = false;
     }
 
     /// [`Self::branch_positions`], with the branch's entries that are not
@@ -1032,43 +1126,7 @@ impl PiHost for BridgeHost<'_> {
     /// from the newest compaction's first kept entry on, and the newest
     /// assistant message before them (the model).
     fn build_projection(&self) -> Projection<'_> {
-        // `buildSessionPath`: no leaf, no path; an unknown leaf id is the
-        // last entry's path.
-        let Some(leaf) = self.leaf_id() else {
-            return project_path(&[]);
-        };
-        let start = match self.mirror.position_of(leaf) {
-            Some(start) => start,
-            None => match self.mirror.len().checked_sub(1) {
-                Some(last) => last,
-                None => return project_path(&[]),
-            },
-        };
-        let leaf = self.leaf_path(start);
-        let positions = &leaf.positions;
-        let from = self.context_start(&leaf);
-        let assistant_before = positions[..from].iter().rposition(|&position| {
-            self.mirror.is_message(position)
-                && matches!(
-                    self.mirror.entry(position),
-                    Entry::Message(message) if matches!(message.message, AgentMessage::Assistant(_))
-                )
-        });
-        // In path order: the entries before `from` that are not messages,
-        // with that assistant message among them, then every entry from
-        // `from` on.
-        let mut needed = Vec::with_capacity(leaf.others.len() + positions.len() - from + 1);
-        let mut assistant = assistant_before;
-        for &at in leaf.others.iter().take_while(|&&at| at < from) {
-            if let Some(before) = assistant.filter(|&before| before < at) {
-                needed.push(positions[before]);
-                assistant = None;
-            }
-            needed.push(positions[at]);
-        }
-        needed.extend(assistant.map(|before| positions[before]));
-        needed.extend_from_slice(&positions[from..]);
-        drop(leaf);
+        let needed = self.projection_positions();
         self.mirror.prefetch(&needed);
         let path: Vec<&Entry> = needed
             .into_iter()

@@ -138,6 +138,19 @@ impl EntryMirror {
         }
     }
 
+    /// The positions among `positions` whose entries are on disk and not
+    /// decoded yet.
+    pub(crate) fn undecoded(&self, mut positions: Vec<usize>) -> Vec<usize> {
+        match &self.disk {
+            Some(disk) => {
+                positions
+                    .retain(|&position| position < self.disk_len && !disk.is_decoded(position));
+                positions
+            }
+            None => Vec::new(),
+        }
+    }
+
     /// Decodes the entries at `positions` not decoded yet, side by side.
     pub(crate) fn prefetch(&self, positions: &[usize]) {
         let Some(disk) = &self.disk else {

@@ -62,13 +62,17 @@ fn type_code(name: &[u8]) -> Option<u8> {
 }
 
 /// Below this many items, work is done on one thread.
-const PARALLEL_MIN: usize = 256;
+pub(crate) const PARALLEL_MIN: usize = 256;
 
-/// How many threads share the scan and the decoding.
+/// How many threads share the scan and the decoding: asked of the system
+/// once (on Linux it reads the cgroup's files each time).
 fn workers() -> usize {
-    std::thread::available_parallelism()
-        .map_or(1, std::num::NonZero::get)
-        .min(4)
+    static WORKERS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *WORKERS.get_or_init(|| {
+        std::thread::available_parallelism()
+            .map_or(1, std::num::NonZero::get)
+            .min(4)
+    })
 }
 
 /// `items.iter().map(f)`, in order, on up to `workers` threads.
@@ -792,12 +796,17 @@ impl LazySession {
         )
     }
 
+    /// Whether the entry at `position` is decoded and kept.
+    pub(crate) fn is_decoded(&self, position: usize) -> bool {
+        self.lines[position].entry.get().is_some()
+    }
+
     /// Decodes and caches the entries at `positions`, side by side.
     pub(crate) fn prefetch(&self, positions: &[usize]) {
         let fresh: Vec<usize> = positions
             .iter()
             .copied()
-            .filter(|&position| self.lines[position].entry.get().is_none())
+            .filter(|&position| !self.is_decoded(position))
             .collect();
         for (&position, entry) in fresh.iter().zip(self.entries_uncached(&fresh)) {
             if let Cow::Owned(entry) = entry {

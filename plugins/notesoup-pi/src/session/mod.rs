@@ -17,6 +17,7 @@ pub use entry::{
     UsageEntry,
 };
 pub use lazy::LazySession;
+pub(crate) use lazy::PARALLEL_MIN;
 pub use message::{
     AgentMessage, AssistantMessage, BashExecutionMessage, BranchSummaryMessage,
     CompactionSummaryMessage, Content, ContentBlock, Cost, CustomMessage, Extra, ImageContent,

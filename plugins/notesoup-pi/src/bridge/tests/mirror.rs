@@ -25,7 +25,7 @@ use std::time::Duration;
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
-use super::super::host::{BridgeHost, Channel, Incoming};
+use super::super::host::{BridgeHost, Channel, Incoming, Received};
 use super::super::protocol::{
     ActionResult, OnDisk, SessionState, SettingsState, ShimMessage, SidecarMessage, ids_hash,
 };
@@ -156,9 +156,12 @@ enum Step {
     /// The sidecar restarted: a fresh mirror, as at `session_start`.
     Restart,
     /// An event: the shim reports the state and the sidecar mirrors it;
-    /// `full` also checks every entry, decoded.
+    /// `full` also checks every entry, decoded; `ahead` first decodes
+    /// what the projection reads, as the sidecar does between events after
+    /// a `session_start`.
     Event {
         full: bool,
+        ahead: bool,
     },
 }
 
@@ -177,7 +180,10 @@ fn step() -> impl Strategy<Value = Step> {
         1 => (0u8..8).prop_map(Step::Truncate),
         1 => Just(Step::Remove),
         1 => Just(Step::Restart),
-        6 => any::<u8>().prop_map(|n| Step::Event { full: n % 3 == 0 }),
+        6 => any::<u8>().prop_map(|n| Step::Event {
+            full: n % 3 == 0,
+            ahead: n % 3 == 1
+        }),
     ]
 }
 
@@ -281,6 +287,8 @@ struct Sidecar {
     /// What the shim answers to `resendEntries`: every entry, no `onDisk`.
     answer: Rc<RefCell<Option<SessionState>>>,
     resends: Rc<Cell<usize>>,
+    /// The pipe's lines, as the reader thread hands them over.
+    lines: SyncSender<Incoming>,
 }
 
 impl Sidecar {
@@ -289,6 +297,7 @@ impl Sidecar {
         let answer = Rc::new(RefCell::new(None));
         let resends = Rc::new(Cell::new(0));
         // The far end lives as long as the test process: a few bytes a case.
+        let lines = to.clone();
         let far: &'static mut FarEnd = Box::leak(Box::new(FarEnd {
             to,
             answer: Rc::clone(&answer),
@@ -304,6 +313,7 @@ impl Sidecar {
             host,
             answer,
             resends,
+            lines,
         }
     }
 
@@ -545,8 +555,12 @@ fn run(steps: &[Step], dir: &Path) -> Result<(), TestCaseError> {
                 shim = Shim::default();
                 sidecar = Sidecar::new();
             }
-            Step::Event { full } => {
+            Step::Event { full, ahead } => {
                 sidecar.event(&mut shim, &pi);
+                if *ahead {
+                    sidecar.host.start_warming();
+                    sidecar.host.warm();
+                }
                 check_mirror(&sidecar.host, &pi, *full)?;
             }
         }
@@ -685,6 +699,50 @@ fn the_handlers_decode_only_what_they_read() {
     check_mirror(&sidecar.host, &pi, true).expect("the mirror is Pi's");
 }
 
+/// After a `session_start`, what the projection reads is decoded between
+/// events while no line waits, and only that: a waiting line pauses it
+/// (and is received as it came), and the next request's projection and
+/// usage then decode nothing more.
+#[test]
+fn the_projection_is_decoded_ahead_between_events() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let mut pi = after_a_model_change(dir.path().join("compacted.jsonl"), 500, answer);
+    let kept = pi.ids()[300].clone();
+    pi.append(compaction(&kept));
+    for _ in 0..40 {
+        pi.append(question());
+    }
+    // What the projection reads, counted on a mirror of its own.
+    let (reference, _) = first_event(&pi);
+    let _ = reference.host.build_projection();
+    let read = reference.host.decoded();
+    assert!(read > 200, "the kept messages and those after: {read}");
+
+    let (mut sidecar, _) = first_event(&pi);
+    let line = br#"{"type":"event"}"#.to_vec();
+    sidecar
+        .lines
+        .send(Incoming::Line(line.clone()))
+        .expect("a line");
+    sidecar.host.start_warming();
+    sidecar.host.warm();
+    assert_eq!(sidecar.host.decoded(), 0, "a waiting line pauses it");
+    let Ok(Received::Unreadable { .. }) = sidecar.host.channel().receive(None) else {
+        panic!("the waiting line is received first");
+    };
+    sidecar.host.warm();
+    assert_eq!(sidecar.host.decoded(), read, "what the projection reads");
+    let _ = sidecar.host.build_projection();
+    let _ = sidecar.host.context_usage();
+    assert_eq!(sidecar.host.decoded(), read, "nothing more");
+    // Done: a later call decodes nothing, even with more to decode.
+    let _ = sidecar.host.entries();
+    let all = sidecar.host.decoded();
+    sidecar.host.warm();
+    assert_eq!(sidecar.host.decoded(), all);
+    check_mirror(&sidecar.host, &pi, true).expect("the mirror is Pi's");
+}
+
 /// The leaf's kept path, and what is kept with it (its entries that are not
 /// messages, its compactions, where its context starts), follows the
 /// session from event to event: entries appended to the leaf, a compaction
@@ -696,7 +754,10 @@ fn the_kept_leaf_path_follows_the_session() {
     use Step::{
         Assistant, Branch, Compaction, Custom, LegacyReset, Reset, Restart, Truncate, User, Warning,
     };
-    let event = || Step::Event { full: false };
+    let event = || Step::Event {
+        full: false,
+        ahead: false,
+    };
     let steps = [
         User,
         Assistant,
@@ -750,7 +811,10 @@ fn the_kept_leaf_path_follows_the_session() {
         Truncate(4),
         User,
         Assistant,
-        Step::Event { full: true },
+        Step::Event {
+            full: true,
+            ahead: false,
+        },
     ];
     let dir = tempfile::tempdir().expect("a temp dir");
     run(&steps, dir.path()).expect("the mirror is Pi's at every event");
