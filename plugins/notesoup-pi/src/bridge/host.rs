@@ -407,8 +407,8 @@ pub struct BridgeHost<'io> {
     /// The action whose answer stopped being waited for: its answer, should
     /// it still come, is no surprise.
     late_action: Option<u32>,
-    /// What the projection reads is still being decoded ahead, between
-    /// events ([`Self::warm`]).
+    /// What the projection reads is still to be decoded ahead, between
+    /// events ([`Self::warm`]): set when the mirror reads the session file.
     warming: bool,
 }
 
@@ -505,6 +505,7 @@ impl<'io> BridgeHost<'io> {
                 let read = read_on_disk(state.session_file.as_deref(), &state.session_id, on_disk)?;
                 self.mirror = read;
                 self.leaf_path.get_mut().clear();
+                self.warming = true;
             }
             if from < count {
                 return Err(BridgeError::Resync(format!(
@@ -655,18 +656,21 @@ impl<'io> BridgeHost<'io> {
         needed
     }
 
-    /// From now on, decode ahead what the projection reads ([`Self::warm`]).
+    /// From now on, decode ahead what the projection reads ([`Self::warm`]),
+    /// as after the mirror read the session file.
+    #[cfg(test)]
     pub(crate) fn start_warming(&mut self) {
         self.warming = true;
     }
 
-    /// Decodes ahead what a request's projection reads (Pi's usage when the
-    /// sidecar computes it, a reset window's messages), a batch at a time on
-    /// this thread, while no line waits: after a `session_start` Pi prepares
-    /// its first request on its own thread meanwhile, and this leaves it the
-    /// other core. A line that arrives pauses it until that event is
-    /// answered (the event decodes what it needs itself); it ends when
-    /// everything is decoded.
+    /// Once the mirror has read the session file (a `session_start` that
+    /// resumes a session, or any event that starts the mirror over), decodes
+    /// ahead what a request's projection reads (Pi's usage when the sidecar
+    /// computes it, a reset window's messages), a batch at a time on this
+    /// thread, while no line waits: Pi prepares its first request on its
+    /// own thread meanwhile, and this leaves it the other core. A line that
+    /// arrives pauses it until that event is answered (the event decodes
+    /// what it needs itself); it ends when everything is decoded.
     pub(crate) fn warm(&mut self) {
         /// Under the count `LazySession` decodes on several threads.
         const BATCH: usize = 128;

@@ -291,7 +291,6 @@ pub fn serve(
             Received::Closed | Received::TimedOut => return Ok(()),
         };
         let name = shown(&request.name);
-        let started = request.name == "session_start";
         let mut result = handle(extension.as_mut(), &mut host, request);
         if let Some(why) = host.broken() {
             return Err(BridgeError::Decode(why.to_owned()));
@@ -301,9 +300,6 @@ pub fn serve(
             result.error = Some(format!("notesoup: {name}: {why}"));
         }
         host.channel().send(&SidecarMessage::Result(result))?;
-        if started {
-            host.start_warming();
-        }
         host.warm();
     }
 }

@@ -37,7 +37,7 @@ use crate::reset::window::{
     active_window, boundary_committed, has_marker, inspect_tail, root_window_id, window_entries,
     window_has, window_has_boot,
 };
-use crate::session::{Entry, EntryIndex, Leaf};
+use crate::session::{AgentMessage, Entry, EntryIndex, Leaf};
 
 const SESSION_ID: &str = "0195-mirror-session";
 
@@ -699,10 +699,46 @@ fn the_handlers_decode_only_what_they_read() {
     check_mirror(&sidecar.host, &pi, true).expect("the mirror is Pi's");
 }
 
-/// After a `session_start`, what the projection reads is decoded between
-/// events while no line waits, and only that: a waiting line pauses it
-/// (and is received as it came), and the next request's projection and
-/// usage then decode nothing more.
+/// The projection reads, before the context's start, the entries that are
+/// not messages (the newest model and thinking level are among them), and
+/// the entry the context starts at once: here a custom message kept by a
+/// compaction, after a model change and a thinking-level change that no
+/// answer follows.
+#[test]
+fn the_projection_reads_what_comes_before_the_context_start_once() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let mut pi = after_a_model_change(dir.path().join("session.jsonl"), 4, answer);
+    pi.append(json!({"type": "model_change", "provider": "faux", "modelId": "faux-2"}));
+    pi.append(json!({"type": "thinking_level_change", "thinkingLevel": "high"}));
+    pi.append(
+        json!({"type": "custom_message", "customType": "mirror-test",
+        "content": "kept", "display": false}),
+    );
+    let kept = pi.ids()[pi.ids().len() - 1].clone();
+    pi.append(question());
+    pi.append(compaction(&kept));
+    let (sidecar, _) = first_event(&pi);
+    let projection = sidecar.host.build_projection();
+    let kept_messages = projection
+        .message_refs()
+        .filter(|message| matches!(message, AgentMessage::Custom(custom) if custom.custom_type == "mirror-test"))
+        .count();
+    assert_eq!(kept_messages, 1, "the kept custom message, once");
+    assert_eq!(
+        projection
+            .model
+            .as_ref()
+            .map(|model| model.model_id.as_str()),
+        Some("faux-2")
+    );
+    assert_eq!(projection.thinking_level, "high");
+    check_mirror(&sidecar.host, &pi, true).expect("the mirror is Pi's");
+}
+
+/// Once the mirror has read the session file, what the projection reads is
+/// decoded between events while no line waits, and only that: a waiting
+/// line pauses it (and is received as it came), and the next request's
+/// projection and usage then decode nothing more.
 #[test]
 fn the_projection_is_decoded_ahead_between_events() {
     let dir = tempfile::tempdir().expect("a temp dir");
@@ -724,7 +760,6 @@ fn the_projection_is_decoded_ahead_between_events() {
         .lines
         .send(Incoming::Line(line.clone()))
         .expect("a line");
-    sidecar.host.start_warming();
     sidecar.host.warm();
     assert_eq!(sidecar.host.decoded(), 0, "a waiting line pauses it");
     let Ok(Received::Unreadable { .. }) = sidecar.host.channel().receive(None) else {
