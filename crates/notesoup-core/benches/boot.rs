@@ -95,6 +95,17 @@ fn identity() -> BootIdentity {
     }
 }
 
+/// The boot text of `snapshot` at the default size, as a host renders it.
+fn render(snapshot: &BootSnapshot, bindings: &ToolBindings) -> String {
+    BootSections::new(
+        snapshot,
+        &identity(),
+        bindings,
+        Settings::default().boot_max_chars,
+    )
+    .join()
+}
+
 fn with_store(run: impl FnOnce(&NoteStore)) {
     run(STORE.get().expect("generated in main"));
 }
@@ -105,13 +116,7 @@ fn snapshot_and_render_10k(bencher: Bencher<'_, '_>) {
         let bindings = ToolBindings::plain();
         bencher.bench_local(|| {
             let snapshot = BootSnapshot::load(store).expect("snapshot");
-            BootSections::new(
-                &snapshot,
-                &identity(),
-                &bindings,
-                Settings::default().boot_max_chars,
-            )
-            .join()
+            render(&snapshot, &bindings)
         });
     });
 }
@@ -146,14 +151,6 @@ fn render_only(bencher: Bencher<'_, '_>) {
         let opened_at: Timestamp = "2026-09-01T00:00:00Z".parse().expect("time");
         let snapshot = BootSnapshot::load_at(store, opened_at).expect("snapshot");
         let bindings = ToolBindings::plain();
-        bencher.bench_local(|| {
-            BootSections::new(
-                &snapshot,
-                &identity(),
-                &bindings,
-                Settings::default().boot_max_chars,
-            )
-            .join()
-        });
+        bencher.bench_local(|| render(&snapshot, &bindings));
     });
 }

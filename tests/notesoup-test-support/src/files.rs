@@ -1,9 +1,11 @@
 //! A folder as a test looks at it: every file under it, and what they
-//! hold, to show that something changed nothing; and a file put in place
-//! with the folders it needs.
+//! hold, to show that something changed nothing; a file put in place
+//! with the folders it needs; and the notes a kept-cache test changes from
+//! outside.
 
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 /// Every entry under `dir` that is not a folder (a link is listed, never
 /// followed into), unsorted; a folder that cannot be read holds none.
@@ -56,4 +58,65 @@ pub fn renamed_note(dir: &Path, name: &str, day: u8, title: &str) {
     )
     .expect("a temporary note");
     fs::rename(&temp, dir.join(format!("{name}.md"))).expect("the note renamed into place");
+}
+
+/// Waits until the folders just changed are old enough for a boot to keep
+/// their shelf (core keeps one only once its directories are 2 s old).
+pub fn settle() {
+    std::thread::sleep(Duration::from_millis(2_100));
+}
+
+/// The kept-cache file of `kind` (`boot-shelves`, `note-heads`) for the
+/// project `key` under the cache directory `cache`.
+pub fn kept_file(cache: &Path, kind: &str, key: &str) -> PathBuf {
+    fs::read_dir(cache.join(kind))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .find(|path| path.to_string_lossy().contains(key))
+        .unwrap_or_else(|| panic!("the project's {kind} file"))
+}
+
+/// The notes of the project folder `dir` (`alpha` and `beta`, written by
+/// [`renamed_note`], with the caches kept) added to, removed from and
+/// edited from outside: after each change a boot through the kept caches
+/// (`boot(false)`) shows it and equals a boot without them (`boot(true)`).
+/// Then the kept `shelves` and `heads` files are damaged: the next boot
+/// passes them over, equals the last, and keeps them anew. The boot after
+/// the edit.
+pub fn boots_follow_outside_changes(
+    dir: &Path,
+    shelves: &Path,
+    heads: &Path,
+    boot: &mut dyn FnMut(bool) -> String,
+) -> String {
+    // Added, removed and edited from outside since the caches were kept.
+    renamed_note(dir, "gamma", 3, "gamma");
+    let added = boot(false);
+    assert!(added.contains("@project/gamma.md"), "{added}");
+    assert_eq!(added, boot(true));
+    fs::remove_file(dir.join("beta.md")).unwrap();
+    let removed = boot(false);
+    assert!(!removed.contains("@project/beta.md"), "{removed}");
+    assert_eq!(removed, boot(true));
+    settle();
+    boot(false);
+    fs::write(
+        dir.join("alpha.md"),
+        "---\nupdatedAt: 2026-01-09T00:00:00.000+00:00\n---\n\n# alpha, edited in place\n",
+    )
+    .unwrap();
+    let edited = boot(false);
+    assert!(edited.contains("alpha, edited in place"), "{edited}");
+    assert_eq!(edited, boot(true));
+
+    // Damaged caches: passed over, and made anew.
+    settle();
+    fs::write(shelves, b"{not an index").unwrap();
+    fs::write(heads, b"not heads").unwrap();
+    let damaged = boot(false);
+    assert_eq!(damaged, boot(true));
+    assert_eq!(damaged, edited);
+    assert!(fs::read_to_string(shelves).unwrap().contains("alpha.md"));
+    assert_ne!(fs::read(heads).unwrap(), b"not heads");
+    edited
 }

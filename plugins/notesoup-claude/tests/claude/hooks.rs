@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use notesoup_test_support::files::put;
+use notesoup_test_support::files::{self, put};
 use serde_json::{Value, json};
 
 use crate::support::{
@@ -149,9 +149,8 @@ fn a_new_plugin_data_directory_boots_through_the_kept_caches() {
     std::fs::create_dir_all(&dir).unwrap();
     // As notesoup writes: a temporary file renamed over the note.
     let note = |name: &str, day: u8, title: &str| {
-        notesoup_test_support::files::renamed_note(&dir, name, day, title);
+        files::renamed_note(&dir, name, day, title);
     };
-    let settle = || std::thread::sleep(std::time::Duration::from_millis(2_100));
     let mut runs = 0;
     // A boot with a new plugin data directory, with the kept caches or
     // (`uncached`) with none, its window ids left out.
@@ -180,7 +179,7 @@ fn a_new_plugin_data_directory_boots_through_the_kept_caches() {
     };
     note("alpha", 2, "alpha");
     note("beta", 1, "beta");
-    settle();
+    files::settle();
     let first = boot(&mut sb, false);
     assert!(first.contains("@project/alpha.md") && first.contains("@project/beta.md"));
     assert_eq!(first, boot(&mut sb, true));
@@ -190,41 +189,10 @@ fn a_new_plugin_data_directory_boots_through_the_kept_caches() {
             .unwrap()
             .contains("beta.md")
     );
-
-    // Added, removed and edited from outside since the caches were kept.
-    note("gamma", 3, "gamma");
-    let added = boot(&mut sb, false);
-    assert!(added.contains("@project/gamma.md"), "{added}");
-    assert_eq!(added, boot(&mut sb, true));
-    std::fs::remove_file(dir.join("beta.md")).unwrap();
-    let removed = boot(&mut sb, false);
-    assert!(!removed.contains("@project/beta.md"), "{removed}");
-    assert_eq!(removed, boot(&mut sb, true));
-    settle();
-    boot(&mut sb, false);
-    std::fs::write(
-        dir.join("alpha.md"),
-        "---\nupdatedAt: 2026-01-09T00:00:00.000+00:00\n---\n\n# alpha, edited in place\n",
-    )
-    .unwrap();
-    let edited = boot(&mut sb, false);
-    assert!(edited.contains("alpha, edited in place"), "{edited}");
-    assert_eq!(edited, boot(&mut sb, true));
-
-    // Damaged caches: passed over, and made anew.
-    settle();
     let heads = sb.kept_file("note-heads");
-    std::fs::write(&shelves, b"{not an index").unwrap();
-    std::fs::write(&heads, b"not heads").unwrap();
-    let damaged = boot(&mut sb, false);
-    assert_eq!(damaged, boot(&mut sb, true));
-    assert_eq!(damaged, edited);
-    assert!(
-        std::fs::read_to_string(&shelves)
-            .unwrap()
-            .contains("alpha.md")
-    );
-    assert_ne!(std::fs::read(&heads).unwrap(), b"not heads");
+    files::boots_follow_outside_changes(&dir, &shelves, &heads, &mut |uncached| {
+        boot(&mut sb, uncached)
+    });
     use std::os::unix::fs::PermissionsExt;
     let mode = std::fs::metadata(&sb.cache).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o700, "the caches are the owner's alone");

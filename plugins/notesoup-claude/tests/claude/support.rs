@@ -89,11 +89,7 @@ impl Sandbox {
     /// sandbox's project keep.
     pub fn kept_file(&self, kind: &str) -> PathBuf {
         let key = notesoup_core::notes::project_key(&self.project);
-        std::fs::read_dir(self.cache.join(kind))
-            .unwrap()
-            .map(|entry| entry.unwrap().path())
-            .find(|path| path.to_string_lossy().contains(&key))
-            .unwrap_or_else(|| panic!("the project's {kind} file"))
+        notesoup_test_support::files::kept_file(&self.cache, kind, &key)
     }
 
     /// Where Claude Code would write `session`'s transcript.

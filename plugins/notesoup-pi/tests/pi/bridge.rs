@@ -7,6 +7,7 @@ use std::process::Command;
 use notesoup_pi::bridge::package;
 use notesoup_pi::bridge::protocol::PROTOCOL_VERSION;
 use notesoup_test_support::child::Proc;
+use notesoup_test_support::files;
 use serde_json::{Value, json};
 
 /// A running `notesoup-pi serve` with a notes home in a temp dir.
@@ -276,9 +277,8 @@ fn a_new_sidecar_boots_through_the_caches_the_last_one_kept() {
     std::fs::create_dir_all(&dir).unwrap();
     // As notesoup writes: a temporary file renamed over the note.
     let note = |name: &str, day: u8, title: &str| {
-        notesoup_test_support::files::renamed_note(&dir, name, day, title);
+        files::renamed_note(&dir, name, day, title);
     };
-    let settle = || std::thread::sleep(std::time::Duration::from_millis(2_100));
     let mut runs = 0;
     // The root boot of a new sidecar, with the kept caches or (`uncached`)
     // with an empty cache directory of its own.
@@ -294,16 +294,10 @@ fn a_new_sidecar_boots_through_the_caches_the_last_one_kept() {
         }
         boot
     };
-    let kept_file = |kind: &str| {
-        std::fs::read_dir(cache.join("notesoup").join(kind))
-            .unwrap()
-            .map(|entry| entry.unwrap().path())
-            .find(|path| path.to_string_lossy().contains(&key))
-            .unwrap_or_else(|| panic!("the project's {kind} file"))
-    };
+    let kept_file = |kind: &str| files::kept_file(&cache.join("notesoup"), kind, &key);
     note("alpha", 2, "alpha");
     note("beta", 1, "beta");
-    settle();
+    files::settle();
     let first = boot(false);
     assert!(
         first.contains("@project/alpha.md") && first.contains("@project/beta.md"),
@@ -322,40 +316,7 @@ fn a_new_sidecar_boots_through_the_caches_the_last_one_kept() {
     let saved_heads = std::fs::read(&heads).unwrap();
     assert_eq!(boot(false), first);
     assert_eq!(std::fs::read(&heads).unwrap(), saved_heads);
-
-    // Added, removed and edited from outside since the caches were kept.
-    note("gamma", 3, "gamma");
-    let added = boot(false);
-    assert!(added.contains("@project/gamma.md"), "{added}");
-    assert_eq!(added, boot(true));
-    std::fs::remove_file(dir.join("beta.md")).unwrap();
-    let removed = boot(false);
-    assert!(!removed.contains("@project/beta.md"), "{removed}");
-    assert_eq!(removed, boot(true));
-    settle();
-    boot(false);
-    std::fs::write(
-        dir.join("alpha.md"),
-        "---\nupdatedAt: 2026-01-09T00:00:00.000+00:00\n---\n\n# alpha, edited in place\n",
-    )
-    .unwrap();
-    let edited = boot(false);
-    assert!(edited.contains("alpha, edited in place"), "{edited}");
-    assert_eq!(edited, boot(true));
-
-    // Damaged caches: passed over, and made anew.
-    settle();
-    std::fs::write(&shelves, b"{not an index").unwrap();
-    std::fs::write(&heads, b"not heads").unwrap();
-    let damaged = boot(false);
-    assert_eq!(damaged, boot(true));
-    assert_eq!(damaged, edited);
-    assert!(
-        std::fs::read_to_string(&shelves)
-            .unwrap()
-            .contains("alpha.md")
-    );
-    assert_ne!(std::fs::read(&heads).unwrap(), b"not heads");
+    let edited = files::boots_follow_outside_changes(&dir, &shelves, &heads, &mut boot);
     // Deleted: the next start lists, and keeps them again.
     std::fs::remove_dir_all(cache.join("notesoup")).unwrap();
     assert_eq!(boot(false), edited);
