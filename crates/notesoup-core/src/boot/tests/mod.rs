@@ -974,6 +974,35 @@ fn kept_index(store: &NoteStore) -> ShelfIndex {
     index
 }
 
+/// A home holding only its MAP keeps the MAP on its served shelf, and one
+/// holding only pages serves none.
+#[test]
+fn kept_shelves_keep_a_map_alone_and_no_map_where_there_is_none() {
+    let notes = Notes::new();
+    notes.raw(
+        Scope::Human,
+        "MAP.md",
+        &note_text(opened_at(), None, "- map\n"),
+    );
+    notes.raw(
+        Scope::Agent,
+        "page.md",
+        &note_text(opened_at(), None, "a page\n"),
+    );
+    let store = notes.store();
+    let since = this_millisecond();
+    let index = kept_index(&store);
+    let served = BootSnapshot::served(&store, &index).expect("every home kept");
+    let served = shelves(served, since);
+    assert_eq!(served, listed_shelves(&store, since));
+    let map_of = |scope| match served.iter().find(|(s, _)| *s == scope) {
+        Some((_, HomeShelf::Loaded { map, .. })) => map.is_some(),
+        other => panic!("{scope:?}: {other:?}"),
+    };
+    assert!(map_of(Scope::Human), "the MAP alone is shown");
+    assert!(!map_of(Scope::Agent), "no MAP");
+}
+
 #[test]
 fn kept_shelves_equal_listed_shelves_through_renames_and_in_place_crumpling() {
     let notes = kept_store();
