@@ -473,15 +473,8 @@ struct SummariesPayload {
     messages: Vec<Value>,
 }
 
-/// The `messages` of a `context_with_system` payload: taken as they are
-/// from `{messages: [...]}` (as the shim sends them; decoding them again
-/// would rebuild every summary), else decoded, with decoding's refusal.
-fn summaries(mut payload: Value) -> Result<Vec<Value>, String> {
-    if let Value::Object(map) = &mut payload
-        && let Some(Value::Array(messages)) = map.get_mut("messages")
-    {
-        return Ok(std::mem::take(messages));
-    }
+/// The `messages` of a `context_with_system` payload decoded whole.
+fn summaries(payload: Value) -> Result<Vec<Value>, String> {
     decode::<SummariesPayload>(payload).map(|payload| payload.messages)
 }
 
@@ -516,7 +509,9 @@ fn dispatch(
         // answers what to append, which the shim adds after Pi's.
         "context" => append_result(ext.context(host)),
         // The payload's messages are summarised (`SUMMARIZED_MESSAGES`): the
-        // hook answers an edit, which the shim applies to Pi's.
+        // hook answers an edit, which the shim applies to Pi's. A line the
+        // channel read in one pass comes with its summaries (`handle`);
+        // this is the line it left to the whole decoding.
         "context_with_system" => {
             let messages = summaries(payload)?
                 .into_iter()
