@@ -201,6 +201,16 @@ export interface EventResult {
 	 * shim subscribes to them and drops the others); absent: no change.
 	 */
 	onDemand?: string[];
+	/**
+	 * With `onDemand`: the context tokens from which a completed turn
+	 * needs `turn_end` though `onDemand` leaves it out. The shim counts a
+	 * turn's tokens as Pi's `getContextUsage()` would after it (the reply's
+	 * usage and the estimate of each message after the reply) and
+	 * subscribes to `turn_end` for that turn once they reach this; a reply
+	 * that did not complete (its stop reason neither `stop` nor `toolUse`,
+	 * or no usage) holds it too. Absent: every turn needs `turn_end`.
+	 */
+	turnEndAt?: number;
 }
 
 /** `hello`: the shim's protocol version and the Pi it runs in. */

@@ -570,7 +570,7 @@ fn resume(args: &[String]) -> Result<()> {
         "in handlers: the time Pi waited in the package's event handlers (its own work and the sidecar's answers; Pi's work for an event that has handlers is the no-op extension's), medians: at the start (to the end of session_start), in the first prompt, in a later prompt, and the slowest event's mean in the later prompts"
     );
     println!(
-        "medians of {runs} alternating runs; wall: the whole Node process; Pi's part: from Pi's modules loaded to the first prompt's answer; a later prompt: the median of five more prompts, each one an ordinary prompt's events (before_agent_start, turn_start, context, context_with_system, turn_end and the settle events); added and ratio: notesoup against no extension; RSS: Pi's process's peak up to the first answer"
+        "medians of {runs} alternating runs; wall: the whole Node process; Pi's part: from Pi's modules loaded to the first prompt's answer; a later prompt: the median of five more prompts, each one an ordinary prompt's events (before_agent_start, turn_start, context, context_with_system, message_end, turn_end and the settle events); added and ratio: notesoup against no extension; RSS: Pi's process's peak up to the first answer"
     );
     println!("load average at the end: {}", load_average());
     Ok(())

@@ -47,7 +47,7 @@ async function startOnce() {
     });
     child.on("error", reject);
   });
-  child.stdin.write(`${JSON.stringify({ type: "hello", body: { protocol: 5, piVersion: "1.6.0" } })}\n`);
+  child.stdin.write(`${JSON.stringify({ type: "hello", body: { protocol: 6, piVersion: "1.6.0" } })}\n`);
   const line = await ready;
   const elapsed = process.hrtime.bigint() - begin;
   if (JSON.parse(line).type !== "ready") throw new Error(line);

@@ -29,6 +29,8 @@ import { fileURLToPath } from "node:url";
 import {
   SettingsManager,
   VERSION,
+  calculateContextTokens,
+  estimateTokens,
   type BeforeAgentStartEventResult,
   type ExtensionAPI,
   type ExtensionContext,
@@ -102,7 +104,7 @@ function appendedSince(sm: Sessions, mirror: Mirror): Entry[] | undefined {
 }
 
 /** Must equal the sidecar's `PROTOCOL_VERSION`. */
-const PROTOCOL = 5;
+const PROTOCOL = 6;
 
 /** This package's folder (the shim lives in `extensions/`). */
 const PACKAGE_DIR = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -312,6 +314,23 @@ export default function notesoup(pi: ExtensionAPI): void {
    * each: Pi skips its own work for an event nobody handles.
    */
   const onDemand = new Map<string, () => void>();
+  /** The on-demand events the newest result asked for. */
+  let wanted: readonly string[] = [];
+  /**
+   * `turn_end` is held for the running turn by its own messages (see
+   * `messageEnd`), whatever the sidecar asked for.
+   */
+  let turnHold = false;
+  /**
+   * The running turn's context tokens as Pi's `getContextUsage()` counts
+   * them (the reply's usage, then the estimate of each message after it);
+   * `undefined` before a reply.
+   */
+  let turnTokens: number | undefined;
+  /** The newest result's `turnEndAt`: a turn reaching it holds `turn_end`. */
+  let turnEndAt = 0;
+  /** Whether `message_end` is held (once, for the extension's life). */
+  let countingTurns = false;
   /** Whether the agent was told this session that its memory tools are off. */
   let toldAgent = false;
   /** Watches for the session going away without a `session_shutdown`. */
@@ -504,7 +523,10 @@ export default function notesoup(pi: ExtensionAPI): void {
           body: { id: message.body.id, error, state: state(ctx, usage) },
         });
       } else if (message.type === "result" && message.body.id === id) {
-        if (message.body.onDemand) demand(message.body.onDemand);
+        if (message.body.onDemand) {
+          turnEndAt = message.body.turnEndAt ?? 0;
+          demand(message.body.onDemand);
+        }
         if (message.body.error) throw new HandlerError(message.body.error);
         return message.body.value ?? undefined;
       } else {
@@ -563,6 +585,35 @@ export default function notesoup(pi: ExtensionAPI): void {
       subscribed.add(event);
       subscribe(event);
     }
+    if (!countingTurns && (spec.onDemand ?? []).includes("turn_end")) {
+      countingTurns = true;
+      pi.on("message_end", (event) => messageEnd(event.message));
+    }
+  }
+
+  /**
+   * `message_end`, answered by the shim alone (no exchange) while the
+   * sidecar takes `turn_end` on demand: counts the turn's context tokens
+   * and holds `turn_end` for the turn once they reach the sidecar's
+   * `turnEndAt` (the reserve may be crossed), or when its reply did not
+   * complete (an overflow, an error, an abort, a cut reply), or carries no
+   * usage. Pi ends the turn after its reply's and every tool result's
+   * `message_end`.
+   */
+  function messageEnd(message: Parameters<typeof estimateTokens>[0]): undefined {
+    if (!ready || !(ready.onDemand ?? []).includes("turn_end")) return undefined;
+    if (message.role === "assistant") {
+      const completed = message.stopReason === "stop" || message.stopReason === "toolUse";
+      const used = completed && message.usage ? calculateContextTokens(message.usage) : 0;
+      turnTokens = used > 0 ? used : Number.POSITIVE_INFINITY;
+    } else if (turnTokens !== undefined) {
+      turnTokens += estimateTokens(message);
+    }
+    if (!turnHold && turnTokens !== undefined && turnTokens >= turnEndAt) {
+      turnHold = true;
+      demand(wanted);
+    }
+    return undefined;
   }
 
   /** Subscribes to `event`; returns the function that drops the handler. */
@@ -578,23 +629,38 @@ export default function notesoup(pi: ExtensionAPI): void {
         ? context(payload, ctx)
         : event === "context_with_system"
           ? contextWithSystem(payload, ctx)
-          : forward(event, payload, ctx),
+          : event === "turn_end"
+            ? turnEnd(payload, ctx)
+            : forward(event, payload, ctx),
     );
     return typeof off === "function" ? off : () => {};
   }
 
   /**
-   * Holds a handler for exactly the on-demand events in `wanted` (a
-   * result's `onDemand`; `[]` drops them all).
+   * `turn_end`: the turn's hold ends with it; the result says whether the
+   * sidecar needs the next one.
    */
-  function demand(wanted: readonly string[]): void {
+  function turnEnd(payload: unknown, ctx: ExtensionContext): Promise<unknown> {
+    turnHold = false;
+    turnTokens = undefined;
+    return forward("turn_end", payload, ctx);
+  }
+
+  /**
+   * Holds a handler for exactly the on-demand events in `asked` (a
+   * result's `onDemand`; `[]` drops them all), and `turn_end` while the
+   * running turn holds it.
+   */
+  function demand(asked: readonly string[]): void {
+    wanted = asked;
+    const all = turnHold && !asked.includes("turn_end") ? [...asked, "turn_end"] : asked;
     for (const [event, off] of onDemand) {
-      if (!wanted.includes(event)) {
+      if (!all.includes(event)) {
         off();
         onDemand.delete(event);
       }
     }
-    for (const event of wanted) {
+    for (const event of all) {
       if (onDemand.has(event) || !(ready?.onDemand ?? []).includes(event)) continue;
       onDemand.set(event, subscribe(event));
     }
@@ -661,6 +727,9 @@ export default function notesoup(pi: ExtensionAPI): void {
   function stop(): void {
     sidecar?.stop();
     sidecar = undefined;
+    turnHold = false;
+    turnTokens = undefined;
+    turnEndAt = 0;
     demand([]);
     ready = undefined;
     if (staleWatch !== undefined) clearInterval(staleWatch);

@@ -78,11 +78,15 @@ pub fn usage_omitted(event: &str) -> bool {
 pub const USAGE_COMPUTED: &[&str] = &["context", "turn_end", "execute_tool", "command"];
 
 /// The forwarded events the shim subscribes to only while the extension
-/// needs them ([`PiExtension::needs`]): `agent_before_settle`, for which Pi
-/// builds the boundary context (a walk of the whole branch, about 0.1 s a
-/// prompt at 100,000 entries) whether or not the handler acts, and whose
-/// handler acts only on a pending close-out or overflow.
-pub const ON_DEMAND_EVENTS: &[&str] = &["agent_before_settle"];
+/// needs them ([`PiExtension::needs`]): Pi builds the boundary context of
+/// `turn_end` and `agent_before_settle` (walks of the whole branch, about
+/// 80 ms a turn and 0.1 s a prompt at 100,000 entries, before and after the
+/// handlers) whether or not the handler acts, and both act only while a
+/// reset waits, a budget draft waits to be saved (`turn_end`) or a turn
+/// ends in an overflow or at the reserve. The shim also holds `turn_end`
+/// for a turn whose own messages say so (its reply did not complete, or
+/// its context reached [`EventResult::turn_end_at`]).
+pub const ON_DEMAND_EVENTS: &[&str] = &["turn_end", "agent_before_settle"];
 
 /// Payload parts left out by the shim, per event: the copies of the whole
 /// context, which grow with the session and which `Notesoup` never reads
@@ -280,6 +284,7 @@ pub fn serve(
                     value: null(),
                     error: Some(format!("notesoup: {why}")),
                     on_demand: None,
+                    turn_end_at: None,
                 }))?;
                 continue;
             }
@@ -407,6 +412,10 @@ fn handle(
         value,
         error,
         on_demand: Some(on_demand(extension)),
+        // Past `u32`, no turn reaches it.
+        turn_end_at: extension
+            .turn_end_at()
+            .map(|tokens| u32::try_from(tokens).unwrap_or(u32::MAX)),
     }
 }
 

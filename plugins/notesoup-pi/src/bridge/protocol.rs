@@ -37,7 +37,7 @@ use crate::session::AgentMessage;
 
 /// The protocol version both sides must speak. Raise it on any change that
 /// an older shim or sidecar could misread.
-pub const PROTOCOL_VERSION: u32 = 5;
+pub const PROTOCOL_VERSION: u32 = 6;
 
 /// A line from the shim to the sidecar.
 #[typeshare]
@@ -505,4 +505,13 @@ pub struct EventResult {
     /// shim subscribes to them and drops the others); absent: no change.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub on_demand: Option<Vec<String>>,
+    /// With `onDemand`: the context tokens from which a completed turn
+    /// needs `turn_end` though `onDemand` leaves it out. The shim counts a
+    /// turn's tokens as Pi's `getContextUsage()` would after it (the reply's
+    /// usage and the estimate of each message after the reply) and
+    /// subscribes to `turn_end` for that turn once they reach this; a reply
+    /// that did not complete (its stop reason neither `stop` nor `toolUse`,
+    /// or no usage) holds it too. Absent: every turn needs `turn_end`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn_end_at: Option<u32>,
 }

@@ -108,9 +108,16 @@ impl Notesoup {
     /// session, never from the request's messages.
     pub(super) fn stage_budget(&mut self, host: &mut dyn PiHost) -> Vec<AgentMessage> {
         if !self.enabled {
+            // Off, a completed turn's end changes nothing.
+            self.turn_end_at = Some(u64::MAX);
             return Vec::new();
         }
         let policy = self.policy(host);
+        self.turn_end_at = host
+            .model()
+            .map(|model| model.context_window)
+            .filter(|&window| window > 0)
+            .map(|window| window.saturating_sub(policy.budget.warning_line()));
         let branch = host.window_branch(None);
         let window = active_window(&branch, host.session_id());
         let remaining = Self::remaining(host, &branch, &window);

@@ -98,6 +98,10 @@ pub struct Notesoup {
     /// Windows whose missing-boot notice was shown.
     missing_boot_notices: Vec<String>,
     settings_warnings: WarnOnce,
+    /// The context tokens from which a completed turn reaches the warning
+    /// line, as of the newest `context` (see [`PiExtension::turn_end_at`]);
+    /// `None` before the first one or without a context window.
+    turn_end_at: Option<u64>,
     /// `(cwd, project key)` of the last lookup.
     project: Option<(PathBuf, String)>,
     /// The boot caches: note heads kept between listings for the life of
@@ -148,6 +152,7 @@ impl Notesoup {
             boot_notices: Vec::new(),
             missing_boot_notices: Vec::new(),
             settings_warnings: WarnOnce::new(),
+            turn_end_at: None,
             project: None,
             caches: BootCaches::new(None),
             random_hex8: Box::new(crate::reset::window::random_hex8),
@@ -327,9 +332,20 @@ impl PiExtension for Notesoup {
     }
 
     /// `agent_before_settle` only while a close-out, a committed stop or an
-    /// overflow recovery waits for settlement; every other event always.
+    /// overflow recovery waits for settlement; `turn_end` while the reducer
+    /// is not idle or a budget draft waits to be saved (a turn that may end
+    /// in an overflow or at the reserve is told by its own messages, see
+    /// [`PiExtension::turn_end_at`]); every other event always.
     fn needs(&self, event: &str) -> bool {
-        event != "agent_before_settle" || settle_matters(&self.control)
+        match event {
+            "agent_before_settle" => settle_matters(&self.control),
+            "turn_end" => settle_matters(&self.control) || !self.staged.is_empty(),
+            _ => true,
+        }
+    }
+
+    fn turn_end_at(&self) -> Option<u64> {
+        self.turn_end_at
     }
 
     fn agent_settled(&mut self, host: &mut dyn PiHost, _event: &AgentSettledEvent) {

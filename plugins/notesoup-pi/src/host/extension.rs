@@ -201,6 +201,17 @@ pub trait PiExtension {
         true
     }
 
+    /// The context tokens (Pi's `getContextUsage()` count after the turn:
+    /// the turn's reply's usage and the estimate of the messages after it)
+    /// from which a completed turn needs `turn_end` delivered even while
+    /// [`needs`](Self::needs) says it is not needed; a turn that does not
+    /// complete (an error, an abort, a cut reply) always does. A host that
+    /// leaves `turn_end` undelivered by `needs` reads the turn's messages
+    /// against this line. `None`: every turn needs it (the default).
+    fn turn_end_at(&self) -> Option<u64> {
+        None
+    }
+
     /// `agent_before_settle` (≥ 0.87).
     fn agent_before_settle(
         &mut self,

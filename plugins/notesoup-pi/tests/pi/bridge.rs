@@ -167,8 +167,9 @@ fn the_handshake_names_tools_commands_and_events() {
             .unwrap()
             .contains(&json!("turn_end"))
     );
-    // Forwarded, but subscribed to only while a result asks for it.
-    assert_eq!(body["onDemand"], json!(["agent_before_settle"]));
+    // Forwarded, but subscribed to only while a result asks for it (or,
+    // for `turn_end`, while the turn's own messages say so).
+    assert_eq!(body["onDemand"], json!(["turn_end", "agent_before_settle"]));
     // The usage is read only by the budget: every forwarded event's state
     // but `context`'s and `turn_end`'s leaves it out, and those exchanges,
     // tool calls and commands have the sidecar compute it.
@@ -468,11 +469,13 @@ fn context_carries_no_messages_and_the_warning_comes_back_as_one_appended_messag
     let user = json!({"type": "message", "id": "e0000001", "parentId": null,
         "timestamp": "2026-01-01T00:00:01.000Z",
         "message": {"role": "user", "content": "Hello.", "timestamp": 1}});
-    // Clear of the lines: Pi keeps its messages.
+    // Clear of the lines: Pi keeps its messages, and no turn end is
+    // needed unless the turn itself reaches the warning line: the window
+    // less Pi's default reserve and the runway, 16,384 tokens each.
     sidecar.send(context(1, 20_000, vec![user], 0, "e0000001"));
     assert_eq!(
         sidecar.next()["body"],
-        json!({"id": 1, "value": null, "onDemand": []})
+        json!({"id": 1, "value": null, "onDemand": [], "turnEndAt": 200_000 - 2 * 16_384})
     );
     // Past the warning line: the warning alone, to append.
     sidecar.send(context(2, 190_000, vec![], 1, "e0000001"));
@@ -488,10 +491,12 @@ fn context_carries_no_messages_and_the_warning_comes_back_as_one_appended_messag
         }}));
     };
     let body = result["body"].as_object().unwrap();
-    assert_eq!(body.len(), 3, "{result}");
+    assert_eq!(body.len(), 4, "{result}");
     assert_eq!(body["id"], 2);
-    // The warning armed a close-out: the settlement may act on it now.
-    assert_eq!(body["onDemand"], json!(["agent_before_settle"]));
+    // The warning armed a close-out, and waits to be saved at the turn's
+    // end: the turn's end and the settlement may act on them now.
+    assert_eq!(body["onDemand"], json!(["turn_end", "agent_before_settle"]));
+    assert_eq!(body["turnEndAt"], 200_000 - 2 * 16_384);
     let value = body["value"].as_object().unwrap();
     assert_eq!(value.keys().collect::<Vec<_>>(), ["append"], "{result}");
     let append = value["append"].as_array().unwrap();
@@ -503,7 +508,8 @@ fn context_carries_no_messages_and_the_warning_comes_back_as_one_appended_messag
     sidecar.send(context(3, 190_000, vec![], 1, "e0000001"));
     assert_eq!(
         sidecar.next()["body"],
-        json!({"id": 3, "value": null, "onDemand": ["agent_before_settle"]})
+        json!({"id": 3, "value": null, "onDemand": ["turn_end", "agent_before_settle"],
+            "turnEndAt": 200_000 - 2 * 16_384})
     );
     assert!(sidecar.finish().success());
 }

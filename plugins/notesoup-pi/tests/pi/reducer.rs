@@ -855,14 +855,9 @@ mod properties {
 
 // ---- whether a settlement can matter ----------------------------------------
 
-/// `settle_matters` is false exactly when no settlement Pi could report
-/// changes the state or has an effect: over every request phase (for two
-/// windows, with and without a prompt), every overflow phase, notesoup on
-/// and off, and every settlement (three windows, every outcome, abort and
-/// queued work). The bridge leaves `agent_before_settle` unsubscribed while
-/// it is false.
-#[test]
-fn settle_matters_exactly_when_some_settlement_acts() {
+/// Every request phase (for two windows, with and without a prompt) under
+/// every overflow phase.
+fn every_control() -> Vec<ResetControl> {
     let requests = [
         none(),
         manual("w1"),
@@ -872,43 +867,56 @@ fn settle_matters_exactly_when_some_settlement_acts() {
         tool_in_close_out("w1"),
         stop("w2"),
     ];
-    let outcomes = [
-        TurnOutcome::Completed,
-        TurnOutcome::Aborted,
-        TurnOutcome::Error { overflow: false },
-        TurnOutcome::Error { overflow: true },
-    ];
-    let mut quiet = 0;
-    for request in &requests {
+    let mut controls = Vec::new();
+    for request in requests {
         for overflow in [Idle, Pending, PendingSpent, Spent] {
-            for enabled in [true, false] {
-                let control = state(request.clone(), overflow);
-                let mut acts = false;
-                for window in ["w1", "w2", "w3"] {
-                    for outcome in outcomes {
-                        for (aborted, queued) in
-                            [(false, false), (false, true), (true, false), (true, true)]
-                        {
-                            let facts = SettleFacts {
-                                window_id: window.into(),
-                                outcome,
-                                aborted,
-                                queued,
-                                enabled,
-                            };
-                            let event = ResetEvent::BeforeSettle(facts);
-                            acts |=
-                                reduce(&control, &event) != (control.clone(), ResetEffect::None);
-                        }
+            controls.push(state(request.clone(), overflow));
+        }
+    }
+    controls
+}
+
+const OUTCOMES: [TurnOutcome; 4] = [
+    TurnOutcome::Completed,
+    TurnOutcome::Aborted,
+    TurnOutcome::Error { overflow: false },
+    TurnOutcome::Error { overflow: true },
+];
+
+/// `settle_matters` is false exactly when no settlement Pi could report
+/// changes the state or has an effect: over every control state, notesoup
+/// on and off, and every settlement (three windows, every outcome, abort
+/// and queued work). The bridge leaves `agent_before_settle` unsubscribed
+/// while it is false.
+#[test]
+fn settle_matters_exactly_when_some_settlement_acts() {
+    let mut quiet = 0;
+    for control in every_control() {
+        for enabled in [true, false] {
+            let mut acts = false;
+            for window in ["w1", "w2", "w3"] {
+                for outcome in OUTCOMES {
+                    for (aborted, queued) in
+                        [(false, false), (false, true), (true, false), (true, true)]
+                    {
+                        let facts = SettleFacts {
+                            window_id: window.into(),
+                            outcome,
+                            aborted,
+                            queued,
+                            enabled,
+                        };
+                        let event = ResetEvent::BeforeSettle(facts);
+                        acts |= reduce(&control, &event) != (control.clone(), ResetEffect::None);
                     }
                 }
-                assert_eq!(
-                    settle_matters(&control),
-                    acts,
-                    "{control:?}, enabled {enabled}"
-                );
-                quiet += usize::from(!acts);
             }
+            assert_eq!(
+                settle_matters(&control),
+                acts,
+                "{control:?}, enabled {enabled}"
+            );
+            quiet += usize::from(!acts);
         }
     }
     // Only the idle state (nothing pending, no overflow phase) is quiet,
@@ -918,4 +926,82 @@ fn settle_matters_exactly_when_some_settlement_acts() {
     assert!(settle_matters(&state(manual("w1"), Idle)));
     assert!(settle_matters(&state(none(), Spent)));
     assert_eq!(quiet, 2);
+}
+
+// ---- whether a turn's end can matter ----------------------------------------
+
+/// Whether the `turn_end` of `facts` changes `control` or has an effect.
+fn turn_end_acts(control: &ResetControl, facts: TurnEndFacts) -> bool {
+    reduce(control, &ResetEvent::TurnEnd(facts)) != (control.clone(), ResetEffect::None)
+}
+
+/// Every `turn_end` Pi could report in window `w1` of `outcome` at the
+/// reserve or not: three windows, queued work, notesoup on and off,
+/// automatic resets on and off.
+fn every_turn_end(outcome: TurnOutcome, hard_reserve: bool) -> Vec<TurnEndFacts> {
+    let mut all = Vec::new();
+    for window in ["w1", "w2", "w3"] {
+        for (queued, enabled, automatic) in [
+            (false, false, false),
+            (false, false, true),
+            (false, true, false),
+            (false, true, true),
+            (true, false, false),
+            (true, false, true),
+            (true, true, false),
+            (true, true, true),
+        ] {
+            all.push(TurnEndFacts {
+                window_id: window.into(),
+                outcome,
+                queued,
+                enabled,
+                automatic,
+                hard_reserve,
+            });
+        }
+    }
+    all
+}
+
+/// What lets the bridge leave `turn_end` unsubscribed: in the idle state,
+/// no completed turn short of the reserve changes anything, whatever else
+/// Pi reports; the shim holds `turn_end` itself for every other outcome and
+/// for a turn that reaches its line (which lies before the reserve). In
+/// every other state some turn end acts, so the bridge holds the event
+/// (the reducer's `settle_matters`, which `needs("turn_end")` reads).
+#[test]
+fn only_an_idle_state_lets_an_ordinary_turn_end_pass_unseen() {
+    let idle = ResetControl::default();
+    for facts in every_turn_end(TurnOutcome::Completed, false) {
+        assert!(!turn_end_acts(&idle, facts.clone()), "{facts:?}");
+    }
+    // What the shim holds the event for does act in the idle state: an
+    // overflow (with notesoup on, resets automatic, nothing queued) and a
+    // completed turn at the reserve.
+    for (outcome, hard_reserve) in [
+        (TurnOutcome::Error { overflow: true }, false),
+        (TurnOutcome::Completed, true),
+    ] {
+        assert!(
+            every_turn_end(outcome, hard_reserve)
+                .into_iter()
+                .any(|facts| turn_end_acts(&idle, facts)),
+            "{outcome:?}, at the reserve {hard_reserve}"
+        );
+    }
+    for control in every_control() {
+        if control == idle {
+            continue;
+        }
+        let acts = OUTCOMES.iter().any(|&outcome| {
+            [false, true].into_iter().any(|hard| {
+                every_turn_end(outcome, hard)
+                    .into_iter()
+                    .any(|facts| turn_end_acts(&control, facts))
+            })
+        });
+        assert!(acts, "{control:?}");
+        assert!(settle_matters(&control), "{control:?}");
+    }
 }

@@ -375,6 +375,59 @@ fn hard_reserve_forces_a_reset() {
     assert_eq!(report.ledger_ends(), ["hard_reserve", "open"]);
 }
 
+/// `turn_end` reaches the sidecar only for the turns that need it. An
+/// ordinary turn, a tool call and its answer, goes by without it; a turn
+/// that starts short of the budget's lines (no reminder or warning staged,
+/// no reset armed) and crosses the reserve by its own tool results is held
+/// by the shim, which counts the turn's tokens as Pi does, and ends in the
+/// forced reset.
+#[test]
+fn turn_end_is_held_only_for_a_turn_that_may_act() {
+    let mut world = World::new(100_000);
+    let lines = world.path("bridge-in.jsonl");
+    world.sidecar = teeing_sidecar(&world, &lines);
+    // A note whose reads fill tool results (30,000 characters, about 7,500
+    // tokens, each).
+    let human = world.notes_home().join("human");
+    std::fs::create_dir_all(&human).unwrap();
+    std::fs::write(human.join("big.md"), "A long fact.\n".repeat(4_000)).unwrap();
+    let read =
+        json!({"name": "notes_read", "args": {"address": "@human/big.md", "limit_chars": 30_000}});
+    let report = world.start(json!([
+        {"respond": [
+            tool("notes_write", json!({"address": "@project/plan.md", "content": "# Plan\n"})),
+            text("Noted."),
+        ]},
+        {"prompt": "Remember the plan."},
+        // About 45,000 tokens at the request: clear of the reminder line
+        // (40,960 tokens left); six reads take the turn past the reserve
+        // (16,384 left).
+        {"respond": [
+            {"tools": [read, read, read, read, read, read]},
+            text("Fresh after the forced reset."),
+        ]},
+        {"prompt": format!("Read it six times. {}", "q".repeat(160_000))},
+    ]));
+    report.assert_finished(0);
+    assert_eq!(report.markers().len(), 1, "{:?}", report.kinds());
+    assert_eq!(report.markers()[0].1, "forced");
+    assert_eq!(report.ledger_ends(), ["hard_reserve", "open"]);
+    // Four turns: the note written, its answer, the reads, the answer in
+    // the fresh window; the sidecar saw the end of the reads only.
+    let sent: Vec<serde_json::Value> = std::fs::read_to_string(&lines)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let count = |name: &str| {
+        sent.iter()
+            .filter(|line| line["type"] == "event" && line["body"]["name"] == name)
+            .count()
+    };
+    assert_eq!(count("turn_start"), 4);
+    assert_eq!(count("turn_end"), 1);
+}
+
 #[test]
 fn overflow_recovers_once_through_a_forced_reset() {
     let world = World::new(200_000);
