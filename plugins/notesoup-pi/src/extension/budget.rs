@@ -113,11 +113,12 @@ impl Notesoup {
             return Vec::new();
         }
         let policy = self.policy(host);
-        self.turn_end_at = host
-            .model()
-            .map(|model| model.context_window)
-            .filter(|&window| window > 0)
-            .map(|window| window.saturating_sub(policy.budget.warning_line()));
+        // Without a context window (0), every turn's end is delivered.
+        self.turn_end_at = host.model().map(|model| {
+            model
+                .context_window
+                .saturating_sub(policy.budget.warning_line())
+        });
         let branch = host.window_branch(None);
         let window = active_window(&branch, host.session_id());
         let remaining = Self::remaining(host, &branch, &window);

@@ -477,8 +477,16 @@ fn context_carries_no_messages_and_the_warning_comes_back_as_one_appended_messag
         sidecar.next()["body"],
         json!({"id": 1, "value": null, "onDemand": [], "turnEndAt": 200_000 - 2 * 16_384})
     );
+    // Past the reminder line (40,960 tokens left) and short of the
+    // warning line: the reminder is staged to be saved at the turn's end,
+    // which is needed now, the reset reducer still idle.
+    sidecar.send(context(2, 162_000, vec![], 1, "e0000001"));
+    assert_eq!(
+        sidecar.next()["body"],
+        json!({"id": 2, "value": null, "onDemand": ["turn_end"], "turnEndAt": 200_000 - 2 * 16_384})
+    );
     // Past the warning line: the warning alone, to append.
-    sidecar.send(context(2, 190_000, vec![], 1, "e0000001"));
+    sidecar.send(context(20, 190_000, vec![], 1, "e0000001"));
     let result = loop {
         let message = sidecar.next();
         if message["type"] == "result" {
@@ -492,7 +500,7 @@ fn context_carries_no_messages_and_the_warning_comes_back_as_one_appended_messag
     };
     let body = result["body"].as_object().unwrap();
     assert_eq!(body.len(), 4, "{result}");
-    assert_eq!(body["id"], 2);
+    assert_eq!(body["id"], 20);
     // The warning armed a close-out, and waits to be saved at the turn's
     // end: the turn's end and the settlement may act on them now.
     assert_eq!(body["onDemand"], json!(["turn_end", "agent_before_settle"]));

@@ -258,6 +258,8 @@ fn host_defaults_read_the_session_like_pi() {
     for event in notesoup_pi::bridge::FORWARDED_EVENTS {
         assert!(extension.needs(event), "{event}");
     }
+    // And every turn's end, whatever its tokens.
+    assert_eq!(extension.turn_end_at(), None);
     assert!(
         host.append_entry("x", None)
             .is_err_and(|err| err.code() == "host_rejected")
