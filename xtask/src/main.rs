@@ -59,9 +59,10 @@ commands:
   pi-bench report-all [SESSIONS] [RUNS]
                notesoup-pi report --all over a project of copied Pi goldens, on
                its thread pool and pinned to one core
-  pi-bench resume [RUNS] [ENTRIES...]
+  pi-bench resume [--booted] [RUNS] [ENTRIES...]
                real Pi resuming a session and answering one prompt, without an
-               extension, with a no-op one and with notesoup
+               extension, with a no-op one and with notesoup (--booted: a
+               session notesoup has booted before)
   pi-bench sidecar [ENTRIES] [RUNS] [EVENTS] [BASELINE_BINARY]
                the sidecar alone over its pipes: session_start and per-event times
   search-bench [--runs N] [--mb MB] [--also PATH] [--binary PATH] [--keep]

@@ -24,7 +24,7 @@ pub fn run(args: &[String]) -> Result<()> {
         [] => "500".to_owned(),
         [n] if n.parse::<u32>().is_ok() => n.clone(),
         _ => bail!(
-            "usage: cargo xtask pi-bench [ROUNDS] | pi-bench context [ENTRIES] [RUNS] | pi-bench report [ENTRIES] [RUNS] | pi-bench report-all [SESSIONS] [RUNS] | pi-bench resume [RUNS] [ENTRIES...] | pi-bench sidecar [ENTRIES] [RUNS] [EVENTS] [BASELINE_BINARY]"
+            "usage: cargo xtask pi-bench [ROUNDS] | pi-bench context [ENTRIES] [RUNS] | pi-bench report [ENTRIES] [RUNS] | pi-bench report-all [SESSIONS] [RUNS] | pi-bench resume [--booted] [RUNS] [ENTRIES...] | pi-bench sidecar [ENTRIES] [RUNS] [EVENTS] [BASELINE_BINARY]"
         ),
     };
     let env = crate::hosts::pi_env()?;
@@ -406,8 +406,9 @@ fn sidecar(args: &[String]) -> Result<()> {
     Ok(())
 }
 
-/// `pi-bench resume [RUNS] [ENTRIES...]`: real Pi 1.6.0 (SDK, faux model)
-/// resuming a session written by Pi and answering one prompt, then five
+/// `pi-bench resume [--booted] [RUNS] [ENTRIES...]`: real Pi 1.6.0 (SDK,
+/// faux model) resuming a session written by Pi and answering one prompt,
+/// then five
 /// more, with and without the notesoup package, runs alternating in one
 /// process tree: medians of the whole Node process's wall time, of Pi's
 /// part (from its modules loaded to the first answer), of a later prompt
@@ -419,9 +420,16 @@ fn sidecar(args: &[String]) -> Result<()> {
 /// fourth variant runs the package with that sidecar (a before and after
 /// on the same load); `NOTESOUP_PI_BENCH_BASELINE_PACKAGE` names the Pi
 /// package folder of that build when its bridge protocol is not this one's.
+/// The session was written without notesoup, so each run with the package
+/// is the first time notesoup sees it (it appends the window's boot);
+/// `--booted` resumes instead, in every variant, the session as one run of
+/// this build's package left it: how a session that has run with notesoup
+/// resumes.
 fn resume(args: &[String]) -> Result<()> {
     let baseline = std::env::var_os("NOTESOUP_PI_BENCH_BASELINE").map(std::path::PathBuf::from);
     let baseline_package = std::env::var_os("NOTESOUP_PI_BENCH_BASELINE_PACKAGE");
+    let booted = args.first().is_some_and(|arg| arg == "--booted");
+    let args = &args[usize::from(booted)..];
     let runs: usize = match args.first() {
         Some(n) => n.parse().context("RUNS is a number")?,
         None => 5,
@@ -455,8 +463,32 @@ fn resume(args: &[String]) -> Result<()> {
         "no-op",
         "notesoup",
     );
+    if booted {
+        println!("sessions notesoup has booted: each resumed once with the package first");
+    }
     for entries in sizes {
-        let session = long_session(&env, entries)?;
+        let mut session = long_session(&env, entries)?;
+        if booted {
+            let kept = work.join(format!("booted-{entries}.jsonl"));
+            let dir = work.join(format!("{entries}-boot"));
+            std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+            let output = Command::new(&env.node)
+                .arg(&script)
+                .arg(&package)
+                .arg(&dir)
+                .arg(&session)
+                .arg("0")
+                .env("NOTESOUP_PI_NODE_MODULES", &env.node_modules)
+                .env("NOTESOUP_PI_BIN", &binary)
+                .env("NOTESOUP_PI_BENCH_KEEP", &kept)
+                .env("HOME", &dir)
+                .env("PI_NOTES_HOME", dir.join("notes"))
+                .output()
+                .context("could not run the resume bench")?;
+            report_of(&output, "the resume that boots the session")?;
+            let _ = std::fs::remove_dir_all(&dir);
+            session = kept;
+        }
         let size = std::fs::metadata(&session).map(|m| m.len()).unwrap_or(0);
         // Each variant: the package argument and the sidecar binary.
         let mut variants = vec![

@@ -200,6 +200,9 @@ if (errors.length > 0 || unavailable.length > 0) {
   throw new Error(`Pi reported: ${[...errors, ...unavailable].join("; ")}`);
 }
 session.dispose();
+// The session as this run left it (notesoup's boot in its window, when the
+// package ran), for a bench of later resumes.
+if (process.env.NOTESOUP_PI_BENCH_KEEP) fs.copyFileSync(resumed, process.env.NOTESOUP_PI_BENCH_KEEP);
 fs.rmSync(resumed, { force: true });
 process.stdout.write(`${JSON.stringify({ totalMs, laterMs, phases, rssMb, handlers, entries: sessionManager.getEntryCount() })}\n`);
 process.exit(0);
