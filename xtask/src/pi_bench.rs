@@ -535,6 +535,7 @@ fn resume(args: &[String]) -> Result<()> {
             Ok(ResumeSample {
                 wall,
                 after_modules: ms(&report["totalMs"]) - ms(&report["phases"]["modules"]),
+                to_ready: ms(&report["phases"]["sessionStart"]) - ms(&report["phases"]["modules"]),
                 later: ms(&report["laterMs"]),
                 rss: ms(&report["rssMb"]),
                 in_handlers: [
@@ -554,6 +555,7 @@ fn resume(args: &[String]) -> Result<()> {
                 "wall",
                 (|s: &ResumeSample| s.wall) as fn(&ResumeSample) -> f64,
             ),
+            ("to ready", |s: &ResumeSample| s.to_ready),
             ("Pi's part", |s: &ResumeSample| s.after_modules),
             ("a later prompt", |s: &ResumeSample| s.later),
         ] {
@@ -602,7 +604,7 @@ fn resume(args: &[String]) -> Result<()> {
         "in handlers: the time Pi waited in the package's event handlers (its own work and the sidecar's answers; Pi's work for an event that has handlers is the no-op extension's), medians: at the start (to the end of session_start), in the first prompt, in a later prompt, and the slowest event's mean in the later prompts"
     );
     println!(
-        "medians of {runs} alternating runs; wall: the whole Node process; Pi's part: from Pi's modules loaded to the first prompt's answer; a later prompt: the median of five more prompts, each one an ordinary prompt's events (before_agent_start, turn_start, context, context_with_system, message_end, turn_end and the settle events); added and ratio: notesoup against no extension; RSS: Pi's process's peak up to the first answer"
+        "medians of {runs} alternating runs; wall: the whole Node process; to ready: from Pi's modules loaded to the session ready for a prompt (the session_start handlers done); Pi's part: from Pi's modules loaded to the first prompt's answer; a later prompt: the median of five more prompts, each one an ordinary prompt's events (before_agent_start, turn_start, context, context_with_system, message_end, turn_end and the settle events); added and ratio: notesoup against no extension; RSS: Pi's process's peak up to the first answer"
     );
     println!("load average at the end: {}", load_average());
     Ok(())
@@ -615,6 +617,9 @@ struct ResumeSample {
     wall: f64,
     /// From Pi's modules loaded to the first prompt's answer, milliseconds.
     after_modules: f64,
+    /// From Pi's modules loaded to the session ready for a prompt (its
+    /// `session_start` handlers done), milliseconds.
+    to_ready: f64,
     /// The median of the later prompts, milliseconds.
     later: f64,
     /// Pi's process's peak RSS, MB.

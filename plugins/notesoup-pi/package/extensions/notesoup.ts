@@ -331,6 +331,13 @@ export default function notesoup(pi: ExtensionAPI): void {
   let turnEndAt = 0;
   /** Whether `message_end` is held (once, for the extension's life). */
   let countingTurns = false;
+  /**
+   * The newest `session_start` exchange (the mirror reading the session
+   * file, the window's boot appended), which Pi does not wait for; a run
+   * waits for it before it starts (`before_agent_start`), and every other
+   * exchange queues behind it.
+   */
+  let starting: Promise<void> = Promise.resolve();
   /** Whether the agent was told this session that its memory tools are off. */
   let toldAgent = false;
   /** Watches for the session going away without a `session_shutdown`. */
@@ -785,9 +792,19 @@ export default function notesoup(pi: ExtensionAPI): void {
     }
   }
 
+  // Pi waits for the sidecar's start and the tools' registration, not for
+  // the exchange: on a long session the mirror reads the whole file (about
+  // 45 ms at 100,000 entries), and Pi can be ready for input meanwhile. The
+  // boot the exchange appends while Pi is idle lands as before; while a run
+  // starts, Pi holds it and adds it before the run's messages.
   pi.on("session_start", async (event, ctx) => {
     await (queue = queue.then(() => start(ctx)).catch(() => undefined));
-    await forward("session_start", event, ctx);
+    starting = forward("session_start", event, ctx).then(
+      () => undefined,
+      (error: unknown) => {
+        ctx.ui.notify(error instanceof Error ? error.message : String(error), "error");
+      },
+    );
   });
 
   pi.on("session_shutdown", async (event, ctx) => {
@@ -799,6 +816,8 @@ export default function notesoup(pi: ExtensionAPI): void {
   // memory tools are unavailable and why; with one, the event is the
   // sidecar's when it asked for it.
   pi.on("before_agent_start", async (event, ctx): Promise<BeforeAgentStartEventResult | undefined> => {
+    // The window's boot goes before the run's messages.
+    await starting;
     if (!ready) {
       if (unavailable === undefined || toldAgent) return undefined;
       toldAgent = true;
