@@ -100,7 +100,7 @@ pub struct Notesoup {
     settings_warnings: WarnOnce,
     /// The context tokens from which a completed turn reaches the warning
     /// line, as of the newest `context` (see [`PiExtension::turn_end_at`]);
-    /// `None` before the first one or without a context window.
+    /// `None` before the first one or without a model.
     turn_end_at: Option<u64>,
     /// `(cwd, project key)` of the last lookup.
     project: Option<(PathBuf, String)>,
