@@ -313,6 +313,9 @@ impl PiExtension for Notesoup {
 
     fn model_select(&mut self, _host: &mut dyn PiHost, _event: &ModelSelectEvent) {
         self.staged.clear();
+        // The line was the old model's window less the warning line: every
+        // turn's end is delivered until the next request sets it again.
+        self.turn_end_at = None;
     }
 
     fn turn_start(&mut self, host: &mut dyn PiHost, _event: &TurnStartEvent) {

@@ -477,6 +477,19 @@ fn context_carries_no_messages_and_the_warning_comes_back_as_one_appended_messag
         sidecar.next()["body"],
         json!({"id": 1, "value": null, "onDemand": [], "turnEndAt": 200_000 - 2 * 16_384})
     );
+    // A model chosen mid-run: until the next request sets the line for its
+    // window, every turn's end is delivered (no `turnEndAt`).
+    let model =
+        json!({"provider": "anthropic", "id": "small", "contextWindow": 50000, "maxTokens": 8192});
+    sidecar.send(
+        json!({"type": "event", "body": {"id": 10, "name": "model_select",
+        "payload": {"type": "model_select", "model": model, "source": "set"},
+        "state": state(&cwd, vec![], 1, Some("e0000001"))}}),
+    );
+    assert_eq!(
+        sidecar.next()["body"],
+        json!({"id": 10, "value": null, "onDemand": []})
+    );
     // Past the reminder line (40,960 tokens left) and short of the
     // warning line: the reminder is staged to be saved at the turn's end,
     // which is needed now, the reset reducer still idle.
