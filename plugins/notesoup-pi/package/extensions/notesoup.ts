@@ -802,7 +802,11 @@ export default function notesoup(pi: ExtensionAPI): void {
     starting = forward("session_start", event, ctx).then(
       () => undefined,
       (error: unknown) => {
-        ctx.ui.notify(error instanceof Error ? error.message : String(error), "error");
+        try {
+          ctx.ui.notify(error instanceof Error ? error.message : String(error), "error");
+        } catch {
+          // The session went away meanwhile: nobody is left to tell.
+        }
       },
     );
   });
