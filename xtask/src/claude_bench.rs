@@ -224,6 +224,21 @@ impl World {
         Ok(path)
     }
 
+    /// `session-start` with `source` on the 10,000-note store for a new
+    /// session notesoup has no record of, whose transcript is its own.
+    fn unrecorded_start(&self, binary: &Path, source: &str, run: usize) -> Result<Duration> {
+        let session = format!("bench-{source}-{run}");
+        self.hook_with(
+            binary,
+            &self.many_notes,
+            &self.transcript_of(&session)?,
+            "session-start",
+            &session,
+            source,
+            &[],
+        )
+    }
+
     /// A hook on the notes root `notes` and `transcript`, with `env` set too.
     #[allow(clippy::too_many_arguments)]
     fn hook_with(
@@ -278,30 +293,8 @@ impl World {
                 2 => self.hook(binary, "user-prompt-submit", SESSION, ""),
                 // Sessions with no record, each with a transcript of its own
                 // no hook has scanned: the window comes from the transcript.
-                3 => {
-                    let session = format!("bench-resume-{run}");
-                    self.hook_with(
-                        binary,
-                        &self.many_notes,
-                        &self.transcript_of(&session)?,
-                        "session-start",
-                        &session,
-                        "resume",
-                        &[],
-                    )
-                }
-                4 => {
-                    let session = format!("bench-compact-{run}");
-                    self.hook_with(
-                        binary,
-                        &self.many_notes,
-                        &self.transcript_of(&session)?,
-                        "session-start",
-                        &session,
-                        "compact",
-                        &[],
-                    )
-                }
+                3 => self.unrecorded_start(binary, "resume", run),
+                4 => self.unrecorded_start(binary, "compact", run),
                 5 => self.hook_with(
                     binary,
                     &self.many_notes,

@@ -472,19 +472,12 @@ fn resume(args: &[String]) -> Result<()> {
             let kept = work.join(format!("booted-{entries}.jsonl"));
             let dir = work.join(format!("{entries}-boot"));
             std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-            let output = Command::new(&env.node)
-                .arg(&script)
-                .arg(&package)
-                .arg(&dir)
-                .arg(&session)
-                .arg("0")
-                .env("NOTESOUP_PI_NODE_MODULES", &env.node_modules)
-                .env("NOTESOUP_PI_BIN", &binary)
-                .env("NOTESOUP_PI_BENCH_KEEP", &kept)
-                .env("HOME", &dir)
-                .env("PI_NOTES_HOME", dir.join("notes"))
-                .output()
-                .context("could not run the resume bench")?;
+            let output =
+                resume_command(&env, &script, package.as_os_str(), &dir, &session, &binary)
+                    .arg("0")
+                    .env("NOTESOUP_PI_BENCH_KEEP", &kept)
+                    .output()
+                    .context("could not run the resume bench")?;
             report_of(&output, "the resume that boots the session")?;
             let _ = std::fs::remove_dir_all(&dir);
             session = kept;
@@ -508,15 +501,7 @@ fn resume(args: &[String]) -> Result<()> {
             let _ = std::fs::remove_dir_all(&dir);
             std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
             let start = std::time::Instant::now();
-            let output = Command::new(&env.node)
-                .arg(&script)
-                .arg(package_arg)
-                .arg(&dir)
-                .arg(&session)
-                .env("NOTESOUP_PI_NODE_MODULES", &env.node_modules)
-                .env("NOTESOUP_PI_BIN", binary)
-                .env("HOME", &dir)
-                .env("PI_NOTES_HOME", dir.join("notes"))
+            let output = resume_command(&env, &script, package_arg, &dir, &session, binary)
                 .output()
                 .context("could not run the resume bench")?;
             let wall = start.elapsed().as_secs_f64() * 1000.0;
@@ -608,6 +593,29 @@ fn resume(args: &[String]) -> Result<()> {
     );
     println!("load average at the end: {}", load_average());
     Ok(())
+}
+
+/// `bench/resume.mjs` on `session` with `package` (a folder, `none` or
+/// `noop`) and the sidecar `binary`, in `dir` (its home and notes).
+fn resume_command(
+    env: &crate::hosts::PiInstall,
+    script: &std::path::Path,
+    package: &std::ffi::OsStr,
+    dir: &std::path::Path,
+    session: &std::path::Path,
+    binary: &std::path::Path,
+) -> Command {
+    let mut command = Command::new(&env.node);
+    command
+        .arg(script)
+        .arg(package)
+        .arg(dir)
+        .arg(session)
+        .env("NOTESOUP_PI_NODE_MODULES", &env.node_modules)
+        .env("NOTESOUP_PI_BIN", binary)
+        .env("HOME", dir)
+        .env("PI_NOTES_HOME", dir.join("notes"));
+    command
 }
 
 /// One run of `bench/resume.mjs`.

@@ -329,8 +329,6 @@ export default function notesoup(pi: ExtensionAPI): void {
   let turnTokens: number | undefined;
   /** The newest result's `turnEndAt`: a turn reaching it holds `turn_end`. */
   let turnEndAt = 0;
-  /** Whether `message_end` is held (once, for the extension's life). */
-  let countingTurns = false;
   /**
    * The newest `session_start` exchange (the mirror reading the session
    * file, the window's boot appended), which Pi does not wait for; a run
@@ -592,8 +590,9 @@ export default function notesoup(pi: ExtensionAPI): void {
       subscribed.add(event);
       subscribe(event);
     }
-    if (!countingTurns && (spec.onDemand ?? []).includes("turn_end")) {
-      countingTurns = true;
+    // Held once, for the extension's life, answered by the shim alone.
+    if (!subscribed.has("message_end") && (spec.onDemand ?? []).includes("turn_end")) {
+      subscribed.add("message_end");
       pi.on("message_end", (event) => messageEnd(event.message));
     }
   }
