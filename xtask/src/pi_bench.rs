@@ -24,7 +24,7 @@ pub fn run(args: &[String]) -> Result<()> {
         [] => "500".to_owned(),
         [n] if n.parse::<u32>().is_ok() => n.clone(),
         _ => bail!(
-            "usage: cargo xtask pi-bench [ROUNDS] | pi-bench context [ENTRIES] [RUNS] | pi-bench report [ENTRIES] [RUNS] | pi-bench report-all [SESSIONS] [RUNS] | pi-bench resume [--booted] [RUNS] [ENTRIES...] | pi-bench sidecar [ENTRIES] [RUNS] [EVENTS] [BASELINE_BINARY]"
+            "usage: cargo xtask pi-bench [ROUNDS] | pi-bench context [ENTRIES] [RUNS] | pi-bench report [ENTRIES] [RUNS] | pi-bench report-all [SESSIONS] [RUNS] | pi-bench resume [--booted] [--again] [RUNS] [ENTRIES...] | pi-bench sidecar [ENTRIES] [RUNS] [EVENTS] [BASELINE_BINARY]"
         ),
     };
     let env = crate::hosts::pi_env()?;
@@ -406,7 +406,7 @@ fn sidecar(args: &[String]) -> Result<()> {
     Ok(())
 }
 
-/// `pi-bench resume [--booted] [RUNS] [ENTRIES...]`: real Pi 1.6.0 (SDK,
+/// `pi-bench resume [--booted] [--again] [RUNS] [ENTRIES...]`: real Pi 1.6.0 (SDK,
 /// faux model) resuming a session written by Pi and answering one prompt,
 /// then five
 /// more, with and without the notesoup package, runs alternating in one
@@ -424,12 +424,17 @@ fn sidecar(args: &[String]) -> Result<()> {
 /// is the first time notesoup sees it (it appends the window's boot);
 /// `--booted` resumes instead, in every variant, the session as one run of
 /// this build's package left it: how a session that has run with notesoup
-/// resumes.
+/// resumes. Each run is in a home of its own unless `--again`: then each
+/// variant keeps one home (its caches, its copy of the session file, written
+/// over in place at each run) from run to run, after one unmeasured run,
+/// as a user resumes the same session again.
 fn resume(args: &[String]) -> Result<()> {
     let baseline = std::env::var_os("NOTESOUP_PI_BENCH_BASELINE").map(std::path::PathBuf::from);
     let baseline_package = std::env::var_os("NOTESOUP_PI_BENCH_BASELINE_PACKAGE");
-    let booted = args.first().is_some_and(|arg| arg == "--booted");
-    let args = &args[usize::from(booted)..];
+    let flags = args.iter().take_while(|arg| arg.starts_with("--")).count();
+    let (flags, args) = args.split_at(flags);
+    let booted = flags.iter().any(|flag| flag == "--booted");
+    let again = flags.iter().any(|flag| flag == "--again");
     let runs: usize = match args.first() {
         Some(n) => n.parse().context("RUNS is a number")?,
         None => 5,
@@ -466,6 +471,9 @@ fn resume(args: &[String]) -> Result<()> {
     if booted {
         println!("sessions notesoup has booted: each resumed once with the package first");
     }
+    if again {
+        println!("the same session resumed again: one home per variant, kept from run to run");
+    }
     for entries in sizes {
         let mut session = long_session(&env, entries)?;
         if booted {
@@ -495,17 +503,37 @@ fn resume(args: &[String]) -> Result<()> {
                 .unwrap_or_else(|| package.clone().into_os_string());
             variants.push((with, baseline.clone()));
         }
+        let home = |run: usize, variant: usize| match again {
+            true => work.join(format!("{entries}-again-{variant}")),
+            false => work.join(format!("{entries}-{run}-{variant}")),
+        };
+        if again {
+            for (variant, (package_arg, binary)) in variants.iter().enumerate() {
+                let dir = home(0, variant);
+                std::fs::create_dir_all(&dir)
+                    .with_context(|| format!("creating {}", dir.display()))?;
+                let output = resume_command(&env, &script, package_arg, &dir, &session, binary)
+                    .arg("0")
+                    .output()
+                    .context("could not run the resume bench")?;
+                report_of(&output, "the unmeasured first resume")?;
+            }
+        }
         let samples = alternating(runs, variants.len(), Order::Same, |run, variant| {
             let (package_arg, binary) = &variants[variant];
-            let dir = work.join(format!("{entries}-{run}-{variant}"));
-            let _ = std::fs::remove_dir_all(&dir);
+            let dir = home(run, variant);
+            if !again {
+                let _ = std::fs::remove_dir_all(&dir);
+            }
             std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
             let start = std::time::Instant::now();
             let output = resume_command(&env, &script, package_arg, &dir, &session, binary)
                 .output()
                 .context("could not run the resume bench")?;
             let wall = start.elapsed().as_secs_f64() * 1000.0;
-            let _ = std::fs::remove_dir_all(&dir);
+            if !again {
+                let _ = std::fs::remove_dir_all(&dir);
+            }
             let report = report_of(&output, "the resume bench")?;
             let handlers = &report["handlers"];
             let slowest = handlers["laterEvents"]

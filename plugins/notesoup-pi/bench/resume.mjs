@@ -12,7 +12,9 @@
 // one path between runs (in the temporary directory), so Pi's loader finds
 // its kept transform, as it finds notesoup's.
 //
-// The session file is copied into WORK_DIR (Pi appends to it). Pi's SDK
+// The session file is copied into WORK_DIR (Pi appends to it); a copy an
+// earlier run left there is written over in place (the same file, as Pi
+// finds a session it resumes again, its appended entries gone). Pi's SDK
 // loads its resources (the package, through the `packages` setting, as
 // `pi install <dir>` records it), opens the copy, binds the extensions
 // (`session_start`, reason `resume`) and answers one prompt with the faux

@@ -12,6 +12,7 @@ use notesoup_core::plumbing::{CappedLines, LineRead};
 use serde_json::Value;
 
 use super::BridgeError;
+use super::kept::KeptIndexes;
 use super::mirror::EntryMirror;
 use super::protocol::{
     AbortArgs, Action, ActionRequest, ActionResult, AppendEntryArgs, EventRequest, NotifyArgs,
@@ -410,6 +411,11 @@ pub struct BridgeHost<'io> {
     /// What the projection reads is still to be decoded ahead, between
     /// events ([`Self::warm`]): set when the mirror reads the session file.
     warming: bool,
+    /// Where the session file's index is kept for the next sidecar.
+    kept: Option<KeptIndexes>,
+    /// The mirror read the session file and its index is worth keeping:
+    /// saved once nothing else is left to do ([`Self::warm`]).
+    keep_pending: bool,
 }
 
 impl<'io> BridgeHost<'io> {
@@ -444,7 +450,17 @@ impl<'io> BridgeHost<'io> {
             timed_out: None,
             late_action: None,
             warming: false,
+            kept: None,
+            keep_pending: false,
         }
+    }
+
+    /// Keeps the index of each session file the mirror reads under
+    /// `cache_dir` (core's `BootCaches::dir`), so that the next sidecar
+    /// reads only what Pi appended since (see `kept.rs`).
+    pub(crate) fn keeping_indexes(mut self, cache_dir: Option<&Path>) -> Self {
+        self.kept = cache_dir.map(KeptIndexes::new);
+        self
     }
 
     pub(crate) fn channel(&mut self) -> &mut Channel<'io> {
@@ -502,7 +518,18 @@ impl<'io> BridgeHost<'io> {
                 && self.mirror.id(count - 1) == on_disk.last_id
                 && ids_hash(self.mirror.ids(count)) == on_disk.ids_hash;
             if !held {
-                let read = read_on_disk(state.session_file.as_deref(), &state.session_id, on_disk)?;
+                let kept = self
+                    .kept
+                    .as_mut()
+                    .and_then(|kept| kept.load(&state.session_id));
+                let read = read_on_disk(
+                    state.session_file.as_deref(),
+                    &state.session_id,
+                    on_disk,
+                    kept.as_deref(),
+                )?;
+                self.keep_pending =
+                    self.kept.is_some() && read.disk().is_some_and(KeptIndexes::worth_saving);
                 self.mirror = read;
                 self.leaf_path.get_mut().clear();
                 self.warming = true;
@@ -582,6 +609,12 @@ impl<'io> BridgeHost<'io> {
 
     fn parent_position(&self, position: usize) -> Option<usize> {
         self.mirror.parent_position(position)
+    }
+
+    /// How many of the mirror's entries were restored from a kept index.
+    #[cfg(test)]
+    pub(crate) fn restored(&self) -> usize {
+        self.mirror.disk().map_or(0, LazySession::restored)
     }
 
     /// The mirror's ids in order, read without decoding an entry.
@@ -675,17 +708,24 @@ impl<'io> BridgeHost<'io> {
         /// Under the count `LazySession` decodes on several threads.
         const BATCH: usize = 128;
         const _: () = assert!(BATCH < crate::session::PARALLEL_MIN);
-        if !self.warming || self.channel.is_waiting() {
+        if self.channel.is_waiting() {
             return;
         }
-        let needed = self.mirror.undecoded(self.projection_positions());
-        for batch in needed.chunks(BATCH) {
-            if self.channel.is_waiting() {
-                return;
+        if self.warming {
+            let needed = self.mirror.undecoded(self.projection_positions());
+            for batch in needed.chunks(BATCH) {
+                if self.channel.is_waiting() {
+                    return;
+                }
+                self.mirror.prefetch(batch);
             }
-            self.mirror.prefetch(batch);
+            self.warming = false;
         }
-        self.warming = false;
+        if std::mem::take(&mut self.keep_pending)
+            && let (Some(kept), Some(disk)) = (&mut self.kept, self.mirror.disk())
+        {
+            kept.save(&self.session_id, disk);
+        }
     }
 
     /// [`Self::branch_positions`], with the branch's entries that are not
@@ -901,25 +941,37 @@ fn read_on_disk(
     file: Option<&str>,
     session_id: &str,
     on_disk: &OnDisk,
+    kept: Option<&[u8]>,
 ) -> Result<EntryMirror, BridgeError> {
     let count = on_disk.count as usize;
     let file = file.ok_or_else(|| BridgeError::Resync("no session file".to_owned()))?;
-    let session = LazySession::read(Path::new(file))
-        .map_err(|error| BridgeError::Resync(shown(&error.to_string())))?;
-    if session.header().map(|header| header.id.as_str()) != Some(session_id) {
-        return Err(BridgeError::Resync(
-            "the session file's header names another session".to_owned(),
-        ));
+    let read = |kept| {
+        LazySession::read_kept(Path::new(file), kept)
+            .map_err(|error| BridgeError::Resync(shown(&error.to_string())))
+    };
+    let check = |session: &LazySession| {
+        if session.header().map(|header| header.id.as_str()) != Some(session_id) {
+            return Err(BridgeError::Resync(
+                "the session file's header names another session".to_owned(),
+            ));
+        }
+        if count == 0
+            || session.len() < count
+            || session.id(count - 1) != on_disk.last_id
+            || ids_hash((0..count).map(|position| session.id(position))) != on_disk.ids_hash
+        {
+            return Err(BridgeError::Resync(format!(
+                "the session file does not hold Pi's first {count} entries"
+            )));
+        }
+        Ok(())
+    };
+    let mut session = read(kept)?;
+    // A kept index that does not give Pi's entries is passed over.
+    if session.restored() > 0 && check(&session).is_err() {
+        session = read(None)?;
     }
-    if count == 0
-        || session.len() < count
-        || session.id(count - 1) != on_disk.last_id
-        || ids_hash((0..count).map(|position| session.id(position))) != on_disk.ids_hash
-    {
-        return Err(BridgeError::Resync(format!(
-            "the session file does not hold Pi's first {count} entries"
-        )));
-    }
+    check(&session)?;
     Ok(EntryMirror::from_disk(session, count))
 }
 

@@ -74,6 +74,11 @@ impl EntryMirror {
         }
     }
 
+    /// The session file the first entries are read from, if any.
+    pub(crate) fn disk(&self) -> Option<&LazySession> {
+        self.disk.as_ref()
+    }
+
     /// How many entries the mirror holds.
     pub(crate) fn len(&self) -> usize {
         self.disk_len + self.tail.len()

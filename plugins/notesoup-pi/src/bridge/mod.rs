@@ -16,6 +16,7 @@
 //! without being echoed.
 
 mod host;
+mod kept;
 mod mirror;
 pub mod package;
 pub mod protocol;
@@ -179,12 +180,15 @@ pub type ExtensionFactory<'a> =
 
 /// Serves one shim until it closes the pipe: the handshake, then one event
 /// at a time; each nested action's answer is waited for at most
-/// `action_timeout` ([`ACTION_REPLY_TIMEOUT`] in `notesoup-pi serve`).
+/// `action_timeout` ([`ACTION_REPLY_TIMEOUT`] in `notesoup-pi serve`). With
+/// a `cache_dir` (core's `BootCaches::dir`), the index of each session file
+/// the sidecar reads is kept there for the next sidecar.
 pub fn serve(
     reader: impl BufRead + Send + 'static,
     writer: &mut dyn Write,
     make: Box<ExtensionFactory<'_>>,
     action_timeout: Duration,
+    cache_dir: Option<&std::path::Path>,
 ) -> Result<(), BridgeError> {
     // One line waits while the next is read: memory stays a few lines'
     // worth, each within core's cap. The thread is left to end with the
@@ -260,7 +264,8 @@ pub fn serve(
     };
     channel.send(&SidecarMessage::Ready(ready(extension.as_ref(), level)))?;
 
-    let mut host = BridgeHost::new(channel, level, hello.pi_version, action_timeout);
+    let mut host = BridgeHost::new(channel, level, hello.pi_version, action_timeout)
+        .keeping_indexes(cache_dir);
     loop {
         let request = match host.channel().receive(None)? {
             Received::Message(message) => match *message {

@@ -31,6 +31,7 @@ pub fn main(args: &[String]) -> ExitCode {
         .ok()
         .and_then(|ms| ms.parse().ok())
         .map_or(ACTION_REPLY_TIMEOUT, Duration::from_millis);
+    let cache_dir = BootCaches::dir(|name| std::env::var(name).ok());
     let stdin = std::io::BufReader::new(std::io::stdin());
     let mut stdout = std::io::stdout().lock();
     let outcome = serve(
@@ -46,7 +47,7 @@ pub fn main(args: &[String]) -> ExitCode {
                 })?;
             let mut extension = Notesoup::new(config, level)
                 .map_err(|error| (error.code().to_owned(), error.to_string()))?
-                .with_boot_caches(BootCaches::dir(|name| std::env::var(name).ok()));
+                .with_boot_caches(cache_dir.clone());
             if std::env::var("NOTESOUP_PI_WINDOW_IDS").as_deref() == Ok("sequential") {
                 let mut counter = 0u32;
                 extension = extension.with_window_ids(move || {
@@ -57,6 +58,7 @@ pub fn main(args: &[String]) -> ExitCode {
             Ok(Box::new(extension) as Box<dyn PiExtension>)
         }),
         action_timeout,
+        cache_dir.as_deref(),
     );
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

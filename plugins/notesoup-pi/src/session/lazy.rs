@@ -12,7 +12,9 @@
 //! structural scan, see `scan.rs`), so a garbage, torn or non-object line
 //! is skipped just as Pi skips it, and any line the scan cannot settle is
 //! read by [`SessionFile`]'s own rules. What it does not do is rewrite: a
-//! writer keeps using [`SessionFile`].
+//! writer keeps using [`SessionFile`]. The index of the file's plain lines
+//! can be kept for the next reader, which then reads only the lines Pi
+//! appended since (`kept.rs`).
 
 use std::borrow::Cow;
 use std::cell::OnceCell;
@@ -31,6 +33,8 @@ use super::entry::{Entry, SessionHeader, UnknownEntry};
 use super::reader::{Diagnostic, SessionFile, open_session_file};
 use super::scan::{Skeleton, scan};
 use super::tree::Leaf;
+
+mod kept;
 
 /// How much of the file is read at a time while indexing.
 const CHUNK: usize = 1 << 20;
@@ -337,6 +341,27 @@ pub struct LazySession {
     diagnostics: Vec<Diagnostic>,
     /// The first failure to read a line back from the file.
     read_error: OnceCell<std::io::Error>,
+    /// The lines from the start of the file that an index kept for the
+    /// next reader may cover (see `kept.rs`).
+    plain: Plain,
+    /// How many entries were restored from a kept index instead of read.
+    restored: usize,
+}
+
+/// The longest run of lines from the start of the file that are a header
+/// followed by plain entries, every one settled by the structural scan,
+/// with no diagnostic: what a reader may restore instead of reading, since
+/// indexing those lines leaves nothing but the index behind.
+#[derive(Debug, Clone, Copy, Default)]
+struct Plain {
+    /// How many entries it holds.
+    entries: usize,
+    /// Where its last line's newline ends.
+    end: u64,
+    /// How many lines it holds, the header's included.
+    lines: usize,
+    /// The header line's length (0 while no header has been read).
+    header_len: usize,
 }
 
 /// Indexes lines one at a time, in file order.
@@ -347,6 +372,8 @@ struct Indexer {
     /// rules and diagnostics apply unchanged.
     eager: SessionFile,
     number: usize,
+    /// Whether every line so far has extended [`LazySession::plain`].
+    plain_open: bool,
 }
 
 impl Indexer {
@@ -361,10 +388,29 @@ impl Indexer {
                 duplicates: false,
                 diagnostics: Vec::new(),
                 read_error: OnceCell::new(),
+                plain: Plain::default(),
+                restored: 0,
             },
             eager: SessionFile::empty(),
             number: 0,
+            plain_open: true,
         }
+    }
+
+    /// Extends the plain run over the line just indexed when it is plain
+    /// (`plain`) and nothing was diagnosed; ends the run for good otherwise.
+    fn extend_plain(&mut self, plain: bool, end: u64) {
+        if !self.plain_open {
+            return;
+        }
+        if !plain || !self.eager.diagnostics().is_empty() {
+            self.plain_open = false;
+            return;
+        }
+        let run = &mut self.session.plain;
+        run.entries = self.session.lines.len();
+        run.end = end;
+        run.lines = self.number;
     }
 
     /// Indexes one line; `scanned` is its scan when it was made already.
@@ -391,6 +437,7 @@ impl Indexer {
                 .map(|range| self.session.push_id(&line[range]));
             (kind, self.eager.is_legacy(), id, parent, OnceCell::new())
         } else if let Some(entry) = self.eager.read_one_line(number, line, torn) {
+            self.plain_open = false;
             let kind = type_code(entry.entry_type().as_bytes())
                 .filter(|_| !matches!(entry, Entry::Unknown(_)))
                 .unwrap_or(UNKNOWN);
@@ -400,6 +447,12 @@ impl Indexer {
                 .map(|parent| self.session.push_id(parent.as_bytes()));
             (kind, false, id, parent, OnceCell::from(Box::new(entry)))
         } else {
+            // Only a header read as the first line keeps the run open.
+            let header = number == 1 && !torn && self.eager.settled_header();
+            if header {
+                self.session.plain.header_len = line.len();
+            }
+            self.extend_plain(header, offset + line.len() as u64 + 1);
             return;
         };
         self.session.push_line(IndexedLine {
@@ -413,6 +466,7 @@ impl Indexer {
             parent_hint: None,
             entry,
         });
+        self.extend_plain(!torn, offset + line.len() as u64 + 1);
     }
 
     /// Counts a line over the cap, passed over unread: a bad line, as Pi
@@ -420,6 +474,7 @@ impl Indexer {
     fn skipped_line(&mut self, bytes: u64, max_line: usize) {
         self.number += 1;
         self.eager.diagnose_too_long(self.number, bytes, max_line);
+        self.plain_open = false;
     }
 
     fn finish(mut self) -> LazySession {
@@ -447,16 +502,45 @@ impl LazySession {
     /// 16 MiB lines.
     #[doc(hidden)]
     pub fn read_capped(path: &Path, chunk: usize, max_line: usize) -> Result<Self, SessionError> {
+        Self::read_from(path, None, chunk, max_line)
+    }
+
+    /// [`Self::read`], restoring the index `kept` holds ([`Self::keep`]'s
+    /// bytes, from an earlier reader of this file) when the file still
+    /// holds the lines it was made of, and reading only the lines after
+    /// them; any other `kept` (damaged, of another file, of lines the file
+    /// no longer holds) is passed over and the file read whole.
+    /// [`Self::restored`] tells which happened.
+    pub fn read_kept(path: &Path, kept: Option<&[u8]>) -> Result<Self, SessionError> {
+        Self::read_from(path, kept, CHUNK, LineRead::MAX_BYTES)
+    }
+
+    fn read_from(
+        path: &Path,
+        kept: Option<&[u8]>,
+        chunk: usize,
+        max_line: usize,
+    ) -> Result<Self, SessionError> {
         let failed = |error| SessionError::Io {
             path: path.to_owned(),
             error,
         };
         let mut file = open_session_file(path)?;
-        let reader = file.try_clone().map_err(failed)?;
-        let mut indexer = Indexer::new(Source::File {
-            file: reader,
-            path: path.to_owned(),
-        });
+        let source = || -> Result<Source, SessionError> {
+            Ok(Source::File {
+                file: file.try_clone().map_err(failed)?,
+                path: path.to_owned(),
+            })
+        };
+        let (mut indexer, start) = match kept.and_then(|kept| {
+            let mut indexer = Indexer::new(source().ok()?);
+            let end = kept::restore(&mut indexer, kept, &file)?;
+            Some((indexer, end))
+        }) {
+            Some(restored) => restored,
+            None => (Indexer::new(source()?), 0),
+        };
+        std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(start)).map_err(failed)?;
         // Two stages run side by side: a thread reads the file in chunks,
         // finds the whole lines and scans every other chunk's; this one
         // scans the rest and indexes them all in file order. Buffers go back to the reader, so memory stays a few
@@ -467,7 +551,7 @@ impl LazySession {
             scope.spawn(move || {
                 read_blocks(&mut file, chunk.max(1), max_line, &full, &buffers);
             });
-            let mut line_start: u64 = 0;
+            let mut line_start = start;
             for block in blocks {
                 let block = block.map_err(failed)?;
                 if let Some(line) = block.skipped {

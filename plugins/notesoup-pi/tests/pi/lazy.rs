@@ -4,8 +4,10 @@
 //! context, Pi's token estimate of it and the history transcript it gives
 //! are the eager reader's,
 //! while it decodes only a part of a long session; and a session read from
-//! its file, streamed in chunks, is the session read from its bytes.
+//! its file, streamed in chunks or from an index kept by an earlier read,
+//! is the session read from its bytes.
 
+use std::io::Write;
 use std::path::Path;
 
 use notesoup_core::history::Transcript;
@@ -308,7 +310,11 @@ fn check_file_read(bytes: &[u8], chunk: usize) {
     let path = dir.path().join("session.jsonl");
     std::fs::write(&path, bytes).unwrap();
     let read = LazySession::read_chunked(&path, chunk).unwrap();
-    let parsed = LazySession::parse(bytes.to_vec());
+    assert_reads_the_same(&read, &LazySession::parse(bytes.to_vec()));
+}
+
+/// `read` (from a file) holds what `parsed` (from its bytes) holds.
+fn assert_reads_the_same(read: &LazySession, parsed: &LazySession) {
     assert_eq!(read.len(), parsed.len());
     assert_eq!(read.header(), parsed.header());
     assert_eq!(read.diagnostics(), parsed.diagnostics());
@@ -325,6 +331,61 @@ fn check_file_read(bytes: &[u8], chunk: usize) {
         parsed.path_positions(Leaf::Last)
     );
     read.check().unwrap();
+}
+
+/// The first `cut` bytes of a session written and read, their index kept,
+/// the rest appended to the same file (as Pi appends), and the file read
+/// again with the kept index: the session read is the session parsed from
+/// its bytes, and every entry of the kept run was restored, not read. The
+/// same index with byte `flip` changed, or cut short there, restores
+/// nothing, and a file rewritten under it is read whole.
+fn check_kept_read(bytes: &[u8], cut: usize, flip: usize) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("session.jsonl");
+    std::fs::write(&path, &bytes[..cut]).unwrap();
+    let first = LazySession::read(&path).unwrap();
+    let kept = first.keep();
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap()
+        .write_all(&bytes[cut..])
+        .unwrap();
+    let parsed = LazySession::parse(bytes.to_vec());
+    let read = LazySession::read_kept(&path, kept.as_deref()).unwrap();
+    assert_reads_the_same(&read, &parsed);
+    let Some(mut kept) = kept else {
+        assert_eq!(read.restored(), 0);
+        return;
+    };
+    assert_eq!(
+        read.restored(),
+        first.keepable(),
+        "the kept run is restored"
+    );
+    let at = flip % kept.len();
+    kept[at] ^= 0x20;
+    let damaged = LazySession::read_kept(&path, Some(&kept)).unwrap();
+    assert_eq!(damaged.restored(), 0, "a changed byte at {at}");
+    assert_reads_the_same(&damaged, &parsed);
+    kept[at] ^= 0x20;
+    let short = LazySession::read_kept(&path, Some(&kept[..at])).unwrap();
+    assert_eq!(short.restored(), 0, "cut at {at}");
+    // Rewritten in place (the same inode): the kept run's last line changed.
+    if first.keepable() > 0 {
+        let mut other = bytes.to_vec();
+        let last_kept = first.line_number(first.keepable() - 1);
+        let run_end = other
+            .split(|&byte| byte == b'\n')
+            .take(last_kept)
+            .map(|line| line.len() + 1)
+            .sum::<usize>();
+        other[run_end - 2] = b' ';
+        std::fs::write(&path, &other).unwrap();
+        let rewritten = LazySession::read_kept(&path, Some(&kept)).unwrap();
+        assert_eq!(rewritten.restored(), 0, "a rewritten file");
+        assert_reads_the_same(&rewritten, &LazySession::parse(other));
+    }
 }
 
 proptest! {
@@ -346,6 +407,12 @@ proptest! {
         }
         let _ = index;
         check_file_read(&bytes, chunk);
+    }
+
+    #[test]
+    fn a_kept_index_reads_the_same(steps in proptest::collection::vec(step(), 0..60), cut in any::<prop::sample::Index>(), flip in any::<usize>()) {
+        let bytes = session(&steps);
+        check_kept_read(&bytes, cut.index(bytes.len() + 1), flip);
     }
 }
 
@@ -445,4 +512,59 @@ fn a_long_session_file_reads_the_same() {
         }
         lazy.check().unwrap();
     }
+}
+
+/// A long session's index kept, the session grown as Pi grows it (turns
+/// appended to the same file): the next read restores every entry of the
+/// first read and reads only the new turns, with the same branch, context
+/// and history as the eager reader.
+#[test]
+fn a_long_session_kept_reads_only_what_was_appended() {
+    let steps = long_session(Some(1_990));
+    let bytes = session(&steps);
+    let grown = session(&[steps.clone(), long_session(None)[..40].to_vec()].concat());
+    assert!(grown.starts_with(&bytes));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("long.jsonl");
+    std::fs::write(&path, &bytes).unwrap();
+    let first = LazySession::read(&path).unwrap();
+    assert_eq!(first.restored(), 0);
+    assert_eq!(first.keepable(), first.len(), "every line is plain");
+    let kept = first.keep().unwrap();
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap()
+        .write_all(&grown[bytes.len()..])
+        .unwrap();
+    let lazy = LazySession::read_kept(&path, Some(&kept)).unwrap();
+    assert_eq!(lazy.restored(), first.len());
+    assert_eq!(lazy.keepable(), lazy.len());
+    assert!(lazy.len() > first.len());
+    let eager = SessionFile::parse(&grown);
+    for leaf in [Leaf::Last, Leaf::Id("e04000")] {
+        assert_eq!(
+            context_json(&lazy.context_path(leaf)),
+            context_json(&eager.index().path(leaf))
+        );
+        assert_eq!(decode_lazy(&lazy, leaf), eager_history(&eager, leaf));
+    }
+    lazy.check().unwrap();
+    // Of another file (a copy: another inode), nothing is restored.
+    let copy = dir.path().join("copy.jsonl");
+    std::fs::copy(&path, &copy).unwrap();
+    assert_eq!(
+        LazySession::read_kept(&copy, Some(&kept))
+            .unwrap()
+            .restored(),
+        0
+    );
+    // Cut under the run, nothing is restored.
+    std::fs::write(&path, &bytes[..bytes.len() / 2]).unwrap();
+    assert_eq!(
+        LazySession::read_kept(&path, Some(&kept))
+            .unwrap()
+            .restored(),
+        0
+    );
 }

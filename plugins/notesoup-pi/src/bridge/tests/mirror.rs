@@ -292,6 +292,13 @@ struct Sidecar {
 }
 
 impl Sidecar {
+    /// A sidecar keeping session indexes under `cache`.
+    fn keeping(cache: &Path) -> Self {
+        let mut sidecar = Self::new();
+        sidecar.host = sidecar.host.keeping_indexes(Some(cache));
+        sidecar
+    }
+
     fn new() -> Self {
         let (to, incoming) = sync_channel(4);
         let answer = Rc::new(RefCell::new(None));
@@ -863,4 +870,50 @@ proptest! {
         let dir = tempfile::tempdir().expect("a temp dir");
         run(&steps, dir.path())?;
     }
+}
+
+/// A sidecar keeping indexes saves the session file's index once the event
+/// that read the file is answered (`warm`, between events), and the next
+/// sidecar restores it and reads only what Pi appended since. A kept index
+/// that does not give Pi's ids is passed over: the file is read whole (no
+/// resend) and its index kept anew.
+#[test]
+fn the_next_sidecar_restores_the_index_the_last_one_kept() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let cache = dir.path().join("cache");
+    let kept = cache.join("pi-session-index").join(SESSION_ID);
+    let mut pi = after_a_model_change(dir.path().join("session.jsonl"), 2_500, question);
+    let start = |pi: &Pi| {
+        let mut sidecar = Sidecar::keeping(&cache);
+        sidecar.event(&mut Shim::default(), pi);
+        let restored = sidecar.host.restored();
+        assert_eq!(sidecar.host.ids(), pi.ids());
+        assert_eq!(sidecar.resends.get(), 0, "read from the file");
+        sidecar.host.warm();
+        // Dropped: waits for the save.
+        restored
+    };
+    assert_eq!(start(&pi), 0);
+    let saved = std::fs::read(&kept).expect("the index kept");
+    for _ in 0..3 {
+        pi.append(question());
+    }
+    assert_eq!(start(&pi), 2_501, "the model change and the questions");
+    assert_eq!(
+        std::fs::read(&kept).expect("still kept"),
+        saved,
+        "three entries more are not worth a new save"
+    );
+    // The index of a file whose 100th entry had another id of the same
+    // length (the probes at the start and the end still match).
+    let original = std::fs::read(&pi.file).expect("the session file");
+    let id = pi.ids()[99].clone();
+    let text = String::from_utf8(original.clone()).expect("text");
+    std::fs::write(&pi.file, text.replacen(&id, "eeeeeeee", 1)).expect("edit");
+    let edited = crate::session::LazySession::read(&pi.file).expect("read");
+    std::fs::write(&kept, edited.keep().expect("an index")).expect("plant");
+    std::fs::write(&pi.file, &original).expect("restore");
+    assert_eq!(start(&pi), 0, "passed over");
+    assert_ne!(std::fs::read(&kept).expect("kept anew"), saved);
+    assert_eq!(start(&pi), 2_504);
 }

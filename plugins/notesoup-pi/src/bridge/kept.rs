@@ -1,0 +1,124 @@
+//! The session indexes a sidecar keeps for the next one
+//! ([`LazySession::keep`]): one file per session, named by its id, in
+//! `pi-session-index/` under notesoup's cache directory, written after the
+//! event that read the session file has been answered, and read by the
+//! next sidecar that mirrors the session ([`LazySession::read_kept`]). A
+//! missing, damaged or stale file only means the session file is read
+//! whole; deleting the directory is always safe.
+
+use std::path::{Path, PathBuf};
+use std::thread::JoinHandle;
+
+use notesoup_core::plumbing::{BootCaches, Links, read_small_file};
+
+use crate::session::LazySession;
+
+/// Below this many entries an index is not worth keeping: reading the
+/// session file takes a few milliseconds.
+const KEPT_MIN_ENTRIES: usize = 2_000;
+
+/// How many kept indexes the directory holds at most; saving one more
+/// removes the oldest.
+const KEEP_FILES: usize = 32;
+
+/// The largest kept index read (about 40 bytes an entry).
+const MAX_BYTES: u64 = 512 << 20;
+
+/// Where one sidecar keeps its session indexes.
+#[derive(Debug)]
+pub(crate) struct KeptIndexes {
+    dir: PathBuf,
+    /// The last save, written on a thread of its own.
+    saving: Option<JoinHandle<()>>,
+}
+
+impl KeptIndexes {
+    /// Indexes kept under `cache_dir` ([`BootCaches::dir`]).
+    pub(crate) fn new(cache_dir: &Path) -> Self {
+        Self {
+            dir: cache_dir.join("pi-session-index"),
+            saving: None,
+        }
+    }
+
+    /// The file of the session `id`; `None` for an id that is not a plain
+    /// file name (Pi's ids are UUIDs).
+    fn file(&self, id: &str) -> Option<PathBuf> {
+        let plain = !id.is_empty()
+            && id.len() <= 128
+            && id
+                .bytes()
+                .all(|byte| byte.is_ascii_alphanumeric() || byte == b'-' || byte == b'_');
+        plain.then(|| self.dir.join(id))
+    }
+
+    /// The index kept for the session `id`, if any.
+    pub(crate) fn load(&mut self, id: &str) -> Option<Vec<u8>> {
+        self.wait();
+        read_small_file(&self.file(id)?, MAX_BYTES, Links::Refuse)
+            .ok()
+            .flatten()
+    }
+
+    /// Whether an index of `session` is worth saving: it holds enough
+    /// entries, and more than the kept one it was restored from (by a
+    /// sixteenth, or 512 entries).
+    pub(crate) fn worth_saving(session: &LazySession) -> bool {
+        let (now, before) = (session.keepable(), session.restored());
+        now >= KEPT_MIN_ENTRIES && now >= before + (before / 16).max(512)
+    }
+
+    /// Saves `session`'s index for the session `id` on a thread of its
+    /// own, then removes the oldest files past [`KEEP_FILES`]. A failure
+    /// only leaves the next sidecar to read the file whole.
+    pub(crate) fn save(&mut self, id: &str, session: &LazySession) {
+        let (Some(file), Some(bytes)) = (self.file(id), session.keep()) else {
+            return;
+        };
+        self.wait();
+        let dir = self.dir.clone();
+        self.saving = std::thread::Builder::new()
+            .name("notesoup-pi-index".to_owned())
+            .spawn(move || {
+                BootCaches::private_dir(&dir);
+                if notesoup_core::durable::replace_unsynced(&file, &bytes).is_ok() {
+                    prune(&dir);
+                }
+            })
+            .ok();
+    }
+
+    /// Waits for the last save.
+    pub(crate) fn wait(&mut self) {
+        if let Some(saving) = self.saving.take() {
+            let _ = saving.join();
+        }
+    }
+}
+
+impl Drop for KeptIndexes {
+    fn drop(&mut self) {
+        self.wait();
+    }
+}
+
+/// Removes the least recently written files of `dir` past [`KEEP_FILES`].
+fn prune(dir: &Path) {
+    let Ok(read) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut files: Vec<(std::time::SystemTime, PathBuf)> = read
+        .filter_map(Result::ok)
+        .filter_map(|entry| {
+            let meta = entry.metadata().ok()?;
+            Some((meta.modified().ok()?, entry.path()))
+        })
+        .collect();
+    if files.len() <= KEEP_FILES {
+        return;
+    }
+    files.sort();
+    for (_, path) in &files[..files.len() - KEEP_FILES] {
+        let _ = std::fs::remove_file(path);
+    }
+}

@@ -1,0 +1,217 @@
+//! An index kept between readers of one session file. Pi only appends to
+//! its session file, and a new sidecar starts for every start of Pi, so the
+//! next sidecar that opens a long session would index again the lines the
+//! last one indexed. [`LazySession::keep`] writes down the index of the
+//! file's plain run (the header and the plain entries after it, see
+//! [`Plain`]); [`LazySession::read_kept`] restores it and reads only the
+//! lines after it.
+//!
+//! A kept index is a shortcut, never a source of truth: it is restored
+//! only when its checksum holds, for the same file (device and inode) when the file is at least as
+//! long as the run and still holds, byte for byte, the run's first and last
+//! [`PROBE`] bytes, and only when every line in it is whole, in file order
+//! and within the run; anything else reads the file whole. What it restores
+//! is what indexing those lines gives (the header is read again, by the
+//! same rules), so a reader cannot tell a restored index from a read one.
+//! Decoding an entry still reads its line back from the file, and the
+//! bridge still checks the ids against Pi's.
+
+use std::cell::OnceCell;
+use std::fs::File;
+use std::os::unix::fs::{FileExt, MetadataExt};
+
+use super::{IndexedLine, Indexer, LazySession, Source, TYPES};
+
+/// The first bytes of a kept index (its format's name and version).
+const MAGIC: &[u8; 16] = b"notesoup-pi-ix1\n";
+
+/// How many bytes at the start of the run and before its end must be as
+/// they were.
+pub(super) const PROBE: u64 = 4096;
+
+impl LazySession {
+    /// How many entries were restored from a kept index
+    /// ([`Self::read_kept`]) instead of read from the file.
+    pub fn restored(&self) -> usize {
+        self.restored
+    }
+
+    /// How many entries an index kept now ([`Self::keep`]) would hold.
+    pub fn keepable(&self) -> usize {
+        self.plain.entries
+    }
+
+    /// The index of the file's plain run for a later [`Self::read_kept`]:
+    /// `None` for a session read from bytes, a file that does not start
+    /// with a plain header, or a file that cannot be read back now.
+    pub fn keep(&self) -> Option<Vec<u8>> {
+        let Source::File { file, .. } = &self.source else {
+            return None;
+        };
+        let run = self.plain;
+        if run.lines == 0 {
+            return None;
+        }
+        let meta = file.metadata().ok()?;
+        let probe = PROBE.min(run.end);
+        let head = read_at(file, 0, probe)?;
+        let tail = read_at(file, run.end - probe, probe)?;
+        let lines = &self.lines[..run.entries];
+        let mut out = Vec::with_capacity(128 + 2 * tail.len() + self.ids.len() + lines.len() * 40);
+        out.extend_from_slice(MAGIC);
+        for number in [
+            meta.dev(),
+            meta.ino(),
+            run.end,
+            run.lines as u64,
+            run.header_len as u64,
+            run.entries as u64,
+        ] {
+            out.extend_from_slice(&number.to_le_bytes());
+        }
+        put_bytes(&mut out, &head);
+        put_bytes(&mut out, &tail);
+        // The run's lines follow one another (any other line ends it): each
+        // starts where the one before ends, with the next number.
+        for line in lines {
+            out.extend_from_slice(&(line.len as u64).to_le_bytes());
+            out.push(line.kind);
+            out.push(u8::from(line.legacy));
+            put_bytes(&mut out, self.id_bytes(&line.id));
+            match &line.parent {
+                Some(parent) => {
+                    out.push(1);
+                    put_bytes(&mut out, self.id_bytes(parent));
+                }
+                None => out.push(0),
+            }
+        }
+        let sum = crc32fast::hash(&out);
+        out.extend_from_slice(&sum.to_le_bytes());
+        Some(out)
+    }
+}
+
+fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
+    out.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
+    out.extend_from_slice(bytes);
+}
+
+/// `len` bytes of `file` at `offset`.
+fn read_at(file: &File, offset: u64, len: u64) -> Option<Vec<u8>> {
+    let mut bytes = vec![0; usize::try_from(len).ok()?];
+    file.read_exact_at(&mut bytes, offset).ok()?;
+    Some(bytes)
+}
+
+/// A kept index read front to back; every read is checked against what is
+/// left.
+struct Cursor<'a>(&'a [u8]);
+
+impl<'a> Cursor<'a> {
+    fn take(&mut self, len: u64) -> Option<&'a [u8]> {
+        let len = usize::try_from(len).ok()?;
+        let (taken, rest) = self.0.split_at_checked(len)?;
+        self.0 = rest;
+        Some(taken)
+    }
+
+    fn u64(&mut self) -> Option<u64> {
+        Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
+    }
+
+    fn usize(&mut self) -> Option<usize> {
+        usize::try_from(self.u64()?).ok()
+    }
+
+    fn u8(&mut self) -> Option<u8> {
+        Some(self.take(1)?[0])
+    }
+
+    fn bytes(&mut self) -> Option<&'a [u8]> {
+        let len = self.u64()?;
+        self.take(len)
+    }
+
+    /// Bytes that must be an id's text.
+    fn id(&mut self) -> Option<&'a [u8]> {
+        let id = self.bytes()?;
+        std::str::from_utf8(id).ok()?;
+        Some(id)
+    }
+}
+
+/// Restores into `indexer` (new) the index `kept` holds when `file` still
+/// holds the lines it was made of; the offset to read on from, or `None`
+/// (the indexer is then to be dropped).
+pub(super) fn restore(indexer: &mut Indexer, kept: &[u8], file: &File) -> Option<u64> {
+    let (kept, sum) = kept.split_last_chunk::<4>()?;
+    if crc32fast::hash(kept) != u32::from_le_bytes(*sum) {
+        return None;
+    }
+    let mut at = Cursor(kept);
+    if at.take(MAGIC.len() as u64)? != MAGIC {
+        return None;
+    }
+    let meta = file.metadata().ok()?;
+    let (device, inode, end) = (at.u64()?, at.u64()?, at.u64()?);
+    if (meta.dev(), meta.ino()) != (device, inode) || meta.len() < end {
+        return None;
+    }
+    let (lines, header_len, entries) = (at.usize()?, at.usize()?, at.usize()?);
+    let probe = PROBE.min(end);
+    let (head, tail) = (at.bytes()?, at.bytes()?);
+    if head.len() as u64 != probe
+        || tail.len() as u64 != probe
+        || read_at(file, 0, probe)? != head
+        || read_at(file, end - probe, probe)? != tail
+    {
+        return None;
+    }
+    // The header is read again by the usual rules: the reader's state after
+    // it is what indexing the file gives.
+    let header = read_at(file, 0, header_len as u64 + 1)?;
+    if header.last() != Some(&b'\n') {
+        return None;
+    }
+    indexer.line(0, &header[..header_len], false, None);
+    let mut line_end = header.len() as u64;
+    if !indexer.plain_open || indexer.session.plain.lines != 1 {
+        return None;
+    }
+    for _ in 0..entries {
+        let (offset, number) = (line_end, indexer.number + 1);
+        let (len, kind, legacy) = (at.usize()?, at.u8()?, at.u8()?);
+        let id = at.id()?;
+        let parent = match at.u8()? {
+            0 => None,
+            1 => Some(at.id()?),
+            _ => return None,
+        };
+        let next_end = offset.checked_add(len as u64)?.checked_add(1)?;
+        if next_end > end || usize::from(kind) >= TYPES.len() || legacy > 1 {
+            return None;
+        }
+        indexer.number = number;
+        let id = indexer.session.push_id(id);
+        let parent = parent.map(|parent| indexer.session.push_id(parent));
+        indexer.session.push_line(IndexedLine {
+            offset,
+            len,
+            number,
+            kind,
+            legacy: legacy == 1,
+            id,
+            parent,
+            parent_hint: None,
+            entry: OnceCell::new(),
+        });
+        indexer.extend_plain(true, next_end);
+        line_end = next_end;
+    }
+    if !at.0.is_empty() || line_end != end || indexer.number != lines {
+        return None;
+    }
+    indexer.session.restored = entries;
+    Some(end)
+}
