@@ -345,12 +345,7 @@ fn check_kept_read(bytes: &[u8], cut: usize, flip: usize) {
     std::fs::write(&path, &bytes[..cut]).unwrap();
     let first = LazySession::read(&path).unwrap();
     let kept = first.keep();
-    std::fs::OpenOptions::new()
-        .append(true)
-        .open(&path)
-        .unwrap()
-        .write_all(&bytes[cut..])
-        .unwrap();
+    append(&path, &bytes[cut..]);
     let parsed = LazySession::parse(bytes.to_vec());
     let read = LazySession::read_kept(&path, kept.as_deref()).unwrap();
     assert_reads_the_same(&read, &parsed);
@@ -502,16 +497,33 @@ fn a_long_session_file_reads_the_same() {
     let eager = SessionFile::parse(&bytes);
     for chunk in [1 << 20, 1 << 16] {
         let lazy = LazySession::read_chunked(&path, chunk).unwrap();
-        assert_eq!(lazy.len(), eager.entries().len());
-        for leaf in [Leaf::Last, Leaf::Id("e04000")] {
-            assert_eq!(
-                context_json(&lazy.context_path(leaf)),
-                context_json(&eager.index().path(leaf))
-            );
-            assert_eq!(decode_lazy(&lazy, leaf), eager_history(&eager, leaf));
-        }
-        lazy.check().unwrap();
+        assert_long_session_reads_the_same(&lazy, &eager);
     }
+}
+
+/// A long session (`long_session(Some(1_990))` and more) read lazily from
+/// its file: the eager reader's entries, and its branch, context and
+/// history at the last entry and on the branch.
+fn assert_long_session_reads_the_same(lazy: &LazySession, eager: &SessionFile) {
+    assert_eq!(lazy.len(), eager.entries().len());
+    for leaf in [Leaf::Last, Leaf::Id("e04000")] {
+        assert_eq!(
+            context_json(&lazy.context_path(leaf)),
+            context_json(&eager.index().path(leaf))
+        );
+        assert_eq!(decode_lazy(lazy, leaf), eager_history(eager, leaf));
+    }
+    lazy.check().unwrap();
+}
+
+/// Appends `bytes` to the file at `path`, as Pi appends.
+fn append(path: &Path, bytes: &[u8]) {
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(path)
+        .unwrap()
+        .write_all(bytes)
+        .unwrap();
 }
 
 /// A long session's index kept, the session grown as Pi grows it (turns
@@ -531,25 +543,12 @@ fn a_long_session_kept_reads_only_what_was_appended() {
     assert_eq!(first.restored(), 0);
     assert_eq!(first.keepable(), first.len(), "every line is plain");
     let kept = first.keep().unwrap();
-    std::fs::OpenOptions::new()
-        .append(true)
-        .open(&path)
-        .unwrap()
-        .write_all(&grown[bytes.len()..])
-        .unwrap();
+    append(&path, &grown[bytes.len()..]);
     let lazy = LazySession::read_kept(&path, Some(&kept)).unwrap();
     assert_eq!(lazy.restored(), first.len());
     assert_eq!(lazy.keepable(), lazy.len());
     assert!(lazy.len() > first.len());
-    let eager = SessionFile::parse(&grown);
-    for leaf in [Leaf::Last, Leaf::Id("e04000")] {
-        assert_eq!(
-            context_json(&lazy.context_path(leaf)),
-            context_json(&eager.index().path(leaf))
-        );
-        assert_eq!(decode_lazy(&lazy, leaf), eager_history(&eager, leaf));
-    }
-    lazy.check().unwrap();
+    assert_long_session_reads_the_same(&lazy, &SessionFile::parse(&grown));
     // Of another file (a copy: another inode), nothing is restored.
     let copy = dir.path().join("copy.jsonl");
     std::fs::copy(&path, &copy).unwrap();
