@@ -528,8 +528,10 @@ impl<'io> BridgeHost<'io> {
                     on_disk,
                     kept.as_deref(),
                 )?;
-                self.keep_pending =
-                    self.kept.is_some() && read.disk().is_some_and(KeptIndexes::worth_saving);
+                self.keep_pending = self.kept.as_ref().is_some_and(|kept| {
+                    read.disk()
+                        .is_some_and(|session| kept.worth_saving(session))
+                });
                 self.mirror = read;
                 self.leaf_path.get_mut().clear();
                 self.warming = true;
@@ -609,6 +611,13 @@ impl<'io> BridgeHost<'io> {
 
     fn parent_position(&self, position: usize) -> Option<usize> {
         self.mirror.parent_position(position)
+    }
+
+    /// The same, keeping the index of a session of any size.
+    #[cfg(test)]
+    pub(crate) fn keeping_every_index(mut self) -> Self {
+        self.kept = self.kept.map(KeptIndexes::keeping_every_size);
+        self
     }
 
     /// How many of the mirror's entries were restored from a kept index.

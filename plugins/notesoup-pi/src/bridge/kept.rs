@@ -28,6 +28,8 @@ const MAX_BYTES: u64 = 512 << 20;
 #[derive(Debug)]
 pub(crate) struct KeptIndexes {
     dir: PathBuf,
+    /// The fewest entries an index worth keeping holds.
+    min_entries: usize,
     /// The last save, written on a thread of its own.
     saving: Option<JoinHandle<()>>,
 }
@@ -37,8 +39,17 @@ impl KeptIndexes {
     pub(crate) fn new(cache_dir: &Path) -> Self {
         Self {
             dir: cache_dir.join("pi-session-index"),
+            min_entries: KEPT_MIN_ENTRIES,
             saving: None,
         }
+    }
+
+    /// The same, keeping the index of any session (for tests of short
+    /// sessions).
+    #[cfg(test)]
+    pub(crate) fn keeping_every_size(mut self) -> Self {
+        self.min_entries = 0;
+        self
     }
 
     /// The file of the session `id`; `None` for an id that is not a plain
@@ -62,10 +73,11 @@ impl KeptIndexes {
 
     /// Whether an index of `session` is worth saving: it holds enough
     /// entries, and more than the kept one it was restored from (by a
-    /// sixteenth, or 512 entries).
-    pub(crate) fn worth_saving(session: &LazySession) -> bool {
+    /// sixteenth, or 512 entries, of those at least as many as it holds).
+    pub(crate) fn worth_saving(&self, session: &LazySession) -> bool {
         let (now, before) = (session.keepable(), session.restored());
-        now >= KEPT_MIN_ENTRIES && now >= before + (before / 16).max(512)
+        let more = (before / 16).max(512).min(self.min_entries.max(1));
+        now >= self.min_entries && now >= before + more
     }
 
     /// Saves `session`'s index for the session `id` on a thread of its

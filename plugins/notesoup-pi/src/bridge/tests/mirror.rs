@@ -299,6 +299,13 @@ impl Sidecar {
         sidecar
     }
 
+    /// A sidecar keeping the index of a session of any size under `cache`.
+    fn keeping_every_index(cache: &Path) -> Self {
+        let mut sidecar = Self::keeping(cache);
+        sidecar.host = sidecar.host.keeping_every_index();
+        sidecar
+    }
+
     fn new() -> Self {
         let (to, incoming) = sync_channel(4);
         let answer = Rc::new(RefCell::new(None));
@@ -488,7 +495,10 @@ fn check_mirror(host: &BridgeHost<'_>, pi: &Pi, full: bool) -> Result<(), TestCa
 fn run(steps: &[Step], dir: &Path) -> Result<(), TestCaseError> {
     let mut pi = Pi::new(dir.join("session.jsonl"));
     let mut shim = Shim::default();
-    let mut sidecar = Sidecar::new();
+    // Each sidecar keeps the index of the session file it reads for the
+    // next one (after an `ahead` step), whatever the session's size.
+    let cache = dir.join("cache");
+    let mut sidecar = Sidecar::keeping_every_index(&cache);
     let mut windows = 0;
     for step in steps {
         match step {
@@ -560,7 +570,10 @@ fn run(steps: &[Step], dir: &Path) -> Result<(), TestCaseError> {
             }
             Step::Restart => {
                 shim = Shim::default();
-                sidecar = Sidecar::new();
+                // Idle before Pi restarts: the index it read is kept.
+                sidecar.host.warm();
+                drop(sidecar);
+                sidecar = Sidecar::keeping_every_index(&cache);
             }
             Step::Event { full, ahead } => {
                 sidecar.event(&mut shim, &pi);
