@@ -73,11 +73,14 @@ impl KeptIndexes {
 
     /// Whether an index of `session` is worth saving: it holds enough
     /// entries, and more than the kept one it was restored from (by a
-    /// sixteenth, or 512 entries, of those at least as many as it holds).
+    /// sixteenth, or 512 entries; by any when every size is kept).
     pub(crate) fn worth_saving(&self, session: &LazySession) -> bool {
         let (now, before) = (session.keepable(), session.restored());
-        let more = (before / 16).max(512).min(self.min_entries.max(1));
-        now >= self.min_entries && now >= before + more
+        let growth = match self.min_entries {
+            0 => 1,
+            _ => (before / 16).max(512),
+        };
+        now >= self.min_entries && now >= before + growth
     }
 
     /// Saves `session`'s index for the session `id` on a thread of its
@@ -101,7 +104,7 @@ impl KeptIndexes {
     }
 
     /// Waits for the last save.
-    pub(crate) fn wait(&mut self) {
+    fn wait(&mut self) {
         if let Some(saving) = self.saving.take() {
             let _ = saving.join();
         }
@@ -132,5 +135,57 @@ fn prune(dir: &Path) {
     files.sort();
     for (_, path) in &files[..files.len() - KEEP_FILES] {
         let _ = std::fs::remove_file(path);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, SystemTime};
+
+    use super::{KEEP_FILES, KeptIndexes, prune};
+
+    /// Past [`KEEP_FILES`], the least recently written files go.
+    #[test]
+    fn the_oldest_indexes_are_removed() {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let start = SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000);
+        for at in 0..KEEP_FILES + 3 {
+            let path = dir.path().join(format!("session-{at:02}"));
+            let file = std::fs::File::create(&path).expect("create");
+            // Written in reverse order of their names.
+            let age = Duration::from_secs((KEEP_FILES + 3 - at) as u64);
+            file.set_modified(start - age).expect("stamp");
+        }
+        prune(dir.path());
+        let mut left: Vec<String> = std::fs::read_dir(dir.path())
+            .expect("read")
+            .map(|entry| {
+                entry
+                    .expect("entry")
+                    .file_name()
+                    .into_string()
+                    .expect("name")
+            })
+            .collect();
+        left.sort();
+        assert_eq!(left.len(), KEEP_FILES);
+        assert_eq!(left[0], "session-03", "the three oldest went");
+        prune(dir.path());
+        assert_eq!(
+            std::fs::read_dir(dir.path()).expect("read").count(),
+            KEEP_FILES
+        );
+    }
+
+    /// Only a plain file name is a session's index file.
+    #[test]
+    fn a_session_id_names_a_file_only_when_plain() {
+        let kept = KeptIndexes::new(std::path::Path::new("/cache"));
+        assert!(kept.file("01a2324d-b8ef-7034-88ed-c5815690112d").is_some());
+        assert!(kept.file("a_b").is_some());
+        for id in ["", "../escape", "a/b", ".", "a b", &"x".repeat(129)] {
+            assert_eq!(kept.file(id), None, "{id}");
+        }
+        assert!(kept.file(&"x".repeat(128)).is_some());
     }
 }
