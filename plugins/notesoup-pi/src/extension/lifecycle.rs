@@ -230,6 +230,9 @@ impl Notesoup {
     /// committed, `context almost full` once the warning is durable in the
     /// window that produced it.
     pub(super) fn announce_verified(&mut self, host: &mut dyn PiHost) {
+        if self.pending_warning.is_none() && self.pending_resets.is_empty() {
+            return;
+        }
         let mut notices = Vec::new();
         {
             let branch = host.window_branch(None);
