@@ -75,7 +75,12 @@ impl KeptIndexes {
     /// entries, and more than the kept one it was restored from (by a
     /// sixteenth, or 512 entries; by any when every size is kept).
     pub(crate) fn worth_saving(&self, session: &LazySession) -> bool {
-        let (now, before) = (session.keepable(), session.restored());
+        self.worth_saving_counts(session.keepable(), session.restored())
+    }
+
+    /// [`Self::worth_saving`] for an index of `now` entries restored from
+    /// one of `before`.
+    fn worth_saving_counts(&self, now: usize, before: usize) -> bool {
         let growth = match self.min_entries {
             0 => 1,
             _ => (before / 16).max(512),
@@ -175,6 +180,32 @@ mod tests {
             std::fs::read_dir(dir.path()).expect("read").count(),
             KEEP_FILES
         );
+    }
+
+    /// An index is kept from 2,000 entries on, and again once it grew by
+    /// a sixteenth or by 512 entries, whichever is more.
+    #[test]
+    fn an_index_is_kept_again_once_it_grew_enough() {
+        let kept = KeptIndexes::new(std::path::Path::new("/cache"));
+        for (now, before, worth) in [
+            (1_999, 0, false),
+            (2_000, 0, true),
+            (2_511, 2_000, false),
+            (2_512, 2_000, true),
+            (10_624, 10_000, false),
+            (10_625, 10_000, true),
+            (10_000, 10_000, false),
+        ] {
+            assert_eq!(
+                kept.worth_saving_counts(now, before),
+                worth,
+                "{now} entries, {before} kept"
+            );
+        }
+        let every = KeptIndexes::new(std::path::Path::new("/cache")).keeping_every_size();
+        assert!(every.worth_saving_counts(1, 0));
+        assert!(every.worth_saving_counts(11, 10));
+        assert!(!every.worth_saving_counts(10, 10));
     }
 
     /// Only a plain file name is a session's index file.
