@@ -404,6 +404,44 @@ proptest! {
         check_file_read(&bytes, chunk);
     }
 
+    /// A kept index whose lines' records were changed, its checksum made to
+    /// match (no accident makes one: someone wrote it), may restore what it
+    /// says, but never panics the reader, nor a walk or a decode of what it
+    /// restored.
+    #[test]
+    fn a_forged_kept_index_never_panics(steps in proptest::collection::vec(step(), 1..40), edits in proptest::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..4)) {
+        let bytes = session(&steps);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("session.jsonl");
+        std::fs::write(&path, &bytes).unwrap();
+        let Some(mut kept) = LazySession::read(&path).unwrap().keep() else {
+            return Ok(());
+        };
+        let body = kept.len() - 4;
+        // The lines' records follow the magic, six numbers and the two
+        // probes (each its length, then its bytes).
+        let number = |at: usize| u64::from_le_bytes(kept[at..at + 8].try_into().unwrap()) as usize;
+        let tail = 64 + 8 + number(64);
+        let records = tail + 8 + number(tail);
+        if records == body {
+            return Ok(());
+        }
+        for (at, byte) in edits {
+            kept[records + at.index(body - records)] = byte;
+        }
+        let sum = crc32fast::hash(&kept[..body]).to_le_bytes();
+        kept[body..].copy_from_slice(&sum);
+        let read = LazySession::read_kept(&path, Some(&kept)).unwrap();
+        let _ = read.context_path(Leaf::Last);
+        if read.len() > 0 {
+            let _ = read.path_positions(Leaf::Id(read.id(read.len() / 2)));
+        }
+        for position in 0..read.len() {
+            let _ = read.entry(position);
+        }
+        let _ = read.check();
+    }
+
     #[test]
     fn a_kept_index_reads_the_same(steps in proptest::collection::vec(step(), 0..60), cut in any::<prop::sample::Index>(), flip in any::<usize>()) {
         let bytes = session(&steps);

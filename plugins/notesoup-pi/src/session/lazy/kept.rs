@@ -170,6 +170,9 @@ pub(super) fn restore(indexer: &mut Indexer, kept: &[u8], file: &File) -> Option
     }
     // The header is read again by the usual rules: the reader's state after
     // it is what indexing the file gives.
+    if header_len as u64 >= end {
+        return None;
+    }
     let header = read_at(file, 0, header_len as u64 + 1)?;
     if header.last() != Some(&b'\n') {
         return None;
