@@ -433,7 +433,7 @@ proptest! {
         kept[body..].copy_from_slice(&sum);
         let read = LazySession::read_kept(&path, Some(&kept)).unwrap();
         let _ = read.context_path(Leaf::Last);
-        if read.len() > 0 {
+        if !read.is_empty() {
             let _ = read.path_positions(Leaf::Id(read.id(read.len() / 2)));
         }
         for position in 0..read.len() {
