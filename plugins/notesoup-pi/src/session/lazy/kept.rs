@@ -161,11 +161,7 @@ pub(super) fn restore(indexer: &mut Indexer, kept: &[u8], file: &File) -> Option
     let (lines, header_len, entries) = (at.usize()?, at.usize()?, at.usize()?);
     let probe = PROBE.min(end);
     let (head, tail) = (at.bytes()?, at.bytes()?);
-    if head.len() as u64 != probe
-        || tail.len() as u64 != probe
-        || read_at(file, 0, probe)? != head
-        || read_at(file, end - probe, probe)? != tail
-    {
+    if read_at(file, 0, probe)? != head || read_at(file, end - probe, probe)? != tail {
         return None;
     }
     // The header is read again by the usual rules: the reader's state after
@@ -179,7 +175,7 @@ pub(super) fn restore(indexer: &mut Indexer, kept: &[u8], file: &File) -> Option
     }
     indexer.line(0, &header[..header_len], false, None);
     let mut line_end = header.len() as u64;
-    if !indexer.plain_open || indexer.session.plain.lines != 1 {
+    if !indexer.plain_open {
         return None;
     }
     for _ in 0..entries {
@@ -217,4 +213,171 @@ pub(super) fn restore(indexer: &mut Indexer, kept: &[u8], file: &File) -> Option
     }
     indexer.session.restored = entries;
     Some(end)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::{Path, PathBuf};
+
+    use crate::session::{Entry, LazySession};
+
+    /// A session file of `header` then `count` user messages, each `pad`
+    /// bytes of text long, in a new temporary folder.
+    fn written(header: &str, count: usize, pad: usize) -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let path = dir.path().join("session.jsonl");
+        let mut text = format!("{header}\n");
+        for n in 1..=count {
+            let parent = match n {
+                1 => "null".to_owned(),
+                _ => format!("\"e{:04}\"", n - 1),
+            };
+            text += &format!(
+                r#"{{"type":"message","id":"e{n:04}","parentId":{parent},"timestamp":"2026-01-01T00:00:00.000Z","message":{{"role":"user","content":"{}","timestamp":1}}}}"#,
+                "x".repeat(pad)
+            );
+            text.push('\n');
+        }
+        std::fs::write(&path, text).expect("write");
+        (dir, path)
+    }
+
+    const V3: &str = r#"{"type":"session","version":3,"id":"s3","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/"}"#;
+
+    /// The index of the session at `path`, kept.
+    fn kept(path: &Path) -> Vec<u8> {
+        LazySession::read(path)
+            .expect("read")
+            .keep()
+            .expect("an index")
+    }
+
+    /// `kept` with `edit` made to its body and its checksum made anew: an
+    /// index someone wrote, not one damaged by accident.
+    fn forged(kept: &[u8], edit: impl FnOnce(&mut Vec<u8>)) -> Vec<u8> {
+        let mut body = kept[..kept.len() - 4].to_vec();
+        edit(&mut body);
+        let sum = crc32fast::hash(&body);
+        body.extend_from_slice(&sum.to_le_bytes());
+        body
+    }
+
+    fn number(body: &[u8], at: usize) -> u64 {
+        u64::from_le_bytes(body[at..at + 8].try_into().expect("8 bytes"))
+    }
+
+    /// Changes the number at `at` of the index's body by `change`.
+    fn change(body: &mut [u8], at: usize, change: impl FnOnce(u64) -> u64) {
+        let value = change(number(body, at));
+        body[at..at + 8].copy_from_slice(&value.to_le_bytes());
+    }
+
+    /// Where the first line's record starts: after the magic, six numbers
+    /// and the two probes (each its length, then its bytes).
+    fn records(body: &[u8]) -> usize {
+        let tail = 64 + 8 + number(body, 64) as usize;
+        tail + 8 + number(body, tail) as usize
+    }
+
+    /// How many entries `kept` restores for the file at `path`.
+    fn restored(path: &Path, kept: &[u8]) -> usize {
+        LazySession::read_kept(path, Some(kept))
+            .expect("read")
+            .restored()
+    }
+
+    /// Each check of an index that the checksum cannot make: an index
+    /// forged past any one of them restores nothing, the file is read whole.
+    #[test]
+    fn a_forged_index_restores_nothing() {
+        let (_dir, path) = written(V3, 20, 10);
+        let kept = kept(&path);
+        assert_eq!(restored(&path, &kept), 20, "the index as kept");
+        let cases: [(&str, fn(&mut Vec<u8>)); 9] = [
+            ("a byte after the last record", |body| body.push(0)),
+            ("one line more than the run holds", |body| {
+                change(body, 40, |n| n + 1);
+            }),
+            ("one entry fewer than the records", |body| {
+                change(body, 56, |n| n - 1);
+            }),
+            ("the header a byte longer", |body| {
+                change(body, 48, |n| n + 1);
+            }),
+            ("the header as long as the run", |body| {
+                let end = number(body, 32);
+                change(body, 48, |_| end);
+            }),
+            ("a line past the run's end", |body| {
+                let at = records(body);
+                change(body, at, |_| 1 << 40);
+            }),
+            ("the last line a byte short of the run's end", |body| {
+                // The last record: its length, type, flag, then its id
+                // (`e0020`, 5 bytes) and parent (`e0019`).
+                let at = body.len() - (8 + 5) - 1 - (8 + 5) - 2 - 8;
+                change(body, at, |n| n - 1);
+            }),
+            ("an unknown type", |body| {
+                let at = records(body) + 8;
+                body[at] = 200;
+            }),
+            ("a legacy flag that is neither", |body| {
+                let at = records(body) + 9;
+                body[at] = 2;
+            }),
+        ];
+        for (case, edit) in cases {
+            let forged = forged(&kept, edit);
+            assert_eq!(restored(&path, &forged), 0, "{case}");
+            assert_eq!(
+                LazySession::read_kept(&path, Some(&forged))
+                    .expect("read")
+                    .len(),
+                20,
+                "{case}: read whole"
+            );
+        }
+    }
+
+    /// A file changed in its first bytes only (the run's end far away) is
+    /// not the file the index was made of.
+    #[test]
+    fn a_file_changed_in_its_first_bytes_restores_nothing() {
+        let (_dir, path) = written(V3, 200, 100);
+        let kept = kept(&path);
+        let mut bytes = std::fs::read(&path).expect("read");
+        let at = V3.len() + 30;
+        bytes[at] = if bytes[at] == b'1' { b'2' } else { b'1' };
+        std::fs::write(&path, &bytes).expect("rewrite");
+        assert_eq!(restored(&path, &kept), 0);
+    }
+
+    /// A version 2 session's entries keep the v2 → v3 migration when
+    /// restored (a `hookMessage` reads as a custom message), and a version
+    /// 3 session's do not take it.
+    #[test]
+    fn a_legacy_session_is_restored_with_its_migration() {
+        let v2 = r#"{"type":"session","version":2,"id":"s2","timestamp":"2024-01-01T00:00:00.000Z","cwd":"/"}"#;
+        for (header, migrated) in [(v2, true), (V3, false)] {
+            let (_dir, path) = written(header, 3, 1);
+            let mut text = std::fs::read_to_string(&path).expect("read");
+            text += r#"{"type":"message","id":"e0004","parentId":"e0003","timestamp":"2024-01-01T00:00:01.000Z","message":{"role":"hookMessage","customType":"h","content":"x","display":true,"timestamp":1}}"#;
+            text.push('\n');
+            std::fs::write(&path, text).expect("write");
+            let read = LazySession::read(&path).expect("read");
+            let kept = read.keep().expect("an index");
+            let restored = LazySession::read_kept(&path, Some(&kept)).expect("read");
+            assert_eq!(restored.restored(), read.keepable(), "{header}");
+            let custom = |session: &LazySession| {
+                matches!(
+                    session.entry(session.len() - 1),
+                    Entry::Message(message)
+                        if matches!(message.message, crate::session::AgentMessage::Custom(_))
+                )
+            };
+            assert_eq!(custom(&read), migrated, "{header}");
+            assert_eq!(custom(&restored), migrated, "{header}");
+        }
+    }
 }
