@@ -279,6 +279,9 @@ mod tests {
         tail + 8 + number(body, tail) as usize
     }
 
+    /// A change made to an index's body.
+    type Forgery = fn(&mut Vec<u8>);
+
     /// How many entries `kept` restores for the file at `path`.
     fn restored(path: &Path, kept: &[u8]) -> usize {
         LazySession::read_kept(path, Some(kept))
@@ -293,7 +296,7 @@ mod tests {
         let (_dir, path) = written(V3, 20, 10);
         let kept = kept(&path);
         assert_eq!(restored(&path, &kept), 20, "the index as kept");
-        let cases: [(&str, fn(&mut Vec<u8>)); 9] = [
+        let cases: [(&str, Forgery); 9] = [
             ("a byte after the last record", |body| body.push(0)),
             ("one line more than the run holds", |body| {
                 change(body, 40, |n| n + 1);
