@@ -730,6 +730,14 @@ impl<'io> BridgeHost<'io> {
             }
             self.warming = false;
         }
+        self.keep_index();
+    }
+
+    /// Saves the session file's index for the next sidecar when the mirror
+    /// read the file since the last save and the index is worth keeping:
+    /// once nothing else is left to do ([`Self::warm`]), or as the sidecar
+    /// ends.
+    pub(crate) fn keep_index(&mut self) {
         if std::mem::take(&mut self.keep_pending)
             && let (Some(kept), Some(disk)) = (&mut self.kept, self.mirror.disk())
         {

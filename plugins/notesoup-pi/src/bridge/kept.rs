@@ -1,7 +1,8 @@
 //! The session indexes a sidecar keeps for the next one
 //! ([`LazySession::keep`]): one file per session, named by its id, in
-//! `pi-session-index/` under notesoup's cache directory, written after the
-//! event that read the session file has been answered, and read by the
+//! `pi-session-index/` under notesoup's cache directory, written once the
+//! event that read the session file has been answered and no line waits
+//! (or as the sidecar ends), and read by the
 //! next sidecar that mirrors the session ([`LazySession::read_kept`]). A
 //! missing, damaged or stale file only means the session file is read
 //! whole; deleting the directory is always safe.

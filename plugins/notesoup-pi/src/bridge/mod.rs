@@ -298,7 +298,10 @@ pub fn serve(
             Received::Unreadable { event: None, why } => {
                 return Err(BridgeError::Decode(format!("expected an event, got {why}")));
             }
-            Received::Closed | Received::TimedOut => return Ok(()),
+            Received::Closed | Received::TimedOut => {
+                host.keep_index();
+                return Ok(());
+            }
         };
         let name = shown(&request.name);
         let mut result = handle(extension.as_mut(), &mut host, request);

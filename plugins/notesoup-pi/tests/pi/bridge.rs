@@ -654,3 +654,66 @@ fn context_with_system_carries_summaries_and_comes_back_as_an_edit() {
     );
     assert!(sidecar.finish().success());
 }
+
+/// `notesoup-pi serve` keeps the index of a long session file it mirrored
+/// from disk in its cache directory
+/// (`$XDG_CACHE_HOME/notesoup/pi-session-index/<session id>`, the owner's
+/// alone) by the time it exits, and a short session's it does not keep.
+#[test]
+fn serve_keeps_the_index_of_a_long_session_file_it_read() {
+    for (entries, kept) in [(2_100, true), (100, false)] {
+        let temp = tempfile::tempdir().unwrap();
+        let (notes, cache) = (temp.path().join("notes"), temp.path().join("cache"));
+        let cwd = temp.path().join("project");
+        std::fs::create_dir_all(&cwd).unwrap();
+        let header = state(&cwd, vec![], 0, None)["header"].clone();
+        let session_id = header["id"].as_str().unwrap().to_owned();
+        let ids: Vec<String> = (1..=entries).map(|n| format!("{n:08x}")).collect();
+        let mut text = format!("{header}\n");
+        for (at, id) in ids.iter().enumerate() {
+            let parent = at.checked_sub(1).map(|before| ids[before].clone());
+            let entry = json!({"type": "message", "id": id, "parentId": parent,
+                "timestamp": "2026-01-01T00:00:01.000Z",
+                "message": {"role": "user", "content": "a question", "timestamp": 1}});
+            text += &format!("{entry}\n");
+        }
+        let file = temp.path().join("session.jsonl");
+        std::fs::write(&file, text).unwrap();
+        let mut sidecar = Sidecar::start_in(&notes, &cache);
+        sidecar.handshake();
+        let last = ids.last().unwrap().clone();
+        let mut report = state(&cwd, vec![], entries as u32, Some(&last));
+        report["sessionFile"] = json!(file);
+        report["onDisk"] = json!({"count": entries, "lastId": last,
+            "idsHash": notesoup_pi::bridge::protocol::ids_hash(ids.iter().map(String::as_str))});
+        sidecar.send(json!({"type": "event", "body": {
+            "id": 1, "name": "session_start", "payload": {"type": "session_start", "reason": "resume"},
+            "state": report,
+        }}));
+        // The window's boot is appended (the session has none): Pi's
+        // answer reports it after the entries on disk.
+        loop {
+            let line = sidecar.next();
+            if line["type"] == "result" {
+                assert_eq!(line["body"]["error"], Value::Null, "{line}");
+                break;
+            }
+            assert_eq!(line["type"], "action", "{line}");
+            let boot = json!({"type": "custom_message", "customType": "notesoup/boot",
+                "content": line["body"]["action"]["args"]["message"]["content"], "display": false,
+                "details": line["body"]["action"]["args"]["message"]["details"],
+                "id": "b0000001", "parentId": last, "timestamp": "2026-01-01T00:00:02.000Z"});
+            sidecar.send(json!({"type": "actionResult", "body": {
+                "id": line["body"]["id"], "state": state(&cwd, vec![boot], entries as u32, Some("b0000001")),
+            }}));
+        }
+        assert!(sidecar.finish().success());
+        let index = cache.join("notesoup/pi-session-index").join(&session_id);
+        assert_eq!(index.is_file(), kept, "{entries} entries");
+        if kept {
+            use std::os::unix::fs::PermissionsExt;
+            let dir = std::fs::metadata(index.parent().unwrap()).unwrap();
+            assert_eq!(dir.permissions().mode() & 0o777, 0o700);
+        }
+    }
+}
