@@ -7,14 +7,14 @@
 //! lines after it.
 //!
 //! A kept index is a shortcut, never a source of truth: it is restored
-//! only when its checksum holds, for the same file (device and inode) when the file is at least as
-//! long as the run and still holds, byte for byte, the run's first and last
-//! [`PROBE`] bytes, and only when every line in it is whole, in file order
-//! and within the run; anything else reads the file whole. What it restores
-//! is what indexing those lines gives (the header is read again, by the
-//! same rules), so a reader cannot tell a restored index from a read one.
-//! Decoding an entry still reads its line back from the file, and the
-//! bridge still checks the ids against Pi's.
+//! only when its checksum holds, for the same file (device and inode),
+//! when the file is at least as long as the run and still holds, byte for
+//! byte, the run's first and last [`PROBE`] bytes, and when every line in
+//! it is whole, in file order and within the run; anything else reads the
+//! file whole. What it restores is what indexing those lines gives (the
+//! header is read again, by the same rules), so a reader cannot tell a
+//! restored index from a read one. Decoding an entry still reads its line
+//! back from the file, and the bridge still checks the ids against Pi's.
 
 use std::cell::OnceCell;
 use std::fs::File;
@@ -27,7 +27,7 @@ const MAGIC: &[u8; 16] = b"notesoup-pi-ix1\n";
 
 /// How many bytes at the start of the run and before its end must be as
 /// they were.
-pub(super) const PROBE: u64 = 4096;
+const PROBE: u64 = 4096;
 
 impl LazySession {
     /// How many entries were restored from a kept index
