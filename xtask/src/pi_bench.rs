@@ -503,9 +503,12 @@ fn resume(args: &[String]) -> Result<()> {
                 .unwrap_or_else(|| package.clone().into_os_string());
             variants.push((with, baseline.clone()));
         }
-        let home = |run: usize, variant: usize| match again {
-            true => work.join(format!("{entries}-again-{variant}")),
-            false => work.join(format!("{entries}-{run}-{variant}")),
+        let home = |run: usize, variant: usize| {
+            if again {
+                work.join(format!("{entries}-again-{variant}"))
+            } else {
+                work.join(format!("{entries}-{run}-{variant}"))
+            }
         };
         if again {
             for (variant, (package_arg, binary)) in variants.iter().enumerate() {

@@ -10,6 +10,7 @@
 use std::path::{Path, PathBuf};
 use std::thread::JoinHandle;
 
+use notesoup_cli::files_oldest_first;
 use notesoup_core::plumbing::{BootCaches, Links, read_small_file};
 
 use crate::session::LazySession;
@@ -125,21 +126,10 @@ impl Drop for KeptIndexes {
 
 /// Removes the least recently written files of `dir` past [`KEEP_FILES`].
 fn prune(dir: &Path) {
-    let Ok(read) = std::fs::read_dir(dir) else {
+    let Ok(files) = files_oldest_first(dir, Some) else {
         return;
     };
-    let mut files: Vec<(std::time::SystemTime, PathBuf)> = read
-        .filter_map(Result::ok)
-        .filter_map(|entry| {
-            let meta = entry.metadata().ok()?;
-            Some((meta.modified().ok()?, entry.path()))
-        })
-        .collect();
-    if files.len() <= KEEP_FILES {
-        return;
-    }
-    files.sort();
-    for (_, path) in &files[..files.len() - KEEP_FILES] {
+    for path in files.iter().take(files.len().saturating_sub(KEEP_FILES)) {
         let _ = std::fs::remove_file(path);
     }
 }

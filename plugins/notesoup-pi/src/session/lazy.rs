@@ -358,10 +358,9 @@ struct Plain {
     entries: usize,
     /// Where its last line's newline ends.
     end: u64,
-    /// How many lines it holds, the header's included.
-    lines: usize,
-    /// The header line's length (0 while no header has been read).
-    header_len: usize,
+    /// The header line's length, once the header began the run. The run's
+    /// lines are that header and its entries, one after another.
+    header_len: Option<usize>,
 }
 
 /// Indexes lines one at a time, in file order.
@@ -410,7 +409,6 @@ impl Indexer {
         let run = &mut self.session.plain;
         run.entries = self.session.lines.len();
         run.end = end;
-        run.lines = self.number;
     }
 
     /// Indexes one line; `scanned` is its scan when it was made already.
@@ -449,10 +447,10 @@ impl Indexer {
         } else {
             // Only a header read as the first line keeps the run open.
             let header = number == 1 && !torn && self.eager.settled_header();
-            if header {
-                self.session.plain.header_len = line.len();
-            }
             self.extend_plain(header, offset + line.len() as u64 + 1);
+            if header && self.plain_open {
+                self.session.plain.header_len = Some(line.len());
+            }
             return;
         };
         self.session.push_line(IndexedLine {

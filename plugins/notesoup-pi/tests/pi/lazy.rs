@@ -418,10 +418,10 @@ proptest! {
             return Ok(());
         };
         let body = kept.len() - 4;
-        // The lines' records follow the magic, six numbers and the two
+        // The lines' records follow the magic, five numbers and the two
         // probes (each its length, then its bytes).
         let number = |at: usize| u64::from_le_bytes(kept[at..at + 8].try_into().unwrap()) as usize;
-        let tail = 64 + 8 + number(64);
+        let tail = 56 + 8 + number(56);
         let records = tail + 8 + number(tail);
         if records == body {
             return Ok(());

@@ -23,7 +23,7 @@ use std::os::unix::fs::{FileExt, MetadataExt};
 use super::{IndexedLine, Indexer, LazySession, Source, TYPES};
 
 /// The first bytes of a kept index (its format's name and version).
-const MAGIC: &[u8; 16] = b"notesoup-pi-ix1\n";
+const MAGIC: &[u8; 16] = b"notesoup-pi-ix2\n";
 
 /// How many bytes at the start of the run and before its end must be as
 /// they were.
@@ -49,9 +49,7 @@ impl LazySession {
             return None;
         };
         let run = self.plain;
-        if run.lines == 0 {
-            return None;
-        }
+        let header_len = run.header_len?;
         let meta = file.metadata().ok()?;
         let probe = PROBE.min(run.end);
         let head = read_at(file, 0, probe)?;
@@ -63,8 +61,7 @@ impl LazySession {
             meta.dev(),
             meta.ino(),
             run.end,
-            run.lines as u64,
-            run.header_len as u64,
+            header_len as u64,
             run.entries as u64,
         ] {
             out.extend_from_slice(&number.to_le_bytes());
@@ -158,7 +155,7 @@ pub(super) fn restore(indexer: &mut Indexer, kept: &[u8], file: &File) -> Option
     if (meta.dev(), meta.ino()) != (device, inode) || meta.len() < end {
         return None;
     }
-    let (lines, header_len, entries) = (at.usize()?, at.usize()?, at.usize()?);
+    let (header_len, entries) = (at.usize()?, at.usize()?);
     let probe = PROBE.min(end);
     let (head, tail) = (at.bytes()?, at.bytes()?);
     if read_at(file, 0, probe)? != head || read_at(file, end - probe, probe)? != tail {
@@ -208,7 +205,7 @@ pub(super) fn restore(indexer: &mut Indexer, kept: &[u8], file: &File) -> Option
         indexer.extend_plain(true, next_end);
         line_end = next_end;
     }
-    if !at.0.is_empty() || line_end != end || indexer.number != lines {
+    if !at.0.is_empty() || line_end != end {
         return None;
     }
     indexer.session.restored = entries;
@@ -272,10 +269,10 @@ mod tests {
         body[at..at + 8].copy_from_slice(&value.to_le_bytes());
     }
 
-    /// Where the first line's record starts: after the magic, six numbers
+    /// Where the first line's record starts: after the magic, five numbers
     /// and the two probes (each its length, then its bytes).
     fn records(body: &[u8]) -> usize {
-        let tail = 64 + 8 + number(body, 64) as usize;
+        let tail = 56 + 8 + number(body, 56) as usize;
         tail + 8 + number(body, tail) as usize
     }
 
@@ -296,20 +293,17 @@ mod tests {
         let (_dir, path) = written(V3, 20, 10);
         let kept = kept(&path);
         assert_eq!(restored(&path, &kept), 20, "the index as kept");
-        let cases: [(&str, Forgery); 9] = [
+        let cases: [(&str, Forgery); 8] = [
             ("a byte after the last record", |body| body.push(0)),
-            ("one line more than the run holds", |body| {
-                change(body, 40, |n| n + 1);
-            }),
             ("one entry fewer than the records", |body| {
-                change(body, 56, |n| n - 1);
+                change(body, 48, |n| n - 1);
             }),
             ("the header a byte longer", |body| {
-                change(body, 48, |n| n + 1);
+                change(body, 40, |n| n + 1);
             }),
             ("the header as long as the run", |body| {
                 let end = number(body, 32);
-                change(body, 48, |_| end);
+                change(body, 40, |_| end);
             }),
             ("a line past the run's end", |body| {
                 let at = records(body);
