@@ -510,6 +510,9 @@ fn resume(args: &[String]) -> Result<()> {
                 work.join(format!("{entries}-{run}-{variant}"))
             }
         };
+        // With `--again`, each variant's session copy after its unmeasured
+        // run: every measured run must resume that same file.
+        let mut first_copies = Vec::new();
         if again {
             for (variant, (package_arg, binary)) in variants.iter().enumerate() {
                 let dir = home(0, variant);
@@ -519,7 +522,10 @@ fn resume(args: &[String]) -> Result<()> {
                     .arg("0")
                     .output()
                     .context("could not run the resume bench")?;
-                report_of(&output, "the unmeasured first resume")?;
+                first_copies.push(session_ino(&report_of(
+                    &output,
+                    "the unmeasured first resume",
+                )?)?);
             }
         }
         let samples = alternating(runs, variants.len(), Order::Same, |run, variant| {
@@ -554,6 +560,7 @@ fn resume(args: &[String]) -> Result<()> {
                 to_ready: ms(&report["phases"]["sessionStart"]) - ms(&report["phases"]["modules"]),
                 later: ms(&report["laterMs"]),
                 rss: ms(&report["rssMb"]),
+                session_ino: session_ino(&report)?,
                 in_handlers: [
                     ms(&handlers["startMs"]),
                     ms(&handlers["firstPromptMs"]),
@@ -562,6 +569,13 @@ fn resume(args: &[String]) -> Result<()> {
                 ],
             })
         })?;
+        for (variant, first) in first_copies.iter().enumerate() {
+            if samples[variant].iter().any(|s| s.session_ino != *first) {
+                bail!(
+                    "variant {variant} resumed another copy of the session than its first run: --again must resume the same file"
+                );
+            }
+        }
         let median = |samples: &[ResumeSample], field: fn(&ResumeSample) -> f64| {
             median_f64(samples.iter().map(field))
         };
@@ -649,6 +663,14 @@ fn resume_command(
     command
 }
 
+/// The inode of the session copy a run of `bench/resume.mjs` resumed.
+fn session_ino(report: &serde_json::Value) -> Result<u64> {
+    report["sessionIno"]
+        .as_str()
+        .and_then(|ino| ino.parse().ok())
+        .context("the resume bench reported no sessionIno")
+}
+
 /// One run of `bench/resume.mjs`.
 #[derive(Debug, Clone, Copy)]
 struct ResumeSample {
@@ -663,6 +685,9 @@ struct ResumeSample {
     later: f64,
     /// Pi's process's peak RSS, MB.
     rss: f64,
+    /// The inode of the session file Pi resumed (its copy in the run's
+    /// home).
+    session_ino: u64,
     /// Milliseconds in the package's handlers: the start, the first prompt,
     /// the median later prompt, and the slowest event's mean in those.
     in_handlers: [f64; 4],

@@ -22,8 +22,9 @@
 // the events of an ordinary prompt in a long session. Prints one JSON
 // object: the milliseconds from the start of the script to the first
 // prompt's answer (`totalMs`) and of each phase, the median of the later
-// prompts (`laterMs`), and Pi's own process's peak RSS in MB up to the
-// first answer (the sidecar is another process).
+// prompts (`laterMs`), Pi's own process's peak RSS in MB up to the
+// first answer (the sidecar is another process), and the inode of the
+// session's copy (`sessionIno`), which stays in WORK_DIR.
 
 import { createHash } from "node:crypto";
 import fs from "node:fs";
@@ -205,6 +206,9 @@ session.dispose();
 // The session as this run left it (notesoup's boot in its window, when the
 // package ran), for a bench of later resumes.
 if (process.env.NOTESOUP_PI_BENCH_KEEP) fs.copyFileSync(resumed, process.env.NOTESOUP_PI_BENCH_KEEP);
-fs.rmSync(resumed, { force: true });
-process.stdout.write(`${JSON.stringify({ totalMs, laterMs, phases, rssMb, handlers, entries: sessionManager.getEntryCount() })}\n`);
+// The copy stays for the next run in WORK_DIR, which writes over it in
+// place: its inode tells the bench it was the same file.
+const sessionIno = String(fs.statSync(resumed, { bigint: true }).ino);
+const entries = sessionManager.getEntryCount();
+process.stdout.write(`${JSON.stringify({ totalMs, laterMs, phases, rssMb, handlers, entries, sessionIno })}\n`);
 process.exit(0);
