@@ -86,8 +86,10 @@ pub const USAGE_COMPUTED: &[&str] = &["context", "turn_end", "execute_tool", "co
 /// reset waits, a budget draft waits to be saved (`turn_end`) or a turn
 /// ends in an overflow or at the reserve. The shim also holds `turn_end`
 /// for a turn whose own messages say so (its reply did not complete, or
-/// its context reached [`EventResult::turn_end_at`]).
-pub const ON_DEMAND_EVENTS: &[&str] = &["turn_end", "agent_before_settle"];
+/// its context reached [`EventResult::turn_end_at`]). `turn_start` only
+/// announces a reset or a warning once it is durable, so it too is taken
+/// only while one waits: a turn nothing waits for costs no exchange.
+pub const ON_DEMAND_EVENTS: &[&str] = &["turn_start", "turn_end", "agent_before_settle"];
 
 /// Payload parts left out by the shim, per event: the copies of the whole
 /// context, which grow with the session and which `Notesoup` never reads

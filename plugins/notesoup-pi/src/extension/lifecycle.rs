@@ -225,12 +225,17 @@ impl Notesoup {
             .collect()
     }
 
+    /// Whether a notice waits for a durable fact ([`Self::announce_verified`]).
+    pub(super) fn announcement_pending(&self) -> bool {
+        self.pending_warning.is_some() || !self.pending_resets.is_empty()
+    }
+
     /// Notices that wait for durable facts (checked at `turn_start` and
     /// `agent_settled`): `memory cleared` once the boundary is verified as
     /// committed, `context almost full` once the warning is durable in the
     /// window that produced it.
     pub(super) fn announce_verified(&mut self, host: &mut dyn PiHost) {
-        if self.pending_warning.is_none() && self.pending_resets.is_empty() {
+        if !self.announcement_pending() {
             return;
         }
         let mut notices = Vec::new();

@@ -338,9 +338,11 @@ impl PiExtension for Notesoup {
     /// overflow recovery waits for settlement; `turn_end` while the reducer
     /// is not idle or a budget draft waits to be saved (a turn that may end
     /// in an overflow or at the reserve is told by its own messages, see
-    /// [`PiExtension::turn_end_at`]); every other event always.
+    /// [`PiExtension::turn_end_at`]); `turn_start` while a notice waits
+    /// for a durable fact; every other event always.
     fn needs(&self, event: &str) -> bool {
         match event {
+            "turn_start" => self.announcement_pending(),
             "agent_before_settle" => settle_matters(&self.control),
             "turn_end" => settle_matters(&self.control) || !self.staged.is_empty(),
             _ => true,

@@ -169,7 +169,10 @@ fn the_handshake_names_tools_commands_and_events() {
     );
     // Forwarded, but subscribed to only while a result asks for it (or,
     // for `turn_end`, while the turn's own messages say so).
-    assert_eq!(body["onDemand"], json!(["turn_end", "agent_before_settle"]));
+    assert_eq!(
+        body["onDemand"],
+        json!(["turn_start", "turn_end", "agent_before_settle"])
+    );
     // The usage is read only by the budget: every forwarded event's state
     // but `context`'s and `turn_end`'s leaves it out, and those exchanges,
     // tool calls and commands have the sidecar compute it.
@@ -515,8 +518,12 @@ fn context_carries_no_messages_and_the_warning_comes_back_as_one_appended_messag
     assert_eq!(body.len(), 4, "{result}");
     assert_eq!(body["id"], 20);
     // The warning armed a close-out, and waits to be saved at the turn's
-    // end: the turn's end and the settlement may act on them now.
-    assert_eq!(body["onDemand"], json!(["turn_end", "agent_before_settle"]));
+    // end: the turn's end and the settlement may act on them now, and the
+    // next turn's start announces the warning once it is durable.
+    assert_eq!(
+        body["onDemand"],
+        json!(["turn_start", "turn_end", "agent_before_settle"])
+    );
     assert_eq!(body["turnEndAt"], 200_000 - 2 * 16_384);
     let value = body["value"].as_object().unwrap();
     assert_eq!(value.keys().collect::<Vec<_>>(), ["append"], "{result}");
@@ -529,7 +536,7 @@ fn context_carries_no_messages_and_the_warning_comes_back_as_one_appended_messag
     sidecar.send(context(3, 190_000, vec![], 1, "e0000001"));
     assert_eq!(
         sidecar.next()["body"],
-        json!({"id": 3, "value": null, "onDemand": ["turn_end", "agent_before_settle"],
+        json!({"id": 3, "value": null, "onDemand": ["turn_start", "turn_end", "agent_before_settle"],
             "turnEndAt": 200_000 - 2 * 16_384})
     );
     assert!(sidecar.finish().success());

@@ -413,7 +413,9 @@ fn turn_end_is_held_only_for_a_turn_that_may_act() {
     assert_eq!(report.markers()[0].1, "forced");
     assert_eq!(report.ledger_ends(), ["hard_reserve", "open"]);
     // Four turns: the note written, its answer, the reads, the answer in
-    // the fresh window; the sidecar saw the end of the reads only.
+    // the fresh window; the sidecar saw the end of the reads only, and the
+    // start of the last turn only: the forced reset waited to be announced
+    // then, and nothing before it.
     let sent: Vec<serde_json::Value> = std::fs::read_to_string(&lines)
         .unwrap()
         .lines()
@@ -424,8 +426,16 @@ fn turn_end_is_held_only_for_a_turn_that_may_act() {
             .filter(|line| line["type"] == "event" && line["body"]["name"] == name)
             .count()
     };
-    assert_eq!(count("turn_start"), 4);
+    assert_eq!(count("turn_start"), 1);
     assert_eq!(count("turn_end"), 1);
+    assert!(
+        report
+            .notice_texts()
+            .iter()
+            .any(|notice| notice.starts_with("notesoup: memory cleared")),
+        "{:?}",
+        report.notice_texts()
+    );
 }
 
 #[test]
