@@ -48,15 +48,16 @@ const withPackage = packageArg !== "none";
 let packageDir = packageArg;
 if (packageArg === "noop") {
   // The events notesoup's shim holds while its reset is idle (the sidecar's
-  // forwarded events but `turn_start`, `turn_end` and `agent_before_settle`,
-  // which it takes on demand, and `before_agent_start` and `message_end`,
-  // which it answers itself); NOTESOUP_PI_BENCH_NOOP_EVENTS (a JSON list)
-  // subscribes it to others: what Pi charges for one event's handlers.
+  // forwarded events but `turn_start`, `turn_end`, `agent_before_settle`
+  // and `agent_settled`, which it takes on demand, and `before_agent_start`
+  // and `message_end`, which it answers itself);
+  // NOTESOUP_PI_BENCH_NOOP_EVENTS (a JSON list) subscribes it to others:
+  // what Pi charges for one event's handlers.
   const events = process.env.NOTESOUP_PI_BENCH_NOOP_EVENTS
     ? JSON.parse(process.env.NOTESOUP_PI_BENCH_NOOP_EVENTS)
     : ["session_start", "session_tree", "session_before_tree", "session_before_compact",
       "session_shutdown", "model_select", "before_agent_start", "context",
-      "context_with_system", "message_end", "agent_settled"];
+      "context_with_system", "message_end"];
   const files = {
     "package.json": JSON.stringify({ name: "noop", version: "0.0.0", type: "module", keywords: ["pi-package"], pi: { extensions: ["./extensions/noop.ts"] } }),
     "extensions/noop.ts": `export default function noop(pi: any): void {\n  for (const name of ${JSON.stringify(events)}) pi.on(name, () => undefined);\n}\n`,

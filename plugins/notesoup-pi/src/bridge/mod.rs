@@ -87,9 +87,16 @@ pub const USAGE_COMPUTED: &[&str] = &["context", "turn_end", "execute_tool", "co
 /// ends in an overflow or at the reserve. The shim also holds `turn_end`
 /// for a turn whose own messages say so (its reply did not complete, or
 /// its context reached [`EventResult::turn_end_at`]). `turn_start` only
-/// announces a reset or a warning once it is durable, so it too is taken
-/// only while one waits: a turn nothing waits for costs no exchange.
-pub const ON_DEMAND_EVENTS: &[&str] = &["turn_start", "turn_end", "agent_before_settle"];
+/// announces a reset or a warning once it is durable, and `agent_settled`
+/// announces them too and clears what the run left pending, so both are
+/// taken only while something waits: a turn or a run nothing waits for
+/// costs no exchange.
+pub const ON_DEMAND_EVENTS: &[&str] = &[
+    "turn_start",
+    "turn_end",
+    "agent_before_settle",
+    "agent_settled",
+];
 
 /// Payload parts left out by the shim, per event: the copies of the whole
 /// context, which grow with the session and which `Notesoup` never reads

@@ -339,12 +339,18 @@ impl PiExtension for Notesoup {
     /// is not idle or a budget draft waits to be saved (a turn that may end
     /// in an overflow or at the reserve is told by its own messages, see
     /// [`PiExtension::turn_end_at`]); `turn_start` while a notice waits
-    /// for a durable fact; every other event always.
+    /// for a durable fact; `agent_settled` while it would announce or clear
+    /// anything ([`Self::clear_transient`]); every other event always.
     fn needs(&self, event: &str) -> bool {
         match event {
             "turn_start" => self.announcement_pending(),
             "agent_before_settle" => settle_matters(&self.control),
             "turn_end" => settle_matters(&self.control) || !self.staged.is_empty(),
+            "agent_settled" => {
+                settle_matters(&self.control)
+                    || !self.staged.is_empty()
+                    || self.announcement_pending()
+            }
             _ => true,
         }
     }

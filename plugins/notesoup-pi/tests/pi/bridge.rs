@@ -171,7 +171,12 @@ fn the_handshake_names_tools_commands_and_events() {
     // for `turn_end`, while the turn's own messages say so).
     assert_eq!(
         body["onDemand"],
-        json!(["turn_start", "turn_end", "agent_before_settle"])
+        json!([
+            "turn_start",
+            "turn_end",
+            "agent_before_settle",
+            "agent_settled"
+        ])
     );
     // The usage is read only by the budget: every forwarded event's state
     // but `context`'s and `turn_end`'s leaves it out, and those exchanges,
@@ -495,11 +500,13 @@ fn context_carries_no_messages_and_the_warning_comes_back_as_one_appended_messag
     );
     // Past the reminder line (40,960 tokens left) and short of the
     // warning line: the reminder is staged to be saved at the turn's end,
-    // which is needed now, the reset reducer still idle.
+    // which is needed now, the reset reducer still idle; the run's
+    // settlement drops it if it is not saved.
     sidecar.send(context(2, 162_000, vec![], 1, "e0000001"));
     assert_eq!(
         sidecar.next()["body"],
-        json!({"id": 2, "value": null, "onDemand": ["turn_end"], "turnEndAt": 200_000 - 2 * 16_384})
+        json!({"id": 2, "value": null, "onDemand": ["turn_end", "agent_settled"],
+            "turnEndAt": 200_000 - 2 * 16_384})
     );
     // Past the warning line: the warning alone, to append.
     sidecar.send(context(20, 190_000, vec![], 1, "e0000001"));
@@ -522,7 +529,12 @@ fn context_carries_no_messages_and_the_warning_comes_back_as_one_appended_messag
     // next turn's start announces the warning once it is durable.
     assert_eq!(
         body["onDemand"],
-        json!(["turn_start", "turn_end", "agent_before_settle"])
+        json!([
+            "turn_start",
+            "turn_end",
+            "agent_before_settle",
+            "agent_settled"
+        ])
     );
     assert_eq!(body["turnEndAt"], 200_000 - 2 * 16_384);
     let value = body["value"].as_object().unwrap();
@@ -536,7 +548,8 @@ fn context_carries_no_messages_and_the_warning_comes_back_as_one_appended_messag
     sidecar.send(context(3, 190_000, vec![], 1, "e0000001"));
     assert_eq!(
         sidecar.next()["body"],
-        json!({"id": 3, "value": null, "onDemand": ["turn_start", "turn_end", "agent_before_settle"],
+        json!({"id": 3, "value": null,
+            "onDemand": ["turn_start", "turn_end", "agent_before_settle", "agent_settled"],
             "turnEndAt": 200_000 - 2 * 16_384})
     );
     assert!(sidecar.finish().success());
