@@ -10,6 +10,7 @@ mod compaction;
 mod completions;
 mod dream;
 mod embedding;
+mod payload;
 mod support;
 mod sync;
 mod terminal;
