@@ -340,7 +340,7 @@ impl PiExtension for Notesoup {
     /// in an overflow or at the reserve is told by its own messages, see
     /// [`PiExtension::turn_end_at`]); `turn_start` while a notice waits
     /// for a durable fact; `agent_settled` while it would announce or clear
-    /// anything ([`Self::clear_transient`]); every other event always.
+    /// anything (`clear_transient`); every other event always.
     fn needs(&self, event: &str) -> bool {
         match event {
             "turn_start" => self.announcement_pending(),

@@ -10,6 +10,14 @@ use notesoup_test_support::child::Proc;
 use notesoup_test_support::files;
 use serde_json::{Value, json};
 
+/// Every event the shim takes on demand, in the order a run meets them.
+const EVERY_ON_DEMAND_EVENT: [&str; 4] = [
+    "turn_start",
+    "turn_end",
+    "agent_before_settle",
+    "agent_settled",
+];
+
 /// A running `notesoup-pi serve` with a notes home in a temp dir.
 struct Sidecar {
     proc: Proc,
@@ -169,15 +177,7 @@ fn the_handshake_names_tools_commands_and_events() {
     );
     // Forwarded, but subscribed to only while a result asks for it (or,
     // for `turn_end`, while the turn's own messages say so).
-    assert_eq!(
-        body["onDemand"],
-        json!([
-            "turn_start",
-            "turn_end",
-            "agent_before_settle",
-            "agent_settled"
-        ])
-    );
+    assert_eq!(body["onDemand"], json!(EVERY_ON_DEMAND_EVENT));
     // The usage is read only by the budget: every forwarded event's state
     // but `context`'s and `turn_end`'s leaves it out, and those exchanges,
     // tool calls and commands have the sidecar compute it.
@@ -527,15 +527,7 @@ fn context_carries_no_messages_and_the_warning_comes_back_as_one_appended_messag
     // The warning armed a close-out, and waits to be saved at the turn's
     // end: the turn's end and the settlement may act on them now, and the
     // next turn's start announces the warning once it is durable.
-    assert_eq!(
-        body["onDemand"],
-        json!([
-            "turn_start",
-            "turn_end",
-            "agent_before_settle",
-            "agent_settled"
-        ])
-    );
+    assert_eq!(body["onDemand"], json!(EVERY_ON_DEMAND_EVENT));
     assert_eq!(body["turnEndAt"], 200_000 - 2 * 16_384);
     let value = body["value"].as_object().unwrap();
     assert_eq!(value.keys().collect::<Vec<_>>(), ["append"], "{result}");
@@ -549,7 +541,7 @@ fn context_carries_no_messages_and_the_warning_comes_back_as_one_appended_messag
     assert_eq!(
         sidecar.next()["body"],
         json!({"id": 3, "value": null,
-            "onDemand": ["turn_start", "turn_end", "agent_before_settle", "agent_settled"],
+            "onDemand": EVERY_ON_DEMAND_EVENT,
             "turnEndAt": 200_000 - 2 * 16_384})
     );
     assert!(sidecar.finish().success());

@@ -161,14 +161,7 @@ fn budget_reminder_warning_and_close_out_as_the_window_fills() {
         kinds[at - 1..at + 5],
         reset_between(&["custom_message:notesoup/warning"], &["message:assistant"])
     );
-    assert!(
-        report
-            .notice_texts()
-            .iter()
-            .any(|n| n.contains("context almost full")),
-        "{:?}",
-        report.notices
-    );
+    report.assert_notice("context almost full");
     assert_opens_fresh_window(&report, 2);
 }
 
@@ -429,14 +422,7 @@ fn turn_end_is_held_only_for_a_turn_that_may_act() {
     };
     assert_eq!(count("turn_start"), 1);
     assert_eq!(count("turn_end"), 1);
-    assert!(
-        report
-            .notice_texts()
-            .iter()
-            .any(|notice| notice.starts_with("notesoup: memory cleared")),
-        "{:?}",
-        report.notice_texts()
-    );
+    report.assert_notice("notesoup: memory cleared");
 }
 
 #[test]

@@ -1,10 +1,10 @@
 //! The shim's payload helpers against the sidecar's side of the protocol,
 //! run by Node as Pi's loader runs them (the types stripped).
 
-use std::io::Write as _;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use notesoup_pi::bridge::protocol::ids_hash;
+use notesoup_test_support::child::run_within;
 use serde_json::{Value, json};
 
 use super::support::{Pi, package_dir};
@@ -18,26 +18,12 @@ fn shim_ids_hash(pi: &Pi, entries: &Value) -> u32 {
          process.stdout.write(String(idsHash(JSON.parse(readFileSync(0, \"utf8\")))));\n",
         json!(module.to_str().unwrap())
     );
-    let mut child = Command::new(&pi.node)
-        .args(["--input-type=module", "-e", &script])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(entries.to_string().as_bytes())
-        .unwrap();
-    let output = child.wait_with_output().unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
+    let (status, stdout, stderr) = run_within(
+        Command::new(&pi.node).args(["--input-type=module", "-e", &script]),
+        entries.to_string().as_bytes(),
     );
-    String::from_utf8(output.stdout).unwrap().parse().unwrap()
+    assert!(status.success(), "{stderr}");
+    stdout.trim().parse().unwrap()
 }
 
 /// The hash the shim sends with a session left to the file (`onDisk`) is

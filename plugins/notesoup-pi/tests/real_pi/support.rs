@@ -416,6 +416,15 @@ impl Report {
     pub fn notice_texts(&self) -> Vec<&str> {
         self.notices.iter().map(|(_, text)| text.as_str()).collect()
     }
+
+    /// Fails unless a notice Pi showed contains `text`.
+    pub fn assert_notice(&self, text: &str) {
+        assert!(
+            self.notices.iter().any(|(_, notice)| notice.contains(text)),
+            "no notice with {text:?}: {:?}",
+            self.notices
+        );
+    }
 }
 
 pub fn kind(entry: &Value) -> String {
