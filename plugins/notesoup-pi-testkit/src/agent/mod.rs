@@ -30,7 +30,7 @@ use super::clock::{Clock, IdSource};
 use super::host::{HostEvent, HostState};
 use super::model::ScriptedModel;
 use super::session::SessionManager;
-use notesoup_pi::bridge::usage_omitted;
+use notesoup_pi::bridge::{ON_DEMAND_EVENTS, usage_omitted};
 use notesoup_pi::host::{
     BoundaryOutcome, HostError, PiExtension, SessionStartEvent, SessionStartReason,
 };
@@ -96,7 +96,11 @@ impl<E: PiExtension> Harness<E> {
 
     /// Runs the handler of `event`, one whose state notesoup's sidecar
     /// leaves Pi's context usage out of (`bridge::usage_omitted`): the
-    /// handler must not read it.
+    /// handler must not read it. An event of `bridge::ON_DEMAND_EVENTS`
+    /// that the extension does not need now never reaches it in Pi (the
+    /// shim holds no handler for it), so there the handler must change
+    /// nothing: no notice, no entry, no message held, and the same events
+    /// needed after it.
     pub(crate) fn without_usage<R>(
         &mut self,
         event: &str,
@@ -106,6 +110,19 @@ impl<E: PiExtension> Harness<E> {
             usage_omitted(event),
             "{event} is not an event whose state leaves the usage out"
         );
+        let undelivered = ON_DEMAND_EVENTS.contains(&event) && !self.extension.needs(event);
+        let seen = |harness: &Self| {
+            (
+                harness.host.notices.len(),
+                harness.host.session.entries().len(),
+                harness.host.held.len(),
+                ON_DEMAND_EVENTS
+                    .iter()
+                    .map(|event| harness.extension.needs(event))
+                    .collect::<Vec<_>>(),
+            )
+        };
+        let unseen = undelivered.then(|| seen(self));
         let before = self.host.usage_reads.get();
         let result = run(&mut self.extension, &mut self.host);
         assert_eq!(
@@ -113,6 +130,13 @@ impl<E: PiExtension> Harness<E> {
             before,
             "the {event} handler read the context usage, which its state leaves out"
         );
+        if let Some(unseen) = unseen {
+            assert_eq!(
+                seen(self),
+                unseen,
+                "the {event} handler changed what a host sees, though the extension did not need the event"
+            );
+        }
         result
     }
 
