@@ -198,6 +198,12 @@ impl Notesoup {
         effect
     }
 
+    /// Whether anything transient is there for [`Self::clear_transient`]
+    /// to drop (or, for pending notices, for `agent_settled` to announce).
+    fn transient_pending(&self) -> bool {
+        settle_matters(&self.control) || !self.staged.is_empty() || self.announcement_pending()
+    }
+
     /// Drops everything transient: reducer state, staged drafts, pending
     /// notices. Durable markers stay authoritative.
     fn clear_transient(&mut self) {
@@ -340,17 +346,13 @@ impl PiExtension for Notesoup {
     /// in an overflow or at the reserve is told by its own messages, see
     /// [`PiExtension::turn_end_at`]); `turn_start` while a notice waits
     /// for a durable fact; `agent_settled` while it would announce or clear
-    /// anything (`clear_transient`); every other event always.
+    /// anything (`transient_pending`); every other event always.
     fn needs(&self, event: &str) -> bool {
         match event {
             "turn_start" => self.announcement_pending(),
             "agent_before_settle" => settle_matters(&self.control),
             "turn_end" => settle_matters(&self.control) || !self.staged.is_empty(),
-            "agent_settled" => {
-                settle_matters(&self.control)
-                    || !self.staged.is_empty()
-                    || self.announcement_pending()
-            }
+            "agent_settled" => self.transient_pending(),
             _ => true,
         }
     }
