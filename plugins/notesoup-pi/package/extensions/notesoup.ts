@@ -2,13 +2,14 @@
 //
 // Everything notesoup decides happens in the sidecar. This file starts it as
 // Pi loads the extension (the first `session_start` takes it; later ones
-// start their own), forwards the events, tool calls and commands it names in
-// its handshake (one at a time, with the session state they read), performs
-// the actions it asks for while it handles them, and stops it at
-// `session_shutdown`. If the sidecar is missing or dies, Pi keeps working
-// without notesoup, shows one notice and tells the agent once, before its
-// next run, that its memory tools are unavailable and why; the next
-// `session_start` tries again.
+// start their own), registers the tools, commands and events the sidecar of
+// this version names in its handshake (`ready.json`, kept equal to it by a
+// test) while Pi loads, forwards them (one at a time, with the session
+// state they read), performs the actions it asks for while it handles them,
+// and stops it at `session_shutdown`. If the sidecar is missing or dies, Pi
+// keeps working without notesoup, shows one notice, stops offering the
+// memory tools and tells the agent once, before its next run, that they
+// are unavailable and why; the next `session_start` tries again.
 //
 // The shim never keeps Pi's process alive: the child and its pipes are
 // unref'd (stdout is held only while an answer is awaited), the sidecar is
@@ -142,6 +143,22 @@ function sidecarCommand(): string {
   return "notesoup-pi";
 }
 
+/**
+ * The handshake shipped with this package: the `ready` its sidecar answers
+ * (`notesoup-pi`'s tests keep the file equal to it). Its tools, commands and
+ * events are registered while Pi loads, which costs Pi no refresh of its
+ * tools, and it serves each new sidecar from its hello on, so Pi waits for
+ * no handshake; the sidecar's own is checked against it as it comes.
+ * Without the file, the handshake's are registered at `session_start`.
+ */
+function shippedReady(): Ready | undefined {
+  try {
+    return JSON.parse(readFileSync(join(PACKAGE_DIR, "extensions", "ready.json"), "utf8")) as Ready;
+  } catch {
+    return undefined;
+  }
+}
+
 /** This package's version: the sidecar must be the same. */
 function packageVersion(): string | undefined {
   try {
@@ -239,7 +256,10 @@ class Sidecar {
     child.on("close", (code, signal) =>
       fail(new Error(`the sidecar exited (${signal ?? `code ${code}`})`)),
     );
-    child.stdin.on("error", fail);
+    // A line written to a sidecar that stopped reading fails (`EPIPE`); its
+    // exit, once its last output is read, fails the waits, so an answer it
+    // gave first (a refused handshake) is still read.
+    child.stdin.on("error", () => undefined);
   }
 
   /**
@@ -342,6 +362,8 @@ export default function notesoup(pi: ExtensionAPI): void {
   let staleWatch: ReturnType<typeof setInterval> | undefined;
   const registeredTools = new Set<string>();
   const registeredCommands = new Set<string>();
+  /** The tools taken out of Pi's active ones while notesoup is unavailable. */
+  let hiddenTools: string[] = [];
   /**
    * The sidecar started while Pi loads, greeted and answering while Pi opens
    * the session; the first `session_start` takes it. Pi's process never
@@ -354,6 +376,8 @@ export default function notesoup(pi: ExtensionAPI): void {
   } catch {
     early = undefined;
   }
+  const shipped = shippedReady();
+  if (shipped) register(shipped, false);
 
   function settings(ctx: ExtensionContext): SettingsState {
     try {
@@ -502,10 +526,18 @@ export default function notesoup(pi: ExtensionAPI): void {
 
   function giveUp(why: string, ctx: ExtensionContext | undefined): void {
     stop();
+    offerTools(false);
     if (unavailable === undefined) {
       unavailable = why;
       ctx?.ui.notify(`notesoup unavailable: ${why}`, "warning");
     }
+  }
+
+  /** Serves `spec`: its rules and the events forwarded. */
+  function adopt(spec: Ready): void {
+    ready = spec;
+    sidecarEvents.clear();
+    for (const event of spec.events) sidecarEvents.add(event);
   }
 
   /** One exchange: the event, the actions it asks for, its result. */
@@ -521,6 +553,9 @@ export default function notesoup(pi: ExtensionAPI): void {
     current.send({ type: "event", body: { id, name, payload: body, state: state(ctx, usage) } });
     for (;;) {
       const message = await current.next();
+      // Stopped meanwhile (its handshake refused, say): none of its lines
+      // is acted on.
+      if (sidecar !== current) return undefined;
       if (message.type === "action") {
         const error = perform(message.body.action, ctx);
         current.send({
@@ -555,14 +590,19 @@ export default function notesoup(pi: ExtensionAPI): void {
     return run;
   }
 
-  function register(spec: Ready): void {
+  /**
+   * Registers `spec`'s tools, commands and events; names already registered
+   * are registered again only when `replace` (a handshake that differs from
+   * the shipped one).
+   */
+  function register(spec: Ready, replace: boolean): void {
     for (const tool of spec.tools) {
-      if (registeredTools.has(tool.name)) continue;
+      if (registeredTools.has(tool.name) && !replace) continue;
       registeredTools.add(tool.name);
       registerTool(tool);
     }
     for (const command of spec.commands) {
-      if (registeredCommands.has(command.name)) continue;
+      if (registeredCommands.has(command.name) && !replace) continue;
       registeredCommands.add(command.name);
       const choices = command.arguments ?? [];
       pi.registerCommand(command.name, {
@@ -576,6 +616,8 @@ export default function notesoup(pi: ExtensionAPI): void {
           return items.length > 0 ? items : null;
         },
         handler: async (args, ctx) => {
+          // A command typed as the session starts waits for its handshake.
+          await starting;
           if (!ready) {
             ctx.ui.notify(`notesoup unavailable: ${unavailable ?? "the sidecar is not running"}`, "warning");
             return;
@@ -585,7 +627,6 @@ export default function notesoup(pi: ExtensionAPI): void {
       });
     }
     for (const event of spec.events) {
-      sidecarEvents.add(event);
       if (subscribed.has(event) || (spec.onDemand ?? []).includes(event)) continue;
       subscribed.add(event);
       subscribe(event);
@@ -631,13 +672,17 @@ export default function notesoup(pi: ExtensionAPI): void {
       handler: (event: unknown, ctx: ExtensionContext) => unknown,
     ) => (() => void) | void;
     const off = on(event, (payload, ctx) =>
-      event === "context"
-        ? context(payload, ctx)
-        : event === "context_with_system"
-          ? contextWithSystem(payload, ctx)
-          : event === "turn_end"
-            ? turnEnd(payload, ctx)
-            : forward(event, payload, ctx),
+      // A sidecar that does not name the event (the shipped handshake
+      // names it) does not get it.
+      ready && !sidecarEvents.has(event)
+        ? undefined
+        : event === "context"
+          ? context(payload, ctx)
+          : event === "context_with_system"
+            ? contextWithSystem(payload, ctx)
+            : event === "turn_end"
+              ? turnEnd(payload, ctx)
+              : forward(event, payload, ctx),
     );
     return typeof off === "function" ? off : () => {};
   }
@@ -742,6 +787,28 @@ export default function notesoup(pi: ExtensionAPI): void {
     staleWatch = undefined;
   }
 
+  /**
+   * Takes notesoup's tools out of Pi's active ones (`offer` false: notesoup
+   * is unavailable, the agent is told so), or puts back those it took out.
+   */
+  function offerTools(offer: boolean): void {
+    try {
+      const active = pi.getActiveTools();
+      if (offer) {
+        const back = hiddenTools.filter((name) => registeredTools.has(name) && !active.includes(name));
+        hiddenTools = [];
+        if (back.length > 0) pi.setActiveTools([...active, ...back]);
+      } else {
+        const ours = active.filter((name) => registeredTools.has(name));
+        if (ours.length === 0) return;
+        hiddenTools = [...hiddenTools, ...ours];
+        pi.setActiveTools(active.filter((name) => !registeredTools.has(name)));
+      }
+    } catch {
+      // The session went away: nothing is offered to anyone.
+    }
+  }
+
   /** Stops the sidecar once the session goes away by a path with no event. */
   function watchForStale(): void {
     if (staleWatch !== undefined) clearInterval(staleWatch);
@@ -752,26 +819,43 @@ export default function notesoup(pi: ExtensionAPI): void {
     staleWatch.unref();
   }
 
-  async function start(ctx: ExtensionContext): Promise<void> {
+  /**
+   * Starts the session's sidecar (the one started while Pi loaded, first)
+   * and returns the check of its handshake. With the shipped handshake the
+   * sidecar is served from its hello on: the `session_start` exchange
+   * follows the hello on the line at once, and its answer is read after the
+   * handshake's. A handshake that refuses or names another version turns
+   * notesoup off before any later line of that sidecar is acted on.
+   */
+  function start(ctx: ExtensionContext): Promise<void> {
     stop();
     unavailable = undefined;
     toldAgent = false;
-    sidecarEvents.clear();
     mirror = { sessionId: "", sent: 0, resend: false };
-    let started: Sidecar | undefined;
+    let started: Sidecar;
     try {
       started = early ?? Sidecar.start();
-      early = undefined;
+    } catch (error) {
+      giveUp(error instanceof Error ? error.message : String(error), ctx);
+      return Promise.resolve();
+    }
+    early = undefined;
+    sidecar = started;
+    if (shipped) adopt(shipped);
+    return handshake(started, ctx);
+  }
+
+  async function handshake(started: Sidecar, ctx: ExtensionContext): Promise<void> {
+    try {
       const answer = await started.next();
+      if (sidecar !== started) return;
       if (answer.type === "ready" && answer.body.protocol === PROTOCOL) {
         const wanted = packageVersion();
         if (wanted !== undefined && answer.body.version !== wanted) {
-          started.stop();
           giveUp(mismatchText(started.command, answer.body.version, wanted), ctx);
           return;
         }
       } else {
-        started.stop();
         giveUp(
           versionMismatch(started.command) ??
             (answer.type === "refused"
@@ -781,23 +865,42 @@ export default function notesoup(pi: ExtensionAPI): void {
         );
         return;
       }
-      sidecar = started;
-      ready = answer.body;
-      register(answer.body);
+      if (!shipped) {
+        adopt(answer.body);
+        register(answer.body, false);
+      } else if (JSON.stringify(answer.body) !== JSON.stringify(shipped)) {
+        // A sidecar built from other sources than the package: its own
+        // handshake, and none of the shipped tools it does not name.
+        adopt(answer.body);
+        register(answer.body, true);
+        const named = new Set(answer.body.tools.map((tool) => tool.name));
+        const gone = [...registeredTools].filter((name) => !named.has(name));
+        for (const name of gone) registeredTools.delete(name);
+        if (gone.length > 0) pi.setActiveTools(pi.getActiveTools().filter((name) => !gone.includes(name)));
+      }
+      offerTools(true);
       watchForStale();
     } catch (error) {
+      if (sidecar !== started) return;
       const why = error instanceof Error ? error.message : String(error);
-      giveUp((started && versionMismatch(started.command)) ?? why, ctx);
+      giveUp(versionMismatch(started.command) ?? why, ctx);
     }
   }
 
-  // Pi waits for the sidecar's start and the tools' registration, not for
-  // the exchange: on a long session the mirror reads the whole file (about
-  // 45 ms at 100,000 entries), and Pi can be ready for input meanwhile. The
-  // boot the exchange appends while Pi is idle lands as before; while a run
-  // starts, Pi holds it and adds it before the run's messages.
+  // Pi waits for neither the sidecar's handshake (served by the shipped one
+  // meanwhile; without it, Pi waits for the handshake and the tools'
+  // registration) nor the exchange: on a long session the mirror reads the
+  // whole file (about 45 ms at 100,000 entries), and Pi can be ready for
+  // input meanwhile. The boot the exchange appends while Pi is idle lands as
+  // before; while a run starts, Pi holds it and adds it before the run's
+  // messages.
   pi.on("session_start", async (event, ctx) => {
-    await (queue = queue.then(() => start(ctx)).catch(() => undefined));
+    const begun = queue.then(() => {
+      const checked = start(ctx);
+      return shipped ? undefined : checked;
+    });
+    queue = begun.catch(() => undefined);
+    if (!shipped) await queue;
     starting = forward("session_start", event, ctx).then(
       () => undefined,
       (error: unknown) => {

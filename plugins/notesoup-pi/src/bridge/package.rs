@@ -14,12 +14,18 @@ pub const SHIM: &str = include_str!("../../package/extensions/notesoup.ts");
 /// imports them too).
 pub const SHIM_PAYLOAD: &str = include_str!("../../package/extensions/payload.ts");
 
+/// The sidecar's handshake (its `ready` body), which the shim serves from
+/// a new sidecar's hello on and whose tools, commands and events it
+/// registers while Pi loads (a test keeps it equal to the handshake).
+pub const SHIM_READY: &str = include_str!("../../package/extensions/ready.json");
+
 /// Every file of the package, by path relative to its folder.
 pub fn files() -> Vec<(&'static str, &'static str)> {
     vec![
         ("package.json", PACKAGE_JSON),
         ("extensions/notesoup.ts", SHIM),
         ("extensions/payload.ts", SHIM_PAYLOAD),
+        ("extensions/ready.json", SHIM_READY),
         ("skills/memory/SKILL.md", DreamAsset::MemorySkill.text()),
         ("skills/dream/SKILL.md", DreamAsset::DreamSkill.text()),
         ("dreamer/dream.ts", crate::dreamer::EXTENSION),

@@ -383,6 +383,28 @@ fn the_package_folder_matches_the_embedded_package_and_core_s_skills() {
     );
 }
 
+/// The shim serves each new sidecar with `package/extensions/ready.json`
+/// from its hello on, and registers its tools, commands and events while Pi
+/// loads: it must be exactly the handshake's `ready` body.
+/// `NOTESOUP_PI_WRITE_READY=1` writes it.
+#[test]
+fn the_shipped_handshake_is_the_sidecar_s() {
+    let mut sidecar = Sidecar::start();
+    let ready = sidecar.handshake();
+    assert!(sidecar.finish().success());
+    let text = serde_json::to_string_pretty(&ready["body"]).unwrap() + "\n";
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("package/extensions/ready.json");
+    if std::env::var_os("NOTESOUP_PI_WRITE_READY").is_some() {
+        std::fs::write(&path, &text).unwrap();
+    }
+    assert!(
+        std::fs::read_to_string(&path).unwrap_or_default() == text,
+        "{} is not the sidecar's handshake: run NOTESOUP_PI_WRITE_READY=1 \
+         cargo test -p notesoup-pi --test pi the_shipped_handshake",
+        path.display()
+    );
+}
+
 /// Runs one `execute_tool` event of `history_search` for `unicorn` with
 /// `state`, answering `resendEntries` with `resent`; returns the result and
 /// how many times the sidecar asked for the entries.

@@ -14,8 +14,9 @@
 //   {killSidecar: true}          SIGKILL the notesoup-pi child process
 //   {shutdown: true}             session_shutdown, as Pi emits it on quit
 //   {navigate: {userMessage: N, summarize}}  /tree to the N-th user message entry
-// The report on stdout: {sessionFile, requests, notices, errors, compactError,
-// compactions, sidecarPid}; `compactions` lists Pi's compaction_start and
+// The report on stdout: {sessionFile, requests, offered, notices, errors,
+// compactError, compactions, sidecarPid}; `offered` lists each request's
+// tool names; `compactions` lists Pi's compaction_start and
 // compaction_end events ({type, reason, aborted?, willRetry?, errorMessage?,
 // summary?}); `sidecarPid` is the notesoup-pi child's at the end, if any.
 //
@@ -48,6 +49,7 @@ fs.writeFileSync(
 );
 
 const requests = [];
+const offered = [];
 const notices = [];
 const errors = [];
 const compactions = [];
@@ -77,6 +79,9 @@ let callId = 0;
 function reply(step) {
   return (context) => {
     requests.push(context.messages.map((m) => ({ role: m.role, text: text(m.content) })));
+    // The tools Pi offers the model with this request (the faux provider is
+    // handed only the messages).
+    offered.push(session.getActiveToolNames());
     const blocks = [];
     if (step.text !== undefined) blocks.push(piAi.fauxText(step.text));
     for (const tool of step.tools ?? []) {
@@ -209,7 +214,7 @@ if (end === "shutdown") {
   if (pid !== null) while (!dead(pid)) await new Promise((resolve) => setTimeout(resolve, 20));
 } else if (end !== "none") throw new Error(`unknown end ${end}`);
 process.stdout.write(
-  `${JSON.stringify({ sessionFile, requests, notices, errors, compactError, pendingResponses: pending, compactions, sidecarPid: pid, toolUsages })}\n`,
+  `${JSON.stringify({ sessionFile, requests, offered, notices, errors, compactError, pendingResponses: pending, compactions, sidecarPid: pid, toolUsages })}\n`,
 );
 
 /** The pid of this process's notesoup-pi child, if it has one. */

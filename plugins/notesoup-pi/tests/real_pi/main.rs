@@ -526,7 +526,15 @@ fn a_missing_sidecar_leaves_pi_working_with_one_notice() {
     ]));
     report.assert_unavailable_once("notesoup unavailable: ");
     // Plain Pi, and the agent told that its memory tools are unavailable
-    // (`embedding.rs` checks it is told once).
+    // (`embedding.rs` checks it is told once): registered as Pi loaded the
+    // package, they are not offered.
+    assert!(
+        !report.offered[0]
+            .iter()
+            .any(|name| name.starts_with("notes_")),
+        "{:?}",
+        report.offered
+    );
     let request = report.request(0);
     assert_eq!(request[..2], ["system: ", "user: Hello."]);
     assert_eq!(request.len(), 3, "{request:?}");
@@ -571,11 +579,14 @@ fn a_sidecar_of_another_version_leaves_pi_working_with_the_documented_notice() {
         )
     };
     // An older release that speaks this protocol: its handshake says its
-    // version.
+    // version. It answers the `session_start` event that follows the hello
+    // on the line with an action, which the shim never performs.
     let protocol = notesoup_pi::bridge::protocol::PROTOCOL_VERSION;
     let same_protocol = format!(
         r#"read hello
 echo '{{"type":"ready","body":{{"protocol":{protocol},"version":"0.0.1","apiLevel":"0.87","tools":[],"commands":[],"events":[],"omit":[],"summarize":[]}}}}'
+read event
+echo '{{"type":"action","body":{{"id":1,"action":{{"kind":"appendEntry","args":{{"customType":"notesoup/older"}}}}}}}}'
 read rest"#
     );
     // One that speaks another protocol refuses the handshake; its
@@ -602,6 +613,54 @@ echo '{"type":"refused","body":{"protocol":3,"code":"protocol_mismatch","message
             "{name}"
         );
     }
+}
+
+/// A sidecar of this version whose handshake names other tools and events
+/// than the package's `registrations.json` (built from other sources): Pi
+/// offers its tools alone, and forwards it none of the events it did not
+/// name.
+#[test]
+fn a_handshake_that_differs_from_the_shipped_registrations_is_the_one_registered() {
+    let mut world = World::new(200_000);
+    let protocol = notesoup_pi::bridge::protocol::PROTOCOL_VERSION;
+    let version = env!("CARGO_PKG_VERSION");
+    let lines = world.path("lines.jsonl");
+    world.sidecar = fake_sidecar(
+        &world,
+        "other-notesoup-pi",
+        &format!(
+            r#"read hello
+echo '{{"type":"ready","body":{{"protocol":{protocol},"version":"{version}","apiLevel":"0.87","tools":[{{"name":"notes_read","label":"Read","description":"Reads.","parameters":{{"type":"object","properties":{{}}}}}}],"commands":[],"events":[],"omit":[],"summarize":[],"onDemand":[]}}}}'
+n=0
+while read line; do
+  n=$((n+1))
+  printf '%s\n' "$line" >> '{}'
+  echo "{{\"type\":\"result\",\"body\":{{\"id\":$n,\"value\":null}}}}"
+done"#,
+            lines.display()
+        ),
+    );
+    let report = world.start(json!([
+        {"respond": [text("Hello.")]},
+        {"prompt": "Hello."},
+    ]));
+    assert_eq!(report.pending_responses, 0);
+    assert!(report.notice_texts().is_empty(), "{:?}", report.notices);
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    assert_eq!(report.offered, [["notes_read"]]);
+    // `session_start` and `session_shutdown`, which the shim always
+    // forwards; none of the shipped events (`context`, say).
+    let sent = std::fs::read_to_string(&lines).unwrap();
+    let names: Vec<String> = sent
+        .lines()
+        .map(|line| {
+            serde_json::from_str::<serde_json::Value>(line).unwrap()["body"]["name"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(names, ["session_start", "session_shutdown"]);
 }
 
 #[test]
@@ -665,7 +724,19 @@ fn a_sidecar_dying_during_a_tool_call_fails_that_call_and_pi_carries_on() {
             .kinds()
             .contains(&"custom_message:notesoup/boot".to_owned())
     );
-    // The next run is told, once, that the memory tools are gone and why.
+    // The next run is told, once, that the memory tools are gone and why,
+    // and is not offered them.
+    assert!(report.offered[0].iter().any(|name| name == "notes_write"));
+    assert!(
+        !report
+            .offered
+            .last()
+            .unwrap()
+            .iter()
+            .any(|name| name.starts_with("notes_")),
+        "{:?}",
+        report.offered
+    );
     let last = report.request(-1);
     assert_eq!(last[last.len() - 2], "user: Are you there?");
     assert!(

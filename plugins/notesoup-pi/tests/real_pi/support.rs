@@ -97,6 +97,8 @@ pub struct Report {
     pub session_file: PathBuf,
     /// Every provider request: `(role, text)` per message.
     pub requests: Vec<Vec<(String, String)>>,
+    /// The names of the tools each provider request offered.
+    pub offered: Vec<Vec<String>>,
     pub notices: Vec<(String, String)>,
     pub errors: Vec<String>,
     pub compact_error: Option<String>,
@@ -246,6 +248,7 @@ impl World {
                 .iter()
                 .map(pairs)
                 .collect(),
+            offered: serde_json::from_value(report["offered"].clone()).expect("offered tools"),
             notices: pairs(&report["notices"]),
             errors: report["errors"]
                 .as_array()
