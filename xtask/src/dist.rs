@@ -394,7 +394,14 @@ fn layout(root: &Path, builds: &[Build], version: &str, options: &Options) -> Re
         .map(|build| (build.platform.name(), json!(version)))
         .collect();
     pi["optionalDependencies"] = Value::Object(platforms);
-    pi["files"] = json!(["extensions", "skills", "dreamer", "README.md", "LICENSE"]);
+    pi["files"] = json!([
+        "extensions",
+        "skills",
+        "playbook.md",
+        "dreamer",
+        "README.md",
+        "LICENSE"
+    ]);
     write_json(&pi_dir.join("package.json"), &pi)?;
     fs::copy(
         root.join("plugins/notesoup-pi/README.md"),
@@ -611,6 +618,14 @@ mod tests {
             json!({"notesoup-linux-x64": version})
         );
         assert!(out.join("npm/notesoup-pi/extensions/notesoup.ts").is_file());
+        // The dream skill reads `../../playbook.md`.
+        assert!(out.join("npm/notesoup-pi/playbook.md").is_file());
+        assert!(
+            pi["files"]
+                .as_array()
+                .unwrap()
+                .contains(&json!("playbook.md"))
+        );
         // One platform: the binary itself, no launcher.
         assert_eq!(
             fs::read(out.join("npm/notesoup-claude/bin/notesoup")).expect("binary"),

@@ -1,7 +1,7 @@
 //! The Pi package (`plugins/notesoup-pi/package/`), embedded so that
 //! `notesoup-pi install` can write it from an installed binary. The skills
-//! are core's assets; the package folder holds byte-identical copies (a test
-//! checks them), so `pi install <checkout>/plugins/notesoup-pi/package` works
+//! and the playbook are core's assets; the package folder holds
+//! byte-identical copies (a test checks them), so `pi install <checkout>/plugins/notesoup-pi/package` works
 //! too.
 
 use notesoup_core::dream::DreamAsset;
@@ -19,15 +19,16 @@ pub const SHIM_PAYLOAD: &str = include_str!("../../package/extensions/payload.ts
 /// registers while Pi loads (a test keeps it equal to the handshake).
 pub const SHIM_READY: &str = include_str!("../../package/extensions/ready.json");
 
-/// Every file of the package, by path relative to its folder.
+/// Every file of the package, by path relative to its folder: core's
+/// assets (the skills and the playbook the dream skill reads) among them.
 pub fn files() -> Vec<(&'static str, &'static str)> {
-    vec![
+    let own = [
         ("package.json", PACKAGE_JSON),
         ("extensions/notesoup.ts", SHIM),
         ("extensions/payload.ts", SHIM_PAYLOAD),
         ("extensions/ready.json", SHIM_READY),
-        ("skills/memory/SKILL.md", DreamAsset::MemorySkill.text()),
-        ("skills/dream/SKILL.md", DreamAsset::DreamSkill.text()),
         ("dreamer/dream.ts", crate::dreamer::EXTENSION),
-    ]
+    ];
+    let assets = DreamAsset::ALL.map(|asset| (asset.path(), asset.text()));
+    own.into_iter().chain(assets).collect()
 }

@@ -357,14 +357,21 @@ fn the_package_folder_matches_the_embedded_package_and_core_s_skills() {
             assert!(embedded.contains(&relative), "{relative} is not embedded");
         }
     }
-    // The skills are byte-identical copies of core's assets.
-    assert_eq!(
-        std::fs::read_to_string(folder.join("skills/memory/SKILL.md")).unwrap(),
-        notesoup_core::dream::DreamAsset::MemorySkill.text()
-    );
-    assert_eq!(
-        std::fs::read_to_string(folder.join("skills/dream/SKILL.md")).unwrap(),
-        notesoup_core::dream::DreamAsset::DreamSkill.text()
+    // The skills and the playbook the dream skill reads are byte-identical
+    // copies of core's assets.
+    for asset in notesoup_core::dream::DreamAsset::ALL {
+        assert_eq!(
+            std::fs::read_to_string(folder.join(asset.path())).unwrap(),
+            asset.text(),
+            "{}",
+            asset.path()
+        );
+    }
+    assert!(
+        folder
+            .join("skills/dream")
+            .join("../../playbook.md")
+            .is_file()
     );
     let manifest: Value = serde_json::from_str(package::PACKAGE_JSON).unwrap();
     assert_eq!(

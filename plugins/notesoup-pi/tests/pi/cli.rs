@@ -245,13 +245,14 @@ fn install(home: &std::path::Path, args: &[&str]) -> std::process::Output {
 }
 
 /// Every file of the package, as the installer writes it.
-const PACKAGE_FILES: [&str; 8] = [
+const PACKAGE_FILES: [&str; 9] = [
     "package.json",
     "extensions/notesoup.ts",
     "extensions/payload.ts",
     "extensions/ready.json",
     "skills/memory/SKILL.md",
     "skills/dream/SKILL.md",
+    "playbook.md",
     "dreamer/dream.ts",
     "sidecar.json",
 ];

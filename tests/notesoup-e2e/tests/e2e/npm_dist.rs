@@ -125,6 +125,20 @@ fn the_npm_packages_install_into_real_pi_and_claude_code_on_a_fresh_machine() {
     assert!(sidecar.is_file(), "the platform package's sidecar");
     // Only this machine's platform package is installed.
     assert!(!modules.join("notesoup-linux-arm64").exists());
+    // The dream skill reads the playbook beside it, as installed.
+    let dream_skill = modules.join("notesoup-pi/skills/dream/SKILL.md");
+    assert!(
+        std::fs::read_to_string(&dream_skill)
+            .unwrap()
+            .contains("`../../playbook.md`")
+    );
+    assert!(
+        dream_skill
+            .parent()
+            .unwrap()
+            .join("../../playbook.md")
+            .is_file()
+    );
 
     // The agent loop on the installed copy: the shim must find the
     // platform package's sidecar (NOTESOUP_PI_BIN names nothing, PATH has
