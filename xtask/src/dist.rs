@@ -623,7 +623,7 @@ mod tests {
         assert!(
             pi["files"]
                 .as_array()
-                .unwrap()
+                .expect("a files list")
                 .contains(&json!("playbook.md"))
         );
         // One platform: the binary itself, no launcher.
