@@ -616,11 +616,11 @@ echo '{"type":"refused","body":{"protocol":3,"code":"protocol_mismatch","message
 }
 
 /// A sidecar of this version whose handshake names other tools and events
-/// than the package's `registrations.json` (built from other sources): Pi
+/// than the package's `ready.json` (built from other sources): Pi
 /// offers its tools alone, and forwards it none of the events it did not
 /// name.
 #[test]
-fn a_handshake_that_differs_from_the_shipped_registrations_is_the_one_registered() {
+fn a_handshake_that_differs_from_the_shipped_one_is_the_one_served() {
     let mut world = World::new(200_000);
     let protocol = notesoup_pi::bridge::protocol::PROTOCOL_VERSION;
     let version = env!("CARGO_PKG_VERSION");
