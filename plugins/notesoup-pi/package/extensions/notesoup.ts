@@ -149,7 +149,8 @@ function sidecarCommand(): string {
  * events are registered while Pi loads, which costs Pi no refresh of its
  * tools, and it serves each new sidecar from its hello on, so Pi waits for
  * no handshake; the sidecar's own is checked against it as it comes.
- * Without the file, the handshake's are registered at `session_start`.
+ * Without the file, the `session_start` exchange waits for the sidecar's
+ * handshake, whose tools are registered as it comes.
  */
 function shippedReady(): Ready | undefined {
   try {
@@ -887,20 +888,19 @@ export default function notesoup(pi: ExtensionAPI): void {
     }
   }
 
-  // Pi waits for neither the sidecar's handshake (served by the shipped one
-  // meanwhile; without it, Pi waits for the handshake and the tools'
-  // registration) nor the exchange: on a long session the mirror reads the
-  // whole file (about 45 ms at 100,000 entries), and Pi can be ready for
-  // input meanwhile. The boot the exchange appends while Pi is idle lands as
-  // before; while a run starts, Pi holds it and adds it before the run's
-  // messages.
-  pi.on("session_start", async (event, ctx) => {
+  // Pi waits for neither the sidecar's handshake nor the exchange: on a long
+  // session the mirror reads the whole file (about 45 ms at 100,000
+  // entries), and Pi can be ready for input meanwhile. The exchange follows
+  // the hello at once when the shipped handshake serves the sidecar, else
+  // the handshake (whose tools are registered then). The boot the exchange
+  // appends while Pi is idle lands as before; while a run starts, Pi holds
+  // it and adds it before the run's messages.
+  pi.on("session_start", (event, ctx) => {
     const begun = queue.then(() => {
       const checked = start(ctx);
       return shipped ? undefined : checked;
     });
     queue = begun.catch(() => undefined);
-    if (!shipped) await queue;
     starting = forward("session_start", event, ctx).then(
       () => undefined,
       (error: unknown) => {

@@ -663,6 +663,35 @@ done"#,
     assert_eq!(names, ["session_start", "session_shutdown"]);
 }
 
+/// A package without its shipped handshake (`extensions/ready.json`)
+/// registers what the sidecar's handshake names at `session_start`, and
+/// works as the whole package does.
+#[test]
+fn a_package_without_its_shipped_handshake_takes_the_sidecar_s() {
+    let mut world = World::new(200_000);
+    let package = world.path("package-without-ready");
+    for (relative, text) in notesoup_pi::bridge::package::files() {
+        if relative == "extensions/ready.json" {
+            continue;
+        }
+        let path = package.join(relative);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    world.package = package;
+    let report = world.start(json!([
+        {"respond": [
+            tool("notes_write", json!({"address": "@project/plan.md", "content": "# Plan\nKept.\n"})),
+            text("Noted."),
+        ]},
+        {"prompt": "Remember the plan."},
+    ]));
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    assert!(report.notice_texts().is_empty(), "{:?}", report.notices);
+    assert!(report.offered[0].iter().any(|name| name == "notes_write"));
+    assert!(find_note(&world.notes_home(), "plan.md").is_some());
+}
+
 #[test]
 fn a_protocol_mismatch_leaves_pi_working_with_one_notice() {
     let mut world = World::new(200_000);
