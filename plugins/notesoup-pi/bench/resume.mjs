@@ -44,20 +44,29 @@ const pi = await loadPi();
 const { sdk, piAi } = pi;
 const since = () => Number(process.hrtime.bigint() - begin) / 1e6;
 
+/** The events notesoup's shim holds while no reset is under way. */
+function idleEvents() {
+  const ready = JSON.parse(
+    fs.readFileSync(new URL("../package/extensions/ready.json", import.meta.url), "utf8"),
+  );
+  const held = new Set(["session_start", "session_shutdown", "before_agent_start"]);
+  for (const event of ready.events) if (!ready.onDemand.includes(event)) held.add(event);
+  if (ready.onDemand.includes("turn_end")) held.add("message_end");
+  return [...held];
+}
+
 const withPackage = packageArg !== "none";
 let packageDir = packageArg;
 if (packageArg === "noop") {
-  // The events notesoup's shim holds while its reset is idle (the sidecar's
-  // forwarded events but `turn_start`, `turn_end`, `agent_before_settle`
-  // and `agent_settled`, which it takes on demand, and `before_agent_start`
-  // and `message_end`, which it answers itself);
+  // The events notesoup's shim holds while its reset is idle, read from the
+  // handshake the package ships: the ones it always holds, the sidecar's
+  // forwarded events but those it takes on demand, and `message_end`, which
+  // the shim answers itself while `turn_end` is on demand;
   // NOTESOUP_PI_BENCH_NOOP_EVENTS (a JSON list) subscribes it to others:
   // what Pi charges for one event's handlers.
   const events = process.env.NOTESOUP_PI_BENCH_NOOP_EVENTS
     ? JSON.parse(process.env.NOTESOUP_PI_BENCH_NOOP_EVENTS)
-    : ["session_start", "session_tree", "session_before_tree", "session_before_compact",
-      "session_shutdown", "model_select", "before_agent_start", "context",
-      "context_with_system", "message_end"];
+    : idleEvents();
   const files = {
     "package.json": JSON.stringify({ name: "noop", version: "0.0.0", type: "module", keywords: ["pi-package"], pi: { extensions: ["./extensions/noop.ts"] } }),
     "extensions/noop.ts": `export default function noop(pi: any): void {\n  for (const name of ${JSON.stringify(events)}) pi.on(name, () => undefined);\n}\n`,

@@ -328,8 +328,6 @@ export default function notesoup(pi: ExtensionAPI): void {
   /** Events run one at a time: Pi awaits handlers, but tools may run in parallel. */
   let queue: Promise<unknown> = Promise.resolve();
   const subscribed = new Set<string>(["session_start", "session_shutdown", "before_agent_start"]);
-  /** The events the running sidecar asked for. */
-  const sidecarEvents = new Set<string>();
   /**
    * The on-demand events subscribed to now, with the function that drops
    * each: Pi skips its own work for an event nobody handles.
@@ -534,13 +532,6 @@ export default function notesoup(pi: ExtensionAPI): void {
     }
   }
 
-  /** Serves `spec`: its rules and the events forwarded. */
-  function adopt(spec: Ready): void {
-    ready = spec;
-    sidecarEvents.clear();
-    for (const event of spec.events) sidecarEvents.add(event);
-  }
-
   /** One exchange: the event, the actions it asks for, its result. */
   async function exchange(name: string, payload: unknown, ctx: ExtensionContext): Promise<unknown> {
     const current = sidecar;
@@ -675,7 +666,7 @@ export default function notesoup(pi: ExtensionAPI): void {
     const off = on(event, (payload, ctx) =>
       // A sidecar that does not name the event (the shipped handshake
       // names it) does not get it.
-      ready && !sidecarEvents.has(event)
+      ready && !ready.events.includes(event)
         ? undefined
         : event === "context"
           ? context(payload, ctx)
@@ -794,20 +785,25 @@ export default function notesoup(pi: ExtensionAPI): void {
    */
   function offerTools(offer: boolean): void {
     try {
-      const active = pi.getActiveTools();
       if (offer) {
+        const active = pi.getActiveTools();
         const back = hiddenTools.filter((name) => registeredTools.has(name) && !active.includes(name));
         hiddenTools = [];
         if (back.length > 0) pi.setActiveTools([...active, ...back]);
       } else {
-        const ours = active.filter((name) => registeredTools.has(name));
-        if (ours.length === 0) return;
-        hiddenTools = [...hiddenTools, ...ours];
-        pi.setActiveTools(active.filter((name) => !registeredTools.has(name)));
+        hiddenTools = [...hiddenTools, ...deactivate((name) => registeredTools.has(name))];
       }
     } catch {
       // The session went away: nothing is offered to anyone.
     }
+  }
+
+  /** Takes the tools `drop` picks out of Pi's active ones; returns them. */
+  function deactivate(drop: (name: string) => boolean): string[] {
+    const active = pi.getActiveTools();
+    const dropped = active.filter(drop);
+    if (dropped.length > 0) pi.setActiveTools(active.filter((name) => !drop(name)));
+    return dropped;
   }
 
   /** Stops the sidecar once the session goes away by a path with no event. */
@@ -842,7 +838,7 @@ export default function notesoup(pi: ExtensionAPI): void {
     }
     early = undefined;
     sidecar = started;
-    if (shipped) adopt(shipped);
+    if (shipped) ready = shipped;
     return handshake(started, ctx);
   }
 
@@ -867,17 +863,17 @@ export default function notesoup(pi: ExtensionAPI): void {
         return;
       }
       if (!shipped) {
-        adopt(answer.body);
+        ready = answer.body;
         register(answer.body, false);
       } else if (JSON.stringify(answer.body) !== JSON.stringify(shipped)) {
         // A sidecar built from other sources than the package: its own
         // handshake, and none of the shipped tools it does not name.
-        adopt(answer.body);
+        ready = answer.body;
         register(answer.body, true);
         const named = new Set(answer.body.tools.map((tool) => tool.name));
         const gone = [...registeredTools].filter((name) => !named.has(name));
         for (const name of gone) registeredTools.delete(name);
-        if (gone.length > 0) pi.setActiveTools(pi.getActiveTools().filter((name) => !gone.includes(name)));
+        deactivate((name) => gone.includes(name));
       }
       offerTools(true);
       watchForStale();
@@ -938,7 +934,7 @@ export default function notesoup(pi: ExtensionAPI): void {
         },
       };
     }
-    if (!sidecarEvents.has("before_agent_start")) return undefined;
+    if (!ready.events.includes("before_agent_start")) return undefined;
     return (await forward("before_agent_start", event, ctx)) as BeforeAgentStartEventResult | undefined;
   });
 }

@@ -1,8 +1,8 @@
 //! The Pi package (`plugins/notesoup-pi/package/`), embedded so that
 //! `notesoup-pi install` can write it from an installed binary. The skills
 //! and the playbook are core's assets; the package folder holds
-//! byte-identical copies (a test checks them), so `pi install <checkout>/plugins/notesoup-pi/package` works
-//! too.
+//! byte-identical copies (a test checks them), so `pi install
+//! <checkout>/plugins/notesoup-pi/package` works too.
 
 use notesoup_core::dream::DreamAsset;
 
