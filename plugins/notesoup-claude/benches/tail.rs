@@ -6,6 +6,11 @@
 //! The 50 MB line is over the reader's 16 MiB cap, so it is skipped rather
 //! than assembled.
 //!
+//! Also the boot scan a `session-start` hook runs on `resume` of a session
+//! it has never seen, over a 50 MB transcript of ordinary exchanges that
+//! holds no boot and no compaction (so it is read whole, backwards), next
+//! to a plain read of the same file.
+//!
 //! Run with `cargo bench -p notesoup-claude --bench tail`; the ratio table
 //! is printed before divan's own figures.
 
@@ -15,6 +20,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
+use notesoup_claude::transcript::scan::boot_scan;
 use notesoup_claude::transcript::tail::ReverseLines;
 use tempfile::TempDir;
 
@@ -25,10 +31,11 @@ static FILES: OnceLock<Vec<PathBuf>> = OnceLock::new();
 
 fn main() {
     let dir = TempDir::new().expect("temp dir");
-    let files: Vec<PathBuf> = SIZES_MB
+    let mut files: Vec<PathBuf> = SIZES_MB
         .iter()
         .map(|&mb| generate(dir.path(), mb))
         .collect();
+    files.push(exchanges(dir.path(), 50));
     // Flush the generated files now, or their writeback lands in whichever
     // measurement runs first; `sync` is best effort.
     let _ = std::process::Command::new("sync").status();
@@ -58,6 +65,26 @@ fn generate(dir: &Path, mb: usize) -> PathBuf {
             .map(|i| b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"[i % 64]),
     );
     content.extend_from_slice(b"\"}}]}]}}\n");
+    fs::write(&path, content).expect("write transcript");
+    path
+}
+
+/// A transcript of `mb` megabytes of ordinary exchanges (a prompt, a tool
+/// call, its 2,000-byte result), none of them a boot or a compaction.
+fn exchanges(dir: &Path, mb: usize) -> PathBuf {
+    let path = dir.join(format!("exchanges-{mb}mb.jsonl"));
+    let output = "x".repeat(2_000);
+    let mut content = String::with_capacity(mb * 1_000_000 + 4096);
+    let mut i = 0;
+    while content.len() < mb * 1_000_000 {
+        content += &format!(
+            r#"{{"type":"user","uuid":"u{i}","isSidechain":false,"message":{{"role":"user","content":"prompt {i}"}}}}
+{{"type":"assistant","uuid":"a{i}","isSidechain":false,"message":{{"role":"assistant","content":[{{"type":"tool_use","id":"t{i}","name":"Bash","input":{{"command":"ls"}}}}]}}}}
+{{"type":"user","uuid":"r{i}","isSidechain":false,"message":{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"t{i}","content":"{output}"}}]}}}}
+"#
+        );
+        i += 1;
+    }
     fs::write(&path, content).expect("write transcript");
     path
 }
@@ -97,14 +124,31 @@ fn ratio_table(files: &[PathBuf]) {
     for (mb, path) in SIZES_MB.iter().zip(files) {
         let reverse = best(|| reverse(path));
         let plain = best(|| plain(path));
-        println!(
-            "{mb:>6} MB   {:>11.2} ms   {:>6.2} ms   {:>5.2}",
-            reverse.as_secs_f64() * 1e3,
-            plain.as_secs_f64() * 1e3,
-            reverse.as_secs_f64() / plain.as_secs_f64()
-        );
+        row(&format!("{mb:>6} MB"), reverse, plain);
     }
+    let path = &files[SIZES_MB.len()];
+    println!("\ntranscript   boot scan        fs::read   ratio");
+    row("     50 MB", best(|| scan(path)), best(|| plain(path)));
     println!();
+}
+
+fn row(label: &str, reader: Duration, plain: Duration) {
+    println!(
+        "{label}   {:>11.2} ms   {:>6.2} ms   {:>5.2}",
+        reader.as_secs_f64() * 1e3,
+        plain.as_secs_f64() * 1e3,
+        reader.as_secs_f64() / plain.as_secs_f64()
+    );
+}
+
+/// The boot scan of a new session's `resume`: the whole file, backwards.
+fn scan(path: &Path) -> usize {
+    let scan = boot_scan(path).expect("scan");
+    assert!(
+        scan.last_boot.is_none(),
+        "the bench transcript holds no boot"
+    );
+    usize::from(scan.in_live_window)
 }
 
 fn file(index: usize) -> &'static Path {
@@ -116,7 +160,12 @@ fn reverse_reader(index: usize) -> usize {
     reverse(file(index))
 }
 
-#[divan::bench(args = [0, 1, 2])]
+#[divan::bench(args = [0, 1, 2, 3])]
 fn plain_read(index: usize) -> usize {
     plain(file(index))
+}
+
+#[divan::bench]
+fn boot_scan_of_exchanges() -> usize {
+    scan(file(SIZES_MB.len()))
 }
