@@ -22,44 +22,28 @@ fn gate(ok: bool, reason: &str) -> Gate {
 #[test]
 fn time_gate_reasons() {
     let at = SystemTime::try_from(now()).expect("system time");
-    let check = |last_run: Option<SystemTime>, min_hours: f64, expect: Gate| {
+    let stale = (true, "time gate: stale");
+    let too_recent = (false, "time gate: last dream is too recent");
+    let cases = [
+        (None, 24.0, (true, "time gate: no prior dream")),
+        (Some(hours_before(at, 25)), 24.0, stale),
+        (Some(hours_before(at, 24)), 24.0, stale),
+        (
+            Some(hours_before(at, 24) + Duration::from_millis(1)),
+            24.0,
+            too_recent,
+        ),
+        (Some(hours_before(at, 2)), 24.0, too_recent),
+        (Some(hours_before(at, 2)), 1.5, stale),
+        (Some(at + Duration::from_secs(60)), 0.0, too_recent),
+    ];
+    for (last_run, min_hours, (ok, reason)) in cases {
         assert_eq!(
             time_gate(last_run, now(), min_hours),
-            expect,
+            gate(ok, reason),
             "{last_run:?} {min_hours}"
         );
-    };
-    check(None, 24.0, gate(true, "time gate: no prior dream"));
-    check(
-        Some(hours_before(at, 25)),
-        24.0,
-        gate(true, "time gate: stale"),
-    );
-    check(
-        Some(hours_before(at, 24)),
-        24.0,
-        gate(true, "time gate: stale"),
-    );
-    check(
-        Some(hours_before(at, 24) + Duration::from_millis(1)),
-        24.0,
-        gate(false, "time gate: last dream is too recent"),
-    );
-    check(
-        Some(hours_before(at, 2)),
-        24.0,
-        gate(false, "time gate: last dream is too recent"),
-    );
-    check(
-        Some(hours_before(at, 2)),
-        1.5,
-        gate(true, "time gate: stale"),
-    );
-    check(
-        Some(at + Duration::from_secs(60)),
-        0.0,
-        gate(false, "time gate: last dream is too recent"),
-    );
+    }
 }
 
 #[test]
