@@ -78,31 +78,17 @@ const GREP: DreamToolDefinition = DreamToolDefinition {
 const FIND: DreamToolDefinition = DreamToolDefinition {
     name: "find",
     description: "List every file under a directory of the notes home, recursively.",
-    parameters: || {
-        object(
-            json!({"path": path_property("The directory (default: the whole home)")}),
-            &[],
-        )
-    },
+    parameters: || dir_parameters("The directory (default: the whole home)"),
     sequential: false,
-    run: |tools, arguments| {
-        parse::<DirArg>(arguments).and_then(|a| tools.find(&a.path).map(listed).map_err(refused))
-    },
+    run: |tools, arguments| list_dir(arguments, |path| tools.find(path)),
 };
 
 const LS: DreamToolDefinition = DreamToolDefinition {
     name: "ls",
     description: "List one directory of the notes home; directories end in /.",
-    parameters: || {
-        object(
-            json!({"path": path_property("The directory (default: the home)")}),
-            &[],
-        )
-    },
+    parameters: || dir_parameters("The directory (default: the home)"),
     sequential: false,
-    run: |tools, arguments| {
-        parse::<DirArg>(arguments).and_then(|a| tools.ls(&a.path).map(listed).map_err(refused))
-    },
+    run: |tools, arguments| list_dir(arguments, |path| tools.ls(path)),
 };
 
 /// `write`.
@@ -192,6 +178,21 @@ fn object(properties: Value, required: &[&str]) -> Value {
 
 fn path_property(what: &str) -> Value {
     json!({"type": "string", "description": format!("{what}, relative to the notes home")})
+}
+
+/// The schema of `find` and `ls`: an optional directory, described (with
+/// its default) by `what`.
+fn dir_parameters(what: &str) -> Value {
+    object(json!({"path": path_property(what)}), &[])
+}
+
+/// The run of `find` and `ls`: `list` over the directory the arguments
+/// name (the home by default), one entry a line.
+fn list_dir(
+    arguments: Value,
+    list: impl FnOnce(&str) -> Result<Vec<String>, DreamError>,
+) -> Result<String, String> {
+    parse::<DirArg>(arguments).and_then(|a| list(&a.path).map(listed).map_err(refused))
 }
 
 #[derive(Deserialize)]
