@@ -205,8 +205,8 @@ fn tree_summaries_across_a_reset_are_suppressed() {
         Some(first_answer.as_str())
     );
     assert_eq!(
-        scene.notices().last().unwrap(),
-        &"notesoup: skipped branch summary across a reset window; navigation continues without erased history."
+        last_notice(&scene),
+        "notesoup: skipped branch summary across a reset window; navigation continues without erased history."
     );
     // Forward into the reset branch without a summary: no notice.
     let notices = scene.notices().len();
@@ -302,6 +302,12 @@ fn legacy_pi_context_windows_are_read() {
     );
 }
 
+/// The model answers "One." with `first` and "Two." with `second`.
+fn one_two(scene: &mut Scene, first: Step, second: Step) {
+    scene.model().push(first).push(second);
+    scene.prompt_each(&["One.", "Two."]);
+}
+
 fn with_settings(scene: &mut Scene, global: Value, project: Value, trusted: bool) {
     let settings = scene.harness.host.settings.as_mut().unwrap();
     settings.global = global;
@@ -319,11 +325,11 @@ fn settings_come_from_the_host_project_over_global_per_key() {
             json!({"notesoup": {"reminderMarginTokens": 50_000}}),
             trusted,
         );
-        scene
-            .model()
-            .push(Step::text("Busy.").with_input_tokens(40_000))
-            .push(Step::text("More."));
-        scene.prompt_each(&["One.", "Two."]);
+        one_two(
+            &mut scene,
+            Step::text("Busy.").with_input_tokens(40_000),
+            Step::text("More."),
+        );
         // 60k left: under the project's reminder line (66,384), above the
         // global one (26,384).
         assert_eq!(
@@ -341,8 +347,7 @@ fn settings_come_from_the_host_project_over_global_per_key() {
         json!({}),
         true,
     );
-    scene.model().push(Step::text("A.")).push(Step::text("B."));
-    scene.prompt_each(&["One.", "Two."]);
+    one_two(&mut scene, Step::text("A."), Step::text("B."));
     assert_eq!(
         scene.notices_at(NotifyLevel::Warning),
         [
@@ -354,11 +359,11 @@ fn settings_come_from_the_host_project_over_global_per_key() {
     let mut scene = Scene::unstarted(100_000);
     scene.harness.host.settings = Err("settings.json: unexpected token".to_owned());
     scene.harness.start(SessionStartReason::Startup);
-    scene
-        .model()
-        .push(Step::text("A.").with_input_tokens(70_000))
-        .push(Step::text("B."));
-    scene.prompt_each(&["One.", "Two."]);
+    one_two(
+        &mut scene,
+        Step::text("A.").with_input_tokens(70_000),
+        Step::text("B."),
+    );
     assert_eq!(
         scene.notices_at(NotifyLevel::Warning)[0],
         "notesoup: could not read settings; using defaults (settings.json: unexpected token)"
@@ -378,11 +383,11 @@ fn settings_come_from_the_host_project_over_global_per_key() {
         .unwrap()
         .compaction
         .reserve_tokens = 30_000;
-    scene
-        .model()
-        .push(Step::text("Busy.").with_input_tokens(55_000))
-        .push(Step::text("More."));
-    scene.prompt_each(&["One.", "Two."]);
+    one_two(
+        &mut scene,
+        Step::text("Busy.").with_input_tokens(55_000),
+        Step::text("More."),
+    );
     assert!(scene.on_branch("notesoup/warning") > 0);
 }
 
@@ -394,25 +399,22 @@ fn the_notesoup_command_reports_and_toggles() {
     let version = env!("CARGO_PKG_VERSION");
     // 100000 - 50001 left, minus the 32768 warning runway line.
     assert_eq!(
-        scene.notices().last().unwrap(),
-        &format!(
+        last_notice(&scene),
+        format!(
             "notesoup: on · v{version} · Pi 1.6.0 · window {ROOT} · 17231 tokens before close-out"
         )
     );
     scene.harness.command("/notesoup bogus").unwrap();
-    assert_eq!(
-        scene.notices().last().unwrap(),
-        &"Usage: /notesoup [on|off]"
-    );
+    assert_eq!(last_notice(&scene), "Usage: /notesoup [on|off]");
     scene.harness.command("/notesoup off").unwrap();
     assert_eq!(
-        scene.notices().last().unwrap(),
-        &format!("notesoup: off · v{version} · Pi 1.6.0 · window {ROOT}")
+        last_notice(&scene),
+        format!("notesoup: off · v{version} · Pi 1.6.0 · window {ROOT}")
     );
     scene.harness.command("/fresh-window").unwrap();
     assert_eq!(
-        scene.notices().last().unwrap(),
-        &"notesoup: /fresh-window requires /notesoup on."
+        last_notice(&scene),
+        "notesoup: /fresh-window requires /notesoup on."
     );
     let wipe = call(&mut scene, "wipe_memory", json!({}));
     assert_eq!(
@@ -426,13 +428,12 @@ fn the_notesoup_command_reports_and_toggles() {
     scene.harness.prompt("Big.");
     assert!(scene.markers().is_empty());
     scene.harness.command("/notesoup on").unwrap();
-    assert!(
-        scene
-            .notices()
-            .last()
-            .unwrap()
-            .starts_with("notesoup: on · ")
-    );
+    assert!(last_notice(&scene).starts_with("notesoup: on · "));
+}
+
+/// The text of the newest notice.
+fn last_notice(scene: &Scene) -> &str {
+    scene.harness.host.notices.last().unwrap().text.as_str()
 }
 
 fn call(scene: &mut Scene, name: &str, params: Value) -> String {
@@ -472,13 +473,8 @@ fn get_context_remaining_counts_down_to_the_warning_line() {
 #[test]
 fn tools_and_commands_register_in_order() {
     let scene = Scene::new(1000);
-    let names: Vec<String> = scene
-        .harness
-        .extension
-        .tools()
-        .into_iter()
-        .map(|t| t.name)
-        .collect();
+    let extension = &scene.harness.extension;
+    let names: Vec<String> = extension.tools().into_iter().map(|t| t.name).collect();
     assert_eq!(
         names,
         [
@@ -495,18 +491,12 @@ fn tools_and_commands_register_in_order() {
             "notes_search"
         ]
     );
-    let wipe = &scene.harness.extension.tools()[1];
+    let wipe = &extension.tools()[1];
     assert_eq!(
         wipe.description,
         "Clear your in-context memory and start a fresh context window. Your session, notes, and history survive."
     );
-    let commands: Vec<String> = scene
-        .harness
-        .extension
-        .commands()
-        .into_iter()
-        .map(|c| c.name)
-        .collect();
+    let commands: Vec<String> = extension.commands().into_iter().map(|c| c.name).collect();
     assert_eq!(commands, ["notesoup", "fresh-window"]);
 }
 
@@ -711,13 +701,7 @@ fn windows_follow_the_branch() {
     let windows = call(&mut scene, "history_windows", json!({}));
     assert!(!windows.contains(&window(1)), "{windows}");
     scene.harness.command("/notesoup").unwrap();
-    assert!(
-        scene
-            .notices()
-            .last()
-            .unwrap()
-            .contains(&format!("window {ROOT}"))
-    );
+    assert!(last_notice(&scene).contains(&format!("window {ROOT}")));
     scene.harness.prompt("Carry on here.");
     let request = text_of_request(&scene, -1);
     assert!(request.iter().any(|t| t == "First answer."));
