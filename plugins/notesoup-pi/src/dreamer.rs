@@ -363,6 +363,14 @@ mod tests {
         Ok(ExitStatus::from_raw(0))
     }
 
+    /// The error of a run that printed `stdout`, nothing on stderr, and
+    /// ended with `status`.
+    fn failure(stdout: &str, status: Result<ExitStatus, String>) -> Option<String> {
+        read_events(stdout.as_bytes(), &|_, _| {})
+            .outcome(None, status, "")
+            .error
+    }
+
     #[test]
     fn pi_gets_only_the_dream_extension_and_its_seven_tools() {
         let args = pi_arguments(Path::new("/w/dream.ts"), Some("fake/fake-1"));
@@ -415,10 +423,7 @@ mod tests {
         let error = r#"{"type":"message_end","message":{"role":"assistant","content":[],"stopReason":"error","errorMessage":"401 invalid api key"}}
 {"type":"agent_settled","aborted":false}"#;
         assert_eq!(
-            read_events(error.as_bytes(), &|_, _| {})
-                .outcome(None, ok(), "")
-                .error
-                .as_deref(),
+            failure(error, ok()).as_deref(),
             Some("dreamer failed: 401 invalid api key")
         );
         let unresolved = read_events(&b""[..], &|_, _| {}).outcome(
@@ -443,17 +448,11 @@ mod tests {
         );
         let cut = r#"{"type":"message_end","message":{"role":"assistant","content":[{"type":"text","text":"half"}],"stopReason":"stop"}}"#;
         assert_eq!(
-            read_events(cut.as_bytes(), &|_, _| {})
-                .outcome(None, Ok(ExitStatus::from_raw(9)), "")
-                .error
-                .as_deref(),
+            failure(cut, Ok(ExitStatus::from_raw(9))).as_deref(),
             Some("dreamer failed: pi exited with signal: 9 (SIGKILL): (nothing on stderr)")
         );
         assert_eq!(
-            read_events(cut.as_bytes(), &|_, _| {})
-                .outcome(None, ok(), "")
-                .error
-                .as_deref(),
+            failure(cut, ok()).as_deref(),
             Some("dreamer failed: pi ended before the run settled")
         );
     }
