@@ -40,8 +40,8 @@ use protocol::{
 };
 
 use crate::host::{
-    ExecutionMode, MessageSummary, PiApiLevel, PiExtension, PiHost, SUMMARY_FIELDS, ToolInvocation,
-    WHOLE_ROLES, WindowEdit,
+    ExecutionMode, MessageSummary, PiApiLevel, PiExtension, PiHost, SUMMARY_FIELDS, ToolDescriptor,
+    ToolInvocation, WHOLE_ROLES, WindowEdit,
 };
 
 /// The Pi events the shim forwards, in the order it subscribes to them: the
@@ -326,28 +326,29 @@ pub fn serve(
     }
 }
 
+/// `tool` as the shim registers it.
+fn tool_spec(tool: ToolDescriptor) -> ToolSpec {
+    ToolSpec {
+        name: tool.name,
+        label: tool.label,
+        description: tool.description,
+        prompt_snippet: tool.prompt_snippet,
+        prompt_guidelines: tool.prompt_guidelines,
+        parameters: tool.parameters,
+        output_schema: tool.output_schema,
+        execution_mode: tool.execution_mode.map(|mode| {
+            match mode {
+                ExecutionMode::Sequential => "sequential",
+                ExecutionMode::Parallel => "parallel",
+            }
+            .to_owned()
+        }),
+    }
+}
+
 /// The `ready` line for `extension` served at `level`.
 pub fn ready(extension: &dyn PiExtension, level: PiApiLevel) -> Ready {
-    let tools = extension
-        .tools()
-        .into_iter()
-        .map(|tool| ToolSpec {
-            name: tool.name,
-            label: tool.label,
-            description: tool.description,
-            prompt_snippet: tool.prompt_snippet,
-            prompt_guidelines: tool.prompt_guidelines,
-            parameters: tool.parameters,
-            output_schema: tool.output_schema,
-            execution_mode: tool.execution_mode.map(|mode| {
-                match mode {
-                    ExecutionMode::Sequential => "sequential",
-                    ExecutionMode::Parallel => "parallel",
-                }
-                .to_owned()
-            }),
-        })
-        .collect();
+    let tools = extension.tools().into_iter().map(tool_spec).collect();
     let commands = extension
         .commands()
         .into_iter()
