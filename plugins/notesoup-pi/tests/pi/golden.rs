@@ -23,14 +23,18 @@ fn scenarios() -> Vec<String> {
     list.lines().map(str::to_owned).collect()
 }
 
-fn load(name: &str) -> (SessionFile, Vec<u8>, Value) {
+/// Each scenario in turn: its name, its file parsed, its bytes and Pi's own
+/// reading of it.
+fn goldens() -> impl Iterator<Item = (String, SessionFile, Vec<u8>, Value)> {
     let dir = golden_dir();
-    let bytes = std::fs::read(dir.join(format!("{name}.jsonl"))).unwrap();
-    let expected: Value = serde_json::from_str(
-        &std::fs::read_to_string(dir.join(format!("{name}.expected.json"))).unwrap(),
-    )
-    .unwrap();
-    (SessionFile::parse(&bytes), bytes, expected)
+    scenarios().into_iter().map(move |name| {
+        let bytes = std::fs::read(dir.join(format!("{name}.jsonl"))).unwrap();
+        let expected: Value = serde_json::from_str(
+            &std::fs::read_to_string(dir.join(format!("{name}.expected.json"))).unwrap(),
+        )
+        .unwrap();
+        (name, SessionFile::parse(&bytes), bytes, expected)
+    })
 }
 
 /// JSON as `JSON.stringify` writes it, for exact comparison (key order included).
@@ -52,8 +56,7 @@ fn every_scenario_is_committed() {
 
 #[test]
 fn goldens_parse_cleanly_and_fully_typed() {
-    for name in scenarios() {
-        let (file, _, _) = load(&name);
+    for (name, file, _, _) in goldens() {
         assert!(
             file.diagnostics().is_empty(),
             "{name}: {:?}",
@@ -80,8 +83,7 @@ fn goldens_parse_cleanly_and_fully_typed() {
 /// Serialising the typed header and entries reproduces Pi's lines byte for byte.
 #[test]
 fn typed_reserialisation_is_byte_identical() {
-    for name in scenarios() {
-        let (file, bytes, _) = load(&name);
+    for (name, file, bytes, _) in goldens() {
         let text = String::from_utf8(bytes).unwrap();
         let mut lines = text.lines();
         assert_eq!(
@@ -102,16 +104,14 @@ fn typed_reserialisation_is_byte_identical() {
 
 #[test]
 fn rewrite_is_byte_identical() {
-    for name in scenarios() {
-        let (file, bytes, _) = load(&name);
+    for (name, file, bytes, _) in goldens() {
         assert_eq!(file.to_jsonl().unwrap(), bytes, "{name}");
     }
 }
 
 #[test]
 fn file_metadata_matches_pi() {
-    for name in scenarios() {
-        let (file, _, expected) = load(&name);
+    for (name, file, _, expected) in goldens() {
         let index = file.index();
         assert_eq!(
             index.last_id(),
@@ -253,8 +253,7 @@ fn check_leaf(name: &str, index: &EntryIndex<'_>, expected: &Value) {
 #[test]
 fn projection_and_estimates_match_pi() {
     let mut leaves = 0;
-    for name in scenarios() {
-        let (file, _, expected) = load(&name);
+    for (name, file, _, expected) in goldens() {
         let index = file.index();
         for leaf in expected["leaves"].as_array().unwrap() {
             check_leaf(&name, &index, leaf);
