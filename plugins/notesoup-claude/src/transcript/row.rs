@@ -362,29 +362,82 @@ impl<'a> Text<'a> {
 
 impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct TextVisitor;
+        deserializer.deserialize_str(StrFirst(PhantomData))
+    }
+}
 
-        impl<'de> Visitor<'de> for TextVisitor {
-            type Value = Text<'de>;
+impl<'de: 'a, 'a> ReadFromStr<'de> for Text<'a> {
+    const EXPECTING: &'static str = "a string";
 
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a string")
-            }
+    fn from_str(text: Cow<'de, str>) -> Self {
+        Text(text)
+    }
+}
 
-            fn visit_borrowed_str<E: de::Error>(self, text: &'de str) -> Result<Text<'de>, E> {
-                Ok(Text(Cow::Borrowed(text)))
-            }
+/// A type whose value is read first of all from a string, borrowed from
+/// the line when it needs no unescaping (through [`StrFirst`]); the other
+/// shapes it may take are refused unless it reads them.
+trait ReadFromStr<'de>: Sized {
+    /// What is expected, for the errors.
+    const EXPECTING: &'static str;
 
-            fn visit_str<E: de::Error>(self, text: &str) -> Result<Text<'de>, E> {
-                Ok(Text(Cow::Owned(text.to_owned())))
-            }
+    /// The value of a string.
+    fn from_str(text: Cow<'de, str>) -> Self;
 
-            fn visit_string<E: de::Error>(self, text: String) -> Result<Text<'de>, E> {
-                Ok(Text(Cow::Owned(text)))
-            }
-        }
+    /// The value of a null.
+    fn from_unit<E: de::Error>() -> Result<Self, E> {
+        Err(E::invalid_type(de::Unexpected::Unit, &Self::EXPECTING))
+    }
 
-        deserializer.deserialize_str(TextVisitor)
+    /// The value of a list.
+    fn from_seq<A: SeqAccess<'de>>(_seq: A) -> Result<Self, A::Error> {
+        Err(de::Error::invalid_type(
+            de::Unexpected::Seq,
+            &Self::EXPECTING,
+        ))
+    }
+
+    /// The value of an object.
+    fn from_map<A: de::MapAccess<'de>>(_map: A) -> Result<Self, A::Error> {
+        Err(de::Error::invalid_type(
+            de::Unexpected::Map,
+            &Self::EXPECTING,
+        ))
+    }
+}
+
+/// The visitor of a [`ReadFromStr`] type.
+struct StrFirst<T>(PhantomData<T>);
+
+impl<'de, T: ReadFromStr<'de>> Visitor<'de> for StrFirst<T> {
+    type Value = T;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(T::EXPECTING)
+    }
+
+    fn visit_borrowed_str<E: de::Error>(self, text: &'de str) -> Result<T, E> {
+        Ok(T::from_str(Cow::Borrowed(text)))
+    }
+
+    fn visit_str<E: de::Error>(self, text: &str) -> Result<T, E> {
+        Ok(T::from_str(Cow::Owned(text.to_owned())))
+    }
+
+    fn visit_string<E: de::Error>(self, text: String) -> Result<T, E> {
+        Ok(T::from_str(Cow::Owned(text)))
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<T, E> {
+        T::from_unit()
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<T, A::Error> {
+        T::from_seq(seq)
+    }
+
+    fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
+        T::from_map(map)
     }
 }
 
@@ -753,45 +806,27 @@ pub struct ContentRef<'a>(pub Vec<BlockRef<'a>>);
 
 impl<'de: 'a, 'a> Deserialize<'de> for ContentRef<'a> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct ContentVisitor;
+        deserializer.deserialize_any(StrFirst(PhantomData))
+    }
+}
 
-        impl<'de> Visitor<'de> for ContentVisitor {
-            type Value = ContentRef<'de>;
+impl<'de: 'a, 'a> ReadFromStr<'de> for ContentRef<'a> {
+    const EXPECTING: &'static str = "a string or a list of content blocks";
 
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a string or a list of content blocks")
-            }
+    fn from_str(text: Cow<'de, str>) -> Self {
+        ContentRef(vec![BlockRef::Text { text: Text(text) }])
+    }
 
-            fn visit_borrowed_str<E: de::Error>(self, text: &'de str) -> Result<Self::Value, E> {
-                Ok(ContentRef(vec![BlockRef::Text {
-                    text: Text(Cow::Borrowed(text)),
-                }]))
-            }
+    fn from_unit<E: de::Error>() -> Result<Self, E> {
+        Ok(ContentRef::default())
+    }
 
-            fn visit_str<E: de::Error>(self, text: &str) -> Result<Self::Value, E> {
-                self.visit_string(text.to_owned())
-            }
-
-            fn visit_string<E: de::Error>(self, text: String) -> Result<Self::Value, E> {
-                Ok(ContentRef(vec![BlockRef::Text {
-                    text: Text(Cow::Owned(text)),
-                }]))
-            }
-
-            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-                Ok(ContentRef::default())
-            }
-
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-                let mut blocks = Vec::new();
-                while let Some(block) = seq.next_element()? {
-                    blocks.push(block);
-                }
-                Ok(ContentRef(blocks))
-            }
+    fn from_seq<A: SeqAccess<'de>>(mut seq: A) -> Result<Self, A::Error> {
+        let mut blocks = Vec::new();
+        while let Some(block) = seq.next_element()? {
+            blocks.push(block);
         }
-
-        deserializer.deserialize_any(ContentVisitor)
+        Ok(ContentRef(blocks))
     }
 }
 
@@ -801,57 +836,43 @@ pub struct ResultTextRef<'a>(pub Cow<'a, str>);
 
 impl<'de: 'a, 'a> Deserialize<'de> for ResultTextRef<'a> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct ResultVisitor;
+        deserializer.deserialize_any(StrFirst(PhantomData))
+    }
+}
 
-        impl<'de> Visitor<'de> for ResultVisitor {
-            type Value = ResultTextRef<'de>;
+impl<'de: 'a, 'a> ReadFromStr<'de> for ResultTextRef<'a> {
+    const EXPECTING: &'static str = "a string or a list of result parts";
 
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a string or a list of result parts")
-            }
+    fn from_str(text: Cow<'de, str>) -> Self {
+        ResultTextRef(text)
+    }
 
-            fn visit_borrowed_str<E: de::Error>(self, text: &'de str) -> Result<Self::Value, E> {
-                Ok(ResultTextRef(Cow::Borrowed(text)))
-            }
+    fn from_unit<E: de::Error>() -> Result<Self, E> {
+        Ok(ResultTextRef::default())
+    }
 
-            fn visit_str<E: de::Error>(self, text: &str) -> Result<Self::Value, E> {
-                Ok(ResultTextRef(Cow::Owned(text.to_owned())))
-            }
-
-            fn visit_string<E: de::Error>(self, text: String) -> Result<Self::Value, E> {
-                Ok(ResultTextRef(Cow::Owned(text)))
-            }
-
-            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-                Ok(ResultTextRef::default())
-            }
-
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-                #[derive(Deserialize)]
-                struct Part {
-                    #[serde(rename = "type", default)]
-                    kind: Option<String>,
-                    #[serde(default)]
-                    text: Option<String>,
-                }
-
-                let mut parts = Vec::new();
-                while let Some(part) = seq.next_element::<Part>()? {
-                    parts.push(match part.text {
-                        Some(text) => text,
-                        None => format!("[{}]", part.kind.as_deref().unwrap_or("content")),
-                    });
-                }
-                Ok(ResultTextRef(Cow::Owned(parts.join("\n"))))
-            }
-
-            fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-                Ok(ResultTextRef::default())
-            }
+    fn from_seq<A: SeqAccess<'de>>(mut seq: A) -> Result<Self, A::Error> {
+        #[derive(Deserialize)]
+        struct Part {
+            #[serde(rename = "type", default)]
+            kind: Option<String>,
+            #[serde(default)]
+            text: Option<String>,
         }
 
-        deserializer.deserialize_any(ResultVisitor)
+        let mut parts = Vec::new();
+        while let Some(part) = seq.next_element::<Part>()? {
+            parts.push(match part.text {
+                Some(text) => text,
+                None => format!("[{}]", part.kind.as_deref().unwrap_or("content")),
+            });
+        }
+        Ok(ResultTextRef(Cow::Owned(parts.join("\n"))))
+    }
+
+    fn from_map<A: de::MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(ResultTextRef::default())
     }
 }
 
