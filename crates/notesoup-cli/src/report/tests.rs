@@ -10,8 +10,9 @@ use notesoup_core::plumbing::NotesOwner;
 use super::texts::note_texts;
 use super::{BudgetLines, NoteTexts, SessionReport, TextSource, render_html};
 
-fn store(root: &Path) -> NoteStore {
-    NotesOwner {
+/// The session's store under `root`, holding `notes` (address, text).
+fn store(root: &Path, notes: &[(&str, &str)]) -> NoteStore {
+    let store = NotesOwner {
         root,
         session_id: Some("s1"),
         project_key: "proj-12345678",
@@ -19,7 +20,11 @@ fn store(root: &Path) -> NoteStore {
         model: "model",
     }
     .open()
-    .unwrap()
+    .unwrap();
+    for (address, text) in notes {
+        store.write(address, text, None).unwrap();
+    }
+    store
 }
 
 /// An RFC 3339 time `seconds` from now.
@@ -90,11 +95,13 @@ fn ledger(notes: Vec<LedgerNote>) -> SessionLedger {
 #[test]
 fn an_update_is_applied_to_the_audited_text_then_to_the_sessions_own() {
     let root = tempfile::tempdir().unwrap();
-    let store = store(root.path());
-    store
-        .write("@project/MAP.md", "alpha beta\n", None)
-        .unwrap();
-    store.write("@project/OLD.md", "old\n", None).unwrap();
+    let store = store(
+        root.path(),
+        &[
+            ("@project/MAP.md", "alpha beta\n"),
+            ("@project/OLD.md", "old\n"),
+        ],
+    );
     notesoup_core::dream::audit_commit(root.path(), "baseline one").unwrap();
     // Changed since the commit: the page must not show this for the call.
     store
@@ -146,8 +153,7 @@ fn an_update_is_applied_to_the_audited_text_then_to_the_sessions_own() {
 #[test]
 fn without_a_repository_an_update_shows_the_note_as_it_is_now() {
     let root = tempfile::tempdir().unwrap();
-    let store = store(root.path());
-    store.write("@project/MAP.md", "now\n", None).unwrap();
+    let store = store(root.path(), &[("@project/MAP.md", "now\n")]);
     let ledger = ledger(vec![
         update(2, "@project/MAP.md", "then", "now", &from_now(0)),
         update(3, "@project/GONE.md", "a", "b", &from_now(0)),
@@ -234,10 +240,7 @@ fn commit_dated(root: &Path, seconds: i64) {
 #[test]
 fn an_update_of_a_renamed_note_is_applied_to_its_text_under_the_old_path() {
     let root = tempfile::tempdir().unwrap();
-    let store = store(root.path());
-    store
-        .write("@project/plan.md", "alpha beta\n", None)
-        .unwrap();
+    let store = store(root.path(), &[("@project/plan.md", "alpha beta\n")]);
     commit_dated(root.path(), -3600);
     store
         .rename("@project/plan.md", "@project/roadmap.md")
@@ -267,7 +270,7 @@ fn an_update_of_a_renamed_note_is_applied_to_its_text_under_the_old_path() {
 #[test]
 fn an_update_after_the_sessions_own_rename_replays_the_moved_text() {
     let root = tempfile::tempdir().unwrap();
-    let store = store(root.path());
+    let store = store(root.path(), &[]);
     let at = from_now(0);
     let moved = LedgerNote {
         edits: Vec::new(),
