@@ -85,6 +85,14 @@ fn order(boot: &str) -> &'static str {
     if alpha < beta { "alpha" } else { "beta" }
 }
 
+/// The boots' kept shelf index, after checking that it lists `note`.
+fn kept_shelves_listing(sb: &Sandbox, note: &str) -> PathBuf {
+    let shelves = sb.kept_file("boot-shelves");
+    let index = std::fs::read_to_string(&shelves).unwrap();
+    assert!(index.contains(note), "{note} not in {index}");
+    shelves
+}
+
 /// The boot saves the note heads it read in the caches' directory, and
 /// the next hook's boot lists through them: a note changed since is read
 /// again, and a damaged file is passed over.
@@ -114,12 +122,7 @@ fn boots_keep_note_heads_between_hooks() {
     // The boots kept the project's shelf (its folder had settled); a note
     // written as notesoup writes (renamed into place) is seen by the next
     // boot, and a damaged index is passed over.
-    let shelves = sb.kept_file("boot-shelves");
-    assert!(
-        std::fs::read_to_string(&shelves)
-            .unwrap()
-            .contains("alpha.md")
-    );
+    let shelves = kept_shelves_listing(&sb, "alpha.md");
     let temp = dir.join(".gamma.md.tmp");
     std::fs::write(
         &temp,
@@ -183,12 +186,7 @@ fn a_new_plugin_data_directory_boots_through_the_kept_caches() {
     let first = boot(&mut sb, false);
     assert!(first.contains("@project/alpha.md") && first.contains("@project/beta.md"));
     assert_eq!(first, boot(&mut sb, true));
-    let shelves = sb.kept_file("boot-shelves");
-    assert!(
-        std::fs::read_to_string(&shelves)
-            .unwrap()
-            .contains("beta.md")
-    );
+    let shelves = kept_shelves_listing(&sb, "beta.md");
     let heads = sb.kept_file("note-heads");
     files::boots_follow_outside_changes(&dir, &shelves, &heads, &mut |uncached| {
         boot(&mut sb, uncached)
