@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use jiff::tz::TimeZone;
 use notesoup_core::boot::BootSnapshot;
 use notesoup_core::history::History;
-use notesoup_core::notes::{HeadCache, Home, NoteStore, NotesIdentity, local_iso};
+use notesoup_core::notes::{HeadCache, Home, NoteStore, NotesIdentity};
 use notesoup_core::tools::{Refusal, RefusalCode, Tool, ToolContext, ToolOutput, call_tool};
 use serde_json::{Value, json};
 
@@ -107,7 +107,9 @@ fn generate() -> Fixture {
         }
         // Written as a note on disk reads, frontmatter first, so the store
         // parses what a user's notes hold.
-        let at = local_iso(1_700_000_000_000 + index as i64 * 1000, &TimeZone::UTC);
+        let at = jiff::Timestamp::from_millisecond(1_700_000_000_000 + index as i64 * 1000)
+            .expect("in range")
+            .strftime("%Y-%m-%dT%H:%M:%S%.3f+00:00");
         let note = format!(
             "---\norigin: self\ncreatedAt: {at}\nupdatedAt: {at}\nlastAccessed: {at}\naccessCount: 0\nproject: bench-1234abcd\n---\n\n{body}"
         );

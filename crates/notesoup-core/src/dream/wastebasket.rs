@@ -15,7 +15,6 @@ use std::fs;
 use std::path::Path;
 
 use jiff::Timestamp;
-use jiff::tz::TimeZone;
 
 use super::DreamError;
 use super::scan::{RawFrontmatter, scan};
@@ -40,7 +39,7 @@ pub(crate) fn check(
     })?;
     let now_ms = now.as_millisecond();
     // An unreadable time reads as `now`: too recent, so kept.
-    let note = parse_note(text, now_ms, &TimeZone::system());
+    let note = parse_note(text, now_ms, &crate::notes::system_time_zone());
     let Some(crumpled_at) = note.meta.crumpled_at else {
         return Err(DreamError::NotCrumpled {
             path: path.to_owned(),

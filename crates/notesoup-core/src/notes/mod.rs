@@ -11,7 +11,7 @@
 //!   `with_model`, getters; a field that fails validation is a [`NoteError`]
 //!   reading `notes context <field> must be …`), [`Home`],
 //!   [`NotesIdentity::default_root`], [`NotesIdentity::agent_slug`], [`NotesIdentity::model_slug`], [`project_key`].
-//! - Format: [`is_blank_body`]; times via [`local_iso`]
+//! - Format: [`is_blank_body`]; times via [`now_local_iso`]
 //!   and [`now_ms`]. A result's metadata (origin, times, access count,
 //!   extras) comes with it; the origins, the codec, the parser and the
 //!   address and glob rules stay inside the crate: hosts write with no
@@ -132,8 +132,8 @@ pub(crate) use store::{
     Change, ChangeKind, ListQuery, NoteHeader, NoteLocation, NoteRow, WriteOutcome,
 };
 pub use store::{DeleteOutcome, Edit, HeadCache, NoteStore, UpdateRequest};
-pub(crate) use time::parse_iso_ms;
-pub use time::{local_iso, now_ms};
+pub(crate) use time::{local_iso, parse_iso_ms, system_time_zone};
+pub use time::{now_local_iso, now_ms};
 
 // What the area's own tests name beside the public surface.
 #[cfg(test)]

@@ -2,6 +2,7 @@
 //! numeric offset on disk (`2026-09-15T17:31:45.392+08:00`, never `Z`), and
 //! the process-wide clock whose `updatedAt` stamps strictly increase.
 
+use std::path::Path;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::SystemTime;
 
@@ -32,12 +33,40 @@ pub(crate) fn next_stamp_ms() -> i64 {
 
 /// Formats epoch milliseconds as local ISO 8601 in `tz` with millisecond
 /// precision and a numeric offset (UTC is `+00:00`).
-pub fn local_iso(ms: i64, tz: &TimeZone) -> String {
+pub(crate) fn local_iso(ms: i64, tz: &TimeZone) -> String {
     let timestamp = Timestamp::from_millisecond(ms).unwrap_or(Timestamp::UNIX_EPOCH);
     timestamp
         .to_zoned_datetime(tz.clone())
         .strftime("%Y-%m-%dT%H:%M:%S%.3f%:z")
         .to_string()
+}
+
+/// Now, as local ISO 8601 in the system's time zone (see [`local_iso`]).
+pub fn now_local_iso() -> String {
+    local_iso(now_ms(), &system_time_zone())
+}
+
+/// The system's time zone, as [`TimeZone::system`] finds it, read from the
+/// file `/etc/localtime` links to when `TZ` is unset: `TimeZone::system`
+/// first lists the whole zoneinfo database to look the link's name up
+/// (about 1 ms, in every hook and store opening). The zone is named by
+/// the link's path after `zoneinfo/`, as `TimeZone::system` names it.
+/// Anything else (`TZ` set, `/etc/localtime` a plain file or missing) is
+/// left to `TimeZone::system`.
+pub(crate) fn system_time_zone() -> TimeZone {
+    std::env::var_os("TZ")
+        .is_none()
+        .then(|| linked_zone(Path::new("/etc/localtime")))
+        .flatten()
+        .unwrap_or_else(TimeZone::system)
+}
+
+/// The zone of the TZif file `link` (a symbolic link) points to, named by
+/// its target's path after the last `zoneinfo/`.
+fn linked_zone(link: &Path) -> Option<TimeZone> {
+    let target = std::fs::read_link(link).ok()?;
+    let (_, name) = target.to_str()?.rsplit_once("zoneinfo/")?;
+    TimeZone::tzif(name, &std::fs::read(link).ok()?).ok()
 }
 
 /// Parses a stored timestamp to epoch milliseconds: ISO 8601 with an offset
@@ -84,6 +113,7 @@ pub(crate) fn since_epoch(time: SystemTime) -> (i64, i64) {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)] // a failed unwrap is a failed test
     use super::*;
 
     #[test]
@@ -108,6 +138,67 @@ mod tests {
             ("yesterday", None),
         ] {
             assert_eq!(parse_iso_ms(text, &tz), expect, "{text}");
+        }
+    }
+
+    /// A TZif (version 1) file of one zone type, `offset` seconds east of
+    /// UTC, abbreviated `abbr`.
+    fn tzif(offset: i32, abbr: &str) -> Vec<u8> {
+        let mut data = b"TZif".to_vec();
+        data.extend([0; 16]);
+        // isutcnt, isstdcnt, leapcnt, timecnt, typecnt, charcnt
+        for count in [0, 0, 0, 0, 1, abbr.len() + 1] {
+            data.extend(u32::try_from(count).unwrap().to_be_bytes());
+        }
+        data.extend(offset.to_be_bytes());
+        data.extend([0, 0]);
+        data.extend(abbr.as_bytes());
+        data.push(0);
+        data
+    }
+
+    #[test]
+    fn the_linked_zone_is_read_from_its_file_and_named_by_its_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let zones = dir.path().join("usr/share/zoneinfo/Asia");
+        std::fs::create_dir_all(&zones).unwrap();
+        std::fs::write(zones.join("Shanghai"), tzif(8 * 3600, "CST")).unwrap();
+        let link = dir.path().join("localtime");
+        std::os::unix::fs::symlink(zones.join("Shanghai"), &link).unwrap();
+        let zone = linked_zone(&link).unwrap();
+        assert_eq!(zone.iana_name(), Some("Asia/Shanghai"));
+        assert_eq!(
+            local_iso(1_789_464_705_392, &zone),
+            "2026-09-15T17:31:45.392+08:00"
+        );
+
+        // A relative link is named the same way.
+        let relative = dir.path().join("relative");
+        std::os::unix::fs::symlink("usr/share/zoneinfo/Asia/Shanghai", &relative).unwrap();
+        assert_eq!(
+            linked_zone(&relative).unwrap().iana_name(),
+            Some("Asia/Shanghai")
+        );
+
+        // Left to the system's own lookup: a plain file, a link outside a
+        // zoneinfo directory, a dangling link, a link to what is no TZif.
+        std::fs::write(dir.path().join("plain"), tzif(3600, "X")).unwrap();
+        std::os::unix::fs::symlink(dir.path().join("plain"), dir.path().join("elsewhere")).unwrap();
+        std::os::unix::fs::symlink(zones.join("Nowhere"), dir.path().join("dangling")).unwrap();
+        std::fs::write(zones.join("Broken"), b"not a zone").unwrap();
+        std::os::unix::fs::symlink(zones.join("Broken"), dir.path().join("broken")).unwrap();
+        for name in ["plain", "elsewhere", "dangling", "broken", "missing"] {
+            assert!(linked_zone(&dir.path().join(name)).is_none(), "{name}");
+        }
+    }
+
+    #[test]
+    fn the_system_zone_is_the_one_jiff_finds() {
+        let ours = system_time_zone();
+        let system = TimeZone::system();
+        assert_eq!(ours.iana_name(), system.iana_name());
+        for ms in [0, 1_789_464_705_392, 1_720_000_000_000] {
+            assert_eq!(local_iso(ms, &ours), local_iso(ms, &system), "{ms}");
         }
     }
 

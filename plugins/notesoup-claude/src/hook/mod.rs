@@ -514,7 +514,7 @@ impl<'a> Session<'a> {
             window_id: state.window_id().to_string(),
             ordinal: state.window_ordinal,
             origin: Origin::Normal,
-            created_at: now_local_iso(),
+            created_at: notesoup_core::notes::now_local_iso(),
             prompt: state.next_window_prompt.clone(),
         };
         match self.states.put_hand_off(&state.project_key, &hand_off) {
@@ -559,12 +559,4 @@ fn settle_mod_boot(state: &mut ClaudeSessionState) -> bool {
     let boot = std::mem::take(&mut state.window.boot_by_mod);
     let opened = std::mem::take(&mut state.window.opened_by_mod);
     boot || opened
-}
-
-/// Now, as local ISO time with a numeric offset.
-fn now_local_iso() -> String {
-    notesoup_core::notes::local_iso(
-        notesoup_core::notes::now_ms(),
-        &jiff::tz::TimeZone::system(),
-    )
 }

@@ -97,7 +97,7 @@ impl NoteStore {
         NoteStore {
             identity,
             root,
-            tz: TimeZone::system(),
+            tz: crate::notes::system_time_zone(),
             secret_guard: true,
             heads: None,
         }
