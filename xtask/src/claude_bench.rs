@@ -27,6 +27,11 @@
 //! - the server's resident memory (`VmRSS` from `/proc`) after its first
 //!   history call and after 1,000 more calls, one exchange appended every
 //!   tenth call.
+//!
+//! `--also PATH` times the hooks of a second `notesoup` build in the same
+//! runs, each hook of one run right after this build's, and prints its
+//! medians under this build's with the ratio (the MCP figures are this
+//! build's only).
 
 use std::fmt::Write as _;
 use std::io::{BufRead, BufReader, Write};
@@ -41,11 +46,14 @@ use crate::claude_plugin;
 use crate::measure::{Order, alternating, measure, median, medians, ms, print_table};
 use crate::workspace::{load_average, workspace_root};
 
-const USAGE: &str = "usage: cargo xtask claude-bench [--runs N] | claude-bench report [--runs N]";
+const USAGE: &str =
+    "usage: cargo xtask claude-bench [--runs N] [--also PATH] | claude-bench report [--runs N]";
 const SESSION: &str = "bench-session";
 const NOTES: usize = 1_000;
 const MANY_NOTES: usize = 10_000;
 const TRANSCRIPT_BYTES: usize = 50 * 1024 * 1024;
+/// The hooks timed for each build (the rows of the report).
+const HOOKS: usize = 6;
 /// Calls made on one server before its memory is read again.
 const RSS_CALLS: usize = 1_000;
 /// New servers whose first calls are timed (the median is shown): one
@@ -56,15 +64,20 @@ pub fn run(args: &[String]) -> Result<()> {
     if args.first().is_some_and(|a| a == "report") {
         return report(&args[1..]);
     }
-    let runs = match args {
-        [] => 20,
-        [flag, n] if flag == "--runs" => n.parse::<usize>().context(USAGE)?.max(2),
-        _ => bail!("{USAGE}"),
-    };
+    let (mut runs, mut also) = (20, None);
+    let mut args = args.iter();
+    while let Some(flag) = args.next() {
+        let value = args.next().context(USAGE)?;
+        match flag.as_str() {
+            "--runs" => runs = value.parse::<usize>().context(USAGE)?.max(2),
+            "--also" => also = Some(PathBuf::from(value)),
+            _ => bail!("{USAGE}"),
+        }
+    }
     let binary = claude_plugin::build(&workspace_root(), true)?;
     let dir = std::env::temp_dir().join(format!("notesoup-claude-bench-{}", std::process::id()));
     let world = World::create(&dir)?;
-    let result = world.measure(&binary, runs);
+    let result = world.measure(&binary, also.as_deref(), runs);
     let _ = std::fs::remove_dir_all(&dir);
     print!("{}", result?);
     Ok(())
@@ -226,7 +239,7 @@ impl World {
 
     /// `session-start` with `source` on the 10,000-note store for a new
     /// session notesoup has no record of, whose transcript is its own.
-    fn unrecorded_start(&self, binary: &Path, source: &str, run: usize) -> Result<Duration> {
+    fn unrecorded_start(&self, binary: &Path, source: &str, run: &str) -> Result<Duration> {
         let session = format!("bench-{source}-{run}");
         self.hook_with(
             binary,
@@ -268,15 +281,16 @@ impl World {
         Ok(elapsed)
     }
 
-    fn measure(&self, binary: &Path, runs: usize) -> Result<String> {
+    fn measure(&self, binary: &Path, also: Option<&Path>, runs: usize) -> Result<String> {
+        let binaries: Vec<&Path> = std::iter::once(binary).chain(also).collect();
         // The prompt hook needs the session recorded once.
         self.hook(binary, "session-start", SESSION, "startup")?;
-        let samples = alternating(runs, 7, Order::Same, |run, variant| {
-            // A new plugin data directory each run (a reinstall): the
-            // caches in `~/.cache/notesoup` outlive it.
-            let fresh = self.home.join(format!("fresh-{run}"));
-            match variant {
-                0 => {
+        let samples = alternating(
+            runs,
+            1 + HOOKS * binaries.len(),
+            Order::Same,
+            |run, variant| {
+                if variant == 0 {
                     let started = Instant::now();
                     let status = Command::new("node")
                         .args(["-e", ""])
@@ -286,45 +300,26 @@ impl World {
                     if !status.success() {
                         bail!("node -e '' failed");
                     }
-                    Ok(elapsed)
+                    return Ok(elapsed);
                 }
-                // A new session each time: a window is booted only once.
-                1 => self.hook(binary, "session-start", &format!("bench-{run}"), "startup"),
-                2 => self.hook(binary, "user-prompt-submit", SESSION, ""),
-                // Sessions with no record, each with a transcript of its own
-                // no hook has scanned: the window comes from the transcript.
-                3 => self.unrecorded_start(binary, "resume", run),
-                4 => self.unrecorded_start(binary, "compact", run),
-                5 => self.hook_with(
-                    binary,
-                    &self.many_notes,
-                    &self.transcript,
-                    "session-start",
-                    &format!("bench-cold-{run}"),
-                    "resume",
-                    &[("CLAUDE_PLUGIN_DATA", fresh.join("data"))],
-                ),
-                // Nothing kept anywhere: a new data directory and new caches.
-                _ => self.hook_with(
-                    binary,
-                    &self.many_notes,
-                    &self.transcript,
-                    "session-start",
-                    &format!("bench-nothing-{run}"),
-                    "resume",
-                    &[
-                        ("CLAUDE_PLUGIN_DATA", fresh.join("data-nothing")),
-                        ("XDG_CACHE_HOME", fresh.join("cache-nothing")),
-                    ],
-                ),
-            }
-        })?;
-        let [node, start, prompt, resume, compact, cold, nothing_kept]: [Vec<Duration>; 7] =
-            samples
-                .try_into()
-                .map_err(|_| anyhow::anyhow!("seven variants"))?;
+                // Each hook of a run for every build in turn.
+                let (hook, build) = (
+                    (variant - 1) / binaries.len(),
+                    (variant - 1) % binaries.len(),
+                );
+                self.measure_hook(binaries[build], hook, &format!("{run}-{build}"))
+            },
+        )?;
+        let mut samples = samples.into_iter();
+        let node = median(samples.next().context("node's samples")?);
+        let mut hooks: Vec<Vec<Vec<Duration>>> = vec![Vec::new(); binaries.len()];
+        for (variant, samples) in samples.enumerate() {
+            hooks[variant % binaries.len()].push(samples);
+        }
+        let mut hooks = hooks.into_iter();
+        let ours = hooks.next().context("this build's samples")?;
+        let theirs = hooks.next();
         let mcp = self.mcp_figures(binary, runs)?;
-        let node = median(node);
         let mut report = String::new();
         writeln!(
             report,
@@ -338,15 +333,17 @@ impl World {
         )?;
         // The first of a kind marked `first` runs before the hooks kept
         // anything of this store and transcript: the shelves are listed, the
-        // transcript is scanned whole; it is shown apart.
-        for (name, mut samples, first) in [
-            ("hook session-start", start, false),
-            ("hook user-prompt-submit", prompt, false),
-            ("session-start resume*", resume, true),
-            ("session-start compact*", compact, true),
-            ("resume, new data dir*", cold, false),
-            ("resume, nothing kept*", nothing_kept, false),
-        ] {
+        // transcript is scanned whole; it is shown apart (the other build's
+        // first finds them kept, so both builds' medians leave it out).
+        let names = [
+            ("hook session-start", false),
+            ("hook user-prompt-submit", false),
+            ("session-start resume*", true),
+            ("session-start compact*", true),
+            ("resume, new data dir*", false),
+            ("resume, nothing kept*", false),
+        ];
+        for (index, ((name, first), mut samples)) in names.into_iter().zip(ours).enumerate() {
             let first = first.then(|| samples.remove(0));
             let m = median(samples);
             write!(
@@ -364,6 +361,20 @@ impl World {
                 )?;
             }
             writeln!(report)?;
+            if let Some(theirs) = &theirs {
+                let mut samples = theirs[index].clone();
+                if first.is_some() {
+                    samples.remove(0);
+                }
+                let other = median(samples);
+                writeln!(
+                    report,
+                    "    --also                       {:>8.2} ms   {:.1}x faster than node; this build {:.2}x its time",
+                    ms(other),
+                    ms(node) / ms(other),
+                    ms(m) / ms(other)
+                )?;
+            }
         }
         writeln!(
             report,
@@ -399,6 +410,45 @@ impl World {
             mcp.rss_after as f64 / mcp.rss_first.max(1) as f64
         )?;
         Ok(report)
+    }
+
+    /// One run of hook `hook` (a row of the report) with `binary`; `run`
+    /// names this run's sessions and directories.
+    fn measure_hook(&self, binary: &Path, hook: usize, run: &str) -> Result<Duration> {
+        // A new plugin data directory each run (a reinstall): the caches in
+        // `~/.cache/notesoup` outlive it.
+        let fresh = self.home.join(format!("fresh-{run}"));
+        match hook {
+            // A new session each time: a window is booted only once.
+            0 => self.hook(binary, "session-start", &format!("bench-{run}"), "startup"),
+            1 => self.hook(binary, "user-prompt-submit", SESSION, ""),
+            // Sessions with no record, each with a transcript of its own no
+            // hook has scanned: the window comes from the transcript.
+            2 => self.unrecorded_start(binary, "resume", run),
+            3 => self.unrecorded_start(binary, "compact", run),
+            4 => self.hook_with(
+                binary,
+                &self.many_notes,
+                &self.transcript,
+                "session-start",
+                &format!("bench-cold-{run}"),
+                "resume",
+                &[("CLAUDE_PLUGIN_DATA", fresh.join("data"))],
+            ),
+            // Nothing kept anywhere: a new data directory and new caches.
+            _ => self.hook_with(
+                binary,
+                &self.many_notes,
+                &self.transcript,
+                "session-start",
+                &format!("bench-nothing-{run}"),
+                "resume",
+                &[
+                    ("CLAUDE_PLUGIN_DATA", fresh.join("data-nothing")),
+                    ("XDG_CACHE_HOME", fresh.join("cache-nothing")),
+                ],
+            ),
+        }
     }
 
     /// The MCP figures: per call, the first round trip on a new server
