@@ -51,7 +51,7 @@ impl LogBuilder {
     fn marker(&mut self) {
         let seq = self.events.len() as u64;
         let start = self.surface_first.unwrap_or(seq);
-        let window = format!("dsh:{SESSION}:{}", self.turn / 200 + 2);
+        let window = format!("dsh:{SESSION}:{}", self.turn / 200 + 1);
         let text = format!(
             "<context_window>\nCurrent context window id: {window}\n</context_window>\n{}",
             "boot line\n".repeat(200)
