@@ -199,19 +199,22 @@ impl ReverseLines {
                     Some(at) => memchr::memchr(b'\n', &rest[at..]).map(|nl| at + nl),
                     // Only the piece before the first newline may still
                     // belong to a line with a match (it starts earlier).
-                    None => match memchr::memchr(b'\n', rest) {
-                        // A short piece of a line that starts before the
-                        // chunk is read again as the end of the next chunk
-                        // rather than kept and joined: no copy, and the
-                        // read buffer stays (it would go to `pending`).
-                        Some(first) if first <= CHUNK / 2 && self.pos > self.floor => {
+                    // It is read again as the end of the next chunk rather
+                    // than kept and joined: no copy, and the read buffer
+                    // stays (it would go to `pending`). Less than twice the
+                    // bytes are read: when this chunk's first newline is `f`
+                    // bytes in, the next chunk's last `f` bytes (this
+                    // piece) hold none, so it holds no newline at all (and
+                    // is passed whole) or it moves on by more than `f`:
+                    // two reads move on by more than a chunk.
+                    None => {
+                        if let Some(first) = memchr::memchr(b'\n', rest) {
                             self.pos += first as u64;
-                            self.end = 0;
                             self.read_chunk()?;
                             continue;
                         }
-                        first => first,
-                    },
+                        None
+                    }
                 };
                 if let Some(keep) = keep {
                     self.end = keep;
