@@ -39,8 +39,7 @@ pub struct Scene {
 impl Scene {
     /// A started session with a model of `context_window` tokens.
     pub fn new(context_window: u64) -> Self {
-        let scene = Self::unstarted(context_window);
-        let mut scene = scene;
+        let mut scene = Self::unstarted(context_window);
         scene.harness.start(SessionStartReason::Startup);
         scene
     }
