@@ -193,6 +193,17 @@ mod tests {
     }
 
     #[test]
+    fn now_is_written_in_the_system_zone() {
+        let before = now_ms();
+        let text = now_local_iso();
+        let after = now_ms();
+        let read = parse_iso_ms(&text, &TimeZone::UTC).unwrap();
+        assert!((before..=after).contains(&read), "{text}");
+        let zone = system_time_zone();
+        assert_eq!(text, local_iso(read, &zone));
+    }
+
+    #[test]
     fn the_system_zone_is_the_one_jiff_finds() {
         let ours = system_time_zone();
         let system = TimeZone::system();
