@@ -41,7 +41,8 @@ pub(crate) fn local_iso(ms: i64, tz: &TimeZone) -> String {
         .to_string()
 }
 
-/// Now, as local ISO 8601 in the system's time zone (see [`local_iso`]).
+/// Now, as local ISO 8601 in the system's time zone, with millisecond
+/// precision and a numeric offset (`2026-09-15T17:31:45.392+08:00`).
 pub fn now_local_iso() -> String {
     local_iso(now_ms(), &system_time_zone())
 }
