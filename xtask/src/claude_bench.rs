@@ -52,8 +52,16 @@ const SESSION: &str = "bench-session";
 const NOTES: usize = 1_000;
 const MANY_NOTES: usize = 10_000;
 const TRANSCRIPT_BYTES: usize = 50 * 1024 * 1024;
-/// The hooks timed for each build (the rows of the report).
-const HOOKS: usize = 6;
+/// The hooks timed for each build, in the order of `World::measure_hook`:
+/// the report's row names, and whether the row's first run is shown apart.
+const HOOKS: [(&str, bool); 6] = [
+    ("hook session-start", false),
+    ("hook user-prompt-submit", false),
+    ("session-start resume*", true),
+    ("session-start compact*", true),
+    ("resume, new data dir*", false),
+    ("resume, nothing kept*", false),
+];
 /// Calls made on one server before its memory is read again.
 const RSS_CALLS: usize = 1_000;
 /// New servers whose first calls are timed (the median is shown): one
@@ -70,7 +78,11 @@ pub fn run(args: &[String]) -> Result<()> {
         let value = args.next().context(USAGE)?;
         match flag.as_str() {
             "--runs" => runs = value.parse::<usize>().context(USAGE)?.max(2),
-            "--also" => also = Some(PathBuf::from(value)),
+            // The hooks run in the bench's project directory.
+            "--also" => {
+                also =
+                    Some(std::fs::canonicalize(value).with_context(|| format!("--also {value}"))?);
+            }
             _ => bail!("{USAGE}"),
         }
     }
@@ -287,7 +299,7 @@ impl World {
         self.hook(binary, "session-start", SESSION, "startup")?;
         let samples = alternating(
             runs,
-            1 + HOOKS * binaries.len(),
+            1 + HOOKS.len() * binaries.len(),
             Order::Same,
             |run, variant| {
                 if variant == 0 {
@@ -335,15 +347,7 @@ impl World {
         // anything of this store and transcript: the shelves are listed, the
         // transcript is scanned whole; it is shown apart (the other build's
         // first finds them kept, so both builds' medians leave it out).
-        let names = [
-            ("hook session-start", false),
-            ("hook user-prompt-submit", false),
-            ("session-start resume*", true),
-            ("session-start compact*", true),
-            ("resume, new data dir*", false),
-            ("resume, nothing kept*", false),
-        ];
-        for (index, ((name, first), mut samples)) in names.into_iter().zip(ours).enumerate() {
+        for (index, ((name, first), mut samples)) in HOOKS.into_iter().zip(ours).enumerate() {
             let first = first.then(|| samples.remove(0));
             let m = median(samples);
             write!(
@@ -412,7 +416,7 @@ impl World {
         Ok(report)
     }
 
-    /// One run of hook `hook` (a row of the report) with `binary`; `run`
+    /// One run of hook `hook` (a row of [`HOOKS`]) with `binary`; `run`
     /// names this run's sessions and directories.
     fn measure_hook(&self, binary: &Path, hook: usize, run: &str) -> Result<Duration> {
         // A new plugin data directory each run (a reinstall): the caches in

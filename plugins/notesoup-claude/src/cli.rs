@@ -120,9 +120,9 @@ pub fn main() -> ExitCode {
 /// The event of `hook EVENT` and nothing else, read without building the
 /// command tree: Claude Code starts one process per hook, and building
 /// clap's tree of every command took about 0.3 ms of the 1.4 ms of CPU a
-/// short hook (`user-prompt-submit`) takes. The
-/// event is read as clap reads it (a test checks every one); anything else
-/// (`--help`, a stray argument, another command) goes to clap.
+/// short hook (`user-prompt-submit`) takes. The event is read as clap
+/// reads it (a test checks every one); anything else (`--help`, a stray
+/// argument, another command) goes to clap.
 fn hook_event(mut args: impl Iterator<Item = std::ffi::OsString>) -> Option<Event> {
     let (Some(hook), Some(event), None) = (args.next(), args.next(), args.next()) else {
         return None;
