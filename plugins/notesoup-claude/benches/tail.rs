@@ -9,7 +9,8 @@
 //! Also the boot scan a `session-start` hook runs on `resume` of a session
 //! it has never seen, over a 50 MB transcript of ordinary exchanges that
 //! holds no boot and no compaction (so it is read whole, backwards), next
-//! to a plain read of the same file.
+//! to a plain read of the same file: as the hook runs it (the scan to keep,
+//! the file read by two threads) and on one thread.
 //!
 //! Run with `cargo bench -p notesoup-claude --bench tail`; the ratio table
 //! is printed before divan's own figures.
@@ -20,7 +21,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use notesoup_claude::transcript::scan::boot_scan;
+use notesoup_claude::transcript::scan::{boot_scan, boot_scan_kept};
 use notesoup_claude::transcript::tail::ReverseLines;
 use tempfile::TempDir;
 
@@ -128,7 +129,8 @@ fn ratio_table(files: &[PathBuf]) {
     }
     let path = &files[SIZES_MB.len()];
     println!("\ntranscript   boot scan        fs::read   ratio");
-    row("     50 MB", best(|| scan(path)), best(|| plain(path)));
+    row("     50 MB", best(|| scan_kept(path)), best(|| plain(path)));
+    row("one thread", best(|| scan(path)), best(|| plain(path)));
     println!();
 }
 
@@ -151,6 +153,14 @@ fn scan(path: &Path) -> usize {
     usize::from(scan.in_live_window)
 }
 
+/// The same scan as the hook runs it: nothing kept yet, the scan to keep
+/// made too.
+fn scan_kept(path: &Path) -> usize {
+    let (scan, kept) = boot_scan_kept(path, None).expect("scan");
+    assert!(kept.is_some() && scan.last_boot.is_none());
+    usize::from(scan.in_live_window)
+}
+
 fn file(index: usize) -> &'static Path {
     &FILES.get().expect("generated in main")[index]
 }
@@ -167,5 +177,10 @@ fn plain_read(index: usize) -> usize {
 
 #[divan::bench]
 fn boot_scan_of_exchanges() -> usize {
+    scan_kept(file(SIZES_MB.len()))
+}
+
+#[divan::bench]
+fn boot_scan_of_exchanges_one_thread() -> usize {
     scan(file(SIZES_MB.len()))
 }

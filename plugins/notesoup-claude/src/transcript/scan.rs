@@ -263,9 +263,8 @@ pub fn boot_scan_kept(
     };
     let floor = kept.map_or(0, |kept| kept.end);
     let end = line_end(&file, floor, meta.len())?;
-    let lines = ReverseLines::of_file(file.try_clone()?, MAX_LINE_BYTES)?.between(floor, end);
     let before = kept.map(|kept| kept.scan.clone()).unwrap_or_default();
-    let whole_lines = before.followed_by(scan_back(lines)?);
+    let whole_lines = before.followed_by(scan_range(&file, floor, end, SPLIT_BYTES)?);
     let mut scan = whole_lines.clone();
     if let Some(mark) = torn_line(&file, end, meta.len())?
         .as_deref()
@@ -287,6 +286,77 @@ pub fn boot_scan_kept(
         scan: whole_lines,
     };
     Ok((scan, Some(next)))
+}
+
+/// The most bytes a scan reads on one thread. A cold `resume` of a session
+/// whose transcript holds no boot reads the whole file back; reading it is
+/// all that takes time (the kernel's copy into the read buffer, then the
+/// needle search), so a longer range is read by two threads at once.
+const SPLIT_BYTES: u64 = 4 << 20;
+
+/// The backward scan of `file[floor..end]`, both ends at line starts.
+/// Longer than `split`, it is cut at a line end near its middle: a second
+/// thread scans the earlier part (in pieces of `split`, newest first) while
+/// this one scans the later part, and the earlier part's scan is dropped
+/// unread when the later part holds a boot.
+fn scan_range(file: &File, floor: u64, end: u64, split: u64) -> io::Result<BootScan> {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let mid = if end - floor > split {
+        line_end(file, floor, floor + (end - floor) / 2)?
+    } else {
+        floor
+    };
+    if mid == floor {
+        return scan_back(lines_of(file, floor, end)?);
+    }
+    let done = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        let earlier = scope.spawn(|| scan_pieces(file, floor, mid, split, &done));
+        let later = lines_of(file, mid, end).and_then(scan_back);
+        match later {
+            Ok(later) if later.last_boot.is_none() => {
+                let earlier = earlier
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
+                Ok(earlier.followed_by(later))
+            }
+            // A boot, or an error: the earlier part no longer matters.
+            later => {
+                done.store(true, Ordering::Relaxed);
+                later
+            }
+        }
+    })
+}
+
+/// The backward scan of `file[floor..end]` in pieces of about `piece`
+/// bytes cut at line ends, the newest first, until one holds a boot or
+/// `stop` is set (the caller then drops what it returns).
+fn scan_pieces(
+    file: &File,
+    floor: u64,
+    mut end: u64,
+    piece: u64,
+    stop: &std::sync::atomic::AtomicBool,
+) -> io::Result<BootScan> {
+    let mut later = BootScan::default();
+    while end > floor && !stop.load(std::sync::atomic::Ordering::Relaxed) {
+        let start = match end.checked_sub(piece) {
+            Some(start) if start > floor => line_end(file, floor, start)?,
+            _ => floor,
+        };
+        later = scan_back(lines_of(file, start, end)?)?.followed_by(later);
+        if later.last_boot.is_some() {
+            break;
+        }
+        end = start;
+    }
+    Ok(later)
+}
+
+/// The lines of `file[floor..end]`, last first.
+fn lines_of(file: &File, floor: u64, end: u64) -> io::Result<ReverseLines> {
+    Ok(ReverseLines::of_file(file.try_clone()?, MAX_LINE_BYTES)?.between(floor, end))
 }
 
 /// Where the last whole line of `file[floor..len]` ends: after its last
@@ -341,6 +411,8 @@ pub fn session_id_of(path: &Path) -> io::Result<Option<String>> {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::atomic::AtomicBool;
+
     use super::*;
 
     fn file(lines: &[&str]) -> tempfile::NamedTempFile {
@@ -383,6 +455,54 @@ mod tests {
             last_reply(f.path()).unwrap().unwrap().usage.input_tokens,
             150
         );
+    }
+
+    /// A boot of window `ordinal`, so that a test sees which boot a scan
+    /// found.
+    fn boot(ordinal: u64) -> String {
+        BOOT.replace("claude:s:2", &format!("claude:s:{ordinal}"))
+    }
+
+    proptest::proptest! {
+        /// A range scanned by two threads, the earlier part in pieces, is
+        /// scanned as one thread scans it whole, from any line start on.
+        #[test]
+        fn a_scan_cut_across_threads_is_the_scan_of_the_whole(
+            rows in proptest::collection::vec(0u8..5, 0..80),
+            split in 1u64..600,
+            from in 0usize..80,
+        ) {
+            let lines: Vec<String> = rows
+                .iter()
+                .enumerate()
+                .map(|(at, row)| match row {
+                    0 => reply("m", at as u64, "c", false),
+                    1 => BOUNDARY.to_owned(),
+                    2 => boot(at as u64),
+                    // A boundary of a subagent's: not one of the session's.
+                    3 => BOUNDARY.replace(r#""isSidechain":false"#, r#""isSidechain":true"#),
+                    _ => format!(r#"{{"type":"user","pad":"{}"}}"#, "x".repeat(at * 7)),
+                })
+                .collect();
+            let content = lines.iter().map(|line| format!("{line}\n")).collect::<String>();
+            let f = tempfile::NamedTempFile::new().unwrap();
+            std::fs::write(f.path(), &content).unwrap();
+            let file = File::open(f.path()).unwrap();
+            let floor = lines.iter().take(from).map(|line| line.len() as u64 + 1).sum::<u64>();
+            let end = content.len() as u64;
+            let whole = scan_back(lines_of(&file, floor, end).unwrap()).unwrap();
+            proptest::prop_assert_eq!(scan_range(&file, floor, end, split).unwrap(), whole);
+        }
+    }
+
+    #[test]
+    fn pieces_stop_when_told() {
+        let f = file(&[BOUNDARY, BOUNDARY, BOUNDARY, ""]);
+        let file = File::open(f.path()).unwrap();
+        let end = file.metadata().unwrap().len();
+        let scan = |stop: bool| scan_pieces(&file, 0, end, 10, &AtomicBool::new(stop)).unwrap();
+        assert_eq!(scan(false).boundaries_after, 3);
+        assert_eq!(scan(true), BootScan::default());
     }
 
     #[test]
