@@ -5,6 +5,7 @@ use std::fs::{File, Metadata};
 use std::io;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::fnv::Fnv;
 use super::row::{Row, TokenUsage};
@@ -300,7 +301,6 @@ const SPLIT_BYTES: u64 = 4 << 20;
 /// this one scans the later part, and the earlier part's scan is dropped
 /// unread when the later part holds a boot.
 fn scan_range(file: &File, floor: u64, end: u64, split: u64) -> io::Result<BootScan> {
-    use std::sync::atomic::{AtomicBool, Ordering};
     let mid = if end - floor > split {
         line_end(file, floor, floor + (end - floor) / 2)?
     } else {
@@ -311,7 +311,12 @@ fn scan_range(file: &File, floor: u64, end: u64, split: u64) -> io::Result<BootS
     }
     let done = AtomicBool::new(false);
     std::thread::scope(|scope| {
-        let earlier = scope.spawn(|| scan_pieces(file, floor, mid, split, &done));
+        let Ok(earlier) = std::thread::Builder::new()
+            .spawn_scoped(scope, || scan_pieces(file, floor, mid, split, &done))
+        else {
+            // No second thread to be had: this one reads it all.
+            return scan_back(lines_of(file, floor, end)?);
+        };
         let later = lines_of(file, mid, end).and_then(scan_back);
         match later {
             Ok(later) if later.last_boot.is_none() => {
@@ -337,10 +342,10 @@ fn scan_pieces(
     floor: u64,
     mut end: u64,
     piece: u64,
-    stop: &std::sync::atomic::AtomicBool,
+    stop: &AtomicBool,
 ) -> io::Result<BootScan> {
     let mut later = BootScan::default();
-    while end > floor && !stop.load(std::sync::atomic::Ordering::Relaxed) {
+    while end > floor && !stop.load(Ordering::Relaxed) {
         let start = match end.checked_sub(piece) {
             Some(start) if start > floor => line_end(file, floor, start)?,
             _ => floor,
@@ -411,8 +416,6 @@ pub fn session_id_of(path: &Path) -> io::Result<Option<String>> {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::atomic::AtomicBool;
-
     use super::*;
 
     fn file(lines: &[&str]) -> tempfile::NamedTempFile {
