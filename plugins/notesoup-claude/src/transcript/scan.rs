@@ -296,19 +296,14 @@ pub fn boot_scan_kept(
 const SPLIT_BYTES: u64 = 4 << 20;
 
 /// The backward scan of `file[floor..end]`, both ends at line starts.
-/// Longer than `split`, it is cut at a line end near its middle: a second
-/// thread scans the earlier part (in pieces of `split`, newest first) while
-/// this one scans the later part, and the earlier part's scan is dropped
-/// unread when the later part holds a boot.
+/// Longer than `split`, it is cut at a line end near its middle (see
+/// [`cut`]): a second thread scans the earlier part (in pieces of `split`,
+/// newest first) while this one scans the later part, and the earlier
+/// part's scan is dropped unread when the later part holds a boot.
 fn scan_range(file: &File, floor: u64, end: u64, split: u64) -> io::Result<BootScan> {
-    let mid = if end - floor > split {
-        line_end(file, floor, floor + (end - floor) / 2)?
-    } else {
-        floor
-    };
-    if mid == floor {
+    let Some(mid) = cut(file, floor, end, split)? else {
         return scan_back(lines_of(file, floor, end)?);
-    }
+    };
     let done = AtomicBool::new(false);
     std::thread::scope(|scope| {
         let Ok(earlier) = std::thread::Builder::new()
@@ -334,6 +329,17 @@ fn scan_range(file: &File, floor: u64, end: u64, split: u64) -> io::Result<BootS
     })
 }
 
+/// Where [`scan_range`] cuts `file[floor..end]` in two: after the last
+/// newline before its middle, when it is longer than `split` bytes and
+/// its first half holds a newline; `None` when one thread reads it all.
+fn cut(file: &File, floor: u64, end: u64, split: u64) -> io::Result<Option<u64>> {
+    if end - floor <= split {
+        return Ok(None);
+    }
+    let mid = line_end(file, floor, floor + (end - floor) / 2)?;
+    Ok((mid > floor).then_some(mid))
+}
+
 /// The backward scan of `file[floor..end]` in pieces of about `piece`
 /// bytes cut at line ends, the newest first, until one holds a boot or
 /// `stop` is set (the caller then drops what it returns).
@@ -346,7 +352,7 @@ fn scan_pieces(
 ) -> io::Result<BootScan> {
     let mut later = BootScan::default();
     while end > floor && !stop.load(Ordering::Relaxed) {
-        let start = match end.checked_sub(piece) {
+        let start = match end.checked_sub(piece.max(1)) {
             Some(start) if start > floor => line_end(file, floor, start)?,
             _ => floor,
         };
@@ -496,6 +502,24 @@ mod tests {
             let whole = scan_back(lines_of(&file, floor, end).unwrap()).unwrap();
             proptest::prop_assert_eq!(scan_range(&file, floor, end, split).unwrap(), whole);
         }
+    }
+
+    #[test]
+    fn a_range_is_cut_after_the_last_newline_before_its_middle() {
+        // Lines of 10 bytes with their newlines: ends at 10, 20, ... 60.
+        let f = file(&["123456789"; 7]);
+        let file = File::open(f.path()).unwrap();
+        let cut = |floor, end, split| cut(&file, floor, end, split).unwrap();
+        assert_eq!(cut(0, 60, 60), None, "no longer than the split");
+        assert_eq!(cut(0, 60, 59), Some(30));
+        assert_eq!(cut(0, 50, 10), Some(20), "the middle, 25, is in a line");
+        assert_eq!(cut(20, 60, 40), None, "40 bytes from 20 on");
+        assert_eq!(cut(20, 60, 10), Some(40));
+        assert_eq!(cut(20, 50, 0), Some(30));
+        // The first half (bytes 0 to 14) ends no line but the first.
+        assert_eq!(cut(0, 30, 0), Some(10));
+        assert_eq!(cut(0, 20, 0), Some(10));
+        assert_eq!(cut(0, 19, 0), None, "no newline before the middle");
     }
 
     #[test]
