@@ -352,10 +352,8 @@ fn scan_pieces(
 ) -> io::Result<BootScan> {
     let mut later = BootScan::default();
     while end > floor && !stop.load(Ordering::Relaxed) {
-        let start = match end.checked_sub(piece.max(1)) {
-            Some(start) if start > floor => line_end(file, floor, start)?,
-            _ => floor,
-        };
+        // At `floor` when fewer than `piece` bytes are left.
+        let start = line_end(file, floor, end.saturating_sub(piece.max(1)))?;
         later = scan_back(lines_of(file, start, end)?)?.followed_by(later);
         if later.last_boot.is_some() {
             break;
