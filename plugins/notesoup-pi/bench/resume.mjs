@@ -8,7 +8,8 @@
 // `noop` loads a package whose one extension subscribes to the events
 // notesoup's shim holds while idle and does nothing: what any extension costs Pi (jiti
 // loading it, and the work Pi does for each event that has handlers),
-// apart from notesoup's own work. Like an installed package, it stays at
+// apart from notesoup's own work (NOTESOUP_PI_BENCH_NOOP_SHAPE adds the
+// package's skills and a child process, see below). Like an installed package, it stays at
 // one path between runs (in the temporary directory), so Pi's loader finds
 // its kept transform, as it finds notesoup's.
 //
@@ -64,12 +65,37 @@ if (packageArg === "noop") {
   // the shim answers itself while `turn_end` is on demand;
   // NOTESOUP_PI_BENCH_NOOP_EVENTS (a JSON list) subscribes it to others:
   // what Pi charges for one event's handlers.
+  // NOTESOUP_PI_BENCH_NOOP_SHAPE (a JSON list) gives it what Pi and Node
+  // charge for the shape notesoup's package must have, apart from
+  // notesoup's own work: "skills" ships copies of the package's two skills
+  // (Pi reads and parses each one's frontmatter as it loads), "spawn"
+  // starts a child process from the factory, as the shim starts its
+  // sidecar (Node forks Pi's process to start any child).
   const events = process.env.NOTESOUP_PI_BENCH_NOOP_EVENTS
     ? JSON.parse(process.env.NOTESOUP_PI_BENCH_NOOP_EVENTS)
     : idleEvents();
+  const shape = JSON.parse(process.env.NOTESOUP_PI_BENCH_NOOP_SHAPE ?? "[]");
+  const skills = shape.includes("skills") ? ["memory", "dream"] : [];
+  const spawnChild = shape.includes("spawn")
+    ? `  const child = spawn("cat", [], { stdio: "pipe" });\n  child.unref();\n  for (const stream of [child.stdin, child.stdout, child.stderr]) (stream as any).unref?.();\n  process.once("exit", () => child.kill());\n`
+    : "";
   const files = {
-    "package.json": JSON.stringify({ name: "noop", version: "0.0.0", type: "module", keywords: ["pi-package"], pi: { extensions: ["./extensions/noop.ts"] } }),
-    "extensions/noop.ts": `export default function noop(pi: any): void {\n  for (const name of ${JSON.stringify(events)}) pi.on(name, () => undefined);\n}\n`,
+    "package.json": JSON.stringify({
+      name: "noop",
+      version: "0.0.0",
+      type: "module",
+      keywords: ["pi-package"],
+      pi: { extensions: ["./extensions/noop.ts"], ...(skills.length > 0 ? { skills: ["./skills"] } : {}) },
+    }),
+    "extensions/noop.ts":
+      (spawnChild ? `import { spawn } from "node:child_process";\n\n` : "") +
+      `export default function noop(pi: any): void {\n${spawnChild}  for (const name of ${JSON.stringify(events)}) pi.on(name, () => undefined);\n}\n`,
+    ...Object.fromEntries(
+      skills.map((skill) => [
+        `skills/${skill}/SKILL.md`,
+        fs.readFileSync(new URL(`../package/skills/${skill}/SKILL.md`, import.meta.url), "utf8"),
+      ]),
+    ),
   };
   // One folder per event list, kept between runs and written only when its
   // files differ: Pi's loader (jiti) keeps its transform of an extension
