@@ -36,6 +36,7 @@ use self::record::MergeRecord;
 use self::repo::{Signature, SyncRepo};
 use self::tree::{Applied, Scope, apply, note_path, read_notes};
 use crate::notes::{NoteStore, find_secret, slugify};
+use crate::plumbing::{Links, read_small_file};
 
 /// The folder below the notes root that holds sync's own state (never a
 /// note; the dream's audit leaves it out).
@@ -283,18 +284,11 @@ impl SyncConfig {
             path: path.clone(),
             detail,
         };
-        let meta = match fs::symlink_metadata(&path) {
-            Ok(meta) => meta,
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(err) => return Err(fail(err.to_string())),
+        let bytes = match read_small_file(&path, Self::MAX_BYTES, Links::Refuse) {
+            Ok(Some(bytes)) => bytes,
+            Ok(None) => return Ok(None),
+            Err(err) => return Err(fail(err.into_io().to_string())),
         };
-        if !meta.is_file() || meta.len() > Self::MAX_BYTES {
-            return Err(fail(format!(
-                "not a regular file of at most {} bytes",
-                Self::MAX_BYTES
-            )));
-        }
-        let bytes = fs::read(&path).map_err(|err| fail(err.to_string()))?;
         let config: SyncConfig =
             serde_json::from_slice(&bytes).map_err(|err| fail(err.to_string()))?;
         config.check().map_err(|err| fail(err.to_string()))?;

@@ -17,6 +17,7 @@ use std::path::Path;
 use gix::ObjectId;
 
 use super::SyncError;
+use crate::plumbing::{Links, SmallFileError, read_small_file};
 
 /// The largest record read (a merge's paths, each at most 512 bytes).
 const MAX_BYTES: u64 = 64 * 1024 * 1024;
@@ -67,14 +68,15 @@ pub(crate) struct Recorded {
     pub(crate) written: BTreeSet<String>,
 }
 
-/// The record at `path`, when there is one (`from` and `to` are empty when
-/// it is not one).
+/// The record at `path`, when there is one that can be read (`from` and
+/// `to` are empty when the path holds something else: a link, a file that
+/// is not regular or is over [`MAX_BYTES`], text that is not UTF-8).
 pub(crate) fn read(path: &Path) -> Option<Recorded> {
-    let meta = fs::symlink_metadata(path).ok()?;
-    let text = if meta.is_file() && meta.len() <= MAX_BYTES {
-        fs::read_to_string(path).unwrap_or_default()
-    } else {
-        String::new()
+    let text = match read_small_file(path, MAX_BYTES, Links::Refuse) {
+        Ok(None) | Err(SmallFileError::Io { .. }) => return None,
+        Ok(Some(bytes)) => String::from_utf8(bytes).unwrap_or_default(),
+        // There, but no record: a link, not a regular file, too large.
+        Err(_) => String::new(),
     };
     let mut lines = text
         .split_inclusive('\n')
@@ -97,5 +99,43 @@ pub(crate) fn remove(path: &Path) -> Result<(), SyncError> {
             Err(SyncError::io("remove the merge record", err))
         }
         _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_record_is_read_and_anything_else_there_is_no_record() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("merging");
+        assert!(read(&path).is_none(), "none there");
+        fs::write(&path, "none abc\nhuman/a.md\nhuman/b.md\ntorn").expect("write");
+        let recorded = read(&path).expect("a record");
+        assert_eq!(
+            (recorded.from.as_str(), recorded.to.as_str()),
+            ("none", "abc")
+        );
+        assert_eq!(
+            recorded.written.into_iter().collect::<Vec<_>>(),
+            ["human/a.md", "human/b.md"],
+            "the torn last line is not a written note"
+        );
+        let empty = |what: &str| {
+            let recorded = read(&path).expect(what);
+            assert!(recorded.from.is_empty() && recorded.to.is_empty(), "{what}");
+            assert!(recorded.written.is_empty(), "{what}");
+        };
+        fs::write(&path, b"none \xff\n").expect("write");
+        empty("not utf-8");
+        let elsewhere = dir.path().join("elsewhere");
+        fs::rename(&path, &elsewhere).expect("move");
+        fs::write(&elsewhere, "none abc\n").expect("write");
+        std::os::unix::fs::symlink(&elsewhere, &path).expect("link");
+        empty("a link");
+        fs::remove_file(&path).expect("unlink");
+        fs::create_dir(&path).expect("dir");
+        empty("a directory");
     }
 }

@@ -358,6 +358,35 @@ fn a_missing_remote_is_a_clear_error_with_a_code() {
 }
 
 #[test]
+fn a_set_up_that_is_not_a_small_regular_file_is_refused_with_a_code() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path().join("a");
+    let config = SyncConfig::new("/srv/notes.git", None).expect("config");
+    setup(&root, &config);
+    let file = root.join(".sync/config.json");
+    assert_eq!(NotesSync::open(&root).config().expect("read"), Some(config));
+    let refused = |what: &str| {
+        let err = NotesSync::open(&root).config().expect_err(what);
+        assert_eq!(err.code(), "invalid_config", "{what}: {err}");
+        err.to_string()
+    };
+    // A link to a set-up elsewhere, even a good one.
+    let elsewhere = dir.path().join("config.json");
+    fs::rename(&file, &elsewhere).expect("move");
+    std::os::unix::fs::symlink(&elsewhere, &file).expect("link");
+    assert!(refused("a link").contains("symbolic link"));
+    fs::remove_file(&file).expect("unlink");
+    // Larger than a set-up can be.
+    fs::write(&file, vec![b' '; 64 * 1024 + 1]).expect("write");
+    assert!(refused("too large").contains("larger than 65536 bytes"));
+    fs::remove_file(&file).expect("remove");
+    // A FIFO is refused without waiting for a writer.
+    let made = Command::new("mkfifo").arg(&file).status().expect("mkfifo");
+    assert!(made.success());
+    assert!(refused("a fifo").contains("not a regular file"));
+}
+
+#[test]
 fn a_remote_that_refuses_the_push_is_said_apart_from_a_lost_race() {
     let pair = pair();
     // A non-bare repository refuses a push to its checked-out branch.
