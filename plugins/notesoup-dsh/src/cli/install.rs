@@ -90,7 +90,7 @@ pub(super) fn install(request: InstallRequest) -> Result<ExitCode> {
         "notesoup-dsh: added to profile {profile}{}; the sidecar is found as notesoup-dsh on PATH",
         match engine {
             Engine::Mounted =>
-                " with notesoup's compaction engine (/compact, context overflow and the pressure line reset instead of summarizing)",
+                " with notesoup's compaction engine (/compact and a context overflow reset instead of summarizing; notesoup's budget resets at its hard reserve)",
             Engine::Left => " without notesoup's compaction engine",
         }
     ))?;
