@@ -6,7 +6,7 @@ use notesoup_core::history::{History, SessionLedger, session_ledger};
 use notesoup_core::tools::{Refusal, RefusalCode, ToolOutput};
 
 use crate::state::ClaudeSessionState;
-use crate::transcript::decode::{ChainFile, decode_chain, decode_chain_with_signals};
+use crate::transcript::decode::{ChainFile, decode_chain_with_signals};
 use crate::transcript::incremental::{ChainError, ChainHistory};
 
 /// Where a call's history comes from: decoded for the call, or kept from
@@ -64,14 +64,17 @@ impl HistorySource {
 /// The history of a session's whole `/clear` chain, decoded at once.
 pub fn chain_history(state: &ClaudeSessionState) -> Result<History, Refusal> {
     let files = chain_files(state);
-    let transcript = decode_chain(&state.notes_session_id, &files).map_err(|err| {
-        Refusal::new(
-            RefusalCode::IoError,
-            format!("transcript unreadable: {err}"),
-        )
-    })?;
-    History::new(transcript)
-        .map_err(|err| Refusal::new(RefusalCode::InternalError, err.to_string()))
+    let (transcript, signals) = decode_chain_with_signals(&state.notes_session_id, &files)
+        .map_err(|err| {
+            Refusal::new(
+                RefusalCode::IoError,
+                format!("transcript unreadable: {err}"),
+            )
+        })?;
+    let mut history = History::new(transcript)
+        .map_err(|err| Refusal::new(RefusalCode::InternalError, err.to_string()))?;
+    history.set_window_signals(signals);
+    Ok(history)
 }
 
 /// The window ledger of a session's whole `/clear` chain, decoded at once;

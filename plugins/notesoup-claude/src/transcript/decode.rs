@@ -570,56 +570,81 @@ impl Decoder {
             .map(|row| branch.contains(row.uuid.as_str()))
             .collect();
         drop(branch);
-        // A file after another is the session a `/clear` started.
-        if let Some(ended) = self.signals.last_mut()
-            && ended.ended_by.is_none()
-        {
-            ended.ended_by = Some(EndReason::Clear);
-        }
+        self.begin_file();
         let mut window = self.open_window(session_id, first_timestamp(&rows));
         // The rows are consumed: their items move into the windows.
-        for (row, on_branch) in rows.into_iter().zip(on_branch) {
-            let Some(mut decoded) = row.decoded else {
+        for (mut row, on_branch) in rows.into_iter().zip(on_branch) {
+            let Some(decoded) = row.decoded.take() else {
                 continue;
             };
             let Some(base) = self.number_row(decoded.seqs, on_branch) else {
                 continue;
             };
-            if row.boundary {
-                window.signals.ended_by = Some(EndReason::HostCompaction);
-                window.signals.tokens_before_end = row.pre_tokens;
-                self.close_window(window);
-                window = self.open_window(session_id, row.timestamp.clone());
-            }
-            if let Some((tokens, long)) = row.usage {
-                window.signals.fill.push((base, tokens));
-                window.signals.context_window = Some(if long {
-                    crate::budget::LONG_CONTEXT_WINDOW
-                } else {
-                    crate::budget::DEFAULT_CONTEXT_WINDOW
-                });
-            }
-            // A compaction's summary opens the window after its boundary;
-            // it is the compacted window's loss.
-            if row.compact_summary
-                && let Some(compacted) = self.signals.last_mut()
-            {
-                let chars = decoded
-                    .items
-                    .iter()
-                    .map(|(_, kind)| match kind {
-                        ItemKind::Message { text, .. } => text.chars().count(),
-                        _ => 0,
-                    })
-                    .sum::<usize>();
-                compacted
-                    .compaction_summaries
-                    .push(u64::try_from(chars).unwrap_or(u64::MAX));
-            }
-            attach_nested_calls(&mut decoded.items, nested);
-            window.push_items(base, row.timestamp, decoded.items);
+            self.add_row(&mut window, session_id, row, decoded, base, nested);
         }
         self.close_window(window);
+    }
+
+    /// A file of the chain begins: a file after another is the session a
+    /// `/clear` started, which ended the window before it.
+    pub(super) fn begin_file(&mut self) {
+        if let Some(ended) = self.signals.last_mut()
+            && ended.ended_by.is_none()
+        {
+            ended.ended_by = Some(EndReason::Clear);
+        }
+    }
+
+    /// Adds the row `row` of the session `session_id`, numbered from
+    /// `base` (its items `decoded`, taken out of it), to `window`, with
+    /// what it says about the windows: a boundary ends `window` (by a
+    /// compaction, at its `preTokens`) and opens the next in its place; a
+    /// reply's usage fills the window; a compaction's summary is the
+    /// compacted window's loss. Whether a boundary opened a window.
+    pub(super) fn add_row(
+        &mut self,
+        window: &mut OpenWindow,
+        session_id: &str,
+        row: Parsed,
+        mut decoded: Decoded,
+        base: u32,
+        nested: &HashMap<String, NestedCalls>,
+    ) -> bool {
+        if row.boundary {
+            window.signals.ended_by = Some(EndReason::HostCompaction);
+            window.signals.tokens_before_end = row.pre_tokens;
+            let next = self.open_window(session_id, row.timestamp.clone());
+            let ended = std::mem::replace(window, next);
+            self.close_window(ended);
+        }
+        if let Some((tokens, long)) = row.usage {
+            window.signals.fill.push((base, tokens));
+            window.signals.context_window = Some(if long {
+                crate::budget::LONG_CONTEXT_WINDOW
+            } else {
+                crate::budget::DEFAULT_CONTEXT_WINDOW
+            });
+        }
+        // A compaction's summary opens the window after its boundary;
+        // it is the compacted window's loss.
+        if row.compact_summary
+            && let Some(compacted) = self.signals.last_mut()
+        {
+            let chars = decoded
+                .items
+                .iter()
+                .map(|(_, kind)| match kind {
+                    ItemKind::Message { text, .. } => text.chars().count(),
+                    _ => 0,
+                })
+                .sum::<usize>();
+            compacted
+                .compaction_summaries
+                .push(u64::try_from(chars).unwrap_or(u64::MAX));
+        }
+        attach_nested_calls(&mut decoded.items, nested);
+        window.push_items(base, row.timestamp, decoded.items);
+        row.boundary
     }
 
     /// Gives a decoded row its `seqs` seqs, which depend only on the row,

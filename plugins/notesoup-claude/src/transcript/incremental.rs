@@ -30,11 +30,13 @@ use std::collections::{HashMap, VecDeque};
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
-use notesoup_core::history::{History, NestedCalls, Transcript, TranscriptError, TranscriptWindow};
+use notesoup_core::history::{
+    History, NestedCalls, Transcript, TranscriptError, TranscriptWindow, WindowSignals,
+};
 
 use super::decode::{
-    ChainFile, Decoder, OpenWindow, Parsed, STREAM_CHUNK_BYTES, attach_nested_calls, parse_stream,
-    read_rows, subagent_calls, worth_parsing,
+    ChainFile, Decoder, OpenWindow, Parsed, STREAM_CHUNK_BYTES, parse_stream, read_rows,
+    subagent_calls, worth_parsing,
 };
 use super::fnv::{FastMap, FastSet, Fnv};
 use super::relink::{Lookup, Relink};
@@ -245,6 +247,18 @@ impl ChainDecoder {
         }
     }
 
+    /// What the rows say about each window beyond its items (the window
+    /// ledger's input), the newest window's as it stands.
+    pub fn signals(&self) -> Vec<WindowSignals> {
+        let mut signals = self.decoder.signals.clone();
+        signals.extend(
+            self.newest
+                .as_ref()
+                .map(|newest| newest.window.signals.clone()),
+        );
+        signals
+    }
+
     /// The decoded transcript (a copy: the kept state goes on growing).
     pub fn transcript(&self) -> Transcript {
         let mut decoder = Decoder {
@@ -297,7 +311,8 @@ impl ChainHistory {
     /// their history; missing files decode as empty.
     pub fn decode(notes_session_id: &str, files: &[ChainFile]) -> Result<Self, ChainError> {
         let mut decoder = ChainDecoder::decode(notes_session_id, files)?;
-        let history = History::new(decoder.take_items())?;
+        let mut history = History::new(decoder.take_items())?;
+        history.set_window_signals(decoder.signals());
         Ok(Self {
             built: decoder.generation(),
             decoder,
@@ -321,6 +336,7 @@ impl ChainHistory {
             Update::Extended if generation == self.built => Ok(()),
             Update::Extended => {
                 if self.history.extend_owned(self.decoder.take_items()).is_ok() {
+                    self.history.set_window_signals(self.decoder.signals());
                     self.built = generation;
                     return Ok(());
                 }
@@ -335,6 +351,7 @@ impl ChainHistory {
                 // The old history goes before the new one is built.
                 self.history = History::new(Transcript::default())?;
                 self.history = History::new(transcript)?;
+                self.history.set_window_signals(self.decoder.signals());
                 self.built = generation;
                 Ok(())
             }
@@ -490,6 +507,7 @@ impl Newest {
     /// rows before it (a fork back into rows already added)
     /// sends the decode back to the first byte, to add every row at once.
     fn decode(file: &ChainFile, chunk_bytes: usize, decoder: &mut Decoder) -> io::Result<Self> {
+        decoder.begin_file();
         let mut newest = Self::empty(file, decoder);
         let mut handle = match open_regular(&file.path) {
             Ok(handle) => handle,
@@ -902,21 +920,24 @@ impl Newest {
         self.window
             .items
             .reserve(items.map(|decoded| decoded.items.len()).sum());
-        for (index, row) in rows.into_iter().enumerate() {
-            let Some(mut decoded) = row.decoded else {
+        for (index, mut row) in rows.into_iter().enumerate() {
+            let Some(decoded) = row.decoded.take() else {
                 continue;
             };
             let Some(base) = decoder.number_row(decoded.seqs, on_branch[last[index]]) else {
                 continue;
             };
-            if row.boundary {
-                let next = decoder.open_window(&self.session_id, row.timestamp.clone());
-                let closed = std::mem::replace(&mut self.window, next);
-                decoder.close_window(closed);
+            let session_id = &self.session_id;
+            if decoder.add_row(
+                &mut self.window,
+                session_id,
+                row,
+                decoded,
+                base,
+                &self.nested,
+            ) {
                 self.first_window_open = false;
             }
-            attach_nested_calls(&mut decoded.items, &self.nested);
-            self.window.push_items(base, row.timestamp, decoded.items);
         }
         Ok(())
     }

@@ -119,11 +119,13 @@ fn history_reads_a_transcript_file_or_the_recorded_session() {
         all.extend_from_slice(args);
         sb.run(&all, b"")
     };
+    // How each window ended and its fill, as `report` has them: the
+    // boundary's `preTokens`, the open window's newest reply.
     let windows = ok(history(&["windows"]));
     assert_eq!(
         windows,
         format!(
-            "session {CHAIN_1}\nwindow claude:{CHAIN_1}:1 | seqs 1-18 | 13 events | ended: reset\nwindow claude:{CHAIN_1}:2 | seqs 19-26 | 8 events | open\n"
+            "session {CHAIN_1}\nwindow claude:{CHAIN_1}:1 | seqs 1-18 | 13 events | ended: host_compaction at 19 tokens\nwindow claude:{CHAIN_1}:2 | seqs 19-26 | 8 events | open at 15100 tokens\n"
         )
     );
     let read = ok(history(&["read", "5"]));

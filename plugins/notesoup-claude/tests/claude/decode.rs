@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use notesoup_claude::transcript::decode::{ChainFile, decode_chain};
+use notesoup_claude::transcript::incremental::ChainHistory;
 use notesoup_claude::transcript::scan::{boot_scan, last_reply};
 use notesoup_cli::CommandTools;
 use notesoup_core::history::{History, Transcript};
@@ -59,6 +60,45 @@ fn table(history: &History) -> String {
 fn the_recorded_chain_decodes_into_three_windows() {
     let history = History::new(decode_chain(CHAIN_1, &chain()).unwrap()).unwrap();
     insta::assert_snapshot!(table(&history));
+}
+
+/// How each window of the recorded chain ended, and at how many tokens:
+/// the compaction in the first file, the `/clear` between the files, the
+/// second file's window open.
+#[test]
+fn the_kept_history_says_how_each_window_ended() {
+    let kept = ChainHistory::decode(CHAIN_1, &chain()).unwrap();
+    let mut tools = CommandTools {
+        history: Some(kept.history().clone()),
+        ..CommandTools::default()
+    };
+    let windows = call_tool(
+        &mut tools,
+        Tool::HISTORY_WINDOWS.name,
+        serde_json::json!({}),
+    )
+    .json
+    .to_value();
+    let ends: Vec<(String, Option<u64>)> = windows["windows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|window| {
+            (
+                window["end"].as_str().unwrap().to_owned(),
+                window["tokens_at_end"].as_u64(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        ends,
+        [
+            ("host_compaction".to_owned(), Some(19)),
+            ("clear".to_owned(), Some(15_100)),
+            ("open".to_owned(), ends[2].1),
+        ]
+    );
+    assert_eq!(kept.history().window_signals().len(), 3);
 }
 
 #[test]
