@@ -11,12 +11,16 @@ use crate::projection::{WindowProjection, convert_to_llm, project_path, window_p
 use crate::reset::is_boot_of;
 use crate::session::{AgentMessage, LazySession, Leaf};
 
-/// Reads and indexes the session, its irregular lines said on stderr; `leaf`,
-/// when given, must be an entry of it.
+/// Reads and indexes the session, its irregular lines said on stderr; a
+/// file without a session header is refused, as `notes` and `boot` refuse
+/// it; `leaf`, when given, must be an entry of it.
 pub(super) fn open(file: &Path, leaf: Option<&str>) -> Result<LazySession> {
     let session = LazySession::read(file)?;
     for diagnostic in session.diagnostics() {
         eprintln!("{}: {diagnostic}", file.display());
+    }
+    if session.header().is_none() {
+        bail!("{}: not a Pi session file (no header)", file.display());
     }
     if let Some(leaf) = leaf
         && !session.contains(leaf)

@@ -76,6 +76,34 @@ fn history_prints_the_tool_text() {
 }
 
 #[test]
+fn a_file_that_is_not_a_pi_session_is_refused_by_every_reader() {
+    let dir = tempfile::tempdir().unwrap();
+    // A Claude Code transcript line: JSON, but no Pi session header.
+    let file = dir.path().join("other.jsonl");
+    std::fs::write(&file, "{\"type\":\"user\",\"uuid\":\"u1\"}\n").unwrap();
+    let path = file.to_str().unwrap();
+    for args in [
+        vec!["history", path, "windows"],
+        vec!["report", path],
+        vec!["context", path],
+        vec!["boot", "--session", path],
+    ] {
+        let output = Command::new(env!("CARGO_BIN_EXE_notesoup-pi"))
+            .args(&args)
+            .env("PI_NOTES_HOME", dir.path().join("notes"))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(output.stdout.is_empty(), "{args:?}");
+        assert!(
+            stderr.contains("other.jsonl: not a Pi session file (no header)"),
+            "{args:?}: {stderr}"
+        );
+    }
+}
+
+#[test]
 fn version_names_the_pi_release_and_the_protocol() {
     let (ok, stdout) = run(&["--version"]);
     assert!(ok);
