@@ -90,14 +90,13 @@ pub fn run(args: &[String]) -> Result<()> {
     let binary = claude_plugin::build(&workspace_root(), true)?;
     let dir = std::env::temp_dir().join(format!("notesoup-claude-bench-{}", std::process::id()));
     let world = World::create(&dir)?;
-    let result = installed(&dir, &binary, "this")
-        .and_then(|binary| {
-            let also = also
-                .map(|also| installed(&dir, &also, "also"))
-                .transpose()?;
-            Ok((binary, also))
-        })
-        .and_then(|(binary, also)| world.measure(&binary, also.as_deref(), runs));
+    let result = (|| {
+        let binary = installed(&dir, &binary, "this")?;
+        let also = also
+            .map(|also| installed(&dir, &also, "also"))
+            .transpose()?;
+        world.measure(&binary, also.as_deref(), runs)
+    })();
     let _ = std::fs::remove_dir_all(&dir);
     print!("{}", result?);
     Ok(())

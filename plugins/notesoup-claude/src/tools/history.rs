@@ -84,16 +84,8 @@ pub fn chain_ledger(
     state: &ClaudeSessionState,
     context_window: Option<u64>,
 ) -> Result<SessionLedger, Refusal> {
-    let files = chain_files(state);
-    let (transcript, mut signals) = decode_chain_with_signals(&state.notes_session_id, &files)
-        .map_err(|err| {
-            Refusal::new(
-                RefusalCode::IoError,
-                format!("transcript unreadable: {err}"),
-            )
-        })?;
-    let history = History::new(transcript)
-        .map_err(|err| Refusal::new(RefusalCode::InternalError, err.to_string()))?;
+    let history = chain_history(state)?;
+    let mut signals = history.window_signals().to_vec();
     if let Some(window) = context_window {
         for signal in &mut signals {
             signal.context_window = Some(window);

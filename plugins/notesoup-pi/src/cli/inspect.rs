@@ -20,7 +20,7 @@ pub(super) fn open(file: &Path, leaf: Option<&str>) -> Result<LazySession> {
         eprintln!("{}: {diagnostic}", file.display());
     }
     if session.header().is_none() {
-        bail!("{}: not a Pi session file (no header)", file.display());
+        return Err(super::session::not_a_session(file));
     }
     if let Some(leaf) = leaf
         && !session.contains(leaf)

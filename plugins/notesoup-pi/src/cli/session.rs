@@ -132,6 +132,12 @@ pub struct Located {
     pub model: Option<String>,
 }
 
+/// The refusal of a file without a Pi session header, by every command
+/// that reads a session.
+pub(super) fn not_a_session(file: &Path) -> anyhow::Error {
+    anyhow::anyhow!("{}: not a Pi session file (no header)", file.display())
+}
+
 /// Reads `file` (or, with none, makes the preview of a new session in
 /// `here`): the session, its cwd unless `cwd` is given, and the live window
 /// and model at `leaf` (default: the file's last entry).
@@ -156,7 +162,7 @@ pub fn locate(
         warn(format!("{}: {diagnostic}", file.display()));
     }
     let Some(header) = session.header() else {
-        bail!("{}: not a Pi session file (no header)", file.display());
+        return Err(not_a_session(file));
     };
     let session_id = header.id.clone();
     // `--cwd` wins; else the session's own cwd, as Pi records it.
