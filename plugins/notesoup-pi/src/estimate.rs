@@ -8,7 +8,7 @@ use std::borrow::Borrow;
 use serde::Serialize;
 
 use crate::json::{js_json_len, js_len};
-use crate::projection::{Projection, current_system_message, system_message_text};
+use crate::projection::{ProjectedEntry, Projection, current_system_message, system_message_text};
 use crate::session::{AgentMessage, Content, ContentBlock, Entry, StopReason, Usage};
 
 /// What an image counts as, in characters.
@@ -210,19 +210,23 @@ pub mod coding_agent {
                 .entries
                 .iter()
                 .find(|entry| usage_index < entry.messages.1);
-            let usage_position = usage_entry.and_then(|entry| {
-                branch
-                    .iter()
-                    .position(|candidate| candidate.id == entry.source.id())
-            });
             let invalidating = branch
                 .iter()
                 .rposition(|entry| entry.context_edit || entry.compaction);
-            let trusted = match (usage_position, invalidating) {
-                (Some(usage), Some(invalidating)) => usage > invalidating,
-                (Some(_), None) => true,
-                (None, _) => false,
-            };
+            // Pi trusts the usage when the first branch entry with the usage
+            // entry's id comes after the last invalidating one. Searched
+            // without walking the whole branch: the steps up to the
+            // invalidating one (usually the compaction the branch starts
+            // at), then the rest from its end, where the usage entry is.
+            let trusted = usage_entry.is_some_and(|entry| {
+                let id = entry.source.id();
+                let (before, after) = match invalidating {
+                    Some(at) => branch.split_at(at + 1),
+                    None => (&[][..], branch),
+                };
+                !before.iter().any(|step| step.id == id)
+                    && after.iter().rev().any(|step| step.id == id)
+            });
             if trusted {
                 return estimate;
             }
@@ -241,6 +245,7 @@ pub mod coding_agent {
             last_usage_index: None,
         }
     }
+
     /// The tokens of `AgentSession.getContextUsage()` (1.6.0,
     /// `dist/core/agent-session.js`) over the session projection and the
     /// branch: `None` when the branch has a compaction and no projected
@@ -252,33 +257,57 @@ pub mod coding_agent {
     ) -> Option<u64> {
         // `getLatestCompactionEntry(branch)`, then `branch.findIndex` by its id.
         if let Some(latest) = branch.iter().rev().find(|entry| entry.compaction) {
-            let mut projected: std::collections::HashSet<&str> =
-                std::collections::HashSet::with_capacity(projection.entries.len());
-            projected.extend(
-                projection
-                    .entries
-                    .iter()
-                    .filter(|entry| {
-                        projection
-                            .messages_of(entry)
-                            .iter()
-                            .any(|message| usable_usage(message).is_some())
-                    })
-                    .map(|entry| entry.source.id()),
-            );
             // `findIndex` is -1 when absent: then `slice(0)`.
             let after = branch
                 .iter()
                 .position(|entry| entry.id == latest.id)
                 .map_or(0, |index| index + 1);
-            let has_post_compaction_usage = branch[after..]
-                .iter()
-                .any(|entry| projected.contains(entry.id));
-            if !has_post_compaction_usage {
+            if !usage_after(projection, &branch[after..]) {
                 return None;
             }
         }
         Some(estimate_projected_over_steps(projection, branch).tokens)
+    }
+
+    /// Whether some of `steps` (the branch after its latest compaction)
+    /// has the id of a projected entry with usable usage. The projection
+    /// ends with those steps, so the newest projected entry with usage is
+    /// first matched against the step in its place from the end: the
+    /// usual answer, without hashing every id.
+    fn usage_after(projection: &Projection<'_>, steps: &[BranchStep<'_>]) -> bool {
+        let has_usage = |entry: &ProjectedEntry<'_>| {
+            projection
+                .messages_of(entry)
+                .iter()
+                .any(|message| usable_usage(message).is_some())
+        };
+        let newest = projection
+            .entries
+            .iter()
+            .rev()
+            .zip(steps.iter().rev())
+            .find(|(entry, _)| has_usage(entry));
+        if let Some((entry, step)) = newest
+            && entry.source.id() == step.id
+        {
+            return true;
+        }
+        usage_after_by_id(projection, steps, has_usage)
+    }
+
+    /// [`usage_after`] by the ids alone, as Pi compares them.
+    fn usage_after_by_id(
+        projection: &Projection<'_>,
+        steps: &[BranchStep<'_>],
+        has_usage: impl Fn(&ProjectedEntry<'_>) -> bool,
+    ) -> bool {
+        let projected: std::collections::HashSet<&str> = projection
+            .entries
+            .iter()
+            .filter(|entry| has_usage(entry))
+            .map(|entry| entry.source.id())
+            .collect();
+        steps.iter().any(|entry| projected.contains(entry.id))
     }
 }
 

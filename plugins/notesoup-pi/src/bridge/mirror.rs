@@ -27,8 +27,9 @@ pub(crate) struct EntryMirror {
     /// Some tail entry's id also names an entry on disk: the file index's
     /// parent links are not the mirror's.
     shadowed: bool,
-    /// An entry read back from the file was not the one indexed there: the
-    /// file changed under the mirror, which [`Self::check`] then reports.
+    /// The last line on disk was found changed: the file changed under the
+    /// mirror, which [`Self::check`] then reports (as it reports an entry
+    /// read back that was not the one indexed, `LazySession::id_changed`).
     stale: Cell<bool>,
     /// The last entry on disk's line as it was read when the mirror
     /// started (`None` when it could not be read back).
@@ -100,13 +101,7 @@ impl EntryMirror {
     /// The entry at `position`, decoded on first use.
     pub(crate) fn entry(&self, position: usize) -> &Entry {
         match &self.disk {
-            Some(disk) if position < self.disk_len => {
-                let entry = disk.entry(position);
-                if entry.id() != disk.id(position) {
-                    self.stale.set(true);
-                }
-                entry
-            }
+            Some(disk) if position < self.disk_len => disk.entry(position),
             _ => &self.tail[position - self.disk_len],
         }
     }
@@ -270,7 +265,7 @@ impl EntryMirror {
         let Some(disk) = &self.disk else {
             return Ok(());
         };
-        if self.stale.get() {
+        if self.stale.get() || disk.id_changed() {
             return Err("the session file changed under the mirror".to_owned());
         }
         if let Some(last) = self.disk_len.checked_sub(1)

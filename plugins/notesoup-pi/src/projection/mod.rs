@@ -155,30 +155,28 @@ pub fn project_path<'a>(path: &[&'a Entry]) -> Projection<'a> {
 }
 
 /// `getSessionContextSettings`: thinking level and model along the path.
+/// Only the last of each is copied out: a long path holds thousands of
+/// assistant messages.
 fn context_settings(path: &[&Entry]) -> (String, Option<ModelRef>) {
-    let mut thinking_level = "off".to_owned();
-    let mut model = None;
+    let mut thinking_level = "off";
+    let mut model: Option<(&str, &str)> = None;
     for entry in path {
         match entry {
-            Entry::ThinkingLevelChange(change) => thinking_level.clone_from(&change.thinking_level),
-            Entry::ModelChange(change) => {
-                model = Some(ModelRef {
-                    provider: change.provider.clone(),
-                    model_id: change.model_id.clone(),
-                });
-            }
+            Entry::ThinkingLevelChange(change) => thinking_level = &change.thinking_level,
+            Entry::ModelChange(change) => model = Some((&change.provider, &change.model_id)),
             Entry::Message(message) => {
                 if let AgentMessage::Assistant(assistant) = &message.message {
-                    model = Some(ModelRef {
-                        provider: assistant.provider.clone(),
-                        model_id: assistant.model.clone(),
-                    });
+                    model = Some((&assistant.provider, &assistant.model));
                 }
             }
             _ => {}
         }
     }
-    (thinking_level, model)
+    let model = model.map(|(provider, model_id)| ModelRef {
+        provider: provider.to_owned(),
+        model_id: model_id.to_owned(),
+    });
+    (thinking_level.to_owned(), model)
 }
 
 /// `projectContextEntry`: the entry's messages with its latest edit applied.

@@ -17,7 +17,7 @@
 //! appended since (`kept.rs`).
 
 use std::borrow::Cow;
-use std::cell::OnceCell;
+use std::cell::{Cell, OnceCell};
 use std::fs::File;
 use std::hash::BuildHasher;
 use std::io::Read;
@@ -341,6 +341,9 @@ pub struct LazySession {
     diagnostics: Vec<Diagnostic>,
     /// The first failure to read a line back from the file.
     read_error: OnceCell<std::io::Error>,
+    /// A line read back held an entry whose id is not the one indexed
+    /// there: the file changed since it was indexed.
+    id_changed: Cell<bool>,
     /// The lines from the start of the file that an index kept for the
     /// next reader may cover (see `kept.rs`).
     plain: Plain,
@@ -387,6 +390,7 @@ impl Indexer {
                 duplicates: false,
                 diagnostics: Vec::new(),
                 read_error: OnceCell::new(),
+                id_changed: Cell::new(false),
                 plain: Plain::default(),
                 restored: 0,
             },
@@ -781,8 +785,27 @@ impl LazySession {
 
     fn decode(&self, position: usize) -> Entry {
         let line = &self.lines[position];
-        decode_line(&self.source, line.offset, line.len, line.legacy)
-            .unwrap_or_else(|error| self.unreadable(error))
+        match decode_line(&self.source, line.offset, line.len, line.legacy) {
+            Ok(entry) => self.read_back(position, entry),
+            Err(error) => self.unreadable(error),
+        }
+    }
+
+    /// `entry`, read back from the line at `position`, noting when its id
+    /// is not the one indexed there ([`Self::id_changed`]).
+    fn read_back(&self, position: usize, entry: Entry) -> Entry {
+        if entry.id().as_bytes() != self.id_bytes(&self.lines[position].id) {
+            self.id_changed.set(true);
+        }
+        entry
+    }
+
+    /// Whether some entry read back since the file was indexed had another
+    /// id than the one indexed at its place: the file changed under the
+    /// index. Checked as each entry is decoded, so reading a cached entry
+    /// costs nothing.
+    pub(crate) fn id_changed(&self) -> bool {
+        self.id_changed.get()
     }
 
     /// An entry that could not be read back (the file shrank since it was
@@ -813,7 +836,7 @@ impl LazySession {
             .enumerate()
             .map(
                 |(at, &position)| match decoded.next_if(|(next, _)| *next == at) {
-                    Some((_, Ok(entry))) => Cow::Owned(entry),
+                    Some((_, Ok(entry))) => Cow::Owned(self.read_back(position, entry)),
                     Some((_, Err(error))) => Cow::Owned(self.unreadable(error)),
                     None => Cow::Borrowed(self.entry(position)),
                 },

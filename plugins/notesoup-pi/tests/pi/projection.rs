@@ -251,3 +251,130 @@ fn reset_markers_are_found_among_repeated_entries() {
     let at = |position| (position, "pcw:0195f000:aaaa1111", MarkerOrigin::Forced);
     assert_eq!(found, [at(2), at(3), at(7)]);
 }
+
+/// One entry of a generated branch: ids come from a pool of four, so they
+/// repeat.
+#[derive(Debug, Clone)]
+enum Step {
+    User,
+    Assistant { usable: bool },
+    Compaction { kept: usize },
+}
+
+fn usage_step() -> impl proptest::strategy::Strategy<Value = (usize, Step)> {
+    use proptest::prelude::*;
+    (
+        0..4usize,
+        prop_oneof![
+            Just(Step::User),
+            any::<bool>().prop_map(|usable| Step::Assistant { usable }),
+            any::<usize>().prop_map(|kept| Step::Compaction { kept }),
+        ],
+    )
+}
+
+/// `AgentSession.getContextUsage()`'s tokens as Pi computes them (1.6.0),
+/// written out plainly: every id compared, the first match by id taken.
+/// The branches generated hold no system message.
+fn pi_usage_tokens(
+    projection: &notesoup_pi::projection::Projection<'_>,
+    branch: &[notesoup_pi::estimate::BranchStep<'_>],
+) -> Option<u64> {
+    let usable = |message: &AgentMessage| {
+        matches!(message, AgentMessage::Assistant(assistant)
+            if assistant.stop_reason == notesoup_pi::session::StopReason::Stop)
+    };
+    if let Some(latest) = branch.iter().rev().find(|step| step.compaction) {
+        let projected: Vec<&str> = projection
+            .entries
+            .iter()
+            .filter(|entry| projection.messages_of(entry).iter().any(|m| usable(m)))
+            .map(|entry| entry.source.id())
+            .collect();
+        let after = branch
+            .iter()
+            .position(|step| step.id == latest.id)
+            .map_or(0, |index| index + 1);
+        if !branch[after..]
+            .iter()
+            .any(|step| projected.contains(&step.id))
+        {
+            return None;
+        }
+    }
+    let estimate = coding_agent::estimate_context_tokens(&projection.messages);
+    if let Some(usage_index) = estimate.last_usage_index {
+        let usage_entry = projection
+            .entries
+            .iter()
+            .find(|entry| usage_index < entry.messages.1);
+        let usage_position = usage_entry
+            .and_then(|entry| branch.iter().position(|step| step.id == entry.source.id()));
+        let invalidating = branch
+            .iter()
+            .rposition(|step| step.context_edit || step.compaction);
+        let trusted = match (usage_position, invalidating) {
+            (Some(usage), Some(invalidating)) => usage > invalidating,
+            (Some(_), None) => true,
+            (None, _) => false,
+        };
+        if trusted {
+            return Some(estimate.tokens);
+        }
+    }
+    Some(
+        projection
+            .message_refs()
+            .map(coding_agent::estimate_tokens)
+            .sum(),
+    )
+}
+
+proptest::proptest! {
+    /// The sidecar's usage (which matches the newest entry with usage in
+    /// its place before it compares ids) is Pi's, ids repeated or not.
+    #[test]
+    fn context_usage_is_pi_s_with_repeated_ids(
+        steps in proptest::collection::vec(usage_step(), 1..12),
+    ) {
+        let ids = ["a", "b", "c", "d"];
+        let entries: Vec<Entry> = steps
+            .iter()
+            .enumerate()
+            .map(|(at, (id, step))| {
+                let message = match step {
+                    Step::User => serde_json::json!({"type": "message",
+                        "message": {"role": "user", "content": "a question", "timestamp": at}}),
+                    Step::Assistant { usable } => serde_json::json!({"type": "message",
+                        "message": {"role": "assistant",
+                            "content": [{"type": "text", "text": "an answer"}],
+                            "api": "faux", "provider": "faux", "model": "faux-1",
+                            "usage": {"input": 7, "output": 3, "cacheRead": 0, "cacheWrite": 0,
+                                "totalTokens": 10,
+                                "cost": {"input": 0, "output": 0, "cacheRead": 0,
+                                    "cacheWrite": 0, "total": 0}},
+                            "stopReason": if *usable { "stop" } else { "aborted" },
+                            "timestamp": at}}),
+                    Step::Compaction { kept } => serde_json::json!({"type": "compaction",
+                        "summary": "so far", "tokensBefore": 10,
+                        "firstKeptEntryId": ids[kept % ids.len()]}),
+                };
+                let mut entry = message;
+                entry["id"] = ids[*id].into();
+                entry["parentId"] = if at == 0 { serde_json::Value::Null } else { ids[steps[at - 1].0].into() };
+                entry["timestamp"] = "2026-01-01T00:00:00.000Z".into();
+                serde_json::from_value(entry).unwrap()
+            })
+            .collect();
+        let path: Vec<&Entry> = entries.iter().collect();
+        let projection = project_path(&path);
+        let branch: Vec<_> = path
+            .iter()
+            .map(|entry| notesoup_pi::estimate::BranchStep::of(entry))
+            .collect();
+        proptest::prop_assert_eq!(
+            coding_agent::context_usage_tokens(&projection, &branch),
+            pi_usage_tokens(&projection, &branch)
+        );
+    }
+}
