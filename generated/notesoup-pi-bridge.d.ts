@@ -226,7 +226,9 @@ export interface Hello {
  * summarised: each message becomes an object holding only its `fields`
  * (dotted paths, e.g. `details.windowId`; an absent field stays absent),
  * except a message whose `role` is one of `wholeRoles`, which is sent
- * whole.
+ * whole, and a message that holds none of the fields but its `role`
+ * (a string, one of `plainRoles`), which is sent as that role's index in
+ * `plainRoles`, a number.
  */
 export interface MessageSummaryRule {
 	/** The event name. */
@@ -237,6 +239,8 @@ export interface MessageSummaryRule {
 	fields: string[];
 	/** The roles whose messages are sent whole. */
 	wholeRoles: string[];
+	/** The roles a message holding only its role is sent as the index of. */
+	plainRoles: string[];
 }
 
 /** Arguments of `notify`. */

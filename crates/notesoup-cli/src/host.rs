@@ -31,7 +31,7 @@ pub trait CliHost {
     const BIN: &'static str;
     /// What `--version` prints after the name: the release, then the host
     /// release it is verified with and its protocol where it has one, e.g.
-    /// `0.1.0 (Pi 1.6.0, bridge protocol 6)`.
+    /// `0.1.0 (Pi 1.6.0, bridge protocol 7)`.
     const VERSION: &'static str;
     /// The host as notices name it: `Claude Code`, `Pi`, `dsh`
     /// ([`no_session_recorded`]).

@@ -105,7 +105,7 @@ function appendedSince(sm: Sessions, mirror: Mirror): Entry[] | undefined {
 }
 
 /** Must equal the sidecar's `PROTOCOL_VERSION`. */
-const PROTOCOL = 6;
+const PROTOCOL = 7;
 
 /** This package's folder (the shim lives in `extensions/`). */
 const PACKAGE_DIR = join(dirname(fileURLToPath(import.meta.url)), "..");

@@ -175,9 +175,9 @@ pub(super) fn summarized_event(line: &[u8]) -> Option<ShimMessage> {
 }
 
 /// One message summary of a `context_with_system` line
-/// ([`summarized_event`]): an object's fields, each value decoded as a
-/// JSON value but the `role`, read as a string in place (anything else
-/// refuses the line, which is then decoded whole), made a
+/// ([`summarized_event`]): a role's number, or an object's fields, each
+/// value decoded as a JSON value but the `role`, read as a string in place
+/// (anything else refuses the line, which is then decoded whole), made a
 /// [`MessageSummary`].
 struct Summary(MessageSummary);
 
@@ -189,6 +189,11 @@ impl<'de> serde::Deserialize<'de> for Summary {
 
             fn expecting(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 formatter.write_str("a message summary")
+            }
+
+            /// A [`PLAIN_ROLES`](crate::host::PLAIN_ROLES) number.
+            fn visit_u64<E: serde::de::Error>(self, code: u64) -> Result<Summary, E> {
+                MessageSummary::plain(code).map(Summary).map_err(E::custom)
             }
 
             fn visit_map<A: serde::de::MapAccess<'de>>(
@@ -228,7 +233,7 @@ impl<'de> serde::Deserialize<'de> for Summary {
                 summary.map(Summary).map_err(serde::de::Error::custom)
             }
         }
-        deserializer.deserialize_map(Fields)
+        deserializer.deserialize_any(Fields)
     }
 }
 

@@ -40,8 +40,8 @@ use protocol::{
 };
 
 use crate::host::{
-    ExecutionMode, MessageSummary, PiApiLevel, PiExtension, PiHost, SUMMARY_FIELDS, ToolDescriptor,
-    ToolInvocation, WHOLE_ROLES, WindowEdit,
+    ExecutionMode, MessageSummary, PLAIN_ROLES, PiApiLevel, PiExtension, PiHost, SUMMARY_FIELDS,
+    ToolDescriptor, ToolInvocation, WHOLE_ROLES, WindowEdit,
 };
 
 /// The Pi events the shim forwards, in the order it subscribes to them: the
@@ -383,6 +383,7 @@ pub fn ready(extension: &dyn PiExtension, level: PiApiLevel) -> Ready {
                 list: (*list).to_owned(),
                 fields: SUMMARY_FIELDS.iter().map(|&f| f.to_owned()).collect(),
                 whole_roles: WHOLE_ROLES.iter().map(|&r| r.to_owned()).collect(),
+                plain_roles: PLAIN_ROLES.iter().map(|&r| r.to_owned()).collect(),
             })
             .collect(),
         usage_omitted: FORWARDED_EVENTS

@@ -37,7 +37,7 @@ use crate::session::AgentMessage;
 
 /// The protocol version both sides must speak. Raise it on any change that
 /// an older shim or sidecar could misread.
-pub const PROTOCOL_VERSION: u32 = 6;
+pub const PROTOCOL_VERSION: u32 = 7;
 
 /// A line from the shim to the sidecar.
 #[typeshare]
@@ -140,7 +140,9 @@ pub struct PayloadOmission {
 /// summarised: each message becomes an object holding only its `fields`
 /// (dotted paths, e.g. `details.windowId`; an absent field stays absent),
 /// except a message whose `role` is one of `wholeRoles`, which is sent
-/// whole.
+/// whole, and a message that holds none of the fields but its `role`
+/// (a string, one of `plainRoles`), which is sent as that role's index in
+/// `plainRoles`, a number.
 #[typeshare]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -153,6 +155,8 @@ pub struct MessageSummaryRule {
     pub fields: Vec<String>,
     /// The roles whose messages are sent whole.
     pub whole_roles: Vec<String>,
+    /// The roles a message holding only its role is sent as the index of.
+    pub plain_roles: Vec<String>,
 }
 
 /// `refused`: why the sidecar cannot serve this Pi.

@@ -29,7 +29,7 @@ use crate::reset::window::root_window_id;
 use crate::session::Leaf;
 
 /// `--version`: the release, and the Pi and bridge protocol it speaks.
-pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (Pi 1.6.0, bridge protocol 6)");
+pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (Pi 1.6.0, bridge protocol 7)");
 
 /// Pi's own flag for choosing a session.
 #[derive(Debug, Args)]

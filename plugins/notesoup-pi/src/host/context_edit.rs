@@ -35,6 +35,21 @@ const ROLES: &[&str] = &[
     "system",
 ];
 
+/// The roles a summary may name by number: a message holding none of the
+/// [`SUMMARY_FIELDS`] but its role, when that role is one of these, is
+/// sent as the role's index here. Most of a long context's messages are
+/// such (user, assistant and tool result messages), and a number costs the
+/// shim, the pipe and the sidecar far less than an object a message.
+pub const PLAIN_ROLES: &[&str] = &[
+    "user",
+    "assistant",
+    "toolResult",
+    "custom",
+    "bashExecution",
+    "branchSummary",
+    "compactionSummary",
+];
+
 /// `role`, borrowed when it is one of [`ROLES`].
 fn interned(role: &str) -> Cow<'static, str> {
     match ROLES.iter().find(|&&known| known == role) {
@@ -87,12 +102,34 @@ impl MessageSummary {
         }
     }
 
+    /// The summary a [`PLAIN_ROLES`] number stands for: the role alone.
+    pub fn plain(code: u64) -> Result<Self, String> {
+        let role = usize::try_from(code)
+            .ok()
+            .and_then(|code| PLAIN_ROLES.get(code))
+            .ok_or_else(|| format!("a message summary names no role by {code}"))?;
+        Ok(Self {
+            role: Cow::Borrowed(role),
+            custom_type: None,
+            details: None,
+            whole: None,
+        })
+    }
+
     /// A summary as the Pi package sent it (a message's [`SUMMARY_FIELDS`],
-    /// or a whole message of a [`WHOLE_ROLES`] role). Refuses anything but
-    /// an object with a string `role`.
+    /// a whole message of a [`WHOLE_ROLES`] role, or a [`PLAIN_ROLES`]
+    /// number). Refuses anything but an object with a string `role` or
+    /// such a number.
     pub fn from_json(value: Value) -> Result<Self, String> {
-        let Value::Object(mut map) = value else {
-            return Err("a message summary is not an object".to_owned());
+        let mut map = match value {
+            Value::Object(map) => map,
+            Value::Number(code) => {
+                return code
+                    .as_u64()
+                    .ok_or_else(|| format!("a message summary names no role by {code}"))
+                    .and_then(Self::plain);
+            }
+            _ => return Err("a message summary is not an object".to_owned()),
         };
         let role = match map.get("role") {
             Some(Value::String(role)) => interned(role),

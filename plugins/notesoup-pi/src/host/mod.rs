@@ -13,7 +13,7 @@ pub use boundary::{
     BoundaryContextPreview, BoundaryOutcome, BoundaryResult, BoundaryState, ProjectedSessionEntry,
     SessionBoundaryDraft,
 };
-pub use context_edit::{MessageSummary, SUMMARY_FIELDS, WHOLE_ROLES, WindowEdit};
+pub use context_edit::{MessageSummary, PLAIN_ROLES, SUMMARY_FIELDS, WHOLE_ROLES, WindowEdit};
 pub use events::{
     AgentSettledEvent, AgentStartInput, BeforeAgentStartEvent, BeforeAgentStartResult,
     CompactionReason, CompactionSupplied, CustomMessageDraft, DeliverAs, InputEvent, InputResult,

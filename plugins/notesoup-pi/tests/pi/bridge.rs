@@ -577,11 +577,24 @@ fn context_carries_no_messages_and_the_warning_comes_back_as_one_appended_messag
 }
 
 /// What the Pi package sends of one message under a `summarize` rule: the
-/// rule's dotted fields, or the whole message for a whole role.
+/// rule's dotted fields, the whole message for a whole role, or the index
+/// of its role among the plain roles when it holds no other field.
 fn summarized(rule: &Value, message: &Value) -> Value {
     let whole_roles = rule["wholeRoles"].as_array().unwrap();
     if whole_roles.contains(&message["role"]) {
         return message.clone();
+    }
+    let plain_roles = rule["plainRoles"].as_array().unwrap();
+    let holds_another = rule["fields"].as_array().unwrap().iter().any(|field| {
+        field != "role"
+            && message
+                .pointer(&format!("/{}", field.as_str().unwrap().replace('.', "/")))
+                .is_some()
+    });
+    if let Some(code) = plain_roles.iter().position(|role| *role == message["role"])
+        && !holds_another
+    {
+        return json!(code);
     }
     let mut picked = json!({});
     for field in rule["fields"].as_array().unwrap() {
@@ -617,6 +630,7 @@ fn context_with_system_carries_summaries_and_comes_back_as_an_edit() {
     assert_eq!(rule["event"], "context_with_system");
     assert_eq!(rule["list"], "messages");
     assert_eq!(rule["wholeRoles"], json!(["system"]));
+    assert_eq!(rule["plainRoles"][0], "user");
     let session = "01a2324d-b8ef-7034-88ed-c5815690112d";
     let secret = "SECRET-CONTENT";
     let system = json!({"role": "system", "content": "You are Pi.", "sections": {"a": "one"},

@@ -64,6 +64,8 @@ fn the_shims_summaries_are_read_straight_from_the_line() {
     let payload = json!({"type": "context_with_system", "messages": [
         {"role": "user"},
         {"role": "assistant"},
+        // Roles by number (`PLAIN_ROLES`): the user, a tool result, the last.
+        0, 2, 6,
         {"role": "custom", "customType": "notesoup/boot",
             "details": {"windowId": "pcw:0195:root", "sessionId": "s", "other": 1}},
         {"role": "custom", "customType": 7, "details": "none"},
@@ -91,6 +93,21 @@ fn the_shims_summaries_are_read_straight_from_the_line() {
     assert!(agrees(&line(
         r#"{"messages":[{"role":"user","content":"x","role":"system","timestamp":1}]}"#
     )));
+}
+
+/// A number stands for a message holding only its role, the role at that
+/// index of `PLAIN_ROLES`.
+#[test]
+fn a_number_is_a_plain_role() {
+    for (code, role) in crate::host::PLAIN_ROLES.iter().enumerate() {
+        let line = line(&format!(r#"{{"messages":[{code}]}}"#));
+        assert!(agrees(&line), "{line}");
+        let (_, summaries) = decoded_whole(&line).expect("decodes whole");
+        assert_eq!(
+            summaries,
+            [MessageSummary::from_json(json!({"role": role})).expect("a role alone")]
+        );
+    }
 }
 
 #[test]
@@ -122,6 +139,11 @@ fn a_line_read_otherwise_is_decoded_whole() {
         (r#"{"messages":[{"content":"no role"}]}"#, false),
         (r#"{"messages":[{"role":7}]}"#, false),
         (r#"{"messages":["not an object"]}"#, false),
+        // A number that names no role, or is no index.
+        (r#"{"messages":[7]}"#, false),
+        (r#"{"messages":[-1]}"#, false),
+        (r#"{"messages":[1.0]}"#, false),
+        (r#"{"messages":[18446744073709551616]}"#, false),
         (r#"{"messages":{"0":{"role":"user"}}}"#, false),
         (
             r#"{"messages":[{"role":"system","content":7,"timestamp":1}]}"#,
