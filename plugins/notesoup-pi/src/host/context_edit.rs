@@ -23,19 +23,8 @@ pub const SUMMARY_FIELDS: &[&str] = &[
 /// the tools change).
 pub const WHOLE_ROLES: &[&str] = &["system"];
 
-/// The roles of Pi's messages (`AgentMessage`), held without a copy.
-const ROLES: &[&str] = &[
-    "user",
-    "assistant",
-    "toolResult",
-    "custom",
-    "bashExecution",
-    "branchSummary",
-    "compactionSummary",
-    "system",
-];
-
-/// The roles a summary may name by number: a message holding none of the
+/// The roles of Pi's messages (`AgentMessage`) but the [`WHOLE_ROLES`]:
+/// those a summary may name by number. A message holding none of the
 /// [`SUMMARY_FIELDS`] but its role, when that role is one of these, is
 /// sent as the role's index here. Most of a long context's messages are
 /// such (user, assistant and tool result messages), and a number costs the
@@ -50,9 +39,14 @@ pub const PLAIN_ROLES: &[&str] = &[
     "compactionSummary",
 ];
 
-/// `role`, borrowed when it is one of [`ROLES`].
+/// `role`, borrowed when it is one of Pi's (`AgentMessage`): the
+/// [`PLAIN_ROLES`] and the [`WHOLE_ROLES`].
 fn interned(role: &str) -> Cow<'static, str> {
-    match ROLES.iter().find(|&&known| known == role) {
+    match PLAIN_ROLES
+        .iter()
+        .chain(WHOLE_ROLES)
+        .find(|&&known| known == role)
+    {
         Some(&known) => Cow::Borrowed(known),
         None => Cow::Owned(role.to_owned()),
     }
