@@ -372,9 +372,53 @@ proptest::proptest! {
             .iter()
             .map(|entry| notesoup_pi::estimate::BranchStep::of(entry))
             .collect();
-        proptest::prop_assert_eq!(
+        // The whole branch, and each part of it from some entry on: the
+        // sidecar passes the branch from its newest compaction on.
+        for from in 0..branch.len() {
+            proptest::prop_assert_eq!(
+                coding_agent::context_usage_tokens(&projection, &branch[from..]),
+                pi_usage_tokens(&projection, &branch[from..]),
+                "the branch from {}", from
+            );
+        }
+    }
+}
+
+/// A branch that does not end as the projection does (not one the sidecar
+/// builds): the newest projected entry with usage is compared by id with
+/// the step in its place, and when they differ, every id is.
+#[test]
+fn usage_is_found_by_id_when_the_branch_and_the_projection_differ() {
+    let entry = |value: serde_json::Value| -> Entry { serde_json::from_value(value).unwrap() };
+    let answer = entry(
+        serde_json::json!({"type": "message", "id": "a", "parentId": null,
+        "timestamp": "2026-01-01T00:00:00.000Z",
+        "message": {"role": "assistant", "content": [{"type": "text", "text": "an answer"}],
+            "api": "faux", "provider": "faux", "model": "faux-1",
+            "usage": {"input": 7, "output": 3, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 10,
+                "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}},
+            "stopReason": "stop", "timestamp": 1}}),
+    );
+    let projection = project_path(&[&answer]);
+    let step = |id, compaction| notesoup_pi::estimate::BranchStep {
+        id,
+        compaction,
+        context_edit: false,
+    };
+    for (branch, expected) in [
+        (vec![step("c", true), step("z", false)], None),
+        (
+            vec![step("c", true), step("a", false), step("z", false)],
+            Some(10),
+        ),
+    ] {
+        assert_eq!(
             coding_agent::context_usage_tokens(&projection, &branch),
             pi_usage_tokens(&projection, &branch)
+        );
+        assert_eq!(
+            coding_agent::context_usage_tokens(&projection, &branch).is_some(),
+            expected.is_some()
         );
     }
 }
