@@ -688,6 +688,38 @@ fn an_id_edited_in_the_middle_is_caught() {
     assert_eq!(resends, 1);
 }
 
+/// An entry edited in place after the mirror indexed the file (its line
+/// as long as before, the last line unchanged) is found as it is read
+/// back: from then on the mirror says it no longer holds the file.
+#[test]
+fn an_entry_edited_after_indexing_is_caught_as_it_is_read() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let mut pi = Pi::new(dir.path().join("session.jsonl"));
+    for _ in 0..10 {
+        pi.append(question());
+    }
+    let session = crate::session::LazySession::read_kept(&pi.file, None).expect("indexed");
+    let mirror = super::super::mirror::EntryMirror::from_disk(session, 10);
+    assert_eq!(mirror.check(), Ok(()));
+    let id = &pi.ids()[4];
+    let text = std::fs::read_to_string(&pi.file).expect("the file");
+    let edited = text.replacen(
+        &format!(r#""id":"{id}""#),
+        &format!(r#""id":"{}""#, "e".repeat(id.len())),
+        1,
+    );
+    assert_ne!(edited, text);
+    std::fs::write(&pi.file, edited).expect("rewrite");
+    assert_eq!(mirror.check(), Ok(()), "not read back yet");
+    assert_eq!(mirror.entry(3).id(), pi.ids()[3]);
+    assert_eq!(mirror.check(), Ok(()), "an entry as indexed");
+    let _ = mirror.entry(4);
+    assert_eq!(
+        mirror.check(),
+        Err("the session file changed under the mirror".to_owned())
+    );
+}
+
 /// A long session read from its file decodes, for what the handlers read at
 /// `session_start` (the window branch, the projection), only the entries
 /// that are not messages and the messages since the newest compaction.
