@@ -269,6 +269,35 @@ pub mod coding_agent {
         Some(estimate_projected_over_steps(projection, branch).tokens)
     }
 
+    /// [`context_usage_tokens`] read from the end of a branch that holds
+    /// no `context_edit`: `newest_first` gives the entries after its
+    /// newest compaction (every entry, without one), newest first, each
+    /// with its id, and `compaction_id` names that compaction. Pi's answer
+    /// is then the newest usable usage plus estimates of the messages
+    /// after it, when that usage lies in those entries and its entry's id
+    /// is not the compaction's (the only step Pi finds before it): only
+    /// the entries after it are read. `None` when the answer does not lie
+    /// there, which the whole projection then gives.
+    pub fn usage_from_the_end<'a>(
+        newest_first: impl Iterator<Item = (&'a str, &'a Entry)>,
+        compaction_id: Option<&str>,
+    ) -> Option<u64> {
+        let mut trailing = 0;
+        let mut messages = Vec::new();
+        for (id, entry) in newest_first {
+            messages.clear();
+            crate::projection::entry_messages(entry, &mut messages);
+            for message in messages.iter().rev() {
+                if let Some(usage) = usable_usage(message) {
+                    return (compaction_id != Some(id))
+                        .then(|| calculate_context_tokens(usage) + trailing);
+                }
+                trailing += estimate_tokens(message);
+            }
+        }
+        None
+    }
+
     /// Whether some of `steps` (the branch after its latest compaction)
     /// has the id of a projected entry with usable usage. The projection
     /// ends with those steps, so the newest projected entry with usage is

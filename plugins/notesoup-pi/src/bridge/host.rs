@@ -853,6 +853,38 @@ impl<'io> BridgeHost<'io> {
     /// Where on the leaf's path the messages the context can use begin: the
     /// newest compaction's first kept entry (the compaction itself when it
     /// keeps none), or the start. Found once per path and newest compaction.
+    /// Pi's usage tokens read from the leaf back to the newest usable
+    /// usage after the newest compaction, no projection built (a resumed
+    /// session's first request would decode its whole context for it):
+    /// `coding_agent::usage_from_the_end`, on a branch with no
+    /// `context_edit`. `None` when the answer does not lie there.
+    fn usage_from_the_end(&self) -> Option<u64> {
+        let start = self.mirror.position_of(self.leaf_id()?)?;
+        let leaf = self.leaf_path(start);
+        let positions = &leaf.positions;
+        let edited = leaf.others.iter().any(|&at| {
+            matches!(
+                self.mirror.window_entry(positions[at]),
+                Entry::ContextEdit(_)
+            )
+        });
+        if edited {
+            return None;
+        }
+        let newest = leaf.compactions.iter().rev().copied().find(|&at| {
+            matches!(
+                self.mirror.window_entry(positions[at]),
+                Entry::Compaction(_)
+            )
+        });
+        let tail = positions[newest.map_or(0, |at| at + 1)..]
+            .iter()
+            .rev()
+            .map(|&position| (self.mirror.id(position), self.mirror.entry(position)));
+        let compaction_id = newest.map(|at| self.mirror.id(positions[at]));
+        coding_agent::usage_from_the_end(tail, compaction_id)
+    }
+
     fn context_start(&self, leaf: &LeafPath) -> usize {
         if let Some(from) = leaf.context_start.get() {
             return from;
@@ -1078,6 +1110,14 @@ impl PiHost for BridgeHost<'_> {
         if context_window == 0 {
             return None;
         }
+        let usage = |tokens: Option<u64>| ContextUsage {
+            tokens,
+            context_window,
+            percent: tokens.map(|tokens| tokens as f64 / context_window as f64 * 100.0),
+        };
+        if let Some(tokens) = self.usage_from_the_end() {
+            return Some(usage(Some(tokens)));
+        }
         let projection = self.build_projection();
         // Ids and types only: a message on the branch is not decoded for it
         // (the projection has decoded every other entry).
@@ -1115,12 +1155,10 @@ impl PiHost for BridgeHost<'_> {
                 }
             })
             .collect();
-        let tokens = coding_agent::context_usage_tokens(&projection, &branch);
-        Some(ContextUsage {
-            tokens,
-            context_window,
-            percent: tokens.map(|tokens| tokens as f64 / context_window as f64 * 100.0),
-        })
+        Some(usage(coding_agent::context_usage_tokens(
+            &projection,
+            &branch,
+        )))
     }
 
     fn model(&self) -> Option<ModelInfo> {

@@ -218,7 +218,7 @@ fn push_entry_messages<'a>(
 }
 
 /// `sessionEntryToContextMessages`.
-fn entry_messages<'a>(entry: &'a Entry, out: &mut Vec<Cow<'a, AgentMessage>>) {
+pub(crate) fn entry_messages<'a>(entry: &'a Entry, out: &mut Vec<Cow<'a, AgentMessage>>) {
     match entry {
         Entry::Message(message) => out.push(Cow::Borrowed(&message.message)),
         Entry::CustomMessage(custom) => out.push(Cow::Owned(AgentMessage::Custom(CustomMessage {

@@ -337,41 +337,10 @@ proptest::proptest! {
     fn context_usage_is_pi_s_with_repeated_ids(
         steps in proptest::collection::vec(usage_step(), 1..12),
     ) {
-        let ids = ["a", "b", "c", "d"];
-        let entries: Vec<Entry> = steps
-            .iter()
-            .enumerate()
-            .map(|(at, (id, step))| {
-                let message = match step {
-                    Step::User => serde_json::json!({"type": "message",
-                        "message": {"role": "user", "content": "a question", "timestamp": at}}),
-                    Step::Assistant { usable } => serde_json::json!({"type": "message",
-                        "message": {"role": "assistant",
-                            "content": [{"type": "text", "text": "an answer"}],
-                            "api": "faux", "provider": "faux", "model": "faux-1",
-                            "usage": {"input": 7, "output": 3, "cacheRead": 0, "cacheWrite": 0,
-                                "totalTokens": 10,
-                                "cost": {"input": 0, "output": 0, "cacheRead": 0,
-                                    "cacheWrite": 0, "total": 0}},
-                            "stopReason": if *usable { "stop" } else { "aborted" },
-                            "timestamp": at}}),
-                    Step::Compaction { kept } => serde_json::json!({"type": "compaction",
-                        "summary": "so far", "tokensBefore": 10,
-                        "firstKeptEntryId": ids[kept % ids.len()]}),
-                };
-                let mut entry = message;
-                entry["id"] = ids[*id].into();
-                entry["parentId"] = if at == 0 { serde_json::Value::Null } else { ids[steps[at - 1].0].into() };
-                entry["timestamp"] = "2026-01-01T00:00:00.000Z".into();
-                serde_json::from_value(entry).unwrap()
-            })
-            .collect();
+        let entries = usage_entries(&steps, false);
         let path: Vec<&Entry> = entries.iter().collect();
         let projection = project_path(&path);
-        let branch: Vec<_> = path
-            .iter()
-            .map(|entry| notesoup_pi::estimate::BranchStep::of(entry))
-            .collect();
+        let branch = steps_of(&path);
         // The whole branch, and each part of it from some entry on: the
         // sidecar passes the branch from its newest compaction on.
         for from in 0..branch.len() {
@@ -382,6 +351,82 @@ proptest::proptest! {
             );
         }
     }
+
+    /// Read from the end (the sidecar's first try), where it answers, the
+    /// usage is Pi's, on a branch as Pi builds one: walked through its id
+    /// map, so no id stands twice on it.
+    #[test]
+    fn context_usage_read_from_the_end_is_pi_s(
+        steps in proptest::collection::vec(usage_step(), 1..24),
+    ) {
+        let entries = usage_entries(&steps, true);
+        let path: Vec<&Entry> = entries.iter().collect();
+        let projection = project_path(&path);
+        let branch = steps_of(&path);
+        let newest = path
+            .iter()
+            .rposition(|entry| matches!(entry, Entry::Compaction(_)));
+        let tail = path[newest.map_or(0, |at| at + 1)..]
+            .iter()
+            .rev()
+            .map(|entry| (entry.id(), *entry));
+        let read = coding_agent::usage_from_the_end(tail, newest.map(|at| path[at].id()));
+        let pi = pi_usage_tokens(&projection, &branch);
+        proptest::prop_assert!(read.is_none() || read == pi, "{:?} against Pi's {:?}", read, pi);
+        // It answers whenever a usable usage follows the newest compaction.
+        let usable_after = steps[newest.map_or(0, |at| at + 1)..]
+            .iter()
+            .any(|(_, step)| matches!(step, Step::Assistant { usable: true }));
+        proptest::prop_assert_eq!(read.is_some(), usable_after);
+    }
+}
+
+/// What Pi's usage reads of each entry of `path`.
+fn steps_of<'a>(path: &[&'a Entry]) -> Vec<notesoup_pi::estimate::BranchStep<'a>> {
+    path.iter()
+        .map(|entry| notesoup_pi::estimate::BranchStep::of(entry))
+        .collect()
+}
+
+/// The entries of `steps`, each the child of the one before: ids from a
+/// pool of four (so they repeat), or each its own (`unique`); a compaction
+/// keeps from an earlier entry's id.
+fn usage_entries(steps: &[(usize, Step)], unique: bool) -> Vec<Entry> {
+    let pool = ["a", "b", "c", "d"];
+    let id = |at: usize| {
+        if unique {
+            format!("e{at}")
+        } else {
+            pool[steps[at].0].to_owned()
+        }
+    };
+    steps
+        .iter()
+        .enumerate()
+        .map(|(at, (_, step))| {
+            let mut entry = match step {
+                Step::User => serde_json::json!({"type": "message",
+                    "message": {"role": "user", "content": "a question", "timestamp": at}}),
+                Step::Assistant { usable } => serde_json::json!({"type": "message",
+                    "message": {"role": "assistant",
+                        "content": [{"type": "text", "text": "an answer"}],
+                        "api": "faux", "provider": "faux", "model": "faux-1",
+                        "usage": {"input": 7, "output": 3, "cacheRead": 0, "cacheWrite": 0,
+                            "totalTokens": 10,
+                            "cost": {"input": 0, "output": 0, "cacheRead": 0,
+                                "cacheWrite": 0, "total": 0}},
+                        "stopReason": if *usable { "stop" } else { "aborted" },
+                        "timestamp": at}}),
+                Step::Compaction { kept } => serde_json::json!({"type": "compaction",
+                    "summary": "so far", "tokensBefore": 10,
+                    "firstKeptEntryId": if unique { id(kept % at.max(1)) } else { pool[kept % pool.len()].to_owned() }}),
+            };
+            entry["id"] = id(at).into();
+            entry["parentId"] = if at == 0 { serde_json::Value::Null } else { id(at - 1).into() };
+            entry["timestamp"] = "2026-01-01T00:00:00.000Z".into();
+            serde_json::from_value(entry).unwrap()
+        })
+        .collect()
 }
 
 /// A branch that does not end as the projection does (not one the sidecar

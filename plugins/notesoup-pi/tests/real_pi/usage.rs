@@ -24,6 +24,23 @@ fn sidecar_usage(file: &SessionFile, leaf: Option<&str>, context_window: u64) ->
     let steps: Vec<BranchStep<'_>> = branch.iter().map(|entry| BranchStep::of(entry)).collect();
     let projection = project(&index, leaf.map_or(Leaf::Null, Leaf::Id));
     let tokens = coding_agent::context_usage_tokens(&projection, &steps);
+    // Read from the end, where it answers, it answers the same.
+    if !branch
+        .iter()
+        .any(|entry| matches!(entry, notesoup_pi::session::Entry::ContextEdit(_)))
+    {
+        let newest = branch
+            .iter()
+            .rposition(|entry| matches!(entry, notesoup_pi::session::Entry::Compaction(_)));
+        let tail = branch[newest.map_or(0, |at| at + 1)..]
+            .iter()
+            .rev()
+            .map(|entry| (entry.id(), *entry));
+        if let Some(read) = coding_agent::usage_from_the_end(tail, newest.map(|at| branch[at].id()))
+        {
+            assert_eq!(Some(read), tokens, "read from the end at {leaf:?}");
+        }
+    }
     json!({
         "tokens": tokens,
         "contextWindow": context_window,
