@@ -720,6 +720,21 @@ fn an_entry_edited_after_indexing_is_caught_as_it_is_read() {
     );
 }
 
+/// Pi's usage is read from the leaf back to the newest usable usage: a
+/// session of 500 answers decodes the last one (and the model change, an
+/// entry that is not a message), not the context before it.
+#[test]
+fn the_usage_reads_back_to_the_newest_usage_only() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let pi = after_a_model_change(dir.path().join("session.jsonl"), 500, answer);
+    let (sidecar, _) = first_event(&pi);
+    assert_eq!(sidecar.host.decoded(), 0, "syncing decodes nothing");
+    let usage = sidecar.host.context_usage().expect("a usage");
+    assert_eq!(usage.tokens, Some(2), "the last answer's total tokens");
+    assert_eq!(sidecar.host.decoded(), 2);
+    check_mirror(&sidecar.host, &pi, true).expect("the mirror is Pi's");
+}
+
 /// A long session read from its file decodes, for what the handlers read at
 /// `session_start` (the window branch, the projection), only the entries
 /// that are not messages and the messages since the newest compaction.
