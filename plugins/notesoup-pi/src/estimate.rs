@@ -269,19 +269,21 @@ pub mod coding_agent {
         Some(estimate_projected_over_steps(projection, branch).tokens)
     }
 
-    /// [`context_usage_tokens`] read from the end of a branch that holds
-    /// no `context_edit`: `newest_first` gives the entries after its
+    /// [`context_usage_tokens`] read from the end of a branch as Pi builds
+    /// one (walked through its id map: no id stands twice on it) that
+    /// holds no `context_edit`: `newest_first` gives the entries after its
     /// newest compaction (every entry, without one), newest first, each
     /// with its id, and `compaction_id` names that compaction. Pi's answer
-    /// is then the newest usable usage plus estimates of the messages
-    /// after it, when that usage lies in those entries and its entry's id
-    /// is not the compaction's (the only step Pi finds before it): only
-    /// the entries after it are read. `None` when the answer does not lie
-    /// there, which the whole projection then gives.
+    /// is then the newest usable usage plus estimates of the messages after
+    /// it, when those entries hold one; when they hold none, after a
+    /// compaction, Pi does not know (`Some(None)`). Only the entries back to
+    /// that usage are read. `None` when the answer does not lie there (no
+    /// compaction and no usage: Pi estimates every message), which the
+    /// whole projection then gives.
     pub fn usage_from_the_end<'a>(
         newest_first: impl Iterator<Item = (&'a str, &'a Entry)>,
         compaction_id: Option<&str>,
-    ) -> Option<u64> {
+    ) -> Option<Option<u64>> {
         let mut trailing = 0;
         let mut messages = Vec::new();
         for (id, entry) in newest_first {
@@ -289,13 +291,14 @@ pub mod coding_agent {
             crate::projection::entry_messages(entry, &mut messages);
             for message in messages.iter().rev() {
                 if let Some(usage) = usable_usage(message) {
+                    // Pi finds no step with this id before the compaction.
                     return (compaction_id != Some(id))
-                        .then(|| calculate_context_tokens(usage) + trailing);
+                        .then(|| Some(calculate_context_tokens(usage) + trailing));
                 }
                 trailing += estimate_tokens(message);
             }
         }
-        None
+        compaction_id.map(|_| None)
     }
 
     /// Whether some of `steps` (the branch after its latest compaction)

@@ -23,7 +23,7 @@ use crate::host::{
     CompactionSettings, ContextUsage, CustomMessageDraft, HostError, HostSettings, MessageSummary,
     ModelInfo, NotifyLevel, PiApiLevel, PiHost, SendOptions,
 };
-use crate::projection::{Projection, project_path};
+use crate::projection::{Projection, project_path, reset_markers};
 use crate::session::{AgentMessage, Entry, LazySession, SessionHeader};
 
 /// The longest piece of text from the shim an error message repeats, in
@@ -712,18 +712,23 @@ impl<'io> BridgeHost<'io> {
 
     /// Once the mirror has read the session file (a `session_start` that
     /// resumes a session, or any event that starts the mirror over), decodes
-    /// ahead what a request's projection reads (Pi's usage when the sidecar
-    /// computes it, a reset window's messages), a batch at a time on this
-    /// thread, while no line waits: Pi prepares its first request on its
-    /// own thread meanwhile, and this leaves it the other core. A line that
-    /// arrives pauses it until that event is answered (the event decodes
-    /// what it needs itself); it ends when everything is decoded.
+    /// ahead what a request's projection reads when the leaf's window is a
+    /// reset window (the budget estimates over its projection at every
+    /// request; outside one, Pi's usage is read from the end and the
+    /// projection is seldom built), a batch at a time on this thread, while
+    /// no line waits: Pi prepares its first request on its own thread
+    /// meanwhile. A line that arrives pauses it until that event is
+    /// answered (the event decodes what it needs itself); it ends when
+    /// everything is decoded.
     pub(crate) fn warm(&mut self) {
         /// Under the count `LazySession` decodes on several threads.
         const BATCH: usize = 128;
         const _: () = assert!(BATCH < crate::session::PARALLEL_MIN);
         if self.channel.is_waiting() {
             return;
+        }
+        if self.warming && reset_markers(&self.window_branch(None)).is_empty() {
+            self.warming = false;
         }
         if self.warming {
             let needed = self.mirror.undecoded(self.projection_positions());
@@ -858,7 +863,7 @@ impl<'io> BridgeHost<'io> {
     /// session's first request would decode its whole context for it):
     /// `coding_agent::usage_from_the_end`, on a branch with no
     /// `context_edit`. `None` when the answer does not lie there.
-    fn usage_from_the_end(&self) -> Option<u64> {
+    fn usage_from_the_end(&self) -> Option<Option<u64>> {
         let start = self.mirror.position_of(self.leaf_id()?)?;
         let leaf = self.leaf_path(start);
         let positions = &leaf.positions;
@@ -1116,7 +1121,7 @@ impl PiHost for BridgeHost<'_> {
             percent: tokens.map(|tokens| tokens as f64 / context_window as f64 * 100.0),
         };
         if let Some(tokens) = self.usage_from_the_end() {
-            return Some(usage(Some(tokens)));
+            return Some(usage(tokens));
         }
         let projection = self.build_projection();
         // Ids and types only: a message on the branch is not decoded for it

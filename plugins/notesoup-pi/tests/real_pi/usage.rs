@@ -38,7 +38,7 @@ fn sidecar_usage(file: &SessionFile, leaf: Option<&str>, context_window: u64) ->
             .map(|entry| (entry.id(), *entry));
         if let Some(read) = coding_agent::usage_from_the_end(tail, newest.map(|at| branch[at].id()))
         {
-            assert_eq!(Some(read), tokens, "read from the end at {leaf:?}");
+            assert_eq!(read, tokens, "read from the end at {leaf:?}");
         }
     }
     json!({

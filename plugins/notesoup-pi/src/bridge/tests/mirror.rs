@@ -812,6 +812,21 @@ fn the_projection_is_decoded_ahead_between_events() {
     let mut pi = after_a_model_change(dir.path().join("compacted.jsonl"), 500, answer);
     let kept = pi.ids()[300].clone();
     pi.append(compaction(&kept));
+    // Outside a reset window nothing is decoded ahead: Pi's usage is read
+    // from the end. The window branch's entries that are not messages are
+    // read to find its reset markers.
+    let (mut sidecar, _) = first_event(&pi);
+    sidecar.host.warm();
+    assert_eq!(
+        sidecar.host.decoded(),
+        2,
+        "the model change and the compaction"
+    );
+    // A reset window's projection is.
+    pi.append(
+        json!({"type": "custom", "customType": "pi-context/reset-marker",
+        "data": {"windowId": "pcw:0195-mir:00000001"}}),
+    );
     for _ in 0..40 {
         pi.append(question());
     }
