@@ -673,15 +673,21 @@ fn a_written_session_is_read_from_its_file() {
     assert_eq!(resends, 0, "the file held every entry");
 }
 
+/// A session of ten questions, written to `session.jsonl` in `dir`.
+fn ten_questions(dir: &Path) -> Pi {
+    let mut pi = Pi::new(dir.join("session.jsonl"));
+    for _ in 0..10 {
+        pi.append(question());
+    }
+    pi
+}
+
 /// A session file whose ids differ from Pi's in the middle, with the same
 /// count and last id, is not taken for Pi's: the entries are sent instead.
 #[test]
 fn an_id_edited_in_the_middle_is_caught() {
     let dir = tempfile::tempdir().expect("a temp dir");
-    let mut pi = Pi::new(dir.path().join("session.jsonl"));
-    for _ in 0..10 {
-        pi.append(question());
-    }
+    let pi = ten_questions(dir.path());
     edit_id(&pi, 4);
     let (sidecar, resends) = first_event(&pi);
     assert_eq!(sidecar.host.ids(), pi.ids());
@@ -694,10 +700,7 @@ fn an_id_edited_in_the_middle_is_caught() {
 #[test]
 fn an_entry_edited_after_indexing_is_caught_as_it_is_read() {
     let dir = tempfile::tempdir().expect("a temp dir");
-    let mut pi = Pi::new(dir.path().join("session.jsonl"));
-    for _ in 0..10 {
-        pi.append(question());
-    }
+    let pi = ten_questions(dir.path());
     let session = crate::session::LazySession::read_kept(&pi.file, None).expect("indexed");
     let mirror = super::super::mirror::EntryMirror::from_disk(session, 10);
     assert_eq!(mirror.check(), Ok(()));
@@ -720,15 +723,23 @@ fn an_entry_edited_after_indexing_is_caught_as_it_is_read() {
     );
 }
 
+/// A session of a model change and 500 entries made by `entry`, written
+/// to `session.jsonl` in `dir`, and a sidecar after its first event, which
+/// decodes nothing.
+fn synced(dir: &Path, entry: fn() -> Value) -> (Pi, Sidecar) {
+    let pi = after_a_model_change(dir.join("session.jsonl"), 500, entry);
+    let (sidecar, _) = first_event(&pi);
+    assert_eq!(sidecar.host.decoded(), 0, "syncing decodes nothing");
+    (pi, sidecar)
+}
+
 /// Pi's usage is read from the leaf back to the newest usable usage: a
 /// session of 500 answers decodes the last one (and the model change, an
 /// entry that is not a message), not the context before it.
 #[test]
 fn the_usage_reads_back_to_the_newest_usage_only() {
     let dir = tempfile::tempdir().expect("a temp dir");
-    let pi = after_a_model_change(dir.path().join("session.jsonl"), 500, answer);
-    let (sidecar, _) = first_event(&pi);
-    assert_eq!(sidecar.host.decoded(), 0, "syncing decodes nothing");
+    let (pi, sidecar) = synced(dir.path(), answer);
     let usage = sidecar.host.context_usage().expect("a usage");
     assert_eq!(usage.tokens, Some(2), "the last answer's total tokens");
     assert_eq!(sidecar.host.decoded(), 2);
@@ -741,9 +752,7 @@ fn the_usage_reads_back_to_the_newest_usage_only() {
 #[test]
 fn the_handlers_decode_only_what_they_read() {
     let dir = tempfile::tempdir().expect("a temp dir");
-    let pi = after_a_model_change(dir.path().join("session.jsonl"), 500, question);
-    let (sidecar, _) = first_event(&pi);
-    assert_eq!(sidecar.host.decoded(), 0, "syncing decodes nothing");
+    let (_, sidecar) = synced(dir.path(), question);
     let window = sidecar.host.window_branch(None);
     assert_eq!(window.len(), 501);
     assert_eq!(sidecar.host.decoded(), 1, "only the model change");
