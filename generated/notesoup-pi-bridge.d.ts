@@ -226,8 +226,8 @@ export interface Hello {
  * summarised: each message becomes an object holding only its `fields`
  * (dotted paths, e.g. `details.windowId`; an absent field stays absent),
  * except a message whose `role` is one of `wholeRoles`, which is sent
- * whole, and a message that holds none of the fields but its `role`
- * (a string, one of `plainRoles`), which is sent as that role's index in
+ * whole, and a message whose `role` is one of `plainRoles`, of which
+ * nothing else is read, which is sent as that role's index in
  * `plainRoles`, a number.
  */
 export interface MessageSummaryRule {
@@ -239,7 +239,7 @@ export interface MessageSummaryRule {
 	fields: string[];
 	/** The roles whose messages are sent whole. */
 	wholeRoles: string[];
-	/** The roles a message holding only its role is sent as the index of. */
+	/** The roles a message of which is sent as the role's index. */
 	plainRoles: string[];
 }
 

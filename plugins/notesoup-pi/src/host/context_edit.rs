@@ -23,27 +23,30 @@ pub const SUMMARY_FIELDS: &[&str] = &[
 /// the tools change).
 pub const WHOLE_ROLES: &[&str] = &["system"];
 
-/// The roles of Pi's messages (`AgentMessage`) but the [`WHOLE_ROLES`]:
-/// those a summary may name by number. A message holding none of the
-/// [`SUMMARY_FIELDS`] but its role, when that role is one of these, is
-/// sent as the role's index here. Most of a long context's messages are
-/// such (user, assistant and tool result messages), and a number costs the
-/// shim, the pipe and the sidecar far less than an object a message.
+/// The roles of Pi's messages (`AgentMessage`) of which the hook reads
+/// nothing but the role: a message of one of them is sent as the role's
+/// index here, whatever else it holds. Most of a long context's messages
+/// are such (user, assistant and tool result messages), and a number costs
+/// the shim, the pipe and the sidecar far less than an object a message.
 pub const PLAIN_ROLES: &[&str] = &[
     "user",
     "assistant",
     "toolResult",
-    "custom",
     "bashExecution",
     "branchSummary",
     "compactionSummary",
 ];
 
+/// The role of Pi's custom messages, of which the hook reads the type and
+/// a boot's window and session.
+const CUSTOM_ROLE: &str = "custom";
+
 /// `role`, borrowed when it is one of Pi's (`AgentMessage`): the
-/// [`PLAIN_ROLES`] and the [`WHOLE_ROLES`].
+/// [`PLAIN_ROLES`], the custom role and the [`WHOLE_ROLES`].
 fn interned(role: &str) -> Cow<'static, str> {
     match PLAIN_ROLES
         .iter()
+        .chain([&CUSTOM_ROLE])
         .chain(WHOLE_ROLES)
         .find(|&&known| known == role)
     {

@@ -578,22 +578,14 @@ fn context_carries_no_messages_and_the_warning_comes_back_as_one_appended_messag
 
 /// What the Pi package sends of one message under a `summarize` rule: the
 /// rule's dotted fields, the whole message for a whole role, or the index
-/// of its role among the plain roles when it holds no other field.
+/// of its role among the plain roles.
 fn summarized(rule: &Value, message: &Value) -> Value {
     let whole_roles = rule["wholeRoles"].as_array().unwrap();
     if whole_roles.contains(&message["role"]) {
         return message.clone();
     }
     let plain_roles = rule["plainRoles"].as_array().unwrap();
-    let holds_another = rule["fields"].as_array().unwrap().iter().any(|field| {
-        field != "role"
-            && message
-                .pointer(&format!("/{}", field.as_str().unwrap().replace('.', "/")))
-                .is_some()
-    });
-    if let Some(code) = plain_roles.iter().position(|role| *role == message["role"])
-        && !holds_another
-    {
+    if let Some(code) = plain_roles.iter().position(|role| *role == message["role"]) {
         return json!(code);
     }
     let mut picked = json!({});

@@ -65,7 +65,7 @@ fn the_shims_summaries_are_read_straight_from_the_line() {
         {"role": "user"},
         {"role": "assistant"},
         // Roles by number (`PLAIN_ROLES`): the user, a tool result, the last.
-        0, 2, 6,
+        0, 2, 5,
         {"role": "custom", "customType": "notesoup/boot",
             "details": {"windowId": "pcw:0195:root", "sessionId": "s", "other": 1}},
         {"role": "custom", "customType": 7, "details": "none"},
@@ -140,7 +140,7 @@ fn a_line_read_otherwise_is_decoded_whole() {
         (r#"{"messages":[{"role":7}]}"#, false),
         (r#"{"messages":["not an object"]}"#, false),
         // A number that names no role, or is no index.
-        (r#"{"messages":[7]}"#, false),
+        (r#"{"messages":[6]}"#, false),
         (r#"{"messages":[-1]}"#, false),
         (r#"{"messages":[1.0]}"#, false),
         (r#"{"messages":[18446744073709551616]}"#, false),
