@@ -221,6 +221,55 @@ fn pi_ai_usage_is_invalidated_by_an_older_insertion_and_by_missing_timestamps() 
     );
 }
 
+/// `calculateContextTokens` is `totalTokens || input + output + cacheRead +
+/// cacheWrite`, and an assistant reply whose usage counts 0 that way is no
+/// usage (Pi skips "all-zero usage messages").
+#[test]
+fn context_tokens_are_the_total_or_the_sum_of_every_part_and_zero_is_no_usage() {
+    let usage = |parts: &str| -> notesoup_pi::session::Usage {
+        serde_json::from_str(&format!(
+            r#"{{{parts},"cost":{{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}}}}"#
+        ))
+        .unwrap()
+    };
+    let parts = r#""input":1000,"output":200,"cacheRead":30,"cacheWrite":4"#;
+    assert_eq!(
+        notesoup_pi::estimate::calculate_context_tokens(&usage(&format!(
+            r#"{parts},"totalTokens":0"#
+        ))),
+        1234
+    );
+    assert_eq!(
+        notesoup_pi::estimate::calculate_context_tokens(&usage(&format!(
+            r#"{parts},"totalTokens":7"#
+        ))),
+        7
+    );
+    let message = |json: String| serde_json::from_str::<AgentMessage>(&json).unwrap();
+    let reply = |parts: &str| {
+        message(format!(
+            r#"{{"role":"assistant","content":[{{"type":"text","text":"abcdefg"}}],"api":"a","provider":"p","model":"m","usage":{{{parts},"totalTokens":0,"cost":{{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}}}},"stopReason":"stop","timestamp":2}}"#
+        ))
+    };
+    let question = message(r#"{"role":"user","content":"abcdefg","timestamp":1}"#.to_owned());
+    let zero = r#""input":0,"output":0,"cacheRead":0,"cacheWrite":0"#;
+    for estimate in [
+        coding_agent::estimate_context_tokens(&[question.clone(), reply(zero)]),
+        pi_ai::estimate_context_tokens(&[question.clone(), reply(zero)]),
+    ] {
+        assert_eq!(
+            (estimate.usage_tokens, estimate.last_usage_index),
+            (0, None),
+            "an all-zero usage is no usage"
+        );
+    }
+    let counted = coding_agent::estimate_context_tokens(&[question, reply(parts)]);
+    assert_eq!(
+        (counted.usage_tokens, counted.last_usage_index),
+        (1234, Some(1))
+    );
+}
+
 /// One entry may stand at many places on a branch (a window branch's
 /// stand-in for every message): every place of a marker is found, and an
 /// entry that is no marker is none anywhere, repeated or not.
