@@ -270,6 +270,30 @@ fn context_tokens_are_the_total_or_the_sum_of_every_part_and_zero_is_no_usage() 
     );
 }
 
+/// pi-ai's `estimateToolsTokens`: an empty tool list counts nothing (its
+/// JSON, `[]`, would be a token), a list counts its JSON.
+#[test]
+fn a_system_message_counts_its_tool_lists_only_when_they_hold_tools() {
+    let system = |tools: &str| {
+        serde_json::from_str::<AgentMessage>(&format!(
+            r#"{{"role":"system","content":"abcdefg"{tools},"timestamp":1}}"#
+        ))
+        .unwrap()
+    };
+    let bare = pi_ai::estimate_message_tokens(&system(""));
+    assert_eq!(bare, 2);
+    assert_eq!(
+        pi_ai::estimate_message_tokens(&system(r#","toolsAdded":[],"toolsRemoved":[]"#)),
+        bare
+    );
+    let one = r#"{"name":"t","description":"d","parameters":{}}"#;
+    assert_eq!(
+        pi_ai::estimate_message_tokens(&system(&format!(r#","toolsAdded":[{one}]"#))),
+        // 48 characters of JSON, 3.5 to a token.
+        bare + 14
+    );
+}
+
 /// One entry may stand at many places on a branch (a window branch's
 /// stand-in for every message): every place of a marker is found, and an
 /// entry that is no marker is none anywhere, repeated or not.
