@@ -455,6 +455,62 @@ mod tests {
         }
     }
 
+    /// The active window starts after its marker, and a boot counts for it
+    /// only when it names that window (the root window: when it names this
+    /// session, by its id or by the root window's id).
+    #[test]
+    fn the_active_window_and_its_boot() {
+        let file = branch(&[
+            ("u", "user"),
+            ("m", "marker:pcw:s:aaaa0000"),
+            ("b", "boot:pcw:s:other000"),
+            ("n", "continuation"),
+        ]);
+        let entries = on_branch(&file);
+        let window = active_window(&entries, "s");
+        assert_eq!(
+            (window.id.as_str(), window.start, window.previous.as_deref()),
+            ("pcw:s:aaaa0000", 2, Some("pcw:s:root"))
+        );
+        assert_eq!(boot_window_id(entries[2]), Some("pcw:s:other000"));
+        assert_eq!(
+            boot_window_id(entries[3]),
+            None,
+            "a continuation is no boot"
+        );
+        assert!(
+            !window_has_boot(&entries, &window, "s"),
+            "another window's boot"
+        );
+        assert!(window_has(&entries, &window, Kind::Continuation));
+        assert!(!window_has(&entries, &window, Kind::Warning));
+
+        let own = branch(&[("m", "marker:pcw:s:aaaa0000"), ("b", "boot:pcw:s:aaaa0000")]);
+        let entries = on_branch(&own);
+        let window = active_window(&entries, "s");
+        assert_eq!(window.start, 1);
+        assert!(window_has_boot(&entries, &window, "s"));
+        assert!(!window_has(&entries, &window, Kind::Continuation));
+
+        let root = branch(&[("u", "user"), ("b", "boot:pcw:s:root")]);
+        let entries = on_branch(&root);
+        let window = active_window(&entries, "s");
+        assert_eq!((window.start, window.marker.is_none()), (0, true));
+        assert!(window_has_boot(&entries, &window, "s"));
+        assert!(
+            !window_has_boot(&entries, &window, "t"),
+            "another session's root"
+        );
+        assert!(is_own_root_boot(
+            Some(&serde_json::json!({"sessionId": "s", "windowId": "pcw:x:root"})),
+            "s"
+        ));
+        assert!(!is_own_root_boot(
+            Some(&serde_json::json!({"sessionId": "t", "windowId": "pcw:s:root"})),
+            "s"
+        ));
+    }
+
     #[test]
     fn window_ids_and_ranges() {
         assert_eq!(root_window_id("0195f000-0000-7000"), "pcw:0195f000:root");
