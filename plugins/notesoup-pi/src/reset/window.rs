@@ -292,7 +292,8 @@ mod tests {
 
     /// Entries from `(id, kind)` pairs, each the child of the one before:
     /// `user`, `checkpoint` (retain-none, empty), `compaction` (generic),
-    /// `marker:<window>`, `boot:<window>`, `continuation`, `label`,
+    /// `marker:<window>`, `boot:<window>`, `shownboot:<window>` (a boot
+    /// shown to the user), `continuation`, `label`,
     /// `custom:<type>`, `shown` (a visible custom message).
     fn branch(spec: &[(&str, &str)]) -> SessionFile {
         let mut lines = vec![r#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/"}"#.to_owned()];
@@ -308,6 +309,7 @@ mod tests {
                 "compaction" => format!(r#"{{"type":"compaction",{base},"summary":"s","firstKeptEntryId":"x","tokensBefore":1}}"#),
                 "marker" => format!(r#"{{"type":"custom","customType":"notesoup/reset-marker","data":{{"windowId":"{arg}"}},{base}}}"#),
                 "boot" => format!(r#"{{"type":"custom_message","customType":"pi-context/boot","content":"b","display":false,"details":{{"windowId":"{arg}"}},{base}}}"#),
+                "shownboot" => format!(r#"{{"type":"custom_message","customType":"pi-context/boot","content":"b","display":true,"details":{{"windowId":"{arg}"}},{base}}}"#),
                 "continuation" => format!(r#"{{"type":"custom_message","customType":"notesoup/continuation","content":"c","display":false,{base}}}"#),
                 "shown" => format!(r#"{{"type":"custom_message","customType":"other","content":"c","display":true,{base}}}"#),
                 "label" => format!(r#"{{"type":"label",{base},"targetId":"x","label":"l"}}"#),
@@ -327,7 +329,24 @@ mod tests {
 
     #[test]
     fn committed_boundaries() {
-        let cases: [(&[(&str, &str)], bool); 7] = [
+        let cases: [(&[(&str, &str)], bool); 9] = [
+            (
+                &[
+                    ("c", "checkpoint"),
+                    ("m", "marker:w"),
+                    ("n", "continuation"),
+                ],
+                false,
+            ),
+            (
+                &[
+                    ("c", "checkpoint"),
+                    ("m", "marker:w"),
+                    ("b", "shownboot:w"),
+                    ("n", "continuation"),
+                ],
+                false,
+            ),
             (
                 &[
                     ("c", "checkpoint"),
@@ -412,8 +431,12 @@ mod tests {
             window_id: "w".into(),
             reason,
         };
-        let cases: [(&[(&str, &str)], Tail); 9] = [
+        let cases: [(&[(&str, &str)], Tail); 10] = [
             (&[("u", "user")], Tail::NoMarker),
+            (
+                &[("m", "marker:w"), ("b", "boot:w"), ("u", "user")],
+                refused("conversation follows an incomplete reset boundary"),
+            ),
             (
                 &[("c", "checkpoint"), ("m", "marker:w")],
                 repair(true, true),
@@ -509,6 +532,21 @@ mod tests {
             Some(&serde_json::json!({"sessionId": "t", "windowId": "pcw:s:root"})),
             "s"
         ));
+    }
+
+    #[test]
+    fn a_branch_has_a_marker_only_with_one() {
+        assert!(has_marker(&on_branch(&branch(&[
+            ("u", "user"),
+            ("m", "marker:w")
+        ]))));
+        assert!(!has_marker(&on_branch(&branch(&[
+            ("u", "user"),
+            ("b", "boot:w")
+        ]))));
+        let hex = random_hex8();
+        assert_eq!(hex.len(), 8);
+        assert!(hex.bytes().all(|byte| byte.is_ascii_hexdigit()), "{hex}");
     }
 
     #[test]

@@ -66,6 +66,16 @@ fn checkpoint_backed_markers_use_pi_projection() {
     );
 }
 
+/// The roles of the legacy golden's window, sliced at its boot: the
+/// folded system head, the boot, the continuation and the new exchange.
+const LEGACY_SLICE_ROLES: [&str; 5] = [
+    "system",
+    "custom:pi-context/boot",
+    "custom:pi-context/continuation",
+    "user",
+    "assistant",
+];
+
 #[test]
 fn legacy_marker_slices_at_its_boot_and_folds_the_system_prefix() {
     let file = golden("legacy-marker");
@@ -86,13 +96,7 @@ fn legacy_marker_slices_at_its_boot_and_folds_the_system_prefix() {
     assert!(!is_checkpoint_backed(&branch, &marker));
     assert_eq!(
         roles(&messages),
-        [
-            "system",
-            "custom:pi-context/boot",
-            "custom:pi-context/continuation",
-            "user",
-            "assistant"
-        ],
+        LEGACY_SLICE_ROLES,
         "earlier conversation excluded"
     );
     // The head replays the prompt, both section versions folded, and the tools.
@@ -101,6 +105,40 @@ fn legacy_marker_slices_at_its_boot_and_folds_the_system_prefix() {
     };
     assert_eq!(to_js_string(&head.sections).unwrap(), r#"{"s":"<s>2</s>"}"#);
     assert_eq!(head.tools_added.as_ref().map(Vec::len), Some(1));
+}
+
+/// A boot of another window between a legacy marker and its own boot is
+/// not where the window starts.
+#[test]
+fn a_legacy_slice_starts_at_the_boot_of_its_own_window() {
+    let golden = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/legacy-marker.jsonl"),
+    )
+    .unwrap();
+    let other_boot = r#"{"type":"custom_message","customType":"pi-context/boot","content":"Another window's boot.","display":false,"details":{"windowId":"pcw:legacy:9999"},"id":"0therb00","parentId":"ccb578cf","timestamp":"2026-03-01T09:02:40.000Z"}"#;
+    let text: Vec<String> = golden
+        .lines()
+        .flat_map(|line| {
+            let mut lines = vec![line.replace(
+                r#""id":"1d51722a","parentId":"ccb578cf""#,
+                r#""id":"1d51722a","parentId":"0therb00""#,
+            )];
+            if line.contains(r#""id":"ccb578cf""#) {
+                lines.push(other_boot.to_owned());
+            }
+            lines
+        })
+        .collect();
+    assert_eq!(text.len(), golden.lines().count() + 1);
+    let file = SessionFile::parse(text.join("\n").as_bytes());
+    let index = file.index();
+    let branch = index.path(Leaf::Last);
+    let projection = project(&index, Leaf::Last);
+    let WindowProjection::LegacySlice { messages, .. } = window_projection(&projection, &branch)
+    else {
+        panic!("expected a legacy slice");
+    };
+    assert_eq!(roles(&messages), LEGACY_SLICE_ROLES);
 }
 
 #[test]
