@@ -19,6 +19,11 @@ fn golden(name: &str) -> SessionFile {
     .unwrap()
 }
 
+/// An entry from its JSON.
+fn entry(value: serde_json::Value) -> Entry {
+    serde_json::from_value(value).unwrap()
+}
+
 fn roles(messages: impl IntoIterator<Item = impl AsRef<AgentMessage>>) -> Vec<String> {
     messages
         .into_iter()
@@ -337,7 +342,6 @@ fn a_system_message_counts_its_tool_lists_only_when_they_hold_tools() {
 /// entry that is no marker is none anywhere, repeated or not.
 #[test]
 fn reset_markers_are_found_among_repeated_entries() {
-    let entry = |value: serde_json::Value| -> Entry { serde_json::from_value(value).unwrap() };
     let stand_in = entry(
         serde_json::json!({"type": "message", "id": "u", "parentId": null,
         "timestamp": "2026-01-01T00:00:00.000Z",
@@ -540,7 +544,6 @@ fn usage_entries(steps: &[(usize, Step)], unique: bool) -> Vec<Entry> {
 /// the step in its place, and when they differ, every id is.
 #[test]
 fn usage_is_found_by_id_when_the_branch_and_the_projection_differ() {
-    let entry = |value: serde_json::Value| -> Entry { serde_json::from_value(value).unwrap() };
     let answer = entry(
         serde_json::json!({"type": "message", "id": "a", "parentId": null,
         "timestamp": "2026-01-01T00:00:00.000Z",
