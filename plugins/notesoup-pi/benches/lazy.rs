@@ -2,9 +2,12 @@
 //! session reader against the eager one on a long session written here in
 //! Pi's shapes (user prompts, assistant replies with tool calls and usage,
 //! tool results, a compaction every 5,000 entries, a branch near the end),
-//! without Node. Prints the median time of each reader for the provider
-//! context and for the history transcript at the last entry. Real Pi's own
-//! cost on a session it wrote is `cargo xtask pi-bench context`.
+//! without Node, or on the session file `NOTESOUP_PI_BENCH_SESSION` names
+//! (one Pi wrote, say). Prints the median time of the lazy reader's index
+//! alone (every line scanned, no kept index), and of each reader for the
+//! provider context and for the history transcript at the last entry.
+//! Real Pi's own cost on a session it wrote is `cargo xtask pi-bench
+//! context`.
 
 use std::error::Error;
 use std::fmt::Write as _;
@@ -16,7 +19,8 @@ use notesoup_pi::projection::project_path;
 use notesoup_pi::session::{LazySession, Leaf, SessionFile};
 use serde_json::{Value, json};
 
-/// One way of reading the session: how many messages or items it gave.
+/// One way of reading the session: how many entries, messages or items it
+/// gave.
 type Reader = fn(&Path) -> Result<usize, Box<dyn Error>>;
 
 fn main() -> Result<(), Box<dyn Error>> {
@@ -28,14 +32,23 @@ fn main() -> Result<(), Box<dyn Error>> {
     let entries = numbers.first().copied().unwrap_or(100_000);
     let runs = numbers.get(1).copied().unwrap_or(5).max(1);
     let dir = tempfile::tempdir()?;
-    let path = dir.path().join("long.jsonl");
-    std::fs::write(&path, session(entries)?)?;
+    let path = match std::env::var_os("NOTESOUP_PI_BENCH_SESSION") {
+        Some(given) => given.into(),
+        None => {
+            let path = dir.path().join("long.jsonl");
+            std::fs::write(&path, session(entries)?)?;
+            path
+        }
+    };
     let size = std::fs::metadata(&path)?.len();
     println!(
-        "session: {entries} entries, {:.1} MB; medians of {runs} runs",
+        "session: {} ({} entries), {:.1} MB; medians of {runs} runs",
+        path.display(),
+        LazySession::read(&path)?.len(),
         size as f64 / 1e6
     );
-    let rows: [(&str, Reader); 4] = [
+    let rows: [(&str, Reader); 5] = [
+        ("index, lazy", lazy_index),
         ("context, lazy", lazy_context),
         ("context, eager", eager_context),
         ("history, lazy", lazy_history),
@@ -52,11 +65,15 @@ fn main() -> Result<(), Box<dyn Error>> {
         times.sort();
         let median: Duration = times[times.len() / 2];
         println!(
-            "{name:<16} {:>9.1} ms  ({size} messages or items)",
+            "{name:<16} {:>9.1} ms  ({size} entries, messages or items)",
             median.as_secs_f64() * 1e3
         );
     }
     Ok(())
+}
+
+fn lazy_index(path: &Path) -> Result<usize, Box<dyn Error>> {
+    Ok(LazySession::read(path)?.len())
 }
 
 fn lazy_context(path: &Path) -> Result<usize, Box<dyn Error>> {

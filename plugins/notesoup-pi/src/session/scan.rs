@@ -80,14 +80,58 @@ pub(crate) fn scan(line: &[u8]) -> Option<Skeleton> {
     })
 }
 
-/// Whether `bytes` holds a byte below 0x20 (checked a block at a time, a
-/// loop the compiler vectorizes).
-fn has_control(bytes: &[u8]) -> bool {
-    bytes.chunks(64).any(|block| {
-        block
-            .iter()
-            .fold(false, |found, &byte| found | (byte < 0x20))
-    })
+/// Where the plain run at the start of `bytes` ends: the offset of its
+/// first quote, backslash or control character (below 0x20, which
+/// `serde_json` refuses in a string), if any. Eight bytes at a time: in a
+/// word, a byte equal to `n` is a zero byte of `word ^ n`, and a zero byte
+/// (or one below `n`) is flagged by the borrow trick `(x - n) & !x & 0x80`,
+/// whose lowest flag is always a true one (a borrow only carries upward),
+/// so the lowest flag of the three tests is the first byte that ends the
+/// run. Most strings in a session are short (keys, ids, times, roles),
+/// where this beats a vectorized search's start-up; a long one is left to
+/// `memchr`.
+fn plain_run(bytes: &[u8]) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    const SHORT: usize = 32;
+    let below = |word: u64, n: u8| word.wrapping_sub(ONES * u64::from(n)) & !word & HIGH;
+    let mut words = bytes[..bytes.len().min(SHORT)].chunks_exact(8);
+    let mut at = 0;
+    for chunk in &mut words {
+        let mut word = [0; 8];
+        word.copy_from_slice(chunk);
+        let word = u64::from_le_bytes(word);
+        let flags = below(word ^ (ONES * u64::from(b'"')), 1)
+            | below(word ^ (ONES * u64::from(b'\\')), 1)
+            | below(word, 0x20);
+        if flags != 0 {
+            return Some(at + flags.trailing_zeros() as usize / 8);
+        }
+        at += 8;
+    }
+    if at == SHORT {
+        let rest = &bytes[at..];
+        let end = memchr::memchr2(b'"', b'\\', rest);
+        let plain = &rest[..end.unwrap_or(rest.len())];
+        // Checked a block at a time first, a loop the compiler vectorizes.
+        let control = plain.chunks(64).any(|block| {
+            block
+                .iter()
+                .fold(false, |found, &byte| found | (byte < 0x20))
+        });
+        return match control {
+            true => plain
+                .iter()
+                .position(|&byte| byte < 0x20)
+                .map(|control| at + control),
+            false => end.map(|end| at + end),
+        };
+    }
+    words
+        .remainder()
+        .iter()
+        .position(|&byte| byte == b'"' || byte == b'\\' || byte < 0x20)
+        .map(|found| at + found)
 }
 
 struct Scanner<'a> {
@@ -118,15 +162,13 @@ impl Scanner<'_> {
         let start = self.at;
         let mut escaped = false;
         loop {
-            let rest = &self.line[self.at..];
-            let found = memchr::memchr2(b'"', b'\\', rest)?;
-            // serde_json refuses a raw control character in a string.
-            if has_control(&rest[..found]) {
-                return None;
-            }
-            self.at += found + 1;
-            if rest[found] == b'"' {
-                return Some((start..self.at - 1, escaped));
+            let found = plain_run(&self.line[self.at..])?;
+            self.at += found;
+            match self.next()? {
+                b'"' => return Some((start..self.at - 1, escaped)),
+                b'\\' => {}
+                // serde_json refuses a raw control character in a string.
+                _ => return None,
             }
             escaped = true;
             match self.next()? {
@@ -293,6 +335,7 @@ impl Scanner<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     /// The scan never accepts what the eager reader's parser refuses, and
     /// finds the fields serde would.
@@ -360,6 +403,69 @@ mod tests {
             agrees(line);
         }
         assert_eq!(scan(b"{\"type\":\"custom\",\"x\":\"\xff\"}"), None);
+    }
+
+    /// The first quote, backslash or control character, byte by byte.
+    fn naive_plain_run(bytes: &[u8]) -> Option<usize> {
+        bytes
+            .iter()
+            .position(|&byte| byte == b'"' || byte == b'\\' || byte < 0x20)
+    }
+
+    /// Bytes mostly plain, with quotes, backslashes, control characters,
+    /// their neighbours (`!`, `#`, `[`, `]`, space, DEL) and UTF-8 bytes
+    /// here and there, up to a few hundred long: both sides of the word
+    /// loop's end and of the switch to `memchr`.
+    fn string_bytes() -> impl Strategy<Value = Vec<u8>> {
+        let byte = prop_oneof![
+            8 => Just(b'a'),
+            1 => prop::sample::select(vec![
+                b'"', b'\\', 0x00, 0x01, b'\t', b'\n', 0x1f, b' ', b'!', b'#', b'[', b']', 0x7f,
+                0x80, 0xc3, 0xa9, 0xff,
+            ]),
+            1 => any::<u8>(),
+        ];
+        prop::collection::vec(byte, 0..300)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        /// The word-at-a-time search finds what a byte-by-byte one finds,
+        /// at every offset into the bytes (so at every alignment).
+        #[test]
+        fn the_plain_run_ends_where_a_byte_search_says(bytes in string_bytes(), skip in 0usize..9) {
+            let bytes = &bytes[skip.min(bytes.len())..];
+            prop_assert_eq!(plain_run(bytes), naive_plain_run(bytes));
+        }
+
+        /// A line with such a string as a value, and as a key, is taken
+        /// only when serde_json takes it, with the same fields.
+        #[test]
+        fn a_line_with_any_string_agrees_with_serde(bytes in string_bytes()) {
+            let text = String::from_utf8_lossy(&bytes);
+            agrees(&format!(r#"{{"type":"custom","id":"a","x":"{text}"}}"#));
+            agrees(&format!(r#"{{"type":"custom","{text}":1}}"#));
+            agrees(&format!(r#"{{"type":"{text}","id":"{text}","parentId":"{text}"}}"#));
+        }
+    }
+
+    /// A string of plain ASCII with every escape is read, and one with a
+    /// control character at any position (early or past the word loop) is
+    /// left to serde_json.
+    #[test]
+    fn escapes_and_control_characters_at_any_length() {
+        for length in 0..100 {
+            let plain = "a".repeat(length);
+            let line = format!(r#"{{"type":"custom","x":"{plain}\"\\\/\b\f\n\r\t\u00e9{plain}"}}"#);
+            assert!(scan(line.as_bytes()).is_some(), "{line}");
+            agrees(&line);
+            let control = format!("{{\"type\":\"custom\",\"x\":\"{plain}\u{1}{plain}\"}}");
+            assert_eq!(scan(control.as_bytes()), None, "{control}");
+            agrees(&control);
+            let unterminated = format!(r#"{{"type":"custom","x":"{plain}"#);
+            assert_eq!(scan(unterminated.as_bytes()), None, "{unterminated}");
+        }
     }
 
     #[test]
