@@ -386,6 +386,11 @@ mod tests {
             r#"{"type":"custom",}"#,
             r#"{"type":"custom","x":1e400}"#,
             r#"{"type":"custom","x":123456789012345678901234567890}"#,
+            r#"{"type":"custom","x":123456789012345678901}"#,
+            r#"{"type":"custom","x":1e0001}"#,
+            r#"{"type":"custom","x":1e}"#,
+            r#"{"type":"custom","x":[1}]"#,
+            r#"{"type":"custom","x":{"a":1]}"#,
             r#"{"type":"custom","x":01}"#,
             r#"{"type":"custom","x":1.}"#,
             r#"{"type":"custom","x":"\ud800"}"#,
@@ -403,6 +408,33 @@ mod tests {
             agrees(line);
         }
         assert_eq!(scan(b"{\"type\":\"custom\",\"x\":\"\xff\"}"), None);
+    }
+
+    /// JSON's whitespace between tokens, and every literal, is read.
+    #[test]
+    fn whitespace_and_literals_are_read() {
+        let line = " {\t\"type\" : \"custom\" ,\r\n \"id\":null, \"x\" : [ true , false , null , { \"k\" : [ ] } , { } ] } ";
+        let skeleton = scan(line.as_bytes()).expect("read");
+        assert_eq!(&line[skeleton.kind], "custom");
+        assert_eq!(skeleton.id, None);
+        agrees(line);
+    }
+
+    /// Nesting is read to 100 levels (the line's object the first) and
+    /// left to serde_json past them.
+    #[test]
+    fn nesting_is_read_to_its_limit() {
+        let nested = |arrays: usize| {
+            format!(
+                r#"{{"type":"custom","x":{}1{}}}"#,
+                "[".repeat(arrays),
+                "]".repeat(arrays)
+            )
+        };
+        assert!(scan(nested(99).as_bytes()).is_some());
+        assert_eq!(scan(nested(100).as_bytes()), None);
+        agrees(&nested(99));
+        agrees(&nested(100));
     }
 
     /// The first quote, backslash or control character, byte by byte.
