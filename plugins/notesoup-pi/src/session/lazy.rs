@@ -560,14 +560,27 @@ impl LazySession {
                     indexer.skipped_line(line.bytes, max_line);
                     line_start += line.bytes + u64::from(!line.torn);
                 }
+                // The reader passes over a line that outgrows the cap before
+                // its newline comes; one whose newline came in the read that
+                // took it past the cap, or that fits a chunk, is passed over
+                // here, so the rule does not hang on where the chunks fall
+                // (nor on where a kept index let reading start).
                 let mut scans = block.scans.map(Vec::into_iter);
                 for range in &block.lines {
                     let scanned = scans.as_mut().and_then(Iterator::next);
-                    indexer.line(line_start, &block.data[range.clone()], false, scanned);
+                    if range.len() > max_line {
+                        indexer.skipped_line(range.len() as u64, max_line);
+                    } else {
+                        indexer.line(line_start, &block.data[range.clone()], false, scanned);
+                    }
                     line_start += range.len() as u64 + 1;
                 }
                 if let Some(range) = block.torn {
-                    indexer.line(line_start, &block.data[range], true, None);
+                    if range.len() > max_line {
+                        indexer.skipped_line(range.len() as u64, max_line);
+                    } else {
+                        indexer.line(line_start, &block.data[range], true, None);
+                    }
                 }
                 // The reader may be gone already; the buffer is then dropped.
                 let _ = empty.send(block.data);

@@ -283,6 +283,69 @@ fn a_session_line_past_the_cap_is_skipped_as_a_bad_line_and_reading_goes_on() {
     assert_eq!(session.diagnostics()[0].line, 3);
 }
 
+/// Lines past a small cap, at every chunk size: a line of exactly the cap
+/// is kept, one a byte longer is passed over, as is a long one within the
+/// file and one that ends it without a newline, and every line after one
+/// is read back from where it stands (its entry decodes as itself).
+#[test]
+fn lines_past_a_small_cap_are_passed_over_and_the_rest_read_back_in_place() {
+    const CAP: usize = 300;
+    let header = r#"{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}"#;
+    // An entry line `len` bytes long (without its newline).
+    let entry = |id: &str, parent: &str, len: usize| {
+        let line = |text: &str| {
+            format!(
+                r#"{{"type":"message","id":"{id}","parentId":"{parent}","timestamp":"2026-01-01T00:00:01.000Z","message":{{"role":"user","content":"{text}","timestamp":1}}}}"#
+            )
+        };
+        let line = line(&"x".repeat(len - line("").len()));
+        assert_eq!(line.len(), len);
+        line
+    };
+    let temp = tempfile::tempdir().unwrap();
+    let path = temp.path().join("session.jsonl");
+    let lines = [
+        header.to_owned(),
+        entry("a1", "a0", 200),
+        entry("a2", "a1", 5 * CAP),
+        entry("a3", "a1", CAP),
+        entry("a4", "a3", CAP + 1),
+        entry("a5", "a3", 200),
+    ];
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    let torn = temp.path().join("torn.jsonl");
+    std::fs::write(&torn, lines.join("\n") + "\n" + &entry("a6", "a5", 3 * CAP)).unwrap();
+    for chunk in [1, 7, 64, 4096] {
+        for file in [&path, &torn] {
+            let session = LazySession::read_capped(file, chunk, CAP).unwrap();
+            let read: Vec<(&str, Option<&str>)> = (0..session.len())
+                .map(|at| (session.entry(at).id(), session.entry(at).parent_id()))
+                .collect();
+            assert_eq!(
+                read,
+                [("a1", Some("a0")), ("a3", Some("a1")), ("a5", Some("a3"))],
+                "chunk {chunk}, {}",
+                file.display()
+            );
+            session.check().unwrap();
+            let skipped: Vec<(usize, DiagnosticCode)> = session
+                .diagnostics()
+                .iter()
+                .map(|diagnostic| (diagnostic.line, diagnostic.code))
+                .collect();
+            let mut expected = vec![
+                (3, DiagnosticCode::LineTooLong),
+                (5, DiagnosticCode::LineTooLong),
+            ];
+            if file == &torn {
+                expected.push((7, DiagnosticCode::LineTooLong));
+            }
+            assert_eq!(skipped, expected, "chunk {chunk}, {}", file.display());
+            assert_eq!((session.line_number(1), session.line_number(2)), (4, 6));
+        }
+    }
+}
+
 #[test]
 fn a_session_file_that_is_a_fifo_is_refused_not_waited_on() {
     let temp = tempfile::tempdir().unwrap();
