@@ -304,18 +304,22 @@ fn lines_past_a_small_cap_are_passed_over_and_the_rest_read_back_in_place() {
     };
     let temp = tempfile::tempdir().unwrap();
     let path = temp.path().join("session.jsonl");
-    let lines = [
-        header.to_owned(),
-        entry("a1", "a0", 200),
-        entry("a2", "a1", 5 * CAP),
-        entry("a3", "a1", CAP),
-        entry("a4", "a3", CAP + 1),
-        entry("a5", "a3", 200),
-    ];
-    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
     let torn = temp.path().join("torn.jsonl");
-    std::fs::write(&torn, lines.join("\n") + "\n" + &entry("a6", "a5", 3 * CAP)).unwrap();
-    for chunk in [1, 7, 64, 4096] {
+    // The first entry's length moves every later line against the chunks.
+    for (lead, chunk) in [200, 203, 211]
+        .into_iter()
+        .flat_map(|lead| [1, 7, 64, 4096].map(|chunk| (lead, chunk)))
+    {
+        let lines = [
+            header.to_owned(),
+            entry("a1", "a0", lead),
+            entry("a2", "a1", 5 * CAP),
+            entry("a3", "a1", CAP),
+            entry("a4", "a3", CAP + 1),
+            entry("a5", "a3", 200),
+        ];
+        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+        std::fs::write(&torn, lines.join("\n") + "\n" + &entry("a6", "a5", 3 * CAP)).unwrap();
         for file in [&path, &torn] {
             let session = LazySession::read_capped(file, chunk, CAP).unwrap();
             let read: Vec<(&str, Option<&str>)> = (0..session.len())
@@ -324,7 +328,7 @@ fn lines_past_a_small_cap_are_passed_over_and_the_rest_read_back_in_place() {
             assert_eq!(
                 read,
                 [("a1", Some("a0")), ("a3", Some("a1")), ("a5", Some("a3"))],
-                "chunk {chunk}, {}",
+                "chunk {chunk}, lead {lead}, {}",
                 file.display()
             );
             session.check().unwrap();
@@ -340,7 +344,12 @@ fn lines_past_a_small_cap_are_passed_over_and_the_rest_read_back_in_place() {
             if file == &torn {
                 expected.push((7, DiagnosticCode::LineTooLong));
             }
-            assert_eq!(skipped, expected, "chunk {chunk}, {}", file.display());
+            assert_eq!(
+                skipped,
+                expected,
+                "chunk {chunk}, lead {lead}, {}",
+                file.display()
+            );
             assert_eq!((session.line_number(1), session.line_number(2)), (4, 6));
         }
     }
