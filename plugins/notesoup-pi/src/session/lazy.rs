@@ -471,6 +471,27 @@ impl Indexer {
         self.extend_plain(!torn, offset + line.len() as u64 + 1);
     }
 
+    /// [`Self::line`], or [`Self::skipped_line`] for a line over
+    /// `max_line`. The reader passes over a line that outgrows the cap
+    /// before its newline comes; one whose newline came in the read that
+    /// took it past the cap, or that fits a chunk, is passed over here, so
+    /// the rule does not hang on where the chunks fall (nor on where a kept
+    /// index let reading start).
+    fn capped_line(
+        &mut self,
+        offset: u64,
+        line: &[u8],
+        torn: bool,
+        scanned: Option<Option<Skeleton>>,
+        max_line: usize,
+    ) {
+        if line.len() > max_line {
+            self.skipped_line(line.len() as u64, max_line);
+        } else {
+            self.line(offset, line, torn, scanned);
+        }
+    }
+
     /// Counts a line over the cap, passed over unread: a bad line, as Pi
     /// skips a line it cannot parse.
     fn skipped_line(&mut self, bytes: u64, max_line: usize) {
@@ -560,27 +581,15 @@ impl LazySession {
                     indexer.skipped_line(line.bytes, max_line);
                     line_start += line.bytes + u64::from(!line.torn);
                 }
-                // The reader passes over a line that outgrows the cap before
-                // its newline comes; one whose newline came in the read that
-                // took it past the cap, or that fits a chunk, is passed over
-                // here, so the rule does not hang on where the chunks fall
-                // (nor on where a kept index let reading start).
                 let mut scans = block.scans.map(Vec::into_iter);
                 for range in &block.lines {
                     let scanned = scans.as_mut().and_then(Iterator::next);
-                    if range.len() > max_line {
-                        indexer.skipped_line(range.len() as u64, max_line);
-                    } else {
-                        indexer.line(line_start, &block.data[range.clone()], false, scanned);
-                    }
+                    let line = &block.data[range.clone()];
+                    indexer.capped_line(line_start, line, false, scanned, max_line);
                     line_start += range.len() as u64 + 1;
                 }
                 if let Some(range) = block.torn {
-                    if range.len() > max_line {
-                        indexer.skipped_line(range.len() as u64, max_line);
-                    } else {
-                        indexer.line(line_start, &block.data[range], true, None);
-                    }
+                    indexer.capped_line(line_start, &block.data[range], true, None, max_line);
                 }
                 // The reader may be gone already; the buffer is then dropped.
                 let _ = empty.send(block.data);

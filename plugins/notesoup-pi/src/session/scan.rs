@@ -113,18 +113,13 @@ fn plain_run(bytes: &[u8]) -> Option<usize> {
         let rest = &bytes[at..];
         let end = memchr::memchr2(b'"', b'\\', rest);
         let plain = &rest[..end.unwrap_or(rest.len())];
-        // Checked a block at a time first, a loop the compiler vectorizes.
-        let control = plain.chunks(64).any(|block| {
-            block
-                .iter()
-                .fold(false, |found, &byte| found | (byte < 0x20))
-        });
-        return match control {
-            true => plain
+        return if has_control(plain) {
+            plain
                 .iter()
                 .position(|&byte| byte < 0x20)
-                .map(|control| at + control),
-            false => end.map(|end| at + end),
+                .map(|control| at + control)
+        } else {
+            end.map(|end| at + end)
         };
     }
     words
@@ -132,6 +127,16 @@ fn plain_run(bytes: &[u8]) -> Option<usize> {
         .iter()
         .position(|&byte| byte == b'"' || byte == b'\\' || byte < 0x20)
         .map(|found| at + found)
+}
+
+/// Whether `bytes` holds a byte below 0x20 (checked a block at a time, a
+/// loop the compiler vectorizes, where a search for the first one is not).
+fn has_control(bytes: &[u8]) -> bool {
+    bytes.chunks(64).any(|block| {
+        block
+            .iter()
+            .fold(false, |found, &byte| found | (byte < 0x20))
+    })
 }
 
 struct Scanner<'a> {
