@@ -35,6 +35,8 @@ use super::scan::{Skeleton, scan};
 use super::tree::Leaf;
 
 mod kept;
+#[cfg(test)]
+mod tests;
 
 /// How much of the file is read at a time while indexing.
 const CHUNK: usize = 1 << 20;
@@ -440,9 +442,10 @@ impl Indexer {
             (kind, self.eager.is_legacy(), id, parent, OnceCell::new())
         } else if let Some(entry) = self.eager.read_one_line(number, line, torn) {
             self.plain_open = false;
-            let kind = type_code(entry.entry_type().as_bytes())
-                .filter(|_| !matches!(entry, Entry::Unknown(_)))
-                .unwrap_or(UNKNOWN);
+            // By the `type` alone, as for a line the scan settles: an entry
+            // of a known type that does not match Pi's shape still counts
+            // as that type (the mirror reads appended entries the same way).
+            let kind = type_code(entry.entry_type().as_bytes()).unwrap_or(UNKNOWN);
             let id = self.session.push_id(entry.id().as_bytes());
             let parent = entry
                 .parent_id()

@@ -150,7 +150,7 @@ fn step() -> impl Strategy<Value = Step> {
         1 => Just(Step::Label),
         1 => (1u8..6).prop_map(Step::Branch),
         1 => (0u8..6).prop_map(Step::Garbage),
-        1 => (0u8..8).prop_map(Step::Odd),
+        1 => (0u8..10).prop_map(Step::Odd),
     ]
 }
 
@@ -289,6 +289,22 @@ fn session(steps: &[Step]) -> Vec<u8> {
                     b.n += 1;
                     let id = format!("e{:05}", b.n);
                     b.out.extend_from_slice(format!("{{\"type\":\"custom\",\"customType\":\"x\",\"id\":\"first\",\"parentId\":{},\"id\":\"{id}\"}}\n", json!(b.leaf)).as_bytes());
+                    b.ids.push(id.clone());
+                    b.leaf = Some(id);
+                }
+                8 | 9 => {
+                    // A message or a compaction (keeping the entry before
+                    // it) under an escaped id: the eager rules read it.
+                    b.n += 1;
+                    let id = format!("e{:05}", b.n);
+                    let escaped = id.replacen('e', "\\u0065", 1);
+                    let body = if *kind == 8 {
+                        format!(r#""type":"message","message":{{"role":"user","content":"escaped {turn}","timestamp":{t}}}"#)
+                    } else {
+                        let kept = b.leaf.clone().unwrap_or_else(|| id.clone());
+                        format!(r#""type":"compaction","summary":"escaped {turn}","firstKeptEntryId":"{kept}","tokensBefore":1000"#)
+                    };
+                    b.out.extend_from_slice(format!("{{{body},\"id\":\"{escaped}\",\"parentId\":{},\"timestamp\":\"2026-01-01T00:00:00.000Z\"}}\n", json!(b.leaf)).as_bytes());
                     b.ids.push(id.clone());
                     b.leaf = Some(id);
                 }
