@@ -135,6 +135,11 @@ enum Step {
     Garbage(u8),
     /// An entry of an unknown type, or a known type with a bad shape.
     Odd(u8),
+    /// An entry under the id of the entry `n` back (a later duplicate
+    /// wins, as in Pi's id map), the new leaf.
+    Duplicate(u8),
+    /// Two entries, each naming the other as its parent.
+    Cycle,
 }
 
 fn step() -> impl Strategy<Value = Step> {
@@ -151,6 +156,8 @@ fn step() -> impl Strategy<Value = Step> {
         1 => (1u8..6).prop_map(Step::Branch),
         1 => (0u8..6).prop_map(Step::Garbage),
         1 => (0u8..10).prop_map(Step::Odd),
+        1 => (1u8..6).prop_map(Step::Duplicate),
+        1 => Just(Step::Cycle),
     ]
 }
 
@@ -187,6 +194,14 @@ impl Builder {
         self.out.push(b'\n');
         self.ids.push(id.clone());
         self.leaf = Some(id);
+    }
+
+    /// A custom entry under `id` whose parent is the leaf, written as it
+    /// is (no id of its own, the leaf left alone).
+    fn custom(&mut self, id: &str) {
+        let line = json!({"type": "custom", "customType": "x", "id": id, "parentId": self.leaf, "timestamp": "2026-01-01T00:00:00.000Z"});
+        self.out.extend_from_slice(line.to_string().as_bytes());
+        self.out.push(b'\n');
     }
 }
 
@@ -256,6 +271,23 @@ fn session(steps: &[Step]) -> Vec<u8> {
                 };
                 b.out.extend_from_slice(line);
                 b.out.push(b'\n');
+            }
+            Step::Duplicate(back) => {
+                if let Some(at) = b.ids.len().checked_sub(usize::from(*back)) {
+                    let id = b.ids[at].clone();
+                    b.custom(&id);
+                    b.leaf = Some(id);
+                }
+            }
+            Step::Cycle => {
+                let (first, second) = (format!("e{:05}", b.n + 1), format!("e{:05}", b.n + 2));
+                b.n += 2;
+                b.leaf = Some(second.clone());
+                b.custom(&first);
+                b.leaf = Some(first.clone());
+                b.custom(&second);
+                b.leaf = Some(second.clone());
+                b.ids.extend([first, second]);
             }
             Step::Odd(kind) => match kind {
                 0 => b.push(json!({"type": "future_kind", "x": 1}),
