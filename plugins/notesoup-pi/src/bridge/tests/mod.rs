@@ -1,4 +1,5 @@
 //! Unit tests of the bridge that reach its internals.
 
+mod entries;
 mod mirror;
 mod summaries;
