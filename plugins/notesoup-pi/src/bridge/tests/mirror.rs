@@ -1001,3 +1001,47 @@ fn the_next_sidecar_restores_the_index_the_last_one_kept() {
     assert_ne!(std::fs::read(&kept).expect("kept anew"), saved);
     assert_eq!(start(&pi), 2_504);
 }
+
+/// A shim that starts over while the sidecar keeps its mirror (Pi reloads
+/// the extension) reports the entries Pi has written as on disk: the
+/// mirror is kept when it holds them (the same count, last id and ids),
+/// without reading the file, and read again otherwise.
+#[test]
+fn a_shim_starting_over_keeps_the_mirror_only_when_it_holds_the_entries() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let mut pi = ten_questions(dir.path());
+    let (mut sidecar, resends) = first_event(&pi);
+    assert_eq!(resends, 0);
+
+    // Held: the file is not read (it is gone), nothing is asked for.
+    let text = std::fs::read(&pi.file).expect("the file");
+    let state = Shim::default().state(&pi, false);
+    assert!(state.on_disk.is_some() && state.entries.is_empty());
+    std::fs::remove_file(&pi.file).expect("remove");
+    sidecar.host.sync(state).expect("the mirror follows");
+    assert_eq!(sidecar.resends.get(), 0, "the mirror held them");
+    assert_eq!(sidecar.host.ids(), pi.ids());
+
+    // Not held, each check failing alone: the entries are asked for.
+    std::fs::write(&pi.file, &text).expect("restore");
+    let wrong: [fn(&mut OnDisk); 2] = [
+        |on_disk| on_disk.ids_hash = ids_hash(["other"]),
+        |on_disk| on_disk.last_id = "other".to_owned(),
+    ];
+    for (case, wrong) in wrong.into_iter().enumerate() {
+        let mut state = Shim::default().state(&pi, false);
+        wrong(state.on_disk.as_mut().expect("on disk"));
+        *sidecar.answer.borrow_mut() = Some(Shim::default().state(&pi, true));
+        sidecar.host.sync(state).expect("the mirror follows");
+        assert_eq!(sidecar.resends.get(), case + 1, "case {case}");
+        assert_eq!(sidecar.host.ids(), pi.ids());
+    }
+
+    // More entries on disk than the mirror holds: read from the file.
+    pi.append(question());
+    pi.append(question());
+    let state = Shim::default().state(&pi, false);
+    sidecar.host.sync(state).expect("the mirror follows");
+    assert_eq!(sidecar.resends.get(), 2, "the file held them");
+    assert_eq!(sidecar.host.ids(), pi.ids());
+}
