@@ -1045,3 +1045,37 @@ fn a_shim_starting_over_keeps_the_mirror_only_when_it_holds_the_entries() {
     assert_eq!(sidecar.resends.get(), 2, "the file held them");
     assert_eq!(sidecar.host.ids(), pi.ids());
 }
+
+/// A report whose entries do not follow on from what the mirror holds is
+/// not patched up: entries from before those it leaves to the file, or
+/// from past the mirror's end, have every entry asked for; entries from
+/// inside the mirror replace those from there on.
+#[test]
+fn entries_out_of_step_are_asked_for_and_from_inside_replace_the_rest() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let pi = ten_questions(dir.path());
+    let (mut sidecar, _) = first_event(&pi);
+    *sidecar.answer.borrow_mut() = Some(Shim::default().state(&pi, true));
+    let from = |at: u32, on_disk: bool| {
+        let mut state = Shim::default().state(&pi, !on_disk);
+        state.entries_from = at;
+        state.entries = pi.entries[(at as usize).min(pi.entries.len())..].to_vec();
+        state
+    };
+    sidecar
+        .host
+        .sync(from(5, true))
+        .expect("the mirror follows");
+    assert_eq!(sidecar.resends.get(), 1, "from before the file's entries");
+    sidecar
+        .host
+        .sync(from(12, false))
+        .expect("the mirror follows");
+    assert_eq!(sidecar.resends.get(), 2, "from past the mirror");
+    sidecar
+        .host
+        .sync(from(5, false))
+        .expect("the mirror follows");
+    assert_eq!(sidecar.resends.get(), 2, "from inside the mirror");
+    assert_eq!(sidecar.host.ids(), pi.ids());
+}
