@@ -1079,3 +1079,34 @@ fn entries_out_of_step_are_asked_for_and_from_inside_replace_the_rest() {
     assert_eq!(sidecar.resends.get(), 2, "from inside the mirror");
     assert_eq!(sidecar.host.ids(), pi.ids());
 }
+
+/// The newest answer before the context start goes into the projection in
+/// path order among the entries that are not messages: an answer after a
+/// model change names the model.
+#[test]
+fn the_answer_before_the_context_start_keeps_its_place_in_the_path() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let mut pi = Pi::new(dir.path().join("session.jsonl"));
+    pi.append(json!({"type": "model_change", "provider": "faux", "modelId": "faux-2"}));
+    pi.append(answer());
+    pi.append(json!({"type": "thinking_level_change", "thinkingLevel": "high"}));
+    pi.append(
+        json!({"type": "custom_message", "customType": "mirror-test",
+        "content": "kept", "display": false}),
+    );
+    let kept = pi.ids()[pi.ids().len() - 1].clone();
+    pi.append(question());
+    pi.append(compaction(&kept));
+    let (sidecar, _) = first_event(&pi);
+    let projection = sidecar.host.build_projection();
+    assert_eq!(
+        projection
+            .model
+            .as_ref()
+            .map(|model| model.model_id.as_str()),
+        Some("faux-1"),
+        "the answer's model, newer than the model change"
+    );
+    assert_eq!(projection.thinking_level, "high");
+    check_mirror(&sidecar.host, &pi, true).expect("the mirror is Pi's");
+}
