@@ -775,6 +775,22 @@ fn the_handlers_decode_only_what_they_read() {
     check_mirror(&sidecar.host, &pi, true).expect("the mirror is Pi's");
 }
 
+/// `pi` followed by a thinking-level change to high, a hidden custom
+/// message, a question and a compaction keeping from that custom message,
+/// and a sidecar after its first event over it.
+fn kept_by_a_compaction(mut pi: Pi) -> (Pi, Sidecar) {
+    pi.append(json!({"type": "thinking_level_change", "thinkingLevel": "high"}));
+    pi.append(
+        json!({"type": "custom_message", "customType": "mirror-test",
+        "content": "kept", "display": false}),
+    );
+    let kept = pi.ids()[pi.ids().len() - 1].clone();
+    pi.append(question());
+    pi.append(compaction(&kept));
+    let (sidecar, _) = first_event(&pi);
+    (pi, sidecar)
+}
+
 /// The projection reads, before the context's start, the entries that are
 /// not messages (the newest model and thinking level are among them), and
 /// the entry the context starts at once: here a custom message kept by a
@@ -785,15 +801,7 @@ fn the_projection_reads_what_comes_before_the_context_start_once() {
     let dir = tempfile::tempdir().expect("a temp dir");
     let mut pi = after_a_model_change(dir.path().join("session.jsonl"), 4, answer);
     pi.append(json!({"type": "model_change", "provider": "faux", "modelId": "faux-2"}));
-    pi.append(json!({"type": "thinking_level_change", "thinkingLevel": "high"}));
-    pi.append(
-        json!({"type": "custom_message", "customType": "mirror-test",
-        "content": "kept", "display": false}),
-    );
-    let kept = pi.ids()[pi.ids().len() - 1].clone();
-    pi.append(question());
-    pi.append(compaction(&kept));
-    let (sidecar, _) = first_event(&pi);
+    let (pi, sidecar) = kept_by_a_compaction(pi);
     let projection = sidecar.host.build_projection();
     let kept_messages = projection
         .message_refs()
@@ -1089,15 +1097,7 @@ fn the_answer_before_the_context_start_keeps_its_place_in_the_path() {
     let mut pi = Pi::new(dir.path().join("session.jsonl"));
     pi.append(json!({"type": "model_change", "provider": "faux", "modelId": "faux-2"}));
     pi.append(answer());
-    pi.append(json!({"type": "thinking_level_change", "thinkingLevel": "high"}));
-    pi.append(
-        json!({"type": "custom_message", "customType": "mirror-test",
-        "content": "kept", "display": false}),
-    );
-    let kept = pi.ids()[pi.ids().len() - 1].clone();
-    pi.append(question());
-    pi.append(compaction(&kept));
-    let (sidecar, _) = first_event(&pi);
+    let (pi, sidecar) = kept_by_a_compaction(pi);
     let projection = sidecar.host.build_projection();
     assert_eq!(
         projection
