@@ -29,9 +29,18 @@ fn serve(env: &[(&str, &str)]) -> (Proc, tempfile::TempDir) {
 
 /// `notesoup-pi serve` past its handshake, with a project folder.
 fn ready(env: &[(&str, &str)]) -> (Proc, tempfile::TempDir, std::path::PathBuf) {
+    ready_after(env, b"")
+}
+
+/// [`ready`], `before` sent ahead of the hello.
+fn ready_after(
+    env: &[(&str, &str)],
+    before: &[u8],
+) -> (Proc, tempfile::TempDir, std::path::PathBuf) {
     let (mut sidecar, temp) = serve(env);
     let cwd = temp.path().join("project");
     std::fs::create_dir_all(&cwd).unwrap();
+    sidecar.stdin().write_all(before).unwrap();
     sidecar.send(&hello());
     assert_eq!(sidecar.next()["type"], "ready");
     (sidecar, temp, cwd)
@@ -75,6 +84,38 @@ fn an_event_line_past_the_cap_fails_that_event_in_bounded_memory_and_serving_goe
     assert_eq!(served["body"]["error"], Value::Null, "{served}");
     let (status, _, _) = sidecar.finish();
     assert!(status.success());
+}
+
+/// Blank lines before the hello and between events are passed over; a line
+/// under the byte cap that would make the parser build past core's token
+/// bound fails its event with the reason, unparsed, and serving goes on.
+#[test]
+fn blank_lines_are_passed_over_and_a_dense_line_fails_its_event() {
+    use notesoup_core::plumbing::LineRead;
+    let (mut sidecar, _temp, cwd) = ready_after(&[], b"\n \t\r\n");
+    sidecar.stdin().write_all(b"\n\n").unwrap();
+    let depth = LineRead::MAX_TOKENS + 1;
+    let dense = format!(
+        r#"{{"type":"event","body":{{"id":7,"name":"turn_start","payload":{}{}}}}}"#,
+        "[".repeat(depth),
+        "]".repeat(depth)
+    );
+    writeln!(sidecar.stdin(), "{dense}").unwrap();
+    let refused = sidecar.next();
+    assert_eq!(refused["body"]["id"], 7, "{refused}");
+    assert_eq!(
+        refused["body"]["error"],
+        format!(
+            "notesoup: a line of more than {} commas, colons and opening brackets was not parsed",
+            LineRead::MAX_TOKENS
+        )
+    );
+    sidecar.stdin().write_all(b" \n").unwrap();
+    sidecar.send(&tool_event(8, &cwd, json!({})));
+    let served = sidecar.next();
+    assert_eq!(served["body"]["id"], 8, "{served}");
+    assert_eq!(served["body"]["error"], Value::Null, "{served}");
+    assert!(sidecar.finish().0.success());
 }
 
 #[test]

@@ -484,6 +484,92 @@ fn a_written_session_is_mirrored_from_its_file_and_a_wrong_one_is_resent() {
     }
 }
 
+/// A sidecar past the handshake in a project, sent a fresh session's
+/// `session_start` (event 1): the sidecar, the project and the boot's
+/// action.
+fn booting() -> (Sidecar, std::path::PathBuf, Value) {
+    let (mut sidecar, cwd, _) = Sidecar::ready_in_a_project();
+    sidecar.send(json!({"type": "event", "body": {
+        "id": 1, "name": "session_start", "payload": {"type": "session_start", "reason": "startup"},
+        "state": state(&cwd, vec![], 0, None),
+    }}));
+    let action = sidecar.next();
+    assert_eq!(action["body"]["action"]["kind"], "sendMessage", "{action}");
+    (sidecar, cwd, action)
+}
+
+/// A report that leaves one entry to a session file the shim never names.
+fn unreadable_on_disk(cwd: &Path) -> Value {
+    use notesoup_pi::bridge::protocol::ids_hash;
+    let mut report = state(cwd, vec![], 1, Some("a1b2c3d4"));
+    report["onDisk"] = json!({"count": 1, "lastId": "a1b2c3d4", "idsHash": ids_hash(["a1b2c3d4"])});
+    report
+}
+
+/// An action's answer whose report the session file lets down makes the
+/// sidecar ask for every entry once, inside the same event; an answer to
+/// that request which lets it down too ends the sidecar with the reason
+/// instead of asking again.
+#[test]
+fn an_answer_the_file_lets_down_is_resent_once_and_never_asked_again() {
+    for resent_all in [true, false] {
+        let (mut sidecar, cwd, action) = booting();
+        sidecar.send(json!({"type": "actionResult", "body": {
+            "id": action["body"]["id"], "state": unreadable_on_disk(&cwd),
+        }}));
+        let resend = sidecar.next();
+        assert_eq!(
+            resend["body"]["action"]["kind"], "resendEntries",
+            "{resend}"
+        );
+        assert_ne!(resend["body"]["id"], action["body"]["id"], "{resend}");
+        let boot = json!({"type": "custom_message", "customType": "notesoup/boot", "content": "boot",
+            "display": false, "id": "a1b2c3d4", "parentId": null, "timestamp": "2026-01-01T00:00:01.000Z"});
+        let resent = if resent_all {
+            state(&cwd, vec![boot], 0, Some("a1b2c3d4"))
+        } else {
+            unreadable_on_disk(&cwd)
+        };
+        sidecar.send(
+            json!({"type": "actionResult", "body": {"id": resend["body"]["id"], "state": resent}}),
+        );
+        let (status, stdout, stderr) = sidecar.proc.output(b"");
+        if resent_all {
+            // The event ends as usual.
+            let result: Value = serde_json::from_str(&stdout).unwrap();
+            assert_eq!(
+                result["body"],
+                json!({"id": 1, "value": null, "onDemand": []}),
+                "{result}"
+            );
+            assert!(status.success(), "{stderr}");
+        } else {
+            // Nothing more is asked.
+            assert_eq!(stdout, "", "{stderr}");
+            assert!(!status.success(), "{stderr}");
+            assert!(stderr.contains("no session file"), "{stderr}");
+        }
+    }
+}
+
+/// An answer that names another action is not taken for this one's: the
+/// sidecar ends, saying which answer it waited for.
+#[test]
+fn an_answer_to_another_action_is_refused() {
+    let (mut sidecar, cwd, action) = booting();
+    let id = action["body"]["id"].as_u64().unwrap();
+    sidecar.send(json!({"type": "actionResult", "body": {
+        "id": id + 1, "state": state(&cwd, vec![], 0, None),
+    }}));
+    let (status, stdout, stderr) = sidecar.proc.output(b"");
+    assert_eq!(stdout, "", "{stderr}");
+    assert!(!status.success(), "{stderr}");
+    assert!(
+        stderr.contains(&format!("expected actionResult {id}, got actionResult")),
+        "{stderr}"
+    );
+}
+
 /// `context` crosses the pipe without the context's messages: the handshake
 /// has the shim leave them out, a request clear of the budget's lines gets
 /// `null` (Pi keeps its messages), and one past the warning line gets
