@@ -464,6 +464,54 @@ mod tests {
         );
     }
 
+    /// A Stop hook's reply is written once the end of its JSON string
+    /// (trailing whitespace aside) stands in the transcript's last 256 KiB.
+    #[test]
+    fn a_reply_is_written_when_its_end_is_in_the_transcript_s_tail() {
+        let row = |text: &str| {
+            format!(
+                r#"{{"type":"assistant","message":{{"content":[{{"type":"text","text":{}}}]}}}}"#,
+                serde_json::to_string(text).unwrap()
+            )
+        };
+        let pad = |bytes: usize| format!(r#"{{"type":"user","pad":"{}"}}"#, "x".repeat(bytes));
+        // Longer than the 120 characters looked for, with characters JSON
+        // escapes, and whitespace after its end.
+        let reply = format!(
+            "{}\n{}\"Quoted\" at the end.\n\n",
+            "start ".repeat(40),
+            "word ".repeat(30)
+        );
+        let written = file(&[&row(&reply), &pad(200 << 10), ""]);
+        assert!(reply_written(written.path(), &reply).unwrap());
+        assert!(reply_written(written.path(), reply.trim_end()).unwrap());
+        // Only its end is looked for.
+        let other_start = format!("{}{}", "other ".repeat(40), &reply[240..]);
+        assert!(reply_written(written.path(), &other_start).unwrap());
+        assert!(!reply_written(written.path(), "Another reply.").unwrap());
+        assert!(
+            reply_written(written.path(), " \n").unwrap(),
+            "nothing to wait for"
+        );
+        let too_early = file(&[&row(&reply), &pad(260 << 10), ""]);
+        assert!(!reply_written(too_early.path(), &reply).unwrap());
+    }
+
+    /// A transcript names its session in the first row that has one; rows
+    /// before it without one, or that do not parse, are passed over.
+    #[test]
+    fn a_transcript_s_session_is_the_first_one_a_row_names() {
+        let named = file(&[
+            "{torn",
+            r#"{"type":"summary","sessionId":null}"#,
+            r#"{"type":"user","sessionId":"s-1"}"#,
+            r#"{"type":"user","sessionId":"s-2"}"#,
+        ]);
+        assert_eq!(session_id_of(named.path()).unwrap().as_deref(), Some("s-1"));
+        let unnamed = file(&[r#"{"type":"summary"}"#, ""]);
+        assert_eq!(session_id_of(unnamed.path()).unwrap(), None);
+    }
+
     /// A boot of window `ordinal`, so that a test sees which boot a scan
     /// found.
     fn boot(ordinal: u64) -> String {

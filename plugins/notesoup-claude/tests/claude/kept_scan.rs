@@ -5,7 +5,9 @@
 
 use std::io::Write;
 
-use notesoup_claude::transcript::scan::{BootScan, KeptScan, boot_scan, boot_scan_kept};
+use notesoup_claude::transcript::scan::{
+    BootScan, KeptScan, boot_scan, boot_scan_kept, last_reply, reply_written,
+};
 use proptest::prelude::*;
 
 use crate::support::append;
@@ -144,6 +146,8 @@ proptest! {
             let (scan, next) = boot_scan_kept(&path, kept.as_ref()).unwrap();
             prop_assert_eq!(&scan, &boot_scan(&path).unwrap(), "after {:?}", change_name);
             prop_assert!(next.is_some());
+            // What is kept for the next run is what a scan afresh keeps.
+            prop_assert_eq!(&next, &boot_scan_kept(&path, None).unwrap().1, "after {:?}", change_name);
             kept = next;
         }
     }
@@ -251,8 +255,12 @@ fn a_transcript_that_cannot_be_opened_is_an_error_and_no_file_is_empty() {
     let below = file.join("t.jsonl");
     assert!(boot_scan_kept(&below, None).is_err());
     assert!(boot_scan(&below).is_err());
+    assert!(last_reply(&below).is_err());
+    assert!(reply_written(&below, "Done.").is_err());
     // No file, or a directory in its place: nothing to scan.
     for empty in [dir.path().join("missing.jsonl"), dir.path().to_path_buf()] {
+        assert_eq!(last_reply(&empty).unwrap(), None);
+        assert!(!reply_written(&empty, "Done.").unwrap());
         assert_eq!(boot_scan(&empty).unwrap(), BootScan::default());
         assert_eq!(
             boot_scan_kept(&empty, None).unwrap(),
