@@ -200,5 +200,15 @@ mod tests {
         let budget = Budget::measure(&reply(0, "m"), &custom);
         assert_eq!(budget.policy.reserve_line(), 20_000);
         assert_eq!(budget.policy.reminder_line(), 21_000);
+        // A margin of 0 is no margin the user chose: the default stands.
+        let zero = BudgetConfig {
+            reminder_margin: Some(0),
+            ..custom
+        };
+        let budget = Budget::measure(&reply(0, "m"), &zero);
+        assert_eq!(
+            budget.policy.reminder_line(),
+            20_000 + BudgetPolicy::DEFAULT_REMINDER_MARGIN_TOKENS
+        );
     }
 }
