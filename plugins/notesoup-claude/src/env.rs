@@ -191,6 +191,30 @@ mod tests {
         assert_eq!(env.budget.reserve, Some(-5.0));
         assert_eq!(env.budget.reminder_margin, None);
         assert!(!env.budget.disable_1m);
+        assert!(!env.mcp_structured);
+        // The caches under the home's, apart from the data directory.
+        assert_eq!(
+            env.cache_dir(),
+            Some(PathBuf::from("/home/u/.cache/notesoup"))
+        );
+
+        // A switch reads on only as a yes; the 1M switch as any value.
+        let vars: HashMap<&str, &str> = HashMap::from([
+            ("CLAUDE_PLUGIN_DATA", "/d"),
+            ("NOTESOUP_DISABLE", "0"),
+            ("NOTESOUP_MCP_STRUCTURED", " On "),
+            ("CLAUDE_CODE_DISABLE_1M_CONTEXT", "x"),
+        ]);
+        let env = HostEnv::from_lookup(|name| vars.get(name).map(|v| (*v).to_owned()));
+        assert!(!env.disabled);
+        assert!(env.mcp_structured);
+        assert!(env.budget.disable_1m);
+        // No home to keep caches under: the data directory holds them.
+        assert_eq!(env.cache_dir(), Some(PathBuf::from("/d")));
+        let env = HostEnv::from_lookup(|name| {
+            (name == "CLAUDE_CODE_DISABLE_1M_CONTEXT").then(String::new)
+        });
+        assert!(!env.budget.disable_1m);
     }
 
     #[test]
