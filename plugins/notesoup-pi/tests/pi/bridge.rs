@@ -53,12 +53,7 @@ impl Sidecar {
     /// Starts the session in `cwd` (`session_start`, the shim performing
     /// the boot's action); the root boot's text.
     fn session_start(&mut self, cwd: &Path) -> String {
-        self.send(json!({"type": "event", "body": {
-            "id": 1, "name": "session_start", "payload": {"type": "session_start", "reason": "startup"},
-            "state": state(cwd, vec![], 0, None),
-        }}));
-        let action = self.next();
-        assert_eq!(action["type"], "action", "{action}");
+        let action = self.boot_action(cwd);
         let message = &action["body"]["action"]["args"]["message"];
         assert_eq!(message["customType"], "notesoup/boot", "{action}");
         let text = match &message["content"] {
@@ -74,6 +69,19 @@ impl Sidecar {
         let result = self.next();
         assert_eq!(result["type"], "result", "{result}");
         text
+    }
+
+    /// Sends a fresh session's `session_start` in `cwd` (event 1); the
+    /// boot's action.
+    fn boot_action(&mut self, cwd: &Path) -> Value {
+        self.send(json!({"type": "event", "body": {
+            "id": 1, "name": "session_start", "payload": {"type": "session_start", "reason": "startup"},
+            "state": state(cwd, vec![], 0, None),
+        }}));
+        let action = self.next();
+        assert_eq!(action["type"], "action", "{action}");
+        assert_eq!(action["body"]["action"]["kind"], "sendMessage", "{action}");
+        action
     }
 
     /// The project folder of the sessions, created.
@@ -489,12 +497,7 @@ fn a_written_session_is_mirrored_from_its_file_and_a_wrong_one_is_resent() {
 /// action.
 fn booting() -> (Sidecar, std::path::PathBuf, Value) {
     let (mut sidecar, cwd, _) = Sidecar::ready_in_a_project();
-    sidecar.send(json!({"type": "event", "body": {
-        "id": 1, "name": "session_start", "payload": {"type": "session_start", "reason": "startup"},
-        "state": state(&cwd, vec![], 0, None),
-    }}));
-    let action = sidecar.next();
-    assert_eq!(action["body"]["action"]["kind"], "sendMessage", "{action}");
+    let action = sidecar.boot_action(&cwd);
     (sidecar, cwd, action)
 }
 
