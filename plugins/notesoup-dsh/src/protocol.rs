@@ -7,12 +7,10 @@
 //! and the bundle then runs without notesoup (fail closed). Session-scoped
 //! requests carry the session events the sidecar has not seen yet.
 
-use std::borrow::Cow;
-
+use notesoup_core::plumbing::LineRead;
 use notesoup_core::tools::CompactJson;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use serde_json::value::RawValue;
 use typeshare::typeshare;
 
 use crate::decode::SessionEvent;
@@ -34,22 +32,11 @@ pub struct Request {
 
 impl Request {
     /// Parses one request line. Equivalent to deserializing [`Request`], but
-    /// the params go straight into their type: the derived form buffers the
-    /// whole request (the flattened `op`/`params`) in an intermediate tree
-    /// first, doubling the memory a large line costs.
+    /// the params go straight into their type ([`LineRead::envelope`]).
     pub fn parse(line: &str) -> Result<Self, serde_json::Error> {
-        #[derive(Deserialize)]
-        #[serde(deny_unknown_fields)]
-        struct Raw<'a> {
-            id: u64,
-            #[serde(borrow)]
-            op: Cow<'a, str>,
-            #[serde(borrow)]
-            params: &'a RawValue,
-        }
-        let raw: Raw<'_> = serde_json::from_str(line)?;
-        let params = raw.params.get();
-        let call = match raw.op.as_ref() {
+        let (id, op, params) = LineRead::envelope(line.as_bytes())?;
+        let params = params.get();
+        let call = match op.as_ref() {
             "hello" => Call::Hello(serde_json::from_str(params)?),
             "window.open" => Call::WindowOpen(serde_json::from_str(params)?),
             "budget.decide" => Call::BudgetDecide(serde_json::from_str(params)?),
@@ -59,7 +46,7 @@ impl Request {
             "session.sync" => Call::SessionSync(serde_json::from_str(params)?),
             other => return Err(serde::de::Error::unknown_variant(other, OPS)),
         };
-        Ok(Self { id: raw.id, call })
+        Ok(Self { id, call })
     }
 }
 

@@ -13,12 +13,10 @@
 //! writes them to `generated/notesoup.d.ts`, which the extensions (Pi's
 //! `dreamer/dream.ts`, the dsh bundle's `dream.js`) import and `tsc` checks.
 
-use std::borrow::Cow;
 use std::io::{self, BufRead, Write};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use serde_json::value::RawValue;
 use typeshare::typeshare;
 
 use super::{DreamTools, call_dream_tool, dream_tool_table};
@@ -124,22 +122,13 @@ impl Request {
     /// read first, so another op gets its own refusal, and the params go
     /// straight into their type (the derived form buffers the whole line).
     fn parse(line: &[u8]) -> Result<Self, NotARequest> {
-        #[derive(Deserialize)]
-        #[serde(deny_unknown_fields)]
-        struct Raw<'a> {
-            id: u64,
-            #[serde(borrow)]
-            op: Cow<'a, str>,
-            #[serde(borrow)]
-            params: &'a RawValue,
+        let (id, op, params) = LineRead::envelope(line).map_err(NotARequest::Malformed)?;
+        if op != TOOL_OP {
+            return Err(NotARequest::OtherOp(id));
         }
-        let raw: Raw<'_> = serde_json::from_slice(line).map_err(NotARequest::Malformed)?;
-        if raw.op != TOOL_OP {
-            return Err(NotARequest::OtherOp(raw.id));
-        }
-        let params = serde_json::from_str(raw.params.get()).map_err(NotARequest::Malformed)?;
+        let params = serde_json::from_str(params.get()).map_err(NotARequest::Malformed)?;
         Ok(Self {
-            id: raw.id,
+            id,
             call: DreamCall::Tool(params),
         })
     }

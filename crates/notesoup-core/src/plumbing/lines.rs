@@ -8,9 +8,11 @@
 //! streams past instead of being buffered whole; only its first
 //! [`KEPT_PREFIX_BYTES`] are kept, so the answer can name the request's id.
 
+use std::borrow::Cow;
 use std::io::{self, BufRead, Read};
 
 use serde::Deserialize;
+use serde_json::value::RawValue;
 
 /// How much of an over-long line is kept, to recover its id.
 pub(crate) const KEPT_PREFIX_BYTES: usize = 256;
@@ -236,6 +238,28 @@ impl LineRead<'_> {
             .unwrap_or(UNKNOWN_ID)
     }
 
+    /// The `{"id": N, "op": "...", "params": {...}}` envelope of a request
+    /// line, no other key allowed, the params left unparsed: the caller
+    /// parses them straight into the op's type (deserializing a tagged enum
+    /// flattened into the request would buffer the whole line in an
+    /// intermediate tree first, doubling the memory a large line costs).
+    ///
+    /// # Errors
+    /// The parser's, when the line is no such envelope.
+    pub fn envelope(line: &[u8]) -> serde_json::Result<(u64, Cow<'_, str>, &RawValue)> {
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Raw<'a> {
+            id: u64,
+            #[serde(borrow)]
+            op: Cow<'a, str>,
+            #[serde(borrow)]
+            params: &'a RawValue,
+        }
+        let raw: Raw<'_> = serde_json::from_slice(line)?;
+        Ok((raw.id, raw.op, raw.params))
+    }
+
     /// The longest line any notesoup reader keeps, newline excluded: a request
     /// line of a sidecar or server, and a line of a transcript or session file
     /// that history decoding reads. Notes are capped at 1 MB and the hosts send
@@ -392,6 +416,25 @@ pub(crate) mod tests {
             b"",
         ] {
             assert_eq!(LineRead::recover_id(unknown), UNKNOWN_ID, "{unknown:?}");
+        }
+    }
+
+    #[test]
+    fn an_envelope_is_an_id_an_op_and_unparsed_params_and_nothing_else() {
+        let (id, op, params) =
+            LineRead::envelope(br#"{"params": {"a": [1, "\u0041"]}, "op": "do\nit", "id": 7}"#)
+                .unwrap();
+        assert_eq!((id, op.as_ref()), (7, "do\nit"));
+        assert_eq!(params.get(), r#"{"a": [1, "\u0041"]}"#);
+        for refused in [
+            &br#"{"id": 7, "op": "x", "params": {}, "more": 1}"#[..],
+            br#"{"id": 7, "op": "x"}"#,
+            br#"{"op": "x", "params": {}}"#,
+            br#"{"id": -7, "op": "x", "params": {}}"#,
+            br#"{"id": 7, "op": 1, "params": {}}"#,
+            br#"{"id": 7, "op": "x", "params": {}"#,
+        ] {
+            assert!(LineRead::envelope(refused).is_err(), "{refused:?}");
         }
     }
 
