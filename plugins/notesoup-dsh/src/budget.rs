@@ -93,7 +93,75 @@ pub fn decide(
 
 #[cfg(test)]
 mod tests {
+    use serde_json::{Value, json};
+
     use super::*;
+    use crate::messages::{human_prompt, notice};
+
+    #[test]
+    fn a_window_s_notices_are_notesoup_s_own_user_messages_since_it_began() {
+        let event = |seq, kind: &str, data| SessionEvent::test_event(seq, kind, data, None);
+        let told = |seq, kind| event(seq, "user/message", notice(kind, "text", "summary"));
+        let answer = |seq| {
+            let message = json!({"role": "assistant", "content": [{"type": "text", "text": "ok"}]});
+            event(seq, "assistant/message", json!({ "message": message }))
+        };
+        let since = |events: &[SessionEvent]| WindowNotices::since(events, 2);
+        let none = WindowNotices::default();
+
+        let before = [
+            told(0, DshNotice::Warning),
+            told(1, DshNotice::Reminder),
+            answer(1),
+        ];
+        assert_eq!(since(&before), none, "the window begins at seq 2");
+        assert_eq!(
+            since(&[answer(2)]),
+            WindowNotices {
+                answered: true,
+                ..none
+            }
+        );
+        let reminded = WindowNotices {
+            reminder: true,
+            ..none
+        };
+        assert_eq!(since(&[told(2, DshNotice::Reminder)]), reminded);
+        let warned = WindowNotices {
+            warning: true,
+            ..none
+        };
+        assert_eq!(since(&[told(3, DshNotice::Warning)]), warned);
+        assert_eq!(since(&[told(3, DshNotice::CloseOut)]), warned);
+        assert_eq!(
+            since(&[
+                told(2, DshNotice::Reminder),
+                answer(3),
+                told(4, DshNotice::Warning)
+            ]),
+            WindowNotices {
+                reminder: true,
+                warning: true,
+                answered: true,
+            }
+        );
+
+        let mut foreign = told(3, DshNotice::Warning);
+        foreign.data["source"]["plugin"] = Value::from("another-plugin");
+        let not_user = event(
+            3,
+            "tool/result",
+            json!({ "message": notice(DshNotice::Warning, "t", "s") }),
+        );
+        let others = [
+            told(3, DshNotice::Continuation),
+            foreign,
+            not_user,
+            event(3, "user/message", human_prompt("warning")),
+            event(3, "user/message", json!({"role": "user", "content": []})),
+        ];
+        assert_eq!(since(&others), none, "no reminder, warning or answer");
+    }
 
     #[test]
     fn thresholds_and_once_per_window() {

@@ -148,5 +148,23 @@ mod tests {
         assert_eq!(message["source"]["notice"], "warning");
         assert_eq!(DshNotice::parse("close-out"), Some(DshNotice::CloseOut));
         assert_eq!(DshNotice::parse("other"), None);
+
+        let exact = "y".repeat(NOTICE_SUMMARY_MAX_CHARS);
+        let message = notice(DshNotice::Reminder, "text", &exact);
+        assert_eq!(message["source"]["summary"], exact.as_str(), "kept whole");
+        let over = "é".repeat(NOTICE_SUMMARY_MAX_CHARS + 1);
+        let message = notice(DshNotice::Reminder, "text", &over);
+        let cut = format!("{}…", "é".repeat(NOTICE_SUMMARY_MAX_CHARS - 1));
+        assert_eq!(message["source"]["summary"], cut.as_str());
+    }
+
+    #[test]
+    fn a_human_prompt_is_the_human_s_text_and_not_notesoup_s() {
+        let prompt = as_event(human_prompt("go on"));
+        let source = prompt.source().expect("source");
+        assert_eq!(source.kind, "user");
+        assert!(!source.is_notesoup());
+        assert_eq!(prompt.text(), "go on");
+        assert_eq!(prompt.data["role"], "user");
     }
 }

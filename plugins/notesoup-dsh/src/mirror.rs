@@ -205,6 +205,28 @@ mod tests {
         );
         mirror.extend(4, vec![replace, user(5)]).expect("extend");
         assert_eq!(mirror.surface(), [4, 5]);
+        let one = ev(
+            6,
+            "user/message",
+            json!({"content": []}),
+            Some(SurfaceOp::Replace { start: 5, end: 5 }),
+        );
+        mirror.extend(6, vec![one]).expect("a span of one node");
+        assert_eq!(mirror.surface(), [4, 6]);
+    }
+
+    #[test]
+    fn each_full_re_send_is_a_new_generation() {
+        let mut mirror = SessionMirror::default();
+        assert_eq!(mirror.generation(), 0);
+        mirror.extend(0, vec![user(0)]).expect("first send");
+        assert_eq!(mirror.generation(), 1);
+        mirror.extend(1, vec![user(1)]).expect("more");
+        assert_eq!(mirror.generation(), 1, "a continuation is the same copy");
+        mirror.extend(0, vec![user(0)]).expect("sent again");
+        mirror.extend(0, vec![user(0), user(1)]).expect("and again");
+        assert_eq!(mirror.generation(), 3);
+        assert_eq!(mirror.surface(), [0, 1]);
     }
 
     #[test]

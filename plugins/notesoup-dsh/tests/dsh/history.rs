@@ -71,3 +71,35 @@ fn reads_search_and_refusals() {
     let found = history_call("history_search", json!({"query": "fresh window answer"}));
     insta::assert_snapshot!("search", text(&found));
 }
+
+#[test]
+fn a_log_sent_again_from_its_start_replaces_what_history_read() {
+    let mut log = fixture_log(LOG);
+    let cwd = log.header.cwd.clone().expect("cwd");
+    let notes = tempfile::tempdir().expect("tempdir");
+    let mut client = Client::greeted(notes.path());
+    let prompt = log
+        .events
+        .iter()
+        .position(|event| {
+            event.kind == "user/message"
+                && event.source().is_some_and(|source| source.kind == "user")
+        })
+        .expect("a prompt");
+    let seq = prompt + 1;
+    let mut read = |events: &[_]| {
+        let answer = client.ok(
+            "tool",
+            json!({"session": session(&log.header.id, &cwd, 0, events),
+                   "name": "history_read", "arguments": {"seq": seq}}),
+        );
+        answer["result"]["text"].as_str().expect("text").to_owned()
+    };
+    let first = read(&log.events);
+    assert_eq!(first, log.events[prompt].text());
+
+    // The same number of events, one prompt's text another: the sidecar's
+    // history must not keep what it decoded from the first copy.
+    log.events[prompt].data["content"] = json!([{"type": "text", "text": "another prompt"}]);
+    assert_eq!(read(&log.events), "another prompt");
+}
