@@ -141,3 +141,49 @@ pub fn sections(
         max_chars,
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn place(root: &std::path::Path, cache: &str) -> NotesPlace {
+        NotesPlace {
+            root: root.join("notes"),
+            agent: "anonymous".into(),
+            cache: Some(root.join(cache)),
+        }
+    }
+
+    #[test]
+    fn each_cache_directory_keeps_caches_of_its_own_for_the_process() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (a, b) = (place(dir.path(), "a"), place(dir.path(), "b"));
+        let kept = caches(&a);
+        assert!(Arc::ptr_eq(&kept, &caches(&a)), "kept for the process");
+        assert!(!Arc::ptr_eq(&kept, &caches(&b)), "another directory's");
+        assert!(Arc::ptr_eq(&caches(&b), &caches(&b)));
+    }
+
+    #[test]
+    fn only_a_window_after_the_first_names_a_previous_one() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let place = place(dir.path(), "cache");
+        let store = store(&place, Some("s"), "/work/project", None, true).expect("store");
+        let boot = |ordinal| {
+            render(&place, &store, ordinal, Timestamp::UNIX_EPOCH, 100_000).expect("boot")
+        };
+        let first = boot(1);
+        assert!(
+            first.contains("Current context window id: dsh:s:1\n"),
+            "{first}"
+        );
+        assert!(!first.contains("Previous context window id"), "{first}");
+        let second = boot(2);
+        assert!(
+            second.contains(
+                "Current context window id: dsh:s:2\nPrevious context window id: dsh:s:1\n"
+            ),
+            "{second}"
+        );
+    }
+}

@@ -207,11 +207,6 @@ impl SessionEvent {
         }
     }
 
-    /// Whether this event is on the surface path (carries a surface op).
-    pub fn is_surface(&self) -> bool {
-        self.surface_op.is_some()
-    }
-
     /// The message of a `user/message`, `assistant/message` or `tool/result`.
     fn message(&self) -> Option<&Value> {
         match self.kind.as_str() {

@@ -136,10 +136,7 @@ pub fn window_signals(
             .and_then(|next| next.marker_seq)
             .is_some_and(|marker| marker <= event.seq)
         {
-            let origin = spans
-                .get(current + 1)
-                .and(event.source())
-                .and_then(|source| source.origin);
+            let origin = event.source().and_then(|source| source.origin);
             if let Some(ended) = signals.get_mut(current) {
                 ended.ended_by = Some(match origin.as_deref() {
                     Some("forced") if overflowed => EndReason::Overflow,
@@ -575,6 +572,44 @@ mod tests {
         );
     }
 
+    #[test]
+    fn a_window_s_fill_and_notices_are_what_was_measured_and_told() {
+        let answered = |seq, usage: Value| {
+            ev(
+                seq,
+                "assistant/message",
+                json!({"message": {"content": [{"type": "text", "text": "ok"}], "usage": usage}}),
+                Some(SurfaceOp::Append),
+            )
+        };
+        let notice = |seq, plugin| {
+            user(
+                seq,
+                "told",
+                json!({"kind": "plugin", "plugin": plugin, "form": "notice", "notice": "reminder"}),
+            )
+        };
+        let events = vec![
+            user(0, "go", json!({"kind": "user"})),
+            answered(1, json!({"inputTokens": 0, "outputTokens": 0})),
+            answered(2, json!({"inputTokens": 900, "outputTokens": 100})),
+            notice(3, "another-plugin"),
+            notice(4, "notesoup"),
+        ];
+        let signals = window_signals("s", &events).expect("signals");
+        assert_eq!(signals.len(), 1);
+        assert_eq!(
+            signals[0].fill,
+            [(3, 1_000)],
+            "a zero usage measures nothing"
+        );
+        assert_eq!(
+            signals[0].notices,
+            [(5, NoticeKind::Reminder)],
+            "notesoup's only"
+        );
+    }
+
     /// One generated event, before seqs are given.
     #[derive(Debug, Clone)]
     enum Shape {
@@ -725,6 +760,10 @@ mod tests {
             let half = &events[..events.len() / 2];
             incremental.history(2, half).expect("history");
             proptest::prop_assert_eq!(incremental.transcript(), &transcript("s", half).expect("fresh"));
+            // A shorter log than the one decoded starts over too.
+            let quarter = &events[..events.len() / 4];
+            incremental.history(2, quarter).expect("history");
+            proptest::prop_assert_eq!(incremental.transcript(), &transcript("s", quarter).expect("fresh"));
         }
     }
 }

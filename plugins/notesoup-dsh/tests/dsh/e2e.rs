@@ -439,7 +439,11 @@ fn a_wipe_resets_and_a_resumed_session_keeps_its_window() {
     let Some(SurfaceOp::Replace { start, .. }) = found[0].surface_op else {
         unreachable!("checked")
     };
-    let first_surface = log.events.iter().find(|e| e.is_surface()).expect("surface");
+    let first_surface = log
+        .events
+        .iter()
+        .find(|e| e.surface_op.is_some())
+        .expect("surface");
     assert_eq!(start, first_surface.seq, "the whole visible history");
     assert_eq!(notices(&log, "continuation").len(), 1);
     assert_eq!(visible_boots(&log), 1);
