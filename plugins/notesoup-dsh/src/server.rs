@@ -29,7 +29,7 @@ use crate::budget::{self, WindowNotices};
 use crate::decode::{PINNED_DSH_VERSION, SessionEvent};
 use crate::history::IncrementalHistory;
 use crate::messages::{self, DshNotice, ResetOrigin};
-use crate::mirror::{MirrorError, SessionMirror};
+use crate::mirror::SessionMirror;
 use crate::protocol::{
     BudgetAction, BudgetParams, BudgetResult, Call, ErrorCode, FreshWindowParams,
     FreshWindowResult, HelloParams, HelloResult, Outcome, PROTOCOL_VERSION, PendingReset,
@@ -214,10 +214,13 @@ impl Sidecar {
         state.model = input.model;
         let from = input.from;
         state.mirror.extend(from, input.events).map_err(|error| {
-            let code = match (&error, from) {
-                (_, 0) => ErrorCode::BadRequest,
-                (MirrorError::Gap { .. }, _) => ErrorCode::Resync,
-                _ => ErrorCode::Resync,
+            // A whole log that does not fold is the bundle's to fix; a batch
+            // that does not continue the mirror is answered by sending the
+            // whole log again.
+            let code = if from == 0 {
+                ErrorCode::BadRequest
+            } else {
+                ErrorCode::Resync
             };
             ProtocolError::new(code, error.to_string())
         })?;

@@ -243,6 +243,73 @@ fn notes_tools_write_to_the_session_homes() {
 }
 
 #[test]
+fn a_reset_is_followed_by_the_human_s_prompt_by_nothing_or_by_the_continuation() {
+    let (log, id, cwd) = recorded();
+    let followup = |trigger: &str, prompt: Value| {
+        let (_notes, mut client) = greeted();
+        let plan = client.ok(
+            "reset.plan",
+            json!({"session": session(&id, &cwd, 0, &log.events[..34]),
+                   "surface": [7, 8, 18, 21, 29, 31], "origin": "normal",
+                   "trigger": trigger, "prompt": prompt}),
+        );
+        plan["followup"].clone()
+    };
+
+    let carried = followup("manual", json!("carry on with the parser"));
+    assert_eq!(carried["content"][0]["text"], "carry on with the parser");
+    assert_eq!(carried["source"], json!({"kind": "user"}));
+    assert_eq!(followup("manual", Value::Null), Value::Null);
+    assert_eq!(followup("compaction", Value::Null), Value::Null);
+    for trigger in ["tool", "budget", "overflow"] {
+        let greeting = followup(trigger, Value::Null);
+        assert_eq!(greeting["source"]["notice"], "continuation", "{trigger}");
+        assert_eq!(
+            greeting["source"]["summary"],
+            format!("notesoup: fresh context window dsh:{id}:2"),
+            "{trigger}"
+        );
+    }
+}
+
+#[test]
+fn only_a_successful_wipe_in_the_current_window_is_a_pending_reset() {
+    let (log, id, _) = recorded();
+    let pending = |edit: &dyn Fn(&mut Vec<notesoup_dsh::decode::SessionEvent>)| {
+        let mut events = log.events[..34].to_vec();
+        edit(&mut events);
+        let (_notes, mut client) = greeted();
+        let opened = client.ok(
+            "window.open",
+            json!({"session": session(&id, "/", 0, &events)}),
+        );
+        opened["pending_reset"].clone()
+    };
+    let wipe_call = log.events[..34]
+        .iter()
+        .position(|event| event.kind == "tool/call" && event.data["name"] == "wipe_memory")
+        .expect("the wipe's call");
+    let wipe_result = log.events[..34]
+        .iter()
+        .position(|event| {
+            event.kind == "tool/result"
+                && event.data["message"]["content"][0]["toolCallId"]
+                    == log.events[wipe_call].data["callId"]
+        })
+        .expect("the wipe's result");
+
+    assert_eq!(pending(&|_| {})["trigger"], "tool");
+    let failed = |events: &mut Vec<notesoup_dsh::decode::SessionEvent>| {
+        events[wipe_result].data["message"]["content"][0]["isError"] = json!(true);
+    };
+    assert_eq!(pending(&failed), Value::Null, "a failed wipe");
+    let renamed = |events: &mut Vec<notesoup_dsh::decode::SessionEvent>| {
+        events[wipe_call].data["name"] = json!("notes_write");
+    };
+    assert_eq!(pending(&renamed), Value::Null, "another tool's call");
+}
+
+#[test]
 fn a_refused_reset_plan_drops_the_request() {
     let (log, id, _) = recorded();
     let (_notes, mut client) = greeted();
