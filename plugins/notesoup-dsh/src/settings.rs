@@ -285,6 +285,17 @@ mod tests {
         assert_eq!(settings.core.boot_max_chars, 6000);
         assert!(!settings.automatic_resets);
         assert_eq!(resolve(&file, &json!([])).warnings.len(), 1);
+        let no_row = resolve(&file, &Value::Null);
+        assert!(no_row.warnings.is_empty(), "{:?}", no_row.warnings);
+        assert_eq!(no_row.settings.core.boot_max_chars, 5000);
+    }
+
+    #[test]
+    fn a_value_a_warning_repeats_is_cut_past_sixty_characters() {
+        let exact = Value::String("x".repeat(58));
+        assert_eq!(shown(&exact), exact.to_string(), "60 with its quotes");
+        let longer = Value::String("é".repeat(59));
+        assert_eq!(shown(&longer), format!("\"{}…", "é".repeat(58)));
     }
 
     #[test]
