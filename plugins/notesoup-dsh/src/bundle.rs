@@ -96,3 +96,38 @@ fn files(engine: Engine, manifest: &str) -> Vec<InstallFile<'_>> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::Value;
+
+    use super::*;
+
+    #[test]
+    fn the_manifest_names_what_the_bundle_and_its_sidecar_share() {
+        let manifest: Value = serde_json::from_str(&manifest()).expect("json");
+        assert_eq!(manifest["version"], env!("CARGO_PKG_VERSION"));
+        assert_eq!(manifest["dsh"], PINNED_DSH_VERSION);
+        assert_eq!(manifest["bootSection"], BOOT_SECTION);
+        assert_eq!(manifest["templateOpen"], TEMPLATE_OPEN);
+        assert_eq!(manifest["budgetTool"], "get_context_remaining");
+        assert_eq!(manifest["syncBatchBytes"], 4 * 1024 * 1024);
+        assert_eq!(manifest["tools"], json!(tools::manifest()));
+        assert_eq!(manifest["dreamTools"], json!(dream_tools::manifest()));
+    }
+
+    #[test]
+    fn the_bundle_is_written_whole_with_the_engine_or_without() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let bundle = dir.path().join("bundle");
+        write(&bundle).expect("written");
+        let read = |name: &str| std::fs::read_to_string(bundle.join(name)).expect(name);
+        for (name, text) in FILES {
+            assert_eq!(read(name), *text, "{name}");
+        }
+        assert_eq!(read("manifest.json"), manifest());
+        assert_eq!(read("cordis.patch.yml"), ENGINE_PATCH);
+        write_with(&bundle, Engine::Left, false).expect("written again");
+        assert_eq!(read("cordis.patch.yml"), NO_ENGINE_PATCH);
+    }
+}

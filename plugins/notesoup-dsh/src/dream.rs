@@ -241,6 +241,8 @@ fn last_lines(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use notesoup_core::dream::DreamTools;
+
     use super::*;
 
     #[test]
@@ -264,5 +266,72 @@ mod tests {
             Some("vendor/model".into())
         );
         assert_eq!(ModelChoice::parse("  "), None);
+        for bare in ["/deepseek-v4-pro", "deepseek-official/"] {
+            assert_eq!(
+                ModelChoice::parse(bare),
+                Some(ModelChoice {
+                    provider: None,
+                    model: bare.into()
+                }),
+                "a slash with nothing on one side names no provider"
+            );
+        }
+    }
+
+    #[test]
+    fn the_work_directory_holds_the_bundle_the_sessions_and_an_overlay_of_quoted_paths() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let home = dir.path().join("notes \"home\"");
+        let tools = DreamTools::new(&home);
+        let dreamer = DshDreamer {
+            dsh: "dsh".into(),
+            profile: "headless".into(),
+            notesoup_dsh: dir.path().join("bin/notesoup-dsh"),
+            work_dir: dir.path().join("work"),
+            timeout: Duration::from_secs(1),
+        };
+        let request = |model_pattern| DreamRequest {
+            prompt: "tidy",
+            home: &home,
+            model_pattern,
+            tools: &tools,
+            on_tool_call: &|_, _| {},
+        };
+
+        let overlay = dreamer
+            .prepare(&request(Some("deepseek-official/deepseek-v4-pro")))
+            .expect("prepared");
+        assert_eq!(overlay, dreamer.work_dir.join("dreamer.patch.yml"));
+        assert!(dreamer.work_dir.join("sessions").is_dir());
+        let manifest = std::fs::read_to_string(dreamer.work_dir.join("bundle/manifest.json"))
+            .expect("the bundle's manifest");
+        assert_eq!(manifest, bundle::manifest());
+        assert!(dreamer.work_dir.join("bundle/dream.js").is_file());
+
+        let quoted = |path: &Path| json!(path.display().to_string()).to_string();
+        let text = std::fs::read_to_string(&overlay).expect("overlay");
+        for line in [
+            format!("      name: {}\n", quoted(&dreamer.work_dir.join("bundle/dream.js"))),
+            format!("        binary: {}\n", quoted(&dreamer.notesoup_dsh)),
+            format!("        home: {}\n", quoted(&home)),
+            format!("    root: {}\n", quoted(&dreamer.work_dir.join("sessions"))),
+            "- id: agent-default-model\n  config:\n    provider: \"deepseek-official\"\n    model: \"deepseek-v4-pro\"\n".to_owned(),
+        ] {
+            assert!(text.contains(&line), "{line:?} in\n{text}");
+        }
+        assert!(
+            text.contains("- id: session-title-llm\n  disabled: true\n"),
+            "{text}"
+        );
+
+        let profile_s = dreamer.overlay(&request(Some("deepseek-v4-flash")));
+        assert!(
+            profile_s.ends_with(
+                "- id: agent-default-model\n  config:\n    model: \"deepseek-v4-flash\"\n"
+            ),
+            "{profile_s}"
+        );
+        let automatic = dreamer.overlay(&request(None));
+        assert!(!automatic.contains("agent-default-model"), "{automatic}");
     }
 }
