@@ -260,6 +260,63 @@ fn resume_without_a_record_recovers_the_window_from_the_transcript() {
 }
 
 #[test]
+fn resume_of_a_session_notesoup_never_booted_boots_its_first_window() {
+    let sb = Sandbox::new();
+    // The plugin enabled mid-session: a reply, no boot, no compaction.
+    sb.append_transcript(S1, &[reply_row("a1", 1000)]);
+    let boot = context_of(&start(&sb, "resume", S1).unwrap(), "SessionStart");
+    assert_eq!(
+        ids(&boot),
+        [
+            format!("First context window id: claude:{S1}:1"),
+            format!("Current context window id: claude:{S1}:1"),
+        ],
+        "the first window has no previous one"
+    );
+}
+
+#[test]
+fn compact_without_a_record_boots_the_window_after_the_transcript_s_boot() {
+    for boundary_on_disk in [false, true] {
+        let sb = Sandbox::new();
+        let boot = context_of(&start(&sb, "startup", S1).unwrap(), "SessionStart");
+        sb.append_transcript(S1, &[hook_context_row("h1", &boot), reply_row("a1", 1000)]);
+        if boundary_on_disk {
+            sb.append_transcript(S1, &[boundary_row("b1")]);
+        }
+        std::fs::remove_file(sb.data.join(format!("sessions/{S1}.json"))).unwrap();
+        let next = context_of(&start(&sb, "compact", S1).unwrap(), "SessionStart");
+        assert_eq!(
+            ids(&next)[1..],
+            [
+                format!("Current context window id: claude:{S1}:2"),
+                format!("Previous context window id: claude:{S1}:1"),
+            ],
+            "boundary on disk: {boundary_on_disk}"
+        );
+    }
+}
+
+#[test]
+fn clear_after_a_prompt_still_carries_the_hand_off() {
+    let sb = Sandbox::new();
+    start(&sb, "startup", S1).unwrap();
+    sb.hook("session-end", &sb.payload("SessionEnd-clear", S1));
+    // A prompt's hook ran first in the new session and recorded it.
+    prompt(&sb, S2);
+    assert_eq!(sb.session_record(S2)["window"]["bootInjected"], false);
+    let boot = context_of(&start(&sb, "clear", S2).unwrap(), "SessionStart");
+    assert_eq!(
+        ids(&boot),
+        [
+            format!("First context window id: claude:{S1}:1"),
+            format!("Current context window id: claude:{S2}:2"),
+            format!("Previous context window id: claude:{S1}:1"),
+        ]
+    );
+}
+
+#[test]
 fn clear_carries_the_hand_off_into_the_next_window() {
     let sb = Sandbox::new();
     start(&sb, "startup", S1).unwrap();
