@@ -279,6 +279,21 @@ mod tests {
     }
 
     #[test]
+    fn dsh_s_last_words_leave_out_stack_frames_and_source_excerpts() {
+        let stderr = "warming up\nError: the profile has no provider\n    at load (file:///dsh/cli.js:10:3)\n\
+                      file:///dsh/cli.js:10\n  ^\n{\n  code: 'E_PROFILE'\n}\nNode.js v22.12.0\n";
+        assert_eq!(
+            last_lines(stderr),
+            "warming up | Error: the profile has no provider | code: 'E_PROFILE' | Node.js v22.12.0"
+        );
+        let many: String = (1..=7).map(|n| format!("line {n}\n")).collect();
+        assert_eq!(
+            last_lines(&many),
+            "line 3 | line 4 | line 5 | line 6 | line 7"
+        );
+    }
+
+    #[test]
     fn the_work_directory_holds_the_bundle_the_sessions_and_an_overlay_of_quoted_paths() {
         let dir = tempfile::tempdir().expect("tempdir");
         let home = dir.path().join("notes \"home\"");

@@ -366,6 +366,23 @@ mod tests {
     }
 
     #[test]
+    fn a_line_of_the_cap_s_length_is_read_and_one_byte_more_is_not() {
+        let line = call(
+            0,
+            "write",
+            &format!("human/{}.md", "a".repeat(HEADER.len())),
+        );
+        for (cap, read) in [(line.len(), true), (line.len() - 1, false)] {
+            let mut log = Log::new();
+            let follower = LogFollower::with_cap(log.root(), cap);
+            log.append(format!("{HEADER}\n{line}\n").as_bytes());
+            let followed = follower.finish(&|_, _| {});
+            assert_eq!(followed.refused.is_none(), read, "cap {cap}");
+            assert_eq!(followed.result.writes.len(), usize::from(read), "cap {cap}");
+        }
+    }
+
+    #[test]
     fn a_torn_end_bad_json_and_a_foreign_header_are_refused() {
         let quiet = |_: &str, _: &Value| {};
 
