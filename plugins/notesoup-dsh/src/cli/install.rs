@@ -138,3 +138,18 @@ fn shell_quote(text: &str) -> String {
         format!("'{}'", text.replace('\'', "'\\''"))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_shell_word_is_quoted_only_when_it_must_be() {
+        assert_eq!(shell_quote("web"), "web");
+        assert_eq!(shell_quote("/a/b-c_1.2~+=:@"), "/a/b-c_1.2~+=:@");
+        assert_eq!(shell_quote(""), "''");
+        assert_eq!(shell_quote("my profile"), "'my profile'");
+        assert_eq!(shell_quote("it's"), r"'it'\''s'");
+        assert_eq!(shell_quote("$HOME"), "'$HOME'");
+    }
+}

@@ -1,6 +1,8 @@
 //! The `notesoup-dsh` command line as people use it, on the real binary:
 //! `--help` everywhere, a reader that goes away, `boot --stats`, `doctor`
-//! and `doctor clean`, the install's patch with and without the engine.
+//! and `doctor clean`, the install's patch with and without the engine, and
+//! the install's run of `dsh plugin add` (a stand-in dsh on PATH) or the
+//! command it prints without one.
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -392,4 +394,92 @@ fn the_bundle_writes_only_its_own_files_and_never_through_links() {
     let forced = notesoup_dsh(&["bundle", "--out", foreign_arg, "--force"], temp.path());
     assert!(forced.status.success(), "{}", stderr(&forced));
     assert!(foreign.join("index.js").is_file());
+}
+
+#[test]
+fn install_adds_the_bundle_with_dsh_or_prints_the_command_to_run() {
+    let temp = tempfile::tempdir().expect("tempdir");
+    let home = temp.path().join("home");
+    let bundle = home.join(".local/share/notesoup/dsh-bundle");
+    let with_dsh = temp.path().join("with-dsh");
+    let args = temp.path().join("dsh-args");
+    put(
+        &with_dsh.join("dsh"),
+        format!(
+            "#!/bin/sh\necho \"$@\" > '{}'\nexit \"${{FAKE_DSH_EXIT:-0}}\"\n",
+            args.display()
+        ),
+    );
+    std::fs::set_permissions(
+        with_dsh.join("dsh"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .expect("executable");
+    let without_dsh = temp.path().join("without-dsh");
+    std::fs::create_dir_all(&without_dsh).expect("dir");
+    let install = |extra: &[&str], path: &Path, exit: &str| {
+        Command::new(env!("CARGO_BIN_EXE_notesoup-dsh"))
+            .arg("install")
+            .args(extra)
+            .env("PATH", path)
+            .env("HOME", &home)
+            // Empty counts as unset: the bundle goes under HOME.
+            .env("XDG_DATA_HOME", "")
+            .env("FAKE_DSH_EXIT", exit)
+            .output()
+            .expect("notesoup-dsh runs")
+    };
+
+    let printed = install(&["--profile", "my profile"], &without_dsh, "0");
+    assert!(printed.status.success(), "{}", stderr(&printed));
+    let dir = bundle.canonicalize().expect("the bundle is written");
+    assert!(dir.join("manifest.json").is_file());
+    assert_eq!(
+        stdout(&printed),
+        format!("dsh plugin --profile 'my profile' add {}\n", dir.display())
+    );
+    assert!(
+        stderr(&printed).contains("`dsh` is not on PATH"),
+        "{}",
+        stderr(&printed)
+    );
+    assert!(!args.exists(), "no dsh was run");
+
+    let added = install(&[], &with_dsh, "0");
+    assert!(added.status.success(), "{}", stderr(&added));
+    assert_eq!(
+        std::fs::read_to_string(&args).expect("dsh ran"),
+        format!("plugin --profile web add {}\n", dir.display())
+    );
+    assert_eq!(stdout(&added), "");
+    assert!(
+        stderr(&added).contains("added to profile web with notesoup's compaction engine"),
+        "{}",
+        stderr(&added)
+    );
+    assert!(!stderr(&added).contains("summarizes the conversation"));
+
+    let without_engine = install(&["--no-engine"], &with_dsh, "0");
+    assert!(without_engine.status.success());
+    assert!(
+        stderr(&without_engine)
+            .contains("added to profile web without notesoup's compaction engine"),
+        "{}",
+        stderr(&without_engine)
+    );
+    assert!(
+        stderr(&without_engine).contains("summarizes the conversation at 80 % context pressure")
+    );
+
+    let refused = install(&[], &with_dsh, "3");
+    assert!(!refused.status.success());
+    assert_eq!(
+        stdout(&refused),
+        format!("dsh plugin --profile web add {}\n", dir.display())
+    );
+    assert!(
+        stderr(&refused).contains("`dsh plugin add` failed"),
+        "{}",
+        stderr(&refused)
+    );
 }
