@@ -317,6 +317,16 @@ fn clear_after_a_prompt_still_carries_the_hand_off() {
 }
 
 #[test]
+fn a_prompt_s_hook_records_the_session_it_recovered() {
+    let sb = Sandbox::new();
+    sb.append_transcript(S1, &[reply_row("a1", 1000)]);
+    assert_eq!(prompt(&sb, S1), None, "far from the reminder line");
+    let state = sb.session_record(S1);
+    assert_eq!(state["windowOrdinal"], 1);
+    assert_eq!(state["window"]["bootInjected"], false);
+}
+
+#[test]
 fn clear_carries_the_hand_off_into_the_next_window() {
     let sb = Sandbox::new();
     start(&sb, "startup", S1).unwrap();
