@@ -346,6 +346,57 @@ fn a_dreamer_that_never_ends_is_stopped_with_every_process_it_started() {
     assert_eq!(dreamer::reports(&notes).len(), 2, "{err}");
 }
 
+#[test]
+fn a_dreamer_s_answer_on_stdout_is_its_report_and_its_silence_a_failure() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let dsh = dir.path().join("dsh");
+    let dream = |body: &str, notes: &Path| {
+        dreamer::executable(&dsh, body);
+        Command::new(env!("CARGO_BIN_EXE_notesoup-dsh"))
+            .args(["dream", "--force", "--timeout", "20", "--dsh"])
+            .arg(&dsh)
+            .arg("--notes-home")
+            .arg(notes)
+            .env("DSH_HOME", dir.path().join("no-dsh-home"))
+            .env_remove("PI_NOTES_AGENT")
+            .output()
+            .expect("notesoup-dsh runs")
+    };
+
+    // dsh wrote no session log: its last answer on stdout is the report.
+    let notes = dir.path().join("answered");
+    let answered = dream(
+        "echo 'Report: the notes are tidy; nothing changed.'\n",
+        &notes,
+    );
+    assert!(answered.status.success(), "{}", stderr(&answered));
+    let reports = dreamer::reports(&notes);
+    assert_eq!(reports.len(), 1);
+    assert!(
+        reports[0].contains("Report: the notes are tidy; nothing changed."),
+        "{}",
+        reports[0]
+    );
+
+    let notes = dir.path().join("silent");
+    let silent = dream("echo 'Error: no provider is set' >&2\n", &notes);
+    assert!(!silent.status.success());
+    assert!(
+        dreamer::failed_run_report(&stderr(&silent))
+            .contains("dreamer failed: dsh ended without an answer: Error: no provider is set"),
+        "{}",
+        stderr(&silent)
+    );
+
+    // A dsh that failed is named by its exit, not by its silence.
+    let notes = dir.path().join("failed");
+    let failed = dream("echo 'Error: the profile is broken' >&2\nexit 2\n", &notes);
+    assert!(!failed.status.success());
+    let report = dreamer::failed_run_report(&stderr(&failed));
+    assert!(report.contains("Error: the profile is broken"), "{report}");
+    assert!(!report.contains("ended without an answer"), "{report}");
+}
+
 /// `bundle` (and so `install`) never writes through a link planted at one
 /// of its files, refuses a link where its folder belongs and a folder of
 /// someone else's files unless `--force`, and writes again over its own.
