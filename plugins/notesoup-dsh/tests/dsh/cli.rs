@@ -352,15 +352,18 @@ fn a_dreamer_s_answer_on_stdout_is_its_report_and_its_silence_a_failure() {
     let dsh = dir.path().join("dsh");
     let dream = |body: &str, notes: &Path| {
         dreamer::executable(&dsh, body);
-        Command::new(env!("CARGO_BIN_EXE_notesoup-dsh"))
-            .args(["dream", "--force", "--timeout", "20", "--dsh"])
-            .arg(&dsh)
-            .arg("--notes-home")
-            .arg(notes)
-            .env("DSH_HOME", dir.path().join("no-dsh-home"))
-            .env_remove("PI_NOTES_AGENT")
-            .output()
-            .expect("notesoup-dsh runs")
+        let (dsh, home) = (dsh.to_str().expect("utf-8"), notes.to_str().expect("utf-8"));
+        let args = [
+            "dream",
+            "--force",
+            "--timeout",
+            "20",
+            "--dsh",
+            dsh,
+            "--notes-home",
+            home,
+        ];
+        notesoup_dsh(&args, notes)
     };
 
     // dsh wrote no session log: its last answer on stdout is the report.
@@ -481,19 +484,23 @@ fn install_adds_the_bundle_with_dsh_or_prints_the_command_to_run() {
             .expect("notesoup-dsh runs")
     };
 
+    let said = |output: &Output, text: &str| {
+        assert!(
+            stderr(output).contains(text),
+            "{text:?} in {}",
+            stderr(output)
+        );
+    };
+    let command = |profile: &str, dir: &Path| {
+        format!("dsh plugin --profile {profile} add {}\n", dir.display())
+    };
+
     let printed = install(&["--profile", "my profile"], &without_dsh, "0");
     assert!(printed.status.success(), "{}", stderr(&printed));
     let dir = bundle.canonicalize().expect("the bundle is written");
     assert!(dir.join("manifest.json").is_file());
-    assert_eq!(
-        stdout(&printed),
-        format!("dsh plugin --profile 'my profile' add {}\n", dir.display())
-    );
-    assert!(
-        stderr(&printed).contains("`dsh` is not on PATH"),
-        "{}",
-        stderr(&printed)
-    );
+    assert_eq!(stdout(&printed), command("'my profile'", &dir));
+    said(&printed, "`dsh` is not on PATH");
     assert!(!args.exists(), "no dsh was run");
 
     let added = install(&[], &with_dsh, "0");
@@ -503,34 +510,25 @@ fn install_adds_the_bundle_with_dsh_or_prints_the_command_to_run() {
         format!("plugin --profile web add {}\n", dir.display())
     );
     assert_eq!(stdout(&added), "");
-    assert!(
-        stderr(&added).contains("added to profile web with notesoup's compaction engine"),
-        "{}",
-        stderr(&added)
+    said(
+        &added,
+        "added to profile web with notesoup's compaction engine",
     );
     assert!(!stderr(&added).contains("summarizes the conversation"));
 
     let without_engine = install(&["--no-engine"], &with_dsh, "0");
     assert!(without_engine.status.success());
-    assert!(
-        stderr(&without_engine)
-            .contains("added to profile web without notesoup's compaction engine"),
-        "{}",
-        stderr(&without_engine)
+    said(
+        &without_engine,
+        "added to profile web without notesoup's compaction engine",
     );
-    assert!(
-        stderr(&without_engine).contains("summarizes the conversation at 80 % context pressure")
+    said(
+        &without_engine,
+        "summarizes the conversation at 80 % context pressure",
     );
 
     let refused = install(&[], &with_dsh, "3");
     assert!(!refused.status.success());
-    assert_eq!(
-        stdout(&refused),
-        format!("dsh plugin --profile web add {}\n", dir.display())
-    );
-    assert!(
-        stderr(&refused).contains("`dsh plugin add` failed"),
-        "{}",
-        stderr(&refused)
-    );
+    assert_eq!(stdout(&refused), command("web", &dir));
+    said(&refused, "`dsh plugin add` failed");
 }
