@@ -157,6 +157,29 @@ fn without_a_compact_session_start_the_next_prompt_settles_the_mods_boot() {
 }
 
 #[test]
+fn after_the_compact_session_start_the_next_prompt_forgets_the_mods_window() {
+    let sb = Sandbox::new();
+    start(&sb, "startup").unwrap();
+    sb.append_transcript(S1, &[reply_row("a1", 1_000)]);
+    result(&sb, "boot");
+    assert_eq!(start(&sb, "compact"), None);
+    result(&sb, "committed");
+    let window = &sb.session_record(S1)["window"];
+    assert!(
+        window.get("bootByMod").is_none(),
+        "the compaction's boot was placed"
+    );
+    assert_eq!(window["openedByMod"], true);
+    // Far from every budget line: the prompt has nothing to say, and still
+    // records that the mod's turn is over.
+    assert_eq!(
+        sb.hook("user-prompt-submit", &sb.payload("UserPromptSubmit", S1)),
+        None
+    );
+    assert!(sb.session_record(S1)["window"].get("openedByMod").is_none());
+}
+
+#[test]
 fn a_stop_settles_the_mods_boot_too() {
     let sb = Sandbox::new();
     start(&sb, "startup").unwrap();
