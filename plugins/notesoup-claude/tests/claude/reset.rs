@@ -19,12 +19,14 @@ fn request(sb: &Sandbox) -> Value {
     })
 }
 
-/// Runs `notesoup mod <op>` as `$.process.run` does (no plugin variables
-/// set): exit 0 and exactly one JSON line.
+/// Runs `notesoup mod <op>` as `$.process.run` does (no plugin or hook
+/// variables set: the project is the request's `cwd`): exit 0 and exactly
+/// one JSON line.
 fn op(sb: &Sandbox, op: &str, request: &Value) -> Value {
     let output = sb
         .command(&notesoup_bin(), &["mod", op])
         .env_remove("CLAUDE_PLUGIN_DATA")
+        .env_remove("CLAUDE_PROJECT_DIR")
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .spawn()
