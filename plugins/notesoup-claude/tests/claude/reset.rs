@@ -66,6 +66,21 @@ fn stop(sb: &Sandbox) -> Option<Value> {
     sb.hook("stop", &sb.payload("Stop", S1))
 }
 
+/// A started session whose last reply used `tokens`, with the window the
+/// mod's `boot` opened (window 2).
+fn booted_by_the_mod(tokens: u64) -> Sandbox {
+    let sb = Sandbox::new();
+    start(&sb, "startup").unwrap();
+    sb.append_transcript(S1, &[reply_row("a1", tokens)]);
+    result(&sb, "boot");
+    sb
+}
+
+/// UserPromptSubmit with an ordinary prompt.
+fn prompt(sb: &Sandbox) -> Option<Value> {
+    sb.hook("user-prompt-submit", &sb.payload("UserPromptSubmit", S1))
+}
+
 const INSTRUCTIONS: &str = "notesoup: reset to a fresh notes-only context window.";
 
 #[test]
@@ -132,7 +147,7 @@ fn the_mods_boot_opens_the_next_window_and_compact_adds_no_second_one() {
     // Claude Code may write the compaction to the transcript late: until the
     // window's first prompt, the old window's usage decides nothing.
     assert_eq!(result(&sb, "decide")["reset"], false);
-    sb.hook("user-prompt-submit", &sb.payload("UserPromptSubmit", S1));
+    prompt(&sb);
     assert_eq!(
         result(&sb, "decide")["origin"],
         "forced",
@@ -145,14 +160,11 @@ fn the_mods_boot_opens_the_next_window_and_compact_adds_no_second_one() {
 
 #[test]
 fn without_a_compact_session_start_the_next_prompt_settles_the_mods_boot() {
-    let sb = Sandbox::new();
-    start(&sb, "startup").unwrap();
-    sb.append_transcript(S1, &[reply_row("a1", 180_000)]);
-    result(&sb, "boot");
+    let sb = booted_by_the_mod(180_000);
     result(&sb, "committed");
     assert_eq!(sb.session_record(S1)["window"]["bootByMod"], true);
     // No SessionStart(compact) came; the next prompt ends the mod's turn.
-    sb.hook("user-prompt-submit", &sb.payload("UserPromptSubmit", S1));
+    prompt(&sb);
     assert!(sb.session_record(S1)["window"].get("bootByMod").is_none());
     assert!(sb.session_record(S1)["window"].get("openedByMod").is_none());
     assert_compact_boots_window_3(&sb);
@@ -160,10 +172,7 @@ fn without_a_compact_session_start_the_next_prompt_settles_the_mods_boot() {
 
 #[test]
 fn after_the_compact_session_start_the_next_prompt_forgets_the_mods_window() {
-    let sb = Sandbox::new();
-    start(&sb, "startup").unwrap();
-    sb.append_transcript(S1, &[reply_row("a1", 1_000)]);
-    result(&sb, "boot");
+    let sb = booted_by_the_mod(1_000);
     assert_eq!(start(&sb, "compact"), None);
     result(&sb, "committed");
     let window = &sb.session_record(S1)["window"];
@@ -174,10 +183,7 @@ fn after_the_compact_session_start_the_next_prompt_forgets_the_mods_window() {
     assert_eq!(window["openedByMod"], true);
     // Far from every budget line: the prompt has nothing to say, and still
     // records that the mod's turn is over.
-    assert_eq!(
-        sb.hook("user-prompt-submit", &sb.payload("UserPromptSubmit", S1)),
-        None
-    );
+    assert_eq!(prompt(&sb), None);
     assert!(sb.session_record(S1)["window"].get("openedByMod").is_none());
 }
 
