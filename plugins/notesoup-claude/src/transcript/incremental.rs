@@ -104,9 +104,6 @@ pub struct ChainDecoder {
     newest: Option<Newest>,
     /// Counts changes of the decoded transcript.
     generation: u64,
-    /// The generation of the last decode from the first byte: every later
-    /// generation only extended it.
-    decoded_at: u64,
 }
 
 impl std::fmt::Debug for Decoder {
@@ -161,7 +158,6 @@ impl ChainDecoder {
             decoder,
             newest,
             generation: 0,
-            decoded_at: 0,
         })
     }
 
@@ -213,7 +209,6 @@ impl ChainDecoder {
         *self = Self::decode(notes_session_id, &[])?;
         *self = Self::decode(notes_session_id, files)?;
         self.generation = generation;
-        self.decoded_at = generation;
         Ok(Update::Decoded)
     }
 

@@ -929,3 +929,92 @@ fn rows_off_an_anchor_that_names_no_row_extend() {
         "{updates:?}"
     );
 }
+
+/// A transcript whose second row is longer than what is left of the kept
+/// head (4096 bytes) after the first, its text ending in `last`.
+fn past_the_head(last: &str) -> String {
+    let long = |uuid: &str, parent: Option<&str>, text: &str| {
+        row(
+            "user",
+            uuid,
+            parent,
+            &format!(r#","message":{{"content":"{}{text}"}}"#, "x".repeat(3000)),
+        )
+    };
+    [long("r1", None, ""), long("r2", Some("r1"), last)].join("\n") + "\n"
+}
+
+/// Another file renamed over the transcript, or the transcript rewritten
+/// in place, is decoded again even when it starts with the same 4096 bytes
+/// as before: a longer file of another inode (another file, whatever its
+/// head), or the same inode at the length decoded (nothing was appended,
+/// so something was rewritten).
+#[test]
+fn a_transcript_replaced_past_its_head_decodes_again() {
+    for rename in [true, false] {
+        let dir = tempfile::tempdir().unwrap();
+        let files = chain(dir.path(), false);
+        let path = &files[0].path;
+        write(path, past_the_head("old").as_bytes());
+        let mut kept = ChainDecoder::decode("s0", &files).unwrap();
+        let mut new = past_the_head("new");
+        if rename {
+            new += &(text_row("r3", Some("r2")) + "\n");
+            let other = dir.path().join("other");
+            write(&other, new.as_bytes());
+            std::fs::rename(&other, path).unwrap();
+        } else {
+            write(path, new.as_bytes());
+        }
+        assert_eq!(kept.update("s0", &files).unwrap(), Update::Decoded);
+        let fresh = decode_chain("s0", &files).unwrap();
+        assert_eq!(kept.transcript(), fresh, "renamed: {rename}");
+        assert!(format!("{fresh:?}").contains("xnew"));
+    }
+}
+
+/// A chain that gains a transcript, or whose earlier transcript changed,
+/// is decoded again.
+#[test]
+fn a_chain_that_changes_before_its_newest_file_decodes_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let both = chain(dir.path(), true);
+    write(&both[0].path, render_earlier().as_bytes());
+    write(&both[1].path, (text_row("n1", None) + "\n").as_bytes());
+    // The newest alone, then with the transcript before it.
+    let mut kept = ChainDecoder::decode("s0", &both[1..]).unwrap();
+    assert_eq!(kept.update("s0", &both).unwrap(), Update::Decoded);
+    assert_eq!(kept.transcript(), decode_chain("s0", &both).unwrap());
+    assert_eq!(kept.update("s0", &both).unwrap(), Update::Unchanged);
+    // The earlier transcript gains a row.
+    append(&both[0].path, (text_row("e9", None) + "\n").as_bytes());
+    assert_eq!(kept.update("s0", &both).unwrap(), Update::Decoded);
+    let fresh = decode_chain("s0", &both).unwrap();
+    assert_eq!(kept.transcript(), fresh);
+    assert!(format!("{fresh:?}").contains("text of e9"));
+}
+
+/// The generation changes with the decoded transcript: a decode again and
+/// a row appended change it; half a line appended does not.
+#[test]
+fn the_generation_changes_when_the_transcript_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = chain(dir.path(), false);
+    let path = &files[0].path;
+    write(path, (text_row("u1", None) + "\n").as_bytes());
+    let mut kept = ChainDecoder::decode("s0", &files).unwrap();
+    let first = kept.generation();
+    let line = text_row("u2", Some("u1")) + "\n";
+    let (half, rest) = line.split_at(line.len() / 2);
+    append(path, half.as_bytes());
+    assert_eq!(kept.update("s0", &files).unwrap(), Update::Extended);
+    assert_eq!(kept.generation(), first);
+    append(path, rest.as_bytes());
+    assert_eq!(kept.update("s0", &files).unwrap(), Update::Extended);
+    let extended = kept.generation();
+    assert_ne!(extended, first);
+    write(path, (text_row("v1", None) + "\n").as_bytes());
+    assert_eq!(kept.update("s0", &files).unwrap(), Update::Decoded);
+    assert_ne!(kept.generation(), extended);
+    assert_eq!(kept.transcript(), decode_chain("s0", &files).unwrap());
+}
