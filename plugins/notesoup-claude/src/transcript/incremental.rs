@@ -420,7 +420,6 @@ struct Recent {
 }
 
 /// The newest file of the chain and its kept decode.
-#[derive(Debug)]
 struct Newest {
     session_id: String,
     path: PathBuf,
@@ -468,6 +467,23 @@ struct Newest {
     window: OpenWindow,
     /// Sub-agent calls by spawning `tool_use` id.
     nested: HashMap<String, NestedCalls>,
+}
+
+impl std::fmt::Debug for Newest {
+    /// Where the decode stands, without the head's bytes or the open
+    /// window's items.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Newest")
+            .field("path", &self.path)
+            .field("stamp", &self.stamp)
+            .field("read", &self.read)
+            .field("decoded", &self.decoded)
+            .field("rows", &self.rows.len())
+            .field("tip", &self.tip)
+            .field("boundaries", &self.boundaries)
+            .field("window_items", &self.window.items.len())
+            .finish_non_exhaustive()
+    }
 }
 
 impl Newest {

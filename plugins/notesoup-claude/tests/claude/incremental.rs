@@ -1018,3 +1018,16 @@ fn the_generation_changes_when_the_transcript_does() {
     assert_ne!(kept.generation(), extended);
     assert_eq!(kept.transcript(), decode_chain("s0", &files).unwrap());
 }
+
+/// A kept decode's debug form names where the decode stands, never the
+/// transcript's text (it may be tens of megabytes).
+#[test]
+fn a_kept_decode_debugs_without_its_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = chain(dir.path(), false);
+    write(&files[0].path, (text_row("u1", None) + "\n").as_bytes());
+    let kept = ChainDecoder::decode("s0", &files).unwrap();
+    let debug = format!("{kept:?}");
+    assert!(debug.contains("highest_seq: 1"), "{debug}");
+    assert!(!debug.contains("text of u1"), "{debug}");
+}
