@@ -554,20 +554,17 @@ impl Newest {
         if now == self.stamp {
             return Ok(Some(false));
         }
-        let (Some(before), Some(now)) = (self.stamp, now) else {
+        let (Some(before), Some(_)) = (self.stamp, now) else {
             return Ok(None);
         };
-        if !before.same_file(&now) || now.len <= self.read {
-            // Replaced, shrunk, or rewritten at the same length.
-            return Ok(None);
-        }
         let mut handle = match open_regular(&self.path) {
             Ok(handle) => handle,
             Err(err) if is_absent(&err) => return Ok(None),
             Err(err) => return Err(err),
         };
         let opened = FileStamp::from_meta(&handle.metadata()?);
-        if !opened.same_file(&before) || opened.len < self.read {
+        if !opened.same_file(&before) || opened.len <= self.read {
+            // Replaced, shrunk, or rewritten at the same length.
             return Ok(None);
         }
         let mut head = vec![0; self.head.len()];
