@@ -8,7 +8,7 @@ use notesoup_claude::transcript::decode::{ChainFile, decode_chain};
 use notesoup_claude::transcript::incremental::ChainHistory;
 use notesoup_claude::transcript::scan::{boot_scan, last_reply};
 use notesoup_cli::CommandTools;
-use notesoup_core::history::{History, Transcript};
+use notesoup_core::history::{History, ItemKind, Transcript};
 use notesoup_core::tools::{Tool, call_tool};
 
 use crate::support::{CHAIN_1, CHAIN_2, fixture, json_rows};
@@ -311,7 +311,28 @@ fn persisted_outputs_and_sub_agent_calls_are_recorded_on_their_events() {
         session_id: SUBAGENT_SESSION.into(),
         path: fixture(&format!("subagent/{SUBAGENT_SESSION}.jsonl")),
     }];
-    let history = History::new(decode_chain(SUBAGENT_SESSION, &files).unwrap()).unwrap();
+    let transcript = decode_chain(SUBAGENT_SESSION, &files).unwrap();
+    // The sub-agent's one call, paired with its result in its own
+    // transcript.
+    let calls: Vec<_> = transcript
+        .windows
+        .iter()
+        .flat_map(|window| &window.items)
+        .filter_map(|item| match &item.kind {
+            ItemKind::ToolResult(result) => result.nested_calls.as_ref(),
+            _ => None,
+        })
+        .flat_map(|nested| &nested.calls)
+        .map(|call| {
+            (
+                call.name.as_str(),
+                call.status.as_str(),
+                call.error.as_deref(),
+            )
+        })
+        .collect();
+    assert_eq!(calls, [("Bash", "ok", None)]);
+    let history = History::new(transcript).unwrap();
     let tools: Vec<_> = history
         .events()
         .iter()
@@ -321,10 +342,14 @@ fn persisted_outputs_and_sub_agent_calls_are_recorded_on_their_events() {
     let bash = tools[0];
     assert_eq!(bash.name, "Bash");
     assert!(bash.output_truncated);
-    let saved = bash.full_output_path.as_deref().unwrap();
-    assert!(
-        saved.ends_with(".txt") && saved.contains("tool-results"),
-        "{saved}"
+    // The path as the result names it (where Claude Code saved it while
+    // recording).
+    assert_eq!(
+        bash.full_output_path.as_deref(),
+        Some(concat!(
+            "/tmp/.tmpgFztLN/home/.claude/projects/-tmp--tmpgFztLN-work-proj/",
+            "82b232c0-2a2f-40a3-ab23-c6865a637a58/tool-results/b10qxwn3j.txt"
+        ))
     );
     let agent = tools[1];
     assert_eq!(agent.name, "Agent");
