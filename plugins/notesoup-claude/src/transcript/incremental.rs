@@ -611,14 +611,12 @@ impl Newest {
                 went_on = bytes.first() != Some(&b'\n');
                 open_line = false;
             }
-            // The head covers the file's first bytes.
+            // The head covers the file's first bytes: add those it lacks.
             let offset = usize::try_from(at).unwrap_or(usize::MAX);
-            if head.len() < HEAD_BYTES && offset <= head.len() {
-                let from = head.len() - offset;
-                let to = (HEAD_BYTES - offset).min(bytes.len());
-                if from < to {
-                    head.extend_from_slice(&bytes[from..to]);
-                }
+            if let Some(known) = head.len().checked_sub(offset) {
+                let new = bytes.get(known..).unwrap_or_default();
+                let lacking = HEAD_BYTES.saturating_sub(head.len());
+                head.extend_from_slice(&new[..lacking.min(new.len())]);
             }
             at += bytes.len() as u64;
             !went_on
