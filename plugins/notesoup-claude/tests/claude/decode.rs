@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use notesoup_claude::transcript::decode::{ChainFile, decode_chain};
-use notesoup_claude::transcript::incremental::ChainHistory;
+use notesoup_claude::transcript::incremental::{ChainDecoder, ChainHistory};
 use notesoup_claude::transcript::scan::{boot_scan, last_reply};
 use notesoup_cli::CommandTools;
 use notesoup_core::history::{History, ItemKind, Transcript};
@@ -779,4 +779,38 @@ fn the_live_usage_skips_the_rows_a_compaction_kept() {
     assert_eq!(last_reply(&path).unwrap(), None);
     let usage = last_reply(&file.path).unwrap().unwrap().usage;
     assert_eq!(usage.context_tokens(), 20_000);
+}
+
+/// Only a reply from the model fills its window: a synthetic assistant
+/// row, a reply that used no tokens and a user row carrying usage do not.
+#[test]
+fn only_the_model_s_replies_fill_the_window() {
+    let row = |kind: &str, uuid: &str, parent: &str, model: &str, input: u64| {
+        format!(
+            r#"{{"type":"{kind}","uuid":"{uuid}","parentUuid":"{parent}","timestamp":"2026-01-01T00:00:00Z","message":{{"role":"{kind}","model":"{model}","content":[{{"type":"text","text":"{uuid}"}}],"usage":{{"input_tokens":{input},"output_tokens":0}}}}}}"#
+        ) + "\n"
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s1.jsonl");
+    let text = [
+        r#"{"type":"user","uuid":"u1","parentUuid":null,"timestamp":"2026-01-01T00:00:00Z","message":{"content":"go"}}"#.to_owned() + "\n",
+        row("assistant", "a1", "u1", "claude-sonnet-4-5", 1000),
+        row("assistant", "a2", "a1", "<synthetic>", 700),
+        row("assistant", "a3", "a2", "claude-sonnet-4-5", 0),
+        row("user", "u2", "a3", "claude-sonnet-4-5", 300),
+    ]
+    .concat();
+    std::fs::write(&path, text).unwrap();
+    let files = [ChainFile {
+        session_id: "s1".into(),
+        path,
+    }];
+    let decoder = ChainDecoder::decode("s1", &files).unwrap();
+    let signals = decoder.signals();
+    let fills: Vec<u64> = signals
+        .iter()
+        .flat_map(|window| &window.fill)
+        .map(|&(_, tokens)| tokens)
+        .collect();
+    assert_eq!(fills, [1000]);
 }
