@@ -1231,6 +1231,34 @@ mod tests {
         }
     }
 
+    /// A line past the cap is passed over as it streams, the rows after it
+    /// parsed; a line of exactly the cap is a row like any other, and one
+    /// past it at the end leaves no tail.
+    #[test]
+    fn a_line_past_the_cap_is_passed_over() {
+        let row = |uuid: &str| format!(r#"{{"type":"user","uuid":"{uuid}"}}"#);
+        let head = r#"{"type":"user","uuid":"cap","message":{"role":"user","content":""#;
+        let end = r#""}}"#;
+        let at_cap = format!(
+            "{head}{}{end}",
+            "y".repeat(LineRead::MAX_BYTES - head.len() - end.len())
+        );
+        assert_eq!(at_cap.len(), LineRead::MAX_BYTES);
+        // Past the cap by more than a chunk, so the buffer passes the cap
+        // before the line's newline comes.
+        let past = "x".repeat(LineRead::MAX_BYTES + (2 << 20));
+        let text = [&at_cap, &row("a"), &past, &row("b"), &row("c"), &past]
+            .map(String::as_str)
+            .join("\n");
+        // Chunks that fill the buffer to exactly the cap at the first line.
+        for chunk in [1 << 20, 64 << 10] {
+            let streamed = stream(&mut text.as_bytes(), chunk, text.len());
+            assert_eq!(streamed.uuids, ["cap", "a", "b", "c"], "chunks of {chunk}");
+            assert!(streamed.seen == text.as_bytes(), "chunks of {chunk}");
+            assert!(streamed.tail.is_empty(), "chunks of {chunk}");
+        }
+    }
+
     /// A missing file and one that is not regular read as empty; a path
     /// that cannot be looked up is an error, never an empty transcript.
     #[test]

@@ -814,3 +814,28 @@ fn only_the_model_s_replies_fill_the_window() {
         .collect();
     assert_eq!(fills, [1000]);
 }
+
+/// A compaction's summary is the compacted window's loss, counted in
+/// characters of its text; the boundary records the tokens before it.
+#[test]
+fn a_compaction_s_summary_is_the_compacted_window_s_loss() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s1.jsonl");
+    let text = [
+        r#"{"type":"user","uuid":"u1","parentUuid":null,"timestamp":"2026-01-01T00:00:00Z","message":{"content":"go"}}"#,
+        r#"{"type":"system","subtype":"compact_boundary","uuid":"b","parentUuid":null,"logicalParentUuid":"u1","timestamp":"2026-01-01T00:01:00Z","compactMetadata":{"trigger":"manual","preTokens":5000}}"#,
+        r#"{"type":"user","uuid":"s","parentUuid":"b","isCompactSummary":true,"timestamp":"2026-01-01T00:01:00Z","message":{"content":"résumé: 12345"}}"#,
+    ]
+    .join("\n")
+        + "\n";
+    std::fs::write(&path, text).unwrap();
+    let files = [ChainFile {
+        session_id: "s1".into(),
+        path,
+    }];
+    let signals = ChainDecoder::decode("s1", &files).unwrap().signals();
+    assert_eq!(signals.len(), 2, "{signals:?}");
+    assert_eq!(signals[0].compaction_summaries, [13]);
+    assert_eq!(signals[0].tokens_before_end, Some(5000));
+    assert!(signals[1].compaction_summaries.is_empty());
+}
