@@ -11,7 +11,7 @@ use notesoup_cli::CommandTools;
 use notesoup_core::history::{History, ItemKind, Transcript};
 use notesoup_core::tools::{Tool, call_tool};
 
-use crate::support::{CHAIN_1, CHAIN_2, fixture, json_rows};
+use crate::support::{CHAIN_1, CHAIN_2, fixture, hook_context_row, json_rows};
 
 fn chain() -> Vec<ChainFile> {
     vec![
@@ -838,4 +838,51 @@ fn a_compaction_s_summary_is_the_compacted_window_s_loss() {
     assert_eq!(signals[0].compaction_summaries, [13]);
     assert_eq!(signals[0].tokens_before_end, Some(5000));
     assert!(signals[1].compaction_summaries.is_empty());
+}
+
+/// A window booted by notesoup takes the id its boot names, whatever
+/// ordinal the decode counted; a later window whose boot names a taken id
+/// takes the next free ordinal.
+#[test]
+fn a_booted_window_takes_its_boot_s_id() {
+    let boot = |current: &str| {
+        format!(
+            "SessionStart hook additional context: notesoup boot\nFirst context window id: claude:s1:1\nCurrent context window id: {current}\n"
+        )
+    };
+    let user = |uuid: &str, parent: &str| {
+        format!(
+            r#"{{"type":"user","uuid":"{uuid}","parentUuid":"{parent}","timestamp":"2026-01-01T00:00:00Z","message":{{"content":"text of {uuid}"}}}}"#
+        )
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s1.jsonl");
+    // Claude Code's SessionStart context row, hung off `parent`.
+    let context = |uuid: &str, parent: Option<&str>, current: &str| {
+        let mut row: serde_json::Value =
+            serde_json::from_str(&hook_context_row(uuid, &boot(current))).unwrap();
+        row["parentUuid"] = parent.into();
+        row.to_string()
+    };
+    let text = [
+        context("h1", None, "claude:s1:4"),
+        user("u1", "h1"),
+        r#"{"type":"system","subtype":"compact_boundary","uuid":"b","parentUuid":null,"logicalParentUuid":"u1","content":"Conversation compacted"}"#.to_owned(),
+        context("h2", Some("b"), "claude:s1:4"),
+        user("u2", "h2"),
+    ]
+    .join("\n")
+        + "\n";
+    std::fs::write(&path, text).unwrap();
+    let files = [ChainFile {
+        session_id: "s1".into(),
+        path,
+    }];
+    let ids: Vec<String> = decode_chain("s1", &files)
+        .unwrap()
+        .windows
+        .iter()
+        .map(|window| window.id.clone())
+        .collect();
+    assert_eq!(ids, ["claude:s1:4", "claude:s1:5"]);
 }
