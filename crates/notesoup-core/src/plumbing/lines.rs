@@ -67,11 +67,6 @@ impl<R: BufRead> CappedLines<R> {
         }
     }
 
-    /// The cap in bytes.
-    pub fn cap(&self) -> usize {
-        self.cap
-    }
-
     /// Reads the next line.
     ///
     /// # Errors
