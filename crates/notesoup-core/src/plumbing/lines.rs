@@ -391,6 +391,21 @@ pub(crate) mod tests {
         assert_eq!(lines.next_line().unwrap(), LineRead::Eof);
     }
 
+    /// A read that fails for another reason than an interruption is the
+    /// reader's error, not retried.
+    #[test]
+    fn a_failed_read_is_the_reader_s_error() {
+        struct Failing;
+        impl io::Read for Failing {
+            fn read(&mut self, _: &mut [u8]) -> io::Result<usize> {
+                Err(io::ErrorKind::PermissionDenied.into())
+            }
+        }
+        let mut lines = CappedLines::new(io::BufReader::new(Failing));
+        let error = lines.next_line().unwrap_err();
+        assert_eq!(error.kind(), io::ErrorKind::PermissionDenied);
+    }
+
     #[test]
     fn ids_are_recovered_where_the_line_shows_them() {
         assert_eq!(LineRead::recover_id(br#"{"op": "x", "id": 12}"#), 12);
