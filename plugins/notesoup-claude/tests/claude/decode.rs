@@ -816,14 +816,15 @@ fn only_the_model_s_replies_fill_the_window() {
 }
 
 /// A compaction's summary is the compacted window's loss, counted in
-/// characters of its text; the boundary records the tokens before it.
+/// characters of its text; the boundary reads as its content and records
+/// the tokens before it.
 #[test]
 fn a_compaction_s_summary_is_the_compacted_window_s_loss() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s1.jsonl");
     let text = [
         r#"{"type":"user","uuid":"u1","parentUuid":null,"timestamp":"2026-01-01T00:00:00Z","message":{"content":"go"}}"#,
-        r#"{"type":"system","subtype":"compact_boundary","uuid":"b","parentUuid":null,"logicalParentUuid":"u1","timestamp":"2026-01-01T00:01:00Z","compactMetadata":{"trigger":"manual","preTokens":5000}}"#,
+        r#"{"type":"system","subtype":"compact_boundary","uuid":"b","parentUuid":null,"logicalParentUuid":"u1","timestamp":"2026-01-01T00:01:00Z","content":"Compacted by hand","compactMetadata":{"trigger":"manual","preTokens":5000}}"#,
         r#"{"type":"user","uuid":"s","parentUuid":"b","isCompactSummary":true,"timestamp":"2026-01-01T00:01:00Z","message":{"content":"résumé: 12345"}}"#,
     ]
     .join("\n")
@@ -833,7 +834,20 @@ fn a_compaction_s_summary_is_the_compacted_window_s_loss() {
         session_id: "s1".into(),
         path,
     }];
-    let signals = ChainDecoder::decode("s1", &files).unwrap().signals();
+    let decoder = ChainDecoder::decode("s1", &files).unwrap();
+    // The boundary reads as its own content.
+    let texts: Vec<String> = decoder
+        .transcript()
+        .windows
+        .iter()
+        .flat_map(|window| &window.items)
+        .filter_map(|item| match &item.kind {
+            ItemKind::Message { text, .. } => Some(text.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(texts, ["go", "Compacted by hand", "résumé: 12345"]);
+    let signals = decoder.signals();
     assert_eq!(signals.len(), 2, "{signals:?}");
     assert_eq!(signals[0].compaction_summaries, [13]);
     assert_eq!(signals[0].tokens_before_end, Some(5000));
