@@ -364,6 +364,34 @@ mod tests {
         );
         assert_eq!(refused.path(), to_file);
     }
+
+    /// Nothing there is nothing under either rule; a path through a file is
+    /// nothing only where the user places files (links followed), and an
+    /// error, not a link, in notesoup's own; a loop of links followed is an
+    /// error, never nothing.
+    #[test]
+    fn only_a_missing_file_is_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("file");
+        std::fs::write(&file, b"x").unwrap();
+        for links in [Links::Follow, Links::Refuse] {
+            let none = read_small_file(&dir.path().join("none"), 10, links).unwrap();
+            assert!(none.is_none(), "{links:?}");
+        }
+        let below = file.join("below-a-file");
+        assert!(
+            read_small_file(&below, 10, Links::Follow)
+                .unwrap()
+                .is_none()
+        );
+        let error = read_small_file(&below, 10, Links::Refuse).unwrap_err();
+        assert!(matches!(error, SmallFileError::Io { .. }), "{error}");
+        let (one, two) = (dir.path().join("one"), dir.path().join("two"));
+        std::os::unix::fs::symlink(&two, &one).unwrap();
+        std::os::unix::fs::symlink(&one, &two).unwrap();
+        let error = read_small_file(&one, 10, Links::Follow).unwrap_err();
+        assert!(matches!(error, SmallFileError::Io { .. }), "{error}");
+    }
 }
 
 impl crate::settings::SettingsRecord {
