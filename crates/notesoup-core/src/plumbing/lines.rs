@@ -413,6 +413,10 @@ pub(crate) mod tests {
         assert_eq!(LineRead::recover_id(br#"{"op": "x", "id": 12}"#), 12);
         assert_eq!(LineRead::recover_id(b"{\"id\": 5, \"op\": \"\xff\"}"), 5);
         assert_eq!(LineRead::recover_id(br#" { "id" : 6 , "params": {"#), 6);
+        // Read from the line's start: any digits but a leading zero.
+        assert_eq!(LineRead::leading_id(br#"{"id": 12, "op": "#), Some(12));
+        assert_eq!(LineRead::leading_id(br#"{"id":0}"#), Some(0));
+        assert_eq!(LineRead::leading_id(br#"{"id":012}"#), None);
         assert_eq!(
             LineRead::recover_id(br#"{"id":18446744073709551615}"#),
             u64::MAX
