@@ -367,8 +367,8 @@ mod tests {
 
     /// Nothing there is nothing under either rule; a path through a file is
     /// nothing only where the user places files (links followed), and an
-    /// error, not a link, in notesoup's own; a loop of links followed is an
-    /// error, never nothing.
+    /// error, not a link, in notesoup's own; a loop of links is an error,
+    /// never nothing.
     #[test]
     fn only_a_missing_file_is_nothing() {
         let dir = tempfile::tempdir().unwrap();
@@ -390,6 +390,10 @@ mod tests {
         std::os::unix::fs::symlink(&two, &one).unwrap();
         std::os::unix::fs::symlink(&one, &two).unwrap();
         let error = read_small_file(&one, 10, Links::Follow).unwrap_err();
+        assert!(matches!(error, SmallFileError::Io { .. }), "{error}");
+        // The loop on the way to a path that is no link itself: an error
+        // under notesoup's own rule too, not a link refused.
+        let error = read_small_file(&one.join("x"), 10, Links::Refuse).unwrap_err();
         assert!(matches!(error, SmallFileError::Io { .. }), "{error}");
     }
 }
