@@ -340,3 +340,97 @@ impl Dreamer<'_> {
         run_dream_with(options, &mut told, &mut |line| say(&sink, line)).exit_code
     }
 }
+
+#[cfg(all(test, unix))]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use std::os::unix::fs::PermissionsExt;
+
+    use super::*;
+
+    fn process(program: &Path, search_path: Option<&Path>) -> DreamerProcess {
+        DreamerProcess {
+            command: "agent -p".to_owned(),
+            program: program.to_owned(),
+            install_hint: "install the agent".to_owned(),
+            search_path: search_path.map(|dir| dir.as_os_str().to_owned()),
+            timeout: Duration::from_secs(1),
+        }
+    }
+
+    fn file(path: &Path, mode: u32) {
+        std::fs::write(path, b"#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+
+    /// A dreamer named by a path must be an executable file there; one named
+    /// bare must be an executable file in a directory of the search path.
+    #[test]
+    fn a_dreamer_is_missing_unless_an_executable_file_is_there() {
+        let dir = tempfile::tempdir().unwrap();
+        let (runs, reads) = (dir.path().join("agent"), dir.path().join("notes"));
+        file(&runs, 0o755);
+        file(&reads, 0o644);
+        let why = |program: &Path, search: Option<&Path>| process(program, search).missing();
+        assert_eq!(why(&runs, None), None);
+        assert_eq!(
+            why(&reads, None).unwrap(),
+            format!(
+                "the dreamer {} is not an executable file (install the agent)",
+                reads.display()
+            )
+        );
+        let gone = dir.path().join("gone");
+        assert_eq!(
+            why(&gone, None).unwrap(),
+            format!(
+                "the dreamer {} does not exist (install the agent)",
+                gone.display()
+            )
+        );
+        // A directory is no executable file, whatever its mode.
+        assert!(why(dir.path(), None).is_some());
+        let on_path = |name: &str, search: Option<&Path>| why(Path::new(name), search);
+        assert_eq!(on_path("agent", Some(dir.path())), None);
+        for (name, search) in [
+            ("notes", Some(dir.path())),
+            ("gone", Some(dir.path())),
+            ("agent", None),
+        ] {
+            assert_eq!(
+                on_path(name, search).unwrap(),
+                format!("the dreamer {name} is not on PATH (install the agent)")
+            );
+        }
+    }
+
+    /// The command line's path, else the host's variable unless empty, else
+    /// the host's name; a path is made absolute, a bare name left for the
+    /// search path.
+    #[test]
+    fn the_dreamer_is_the_flag_the_variable_or_the_name() {
+        let pick = |given: Option<&str>, variable: Option<&str>| {
+            DreamerSetting::executable(
+                given.map(PathBuf::from),
+                variable.map(str::to_owned),
+                "agent",
+            )
+        };
+        assert_eq!(pick(None, None), PathBuf::from("agent"));
+        assert_eq!(pick(None, Some("")), PathBuf::from("agent"));
+        assert_eq!(pick(None, Some("other")), PathBuf::from("other"));
+        assert_eq!(pick(Some("mine"), Some("other")), PathBuf::from("mine"));
+        assert_eq!(pick(Some("/opt/agent"), None), PathBuf::from("/opt/agent"));
+        let relative = pick(None, Some("bin/agent"));
+        assert!(relative.is_absolute(), "{}", relative.display());
+        assert!(relative.ends_with("bin/agent"));
+    }
+
+    /// `--timeout 0` still gives the dreamer a second.
+    #[test]
+    fn a_timeout_is_at_least_a_second() {
+        assert_eq!(DreamFlags::timeout(0), Duration::from_secs(1));
+        assert_eq!(DreamFlags::timeout(90), Duration::from_secs(90));
+    }
+}

@@ -124,3 +124,48 @@ impl DreamResult {
         lines[lines.len().saturating_sub(count)..].join(" | ")
     }
 }
+
+#[cfg(all(test, unix))]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use std::os::unix::process::ExitStatusExt;
+
+    use super::*;
+
+    /// A dreamer's exit names its failure, with its diagnostics only when
+    /// it exited unsuccessfully.
+    #[test]
+    fn an_unsuccessful_exit_is_a_failure_with_its_diagnostics() {
+        let exited = |code: i32| Ok(std::process::ExitStatus::from_raw(code << 8));
+        let error =
+            |waited, name| DreamResult::exit_error(&waited, name, || "out of tokens".to_owned());
+        assert_eq!(error(exited(0), "agent"), None);
+        assert_eq!(
+            error(exited(2), "agent").unwrap(),
+            "dreamer failed: agent exited with exit status: 2: out of tokens"
+        );
+        assert_eq!(
+            error(Err(std::io::Error::other("no child")), "agent").unwrap(),
+            "dreamer failed: no child"
+        );
+        let stopped = DreamResult::timed_out(Vec::new(), Duration::from_secs(5));
+        assert_eq!(
+            stopped.error,
+            Some(Ended::timeout_error(Duration::from_secs(5)))
+        );
+        assert!(stopped.report.is_empty());
+    }
+
+    /// The last lines the host keeps, trimmed, blank ones left out.
+    #[test]
+    fn the_last_diagnostic_lines_are_the_kept_ones() {
+        let text = "first\n  second  \n\n   \nat frame\nthird\n";
+        let kept = |count| {
+            DreamResult::last_diagnostic_lines(text, count, |line| !line.starts_with("at "))
+        };
+        assert_eq!(kept(2), "second | third");
+        assert_eq!(kept(9), "first | second | third");
+        assert_eq!(kept(0), "");
+    }
+}
