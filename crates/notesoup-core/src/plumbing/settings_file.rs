@@ -53,3 +53,66 @@ impl crate::settings::SettingsRecord {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use serde_json::json;
+
+    use super::*;
+
+    /// What each kind of file gives: the record and the warnings.
+    #[test]
+    fn a_settings_file_gives_its_record_or_a_warning_and_the_defaults() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("notesoup.json");
+        let read = |text: &str| {
+            std::fs::write(&path, text).unwrap();
+            SettingsRecord::read(&path)
+        };
+        let shown = path.display();
+        let record = json!({"dreamer": "model"}).as_object().unwrap().clone();
+        assert_eq!(
+            SettingsRecord::read(&dir.path().join("none")),
+            (Map::new(), Vec::new())
+        );
+        assert_eq!(read("{}"), (Map::new(), Vec::new()));
+        assert_eq!(
+            read(r#"{"notesoup":{"dreamer":"model"}}"#),
+            (record.clone(), Vec::new())
+        );
+        let (legacy, warnings) = read(r#"{"pi-context":{"dreamer":"model"}}"#);
+        assert_eq!(legacy, record);
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(warnings[0].contains("pi-context"), "{warnings:?}");
+        let defaults = |warning: String| (Map::new(), vec![warning]);
+        assert_eq!(
+            read(r#"{"notesoup":[]}"#),
+            defaults(format!(
+                "notesoup: the notesoup key of {shown} must be an object; using the defaults."
+            ))
+        );
+        assert_eq!(
+            read("[]"),
+            defaults(format!(
+                "notesoup: {shown} must hold a JSON object; using the defaults."
+            ))
+        );
+        let (record, warnings) = read("{");
+        assert!(record.is_empty());
+        assert!(
+            warnings.len() == 1
+                && warnings[0].starts_with(&format!("notesoup: {shown} is not JSON (")),
+            "{warnings:?}"
+        );
+        std::fs::remove_file(&path).unwrap();
+        std::fs::create_dir(&path).unwrap();
+        let (record, warnings) = SettingsRecord::read(&path);
+        assert!(record.is_empty());
+        assert!(
+            warnings.len() == 1 && warnings[0].starts_with("notesoup: could not read "),
+            "{warnings:?}"
+        );
+    }
+}
