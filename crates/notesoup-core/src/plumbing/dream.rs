@@ -427,6 +427,28 @@ mod tests {
         assert!(relative.ends_with("bin/agent"));
     }
 
+    /// `--notes-home` made absolute, else the host's root, else an error.
+    #[test]
+    fn the_notes_home_is_the_flag_made_absolute_or_the_root() {
+        let home = PathBuf::from("/home/someone/.agents/notes");
+        let root = Some(home.clone());
+        let given = notes_home(Some(Path::new("notes")), root.clone()).unwrap();
+        assert!(
+            given.is_absolute() && given.ends_with("notes"),
+            "{}",
+            given.display()
+        );
+        assert_eq!(
+            notes_home(Some(Path::new("/srv/notes")), root.clone()).unwrap(),
+            PathBuf::from("/srv/notes")
+        );
+        assert_eq!(notes_home(None, root).unwrap(), home);
+        assert!(matches!(
+            notes_home(None, None),
+            Err(NotesHomeError::Unknown)
+        ));
+    }
+
     /// `--timeout 0` still gives the dreamer a second.
     #[test]
     fn a_timeout_is_at_least_a_second() {
