@@ -663,3 +663,105 @@ fn progress_is_told_as_the_run_goes() {
         "the report came after the dreamer: {seen:?}"
     );
 }
+
+/// A dreamer that makes three dream-tool calls (two change one note, one
+/// reads it) and ends with `error`.
+struct Calling {
+    error: Option<String>,
+}
+
+impl DreamRunner for Calling {
+    fn run(&mut self, request: DreamRequest<'_>) -> DreamResult {
+        let note = serde_json::json!({"path": "human/live.md", "content": "x"});
+        (request.on_tool_call)("write", &note);
+        (request.on_tool_call)("read", &note);
+        (request.on_tool_call)("edit", &note);
+        DreamResult {
+            report: "Report: tidied.".to_owned(),
+            writes: Vec::new(),
+            error: self.error.clone(),
+        }
+    }
+}
+
+/// The dream command around a dreamer run as a child process: its start
+/// and its end (finished, stopped at its deadline, failed) said on stderr
+/// around the run, each tool call told to the progress sink, and a program
+/// that is not there refused before anything starts.
+#[test]
+fn a_child_process_dreamer_is_announced_followed_and_refused_when_missing() {
+    use notesoup_core::dream::{Ended, Stream};
+    use notesoup_core::plumbing::{DreamProgress, Dreamer, DreamerProcess};
+    let timeout = std::time::Duration::from_secs(5);
+    let process = |program: &str| DreamerProcess {
+        command: "agent -p".to_owned(),
+        program: PathBuf::from(program),
+        install_hint: "install the agent".to_owned(),
+        search_path: None,
+        timeout,
+    };
+    let ends = [
+        (None, "dream: the dreamer finished after "),
+        (
+            Some(Ended::timeout_error(timeout)),
+            "dream: stopped the dreamer after 5 s",
+        ),
+        (
+            Some("dreamer failed: out of tokens".to_owned()),
+            "dream: the dreamer failed after ",
+        ),
+    ];
+    for (error, end) in ends {
+        let (_dir, home) = home_with_material();
+        let mut options = options(&home);
+        options.force = true;
+        let failed = error.is_some();
+        let mut runner = Calling { error };
+        let mut told = Vec::new();
+        let mut progress = |progress: &DreamProgress| {
+            told.push((
+                progress.tool_calls,
+                progress.notes_changed,
+                progress.change.is_some(),
+            ));
+        };
+        let mut said = Vec::new();
+        let code = Dreamer {
+            runner: &mut runner,
+            process: Some(process("/bin/sh")),
+            progress: Some(&mut progress),
+        }
+        .run(&options, &mut |line| {
+            if line.stream == Stream::Stderr {
+                said.push(line.text.clone());
+            }
+        });
+        assert_eq!(code, i32::from(failed), "{said:?}");
+        assert_eq!(told, [(1, 1, true), (2, 1, false), (3, 1, true)]);
+        let start = said
+            .iter()
+            .position(|line| line == "dream: the dreamer is running (agent -p, at most 5 s)")
+            .unwrap_or_else(|| panic!("{said:?}"));
+        assert!(said[start + 1].starts_with(end), "{said:?}");
+    }
+    // Not there: refused before the dreamer or the home is touched.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let home = dir.path().join("not-yet");
+    let mut options = options(&home);
+    options.force = true;
+    let mut said = Vec::new();
+    let code = Dreamer {
+        runner: &mut Calling { error: None },
+        process: Some(process("/nowhere/agent")),
+        progress: None,
+    }
+    .run(&options, &mut |line| said.push(line.text.clone()));
+    assert_eq!(code, 1);
+    assert_eq!(
+        said.last().map(String::as_str),
+        Some(
+            "dream: cannot start: the dreamer /nowhere/agent does not exist (install the agent); nothing was changed"
+        )
+    );
+    assert!(!home.exists());
+}
