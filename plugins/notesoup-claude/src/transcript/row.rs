@@ -916,6 +916,15 @@ mod tests {
         let synthetic =
             Row::parse(br#"{"type":"assistant","message":{"model":"<synthetic>"}}"#).unwrap();
         assert!(!synthetic.is_model_reply());
+        // Only a system row of the subtype is a boundary.
+        let boundary = |line: &[u8]| Row::parse(line).unwrap().is_compact_boundary();
+        assert!(boundary(
+            br#"{"type":"system","subtype":"compact_boundary"}"#
+        ));
+        assert!(!boundary(br#"{"type":"system","subtype":"api_error"}"#));
+        assert!(!boundary(
+            br#"{"type":"user","subtype":"compact_boundary"}"#
+        ));
     }
 
     #[test]
@@ -925,6 +934,8 @@ mod tests {
             row.hook_context(),
             Some(("SessionStart", vec!["one", "two"]))
         );
+        let one = Row::parse(br#"{"type":"attachment","attachment":{"type":"hook_additional_context","content":"one","hookEvent":"SessionStart"}}"#).unwrap();
+        assert_eq!(one.hook_context(), Some(("SessionStart", vec!["one"])));
         let other = Row::parse(br#"{"type":"attachment","attachment":{"type":"date"}}"#).unwrap();
         assert_eq!(other.hook_context(), None);
     }
@@ -940,6 +951,39 @@ mod tests {
         );
         assert_eq!(parse(r#""plain""#), "plain");
         assert_eq!(parse("null"), "");
+    }
+
+    /// A tool result's output reads alike owned and borrowed: its text
+    /// parts joined, other parts named, a string as itself, an object or
+    /// null as no text (the row around it kept).
+    #[test]
+    fn tool_result_outputs_read_alike_owned_and_borrowed() {
+        let outputs = [
+            (
+                r#"[{"type":"text","text":"a"},{"type":"image"}]"#,
+                "a\n[image]",
+            ),
+            (r#""plain""#, "plain"),
+            (r#"{"a":1}"#, ""),
+            ("null", ""),
+        ];
+        for (output, text) in outputs {
+            let line = format!(
+                r#"{{"type":"user","uuid":"r","message":{{"content":[{{"type":"tool_result","tool_use_id":"t1","content":{output}}},{{"type":"text","text":"after"}}]}}}}"#
+            );
+            let owned = Row::parse(line.as_bytes()).unwrap();
+            let blocks = &owned.message.as_ref().unwrap().content.0;
+            assert!(
+                matches!(&blocks[..], [Block::ToolResult { content, .. }, Block::Text { .. }] if content.0 == text),
+                "{line}: {blocks:?}"
+            );
+            let borrowed = RowRef::parse(line.as_bytes()).unwrap();
+            let blocks = &borrowed.message.as_ref().unwrap().content.0;
+            assert!(
+                matches!(&blocks[..], [BlockRef::ToolResult { content, .. }, BlockRef::Text { .. }] if content.0 == text),
+                "{line}: {blocks:?}"
+            );
+        }
     }
 
     /// The borrowed row reads exactly the lines the owned one does, with
