@@ -781,6 +781,20 @@ fn the_live_usage_skips_the_rows_a_compaction_kept() {
     assert_eq!(usage.context_tokens(), 20_000);
 }
 
+/// A chain of one transcript of session `s1` in `dir`, holding `lines`.
+fn one_transcript(dir: &std::path::Path, lines: &[impl AsRef<str>]) -> [ChainFile; 1] {
+    let path = dir.join("s1.jsonl");
+    let text: String = lines
+        .iter()
+        .map(|line| format!("{}\n", line.as_ref()))
+        .collect();
+    std::fs::write(&path, text).unwrap();
+    [ChainFile {
+        session_id: "s1".into(),
+        path,
+    }]
+}
+
 /// Only a reply from the model fills its window: a synthetic assistant
 /// row, a reply that used no tokens and a user row carrying usage do not.
 #[test]
@@ -788,23 +802,19 @@ fn only_the_model_s_replies_fill_the_window() {
     let row = |kind: &str, uuid: &str, parent: &str, model: &str, input: u64| {
         format!(
             r#"{{"type":"{kind}","uuid":"{uuid}","parentUuid":"{parent}","timestamp":"2026-01-01T00:00:00Z","message":{{"role":"{kind}","model":"{model}","content":[{{"type":"text","text":"{uuid}"}}],"usage":{{"input_tokens":{input},"output_tokens":0}}}}}}"#
-        ) + "\n"
+        )
     };
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("s1.jsonl");
-    let text = [
-        r#"{"type":"user","uuid":"u1","parentUuid":null,"timestamp":"2026-01-01T00:00:00Z","message":{"content":"go"}}"#.to_owned() + "\n",
+    let files = one_transcript(
+        dir.path(),
+        &[
+        r#"{"type":"user","uuid":"u1","parentUuid":null,"timestamp":"2026-01-01T00:00:00Z","message":{"content":"go"}}"#.to_owned(),
         row("assistant", "a1", "u1", "claude-sonnet-4-5", 1000),
         row("assistant", "a2", "a1", "<synthetic>", 700),
         row("assistant", "a3", "a2", "claude-sonnet-4-5", 0),
         row("user", "u2", "a3", "claude-sonnet-4-5", 300),
-    ]
-    .concat();
-    std::fs::write(&path, text).unwrap();
-    let files = [ChainFile {
-        session_id: "s1".into(),
-        path,
-    }];
+        ],
+    );
     let decoder = ChainDecoder::decode("s1", &files).unwrap();
     let signals = decoder.signals();
     let fills: Vec<u64> = signals
@@ -821,19 +831,14 @@ fn only_the_model_s_replies_fill_the_window() {
 #[test]
 fn a_compaction_s_summary_is_the_compacted_window_s_loss() {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("s1.jsonl");
-    let text = [
-        r#"{"type":"user","uuid":"u1","parentUuid":null,"timestamp":"2026-01-01T00:00:00Z","message":{"content":"go"}}"#,
-        r#"{"type":"system","subtype":"compact_boundary","uuid":"b","parentUuid":null,"logicalParentUuid":"u1","timestamp":"2026-01-01T00:01:00Z","content":"Compacted by hand","compactMetadata":{"trigger":"manual","preTokens":5000}}"#,
-        r#"{"type":"user","uuid":"s","parentUuid":"b","isCompactSummary":true,"timestamp":"2026-01-01T00:01:00Z","message":{"content":"résumé: 12345"}}"#,
-    ]
-    .join("\n")
-        + "\n";
-    std::fs::write(&path, text).unwrap();
-    let files = [ChainFile {
-        session_id: "s1".into(),
-        path,
-    }];
+    let files = one_transcript(
+        dir.path(),
+        &[
+            r#"{"type":"user","uuid":"u1","parentUuid":null,"timestamp":"2026-01-01T00:00:00Z","message":{"content":"go"}}"#,
+            r#"{"type":"system","subtype":"compact_boundary","uuid":"b","parentUuid":null,"logicalParentUuid":"u1","timestamp":"2026-01-01T00:01:00Z","content":"Compacted by hand","compactMetadata":{"trigger":"manual","preTokens":5000}}"#,
+            r#"{"type":"user","uuid":"s","parentUuid":"b","isCompactSummary":true,"timestamp":"2026-01-01T00:01:00Z","message":{"content":"résumé: 12345"}}"#,
+        ],
+    );
     let decoder = ChainDecoder::decode("s1", &files).unwrap();
     // The boundary reads as its own content.
     let texts: Vec<String> = decoder
@@ -869,8 +874,6 @@ fn a_booted_window_takes_its_boot_s_id() {
             r#"{{"type":"user","uuid":"{uuid}","parentUuid":"{parent}","timestamp":"2026-01-01T00:00:00Z","message":{{"content":"text of {uuid}"}}}}"#
         )
     };
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("s1.jsonl");
     // Claude Code's SessionStart context row, hung off `parent`.
     let context = |uuid: &str, parent: Option<&str>, current: &str| {
         let mut row: serde_json::Value =
@@ -878,20 +881,17 @@ fn a_booted_window_takes_its_boot_s_id() {
         row["parentUuid"] = parent.into();
         row.to_string()
     };
-    let text = [
+    let dir = tempfile::tempdir().unwrap();
+    let files = one_transcript(
+        dir.path(),
+        &[
         context("h1", None, "claude:s1:4"),
         user("u1", "h1"),
         r#"{"type":"system","subtype":"compact_boundary","uuid":"b","parentUuid":null,"logicalParentUuid":"u1","content":"Conversation compacted"}"#.to_owned(),
         context("h2", Some("b"), "claude:s1:4"),
         user("u2", "h2"),
-    ]
-    .join("\n")
-        + "\n";
-    std::fs::write(&path, text).unwrap();
-    let files = [ChainFile {
-        session_id: "s1".into(),
-        path,
-    }];
+        ],
+    );
     let ids: Vec<String> = decode_chain("s1", &files)
         .unwrap()
         .windows
