@@ -1028,6 +1028,8 @@ fn a_kept_decode_debugs_without_its_text() {
     write(&files[0].path, (text_row("u1", None) + "\n").as_bytes());
     let kept = ChainDecoder::decode("s0", &files).unwrap();
     let debug = format!("{kept:?}");
+    let read = std::fs::metadata(&files[0].path).unwrap().len();
     assert!(debug.contains("highest_seq: 1"), "{debug}");
+    assert!(debug.contains(&format!("read: {read}, ")), "{debug}");
     assert!(!debug.contains("text of u1"), "{debug}");
 }
