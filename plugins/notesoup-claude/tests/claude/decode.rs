@@ -11,7 +11,7 @@ use notesoup_cli::CommandTools;
 use notesoup_core::history::{History, ItemKind, Transcript};
 use notesoup_core::tools::{Tool, call_tool};
 
-use crate::support::{CHAIN_1, CHAIN_2, fixture, hook_context_row, json_rows};
+use crate::support::{CHAIN_1, CHAIN_2, fixture, hook_context_row, json_rows, user_row};
 
 fn chain() -> Vec<ChainFile> {
     vec![
@@ -804,15 +804,16 @@ fn only_the_model_s_replies_fill_the_window() {
             r#"{{"type":"{kind}","uuid":"{uuid}","parentUuid":"{parent}","timestamp":"2026-01-01T00:00:00Z","message":{{"role":"{kind}","model":"{model}","content":[{{"type":"text","text":"{uuid}"}}],"usage":{{"input_tokens":{input},"output_tokens":0}}}}}}"#
         )
     };
+    let prompt = r#"{"type":"user","uuid":"u1","parentUuid":null,"timestamp":"2026-01-01T00:00:00Z","message":{"content":"go"}}"#;
     let dir = tempfile::tempdir().unwrap();
     let files = one_transcript(
         dir.path(),
         &[
-        r#"{"type":"user","uuid":"u1","parentUuid":null,"timestamp":"2026-01-01T00:00:00Z","message":{"content":"go"}}"#.to_owned(),
-        row("assistant", "a1", "u1", "claude-sonnet-4-5", 1000),
-        row("assistant", "a2", "a1", "<synthetic>", 700),
-        row("assistant", "a3", "a2", "claude-sonnet-4-5", 0),
-        row("user", "u2", "a3", "claude-sonnet-4-5", 300),
+            prompt.to_owned(),
+            row("assistant", "a1", "u1", "claude-sonnet-4-5", 1000),
+            row("assistant", "a2", "a1", "<synthetic>", 700),
+            row("assistant", "a3", "a2", "claude-sonnet-4-5", 0),
+            row("user", "u2", "a3", "claude-sonnet-4-5", 300),
         ],
     );
     let decoder = ChainDecoder::decode("s1", &files).unwrap();
@@ -864,32 +865,28 @@ fn a_compaction_s_summary_is_the_compacted_window_s_loss() {
 /// takes the next free ordinal.
 #[test]
 fn a_booted_window_takes_its_boot_s_id() {
-    let boot = |current: &str| {
-        format!(
-            "SessionStart hook additional context: notesoup boot\nFirst context window id: claude:s1:1\nCurrent context window id: {current}\n"
-        )
-    };
-    let user = |uuid: &str, parent: &str| {
-        format!(
-            r#"{{"type":"user","uuid":"{uuid}","parentUuid":"{parent}","timestamp":"2026-01-01T00:00:00Z","message":{{"content":"text of {uuid}"}}}}"#
-        )
-    };
-    // Claude Code's SessionStart context row, hung off `parent`.
+    use notesoup_claude::window::{CURRENT_WINDOW_LINE, FIRST_WINDOW_LINE};
+    // Claude Code's SessionStart context row of a boot naming `current`,
+    // hung off `parent`.
     let context = |uuid: &str, parent: Option<&str>, current: &str| {
+        // The ids stand on lines of their own, below the boot's first.
+        let boot =
+            format!("notesoup\n{FIRST_WINDOW_LINE}claude:s1:1\n{CURRENT_WINDOW_LINE}{current}\n");
         let mut row: serde_json::Value =
-            serde_json::from_str(&hook_context_row(uuid, &boot(current))).unwrap();
+            serde_json::from_str(&hook_context_row(uuid, &boot)).unwrap();
         row["parentUuid"] = parent.into();
         row.to_string()
     };
+    let boundary = r#"{"type":"system","subtype":"compact_boundary","uuid":"b","parentUuid":null,"logicalParentUuid":"u1","content":"Conversation compacted"}"#;
     let dir = tempfile::tempdir().unwrap();
     let files = one_transcript(
         dir.path(),
         &[
-        context("h1", None, "claude:s1:4"),
-        user("u1", "h1"),
-        r#"{"type":"system","subtype":"compact_boundary","uuid":"b","parentUuid":null,"logicalParentUuid":"u1","content":"Conversation compacted"}"#.to_owned(),
-        context("h2", Some("b"), "claude:s1:4"),
-        user("u2", "h2"),
+            context("h1", None, "claude:s1:4"),
+            user_row("u1", "h1", "one"),
+            boundary.to_owned(),
+            context("h2", Some("b"), "claude:s1:4"),
+            user_row("u2", "h2", "two"),
         ],
     );
     let ids: Vec<String> = decode_chain("s1", &files)
