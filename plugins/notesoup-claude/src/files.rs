@@ -229,4 +229,33 @@ mod tests {
         assert_eq!(take(&dir.path().join("nope")).unwrap(), None);
         assert_eq!(read_record(&dir.path().join("nope")).unwrap(), None);
     }
+
+    #[test]
+    fn a_take_that_cannot_rename_is_an_error_not_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("file");
+        fs::write(&file, b"x").unwrap();
+        // A path through a regular file: the rename fails, but not because
+        // nothing is there.
+        let err = take(&file.join("marker.json")).unwrap_err();
+        assert!(matches!(err, SmallFileError::Io { .. }), "{err}");
+        assert_eq!(fs::read(&file).unwrap(), b"x");
+    }
+
+    #[test]
+    fn a_record_is_read_up_to_four_mebibytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("record.json");
+        let largest = vec![b'x'; 4 * 1024 * 1024];
+        fs::write(&path, &largest).unwrap();
+        assert_eq!(read_record(&path).unwrap().unwrap().len(), largest.len());
+        fs::write(&path, [&largest[..], b"x"].concat()).unwrap();
+        let err = read_record(&path).unwrap_err();
+        assert!(matches!(err, SmallFileError::TooLarge { max, .. } if max == MAX_RECORD_BYTES));
+        // Taking a record too large refuses it under its own name, and it
+        // goes (only a directory is put back), leaving no private name.
+        let err = take(&path).unwrap_err();
+        assert!(matches!(&err, SmallFileError::TooLarge { path: named, .. } if *named == path));
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
 }

@@ -257,6 +257,15 @@ fn resume_without_a_record_recovers_the_window_from_the_transcript() {
     );
     let state = sb.session_record(S1);
     assert_eq!(state["notesSessionId"], "root-session");
+    // The scan is kept before the boot's caches are: its directory is made
+    // the owner's alone all the same.
+    let scans: Vec<_> = std::fs::read_dir(sb.cache.join("transcript-scans"))
+        .unwrap()
+        .collect();
+    assert_eq!(scans.len(), 1);
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&sb.cache).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o700, "the caches are the owner's alone");
 }
 
 #[test]
