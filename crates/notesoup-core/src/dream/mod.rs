@@ -48,7 +48,8 @@ pub(crate) use gates::{Gate, material_gate, time_gate};
 pub(crate) use jail::{jail_read_path, jail_write_path};
 #[cfg(test)]
 pub(crate) use lock::{
-    DreamLock, LAST_RUN_FILE, LockState, iso_utc, last_run, lock_state, run_stamp,
+    DreamLock, LAST_RUN_FILE, LockState, iso_utc, last_run, lock_state, remove_stale_lock,
+    run_stamp,
 };
 #[cfg(test)]
 pub(crate) use report::render_report;

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant, SystemTime};
 use jiff::Timestamp;
 use notesoup_core::dream::{
     DreamError, DreamLock, LAST_RUN_FILE, LOCK_FILE, LockState, iso_utc, last_run, lock_state,
-    run_stamp,
+    remove_stale_lock, run_stamp,
 };
 
 use super::support::{hours_before, put, set_mtime, tree_hash};
@@ -202,8 +202,87 @@ fn a_symlinked_lock_is_never_followed() {
     std::os::unix::fs::symlink(&target, home.join(LOCK_FILE)).expect("symlink");
     let refused = DreamLock::acquire(&home, now()).expect_err("a symlink is no lock");
     assert_eq!(refused.code(), "io_error", "{refused}");
+    assert!(refused.to_string().contains("symbolic links"), "{refused}");
     assert_eq!(fs::read_to_string(&target).expect("target"), "keep me");
     assert!(matches!(lock_state(&home), LockState::Unusable(_)));
+}
+
+/// What a home's lock says, and which locks are removed as stale: no file
+/// is absent (nothing to remove), a directory in its place or a home that
+/// is no directory is unusable (a person must look; removing refuses), a
+/// file nothing holds is stale (removed), a held one is left.
+#[test]
+fn the_lock_state_names_each_kind_of_lock() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let home = dir.path().join("home");
+    fs::create_dir(&home).expect("home");
+    assert_eq!(lock_state(&home), LockState::Absent);
+    assert!(!remove_stale_lock(&home).expect("nothing to remove"));
+
+    fs::create_dir(home.join(LOCK_FILE)).expect("a directory as the lock");
+    assert_eq!(
+        lock_state(&home),
+        LockState::Unusable("not a regular file".to_owned())
+    );
+    fs::remove_dir(home.join(LOCK_FILE)).expect("remove");
+
+    let not_a_dir = put(dir.path(), "file", "x");
+    assert!(
+        matches!(lock_state(&not_a_dir), LockState::Unusable(why) if why.contains("Not a directory")),
+        "{:?}",
+        lock_state(&not_a_dir)
+    );
+    let refused = remove_stale_lock(&not_a_dir).expect_err("no lock can be opened there");
+    assert_eq!(refused.code(), "io_error", "{refused}");
+
+    let mut held = DreamLock::acquire(&home, now()).expect("acquire");
+    assert!(!remove_stale_lock(&home).expect("a held lock is left"));
+    assert!(home.join(LOCK_FILE).exists());
+    held.release().expect("release");
+    put(&home, LOCK_FILE, "1 gone");
+    assert_eq!(lock_state(&home), LockState::Stale("1 gone".to_owned()));
+    assert!(remove_stale_lock(&home).expect("a stale lock is removed"));
+    assert_eq!(lock_state(&home), LockState::Absent);
+}
+
+/// A home that is not there is the system's own error, not a lock that
+/// kept being removed.
+#[test]
+fn a_lock_in_a_missing_home_is_the_system_s_error() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let refused = DreamLock::acquire(&dir.path().join("missing"), now()).expect_err("no home");
+    assert_eq!(refused.code(), "io_error", "{refused}");
+    assert!(refused.to_string().contains("No such file"), "{refused}");
+}
+
+/// A run's lock removed from under it (by a person) is released all the
+/// same; one replaced by a copy of it is left (it is another file), and
+/// one replaced by something that cannot be read is an error, and what
+/// replaced it stays.
+#[test]
+fn a_release_whose_lock_was_removed_or_replaced() {
+    let home = tempfile::tempdir().expect("tempdir");
+    let lock = home.path().join(LOCK_FILE);
+    let mut run = DreamLock::acquire(home.path(), now()).expect("acquire");
+    fs::remove_file(&lock).expect("removed by hand");
+    run.release().expect("nothing left to remove");
+
+    // A copy of the run's lock put in its place is another file, not this
+    // run's: it stays.
+    let mut run = DreamLock::acquire(home.path(), now()).expect("acquire again");
+    let content = fs::read(&lock).expect("lock");
+    fs::remove_file(&lock).expect("removed by hand");
+    fs::write(&lock, &content).expect("a copy in its place");
+    run.release().expect("release");
+    assert_eq!(fs::read(&lock).expect("the copy stays"), content);
+    fs::remove_file(&lock).expect("remove the copy");
+
+    let mut run = DreamLock::acquire(home.path(), now()).expect("acquire again");
+    fs::remove_file(&lock).expect("removed by hand");
+    fs::create_dir(&lock).expect("a directory in its place");
+    let refused = run.release().expect_err("the lock cannot be read");
+    assert_eq!(refused.code(), "io_error", "{refused}");
+    assert!(lock.is_dir());
 }
 
 /// Set in a child process of the SIGKILL test: the home to lock, then hold.
