@@ -454,6 +454,19 @@ fn a_failed_first_run_removes_the_stamp_it_created() {
     assert!(!home.path().join(LAST_RUN_FILE).exists());
     assert!(!home.path().join(LOCK_FILE).exists());
     assert_eq!(fs::read_dir(home.path()).expect("list").count(), 0);
+
+    // The stamp already gone is nothing to remove; one that cannot be
+    // removed (a directory put in its place) is the failure's error.
+    let stamp = home.path().join(LAST_RUN_FILE);
+    let mut lock = DreamLock::acquire(home.path(), now()).expect("acquire");
+    fs::remove_file(&stamp).expect("removed by hand");
+    lock.fail().expect("nothing to remove");
+    let mut lock = DreamLock::acquire(home.path(), now()).expect("acquire");
+    fs::remove_file(&stamp).expect("removed by hand");
+    fs::create_dir(&stamp).expect("a directory in its place");
+    let refused = lock.fail().expect_err("the stamp cannot be removed");
+    assert_eq!(refused.code(), "io_error", "{refused}");
+    assert!(stamp.is_dir());
 }
 
 /// A stamp planted as a link is not written through: the dream runs, and
@@ -470,4 +483,16 @@ fn a_stamp_planted_as_a_link_is_never_written_through() {
     assert_eq!(fs::read_to_string(&outside).expect("outside"), "untouched");
     let _ = lock.fail();
     assert_eq!(fs::read_to_string(&outside).expect("outside"), "untouched");
+}
+
+/// A stamp that cannot be read (a directory under its name) is left as it
+/// is: the run neither writes it nor, failing, removes it.
+#[test]
+fn a_stamp_that_cannot_be_read_is_left_alone() {
+    let home = tempfile::tempdir().expect("tempdir");
+    let stamp = home.path().join(LAST_RUN_FILE);
+    fs::create_dir(&stamp).expect("a directory as the stamp");
+    let mut lock = DreamLock::acquire(home.path(), now()).expect("the lock is taken");
+    lock.fail().expect("a failed run leaves the stamp alone");
+    assert!(stamp.is_dir());
 }
