@@ -151,6 +151,19 @@ fn a_symlinked_note_file_is_never_followed() {
         code(f.store.rename("@human/mine", "@human/secret")),
         RefusalCode::InvalidAddress
     );
+    // A link as the source is refused before the target's folders are made,
+    // and a link is never deleted, live or not.
+    assert_eq!(
+        [
+            code(f.store.rename("@human/secret", "@human/new/moved")),
+            code(f.store.delete("@human/secret", true)),
+            code(f.store.delete("@human/dangling", true)),
+        ],
+        [RefusalCode::InvalidAddress; 3]
+    );
+    assert!(!f.root().join("human/new").exists());
+    assert!(f.root().join("human/secret.md").is_symlink());
+    assert!(f.root().join("human/dangling.md").is_symlink());
     assert!(
         f.store
             .list(&ListQuery::default())

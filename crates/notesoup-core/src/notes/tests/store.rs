@@ -1,7 +1,7 @@
 //! write / read / update / rename on real temp directories, every refusal.
 
 use crate::notes::{
-    ChangeKind, NoteError, NoteOrigin, Scope, UpdateRequest, WriteOutcome, local_iso,
+    ChangeKind, DeleteOutcome, NoteError, NoteOrigin, Scope, UpdateRequest, WriteOutcome, local_iso,
 };
 use crate::tools::RefusalCode;
 use jiff::tz::TimeZone;
@@ -317,6 +317,32 @@ fn edits_apply_in_order_on_the_evolving_body() {
     assert_eq!(all.change.after, "d0ne tw0");
 }
 
+/// `edited_body` answers what an update's edits would leave, touching
+/// nothing: no note or an edit that does not apply is `None`.
+#[test]
+fn edited_body_previews_the_edits_without_writing() {
+    let f = Fixture::new();
+    assert_eq!(
+        f.store.edited_body("a", &edits(&[("x", "y")])).ok(),
+        Some(None)
+    );
+    f.store.write("a", "one two two", None).expect("write");
+    let before = f.raw("pi/session/s1/a.md");
+    let preview = |request: &UpdateRequest| f.store.edited_body("a", request).expect("preview");
+    assert_eq!(
+        preview(&edits(&[("one", "three"), ("three two", "done")])).as_deref(),
+        Some("done two")
+    );
+    assert_eq!(preview(&edits(&[("two", "2")])), None, "ambiguous");
+    assert_eq!(preview(&edits(&[("gone", "x")])), None, "missing");
+    let all = UpdateRequest {
+        replace_all: true,
+        ..edits(&[("two", "2")])
+    };
+    assert_eq!(preview(&all).as_deref(), Some("one 2 2"));
+    assert_eq!(f.raw("pi/session/s1/a.md"), before, "nothing written");
+}
+
 #[test]
 fn crumple_and_smooth_never_touch_updated_at() {
     let f = Fixture::new();
@@ -402,6 +428,14 @@ fn origin_changes_bump_updated_at_and_both_changes_are_a_file_change() {
 fn rename_moves_everything_and_refuses_what_it_must() {
     let f = Fixture::new();
     assert_eq!(code(f.store.rename("gone", "there")), RefusalCode::NotFound);
+    assert_eq!(
+        code(f.store.rename("gone", "@human/new/there")),
+        RefusalCode::NotFound
+    );
+    assert!(
+        !f.root().join("human").exists(),
+        "a missing source makes no folder"
+    );
     let written = f
         .store
         .write("draft", "text", Some(NoteOrigin::User))
@@ -448,6 +482,10 @@ fn rename_moves_everything_and_refuses_what_it_must() {
         .expect("into session");
     assert!(!back.replaced_crumpled_target);
     assert_eq!(back.meta.project.as_deref(), Some(PROJECT));
+    // Between durable homes a note has no project either way.
+    f.store.write("@human/h", "h", None).expect("write");
+    let durable = f.store.rename("@human/h", "@project/p").expect("durable");
+    assert_eq!(durable.meta.project, None);
     let long = "x/".repeat(300);
     let too_long = f
         .store
@@ -457,6 +495,47 @@ fn rename_moves_everything_and_refuses_what_it_must() {
         too_long.message(),
         "note path exceeds 512 UTF-8 bytes (got 604)"
     );
+}
+
+/// `delete` (a person's command): a missing note is not found, a live one
+/// stays unless asked, a live or crumpled one asked for goes; a note of a
+/// home the identity may not write is refused.
+#[test]
+fn delete_removes_only_what_it_is_asked_to() {
+    let f = Fixture::new();
+    assert_eq!(code(f.store.delete("gone", true)), RefusalCode::NotFound);
+    f.store.write("@project/live", "live", None).expect("write");
+    assert_eq!(
+        f.store.delete("@project/live", false).expect("asked"),
+        DeleteOutcome::Live {
+            address: "@project/live.md".to_owned()
+        }
+    );
+    assert!(f.raw("project/proj-12345678/live.md").ends_with("live"));
+    assert_eq!(
+        f.store.delete("@project/live", true).expect("live"),
+        DeleteOutcome::Deleted {
+            address: "@project/live.md".to_owned(),
+            was_crumpled: false
+        }
+    );
+    assert!(!f.root().join("project/proj-12345678/live.md").exists());
+    f.store.write("old", "old", None).expect("write");
+    f.store.update("old", &crumpling()).expect("crumple");
+    assert_eq!(
+        f.store.delete("old", false).expect("crumpled"),
+        DeleteOutcome::Deleted {
+            address: "old.md".to_owned(),
+            was_crumpled: true
+        }
+    );
+    assert!(!f.root().join("pi/session/s1/old.md").exists());
+    f.put("agents/bob/theirs.md", "theirs");
+    assert_eq!(
+        code(f.store.delete("@agents/bob/theirs", true)),
+        RefusalCode::InvalidScope
+    );
+    assert_eq!(f.raw("agents/bob/theirs.md"), "theirs");
 }
 
 #[test]
