@@ -497,6 +497,48 @@ fn rename_moves_everything_and_refuses_what_it_must() {
     );
 }
 
+/// A rename between two folders locks the one whose path sorts first
+/// before the other, whichever is the source, so two renames crossing
+/// between the same folders never wait for each other. With the later
+/// folder held, the rename is seen holding the earlier one while it waits.
+#[test]
+fn a_rename_locks_its_folders_in_path_order() {
+    use std::fs::{File, TryLockError};
+    use std::time::{Duration, Instant};
+    let f = Fixture::new();
+    f.store.write("@human/a/one", "one", None).expect("write");
+    f.store.write("@human/b/two", "two", None).expect("write");
+    let (first, later) = (f.root().join("human/a"), f.root().join("human/b"));
+    for (from, to) in [
+        ("@human/a/one", "@human/b/one"),
+        ("@human/b/two", "@human/a/two"),
+    ] {
+        let held = File::open(&later).expect("later folder");
+        held.lock().expect("hold the later folder");
+        std::thread::scope(|scope| {
+            let rename = scope.spawn(|| f.store.rename(from, to));
+            let deadline = Instant::now() + Duration::from_secs(10);
+            let took_first = loop {
+                match File::open(&first).expect("first folder").try_lock() {
+                    Err(TryLockError::WouldBlock) => break true,
+                    Ok(()) if Instant::now() > deadline => break false,
+                    Ok(()) => std::thread::sleep(Duration::from_millis(2)),
+                    Err(TryLockError::Error(err)) => panic!("{err}"),
+                }
+            };
+            // Released before any assertion, so the rename always ends.
+            held.unlock().expect("release the later folder");
+            assert!(
+                took_first,
+                "{from} -> {to} waited without the first folder's lock"
+            );
+            rename.join().expect("rename thread").expect("rename");
+        });
+    }
+    assert!(f.raw("human/b/one.md").ends_with("one"));
+    assert!(f.raw("human/a/two.md").ends_with("two"));
+}
+
 /// `delete` (a person's command): a missing note is not found, a live one
 /// stays unless asked, a live or crumpled one asked for goes; a note of a
 /// home the identity may not write is refused.
