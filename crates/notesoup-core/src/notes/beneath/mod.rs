@@ -179,6 +179,19 @@ mod tests {
     #![allow(clippy::unwrap_used)] // a failed unwrap is a failed test
 
     /// The same checks for every implementation of `DirHandle`.
+    #[test]
+    fn a_plain_name_is_one_entry_name() {
+        use std::ffi::OsStr;
+        for name in ["n.md", ".hidden", "..x", "a b"] {
+            assert!(super::is_plain_name(OsStr::new(name)), "{name}");
+        }
+        for name in ["", ".", "..", "a/b", "/"] {
+            assert!(!super::is_plain_name(OsStr::new(name)), "{name}");
+        }
+        // A backslash separates nothing outside Windows.
+        assert_eq!(super::is_plain_name(OsStr::new("a\\b")), !cfg!(windows));
+    }
+
     macro_rules! handle_tests {
         ($module:ident, $handle:ty) => {
             mod $module {
@@ -238,6 +251,8 @@ mod tests {
                     assert!(is_not_a_directory(root.open_dir(Path::new("f/x"))));
                     assert!(is_not_a_directory(root.open_dir(Path::new("f"))));
                     assert!(is_not_below(root.open_dir(Path::new("a/../../x"))));
+                    let not_a_root = Handle::open_root(&root.path().join("f")).unwrap_err();
+                    assert_eq!(not_a_root.kind(), std::io::ErrorKind::NotADirectory);
                     #[cfg(unix)]
                     {
                         assert!(is_link(root.open_dir(Path::new("a/l"))));
