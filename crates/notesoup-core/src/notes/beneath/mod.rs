@@ -340,6 +340,7 @@ mod tests {
                     let stat = root.stat(OsStr::new("f")).unwrap().unwrap();
                     assert_eq!((stat.kind, stat.len, stat.nlink), (Kind::File, 4, 1));
                     assert!(root.stat(OsStr::new("missing")).unwrap().is_none());
+                    assert_eq!(root.stat(OsStr::new("a")).unwrap().unwrap().kind, Kind::Dir);
                     #[cfg(unix)]
                     assert_eq!(
                         root.stat(OsStr::new("top")).unwrap().unwrap().kind,
