@@ -763,6 +763,8 @@ fn jail_refusals_name_their_reason() {
     check("x.md", homes);
     check("pi/session/x.md", homes);
     check("project/x.md", homes);
+    check("human", homes);
+    check("pi/session/s1", homes);
     check("human/x.txt", "only markdown notes (.md) may be written");
     check(
         "human/a\nb.md",
