@@ -611,6 +611,12 @@ fn read_only_tools_see_the_home() {
             "project/p-0123abcd/notes.md"
         ]
     );
+    // A folder walked on its own, and the audit repository never.
+    assert_eq!(
+        tools.find("human").expect("find a folder"),
+        ["human/MAP.md", "human/prefs.md"]
+    );
+    assert_eq!(tools.find(".git").expect("find .git"), Vec::<String>::new());
     let hit = |path: &str, line: usize, text: &str| GrepMatch {
         path: path.into(),
         line,
@@ -622,6 +628,10 @@ fn read_only_tools_see_the_home() {
             hit("human/prefs.md", 1, "Likes TABS"),
             hit("project/p-0123abcd/notes.md", 1, "tabs everywhere"),
         ]
+    );
+    assert_eq!(
+        tools.grep("tabs", "project").expect("grep a folder"),
+        [hit("project/p-0123abcd/notes.md", 1, "tabs everywhere")]
     );
     assert_eq!(
         tools
