@@ -79,6 +79,59 @@ fn frontmatter_merges_field_by_field() {
     );
 }
 
+/// A side whose note has no frontmatter block adds no metadata: the side
+/// with the block is kept whole when its body is the merged one (its times
+/// not mixed with a missing block's zeros). The same block on both sides
+/// is kept byte for byte, in whatever order it was written; blocks that
+/// differ are written anew, in notesoup's order.
+#[test]
+fn a_missing_block_adds_nothing_and_a_shared_block_is_kept_as_written() {
+    let fields = "origin: self\ncreatedAt: 2026-01-02T00:00:00.000+00:00\nupdatedAt: 2026-01-02T00:00:00.000+00:00\nlastAccessed: 2026-01-02T00:00:00.000+00:00\naccessCount: 0\n";
+    let base = "one\n";
+    let ours = note(fields, "one\ntwo\n");
+    let merged = clean(merge_note(
+        "human/x.md",
+        Some(base.as_bytes()),
+        ours.as_bytes(),
+        base.as_bytes(),
+    ));
+    assert_eq!(merged, ours);
+    // The block dropped on their side (the note saved by another editor)
+    // while ours edited the body: ours, block and all.
+    let base = note(fields, "one\n");
+    let merged = clean(merge_note(
+        "human/x.md",
+        Some(base.as_bytes()),
+        ours.as_bytes(),
+        b"one\n",
+    ));
+    assert_eq!(merged, ours);
+
+    let reordered = "updatedAt: 2026-01-02T00:00:00.000+00:00\norigin: self\ncreatedAt: 2026-01-02T00:00:00.000+00:00\nlastAccessed: 2026-01-02T00:00:00.000+00:00\naccessCount: 0\n";
+    let base = note(reordered, "a\nb\nc\n");
+    let ours = note(reordered, "A\nb\nc\n");
+    let theirs = note(reordered, "a\nb\nC\n");
+    let merged = clean(merge_note(
+        "human/x.md",
+        Some(base.as_bytes()),
+        ours.as_bytes(),
+        theirs.as_bytes(),
+    ));
+    assert_eq!(
+        merged,
+        note(reordered, "A\nb\nC\n"),
+        "the shared block as written"
+    );
+    let theirs = note(fields, "a\nb\nC\n");
+    let merged = clean(merge_note(
+        "human/x.md",
+        Some(base.as_bytes()),
+        ours.as_bytes(),
+        theirs.as_bytes(),
+    ));
+    assert_eq!(merged, note(fields, "A\nb\nC\n"), "written anew");
+}
+
 #[test]
 fn a_crumple_gives_way_to_an_edit_on_the_other_side() {
     let fields = "origin: self\ncreatedAt: 2026-01-02T00:00:00.000+00:00\nupdatedAt: 2026-01-02T00:00:00.000+00:00\nlastAccessed: 2026-01-02T00:00:00.000+00:00\naccessCount: 0\n";

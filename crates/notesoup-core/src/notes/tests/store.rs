@@ -662,7 +662,14 @@ fn invalid_addresses_are_refused_everywhere() {
 
 #[test]
 fn origins_parse_or_refuse() {
-    assert_eq!(NoteOrigin::parse("external"), Ok(NoteOrigin::External));
+    for origin in [
+        NoteOrigin::User,
+        NoteOrigin::SelfAuthored,
+        NoteOrigin::External,
+    ] {
+        assert_eq!(NoteOrigin::parse(origin.as_str()), Ok(origin));
+    }
+    assert_eq!(NoteOrigin::parse("self"), Ok(NoteOrigin::SelfAuthored));
     let error = NoteOrigin::parse("robot").expect_err("invalid");
     assert_eq!(error.code(), RefusalCode::InvalidOrigin);
     assert_eq!(error.code().as_str(), "invalid_origin");
