@@ -46,6 +46,16 @@ fn a_home_map_merges_as_a_union_of_lines() {
     assert_eq!(merged.as_deref(), Some("- a\n- c\n- d\n"));
 }
 
+/// The clean merge of a note under `human/` from `base`.
+fn merged_note(base: &str, ours: &str, theirs: &str) -> String {
+    clean(merge_note(
+        "human/x.md",
+        Some(base.as_bytes()),
+        ours.as_bytes(),
+        theirs.as_bytes(),
+    ))
+}
+
 fn note(fields: &str, body: &str) -> String {
     format!("---\n{fields}---\n\n{body}")
 }
@@ -64,12 +74,7 @@ fn frontmatter_merges_field_by_field() {
         "origin: external\ncreatedAt: 2026-01-01T00:00:00.000+00:00\nupdatedAt: 2026-01-04T00:00:00.000+00:00\nlastAccessed: 2026-01-06T00:00:00.000+00:00\naccessCount: 11\ntopic: db\nstatus: active\n",
         "theirs\nbody\n",
     );
-    let merged = clean(merge_note(
-        "human/x.md",
-        Some(base.as_bytes()),
-        ours.as_bytes(),
-        theirs.as_bytes(),
-    ));
+    let merged = merged_note(&base, &ours, &theirs);
     assert_eq!(
         merged,
         note(
@@ -89,46 +94,26 @@ fn a_missing_block_adds_nothing_and_a_shared_block_is_kept_as_written() {
     let fields = "origin: self\ncreatedAt: 2026-01-02T00:00:00.000+00:00\nupdatedAt: 2026-01-02T00:00:00.000+00:00\nlastAccessed: 2026-01-02T00:00:00.000+00:00\naccessCount: 0\n";
     let base = "one\n";
     let ours = note(fields, "one\ntwo\n");
-    let merged = clean(merge_note(
-        "human/x.md",
-        Some(base.as_bytes()),
-        ours.as_bytes(),
-        base.as_bytes(),
-    ));
+    let merged = merged_note(base, &ours, base);
     assert_eq!(merged, ours);
     // The block dropped on their side (the note saved by another editor)
     // while ours edited the body: ours, block and all.
     let base = note(fields, "one\n");
-    let merged = clean(merge_note(
-        "human/x.md",
-        Some(base.as_bytes()),
-        ours.as_bytes(),
-        b"one\n",
-    ));
+    let merged = merged_note(&base, &ours, "one\n");
     assert_eq!(merged, ours);
 
     let reordered = "updatedAt: 2026-01-02T00:00:00.000+00:00\norigin: self\ncreatedAt: 2026-01-02T00:00:00.000+00:00\nlastAccessed: 2026-01-02T00:00:00.000+00:00\naccessCount: 0\n";
     let base = note(reordered, "a\nb\nc\n");
     let ours = note(reordered, "A\nb\nc\n");
     let theirs = note(reordered, "a\nb\nC\n");
-    let merged = clean(merge_note(
-        "human/x.md",
-        Some(base.as_bytes()),
-        ours.as_bytes(),
-        theirs.as_bytes(),
-    ));
+    let merged = merged_note(&base, &ours, &theirs);
     assert_eq!(
         merged,
         note(reordered, "A\nb\nC\n"),
         "the shared block as written"
     );
     let theirs = note(fields, "a\nb\nC\n");
-    let merged = clean(merge_note(
-        "human/x.md",
-        Some(base.as_bytes()),
-        ours.as_bytes(),
-        theirs.as_bytes(),
-    ));
+    let merged = merged_note(&base, &ours, &theirs);
     assert_eq!(merged, note(fields, "A\nb\nC\n"), "written anew");
 }
 
@@ -142,23 +127,13 @@ fn a_crumple_gives_way_to_an_edit_on_the_other_side() {
     );
     let edited = note(fields, "one\ntwo\n");
     for (ours, theirs) in [(&crumpled, &edited), (&edited, &crumpled)] {
-        let merged = clean(merge_note(
-            "human/x.md",
-            Some(base.as_bytes()),
-            ours.as_bytes(),
-            theirs.as_bytes(),
-        ));
+        let merged = merged_note(&base, ours, theirs);
         assert!(!merged.contains("crumpledAt"), "{merged}");
         assert!(merged.ends_with("\n\none\ntwo\n"), "{merged}");
     }
     // Crumpled on one side, only read on the other: crumpled.
     let read = note(&fields.replace("accessCount: 0", "accessCount: 1"), "one\n");
-    let merged = clean(merge_note(
-        "human/x.md",
-        Some(base.as_bytes()),
-        crumpled.as_bytes(),
-        read.as_bytes(),
-    ));
+    let merged = merged_note(&base, &crumpled, &read);
     assert!(merged.contains("crumpledAt: 2026-02-01"), "{merged}");
     assert!(merged.contains("accessCount: 1"), "{merged}");
 }

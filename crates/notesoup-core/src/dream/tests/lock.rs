@@ -255,6 +255,12 @@ fn a_lock_in_a_missing_home_is_the_system_s_error() {
     assert!(refused.to_string().contains("No such file"), "{refused}");
 }
 
+/// Removes the file at `path` and makes a directory there.
+fn directory_in_place_of(path: &Path) {
+    fs::remove_file(path).expect("removed by hand");
+    fs::create_dir(path).expect("a directory in its place");
+}
+
 /// A run's lock removed from under it (by a person) is released all the
 /// same; one replaced by a copy of it is left (it is another file), and
 /// one replaced by something that cannot be read is an error, and what
@@ -278,8 +284,7 @@ fn a_release_whose_lock_was_removed_or_replaced() {
     fs::remove_file(&lock).expect("remove the copy");
 
     let mut run = DreamLock::acquire(home.path(), now()).expect("acquire again");
-    fs::remove_file(&lock).expect("removed by hand");
-    fs::create_dir(&lock).expect("a directory in its place");
+    directory_in_place_of(&lock);
     let refused = run.release().expect_err("the lock cannot be read");
     assert_eq!(refused.code(), "io_error", "{refused}");
     assert!(lock.is_dir());
@@ -462,8 +467,7 @@ fn a_failed_first_run_removes_the_stamp_it_created() {
     fs::remove_file(&stamp).expect("removed by hand");
     lock.fail().expect("nothing to remove");
     let mut lock = DreamLock::acquire(home.path(), now()).expect("acquire");
-    fs::remove_file(&stamp).expect("removed by hand");
-    fs::create_dir(&stamp).expect("a directory in its place");
+    directory_in_place_of(&stamp);
     let refused = lock.fail().expect_err("the stamp cannot be removed");
     assert_eq!(refused.code(), "io_error", "{refused}");
     assert!(stamp.is_dir());

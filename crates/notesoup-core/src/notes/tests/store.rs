@@ -554,22 +554,20 @@ fn delete_removes_only_what_it_is_asked_to() {
         }
     );
     assert!(f.raw("project/proj-12345678/live.md").ends_with("live"));
+    let deleted = |address: &str, was_crumpled| DeleteOutcome::Deleted {
+        address: address.to_owned(),
+        was_crumpled,
+    };
     assert_eq!(
         f.store.delete("@project/live", true).expect("live"),
-        DeleteOutcome::Deleted {
-            address: "@project/live.md".to_owned(),
-            was_crumpled: false
-        }
+        deleted("@project/live.md", false)
     );
     assert!(!f.root().join("project/proj-12345678/live.md").exists());
     f.store.write("old", "old", None).expect("write");
     f.store.update("old", &crumpling()).expect("crumple");
     assert_eq!(
         f.store.delete("old", false).expect("crumpled"),
-        DeleteOutcome::Deleted {
-            address: "old.md".to_owned(),
-            was_crumpled: true
-        }
+        deleted("old.md", true)
     );
     assert!(!f.root().join("pi/session/s1/old.md").exists());
     f.put("agents/bob/theirs.md", "theirs");
