@@ -162,3 +162,22 @@ fn a_repeated_known_key_takes_the_last_value() {
         parse("---\norigin: user\norigin: external\naccessCount: 1\naccessCount: 2\n---\n\n");
     assert_eq!((meta.origin, meta.access_count), (NoteOrigin::External, 2));
 }
+
+/// Fields written by hand in other forms: a count as digits in a string, a
+/// crumple time and a project as numbers; an empty string is no value.
+#[test]
+fn hand_written_field_forms() {
+    let meta = |fields: &str| parse(&format!("---\n{fields}---\n\nbody")).0;
+    let counts: Vec<u64> = ["\"12\"", "\"\"", "\"1x\"", "\"+5\"", "-1", "7"]
+        .iter()
+        .map(|count| meta(&format!("accessCount: {count}\n")).access_count)
+        .collect();
+    assert_eq!(counts, [12, 0, 0, 0, 0, 7]);
+    assert_eq!(
+        meta("crumpledAt: 1789464705000\n").crumpled_at,
+        Some(1_789_464_705_000)
+    );
+    assert_eq!(meta("crumpledAt: \"\"\n").crumpled_at, None);
+    assert_eq!(meta("project: 1234\n").project.as_deref(), Some("1234"));
+    assert_eq!(meta("project: \"\"\n").project, None);
+}
