@@ -341,6 +341,25 @@ impl Dreamer<'_> {
     }
 }
 
+#[cfg(test)]
+impl DreamerProcess {
+    /// The tests' dreamer `program`: run as `agent -p`, installed as "install
+    /// the agent".
+    pub(crate) fn test_agent(
+        program: &Path,
+        search_path: Option<&Path>,
+        timeout: Duration,
+    ) -> DreamerProcess {
+        DreamerProcess {
+            command: "agent -p".to_owned(),
+            program: program.to_owned(),
+            install_hint: "install the agent".to_owned(),
+            search_path: search_path.map(|dir| dir.as_os_str().to_owned()),
+            timeout,
+        }
+    }
+}
+
 #[cfg(all(test, unix))]
 mod tests {
     #![allow(clippy::unwrap_used)]
@@ -350,13 +369,7 @@ mod tests {
     use super::*;
 
     fn process(program: &Path, search_path: Option<&Path>) -> DreamerProcess {
-        DreamerProcess {
-            command: "agent -p".to_owned(),
-            program: program.to_owned(),
-            install_hint: "install the agent".to_owned(),
-            search_path: search_path.map(|dir| dir.as_os_str().to_owned()),
-            timeout: Duration::from_secs(1),
-        }
+        DreamerProcess::test_agent(program, search_path, Duration::from_secs(1))
     }
 
     fn file(path: &Path, mode: u32) {

@@ -693,13 +693,7 @@ fn a_child_process_dreamer_is_announced_followed_and_refused_when_missing() {
     use notesoup_core::dream::{Ended, Stream};
     use notesoup_core::plumbing::{DreamProgress, Dreamer, DreamerProcess};
     let timeout = std::time::Duration::from_secs(5);
-    let process = |program: &str| DreamerProcess {
-        command: "agent -p".to_owned(),
-        program: PathBuf::from(program),
-        install_hint: "install the agent".to_owned(),
-        search_path: None,
-        timeout,
-    };
+    let process = |program: &str| DreamerProcess::test_agent(Path::new(program), None, timeout);
     let ends = [
         (None, "dream: the dreamer finished after "),
         (
