@@ -1099,6 +1099,56 @@ mod tests {
         assert!(HeadCache::load(&file_big).is_empty());
     }
 
+    /// A saved entry as [`encode`] writes it, under a seal of zeros.
+    fn saved_entry(path: &[u8], head: &[u8]) -> Vec<u8> {
+        let mut out = (path.len() as u32).to_le_bytes().to_vec();
+        out.extend_from_slice(path);
+        for word in stamp_words(&stamp(head.len() as u64, (100, 5))) {
+            out.extend_from_slice(&word);
+        }
+        out.extend_from_slice(&(head.len() as u32).to_le_bytes());
+        out.extend_from_slice(head);
+        out.extend_from_slice(&[0; SEAL_BYTES]);
+        out
+    }
+
+    /// The longest path and the longest head are saved and loaded back;
+    /// a longer path is left out when saving and refused when loading, and
+    /// a saved cache holds at most as many heads as a cache keeps.
+    #[test]
+    fn a_saved_cache_keeps_its_limits_to_the_byte() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("heads.bin");
+        let cache = HeadCache::with_settle(Duration::ZERO);
+        let longest = format!("/{}", "p".repeat(MAX_SAVED_PATH - 1));
+        let too_long = format!("/{}", "q".repeat(MAX_SAVED_PATH));
+        let head = vec![b'h'; HeadCache::MAX_HEAD_BYTES];
+        let kept = stamp(HeadCache::MAX_HEAD_BYTES as u64, (100, 5));
+        cache.put(Path::new(&longest), kept, &head, at(200));
+        cache.put(Path::new(&too_long), kept, b"h", at(200));
+        assert_eq!(cache.len(), 2);
+        cache.save(&file).unwrap();
+        let loaded = HeadCache::load(&file);
+        assert_eq!(loaded.len(), 1);
+        assert_eq!(served(&loaded, &longest, &kept), Some(head));
+        // A saved path past the longest: the file is no cache.
+        let mut crafted = MAGIC.to_vec();
+        crafted.extend(saved_entry(too_long.as_bytes(), b"h"));
+        std::fs::write(&file, &crafted).unwrap();
+        assert!(HeadCache::load(&file).is_empty());
+        // As many saved heads as a cache keeps load (to be proven each by
+        // its seal); one more, and the file is no cache.
+        let mut crafted = MAGIC.to_vec();
+        for i in 0..HeadCache::MAX_ENTRIES {
+            crafted.extend(saved_entry(format!("/n/{i}.md").as_bytes(), b"h"));
+        }
+        std::fs::write(&file, &crafted).unwrap();
+        assert_eq!(HeadCache::load(&file).len(), HeadCache::MAX_ENTRIES);
+        crafted.extend(saved_entry(b"/n/one-more.md", b"h"));
+        std::fs::write(&file, &crafted).unwrap();
+        assert!(HeadCache::load(&file).is_empty());
+    }
+
     /// A kept parse, moved to any later time, is the parse at that time;
     /// what depends on the zone is never kept.
     #[test]
@@ -1140,7 +1190,9 @@ mod tests {
                     "{block}"
                 );
                 for later in [now, now + 1, now + 3_600_000, now + 40 * 86_400_000] {
-                    if let Some(at) = kept.at(later) {
+                    let at = kept.at(later);
+                    assert_eq!(at.is_some(), expected.is_some(), "{block} at {later}");
+                    if let Some(at) = at {
                         assert_eq!(at, head.meta(later, tz), "{block} at {later}");
                     }
                 }
@@ -1177,6 +1229,100 @@ mod tests {
             ..stamp(1, (1, 0))
         };
         assert!(cache.keeps_change_times(dir.path(), &local));
+    }
+
+    /// A head trusted on change notification is served without a stamp,
+    /// until a report names it, a directory above it, or everything; a
+    /// report below another directory leaves it served.
+    #[test]
+    fn a_trusted_head_is_served_until_a_report_names_it() {
+        let cache = HeadCache::with_settle(Duration::ZERO);
+        let kept = stamp(10, (100, 0));
+        let paths = ["/n/a/1.md", "/n/a/2.md", "/n/ab/3.md", "/n/b/4.md"];
+        let watched = |path: &str| {
+            let mut buffer = Vec::new();
+            let (stamp, served) = cache.serve_watched(Path::new(path), 0, &mut buffer)?;
+            assert_eq!(stamp, kept, "{path}");
+            match served {
+                Served::Head { len, .. } => Some(buffer[..len].to_vec()),
+                Served::Meta(_) => None,
+            }
+        };
+        let trust_all = || {
+            for path in paths {
+                cache.put(Path::new(path), kept, path.as_bytes(), at(200));
+                cache.trust(Path::new(path), &kept, kept.dev);
+            }
+        };
+        // Not served before it is trusted, nor when its device is another.
+        cache.put(Path::new(paths[0]), kept, b"h", at(200));
+        assert_eq!(watched(paths[0]), None);
+        cache.trust(Path::new(paths[0]), &kept, kept.dev + 1);
+        assert_eq!(watched(paths[0]), None);
+        cache.trust(Path::new(paths[0]), &stamp(11, (100, 0)), kept.dev);
+        assert_eq!(watched(paths[0]), None, "another stamp");
+        trust_all();
+        assert_eq!(cache.watched_heads(), 4);
+        assert_eq!(watched(paths[2]).as_deref(), Some(paths[2].as_bytes()));
+        let forget = |forget: Forget| cache.lock().forget(vec![forget]);
+        forget(Forget::Path(paths[1].into()));
+        assert_eq!(watched(paths[1]), None);
+        assert_eq!(cache.watched_heads(), 3);
+        // `/n/a` holds `/n/a/1.md`, not `/n/ab/3.md`.
+        forget(Forget::Below("/n/a".into()));
+        assert_eq!(watched(paths[0]), None);
+        assert_eq!(watched(paths[2]).as_deref(), Some(paths[2].as_bytes()));
+        assert_eq!(cache.watched_heads(), 2);
+        forget(Forget::All);
+        assert_eq!(cache.watched_heads(), 0);
+        // Forgotten only as watched: each head is still served by stamp.
+        for path in paths {
+            assert_eq!(get(&cache, path, &kept).as_deref(), Some(path.as_bytes()));
+        }
+        // A new head put under the path is not watched.
+        trust_all();
+        cache.put(Path::new(paths[3]), kept, b"new", at(200));
+        assert_eq!(watched(paths[3]), None);
+    }
+
+    /// The kept paths' hash: distinct paths hash apart, and both the low
+    /// bits (the table's buckets) and the top seven (its control bytes)
+    /// spread as a random hash would.
+    #[test]
+    fn kept_paths_hash_apart_and_spread() {
+        let hashing = PathHashing::default();
+        let hash = |path: &str| hashing.hash_one(std::ffi::OsStr::new(path));
+        let count = 4096;
+        let hashes: Vec<u64> = (0..count)
+            .map(|i| hash(&format!("/home/u/.notesoup/project/k/note-{i}.md")))
+            .collect();
+        let distinct = |bits: fn(u64) -> u64| {
+            hashes
+                .iter()
+                .map(|&h| bits(h))
+                .collect::<std::collections::HashSet<_>>()
+                .len()
+        };
+        assert_eq!(distinct(|h| h), count);
+        // 4096 values in 4096 buckets fill about 63% of them at random.
+        let low = distinct(|h| h & 0xfff);
+        assert!(low > count * 55 / 100, "{low} low buckets");
+        assert_eq!(distinct(|h| h >> 57), 128);
+        // The tail's length tells it from zero bytes; every write counts.
+        let hashed = |write: &dyn Fn(&mut PathHasher)| {
+            let mut hasher = hashing.build_hasher();
+            write(&mut hasher);
+            hasher.finish()
+        };
+        assert_ne!(hashed(&|h| h.write(b"ab")), hashed(&|h| h.write(b"ab\0")));
+        assert_ne!(hashed(&|h| h.write_u8(1)), hashed(&|h| h.write_u8(2)));
+        assert_ne!(hashed(&|h| h.write_usize(1)), hashed(&|h| h.write_usize(2)));
+        // Seeded per cache.
+        let other = PathHashing::default();
+        assert_ne!(
+            other.hash_one(std::ffi::OsStr::new("/n/a.md")),
+            hash("/n/a.md")
+        );
     }
 
     #[test]

@@ -438,6 +438,74 @@ mod tests {
         assert_eq!(watcher.watch_dir(&root.join("missing"), &mut forget), None);
     }
 
+    /// A note's own watch, its folder unwatched: a change through any of
+    /// its names forgets it, and a link is watched as the link.
+    #[test]
+    fn a_note_watch_reports_through_any_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let note = root.join("a.md");
+        std::fs::write(&note, "a").unwrap();
+        let elsewhere = root.join("elsewhere");
+        std::fs::create_dir(&elsewhere).unwrap();
+        let link = elsewhere.join("hard-link.md");
+        std::fs::hard_link(&note, &link).unwrap();
+        let mut watcher = Watcher::new().unwrap();
+        let forgotten = [Forget::Path(note.clone().into())];
+        let closed = || drop(std::fs::File::options().write(true).open(&note).unwrap());
+        let mode_changed = || {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::Permissions::from_mode(0o600);
+            std::fs::set_permissions(&link, mode).unwrap();
+        };
+        let moved = || std::fs::rename(&link, elsewhere.join("moved.md")).unwrap();
+        let changes: [(&str, &dyn Fn()); 3] = [
+            ("opened for writing and closed", &closed),
+            ("its mode changed through another name", &mode_changed),
+            ("its other name moved", &moved),
+        ];
+        for (change, make) in changes {
+            assert!(watcher.watch_note(&note), "{change}");
+            assert_eq!(drained(&mut watcher), [], "{change}");
+            make();
+            assert_eq!(drained(&mut watcher), forgotten, "{change}");
+            assert_eq!(watcher.watches(), 0, "{change}");
+        }
+        // A symbolic link is watched itself, not the note it names.
+        let symlink = root.join("symlink.md");
+        std::os::unix::fs::symlink(&note, &symlink).unwrap();
+        assert!(watcher.watch_note(&symlink));
+        std::fs::write(&note, "changed").unwrap();
+        assert_eq!(drained(&mut watcher), []);
+    }
+
+    /// A folder watched without its parent: its own move and its removal
+    /// forget what is below it, by every path it was watched under.
+    #[test]
+    fn a_folder_watch_reports_its_own_move_and_removal() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let (first, second) = (root.join("a"), root.join("b"));
+        std::fs::create_dir(&first).unwrap();
+        let device = std::fs::metadata(&root).unwrap().dev();
+        let mut watcher = Watcher::new().unwrap();
+        assert_eq!(watcher.watch_dir(&first, &mut Vec::new()), Some(device));
+        // Moved, and watched under its new path before the report is read:
+        // one watch with both paths.
+        std::fs::rename(&first, &second).unwrap();
+        assert_eq!(watcher.watch_dir(&second, &mut Vec::new()), Some(device));
+        assert_eq!((watcher.watches(), kernel_watches(&watcher)), (1, 1));
+        let forgotten = drained(&mut watcher);
+        assert!(forgotten.contains(&below(&first)), "{forgotten:?}");
+        assert!(forgotten.contains(&below(&second)), "{forgotten:?}");
+        assert_eq!((watcher.watches(), kernel_watches(&watcher)), (0, 0));
+        assert!(watcher.dirs.is_empty());
+        assert_eq!(watcher.watch_dir(&second, &mut Vec::new()), Some(device));
+        std::fs::remove_dir(&second).unwrap();
+        assert!(drained(&mut watcher).contains(&below(&second)));
+        assert_eq!(watcher.watches(), 0);
+    }
+
     #[test]
     fn an_overflowed_queue_forgets_everything_and_starts_again() {
         let dir = tempfile::tempdir().unwrap();
