@@ -405,6 +405,33 @@ mod tests {
         check(&["k"], "\u{212a}", &[(1, "\u{212a}", 0)]);
     }
 
+    /// The pre-check on raw bytes passes every note a query matches
+    /// (whatever its case, and through the two non-ASCII characters that
+    /// fold to ASCII), and turns away one no query can match.
+    #[test]
+    fn the_raw_pre_check_passes_every_match_and_only_those() {
+        let mut scratch = Vec::new();
+        for (query, text, passes) in [
+            ("café", "CAFÉ au lait", true),
+            ("é", "É", true),
+            ("ÄB", "xäb", true),
+            ("k", "\u{212a}", true),
+            ("i̇x", "İX", true),
+            ("café", "a cup of tea", false),
+            ("ab", "a\nb", false),
+            ("xÄB", "a cup of tea", false),
+        ] {
+            let matcher = LiteralQueries::new(&[query]).expect("valid");
+            let found = matcher.find_lines(text, &mut String::new());
+            assert_eq!(!found.is_empty(), passes, "{query} in {text:?}");
+            assert_eq!(
+                matcher.could_match(text.as_bytes(), &mut scratch),
+                passes,
+                "{query} in {text:?}"
+            );
+        }
+    }
+
     #[test]
     fn refuses_empty_queries() {
         let none: [&str; 0] = [];

@@ -276,6 +276,19 @@ fn glob_semantics() {
             ("b/c.md", false),
         ],
     );
+    // `**/` after other characters of a segment: the run may be empty,
+    // so the `/` that ends it ends the segment too.
+    check_glob(
+        "a**/c.md",
+        &[
+            ("a/c.md", true),
+            ("ab/c.md", true),
+            ("ab/x/c.md", true),
+            ("a/b/c.md", true),
+            ("c.md", false),
+            ("b/c.md", false),
+        ],
+    );
     check_glob(
         "a/**",
         &[("a/", true), ("a/b", true), ("a/b/c", true), ("a", false)],
@@ -342,6 +355,8 @@ fn glob_heads_narrow_homes() {
         ("@agents/**", HomeSelection::AllAgents),
         ("@models/*", HomeSelection::AllModels),
         ("@agents/Bob/**", HomeSelection::Nothing),
+        ("@models/O3/**", HomeSelection::Nothing),
+        ("@models", HomeSelection::Nothing),
         ("@agents/../x", HomeSelection::Nothing),
         ("@agents", HomeSelection::Nothing),
         ("@global/**", HomeSelection::Nothing),
