@@ -890,7 +890,13 @@ mod tests {
     /// once its seal verifies.
     fn served(cache: &HeadCache, path: &str, stamp: &Stamp) -> Option<Vec<u8>> {
         let mut buffer = Vec::new();
-        match cache.serve(Path::new(path), stamp, 0, &mut buffer)? {
+        let served = cache.serve(Path::new(path), stamp, 0, &mut buffer)?;
+        served_head(served, &buffer)
+    }
+
+    /// The head `served` copied into `buffer`; `None` for a kept parse.
+    fn served_head(served: Served, buffer: &[u8]) -> Option<Vec<u8>> {
+        match served {
             Served::Head { len, .. } => Some(buffer[..len].to_vec()),
             Served::Meta(_) => None,
         }
@@ -1243,10 +1249,7 @@ mod tests {
             let mut buffer = Vec::new();
             let (stamp, served) = cache.serve_watched(Path::new(path), 0, &mut buffer)?;
             assert_eq!(stamp, kept, "{path}");
-            match served {
-                Served::Head { len, .. } => Some(buffer[..len].to_vec()),
-                Served::Meta(_) => None,
-            }
+            served_head(served, &buffer)
         };
         let trust_all = || {
             for path in paths {
