@@ -663,13 +663,7 @@ fn read_all<F: Sync, O: Send, S: Default>(
     group: impl Fn(&F) -> usize,
     read_one: impl Fn(&F, &mut S, &mut ReadBuffers) -> Option<O> + Sync,
 ) -> Vec<(usize, O)> {
-    let readers = if files.len() < PARALLEL_MIN_FILES {
-        1
-    } else {
-        std::thread::available_parallelism()
-            .map_or(1, usize::from)
-            .min(MAX_READERS)
-    };
+    let readers = readers_for(files.len());
     if readers <= 1 {
         let mut scratch = S::default();
         let mut buffers = ReadBuffers::default();
@@ -679,18 +673,7 @@ fn read_all<F: Sync, O: Send, S: Default>(
             .filter_map(|(index, file)| Some((index, read_one(file, &mut scratch, &mut buffers)?)))
             .collect();
     }
-    // The units: runs of one directory's files, cut at `READ_UNIT`.
-    let mut units: Vec<(usize, usize)> = Vec::new();
-    let mut start = 0;
-    for index in 1..=files.len() {
-        let ends = index == files.len()
-            || index - start == READ_UNIT
-            || group(&files[index]) != group(&files[start]);
-        if ends {
-            units.push((start, index));
-            start = index;
-        }
-    }
+    let units = read_units(files, group);
     let next = AtomicUsize::new(0);
     let reader = || {
         let mut scratch = S::default();
@@ -727,6 +710,35 @@ fn read_all<F: Sync, O: Send, S: Default>(
     });
     all.sort_unstable_by_key(|(index, _)| *index);
     all
+}
+
+/// How many threads read a listing of `files` files: one below
+/// [`PARALLEL_MIN_FILES`], else one per core, at most [`MAX_READERS`].
+fn readers_for(files: usize) -> usize {
+    if files < PARALLEL_MIN_FILES {
+        1
+    } else {
+        std::thread::available_parallelism()
+            .map_or(1, usize::from)
+            .min(MAX_READERS)
+    }
+}
+
+/// The units [`read_all`]'s threads take, as `(start, end)` ranges of
+/// `files`: runs of one directory's files (`group`), cut at [`READ_UNIT`].
+fn read_units<F>(files: &[F], group: impl Fn(&F) -> usize) -> Vec<(usize, usize)> {
+    let mut units = Vec::new();
+    let mut start = 0;
+    for index in 1..=files.len() {
+        let ends = index == files.len()
+            || index - start == READ_UNIT
+            || group(&files[index]) != group(&files[start]);
+        if ends {
+            units.push((start, index));
+            start = index;
+        }
+    }
+    units
 }
 
 /// Every slug-named real directory under `<root>/<namespace>/`.
@@ -864,4 +876,88 @@ fn recent_first(a: (&NoteMeta, &NoteLocation), b: (&NoteMeta, &NoteLocation)) ->
     b.0.updated_at
         .cmp(&a.0.updated_at)
         .then_with(|| a.1.address.cmp(&b.1.address))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashSet;
+    use std::sync::Mutex;
+    use std::thread::ThreadId;
+    use std::time::{Duration, Instant};
+
+    use super::*;
+
+    #[test]
+    fn a_directory_s_files_are_taken_a_unit_at_a_time() {
+        // Directories of 5, 40 (more than a unit), 3, 1 and 32 files.
+        let groups: Vec<usize> = [(7, 5), (3, 40), (9, 3), (7, 1), (4, READ_UNIT)]
+            .iter()
+            .flat_map(|&(group, count)| std::iter::repeat_n(group, count))
+            .collect();
+        assert_eq!(
+            read_units(&groups, |&group| group),
+            [(0, 5), (5, 37), (37, 45), (45, 48), (48, 49), (49, 81)]
+        );
+        assert_eq!(read_units(&[] as &[usize], |&group| group), []);
+        assert_eq!(read_units(&[1], |&group| group), [(0, 1)]);
+    }
+
+    #[test]
+    fn a_listing_is_read_on_threads_from_its_threshold_on() {
+        let cores = std::thread::available_parallelism().map_or(1, usize::from);
+        assert_eq!(readers_for(0), 1);
+        assert_eq!(readers_for(PARALLEL_MIN_FILES - 1), 1);
+        assert_eq!(readers_for(PARALLEL_MIN_FILES), cores.min(MAX_READERS));
+        assert_eq!(readers_for(100_000), cores.min(MAX_READERS));
+    }
+
+    /// `read_all` over `count` files whose reads each give their own index
+    /// (the odd ones nothing) and name the thread that read them. With
+    /// `meet`, a thread's first read waits (at most ten seconds) until a
+    /// second thread has read a file.
+    fn read_by_threads(count: usize, meet: bool) -> (Vec<(usize, usize)>, HashSet<ThreadId>) {
+        let files: Vec<usize> = (0..count).collect();
+        let threads = Mutex::new(HashSet::new());
+        let read = read_all(
+            &files,
+            |&file| file / 10,
+            |&file, waited: &mut bool, _: &mut ReadBuffers| {
+                threads
+                    .lock()
+                    .expect("threads")
+                    .insert(std::thread::current().id());
+                if meet && !std::mem::replace(waited, true) {
+                    let until = Instant::now() + Duration::from_secs(10);
+                    while threads.lock().expect("threads").len() < 2 && Instant::now() < until {
+                        std::thread::sleep(Duration::from_millis(1));
+                    }
+                }
+                (file % 2 == 0).then_some(file)
+            },
+        );
+        (read, threads.into_inner().expect("threads"))
+    }
+
+    #[test]
+    fn files_are_read_in_order_on_the_caller_below_the_threshold_and_on_more_threads_from_it() {
+        let evens = |count: usize| -> Vec<(usize, usize)> {
+            (0..count).step_by(2).map(|file| (file, file)).collect()
+        };
+        let (read, threads) = read_by_threads(PARALLEL_MIN_FILES - 1, false);
+        assert_eq!(read, evens(PARALLEL_MIN_FILES - 1));
+        assert_eq!(threads, HashSet::from([std::thread::current().id()]));
+
+        let readers = readers_for(PARALLEL_MIN_FILES);
+        let (read, threads) = read_by_threads(PARALLEL_MIN_FILES, readers > 1);
+        assert_eq!(read, evens(PARALLEL_MIN_FILES));
+        if readers > 1 {
+            assert!(
+                (2..=readers).contains(&threads.len()),
+                "{} threads read the files, not 2 to {readers}",
+                threads.len()
+            );
+        } else {
+            assert_eq!(threads, HashSet::from([std::thread::current().id()]));
+        }
+    }
 }
