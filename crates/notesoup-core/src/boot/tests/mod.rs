@@ -1398,6 +1398,42 @@ fn a_home_below_a_file_is_unavailable_not_served_empty() {
     assert!(BootSnapshot::served(&store, &index).is_none());
 }
 
+/// A home reached through a link is unavailable, as a listing finds it
+/// (it never follows a link), whether its folder is there or not: the
+/// index neither keeps it nor serves it (empty, when it is missing).
+#[test]
+fn a_home_through_a_link_is_unavailable_not_kept_or_served() {
+    for home_there in [true, false] {
+        let notes = Notes::new();
+        notes.note(Scope::Human, "kept.md", 1.hour(), "# Kept\n");
+        // `agents` links to a real folder, which may hold the agent's home.
+        let elsewhere = notes.root.join("../elsewhere");
+        fs::create_dir_all(&elsewhere).expect("elsewhere");
+        if home_there {
+            put(
+                &elsewhere.join(AGENT).join("page.md"),
+                note_text(opened_at(), None, "a page\n"),
+            );
+        }
+        std::os::unix::fs::symlink(&elsewhere, notes.root.join("agents")).expect("link");
+        let store = notes.store();
+        let mut index = ShelfIndex::with_settle(std::time::Duration::ZERO);
+        let indexed = BootSnapshot::load_indexed(&store, &mut index).expect("snapshot");
+        assert_eq!(
+            indexed.unavailable(),
+            [Scope::Agent],
+            "home there: {home_there}"
+        );
+        // Only the human home: the others are missing (served empty as
+        // they are) or, the agent's, unavailable.
+        assert_eq!(index.len(), 1, "home there: {home_there}");
+        assert!(
+            BootSnapshot::served(&store, &index).is_none(),
+            "home there: {home_there}"
+        );
+    }
+}
+
 /// A boot exactly as long as its bound is shown whole; one character more
 /// and it is cut (the joins between shelves counted as the join writes
 /// them: two newlines before the first shelf, three before each other).
