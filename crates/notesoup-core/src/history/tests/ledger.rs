@@ -118,14 +118,14 @@ fn a_manual_close_out_and_a_failed_write() {
     ]);
     let mut first = signals(&[], Some(EndReason::Budget));
     first.manual = true;
-    first.compaction_summaries = vec![0, 42];
+    first.compaction_summaries = vec![0, 42, 7];
     let ledger = session_ledger(&history, &[first]);
     assert_eq!(ledger.windows[0].end, EndReason::Manual);
     // A refused write wrote nothing.
     assert!(ledger.windows[0].notes.is_empty());
     assert!(!ledger.windows[0].checkpoint_written);
     // Only a compaction that kept a summary slipped through.
-    assert_eq!(ledger.slipped_summaries, 1);
+    assert_eq!(ledger.slipped_summaries, 2);
     // A missing signal is nothing recorded; the last window is open.
     assert_eq!(ledger.windows[1].end, EndReason::Open);
     assert_eq!(ledger.windows[1].tokens_at_end, None);
@@ -159,4 +159,101 @@ fn a_rename_is_an_update_that_names_its_target() {
     assert_eq!(notes[0].rename_to.as_deref(), Some("@project/b.md"));
     assert!(notes[0].edits.is_empty());
     assert_eq!(notes[1].rename_to, None);
+}
+
+/// A window of one tool call (`tool`, successful or not) and a reply.
+fn window_calling(id: &str, seq: u32, tool: &str, ok: bool) -> crate::history::TranscriptWindow {
+    let call_id = format!("c{seq}");
+    window(
+        id,
+        vec![
+            call(seq, tool, &call_id, "{}"),
+            super::fixture::result_with(seq + 1, &call_id, "done", |result| {
+                if !ok {
+                    result.status = crate::history::ToolStatus::Error;
+                }
+            }),
+            assistant(seq + 2, "done"),
+        ],
+    )
+}
+
+/// How a window's end is read from its boundary's reason and its own
+/// calls: a successful `wipe_memory` makes a reset without a reason, or a
+/// normal (budget) reset, the tool's; a person's close-out stays manual;
+/// the other reasons stand; the last window is open whatever it called.
+#[test]
+fn a_window_s_end_is_read_from_its_reason_and_its_wipe() {
+    use EndReason::{Budget, HardReserve, Manual, Open, Reset, Tool};
+    // (the window's one tool call, whether it succeeded, the boundary's
+    // reason, whether a person asked, the end read)
+    let cases = [
+        ("wipe_memory", true, None, false, Tool),
+        ("wipe_memory", true, Some(Open), false, Tool),
+        ("wipe_memory", true, Some(Reset), false, Tool),
+        ("wipe_memory", true, Some(Budget), false, Tool),
+        ("wipe_memory", true, Some(Budget), true, Manual),
+        ("wipe_memory", true, Some(HardReserve), false, HardReserve),
+        ("wipe_memory", false, None, false, Reset),
+        ("wipe_memory", false, Some(Budget), false, Budget),
+        ("bash", true, None, false, Reset),
+        ("bash", true, Some(Open), false, Reset),
+        ("bash", true, Some(Reset), false, Reset),
+        ("bash", true, Some(Budget), false, Budget),
+        ("bash", true, Some(Budget), true, Manual),
+    ];
+    for (tool, ok, ended_by, manual, end) in cases {
+        let history = history(vec![
+            window_calling("w1", 1, tool, ok),
+            window_calling("w2", 4, "wipe_memory", true),
+        ]);
+        let mut first = signals(&[], ended_by);
+        first.manual = manual;
+        let ledger = session_ledger(&history, &[first, signals(&[], None)]);
+        let case = format!("{tool} (ok: {ok}) ended by {ended_by:?}, manual: {manual}");
+        assert_eq!(ledger.windows[0].end, end, "{case}");
+        assert_eq!(ledger.windows[1].end, Open, "{case}");
+        assert_eq!(ledger.windows[0].tool_calls, 1, "{case}");
+        assert_eq!(ledger.tool_calls, 2, "{case}");
+    }
+}
+
+/// After a reset, every call of a memory tool (notes, history, the
+/// budget's and the reset's) counts towards getting back to work, up to
+/// the first call of another tool; later memory calls do not.
+#[test]
+fn getting_back_to_work_counts_every_memory_tool_before_the_first_other() {
+    let tools = [
+        "notes_list",
+        "mcp__plugin_notesoup_notesoup__history_search",
+        "get_context_remaining",
+        "wipe_memory",
+        "read",
+        "notes_read",
+    ];
+    let mut events = vec![context(10, "boot")];
+    for (index, tool) in tools.iter().enumerate() {
+        let seq = 11 + 2 * u32::try_from(index).expect("few");
+        let call_id = format!("c{seq}");
+        events.push(call(seq, tool, &call_id, "{}"));
+        events.push(tool_result(seq + 1, &call_id, "done"));
+    }
+    let history = history(vec![
+        window("w1", vec![user(1, "start")]),
+        window("w2", events),
+    ]);
+    let ledger = session_ledger(
+        &history,
+        &[
+            signals(&[], None),
+            signals(&[(16, 3_000), (19, 4_000)], None),
+        ],
+    );
+    let cost = ledger.windows[1].reorientation.expect("after a reset");
+    assert_eq!(cost.tool_calls, 4);
+    assert!(cost.reached_work);
+    // The fill at the first other tool's call.
+    assert_eq!(cost.tokens, Some(4_000));
+    assert_eq!(ledger.windows[1].tool_calls, 6);
+    assert_eq!(ledger.reorientation_calls, 4);
 }
