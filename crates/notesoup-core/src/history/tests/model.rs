@@ -183,11 +183,13 @@ fn branch_facts_answer_lookups() {
     transcript.off_branch = vec![
         SeqSpan { first: 3, last: 4 },
         SeqSpan { first: 2, last: 2 },
-        SeqSpan { first: 7, last: 9 },
+        // One span inside another: the outer one still holds 8.
+        SeqSpan { first: 6, last: 9 },
+        SeqSpan { first: 7, last: 7 },
     ];
     let history = History::new(transcript).unwrap();
     let off: Vec<u32> = (1..=9).filter(|&seq| history.is_off_branch(seq)).collect();
-    assert_eq!(off, [2, 3, 4, 7, 8, 9]);
+    assert_eq!(off, [2, 3, 4, 6, 7, 8, 9]);
     assert_eq!(history.highest_seq(), 9);
 }
 
