@@ -112,3 +112,32 @@ pub(super) fn bech32_valid(hrp: &[u8], data: &[u8]) -> bool {
     }
     checksum == 1
 }
+
+#[cfg(test)]
+mod tests {
+    use super::base64_decode;
+
+    /// `text` decoded into `room` bytes.
+    fn decoded(text: &str, room: usize) -> Option<Vec<u8>> {
+        let mut out = vec![0; room];
+        let len = base64_decode(text.as_bytes(), &mut out)?;
+        out.truncate(len);
+        Some(out)
+    }
+
+    #[test]
+    fn both_alphabets_decode_with_or_without_padding() {
+        // 62, 63, 62, 63: 111110 111111 111110 111111.
+        assert_eq!(decoded("+/+/", 8), Some(vec![0xfb, 0xff, 0xbf]));
+        assert_eq!(decoded("-_-_", 8), Some(vec![0xfb, 0xff, 0xbf]));
+        assert_eq!(decoded("YQ==", 8), Some(b"a".to_vec()));
+        assert_eq!(decoded("YWI=", 8), Some(b"ab".to_vec()));
+        assert_eq!(decoded("YWI", 8), Some(b"ab".to_vec()));
+        // Padding ends the text: nothing after it is read.
+        assert_eq!(decoded("YQ==*", 8), Some(b"a".to_vec()));
+        assert_eq!(decoded("YW*", 8), None);
+        // Decoding stops when the room is full.
+        assert_eq!(decoded("YWJj", 2), Some(b"ab".to_vec()));
+        assert_eq!(decoded("YWJj", 3), Some(b"abc".to_vec()));
+    }
+}
