@@ -158,3 +158,73 @@ fn entropy(text: &[u8]) -> f64 {
         })
         .sum()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placeholders_are_brackets_one_repeated_character_or_a_stand_in_word() {
+        for value in ["<k29Qp7Lm3xZ>", "zzzzzzzzzz", "k29EXAMPLEqp7L", "YOUR-key"] {
+            assert!(placeholder(value.as_bytes()), "{value}");
+        }
+        for value in ["k29Qp7Lm3xZw", "zzzzzzzzzy", "k29Qp<7Lm3"] {
+            assert!(!placeholder(value.as_bytes()), "{value}");
+        }
+    }
+
+    /// A random body is at least 8 characters, no placeholder, entropic for
+    /// its length, and under half consecutive pairs.
+    #[test]
+    fn a_random_body_is_long_entropic_and_not_a_run() {
+        let body = |value: &str| random_body(value.as_bytes());
+        assert!(body("k2Jx9Qz4"));
+        assert!(!body("k2Jx9Qz"), "under 8 characters");
+        assert!(!body("k29EXAMPLEqp7L"), "a placeholder");
+        assert!(!body("a1a1a1a1b2b2b2b2"), "2 bits a character");
+        // 4 of its 7 pairs are consecutive (ab, bc, cd, de): half of 8.
+        assert!(!body("abcdeXq9"), "a run");
+        assert!(body("abcdXq9k"), "3 consecutive pairs");
+    }
+
+    #[test]
+    fn words_are_runs_split_at_separators_digits_and_capitals() {
+        let words = |value: &str| word_letters(value.as_bytes());
+        // XML (an abbreviation), Http, Request.
+        assert_eq!(words("XMLHttpRequest"), 14);
+        assert_eq!(words("getSecretToken"), 14);
+        // session, store; not v.
+        assert_eq!(words("v2-session-store"), 12);
+        assert_eq!(words("2lemon"), 5);
+        assert_eq!(words("xq4zk8w"), 0);
+    }
+
+    /// Each way a value counts as generated, and the text just short of it.
+    #[test]
+    fn generated_values_are_hex_base32_base64_or_few_words() {
+        let cases = [
+            // Hex with digits and letters, though 78% words.
+            ("cab1fed2bad3face4deaf5bead6", true),
+            // Upper-case base32 with digits, though 80% words...
+            ("MOVE2TOWN3HOME4ROPE5LIME6", true),
+            // ... and with digits outside base32's.
+            ("MOVE8TOWN9HOME0ROPE1LIME8", false),
+            // Base64 of all three classes, 77% words...
+            ("Lemon7Grape2Melon9Peach4Xq", true),
+            // ... 80% words,
+            ("Lemon7Grape2Melon9Peach4X", false),
+            // ... without capitals,
+            ("lemon7grape2melon9peach4xq", false),
+            // ... or with a byte outside base64's.
+            ("Lemon7Grape2Melon9Peach4-q", false),
+            // Under 60% words, and exactly 60%.
+            ("lemon7grape2melon9xq4zk8wb", true),
+            ("lemon7grape2melon9xq4zk8w", false),
+            // An identifier of words and digits.
+            ("session2store3handler4value", false),
+        ];
+        for (value, generated_now) in cases {
+            assert_eq!(generated(value.as_bytes()), generated_now, "{value}");
+        }
+    }
+}
