@@ -243,6 +243,35 @@ fn a_tree_with_content_and_no_head_is_committed_and_an_existing_repo_is_reused()
     assert_committed(home, "dream x\nhuman commit\nbaseline x\n");
 }
 
+/// A repository without `.git/info` gets an exclude file of the lock's
+/// pattern alone; a folder ignored after its notes were tracked is still
+/// audited (as `git add -A` does), one never tracked is not.
+#[test]
+fn a_missing_exclude_file_is_written_and_a_tracked_folder_stays_tracked_when_ignored() {
+    let home = tempfile::tempdir().expect("tempdir");
+    let home = home.path();
+    git(home, &["init", "-q"]);
+    fs::remove_dir_all(home.join(".git/info")).expect("no info");
+    put(home, "project/p-0123abcd/plan.md", "plan\n");
+    audit_commit(home, "baseline y").expect("first");
+    assert_eq!(
+        fs::read_to_string(home.join(".git/info/exclude")).expect("exclude"),
+        ".dream.lock*\n"
+    );
+    put(home, ".gitignore", "project/\nscratch/\n");
+    put(home, "project/p-0123abcd/plan.md", "plan changed\n");
+    put(home, "scratch/tmp.md", "scratch\n");
+    audit_commit(home, "dream y").expect("second");
+    assert_eq!(
+        git(home, &["show", "HEAD:project/p-0123abcd/plan.md"]),
+        "plan changed\n"
+    );
+    assert_eq!(
+        git(home, &["ls-tree", "-r", "--name-only", "HEAD"]),
+        ".gitignore\nproject/p-0123abcd/plan.md\n"
+    );
+}
+
 #[test]
 fn a_broken_repository_is_an_audit_error() {
     let home = tempfile::tempdir().expect("tempdir");
