@@ -417,3 +417,101 @@ fn audited_texts_follow_a_rename_recorded_after_the_time() {
         .unwrap();
     assert_eq!(now[0].as_ref().unwrap().text, "only, edited\n");
 }
+
+/// Whether `dir`'s repository holds the object `id` (loose or packed).
+fn has_object(dir: &Path, id: &str) -> bool {
+    git_in(dir)
+        .args(["cat-file", "-e", id])
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .status()
+        .expect("git runs")
+        .success()
+}
+
+/// A credential that is no vendor's documentation example.
+const KEY: &str = "AKIAIOSFODNN7EXAMPLX";
+
+/// A history written before the audit left credentials out: the first of
+/// two commits holds `human/key.md`. Purging it is a dry run until asked,
+/// is refused while a dream holds the lock or another reference reaches
+/// the old commits, then writes both commits again (same messages), moves
+/// the branch, and leaves no object or reference log that reaches the key
+/// (a missing log folder is nothing to remove); the note stays.
+#[test]
+fn purging_rewrites_the_history_without_the_credential_and_keeps_the_note() {
+    use notesoup_core::dream::{DreamError, purge_secrets};
+    let home = tempfile::tempdir().expect("tempdir");
+    let home = home.path();
+    put(home, "human/plain.md", "nothing secret\n");
+    put(home, "human/key.md", &format!("aws: {KEY}\n"));
+    git(home, &["init", "-q"]);
+    let commit = |message: &str| {
+        git(
+            home,
+            &[
+                "-c",
+                "user.name=old",
+                "-c",
+                "user.email=old@localhost",
+                "commit",
+                "-q",
+                "-am",
+                message,
+            ],
+        )
+    };
+    git(home, &["add", "-A"]);
+    commit("baseline old");
+    put(home, "human/plain.md", "still nothing secret\n");
+    commit("dream old");
+    let key_blob = git(home, &["rev-parse", "HEAD:human/key.md"]);
+    let old_tip = git(home, &["rev-parse", "HEAD"]);
+    let (key_blob, old_tip) = (key_blob.trim(), old_tip.trim());
+
+    let dry = purge_secrets(home, false).expect("dry run");
+    assert_eq!(dry.found.len(), 2, "{dry:?}");
+    assert!(dry.found.iter().all(|found| found.path == "human/key.md"));
+    assert!(!dry.applied && dry.rewritten == 0, "{dry:?}");
+    assert_eq!(git(home, &["rev-parse", "HEAD"]).trim(), old_tip);
+
+    // A dream's lock: the file, held locked.
+    let lock = fs::File::open(put(
+        home,
+        LOCK_FILE,
+        "1 00000000-0000-0000-0000-000000000000",
+    ))
+    .expect("the lock");
+    lock.lock().expect("held");
+    assert!(matches!(
+        purge_secrets(home, true),
+        Err(DreamError::LockHeld)
+    ));
+    drop(lock);
+    fs::remove_file(home.join(LOCK_FILE)).expect("unlock");
+    git(home, &["tag", "kept"]);
+    let refused = purge_secrets(home, true).expect_err("a tag reaches the old commits");
+    assert!(refused.to_string().contains("refs/tags/kept"), "{refused}");
+    git(home, &["tag", "-d", "kept"]);
+    assert_eq!(git(home, &["rev-parse", "HEAD"]).trim(), old_tip);
+
+    fs::remove_dir_all(home.join(".git/logs")).expect("no logs");
+    let purged = purge_secrets(home, true).expect("purged");
+    assert!(purged.applied, "{purged:?}");
+    assert_eq!(purged.rewritten, 2);
+    assert_eq!(
+        git(home, &["log", "--format=%s"]),
+        "dream old\nbaseline old\n"
+    );
+    assert_eq!(
+        git(home, &["ls-tree", "-r", "--name-only", "HEAD"]),
+        "human/plain.md\n"
+    );
+    assert!(!has_object(home, key_blob), "the key's blob is gone");
+    assert!(!has_object(home, old_tip), "the old commits are gone");
+    assert!(!home.join(".git/logs").exists());
+    git(home, &["fsck", "--no-dangling"]);
+    assert!(home.join("human/key.md").exists(), "the note itself stays");
+    // Nothing left to purge.
+    let again = purge_secrets(home, true).expect("again");
+    assert!(again.found.is_empty() && again.rewritten == 0, "{again:?}");
+}
