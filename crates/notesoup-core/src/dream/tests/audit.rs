@@ -467,6 +467,11 @@ fn purging_rewrites_the_history_without_the_credential_and_keeps_the_note() {
     let key_blob = git(home, &["rev-parse", "HEAD:human/key.md"]);
     let old_tip = git(home, &["rev-parse", "HEAD"]);
     let (key_blob, old_tip) = (key_blob.trim(), old_tip.trim());
+    // The trees that held the key.
+    let old_trees = [
+        git(home, &["rev-parse", "HEAD^{tree}"]),
+        git(home, &["rev-parse", "HEAD:human"]),
+    ];
 
     let dry = purge_secrets(home, false).expect("dry run");
     assert_eq!(dry.found.len(), 2, "{dry:?}");
@@ -508,6 +513,14 @@ fn purging_rewrites_the_history_without_the_credential_and_keeps_the_note() {
     );
     assert!(!has_object(home, key_blob), "the key's blob is gone");
     assert!(!has_object(home, old_tip), "the old commits are gone");
+    for tree in &old_trees {
+        assert!(
+            !has_object(home, tree.trim()),
+            "the trees that held it are gone"
+        );
+    }
+    // The index no longer names the key: the note is untracked.
+    assert_eq!(git(home, &["ls-files"]), "human/plain.md\n");
     assert!(!home.join(".git/logs").exists());
     git(home, &["fsck", "--no-dangling"]);
     assert!(home.join("human/key.md").exists(), "the note itself stays");
