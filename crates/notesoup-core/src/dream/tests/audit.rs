@@ -40,6 +40,11 @@ fn gix_message(home: &Path, commit: &str) -> (String, Vec<String>) {
     (message, parents)
 }
 
+/// The paths `HEAD` holds, a line each.
+fn committed_files(home: &Path) -> String {
+    git(home, &["ls-tree", "-r", "--name-only", "HEAD"])
+}
+
 /// The home's commits are `log` (subjects, newest first) and nothing is
 /// left uncommitted.
 fn assert_committed(home: &Path, log: &str) {
@@ -216,10 +221,7 @@ fn a_tree_with_content_and_no_head_is_committed_and_an_existing_repo_is_reused()
     put(home, "human/a.bak", "backup\n");
     let first = audit_commit(home, "baseline x").expect("first");
     assert!(!first.empty);
-    assert_eq!(
-        git(home, &["ls-tree", "-r", "--name-only", "HEAD"]),
-        "human/a.md\n"
-    );
+    assert_eq!(committed_files(home), "human/a.md\n");
     assert_eq!(
         fs::read_to_string(home.join(".git/info/exclude")).expect("exclude"),
         "# kept\n*.bak\n.dream.lock*\n"
@@ -267,7 +269,7 @@ fn a_missing_exclude_file_is_written_and_a_tracked_folder_stays_tracked_when_ign
         "plan changed\n"
     );
     assert_eq!(
-        git(home, &["ls-tree", "-r", "--name-only", "HEAD"]),
+        committed_files(home),
         ".gitignore\nproject/p-0123abcd/plan.md\n"
     );
 }
@@ -431,17 +433,10 @@ fn has_object(dir: &Path, id: &str) -> bool {
 /// A credential that is no vendor's documentation example.
 const KEY: &str = "AKIAIOSFODNN7EXAMPLX";
 
-/// A history written before the audit left credentials out: the first of
-/// two commits holds `human/key.md`. Purging it is a dry run until asked,
-/// is refused while a dream holds the lock or another reference reaches
-/// the old commits, then writes both commits again (same messages), moves
-/// the branch, and leaves no object or reference log that reaches the key
-/// (a missing log folder is nothing to remove); the note stays.
-#[test]
-fn purging_rewrites_the_history_without_the_credential_and_keeps_the_note() {
-    use notesoup_core::dream::{DreamError, purge_secrets};
-    let home = tempfile::tempdir().expect("tempdir");
-    let home = home.path();
+/// A history written at `home` before the audit left credentials out:
+/// two commits, the first holding `human/key.md`. The key's blob, and the
+/// tip.
+fn history_with_a_key(home: &Path) -> (String, String) {
     put(home, "human/plain.md", "nothing secret\n");
     put(home, "human/key.md", &format!("aws: {KEY}\n"));
     git(home, &["init", "-q"]);
@@ -464,15 +459,27 @@ fn purging_rewrites_the_history_without_the_credential_and_keeps_the_note() {
     commit("baseline old");
     put(home, "human/plain.md", "still nothing secret\n");
     commit("dream old");
-    let key_blob = git(home, &["rev-parse", "HEAD:human/key.md"]);
-    let old_tip = git(home, &["rev-parse", "HEAD"]);
-    let (key_blob, old_tip) = (key_blob.trim(), old_tip.trim());
+    let id = |name: &str| git(home, &["rev-parse", name]).trim().to_owned();
+    (id("HEAD:human/key.md"), id("HEAD"))
+}
+
+/// Purging a history of the key is a dry run until asked, is refused
+/// while a dream holds the lock or another reference reaches the old
+/// commits, then writes both commits again (same messages), moves the
+/// branch, and leaves no object or reference log that reaches the key;
+/// the note stays.
+#[test]
+fn purging_rewrites_the_history_without_the_credential_and_keeps_the_note() {
+    use notesoup_core::dream::{DreamError, purge_secrets};
+    let home = tempfile::tempdir().expect("tempdir");
+    let home = home.path();
+    let (key_blob, old_tip) = history_with_a_key(home);
+    let (key_blob, old_tip) = (key_blob.as_str(), old_tip.as_str());
     // The trees that held the key.
     let old_trees = [
         git(home, &["rev-parse", "HEAD^{tree}"]),
         git(home, &["rev-parse", "HEAD:human"]),
     ];
-
     let dry = purge_secrets(home, false).expect("dry run");
     assert_eq!(dry.found.len(), 2, "{dry:?}");
     assert!(dry.found.iter().all(|found| found.path == "human/key.md"));
@@ -499,7 +506,6 @@ fn purging_rewrites_the_history_without_the_credential_and_keeps_the_note() {
     git(home, &["tag", "-d", "kept"]);
     assert_eq!(git(home, &["rev-parse", "HEAD"]).trim(), old_tip);
 
-    fs::remove_dir_all(home.join(".git/logs")).expect("no logs");
     let purged = purge_secrets(home, true).expect("purged");
     assert!(purged.applied, "{purged:?}");
     assert_eq!(purged.rewritten, 2);
@@ -507,10 +513,7 @@ fn purging_rewrites_the_history_without_the_credential_and_keeps_the_note() {
         git(home, &["log", "--format=%s"]),
         "dream old\nbaseline old\n"
     );
-    assert_eq!(
-        git(home, &["ls-tree", "-r", "--name-only", "HEAD"]),
-        "human/plain.md\n"
-    );
+    assert_eq!(committed_files(home), "human/plain.md\n");
     assert!(!has_object(home, key_blob), "the key's blob is gone");
     assert!(!has_object(home, old_tip), "the old commits are gone");
     for tree in &old_trees {
@@ -527,4 +530,20 @@ fn purging_rewrites_the_history_without_the_credential_and_keeps_the_note() {
     // Nothing left to purge.
     let again = purge_secrets(home, true).expect("again");
     assert!(again.found.is_empty() && again.rewritten == 0, "{again:?}");
+}
+
+/// Objects in a pack cannot be deleted one by one: the purge rewrites the
+/// history all the same and names the packed blob that still holds the key
+/// (Git's own `gc --prune=now` removes it).
+#[test]
+fn a_packed_credential_is_named_as_still_packed() {
+    let home = tempfile::tempdir().expect("tempdir");
+    let home = home.path();
+    let (key_blob, _) = history_with_a_key(home);
+    git(home, &["gc", "-q"]);
+    let purged = notesoup_core::dream::purge_secrets(home, true).expect("purged");
+    assert_eq!(purged.rewritten, 2);
+    assert_eq!(purged.still_packed, std::slice::from_ref(&key_blob));
+    assert!(has_object(home, &key_blob), "still in the pack");
+    assert_eq!(committed_files(home), "human/plain.md\n");
 }
