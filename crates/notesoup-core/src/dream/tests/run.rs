@@ -759,3 +759,23 @@ fn a_child_process_dreamer_is_announced_followed_and_refused_when_missing() {
     );
     assert!(!home.exists());
 }
+
+/// A note holding a credential stays out of both audits' commits, and the
+/// run says so on stderr for each.
+#[test]
+fn each_audit_names_the_note_it_left_out() {
+    let (_dir, home) = home_with_material();
+    put(&home, "human/keys.md", "aws: AKIAIOSFODNN7EXAMPLX\n");
+    let mut runner = ScriptedRunner::new(vec![], "## human\n\n- inspected: keys\n");
+    let output = run_dream(&options(&home), &mut runner);
+    let text = lines(&output, &home);
+    for audit in ["baseline", "final"] {
+        assert!(
+            text.contains(&format!(
+                "stderr: dream: the {audit} audit left human/keys.md out of the Git history: it holds a credential (AWS access key)\n"
+            )),
+            "{text}"
+        );
+    }
+    assert!(!git(&home, &["ls-tree", "-r", "--name-only", "HEAD"]).contains("keys.md"));
+}
