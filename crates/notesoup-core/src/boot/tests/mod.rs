@@ -1404,6 +1404,7 @@ fn a_home_below_a_file_is_unavailable_not_served_empty() {
 #[test]
 fn a_home_through_a_link_is_unavailable_not_kept_or_served() {
     for home_there in [true, false] {
+        let case = format!("home there: {home_there}");
         let notes = Notes::new();
         notes.note(Scope::Human, "kept.md", 1.hour(), "# Kept\n");
         // `agents` links to a real folder, which may hold the agent's home.
@@ -1419,18 +1420,11 @@ fn a_home_through_a_link_is_unavailable_not_kept_or_served() {
         let store = notes.store();
         let mut index = ShelfIndex::with_settle(std::time::Duration::ZERO);
         let indexed = BootSnapshot::load_indexed(&store, &mut index).expect("snapshot");
-        assert_eq!(
-            indexed.unavailable(),
-            [Scope::Agent],
-            "home there: {home_there}"
-        );
+        assert_eq!(indexed.unavailable(), [Scope::Agent], "{case}");
         // Only the human home: the others are missing (served empty as
         // they are) or, the agent's, unavailable.
-        assert_eq!(index.len(), 1, "home there: {home_there}");
-        assert!(
-            BootSnapshot::served(&store, &index).is_none(),
-            "home there: {home_there}"
-        );
+        assert_eq!(index.len(), 1, "{case}");
+        assert!(BootSnapshot::served(&store, &index).is_none(), "{case}");
     }
 }
 

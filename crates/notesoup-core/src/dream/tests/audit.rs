@@ -9,7 +9,7 @@ use notesoup_core::dream::{
 
 use notesoup_test_support::child::{git_in, stdout_of};
 
-use super::support::{git, put};
+use super::support::{AWS_KEY, committed_files, git, git_as, put};
 
 /// Every path in the tree of `commit`, with its mode, read with gix.
 fn gix_tree(home: &Path, commit: &str) -> Vec<String> {
@@ -38,11 +38,6 @@ fn gix_message(home: &Path, commit: &str) -> (String, Vec<String>) {
     let message = commit.message_raw().expect("message").to_string();
     let parents = commit.parent_ids().map(|id| id.to_string()).collect();
     (message, parents)
-}
-
-/// The paths `HEAD` holds, a line each.
-fn committed_files(home: &Path) -> String {
-    git(home, &["ls-tree", "-r", "--name-only", "HEAD"])
 }
 
 /// The home's commits are `log` (subjects, newest first) and nothing is
@@ -228,15 +223,8 @@ fn a_tree_with_content_and_no_head_is_committed_and_an_existing_repo_is_reused()
     );
     // A file tracked before it was ignored stays tracked (as `git add -A`).
     put(home, "human/b.md", "b\n");
-    for args in [
-        &["add", "human/b.md"][..],
-        &["commit", "-q", "-m", "human commit"],
-    ] {
-        git(
-            home,
-            &[&["-c", "user.name=t", "-c", "user.email=t@t"][..], args].concat(),
-        );
-    }
+    git(home, &["add", "human/b.md"]);
+    git_as(home, "t", &["commit", "-q", "-m", "human commit"]);
     put(home, ".gitignore", "human/b.md\n");
     put(home, "human/b.md", "b changed\n");
     let second = audit_commit(home, "dream x").expect("second");
@@ -430,31 +418,14 @@ fn has_object(dir: &Path, id: &str) -> bool {
         .success()
 }
 
-/// A credential that is no vendor's documentation example.
-const KEY: &str = "AKIAIOSFODNN7EXAMPLX";
-
 /// A history written at `home` before the audit left credentials out:
 /// two commits, the first holding `human/key.md`. The key's blob, and the
 /// tip.
 fn history_with_a_key(home: &Path) -> (String, String) {
     put(home, "human/plain.md", "nothing secret\n");
-    put(home, "human/key.md", &format!("aws: {KEY}\n"));
+    put(home, "human/key.md", &format!("aws: {AWS_KEY}\n"));
     git(home, &["init", "-q"]);
-    let commit = |message: &str| {
-        git(
-            home,
-            &[
-                "-c",
-                "user.name=old",
-                "-c",
-                "user.email=old@localhost",
-                "commit",
-                "-q",
-                "-am",
-                message,
-            ],
-        )
-    };
+    let commit = |message: &str| git_as(home, "old", &["commit", "-q", "-am", message]);
     git(home, &["add", "-A"]);
     commit("baseline old");
     put(home, "human/plain.md", "still nothing secret\n");

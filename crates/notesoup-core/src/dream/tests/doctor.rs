@@ -8,7 +8,7 @@ use notesoup_core::dream::{
     DreamLock, LAST_RUN_FILE, LOCK_FILE, audit_commit, clean_temp_files, doctor,
 };
 
-use super::support::{put, render_output, tree_hash};
+use super::support::{AWS_KEY, put, render_output, tree_hash};
 use crate::dream::doctor::DoctorReport;
 
 const GOOD: &str = "---\norigin: self\ncreatedAt: 2026-09-15T17:31:45.392+08:00\nupdatedAt: 2026-09-15T09:31:45Z\nlastAccessed: 2026-09-15T17:31:45.392+08:00\naccessCount: 3\n---\n\nbody\n";
@@ -386,11 +386,7 @@ fn clean_removes_only_stale_temporary_files_of_gone_writers() {
 fn doctor_reports_credentials_already_in_the_store() {
     let dir = tempfile::tempdir().expect("tempdir");
     let home = dir.path();
-    put(
-        home,
-        "human/keys.md",
-        &format!("{GOOD}aws: AKIAIOSFODNN7EXAMPLX\n"),
-    );
+    put(home, "human/keys.md", &format!("{GOOD}aws: {AWS_KEY}\n"));
     put(
         home,
         "human/fine.md",

@@ -13,7 +13,7 @@ use notesoup_core::notes::NoteStore;
 use notesoup_core::wire::RefusalCode;
 use notesoup_test_support::adversarial::corpus;
 
-use super::support::{put, tree_hash};
+use super::support::{AWS_KEY, put, tree_hash};
 
 /// A home and an outside directory, side by side in one temp dir.
 struct Fixture {
@@ -793,7 +793,7 @@ fn the_dreamer_never_writes_a_credential() {
     let tools = DreamTools::new(&fx.home);
     let before = tree_hash(&fx.home);
     let refused = tools
-        .write("human/moved.md", "# Moved\n\nAKIAIOSFODNN7EXAMPLX\n")
+        .write("human/moved.md", &format!("# Moved\n\n{AWS_KEY}\n"))
         .expect_err("a credential");
     assert_eq!(refused.code(), "secret_detected");
     assert_eq!(

@@ -12,7 +12,8 @@ use notesoup_core::dream::{
 };
 
 use super::support::{
-    git, hours_before, put, render_output, set_mtime, three_fresh_sessions, tree_hash,
+    AWS_KEY, committed_files, git, hours_before, put, render_output, set_mtime,
+    three_fresh_sessions, tree_hash,
 };
 
 const STAMP: &str = "2026-09-15T09-31-45-392Z";
@@ -765,7 +766,7 @@ fn a_child_process_dreamer_is_announced_followed_and_refused_when_missing() {
 #[test]
 fn each_audit_names_the_note_it_left_out() {
     let (_dir, home) = home_with_material();
-    put(&home, "human/keys.md", "aws: AKIAIOSFODNN7EXAMPLX\n");
+    put(&home, "human/keys.md", &format!("aws: {AWS_KEY}\n"));
     let mut runner = ScriptedRunner::new(vec![], "## human\n\n- inspected: keys\n");
     let output = run_dream(&options(&home), &mut runner);
     let text = lines(&output, &home);
@@ -777,5 +778,5 @@ fn each_audit_names_the_note_it_left_out() {
             "{text}"
         );
     }
-    assert!(!git(&home, &["ls-tree", "-r", "--name-only", "HEAD"]).contains("keys.md"));
+    assert!(!committed_files(&home).contains("keys.md"));
 }

@@ -85,6 +85,25 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
     stdout_of(git_in(dir).args(args).env("GIT_CONFIG_GLOBAL", "/dev/null"))
 }
 
+/// `git <args>` in `dir` as `name` (`name@localhost`): the tests' Git has
+/// no identity of its own to commit with.
+pub fn git_as(dir: &Path, name: &str, args: &[&str]) -> String {
+    let (user, email) = (
+        format!("user.name={name}"),
+        format!("user.email={name}@localhost"),
+    );
+    git(dir, &[&["-c", &user, "-c", &email][..], args].concat())
+}
+
+/// The paths `HEAD` holds in `home`, a line each.
+pub fn committed_files(home: &Path) -> String {
+    git(home, &["ls-tree", "-r", "--name-only", "HEAD"])
+}
+
+/// A credential the guard finds (an AWS access key id that is no vendor's
+/// documentation example).
+pub const AWS_KEY: &str = "AKIAIOSFODNN7EXAMPLX";
+
 /// The output as `stdout: …` / `stderr: …` lines, with `home` shown as
 /// `<home>`, then the exit code.
 pub fn render_output(output: &DreamOutput, home: &Path) -> String {

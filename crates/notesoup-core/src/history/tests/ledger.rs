@@ -3,9 +3,11 @@
 //! window spent getting back to work, and the notices' fill. The hosts'
 //! tests run it on recorded sessions; this one pins the rules.
 
-use crate::history::{EndReason, NoticeKind, WindowSignals, session_ledger};
+use crate::history::{
+    EndReason, NoticeKind, ToolStatus, TranscriptWindow, WindowSignals, session_ledger,
+};
 
-use super::fixture::{assistant, call, context, history, tool_result, user, window};
+use super::fixture::{assistant, call, context, history, result_with, tool_result, user, window};
 
 fn signals(fill: &[(u32, u64)], ended_by: Option<EndReason>) -> WindowSignals {
     WindowSignals {
@@ -109,8 +111,8 @@ fn a_manual_close_out_and_a_failed_write() {
                     "c1",
                     r#"{"address":"checkpoint","content":"x"}"#,
                 ),
-                super::fixture::result_with(2, "c1", "refused", |result| {
-                    result.status = crate::history::ToolStatus::Error;
+                result_with(2, "c1", "refused", |result| {
+                    result.status = ToolStatus::Error;
                 }),
             ],
         ),
@@ -162,15 +164,15 @@ fn a_rename_is_an_update_that_names_its_target() {
 }
 
 /// A window of one tool call (`tool`, successful or not) and a reply.
-fn window_calling(id: &str, seq: u32, tool: &str, ok: bool) -> crate::history::TranscriptWindow {
+fn window_calling(id: &str, seq: u32, tool: &str, ok: bool) -> TranscriptWindow {
     let call_id = format!("c{seq}");
     window(
         id,
         vec![
             call(seq, tool, &call_id, "{}"),
-            super::fixture::result_with(seq + 1, &call_id, "done", |result| {
+            result_with(seq + 1, &call_id, "done", |result| {
                 if !ok {
-                    result.status = crate::history::ToolStatus::Error;
+                    result.status = ToolStatus::Error;
                 }
             }),
             assistant(seq + 2, "done"),
