@@ -44,6 +44,9 @@ fn a_home_map_merges_as_a_union_of_lines() {
     // A line ours removed stays removed; theirs' additions come in.
     let merged = merge_text("- a\n- b\n", "- a\n- c\n", "- a\n- b\n- d\n", true);
     assert_eq!(merged.as_deref(), Some("- a\n- c\n- d\n"));
+    // Ours' last line without its newline gets one before theirs' lines.
+    let merged = merge_text("- a\n", "- a\n- ours", "- a\n- theirs\n", true);
+    assert_eq!(merged.as_deref(), Some("- a\n- ours\n- theirs\n"));
 }
 
 /// The clean merge of a note under `human/` from `base`.
@@ -150,6 +153,7 @@ fn trees_merge_per_path_and_conflicts_go_beside() {
         ("human/a.md", "a\n"),
         ("human/b.md", "b\n"),
         ("human/c.md", "c\n"),
+        ("human/d.md", "d\n"),
     ]);
     let ours = tree(&[
         ("human/a.md", "a ours\n"),
@@ -159,6 +163,7 @@ fn trees_merge_per_path_and_conflicts_go_beside() {
     let theirs = tree(&[
         ("human/a.md", "a theirs\n"),
         ("human/b.md", "b theirs\n"),
+        ("human/d.md", "d\n"),
         ("pi/session/s/x.md", "session of theirs\n"),
     ]);
     let scope = Scope {
@@ -184,7 +189,8 @@ fn trees_merge_per_path_and_conflicts_go_beside() {
             ("human/a.md.side", "a theirs\n"),
             // Deleted here, changed there: the change stays.
             ("human/b.md", "b theirs\n"),
-            // Deleted there, unchanged here: gone. Added here: kept.
+            // Deleted on one side, unchanged on the other (`c`, `d`):
+            // gone. Added here: kept.
             ("human/new.md", "n\n"),
             // Not this machine's to merge: theirs, untouched.
             ("pi/session/s/x.md", "session of theirs\n"),
@@ -263,4 +269,62 @@ fn a_note_written_while_a_sync_runs_is_merged_again_never_overwritten() {
     let applied = apply(root, "human/a.md", Some(b"zero\n"), None, &side);
     assert_eq!(applied.expect("applied"), Applied::Kept);
     assert!(root.join("human/a.md").exists());
+}
+
+/// One side with a frontmatter block, the other without (saved by an
+/// editor that drops it): the block side is kept byte for byte only when
+/// its body is the merged one; otherwise both bodies' edits land under the
+/// block, written anew.
+#[test]
+fn a_block_on_one_side_is_kept_whole_only_when_its_body_is_the_merge() {
+    let reordered = "updatedAt: 2026-01-02T00:00:00.000+00:00\norigin: self\ncreatedAt: 2026-01-02T00:00:00.000+00:00\nlastAccessed: 2026-01-02T00:00:00.000+00:00\naccessCount: 0\n";
+    let fields = "origin: self\ncreatedAt: 2026-01-02T00:00:00.000+00:00\nupdatedAt: 2026-01-02T00:00:00.000+00:00\nlastAccessed: 2026-01-02T00:00:00.000+00:00\naccessCount: 0\n";
+    let base = "a\nb\nc\n";
+    let with_block = note(reordered, "A\nb\nc\n");
+    for ours_has_block in [true, false] {
+        let merge = |block_side: &str, other: &str| {
+            if ours_has_block {
+                merged_note(base, block_side, other)
+            } else {
+                merged_note(base, other, block_side)
+            }
+        };
+        let side = if ours_has_block { "ours" } else { "theirs" };
+        // The other side left the body alone: the block side as written.
+        assert_eq!(merge(&with_block, base), with_block, "{side}: kept whole");
+        // The other side edited elsewhere: both edits, the block anew.
+        assert_eq!(
+            merge(&with_block, "a\nb\nC\n"),
+            note(fields, "A\nb\nC\n"),
+            "{side}: both edits"
+        );
+    }
+}
+
+/// A note crumpled on a side that also edited it stays crumpled when the
+/// other side only read it; an unknown field changed or removed on one
+/// side only takes that side's change.
+#[test]
+fn a_crumple_with_its_own_edit_stands_and_extras_take_the_one_change() {
+    let fields = "origin: self\ncreatedAt: 2026-01-02T00:00:00.000+00:00\nupdatedAt: 2026-01-02T00:00:00.000+00:00\nlastAccessed: 2026-01-02T00:00:00.000+00:00\naccessCount: 0\n";
+    let base = note(fields, "one\n");
+    let crumpled_and_edited = note(
+        &format!("{fields}crumpledAt: 2026-02-01T00:00:00.000+00:00\n"),
+        "one\ntwo\n",
+    );
+    let read = note(&fields.replace("accessCount: 0", "accessCount: 1"), "one\n");
+    for (ours, theirs) in [(&crumpled_and_edited, &read), (&read, &crumpled_and_edited)] {
+        let merged = merged_note(&base, ours, theirs);
+        assert!(merged.contains("crumpledAt: 2026-02-01"), "{merged}");
+        assert!(merged.ends_with("\n\none\ntwo\n"), "{merged}");
+    }
+
+    let base = note(&format!("{fields}topic: db\nstatus: draft\n"), "one\n");
+    let ours = note(&format!("{fields}topic: db\nstatus: draft\n"), "one\ntwo\n");
+    let theirs = note(&format!("{fields}topic: database\n"), "one\n");
+    let merged = merged_note(&base, &ours, &theirs);
+    assert_eq!(
+        merged,
+        note(&format!("{fields}topic: database\n"), "one\ntwo\n")
+    );
 }
