@@ -319,12 +319,23 @@ fn a_crumple_with_its_own_edit_stands_and_extras_take_the_one_change() {
         assert!(merged.ends_with("\n\none\ntwo\n"), "{merged}");
     }
 
+    // One side changed `topic` and removed `status`, the other left both
+    // alone: the change and the removal land, whichever side made them.
     let base = note(&format!("{fields}topic: db\nstatus: draft\n"), "one\n");
-    let ours = note(&format!("{fields}topic: db\nstatus: draft\n"), "one\ntwo\n");
-    let theirs = note(&format!("{fields}topic: database\n"), "one\n");
-    let merged = merged_note(&base, &ours, &theirs);
-    assert_eq!(
-        merged,
-        note(&format!("{fields}topic: database\n"), "one\ntwo\n")
-    );
+    let alone = note(&format!("{fields}topic: db\nstatus: draft\n"), "one\ntwo\n");
+    let changed = note(&format!("{fields}topic: database\n"), "one\n");
+    for (ours, theirs) in [(&alone, &changed), (&changed, &alone)] {
+        let merged = merged_note(&base, ours, theirs);
+        assert_eq!(
+            merged,
+            note(&format!("{fields}topic: database\n"), "one\ntwo\n")
+        );
+    }
+    // Removed on one side, changed on the other: the change stays.
+    let removed = note(fields, "one\n");
+    let final_ = note(&format!("{fields}topic: db\nstatus: final\n"), "one\n");
+    for (ours, theirs) in [(&removed, &final_), (&final_, &removed)] {
+        let merged = merged_note(&base, ours, theirs);
+        assert!(merged.contains("status: final\n"), "{merged}");
+    }
 }
