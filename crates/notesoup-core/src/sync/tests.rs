@@ -1,6 +1,7 @@
-//! The merge's rules, one by one (the whole sync runs over real Git in
-//! `tests/core/sync.rs`).
+//! The merge's rules and the set-up's checks, one by one (the whole sync
+//! runs over real Git in `tests/core/sync.rs`).
 
+use super::SyncConfig;
 use super::merge::{NoteMerge, NoteTree, is_home_map, merge_note, merge_text, merge_trees};
 use super::tree::{Applied, Scope, apply, note_path};
 
@@ -337,5 +338,74 @@ fn a_crumple_with_its_own_edit_stands_and_extras_take_the_one_change() {
     for (ours, theirs) in [(&removed, &final_), (&final_, &removed)] {
         let merged = merged_note(&base, ours, theirs);
         assert!(merged.contains("status: final\n"), "{merged}");
+    }
+}
+
+/// A set-up is checked before it is saved and after it is read: a remote
+/// git would take for an option or that holds a control character, a
+/// branch name Git refuses, a wait past the limit, an unknown home or an
+/// excluded path outside the root are each refused with `invalid`.
+#[test]
+fn a_set_up_git_or_the_merge_cannot_use_is_refused() {
+    let check = |edit: &dyn Fn(&mut SyncConfig)| {
+        let mut config = SyncConfig::new("/srv/notes.git", None).expect("config");
+        edit(&mut config);
+        config.check().map_err(|err| {
+            assert_eq!(err.code(), "invalid", "{err}");
+            err.to_string()
+        })
+    };
+    for remote in ["", "  ", "-x", "--upload-pack=evil", "a\u{7}b", "a\nb"] {
+        let refused = check(&|config| config.remote = remote.to_owned());
+        assert!(refused.expect_err(remote).contains("not a URL or path"));
+    }
+    for remote in ["git@host:notes.git", "https://host/notes.git", "a-b"] {
+        assert_eq!(check(&|config| config.remote = remote.to_owned()), Ok(()));
+    }
+    for branch in [
+        "", "-b", "/b", ".b", "b/", "b.", "b.lock", "a..b", "a//b", "a@{1}", "a b", "a~1", "a^",
+        "a:b", "a?", "a*", "a[", "a\\b", "a\u{1}b",
+    ] {
+        let refused = check(&|config| config.branch = branch.to_owned());
+        assert!(
+            refused
+                .expect_err(branch)
+                .contains("not a valid Git branch name"),
+            "{branch:?}"
+        );
+    }
+    for branch in [
+        "main",
+        "notes/main",
+        "v1.2",
+        "a-b_c",
+        "lock",
+        "a.locks",
+        "a@b",
+        "a{b}",
+    ] {
+        assert_eq!(
+            check(&|config| config.branch = branch.to_owned()),
+            Ok(()),
+            "{branch:?}"
+        );
+    }
+    let wait = |ms: u64| check(&|config| config.auto_wait_ms = ms);
+    assert_eq!(wait(SyncConfig::MAX_AUTO_WAIT_MS), Ok(()));
+    assert!(wait(SyncConfig::MAX_AUTO_WAIT_MS + 1).is_err());
+    for (homes, ok) in [(&["session", "models"][..], true), (&["pi"][..], false)] {
+        let homes: Vec<String> = homes.iter().map(|home| (*home).to_owned()).collect();
+        assert_eq!(check(&|config| config.homes.clone_from(&homes)).is_ok(), ok);
+    }
+    for (path, ok) in [
+        ("human/private", true),
+        ("human/a..b", true),
+        ("", false),
+        ("/etc", false),
+        ("human/../x", false),
+        ("..", false),
+    ] {
+        let checked = check(&|config| config.exclude = vec![path.to_owned()]);
+        assert_eq!(checked.is_ok(), ok, "{path:?}");
     }
 }
