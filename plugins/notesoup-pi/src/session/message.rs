@@ -782,3 +782,31 @@ pub(crate) fn from_map<T: serde::de::DeserializeOwned>(
 ) -> Result<T, serde_json::Error> {
     serde_json::from_value(Value::Object(map))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::StopReason;
+
+    /// Every reason Pi writes reads as its own variant (the overflow check
+    /// matches on `Stop`, `Length` and `Error`) and is written back as read;
+    /// one this crate does not know is kept as it came.
+    #[test]
+    fn stop_reasons_read_as_their_variants_and_write_back_as_read() {
+        let known = [
+            ("stop", StopReason::Stop),
+            ("length", StopReason::Length),
+            ("toolUse", StopReason::ToolUse),
+            ("error", StopReason::Error),
+            ("aborted", StopReason::Aborted),
+            ("pending", StopReason::Pending),
+            ("deferred", StopReason::Deferred),
+            ("refusal", StopReason::Other("refusal".to_owned())),
+        ];
+        for (text, reason) in known {
+            let json = format!("\"{text}\"");
+            let read: StopReason = serde_json::from_str(&json).expect("a stop reason");
+            assert_eq!(read, reason, "{text}");
+            assert_eq!(serde_json::to_string(&read).expect("written"), json);
+        }
+    }
+}
