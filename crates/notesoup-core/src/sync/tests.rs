@@ -1,9 +1,9 @@
 //! The merge's rules and the set-up's checks, one by one (the whole sync
 //! runs over real Git in `tests/core/sync.rs`).
 
-use super::SyncConfig;
 use super::merge::{NoteMerge, NoteTree, is_home_map, merge_note, merge_text, merge_trees};
 use super::tree::{Applied, Scope, apply, note_path};
+use super::{SyncConfig, SyncLock, machine_name};
 
 fn clean(merge: NoteMerge) -> String {
     match merge {
@@ -408,4 +408,52 @@ fn a_set_up_git_or_the_merge_cannot_use_is_refused() {
         let checked = check(&|config| config.exclude = vec![path.to_owned()]);
         assert_eq!(checked.is_ok(), ok, "{path:?}");
     }
+}
+
+/// A set-up saved without the optional fields reads with their defaults.
+#[test]
+fn a_set_up_without_its_optional_fields_reads_with_the_defaults() {
+    let config: SyncConfig =
+        serde_json::from_str(r#"{"remote": "/srv/notes.git"}"#).expect("a set-up");
+    assert_eq!(
+        config,
+        SyncConfig::new("/srv/notes.git", None).expect("config")
+    );
+    assert_eq!(config.branch, "main");
+    assert_eq!(config.homes, ["project", "human", "agents", "models"]);
+    assert_eq!(config.auto_wait_ms, SyncConfig::DEFAULT_AUTO_WAIT_MS);
+    assert!(!config.auto && config.exclude.is_empty());
+}
+
+/// A second sync on this machine waits for the first one's lock, and gives
+/// up with `sync_busy` when the wait is over; a free lock is taken at once.
+#[test]
+fn a_sync_waits_for_the_lock_and_is_busy_when_the_wait_is_over() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("sync.lock");
+    let held = SyncLock::acquire(&path, std::time::Duration::ZERO).expect("a free lock");
+    let started = std::time::Instant::now();
+    let wait = std::time::Duration::from_millis(100);
+    let err = SyncLock::acquire(&path, wait).expect_err("held");
+    assert_eq!(err.code(), "sync_busy");
+    assert!(
+        started.elapsed() >= wait,
+        "gave up before the wait was over"
+    );
+    drop(held);
+    SyncLock::acquire(&path, std::time::Duration::ZERO).expect("freed");
+}
+
+/// This machine is named in sync commits and conflict notes by its host
+/// name, as a slug.
+#[test]
+fn this_machine_is_named_by_its_host_name_as_a_slug() {
+    let output = std::process::Command::new("uname")
+        .arg("-n")
+        .output()
+        .expect("uname");
+    let host = String::from_utf8(output.stdout).expect("utf-8");
+    let slug = crate::notes::slugify(host.trim());
+    let expected = if slug.is_empty() { "machine" } else { &slug };
+    assert_eq!(machine_name(), expected);
 }
