@@ -785,7 +785,7 @@ pub(crate) fn from_map<T: serde::de::DeserializeOwned>(
 
 #[cfg(test)]
 mod tests {
-    use super::StopReason;
+    use super::{Content, StopReason, SystemMessage};
 
     /// Every reason Pi writes reads as its own variant (the overflow check
     /// matches on `Stop`, `Length` and `Error`) and is written back as read;
@@ -807,6 +807,18 @@ mod tests {
             let read: StopReason = serde_json::from_str(&json).expect("a stop reason");
             assert_eq!(read, reason, "{text}");
             assert_eq!(serde_json::to_string(&read).expect("written"), json);
+        }
+    }
+
+    /// A system message without content, or with `null`, reads as empty
+    /// text and is written back as `""`, as Pi writes one.
+    #[test]
+    fn a_system_message_without_content_is_empty_text() {
+        for json in [r#"{"timestamp":1}"#, r#"{"content":null,"timestamp":1}"#] {
+            let message: SystemMessage = serde_json::from_str(json).expect("a system message");
+            assert_eq!(message.content, Content::Text(String::new()), "{json}");
+            let written = serde_json::to_string(&message).expect("written");
+            assert_eq!(written, r#"{"content":"","timestamp":1}"#);
         }
     }
 }

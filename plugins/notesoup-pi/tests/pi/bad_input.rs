@@ -251,3 +251,35 @@ proptest! {
         let _ = file.index().path(notesoup_pi::session::Leaf::Last);
     }
 }
+
+/// An irregular line is said as `line N: code: detail` (the command line
+/// prints it on stderr), its code a stable snake_case name.
+#[test]
+fn diagnostics_are_said_with_their_line_and_stable_code() {
+    let mut bytes = lines(&[HEADER.as_bytes(), b"{not json", USER.as_bytes()]);
+    bytes.extend_from_slice(&CUSTOM.as_bytes()[..40]);
+    let said: Vec<String> = SessionFile::parse(&bytes)
+        .diagnostics()
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(said.len(), 2, "{said:?}");
+    assert!(said[0].starts_with("line 2: invalid_json: "), "{said:?}");
+    assert!(said[1].starts_with("line 4: truncated_line: "), "{said:?}");
+    let codes = [
+        (DiagnosticCode::InvalidJson, "invalid_json"),
+        (DiagnosticCode::NotAnObject, "not_an_object"),
+        (DiagnosticCode::InvalidUtf8, "invalid_utf8"),
+        (DiagnosticCode::TruncatedLine, "truncated_line"),
+        (DiagnosticCode::MissingFinalNewline, "missing_final_newline"),
+        (DiagnosticCode::MissingHeader, "missing_header"),
+        (DiagnosticCode::ExtraHeader, "extra_header"),
+        (DiagnosticCode::LegacyVersion, "legacy_version"),
+        (DiagnosticCode::UnknownEntryType, "unknown_entry_type"),
+        (DiagnosticCode::MalformedEntry, "malformed_entry"),
+        (DiagnosticCode::LineTooLong, "line_too_long"),
+    ];
+    for (code, text) in codes {
+        assert_eq!(code.as_str(), text);
+    }
+}
