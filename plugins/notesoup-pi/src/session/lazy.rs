@@ -429,7 +429,6 @@ impl Indexer {
             None
         };
         let (kind, legacy, id, parent, entry) = if let Some((kind, skeleton)) = quick {
-            self.eager.note_parsed_line();
             if torn {
                 self.eager.diagnose_missing_final_newline(number);
             }

@@ -179,11 +179,6 @@ impl SessionFile {
         self.seen_parsed && self.header_first
     }
 
-    /// Counts a line parsed elsewhere (by the lazy index) as parsed.
-    pub(crate) fn note_parsed_line(&mut self) {
-        self.seen_parsed = true;
-    }
-
     /// A line over `max_line` bytes, passed over unread elsewhere.
     pub(crate) fn diagnose_too_long(&mut self, line: usize, bytes: u64, max_line: usize) {
         self.diagnose(

@@ -516,6 +516,34 @@ fn long_lines_straddle_chunks() {
     check_same(&bytes, Leaf::Last);
 }
 
+/// A file whose first parsed line is not its header (none at all, an entry
+/// before it, or only garbage before it): both readers say the same of it,
+/// read from its bytes or its file.
+#[test]
+fn a_file_whose_header_is_not_first_reads_the_same() {
+    let bytes = session(&[Step::User, Step::Assistant(0), Step::ToolResult]);
+    let lines: Vec<&[u8]> = bytes.split_inclusive(|byte| *byte == b'\n').collect();
+    let (header, entries) = lines.split_first().expect("a header");
+    let files = [
+        entries.concat(),
+        [&entries[..1], &[*header], &entries[1..]].concat().concat(),
+        [&[&b"not json\n"[..], *header][..], entries]
+            .concat()
+            .concat(),
+    ];
+    for bytes in &files {
+        check_same(bytes, Leaf::Last);
+        check_file_read(bytes, 4096);
+    }
+    let no_header = SessionFile::parse(&files[0]);
+    assert!(no_header.header().is_none());
+    assert_eq!(
+        no_header.diagnostics()[0].code,
+        notesoup_pi::session::DiagnosticCode::MissingHeader
+    );
+    assert!(SessionFile::parse(&files[2]).header().is_some());
+}
+
 /// A file that shrinks after it was indexed: the entry that can no longer
 /// be read back is reported as a session I/O failure, never a panic.
 #[test]
