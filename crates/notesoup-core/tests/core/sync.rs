@@ -759,3 +759,100 @@ proptest! {
         }
     }
 }
+
+/// A machine with nothing new takes the remote's commit as it is: no merge
+/// commit, nothing pushed.
+#[test]
+fn a_machine_only_behind_moves_to_the_remote_s_commit() {
+    let pair = shared_pair(&[("human/base.md", "base\n")]);
+    write(&pair.b, "human/b.md", "from b\n");
+    let pushed = sync(&pair.b);
+    let report = sync(&pair.a);
+    assert!(!report.pushed, "{report:?}");
+    assert_eq!(report.commit, pushed.commit);
+    assert_eq!(report.received, ["human/b.md"]);
+    assert_eq!(
+        git(&["rev-parse", "main"], &pair.remote).trim(),
+        pushed.commit
+    );
+}
+
+/// A credential already on the remote (pushed by hand, or by an older
+/// client) does not stop a sync that merges with it: the guard reads only
+/// what this sync sends.
+#[test]
+fn a_credential_already_on_the_remote_does_not_stop_a_merge() {
+    let pair = shared_pair(&[("human/base.md", "base\n")]);
+    let token = format!("ghp_{}", "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let remote = pair.remote.to_str().expect("utf-8 path");
+    git(
+        &["clone", "--quiet", "-b", "main", remote, "work"],
+        dir.path(),
+    );
+    let work = dir.path().join("work");
+    write(&work, "human/leak.md", &format!("the token: {token}\n"));
+    git(&["add", "."], &work);
+    git(
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "--quiet",
+            "-m",
+            "by hand",
+        ],
+        &work,
+    );
+    git(&["push", "--quiet", "origin", "HEAD:main"], &work);
+    write(&pair.a, "human/a.md", "from a\n");
+    let report = sync(&pair.a);
+    assert!(report.pushed, "{report:?}");
+    assert_eq!(
+        read(&pair.a, "human/leak.md"),
+        format!("the token: {token}\n")
+    );
+}
+
+/// A note received (or deleted) before a push lost its race is as received
+/// on disk when the sync goes round again: it is not received a second
+/// time.
+#[cfg(unix)]
+#[test]
+fn a_note_received_before_a_lost_race_is_received_once() {
+    let pair = shared_pair(&[("human/base.md", "base\n")]);
+    write(&pair.b, "human/b.md", "from b\n");
+    fs::remove_file(pair.b.join("human/base.md")).expect("delete");
+    sync(&pair.b);
+    let first = git(&["rev-parse", "main"], &pair.remote);
+    write(&pair.b, "human/b2.md", "again from b\n");
+    sync(&pair.b);
+    let raced = git(&["rev-parse", "main"], &pair.remote);
+    // The remote is put back to B's first push; while A's push is received,
+    // a hook moves it to B's second (once).
+    git(
+        &["update-ref", "refs/heads/main", first.trim()],
+        &pair.remote,
+    );
+    pre_receive_hook(
+        &pair.remote,
+        &format!(
+            "if [ ! -f raced ]; then touch raced; echo {} > refs/heads/main; fi\n",
+            raced.trim()
+        ),
+    );
+    write(&pair.a, "human/a.md", "from a\n");
+    let report = sync(&pair.a);
+    assert_eq!(report.retries, 1, "{report:?}");
+    assert!(report.pushed);
+    assert_eq!(
+        report.received,
+        ["human/b.md", "human/base.md", "human/b2.md"]
+    );
+    assert_eq!(report.conflicts().len(), 0);
+    sync(&pair.b);
+    assert_eq!(notes_of(&pair.a), notes_of(&pair.b));
+    assert_eq!(notes_of(&pair.a).len(), 3);
+}
