@@ -3,7 +3,7 @@
 
 use super::merge::{NoteMerge, NoteTree, is_home_map, merge_note, merge_text, merge_trees};
 use super::tree::{Applied, Scope, apply, note_path};
-use super::{SyncConfig, SyncLock, machine_name};
+use super::{SyncConfig, SyncLock, changed_notes, conflict_name, machine_name, oversized};
 
 fn clean(merge: NoteMerge) -> String {
     match merge {
@@ -456,4 +456,48 @@ fn this_machine_is_named_by_its_host_name_as_a_slug() {
     let slug = crate::notes::slugify(host.trim());
     let expected = if slug.is_empty() { "machine" } else { &slug };
     assert_eq!(machine_name(), expected);
+}
+
+/// A conflict's side note is named after the note, the other machine and
+/// its commit; a name already taken gets `-2`, `-3`, ….
+#[test]
+fn a_conflict_s_side_note_takes_the_first_free_name() {
+    let first = "human/a.conflict-from-laptop-abc1234.md";
+    let name =
+        |taken: &[&str]| conflict_name("human/a.md", "laptop", "abc1234", &|n| taken.contains(&n));
+    assert_eq!(name(&[]), first);
+    assert_eq!(name(&[first]), "human/a.conflict-from-laptop-abc1234-2.md");
+    assert_eq!(
+        name(&[first, "human/a.conflict-from-laptop-abc1234-2.md"]),
+        "human/a.conflict-from-laptop-abc1234-3.md"
+    );
+}
+
+/// A note of exactly the store's bound travels; one byte more stays home.
+#[test]
+fn only_notes_over_the_bound_stay_home() {
+    let bound = crate::notes::NoteStore::MAX_NOTE_BYTES;
+    let tree: NoteTree = [
+        ("human/at.md".to_owned(), vec![b'a'; bound]),
+        ("human/over.md".to_owned(), vec![b'a'; bound + 1]),
+    ]
+    .into_iter()
+    .collect();
+    assert_eq!(oversized(&tree), ["human/over.md"]);
+}
+
+/// Notes added, changed and (among those looked at) removed each count.
+#[test]
+fn changed_notes_count_additions_changes_and_removals() {
+    let tree = |entries: &[(&str, &str)]| -> NoteTree {
+        entries
+            .iter()
+            .map(|(path, text)| ((*path).to_owned(), text.as_bytes().to_vec()))
+            .collect()
+    };
+    let old = tree(&[("a", "1"), ("b", "1"), ("c", "1"), ("d", "1")]);
+    let new = tree(&[("a", "2"), ("b", "1"), ("e", "1")]);
+    assert_eq!(changed_notes(&new, &old, |_| true), 4);
+    assert_eq!(changed_notes(&new, &old, |path| path != "d"), 3);
+    assert_eq!(changed_notes(&old, &old, |_| true), 0);
 }
