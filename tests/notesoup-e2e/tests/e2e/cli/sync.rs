@@ -653,6 +653,37 @@ fn a_merge_killed_half_written_is_finished_not_merged_twice() {
     assert!(one[0].1.ends_with("ONE\ntwo\nTHREE\n"), "{}", one[0].1);
 }
 
+/// A machine's first sync, which only takes the remote's notes, killed
+/// right after writing the first of them: the next sync finishes that
+/// merge (its record names no earlier commit of this machine) and moves to
+/// the remote's commit, with no commit of its own to push.
+#[test]
+fn a_first_sync_killed_half_written_is_finished_without_a_commit_of_its_own() {
+    let (first, second, remote) = two_machines_on_one_remote(Bin::Pi);
+    put_human(&first, "a-first.md", &dated_note(1, "a\n"));
+    put_human(&first, "z-second.md", &dated_note(1, "z\n"));
+    first.run(Bin::Pi, &["sync"]).ok();
+    let head = remote_head(&remote);
+    sync_killed_after_its_first_write(&second);
+    assert!(second.notes().join("human/a-first.md").exists());
+    assert!(!second.notes().join("human/z-second.md").exists());
+
+    second.run(Bin::Pi, &["sync"]).ok();
+    assert_eq!(human_notes(&second), human_notes(&first));
+    assert_eq!(remote_head(&remote), head, "nothing of its own pushed");
+}
+
+/// The commit the remote's branch is at.
+fn remote_head(remote: &str) -> String {
+    let head = Command::new("git")
+        .args(["rev-parse", "main"])
+        .current_dir(remote)
+        .output()
+        .unwrap();
+    assert!(head.status.success(), "{head:?}");
+    String::from_utf8(head.stdout).unwrap().trim().to_owned()
+}
+
 /// A merge killed right after writing a note, and that note then edited by
 /// hand before the next sync: the next sync keeps the edit and counts each
 /// side's reads once (the note already holds the other side's, so they are
