@@ -434,4 +434,139 @@ mod tests {
             InstallError::BadPath(_)
         ));
     }
+
+    #[test]
+    fn a_refusal_names_five_foreign_files_and_counts_the_rest() {
+        let names =
+            |count: usize| -> Vec<String> { (1..=count).map(|n| format!("f{n}")).collect() };
+        assert_eq!(shown(&names(5)), "f1, f2, f3, f4, f5");
+        assert_eq!(shown(&names(7)), "f1, f2, f3, f4, f5 and 2 more");
+    }
+
+    /// A package of many files is its installer's again: its whole marker
+    /// is read (well past a kilobyte).
+    #[test]
+    fn a_long_marker_is_read_whole() {
+        let temp = tempfile::tempdir().unwrap();
+        let dir = temp.path().join("pkg");
+        let paths: Vec<String> = (0..200).map(|n| format!("skills/file-{n:03}.md")).collect();
+        let files: Vec<InstallFile<'_>> = paths
+            .iter()
+            .map(|path| InstallFile {
+                path,
+                bytes: b"x\n",
+                executable: false,
+            })
+            .collect();
+        InstallFile::install(&dir, &files, false).unwrap();
+        assert!(fs::metadata(dir.join(MARKER)).unwrap().len() > 2048);
+        InstallFile::install(&dir, &files, false).unwrap();
+    }
+
+    /// What is in the way is refused before anything is written, by a plan
+    /// as by an install: a file where a folder belongs (the install folder
+    /// or one on the way), a folder where a file belongs.
+    #[test]
+    fn what_is_in_the_way_is_refused_by_the_plan() {
+        let temp = tempfile::tempdir().unwrap();
+        let file = temp.path().join("file");
+        fs::write(&file, b"mine").unwrap();
+        let below_a_file = InstallFile::plan(&file.join("pkg"), &FILES, false).unwrap_err();
+        assert!(
+            matches!(below_a_file, InstallError::Io { .. }),
+            "{below_a_file}"
+        );
+        let in_the_way = |make: &dyn Fn(&Path), expected: &str| {
+            let dir = temp.path().join(format!("pkg-{expected}"));
+            InstallFile::install(&dir, &FILES, false).unwrap();
+            make(&dir);
+            for error in [
+                InstallFile::plan(&dir, &FILES, false).unwrap_err(),
+                InstallFile::install(&dir, &FILES, true).unwrap_err(),
+            ] {
+                match error {
+                    InstallError::InTheWay { expected: what, .. } => assert_eq!(what, expected),
+                    other => panic!("{other}"),
+                }
+            }
+        };
+        in_the_way(
+            &|dir| {
+                fs::remove_dir_all(dir.join("dreamer")).unwrap();
+                fs::write(dir.join("dreamer"), b"a file").unwrap();
+            },
+            "a directory",
+        );
+        in_the_way(
+            &|dir| {
+                fs::remove_file(dir.join("package.json")).unwrap();
+                fs::create_dir(dir.join("package.json")).unwrap();
+            },
+            "a file",
+        );
+    }
+
+    #[test]
+    fn an_installer_s_path_must_be_plain() {
+        for path in ["", "a//b", "a/", "/a", "./a", "a/../b", ".."] {
+            assert!(
+                matches!(plain(path), Err(InstallError::BadPath(_))),
+                "{path:?}"
+            );
+        }
+        for path in ["a", "a/b.md", "a.b/c"] {
+            assert!(plain(path).is_ok(), "{path:?}");
+        }
+    }
+
+    /// Only a regular file at the marker's name is a marker: a link to one
+    /// or a folder there leaves the install folder foreign.
+    #[test]
+    fn only_a_regular_file_is_a_marker() {
+        let temp = tempfile::tempdir().unwrap();
+        let elsewhere = temp.path().join("marker");
+        fs::write(&elsewhere, format!("{MARKER_HEADER}\npackage.json\n")).unwrap();
+        for kind in ["a link", "a folder"] {
+            let dir = temp.path().join(kind.replace(' ', "-"));
+            fs::create_dir(&dir).unwrap();
+            fs::write(dir.join("package.json"), b"theirs").unwrap();
+            let marker = dir.join(MARKER);
+            if kind == "a link" {
+                symlink(&elsewhere, &marker).unwrap();
+            } else {
+                fs::create_dir(&marker).unwrap();
+            }
+            let error = InstallFile::install(&dir, &FILES[..1], false).unwrap_err();
+            assert!(
+                matches!(error, InstallError::Foreign { .. }),
+                "{kind}: {error}"
+            );
+            assert_eq!(fs::read(dir.join("package.json")).unwrap(), b"theirs");
+        }
+    }
+
+    /// The folders on the way to a file are made one at a time, never
+    /// through a link (one swapped in after the checks) nor over a file.
+    #[test]
+    fn folders_are_made_never_through_a_link_nor_over_a_file() {
+        let temp = tempfile::tempdir().unwrap();
+        let dir = temp.path().join("pkg");
+        fs::create_dir(&dir).unwrap();
+        make_dirs(&dir, "a/b/c.md").unwrap();
+        assert!(dir.join("a/b").is_dir());
+        make_dirs(&dir, "a/b/c.md").unwrap();
+        let elsewhere = temp.path().join("elsewhere");
+        fs::create_dir(&elsewhere).unwrap();
+        symlink(&elsewhere, dir.join("l")).unwrap();
+        assert!(matches!(
+            make_dirs(&dir, "l/x/y.md").unwrap_err(),
+            InstallError::Link { .. }
+        ));
+        assert_eq!(fs::read_dir(&elsewhere).unwrap().count(), 0);
+        fs::write(dir.join("f"), b"a file").unwrap();
+        assert!(matches!(
+            make_dirs(&dir, "f/y.md").unwrap_err(),
+            InstallError::InTheWay { .. }
+        ));
+    }
 }
