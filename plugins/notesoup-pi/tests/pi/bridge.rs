@@ -853,3 +853,36 @@ fn serve_keeps_the_index_of_a_long_session_file_it_read() {
         }
     }
 }
+
+/// `/notesoup` answers through Pi's notice: its report (naming the Pi the
+/// hello named) as information, an argument it does not take with its
+/// usage as a warning. The shim performs the notice and answers it.
+#[test]
+fn the_notesoup_command_notifies_its_report_and_its_usage() {
+    let (mut sidecar, cwd, _) = Sidecar::ready_in_a_project();
+    sidecar.session_start(&cwd);
+    for (id, args, level, said) in [
+        (2, "", "info", "· Pi 1.6.0 · window "),
+        (3, "bogus", "warning", "Usage: /notesoup [on|off]"),
+    ] {
+        sidecar.send(
+            json!({"type": "event", "body": {"id": id, "name": "command",
+            "payload": {"name": "notesoup", "args": args},
+            "state": state(&cwd, vec![], 1, Some("a1b2c3d4"))}}),
+        );
+        let action = sidecar.next();
+        assert_eq!(action["type"], "action", "{action}");
+        let notice = &action["body"]["action"];
+        assert_eq!(notice["kind"], "notify", "{action}");
+        assert_eq!(notice["args"]["level"], level, "{action}");
+        let message = notice["args"]["message"].as_str().unwrap();
+        assert!(message.contains(said), "{message}");
+        sidecar.send(json!({"type": "actionResult", "body": {
+            "id": action["body"]["id"], "state": state(&cwd, vec![], 1, Some("a1b2c3d4")),
+        }}));
+        let result = sidecar.next();
+        assert_eq!(result["type"], "result", "{result}");
+        assert_eq!(result["body"]["id"], id, "{result}");
+    }
+    assert!(sidecar.finish().success());
+}
