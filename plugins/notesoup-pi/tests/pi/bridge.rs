@@ -886,3 +886,40 @@ fn the_notesoup_command_notifies_its_report_and_its_usage() {
     }
     assert!(sidecar.finish().success());
 }
+
+/// A bare `/fresh-window` sends the hidden close-out prompt, then says
+/// what comes next by whether Pi's agent was idle, as the state says.
+#[test]
+fn fresh_window_says_what_comes_next_by_whether_the_agent_is_idle() {
+    for (idle, said) in [
+        (true, "then stops in a fresh window"),
+        (false, "the reset commits when the run settles"),
+    ] {
+        let (mut sidecar, cwd, _) = Sidecar::ready_in_a_project();
+        sidecar.session_start(&cwd);
+        let mut now = state(&cwd, vec![], 1, Some("a1b2c3d4"));
+        now["idle"] = json!(idle);
+        sidecar.send(json!({"type": "event", "body": {"id": 2, "name": "command",
+            "payload": {"name": "fresh-window", "args": ""}, "state": now}}));
+        let mut kinds = Vec::new();
+        let result = loop {
+            let message = sidecar.next();
+            if message["type"] == "result" {
+                break message;
+            }
+            assert_eq!(message["type"], "action", "{message}");
+            let action = &message["body"]["action"];
+            kinds.push(action["kind"].as_str().unwrap().to_owned());
+            if action["kind"] == "notify" {
+                let text = action["args"]["message"].as_str().unwrap();
+                assert!(text.contains(said), "idle {idle}: {text}");
+            }
+            sidecar.send(json!({"type": "actionResult", "body": {
+                "id": message["body"]["id"], "state": state(&cwd, vec![], 1, Some("a1b2c3d4")),
+            }}));
+        };
+        assert_eq!(result["body"]["id"], 2, "{result}");
+        assert_eq!(kinds, ["sendMessage", "notify"], "idle {idle}");
+        assert!(sidecar.finish().success());
+    }
+}
