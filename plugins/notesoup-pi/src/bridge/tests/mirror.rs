@@ -1110,3 +1110,31 @@ fn the_answer_before_the_context_start_keeps_its_place_in_the_path() {
     assert_eq!(projection.thinking_level, "high");
     check_mirror(&sidecar.host, &pi, true).expect("the mirror is Pi's");
 }
+
+/// What a state says of Pi's agent (idle, messages queued, the run's
+/// signal aborted) is what the host answers until the next state.
+#[test]
+fn the_agent_s_flags_are_the_last_state_s() {
+    let mut sidecar = Sidecar::new();
+    for (idle, pending, aborted) in [(true, false, false), (false, true, true)] {
+        let state: SessionState = serde_json::from_value(json!({
+            "sessionId": SESSION_ID,
+            "header": {"type": "session", "version": 3, "id": SESSION_ID,
+                       "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/work"},
+            "entriesFrom": 0, "entries": [], "leafId": null, "cwd": "/work",
+            "idle": idle, "pendingMessages": pending, "signalAborted": aborted,
+            "settings": {"global": {}, "project": {}}, "projectTrusted": true,
+        }))
+        .expect("a state");
+        sidecar.host.sync(state).expect("the mirror follows");
+        let host: &dyn PiHost = &sidecar.host;
+        assert_eq!(
+            (
+                host.is_idle(),
+                host.has_pending_messages(),
+                host.signal_aborted()
+            ),
+            (idle, pending, aborted)
+        );
+    }
+}
