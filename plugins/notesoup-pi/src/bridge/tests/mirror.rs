@@ -1112,18 +1112,25 @@ fn the_answer_before_the_context_start_keeps_its_place_in_the_path() {
 }
 
 /// What a state says of Pi's agent (idle, messages queued, the run's
-/// signal aborted) is what the host answers until the next state.
+/// signal aborted) and of the session (its header and file, the settings,
+/// whether the project is trusted) is what the host answers until the next
+/// state.
 #[test]
-fn the_agent_s_flags_are_the_last_state_s() {
+fn the_agent_s_flags_and_the_session_s_facts_are_the_last_state_s() {
     let mut sidecar = Sidecar::new();
-    for (idle, pending, aborted) in [(true, false, false), (false, true, true)] {
+    for (idle, pending, aborted, trusted) in
+        [(true, false, false, false), (false, true, true, true)]
+    {
+        let file = format!("/work/{idle}.jsonl");
         let state: SessionState = serde_json::from_value(json!({
             "sessionId": SESSION_ID,
             "header": {"type": "session", "version": 3, "id": SESSION_ID,
                        "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/work"},
+            "sessionFile": file,
             "entriesFrom": 0, "entries": [], "leafId": null, "cwd": "/work",
             "idle": idle, "pendingMessages": pending, "signalAborted": aborted,
-            "settings": {"global": {}, "project": {}}, "projectTrusted": true,
+            "settings": {"global": {"theme": "dark"}, "project": {}},
+            "projectTrusted": trusted,
         }))
         .expect("a state");
         sidecar.host.sync(state).expect("the mirror follows");
@@ -1136,5 +1143,13 @@ fn the_agent_s_flags_are_the_last_state_s() {
             ),
             (idle, pending, aborted)
         );
+        assert_eq!(host.is_project_trusted(), trusted);
+        assert_eq!(
+            host.header().map(|header| header.id.as_str()),
+            Some(SESSION_ID)
+        );
+        assert_eq!(host.session_file(), Some(Path::new(&file)));
+        let settings = host.settings().expect("settings");
+        assert_eq!(settings.global, json!({"theme": "dark"}));
     }
 }
