@@ -5,6 +5,19 @@ use super::merge::{NoteMerge, NoteTree, is_home_map, merge_note, merge_text, mer
 use super::tree::{Applied, Scope, apply, note_path};
 use super::{SyncConfig, SyncLock, changed_notes, conflict_name, machine_name, oversized};
 
+/// A note's frontmatter fields in notesoup's order, all dated 2026-01-02.
+const FIELDS: &str = "origin: self\ncreatedAt: 2026-01-02T00:00:00.000+00:00\nupdatedAt: 2026-01-02T00:00:00.000+00:00\nlastAccessed: 2026-01-02T00:00:00.000+00:00\naccessCount: 0\n";
+/// The same fields in another order.
+const REORDERED: &str = "updatedAt: 2026-01-02T00:00:00.000+00:00\norigin: self\ncreatedAt: 2026-01-02T00:00:00.000+00:00\nlastAccessed: 2026-01-02T00:00:00.000+00:00\naccessCount: 0\n";
+
+/// A tree of `(path, text)` notes.
+fn tree(entries: &[(&str, &str)]) -> NoteTree {
+    entries
+        .iter()
+        .map(|(path, text)| ((*path).to_owned(), text.as_bytes().to_vec()))
+        .collect()
+}
+
 fn clean(merge: NoteMerge) -> String {
     match merge {
         NoteMerge::Clean(bytes) => String::from_utf8(bytes).expect("utf-8"),
@@ -95,48 +108,45 @@ fn frontmatter_merges_field_by_field() {
 /// differ are written anew, in notesoup's order.
 #[test]
 fn a_missing_block_adds_nothing_and_a_shared_block_is_kept_as_written() {
-    let fields = "origin: self\ncreatedAt: 2026-01-02T00:00:00.000+00:00\nupdatedAt: 2026-01-02T00:00:00.000+00:00\nlastAccessed: 2026-01-02T00:00:00.000+00:00\naccessCount: 0\n";
     let base = "one\n";
-    let ours = note(fields, "one\ntwo\n");
+    let ours = note(FIELDS, "one\ntwo\n");
     let merged = merged_note(base, &ours, base);
     assert_eq!(merged, ours);
     // The block dropped on their side (the note saved by another editor)
     // while ours edited the body: ours, block and all.
-    let base = note(fields, "one\n");
+    let base = note(FIELDS, "one\n");
     let merged = merged_note(&base, &ours, "one\n");
     assert_eq!(merged, ours);
 
-    let reordered = "updatedAt: 2026-01-02T00:00:00.000+00:00\norigin: self\ncreatedAt: 2026-01-02T00:00:00.000+00:00\nlastAccessed: 2026-01-02T00:00:00.000+00:00\naccessCount: 0\n";
-    let base = note(reordered, "a\nb\nc\n");
-    let ours = note(reordered, "A\nb\nc\n");
-    let theirs = note(reordered, "a\nb\nC\n");
+    let base = note(REORDERED, "a\nb\nc\n");
+    let ours = note(REORDERED, "A\nb\nc\n");
+    let theirs = note(REORDERED, "a\nb\nC\n");
     let merged = merged_note(&base, &ours, &theirs);
     assert_eq!(
         merged,
-        note(reordered, "A\nb\nC\n"),
+        note(REORDERED, "A\nb\nC\n"),
         "the shared block as written"
     );
-    let theirs = note(fields, "a\nb\nC\n");
+    let theirs = note(FIELDS, "a\nb\nC\n");
     let merged = merged_note(&base, &ours, &theirs);
-    assert_eq!(merged, note(fields, "A\nb\nC\n"), "written anew");
+    assert_eq!(merged, note(FIELDS, "A\nb\nC\n"), "written anew");
 }
 
 #[test]
 fn a_crumple_gives_way_to_an_edit_on_the_other_side() {
-    let fields = "origin: self\ncreatedAt: 2026-01-02T00:00:00.000+00:00\nupdatedAt: 2026-01-02T00:00:00.000+00:00\nlastAccessed: 2026-01-02T00:00:00.000+00:00\naccessCount: 0\n";
-    let base = note(fields, "one\n");
+    let base = note(FIELDS, "one\n");
     let crumpled = note(
-        &format!("{fields}crumpledAt: 2026-02-01T00:00:00.000+00:00\n"),
+        &format!("{FIELDS}crumpledAt: 2026-02-01T00:00:00.000+00:00\n"),
         "one\n",
     );
-    let edited = note(fields, "one\ntwo\n");
+    let edited = note(FIELDS, "one\ntwo\n");
     for (ours, theirs) in [(&crumpled, &edited), (&edited, &crumpled)] {
         let merged = merged_note(&base, ours, theirs);
         assert!(!merged.contains("crumpledAt"), "{merged}");
         assert!(merged.ends_with("\n\none\ntwo\n"), "{merged}");
     }
     // Crumpled on one side, only read on the other: crumpled.
-    let read = note(&fields.replace("accessCount: 0", "accessCount: 1"), "one\n");
+    let read = note(&FIELDS.replace("accessCount: 0", "accessCount: 1"), "one\n");
     let merged = merged_note(&base, &crumpled, &read);
     assert!(merged.contains("crumpledAt: 2026-02-01"), "{merged}");
     assert!(merged.contains("accessCount: 1"), "{merged}");
@@ -144,12 +154,6 @@ fn a_crumple_gives_way_to_an_edit_on_the_other_side() {
 
 #[test]
 fn trees_merge_per_path_and_conflicts_go_beside() {
-    let tree = |entries: &[(&str, &str)]| -> NoteTree {
-        entries
-            .iter()
-            .map(|(path, text)| ((*path).to_owned(), text.as_bytes().to_vec()))
-            .collect()
-    };
     let base = tree(&[
         ("human/a.md", "a\n"),
         ("human/b.md", "b\n"),
@@ -278,10 +282,8 @@ fn a_note_written_while_a_sync_runs_is_merged_again_never_overwritten() {
 /// block, written anew.
 #[test]
 fn a_block_on_one_side_is_kept_whole_only_when_its_body_is_the_merge() {
-    let reordered = "updatedAt: 2026-01-02T00:00:00.000+00:00\norigin: self\ncreatedAt: 2026-01-02T00:00:00.000+00:00\nlastAccessed: 2026-01-02T00:00:00.000+00:00\naccessCount: 0\n";
-    let fields = "origin: self\ncreatedAt: 2026-01-02T00:00:00.000+00:00\nupdatedAt: 2026-01-02T00:00:00.000+00:00\nlastAccessed: 2026-01-02T00:00:00.000+00:00\naccessCount: 0\n";
     let base = "a\nb\nc\n";
-    let with_block = note(reordered, "A\nb\nc\n");
+    let with_block = note(REORDERED, "A\nb\nc\n");
     for ours_has_block in [true, false] {
         let merge = |block_side: &str, other: &str| {
             if ours_has_block {
@@ -296,7 +298,7 @@ fn a_block_on_one_side_is_kept_whole_only_when_its_body_is_the_merge() {
         // The other side edited elsewhere: both edits, the block anew.
         assert_eq!(
             merge(&with_block, "a\nb\nC\n"),
-            note(fields, "A\nb\nC\n"),
+            note(FIELDS, "A\nb\nC\n"),
             "{side}: both edits"
         );
     }
@@ -307,13 +309,12 @@ fn a_block_on_one_side_is_kept_whole_only_when_its_body_is_the_merge() {
 /// side only takes that side's change.
 #[test]
 fn a_crumple_with_its_own_edit_stands_and_extras_take_the_one_change() {
-    let fields = "origin: self\ncreatedAt: 2026-01-02T00:00:00.000+00:00\nupdatedAt: 2026-01-02T00:00:00.000+00:00\nlastAccessed: 2026-01-02T00:00:00.000+00:00\naccessCount: 0\n";
-    let base = note(fields, "one\n");
+    let base = note(FIELDS, "one\n");
     let crumpled_and_edited = note(
-        &format!("{fields}crumpledAt: 2026-02-01T00:00:00.000+00:00\n"),
+        &format!("{FIELDS}crumpledAt: 2026-02-01T00:00:00.000+00:00\n"),
         "one\ntwo\n",
     );
-    let read = note(&fields.replace("accessCount: 0", "accessCount: 1"), "one\n");
+    let read = note(&FIELDS.replace("accessCount: 0", "accessCount: 1"), "one\n");
     for (ours, theirs) in [(&crumpled_and_edited, &read), (&read, &crumpled_and_edited)] {
         let merged = merged_note(&base, ours, theirs);
         assert!(merged.contains("crumpledAt: 2026-02-01"), "{merged}");
@@ -322,19 +323,19 @@ fn a_crumple_with_its_own_edit_stands_and_extras_take_the_one_change() {
 
     // One side changed `topic` and removed `status`, the other left both
     // alone: the change and the removal land, whichever side made them.
-    let base = note(&format!("{fields}topic: db\nstatus: draft\n"), "one\n");
-    let alone = note(&format!("{fields}topic: db\nstatus: draft\n"), "one\ntwo\n");
-    let changed = note(&format!("{fields}topic: database\n"), "one\n");
+    let base = note(&format!("{FIELDS}topic: db\nstatus: draft\n"), "one\n");
+    let alone = note(&format!("{FIELDS}topic: db\nstatus: draft\n"), "one\ntwo\n");
+    let changed = note(&format!("{FIELDS}topic: database\n"), "one\n");
     for (ours, theirs) in [(&alone, &changed), (&changed, &alone)] {
         let merged = merged_note(&base, ours, theirs);
         assert_eq!(
             merged,
-            note(&format!("{fields}topic: database\n"), "one\ntwo\n")
+            note(&format!("{FIELDS}topic: database\n"), "one\ntwo\n")
         );
     }
     // Removed on one side, changed on the other: the change stays.
-    let removed = note(fields, "one\n");
-    let final_ = note(&format!("{fields}topic: db\nstatus: final\n"), "one\n");
+    let removed = note(FIELDS, "one\n");
+    let final_ = note(&format!("{FIELDS}topic: db\nstatus: final\n"), "one\n");
     for (ours, theirs) in [(&removed, &final_), (&final_, &removed)] {
         let merged = merged_note(&base, ours, theirs);
         assert!(merged.contains("status: final\n"), "{merged}");
@@ -489,12 +490,6 @@ fn only_notes_over_the_bound_stay_home() {
 /// Notes added, changed and (among those looked at) removed each count.
 #[test]
 fn changed_notes_count_additions_changes_and_removals() {
-    let tree = |entries: &[(&str, &str)]| -> NoteTree {
-        entries
-            .iter()
-            .map(|(path, text)| ((*path).to_owned(), text.as_bytes().to_vec()))
-            .collect()
-    };
     let old = tree(&[("a", "1"), ("b", "1"), ("c", "1"), ("d", "1")]);
     let new = tree(&[("a", "2"), ("b", "1"), ("e", "1")]);
     assert_eq!(changed_notes(&new, &old, |_| true), 4);

@@ -35,6 +35,20 @@ fn git(args: &[&str], dir: &Path) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
+/// `git commit --quiet ARGS` in `dir`, as a person would, not a sync.
+fn commit_by_hand(dir: &Path, args: &[&str]) -> String {
+    let mut all = vec![
+        "-c",
+        "user.name=t",
+        "-c",
+        "user.email=t@t",
+        "commit",
+        "--quiet",
+    ];
+    all.extend_from_slice(args);
+    git(&all, dir)
+}
+
 fn pair() -> Pair {
     let dir = tempfile::tempdir().expect("temp dir");
     let remote = dir.path().join("remote.git");
@@ -392,20 +406,7 @@ fn a_remote_that_refuses_the_push_is_said_apart_from_a_lost_race() {
     // A non-bare repository refuses a push to its checked-out branch.
     let dir = tempfile::tempdir().expect("temp dir");
     git(&["init", "--quiet", "-b", "main", "."], dir.path());
-    git(
-        &[
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "commit",
-            "--quiet",
-            "--allow-empty",
-            "-m",
-            "x",
-        ],
-        dir.path(),
-    );
+    commit_by_hand(dir.path(), &["--allow-empty", "-m", "x"]);
     let url = dir.path().to_str().expect("utf-8");
     setup(&pair.a, &SyncConfig::new(url, None).expect("config"));
     write(&pair.a, "human/x.md", "x\n");
@@ -460,6 +461,22 @@ fn pre_receive_hook(remote: &Path, body: &str) -> PathBuf {
     hook
 }
 
+/// Puts the remote's branch back to `back_to` and installs a hook that,
+/// while the next push is received, moves it to where it is now (once): the
+/// pusher loses the race to a commit it has not fetched.
+#[cfg(unix)]
+fn race_once_from(remote: &Path, back_to: &str) {
+    let raced = git(&["rev-parse", "main"], remote);
+    git(&["update-ref", "refs/heads/main", back_to.trim()], remote);
+    pre_receive_hook(
+        remote,
+        &format!(
+            "if [ ! -f raced ]; then touch raced; echo {} > refs/heads/main; fi\n",
+            raced.trim()
+        ),
+    );
+}
+
 #[cfg(unix)]
 #[test]
 fn a_push_that_loses_the_race_fetches_merges_and_pushes_again() {
@@ -469,18 +486,7 @@ fn a_push_that_loses_the_race_fetches_merges_and_pushes_again() {
     // a hook moves the branch to it while A's push is received (once).
     write(&pair.b, "human/b.md", "from b\n");
     sync(&pair.b);
-    let raced = git(&["rev-parse", "main"], &pair.remote);
-    git(
-        &["update-ref", "refs/heads/main", before.trim()],
-        &pair.remote,
-    );
-    pre_receive_hook(
-        &pair.remote,
-        &format!(
-            "if [ ! -f raced ]; then touch raced; echo {} > refs/heads/main; fi\n",
-            raced.trim()
-        ),
-    );
+    race_once_from(&pair.remote, &before);
     write(&pair.a, "human/a.md", "from a\n");
     let report = sync(&pair.a);
     assert!(pair.remote.join("raced").exists(), "the hook ran");
@@ -793,19 +799,7 @@ fn a_credential_already_on_the_remote_does_not_stop_a_merge() {
     let work = dir.path().join("work");
     write(&work, "human/leak.md", &format!("the token: {token}\n"));
     git(&["add", "."], &work);
-    git(
-        &[
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "commit",
-            "--quiet",
-            "-m",
-            "by hand",
-        ],
-        &work,
-    );
+    commit_by_hand(&work, &["-m", "by hand"]);
     git(&["push", "--quiet", "origin", "HEAD:main"], &work);
     write(&pair.a, "human/a.md", "from a\n");
     let report = sync(&pair.a);
@@ -829,20 +823,9 @@ fn a_note_received_before_a_lost_race_is_received_once() {
     let first = git(&["rev-parse", "main"], &pair.remote);
     write(&pair.b, "human/b2.md", "again from b\n");
     sync(&pair.b);
-    let raced = git(&["rev-parse", "main"], &pair.remote);
     // The remote is put back to B's first push; while A's push is received,
     // a hook moves it to B's second (once).
-    git(
-        &["update-ref", "refs/heads/main", first.trim()],
-        &pair.remote,
-    );
-    pre_receive_hook(
-        &pair.remote,
-        &format!(
-            "if [ ! -f raced ]; then touch raced; echo {} > refs/heads/main; fi\n",
-            raced.trim()
-        ),
-    );
+    race_once_from(&pair.remote, &first);
     write(&pair.a, "human/a.md", "from a\n");
     let report = sync(&pair.a);
     assert_eq!(report.retries, 1, "{report:?}");

@@ -110,6 +110,23 @@ impl Sidecar {
         ready
     }
 
+    /// The event's result, each nested action before it answered as the
+    /// shim does, with `state`; the actions, in order.
+    fn result_answering(&mut self, state: &Value) -> (Value, Vec<Value>) {
+        let mut actions = Vec::new();
+        loop {
+            let message = self.next();
+            if message["type"] == "result" {
+                return (message, actions);
+            }
+            assert_eq!(message["type"], "action", "{message}");
+            self.send(json!({"type": "actionResult", "body": {
+                "id": message["body"]["id"], "state": state,
+            }}));
+            actions.push(message["body"]["action"].clone());
+        }
+    }
+
     fn send(&mut self, message: Value) {
         self.proc.send(&message);
     }
@@ -628,17 +645,8 @@ fn context_carries_no_messages_and_the_warning_comes_back_as_one_appended_messag
     );
     // Past the warning line: the warning alone, to append.
     sidecar.send(context(20, 190_000, vec![], 1, "e0000001"));
-    let result = loop {
-        let message = sidecar.next();
-        if message["type"] == "result" {
-            break message;
-        }
-        // A nested action (a notice) is answered as the shim does.
-        assert_eq!(message["type"], "action", "{message}");
-        sidecar.send(json!({"type": "actionResult", "body": {
-            "id": message["body"]["id"], "state": state(&cwd, vec![], 1, Some("e0000001")),
-        }}));
-    };
+    // A nested action (a notice) is answered as the shim does.
+    let (result, _) = sidecar.result_answering(&state(&cwd, vec![], 1, Some("e0000001")));
     let body = result["body"].as_object().unwrap();
     assert_eq!(body.len(), 4, "{result}");
     assert_eq!(body["id"], 20);
@@ -870,19 +878,15 @@ fn the_notesoup_command_notifies_its_report_and_its_usage() {
             "payload": {"name": "notesoup", "args": args},
             "state": state(&cwd, vec![], 1, Some("a1b2c3d4"))}}),
         );
-        let action = sidecar.next();
-        assert_eq!(action["type"], "action", "{action}");
-        let notice = &action["body"]["action"];
-        assert_eq!(notice["kind"], "notify", "{action}");
-        assert_eq!(notice["args"]["level"], level, "{action}");
+        let (result, actions) = sidecar.result_answering(&state(&cwd, vec![], 1, Some("a1b2c3d4")));
+        assert_eq!(result["body"]["id"], id, "{result}");
+        let [notice] = &actions[..] else {
+            panic!("one notice: {actions:?}")
+        };
+        assert_eq!(notice["kind"], "notify", "{notice}");
+        assert_eq!(notice["args"]["level"], level, "{notice}");
         let message = notice["args"]["message"].as_str().unwrap();
         assert!(message.contains(said), "{message}");
-        sidecar.send(json!({"type": "actionResult", "body": {
-            "id": action["body"]["id"], "state": state(&cwd, vec![], 1, Some("a1b2c3d4")),
-        }}));
-        let result = sidecar.next();
-        assert_eq!(result["type"], "result", "{result}");
-        assert_eq!(result["body"]["id"], id, "{result}");
     }
     assert!(sidecar.finish().success());
 }
@@ -901,25 +905,15 @@ fn fresh_window_says_what_comes_next_by_whether_the_agent_is_idle() {
         now["idle"] = json!(idle);
         sidecar.send(json!({"type": "event", "body": {"id": 2, "name": "command",
             "payload": {"name": "fresh-window", "args": ""}, "state": now}}));
-        let mut kinds = Vec::new();
-        let result = loop {
-            let message = sidecar.next();
-            if message["type"] == "result" {
-                break message;
-            }
-            assert_eq!(message["type"], "action", "{message}");
-            let action = &message["body"]["action"];
-            kinds.push(action["kind"].as_str().unwrap().to_owned());
-            if action["kind"] == "notify" {
-                let text = action["args"]["message"].as_str().unwrap();
-                assert!(text.contains(said), "idle {idle}: {text}");
-            }
-            sidecar.send(json!({"type": "actionResult", "body": {
-                "id": message["body"]["id"], "state": state(&cwd, vec![], 1, Some("a1b2c3d4")),
-            }}));
-        };
+        let (result, actions) = sidecar.result_answering(&state(&cwd, vec![], 1, Some("a1b2c3d4")));
+        let kinds: Vec<&str> = actions
+            .iter()
+            .map(|a| a["kind"].as_str().unwrap())
+            .collect();
         assert_eq!(result["body"]["id"], 2, "{result}");
         assert_eq!(kinds, ["sendMessage", "notify"], "idle {idle}");
+        let text = actions[1]["args"]["message"].as_str().unwrap();
+        assert!(text.contains(said), "idle {idle}: {text}");
         assert!(sidecar.finish().success());
     }
 }
