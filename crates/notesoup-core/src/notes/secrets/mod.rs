@@ -377,3 +377,58 @@ impl Runs {
             .find_map(|prefix| self.body(s, prefix, allowed, min, max))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::{Runs, alnum, base64_byte, url_safe, url_safe_or_dot};
+
+    /// The end of the run of `allowed` bytes in `s` from `from`, at most
+    /// `cap + 1` of them, read byte by byte.
+    fn plain_run(s: &[u8], from: usize, allowed: fn(u8) -> bool, cap: usize) -> usize {
+        let limit = s.len().min(from.saturating_add(cap).saturating_add(1));
+        let mut end = from.min(s.len());
+        while end < limit && allowed(s[end]) {
+            end += 1;
+        }
+        end
+    }
+
+    const CLASSES: [fn(u8) -> bool; 4] = [alnum, url_safe, url_safe_or_dot, base64_byte];
+
+    #[test]
+    fn the_byte_classes_take_what_their_names_say() {
+        let taken = |class: fn(u8) -> bool| -> String {
+            (b' '..=b'~')
+                .filter(|byte| !byte.is_ascii_alphanumeric() && class(*byte))
+                .map(char::from)
+                .collect()
+        };
+        assert_eq!(taken(alnum), "");
+        assert_eq!(taken(url_safe), "-_");
+        assert_eq!(taken(url_safe_or_dot), "-._");
+        assert_eq!(taken(base64_byte), "+-/_");
+    }
+
+    proptest! {
+        /// The memo of runs read never changes an answer: any sequence of
+        /// reads, of any class, cap and start, in slices of one text
+        /// (ending early or not), gives the ends a plain read gives.
+        #[test]
+        fn runs_read_through_the_memo_end_where_a_plain_read_ends(
+            text in proptest::collection::vec(prop::sample::select(b"aZ9-_.+/ ".to_vec()), 0..400),
+            reads in proptest::collection::vec((0usize..420, 0usize..420, 0usize..4, prop::sample::select(vec![0usize, 8, 64, 65, 200, 1000])), 1..40),
+        ) {
+            let runs = Runs::default();
+            for (start, end, class, cap) in reads {
+                let end = end.clamp(start.min(text.len()), text.len());
+                let start = start.min(end);
+                let s = &text[start..end];
+                let from = (end - start) / 3;
+                let class = CLASSES[class];
+                prop_assert_eq!(runs.run(s, from, class, cap), plain_run(s, from, class, cap));
+            }
+        }
+    }
+}
