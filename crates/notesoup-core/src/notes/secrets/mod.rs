@@ -382,7 +382,7 @@ impl Runs {
 mod tests {
     use proptest::prelude::*;
 
-    use super::{Runs, alnum, base64_byte, url_safe, url_safe_or_dot};
+    use super::{Runs, alnum, base64_byte, find_secret, url_safe, url_safe_or_dot};
 
     /// The end of the run of `allowed` bytes in `s` from `from`, at most
     /// `cap + 1` of them, read byte by byte.
@@ -409,6 +409,20 @@ mod tests {
         assert_eq!(taken(url_safe), "-_");
         assert_eq!(taken(url_safe_or_dot), "-._");
         assert_eq!(taken(base64_byte), "+-/_");
+    }
+
+    /// A private key's body is looked for in the eight lines after its
+    /// header (PEM header fields and blank lines passed over), not further.
+    #[test]
+    fn a_private_key_s_body_is_looked_for_in_the_eight_lines_after_its_header() {
+        let body = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7Vq3Zx";
+        for (fields, found) in [(0, true), (7, true), (8, false)] {
+            let text = format!(
+                "-----BEGIN PRIVATE KEY-----\n{}{body}\n-----END PRIVATE KEY-----\n",
+                "Proc-Type: 4,ENCRYPTED\n".repeat(fields)
+            );
+            assert_eq!(find_secret(&text).is_some(), found, "{fields} fields");
+        }
     }
 
     proptest! {
