@@ -10,6 +10,19 @@ const FIELDS: &str = "origin: self\ncreatedAt: 2026-01-02T00:00:00.000+00:00\nup
 /// The same fields in another order.
 const REORDERED: &str = "updatedAt: 2026-01-02T00:00:00.000+00:00\norigin: self\ncreatedAt: 2026-01-02T00:00:00.000+00:00\nlastAccessed: 2026-01-02T00:00:00.000+00:00\naccessCount: 0\n";
 
+/// A note of [`FIELDS`] crumpled on 2026-02-01.
+fn crumpled(body: &str) -> String {
+    note(
+        &format!("{FIELDS}crumpledAt: 2026-02-01T00:00:00.000+00:00\n"),
+        body,
+    )
+}
+
+/// A note of [`FIELDS`] read once.
+fn read_once(body: &str) -> String {
+    note(&FIELDS.replace("accessCount: 0", "accessCount: 1"), body)
+}
+
 /// A tree of `(path, text)` notes.
 fn tree(entries: &[(&str, &str)]) -> NoteTree {
     entries
@@ -135,10 +148,7 @@ fn a_missing_block_adds_nothing_and_a_shared_block_is_kept_as_written() {
 #[test]
 fn a_crumple_gives_way_to_an_edit_on_the_other_side() {
     let base = note(FIELDS, "one\n");
-    let crumpled = note(
-        &format!("{FIELDS}crumpledAt: 2026-02-01T00:00:00.000+00:00\n"),
-        "one\n",
-    );
+    let crumpled = crumpled("one\n");
     let edited = note(FIELDS, "one\ntwo\n");
     for (ours, theirs) in [(&crumpled, &edited), (&edited, &crumpled)] {
         let merged = merged_note(&base, ours, theirs);
@@ -146,7 +156,7 @@ fn a_crumple_gives_way_to_an_edit_on_the_other_side() {
         assert!(merged.ends_with("\n\none\ntwo\n"), "{merged}");
     }
     // Crumpled on one side, only read on the other: crumpled.
-    let read = note(&FIELDS.replace("accessCount: 0", "accessCount: 1"), "one\n");
+    let read = read_once("one\n");
     let merged = merged_note(&base, &crumpled, &read);
     assert!(merged.contains("crumpledAt: 2026-02-01"), "{merged}");
     assert!(merged.contains("accessCount: 1"), "{merged}");
@@ -310,11 +320,8 @@ fn a_block_on_one_side_is_kept_whole_only_when_its_body_is_the_merge() {
 #[test]
 fn a_crumple_with_its_own_edit_stands_and_extras_take_the_one_change() {
     let base = note(FIELDS, "one\n");
-    let crumpled_and_edited = note(
-        &format!("{FIELDS}crumpledAt: 2026-02-01T00:00:00.000+00:00\n"),
-        "one\ntwo\n",
-    );
-    let read = note(&FIELDS.replace("accessCount: 0", "accessCount: 1"), "one\n");
+    let crumpled_and_edited = crumpled("one\ntwo\n");
+    let read = read_once("one\n");
     for (ours, theirs) in [(&crumpled_and_edited, &read), (&read, &crumpled_and_edited)] {
         let merged = merged_note(&base, ours, theirs);
         assert!(merged.contains("crumpledAt: 2026-02-01"), "{merged}");
