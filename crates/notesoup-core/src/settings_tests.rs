@@ -19,6 +19,20 @@ fn warning_texts_are_exact() {
         MARGIN_WARNING
     );
     assert_eq!(SettingsWarning::InvalidDreamer.to_string(), DREAMER_WARNING);
+    // An overriding value that is not valid is named with its key's rule.
+    for (key, rule) in [
+        ("reminderMarginTokens", "must be a positive integer"),
+        ("dreamer", "must be a non-empty string"),
+        ("secretGuard", "must be true or false"),
+        ("bootMaxChars", "must be an integer of at least 4000"),
+    ] {
+        assert_eq!(
+            SettingsWarning::InvalidOverride(key).to_string(),
+            format!(
+                "notesoup: notesoup.{key} {rule}; the overriding value is ignored and the valid one under it is used."
+            )
+        );
+    }
 }
 
 #[test]
