@@ -605,6 +605,135 @@ mod tests {
         .unwrap()
     }
 
+    /// A server's caller keeps one notes identity and rebuilds it only for
+    /// another notes session or project: each call's store is its own
+    /// caller's, whichever was served before.
+    #[test]
+    fn each_call_s_store_is_its_own_session_s_and_project_s() {
+        let dir = tempfile::tempdir().unwrap();
+        let served = dir.path().join("w");
+        let env = HostEnv {
+            notes_root: Some(dir.path().join("notes")),
+            plugin_data: Some(dir.path().join("data")),
+            claude_dir: Some(dir.path().join("claude")),
+            ..HostEnv::default()
+        };
+        let transcripts = env.transcripts_dir(&served).unwrap();
+        std::fs::create_dir_all(&transcripts).unwrap();
+        let states = StateDir::new(dir.path().join("data"));
+        let (here, there) = (project_key(&served), project_key(Path::new("/elsewhere")));
+        // sc continues sa's notes session in another project.
+        for (id, notes_session, project) in [
+            ("sa", "sa", &here),
+            ("sb", "sb", &here),
+            ("sc", "sa", &there),
+        ] {
+            let mut state = ClaudeSessionState::new_chain(
+                id,
+                transcripts.join(format!("{id}.jsonl")),
+                served.clone(),
+                project.clone(),
+            );
+            state.notes_session_id = notes_session.to_owned();
+            states.save(&state).unwrap();
+            std::fs::write(
+                transcripts.join(format!("{id}.jsonl")),
+                tool_use_row(&format!("toolu_{id}")) + "\n",
+            )
+            .unwrap();
+        }
+        // The newest transcript is no caller's, so no call is served by the
+        // session the one before it named.
+        let newest = transcripts.join("sz.jsonl");
+        std::fs::write(&newest, "").unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(&newest)
+            .unwrap()
+            .set_modified(SystemTime::now() + Duration::from_secs(60))
+            .unwrap();
+        let mut caller = Caller::by_tool_use(env, served.clone());
+        for (tool_use, notes_session, project) in [
+            ("toolu_sa", "sa", &here),
+            // The same notes session in another project.
+            ("toolu_sc", "sa", &there),
+            ("toolu_sb", "sb", &here),
+            // Another notes session in the same project.
+            ("toolu_sa", "sa", &here),
+        ] {
+            caller.begin(Some(tool_use));
+            let store = caller.store().unwrap();
+            assert_eq!(
+                (
+                    store.identity().session_id(),
+                    store.identity().project_key()
+                ),
+                (Some(notes_session), project.as_str()),
+                "{tool_use}"
+            );
+        }
+    }
+
+    /// The settings are read again only when a file's stamp changed or
+    /// could not be had: the kept ones are handed out while both files stay
+    /// as they were stamped.
+    #[test]
+    fn settings_are_kept_while_their_files_stand_as_stamped() {
+        let dir = tempfile::tempdir().unwrap();
+        let env = HostEnv {
+            claude_dir: Some(dir.path().join("claude")),
+            ..HostEnv::default()
+        };
+        let (one, other) = (dir.path().join("one"), dir.path().join("other"));
+        std::fs::create_dir_all(&one).unwrap();
+        std::fs::create_dir_all(&other).unwrap();
+        let mut kept = None;
+        // Neither file is there: what was read stands; a mark set on it
+        // shows the next call hands out the kept settings.
+        let marked = |kept: &mut Option<KeptSettings>| {
+            kept.as_mut().unwrap().settings.settings.boot_max_chars = 4321;
+        };
+        kept_settings(&mut kept, &env, &one);
+        marked(&mut kept);
+        assert_eq!(
+            kept_settings(&mut kept, &env, &one).settings.boot_max_chars,
+            4321
+        );
+        // Another project's settings are its own.
+        assert_eq!(
+            kept_settings(&mut kept, &env, &other)
+                .settings
+                .boot_max_chars,
+            10_000
+        );
+        // A project file just written has not settled: read at each call.
+        std::fs::create_dir_all(one.join(".claude")).unwrap();
+        std::fs::write(
+            one.join(".claude").join(settings::SETTINGS_FILE),
+            r#"{"notesoup":{"bootMaxChars":6000}}"#,
+        )
+        .unwrap();
+        for _ in 0..2 {
+            assert_eq!(
+                kept_settings(&mut kept, &env, &one).settings.boot_max_chars,
+                6000
+            );
+            marked(&mut kept);
+        }
+        // A file that cannot be stamped (its folder is a file) is read at
+        // each call too.
+        std::fs::write(other.join(".claude"), "").unwrap();
+        for _ in 0..2 {
+            assert_eq!(
+                kept_settings(&mut kept, &env, &other)
+                    .settings
+                    .boot_max_chars,
+                10_000
+            );
+            marked(&mut kept);
+        }
+    }
+
     #[test]
     fn finds_main_and_subagent_transcripts() {
         let dir = tempfile::tempdir().unwrap();
