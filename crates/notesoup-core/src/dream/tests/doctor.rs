@@ -9,7 +9,7 @@ use notesoup_core::dream::{
 };
 
 use super::support::{AWS_KEY, put, render_output, tree_hash};
-use crate::dream::doctor::DoctorReport;
+use crate::dream::doctor::{CleanReport, DoctorReport, MovedEntry};
 
 const GOOD: &str = "---\norigin: self\ncreatedAt: 2026-09-15T17:31:45.392+08:00\nupdatedAt: 2026-09-15T09:31:45Z\nlastAccessed: 2026-09-15T17:31:45.392+08:00\naccessCount: 3\n---\n\nbody\n";
 
@@ -339,10 +339,12 @@ fn clean_removes_only_stale_temporary_files_of_gone_writers() {
     put(home, &fresh, "partial");
     put(home, ".git/objects/x.tmp", "git's own");
     put(home, &format!(".git/{}", temp_name(GONE)), "never entered");
+    let in_home_git = format!("human/.git/{}", temp_name(GONE));
+    put(home, &in_home_git, "never entered either");
     put(home, "human/unrelated.tmp", "not ours");
     let now = std::time::SystemTime::now();
     let old = now - std::time::Duration::from_secs(3600);
-    for path in [&stale, &running] {
+    for path in [&stale, &running, &in_home_git] {
         super::support::set_mtime(&home.join(path), old);
     }
     // `fresh` is seconds old: a slow writer may still be at it.
@@ -370,10 +372,12 @@ fn clean_removes_only_stale_temporary_files_of_gone_writers() {
     ] {
         assert!(home.join(kept).exists(), "{kept} is kept");
     }
-    assert!(
-        home.join(".git").join(temp_name(GONE)).exists(),
-        ".git is never entered"
-    );
+    for git in [
+        home.join(".git").join(temp_name(GONE)),
+        home.join(&in_home_git),
+    ] {
+        assert!(git.exists(), ".git is never entered: {}", git.display());
+    }
     let again = notesoup_core::dream::clean_temp_files(home, true, now);
     assert!(again.files.is_empty());
     assert_eq!(
@@ -480,4 +484,57 @@ fn names_git_takes_for_git_are_found_and_moved() {
     );
     fs::remove_dir_all(home.join(".GIT")).expect("the stray root entry, by hand");
     audit_commit(&home, "baseline").expect("the audit records the store");
+}
+
+/// A note whose name without `.md` is named like `.git` is made plain
+/// before its `.md` (its stem's trailing dots go); a name like `.git`
+/// through an NTFS stream separator that happens to end in `.md` is made
+/// plain whole, and keeps what follows the separator, dots and all.
+#[test]
+fn a_note_named_like_git_is_made_plain_before_its_md() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let home = dir.path();
+    let moves = [
+        ("human/.git..md", "human/dot-git.md"),
+        ("human/.git:x..md", "human/dot-git-x..md"),
+    ];
+    for (from, _) in moves {
+        put(home, from, GOOD);
+    }
+    let applied = clean_temp_files(home, true, std::time::SystemTime::now());
+    let moved: Vec<_> = applied
+        .moved
+        .iter()
+        .map(|m| (m.from.as_str(), m.to.as_deref().unwrap_or_default()))
+        .collect();
+    assert_eq!(moved, moves);
+    for (_, to) in moves {
+        assert_eq!(fs::read_to_string(home.join(to)).unwrap_or_default(), GOOD);
+    }
+}
+
+/// `doctor clean` exits 1 when any one of its removals or moves failed,
+/// whichever it was.
+#[test]
+fn a_clean_fails_when_any_one_step_failed() {
+    let report = |file: Result<(), String>, moved: Result<(), String>, lock: Result<(), String>| {
+        CleanReport {
+            home: "/h".into(),
+            applied: true,
+            files: vec![("human/t.tmp".to_owned(), file)],
+            moved: vec![MovedEntry {
+                from: "human/.git.".to_owned(),
+                to: Some("human/dot-git".to_owned()),
+                result: moved,
+            }],
+            stale_lock: Some(lock),
+        }
+        .output()
+        .exit_code
+    };
+    let failed = || Err("denied".to_owned());
+    assert_eq!(report(Ok(()), Ok(()), Ok(())), 0);
+    assert_eq!(report(failed(), Ok(()), Ok(())), 1);
+    assert_eq!(report(Ok(()), failed(), Ok(())), 1);
+    assert_eq!(report(Ok(()), Ok(()), failed()), 1);
 }
