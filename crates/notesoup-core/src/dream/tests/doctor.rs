@@ -513,6 +513,40 @@ fn a_note_named_like_git_is_made_plain_before_its_md() {
     }
 }
 
+/// A plain name must leave room for a `-99` within a name's 255 bytes:
+/// one that would not is no plain name, and the entry stays for a person.
+#[test]
+fn a_plain_name_leaves_room_for_its_number() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let home = dir.path();
+    // `dot-git-` and 244 bytes: 252, and `-99` fits; one more does not.
+    let fits = format!("human/.git:{}", "x".repeat(244));
+    let too_long = format!("human/.git:{}", "y".repeat(245));
+    for name in [&fits, &too_long] {
+        put(home, name, "x");
+    }
+    let applied = clean_temp_files(home, true, std::time::SystemTime::now());
+    let moved: Vec<_> = applied
+        .moved
+        .iter()
+        .map(|m| (m.from.as_str(), m.to.as_deref(), m.result.clone()))
+        .collect();
+    let plain = format!("human/dot-git-{}", "x".repeat(244));
+    assert_eq!(
+        moved,
+        [
+            (fits.as_str(), Some(plain.as_str()), Ok(())),
+            (
+                too_long.as_str(),
+                None,
+                Err("no plain name; rename it by hand".to_owned())
+            ),
+        ]
+    );
+    assert!(home.join(&too_long).exists());
+    assert!(home.join(&plain).exists());
+}
+
 /// `doctor clean` exits 1 when any one of its removals or moves failed,
 /// whichever it was.
 #[test]
