@@ -734,6 +734,70 @@ mod tests {
         }
     }
 
+    /// A settings file that has stood unchanged for [`SETTLE`] is read
+    /// once; written again (even with its old modification time put back)
+    /// it is read anew until it settles.
+    #[test]
+    fn a_settled_settings_file_is_read_once_and_again_once_rewritten() {
+        let dir = tempfile::tempdir().unwrap();
+        let claude = dir.path().join("claude");
+        std::fs::create_dir_all(&claude).unwrap();
+        let env = HostEnv {
+            claude_dir: Some(claude.clone()),
+            ..HostEnv::default()
+        };
+        let file = claude.join(settings::SETTINGS_FILE);
+        std::fs::write(&file, r#"{"notesoup":{"bootMaxChars":6000}}"#).unwrap();
+        let old = SystemTime::now() - Duration::from_secs(3600);
+        std::fs::File::options()
+            .write(true)
+            .open(&file)
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+        // The change time cannot be set back: wait for it to settle.
+        std::thread::sleep(SETTLE + Duration::from_millis(100));
+        let project = dir.path().join("w");
+        let mut kept = None;
+        let read = |kept: &mut Option<KeptSettings>| {
+            let chars = kept_settings(kept, &env, &project).settings.boot_max_chars;
+            kept.as_mut().unwrap().settings.settings.boot_max_chars = 4321;
+            chars
+        };
+        assert_eq!(read(&mut kept), 6000);
+        assert_eq!(read(&mut kept), 4321, "kept");
+        // Rewritten in place to the same length, its modification time put
+        // back: the change time still tells, and the new text is read until
+        // it has settled.
+        std::fs::write(&file, r#"{"notesoup":{"bootMaxChars":7000}}"#).unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(&file)
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+        assert_eq!(read(&mut kept), 7000);
+        assert_eq!(read(&mut kept), 7000, "read again: not settled yet");
+    }
+
+    /// The `tool_use` row is looked for in a transcript's last 8 MiB: a row
+    /// a few megabytes back is found.
+    #[test]
+    fn a_tool_use_row_megabytes_back_is_found() {
+        let dir = tempfile::tempdir().unwrap();
+        let filler = r#"{"type":"user","message":{"content":"filler"}}"#.to_owned() + "\n";
+        let after = filler.repeat(3 * 1024 * 1024 / filler.len());
+        std::fs::write(
+            dir.path().join("s1.jsonl"),
+            tool_use_row("toolu_a") + "\n" + &after,
+        )
+        .unwrap();
+        assert_eq!(
+            find_tool_use(dir.path(), "toolu_a").unwrap().as_deref(),
+            Some("s1")
+        );
+    }
+
     #[test]
     fn finds_main_and_subagent_transcripts() {
         let dir = tempfile::tempdir().unwrap();
