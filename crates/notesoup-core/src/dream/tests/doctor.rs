@@ -572,3 +572,29 @@ fn a_clean_fails_when_any_one_step_failed() {
     assert_eq!(report(Ok(()), failed(), Ok(())), 1);
     assert_eq!(report(Ok(()), Ok(()), failed()), 1);
 }
+
+/// A sync conflict's side note is a finding until it is merged and
+/// crumpled: doctor names the note it belongs beside.
+#[test]
+fn an_unresolved_sync_conflict_is_named_with_its_note() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let home = dir.path();
+    put(home, "human/db.md", GOOD);
+    put(home, "human/db.conflict-from-laptop-0123abc.md", GOOD);
+    put(
+        home,
+        "human/old.conflict-from-laptop-0123abc.md",
+        &GOOD.replace(
+            "accessCount: 3\n",
+            "accessCount: 3\ncrumpledAt: 2026-09-16T09:31:45Z\n",
+        ),
+    );
+    let report = read_only_doctor(home);
+    assert_eq!(
+        finding_lines(&report),
+        [
+            "human/db.conflict-from-laptop-0123abc.md: unresolved sync conflict: another machine's version of human/db.md; merge what it holds into human/db.md, then crumple or delete this note"
+        ]
+    );
+    assert_eq!(report.exit_code(), 1);
+}
