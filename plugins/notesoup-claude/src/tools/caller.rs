@@ -927,6 +927,57 @@ mod tests {
         assert_eq!(history, ("sb".to_owned(), Resolution::ToolUse));
     }
 
+    /// With no transcript being written and the latest session's on disk,
+    /// a history call whose row is nowhere does not wait: it is served by
+    /// the latest session at once (a row written a moment later is not
+    /// waited for).
+    #[test]
+    fn a_history_call_does_not_wait_when_nothing_is_being_written() {
+        let (_data, transcripts, states) = two_sessions();
+        let old = SystemTime::now() - Duration::from_secs(60);
+        for id in ["sa", "sb"] {
+            let path = transcripts.path().join(format!("{id}.jsonl"));
+            std::fs::write(&path, tool_use_row(&format!("toolu_{id}")) + "\n").unwrap();
+            std::fs::File::options()
+                .write(true)
+                .open(&path)
+                .unwrap()
+                .set_modified(old)
+                .unwrap();
+        }
+        let sa = transcripts.path().join("sa.jsonl");
+        let history = std::thread::scope(|scope| {
+            scope.spawn(|| {
+                std::thread::sleep(std::time::Duration::from_millis(300));
+                let mut text = std::fs::read_to_string(&sa).unwrap();
+                text.push_str(&(tool_use_row("toolu_late") + "\n"));
+                std::fs::write(&sa, text).unwrap();
+            });
+            kept(
+                &mut None,
+                &states,
+                &transcripts,
+                "toolu_late",
+                TOOL_USE_WAIT,
+            )
+        });
+        assert_eq!(history, ("sb".to_owned(), Resolution::Latest));
+    }
+
+    /// A transcripts folder that cannot be listed is an error, not an empty
+    /// folder; a missing one is empty.
+    #[test]
+    fn a_transcripts_folder_that_cannot_be_read_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("file");
+        std::fs::write(&file, "").unwrap();
+        assert!(find_tool_use(&file, "toolu_a").is_err());
+        assert_eq!(
+            find_tool_use(&dir.path().join("none"), "toolu_a").unwrap(),
+            None
+        );
+    }
+
     #[test]
     fn falls_back_to_the_latest_session_of_the_project() {
         let data = tempfile::tempdir().unwrap();
