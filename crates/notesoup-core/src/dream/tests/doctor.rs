@@ -221,6 +221,12 @@ fn a_clean_store_is_ok() {
         &format!("{GOOD}- `prefs.md`\n- `@human/prefs.md`\n"),
     );
     put(&home, "human/prefs.md", GOOD);
+    // A note of exactly the size limit is within it.
+    put(
+        &home,
+        "human/full.md",
+        &format!("{GOOD}{}\n", "x".repeat(1_000_000 - GOOD.len() - 1)),
+    );
     put(
         &home,
         "agents/anonymous/MAP.md",
