@@ -170,6 +170,12 @@ fn a_held_lock_is_a_running_dream_and_a_free_one_is_stale() {
         "12 not-a-uuid",
         "12  0f8fad5b-d9cb-469f-a165-70867728950e",
         "",
+        // Each group of the uuid its length of hex digits, five groups.
+        "12 zf8fad5b-d9cb-469f-a165-70867728950e",
+        "12 0f8fad5b0-d9cb-469f-a165-70867728950e",
+        "12 0f8fad5b-d9cb-469f-a165",
+        "12 0f8fad5b-d9cb-469f-a165-70867728950e-0",
+        "1a 0f8fad5b-d9cb-469f-a165-70867728950e",
     ] {
         fs::write(home.path().join(LOCK_FILE), malformed).expect("lock");
         let report = doctor(home.path());
