@@ -389,7 +389,7 @@ mod tests {
             },
         );
         let mut out = Vec::new();
-        serve_capped(&tools, reader, &mut out, LineRead::MAX_BYTES).unwrap();
+        serve_dream_tools(&tools, reader, &mut out).unwrap();
         let answer: Value = serde_json::from_slice(&out).unwrap();
         assert_eq!(answer["id"], 9);
         assert_eq!(answer["result"]["text"], "(nothing)");
