@@ -8,7 +8,7 @@ use notesoup_core::notes::NoteStore;
 use notesoup_core::plumbing::NotesOwner;
 
 use super::texts::note_texts;
-use super::{BudgetLines, NoteTexts, SessionReport, TextSource, render_html};
+use super::{BudgetLines, NoteTexts, SessionReport, TextSource, render_html, render_table};
 
 /// The session's store under `root`, holding `notes` (address, text).
 fn store(root: &Path, notes: &[(&str, &str)]) -> NoteStore {
@@ -294,5 +294,52 @@ fn an_update_after_the_sessions_own_rename_replays_the_moved_text() {
         matches!(at(5).source, TextSource::Unknown { .. }),
         "{:?}",
         at(5)
+    );
+}
+
+/// The table's fill bars and its footnote over windows of `tokens` at
+/// their ends in windows of `sizes` (one pair a window).
+fn bars(windows: &[(Option<u64>, Option<u64>)]) -> (Vec<String>, bool) {
+    let mut session = ledger(Vec::new());
+    let first = session.windows[0].clone();
+    session.windows = windows
+        .iter()
+        .map(|&(tokens_at_end, context_window)| WindowLedger {
+            tokens_at_end,
+            context_window,
+            ..first.clone()
+        })
+        .collect();
+    let table = render_table(&session);
+    let bars = table
+        .lines()
+        .filter_map(|line| Some(line[line.find('[')?..=line.find(']')?].to_owned()))
+        .collect();
+    let footnote = "fill: relative to the fullest window (the context window is not recorded)";
+    (bars, table.lines().any(|line| line == footnote))
+}
+
+/// A bar's full width is the window's context window; where no window
+/// records one, the fullest window's tokens, and the table says so.
+#[test]
+fn fill_bars_scale_to_the_context_window_else_to_the_fullest_window() {
+    let full = |cells: usize| format!("[{}{}]", "#".repeat(cells), ".".repeat(20 - cells));
+    assert_eq!(
+        bars(&[
+            (Some(50_000), Some(200_000)),
+            (Some(100_000), Some(200_000))
+        ]),
+        (vec![full(5), full(10)], false)
+    );
+    assert_eq!(
+        bars(&[(Some(50_000), None), (Some(100_000), None), (None, None)]),
+        (vec![full(10), full(20), full(0)], true)
+    );
+    // A context window of 0 is none recorded.
+    assert_eq!(bars(&[(Some(100_000), Some(0))]), (vec![full(20)], true));
+    // Nothing to scale to: empty bars, no footnote.
+    assert_eq!(
+        bars(&[(Some(0), None), (None, None)]),
+        (vec![full(0), full(0)], false)
     );
 }
