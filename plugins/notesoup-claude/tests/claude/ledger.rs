@@ -150,6 +150,53 @@ fn report_all_lists_a_clear_chain_once_and_the_page_embeds_the_notes_at_their_ca
     assert_eq!(html.matches("<tr class=\"session\"").count(), 2);
 }
 
+/// `--all` reports every session: a session or a transcript beside it is a
+/// usage error.
+#[test]
+fn report_all_takes_no_session() {
+    let sb = Sandbox::new();
+    for args in [
+        &["report", "--all", "--session", S1][..],
+        &["report", "--all", "/some/transcript.jsonl"][..],
+    ] {
+        let output = sb.run(args, b"");
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        assert!(
+            String::from_utf8_lossy(&output.stderr)
+                .contains("--all reports every session: give no session"),
+            "{args:?}"
+        );
+    }
+}
+
+/// When the notes cannot be read, the page says why and shows each note as
+/// its call carried it.
+#[test]
+fn report_page_says_why_the_notes_texts_could_not_be_read() {
+    let mut sb = Sandbox::new();
+    let at = jiff::Timestamp::now().to_string();
+    let mut rows = vec![reply_row("r1", 90_000)];
+    rows.extend(tool_rows(
+        "1",
+        "notes_update",
+        &map_update("beta", "gamma"),
+        &at,
+    ));
+    sb.start_session(S1, &rows);
+    // No notes root: neither `PI_NOTES_HOME` nor a home folder.
+    sb.set_env("PI_NOTES_HOME", "");
+    sb.set_env("HOME", "");
+    let page = sb.project.join("report.html");
+    sb.run_ok(&["report", "--session", S1, "--html", page.to_str().unwrap()]);
+    let html = std::fs::read_to_string(&page).unwrap();
+    let said = html
+        .split_once("The notes' texts could not be read (")
+        .and_then(|(_, rest)| rest.split_once("):"))
+        .map(|(why, _)| why)
+        .unwrap_or_else(|| panic!("{html}"));
+    assert!(said.contains("the notes root is unknown"), "{said}");
+}
+
 /// The session Claude Code 2.1.332 recorded as it compacted a window on its
 /// own (`compactions/automatic-compaction.jsonl`).
 const AUTOMATIC: &str = "2f774857-624a-41ee-a54a-d4b0b123e752";
