@@ -181,7 +181,8 @@ fn without_a_repository_an_update_shows_the_note_as_it_is_now() {
 
 #[test]
 fn the_page_draws_the_budget_lines_and_cuts_a_long_note() {
-    let long = "x".repeat(super::MAX_NOTE_TEXT_CHARS + 10);
+    // A note's text is cut at 16,384 chars (docs/behavior.md).
+    let long = "x".repeat(16_384 + 10);
     let ledger = ledger(vec![write(2, "@project/LONG.md", &long, &from_now(0))]);
     let policy = notesoup_core::budget::BudgetPolicy::new(30_000, 24_576);
     let budget = BudgetLines::new(&policy, 200_000);
@@ -201,11 +202,7 @@ fn the_page_draws_the_budget_lines_and_cuts_a_long_note() {
         );
     }
     assert!(page.contains("data-tokens=\"145424\""));
-    assert!(page.contains(&format!(
-        "truncated: {} of {} chars shown",
-        super::MAX_NOTE_TEXT_CHARS,
-        super::MAX_NOTE_TEXT_CHARS + 10
-    )));
+    assert!(page.contains("truncated: 16384 of 16394 chars shown"));
     assert!(page.contains("<a href=\"#note-2\">@project/LONG.md</a>"));
 }
 
@@ -342,4 +339,51 @@ fn fill_bars_scale_to_the_context_window_else_to_the_fullest_window() {
         bars(&[(Some(0), None), (None, None)]),
         (vec![full(0), full(0)], false)
     );
+}
+
+/// The page embeds 2 MiB of note texts in all (docs/behavior.md): 128
+/// whole notes of 16,384 chars fill it, and the next is listed with its
+/// text left out.
+#[test]
+fn the_page_embeds_two_mebibytes_of_note_texts_in_all() {
+    let text = "x".repeat(16_384);
+    let notes = (1..=129)
+        .map(|seq| write(seq, &format!("@project/n{seq}.md"), &text, &from_now(0)))
+        .collect();
+    let page = render_html(&SessionReport {
+        ledger: ledger(notes),
+        budget: None,
+        texts: NoteTexts::default(),
+    });
+    let cuts: Vec<&str> = page
+        .lines()
+        .filter_map(|line| line.split_once("<p class=\"truncated\">"))
+        .map(|(head, cut)| {
+            assert!(head.contains("id=\"note-129\""), "{head}");
+            cut
+        })
+        .collect();
+    assert_eq!(cuts, ["truncated: 0 of 16384 chars shown</p></details>"]);
+}
+
+/// A window id wider than the table's 60-cell column is cut to 59 chars
+/// and an ellipsis; a shorter one stands whole.
+#[test]
+fn a_long_window_id_is_cut_to_its_column() {
+    let mut session = ledger(Vec::new());
+    let first = session.windows[0].clone();
+    session.windows = ["w".repeat(70), "v".repeat(60)]
+        .into_iter()
+        .map(|window_id| WindowLedger {
+            window_id,
+            ..first.clone()
+        })
+        .collect();
+    let table = render_table(&session);
+    let cells: Vec<&str> = table
+        .lines()
+        .skip(2)
+        .filter_map(|row| row.split_whitespace().nth(1))
+        .collect();
+    assert_eq!(cells, [format!("{}…", "w".repeat(59)), "v".repeat(60)]);
 }
