@@ -387,3 +387,30 @@ fn a_long_window_id_is_cut_to_its_column() {
         .collect();
     assert_eq!(cells, [format!("{}…", "w".repeat(59)), "v".repeat(60)]);
 }
+
+/// The timeline draws each window's fill at its seqs across the width and
+/// its tokens up to the context window, a reset as a line in its end's
+/// colour; the summary counts every end but the open window's.
+#[test]
+fn the_timeline_places_the_fill_and_the_reset() {
+    let mut session = ledger(Vec::new());
+    session.ends = [(EndReason::Tool, 2), (EndReason::Open, 1)]
+        .into_iter()
+        .collect();
+    let page = render_html(&SessionReport {
+        ledger: session,
+        budget: None,
+        texts: NoteTexts::default(),
+    });
+    // 900 wide, 240 high, 20 of padding: seq 2 of 9 at x 211, 50,000 of
+    // 200,000 tokens at y 170; seq 8 at 784, 150,000 at 70.
+    assert!(
+        page.contains("<polyline class=\"fill\" data-window=\"1\" points=\"211,170 784,70\"/>"),
+        "{page}"
+    );
+    assert!(
+        page.contains("<g class=\"reset\" data-origin=\"tool\"><line x1=\"880\" y1=\"20\" x2=\"880\" y2=\"220\" stroke=\"#1b9e77\"/>"),
+        "{page}"
+    );
+    assert!(page.contains("data-resets=\"2\""), "{page}");
+}
