@@ -559,6 +559,39 @@ mod tests {
         }
     }
 
+    /// A line within the byte limit but with more JSON punctuation than
+    /// the token limit is refused unparsed, and serving goes on.
+    #[test]
+    fn a_line_of_too_many_tokens_is_refused_unparsed() {
+        let ping = |id: u32| format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"ping\"}}\n");
+        let mut input = r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":["#.to_owned();
+        input.push_str(&"0,".repeat(LineRead::MAX_TOKENS));
+        input.push_str("0]}}\n");
+        input.push_str(&ping(2));
+        let replies = serve_bytes(input.as_bytes(), LineRead::MAX_BYTES);
+        assert_eq!(
+            replies.len(),
+            2,
+            "{:?}",
+            replies
+                .iter()
+                .map(|r| &r[..r.len().min(200)])
+                .collect::<Vec<_>>()
+        );
+        let refused: Value = serde_json::from_str(&replies[0]).unwrap();
+        assert_eq!(refused["id"], Value::Null);
+        assert_eq!(refused["error"]["code"], code::INVALID_REQUEST);
+        assert_eq!(
+            refused["error"]["data"]["limitTokens"],
+            LineRead::MAX_TOKENS
+        );
+        assert_eq!(
+            refused["error"]["message"],
+            "invalid request: the line holds more than 2097152 commas, colons and opening brackets and was not parsed"
+        );
+        assert_eq!(replies[1], r#"{"jsonrpc":"2.0","id":2,"result":{}}"#);
+    }
+
     #[test]
     fn long_lines_and_bad_bytes_are_answered_and_serving_goes_on() {
         let ping = |id: u32| format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"ping\"}}\n");
