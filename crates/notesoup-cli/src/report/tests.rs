@@ -414,3 +414,30 @@ fn the_timeline_places_the_fill_and_the_reset() {
     );
     assert!(page.contains("data-resets=\"2\""), "{page}");
 }
+
+/// A long session's fill is thinned to about 2,000 points, each window
+/// keeping its first and last sample.
+#[test]
+fn a_long_fill_is_thinned_keeping_each_window_s_ends() {
+    let mut session = ledger(Vec::new());
+    let window = &mut session.windows[0];
+    window.fill = (1..=5000).map(|seq| (seq, 100_000)).collect();
+    window.last_seq = Some(5000);
+    let page = render_html(&SessionReport {
+        ledger: session,
+        budget: None,
+        texts: NoteTexts::default(),
+    });
+    let points: Vec<&str> = page
+        .split_once("points=\"")
+        .and_then(|(_, rest)| rest.split_once('"'))
+        .map(|(points, _)| points.split(' ').collect())
+        .unwrap();
+    // Every third sample (5,000 over 2,000 points), and the last.
+    assert_eq!(points.len(), 1668);
+    // 900 wide, 20 of padding: seq 1 of 5,000 at x 20, seq 4 at 20, seq
+    // 5,000 at 880; 100,000 of 200,000 tokens at y 120.
+    assert_eq!(points[..2], ["20,120", "20,120"]);
+    assert_eq!(points[2], "21,120");
+    assert_eq!(points.last(), Some(&"880,120"));
+}
