@@ -413,6 +413,11 @@ fn the_timeline_places_the_fill_and_the_reset() {
         "{page}"
     );
     assert!(page.contains("data-resets=\"2\""), "{page}");
+    // The table's bar: 150,000 of 200,000 tokens.
+    assert!(
+        page.contains("<span class=\"bar\" style=\"width:75%\"></span></span> 75%"),
+        "{page}"
+    );
 }
 
 /// A long session's fill is thinned to about 2,000 points, each window
