@@ -397,6 +397,18 @@ fn the_timeline_places_the_fill_and_the_reset() {
     session.ends = [(EndReason::Tool, 2), (EndReason::Open, 1)]
         .into_iter()
         .collect();
+    let mut second = session.windows[0].clone();
+    second.reorientation = Some(notesoup_core::history::Reorientation {
+        tool_calls: 3,
+        tokens: Some(9_000),
+        reached_work: false,
+    });
+    session.windows[0].reorientation = Some(notesoup_core::history::Reorientation {
+        reached_work: true,
+        ..second.reorientation.unwrap()
+    });
+    second.first_seq = None;
+    session.windows.push(second);
     let page = render_html(&SessionReport {
         ledger: session,
         budget: None,
@@ -417,6 +429,26 @@ fn the_timeline_places_the_fill_and_the_reset() {
     assert!(
         page.contains("<span class=\"bar\" style=\"width:75%\"></span></span> 75%"),
         "{page}"
+    );
+    // Its seqs, and the calls before the first work call (the second
+    // window has no first seq and made no work call).
+    let rows: Vec<(&str, &str)> = page
+        .lines()
+        .filter(|line| line.starts_with("<tr class=\"window\""))
+        .map(|row| {
+            let cells: Vec<&str> = row.split("<td>").collect();
+            (
+                cells[3].trim_end_matches("</td>"),
+                row.rsplit("<td>").next().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("1–9", "3 calls, 9000 tokens</td></tr>"),
+            ("–", "3 calls, no work yet</td></tr>")
+        ]
     );
 }
 
