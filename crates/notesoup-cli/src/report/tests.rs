@@ -364,6 +364,7 @@ fn the_page_embeds_two_mebibytes_of_note_texts_in_all() {
         })
         .collect();
     assert_eq!(cuts, ["truncated: 0 of 16384 chars shown</p></details>"]);
+    assert!(!page.contains("No notes were written."));
 }
 
 /// A window id wider than the table's 60-cell column is cut to 59 chars
@@ -425,6 +426,7 @@ fn the_timeline_places_the_fill_and_the_reset() {
         "{page}"
     );
     assert!(page.contains("data-resets=\"2\""), "{page}");
+    assert!(page.contains("<p>No notes were written.</p>"), "{page}");
     // The table's bar: 150,000 of 200,000 tokens.
     assert!(
         page.contains("<span class=\"bar\" style=\"width:75%\"></span></span> 75%"),
