@@ -148,6 +148,43 @@ fn an_update_is_applied_to_the_audited_text_then_to_the_sessions_own() {
         );
         assert_eq!(at(seq).text, text);
     }
+    // The page says where each text came from.
+    let TextSource::Git {
+        commit,
+        committed_at,
+    } = at(2).source.clone()
+    else {
+        unreachable!()
+    };
+    let page = render_html(&SessionReport {
+        ledger,
+        budget: None,
+        texts,
+    });
+    let said = |seq: u32| {
+        let from = page
+            .find(&format!("id=\"note-{seq}\""))
+            .unwrap_or_else(|| panic!("{seq}: {page}"));
+        let rest = &page[from..];
+        let start = rest.find("<p class=\"source\">").unwrap() + "<p class=\"source\">".len();
+        rest[start..start + rest[start..].find("</p>").unwrap()].to_owned()
+    };
+    assert_eq!(
+        said(2),
+        format!(
+            "This update applied to the note as audit commit {commit} ({committed_at}) holds it."
+        )
+    );
+    assert_eq!(
+        said(3),
+        "This update applied to the note as this session&#39;s call at seq 2 left it."
+    );
+    assert_eq!(said(4), "The content this call wrote.");
+    assert!(
+        said(6).starts_with("The note as it is now: "),
+        "{}",
+        said(6)
+    );
 }
 
 #[test]
@@ -177,6 +214,7 @@ fn without_a_repository_an_update_shows_the_note_as_it_is_now() {
     assert!(page.contains("data-git=\"false\""));
     assert!(page.contains("the notes root is not a Git repository"));
     assert!(page.contains("<details class=\"note\" id=\"note-2\" data-source=\"current\">"));
+    assert!(page.contains("<p class=\"source\">No text: "), "{page}");
 }
 
 #[test]
