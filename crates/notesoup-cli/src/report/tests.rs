@@ -8,7 +8,10 @@ use notesoup_core::notes::NoteStore;
 use notesoup_core::plumbing::NotesOwner;
 
 use super::texts::note_texts;
-use super::{BudgetLines, NoteTexts, SessionReport, TextSource, render_html, render_table};
+use super::{
+    BudgetLines, NoteTexts, ProjectReport, SessionReport, SessionRow, TextSource, render_html,
+    render_table,
+};
 
 /// The session's store under `root`, holding `notes` (address, text).
 fn store(root: &Path, notes: &[(&str, &str)]) -> NoteStore {
@@ -517,4 +520,96 @@ fn a_long_fill_is_thinned_keeping_each_window_s_ends() {
     assert_eq!(points[..2], ["20,120", "20,120"]);
     assert_eq!(points[2], "21,120");
     assert_eq!(points.last(), Some(&"880,120"));
+}
+
+/// A session's row averages over its resets (the open window is none):
+/// the fill over the resets whose window size is recorded, the tokens over
+/// all of them, the re-orientation over the windows that made one; the
+/// project sums the rows and takes each trend over the earlier and the
+/// later half of the sessions it could read.
+#[test]
+fn a_project_report_sums_its_sessions_and_halves_its_trends() {
+    let reorientation = |tool_calls, tokens| {
+        Some(notesoup_core::history::Reorientation {
+            tool_calls,
+            tokens: Some(tokens),
+            reached_work: true,
+        })
+    };
+    let mut session = ledger(Vec::new());
+    let first = session.windows[0].clone();
+    session.windows = vec![
+        // 75% of its window.
+        WindowLedger {
+            reorientation: reorientation(3, 9_000),
+            ..first.clone()
+        },
+        // No size recorded: its tokens count, its fill cannot.
+        WindowLedger {
+            tokens_at_end: Some(100_001),
+            context_window: Some(0),
+            end: EndReason::HostCompaction,
+            reorientation: reorientation(4, 10_000),
+            ..first.clone()
+        },
+        // 50% of its window.
+        WindowLedger {
+            tokens_at_end: Some(100_000),
+            end: EndReason::Clear,
+            reorientation: None,
+            ..first.clone()
+        },
+        // Open: no reset.
+        WindowLedger {
+            tokens_at_end: Some(10_000),
+            end: EndReason::Open,
+            ..first.clone()
+        },
+    ];
+    session.ends = [
+        (EndReason::Tool, 1),
+        (EndReason::HostCompaction, 1),
+        (EndReason::Clear, 1),
+        (EndReason::Open, 1),
+    ]
+    .into_iter()
+    .collect();
+    session.notes_written = 2;
+    let row = SessionRow::of("one", &session);
+    assert_eq!(
+        (
+            row.windows,
+            row.resets,
+            row.fill_at_reset_percent,
+            row.tokens_at_reset,
+            row.reorientation_calls,
+            row.reorientation_tokens,
+        ),
+        (4, 3, Some(62.5), Some(116_667), Some(3.5), Some(9_500))
+    );
+    assert_eq!(row.resets_by_origin.len(), 3);
+    assert!(!row.resets_by_origin.contains_key(&EndReason::Open));
+
+    let mut plain = ledger(Vec::new());
+    plain.notes_written = 1;
+    let mut failed = SessionRow::of("lost", &plain);
+    failed.error = Some("unreadable".to_owned());
+    let project = ProjectReport::new(
+        "/w".to_owned(),
+        vec![
+            row,
+            SessionRow::of("two", &plain),
+            SessionRow::of("three", &plain),
+            failed,
+        ],
+    );
+    assert_eq!(
+        (project.windows, project.resets, project.notes_written),
+        (4 + 1 + 1 + 1, 3 + 1 + 1 + 1, 2 + 1 + 1 + 1)
+    );
+    assert_eq!(project.resets_by_origin[&EndReason::Tool], 1 + 1 + 1 + 1);
+    // Resets per session over the three read: 3 earlier; 1 and 1 later.
+    let resets = &project.trends[0];
+    assert_eq!(resets.values, [Some(3.0), Some(1.0), Some(1.0)]);
+    assert_eq!((resets.earlier, resets.later), (Some(3.0), Some(1.0)));
 }
