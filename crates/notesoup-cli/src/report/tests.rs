@@ -599,17 +599,19 @@ fn a_project_report_sums_its_sessions_and_halves_its_trends() {
         vec![
             row,
             SessionRow::of("two", &plain),
-            SessionRow::of("three", &plain),
             failed,
+            SessionRow::of("three", &plain),
+            SessionRow::of("four", &plain),
         ],
     );
     assert_eq!(
         (project.windows, project.resets, project.notes_written),
-        (4 + 1 + 1 + 1, 3 + 1 + 1 + 1, 2 + 1 + 1 + 1)
+        (4 + 4, 3 + 4, 2 + 4)
     );
-    assert_eq!(project.resets_by_origin[&EndReason::Tool], 1 + 1 + 1 + 1);
-    // Resets per session over the three read: 3 earlier; 1 and 1 later.
+    assert_eq!(project.resets_by_origin[&EndReason::Tool], 1 + 4);
+    // Resets per session over the four read: 3 and 1 earlier, 1 and 1
+    // later.
     let resets = &project.trends[0];
-    assert_eq!(resets.values, [Some(3.0), Some(1.0), Some(1.0)]);
-    assert_eq!((resets.earlier, resets.later), (Some(3.0), Some(1.0)));
+    assert_eq!(resets.values, [Some(3.0), Some(1.0), Some(1.0), Some(1.0)]);
+    assert_eq!((resets.earlier, resets.later), (Some(2.0), Some(1.0)));
 }
