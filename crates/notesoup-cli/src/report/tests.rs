@@ -9,8 +9,8 @@ use notesoup_core::plumbing::NotesOwner;
 
 use super::texts::note_texts;
 use super::{
-    BudgetLines, NoteTexts, ProjectReport, SessionReport, SessionRow, TextSource, render_html,
-    render_table,
+    BudgetLines, NoteTexts, ProjectReport, SessionReport, SessionRow, TextSource, render_all_html,
+    render_html, render_table,
 };
 
 /// The session's store under `root`, holding `notes` (address, text).
@@ -614,4 +614,24 @@ fn a_project_report_sums_its_sessions_and_halves_its_trends() {
     let resets = &project.trends[0];
     assert_eq!(resets.values, [Some(3.0), Some(1.0), Some(1.0), Some(1.0)]);
     assert_eq!((resets.earlier, resets.later), (Some(2.0), Some(1.0)));
+
+    // The page names each session by its id, its file in the title, and
+    // draws each trend over the sessions: 420 wide, 90 high, 12 of
+    // padding, the highest value (3) at the top.
+    let page = render_all_html(&project);
+    assert!(page.contains("<td title=\"one\">s1</td>"), "{page}");
+    assert!(
+        page.contains("<figcaption>resets per session: 2 → 1</figcaption>"),
+        "{page}"
+    );
+    assert!(
+        page.contains("<polyline points=\"12.0,12.0 144.0,56.0 276.0,56.0 408.0,56.0\"/>"),
+        "{page}"
+    );
+    assert!(
+        page.contains(
+            "<circle cx=\"144.0\" cy=\"56.0\" r=\"2.5\"><title>session 2: 1</title></circle>"
+        ),
+        "{page}"
+    );
 }
