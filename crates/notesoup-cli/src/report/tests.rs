@@ -635,3 +635,34 @@ fn a_project_report_sums_its_sessions_and_halves_its_trends() {
         "{page}"
     );
 }
+
+/// An update's old text must stand once, or every time with `replace_all`:
+/// otherwise it does not apply to the session's earlier text, and the note
+/// is shown as it is now.
+#[test]
+fn an_update_applies_to_a_text_holding_its_old_text_once_or_with_replace_all() {
+    let root = tempfile::tempdir().unwrap();
+    let store = store(root.path(), &[("@project/MAP.md", "now\n")]);
+    let at = from_now(0);
+    let twice = update(3, "@project/MAP.md", "a", "b", &at);
+    let every = LedgerNote {
+        seq: 5,
+        replace_all: true,
+        ..update(5, "@project/MAP.md", "a", "b", &at)
+    };
+    let ledger = ledger(vec![
+        write(2, "@project/MAP.md", "a a", &at),
+        twice,
+        write(4, "@project/MAP.md", "a a", &at),
+        every,
+    ]);
+    let texts = note_texts(&ledger, &store, root.path());
+    assert!(
+        matches!(texts.by_seq[&3].source, TextSource::Current { .. }),
+        "{:?}",
+        texts.by_seq[&3]
+    );
+    assert_eq!(texts.by_seq[&3].text, "now\n");
+    assert_eq!(texts.by_seq[&5].source, TextSource::Replayed { seq: 4 });
+    assert_eq!(texts.by_seq[&5].text, "b b");
+}
