@@ -564,6 +564,23 @@ mod tests {
         )
     }
 
+    /// Sets `path`'s modification time.
+    fn set_mtime(path: &Path, time: SystemTime) {
+        std::fs::File::options()
+            .write(true)
+            .open(path)
+            .unwrap()
+            .set_modified(time)
+            .unwrap();
+    }
+
+    /// Appends the assistant row of `tool_use` to the transcript at `path`.
+    fn append_row(path: &Path, tool_use: &str) {
+        let mut text = std::fs::read_to_string(path).unwrap_or_default();
+        text.push_str(&(tool_use_row(tool_use) + "\n"));
+        std::fs::write(path, text).unwrap();
+    }
+
     /// Two recorded sessions of project `p-12345678`, `sa` then `sb` (the
     /// latest record), their transcripts named in the second folder, not
     /// written yet: the data folder, the transcripts folder, the records.
@@ -646,12 +663,7 @@ mod tests {
         // session the one before it named.
         let newest = transcripts.join("sz.jsonl");
         std::fs::write(&newest, "").unwrap();
-        std::fs::File::options()
-            .write(true)
-            .open(&newest)
-            .unwrap()
-            .set_modified(SystemTime::now() + Duration::from_secs(60))
-            .unwrap();
+        set_mtime(&newest, SystemTime::now() + Duration::from_secs(60));
         let mut caller = Caller::by_tool_use(env, served.clone());
         for (tool_use, notes_session, project) in [
             ("toolu_sa", "sa", &here),
@@ -749,12 +761,7 @@ mod tests {
         let file = claude.join(settings::SETTINGS_FILE);
         std::fs::write(&file, r#"{"notesoup":{"bootMaxChars":6000}}"#).unwrap();
         let old = SystemTime::now() - Duration::from_secs(3600);
-        std::fs::File::options()
-            .write(true)
-            .open(&file)
-            .unwrap()
-            .set_modified(old)
-            .unwrap();
+        set_mtime(&file, old);
         // The change time cannot be set back: wait for it to settle.
         std::thread::sleep(SETTLE + Duration::from_millis(100));
         let project = dir.path().join("w");
@@ -770,12 +777,7 @@ mod tests {
         // back: the change time still tells, and the new text is read until
         // it has settled.
         std::fs::write(&file, r#"{"notesoup":{"bootMaxChars":7000}}"#).unwrap();
-        std::fs::File::options()
-            .write(true)
-            .open(&file)
-            .unwrap()
-            .set_modified(old)
-            .unwrap();
+        set_mtime(&file, old);
         assert_eq!(read(&mut kept), 7000);
         assert_eq!(read(&mut kept), 7000, "read again: not settled yet");
     }
@@ -831,20 +833,13 @@ mod tests {
         let (_data, transcripts, states) = two_sessions();
         let write = |id: &str, tool_use: &str| {
             let path = transcripts.path().join(format!("{id}.jsonl"));
-            let mut text = std::fs::read_to_string(&path).unwrap_or_default();
-            text.push_str(&(tool_use_row(tool_use) + "\n"));
-            std::fs::write(&path, text).unwrap();
+            append_row(&path, tool_use);
             // Modification times must tell the writes apart.
             let later = SystemTime::now()
                 + std::time::Duration::from_secs(
                     u64::try_from(std::fs::read_dir(transcripts.path()).unwrap().count()).unwrap(),
                 );
-            std::fs::File::options()
-                .write(true)
-                .open(&path)
-                .unwrap()
-                .set_modified(later)
-                .unwrap();
+            set_mtime(&path, later);
         };
         let mut known = None;
         let mut call =
@@ -883,9 +878,7 @@ mod tests {
         let (notes, history) = std::thread::scope(|scope| {
             scope.spawn(|| {
                 std::thread::sleep(std::time::Duration::from_millis(200));
-                let mut text = std::fs::read_to_string(&sa).unwrap();
-                text.push_str(&(tool_use_row("toolu_late") + "\n"));
-                std::fs::write(&sa, text).unwrap();
+                append_row(&sa, "toolu_late");
             });
             (resolve(Duration::ZERO), resolve(TOOL_USE_WAIT))
         });
@@ -904,12 +897,7 @@ mod tests {
         let sa = transcripts.path().join("sa.jsonl");
         std::fs::write(&sa, tool_use_row("toolu_a") + "\n").unwrap();
         let old = SystemTime::now() - Duration::from_secs(60);
-        std::fs::File::options()
-            .write(true)
-            .open(&sa)
-            .unwrap()
-            .set_modified(old)
-            .unwrap();
+        set_mtime(&sa, old);
         let sb = transcripts.path().join("sb.jsonl");
         let history = std::thread::scope(|scope| {
             scope.spawn(|| {
@@ -938,20 +926,13 @@ mod tests {
         for id in ["sa", "sb"] {
             let path = transcripts.path().join(format!("{id}.jsonl"));
             std::fs::write(&path, tool_use_row(&format!("toolu_{id}")) + "\n").unwrap();
-            std::fs::File::options()
-                .write(true)
-                .open(&path)
-                .unwrap()
-                .set_modified(old)
-                .unwrap();
+            set_mtime(&path, old);
         }
         let sa = transcripts.path().join("sa.jsonl");
         let history = std::thread::scope(|scope| {
             scope.spawn(|| {
                 std::thread::sleep(std::time::Duration::from_millis(300));
-                let mut text = std::fs::read_to_string(&sa).unwrap();
-                text.push_str(&(tool_use_row("toolu_late") + "\n"));
-                std::fs::write(&sa, text).unwrap();
+                append_row(&sa, "toolu_late");
             });
             kept(
                 &mut None,
