@@ -591,16 +591,17 @@ fn a_clean_fails_when_any_one_step_failed() {
 fn an_unresolved_sync_conflict_is_named_with_its_note() {
     let dir = tempfile::tempdir().expect("tempdir");
     let home = dir.path();
-    put(home, "human/db.md", GOOD);
-    put(home, "human/db.conflict-from-laptop-0123abc.md", GOOD);
-    put(
-        home,
-        "human/old.conflict-from-laptop-0123abc.md",
-        &GOOD.replace(
-            "accessCount: 3\n",
-            "accessCount: 3\ncrumpledAt: 2026-09-16T09:31:45Z\n",
-        ),
+    let crumpled = GOOD.replace(
+        "accessCount: 3\n",
+        "accessCount: 3\ncrumpledAt: 2026-09-16T09:31:45Z\n",
     );
+    for (path, text) in [
+        ("human/db.md", GOOD),
+        ("human/db.conflict-from-laptop-0123abc.md", GOOD),
+        ("human/old.conflict-from-laptop-0123abc.md", &crumpled),
+    ] {
+        put(home, path, text);
+    }
     let report = read_only_doctor(home);
     assert_eq!(
         finding_lines(&report),
