@@ -666,3 +666,24 @@ fn an_update_applies_to_a_text_holding_its_old_text_once_or_with_replace_all() {
     assert_eq!(texts.by_seq[&5].source, TextSource::Replayed { seq: 4 });
     assert_eq!(texts.by_seq[&5].text, "b b");
 }
+
+/// A commit made in the very second of a call may already hold the call's
+/// result: only a commit at least a second older than the call stands for
+/// the note before it.
+#[test]
+fn a_commit_in_the_second_of_the_call_is_not_taken_for_the_note_before_it() {
+    let root = tempfile::tempdir().unwrap();
+    let store = store(root.path(), &[("@project/MAP.md", "alpha beta\n")]);
+    // The call's time first: the commit's second is the same or later.
+    let at = from_now(0);
+    commit_dated(root.path(), 0);
+    let ledger = ledger(vec![update(2, "@project/MAP.md", "beta", "gamma", &at)]);
+    let texts = note_texts(&ledger, &store, root.path());
+    assert!(texts.git);
+    assert!(
+        matches!(texts.by_seq[&2].source, TextSource::Current { .. }),
+        "{:?}",
+        texts.by_seq[&2]
+    );
+    assert_eq!(texts.by_seq[&2].text, "alpha beta\n");
+}
