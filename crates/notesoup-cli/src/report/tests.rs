@@ -687,3 +687,24 @@ fn a_commit_in_the_second_of_the_call_is_not_taken_for_the_note_before_it() {
     );
     assert_eq!(texts.by_seq[&2].text, "alpha beta\n");
 }
+
+/// A call whose address names no note in the root takes no text from the
+/// notes' Git history, and the calls after it take their own.
+#[test]
+fn a_call_to_no_note_takes_no_audited_text_from_the_calls_after_it() {
+    let root = tempfile::tempdir().unwrap();
+    let store = store(root.path(), &[("@project/MAP.md", "alpha beta\n")]);
+    commit_dated(root.path(), -3600);
+    let at = from_now(0);
+    let ledger = ledger(vec![
+        update(2, "@nowhere/x.md", "a", "b", &at),
+        update(3, "@project/MAP.md", "beta", "gamma", &at),
+    ]);
+    let texts = note_texts(&ledger, &store, root.path());
+    assert!(
+        matches!(texts.by_seq[&3].source, TextSource::Git { .. }),
+        "{:?}",
+        texts.by_seq[&3]
+    );
+    assert_eq!(texts.by_seq[&3].text, "alpha gamma\n");
+}
