@@ -165,21 +165,36 @@ fn legacy_marker_without_boot_has_no_safe_context() {
     ));
 }
 
+/// Only a retain-none compaction with an empty summary backs the marker
+/// after it: one with a summary, or one that keeps earlier entries, is a
+/// generic compaction.
 #[test]
 fn a_generic_compaction_does_not_back_a_marker() {
-    let text = [
-        r#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/"}"#,
-        r#"{"type":"message","id":"u1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"a","timestamp":1}}"#,
-        r#"{"type":"compaction","id":"c1","parentId":"u1","timestamp":"2026-01-01T00:00:02.000Z","summary":"not empty","firstKeptEntryId":"c1","tokensBefore":5}"#,
-        r#"{"type":"custom","customType":"notesoup/reset-marker","data":{"windowId":"w1","origin":"normal"},"id":"m1","parentId":"c1","timestamp":"2026-01-01T00:00:03.000Z"}"#,
-    ]
-    .join("\n");
-    let file = SessionFile::parse(text.as_bytes());
-    let index = file.index();
-    let branch = index.path(Leaf::Last);
-    let markers = reset_markers(&branch);
-    assert_eq!(markers.len(), 1);
-    assert!(!is_checkpoint_backed(&branch, &markers[0]));
+    for (summary, first_kept, backed) in [
+        ("not empty", "c1", false),
+        ("", "u1", false),
+        ("", "c1", true),
+    ] {
+        let text = [
+            r#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/"}"#.to_owned(),
+            r#"{"type":"message","id":"u1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"a","timestamp":1}}"#.to_owned(),
+            format!(
+                r#"{{"type":"compaction","id":"c1","parentId":"u1","timestamp":"2026-01-01T00:00:02.000Z","summary":"{summary}","firstKeptEntryId":"{first_kept}","tokensBefore":5}}"#
+            ),
+            r#"{"type":"custom","customType":"notesoup/reset-marker","data":{"windowId":"w1","origin":"normal"},"id":"m1","parentId":"c1","timestamp":"2026-01-01T00:00:03.000Z"}"#.to_owned(),
+        ]
+        .join("\n");
+        let file = SessionFile::parse(text.as_bytes());
+        let index = file.index();
+        let branch = index.path(Leaf::Last);
+        let markers = reset_markers(&branch);
+        assert_eq!(markers.len(), 1);
+        assert_eq!(
+            is_checkpoint_backed(&branch, &markers[0]),
+            backed,
+            "{summary:?} {first_kept}"
+        );
+    }
 }
 
 #[test]
