@@ -35,11 +35,6 @@ impl<'a> EntryIndex<'a> {
         Self { entries, by_id }
     }
 
-    /// The indexed entries, in file order.
-    pub fn entries(&self) -> &'a [Entry] {
-        self.entries
-    }
-
     /// The entry with this id.
     pub fn get(&self, id: &str) -> Option<&'a Entry> {
         self.position(id).map(|position| &self.entries[position])
