@@ -109,6 +109,35 @@ fn rewrite_is_byte_identical() {
     }
 }
 
+/// Labels as Pi rebuilds them from `label` entries in file order: a later
+/// label replaces an earlier one, and one with no or empty text clears it.
+/// (No golden session holds a label.)
+#[test]
+fn labels_are_rebuilt_in_file_order() {
+    let label = |id: &str, target: &str, text: Option<&str>| {
+        let text = text.map_or(String::new(), |text| format!(r#","label":"{text}""#));
+        format!(
+            r#"{{"type":"label","id":"{id}","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","targetId":"{target}"{text}}}"#
+        )
+    };
+    let text = [
+        r#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/"}"#.to_owned(),
+        label("l1", "a", Some("first")),
+        label("l2", "a", Some("second")),
+        label("l3", "b", Some("kept")),
+        label("l4", "c", Some("gone")),
+        label("l5", "c", None),
+        label("l6", "d", Some("gone too")),
+        label("l7", "d", Some("")),
+    ]
+    .join("\n");
+    let file = SessionFile::parse(text.as_bytes());
+    let index = file.index();
+    let mut labels: Vec<(&str, &str)> = index.labels().into_iter().collect();
+    labels.sort_unstable();
+    assert_eq!(labels, [("a", "second"), ("b", "kept")]);
+}
+
 #[test]
 fn file_metadata_matches_pi() {
     for (name, file, _, expected) in goldens() {
