@@ -507,6 +507,13 @@ fn sessions_lists_the_recorded_sessions_of_the_project() {
     let rows: serde_json::Value =
         serde_json::from_str(&ok(sb.run(&["sessions", "--json"], b""))).unwrap();
     assert_eq!(rows[0]["sessionId"], S1);
+    // Records that cannot be listed are an error, not "none yet".
+    std::fs::remove_dir_all(sb.data.join("sessions")).unwrap();
+    std::fs::write(sb.data.join("sessions"), "").unwrap();
+    let failed = sb.run(&["sessions"], b"");
+    assert_eq!(failed.status.code(), Some(1), "{failed:?}");
+    let said = String::from_utf8_lossy(&failed.stderr);
+    assert!(said.contains(&format!("{}: ", sb.data.display())), "{said}");
 }
 
 #[test]
