@@ -507,6 +507,18 @@ fn sessions_lists_the_recorded_sessions_of_the_project() {
     let rows: serde_json::Value =
         serde_json::from_str(&ok(sb.run(&["sessions", "--json"], b""))).unwrap();
     assert_eq!(rows[0]["sessionId"], S1);
+    // `--cwd` names the project; it must be a folder.
+    let project = sb.project.to_str().unwrap();
+    assert!(ok(sb.run(&["sessions", "--cwd", project], b"")).starts_with("1 session\n- "));
+    let file = sb.project.join("file");
+    std::fs::write(&file, "").unwrap();
+    let refused = sb.run(&["sessions", "--cwd", file.to_str().unwrap()], b"");
+    assert_eq!(refused.status.code(), Some(1), "{refused:?}");
+    assert!(
+        String::from_utf8_lossy(&refused.stderr)
+            .contains(&format!("--cwd {}: not a directory", file.display())),
+        "{refused:?}"
+    );
     // Records that cannot be listed are an error, not "none yet".
     std::fs::remove_dir_all(sb.data.join("sessions")).unwrap();
     std::fs::write(sb.data.join("sessions"), "").unwrap();
