@@ -214,6 +214,14 @@ fn append_repairs_a_torn_file() {
             .unwrap()
             .ends_with(format!("{CUSTOM}\n").as_bytes())
     );
+    // An empty file gets the line alone; one that ends whole, no blank line.
+    std::fs::write(&path, "").unwrap();
+    append_entry(&path, &entry).unwrap();
+    append_entry(&path, &entry).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        format!("{CUSTOM}\n{CUSTOM}\n")
+    );
 }
 
 #[test]
