@@ -507,6 +507,19 @@ fn sessions_lists_the_recorded_sessions_of_the_project() {
     let rows: serde_json::Value =
         serde_json::from_str(&ok(sb.run(&["sessions", "--json"], b""))).unwrap();
     assert_eq!(rows[0]["sessionId"], S1);
+    // Each session with when its record was last touched, to the second.
+    let record = sb.data.join("sessions").join(format!("{S1}.json"));
+    std::fs::File::options()
+        .write(true)
+        .open(&record)
+        .unwrap()
+        .set_modified(std::time::UNIX_EPOCH + std::time::Duration::from_millis(1_767_323_045_600))
+        .unwrap();
+    let listed = ok(sb.run(&["sessions"], b""));
+    assert!(
+        listed.contains(&format!("{S1} | 2026-01-02T03:04:06Z | ")),
+        "{listed}"
+    );
     // `--cwd` names the project; it must be a folder.
     let project = sb.project.to_str().unwrap();
     assert!(ok(sb.run(&["sessions", "--cwd", project], b"")).starts_with("1 session\n- "));
