@@ -488,6 +488,32 @@ fn notes_update_crumple_and_rename_from_the_command_line() {
     assert!(read.ends_with("# Plan\nshipped\n"), "{read}");
 }
 
+/// `--notes-home` names the notes root a command reads and writes, over
+/// `PI_NOTES_HOME`.
+#[test]
+fn notes_home_names_the_notes_root() {
+    let sb = Sandbox::new();
+    let other = sb.project.join("other-notes");
+    let home = other.to_str().unwrap();
+    ok(sb.run(
+        &[
+            "notes",
+            "write",
+            "@human/x.md",
+            "hi\n",
+            "--notes-home",
+            home,
+        ],
+        b"",
+    ));
+    assert!(
+        std::fs::read_to_string(other.join("human/x.md"))
+            .unwrap_or_default()
+            .ends_with("---\n\nhi\n")
+    );
+    assert!(!sb.notes.join("human/x.md").exists());
+}
+
 #[test]
 fn sessions_lists_the_recorded_sessions_of_the_project() {
     let sb = Sandbox::new();
