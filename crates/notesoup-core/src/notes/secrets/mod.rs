@@ -425,6 +425,18 @@ mod tests {
         }
     }
 
+    /// A run read to the end of a shorter slice of the text is not taken
+    /// for the run in a longer one, where it goes on.
+    #[test]
+    fn a_run_cut_by_its_slice_s_end_is_read_on_in_a_longer_slice() {
+        let text = [b'a'; 200];
+        let runs = Runs::default();
+        assert_eq!(runs.run(&text[..100], 10, alnum, 1000), 100);
+        assert_eq!(runs.run(&text, 20, alnum, 1000), 200);
+        // Within the same slice the memo stands.
+        assert_eq!(runs.run(&text, 30, alnum, 1000), 200);
+    }
+
     proptest! {
         /// The memo of runs read never changes an answer: any sequence of
         /// reads, of any class, cap and start, in slices of one text
