@@ -657,12 +657,7 @@ fn an_update_applies_to_a_text_holding_its_old_text_once_or_with_replace_all() {
         every,
     ]);
     let texts = note_texts(&ledger, &store, root.path());
-    assert!(
-        matches!(texts.by_seq[&3].source, TextSource::Current { .. }),
-        "{:?}",
-        texts.by_seq[&3]
-    );
-    assert_eq!(texts.by_seq[&3].text, "now\n");
+    assert_shown_now(&texts, 3, "now\n");
     assert_eq!(texts.by_seq[&5].source, TextSource::Replayed { seq: 4 });
     assert_eq!(texts.by_seq[&5].text, "b b");
 }
@@ -680,12 +675,7 @@ fn a_commit_in_the_second_of_the_call_is_not_taken_for_the_note_before_it() {
     let ledger = ledger(vec![update(2, "@project/MAP.md", "beta", "gamma", &at)]);
     let texts = note_texts(&ledger, &store, root.path());
     assert!(texts.git);
-    assert!(
-        matches!(texts.by_seq[&2].source, TextSource::Current { .. }),
-        "{:?}",
-        texts.by_seq[&2]
-    );
-    assert_eq!(texts.by_seq[&2].text, "alpha beta\n");
+    assert_shown_now(&texts, 2, "alpha beta\n");
 }
 
 /// A call whose address names no note in the root takes no text from the
@@ -707,4 +697,14 @@ fn a_call_to_no_note_takes_no_audited_text_from_the_calls_after_it() {
         texts.by_seq[&3]
     );
     assert_eq!(texts.by_seq[&3].text, "alpha gamma\n");
+}
+
+/// The note of the call at `seq` is shown as it is now, holding `text`.
+fn assert_shown_now(texts: &NoteTexts, seq: u32, text: &str) {
+    let shown = &texts.by_seq[&seq];
+    assert!(
+        matches!(shown.source, TextSource::Current { .. }),
+        "{shown:?}"
+    );
+    assert_eq!(shown.text, text);
 }
