@@ -792,3 +792,88 @@ fn a_token_with_a_broken_checksum_is_not_that_token() {
     assert_ne!(age, flipped);
     assert_eq!(find_secret(&flipped), None);
 }
+
+/// What a format's checks exist to turn away: its prefix with a body of
+/// the wrong alphabet, shape or randomness is not that credential (and,
+/// bare, no other).
+#[test]
+fn a_near_miss_of_a_format_is_not_that_format() {
+    let mut rng = Rng(11);
+    let random = |rng: &mut Rng, len| rng.pick(BASE62, len);
+    let near_misses = [
+        // AWS: a body digit outside base32 (`1`), and `A3T` with a
+        // lower-case fourth character.
+        "AKIA1BCDEFGHIJKLMNOP".to_owned(),
+        "A3TaBCDEFGHIJKLMNOPQ".to_owned(),
+        // A fine-grained GitHub token without its `_` after 22 characters.
+        format!("github_pat_{}", random(&mut rng, 82)),
+        // Slack: no numeric id, and a secret of one repeated letter.
+        format!("xoxb-abcdefgh-{}", random(&mut rng, 24)),
+        "xoxb-12345678901-aaaaaaaaaaaaaaaa".to_owned(),
+        // A Slack webhook without its team and channel ids, and one whose
+        // secret is one repeated letter.
+        format!("https://hooks.slack.com/services/{}", random(&mut rng, 24)),
+        format!(
+            "https://hooks.slack.com/services/T12345678/B1234567890/{}",
+            "a".repeat(24)
+        ),
+        // A Discord webhook whose id is not a number, and one whose token is
+        // one repeated letter.
+        format!(
+            "https://discord.com/api/webhooks/abcdefghijklmnopqr/{}",
+            rng.pick(URL_SAFE, 68)
+        ),
+        format!(
+            "https://discord.com/api/webhooks/123456789012345678/{}",
+            "a".repeat(68)
+        ),
+        // A Discord bot token with a colon for either dot.
+        discord_token(&mut rng, 30).replacen('.', ":", 1),
+        {
+            let token = discord_token(&mut rng, 30);
+            let second = token.rfind('.').expect("two dots");
+            format!("{}:{}", &token[..second], &token[second + 1..])
+        },
+        // A Discord bot token whose id is not a number, and one whose HMAC
+        // is one character short.
+        format!(
+            "{}.{}.{}",
+            base64(b"abcdefghijklmnopqr", URL_SAFE, false),
+            rng.pick(URL_SAFE, 6),
+            rng.pick(URL_SAFE, 30)
+        ),
+        discord_token(&mut rng, 26),
+        // A Telegram bot token with another separator, and one whose secret
+        // is one repeated letter.
+        format!("123456789;AA{}", rng.pick(URL_SAFE, 33)),
+        format!("123456789:{}", "a".repeat(35)),
+        // A Stripe key of one repeated letter, Stripe's documentation
+        // example, and a webhook secret cut short by a space.
+        format!("sk_live_{}", "a".repeat(24)),
+        "sk_test_4eC39HqLyjWDarjtT1zdp7dc".to_owned(),
+        format!("whsec_{} {}", rng.pick(BASE64, 20), rng.pick(BASE64, 20)),
+        // An OpenAI key whose random part, after its kind, is short.
+        format!("sk-proj-{}", random(&mut rng, 30)),
+        // A Shopify token that is not hex.
+        format!("shpat_{}", rng.pick(LETTERS, 32)),
+    ];
+    for text in &near_misses {
+        assert_eq!(find_secret(text).map(|found| found.kind), None, "{text}");
+    }
+    // Their edges that still are: a Discord bot token's longest HMAC, and
+    // an OpenAI key of any text after its kind (the prefix says what it is).
+    let edges = [
+        (discord_token(&mut rng, 40), SecretKind::DiscordBotToken),
+        (
+            "sk-proj-shoppingCartCheckoutServiceIntegrationPipeline".to_owned(),
+            SecretKind::OpenAiKey,
+        ),
+    ];
+    for (text, kind) in &edges {
+        assert_eq!(
+            find_secret(text).map(|found| found.kind),
+            Some(*kind),
+            "{text}"
+        );
+    }
+}
