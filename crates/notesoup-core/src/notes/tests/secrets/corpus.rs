@@ -798,8 +798,14 @@ fn a_token_with_a_broken_checksum_is_not_that_token() {
 /// bare, no other).
 #[test]
 fn a_near_miss_of_a_format_is_not_that_format() {
+    const HEADER: &str = r#"{"alg":"HS256"}"#;
+    const CLAIMS: &str = r#"{"sub":"1234567890"}"#;
     let mut rng = Rng(11);
     let random = |rng: &mut Rng, len| rng.pick(BASE62, len);
+    let jwt_of = |header: &str, payload: &str, signature: &str| {
+        format!("{}.{}.{signature}", b64url(header), b64url(payload))
+    };
+    let signature = rng.pick(URL_SAFE, 16);
     let near_misses = [
         // AWS: a body digit outside base32 (`1`), and `A3T` with a
         // lower-case fourth character.
@@ -854,16 +860,35 @@ fn a_near_miss_of_a_format_is_not_that_format() {
         format!("whsec_{} {}", rng.pick(BASE64, 20), rng.pick(BASE64, 20)),
         // An OpenAI key whose random part, after its kind, is short.
         format!("sk-proj-{}", random(&mut rng, 30)),
-        // A Shopify token that is not hex.
+        // A Shopify token and a DigitalOcean token that are not hex.
         format!("shpat_{}", rng.pick(LETTERS, 32)),
+        format!("dop_v1_{}", rng.pick(LETTERS, 64)),
+        // A SendGrid key whose id is one repeated letter.
+        format!("SG.{}.{}", "a".repeat(22), rng.pick(URL_SAFE, 43)),
+        // JWTs: a header naming no `alg`, one of 8 characters, a payload
+        // that is not a JSON object, one of 7 characters, a signature of
+        // 15 characters, and a fourth part.
+        jwt_of(r#"{"typ":"JWT"}"#, CLAIMS, &signature),
+        jwt_of(r#"{"alg""#, CLAIMS, &signature),
+        format!("{}.{}.{signature}", b64url(HEADER), rng.pick(URL_SAFE, 40)),
+        jwt_of(HEADER, r#"{"a"}"#, &signature),
+        jwt_of(HEADER, CLAIMS, &signature[..15]),
+        format!("{}.{signature}", jwt_of(HEADER, CLAIMS, &signature)),
     ];
     for text in &near_misses {
         assert_eq!(find_secret(text).map(|found| found.kind), None, "{text}");
     }
-    // Their edges that still are: a Discord bot token's longest HMAC, and
-    // an OpenAI key of any text after its kind (the prefix says what it is).
+    // Their edges that still are: a Discord bot token's longest HMAC, a
+    // JWT's shortest header (10 characters), payload (10) and signature
+    // (16) and a payload of 2,000 characters, and an OpenAI key of any text
+    // after its kind (the prefix says what it is).
+    let long_claims = format!(r#"{{"sub":"{}"}}"#, "a".repeat(1490));
     let edges = [
         (discord_token(&mut rng, 40), SecretKind::DiscordBotToken),
+        (jwt_of(r#"{"alg"}"#, CLAIMS, &signature), SecretKind::Jwt),
+        (jwt_of(HEADER, r#"{"a":1}"#, &signature), SecretKind::Jwt),
+        (jwt_of(HEADER, CLAIMS, &signature), SecretKind::Jwt),
+        (jwt_of(HEADER, &long_claims, &signature), SecretKind::Jwt),
         (
             "sk-proj-shoppingCartCheckoutServiceIntegrationPipeline".to_owned(),
             SecretKind::OpenAiKey,
