@@ -806,6 +806,11 @@ fn a_near_miss_of_a_format_is_not_that_format() {
         format!("{}.{}.{signature}", b64url(header), b64url(payload))
     };
     let signature = rng.pick(URL_SAFE, 16);
+    let base64_pem = base64(
+        pem(&mut rng, "RSA PRIVATE KEY", 2, "\n").as_bytes(),
+        BASE64,
+        true,
+    );
     let near_misses = [
         // AWS: a body digit outside base32 (`1`), and `A3T` with a
         // lower-case fourth character.
@@ -874,6 +879,12 @@ fn a_near_miss_of_a_format_is_not_that_format() {
         jwt_of(HEADER, r#"{"a"}"#, &signature),
         jwt_of(HEADER, CLAIMS, &signature[..15]),
         format!("{}.{signature}", jwt_of(HEADER, CLAIMS, &signature)),
+        // A private key block whose next line is short base64 words, or
+        // base64 of one repeated letter.
+        "-----BEGIN RSA PRIVATE KEY-----\nQx7 Zr2 Kp9 Wm4 Tn8 Hv3 Jd6 Fb5".to_owned(),
+        format!("-----BEGIN RSA PRIVATE KEY-----\n{}", "A".repeat(64)),
+        // A base64 private key block of 100 characters.
+        base64_pem[..100].to_owned(),
     ];
     for text in &near_misses {
         assert_eq!(find_secret(text).map(|found| found.kind), None, "{text}");
@@ -889,6 +900,7 @@ fn a_near_miss_of_a_format_is_not_that_format() {
         (jwt_of(HEADER, r#"{"a":1}"#, &signature), SecretKind::Jwt),
         (jwt_of(HEADER, CLAIMS, &signature), SecretKind::Jwt),
         (jwt_of(HEADER, &long_claims, &signature), SecretKind::Jwt),
+        (base64_pem[..128].to_owned(), SecretKind::PrivateKey),
         (
             "sk-proj-shoppingCartCheckoutServiceIntegrationPipeline".to_owned(),
             SecretKind::OpenAiKey,
@@ -898,6 +910,43 @@ fn a_near_miss_of_a_format_is_not_that_format() {
         assert_eq!(
             find_secret(text).map(|found| found.kind),
             Some(*kind),
+            "{text}"
+        );
+    }
+}
+
+/// What a secret-named key's checks exist to turn away, beside the edges
+/// that still are secrets.
+#[test]
+fn a_near_miss_of_a_secret_named_value_passes() {
+    let mut rng = Rng(13);
+    let near_misses = [
+        // A URL's query holding `user:password@`, past the authority's `/`.
+        "https://example.com/search?q=alice:Tr0ub4dor3@home".to_owned(),
+        // A key of 65 characters.
+        format!("{}_password = Tr0ub4dor&3x", "x".repeat(56)),
+        // A value of 257 characters (its padding counted).
+        format!("api_key = {}=", rng.pick(BASE62, 256)),
+        // A reference to where the secret lives.
+        "api_key: env:Xk8q2PzR7mWvTn4LbY".to_owned(),
+        // Under a password key: a value of one repeated pair of letters, and
+        // a lower-case word.
+        "password = AbAbAbAbAbAb".to_owned(),
+        "password = qwzjxkvbnmtr".to_owned(),
+    ];
+    for text in &near_misses {
+        assert_eq!(find_secret(text).map(|found| found.kind), None, "{text}");
+    }
+    let edges = [
+        // A key of 64 characters, a value of 256, a password of 8.
+        format!("{}_password = Tr0ub4dor&3x", "x".repeat(55)),
+        format!("api_key = {}", rng.pick(BASE62, 256)),
+        "password = Tr0ub4d!".to_owned(),
+    ];
+    for text in &edges {
+        assert_eq!(
+            find_secret(text).map(|found| found.kind),
+            Some(SecretKind::Assignment),
             "{text}"
         );
     }
