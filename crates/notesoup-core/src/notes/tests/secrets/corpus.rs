@@ -929,6 +929,14 @@ fn a_near_miss_of_a_secret_named_value_passes() {
         format!("api_key = {}=", rng.pick(BASE62, 256)),
         // A reference to where the secret lives.
         "api_key: env:Xk8q2PzR7mWvTn4LbY".to_owned(),
+        // A path whose parts are short or words.
+        "api_key = /opt/X9k/q7z/Zp4/w2x/Hm3".to_owned(),
+        "api_key = /X9k/q7z/Zp4/w2x/Hm3/shopping".to_owned(),
+        // A member of an object named in words, and of one named by a
+        // short word.
+        "api_key = config.Xk8q2PzR7mWvTn4L".to_owned(),
+        // Three quotes between a key and its separator.
+        r#"api_key"""= Xk8q2PzR7mWvTn4LbY"#.to_owned(),
         // Under a password key: a value of one repeated pair of letters, and
         // a lower-case word.
         "password = AbAbAbAbAbAb".to_owned(),
@@ -942,6 +950,18 @@ fn a_near_miss_of_a_secret_named_value_passes() {
         format!("{}_password = Tr0ub4dor&3x", "x".repeat(55)),
         format!("api_key = {}", rng.pick(BASE62, 256)),
         "password = Tr0ub4d!".to_owned(),
+        // Short parts that are not a member access: after a separator at the
+        // end, around `..`, after a digit.
+        "api_key = X9k.q7z.Zp4.w2x.Hm3.".to_owned(),
+        "api_key = X9k..q7z.Zp4.w2x.Hm3".to_owned(),
+        "api_key = 9Xk.q7z.Zp4.w2x.Hm3".to_owned(),
+        // Parts that are not words: a path's part under 60% words, an
+        // object named by a word of three letters, by random letters, or
+        // by a part under 60% words.
+        "api_key = /X9k/q7z/Zp4/w2x/shopXk8q2PzR7".to_owned(),
+        "api_key = app.Xk8q2PzR7mWvTn4L".to_owned(),
+        "api_key = Xk8q2PzR7mWv.Tn4LbY9".to_owned(),
+        "api_key = shopXk8q2.PzR7mWvTn4LbY".to_owned(),
     ];
     for text in &edges {
         assert_eq!(
