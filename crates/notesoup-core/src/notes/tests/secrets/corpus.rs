@@ -935,8 +935,13 @@ fn a_near_miss_of_a_secret_named_value_passes() {
         // A member of an object named in words, and of one named by a
         // short word.
         "api_key = config.Xk8q2PzR7mWvTn4L".to_owned(),
-        // Three quotes between a key and its separator.
+        // Three quotes between a key and its separator; `is` with no space
+        // before it; a path's `::`; a space alone after a key that is not a
+        // flag or `Bearer`.
         r#"api_key"""= Xk8q2PzR7mWvTn4LbY"#.to_owned(),
+        r#"api_key"is Xk8q2PzR7mWvTn4LbY"#.to_owned(),
+        "api_key::Xk8q2PzR7mWvTn4LbY".to_owned(),
+        "api_key Xk8q2PzR7mWvTn4LbY".to_owned(),
         // Under a password key: a value of one repeated pair of letters, and
         // a lower-case word.
         "password = AbAbAbAbAbAb".to_owned(),
@@ -962,10 +967,32 @@ fn a_near_miss_of_a_secret_named_value_passes() {
         "api_key = app.Xk8q2PzR7mWvTn4L".to_owned(),
         "api_key = Xk8q2PzR7mWv.Tn4LbY9".to_owned(),
         "api_key = shopXk8q2.PzR7mWvTn4LbY".to_owned(),
+        // `:=` before a value of 12 characters.
+        "api_key := Xk8q2PzR7mWv".to_owned(),
     ];
-    for text in &edges {
+    // Each word that names a secret, alone.
+    let keys = [
+        "password",
+        "passwd",
+        "passphrase",
+        "pwd",
+        "pass",
+        "secret",
+        "apikey",
+        "accesskey",
+        "secretkey",
+        "privatekey",
+        "accountkey",
+        "credential",
+        "credentials",
+        "api_key",
+    ];
+    let edges = edges
+        .into_iter()
+        .chain(keys.iter().map(|key| format!("{key} = Tr0ub4dor&3xKq8z")));
+    for text in edges {
         assert_eq!(
-            find_secret(text).map(|found| found.kind),
+            find_secret(&text).map(|found| found.kind),
             Some(SecretKind::Assignment),
             "{text}"
         );
