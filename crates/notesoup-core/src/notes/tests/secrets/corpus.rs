@@ -942,6 +942,13 @@ fn a_near_miss_of_a_secret_named_value_passes() {
         r#"api_key"is Xk8q2PzR7mWvTn4LbY"#.to_owned(),
         "api_key::Xk8q2PzR7mWvTn4LbY".to_owned(),
         "api_key Xk8q2PzR7mWvTn4LbY".to_owned(),
+        // A `key` whose qualifier does not name a secret.
+        "cache_key = Xk8q2PzR7mWvTn4LbY".to_owned(),
+        // No value at the line's end, after a separator or a scheme; a word
+        // that is no scheme before the value.
+        "api_key =   ".to_owned(),
+        "Authorization: Bearer ".to_owned(),
+        "api_key = see Xk8q2PzR7mWvTn4LbY".to_owned(),
         // Under a password key: a value of one repeated pair of letters, and
         // a lower-case word.
         "password = AbAbAbAbAbAb".to_owned(),
@@ -969,8 +976,12 @@ fn a_near_miss_of_a_secret_named_value_passes() {
         "api_key = shopXk8q2.PzR7mWvTn4LbY".to_owned(),
         // `:=` before a value of 12 characters.
         "api_key := Xk8q2PzR7mWv".to_owned(),
+        // A secret of an AWS secret key's shape under a key that names no
+        // access.
+        format!("client_secret = {}", rng.pick(BASE64, 40)),
     ];
-    // Each word that names a secret, alone.
+    // Each word that names a secret, alone, and as the last word of a key
+    // after an acronym, or after lower case and a digit.
     let keys = [
         "password",
         "passwd",
@@ -986,6 +997,9 @@ fn a_near_miss_of_a_secret_named_value_passes() {
         "credential",
         "credentials",
         "api_key",
+        "APPKey",
+        "DBPass",
+        "my2xPWD",
     ];
     let edges = edges
         .into_iter()
