@@ -920,6 +920,12 @@ fn a_near_miss_of_a_format_is_not_that_format() {
 #[test]
 fn a_near_miss_of_a_secret_named_value_passes() {
     let mut rng = Rng(13);
+    let basic = |credentials: &str| {
+        format!(
+            "Authorization: Basic {}",
+            base64(credentials.as_bytes(), BASE64, true)
+        )
+    };
     let near_misses = [
         // A URL's query holding `user:password@`, past the authority's `/`.
         "https://example.com/search?q=alice:Tr0ub4dor3@home".to_owned(),
@@ -949,6 +955,15 @@ fn a_near_miss_of_a_secret_named_value_passes() {
         "api_key =   ".to_owned(),
         "Authorization: Bearer ".to_owned(),
         "api_key = see Xk8q2PzR7mWvTn4LbY".to_owned(),
+        // An environment variable's name, and a URL.
+        "api_key = XK8Q2PZR7MWV_TN4LBY".to_owned(),
+        "api_key = https://Xk8q2PzR7mWvTn4LbY".to_owned(),
+        // Basic credentials with no password, a placeholder for one, the
+        // user's name again, or a control character.
+        basic("hello world"),
+        basic("alice:password"),
+        basic("alice:alice"),
+        basic("alice\u{1}:Tr0ub4dor&3"),
         // Under a password key: a value of one repeated pair of letters, and
         // a lower-case word.
         "password = AbAbAbAbAbAb".to_owned(),
@@ -979,6 +994,10 @@ fn a_near_miss_of_a_secret_named_value_passes() {
         // A secret of an AWS secret key's shape under a key that names no
         // access.
         format!("client_secret = {}", rng.pick(BASE64, 40)),
+        // Mixed case is no environment variable's name; a token of a
+        // UUID's length is no UUID.
+        "api_key = Xk8q2PzR7mWv_Tn4LbY".to_owned(),
+        format!("auth_token = {}", rng.pick(BASE62, 36)),
     ];
     // Each word that names a secret, alone, and as the last word of a key
     // after an acronym, or after lower case and a digit.
@@ -1011,4 +1030,11 @@ fn a_near_miss_of_a_secret_named_value_passes() {
             "{text}"
         );
     }
+    // A user name may hold a space.
+    let text = basic("alice smith:Tr0ub4dor&3");
+    assert_eq!(
+        find_secret(&text).map(|found| found.kind),
+        Some(SecretKind::BasicAuth),
+        "{text}"
+    );
 }
