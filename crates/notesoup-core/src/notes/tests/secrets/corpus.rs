@@ -801,7 +801,6 @@ fn a_near_miss_of_a_format_is_not_that_format() {
     const HEADER: &str = r#"{"alg":"HS256"}"#;
     const CLAIMS: &str = r#"{"sub":"1234567890"}"#;
     let mut rng = Rng(11);
-    let random = |rng: &mut Rng, len| rng.pick(BASE62, len);
     let jwt_of = |header: &str, payload: &str, signature: &str| {
         format!("{}.{}.{signature}", b64url(header), b64url(payload))
     };
@@ -817,13 +816,13 @@ fn a_near_miss_of_a_format_is_not_that_format() {
         "AKIA1BCDEFGHIJKLMNOP".to_owned(),
         "A3TaBCDEFGHIJKLMNOPQ".to_owned(),
         // A fine-grained GitHub token without its `_` after 22 characters.
-        format!("github_pat_{}", random(&mut rng, 82)),
+        format!("github_pat_{}", rng.pick(BASE62, 82)),
         // Slack: no numeric id, and a secret of one repeated letter.
-        format!("xoxb-abcdefgh-{}", random(&mut rng, 24)),
+        format!("xoxb-abcdefgh-{}", rng.pick(BASE62, 24)),
         "xoxb-12345678901-aaaaaaaaaaaaaaaa".to_owned(),
         // A Slack webhook without its team and channel ids, and one whose
         // secret is one repeated letter.
-        format!("https://hooks.slack.com/services/{}", random(&mut rng, 24)),
+        format!("https://hooks.slack.com/services/{}", rng.pick(BASE62, 24)),
         format!(
             "https://hooks.slack.com/services/T12345678/B1234567890/{}",
             "a".repeat(24)
@@ -864,7 +863,7 @@ fn a_near_miss_of_a_format_is_not_that_format() {
         "sk_test_4eC39HqLyjWDarjtT1zdp7dc".to_owned(),
         format!("whsec_{} {}", rng.pick(BASE64, 20), rng.pick(BASE64, 20)),
         // An OpenAI key whose random part, after its kind, is short.
-        format!("sk-proj-{}", random(&mut rng, 30)),
+        format!("sk-proj-{}", rng.pick(BASE62, 30)),
         // A Shopify token and a DigitalOcean token that are not hex.
         format!("shpat_{}", rng.pick(LETTERS, 32)),
         format!("dop_v1_{}", rng.pick(LETTERS, 64)),
@@ -886,9 +885,7 @@ fn a_near_miss_of_a_format_is_not_that_format() {
         // A base64 private key block of 100 characters.
         base64_pem[..100].to_owned(),
     ];
-    for text in &near_misses {
-        assert_eq!(find_secret(text).map(|found| found.kind), None, "{text}");
-    }
+    assert_each_found(&near_misses, None);
     // Their edges that still are: a Discord bot token's longest HMAC, a
     // JWT's shortest header (10 characters), payload (10) and signature
     // (16) and a payload of 2,000 characters, and an OpenAI key of any text
@@ -906,12 +903,8 @@ fn a_near_miss_of_a_format_is_not_that_format() {
             SecretKind::OpenAiKey,
         ),
     ];
-    for (text, kind) in &edges {
-        assert_eq!(
-            find_secret(text).map(|found| found.kind),
-            Some(*kind),
-            "{text}"
-        );
+    for (text, kind) in edges {
+        assert_each_found(&[text], Some(kind));
     }
 }
 
@@ -969,9 +962,7 @@ fn a_near_miss_of_a_secret_named_value_passes() {
         "password = AbAbAbAbAbAb".to_owned(),
         "password = qwzjxkvbnmtr".to_owned(),
     ];
-    for text in &near_misses {
-        assert_eq!(find_secret(text).map(|found| found.kind), None, "{text}");
-    }
+    assert_each_found(&near_misses, None);
     let edges = [
         // A key of 64 characters, a value of 256, a password of 8.
         format!("{}_password = Tr0ub4dor&3x", "x".repeat(55)),
@@ -1020,21 +1011,21 @@ fn a_near_miss_of_a_secret_named_value_passes() {
         "DBPass",
         "my2xPWD",
     ];
-    let edges = edges
+    let edges: Vec<String> = edges
         .into_iter()
-        .chain(keys.iter().map(|key| format!("{key} = Tr0ub4dor&3xKq8z")));
-    for text in edges {
-        assert_eq!(
-            find_secret(&text).map(|found| found.kind),
-            Some(SecretKind::Assignment),
-            "{text}"
-        );
-    }
+        .chain(keys.iter().map(|key| format!("{key} = Tr0ub4dor&3xKq8z")))
+        .collect();
+    assert_each_found(&edges, Some(SecretKind::Assignment));
     // A user name may hold a space.
-    let text = basic("alice smith:Tr0ub4dor&3");
-    assert_eq!(
-        find_secret(&text).map(|found| found.kind),
+    assert_each_found(
+        &[basic("alice smith:Tr0ub4dor&3")],
         Some(SecretKind::BasicAuth),
-        "{text}"
     );
+}
+
+/// Asserts that each of `texts` is found as `kind` (`None`: passes).
+fn assert_each_found(texts: &[String], kind: Option<SecretKind>) {
+    for text in texts {
+        assert_eq!(find_secret(text).map(|found| found.kind), kind, "{text}");
+    }
 }
