@@ -143,9 +143,18 @@ fn age_key(rng: &mut Rng) -> String {
 }
 
 fn jwt(rng: &mut Rng, alg: &str, claims: &str) -> String {
-    let header = b64url(&format!(r#"{{"alg":"{alg}","typ":"JWT"}}"#));
     let signature = base64(&rng.bytes(32), URL_SAFE, false);
-    format!("{header}.{}.{signature}", b64url(claims))
+    jwt_of(
+        &format!(r#"{{"alg":"{alg}","typ":"JWT"}}"#),
+        claims,
+        &signature,
+    )
+}
+
+/// A JWT of the given header and payload (JSON, encoded here) and
+/// signature (as it stands).
+fn jwt_of(header: &str, payload: &str, signature: &str) -> String {
+    format!("{}.{}.{signature}", b64url(header), b64url(payload))
 }
 
 /// A PEM block with `lines` lines of 64 base64 characters.
@@ -801,9 +810,6 @@ fn a_near_miss_of_a_format_is_not_that_format() {
     const HEADER: &str = r#"{"alg":"HS256"}"#;
     const CLAIMS: &str = r#"{"sub":"1234567890"}"#;
     let mut rng = Rng(11);
-    let jwt_of = |header: &str, payload: &str, signature: &str| {
-        format!("{}.{}.{signature}", b64url(header), b64url(payload))
-    };
     let signature = rng.pick(URL_SAFE, 16);
     let base64_pem = base64(
         pem(&mut rng, "RSA PRIVATE KEY", 2, "\n").as_bytes(),
