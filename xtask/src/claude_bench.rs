@@ -16,6 +16,10 @@
 //!   caches in `~/.cache/notesoup` kept), and with nothing kept anywhere
 //!   (a new data directory and new caches: the store listed whole, the
 //!   transcript scanned whole);
+//! - `resume` of one session right after a note was written into the
+//!   project home of a third store, of 10,000 notes too (a new note each
+//!   run): the home is listed again from the heads the hooks keep, as after
+//!   an agent's session that wrote notes;
 //! - `notesoup hook user-prompt-submit` (usage from the transcript's tail);
 //! - MCP `tools/call` round trips on a running `notesoup mcp`, each call
 //!   carrying Claude Code's `claudecode/toolUseId`: `notes_list` over the
@@ -55,13 +59,14 @@ const MANY_NOTES: usize = 10_000;
 const TRANSCRIPT_BYTES: usize = 50 * 1024 * 1024;
 /// The hooks timed for each build, in the order of `World::measure_hook`:
 /// the report's row names, and whether the row's first run is shown apart.
-const HOOKS: [(&str, bool); 6] = [
+const HOOKS: [(&str, bool); 7] = [
     ("hook session-start", false),
     ("hook user-prompt-submit", false),
     ("session-start resume*", true),
     ("session-start compact*", true),
     ("resume, new data dir*", false),
     ("resume, nothing kept*", false),
+    ("resume, a note written*", false),
 ];
 /// Calls made on one server before its memory is read again.
 const RSS_CALLS: usize = 1_000;
@@ -119,6 +124,8 @@ struct World {
     notes: PathBuf,
     /// The 10,000-note store.
     many_notes: PathBuf,
+    /// Another, written to before each of its runs.
+    written_notes: PathBuf,
     data: PathBuf,
     project: PathBuf,
     transcript: PathBuf,
@@ -132,6 +139,7 @@ impl World {
         let world = Self {
             notes: dir.join("notes"),
             many_notes: dir.join("many-notes"),
+            written_notes: dir.join("written-notes"),
             data: home.join(".claude/plugins/data/notesoup-bench"),
             home,
             project,
@@ -140,6 +148,7 @@ impl World {
         };
         world.write_notes(&world.notes, NOTES)?;
         world.write_notes(&world.many_notes, MANY_NOTES)?;
+        world.write_notes(&world.written_notes, MANY_NOTES)?;
         let notes_written = Instant::now();
         world.write_transcript()?;
         // A store is measured as a user's is: settled. Boots keep no shelf
@@ -410,7 +419,11 @@ impl World {
         )?;
         writeln!(
             report,
-            "     new data dir: a new CLAUDE_PLUGIN_DATA each run, the caches kept; nothing kept: new caches too)"
+            "     new data dir: a new CLAUDE_PLUGIN_DATA each run, the caches kept; nothing kept: new caches too;"
+        )?;
+        writeln!(
+            report,
+            "     a note written: one session resumed right after a note was written into the project home of another 10,000)"
         )?;
         writeln!(
             report,
@@ -463,6 +476,24 @@ impl World {
                 "resume",
                 &[("CLAUDE_PLUGIN_DATA", fresh.join("data"))],
             ),
+            // A note written since the last boot: its home is listed again.
+            6 => {
+                let topics = project_key_dir(&self.written_notes, &self.project)?.join("topics");
+                std::fs::write(
+                    topics.join(format!("written-{run}.md")),
+                    note_text(&format!("Written {run}"), "A fact learnt this run.\n"),
+                )?;
+                let session = "bench-written";
+                self.hook_with(
+                    binary,
+                    &self.written_notes,
+                    &self.transcript_of(session)?,
+                    "session-start",
+                    session,
+                    "resume",
+                    &[],
+                )
+            }
             // Nothing kept anywhere: a new data directory and new caches.
             _ => self.hook_with(
                 binary,

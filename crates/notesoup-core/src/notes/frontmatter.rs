@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::error::NoteError;
-use super::time::{local_iso, parse_iso_ms};
+use super::time::{local_iso, parse_iso_ms_zoned};
 use crate::wire::RefusalCode;
 
 /// Who wrote a note's content.
@@ -220,7 +220,17 @@ impl SplitNote<'_> {
 
     /// Parses the metadata of the block (defaults when there is none).
     pub(crate) fn meta(&self, now_ms: i64, tz: &TimeZone) -> NoteMeta {
+        self.meta_and_inputs(now_ms, tz).0
+    }
+
+    /// [`Self::meta`], and which of its times the time of the call and the
+    /// zone decided: what a cache must know to keep the parse.
+    pub(crate) fn meta_and_inputs(&self, now_ms: i64, tz: &TimeZone) -> (NoteMeta, TimeInputs) {
         let mut meta = NoteMeta::new_at(now_ms);
+        let mut inputs = TimeInputs {
+            clock: [true, true, true, false],
+            zone: [false; 4],
+        };
         if let Some(block) = self.block {
             let mut rest = block;
             let mut lines = Vec::new();
@@ -228,11 +238,21 @@ impl SplitNote<'_> {
                 lines.push(line);
             }
             for field in read_fields(&lines) {
-                apply_field(&mut meta, field, now_ms, tz);
+                apply_field(&mut meta, &mut inputs, field, now_ms, tz);
             }
         }
-        meta
+        (meta, inputs)
     }
+}
+
+/// What decided the times of a parse, each of `createdAt`, `updatedAt`,
+/// `lastAccessed` and `crumpledAt` in that order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct TimeInputs {
+    /// The time is the time of the call (missing or unreadable).
+    pub(crate) clock: [bool; 4],
+    /// The zone decided it (a date-time without offset).
+    pub(crate) zone: [bool; 4],
 }
 
 /// Finds the frontmatter block: a BOM is skipped, the first line must be
@@ -516,8 +536,20 @@ fn could_be_json(text: &str) -> bool {
     }
 }
 
-fn apply_field(meta: &mut NoteMeta, field: Field, now_ms: i64, tz: &TimeZone) {
-    let time = |value: &Value| time_ms(value, tz).unwrap_or(now_ms);
+fn apply_field(
+    meta: &mut NoteMeta,
+    inputs: &mut TimeInputs,
+    field: Field,
+    now_ms: i64,
+    tz: &TimeZone,
+) {
+    // The time of field `index` (of `TimeInputs`), noting what decided it.
+    let mut time = |index: usize, value: &Value| {
+        let (ms, zoned) = time_ms(value, tz);
+        inputs.clock[index] = ms.is_none();
+        inputs.zone[index] = zoned;
+        ms.unwrap_or(now_ms)
+    };
     match field.key.as_str() {
         "origin" => {
             meta.origin = field
@@ -526,15 +558,18 @@ fn apply_field(meta: &mut NoteMeta, field: Field, now_ms: i64, tz: &TimeZone) {
                 .and_then(|text| NoteOrigin::parse(text).ok())
                 .unwrap_or_default();
         }
-        "createdAt" => meta.created_at = time(&field.value),
-        "updatedAt" => meta.updated_at = time(&field.value),
-        "lastAccessed" => meta.last_accessed = time(&field.value),
+        "createdAt" => meta.created_at = time(0, &field.value),
+        "updatedAt" => meta.updated_at = time(1, &field.value),
+        "lastAccessed" => meta.last_accessed = time(2, &field.value),
         "accessCount" => meta.access_count = count(&field.value).unwrap_or(0),
         "crumpledAt" => {
             meta.crumpled_at = match &field.value {
-                Value::String(text) if !text.is_empty() => Some(time(&field.value)),
-                Value::Number(_) => Some(time(&field.value)),
-                _ => None,
+                Value::String(text) if !text.is_empty() => Some(time(3, &field.value)),
+                Value::Number(_) => Some(time(3, &field.value)),
+                _ => {
+                    (inputs.clock[3], inputs.zone[3]) = (false, false);
+                    None
+                }
             };
         }
         "project" => {
@@ -553,13 +588,18 @@ fn apply_field(meta: &mut NoteMeta, field: Field, now_ms: i64, tz: &TimeZone) {
     }
 }
 
-fn time_ms(value: &Value, tz: &TimeZone) -> Option<i64> {
+/// A time field's value in epoch milliseconds, and whether `tz` decided
+/// it (see [`parse_iso_ms_zoned`]).
+fn time_ms(value: &Value, tz: &TimeZone) -> (Option<i64>, bool) {
     match value {
-        Value::String(text) => parse_iso_ms(text, tz),
-        Value::Number(number) => number
-            .as_i64()
-            .or_else(|| number.as_f64().map(|ms| ms as i64)),
-        _ => None,
+        Value::String(text) => parse_iso_ms_zoned(text, tz),
+        Value::Number(number) => (
+            number
+                .as_i64()
+                .or_else(|| number.as_f64().map(|ms| ms as i64)),
+            false,
+        ),
+        _ => (None, false),
     }
 }
 

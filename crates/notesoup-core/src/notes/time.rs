@@ -74,23 +74,32 @@ fn linked_zone(link: &Path) -> Option<TimeZone> {
 /// or `Z`; a date-time without offset is local time in `tz`; a bare date is
 /// midnight UTC.
 pub(crate) fn parse_iso_ms(text: &str, tz: &TimeZone) -> Option<i64> {
+    parse_iso_ms_zoned(text, tz).0
+}
+
+/// [`parse_iso_ms`], and whether `tz` decided the answer (a date-time
+/// without offset, read or refused in the zone).
+pub(crate) fn parse_iso_ms_zoned(text: &str, tz: &TimeZone) -> (Option<i64>, bool) {
     let text = text.trim();
     if let Ok(timestamp) = text.parse::<Timestamp>() {
-        return Some(timestamp.as_millisecond());
+        return (Some(timestamp.as_millisecond()), false);
     }
     if let Ok(datetime) = text.parse::<civil::DateTime>()
         && text.contains(['T', 't', ' '])
     {
-        return tz
+        let ms = tz
             .to_timestamp(datetime)
             .ok()
             .map(|timestamp| timestamp.as_millisecond());
+        return (ms, true);
     }
-    let date = text.parse::<civil::Date>().ok()?;
-    TimeZone::UTC
-        .to_timestamp(date.to_datetime(civil::Time::midnight()))
-        .ok()
-        .map(|timestamp| timestamp.as_millisecond())
+    let ms = text.parse::<civil::Date>().ok().and_then(|date| {
+        TimeZone::UTC
+            .to_timestamp(date.to_datetime(civil::Time::midnight()))
+            .ok()
+            .map(|timestamp| timestamp.as_millisecond())
+    });
+    (ms, false)
 }
 
 /// A time as whole seconds and nanoseconds since the epoch (negative

@@ -89,10 +89,22 @@ struct Kept {
     /// watched, and no change was reported since the stamp matched (see
     /// [`HeadCache::watching`]).
     watched: bool,
-    /// The seal of a head loaded from a saved cache and not yet verified
-    /// (see [`HeadCache::load`]); `None` for a head this process read, or
-    /// one whose seal verified.
-    sealed: Option<Seal>,
+    /// Where its seal stands (see [`HeadCache::load`]).
+    sealed: Sealed,
+}
+
+/// Where a kept head's seal stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Sealed {
+    /// Read by this process and not saved yet: sealed by the next save.
+    No,
+    /// Loaded from a saved cache and not yet verified: served only once it
+    /// verifies.
+    Unproven(Seal),
+    /// Verified, or made by a save, under [`Heads::proven_under`]: saved
+    /// again as it is while that key is the key (an entry's path, stamp and
+    /// head never change; a new read replaces the entry).
+    Proven(Seal),
 }
 
 /// A head's metadata as a listing keeps it: the parse, unless it depends
@@ -108,25 +120,21 @@ pub(super) struct KeptMeta {
 }
 
 impl KeptMeta {
-    /// How far the clock is moved to see which times are the call's: a day.
-    const CLOCK_PROBE_MS: i64 = 86_400_000;
-
-    /// Parses `head` at `now` in `tz`, and what a cache may keep of it:
-    /// the head is parsed again a day later, and again in a zone no place
-    /// uses (25 hours ahead of UTC), to see what depends on either.
+    /// Parses `head` at `now` in `tz`, and what a cache may keep of it: the
+    /// parse with the times that are the call's marked, unless a time
+    /// depends on the zone.
     pub(super) fn parse(head: &SplitNote<'_>, now: i64, tz: &TimeZone) -> (NoteMeta, KeptMeta) {
-        let meta = head.meta(now, tz);
-        let later = head.meta(now.wrapping_add(Self::CLOCK_PROBE_MS), tz);
-        let elsewhere = head.meta(now, &TimeZone::fixed(jiff::tz::Offset::constant(25)));
-        let kept = match clock_fields(&meta, later) {
-            Some(clock) if elsewhere == meta => KeptMeta {
-                meta: Some(meta.clone()),
-                clock,
-            },
-            _ => KeptMeta {
+        let (meta, inputs) = head.meta_and_inputs(now, tz);
+        let kept = if inputs.zone.contains(&true) {
+            KeptMeta {
                 meta: None,
                 clock: [false; 4],
-            },
+            }
+        } else {
+            KeptMeta {
+                meta: Some(meta.clone()),
+                clock: inputs.clock,
+            }
         };
         (meta, kept)
     }
@@ -150,32 +158,6 @@ impl KeptMeta {
         }
         Some(meta)
     }
-}
-
-/// Which times of `meta` are the time of the call, given `later`, the same
-/// head parsed [`KeptMeta::CLOCK_PROBE_MS`] later: a time that moved by
-/// exactly that much. `None` when anything else differs.
-fn clock_fields(meta: &NoteMeta, mut later: NoteMeta) -> Option<[bool; 4]> {
-    let mut clock = [false; 4];
-    let moved = |now: i64, then: i64| then == now.wrapping_add(KeptMeta::CLOCK_PROBE_MS);
-    for (index, (now, then)) in [
-        (meta.created_at, &mut later.created_at),
-        (meta.updated_at, &mut later.updated_at),
-        (meta.last_accessed, &mut later.last_accessed),
-    ]
-    .into_iter()
-    .enumerate()
-    {
-        if moved(now, *then) {
-            (*then, clock[index]) = (now, true);
-        }
-    }
-    if let (Some(now), Some(then)) = (meta.crumpled_at, later.crumpled_at.as_mut())
-        && moved(now, *then)
-    {
-        (*then, clock[3]) = (now, true);
-    }
-    (later == *meta).then_some(clock)
 }
 
 /// Note heads kept between listings, for a long-lived host. Shared by every
@@ -204,6 +186,8 @@ pub struct HeadCache {
 struct Heads {
     by_path: HashMap<OsString, Kept, PathHashing>,
     changed: bool,
+    /// The key the [`Sealed::Proven`] seals are under.
+    proven_under: Option<SealKey>,
     /// Change notification, for a cache made [`HeadCache::watching`].
     watcher: Option<Watcher>,
     /// Per device, whether its filesystem keeps a change time no user can
@@ -437,7 +421,7 @@ impl HeadCache {
             .by_path
             .get_mut(path.as_os_str())
             .filter(|kept| kept.stamp == *stamp)?;
-        if let Some(seal) = found.sealed {
+        if let Sealed::Unproven(seal) = found.sealed {
             // A saved head: served only when its seal proves this process's
             // kind wrote it from the file under this very stamp.
             let proven = self
@@ -449,7 +433,7 @@ impl HeadCache {
                 kept.changed = true;
                 return None;
             }
-            found.sealed = None;
+            found.sealed = Sealed::Proven(seal);
         }
         Some(found.serve(now, buffer))
     }
@@ -579,7 +563,7 @@ impl HeadCache {
                 head: head.into(),
                 meta: None,
                 watched: false,
-                sealed: None,
+                sealed: Sealed::No,
             },
         );
         kept.changed = true;
@@ -602,7 +586,10 @@ impl HeadCache {
             return cache;
         };
         if let Some(by_path) = read_saved(path) {
-            cache.lock().by_path = by_path;
+            let mut heads = cache.lock();
+            heads.by_path = by_path;
+            heads.proven_under = Some(key.clone());
+            drop(heads);
             cache.seal_key = Some(key);
         }
         cache
@@ -622,7 +609,13 @@ impl HeadCache {
         }
         std::fs::create_dir_all(dir)?;
         let key = SealKey::load_or_make(dir)?;
-        let bytes = encode(&self.lock().by_path, &key);
+        let mut heads = self.lock();
+        // Seals proven under another key (the file replaced since) are
+        // made again.
+        let reseal = heads.proven_under.as_ref() != Some(&key);
+        let bytes = encode(&mut heads.by_path, &key, reseal);
+        heads.proven_under = Some(key);
+        drop(heads);
         crate::durable::replace_unsynced(path, &bytes)?;
         self.lock().changed = false;
         Ok(())
@@ -746,12 +739,23 @@ fn verifies(_: &SealKey, _: &std::ffi::OsStr, _: &Kept, _: &Seal) -> bool {
 /// stamp (device, inode, length, modification and change times as seconds
 /// and nanoseconds), its bytes (length, bytes) and its seal (20 bytes);
 /// numbers are little-endian, lengths 32 bits, the rest 64. A head read by
-/// this process is sealed under `key`; one loaded and not yet proven keeps
-/// the seal it came with (it is never sealed anew).
+/// this process is sealed under `key` and keeps the seal for the next save,
+/// as is one proven under another key when `reseal`; one loaded and not yet
+/// proven keeps the seal it came with (it is never sealed anew).
 #[cfg(unix)]
-fn encode(by_path: &HashMap<OsString, Kept, PathHashing>, key: &SealKey) -> Vec<u8> {
+fn encode(
+    by_path: &mut HashMap<OsString, Kept, PathHashing>,
+    key: &SealKey,
+    reseal: bool,
+) -> Vec<u8> {
     use std::os::unix::ffi::OsStrExt;
-    let mut out = MAGIC.to_vec();
+    // Each entry: two lengths, seven stamp words, the seal.
+    const FIXED: usize = 4 + 7 * 8 + 4 + SEAL_BYTES;
+    let len = by_path.iter().fold(MAGIC.len(), |len, (path, kept)| {
+        len + FIXED + path.len() + kept.head.len()
+    });
+    let mut out = Vec::with_capacity(len);
+    out.extend_from_slice(MAGIC);
     for (path, kept) in by_path {
         let path = path.as_bytes();
         let Ok(path_len) = u32::try_from(path.len()) else {
@@ -765,17 +769,24 @@ fn encode(by_path: &HashMap<OsString, Kept, PathHashing>, key: &SealKey) -> Vec<
         let path_len = path_len.to_le_bytes();
         let words = stamp_words(&kept.stamp);
         let parts = sealed_parts(path, &path_len, &words, &head_len, &kept.head);
-        let seal = kept.sealed.unwrap_or_else(|| key.seal(&parts));
+        let seal = match kept.sealed {
+            Sealed::Unproven(seal) => seal,
+            Sealed::Proven(seal) if !reseal => seal,
+            Sealed::Proven(_) | Sealed::No => key.seal(&parts),
+        };
         for part in parts {
             out.extend_from_slice(part);
         }
         out.extend_from_slice(&seal);
+        if !matches!(kept.sealed, Sealed::Unproven(_)) {
+            kept.sealed = Sealed::Proven(seal);
+        }
     }
     out
 }
 
 #[cfg(not(unix))]
-fn encode(_: &HashMap<OsString, Kept, PathHashing>, _: &SealKey) -> Vec<u8> {
+fn encode(_: &mut HashMap<OsString, Kept, PathHashing>, _: &SealKey, _: bool) -> Vec<u8> {
     MAGIC.to_vec()
 }
 
@@ -842,7 +853,7 @@ fn decode(bytes: &[u8]) -> Option<HashMap<OsString, Kept, PathHashing>> {
                 head,
                 meta: None,
                 watched: false,
-                sealed: Some(seal),
+                sealed: Sealed::Unproven(seal),
             },
         );
         if by_path.len() > HeadCache::MAX_ENTRIES {
@@ -1062,6 +1073,43 @@ mod tests {
         assert!(HeadCache::load(&file).is_empty());
     }
 
+    /// A save keeps the seals it proved or made while the key is the same,
+    /// and seals every head again under a key made since: a later process
+    /// under the new key is served them all.
+    #[test]
+    fn a_save_seals_again_what_was_proven_under_a_replaced_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("heads.bin");
+        let key_file = dir.path().join(super::super::seal::KEY_FILE);
+        let a = stamp(100, (100, 5));
+        let first = HeadCache::with_settle(Duration::ZERO);
+        first.put(Path::new("/n/a.md"), a, b"---\na", at(200));
+        first.put(Path::new("/n/b.md"), a, b"---\nb", at(200));
+        first.save(&file).unwrap();
+        // A later process proves one saved head, reads another, saves.
+        let second = HeadCache::load(&file);
+        assert!(served(&second, "/n/a.md", &a).is_some());
+        second.put(Path::new("/n/c.md"), a, b"---\nc", at(200));
+        second.save(&file).unwrap();
+        let heads = ["/n/a.md", "/n/b.md", "/n/c.md"];
+        let third = HeadCache::load(&file);
+        for path in heads {
+            assert!(served(&third, path, &a).is_some(), "{path}");
+        }
+        // The key is made anew while the second process lives on: its next
+        // save seals what it proved or sealed under the old key again.
+        std::fs::remove_file(&key_file).unwrap();
+        SealKey::load_or_make(dir.path()).unwrap();
+        second.put(Path::new("/n/d.md"), a, b"---\nd", at(200));
+        second.save(&file).unwrap();
+        let fourth = HeadCache::load(&file);
+        for path in ["/n/a.md", "/n/c.md", "/n/d.md"] {
+            assert!(served(&fourth, path, &a).is_some(), "{path}");
+        }
+        // One it never proved keeps the seal it came with, now under no key.
+        assert_eq!(served(&fourth, "/n/b.md", &a), None);
+    }
+
     #[test]
     fn a_damaged_saved_cache_loads_empty() {
         let dir = tempfile::tempdir().unwrap();
@@ -1202,6 +1250,59 @@ mod tests {
                         assert_eq!(at, head.meta(later, tz), "{block} at {later}");
                     }
                 }
+            }
+        }
+    }
+
+    /// A time field's line as notes carry it, or as a hand edit might.
+    fn time_line() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        let key = prop_oneof![
+            Just("createdAt"),
+            Just("updatedAt"),
+            Just("lastAccessed"),
+            Just("crumpledAt"),
+        ];
+        let value = prop_oneof![
+            (1970i32..2100, 1u8..13, 1u8..29, 0u8..24)
+                .prop_map(|(y, mo, d, h)| format!("{y}-{mo:02}-{d:02}T{h:02}:00:00.000+02:00")),
+            (1970i32..2100, 1u8..13, 1u8..29)
+                .prop_map(|(y, mo, d)| format!("{y}-{mo:02}-{d:02}T10:30:00Z")),
+            (1970i32..2100, 1u8..13, 1u8..29)
+                .prop_map(|(y, mo, d)| format!("{y}-{mo:02}-{d:02} 10:30:00")),
+            (1970i32..2100, 1u8..13, 1u8..29).prop_map(|(y, mo, d)| format!("{y}-{mo:02}-{d:02}")),
+            (0i64..4_000_000_000_000).prop_map(|ms| ms.to_string()),
+            Just("1.5e12".to_owned()),
+            Just(String::new()),
+            Just("\"\"".to_owned()),
+            Just("soon".to_owned()),
+            Just("[]".to_owned()),
+        ];
+        (key, value).prop_map(|(key, value)| format!("{key}: {value}"))
+    }
+
+    proptest::proptest! {
+        /// The parse a cache keeps, moved to any later call, is that call's
+        /// parse, and it is kept exactly when no time depends on the zone.
+        #[test]
+        fn a_kept_parse_is_the_parse_of_every_later_call(
+            lines in proptest::collection::vec(time_line(), 0..6),
+            later in 0i64..100_000_000_000,
+        ) {
+            use crate::notes::frontmatter::split_note;
+            let text = format!("---\norigin: self\n{}\n---\n\nbody", lines.join("\n"));
+            let head = split_note(&text);
+            let tz = TimeZone::fixed(jiff::tz::Offset::constant(-7));
+            let elsewhere = TimeZone::fixed(jiff::tz::Offset::constant(25));
+            let now = 1_780_000_000_000;
+            let (meta, kept) = KeptMeta::parse(&head, now, &tz);
+            proptest::prop_assert_eq!(&meta, &head.meta(now, &tz));
+            match kept.at(now + later) {
+                Some(at) => {
+                    proptest::prop_assert_eq!(at, head.meta(now + later, &tz));
+                    proptest::prop_assert_eq!(head.meta(now, &elsewhere), meta);
+                }
+                None => proptest::prop_assert_ne!(head.meta(now, &elsewhere), meta),
             }
         }
     }

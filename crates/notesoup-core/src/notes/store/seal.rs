@@ -37,6 +37,14 @@ pub(super) type Seal = [u8; SEAL_BYTES];
 pub(super) struct SealKey {
     inner: Sha1,
     outer: Sha1,
+    /// The key's bytes, which tell two keys apart.
+    key: [u8; KEY_BYTES],
+}
+
+impl PartialEq for SealKey {
+    fn eq(&self, other: &SealKey) -> bool {
+        self.key == other.key
+    }
 }
 
 impl std::fmt::Debug for SealKey {
@@ -56,6 +64,7 @@ impl SealKey {
         SealKey {
             inner: Sha1::from(inner_pad),
             outer: Sha1::from(outer_pad),
+            key: *key,
         }
     }
 
