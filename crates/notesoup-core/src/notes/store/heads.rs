@@ -1110,6 +1110,27 @@ mod tests {
         assert_eq!(served(&fourth, "/n/b.md", &a), None);
     }
 
+    /// A loaded head that was never proven stays to be proven through a
+    /// save of the process that loaded it: a forged one is still refused.
+    #[test]
+    fn a_save_proves_no_loaded_head() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("heads.bin");
+        let a = stamp(100, (100, 5));
+        let cache = HeadCache::with_settle(Duration::ZERO);
+        cache.put(Path::new("/n/a.md"), a, b"---\ntitle: aaaa\n", at(200));
+        cache.save(&file).unwrap();
+        let mut forged = std::fs::read(&file).unwrap();
+        let at_title = forged.windows(4).position(|w| w == b"aaaa").unwrap();
+        forged[at_title..at_title + 4].copy_from_slice(b"EVIL");
+        std::fs::write(&file, &forged).unwrap();
+        let loaded = HeadCache::load(&file);
+        loaded.put(Path::new("/n/b.md"), a, b"---\nb", at(200));
+        loaded.save(&file).unwrap();
+        assert_eq!(served(&loaded, "/n/a.md", &a), None);
+        assert_eq!(served(&HeadCache::load(&file), "/n/a.md", &a), None);
+    }
+
     #[test]
     fn a_damaged_saved_cache_loads_empty() {
         let dir = tempfile::tempdir().unwrap();
