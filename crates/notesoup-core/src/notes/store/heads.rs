@@ -751,22 +751,23 @@ fn encode(
     use std::os::unix::ffi::OsStrExt;
     // Each entry: two lengths, seven stamp words, the seal.
     const FIXED: usize = 4 + 7 * 8 + 4 + SEAL_BYTES;
-    let len = by_path.iter().fold(MAGIC.len(), |len, (path, kept)| {
-        len + FIXED + path.len() + kept.head.len()
-    });
+    let saved = |path: &OsString| path.len() <= MAX_SAVED_PATH;
+    let len = by_path
+        .iter()
+        .filter(|(path, _)| saved(path))
+        .fold(MAGIC.len(), |len, (path, kept)| {
+            len + FIXED + path.len() + kept.head.len()
+        });
     let mut out = Vec::with_capacity(len);
     out.extend_from_slice(MAGIC);
     for (path, kept) in by_path {
-        let path = path.as_bytes();
-        let Ok(path_len) = u32::try_from(path.len()) else {
-            continue;
-        };
-        if path.len() > MAX_SAVED_PATH {
+        if !saved(path) {
             continue;
         }
-        // Kept heads are at most MAX_HEAD_BYTES long.
+        let path = path.as_bytes();
+        // Paths are at most MAX_SAVED_PATH long, heads MAX_HEAD_BYTES.
         let head_len = (kept.head.len() as u32).to_le_bytes();
-        let path_len = path_len.to_le_bytes();
+        let path_len = (path.len() as u32).to_le_bytes();
         let words = stamp_words(&kept.stamp);
         let parts = sealed_parts(path, &path_len, &words, &head_len, &kept.head);
         let seal = match kept.sealed {
@@ -782,6 +783,7 @@ fn encode(
             kept.sealed = Sealed::Proven(seal);
         }
     }
+    debug_assert_eq!(out.len(), len, "the size measured before");
     out
 }
 
