@@ -1,7 +1,10 @@
 //! The boot over a 10,000-note store: the snapshot (five scoped listings of
 //! note heads, then the few bodies the boot shows) and the pure render,
-//! together and apart; and the snapshot a host that keeps a shelf index
-//! between boots takes while no home has changed.
+//! together and apart; the snapshot a host that keeps a shelf index
+//! between boots takes while no home has changed; and the boot of a hook
+//! process right after a note was written into one home (its caches loaded
+//! from the cache directory, the home listed again from the saved heads,
+//! the caches saved).
 //!
 //! Run with `cargo bench -p notesoup-core --bench boot`.
 
@@ -15,7 +18,8 @@ use jiff::Timestamp;
 use jiff::tz::TimeZone;
 use notesoup_core::boot::ToolBindings;
 use notesoup_core::boot::{BootIdentity, BootSections, BootSnapshot, ShelfIndex};
-use notesoup_core::notes::{NoteStore, NotesIdentity};
+use notesoup_core::notes::{HeadCache, NoteStore, NotesIdentity};
+use notesoup_core::plumbing::BootCaches;
 use notesoup_core::settings::Settings;
 use tempfile::TempDir;
 
@@ -142,6 +146,37 @@ fn snapshot_indexed_10k(bencher: Bencher<'_, '_>) {
             "every home is served from the index"
         );
         bencher.bench_local(|| BootSnapshot::load_indexed(store, &mut index).expect("snapshot"));
+    });
+}
+
+/// A hook's boot after a note was written into the project home: a new
+/// process's [`BootCaches`] over a cache directory a first boot filled
+/// (the notes settled first: a head is kept only once its file is 2 s
+/// old), each run with another new note (the one before removed).
+#[divan::bench(sample_count = 20)]
+fn snapshot_after_a_write_10k(bencher: Bencher<'_, '_>) {
+    with_store(|store| {
+        std::thread::sleep(HeadCache::DEFAULT_SETTLE + Duration::from_millis(100));
+        let caches = TempDir::new().expect("cache dir");
+        BootCaches::new(Some(caches.path().to_owned()))
+            .snapshot(store)
+            .expect("first boot");
+        let home = store.identity().home().join("project/shop-1a2b3c4d");
+        let written = std::cell::Cell::new(0);
+        bencher
+            .with_inputs(|| {
+                let n = written.get();
+                let _ = fs::remove_file(home.join(format!("written-{n}.md")));
+                written.set(n + 1);
+                fs::write(
+                    home.join(format!("written-{}.md", n + 1)),
+                    "---\norigin: self\n---\n\n# Written\n",
+                )
+                .expect("note");
+                BootCaches::new(Some(caches.path().to_owned()))
+            })
+            .bench_local_values(|caches| caches.snapshot(store).expect("snapshot"));
+        let _ = fs::remove_file(home.join(format!("written-{}.md", written.get())));
     });
 }
 
