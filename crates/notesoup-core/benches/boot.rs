@@ -1,10 +1,10 @@
 //! The boot over a 10,000-note store: the snapshot (five scoped listings of
 //! note heads, then the few bodies the boot shows) and the pure render,
 //! together and apart; the snapshot a host that keeps a shelf index
-//! between boots takes while no home has changed; and the boot of a hook
-//! process right after a note was written into one home (its caches loaded
+//! between boots takes while no home has changed; and a hook process's
+//! boot, right after a note was written into one home (its caches loaded
 //! from the cache directory, the home listed again from the saved heads,
-//! the caches saved).
+//! the caches saved) and with nothing kept yet (every note read).
 //!
 //! Run with `cargo bench -p notesoup-core --bench boot`.
 
@@ -177,6 +177,23 @@ fn snapshot_after_a_write_10k(bencher: Bencher<'_, '_>) {
             })
             .bench_local_values(|caches| caches.snapshot(store).expect("snapshot"));
         let _ = fs::remove_file(home.join(format!("written-{}.md", written.get())));
+    });
+}
+
+/// A hook's first boot with nothing kept: a new process's [`BootCaches`]
+/// over an empty cache directory lists every home, reading each note, and
+/// saves the caches.
+#[divan::bench(sample_count = 20)]
+fn snapshot_nothing_kept_10k(bencher: Bencher<'_, '_>) {
+    with_store(|store| {
+        std::thread::sleep(HeadCache::DEFAULT_SETTLE + Duration::from_millis(100));
+        bencher
+            .with_inputs(|| TempDir::new().expect("cache dir"))
+            .bench_local_refs(|caches| {
+                BootCaches::new(Some(caches.path().to_owned()))
+                    .snapshot(store)
+                    .expect("snapshot")
+            });
     });
 }
 
