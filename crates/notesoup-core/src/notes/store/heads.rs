@@ -1038,6 +1038,17 @@ mod tests {
         );
     }
 
+    /// Writes `EVIL` over the saved head title `aaaa` in the saved cache
+    /// `file`, its seal left as it was; the bytes before.
+    fn forge_title(file: &Path) -> Vec<u8> {
+        let whole = std::fs::read(file).unwrap();
+        let at_title = whole.windows(4).position(|w| w == b"aaaa").unwrap();
+        let mut forged = whole.clone();
+        forged[at_title..at_title + 4].copy_from_slice(b"EVIL");
+        std::fs::write(file, &forged).unwrap();
+        whole
+    }
+
     /// A saved entry whose head, stamp or path was changed after it was
     /// sealed, or sealed under another key, is never served, and is
     /// dropped; the heads beside it still are.
@@ -1050,11 +1061,7 @@ mod tests {
         cache.put(Path::new("/n/a.md"), a, b"---\ntitle: aaaa\n", at(200));
         cache.put(Path::new("/n/b.md"), a, b"---\ntitle: bbbb\n", at(200));
         cache.save(&file).unwrap();
-        let whole = std::fs::read(&file).unwrap();
-        let at_title = whole.windows(4).position(|w| w == b"aaaa").unwrap();
-        let mut forged = whole.clone();
-        forged[at_title..at_title + 4].copy_from_slice(b"EVIL");
-        std::fs::write(&file, &forged).unwrap();
+        let whole = forge_title(&file);
         let loaded = HeadCache::load(&file);
         assert_eq!(loaded.len(), 2);
         assert_eq!(served(&loaded, "/n/a.md", &a), None, "a forged head");
@@ -1122,10 +1129,7 @@ mod tests {
         let cache = HeadCache::with_settle(Duration::ZERO);
         cache.put(Path::new("/n/a.md"), a, b"---\ntitle: aaaa\n", at(200));
         cache.save(&file).unwrap();
-        let mut forged = std::fs::read(&file).unwrap();
-        let at_title = forged.windows(4).position(|w| w == b"aaaa").unwrap();
-        forged[at_title..at_title + 4].copy_from_slice(b"EVIL");
-        std::fs::write(&file, &forged).unwrap();
+        forge_title(&file);
         let loaded = HeadCache::load(&file);
         loaded.put(Path::new("/n/b.md"), a, b"---\nb", at(200));
         loaded.save(&file).unwrap();
@@ -1286,14 +1290,13 @@ mod tests {
             Just("lastAccessed"),
             Just("crumpledAt"),
         ];
+        let date =
+            (1970i32..2100, 1u8..13, 1u8..29).prop_map(|(y, mo, d)| format!("{y}-{mo:02}-{d:02}"));
         let value = prop_oneof![
-            (1970i32..2100, 1u8..13, 1u8..29, 0u8..24)
-                .prop_map(|(y, mo, d, h)| format!("{y}-{mo:02}-{d:02}T{h:02}:00:00.000+02:00")),
-            (1970i32..2100, 1u8..13, 1u8..29)
-                .prop_map(|(y, mo, d)| format!("{y}-{mo:02}-{d:02}T10:30:00Z")),
-            (1970i32..2100, 1u8..13, 1u8..29)
-                .prop_map(|(y, mo, d)| format!("{y}-{mo:02}-{d:02} 10:30:00")),
-            (1970i32..2100, 1u8..13, 1u8..29).prop_map(|(y, mo, d)| format!("{y}-{mo:02}-{d:02}")),
+            (date.clone(), 0u8..24).prop_map(|(d, h)| format!("{d}T{h:02}:00:00.000+02:00")),
+            date.clone().prop_map(|d| format!("{d}T10:30:00Z")),
+            date.clone().prop_map(|d| format!("{d} 10:30:00")),
+            date,
             (0i64..4_000_000_000_000).prop_map(|ms| ms.to_string()),
             Just("1.5e12".to_owned()),
             Just(String::new()),
