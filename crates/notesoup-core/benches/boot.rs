@@ -161,7 +161,7 @@ fn snapshot_after_a_write_10k(bencher: Bencher<'_, '_>) {
         BootCaches::new(Some(caches.path().to_owned()))
             .snapshot(store)
             .expect("first boot");
-        let home = store.identity().home().join("project/shop-1a2b3c4d");
+        let home = store.identity().home().join(HOMES[1]);
         let written = std::cell::Cell::new(0);
         bencher
             .with_inputs(|| {
