@@ -83,8 +83,9 @@ struct Kept {
     stamp: Stamp,
     head: Box<[u8]>,
     /// Its metadata, once a listing parsed it (see
-    /// [`HeadCache::keep_meta`]).
-    meta: Option<KeptMeta>,
+    /// [`HeadCache::keep_meta`]); boxed, as most loaded heads have none
+    /// and each entry of the table is as large as its largest.
+    meta: Option<Box<KeptMeta>>,
     /// Served without a stamp check: the file and its directory are
     /// watched, and no change was reported since the stamp matched (see
     /// [`HeadCache::watching`]).
@@ -402,7 +403,7 @@ impl HeadCache {
             .get(path.as_os_str())
             .filter(|kept| kept.stamp == *stamp)?;
         copy_head(&found.head, buffer);
-        Some((found.head.len(), found.meta.clone()))
+        Some((found.head.len(), found.meta.as_deref().cloned()))
     }
 
     /// What is kept for `path` under `stamp`, for a listing at `now`: the
@@ -518,7 +519,7 @@ impl HeadCache {
             .get_mut(path.as_os_str())
             .filter(|kept| kept.stamp == *stamp)
         {
-            kept.meta = Some(meta);
+            kept.meta = Some(Box::new(meta));
         }
     }
 
@@ -681,7 +682,7 @@ fn copy_head(head: &[u8], buffer: &mut Vec<u8>) {
 }
 
 /// The first bytes of a saved cache.
-const MAGIC: &[u8] = b"notesoup note heads 2\n";
+const MAGIC: &[u8] = b"notesoup note heads 3\n";
 /// The longest path a saved cache holds.
 const MAX_SAVED_PATH: usize = 4096;
 
@@ -735,7 +736,8 @@ fn verifies(_: &SealKey, _: &std::ffi::OsStr, _: &Kept, _: &Seal) -> bool {
     false
 }
 
-/// A saved cache: [`MAGIC`], then per head its path (length, bytes), its
+/// A saved cache: [`MAGIC`], the number of heads (32 bits, so a load
+/// sizes its table once), then per head its path (length, bytes), its
 /// stamp (device, inode, length, modification and change times as seconds
 /// and nanoseconds), its bytes (length, bytes) and its seal (20 bytes);
 /// numbers are little-endian, lengths 32 bits, the rest 64. A head read by
@@ -752,14 +754,16 @@ fn encode(
     // Each entry: two lengths, seven stamp words, the seal.
     const FIXED: usize = 4 + 7 * 8 + 4 + SEAL_BYTES;
     let saved = |path: &OsString| path.len() <= MAX_SAVED_PATH;
-    let len = by_path
+    let (count, len) = by_path
         .iter()
         .filter(|(path, _)| saved(path))
-        .fold(MAGIC.len(), |len, (path, kept)| {
-            len + FIXED + path.len() + kept.head.len()
+        .fold((0u32, MAGIC.len() + 4), |(count, len), (path, kept)| {
+            (count + 1, len + FIXED + path.len() + kept.head.len())
         });
     let mut out = Vec::with_capacity(len);
     out.extend_from_slice(MAGIC);
+    // At most `HeadCache::MAX_ENTRIES`.
+    out.extend_from_slice(&count.to_le_bytes());
     for (path, kept) in by_path {
         if !saved(path) {
             continue;
@@ -806,18 +810,18 @@ fn read_saved(path: &Path) -> Option<HashMap<OsString, Kept, PathHashing>> {
 fn decode(bytes: &[u8]) -> Option<HashMap<OsString, Kept, PathHashing>> {
     use std::os::unix::ffi::OsStrExt;
     let mut rest = bytes.strip_prefix(MAGIC)?;
-    // An ordinary entry takes well over a hundred bytes.
-    let mut by_path = HashMap::with_capacity_and_hasher(
-        (rest.len() / 128).min(HeadCache::MAX_ENTRIES),
-        PathHashing::default(),
-    );
     let mut take = |n: usize| -> Option<&[u8]> {
         let (taken, left) = rest.split_at_checked(n)?;
         rest = left;
         Some(taken)
     };
-    while let Some(len) = take(4) {
-        let len = u32::from_le_bytes(len.try_into().ok()?) as usize;
+    let count = u32::from_le_bytes(take(4)?.try_into().ok()?) as usize;
+    if count > HeadCache::MAX_ENTRIES {
+        return None;
+    }
+    let mut by_path = HashMap::with_capacity_and_hasher(count, PathHashing::default());
+    for _ in 0..count {
+        let len = u32::from_le_bytes(take(4)?.try_into().ok()?) as usize;
         if len > MAX_SAVED_PATH {
             return None;
         }
@@ -858,9 +862,6 @@ fn decode(bytes: &[u8]) -> Option<HashMap<OsString, Kept, PathHashing>> {
                 sealed: Sealed::Unproven(seal),
             },
         );
-        if by_path.len() > HeadCache::MAX_ENTRIES {
-            return None;
-        }
     }
     if !rest.is_empty() {
         return None;
@@ -1180,6 +1181,15 @@ mod tests {
         assert!(HeadCache::load(&file_big).is_empty());
     }
 
+    /// A saved cache of `entries` ([`saved_entry`]s) that says it holds
+    /// `count`.
+    fn saved_file(count: usize, entries: &[u8]) -> Vec<u8> {
+        let mut out = MAGIC.to_vec();
+        out.extend_from_slice(&(count as u32).to_le_bytes());
+        out.extend_from_slice(entries);
+        out
+    }
+
     /// A saved entry as [`encode`] writes it, under a seal of zeros.
     fn saved_entry(path: &[u8], head: &[u8]) -> Vec<u8> {
         let mut out = (path.len() as u32).to_le_bytes().to_vec();
@@ -1213,21 +1223,45 @@ mod tests {
         assert_eq!(loaded.len(), 1);
         assert_eq!(served(&loaded, &longest, &kept), Some(head));
         // A saved path past the longest: the file is no cache.
-        let mut crafted = MAGIC.to_vec();
-        crafted.extend(saved_entry(too_long.as_bytes(), b"h"));
-        std::fs::write(&file, &crafted).unwrap();
+        std::fs::write(
+            &file,
+            saved_file(1, &saved_entry(too_long.as_bytes(), b"h")),
+        )
+        .unwrap();
         assert!(HeadCache::load(&file).is_empty());
         // As many saved heads as a cache keeps load (to be proven each by
-        // its seal); one more, and the file is no cache.
-        let mut crafted = MAGIC.to_vec();
+        // its seal); one more, counted or not, and the file is no cache.
+        let mut entries = Vec::new();
         for i in 0..HeadCache::MAX_ENTRIES {
-            crafted.extend(saved_entry(format!("/n/{i}.md").as_bytes(), b"h"));
+            entries.extend(saved_entry(format!("/n/{i}.md").as_bytes(), b"h"));
         }
-        std::fs::write(&file, &crafted).unwrap();
+        std::fs::write(&file, saved_file(HeadCache::MAX_ENTRIES, &entries)).unwrap();
         assert_eq!(HeadCache::load(&file).len(), HeadCache::MAX_ENTRIES);
-        crafted.extend(saved_entry(b"/n/one-more.md", b"h"));
-        std::fs::write(&file, &crafted).unwrap();
-        assert!(HeadCache::load(&file).is_empty());
+        entries.extend(saved_entry(b"/n/one-more.md", b"h"));
+        for count in [HeadCache::MAX_ENTRIES, HeadCache::MAX_ENTRIES + 1] {
+            std::fs::write(&file, saved_file(count, &entries)).unwrap();
+            assert!(HeadCache::load(&file).is_empty(), "{count}");
+        }
+    }
+
+    /// A saved cache's count is its number of heads: one that says more
+    /// or fewer than follow makes the file no cache.
+    #[test]
+    fn a_saved_cache_holds_as_many_heads_as_it_counts() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("heads.bin");
+        let cache = HeadCache::with_settle(Duration::ZERO);
+        cache.put(Path::new("/n/a.md"), stamp(1, (100, 5)), b"a", at(200));
+        cache.save(&file).unwrap();
+        assert_eq!(HeadCache::load(&file).len(), 1);
+        let mut entries = saved_entry(b"/n/a.md", b"a");
+        entries.extend(saved_entry(b"/n/b.md", b"b"));
+        std::fs::write(&file, saved_file(2, &entries)).unwrap();
+        assert_eq!(HeadCache::load(&file).len(), 2);
+        for count in [0, 1, 3, u32::MAX as usize] {
+            std::fs::write(&file, saved_file(count, &entries)).unwrap();
+            assert!(HeadCache::load(&file).is_empty(), "{count}");
+        }
     }
 
     /// A kept parse, moved to any later time, is the parse at that time;

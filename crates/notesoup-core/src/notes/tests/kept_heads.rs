@@ -367,8 +367,9 @@ fn every_edit_shows_through_a_running_cache_and_through_saved_heads() {
     );
 }
 
-/// The first bytes of a saved-heads file (see `heads.rs`).
-const MAGIC: &[u8] = b"notesoup note heads 2\n";
+/// The first bytes of a saved-heads file (see `heads.rs`), before the
+/// number of heads it holds.
+const MAGIC: &[u8] = b"notesoup note heads 3\n";
 
 /// The stamp of `path` as a saved-heads file holds it: device, inode,
 /// length, modification and change times, little-endian.
@@ -461,6 +462,7 @@ fn crafted_saved_heads_never_add_text() {
     };
     let with = |entries: &[Vec<u8>]| -> Vec<u8> {
         let mut out = MAGIC.to_vec();
+        out.extend_from_slice(&(entries.len() as u32).to_le_bytes());
         for entry in entries {
             out.extend_from_slice(entry);
         }
@@ -503,8 +505,13 @@ fn crafted_saved_heads_never_add_text() {
         ("cut short", real[..real.len() - 7].to_vec()),
         (
             "garbage",
-            b"notesoup note heads 2\n\xff\xff\xff\xffEVIL".to_vec(),
+            b"notesoup note heads 3\n\x01\x00\x00\x00\xff\xff\xff\xffEVIL".to_vec(),
         ),
+        ("the format before the count", {
+            let mut older = b"notesoup note heads 2\n".to_vec();
+            older.extend_from_slice(&real[MAGIC.len() + 4..]);
+            older
+        }),
         ("the older unsealed format", {
             let mut old = b"notesoup note heads 1\n".to_vec();
             use std::os::unix::ffi::OsStrExt;
