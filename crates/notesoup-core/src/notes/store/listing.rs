@@ -94,7 +94,7 @@ impl NoteStore {
                 size_bytes: found.bytes.len() as u64,
             })
         })?;
-        listed.rows = sorted_by(listed.rows, |a, b| {
+        sort_rows(&mut listed.rows, |a, b| {
             recent_first((&a.meta, &a.location), (&b.meta, &b.location))
         });
         Ok(listed)
@@ -127,7 +127,7 @@ impl NoteStore {
                 meta,
             })
         })?;
-        listed.rows = sorted_by(listed.rows, |a, b| {
+        sort_rows(&mut listed.rows, |a, b| {
             recent_first((&a.meta, &a.location), (&b.meta, &b.location))
         });
         Ok(listed)
@@ -243,7 +243,8 @@ impl NoteStore {
                 // No root yet: every home is empty.
                 continue;
             };
-            let mut home_rows = Vec::new();
+            // A home's rows go straight into `rows`, cut back if it fails.
+            let home_start = rows.len();
             let mut home_hidden = 0;
             let address_prefix = home.rendered_prefix(&self.identity);
             let walked = self.walk_home(root, &home, pattern.as_ref(), true, |file| {
@@ -272,20 +273,20 @@ impl NoteStore {
                     bytes: &buffer[..len],
                     cached,
                 }) {
-                    Visit::Row(row) => home_rows.push(row),
+                    Visit::Row(row) => rows.push(row),
                     Visit::Hidden => home_hidden += 1,
                     Visit::Skip => {}
                 }
                 Ok(())
             });
             match walked {
-                Ok(()) => {
-                    rows.append(&mut home_rows);
-                    hidden += home_hidden;
-                }
+                Ok(()) => hidden += home_hidden,
                 // The error itself is dropped: the label is what callers
                 // report, and the other homes still list.
-                Err(_) => failures.push(home.label(&self.identity)),
+                Err(_) => {
+                    rows.truncate(home_start);
+                    failures.push(home.label(&self.identity));
+                }
             }
         }
         Ok(ListStatus {
@@ -859,16 +860,26 @@ fn cached(stamp: Stamp, served: Served) -> (usize, Cached) {
     }
 }
 
-/// `rows` sorted stably by `compare`, each row moved once (rows are large,
-/// and a sort in place moves each of them many times).
-fn sorted_by<R>(rows: Vec<R>, mut compare: impl FnMut(&R, &R) -> Ordering) -> Vec<R> {
+/// Sorts `rows` stably by `compare`. The order is found on indices, then
+/// the rows are put in it where they stand, one cycle of the permutation
+/// at a time: rows are large, a sort of the rows themselves moves each of
+/// them many times, and a second vector of them is fresh memory to fault
+/// in.
+fn sort_rows<R>(rows: &mut [R], mut compare: impl FnMut(&R, &R) -> Ordering) {
     let mut order: Vec<usize> = (0..rows.len()).collect();
     order.sort_by(|&a, &b| compare(&rows[a], &rows[b]));
-    let mut slots: Vec<Option<R>> = rows.into_iter().map(Some).collect();
-    order
-        .into_iter()
-        .filter_map(|index| slots.get_mut(index).and_then(Option::take))
-        .collect()
+    // `order[at]` is where the row that belongs at `at` stood; a position
+    // done points at itself.
+    for start in 0..rows.len() {
+        let mut at = start;
+        while order[at] != start {
+            let from = order[at];
+            rows.swap(at, from);
+            order[at] = at;
+            at = from;
+        }
+        order[at] = at;
+    }
 }
 
 /// `list` order: `updatedAt` descending, ties by address.
@@ -886,6 +897,19 @@ mod tests {
     use std::time::{Duration, Instant};
 
     use super::*;
+
+    proptest::proptest! {
+        /// Rows sorted where they stand are the rows a stable sort gives:
+        /// each row once, equal keys in the order they came.
+        #[test]
+        fn rows_sort_as_a_stable_sort_does(keys in proptest::collection::vec(0u8..6, 0..300)) {
+            let mut rows: Vec<(u8, usize)> = keys.into_iter().zip(0..).collect();
+            let mut expected = rows.clone();
+            expected.sort_by_key(|row| row.0);
+            sort_rows(&mut rows, |a, b| a.0.cmp(&b.0));
+            proptest::prop_assert_eq!(rows, expected);
+        }
+    }
 
     #[test]
     fn a_directory_s_files_are_taken_a_unit_at_a_time() {
