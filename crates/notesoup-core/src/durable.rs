@@ -26,15 +26,20 @@ pub fn write(path: &Path, bytes: &[u8]) -> io::Result<()> {
 /// directory open and fsyncs it itself (the notes store, under its
 /// directory lock).
 pub(crate) fn replace(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    through_temp(path, bytes, &OpenOptions::new(), File::sync_all)
+    through_temp(path, bytes_of(bytes), &OpenOptions::new(), File::sync_all)
 }
 
-/// `bytes` written to a new temporary file beside `path` (opened with
-/// `options`, created exclusively), `finish`ed, and renamed over `path`; the
-/// temporary file removed again when any step fails.
+/// A [`through_temp`] write of `bytes`, whole.
+fn bytes_of(bytes: &[u8]) -> impl FnOnce(&mut File) -> io::Result<()> {
+    move |file| file.write_all(bytes)
+}
+
+/// A new temporary file beside `path` (opened with `options`, created
+/// exclusively), filled by `write`, `finish`ed, and renamed over `path`;
+/// the temporary file removed again when any step fails.
 fn through_temp(
     path: &Path,
-    bytes: &[u8],
+    write: impl FnOnce(&mut File) -> io::Result<()>,
     options: &OpenOptions,
     finish: impl FnOnce(&File) -> io::Result<()>,
 ) -> io::Result<()> {
@@ -43,7 +48,7 @@ fn through_temp(
         // `create_new` is O_CREAT|O_EXCL: it never follows a link planted
         // at the temporary name.
         let mut file = options.clone().write(true).create_new(true).open(&temp)?;
-        file.write_all(bytes)?;
+        write(&mut file)?;
         finish(&file)?;
         fs::rename(&temp, path)
     })();
@@ -63,10 +68,15 @@ fn through_temp(
 #[cfg(unix)]
 pub(crate) fn write_with_mode(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
     use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
-    through_temp(path, bytes, OpenOptions::new().mode(mode), |file| {
-        file.set_permissions(fs::Permissions::from_mode(mode))?;
-        file.sync_all()
-    })?;
+    through_temp(
+        path,
+        bytes_of(bytes),
+        OpenOptions::new().mode(mode),
+        |file| {
+            file.set_permissions(fs::Permissions::from_mode(mode))?;
+            file.sync_all()
+        },
+    )?;
     sync_dir(parent(path)?)
 }
 
@@ -81,7 +91,16 @@ pub(crate) fn write_with_mode(path: &Path, bytes: &[u8], _mode: u32) -> io::Resu
 /// rebuild, written on a hot path where an fsync costs more than the rest
 /// of the work. A crash may lose the update, never tear it.
 pub fn replace_unsynced(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    through_temp(path, bytes, &OpenOptions::new(), |_| Ok(()))
+    replace_unsynced_with(path, bytes_of(bytes))
+}
+
+/// [`replace_unsynced`] of what `write` writes into the new file: for a
+/// large record written as it is made, never whole in memory.
+pub(crate) fn replace_unsynced_with(
+    path: &Path,
+    write: impl FnOnce(&mut File) -> io::Result<()>,
+) -> io::Result<()> {
+    through_temp(path, write, &OpenOptions::new(), |_| Ok(()))
 }
 
 /// Flushes a directory's entries (a rename into it, a new file) to disk.
@@ -222,7 +241,16 @@ mod tests {
             fs::read_dir(dir.path()).expect("dir").count(),
             2,
             "no temporary file left"
-        );
+        ); // A write that fails part way leaves the old file, and no other.
+        let failed = replace_unsynced_with(&target, |file| {
+            file.write_all(b"thr")?;
+            Err(io::Error::other("cut"))
+        });
+        assert_eq!(failed.expect_err("failed").to_string(), "cut");
+        assert_eq!(fs::read(&target).expect("read"), b"two");
+        assert_eq!(fs::read_dir(dir.path()).expect("dir").count(), 2);
+        replace_unsynced_with(&target, |file| file.write_all(b"three")).expect("written");
+        assert_eq!(fs::read(&target).expect("read"), b"three");
     }
 
     #[test]

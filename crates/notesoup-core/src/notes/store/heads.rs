@@ -31,6 +31,7 @@
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::hash::{BuildHasher, Hasher};
+use std::io::{self, BufReader, BufWriter, Read, Write};
 use std::path::Path;
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, SystemTime};
@@ -40,10 +41,10 @@ use jiff::tz::TimeZone;
 use crate::notes::beneath::FileStat;
 use crate::notes::frontmatter::{NoteMeta, SplitNote};
 use crate::notes::time::since_epoch;
-use crate::plumbing::{Links, read_small_file};
+use crate::plumbing::{Links, open_regular};
 
 use super::forget::{Forget, is_at_or_below};
-use super::seal::{SEAL_BYTES, Seal, SealKey};
+use super::seal::{Seal, SealKey};
 #[cfg(target_os = "linux")]
 use super::watch::LOCAL_FILESYSTEMS;
 use super::watch::Watcher;
@@ -614,12 +615,18 @@ impl HeadCache {
         // Seals proven under another key (the file replaced since) are
         // made again.
         let reseal = heads.proven_under.as_ref() != Some(&key);
-        let bytes = encode(&mut heads.by_path, &key, reseal);
+        // Written as it is encoded: a whole file in memory is as many
+        // fresh pages to fault in.
+        let written = crate::durable::replace_unsynced_with(path, |file| {
+            let mut out = BufWriter::with_capacity(FILE_BUFFER, file);
+            encode(&mut heads.by_path, &key, reseal, &mut out)?;
+            out.flush()
+        });
         heads.proven_under = Some(key);
-        drop(heads);
-        crate::durable::replace_unsynced(path, &bytes)?;
-        self.lock().changed = false;
-        Ok(())
+        if written.is_ok() {
+            heads.changed = false;
+        }
+        written
     }
 
     /// The largest saved cache [`Self::load`] reads.
@@ -683,6 +690,8 @@ fn copy_head(head: &[u8], buffer: &mut Vec<u8>) {
 
 /// The first bytes of a saved cache.
 const MAGIC: &[u8] = b"notesoup note heads 3\n";
+/// The buffer a saved cache is read and written through.
+const FILE_BUFFER: usize = 64 * 1024;
 /// The longest path a saved cache holds.
 const MAX_SAVED_PATH: usize = 4096;
 
@@ -749,21 +758,14 @@ fn encode(
     by_path: &mut HashMap<OsString, Kept, PathHashing>,
     key: &SealKey,
     reseal: bool,
-) -> Vec<u8> {
+    out: &mut impl Write,
+) -> io::Result<()> {
     use std::os::unix::ffi::OsStrExt;
-    // Each entry: two lengths, seven stamp words, the seal.
-    const FIXED: usize = 4 + 7 * 8 + 4 + SEAL_BYTES;
     let saved = |path: &OsString| path.len() <= MAX_SAVED_PATH;
-    let (count, len) = by_path
-        .iter()
-        .filter(|(path, _)| saved(path))
-        .fold((0u32, MAGIC.len() + 4), |(count, len), (path, kept)| {
-            (count + 1, len + FIXED + path.len() + kept.head.len())
-        });
-    let mut out = Vec::with_capacity(len);
-    out.extend_from_slice(MAGIC);
     // At most `HeadCache::MAX_ENTRIES`.
-    out.extend_from_slice(&count.to_le_bytes());
+    let count = by_path.keys().filter(|path| saved(path)).count() as u32;
+    out.write_all(MAGIC)?;
+    out.write_all(&count.to_le_bytes())?;
     for (path, kept) in by_path {
         if !saved(path) {
             continue;
@@ -780,71 +782,74 @@ fn encode(
             Sealed::Proven(_) | Sealed::No => key.seal(&parts),
         };
         for part in parts {
-            out.extend_from_slice(part);
+            out.write_all(part)?;
         }
-        out.extend_from_slice(&seal);
+        out.write_all(&seal)?;
         if !matches!(kept.sealed, Sealed::Unproven(_)) {
             kept.sealed = Sealed::Proven(seal);
         }
     }
-    debug_assert_eq!(out.len(), len, "the size measured before");
-    out
+    Ok(())
 }
 
 #[cfg(not(unix))]
-fn encode(_: &mut HashMap<OsString, Kept, PathHashing>, _: &SealKey, _: bool) -> Vec<u8> {
-    MAGIC.to_vec()
+fn encode(
+    _: &mut HashMap<OsString, Kept, PathHashing>,
+    _: &SealKey,
+    _: bool,
+    out: &mut impl Write,
+) -> io::Result<()> {
+    out.write_all(MAGIC)
 }
 
 /// The heads of a saved cache, or `None` when it cannot be read whole. The
 /// file is notesoup's own: a link, FIFO or device under its name is not
-/// read (nor waited on); the next save replaces it.
+/// read (nor waited on); the next save replaces it. Decoded as it is read:
+/// the heads are the only copy made of its bytes.
 fn read_saved(path: &Path) -> Option<HashMap<OsString, Kept, PathHashing>> {
-    let bytes = read_small_file(path, HeadCache::MAX_SAVED_BYTES, Links::Refuse).ok()??;
-    decode(&bytes)
+    let file = open_regular(path, Links::Refuse).ok()??;
+    if file.metadata().ok()?.len() > HeadCache::MAX_SAVED_BYTES {
+        return None;
+    }
+    // The file may grow between the stat and the read: `take` still bounds
+    // it, one byte past the largest so a longer file shows.
+    let read = file.take(HeadCache::MAX_SAVED_BYTES + 1);
+    decode(BufReader::with_capacity(FILE_BUFFER, read))
 }
 
 /// Reads [`encode`]'s format back, every head still to be proven by its
 /// seal; `None` at the first thing out of place.
 #[cfg(unix)]
-fn decode(bytes: &[u8]) -> Option<HashMap<OsString, Kept, PathHashing>> {
-    use std::os::unix::ffi::OsStrExt;
-    let mut rest = bytes.strip_prefix(MAGIC)?;
-    let mut take = |n: usize| -> Option<&[u8]> {
-        let (taken, left) = rest.split_at_checked(n)?;
-        rest = left;
-        Some(taken)
-    };
-    let count = u32::from_le_bytes(take(4)?.try_into().ok()?) as usize;
+fn decode(mut input: impl Read) -> Option<HashMap<OsString, Kept, PathHashing>> {
+    use std::os::unix::ffi::OsStringExt;
+    if read_array::<{ MAGIC.len() }>(&mut input)? != MAGIC {
+        return None;
+    }
+    let count = u32::from_le_bytes(read_array(&mut input)?) as usize;
     if count > HeadCache::MAX_ENTRIES {
         return None;
     }
     let mut by_path = HashMap::with_capacity_and_hasher(count, PathHashing::default());
     for _ in 0..count {
-        let len = u32::from_le_bytes(take(4)?.try_into().ok()?) as usize;
+        let len = u32::from_le_bytes(read_array(&mut input)?) as usize;
         if len > MAX_SAVED_PATH {
             return None;
         }
-        let path = std::ffi::OsStr::from_bytes(take(len)?).to_owned();
-        let mut word = || take(8).and_then(|w| w.try_into().ok());
-        let [dev, ino, file_len] = [
-            u64::from_le_bytes(word()?),
-            u64::from_le_bytes(word()?),
-            u64::from_le_bytes(word()?),
-        ];
-        let [m_s, m_ns, c_s, c_ns] = [
-            i64::from_le_bytes(word()?),
-            i64::from_le_bytes(word()?),
-            i64::from_le_bytes(word()?),
-            i64::from_le_bytes(word()?),
-        ];
-        let head_len = u32::from_le_bytes(take(4)?.try_into().ok()?) as usize;
+        let path = OsString::from_vec(read_vec(&mut input, len)?);
+        let [dev, ino, file_len, m_s, m_ns, c_s, c_ns] = read_array::<56>(&mut input)?
+            .as_chunks::<8>()
+            .0
+            .try_into()
+            .ok()?;
+        let [dev, ino, file_len] = [dev, ino, file_len].map(u64::from_le_bytes);
+        let [m_s, m_ns, c_s, c_ns] = [m_s, m_ns, c_s, c_ns].map(i64::from_le_bytes);
+        let head_len = u32::from_le_bytes(read_array(&mut input)?) as usize;
         // A head is a prefix of its file.
         if head_len > HeadCache::MAX_HEAD_BYTES || head_len as u64 > file_len {
             return None;
         }
-        let head = take(head_len)?.into();
-        let seal: Seal = take(SEAL_BYTES)?.try_into().ok()?;
+        let head = read_vec(&mut input, head_len)?.into_boxed_slice();
+        let seal: Seal = read_array(&mut input)?;
         let stamp = Stamp {
             dev,
             ino,
@@ -863,21 +868,39 @@ fn decode(bytes: &[u8]) -> Option<HashMap<OsString, Kept, PathHashing>> {
             },
         );
     }
-    if !rest.is_empty() {
+    // Nothing after the last head.
+    if !matches!(input.read(&mut [0]), Ok(0)) {
         return None;
     }
     Some(by_path)
 }
 
 #[cfg(not(unix))]
-fn decode(_: &[u8]) -> Option<HashMap<OsString, Kept, PathHashing>> {
+fn decode(_: impl Read) -> Option<HashMap<OsString, Kept, PathHashing>> {
     None
+}
+
+/// The next `N` bytes of `input`; `None` when it ends first or fails.
+#[cfg(unix)]
+fn read_array<const N: usize>(input: &mut impl Read) -> Option<[u8; N]> {
+    let mut bytes = [0; N];
+    input.read_exact(&mut bytes).ok()?;
+    Some(bytes)
+}
+
+/// The next `len` bytes of `input`; `None` when it ends first or fails.
+#[cfg(unix)]
+fn read_vec(input: &mut impl Read, len: usize) -> Option<Vec<u8>> {
+    let mut bytes = vec![0; len];
+    input.read_exact(&mut bytes).ok()?;
+    Some(bytes)
 }
 
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)] // a failed unwrap is a failed test
 
+    use super::super::seal::SEAL_BYTES;
     use super::*;
 
     fn stamp(len: u64, changed: (i64, i64)) -> Stamp {
@@ -1150,8 +1173,8 @@ mod tests {
         assert_eq!(HeadCache::load(&file).len(), 1);
         for cut in 0..whole.len() {
             std::fs::write(&file, &whole[..cut]).unwrap();
-            // No head of a cut file is served (the bare header is a
-            // whole, empty cache).
+            // No head of a cut file is served: it holds fewer heads than
+            // it counts, or no count.
             assert!(HeadCache::load(&file).is_empty(), "cut at {cut}");
         }
         let mut trailing = whole.clone();
