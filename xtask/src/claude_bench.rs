@@ -13,7 +13,7 @@
 //!   first run of each, before the hooks kept shelves, and the median of
 //!   the others;
 //! - the same `resume` with a new plugin data directory each run (the
-//!   caches in `~/.cache/notesoup` kept), and with nothing kept anywhere
+//!   caches in the cache directory kept), and with nothing kept anywhere
 //!   (a new data directory and new caches: the store listed whole, the
 //!   transcript scanned whole);
 //! - `resume` of one session right after a note was written into the
@@ -36,7 +36,9 @@
 //! runs, each hook of one run right before or after this build's (this
 //! build first in even runs, second in odd ones), and prints its medians
 //! under this build's with the ratio (the MCP figures are this build's
-//! only).
+//! only). Each build's hooks keep their caches apart (`XDG_CACHE_HOME`
+//! beside the build's copy), as two builds may save them in different
+//! formats.
 
 use std::fmt::Write as _;
 use std::io::{BufRead, BufReader, Write};
@@ -307,10 +309,14 @@ impl World {
         let payload = serde_json::json!({
             "session_id": session, "transcript_path": transcript, "cwd": self.project,
             "hook_event_name": event, "source": source, "prompt": "go"});
+        // Each build keeps its caches beside its copy: two builds may save
+        // them in different formats.
+        let caches = binary.parent().context("a parent")?.join("cache");
         let started = Instant::now();
         let succeeded = claude_plugin::run_hook(
             self.command(binary, &["hook", event])
                 .env("PI_NOTES_HOME", notes)
+                .env("XDG_CACHE_HOME", caches)
                 .envs(env.iter().map(|(name, value)| (name, value))),
             &payload,
         )?;
@@ -340,7 +346,8 @@ impl World {
             }
             // Each hook of a run for every build in turn, this build first
             // in even runs and last in odd ones: whichever runs first in a
-            // pair pays for what the second then finds in the caches.
+            // pair pays for what the second then finds in the system's
+            // caches and the shared plugin data.
             let mut order: Vec<usize> = (0..binaries.len()).collect();
             if run % 2 == 1 {
                 order.reverse();
@@ -457,7 +464,7 @@ impl World {
     /// names this run's sessions and directories.
     fn measure_hook(&self, binary: &Path, hook: usize, run: &str) -> Result<Duration> {
         // A new plugin data directory each run (a reinstall): the caches in
-        // `~/.cache/notesoup` outlive it.
+        // the cache directory outlive it.
         let fresh = self.home.join(format!("fresh-{run}"));
         match hook {
             // A new session each time: a window is booted only once.
