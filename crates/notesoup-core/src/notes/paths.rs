@@ -14,12 +14,21 @@ pub fn project_key(cwd: &Path) -> String {
     let cwd = absolute_lexical(cwd);
     let root = git_root(&cwd).unwrap_or(cwd);
     let text = root.to_string_lossy();
-    let digest = sha1_smol::Sha1::from(text.as_bytes()).digest().to_string();
+    let digest = sha1_hex(text.as_bytes());
     let base = root
         .file_name()
         .map(|name| printable_base(&name.to_string_lossy()))
         .unwrap_or_default();
     format!("{base}-{}", &digest[..8])
+}
+
+/// The SHA-1 of `bytes` in lowercase hex.
+fn sha1_hex(bytes: &[u8]) -> String {
+    use sha1::Digest as _;
+    sha1::Sha1::digest(bytes)
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect()
 }
 
 /// The longest folder name a project key keeps, in bytes, so the key (with

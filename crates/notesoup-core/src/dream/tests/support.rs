@@ -42,7 +42,8 @@ pub fn hours_before(at: SystemTime, hours: u64) -> SystemTime {
 /// A hash of every entry under `root` (names, kinds, contents, symlink
 /// targets, mtimes), never following symlinks.
 pub fn tree_hash(root: &Path) -> String {
-    let mut hasher = sha1_smol::Sha1::new();
+    use sha1::Digest as _;
+    let mut hasher = sha1::Sha1::new();
     let mut entries: Vec<_> = walkdir::WalkDir::new(root)
         .follow_links(false)
         .sort_by_file_name()
@@ -70,12 +71,16 @@ pub fn tree_hash(root: &Path) -> String {
             );
         } else if meta.is_file() {
             hasher.update(b"file:");
-            hasher.update(&fs::read(path).expect("read"));
+            hasher.update(fs::read(path).expect("read"));
         } else {
             hasher.update(b"dir");
         }
     }
-    hasher.digest().to_string()
+    hasher
+        .finalize()
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect()
 }
 
 /// Runs `git <args>` in `dir` and returns its stdout; fails the test on a

@@ -17,7 +17,7 @@ use std::fs::{self, File};
 use std::io::{self, Read};
 use std::path::Path;
 
-use sha1_smol::Sha1;
+use sha1::{Digest, Sha1};
 
 /// The key file, beside the saved heads it seals.
 pub(super) const KEY_FILE: &str = ".note-heads.key";
@@ -62,8 +62,8 @@ impl SealKey {
             outer_pad[index] ^= byte;
         }
         SealKey {
-            inner: Sha1::from(inner_pad),
-            outer: Sha1::from(outer_pad),
+            inner: Sha1::new_with_prefix(inner_pad),
+            outer: Sha1::new_with_prefix(outer_pad),
             key: *key,
         }
     }
@@ -110,8 +110,8 @@ impl SealKey {
             inner.update(part);
         }
         let mut outer = self.outer.clone();
-        outer.update(&inner.digest().bytes());
-        outer.digest().bytes()
+        outer.update(inner.finalize());
+        outer.finalize().into()
     }
 
     /// Whether `seal` is the seal of `parts` (compared in full, whatever

@@ -182,7 +182,11 @@ fn agent_and_model_slugs() {
 
 fn key_of(path: &Path) -> String {
     let text = path.to_str().expect("utf-8 path");
-    let digest = sha1_smol::Sha1::from(text.as_bytes()).digest().to_string();
+    use sha1::Digest as _;
+    let digest: String = sha1::Sha1::digest(text.as_bytes())
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect();
     let base = path.file_name().and_then(|n| n.to_str()).expect("name");
     format!("{base}-{}", &digest[..8])
 }
