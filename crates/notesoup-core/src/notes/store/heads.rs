@@ -587,7 +587,7 @@ impl HeadCache {
         let Some(key) = SealKey::load(dir) else {
             return cache;
         };
-        if let Some(by_path) = read_saved(path) {
+        if let Some(by_path) = read_saved(path, Self::MAX_SAVED_BYTES) {
             let mut heads = cache.lock();
             heads.by_path = by_path;
             heads.proven_under = Some(key.clone());
@@ -805,15 +805,16 @@ fn encode(
 /// The heads of a saved cache, or `None` when it cannot be read whole. The
 /// file is notesoup's own: a link, FIFO or device under its name is not
 /// read (nor waited on); the next save replaces it. Decoded as it is read:
-/// the heads are the only copy made of its bytes.
-fn read_saved(path: &Path) -> Option<HashMap<OsString, Kept, PathHashing>> {
+/// the heads are the only copy made of its bytes. A file over `max` bytes
+/// is no cache.
+fn read_saved(path: &Path, max: u64) -> Option<HashMap<OsString, Kept, PathHashing>> {
     let file = open_regular(path, Links::Refuse).ok()??;
-    if file.metadata().ok()?.len() > HeadCache::MAX_SAVED_BYTES {
+    if file.metadata().ok()?.len() > max {
         return None;
     }
     // The file may grow between the stat and the read: `take` still bounds
-    // it, one byte past the largest so a longer file shows.
-    let read = file.take(HeadCache::MAX_SAVED_BYTES + 1);
+    // the read.
+    let read = file.take(max);
     decode(BufReader::with_capacity(FILE_BUFFER, read))
 }
 
@@ -1202,6 +1203,15 @@ mod tests {
         let big = std::fs::File::create(&file_big).unwrap();
         big.set_len(HeadCache::MAX_SAVED_BYTES + 1).unwrap();
         assert!(HeadCache::load(&file_big).is_empty());
+        // A cache of the largest size is read; one byte more, and it is
+        // not.
+        let len = whole.len() as u64;
+        std::fs::write(&file, &whole).unwrap();
+        assert_eq!(read_saved(&file, len).map(|heads| heads.len()), Some(1));
+        assert!(read_saved(&file, len - 1).is_none());
+        // Refused by its size, though its first bytes are a whole cache.
+        std::fs::write(&file, &trailing).unwrap();
+        assert!(read_saved(&file, len).is_none());
     }
 
     /// A saved cache of `entries` ([`saved_entry`]s) that says it holds
