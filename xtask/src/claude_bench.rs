@@ -329,6 +329,7 @@ impl World {
 
     fn measure(&self, binary: &Path, also: Option<&Path>, runs: usize) -> Result<String> {
         let binaries: Vec<&Path> = std::iter::once(binary).chain(also).collect();
+        let load_at_start = load_average();
         // The prompt hook needs the session recorded once.
         self.hook(binary, "session-start", SESSION, "startup")?;
         let samples = alternating(runs, 1 + HOOKS.len(), Order::Same, |run, variant| {
@@ -377,6 +378,11 @@ impl World {
             report,
             "claude-bench: {NOTES} notes, {} MB transcript, {runs} runs, medians",
             TRANSCRIPT_BYTES / (1024 * 1024)
+        )?;
+        writeln!(
+            report,
+            "  load average: {load_at_start} at the start, {} at the end",
+            load_average()
         )?;
         writeln!(
             report,
