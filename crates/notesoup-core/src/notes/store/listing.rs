@@ -243,50 +243,47 @@ impl NoteStore {
                 // No root yet: every home is empty.
                 continue;
             };
-            // A home's rows go straight into `rows`, cut back if it fails.
-            let home_start = rows.len();
             let mut home_hidden = 0;
             let address_prefix = home.rendered_prefix(&self.identity);
-            let walked = self.walk_home(root, &home, pattern.as_ref(), true, |file| {
-                let listed = ListedFile {
-                    dir: file.dir,
-                    name: OsStr::new(file.name),
-                    path: &file.path,
-                };
-                let read = match self.heads.as_deref() {
-                    Some(heads) => kept_head(heads, &listed, now, file.watched, &mut buffer),
-                    None => read_file(&listed, reading, &mut buffer)
-                        .map(|len| len.map(|len| (len, Cached::Not))),
-                };
-                let (len, cached) = match read {
-                    Ok(Some(read)) => read,
-                    // Renamed away, or swapped for a link, since the
-                    // directory was read.
-                    Ok(None) | Err(BeneathError::Link { .. }) => return Ok(()),
-                    Err(error) => return Err(error.into()),
-                };
-                match visit(Found {
-                    home: &home,
-                    address_prefix: &address_prefix,
-                    rel_path: file.rel_path,
-                    path: &file.path,
-                    bytes: &buffer[..len],
-                    cached,
-                }) {
-                    Visit::Row(row) => rows.push(row),
-                    Visit::Hidden => home_hidden += 1,
-                    Visit::Skip => {}
-                }
-                Ok(())
+            let walked = pushed_whole(&mut rows, |rows| {
+                self.walk_home(root, &home, pattern.as_ref(), true, |file| {
+                    let listed = ListedFile {
+                        dir: file.dir,
+                        name: OsStr::new(file.name),
+                        path: &file.path,
+                    };
+                    let read = match self.heads.as_deref() {
+                        Some(heads) => kept_head(heads, &listed, now, file.watched, &mut buffer),
+                        None => read_file(&listed, reading, &mut buffer)
+                            .map(|len| len.map(|len| (len, Cached::Not))),
+                    };
+                    let (len, cached) = match read {
+                        Ok(Some(read)) => read,
+                        // Renamed away, or swapped for a link, since the
+                        // directory was read.
+                        Ok(None) | Err(BeneathError::Link { .. }) => return Ok(()),
+                        Err(error) => return Err(error.into()),
+                    };
+                    match visit(Found {
+                        home: &home,
+                        address_prefix: &address_prefix,
+                        rel_path: file.rel_path,
+                        path: &file.path,
+                        bytes: &buffer[..len],
+                        cached,
+                    }) {
+                        Visit::Row(row) => rows.push(row),
+                        Visit::Hidden => home_hidden += 1,
+                        Visit::Skip => {}
+                    }
+                    Ok(())
+                })
             });
             match walked {
                 Ok(()) => hidden += home_hidden,
                 // The error itself is dropped: the label is what callers
                 // report, and the other homes still list.
-                Err(_) => {
-                    rows.truncate(home_start);
-                    failures.push(home.label(&self.identity));
-                }
+                Err(_) => failures.push(home.label(&self.identity)),
             }
         }
         Ok(ListStatus {
@@ -860,6 +857,22 @@ fn cached(stamp: Stamp, served: Served) -> (usize, Cached) {
     }
 }
 
+/// Runs `push`, which adds rows to `rows`; when it fails, the rows it
+/// added are taken back, so a home lists whole or not at all. A home's
+/// rows go straight into the listing's one vector: a vector of its own,
+/// appended after, would be each row's memory twice.
+fn pushed_whole<R, E>(
+    rows: &mut Vec<R>,
+    push: impl FnOnce(&mut Vec<R>) -> Result<(), E>,
+) -> Result<(), E> {
+    let start = rows.len();
+    let pushed = push(rows);
+    if pushed.is_err() {
+        rows.truncate(start);
+    }
+    pushed
+}
+
 /// Sorts `rows` stably by `compare`. The order is found on indices, then
 /// the rows are put in it where they stand, one cycle of the permutation
 /// at a time: rows are large, a sort of the rows themselves moves each of
@@ -897,6 +910,21 @@ mod tests {
     use std::time::{Duration, Instant};
 
     use super::*;
+
+    #[test]
+    fn a_home_that_fails_takes_back_the_rows_it_added() {
+        let mut rows = vec![1, 2];
+        let failed = pushed_whole(&mut rows, |rows| {
+            rows.extend([3, 4]);
+            Err("unreadable")
+        });
+        assert_eq!((failed, &rows[..]), (Err("unreadable"), &[1, 2][..]));
+        let listed = pushed_whole(&mut rows, |rows| {
+            rows.push(5);
+            Ok::<(), &str>(())
+        });
+        assert_eq!((listed, &rows[..]), (Ok(()), &[1, 2, 5][..]));
+    }
 
     proptest::proptest! {
         /// Rows sorted where they stand are the rows a stable sort gives:
