@@ -108,6 +108,15 @@ impl BootCaches {
         }
     }
 
+    /// The note heads the boots of any process saved for `identity`'s
+    /// store in the cache directory `dir` ([`HeadCache::load`]: served only
+    /// once each seal and stamp checks), for a long-lived process that
+    /// lists without booting first, as Claude Code's MCP server does; empty
+    /// when none are saved.
+    pub fn saved_heads(dir: &Path, identity: &NotesIdentity) -> HeadCache {
+        HeadCache::load(&kept_file(dir, Self::HEADS, identity, "bin"))
+    }
+
     /// The same caches, saved on a thread of their own after a boot that
     /// listed, so a long-lived host's boot does not wait for the write (the
     /// next boot, or a store's [`Self::heads`], waits for it; dropping the
@@ -227,6 +236,8 @@ mod tests {
     use super::*;
     use std::collections::HashMap;
 
+    use crate::notes::ListQuery;
+
     #[test]
     fn the_cache_dir_follows_xdg_only_when_absolute() {
         let dir = |vars: &[(&str, &str)]| {
@@ -300,6 +311,16 @@ mod tests {
         let caches = BootCaches::new(Some(cache.clone()));
         assert_eq!(caches.snapshot(&a).expect("served").homes, listed(&a));
         assert_eq!(std::fs::read(&heads).expect("the heads"), saved);
+        // A process that lists without booting loads the heads saved for
+        // its store: a's, not b's.
+        let saved_a = BootCaches::saved_heads(&cache, a.identity());
+        assert_eq!(
+            saved_a.len(),
+            a.list_headers(&ListQuery::default()).expect("a").rows.len()
+        );
+        let listing = a.clone().with_head_cache(Arc::new(saved_a));
+        assert_eq!(BootSnapshot::load(&listing).expect("a").homes, listed(&a));
+        assert!(BootCaches::saved_heads(&temp.path().join("none"), a.identity()).is_empty());
     }
 
     #[test]

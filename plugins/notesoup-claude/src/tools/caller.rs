@@ -22,6 +22,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use notesoup_core::notes::{HeadCache, NoteStore, NotesIdentity, project_key};
+use notesoup_core::plumbing::BootCaches;
 use notesoup_core::settings::WarnOnce;
 use notesoup_core::tools::{Refusal, RefusalCode};
 
@@ -56,11 +57,23 @@ pub struct Caller {
     /// The last settings read.
     settings: Option<KeptSettings>,
     /// Note heads kept between listings, when the process keeps them.
-    heads: Option<Arc<HeadCache>>,
+    heads: Heads,
     /// Settings warnings already given, each given once.
     warned: WarnOnce,
     /// Warnings not given yet.
     warnings: Vec<String>,
+}
+
+/// The note heads a caller keeps between listings.
+#[derive(Debug)]
+enum Heads {
+    /// None: every listing reads the notes (a command run once).
+    NotKept,
+    /// Kept, not loaded yet: the first store opened starts from those the
+    /// hooks' boots saved for it.
+    ToLoad,
+    /// Kept, watched between listings (see [`HeadCache::watching`]).
+    Kept(Arc<HeadCache>),
 }
 
 /// How the calling session is found.
@@ -87,13 +100,14 @@ impl Caller {
             project_dir.to_path_buf(),
             project_key.to_owned(),
             Finding::Known(session),
-            None,
+            Heads::NotKept,
         )
     }
 
     /// The caller of each call a running server serves for `project_dir`,
     /// found from the call's `tool_use` id, with the note heads kept (and,
-    /// on Linux, watched) between listings.
+    /// on Linux, watched) between listings, starting from those the hooks'
+    /// boots saved for the store.
     pub fn by_tool_use(env: HostEnv, project_dir: PathBuf) -> Self {
         let project_key = project_key(&project_dir);
         Self::new(
@@ -101,7 +115,7 @@ impl Caller {
             project_dir,
             project_key,
             Finding::ByToolUse(None),
-            Some(Arc::new(HeadCache::new().watching())),
+            Heads::ToLoad,
         )
     }
 
@@ -110,7 +124,7 @@ impl Caller {
         project_dir: PathBuf,
         project_key: String,
         finding: Finding,
-        heads: Option<Arc<HeadCache>>,
+        heads: Heads,
     ) -> Self {
         Self {
             env,
@@ -217,10 +231,27 @@ impl Caller {
         let fresh = self.warned.fresh(&settings.warnings);
         self.warnings.extend(fresh);
         let store = NoteStore::new(identity).with_secret_guard(secret_guard);
-        Ok(match &self.heads {
-            Some(heads) => store.with_head_cache(Arc::clone(heads)),
+        Ok(match self.heads_for(store.identity()) {
+            Some(heads) => store.with_head_cache(heads),
             None => store,
         })
+    }
+
+    /// The heads kept for every store this caller opens, loaded at the
+    /// first from those saved for `identity`'s store (the hooks save them
+    /// per project and notes root, so a server meets one such file).
+    fn heads_for(&mut self, identity: &NotesIdentity) -> Option<Arc<HeadCache>> {
+        if let Heads::ToLoad = self.heads {
+            let saved = match self.env.cache_dir() {
+                Some(dir) => BootCaches::saved_heads(&dir, identity),
+                None => HeadCache::new(),
+            };
+            self.heads = Heads::Kept(Arc::new(saved.watching()));
+        }
+        match &self.heads {
+            Heads::Kept(heads) => Some(Arc::clone(heads)),
+            Heads::NotKept | Heads::ToLoad => None,
+        }
     }
 
     /// The settings warnings not given yet, each given once for the life of
@@ -557,6 +588,56 @@ fn holds_tool_use(path: &Path, tool_use_id: &str, needle: &[u8]) -> io::Result<b
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A server's first store starts from the heads the hooks' boots saved
+    /// for it; with none saved it starts empty; a command run once keeps
+    /// none.
+    #[test]
+    fn a_server_starts_from_the_heads_the_hooks_saved() {
+        let temp = tempfile::tempdir().unwrap();
+        let env = |cache: &str| {
+            let vars = [
+                ("PI_NOTES_HOME", temp.path().join("notes")),
+                ("XDG_CACHE_HOME", temp.path().join(cache)),
+                ("CLAUDE_PLUGIN_DATA", temp.path().join("data")),
+            ];
+            HostEnv::from_lookup(|name| {
+                vars.iter()
+                    .find(|(var, _)| *var == name)
+                    .map(|(_, value)| value.to_string_lossy().into_owned())
+            })
+        };
+        let identity = NotesIdentity::new(
+            temp.path().join("notes"),
+            "s1",
+            "p-12345678",
+            "claude",
+            "claude",
+        )
+        .unwrap();
+        let store = NoteStore::new(identity.clone());
+        for name in ["a", "b"] {
+            store
+                .write(&format!("@project/{name}"), "# A note\n\ntext\n", None)
+                .unwrap();
+        }
+        // Heads are saved only from notes that settled.
+        std::thread::sleep(HeadCache::DEFAULT_SETTLE + Duration::from_millis(100));
+        // A hook's boot saves them.
+        let caches = BootCaches::new(env("cache").cache_dir());
+        caches.snapshot(&store).unwrap();
+        drop(caches);
+        let kept = |caller: &mut Caller| caller.heads_for(&identity).map(|heads| heads.len());
+        let mut server = Caller::by_tool_use(env("cache"), PathBuf::from("/w"));
+        assert_eq!(kept(&mut server), Some(2));
+        // Loaded once: the same heads for the stores after.
+        let first = server.heads_for(&identity).unwrap();
+        assert!(Arc::ptr_eq(&first, &server.heads_for(&identity).unwrap()));
+        let mut elsewhere = Caller::by_tool_use(env("other-cache"), PathBuf::from("/w"));
+        assert_eq!(kept(&mut elsewhere), Some(0));
+        let mut command = Caller::known(&env("cache"), Path::new("/w"), "p-12345678", None);
+        assert_eq!(kept(&mut command), None);
+    }
 
     fn tool_use_row(id: &str) -> String {
         format!(
