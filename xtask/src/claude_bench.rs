@@ -36,9 +36,9 @@
 //! runs, each hook of one run right before or after this build's (this
 //! build first in even runs, second in odd ones), and prints its medians
 //! under this build's with the ratio (the MCP figures are this build's
-//! only). Each build's hooks keep their caches apart (`XDG_CACHE_HOME`
-//! beside the build's copy), as two builds may save them in different
-//! formats.
+//! only). Each build keeps its caches apart (`XDG_CACHE_HOME` beside the
+//! build's copy, for its hooks and its server), as two builds may save
+//! them in different formats.
 
 use std::fmt::Write as _;
 use std::io::{BufRead, BufReader, Write};
@@ -246,14 +246,21 @@ impl World {
         Ok(bytes)
     }
 
+    /// `binary` run with `args` in the bench's world. Each build keeps its
+    /// caches beside its copy (`XDG_CACHE_HOME`): two builds may save them
+    /// in different formats.
     fn command(&self, binary: &Path, args: &[&str]) -> Command {
-        claude_plugin::PluginEnv {
+        let mut command = claude_plugin::PluginEnv {
             home: &self.home,
             notes: &self.notes,
             data: &self.data,
             project: &self.project,
         }
-        .command(binary, args)
+        .command(binary, args);
+        if let Some(copy) = binary.parent() {
+            command.env("XDG_CACHE_HOME", copy.join("cache"));
+        }
+        command
     }
 
     fn hook(&self, binary: &Path, event: &str, session: &str, source: &str) -> Result<Duration> {
@@ -309,14 +316,10 @@ impl World {
         let payload = serde_json::json!({
             "session_id": session, "transcript_path": transcript, "cwd": self.project,
             "hook_event_name": event, "source": source, "prompt": "go"});
-        // Each build keeps its caches beside its copy: two builds may save
-        // them in different formats.
-        let caches = binary.parent().context("a parent")?.join("cache");
         let started = Instant::now();
         let succeeded = claude_plugin::run_hook(
             self.command(binary, &["hook", event])
                 .env("PI_NOTES_HOME", notes)
-                .env("XDG_CACHE_HOME", caches)
                 .envs(env.iter().map(|(name, value)| (name, value))),
             &payload,
         )?;
