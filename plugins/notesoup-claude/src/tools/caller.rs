@@ -589,56 +589,6 @@ fn holds_tool_use(path: &Path, tool_use_id: &str, needle: &[u8]) -> io::Result<b
 mod tests {
     use super::*;
 
-    /// A server's first store starts from the heads the hooks' boots saved
-    /// for it; with none saved it starts empty; a command run once keeps
-    /// none.
-    #[test]
-    fn a_server_starts_from_the_heads_the_hooks_saved() {
-        let temp = tempfile::tempdir().unwrap();
-        let env = |cache: &str| {
-            let vars = [
-                ("PI_NOTES_HOME", temp.path().join("notes")),
-                ("XDG_CACHE_HOME", temp.path().join(cache)),
-                ("CLAUDE_PLUGIN_DATA", temp.path().join("data")),
-            ];
-            HostEnv::from_lookup(|name| {
-                vars.iter()
-                    .find(|(var, _)| *var == name)
-                    .map(|(_, value)| value.to_string_lossy().into_owned())
-            })
-        };
-        let identity = NotesIdentity::new(
-            temp.path().join("notes"),
-            "s1",
-            "p-12345678",
-            "claude",
-            "claude",
-        )
-        .unwrap();
-        let store = NoteStore::new(identity.clone());
-        for name in ["a", "b"] {
-            store
-                .write(&format!("@project/{name}"), "# A note\n\ntext\n", None)
-                .unwrap();
-        }
-        // Heads are saved only from notes that settled.
-        std::thread::sleep(HeadCache::DEFAULT_SETTLE + Duration::from_millis(100));
-        // A hook's boot saves them.
-        let caches = BootCaches::new(env("cache").cache_dir());
-        caches.snapshot(&store).unwrap();
-        drop(caches);
-        let kept = |caller: &mut Caller| caller.heads_for(&identity).map(|heads| heads.len());
-        let mut server = Caller::by_tool_use(env("cache"), PathBuf::from("/w"));
-        assert_eq!(kept(&mut server), Some(2));
-        // Loaded once: the same heads for the stores after.
-        let first = server.heads_for(&identity).unwrap();
-        assert!(Arc::ptr_eq(&first, &server.heads_for(&identity).unwrap()));
-        let mut elsewhere = Caller::by_tool_use(env("other-cache"), PathBuf::from("/w"));
-        assert_eq!(kept(&mut elsewhere), Some(0));
-        let mut command = Caller::known(&env("cache"), Path::new("/w"), "p-12345678", None);
-        assert_eq!(kept(&mut command), None);
-    }
-
     fn tool_use_row(id: &str) -> String {
         format!(
             r#"{{"type":"assistant","uuid":"u","message":{{"id":"m","model":"c","content":[{{"type":"tool_use","id":"{id}","name":"mcp__plugin_notesoup_notesoup__notes_list","input":{{}}}}]}}}}"#
@@ -1090,5 +1040,49 @@ mod tests {
         states.save(&a).unwrap();
         let (found, _) = resolve(&states, None, "p-12345678", None).unwrap().unwrap();
         assert_eq!(found.session_id, "sa");
+    }
+
+    /// A server's first store starts from the heads the hooks' boots saved
+    /// for it; with none saved it starts empty; a command run once keeps
+    /// none.
+    #[test]
+    fn a_server_starts_from_the_heads_the_hooks_saved() {
+        let temp = tempfile::tempdir().unwrap();
+        let root = temp.path().join("notes");
+        let env = |cache: &str| {
+            let vars = [
+                ("PI_NOTES_HOME", root.clone()),
+                ("XDG_CACHE_HOME", temp.path().join(cache)),
+                ("CLAUDE_PLUGIN_DATA", temp.path().join("data")),
+            ];
+            HostEnv::from_lookup(|name| {
+                vars.iter()
+                    .find(|(var, _)| *var == name)
+                    .map(|(_, value)| value.to_string_lossy().into_owned())
+            })
+        };
+        let identity = NotesIdentity::new(&root, "s1", "p-12345678", "a", "m").unwrap();
+        let store = NoteStore::new(identity.clone());
+        for name in ["a", "b"] {
+            store
+                .write(&format!("@project/{name}"), "# A note\n\ntext\n", None)
+                .unwrap();
+        }
+        // Heads are saved only from notes that settled.
+        std::thread::sleep(HeadCache::DEFAULT_SETTLE + Duration::from_millis(100));
+        // A hook's boot saves them.
+        let caches = BootCaches::new(env("cache").cache_dir());
+        caches.snapshot(&store).unwrap();
+        drop(caches);
+        let kept = |caller: &mut Caller| caller.heads_for(&identity).map(|heads| heads.len());
+        let mut server = Caller::by_tool_use(env("cache"), PathBuf::from("/w"));
+        assert_eq!(kept(&mut server), Some(2));
+        // Loaded once: the same heads for the stores after.
+        let first = server.heads_for(&identity).unwrap();
+        assert!(Arc::ptr_eq(&first, &server.heads_for(&identity).unwrap()));
+        let mut elsewhere = Caller::by_tool_use(env("other-cache"), PathBuf::from("/w"));
+        assert_eq!(kept(&mut elsewhere), Some(0));
+        let mut command = Caller::known(&env("cache"), Path::new("/w"), "p-12345678", None);
+        assert_eq!(kept(&mut command), None);
     }
 }
