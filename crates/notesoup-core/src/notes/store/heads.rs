@@ -708,6 +708,22 @@ fn stamp_words(stamp: &Stamp) -> [[u8; 8]; 7] {
     ]
 }
 
+/// The stamp [`stamp_words`] wrote, its words read back to back.
+#[cfg(unix)]
+fn stamp_of_words(bytes: [u8; 7 * 8]) -> Stamp {
+    let (words, _) = bytes.as_chunks::<8>();
+    let word = |at: usize| words[at];
+    let [dev, ino, len] = [word(0), word(1), word(2)].map(u64::from_le_bytes);
+    let [m_s, m_ns, c_s, c_ns] = [word(3), word(4), word(5), word(6)].map(i64::from_le_bytes);
+    Stamp {
+        dev,
+        ino,
+        len,
+        modified: (m_s, m_ns),
+        changed: (c_s, c_ns),
+    }
+}
+
 /// What a seal covers: the entry as saved (path, stamp, head), lengths
 /// included, so no byte can move from one field to another.
 fn sealed_parts<'a>(
@@ -837,27 +853,14 @@ fn decode(mut input: impl Read) -> Option<HashMap<OsString, Kept, PathHashing>> 
             return None;
         }
         let path = OsString::from_vec(read_vec(&mut input, len)?);
-        let [dev, ino, file_len, m_s, m_ns, c_s, c_ns] = read_array::<56>(&mut input)?
-            .as_chunks::<8>()
-            .0
-            .try_into()
-            .ok()?;
-        let [dev, ino, file_len] = [dev, ino, file_len].map(u64::from_le_bytes);
-        let [m_s, m_ns, c_s, c_ns] = [m_s, m_ns, c_s, c_ns].map(i64::from_le_bytes);
+        let stamp = stamp_of_words(read_array(&mut input)?);
         let head_len = u32::from_le_bytes(read_array(&mut input)?) as usize;
         // A head is a prefix of its file.
-        if head_len > HeadCache::MAX_HEAD_BYTES || head_len as u64 > file_len {
+        if head_len > HeadCache::MAX_HEAD_BYTES || head_len as u64 > stamp.len {
             return None;
         }
         let head = read_vec(&mut input, head_len)?.into_boxed_slice();
         let seal: Seal = read_array(&mut input)?;
-        let stamp = Stamp {
-            dev,
-            ino,
-            len: file_len,
-            modified: (m_s, m_ns),
-            changed: (c_s, c_ns),
-        };
         by_path.insert(
             path,
             Kept {
