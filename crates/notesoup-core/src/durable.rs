@@ -241,7 +241,8 @@ mod tests {
             fs::read_dir(dir.path()).expect("dir").count(),
             2,
             "no temporary file left"
-        ); // A write that fails part way leaves the old file, and no other.
+        );
+        // A write that fails part way leaves the old file, and no other.
         let failed = replace_unsynced_with(&target, |file| {
             file.write_all(b"thr")?;
             Err(io::Error::other("cut"))

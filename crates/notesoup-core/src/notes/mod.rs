@@ -124,6 +124,8 @@ pub use identity::NotesIdentity;
 pub(crate) use identity::Scope;
 pub(crate) use identity::{is_slug, normalize_lexical, slugify};
 pub(crate) use matcher::LiteralQueries;
+#[cfg(test)]
+pub(crate) use paths::lower_hex;
 pub use paths::project_key;
 pub(crate) use secrets::SecretKind;
 pub use secrets::find_secret;

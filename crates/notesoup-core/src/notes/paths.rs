@@ -25,10 +25,12 @@ pub fn project_key(cwd: &Path) -> String {
 /// The SHA-1 of `bytes` in lowercase hex.
 fn sha1_hex(bytes: &[u8]) -> String {
     use sha1::Digest as _;
-    sha1::Sha1::digest(bytes)
-        .iter()
-        .map(|byte| format!("{byte:02x}"))
-        .collect()
+    lower_hex(&sha1::Sha1::digest(bytes))
+}
+
+/// `bytes` in lowercase hex, two digits a byte.
+pub(crate) fn lower_hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
 }
 
 /// The longest folder name a project key keeps, in bytes, so the key (with

@@ -76,11 +76,7 @@ pub fn tree_hash(root: &Path) -> String {
             hasher.update(b"dir");
         }
     }
-    hasher
-        .finalize()
-        .iter()
-        .map(|byte| format!("{byte:02x}"))
-        .collect()
+    crate::notes::lower_hex(&hasher.finalize())
 }
 
 /// Runs `git <args>` in `dir` and returns its stdout; fails the test on a

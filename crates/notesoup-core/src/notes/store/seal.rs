@@ -160,8 +160,10 @@ mod tests {
     fn seals_are_hmac_sha1() {
         let key = *b"0123456789abcdef0123456789abcdef";
         let sealed = SealKey::from_bytes(&key).seal(&[b"what do ", b"ya want for nothing?"]);
-        let hex: String = sealed.iter().map(|byte| format!("{byte:02x}")).collect();
-        assert_eq!(hex, "a10c84cc8f94d196b3fb2995d525c2ce821ef25f");
+        assert_eq!(
+            crate::notes::lower_hex(&sealed),
+            "a10c84cc8f94d196b3fb2995d525c2ce821ef25f"
+        );
     }
 
     #[test]
