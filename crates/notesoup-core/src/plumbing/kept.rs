@@ -114,7 +114,12 @@ impl BootCaches {
     /// lists without booting first, as Claude Code's MCP server does; empty
     /// when none are saved.
     pub fn saved_heads(dir: &Path, identity: &NotesIdentity) -> HeadCache {
-        HeadCache::load(&kept_file(dir, Self::HEADS, identity, "bin"))
+        HeadCache::load(&kept_file(
+            dir,
+            Self::HEADS,
+            identity,
+            HeadCache::SAVED_EXTENSION,
+        ))
     }
 
     /// The same caches, saved on a thread of their own after a boot that
@@ -158,7 +163,7 @@ impl BootCaches {
         if let Some(snapshot) = BootSnapshot::served(store, shelves) {
             return Ok(snapshot);
         }
-        let heads_file = kept_file(dir, Self::HEADS, identity, "bin");
+        let heads_file = kept_file(dir, Self::HEADS, identity, HeadCache::SAVED_EXTENSION);
         if kept.heads.is_empty() {
             kept.heads = Arc::new(HeadCache::load(&heads_file));
         }
@@ -293,7 +298,7 @@ mod tests {
         // Dropped: its last save is written.
         for store in [&a, &b] {
             assert!(kept(BootCaches::SHELVES, store, "json").is_file());
-            assert!(kept(BootCaches::HEADS, store, "bin").is_file());
+            assert!(kept(BootCaches::HEADS, store, "v3.bin").is_file());
         }
         #[cfg(unix)]
         {
@@ -306,7 +311,7 @@ mod tests {
         }
         // The next process: served from the saved shelves, nothing listed,
         // so no heads saved anew.
-        let heads = kept(BootCaches::HEADS, &a, "bin");
+        let heads = kept(BootCaches::HEADS, &a, "v3.bin");
         let saved = std::fs::read(&heads).expect("the heads");
         let caches = BootCaches::new(Some(cache.clone()));
         assert_eq!(caches.snapshot(&a).expect("served").homes, listed(&a));

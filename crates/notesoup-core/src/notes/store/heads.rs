@@ -632,6 +632,12 @@ impl HeadCache {
     /// The largest saved cache [`Self::load`] reads.
     pub const MAX_SAVED_BYTES: u64 = 64 * 1024 * 1024;
 
+    /// How a saved cache's file name ends: with its format's version, so
+    /// processes of two notesoup versions that share a cache directory
+    /// (a host upgraded before another) each keep a file of their own,
+    /// where each would refuse and list again the other's at every boot.
+    pub(crate) const SAVED_EXTENSION: &'static str = "v3.bin";
+
     /// Whether the file's last change lies at least `settle` before
     /// `read_started`.
     fn settled(&self, stamp: &Stamp, read_started: SystemTime) -> bool {
