@@ -114,12 +114,7 @@ impl BootCaches {
     /// lists without booting first, as Claude Code's MCP server does; empty
     /// when none are saved.
     pub fn saved_heads(dir: &Path, identity: &NotesIdentity) -> HeadCache {
-        HeadCache::load(&kept_file(
-            dir,
-            Self::HEADS,
-            identity,
-            HeadCache::SAVED_EXTENSION,
-        ))
+        HeadCache::load(&heads_file(dir, identity))
     }
 
     /// The same caches, saved on a thread of their own after a boot that
@@ -163,7 +158,7 @@ impl BootCaches {
         if let Some(snapshot) = BootSnapshot::served(store, shelves) {
             return Ok(snapshot);
         }
-        let heads_file = kept_file(dir, Self::HEADS, identity, HeadCache::SAVED_EXTENSION);
+        let heads_file = heads_file(dir, identity);
         if kept.heads.is_empty() {
             kept.heads = Arc::new(HeadCache::load(&heads_file));
         }
@@ -226,6 +221,11 @@ fn kept_file(dir: &Path, kind: &str, identity: &NotesIdentity, extension: &str) 
     let project_key = identity.project_key();
     dir.join(kind)
         .join(format!("{project_key}-{root_hash:016x}.{extension}"))
+}
+
+/// The file the note heads of `identity`'s store are kept in.
+fn heads_file(dir: &Path, identity: &NotesIdentity) -> PathBuf {
+    kept_file(dir, BootCaches::HEADS, identity, HeadCache::SAVED_EXTENSION)
 }
 
 /// The 64-bit FNV-1a hash of `bytes`: stable across builds and platforms,
