@@ -5,6 +5,7 @@
 
 pub mod caller;
 pub mod history;
+pub mod next_boot;
 
 use std::path::{Path, PathBuf};
 
@@ -17,6 +18,7 @@ use serde_json::Value;
 
 use self::caller::{Caller, NO_SESSION};
 use self::history::HistorySource;
+use self::next_boot::NextBoot;
 use crate::env::HostEnv;
 use crate::state::ClaudeSessionState;
 
@@ -38,6 +40,12 @@ pub fn claude_description(tool: &ListedTool) -> String {
 pub struct ClaudeTools {
     caller: Caller,
     history: HistorySource,
+    /// A server's: the boot it makes ready after the session writes.
+    next_boot: Option<NextBoot>,
+    /// The current call may change notes, and the boot is made ready
+    /// after it: the store it opens is kept in `opened`.
+    writing: bool,
+    opened: Option<NoteStore>,
 }
 
 impl ClaudeTools {
@@ -53,16 +61,24 @@ impl ClaudeTools {
         Self {
             caller: Caller::known(env, project_dir, project_key, session),
             history: HistorySource::one_shot(),
+            next_boot: None,
+            writing: false,
+            opened: None,
         }
     }
 
     /// The tools of a running server for `project_dir`: each call's session
     /// found from its `tool_use` id; the last chain's history, the note
-    /// heads and the settings kept between calls.
+    /// heads and the settings kept between calls; after a write, the next
+    /// window's boot made ready in the caches ([`NextBoot`]).
     pub fn serving(env: HostEnv, project_dir: PathBuf) -> Self {
+        let next_boot = env.cache_dir().map(NextBoot::new);
         Self {
             caller: Caller::by_tool_use(env, project_dir),
             history: HistorySource::kept(),
+            next_boot,
+            writing: false,
+            opened: None,
         }
     }
 
@@ -70,7 +86,15 @@ impl ClaudeTools {
     /// Claude Code): core routes it and reads the arguments.
     pub fn run(&mut self, name: &str, arguments: Value, tool_use_id: Option<&str>) -> ToolOutput {
         self.caller.begin(tool_use_id);
-        call_tool(self, name, arguments)
+        self.writing = self.next_boot.is_some() && writes(name);
+        let output = call_tool(self, name, arguments);
+        let opened = self.opened.take();
+        if let (Some(next_boot), Some(store)) = (&mut self.next_boot, opened)
+            && !output.is_error
+        {
+            next_boot.after_write(store);
+        }
+        output
     }
 
     /// The settings warnings not given yet; each is given once.
@@ -88,9 +112,18 @@ impl ClaudeTools {
     }
 }
 
+/// Whether the tool `name` may change notes (it is not read-only).
+fn writes(name: &str) -> bool {
+    claude_tools().any(|tool| tool.name == name && !tool.read_only)
+}
+
 impl ToolContext for ClaudeTools {
     fn notes(&mut self) -> Result<NoteStore, Refusal> {
-        self.caller.store()
+        let store = self.caller.store()?;
+        if self.writing {
+            self.opened = Some(store.clone());
+        }
+        Ok(store)
     }
 
     fn history(&mut self) -> Result<History, Refusal> {
@@ -106,5 +139,23 @@ impl ToolContext for ClaudeTools {
             Ok(None) => ToolOutput::refusal(&Self::no_session()),
             Err(refusal) => ToolOutput::refusal(&refusal),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use notesoup_core::tools::Tool;
+
+    use super::writes;
+
+    #[test]
+    fn only_tools_that_may_change_notes_make_the_next_boot_ready() {
+        for tool in [Tool::NOTES_WRITE, Tool::NOTES_UPDATE] {
+            assert!(writes(tool.name), "{}", tool.name);
+        }
+        for tool in [Tool::NOTES_LIST, Tool::NOTES_READ, Tool::HISTORY_LIST] {
+            assert!(!writes(tool.name), "{}", tool.name);
+        }
+        assert!(!writes("notes_unknown"));
     }
 }

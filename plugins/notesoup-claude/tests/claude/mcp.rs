@@ -547,3 +547,75 @@ fn a_running_server_sees_every_settings_change() {
     assert!(!write(&mut server), "replaced and settled: the guard is on");
     server.finish();
 }
+
+/// The kept shelves' file once it lists `note`, waited for (at most 20 s).
+fn shelves_listing(sb: &Sandbox, note: &str) -> std::fs::Metadata {
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        // None kept yet: no folder for them.
+        let shelves = sb
+            .cache
+            .join("boot-shelves")
+            .is_dir()
+            .then(|| sb.kept_file("boot-shelves"));
+        let index = shelves
+            .as_ref()
+            .map(std::fs::read_to_string)
+            .and_then(Result::ok)
+            .unwrap_or_default();
+        if let Some(shelves) = shelves.filter(|_| index.contains(note)) {
+            return std::fs::metadata(shelves).unwrap();
+        }
+        assert!(
+            std::time::Instant::now() < until,
+            "no shelf lists {note}: {index}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+/// After the session writes a note, the server keeps the next window's
+/// boot ready: once the folder has settled it lists the home and keeps its
+/// shelf, so the boot after `/clear` is served from it, nothing listed. A
+/// server that ends before then keeps nothing.
+#[test]
+fn the_server_makes_the_next_boot_ready_after_a_write() {
+    use std::os::unix::fs::MetadataExt;
+    let sb = Sandbox::new();
+    session_with_call(&sb, S1, "first window", "toolu_one");
+    sb.append_transcript(S1, &[mcp_call_row("a9", None, "toolu_two", "notes_write")]);
+    let mut server = Server::start(&sb);
+    server.ok(
+        1,
+        "notes_write",
+        json!({"address": "@project/gamma.md", "content": "# Gamma\nfresh"}),
+        "toolu_two",
+    );
+    // No hook has run since the write: the server kept the shelf.
+    let kept = shelves_listing(&sb, "gamma.md");
+    sb.hook("session-end", &sb.payload("SessionEnd-clear", S1));
+    let boot = crate::support::context_of(
+        &sb.hook("session-start", &sb.payload("SessionStart-clear", S2))
+            .unwrap(),
+        "SessionStart",
+    );
+    assert!(boot.contains("@project/gamma.md"), "{boot}");
+    // Served: a boot that lists saves the shelves anew.
+    let after = std::fs::metadata(sb.kept_file("boot-shelves")).unwrap();
+    assert_eq!(
+        (after.ino(), after.mtime(), after.mtime_nsec()),
+        (kept.ino(), kept.mtime(), kept.mtime_nsec())
+    );
+    server.ok(
+        2,
+        "notes_write",
+        json!({"address": "@project/delta.md", "content": "# Delta\nlater"}),
+        "toolu_two",
+    );
+    server.finish();
+    let index = std::fs::read_to_string(sb.kept_file("boot-shelves")).unwrap();
+    assert!(
+        index.contains("gamma.md") && !index.contains("delta.md"),
+        "{index}"
+    );
+}

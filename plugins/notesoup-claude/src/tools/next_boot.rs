@@ -1,0 +1,134 @@
+//! The next window's boot, made ready by a running server after the
+//! session writes notes.
+//!
+//! A hook boots each window from the kept shelves while the homes' folders
+//! keep their stamps (core's `ShelfIndex`). A note written renames a file
+//! into its folder, so the next boot would list that home again: every
+//! note's stamp checked, on the hook's, and so the user's, time. The server
+//! outlives `/clear`, so it lists it instead: once the session's last write
+//! has settled (a shelf is kept only from folders unchanged for
+//! `ShelfIndex::SETTLE`), a thread of its own boots the store through the
+//! kept caches, which keeps the home's new shelf and the heads it read for
+//! the hook. The wait starts again at each write; a server that ends while
+//! it waits keeps nothing, and one that ends while it lists finishes first.
+//! The hook checks every stamp as before: a shelf made here is served only
+//! while nothing changed since.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use notesoup_core::boot::ShelfIndex;
+use notesoup_core::notes::NoteStore;
+use notesoup_core::plumbing::BootCaches;
+
+/// Prepares the next boot after writes; see the module docs.
+#[derive(Debug)]
+pub struct NextBoot {
+    cache_dir: PathBuf,
+    shared: Arc<Shared>,
+    /// Started at the first write.
+    thread: Option<JoinHandle<()>>,
+}
+
+/// What the server and the preparing thread share.
+#[derive(Debug, Default)]
+struct Shared {
+    state: Mutex<State>,
+    changed: Condvar,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    /// The store last written, and when its boot is to be made.
+    pending: Option<(Instant, NoteStore)>,
+    /// The server is ending.
+    closing: bool,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // Every change is one assignment: a panic leaves no half of one.
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl NextBoot {
+    /// How long after the last write the boot is made: past the time the
+    /// folders must stand unchanged for their shelves to be kept.
+    pub const DELAY: Duration = ShelfIndex::SETTLE.saturating_add(Duration::from_millis(250));
+
+    /// Boots made ready in the caches of `cache_dir`, as the hooks keep them.
+    pub fn new(cache_dir: PathBuf) -> Self {
+        Self {
+            cache_dir,
+            shared: Arc::default(),
+            thread: None,
+        }
+    }
+
+    /// `store` was written: its boot is made [`Self::DELAY`] from now,
+    /// unless another write comes first.
+    pub fn after_write(&mut self, store: NoteStore) {
+        self.shared.lock().pending = Some((Instant::now() + Self::DELAY, store));
+        self.shared.changed.notify_one();
+        if self.thread.is_none() {
+            let shared = Arc::clone(&self.shared);
+            let cache_dir = self.cache_dir.clone();
+            // No thread to be had: the next hook lists, as without one.
+            self.thread = std::thread::Builder::new()
+                .name("notesoup-next-boot".to_owned())
+                .spawn(move || prepare(&shared, &cache_dir))
+                .ok();
+        }
+    }
+}
+
+impl Drop for NextBoot {
+    /// Ends the thread: a boot being made is finished, one waiting for
+    /// its time is dropped.
+    fn drop(&mut self) {
+        self.shared.lock().closing = true;
+        self.shared.changed.notify_one();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// The preparing thread: each pending store booted through the caches of
+/// `cache_dir` at its time, until the server ends.
+fn prepare(shared: &Shared, cache_dir: &std::path::Path) {
+    let mut state = shared.lock();
+    loop {
+        if state.closing {
+            return;
+        }
+        let Some((due, _)) = &state.pending else {
+            state = shared
+                .changed
+                .wait(state)
+                .unwrap_or_else(PoisonError::into_inner);
+            continue;
+        };
+        let now = Instant::now();
+        if now < *due {
+            let wait = *due - now;
+            state = shared
+                .changed
+                .wait_timeout(state, wait)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+            continue;
+        }
+        let Some((_, store)) = state.pending.take() else {
+            continue;
+        };
+        drop(state);
+        // Fresh caches: the hooks' latest files, with this home's shelf
+        // added. A boot that fails is only listed by the next hook.
+        let _ = BootCaches::new(Some(cache_dir.to_path_buf())).snapshot(&store);
+        state = shared.lock();
+    }
+}
