@@ -19,7 +19,11 @@
 //! - `resume` of one session right after a note was written into the
 //!   project home of a third store, of 10,000 notes too (a new note each
 //!   run): the home is listed again from the heads the hooks keep, as after
-//!   an agent's session that wrote notes;
+//!   another program wrote a note;
+//! - the same `resume` after the note was written through the build's
+//!   running `notesoup mcp` (one server per build on that store), 3 s
+//!   before: the server has made the next boot ready, as after an agent's
+//!   session that wrote notes and the user's `/clear`;
 //! - `notesoup hook user-prompt-submit` (usage from the transcript's tail);
 //! - MCP `tools/call` round trips on a running `notesoup mcp`, each call
 //!   carrying Claude Code's `claudecode/toolUseId`: `notes_list` over the
@@ -61,7 +65,7 @@ const MANY_NOTES: usize = 10_000;
 const TRANSCRIPT_BYTES: usize = 50 * 1024 * 1024;
 /// The hooks timed for each build, in the order of `World::measure_hook`:
 /// the report's row names, and whether the row's first run is shown apart.
-const HOOKS: [(&str, bool); 7] = [
+const HOOKS: [(&str, bool); 8] = [
     ("hook session-start", false),
     ("hook user-prompt-submit", false),
     ("session-start resume*", true),
@@ -69,7 +73,14 @@ const HOOKS: [(&str, bool); 7] = [
     ("resume, new data dir*", false),
     ("resume, nothing kept*", false),
     ("resume, a note written*", false),
+    ("resume, server wrote*", false),
 ];
+/// The row of [`HOOKS`] whose note each build's server writes.
+const SERVER_WROTE: usize = 7;
+/// How long before that row's hook its note is written: past the time a
+/// server waits before it makes the next boot ready (2.25 s), and the time
+/// that takes.
+const SERVER_WROTE_BEFORE: Duration = Duration::from_secs(3);
 /// Calls made on one server before its memory is read again.
 const RSS_CALLS: usize = 1_000;
 /// New servers whose first calls are timed (the median is shown): one
@@ -335,6 +346,11 @@ impl World {
         let load_at_start = load_average();
         // The prompt hook needs the session recorded once.
         self.hook(binary, "session-start", SESSION, "startup")?;
+        // Each build's server on the store its hooks boot from after a write.
+        let mut servers = binaries
+            .iter()
+            .map(|binary| McpServer::start_on(self, binary, &self.written_notes))
+            .collect::<Result<Vec<_>>>()?;
         let samples = alternating(runs, 1 + HOOKS.len(), Order::Same, |run, variant| {
             if variant == 0 {
                 let started = Instant::now();
@@ -356,6 +372,18 @@ impl World {
             if run % 2 == 1 {
                 order.reverse();
             }
+            if variant - 1 == SERVER_WROTE {
+                for &build in &order {
+                    servers[build].call(
+                        Tool::NOTES_WRITE.name,
+                        serde_json::json!({
+                            "address": format!("@project/topics/served-{run}-{build}.md"),
+                            "content": "# Served\n\nA fact learnt this run.\n"}),
+                        "toolu_bench_write",
+                    )?;
+                }
+                std::thread::sleep(SERVER_WROTE_BEFORE);
+            }
             let mut times = vec![Duration::ZERO; binaries.len()];
             for build in order {
                 times[build] =
@@ -371,6 +399,9 @@ impl World {
             for (build, hook) in hooks.iter_mut().enumerate() {
                 hook.push(runs.iter().map(|times| times[build]).collect());
             }
+        }
+        for server in servers {
+            server.finish()?;
         }
         let mut hooks = hooks.into_iter();
         let ours = hooks.next().context("this build's samples")?;
@@ -439,7 +470,11 @@ impl World {
         )?;
         writeln!(
             report,
-            "     a note written: one session resumed right after a note was written into the project home of another 10,000)"
+            "     a note written: one session resumed right after a note was written into the project home of another 10,000;"
+        )?;
+        writeln!(
+            report,
+            "     server wrote: the same, the note written 3 s before through the build's running notesoup mcp)"
         )?;
         writeln!(
             report,
@@ -492,13 +527,17 @@ impl World {
                 "resume",
                 &[("CLAUDE_PLUGIN_DATA", fresh.join("data"))],
             ),
-            // A note written since the last boot: its home is listed again.
-            6 => {
-                let topics = project_key_dir(&self.written_notes, &self.project)?.join("topics");
-                std::fs::write(
-                    topics.join(format!("written-{run}.md")),
-                    note_text(&format!("Written {run}"), "A fact learnt this run.\n"),
-                )?;
+            // A note written since the last boot (by another program, or,
+            // before the row's runs, through each build's server).
+            6 | SERVER_WROTE => {
+                if hook == 6 {
+                    let topics =
+                        project_key_dir(&self.written_notes, &self.project)?.join("topics");
+                    std::fs::write(
+                        topics.join(format!("written-{run}.md")),
+                        note_text(&format!("Written {run}"), "A fact learnt this run.\n"),
+                    )?;
+                }
                 let session = "bench-written";
                 self.hook_with(
                     binary,
@@ -617,8 +656,14 @@ struct McpServer {
 
 impl McpServer {
     fn start(world: &World, binary: &Path) -> Result<Self> {
+        Self::start_on(world, binary, &world.notes)
+    }
+
+    /// A server on the notes root `notes`.
+    fn start_on(world: &World, binary: &Path, notes: &Path) -> Result<Self> {
         let mut child = world
             .command(binary, &["mcp"])
+            .env("PI_NOTES_HOME", notes)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()?;
