@@ -144,9 +144,12 @@ impl ToolContext for ClaudeTools {
 
 #[cfg(test)]
 mod tests {
-    use notesoup_core::tools::Tool;
+    use std::collections::HashMap;
 
-    use super::writes;
+    use notesoup_core::tools::Tool;
+    use serde_json::json;
+
+    use super::*;
 
     #[test]
     fn only_tools_that_may_change_notes_make_the_next_boot_ready() {
@@ -157,5 +160,33 @@ mod tests {
             assert!(!writes(tool.name), "{}", tool.name);
         }
         assert!(!writes("notes_unknown"));
+    }
+
+    #[test]
+    fn a_server_makes_the_next_boot_ready_after_a_write_that_succeeded_only() {
+        let temp = tempfile::tempdir().expect("a temp dir");
+        let root = temp.path().to_string_lossy().into_owned();
+        let vars: HashMap<&str, String> = HashMap::from([
+            ("HOME", format!("{root}/home")),
+            ("CLAUDE_PLUGIN_DATA", format!("{root}/data")),
+            ("PI_NOTES_HOME", format!("{root}/notes")),
+        ]);
+        let env = HostEnv::from_lookup(|name| vars.get(name).cloned());
+        let mut tools = ClaudeTools::serving(env, temp.path().join("project"));
+        let pending = |tools: &ClaudeTools| tools.next_boot.as_ref().is_some_and(NextBoot::pending);
+        let listed = tools.run(Tool::NOTES_LIST.name, json!({}), None);
+        assert!(!listed.is_error && !pending(&tools), "{}", listed.text);
+        let refused = tools.run(
+            Tool::NOTES_WRITE.name,
+            json!({"address": "@project/x.md"}),
+            None,
+        );
+        assert!(refused.is_error && !pending(&tools), "{}", refused.text);
+        let wrote = tools.run(
+            Tool::NOTES_WRITE.name,
+            json!({"address": "@project/x.md", "content": "# X"}),
+            None,
+        );
+        assert!(!wrote.is_error && pending(&tools), "{}", wrote.text);
     }
 }

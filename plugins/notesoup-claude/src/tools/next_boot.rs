@@ -27,6 +27,8 @@ use notesoup_core::plumbing::BootCaches;
 #[derive(Debug)]
 pub struct NextBoot {
     cache_dir: PathBuf,
+    /// How long after the last write the boot is made.
+    delay: Duration,
     shared: Arc<Shared>,
     /// Started at the first write.
     thread: Option<JoinHandle<()>>,
@@ -61,8 +63,15 @@ impl NextBoot {
 
     /// Boots made ready in the caches of `cache_dir`, as the hooks keep them.
     pub fn new(cache_dir: PathBuf) -> Self {
+        Self::with_delay(cache_dir, Self::DELAY)
+    }
+
+    /// The same, made `delay` after the last write (tests use less than
+    /// [`Self::DELAY`]).
+    fn with_delay(cache_dir: PathBuf, delay: Duration) -> Self {
         Self {
             cache_dir,
+            delay,
             shared: Arc::default(),
             thread: None,
         }
@@ -71,7 +80,7 @@ impl NextBoot {
     /// `store` was written: its boot is made [`Self::DELAY`] from now,
     /// unless another write comes first.
     pub fn after_write(&mut self, store: NoteStore) {
-        self.shared.lock().pending = Some((Instant::now() + Self::DELAY, store));
+        self.shared.lock().pending = Some((Instant::now() + self.delay, store));
         self.shared.changed.notify_one();
         if self.thread.is_none() {
             let shared = Arc::clone(&self.shared);
@@ -130,5 +139,55 @@ fn prepare(shared: &Shared, cache_dir: &std::path::Path) {
         // added. A boot that fails is only listed by the next hook.
         let _ = BootCaches::new(Some(cache_dir.to_path_buf())).snapshot(&store);
         state = shared.lock();
+    }
+}
+
+#[cfg(test)]
+impl NextBoot {
+    /// Whether a boot waits for its time.
+    pub(super) fn pending(&self) -> bool {
+        self.shared.lock().pending.is_some()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use notesoup_core::notes::NotesIdentity;
+
+    use super::*;
+
+    fn store(root: &Path) -> NoteStore {
+        NoteStore::new(NotesIdentity::new(root, "s1", "p-12345678", "a", "m").expect("identity"))
+    }
+
+    /// Whether `path` exists within ten seconds.
+    fn appears(path: &Path) -> bool {
+        let until = Instant::now() + Duration::from_secs(10);
+        while !path.exists() && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        path.exists()
+    }
+
+    #[test]
+    fn a_write_s_boot_is_made_at_its_time_and_dropped_with_the_server_before_it() {
+        let temp = tempfile::tempdir().expect("a temp dir");
+        // A boot through the caches makes their folder first.
+        let made = temp.path().join("made");
+        let mut next = NextBoot::with_delay(made.clone(), Duration::from_millis(50));
+        next.after_write(store(&temp.path().join("notes")));
+        assert!(next.pending());
+        assert!(appears(&made), "the boot was made");
+        assert!(!next.pending());
+        drop(next);
+
+        let dropped = temp.path().join("dropped");
+        let mut next = NextBoot::with_delay(dropped.clone(), Duration::from_millis(200));
+        next.after_write(store(&temp.path().join("notes")));
+        drop(next);
+        std::thread::sleep(Duration::from_millis(600));
+        assert!(!dropped.exists(), "no boot after the server ended");
     }
 }
