@@ -42,9 +42,10 @@ pub struct ClaudeTools {
     history: HistorySource,
     /// A server's: the boot it makes ready after the session writes.
     next_boot: Option<NextBoot>,
-    /// The current call may change notes, and the boot is made ready
-    /// after it: the store it opens is kept in `opened`.
+    /// The current call may change notes: the store it opens is kept in
+    /// `opened`, for `next_boot`.
     writing: bool,
+    /// The store the current writing call opened.
     opened: Option<NoteStore>,
 }
 

@@ -14,7 +14,7 @@
 //! The hook checks every stamp as before: a shelf made here is served only
 //! while nothing changed since.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -77,8 +77,8 @@ impl NextBoot {
         }
     }
 
-    /// `store` was written: its boot is made [`Self::DELAY`] from now,
-    /// unless another write comes first.
+    /// `store` was written: its boot is made after the delay
+    /// ([`Self::DELAY`]), unless another write comes first.
     pub fn after_write(&mut self, store: NoteStore) {
         self.shared.lock().pending = Some((Instant::now() + self.delay, store));
         self.shared.changed.notify_one();
@@ -108,12 +108,9 @@ impl Drop for NextBoot {
 
 /// The preparing thread: each pending store booted through the caches of
 /// `cache_dir` at its time, until the server ends.
-fn prepare(shared: &Shared, cache_dir: &std::path::Path) {
+fn prepare(shared: &Shared, cache_dir: &Path) {
     let mut state = shared.lock();
-    loop {
-        if state.closing {
-            return;
-        }
+    while !state.closing {
         let Some((due, _)) = &state.pending else {
             state = shared
                 .changed
@@ -121,24 +118,22 @@ fn prepare(shared: &Shared, cache_dir: &std::path::Path) {
                 .unwrap_or_else(PoisonError::into_inner);
             continue;
         };
-        let now = Instant::now();
-        if now < *due {
-            let wait = *due - now;
+        let left = due.saturating_duration_since(Instant::now());
+        if !left.is_zero() {
             state = shared
                 .changed
-                .wait_timeout(state, wait)
+                .wait_timeout(state, left)
                 .unwrap_or_else(PoisonError::into_inner)
                 .0;
             continue;
         }
-        let Some((_, store)) = state.pending.take() else {
-            continue;
-        };
-        drop(state);
-        // Fresh caches: the hooks' latest files, with this home's shelf
-        // added. A boot that fails is only listed by the next hook.
-        let _ = BootCaches::new(Some(cache_dir.to_path_buf())).snapshot(&store);
-        state = shared.lock();
+        if let Some((_, store)) = state.pending.take() {
+            drop(state);
+            // Fresh caches: the hooks' latest files, with this home's shelf
+            // added. A boot that fails is only listed by the next hook.
+            let _ = BootCaches::new(Some(cache_dir.to_path_buf())).snapshot(&store);
+            state = shared.lock();
+        }
     }
 }
 
@@ -152,8 +147,6 @@ impl NextBoot {
 
 #[cfg(test)]
 mod tests {
-    use std::path::Path;
-
     use notesoup_core::notes::NotesIdentity;
 
     use super::*;
