@@ -75,6 +75,8 @@ const HOOKS: [(&str, bool); 8] = [
     ("resume, a note written*", false),
     ("resume, server wrote*", false),
 ];
+/// The row of [`HOOKS`] whose note another program writes.
+const A_NOTE_WRITTEN: usize = 6;
 /// The row of [`HOOKS`] whose note each build's server writes.
 const SERVER_WROTE: usize = 7;
 /// How long before that row's hook its note is written: past the time a
@@ -529,8 +531,8 @@ impl World {
             ),
             // A note written since the last boot (by another program, or,
             // before the row's runs, through each build's server).
-            6 | SERVER_WROTE => {
-                if hook == 6 {
+            A_NOTE_WRITTEN | SERVER_WROTE => {
+                if hook == A_NOTE_WRITTEN {
                     let topics =
                         project_key_dir(&self.written_notes, &self.project)?.join("topics");
                     std::fs::write(
