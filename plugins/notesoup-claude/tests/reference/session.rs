@@ -167,3 +167,69 @@ fn a_chain_of_windows_through_compact_and_clear() {
         "{windows}"
     );
 }
+
+/// The real Claude Code runs the server with the environment its hooks
+/// get, so the boot the server makes ready after a write is the one the
+/// next hook reads: while the model still thinks (the fake holds its next
+/// turn), the server lists the written home and keeps its shelf in the
+/// hooks' caches, and the next session's boot is served from it.
+#[test]
+fn the_server_makes_the_next_boot_ready_while_the_session_runs() {
+    use std::os::unix::fs::MetadataExt;
+    let _terminal = crate::hosts::shared();
+    let claude = Headless::new();
+    let (sb, api) = (&claude.sb, &claude.api);
+    let notes_write = format!("{PREFIX}notes_write");
+    api.script(vec![
+        Reply::tool(
+            "toolu_e2e_ready",
+            &notes_write,
+            json!({"address": "@project/decisions.md", "content": "# Decisions\nUse tabs."}),
+        ),
+        Reply::text("Written."),
+    ]);
+    // The turn that carries the tool's result waits until released.
+    api.pause_after(1);
+    let kept = std::thread::scope(|scope| {
+        let turn = scope.spawn(|| claude.turn("note it", &["--allowedTools", &notes_write]));
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        let kept = loop {
+            let shelves = sb
+                .cache
+                .join("boot-shelves")
+                .is_dir()
+                .then(|| sb.kept_file("boot-shelves"));
+            let listed = shelves
+                .as_ref()
+                .and_then(|file| std::fs::read_to_string(file).ok())
+                .is_some_and(|index| index.contains("decisions.md"));
+            if let Some(file) = shelves.filter(|_| listed) {
+                break std::fs::metadata(file).unwrap();
+            }
+            if std::time::Instant::now() > until {
+                api.release();
+                panic!("no shelf lists decisions.md while the session runs");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        };
+        assert!(
+            api.pausing(),
+            "the shelf was kept before the model answered"
+        );
+        api.release();
+        turn.join().unwrap();
+        kept
+    });
+    api.take_requests();
+    api.script(vec![Reply::text("Hello.")]);
+    claude.turn("hello", &[]);
+    let requests = api.take_requests();
+    let boot = one_starting(&texts(&requests[0]), BOOT_TEXT);
+    assert!(boot.contains("decisions.md"), "{boot}");
+    // Served from the kept shelf: a boot that lists saves the shelves anew.
+    let after = std::fs::metadata(sb.kept_file("boot-shelves")).unwrap();
+    assert_eq!(
+        (after.ino(), after.mtime(), after.mtime_nsec()),
+        (kept.ino(), kept.mtime(), kept.mtime_nsec())
+    );
+}
