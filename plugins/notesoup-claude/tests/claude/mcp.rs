@@ -548,32 +548,6 @@ fn a_running_server_sees_every_settings_change() {
     server.finish();
 }
 
-/// The kept shelves' file once it lists `note`, waited for (at most 20 s).
-fn shelves_listing(sb: &Sandbox, note: &str) -> std::fs::Metadata {
-    let until = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    loop {
-        // None kept yet: no folder for them.
-        let shelves = sb
-            .cache
-            .join("boot-shelves")
-            .is_dir()
-            .then(|| sb.kept_file("boot-shelves"));
-        let index = shelves
-            .as_ref()
-            .map(std::fs::read_to_string)
-            .and_then(Result::ok)
-            .unwrap_or_default();
-        if let Some(shelves) = shelves.filter(|_| index.contains(note)) {
-            return std::fs::metadata(shelves).unwrap();
-        }
-        assert!(
-            std::time::Instant::now() < until,
-            "no shelf lists {note}: {index}"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-}
-
 /// After the session writes a note, the server keeps the next window's
 /// boot ready: once the folder has settled it lists the home and keeps its
 /// shelf, so the boot after `/clear` is served from it, nothing listed. A
@@ -592,7 +566,9 @@ fn the_server_makes_the_next_boot_ready_after_a_write() {
         "toolu_two",
     );
     // No hook has run since the write: the server kept the shelf.
-    let kept = shelves_listing(&sb, "gamma.md");
+    let kept = sb
+        .shelves_listing("gamma.md", std::time::Duration::from_secs(20))
+        .expect("a shelf lists gamma.md");
     sb.hook("session-end", &sb.payload("SessionEnd-clear", S1));
     let boot = crate::support::context_of(
         &sb.hook("session-start", &sb.payload("SessionStart-clear", S2))

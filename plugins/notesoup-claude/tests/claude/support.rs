@@ -92,6 +92,35 @@ impl Sandbox {
         notesoup_test_support::files::kept_file(&self.cache, kind, &key)
     }
 
+    /// The kept shelves' file once it lists `note`, waited for at most
+    /// `within` (`None` then).
+    pub fn shelves_listing(
+        &self,
+        note: &str,
+        within: std::time::Duration,
+    ) -> Option<std::fs::Metadata> {
+        let until = std::time::Instant::now() + within;
+        loop {
+            // None kept yet: no folder for them.
+            let shelves = self
+                .cache
+                .join("boot-shelves")
+                .is_dir()
+                .then(|| self.kept_file("boot-shelves"));
+            let listed = shelves
+                .as_ref()
+                .and_then(|file| std::fs::read_to_string(file).ok())
+                .is_some_and(|index| index.contains(note));
+            if let Some(file) = shelves.filter(|_| listed) {
+                return std::fs::metadata(file).ok();
+            }
+            if std::time::Instant::now() > until {
+                return None;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    }
+
     /// Where Claude Code would write `session`'s transcript.
     pub fn transcript(&self, session: &str) -> PathBuf {
         let slug: String = self

@@ -192,25 +192,10 @@ fn the_server_makes_the_next_boot_ready_while_the_session_runs() {
     api.pause_after(1);
     let kept = std::thread::scope(|scope| {
         let turn = scope.spawn(|| claude.turn("note it", &["--allowedTools", &notes_write]));
-        let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
-        let kept = loop {
-            let shelves = sb
-                .cache
-                .join("boot-shelves")
-                .is_dir()
-                .then(|| sb.kept_file("boot-shelves"));
-            let listed = shelves
-                .as_ref()
-                .and_then(|file| std::fs::read_to_string(file).ok())
-                .is_some_and(|index| index.contains("decisions.md"));
-            if let Some(file) = shelves.filter(|_| listed) {
-                break std::fs::metadata(file).unwrap();
-            }
-            if std::time::Instant::now() > until {
-                api.release();
-                panic!("no shelf lists decisions.md while the session runs");
-            }
-            std::thread::sleep(std::time::Duration::from_millis(100));
+        let kept = sb.shelves_listing("decisions.md", std::time::Duration::from_secs(60));
+        let Some(kept) = kept else {
+            api.release();
+            panic!("no shelf lists decisions.md while the session runs");
         };
         assert!(
             api.pausing(),
