@@ -554,7 +554,6 @@ fn a_running_server_sees_every_settings_change() {
 /// server that ends before then keeps nothing.
 #[test]
 fn the_server_makes_the_next_boot_ready_after_a_write() {
-    use std::os::unix::fs::MetadataExt;
     let sb = Sandbox::new();
     session_with_call(&sb, S1, "first window", "toolu_one");
     sb.append_transcript(S1, &[mcp_call_row("a9", None, "toolu_two", "notes_write")]);
@@ -576,12 +575,8 @@ fn the_server_makes_the_next_boot_ready_after_a_write() {
         "SessionStart",
     );
     assert!(boot.contains("@project/gamma.md"), "{boot}");
-    // Served: a boot that lists saves the shelves anew.
-    let after = std::fs::metadata(sb.kept_file("boot-shelves")).unwrap();
-    assert_eq!(
-        (after.ino(), after.mtime(), after.mtime_nsec()),
-        (kept.ino(), kept.mtime(), kept.mtime_nsec())
-    );
+    // Served from the kept shelf, nothing listed.
+    sb.assert_shelves_as_kept(&kept);
     server.ok(
         2,
         "notes_write",

@@ -121,6 +121,19 @@ impl Sandbox {
         }
     }
 
+    /// Asserts that the kept shelves' file is the one `kept` describes
+    /// (same inode and modification time): a boot served from the shelves
+    /// leaves it, one that lists saves it anew.
+    pub fn assert_shelves_as_kept(&self, kept: &std::fs::Metadata) {
+        use std::os::unix::fs::MetadataExt;
+        let now = std::fs::metadata(self.kept_file("boot-shelves")).unwrap();
+        assert_eq!(
+            (now.ino(), now.mtime(), now.mtime_nsec()),
+            (kept.ino(), kept.mtime(), kept.mtime_nsec()),
+            "the shelves were saved anew"
+        );
+    }
+
     /// Where Claude Code would write `session`'s transcript.
     pub fn transcript(&self, session: &str) -> PathBuf {
         let slug: String = self

@@ -175,7 +175,6 @@ fn a_chain_of_windows_through_compact_and_clear() {
 /// hooks' caches, and the next session's boot is served from it.
 #[test]
 fn the_server_makes_the_next_boot_ready_while_the_session_runs() {
-    use std::os::unix::fs::MetadataExt;
     let _terminal = crate::hosts::shared();
     let claude = Headless::new();
     let (sb, api) = (&claude.sb, &claude.api);
@@ -211,10 +210,6 @@ fn the_server_makes_the_next_boot_ready_while_the_session_runs() {
     let requests = api.take_requests();
     let boot = one_starting(&texts(&requests[0]), BOOT_TEXT);
     assert!(boot.contains("decisions.md"), "{boot}");
-    // Served from the kept shelf: a boot that lists saves the shelves anew.
-    let after = std::fs::metadata(sb.kept_file("boot-shelves")).unwrap();
-    assert_eq!(
-        (after.ino(), after.mtime(), after.mtime_nsec()),
-        (kept.ino(), kept.mtime(), kept.mtime_nsec())
-    );
+    // Served from the kept shelf, nothing listed.
+    sb.assert_shelves_as_kept(&kept);
 }
