@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use notesoup_core::history::History;
 use notesoup_core::notes::NoteStore;
 use notesoup_core::tools::{
-    ListedTool, Refusal, RefusalCode, ToolContext, ToolOutput, call_tool, tools_for,
+    ListedTool, Refusal, RefusalCode, Tool, ToolContext, ToolOutput, call_tool, tools_for,
 };
 use serde_json::Value;
 
@@ -115,7 +115,7 @@ impl ClaudeTools {
 
 /// Whether the tool `name` may change notes (it is not read-only).
 fn writes(name: &str) -> bool {
-    claude_tools().any(|tool| tool.name == name && !tool.read_only)
+    Tool::find(name).is_some_and(|tool| !tool.read_only)
 }
 
 impl ToolContext for ClaudeTools {
@@ -147,7 +147,6 @@ impl ToolContext for ClaudeTools {
 mod tests {
     use std::collections::HashMap;
 
-    use notesoup_core::tools::Tool;
     use serde_json::json;
 
     use super::*;
