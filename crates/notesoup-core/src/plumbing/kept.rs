@@ -135,9 +135,10 @@ impl BootCaches {
     /// The boot snapshot of `store`'s homes. With a cache directory: served
     /// from the kept shelves while their directories are unchanged (only
     /// the notes shown are read), else listed with this process's heads
-    /// (those saved by an earlier process when it has none yet) and kept;
-    /// the caches are saved. Without one: listed with the heads kept in
-    /// memory.
+    /// (when it has none yet: those `store` lists through, when it holds
+    /// some, as the heads a long-lived host keeps warm, else those an
+    /// earlier process saved) and kept; the caches are saved. Without one:
+    /// listed with the heads kept in memory.
     pub fn snapshot(&self, store: &NoteStore) -> Result<BootSnapshot, NoteError> {
         let mut guard = lock(&self.kept);
         let kept = &mut *guard;
@@ -160,7 +161,10 @@ impl BootCaches {
         }
         let heads_file = heads_file(dir, identity);
         if kept.heads.is_empty() {
-            kept.heads = Arc::new(HeadCache::load(&heads_file));
+            kept.heads = match store.head_cache().filter(|own| !own.is_empty()) {
+                Some(own) => Arc::clone(own),
+                None => Arc::new(HeadCache::load(&heads_file)),
+            };
         }
         let listing = store.clone().with_head_cache(Arc::clone(&kept.heads));
         let snapshot = BootSnapshot::load_indexed(&listing, shelves);
@@ -340,5 +344,36 @@ mod tests {
             // The name Claude Code's hooks have always given it.
             PathBuf::from("/c/boot-shelves/p-12345678-a67f05684d81b90d.json")
         );
+    }
+
+    /// A boot through new caches lists with the heads its store already
+    /// lists through, when they hold some (a long-lived host's warm ones),
+    /// and otherwise with those saved for the store.
+    #[test]
+    fn new_caches_list_through_the_store_s_own_warm_heads() {
+        let temp = tempfile::tempdir().expect("a temp dir");
+        let root = temp.path().join("notes");
+        let store =
+            NoteStore::new(NotesIdentity::new(&root, "s1", "p-12345678", "a", "m").expect("id"));
+        store
+            .write("@project/alpha", "# Alpha\n\nalpha\n", None)
+            .expect("a note");
+        let cache = Some(temp.path().join("cache"));
+        let warm = Arc::new(HeadCache::with_settle(std::time::Duration::ZERO));
+        let listing = store.clone().with_head_cache(Arc::clone(&warm));
+        listing
+            .list_headers(&ListQuery::default())
+            .expect("a listing");
+        assert_eq!(warm.len(), 1);
+        let caches = BootCaches::new(cache.clone());
+        let listed = BootSnapshot::load(&store).expect("a listing").homes;
+        assert_eq!(caches.snapshot(&listing).expect("a boot").homes, listed);
+        assert!(Arc::ptr_eq(&caches.heads(), &warm));
+
+        let cold = Arc::new(HeadCache::new());
+        let caches = BootCaches::new(cache);
+        let listing = store.clone().with_head_cache(Arc::clone(&cold));
+        assert_eq!(caches.snapshot(&listing).expect("a boot").homes, listed);
+        assert!(!Arc::ptr_eq(&caches.heads(), &cold));
     }
 }

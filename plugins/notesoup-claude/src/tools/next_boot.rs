@@ -8,8 +8,8 @@
 //! outlives `/clear`, so it lists it instead: once the session's last write
 //! has settled (a shelf is kept only from folders unchanged for
 //! `ShelfIndex::SETTLE`), a thread of its own boots the store through the
-//! kept caches, which keeps the home's new shelf and the heads it read for
-//! the hook. The wait starts again at each write; a server that ends while
+//! kept caches, listing through the heads the server keeps warm, which
+//! keeps the home's new shelf and those heads for the hook. The wait starts again at each write; a server that ends while
 //! it waits keeps nothing, and one that ends while it lists finishes first.
 //! The hook checks every stamp as before: a shelf made here is served only
 //! while nothing changed since.
@@ -129,8 +129,9 @@ fn prepare(shared: &Shared, cache_dir: &Path) {
         }
         if let Some((_, store)) = state.pending.take() {
             drop(state);
-            // Fresh caches: the hooks' latest files, with this home's shelf
-            // added. A boot that fails is only listed by the next hook.
+            // Fresh caches: the hooks' latest shelves, with this home's
+            // added, and the server's own heads (the store lists through
+            // them). A boot that fails is only listed by the next hook.
             let _ = BootCaches::new(Some(cache_dir.to_path_buf())).snapshot(&store);
             state = shared.lock();
         }

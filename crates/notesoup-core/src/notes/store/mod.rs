@@ -118,6 +118,11 @@ impl NoteStore {
         self
     }
 
+    /// The heads the store lists through, when it was given some.
+    pub(crate) fn head_cache(&self) -> Option<&Arc<HeadCache>> {
+        self.heads.as_ref()
+    }
+
     /// The same store writing times in `tz` (tests and fixed-zone hosts).
     pub fn with_time_zone(mut self, tz: TimeZone) -> NoteStore {
         self.tz = tz;
