@@ -254,6 +254,22 @@ mod tests {
         assert_eq!(fs::read(&target).expect("read"), b"three");
     }
 
+    /// A bare file name is written in the working directory; a path
+    /// with no file name is refused before anything is opened.
+    #[test]
+    fn a_write_s_directory_is_its_parent_or_the_working_directory() {
+        assert_eq!(
+            parent(Path::new("state.json")).expect("bare"),
+            Path::new(".")
+        );
+        assert_eq!(
+            parent(Path::new("cache/state.json")).expect("nested"),
+            Path::new("cache")
+        );
+        let refused = parent(Path::new("/")).expect_err("no file name");
+        assert_eq!(refused.kind(), io::ErrorKind::InvalidInput);
+    }
+
     #[test]
     fn this_process_is_alive() {
         assert!(writer_alive(std::process::id()));
