@@ -276,6 +276,32 @@ mod tests {
         assert_eq!(renders.get(), 1, "one render, one size check");
     }
 
+    /// Metadata that leaves no room for a single code point is refused
+    /// after one window of the whole range and one of a single code point:
+    /// no longer window is searched. At the end of the text, where the
+    /// window is empty, it is refused too.
+    #[test]
+    fn a_window_with_no_room_is_refused_without_a_search() {
+        let header = "h".repeat(TOOL_OUTPUT_MAX_BYTES);
+        let windows = std::cell::Cell::new(0);
+        let renders = std::cell::Cell::new(0);
+        let make = |window: TextWindow| {
+            windows.set(windows.get() + 1);
+            Counted {
+                text: format!("{header}{}", window.text),
+                renders: &renders,
+            }
+        };
+        let text = "x".repeat(1_000);
+        let refused = read_window(&text, None, None, make).err().expect("refused");
+        assert_eq!(refused.code(), RefusalCode::OutputTooLarge);
+        assert_eq!(windows.get(), 2, "the whole range, then one code point");
+        let at_end = read_window(&text, Some(1_000), None, make)
+            .err()
+            .expect("refused");
+        assert_eq!(at_end.code(), RefusalCode::OutputTooLarge);
+    }
+
     #[test]
     fn prefix_fit_keeps_whole_code_points() {
         let text = "aé😀b";
