@@ -253,6 +253,19 @@ fn unknown_windows_are_refused_with_known_ids() {
     );
     assert_eq!(json["details"]["known_windows_omitted"], 5);
 
+    // Exactly as many windows as are named: none omitted, and no count.
+    let named = history(
+        (0..25)
+            .map(|index| window(&format!("w{index}"), vec![]))
+            .collect(),
+    );
+    let json = refusal(&history_list(&named, &params), "unknown_window_id");
+    assert_eq!(
+        json["details"]["known_windows"].as_array().unwrap().len(),
+        25
+    );
+    assert_eq!(json["details"].get("known_windows_omitted"), None);
+
     let single = history(vec![window("root", vec![user(1, "hi")])]);
     let params = HistoryListParams {
         window_id: Some("@previous".to_owned()),
