@@ -317,6 +317,15 @@ fn long_documents_get_partial_previews() {
         },
     );
     assert_snapshot!(ok_text(&output));
+    // A document exactly as long as the preview is shown whole.
+    let exact = history_list(
+        &history,
+        &HistoryListParams {
+            max_chars_per_item: Some(1601),
+            ..Default::default()
+        },
+    );
+    assert_eq!(exact.json.to_value()["items"][0]["truncated"], false);
     let default = history_list(&history, &HistoryListParams::default());
     let json = default.json.to_value();
     assert_eq!(json["items"][0]["truncated"], true);
@@ -378,6 +387,32 @@ fn a_first_row_too_large_whole_gets_a_shorter_preview() {
     assert!(shown > 7_000 && shown < 8_192, "{shown}");
     assert_eq!(json["older_before"], 2);
     assert!(output.text.starts_with("seq 2 | window root | user\n[preview of 20000 chars from offset 0; read this seq for the rest]\n😀"));
+}
+
+/// Rows the byte budget leaves out are more to page through, though the
+/// selection held no more than the limit: the page points at them.
+#[test]
+fn rows_left_out_for_the_budget_are_paged_to() {
+    let text = "a".repeat(12_000);
+    let history = history(vec![window(
+        "root",
+        (1..=3).map(|seq| user(seq, &text)).collect(),
+    )]);
+    let params = HistoryListParams {
+        max_chars_per_item: Some(12_000),
+        ..Default::default()
+    };
+    let output = history_list(&history, &params);
+    assert_fits(&output);
+    let json = output.json.to_value();
+    let seqs: Vec<_> = json["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|item| item["seq"].clone())
+        .collect();
+    assert_eq!(seqs, [json!(2), json!(3)]);
+    assert_eq!(json["older_before"], 2);
 }
 
 #[test]
