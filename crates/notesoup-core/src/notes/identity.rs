@@ -2,7 +2,6 @@
 //! the pure helpers hosts use to derive the root and the slugs from their
 //! environment.
 
-use std::fmt;
 use std::path::{Component, Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -57,17 +56,6 @@ impl Scope {
             Self::Agent => "agent",
             Self::Model => "model",
         }
-    }
-
-    /// Parses a scope name such as `agent`.
-    pub fn parse(text: &str) -> Option<Scope> {
-        Scope::ALL.into_iter().find(|scope| scope.as_str() == text)
-    }
-}
-
-impl fmt::Display for Scope {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
     }
 }
 
