@@ -368,16 +368,23 @@ fn folds_list_at_most_twenty_short_tool_names() {
     assert!(output.text.contains(" | 5 more tool names not listed\n\t→ expand: {\"after\":1,\"before\":28,\"roles\":[\"tool\",\"context\"]}"), "{}", output.text);
 }
 
+/// The newest page of `history` with previews of up to `max_chars`, checked
+/// to fit the response budget.
+fn fitting_page(history: &crate::history::History, max_chars: u32) -> crate::tools::ToolOutput {
+    let params = HistoryListParams {
+        max_chars_per_item: Some(max_chars),
+        ..Default::default()
+    };
+    let output = history_list(history, &params);
+    assert_fits(&output);
+    output
+}
+
 #[test]
 fn a_first_row_too_large_whole_gets_a_shorter_preview() {
     let text = "😀".repeat(20_000);
     let history = history(vec![window("root", vec![user(1, "older"), user(2, &text)])]);
-    let params = HistoryListParams {
-        max_chars_per_item: Some(50_000),
-        ..Default::default()
-    };
-    let output = history_list(&history, &params);
-    assert_fits(&output);
+    let output = fitting_page(&history, 50_000);
     let json = output.json.to_value();
     let items = json["items"].as_array().unwrap();
     assert_eq!(items.len(), 1, "only the shortened newest row fits");
@@ -398,13 +405,7 @@ fn rows_left_out_for_the_budget_are_paged_to() {
         "root",
         (1..=3).map(|seq| user(seq, &text)).collect(),
     )]);
-    let params = HistoryListParams {
-        max_chars_per_item: Some(12_000),
-        ..Default::default()
-    };
-    let output = history_list(&history, &params);
-    assert_fits(&output);
-    let json = output.json.to_value();
+    let json = fitting_page(&history, 12_000).json.to_value();
     let seqs: Vec<_> = json["items"]
         .as_array()
         .unwrap()
