@@ -12,6 +12,15 @@ use serde_json::Value;
 use crate::hosts::claude;
 use crate::support::{Sandbox, spawn};
 
+/// How Claude Code names the plugin's MCP tools: this prefix, then the
+/// tool's own name.
+pub const PREFIX: &str = "mcp__plugin_notesoup_notesoup__";
+
+/// The name Claude Code gives the plugin's MCP tool `name`.
+pub fn mcp_tool(name: &str) -> String {
+    format!("{PREFIX}{name}")
+}
+
 /// How a notesoup boot reaches the model: the start of SessionStart's
 /// additional context.
 pub const BOOT_TEXT: &str = "SessionStart hook additional context: <context_window>";

@@ -26,11 +26,9 @@ use notesoup_claude::transcript::incremental::ChainDecoder;
 use notesoup_core::history::{ItemKind, Transcript, TranscriptWindow};
 use serde_json::{Value, json};
 
-use crate::claude::{turn, turn_command};
+use crate::claude::{PREFIX, mcp_tool, turn, turn_command};
 use crate::support::{Sandbox, json_rows, spawn};
 use notesoup_test_support::fake_anthropic::{FakeApi, Reply, texts};
-
-const PREFIX: &str = "mcp__plugin_notesoup_notesoup__";
 
 /// One step: the prompt and the model's scripted replies to it.
 struct Step {
@@ -419,8 +417,8 @@ fn a_compact_after_one_exchange_opens_a_window() {
 
 #[test]
 fn a_compact_after_tool_calls_opens_a_window() {
-    let list = format!("{PREFIX}notes_list");
-    let windows = format!("{PREFIX}history_windows");
+    let list = mcp_tool("notes_list");
+    let windows = mcp_tool("history_windows");
     check(
         "compact-after-tool-calls",
         vec![
@@ -505,8 +503,8 @@ fn a_compact_keeping_a_cut_off_turn_after_one_exchange_opens_a_window() {
 
 #[test]
 fn a_compact_keeping_a_turn_cut_off_after_tool_calls_opens_a_window() {
-    let list = format!("{PREFIX}notes_list");
-    let windows = format!("{PREFIX}history_windows");
+    let list = mcp_tool("notes_list");
+    let windows = mcp_tool("history_windows");
     check(
         "kept-head-after-tool-calls",
         vec![

@@ -5,20 +5,18 @@
 
 use serde_json::{Value, json};
 
-use crate::claude::{BOOT_TEXT, Headless, inline_data_dir, one_starting};
+use crate::claude::{BOOT_TEXT, Headless, inline_data_dir, mcp_tool, one_starting};
 use crate::support::json_rows;
 use notesoup_test_support::fake_anthropic::{Reply, texts};
-
-const PREFIX: &str = "mcp__plugin_notesoup_notesoup__";
 
 #[test]
 fn a_chain_of_windows_through_compact_and_clear() {
     let _terminal = crate::hosts::shared();
     let claude = Headless::new();
     let (sb, api) = (&claude.sb, &claude.api);
-    let history_list = format!("{PREFIX}history_list");
-    let history_windows = format!("{PREFIX}history_windows");
-    let notes_write = format!("{PREFIX}notes_write");
+    let history_list = mcp_tool("history_list");
+    let history_windows = mcp_tool("history_windows");
+    let notes_write = mcp_tool("notes_write");
     let allowed = format!("{history_list},{history_windows},{notes_write}");
 
     // 1. Startup: the boot, then MCP calls the model makes.
@@ -178,7 +176,7 @@ fn the_server_makes_the_next_boot_ready_while_the_session_runs() {
     let _terminal = crate::hosts::shared();
     let claude = Headless::new();
     let (sb, api) = (&claude.sb, &claude.api);
-    let notes_write = format!("{PREFIX}notes_write");
+    let notes_write = mcp_tool("notes_write");
     api.script(vec![
         Reply::tool(
             "toolu_e2e_ready",

@@ -16,12 +16,10 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use crate::claude::{command, run, turn};
+use crate::claude::{PREFIX, command, mcp_tool, run, turn};
 use crate::support::{Sandbox, json_rows};
 use notesoup_test_support::fake_anthropic::{FakeApi, Reply};
 use notesoup_test_support::fake_model::content_text;
-
-const PREFIX: &str = "mcp__plugin_notesoup_notesoup__";
 
 /// The copied plugin with `env` added to its MCP server.
 fn plugin_with_env(sb: &Sandbox, env: Value) -> PathBuf {
@@ -38,25 +36,24 @@ fn plugin_with_env(sb: &Sandbox, env: Value) -> PathBuf {
 /// request the model was sent and the transcript's rows.
 fn calls(sb: &Sandbox, plugin: &Path) -> (Value, Vec<Value>) {
     let api = FakeApi::start();
-    let tool = |name: &str| format!("{PREFIX}{name}");
-    let allowed = format!("{},{}", tool("notes_write"), tool("notes_read"));
+    let allowed = format!("{},{}", mcp_tool("notes_write"), mcp_tool("notes_read"));
     api.script(vec![
         Reply::tool(
             "toolu_st_write",
-            &tool("notes_write"),
+            &mcp_tool("notes_write"),
             json!({"address": "checkpoint.md", "content": "# Checkpoint\nNext: tests."}),
         ),
         Reply::tool(
             "toolu_st_read",
-            &tool("notes_read"),
+            &mcp_tool("notes_read"),
             json!({"address": "checkpoint.md"}),
         ),
         Reply::tool(
             "toolu_st_missing",
-            &tool("notes_read"),
+            &mcp_tool("notes_read"),
             json!({"address": "missing.md"}),
         ),
-        Reply::tool("toolu_st_unknown", &tool("notes_nope"), json!({})),
+        Reply::tool("toolu_st_unknown", &mcp_tool("notes_nope"), json!({})),
         Reply::text("Done."),
     ]);
     let result = turn(sb, &api.url, plugin, "start", &["--allowedTools", &allowed]);
