@@ -287,10 +287,25 @@ mod tests {
             (0.1 + 0.2, "0.30000000000000004"),
             (5e-324, "5e-324"),
             (f64::MAX, "1.7976931348623157e+308"),
+            (f64::INFINITY, "Infinity"),
+            (f64::NEG_INFINITY, "-Infinity"),
+            (f64::NAN, "NaN"),
         ];
         for (value, expect) in cases {
             assert_eq!(js_number(*value), *expect, "{value:e}");
         }
+    }
+
+    #[test]
+    fn single_precision_numbers_print_like_javascript_too() {
+        // serde_json alone writes `1.0` and `[\n  2.5,\n  1.0\n]`.
+        assert_eq!(to_js_string(&[1.0_f32, 0.25]).unwrap(), "[1,0.25]");
+        let mut pretty = Vec::new();
+        to_js_pretty_writer(&mut pretty, &[2.5_f32, 1.0]).unwrap();
+        assert_eq!(String::from_utf8(pretty).unwrap(), "[\n  2.5,\n  1\n]");
+        let mut pretty = Vec::new();
+        to_js_pretty_writer(&mut pretty, &serde_json::json!({"a": 1.0})).unwrap();
+        assert_eq!(String::from_utf8(pretty).unwrap(), "{\n  \"a\": 1\n}");
     }
 
     #[test]
@@ -303,9 +318,9 @@ mod tests {
     #[test]
     fn integer_like_keys_come_first() {
         let map: serde_json::Map<String, serde_json::Value> =
-            serde_json::from_str(r#"{"b":1,"10":2,"a":3,"2":4,"01":5}"#).unwrap();
+            serde_json::from_str(r#"{"b":1,"10":2,"a":3,"2":4,"01":5,"0":6}"#).unwrap();
         let ordered = js_object_order(map);
         let keys: Vec<&str> = ordered.keys().map(String::as_str).collect();
-        assert_eq!(keys, ["2", "10", "b", "a", "01"]);
+        assert_eq!(keys, ["0", "2", "10", "b", "a", "01"]);
     }
 }
