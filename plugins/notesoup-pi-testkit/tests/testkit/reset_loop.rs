@@ -655,6 +655,61 @@ fn overflow_recovers_once_through_a_forced_reset() {
 }
 
 #[test]
+fn an_overflow_is_told_by_its_message_when_pi_has_no_model() {
+    let mut scene = Scene::scripted(
+        200_000,
+        [
+            Step::error("prompt is too long: 213462 tokens > 200000 maximum"),
+            Step::text("Recovered in a fresh window."),
+        ],
+    );
+    scene.harness.host.model = None;
+    scene.harness.prompt("Huge request.");
+    assert_eq!(scene.markers(), [(window(1), "forced".to_owned())]);
+    assert_eq!(
+        scene.model().steps_left(),
+        0,
+        "answered in the fresh window"
+    );
+}
+
+#[test]
+fn an_overflow_with_steering_queued_leaves_the_queued_work_to_run_first() {
+    let mut scene = Scene::scripted(
+        200_000,
+        [
+            Step::error("prompt is too long")
+                .during(UserAction::Steer("Smaller, please.".to_owned())),
+            Step::text("A smaller answer."),
+        ],
+    );
+    scene.harness.prompt("Huge request.");
+    assert!(
+        scene.markers().is_empty(),
+        "no recovery while work is queued"
+    );
+    assert_eq!(delivered(&scene, "Smaller, please."), 1);
+    assert_eq!(scene.model().steps_left(), 0);
+}
+
+#[test]
+fn a_failed_turn_at_the_hard_reserve_commits_nothing() {
+    // About 90,000 tokens of prompt in a window of 100,000: past the hard
+    // reserve, but the provider fails the turn without an overflow.
+    let huge = "word ".repeat(72_000);
+    let mut scene = Scene::scripted(
+        100_000,
+        [
+            Step::error("internal server error"),
+            Step::text("never asked"),
+        ],
+    );
+    scene.harness.prompt(&huge);
+    assert!(scene.markers().is_empty());
+    assert_eq!(scene.request_count(), 1, "the failed run was not continued");
+}
+
+#[test]
 fn two_resets_then_reopening_the_file_keeps_the_latest_window() {
     let mut scene = Scene::scripted(
         200_000,
