@@ -277,3 +277,25 @@ pub fn write_error(out: &mut Vec<u8>, id: Option<&RawValue>, error: &RpcError) -
 pub fn write_json<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) -> io::Result<()> {
     serde_json::to_writer(out, value).map_err(io::Error::other)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_version_written_with_an_escape_is_still_2_0() {
+        let line = br#"{"jsonrpc":"2\u002e0","id":7,"method":"ping"}"#;
+        let Line::RpcRequest(request) = read_line(line) else {
+            panic!("refused: {:?}", read_line(line));
+        };
+        assert_eq!((request.id.get(), &*request.method), ("7", "ping"));
+        let Line::Refused(id, error) = read_line(br#"{"jsonrpc":"2.1","id":7,"method":"ping"}"#)
+        else {
+            panic!("a version other than 2.0 is refused");
+        };
+        assert_eq!(
+            (id.map(RawValue::get), error.code),
+            (Some("7"), code::INVALID_REQUEST)
+        );
+    }
+}
