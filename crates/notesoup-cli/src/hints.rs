@@ -211,7 +211,10 @@ fn history_flags(json: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::{cli_hints, cli_words};
+    use notesoup_core::tools::{Refusal, RefusalCode, ToolOutput};
+    use serde_json::json;
+
+    use super::{cli_hints, cli_text, cli_words};
 
     #[test]
     fn continuation_hints_read_as_flags() {
@@ -257,6 +260,27 @@ mod tests {
     fn a_note_s_own_lines_are_never_rewritten() {
         let body = "Use offset_chars=5 to continue.\n→ older: {\"before\":1}x\nI said: narrow with pattern\n[x. Use offset_chars=3 to continue.]\nend";
         assert_eq!(cli_hints(body), body);
+        // Lines shaped like the hints, but with words where their numbers go.
+        let body = "  line three at offset_chars 4: x\n  line 3 at offset_chars : x\nsome more matching notes omitted; narrow with pattern\n2 more matching notesy omitted; narrow with pattern\n[x. Use offset_chars= to continue.]";
+        assert_eq!(cli_hints(body), body);
+    }
+
+    #[test]
+    fn a_refusal_keeps_only_the_details_its_message_does_not_say() {
+        let refusal = |details| {
+            cli_text(&ToolOutput::refusal(
+                &Refusal::new(RefusalCode::AmbiguousEdit, "edit 0: oldText occurs 2 times")
+                    .with_details(details),
+            ))
+        };
+        assert_eq!(
+            refusal(json!({"edit_index": 0, "line_numbers": [2, 4], "line_numbers_total": 2})),
+            "error: ambiguous_edit: edit 1: --old occurs 2 times"
+        );
+        assert_eq!(
+            refusal(json!({"edit_index": 0, "occurrences": 2})),
+            "error: ambiguous_edit: edit 1: --old occurs 2 times {\"occurrences\":2}"
+        );
     }
 
     #[test]
