@@ -596,15 +596,21 @@ fn steering_and_follow_ups_are_delivered_once_before_the_stop() {
     assert_eq!(kinds.len(), marker + 3);
 }
 
-#[test]
-fn overflow_recovers_once_through_a_forced_reset() {
-    let mut scene = Scene::scripted(
+/// A session of 200,000 tokens whose model overflows on the next prompt
+/// and then answers.
+fn overflow_then_an_answer() -> Scene {
+    Scene::scripted(
         200_000,
         [
             Step::error("prompt is too long: 213462 tokens > 200000 maximum"),
             Step::text("Recovered in a fresh window."),
         ],
-    );
+    )
+}
+
+#[test]
+fn overflow_recovers_once_through_a_forced_reset() {
+    let mut scene = overflow_then_an_answer();
     assert_eq!(
         scene.kinds_after(|harness| harness.prompt("Huge request.")),
         reset_between(
@@ -656,13 +662,7 @@ fn overflow_recovers_once_through_a_forced_reset() {
 
 #[test]
 fn an_overflow_is_told_by_its_message_when_pi_has_no_model() {
-    let mut scene = Scene::scripted(
-        200_000,
-        [
-            Step::error("prompt is too long: 213462 tokens > 200000 maximum"),
-            Step::text("Recovered in a fresh window."),
-        ],
-    );
+    let mut scene = overflow_then_an_answer();
     scene.harness.host.model = None;
     scene.harness.prompt("Huge request.");
     assert_eq!(scene.markers(), [(window(1), "forced".to_owned())]);
