@@ -17,6 +17,7 @@ mod measure;
 mod pi_bench;
 mod refdir;
 mod search_bench;
+mod test_lanes;
 mod versions;
 mod workspace;
 
