@@ -10,7 +10,7 @@ use notesoup_core::plumbing::NotesOwner;
 use super::texts::note_texts;
 use super::{
     BudgetLines, NoteTexts, ProjectReport, SessionReport, SessionRow, TextSource, render_all_html,
-    render_html, render_table,
+    render_all_table, render_html, render_table,
 };
 
 /// The session's store under `root`, holding `notes` (address, text).
@@ -634,6 +634,19 @@ fn a_project_report_sums_its_sessions_and_halves_its_trends() {
         ),
         "{page}"
     );
+
+    // The table: the resets by origin, each row by its id (the session as
+    // listed when it has none) with its fill at a reset in percent, else
+    // in tokens, else a dash, its re-orientation with or without tokens,
+    // the unreadable row's reason, and the trends.
+    let mut project = project;
+    let second = &mut project.sessions[1];
+    second.session_id = Some(String::new());
+    (second.fill_at_reset_percent, second.tokens_at_reset) = (None, Some(5_000));
+    let fourth = &mut project.sessions[3];
+    (fourth.fill_at_reset_percent, fourth.tokens_at_reset) = (None, None);
+    fourth.reorientation_calls = Some(2.0);
+    insta::assert_snapshot!("project_table", render_all_table(&project));
 }
 
 /// An update's old text must stand once, or every time with `replace_all`:
