@@ -1,18 +1,21 @@
 //! The shared commands' definitions, over a host binary with no flags of
-//! its own: how each form parses, the help every binary shows, and the man
-//! page. (Each plugin's tests run its own binary.)
+//! its own: how each form parses, the help every binary shows, the man
+//! page, and the report's page over a host that gives it only a ledger.
+//! (Each plugin's tests run its own binary.)
 
 #![allow(clippy::unwrap_used)]
 
 use std::path::PathBuf;
 use std::time::Duration;
 
+use anyhow::Context as _;
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use notesoup_cli::{
     BootView, CliHost, DoctorCommand, DreamSubcommand, HistoryCommand, HostDreamer, NoHostArgs,
     Out, Purpose, SeqOrParams, SharedCommand, Target,
 };
-use notesoup_core::tools::{ToolContext, ToolOutput};
+use notesoup_core::history::{EndReason, LedgerNote, SessionLedger, WindowLedger};
+use notesoup_core::tools::{Refusal, RefusalCode, ToolContext, ToolOutput};
 
 /// A binary with one command of its own and the shared ones.
 #[derive(Debug, Parser)]
@@ -32,10 +35,20 @@ enum Command {
     Shared(Box<SharedCommand<NoHostArgs, NoHostArgs>>),
 }
 
-/// A host that has nothing: only the definitions are under test here.
-struct Nothing;
+/// A host with nothing but what a test gives it: most tests here need
+/// only the definitions.
+#[derive(Default)]
+struct Given {
+    /// The session's ledger `ledger` answers (else it fails).
+    ledger: Option<SessionLedger>,
+    /// The context windows `budget` was asked about.
+    budgets_asked: Vec<u64>,
+    /// Whether `with_tools` answers without calling the command back
+    /// (else it fails).
+    tools_answer_uncalled: bool,
+}
 
-impl CliHost for Nothing {
+impl CliHost for Given {
     type SessionArgs = NoHostArgs;
     type DreamerArgs = NoHostArgs;
     const BIN: &'static str = "test-bin";
@@ -43,7 +56,7 @@ impl CliHost for Nothing {
     const HOST: &'static str = "Test";
 
     fn notes_root(&self) -> Option<PathBuf> {
-        None
+        Some(std::env::temp_dir().join("no-notes-here"))
     }
 
     fn with_tools(
@@ -53,7 +66,13 @@ impl CliHost for Nothing {
         _out: &mut Out,
         _call: &mut dyn FnMut(&mut dyn ToolContext) -> anyhow::Result<ToolOutput>,
     ) -> anyhow::Result<ToolOutput> {
-        anyhow::bail!("no tools")
+        if !self.tools_answer_uncalled {
+            anyhow::bail!("no tools")
+        }
+        Ok(ToolOutput::refusal(&Refusal::new(
+            RefusalCode::InternalError,
+            "called nothing",
+        )))
     }
 
     fn boot(
@@ -68,16 +87,17 @@ impl CliHost for Nothing {
         &mut self,
         _target: &Target<'_, NoHostArgs>,
         _out: &mut Out,
-    ) -> anyhow::Result<notesoup_core::history::SessionLedger> {
-        anyhow::bail!("no ledger")
+    ) -> anyhow::Result<SessionLedger> {
+        self.ledger.clone().context("no ledger")
     }
 
     fn budget(
         &mut self,
         _target: &Target<'_, NoHostArgs>,
-        _context_window: u64,
+        context_window: u64,
         _out: &mut Out,
     ) -> anyhow::Result<Option<notesoup_core::budget::BudgetPolicy>> {
+        self.budgets_asked.push(context_window);
         Ok(None)
     }
 
@@ -100,7 +120,7 @@ impl CliHost for Nothing {
 }
 
 fn parse(args: &[&str]) -> Result<SharedCommand<NoHostArgs, NoHostArgs>, clap::Error> {
-    let matches = notesoup_cli::command::<Cli, Nothing>()
+    let matches = notesoup_cli::command::<Cli, Given>()
         .try_get_matches_from(std::iter::once("test-bin").chain(args.iter().copied()))?;
     match Cli::from_arg_matches(&matches)?.command {
         Command::Shared(shared) => Ok(*shared),
@@ -229,7 +249,7 @@ fn shared_help() -> String {
         }
     }
     // The width a terminal gives is the binary's; here it is fixed.
-    let mut command = notesoup_cli::command::<Cli, Nothing>().term_width(100);
+    let mut command = notesoup_cli::command::<Cli, Given>().term_width(100);
     command.build();
     let mut out = String::new();
     walk(&command, &[], &mut out);
@@ -243,7 +263,7 @@ fn the_shared_commands_help() {
 
 #[test]
 fn the_man_page_has_every_command_and_names_no_other_page() {
-    let page = notesoup_cli::man_page(notesoup_cli::command::<Cli, Nothing>()).unwrap();
+    let page = notesoup_cli::man_page(notesoup_cli::command::<Cli, Given>()).unwrap();
     assert!(page.contains(".TH test-bin 1"), "{page:.300}");
     for command in [
         "test-bin serve",
@@ -272,7 +292,7 @@ fn the_man_page_has_every_command_and_names_no_other_page() {
 
 #[test]
 fn the_binary_is_named_and_versioned_as_its_host_says() {
-    let command = notesoup_cli::command::<Cli, Nothing>();
+    let command = notesoup_cli::command::<Cli, Given>();
     assert_eq!(command.get_name(), "test-bin");
     assert_eq!(
         command.clone().render_version().to_string(),
@@ -285,32 +305,30 @@ fn the_binary_is_named_and_versioned_as_its_host_says() {
     );
 }
 
-/// A note's text, address and the window and session ids are the agent's
-/// and the host's words: the page shows them, it never runs or loads them.
-#[test]
-fn the_report_page_escapes_what_the_session_wrote() {
-    use notesoup_core::history::{EndReason, LedgerNote, SessionLedger, WindowLedger};
-    let hostile = "<script>alert(1)</script><img src=x onerror=alert(2)>\"'&";
+/// A session of one window, ended by the tool, that wrote one note: `text`
+/// stands for each of the agent's and the host's words (ids, times, the
+/// note's address and text).
+fn one_window(text: &str, context_window: Option<u64>) -> SessionLedger {
     let window = WindowLedger {
-        window_id: hostile.to_owned(),
+        window_id: text.to_owned(),
         first_seq: Some(1),
         last_seq: Some(2),
-        started_at: Some(hostile.to_owned()),
+        started_at: Some(text.to_owned()),
         ended_at: None,
         events: 2,
         tool_calls: 1,
         tokens_at_end: Some(10),
-        context_window: None,
+        context_window,
         end: EndReason::Tool,
         notices: Vec::new(),
         notes: vec![LedgerNote {
             seq: 1,
             op: "write".to_owned(),
-            address: hostile.to_owned(),
+            address: text.to_owned(),
             chars: 3,
             checkpoint: true,
-            text: hostile.to_owned(),
-            at: Some(hostile.to_owned()),
+            text: text.to_owned(),
+            at: Some(text.to_owned()),
             edits: Vec::new(),
             replace_all: false,
             rename_to: None,
@@ -321,8 +339,8 @@ fn the_report_page_escapes_what_the_session_wrote() {
         slipped_summaries: 0,
         fill: vec![(1, 10)],
     };
-    let ledger = SessionLedger {
-        session_id: hostile.to_owned(),
+    SessionLedger {
+        session_id: text.to_owned(),
         windows: vec![window],
         ends: [(EndReason::Tool, 1)].into_iter().collect(),
         slipped_summaries: 0,
@@ -330,7 +348,15 @@ fn the_report_page_escapes_what_the_session_wrote() {
         tool_calls: 1,
         notes_written: 1,
         reorientation_calls: 0,
-    };
+    }
+}
+
+/// A note's text, address and the window and session ids are the agent's
+/// and the host's words: the page shows them, it never runs or loads them.
+#[test]
+fn the_report_page_escapes_what_the_session_wrote() {
+    let hostile = "<script>alert(1)</script><img src=x onerror=alert(2)>\"'&";
+    let ledger = one_window(hostile, None);
     let mut texts = notesoup_cli::NoteTexts::default();
     texts.by_seq.insert(
         1,
@@ -354,4 +380,35 @@ fn the_report_page_escapes_what_the_session_wrote() {
     assert!(page.contains("&quot;&#39;&amp;"));
     let table = notesoup_cli::render_table(&ledger);
     assert!(table.contains("1 resets (tool 1)"), "{table}");
+}
+
+/// The report's page says why the notes' texts are missing when the
+/// host's tools fail or answer without opening the store, and a session
+/// whose window has no size asks the host for no budget lines.
+#[test]
+fn a_report_says_why_the_notes_texts_are_missing() {
+    for (tools_answer_uncalled, reason) in [
+        (false, "no tools"),
+        (true, "the notes store was not opened"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let page = dir.path().join("report.html");
+        let mut host = Given {
+            ledger: Some(one_window("plain", Some(0))),
+            tools_answer_uncalled,
+            ..Given::default()
+        };
+        let shared = parse(&["report", "--html", page.to_str().unwrap()]).unwrap();
+        let code = notesoup_cli::run::<Cli, Given>(&mut host, shared);
+        assert_eq!(
+            format!("{code:?}"),
+            format!("{:?}", std::process::ExitCode::SUCCESS)
+        );
+        let page = std::fs::read_to_string(&page).unwrap();
+        assert!(
+            page.contains(&format!("The notes' texts could not be read ({reason})")),
+            "{page}"
+        );
+        assert_eq!(host.budgets_asked, Vec::<u64>::new());
+    }
 }
