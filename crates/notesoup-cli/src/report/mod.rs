@@ -170,6 +170,12 @@ fn note_texts<H: CliHost>(
     }
 }
 
+/// The window's size, where the host recorded one (a size of 0 is none:
+/// a model that did not say).
+fn recorded_size(window: &WindowLedger) -> Option<u64> {
+    window.context_window.filter(|&size| size > 0)
+}
+
 /// The widest window id column: a longer id is cut with an ellipsis.
 const MAX_ID_CELLS: usize = 60;
 
@@ -233,7 +239,7 @@ pub fn render_table(ledger: &SessionLedger) -> String {
             (Some(first), Some(last)) => format!("{first}-{last}"),
             _ => "-".to_owned(),
         };
-        let tokens = match (window.tokens_at_end, window.context_window) {
+        let tokens = match (window.tokens_at_end, recorded_size(window)) {
             (Some(tokens), Some(size)) => format!("{tokens}/{size}"),
             (Some(tokens), None) => format!("{tokens}/?"),
             (None, _) => "-".to_owned(),
@@ -280,10 +286,8 @@ pub fn render_table(ledger: &SessionLedger) -> String {
 /// What a bar's full width stands for: the context window when every window
 /// records one, else the fullest window's tokens (`false`).
 fn fill_scale(ledger: &SessionLedger) -> Option<(u64, bool)> {
-    let sizes: Option<Vec<u64>> = ledger.windows.iter().map(|w| w.context_window).collect();
-    if let Some(size) = sizes.and_then(|sizes| sizes.into_iter().max())
-        && size > 0
-    {
+    let sizes: Option<Vec<u64>> = ledger.windows.iter().map(recorded_size).collect();
+    if let Some(size) = sizes.and_then(|sizes| sizes.into_iter().max()) {
         return Some((size, true));
     }
     ledger
@@ -298,7 +302,7 @@ fn fill_scale(ledger: &SessionLedger) -> Option<(u64, bool)> {
 fn fill_bar(window: &WindowLedger, scale: Option<(u64, bool)>) -> String {
     let full = match (window.tokens_at_end, scale) {
         (Some(tokens), Some((size, _))) => {
-            let size = window.context_window.unwrap_or(size).max(1);
+            let size = recorded_size(window).unwrap_or(size).max(1);
             let cells = u128::from(tokens.min(size)) * BAR_CELLS as u128 / u128::from(size);
             usize::try_from(cells).unwrap_or(BAR_CELLS)
         }
@@ -501,7 +505,7 @@ fn ledger_table(page: &mut String, ledger: &SessionLedger) {
     for (index, window) in ledger.windows.iter().enumerate() {
         let percent = match (window.tokens_at_end, scale) {
             (Some(tokens), Some((size, _))) => {
-                let size = window.context_window.unwrap_or(size).max(1);
+                let size = recorded_size(window).unwrap_or(size).max(1);
                 u128::from(tokens.min(size)) * 100 / u128::from(size)
             }
             _ => 0,
@@ -510,7 +514,7 @@ fn ledger_table(page: &mut String, ledger: &SessionLedger) {
             (Some(first), Some(last)) => format!("{first}–{last}"),
             _ => "–".to_owned(),
         };
-        let tokens = match (window.tokens_at_end, window.context_window) {
+        let tokens = match (window.tokens_at_end, recorded_size(window)) {
             (Some(tokens), Some(size)) => format!("{tokens} / {size}"),
             (Some(tokens), None) => tokens.to_string(),
             (None, _) => "–".to_owned(),

@@ -373,12 +373,39 @@ fn fill_bars_scale_to_the_context_window_else_to_the_fullest_window() {
         bars(&[(Some(50_000), None), (Some(100_000), None), (None, None)]),
         (vec![full(10), full(20), full(0)], true)
     );
-    // A context window of 0 is none recorded.
+    // A context window of 0 is none recorded, beside windows that record
+    // one too: the fullest window's tokens are the scale, and the window
+    // its size.
     assert_eq!(bars(&[(Some(100_000), Some(0))]), (vec![full(20)], true));
+    assert_eq!(
+        bars(&[(Some(50_000), Some(0)), (Some(100_000), Some(400_000))]),
+        (vec![full(10), full(5)], true)
+    );
     // Nothing to scale to: empty bars, no footnote.
     assert_eq!(
         bars(&[(Some(0), None), (None, None)]),
         (vec![full(0), full(0)], false)
+    );
+}
+
+/// A window whose size is 0 (none recorded) shows its tokens alone, `N/?`
+/// in the table and `N` on the page, and its fill against the fullest
+/// window: a whole bar, 100%.
+#[test]
+fn a_window_of_size_0_shows_its_tokens_alone() {
+    let mut session = ledger(Vec::new());
+    session.windows[0].tokens_at_end = Some(50_000);
+    session.windows[0].context_window = Some(0);
+    let table = render_table(&session);
+    assert!(table.contains(" 50000/? "), "{table}");
+    let page = render_html(&SessionReport {
+        ledger: session,
+        budget: None,
+        texts: NoteTexts::default(),
+    });
+    assert!(
+        page.contains("</span></span> 100%</td><td>50000</td>"),
+        "{page}"
     );
 }
 
