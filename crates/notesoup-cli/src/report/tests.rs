@@ -159,11 +159,7 @@ fn an_update_is_applied_to_the_audited_text_then_to_the_sessions_own() {
     else {
         unreachable!()
     };
-    let page = render_html(&SessionReport {
-        ledger,
-        budget: None,
-        texts,
-    });
+    let page = page_without_budget(ledger, texts);
     let said = |seq: u32| {
         let from = page
             .find(&format!("id=\"note-{seq}\""))
@@ -209,11 +205,7 @@ fn without_a_repository_an_update_shows_the_note_as_it_is_now() {
         texts.by_seq[&3].source,
         TextSource::Unknown { .. }
     ));
-    let page = render_html(&SessionReport {
-        ledger,
-        budget: None,
-        texts,
-    });
+    let page = page_without_budget(ledger, texts);
     assert!(page.contains("data-git=\"false\""));
     assert!(page.contains("the notes root is not a Git repository"));
     assert!(page.contains("<details class=\"note\" id=\"note-2\" data-source=\"current\">"));
@@ -335,6 +327,15 @@ fn an_update_after_the_sessions_own_rename_replays_the_moved_text() {
     );
 }
 
+/// The page of a session whose host gives no budget lines.
+fn page_without_budget(ledger: SessionLedger, texts: NoteTexts) -> String {
+    render_html(&SessionReport {
+        ledger,
+        budget: None,
+        texts,
+    })
+}
+
 /// The table's fill bars and its footnote over windows of `tokens` at
 /// their ends in windows of `sizes` (one pair a window).
 fn bars(windows: &[(Option<u64>, Option<u64>)]) -> (Vec<String>, bool) {
@@ -398,11 +399,7 @@ fn a_window_of_size_0_shows_its_tokens_alone() {
     session.windows[0].context_window = Some(0);
     let table = render_table(&session);
     assert!(table.contains(" 50000/? "), "{table}");
-    let page = render_html(&SessionReport {
-        ledger: session,
-        budget: None,
-        texts: NoteTexts::default(),
-    });
+    let page = page_without_budget(session, NoteTexts::default());
     assert!(
         page.contains("</span></span> 100%</td><td>50000</td>"),
         "{page}"
@@ -418,11 +415,7 @@ fn the_page_embeds_two_mebibytes_of_note_texts_in_all() {
     let notes = (1..=129)
         .map(|seq| write(seq, &format!("@project/n{seq}.md"), &text, &from_now(0)))
         .collect();
-    let page = render_html(&SessionReport {
-        ledger: ledger(notes),
-        budget: None,
-        texts: NoteTexts::default(),
-    });
+    let page = page_without_budget(ledger(notes), NoteTexts::default());
     let cuts: Vec<&str> = page
         .lines()
         .filter_map(|line| line.split_once("<p class=\"truncated\">"))
@@ -478,11 +471,7 @@ fn the_timeline_places_the_fill_and_the_reset() {
     });
     second.first_seq = None;
     session.windows.push(second);
-    let page = render_html(&SessionReport {
-        ledger: session,
-        budget: None,
-        texts: NoteTexts::default(),
-    });
+    let page = page_without_budget(session, NoteTexts::default());
     // 900 wide, 240 high, 20 of padding: seq 2 of 9 at x 211, 50,000 of
     // 200,000 tokens at y 170; seq 8 at 784, 150,000 at 70.
     assert!(
@@ -530,11 +519,7 @@ fn a_long_fill_is_thinned_keeping_each_window_s_ends() {
     let window = &mut session.windows[0];
     window.fill = (1..=5000).map(|seq| (seq, 100_000)).collect();
     window.last_seq = Some(5000);
-    let page = render_html(&SessionReport {
-        ledger: session,
-        budget: None,
-        texts: NoteTexts::default(),
-    });
+    let page = page_without_budget(session, NoteTexts::default());
     let points: Vec<&str> = page
         .split_once("points=\"")
         .and_then(|(_, rest)| rest.split_once('"'))
