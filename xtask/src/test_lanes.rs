@@ -52,9 +52,9 @@ struct Job {
     rank: usize,
 }
 
-/// Runs every test of the workspace (`test_args` the build's, e.g.
-/// `--workspace --all-features --locked`) with `env`, [`LANES`] binaries at
-/// a time; fails naming every binary that failed.
+/// Runs every test of the test build cargo's `test_args` name (`test
+/// --workspace --all-features --locked`) with `env`, [`LANES`] binaries at a
+/// time; fails naming every binary that failed.
 pub fn run(test_args: &[&str], env: &[(String, String)]) -> Result<()> {
     let mut jobs = binaries(test_args)?;
     jobs.push(Job {
