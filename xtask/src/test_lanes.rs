@@ -67,17 +67,24 @@ pub fn run(test_args: &[&str], env: &[(String, String)]) -> Result<()> {
         },
         rank: SLOWEST.len(),
     });
-    jobs.sort_by_key(|job| job.rank);
     for job in &mut jobs {
         job.command.envs(env.iter().map(|(k, v)| (k, v)));
     }
+    run_jobs(jobs, &workspace_root().join("target").join("test-lanes"))
+}
+
+/// Runs `jobs` [`LANES`] at a time, by rank, each one's output in its file
+/// in `logs`; fails naming every job that failed.
+fn run_jobs(mut jobs: Vec<Job>, logs: &Path) -> Result<()> {
+    std::fs::create_dir_all(logs).with_context(|| format!("creating {}", logs.display()))?;
+    jobs.sort_by_key(|job| job.rank);
     let queue = Mutex::new(VecDeque::from(jobs));
     let failed = Mutex::new(Vec::new());
     std::thread::scope(|scope| {
         for _ in 0..LANES {
             scope.spawn(|| {
                 while let Some(job) = next(&queue) {
-                    if let Err(err) = run_job(job, &failed) {
+                    if let Err(err) = run_job(job, logs, &failed) {
                         lock(&failed).push(format!("{err:#}"));
                     }
                 }
@@ -106,11 +113,9 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// Runs one job with its stdout and stderr in one file (their lines in the
 /// order written), then prints them under its header; a failure is added
 /// to `failed`.
-fn run_job(mut job: Job, failed: &Mutex<Vec<String>>) -> Result<()> {
+fn run_job(mut job: Job, logs: &Path, failed: &Mutex<Vec<String>>) -> Result<()> {
     let started = Instant::now();
-    let dir = workspace_root().join("target").join("test-lanes");
-    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-    let log = dir.join(&job.log);
+    let log = logs.join(&job.log);
     let output = File::create(&log).with_context(|| format!("creating {}", log.display()))?;
     let status = job
         .command
@@ -260,6 +265,40 @@ mod tests {
                 .and_then(|(_, value)| value);
             assert_eq!(manifest_dir, Some("/w/plugins/notesoup-dsh".as_ref()));
         }
+    }
+
+    /// A job of `sh -c script`, its output in `<name>.log`.
+    fn job(name: &str, script: &str) -> Job {
+        let mut command = Command::new("sh");
+        command.args(["-c", script]);
+        Job {
+            title: name.to_owned(),
+            log: format!("{name}.log"),
+            command,
+            rank: 0,
+        }
+    }
+
+    #[test]
+    fn every_job_runs_its_output_is_kept_and_each_failure_is_named() {
+        let logs = tempfile::tempdir().expect("tempdir");
+        let ran = run_jobs(
+            vec![
+                job("one", "echo one out; echo one err >&2"),
+                job("two", "echo two out; exit 3"),
+                job("three", "echo three out"),
+            ],
+            logs.path(),
+        );
+        let error = format!("{:#}", ran.expect_err("a job failed"));
+        assert_eq!(error, "tests failed in: two (exit status: 3)");
+        let log = |name: &str| {
+            std::fs::read_to_string(logs.path().join(format!("{name}.log"))).expect("its log")
+        };
+        assert_eq!(log("one"), "one out\none err\n");
+        assert_eq!(log("two"), "two out\n");
+        assert_eq!(log("three"), "three out\n");
+        run_jobs(vec![job("four", "true")], logs.path()).expect("a job that passes");
     }
 
     #[test]
