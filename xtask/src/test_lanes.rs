@@ -84,7 +84,7 @@ fn run_jobs(mut jobs: Vec<Job>, logs: &Path) -> Result<()> {
         for _ in 0..LANES {
             scope.spawn(|| {
                 while let Some(job) = next(&queue) {
-                    if let Err(err) = run_job(job, logs, &failed) {
+                    if let Err(err) = run_job(job, logs) {
                         lock(&failed).push(format!("{err:#}"));
                     }
                 }
@@ -111,9 +111,9 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 /// Runs one job with its stdout and stderr in one file (their lines in the
-/// order written), then prints them under its header; a failure is added
-/// to `failed`.
-fn run_job(mut job: Job, logs: &Path, failed: &Mutex<Vec<String>>) -> Result<()> {
+/// order written), then prints them under its header; fails naming the job
+/// when it could not start or did not pass.
+fn run_job(mut job: Job, logs: &Path) -> Result<()> {
     let started = Instant::now();
     let log = logs.join(&job.log);
     let output = File::create(&log).with_context(|| format!("creating {}", log.display()))?;
@@ -132,7 +132,7 @@ fn run_job(mut job: Job, logs: &Path, failed: &Mutex<Vec<String>>) -> Result<()>
         String::from_utf8_lossy(&text)
     );
     if !status.success() {
-        lock(failed).push(format!("{} ({status})", job.title));
+        bail!("{} ({status})", job.title);
     }
     Ok(())
 }
