@@ -18,6 +18,9 @@ mod pi_bench;
 mod refdir;
 mod search_bench;
 mod test_lanes;
+// Checked by its tests only: xtask's build shares the test build's features.
+#[cfg(test)]
+mod unify;
 mod versions;
 mod workspace;
 
