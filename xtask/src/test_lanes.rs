@@ -38,8 +38,8 @@ const SLOWEST: [&str; 7] = [
     "e2e",
     "dsh",
     "pi",
+    "notesoup_core",
     "claude",
-    "testkit",
 ];
 
 /// Test binaries whose tests mostly wait rather than compute, by target
