@@ -28,8 +28,9 @@ use crate::workspace::{cargo, workspace_root};
 /// How many test binaries run at once.
 const LANES: usize = 2;
 
-/// The test binaries that take longest (half a minute to a minute and a
-/// half each with the reference hosts), by target name: they start first.
+/// The test binaries that take longest (from 20 s to two and a half
+/// minutes each in CI, with the reference hosts), by target name, longest
+/// first: they start first.
 /// Any other binary follows in the build's order; a stale name here costs
 /// only the order.
 const SLOWEST: [&str; 7] = [
