@@ -4,9 +4,9 @@
 //! the reference hosts the conformance tests run against: Claude Code, the
 //! Python MCP SDK, dsh, and Pi 1.6.0 with Node 22 and TypeScript, all from the
 //! package registries and reused when already installed, and Debian's
-//! headless Chromium for the report page), then runs fmt, check-deps and
-//! every test with the reference hosts switched on, clippy and rustdoc
-//! (warnings denied) beside the tests
+//! headless Chromium for the report page), then runs fmt,
+//! clippy, rustdoc (warnings denied), check-deps and every test with the
+//! reference hosts switched on
 //! (`--all-features` includes the `real-pi` tests of notesoup-pi and
 //! notesoup-pi-testkit, the `npm-dist` install test of notesoup-e2e and the
 //! npm install test of notesoup-dsh (`tests/dsh/npm.rs`, feature
@@ -44,6 +44,29 @@ pub fn run() -> Result<()> {
     );
 
     step("fmt", cargo(&["fmt", "--all", "--check"]), &env)?;
+    step(
+        "clippy",
+        cargo(&[
+            "clippy",
+            "--workspace",
+            "--all-targets",
+            "--all-features",
+            "--locked",
+            "--",
+            "-D",
+            "warnings",
+        ]),
+        &env,
+    )?;
+    let mut doc = cargo(&[
+        "doc",
+        "--workspace",
+        "--no-deps",
+        "--all-features",
+        "--locked",
+    ]);
+    doc.env("RUSTDOCFLAGS", "-D warnings");
+    step("doc", doc, &env)?;
     eprintln!("== xtask ci: check-deps");
     deps::run()?;
     // crates.io's checks on every published crate, in dependency order
@@ -78,33 +101,10 @@ pub fn run() -> Result<()> {
     ])?;
     let mut env = env;
     env.push(("NOTESOUP_DIST".to_owned(), dist.display().to_string()));
-    // Clippy and rustdoc (warnings denied) check what the test build
-    // compiled, beside the tests, at the lowest CPU priority: the test
-    // lanes leave about a sixth of the machine idle (their hosts wait), and
-    // the checks take it rather than a step of their own.
-    eprintln!("== xtask ci: test, with clippy and doc beside it");
+    eprintln!("== xtask ci: test");
     let tested = Instant::now();
-    let clippy = cargo(&[
-        "clippy",
-        "--workspace",
-        "--all-targets",
-        "--all-features",
-        "--locked",
-        "--",
-        "-D",
-        "warnings",
-    ]);
-    let mut doc = cargo(&[
-        "doc",
-        "--workspace",
-        "--no-deps",
-        "--all-features",
-        "--locked",
-    ]);
-    doc.env("RUSTDOCFLAGS", "-D warnings");
-    let checks = vec![("clippy", niced(&clippy)), ("doc", niced(&doc))];
-    crate::test_lanes::run(&TEST_ARGS[..], &env, checks)?;
-    eprintln!("== xtask ci: test, clippy and doc took {}", since(tested));
+    crate::test_lanes::run(&TEST_ARGS[..], &env)?;
+    eprintln!("== xtask ci: test took {}", since(tested));
     eprintln!("== xtask ci: all green in {}", since(started));
     Ok(())
 }
@@ -186,25 +186,6 @@ fn parse_export(line: &str) -> Option<(String, String)> {
         .and_then(|v| v.strip_suffix('\''))
         .map_or_else(|| value.to_owned(), |v| v.replace("'\\''", "'"));
     Some((name.trim().to_owned(), value))
-}
-
-/// `cmd` under `nice -n 19`: it takes only the CPU nothing else wants.
-fn niced(cmd: &Command) -> Command {
-    let mut niced = Command::new("nice");
-    niced
-        .args(["-n", "19"])
-        .arg(cmd.get_program())
-        .args(cmd.get_args());
-    if let Some(dir) = cmd.get_current_dir() {
-        niced.current_dir(dir);
-    }
-    for (name, value) in cmd.get_envs() {
-        match value {
-            Some(value) => niced.env(name, value),
-            None => niced.env_remove(name),
-        };
-    }
-    niced
 }
 
 fn step(name: &str, mut cmd: Command, env: &[(String, String)]) -> Result<()> {

@@ -11,10 +11,7 @@
 //! (`target/test-lanes/<binary>.log`, kept until the next run) and is
 //! printed whole when it ends, so two binaries' lines never mix. The
 //! slowest start first, so the lanes end together. The doc tests run as
-//! one more job. Beside the lanes, on a thread of their own, `ci`'s checks
-//! (clippy, then rustdoc) run one after another at the lowest CPU priority;
-//! the doc tests, which need cargo's build directory too, wait for them if
-//! they come to it first.
+//! one more job.
 
 use std::collections::VecDeque;
 use std::fs::File;
@@ -71,15 +68,8 @@ struct Job {
 
 /// Runs every test of the test build cargo's `test_args` name (`test
 /// --workspace --all-features --locked`) with `env`, [`LANES`] binaries at a
-/// time, and the named `checks` one after another beside them; fails naming
-/// every binary and check that failed.
-pub fn run(
-    test_args: &[&str],
-    env: &[(String, String)],
-    checks: Vec<(&str, Command)>,
-) -> Result<()> {
-    // Listed before any check starts: cargo lets one command at a time
-    // use the build directory.
+/// time; fails naming every binary that failed.
+pub fn run(test_args: &[&str], env: &[(String, String)]) -> Result<()> {
     let mut jobs = binaries(test_args)?;
     jobs.push(Job {
         title: "doc tests".to_owned(),
@@ -91,41 +81,20 @@ pub fn run(
         },
         rank: SLOWEST.len(),
     });
-    let mut checks: Vec<Job> = checks
-        .into_iter()
-        .map(|(name, command)| Job {
-            title: name.to_owned(),
-            log: format!("{name}.log"),
-            command,
-            rank: 0,
-        })
-        .collect();
-    for job in jobs.iter_mut().chain(&mut checks) {
+    for job in &mut jobs {
         job.command.envs(env.iter().map(|(k, v)| (k, v)));
     }
-    run_jobs(
-        jobs,
-        checks,
-        &workspace_root().join("target").join("test-lanes"),
-    )
+    run_jobs(jobs, &workspace_root().join("target").join("test-lanes"))
 }
 
-/// Runs `jobs` [`LANES`] at a time, by rank, and `beside` one after another
-/// on a lane of its own, each one's output in its file in `logs`; fails
-/// naming every job that failed.
-fn run_jobs(mut jobs: Vec<Job>, beside: Vec<Job>, logs: &Path) -> Result<()> {
+/// Runs `jobs` [`LANES`] at a time, by rank, each one's output in its file
+/// in `logs`; fails naming every job that failed.
+fn run_jobs(mut jobs: Vec<Job>, logs: &Path) -> Result<()> {
     std::fs::create_dir_all(logs).with_context(|| format!("creating {}", logs.display()))?;
     jobs.sort_by_key(|job| job.rank);
     let queue = Mutex::new(VecDeque::from(jobs));
     let failed = Mutex::new(Vec::new());
     std::thread::scope(|scope| {
-        scope.spawn(|| {
-            for job in beside {
-                if let Err(err) = run_job(job, logs) {
-                    lock(&failed).push(format!("{err:#}"));
-                }
-            }
-        });
         for _ in 0..LANES {
             scope.spawn(|| {
                 while let Some(job) = next(&queue) {
@@ -354,7 +323,6 @@ mod tests {
                 job("two", "echo two out; exit 3"),
                 job("three", "echo three out"),
             ],
-            vec![],
             logs.path(),
         );
         let error = format!("{:#}", ran.expect_err("a job failed"));
@@ -365,30 +333,7 @@ mod tests {
         assert_eq!(log("one"), "one out\none err\n");
         assert_eq!(log("two"), "two out\n");
         assert_eq!(log("three"), "three out\n");
-        run_jobs(vec![job("four", "true")], vec![], logs.path()).expect("a job that passes");
-    }
-
-    #[test]
-    fn the_checks_beside_the_lanes_run_in_order_and_their_failures_are_named() {
-        let logs = tempfile::tempdir().expect("tempdir");
-        let order = logs.path().join("order");
-        let order = order.display();
-        let ran = run_jobs(
-            vec![job("test", "true")],
-            vec![
-                job("first", &format!("echo first >> {order}; exit 2")),
-                job("second", &format!("echo second >> {order}")),
-            ],
-            logs.path(),
-        );
-        let error = format!("{:#}", ran.expect_err("a check failed"));
-        assert_eq!(error, "tests failed in: first (exit status: 2)");
-        let order = std::fs::read_to_string(logs.path().join("order")).expect("both ran");
-        assert_eq!(
-            order, "first\nsecond\n",
-            "one after another, a failure included"
-        );
-        run_jobs(vec![], vec![job("check", "true")], logs.path()).expect("a check that passes");
+        run_jobs(vec![job("four", "true")], logs.path()).expect("a job that passes");
     }
 
     #[test]
