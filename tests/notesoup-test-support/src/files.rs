@@ -69,11 +69,16 @@ pub fn settle() {
 /// The kept-cache file of `kind` (`boot-shelves`, `note-heads`) for the
 /// project `key` under the cache directory `cache`.
 pub fn kept_file(cache: &Path, kind: &str, key: &str) -> PathBuf {
+    find_kept_file(cache, kind, key).unwrap_or_else(|| panic!("the project's {kind} file"))
+}
+
+/// [`kept_file`], or `None` while it is not there: for a test that waits
+/// for it (its folder is made before the file is written).
+pub fn find_kept_file(cache: &Path, kind: &str, key: &str) -> Option<PathBuf> {
     fs::read_dir(cache.join(kind))
-        .unwrap()
-        .map(|entry| entry.unwrap().path())
+        .ok()?
+        .filter_map(|entry| Some(entry.ok()?.path()))
         .find(|path| path.to_string_lossy().contains(key))
-        .unwrap_or_else(|| panic!("the project's {kind} file"))
 }
 
 /// The notes of the project folder `dir` (`alpha` and `beta`, written by

@@ -100,13 +100,12 @@ impl Sandbox {
         within: std::time::Duration,
     ) -> Option<std::fs::Metadata> {
         let until = std::time::Instant::now() + within;
+        let key = notesoup_core::notes::project_key(&self.project);
         loop {
-            // None kept yet: no folder for them.
-            let shelves = self
-                .cache
-                .join("boot-shelves")
-                .is_dir()
-                .then(|| self.kept_file("boot-shelves"));
+            // None kept yet: no folder for them, or the folder without
+            // the file.
+            let shelves =
+                notesoup_test_support::files::find_kept_file(&self.cache, "boot-shelves", &key);
             let listed = shelves
                 .as_ref()
                 .and_then(|file| std::fs::read_to_string(file).ok())
