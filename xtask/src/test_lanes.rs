@@ -30,9 +30,8 @@ const LANES: usize = 2;
 
 /// The test binaries that take longest (from 20 s to two and a half
 /// minutes each in CI, with the reference hosts), by target name, longest
-/// first: they start first.
-/// Any other binary follows in the build's order; a stale name here costs
-/// only the order.
+/// first: they start first. Any other binary follows in the build's order;
+/// a stale name here costs only the order.
 const SLOWEST: [&str; 7] = [
     "reference",
     "real_pi",

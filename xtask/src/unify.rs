@@ -9,9 +9,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 
-use crate::workspace::cargo;
+use crate::workspace::cargo_stdout;
 
 /// Packages in xtask's build whose features the test build never uses,
 /// with the feature sets the test build does use.
@@ -23,18 +23,9 @@ fn unshared() -> Result<Vec<String>> {
 
 /// `cargo tree` with one `name version [features]` line per package.
 fn tree(args: &[&str]) -> Result<String> {
-    let output = cargo(&["tree", "--locked", "--prefix", "none", "-f", "{p} [{f}]"])
-        .args(args)
-        .output()
-        .context("could not run cargo tree")?;
-    if !output.status.success() {
-        bail!(
-            "cargo tree {} failed: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&output.stderr).trim()
-        );
-    }
-    String::from_utf8(output.stdout).context("cargo tree wrote invalid UTF-8")
+    let mut tree = vec!["tree", "--locked", "--prefix", "none", "-f", "{p} [{f}]"];
+    tree.extend(args);
+    String::from_utf8(cargo_stdout(&tree)?).context("cargo tree wrote invalid UTF-8")
 }
 
 /// Each package of `xtask` with a feature set `workspace` does not list

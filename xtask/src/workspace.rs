@@ -21,6 +21,22 @@ pub fn cargo(args: &[&str]) -> Command {
     cmd
 }
 
+/// The standard output of `cargo` with `args`; fails with its standard
+/// error when it could not run or did not succeed.
+pub fn cargo_stdout(args: &[&str]) -> Result<Vec<u8>> {
+    let what = args.first().copied().unwrap_or("cargo");
+    let output = cargo(args)
+        .output()
+        .with_context(|| format!("could not run cargo {what}"))?;
+    if !output.status.success() {
+        bail!(
+            "cargo {what} failed: {}",
+            String::from_utf8_lossy(&output.stderr).trim()
+        );
+    }
+    Ok(output.stdout)
+}
+
 /// Builds the `notesoup-pi` binary (the Pi package's sidecar), in release
 /// mode or not, for the Pi goldens and benchmarks that run it inside Pi.
 pub fn build_notesoup_pi(release: bool) -> Result<()> {
@@ -44,5 +60,23 @@ pub fn load_average() -> String {
         "unknown".to_owned()
     } else {
         figures.join(" ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cargo_stdout;
+
+    #[test]
+    fn cargo_s_output_or_its_complaint() {
+        let version = cargo_stdout(&["--version"]).expect("cargo runs");
+        assert!(String::from_utf8_lossy(&version).starts_with("cargo "));
+        let refused = cargo_stdout(&["no-such-command"]).expect_err("no such command");
+        let refused = format!("{refused:#}");
+        assert!(
+            refused.starts_with("cargo no-such-command failed: ")
+                && refused.contains("no such command"),
+            "{refused}"
+        );
     }
 }
