@@ -6,6 +6,10 @@
 //! it. On a fresh clone that was serde, gix and notesoup-core: about half of
 //! the test build. `xtask/Cargo.toml` asks for the missing features; the test
 //! below names any package whose features drift apart again.
+//!
+//! Within one build, a package asked for with two feature sets is compiled
+//! twice too (when one crate uses it as a library and a proc macro uses it
+//! on the host, say); a second test names those.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -19,6 +23,25 @@ fn unshared() -> Result<Vec<String>> {
     let xtask = tree(&["-p", "xtask", "-e", "normal,build"])?;
     let workspace = tree(&["--workspace", "--all-features", "-e", "normal,build,dev"])?;
     Ok(unshared_in(&xtask, &workspace))
+}
+
+/// Packages the test build compiles more than once, with their feature
+/// sets.
+fn compiled_twice() -> Result<Vec<String>> {
+    let workspace = tree(&["--workspace", "--all-features", "-e", "normal,build,dev"])?;
+    Ok(twice_in(&workspace))
+}
+
+/// Each package `tree` lists with more than one feature set.
+fn twice_in(tree: &str) -> Vec<String> {
+    feature_sets(tree)
+        .into_iter()
+        .filter(|(_, sets)| sets.len() > 1)
+        .map(|(package, sets)| {
+            let sets: Vec<_> = sets.iter().map(|s| format!("[{s}]")).collect();
+            format!("{package}: {}", sets.join(" "))
+        })
+        .collect()
 }
 
 /// `cargo tree` with one `name version [features]` line per package.
@@ -84,6 +107,31 @@ mod tests {
              build; ask for the same features in xtask/Cargo.toml:\n{}",
             unshared.join("\n")
         );
+    }
+
+    #[test]
+    fn the_test_build_compiles_each_package_once() {
+        let twice = compiled_twice().expect("cargo tree runs");
+        assert!(
+            twice.is_empty(),
+            "the test build compiles these once per feature set; ask for the \
+             union in xtask/Cargo.toml:\n{}",
+            twice.join("\n")
+        );
+    }
+
+    #[test]
+    fn a_package_with_two_feature_sets_is_named() {
+        let tree = "\
+xtask v0.1.0 (/w/xtask) []
+syn v2.0.0 [full,visit]
+proc-macro2 v1.0.0 [default]
+syn v2.0.0 [fold,full]
+syn v3.0.0 [full] (*)
+proc-macro2 v1.0.0 [default] (*)
+";
+        assert_eq!(twice_in(tree), ["syn v2.0.0: [fold,full] [full,visit]"]);
+        assert!(twice_in("").is_empty());
     }
 
     #[test]

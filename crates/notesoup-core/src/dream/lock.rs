@@ -399,7 +399,7 @@ fn write_stamp(path: &Path, now: Timestamp) -> PreviousStamp {
     let write = || -> std::io::Result<()> {
         let mut file = create_stamp(path)?;
         file.write_all(iso_utc(now).as_bytes())?;
-        file.set_modified(SystemTime::try_from(now).map_err(std::io::Error::other)?)
+        file.set_modified(SystemTime::from(now))
     };
     // Best effort (the spec's wording): a failed write may still have
     // created or truncated the file, so the previous state is kept either way.

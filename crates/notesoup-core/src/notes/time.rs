@@ -36,7 +36,7 @@ pub(crate) fn next_stamp_ms() -> i64 {
 pub(crate) fn local_iso(ms: i64, tz: &TimeZone) -> String {
     let timestamp = Timestamp::from_millisecond(ms).unwrap_or(Timestamp::UNIX_EPOCH);
     timestamp
-        .to_zoned_datetime(tz.clone())
+        .to_zoned(tz.clone())
         .strftime("%Y-%m-%dT%H:%M:%S%.3f%:z")
         .to_string()
 }

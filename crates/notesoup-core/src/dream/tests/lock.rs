@@ -359,10 +359,7 @@ fn acquisition_writes_the_lock_and_the_stamp() {
         fs::read_to_string(home.path().join(LAST_RUN_FILE)).expect("stamp"),
         "2026-09-15T09:31:45.392Z"
     );
-    assert_eq!(
-        last_run(home.path()),
-        Some(SystemTime::try_from(now()).expect("system time"))
-    );
+    assert_eq!(last_run(home.path()), Some(SystemTime::from(now())));
     assert_eq!(lock.stamp(), "2026-09-15T09-31-45-392Z");
     assert_eq!(lock.started_at(), now());
 }
@@ -430,7 +427,7 @@ fn release_and_fail_remove_only_this_runs_lock_and_are_idempotent() {
 fn a_failed_run_restores_the_previous_stamp() {
     let home = tempfile::tempdir().expect("tempdir");
     let stamp = put(home.path(), LAST_RUN_FILE, "2026-09-01T00:00:00.000Z");
-    let previous = hours_before(SystemTime::try_from(now()).expect("system time"), 14 * 24);
+    let previous = hours_before(SystemTime::from(now()), 14 * 24);
     set_mtime(&stamp, previous);
 
     let mut lock = DreamLock::acquire(home.path(), now()).expect("acquire");

@@ -209,7 +209,7 @@ fn a_scripted_dream_runs_end_to_end() {
 fn a_dreamer_error_fails_the_run_and_restores_the_stamp() {
     let (_dir, home) = home_with_material();
     let stamp = put(&home, LAST_RUN_FILE, "2026-09-01T00:00:00.000Z");
-    let previous = hours_before(SystemTime::try_from(now()).expect("system time"), 48);
+    let previous = hours_before(SystemTime::from(now()), 48);
     set_mtime(&stamp, previous);
     let mut runner = ScriptedRunner::failing(
         vec![Step::Write("human/half.md", "half\n")],
@@ -465,10 +465,7 @@ fn a_stale_lock_is_taken_over_and_the_run_goes_on() {
 fn gates_stop_the_run_unless_forced() {
     let (_dir, home) = home_with_material();
     let stamp = put(&home, LAST_RUN_FILE, "recent");
-    set_mtime(
-        &stamp,
-        hours_before(SystemTime::try_from(now()).expect("system time"), 2),
-    );
+    set_mtime(&stamp, hours_before(SystemTime::from(now()), 2));
     let check = |options: &DreamOptions, expect: &str| {
         let before = tree_hash(&home);
         let mut runner = ScriptedRunner::new(Vec::new(), "never");
