@@ -332,6 +332,28 @@ mod tests {
         assert!(BootCaches::saved_heads(&temp.path().join("none"), a.identity()).is_empty());
     }
 
+    /// A process boots the same store again from the shelves it keeps in
+    /// memory: it neither reads their file again nor saves them.
+    #[test]
+    fn a_process_serves_its_own_shelves_again_without_their_file() {
+        let temp = tempfile::tempdir().expect("a temp dir");
+        let root = temp.path().join("notes");
+        let cache = temp.path().join("cache");
+        let store =
+            NoteStore::new(NotesIdentity::new(&root, "s1", "p-12345678", "a", "m").expect("id"));
+        store
+            .write("@project/alpha", "# Alpha\n\nalpha\n", None)
+            .expect("a note");
+        std::thread::sleep(HeadCache::DEFAULT_SETTLE + std::time::Duration::from_millis(100));
+        let listed = BootSnapshot::load(&store).expect("a listing").homes;
+        let caches = BootCaches::new(Some(cache.clone()));
+        assert_eq!(caches.snapshot(&store).expect("a boot").homes, listed);
+        let shelves = kept_file(&cache, BootCaches::SHELVES, store.identity(), "json");
+        std::fs::remove_file(&shelves).expect("the saved shelves");
+        assert_eq!(caches.snapshot(&store).expect("served").homes, listed);
+        assert!(!shelves.exists(), "served from memory, nothing saved");
+    }
+
     #[test]
     fn kept_files_are_named_by_kind_project_and_root() {
         // FNV-1a's published test vectors.
