@@ -358,6 +358,19 @@ pub(crate) mod tests {
         assert!(lines.line.capacity() <= RETAINED_CAPACITY);
     }
 
+    #[test]
+    fn a_buffer_of_up_to_a_mebibyte_is_kept_from_line_to_line() {
+        let mebibyte = 1024 * 1024;
+        let mut input = vec![b'a'; mebibyte];
+        input.extend(b"\nb\nc\n");
+        // The cap bounds the buffer at exactly a mebibyte.
+        let mut lines = CappedLines::with_cap(&input[..], mebibyte);
+        assert!(matches!(lines.next_line().unwrap(), LineRead::Line(l) if l.len() == mebibyte));
+        assert_eq!(lines.line.capacity(), mebibyte);
+        assert_eq!(lines.next_line().unwrap(), LineRead::Line(b"b"));
+        assert_eq!(lines.line.capacity(), mebibyte, "kept, not allocated again");
+    }
+
     /// A reader that is interrupted once before each chunk it gives (the
     /// dream-tools server's tests read through it too).
     pub(crate) struct Interrupting<'a> {
