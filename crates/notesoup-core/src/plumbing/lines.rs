@@ -356,6 +356,13 @@ pub(crate) mod tests {
         assert!(lines.line.capacity() <= cap, "{}", lines.line.capacity());
         assert_eq!(lines.next_line().unwrap(), LineRead::Line(b"b"));
         assert!(lines.line.capacity() <= RETAINED_CAPACITY);
+        // Where doubling would overshoot: 1,000 then 2,000 bytes held, and
+        // a third chunk to the cap of 3,000.
+        let mut input = vec![b'a'; 3000];
+        input.push(b'\n');
+        let mut lines = CappedLines::with_cap(io::BufReader::with_capacity(1000, &input[..]), 3000);
+        assert!(matches!(lines.next_line().unwrap(), LineRead::Line(l) if l.len() == 3000));
+        assert_eq!(lines.line.capacity(), 3000);
     }
 
     #[test]
