@@ -366,6 +366,22 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn the_readers_cap_is_sixteen_mebibytes() {
+        let cap = 16 * 1024 * 1024;
+        let mut input = vec![b'a'; cap];
+        input.push(b'\n');
+        input.extend(vec![b'b'; cap + 1]);
+        input.push(b'\n');
+        let mut lines = CappedLines::new(&input[..]);
+        assert!(matches!(lines.next_line().unwrap(), LineRead::Line(l) if l.len() == cap));
+        assert!(matches!(
+            lines.next_line().unwrap(),
+            LineRead::TooLong { bytes, .. } if bytes == cap as u64 + 1
+        ));
+        assert_eq!(lines.next_line().unwrap(), LineRead::Eof);
+    }
+
+    #[test]
     fn a_buffer_of_up_to_a_mebibyte_is_kept_from_line_to_line() {
         let mebibyte = 1024 * 1024;
         let mut input = vec![b'a'; mebibyte];
