@@ -382,6 +382,21 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn a_request_line_may_hold_two_million_tokens() {
+        let most = 1 << 21;
+        // One opening bracket and a comma after each value but the last.
+        let line = |tokens: usize| format!("[{}0]", "0,".repeat(tokens - 1));
+        assert!(!LineRead::too_many_tokens(
+            line(most).as_bytes(),
+            LineRead::MAX_TOKENS
+        ));
+        assert!(LineRead::too_many_tokens(
+            line(most + 1).as_bytes(),
+            LineRead::MAX_TOKENS
+        ));
+    }
+
+    #[test]
     fn a_buffer_of_up_to_a_mebibyte_is_kept_from_line_to_line() {
         let mebibyte = 1024 * 1024;
         let mut input = vec![b'a'; mebibyte];
