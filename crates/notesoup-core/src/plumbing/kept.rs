@@ -332,18 +332,24 @@ mod tests {
         assert!(BootCaches::saved_heads(&temp.path().join("none"), a.identity()).is_empty());
     }
 
-    /// A process boots the same store again from the shelves it keeps in
-    /// memory: it neither reads their file again nor saves them.
-    #[test]
-    fn a_process_serves_its_own_shelves_again_without_their_file() {
+    /// A store over a temporary notes root holding one project note.
+    fn one_note() -> (tempfile::TempDir, NoteStore) {
         let temp = tempfile::tempdir().expect("a temp dir");
         let root = temp.path().join("notes");
-        let cache = temp.path().join("cache");
         let store =
             NoteStore::new(NotesIdentity::new(&root, "s1", "p-12345678", "a", "m").expect("id"));
         store
             .write("@project/alpha", "# Alpha\n\nalpha\n", None)
             .expect("a note");
+        (temp, store)
+    }
+
+    /// A process boots the same store again from the shelves it keeps in
+    /// memory: it neither reads their file again nor saves them.
+    #[test]
+    fn a_process_serves_its_own_shelves_again_without_their_file() {
+        let (temp, store) = one_note();
+        let cache = temp.path().join("cache");
         std::thread::sleep(HeadCache::DEFAULT_SETTLE + std::time::Duration::from_millis(100));
         let listed = BootSnapshot::load(&store).expect("a listing").homes;
         let caches = BootCaches::new(Some(cache.clone()));
@@ -373,13 +379,7 @@ mod tests {
     /// and otherwise with those saved for the store.
     #[test]
     fn new_caches_list_through_the_store_s_own_warm_heads() {
-        let temp = tempfile::tempdir().expect("a temp dir");
-        let root = temp.path().join("notes");
-        let store =
-            NoteStore::new(NotesIdentity::new(&root, "s1", "p-12345678", "a", "m").expect("id"));
-        store
-            .write("@project/alpha", "# Alpha\n\nalpha\n", None)
-            .expect("a note");
+        let (temp, store) = one_note();
         let cache = Some(temp.path().join("cache"));
         let warm = Arc::new(HeadCache::with_settle(std::time::Duration::ZERO));
         let listing = store.clone().with_head_cache(Arc::clone(&warm));
