@@ -17,18 +17,22 @@ use anyhow::{Context, Result};
 
 use crate::workspace::cargo_stdout;
 
+/// `cargo tree`'s arguments for the test build: every crate, every
+/// feature, with the dev-dependencies.
+const TEST_BUILD: [&str; 4] = ["--workspace", "--all-features", "-e", "normal,build,dev"];
+
 /// Packages in xtask's build whose features the test build never uses,
 /// with the feature sets the test build does use.
 fn unshared() -> Result<Vec<String>> {
     let xtask = tree(&["-p", "xtask", "-e", "normal,build"])?;
-    let workspace = tree(&["--workspace", "--all-features", "-e", "normal,build,dev"])?;
+    let workspace = tree(&TEST_BUILD)?;
     Ok(unshared_in(&xtask, &workspace))
 }
 
 /// Packages the test build compiles more than once, with their feature
 /// sets.
 fn compiled_twice() -> Result<Vec<String>> {
-    let workspace = tree(&["--workspace", "--all-features", "-e", "normal,build,dev"])?;
+    let workspace = tree(&TEST_BUILD)?;
     Ok(twice_in(&workspace))
 }
 
