@@ -360,6 +360,33 @@ mod tests {
         assert!(!shelves.exists(), "served from memory, nothing saved");
     }
 
+    /// Dropping the caches waits for the save still running on its own
+    /// thread: here one held back until another thread lets the caches go.
+    #[test]
+    fn dropping_the_caches_waits_for_their_last_save() {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let caches = BootCaches::new(None).saving_in_background();
+        let kept = Arc::clone(&caches.kept);
+        let released = AtomicBool::new(false);
+        let (held, hold) = std::sync::mpsc::channel();
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                let _guard = lock(&kept);
+                held.send(()).expect("the test waits");
+                std::thread::sleep(std::time::Duration::from_millis(200));
+                released.store(true, Ordering::SeqCst);
+            });
+            hold.recv().expect("the caches are held");
+            // The save waits for the caches; the drop, for the save.
+            caches.save_in_background();
+            drop(caches);
+            assert!(
+                released.load(Ordering::SeqCst),
+                "dropped before its save ran"
+            );
+        });
+    }
+
     #[test]
     fn kept_files_are_named_by_kind_project_and_root() {
         // FNV-1a's published test vectors.
