@@ -9,9 +9,12 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use jiff::Timestamp;
-use notesoup_core::dream::{DreamRequest, DreamResult, DreamRunner, Ended, OutputLine, Stream};
+use notesoup_core::dream::{
+    DreamRequest, DreamResult, DreamRunner, DreamTool, DreamWrite, Ended, OutputLine, Stream,
+};
 use notesoup_core::plumbing::{
-    DreamFlags, Dreamer, DreamerProcess, DreamerSetting, NotesHomeError, NotesOwner, notes_home,
+    DreamFlags, DreamProgress, Dreamer, DreamerProcess, DreamerSetting, NotesHomeError, NotesOwner,
+    notes_home,
 };
 
 #[test]
@@ -97,18 +100,22 @@ impl DreamRunner for Answering {
     }
 }
 
-/// The stderr lines a dream command said about its dreamer, and its exit
-/// code.
-fn dreamer_lines(error: Option<String>, process: Option<DreamerProcess>) -> (Vec<String>, i32) {
-    let dir = tempfile::tempdir().unwrap();
-    let mut options = DreamFlags {
-        notes_home: Some(dir.path().join("notes")),
+/// The options of a forced dream over a fresh notes home in `dir`.
+fn forced(dir: &Path) -> notesoup_core::dream::DreamOptions {
+    DreamFlags {
+        notes_home: Some(dir.join("notes")),
         force: true,
         ..DreamFlags::default()
     }
     .options(None, DreamerSetting::default(), Timestamp::now())
-    .unwrap();
-    options.force = true;
+    .unwrap()
+}
+
+/// The stderr lines a dream command said about its dreamer, and its exit
+/// code.
+fn dreamer_lines(error: Option<String>, process: Option<DreamerProcess>) -> (Vec<String>, i32) {
+    let dir = tempfile::tempdir().unwrap();
+    let options = forced(dir.path());
     let mut lines: Vec<OutputLine> = Vec::new();
     let mut runner = Answering(error);
     let code = Dreamer {
@@ -164,6 +171,99 @@ fn a_child_process_dreamer_s_start_and_end_are_said_once() {
     // A dreamer in this process (the reference host's) has no such lines.
     let (lines, code) = dreamer_lines(None, None);
     assert_eq!((lines.len(), code), (0, 0), "{lines:?}");
+}
+
+/// A dreamer that makes the given dream-tool calls, then answers.
+struct Calling(Vec<(&'static str, serde_json::Value)>);
+
+impl DreamRunner for Calling {
+    fn run(&mut self, request: DreamRequest<'_>) -> DreamResult {
+        for (name, arguments) in &self.0 {
+            (request.on_tool_call)(name, arguments);
+        }
+        DreamResult::default()
+    }
+}
+
+#[test]
+fn the_progress_counts_the_calls_and_the_distinct_notes_changed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = |path: &str| serde_json::json!({"path": path, "content": "x"});
+    let mut runner = Calling(vec![
+        ("write", path("human/a.md")),
+        ("read", path("human/a.md")),
+        ("edit", path("human/a.md")),
+        ("delete", path("human/b.md")),
+    ]);
+    let mut told: Vec<DreamProgress> = Vec::new();
+    let code = Dreamer {
+        runner: &mut runner,
+        process: None,
+        progress: Some(&mut |progress| told.push(progress.clone())),
+    }
+    .run(&forced(dir.path()), &mut |_| {});
+    assert_eq!(code, 0);
+    let change = |tool, path: &str| {
+        Some(DreamWrite {
+            tool,
+            path: path.into(),
+        })
+    };
+    let seen: Vec<_> = told
+        .into_iter()
+        .map(|p| (p.tool_calls, p.notes_changed, p.change))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            (1, 1, change(DreamTool::Write, "human/a.md")),
+            (2, 1, None),
+            (3, 1, change(DreamTool::Edit, "human/a.md")),
+            (4, 2, change(DreamTool::Delete, "human/b.md")),
+        ]
+    );
+}
+
+#[test]
+fn a_dreamer_process_that_is_not_there_stops_the_dream_before_it_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = forced(dir.path());
+    let mut absent = process().unwrap();
+    absent.program = dir.path().join("no-agent");
+    let mut lines: Vec<String> = Vec::new();
+    let mut runner = Answering(None);
+    let code = Dreamer {
+        runner: &mut runner,
+        process: Some(absent.clone()),
+        progress: None,
+    }
+    .run(&options, &mut |line| lines.push(line.text.clone()));
+    assert_eq!(code, 1);
+    // After the gates' lines (forced past them).
+    assert_eq!(
+        lines.last(),
+        Some(&format!(
+            "dream: cannot start: the dreamer {} does not exist (install the agent); nothing was changed",
+            absent.program.display()
+        )),
+        "{lines:?}"
+    );
+    assert!(!options.home.exists(), "nothing was made");
+}
+
+#[test]
+fn the_dreamer_s_debug_form_names_its_process() {
+    let mut runner = Answering(None);
+    let dreamer = Dreamer {
+        runner: &mut runner,
+        process: process(),
+        progress: None,
+    };
+    let debug = format!("{dreamer:?}");
+    assert!(
+        debug.starts_with("Dreamer { process: Some(DreamerProcess { command: \"agent -p\""),
+        "{debug}"
+    );
 }
 
 #[test]
