@@ -462,10 +462,12 @@ mod tests {
         ));
     }
 
-    /// `--timeout 0` still gives the dreamer a second.
+    /// `--timeout 0` still gives the dreamer a second; without the flag it
+    /// has the documented half hour (`--timeout 1800`).
     #[test]
     fn a_timeout_is_at_least_a_second() {
         assert_eq!(DreamFlags::timeout(0), Duration::from_secs(1));
         assert_eq!(DreamFlags::timeout(90), Duration::from_secs(90));
+        assert_eq!(DreamFlags::DEFAULT_TIMEOUT, Duration::from_secs(1800));
     }
 }
