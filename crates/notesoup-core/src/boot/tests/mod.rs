@@ -1152,6 +1152,36 @@ fn an_in_place_edit_off_the_shelf_shows_at_the_next_rename_in_its_folder() {
     assert_eq!(indexed, listed_shelves(&store, since));
 }
 
+/// A served shelf reads the kept pages it shows and none below them: the
+/// first page under the shelf, dated forward in place (which stamps
+/// cannot see), stays where it was listed.
+#[test]
+fn a_served_shelf_reads_no_page_below_the_ones_it_shows() {
+    let notes = Notes::new();
+    let below = crate::boot::shelf::SHELF_FRESH_LIMIT;
+    for i in 0..=below + 2 {
+        notes.note(
+            Scope::Model,
+            &format!("p{i}.md"),
+            (i as i64 + 1).hours(),
+            "# P\n",
+        );
+    }
+    let store = notes.store();
+    let since = this_millisecond();
+    let index = kept_index(&store);
+    let before = listed_shelves(&store, since);
+    fs::write(
+        notes.home(Scope::Model).join(format!("p{below}.md")),
+        note_text(opened_at() + 5.hours(), None, "# Moved up\n"),
+    )
+    .expect("in place");
+    let listed = listed_shelves(&store, since);
+    assert_ne!(listed, before, "a listing sees the page moved up");
+    let served = shelves(BootSnapshot::served(&store, &index).expect("kept"), since);
+    assert_eq!(served, before);
+}
+
 #[test]
 fn homes_changed_within_the_settle_time_or_in_an_unnamed_zone_are_not_kept() {
     let notes = kept_store();
