@@ -76,6 +76,15 @@ impl Notes {
         self.raw(scope, path, &note_text(opened_at() - age, None, body));
     }
 
+    /// `count` pages `p00.md`, `p01.md`, … updated one, two, … hours
+    /// before [`opened_at`].
+    fn pages(&self, scope: Scope, count: usize) {
+        for i in 0..count {
+            let age = (i64::try_from(i).expect("a few pages") + 1).hours();
+            self.note(scope, &format!("p{i:02}.md"), age, "# P\n");
+        }
+    }
+
     fn raw(&self, scope: Scope, path: &str, text: &str) {
         put(&self.home(scope).join(path), text);
     }
@@ -1159,20 +1168,13 @@ fn an_in_place_edit_off_the_shelf_shows_at_the_next_rename_in_its_folder() {
 fn a_served_shelf_reads_no_page_below_the_ones_it_shows() {
     let notes = Notes::new();
     let below = crate::boot::shelf::SHELF_FRESH_LIMIT;
-    for i in 0..=below + 2 {
-        notes.note(
-            Scope::Model,
-            &format!("p{i}.md"),
-            (i as i64 + 1).hours(),
-            "# P\n",
-        );
-    }
+    notes.pages(Scope::Model, below + 3);
     let store = notes.store();
     let since = this_millisecond();
     let index = kept_index(&store);
     let before = listed_shelves(&store, since);
     fs::write(
-        notes.home(Scope::Model).join(format!("p{below}.md")),
+        notes.home(Scope::Model).join(format!("p{below:02}.md")),
         note_text(opened_at() + 5.hours(), None, "# Moved up\n"),
     )
     .expect("in place");
@@ -1289,15 +1291,7 @@ fn a_served_shelf_past_its_kept_pages_is_listed_unless_the_home_was_kept_whole()
     // than are kept.
     notes.note(Scope::Agent, "one.md", 1.hour(), "# One\n");
     notes.note(Scope::Agent, "two.md", 2.hours(), "# Two\n");
-    let pages = ShelfIndex::SPARE_PAGES + 8;
-    for i in 0..pages {
-        notes.note(
-            Scope::Model,
-            &format!("p{i:02}.md"),
-            (i as i64 + 1).hours(),
-            "# P\n",
-        );
-    }
+    notes.pages(Scope::Model, ShelfIndex::SPARE_PAGES + 8);
     let store = notes.store();
     let since = this_millisecond();
     let mut index = kept_index(&store);
