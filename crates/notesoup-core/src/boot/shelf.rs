@@ -209,3 +209,54 @@ fn strip_closing_hashes(text: &str) -> &str {
         text
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::notes::NotesIdentity;
+
+    /// A shelf reads the notes it shows and no header past its pages: the
+    /// root MAP wherever it stands, and the first pages.
+    #[test]
+    fn a_shelf_reads_no_header_past_its_pages() {
+        let temp = tempfile::tempdir().expect("a temp dir");
+        let identity = NotesIdentity::new(temp.path(), "s1", "p-12345678", "a", "m").expect("id");
+        let store = NoteStore::new(identity);
+        for i in 0..=SHELF_FRESH_LIMIT {
+            store
+                .write(&format!("@self/p{i}.md"), "# P\n", None)
+                .expect("a page");
+        }
+        let mut headers = store
+            .list_headers(&ListQuery {
+                scope: Some(Scope::Agent),
+                ..ListQuery::default()
+            })
+            .expect("a listing")
+            .rows;
+        store
+            .write("@self/MAP.md", "- map\n", None)
+            .expect("the MAP");
+        let mut map = headers[0].clone();
+        map.location.rel_path = MAP_FILE.to_owned();
+        // After the pages a shelf shows: one page more, then a header that
+        // cannot be read.
+        let mut unreadable = headers[0].clone();
+        unreadable.location.rel_path = "../../outside.md".to_owned();
+        assert!(store.peek_row(&unreadable).is_err());
+        headers.push(unreadable);
+        headers.push(map);
+        let rows = shelf_of(&store, &headers).expect("the shelf's rows");
+        let read: Vec<&str> = rows.iter().map(|r| r.location.rel_path.as_str()).collect();
+        assert_eq!(read.len(), SHELF_FRESH_LIMIT + 1, "{read:?}");
+        assert_eq!(read.last(), Some(&MAP_FILE));
+    }
+
+    /// A note time out of jiff's range is pinned to the end it is past.
+    #[test]
+    fn times_out_of_range_are_pinned_to_their_end() {
+        assert_eq!(timestamp(i64::MIN), Timestamp::MIN);
+        assert_eq!(timestamp(i64::MAX), Timestamp::MAX);
+        assert_eq!(timestamp(0), Timestamp::UNIX_EPOCH);
+    }
+}
