@@ -148,6 +148,8 @@ fn page_titles() {
     check("    # indented code\n# Heading", "Heading");
     check("```\n# not a heading\n```\n# Heading", "Heading");
     check("~~~md\n# fenced\n~~~\nbody only", "~~~md");
+    // A fence closes only with its own marker.
+    check("```\n~~~\n# still fenced\n```\n# Heading", "Heading");
     check("", "");
     check(" \n\t\n", "");
     check(
