@@ -146,6 +146,8 @@ fn page_titles() {
     // Indented four spaces it is code, not a heading: the first line wins.
     check("    # indented code\ntext", "# indented code");
     check("    # indented code\n# Heading", "Heading");
+    // Up to three spaces it is still a heading.
+    check("text\n   # Three spaces in", "Three spaces in");
     check("```\n# not a heading\n```\n# Heading", "Heading");
     check("~~~md\n# fenced\n~~~\nbody only", "~~~md");
     // A fence closes only with its own marker.
