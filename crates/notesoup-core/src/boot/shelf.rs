@@ -234,6 +234,7 @@ mod tests {
             })
             .expect("a listing")
             .rows;
+        // The MAP, written after the listing, goes last.
         store
             .write("@self/MAP.md", "- map\n", None)
             .expect("the MAP");

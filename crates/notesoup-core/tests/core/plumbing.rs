@@ -188,12 +188,12 @@ impl DreamRunner for Calling {
 #[test]
 fn the_progress_counts_the_calls_and_the_distinct_notes_changed() {
     let dir = tempfile::tempdir().unwrap();
-    let path = |path: &str| serde_json::json!({"path": path, "content": "x"});
+    let at = |path: &str| serde_json::json!({"path": path, "content": "x"});
     let mut runner = Calling(vec![
-        ("write", path("human/a.md")),
-        ("read", path("human/a.md")),
-        ("edit", path("human/a.md")),
-        ("delete", path("human/b.md")),
+        ("write", at("human/a.md")),
+        ("read", at("human/a.md")),
+        ("edit", at("human/a.md")),
+        ("delete", at("human/b.md")),
     ]);
     let mut told: Vec<DreamProgress> = Vec::new();
     let code = Dreamer {
