@@ -17,6 +17,9 @@ use super::event::{HistoryEvent, Role};
 use super::model::History;
 use super::signals::{EndReason, NoticeKind, WindowSignals};
 use super::transcript::ToolStatus;
+use crate::tools::budget::{self, WIPE_MEMORY};
+use crate::tools::notes::{self, NOTES_UPDATE, NOTES_WRITE};
+use crate::tools::{Tool, ToolFamily};
 
 /// One note written or updated in a window.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -210,7 +213,7 @@ fn window_ledger(
         let Some(tool) = &event.tool else { continue };
         tool_calls += 1;
         let name = base_name(&tool.name);
-        if name == "wipe_memory" && tool.status == ToolStatus::Ok {
+        if name == WIPE_MEMORY.name && tool.status == ToolStatus::Ok {
             wiped = true;
         }
         if tool.status != ToolStatus::Error
@@ -300,20 +303,28 @@ fn base_name(name: &str) -> &str {
     name.rsplit_once("__").map_or(name, |(_, base)| base)
 }
 
+/// One of notesoup's tools (the notes, history and budget tools), which a
+/// fresh window calls to find its bearings. The history tools are known by
+/// their family's glob: their list sits above the ledger, which
+/// `history_windows` reads.
 fn is_memory_tool(name: &str) -> bool {
-    name.starts_with("notes_")
-        || name.starts_with("history_")
-        || name == "get_context_remaining"
-        || name == "wipe_memory"
+    let listed = |tools: &[&Tool]| tools.iter().any(|tool| tool.name == name);
+    let history = ToolFamily::History
+        .glob()
+        .and_then(|glob| glob.strip_suffix('*'))
+        .is_some_and(|prefix| name.starts_with(prefix));
+    listed(notes::TOOLS) || listed(budget::TOOLS) || history
 }
 
 /// The note a `notes_write` or `notes_update` event wrote, read from its
 /// document (`<name> <JSON arguments>…`).
 fn note_of(seq: u32, name: &str, document: &str) -> Option<LedgerNote> {
-    let op = match name {
-        "notes_write" => "write",
-        "notes_update" => "update",
-        _ => return None,
+    let op = if name == NOTES_WRITE.name {
+        "write"
+    } else if name == NOTES_UPDATE.name {
+        "update"
+    } else {
+        return None;
     };
     let (_, rest) = document.split_once(' ')?;
     let arguments: serde_json::Value = serde_json::Deserializer::from_str(rest)

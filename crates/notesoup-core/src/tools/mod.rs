@@ -27,7 +27,7 @@
 //! operation settles on is packaged once (rendered, serialized and checked
 //! against the budget in one step), and hosts get that packaging as it is.
 
-mod budget;
+pub(crate) mod budget;
 mod context;
 mod definition;
 mod fill;

@@ -22,8 +22,8 @@ pub(super) use read::NOTES_READ;
 pub(super) use search::NOTES_SEARCH;
 pub(crate) use search::NotesSearchParams;
 use search::notes_search_unbounded;
-pub(super) use update::NOTES_UPDATE;
-pub(super) use write::NOTES_WRITE;
+pub(crate) use update::NOTES_UPDATE;
+pub(crate) use write::NOTES_WRITE;
 
 // What the crate's own tests name: each operation over a store.
 #[cfg(test)]
