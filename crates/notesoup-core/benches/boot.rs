@@ -142,7 +142,7 @@ fn snapshot_indexed_10k(bencher: Bencher<'_, '_>) {
         let mut index = ShelfIndex::new();
         BootSnapshot::load_indexed(store, &mut index).expect("snapshot");
         assert!(
-            BootSnapshot::served(store, &index).is_some(),
+            BootSnapshot::served(store, &mut index).is_some(),
             "every home is served from the index"
         );
         bencher.bench_local(|| BootSnapshot::load_indexed(store, &mut index).expect("snapshot"));

@@ -13,12 +13,21 @@
 //! home holds the same files, and the boot reads only the notes it shows
 //! (whole, as a listing's boot would).
 //!
+//! A home whose directories changed is patched rather than listed, for
+//! [`ShelfIndex::PATCH_FOR`] after its last listing: the index also keeps
+//! each directory's note files by name and inode (as one id each), so only
+//! the directories whose stamps changed are read, and only their new files
+//! (a note written anew is a new file: notesoup renames a temporary file
+//! over it). A home whose folders were added, removed or replaced, or past
+//! that time, is listed again.
+//!
 //! What stamps cannot see, and so a kept shelf does not see until the
-//! home's next create, removal or rename: another program editing a note in
-//! place, without a rename, so that its `updatedAt` or `crumpledAt` changes
-//! while it is not on the shelf. A note on the shelf is always read as it
-//! is and placed by the time it holds now (one crumpled or dated back in
-//! place gives its place to the next).
+//! home's next listing: another program editing a note in place, without a
+//! rename, so that its `updatedAt` or `crumpledAt` changes while it is not
+//! on the shelf (after a create, removal or rename in the home, once
+//! `PATCH_FOR` has passed). A note on the shelf is always read as it is and
+//! placed by the time it holds now (one crumpled or dated back in place
+//! gives its place to the next).
 //!
 //! The rules that keep the rest exact:
 //! - A home is kept only when every directory's change time lies at least
@@ -32,6 +41,9 @@
 //!   (or in one without a name) is listed again.
 
 use std::cmp::Ordering;
+use std::collections::{HashMap, HashSet};
+use std::ffi::OsStr;
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
@@ -52,6 +64,8 @@ pub struct ShelfIndex {
     /// loaded.
     changed: bool,
     settle: Duration,
+    /// How long after its listing a changed home is patched.
+    patch_for: Duration,
 }
 
 impl Default for ShelfIndex {
@@ -84,6 +98,21 @@ struct KeptHome {
     pages: Vec<KeptPage>,
     /// `pages` holds every live note of the home.
     complete: bool,
+    /// When the home was last listed (milliseconds since the epoch).
+    listed_at: i64,
+    /// The note files of every directory inside the home, for patching;
+    /// `None` for a home with more than [`ShelfIndex::MAX_PATCH_FILES`].
+    files: Option<Vec<DirFiles>>,
+}
+
+/// The note files (`.md`) of one directory of a kept home, each as the id
+/// of its name and inode ([`file_id`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+struct DirFiles {
+    dir: PathBuf,
+    /// The ids, sorted, each as 16 hexadecimal digits: one string loads
+    /// fast, and is decoded only when the directory changed.
+    ids: String,
 }
 
 /// What identifies one version of a directory.
@@ -104,6 +133,9 @@ struct KeptPage {
     /// The time was the listing's own (missing or unreadable in the note):
     /// it sorts as the time of each boot.
     clock: bool,
+    /// The id of its file's name and inode ([`file_id`]; 0 when the file
+    /// was not there when the home's files were taken).
+    id: u64,
 }
 
 /// How a directory on a kept path looks now.
@@ -117,7 +149,7 @@ enum DirNow {
 
 impl ShelfIndex {
     /// The saved format's version.
-    const VERSION: u32 = 1;
+    const VERSION: u32 = 2;
     /// How long a directory's change time must lie before a listing for
     /// the home to be kept.
     pub const SETTLE: Duration = Duration::from_secs(2);
@@ -132,7 +164,14 @@ impl ShelfIndex {
     /// one kept longest ago is dropped.
     pub const MAX_HOMES: usize = 32;
     /// The largest saved index [`Self::load`] reads.
-    pub const MAX_SAVED_BYTES: u64 = 1024 * 1024;
+    pub const MAX_SAVED_BYTES: u64 = 8 * 1024 * 1024;
+    /// How long after a home's listing a change to its directories is
+    /// patched; past it the home is listed again.
+    pub const PATCH_FOR: Duration = Duration::from_secs(10 * 60);
+    /// The most note files a home may hold for its files to be kept (16
+    /// bytes each in the saved index); a larger home is listed at every
+    /// change.
+    pub const MAX_PATCH_FILES: usize = 8192;
 
     /// An empty index: every home is listed.
     pub fn new() -> ShelfIndex {
@@ -146,6 +185,7 @@ impl ShelfIndex {
             homes: Vec::new(),
             changed: false,
             settle,
+            patch_for: Self::PATCH_FOR,
         }
     }
 
@@ -153,9 +193,10 @@ impl ShelfIndex {
     /// oversized or malformed file, one of another version, or anything but
     /// a regular file (a link, FIFO or device is neither read nor waited on;
     /// the next save replaces it) gives an empty index: a kept home is only
-    /// served while its directories are unchanged, so a saved index can make
-    /// a boot faster, never different from a listing (see the module docs
-    /// for what stamps cannot see).
+    /// served while its directories are unchanged or patched from those
+    /// that changed, so a saved index can make a boot faster, never
+    /// different from a listing (see the module docs for what stamps cannot
+    /// see).
     pub fn load(path: &Path) -> ShelfIndex {
         let homes = read_small_file(path, Self::MAX_SAVED_BYTES, Links::Refuse)
             .ok()
@@ -200,16 +241,19 @@ impl ShelfIndex {
         self.homes.is_empty()
     }
 
-    /// The shelf of `scope` from the kept home, when its directories are
-    /// unchanged: only the notes it shows are read. `None` when the home
-    /// must be listed (not kept, changed, or a kept page could not stand
-    /// in for one found crumpled).
-    pub(super) fn served(&self, store: &NoteStore, scope: Scope) -> Option<HomeShelf> {
+    /// The shelf of `scope` from the kept home: when its directories are
+    /// unchanged only the notes it shows are read, and when some changed
+    /// (within [`Self::PATCH_FOR`] of its listing) the kept home is patched
+    /// from those directories first, and kept so when they have settled.
+    /// `None` when the home must be listed (not kept, changed past patching,
+    /// or a kept page could not stand in for one found crumpled).
+    pub(super) fn served(&mut self, store: &NoteStore, scope: Scope) -> Option<HomeShelf> {
         let home = own_home(store, scope);
         let dir = store.home_dir(&home).ok()?;
-        let Some(kept) = self.homes.iter().find(|kept| kept.dir == dir) else {
+        let Some(at) = self.homes.iter().position(|kept| kept.dir == dir) else {
             return missing_home(store.root(), &dir).then(|| HomeShelf::from_rows(Vec::new()));
         };
+        let kept = &self.homes[at];
         if Some(kept.zone.as_str()) != zone_name(store) {
             return None;
         }
@@ -217,85 +261,21 @@ impl ShelfIndex {
             .dirs
             .iter()
             .all(|(path, stamp)| dir_now(path) == DirNow::Stamp(*stamp));
-        if !unchanged {
+        if unchanged {
+            return shelf_of_kept(kept, store, &home);
+        }
+        let started = SystemTime::now();
+        let age = u64::try_from(now_ms().saturating_sub(kept.listed_at)).unwrap_or(0);
+        if Duration::from_millis(age) >= self.patch_for {
             return None;
         }
-        let now = now_ms();
-        let mut rows = Vec::with_capacity(SHELF_FRESH_LIMIT + 1);
-        if kept.map {
-            let address = format!("{}{MAP_FILE}", home.rendered_prefix(store.identity()));
-            rows.extend(live_row(
-                store,
-                &header(&home, &dir, MAP_FILE, address, now),
-            )?);
+        let patched = patch(kept, store, &home)?;
+        let shelf = shelf_of_kept(&patched, store, &home)?;
+        if settled(&patched.dirs, started, self.settle) {
+            self.homes[at] = patched;
+            self.changed = true;
         }
-        let mut pages: Vec<&KeptPage> = kept.pages.iter().collect();
-        // Recent first at this boot's time, ties by address, as a listing
-        // now would order them.
-        let time = |page: &KeptPage| if page.clock { now } else { page.updated_at };
-        pages.sort_by(|a, b| {
-            time(b)
-                .cmp(&time(a))
-                .then_with(|| a.address.cmp(&b.address))
-        });
-        // The shelf's pages are read as they are now and placed by the times
-        // they hold now: pages are read in kept order until the freshest
-        // ones read all rank above the next page not read yet.
-        // Each read page with the time it is placed by: the time it holds,
-        // or this boot's time when that is the time of its read (its
-        // `updatedAt` is missing or unreadable), as one listing gives every
-        // such page one time.
-        let mut fresh: Vec<(i64, NoteRow)> = Vec::with_capacity(SHELF_FRESH_LIMIT + 1);
-        let mut unread = pages.into_iter().peekable();
-        while let Some(next) = unread.peek() {
-            let settled = fresh
-                .get(SHELF_FRESH_LIMIT - 1)
-                .is_some_and(|(time_read, last)| {
-                    recent_first(
-                        (*time_read, &last.location.address),
-                        (time(next), &next.address),
-                    ) == Ordering::Less
-                });
-            if settled {
-                break;
-            }
-            let page = header(
-                &home,
-                &dir,
-                &next.rel_path,
-                next.address.clone(),
-                time(next),
-            );
-            unread.next();
-            let read_from = now_ms();
-            if let Some(row) = live_row(store, &page)? {
-                let held = row.meta.updated_at;
-                let placed = if (read_from..=now_ms()).contains(&held) {
-                    now
-                } else {
-                    held
-                };
-                fresh.push((placed, row));
-            }
-            fresh.sort_by(|(a_time, a), (b_time, b)| {
-                recent_first(
-                    (*a_time, &a.location.address),
-                    (*b_time, &b.location.address),
-                )
-            });
-        }
-        // Past the kept pages, only a home kept whole knows there is no
-        // other note.
-        if unread.peek().is_none() && !kept.complete {
-            return None;
-        }
-        rows.extend(
-            fresh
-                .into_iter()
-                .take(SHELF_FRESH_LIMIT)
-                .map(|(_, row)| row),
-        );
-        Some(HomeShelf::from_rows(rows))
+        Some(shelf)
     }
 
     /// Lists the home of `scope` (through `store`), keeps what its shelf
@@ -310,18 +290,18 @@ impl ShelfIndex {
         self.forget(&dir);
         let started = SystemTime::now();
         let listed_from = now_ms();
-        // The stamps are taken before the listing: a change during it is
-        // seen at the next boot.
-        let dirs = dir_stamps(store.root(), &dir);
+        // The stamps and files are taken before the listing: a change
+        // during it is seen at the next boot.
+        let walked = walk_dirs(store.root(), &dir);
         let (shelf, listed) = list_home(store, scope)?;
         let listed_until = now_ms();
         if let HomeShelf::Loaded { .. } = shelf
-            && let (Some(dirs), Some(zone)) = (dirs, zone_name(store))
-            && settled(&dirs, started, self.settle)
+            && let (Some(walked), Some(zone)) = (walked, zone_name(store))
+            && settled(&walked.dirs, started, self.settle)
             && let Some(kept) = keep(
                 dir,
                 zone.to_owned(),
-                dirs,
+                walked,
                 &listed,
                 listed_from..=listed_until,
             )
@@ -343,6 +323,81 @@ impl ShelfIndex {
     }
 }
 
+/// The shelf of a kept home whose directories are as kept: only the notes
+/// it shows are read. `None` when the home must be listed (a note cannot be
+/// read, or the kept pages ran out before the shelf was full in a home not
+/// kept whole).
+fn shelf_of_kept(kept: &KeptHome, store: &NoteStore, home: &Home) -> Option<HomeShelf> {
+    let dir = &kept.dir;
+    let now = now_ms();
+    let mut rows = Vec::with_capacity(SHELF_FRESH_LIMIT + 1);
+    if kept.map {
+        let address = format!("{}{MAP_FILE}", home.rendered_prefix(store.identity()));
+        rows.extend(live_row(store, &header(home, dir, MAP_FILE, address, now))?);
+    }
+    let mut pages: Vec<&KeptPage> = kept.pages.iter().collect();
+    // Recent first at this boot's time, ties by address, as a listing
+    // now would order them.
+    let time = |page: &KeptPage| if page.clock { now } else { page.updated_at };
+    pages.sort_by(|a, b| {
+        time(b)
+            .cmp(&time(a))
+            .then_with(|| a.address.cmp(&b.address))
+    });
+    // The shelf's pages are read as they are now and placed by the times
+    // they hold now: pages are read in kept order until the freshest
+    // ones read all rank above the next page not read yet.
+    // Each read page with the time it is placed by: the time it holds,
+    // or this boot's time when that is the time of its read (its
+    // `updatedAt` is missing or unreadable), as one listing gives every
+    // such page one time.
+    let mut fresh: Vec<(i64, NoteRow)> = Vec::with_capacity(SHELF_FRESH_LIMIT + 1);
+    let mut unread = pages.into_iter().peekable();
+    while let Some(next) = unread.peek() {
+        let settled = fresh
+            .get(SHELF_FRESH_LIMIT - 1)
+            .is_some_and(|(time_read, last)| {
+                recent_first(
+                    (*time_read, &last.location.address),
+                    (time(next), &next.address),
+                ) == Ordering::Less
+            });
+        if settled {
+            break;
+        }
+        let page = header(home, dir, &next.rel_path, next.address.clone(), time(next));
+        unread.next();
+        let read_from = now_ms();
+        if let Some(row) = live_row(store, &page)? {
+            let held = row.meta.updated_at;
+            let placed = if (read_from..=now_ms()).contains(&held) {
+                now
+            } else {
+                held
+            };
+            fresh.push((placed, row));
+        }
+        fresh.sort_by(|(a_time, a), (b_time, b)| {
+            recent_first(
+                (*a_time, &a.location.address),
+                (*b_time, &b.location.address),
+            )
+        });
+    }
+    // Past the kept pages, only a home kept whole knows there is no
+    // other note.
+    if unread.peek().is_none() && !kept.complete {
+        return None;
+    }
+    rows.extend(
+        fresh
+            .into_iter()
+            .take(SHELF_FRESH_LIMIT)
+            .map(|(_, row)| row),
+    );
+    Some(HomeShelf::from_rows(rows))
+}
+
 /// The note `header` locates, read whole as it is now: `Some(None)` when it
 /// is gone or crumpled, `None` when it cannot be read (the home is then
 /// listed, and the listing reports it).
@@ -361,7 +416,7 @@ fn recent_first(a: (i64, &String), b: (i64, &String)) -> Ordering {
 fn keep(
     dir: PathBuf,
     zone: String,
-    dirs: Vec<(PathBuf, DirStamp)>,
+    walked: Walked,
     rows: &[NoteHeader],
     listing: std::ops::RangeInclusive<i64>,
 ) -> Option<KeptHome> {
@@ -379,10 +434,20 @@ fn keep(
     if reach > ShelfIndex::MAX_PAGES {
         return None;
     }
+    let files = (walked.ids.len() <= ShelfIndex::MAX_PATCH_FILES).then(|| {
+        walked
+            .files
+            .iter()
+            .map(|(dir, ids)| DirFiles {
+                dir: dir.clone(),
+                ids: encode_ids(ids),
+            })
+            .collect()
+    });
     Some(KeptHome {
         dir,
         zone,
-        dirs,
+        dirs: walked.dirs,
         map,
         complete: reach == pages.len(),
         pages: pages[..reach]
@@ -392,9 +457,127 @@ fn keep(
                 address: row.location.address.clone(),
                 updated_at: row.meta.updated_at,
                 clock: listing.contains(&row.meta.updated_at),
+                id: walked.ids.get(&row.location.rel_path).copied().unwrap_or(0),
             })
             .collect(),
+        listed_at: *listing.start(),
+        files,
     })
+}
+
+/// `kept` brought up to its directories as they are now, reading only the
+/// directories whose stamps changed and the note files new in them; `None`
+/// when the home must be listed instead: a directory inside it is missing
+/// or replaced, its folders changed, its files were not kept, a new file
+/// cannot be read, or it would keep more than [`ShelfIndex::MAX_PAGES`].
+fn patch(kept: &KeptHome, store: &NoteStore, home: &Home) -> Option<KeptHome> {
+    let mut patched = kept.clone();
+    let mut files = patched.files.take()?;
+    // Stamped before they are read: a change after this is seen next time.
+    let mut changed = Vec::new();
+    for (path, stamp) in &mut patched.dirs {
+        let DirNow::Stamp(now) = dir_now(path) else {
+            return None;
+        };
+        if now == *stamp {
+            continue;
+        }
+        if path.starts_with(&kept.dir) {
+            if (now.dev, now.ino) != (stamp.dev, stamp.ino) {
+                return None;
+            }
+            changed.push(path.clone());
+        }
+        *stamp = now;
+    }
+    let folders: HashSet<&Path> = kept.dirs.iter().map(|(path, _)| path.as_path()).collect();
+    let now = now_ms();
+    let mut found = Vec::new();
+    for dir in &changed {
+        let listed = files.iter_mut().find(|files| files.dir == *dir)?;
+        let entries = dir_entries(dir)?;
+        let kept_folders = kept
+            .dirs
+            .iter()
+            .filter(|(path, _)| path.parent() == Some(dir.as_path()) && path.starts_with(&kept.dir))
+            .count();
+        let same_folders = entries.folders.len() == kept_folders
+            && entries
+                .folders
+                .iter()
+                .all(|name| folders.contains(dir.join(name).as_path()));
+        if !same_folders {
+            return None;
+        }
+        let before = decode_ids(&listed.ids)?;
+        let ids: HashSet<u64> = entries.files.iter().map(|(_, id)| *id).collect();
+        let rel_dir = dir.strip_prefix(&kept.dir).ok()?;
+        patched.pages.retain(|page| {
+            Path::new(&page.rel_path).parent() != Some(rel_dir) || ids.contains(&page.id)
+        });
+        if rel_dir.as_os_str().is_empty() {
+            patched.map = entries.files.iter().any(|(name, _)| name == MAP_FILE);
+        }
+        for (name, id) in &entries.files {
+            if before.binary_search(id).is_err()
+                && !(rel_dir.as_os_str().is_empty() && name == MAP_FILE)
+            {
+                let rel_path = rel_dir.join(name).to_str()?.to_owned();
+                found.push((rel_path, *id));
+            }
+        }
+        let mut sorted: Vec<u64> = ids.into_iter().collect();
+        sorted.sort_unstable();
+        listed.ids = encode_ids(&sorted);
+    }
+    // The last kept page as the pages rank now: a new page below it may
+    // rank below a note the listing left out, unless the home was kept
+    // whole. Every note left out ranks below it, at this boot and later.
+    let floor = patched
+        .pages
+        .iter()
+        .map(|page| (page_time(page, now), page.address.clone()))
+        .max_by(|a, b| recent_first((a.0, &a.1), (b.0, &b.1)));
+    let mut added = Vec::new();
+    for (rel_path, id) in found {
+        let read_from = now_ms();
+        let Some(row) = live_row(
+            store,
+            &header(home, &kept.dir, &rel_path, String::new(), now),
+        )?
+        else {
+            continue;
+        };
+        let held = row.meta.updated_at;
+        let clock = (read_from..=now_ms()).contains(&held);
+        let page = KeptPage {
+            rel_path,
+            address: row.location.address,
+            updated_at: held,
+            clock,
+            id,
+        };
+        // A page dated now or later ranks above every note left out at any
+        // later boot; an earlier one only if it ranks above the floor.
+        let current = clock || held >= now;
+        let above = floor.as_ref().is_some_and(|(time, address)| {
+            recent_first((page_time(&page, now), &page.address), (*time, address)) == Ordering::Less
+        });
+        if kept.complete || current || above {
+            added.push(page);
+        }
+    }
+    patched.pages.extend(added);
+    if patched.pages.len() > ShelfIndex::MAX_PAGES {
+        return None;
+    }
+    patched.files = Some(files);
+    Some(patched)
+}
+
+/// A kept page's time at a boot at `now`.
+fn page_time(page: &KeptPage, now: i64) -> i64 {
+    if page.clock { now } else { page.updated_at }
 }
 
 /// The caller's own home of `scope`.
@@ -445,39 +628,131 @@ fn settled(dirs: &[(PathBuf, DirStamp)], started: SystemTime, settle: Duration) 
     dirs.iter().all(|(_, stamp)| stamp.changed <= limit)
 }
 
+/// What [`walk_dirs`] found of a home before its listing.
+struct Walked {
+    /// Every directory from below the root down to the home, then every
+    /// directory inside it, with its stamp.
+    dirs: Vec<(PathBuf, DirStamp)>,
+    /// Each directory inside the home with the sorted ids of its note files.
+    files: Vec<(PathBuf, Vec<u64>)>,
+    /// Each note file's id by its path relative to the home.
+    ids: HashMap<String, u64>,
+}
+
 /// The stamps of every directory from below `root` down to `home`, then of
 /// every directory a listing walks inside `home` (each taken before its
-/// entries are read). `None` when a path is missing (a missing home needs
-/// no keeping: it is served empty as it is) or not a directory, or a
-/// directory cannot be read: such a home is listed at every boot.
-fn dir_stamps(root: &Path, home: &Path) -> Option<Vec<(PathBuf, DirStamp)>> {
+/// entries are read), and the note files of each. `None` when a path is
+/// missing (a missing home needs no keeping: it is served empty as it is)
+/// or not a directory, or a directory cannot be read: such a home is
+/// listed at every boot.
+fn walk_dirs(root: &Path, home: &Path) -> Option<Walked> {
     let mut dirs = path_stamps(root, home)?
         .into_iter()
         .map(|(path, stamp)| Some((path, stamp?)))
         .collect::<Option<Vec<_>>>()?;
+    let mut files = Vec::new();
+    let mut ids = HashMap::new();
     let mut pending = vec![home.to_path_buf()];
     while let Some(dir) = pending.pop() {
-        for entry in std::fs::read_dir(&dir).ok()? {
-            let entry = entry.ok()?;
-            let name = entry.file_name();
+        let entries = dir_entries(&dir)?;
+        for name in entries.folders {
+            let path = dir.join(name);
+            match dir_now(&path) {
+                DirNow::Stamp(stamp) => dirs.push((path.clone(), stamp)),
+                _ => return None,
+            }
+            pending.push(path);
+        }
+        let rel_dir = dir.strip_prefix(home).ok()?;
+        let mut dir_ids = Vec::with_capacity(entries.files.len());
+        for (name, id) in entries.files {
+            ids.insert(rel_dir.join(&name).to_str()?.to_owned(), id);
+            dir_ids.push(id);
+        }
+        dir_ids.sort_unstable();
+        files.push((dir, dir_ids));
+    }
+    Some(Walked { dirs, files, ids })
+}
+
+/// The entries of one directory a listing walks.
+struct DirEntries {
+    /// The folders, by name (Git's own directories left out).
+    folders: Vec<std::ffi::OsString>,
+    /// The note files (`.md` files named in UTF-8, as a listing reads
+    /// them), by name, with their ids.
+    files: Vec<(String, u64)>,
+}
+
+/// The folders and note files of `dir`, from its entries alone (no file is
+/// opened or stat'ed); `None` when it cannot be read.
+fn dir_entries(dir: &Path) -> Option<DirEntries> {
+    let mut entries = DirEntries {
+        folders: Vec::new(),
+        files: Vec::new(),
+    };
+    for entry in std::fs::read_dir(dir).ok()? {
+        let entry = entry.ok()?;
+        let name = entry.file_name();
+        let kind = entry.file_type().ok()?;
+        let text = name.to_str();
+        if kind.is_dir() {
             // The listing does not walk Git's directories.
-            if name
-                .to_str()
-                .is_some_and(crate::notes::segment::is_git_segment)
-            {
-                continue;
+            if !text.is_some_and(crate::notes::segment::is_git_segment) {
+                entries.folders.push(name);
             }
-            if entry.file_type().ok()?.is_dir() {
-                let path = entry.path();
-                match dir_now(&path) {
-                    DirNow::Stamp(stamp) => dirs.push((path.clone(), stamp)),
-                    _ => return None,
-                }
-                pending.push(path);
-            }
+        } else if kind.is_file()
+            && let Some(text) = text
+            && text.ends_with(".md")
+            && !crate::notes::segment::is_git_segment(text.strip_suffix(".md").unwrap_or(text))
+        {
+            entries
+                .files
+                .push((text.to_owned(), file_id(&name, &entry)?));
         }
     }
-    Some(dirs)
+    Some(entries)
+}
+
+/// The id of a directory entry: its name and inode (as its directory lists
+/// them), hashed (FNV-1a, 64 bits). A note written anew is a new inode
+/// under its name, so a new id.
+#[cfg(unix)]
+fn file_id(name: &OsStr, entry: &std::fs::DirEntry) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::fs::DirEntryExt;
+    const PRIME: u64 = 0x0000_0100_0000_01b3;
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in entry.ino().to_le_bytes().iter().chain(name.as_bytes()) {
+        hash = (hash ^ u64::from(*byte)).wrapping_mul(PRIME);
+    }
+    Some(hash)
+}
+
+/// Without inodes no entry has an id: nothing is kept (see [`dir_now`]).
+#[cfg(not(unix))]
+fn file_id(_: &OsStr, _: &std::fs::DirEntry) -> Option<u64> {
+    None
+}
+
+/// Sorted ids as 16 hexadecimal digits each.
+fn encode_ids(ids: &[u64]) -> String {
+    let mut text = String::with_capacity(ids.len() * 16);
+    for id in ids {
+        let _ = write!(text, "{id:016x}");
+    }
+    text
+}
+
+/// The ids [`encode_ids`] wrote; `None` when the text is not theirs.
+fn decode_ids(text: &str) -> Option<Vec<u64>> {
+    if !text.len().is_multiple_of(16) {
+        return None;
+    }
+    text.as_bytes()
+        .chunks(16)
+        .map(|digits| u64::from_str_radix(std::str::from_utf8(digits).ok()?, 16).ok())
+        .collect()
 }
 
 /// The stamps of every directory from below `root` down to `home`, up to
@@ -529,4 +804,19 @@ fn dir_now(path: &Path) -> DirNow {
 #[cfg(not(unix))]
 fn dir_now(_: &Path) -> DirNow {
     DirNow::Other
+}
+
+#[cfg(test)]
+impl ShelfIndex {
+    /// The same index patching changed homes for `patch_for` after their
+    /// listing (tests use zero to list every changed home).
+    pub(crate) fn patching_for(self, patch_for: Duration) -> ShelfIndex {
+        ShelfIndex { patch_for, ..self }
+    }
+
+    /// The same index keeping homes (and patches) whose directories changed
+    /// at least `settle` before.
+    pub(crate) fn settling(self, settle: Duration) -> ShelfIndex {
+        ShelfIndex { settle, ..self }
+    }
 }

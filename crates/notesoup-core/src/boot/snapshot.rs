@@ -48,8 +48,9 @@ impl BootSnapshot {
 
     /// [`Self::load`] for a host that keeps a [`ShelfIndex`] between boots:
     /// each home is served from the index while its directories are
-    /// unchanged (only the notes it shows are read), else listed, and kept
-    /// in the index when it may be.
+    /// unchanged (only the notes it shows are read) or patched from the
+    /// directories that changed, else listed, and kept in the index when it
+    /// may be.
     pub fn load_indexed(
         store: &NoteStore,
         index: &mut ShelfIndex,
@@ -67,10 +68,11 @@ impl BootSnapshot {
         Ok(BootSnapshot { opened_at, homes })
     }
 
-    /// The snapshot when `index` serves every home (see
-    /// [`Self::load_indexed`]); `None` when any must be listed. For a host
-    /// that prepares a listing's caches only when one is needed.
-    pub fn served(store: &NoteStore, index: &ShelfIndex) -> Option<BootSnapshot> {
+    /// The snapshot when `index` serves every home, patching those whose
+    /// directories changed (see [`Self::load_indexed`]); `None` when any
+    /// must be listed. For a host that prepares a listing's caches only
+    /// when one is needed.
+    pub fn served(store: &NoteStore, index: &mut ShelfIndex) -> Option<BootSnapshot> {
         let opened_at = Timestamp::now();
         let mut homes = Vec::with_capacity(Scope::ALL.len());
         for scope in Scope::ALL {

@@ -155,8 +155,12 @@ impl BootCaches {
                 &mut slot.insert((shelves_file, shelves)).1
             }
         };
-        // Served: nothing read that a save would keep.
+        // Served: nothing read that a save would keep, but the shelves of
+        // homes patched from the directories that changed.
         if let Some(snapshot) = BootSnapshot::served(store, shelves) {
+            if let Some((file, shelves)) = &mut kept.shelves {
+                let _ = shelves.save(file);
+            }
             return Ok(snapshot);
         }
         let heads_file = heads_file(dir, identity);

@@ -1004,8 +1004,8 @@ fn kept_shelves_keep_a_map_alone_and_no_map_where_there_is_none() {
     );
     let store = notes.store();
     let since = this_millisecond();
-    let index = kept_index(&store);
-    let served = BootSnapshot::served(&store, &index).expect("every home kept");
+    let mut index = kept_index(&store);
+    let served = BootSnapshot::served(&store, &mut index).expect("every home kept");
     let served = shelves(served, since);
     assert_eq!(served, listed_shelves(&store, since));
     let map_of = |scope| match served.iter().find(|(s, _)| *s == scope) {
@@ -1023,14 +1023,14 @@ fn kept_shelves_equal_listed_shelves_through_renames_and_in_place_crumpling() {
     let since = this_millisecond();
     let mut index = ShelfIndex::with_settle(std::time::Duration::ZERO);
     assert!(
-        BootSnapshot::served(&store, &index).is_none(),
+        BootSnapshot::served(&store, &mut index).is_none(),
         "nothing kept yet"
     );
     let first = BootSnapshot::load_indexed(&store, &mut index).expect("snapshot");
     assert_eq!(shelves(first, since), listed_shelves(&store, since));
     assert_eq!(index.len(), Scope::ALL.len());
     let before = tree(&notes.root);
-    let served = BootSnapshot::served(&store, &index).expect("every home kept");
+    let served = BootSnapshot::served(&store, &mut index).expect("every home kept");
     assert_eq!(shelves(served, since), listed_shelves(&store, since));
     assert_eq!(tree(&notes.root), before, "a served boot changes nothing");
     // The undated pages sort first at every boot's time.
@@ -1038,9 +1038,12 @@ fn kept_shelves_equal_listed_shelves_through_renames_and_in_place_crumpling() {
     assert_eq!(first_fresh(&listed, Scope::Human), "@human/undated-a.md");
 
     let project = notes.home(Scope::Project);
-    let changes: [(&str, Change<'_>); 4] = [
+    // Each change, and whether the home is patched (its folders as they
+    // were) or listed again (a folder added).
+    let changes: [(&str, bool, Change<'_>); 4] = [
         (
             "a newer note in a nested folder",
+            true,
             Box::new(|| {
                 replace(
                     &project.join("deep/er/newest.md"),
@@ -1050,6 +1053,7 @@ fn kept_shelves_equal_listed_shelves_through_renames_and_in_place_crumpling() {
         ),
         (
             "the freshest page removed",
+            true,
             Box::new(|| {
                 let shown = first_fresh(&listed_shelves(&store, since), Scope::Project);
                 let rel = shown.trim_start_matches("@project/");
@@ -1058,6 +1062,7 @@ fn kept_shelves_equal_listed_shelves_through_renames_and_in_place_crumpling() {
         ),
         (
             "a new folder",
+            false,
             Box::new(|| {
                 replace(
                     &notes.home(Scope::Agent).join("fresh/dir/page.md"),
@@ -1067,6 +1072,7 @@ fn kept_shelves_equal_listed_shelves_through_renames_and_in_place_crumpling() {
         ),
         (
             "a note crumpled through a rename",
+            true,
             Box::new(|| {
                 let shown = first_fresh(&listed_shelves(&store, since), Scope::Model);
                 let rel = shown.trim_start_matches("@model/");
@@ -1077,19 +1083,27 @@ fn kept_shelves_equal_listed_shelves_through_renames_and_in_place_crumpling() {
             }),
         ),
     ];
-    for (what, change) in changes {
+    for (what, patched, change) in changes {
         change();
-        assert!(
-            BootSnapshot::served(&store, &index).is_none(),
-            "{what}: a changed home is listed again"
-        );
-        let indexed = BootSnapshot::load_indexed(&store, &mut index).expect("snapshot");
-        assert_eq!(
-            shelves(indexed, since),
-            listed_shelves(&store, since),
-            "{what}"
-        );
-        let served = BootSnapshot::served(&store, &index).expect("kept again");
+        match BootSnapshot::served(&store, &mut index) {
+            Some(served) if patched => {
+                assert_eq!(
+                    shelves(served, since),
+                    listed_shelves(&store, since),
+                    "{what}"
+                );
+            }
+            served => {
+                assert!(!patched && served.is_none(), "{what}: a home listed again");
+                let indexed = BootSnapshot::load_indexed(&store, &mut index).expect("snapshot");
+                assert_eq!(
+                    shelves(indexed, since),
+                    listed_shelves(&store, since),
+                    "{what}"
+                );
+            }
+        }
+        let served = BootSnapshot::served(&store, &mut index).expect("kept again");
         assert_eq!(
             shelves(served, since),
             listed_shelves(&store, since),
@@ -1111,7 +1125,7 @@ fn kept_shelves_equal_listed_shelves_through_renames_and_in_place_crumpling() {
         + 4;
     bytes.splice(after_fence..after_fence, crumpled.bytes());
     fs::write(&path, bytes).expect("in place");
-    let served = BootSnapshot::served(&store, &index).expect("still kept");
+    let served = BootSnapshot::served(&store, &mut index).expect("still kept");
     let listed = listed_shelves(&store, since);
     assert_ne!(first_fresh(&listed, Scope::Session), shown);
     assert_eq!(shelves(served, since), listed);
@@ -1125,18 +1139,23 @@ fn kept_shelves_equal_listed_shelves_through_renames_and_in_place_crumpling() {
         note_text(opened_at() - 9_000.hours(), None, "# Dated back\n"),
     )
     .expect("in place");
-    let served = BootSnapshot::served(&store, &index).expect("still kept");
+    let served = BootSnapshot::served(&store, &mut index).expect("still kept");
     let listed = listed_shelves(&store, since);
     assert_ne!(first_fresh(&listed, Scope::Project), shown);
     assert_eq!(shelves(served, since), listed);
 }
 
+/// An in-place edit off the shelf is not seen while the home is served or
+/// patched (a patch reads only the files new in a changed folder), and is
+/// seen once the home is listed again: at its first change past
+/// `PATCH_FOR` (here zero).
 #[test]
-fn an_in_place_edit_off_the_shelf_shows_at_the_next_rename_in_its_folder() {
+fn an_in_place_edit_off_the_shelf_shows_once_the_home_is_listed_again() {
     let notes = kept_store();
     let store = notes.store();
     let since = this_millisecond();
-    let mut index = kept_index(&store);
+    let mut patching = kept_index(&store);
+    let mut index = kept_index(&store).patching_for(std::time::Duration::ZERO);
     // Another program dates a page off the shelf forward, in place: the
     // stamps cannot see it (the documented limit).
     let off_shelf = notes.home(Scope::Agent).join("moved-up.md");
@@ -1145,17 +1164,31 @@ fn an_in_place_edit_off_the_shelf_shows_at_the_next_rename_in_its_folder() {
         &note_text(opened_at() - 900.hours(), None, "# Old\n"),
     );
     BootSnapshot::load_indexed(&store, &mut index).expect("snapshot");
+    BootSnapshot::load_indexed(&store, &mut patching).expect("snapshot");
     fs::write(
         &off_shelf,
         note_text(opened_at() + 5.hours(), None, "# Moved up\n"),
     )
     .expect("in place");
-    let served = shelves(BootSnapshot::served(&store, &index).expect("kept"), since);
+    let served = shelves(
+        BootSnapshot::served(&store, &mut index).expect("kept"),
+        since,
+    );
     assert_ne!(first_fresh(&served, Scope::Agent), "@self/moved-up.md");
-    // The next note written beside it lists the folder again.
+    // The next note written beside it: patched, the edit is still unseen;
+    // listed again, it is.
     replace(
         &notes.home(Scope::Agent).join("another.md"),
         &note_text(opened_at() - 800.hours(), None, "# Another\n"),
+    );
+    let patched = shelves(
+        BootSnapshot::served(&store, &mut patching).expect("patched"),
+        since,
+    );
+    assert_ne!(first_fresh(&patched, Scope::Agent), "@self/moved-up.md");
+    assert!(
+        BootSnapshot::served(&store, &mut index).is_none(),
+        "not patched past PATCH_FOR"
     );
     let indexed = shelves(
         BootSnapshot::load_indexed(&store, &mut index).expect("snapshot"),
@@ -1175,7 +1208,7 @@ fn a_served_shelf_reads_no_page_below_the_ones_it_shows() {
     notes.pages(Scope::Model, below + 3);
     let store = notes.store();
     let since = this_millisecond();
-    let index = kept_index(&store);
+    let mut index = kept_index(&store);
     let before = listed_shelves(&store, since);
     fs::write(
         notes.home(Scope::Model).join(format!("p{below:02}.md")),
@@ -1184,7 +1217,10 @@ fn a_served_shelf_reads_no_page_below_the_ones_it_shows() {
     .expect("in place");
     let listed = listed_shelves(&store, since);
     assert_ne!(listed, before, "a listing sees the page moved up");
-    let served = shelves(BootSnapshot::served(&store, &index).expect("kept"), since);
+    let served = shelves(
+        BootSnapshot::served(&store, &mut index).expect("kept"),
+        since,
+    );
     assert_eq!(served, before);
 }
 
@@ -1209,8 +1245,8 @@ fn homes_changed_within_the_settle_time_or_in_an_unnamed_zone_are_not_kept() {
     // Kept in UTC, not served in another zone.
     BootSnapshot::load_indexed(&notes.store(), &mut index).expect("snapshot");
     assert_eq!(index.len(), Scope::ALL.len());
-    assert!(BootSnapshot::served(&fixed, &index).is_none());
-    assert!(BootSnapshot::served(&notes.store(), &index).is_some());
+    assert!(BootSnapshot::served(&fixed, &mut index).is_none());
+    assert!(BootSnapshot::served(&notes.store(), &mut index).is_some());
 }
 
 #[test]
@@ -1221,12 +1257,11 @@ fn a_saved_index_serves_the_next_boot_and_a_damaged_one_is_empty() {
     let file = notes.root.join("../kept/shelves.json");
     let mut index = kept_index(&store);
     index.save(&file).expect("saved");
-    let loaded = ShelfIndex::load(&file);
+    let mut loaded = ShelfIndex::load(&file);
     assert_eq!(loaded.len(), Scope::ALL.len());
-    let served = BootSnapshot::served(&store, &loaded).expect("served from the file");
+    let served = BootSnapshot::served(&store, &mut loaded).expect("served from the file");
     assert_eq!(shelves(served, since), listed_shelves(&store, since));
     // Saved again only when it changed.
-    let mut loaded = loaded;
     fs::write(&file, "{}").expect("damage");
     loaded.save(&file).expect("nothing to save");
     assert_eq!(fs::read_to_string(&file).expect("file"), "{}");
@@ -1255,7 +1290,7 @@ fn a_home_swapped_for_a_link_is_listed_and_a_missing_home_is_served_empty() {
     let elsewhere = notes.root.join("../human-moved");
     fs::rename(&human, &elsewhere).expect("move");
     std::os::unix::fs::symlink(&elsewhere, &human).expect("link");
-    assert!(BootSnapshot::served(&store, &index).is_none());
+    assert!(BootSnapshot::served(&store, &mut index).is_none());
     let indexed = BootSnapshot::load_indexed(&store, &mut index).expect("snapshot");
     assert_eq!(indexed.unavailable(), [Scope::Human]);
     assert_eq!(shelves(indexed, since), listed_shelves(&store, since));
@@ -1266,8 +1301,8 @@ fn a_home_swapped_for_a_link_is_listed_and_a_missing_home_is_served_empty() {
     let other = NoteStore::new(identity).with_time_zone(TimeZone::UTC);
     fs::remove_file(&human).expect("unlink");
     fs::rename(&elsewhere, &human).expect("move back");
-    let index = kept_index(&other);
-    let served = BootSnapshot::served(&other, &index).expect("served");
+    let mut index = kept_index(&other);
+    let served = BootSnapshot::served(&other, &mut index).expect("served");
     assert_empty_session_shelf(&served);
     assert_eq!(shelves(served, since), listed_shelves(&other, since));
 }
@@ -1306,14 +1341,14 @@ fn a_served_shelf_past_its_kept_pages_is_listed_unless_the_home_was_kept_whole()
     };
     // Every kept page read, the home kept whole: served.
     crumple(Scope::Agent, "one.md", 1.hour());
-    let served = BootSnapshot::served(&store, &index).expect("kept whole");
+    let served = BootSnapshot::served(&store, &mut index).expect("kept whole");
     assert_eq!(shelves(served, since), listed_shelves(&store, since));
     // All but one kept page crumpled in place: the shelf would reach past
     // what was kept, so the home is listed.
     for i in 0..ShelfIndex::SPARE_PAGES - 1 {
         crumple(Scope::Model, &format!("p{i:02}.md"), (i as i64 + 1).hours());
     }
-    assert!(BootSnapshot::served(&store, &index).is_none());
+    assert!(BootSnapshot::served(&store, &mut index).is_none());
     let indexed = BootSnapshot::load_indexed(&store, &mut index).expect("snapshot");
     assert_eq!(shelves(indexed, since), listed_shelves(&store, since));
 }
@@ -1356,10 +1391,13 @@ fn undated_pages_overtake_pages_dated_just_ahead_once_that_time_passes() {
         notes.raw(Scope::Human, name, "# Undated\n");
     }
     let store = notes.store();
-    let index = kept_index(&store);
+    let mut index = kept_index(&store);
     std::thread::sleep(std::time::Duration::from_millis(800));
     let since = this_millisecond();
-    let served = shelves(BootSnapshot::served(&store, &index).expect("kept"), since);
+    let served = shelves(
+        BootSnapshot::served(&store, &mut index).expect("kept"),
+        since,
+    );
     let listed = listed_shelves(&store, since);
     assert_eq!(first_fresh(&listed, Scope::Human), "@human/undated-a.md");
     assert_eq!(served, listed);
@@ -1407,7 +1445,7 @@ fn an_identity_without_a_session_boots_through_the_index_with_an_empty_session_s
     assert_empty_session_shelf(&indexed);
     assert_eq!(shelves(indexed, since), listed_shelves(&store, since));
     assert_eq!(index.len(), Scope::ALL.len() - 1);
-    let served = BootSnapshot::served(&store, &index).expect("served");
+    let served = BootSnapshot::served(&store, &mut index).expect("served");
     assert_eq!(shelves(served, since), listed_shelves(&store, since));
 }
 
@@ -1418,12 +1456,11 @@ fn a_home_below_a_file_is_unavailable_not_served_empty() {
     // `agents` is a file: the agent home's path cannot be a directory.
     put(&notes.root.join("agents"), "not a directory");
     let store = notes.store();
-    let index = ShelfIndex::with_settle(std::time::Duration::ZERO);
-    assert!(BootSnapshot::served(&store, &index).is_none());
-    let mut index = index;
+    let mut index = ShelfIndex::with_settle(std::time::Duration::ZERO);
+    assert!(BootSnapshot::served(&store, &mut index).is_none());
     let indexed = BootSnapshot::load_indexed(&store, &mut index).expect("snapshot");
     assert_eq!(indexed.unavailable(), [Scope::Agent]);
-    assert!(BootSnapshot::served(&store, &index).is_none());
+    assert!(BootSnapshot::served(&store, &mut index).is_none());
 }
 
 /// A home reached through a link is unavailable, as a listing finds it
@@ -1452,7 +1489,7 @@ fn a_home_through_a_link_is_unavailable_not_kept_or_served() {
         // Only the human home: the others are missing (served empty as
         // they are) or, the agent's, unavailable.
         assert_eq!(index.len(), 1, "{case}");
-        assert!(BootSnapshot::served(&store, &index).is_none(), "{case}");
+        assert!(BootSnapshot::served(&store, &mut index).is_none(), "{case}");
     }
 }
 
@@ -1483,4 +1520,242 @@ fn a_boot_exactly_its_bound_long_is_not_cut() {
         );
         assert!(short.chars().count() < length, "{shelves} shelves");
     }
+}
+
+/// One change to a home's files, as another program or notesoup makes it.
+#[derive(Debug, Clone)]
+enum FileChange {
+    /// A note written through a rename (new or over one there), updated
+    /// `age` hours before [`opened_at`] (negative: after it), undated, or
+    /// crumpled.
+    Write {
+        name: u8,
+        folder: bool,
+        age: i64,
+        undated: bool,
+        crumpled: bool,
+    },
+    /// A new note written in place (a new file, so a new inode).
+    Create {
+        name: u8,
+        folder: bool,
+        age: i64,
+    },
+    Remove {
+        name: u8,
+        folder: bool,
+    },
+    /// A note renamed within its folder.
+    Rename {
+        from: u8,
+        to: u8,
+        folder: bool,
+    },
+    /// A file that is not a note.
+    Other {
+        folder: bool,
+    },
+}
+
+fn file_change() -> impl Strategy<Value = FileChange> {
+    let name = 0u8..24;
+    let age = -3i64..60;
+    prop_oneof![
+        4 => (name.clone(), any::<bool>(), age.clone(), any::<bool>(), any::<bool>()).prop_map(
+            |(name, folder, age, undated, crumpled)| FileChange::Write {
+                name,
+                folder,
+                age,
+                undated: undated && name % 3 == 0,
+                crumpled: crumpled && name % 2 == 0,
+            }
+        ),
+        2 => (name.clone(), any::<bool>(), age).prop_map(|(name, folder, age)| FileChange::Create {
+            name,
+            folder,
+            age,
+        }),
+        2 => (name.clone(), any::<bool>()).prop_map(|(name, folder)| FileChange::Remove { name, folder }),
+        2 => (name.clone(), name, any::<bool>()).prop_map(|(from, to, folder)| FileChange::Rename {
+            from,
+            to,
+            folder,
+        }),
+        1 => any::<bool>().prop_map(|folder| FileChange::Other { folder }),
+    ]
+}
+
+impl FileChange {
+    fn apply(&self, home: &Path) {
+        let path = |name: u8, folder: bool| {
+            let dir = if folder {
+                home.join("t")
+            } else {
+                home.to_path_buf()
+            };
+            dir.join(format!("n{name:02}.md"))
+        };
+        match *self {
+            FileChange::Write {
+                name,
+                folder,
+                age,
+                undated,
+                crumpled,
+            } => {
+                let updated = opened_at() - age.hours();
+                let text = if undated {
+                    format!("# Undated {name}\n")
+                } else {
+                    note_text(
+                        updated,
+                        crumpled.then_some(updated),
+                        &format!("# N {name}\n"),
+                    )
+                };
+                replace(&path(name, folder), &text);
+            }
+            FileChange::Create { name, folder, age } => {
+                let path = path(name, folder);
+                if !path.exists() {
+                    let text = note_text(opened_at() - age.hours(), None, "# Created\n");
+                    fs::write(path, text).expect("create");
+                }
+            }
+            FileChange::Remove { name, folder } => {
+                let _ = fs::remove_file(path(name, folder));
+            }
+            FileChange::Rename { from, to, folder } => {
+                let _ = fs::rename(path(from, folder), path(to, folder));
+            }
+            FileChange::Other { folder } => {
+                let dir = if folder {
+                    home.join("t")
+                } else {
+                    home.to_path_buf()
+                };
+                let other = dir.join("notes.txt");
+                if fs::remove_file(&other).is_err() {
+                    fs::write(other, "not a note").expect("other");
+                }
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// Through any changes to a home's files (its folders as they were), a
+    /// boot through the index is patched, never listed, unless the kept
+    /// pages run out in a home not kept whole, and it equals a listing,
+    /// whether each patch is kept (its folders settled) or not.
+    #[test]
+    fn a_patched_shelf_equals_a_listed_one(
+        start in 0usize..48,
+        changes in proptest::collection::vec(file_change(), 1..24),
+        kept in any::<bool>(),
+    ) {
+        let notes = Notes::new();
+        let home = notes.home(Scope::Project);
+        fs::create_dir_all(home.join("t")).expect("folder");
+        // Named as the changes name notes, so they change these too.
+        for i in 0..start {
+            let age = i64::try_from(i).expect("few") % 30;
+            let folder = if i % 2 == 0 { "" } else { "t/" };
+            notes.note(Scope::Project, &format!("{folder}n{:02}.md", i % 24), age.hours(), "# S\n");
+        }
+        notes.raw(Scope::Project, "MAP.md", &note_text(opened_at(), None, "- map\n"));
+        let store = notes.store();
+        let since = this_millisecond();
+        let mut index = kept_index(&store);
+        if !kept {
+            // No patch is kept: each one starts from the listing.
+            index = index.settling(std::time::Duration::from_secs(3_600));
+        }
+        let whole = fs::read_dir(&home).expect("home").count()
+            + fs::read_dir(home.join("t")).expect("folder").count()
+            - 2
+            <= ShelfIndex::SPARE_PAGES;
+        for change in &changes {
+            change.apply(&home);
+            let listed = listed_shelves(&store, since);
+            match BootSnapshot::served(&store, &mut index) {
+                Some(served) => prop_assert_eq!(shelves(served, since), listed, "{:?}", change),
+                None => {
+                    prop_assert!(!whole, "a home kept whole is patched: {:?}", change);
+                    let indexed = BootSnapshot::load_indexed(&store, &mut index).expect("snapshot");
+                    prop_assert_eq!(shelves(indexed, since), listed);
+                }
+            }
+        }
+    }
+}
+
+/// A patch keeps a new page only where it ranks among the kept ones: one
+/// below them all could rank below a note the listing left out.
+#[test]
+fn a_patch_keeps_no_new_page_below_the_kept_ones() {
+    let notes = Notes::new();
+    let spare = ShelfIndex::SPARE_PAGES;
+    // Pages p00, p01, … an hour apart: the first `spare` are kept.
+    notes.pages(Scope::Project, spare + 4);
+    let store = notes.store();
+    let since = this_millisecond();
+    let mut index = kept_index(&store);
+    let home = notes.home(Scope::Project);
+    // All but the last two kept pages removed, and two new pages below
+    // the first page left out: the shelf is the two kept pages and the
+    // first page left out.
+    for i in 0..spare - 2 {
+        fs::remove_file(home.join(format!("p{i:02}.md"))).expect("remove");
+    }
+    for (name, hours) in [("q1.md", spare + 2), ("q2.md", spare + 3)] {
+        let hours = i64::try_from(hours).expect("few");
+        let updated = opened_at() - hours.hours() - 30.minutes();
+        replace(&home.join(name), &note_text(updated, None, "# Q\n"));
+    }
+    let listed = listed_shelves(&store, since);
+    assert_eq!(
+        first_fresh(&listed, Scope::Project),
+        format!("@project/p{:02}.md", spare - 2)
+    );
+    if let Some(served) = BootSnapshot::served(&store, &mut index) {
+        assert_eq!(shelves(served, since), listed);
+    }
+    let indexed = BootSnapshot::load_indexed(&store, &mut index).expect("snapshot");
+    assert_eq!(shelves(indexed, since), listed);
+}
+
+/// A new page dated now (or later) is kept by a patch even below the kept
+/// pages: dated later than every note left out, it rises above kept pages
+/// dated in the near future once their time has passed.
+#[test]
+fn a_patch_keeps_a_new_page_dated_now_for_later_boots() {
+    let notes = Notes::new();
+    let soon = Timestamp::now() + 2.seconds();
+    for name in ["f1.md", "f2.md", "f3.md", "f4.md"] {
+        notes.raw(Scope::Project, name, &note_text(soon, None, "# Soon\n"));
+    }
+    notes.pages(Scope::Project, ShelfIndex::SPARE_PAGES + 4);
+    let store = notes.store();
+    let since = this_millisecond();
+    let mut index = kept_index(&store);
+    let home = notes.home(Scope::Project);
+    // The kept pages left are the four dated soon; an undated page (dated
+    // at each boot) comes.
+    for i in 0..ShelfIndex::SPARE_PAGES {
+        fs::remove_file(home.join(format!("p{i:02}.md"))).expect("remove");
+    }
+    replace(&home.join("undated.md"), "# Undated\n");
+    let served = BootSnapshot::served(&store, &mut index).expect("patched");
+    assert_eq!(shelves(served, since), listed_shelves(&store, since));
+    std::thread::sleep(
+        std::time::Duration::try_from(soon - Timestamp::now()).unwrap_or_default()
+            + std::time::Duration::from_millis(50),
+    );
+    let listed = listed_shelves(&store, since);
+    assert_eq!(first_fresh(&listed, Scope::Project), "@project/undated.md");
+    let served = BootSnapshot::served(&store, &mut index).expect("kept");
+    assert_eq!(shelves(served, since), listed);
 }
