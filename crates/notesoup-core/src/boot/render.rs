@@ -354,3 +354,25 @@ impl BootSections {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A cut shelf keeps its fresh pages, the pointer and as many whole
+    /// lines of its MAP as fit beside them: here the first line, not the
+    /// empty one after it.
+    #[test]
+    fn a_cut_keeps_the_map_lines_that_fit_beside_the_fresh_pages() {
+        let bindings = ToolBindings::plain();
+        let top = format!("A\n\n{}", "B".repeat(200));
+        let rest = "  - x · @project/x.md · 1h ago";
+        let shelf = format!("{top}{FRESH_BLOCK}{rest}");
+        let cut = |share| cut_shelf(&shelf, share, Scope::Project, &bindings, 4_000);
+        // With no room, the pointer alone.
+        let pointer = cut(0);
+        assert!(pointer.starts_with("  [cut to fit the boot's 4000-character bound"));
+        let share = chars(FRESH_BLOCK) + chars(rest) + chars(&pointer) + 1 + 2;
+        assert_eq!(cut(share), format!("A\n{pointer}{FRESH_BLOCK}{rest}"));
+    }
+}
