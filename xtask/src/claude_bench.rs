@@ -18,8 +18,9 @@
 //!   transcript scanned whole);
 //! - `resume` of one session right after a note was written into the
 //!   project home of a third store, of 10,000 notes too (a new note each
-//!   run): the home is listed again from the heads the hooks keep, as after
-//!   another program wrote a note;
+//!   run), as after another program wrote a note: the home's kept shelf is
+//!   patched from its changed folder (listed again from the heads the
+//!   hooks keep by a build before the patches);
 //! - the same `resume` after the note was written through the build's
 //!   running `notesoup mcp` (one server per build on that store), 3 s
 //!   before: the server has made the next boot ready, as after an agent's

@@ -167,11 +167,11 @@ impl ShelfIndex {
     pub const MAX_SAVED_BYTES: u64 = 8 * 1024 * 1024;
     /// How long after a home's listing a change to its directories is
     /// patched; past it the home is listed again.
-    pub const PATCH_FOR: Duration = Duration::from_secs(10 * 60);
+    pub(crate) const PATCH_FOR: Duration = Duration::from_secs(10 * 60);
     /// The most note files a home may hold for its files to be kept (16
     /// bytes each in the saved index); a larger home is listed at every
     /// change.
-    pub const MAX_PATCH_FILES: usize = 8192;
+    pub(crate) const MAX_PATCH_FILES: usize = 8192;
 
     /// An empty index: every home is listed.
     pub fn new() -> ShelfIndex {
