@@ -43,7 +43,6 @@
 use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsStr;
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
@@ -52,6 +51,7 @@ use serde::{Deserialize, Serialize};
 use crate::notes::{
     Home, NoteError, NoteHeader, NoteLocation, NoteMeta, NoteRow, NoteStore, Scope, now_ms,
 };
+use crate::plumbing::fnv::fnv1a;
 use crate::plumbing::{Links, read_small_file};
 
 use super::shelf::{HomeShelf, MAP_FILE, SHELF_FRESH_LIMIT, list_home};
@@ -110,9 +110,12 @@ struct KeptHome {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 struct DirFiles {
     dir: PathBuf,
-    /// The ids, sorted, each as 16 hexadecimal digits: one string loads
-    /// fast, and is decoded only when the directory changed.
-    ids: String,
+    /// How many ids it has: saved, the ids follow the index's JSON line as
+    /// 8 bytes each (see [`ShelfIndex::save`]).
+    count: usize,
+    /// The ids, sorted.
+    #[serde(skip)]
+    ids: Vec<u64>,
 }
 
 /// What identifies one version of a directory.
@@ -201,9 +204,7 @@ impl ShelfIndex {
         let homes = read_small_file(path, Self::MAX_SAVED_BYTES, Links::Refuse)
             .ok()
             .flatten()
-            .and_then(|bytes| serde_json::from_slice::<Saved>(&bytes).ok())
-            .filter(|saved| saved.version == Self::VERSION)
-            .map(|saved| saved.homes)
+            .and_then(|bytes| saved_homes(&bytes))
             .unwrap_or_default();
         ShelfIndex {
             homes,
@@ -222,7 +223,18 @@ impl ShelfIndex {
             version: Self::VERSION,
             homes: self.homes.clone(),
         };
-        let bytes = serde_json::to_vec(&saved)?;
+        // One JSON line, then every kept folder's file ids in the order of
+        // the homes and their folders, 8 bytes each: the ids are most of
+        // the index, and a boot that serves its homes only copies them.
+        let mut bytes = serde_json::to_vec(&saved)?;
+        bytes.push(b'\n');
+        for files in self.homes.iter().filter_map(|home| home.files.as_ref()) {
+            for dir in files {
+                for id in &dir.ids {
+                    bytes.extend_from_slice(&id.to_le_bytes());
+                }
+            }
+        }
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir)?;
         }
@@ -440,7 +452,8 @@ fn keep(
             .iter()
             .map(|(dir, ids)| DirFiles {
                 dir: dir.clone(),
-                ids: encode_ids(ids),
+                count: ids.len(),
+                ids: ids.clone(),
             })
             .collect()
     });
@@ -509,7 +522,7 @@ fn patch(kept: &KeptHome, store: &NoteStore, home: &Home) -> Option<KeptHome> {
         if !same_folders {
             return None;
         }
-        let before = decode_ids(&listed.ids)?;
+        let before = &listed.ids;
         let ids: HashSet<u64> = entries.files.iter().map(|(_, id)| *id).collect();
         let rel_dir = dir.strip_prefix(&kept.dir).ok()?;
         patched.pages.retain(|page| {
@@ -528,7 +541,8 @@ fn patch(kept: &KeptHome, store: &NoteStore, home: &Home) -> Option<KeptHome> {
         }
         let mut sorted: Vec<u64> = ids.into_iter().collect();
         sorted.sort_unstable();
-        listed.ids = encode_ids(&sorted);
+        listed.count = sorted.len();
+        listed.ids = sorted;
     }
     // The last kept page as the pages rank now: a new page below it may
     // rank below a note the listing left out, unless the home was kept
@@ -721,12 +735,7 @@ fn dir_entries(dir: &Path) -> Option<DirEntries> {
 fn file_id(name: &OsStr, entry: &std::fs::DirEntry) -> Option<u64> {
     use std::os::unix::ffi::OsStrExt;
     use std::os::unix::fs::DirEntryExt;
-    const PRIME: u64 = 0x0000_0100_0000_01b3;
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for byte in entry.ino().to_le_bytes().iter().chain(name.as_bytes()) {
-        hash = (hash ^ u64::from(*byte)).wrapping_mul(PRIME);
-    }
-    Some(hash)
+    Some(fnv1a(&[&entry.ino().to_le_bytes(), name.as_bytes()]))
 }
 
 /// Without inodes no entry has an id: nothing is kept (see [`dir_now`]).
@@ -735,24 +744,33 @@ fn file_id(_: &OsStr, _: &std::fs::DirEntry) -> Option<u64> {
     None
 }
 
-/// Sorted ids as 16 hexadecimal digits each.
-fn encode_ids(ids: &[u64]) -> String {
-    let mut text = String::with_capacity(ids.len() * 16);
-    for id in ids {
-        let _ = write!(text, "{id:016x}");
-    }
-    text
-}
-
-/// The ids [`encode_ids`] wrote; `None` when the text is not theirs.
-fn decode_ids(text: &str) -> Option<Vec<u64>> {
-    if !text.len().is_multiple_of(16) {
+/// The homes of a saved index: its JSON line, then the ids of every kept
+/// folder (see [`ShelfIndex::save`]); `None` when it is not one of this
+/// version, or its ids do not match its folders.
+fn saved_homes(bytes: &[u8]) -> Option<Vec<KeptHome>> {
+    let line = bytes.iter().position(|&byte| byte == b'\n')?;
+    let saved: Saved = serde_json::from_slice(&bytes[..line]).ok()?;
+    if saved.version != ShelfIndex::VERSION {
         return None;
     }
-    text.as_bytes()
-        .chunks(16)
-        .map(|digits| u64::from_str_radix(std::str::from_utf8(digits).ok()?, 16).ok())
-        .collect()
+    let blob = &bytes[line + 1..];
+    if !blob.len().is_multiple_of(8) {
+        return None;
+    }
+    let mut ids = blob
+        .chunks_exact(8)
+        .map(|id| u64::from_le_bytes(id.try_into().unwrap_or_default()));
+    let mut homes = saved.homes;
+    for files in homes.iter_mut().filter_map(|home| home.files.as_mut()) {
+        for dir in files {
+            dir.ids = ids.by_ref().take(dir.count).collect();
+            let sorted = dir.ids.windows(2).all(|pair| pair[0] < pair[1]);
+            if dir.ids.len() != dir.count || !sorted {
+                return None;
+            }
+        }
+    }
+    ids.next().is_none().then_some(homes)
 }
 
 /// The stamps of every directory from below `root` down to `home`, up to

@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
 
+use super::fnv::fnv1a;
 use crate::boot::{BootSnapshot, ShelfIndex};
 use crate::notes::{HeadCache, NoteError, NoteStore, NotesIdentity};
 
@@ -147,7 +148,7 @@ impl BootCaches {
         };
         Self::private_dir(dir);
         let identity = store.identity();
-        let shelves_file = kept_file(dir, Self::SHELVES, identity, "json");
+        let shelves_file = kept_file(dir, Self::SHELVES, identity, "bin");
         let shelves = match &mut kept.shelves {
             Some((file, shelves)) if *file == shelves_file => shelves,
             slot => {
@@ -225,7 +226,7 @@ impl Drop for BootCaches {
 /// `kind` of cache (`note-heads`, `boot-shelves`): one file per project and
 /// root (FNV-1a of the root's path), so a boot loads only what it lists.
 fn kept_file(dir: &Path, kind: &str, identity: &NotesIdentity, extension: &str) -> PathBuf {
-    let root_hash = fnv1a(identity.home().as_os_str().as_encoded_bytes());
+    let root_hash = fnv1a(&[identity.home().as_os_str().as_encoded_bytes()]);
     let project_key = identity.project_key();
     dir.join(kind)
         .join(format!("{project_key}-{root_hash:016x}.{extension}"))
@@ -234,14 +235,6 @@ fn kept_file(dir: &Path, kind: &str, identity: &NotesIdentity, extension: &str) 
 /// The file the note heads of `identity`'s store are kept in.
 fn heads_file(dir: &Path, identity: &NotesIdentity) -> PathBuf {
     kept_file(dir, BootCaches::HEADS, identity, HeadCache::SAVED_EXTENSION)
-}
-
-/// The 64-bit FNV-1a hash of `bytes`: stable across builds and platforms,
-/// so a file named by it is found again by the next process.
-fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
-        (hash ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3)
-    })
 }
 
 #[cfg(test)]
@@ -305,7 +298,7 @@ mod tests {
         }
         // Dropped: its last save is written.
         for store in [&a, &b] {
-            assert!(kept(BootCaches::SHELVES, store, "json").is_file());
+            assert!(kept(BootCaches::SHELVES, store, "bin").is_file());
             assert!(kept(BootCaches::HEADS, store, "v3.bin").is_file());
         }
         #[cfg(unix)]
@@ -358,7 +351,7 @@ mod tests {
         let listed = BootSnapshot::load(&store).expect("a listing").homes;
         let caches = BootCaches::new(Some(cache.clone()));
         assert_eq!(caches.snapshot(&store).expect("a boot").homes, listed);
-        let shelves = kept_file(&cache, BootCaches::SHELVES, store.identity(), "json");
+        let shelves = kept_file(&cache, BootCaches::SHELVES, store.identity(), "bin");
         std::fs::remove_file(&shelves).expect("the saved shelves");
         assert_eq!(caches.snapshot(&store).expect("served").homes, listed);
         assert!(!shelves.exists(), "served from memory, nothing saved");
@@ -393,15 +386,13 @@ mod tests {
 
     #[test]
     fn kept_files_are_named_by_kind_project_and_root() {
-        // FNV-1a's published test vectors.
-        assert_eq!(fnv1a(b""), 0xcbf2_9ce4_8422_2325);
-        assert_eq!(fnv1a(b"a"), 0xaf63_dc4c_8601_ec8c);
         let identity = NotesIdentity::new(Path::new("/n/root"), "s1", "p-12345678", "a", "m")
             .expect("an identity");
         assert_eq!(
-            kept_file(Path::new("/c"), "boot-shelves", &identity, "json"),
-            // The name Claude Code's hooks have always given it.
-            PathBuf::from("/c/boot-shelves/p-12345678-a67f05684d81b90d.json")
+            kept_file(Path::new("/c"), "boot-shelves", &identity, "bin"),
+            // The name Claude Code's hooks have always given it (`.json`
+            // until the folders' file ids were kept beside the JSON).
+            PathBuf::from("/c/boot-shelves/p-12345678-a67f05684d81b90d.bin")
         );
     }
 

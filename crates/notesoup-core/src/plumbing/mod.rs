@@ -16,6 +16,7 @@
 
 mod dream;
 mod dreamer_child;
+pub(crate) mod fnv;
 mod kept;
 pub(crate) mod lines;
 mod settings_file;

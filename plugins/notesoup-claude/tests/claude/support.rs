@@ -108,8 +108,8 @@ impl Sandbox {
                 notesoup_test_support::files::find_kept_file(&self.cache, "boot-shelves", &key);
             let listed = shelves
                 .as_ref()
-                .and_then(|file| std::fs::read_to_string(file).ok())
-                .is_some_and(|index| index.contains(note));
+                .and_then(|file| std::fs::read(file).ok())
+                .is_some_and(|index| String::from_utf8_lossy(&index).contains(note));
             if let Some(file) = shelves.filter(|_| listed) {
                 return std::fs::metadata(file).ok();
             }

@@ -1261,21 +1261,39 @@ fn a_saved_index_serves_the_next_boot_and_a_damaged_one_is_empty() {
     assert_eq!(loaded.len(), Scope::ALL.len());
     let served = BootSnapshot::served(&store, &mut loaded).expect("served from the file");
     assert_eq!(shelves(served, since), listed_shelves(&store, since));
+    // The files' ids are saved too: a change is patched from the file.
+    let saved = fs::read(&file).expect("saved");
+    replace(
+        &notes.home(Scope::Human).join("newest.md"),
+        &note_text(opened_at() + 1.hour(), None, "# Newest\n"),
+    );
+    let patched = BootSnapshot::served(&store, &mut ShelfIndex::load(&file)).expect("patched");
+    assert_eq!(shelves(patched, since), listed_shelves(&store, since));
     // Saved again only when it changed.
     fs::write(&file, "{}").expect("damage");
     loaded.save(&file).expect("nothing to save");
     assert_eq!(fs::read_to_string(&file).expect("file"), "{}");
-    let saved =
-        serde_json::to_string(&serde_json::json!({"version": 2, "homes": []})).expect("json");
+    let older = format!("{}\n", serde_json::json!({"version": 1, "homes": []}));
+    let line = saved
+        .iter()
+        .position(|&byte| byte == b'\n')
+        .expect("a line");
+    let mut longer = saved.clone();
+    longer.extend_from_slice(&[0; 8]);
     for damaged in [
-        "{}".to_owned(),
-        "not json".to_owned(),
-        saved,
-        " ".repeat(2 * 1024 * 1024),
+        b"{}".to_vec(),
+        b"not json".to_vec(),
+        older.into_bytes(),
+        // Its JSON alone, its ids cut by a byte, or one id more.
+        saved[..=line].to_vec(),
+        saved[..saved.len() - 1].to_vec(),
+        longer,
     ] {
         fs::write(&file, damaged).expect("damage");
         assert!(ShelfIndex::load(&file).is_empty());
     }
+    fs::write(&file, &saved).expect("saved again");
+    assert_eq!(ShelfIndex::load(&file).len(), Scope::ALL.len());
     assert!(ShelfIndex::load(&notes.root.join("missing.json")).is_empty());
 }
 
@@ -1360,17 +1378,14 @@ fn a_saved_index_is_read_up_to_its_bound() {
     let file = notes.root.join("../kept/shelves.json");
     let mut index = kept_index(&store);
     index.save(&file).expect("saved");
-    let saved = fs::read_to_string(&file).expect("saved");
+    let saved = fs::read(&file).expect("saved");
     let bound = usize::try_from(ShelfIndex::MAX_SAVED_BYTES).expect("bound");
-    // Padded in front to the bound: read whole.
-    fs::write(&file, format!("{}{saved}", " ".repeat(bound - saved.len()))).expect("pad");
+    // Padded in front (before its JSON) to the bound: read whole; one byte
+    // past it: not read.
+    let padded = |len: usize| [vec![b' '; len - saved.len()], saved.clone()].concat();
+    fs::write(&file, padded(bound)).expect("pad");
     assert_eq!(ShelfIndex::load(&file).len(), Scope::ALL.len());
-    // One byte past it (padded behind): not read.
-    fs::write(
-        &file,
-        format!("{saved}{}", " ".repeat(bound + 1 - saved.len())),
-    )
-    .expect("pad");
+    fs::write(&file, padded(bound + 1)).expect("pad");
     assert!(ShelfIndex::load(&file).is_empty());
 }
 
