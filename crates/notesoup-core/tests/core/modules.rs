@@ -10,27 +10,26 @@ use std::path::{Path, PathBuf};
 
 use notesoup_test_support::modules::{Module, Uses, cycle, files, module_of, named_module};
 
-/// A file's code: its test module left out (from a `#[cfg(test)]` that a
-/// `mod` follows to the end: another item marked for tests, a function or
-/// an `impl`, stays in, with what follows it), and its comment lines (doc
-/// links name paths that are no uses).
+/// A file's code: its test module left out (from a `#[cfg(test)]` whose
+/// item, past any other attributes, is a `mod`, to the end: another item
+/// marked for tests, a function or an `impl`, stays in, with what follows
+/// it), and its comment lines (doc links name paths that are no uses).
 fn code_of(text: &str) -> String {
-    let mut code = Vec::new();
-    let mut lines = text.lines().peekable();
-    while let Some(line) = lines.next() {
-        if line.trim() == "#[cfg(test)]"
-            && lines.peek().is_some_and(|next| {
-                let next = next.trim_start();
-                next.starts_with("mod ") || next.starts_with("pub(crate) mod ")
-            })
-        {
-            break;
-        }
-        if !line.trim_start().starts_with("//") {
-            code.push(line);
-        }
-    }
-    code.join("\n")
+    let lines: Vec<&str> = text.lines().collect();
+    let test_module = lines.iter().enumerate().position(|(at, line)| {
+        line.trim() == "#[cfg(test)]"
+            && lines[at + 1..]
+                .iter()
+                .map(|next| next.trim_start())
+                .find(|next| !next.starts_with("#["))
+                .is_some_and(|item| item.starts_with("mod ") || item.starts_with("pub(crate) mod "))
+    });
+    lines[..test_module.unwrap_or(lines.len())]
+        .iter()
+        .filter(|line| !line.trim_start().starts_with("//"))
+        .copied()
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// The paths a use tree names, `{…}` groups expanded
