@@ -489,19 +489,19 @@ fn patch(kept: &KeptHome, store: &NoteStore, home: &Home) -> Option<KeptHome> {
     // Stamped before they are read: a change after this is seen next time.
     let mut changed = Vec::new();
     for (path, stamp) in &mut patched.dirs {
-        let DirNow::Stamp(now) = dir_now(path) else {
+        let DirNow::Stamp(current) = dir_now(path) else {
             return None;
         };
-        if now == *stamp {
+        if current == *stamp {
             continue;
         }
         if path.starts_with(&kept.dir) {
-            if (now.dev, now.ino) != (stamp.dev, stamp.ino) {
+            if (current.dev, current.ino) != (stamp.dev, stamp.ino) {
                 return None;
             }
             changed.push(path.clone());
         }
-        *stamp = now;
+        *stamp = current;
     }
     let folders: HashSet<&Path> = kept.dirs.iter().map(|(path, _)| path.as_path()).collect();
     let now = now_ms();
