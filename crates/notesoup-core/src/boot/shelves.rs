@@ -15,11 +15,12 @@
 //!
 //! A home whose directories changed is patched rather than listed, for
 //! [`ShelfIndex::PATCH_FOR`] after its last listing: the index also keeps
-//! each directory's note files by name and inode (as one id each), so only
-//! the directories whose stamps changed are read, and only their new files
-//! (a note written anew is a new file: notesoup renames a temporary file
-//! over it). A home whose folders were added, removed or replaced, or past
-//! that time, is listed again.
+//! each directory's note files by name and stamp (as one id each), so only
+//! the directories whose stamps changed are read (their entries, and each
+//! note file's stamp), and only their new files (a note written anew is a
+//! new file: notesoup renames a temporary file over it). A home whose
+//! folders were added, removed or replaced, or past that time, is listed
+//! again.
 //!
 //! What stamps cannot see, and so a kept shelf does not see until the
 //! home's next listing: another program editing a note in place, without a
@@ -106,7 +107,7 @@ struct KeptHome {
 }
 
 /// The note files (`.md`) of one directory of a kept home, each as the id
-/// of its name and inode ([`file_id`]).
+/// of its name and stamp ([`file_id`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 struct DirFiles {
     dir: PathBuf,
@@ -136,7 +137,7 @@ struct KeptPage {
     /// The time was the listing's own (missing or unreadable in the note):
     /// it sorts as the time of each boot.
     clock: bool,
-    /// The id of its file's name and inode ([`file_id`]; 0 when the file
+    /// The id of its file's name and stamp ([`file_id`]; 0 when the file
     /// was not there when the home's files were taken).
     id: u64,
 }
@@ -698,8 +699,9 @@ struct DirEntries {
     files: Vec<(String, u64)>,
 }
 
-/// The folders and note files of `dir`, from its entries alone (no file is
-/// opened or stat'ed); `None` when it cannot be read.
+/// The folders and note files of `dir`, from its entries and its note
+/// files' stamps (no file is opened); `None` when it cannot be read, or a
+/// note file is gone before its stamp is taken.
 fn dir_entries(dir: &Path) -> Option<DirEntries> {
     let mut entries = DirEntries {
         folders: Vec::new(),
@@ -728,14 +730,30 @@ fn dir_entries(dir: &Path) -> Option<DirEntries> {
     Some(entries)
 }
 
-/// The id of a directory entry: its name and inode (as its directory lists
-/// them), hashed (FNV-1a, 64 bits). A note written anew is a new inode
-/// under its name, so a new id.
+/// The id of a note file: its name and its stamp (inode, size, modification
+/// and change times, taken inside its directory without following a link),
+/// hashed (FNV-1a, 64 bits). A note written anew is a new file under its
+/// name, so a new id; its inode alone would not do, as a file system hands
+/// a freed inode out again (a note written twice through a temporary file
+/// can end on the inode it started on), while its change time moves on.
 #[cfg(unix)]
 fn file_id(name: &OsStr, entry: &std::fs::DirEntry) -> Option<u64> {
     use std::os::unix::ffi::OsStrExt;
-    use std::os::unix::fs::DirEntryExt;
-    Some(fnv1a(&[&entry.ino().to_le_bytes(), name.as_bytes()]))
+    use std::os::unix::fs::MetadataExt;
+    let meta = entry.metadata().ok()?;
+    let stamp = [
+        meta.ino(),
+        meta.size(),
+        meta.mtime().cast_unsigned(),
+        meta.mtime_nsec().cast_unsigned(),
+        meta.ctime().cast_unsigned(),
+        meta.ctime_nsec().cast_unsigned(),
+    ];
+    let mut bytes = [0u8; 48];
+    for (chunk, part) in bytes.chunks_exact_mut(8).zip(stamp) {
+        chunk.copy_from_slice(&part.to_le_bytes());
+    }
+    Some(fnv1a(&[&bytes, name.as_bytes()]))
 }
 
 /// Without inodes no entry has an id: nothing is kept (see [`dir_now`]).

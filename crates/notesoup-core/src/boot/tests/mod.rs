@@ -1145,20 +1145,26 @@ fn kept_shelves_equal_listed_shelves_through_renames_and_in_place_crumpling() {
     assert_eq!(shelves(served, since), listed);
 }
 
-/// An in-place edit off the shelf is not seen while the home is served or
-/// patched (a patch reads only the files new in a changed folder), and is
-/// seen once the home is listed again: at its first change past
-/// `PATCH_FOR` (here zero).
+/// An in-place edit off the shelf is not seen while its folder is
+/// unchanged (served, or patched from another folder), and is seen at the
+/// next change in its folder (patched: each note file's stamp is taken) or
+/// once the home is listed again (at its first change past `PATCH_FOR`,
+/// here zero).
 #[test]
-fn an_in_place_edit_off_the_shelf_shows_once_the_home_is_listed_again() {
+fn an_in_place_edit_off_the_shelf_shows_at_the_next_change_in_its_folder() {
     let notes = kept_store();
+    let agent = notes.home(Scope::Agent);
+    replace(
+        &agent.join("side/first.md"),
+        &note_text(opened_at() - 990.hours(), None, "# Side\n"),
+    );
     let store = notes.store();
     let since = this_millisecond();
     let mut patching = kept_index(&store);
     let mut index = kept_index(&store).patching_for(std::time::Duration::ZERO);
     // Another program dates a page off the shelf forward, in place: the
     // stamps cannot see it (the documented limit).
-    let off_shelf = notes.home(Scope::Agent).join("moved-up.md");
+    let off_shelf = agent.join("moved-up.md");
     replace(
         &off_shelf,
         &note_text(opened_at() - 900.hours(), None, "# Old\n"),
@@ -1175,10 +1181,9 @@ fn an_in_place_edit_off_the_shelf_shows_once_the_home_is_listed_again() {
         since,
     );
     assert_ne!(first_fresh(&served, Scope::Agent), "@self/moved-up.md");
-    // The next note written beside it: patched, the edit is still unseen;
-    // listed again, it is.
+    // A note written in another folder: patched, the edit is still unseen.
     replace(
-        &notes.home(Scope::Agent).join("another.md"),
+        &agent.join("side/second.md"),
         &note_text(opened_at() - 800.hours(), None, "# Another\n"),
     );
     let patched = shelves(
@@ -1186,6 +1191,7 @@ fn an_in_place_edit_off_the_shelf_shows_once_the_home_is_listed_again() {
         since,
     );
     assert_ne!(first_fresh(&patched, Scope::Agent), "@self/moved-up.md");
+    // Past `PATCH_FOR`, the home is listed again, and the edit seen.
     assert!(
         BootSnapshot::served(&store, &mut index).is_none(),
         "not patched past PATCH_FOR"
@@ -1196,6 +1202,17 @@ fn an_in_place_edit_off_the_shelf_shows_once_the_home_is_listed_again() {
     );
     assert_eq!(first_fresh(&indexed, Scope::Agent), "@self/moved-up.md");
     assert_eq!(indexed, listed_shelves(&store, since));
+    // A note written beside it: patched, the edit is seen.
+    replace(
+        &agent.join("beside.md"),
+        &note_text(opened_at() - 800.hours(), None, "# Beside\n"),
+    );
+    let patched = shelves(
+        BootSnapshot::served(&store, &mut patching).expect("patched"),
+        since,
+    );
+    assert_eq!(first_fresh(&patched, Scope::Agent), "@self/moved-up.md");
+    assert_eq!(patched, listed_shelves(&store, since));
 }
 
 /// A served shelf reads the kept pages it shows and none below them: the
@@ -1772,5 +1789,30 @@ fn a_patch_keeps_a_new_page_dated_now_for_later_boots() {
     let listed = listed_shelves(&store, since);
     assert_eq!(first_fresh(&listed, Scope::Project), "@project/undated.md");
     let served = BootSnapshot::served(&store, &mut index).expect("kept");
+    assert_eq!(shelves(served, since), listed);
+}
+
+/// A note changed on its own inode while it was renamed away and back (as
+/// a file system that hands a freed inode out again can leave a note
+/// written twice through a temporary file): a patch reads it again, as its
+/// stamp moved on though its name and inode did not.
+#[test]
+fn a_note_back_on_its_inode_with_other_text_is_read_again() {
+    let notes = Notes::new();
+    notes.pages(Scope::Project, 6);
+    let store = notes.store();
+    let since = this_millisecond();
+    let mut index = kept_index(&store);
+    let page = notes.home(Scope::Project).join("p05.md");
+    let aside = page.with_extension("md.aside");
+    fs::rename(&page, &aside).expect("aside");
+    // The same length as it was: only its times tell.
+    let before = fs::metadata(&aside).expect("aside").len();
+    fs::write(&aside, note_text(opened_at() + 1.hour(), None, "# P\n")).expect("in place");
+    assert_eq!(fs::metadata(&aside).expect("aside").len(), before);
+    fs::rename(&aside, &page).expect("back");
+    let listed = listed_shelves(&store, since);
+    assert_eq!(first_fresh(&listed, Scope::Project), "@project/p05.md");
+    let served = BootSnapshot::served(&store, &mut index).expect("patched");
     assert_eq!(shelves(served, since), listed);
 }
