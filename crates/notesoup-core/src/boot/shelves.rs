@@ -107,16 +107,47 @@ struct KeptHome {
 }
 
 /// The note files (`.md`) of one directory of a kept home, each as the id
-/// of its name and stamp ([`file_id`]).
+/// of its name and stamp ([`file_id`]). Saved as its folder and how many
+/// ids it has ([`SavedDir`]): the ids follow the index's JSON line, 8
+/// bytes each (see [`ShelfIndex::save`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(into = "SavedDir", try_from = "SavedDir")]
 struct DirFiles {
     dir: PathBuf,
-    /// How many ids it has: saved, the ids follow the index's JSON line as
-    /// 8 bytes each (see [`ShelfIndex::save`]).
-    count: usize,
     /// The ids, sorted.
-    #[serde(skip)]
     ids: Vec<u64>,
+}
+
+/// The saved form of a [`DirFiles`] in the index's JSON line.
+#[derive(Serialize, Deserialize)]
+struct SavedDir {
+    dir: PathBuf,
+    count: usize,
+}
+
+impl From<DirFiles> for SavedDir {
+    fn from(files: DirFiles) -> SavedDir {
+        SavedDir {
+            dir: files.dir,
+            count: files.ids.len(),
+        }
+    }
+}
+
+impl TryFrom<SavedDir> for DirFiles {
+    type Error = &'static str;
+
+    /// Room for the folder's ids, which [`saved_homes`] reads after the
+    /// JSON line; a count no kept home can have is refused.
+    fn try_from(saved: SavedDir) -> Result<DirFiles, Self::Error> {
+        if saved.count > ShelfIndex::MAX_PATCH_FILES {
+            return Err("more file ids than a kept home holds");
+        }
+        Ok(DirFiles {
+            dir: saved.dir,
+            ids: vec![0; saved.count],
+        })
+    }
 }
 
 /// What identifies one version of a directory.
@@ -453,7 +484,6 @@ fn keep(
             .iter()
             .map(|(dir, ids)| DirFiles {
                 dir: dir.clone(),
-                count: ids.len(),
                 ids: ids.clone(),
             })
             .collect()
@@ -542,7 +572,6 @@ fn patch(kept: &KeptHome, store: &NoteStore, home: &Home) -> Option<KeptHome> {
         }
         let mut sorted: Vec<u64> = ids.into_iter().collect();
         sorted.sort_unstable();
-        listed.count = sorted.len();
         listed.ids = sorted;
     }
     // The last kept page as the pages rank now: a new page below it may
@@ -781,9 +810,10 @@ fn saved_homes(bytes: &[u8]) -> Option<Vec<KeptHome>> {
     let mut homes = saved.homes;
     for files in homes.iter_mut().filter_map(|home| home.files.as_mut()) {
         for dir in files {
-            dir.ids = ids.by_ref().take(dir.count).collect();
-            let sorted = dir.ids.windows(2).all(|pair| pair[0] < pair[1]);
-            if dir.ids.len() != dir.count || !sorted {
+            for slot in &mut dir.ids {
+                *slot = ids.next()?;
+            }
+            if !dir.ids.is_sorted_by(|a, b| a < b) {
                 return None;
             }
         }

@@ -1297,6 +1297,22 @@ fn a_saved_index_serves_the_next_boot_and_a_damaged_one_is_empty() {
         .expect("a line");
     let mut longer = saved.clone();
     longer.extend_from_slice(&[0; 8]);
+    // A folder said to hold more ids than a kept home can: refused before
+    // room is made for them.
+    let text = String::from_utf8_lossy(&saved[..line]).into_owned();
+    let at = text.find("\"count\":").expect("a folder's count") + "\"count\":".len();
+    let digits = text[at..]
+        .find(|c: char| !c.is_ascii_digit())
+        .expect("digits");
+    let first: usize = text[at..at + digits].parse().expect("a count");
+    let too_many = ShelfIndex::MAX_PATCH_FILES + 1;
+    let mut oversized = format!("{}{too_many}{}\n", &text[..at], &text[at + digits..]).into_bytes();
+    // Ids for them all (sorted), then the other folders' as saved: only the
+    // bound refuses it.
+    for id in 1..=u64::try_from(too_many).expect("few") {
+        oversized.extend_from_slice(&id.to_le_bytes());
+    }
+    oversized.extend_from_slice(&saved[line + 1 + first * 8..]);
     for damaged in [
         b"{}".to_vec(),
         b"not json".to_vec(),
@@ -1305,6 +1321,7 @@ fn a_saved_index_serves_the_next_boot_and_a_damaged_one_is_empty() {
         saved[..=line].to_vec(),
         saved[..saved.len() - 1].to_vec(),
         longer,
+        oversized,
     ] {
         fs::write(&file, damaged).expect("damage");
         assert!(ShelfIndex::load(&file).is_empty());
